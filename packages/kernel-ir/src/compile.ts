@@ -1,0 +1,12 @@
+/** The kernel-IR stage as one call: lower the plan, then run the KIR passes in order. */
+import type { QpProgram } from '@vixen/queryplan';
+import type { KirProgram } from './ir.js';
+import { lowerPlan } from './lower/from-plan.js';
+import { insertFrees } from './passes/insert-frees.js';
+import { pipeline } from './passes/pipeline.js';
+
+const kirPasses = pipeline<KirProgram>(insertFrees);
+
+export function planToKernels(plan: QpProgram): KirProgram {
+  return kirPasses(lowerPlan(plan));
+}

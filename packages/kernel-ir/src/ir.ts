@@ -1,0 +1,107 @@
+/**
+ * Kernel IR (Red Fox §3.4): a CFG of side-effect-free kernels on managed variables.
+ * Each kernel reads whole variables and writes one output variable (replacing its old value).
+ * On the device a variable is a row-major buffer of u32 words (int64 = 2 words: lo, hi;
+ * string = 1 word: an order-preserving dictionary id) plus a row count.
+ *
+ * Canonical form: every variable that holds a QP relation is kept sorted by all its words
+ * (lexicographic, unsigned) and duplicate-free. Temporaries need not be.
+ */
+import type { Expr, Predicate, RelationDecl, Row, ScalarType } from '@vixen/queryplan';
+
+export type VarId = number;
+
+export interface KirVariable {
+  id: VarId;
+  name: string;
+  columns: ScalarType[];
+  /** QP relation this variable holds, if any (temporaries have none). */
+  relation?: string;
+}
+
+export type KirKernel =
+  /** output := project(t) for t in input where filter(t). Output order follows input order. */
+  | { kind: 'mapFilter'; id: number; input: VarId; output: VarId; filter: Predicate[]; project: Expr[] }
+  /** output := input sorted by the words of `keys` (column indices, in this order), unsigned lexicographic. */
+  | { kind: 'sort'; id: number; input: VarId; output: VarId; keys: number[] }
+  /** output := input with adjacent equal rows removed (input sorted by all columns). */
+  | { kind: 'unique'; id: number; input: VarId; output: VarId }
+  /**
+   * Sort-merge join: left sorted by leftKeys, right sorted by rightKeys (as `sort` orders them).
+   * output := project(l ++ r) for matching pairs where filter(l ++ r). Empty keys: cross product.
+   */
+  | {
+      kind: 'mergeJoin';
+      id: number;
+      left: VarId;
+      right: VarId;
+      output: VarId;
+      leftKeys: number[];
+      rightKeys: number[];
+      filter: Predicate[];
+      project: Expr[];
+    }
+  /** output := left − right; both canonical. Output canonical. */
+  | { kind: 'difference'; id: number; left: VarId; right: VarId; output: VarId }
+  /** output := left rows followed by right rows (same columns). */
+  | { kind: 'concat'; id: number; left: VarId; right: VarId; output: VarId }
+  /** output := input */
+  | { kind: 'copy'; id: number; input: VarId; output: VarId };
+
+export type KirCommand =
+  | { kind: 'launch'; kernel: number }
+  /** Variables whose values are dead after this point: their buffers go back to the pool. */
+  | { kind: 'free'; vars: VarId[] }
+  /** var := ∅ */
+  | { kind: 'clear'; var: VarId };
+
+export type KirTerminator =
+  | { kind: 'jump'; target: string }
+  /** ifTrue when every named variable is empty. */
+  | { kind: 'branch'; condition: { kind: 'empty'; vars: VarId[] }; ifTrue: string; ifFalse: string }
+  | { kind: 'halt' };
+
+export interface KirBlock {
+  label: string;
+  commands: KirCommand[];
+  terminator: KirTerminator;
+}
+
+export interface KirProgram {
+  /** QP declarations, carried so the runtime can load facts and print outputs without the front end. */
+  relations: RelationDecl[];
+  /** Variable holding each QP relation. */
+  relationVars: Record<string, VarId>;
+  facts: Record<string, Row[]>;
+  variables: KirVariable[];
+  /** kernels[i].id === i */
+  kernels: KirKernel[];
+  blocks: KirBlock[];
+  entry: string;
+}
+
+export function kernelInputs(k: KirKernel): VarId[] {
+  switch (k.kind) {
+    case 'mapFilter':
+    case 'sort':
+    case 'unique':
+    case 'copy':
+      return [k.input];
+    case 'mergeJoin':
+    case 'difference':
+    case 'concat':
+      return [k.left, k.right];
+  }
+}
+
+/** Successor block labels of a terminator. */
+export function kirSuccessors(t: KirTerminator): string[] {
+  switch (t.kind) {
+    case 'jump':
+      return [t.target];
+    case 'branch':
+      return [t.ifTrue, t.ifFalse];
+    case 'halt':
+      return [];
+  }
+}

@@ -1,0 +1,101 @@
+/** Human-readable kernel IR, for `--dump-kir`, debugging and tests. */
+import type { Expr, Predicate, Value } from '@vixen/queryplan';
+import type { KirCommand, KirKernel, KirProgram, KirTerminator, VarId } from './ir.js';
+
+function formatConst(type: Expr['type'], value: Value): string {
+  switch (type) {
+    case 'int32':
+      return String(value);
+    case 'int64':
+      return `${String(value)}L`;
+    case 'string':
+      return JSON.stringify(value);
+  }
+}
+
+function formatExpr(e: Expr): string {
+  switch (e.kind) {
+    case 'col':
+      return `#${e.index}`;
+    case 'const':
+      return formatConst(e.type, e.value);
+  }
+}
+
+function formatPredicate(p: Predicate): string {
+  return `${formatExpr(p.left)} ${p.op} ${formatExpr(p.right)}`;
+}
+
+const columnList = (cols: readonly number[]): string => `(${cols.map((c) => `#${c}`).join(', ')})`;
+
+function formatMap(filter: readonly Predicate[], project: readonly Expr[]): string {
+  const where = filter.length > 0 ? ` where ${filter.map(formatPredicate).join(' and ')}` : '';
+  return `${where} -> (${project.map(formatExpr).join(', ')})`;
+}
+
+function formatKernel(k: KirKernel, name: (v: VarId) => string): string {
+  const rhs = ((): string => {
+    switch (k.kind) {
+      case 'mapFilter':
+        return `mapFilter ${name(k.input)}${formatMap(k.filter, k.project)}`;
+      case 'sort':
+        return `sort ${name(k.input)} by ${columnList(k.keys)}`;
+      case 'unique':
+        return `unique ${name(k.input)}`;
+      case 'mergeJoin':
+        return (
+          `mergeJoin ${name(k.left)} on ${columnList(k.leftKeys)}, ${name(k.right)} on ${columnList(k.rightKeys)}` +
+          formatMap(k.filter, k.project)
+        );
+      case 'difference':
+      case 'concat':
+        return `${k.kind} ${name(k.left)}, ${name(k.right)}`;
+      case 'copy':
+        return `copy ${name(k.input)}`;
+    }
+  })();
+  return `${name(k.output)} := ${rhs}`;
+}
+
+function formatCommand(p: KirProgram, c: KirCommand, name: (v: VarId) => string): string {
+  switch (c.kind) {
+    case 'launch': {
+      const k = p.kernels[c.kernel];
+      return k ? `${formatKernel(k, name)}  // k${c.kernel}` : `launch <missing kernel ${c.kernel}>`;
+    }
+    case 'free':
+      return `free ${c.vars.map(name).join(', ')}`;
+    case 'clear':
+      return `clear ${name(c.var)}`;
+  }
+}
+
+function formatTerminator(t: KirTerminator, name: (v: VarId) => string): string {
+  switch (t.kind) {
+    case 'jump':
+      return `jump ${t.target}`;
+    case 'branch':
+      return `branch empty(${t.condition.vars.map(name).join(', ')}) ? ${t.ifTrue} : ${t.ifFalse}`;
+    case 'halt':
+      return 'halt';
+  }
+}
+
+export function printKir(p: KirProgram): string {
+  // Tolerates bad ids (prints them as `<v7>`), so invalid programs can still be dumped for debugging.
+  const name = (v: VarId): string => p.variables[v]?.name ?? `<v${v}>`;
+  const kindOf = new Map(p.relations.map((r) => [r.name, r.kind]));
+  const lines = ['variables:'];
+  for (const v of p.variables) {
+    const kind = v.relation === undefined ? undefined : (kindOf.get(v.relation) ?? '?');
+    const rel = kind === undefined ? '' : v.name === v.relation ? `  [${kind}]` : `  [${kind} ${v.relation}]`;
+    lines.push(`  ${v.id} ${v.name}: (${v.columns.join(', ')})${rel}`);
+  }
+  lines.push(`entry: ${p.entry}`);
+  for (const b of p.blocks) {
+    lines.push('', `${b.label}:`);
+    for (const c of b.commands) lines.push(`  ${formatCommand(p, c, name)}`);
+    lines.push(`  ${formatTerminator(b.terminator, name)}`);
+  }
+  return lines.join('\n') + '\n';
+}

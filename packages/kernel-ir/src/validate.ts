@@ -1,0 +1,236 @@
+/**
+ * Structural checks on a kernel IR program: ids and labels resolve, and every kernel's expressions and
+ * column types agree with its variables. An error on compiler output is a compiler bug; on a loaded
+ * program file it is a bad file.
+ */
+import { errorAt, type Diagnostic, type Expr, type Predicate, type ScalarType, type Value } from '@vixen/queryplan';
+import type { KirKernel, KirProgram, KirTerminator, VarId } from './ir.js';
+import { kernelInputs } from './ir.js';
+
+const INT32_MIN = -(2 ** 31);
+const INT32_MAX = 2 ** 31 - 1;
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** Whether a JS value is a valid value of the scalar type (see `Value` in @vixen/queryplan). */
+export function valueHasType(v: Value, type: ScalarType): boolean {
+  switch (type) {
+    case 'int32':
+      return typeof v === 'number' && Number.isInteger(v) && v >= INT32_MIN && v <= INT32_MAX;
+    case 'int64':
+      return typeof v === 'bigint' && v >= INT64_MIN && v <= INT64_MAX;
+    case 'string':
+      return typeof v === 'string';
+  }
+}
+
+const sameColumns = (a: readonly ScalarType[], b: readonly ScalarType[]): boolean =>
+  a.length === b.length && a.every((t, i) => t === b[i]);
+
+const showColumns = (cols: readonly ScalarType[]): string => `(${cols.join(', ')})`;
+
+class Validator {
+  readonly diagnostics: Diagnostic[] = [];
+
+  constructor(private readonly p: KirProgram) {}
+
+  error(message: string): void {
+    this.diagnostics.push(errorAt(message));
+  }
+
+  hasVar(v: VarId, where: string): boolean {
+    if (Number.isInteger(v) && v >= 0 && v < this.p.variables.length) return true;
+    this.error(`${where}: variable ${v} does not exist`);
+    return false;
+  }
+
+  columnsOf(v: VarId): ScalarType[] {
+    return this.p.variables[v]!.columns;
+  }
+
+  expr(e: Expr, input: readonly ScalarType[], where: string): void {
+    switch (e.kind) {
+      case 'col': {
+        const t = input[e.index];
+        if (t === undefined) this.error(`${where}: column #${e.index} out of range for ${input.length} input columns`);
+        else if (t !== e.type) this.error(`${where}: column #${e.index} has type ${t}, expression says ${e.type}`);
+        return;
+      }
+      case 'const':
+        if (!valueHasType(e.value, e.type)) this.error(`${where}: constant ${String(e.value)} is not a valid ${e.type}`);
+        return;
+    }
+  }
+
+  predicate(pr: Predicate, input: readonly ScalarType[], where: string): void {
+    this.expr(pr.left, input, where);
+    this.expr(pr.right, input, where);
+    if (pr.left.type !== pr.right.type) this.error(`${where}: compares ${pr.left.type} with ${pr.right.type}`);
+  }
+
+  /** Filter and projection over `input`; the projection's types must be the output's columns. */
+  map(filter: readonly Predicate[], project: readonly Expr[], input: readonly ScalarType[], output: VarId, where: string): void {
+    for (const pr of filter) this.predicate(pr, input, where);
+    for (const e of project) this.expr(e, input, where);
+    const projected = project.map((e) => e.type);
+    if (!sameColumns(projected, this.columnsOf(output))) {
+      this.error(`${where}: projects ${showColumns(projected)} into a variable of ${showColumns(this.columnsOf(output))}`);
+    }
+  }
+
+  keys(keys: readonly number[], input: readonly ScalarType[], where: string): boolean {
+    const bad = keys.filter((k) => !Number.isInteger(k) || k < 0 || k >= input.length);
+    for (const k of bad) this.error(`${where}: key #${k} out of range for ${input.length} columns`);
+    return bad.length === 0;
+  }
+
+  sameShape(vars: readonly VarId[], where: string): void {
+    const [first, ...rest] = vars.map((v) => this.columnsOf(v));
+    if (rest.some((cols) => !sameColumns(cols, first!))) {
+      this.error(`${where}: column types differ: ${vars.map((v) => showColumns(this.columnsOf(v))).join(' vs ')}`);
+    }
+  }
+
+  kernel(k: KirKernel, index: number): void {
+    const where = `kernel ${index} (${k.kind})`;
+    if (k.id !== index) this.error(`${where}: id is ${k.id}, expected its index ${index}`);
+    const vars = [...kernelInputs(k), k.output];
+    if (!vars.every((v) => this.hasVar(v, where))) return;
+    switch (k.kind) {
+      case 'mapFilter':
+        this.map(k.filter, k.project, this.columnsOf(k.input), k.output, where);
+        return;
+      case 'sort':
+        this.keys(k.keys, this.columnsOf(k.input), where);
+        this.sameShape([k.input, k.output], where);
+        return;
+      case 'unique':
+      case 'copy':
+        this.sameShape([k.input, k.output], where);
+        return;
+      case 'mergeJoin': {
+        const left = this.columnsOf(k.left);
+        const right = this.columnsOf(k.right);
+        if (k.leftKeys.length !== k.rightKeys.length) {
+          this.error(`${where}: ${k.leftKeys.length} left keys but ${k.rightKeys.length} right keys`);
+        } else if (this.keys(k.leftKeys, left, where) && this.keys(k.rightKeys, right, where)) {
+          k.leftKeys.forEach((lk, i) => {
+            const rk = k.rightKeys[i]!;
+            if (left[lk] !== right[rk]) {
+              this.error(`${where}: key pair ${i} joins left #${lk} (${left[lk]}) with right #${rk} (${right[rk]})`);
+            }
+          });
+        }
+        this.map(k.filter, k.project, [...left, ...right], k.output, where);
+        return;
+      }
+      case 'difference':
+      case 'concat':
+        this.sameShape([k.left, k.right, k.output], where);
+        return;
+    }
+  }
+
+  terminator(t: KirTerminator, where: string, labels: ReadonlySet<string>): void {
+    const target = (l: string): void => {
+      if (!labels.has(l)) this.error(`${where}: jumps to unknown block '${l}'`);
+    };
+    switch (t.kind) {
+      case 'jump':
+        target(t.target);
+        return;
+      case 'branch':
+        for (const v of t.condition.vars) this.hasVar(v, where);
+        target(t.ifTrue);
+        target(t.ifFalse);
+        return;
+      case 'halt':
+        return;
+    }
+  }
+
+  relations(): void {
+    const p = this.p;
+    const decls = new Map(p.relations.map((r) => [r.name, r]));
+    p.variables.forEach((v, i) => {
+      if (v.id !== i) this.error(`variable ${i} (${v.name}): id is ${v.id}, expected its index ${i}`);
+      if (v.relation === undefined) return;
+      const decl = decls.get(v.relation);
+      if (!decl) this.error(`variable ${i} (${v.name}) holds unknown relation '${v.relation}'`);
+      else if (!sameColumns(v.columns, decl.columns.map((c) => c.type))) {
+        this.error(`variable ${i} (${v.name}) has columns ${showColumns(v.columns)}, relation '${decl.name}' has ${showColumns(decl.columns.map((c) => c.type))}`);
+      }
+    });
+    const names = new Set<string>();
+    for (const v of p.variables) {
+      if (names.has(v.name)) this.error(`two variables are named '${v.name}'`);
+      names.add(v.name);
+    }
+    for (const r of p.relations) {
+      const id = p.relationVars[r.name];
+      if (id === undefined) this.error(`relation '${r.name}' has no variable`);
+      else if (this.hasVar(id, `relation '${r.name}'`) && p.variables[id]!.relation !== r.name) {
+        this.error(`relation '${r.name}' maps to variable ${id}, which does not hold it`);
+      }
+    }
+    for (const name of Object.keys(p.relationVars)) {
+      if (!decls.has(name)) this.error(`relationVars names unknown relation '${name}'`);
+    }
+    for (const [name, rows] of Object.entries(p.facts)) {
+      const decl = decls.get(name);
+      if (!decl) {
+        this.error(`facts for unknown relation '${name}'`);
+        continue;
+      }
+      rows.forEach((row, i) => {
+        const where = `fact ${i} of '${name}'`;
+        if (row.length !== decl.columns.length) {
+          this.error(`${where}: ${row.length} values, relation has ${decl.columns.length} columns`);
+          return;
+        }
+        row.forEach((v, j) => {
+          const t = decl.columns[j]!.type;
+          if (!valueHasType(v, t)) this.error(`${where}: value ${String(v)} in column ${j} is not a valid ${t}`);
+        });
+      });
+    }
+  }
+
+  program(): void {
+    const p = this.p;
+    this.relations();
+    p.kernels.forEach((k, i) => this.kernel(k, i));
+    const labels = new Set<string>();
+    for (const b of p.blocks) {
+      if (labels.has(b.label)) this.error(`two blocks are labelled '${b.label}'`);
+      labels.add(b.label);
+    }
+    if (!labels.has(p.entry)) this.error(`entry block '${p.entry}' does not exist`);
+    for (const b of p.blocks) {
+      const where = `block '${b.label}'`;
+      b.commands.forEach((c, i) => {
+        const at = `${where}, command ${i}`;
+        switch (c.kind) {
+          case 'launch':
+            if (!Number.isInteger(c.kernel) || c.kernel < 0 || c.kernel >= p.kernels.length) {
+              this.error(`${at}: launches kernel ${c.kernel}, which does not exist`);
+            }
+            return;
+          case 'free':
+            for (const v of c.vars) this.hasVar(v, at);
+            return;
+          case 'clear':
+            this.hasVar(c.var, at);
+            return;
+        }
+      });
+      this.terminator(b.terminator, `${where} terminator`, labels);
+    }
+  }
+}
+
+export function validateKir(p: KirProgram): Diagnostic[] {
+  const v = new Validator(p);
+  v.program();
+  return v.diagnostics;
+}

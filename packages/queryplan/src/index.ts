@@ -1,0 +1,7 @@
+export * from './diagnostics.js';
+export * from './types.js';
+export * from './ir.js';
+export * from './print.js';
+export * from './dot.js';
+export * from './validate.js';
+export * from './interpret.js';

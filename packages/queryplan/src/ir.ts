@@ -1,0 +1,113 @@
+/**
+ * The query plan (QP) IR: relation declarations plus a CFG of basic blocks of relational-algebra commands,
+ * as in Red Fox §3.3. Every command assigns its target a new value (set semantics: no duplicate tuples);
+ * a target may also be one of its inputs. Recursive strata are loops of blocks ending in a branch.
+ */
+import type { SourceSpan } from './diagnostics.js';
+import type { Row, ScalarType, Value } from './types.js';
+
+export interface Column {
+  name: string;
+  type: ScalarType;
+}
+
+/**
+ * - `edb`: base relation, filled from facts (inline facts and/or a facts file) before the entry block.
+ * - `idb`: derived by rules (may also have inline facts, which seed it).
+ * - `temp`: plan-introduced (deltas, rule intermediates); never printed.
+ */
+export type RelationKind = 'edb' | 'idb' | 'temp';
+
+export interface RelationDecl {
+  name: string;
+  columns: Column[];
+  kind: RelationKind;
+  /** Printed/written by default when the program runs. */
+  output: boolean;
+  span?: SourceSpan;
+}
+
+export type CompareOp = '=' | '!=' | '<' | '<=' | '>' | '>=';
+
+/**
+ * Scalar expressions over one input tuple. In a MapJoin the input tuple is the left tuple's columns
+ * followed by the right tuple's columns, so `col.index >= leftArity` refers to the right side.
+ */
+export type Expr =
+  | { kind: 'col'; index: number; type: ScalarType }
+  | { kind: 'const'; type: ScalarType; value: Value };
+
+/** Filters are conjunctions of predicates. Both operands of a comparison have the same type. */
+export type Predicate = { kind: 'compare'; op: CompareOp; left: Expr; right: Expr };
+
+export type QpCommand =
+  /** target := { project(t) | t in source, filter(t) } */
+  | { kind: 'mapFilter'; target: string; source: string; filter: Predicate[]; project: Expr[] }
+  /** target := { project(l ++ r) | l in left, r in right, l[leftKeys] = r[rightKeys], filter(l ++ r) } (keys may be empty: a product) */
+  | {
+      kind: 'mapJoin';
+      target: string;
+      left: string;
+      right: string;
+      leftKeys: number[];
+      rightKeys: number[];
+      filter: Predicate[];
+      project: Expr[];
+    }
+  /** target := left ∪ right */
+  | { kind: 'union'; target: string; left: string; right: string }
+  /** target := left − right */
+  | { kind: 'difference'; target: string; left: string; right: string }
+  /** target := source */
+  | { kind: 'copy'; target: string; source: string }
+  /** target := ∅ */
+  | { kind: 'clear'; target: string };
+
+/** `empty`: true when every named relation is empty (the fixpoint change test on the deltas). */
+export type Condition = { kind: 'empty'; relations: string[] };
+
+export type Terminator =
+  | { kind: 'jump'; target: string }
+  | { kind: 'branch'; condition: Condition; ifTrue: string; ifFalse: string }
+  | { kind: 'halt' };
+
+export interface BasicBlock {
+  label: string;
+  commands: QpCommand[];
+  terminator: Terminator;
+}
+
+export interface QpProgram {
+  relations: RelationDecl[];
+  /** Inline facts from the source text: the initial contents of those relations. */
+  facts: Record<string, Row[]>;
+  blocks: BasicBlock[];
+  entry: string;
+}
+
+/** Relations a command reads, in order. */
+export function commandInputs(c: QpCommand): string[] {
+  switch (c.kind) {
+    case 'mapFilter':
+    case 'copy':
+      return [c.source];
+    case 'mapJoin':
+    case 'union':
+    case 'difference':
+      return [c.left, c.right];
+    case 'clear':
+      return [];
+  }
+}
+
+/** Successor block labels of a terminator. */
+export function successors(t: Terminator): string[] {
+  switch (t.kind) {
+    case 'jump':
+      return [t.target];
+    case 'branch':
+      return [t.ifTrue, t.ifFalse];
+    case 'halt':
+      return [];
+  }
+}

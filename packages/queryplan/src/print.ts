@@ -1,0 +1,103 @@
+/**
+ * Readable text form of a QP program, for debugging dumps (`--dump qp`) and for naming commands in messages.
+ * Columns print as `#i` (in a join: the left tuple's columns followed by the right tuple's), constants as
+ * literals (`5`, `5L` for int64, `"s"` for strings).
+ */
+import type { Condition, Expr, Predicate, QpCommand, QpProgram, RelationDecl, Terminator } from './ir.js';
+
+export function printExpr(e: Expr): string {
+  switch (e.kind) {
+    case 'col':
+      return `#${e.index}`;
+    case 'const':
+      switch (e.type) {
+        case 'int32':
+          return String(e.value);
+        case 'int64':
+          return `${String(e.value)}L`;
+        case 'string':
+          return JSON.stringify(e.value);
+      }
+  }
+}
+
+export function printPredicate(p: Predicate): string {
+  return `${printExpr(p.left)} ${p.op} ${printExpr(p.right)}`;
+}
+
+function whereClause(filter: readonly Predicate[]): string {
+  return filter.length === 0 ? '' : ` where ${filter.map(printPredicate).join(' and ')}`;
+}
+
+function projectClause(project: readonly Expr[]): string {
+  return ` project (${project.map(printExpr).join(', ')})`;
+}
+
+/** Join keys print per side (`l#i = r#j`): key indices are into each side's own tuple, not the concatenation. */
+function onClause(leftKeys: readonly number[], rightKeys: readonly number[]): string {
+  if (leftKeys.length === 0 && rightKeys.length === 0) return '';
+  const n = Math.max(leftKeys.length, rightKeys.length);
+  const pairs: string[] = [];
+  for (let i = 0; i < n; i++) pairs.push(`l#${leftKeys[i] ?? '?'} = r#${rightKeys[i] ?? '?'}`);
+  return ` on ${pairs.join(', ')}`;
+}
+
+export function printCommand(c: QpCommand): string {
+  switch (c.kind) {
+    case 'mapFilter':
+      return `${c.target} := mapFilter ${c.source}${whereClause(c.filter)}${projectClause(c.project)}`;
+    case 'mapJoin':
+      return (
+        `${c.target} := mapJoin ${c.left}, ${c.right}${onClause(c.leftKeys, c.rightKeys)}` +
+        `${whereClause(c.filter)}${projectClause(c.project)}`
+      );
+    case 'union':
+      return `${c.target} := union ${c.left}, ${c.right}`;
+    case 'difference':
+      return `${c.target} := difference ${c.left}, ${c.right}`;
+    case 'copy':
+      return `${c.target} := copy ${c.source}`;
+    case 'clear':
+      return `${c.target} := clear`;
+  }
+}
+
+export function printCondition(c: Condition): string {
+  switch (c.kind) {
+    case 'empty':
+      return `empty(${c.relations.join(', ')})`;
+  }
+}
+
+export function printTerminator(t: Terminator): string {
+  switch (t.kind) {
+    case 'jump':
+      return `jump ${t.target}`;
+    case 'branch':
+      return `branch ${printCondition(t.condition)} ? ${t.ifTrue} : ${t.ifFalse}`;
+    case 'halt':
+      return 'halt';
+  }
+}
+
+export function printRelation(r: RelationDecl): string {
+  const cols = r.columns.map((c) => `${c.name}: ${c.type}`).join(', ');
+  return `relation ${r.name}(${cols}) ${r.kind}${r.output ? ' output' : ''}`;
+}
+
+export function printPlan(p: QpProgram): string {
+  const lines: string[] = p.relations.map(printRelation);
+  const factNames = Object.keys(p.facts);
+  if (factNames.length > 0) lines.push('');
+  for (const name of factNames) {
+    const n = p.facts[name]!.length;
+    lines.push(`facts ${name}: ${n} ${n === 1 ? 'row' : 'rows'}`);
+  }
+  lines.push('', `entry ${p.entry}`);
+  for (const b of p.blocks) {
+    lines.push('', `block ${b.label}:`);
+    for (const c of b.commands) lines.push(`  ${printCommand(c)}`);
+    lines.push(`  ${printTerminator(b.terminator)}`);
+  }
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,204 @@
+/**
+ * Structural and type checks of a QP program. Plans come from the compiler, so a failure here is a compiler bug
+ * (or a hand-written plan's mistake); every message names the block and command so the plan dump can be searched.
+ */
+import { errorAt, type Diagnostic } from './diagnostics.js';
+import { commandInputs, type Expr, type Predicate, type QpCommand, type QpProgram, type RelationDecl } from './ir.js';
+import { printCommand, printPredicate } from './print.js';
+import type { ScalarType, Value } from './types.js';
+
+const INT32_MIN = -(2 ** 31);
+const INT32_MAX = 2 ** 31 - 1;
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** Whether `v` is the JS representation of a value of `type` (int32 number, int64 bigint, string), in range. */
+export function valueHasType(type: ScalarType, v: unknown): v is Value {
+  switch (type) {
+    case 'int32':
+      return typeof v === 'number' && Number.isInteger(v) && v >= INT32_MIN && v <= INT32_MAX;
+    case 'int64':
+      return typeof v === 'bigint' && v >= INT64_MIN && v <= INT64_MAX;
+    case 'string':
+      return typeof v === 'string';
+  }
+}
+
+function describeValue(v: unknown): string {
+  if (typeof v === 'bigint') return `${v}L`;
+  if (typeof v === 'string') return JSON.stringify(v);
+  return `${typeof v} ${String(v)}`;
+}
+
+function typeList(r: RelationDecl): string {
+  return `(${r.columns.map((c) => c.type).join(', ')})`;
+}
+
+function sameTypes(a: RelationDecl, b: RelationDecl): boolean {
+  return a.columns.length === b.columns.length && a.columns.every((c, i) => c.type === b.columns[i]!.type);
+}
+
+export function validatePlan(p: QpProgram): Diagnostic[] {
+  const diags: Diagnostic[] = [];
+  const report = (message: string, r?: RelationDecl) => diags.push(errorAt(message, r?.span));
+
+  const rels = new Map<string, RelationDecl>();
+  for (const r of p.relations) {
+    if (rels.has(r.name)) report(`duplicate relation ${r.name}`, r);
+    else rels.set(r.name, r);
+  }
+
+  for (const [name, rows] of Object.entries(p.facts)) {
+    const r = rels.get(name);
+    if (!r) {
+      report(`facts for undeclared relation ${name}`);
+      continue;
+    }
+    rows.forEach((row, i) => {
+      const at = `facts for ${name}, row ${i + 1}`;
+      if (row.length !== r.columns.length) {
+        report(`${at}: expected ${r.columns.length} values, found ${row.length}`, r);
+        return;
+      }
+      row.forEach((v, c) => {
+        const col = r.columns[c]!;
+        if (!valueHasType(col.type, v)) {
+          report(`${at}: expected ${col.type} in column ${c + 1} (${col.name}), found ${describeValue(v)}`, r);
+        }
+      });
+    });
+  }
+
+  const labels = new Set<string>();
+  for (const b of p.blocks) {
+    if (labels.has(b.label)) report(`duplicate block label ${b.label}`);
+    labels.add(b.label);
+  }
+  if (!labels.has(p.entry)) report(`entry block ${p.entry} does not exist`);
+
+  /** Type of `e` over an input tuple of `input` types, or undefined (after reporting) when it is malformed. */
+  const exprType = (e: Expr, input: readonly ScalarType[], where: string): ScalarType | undefined => {
+    switch (e.kind) {
+      case 'col': {
+        if (!Number.isInteger(e.index) || e.index < 0 || e.index >= input.length) {
+          report(`${where}: column #${e.index} out of range (the input has ${input.length} columns)`);
+          return undefined;
+        }
+        if (input[e.index] !== e.type) {
+          report(`${where}: #${e.index} is annotated ${e.type} but the input column is ${input[e.index]}`);
+          return undefined;
+        }
+        return e.type;
+      }
+      case 'const':
+        if (!valueHasType(e.type, e.value)) {
+          report(`${where}: constant ${describeValue(e.value)} is not a valid ${e.type}`);
+          return undefined;
+        }
+        return e.type;
+    }
+  };
+
+  const checkFilter = (filter: readonly Predicate[], input: readonly ScalarType[], where: string) => {
+    for (const pred of filter) {
+      const l = exprType(pred.left, input, where);
+      const r = exprType(pred.right, input, where);
+      if (l && r && l !== r) report(`${where}: comparison ${printPredicate(pred)} compares ${l} with ${r}`);
+    }
+  };
+
+  const checkProject = (project: readonly Expr[], input: readonly ScalarType[], target: RelationDecl, where: string) => {
+    if (project.length !== target.columns.length) {
+      report(`${where}: projects ${project.length} columns but ${target.name} has ${target.columns.length}`);
+    }
+    project.forEach((e, i) => {
+      const t = exprType(e, input, where);
+      const col = target.columns[i];
+      if (t && col && t !== col.type) {
+        report(`${where}: projected column ${i + 1} is ${t} but ${target.name}.${col.name} is ${col.type}`);
+      }
+    });
+  };
+
+  const checkKeys = (keys: readonly number[], side: RelationDecl, sideName: string, where: string): boolean => {
+    let ok = true;
+    for (const k of keys) {
+      if (!Number.isInteger(k) || k < 0 || k >= side.columns.length) {
+        report(`${where}: ${sideName} key #${k} out of range (${side.name} has ${side.columns.length} columns)`);
+        ok = false;
+      }
+    }
+    return ok;
+  };
+
+  const checkCommand = (c: QpCommand, where: string) => {
+    const missing = [c.target, ...commandInputs(c)].filter((n) => !rels.has(n));
+    for (const n of new Set(missing)) report(`${where}: relation ${n} is not declared`);
+    if (missing.length > 0) return;
+    const target = rels.get(c.target)!;
+    const sameAs = (...names: string[]) => {
+      for (const n of names) {
+        const r = rels.get(n)!;
+        if (!sameTypes(target, r)) {
+          report(`${where}: column types of ${target.name} ${typeList(target)} and ${r.name} ${typeList(r)} differ`);
+        }
+      }
+    };
+    switch (c.kind) {
+      case 'mapFilter': {
+        const input = rels.get(c.source)!.columns.map((col) => col.type);
+        checkFilter(c.filter, input, where);
+        checkProject(c.project, input, target, where);
+        return;
+      }
+      case 'mapJoin': {
+        const left = rels.get(c.left)!;
+        const right = rels.get(c.right)!;
+        if (c.leftKeys.length !== c.rightKeys.length) {
+          report(`${where}: ${c.leftKeys.length} left keys but ${c.rightKeys.length} right keys`);
+        } else if ([checkKeys(c.leftKeys, left, 'left', where), checkKeys(c.rightKeys, right, 'right', where)].every(Boolean)) {
+          c.leftKeys.forEach((lk, i) => {
+            const rk = c.rightKeys[i]!;
+            const lt = left.columns[lk]!.type;
+            const rt = right.columns[rk]!.type;
+            if (lt !== rt) report(`${where}: join key ${i + 1} pairs ${left.name}#${lk} (${lt}) with ${right.name}#${rk} (${rt})`);
+          });
+        }
+        const input = [...left.columns, ...right.columns].map((col) => col.type);
+        checkFilter(c.filter, input, where);
+        checkProject(c.project, input, target, where);
+        return;
+      }
+      case 'union':
+      case 'difference':
+        sameAs(c.left, c.right);
+        return;
+      case 'copy':
+        sameAs(c.source);
+        return;
+      case 'clear':
+        return;
+    }
+  };
+
+  for (const b of p.blocks) {
+    b.commands.forEach((c, i) => checkCommand(c, `block ${b.label}, command ${i + 1} (${printCommand(c)})`));
+    const t = b.terminator;
+    switch (t.kind) {
+      case 'jump':
+        if (!labels.has(t.target)) report(`block ${b.label}: jump to missing block ${t.target}`);
+        break;
+      case 'branch':
+        for (const l of [t.ifTrue, t.ifFalse]) {
+          if (!labels.has(l)) report(`block ${b.label}: branch to missing block ${l}`);
+        }
+        for (const n of t.condition.relations) {
+          if (!rels.has(n)) report(`block ${b.label}: branch condition reads undeclared relation ${n}`);
+        }
+        break;
+      case 'halt':
+        break;
+    }
+  }
+  return diags;
+}

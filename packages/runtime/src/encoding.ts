@@ -1,0 +1,92 @@
+/**
+ * Host <-> device value encoding. A row becomes u32 words: int32 its bits, int64 two words (lo, hi),
+ * string one word: its id in an order-preserving dictionary, so unsigned id order is string order and
+ * kernels compare strings without touching text.
+ */
+import { VixenError, rowWords, type Row, type ScalarType, type Value } from '@vixen/queryplan';
+
+export class StringDictionary {
+  private readonly ids = new Map<string, number>();
+  readonly strings: readonly string[];
+
+  /** Ids follow JS code-unit order, the same order the reference interpreter uses. */
+  constructor(values: Iterable<string>) {
+    const sorted = [...new Set(values)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    sorted.forEach((s, i) => this.ids.set(s, i));
+    this.strings = sorted;
+  }
+
+  id(s: string): number {
+    const id = this.ids.get(s);
+    if (id === undefined) throw new Error(`internal: string ${JSON.stringify(s)} missing from the dictionary`);
+    return id;
+  }
+
+  text(id: number): string {
+    const s = this.strings[id];
+    if (s === undefined) throw new Error(`internal: dictionary id ${id} out of range`);
+    return s;
+  }
+}
+
+const INT64_MIN = -(1n << 63n);
+const INT64_MAX = (1n << 63n) - 1n;
+
+/** Appends the words of one value at `at`; returns the next offset. */
+export function encodeValue(type: ScalarType, value: Value, dict: StringDictionary, out: Uint32Array, at: number): number {
+  switch (type) {
+    case 'int32':
+      out[at] = (value as number) >>> 0;
+      return at + 1;
+    case 'int64': {
+      const v = BigInt(value as bigint | number);
+      if (v < INT64_MIN || v > INT64_MAX) throw new VixenError({ severity: 'error', message: `int64 value out of range: ${v}` });
+      const bits = BigInt.asUintN(64, v);
+      out[at] = Number(bits & 0xffffffffn);
+      out[at + 1] = Number(bits >> 32n);
+      return at + 2;
+    }
+    case 'string':
+      out[at] = dict.id(value as string);
+      return at + 1;
+  }
+}
+
+export function encodeRows(rows: readonly Row[], types: readonly ScalarType[], dict: StringDictionary): Uint32Array {
+  const width = rowWords(types);
+  const out = new Uint32Array(rows.length * width);
+  let at = 0;
+  for (const row of rows) {
+    for (let c = 0; c < types.length; c++) at = encodeValue(types[c]!, row[c]!, dict, out, at);
+  }
+  return out;
+}
+
+export function decodeRows(words: Uint32Array, types: readonly ScalarType[], dict: StringDictionary): Row[] {
+  const width = rowWords(types);
+  if (width === 0) return [];
+  const count = words.length / width;
+  const rows: Row[] = new Array(count);
+  let at = 0;
+  for (let r = 0; r < count; r++) {
+    const row: Value[] = new Array(types.length);
+    for (let c = 0; c < types.length; c++) {
+      switch (types[c]!) {
+        case 'int32':
+          row[c] = words[at]! | 0;
+          at += 1;
+          break;
+        case 'int64':
+          row[c] = BigInt.asIntN(64, (BigInt(words[at + 1]!) << 32n) | BigInt(words[at]!));
+          at += 2;
+          break;
+        case 'string':
+          row[c] = dict.text(words[at]!);
+          at += 1;
+          break;
+      }
+    }
+    rows[r] = row;
+  }
+  return rows;
+}

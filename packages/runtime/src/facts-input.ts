@@ -1,0 +1,78 @@
+/** Where a run's facts come from: rows given through the API and files in a facts directory. */
+import { VixenError, type RelationDecl, type Row, type ScalarType, type Value } from '@vixen/queryplan';
+import { loadFactsDir } from './facts/index.js';
+
+export interface FactSources {
+  /** Rows per relation, typed as the relation declares (int32 number, int64 bigint, string string). */
+  facts?: Record<string, readonly Row[]>;
+  /** Directory with `<relation>.csv|.tsv|.facts|.tbl` files for the base (EDB) relations. */
+  factsDir?: string;
+}
+
+function valueFits(type: ScalarType, v: Value): boolean {
+  switch (type) {
+    case 'int32':
+      return typeof v === 'number' && Number.isInteger(v) && v >= -(2 ** 31) && v < 2 ** 31;
+    case 'int64':
+      return typeof v === 'bigint' || (typeof v === 'number' && Number.isSafeInteger(v));
+    case 'string':
+      return typeof v === 'string';
+  }
+}
+
+function checkRows(rel: RelationDecl, rows: readonly Row[]): Row[] {
+  return rows.map((row, i) => {
+    if (row.length !== rel.columns.length) {
+      throw new VixenError({
+        severity: 'error',
+        message: `facts for ${rel.name}, row ${i + 1}: expected ${rel.columns.length} values, found ${row.length}`,
+      });
+    }
+    return row.map((v, c) => {
+      const col = rel.columns[c]!;
+      if (!valueFits(col.type, v)) {
+        throw new VixenError({
+          severity: 'error',
+          message: `facts for ${rel.name}, row ${i + 1}: expected ${col.type} in column ${c + 1} (${col.name}), found ${typeof v} ${String(v)}`,
+        });
+      }
+      return col.type === 'int64' ? BigInt(v) : v;
+    });
+  });
+}
+
+/**
+ * Facts from outside the program text. With a facts directory, every base relation that has neither inline
+ * facts nor API rows needs a file there; relations with inline facts may have one too.
+ */
+export async function externalFacts(
+  relations: readonly RelationDecl[],
+  inline: Readonly<Record<string, readonly Row[]>>,
+  sources: FactSources,
+): Promise<Map<string, Row[]>> {
+  const byName = new Map(relations.filter((r) => r.kind !== 'temp').map((r) => [r.name, r]));
+  const out = new Map<string, Row[]>();
+  for (const [name, rows] of Object.entries(sources.facts ?? {})) {
+    const rel = byName.get(name);
+    if (!rel) throw new VixenError({ severity: 'error', message: `facts given for unknown relation ${name}` });
+    out.set(name, checkRows(rel, rows));
+  }
+  if (sources.factsDir !== undefined) {
+    const fromFiles = relations.filter((r) => r.kind === 'edb' && !out.has(r.name));
+    const required = fromFiles.filter((r) => !(inline[r.name]?.length)).map((r) => r.name);
+    const optional = fromFiles.filter((r) => inline[r.name]?.length).map((r) => r.name);
+    const loaded = await loadFactsDir(sources.factsDir, [...relations], required, optional);
+    for (const [name, rows] of Object.entries(loaded)) out.set(name, rows);
+  }
+  return out;
+}
+
+/** Inline facts followed by external ones; duplicates are removed on the device. */
+export function mergeFacts(
+  inline: Readonly<Record<string, readonly Row[]>>,
+  external: ReadonlyMap<string, Row[]>,
+): Map<string, Row[]> {
+  const out = new Map<string, Row[]>(Object.entries(inline).map(([k, v]) => [k, [...v]]));
+  for (const [name, rows] of external) out.set(name, [...(out.get(name) ?? []), ...rows]);
+  return out;
+}

@@ -1,0 +1,43 @@
+/** The compiled-program file (`vixen compile -o PROG.json`): versioned KIR plus its WGSL, validated with zod on load. */
+import { z } from 'zod';
+import type { KernelShaders } from '@vixen/codegen-wgsl';
+import { parseKir, serializeKir, type KirProgram } from '@vixen/kernel-ir';
+import { VixenError } from '@vixen/queryplan';
+
+export const PROGRAM_FORMAT = 'vixen-program';
+export const PROGRAM_VERSION = 1;
+
+const programFileSchema = z.object({
+  format: z.literal(PROGRAM_FORMAT),
+  version: z.literal(PROGRAM_VERSION),
+  kir: z.unknown(),
+  shaders: z.array(z.record(z.string(), z.string())),
+});
+
+export type ProgramFile = z.infer<typeof programFileSchema>;
+
+export function serializeProgram(kir: KirProgram, shaders: readonly KernelShaders[]): ProgramFile {
+  return { format: PROGRAM_FORMAT, version: PROGRAM_VERSION, kir: serializeKir(kir), shaders: [...shaders] };
+}
+
+export function parseProgramFile(json: unknown, file: string): { kir: KirProgram; shaders: KernelShaders[] } {
+  const parsed = programFileSchema.safeParse(json);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+    throw new VixenError({ severity: 'error', message: `${file}: not a Vixen ${PROGRAM_VERSION} program file: ${issues}` });
+  }
+  let kir: KirProgram;
+  try {
+    kir = parseKir(parsed.data.kir);
+  } catch (e) {
+    if (e instanceof VixenError) throw new VixenError({ severity: 'error', message: `${file}: invalid kernel IR: ${e.message}` });
+    throw e;
+  }
+  if (parsed.data.shaders.length !== kir.kernels.length) {
+    throw new VixenError({
+      severity: 'error',
+      message: `${file}: ${kir.kernels.length} kernels but ${parsed.data.shaders.length} shader sets`,
+    });
+  }
+  return { kir, shaders: parsed.data.shaders };
+}

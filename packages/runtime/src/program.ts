@@ -1,0 +1,138 @@
+/**
+ * The programmatic API: compile LogiQL source into a Program (QP, KIR and WGSL), run it on WebGPU,
+ * run the reference interpreter on the same plan, and save/load the compiled form.
+ */
+import { readFileSync } from 'node:fs';
+import { compileLogic, type SourceFile } from '@vixen/frontend';
+import { generateProgramShaders, type KernelShaders } from '@vixen/codegen-wgsl';
+import { planToKernels, validateKir, type KirProgram } from '@vixen/kernel-ir';
+import {
+  compareRows,
+  interpret,
+  validatePlan,
+  VixenError,
+  type Diagnostic,
+  type QpProgram,
+  type RelationDecl,
+  type Row,
+} from '@vixen/queryplan';
+import { executeKir, type ExecuteStats } from './executor.js';
+import { externalFacts, mergeFacts, type FactSources } from './facts-input.js';
+import { openGpu, type Gpu, type GpuOptions } from './gpu/index.js';
+import { parseProgramFile, serializeProgram, type ProgramFile } from './program-file.js';
+
+export interface CompileOptions {
+  /** Name used in diagnostics when `source` is a string. */
+  filename?: string;
+  /** Reads `include`d files; defaults to the file system. */
+  readFile?: (path: string) => string | undefined;
+}
+
+export interface RunOptions extends FactSources {
+  /** Relations to return (default: the program's output relations). */
+  outputs?: readonly string[];
+  /** Reuse an open device (tests, benchmarks); otherwise one is opened and closed for this run. */
+  gpu?: Gpu;
+  backend?: GpuOptions['backend'];
+}
+
+export interface RunResult {
+  relations: Map<string, Row[]>;
+  adapter: string;
+  stats: ExecuteStats;
+}
+
+function readFileOrUndefined(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Internal invariant checks: a failure here is a compiler bug, reported as such. */
+function assertValid(stage: string, diagnostics: Diagnostic[]): void {
+  if (diagnostics.length > 0) {
+    throw new Error(`internal compiler error: invalid ${stage}:\n${diagnostics.map((d) => d.message).join('\n')}`);
+  }
+}
+
+export function compile(source: string | SourceFile[], options: CompileOptions = {}): Program {
+  const files = typeof source === 'string' ? [{ path: options.filename ?? '<input>', text: source }] : source;
+  const front = compileLogic(files, { readFile: options.readFile ?? readFileOrUndefined });
+  const errors = front.diagnostics.filter((d) => d.severity === 'error');
+  if (!front.plan || errors.length > 0) throw new VixenError(errors, front.sources);
+  assertValid('query plan', validatePlan(front.plan));
+  const kir = planToKernels(front.plan);
+  assertValid('kernel IR', validateKir(kir));
+  return new Program(kir, generateProgramShaders(kir), front.plan);
+}
+
+/** Compiles a `.logic` file from disk (includes resolve relative to it). */
+export function compileFile(path: string): Program {
+  const text = readFileOrUndefined(path);
+  if (text === undefined) throw new VixenError({ severity: 'error', message: `cannot read program file ${path}` });
+  return compile([{ path, text }]);
+}
+
+export class Program {
+  constructor(
+    readonly kir: KirProgram,
+    readonly shaders: readonly KernelShaders[],
+    /** Absent for programs loaded from a compiled file (they carry no front-end output). */
+    readonly plan?: QpProgram,
+  ) {}
+
+  get relations(): readonly RelationDecl[] {
+    return this.kir.relations;
+  }
+
+  /** Names of the relations a run returns when none are asked for. */
+  get outputNames(): string[] {
+    return this.kir.relations.filter((r) => r.output).map((r) => r.name);
+  }
+
+  private checkOutputs(outputs: readonly string[] | undefined): readonly string[] {
+    const wanted = outputs ?? this.outputNames;
+    const known = new Set(this.kir.relations.filter((r) => r.kind !== 'temp').map((r) => r.name));
+    const unknown = wanted.filter((n) => !known.has(n));
+    if (unknown.length > 0) {
+      throw new VixenError({
+        severity: 'error',
+        message: `unknown output relation${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')} (known: ${[...known].join(', ')})`,
+      });
+    }
+    return wanted;
+  }
+
+  /** Runs the compiled kernels on WebGPU. */
+  async run(options: RunOptions = {}): Promise<RunResult> {
+    const outputs = this.checkOutputs(options.outputs);
+    const initial = mergeFacts(this.kir.facts, await externalFacts(this.kir.relations, this.kir.facts, options));
+    const gpu = options.gpu ?? (await openGpu(options.backend ? { backend: options.backend } : {}));
+    try {
+      const { relations, stats } = await executeKir(gpu, this.kir, this.shaders, initial, { outputs });
+      return { relations, adapter: gpu.adapterName, stats };
+    } finally {
+      if (!options.gpu) gpu.dispose();
+    }
+  }
+
+  /** Runs the plan on the plain reference interpreter (the test oracle); needs a program compiled from source. */
+  async interpret(options: Omit<RunOptions, 'gpu' | 'backend'> = {}): Promise<Map<string, Row[]>> {
+    if (!this.plan) throw new VixenError({ severity: 'error', message: 'a compiled program file carries no query plan to interpret' });
+    const outputs = this.checkOutputs(options.outputs);
+    const external = await externalFacts(this.kir.relations, this.kir.facts, options);
+    const all = interpret(this.plan, Object.fromEntries(external));
+    return new Map(outputs.map((n) => [n, [...(all.get(n) ?? [])].sort(compareRows)]));
+  }
+
+  toJSON(): ProgramFile {
+    return serializeProgram(this.kir, this.shaders);
+  }
+
+  static fromJSON(json: unknown, file = '<program>'): Program {
+    const { kir, shaders } = parseProgramFile(json, file);
+    return new Program(kir, shaders);
+  }
+}

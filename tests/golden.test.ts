@@ -1,0 +1,57 @@
+/**
+ * Golden end-to-end cases: one folder per case under tests/cases with `program.logic`, optional `facts/`, and
+ * `expected/<relation>.csv` (tab-separated, as `vixen run --output-dir` writes) plus `expected/plan.txt`.
+ * Every case runs on real WebGPU and must equal both the reference interpreter and the expected files.
+ * `VIXEN_UPDATE_GOLDEN=1` rewrites the expected files from the reference interpreter (review the diff!).
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { compileFile, openGpu, type Gpu } from '@vixen/runtime';
+import { formatValue, printPlan, type Row } from '@vixen/queryplan';
+
+const casesDir = join(import.meta.dirname, 'cases');
+const update = process.env.VIXEN_UPDATE_GOLDEN === '1';
+
+function toLines(rows: readonly Row[]): string[] {
+  return rows.map((r) => r.map(formatValue).join('\t'));
+}
+
+let gpu: Gpu;
+beforeAll(async () => {
+  gpu = await openGpu();
+});
+afterAll(() => gpu?.dispose());
+
+describe('golden cases', () => {
+  for (const name of readdirSync(casesDir).sort()) {
+    const dir = join(casesDir, name);
+    test(name, async () => {
+      const program = compileFile(join(dir, 'program.logic'));
+      const factsDir = existsSync(join(dir, 'facts')) ? join(dir, 'facts') : undefined;
+      const sources = factsDir ? { factsDir } : {};
+      const reference = await program.interpret(sources);
+      const onGpu = await program.run({ ...sources, gpu });
+      const expectedDir = join(dir, 'expected');
+      const plan = printPlan(program.plan!) + '\n';
+
+      if (update) {
+        rmSync(expectedDir, { recursive: true, force: true });
+        mkdirSync(expectedDir);
+        for (const [rel, rows] of reference) writeFileSync(join(expectedDir, `${rel}.csv`), toLines(rows).map((l) => l + '\n').join(''));
+        writeFileSync(join(expectedDir, 'plan.txt'), plan);
+      }
+
+      expect([...onGpu.relations.keys()].sort()).toEqual([...reference.keys()].sort());
+      for (const [rel, rows] of reference) expect(toLines(onGpu.relations.get(rel)!), `${name}: ${rel}`).toEqual(toLines(rows));
+
+      const expectedFiles = readdirSync(expectedDir).filter((f) => f.endsWith('.csv'));
+      expect(expectedFiles.map((f) => f.replace(/\.csv$/, '')).sort()).toEqual([...reference.keys()].sort());
+      for (const f of expectedFiles) {
+        const want = readFileSync(join(expectedDir, f), 'utf8').split('\n').filter((l) => l.length > 0);
+        expect(toLines(onGpu.relations.get(f.replace(/\.csv$/, ''))!), `${name}: ${f}`).toEqual(want);
+      }
+      expect(plan).toEqual(readFileSync(join(expectedDir, 'plan.txt'), 'utf8'));
+    });
+  }
+});
