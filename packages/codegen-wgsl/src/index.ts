@@ -1,0 +1,88 @@
+/**
+ * WGSL skeletons instantiated per KIR kernel. Each kernel becomes a few passes (see passes.ts for the
+ * binding contract with the host drivers in @vixen/runtime). Generated code is device-independent:
+ * the workgroup size is an `override`, sizes and constants come from a uniform buffer.
+ */
+import { rowWords, wordsOf } from '@vixen/queryplan';
+import type { Expr, ScalarType } from '@vixen/queryplan';
+import type { KirKernel, KirProgram, KirVariable, VarId } from '@vixen/kernel-ir';
+import { differenceShaders } from './kernels/difference.js';
+import { mapFilterShaders } from './kernels/mapFilter.js';
+import { mergeJoinShaders } from './kernels/mergeJoin.js';
+import { sortShaders } from './kernels/sort.js';
+import { uniqueShaders } from './kernels/unique.js';
+import { SCAN_ADD, SCAN_BLOCK } from './scan.js';
+
+export { PASS_LAYOUTS, type BindingKind, type PassName } from './passes.js';
+export { uniformVec4s } from './wgsl.js';
+
+/** Pass name -> WGSL module source. */
+export type KernelShaders = Record<string, string>;
+
+type ConstExpr = Extract<Expr, { kind: 'const' }>;
+
+/** Constant expressions of a kernel in the order their encoded words appear in the params array. */
+export function kernelConstants(kernel: KirKernel): ConstExpr[] {
+  switch (kernel.kind) {
+    case 'mapFilter':
+    case 'mergeJoin': {
+      const exprs = [...kernel.filter.flatMap((p) => [p.left, p.right]), ...kernel.project];
+      return exprs.filter((e): e is ConstExpr => e.kind === 'const');
+    }
+    case 'sort':
+    case 'unique':
+    case 'difference':
+    case 'concat':
+    case 'copy':
+      return [];
+  }
+}
+
+/** Word offset of each constant (by object identity) and the total number of constant words. */
+function constantLayout(kernel: KirKernel): { offsets: Map<Expr, number>; words: number } {
+  const offsets = new Map<Expr, number>();
+  let words = 0;
+  for (const c of kernelConstants(kernel)) {
+    offsets.set(c, words);
+    words += wordsOf(c.type);
+  }
+  return { offsets, words };
+}
+
+const scanShaders: KernelShaders = { scanBlock: SCAN_BLOCK, scanAdd: SCAN_ADD };
+
+export function generateKernelShaders(kernel: KirKernel, variables: readonly KirVariable[]): KernelShaders {
+  const types = (id: VarId): ScalarType[] => {
+    const v = variables.find((x) => x.id === id);
+    if (!v) throw new Error(`internal: kernel ${kernel.id} uses unknown variable ${id}`);
+    return v.columns;
+  };
+  const { offsets, words } = constantLayout(kernel);
+  switch (kernel.kind) {
+    case 'mapFilter': {
+      const projected = rowWords(kernel.project.map((e) => e.type));
+      if (projected !== rowWords(types(kernel.output))) throw new Error(`internal: mapFilter ${kernel.id} projects ${projected} words`);
+      return { ...mapFilterShaders(types(kernel.input), kernel.filter, kernel.project, offsets, words), ...scanShaders };
+    }
+    case 'sort':
+      return sortShaders(types(kernel.input), kernel.keys);
+    case 'unique':
+      return { ...uniqueShaders(types(kernel.input)), ...scanShaders };
+    case 'mergeJoin':
+      return {
+        ...mergeJoinShaders(types(kernel.left), types(kernel.right), kernel.leftKeys, kernel.rightKeys, kernel.filter, kernel.project, offsets, words),
+        ...scanShaders,
+      };
+    case 'difference':
+      return { ...differenceShaders(types(kernel.left)), ...scanShaders };
+    case 'concat':
+    case 'copy':
+      // Pure buffer copies on the host queue.
+      return {};
+  }
+}
+
+/** Shaders of every kernel; index = kernel id. */
+export function generateProgramShaders(program: KirProgram): KernelShaders[] {
+  return program.kernels.map((k) => generateKernelShaders(k, program.variables));
+}

@@ -1,0 +1,75 @@
+import { rowWords, wordsOf } from '@vixen/queryplan';
+import type { Expr, Predicate, ScalarType } from '@vixen/queryplan';
+import { columnWords, filterCode, header, lexCompareFn, projectCode, threadMain, type ColumnResolver } from '../wgsl.js';
+import type { KernelShaders } from '../index.js';
+
+/**
+ * Per left row: binary-search the [lo, hi) range of right rows with equal key words (empty keys: all
+ * rows), count the pairs passing the filter; scan; write pass re-walks the range and emits projections.
+ */
+export function mergeJoinShaders(
+  leftTypes: readonly ScalarType[],
+  rightTypes: readonly ScalarType[],
+  leftKeys: readonly number[],
+  rightKeys: readonly number[],
+  filter: readonly Predicate[],
+  project: readonly Expr[],
+  constOffsets: ReadonlyMap<Expr, number>,
+  constWords: number,
+): KernelShaders {
+  if (leftKeys.length !== rightKeys.length) throw new Error('internal: mergeJoin key arity mismatch');
+  const pairs = leftKeys.flatMap((lk, k) => {
+    const rk = rightKeys[k]!;
+    if (wordsOf(leftTypes[lk]!) !== wordsOf(rightTypes[rk]!)) throw new Error('internal: mergeJoin key types differ');
+    const a = columnWords('lhs', 'a * WL', leftTypes, lk);
+    const b = columnWords('rhs', 'b * WR', rightTypes, rk);
+    return a.map((x, w): [string, string] => [x, b[w]!]);
+  });
+  const cols: ColumnResolver = (c) =>
+    c < leftTypes.length ? columnWords('lhs', 'lb', leftTypes, c) : columnWords('rhs', 'rb', rightTypes, c - leftTypes.length);
+  const keep = filterCode(filter, cols, constOffsets);
+  const prelude = `const WL: u32 = ${rowWords(leftTypes)}u;
+const WR: u32 = ${rowWords(rightTypes)}u;
+const WO: u32 = ${project.reduce((n, e) => n + wordsOf(e.type), 0)}u;
+${lexCompareFn('cmpKey', pairs)}
+// [lo, hi) of right rows whose key equals left row l's key.
+fn matchRange(l: u32, m: u32) -> vec2<u32> {
+  var lo = 0u;
+  var hi = m;
+  while (lo < hi) {
+    let mid = lo + (hi - lo) / 2u;
+    if (cmpKey(l, mid) > 0) { lo = mid + 1u; } else { hi = mid; }
+  }
+  var end = lo;
+  hi = m;
+  while (end < hi) {
+    let mid = end + (hi - end) / 2u;
+    if (cmpKey(l, mid) >= 0) { end = mid + 1u; } else { hi = mid; }
+  }
+  return vec2<u32>(lo, end);
+}
+`;
+  const walk = (inner: string): string => `  let r = matchRange(i, u[0].y);
+  let lb = i * WL;
+  for (var j = r.x; j < r.y; j = j + 1u) {
+    let rb = j * WR;
+    if (${keep}) {
+${inner}
+    }
+  }`;
+  const joinCount = `${header('joinCount', ['lhs', 'rhs', 'counts'], constWords)}
+${prelude}${threadMain(`  let n = u[0].x;
+  if (i > n) { return; }
+  if (i == n) { counts[i] = 0u; return; }
+  var count = 0u;
+${walk('      count = count + 1u;')}
+  counts[i] = count;`)}`;
+  const joinWrite = `${header('joinWrite', ['lhs', 'rhs', 'offs', 'outp'], constWords)}
+${prelude}${threadMain(`  if (i >= u[0].x) { return; }
+  var o = offs[i];
+  if (offs[i + 1u] == o) { return; }
+${walk(`      let ob = o * WO;
+${projectCode(project, 'outp', 'ob', cols, constOffsets)}
+      o = o + 1u;`)}`)}`;
+  return { joinCount, joinWrite };
+}

@@ -1,0 +1,50 @@
+/**
+ * The Vixen front end: LogiQL source files -> AST -> checks -> query plan.
+ * All problems come back as located diagnostics; a plan is produced only when there are no errors.
+ */
+import type { Diagnostic, QpProgram } from '@vixen/queryplan';
+import { checkSafety } from './check/safety.js';
+import { resolve } from './check/resolve.js';
+import { checkTypes } from './check/types.js';
+import { stratify } from './lower/stratify.js';
+import { toPlan } from './lower/to-plan.js';
+import { loadProgram, type SourceFile } from './syntax/load.js';
+
+export type * from './syntax/ast.js';
+export type * from './check/program.js';
+export { parse } from './syntax/parse.js';
+export { stratify, type Stratum } from './lower/stratify.js';
+export type { SourceFile };
+
+export interface FrontendOptions {
+  /** Reads an `include`d file (path already resolved against the including file); undefined if missing. */
+  readFile?: (path: string) => string | undefined;
+}
+
+export interface FrontendResult {
+  plan?: QpProgram;
+  diagnostics: Diagnostic[];
+  /** Every file read, by path, for rendering diagnostics. */
+  sources: Map<string, string>;
+}
+
+export function compileLogic(files: SourceFile[], options: FrontendOptions = {}): FrontendResult {
+  const diagnostics: Diagnostic[] = [];
+  const loaded = loadProgram(files, options.readFile, diagnostics);
+  const resolved = checkSafety(resolve(loaded.files, diagnostics), diagnostics);
+  const checked = checkTypes(resolved, diagnostics);
+  const sorted = sortDiagnostics(diagnostics, [...loaded.sources.keys()]);
+  if (sorted.some((d) => d.severity === 'error')) return { diagnostics: sorted, sources: loaded.sources };
+  return { plan: toPlan(checked, stratify(checked)), diagnostics: sorted, sources: loaded.sources };
+}
+
+/** Source order: by file (in reading order), then position; diagnostics without a place last. */
+function sortDiagnostics(list: Diagnostic[], files: string[]): Diagnostic[] {
+  const key = (d: Diagnostic): [number, number] =>
+    d.span ? [files.indexOf(d.span.file), d.span.start.offset] : [files.length, 0];
+  return [...list].sort((a, b) => {
+    const [fa, oa] = key(a);
+    const [fb, ob] = key(b);
+    return fa - fb || oa - ob;
+  });
+}

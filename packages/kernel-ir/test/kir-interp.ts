@@ -1,0 +1,184 @@
+/**
+ * A tiny reference interpreter for kernel IR, for tests only. It orders rows the way the device does
+ * (unsigned words: int32 as u32, int64 as (lo, hi), strings by dictionary id = string order) and checks,
+ * as it runs, the contracts lowering relies on: kernel inputs sorted as required, every QP relation
+ * variable canonical after every command, and no read of a freed (or never written) temporary.
+ */
+import { compareRows, compareValues, type Expr, type Predicate, type Row, type ScalarType, type Value } from '@vixen/queryplan';
+import { kernelInputs, type KirKernel, type KirProgram, type VarId } from '../src/index.js';
+
+function words(v: Value, t: ScalarType): Array<number | string> {
+  switch (t) {
+    case 'int32':
+      return [(v as number) >>> 0];
+    case 'int64': {
+      const u = BigInt.asUintN(64, v as bigint);
+      return [Number(u & 0xffffffffn), Number(u >> 32n)];
+    }
+    case 'string':
+      return [v as string];
+  }
+}
+
+/** Device order of two rows on the given key columns. */
+export function compareOnKeys(a: Row, b: Row, keys: readonly number[], types: readonly ScalarType[]): number {
+  for (const k of keys) {
+    const wa = words(a[k]!, types[k]!);
+    const wb = words(b[k]!, types[k]!);
+    for (let i = 0; i < wa.length; i++) {
+      if (wa[i]! < wb[i]!) return -1;
+      if (wa[i]! > wb[i]!) return 1;
+    }
+  }
+  return 0;
+}
+
+const all = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
+
+function isSorted(rows: readonly Row[], keys: readonly number[], types: readonly ScalarType[], strict: boolean): boolean {
+  return rows.every((r, i) => i === 0 || compareOnKeys(rows[i - 1]!, r, keys, types) < (strict ? 0 : 1));
+}
+
+function dropAdjacentDuplicates(rows: readonly Row[], types: readonly ScalarType[]): Row[] {
+  const keys = all(types.length);
+  return rows.filter((r, i) => i === 0 || compareOnKeys(rows[i - 1]!, r, keys, types) !== 0);
+}
+
+function evalExpr(e: Expr, t: Row): Value {
+  return e.kind === 'col' ? t[e.index]! : e.value;
+}
+
+function holds(p: Predicate, t: Row): boolean {
+  const c = compareValues(evalExpr(p.left, t), evalExpr(p.right, t));
+  switch (p.op) {
+    case '=':
+      return c === 0;
+    case '!=':
+      return c !== 0;
+    case '<':
+      return c < 0;
+    case '<=':
+      return c <= 0;
+    case '>':
+      return c > 0;
+    case '>=':
+      return c >= 0;
+  }
+}
+
+const FREED = Symbol('freed');
+
+export interface RunResult {
+  /** Final contents of every QP relation whose variable was not freed. */
+  relations: Map<string, Row[]>;
+  /** Kernel launches executed. */
+  launches: number;
+  /** Names of the variables a kernel wrote that were not freed or cleared by halt (buffers still held). */
+  heldAtHalt: string[];
+}
+
+export function runKir(p: KirProgram, maxSteps = 10_000): RunResult {
+  const state = new Map<VarId, Row[] | typeof FREED>();
+  const written = new Set<VarId>();
+  const types = (v: VarId): ScalarType[] => p.variables[v]!.columns;
+  const canonical = (v: VarId, rows: Row[]): Row[] => {
+    const keys = all(types(v).length);
+    return dropAdjacentDuplicates([...rows].sort((a, b) => compareOnKeys(a, b, keys, types(v))), types(v));
+  };
+  for (const v of p.variables) {
+    if (v.relation !== undefined) state.set(v.id, canonical(v.id, p.facts[v.relation] ?? []));
+  }
+  const read = (v: VarId): Row[] => {
+    const rows = state.get(v);
+    if (rows === FREED) throw new Error(`read of freed variable ${p.variables[v]!.name}`);
+    if (rows === undefined) throw new Error(`read of never-written variable ${p.variables[v]!.name}`);
+    return rows;
+  };
+  const requireSorted = (k: KirKernel, v: VarId, keys: readonly number[], strict: boolean): Row[] => {
+    const rows = read(v);
+    if (!isSorted(rows, keys, types(v), strict)) throw new Error(`kernel ${k.id} (${k.kind}): input ${p.variables[v]!.name} not sorted by (${keys.join(', ')})`);
+    return rows;
+  };
+  const exec = (k: KirKernel): Row[] => {
+    switch (k.kind) {
+      case 'mapFilter':
+        return read(k.input).filter((t) => k.filter.every((f) => holds(f, t))).map((t) => k.project.map((e) => evalExpr(e, t)));
+      case 'sort':
+        return [...read(k.input)].sort((a, b) => compareOnKeys(a, b, k.keys, types(k.input)));
+      case 'unique': {
+        return dropAdjacentDuplicates(requireSorted(k, k.input, all(types(k.input).length), false), types(k.input));
+      }
+      case 'mergeJoin': {
+        const left = requireSorted(k, k.left, k.leftKeys, false);
+        const right = requireSorted(k, k.right, k.rightKeys, false);
+        const out: Row[] = [];
+        for (const l of left) {
+          for (const r of right) {
+            if (!k.leftKeys.every((lk, i) => compareValues(l[lk]!, r[k.rightKeys[i]!]!) === 0)) continue;
+            const t = [...l, ...r];
+            if (k.filter.every((f) => holds(f, t))) out.push(k.project.map((e) => evalExpr(e, t)));
+          }
+        }
+        return out;
+      }
+      case 'difference': {
+        const keys = all(types(k.left).length);
+        const right = requireSorted(k, k.right, keys, true);
+        return requireSorted(k, k.left, keys, true).filter((l) => !right.some((r) => compareOnKeys(l, r, keys, types(k.left)) === 0));
+      }
+      case 'concat':
+        return [...read(k.left), ...read(k.right)];
+      case 'copy':
+        return read(k.input);
+    }
+  };
+  const checkCanonical = (where: string): void => {
+    for (const v of p.variables) {
+      const rows = state.get(v.id);
+      if (v.relation === undefined || rows === undefined || rows === FREED) continue;
+      if (!isSorted(rows, all(v.columns.length), v.columns, true)) throw new Error(`${where}: relation ${v.name} not canonical`);
+    }
+  };
+
+  const blocks = new Map(p.blocks.map((b) => [b.label, b]));
+  let label = p.entry;
+  let launches = 0;
+  for (let steps = 0; steps < maxSteps; steps++) {
+    const b = blocks.get(label)!;
+    b.commands.forEach((c, i) => {
+      switch (c.kind) {
+        case 'launch': {
+          const k = p.kernels[c.kernel]!;
+          kernelInputs(k).forEach(read);
+          state.set(k.output, exec(k));
+          written.add(k.output);
+          launches++;
+          break;
+        }
+        case 'free':
+          for (const v of c.vars) {
+            state.set(v, FREED);
+            written.delete(v);
+          }
+          break;
+        case 'clear':
+          state.set(c.var, []);
+          written.delete(c.var);
+          break;
+      }
+      checkCanonical(`${label}[${i}]`);
+    });
+    const t = b.terminator;
+    if (t.kind === 'halt') {
+      const relations = new Map<string, Row[]>();
+      for (const [name, v] of Object.entries(p.relationVars)) {
+        const rows = state.get(v);
+        if (rows !== FREED) relations.set(name, [...(rows ?? [])].sort(compareRows));
+      }
+      const heldAtHalt = [...written].sort((a, b) => a - b).map((v) => p.variables[v]!.name);
+      return { relations, launches, heldAtHalt };
+    }
+    label = t.kind === 'jump' ? t.target : t.condition.vars.every((v) => read(v).length === 0) ? t.ifTrue : t.ifFalse;
+  }
+  throw new Error(`no halt within ${maxSteps} block steps`);
+}

@@ -1,0 +1,122 @@
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import type { z } from 'zod';
+import { VixenError } from '@vixen/queryplan';
+import { kirProgramSchema, parseKir, planToKernels, serializeKir, type KirProgram } from '../src/index.js';
+import { block, clear, cmp, col, difference, lit, mapFilter, mapJoin, program, rel, transitiveClosure, union } from './qp-builders.js';
+
+/** A program touching every node kind: all kernels, commands, terminators, expression kinds and scalar types. */
+function everything(): KirProgram {
+  const big = 2n ** 62n + 12345n;
+  const plan = program(
+    [
+      { ...rel('item', ['int64', 'string', 'int32'], 'edb'), span: { file: 'a.logic', start: { line: 1, column: 1, offset: 0 }, end: { line: 1, column: 5, offset: 4 } } },
+      rel('cheap', ['int64', 'string']),
+      rel('$pair', ['int64', 'int64'], 'temp'),
+      rel('other', ['int64', 'string']),
+    ],
+    [
+      block(
+        'start',
+        [
+          mapFilter('cheap', 'item', [col(0, 'int64'), col(1, 'string')], [cmp(col(2), '<', lit(10)), cmp(col(1, 'string'), '!=', lit('junk "x"'))]),
+          mapJoin('$pair', 'cheap', 'item', [1], [1], [col(0, 'int64'), lit(-big)], [cmp(col(2, 'int64'), '>=', lit(-(2n ** 63n)))]),
+          union('other', 'other', 'cheap'),
+          difference('other', 'other', 'cheap'),
+          clear('$pair'),
+        ],
+        { kind: 'branch', condition: { kind: 'empty', relations: ['other', '$pair'] }, ifTrue: 'end', ifFalse: 'again' },
+      ),
+      block('again', [{ kind: 'copy', target: 'other', source: 'cheap' }], { kind: 'jump', target: 'end' }),
+      block('end', []),
+    ],
+    { item: [[big, 'pen', 3], [-(2n ** 63n), '', -7], [2n ** 63n - 1n, 'ü', 2 ** 31 - 1]], other: [[0n, 'x']] },
+  );
+  return planToKernels(plan);
+}
+
+const roundTrip = (p: KirProgram): KirProgram => parseKir(JSON.parse(JSON.stringify(serializeKir(p))));
+
+function parseError(json: unknown): string {
+  try {
+    parseKir(json);
+  } catch (e) {
+    expect(e).toBeInstanceOf(VixenError);
+    return (e as VixenError).message;
+  }
+  throw new Error('parseKir accepted malformed input');
+}
+
+const json = (p: KirProgram): any => JSON.parse(JSON.stringify(serializeKir(p)));
+
+describe('serializeKir / parseKir', () => {
+  it('covers every node kind in the fixture', () => {
+    const p = everything();
+    expect(new Set(p.kernels.map((k) => k.kind))).toEqual(new Set(['mapFilter', 'sort', 'unique', 'mergeJoin', 'difference', 'concat', 'copy']));
+    expect(new Set(p.blocks.flatMap((b) => b.commands.map((c) => c.kind)))).toEqual(new Set(['launch', 'free', 'clear']));
+    expect(new Set(p.blocks.map((b) => b.terminator.kind))).toEqual(new Set(['branch', 'jump', 'halt']));
+  });
+
+  it('round-trips through JSON text, int64 constants and facts included', () => {
+    for (const p of [everything(), planToKernels(transitiveClosure([[1, 2], [2, 3]]))]) {
+      const back = roundTrip(p);
+      expect(back).toEqual(p);
+      expect(roundTrip(back)).toEqual(p);
+    }
+    const back = roundTrip(everything());
+    expect(back.facts['item']![0]![0]).toBe(2n ** 62n + 12345n);
+    expect(back.facts['item']![1]![0]).toBe(-(2n ** 63n));
+  });
+
+  it('writes int64 values as decimal strings next to their type', () => {
+    const out = json(everything());
+    expect(out.facts.item[0]).toEqual([String(2n ** 62n + 12345n), 'pen', 3]);
+    const join = out.kernels.find((k: { kind: string }) => k.kind === 'mergeJoin');
+    expect(join.project[1]).toEqual({ kind: 'const', type: 'int64', value: String(-(2n ** 62n + 12345n)) });
+    expect(() => JSON.stringify(serializeKir(everything()))).not.toThrow();
+  });
+
+  it('has a schema whose output is the KirProgram type', () => {
+    expectTypeOf<z.output<typeof kirProgramSchema>>().toEqualTypeOf<KirProgram>();
+  });
+
+  it('rejects malformed input with the path of each problem', () => {
+    const bad = json(everything());
+    const sortAt = bad.kernels.findIndex((k: { kind: string }) => k.kind === 'sort');
+    delete bad.kernels[sortAt].keys;
+    bad.blocks[0].commands[0].kind = 'explode';
+    bad.variables[1].columns[0] = 'float99';
+    const message = parseError(bad);
+    expect(message).toContain(`kernels.${sortAt}.keys: Invalid input: expected array`);
+    expect(message).toContain('blocks.0.commands.0.kind: ');
+    expect(message).toContain('variables.1.columns.0: ');
+    expect(message.split('\n')).toHaveLength(3);
+  });
+
+  it('rejects bad int64 strings, bad int32 values and unknown fields', () => {
+    const bad = json(everything());
+    bad.facts.item[1][0] = '12x';
+    bad.facts.item[2][0] = String(2n ** 63n);
+    bad.facts.item[2][2] = 2 ** 31;
+    bad.kernels[0].surprise = true;
+    const message = parseError(bad);
+    expect(message).toContain('facts.item.1.0: expected an int64 as a decimal string');
+    expect(message).toContain('facts.item.2.0: int64 out of range');
+    expect(message).toMatch(/facts\.item\.2\.2: /);
+    expect(message).toMatch(/kernels\.0: .*surprise/);
+  });
+
+  it('rejects an int64 constant written as a number, and non-objects', () => {
+    const bad = json(everything());
+    const join = bad.kernels.findIndex((k: { kind: string }) => k.kind === 'mergeJoin');
+    bad.kernels[join].project[1].value = 5;
+    expect(parseError(bad)).toContain(`kernels.${join}.project.1.value: `);
+    expect(parseError(42)).toMatch(/^\(root\): /);
+    expect(parseError(null)).toMatch(/^\(root\): /);
+  });
+
+  it('runs the structural validator after the schema', () => {
+    const bad = json(everything());
+    bad.blocks[0].commands.push({ kind: 'launch', kernel: 999 });
+    expect(parseError(bad)).toContain('launches kernel 999, which does not exist');
+  });
+});

@@ -1,0 +1,57 @@
+/** Facts directories: `<dir>/<relation>.csv|.tsv|.facts|.tbl`, exactly one file per relation. */
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { VixenError, errorAt, type Diagnostic, type RelationDecl, type Row } from '@vixen/queryplan';
+import { FACTS_EXTENSIONS, loadFactsFile } from './file.js';
+
+async function listDir(dir: string): Promise<Set<string>> {
+  const info = await stat(dir).catch(() => undefined);
+  if (!info) throw new VixenError(errorAt(`facts directory not found: ${dir}`));
+  if (!info.isDirectory()) throw new VixenError(errorAt(`facts path is not a directory: ${dir}`));
+  return new Set(await readdir(dir));
+}
+
+/**
+ * Loads the facts of each relation in `wanted` (its file must exist) and of each in `optional` (loaded when
+ * its file exists). Returns rows by relation name. Every problem found — missing or ambiguous files, bad lines
+ * in any file — is reported in one VixenError.
+ */
+export async function loadFactsDir(
+  dir: string,
+  relations: readonly RelationDecl[],
+  wanted: readonly string[],
+  optional: readonly string[] = [],
+): Promise<Record<string, Row[]>> {
+  const entries = await listDir(dir);
+  const decls = new Map(relations.map((r) => [r.name, r]));
+  const required = new Set(wanted);
+  const diags: Diagnostic[] = [];
+  const files: [RelationDecl, string][] = [];
+  for (const name of new Set([...wanted, ...optional])) {
+    const decl = decls.get(name);
+    if (!decl) {
+      diags.push(errorAt(`cannot load facts for ${name}: no such relation`));
+      continue;
+    }
+    const candidates = FACTS_EXTENSIONS.map((ext) => name + ext).filter((f) => entries.has(f));
+    if (candidates.length === 1) {
+      files.push([decl, join(dir, candidates[0]!)]);
+    } else if (candidates.length > 1) {
+      diags.push(errorAt(`ambiguous facts for relation ${name} in ${dir}: found ${candidates.join(' and ')}; keep exactly one`));
+    } else if (required.has(name)) {
+      const expected = FACTS_EXTENSIONS.map((ext) => name + ext).join(', ');
+      diags.push(errorAt(`no facts file for relation ${name} in ${dir}: expected one of ${expected}`));
+    }
+  }
+  const out: Record<string, Row[]> = {};
+  for (const [decl, path] of files) {
+    try {
+      out[decl.name] = await loadFactsFile(path, decl.columns, decl.name);
+    } catch (e) {
+      if (!(e instanceof VixenError)) throw e;
+      diags.push(...e.diagnostics);
+    }
+  }
+  if (diags.length > 0) throw new VixenError(diags);
+  return out;
+}

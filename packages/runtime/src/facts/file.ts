@@ -1,0 +1,219 @@
+/**
+ * Streaming, typed loading of one facts file. The format follows the extension:
+ * `.csv` (comma, RFC 4180 quoting), `.tsv`/`.facts` (tab, Soufflé style, no quoting), `.tbl` (TPC-H: `|`, trailing
+ * `|` allowed). No header rows; empty lines are skipped. Bad lines become diagnostics with file/line/column spans.
+ */
+import { createReadStream } from 'node:fs';
+import { basename, extname } from 'node:path';
+import { CsvError, parse, type Options } from 'csv-parse';
+import { VixenError, errorAt, valueHasType, type Column, type Diagnostic, type Row, type SourceSpan, type Value } from '@vixen/queryplan';
+
+interface Format {
+  delimiter: string;
+  quoting: boolean;
+  /** TPC-H dbgen ends every line with the delimiter. */
+  trailingDelimiter: boolean;
+}
+
+const FORMATS: Record<string, Format> = {
+  '.csv': { delimiter: ',', quoting: true, trailingDelimiter: false },
+  '.tsv': { delimiter: '\t', quoting: false, trailingDelimiter: false },
+  '.facts': { delimiter: '\t', quoting: false, trailingDelimiter: false },
+  '.tbl': { delimiter: '|', quoting: false, trailingDelimiter: true },
+};
+
+/** Facts file extensions, in the order they are named in messages. */
+export const FACTS_EXTENSIONS: readonly string[] = Object.keys(FORMATS);
+
+/** Enough to show a user what is wrong without flooding the terminal. */
+const MAX_DIAGNOSTICS = 20;
+
+const INTEGER = /^[+-]?\d+$/;
+
+/** The typed value of one field, or a reason it is not one. Numbers may have surrounding blanks. */
+function convert(text: string, col: Column): Value | { problem: string } {
+  const t = text.trim();
+  switch (col.type) {
+    case 'string':
+      return text;
+    case 'int32':
+    case 'int64': {
+      if (!INTEGER.test(t)) return { problem: '' };
+      // `+ 0` turns -0 into 0.
+      const v = col.type === 'int32' ? Number(t) + 0 : BigInt(t);
+      return valueHasType(col.type, v) ? v : { problem: ' (out of range)' };
+    }
+  }
+}
+
+interface FieldStart {
+  /** Index into the record's raw text. */
+  index: number;
+  /** Lines after the record's first line (quoted CSV fields may span lines). */
+  lineDelta: number;
+  /** 1-based column on that line. */
+  column: number;
+}
+
+/**
+ * Where each field of a record starts in its raw text. The raw text was accepted by the parser, so quotes
+ * toggle quoting and `""` inside quotes is an escaped quote.
+ */
+function fieldStarts(raw: string, format: Format): FieldStart[] {
+  const out: FieldStart[] = [{ index: 0, lineDelta: 0, column: 1 }];
+  let lineDelta = 0;
+  let lineStart = 0;
+  let quoted = false;
+  for (let i = 0; i < raw.length; i++) {
+    const ch = raw[i];
+    if (ch === '\n') {
+      if (!quoted) break;
+      lineDelta++;
+      lineStart = i + 1;
+    } else if (format.quoting && ch === '"') {
+      if (quoted && raw[i + 1] === '"') i++;
+      else quoted = !quoted;
+    } else if (!quoted && raw.startsWith(format.delimiter, i)) {
+      const index = i + format.delimiter.length;
+      out.push({ index, lineDelta, column: index - lineStart + 1 });
+    }
+  }
+  return out;
+}
+
+const FIRST_FIELD: FieldStart = { index: 0, lineDelta: 0, column: 1 };
+
+function span(file: string, line: number, column: number, offset: number, width: number): SourceSpan {
+  return {
+    file,
+    start: { line, column, offset },
+    end: { line, column: column + Math.max(1, width), offset: offset + Math.max(1, width) },
+  };
+}
+
+function csvProblem(e: CsvError): string {
+  switch (e.code) {
+    case 'CSV_QUOTE_NOT_CLOSED':
+      return 'unterminated quoted field';
+    case 'CSV_INVALID_CLOSING_QUOTE':
+      return 'unexpected text after a closing quote';
+    case 'INVALID_OPENING_QUOTE':
+      return 'quote inside an unquoted field (quote the whole field and double the quotes inside it)';
+    default:
+      return `malformed CSV: ${e.message}`;
+  }
+}
+
+function readProblem(path: string, e: unknown): Diagnostic {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return errorAt(`facts file not found: ${path}`);
+  if (code === 'EISDIR') return errorAt(`facts file is a directory: ${path}`);
+  return errorAt(`cannot read facts file ${path}: ${e instanceof Error ? e.message : String(e)}`);
+}
+
+/** Thrown from the record hook to stop parsing once enough problems are known. */
+class TooManyProblems extends Error {}
+
+/** What csv-parse hands the record hook with `raw: true`. */
+interface RawRecord {
+  record: string[];
+  raw: string;
+}
+
+/**
+ * Loads the rows of one facts file typed by `columns` (int32 number, int64 bigint, string as-is).
+ * `relation` names the relation in messages (default: the file name without its extension).
+ * Throws a VixenError listing the bad lines (up to 20).
+ */
+export async function loadFactsFile(
+  path: string,
+  columns: readonly Column[],
+  relation: string = basename(path, extname(path)),
+): Promise<Row[]> {
+  const format = FORMATS[extname(path).toLowerCase()];
+  if (!format) {
+    throw new VixenError(
+      errorAt(`unsupported facts file ${path}: the extension must be one of ${FACTS_EXTENSIONS.join(', ')}`),
+    );
+  }
+  const diags: Diagnostic[] = [];
+  // Line and character offset where the next record starts. Counted here rather than taken from csv-parse's
+  // `info.lines`, which counts a quoted `\r\n` as two lines. Every line reaches the hook as a record (empty ones
+  // included) and quoted newlines are inside the fields, so the count is exact.
+  let line = 1;
+  let offset = 0;
+  const spanOf = (start: FieldStart, width: number) =>
+    span(path, line + start.lineDelta, start.column, offset + start.index, width);
+
+  /** The typed row of one record, or undefined (after recording diagnostics) for a bad or empty line. */
+  const typedRow = ({ record, raw }: RawRecord): Row | undefined => {
+    if (record.length === 1 && record[0] === '' && /^[\r\n]*$/.test(raw)) return undefined;
+    const at = (field: number, width: number) => spanOf(fieldStarts(raw, format)[field] ?? FIRST_FIELD, width);
+    const fields =
+      format.trailingDelimiter && record.length > columns.length && record[record.length - 1] === ''
+        ? record.slice(0, -1)
+        : record;
+    if (fields.length !== columns.length) {
+      // Point at the first extra field, or at the whole (first) line when fields are missing.
+      const extra = fields.length > columns.length ? columns.length : -1;
+      const where = extra >= 0 ? at(extra, fields[extra]!.length) : at(0, raw.split('\n')[0]!.replace(/\r$/, '').length);
+      diags.push(errorAt(`expected ${columns.length} fields, found ${fields.length}`, where));
+      return undefined;
+    }
+    const row: Value[] = [];
+    fields.forEach((text, i) => {
+      const col = columns[i]!;
+      const v = convert(text, col);
+      if (typeof v !== 'object') {
+        row.push(v);
+        return;
+      }
+      const message = `expected ${col.type} in column ${i + 1} (${col.name}) of ${relation}, found ${JSON.stringify(text)}${v.problem}`;
+      diags.push(errorAt(message, at(i, text.length)));
+    });
+    return row.length === columns.length ? row : undefined;
+  };
+
+  // The record hook runs synchronously as csv-parse parses, so `line`/`offset` are exact even when a later
+  // record in the same chunk fails to parse (records already parsed but not yet iterated would be dropped).
+  const onRecord = (rec: RawRecord): Row | undefined => {
+    const row = typedRow(rec);
+    if (diags.length >= MAX_DIAGNOSTICS) throw new TooManyProblems();
+    line += 1 + rec.record.reduce((n, f) => n + f.split('\n').length - 1, 0);
+    // csv-parse's raw text leaves out the `\n` of a `\r\n` record delimiter.
+    offset += rec.raw.length + (rec.raw.endsWith('\r') ? 1 : 0);
+    return row;
+  };
+  const options: Options<Row, RawRecord> = {
+    delimiter: format.delimiter,
+    quote: format.quoting ? '"' : false,
+    record_delimiter: ['\r\n', '\n'],
+    relax_column_count: true,
+    skip_empty_lines: false,
+    bom: true,
+    raw: true,
+    on_record: onRecord,
+  };
+  // csv-parse's non-generic signature types records as string[]; with the hook above they are typed rows.
+  const parser = parse(options as unknown as Options);
+  const input = createReadStream(path);
+  input.on('error', (e) => parser.destroy(e));
+  input.pipe(parser);
+
+  const rows: Row[] = [];
+  try {
+    for await (const row of parser as AsyncIterable<Row>) rows.push(row);
+  } catch (e) {
+    if (e instanceof CsvError) {
+      const raw = typeof e.raw === 'string' ? e.raw : '';
+      const start = fieldStarts(raw, format)[typeof e.column === 'number' ? e.column : 0] ?? FIRST_FIELD;
+      diags.push(errorAt(csvProblem(e), spanOf(start, 1)));
+    } else if (!(e instanceof TooManyProblems)) {
+      diags.push(readProblem(path, e));
+    }
+  } finally {
+    input.destroy();
+  }
+  if (diags.length > 0) throw new VixenError(diags);
+  return rows;
+}

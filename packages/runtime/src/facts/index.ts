@@ -1,0 +1,2 @@
+export { FACTS_EXTENSIONS, loadFactsFile } from './file.js';
+export { loadFactsDir } from './dir.js';

@@ -1,0 +1,192 @@
+/**
+ * WebGPU device selection and the per-device state shared by the drivers (pipeline cache, buffer pool,
+ * error tracking). Device errors are turned into thrown Errors: every kernel runs inside error scopes,
+ * stray errors are recorded by onuncapturederror and device loss is remembered; both fail the next call.
+ */
+import { create, globals } from 'webgpu';
+import { BufferPool } from './pool.js';
+
+export interface GpuLimits {
+  /** Workgroup size the generated `override WG` is set to (256 where allowed, else 128). */
+  readonly workgroupSize: number;
+  readonly maxStorageBufferBindingSize: number;
+  readonly maxBufferSize: number;
+  readonly maxComputeWorkgroupsPerDimension: number;
+  readonly minUniformBufferOffsetAlignment: number;
+}
+
+export interface Gpu {
+  device: GPUDevice;
+  adapterName: string;
+  /** 'vulkan' or 'opengles'. */
+  backend: string;
+  limits: GpuLimits;
+  dispose(): void;
+}
+
+export interface GpuOptions {
+  backend?: 'auto' | 'vulkan' | 'opengles';
+}
+
+let globalsInstalled = false;
+
+function installGlobals(): void {
+  if (globalsInstalled) return;
+  Object.assign(globalThis, globals);
+  globalsInstalled = true;
+}
+
+const SOFTWARE_ADAPTER = /swiftshader|llvmpipe|lavapipe|softpipe|software/i;
+
+/** CPU adapters (SwiftShader, llvmpipe, lavapipe) are not worth preferring Vulkan over GL for. */
+function isRealGpu(adapter: GPUAdapter): boolean {
+  const info = adapter.info as GPUAdapterInfo & { type?: string };
+  if (info.type === 'cpu' || info.isFallbackAdapter) return false;
+  return ![info.vendor, info.architecture, info.device, info.description].some((s) => SOFTWARE_ADAPTER.test(s ?? ''));
+}
+
+async function vulkanAdapter(): Promise<{ instance: GPU; adapter: GPUAdapter } | null> {
+  const instance = create([]);
+  const adapter = await instance.requestAdapter({ powerPreference: 'high-performance' });
+  return adapter ? { instance, adapter } : null;
+}
+
+async function glAdapter(): Promise<{ instance: GPU; adapter: GPUAdapter } | null> {
+  process.env.EGL_PLATFORM ??= 'surfaceless';
+  const instance = create(['backend=opengles']);
+  const adapter = await instance.requestAdapter({ featureLevel: 'compatibility' });
+  return adapter ? { instance, adapter } : null;
+}
+
+function describe(adapter: GPUAdapter, backend: string): string {
+  const { vendor, architecture, device, description } = adapter.info;
+  const parts = [vendor, architecture, device, description].filter((s) => s && s.length > 0);
+  return `${[...new Set(parts)].join(' ')} (${backend})`;
+}
+
+export async function openGpu(options: GpuOptions = {}): Promise<Gpu> {
+  installGlobals();
+  const want = options.backend ?? 'auto';
+  let found: { instance: GPU; adapter: GPUAdapter } | null = null;
+  let backend = want;
+  if (want === 'vulkan' || want === 'auto') {
+    found = await vulkanAdapter();
+    if (want === 'auto' && found && !isRealGpu(found.adapter)) found = null;
+    backend = 'vulkan';
+  }
+  if (!found && want !== 'vulkan') {
+    found = await glAdapter();
+    backend = 'opengles';
+  }
+  if (!found) throw new Error(`no WebGPU adapter found (backend: ${want})`);
+  const { instance, adapter } = found;
+  const a = adapter.limits;
+  const workgroupSize = a.maxComputeInvocationsPerWorkgroup >= 256 && a.maxComputeWorkgroupSizeX >= 256 ? 256 : 128;
+  const device = await adapter.requestDevice({
+    requiredFeatures: adapter.features.has('subgroups') ? ['subgroups'] : [],
+    requiredLimits: {
+      maxComputeWorkgroupSizeX: a.maxComputeWorkgroupSizeX,
+      maxComputeInvocationsPerWorkgroup: a.maxComputeInvocationsPerWorkgroup,
+      maxStorageBuffersPerShaderStage: a.maxStorageBuffersPerShaderStage,
+      maxStorageBufferBindingSize: a.maxStorageBufferBindingSize,
+      maxBufferSize: a.maxBufferSize,
+      maxComputeWorkgroupsPerDimension: a.maxComputeWorkgroupsPerDimension,
+    },
+  });
+  const d = device.limits;
+  return new GpuImpl(instance, device, describe(adapter, backend), backend, {
+    workgroupSize,
+    maxStorageBufferBindingSize: d.maxStorageBufferBindingSize,
+    maxBufferSize: d.maxBufferSize,
+    maxComputeWorkgroupsPerDimension: d.maxComputeWorkgroupsPerDimension,
+    minUniformBufferOffsetAlignment: d.minUniformBufferOffsetAlignment,
+  });
+}
+
+/** The Gpu handed out by openGpu, with the state the drivers share. */
+export class GpuImpl implements Gpu {
+  readonly pipelines = new Map<string, Promise<GPUComputePipeline>>();
+  readonly layouts = new Map<string, { group: GPUBindGroupLayout; pipeline: GPUPipelineLayout }>();
+  readonly pool: BufferPool;
+  /** Why the device is unusable (lost, or an error no scope caught); the next call throws it. */
+  private failure: string | null = null;
+  private lost = false;
+  /** Tail of the chain serializing scoped work: error scopes are a per-device stack. */
+  private tail: Promise<unknown> = Promise.resolve();
+  private readonly lostSignal: Promise<never>;
+
+  constructor(
+    /** Kept so the instance outlives the device. */
+    readonly instance: GPU,
+    readonly device: GPUDevice,
+    readonly adapterName: string,
+    readonly backend: string,
+    readonly limits: GpuLimits,
+  ) {
+    this.pool = new BufferPool(device, limits.maxBufferSize);
+    this.lostSignal = device.lost.then((info) => {
+      this.lost = true;
+      this.failure ??= `GPU device lost (${info.reason}): ${info.message || 'no message'}`;
+      throw new Error(this.failure);
+    });
+    // Nobody awaits lostSignal unless a call is in flight; keep its rejection from being "unhandled".
+    this.lostSignal.catch(() => undefined);
+    device.onuncapturederror = (ev) => {
+      this.failure ??= `uncaught GPU error: ${ev.error.message}`;
+    };
+  }
+
+  dispose(): void {
+    if (this.lost) return;
+    this.failure ??= 'GPU device was disposed';
+    this.pool.dispose();
+    this.pipelines.clear();
+    this.layouts.clear();
+    this.device.destroy();
+  }
+
+  /** Throws if the device is gone or an earlier error went uncaught. */
+  check(): void {
+    if (this.failure) throw new Error(this.failure);
+  }
+
+  /** Resolves with `p`, or rejects as soon as the device is lost (so waits on the GPU never hang). */
+  orLost<T>(p: Promise<T>): Promise<T> {
+    return Promise.race([p, this.lostSignal]);
+  }
+
+  /**
+   * Runs `fn` alone, inside validation / out-of-memory / internal error scopes; a GPU error becomes an
+   * Error naming `what` (and wins over whatever `fn` threw, which is usually a consequence).
+   */
+  scoped<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    const run = async (): Promise<T> => {
+      this.check();
+      const filters: GPUErrorFilter[] = ['validation', 'out-of-memory', 'internal'];
+      for (const f of filters) this.device.pushErrorScope(f);
+      let result: { ok: true; value: T } | { ok: false; error: unknown };
+      try {
+        result = { ok: true, value: await fn() };
+      } catch (error) {
+        result = { ok: false, error };
+      }
+      const errors: string[] = [];
+      for (const f of [...filters].reverse()) {
+        const e = await this.orLost(this.device.popErrorScope());
+        if (e) errors.push(`${f === 'out-of-memory' ? 'out of GPU memory' : `GPU ${f} error`}: ${e.message}`);
+      }
+      if (errors.length > 0) throw new Error(`${what}: ${errors.join('; ')}`);
+      if (!result.ok) throw result.error;
+      this.check();
+      return result.value;
+    };
+    const next = this.tail.then(run, run);
+    this.tail = next.catch(() => undefined);
+    return next;
+  }
+}
+
+export function internals(gpu: Gpu): GpuImpl {
+  if (!(gpu instanceof GpuImpl)) throw new Error('not a Gpu opened by openGpu()');
+  return gpu;
+}

@@ -1,0 +1,152 @@
+/**
+ * Records a kernel's dispatches and copies, then encodes them in one command buffer. Uniform blocks
+ * (sizes + constants) of all dispatches share one buffer bound with dynamic offsets. Pipelines are
+ * compiled once per (pass, WGSL text, workgroup size) and cached on the device.
+ */
+import { PASS_LAYOUTS, uniformVec4s, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
+import type { GpuImpl } from './device.js';
+import { bindingBytes } from './relations.js';
+
+/** A storage binding: a buffer and how many u32 words of it the pass sees. */
+export interface Bound {
+  buffer: GPUBuffer;
+  words: number;
+}
+
+type Step =
+  | { kind: 'dispatch'; pass: PassName; pipeline: Promise<GPUComputePipeline>; buffers: Bound[]; uniform: Uint32Array; threads: number }
+  | { kind: 'copy'; from: GPUBuffer; fromOffset: number; to: GPUBuffer; toOffset: number; bytes: number };
+
+function layoutFor(g: GpuImpl, pass: PassName): { group: GPUBindGroupLayout; pipeline: GPUPipelineLayout } {
+  const cached = g.layouts.get(pass);
+  if (cached) return cached;
+  const group = g.device.createBindGroupLayout({
+    label: pass,
+    entries: PASS_LAYOUTS[pass].map((kind, binding): GPUBindGroupLayoutEntry => ({
+      binding,
+      visibility: GPUShaderStage.COMPUTE,
+      buffer:
+        kind === 'read' ? { type: 'read-only-storage' } : kind === 'write' ? { type: 'storage' } : { type: 'uniform', hasDynamicOffset: true },
+    })),
+  });
+  const layout = { group, pipeline: g.device.createPipelineLayout({ bindGroupLayouts: [group] }) };
+  g.layouts.set(pass, layout);
+  return layout;
+}
+
+async function compile(g: GpuImpl, pass: PassName, code: string): Promise<GPUComputePipeline> {
+  const module = g.device.createShaderModule({ label: pass, code });
+  try {
+    return await g.device.createComputePipelineAsync({
+      label: pass,
+      layout: layoutFor(g, pass).pipeline,
+      compute: { module, entryPoint: 'main', constants: { WG: g.limits.workgroupSize } },
+    });
+  } catch (e) {
+    const info = await module.getCompilationInfo();
+    const errors = info.messages.filter((m) => m.type === 'error').map((m) => `${m.lineNum}:${m.linePos}: ${m.message}`);
+    throw new Error(`compiling WGSL pass ${pass} failed: ${errors.length ? errors.join('; ') : (e as Error).message}`);
+  }
+}
+
+function pipelineFor(g: GpuImpl, pass: PassName, code: string): Promise<GPUComputePipeline> {
+  const key = `${pass}|${g.limits.workgroupSize}|${code}`;
+  let p = g.pipelines.get(key);
+  if (!p) {
+    p = compile(g, pass, code);
+    g.pipelines.set(key, p);
+    // A failed compile is reported to its caller; retrying later recompiles.
+    p.catch(() => g.pipelines.delete(key));
+  }
+  return p;
+}
+
+export class Recorder {
+  private readonly steps: Step[] = [];
+  private readonly temporaries: GPUBuffer[] = [];
+
+  constructor(
+    readonly g: GpuImpl,
+    private readonly shaders: KernelShaders,
+  ) {}
+
+  /** A scratch storage buffer of `words` u32, returned to the pool after submit(). */
+  scratch(words: number): Bound {
+    const buffer = this.g.pool.acquire(bindingBytes(words), GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST);
+    this.temporaries.push(buffer);
+    return { buffer, words };
+  }
+
+  /** One thread per index in [0, threads); `sizes` fills uniform vec4 0, `constants` the vec4s after it. */
+  dispatch(pass: PassName, buffers: Bound[], sizes: readonly number[], threads: number, constants: Uint32Array = new Uint32Array(0)): void {
+    const code = this.shaders[pass];
+    if (code === undefined) throw new Error(`internal: no WGSL for pass ${pass}`);
+    if (threads === 0) return;
+    const uniform = new Uint32Array(4 * uniformVec4s(constants.length));
+    uniform.set(sizes);
+    uniform.set(constants, 4);
+    this.steps.push({ kind: 'dispatch', pass, pipeline: pipelineFor(this.g, pass, code), buffers, uniform, threads });
+  }
+
+  copy(from: GPUBuffer, fromOffset: number, to: GPUBuffer, toOffset: number, bytes: number): void {
+    if (bytes > 0) this.steps.push({ kind: 'copy', from, fromOffset, to, toOffset, bytes });
+  }
+
+  /** Workgroup grid for `threads` threads: 2D when one dimension is not enough. */
+  private grid(threads: number): [number, number] {
+    const groups = Math.ceil(threads / this.g.limits.workgroupSize);
+    const max = this.g.limits.maxComputeWorkgroupsPerDimension;
+    const x = Math.min(groups, max);
+    const y = Math.ceil(groups / x);
+    if (y > max) throw new Error(`dispatch of ${threads} threads exceeds the device's workgroup grid`);
+    return [x, y];
+  }
+
+  async submit(): Promise<void> {
+    const { device, limits } = this.g;
+    const dispatches = this.steps.filter((s) => s.kind === 'dispatch');
+    const pipelines = await Promise.all(dispatches.map((s) => s.pipeline));
+    const align = limits.minUniformBufferOffsetAlignment;
+    const offsets: number[] = [];
+    let bytes = 0;
+    for (const s of dispatches) {
+      offsets.push(bytes);
+      bytes += Math.ceil(s.uniform.byteLength / align) * align;
+    }
+    const arenaData = new Uint32Array(Math.max(bytes, 16) / 4);
+    dispatches.forEach((s, k) => arenaData.set(s.uniform, offsets[k]! / 4));
+    const arena = this.g.pool.acquire(arenaData.byteLength, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
+    device.queue.writeBuffer(arena, 0, arenaData);
+
+    const encoder = device.createCommandEncoder();
+    let pass: GPUComputePassEncoder | null = null;
+    let k = 0;
+    for (const s of this.steps) {
+      if (s.kind === 'copy') {
+        pass?.end();
+        pass = null;
+        encoder.copyBufferToBuffer(s.from, s.fromOffset, s.to, s.toOffset, s.bytes);
+        continue;
+      }
+      pass ??= encoder.beginComputePass();
+      const entries: GPUBindGroupEntry[] = s.buffers.map((b, binding) => ({
+        binding,
+        resource: { buffer: b.buffer, offset: 0, size: bindingBytes(b.words) },
+      }));
+      entries.push({ binding: entries.length, resource: { buffer: arena, offset: 0, size: s.uniform.byteLength } });
+      const group = device.createBindGroup({ layout: layoutFor(this.g, s.pass).group, entries });
+      pass.setPipeline(pipelines[k]!);
+      pass.setBindGroup(0, group, [offsets[k]!]);
+      const [x, y] = this.grid(s.threads);
+      pass.dispatchWorkgroups(x, y);
+      k++;
+    }
+    pass?.end();
+    device.queue.submit([encoder.finish()]);
+    // Later submissions run after this one, so the buffers may be handed out again right away.
+    this.g.pool.release(arena);
+    for (const t of this.temporaries) this.g.pool.release(t);
+    this.steps.length = 0;
+    this.temporaries.length = 0;
+  }
+}

@@ -1,0 +1,82 @@
+/** Device relations: row-major u32 buffers plus a host-known row count; upload, download, release. */
+import { internals, type Gpu, type GpuImpl } from './device.js';
+
+export interface DeviceRelation {
+  /** null when count == 0. */
+  buffer: GPUBuffer | null;
+  count: number;
+  /** Words per row. */
+  width: number;
+}
+
+// GPUBufferUsage is a global only once openGpu() has installed the webgpu globals, hence functions.
+export function relationUsage(): GPUBufferUsageFlags {
+  return GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+}
+
+function stagingUsage(): GPUBufferUsageFlags {
+  return GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
+}
+
+/** Bytes a storage binding of `words` u32 takes (bindings are never empty). */
+export function bindingBytes(words: number): number {
+  return Math.max(4, words * 4);
+}
+
+/** Throws a clear Error when `words` u32 do not fit one storage binding on this device. */
+export function checkBindingSize(g: GpuImpl, words: number, what: string): void {
+  const bytes = words * 4;
+  if (bytes > g.limits.maxStorageBufferBindingSize) {
+    throw new Error(
+      `${what} needs ${bytes} bytes, more than this device's maxStorageBufferBindingSize (${g.limits.maxStorageBufferBindingSize} bytes)`,
+    );
+  }
+}
+
+/** A new relation of `count` rows (contents undefined). */
+export function allocRelation(g: GpuImpl, count: number, width: number): DeviceRelation {
+  if (count === 0) return { buffer: null, count, width };
+  checkBindingSize(g, count * width, `relation of ${count} rows x ${width} words`);
+  return { buffer: g.pool.acquire(bindingBytes(count * width), relationUsage()), count, width };
+}
+
+/** `count` is needed only for zero-width rows (nullary relations), where words cannot tell it. */
+export function uploadRelation(gpu: Gpu, words: Uint32Array, width: number, count?: number): DeviceRelation {
+  const g = internals(gpu);
+  g.check();
+  if (width === 0 && count === undefined) throw new Error('uploadRelation: a zero-width relation needs an explicit count');
+  const rows = count ?? words.length / width;
+  if (!Number.isInteger(rows) || rows * width !== words.length) {
+    throw new Error(`uploadRelation: ${words.length} words is not ${count ?? 'a whole number of'} rows of ${width} words`);
+  }
+  const rel = allocRelation(g, rows, width);
+  if (rel.buffer && words.length > 0) g.device.queue.writeBuffer(rel.buffer, 0, words);
+  return rel;
+}
+
+/** Reads `words` u32 from `buffer` at byte `offset`. */
+export async function readWords(g: GpuImpl, buffer: GPUBuffer, offset: number, words: number): Promise<Uint32Array> {
+  const bytes = words * 4;
+  const staging = g.pool.acquire(bytes, stagingUsage());
+  const encoder = g.device.createCommandEncoder();
+  encoder.copyBufferToBuffer(buffer, offset, staging, 0, bytes);
+  g.device.queue.submit([encoder.finish()]);
+  await g.orLost(staging.mapAsync(GPUMapMode.READ, 0, bytes));
+  const out = new Uint32Array(staging.getMappedRange(0, bytes).slice(0));
+  staging.unmap();
+  g.pool.release(staging);
+  return out;
+}
+
+export async function downloadRelation(gpu: Gpu, rel: DeviceRelation): Promise<Uint32Array> {
+  const g = internals(gpu);
+  g.check();
+  const words = rel.count * rel.width;
+  if (!rel.buffer || words === 0) return new Uint32Array(0);
+  const buffer = rel.buffer;
+  return g.scoped('downloadRelation', () => readWords(g, buffer, 0, words));
+}
+
+export function releaseRelation(gpu: Gpu, rel: DeviceRelation): void {
+  if (rel.buffer) internals(gpu).pool.release(rel.buffer);
+}

@@ -1,0 +1,229 @@
+/** Every KIR kernel kind on a real WebGPU device against plain-JS references on seeded random data. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateKernelShaders, kernelConstants } from '@vixen/codegen-wgsl';
+import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
+import { rowWords, type CompareOp, type Expr, type Predicate, type ScalarType } from '@vixen/queryplan';
+import { downloadRelation, openGpu, releaseRelation, runKernel, uploadRelation, type Gpu } from '../src/gpu/index.js';
+import {
+  canonical,
+  compareWords,
+  constWords,
+  encode,
+  keyWords,
+  passes,
+  projectWords,
+  projectedWidth,
+  randomRows,
+  rng,
+  rowWordsOf,
+  sortByKeys,
+  type TestRow,
+} from './gpu-fixtures.js';
+
+let gpu: Gpu;
+beforeAll(async () => {
+  gpu = await openGpu();
+});
+afterAll(() => gpu?.dispose());
+
+const SIZES = [0, 1, 7, 128, 129, 1000, 50_000];
+const TYPES: ScalarType[] = ['int32', 'int64', 'string', 'int32'];
+const OPS: CompareOp[] = ['=', '!=', '<', '<=', '>', '>='];
+
+const col = (index: number, types: readonly ScalarType[]): Expr => ({ kind: 'col', index, type: types[index]! });
+
+function vars(...columns: ScalarType[][]): KirVariable[] {
+  return columns.map((c, id) => ({ id, name: `v${id}`, columns: c }));
+}
+
+/** Uploads `inputs` (rows of the kernel's input variables), runs the kernel, returns the output words. */
+async function run(kernel: KirKernel, variables: KirVariable[], inputs: Array<{ types: ScalarType[]; rows: TestRow[] }>): Promise<number[]> {
+  const rels = inputs.map((i) => uploadRelation(gpu, encode(i.types, i.rows), rowWords(i.types)));
+  const out = await runKernel(gpu, kernel, generateKernelShaders(kernel, variables), rels, constWords(kernelConstants(kernel)), variables);
+  const outVar = variables.find((v) => v.id === kernel.output)!;
+  expect(out.width).toBe(rowWords(outVar.columns));
+  const words = await downloadRelation(gpu, out);
+  expect(words.length).toBe(out.count * out.width);
+  for (const r of [...rels, out]) releaseRelation(gpu, r);
+  return Array.from(words);
+}
+
+const c32 = (value: number): Expr => ({ kind: 'const', type: 'int32', value });
+const c64 = (value: bigint): Expr => ({ kind: 'const', type: 'int64', value });
+const cStr = (id: number): Expr => ({ kind: 'const', type: 'string', value: `s${id}` });
+const constOf: Record<ScalarType, Expr> = { int32: c32(-3), int64: c64(-5_000_000_000n + 2n), string: cStr(5) };
+
+describe('mapFilter', () => {
+  const project: Expr[] = [col(2, TYPES), cStr(0xfffffff3), col(1, TYPES), c64(-(2n ** 40n) - 7n), col(0, TYPES), c32(-42)];
+  const outTypes: ScalarType[] = ['string', 'string', 'int64', 'int64', 'int32', 'int32'];
+
+  async function check(filter: Predicate[], rows: TestRow[]): Promise<void> {
+    const kernel: KirKernel = { kind: 'mapFilter', id: 0, input: 0, output: 1, filter, project };
+    const got = await run(kernel, vars(TYPES, outTypes), [{ types: TYPES, rows }]);
+    expect(projectedWidth(project)).toBe(rowWords(outTypes));
+    const want = rows.filter((r) => passes(filter, r)).flatMap((r) => projectWords(project, r));
+    expect(got).toEqual(want);
+  }
+
+  it.each(SIZES)('projects constants and columns, no filter, n=%i', async (n) => {
+    await check([], randomRows(rng(n), TYPES, n, 20));
+  });
+
+  for (const [index, type] of [[0, 'int32'], [1, 'int64'], [2, 'string']] as const) {
+    it.each(OPS)(`filters ${type} column %s constant`, async (op) => {
+      const rows = randomRows(rng(7 + index), TYPES, 1000, 20);
+      // Comparisons against a value that occurs in the data, so = and boundaries matter.
+      const probe = rows[3]![index]!;
+      const constant: Expr = type === 'int32' ? c32(Number(probe)) : type === 'int64' ? c64(BigInt(probe)) : cStr(Number(probe));
+      await check([{ kind: 'compare', op, left: col(index, TYPES), right: constant }], rows);
+      await check([{ kind: 'compare', op, left: constOf[type], right: col(index, TYPES) }], rows);
+    });
+  }
+
+  it.each(OPS)('filters column %s column (int32) in a conjunction', async (op) => {
+    const rows = randomRows(rng(11), TYPES, 1000, 8);
+    await check(
+      [
+        { kind: 'compare', op, left: col(0, TYPES), right: col(3, TYPES) },
+        { kind: 'compare', op: '!=', left: col(1, TYPES), right: c64(0n) },
+      ],
+      rows,
+    );
+  });
+
+  it('compacts 70k rows (three scan levels)', async () => {
+    const rows = randomRows(rng(70), TYPES, 70_000, 1000);
+    await check([{ kind: 'compare', op: '<', left: col(0, TYPES), right: c32(100) }], rows);
+  });
+});
+
+describe('sort', () => {
+  it.each(SIZES)('sorts by mixed keys (stable), n=%i', async (n) => {
+    const rows = randomRows(rng(100 + n), TYPES, n, 30);
+    for (const keys of [[2, 0], [1], [0, 1, 2, 3], [3, 1]]) {
+      const kernel: KirKernel = { kind: 'sort', id: 0, input: 0, output: 1, keys };
+      const got = await run(kernel, vars(TYPES, TYPES), [{ types: TYPES, rows }]);
+      expect(got).toEqual(Array.from(encode(TYPES, sortByKeys(TYPES, rows, keys))));
+    }
+  });
+});
+
+describe('unique', () => {
+  it.each(SIZES)('drops adjacent duplicates, n=%i', async (n) => {
+    const types: ScalarType[] = ['int64', 'string'];
+    const rows = sortByKeys(types, randomRows(rng(200 + n), types, n, 6), [0, 1]);
+    const kernel: KirKernel = { kind: 'unique', id: 0, input: 0, output: 1 };
+    const got = await run(kernel, vars(types, types), [{ types, rows }]);
+    expect(got).toEqual(Array.from(encode(types, canonical(types, rows))));
+  });
+});
+
+describe('difference', () => {
+  it.each(SIZES)('removes rows present on the right, n=%i', async (n) => {
+    const types: ScalarType[] = ['int32', 'int64', 'string'];
+    const r = rng(300 + n);
+    const left = canonical(types, randomRows(r, types, n, 4));
+    const right = canonical(types, [...left.filter(() => r() < 0.5), ...randomRows(r, types, Math.ceil(n / 2), 4)]);
+    const kernel: KirKernel = { kind: 'difference', id: 0, left: 0, right: 1, output: 2 };
+    const v = vars(types, types, types);
+    const rightKeys = new Set(right.map((x) => rowWordsOf(types, x).join(',')));
+    const want = left.filter((x) => !rightKeys.has(rowWordsOf(types, x).join(',')));
+    expect(await run(kernel, v, [{ types, rows: left }, { types, rows: right }])).toEqual(Array.from(encode(types, want)));
+    // An empty side.
+    expect(await run(kernel, v, [{ types, rows: left }, { types, rows: [] }])).toEqual(Array.from(encode(types, left)));
+  });
+});
+
+describe('mergeJoin', () => {
+  const L: ScalarType[] = ['int32', 'int64', 'string'];
+  const R: ScalarType[] = ['string', 'int32', 'int64'];
+  const LR = [...L, ...R];
+
+  async function check(n: number, m: number, leftKeys: number[], rightKeys: number[], filter: Predicate[], domain: number): Promise<void> {
+    const r = rng(400 + n * 7 + m);
+    const left = sortByKeys(L, randomRows(r, L, n, domain), leftKeys);
+    const right = sortByKeys(R, randomRows(r, R, m, domain), rightKeys);
+    const project: Expr[] = [col(5, LR), col(0, LR), c32(-9), col(3, LR), col(1, LR), cStr(77)];
+    const outTypes: ScalarType[] = ['int64', 'int32', 'int32', 'string', 'int64', 'string'];
+    const kernel: KirKernel = { kind: 'mergeJoin', id: 0, left: 0, right: 1, output: 2, leftKeys, rightKeys, filter, project };
+    const got = await run(kernel, vars(L, R, outTypes), [{ types: L, rows: left }, { types: R, rows: right }]);
+    const want: number[] = [];
+    for (const l of left) {
+      const lk = keyWords(L, l, leftKeys);
+      for (const x of right) {
+        if (compareWords(lk, keyWords(R, x, rightKeys)) !== 0) continue;
+        const row = [...l, ...x];
+        if (passes(filter, row)) want.push(...projectWords(project, row));
+      }
+    }
+    expect(got).toEqual(want);
+  }
+
+  it.each(SIZES)('joins on int32 = int32 and int64 = int64 with duplicates, n=%i', async (n) => {
+    await check(n, Math.max(0, Math.floor(n / 2) + 3), [0, 1], [1, 2], [], n >= 50_000 ? 400 : 5);
+  });
+
+  it.each([0, 1, 7, 129])('joins on string with a filter across sides, n=%i', async (n) => {
+    const filter: Predicate[] = [
+      { kind: 'compare', op: '<', left: col(0, LR), right: col(4, LR) },
+      { kind: 'compare', op: '>=', left: col(5, LR), right: c64(-10n) },
+    ];
+    await check(n, n + 5, [2], [0], filter, 6);
+  });
+
+  it.each([0, 1, 7, 129])('empty keys make a filtered product, n=%i', async (n) => {
+    await check(n, 40, [], [], [{ kind: 'compare', op: '!=', left: col(2, LR), right: col(3, LR) }], 5);
+  });
+
+  it('throws a clear error when the output cannot fit one binding', async () => {
+    const limit = gpu.limits.maxStorageBufferBindingSize;
+    if (limit > 256 * 1024 * 1024) return; // would need too much data on this device
+    const types: ScalarType[] = ['int32'];
+    const side = Math.ceil(Math.sqrt(limit / 4 / 4)) + 16;
+    const rows = Array.from({ length: side }, (_, i): TestRow => [i]);
+    const project: Expr[] = [col(0, ['int32', 'int32']), col(1, ['int32', 'int32']), c32(1), c32(2)];
+    const kernel: KirKernel = { kind: 'mergeJoin', id: 3, left: 0, right: 1, output: 2, leftKeys: [], rightKeys: [], filter: [], project };
+    await expect(run(kernel, vars(types, types, ['int32', 'int32', 'int32', 'int32']), [{ types, rows }, { types, rows }])).rejects.toThrow(
+      /maxStorageBufferBindingSize/,
+    );
+  });
+});
+
+describe('concat and copy', () => {
+  it.each(SIZES)('concatenates and copies, n=%i', async (n) => {
+    const rows = randomRows(rng(500 + n), TYPES, n, 50);
+    const more = randomRows(rng(600 + n), TYPES, 3, 50);
+    const v = vars(TYPES, TYPES, TYPES);
+    expect(await run({ kind: 'concat', id: 0, left: 0, right: 1, output: 2 }, v, [{ types: TYPES, rows }, { types: TYPES, rows: more }])).toEqual(
+      Array.from(encode(TYPES, [...rows, ...more])),
+    );
+    expect(await run({ kind: 'copy', id: 1, input: 0, output: 1 }, v, [{ types: TYPES, rows }])).toEqual(Array.from(encode(TYPES, rows)));
+  });
+});
+
+describe('device', () => {
+  it('describes the adapter', () => {
+    expect(gpu.adapterName.length).toBeGreaterThan(0);
+    expect(['vulkan', 'opengles']).toContain(gpu.backend);
+    expect([128, 256]).toContain(gpu.limits.workgroupSize);
+  });
+
+  it('turns a WGSL compile error into a thrown Error and keeps working', async () => {
+    const types: ScalarType[] = ['int32'];
+    const kernel: KirKernel = { kind: 'unique', id: 9, input: 0, output: 1 };
+    const shaders = { ...generateKernelShaders(kernel, vars(types, types)), flags: 'this is not wgsl' };
+    const rel = uploadRelation(gpu, Uint32Array.from([1, 2, 2]), 1);
+    await expect(runKernel(gpu, kernel, shaders, [rel], new Uint32Array(0), vars(types, types))).rejects.toThrow(/unique kernel 9/);
+    releaseRelation(gpu, rel);
+    expect(await run(kernel, vars(types, types), [{ types, rows: [[1], [2], [2]] }])).toEqual([1, 2]);
+  });
+
+  it('handles zero-width (nullary) relations', async () => {
+    const rel = uploadRelation(gpu, new Uint32Array(0), 0, 3);
+    const kernel: KirKernel = { kind: 'unique', id: 0, input: 0, output: 1 };
+    const out = await runKernel(gpu, kernel, generateKernelShaders(kernel, vars([], [])), [rel], new Uint32Array(0), vars([], []));
+    expect(out.count).toBe(1);
+    releaseRelation(gpu, rel);
+    releaseRelation(gpu, out);
+  });
+});

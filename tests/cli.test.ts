@@ -1,0 +1,118 @@
+/**
+ * The CLI end to end: bad input gives a located, readable error and a non-zero exit without a stack trace;
+ * outputs, --output-dir, compile/run of a program file, and plan dumps work.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { runCli } from '@vixen/cli';
+
+const root = join(import.meta.dirname, '..');
+const bad = join(import.meta.dirname, 'bad-input');
+
+async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await runCli(['node', 'vixen', ...args], (s) => (out += s), (s) => (err += s));
+  return { code, out, err };
+}
+
+describe('bad input is a located error, never a stack trace', () => {
+  const cases: Array<[string, string[], RegExp]> = [
+    ['syntax error', ['run', join(bad, 'syntax-error.logic')], /syntax-error\.logic:3:1: error: .*expected/i],
+    ['undeclared predicate', ['run', join(bad, 'undeclared-predicate.logic')], /undeclared-predicate\.logic:2:27: error: .*node/],
+    ['arity mismatch', ['run', join(bad, 'arity-mismatch.logic')], /arity-mismatch\.logic:2:15: error: .*(arity|argument)/i],
+    ['type mismatch', ['run', join(bad, 'type-mismatch.logic')], /type-mismatch\.logic:3:\d+: error: .*(type|int32|string)/i],
+    ['unsafe head variable', ['run', join(bad, 'unsafe-head.logic')], /unsafe-head\.logic:2:9: error: .*z/],
+    ['missing facts file', ['run', join(bad, 'uses-edge.logic'), '--facts', join(bad, 'facts-empty')], /edge.*(edge\.csv|not found|no facts)/i],
+    ['missing facts directory', ['run', join(bad, 'uses-edge.logic'), '--facts', join(bad, 'no-such-dir')], /no-such-dir/],
+    ['malformed facts line', ['run', join(bad, 'uses-edge.logic'), '--facts', join(bad, 'facts-bad')], /edge\.csv:2:\d+: error: .*int32/],
+    ['missing program file', ['run', join(bad, 'nope.logic')], /nope\.logic/],
+    ['bad program json', ['run', join(bad, 'facts-empty', '.keep') + '.json'], /cannot read|not valid JSON/],
+    ['unknown output relation', ['run', join(bad, 'uses-edge.logic'), '--output', 'nosuch'], /unknown output relation: nosuch/],
+  ];
+  for (const [name, args, pattern] of cases) {
+    test(name, async () => {
+      const r = await cli(...args);
+      expect(r.code).not.toBe(0);
+      expect(r.err).toMatch(pattern);
+      expect(r.err).not.toMatch(/\n\s+at .*\(.*:\d+:\d+\)/);
+      expect(r.out).toBe('');
+    });
+  }
+
+  test('source errors show the line and a caret', async () => {
+    const r = await cli('plan', join(bad, 'unsafe-head.logic'));
+    expect(r.err).toContain('path(x, z) <- edge(x, y).');
+    expect(r.err).toMatch(/\|\s+\^/);
+  });
+
+  test('the real binary exits non-zero with no stack trace', () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'packages/cli/src/main.ts'), 'run', join(bad, 'syntax-error.logic')], {
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/syntax-error\.logic:3:1: error:/);
+    expect(r.stderr).not.toMatch(/\s+at /);
+  });
+});
+
+describe('running programs', () => {
+  test('even-odd prints both sets and names the adapter', async () => {
+    const r = await cli('run', join(root, 'examples/even-odd.logic'), '--format', 'json');
+    expect(r.code).toBe(0);
+    expect(r.err).toMatch(/adapter: \S+/);
+    const json = JSON.parse(r.out) as Record<string, { rows: number[][] }>;
+    expect(json.even!.rows.map((x) => x[0])).toEqual(Array.from({ length: 51 }, (_, i) => 2 * i));
+    expect(json.odd!.rows.map((x) => x[0])).toEqual(Array.from({ length: 50 }, (_, i) => 2 * i + 1));
+  });
+
+  test('--output-dir writes tab-separated files and a failed run leaves them intact', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vixen-out-'));
+    const ok = await cli('run', join(root, 'examples/transitive-closure.logic'), '--facts', join(root, 'examples/transitive-closure'), '--output-dir', dir);
+    expect(ok.code).toBe(0);
+    const path = readFileSync(join(dir, 'path.csv'), 'utf8');
+    expect(path.split('\n')).toContain('1\t4');
+    expect(path.split('\n')).not.toContain('4\t1');
+    const failed = await cli('run', join(bad, 'uses-edge.logic'), '--facts', join(bad, 'facts-bad'), '--output-dir', dir);
+    expect(failed.code).not.toBe(0);
+    expect(readFileSync(join(dir, 'path.csv'), 'utf8')).toBe(path);
+  });
+
+  test('compile writes a program file that runs without the front end', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vixen-prog-'));
+    const file = join(dir, 'tc.json');
+    const c = await cli('compile', join(root, 'examples/transitive-closure.logic'), '-o', file);
+    expect(c.code).toBe(0);
+    expect(existsSync(file)).toBe(true);
+    const fromSource = await cli('run', join(root, 'examples/transitive-closure.logic'), '--facts', join(root, 'examples/transitive-closure'), '--format', 'csv');
+    const fromFile = await cli('run', file, '--facts', join(root, 'examples/transitive-closure'), '--format', 'csv');
+    expect(fromFile.code).toBe(0);
+    expect(fromFile.out).toBe(fromSource.out);
+    const json = JSON.parse(readFileSync(file, 'utf8')) as { kir: { kernels: unknown[] } };
+    json.kir.kernels = 'oops' as unknown as unknown[];
+    writeFileSync(file, JSON.stringify(json));
+    const broken = await cli('run', file);
+    expect(broken.code).toBe(1);
+    expect(broken.err).toMatch(/kernels/);
+  });
+
+  test('plan dumps: QP text, DOT, kernel IR, WGSL', async () => {
+    const src = join(root, 'examples/transitive-closure.logic');
+    expect((await cli('plan', src)).out).toMatch(/path/);
+    expect((await cli('plan', src, '--dot')).out).toMatch(/^digraph/);
+    expect((await cli('plan', src, '--ir', 'kernel')).out).toMatch(/sort|mergeJoin/);
+    expect((await cli('plan', src, '--wgsl')).out).toMatch(/@compute/);
+  });
+});
+
+test('pnpm vixen works from the repo root', () => {
+  const out = execFileSync('pnpm', ['--silent', 'vixen', 'run', 'examples/even-odd.logic', '--output', 'odd', '--format', 'csv'], {
+    cwd: root,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  expect(out.split('\n').slice(0, 4)).toEqual(['# odd', 'n', '1', '3']);
+});
