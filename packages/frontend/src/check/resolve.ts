@@ -53,7 +53,8 @@ class Resolver {
     if (info.arity === atom.args.length) return true;
     const how = info.declared ? 'declared' : 'first used';
     this.error(
-      `arity mismatch: ${atom.pred} expects ${plural(info.arity, 'argument')} (${how} at ${formatLocation(info.span)}), found ${atom.args.length}`,
+      `arity mismatch: ${atom.pred} expects ${plural(info.arity, 'argument')} ` +
+        `(${how} at ${formatLocation(info.span)}), found ${atom.args.length}`,
       atom.span,
     );
     return false;
@@ -70,7 +71,8 @@ class Resolver {
     }
     const existing = this.preds.get(head.pred);
     if (existing?.declared) {
-      return this.error(`duplicate declaration of ${head.pred} (first declared at ${formatLocation(existing.decl!.span)})`, head.predSpan);
+      const first = formatLocation(existing.decl!.span);
+      return this.error(`duplicate declaration of ${head.pred} (first declared at ${first})`, head.predSpan);
     }
     const columns: DeclaredColumn[] = head.args.map((t, i) => {
       if (t.kind === 'var' && head.args.findIndex((u) => u.kind === 'var' && u.name === t.name) === i) return { name: t.name };
@@ -113,7 +115,8 @@ class Resolver {
     let ground = true;
     for (const t of args) {
       if (t && (t.kind === 'var' || t.kind === 'wildcard')) {
-        this.error(`facts must be ground: expected a constant but found ${t.kind === 'var' ? `variable ${t.name}` : '_'}`, t.span);
+        const found = t.kind === 'var' ? `variable ${t.name}` : '_';
+        this.error(`facts must be ground: expected a constant but found ${found}`, t.span);
         ground = false;
       }
     }

@@ -98,7 +98,10 @@ class TypeChecker {
       cols.forEach((t, i) => {
         // Declared and blocked predicates had their problem reported already.
         if (t === undefined && !p.declared && !blocked.has(p.name)) {
-          this.error(`cannot infer the type of column ${i + 1} of ${p.name}; expected a declaration such as ${p.name}(...) -> int32(x), ...`, p.span);
+          this.error(
+            `cannot infer the type of column ${i + 1} of ${p.name}; expected a declaration such as ${p.name}(...) -> int32(x), ...`,
+            p.span,
+          );
         }
       });
       this.types.set(p.name, cols);
@@ -202,7 +205,8 @@ class TypeChecker {
       }
       const bound = vars.get(t.name);
       if (bound && bound.type !== type) {
-        this.error(`type mismatch: expected ${type} for ${what} but variable ${t.name} is ${bound.type} (${bound.where})`, t.span);
+        const found = `variable ${t.name} is ${bound.type} (${bound.where})`;
+        this.error(`type mismatch: expected ${type} for ${what} but ${found}`, t.span);
       }
       return bound?.type === type ? { kind: 'var', name: t.name, type } : undefined;
     });

@@ -112,7 +112,10 @@ export function compileRuleBody(
     }
     const source = sources[atomIndex]!;
     const identity =
-      !current && filter.length === 0 && project.length === atom.args.length && project.every((e, i) => e.kind === 'col' && e.index === i);
+      !current &&
+      filter.length === 0 &&
+      project.length === atom.args.length &&
+      project.every((e, i) => e.kind === 'col' && e.index === i);
     if (identity && !last) {
       // The atom's relation is already the intermediate: join it directly.
       current = { name: source, vars: columns };

@@ -25,7 +25,7 @@ export type Term =
   | { kind: 'neg'; operand: Term; span: SourceSpan }
   | { kind: 'binary'; op: ArithOp; left: Term; right: Term; span: SourceSpan }
   /** Functional application `f[args]` used as a value. */
-  | { kind: 'apply'; name: string; args: Term[]; span: SourceSpan };
+  | { kind: 'apply'; name: string; args: Term[]; span: SourceSpan; nameSpan: SourceSpan };
 
 export interface Atom {
   kind: 'atom';

@@ -34,6 +34,8 @@ export const Order = keyword('order');
 export const By = keyword('by');
 export const Limit = keyword('limit');
 export const Agg = keyword('agg');
+export const Asc = keyword('asc');
+export const Desc = keyword('desc');
 
 function punct(name: string, text: string): TokenType {
   return createToken({ name, pattern: text, label: `'${text}'` });
@@ -76,6 +78,8 @@ export const allTokens: TokenType[] = [
   By,
   Limit,
   Agg,
+  Asc,
+  Desc,
   Identifier,
   Arrow,
   LArrow,

@@ -35,8 +35,8 @@ class MessageProvider implements IParserErrorMessageProvider {
   buildNoViableAltMessage(o: { expectedPathsPerAlt: TokenType[][][]; actual: IToken[]; ruleName: string }): string {
     return this.expectedOneOf(o.expectedPathsPerAlt.flat(), o.actual, RULE_DESCRIPTIONS[o.ruleName]);
   }
-  buildEarlyExitMessage(o: { expectedIterationPaths: TokenType[][]; actual: IToken[] }): string {
-    return this.expectedOneOf(o.expectedIterationPaths, o.actual);
+  buildEarlyExitMessage(o: { expectedIterationPaths: TokenType[][]; actual: IToken[]; ruleName: string }): string {
+    return this.expectedOneOf(o.expectedIterationPaths, o.actual, RULE_DESCRIPTIONS[o.ruleName]);
   }
 
   /** Reports the first token where the input leaves every expected path. */
@@ -63,6 +63,8 @@ class MessageProvider implements IParserErrorMessageProvider {
 /** What a rule's alternatives amount to, when nothing of it matched at all. */
 const RULE_DESCRIPTIONS: Record<string, string> = {
   clause: "a declaration, fact, rule, 'include' or 'order'",
+  formula: 'an atom or a comparison',
+  conjunction: 'an atom or a comparison',
   literal: 'an atom or a comparison',
   unary: 'a variable or constant',
   primary: 'a variable or constant',
@@ -148,13 +150,12 @@ class LogicParser extends EmbeddedActionsParser {
 
   private orderKey = this.RULE('orderKey', (): OrderKey => {
     const col = this.CONSUME(T.Identifier);
-    const dir = this.OPTION(() => this.CONSUME2(T.Identifier));
-    return this.ACTION(() => {
-      if (dir && dir.image !== 'asc' && dir.image !== 'desc') {
-        this.semantic.push(errorAt(`expected 'asc' or 'desc' but found '${dir.image}'`, this.span(dir)));
-      }
-      return { column: col.image, descending: dir?.image === 'desc', span: this.span(dir ?? col) };
-    });
+    const dir = this.OPTION(() => this.OR([{ ALT: () => this.CONSUME(T.Asc) }, { ALT: () => this.CONSUME(T.Desc) }]));
+    return this.ACTION(() => ({
+      column: col.image,
+      descending: dir?.tokenType === T.Desc,
+      span: joinSpans(this.span(col), this.span(dir ?? col)),
+    }));
   });
 
   private headClause = this.RULE('headClause', (): Clause => {
@@ -318,8 +319,8 @@ class LogicParser extends EmbeddedActionsParser {
       }
       const value = this.asTerm(right);
       if (op === '=' && left.kind === 'apply') {
-        const predSpan = { ...left.span, end: { ...left.span.start, column: left.span.start.column + left.name.length, offset: left.span.start.offset + left.name.length } };
-        return { kind: 'funcAtom', pred: left.name, keys: left.args, value, span: joinSpans(left.span, value.span), predSpan };
+        const span = joinSpans(left.span, value.span);
+        return { kind: 'funcAtom', pred: left.name, keys: left.args, value, span, predSpan: left.nameSpan };
       }
       const l = this.asTerm(left);
       return { kind: 'compare', op, left: l, right: value, span: joinSpans(l.span, value.span) };
@@ -421,7 +422,8 @@ class LogicParser extends EmbeddedActionsParser {
             const args = this.SUBRULE2(this.args);
             const close = this.CONSUME(T.RBracket);
             this.ACTION(() => {
-              result = { kind: 'apply', name: name.image, args, span: joinSpans(this.span(name), this.span(close)) };
+              const nameSpan = this.span(name);
+              result = { kind: 'apply', name: name.image, args, span: joinSpans(nameSpan, this.span(close)), nameSpan };
             });
           },
         },

@@ -1,0 +1,168 @@
+import { describe, expect, it } from 'vitest';
+import { renderDiagnostics } from '@vixen/queryplan';
+import { compileLogic } from '../src/index.js';
+import { errors, expectError } from './helpers.js';
+
+const EDGE = 'edge(x, y) -> int32(x), int32(y).\n';
+
+describe('diagnostics', () => {
+  it('syntax errors are located and say what was expected', () => {
+    expectError('edge(0, 1).\nedge(1 2).', "expected ')' but found '2'", 2, 8);
+  });
+
+  it('undeclared predicate in a body', () => {
+    expectError(`${EDGE}p(x) <- edge(x, y), reach(y).`, 'undeclared predicate reach', 2, 21);
+  });
+
+  it('arity mismatch against a declaration', () => {
+    expectError(`${EDGE}edge(1, 2, 3).`, 'arity mismatch: edge expects 2 arguments (declared at main.logic:1:1), found 3', 2, 1);
+  });
+
+  it('arity mismatch against an earlier use', () => {
+    expectError('n(1).\np(x) <- n(x, x).', 'arity mismatch: n expects 1 argument (first used at main.logic:1:1), found 2', 2, 9);
+  });
+
+  it('string constant in an int32 column', () => {
+    expectError(`${EDGE}edge(1, "two").`, 'type mismatch: expected int32 for column 2 of edge but found string "two"', 2, 9);
+    expectError(`${EDGE}p(x) <- edge(x, "a").`, 'expected int32 for column 2 of edge', 2, 17);
+  });
+
+  it('int64 literal in an int32 column', () => {
+    expectError(`${EDGE}edge(1, 2L).`, 'expected int32 for column 2 of edge but found int64 literal 2L', 2, 9);
+  });
+
+  it('variable used at two types', () => {
+    expectError(
+      `${EDGE}name(n, s) -> int32(n), string(s).\np(x) <- name(x, s), edge(s, x).`,
+      'type mismatch: variable s is string (column 2 of name at main.logic:3:17) but column 1 of edge is int32',
+      3,
+      26,
+    );
+  });
+
+  it('head column type against a declaration', () => {
+    expectError(`${EDGE}q(s) -> string(s).\nq(x) <- edge(x, _).`, 'expected string for column 1 of q but variable x is int32', 3, 3);
+  });
+
+  it('comparison between different types', () => {
+    expectError(`${EDGE}p(x) <- edge(x, y), x < "a".`, 'type mismatch: cannot compare int32 with string', 2, 21);
+    expectError(`${EDGE}name(s) -> string(s).\np(x) <- edge(x, _), name(s), x = s.`, 'cannot compare int32 with string', 3, 30);
+  });
+
+  it('unsafe rules', () => {
+    expectError(`${EDGE}p(x, z) <- edge(x, y).`, 'unsafe rule: variable z in the head is not bound', 2, 6);
+    expectError(`${EDGE}p(x) <- edge(x, y), z > 1.`, 'unsafe rule: variable z in a comparison is not bound', 2, 21);
+    expectError(`${EDGE}p(x, _) <- edge(x, y).`, '_ is not allowed in the head', 2, 6);
+  });
+
+  it('duplicate declaration', () => {
+    expectError(`${EDGE}edge(a, b) -> int32(a), int32(b).`, 'duplicate declaration of edge (first declared at main.logic:1:1)', 2, 1);
+  });
+
+  it('int32 literal out of range', () => {
+    expectError(`${EDGE}edge(2147483648, 0).`, 'int32 literal 2147483648 is out of range', 2, 6);
+    expectError(`${EDGE}edge(-2147483649, 0).`, 'out of range', 2, 6);
+  });
+
+  it('int64 literal out of range', () => {
+    expectError('big(x) -> int64(x).\nbig(9223372036854775808).', 'int64 literal 9223372036854775808 is out of range', 2, 5);
+  });
+
+  it('nullary predicates', () => {
+    expectError(`${EDGE}done() <- edge(_, _).`, 'predicates need at least one argument', 2, 1);
+  });
+
+  it('non-ground facts', () => {
+    expectError(`${EDGE}edge(x, 1).`, 'facts must be ground: expected a constant but found variable x', 2, 6);
+  });
+
+  it('uninferable IDB types', () => {
+    const found = errors('a(x) <- b(x).\nb(x) <- a(x).');
+    expect(found.map((e) => [e.message.slice(0, 45), e.line, e.column])).toEqual([
+      ['cannot infer the type of column 1 of a; expec', 1, 1],
+      ['cannot infer the type of column 1 of b; expec', 1, 9],
+    ]);
+  });
+
+  it('declaration problems', () => {
+    expectError('p(x, y) -> int32(x).', 'expected a type for y in the declaration of p', 1, 6);
+    expectError('p(x) -> int32(x), string(x).', 'x already has type int32', 1, 19);
+    expect(errors('p(x) -> int32(z).').map((e) => [e.message.split(',')[0], e.column])).toEqual([
+      ['expected a type for x in the declaration of p', 3],
+      ['z is not an argument of p', 15],
+    ]);
+    expectError('p(x) -> decimal(x).', 'type decimal is not supported yet', 1, 9);
+  });
+
+  it('forms of later slices are located "not supported yet" errors', () => {
+    const cases: [string, string, number][] = [
+      ['p(x) <- edge(x, y) ; edge(y, x).', 'disjunction (;) is not supported yet', 9],
+      ['p(x) <- edge(x, _), !edge(_, x).', 'negation (!) is not supported yet', 21],
+      ['p(x) <- edge(x, y), y = x + 1.', 'arithmetic is not supported yet', 25],
+      ['p[x] = y <- edge(x, y).', 'functional predicates (p[k] = v) are not supported yet', 1],
+      ['p(x) <- edge(x, y), f[x] = y.', 'functional predicates', 21],
+      ['p(c) <- agg<<c = count()>> edge(_, _).', 'aggregation (agg<< >>) is not supported yet', 9],
+      ['order edge by x desc.', 'order ... by is not supported yet', 1],
+      ['edge(x, y) -> node(x).', 'integrity constraints are not supported yet', 1],
+      ['p(x) <- edge(x, _), x > 1.5d.', 'decimal and float literals are not supported yet', 25],
+      ['p(x) <- edge(x, _), x > 1u.', 'uint32 literals are not supported yet', 25],
+    ];
+    for (const [rule, message, column] of cases) expectError(`${EDGE}${rule}`, message, 2, column);
+  });
+
+  it('collects many errors in source order', () => {
+    const found = errors(`${EDGE}edge(1, "a").\np(x) <- edge(x, y), q(y).\nr(x, z) <- edge(x, y).\nedge(1.`);
+    expect(found.map((e) => [e.line, e.message.split(':')[0]])).toEqual([
+      [2, 'type mismatch'],
+      [3, 'undeclared predicate q'],
+      [4, 'unsafe rule'],
+      [5, "expected ')' but found '.'"],
+    ]);
+  });
+
+  it('renders with file, line, column and a caret', () => {
+    const r = compileLogic([{ path: 'main.logic', text: `${EDGE}edge(1, "two").` }]);
+    expect(renderDiagnostics(r.diagnostics, r.sources)).toBe(
+      [
+        'main.logic:2:9: error: type mismatch: expected int32 for column 2 of edge but found string "two"',
+        '  |',
+        '2 | edge(1, "two").',
+        '  |         ^^^^^',
+      ].join('\n'),
+    );
+  });
+});
+
+describe('include', () => {
+  const files: Record<string, string> = {
+    'lib/types.logic': 'edge(x, y) -> int32(x), int32(y).\ninclude "facts.logic".',
+    'lib/facts.logic': 'edge(1, 2).',
+    'loop/a.logic': 'include "b.logic".\na(1).',
+    'loop/b.logic': 'include "a.logic".\nb(1).',
+    'bad/x.logic': 'edge(1, "x").',
+  };
+  const readFile = (path: string): string | undefined => files[path];
+
+  it('resolves paths relative to the includer, includes each file once, records sources', () => {
+    const r = compileLogic(
+      [{ path: 'main.logic', text: 'include "lib/types.logic".\ninclude "lib/types.logic".\np(x) <- edge(x, _).' }],
+      { readFile },
+    );
+    expect(r.diagnostics).toEqual([]);
+    expect(r.plan!.facts['edge']).toEqual([[1, 2]]);
+    expect([...r.sources.keys()]).toEqual(['main.logic', 'lib/types.logic', 'lib/facts.logic']);
+  });
+
+  it('reports cycles at the include that closes them', () => {
+    const found = errors('include "loop/a.logic".', { readFile });
+    expect(found).toEqual([
+      { message: 'include cycle: loop/a.logic -> loop/b.logic -> loop/a.logic', file: 'loop/b.logic', line: 1, column: 1 },
+    ]);
+  });
+
+  it('reports missing files and errors inside included files', () => {
+    expectError('include "nope.logic".', "cannot read included file 'nope.logic'", 1, 9, { readFile });
+    const found = errors('edge(x, y) -> int32(x), int32(y).\ninclude "bad/x.logic".', { readFile });
+    expect(found).toMatchObject([{ file: 'bad/x.logic', line: 1, column: 9, message: expect.stringContaining('type mismatch') }]);
+  });
+});

@@ -1,0 +1,57 @@
+/**
+ * A small seeded PRNG so generated graphs are identical on every machine and run: xoshiro128** (Blackman and
+ * Vigna) seeded through splitmix32, all in 32-bit integer arithmetic.
+ */
+export class Rng {
+  private s0: number;
+  private s1: number;
+  private s2: number;
+  private s3: number;
+
+  constructor(seed: number) {
+    // splitmix32 spreads any seed (0 included) over the four state words, so the state is never all zero.
+    let x = seed >>> 0;
+    const next = (): number => {
+      x = (x + 0x9e3779b9) >>> 0;
+      let z = x;
+      z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
+      z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
+      return (z ^ (z >>> 16)) >>> 0;
+    };
+    this.s0 = next();
+    this.s1 = next();
+    this.s2 = next();
+    this.s3 = next();
+  }
+
+  /** Uniform in [0, 2^32). */
+  nextU32(): number {
+    const result = Math.imul(rotl(Math.imul(this.s1, 5), 7), 9) >>> 0;
+    const t = this.s1 << 9;
+    this.s2 ^= this.s0;
+    this.s3 ^= this.s1;
+    this.s1 ^= this.s2;
+    this.s0 ^= this.s3;
+    this.s2 ^= t;
+    this.s3 = rotl(this.s3, 11);
+    return result;
+  }
+
+  /** Uniform in [0, 1), with 32 random bits. */
+  nextFloat(): number {
+    return this.nextU32() / 2 ** 32;
+  }
+
+  /** Uniform integer in [0, bound) for 0 < bound <= 2^32, without modulo bias (rejection sampling). */
+  nextInt(bound: number): number {
+    const limit = 2 ** 32 - (2 ** 32 % bound);
+    for (;;) {
+      const r = this.nextU32();
+      if (r < limit) return r % bound;
+    }
+  }
+}
+
+function rotl(x: number, k: number): number {
+  return (x << k) | (x >>> (32 - k));
+}

@@ -1,0 +1,91 @@
+/**
+ * The differential property shared by the fixed-seed test and scripts/fuzz.ts: a generated program must
+ * compile, and its GPU run, the reference interpreter and the independent oracle must agree on every relation.
+ */
+import fc from 'fast-check';
+import { compile, type Gpu } from '@vixen/runtime';
+import { renderDiagnostics, VixenError, type Row, type Value } from '@vixen/queryplan';
+import { evaluate } from './oracle.js';
+import { programArb, relationNames, renderApiFacts, renderProgram, rowKey, type GenOptions, type GenProgram } from './generate.js';
+
+export class Mismatch extends Error {
+  override name = 'Mismatch';
+}
+
+function showRow(r: readonly Value[]): string {
+  return `(${r.map((v) => (typeof v === 'bigint' ? `${v}n` : JSON.stringify(v))).join(', ')})`;
+}
+
+/** Rows of `a` not in `b`, at most a few. */
+function missing(a: readonly Row[], b: readonly Row[]): string {
+  const keys = new Set(b.map(rowKey));
+  const out = a.filter((r) => !keys.has(rowKey(r)));
+  return out.length === 0 ? '-' : out.slice(0, 8).map(showRow).join(' ') + (out.length > 8 ? ` ... (${out.length})` : '');
+}
+
+function diff(name: string, what: string, want: readonly Row[], got: readonly Row[]): string | undefined {
+  const same = want.length === got.length && want.every((r, i) => rowKey(r) === rowKey(got[i]!));
+  if (same) return undefined;
+  return `${name}: ${what}: ${want.length} rows expected, ${got.length} found; missing ${missing(want, got)}; extra ${missing(got, want)}`;
+}
+
+export function describeProgram(p: GenProgram): string {
+  const api = renderApiFacts(p);
+  return `--- program ---\n${renderProgram(p)}--- API facts ---\n${api === '' ? '(none)' : api}\n`;
+}
+
+/** Throws a Mismatch describing the program when anything disagrees or fails. */
+export async function checkProgram(gpu: Gpu, p: GenProgram): Promise<void> {
+  const source = renderProgram(p);
+  const outputs = relationNames(p);
+  const fail = (why: string): never => {
+    throw new Mismatch(`${why}\n${describeProgram(p)}`);
+  };
+  let program;
+  try {
+    program = compile(source, { filename: 'fuzz.logic' });
+  } catch (e) {
+    fail(e instanceof VixenError ? `valid program rejected:\n${renderDiagnostics(e.diagnostics, e.sources)}` : `compile crashed: ${String(e)}`);
+  }
+  const options = { facts: p.apiFacts, outputs };
+  const oracle = evaluate(p);
+  let reference: Map<string, Row[]>;
+  try {
+    reference = await program!.interpret(options);
+  } catch (e) {
+    return fail(`reference interpreter failed: ${e instanceof Error ? e.stack : String(e)}`);
+  }
+  let onGpu: Map<string, Row[]>;
+  try {
+    onGpu = (await program!.run({ ...options, gpu })).relations;
+  } catch (e) {
+    return fail(`GPU run failed: ${e instanceof Error ? e.stack : String(e)}`);
+  }
+  const problems: string[] = [];
+  for (const name of outputs) {
+    const want = oracle.get(name)!;
+    const ref = reference.get(name);
+    const got = onGpu.get(name);
+    if (!ref || !got) {
+      problems.push(`${name}: missing from ${!ref ? 'reference' : 'GPU'} result`);
+      continue;
+    }
+    const d1 = diff(name, 'GPU vs reference interpreter', ref, got);
+    const d2 = diff(name, 'reference interpreter vs independent oracle', want, ref);
+    if (d1) problems.push(d1);
+    if (d2) problems.push(d2);
+  }
+  if (problems.length > 0) fail(problems.join('\n'));
+}
+
+export interface FuzzStats {
+  programs: number;
+}
+
+/** The property: count programs through `stats`. */
+export function differentialProperty(gpu: Gpu, stats: FuzzStats, options?: GenOptions): fc.IAsyncPropertyWithHooks<[GenProgram]> {
+  return fc.asyncProperty(programArb(options), async (p) => {
+    stats.programs++;
+    await checkProgram(gpu, p);
+  });
+}
