@@ -79,13 +79,19 @@ export async function checkProgram(gpu: Gpu, p: GenProgram): Promise<void> {
 }
 
 export interface FuzzStats {
+  /** Programs checked, shrinking steps included. */
   programs: number;
 }
 
-/** The property: count programs through `stats`. */
-export function differentialProperty(gpu: Gpu, stats: FuzzStats, options?: GenOptions): fc.IAsyncPropertyWithHooks<[GenProgram]> {
-  return fc.asyncProperty(programArb(options), async (p) => {
+/** The property; `stats` counts programs and `onProgram` sees each before it runs (for verbose logs). */
+export function differentialProperty(
+  gpu: Gpu,
+  stats: FuzzStats,
+  options?: { generator?: GenOptions; onProgram?: (p: GenProgram) => void },
+): fc.IAsyncPropertyWithHooks<[GenProgram]> {
+  return fc.asyncProperty(programArb(options?.generator), async (p) => {
     stats.programs++;
+    options?.onProgram?.(p);
     await checkProgram(gpu, p);
   });
 }

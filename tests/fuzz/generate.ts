@@ -123,8 +123,10 @@ const typesSeed = fc.array(fc.nat({ max: 2 }), { minLength: 1, maxLength: 3 });
 const argSeed = fc.record({ kind: fc.nat({ max: 9 }), pick: fc.nat({ max: 7 }), value: valueSeed });
 
 export interface Blueprint {
-  edbs: { types: number[]; rows: number[][]; where: number }[];
-  idbs: { types: number[]; declare: boolean }[];
+  /** `chain`: rows follow a chain through the value table (long recursive derivations) instead of `rows`. */
+  edbs: { types: number[]; rows: number[][]; where: number; chain: number }[];
+  /** `rows`: seed facts for the derived relation, written in the source. */
+  idbs: { types: number[]; declare: boolean; rows: number[][] }[];
   rules: {
     head: number;
     headArgs: { pick: number; value: number }[];
@@ -139,13 +141,22 @@ export function blueprintArb(o: GenOptions = DEFAULT_OPTIONS): fc.Arbitrary<Blue
     edbs: fc.array(
       fc.record({
         types: typesSeed,
-        rows: fc.array(fc.array(valueSeed, { minLength: 3, maxLength: 3 }), { maxLength: o.facts.max }),
+        rows: fc.array(fc.array(valueSeed, { minLength: 3, maxLength: 3 }), { maxLength: o.facts.max, size: 'max' }),
         // 0-1 API facts, 2 inline, 3 split between both.
         where: fc.nat({ max: 3 }),
+        // 0-3 random rows; otherwise a chain of that many links (value k, k+1, ... in each row).
+        chain: fc.oneof({ arbitrary: fc.constant(0), weight: 4 }, fc.integer({ min: 4, max: 16 })),
       }),
       { minLength: o.edbs.min, maxLength: o.edbs.max },
     ),
-    idbs: fc.array(fc.record({ types: typesSeed, declare: fc.boolean() }), { minLength: o.idbs.min, maxLength: o.idbs.max }),
+    idbs: fc.array(
+      fc.record({
+        types: typesSeed,
+        declare: fc.boolean(),
+        rows: fc.oneof({ arbitrary: fc.constant<number[][]>([]), weight: 3 }, fc.array(fc.array(valueSeed, { minLength: 3, maxLength: 3 }), { maxLength: 3 })),
+      }),
+      { minLength: o.idbs.min, maxLength: o.idbs.max },
+    ),
     rules: fc.array(
       fc.record({
         head: fc.nat({ max: 7 }),
@@ -185,16 +196,6 @@ function typeOf(seed: number): ColType {
   return COL_TYPES[seed % COL_TYPES.length]!;
 }
 
-function dedupRows(rows: Row[]): Row[] {
-  const seen = new Set<string>();
-  return rows.filter((r) => {
-    const k = rowKey(r);
-    if (seen.has(k)) return false;
-    seen.add(k);
-    return true;
-  });
-}
-
 /** A key that tells every typed value apart (1 vs 1n vs "1"). */
 export function rowKey(row: readonly Value[]): string {
   return JSON.stringify(row.map((v) => (typeof v === 'bigint' ? `${v}n` : typeof v === 'number' ? v : `s${v}`)));
@@ -210,12 +211,14 @@ function buildRule(bp: Blueprint['rules'][number], head: RelSpec, grounded: RelS
   for (const [n, a] of bp.atoms.entries()) {
     const from = n === 0 ? grounded : bodyRels;
     const rel = from[a.rel % from.length]!;
+    const before = vars.length;
     const args = rel.types.map((type, i): Term => {
       const s = a.args[i]!;
       if (s.kind >= 9) return { kind: 'wild' };
       if (s.kind >= 8) return { kind: 'const', value: value(type, s.value), type };
-      const same = vars.filter((v) => v.type === type);
-      // Prefer reusing a variable of the same type (a join) over a fresh one.
+      // Reuse a variable of the same type (a join) or take a fresh one; kind 0 may also repeat one of
+      // this atom's own variables (a filter, which is rarer because it keeps few rows).
+      const same = vars.filter((v, k) => v.type === type && (s.kind === 0 || k < before));
       const reuse = same[s.pick % (same.length + 1)];
       if (reuse) return { kind: 'var', ...reuse };
       const fresh = { name: `v${vars.length}`, type };
@@ -247,8 +250,8 @@ function buildRule(bp: Blueprint['rules'][number], head: RelSpec, grounded: RelS
 }
 
 /**
- * Whether the front end can infer every column of the undeclared IDB relations from the rules; columns it
- * cannot (e.g. `p(x) <- p(x).` alone) need a declaration, so such relations are declared.
+ * The undeclared relations whose columns the front end cannot all infer from the rules (e.g. `p(x) <- p(x).`
+ * alone): they get a declaration.
  */
 function needDeclaration(rels: RelSpec[], rules: Rule[]): Set<string> {
   const known = new Map(rels.map((r) => [r.name, r.types.map(() => r.declared)]));
@@ -291,12 +294,17 @@ export function buildProgram(bp: Blueprint): GenProgram {
   const apiFacts: Record<string, Row[]> = {};
   bp.edbs.forEach((e, i) => {
     const rel = edbs[i]!;
-    const rows = e.rows.map((seeds) => rel.types.map((t, c) => value(t, seeds[c]!)));
-    // Duplicates are legal input (set semantics); keep some by not deduplicating API rows.
+    const seeds = e.chain > 0 ? Array.from({ length: e.chain }, (_, k) => [k, k + 1, k + 2]) : e.rows;
+    const rows = seeds.map((row) => rel.types.map((t, c) => value(t, row[c]!)));
+    // Duplicate rows are legal input (set semantics) and are kept.
     const half = Math.ceil(rows.length / 2);
     const [inline, api] = e.where === 2 ? [rows, []] : e.where === 3 ? [rows.slice(0, half), rows.slice(half)] : [[], rows];
-    if (inline.length > 0) inlineFacts[rel.name] = dedupRows(inline);
+    if (inline.length > 0) inlineFacts[rel.name] = inline;
     if (api.length > 0) apiFacts[rel.name] = api;
+  });
+  bp.idbs.forEach((d, i) => {
+    const rel = idbSpecs[i]!;
+    if (idbs.includes(rel) && d.rows.length > 0) inlineFacts[rel.name] = d.rows.map((seeds) => rel.types.map((t, c) => value(t, seeds[c]!)));
   });
   return { relations: [...edbs, ...idbs], inlineFacts, apiFacts, rules, int64Suffix: bp.int64Suffix };
 }

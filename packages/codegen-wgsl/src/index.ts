@@ -38,7 +38,10 @@ export function kernelConstants(kernel: KirKernel): ConstExpr[] {
   }
 }
 
-/** Word offset of each constant (by object identity) and the total number of constant words. */
+/**
+ * Word offset of each constant (by object identity) and the total number of constant words.
+ * An object occurring twice reads its later slot; both slots hold the same encoded value.
+ */
 function constantLayout(kernel: KirKernel): { offsets: Map<Expr, number>; words: number } {
   const offsets = new Map<Expr, number>();
   let words = 0;

@@ -5,3 +5,4 @@ export { openGpu, type Gpu, type GpuOptions } from './gpu/index.js';
 export { loadFactsDir, loadFactsFile } from './facts/index.js';
 export { PROGRAM_FORMAT, PROGRAM_VERSION, type ProgramFile } from './program-file.js';
 export { dawnAddonPath } from './dawn-path.js';
+export * from './graphs/index.js';

@@ -6,7 +6,6 @@ import { rowWords, type CompareOp, type Expr, type Predicate, type ScalarType } 
 import { downloadRelation, openGpu, releaseRelation, runKernel, uploadRelation, type Gpu } from '../src/gpu/index.js';
 import {
   canonical,
-  compareWords,
   constWords,
   encode,
   keyWords,
@@ -147,11 +146,15 @@ describe('mergeJoin', () => {
     const outTypes: ScalarType[] = ['int64', 'int32', 'int32', 'string', 'int64', 'string'];
     const kernel: KirKernel = { kind: 'mergeJoin', id: 0, left: 0, right: 1, output: 2, leftKeys, rightKeys, filter, project };
     const got = await run(kernel, vars(L, R, outTypes), [{ types: L, rows: left }, { types: R, rows: right }]);
+    // Right rows grouped by key words, in right order: the reference emits the pairs in the GPU's order.
+    const groups = new Map<string, TestRow[]>();
+    for (const x of right) {
+      const k = keyWords(R, x, rightKeys).join(',');
+      groups.set(k, [...(groups.get(k) ?? []), x]);
+    }
     const want: number[] = [];
     for (const l of left) {
-      const lk = keyWords(L, l, leftKeys);
-      for (const x of right) {
-        if (compareWords(lk, keyWords(R, x, rightKeys)) !== 0) continue;
+      for (const x of groups.get(keyWords(L, l, leftKeys).join(',')) ?? []) {
         const row = [...l, ...x];
         if (passes(filter, row)) want.push(...projectWords(project, row));
       }
@@ -216,6 +219,23 @@ describe('device', () => {
     await expect(runKernel(gpu, kernel, shaders, [rel], new Uint32Array(0), vars(types, types))).rejects.toThrow(/unique kernel 9/);
     releaseRelation(gpu, rel);
     expect(await run(kernel, vars(types, types), [{ types, rows: [[1], [2], [2]] }])).toEqual([1, 2]);
+  });
+
+  it('fails cleanly, without hanging, once the device is lost or disposed', async () => {
+    const types: ScalarType[] = ['int32'];
+    const kernel: KirKernel = { kind: 'sort', id: 1, input: 0, output: 1, keys: [0] };
+    for (const end of ['destroy', 'dispose'] as const) {
+      const other = await openGpu();
+      const rel = uploadRelation(other, Uint32Array.from([3, 1, 2]), 1);
+      if (end === 'destroy') {
+        other.device.destroy();
+        await other.device.lost;
+      } else other.dispose();
+      await expect(runKernel(other, kernel, generateKernelShaders(kernel, vars(types, types)), [rel], new Uint32Array(0), vars(types, types))).rejects.toThrow(
+        end === 'destroy' ? /device lost/ : /disposed/,
+      );
+      await expect(downloadRelation(other, rel)).rejects.toThrow();
+    }
   });
 
   it('handles zero-width (nullary) relations', async () => {

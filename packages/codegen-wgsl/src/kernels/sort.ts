@@ -1,4 +1,4 @@
-import { rowWords, wordsOf } from '@vixen/queryplan';
+import { rowWords } from '@vixen/queryplan';
 import type { ScalarType } from '@vixen/queryplan';
 import { columnWords, header, lexCompareFn, threadMain } from '../wgsl.js';
 import type { KernelShaders } from '../index.js';
@@ -15,7 +15,6 @@ export function sortShaders(types: readonly ScalarType[], keys: readonly number[
     const b = columnWords('inp', 'b * W', types, k);
     return a.map((x, w): [string, string] => [x, b[w]!]);
   });
-  if (pairs.length !== keys.reduce((n, k) => n + wordsOf(types[k]!), 0)) throw new Error('internal: sort key words');
   const sortInit = `${header('sortInit', ['idx'])}${threadMain(`  if (i < u[0].x) { idx[i] = i; }`)}`;
   const sortStep = `${header('sortStep', ['inp', 'idx'])}
 const W: u32 = ${width}u;

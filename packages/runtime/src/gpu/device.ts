@@ -3,6 +3,8 @@
  * error tracking). Device errors are turned into thrown Errors: every kernel runs inside error scopes,
  * stray errors are recorded by onuncapturederror and device loss is remembered; both fail the next call.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { create, globals } from 'webgpu';
 import { BufferPool } from './pool.js';
 
@@ -45,6 +47,18 @@ function isRealGpu(adapter: GPUAdapter): boolean {
   return ![info.vendor, info.architecture, info.device, info.description].some((s) => SOFTWARE_ADAPTER.test(s ?? ''));
 }
 
+const VULKAN_LOADER_DIRS = ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib64', '/usr/lib', '/lib/x86_64-linux-gnu', '/lib64'];
+
+/**
+ * Whether a Vulkan loader is installed. Without one Dawn prints a loud warning when asked for a Vulkan adapter,
+ * so 'auto' skips straight to OpenGL ES on machines (like CI) that have none.
+ */
+function hasVulkanLoader(): boolean {
+  if (process.platform !== 'linux') return true;
+  const dirs = [...(process.env.LD_LIBRARY_PATH ?? '').split(':').filter((d) => d.length > 0), ...VULKAN_LOADER_DIRS];
+  return dirs.some((d) => existsSync(join(d, 'libvulkan.so.1')));
+}
+
 async function vulkanAdapter(): Promise<{ instance: GPU; adapter: GPUAdapter } | null> {
   const instance = create([]);
   const adapter = await instance.requestAdapter({ powerPreference: 'high-performance' });
@@ -69,7 +83,7 @@ export async function openGpu(options: GpuOptions = {}): Promise<Gpu> {
   const want = options.backend ?? 'auto';
   let found: { instance: GPU; adapter: GPUAdapter } | null = null;
   let backend = want;
-  if (want === 'vulkan' || want === 'auto') {
+  if (want === 'vulkan' || (want === 'auto' && hasVulkanLoader())) {
     found = await vulkanAdapter();
     if (want === 'auto' && found && !isRealGpu(found.adapter)) found = null;
     backend = 'vulkan';

@@ -5,7 +5,7 @@
  */
 import { PASS_LAYOUTS, uniformVec4s, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from './device.js';
-import { bindingBytes } from './relations.js';
+import { bindingBytes, relationUsage } from './relations.js';
 
 /** A storage binding: a buffer and how many u32 words of it the pass sees. */
 export interface Bound {
@@ -72,7 +72,7 @@ export class Recorder {
 
   /** A scratch storage buffer of `words` u32, returned to the pool after submit(). */
   scratch(words: number): Bound {
-    const buffer = this.g.pool.acquire(bindingBytes(words), GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST);
+    const buffer = this.g.pool.acquire(bindingBytes(words), relationUsage());
     this.temporaries.push(buffer);
     return { buffer, words };
   }

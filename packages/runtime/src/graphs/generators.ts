@@ -86,9 +86,12 @@ export function rmat(options: RmatOptions): Graph {
   const b = options.b ?? 0.19;
   const c = options.c ?? 0.19;
   const d = options.d ?? 1 - a - b - c;
-  const probs = { a, b, c, d };
-  for (const [name, p] of Object.entries(probs)) {
+  for (const [name, p] of Object.entries({ a, b, c })) {
     if (!(p >= 0 && p <= 1)) throw new VixenError({ severity: 'error', message: `R-MAT probability ${name} must be in [0, 1], got ${p}` });
+  }
+  if (!(d >= -1e-9 && d <= 1)) {
+    const why = options.d === undefined ? `a + b + c must be at most 1, got ${a + b + c}` : `probability d must be in [0, 1], got ${d}`;
+    throw new VixenError({ severity: 'error', message: `R-MAT ${why}` });
   }
   if (Math.abs(a + b + c + d - 1) > 1e-9) {
     throw new VixenError({ severity: 'error', message: `R-MAT probabilities must sum to 1, got a+b+c+d = ${a + b + c + d}` });

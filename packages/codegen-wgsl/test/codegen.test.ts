@@ -1,0 +1,122 @@
+/** Generated WGSL for every kernel kind compiles on a real WebGPU device; constant layout is as documented. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { KirKernel, KirProgram, KirVariable } from '@vixen/kernel-ir';
+import type { Expr, ScalarType } from '@vixen/queryplan';
+// The device comes from the runtime package (this package has no WebGPU dependency of its own).
+import { openGpu, type Gpu } from '../../runtime/src/gpu/index.js';
+import { PASS_LAYOUTS, generateKernelShaders, generateProgramShaders, kernelConstants, type PassName } from '../src/index.js';
+
+const A: ScalarType[] = ['int32', 'int64', 'string'];
+const B: ScalarType[] = ['string', 'int64'];
+const variables: KirVariable[] = [
+  { id: 0, name: 'a', columns: A, relation: 'a' },
+  { id: 1, name: 'b', columns: B },
+  { id: 2, name: 'out', columns: ['int64', 'string', 'int32', 'int64'] },
+  { id: 3, name: 'a2', columns: A },
+  { id: 4, name: 'nullary', columns: [] },
+];
+const col = (index: number, type: ScalarType): Expr => ({ kind: 'col', index, type });
+const i32: Expr = { kind: 'const', type: 'int32', value: -1 };
+const i64: Expr = { kind: 'const', type: 'int64', value: 1n << 40n };
+const str: Expr = { kind: 'const', type: 'string', value: 'x' };
+
+const kernels: KirKernel[] = [
+  {
+    kind: 'mapFilter',
+    id: 0,
+    input: 0,
+    output: 2,
+    filter: [
+      { kind: 'compare', op: '<', left: col(1, 'int64'), right: i64 },
+      { kind: 'compare', op: '!=', left: str, right: col(2, 'string') },
+      { kind: 'compare', op: '>=', left: col(0, 'int32'), right: i32 },
+    ],
+    // Fresh objects: each occurrence gets its own words.
+    project: [col(1, 'int64'), col(2, 'string'), { ...i32 }, { ...i64 }],
+  },
+  { kind: 'sort', id: 1, input: 0, output: 3, keys: [2, 1] },
+  { kind: 'unique', id: 2, input: 0, output: 3 },
+  {
+    kind: 'mergeJoin',
+    id: 3,
+    left: 0,
+    right: 1,
+    output: 2,
+    leftKeys: [2, 1],
+    rightKeys: [0, 1],
+    filter: [{ kind: 'compare', op: '<=', left: col(0, 'int32'), right: col(0, 'int32') }],
+    project: [col(4, 'int64'), col(3, 'string'), col(0, 'int32'), i64],
+  },
+  { kind: 'mergeJoin', id: 4, left: 0, right: 1, output: 2, leftKeys: [], rightKeys: [], filter: [], project: [col(1, 'int64'), str, i32, col(4, 'int64')] },
+  { kind: 'difference', id: 5, left: 0, right: 3, output: 3 },
+  { kind: 'concat', id: 6, left: 0, right: 3, output: 3 },
+  { kind: 'copy', id: 7, input: 0, output: 3 },
+  { kind: 'unique', id: 8, input: 4, output: 4 },
+  { kind: 'sort', id: 9, input: 4, output: 4, keys: [] },
+];
+
+const expectedPasses: Record<KirKernel['kind'], PassName[]> = {
+  mapFilter: ['flags', 'scatter', 'scanBlock', 'scanAdd'],
+  sort: ['sortInit', 'sortStep', 'gather'],
+  unique: ['flags', 'scatter', 'scanBlock', 'scanAdd'],
+  mergeJoin: ['joinCount', 'joinWrite', 'scanBlock', 'scanAdd'],
+  difference: ['flagsAbsent', 'scatter', 'scanBlock', 'scanAdd'],
+  concat: [],
+  copy: [],
+};
+
+let gpu: Gpu;
+beforeAll(async () => {
+  gpu = await openGpu();
+});
+afterAll(() => gpu?.dispose());
+
+describe('generateKernelShaders', () => {
+  it.each(kernels.map((k) => [`${k.kind} #${k.id}`, k] as const))('%s compiles without errors', async (_, kernel) => {
+    const shaders = generateKernelShaders(kernel, variables);
+    expect(Object.keys(shaders).sort()).toEqual([...expectedPasses[kernel.kind]].sort());
+    for (const [pass, code] of Object.entries(shaders)) {
+      expect(pass in PASS_LAYOUTS).toBe(true);
+      // Device-independent: the workgroup size is an override set at pipeline creation.
+      expect(code).toMatch(/override WG: u32/);
+      const module = gpu.device.createShaderModule({ code });
+      const errors = (await module.getCompilationInfo()).messages.filter((m) => m.type === 'error').map((m) => `${pass}: ${m.message}`);
+      expect(errors).toEqual([]);
+    }
+  });
+
+  it('rejects a projection whose width does not match the output variable', () => {
+    const bad: KirKernel = { kind: 'mapFilter', id: 0, input: 0, output: 3, filter: [], project: [i32] };
+    expect(() => generateKernelShaders(bad, variables)).toThrow(/projects 1 words/);
+  });
+});
+
+describe('kernelConstants', () => {
+  it('lists filter constants (left, right) then projection constants, by occurrence', () => {
+    expect(kernelConstants(kernels[0]!)).toEqual([i64, str, i32, i32, i64]);
+    expect(kernelConstants(kernels[4]!)).toEqual([str, i32]);
+    expect(kernelConstants(kernels[1]!)).toEqual([]);
+  });
+
+  it('addresses constant words in that order in the uniform array', () => {
+    const flags = generateKernelShaders(kernels[0]!, variables).flags!;
+    // Filter: i64 words 0-1, str word 2, i32 word 3; project: i32 word 4, i64 words 5-6. Sizes + 2 vec4s.
+    expect(flags).toContain('array<vec4<u32>, 3>');
+    expect(flags).toContain('cmpI64(inp[b + 1u], inp[b + 2u], u[1u][0u], u[1u][1u]) < 0');
+    expect(flags).toContain('(u[1u][2u] != inp[b + 3u])');
+    expect(flags).toContain('(bitcast<i32>(inp[b + 0u]) >= bitcast<i32>(u[1u][3u]))');
+    const scatter = generateKernelShaders(kernels[0]!, variables).scatter!;
+    expect(scatter).toContain('outp[ob + 3u] = u[2u][0u];');
+    expect(scatter).toContain('outp[ob + 5u] = u[2u][2u];');
+  });
+});
+
+describe('generateProgramShaders', () => {
+  it('indexes shaders by kernel id', () => {
+    const program: KirProgram = { relations: [], relationVars: {}, facts: {}, variables, kernels, blocks: [], entry: 'main' };
+    const all = generateProgramShaders(program);
+    expect(all).toHaveLength(kernels.length);
+    expect(Object.keys(all[1]!)).toContain('sortStep');
+    expect(all[6]).toEqual({});
+  });
+});

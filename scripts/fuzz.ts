@@ -1,0 +1,59 @@
+/**
+ * Differential fuzzing for a while: `pnpm exec tsx scripts/fuzz.ts --minutes N [--seed S] [--verbose]`.
+ * Runs the property of tests/fuzz/differential.test.ts in batches with seeds S, S+1, ... (S random by
+ * default) until the time is up, and prints every mismatch with its shrunk program. Exits 1 on mismatches.
+ * `--verbose` prints every program tried.
+ */
+import { parseArgs } from 'node:util';
+import fc from 'fast-check';
+import { openGpu } from '@vixen/runtime';
+import { differentialProperty, type FuzzStats } from '../tests/fuzz/differential.js';
+import { renderProgram, type GenProgram } from '../tests/fuzz/generate.js';
+
+const BATCH = 100;
+
+const { values } = parseArgs({
+  options: {
+    minutes: { type: 'string', default: '1' },
+    seed: { type: 'string' },
+    verbose: { type: 'boolean', default: false },
+  },
+});
+const minutes = Number(values.minutes);
+if (!(minutes > 0)) throw new Error(`--minutes must be a positive number, got ${values.minutes}`);
+const firstSeed = values.seed !== undefined ? Number(values.seed) : Math.floor(Math.random() * 2 ** 31);
+if (!Number.isSafeInteger(firstSeed)) throw new Error(`--seed must be an integer, got ${values.seed}`);
+
+// Mesa's EGL needs this to run headless (vitest.config.ts sets it for the tests).
+process.env['EGL_PLATFORM'] ??= 'surfaceless';
+const gpu = await openGpu();
+const deadline = Date.now() + minutes * 60_000;
+console.log(`fuzzing for ${minutes} min on ${gpu.adapterName}, seeds from ${firstSeed}`);
+
+const stats: FuzzStats = { programs: 0 };
+const onProgram = values.verbose ? (p: GenProgram) => console.log(`--- program ${stats.programs}\n${renderProgram(p)}`) : undefined;
+let tried = 0;
+const mismatches: { seed: number; path: string | null; first: string }[] = [];
+try {
+  for (let seed = firstSeed; Date.now() < deadline; seed++) {
+    const result = await fc.check(differentialProperty(gpu, stats, onProgram ? { onProgram } : {}), {
+      seed,
+      numRuns: BATCH,
+      interruptAfterTimeLimit: Math.max(1, deadline - Date.now()),
+      markInterruptAsFailure: false,
+    });
+    tried += result.numRuns;
+    if (result.failed) {
+      // The property's error names the shrunk program and its facts.
+      const error = result.errorInstance instanceof Error ? result.errorInstance.message : String(result.errorInstance);
+      mismatches.push({ seed, path: result.counterexamplePath, first: error.split('\n')[0]! });
+      console.log(`\n=== MISMATCH (seed ${seed}, path ${result.counterexamplePath}, shrunk ${result.numShrinks} times) ===\n${error}`);
+    }
+    console.log(`seed ${seed}: ${result.numRuns} programs${result.interrupted ? ' (time up)' : ''}; ${tried} tried, ${mismatches.length} mismatches`);
+  }
+} finally {
+  gpu.dispose();
+}
+console.log(`\ndone: ${tried} programs tried (${stats.programs} checked, shrinking included), ${mismatches.length} mismatches`);
+for (const m of mismatches) console.log(`  seed ${m.seed} path ${m.path}: ${m.first}`);
+process.exitCode = mismatches.length > 0 ? 1 : 0;
