@@ -8,13 +8,13 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { compileFile, openGpu, type Gpu } from '@vixen/runtime';
-import { formatValue, printPlan, type Row } from '@vixen/queryplan';
+import { formatValue, printPlan, type Row, type ScalarType } from '@vixen/queryplan';
 
 const casesDir = join(import.meta.dirname, 'cases');
 const update = process.env.VIXEN_UPDATE_GOLDEN === '1';
 
-function toLines(rows: readonly Row[]): string[] {
-  return rows.map((r) => r.map(formatValue).join('\t'));
+function toLines(rows: readonly Row[], types: readonly ScalarType[]): string[] {
+  return rows.map((r) => r.map((v, i) => formatValue(v, types[i])).join('\t'));
 }
 
 let gpu: Gpu;
@@ -34,22 +34,25 @@ describe('golden cases', () => {
       const onGpu = await program.run({ ...sources, gpu });
       const expectedDir = join(dir, 'expected');
       const plan = printPlan(program.plan!) + '\n';
+      const types = new Map(program.plan!.relations.map((r) => [r.name, r.columns.map((c) => c.type)]));
+      const lines = (rel: string, rows: readonly Row[]) => toLines(rows, types.get(rel)!);
 
       if (update) {
         rmSync(expectedDir, { recursive: true, force: true });
         mkdirSync(expectedDir);
-        for (const [rel, rows] of reference) writeFileSync(join(expectedDir, `${rel}.csv`), toLines(rows).map((l) => l + '\n').join(''));
+        for (const [rel, rows] of reference) writeFileSync(join(expectedDir, `${rel}.csv`), lines(rel, rows).map((l) => l + '\n').join(''));
         writeFileSync(join(expectedDir, 'plan.txt'), plan);
       }
 
       expect([...onGpu.relations.keys()].sort()).toEqual([...reference.keys()].sort());
-      for (const [rel, rows] of reference) expect(toLines(onGpu.relations.get(rel)!), `${name}: ${rel}`).toEqual(toLines(rows));
+      for (const [rel, rows] of reference) expect(lines(rel, onGpu.relations.get(rel)!), `${name}: ${rel}`).toEqual(lines(rel, rows));
 
       const expectedFiles = readdirSync(expectedDir).filter((f) => f.endsWith('.csv'));
       expect(expectedFiles.map((f) => f.replace(/\.csv$/, '')).sort()).toEqual([...reference.keys()].sort());
       for (const f of expectedFiles) {
         const want = readFileSync(join(expectedDir, f), 'utf8').split('\n').filter((l) => l.length > 0);
-        expect(toLines(onGpu.relations.get(f.replace(/\.csv$/, ''))!), `${name}: ${f}`).toEqual(want);
+        const rel = f.replace(/\.csv$/, '');
+        expect(lines(rel, onGpu.relations.get(rel)!), `${name}: ${f}`).toEqual(want);
       }
       expect(plan).toEqual(readFileSync(join(expectedDir, 'plan.txt'), 'utf8'));
     });

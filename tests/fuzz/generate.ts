@@ -12,7 +12,8 @@
 import fc from 'fast-check';
 import type { Row, ScalarType, Value } from '@vixen/queryplan';
 
-export type ColType = ScalarType;
+/** The types the fuzzer generates. */
+export type ColType = Extract<ScalarType, 'int32' | 'int64' | 'string'>;
 export const COL_TYPES: readonly ColType[] = ['int32', 'int64', 'string'];
 
 export type CmpOp = '=' | '!=' | '<' | '<=' | '>' | '>=';

@@ -1,11 +1,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { z } from 'zod';
-import { compileFile, Program } from '@vixen/runtime';
+import { compileFile, parseByteSize, Program, RunLimitError, type RunOptions } from '@vixen/runtime';
 import { printKir } from '@vixen/kernel-ir';
 import { planToDot, printPlan, renderDiagnostics, VixenError } from '@vixen/queryplan';
 import { buildBundle } from './bundle.js';
 import { renderResults, writeOutputDir, type OutputFormat } from './format.js';
+import { explainDot, explainText, formatProfile, formatStats, progressLine } from './report.js';
 
 const runOptionsSchema = z.object({
   facts: z.string().min(1).optional(),
@@ -18,6 +19,16 @@ const runOptionsSchema = z.object({
   backend: z.enum(['auto', 'vulkan', 'opengles']).default('auto'),
   reference: z.boolean().default(false),
   stats: z.boolean().default(false),
+  profile: z.boolean().default(false),
+  maxIterations: z.coerce.number().int().positive().optional(),
+  maxDeviceMemory: z.string().min(1).optional(),
+});
+
+const explainOptionsSchema = z.object({
+  facts: z.string().min(1).optional(),
+  backend: z.enum(['auto', 'vulkan', 'opengles']).default('auto'),
+  profile: z.boolean().default(false),
+  dot: z.boolean().default(false),
 });
 
 const planOptionsSchema = z.object({
@@ -35,7 +46,8 @@ const bundleOptionsSchema = z.object({
 function parseOptions<T extends z.ZodType>(schema: T, raw: unknown): z.infer<T> {
   const r = schema.safeParse(raw);
   if (!r.success) {
-    const msg = r.error.issues.map((i) => `option --${i.path.join('.')}: ${i.message}`).join('; ');
+    const flag = (path: readonly PropertyKey[]): string => path.map(String).join('.').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+    const msg = r.error.issues.map((i) => `option --${flag(i.path)}: ${i.message}`).join('; ');
     throw new VixenError({ severity: 'error', message: msg });
   }
   return r.data;
@@ -59,7 +71,11 @@ export function loadProgram(file: string): Program {
   return Program.fromJSON(json, file);
 }
 
-function buildCommand(out: (s: string) => void, err: (s: string) => void): Command {
+/**
+ * @param progress whether long fixpoints may draw a progress line on stderr (only when it is a TTY of the real
+ * process, never into captured output).
+ */
+function buildCommand(out: (s: string) => void, err: (s: string) => void, progress: boolean): Command {
   const program = new Command('vixen')
     .description('Compile and run LogiQL-style Datalog on GPUs through WebGPU')
     .configureOutput({ writeOut: out, writeErr: err })
@@ -76,8 +92,14 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void): Comma
     .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
     .option('--reference', 'evaluate with the reference interpreter instead of the GPU', false)
     .option('--stats', 'print run statistics on stderr', false)
+    .option('--profile', 'print per-operator and per-kernel launches, device time, rows and bytes on stderr', false)
+    .option('--max-iterations <n>', 'fail when a fixpoint loop needs more than n iterations')
+    .option('--max-device-memory <bytes>', 'fail when variables need more device memory (e.g. 512MiB, 2GiB)')
     .action(async (file: string, raw: unknown) => {
       const opts = parseOptions(runOptionsSchema, raw);
+      // Checked before compiling, so a bad size is reported as an option error.
+      const maxDeviceMemory =
+        opts.maxDeviceMemory === undefined ? undefined : parseByteSize(opts.maxDeviceMemory, 'option --max-device-memory');
       const prog = loadProgram(file);
       const sources = { ...(opts.facts !== undefined ? { factsDir: opts.facts } : {}) };
       const outputs = opts.output;
@@ -86,17 +108,22 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void): Comma
         relations = await prog.interpret({ ...sources, ...(outputs ? { outputs } : {}) });
         err('evaluated by the reference interpreter\n');
       } else {
-        const result = await prog.run({ ...sources, ...(outputs ? { outputs } : {}), backend: opts.backend });
+        const result = await runReporting(prog, err, progress, { stats: opts.stats, profile: opts.profile }, {
+          ...sources,
+          ...(outputs ? { outputs } : {}),
+          backend: opts.backend,
+          profile: opts.profile,
+          ...(opts.maxIterations !== undefined ? { maxIterations: opts.maxIterations } : {}),
+          ...(maxDeviceMemory !== undefined ? { maxDeviceMemory } : {}),
+        });
         err(`adapter: ${result.adapter}\n`);
-        if (opts.stats) {
-          const s = result.stats;
-          err(`kernels launched: ${s.launches}, blocks executed: ${s.blockSteps}, time: ${s.milliseconds.toFixed(1)} ms\n`);
-        }
+        if (opts.stats) err(formatStats(result.stats));
+        if (opts.profile) err(formatProfile(result.stats, prog.plan));
         relations = result.relations;
       }
       const decls = new Map(prog.relations.map((r) => [r.name, r]));
       if (opts.outputDir !== undefined) {
-        for (const path of writeOutputDir(opts.outputDir, relations)) err(`wrote ${path}\n`);
+        for (const path of writeOutputDir(opts.outputDir, relations, decls)) err(`wrote ${path}\n`);
       } else {
         out(renderResults(opts.format as OutputFormat, relations, decls));
       }
@@ -121,6 +148,27 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void): Comma
       } else {
         out((opts.dot ? planToDot(prog.plan!) : printPlan(prog.plan!)) + '\n');
       }
+    });
+
+  program
+    .command('explain')
+    .description('print the query plan and kernel IR (text or Graphviz DOT), with profile numbers after a run with --profile')
+    .argument('<file>', '.logic source or compiled program .json')
+    .option('--facts <dir>', 'directory of <relation>.csv|.tsv|.facts|.tbl files (with --profile)')
+    .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
+    .option('--profile', 'run the program and show launches, device time and rows per operator and kernel', false)
+    .option('--dot', 'print both CFGs as one Graphviz DOT graph', false)
+    .action(async (file: string, raw: unknown) => {
+      const opts = parseOptions(explainOptionsSchema, raw);
+      const prog = loadProgram(file);
+      let stats;
+      if (opts.profile) {
+        const options = { ...(opts.facts !== undefined ? { factsDir: opts.facts } : {}), backend: opts.backend, profile: true };
+        const result = await runReporting(prog, err, progress, { stats: false, profile: true }, options);
+        err(`adapter: ${result.adapter}\n`);
+        stats = result.stats;
+      }
+      out(opts.dot ? explainDot(prog, stats) : explainText(prog, stats));
     });
 
   program
@@ -150,14 +198,44 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void): Comma
   return program;
 }
 
-/** Runs the CLI and returns the exit code; user errors are rendered, never thrown. */
+/**
+ * Runs a program on the GPU with the progress line (when wanted); a run stopped by a limit still reports the
+ * statistics and profile it gathered before the error is rendered.
+ */
+async function runReporting(
+  prog: Program,
+  err: (s: string) => void,
+  progress: boolean,
+  report: { stats: boolean; profile: boolean },
+  options: RunOptions,
+): ReturnType<Program['run']> {
+  const line = progress ? progressLine(err) : undefined;
+  try {
+    return await prog.run({ ...options, ...(line ? { onProgress: line.update } : {}) });
+  } catch (e) {
+    line?.done();
+    if (e instanceof RunLimitError) {
+      if (report.stats) err(`statistics up to the error:\n${formatStats(e.stats)}`);
+      if (report.profile) err(formatProfile(e.stats, prog.plan));
+    }
+    throw e;
+  } finally {
+    line?.done();
+  }
+}
+
+/**
+ * Runs the CLI and returns the exit code; user errors are rendered, never thrown. Without `err`, stderr is the
+ * process's, and a TTY there shows fixpoint progress.
+ */
 export async function runCli(
   argv: readonly string[],
   out: (s: string) => void = (s) => process.stdout.write(s),
-  err: (s: string) => void = (s) => process.stderr.write(s),
+  errOut?: (s: string) => void,
 ): Promise<number> {
+  const err = errOut ?? ((s: string) => process.stderr.write(s));
   try {
-    await buildCommand(out, err).parseAsync([...argv]);
+    await buildCommand(out, err, errOut === undefined && process.stderr.isTTY === true).parseAsync([...argv]);
     return 0;
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;

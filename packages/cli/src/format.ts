@@ -1,7 +1,7 @@
 /** Renders result relations as text tables, CSV or JSON, and writes per-relation files. */
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatValue, type RelationDecl, type Row } from '@vixen/queryplan';
+import { formatValue, type RelationDecl, type Row, type Value } from '@vixen/queryplan';
 
 export type OutputFormat = 'table' | 'csv' | 'json';
 
@@ -9,11 +9,26 @@ function columnNames(decl: RelationDecl): string[] {
   return decl.columns.map((c) => c.name);
 }
 
+/** Each value's text, by its column's type (dates, decimals and floats need it). */
+function rowTexts(decl: RelationDecl, row: readonly Value[]): string[] {
+  return row.map((v, i) => formatValue(v, decl.columns[i]?.type));
+}
+
+/**
+ * JSON value: int64 and decimal as strings (JSON numbers lose precision past 2^53), dates as YYYY-MM-DD,
+ * float32 as its shortest round-trip number (a string when not finite).
+ */
+function jsonValue(decl: RelationDecl, v: Value, i: number): Value {
+  const type = decl.columns[i]?.type;
+  if (type === 'float32') return Number.isFinite(v) ? Number(formatValue(v, type)) : String(v);
+  return typeof v === 'bigint' || type === 'date' ? formatValue(v, type) : v;
+}
+
 function table(decl: RelationDecl, rows: readonly Row[]): string {
   const header = columnNames(decl);
-  const cells = rows.map((r) => r.map(formatValue));
+  const cells = rows.map((r) => rowTexts(decl, r));
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i]!.length)));
-  const numeric = decl.columns.map((c) => c.type !== 'string');
+  const numeric = decl.columns.map((c) => c.type !== 'string' && c.type !== 'boolean' && c.type !== 'date');
   const line = (vals: string[]) =>
     vals.map((v, i) => (numeric[i] ? v.padStart(widths[i]!) : v.padEnd(widths[i]!))).join('  ').trimEnd();
   const title = `${decl.name} (${rows.length} row${rows.length === 1 ? '' : 's'})`;
@@ -35,16 +50,15 @@ export function renderResults(
     case 'csv':
       return [...relations]
         .map(([name, rows]) =>
-          [`# ${name}`, columnNames(decls.get(name)!).join(','), ...rows.map((r) => r.map((v) => csvField(formatValue(v))).join(','))].join('\n'),
+          [`# ${name}`, columnNames(decls.get(name)!).join(','), ...rows.map((r) => rowTexts(decls.get(name)!, r).map(csvField).join(','))].join('\n'),
         )
         .join('\n\n') + '\n';
     case 'json': {
-      // int64 values become strings: JSON numbers lose precision past 2^53.
       const obj = Object.fromEntries(
-        [...relations].map(([name, rows]) => [
-          name,
-          { columns: columnNames(decls.get(name)!), rows: rows.map((r) => r.map((v) => (typeof v === 'bigint' ? v.toString() : v))) },
-        ]),
+        [...relations].map(([name, rows]) => {
+          const decl = decls.get(name)!;
+          return [name, { columns: columnNames(decl), rows: rows.map((r) => r.map((v, i) => jsonValue(decl, v, i))) }];
+        }),
       );
       return JSON.stringify(obj, null, 2) + '\n';
     }
@@ -55,7 +69,11 @@ export function renderResults(
  * Writes `<relation>.csv` (tab-separated, no header) per relation. Every file is written under a temporary name
  * first and renamed into place only when all were written, so a failure leaves earlier results intact.
  */
-export function writeOutputDir(dir: string, relations: ReadonlyMap<string, readonly Row[]>): string[] {
+export function writeOutputDir(
+  dir: string,
+  relations: ReadonlyMap<string, readonly Row[]>,
+  decls: ReadonlyMap<string, RelationDecl>,
+): string[] {
   mkdirSync(dir, { recursive: true });
   const staged: Array<{ tmp: string; path: string }> = [];
   try {
@@ -63,7 +81,7 @@ export function writeOutputDir(dir: string, relations: ReadonlyMap<string, reado
       const path = join(dir, `${name}.csv`);
       const tmp = `${path}.tmp-${process.pid}`;
       staged.push({ tmp, path });
-      writeFileSync(tmp, rows.map((r) => r.map(formatValue).join('\t') + '\n').join(''));
+      writeFileSync(tmp, rows.map((r) => rowTexts(decls.get(name)!, r).join('\t') + '\n').join(''));
     }
   } catch (e) {
     for (const { tmp } of staged) rmSync(tmp, { force: true });

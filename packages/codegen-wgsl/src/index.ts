@@ -12,23 +12,39 @@ import { mergeJoinShaders } from './kernels/mergeJoin.js';
 import { sortShaders } from './kernels/sort.js';
 import { uniqueShaders } from './kernels/unique.js';
 import { SCAN_ADD, SCAN_BLOCK } from './scan.js';
+import { withArithHelpers } from './wgsl.js';
 
 export { PASS_LAYOUTS, type BindingKind, type PassName } from './passes.js';
 export { uniformVec4s } from './wgsl.js';
+export { RADIX_BITS, RADIX_ITEMS, sortKeyWords } from './kernels/sort.js';
+export { COMPACT_ITEMS } from './kernels/compaction.js';
 
 /** Pass name -> WGSL module source. */
 export type KernelShaders = Record<string, string>;
 
 type ConstExpr = Extract<Expr, { kind: 'const' }>;
 
-/** Constant expressions of a kernel in the order their encoded words appear in the params array. */
+/** Constants inside `e`, left to right. */
+function constantsOf(e: Expr): ConstExpr[] {
+  switch (e.kind) {
+    case 'col':
+      return [];
+    case 'const':
+      return [e];
+    case 'binary':
+      return [...constantsOf(e.left), ...constantsOf(e.right)];
+  }
+}
+
+/**
+ * Constant expressions of a kernel in the order their encoded words appear in the params array: filter
+ * operands then projections, each expression's constants left to right.
+ */
 export function kernelConstants(kernel: KirKernel): ConstExpr[] {
   switch (kernel.kind) {
     case 'mapFilter':
-    case 'mergeJoin': {
-      const exprs = [...kernel.filter.flatMap((p) => [p.left, p.right]), ...kernel.project];
-      return exprs.filter((e): e is ConstExpr => e.kind === 'const');
-    }
+    case 'mergeJoin':
+      return [...kernel.filter.flatMap((p) => [p.left, p.right]), ...kernel.project].flatMap(constantsOf);
     case 'sort':
     case 'unique':
     case 'difference':
@@ -55,6 +71,11 @@ function constantLayout(kernel: KirKernel): { offsets: Map<Expr, number>; words:
 const scanShaders: KernelShaders = { scanBlock: SCAN_BLOCK, scanAdd: SCAN_ADD };
 
 export function generateKernelShaders(kernel: KirKernel, variables: readonly KirVariable[]): KernelShaders {
+  const shaders = kernelSkeletons(kernel, variables);
+  return Object.fromEntries(Object.entries(shaders).map(([pass, src]) => [pass, withArithHelpers(src)]));
+}
+
+function kernelSkeletons(kernel: KirKernel, variables: readonly KirVariable[]): KernelShaders {
   const types = (id: VarId): ScalarType[] => {
     const v = variables.find((x) => x.id === id);
     if (!v) throw new Error(`internal: kernel ${kernel.id} uses unknown variable ${id}`);
@@ -68,7 +89,7 @@ export function generateKernelShaders(kernel: KirKernel, variables: readonly Kir
       return { ...mapFilterShaders(types(kernel.input), kernel.filter, kernel.project, offsets, words), ...scanShaders };
     }
     case 'sort':
-      return sortShaders(types(kernel.input), kernel.keys);
+      return { ...sortShaders(types(kernel.input), kernel.keys), ...scanShaders };
     case 'unique':
       return { ...uniqueShaders(types(kernel.input)), ...scanShaders };
     case 'mergeJoin':

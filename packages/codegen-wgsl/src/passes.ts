@@ -13,21 +13,40 @@ export const PASS_LAYOUTS = {
   scanBlock: ['write', 'write', 'uniform'],
   /** data[i] += sums[block of i]. u0 = (n). */
   scanAdd: ['write', 'read', 'uniform'],
-  /** flags[i] (i < n) = keep row i; flags[n] = 0. (input, flags, u) u0 = (n). */
+  /**
+   * Tile counts and keep bits. Tile t = rows [t * TILE, +TILE), TILE = COMPACT_ITEMS * WG, one workgroup
+   * each; tiles = ceil(n / TILE). counts[t] = kept rows of tile t, counts[tiles] = 0, and counts[tiles + 1 +
+   * t * TILE / 32 + j] = keep bits of the tile's rows 32j.. (bit r % 32 for row r of the tile).
+   * (input, counts, u) u0 = (n).
+   */
   flags: ['read', 'write', 'uniform'],
-  /** difference flags: (left, right, flags, u) u0 = (nLeft, nRight). */
+  /** As flags, keeping left rows absent from right: (left, right, counts, u) u0 = (nLeft, nRight). */
   flagsAbsent: ['read', 'read', 'write', 'uniform'],
-  /** Rows i with offsets[i+1] != offsets[i] written (projected) at offsets[i]. (input, offsets, output, u) u0 = (n). */
+  /**
+   * Kept rows of tile t (flags' keep bits, after the counts scanned into offsets) written projected at rows
+   * offsets[t].. in input order. (input, offsets, output, u) u0 = (n).
+   */
   scatter: ['read', 'read', 'write', 'uniform'],
   /** counts[i] (i < nLeft) = matches of left row i passing the filter; counts[nLeft] = 0. (left, right, counts, u) */
   joinCount: ['read', 'read', 'write', 'uniform'],
   /** Emits left row i's matches at offsets[i]... (left, right, offsets, output, u) u0 = (nLeft, nRight). */
   joinWrite: ['read', 'read', 'read', 'write', 'uniform'],
-  /** idx[i] = i. (idx, u) u0 = (n). */
-  sortInit: ['write', 'uniform'],
-  /** One bitonic compare-exchange step on idx. (input, idx, u) u0 = (n, j, flip). */
-  sortStep: ['read', 'write', 'uniform'],
-  /** output row i = input row idx[i]. (input, idx, output, u) u0 = (n). */
+  /** mask[k] |= key word k of row i XOR that of row 0 (mask zeroed by the host). (input, mask, u) u0 = (n). */
+  radixMask: ['read', 'write', 'uniform'],
+  /**
+   * pairs[2i] = word `off` of row src, src = i (and pairs[2i+1] = i) when `first`, else pairs[2i+1].
+   * (input, pairs, u) u0 = (n, off, first).
+   */
+  radixKeys: ['read', 'write', 'uniform'],
+  /**
+   * Block digit counts: block b = tiles [b * per, (b + 1) * per) of TILE = RADIX_ITEMS * WG pairs, one
+   * workgroup each; hist[d * blocks + b] = pairs of block b whose key digit at `shift` is d.
+   * (pairs, hist, u) u0 = (n, shift, blocks, per).
+   */
+  radixHist: ['read', 'write', 'uniform'],
+  /** Stable scatter of block b's pairs by digit d from offsets[d * blocks + b] on. (src, offsets, dst, u) u0 as radixHist. */
+  radixScatter: ['read', 'read', 'write', 'uniform'],
+  /** output row i = input row pairs[2i+1]. (input, pairs, output, u) u0 = (n). */
   gather: ['read', 'read', 'write', 'uniform'],
 } as const satisfies Record<string, readonly BindingKind[]>;
 

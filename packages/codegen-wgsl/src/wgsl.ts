@@ -1,6 +1,6 @@
 /** Shared WGSL building blocks: module header, thread indexing, typed comparisons, expression words. */
 import { wordsOf } from '@vixen/queryplan';
-import type { CompareOp, Expr, Predicate, ScalarType } from '@vixen/queryplan';
+import type { ArithOp, CompareOp, Expr, Predicate, ScalarType } from '@vixen/queryplan';
 import { PASS_LAYOUTS, type PassName } from './passes.js';
 
 /** Vec4s of the uniform array: sizes plus `constWords` constant words. */
@@ -74,6 +74,16 @@ export function constantWords(offset: number, type: ScalarType): string[] {
 /** Resolves a column index to its word expressions (the row the expression reads). */
 export type ColumnResolver = (index: number) => string[];
 
+/**
+ * WGSL value of `e`: a u32 (its bits) for one-word types, a vec2<u32> (lo, hi) for int64 and decimal.
+ * Arithmetic calls helpers that `withArithHelpers` appends to the modules using them.
+ */
+function exprValue(e: Expr, cols: ColumnResolver, constOffsets: ReadonlyMap<Expr, number>): string {
+  if (e.kind === 'binary') return arithCode(e.op, e.type, exprValue(e.left, cols, constOffsets), exprValue(e.right, cols, constOffsets));
+  const words = exprWords(e, cols, constOffsets);
+  return words.length === 1 ? words[0]! : `vec2<u32>(${words.join(', ')})`;
+}
+
 export function exprWords(e: Expr, cols: ColumnResolver, constOffsets: ReadonlyMap<Expr, number>): string[] {
   switch (e.kind) {
     case 'col':
@@ -83,18 +93,234 @@ export function exprWords(e: Expr, cols: ColumnResolver, constOffsets: ReadonlyM
       if (offset === undefined) throw new Error('internal: constant without a params slot');
       return constantWords(offset, e.type);
     }
+    case 'binary': {
+      const v = exprValue(e, cols, constOffsets);
+      return wordsOf(e.type) === 1 ? [v] : [`(${v}).x`, `(${v}).y`];
+    }
   }
 }
 
-/** Typed comparison: int32 signed, int64 signed 64-bit, string as u32 dictionary ids. */
+/** One arithmetic operation on WGSL values of `type` (see exprValue); semantics as `evalArith`. */
+function arithCode(op: ArithOp, type: ScalarType, a: string, b: string): string {
+  switch (type) {
+    case 'int32':
+    case 'uint32': {
+      // Two's complement: +, - and * give the same bits signed or unsigned, wrapping.
+      if (op === '+' || op === '-' || op === '*') return `(${a} ${op} ${b})`;
+      const signed = type === 'int32' ? 'I32' : 'U32';
+      return `${op === '/' ? 'div' : 'rem'}${signed}(${a}, ${b})`;
+    }
+    case 'float32': {
+      const name = { '+': 'addF32', '-': 'subF32', '*': 'mulF32', '/': 'divF32', '%': undefined }[op];
+      if (!name) throw new Error('internal: float32 has no %');
+      return `${name}(${a}, ${b})`;
+    }
+    case 'int64':
+    case 'decimal': {
+      const name = {
+        '+': 'add64',
+        '-': 'sub64',
+        '*': type === 'decimal' ? 'mulDec' : 'mul64',
+        '/': type === 'decimal' ? 'divDec' : 'divI64',
+        '%': 'remI64',
+      }[op];
+      return `${name}(${a}, ${b})`;
+    }
+    case 'string':
+    case 'boolean':
+    case 'date':
+      throw new Error(`internal: arithmetic on ${type}`);
+  }
+}
+
+/** Arithmetic helpers by name: WGSL source and the helpers it calls. */
+const ARITH_HELPERS: Record<string, { deps: string[]; code: string }> = {
+  divI32: {
+    deps: [],
+    code: `fn divI32(a: u32, b: u32) -> u32 {
+  if (b == 0u) { return 0u; }
+  return bitcast<u32>(bitcast<i32>(a) / bitcast<i32>(b));
+}`,
+  },
+  remI32: {
+    deps: [],
+    code: `fn remI32(a: u32, b: u32) -> u32 {
+  if (b == 0u) { return 0u; }
+  return bitcast<u32>(bitcast<i32>(a) % bitcast<i32>(b));
+}`,
+  },
+  divU32: { deps: [], code: `fn divU32(a: u32, b: u32) -> u32 { return select(a / max(b, 1u), 0u, b == 0u); }` },
+  remU32: { deps: [], code: `fn remU32(a: u32, b: u32) -> u32 { return select(a % max(b, 1u), 0u, b == 0u); }` },
+  // -0 is stored as 0 so that equal values have equal words.
+  canonF32: { deps: [], code: `fn canonF32(x: f32) -> u32 { return select(bitcast<u32>(x), 0u, x == 0.0); }` },
+  addF32: { deps: ['canonF32'], code: `fn addF32(a: u32, b: u32) -> u32 { return canonF32(bitcast<f32>(a) + bitcast<f32>(b)); }` },
+  subF32: { deps: ['canonF32'], code: `fn subF32(a: u32, b: u32) -> u32 { return canonF32(bitcast<f32>(a) - bitcast<f32>(b)); }` },
+  mulF32: { deps: ['canonF32'], code: `fn mulF32(a: u32, b: u32) -> u32 { return canonF32(bitcast<f32>(a) * bitcast<f32>(b)); }` },
+  divF32: {
+    deps: ['canonF32'],
+    code: `fn divF32(a: u32, b: u32) -> u32 {
+  let y = bitcast<f32>(b);
+  if (y == 0.0) { return 0u; }
+  return canonF32(bitcast<f32>(a) / y);
+}`,
+  },
+  add64: {
+    deps: [],
+    code: `fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  let lo = a.x + b.x;
+  return vec2<u32>(lo, a.y + b.y + select(0u, 1u, lo < a.x));
+}`,
+  },
+  neg64: { deps: ['add64'], code: `fn neg64(a: vec2<u32>) -> vec2<u32> { return add64(~a, vec2<u32>(1u, 0u)); }` },
+  sub64: { deps: ['add64', 'neg64'], code: `fn sub64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> { return add64(a, neg64(b)); }` },
+  // Unsigned 32 x 32 -> 64 product from 16-bit halves.
+  mulWide: {
+    deps: [],
+    code: `fn mulWide(a: u32, b: u32) -> vec2<u32> {
+  let a0 = a & 0xffffu;
+  let a1 = a >> 16u;
+  let b0 = b & 0xffffu;
+  let b1 = b >> 16u;
+  let p00 = a0 * b0;
+  let p01 = a0 * b1;
+  let p10 = a1 * b0;
+  let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+  return vec2<u32>((p00 & 0xffffu) | (mid << 16u), a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u));
+}`,
+  },
+  mul64: {
+    deps: ['mulWide'],
+    code: `fn mul64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  let p = mulWide(a.x, b.x);
+  return vec2<u32>(p.x, p.y + a.x * b.y + a.y * b.x);
+}`,
+  },
+  // 128-bit unsigned values are vec4<u32>, least significant word first.
+  add128: {
+    deps: [],
+    code: `fn add128(a: vec4<u32>, b: vec4<u32>) -> vec4<u32> {
+  let x = a.x + b.x;
+  let c0 = select(0u, 1u, x < a.x);
+  let y0 = a.y + b.y;
+  let y = y0 + c0;
+  let c1 = select(0u, 1u, y0 < a.y) + select(0u, 1u, y < y0);
+  let z0 = a.z + b.z;
+  let z = z0 + c1;
+  let c2 = select(0u, 1u, z0 < a.z) + select(0u, 1u, z < z0);
+  return vec4<u32>(x, y, z, a.w + b.w + c2);
+}`,
+  },
+  mulU128: {
+    deps: ['mulWide', 'add128'],
+    code: `fn mulU128(a: vec2<u32>, b: vec2<u32>) -> vec4<u32> {
+  let ll = mulWide(a.x, b.x);
+  let lh = mulWide(a.x, b.y);
+  let hl = mulWide(a.y, b.x);
+  let hh = mulWide(a.y, b.y);
+  let r = add128(vec4<u32>(ll.x, ll.y, hh.x, hh.y), vec4<u32>(0u, lh.x, lh.y, 0u));
+  return add128(r, vec4<u32>(0u, hl.x, hl.y, 0u));
+}`,
+  },
+  // Restoring long division, one quotient bit per step; d != 0.
+  divmodU128: {
+    deps: ['add128'],
+    code: `struct DivMod128 { q: vec4<u32>, r: vec4<u32> }
+fn shl128(a: vec4<u32>, bit: u32) -> vec4<u32> {
+  return vec4<u32>((a.x << 1u) | bit, (a.y << 1u) | (a.x >> 31u), (a.z << 1u) | (a.y >> 31u), (a.w << 1u) | (a.z >> 31u));
+}
+fn geU128(a: vec4<u32>, b: vec4<u32>) -> bool {
+  if (a.w != b.w) { return a.w > b.w; }
+  if (a.z != b.z) { return a.z > b.z; }
+  if (a.y != b.y) { return a.y > b.y; }
+  return a.x >= b.x;
+}
+fn divmodU128(n: vec4<u32>, d: vec4<u32>) -> DivMod128 {
+  var q = vec4<u32>(0u);
+  var r = vec4<u32>(0u);
+  let negD = add128(~d, vec4<u32>(1u, 0u, 0u, 0u));
+  for (var i = 127u; i < 128u; i = i - 1u) {
+    r = shl128(r, (n[i >> 5u] >> (i & 31u)) & 1u);
+    q = shl128(q, 0u);
+    if (geU128(r, d)) {
+      r = add128(r, negD);
+      q.x = q.x | 1u;
+    }
+  }
+  return DivMod128(q, r);
+}`,
+  },
+  abs64: {
+    deps: ['neg64'],
+    code: `fn isNeg64(a: vec2<u32>) -> bool { return (a.y >> 31u) != 0u; }
+fn abs64(a: vec2<u32>) -> vec2<u32> { return select(a, neg64(a), isNeg64(a)); }`,
+  },
+  divI64: {
+    deps: ['abs64', 'divmodU128'],
+    code: `fn divI64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  if (b.x == 0u && b.y == 0u) { return vec2<u32>(0u); }
+  let q = divmodU128(vec4<u32>(abs64(a), 0u, 0u), vec4<u32>(abs64(b), 0u, 0u)).q.xy;
+  return select(q, neg64(q), isNeg64(a) != isNeg64(b));
+}`,
+  },
+  remI64: {
+    deps: ['abs64', 'divmodU128'],
+    code: `fn remI64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  if (b.x == 0u && b.y == 0u) { return vec2<u32>(0u); }
+  let r = divmodU128(vec4<u32>(abs64(a), 0u, 0u), vec4<u32>(abs64(b), 0u, 0u)).r.xy;
+  return select(r, neg64(r), isNeg64(a));
+}`,
+  },
+  // Decimals are scaled by 10^4: a * b / 10^4 and a * 10^4 / b, exact through 128 bits, truncated toward zero.
+  mulDec: {
+    deps: ['abs64', 'mulU128', 'divmodU128'],
+    code: `fn mulDec(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  let q = divmodU128(mulU128(abs64(a), abs64(b)), vec4<u32>(10000u, 0u, 0u, 0u)).q.xy;
+  return select(q, neg64(q), isNeg64(a) != isNeg64(b));
+}`,
+  },
+  divDec: {
+    deps: ['abs64', 'mulU128', 'divmodU128'],
+    code: `fn divDec(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  if (b.x == 0u && b.y == 0u) { return vec2<u32>(0u); }
+  let q = divmodU128(mulU128(abs64(a), vec2<u32>(10000u, 0u)), vec4<u32>(abs64(b), 0u, 0u)).q.xy;
+  return select(q, neg64(q), isNeg64(a) != isNeg64(b));
+}`,
+  },
+};
+
+/** Appends the arithmetic helpers `src` calls (and theirs); WGSL functions may be declared after use. */
+export function withArithHelpers(src: string): string {
+  const needed = new Set<string>();
+  const visit = (name: string): void => {
+    if (needed.has(name)) return;
+    needed.add(name);
+    for (const d of ARITH_HELPERS[name]!.deps) visit(d);
+  };
+  for (const name of Object.keys(ARITH_HELPERS)) if (new RegExp(`\\b${name}\\(`).test(src)) visit(name);
+  if (needed.size === 0) return src;
+  // Declaration order of the table keeps the output deterministic.
+  const code = Object.keys(ARITH_HELPERS).filter((n) => needed.has(n)).map((n) => ARITH_HELPERS[n]!.code);
+  return `${src}\n// arithmetic helpers\n${code.join('\n')}\n`;
+}
+
+/**
+ * Typed comparison: int32 and date signed, uint32, boolean and string (dictionary ids) unsigned, float32 as
+ * f32, int64 and decimal signed 64-bit.
+ */
 export function compareCode(op: CompareOp, type: ScalarType, a: string[], b: string[]): string {
   const wop = op === '=' ? '==' : op;
   switch (type) {
     case 'int32':
+    case 'date':
       return `(bitcast<i32>(${a[0]}) ${wop} bitcast<i32>(${b[0]}))`;
+    case 'uint32':
+    case 'boolean':
     case 'string':
       return `(${a[0]} ${wop} ${b[0]})`;
+    case 'float32':
+      return `(bitcast<f32>(${a[0]}) ${wop} bitcast<f32>(${b[0]}))`;
     case 'int64':
+    case 'decimal':
       if (op === '=') return `(${a[0]} == ${b[0]} && ${a[1]} == ${b[1]})`;
       if (op === '!=') return `(${a[0]} != ${b[0]} || ${a[1]} != ${b[1]})`;
       return `(cmpI64(${a[0]}, ${a[1]}, ${b[0]}, ${b[1]}) ${wop} 0)`;

@@ -57,7 +57,7 @@ const kernels: KirKernel[] = [
 
 const expectedPasses: Record<KirKernel['kind'], PassName[]> = {
   mapFilter: ['flags', 'scatter', 'scanBlock', 'scanAdd'],
-  sort: ['sortInit', 'sortStep', 'gather'],
+  sort: ['radixMask', 'radixKeys', 'radixHist', 'radixScatter', 'gather', 'scanBlock', 'scanAdd'],
   unique: ['flags', 'scatter', 'scanBlock', 'scanAdd'],
   mergeJoin: ['joinCount', 'joinWrite', 'scanBlock', 'scanAdd'],
   difference: ['flagsAbsent', 'scatter', 'scanBlock', 'scanAdd'],
@@ -116,7 +116,7 @@ describe('generateProgramShaders', () => {
     const program: KirProgram = { relations: [], relationVars: {}, facts: {}, variables, kernels, blocks: [], entry: 'main' };
     const all = generateProgramShaders(program);
     expect(all).toHaveLength(kernels.length);
-    expect(Object.keys(all[1]!)).toContain('sortStep');
+    expect(Object.keys(all[1]!)).toContain('radixScatter');
     expect(all[6]).toEqual({});
   });
 });

@@ -6,7 +6,7 @@ import type { Diagnostic, QpProgram } from '@vixen/queryplan';
 import { checkSafety } from './check/safety.js';
 import { resolve } from './check/resolve.js';
 import { checkTypes } from './check/types.js';
-import { stratify } from './lower/stratify.js';
+import { negationCycles, stratify } from './lower/stratify.js';
 import { toPlan } from './lower/to-plan.js';
 import { loadProgram, type SourceFile } from './syntax/load.js';
 
@@ -33,9 +33,11 @@ export function compileLogic(files: SourceFile[], options: FrontendOptions = {})
   const loaded = loadProgram(files, options.readFile, diagnostics);
   const resolved = checkSafety(resolve(loaded.files, diagnostics), diagnostics);
   const checked = checkTypes(resolved, diagnostics);
+  const strata = stratify(checked);
+  diagnostics.push(...negationCycles(strata));
   const sorted = sortDiagnostics(diagnostics, [...loaded.sources.keys()]);
   if (sorted.some((d) => d.severity === 'error')) return { diagnostics: sorted, sources: loaded.sources };
-  return { plan: toPlan(checked, stratify(checked)), diagnostics: sorted, sources: loaded.sources };
+  return { plan: toPlan(checked, strata), diagnostics: sorted, sources: loaded.sources };
 }
 
 /** Source order: by file (in reading order), then position; diagnostics without a place last. */

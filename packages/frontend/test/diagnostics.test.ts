@@ -91,23 +91,67 @@ describe('diagnostics', () => {
       ['expected a type for x in the declaration of p', 3],
       ['z is not an argument of p', 15],
     ]);
-    expectError('p(x) -> decimal(x).', 'type decimal is not supported yet', 1, 9);
   });
 
   it('forms of later slices are located "not supported yet" errors', () => {
     const cases: [string, string, number][] = [
-      ['p(x) <- edge(x, y) ; edge(y, x).', 'disjunction (;) is not supported yet', 9],
-      ['p(x) <- edge(x, _), !edge(_, x).', 'negation (!) is not supported yet', 21],
-      ['p(x) <- edge(x, y), y = x + 1.', 'arithmetic is not supported yet', 25],
       ['p[x] = y <- edge(x, y).', 'functional predicates (p[k] = v) are not supported yet', 1],
       ['p(x) <- edge(x, y), f[x] = y.', 'functional predicates', 21],
       ['p(c) <- agg<<c = count()>> edge(_, _).', 'aggregation (agg<< >>) is not supported yet', 9],
       ['order edge by x desc.', 'order ... by is not supported yet', 1],
       ['edge(x, y) -> node(x).', 'integrity constraints are not supported yet', 1],
-      ['p(x) <- edge(x, _), x > 1.5d.', 'decimal and float literals are not supported yet', 25],
-      ['p(x) <- edge(x, _), x > 1u.', 'uint32 literals are not supported yet', 25],
+      ['p(x) <- edge(x, _), date:year[x] = 2.', 'functional predicates', 21],
     ];
     for (const [rule, message, column] of cases) expectError(`${EDGE}${rule}`, message, 2, column);
+  });
+
+  it('recursion through negation names the cycle at the negated atom', () => {
+    expectError(`${EDGE}p(x) <- edge(x, _), !p(x).`, 'recursion through negation: p negates p, which depends on p (cycle p -> p)', 2, 22);
+    const found = errors(`${EDGE}p(x) <- edge(x, _), !q(x).\nq(x) <- edge(x, y), r(y).\nr(y) <- p(y).`);
+    expect(found).toEqual([
+      {
+        message: expect.stringContaining('recursion through negation: p negates q, which depends on p (cycle p -> q -> r -> p)'),
+        file: 'main.logic',
+        line: 2,
+        column: 22,
+      },
+    ]);
+  });
+
+  it('unsafe negation', () => {
+    expectError(`${EDGE}p(x) <- edge(x, _), !edge(x, z).`, 'unsafe negation: variable z in !edge(...) is not bound by a positive atom', 2, 30);
+    expect(errors(`${EDGE}p(x) <- !edge(x, _).`)[0]).toMatchObject({ message: 'unsafe rule: expected at least one positive atom in the body', line: 2, column: 1 });
+  });
+
+  it('unsafe assignment', () => {
+    expectError(`${EDGE}p(x, c) <- edge(x, y), c = y * z.`, 'unsafe assignment to c: variable z is not bound by a positive atom or an earlier assignment', 2, 32);
+    expect(errors(`${EDGE}p(x, c) <- edge(x, y), c = d + 1, d = c - 1.`).map((e) => [e.message.split(':')[0], e.column])).toEqual([
+      ['unsafe assignment to c', 28],
+      ['unsafe assignment to d', 39],
+    ]);
+  });
+
+  it('type mismatch in arithmetic', () => {
+    expectError(`${EDGE}m(d) -> decimal(d).\np(x, c) <- edge(x, y), m(d), c = y * d.`, 'type mismatch in arithmetic: cannot apply * to int32 and decimal', 3, 34);
+    expectError(`${EDGE}s(t) -> string(t).\np(t) <- s(t), u = t + 1, edge(u, _).`, 'cannot apply + to string and an integer', 3, 19);
+    expectError(`${EDGE}f(v) -> float32(v).\np(x) <- f(v), x = v % 2.`, 'operator % is not defined on float32', 3, 19);
+    expectError(`${EDGE}q(s) -> string(s).\nq(x + 1) <- edge(x, _).`, 'expected string for column 1 of q but the arithmetic gives int32', 3, 3);
+    expectError(`${EDGE}p(x) <- edge(x, _), x > 1.5d.`, 'type mismatch: cannot compare int32 with decimal', 2, 21);
+  });
+
+  it('bad literals', () => {
+    expectError(`${EDGE}p(x) <- edge(x, _), x > 2.5u.`, 'bad literal 2.5u: the u suffix needs an integer', 2, 25);
+    expectError('m(d) -> decimal(d).\nm(1.00001d).', 'bad literal 1.00001d: decimals have at most 4 fractional digits', 2, 3);
+    expectError('m(d) -> uint32(d).\nm(4294967296u).', 'uint32 literal 4294967296 is out of range', 2, 3);
+    expectError('m(d) -> uint32(d).\nm(-1).', 'uint32 literal -1 is out of range', 2, 3);
+    expectError('m(d) -> decimal(d).\nm(1e3d).', 'bad literal 1e3d: decimal literals take no exponent', 2, 3);
+    expectError('m(d) -> boolean(d).\nm(1).', 'expected boolean for column 1 of m but found integer 1', 2, 3);
+  });
+
+  it('date:parse of a bad date', () => {
+    expectError('d(x) -> date(x).\nd(date:parse["2024-02-30"]).', 'bad date "2024-02-30" in date:parse: expected a calendar date as YYYY-MM-DD', 2, 14);
+    expectError('d(x) -> date(x).\nd(date:parse["31/01/2024"]).', 'bad date "31/01/2024"', 2, 14);
+    expectError('d(x) -> date(x).\nd(date:parse[3]).', 'expected a string constant in date:parse', 2, 3);
   });
 
   it('collects many errors in source order', () => {

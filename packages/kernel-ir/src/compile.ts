@@ -4,8 +4,9 @@ import type { KirProgram } from './ir.js';
 import { lowerPlan } from './lower/from-plan.js';
 import { insertFrees } from './passes/insert-frees.js';
 import { pipeline } from './passes/pipeline.js';
+import { scheduleBlocks } from './passes/schedule-blocks.js';
 
-const kirPasses = pipeline<KirProgram>(insertFrees);
+const kirPasses = pipeline<KirProgram>(scheduleBlocks, insertFrees);
 
 export function planToKernels(plan: QpProgram): KirProgram {
   return kirPasses(lowerPlan(plan));

@@ -19,7 +19,14 @@ export interface KirVariable {
   relation?: string;
 }
 
-export type KirKernel =
+/** Where a kernel came from: the QP block and the index of the command in it that it implements. */
+export interface KirOrigin {
+  block: string;
+  command: number;
+}
+
+/** `origin` is absent on kernels not lowered from a plan command (hand-built or older compiled programs). */
+export type KirKernel = { origin?: KirOrigin } & (
   /** output := project(t) for t in input where filter(t). Output order follows input order. */
   | { kind: 'mapFilter'; id: number; input: VarId; output: VarId; filter: Predicate[]; project: Expr[] }
   /** output := input sorted by the words of `keys` (column indices, in this order), unsigned lexicographic. */
@@ -46,7 +53,8 @@ export type KirKernel =
   /** output := left rows followed by right rows (same columns). */
   | { kind: 'concat'; id: number; left: VarId; right: VarId; output: VarId }
   /** output := input */
-  | { kind: 'copy'; id: number; input: VarId; output: VarId };
+  | { kind: 'copy'; id: number; input: VarId; output: VarId }
+);
 
 export type KirCommand =
   | { kind: 'launch'; kernel: number }

@@ -1,24 +1,15 @@
 /** Human-readable kernel IR, for `--dump-kir`, debugging and tests. */
-import type { Expr, Predicate, Value } from '@vixen/queryplan';
+import { printConst, type Expr, type Predicate } from '@vixen/queryplan';
 import type { KirCommand, KirKernel, KirProgram, KirTerminator, VarId } from './ir.js';
-
-function formatConst(type: Expr['type'], value: Value): string {
-  switch (type) {
-    case 'int32':
-      return String(value);
-    case 'int64':
-      return `${String(value)}L`;
-    case 'string':
-      return JSON.stringify(value);
-  }
-}
 
 function formatExpr(e: Expr): string {
   switch (e.kind) {
     case 'col':
       return `#${e.index}`;
     case 'const':
-      return formatConst(e.type, e.value);
+      return printConst(e.type, e.value);
+    case 'binary':
+      return `(${formatExpr(e.left)} ${e.op} ${formatExpr(e.right)})`;
   }
 }
 
@@ -57,7 +48,7 @@ function formatKernel(k: KirKernel, name: (v: VarId) => string): string {
   return `${name(k.output)} := ${rhs}`;
 }
 
-function formatCommand(p: KirProgram, c: KirCommand, name: (v: VarId) => string): string {
+export function formatCommand(p: KirProgram, c: KirCommand, name: (v: VarId) => string): string {
   switch (c.kind) {
     case 'launch': {
       const k = p.kernels[c.kernel];
@@ -70,7 +61,7 @@ function formatCommand(p: KirProgram, c: KirCommand, name: (v: VarId) => string)
   }
 }
 
-function formatTerminator(t: KirTerminator, name: (v: VarId) => string): string {
+export function formatTerminator(t: KirTerminator, name: (v: VarId) => string): string {
   switch (t.kind) {
     case 'jump':
       return `jump ${t.target}`;

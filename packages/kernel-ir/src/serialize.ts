@@ -1,32 +1,48 @@
 /**
  * JSON form of kernel IR, for compiled program files. The JSON mirrors the IR node for node, except that
- * int64 values (JS bigint) are written as decimal strings; the column or constant type next to them says
+ * int64 and decimal values (JS bigint; a decimal scaled by 10^4) are written as decimal strings, float32 values
+ * that JSON cannot hold (NaN, infinities) as strings too; the column or constant type next to them says
  * how to read them back. `parseKir` checks every node with zod, then runs `validateKir`.
  */
 import { z } from 'zod';
-import { errorAt, VixenError, type Row, type ScalarType, type Value } from '@vixen/queryplan';
+import { ARITH_OPS, errorAt, SCALAR_TYPES, VixenError, type Expr, type Row, type ScalarType, type Value } from '@vixen/queryplan';
+import type { ArithOp } from '@vixen/queryplan';
 import type { KirProgram } from './ir.js';
 import { validateKir, valueHasType } from './validate.js';
 
-/** Converts to plain JSON data: bigint -> decimal string, absent optional fields dropped. */
+/** Converts to plain JSON data: bigint -> decimal string, non-finite numbers -> string, absent optional fields dropped. */
 export function serializeKir(p: KirProgram): unknown {
-  return JSON.parse(JSON.stringify(p, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)));
+  return JSON.parse(
+    JSON.stringify(p, (_key, v: unknown) =>
+      typeof v === 'bigint' || (typeof v === 'number' && !Number.isFinite(v)) ? String(v) : v,
+    ),
+  );
 }
 
-const int64String = z
-  .string()
-  .regex(/^-?\d+$/, 'expected an int64 as a decimal string')
-  .transform((s) => BigInt(s))
-  .refine((n) => valueHasType(n, 'int64'), 'int64 out of range');
+const bigintString = (type: 'int64' | 'decimal') =>
+  z
+    .string()
+    .regex(/^-?\d+$/, `expected an ${type} as a decimal string`)
+    .transform((s) => BigInt(s))
+    .refine((n) => valueHasType(n, type), `${type} out of range`);
+
+const float32Value = z
+  .union([z.number(), z.enum(['NaN', 'Infinity', '-Infinity']).transform(Number)])
+  .refine((n) => valueHasType(n, 'float32'), 'not a float32 value');
 
 /** How a JSON value of each scalar type reads back. */
 const valueSchemas: { [T in ScalarType]: z.ZodType<Value> } = {
   int32: z.int32(),
-  int64: int64String,
+  int64: bigintString('int64'),
+  uint32: z.int().refine((n) => valueHasType(n, 'uint32'), 'uint32 out of range'),
+  float32: float32Value,
+  decimal: bigintString('decimal'),
   string: z.string(),
+  boolean: z.boolean(),
+  date: z.int32(),
 };
 
-const scalarType = z.enum(['int32', 'int64', 'string']);
+const scalarType = z.enum(SCALAR_TYPES as [ScalarType, ...ScalarType[]]);
 const index = z.int().nonnegative();
 const varId = index;
 
@@ -41,14 +57,31 @@ const relationDecl = z.strictObject({
   span: span.optional(),
 });
 
-const expr = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('col'), index, type: scalarType }),
-  z.discriminatedUnion('type', [
-    z.strictObject({ kind: z.literal('const'), type: z.literal('int32'), value: valueSchemas.int32 }),
-    z.strictObject({ kind: z.literal('const'), type: z.literal('int64'), value: valueSchemas.int64 }),
-    z.strictObject({ kind: z.literal('const'), type: z.literal('string'), value: valueSchemas.string }),
-  ]),
+const constOf = <T extends ScalarType>(type: T) =>
+  z.strictObject({ kind: z.literal('const'), type: z.literal(type), value: valueSchemas[type] });
+
+const constant = z.discriminatedUnion('type', [
+  constOf('int32'),
+  constOf('int64'),
+  constOf('uint32'),
+  constOf('float32'),
+  constOf('decimal'),
+  constOf('string'),
+  constOf('boolean'),
+  constOf('date'),
 ]);
+
+const expr: z.ZodType<Expr> = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('col'), index, type: scalarType }),
+  constant,
+  z.strictObject({
+    kind: z.literal('binary'),
+    op: z.enum(ARITH_OPS as [ArithOp, ...ArithOp[]]),
+    left: z.lazy(() => expr),
+    right: z.lazy(() => expr),
+    type: scalarType,
+  }),
+]) as z.ZodType<Expr>;
 
 const predicate = z.strictObject({
   kind: z.literal('compare'),
@@ -57,20 +90,24 @@ const predicate = z.strictObject({
   right: expr,
 });
 
+const origin = z.strictObject({ block: z.string(), command: index }).optional();
+
 const kernel = z.discriminatedUnion('kind', [
   z.strictObject({
     kind: z.literal('mapFilter'),
     id: index,
+    origin,
     input: varId,
     output: varId,
     filter: z.array(predicate),
     project: z.array(expr),
   }),
-  z.strictObject({ kind: z.literal('sort'), id: index, input: varId, output: varId, keys: z.array(index) }),
-  z.strictObject({ kind: z.literal('unique'), id: index, input: varId, output: varId }),
+  z.strictObject({ kind: z.literal('sort'), id: index, origin, input: varId, output: varId, keys: z.array(index) }),
+  z.strictObject({ kind: z.literal('unique'), id: index, origin, input: varId, output: varId }),
   z.strictObject({
     kind: z.literal('mergeJoin'),
     id: index,
+    origin,
     left: varId,
     right: varId,
     output: varId,
@@ -79,9 +116,9 @@ const kernel = z.discriminatedUnion('kind', [
     filter: z.array(predicate),
     project: z.array(expr),
   }),
-  z.strictObject({ kind: z.literal('difference'), id: index, left: varId, right: varId, output: varId }),
-  z.strictObject({ kind: z.literal('concat'), id: index, left: varId, right: varId, output: varId }),
-  z.strictObject({ kind: z.literal('copy'), id: index, input: varId, output: varId }),
+  z.strictObject({ kind: z.literal('difference'), id: index, origin, left: varId, right: varId, output: varId }),
+  z.strictObject({ kind: z.literal('concat'), id: index, origin, left: varId, right: varId, output: varId }),
+  z.strictObject({ kind: z.literal('copy'), id: index, origin, input: varId, output: varId }),
 ]);
 
 const command = z.discriminatedUnion('kind', [
@@ -115,7 +152,7 @@ export const kirProgramSchema: z.ZodType<KirProgram> = z
   .strictObject({
     relations: z.array(relationDecl),
     relationVars: z.record(z.string(), varId),
-    facts: z.record(z.string(), z.array(z.array(z.union([z.number(), z.string()])))),
+    facts: z.record(z.string(), z.array(z.array(z.union([z.number(), z.string(), z.boolean()])))),
     variables: z.array(variable),
     kernels: z.array(kernel),
     blocks: z.array(block),

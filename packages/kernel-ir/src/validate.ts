@@ -3,25 +3,13 @@
  * column types agree with its variables. An error on compiler output is a compiler bug; on a loaded
  * program file it is a bad file.
  */
-import { errorAt, type Diagnostic, type Expr, type Predicate, type ScalarType, type Value } from '@vixen/queryplan';
+import { arithDefined, errorAt, valueHasType as qpValueHasType, type Diagnostic, type Expr, type Predicate, type ScalarType, type Value } from '@vixen/queryplan';
 import type { KirKernel, KirProgram, KirTerminator, VarId } from './ir.js';
 import { kernelInputs } from './ir.js';
 
-const INT32_MIN = -(2 ** 31);
-const INT32_MAX = 2 ** 31 - 1;
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
-
 /** Whether a JS value is a valid value of the scalar type (see `Value` in @vixen/queryplan). */
 export function valueHasType(v: Value, type: ScalarType): boolean {
-  switch (type) {
-    case 'int32':
-      return typeof v === 'number' && Number.isInteger(v) && v >= INT32_MIN && v <= INT32_MAX;
-    case 'int64':
-      return typeof v === 'bigint' && v >= INT64_MIN && v <= INT64_MAX;
-    case 'string':
-      return typeof v === 'string';
-  }
+  return qpValueHasType(type, v);
 }
 
 const sameColumns = (a: readonly ScalarType[], b: readonly ScalarType[]): boolean =>
@@ -58,6 +46,13 @@ class Validator {
       }
       case 'const':
         if (!valueHasType(e.value, e.type)) this.error(`${where}: constant ${String(e.value)} is not a valid ${e.type}`);
+        return;
+      case 'binary':
+        this.expr(e.left, input, where);
+        this.expr(e.right, input, where);
+        if (e.left.type !== e.type || e.right.type !== e.type || !arithDefined(e.op, e.type)) {
+          this.error(`${where}: arithmetic ${e.left.type} ${e.op} ${e.right.type} does not give ${e.type}`);
+        }
         return;
     }
   }

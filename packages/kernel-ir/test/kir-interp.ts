@@ -4,14 +4,21 @@
  * as it runs, the contracts lowering relies on: kernel inputs sorted as required, every QP relation
  * variable canonical after every command, and no read of a freed (or never written) temporary.
  */
-import { compareRows, compareValues, type Expr, type Predicate, type Row, type ScalarType, type Value } from '@vixen/queryplan';
+import { compareRows, compareValues, evalExpr, type Expr, type Predicate, type Row, type ScalarType, type Value } from '@vixen/queryplan';
 import { kernelInputs, type KirKernel, type KirProgram, type VarId } from '../src/index.js';
 
 function words(v: Value, t: ScalarType): Array<number | string> {
   switch (t) {
     case 'int32':
+    case 'uint32':
+    case 'date':
       return [(v as number) >>> 0];
-    case 'int64': {
+    case 'float32':
+      return [new Uint32Array(new Float32Array([v as number]).buffer)[0]!];
+    case 'boolean':
+      return [v ? 1 : 0];
+    case 'int64':
+    case 'decimal': {
       const u = BigInt.asUintN(64, v as bigint);
       return [Number(u & 0xffffffffn), Number(u >> 32n)];
     }
@@ -44,9 +51,6 @@ function dropAdjacentDuplicates(rows: readonly Row[], types: readonly ScalarType
   return rows.filter((r, i) => i === 0 || compareOnKeys(rows[i - 1]!, r, keys, types) !== 0);
 }
 
-function evalExpr(e: Expr, t: Row): Value {
-  return e.kind === 'col' ? t[e.index]! : e.value;
-}
 
 function holds(p: Predicate, t: Row): boolean {
   const c = compareValues(evalExpr(p.left, t), evalExpr(p.right, t));

@@ -3,6 +3,7 @@
  * a canonical string, every command builds its target's new value from the old values and then replaces it.
  */
 import type { Expr, Predicate, QpCommand, QpProgram, RelationDecl, Terminator } from './ir.js';
+import { evalArith } from './arith.js';
 import { compareRows, compareValues, type Row, type Value } from './types.js';
 import { validatePlan, valueHasType } from './validate.js';
 
@@ -15,7 +16,7 @@ type RowSet = Map<string, Row>;
  */
 export function rowKey(row: readonly Value[]): string {
   return row
-    .map((v) => (typeof v === 'string' ? JSON.stringify(v) : typeof v === 'bigint' ? `${v}L` : `${v === 0 ? 0 : v}`))
+    .map((v) => (typeof v === 'string' ? JSON.stringify(v) : typeof v === 'bigint' ? `${v}L` : `${v === 0 ? 0 : String(v)}`))
     .join(',');
 }
 
@@ -26,12 +27,15 @@ export interface InterpretOptions {
 
 const DEFAULT_MAX_STEPS = 1_000_000;
 
-function evalExpr(e: Expr, tuple: readonly Value[]): Value {
+/** Value of `e` over one input tuple. */
+export function evalExpr(e: Expr, tuple: readonly Value[]): Value {
   switch (e.kind) {
     case 'col':
       return tuple[e.index]!;
     case 'const':
       return e.value;
+    case 'binary':
+      return evalArith(e.op, e.type, evalExpr(e.left, tuple), evalExpr(e.right, tuple));
   }
 }
 

@@ -4,6 +4,7 @@
  * a target may also be one of its inputs. Recursive strata are loops of blocks ending in a branch.
  */
 import type { SourceSpan } from './diagnostics.js';
+import type { ArithOp } from './arith.js';
 import type { Row, ScalarType, Value } from './types.js';
 
 export interface Column {
@@ -32,10 +33,12 @@ export type CompareOp = '=' | '!=' | '<' | '<=' | '>' | '>=';
 /**
  * Scalar expressions over one input tuple. In a MapJoin the input tuple is the left tuple's columns
  * followed by the right tuple's columns, so `col.index >= leftArity` refers to the right side.
+ * A `binary` has operands of its own type and follows the semantics of `evalArith` (arith.ts).
  */
 export type Expr =
   | { kind: 'col'; index: number; type: ScalarType }
-  | { kind: 'const'; type: ScalarType; value: Value };
+  | { kind: 'const'; type: ScalarType; value: Value }
+  | { kind: 'binary'; op: ArithOp; left: Expr; right: Expr; type: ScalarType };
 
 /** Filters are conjunctions of predicates. Both operands of a comparison have the same type. */
 export type Predicate = { kind: 'compare'; op: CompareOp; left: Expr; right: Expr };

@@ -1,23 +1,41 @@
 /**
  * Readable text form of a QP program, for debugging dumps (`--dump qp`) and for naming commands in messages.
  * Columns print as `#i` (in a join: the left tuple's columns followed by the right tuple's), constants as
- * literals (`5`, `5L` for int64, `"s"` for strings).
+ * literals as the source writes them (`5`, `5L`, `5u`, `2.5f`, `19.99d`, `"s"`, `true`, `date:parse["2024-01-31"]`),
+ * arithmetic parenthesized (`(#0 * #1)`).
  */
 import type { Condition, Expr, Predicate, QpCommand, QpProgram, RelationDecl, Terminator } from './ir.js';
+import { formatValue, type ScalarType, type Value } from './types.js';
+
+/** A constant as a source literal of its type. */
+export function printConst(type: ScalarType, value: Value): string {
+  switch (type) {
+    case 'int32':
+    case 'boolean':
+      return String(value);
+    case 'int64':
+      return `${String(value)}L`;
+    case 'uint32':
+      return `${String(value)}u`;
+    case 'float32':
+      return `${formatValue(value, type)}f`;
+    case 'decimal':
+      return `${formatValue(value, type)}d`;
+    case 'string':
+      return JSON.stringify(value);
+    case 'date':
+      return `date:parse[${JSON.stringify(formatValue(value, type))}]`;
+  }
+}
 
 export function printExpr(e: Expr): string {
   switch (e.kind) {
     case 'col':
       return `#${e.index}`;
     case 'const':
-      switch (e.type) {
-        case 'int32':
-          return String(e.value);
-        case 'int64':
-          return `${String(e.value)}L`;
-        case 'string':
-          return JSON.stringify(e.value);
-      }
+      return printConst(e.type, e.value);
+    case 'binary':
+      return `(${printExpr(e.left)} ${e.op} ${printExpr(e.right)})`;
   }
 }
 

@@ -5,6 +5,7 @@
 import { errorAt, type Diagnostic } from './diagnostics.js';
 import { commandInputs, type Expr, type Predicate, type QpCommand, type QpProgram, type RelationDecl } from './ir.js';
 import { printCommand, printPredicate } from './print.js';
+import { arithDefined } from './arith.js';
 import type { ScalarType, Value } from './types.js';
 
 const INT32_MIN = -(2 ** 31);
@@ -12,15 +13,23 @@ const INT32_MAX = 2 ** 31 - 1;
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
-/** Whether `v` is the JS representation of a value of `type` (int32 number, int64 bigint, string), in range. */
+/** Whether `v` is the JS representation of a value of `type` (see `Value`), in range. */
 export function valueHasType(type: ScalarType, v: unknown): v is Value {
   switch (type) {
     case 'int32':
+    case 'date':
       return typeof v === 'number' && Number.isInteger(v) && v >= INT32_MIN && v <= INT32_MAX;
+    case 'uint32':
+      return typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 2 ** 32 - 1;
+    case 'float32':
+      return typeof v === 'number' && (Number.isNaN(v) || (Math.fround(v) === v && !Object.is(v, -0)));
     case 'int64':
+    case 'decimal':
       return typeof v === 'bigint' && v >= INT64_MIN && v <= INT64_MAX;
     case 'string':
       return typeof v === 'string';
+    case 'boolean':
+      return typeof v === 'boolean';
   }
 }
 
@@ -96,6 +105,16 @@ export function validatePlan(p: QpProgram): Diagnostic[] {
           return undefined;
         }
         return e.type;
+      case 'binary': {
+        const l = exprType(e.left, input, where);
+        const r = exprType(e.right, input, where);
+        if (!l || !r) return undefined;
+        if (l !== e.type || r !== e.type || !arithDefined(e.op, e.type)) {
+          report(`${where}: arithmetic ${l} ${e.op} ${r} does not give ${e.type}`);
+          return undefined;
+        }
+        return e.type;
+      }
     }
   };
 

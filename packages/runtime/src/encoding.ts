@@ -1,7 +1,8 @@
 /**
- * Host <-> device value encoding. A row becomes u32 words: int32 its bits, int64 two words (lo, hi),
- * string one word: its id in an order-preserving dictionary, so unsigned id order is string order and
- * kernels compare strings without touching text.
+ * Host <-> device value encoding. A row becomes u32 words: int32, uint32 and date (days) their bits,
+ * float32 its f32 bits, boolean 0/1, int64 and decimal (scaled by 10^4) two words (lo, hi), string one
+ * word: its id in an order-preserving dictionary, so unsigned id order is string order and kernels compare
+ * strings without touching text.
  */
 import { VixenError, rowWords, type Row, type ScalarType, type Value } from '@vixen/queryplan';
 
@@ -32,15 +33,29 @@ export class StringDictionary {
 const INT64_MIN = -(1n << 63n);
 const INT64_MAX = (1n << 63n) - 1n;
 
+/** Reinterprets f32 bits and back. */
+const f32 = new Float32Array(1);
+const f32Bits = new Uint32Array(f32.buffer);
+
 /** Appends the words of one value at `at`; returns the next offset. */
 export function encodeValue(type: ScalarType, value: Value, dict: StringDictionary, out: Uint32Array, at: number): number {
   switch (type) {
     case 'int32':
+    case 'uint32':
+    case 'date':
       out[at] = (value as number) >>> 0;
       return at + 1;
-    case 'int64': {
+    case 'float32':
+      f32[0] = value as number;
+      out[at] = f32Bits[0]!;
+      return at + 1;
+    case 'boolean':
+      out[at] = value ? 1 : 0;
+      return at + 1;
+    case 'int64':
+    case 'decimal': {
       const v = BigInt(value as bigint | number);
-      if (v < INT64_MIN || v > INT64_MAX) throw new VixenError({ severity: 'error', message: `int64 value out of range: ${v}` });
+      if (v < INT64_MIN || v > INT64_MAX) throw new VixenError({ severity: 'error', message: `${type} value out of range: ${v}` });
       const bits = BigInt.asUintN(64, v);
       out[at] = Number(bits & 0xffffffffn);
       out[at + 1] = Number(bits >> 32n);
@@ -73,10 +88,25 @@ export function decodeRows(words: Uint32Array, types: readonly ScalarType[], dic
     for (let c = 0; c < types.length; c++) {
       switch (types[c]!) {
         case 'int32':
+        case 'date':
           row[c] = words[at]! | 0;
           at += 1;
           break;
+        case 'uint32':
+          row[c] = words[at]!;
+          at += 1;
+          break;
+        case 'float32':
+          f32Bits[0] = words[at]!;
+          row[c] = f32[0]!;
+          at += 1;
+          break;
+        case 'boolean':
+          row[c] = words[at]! !== 0;
+          at += 1;
+          break;
         case 'int64':
+        case 'decimal':
           row[c] = BigInt.asIntN(64, (BigInt(words[at + 1]!) << 32n) | BigInt(words[at]!));
           at += 2;
           break;

@@ -4,7 +4,15 @@
  * host-known row counts. Only output relations are read back in full.
  */
 import { generateKernelShaders, kernelConstants, type KernelShaders } from '@vixen/codegen-wgsl';
-import { kernelInputs, type KirKernel, type KirProgram, type KirVariable, type VarId } from '@vixen/kernel-ir';
+import {
+  kernelInputs,
+  kirSuccessors,
+  type KirKernel,
+  type KirOrigin,
+  type KirProgram,
+  type KirVariable,
+  type VarId,
+} from '@vixen/kernel-ir';
 import { compareRows, rowWords, VixenError, type Row } from '@vixen/queryplan';
 import {
   downloadRelation,
@@ -15,28 +23,84 @@ import {
   type Gpu,
 } from './gpu/index.js';
 import { decodeRows, encodeRows, encodeValue, StringDictionary } from './encoding.js';
+import { formatBytes, RunLimitError } from './limits.js';
 
 export interface ExecuteOptions {
   /** Relations to read back (default: those marked output). */
   outputs?: readonly string[];
   /** Upper bound on executed blocks, so a runaway loop ends with an error instead of hanging. */
   maxBlockSteps?: number;
+  /** Most iterations one run of a fixpoint loop may take; one more fails with a RunLimitError. */
+  maxIterations?: number;
+  /** Most bytes the variables' device buffers may hold at once; more fails with a RunLimitError. */
+  maxDeviceMemory?: number;
+  /** Waits for the device after every kernel, so per-kernel times are device times (slower runs). */
+  profile?: boolean;
+  /** Called after every fixpoint iteration (for progress displays). */
+  onProgress?: (progress: FixpointProgress) => void;
 }
 
-export interface KernelProfile {
-  kernel: number;
-  kind: KirKernel['kind'];
+export interface FixpointProgress {
+  /** Label of the loop's branching block. */
+  loop: string;
+  relations: string[];
+  /** Iterations of this run of the loop so far (1 after the first). */
+  iteration: number;
+  /** Row counts of the variables the loop's exit test reads (the deltas). */
+  deltas: Array<{ name: string; rows: number }>;
+  elapsedMs: number;
+}
+
+/** Traffic of launches: rows and bytes read (all inputs) and written. */
+interface Traffic {
   launches: number;
   rowsIn: number;
   rowsOut: number;
+  bytesIn: number;
+  bytesOut: number;
   milliseconds: number;
+}
+
+export interface KernelProfile extends Traffic {
+  kernel: number;
+  kind: KirKernel['kind'];
+  origin?: KirOrigin;
+}
+
+/**
+ * One QP command: its kernels' launches summed, except rows and bytes, which count only the QP relations the
+ * command reads and writes (not the temporaries between its kernels). `launches` is how often the command ran.
+ */
+export interface OperatorProfile extends Traffic {
+  block: string;
+  command: number;
+  kernels: number[];
+}
+
+export interface LoopStats {
+  /** Label of the loop's branching block. */
+  block: string;
+  /** Non-temporary relations the loop body writes. */
+  relations: string[];
+  /** Iterations over all runs of the loop. */
+  iterations: number;
 }
 
 export interface ExecuteStats {
   blockSteps: number;
   launches: number;
   milliseconds: number;
+  /** Most bytes the variables' device buffers held at once (kernel scratch buffers not included). */
+  peakDeviceBytes: number;
+  /** Times each block ran, in program order. */
+  blocks: Array<{ label: string; executions: number }>;
+  loops: LoopStats[];
+  /** Every kernel of the program, launched or not. */
   kernels: KernelProfile[];
+  /** Every QP command that has kernels (programs lowered from a plan), in program order. */
+  operators: OperatorProfile[];
+  /** True when kernel times were taken with a device wait after each kernel (`profile`). */
+  profiled: boolean;
 }
 
 export interface ExecuteResult {
@@ -68,6 +132,76 @@ function constantWords(kernel: KirKernel, dict: StringDictionary): Uint32Array {
   return out;
 }
 
+interface FixpointLoop {
+  /** Blocks on a cycle through the branching block. */
+  body: Set<string>;
+  relations: string[];
+}
+
+/** Branching blocks that lie on a cycle of the CFG (the fixpoint loops of recursive strata), by label. */
+function fixpointLoops(program: KirProgram): Map<string, FixpointLoop> {
+  const succ = new Map(program.blocks.map((b) => [b.label, kirSuccessors(b.terminator)]));
+  const reach = (from: string): Set<string> => {
+    const seen = new Set<string>();
+    const stack = [...(succ.get(from) ?? [])];
+    for (let l = stack.pop(); l !== undefined; l = stack.pop()) {
+      if (seen.has(l)) continue;
+      seen.add(l);
+      stack.push(...(succ.get(l) ?? []));
+    }
+    return seen;
+  };
+  const kindOf = new Map(program.relations.map((r) => [r.name, r.kind]));
+  const loops = new Map<string, FixpointLoop>();
+  for (const b of program.blocks) {
+    if (b.terminator.kind !== 'branch' || !reach(b.label).has(b.label)) continue;
+    const body = new Set([...reach(b.label)].filter((l) => reach(l).has(b.label)));
+    const written = new Set<string>();
+    for (const bb of program.blocks) {
+      if (!body.has(bb.label)) continue;
+      for (const c of bb.commands) {
+        if (c.kind !== 'launch') continue;
+        const rel = program.variables[program.kernels[c.kernel]!.output]!.relation;
+        if (rel !== undefined && kindOf.get(rel) !== 'temp') written.add(rel);
+      }
+    }
+    const relations = written.size > 0 ? [...written] : b.terminator.condition.vars.map((v) => program.variables[v]!.name);
+    loops.set(b.label, { body, relations });
+  }
+  return loops;
+}
+
+const noTraffic = (): Traffic => ({ launches: 0, rowsIn: 0, rowsOut: 0, bytesIn: 0, bytesOut: 0, milliseconds: 0 });
+
+/** Operators in program order, one per (block, command) that some kernel came from. */
+function operatorProfiles(program: KirProgram): { operators: OperatorProfile[]; byKernel: Map<number, OperatorProfile> } {
+  const byKey = new Map<string, OperatorProfile>();
+  const byKernel = new Map<number, OperatorProfile>();
+  for (const k of program.kernels) {
+    if (!k.origin) continue;
+    const key = `${k.origin.command}@${k.origin.block}`;
+    let op = byKey.get(key);
+    if (!op) byKey.set(key, (op = { block: k.origin.block, command: k.origin.command, kernels: [], ...noTraffic() }));
+    op.kernels.push(k.id);
+    byKernel.set(k.id, op);
+  }
+  const blockIndex = new Map(program.blocks.map((b, i) => [b.label, i]));
+  const operators = [...byKey.values()].sort(
+    (a, b) => (blockIndex.get(a.block) ?? Infinity) - (blockIndex.get(b.block) ?? Infinity) || a.command - b.command,
+  );
+  return { operators, byKernel };
+}
+
+function describeVariable(program: KirProgram, id: VarId): string {
+  const v = program.variables[id]!;
+  return v.relation === undefined ? `temporary ${v.name}` : v.relation === v.name ? `relation ${v.name}` : `${v.name} (relation ${v.relation})`;
+}
+
+function describeKernel(k: KirKernel): string {
+  const from = k.origin ? `, from block ${k.origin.block} command ${k.origin.command}` : '';
+  return `kernel k${k.id} (${k.kind}${from})`;
+}
+
 export async function executeKir(
   gpu: Gpu,
   program: KirProgram,
@@ -82,53 +216,140 @@ export async function executeKir(
   const emptyOf = (v: KirVariable): DeviceRelation => ({ buffer: null, count: 0, width: rowWords(v.columns) });
   const valueOf = (id: VarId): DeviceRelation => values.get(id) ?? emptyOf(variables[id]!);
   const constWords = program.kernels.map((k) => constantWords(k, dict));
-  const profile: KernelProfile[] = program.kernels.map((k) => ({
+  const kernelProfiles: KernelProfile[] = program.kernels.map((k) => ({
     kernel: k.id,
     kind: k.kind,
-    launches: 0,
-    rowsIn: 0,
-    rowsOut: 0,
-    milliseconds: 0,
+    ...(k.origin ? { origin: k.origin } : {}),
+    ...noTraffic(),
   }));
+  const { operators, byKernel } = operatorProfiles(program);
+  const loops = fixpointLoops(program);
+  const loopStats = new Map([...loops].map(([block, l]) => [block, { block, relations: l.relations, iterations: 0 }]));
+  /** Iterations of the current run of each loop. */
+  const loopRun = new Map<string, number>();
+  const executions = new Map(program.blocks.map((b) => [b.label, 0]));
+  let steps = 0;
+  let launches = 0;
+
+  // Device memory: variables may share a buffer, so buffers are counted once, by how many variables hold them.
+  const holders = new Map<GPUBuffer, number>();
+  let liveBytes = 0;
+  let peakBytes = 0;
+  const limit = options.maxDeviceMemory;
+
+  const stats = (): ExecuteStats => ({
+    blockSteps: steps,
+    launches,
+    milliseconds: performance.now() - started,
+    peakDeviceBytes: peakBytes,
+    blocks: program.blocks.map((b) => ({ label: b.label, executions: executions.get(b.label)! })),
+    loops: [...loopStats.values()],
+    kernels: kernelProfiles,
+    operators,
+    profiled: options.profile === true,
+  });
 
   /** Replaces a variable's value, returning the old buffer to the pool unless another variable still holds it. */
   const assign = (id: VarId, next: DeviceRelation | undefined): void => {
     const old = values.get(id);
+    if (next?.buffer) {
+      const n = holders.get(next.buffer) ?? 0;
+      if (n === 0) liveBytes += next.buffer.size;
+      holders.set(next.buffer, n + 1);
+      peakBytes = Math.max(peakBytes, liveBytes);
+    }
     if (next) values.set(id, next);
     else values.delete(id);
-    if (old?.buffer && old.buffer !== next?.buffer && ![...values.values()].some((v) => v.buffer === old.buffer)) {
-      releaseRelation(gpu, old);
+    if (old?.buffer) {
+      const n = holders.get(old.buffer)! - 1;
+      if (n > 0) holders.set(old.buffer, n);
+      else {
+        holders.delete(old.buffer);
+        liveBytes -= old.buffer.size;
+        releaseRelation(gpu, old);
+      }
     }
   };
 
+  /** assign() for a freshly computed value, failing first when its buffer would break the memory limit. */
+  const store = (id: VarId, next: DeviceRelation, by: string): void => {
+    const extra = next.buffer && !holders.has(next.buffer) ? next.buffer.size : 0;
+    if (limit !== undefined && liveBytes + extra > limit) {
+      if (extra > 0) releaseRelation(gpu, next);
+      throw new RunLimitError(
+        `device memory limit exceeded: ${by} made ${describeVariable(program, id)} of ${next.count} rows, ` +
+          `${formatBytes(extra)}, while ${formatBytes(liveBytes)} were already live; ` +
+          `the limit is ${formatBytes(limit)} (maxDeviceMemory / --max-device-memory)`,
+        stats(),
+      );
+    }
+    assign(id, next);
+  };
+
   try {
-    await loadInitialRelations(gpu, program, initial, dict, assign);
+    await loadInitialRelations(gpu, program, initial, dict, store);
+    if (options.profile) await gpu.device.queue.onSubmittedWorkDone();
 
     const blocks = new Map(program.blocks.map((b) => [b.label, b]));
     const maxSteps = options.maxBlockSteps ?? 1_000_000;
     let label = program.entry;
-    let steps = 0;
-    let launches = 0;
     for (;;) {
       const block = blocks.get(label);
       if (!block) throw new Error(`internal: no block labelled ${label}`);
       if (++steps > maxSteps) {
-        throw new VixenError({ severity: 'error', message: `evaluation did not reach a fixpoint within ${maxSteps} block steps` });
+        throw new RunLimitError(`evaluation did not reach a fixpoint within ${maxSteps} block steps`, stats());
+      }
+      executions.set(label, executions.get(label)! + 1);
+      const loop = loops.get(label);
+      if (loop) {
+        const iteration = (loopRun.get(label) ?? 0) + 1;
+        if (options.maxIterations !== undefined && iteration > options.maxIterations) {
+          throw new RunLimitError(
+            `the fixpoint loop computing ${loop.relations.join(', ')} (block ${label}) did not converge within ` +
+              `${options.maxIterations} iteration${options.maxIterations === 1 ? '' : 's'} (maxIterations / --max-iterations)`,
+            stats(),
+          );
+        }
+        loopRun.set(label, iteration);
+        loopStats.get(label)!.iterations += 1;
       }
       for (const cmd of block.commands) {
         switch (cmd.kind) {
           case 'launch': {
             const kernel = program.kernels[cmd.kernel]!;
-            const inputs = kernelInputs(kernel).map(valueOf);
+            const inputIds = kernelInputs(kernel);
+            const inputs = inputIds.map(valueOf);
             const t0 = performance.now();
             const out = await runKernel(gpu, kernel, shaders[kernel.id]!, inputs, constWords[kernel.id]!, variables);
-            const p = profile[kernel.id]!;
-            p.milliseconds += performance.now() - t0;
-            p.launches += 1;
-            p.rowsIn += inputs.reduce((n, r) => n + r.count, 0);
-            p.rowsOut += out.count;
+            if (options.profile) await gpu.device.queue.onSubmittedWorkDone();
+            const ms = performance.now() - t0;
             launches += 1;
-            assign(kernel.output, out);
+            const bytes = (r: DeviceRelation): number => r.count * r.width * 4;
+            const p = kernelProfiles[kernel.id]!;
+            p.milliseconds += ms;
+            p.launches += 1;
+            for (const r of inputs) {
+              p.rowsIn += r.count;
+              p.bytesIn += bytes(r);
+            }
+            p.rowsOut += out.count;
+            p.bytesOut += bytes(out);
+            const op = byKernel.get(kernel.id);
+            if (op) {
+              op.milliseconds += ms;
+              if (op.kernels[0] === kernel.id) op.launches += 1;
+              // Only QP relations count for the operator, not the temporaries between its kernels.
+              inputIds.forEach((v, i) => {
+                if (variables[v]!.relation === undefined) return;
+                op.rowsIn += inputs[i]!.count;
+                op.bytesIn += bytes(inputs[i]!);
+              });
+              if (variables[kernel.output]!.relation !== undefined) {
+                op.rowsOut += out.count;
+                op.bytesOut += bytes(out);
+              }
+            }
+            store(kernel.output, out, describeKernel(kernel));
             break;
           }
           case 'free':
@@ -142,12 +363,24 @@ export async function executeKir(
       const t = block.terminator;
       if (t.kind === 'halt') {
         const relations = await readOutputs(gpu, program, options.outputs, dict, valueOf);
-        return {
-          relations,
-          stats: { blockSteps: steps, launches, milliseconds: performance.now() - started, kernels: profile },
-        };
+        return { relations, stats: stats() };
       }
-      label = t.kind === 'jump' ? t.target : t.condition.vars.every((v) => valueOf(v).count === 0) ? t.ifTrue : t.ifFalse;
+      if (t.kind === 'jump') {
+        label = t.target;
+        continue;
+      }
+      label = t.condition.vars.every((v) => valueOf(v).count === 0) ? t.ifTrue : t.ifFalse;
+      if (loop) {
+        const iteration = loopRun.get(block.label)!;
+        if (!loop.body.has(label)) loopRun.delete(block.label);
+        options.onProgress?.({
+          loop: block.label,
+          relations: loop.relations,
+          iteration,
+          deltas: t.condition.vars.map((v) => ({ name: variables[v]!.name, rows: valueOf(v).count })),
+          elapsedMs: performance.now() - started,
+        });
+      }
     }
   } finally {
     for (const id of [...values.keys()]) assign(id, undefined);
@@ -163,7 +396,7 @@ async function loadInitialRelations(
   program: KirProgram,
   initial: ReadonlyMap<string, readonly Row[]>,
   dict: StringDictionary,
-  assign: (id: VarId, v: DeviceRelation | undefined) => void,
+  store: (id: VarId, v: DeviceRelation, by: string) => void,
 ): Promise<void> {
   for (const [name, rows] of initial) {
     const id = program.relationVars[name];
@@ -179,7 +412,7 @@ async function loadInitialRelations(
     if (sorted.buffer !== raw.buffer) releaseRelation(gpu, raw);
     const canonical = await runKernel(gpu, unique, generateKernelShaders(unique, program.variables), [sorted], none, program.variables);
     if (canonical.buffer !== sorted.buffer) releaseRelation(gpu, sorted);
-    assign(id, canonical);
+    store(id, canonical, `loading the facts of ${name}`);
   }
 }
 

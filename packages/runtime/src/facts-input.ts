@@ -1,23 +1,22 @@
 /** Where a run's facts come from: rows given through the API and files in a facts directory. */
-import { VixenError, type RelationDecl, type Row, type ScalarType, type Value } from '@vixen/queryplan';
+import { VixenError, valueHasType, type RelationDecl, type Row, type ScalarType, type Value } from '@vixen/queryplan';
 import { loadFactsDir } from './facts/index.js';
 
 export interface FactSources {
-  /** Rows per relation, typed as the relation declares (int32 number, int64 bigint, string string). */
+  /**
+   * Rows per relation, typed as the relation declares (see `Value`: int32/uint32/float32/date number, int64
+   * bigint or safe-integer number, decimal bigint scaled by 10^4, string string, boolean boolean).
+   */
   facts?: Record<string, readonly Row[]>;
   /** Directory with `<relation>.csv|.tsv|.facts|.tbl` files for the base (EDB) relations. */
   factsDir?: string;
 }
 
 function valueFits(type: ScalarType, v: Value): boolean {
-  switch (type) {
-    case 'int32':
-      return typeof v === 'number' && Number.isInteger(v) && v >= -(2 ** 31) && v < 2 ** 31;
-    case 'int64':
-      return typeof v === 'bigint' || (typeof v === 'number' && Number.isSafeInteger(v));
-    case 'string':
-      return typeof v === 'string';
-  }
+  // An int64 may also be given as a safe-integer number; a float32 as any number (rounded to f32).
+  if (type === 'int64' && typeof v === 'number') return Number.isSafeInteger(v);
+  if (type === 'float32') return typeof v === 'number';
+  return valueHasType(type, v);
 }
 
 function checkRows(rel: RelationDecl, rows: readonly Row[]): Row[] {
@@ -36,7 +35,7 @@ function checkRows(rel: RelationDecl, rows: readonly Row[]): Row[] {
           message: `facts for ${rel.name}, row ${i + 1}: expected ${col.type} in column ${c + 1} (${col.name}), found ${typeof v} ${String(v)}`,
         });
       }
-      return col.type === 'int64' ? BigInt(v) : v;
+      return col.type === 'int64' ? BigInt(v) : col.type === 'float32' ? Math.fround(v as number) + 0 : v;
     });
   });
 }

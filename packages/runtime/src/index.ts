@@ -1,7 +1,17 @@
 export { compile, compileFile, Program, type CompileOptions, type RunOptions, type RunResult } from './program.js';
 export { type FactSources } from './facts-input.js';
-export { executeKir, type ExecuteOptions, type ExecuteStats, type KernelProfile } from './executor.js';
+export {
+  executeKir,
+  type ExecuteOptions,
+  type ExecuteStats,
+  type FixpointProgress,
+  type KernelProfile,
+  type LoopStats,
+  type OperatorProfile,
+} from './executor.js';
+export { formatBytes, parseByteSize, RunLimitError } from './limits.js';
 export { openGpu, type Gpu, type GpuOptions } from './gpu/index.js';
+export { benchOperators, defaultBenchSizes, formatBenchReport, type BenchOptions, type BenchReport, type BenchResult } from './bench/operators.js';
 export { loadFactsDir, loadFactsFile } from './facts/index.js';
 export { PROGRAM_FORMAT, PROGRAM_VERSION, type ProgramFile } from './program-file.js';
 export { dawnAddonPath } from './dawn-path.js';

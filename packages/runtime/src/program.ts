@@ -16,7 +16,8 @@ import {
   type RelationDecl,
   type Row,
 } from '@vixen/queryplan';
-import { executeKir, type ExecuteStats } from './executor.js';
+import { executeKir, type ExecuteOptions, type ExecuteStats } from './executor.js';
+import { parseByteSize } from './limits.js';
 import { externalFacts, mergeFacts, type FactSources } from './facts-input.js';
 import { openGpu, type Gpu, type GpuOptions } from './gpu/index.js';
 import { parseProgramFile, serializeProgram, type ProgramFile } from './program-file.js';
@@ -34,6 +35,14 @@ export interface RunOptions extends FactSources {
   /** Reuse an open device (tests, benchmarks); otherwise one is opened and closed for this run. */
   gpu?: Gpu;
   backend?: GpuOptions['backend'];
+  /** Most iterations one run of a fixpoint loop may take; one more fails with a RunLimitError (partial stats). */
+  maxIterations?: number;
+  /** Device memory limit for the variables' buffers: bytes, or text like `64MiB` (see parseByteSize). */
+  maxDeviceMemory?: number | string;
+  /** Device-accurate per-kernel times in `stats` (waits for the device after every kernel). */
+  profile?: boolean;
+  /** Called after every fixpoint iteration. */
+  onProgress?: ExecuteOptions['onProgress'];
 }
 
 export interface RunResult {
@@ -55,6 +64,20 @@ function assertValid(stage: string, diagnostics: Diagnostic[]): void {
   if (diagnostics.length > 0) {
     throw new Error(`internal compiler error: invalid ${stage}:\n${diagnostics.map((d) => d.message).join('\n')}`);
   }
+}
+
+/** The executor options a run asks for, checked (bad limits are user errors). */
+function runLimits(options: RunOptions): ExecuteOptions {
+  const { maxIterations, maxDeviceMemory, profile, onProgress } = options;
+  if (maxIterations !== undefined && !(Number.isSafeInteger(maxIterations) && maxIterations > 0)) {
+    throw new VixenError({ severity: 'error', message: `maxIterations: expected a positive whole number, got ${maxIterations}` });
+  }
+  return {
+    ...(maxIterations !== undefined ? { maxIterations } : {}),
+    ...(maxDeviceMemory !== undefined ? { maxDeviceMemory: parseByteSize(maxDeviceMemory, 'maxDeviceMemory') } : {}),
+    ...(profile !== undefined ? { profile } : {}),
+    ...(onProgress ? { onProgress } : {}),
+  };
 }
 
 export function compile(source: string | SourceFile[], options: CompileOptions = {}): Program {
@@ -108,10 +131,11 @@ export class Program {
   /** Runs the compiled kernels on WebGPU. */
   async run(options: RunOptions = {}): Promise<RunResult> {
     const outputs = this.checkOutputs(options.outputs);
+    const limits = runLimits(options);
     const initial = mergeFacts(this.kir.facts, await externalFacts(this.kir.relations, this.kir.facts, options));
     const gpu = options.gpu ?? (await openGpu(options.backend ? { backend: options.backend } : {}));
     try {
-      const { relations, stats } = await executeKir(gpu, this.kir, this.shaders, initial, { outputs });
+      const { relations, stats } = await executeKir(gpu, this.kir, this.shaders, initial, { outputs, ...limits });
       return { relations, adapter: gpu.adapterName, stats };
     } finally {
       if (!options.gpu) gpu.dispose();

@@ -39,6 +39,8 @@ export function randomValue(r: () => number, type: ScalarType, domain: number): 
       if (x < 0.05) return 0xfffffff0 + Math.floor(r() * 8); // ids above 2^31: unsigned compare matters
       return Math.floor(r() * domain);
     }
+    default:
+      throw new Error(`test fixtures do not generate ${type}`);
   }
 }
 
@@ -56,6 +58,8 @@ export function valueWords(type: ScalarType, v: TestValue): number[] {
       const u = BigInt.asUintN(64, BigInt(v));
       return [Number(u & 0xffffffffn), Number(u >> 32n)];
     }
+    default:
+      throw new Error(`test fixtures do not encode ${type}`);
   }
 }
 
@@ -102,6 +106,7 @@ export function constWords(consts: ReadonlyArray<Extract<Expr, { kind: 'const' }
 }
 
 export function evalExpr(e: Expr, row: TestRow): TestValue {
+  if (e.kind === 'binary') throw new Error('test fixtures do not evaluate arithmetic');
   return e.kind === 'col' ? row[e.index]! : constValue(e);
 }
 

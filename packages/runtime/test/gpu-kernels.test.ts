@@ -25,7 +25,7 @@ beforeAll(async () => {
 });
 afterAll(() => gpu?.dispose());
 
-const SIZES = [0, 1, 7, 128, 129, 1000, 50_000];
+const SIZES = [0, 1, 7, 128, 129, 1000, 2049, 50_000];
 const TYPES: ScalarType[] = ['int32', 'int64', 'string', 'int32'];
 const OPS: CompareOp[] = ['=', '!=', '<', '<=', '>', '>='];
 
@@ -50,7 +50,7 @@ async function run(kernel: KirKernel, variables: KirVariable[], inputs: Array<{ 
 const c32 = (value: number): Expr => ({ kind: 'const', type: 'int32', value });
 const c64 = (value: bigint): Expr => ({ kind: 'const', type: 'int64', value });
 const cStr = (id: number): Expr => ({ kind: 'const', type: 'string', value: `s${id}` });
-const constOf: Record<ScalarType, Expr> = { int32: c32(-3), int64: c64(-5_000_000_000n + 2n), string: cStr(5) };
+const constOf: Partial<Record<ScalarType, Expr>> = { int32: c32(-3), int64: c64(-5_000_000_000n + 2n), string: cStr(5) };
 
 describe('mapFilter', () => {
   const project: Expr[] = [col(2, TYPES), cStr(0xfffffff3), col(1, TYPES), c64(-(2n ** 40n) - 7n), col(0, TYPES), c32(-42)];
@@ -75,7 +75,7 @@ describe('mapFilter', () => {
       const probe = rows[3]![index]!;
       const constant: Expr = type === 'int32' ? c32(Number(probe)) : type === 'int64' ? c64(BigInt(probe)) : cStr(Number(probe));
       await check([{ kind: 'compare', op, left: col(index, TYPES), right: constant }], rows);
-      await check([{ kind: 'compare', op, left: constOf[type], right: col(index, TYPES) }], rows);
+      await check([{ kind: 'compare', op, left: constOf[type]!, right: col(index, TYPES) }], rows);
     });
   }
 
@@ -88,6 +88,13 @@ describe('mapFilter', () => {
       ],
       rows,
     );
+  });
+
+  // Compaction tiles are 8 * workgroup size (2048 or 1024) rows.
+  it.each([1023, 1024, 1025, 2047, 2048, 2049, 4097])('keeps input order across compaction tiles, n=%i', async (n) => {
+    const rows = randomRows(rng(50 + n), TYPES, n, 1000);
+    await check([{ kind: 'compare', op: '<', left: col(0, TYPES), right: c32(-480) }], rows);
+    await check([{ kind: 'compare', op: '>', left: col(0, TYPES), right: c32(-480) }], rows);
   });
 
   it('compacts 70k rows (three scan levels)', async () => {
@@ -104,6 +111,47 @@ describe('sort', () => {
       const got = await run(kernel, vars(TYPES, TYPES), [{ types: TYPES, rows }]);
       expect(got).toEqual(Array.from(encode(TYPES, sortByKeys(TYPES, rows, keys))));
     }
+  });
+
+  /** Rows of `keyTypes` values made by `value(i)`, plus a last int32 column holding the input position. */
+  async function checkSort(keyTypes: ScalarType[], n: number, value: (i: number) => TestRow, keys = keyTypes.map((_, k) => k)): Promise<void> {
+    const types: ScalarType[] = [...keyTypes, 'int32'];
+    const rows = Array.from({ length: n }, (_, i): TestRow => [...value(i), i]);
+    const kernel: KirKernel = { kind: 'sort', id: 0, input: 0, output: 1, keys };
+    const got = await run(kernel, vars(types, types), [{ types, rows }]);
+    // The position column makes any instability visible.
+    expect(got).toEqual(Array.from(encode(types, sortByKeys(types, rows, keys))));
+  }
+
+  // Tiles are 4 * workgroup size (1024 or 512) pairs: sizes around and across tile boundaries.
+  const RADIX_SIZES = [0, 1, 2, 511, 512, 513, 1023, 1024, 1025, 3000, 70_000];
+
+  it.each(RADIX_SIZES)('keeps input order when all keys are equal, n=%i', async (n) => {
+    await checkSort(['int32', 'int64'], n, () => [-7, 5n]);
+  });
+
+  it.each(RADIX_SIZES)('sorts random 32-bit keys stably, n=%i', async (n) => {
+    const r = rng(700 + n);
+    await checkSort(['int32'], n, () => [Math.floor(r() * 2 ** 32) - 2 ** 31]);
+  });
+
+  it.each([1000, 70_000])('sorts keys that differ only in high bits (and bits 30-31 plus bit 0), n=%i', async (n) => {
+    const r = rng(800 + n);
+    await checkSort(['int32'], n, () => [(Math.floor(r() * 256) << 24) | 0]);
+    // Varying windows at shift 0 and shift 30: the second digit's upper nibble lies past bit 31.
+    await checkSort(['string'], n, () => [((Math.floor(r() * 4) << 30) | Math.floor(r() * 2)) >>> 0]);
+  });
+
+  it.each([1, 513, 5000, 70_000])('sorts 64-bit keys (both words vary), n=%i', async (n) => {
+    const r = rng(900 + n);
+    await checkSort(['int64'], n, () => [BigInt(Math.floor(r() * 2 ** 32)) * 2n ** 32n + BigInt(Math.floor(r() * 16)) - 2n ** 63n]);
+  });
+
+  it.each([1025, 20_000])('sorts by multi-column keys with few distinct values, n=%i', async (n) => {
+    const r = rng(1000 + n);
+    const value = (): TestRow => [Math.floor(r() * 3), BigInt(Math.floor(r() * 5) - 2), Math.floor(r() * 4)];
+    await checkSort(['int32', 'int64', 'string'], n, value, [2, 0, 1]);
+    await checkSort(['int32', 'int64', 'string'], n, value, [1]);
   });
 });
 

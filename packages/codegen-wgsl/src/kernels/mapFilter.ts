@@ -1,9 +1,9 @@
 import type { Expr, Predicate, ScalarType } from '@vixen/queryplan';
 import { columnWords, filterCode } from '../wgsl.js';
-import { flagsPass, scatterPass } from './compaction.js';
+import { countPass, scatterPass } from './compaction.js';
 import type { KernelShaders } from '../index.js';
 
-/** flags = filter(row); scan; scatter project(row). */
+/** Tile counts of rows passing the filter; scan; scatter project(row) in input order. */
 export function mapFilterShaders(
   inputTypes: readonly ScalarType[],
   filter: readonly Predicate[],
@@ -13,7 +13,7 @@ export function mapFilterShaders(
 ): KernelShaders {
   const keep = filterCode(filter, (c) => columnWords('inp', 'b', inputTypes, c), constOffsets);
   return {
-    flags: flagsPass(inputTypes, keep, '', constWords),
+    flags: countPass('flags', ['inp'], inputTypes, keep, '', constWords),
     scatter: scatterPass(inputTypes, project, constOffsets, constWords),
   };
 }

@@ -1,15 +1,29 @@
 /**
- * The checked core program handed from the checks to lowering: only the forms the foundation slice
- * compiles (positive atoms and comparisons over variables and constants). Later forms extend these unions.
+ * The checked core program handed from the checks to lowering: positive and negated atoms, comparisons and
+ * assignments over variables, constants and arithmetic. Disjunctions are already split into several rules.
  */
-import type { Column, CompareOp, Row, ScalarType, SourceSpan, Value } from '@vixen/queryplan';
-import type { Term } from '../syntax/ast.js';
+import type { ArithOp, Column, CompareOp, Row, ScalarType, SourceSpan, Value } from '@vixen/queryplan';
+import type { IntLit } from '../syntax/ast.js';
 
-/** The AST terms that survive resolution: variables, `_` and integer/string constants. */
-export type SimpleTerm = Extract<Term, { kind: 'var' | 'wildcard' | 'int' | 'string' }>;
+/** Literals after resolution. A real's `text` has no suffix; `suffix` says decimal (d) or float32 (f). */
+export type LiteralTerm =
+  | IntLit
+  | { kind: 'real'; text: string; suffix: '' | 'd' | 'f'; span: SourceSpan }
+  | { kind: 'string'; value: string; span: SourceSpan }
+  | { kind: 'bool'; value: boolean; span: SourceSpan }
+  /** `date:parse["..."]`, folded to its day number. */
+  | { kind: 'date'; days: number; span: SourceSpan };
+
+/** The AST terms that survive resolution: variables, `_`, literals and arithmetic. */
+export type SimpleTerm =
+  | { kind: 'var'; name: string; span: SourceSpan }
+  | { kind: 'wildcard'; span: SourceSpan }
+  | LiteralTerm
+  | { kind: 'binary'; op: ArithOp; left: SimpleTerm; right: SimpleTerm; span: SourceSpan };
 
 export interface CoreAtom {
   pred: string;
+  /** Body atoms hold no arithmetic; heads may. */
   args: SimpleTerm[];
   span: SourceSpan;
 }
@@ -21,10 +35,20 @@ export interface CoreComparison {
   span: SourceSpan;
 }
 
+/** `name = expr` binding a variable no positive atom binds (found by the safety check). */
+export interface CoreAssignment {
+  name: string;
+  expr: SimpleTerm;
+  span: SourceSpan;
+}
+
 export interface CoreRule {
   head: CoreAtom;
   atoms: CoreAtom[];
+  negated: CoreAtom[];
   comparisons: CoreComparison[];
+  /** In an order where each one's right side only uses atom variables and earlier assignments. */
+  assignments: CoreAssignment[];
   span: SourceSpan;
 }
 
@@ -56,11 +80,13 @@ export interface ResolvedProgram {
 export type TypedTerm =
   | { kind: 'var'; name: string; type: ScalarType }
   | { kind: 'const'; type: ScalarType; value: Value }
-  | { kind: 'wildcard'; type: ScalarType };
+  | { kind: 'wildcard'; type: ScalarType }
+  | { kind: 'binary'; op: ArithOp; left: TypedTerm; right: TypedTerm; type: ScalarType };
 
 export interface TypedAtom {
   pred: string;
   args: TypedTerm[];
+  span: SourceSpan;
 }
 
 export interface TypedComparison {
@@ -69,10 +95,17 @@ export interface TypedComparison {
   right: TypedTerm;
 }
 
+export interface TypedAssignment {
+  name: string;
+  expr: TypedTerm;
+}
+
 export interface TypedRule {
   head: TypedAtom;
   atoms: TypedAtom[];
+  negated: TypedAtom[];
   comparisons: TypedComparison[];
+  assignments: TypedAssignment[];
 }
 
 export interface Relation {

@@ -3,25 +3,27 @@
  * arities, finds undeclared predicates, and reduces rules to the core forms lowering handles, reporting
  * every not-yet-supported form where it stands.
  */
-import { errorAt, SCALAR_TYPES, type Diagnostic, type ScalarType, type SourceSpan } from '@vixen/queryplan';
+import { errorAt, parseDate, SCALAR_TYPES, type CompareOp, type Diagnostic, type ScalarType, type SourceSpan } from '@vixen/queryplan';
 import { conjuncts, type Atom, type Clause, type Formula, type Head, type SourceAst, type Term } from '../syntax/ast.js';
 import { formatLocation } from '../syntax/span.js';
 import type { CoreAtom, CoreComparison, CoreRule, DeclaredColumn, PredInfo, ResolvedProgram, SimpleTerm } from './program.js';
 
-/** Every primitive type of the language; those outside SCALAR_TYPES are recognised but not supported yet. */
-const TYPE_NAMES = new Set(['int32', 'int64', 'uint32', 'float32', 'decimal', 'string', 'boolean', 'date']);
+/** Every primitive type of the language. */
+const TYPE_NAMES = new Set<string>(SCALAR_TYPES);
 
 const NOT_SUPPORTED = {
   funcAtom: 'functional predicates (p[k] = v) are not supported yet',
-  not: 'negation (!) is not supported yet',
-  or: 'disjunction (;) is not supported yet',
+  or: 'disjunction (;) inside another formula is not supported yet; write it at the top of the rule body',
   agg: 'aggregation (agg<< >>) is not supported yet',
-  arith: 'arithmetic is not supported yet',
-  real: 'decimal and float literals are not supported yet',
-  uint: 'uint32 literals are not supported yet',
   order: 'order ... by is not supported yet',
   constraint: 'integrity constraints are not supported yet',
 } as const;
+
+/** `!(a op b)` is the comparison with the opposite operator. */
+const NEGATED_OP: Record<CompareOp, CompareOp> = { '=': '!=', '!=': '=', '<': '>=', '<=': '>', '>': '<=', '>=': '<' };
+
+/** Where a term stands decides what it may be: constants only in facts, no arithmetic in body atoms. */
+type TermPlace = 'fact' | 'atom' | 'value';
 
 class Resolver {
   readonly preds = new Map<string, PredInfo>();
@@ -90,8 +92,6 @@ class Resolver {
       const column = columns.find((c) => c.name === arg.name);
       if (!column) {
         this.error(`${arg.name} is not an argument of ${head.pred}`, arg.span);
-      } else if (!(SCALAR_TYPES as readonly string[]).includes(a.pred)) {
-        this.error(`type ${a.pred} is not supported yet (supported: ${SCALAR_TYPES.join(', ')})`, a.predSpan);
       } else if (column.type) {
         this.error(`${arg.name} already has type ${column.type}`, a.span);
       } else {
@@ -111,91 +111,144 @@ class Resolver {
 
   fact(head: Head): void {
     if (head.kind === 'funcAtom') return this.error(NOT_SUPPORTED.funcAtom, head.span);
-    const args = head.args.map((t) => this.simpleTerm(t));
-    let ground = true;
-    for (const t of args) {
-      if (t && (t.kind === 'var' || t.kind === 'wildcard')) {
-        const found = t.kind === 'var' ? `variable ${t.name}` : '_';
-        this.error(`facts must be ground: expected a constant but found ${found}`, t.span);
-        ground = false;
-      }
-    }
-    if (!this.use(head) || !ground || args.some((t) => !t)) return;
+    const args = head.args.map((t) => this.simpleTerm(t, 'fact'));
+    if (!this.use(head) || args.some((t) => !t)) return;
     this.preds.get(head.pred)!.facts.push({ pred: head.pred, args: args as SimpleTerm[], span: head.span });
   }
 
+  /** A rule; a body `a ; b` is one rule per disjunct. */
   rule(head: Head, body: Formula, span: SourceSpan): void {
     if (head.kind === 'funcAtom') return this.error(NOT_SUPPORTED.funcAtom, head.span);
-    let ok = this.use(head);
-    if (ok) this.preds.get(head.pred)!.hasRules = true;
-    const coreHead = this.coreAtom(head);
-    ok &&= coreHead !== undefined;
+    let headOk = this.use(head);
+    if (headOk) this.preds.get(head.pred)!.hasRules = true;
+    const coreHead = this.coreAtom(head, 'value');
+    headOk &&= coreHead !== undefined;
+    const disjuncts = body.kind === 'or' ? body.items : [body];
+    for (const d of disjuncts) {
+      const rule = this.ruleBody(d);
+      if (headOk && rule) this.rules.push({ head: coreHead!, ...rule, assignments: [], span });
+      else this.incomplete.add(head.pred);
+    }
+  }
+
+  private ruleBody(body: Formula): Pick<CoreRule, 'atoms' | 'negated' | 'comparisons'> | undefined {
+    let ok = true;
     const atoms: CoreAtom[] = [];
+    const negated: CoreAtom[] = [];
     const comparisons: CoreComparison[] = [];
-    for (const f of conjuncts(body)) {
+    const literal = (f: Formula, positive: boolean): void => {
       switch (f.kind) {
         case 'atom': {
-          const atom = this.use(f) ? this.coreAtom(f) : undefined;
-          if (atom) atoms.push(atom);
-          else ok = false;
-          break;
+          const atom = this.use(f) ? this.coreAtom(f, 'atom') : undefined;
+          if (!atom) ok = false;
+          else (positive ? atoms : negated).push(atom);
+          return;
         }
         case 'compare': {
-          const left = this.simpleTerm(f.left);
-          const right = this.simpleTerm(f.right);
-          if (left && right) comparisons.push({ op: f.op, left, right, span: f.span });
+          const left = this.simpleTerm(f.left, 'value');
+          const right = this.simpleTerm(f.right, 'value');
+          if (left && right) comparisons.push({ op: positive ? f.op : NEGATED_OP[f.op], left, right, span: f.span });
           else ok = false;
-          break;
+          return;
         }
-        case 'and':
-          // Only an empty `and` reaches here: the parser's stand-in for a literal it already reported.
-          ok = false;
-          break;
-        case 'funcAtom':
         case 'not':
+          return literal(f.body, !positive);
+        case 'and':
+          // An empty `and` is the parser's stand-in for a literal it already reported.
+          ok = false;
+          if (f.items.length > 0) this.error('expected one atom or comparison after !', f.span);
+          return;
+        case 'funcAtom':
         case 'or':
         case 'agg':
           this.error(NOT_SUPPORTED[f.kind], f.span);
           ok = false;
-          break;
+          return;
       }
-    }
-    if (ok) this.rules.push({ head: coreHead!, atoms, comparisons, span });
-    else this.incomplete.add(head.pred);
+    };
+    for (const f of conjuncts(body)) literal(f, true);
+    return ok ? { atoms, negated, comparisons } : undefined;
   }
 
-  private coreAtom(a: Atom): CoreAtom | undefined {
-    const args = a.args.map((t) => this.simpleTerm(t));
+  private coreAtom(a: Atom, place: TermPlace): CoreAtom | undefined {
+    const args = a.args.map((t) => this.simpleTerm(t, place));
     return args.every((t) => t !== undefined) ? { pred: a.pred, args: args as SimpleTerm[], span: a.span } : undefined;
   }
 
-  private simpleTerm(t: Term): SimpleTerm | undefined {
+  private simpleTerm(t: Term, place: TermPlace): SimpleTerm | undefined {
     switch (t.kind) {
       case 'var':
+        if (t.name === 'true' || t.name === 'false') return { kind: 'bool', value: t.name === 'true', span: t.span };
+        return this.nonConstant(t, place, `variable ${t.name}`);
       case 'wildcard':
+        return this.nonConstant(t, place, '_');
       case 'string':
-        return t;
       case 'int':
-        if (t.suffix !== 'u') return t;
-        this.error(NOT_SUPPORTED.uint, t.span);
-        return undefined;
+        return t;
       case 'real':
-        this.error(NOT_SUPPORTED.real, t.span);
-        return undefined;
+        return this.real(t.text, t.span);
       case 'neg':
-      case 'binary':
-        this.error(NOT_SUPPORTED.arith, t.span);
-        return undefined;
+      case 'binary': {
+        if (place !== 'value') {
+          const why = place === 'fact' ? 'facts must be ground: expected a constant' : 'expected a variable or constant in a body atom';
+          this.error(`${why}, not arithmetic; bind it with = first (q(y), y = x + 1)`, t.span);
+          return undefined;
+        }
+        const left: SimpleTerm | undefined =
+          t.kind === 'neg' ? { kind: 'int', value: 0n, suffix: '', span: t.span } : this.simpleTerm(t.left, place);
+        const right = this.simpleTerm(t.kind === 'neg' ? t.operand : t.right, place);
+        if (!left || !right) return undefined;
+        return { kind: 'binary', op: t.kind === 'neg' ? '-' : t.op, left, right, span: t.span };
+      }
       case 'apply':
-        this.error(NOT_SUPPORTED.funcAtom, t.span);
-        return undefined;
+        return this.apply(t);
     }
+  }
+
+  private nonConstant<T extends SimpleTerm>(t: T, place: TermPlace, found: string): T | undefined {
+    if (place !== 'fact') return t;
+    this.error(`facts must be ground: expected a constant but found ${found}`, t.span);
+    return undefined;
+  }
+
+  /** `3.25`, `1e-3`, `19.99d`, `2.5f`: the suffix is checked here, the digits against the type later. */
+  private real(text: string, span: SourceSpan): SimpleTerm | undefined {
+    const m = /^(-?[0-9.eE+-]+?)([dfuL]?)$/.exec(text)!;
+    const suffix = m[2]!;
+    if (suffix === 'u' || suffix === 'L') {
+      this.error(`bad literal ${text}: the ${suffix} suffix needs an integer (use d for decimal, f for float32)`, span);
+      return undefined;
+    }
+    if (suffix === 'd' && /[eE]/.test(m[1]!)) {
+      this.error(`bad literal ${text}: decimal literals take no exponent`, span);
+      return undefined;
+    }
+    return { kind: 'real', text: m[1]!, suffix: suffix as '' | 'd' | 'f', span };
+  }
+
+  /** Only `date:parse["YYYY-MM-DD"]` is a value so far: a constant, folded here. */
+  private apply(t: Extract<Term, { kind: 'apply' }>): SimpleTerm | undefined {
+    if (t.name !== 'date:parse') {
+      this.error(NOT_SUPPORTED.funcAtom, t.span);
+      return undefined;
+    }
+    const arg = t.args[0];
+    if (t.args.length !== 1 || arg?.kind !== 'string') {
+      this.error('expected a string constant in date:parse["YYYY-MM-DD"]', t.span);
+      return undefined;
+    }
+    const days = parseDate(arg.value);
+    if (days === undefined) {
+      this.error(`bad date ${JSON.stringify(arg.value)} in date:parse: expected a calendar date as YYYY-MM-DD`, arg.span);
+      return undefined;
+    }
+    return { kind: 'date', days, span: t.span };
   }
 
   /** Body atoms must name something: a declaration, facts or rules. */
   checkDefined(): void {
     for (const r of this.rules) {
-      for (const a of r.atoms) {
+      for (const a of [...r.atoms, ...r.negated]) {
         const info = this.preds.get(a.pred)!;
         if (!info.declared && info.facts.length === 0 && !info.hasRules) {
           this.error(`undeclared predicate ${a.pred}: expected a declaration, facts or rules for it`, a.span);

@@ -1,49 +1,149 @@
 /**
  * Typing. Declared columns are fixed; the others are inferred, first from fact literals, then by a fixpoint
- * over rules (body column types flow to variables, variables to head columns). Then every fact, rule and
- * comparison is checked against the result and given typed terms and run-time values.
+ * over rules (body column types flow to variables, through assignments, to head columns). Then every fact,
+ * rule, comparison and arithmetic expression is checked against the result and given typed terms and
+ * run-time values. Unsuffixed literals adapt: an integer to any numeric type (int32 by default), a real to
+ * float32 or decimal (float32 by default).
  */
-import { errorAt, type Column, type Diagnostic, type Row, type ScalarType, type SourceSpan, type Value } from '@vixen/queryplan';
-import type { IntLit } from '../syntax/ast.js';
+import {
+  arithDefined,
+  DECIMAL_SCALE,
+  errorAt,
+  parseDecimal,
+  parseFloat32,
+  valueHasType,
+  type Column,
+  type Diagnostic,
+  type Row,
+  type ScalarType,
+  type SourceSpan,
+  type Value,
+} from '@vixen/queryplan';
 import { formatLocation } from '../syntax/span.js';
 import type {
   CheckedProgram,
   CoreRule,
+  LiteralTerm,
   PredInfo,
   Relation,
   ResolvedProgram,
   SimpleTerm,
+  TypedAssignment,
+  TypedAtom,
   TypedComparison,
   TypedRule,
   TypedTerm,
 } from './program.js';
 
-/** 'int': only unsuffixed integer literals seen so far; it becomes int32 unless something says int64. */
-type Inferred = ScalarType | 'int';
-type Literal = Extract<SimpleTerm, { kind: 'int' | 'string' }>;
+/** 'int' / 'real': only unsuffixed literals seen so far; they become int32 / float32 unless something says otherwise. */
+type Inferred = ScalarType | 'int' | 'real';
 
-const RANGES: Record<'int32' | 'int64', [bigint, bigint]> = {
-  int32: [-(2n ** 31n), 2n ** 31n - 1n],
-  int64: [-(2n ** 63n), 2n ** 63n - 1n],
-};
+const NUMERIC: ReadonlySet<Inferred> = new Set(['int32', 'int64', 'uint32', 'float32', 'decimal', 'int', 'real']);
 
-function literalType(t: Literal): Inferred {
-  return t.kind === 'string' ? 'string' : t.suffix === 'L' ? 'int64' : 'int';
+function literalType(t: LiteralTerm): Inferred {
+  switch (t.kind) {
+    case 'string':
+      return 'string';
+    case 'bool':
+      return 'boolean';
+    case 'date':
+      return 'date';
+    case 'int':
+      return t.suffix === 'L' ? 'int64' : t.suffix === 'u' ? 'uint32' : 'int';
+    case 'real':
+      return t.suffix === 'd' ? 'decimal' : t.suffix === 'f' ? 'float32' : 'real';
+  }
 }
 
-/** Inference keeps the first definite type; an 'int' gives way to a definite numeric type. */
+/** The common type of two operand types, or undefined when they do not mix. */
+function unify(a: Inferred, b: Inferred): Inferred | undefined {
+  if (a === b) return a;
+  const adapts = (lit: Inferred, other: Inferred): boolean =>
+    (lit === 'int' && NUMERIC.has(other)) || (lit === 'real' && (other === 'float32' || other === 'decimal'));
+  if (adapts(a, b)) return b;
+  if (adapts(b, a)) return a;
+  return undefined;
+}
+
+/** Inference keeps the first definite type; an adaptable literal type gives way to one it adapts to. */
 function widen(current: Inferred | undefined, next: Inferred | undefined): Inferred | undefined {
   if (next === undefined) return current;
-  if (current === undefined || (current === 'int' && next !== 'string')) return next;
-  return current;
+  if (current === undefined) return next;
+  return unify(current, next) ?? current;
+}
+
+function settle(t: Inferred): ScalarType {
+  return t === 'int' ? 'int32' : t === 'real' ? 'float32' : t;
 }
 
 function describeType(t: Inferred): string {
-  return t === 'int' ? 'an integer' : t;
+  return t === 'int' ? 'an integer' : t === 'real' ? 'a real number' : t;
 }
 
-function literalText(t: IntLit): string {
-  return `${t.value}${t.suffix}`;
+function literalText(t: LiteralTerm): string {
+  switch (t.kind) {
+    case 'int':
+      return `${t.value}${t.suffix}`;
+    case 'real':
+      return `${t.text}${t.suffix}`;
+    case 'string':
+      return JSON.stringify(t.value);
+    case 'bool':
+      return String(t.value);
+    case 'date':
+      return 'date:parse[...]';
+  }
+}
+
+function isLiteral(t: SimpleTerm): t is LiteralTerm {
+  return t.kind === 'int' || t.kind === 'real' || t.kind === 'string' || t.kind === 'bool' || t.kind === 'date';
+}
+
+type VarTypes = Map<string, Inferred | undefined>;
+
+/** Synthesized type of a term from its variables' types; undefined when unknown or ill-typed. */
+function synth(t: SimpleTerm, vars: ReadonlyMap<string, Inferred | undefined>): Inferred | undefined {
+  switch (t.kind) {
+    case 'var':
+      return vars.get(t.name);
+    case 'wildcard':
+      return undefined;
+    case 'binary': {
+      const l = synth(t.left, vars);
+      const r = synth(t.right, vars);
+      return l === undefined || r === undefined ? undefined : unify(l, r);
+    }
+    default:
+      return literalType(t);
+  }
+}
+
+const RANGES: Record<'int32' | 'int64' | 'uint32', [bigint, bigint]> = {
+  int32: [-(2n ** 31n), 2n ** 31n - 1n],
+  int64: [-(2n ** 63n), 2n ** 63n - 1n],
+  uint32: [0n, 2n ** 32n - 1n],
+};
+
+/** How a literal is named in a mismatch message. */
+function describeLiteral(t: LiteralTerm): string {
+  switch (t.kind) {
+    case 'string':
+      return `string ${literalText(t)}`;
+    case 'bool':
+      return `boolean ${literalText(t)}`;
+    case 'date':
+      return 'a date';
+    case 'int':
+    case 'real': {
+      const type = literalType(t);
+      return type === 'int' ? `integer ${literalText(t)}` : type === 'real' ? `real number ${literalText(t)}` : `${type} literal ${literalText(t)}`;
+    }
+  }
+}
+
+interface VarInfo {
+  type: ScalarType;
+  where: string;
 }
 
 class TypeChecker {
@@ -65,7 +165,7 @@ class TypeChecker {
       const cols: (Inferred | undefined)[] = Array.from({ length: p.arity }, (_, i) => p.decl?.columns[i]?.type);
       for (const f of p.facts) {
         f.args.forEach((t, i) => {
-          if (!fixed(p, i) && (t.kind === 'int' || t.kind === 'string')) cols[i] = widen(cols[i], literalType(t));
+          if (!fixed(p, i) && isLiteral(t)) cols[i] = widen(cols[i], literalType(t));
         });
       }
       inferred.set(p.name, cols);
@@ -73,18 +173,22 @@ class TypeChecker {
     for (let changed = true; changed; ) {
       changed = false;
       for (const rule of this.program.rules) {
-        const vars = new Map<string, Inferred | undefined>();
+        const vars: VarTypes = new Map();
         for (const a of rule.atoms) {
           const cols = inferred.get(a.pred)!;
           a.args.forEach((t, i) => {
             if (t.kind === 'var') vars.set(t.name, widen(vars.get(t.name), cols[i]));
           });
         }
+        for (const a of rule.assignments) {
+          const t = synth(a.expr, vars);
+          vars.set(a.name, t === undefined ? undefined : settle(t));
+        }
         const head = this.program.preds.get(rule.head.pred)!;
         const cols = inferred.get(head.name)!;
         rule.head.args.forEach((t, i) => {
           if (fixed(head, i) || t.kind === 'wildcard') return;
-          const next = widen(cols[i], t.kind === 'var' ? vars.get(t.name) : literalType(t));
+          const next = widen(cols[i], synth(t, vars));
           if (next !== cols[i]) {
             cols[i] = next;
             changed = true;
@@ -93,8 +197,16 @@ class TypeChecker {
       }
     }
     const blocked = this.blocked();
+    // A head column whose arithmetic does not type-check is reported there, not as "cannot infer".
+    for (const rule of this.program.rules) {
+      const vars: VarTypes = new Map();
+      for (const a of rule.atoms) a.args.forEach((t, i) => t.kind === 'var' && vars.set(t.name, widen(vars.get(t.name), inferred.get(a.pred)![i])));
+      for (const a of rule.assignments) vars.set(a.name, synth(a.expr, vars));
+      const illTyped = (t: SimpleTerm) => t.kind === 'binary' && synth(t, vars) === undefined;
+      if (rule.head.args.some(illTyped) || rule.assignments.some((a) => illTyped(a.expr))) blocked.add(rule.head.pred);
+    }
     for (const p of this.program.preds.values()) {
-      const cols = inferred.get(p.name)!.map((t) => (t === 'int' ? 'int32' : t));
+      const cols = inferred.get(p.name)!.map((t) => (t === undefined ? undefined : settle(t)));
       cols.forEach((t, i) => {
         // Declared and blocked predicates had their problem reported already.
         if (t === undefined && !p.declared && !blocked.has(p.name)) {
@@ -114,7 +226,7 @@ class TypeChecker {
     for (let grew = true; grew; ) {
       grew = false;
       for (const r of this.program.rules) {
-        if (!blocked.has(r.head.pred) && r.atoms.some((a) => blocked.has(a.pred))) {
+        if (!blocked.has(r.head.pred) && [...r.atoms, ...r.negated].some((a) => blocked.has(a.pred))) {
           blocked.add(r.head.pred);
           grew = true;
         }
@@ -124,26 +236,91 @@ class TypeChecker {
   }
 
   /** The run-time value of literal `t` at type `expected`, or undefined after reporting why not. */
-  private constant(t: Literal, expected: ScalarType, what: string): Value | undefined {
-    if (t.kind === 'string') {
-      if (expected === 'string') return t.value;
-      this.error(`type mismatch: expected ${expected} for ${what} but found string ${JSON.stringify(t.value)}`, t.span);
+  private constant(t: LiteralTerm, expected: ScalarType, what: string): Value | undefined {
+    const lit = literalType(t);
+    if (unify(lit, expected) !== expected) {
+      this.error(`type mismatch: expected ${expected} for ${what} but found ${describeLiteral(t)}`, t.span);
       return undefined;
     }
-    if (expected === 'string') {
-      this.error(`type mismatch: expected string for ${what} but found integer ${literalText(t)}`, t.span);
+    const checked = (v: Value | undefined, problem: string): Value | undefined => {
+      if (v !== undefined && valueHasType(expected, v)) return v;
+      this.error(`bad literal ${literalText(t)}: ${problem}`, t.span);
       return undefined;
+    };
+    switch (t.kind) {
+      case 'string':
+        return t.value;
+      case 'bool':
+        return t.value;
+      case 'date':
+        return t.days;
+      case 'int':
+        switch (expected) {
+          case 'int32':
+          case 'int64':
+          case 'uint32': {
+            const [lo, hi] = RANGES[expected];
+            if (t.value < lo || t.value > hi) {
+              this.error(`${expected} literal ${t.value} is out of range (expected ${lo} to ${hi})`, t.span);
+              return undefined;
+            }
+            return expected === 'int64' ? t.value : Number(t.value);
+          }
+          case 'decimal':
+            return checked(t.value * DECIMAL_SCALE, 'out of the decimal range');
+          default:
+            return checked(parseFloat32(t.value.toString()), 'out of the float32 range');
+        }
+      case 'real':
+        if (expected === 'decimal') return checked(parseDecimal(t.text), 'decimals have at most 4 fractional digits and fit in 64 bits');
+        return checked(parseFloat32(t.text), 'out of the float32 range');
     }
-    if (expected === 'int32' && t.suffix === 'L') {
-      this.error(`type mismatch: expected int32 for ${what} but found int64 literal ${literalText(t)}`, t.span);
-      return undefined;
+  }
+
+  /** Reports the first operator whose operands do not mix; false when there is one. */
+  private checkArith(t: SimpleTerm, vars: VarTypes): boolean {
+    if (t.kind !== 'binary') return true;
+    if (!this.checkArith(t.left, vars) || !this.checkArith(t.right, vars)) return false;
+    const l = synth(t.left, vars);
+    const r = synth(t.right, vars);
+    if (l === undefined || r === undefined || unify(l, r) !== undefined) return true;
+    this.error(`type mismatch in arithmetic: cannot apply ${t.op} to ${describeType(l)} and ${describeType(r)}`, t.span);
+    return false;
+  }
+
+  /** `t` typed at `expected`; undefined after reporting why not. */
+  private elaborate(t: SimpleTerm, expected: ScalarType, what: string, vars: ReadonlyMap<string, VarInfo>): TypedTerm | undefined {
+    switch (t.kind) {
+      case 'wildcard':
+        return undefined;
+      case 'var': {
+        const bound = vars.get(t.name);
+        if (bound && bound.type !== expected) {
+          this.error(`type mismatch: expected ${expected} for ${what} but variable ${t.name} is ${bound.type} (${bound.where})`, t.span);
+        }
+        return bound?.type === expected ? { kind: 'var', name: t.name, type: expected } : undefined;
+      }
+      case 'binary': {
+        const types = varTypes(vars);
+        if (!this.checkArith(t, types)) return undefined;
+        const found = synth(t, types);
+        if (found !== undefined && unify(found, expected) !== expected) {
+          this.error(`type mismatch: expected ${expected} for ${what} but the arithmetic gives ${describeType(found)}`, t.span);
+          return undefined;
+        }
+        if (!arithDefined(t.op, expected)) {
+          this.error(`type mismatch: operator ${t.op} is not defined on ${expected}`, t.span);
+          return undefined;
+        }
+        const left = this.elaborate(t.left, expected, what, vars);
+        const right = this.elaborate(t.right, expected, what, vars);
+        return left && right ? { kind: 'binary', op: t.op, left, right, type: expected } : undefined;
+      }
+      default: {
+        const value = this.constant(t, expected, what);
+        return value === undefined ? undefined : { kind: 'const', type: expected, value };
+      }
     }
-    const [lo, hi] = RANGES[expected];
-    if (t.value < lo || t.value > hi) {
-      this.error(`${expected} literal ${t.value} is out of range (expected ${lo} to ${hi})`, t.span);
-      return undefined;
-    }
-    return expected === 'int32' ? Number(t.value) : t.value;
   }
 
   facts(p: PredInfo): Row[] {
@@ -152,9 +329,7 @@ class TypeChecker {
     const seen = new Set<string>();
     for (const f of p.facts) {
       const row = f.args.map((t, i) =>
-        cols[i] !== undefined && (t.kind === 'int' || t.kind === 'string')
-          ? this.constant(t, cols[i], `column ${i + 1} of ${p.name}`)
-          : undefined,
+        cols[i] !== undefined && isLiteral(t) ? this.constant(t, cols[i], `column ${i + 1} of ${p.name}`) : undefined,
       );
       if (row.some((v) => v === undefined)) continue;
       // Set semantics: a repeated fact adds nothing.
@@ -165,79 +340,84 @@ class TypeChecker {
     return rows;
   }
 
-  rule(rule: CoreRule): TypedRule | undefined {
-    const vars = new Map<string, { type: ScalarType; where: string }>();
-    const atoms = rule.atoms.map((a) => ({
-      pred: a.pred,
-      args: a.args.map((t, i): TypedTerm | undefined => {
-        const type = this.types.get(a.pred)![i];
-        if (type === undefined) return undefined;
-        const what = `column ${i + 1} of ${a.pred}`;
-        switch (t.kind) {
-          case 'wildcard':
-            return { kind: 'wildcard', type };
-          case 'var': {
-            const prior = vars.get(t.name);
-            if (!prior) {
-              vars.set(t.name, { type, where: `${what} at ${formatLocation(t.span)}` });
-            } else if (prior.type !== type) {
-              this.error(`type mismatch: variable ${t.name} is ${prior.type} (${prior.where}) but ${what} is ${type}`, t.span);
-              return undefined;
-            }
-            return { kind: 'var', name: t.name, type };
+  /** A body atom's typed arguments; positive atoms bind their new variables, negated ones only read. */
+  private atom(a: CoreRule['atoms'][number], vars: Map<string, VarInfo>, binds: boolean): TypedAtom | undefined {
+    const args = a.args.map((t, i): TypedTerm | undefined => {
+      const type = this.types.get(a.pred)![i];
+      if (type === undefined) return undefined;
+      const what = `column ${i + 1} of ${a.pred}`;
+      switch (t.kind) {
+        case 'wildcard':
+          return { kind: 'wildcard', type };
+        case 'var': {
+          const prior = vars.get(t.name);
+          if (!prior) {
+            if (binds) vars.set(t.name, { type, where: `${what} at ${formatLocation(t.span)}` });
+          } else if (prior.type !== type) {
+            this.error(`type mismatch: variable ${t.name} is ${prior.type} (${prior.where}) but ${what} is ${type}`, t.span);
+            return undefined;
           }
-          case 'int':
-          case 'string': {
-            const value = this.constant(t, type, what);
-            return value === undefined ? undefined : { kind: 'const', type, value };
-          }
+          return { kind: 'var', name: t.name, type };
         }
-      }),
-    }));
+        case 'binary':
+          return undefined;
+        default: {
+          const value = this.constant(t, type, what);
+          return value === undefined ? undefined : { kind: 'const', type, value };
+        }
+      }
+    });
+    return complete(args) ? { pred: a.pred, args, span: a.span } : undefined;
+  }
+
+  rule(rule: CoreRule): TypedRule | undefined {
+    const vars = new Map<string, VarInfo>();
+    const atoms = rule.atoms.map((a) => this.atom(a, vars, true));
+    const assignments = rule.assignments.map((a): TypedAssignment | undefined => {
+      const types = varTypes(vars);
+      const found = synth(a.expr, types);
+      if (found === undefined) {
+        this.checkArith(a.expr, types);
+        return undefined;
+      }
+      const type = settle(found);
+      const expr = this.elaborate(a.expr, type, `the assignment to ${a.name}`, vars);
+      vars.set(a.name, { type, where: `assigned at ${formatLocation(a.span)}` });
+      return expr && { name: a.name, expr };
+    });
+    const negated = rule.negated.map((a) => this.atom(a, vars, false));
     const headTypes = this.types.get(rule.head.pred)!;
     const headArgs = rule.head.args.map((t, i): TypedTerm | undefined => {
       const type = headTypes[i];
-      const what = `column ${i + 1} of ${rule.head.pred}`;
-      if (type === undefined || t.kind === 'wildcard') return undefined;
-      if (t.kind !== 'var') {
-        const value = this.constant(t, type, what);
-        return value === undefined ? undefined : { kind: 'const', type, value };
-      }
-      const bound = vars.get(t.name);
-      if (bound && bound.type !== type) {
-        const found = `variable ${t.name} is ${bound.type} (${bound.where})`;
-        this.error(`type mismatch: expected ${type} for ${what} but ${found}`, t.span);
-      }
-      return bound?.type === type ? { kind: 'var', name: t.name, type } : undefined;
+      return type === undefined ? undefined : this.elaborate(t, type, `column ${i + 1} of ${rule.head.pred}`, vars);
     });
     const comparisons = rule.comparisons.map((c): TypedComparison | undefined => {
-      const typeOf = (t: SimpleTerm): Inferred | undefined =>
-        t.kind === 'var' ? vars.get(t.name)?.type : t.kind === 'wildcard' ? undefined : literalType(t);
-      const lt = typeOf(c.left);
-      const rt = typeOf(c.right);
-      if (lt === undefined || rt === undefined) return undefined;
-      const numeric = (t: Inferred): boolean => t !== 'string';
-      if (lt !== rt && !((lt === 'int' && numeric(rt)) || (rt === 'int' && numeric(lt)))) {
+      const types = varTypes(vars);
+      const lt = synth(c.left, types);
+      const rt = synth(c.right, types);
+      if (lt === undefined || rt === undefined) {
+        if (this.checkArith(c.left, types)) this.checkArith(c.right, types);
+        return undefined;
+      }
+      const common = unify(lt, rt);
+      if (common === undefined) {
         this.error(`type mismatch: cannot compare ${describeType(lt)} with ${describeType(rt)}`, c.span);
         return undefined;
       }
-      const type: ScalarType = lt !== 'int' ? lt : rt !== 'int' ? rt : 'int32';
-      const operand = (t: SimpleTerm): TypedTerm | undefined => {
-        if (t.kind === 'var') return { kind: 'var', name: t.name, type };
-        if (t.kind === 'wildcard') return undefined;
-        const value = this.constant(t, type, 'the comparison');
-        return value === undefined ? undefined : { kind: 'const', type, value };
-      };
-      const left = operand(c.left);
-      const right = operand(c.right);
+      const type = settle(common);
+      const left = this.elaborate(c.left, type, 'the comparison', vars);
+      const right = this.elaborate(c.right, type, 'the comparison', vars);
       return left && right ? { op: c.op, left, right } : undefined;
     });
-    const complete = <T>(xs: (T | undefined)[]): xs is T[] => xs.every((x) => x !== undefined);
-    if (!atoms.every((a) => complete(a.args)) || !complete(headArgs) || !complete(comparisons)) return undefined;
+    if (!complete(atoms) || !complete(negated) || !complete(headArgs) || !complete(comparisons) || !complete(assignments)) {
+      return undefined;
+    }
     return {
-      head: { pred: rule.head.pred, args: headArgs as TypedTerm[] },
-      atoms: atoms.map((a) => ({ pred: a.pred, args: a.args as TypedTerm[] })),
-      comparisons: comparisons as TypedComparison[],
+      head: { pred: rule.head.pred, args: headArgs, span: rule.head.span },
+      atoms,
+      negated,
+      comparisons,
+      assignments,
     };
   }
 
@@ -248,6 +428,14 @@ class TypeChecker {
     const columns: Column[] = types.map((type, i) => ({ name: names[i]!, type: type ?? 'int32' }));
     return { name: p.name, columns, hasRules: p.hasRules, facts: this.facts(p), span: p.span };
   }
+}
+
+function complete<T>(xs: (T | undefined)[]): xs is T[] {
+  return xs.every((x) => x !== undefined);
+}
+
+function varTypes(vars: ReadonlyMap<string, VarInfo>): VarTypes {
+  return new Map([...vars].map(([name, v]) => [name, v.type]));
 }
 
 /** Column names for printing: the declaration's variables, else the first rule head's, else c0, c1, ... */

@@ -1,7 +1,9 @@
 /**
  * Strata: strongly connected components of the dependency graph of derived predicates, in evaluation
- * order (every stratum after those it reads). A component with a cycle, self-loops included, is recursive.
+ * order (every stratum after those it reads, negated reads included). A component with a cycle, self-loops
+ * included, is recursive. Recursion through negation has no stratified meaning: `negationCycles` reports it.
  */
+import { errorAt, type Diagnostic } from '@vixen/queryplan';
 import type { CheckedProgram, TypedRule } from '../check/program.js';
 
 export interface Stratum {
@@ -14,7 +16,7 @@ export function stratify(program: CheckedProgram): Stratum[] {
   const derived = program.relations.filter((r) => r.hasRules).map((r) => r.name);
   const reads = new Map<string, Set<string>>(derived.map((p) => [p, new Set<string>()]));
   for (const rule of program.rules) {
-    for (const a of rule.atoms) if (reads.has(a.pred)) reads.get(rule.head.pred)!.add(a.pred);
+    for (const a of [...rule.atoms, ...rule.negated]) if (reads.has(a.pred)) reads.get(rule.head.pred)!.add(a.pred);
   }
 
   // Tarjan's algorithm along "reads" edges emits each component after every component it reads.
@@ -53,4 +55,44 @@ export function stratify(program: CheckedProgram): Stratum[] {
     const recursive = preds.length > 1 || reads.get(preds[0]!)!.has(preds[0]!);
     return { preds, recursive, rules: program.rules.filter((r) => preds.includes(r.head.pred)) };
   });
+}
+
+/** Shortest path from `from` to `to` along "is read by" edges inside one stratum (both ends included). */
+function pathWithin(s: Stratum, from: string, to: string): string[] {
+  const prev = new Map<string, string>([[from, from]]);
+  const queue = [from];
+  while (queue.length > 0) {
+    const p = queue.shift()!;
+    if (p === to) break;
+    for (const r of s.rules.filter((r) => r.atoms.concat(r.negated).some((a) => a.pred === p))) {
+      if (!prev.has(r.head.pred)) {
+        prev.set(r.head.pred, p);
+        queue.push(r.head.pred);
+      }
+    }
+  }
+  const path = [to];
+  while (path[0] !== from) path.unshift(prev.get(path[0]!)!);
+  return path;
+}
+
+/** One error per negated atom whose predicate is in its rule's own stratum, naming the cycle. */
+export function negationCycles(strata: readonly Stratum[]): Diagnostic[] {
+  const diags: Diagnostic[] = [];
+  for (const s of strata) {
+    for (const r of s.rules) {
+      for (const a of r.negated.filter((a) => s.preds.includes(a.pred))) {
+        // head reads !a and, through the stratum, a reads head back: head -> a -> ... -> head.
+        const cycle = [r.head.pred, ...pathWithin(s, r.head.pred, a.pred).reverse()];
+        diags.push(
+          errorAt(
+            `recursion through negation: ${r.head.pred} negates ${a.pred}, which depends on ${r.head.pred} ` +
+              `(cycle ${cycle.join(' -> ')}); expected negation of predicates computed in an earlier stratum`,
+            a.span,
+          ),
+        );
+      }
+    }
+  }
+  return diags;
 }

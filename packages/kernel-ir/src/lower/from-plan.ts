@@ -39,6 +39,8 @@ class Lowering {
   readonly relationVars: Record<string, VarId> = {};
   private commands: KirCommand[] = [];
   private block = '';
+  /** Index of the QP command being lowered, recorded on its kernels so profiles can name the operator. */
+  private command = 0;
 
   constructor(private readonly plan: QpProgram) {
     for (const r of plan.relations) {
@@ -51,7 +53,10 @@ class Lowering {
   lowerBlock(b: BasicBlock): KirBlock {
     this.block = b.label;
     this.commands = [];
-    for (const c of b.commands) this.lowerCommand(c);
+    b.commands.forEach((c, i) => {
+      this.command = i;
+      this.lowerCommand(c);
+    });
     return { label: b.label, commands: this.commands, terminator: this.lowerTerminator(b.terminator) };
   }
 
@@ -75,7 +80,7 @@ class Lowering {
 
   private launch(body: KernelBody): void {
     const id = this.kernels.length;
-    this.kernels.push({ ...body, id } as KirKernel);
+    this.kernels.push({ ...body, id, origin: { block: this.block, command: this.command } } as KirKernel);
     this.commands.push({ kind: 'launch', kernel: id });
   }
 

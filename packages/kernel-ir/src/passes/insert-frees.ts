@@ -9,76 +9,9 @@
  * a control-flow edge (live at the end of a predecessor, dead on entry to this block) is freed at the
  * start of the block; freeing a variable that holds nothing is a no-op for the runtime.
  */
-import type { KirBlock, KirCommand, KirProgram, KirTerminator, VarId } from '../ir.js';
-import { kernelInputs, kirSuccessors } from '../ir.js';
-
-interface UseDef {
-  uses: VarId[];
-  defs: VarId[];
-}
-
-function commandUseDef(p: KirProgram, c: KirCommand): UseDef {
-  switch (c.kind) {
-    case 'launch': {
-      const k = p.kernels[c.kernel]!;
-      return { uses: kernelInputs(k), defs: [k.output] };
-    }
-    case 'clear':
-      return { uses: [], defs: [c.var] };
-    case 'free':
-      return { uses: [], defs: [] };
-  }
-}
-
-function terminatorUses(t: KirTerminator): VarId[] {
-  switch (t.kind) {
-    case 'branch':
-      return t.condition.vars;
-    case 'jump':
-    case 'halt':
-      return [];
-  }
-}
-
-/** Variables live on entry to a block, given the variables live after its terminator. */
-function liveIn(p: KirProgram, b: KirBlock, liveOut: ReadonlySet<VarId>): Set<VarId> {
-  const live = new Set(liveOut);
-  for (const v of terminatorUses(b.terminator)) live.add(v);
-  for (let i = b.commands.length - 1; i >= 0; i--) {
-    const { uses, defs } = commandUseDef(p, b.commands[i]!);
-    for (const v of defs) live.delete(v);
-    for (const v of uses) live.add(v);
-  }
-  return live;
-}
-
-function liveOutSets(p: KirProgram): Map<string, Set<VarId>> {
-  const byLabel = new Map(p.blocks.map((b) => [b.label, b]));
-  const liveOut = new Map(p.blocks.map((b) => [b.label, new Set<VarId>()]));
-  const liveInOf = new Map(p.blocks.map((b) => [b.label, new Set<VarId>()]));
-  for (let changed = true; changed; ) {
-    changed = false;
-    // Reverse block order converges fast for the mostly-forward CFGs plans produce.
-    for (let i = p.blocks.length - 1; i >= 0; i--) {
-      const b = p.blocks[i]!;
-      const out = liveOut.get(b.label)!;
-      for (const s of kirSuccessors(b.terminator)) {
-        if (!byLabel.has(s)) continue;
-        for (const v of liveInOf.get(s)!) {
-          if (!out.has(v)) {
-            out.add(v);
-            changed = true;
-          }
-        }
-      }
-      // Live-in sets only grow, so a size change is a change (a back edge may have read the old one).
-      const inSet = liveIn(p, b, out);
-      if (inSet.size !== liveInOf.get(b.label)!.size) changed = true;
-      liveInOf.set(b.label, inSet);
-    }
-  }
-  return liveOut;
-}
+import type { KirBlock, KirCommand, KirProgram, VarId } from '../ir.js';
+import { kirSuccessors } from '../ir.js';
+import { commandUseDef, freeableVariable, liveOutSets, terminatorUses } from './liveness.js';
 
 function freeCommand(vars: Iterable<VarId>): KirCommand[] {
   const sorted = [...new Set(vars)].sort((a, b) => a - b);
@@ -86,10 +19,7 @@ function freeCommand(vars: Iterable<VarId>): KirCommand[] {
 }
 
 export function insertFrees(p: KirProgram): KirProgram {
-  const freeable = (v: VarId): boolean => {
-    const rel = p.variables[v]?.relation;
-    return rel === undefined || p.relations.find((r) => r.name === rel)?.kind === 'temp';
-  };
+  const freeable = freeableVariable(p);
   // Recompute from scratch, so running the pass twice gives the same program.
   const stripped: KirProgram = {
     ...p,

@@ -6,7 +6,19 @@
 import { createReadStream } from 'node:fs';
 import { basename, extname } from 'node:path';
 import { CsvError, parse, type Options } from 'csv-parse';
-import { VixenError, errorAt, valueHasType, type Column, type Diagnostic, type Row, type SourceSpan, type Value } from '@vixen/queryplan';
+import {
+  VixenError,
+  errorAt,
+  parseDate,
+  parseDecimal,
+  parseFloat32,
+  valueHasType,
+  type Column,
+  type Diagnostic,
+  type Row,
+  type SourceSpan,
+  type Value,
+} from '@vixen/queryplan';
 
 interface Format {
   delimiter: string;
@@ -30,19 +42,34 @@ const MAX_DIAGNOSTICS = 20;
 
 const INTEGER = /^[+-]?\d+$/;
 
-/** The typed value of one field, or a reason it is not one. Numbers may have surrounding blanks. */
+/**
+ * The typed value of one field, or a reason it is not one. Non-string fields may have surrounding blanks.
+ * Dates are YYYY-MM-DD, booleans true/false (or 1/0), decimals exact in 4 fractional digits.
+ */
 function convert(text: string, col: Column): Value | { problem: string } {
   const t = text.trim();
   switch (col.type) {
     case 'string':
       return text;
     case 'int32':
+    case 'uint32':
     case 'int64': {
       if (!INTEGER.test(t)) return { problem: '' };
       // `+ 0` turns -0 into 0.
-      const v = col.type === 'int32' ? Number(t) + 0 : BigInt(t);
+      const v = col.type === 'int64' ? BigInt(t) : Number(t) + 0;
       return valueHasType(col.type, v) ? v : { problem: ' (out of range)' };
     }
+    case 'float32':
+      return parseFloat32(t) ?? { problem: '' };
+    case 'decimal': {
+      const v = parseDecimal(t);
+      if (v === undefined) return { problem: /^[+-]?\d+\.\d+$/.test(t) ? ' (more than 4 fractional digits)' : '' };
+      return valueHasType('decimal', v) ? v : { problem: ' (out of range)' };
+    }
+    case 'boolean':
+      return t === 'true' || t === '1' ? true : t === 'false' || t === '0' ? false : { problem: '' };
+    case 'date':
+      return parseDate(t) ?? { problem: ' (expected YYYY-MM-DD)' };
   }
 }
 
@@ -121,7 +148,7 @@ interface RawRecord {
 }
 
 /**
- * Loads the rows of one facts file typed by `columns` (int32 number, int64 bigint, string as-is).
+ * Loads the rows of one facts file typed by `columns` (as `Value` represents each type).
  * `relation` names the relation in messages (default: the file name without its extension).
  * Throws a VixenError listing the bad lines (up to 20).
  */

@@ -22,6 +22,8 @@ export interface Gpu {
   adapterName: string;
   /** 'vulkan' or 'opengles'. */
   backend: string;
+  /** A CPU implementation (llvmpipe, SwiftShader, lavapipe) rather than a GPU. */
+  software: boolean;
   limits: GpuLimits;
   dispose(): void;
 }
@@ -108,7 +110,7 @@ export async function openGpu(options: GpuOptions = {}): Promise<Gpu> {
     },
   });
   const d = device.limits;
-  return new GpuImpl(instance, device, describe(adapter, backend), backend, {
+  return new GpuImpl(instance, device, describe(adapter, backend), backend, !isRealGpu(adapter), {
     workgroupSize,
     maxStorageBufferBindingSize: d.maxStorageBufferBindingSize,
     maxBufferSize: d.maxBufferSize,
@@ -135,9 +137,12 @@ export class GpuImpl implements Gpu {
     readonly device: GPUDevice,
     readonly adapterName: string,
     readonly backend: string,
+    readonly software: boolean,
     readonly limits: GpuLimits,
   ) {
-    this.pool = new BufferPool(device, limits.maxBufferSize);
+    // Reallocating (and zeroing) a large buffer costs far more than the kernels that fill it: on a GPU, keep
+    // enough free memory pooled for a fixpoint's working set at 2^26 rows; on a CPU adapter it is host memory.
+    this.pool = new BufferPool(device, limits.maxBufferSize, software ? 256 * 2 ** 20 : 4 * 2 ** 30);
     this.lostSignal = device.lost.then((info) => {
       this.lost = true;
       this.failure ??= `GPU device lost (${info.reason}): ${info.message || 'no message'}`;

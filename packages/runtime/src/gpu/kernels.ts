@@ -1,11 +1,12 @@
 /**
  * Host drivers: run one KIR kernel's passes on the device. Compacting kernels (mapFilter, unique,
- * difference, mergeJoin) share one shape: a pass writes a per-row count (n+1 entries, the last 0),
- * an exclusive scan turns counts into output offsets, the host reads back only the total (entry n)
- * to size the output, and a second pass writes the rows.
+ * difference, mergeJoin) share one shape: a pass writes counts (per tile of rows with the tile's keep
+ * bits after them, or per row for mergeJoin; then a trailing 0), an exclusive scan turns counts into
+ * output offsets, the host reads back only the total (the last entry) to size the output, and a second
+ * pass writes the rows.
  */
-import { rowWords } from '@vixen/queryplan';
-import type { KernelShaders, PassName } from '@vixen/codegen-wgsl';
+import { rowWords, type ScalarType } from '@vixen/queryplan';
+import { COMPACT_ITEMS, RADIX_BITS, RADIX_ITEMS, sortKeyWords, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
 import { kernelInputs, type KirKernel, type KirVariable, type VarId } from '@vixen/kernel-ir';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { Recorder, type Bound } from './recorder.js';
@@ -28,12 +29,14 @@ function encodeScan(rec: Recorder, data: Bound, n: number): void {
 }
 
 interface Compaction {
-  /** Pass writing per-row counts, after the buffers it reads. */
+  /** Pass writing counts, after the buffers it reads. */
   count: { pass: PassName; inputs: Bound[] };
   /** Pass writing rows at their offsets, after the buffers it reads (then offsets, output). */
   write: { pass: PassName; inputs: Bound[] };
-  /** Rows driving both passes (one thread each). */
+  /** Rows driving both passes. */
   rows: number;
+  /** `tile`: one workgroup and one count per COMPACT_ITEMS * WG rows; `row`: one thread and count per row. */
+  granule: 'tile' | 'row';
   sizes: number[];
   constants: Uint32Array;
   outWidth: number;
@@ -41,18 +44,22 @@ interface Compaction {
 
 async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction): Promise<DeviceRelation> {
   const n = c.rows;
-  checkBindingSize(g, n + 1, `offsets for ${n} rows`);
-  const offsets: Bound = { buffer: g.pool.acquire(bindingBytes(n + 1), relationUsage()), words: n + 1 };
+  const wg = g.limits.workgroupSize;
+  const slots = c.granule === 'tile' ? Math.ceil(n / (COMPACT_ITEMS * wg)) : n;
+  // Tiles' keep bits follow their counts.
+  const words = slots + 1 + (c.granule === 'tile' ? (slots * COMPACT_ITEMS * wg) / 32 : 0);
+  checkBindingSize(g, words, `offsets for ${n} rows`);
+  const offsets: Bound = { buffer: g.pool.acquire(bindingBytes(words), relationUsage()), words };
   try {
     const counting = new Recorder(g, shaders);
-    counting.dispatch(c.count.pass, [...c.count.inputs, offsets], c.sizes, n + 1, c.constants);
-    encodeScan(counting, offsets, n + 1);
+    counting.dispatch(c.count.pass, [...c.count.inputs, offsets], c.sizes, c.granule === 'tile' ? slots * wg : n + 1, c.constants);
+    encodeScan(counting, offsets, slots + 1);
     await counting.submit();
-    const total = (await readWords(g, offsets.buffer, n * 4, 1))[0]!;
+    const total = (await readWords(g, offsets.buffer, slots * 4, 1))[0]!;
     const out = allocRelation(g, total, c.outWidth);
     if (total === 0) return out;
     const writing = new Recorder(g, shaders);
-    writing.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], c.sizes, n, c.constants);
+    writing.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], c.sizes, c.granule === 'tile' ? slots * wg : n, c.constants);
     await writing.submit();
     return out;
   } finally {
@@ -75,26 +82,88 @@ async function concatenate(g: GpuImpl, parts: DeviceRelation[], width: number): 
   return out;
 }
 
-/** Bitonic sort of an index permutation over all stages, then a gather of whole rows. */
-async function sortRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelation): Promise<DeviceRelation> {
+/** Trailing zero bits of a nonzero u32. */
+/** Workgroups of the radix sort's histogram and scatter passes (at most). */
+const RADIX_BLOCKS = 2048;
+
+function ctz(x: number): number {
+  return 31 - Math.clz32(x & -x);
+}
+
+/**
+ * Radix passes, least significant first: per key word with varying bits (masks[k] != 0) its row offset and
+ * the shifts of the RADIX_BITS-wide windows that cover its varying bits; constant windows are skipped.
+ */
+function radixPlan(masks: Uint32Array, keyWords: readonly number[]): Array<{ offset: number; shifts: number[] }> {
+  const plan: Array<{ offset: number; shifts: number[] }> = [];
+  for (let k = keyWords.length - 1; k >= 0; k--) {
+    const m = masks[k]!;
+    const shifts: number[] = [];
+    for (let s = 0; s < 32 && m >>> s !== 0; s += RADIX_BITS) {
+      s += ctz(m >>> s);
+      shifts.push(s);
+    }
+    if (shifts.length > 0) plan.push({ offset: keyWords[k]!, shifts });
+  }
+  return plan;
+}
+
+/**
+ * LSD radix sort of (key word, row index) pairs, then a gather of whole rows. One readback up front (which
+ * key bits vary) lets the host plan only the digit passes that can reorder anything.
+ */
+async function sortRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelation, keyWords: readonly number[]): Promise<DeviceRelation> {
   const n = input.count;
-  if (n <= 1) return concatenate(g, [input], input.width);
+  if (n <= 1 || keyWords.length === 0) return concatenate(g, [input], input.width);
+  checkBindingSize(g, 2 * n, `radix sort pairs for ${n} rows`);
+  const mask: Bound = { buffer: g.pool.acquire(bindingBytes(keyWords.length), relationUsage()), words: keyWords.length };
+  let masks: Uint32Array;
+  try {
+    g.device.queue.writeBuffer(mask.buffer, 0, new Uint32Array(keyWords.length));
+    const masking = new Recorder(g, shaders);
+    masking.dispatch('radixMask', [bound(input), mask], [n], n);
+    await masking.submit();
+    masks = await readWords(g, mask.buffer, 0, keyWords.length);
+  } finally {
+    g.pool.release(mask.buffer);
+  }
+  const plan = radixPlan(masks, keyWords);
+  if (plan.length === 0) return concatenate(g, [input], input.width);
+  const wg = g.limits.workgroupSize;
+  const tiles = Math.ceil(n / (RADIX_ITEMS * wg));
+  // Blocks of consecutive tiles, one workgroup each: enough to fill a large GPU, few enough that the
+  // digit-count table (and its scan) stays small next to the pairs.
+  const per = Math.ceil(tiles / RADIX_BLOCKS);
+  const blocks = Math.ceil(tiles / per);
+  const sizes = (shift: number): number[] => [n, shift, blocks, per];
   const out = allocRelation(g, n, input.width);
   const rec = new Recorder(g, shaders);
-  const idx = rec.scratch(n);
-  rec.dispatch('sortInit', [idx], [n], n);
-  const size = 2 ** Math.ceil(Math.log2(n));
-  for (let k = 2; k <= size; k *= 2) {
-    rec.dispatch('sortStep', [bound(input), idx], [n, k / 2, 1], n);
-    for (let j = k / 4; j >= 1; j /= 2) rec.dispatch('sortStep', [bound(input), idx], [n, j, 0], n);
-  }
-  rec.dispatch('gather', [bound(input), idx, bound(out)], [n], n);
+  let src = rec.scratch(2 * n);
+  let dst = rec.scratch(2 * n);
+  const hist = rec.scratch(2 ** RADIX_BITS * blocks);
+  plan.forEach(({ offset, shifts }, k) => {
+    rec.dispatch('radixKeys', [bound(input), src], [n, offset, k === 0 ? 1 : 0], n);
+    for (const shift of shifts) {
+      rec.dispatch('radixHist', [src, hist], sizes(shift), blocks * wg);
+      encodeScan(rec, hist, hist.words);
+      rec.dispatch('radixScatter', [src, hist, dst], sizes(shift), blocks * wg);
+      [src, dst] = [dst, src];
+    }
+  });
+  rec.dispatch('gather', [bound(input), src, bound(out)], [n], n);
   await rec.submit();
   return out;
 }
 
-async function run(g: GpuImpl, kernel: KirKernel, shaders: KernelShaders, inputs: DeviceRelation[], constWords: Uint32Array, width: (v: VarId) => number): Promise<DeviceRelation> {
-  const outWidth = width(kernel.output);
+async function run(
+  g: GpuImpl,
+  kernel: KirKernel,
+  shaders: KernelShaders,
+  inputs: DeviceRelation[],
+  constWords: Uint32Array,
+  columns: (v: VarId) => ScalarType[],
+): Promise<DeviceRelation> {
+  const outWidth = rowWords(columns(kernel.output));
   const empty: DeviceRelation = { buffer: null, count: 0, width: outWidth };
   const [a, b] = inputs as [DeviceRelation, DeviceRelation];
   switch (kernel.kind) {
@@ -105,6 +174,7 @@ async function run(g: GpuImpl, kernel: KirKernel, shaders: KernelShaders, inputs
         count: { pass: 'flags', inputs: [bound(a)] },
         write: { pass: 'scatter', inputs: [bound(a)] },
         rows: a.count,
+        granule: 'tile',
         sizes: [a.count],
         constants: constWords,
         outWidth,
@@ -116,6 +186,7 @@ async function run(g: GpuImpl, kernel: KirKernel, shaders: KernelShaders, inputs
         count: { pass: 'flagsAbsent', inputs: [bound(a), bound(b)] },
         write: { pass: 'scatter', inputs: [bound(a)] },
         rows: a.count,
+        granule: 'tile',
         sizes: [a.count, b.count],
         constants: constWords,
         outWidth,
@@ -126,12 +197,13 @@ async function run(g: GpuImpl, kernel: KirKernel, shaders: KernelShaders, inputs
         count: { pass: 'joinCount', inputs: [bound(a), bound(b)] },
         write: { pass: 'joinWrite', inputs: [bound(a), bound(b)] },
         rows: a.count,
+        granule: 'row',
         sizes: [a.count, b.count],
         constants: constWords,
         outWidth,
       });
     case 'sort':
-      return sortRows(g, shaders, a);
+      return sortRows(g, shaders, a, sortKeyWords(columns(kernel.input), kernel.keys));
     case 'concat':
       return concatenate(g, [a, b], outWidth);
     case 'copy':
@@ -152,11 +224,11 @@ export async function runKernel(
   variables: readonly KirVariable[],
 ): Promise<DeviceRelation> {
   const g = internals(gpu);
-  const width = (id: VarId): number => {
+  const columns = (id: VarId): ScalarType[] => {
     const v = variables.find((x) => x.id === id);
     if (!v) throw new Error(`internal: kernel ${kernel.id} uses unknown variable ${id}`);
-    return rowWords(v.columns);
+    return v.columns;
   };
   if (inputs.length !== kernelInputs(kernel).length) throw new Error(`internal: ${kernel.kind} kernel ${kernel.id} given ${inputs.length} inputs`);
-  return g.scoped(`${kernel.kind} kernel ${kernel.id}`, () => run(g, kernel, shaders, inputs, constWords, width));
+  return g.scoped(`${kernel.kind} kernel ${kernel.id}`, () => run(g, kernel, shaders, inputs, constWords, columns));
 }

@@ -1,7 +1,5 @@
 /** Reuses released GPU buffers by (usage, size class) so the executor's many short-lived relations are cheap. */
 
-/** Bytes of free buffers kept for reuse; beyond this, released buffers are destroyed. */
-const MAX_POOLED_BYTES = 256 * 1024 * 1024;
 
 /** Size classes 2^k and 1.5 * 2^k (at least 256 bytes): at most 33% slack. */
 function sizeClass(bytes: number): number {
@@ -18,6 +16,8 @@ export class BufferPool {
   constructor(
     private readonly device: GPUDevice,
     private readonly maxBufferSize: number,
+    /** Bytes of free buffers kept for reuse; beyond this, released buffers are destroyed. */
+    private readonly maxPooledBytes: number,
   ) {}
 
   /** A buffer of at least `bytes` (contents undefined). */
@@ -37,7 +37,7 @@ export class BufferPool {
   /** Returns a buffer for reuse. Safe while GPU work using it is queued: later submissions run after it. */
   release(buffer: GPUBuffer): void {
     if (this.pooled.has(buffer)) throw new Error('internal: GPU buffer released twice');
-    if (this.pooledBytes + buffer.size > MAX_POOLED_BYTES) {
+    if (this.pooledBytes + buffer.size > this.maxPooledBytes) {
       buffer.destroy();
       return;
     }

@@ -1,0 +1,64 @@
+/** `vixen bench operators`: the operator benchmark of @vixen/runtime, as a table and optionally JSON. */
+import { writeFileSync } from 'node:fs';
+import { Command, Option } from 'commander';
+import { z } from 'zod';
+import { benchOperators, defaultBenchSizes, formatBenchReport, openGpu } from '@vixen/runtime';
+import { VixenError } from '@vixen/queryplan';
+
+/** `A..B` (inclusive) or a comma-separated list of log2 sizes, each in 1..31. */
+const sizesSchema = z
+  .string()
+  .regex(/^\s*\d+\s*(\.\.\s*\d+\s*|(,\s*\d+\s*)*)$/, 'expected A..B or a comma-separated list, e.g. 20..26')
+  .transform((s) => {
+    const range = s.split('..').map((x) => Number(x.trim()));
+    if (range.length === 2) return Array.from({ length: Math.max(0, range[1]! - range[0]! + 1) }, (_, k) => range[0]! + k);
+    return s.split(',').map((x) => Number(x.trim()));
+  })
+  .refine((xs) => xs.length > 0 && xs.every((x) => x >= 1 && x <= 31), 'sizes must be a non-empty range within 1..31');
+
+const benchOptionsSchema = z.object({
+  sizes: sizesSchema.optional(),
+  json: z.string().min(1).optional(),
+  runs: z.coerce.number().int().min(1).default(5),
+  warmup: z.coerce.number().int().min(0).default(2),
+  backend: z.enum(['auto', 'vulkan', 'opengles']).default('auto'),
+});
+
+/** The `bench` command with its `operators` sub-command; `out` gets the table, `err` progress. */
+export function benchCommand(out: (s: string) => void, err: (s: string) => void): Command {
+  const bench = new Command('bench').description('benchmark the GPU operators');
+  bench
+    .command('operators')
+    .description('time copy, mapFilter, sort, unique, mergeJoin and difference at sizes 2^A..2^B against copy bandwidth')
+    .option('--sizes <range>', 'log2 row counts, A..B or a list (default 20..22 on a software adapter, 20..26 on a GPU)')
+    .option('--json <file>', 'also write the report as JSON')
+    .option('--runs <n>', 'timed runs per measurement (median reported)', '5')
+    .option('--warmup <n>', 'untimed runs first', '2')
+    .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
+    .action(async (raw: unknown) => {
+      const r = benchOptionsSchema.safeParse(raw);
+      if (!r.success) {
+        throw new VixenError({ severity: 'error', message: r.error.issues.map((i) => `option --${i.path.join('.')}: ${i.message}`).join('; ') });
+      }
+      const opts = r.data;
+      const gpu = await openGpu({ backend: opts.backend });
+      try {
+        const sizes = opts.sizes ?? defaultBenchSizes(gpu);
+        err(`adapter: ${gpu.adapterName}; sizes 2^${sizes.join(', 2^')}\n`);
+        const report = await benchOperators(gpu, {
+          sizes,
+          runs: opts.runs,
+          warmup: opts.warmup,
+          onResult: (x) => err(`  ${x.operator} ${x.variant} 2^${x.log2n}: ${x.medianMs.toFixed(3)} ms\n`),
+        });
+        out(formatBenchReport(report) + '\n');
+        if (opts.json !== undefined) {
+          writeFileSync(opts.json, JSON.stringify(report, null, 2) + '\n');
+          err(`wrote ${opts.json}\n`);
+        }
+      } finally {
+        gpu.dispose();
+      }
+    });
+  return bench;
+}

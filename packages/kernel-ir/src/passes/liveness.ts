@@ -1,0 +1,86 @@
+/**
+ * Liveness of KIR variables, shared by the passes that need it: per-command uses and definitions, and the
+ * variables live after each block (backward dataflow over the CFG to a fixpoint).
+ */
+import type { KirBlock, KirCommand, KirProgram, KirTerminator, VarId } from '../ir.js';
+import { kernelInputs, kirSuccessors } from '../ir.js';
+
+export interface UseDef {
+  uses: VarId[];
+  defs: VarId[];
+}
+
+export function commandUseDef(p: KirProgram, c: KirCommand): UseDef {
+  switch (c.kind) {
+    case 'launch': {
+      const k = p.kernels[c.kernel]!;
+      return { uses: kernelInputs(k), defs: [k.output] };
+    }
+    case 'clear':
+      return { uses: [], defs: [c.var] };
+    case 'free':
+      return { uses: [], defs: [] };
+  }
+}
+
+export function terminatorUses(t: KirTerminator): VarId[] {
+  switch (t.kind) {
+    case 'branch':
+      return t.condition.vars;
+    case 'jump':
+    case 'halt':
+      return [];
+  }
+}
+
+/** Variables live on entry to a block, given the variables live after its terminator. */
+export function liveIn(p: KirProgram, b: KirBlock, liveOut: ReadonlySet<VarId>): Set<VarId> {
+  const live = new Set(liveOut);
+  for (const v of terminatorUses(b.terminator)) live.add(v);
+  for (let i = b.commands.length - 1; i >= 0; i--) {
+    const { uses, defs } = commandUseDef(p, b.commands[i]!);
+    for (const v of defs) live.delete(v);
+    for (const v of uses) live.add(v);
+  }
+  return live;
+}
+
+export function liveOutSets(p: KirProgram): Map<string, Set<VarId>> {
+  const byLabel = new Map(p.blocks.map((b) => [b.label, b]));
+  const liveOut = new Map(p.blocks.map((b) => [b.label, new Set<VarId>()]));
+  const liveInOf = new Map(p.blocks.map((b) => [b.label, new Set<VarId>()]));
+  for (let changed = true; changed; ) {
+    changed = false;
+    // Reverse block order converges fast for the mostly-forward CFGs plans produce.
+    for (let i = p.blocks.length - 1; i >= 0; i--) {
+      const b = p.blocks[i]!;
+      const out = liveOut.get(b.label)!;
+      for (const s of kirSuccessors(b.terminator)) {
+        if (!byLabel.has(s)) continue;
+        for (const v of liveInOf.get(s)!) {
+          if (!out.has(v)) {
+            out.add(v);
+            changed = true;
+          }
+        }
+      }
+      // Live-in sets only grow, so a size change is a change (a back edge may have read the old one).
+      const inSet = liveIn(p, b, out);
+      if (inSet.size !== liveInOf.get(b.label)!.size) changed = true;
+      liveInOf.set(b.label, inSet);
+    }
+  }
+  return liveOut;
+}
+
+/**
+ * Whether a variable's buffer may be freed before `halt`: kernel temporaries and variables of QP `temp` relations.
+ * Variables of edb/idb relations stay live to the end, because a user may ask to print any of them.
+ */
+export function freeableVariable(p: KirProgram): (v: VarId) => boolean {
+  const temp = new Set(p.relations.filter((r) => r.kind === 'temp').map((r) => r.name));
+  return (v) => {
+    const rel = p.variables[v]?.relation;
+    return rel === undefined || temp.has(rel);
+  };
+}

@@ -1,0 +1,65 @@
+/** Run limits (iterations, device memory): byte-size parsing and printing, and the error a broken limit throws. */
+import { VixenError } from '@vixen/queryplan';
+import type { ExecuteStats } from './executor.js';
+
+/** A run stopped by one of its limits; `stats` describes the run up to that point. */
+export class RunLimitError extends VixenError {
+  constructor(
+    message: string,
+    readonly stats: ExecuteStats,
+  ) {
+    super({ severity: 'error', message });
+    this.name = 'RunLimitError';
+  }
+}
+
+const UNITS: Record<string, number> = {
+  '': 1,
+  b: 1,
+  k: 2 ** 10,
+  kib: 2 ** 10,
+  kb: 1e3,
+  m: 2 ** 20,
+  mib: 2 ** 20,
+  mb: 1e6,
+  g: 2 ** 30,
+  gib: 2 ** 30,
+  gb: 1e9,
+  t: 2 ** 40,
+  tib: 2 ** 40,
+  tb: 1e12,
+};
+
+/**
+ * Bytes from a number or text like `65536`, `64MiB`, `1.5 GiB`, `500MB` (KiB/MiB/GiB/TiB and bare K/M/G/T are
+ * powers of 1024, KB/MB/GB/TB powers of 1000). A bad size is a user error naming `what`.
+ */
+export function parseByteSize(size: number | string, what = 'byte size'): number {
+  if (typeof size === 'number') {
+    if (Number.isSafeInteger(size) && size > 0) return size;
+    throw new VixenError({ severity: 'error', message: `${what}: expected a positive whole number of bytes, got ${size}` });
+  }
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(size);
+  const unit = m ? UNITS[m[2]!.toLowerCase()] : undefined;
+  const bytes = m && unit !== undefined ? Math.floor(Number(m[1]) * unit) : NaN;
+  if (!Number.isSafeInteger(bytes) || bytes <= 0) {
+    throw new VixenError({
+      severity: 'error',
+      message: `${what}: '${size}' is not a byte size (examples: 1048576, 64MiB, 2GiB, 500MB)`,
+    });
+  }
+  return bytes;
+}
+
+/** `1.5 MiB (1572864 bytes)`; plain `N bytes` below 1 KiB. */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes / 1024;
+  let u = 0;
+  while (value >= 1024 && u < units.length - 1) {
+    value /= 1024;
+    u++;
+  }
+  return `${value.toFixed(1)} ${units[u]} (${bytes} bytes)`;
+}

@@ -1,0 +1,118 @@
+/**
+ * Run limits and profiles through the public API on real WebGPU: an iteration limit stops a recursive program with
+ * partial stats, a device memory limit fails cleanly (and a sufficient one changes nothing), and the stats account
+ * for every kernel, QP operator, loop and the peak of device memory.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compareRows, printCommand, VixenError, type Row } from '@vixen/queryplan';
+import { compile, formatBytes, openGpu, parseByteSize, RunLimitError, type FixpointProgress, type Gpu } from '../src/index.js';
+
+let gpu: Gpu;
+beforeAll(async () => {
+  gpu = await openGpu();
+});
+afterAll(() => gpu?.dispose());
+
+const tc = compile(
+  `edge(x, y) -> int32(x), int32(y).
+   path(x, y) <- edge(x, y).
+   path(x, z) <- path(x, y), edge(y, z).`,
+  { filename: 'tc.logic' },
+);
+/** A chain 0 -> 1 -> ... -> n: left-linear closure needs n iterations. */
+const chain = (n: number): Row[] => Array.from({ length: n }, (_, i) => [i, i + 1]);
+const closure = (n: number): Row[] => {
+  const rows: Row[] = [];
+  for (let i = 0; i <= n; i++) for (let j = i + 1; j <= n; j++) rows.push([i, j]);
+  return rows.sort(compareRows);
+};
+
+describe('maxIterations', () => {
+  it('stops a fixpoint that needs more iterations, naming the loop relations and the limit, with partial stats', async () => {
+    const run = tc.run({ gpu, facts: { edge: chain(12) }, maxIterations: 3 });
+    await expect(run).rejects.toBeInstanceOf(RunLimitError);
+    const e = (await run.catch((x: unknown) => x)) as RunLimitError;
+    expect(e).toBeInstanceOf(VixenError);
+    expect(e.message).toMatch(/fixpoint loop computing path .*did not converge within 3 iterations/);
+    expect(e.stats.loops).toEqual([expect.objectContaining({ relations: ['path'], iterations: 3 })]);
+    expect(e.stats.launches).toBeGreaterThan(0);
+  });
+
+  it('lets a fixpoint that fits the limit finish', async () => {
+    const r = await tc.run({ gpu, facts: { edge: chain(4) }, maxIterations: 5 });
+    expect(r.relations.get('path')).toEqual(closure(4));
+    expect(r.stats.loops[0]!.iterations).toBeLessThanOrEqual(5);
+  });
+
+  it('rejects a non-positive limit as a user error', async () => {
+    await expect(tc.run({ gpu, facts: { edge: chain(2) }, maxIterations: 0 })).rejects.toThrow(/maxIterations/);
+  });
+});
+
+describe('maxDeviceMemory', () => {
+  it('fails a run that needs more with a clear error naming the variable and sizes', async () => {
+    const run = tc.run({ gpu, facts: { edge: chain(40) }, maxDeviceMemory: '2KiB' });
+    await expect(run).rejects.toBeInstanceOf(RunLimitError);
+    const e = (await run.catch((x: unknown) => x)) as RunLimitError;
+    expect(e.message).toMatch(/device memory limit exceeded: .* made .* of \d+ rows, .*bytes.* the limit is 2\.0 KiB \(2048 bytes\)/);
+    expect(e.stats.peakDeviceBytes).toBeLessThanOrEqual(2048);
+  });
+
+  it('gives the right answer under a sufficient limit and reports the peak', async () => {
+    const r = await tc.run({ gpu, facts: { edge: chain(40) }, maxDeviceMemory: '64MiB' });
+    expect(r.relations.get('path')).toEqual(closure(40));
+    const free = await tc.run({ gpu, facts: { edge: chain(40) } });
+    expect(r.stats.peakDeviceBytes).toBe(free.stats.peakDeviceBytes);
+    // path alone holds 820 rows of 8 bytes at the end.
+    expect(r.stats.peakDeviceBytes).toBeGreaterThanOrEqual(820 * 8);
+    expect(r.stats.peakDeviceBytes).toBeLessThanOrEqual(64 * 2 ** 20);
+  });
+
+  it('parses and prints byte sizes', () => {
+    expect(parseByteSize('64MiB')).toBe(64 * 2 ** 20);
+    expect(parseByteSize('1.5 GiB')).toBe(1.5 * 2 ** 30);
+    expect(parseByteSize('500MB')).toBe(500e6);
+    expect(parseByteSize('4k')).toBe(4096);
+    expect(parseByteSize(1000)).toBe(1000);
+    expect(() => parseByteSize('12 parsecs', 'maxDeviceMemory')).toThrow(/maxDeviceMemory: '12 parsecs' is not a byte size/);
+    expect(() => parseByteSize(-1)).toThrow(VixenError);
+    expect(formatBytes(100)).toBe('100 bytes');
+    expect(formatBytes(3 * 2 ** 20)).toBe('3.0 MiB (3145728 bytes)');
+  });
+});
+
+describe('profile', () => {
+  it('accounts every kernel and QP operator, with device-waited times and row counts', async () => {
+    const r = await tc.run({ gpu, facts: { edge: chain(5) }, profile: true });
+    const s = r.stats;
+    expect(s.profiled).toBe(true);
+    expect(s.kernels.map((k) => k.kernel)).toEqual(tc.kir.kernels.map((k) => k.id));
+    expect(s.kernels.reduce((n, k) => n + k.launches, 0)).toBe(s.launches);
+    for (const k of s.kernels) {
+      expect(k.launches).toBeGreaterThan(0);
+      expect(k.origin).toBeDefined();
+      expect(k.bytesOut).toBe(k.rowsOut * 8);
+    }
+    // One operator per plan command that has kernels, each pointing back at that command.
+    const planCommands = tc.plan!.blocks.flatMap((b) => b.commands.map((c, i) => ({ block: b.label, command: i, c })));
+    const withKernels = planCommands.filter((pc) => pc.c.kind !== 'clear');
+    expect(s.operators.map((o) => [o.block, o.command])).toEqual(withKernels.map((pc) => [pc.block, pc.command]));
+    const loop = s.loops[0]!;
+    expect(loop.iterations).toBe(5);
+    const opText = (o: { block: string; command: number }): string =>
+      printCommand(planCommands.find((pc) => pc.block === o.block && pc.command === o.command)!.c);
+    // The loop's join ran once per iteration; its union into path wrote path's size after each one (chain of 5).
+    expect(s.operators.find((o) => opText(o).includes('mapJoin'))!.launches).toBe(5);
+    const union = s.operators.find((o) => o.block === loop.block && opText(o).startsWith('path := union path'))!;
+    expect(union.rowsOut).toBe(9 + 12 + 14 + 15 + 15);
+    expect(s.blocks.find((b) => b.label === loop.block)!.executions).toBe(5);
+  });
+
+  it('reports fixpoint progress once per iteration', async () => {
+    const seen: FixpointProgress[] = [];
+    await tc.run({ gpu, facts: { edge: chain(4) }, onProgress: (p) => seen.push(p) });
+    expect(seen.map((p) => p.iteration)).toEqual([1, 2, 3, 4]);
+    expect(seen[0]!.relations).toEqual(['path']);
+    expect(seen.map((p) => p.deltas[0]!.rows)).toEqual([3, 2, 1, 0]);
+  });
+});

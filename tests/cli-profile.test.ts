@@ -1,0 +1,141 @@
+/**
+ * CLI surface of run limits, profiles and `vixen explain`: --profile lists every kernel and QP operator,
+ * --max-iterations and --max-device-memory fail with clear errors (and partial stats), explain prints text and DOT.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { runCli } from '@vixen/cli';
+import { compileFile } from '@vixen/runtime';
+import { progressLine } from '../packages/cli/src/report.js';
+
+const root = join(import.meta.dirname, '..');
+const tcFile = join(root, 'examples/transitive-closure.logic');
+
+async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await runCli(['node', 'vixen', ...args], (s) => (out += s), (s) => (err += s));
+  return { code, out, err };
+}
+
+/** A facts folder with a chain 0 -> 1 -> ... -> n as edge.csv. */
+function chainFacts(n: number): string {
+  const dir = mkdtempSync(join(tmpdir(), 'vixen-chain-'));
+  writeFileSync(join(dir, 'edge.csv'), Array.from({ length: n }, (_, i) => `${i},${i + 1}\n`).join(''));
+  return dir;
+}
+const chain12 = chainFacts(12);
+const pathRows = (n: number): number => (n * (n + 1)) / 2;
+
+describe('run --profile and --stats', () => {
+  test('--profile lists every kernel and every QP operator on stderr, results alone on stdout', async () => {
+    const r = await cli('run', tcFile, '--facts', chain12, '--profile', '--format', 'csv');
+    expect(r.code).toBe(0);
+    expect(r.out.split('\n').filter((l) => /^\d+,\d+$/.test(l))).toHaveLength(pathRows(12));
+    const kernels = compileFile(tcFile).kir.kernels;
+    const section = r.err.slice(r.err.indexOf('kernels:'));
+    for (const k of kernels) expect(section).toMatch(new RegExp(`^  k${k.id}\\s+${k.kind}\\s+\\S+#\\d+\\s+\\d+`, 'm'));
+    expect(r.err).toMatch(/QP operators:/);
+    expect(r.err).toMatch(/loop_path\s+0\s+12\s+[\d.]+\s+\d+\s+\d+\s+\d+\s+\d+\s+\$t\d+ := mapJoin \$delta_path, edge/);
+    expect(r.err).toMatch(/device times/);
+    expect(r.err).not.toContain('\r');
+  });
+
+  test('--stats reports peak device memory and fixpoint iterations', async () => {
+    const r = await cli('run', tcFile, '--facts', chain12, '--stats', '--output', 'path');
+    expect(r.code).toBe(0);
+    expect(r.err).toMatch(/peak device memory: [\d.]+ KiB \(\d+ bytes\)/);
+    expect(r.err).toMatch(/fixpoint loop loop_path \(path\): 12 iterations/);
+  });
+});
+
+describe('limits', () => {
+  test('--max-iterations stops a long fixpoint with the loop relations, the limit and partial stats', async () => {
+    const r = await cli('run', tcFile, '--facts', chain12, '--max-iterations', '3', '--stats');
+    expect(r.code).toBe(1);
+    expect(r.out).toBe('');
+    expect(r.err).toMatch(/error: the fixpoint loop computing path \(block loop_path\) did not converge within 3 iterations/);
+    expect(r.err).toMatch(/statistics up to the error:\n.*\npeak device memory: .*\nfixpoint loop loop_path \(path\): 3 iterations/);
+    expect(r.err).not.toMatch(/\n\s+at /);
+  });
+
+  test('--max-iterations that suffices changes nothing', async () => {
+    const r = await cli('run', tcFile, '--facts', chain12, '--max-iterations', '12', '--format', 'csv');
+    expect(r.code).toBe(0);
+    expect(r.out.split('\n').filter((l) => /^\d+,\d+$/.test(l))).toHaveLength(pathRows(12));
+  });
+
+  test('a low --max-device-memory fails with the variable and sizes; a sufficient one gives the answer', async () => {
+    const low = await cli('run', tcFile, '--facts', chain12, '--max-device-memory', '1KiB');
+    expect(low.code).toBe(1);
+    expect(low.err).toMatch(/error: device memory limit exceeded: .* made .* of \d+ rows, .* the limit is 1\.0 KiB \(1024 bytes\)/);
+    expect(low.out).toBe('');
+    const enough = await cli('run', tcFile, '--facts', chain12, '--max-device-memory', '64MiB', '--format', 'csv');
+    expect(enough.code).toBe(0);
+    expect(enough.out.split('\n').filter((l) => /^\d+,\d+$/.test(l))).toHaveLength(pathRows(12));
+  });
+
+  test('bad limit values are option errors', async () => {
+    const size = await cli('run', tcFile, '--max-device-memory', 'lots');
+    expect(size.code).toBe(1);
+    expect(size.err).toMatch(/option --max-device-memory: 'lots' is not a byte size/);
+    const iters = await cli('run', tcFile, '--max-iterations', '0');
+    expect(iters.code).toBe(1);
+    expect(iters.err).toMatch(/option --max-iterations/);
+  });
+});
+
+describe('explain', () => {
+  test('prints the query plan and the kernel IR as text', async () => {
+    const r = await cli('explain', tcFile);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^query plan:\n/);
+    expect(r.out).toMatch(/block loop_path:\n\s+\$t\d+ := mapJoin/);
+    expect(r.out).toMatch(/kernel IR:\nvariables:/);
+    expect(r.out).toMatch(/mergeJoin .* \/\/ k\d+/);
+    expect(r.out).not.toMatch(/profile/);
+  });
+
+  test('--dot prints both CFGs as clusters of one Graphviz graph', async () => {
+    const r = await cli('explain', tcFile, '--dot');
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^digraph cfg \{/);
+    expect(r.out).toContain('subgraph cluster_0 {\n    label="query plan";');
+    expect(r.out).toContain('subgraph cluster_1 {\n    label="kernel IR";');
+    expect(r.out).toContain('"1:loop_path" -> "1:loop_path" [label="false"];');
+    expect(r.out.trimEnd().endsWith('}')).toBe(true);
+  });
+
+  test('--profile runs the program and puts times and rows on operators, kernels and blocks', async () => {
+    const text = await cli('explain', tcFile, '--facts', chain12, '--profile');
+    expect(text.code).toBe(0);
+    expect(text.out).toMatch(/QP operators:/);
+    expect(text.out).toMatch(/^ {2}k0\s+mapFilter/m);
+    const dot = await cli('explain', tcFile, '--facts', chain12, '--profile', '--dot');
+    expect(dot.code).toBe(0);
+    expect(dot.out).toMatch(/block loop_path:  \[ran 12x\]/);
+    expect(dot.out).toMatch(/mapJoin \$delta_path, edge[^\\]*\\l {4}12 runs, [\d.]+ ms, rows \d+ -\\> \d+/);
+    expect(dot.out).toMatch(/\/\/ k\d+\\l {4}12 launches, [\d.]+ ms, rows/);
+  });
+});
+
+describe('progress line', () => {
+  test('redraws one line in place, throttled and only for long runs, and erases it when done', () => {
+    let written = '';
+    const line = progressLine((s) => (written += s));
+    const at = (elapsedMs: number, iteration: number) =>
+      line.update({ loop: 'loop_path', relations: ['path'], iteration, deltas: [{ name: '$delta_path', rows: 7 }], elapsedMs });
+    at(100, 1); // too early: short runs show nothing
+    line.done();
+    expect(written).toBe('');
+    at(600, 2);
+    at(650, 3); // within 100 ms of the last redraw
+    at(800, 4);
+    line.done();
+    expect(written).toBe(
+      '\rpath: iteration 2, delta $delta_path=7, 0.6 s\x1b[K\rpath: iteration 4, delta $delta_path=7, 0.8 s\x1b[K\r\x1b[K',
+    );
+  });
+});
