@@ -6,6 +6,7 @@
 import { rowWords, wordsOf } from '@vixen/queryplan';
 import type { Expr, ScalarType } from '@vixen/queryplan';
 import type { KirKernel, KirProgram, KirVariable, VarId } from '@vixen/kernel-ir';
+import { aggregateShaders } from './kernels/aggregate.js';
 import { differenceShaders } from './kernels/difference.js';
 import { mapFilterShaders } from './kernels/mapFilter.js';
 import { mergeJoinShaders } from './kernels/mergeJoin.js';
@@ -50,6 +51,7 @@ export function kernelConstants(kernel: KirKernel): ConstExpr[] {
     case 'difference':
     case 'concat':
     case 'copy':
+    case 'aggregate':
       return [];
   }
 }
@@ -103,6 +105,8 @@ function kernelSkeletons(kernel: KirKernel, variables: readonly KirVariable[]): 
     case 'copy':
       // Pure buffer copies on the host queue.
       return {};
+    case 'aggregate':
+      return { ...aggregateShaders(types(kernel.input), kernel.groupBy, kernel.aggregates), ...scanShaders };
   }
 }
 

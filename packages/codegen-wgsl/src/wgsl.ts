@@ -249,6 +249,46 @@ fn divmodU128(n: vec4<u32>, d: vec4<u32>) -> DivMod128 {
   return DivMod128(q, r);
 }`,
   },
+  // Signed 128-bit values (aggregation accumulators): sign extension, negation, range check, 128 x 32 product.
+  ext128: {
+    deps: [],
+    code: `fn ext128(a: vec2<u32>) -> vec4<u32> {
+  let s = select(0u, 0xffffffffu, (a.y >> 31u) != 0u);
+  return vec4<u32>(a.x, a.y, s, s);
+}`,
+  },
+  fits64: {
+    deps: [],
+    code: `fn fits64(a: vec4<u32>) -> bool {
+  let s = select(0u, 0xffffffffu, (a.y >> 31u) != 0u);
+  return a.z == s && a.w == s;
+}`,
+  },
+  neg128: { deps: ['add128'], code: `fn neg128(a: vec4<u32>) -> vec4<u32> { return add128(~a, vec4<u32>(1u, 0u, 0u, 0u)); }` },
+  mul128Small: {
+    deps: ['mulWide', 'add128'],
+    code: `fn mul128Small(a: vec4<u32>, m: u32) -> vec4<u32> {
+  let p0 = mulWide(a.x, m);
+  let p1 = mulWide(a.y, m);
+  let p2 = mulWide(a.z, m);
+  let p3 = mulWide(a.w, m);
+  return add128(vec4<u32>(p0.x, p0.y, p2.x, p2.y), vec4<u32>(0u, p1.x, p1.y, p3.x));
+}`,
+  },
+  // Decimal average of a signed 128-bit sum (scaled by 10^4 first for integer sums), truncated toward zero:
+  // (lo, hi, 1 when the quotient does not fit 64 bits).
+  avgDec: {
+    deps: ['neg128', 'mul128Small', 'divmodU128'],
+    code: `fn avgDec(sum: vec4<u32>, count: u32, scale: bool) -> vec3<u32> {
+  let neg = (sum.w >> 31u) != 0u;
+  var a = select(sum, neg128(sum), neg);
+  if (scale) { a = mul128Small(a, 10000u); }
+  let q = divmodU128(a, vec4<u32>(count, 0u, 0u, 0u)).q;
+  let over = q.z != 0u || q.w != 0u || (q.y >> 31u) != 0u;
+  let r = select(q, neg128(q), neg);
+  return vec3<u32>(r.x, r.y, select(0u, 1u, over));
+}`,
+  },
   abs64: {
     deps: ['neg64'],
     code: `fn isNeg64(a: vec2<u32>) -> bool { return (a.y >> 31u) != 0u; }

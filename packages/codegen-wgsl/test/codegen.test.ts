@@ -63,6 +63,7 @@ const expectedPasses: Record<KirKernel['kind'], PassName[]> = {
   difference: ['flagsAbsent', 'scatter', 'scanBlock', 'scanAdd'],
   concat: [],
   copy: [],
+  aggregate: ['flags', 'scatter', 'scanBlock', 'scanAdd'],
 };
 
 let gpu: Gpu;

@@ -1,18 +1,23 @@
 /**
  * The Vixen front end: LogiQL source files -> AST -> checks -> query plan.
  * All problems come back as located diagnostics; a plan is produced only when there are no errors.
+ * Soufflé files (`.dl`) are parsed by their own parser into the same AST and take the same path from there.
  */
 import type { Diagnostic, QpProgram } from '@vixen/queryplan';
+import { resolveOrders } from './check/order.js';
 import { checkSafety } from './check/safety.js';
 import { resolve } from './check/resolve.js';
 import { checkTypes } from './check/types.js';
-import { negationCycles, stratify } from './lower/stratify.js';
+import { unstratifiedCycles, stratify } from './lower/stratify.js';
 import { toPlan } from './lower/to-plan.js';
+import { isSouffleFile, loadSouffle, souffleOutputs } from './souffle/index.js';
 import { loadProgram, type SourceFile } from './syntax/load.js';
 
 export type * from './syntax/ast.js';
 export type * from './check/program.js';
 export { parse } from './syntax/parse.js';
+export { parseSouffle } from './souffle/index.js';
+export type * from './souffle/ast.js';
 export { stratify, type Stratum } from './lower/stratify.js';
 export type { SourceFile };
 
@@ -30,14 +35,17 @@ export interface FrontendResult {
 
 export function compileLogic(files: SourceFile[], options: FrontendOptions = {}): FrontendResult {
   const diagnostics: Diagnostic[] = [];
-  const loaded = loadProgram(files, options.readFile, diagnostics);
-  const resolved = checkSafety(resolve(loaded.files, diagnostics), diagnostics);
+  const loaded = loadProgram(files.filter((f) => !isSouffleFile(f.path)), options.readFile, diagnostics);
+  const souffle = loadSouffle(files.filter((f) => isSouffleFile(f.path)), diagnostics);
+  const sources = new Map([...loaded.sources, ...souffle.sources]);
+  const resolved = checkSafety(resolve([...loaded.files, ...souffle.files], diagnostics, sources), diagnostics);
   const checked = checkTypes(resolved, diagnostics);
   const strata = stratify(checked);
-  diagnostics.push(...negationCycles(strata));
-  const sorted = sortDiagnostics(diagnostics, [...loaded.sources.keys()]);
-  if (sorted.some((d) => d.severity === 'error')) return { diagnostics: sorted, sources: loaded.sources };
-  return { plan: toPlan(checked, strata), diagnostics: sorted, sources: loaded.sources };
+  diagnostics.push(...unstratifiedCycles(strata));
+  const orders = resolveOrders(checked, diagnostics);
+  const sorted = sortDiagnostics(diagnostics, [...sources.keys()]);
+  if (sorted.some((d) => d.severity === 'error')) return { diagnostics: sorted, sources };
+  return { plan: souffleOutputs(toPlan(checked, strata, orders), souffle), diagnostics: sorted, sources };
 }
 
 /** Source order: by file (in reading order), then position; diagnostics without a place last. */

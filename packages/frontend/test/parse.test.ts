@@ -87,7 +87,7 @@ describe('parse', () => {
       items: [{}, { kind: 'compare', right: { kind: 'binary', op: '+', left: { kind: 'binary', op: '*' }, right: { kind: 'neg' } } }],
     });
     expect(body('x(s, n) <- w(s), string:length[s] = n.')).toMatchObject({
-      items: [{}, { kind: 'funcAtom', pred: 'string:length', keys: [{ name: 's' }], value: { name: 'n' } }],
+      items: [{}, { kind: 'funcAtom', pred: 'string:length', keys: [{ name: 's' }], values: [{ name: 'n' }] }],
     });
     const [f] = clauses('total[c] = t <- agg<<t = sum(v), k = count()>> sale(c, v), v > 0.');
     expect(f).toMatchObject({

@@ -7,7 +7,7 @@
  * Canonical form: every variable that holds a QP relation is kept sorted by all its words
  * (lexicographic, unsigned) and duplicate-free. Temporaries need not be.
  */
-import type { Expr, Predicate, RelationDecl, Row, ScalarType } from '@vixen/queryplan';
+import type { Aggregate, Constraint, Expr, OutputOrder, Predicate, RelationDecl, Row, ScalarType } from '@vixen/queryplan';
 
 export type VarId = number;
 
@@ -54,6 +54,11 @@ export type KirKernel = { origin?: KirOrigin } & (
   | { kind: 'concat'; id: number; left: VarId; right: VarId; output: VarId }
   /** output := input */
   | { kind: 'copy'; id: number; input: VarId; output: VarId }
+  /**
+   * Reduce by key: input sorted so that rows of one group (equal `groupBy` columns) are adjacent; output :=
+   * per group its `groupBy` columns then `aggregates` (QP `aggregate` semantics). Output canonical.
+   */
+  | { kind: 'aggregate'; id: number; input: VarId; output: VarId; groupBy: number[]; aggregates: Aggregate[] }
 );
 
 export type KirCommand =
@@ -86,6 +91,9 @@ export interface KirProgram {
   kernels: KirKernel[];
   blocks: KirBlock[];
   entry: string;
+  /** From the plan: output orders and constraints, applied and checked by the runtime after evaluation. */
+  orders?: Record<string, OutputOrder>;
+  constraints?: Constraint[];
 }
 
 export function kernelInputs(k: KirKernel): VarId[] {
@@ -94,6 +102,7 @@ export function kernelInputs(k: KirKernel): VarId[] {
     case 'sort':
     case 'unique':
     case 'copy':
+    case 'aggregate':
       return [k.input];
     case 'mergeJoin':
     case 'difference':

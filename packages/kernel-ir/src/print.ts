@@ -1,5 +1,5 @@
 /** Human-readable kernel IR, for `--dump-kir`, debugging and tests. */
-import { printConst, type Expr, type Predicate } from '@vixen/queryplan';
+import { printAggregate, printConst, type Expr, type Predicate } from '@vixen/queryplan';
 import type { KirCommand, KirKernel, KirProgram, KirTerminator, VarId } from './ir.js';
 
 function formatExpr(e: Expr): string {
@@ -43,6 +43,8 @@ function formatKernel(k: KirKernel, name: (v: VarId) => string): string {
         return `${k.kind} ${name(k.left)}, ${name(k.right)}`;
       case 'copy':
         return `copy ${name(k.input)}`;
+      case 'aggregate':
+        return `aggregate ${name(k.input)} by ${columnList(k.groupBy)} compute (${k.aggregates.map(printAggregate).join(', ')})`;
     }
   })();
   return `${name(k.output)} := ${rhs}`;

@@ -5,8 +5,8 @@
  * how to read them back. `parseKir` checks every node with zod, then runs `validateKir`.
  */
 import { z } from 'zod';
-import { ARITH_OPS, errorAt, SCALAR_TYPES, VixenError, type Expr, type Row, type ScalarType, type Value } from '@vixen/queryplan';
-import type { ArithOp } from '@vixen/queryplan';
+import { AGGREGATE_FNS, ARITH_OPS, errorAt, SCALAR_TYPES, VixenError, type Expr, type Row, type ScalarType, type Value } from '@vixen/queryplan';
+import type { AggregateFn, ArithOp } from '@vixen/queryplan';
 import type { KirProgram } from './ir.js';
 import { validateKir, valueHasType } from './validate.js';
 
@@ -119,6 +119,15 @@ const kernel = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('difference'), id: index, origin, left: varId, right: varId, output: varId }),
   z.strictObject({ kind: z.literal('concat'), id: index, origin, left: varId, right: varId, output: varId }),
   z.strictObject({ kind: z.literal('copy'), id: index, origin, input: varId, output: varId }),
+  z.strictObject({
+    kind: z.literal('aggregate'),
+    id: index,
+    origin,
+    input: varId,
+    output: varId,
+    groupBy: z.array(index),
+    aggregates: z.array(z.strictObject({ fn: z.enum(AGGREGATE_FNS as [AggregateFn, ...AggregateFn[]]), column: index.optional(), type: scalarType })),
+  }),
 ]);
 
 const command = z.discriminatedUnion('kind', [
@@ -157,6 +166,12 @@ export const kirProgramSchema: z.ZodType<KirProgram> = z
     kernels: z.array(kernel),
     blocks: z.array(block),
     entry: z.string(),
+    orders: z
+      .record(z.string(), z.strictObject({ keys: z.array(z.strictObject({ column: index, descending: z.boolean() })), limit: index.optional() }))
+      .optional(),
+    constraints: z
+      .array(z.strictObject({ kind: z.enum(['functional', 'constraint']), relation: z.string(), text: z.string(), keys: index.optional(), span: span.optional() }))
+      .optional(),
   })
   .transform((p, ctx): KirProgram => {
     const columns = new Map(p.relations.map((r) => [r.name, r.columns.map((c) => c.type)]));

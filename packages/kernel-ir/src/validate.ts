@@ -3,7 +3,7 @@
  * column types agree with its variables. An error on compiler output is a compiler bug; on a loaded
  * program file it is a bad file.
  */
-import { arithDefined, errorAt, valueHasType as qpValueHasType, type Diagnostic, type Expr, type Predicate, type ScalarType, type Value } from '@vixen/queryplan';
+import { aggregateType, arithDefined, errorAt, valueHasType as qpValueHasType, type Diagnostic, type Expr, type Predicate, type ScalarType, type Value } from '@vixen/queryplan';
 import type { KirKernel, KirProgram, KirTerminator, VarId } from './ir.js';
 import { kernelInputs } from './ir.js';
 
@@ -123,6 +123,21 @@ class Validator {
       case 'concat':
         this.sameShape([k.left, k.right, k.output], where);
         return;
+      case 'aggregate': {
+        const input = this.columnsOf(k.input);
+        if (!this.keys([...k.groupBy, ...k.aggregates.flatMap((a) => (a.column === undefined ? [] : [a.column]))], input, where)) return;
+        const types = [...k.groupBy.map((c) => input[c]!), ...k.aggregates.map((a) => a.type)];
+        for (const a of k.aggregates) {
+          const arg = a.column === undefined ? undefined : input[a.column];
+          if ((a.fn === 'count') !== (a.column === undefined) || aggregateType(a.fn, arg) !== a.type) {
+            this.error(`${where}: ${a.fn} of ${arg ?? 'no column'} does not give ${a.type}`);
+          }
+        }
+        if (!sameColumns(types, this.columnsOf(k.output))) {
+          this.error(`${where}: produces ${showColumns(types)} into a variable of ${showColumns(this.columnsOf(k.output))}`);
+        }
+        return;
+      }
     }
   }
 

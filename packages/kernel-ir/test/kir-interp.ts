@@ -4,7 +4,7 @@
  * as it runs, the contracts lowering relies on: kernel inputs sorted as required, every QP relation
  * variable canonical after every command, and no read of a freed (or never written) temporary.
  */
-import { compareRows, compareValues, evalExpr, type Expr, type Predicate, type Row, type ScalarType, type Value } from '@vixen/queryplan';
+import { compareRows, compareValues, evalAggregate, evalExpr, rowKey, type Expr, type Predicate, type Row, type ScalarType, type Value } from '@vixen/queryplan';
 import { kernelInputs, type KirKernel, type KirProgram, type VarId } from '../src/index.js';
 
 function words(v: Value, t: ScalarType): Array<number | string> {
@@ -134,6 +134,18 @@ export function runKir(p: KirProgram, maxSteps = 10_000): RunResult {
         return [...read(k.left), ...read(k.right)];
       case 'copy':
         return read(k.input);
+      case 'aggregate': {
+        const groups = new Map<string, Row[]>();
+        for (const r of requireSorted(k, k.input, k.groupBy, false)) {
+          const key = rowKey(k.groupBy.map((c) => r[c]!));
+          groups.set(key, [...(groups.get(key) ?? []), r]);
+        }
+        const argType = (c: number | undefined) => (c === undefined ? undefined : types(k.input)[c]);
+        return [...groups.values()].map((rows) => [
+          ...k.groupBy.map((c) => rows[0]![c]!),
+          ...k.aggregates.map((a) => evalAggregate(a.fn, argType(a.column), a.column === undefined ? [] : rows.map((r) => r[a.column!]!), rows.length, a.fn)),
+        ]);
+      }
     }
   };
   const checkCanonical = (where: string): void => {

@@ -41,6 +41,7 @@ function kernelsOf(p: KirProgram): Array<Record<string, unknown>> {
         case 'mapFilter':
         case 'unique':
         case 'copy':
+        case 'aggregate':
           return [{ kind: k.kind, input: name(k.input), output: name(k.output) }];
         case 'mergeJoin':
         case 'difference':

@@ -2,8 +2,9 @@
  * Reference interpreter for QP programs: the test oracle. Deliberately plain — relations are sets of rows keyed by
  * a canonical string, every command builds its target's new value from the old values and then replaces it.
  */
-import type { Expr, Predicate, QpCommand, QpProgram, RelationDecl, Terminator } from './ir.js';
+import type { Aggregate, Expr, Predicate, QpCommand, QpProgram, RelationDecl, Terminator } from './ir.js';
 import { evalArith } from './arith.js';
+import { evalAggregate } from './aggregate.js';
 import { compareRows, compareValues, type Row, type Value } from './types.js';
 import { validatePlan, valueHasType } from './validate.js';
 
@@ -66,7 +67,7 @@ function emit(out: RowSet, tuple: readonly Value[], filter: readonly Predicate[]
   if (filter.every((p) => holds(p, tuple))) insert(out, project.map((e) => evalExpr(e, tuple)));
 }
 
-function run(c: QpCommand, get: (name: string) => RowSet): RowSet {
+function run(c: QpCommand, get: (name: string) => RowSet, decls: ReadonlyMap<string, RelationDecl>): RowSet {
   const out: RowSet = new Map();
   switch (c.kind) {
     case 'mapFilter':
@@ -100,6 +101,23 @@ function run(c: QpCommand, get: (name: string) => RowSet): RowSet {
       return out;
     case 'clear':
       return out;
+    case 'aggregate': {
+      const groups = new Map<string, Row[]>();
+      for (const row of get(c.source).values()) {
+        const k = rowKey(c.groupBy.map((i) => row[i]!));
+        const group = groups.get(k);
+        if (group) group.push(row);
+        else groups.set(k, [row]);
+      }
+      const argType = (a: Aggregate) => (a.column === undefined ? undefined : decls.get(c.source)!.columns[a.column]!.type);
+      for (const rows of groups.values()) {
+        const values = c.aggregates.map((a) =>
+          evalAggregate(a.fn, argType(a), a.column === undefined ? [] : rows.map((r) => r[a.column!]!), rows.length, `${a.fn} into ${c.target}`),
+        );
+        insert(out, [...c.groupBy.map((i) => rows[0]![i]!), ...values]);
+      }
+      return out;
+    }
   }
 }
 
@@ -156,7 +174,7 @@ export function interpret(
       );
     }
     const block = blocks.get(label)!;
-    for (const c of block.commands) state.set(c.target, run(c, get));
+    for (const c of block.commands) state.set(c.target, run(c, get, decls));
     label = next(block.terminator, get);
   }
 

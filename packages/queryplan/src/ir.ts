@@ -43,6 +43,16 @@ export type Expr =
 /** Filters are conjunctions of predicates. Both operands of a comparison have the same type. */
 export type Predicate = { kind: 'compare'; op: CompareOp; left: Expr; right: Expr };
 
+/** Aggregate functions (LANGUAGE.md "Aggregation"); `aggregateType` (aggregate.ts) gives each one's result type. */
+export type AggregateFn = 'count' | 'sum' | 'min' | 'max' | 'avg';
+
+/** One aggregate of a group: `fn` over input column `column` (absent for count), giving a value of `type`. */
+export interface Aggregate {
+  fn: AggregateFn;
+  column?: number;
+  type: ScalarType;
+}
+
 export type QpCommand =
   /** target := { project(t) | t in source, filter(t) } */
   | { kind: 'mapFilter'; target: string; source: string; filter: Predicate[]; project: Expr[] }
@@ -64,7 +74,13 @@ export type QpCommand =
   /** target := source */
   | { kind: 'copy'; target: string; source: string }
   /** target := ∅ */
-  | { kind: 'clear'; target: string };
+  | { kind: 'clear'; target: string }
+  /**
+   * target := one row per distinct value g of source's `groupBy` columns: g's columns, then each aggregate
+   * over the source rows of that group (a set: every distinct row counts once). No rows, no groups: an empty
+   * source gives an empty target even with no group columns.
+   */
+  | { kind: 'aggregate'; target: string; source: string; groupBy: number[]; aggregates: Aggregate[] };
 
 /** `empty`: true when every named relation is empty (the fixpoint change test on the deltas). */
 export type Condition = { kind: 'empty'; relations: string[] };
@@ -80,12 +96,36 @@ export interface BasicBlock {
   terminator: Terminator;
 }
 
+/** `order P by ... [limit N]`: the order (and count) in which a relation's rows are printed or returned. */
+export interface OutputOrder {
+  keys: Array<{ column: number; descending: boolean }>;
+  limit?: number;
+}
+
+/**
+ * A check after evaluation: every row of `relation` (a derived relation the plan computes) is a violation.
+ * `functional`: the rows of a functional predicate `predicate` with two values for one key; `constraint`: the
+ * rows of the left side of `text` for which the right side fails.
+ */
+export interface Constraint {
+  kind: 'functional' | 'constraint';
+  relation: string;
+  /** The constraint as written (for `functional`, the predicate name). */
+  text: string;
+  /** For `functional`: how many leading columns are the key. */
+  keys?: number;
+  span?: SourceSpan;
+}
+
 export interface QpProgram {
   relations: RelationDecl[];
   /** Inline facts from the source text: the initial contents of those relations. */
   facts: Record<string, Row[]>;
   blocks: BasicBlock[];
   entry: string;
+  /** Output orders by relation name (absent: rows sorted by their columns, ascending). */
+  orders?: Record<string, OutputOrder>;
+  constraints?: Constraint[];
 }
 
 /** Relations a command reads, in order. */
@@ -93,6 +133,7 @@ export function commandInputs(c: QpCommand): string[] {
   switch (c.kind) {
     case 'mapFilter':
     case 'copy':
+    case 'aggregate':
       return [c.source];
     case 'mapJoin':
     case 'union':

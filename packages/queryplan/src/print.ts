@@ -4,7 +4,7 @@
  * literals as the source writes them (`5`, `5L`, `5u`, `2.5f`, `19.99d`, `"s"`, `true`, `date:parse["2024-01-31"]`),
  * arithmetic parenthesized (`(#0 * #1)`).
  */
-import type { Condition, Expr, Predicate, QpCommand, QpProgram, RelationDecl, Terminator } from './ir.js';
+import type { Aggregate, Condition, Expr, Predicate, QpCommand, QpProgram, RelationDecl, Terminator } from './ir.js';
 import { formatValue, type ScalarType, type Value } from './types.js';
 
 /** A constant as a source literal of its type. */
@@ -37,6 +37,10 @@ export function printExpr(e: Expr): string {
     case 'binary':
       return `(${printExpr(e.left)} ${e.op} ${printExpr(e.right)})`;
   }
+}
+
+export function printAggregate(a: Aggregate): string {
+  return `${a.fn}(${a.column === undefined ? '' : `#${a.column}`}): ${a.type}`;
 }
 
 export function printPredicate(p: Predicate): string {
@@ -77,6 +81,8 @@ export function printCommand(c: QpCommand): string {
       return `${c.target} := copy ${c.source}`;
     case 'clear':
       return `${c.target} := clear`;
+    case 'aggregate':
+      return `${c.target} := aggregate ${c.source} by (${c.groupBy.map((i) => `#${i}`).join(', ')}) compute (${c.aggregates.map(printAggregate).join(', ')})`;
   }
 }
 

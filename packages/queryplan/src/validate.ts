@@ -6,6 +6,7 @@ import { errorAt, type Diagnostic } from './diagnostics.js';
 import { commandInputs, type Expr, type Predicate, type QpCommand, type QpProgram, type RelationDecl } from './ir.js';
 import { printCommand, printPredicate } from './print.js';
 import { arithDefined } from './arith.js';
+import { aggregateType } from './aggregate.js';
 import type { ScalarType, Value } from './types.js';
 
 const INT32_MIN = -(2 ** 31);
@@ -197,6 +198,22 @@ export function validatePlan(p: QpProgram): Diagnostic[] {
         return;
       case 'clear':
         return;
+      case 'aggregate': {
+        const source = rels.get(c.source)!;
+        if (!checkKeys(c.groupBy, source, 'group', where)) return;
+        const types: (ScalarType | undefined)[] = c.groupBy.map((k) => source.columns[k]!.type);
+        for (const a of c.aggregates) {
+          const arg = a.column === undefined ? undefined : source.columns[a.column]?.type;
+          if (a.column !== undefined && arg === undefined) report(`${where}: aggregate column #${a.column} out of range`);
+          if ((a.fn === 'count') !== (a.column === undefined)) report(`${where}: ${a.fn} ${a.fn === 'count' ? 'takes no' : 'needs a'} column`);
+          if (aggregateType(a.fn, arg) !== a.type) report(`${where}: ${a.fn} of ${arg ?? 'nothing'} does not give ${a.type}`);
+          types.push(a.type);
+        }
+        if (types.length !== target.columns.length || types.some((t, i) => t !== target.columns[i]!.type)) {
+          report(`${where}: produces (${types.join(', ')}) but ${target.name} is ${typeList(target)}`);
+        }
+        return;
+      }
     }
   };
 

@@ -7,6 +7,8 @@ import { compileLogic, type SourceFile } from '@vixen/frontend';
 import { generateProgramShaders, type KernelShaders } from '@vixen/codegen-wgsl';
 import { planToKernels, validateKir, type KirProgram } from '@vixen/kernel-ir';
 import {
+  applyOutputOrder,
+  collectViolations,
   compareRows,
   interpret,
   validatePlan,
@@ -15,6 +17,7 @@ import {
   type QpProgram,
   type RelationDecl,
   type Row,
+  type Violation,
 } from '@vixen/queryplan';
 import { executeKir, type ExecuteOptions, type ExecuteStats } from './executor.js';
 import { parseByteSize } from './limits.js';
@@ -46,7 +49,10 @@ export interface RunOptions extends FactSources {
 }
 
 export interface RunResult {
+  /** Output relations, rows in their output order (`order P by ... limit N`, else sorted by their columns). */
   relations: Map<string, Row[]>;
+  /** Integrity constraints and functional dependencies the result violates (empty when all hold). */
+  violations: Violation[];
   adapter: string;
   stats: ExecuteStats;
 }
@@ -135,8 +141,10 @@ export class Program {
     const initial = mergeFacts(this.kir.facts, await externalFacts(this.kir.relations, this.kir.facts, options));
     const gpu = options.gpu ?? (await openGpu(options.backend ? { backend: options.backend } : {}));
     try {
-      const { relations, stats } = await executeKir(gpu, this.kir, this.shaders, initial, { outputs, ...limits });
-      return { relations, adapter: gpu.adapterName, stats };
+      // Constraint relations are read back too: they hold the violations.
+      const checks = (this.kir.constraints ?? []).map((c) => c.relation);
+      const read = await executeKir(gpu, this.kir, this.shaders, initial, { outputs: [...new Set([...outputs, ...checks])], ...limits });
+      return { ...this.finish(outputs, read.relations), adapter: gpu.adapterName, stats: read.stats };
     } finally {
       if (!options.gpu) gpu.dispose();
     }
@@ -144,11 +152,22 @@ export class Program {
 
   /** Runs the plan on the plain reference interpreter (the test oracle); needs a program compiled from source. */
   async interpret(options: Omit<RunOptions, 'gpu' | 'backend'> = {}): Promise<Map<string, Row[]>> {
+    return (await this.interpretChecked(options)).relations;
+  }
+
+  /** `interpret` plus the violated constraints, as `run` reports them. */
+  async interpretChecked(options: Omit<RunOptions, 'gpu' | 'backend'> = {}): Promise<Pick<RunResult, 'relations' | 'violations'>> {
     if (!this.plan) throw new VixenError({ severity: 'error', message: 'a compiled program file carries no query plan to interpret' });
     const outputs = this.checkOutputs(options.outputs);
     const external = await externalFacts(this.kir.relations, this.kir.facts, options);
-    const all = interpret(this.plan, Object.fromEntries(external));
-    return new Map(outputs.map((n) => [n, [...(all.get(n) ?? [])].sort(compareRows)]));
+    return this.finish(outputs, interpret(this.plan, Object.fromEntries(external)));
+  }
+
+  /** Output relations in their output order (`order P by ...`), and the violations among the constraint relations. */
+  private finish(outputs: readonly string[], all: ReadonlyMap<string, Row[]>): Pick<RunResult, 'relations' | 'violations'> {
+    const orders = this.kir.orders ?? {};
+    const relations = new Map(outputs.map((n) => [n, applyOutputOrder([...(all.get(n) ?? [])].sort(compareRows), orders[n])]));
+    return { relations, violations: collectViolations(this.kir.constraints, all) };
   }
 
   toJSON(): ProgramFile {

@@ -2,8 +2,10 @@
  * The checked core program handed from the checks to lowering: positive and negated atoms, comparisons and
  * assignments over variables, constants and arithmetic. Disjunctions are already split into several rules.
  */
-import type { ArithOp, Column, CompareOp, Row, ScalarType, SourceSpan, Value } from '@vixen/queryplan';
-import type { IntLit } from '../syntax/ast.js';
+import type { AggregateFn, ArithOp, Column, Constraint, CompareOp, Row, ScalarType, SourceSpan, Value } from '@vixen/queryplan';
+import type { Clause, IntLit } from '../syntax/ast.js';
+
+export type OrderClause = Extract<Clause, { kind: 'order' }>;
 
 /** Literals after resolution. A real's `text` has no suffix; `suffix` says decimal (d) or float32 (f). */
 export type LiteralTerm =
@@ -42,6 +44,14 @@ export interface CoreAssignment {
   span: SourceSpan;
 }
 
+/** `target = fn(arg)` of an `agg<< >>`; `arg` is absent for count(). */
+export interface CoreAggBinding {
+  target: string;
+  fn: AggregateFn;
+  arg?: string;
+  span: SourceSpan;
+}
+
 export interface CoreRule {
   head: CoreAtom;
   atoms: CoreAtom[];
@@ -49,6 +59,12 @@ export interface CoreRule {
   comparisons: CoreComparison[];
   /** In an order where each one's right side only uses atom variables and earlier assignments. */
   assignments: CoreAssignment[];
+  /**
+   * `head <- agg<<bindings>> body`: the atoms, negations, comparisons and assignments above are the body; the
+   * head's other variables are the group key. Wildcards of the body's positive atoms are renamed to fresh
+   * variables, since every distinct body tuple counts.
+   */
+  aggregate?: CoreAggBinding[];
   span: SourceSpan;
 }
 
@@ -67,6 +83,8 @@ export interface PredInfo {
   decl?: { columns: DeclaredColumn[]; span: SourceSpan };
   facts: CoreAtom[];
   hasRules: boolean;
+  /** Functional predicates (`p[k1, k2] = v`): how many leading columns are the key. */
+  keys?: number;
 }
 
 /** Output of resolve: predicates in order of first appearance, and the rules that passed resolution. */
@@ -75,6 +93,9 @@ export interface ResolvedProgram {
   rules: CoreRule[];
   /** Predicates with a reported error that hides part of their definition (undeclared, or a rule dropped). */
   incomplete: Set<string>;
+  /** Checks after evaluation, each the relation of its violations (derived by rules among `rules`). */
+  constraints: Constraint[];
+  orders: OrderClause[];
 }
 
 export type TypedTerm =
@@ -100,12 +121,20 @@ export interface TypedAssignment {
   expr: TypedTerm;
 }
 
+export interface TypedAggBinding {
+  target: string;
+  fn: AggregateFn;
+  arg?: string;
+  type: ScalarType;
+}
+
 export interface TypedRule {
   head: TypedAtom;
   atoms: TypedAtom[];
   negated: TypedAtom[];
   comparisons: TypedComparison[];
   assignments: TypedAssignment[];
+  aggregate?: TypedAggBinding[];
 }
 
 export interface Relation {
@@ -114,9 +143,13 @@ export interface Relation {
   hasRules: boolean;
   facts: Row[];
   span: SourceSpan;
+  /** Key columns of a functional predicate. */
+  keys?: number;
 }
 
 export interface CheckedProgram {
   relations: Relation[];
   rules: TypedRule[];
+  constraints: Constraint[];
+  orders: OrderClause[];
 }

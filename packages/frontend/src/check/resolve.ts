@@ -3,21 +3,24 @@
  * arities, finds undeclared predicates, and reduces rules to the core forms lowering handles, reporting
  * every not-yet-supported form where it stands.
  */
-import { errorAt, parseDate, SCALAR_TYPES, type CompareOp, type Diagnostic, type ScalarType, type SourceSpan } from '@vixen/queryplan';
-import { conjuncts, type Atom, type Clause, type Formula, type Head, type SourceAst, type Term } from '../syntax/ast.js';
+import { AGGREGATE_FNS, errorAt, parseDate, SCALAR_TYPES, type AggregateFn, type Constraint, type CompareOp, type Diagnostic, type ScalarType, type SourceSpan } from '@vixen/queryplan';
+import { conjuncts, type AggBinding, type Atom, type Clause, type Formula, type FuncAtom, type Head, type SourceAst, type Term } from '../syntax/ast.js';
 import { formatLocation } from '../syntax/span.js';
-import type { CoreAtom, CoreComparison, CoreRule, DeclaredColumn, PredInfo, ResolvedProgram, SimpleTerm } from './program.js';
+import type { CoreAggBinding, CoreAtom, CoreComparison, CoreRule, DeclaredColumn, OrderClause, PredInfo, ResolvedProgram, SimpleTerm } from './program.js';
 
 /** Every primitive type of the language. */
 const TYPE_NAMES = new Set<string>(SCALAR_TYPES);
 
 const NOT_SUPPORTED = {
-  funcAtom: 'functional predicates (p[k] = v) are not supported yet',
+  apply: 'functional applications as values (f[x] + 1) are not supported yet; bind the value first: f[x] = v, ... v + 1',
   or: 'disjunction (;) inside another formula is not supported yet; write it at the top of the rule body',
-  agg: 'aggregation (agg<< >>) is not supported yet',
-  order: 'order ... by is not supported yet',
-  constraint: 'integrity constraints are not supported yet',
+  agg: 'bad aggregate use: agg<< >> must be the whole rule body (head <- agg<<t = sum(v)>> body)',
 } as const;
+
+/** Atom form of a functional atom: the keys, then the values. */
+function flatten(f: FuncAtom): Atom {
+  return { kind: 'atom', pred: f.pred, args: [...f.keys, ...f.values], span: f.span, predSpan: f.predSpan };
+}
 
 /** `!(a op b)` is the comparison with the opposite operator. */
 const NEGATED_OP: Record<CompareOp, CompareOp> = { '=': '!=', '!=': '=', '<': '>=', '<=': '>', '>': '<=', '>=': '<' };
@@ -29,6 +32,7 @@ class Resolver {
   readonly preds = new Map<string, PredInfo>();
   readonly rules: CoreRule[] = [];
   readonly incomplete = new Set<string>();
+  readonly constraints: Constraint[] = [];
 
   constructor(private readonly diagnostics: Diagnostic[]) {}
 
@@ -62,12 +66,34 @@ class Resolver {
     return false;
   }
 
-  declaration(head: Head, body: Formula, span: SourceSpan): void {
-    if (head.kind === 'funcAtom') return this.error(NOT_SUPPORTED.funcAtom, head.span);
-    const typeAtoms = conjuncts(body);
-    if (!typeAtoms.every((a) => a.kind === 'atom' && TYPE_NAMES.has(a.pred))) {
-      return this.error(NOT_SUPPORTED.constraint, span);
+  /** Records a use of functional atom `f`: its key and value counts must match the predicate's. */
+  private useFunctional(f: FuncAtom): boolean {
+    const info = this.preds.get(f.pred);
+    if (info?.keys !== undefined) {
+      const how = info.declared ? 'declared' : 'first used';
+      const values = info.arity - info.keys;
+      if (info.keys !== f.keys.length || values !== f.values.length) {
+        this.error(
+          `arity mismatch: ${f.pred}[...] expects ${plural(info.keys, 'key')} and ${plural(values, 'value')} ` +
+            `(${how} at ${formatLocation(info.span)}), found ${plural(f.keys.length, 'key')} and ${plural(f.values.length, 'value')}`,
+          f.span,
+        );
+        return false;
+      }
     }
+    if (!this.use(flatten(f))) return false;
+    this.preds.get(f.pred)!.keys ??= f.keys.length;
+    return true;
+  }
+
+  /** Records a use of a head (atom or functional). */
+  private useHead(head: Head): boolean {
+    return head.kind === 'funcAtom' ? this.useFunctional(head) : this.use(head);
+  }
+
+  declaration(fullHead: Head, body: Formula, span: SourceSpan): void {
+    const head = fullHead.kind === 'funcAtom' ? flatten(fullHead) : fullHead;
+    const typeAtoms = conjuncts(body);
     if (head.args.length === 0) {
       return this.error(`predicates need at least one argument: ${head.pred}() has none`, head.span);
     }
@@ -107,28 +133,62 @@ class Resolver {
     const info = this.entry(head.pred, columns.length, head.predSpan);
     info.declared = true;
     info.decl = { columns, span: head.span };
+    if (fullHead.kind === 'funcAtom') info.keys = fullHead.keys.length;
   }
 
-  fact(head: Head): void {
-    if (head.kind === 'funcAtom') return this.error(NOT_SUPPORTED.funcAtom, head.span);
+  fact(fullHead: Head): void {
+    const head = fullHead.kind === 'funcAtom' ? flatten(fullHead) : fullHead;
     const args = head.args.map((t) => this.simpleTerm(t, 'fact'));
-    if (!this.use(head) || args.some((t) => !t)) return;
+    if (!this.useHead(fullHead) || args.some((t) => !t)) return;
     this.preds.get(head.pred)!.facts.push({ pred: head.pred, args: args as SimpleTerm[], span: head.span });
   }
 
   /** A rule; a body `a ; b` is one rule per disjunct. */
-  rule(head: Head, body: Formula, span: SourceSpan): void {
-    if (head.kind === 'funcAtom') return this.error(NOT_SUPPORTED.funcAtom, head.span);
-    let headOk = this.use(head);
+  rule(fullHead: Head, body: Formula, span: SourceSpan): void {
+    const head = fullHead.kind === 'funcAtom' ? flatten(fullHead) : fullHead;
+    let headOk = this.useHead(fullHead);
     if (headOk) this.preds.get(head.pred)!.hasRules = true;
     const coreHead = this.coreAtom(head, 'value');
     headOk &&= coreHead !== undefined;
     const disjuncts = body.kind === 'or' ? body.items : [body];
     for (const d of disjuncts) {
-      const rule = this.ruleBody(d);
-      if (headOk && rule) this.rules.push({ head: coreHead!, ...rule, assignments: [], span });
-      else this.incomplete.add(head.pred);
+      const aggregate = d.kind === 'agg' ? this.aggregate(d.bindings, head) : undefined;
+      const rule = this.ruleBody(d.kind === 'agg' ? d.body : d);
+      if (headOk && rule && aggregate !== false) {
+        const core: CoreRule = { head: coreHead!, ...rule, assignments: [], span };
+        this.rules.push(aggregate ? { ...core, aggregate, atoms: renameWildcards(core.atoms) } : core);
+      } else {
+        this.incomplete.add(head.pred);
+      }
     }
+  }
+
+  /** The bindings of `agg<<...>>`, or false after reporting what is wrong with them. */
+  private aggregate(bindings: AggBinding[], head: Atom): CoreAggBinding[] | false {
+    let ok = true;
+    for (const t of head.args) {
+      if (t.kind !== 'var') {
+        this.error('bad aggregate use: the head of an aggregation takes variables only (the group key and the aggregate results)', t.span);
+        ok = false;
+      }
+    }
+    const out: CoreAggBinding[] = [];
+    for (const b of bindings) {
+      if (!(AGGREGATE_FNS as readonly string[]).includes(b.fn)) {
+        this.error(`bad aggregate use: unknown aggregate ${b.fn}; expected count, sum, min, max or avg`, b.span);
+        ok = false;
+        continue;
+      }
+      const fn = b.fn as AggregateFn;
+      const arg = b.args[0];
+      if (fn === 'count' ? b.args.length !== 0 : b.args.length !== 1 || arg?.kind !== 'var') {
+        this.error(`bad aggregate use: expected ${fn === 'count' ? 'count() with no argument' : `one variable, as in ${fn}(v)`}`, b.span);
+        ok = false;
+        continue;
+      }
+      out.push({ target: b.target, fn, ...(arg?.kind === 'var' ? { arg: arg.name } : {}), span: b.span });
+    }
+    return ok && out;
   }
 
   private ruleBody(body: Formula): Pick<CoreRule, 'atoms' | 'negated' | 'comparisons'> | undefined {
@@ -159,6 +219,9 @@ class Resolver {
           if (f.items.length > 0) this.error('expected one atom or comparison after !', f.span);
           return;
         case 'funcAtom':
+          if (!this.useFunctional(f)) ok = false;
+          else return literal(flatten(f), positive);
+          return;
         case 'or':
         case 'agg':
           this.error(NOT_SUPPORTED[f.kind], f.span);
@@ -229,7 +292,7 @@ class Resolver {
   /** Only `date:parse["YYYY-MM-DD"]` is a value so far: a constant, folded here. */
   private apply(t: Extract<Term, { kind: 'apply' }>): SimpleTerm | undefined {
     if (t.name !== 'date:parse') {
-      this.error(NOT_SUPPORTED.funcAtom, t.span);
+      this.error(NOT_SUPPORTED.apply, t.span);
       return undefined;
     }
     const arg = t.args[0];
@@ -243,6 +306,86 @@ class Resolver {
       return undefined;
     }
     return { kind: 'date', days, span: t.span };
+  }
+
+  /**
+   * `lhs -> rhs` with something other than type atoms on the right: its violations are the lhs tuples for which
+   * some conjunct of rhs fails, one rule per conjunct (an atom becomes a negated atom whose variables not bound by
+   * lhs are wildcards, `!a` a positive atom, a comparison its negation; type atoms hold by typing).
+   */
+  constraint(fullLhs: Head, rhs: Formula, span: SourceSpan, text: string): void {
+    const lhs = fullLhs.kind === 'funcAtom' ? flatten(fullLhs) : fullLhs;
+    const relation = `$constraint${this.constraints.length + 1}`;
+    let fresh = 0;
+    const args = lhs.args.map((t): Term => (t.kind === 'wildcard' ? { kind: 'var', name: `$_${++fresh}`, span: t.span } : t));
+    const lhsAtom = this.useHead(fullLhs) ? this.coreAtom({ ...lhs, args }, 'atom') : undefined;
+    this.constraints.push({ kind: 'constraint', relation, text, span });
+    const info = this.entry(relation, args.length, lhs.predSpan);
+    info.hasRules = true;
+    if (!lhsAtom) return void this.incomplete.add(relation);
+    const bound = new Set(lhsAtom.args.flatMap((t) => (t.kind === 'var' ? [t.name] : [])));
+    const head: CoreAtom = { ...lhsAtom, pred: relation };
+    const rule = (parts: Partial<CoreRule>): void =>
+      void this.rules.push({ head, atoms: [lhsAtom], negated: [], comparisons: [], assignments: [], span, ...parts });
+    for (const c of conjuncts(rhs)) {
+      if (c.kind === 'atom' && TYPE_NAMES.has(c.pred)) continue;
+      const negatedAtom = c.kind === 'not' && (c.body.kind === 'atom' || c.body.kind === 'funcAtom') ? c.body : undefined;
+      const atom = c.kind === 'atom' || c.kind === 'funcAtom' ? c : negatedAtom;
+      if (atom) {
+        const flat = atom.kind === 'funcAtom' ? flatten(atom) : atom;
+        const ok = atom.kind === 'funcAtom' ? this.useFunctional(atom) : this.use(atom);
+        const core = ok ? this.coreAtom(flat, 'atom') : undefined;
+        if (!core) {
+          this.incomplete.add(relation);
+          continue;
+        }
+        if (negatedAtom) {
+          rule({ atoms: [lhsAtom, core] });
+        } else {
+          const unbound = (t: SimpleTerm): SimpleTerm => (t.kind === 'var' && !bound.has(t.name) ? { kind: 'wildcard', span: t.span } : t);
+          rule({ negated: [{ ...core, args: core.args.map(unbound) }] });
+        }
+      } else if (c.kind === 'compare') {
+        const left = this.simpleTerm(c.left, 'value');
+        const right = this.simpleTerm(c.right, 'value');
+        if (left && right) rule({ comparisons: [{ op: NEGATED_OP[c.op], left, right, span: c.span }] });
+        else this.incomplete.add(relation);
+      } else {
+        this.error('expected atoms, negated atoms or comparisons on the right of an integrity constraint', c.span);
+        this.incomplete.add(relation);
+      }
+    }
+  }
+
+  /**
+   * A functional predicate's dependency check: its tuples that share the key with a tuple of other values.
+   * Rules: $functional_p(k, a) <- p(k, a), p(k, b), a_i != b_i (one rule per value column i).
+   */
+  functionalChecks(): void {
+    for (const info of [...this.preds.values()]) {
+      if (info.keys === undefined || info.arity === info.keys || !(info.declared || info.facts.length > 0 || info.hasRules)) continue;
+      const relation = `$functional_${info.name}`;
+      const span = info.decl?.span ?? info.span;
+      const v = (name: string): SimpleTerm => ({ kind: 'var', name, span });
+      const cols = Array.from({ length: info.arity }, (_, i) => i);
+      const a = cols.map((i) => v(i < info.keys! ? `$k${i}` : `$a${i}`));
+      const b = cols.map((i) => v(i < info.keys! ? `$k${i}` : `$b${i}`));
+      this.entry(relation, info.arity, span).hasRules = true;
+      this.constraints.push({ kind: 'functional', relation, text: info.name, keys: info.keys, span });
+      for (let i = info.keys; i < info.arity; i++) {
+        this.rules.push({
+          head: { pred: relation, args: a, span },
+          atoms: [
+            { pred: info.name, args: a, span },
+            { pred: info.name, args: b, span },
+          ],
+          negated: [],
+          comparisons: [{ op: '!=', left: a[i]!, right: b[i]!, span }],
+          assignments: [],
+          span,
+        });
+      }
+    }
   }
 
   /** Body atoms must name something: a declaration, facts or rules. */
@@ -259,15 +402,33 @@ class Resolver {
   }
 }
 
+/** `_` in the positive atoms of an aggregated body: a fresh variable each, so every distinct tuple counts. */
+function renameWildcards(atoms: CoreAtom[]): CoreAtom[] {
+  let n = 0;
+  return atoms.map((a) => ({ ...a, args: a.args.map((t): SimpleTerm => (t.kind === 'wildcard' ? { kind: 'var', name: `$_${++n}`, span: t.span } : t)) }));
+}
+
 function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
-export function resolve(files: SourceAst[], diagnostics: Diagnostic[]): ResolvedProgram {
+/** Whether `head -> body` declares types (else it is an integrity constraint). */
+function isTypeDeclaration(body: Formula): boolean {
+  return conjuncts(body).every((a) => a.kind === 'atom' && TYPE_NAMES.has(a.pred));
+}
+
+/** A clause's source text, as a constraint is reported: whitespace collapsed, without the final `.`. */
+function clauseText(span: SourceSpan, sources: ReadonlyMap<string, string>): string {
+  const text = sources.get(span.file)?.slice(span.start.offset, span.end.offset) ?? '';
+  return text.replace(/\.$/, '').replace(/\s+/g, ' ').trim();
+}
+
+export function resolve(files: SourceAst[], diagnostics: Diagnostic[], sources: ReadonlyMap<string, string> = new Map()): ResolvedProgram {
   const r = new Resolver(diagnostics);
   const clauses: Clause[] = files.flatMap((f) => f.clauses);
+  const orders: OrderClause[] = [];
   // Declarations first, so every use is checked against them wherever they stand.
-  for (const c of clauses) if (c.kind === 'decl') r.declaration(c.head, c.body, c.span);
+  for (const c of clauses) if (c.kind === 'decl' && isTypeDeclaration(c.body)) r.declaration(c.head, c.body, c.span);
   for (const c of clauses) {
     switch (c.kind) {
       case 'fact':
@@ -277,13 +438,16 @@ export function resolve(files: SourceAst[], diagnostics: Diagnostic[]): Resolved
         r.rule(c.head, c.body, c.span);
         break;
       case 'order':
-        diagnostics.push(errorAt(NOT_SUPPORTED.order, c.span));
+        orders.push(c);
         break;
       case 'decl':
+        if (!isTypeDeclaration(c.body)) r.constraint(c.head, c.body, c.span, clauseText(c.span, sources));
+        break;
       case 'include':
         break;
     }
   }
   r.checkDefined();
-  return { preds: r.preds, rules: r.rules, incomplete: r.incomplete };
+  r.functionalChecks();
+  return { preds: r.preds, rules: r.rules, incomplete: r.incomplete, constraints: r.constraints, orders };
 }

@@ -88,6 +88,15 @@ export function checkSafety(program: ResolvedProgram, diagnostics: Diagnostic[])
       check(c.right, 'a comparison', notBound('a comparison'));
     }
     for (const v of failed) bound.add(v);
+    for (const b of rule.aggregate ?? []) {
+      if (b.arg !== undefined && !bound.has(b.arg)) {
+        diagnostics.push(errorAt(`unsafe aggregate: variable ${b.arg} in ${b.fn}(${b.arg}) is not bound by a positive atom in the aggregated body`, b.span));
+      }
+      if (bound.has(b.target)) {
+        diagnostics.push(errorAt(`bad aggregate use: ${b.target} is already bound in the aggregated body; expected a new variable for the result`, b.span));
+      }
+    }
+    for (const b of rule.aggregate ?? []) bound.add(b.target);
     for (const t of rule.head.args) check(t, 'the head', notBound('the head'));
     for (const a of rule.negated) {
       // `_` in a negated atom means "any value": !edge(x, _) holds when x has no edge at all.
@@ -100,5 +109,5 @@ export function checkSafety(program: ResolvedProgram, diagnostics: Diagnostic[])
     if (diagnostics.length === before) rules.push({ ...rule, assignments, comparisons });
     else incomplete.add(rule.head.pred);
   }
-  return { preds: program.preds, rules, incomplete };
+  return { ...program, rules, incomplete };
 }

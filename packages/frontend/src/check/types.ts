@@ -6,6 +6,7 @@
  * float32 or decimal (float32 by default).
  */
 import {
+  aggregateType,
   arithDefined,
   DECIMAL_SCALE,
   errorAt,
@@ -28,6 +29,7 @@ import type {
   Relation,
   ResolvedProgram,
   SimpleTerm,
+  TypedAggBinding,
   TypedAssignment,
   TypedAtom,
   TypedComparison,
@@ -184,6 +186,7 @@ class TypeChecker {
           const t = synth(a.expr, vars);
           vars.set(a.name, t === undefined ? undefined : settle(t));
         }
+        bindAggregates(rule, vars);
         const head = this.program.preds.get(rule.head.pred)!;
         const cols = inferred.get(head.name)!;
         rule.head.args.forEach((t, i) => {
@@ -202,6 +205,7 @@ class TypeChecker {
       const vars: VarTypes = new Map();
       for (const a of rule.atoms) a.args.forEach((t, i) => t.kind === 'var' && vars.set(t.name, widen(vars.get(t.name), inferred.get(a.pred)![i])));
       for (const a of rule.assignments) vars.set(a.name, synth(a.expr, vars));
+      bindAggregates(rule, vars);
       const illTyped = (t: SimpleTerm) => t.kind === 'binary' && synth(t, vars) === undefined;
       if (rule.head.args.some(illTyped) || rule.assignments.some((a) => illTyped(a.expr))) blocked.add(rule.head.pred);
     }
@@ -385,6 +389,17 @@ class TypeChecker {
       vars.set(a.name, { type, where: `assigned at ${formatLocation(a.span)}` });
       return expr && { name: a.name, expr };
     });
+    const aggregate = rule.aggregate?.map((b): TypedAggBinding | undefined => {
+      const arg = b.arg === undefined ? undefined : vars.get(b.arg);
+      if (b.arg !== undefined && !arg) return undefined;
+      const type = aggregateType(b.fn, arg?.type);
+      if (!type) {
+        this.error(`bad aggregate use: ${b.fn} needs a numeric argument but ${b.arg} is ${arg!.type}`, b.span);
+        return undefined;
+      }
+      vars.set(b.target, { type, where: `the ${b.fn} at ${formatLocation(b.span)}` });
+      return { target: b.target, fn: b.fn, ...(b.arg !== undefined ? { arg: b.arg } : {}), type };
+    });
     const negated = rule.negated.map((a) => this.atom(a, vars, false));
     const headTypes = this.types.get(rule.head.pred)!;
     const headArgs = rule.head.args.map((t, i): TypedTerm | undefined => {
@@ -412,12 +427,14 @@ class TypeChecker {
     if (!complete(atoms) || !complete(negated) || !complete(headArgs) || !complete(comparisons) || !complete(assignments)) {
       return undefined;
     }
+    if (aggregate && !complete(aggregate)) return undefined;
     return {
       head: { pred: rule.head.pred, args: headArgs, span: rule.head.span },
       atoms,
       negated,
       comparisons,
       assignments,
+      ...(aggregate ? { aggregate } : {}),
     };
   }
 
@@ -426,7 +443,15 @@ class TypeChecker {
     const names = columnNames(p, this.program.rules);
     // An untyped column was reported; the placeholder only keeps the (then unused) relation well-formed.
     const columns: Column[] = types.map((type, i) => ({ name: names[i]!, type: type ?? 'int32' }));
-    return { name: p.name, columns, hasRules: p.hasRules, facts: this.facts(p), span: p.span };
+    return { name: p.name, columns, hasRules: p.hasRules, facts: this.facts(p), span: p.span, ...(p.keys !== undefined ? { keys: p.keys } : {}) };
+  }
+}
+
+/** Types of aggregate results during inference (unknown while the argument's type is). */
+function bindAggregates(rule: CoreRule, vars: VarTypes): void {
+  for (const b of rule.aggregate ?? []) {
+    const arg = b.arg === undefined ? undefined : vars.get(b.arg);
+    vars.set(b.target, b.arg !== undefined && arg === undefined ? undefined : aggregateType(b.fn, arg === undefined ? undefined : settle(arg)));
   }
 }
 
@@ -451,5 +476,5 @@ export function checkTypes(program: ResolvedProgram, diagnostics: Diagnostic[]):
   checker.infer();
   const relations = [...program.preds.values()].map((p) => checker.relation(p));
   const rules = program.rules.map((r) => checker.rule(r)).filter((r): r is TypedRule => r !== undefined);
-  return { relations, rules };
+  return { relations, rules, constraints: program.constraints, orders: program.orders };
 }

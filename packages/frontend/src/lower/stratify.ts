@@ -1,7 +1,7 @@
 /**
  * Strata: strongly connected components of the dependency graph of derived predicates, in evaluation
  * order (every stratum after those it reads, negated reads included). A component with a cycle, self-loops
- * included, is recursive. Recursion through negation has no stratified meaning: `negationCycles` reports it.
+ * included, is recursive. Recursion through negation or aggregation has no stratified meaning: `unstratifiedCycles` reports it.
  */
 import { errorAt, type Diagnostic } from '@vixen/queryplan';
 import type { CheckedProgram, TypedRule } from '../check/program.js';
@@ -76,8 +76,8 @@ function pathWithin(s: Stratum, from: string, to: string): string[] {
   return path;
 }
 
-/** One error per negated atom whose predicate is in its rule's own stratum, naming the cycle. */
-export function negationCycles(strata: readonly Stratum[]): Diagnostic[] {
+/** One error per negated or aggregated atom whose predicate is in its rule's own stratum, naming the cycle. */
+export function unstratifiedCycles(strata: readonly Stratum[]): Diagnostic[] {
   const diags: Diagnostic[] = [];
   for (const s of strata) {
     for (const r of s.rules) {
@@ -88,6 +88,17 @@ export function negationCycles(strata: readonly Stratum[]): Diagnostic[] {
           errorAt(
             `recursion through negation: ${r.head.pred} negates ${a.pred}, which depends on ${r.head.pred} ` +
               `(cycle ${cycle.join(' -> ')}); expected negation of predicates computed in an earlier stratum`,
+            a.span,
+          ),
+        );
+      }
+      if (!r.aggregate) continue;
+      for (const a of r.atoms.filter((a) => s.preds.includes(a.pred))) {
+        const cycle = [r.head.pred, ...pathWithin(s, r.head.pred, a.pred).reverse()];
+        diags.push(
+          errorAt(
+            `recursion through aggregation: ${r.head.pred} aggregates over ${a.pred}, which depends on ${r.head.pred} ` +
+              `(cycle ${cycle.join(' -> ')}); expected aggregation over predicates computed in an earlier stratum`,
             a.span,
           ),
         );

@@ -2,8 +2,8 @@
  * Lowers the checked program to a QP: relation declarations, inline facts, and a CFG evaluating the strata
  * in order. A non-recursive stratum is straight-line code; a recursive one is a semi-naive loop block.
  */
-import type { BasicBlock, Column, QpCommand, QpProgram, RelationDecl } from '@vixen/queryplan';
-import type { CheckedProgram, TypedRule } from '../check/program.js';
+import type { BasicBlock, Column, Expr, OutputOrder, QpCommand, QpProgram, RelationDecl, ScalarType } from '@vixen/queryplan';
+import type { CheckedProgram, TypedAggBinding, TypedRule, TypedTerm } from '../check/program.js';
 import { compileRuleBody } from './rule-chain.js';
 import type { Stratum } from './stratify.js';
 
@@ -21,7 +21,8 @@ class PlanBuilder {
       name: r.name,
       columns: r.columns,
       kind: r.hasRules ? 'idb' : 'edb',
-      output: r.hasRules,
+      // Constraint and dependency checks ($ names) are read by the runtime, not printed.
+      output: r.hasRules && !r.name.startsWith('$'),
       span: r.span,
     }));
   }
@@ -37,10 +38,43 @@ class PlanBuilder {
 
   /** Evaluates `rule` reading `sources` per body atom, starting at atom `first`, and unions the result into `into`. */
   private emitRule(rule: TypedRule, sources: string[], first: number, into: string, commands: QpCommand[]): void {
-    const chain = compileRuleBody(rule, sources, first, this.columnsOf(rule.head.pred), (columns) =>
-      this.temp(`$t${++this.temps}`, columns),
-    );
+    const newTemp = (columns: Column[]) => this.temp(`$t${++this.temps}`, columns);
+    if (rule.aggregate) return this.emitAggregate(rule, rule.aggregate, sources, into, commands);
+    const chain = compileRuleBody(rule, sources, first, this.columnsOf(rule.head.pred), newTemp);
     commands.push(...chain.commands, { kind: 'union', target: into, left: into, right: chain.result });
+  }
+
+  /**
+   * `head <- agg<<...>> body`: the body's distinct bindings of all its variables (group key first), then one
+   * aggregate command grouping by the key, then the head's column order.
+   */
+  private emitAggregate(rule: TypedRule, bindings: TypedAggBinding[], sources: string[], into: string, commands: QpCommand[]): void {
+    const newTemp = (columns: Column[]) => this.temp(`$t${++this.temps}`, columns);
+    const targets = new Set(bindings.map((b) => b.target));
+    const types = new Map<string, ScalarType>();
+    for (const a of rule.atoms) for (const t of a.args) if (t.kind === 'var') types.set(t.name, t.type);
+    for (const a of rule.assignments) types.set(a.name, a.expr.type);
+    const headVars = rule.head.args.map((t) => (t as Extract<TypedTerm, { kind: 'var' }>).name);
+    const group = [...new Set(headVars.filter((v) => !targets.has(v)))];
+    const body = [...new Set([...group, ...bindings.flatMap((b) => (b.arg === undefined ? [] : [b.arg])), ...types.keys()])];
+    const columns = body.map((name) => ({ name, type: types.get(name)! }));
+    const bodyHead = { pred: '$aggregate', args: columns.map((c): TypedTerm => ({ kind: 'var', ...c })), span: rule.head.span };
+    const chain = compileRuleBody({ ...rule, head: bodyHead }, sources, 0, columns, newTemp);
+    const resultColumns = [...columns.slice(0, group.length), ...bindings.map((b) => ({ name: b.target, type: b.type }))];
+    const result = newTemp(resultColumns);
+    const aggregates = bindings.map((b) => ({ fn: b.fn, ...(b.arg === undefined ? {} : { column: body.indexOf(b.arg) }), type: b.type }));
+    commands.push(...chain.commands, { kind: 'aggregate', target: result, source: chain.result, groupBy: group.map((_, i) => i), aggregates });
+    const names = resultColumns.map((c) => c.name);
+    if (headVars.length === names.length && headVars.every((v, i) => v === names[i])) {
+      commands.push({ kind: 'union', target: into, left: into, right: result });
+      return;
+    }
+    const project = headVars.map((v): Expr => ({ kind: 'col', index: names.indexOf(v), type: resultColumns[names.indexOf(v)]!.type }));
+    const headRows = newTemp(this.columnsOf(rule.head.pred));
+    commands.push(
+      { kind: 'mapFilter', target: headRows, source: result, filter: [], project },
+      { kind: 'union', target: into, left: into, right: headRows },
+    );
   }
 
   stratum(s: Stratum): void {
@@ -88,15 +122,23 @@ class PlanBuilder {
     this.current = { label: after, commands: [], terminator: { kind: 'halt' } };
   }
 
-  finish(): QpProgram {
+  finish(orders: Record<string, OutputOrder>): QpProgram {
     this.blocks.push(this.current);
     const facts = Object.fromEntries(this.program.relations.filter((r) => r.facts.length > 0).map((r) => [r.name, r.facts]));
-    return { relations: this.relations, facts, blocks: this.blocks, entry: 'entry' };
+    const { constraints } = this.program;
+    return {
+      relations: this.relations,
+      facts,
+      blocks: this.blocks,
+      entry: 'entry',
+      ...(Object.keys(orders).length > 0 ? { orders } : {}),
+      ...(constraints.length > 0 ? { constraints } : {}),
+    };
   }
 }
 
-export function toPlan(program: CheckedProgram, strata: Stratum[]): QpProgram {
+export function toPlan(program: CheckedProgram, strata: Stratum[], orders: Record<string, OutputOrder> = {}): QpProgram {
   const builder = new PlanBuilder(program);
   for (const s of strata) builder.stratum(s);
-  return builder.finish();
+  return builder.finish(orders);
 }

@@ -35,12 +35,12 @@ export interface Atom {
   predSpan: SourceSpan;
 }
 
-/** Functional atom `p[keys] = value`. */
+/** Functional atom `p[keys] = value` (a head may give several values: `stats[g] = lo, hi`). */
 export interface FuncAtom {
   kind: 'funcAtom';
   pred: string;
   keys: Term[];
-  value: Term;
+  values: Term[];
   span: SourceSpan;
   predSpan: SourceSpan;
 }

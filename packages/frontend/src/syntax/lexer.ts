@@ -108,8 +108,9 @@ export const allTokens: TokenType[] = [
 
 const lexer = new Lexer(allTokens, { positionTracking: 'full', ensureOptimizations: false });
 
-export function tokenize(text: string, file: string): { tokens: IToken[]; diagnostics: Diagnostic[] } {
-  const result = lexer.tokenize(text);
+/** `using`: another dialect's lexer (the Soufflé one) that shares this file's comment and string tokens. */
+export function tokenize(text: string, file: string, using: Lexer = lexer): { tokens: IToken[]; diagnostics: Diagnostic[] } {
+  const result = using.tokenize(text);
   const diagnostics: Diagnostic[] = [];
   for (const e of result.errors) {
     const start = { line: e.line ?? 1, column: e.column ?? 1, offset: e.offset };

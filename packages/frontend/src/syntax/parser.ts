@@ -20,9 +20,14 @@ function listLabels(labels: string[]): string {
   return unique.length === 1 ? unique[0]! : `${unique.slice(0, -1).join(', ')} or ${unique[unique.length - 1]}`;
 }
 
-/** Messages say what was expected; `offending` remembers which lookahead token broke the match. */
-class MessageProvider implements IParserErrorMessageProvider {
+/**
+ * Messages say what was expected; `offending` remembers which lookahead token broke the match. `descriptions`
+ * name what a rule's alternatives amount to (the Soufflé parser passes its own).
+ */
+export class MessageProvider implements IParserErrorMessageProvider {
   offending: IToken | undefined;
+
+  constructor(private readonly descriptions: Record<string, string> = RULE_DESCRIPTIONS) {}
 
   buildMismatchTokenMessage(o: { expected: TokenType; actual: IToken }): string {
     this.offending = o.actual;
@@ -33,10 +38,10 @@ class MessageProvider implements IParserErrorMessageProvider {
     return `expected '.' but found ${describe(o.firstRedundant)}`;
   }
   buildNoViableAltMessage(o: { expectedPathsPerAlt: TokenType[][][]; actual: IToken[]; ruleName: string }): string {
-    return this.expectedOneOf(o.expectedPathsPerAlt.flat(), o.actual, RULE_DESCRIPTIONS[o.ruleName]);
+    return this.expectedOneOf(o.expectedPathsPerAlt.flat(), o.actual, this.descriptions[o.ruleName]);
   }
   buildEarlyExitMessage(o: { expectedIterationPaths: TokenType[][]; actual: IToken[]; ruleName: string }): string {
-    return this.expectedOneOf(o.expectedIterationPaths, o.actual, RULE_DESCRIPTIONS[o.ruleName]);
+    return this.expectedOneOf(o.expectedIterationPaths, o.actual, this.descriptions[o.ruleName]);
   }
 
   /** Reports the first token where the input leaves every expected path. */
@@ -203,8 +208,15 @@ class LogicParser extends EmbeddedActionsParser {
           const keys = this.SUBRULE2(this.args);
           this.CONSUME(T.RBracket);
           this.CONSUME(T.Eq);
-          const value = this.SUBRULE(this.expr);
-          return this.ACTION((): Head => this.funcAtom(name, keys, this.asTerm(value)));
+          const values: Term[] = [];
+          this.AT_LEAST_ONE_SEP({
+            SEP: T.Comma,
+            DEF: () => {
+              const value = this.SUBRULE(this.expr);
+              this.ACTION(() => values.push(this.asTerm(value)));
+            },
+          });
+          return this.ACTION((): Head => this.funcAtom(name, keys, values));
         },
       },
     ]);
@@ -215,9 +227,9 @@ class LogicParser extends EmbeddedActionsParser {
     return { kind: 'atom', pred: name.image, args, span: joinSpans(predSpan, this.span(close)), predSpan };
   }
 
-  private funcAtom(name: IToken, keys: Term[], value: Term): FuncAtom {
+  private funcAtom(name: IToken, keys: Term[], values: Term[]): FuncAtom {
     const predSpan = this.span(name);
-    return { kind: 'funcAtom', pred: name.image, keys, value, span: joinSpans(predSpan, value.span), predSpan };
+    return { kind: 'funcAtom', pred: name.image, keys, values, span: joinSpans(predSpan, values[values.length - 1]!.span), predSpan };
   }
 
   private args = this.RULE('args', (): Term[] => {
@@ -320,7 +332,7 @@ class LogicParser extends EmbeddedActionsParser {
       const value = this.asTerm(right);
       if (op === '=' && left.kind === 'apply') {
         const span = joinSpans(left.span, value.span);
-        return { kind: 'funcAtom', pred: left.name, keys: left.args, value, span, predSpan: left.nameSpan };
+        return { kind: 'funcAtom', pred: left.name, keys: left.args, values: [value], span, predSpan: left.nameSpan };
       }
       const l = this.asTerm(left);
       return { kind: 'compare', op, left: l, right: value, span: joinSpans(l.span, value.span) };
@@ -491,7 +503,7 @@ export function parseTokens(tokens: IToken[], file: string): { ast: SourceAst; d
   return { ast: { file, clauses }, diagnostics };
 }
 
-function afterToken(t: IToken, file: string): SourceSpan {
+export function afterToken(t: IToken, file: string): SourceSpan {
   const { end } = tokenSpan(t, file);
   return { file, start: end, end: { ...end, column: end.column + 1, offset: end.offset + 1 } };
 }

@@ -154,6 +154,13 @@ class Lowering {
       case 'clear':
         this.commands.push({ kind: 'clear', var: this.rel(c.target) });
         return;
+      case 'aggregate': {
+        // Groups must be adjacent: a canonical relation already has them so when they lead its columns.
+        const source = this.rel(c.source);
+        const input = isPrefixIndices(c.groupBy) ? source : this.sorted(source, c.groupBy);
+        this.launch({ kind: 'aggregate', input, output: this.rel(c.target), groupBy: c.groupBy, aggregates: c.aggregates });
+        return;
+      }
     }
   }
 
@@ -185,5 +192,7 @@ export function lowerPlan(plan: QpProgram): KirProgram {
     kernels: lowering.kernels,
     blocks,
     entry: plan.entry,
+    ...(plan.orders ? { orders: plan.orders } : {}),
+    ...(plan.constraints ? { constraints: plan.constraints } : {}),
   };
 }

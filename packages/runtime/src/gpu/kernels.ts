@@ -8,6 +8,7 @@
 import { rowWords, type ScalarType } from '@vixen/queryplan';
 import { COMPACT_ITEMS, RADIX_BITS, RADIX_ITEMS, sortKeyWords, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
 import { kernelInputs, type KirKernel, type KirVariable, type VarId } from '@vixen/kernel-ir';
+import { aggregateRows } from './aggregate.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { Recorder, type Bound } from './recorder.js';
 import { allocRelation, bindingBytes, checkBindingSize, readWords, relationUsage, type DeviceRelation } from './relations.js';
@@ -18,7 +19,7 @@ function bound(rel: DeviceRelation): Bound {
 }
 
 /** In-place exclusive prefix sum of `n` u32: block scans, then recursively over the block totals. */
-function encodeScan(rec: Recorder, data: Bound, n: number): void {
+export function encodeScan(rec: Recorder, data: Bound, n: number): void {
   const blocks = Math.ceil(n / rec.g.limits.workgroupSize);
   const sums = rec.scratch(blocks);
   rec.dispatch('scanBlock', [data, sums], [n], n);
@@ -83,9 +84,6 @@ async function concatenate(g: GpuImpl, parts: DeviceRelation[], width: number): 
 }
 
 /** Trailing zero bits of a nonzero u32. */
-/** Workgroups of the radix sort's histogram and scatter passes (at most). */
-const RADIX_BLOCKS = 2048;
-
 function ctz(x: number): number {
   return 31 - Math.clz32(x & -x);
 }
@@ -131,9 +129,9 @@ async function sortRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelatio
   if (plan.length === 0) return concatenate(g, [input], input.width);
   const wg = g.limits.workgroupSize;
   const tiles = Math.ceil(n / (RADIX_ITEMS * wg));
-  // Blocks of consecutive tiles, one workgroup each: enough to fill a large GPU, few enough that the
-  // digit-count table (and its scan) stays small next to the pairs.
-  const per = Math.ceil(tiles / RADIX_BLOCKS);
+  // Blocks of consecutive tiles, one workgroup each: enough to fill the device (a CPU adapter runs a few
+  // workgroups at a time), few enough that the digit-count table (and its scan) stays small next to the pairs.
+  const per = Math.ceil(tiles / (g.software ? 64 : 2048));
   const blocks = Math.ceil(tiles / per);
   const sizes = (shift: number): number[] => [n, shift, blocks, per];
   const out = allocRelation(g, n, input.width);
@@ -208,6 +206,11 @@ async function run(
       return concatenate(g, [a, b], outWidth);
     case 'copy':
       return concatenate(g, [a], outWidth);
+    case 'aggregate': {
+      const types = columns(kernel.input);
+      const argTypes = kernel.aggregates.map((x) => (x.column === undefined ? undefined : types[x.column]));
+      return aggregateRows(g, shaders, a, kernel.aggregates, argTypes, outWidth, `kernel ${kernel.id}`);
+    }
   }
 }
 

@@ -1,0 +1,47 @@
+/**
+ * `order P by col [asc|desc], ... [limit N].` clauses against the checked relations: column names are the
+ * relation's (its declaration's variables, else its first rule head's). A limit only shapes output for now:
+ * a limited relation that rules read is reported as not supported yet.
+ */
+import { errorAt, type Diagnostic, type OutputOrder } from '@vixen/queryplan';
+import type { CheckedProgram, OrderClause } from './program.js';
+
+export function resolveOrders(program: CheckedProgram, diagnostics: Diagnostic[]): Record<string, OutputOrder> {
+  const orders: Record<string, OutputOrder> = {};
+  for (const c of program.orders) {
+    const relation = program.relations.find((r) => r.name === c.pred && !r.name.startsWith('$'));
+    if (!relation) {
+      diagnostics.push(errorAt(`order: unknown predicate ${c.pred}; expected a predicate of this program`, c.predSpan));
+      continue;
+    }
+    if (orders[c.pred]) {
+      diagnostics.push(errorAt(`order: ${c.pred} already has an order clause`, c.predSpan));
+      continue;
+    }
+    const names = relation.columns.map((col) => col.name);
+    const keys: OutputOrder['keys'] = [];
+    for (const k of c.keys) {
+      const column = names.indexOf(k.column);
+      if (column < 0) diagnostics.push(errorAt(`order: ${c.pred} has no column ${k.column}; expected one of ${names.join(', ')}`, k.span));
+      else keys.push({ column, descending: k.descending });
+    }
+    if (keys.length !== c.keys.length) continue;
+    const order: OutputOrder = { keys };
+    if (c.limit) {
+      const reader = program.rules.find((r) => !r.head.pred.startsWith('$') && [...r.atoms, ...r.negated].some((a) => a.pred === c.pred));
+      if (c.limit.suffix !== '' || c.limit.value < 0n || c.limit.value > 2n ** 31n - 1n) {
+        diagnostics.push(errorAt('order: expected a non-negative int32 limit', c.limit.span));
+        continue;
+      }
+      if (reader) {
+        diagnostics.push(
+          errorAt(`order: ${c.pred} has a limit and is read by the rule for ${reader.head.pred}; a limit on a relation that rules read is not supported yet`, c.span),
+        );
+        continue;
+      }
+      order.limit = Number(c.limit.value);
+    }
+    orders[c.pred] = order;
+  }
+  return orders;
+}

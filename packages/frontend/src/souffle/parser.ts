@@ -1,0 +1,561 @@
+/**
+ * Chevrotain parser for the Soufflé dialect, building the AST directly (embedded actions). Directives have no
+ * terminator, so the file is parsed one item at a time: each call parses one item and stops where the next
+ * begins. After a syntax error parsing resumes at the next directive or after the next `.`, so one error
+ * costs one item and the rest of the file is still checked.
+ */
+import { EmbeddedActionsParser, EOF, type IToken, type TokenType } from 'chevrotain';
+import { errorAt, type CompareOp, type Diagnostic, type SourceSpan } from '@vixen/queryplan';
+import type { ArithOp } from '../syntax/ast.js';
+import { StringLit } from '../syntax/lexer.js';
+import { afterToken, MessageProvider } from '../syntax/parser.js';
+import { joinSpans, tokenSpan } from '../syntax/span.js';
+import type { AggregateFn, Attribute, IoOption, IoTarget, Name, SAtom, SFormula, SItem, SouffleAst, STerm } from './ast.js';
+import * as T from './lexer.js';
+
+/** What the parser builds below the item level: values and formulas share expression syntax. */
+type Parsed = STerm | SFormula;
+
+const FORMULA_KINDS: ReadonlySet<string> = new Set(['atom', 'compare', 'not', 'and', 'or']);
+const isFormula = (p: Parsed): p is SFormula => FORMULA_KINDS.has(p.kind);
+
+/** What a rule's alternatives amount to, when nothing of it matched at all. */
+const RULE_DESCRIPTIONS: Record<string, string> = {
+  item: "a directive (.decl, .input, .output, .type), a fact or a rule",
+  disjunction: 'an atom or a comparison',
+  conjunction: 'an atom or a comparison',
+  literal: 'an atom or a comparison',
+  unary: 'a variable or constant',
+  primary: 'a variable or constant',
+};
+
+/** Relation qualifiers after `.decl p(...)`; they are words, so only these are taken as qualifiers. */
+const QUALIFIERS: ReadonlySet<string> = new Set([
+  'input',
+  'output',
+  'printsize',
+  'overridable',
+  'inline',
+  'no_inline',
+  'magic',
+  'no_magic',
+  'brie',
+  'btree',
+  'btree_delete',
+  'eqrel',
+]);
+
+const COMPARE_OPS: ReadonlyMap<TokenType, CompareOp> = new Map([
+  [T.Eq, '='],
+  [T.Ne, '!='],
+  [T.Lt, '<'],
+  [T.Le, '<='],
+  [T.Gt, '>'],
+  [T.Ge, '>='],
+]);
+const AGGREGATES: ReadonlyMap<TokenType, AggregateFn> = new Map([
+  [T.Count, 'count'],
+  [T.Sum, 'sum'],
+  [T.Min, 'min'],
+  [T.Max, 'max'],
+  [T.Mean, 'mean'],
+]);
+const ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', n: '\n', t: '\t', r: '\r' };
+
+function describe(p: SFormula): string {
+  return p.kind === 'atom' ? `the atom ${p.rel}(...)` : p.kind === 'compare' ? 'a comparison' : 'a formula';
+}
+
+class SouffleParser extends EmbeddedActionsParser {
+  file = '';
+  /** Well-formed syntax that still is wrong (bad escapes, formulas used as values...). */
+  semantic: Diagnostic[] = [];
+
+  constructor(readonly messages: MessageProvider) {
+    super(T.allTokens, { maxLookahead: 3, errorMessageProvider: messages });
+    this.performSelfAnalysis();
+  }
+
+  private span(t: IToken): SourceSpan {
+    return tokenSpan(t, this.file);
+  }
+
+  private name(t: IToken): Name {
+    return { name: t.image, span: this.span(t) };
+  }
+
+  /** A value; an atom in value position is a functor call (`cat(a, b)`), which `toLogic` reports. */
+  private asTerm(p: Parsed): STerm {
+    if (!isFormula(p)) return p;
+    if (p.kind === 'atom') return { kind: 'call', name: p.rel, args: p.args, span: p.span, nameSpan: p.relSpan };
+    this.semantic.push(errorAt(`expected a value but found ${describe(p)}`, p.span));
+    return { kind: 'wildcard', span: p.span };
+  }
+
+  private asFormula(p: Parsed): SFormula {
+    if (isFormula(p)) return p;
+    this.semantic.push(errorAt('expected an atom or a comparison', p.span));
+    return { kind: 'and', items: [], span: p.span };
+  }
+
+  item = this.RULE('item', (): SItem =>
+    this.OR([
+      { ALT: () => this.SUBRULE(this.declItem) },
+      { ALT: () => this.SUBRULE(this.ioItem) },
+      { ALT: () => this.SUBRULE(this.typeItem) },
+      { ALT: () => this.SUBRULE(this.clause) },
+    ]),
+  );
+
+  private declItem = this.RULE('declItem', (): SItem => {
+    const kw = this.CONSUME(T.Decl);
+    const rel = this.CONSUME(T.Identifier);
+    this.CONSUME(T.LParen);
+    const attributes: Attribute[] = [];
+    this.MANY_SEP({
+      SEP: T.Comma,
+      DEF: () => {
+        const name = this.CONSUME2(T.Identifier);
+        this.CONSUME(T.Colon);
+        const type = this.CONSUME3(T.Identifier);
+        this.ACTION(() => attributes.push({ name: this.name(name), type: this.name(type) }));
+      },
+    });
+    let last = this.CONSUME(T.RParen);
+    const qualifiers: Name[] = [];
+    this.MANY({
+      GATE: () => QUALIFIERS.has(this.LA(1).image),
+      DEF: () => {
+        last = this.CONSUME4(T.Identifier);
+        this.ACTION(() => qualifiers.push(this.name(last)));
+      },
+    });
+    return this.ACTION(() => ({
+      kind: 'decl',
+      rel: this.name(rel),
+      attributes,
+      qualifiers,
+      span: joinSpans(this.span(kw), this.span(last)),
+    }));
+  });
+
+  private ioItem = this.RULE('ioItem', (): SItem => {
+    const kw = this.OR([
+      { ALT: () => this.CONSUME(T.Input) },
+      { ALT: () => this.CONSUME(T.Output) },
+      { ALT: () => this.CONSUME(T.SizeDirective) },
+    ]);
+    const targets: IoTarget[] = [];
+    let last = kw;
+    this.AT_LEAST_ONE_SEP({
+      SEP: T.Comma,
+      DEF: () => {
+        const rel = this.CONSUME(T.Identifier);
+        last = rel;
+        const options: IoOption[] = [];
+        this.OPTION(() => {
+          this.CONSUME(T.LParen);
+          this.MANY_SEP({ SEP: T.Comma, DEF: () => options.push(this.SUBRULE(this.ioOption)) });
+          last = this.CONSUME(T.RParen);
+        });
+        this.ACTION(() => targets.push({ rel: this.name(rel), options }));
+      },
+    });
+    return this.ACTION((): SItem => {
+      if (kw.tokenType === T.SizeDirective) this.semantic.push(errorAt(`the ${kw.image} directive is not supported`, this.span(kw)));
+      const direction = kw.tokenType === T.Input ? 'input' : 'output';
+      return { kind: 'io', direction, targets, span: joinSpans(this.span(kw), this.span(last)) };
+    });
+  });
+
+  private ioOption = this.RULE('ioOption', (): IoOption => {
+    const key = this.CONSUME(T.Identifier);
+    this.CONSUME(T.Eq);
+    const value = this.OR([
+      { ALT: () => this.CONSUME(StringLit) },
+      { ALT: () => this.CONSUME2(T.Identifier) },
+      { ALT: () => this.CONSUME(T.IntLit) },
+    ]);
+    return this.ACTION(() => ({
+      key: key.image,
+      value: value.tokenType === StringLit ? this.decodeString(value) : value.image,
+      span: joinSpans(this.span(key), this.span(value)),
+    }));
+  });
+
+  private typeItem = this.RULE('typeItem', (): SItem =>
+    this.OR([
+      {
+        ALT: () => {
+          const kw = this.CONSUME(T.Type);
+          const name = this.CONSUME(T.Identifier);
+          const alternatives: IToken[] = [];
+          this.OR2([
+            {
+              ALT: () => {
+                this.CONSUME(T.Subtype);
+                alternatives.push(this.CONSUME2(T.Identifier));
+              },
+            },
+            {
+              ALT: () => {
+                this.CONSUME(T.Eq);
+                this.AT_LEAST_ONE_SEP({ SEP: T.Pipe, DEF: () => alternatives.push(this.CONSUME3(T.Identifier)) });
+              },
+            },
+          ]);
+          return this.ACTION((): SItem => ({
+            kind: 'type',
+            name: this.name(name),
+            alternatives: alternatives.map((t) => this.name(t)),
+            span: joinSpans(this.span(kw), this.span(alternatives[alternatives.length - 1]!)),
+          }));
+        },
+      },
+      {
+        // Pre-2.0 spelling: `.number_type T` is `.type T <: number`.
+        ALT: () => {
+          const kw = this.OR3([{ ALT: () => this.CONSUME(T.NumberType) }, { ALT: () => this.CONSUME(T.SymbolType) }]);
+          const name = this.CONSUME4(T.Identifier);
+          return this.ACTION((): SItem => {
+            const span = this.span(kw);
+            const base = kw.tokenType === T.NumberType ? 'number' : 'symbol';
+            return { kind: 'type', name: this.name(name), alternatives: [{ name: base, span }], span: joinSpans(span, this.span(name)) };
+          });
+        },
+      },
+    ]),
+  );
+
+  /** A fact `p(1, "a").` or a rule `h(x), g(x) :- body.` */
+  private clause = this.RULE('clause', (): SItem => {
+    const heads: SAtom[] = [];
+    this.AT_LEAST_ONE_SEP({ SEP: T.Comma, DEF: () => heads.push(this.SUBRULE(this.atom)) });
+    return this.OR([
+      {
+        ALT: () => {
+          const dot = this.CONSUME(T.Dot);
+          return this.ACTION((): SItem => {
+            const span = joinSpans(heads[0]!.span, this.span(dot));
+            if (heads.length > 1) this.semantic.push(errorAt("expected ':-' after several heads: a fact has one atom", span));
+            return { kind: 'fact', atom: heads[0]!, span };
+          });
+        },
+      },
+      {
+        ALT: () => {
+          this.CONSUME(T.If);
+          const body = this.SUBRULE(this.disjunction);
+          const dot = this.CONSUME2(T.Dot);
+          return this.ACTION((): SItem => ({
+            kind: 'rule',
+            heads,
+            body: this.asFormula(body),
+            span: joinSpans(heads[0]!.span, this.span(dot)),
+          }));
+        },
+      },
+    ]);
+  });
+
+  private atom = this.RULE('atom', (): SAtom => {
+    const rel = this.CONSUME(T.Identifier);
+    this.CONSUME(T.LParen);
+    const args = this.SUBRULE(this.args);
+    const close = this.CONSUME(T.RParen);
+    return this.ACTION(() => this.makeAtom(rel, args, close));
+  });
+
+  private makeAtom(rel: IToken, args: STerm[], close: IToken): SAtom {
+    const relSpan = this.span(rel);
+    return { kind: 'atom', rel: rel.image, args, span: joinSpans(relSpan, this.span(close)), relSpan };
+  }
+
+  private args = this.RULE('args', (): STerm[] => {
+    const out: STerm[] = [];
+    this.MANY_SEP({
+      SEP: T.Comma,
+      DEF: () => {
+        const e = this.SUBRULE(this.expr);
+        this.ACTION(() => out.push(this.asTerm(e)));
+      },
+    });
+    return out;
+  });
+
+  /** `;` binds weaker than `,`. */
+  private disjunction = this.RULE('disjunction', (): Parsed => {
+    const items: Parsed[] = [];
+    this.AT_LEAST_ONE_SEP({ SEP: T.Semi, DEF: () => items.push(this.SUBRULE(this.conjunction)) });
+    return this.ACTION(() => this.group('or', items));
+  });
+
+  private conjunction = this.RULE('conjunction', (): Parsed => {
+    const items: Parsed[] = [];
+    this.AT_LEAST_ONE_SEP({ SEP: T.Comma, DEF: () => items.push(this.SUBRULE(this.literal)) });
+    return this.ACTION(() => this.group('and', items));
+  });
+
+  /** One item stays what it is (a parenthesized value, say); several must be formulas. */
+  private group(kind: 'and' | 'or', items: Parsed[]): Parsed {
+    if (items.length === 1) return items[0]!;
+    const formulas = items.map((p) => this.asFormula(p));
+    return { kind, items: formulas, span: joinSpans(formulas[0]!.span, formulas[formulas.length - 1]!.span) };
+  }
+
+  private literal = this.RULE('literal', (): Parsed =>
+    this.OR([
+      {
+        ALT: () => {
+          const bang = this.CONSUME(T.Bang);
+          const body = this.SUBRULE(this.literal);
+          return this.ACTION((): Parsed => {
+            const f = this.asFormula(body);
+            return { kind: 'not', body: f, span: joinSpans(this.span(bang), f.span) };
+          });
+        },
+      },
+      { ALT: () => this.SUBRULE(this.comparison) },
+    ]),
+  );
+
+  /** `a op b`, or a lone expression (an atom, or a parenthesized formula) for the caller to judge. */
+  private comparison = this.RULE('comparison', (): Parsed => {
+    const left = this.SUBRULE(this.expr);
+    let op: CompareOp | undefined;
+    let right: Parsed | undefined;
+    this.OPTION(() => {
+      const t = this.OR([
+        { ALT: () => this.CONSUME(T.Eq) },
+        { ALT: () => this.CONSUME(T.Ne) },
+        { ALT: () => this.CONSUME(T.Lt) },
+        { ALT: () => this.CONSUME(T.Le) },
+        { ALT: () => this.CONSUME(T.Gt) },
+        { ALT: () => this.CONSUME(T.Ge) },
+      ]);
+      op = this.ACTION(() => COMPARE_OPS.get(t.tokenType));
+      right = this.SUBRULE2(this.expr);
+    });
+    return this.ACTION((): Parsed => {
+      if (op === undefined || right === undefined) return left;
+      const l = this.asTerm(left);
+      const r = this.asTerm(right);
+      return { kind: 'compare', op, left: l, right: r, span: joinSpans(l.span, r.span) };
+    });
+  });
+
+  private expr = this.RULE('expr', (): Parsed => {
+    let left = this.SUBRULE(this.product);
+    this.MANY(() => {
+      const t = this.OR([{ ALT: () => this.CONSUME(T.Plus) }, { ALT: () => this.CONSUME(T.Minus) }]);
+      const right = this.SUBRULE2(this.product);
+      this.ACTION(() => (left = this.binary(t.image as ArithOp, left, right)));
+    });
+    return left;
+  });
+
+  private product = this.RULE('product', (): Parsed => {
+    let left = this.SUBRULE(this.power);
+    this.MANY(() => {
+      const t = this.OR([
+        { ALT: () => this.CONSUME(T.Star) },
+        { ALT: () => this.CONSUME(T.Slash) },
+        { ALT: () => this.CONSUME(T.Percent) },
+      ]);
+      const right = this.SUBRULE2(this.power);
+      this.ACTION(() => (left = this.binary(t.image as ArithOp, left, right)));
+    });
+    return left;
+  });
+
+  private power = this.RULE('power', (): Parsed => {
+    let left = this.SUBRULE(this.unary);
+    this.MANY(() => {
+      this.CONSUME(T.Caret);
+      const right = this.SUBRULE2(this.unary);
+      this.ACTION(() => (left = this.binary('^', left, right)));
+    });
+    return left;
+  });
+
+  private binary(op: ArithOp | '^', left: Parsed, right: Parsed): STerm {
+    const l = this.asTerm(left);
+    const r = this.asTerm(right);
+    return { kind: 'binary', op, left: l, right: r, span: joinSpans(l.span, r.span) };
+  }
+
+  /** `-` folds into a following number literal (`-7` is a constant, not arithmetic). */
+  private unary = this.RULE('unary', (): Parsed =>
+    this.OR([
+      {
+        ALT: () => {
+          const minus = this.CONSUME(T.Minus);
+          const operand = this.SUBRULE(this.unary);
+          return this.ACTION((): STerm => {
+            const span = joinSpans(this.span(minus), operand.span);
+            if (operand.kind === 'int') return { ...operand, value: -operand.value, span };
+            if (operand.kind === 'float') return { kind: 'float', text: `-${operand.text}`, span };
+            return { kind: 'neg', operand: this.asTerm(operand), span };
+          });
+        },
+      },
+      { ALT: () => this.SUBRULE(this.primary) },
+    ]),
+  );
+
+  private primary = this.RULE('primary', (): Parsed =>
+    this.OR([
+      {
+        ALT: () => {
+          const t = this.CONSUME(T.IntLit);
+          return this.ACTION((): STerm => {
+            const unsigned = t.image.endsWith('u');
+            const value = BigInt(unsigned ? t.image.slice(0, -1) : t.image);
+            return { kind: 'int', value, unsigned, span: this.span(t) };
+          });
+        },
+      },
+      {
+        ALT: () => {
+          const t = this.CONSUME(T.FloatLit);
+          return this.ACTION((): STerm => ({ kind: 'float', text: t.image, span: this.span(t) }));
+        },
+      },
+      {
+        ALT: () => {
+          const t = this.CONSUME(StringLit);
+          return this.ACTION((): STerm => ({ kind: 'string', value: this.decodeString(t), span: this.span(t) }));
+        },
+      },
+      {
+        ALT: () => {
+          const open = this.CONSUME(T.LParen);
+          const inner = this.SUBRULE(this.disjunction);
+          const close = this.CONSUME(T.RParen);
+          return this.ACTION((): Parsed => ({ ...inner, span: joinSpans(this.span(open), this.span(close)) }));
+        },
+      },
+      { ALT: () => this.SUBRULE(this.aggregate) },
+      { ALT: () => this.SUBRULE(this.nameExpr) },
+    ]),
+  );
+
+  /** `count : { body }`, `sum x : { body }`, or with a single atom as the body: `count : edge(x, _)`. */
+  private aggregate = this.RULE('aggregate', (): STerm => {
+    const kw = this.OR([
+      { ALT: () => this.CONSUME(T.Count) },
+      { ALT: () => this.CONSUME(T.Sum) },
+      { ALT: () => this.CONSUME(T.Min) },
+      { ALT: () => this.CONSUME(T.Max) },
+      { ALT: () => this.CONSUME(T.Mean) },
+    ]);
+    const target = this.OPTION(() => this.SUBRULE(this.expr));
+    this.CONSUME(T.Colon);
+    let end = kw;
+    const body = this.OR2([
+      {
+        ALT: () => {
+          this.CONSUME(T.LBrace);
+          const inner = this.SUBRULE(this.disjunction);
+          end = this.CONSUME(T.RBrace);
+          return inner;
+        },
+      },
+      { ALT: (): Parsed => this.SUBRULE(this.atom) },
+    ]);
+    return this.ACTION((): STerm => {
+      const fn = AGGREGATES.get(kw.tokenType)!;
+      const formula = this.asFormula(body);
+      const span = joinSpans(this.span(kw), end === kw ? formula.span : this.span(end));
+      const fnSpan = this.span(kw);
+      if (fn === 'count' && target) this.semantic.push(errorAt("expected ':' after count: count takes no expression", target.span));
+      if (fn !== 'count' && !target) this.semantic.push(errorAt(`expected an expression after ${fn}, as in ${fn} x : { ... }`, fnSpan));
+      return { kind: 'aggregate', fn, ...(target && fn !== 'count' ? { target: this.asTerm(target) } : {}), body: formula, span, fnSpan };
+    });
+  });
+
+  /** A variable, `_`, or an atom `p(args)`. */
+  private nameExpr = this.RULE('nameExpr', (): Parsed => {
+    const name = this.CONSUME(T.Identifier);
+    let atom: SAtom | undefined;
+    this.OPTION(() => {
+      this.CONSUME(T.LParen);
+      const args = this.SUBRULE(this.args);
+      const close = this.CONSUME(T.RParen);
+      this.ACTION(() => (atom = this.makeAtom(name, args, close)));
+    });
+    return this.ACTION((): Parsed => {
+      if (atom) return atom;
+      const span = this.span(name);
+      return name.image === '_' ? { kind: 'wildcard', span } : { kind: 'var', name: name.image, span };
+    });
+  });
+
+  private decodeString(t: IToken): string {
+    return t.image.slice(1, -1).replace(/\\(.)/g, (whole, c: string, at: number) => {
+      const decoded = ESCAPES[c];
+      if (decoded !== undefined) return decoded;
+      const start = { line: t.startLine!, column: t.startColumn! + 1 + at, offset: t.startOffset + 1 + at };
+      const end = { ...start, column: start.column + 2, offset: start.offset + 2 };
+      this.semantic.push(
+        errorAt(`unknown escape sequence ${whole} in string; expected \\", \\\\, \\n, \\t or \\r`, { file: this.file, start, end }),
+      );
+      return c;
+    });
+  }
+}
+
+let shared: SouffleParser | undefined;
+
+/** Index of the first token at or after `from` where a new item may start: a directive, or just after a `.`. */
+function resumeAt(tokens: IToken[], from: number, itemStart: number): number {
+  for (let i = Math.max(from, itemStart + 1); i < tokens.length; i++) {
+    if (T.DIRECTIVES.includes(tokens[i]!.tokenType)) return i;
+    if (i - 1 >= itemStart && tokens[i - 1]!.tokenType === T.Dot) return i;
+  }
+  return tokens.length;
+}
+
+/** Parses one file's tokens: the items that parsed, and a diagnostic per broken item. */
+export function parseSouffleTokens(tokens: IToken[], file: string): { ast: SouffleAst; diagnostics: Diagnostic[] } {
+  shared ??= new SouffleParser(new MessageProvider(RULE_DESCRIPTIONS));
+  const parser = shared;
+  parser.file = file;
+  const items: SItem[] = [];
+  const diagnostics: Diagnostic[] = [];
+  let start = 0;
+  while (start < tokens.length) {
+    const first = tokens[start]!;
+    if (first.tokenType === T.OtherDirective) {
+      diagnostics.push(errorAt(`the ${first.image} directive is not supported`, tokenSpan(first, file)));
+      start = resumeAt(tokens, start + 1, start);
+      continue;
+    }
+    parser.semantic = [];
+    parser.messages.offending = undefined;
+    parser.input = tokens.slice(start);
+    const item = parser.item();
+    // Stopping before the end of the input is how an item ends, not an error.
+    const rest = parser.errors.find((e) => e.name === 'NotAllInputParsedException');
+    const error = parser.errors.find((e) => e.name !== 'NotAllInputParsedException');
+    if (!error) {
+      diagnostics.push(...parser.semantic);
+      // An item with a semantic error is dropped: what it would add is unreliable.
+      if (parser.semantic.length === 0) items.push(item);
+      start = rest ? tokens.indexOf(rest.token, start) : tokens.length;
+      continue;
+    }
+    const at = parser.messages.offending ?? error.token;
+    // At end of input there is no token to point at: point just past the item's last token.
+    const span = at.tokenType === EOF ? afterToken(tokens[tokens.length - 1]!, file) : tokenSpan(at, file);
+    diagnostics.push(errorAt(error.message, span));
+    start = at.tokenType === EOF ? tokens.length : resumeAt(tokens, tokens.indexOf(at, start), start);
+  }
+  return { ast: { file, items }, diagnostics };
+}
+
+export function parseSouffle(text: string, file: string): { ast: SouffleAst; diagnostics: Diagnostic[] } {
+  const lexed = T.tokenizeSouffle(text, file);
+  const parsed = parseSouffleTokens(lexed.tokens, file);
+  return { ast: parsed.ast, diagnostics: [...lexed.diagnostics, ...parsed.diagnostics] };
+}

@@ -1,0 +1,380 @@
+/**
+ * Soufflé AST -> LogiQL AST, so that `.dl` programs go through the same resolution, type, safety and
+ * stratification checks and lowering as `.logic` ones. This pass does what only Soufflé has: type names and
+ * `.type` aliases, `.input`/`.output`, "every relation is declared", multi-head rules, and disjunctions
+ * anywhere in a body (put in disjunctive normal form, which the LogiQL checks split into rules).
+ */
+import { errorAt, type Diagnostic, type ScalarType, type SourceSpan } from '@vixen/queryplan';
+import type { Atom, Clause, Formula, SourceAst, Term } from '../syntax/ast.js';
+import { formatLocation } from '../syntax/span.js';
+import { liftAggregates, UNIT, type AggregateRule, type LiftableRule } from './aggregates.js';
+import type { IoTarget, Name, SAtom, SFormula, SItem, SouffleAst, STerm } from './ast.js';
+
+const PRIMITIVES: Readonly<Record<string, ScalarType>> = { number: 'int32', unsigned: 'uint32', float: 'float32', symbol: 'string' };
+
+/** Qualifiers that only tune Soufflé's data structures or optimizer: no effect on results. */
+const IGNORED_QUALIFIERS: ReadonlySet<string> = new Set(['brie', 'btree', 'btree_delete', 'inline', 'no_inline', 'magic', 'no_magic', 'overridable']);
+
+/** Facts-file names the runtime reads for relation `p`, with the delimiter each implies. */
+const FACTS_FILES: readonly [string, string][] = [
+  ['.facts', '\t'],
+  ['.tsv', '\t'],
+  ['.csv', ','],
+  ['.tbl', '|'],
+];
+
+export interface SouffleProgram {
+  /** The program as LogiQL clauses, one SourceAst per `.dl` file. */
+  files: SourceAst[];
+  /** Relations declared in `.dl` files. */
+  relations: Set<string>;
+  /** Those of them marked `.output`: the only ones printed by default, as in Soufflé. */
+  outputs: Set<string>;
+}
+
+class Converter {
+  private readonly types = new Map<string, Extract<SItem, { kind: 'type' }>>();
+  private readonly resolvedTypes = new Map<string, ScalarType | undefined>();
+  /** Declared relations, by name: false when the first declaration has a bad type (reported there). */
+  private readonly decls = new Map<string, boolean>();
+  /** Relations introduced for aggregates (never printed). */
+  readonly helpers = new Set<string>();
+  private aggregateCount = 0;
+  readonly inputs = new Map<string, Name>();
+  readonly outputs = new Set<string>();
+
+  constructor(private readonly diagnostics: Diagnostic[]) {}
+
+  private error(message: string, span: SourceSpan): undefined {
+    this.diagnostics.push(errorAt(message, span));
+    return undefined;
+  }
+
+  /** Reports each problem; true when there are none. */
+  private none(problems: [string, SourceSpan][]): boolean {
+    for (const [message, span] of problems) this.error(message, span);
+    return problems.length === 0;
+  }
+
+  collectType(item: Extract<SItem, { kind: 'type' }>): void {
+    const prior = this.types.get(item.name.name);
+    if (PRIMITIVES[item.name.name]) this.error(`cannot redefine the primitive type ${item.name.name}`, item.name.span);
+    else if (prior) this.error(`duplicate type ${item.name.name} (first defined at ${formatLocation(prior.name.span)})`, item.name.span);
+    else this.types.set(item.name.name, item);
+  }
+
+  /** The primitive type a type name stands for; undefined after reporting why there is none. */
+  private scalar(t: Name, active: string[] = []): ScalarType | undefined {
+    const primitive = PRIMITIVES[t.name];
+    if (primitive) return primitive;
+    if (this.resolvedTypes.has(t.name)) return this.resolvedTypes.get(t.name);
+    const def = this.types.get(t.name);
+    if (!def) return this.error(`unknown type ${t.name}: expected number, unsigned, float, symbol or a .type name`, t.span);
+    if (active.includes(t.name)) return this.error(`type ${t.name} is defined in terms of itself`, def.name.span);
+    const bases = def.alternatives.map((a) => this.scalar(a, [...active, t.name]));
+    let result: ScalarType | undefined;
+    if (bases.every((b) => b !== undefined)) {
+      result = bases[0];
+      if (bases.some((b) => b !== result)) {
+        this.error(`union type ${t.name} mixes ${[...new Set(bases)].join(' and ')}: expected alternatives of one primitive type`, def.span);
+        result = undefined;
+      }
+    }
+    this.resolvedTypes.set(t.name, result);
+    return result;
+  }
+
+  /** A `.decl` as a LogiQL declaration `p(x, y) -> int32(x), string(y).`; undefined when a type is wrong. */
+  declaration(item: Extract<SItem, { kind: 'decl' }>): Clause | undefined {
+    const name = item.rel.name;
+    const types = item.attributes.map((a) => this.scalar(a.type));
+    for (const q of item.qualifiers) {
+      if (q.name === 'input') this.inputs.set(name, item.rel);
+      else if (q.name === 'output') this.outputs.add(name);
+      else if (!IGNORED_QUALIFIERS.has(q.name)) this.error(`the ${q.name} qualifier is not supported`, q.span);
+    }
+    // A second declaration goes on to the LogiQL checks, which report the duplicate.
+    if (!this.decls.has(name)) this.decls.set(name, complete(types));
+    if (!complete(types)) return undefined;
+    const head: Atom = {
+      kind: 'atom',
+      pred: item.rel.name,
+      args: item.attributes.map((a) => ({ kind: 'var', name: a.name.name, span: a.name.span })),
+      span: item.span,
+      predSpan: item.rel.span,
+    };
+    const typeAtoms: Formula[] = item.attributes.map((a, i) => ({
+      kind: 'atom',
+      pred: types[i]!,
+      args: [{ kind: 'var', name: a.name.name, span: a.name.span }],
+      span: a.type.span,
+      predSpan: a.type.span,
+    }));
+    return { kind: 'decl', head, body: { kind: 'and', items: typeAtoms, span: item.span }, span: item.span };
+  }
+
+  io(item: Extract<SItem, { kind: 'io' }>): void {
+    for (const target of item.targets) {
+      if (!this.decls.has(target.rel.name)) {
+        this.error(`undefined relation ${target.rel.name}: expected a .decl for it`, target.rel.span);
+        continue;
+      }
+      if (item.direction === 'input') {
+        if (this.checkInputOptions(target)) this.inputs.set(target.rel.name, target.rel);
+      } else if (this.checkOutputOptions(target)) {
+        this.outputs.add(target.rel.name);
+      }
+    }
+  }
+
+  /** Facts come from `<dir>/<p>.facts` (or .tsv/.csv/.tbl): options may only restate that. */
+  private checkInputOptions(target: IoTarget): boolean {
+    const rel = target.rel.name;
+    const problems = this.ioKindProblems(target);
+    const filename = target.options.find((o) => o.key === 'filename');
+    const format = FACTS_FILES.find(([ext]) => (filename?.value ?? `${rel}.facts`) === rel + ext);
+    if (filename && !format) {
+      const names = FACTS_FILES.map(([ext]) => rel + ext).join(', ');
+      problems.push([`filename "${filename.value}" is not supported: facts for ${rel} are read from ${names} in the facts directory`, filename.span]);
+    }
+    const delimiter = target.options.find((o) => o.key === 'delimiter');
+    if (format && delimiter && delimiter.value !== format[1]) {
+      problems.push([`delimiter ${JSON.stringify(delimiter.value)} does not match ${rel}${format[0]}: expected ${JSON.stringify(format[1])}`, delimiter.span]);
+    }
+    for (const o of target.options) {
+      if (!['IO', 'filename', 'delimiter'].includes(o.key)) problems.push([`the IO option ${o.key} is not supported`, o.span]);
+    }
+    return this.none(problems);
+  }
+
+  /** Outputs go where the run says (stdout, or `<out>/<p>.csv` with --output-dir): options may not redirect them. */
+  private checkOutputOptions(target: IoTarget): boolean {
+    const problems = this.ioKindProblems(target);
+    for (const o of target.options) {
+      if (o.key !== 'IO') problems.push([`the IO option ${o.key} is not supported for .output (use --output-dir)`, o.span]);
+    }
+    return this.none(problems);
+  }
+
+  private ioKindProblems(target: IoTarget): [string, SourceSpan][] {
+    const io = target.options.find((o) => o.key === 'IO');
+    return !io || io.value === 'file' || io.value === 'stdout' ? [] : [[`IO=${io.value} is not supported: expected IO=file`, io.span]];
+  }
+
+  /** Every relation a clause names must be declared; the clause is dropped if one is not. */
+  private defined(atoms: SAtom[]): boolean {
+    const undefinedAt = atoms.filter((a) => !this.decls.has(a.rel));
+    const ok = this.none(undefinedAt.map((a) => [`undefined relation ${a.rel}: expected a .decl for it`, a.relSpan]));
+    return ok && atoms.every((a) => this.decls.get(a.rel));
+  }
+
+  fact(item: Extract<SItem, { kind: 'fact' }>): Clause | undefined {
+    const head = this.atom(item.atom);
+    if (!this.defined([item.atom]) || !head) return undefined;
+    return { kind: 'fact', head, span: item.span };
+  }
+
+  /** One LogiQL rule per head, plus one per aggregate (see liftAggregates). */
+  rules(item: Extract<SItem, { kind: 'rule' }>): Clause[] {
+    if (!this.defined([...item.heads, ...bodyAtoms(item.body)])) return [];
+    const { rule, lifted } = this.lift(item);
+    const heads = rule.heads.map((h) => this.atom(h));
+    const disjuncts = this.dnf(rule.body);
+    const helpers = lifted.flatMap((l) => this.aggregateRules(l));
+    if (!disjuncts || !complete(heads)) return [];
+    const body: Formula = disjuncts.length === 1 ? conj(disjuncts[0]!) : { kind: 'or', items: disjuncts.map(conj), span: item.body.span };
+    return [...heads.map((head): Clause => ({ kind: 'rule', head, body, span: item.span })), ...helpers];
+  }
+
+  private lift(rule: LiftableRule): ReturnType<typeof liftAggregates> {
+    const result = liftAggregates(rule, () => ++this.aggregateCount);
+    for (const l of result.lifted) this.helpers.add(l.head.rel);
+    if (result.usesUnit) this.helpers.add(UNIT);
+    return result;
+  }
+
+  /** `$aggK(g..., r) <- agg<<r = fn(v)>> body`, and the rules of aggregates nested in its body. */
+  private aggregateRules(a: AggregateRule): Clause[] {
+    const { rule, lifted } = this.lift({ heads: [a.head], body: a.body });
+    const head = this.atom(rule.heads[0]!);
+    const disjuncts = this.dnf(rule.body);
+    const nested = lifted.flatMap((l) => this.aggregateRules(l));
+    if (!head || !disjuncts) return [];
+    if (disjuncts.length !== 1) {
+      this.error('disjunction (;) inside an aggregate (or a count or sum nested in one) is not supported yet', a.body.span);
+      return [];
+    }
+    const args: Term[] = a.arg === undefined ? [] : [{ kind: 'var', name: a.arg, span: a.span }];
+    const binding = { target: a.result, fn: a.fn === 'mean' ? 'avg' : a.fn, args, span: a.span };
+    const body: Formula = { kind: 'agg', bindings: [binding], body: conj(disjuncts[0]!), span: a.span };
+    return [{ kind: 'rule', head, body, span: a.span }, ...nested];
+  }
+
+  /** Input relations are base relations; a declared relation with no way to get tuples is worth a warning. */
+  checkSources(items: SItem[]): void {
+    const heads = new Set(items.flatMap((item) => (item.kind === 'rule' ? item.heads.map((h) => h.rel) : [])));
+    const facts = new Set(items.flatMap((item) => (item.kind === 'fact' ? [item.atom.rel] : [])));
+    for (const [rel, name] of this.inputs) {
+      if (heads.has(rel)) this.error(`.input relation ${rel} also has rules: not supported yet (facts files are read only for relations without rules)`, name.span);
+    }
+    for (const item of items) {
+      const rel = item.kind === 'decl' ? item.rel : undefined;
+      if (rel && this.decls.get(rel.name) && !heads.has(rel.name) && !facts.has(rel.name) && !this.inputs.has(rel.name)) {
+        this.diagnostics.push({ severity: 'warning', message: `relation ${rel.name} has no facts or rules and is not .input: it is always empty`, span: rel.span });
+      }
+    }
+  }
+
+  /** Disjunctive normal form: a list of conjunctions of literals; undefined when a term is unsupported. */
+  private dnf(f: SFormula): Formula[][] | undefined {
+    switch (f.kind) {
+      case 'atom': {
+        const a = this.atom(f);
+        return a && [[a]];
+      }
+      case 'compare': {
+        const left = this.term(f.left);
+        const right = this.term(f.right);
+        return left && right && [[{ kind: 'compare', op: f.op, left, right, span: f.span }]];
+      }
+      case 'not': {
+        // De Morgan: !(a1, a2 ; b) is (!a1 ; !a2), !b, back in normal form.
+        const inner = this.dnf(f.body);
+        if (!inner) return undefined;
+        let result: Formula[][] = [[]];
+        for (const conj of inner) result = result.flatMap((left) => conj.map((l) => [...left, negate(l)]));
+        return result;
+      }
+      case 'and': {
+        let result: Formula[][] = [[]];
+        for (const item of f.items) {
+          const d = this.dnf(item);
+          if (!d) return undefined;
+          result = result.flatMap((left) => d.map((right) => [...left, ...right]));
+        }
+        return result;
+      }
+      case 'or': {
+        const parts = f.items.map((item) => this.dnf(item));
+        return complete(parts) ? parts.flat() : undefined;
+      }
+    }
+  }
+
+  private atom(a: SAtom): Atom | undefined {
+    const args = a.args.map((t) => this.term(t));
+    return complete(args) ? { kind: 'atom', pred: a.rel, args, span: a.span, predSpan: a.relSpan } : undefined;
+  }
+
+  private term(t: STerm): Term | undefined {
+    switch (t.kind) {
+      case 'var':
+      case 'wildcard':
+      case 'string':
+        return t;
+      case 'int':
+        return { kind: 'int', value: t.value, suffix: t.unsigned ? 'u' : '', span: t.span };
+      case 'float':
+        return { kind: 'real', text: t.text, span: t.span };
+      case 'neg': {
+        const operand = this.term(t.operand);
+        return operand && { kind: 'neg', operand, span: t.span };
+      }
+      case 'binary': {
+        if (t.op === '^') return this.error('the power operator ^ is not supported yet', t.span);
+        const left = this.term(t.left);
+        const right = this.term(t.right);
+        return left && right && { kind: 'binary', op: t.op, left, right, span: t.span };
+      }
+      case 'call':
+        return this.error(`functors are not supported yet: ${t.name}(...) (expected a variable, constant or arithmetic)`, t.nameSpan);
+      case 'aggregate':
+        // Rules lift their aggregates first: one here stands in a fact.
+        return this.error(`facts must be ground: expected a constant, not an aggregate`, t.fnSpan);
+    }
+  }
+}
+
+/** Literals are atoms, comparisons and their negations. */
+function negate(l: Formula): Formula {
+  return l.kind === 'not' ? l.body : { kind: 'not', body: l, span: l.span };
+}
+
+function conj(items: Formula[]): Formula {
+  return items.length === 1 ? items[0]! : { kind: 'and', items, span: joinAll(items.map((f) => f.span)) };
+}
+
+function complete<T>(xs: (T | undefined)[]): xs is T[] {
+  return xs.every((x) => x !== undefined);
+}
+
+function joinAll(spans: SourceSpan[]): SourceSpan {
+  return { file: spans[0]!.file, start: spans[0]!.start, end: spans[spans.length - 1]!.end };
+}
+
+/** Atoms of a body, aggregate bodies included: each must name a declared relation. */
+function bodyAtoms(f: SFormula): SAtom[] {
+  switch (f.kind) {
+    case 'atom':
+      return [f, ...f.args.flatMap(termAtoms)];
+    case 'compare':
+      return [...termAtoms(f.left), ...termAtoms(f.right)];
+    case 'not':
+      return bodyAtoms(f.body);
+    case 'and':
+    case 'or':
+      return f.items.flatMap(bodyAtoms);
+  }
+}
+
+function termAtoms(t: STerm): SAtom[] {
+  switch (t.kind) {
+    case 'neg':
+      return termAtoms(t.operand);
+    case 'binary':
+      return [...termAtoms(t.left), ...termAtoms(t.right)];
+    case 'call':
+      return t.args.flatMap(termAtoms);
+    case 'aggregate':
+      return [...(t.target ? termAtoms(t.target) : []), ...bodyAtoms(t.body)];
+    default:
+      return [];
+  }
+}
+
+export function toLogic(asts: SouffleAst[], diagnostics: Diagnostic[]): SouffleProgram {
+  const c = new Converter(diagnostics);
+  const items = asts.flatMap((ast) => ast.items);
+  // Types and declarations first: Soufflé lets uses come before them.
+  for (const item of items) if (item.kind === 'type') c.collectType(item);
+  const decls = new Map<SItem, Clause | undefined>(items.flatMap((item) => (item.kind === 'decl' ? [[item, c.declaration(item)]] : [])));
+  for (const item of items) if (item.kind === 'io') c.io(item);
+  c.checkSources(items);
+  const files = asts.map((ast): SourceAst => {
+    const clauses = ast.items.flatMap((item): Clause[] => {
+      switch (item.kind) {
+        case 'decl': {
+          const decl = decls.get(item);
+          return decl ? [decl] : [];
+        }
+        case 'fact': {
+          const fact = c.fact(item);
+          return fact ? [fact] : [];
+        }
+        case 'rule':
+          return c.rules(item);
+        case 'type':
+        case 'io':
+          return [];
+      }
+    });
+    return { file: ast.file, clauses };
+  });
+  if (c.helpers.has(UNIT)) {
+    const span = items.find((item) => item.kind === 'rule')!.span;
+    const zero: Term = { kind: 'int', value: 0n, suffix: '', span };
+    files.push({ file: files[0]!.file, clauses: [{ kind: 'fact', head: { kind: 'atom', pred: UNIT, args: [zero], span, predSpan: span }, span }] });
+  }
+  const relations = new Set([...items.flatMap((item) => (item.kind === 'decl' ? [item.rel.name] : [])), ...c.helpers]);
+  return { files, relations, outputs: c.outputs };
+}
