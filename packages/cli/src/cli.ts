@@ -4,8 +4,9 @@ import { z } from 'zod';
 import { compileFile, parseByteSize, Program, RunLimitError, type RunOptions } from '@vixen/runtime';
 import { printKir } from '@vixen/kernel-ir';
 import { planToDot, printPlan, renderDiagnostics, VixenError } from '@vixen/queryplan';
+import { benchCommand } from './bench.js';
 import { buildBundle } from './bundle.js';
-import { renderResults, writeOutputDir, type OutputFormat } from './format.js';
+import { ConstraintViolations, renderResults, writeOutputDir, type OutputFormat } from './format.js';
 import { explainDot, explainText, formatProfile, formatStats, progressLine } from './report.js';
 
 const runOptionsSchema = z.object({
@@ -104,8 +105,9 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
       const sources = { ...(opts.facts !== undefined ? { factsDir: opts.facts } : {}) };
       const outputs = opts.output;
       let relations;
+      let violations;
       if (opts.reference) {
-        relations = await prog.interpret({ ...sources, ...(outputs ? { outputs } : {}) });
+        ({ relations, violations } = await prog.interpretChecked({ ...sources, ...(outputs ? { outputs } : {}) }));
         err('evaluated by the reference interpreter\n');
       } else {
         const result = await runReporting(prog, err, progress, { stats: opts.stats, profile: opts.profile }, {
@@ -119,7 +121,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
         err(`adapter: ${result.adapter}\n`);
         if (opts.stats) err(formatStats(result.stats));
         if (opts.profile) err(formatProfile(result.stats, prog.plan));
-        relations = result.relations;
+        ({ relations, violations } = result);
       }
       const decls = new Map(prog.relations.map((r) => [r.name, r]));
       if (opts.outputDir !== undefined) {
@@ -127,6 +129,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
       } else {
         out(renderResults(opts.format as OutputFormat, relations, decls));
       }
+      if (violations.length > 0) throw new ConstraintViolations(violations, decls);
     });
 
   program
@@ -195,6 +198,8 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
       out(`total ${(report.totalBytes / 2 ** 20).toFixed(1)} MiB; run it as ${dir}/vixen run FILE\n`);
     });
 
+  program.addCommand(benchCommand(out, err));
+
   return program;
 }
 
@@ -239,6 +244,10 @@ export async function runCli(
     return 0;
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
+    if (e instanceof ConstraintViolations) {
+      err(e.message);
+      return 3;
+    }
     if (e instanceof VixenError) {
       err(renderDiagnostics(e.diagnostics, e.sources) + '\n');
       return 1;

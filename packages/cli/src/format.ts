@@ -1,7 +1,7 @@
 /** Renders result relations as text tables, CSV or JSON, and writes per-relation files. */
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatValue, type RelationDecl, type Row, type Value } from '@vixen/queryplan';
+import { formatValue, formatViolation, type RelationDecl, type Row, type Value, type Violation } from '@vixen/queryplan';
 
 export type OutputFormat = 'table' | 'csv' | 'json';
 
@@ -89,4 +89,12 @@ export function writeOutputDir(
   }
   for (const { tmp, path } of staged) renameSync(tmp, path);
   return staged.map((s) => s.path);
+}
+
+/** Violated constraints after a run: the CLI prints them on stderr and exits with status 3. */
+export class ConstraintViolations extends Error {
+  constructor(violations: readonly Violation[], decls: ReadonlyMap<string, RelationDecl>) {
+    super(violations.map((v) => `error: ${formatViolation(v, decls.get(v.constraint.relation)!.columns)}`).join('\n') + '\n');
+    this.name = 'ConstraintViolations';
+  }
 }

@@ -34,6 +34,8 @@ function constantsOf(e: Expr): ConstExpr[] {
       return [e];
     case 'binary':
       return [...constantsOf(e.left), ...constantsOf(e.right)];
+    case 'call':
+      return e.args.flatMap(constantsOf);
   }
 }
 

@@ -1,6 +1,6 @@
 /** Shared WGSL building blocks: module header, thread indexing, typed comparisons, expression words. */
 import { wordsOf } from '@vixen/queryplan';
-import type { ArithOp, CompareOp, Expr, Predicate, ScalarType } from '@vixen/queryplan';
+import type { ArithOp, BuiltinFn, CompareOp, Expr, Predicate, ScalarType } from '@vixen/queryplan';
 import { PASS_LAYOUTS, type PassName } from './passes.js';
 
 /** Vec4s of the uniform array: sizes plus `constWords` constant words. */
@@ -80,6 +80,7 @@ export type ColumnResolver = (index: number) => string[];
  */
 function exprValue(e: Expr, cols: ColumnResolver, constOffsets: ReadonlyMap<Expr, number>): string {
   if (e.kind === 'binary') return arithCode(e.op, e.type, exprValue(e.left, cols, constOffsets), exprValue(e.right, cols, constOffsets));
+  if (e.kind === 'call') return builtinCode(e.fn, e.args.map((a) => exprValue(a, cols, constOffsets)));
   const words = exprWords(e, cols, constOffsets);
   return words.length === 1 ? words[0]! : `vec2<u32>(${words.join(', ')})`;
 }
@@ -93,7 +94,8 @@ export function exprWords(e: Expr, cols: ColumnResolver, constOffsets: ReadonlyM
       if (offset === undefined) throw new Error('internal: constant without a params slot');
       return constantWords(offset, e.type);
     }
-    case 'binary': {
+    case 'binary':
+    case 'call': {
       const v = exprValue(e, cols, constOffsets);
       return wordsOf(e.type) === 1 ? [v] : [`(${v}).x`, `(${v}).y`];
     }
@@ -130,6 +132,43 @@ function arithCode(op: ArithOp, type: ScalarType, a: string, b: string): string 
     case 'boolean':
     case 'date':
       throw new Error(`internal: arithmetic on ${type}`);
+  }
+}
+
+/** A scalar built-in on WGSL values (see exprValue); semantics as `evalBuiltin`. */
+function builtinCode(fn: BuiltinFn, [a, b]: string[]): string {
+  const ext = (v: string) => `vec2<u32>(${v}, select(0u, 0xffffffffu, (${v} >> 31u) != 0u))`;
+  switch (fn) {
+    case 'date:year':
+      return `civilDate(${a}).x`;
+    case 'date:month':
+      return `civilDate(${a}).y`;
+    case 'date:day':
+      return `civilDate(${a}).z`;
+    case 'date:add_days':
+      return `(${a} + ${b})`;
+    case 'int32:from_int64':
+    case 'uint32:from_int64':
+      return `(${a}).x`;
+    case 'int32:from_uint32':
+    case 'uint32:from_int32':
+      return a!;
+    case 'int32:from_decimal':
+      return `divI64(${a}, vec2<u32>(10000u, 0u)).x`;
+    case 'int32:from_float32':
+      return `f32ToI32(${a})`;
+    case 'int64:from_int32':
+      return ext(a!);
+    case 'int64:from_uint32':
+      return `vec2<u32>(${a}, 0u)`;
+    case 'int64:from_decimal':
+      return `divI64(${a}, vec2<u32>(10000u, 0u))`;
+    case 'decimal:from_int32':
+      return `mul64(${ext(a!)}, vec2<u32>(10000u, 0u))`;
+    case 'decimal:from_int64':
+      return `mul64(${a}, vec2<u32>(10000u, 0u))`;
+    case 'float32:from_int32':
+      return `canonF32(f32(bitcast<i32>(${a})))`;
   }
 }
 
@@ -247,6 +286,33 @@ fn divmodU128(n: vec4<u32>, d: vec4<u32>) -> DivMod128 {
     }
   }
   return DivMod128(q, r);
+}`,
+  },
+  // Proleptic Gregorian (year, month, day) of a day number (days since 1970-01-01), after H. Hinnant.
+  civilDate: {
+    deps: [],
+    code: `fn civilDate(d: u32) -> vec3<u32> {
+  let z = bitcast<i32>(d) + 719468;
+  let era = select(z, z - 146096, z < 0) / 146097;
+  let doe = z - era * 146097;
+  let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  let mp = (5 * doy + 2) / 153;
+  let day = doy - (153 * mp + 2) / 5 + 1;
+  let month = select(mp - 9, mp + 3, mp < 10);
+  let year = yoe + era * 400 + select(0, 1, month <= 2);
+  return vec3<u32>(bitcast<u32>(year), bitcast<u32>(month), bitcast<u32>(day));
+}`,
+  },
+  // Truncation toward zero, saturating; NaN gives 0.
+  f32ToI32: {
+    deps: [],
+    code: `fn f32ToI32(a: u32) -> u32 {
+  let x = bitcast<f32>(a);
+  if (x != x) { return 0u; }
+  if (x >= 2147483647.0) { return 0x7fffffffu; }
+  if (x <= -2147483648.0) { return 0x80000000u; }
+  return bitcast<u32>(i32(x));
 }`,
   },
   // Signed 128-bit values (aggregation accumulators): sign extension, negation, range check, 128 x 32 product.

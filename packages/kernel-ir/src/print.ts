@@ -10,6 +10,8 @@ function formatExpr(e: Expr): string {
       return printConst(e.type, e.value);
     case 'binary':
       return `(${formatExpr(e.left)} ${e.op} ${formatExpr(e.right)})`;
+    case 'call':
+      return `${e.fn}[${e.args.map(formatExpr).join(', ')}]`;
   }
 }
 

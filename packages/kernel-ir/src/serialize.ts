@@ -5,8 +5,8 @@
  * how to read them back. `parseKir` checks every node with zod, then runs `validateKir`.
  */
 import { z } from 'zod';
-import { AGGREGATE_FNS, ARITH_OPS, errorAt, SCALAR_TYPES, VixenError, type Expr, type Row, type ScalarType, type Value } from '@vixen/queryplan';
-import type { AggregateFn, ArithOp } from '@vixen/queryplan';
+import { AGGREGATE_FNS, ARITH_OPS, BUILTINS, errorAt, SCALAR_TYPES, VixenError, type Expr, type Row, type ScalarType, type Value } from '@vixen/queryplan';
+import type { AggregateFn, ArithOp, BuiltinFn } from '@vixen/queryplan';
 import type { KirProgram } from './ir.js';
 import { validateKir, valueHasType } from './validate.js';
 
@@ -79,6 +79,12 @@ const expr: z.ZodType<Expr> = z.discriminatedUnion('kind', [
     op: z.enum(ARITH_OPS as [ArithOp, ...ArithOp[]]),
     left: z.lazy(() => expr),
     right: z.lazy(() => expr),
+    type: scalarType,
+  }),
+  z.strictObject({
+    kind: z.literal('call'),
+    fn: z.enum(Object.keys(BUILTINS) as [BuiltinFn, ...BuiltinFn[]]),
+    args: z.array(z.lazy(() => expr)),
     type: scalarType,
   }),
 ]) as z.ZodType<Expr>;

@@ -3,7 +3,7 @@
  * column types agree with its variables. An error on compiler output is a compiler bug; on a loaded
  * program file it is a bad file.
  */
-import { aggregateType, arithDefined, errorAt, valueHasType as qpValueHasType, type Diagnostic, type Expr, type Predicate, type ScalarType, type Value } from '@vixen/queryplan';
+import { aggregateType, arithDefined, BUILTINS, errorAt, valueHasType as qpValueHasType, type Diagnostic, type Expr, type Predicate, type ScalarType, type Value } from '@vixen/queryplan';
 import type { KirKernel, KirProgram, KirTerminator, VarId } from './ir.js';
 import { kernelInputs } from './ir.js';
 
@@ -47,6 +47,14 @@ class Validator {
       case 'const':
         if (!valueHasType(e.value, e.type)) this.error(`${where}: constant ${String(e.value)} is not a valid ${e.type}`);
         return;
+      case 'call': {
+        for (const a of e.args) this.expr(a, input, where);
+        const sig = BUILTINS[e.fn];
+        if (!sig || e.args.length !== sig.args.length || e.args.some((a, k) => a.type !== sig.args[k]) || e.type !== sig.result) {
+          this.error(`${where}: ${e.fn} applied to (${e.args.map((a) => a.type).join(', ')}) does not give ${e.type}`);
+        }
+        return;
+      }
       case 'binary':
         this.expr(e.left, input, where);
         this.expr(e.right, input, where);

@@ -2,6 +2,7 @@ export * from './diagnostics.js';
 export * from './types.js';
 export * from './arith.js';
 export * from './aggregate.js';
+export * from './builtins.js';
 export * from './output.js';
 export * from './ir.js';
 export * from './print.js';

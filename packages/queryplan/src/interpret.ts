@@ -5,6 +5,7 @@
 import type { Aggregate, Expr, Predicate, QpCommand, QpProgram, RelationDecl, Terminator } from './ir.js';
 import { evalArith } from './arith.js';
 import { evalAggregate } from './aggregate.js';
+import { evalBuiltin } from './builtins.js';
 import { compareRows, compareValues, type Row, type Value } from './types.js';
 import { validatePlan, valueHasType } from './validate.js';
 
@@ -37,6 +38,8 @@ export function evalExpr(e: Expr, tuple: readonly Value[]): Value {
       return e.value;
     case 'binary':
       return evalArith(e.op, e.type, evalExpr(e.left, tuple), evalExpr(e.right, tuple));
+    case 'call':
+      return evalBuiltin(e.fn, e.args.map((a) => evalExpr(a, tuple)));
   }
 }
 

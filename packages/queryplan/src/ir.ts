@@ -5,6 +5,7 @@
  */
 import type { SourceSpan } from './diagnostics.js';
 import type { ArithOp } from './arith.js';
+import type { BuiltinFn } from './builtins.js';
 import type { Row, ScalarType, Value } from './types.js';
 
 export interface Column {
@@ -38,7 +39,9 @@ export type CompareOp = '=' | '!=' | '<' | '<=' | '>' | '>=';
 export type Expr =
   | { kind: 'col'; index: number; type: ScalarType }
   | { kind: 'const'; type: ScalarType; value: Value }
-  | { kind: 'binary'; op: ArithOp; left: Expr; right: Expr; type: ScalarType };
+  | { kind: 'binary'; op: ArithOp; left: Expr; right: Expr; type: ScalarType }
+  /** A scalar built-in (builtins.ts); arguments and result have the built-in's types. */
+  | { kind: 'call'; fn: BuiltinFn; args: Expr[]; type: ScalarType };
 
 /** Filters are conjunctions of predicates. Both operands of a comparison have the same type. */
 export type Predicate = { kind: 'compare'; op: CompareOp; left: Expr; right: Expr };

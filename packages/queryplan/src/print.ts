@@ -36,6 +36,8 @@ export function printExpr(e: Expr): string {
       return printConst(e.type, e.value);
     case 'binary':
       return `(${printExpr(e.left)} ${e.op} ${printExpr(e.right)})`;
+    case 'call':
+      return `${e.fn}[${e.args.map(printExpr).join(', ')}]`;
   }
 }
 

@@ -7,6 +7,7 @@ import { commandInputs, type Expr, type Predicate, type QpCommand, type QpProgra
 import { printCommand, printPredicate } from './print.js';
 import { arithDefined } from './arith.js';
 import { aggregateType } from './aggregate.js';
+import { BUILTINS } from './builtins.js';
 import type { ScalarType, Value } from './types.js';
 
 const INT32_MIN = -(2 ** 31);
@@ -112,6 +113,15 @@ export function validatePlan(p: QpProgram): Diagnostic[] {
         if (!l || !r) return undefined;
         if (l !== e.type || r !== e.type || !arithDefined(e.op, e.type)) {
           report(`${where}: arithmetic ${l} ${e.op} ${r} does not give ${e.type}`);
+          return undefined;
+        }
+        return e.type;
+      }
+      case 'call': {
+        const sig = BUILTINS[e.fn];
+        const args = e.args.map((a) => exprType(a, input, where));
+        if (!sig || args.length !== sig.args.length || args.some((t, k) => t !== undefined && t !== sig.args[k]) || e.type !== sig.result) {
+          report(`${where}: ${e.fn}[${args.join(', ')}] does not give ${e.type}`);
           return undefined;
         }
         return e.type;

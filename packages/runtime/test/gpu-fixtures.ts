@@ -106,7 +106,7 @@ export function constWords(consts: ReadonlyArray<Extract<Expr, { kind: 'const' }
 }
 
 export function evalExpr(e: Expr, row: TestRow): TestValue {
-  if (e.kind === 'binary') throw new Error('test fixtures do not evaluate arithmetic');
+  if (e.kind === 'binary' || e.kind === 'call') throw new Error('test fixtures do not evaluate arithmetic or built-ins');
   return e.kind === 'col' ? row[e.index]! : constValue(e);
 }
 

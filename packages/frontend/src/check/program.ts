@@ -2,7 +2,7 @@
  * The checked core program handed from the checks to lowering: positive and negated atoms, comparisons and
  * assignments over variables, constants and arithmetic. Disjunctions are already split into several rules.
  */
-import type { AggregateFn, ArithOp, Column, Constraint, CompareOp, Row, ScalarType, SourceSpan, Value } from '@vixen/queryplan';
+import type { AggregateFn, ArithOp, BuiltinFn, Column, Constraint, CompareOp, Row, ScalarType, SourceSpan, Value } from '@vixen/queryplan';
 import type { Clause, IntLit } from '../syntax/ast.js';
 
 export type OrderClause = Extract<Clause, { kind: 'order' }>;
@@ -21,7 +21,9 @@ export type SimpleTerm =
   | { kind: 'var'; name: string; span: SourceSpan }
   | { kind: 'wildcard'; span: SourceSpan }
   | LiteralTerm
-  | { kind: 'binary'; op: ArithOp; left: SimpleTerm; right: SimpleTerm; span: SourceSpan };
+  | { kind: 'binary'; op: ArithOp; left: SimpleTerm; right: SimpleTerm; span: SourceSpan }
+  /** A scalar built-in applied to terms (`date:year[d]`). */
+  | { kind: 'call'; fn: BuiltinFn; args: SimpleTerm[]; span: SourceSpan };
 
 export interface CoreAtom {
   pred: string;
@@ -102,7 +104,8 @@ export type TypedTerm =
   | { kind: 'var'; name: string; type: ScalarType }
   | { kind: 'const'; type: ScalarType; value: Value }
   | { kind: 'wildcard'; type: ScalarType }
-  | { kind: 'binary'; op: ArithOp; left: TypedTerm; right: TypedTerm; type: ScalarType };
+  | { kind: 'binary'; op: ArithOp; left: TypedTerm; right: TypedTerm; type: ScalarType }
+  | { kind: 'call'; fn: BuiltinFn; args: TypedTerm[]; type: ScalarType };
 
 export interface TypedAtom {
   pred: string;

@@ -15,12 +15,15 @@ export function termVars(t: SimpleTerm): Extract<SimpleTerm, { kind: 'var' }>[] 
       return [t];
     case 'binary':
       return [...termVars(t.left), ...termVars(t.right)];
+    case 'call':
+      return t.args.flatMap(termVars);
     default:
       return [];
   }
 }
 
 function wildcards(t: SimpleTerm): SimpleTerm[] {
+  if (t.kind === 'call') return t.args.flatMap(wildcards);
   return t.kind === 'wildcard' ? [t] : t.kind === 'binary' ? [...wildcards(t.left), ...wildcards(t.right)] : [];
 }
 

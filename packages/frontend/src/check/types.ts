@@ -7,6 +7,7 @@
  */
 import {
   aggregateType,
+  BUILTINS,
   arithDefined,
   DECIMAL_SCALE,
   errorAt,
@@ -115,6 +116,8 @@ function synth(t: SimpleTerm, vars: ReadonlyMap<string, Inferred | undefined>): 
       const r = synth(t.right, vars);
       return l === undefined || r === undefined ? undefined : unify(l, r);
     }
+    case 'call':
+      return BUILTINS[t.fn].result;
     default:
       return literalType(t);
   }
@@ -199,16 +202,18 @@ class TypeChecker {
         });
       }
     }
-    const blocked = this.blocked();
-    // A head column whose arithmetic does not type-check is reported there, not as "cannot infer".
+    const illTypedHeads = new Set<string>();
+    // A head column whose arithmetic or aggregate does not type-check is reported there, not as "cannot infer".
     for (const rule of this.program.rules) {
       const vars: VarTypes = new Map();
       for (const a of rule.atoms) a.args.forEach((t, i) => t.kind === 'var' && vars.set(t.name, widen(vars.get(t.name), inferred.get(a.pred)![i])));
       for (const a of rule.assignments) vars.set(a.name, synth(a.expr, vars));
       bindAggregates(rule, vars);
       const illTyped = (t: SimpleTerm) => t.kind === 'binary' && synth(t, vars) === undefined;
-      if (rule.head.args.some(illTyped) || rule.assignments.some((a) => illTyped(a.expr))) blocked.add(rule.head.pred);
+      const badAggregate = rule.aggregate?.some((b) => b.arg !== undefined && vars.get(b.arg) !== undefined && vars.get(b.target) === undefined);
+      if (badAggregate || rule.head.args.some(illTyped) || rule.assignments.some((a) => illTyped(a.expr))) illTypedHeads.add(rule.head.pred);
     }
+    const blocked = this.blocked(illTypedHeads);
     for (const p of this.program.preds.values()) {
       const cols = inferred.get(p.name)!.map((t) => (t === undefined ? undefined : settle(t)));
       cols.forEach((t, i) => {
@@ -224,9 +229,9 @@ class TypeChecker {
     }
   }
 
-  /** Incomplete predicates and those whose rules read them: an unknown type there is a consequence, not a cause. */
-  private blocked(): Set<string> {
-    const blocked = new Set(this.program.incomplete);
+  /** Incomplete predicates, `seeds`, and those whose rules read them: an unknown type there is a consequence, not a cause. */
+  private blocked(seeds: ReadonlySet<string>): Set<string> {
+    const blocked = new Set([...this.program.incomplete, ...seeds]);
     for (let grew = true; grew; ) {
       grew = false;
       for (const r of this.program.rules) {
@@ -304,6 +309,15 @@ class TypeChecker {
         }
         return bound?.type === expected ? { kind: 'var', name: t.name, type: expected } : undefined;
       }
+      case 'call': {
+        const sig = BUILTINS[t.fn];
+        if (sig.result !== expected) {
+          this.error(`type mismatch: expected ${expected} for ${what} but ${t.fn} gives ${sig.result}`, t.span);
+          return undefined;
+        }
+        const args = t.args.map((a, k) => this.elaborate(a, sig.args[k]!, `argument ${k + 1} of ${t.fn}`, vars));
+        return complete(args) ? { kind: 'call', fn: t.fn, args, type: expected } : undefined;
+      }
       case 'binary': {
         const types = varTypes(vars);
         if (!this.checkArith(t, types)) return undefined;
@@ -364,6 +378,7 @@ class TypeChecker {
           return { kind: 'var', name: t.name, type };
         }
         case 'binary':
+        case 'call':
           return undefined;
         default: {
           const value = this.constant(t, type, what);

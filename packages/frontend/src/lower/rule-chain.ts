@@ -24,6 +24,8 @@ function termVars(t: TypedTerm): string[] {
       return [t.name];
     case 'binary':
       return [...termVars(t.left), ...termVars(t.right)];
+    case 'call':
+      return t.args.flatMap(termVars);
     case 'const':
     case 'wildcard':
       return [];
@@ -53,6 +55,7 @@ const col = (index: number, type: ScalarType): Expr => ({ kind: 'col', index, ty
 
 /** `divisor != 0` for every division and remainder in `e`, inner ones first. */
 function divisorGuards(e: Expr): Predicate[] {
+  if (e.kind === 'call') return e.args.flatMap(divisorGuards);
   if (e.kind !== 'binary') return [];
   const inner = [...divisorGuards(e.left), ...divisorGuards(e.right)];
   if (e.op !== '/' && e.op !== '%') return inner;
@@ -92,6 +95,10 @@ export function compileRuleBody(
         const left = exprIn(at, t.left);
         const right = exprIn(at, t.right);
         return left && right && { kind: 'binary', op: t.op, left, right, type: t.type };
+      }
+      case 'call': {
+        const args = t.args.map((a) => exprIn(at, a));
+        return args.every((a) => a !== undefined) ? { kind: 'call', fn: t.fn, args: args as Expr[], type: t.type } : undefined;
       }
       case 'wildcard':
         throw new Error('internal compiler error: _ outside a body atom passed the safety check');

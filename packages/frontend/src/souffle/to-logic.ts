@@ -1,8 +1,9 @@
 /**
  * Soufflé AST -> LogiQL AST, so that `.dl` programs go through the same resolution, type, safety and
  * stratification checks and lowering as `.logic` ones. This pass does what only Soufflé has: type names and
- * `.type` aliases, `.input`/`.output`, "every relation is declared", multi-head rules, and disjunctions
- * anywhere in a body (put in disjunctive normal form, which the LogiQL checks split into rules).
+ * `.type` aliases, `.input`/`.output`, "every relation is declared", multi-head rules, disjunctions and
+ * negations anywhere in a body (put in disjunctive normal form, which the LogiQL checks split into rules), and
+ * aggregates used as values (lifted into LogiQL aggregation rules, see aggregates.ts).
  */
 import { errorAt, type Diagnostic, type ScalarType, type SourceSpan } from '@vixen/queryplan';
 import type { Atom, Clause, Formula, SourceAst, Term } from '../syntax/ast.js';
@@ -26,7 +27,7 @@ const FACTS_FILES: readonly [string, string][] = [
 export interface SouffleProgram {
   /** The program as LogiQL clauses, one SourceAst per `.dl` file. */
   files: SourceAst[];
-  /** Relations declared in `.dl` files. */
+  /** Relations declared in `.dl` files, and the helper relations of their aggregates. */
   relations: Set<string>;
   /** Those of them marked `.output`: the only ones printed by default, as in Soufflé. */
   outputs: Set<string>;

@@ -1,0 +1,74 @@
+/**
+ * Soufflé end-to-end cases: one folder per case under tests/souffle with `program.dl`, `facts/*.facts` and
+ * `expected/<relation>.csv` (tab-separated, one file per `.output` relation). Each runs on real WebGPU and must
+ * equal the reference interpreter and the expected files. A case may add `program.logic`, the same program in
+ * LogiQL: it must give the same outputs and, up to which relations are printed, the same query plan.
+ * `VIXEN_UPDATE_GOLDEN=1` rewrites the expected files from the reference interpreter (review the diff!).
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { compileFile, openGpu, type Gpu, type Program } from '@vixen/runtime';
+import { formatValue, printPlan, type QpProgram, type Row } from '@vixen/queryplan';
+
+const casesDir = join(import.meta.dirname, 'souffle');
+const update = process.env.VIXEN_UPDATE_GOLDEN === '1';
+
+function lines(program: Program, rel: string, rows: readonly Row[]): string[] {
+  const types = program.plan!.relations.find((r) => r.name === rel)!.columns.map((c) => c.type);
+  return rows.map((r) => r.map((v, i) => formatValue(v, types[i])).join('\t'));
+}
+
+/** The plan with every relation unprinted: the dialects differ only in which relations they print. */
+function unprinted(plan: QpProgram): string {
+  return printPlan({ ...plan, relations: plan.relations.map((r) => ({ ...r, output: false })) });
+}
+
+let gpu: Gpu;
+beforeAll(async () => {
+  gpu = await openGpu();
+});
+afterAll(() => gpu?.dispose());
+
+describe('soufflé cases', () => {
+  for (const name of readdirSync(casesDir).sort()) {
+    const dir = join(casesDir, name);
+    test(name, async () => {
+      const program = compileFile(join(dir, 'program.dl'));
+      const sources = { factsDir: join(dir, 'facts') };
+      const reference = await program.interpret(sources);
+      const onGpu = await program.run({ ...sources, gpu });
+      const expectedDir = join(dir, 'expected');
+      if (update) {
+        rmSync(expectedDir, { recursive: true, force: true });
+        mkdirSync(expectedDir);
+        for (const [rel, rows] of reference) writeFileSync(join(expectedDir, `${rel}.csv`), lines(program, rel, rows).map((l) => l + '\n').join(''));
+      }
+
+      // Only `.output` relations are printed by default.
+      const outputs = program.outputNames.sort();
+      expect([...reference.keys()].sort()).toEqual(outputs);
+      expect([...onGpu.relations.keys()].sort()).toEqual(outputs);
+      for (const [rel, rows] of reference) {
+        expect(lines(program, rel, onGpu.relations.get(rel)!), `${name}: ${rel}`).toEqual(lines(program, rel, rows));
+      }
+      const expectedFiles = readdirSync(expectedDir).filter((f) => f.endsWith('.csv'));
+      expect(expectedFiles.map((f) => f.replace(/\.csv$/, '')).sort()).toEqual(outputs);
+      for (const f of expectedFiles) {
+        const want = readFileSync(join(expectedDir, f), 'utf8').split('\n').filter((l) => l.length > 0);
+        const rel = f.replace(/\.csv$/, '');
+        expect(lines(program, rel, onGpu.relations.get(rel)!), `${name}: ${f}`).toEqual(want);
+      }
+
+      const logicFile = join(dir, 'program.logic');
+      if (existsSync(logicFile)) {
+        const logic = compileFile(logicFile);
+        const same = await logic.run({ ...sources, gpu, outputs });
+        for (const rel of outputs) {
+          expect(lines(logic, rel, same.relations.get(rel)!), `${name}: ${rel} from program.logic`).toEqual(lines(program, rel, onGpu.relations.get(rel)!));
+        }
+        expect(unprinted(logic.plan!)).toEqual(unprinted(program.plan!));
+      }
+    });
+  }
+});
