@@ -130,6 +130,15 @@ describe('diagnostics', () => {
     expectError(`${EDGE}p(x) <- edge(x, _).\norder p by x limit 2.\nq(x) <- p(x).`, 'order: p has a limit and is read by the rule for q; a limit on a relation that rules read is not supported yet', 3, 1);
   });
 
+  it('built-ins: unknown names, argument counts and types, string built-ins not supported yet', () => {
+    expectError(`${EDGE}q(x) <- edge(x, _), string:lenght[x] = 2.`, 'unknown built-in string:lenght; expected one of date:parse, date:year', 2, 21);
+    expectError(`${EDGE}q(x) <- edge(x, y), y = int32:from_nothing[x].`, 'unknown built-in int32:from_nothing', 2, 25);
+    expectError(`${EDGE}q(x) <- edge(x, y), date:add_days[x] = y.`, 'date:add_days expects 2 arguments, found 1', 2, 21);
+    expectError(`${EDGE}q(x) <- edge(x, _), date:year[x] = 2.`, 'type mismatch: expected date for argument 1 of date:year but variable x is int32', 2, 31);
+    expectError(`${EDGE}s(x) -> string(x).\nq(x) <- s(x), string:like(x, "%a%").`, 'the string built-in string:like is not supported yet', 3, 15);
+    expectError(`${EDGE}q(x) <- edge(int32:from_int64[x], y).`, 'expected a variable or constant in a body atom, not int32:from_int64[...]', 2, 14);
+  });
+
   it('integrity constraints need atoms or comparisons on the right', () => {
     expectError(`${EDGE}edge(x, y) -> agg<<n = count()>> edge(x, _).`, 'expected atoms, negated atoms or comparisons on the right of an integrity constraint', 2, 15);
   });

@@ -3,7 +3,7 @@
  * arities, finds undeclared predicates, and reduces rules to the core forms lowering handles, reporting
  * every not-yet-supported form where it stands.
  */
-import { AGGREGATE_FNS, errorAt, parseDate, SCALAR_TYPES, type AggregateFn, type Constraint, type CompareOp, type Diagnostic, type ScalarType, type SourceSpan } from '@vixen/queryplan';
+import { AGGREGATE_FNS, BUILTINS, errorAt, isBuiltin, parseDate, SCALAR_TYPES, type AggregateFn, type Constraint, type CompareOp, type Diagnostic, type ScalarType, type SourceSpan } from '@vixen/queryplan';
 import { conjuncts, type AggBinding, type Atom, type Clause, type Formula, type FuncAtom, type Head, type SourceAst, type Term } from '../syntax/ast.js';
 import { formatLocation } from '../syntax/span.js';
 import type { CoreAggBinding, CoreAtom, CoreComparison, CoreRule, DeclaredColumn, OrderClause, PredInfo, ResolvedProgram, SimpleTerm } from './program.js';
@@ -199,6 +199,11 @@ class Resolver {
     const literal = (f: Formula, positive: boolean): void => {
       switch (f.kind) {
         case 'atom': {
+          if (isBuiltinName(f.pred)) {
+            this.error(unknownBuiltin(f.pred), f.predSpan);
+            ok = false;
+            return;
+          }
           const atom = this.use(f) ? this.coreAtom(f, 'atom') : undefined;
           if (!atom) ok = false;
           else (positive ? atoms : negated).push(atom);
@@ -218,10 +223,20 @@ class Resolver {
           ok = false;
           if (f.items.length > 0) this.error('expected one atom or comparison after !', f.span);
           return;
-        case 'funcAtom':
+        case 'funcAtom': {
+          if (isBuiltin(f.pred) || isBuiltinName(f.pred)) {
+            // `date:year[d] = y` is the comparison (or assignment) y = date:year[d].
+            const call = this.apply({ kind: 'apply', name: f.pred, args: f.keys, span: f.span, nameSpan: f.predSpan });
+            const value = f.values.length === 1 ? this.simpleTerm(f.values[0]!, 'value') : undefined;
+            if (f.values.length !== 1) this.error(`${f.pred}[...] has one value, found ${f.values.length}`, f.span);
+            if (call && value) comparisons.push({ op: positive ? '=' : '!=', left: value, right: call, span: f.span });
+            else ok = false;
+            return;
+          }
           if (!this.useFunctional(f)) ok = false;
           else return literal(flatten(f), positive);
           return;
+        }
         case 'or':
         case 'agg':
           this.error(NOT_SUPPORTED[f.kind], f.span);
@@ -263,8 +278,12 @@ class Resolver {
         if (!left || !right) return undefined;
         return { kind: 'binary', op: t.kind === 'neg' ? '-' : t.op, left, right, span: t.span };
       }
-      case 'apply':
-        return this.apply(t);
+      case 'apply': {
+        const applied = this.apply(t);
+        if (applied?.kind !== 'call' || place === 'value') return applied;
+        this.error(`expected a variable or constant ${place === 'fact' ? 'in a fact' : 'in a body atom'}, not ${t.name}[...]; bind it with = first (q(y), y = ${t.name}[x])`, t.span);
+        return undefined;
+      }
     }
   }
 
@@ -289,10 +308,19 @@ class Resolver {
     return { kind: 'real', text: m[1]!, suffix: suffix as '' | 'd' | 'f', span };
   }
 
-  /** Only `date:parse["YYYY-MM-DD"]` is a value so far: a constant, folded here. */
+  /** A built-in applied as a value: `date:parse["YYYY-MM-DD"]` is a constant, folded here; the others calls. */
   private apply(t: Extract<Term, { kind: 'apply' }>): SimpleTerm | undefined {
+    if (isBuiltin(t.name)) {
+      const arity = BUILTINS[t.name].args.length;
+      if (t.args.length !== arity) {
+        this.error(`${t.name} expects ${plural(arity, 'argument')}, found ${t.args.length}`, t.span);
+        return undefined;
+      }
+      const args = t.args.map((a) => this.simpleTerm(a, 'value'));
+      return args.every((a) => a !== undefined) ? { kind: 'call', fn: t.name, args: args as SimpleTerm[], span: t.span } : undefined;
+    }
     if (t.name !== 'date:parse') {
-      this.error(NOT_SUPPORTED.apply, t.span);
+      this.error(isBuiltinName(t.name) ? unknownBuiltin(t.name) : NOT_SUPPORTED.apply, isBuiltinName(t.name) ? t.nameSpan : t.span);
       return undefined;
     }
     const arg = t.args[0];
@@ -400,6 +428,20 @@ class Resolver {
       }
     }
   }
+}
+
+/** Names in a built-in namespace (`string:`, `date:`, `int32:`, ...) are reserved for built-ins. */
+function isBuiltinName(name: string): boolean {
+  const ns = name.split(':')[0]!;
+  return name.includes(':') && (TYPE_NAMES.has(ns) || ns === 'date' || ns === 'string');
+}
+
+/** String built-ins of LANGUAGE.md still to come (they need per-run tables over the string dictionary). */
+const STRING_BUILTINS = new Set(['string:length', 'string:substring', 'string:like', 'string:startswith']);
+
+function unknownBuiltin(name: string): string {
+  if (STRING_BUILTINS.has(name)) return `the string built-in ${name} is not supported yet`;
+  return `unknown built-in ${name}; expected one of date:parse, ${Object.keys(BUILTINS).join(', ')}`;
 }
 
 /** `_` in the positive atoms of an aggregated body: a fresh variable each, so every distinct tuple counts. */
