@@ -1,29 +1,13 @@
 /** Human-readable kernel IR, for `--dump-kir`, debugging and tests. */
-import { printAggregate, printConst, type Expr, type Predicate } from '@vixen/queryplan';
+import { printAggregate, printExpr, printPredicate, type Expr, type Predicate } from '@vixen/queryplan';
 import type { KirCommand, KirKernel, KirProgram, KirTerminator, VarId } from './ir.js';
 
-function formatExpr(e: Expr): string {
-  switch (e.kind) {
-    case 'col':
-      return `#${e.index}`;
-    case 'const':
-      return printConst(e.type, e.value);
-    case 'binary':
-      return `(${formatExpr(e.left)} ${e.op} ${formatExpr(e.right)})`;
-    case 'call':
-      return `${e.fn}[${e.args.map(formatExpr).join(', ')}]`;
-  }
-}
-
-function formatPredicate(p: Predicate): string {
-  return `${formatExpr(p.left)} ${p.op} ${formatExpr(p.right)}`;
-}
 
 const columnList = (cols: readonly number[]): string => `(${cols.map((c) => `#${c}`).join(', ')})`;
 
 function formatMap(filter: readonly Predicate[], project: readonly Expr[]): string {
-  const where = filter.length > 0 ? ` where ${filter.map(formatPredicate).join(' and ')}` : '';
-  return `${where} -> (${project.map(formatExpr).join(', ')})`;
+  const where = filter.length > 0 ? ` where ${filter.map(printPredicate).join(' and ')}` : '';
+  return `${where} -> (${project.map(printExpr).join(', ')})`;
 }
 
 function formatKernel(k: KirKernel, name: (v: VarId) => string): string {

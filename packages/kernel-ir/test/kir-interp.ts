@@ -4,7 +4,7 @@
  * as it runs, the contracts lowering relies on: kernel inputs sorted as required, every QP relation
  * variable canonical after every command, and no read of a freed (or never written) temporary.
  */
-import { compareRows, compareValues, evalAggregate, evalExpr, rowKey, type Expr, type Predicate, type Row, type ScalarType, type Value } from '@vixen/queryplan';
+import { compareRows, compareValues, evalAggregate, evalExpr, predicateHolds, rowKey, type Expr, type Predicate, type Row, type ScalarType, type Value } from '@vixen/queryplan';
 import { kernelInputs, type KirKernel, type KirProgram, type VarId } from '../src/index.js';
 
 function words(v: Value, t: ScalarType): Array<number | string> {
@@ -52,23 +52,6 @@ function dropAdjacentDuplicates(rows: readonly Row[], types: readonly ScalarType
 }
 
 
-function holds(p: Predicate, t: Row): boolean {
-  const c = compareValues(evalExpr(p.left, t), evalExpr(p.right, t));
-  switch (p.op) {
-    case '=':
-      return c === 0;
-    case '!=':
-      return c !== 0;
-    case '<':
-      return c < 0;
-    case '<=':
-      return c <= 0;
-    case '>':
-      return c > 0;
-    case '>=':
-      return c >= 0;
-  }
-}
 
 const FREED = Symbol('freed');
 
@@ -106,7 +89,7 @@ export function runKir(p: KirProgram, maxSteps = 10_000): RunResult {
   const exec = (k: KirKernel): Row[] => {
     switch (k.kind) {
       case 'mapFilter':
-        return read(k.input).filter((t) => k.filter.every((f) => holds(f, t))).map((t) => k.project.map((e) => evalExpr(e, t)));
+        return read(k.input).filter((t) => k.filter.every((f) => predicateHolds(f, t))).map((t) => k.project.map((e) => evalExpr(e, t)));
       case 'sort':
         return [...read(k.input)].sort((a, b) => compareOnKeys(a, b, k.keys, types(k.input)));
       case 'unique': {
@@ -120,7 +103,7 @@ export function runKir(p: KirProgram, maxSteps = 10_000): RunResult {
           for (const r of right) {
             if (!k.leftKeys.every((lk, i) => compareValues(l[lk]!, r[k.rightKeys[i]!]!) === 0)) continue;
             const t = [...l, ...r];
-            if (k.filter.every((f) => holds(f, t))) out.push(k.project.map((e) => evalExpr(e, t)));
+            if (k.filter.every((f) => predicateHolds(f, t))) out.push(k.project.map((e) => evalExpr(e, t)));
           }
         }
         return out;

@@ -43,7 +43,8 @@ export function evalExpr(e: Expr, tuple: readonly Value[]): Value {
   }
 }
 
-function holds(p: Predicate, tuple: readonly Value[]): boolean {
+/** Whether a filter predicate holds for a tuple, with typed comparison. */
+export function predicateHolds(p: Predicate, tuple: readonly Value[]): boolean {
   const c = compareValues(evalExpr(p.left, tuple), evalExpr(p.right, tuple));
   switch (p.op) {
     case '=':
@@ -67,7 +68,7 @@ function insert(set: RowSet, row: Row): void {
 
 /** Filter then project one input tuple into `out`. */
 function emit(out: RowSet, tuple: readonly Value[], filter: readonly Predicate[], project: readonly Expr[]): void {
-  if (filter.every((p) => holds(p, tuple))) insert(out, project.map((e) => evalExpr(e, tuple)));
+  if (filter.every((p) => predicateHolds(p, tuple))) insert(out, project.map((e) => evalExpr(e, tuple)));
 }
 
 function run(c: QpCommand, get: (name: string) => RowSet, decls: ReadonlyMap<string, RelationDecl>): RowSet {
