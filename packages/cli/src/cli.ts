@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { z } from 'zod';
-import { compileFile, parseByteSize, Program, RunLimitError, type RunOptions } from '@vixen/runtime';
+import { compileFile, parseByteSize, Program, RunLimitError, type RunOptions, type RunOutput } from '@vixen/runtime';
 import { printKir } from '@vixen/kernel-ir';
 import { planToDot, printPlan, renderDiagnostics, VixenError } from '@vixen/queryplan';
 import { benchCommand } from './bench.js';
@@ -15,7 +15,7 @@ const runOptionsSchema = z.object({
     .string()
     .optional()
     .transform((s) => (s === undefined ? undefined : s.split(',').map((x) => x.trim()).filter((x) => x.length > 0))),
-  format: z.enum(['table', 'csv', 'json']).default('table'),
+  format: z.enum(['table', 'csv', 'json', 'count']).default('table'),
   outputDir: z.string().min(1).optional(),
   backend: z.enum(['auto', 'vulkan', 'opengles']).default('auto'),
   reference: z.boolean().default(false),
@@ -88,7 +88,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .argument('<file>', '.logic source or compiled program .json')
     .option('--facts <dir>', 'directory of <relation>.csv|.tsv|.facts|.tbl files')
     .option('--output <relations>', 'comma-separated relations to print (default: all derived relations)')
-    .addOption(new Option('--format <format>', 'output format').choices(['table', 'csv', 'json']).default('table'))
+    .addOption(new Option('--format <format>', 'output format').choices(['table', 'csv', 'json', 'count']).default('table'))
     .option('--output-dir <dir>', 'write <relation>.csv (tab-separated, no header) per output relation')
     .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
     .option('--reference', 'evaluate with the reference interpreter instead of the GPU', false)
@@ -104,10 +104,9 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
       const prog = loadProgram(file);
       const sources = { ...(opts.facts !== undefined ? { factsDir: opts.facts } : {}) };
       const outputs = opts.output;
-      let relations;
-      let violations;
+      let output: RunOutput;
       if (opts.reference) {
-        ({ relations, violations } = await prog.interpretChecked({ ...sources, ...(outputs ? { outputs } : {}) }));
+        output = await prog.interpretChecked({ ...sources, ...(outputs ? { outputs } : {}) });
         err('evaluated by the reference interpreter\n');
       } else {
         const result = await runReporting(prog, err, progress, { stats: opts.stats, profile: opts.profile }, {
@@ -121,15 +120,15 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
         err(`adapter: ${result.adapter}\n`);
         if (opts.stats) err(formatStats(result.stats));
         if (opts.profile) err(formatProfile(result.stats, prog.plan));
-        ({ relations, violations } = result);
+        output = result;
       }
       const decls = new Map(prog.relations.map((r) => [r.name, r]));
       if (opts.outputDir !== undefined) {
-        for (const path of writeOutputDir(opts.outputDir, relations, decls)) err(`wrote ${path}\n`);
+        for (const path of writeOutputDir(opts.outputDir, output.tables, decls)) err(`wrote ${path}\n`);
       } else {
-        out(renderResults(opts.format as OutputFormat, relations, decls));
+        renderResults(opts.format as OutputFormat, output.tables, decls, out);
       }
-      if (violations.length > 0) throw new ConstraintViolations(violations, decls);
+      if (output.violations.length > 0) throw new ConstraintViolations(output.violations, decls);
     });
 
   program

@@ -1,9 +1,10 @@
 /** Renders result relations as text tables, CSV or JSON, and writes per-relation files. */
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatValue, formatViolation, type RelationDecl, type Row, type Value, type Violation } from '@vixen/queryplan';
+import type { ResultTable } from '@vixen/runtime';
 
-export type OutputFormat = 'table' | 'csv' | 'json';
+export type OutputFormat = 'table' | 'csv' | 'json' | 'count';
 
 function columnNames(decl: RelationDecl): string[] {
   return decl.columns.map((c) => c.name);
@@ -39,49 +40,89 @@ function csvField(v: string): string {
   return /[",\n\r]/.test(v) ? `"${v.replaceAll('"', '""')}"` : v;
 }
 
+/** Text in pieces of about this many characters, so huge relations are never one string. */
+const CHUNK_CHARS = 1 << 20;
+
+/** Calls `write` with the lines of `lines`, joined into chunks of about CHUNK_CHARS. */
+function writeLines(lines: Iterable<string>, write: (text: string) => void): void {
+  let chunk: string[] = [];
+  let size = 0;
+  for (const line of lines) {
+    chunk.push(line);
+    size += line.length + 1;
+    if (size >= CHUNK_CHARS) {
+      write(chunk.join('\n') + '\n');
+      chunk = [];
+      size = 0;
+    }
+  }
+  if (chunk.length > 0) write(chunk.join('\n') + '\n');
+}
+
+function* csvLines(decl: RelationDecl, rows: Iterable<Row>): IterableIterator<string> {
+  yield `# ${decl.name}`;
+  yield columnNames(decl).join(',');
+  for (const r of rows) yield rowTexts(decl, r).map(csvField).join(',');
+}
+
+/** Writes the relations in `format` through `write`; CSV streams rows, so it suits relations of any size. */
 export function renderResults(
   format: OutputFormat,
-  relations: ReadonlyMap<string, readonly Row[]>,
+  tables: ReadonlyMap<string, ResultTable>,
   decls: ReadonlyMap<string, RelationDecl>,
-): string {
+  write: (text: string) => void,
+): void {
   switch (format) {
     case 'table':
-      return [...relations].map(([name, rows]) => table(decls.get(name)!, rows)).join('\n\n') + '\n';
-    case 'csv':
-      return [...relations]
-        .map(([name, rows]) =>
-          [`# ${name}`, columnNames(decls.get(name)!).join(','), ...rows.map((r) => rowTexts(decls.get(name)!, r).map(csvField).join(','))].join('\n'),
-        )
-        .join('\n\n') + '\n';
+      write([...tables].map(([name, t]) => table(decls.get(name)!, t.rows())).join('\n\n') + '\n');
+      return;
+    case 'csv': {
+      let first = true;
+      for (const [name, t] of tables) {
+        if (!first) write('\n');
+        first = false;
+        writeLines(csvLines(decls.get(name)!, t), write);
+      }
+      return;
+    }
     case 'json': {
       const obj = Object.fromEntries(
-        [...relations].map(([name, rows]) => {
+        [...tables].map(([name, t]) => {
           const decl = decls.get(name)!;
-          return [name, { columns: columnNames(decl), rows: rows.map((r) => r.map((v, i) => jsonValue(decl, v, i))) }];
+          return [name, { columns: columnNames(decl), rows: t.rows().map((r) => r.map((v, i) => jsonValue(decl, v, i))) }];
         }),
       );
-      return JSON.stringify(obj, null, 2) + '\n';
+      write(JSON.stringify(obj, null, 2) + '\n');
+      return;
     }
+    case 'count':
+      write([...tables].map(([name, t]) => `${name}: ${t.size} row${t.size === 1 ? '' : 's'}`).join('\n') + '\n');
+      return;
   }
 }
 
 /**
- * Writes `<relation>.csv` (tab-separated, no header) per relation. Every file is written under a temporary name
- * first and renamed into place only when all were written, so a failure leaves earlier results intact.
+ * Writes `<relation>.csv` (tab-separated, no header) per relation, streaming rows. Every file is written under a
+ * temporary name first and renamed into place only when all were written, so a failure leaves earlier results intact.
  */
-export function writeOutputDir(
-  dir: string,
-  relations: ReadonlyMap<string, readonly Row[]>,
-  decls: ReadonlyMap<string, RelationDecl>,
-): string[] {
+export function writeOutputDir(dir: string, tables: ReadonlyMap<string, ResultTable>, decls: ReadonlyMap<string, RelationDecl>): string[] {
   mkdirSync(dir, { recursive: true });
   const staged: Array<{ tmp: string; path: string }> = [];
   try {
-    for (const [name, rows] of relations) {
+    for (const [name, t] of tables) {
       const path = join(dir, `${name}.csv`);
       const tmp = `${path}.tmp-${process.pid}`;
       staged.push({ tmp, path });
-      writeFileSync(tmp, rows.map((r) => rowTexts(decls.get(name)!, r).join('\t') + '\n').join(''));
+      const fd = openSync(tmp, 'w');
+      try {
+        const decl = decls.get(name)!;
+        const lines = (function* () {
+          for (const r of t) yield rowTexts(decl, r).join('\t');
+        })();
+        writeLines(lines, (text) => writeSync(fd, text));
+      } finally {
+        closeSync(fd);
+      }
     }
   } catch (e) {
     for (const { tmp } of staged) rmSync(tmp, { force: true });

@@ -19,7 +19,9 @@ function table(header: string[], rows: string[][], numeric: boolean[]): string[]
 /** The one-paragraph summary `--stats` prints. */
 export function formatStats(s: ExecuteStats): string {
   const lines = [
-    `kernels launched: ${s.launches}, blocks executed: ${s.blockSteps}, time: ${s.milliseconds.toFixed(1)} ms`,
+    `kernels launched: ${s.launches}, blocks executed: ${s.blockSteps}, time: ${s.milliseconds.toFixed(1)} ms ` +
+      `(load ${s.loadMilliseconds.toFixed(1)} ms, evaluation ${(s.milliseconds - s.loadMilliseconds - s.readbackMilliseconds).toFixed(1)} ms, ` +
+      `readback ${s.readbackMilliseconds.toFixed(1)} ms)`,
     `peak device memory: ${formatBytes(s.peakDeviceBytes)}`,
     ...s.loops.map((l) => `fixpoint loop ${l.block} (${l.relations.join(', ')}): ${l.iterations} iteration${l.iterations === 1 ? '' : 's'}`),
   ];

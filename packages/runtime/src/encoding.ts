@@ -77,46 +77,39 @@ export function encodeRows(rows: readonly Row[], types: readonly ScalarType[], d
   return out;
 }
 
-export function decodeRows(words: Uint32Array, types: readonly ScalarType[], dict: StringDictionary): Row[] {
-  const width = rowWords(types);
-  if (width === 0) return [];
-  const count = words.length / width;
-  const rows: Row[] = new Array(count);
-  let at = 0;
-  for (let r = 0; r < count; r++) {
-    const row: Value[] = new Array(types.length);
-    for (let c = 0; c < types.length; c++) {
-      switch (types[c]!) {
-        case 'int32':
-        case 'date':
-          row[c] = words[at]! | 0;
-          at += 1;
-          break;
-        case 'uint32':
-          row[c] = words[at]!;
-          at += 1;
-          break;
-        case 'float32':
-          f32Bits[0] = words[at]!;
-          row[c] = f32[0]!;
-          at += 1;
-          break;
-        case 'boolean':
-          row[c] = words[at]! !== 0;
-          at += 1;
-          break;
-        case 'int64':
-        case 'decimal':
-          row[c] = BigInt.asIntN(64, (BigInt(words[at + 1]!) << 32n) | BigInt(words[at]!));
-          at += 2;
-          break;
-        case 'string':
-          row[c] = dict.text(words[at]!);
-          at += 1;
-          break;
-      }
+/** The row whose words start at `at`. */
+export function decodeRow(words: Uint32Array, at: number, types: readonly ScalarType[], dict: StringDictionary): Row {
+  const row: Value[] = new Array(types.length);
+  for (let c = 0; c < types.length; c++) {
+    switch (types[c]!) {
+      case 'int32':
+      case 'date':
+        row[c] = words[at]! | 0;
+        at += 1;
+        break;
+      case 'uint32':
+        row[c] = words[at]!;
+        at += 1;
+        break;
+      case 'float32':
+        f32Bits[0] = words[at]!;
+        row[c] = f32[0]!;
+        at += 1;
+        break;
+      case 'boolean':
+        row[c] = words[at]! !== 0;
+        at += 1;
+        break;
+      case 'int64':
+      case 'decimal':
+        row[c] = BigInt.asIntN(64, (BigInt(words[at + 1]!) << 32n) | BigInt(words[at]!));
+        at += 2;
+        break;
+      case 'string':
+        row[c] = dict.text(words[at]!);
+        at += 1;
+        break;
     }
-    rows[r] = row;
   }
-  return rows;
+  return row;
 }

@@ -13,7 +13,7 @@ import {
   type KirVariable,
   type VarId,
 } from '@vixen/kernel-ir';
-import { compareRows, rowWords, VixenError, type Row } from '@vixen/queryplan';
+import { rowWords, VixenError, type Row } from '@vixen/queryplan';
 import {
   downloadRelation,
   releaseRelation,
@@ -22,7 +22,8 @@ import {
   type DeviceRelation,
   type Gpu,
 } from './gpu/index.js';
-import { decodeRows, encodeRows, encodeValue, StringDictionary } from './encoding.js';
+import { encodeRows, encodeValue, StringDictionary } from './encoding.js';
+import { ResultTable } from './result-table.js';
 import { formatBytes, RunLimitError } from './limits.js';
 
 export interface ExecuteOptions {
@@ -89,7 +90,12 @@ export interface LoopStats {
 export interface ExecuteStats {
   blockSteps: number;
   launches: number;
+  /** Wall time of the whole run: loading, evaluation and readback. */
   milliseconds: number;
+  /** Of which: encoding and uploading the facts and making them canonical (sorted, duplicate-free). */
+  loadMilliseconds: number;
+  /** Of which: copying the output relations back to the host. */
+  readbackMilliseconds: number;
   /** Most bytes the variables' device buffers held at once (kernel scratch buffers not included). */
   peakDeviceBytes: number;
   /** Times each block ran, in program order. */
@@ -104,7 +110,8 @@ export interface ExecuteStats {
 }
 
 export interface ExecuteResult {
-  relations: Map<string, Row[]>;
+  /** The relations read back, in output order when the program orders them. */
+  relations: Map<string, ResultTable>;
   stats: ExecuteStats;
 }
 
@@ -230,6 +237,8 @@ export async function executeKir(
   const executions = new Map(program.blocks.map((b) => [b.label, 0]));
   let steps = 0;
   let launches = 0;
+  let loadMs = 0;
+  let readbackMs = 0;
 
   // Device memory: variables may share a buffer, so buffers are counted once, by how many variables hold them.
   const holders = new Map<GPUBuffer, number>();
@@ -241,6 +250,8 @@ export async function executeKir(
     blockSteps: steps,
     launches,
     milliseconds: performance.now() - started,
+    loadMilliseconds: loadMs,
+    readbackMilliseconds: readbackMs,
     peakDeviceBytes: peakBytes,
     blocks: program.blocks.map((b) => ({ label: b.label, executions: executions.get(b.label)! })),
     loops: [...loopStats.values()],
@@ -288,7 +299,9 @@ export async function executeKir(
 
   try {
     await loadInitialRelations(gpu, program, initial, dict, store);
-    if (options.profile) await gpu.device.queue.onSubmittedWorkDone();
+    // Loading is timed to the device's completion so evaluation time does not include it.
+    await gpu.device.queue.onSubmittedWorkDone();
+    loadMs = performance.now() - started;
 
     const blocks = new Map(program.blocks.map((b) => [b.label, b]));
     const maxSteps = options.maxBlockSteps ?? 1_000_000;
@@ -362,7 +375,10 @@ export async function executeKir(
       }
       const t = block.terminator;
       if (t.kind === 'halt') {
+        await gpu.device.queue.onSubmittedWorkDone();
+        const readStart = performance.now();
         const relations = await readOutputs(gpu, program, options.outputs, dict, valueOf);
+        readbackMs = performance.now() - readStart;
         return { relations, stats: stats() };
       }
       if (t.kind === 'jump') {
@@ -422,16 +438,14 @@ async function readOutputs(
   wanted: readonly string[] | undefined,
   dict: StringDictionary,
   valueOf: (id: VarId) => DeviceRelation,
-): Promise<Map<string, Row[]>> {
+): Promise<Map<string, ResultTable>> {
   const names = wanted ?? program.relations.filter((r) => r.output).map((r) => r.name);
-  const result = new Map<string, Row[]>();
+  const result = new Map<string, ResultTable>();
   for (const name of names) {
     const id = program.relationVars[name];
     if (id === undefined) throw new VixenError({ severity: 'error', message: `no relation named ${name}` });
-    const variable = program.variables[id]!;
     const words = await downloadRelation(gpu, valueOf(id));
-    // Device order is unsigned-word order; users see typed order (negative numbers first).
-    result.set(name, decodeRows(words, variable.columns, dict).sort(compareRows));
+    result.set(name, ResultTable.fromWords(program.variables[id]!.columns, words, dict, program.orders?.[name]));
   }
   return result;
 }

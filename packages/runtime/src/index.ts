@@ -1,4 +1,5 @@
-export { compile, compileFile, Program, type CompileOptions, type RunOptions, type RunResult } from './program.js';
+export { compile, compileFile, Program, type CompileOptions, type RunOptions, type RunOutput, type RunResult } from './program.js';
+export { ResultTable } from './result-table.js';
 export { type FactSources } from './facts-input.js';
 export {
   executeKir,

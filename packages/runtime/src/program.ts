@@ -7,9 +7,7 @@ import { compileLogic, type SourceFile } from '@vixen/frontend';
 import { generateProgramShaders, type KernelShaders } from '@vixen/codegen-wgsl';
 import { planToKernels, validateKir, type KirProgram } from '@vixen/kernel-ir';
 import {
-  applyOutputOrder,
   collectViolations,
-  compareRows,
   interpret,
   validatePlan,
   VixenError,
@@ -17,6 +15,7 @@ import {
   type QpProgram,
   type RelationDecl,
   type Row,
+  type ScalarType,
   type Violation,
 } from '@vixen/queryplan';
 import { executeKir, type ExecuteOptions, type ExecuteStats } from './executor.js';
@@ -24,6 +23,7 @@ import { parseByteSize } from './limits.js';
 import { externalFacts, mergeFacts, type FactSources } from './facts-input.js';
 import { openGpu, type Gpu, type GpuOptions } from './gpu/index.js';
 import { parseProgramFile, serializeProgram, type ProgramFile } from './program-file.js';
+import { ResultTable } from './result-table.js';
 
 export interface CompileOptions {
   /** Name used in diagnostics when `source` is a string. */
@@ -48,11 +48,18 @@ export interface RunOptions extends FactSources {
   onProgress?: ExecuteOptions['onProgress'];
 }
 
-export interface RunResult {
-  /** Output relations, rows in their output order (`order P by ... limit N`, else sorted by their columns). */
-  relations: Map<string, Row[]>;
+/** What a run gives back: the output relations and the constraints they violate. */
+export interface RunOutput {
+  /** Output relations; large ones are decoded row by row as they are iterated. */
+  tables: Map<string, ResultTable>;
+  /** Output relations, rows in their output order (`order P by ... limit N`, else sorted by their columns). Built
+   * from `tables` on first use: prefer `tables` for relations of millions of rows. */
+  readonly relations: Map<string, Row[]>;
   /** Integrity constraints and functional dependencies the result violates (empty when all hold). */
   violations: Violation[];
+}
+
+export interface RunResult extends RunOutput {
   adapter: string;
   stats: ExecuteStats;
 }
@@ -144,7 +151,7 @@ export class Program {
       // Constraint relations are read back too: they hold the violations.
       const checks = (this.kir.constraints ?? []).map((c) => c.relation);
       const read = await executeKir(gpu, this.kir, this.shaders, initial, { outputs: [...new Set([...outputs, ...checks])], ...limits });
-      return { ...this.finish(outputs, read.relations), adapter: gpu.adapterName, stats: read.stats };
+      return Object.assign(this.finish(outputs, read.relations), { adapter: gpu.adapterName, stats: read.stats });
     } finally {
       if (!options.gpu) gpu.dispose();
     }
@@ -156,18 +163,31 @@ export class Program {
   }
 
   /** `interpret` plus the violated constraints, as `run` reports them. */
-  async interpretChecked(options: Omit<RunOptions, 'gpu' | 'backend'> = {}): Promise<Pick<RunResult, 'relations' | 'violations'>> {
+  async interpretChecked(options: Omit<RunOptions, 'gpu' | 'backend'> = {}): Promise<RunOutput> {
     if (!this.plan) throw new VixenError({ severity: 'error', message: 'a compiled program file carries no query plan to interpret' });
     const outputs = this.checkOutputs(options.outputs);
     const external = await externalFacts(this.kir.relations, this.kir.facts, options);
-    return this.finish(outputs, interpret(this.plan, Object.fromEntries(external)));
+    const all = interpret(this.plan, Object.fromEntries(external));
+    const tables = new Map([...all].map(([name, rows]) => [name, ResultTable.fromRows(this.columnTypes(name), rows, this.kir.orders?.[name])]));
+    return this.finish(outputs, tables);
   }
 
-  /** Output relations in their output order (`order P by ...`), and the violations among the constraint relations. */
-  private finish(outputs: readonly string[], all: ReadonlyMap<string, Row[]>): Pick<RunResult, 'relations' | 'violations'> {
-    const orders = this.kir.orders ?? {};
-    const relations = new Map(outputs.map((n) => [n, applyOutputOrder([...(all.get(n) ?? [])].sort(compareRows), orders[n])]));
-    return { relations, violations: collectViolations(this.kir.constraints, all) };
+  private columnTypes(relation: string): ScalarType[] {
+    return this.kir.relations.find((r) => r.name === relation)?.columns.map((c) => c.type) ?? [];
+  }
+
+  /** The output relations among `all`, and the violations among the constraint relations. */
+  private finish(outputs: readonly string[], all: ReadonlyMap<string, ResultTable>): RunOutput {
+    const tables = new Map(outputs.map((n) => [n, all.get(n) ?? ResultTable.fromRows(this.columnTypes(n), [])]));
+    const constraintRows = new Map((this.kir.constraints ?? []).map((c) => [c.relation, all.get(c.relation)?.rows() ?? []]));
+    let relations: Map<string, Row[]> | undefined;
+    return {
+      tables,
+      get relations() {
+        return (relations ??= new Map([...tables].map(([n, t]) => [n, t.rows()])));
+      },
+      violations: collectViolations(this.kir.constraints, constraintRows),
+    };
   }
 
   toJSON(): ProgramFile {

@@ -54,17 +54,28 @@ export function uploadRelation(gpu: Gpu, words: Uint32Array, width: number, coun
   return rel;
 }
 
+/** Largest staging copy of one readback: big relations come back in pieces, not one buffer as large as they are. */
+const READBACK_CHUNK_BYTES = 64 * 2 ** 20;
+
 /** Reads `words` u32 from `buffer` at byte `offset`. */
 export async function readWords(g: GpuImpl, buffer: GPUBuffer, offset: number, words: number): Promise<Uint32Array> {
-  const bytes = words * 4;
-  const staging = g.pool.acquire(bytes, stagingUsage());
-  const encoder = g.device.createCommandEncoder();
-  encoder.copyBufferToBuffer(buffer, offset, staging, 0, bytes);
-  g.device.queue.submit([encoder.finish()]);
-  await g.orLost(staging.mapAsync(GPUMapMode.READ, 0, bytes));
-  const out = new Uint32Array(staging.getMappedRange(0, bytes).slice(0));
-  staging.unmap();
-  g.pool.release(staging);
+  const out = new Uint32Array(words);
+  const total = words * 4;
+  const chunk = Math.min(total, READBACK_CHUNK_BYTES);
+  const staging = g.pool.acquire(chunk, stagingUsage());
+  try {
+    for (let done = 0; done < total; done += chunk) {
+      const bytes = Math.min(chunk, total - done);
+      const encoder = g.device.createCommandEncoder();
+      encoder.copyBufferToBuffer(buffer, offset + done, staging, 0, bytes);
+      g.device.queue.submit([encoder.finish()]);
+      await g.orLost(staging.mapAsync(GPUMapMode.READ, 0, bytes));
+      out.set(new Uint32Array(staging.getMappedRange(0, bytes)), done / 4);
+      staging.unmap();
+    }
+  } finally {
+    g.pool.release(staging);
+  }
   return out;
 }
 
