@@ -36,7 +36,11 @@ function operatorText(plan: QpProgram | undefined, block: string, command: numbe
 
 /** Per-operator and per-kernel tables: launches, time, rows and bytes in and out. */
 export function formatProfile(s: ExecuteStats, plan: QpProgram | undefined): string {
-  const timing = s.profiled ? 'device times: the run waited for the device after every kernel' : 'host times (no device wait)';
+  const timing = s.timestamps
+    ? 'device times: GPU timestamp queries around every compute pass'
+    : s.profiled
+      ? 'device times: the run waited for the device after every kernel'
+      : 'host times (no device wait)';
   const traffic = (t: { rowsIn: number; rowsOut: number; bytesIn: number; bytesOut: number }): string[] =>
     [t.rowsIn, t.rowsOut, t.bytesIn, t.bytesOut].map(String);
   const ops = table(

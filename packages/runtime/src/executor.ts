@@ -22,6 +22,7 @@ import {
   type DeviceRelation,
   type Gpu,
 } from './gpu/index.js';
+import { internals } from './gpu/device.js';
 import { encodeRows, encodeValue, StringDictionary } from './encoding.js';
 import { ResultTable } from './result-table.js';
 import { formatBytes, RunLimitError } from './limits.js';
@@ -107,6 +108,8 @@ export interface ExecuteStats {
   operators: OperatorProfile[];
   /** True when kernel times were taken with a device wait after each kernel (`profile`). */
   profiled: boolean;
+  /** True when those times are the kernels' compute passes as timestamp queries measured them. */
+  timestamps: boolean;
 }
 
 export interface ExecuteResult {
@@ -239,6 +242,8 @@ export async function executeKir(
   let launches = 0;
   let loadMs = 0;
   let readbackMs = 0;
+  const timer = options.profile && internals(gpu).startTiming() ? internals(gpu).timer : null;
+  const timestamps = timer !== null;
 
   // Device memory: variables may share a buffer, so buffers are counted once, by how many variables hold them.
   const holders = new Map<GPUBuffer, number>();
@@ -258,6 +263,7 @@ export async function executeKir(
     kernels: kernelProfiles,
     operators,
     profiled: options.profile === true,
+    timestamps,
   });
 
   /** Replaces a variable's value, returning the old buffer to the pool unless another variable still holds it. */
@@ -301,6 +307,7 @@ export async function executeKir(
     await loadInitialRelations(gpu, program, initial, dict, store);
     // Loading is timed to the device's completion so evaluation time does not include it.
     await gpu.device.queue.onSubmittedWorkDone();
+    await timer?.collect();
     loadMs = performance.now() - started;
 
     const blocks = new Map(program.blocks.map((b) => [b.label, b]));
@@ -335,7 +342,7 @@ export async function executeKir(
             const t0 = performance.now();
             const out = await runKernel(gpu, kernel, shaders[kernel.id]!, inputs, constWords[kernel.id]!, variables);
             if (options.profile) await gpu.device.queue.onSubmittedWorkDone();
-            const ms = performance.now() - t0;
+            const ms = timer ? (await timer.collect()).nanoseconds / 1e6 : performance.now() - t0;
             launches += 1;
             const bytes = (r: DeviceRelation): number => r.count * r.width * 4;
             const p = kernelProfiles[kernel.id]!;
@@ -400,6 +407,7 @@ export async function executeKir(
     }
   } finally {
     for (const id of [...values.keys()]) assign(id, undefined);
+    if (timer) internals(gpu).stopTiming();
   }
 }
 

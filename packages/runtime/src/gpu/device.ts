@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { create, globals } from 'webgpu';
 import { BufferPool } from './pool.js';
+import { PassTimer } from './timing.js';
 
 export interface GpuLimits {
   /** Workgroup size the generated `override WG` is set to (256 where allowed, else 128). */
@@ -98,8 +99,9 @@ export async function openGpu(options: GpuOptions = {}): Promise<Gpu> {
   const { instance, adapter } = found;
   const a = adapter.limits;
   const workgroupSize = a.maxComputeInvocationsPerWorkgroup >= 256 && a.maxComputeWorkgroupSizeX >= 256 ? 256 : 128;
+  const wanted: GPUFeatureName[] = ['subgroups', 'timestamp-query'];
   const device = await adapter.requestDevice({
-    requiredFeatures: adapter.features.has('subgroups') ? ['subgroups'] : [],
+    requiredFeatures: wanted.filter((f) => adapter.features.has(f)),
     requiredLimits: {
       maxComputeWorkgroupSizeX: a.maxComputeWorkgroupSizeX,
       maxComputeInvocationsPerWorkgroup: a.maxComputeInvocationsPerWorkgroup,
@@ -127,6 +129,8 @@ export class GpuImpl implements Gpu {
   /** Why the device is unusable (lost, or an error no scope caught); the next call throws it. */
   private failure: string | null = null;
   private lost = false;
+  /** Times compute passes while a profile asks for device times (see startTiming). */
+  timer: PassTimer | null = null;
   /** Tail of the chain serializing scoped work: error scopes are a per-device stack. */
   private tail: Promise<unknown> = Promise.resolve();
   private readonly lostSignal: Promise<never>;
@@ -155,8 +159,21 @@ export class GpuImpl implements Gpu {
     };
   }
 
+  /** Starts timing compute passes with timestamp queries; false when the device has no 'timestamp-query'. */
+  startTiming(): boolean {
+    if (!this.device.features.has('timestamp-query')) return false;
+    this.timer ??= new PassTimer(this.device);
+    return true;
+  }
+
+  stopTiming(): void {
+    this.timer?.destroy();
+    this.timer = null;
+  }
+
   dispose(): void {
     if (this.lost) return;
+    this.stopTiming();
     this.failure ??= 'GPU device was disposed';
     this.pool.dispose();
     this.pipelines.clear();

@@ -128,7 +128,10 @@ export class Recorder {
         encoder.copyBufferToBuffer(s.from, s.fromOffset, s.to, s.toOffset, s.bytes);
         continue;
       }
-      pass ??= encoder.beginComputePass();
+      if (!pass) {
+        const timestampWrites = this.g.timer?.passWrites();
+        pass = encoder.beginComputePass(timestampWrites ? { timestampWrites } : {});
+      }
       const entries: GPUBindGroupEntry[] = s.buffers.map((b, binding) => ({
         binding,
         resource: { buffer: b.buffer, offset: 0, size: bindingBytes(b.words) },
