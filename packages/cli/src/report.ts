@@ -56,16 +56,17 @@ export function formatProfile(s: ExecuteStats, plan: QpProgram | undefined): str
     [false, true, true, true, true, true, true, true, false],
   );
   const kernels = table(
-    ['kernel', 'kind', 'from', 'launches', 'time ms', 'rows in', 'rows out', 'bytes in', 'bytes out'],
+    ['kernel', 'kind', 'from', 'launches', 'time ms', 'wall ms', 'rows in', 'rows out', 'bytes in', 'bytes out'],
     s.kernels.map((k) => [
       `k${k.kernel}`,
       k.kind,
       k.origin ? `${k.origin.block}#${k.origin.command}` : '-',
       String(k.launches),
       ms(k.milliseconds),
+      ms(k.wallMilliseconds),
       ...traffic(k),
     ]),
-    [false, false, false, true, true, true, true, true, true],
+    [false, false, false, true, true, true, true, true, true, true],
   );
   const total = s.kernels.reduce((n, k) => n + k.milliseconds, 0);
   return [

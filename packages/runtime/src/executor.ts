@@ -64,6 +64,9 @@ interface Traffic {
 }
 
 export interface KernelProfile extends Traffic {
+  /** Host wall time of the launches (with `profile`, up to the device's completion): shows host overhead beside
+   * `milliseconds` when those are timestamp-query device times. */
+  wallMilliseconds: number;
   kernel: number;
   kind: KirKernel['kind'];
   origin?: KirOrigin;
@@ -231,6 +234,7 @@ export async function executeKir(
     kind: k.kind,
     ...(k.origin ? { origin: k.origin } : {}),
     ...noTraffic(),
+    wallMilliseconds: 0,
   }));
   const { operators, byKernel } = operatorProfiles(program);
   const loops = fixpointLoops(program);
@@ -342,11 +346,13 @@ export async function executeKir(
             const t0 = performance.now();
             const out = await runKernel(gpu, kernel, shaders[kernel.id]!, inputs, constWords[kernel.id]!, variables);
             if (options.profile) await gpu.device.queue.onSubmittedWorkDone();
-            const ms = timer ? (await timer.collect()).nanoseconds / 1e6 : performance.now() - t0;
+            const wall = performance.now() - t0;
+            const ms = timer ? (await timer.collect()).nanoseconds / 1e6 : wall;
             launches += 1;
             const bytes = (r: DeviceRelation): number => r.count * r.width * 4;
             const p = kernelProfiles[kernel.id]!;
             p.milliseconds += ms;
+            p.wallMilliseconds += wall;
             p.launches += 1;
             for (const r of inputs) {
               p.rowsIn += r.count;
