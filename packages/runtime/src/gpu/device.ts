@@ -145,8 +145,8 @@ export class GpuImpl implements Gpu {
     readonly limits: GpuLimits,
   ) {
     // Reallocating (and zeroing) a large buffer costs far more than the kernels that fill it: on a GPU, keep
-    // enough free memory pooled for a fixpoint's working set at 2^26 rows; on a CPU adapter it is host memory.
-    this.pool = new BufferPool(device, limits.maxBufferSize, software ? 256 * 2 ** 20 : 4 * 2 ** 30);
+    // enough free memory pooled for a fixpoint's working set at 2^28 rows; on a CPU adapter it is host memory.
+    this.pool = new BufferPool(device, limits.maxBufferSize, software ? 256 * 2 ** 20 : 16 * 2 ** 30);
     this.lostSignal = device.lost.then((info) => {
       this.lost = true;
       this.failure ??= `GPU device lost (${info.reason}): ${info.message || 'no message'}`;
