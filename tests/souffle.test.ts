@@ -22,23 +22,25 @@ function lines(program: Program, rel: string, rows: readonly Row[]): string[] {
 }
 
 /**
- * The printed plan with every relation unprinted (the dialects differ in which relations they print) and every
- * name of a relation, column or variable replaced by its order of first appearance: the dialects may name the
- * helpers of aggregates and temporaries differently. Operators and keywords stay as printed.
+ * The printed plan with every relation unprinted (the dialects differ in which relations they print), column
+ * names dropped (operators address columns by position) and relation names replaced by their order of first
+ * appearance: the dialects name aggregate helpers and temporaries differently. Operators stay as printed.
  */
 function planShape(plan: QpProgram): string {
   const text = printPlan({ ...plan, relations: plan.relations.map((r) => ({ ...r, output: false })) });
-  const names = new Set(plan.relations.flatMap((r) => [r.name, ...r.columns.map((c) => c.name)]));
+  const names = new Set(plan.relations.map((r) => r.name));
   const ids = new Map<string, string>();
   const rename = (word: string): string => {
-    if (!ids.has(word)) ids.set(word, `N${ids.size}`);
+    if (!ids.has(word)) ids.set(word, `R${ids.size}`);
     return ids.get(word)!;
   };
-  return text.replace(/[$A-Za-z_][$A-Za-z0-9_]*/g, (word) => {
-    const label = /^(loop|after)_(.*)$/.exec(word);
-    if (label && names.has(label[2]!)) return `${label[1]}_${rename(label[2]!)}`;
-    return names.has(word) || word.startsWith('$') ? rename(word) : word;
-  });
+  return text
+    .replace(/[$A-Za-z_][$A-Za-z0-9_]*: /g, '')
+    .replace(/[$A-Za-z_][$A-Za-z0-9_]*/g, (word) => {
+      const label = /^(loop|after)_(.*)$/.exec(word);
+      if (label && names.has(label[2]!)) return `${label[1]}_${rename(label[2]!)}`;
+      return names.has(word) ? rename(word) : word;
+    });
 }
 
 let gpu: Gpu;
