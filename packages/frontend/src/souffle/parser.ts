@@ -149,7 +149,7 @@ class SouffleParser extends EmbeddedActionsParser {
             },
           ]),
       });
-      this.ACTION(() => this.semantic.push(errorAt('choice-domain is not supported', this.span(choice))));
+      this.ACTION(() => qualifiers.push(this.name(choice)));
     });
     return this.ACTION(() => ({
       kind: 'decl',
@@ -579,24 +579,35 @@ class SouffleParser extends EmbeddedActionsParser {
       { ALT: () => this.CONSUME(T.Mean) },
     ]);
     const target = this.OPTION(() => this.SUBRULE(this.expr));
-    this.CONSUME(T.Colon);
     let end = kw;
-    const body = this.OR2([
-      {
-        ALT: () => {
-          this.CONSUME(T.LBrace);
-          const inner = this.SUBRULE(this.disjunction);
-          end = this.CONSUME(T.RBrace);
-          return inner;
+    // Without `:` this is Soufflé's binary `min(a, b)`/`max(a, b)` functor, reported below.
+    const body = this.OPTION2(() => {
+      this.CONSUME(T.Colon);
+      return this.OR2([
+        {
+          ALT: () => {
+            this.CONSUME(T.LBrace);
+            const inner = this.SUBRULE(this.disjunction);
+            end = this.CONSUME(T.RBrace);
+            return inner;
+          },
         },
-      },
-      { ALT: (): Parsed => this.SUBRULE(this.atom) },
-    ]);
+        { ALT: (): Parsed => this.SUBRULE(this.atom) },
+      ]);
+    });
     return this.ACTION((): STerm => {
       const fn = AGGREGATES.get(kw.tokenType)!;
-      const formula = this.asFormula(body);
-      const span = joinSpans(this.span(kw), end === kw ? formula.span : this.span(end));
       const fnSpan = this.span(kw);
+      if (body === undefined) {
+        const span = target ? joinSpans(fnSpan, target.span) : fnSpan;
+        // The arguments `(a, b)` parsed as a formula with complaints of their own: the functor is the problem.
+        this.semantic = this.semantic.filter((d) => !d.span || d.span.start.offset < span.start.offset || d.span.end.offset > span.end.offset);
+        const message = fn === 'min' || fn === 'max' ? `the ${fn} functor ${fn}(a, b) is not supported` : `expected ':' after ${fn}, as in ${fn} x : { ... }`;
+        this.semantic.push(errorAt(message, fnSpan));
+        return { kind: 'wildcard', span };
+      }
+      const formula = this.asFormula(body);
+      const span = joinSpans(fnSpan, end === kw ? formula.span : this.span(end));
       if (fn === 'count' && target) this.semantic.push(errorAt("expected ':' after count: count takes no expression", target.span));
       if (fn !== 'count' && !target) this.semantic.push(errorAt(`expected an expression after ${fn}, as in ${fn} x : { ... }`, fnSpan));
       return { kind: 'aggregate', fn, ...(target && fn !== 'count' ? { target: this.asTerm(target) } : {}), body: formula, span, fnSpan };

@@ -89,7 +89,8 @@ class Converter {
     if (bases.every((b) => b !== undefined)) {
       result = bases[0];
       if (bases.some((b) => b !== result)) {
-        this.error(`union type ${t.name} mixes ${[...new Set(bases)].join(' and ')}: expected alternatives of one primitive type`, def.span);
+        const names = [...new Set(bases)].map((b) => Object.keys(PRIMITIVES).find((k) => PRIMITIVES[k] === b));
+        this.error(`union type ${t.name} mixes ${names.join(' and ')}: unions of different primitive types are not supported`, def.span);
         result = undefined;
       }
     }
@@ -106,6 +107,7 @@ class Converter {
       if (q.name === 'input') this.input({ rel: item.rel, options: [] });
       else if (q.name === 'output') this.output({ rel: item.rel, options: [] });
       else if (q.name === 'eqrel') this.error('eqrel relations are not supported', q.span);
+      else if (q.name === 'choice-domain') this.error('choice-domain is not supported', q.span);
       else if (!IGNORED_QUALIFIERS.has(q.name)) this.error(`the ${q.name} qualifier is not supported`, q.span);
     }
     // A second declaration goes on to the LogiQL checks, which report the duplicate.
