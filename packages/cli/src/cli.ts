@@ -34,6 +34,7 @@ const explainOptionsSchema = z.object({
 });
 
 const planOptionsSchema = z.object({
+  dialect: z.enum(['logiql', 'souffle']).optional(),
   ir: z.enum(['qp', 'kernel']).default('qp'),
   wgsl: z.boolean().default(false),
   dot: z.boolean().default(false),
@@ -142,13 +143,14 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
   program
     .command('plan')
     .description('print the query plan, the kernel IR, or the generated WGSL')
-    .argument('<file>', '.logic source')
+    .argument('<file>', '.logic or Soufflé .dl source')
+    .addOption(new Option('--dialect <dialect>', 'source dialect (default: souffle for .dl files)').choices(['logiql', 'souffle']))
     .addOption(new Option('--ir <ir>', 'which IR to print').choices(['qp', 'kernel']).default('qp'))
     .option('--wgsl', 'print the generated WGSL shaders', false)
     .option('--dot', 'print the CFG as Graphviz DOT (query plan)', false)
     .action((file: string, raw: unknown) => {
       const opts = parseOptions(planOptionsSchema, raw);
-      const prog = compileFile(file);
+      const prog = compileFile(file, opts.dialect ? { dialect: opts.dialect } : {});
       if (opts.wgsl) {
         prog.shaders.forEach((passes, k) => {
           for (const [pass, code] of Object.entries(passes)) out(`// kernel ${k} (${prog.kir.kernels[k]!.kind}), pass ${pass}\n${code}\n`);
