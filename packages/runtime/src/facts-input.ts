@@ -10,7 +10,7 @@ export interface FactSources {
    * bigint or safe-integer number, decimal bigint scaled by 10^4, string string, boolean boolean).
    */
   facts?: Record<string, readonly Row[]>;
-  /** Directory with `<relation>.csv|.tsv|.facts|.tbl` files for the base (EDB) relations. */
+  /** Directory with `<relation>.csv|.tsv|.facts|.tbl` files for the base (EDB) relations (Soufflé programs: their `.input` files; default `.`). */
   factsDir?: string;
 }
 
@@ -45,7 +45,8 @@ function checkRows(rel: RelationDecl, rows: readonly Row[]): Row[] {
 /**
  * Facts from outside the program text. With a facts directory, every base relation that has neither inline
  * facts nor API rows needs a file there; relations with inline facts may have one too. A Soufflé program
- * (`souffleInputs` given) reads exactly its `.input` relations, each from the file its directive names.
+ * (`souffleInputs` given) reads exactly its `.input` relations, each from the file its directive names, in the
+ * facts directory or else (as Soufflé does) the current directory.
  */
 export async function externalFacts(
   relations: readonly RelationDecl[],
@@ -60,8 +61,9 @@ export async function externalFacts(
     if (!rel) throw new VixenError({ severity: 'error', message: `facts given for unknown relation ${name}` });
     out.set(name, checkRows(rel, rows));
   }
-  if (sources.factsDir !== undefined && souffleInputs) {
-    for (const [name, rows] of await loadSouffleInputs(sources.factsDir, relations, souffleInputs, out)) out.set(name, rows);
+  if (souffleInputs) {
+    // Soufflé's default facts directory is the current one: a missing `.input` file is an error, never empty.
+    for (const [name, rows] of await loadSouffleInputs(sources.factsDir ?? '.', relations, souffleInputs, out)) out.set(name, rows);
   } else if (sources.factsDir !== undefined) {
     const fromFiles = relations.filter((r) => r.kind === 'edb' && !out.has(r.name));
     const required = fromFiles.filter((r) => !(inline[r.name]?.length)).map((r) => r.name);
