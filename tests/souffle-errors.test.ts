@@ -30,6 +30,7 @@ const cases: Array<[string, string, RegExp, number, number]> = [
   ['string functor strlen', `${r}r(n) :- q(_), n = strlen("ab").\n`, /^the string functor strlen is not supported yet$/, 4, 19],
   ['other functor', `${r}r(n) :- q(x), n = autoinc().\n`, /^functors are not supported: autoinc\(\.\.\.\)/, 4, 19],
   ['binary min functor', `${r}r(n) :- q(x), n = min(x, 3).\n`, /^the min functor min\(a, b\) is not supported$/, 4, 19],
+  ['mean aggregate', `${q}.decl m(x: float)\nm(a) :- a = mean x : { q(x) }.\n`, /^the mean aggregate is not supported$/, 4, 13],
   ['type cast', `${r}r(n) :- q(x), n = as(x, number).\n`, /^type casts as\(\.\.\.\) are not supported$/, 4, 19],
   ['power', `${r}r(n) :- q(x), n = x ^ 2.\n`, /^the power operator \^ is not supported yet$/, 4, 19],
   ['bitwise operator', `${r}r(n) :- q(x), n = x band 3.\n`, /^the operator band is not supported$/, 4, 21],

@@ -608,6 +608,8 @@ class SouffleParser extends EmbeddedActionsParser {
       }
       const formula = this.asFormula(body);
       const span = joinSpans(fnSpan, end === kw ? formula.span : this.span(end));
+      // Soufflé's mean is always a float; Vixen's avg of integers is a decimal: not the same values.
+      if (fn === 'mean') this.semantic.push(errorAt('the mean aggregate is not supported', fnSpan));
       if (fn === 'count' && target) this.semantic.push(errorAt("expected ':' after count: count takes no expression", target.span));
       if (fn !== 'count' && !target) this.semantic.push(errorAt(`expected an expression after ${fn}, as in ${fn} x : { ... }`, fnSpan));
       return { kind: 'aggregate', fn, ...(target && fn !== 'count' ? { target: this.asTerm(target) } : {}), body: formula, span, fnSpan };

@@ -214,7 +214,7 @@ class Converter {
       return [];
     }
     const args: Term[] = a.arg === undefined ? [] : [{ kind: 'var', name: a.arg, span: a.span }];
-    const binding = { target: a.result, fn: a.fn === 'mean' ? 'avg' : a.fn, args, span: a.span };
+    const binding = { target: a.result, fn: a.fn, args, span: a.span };
     const body: Formula = { kind: 'agg', bindings: [binding], body: conj(disjuncts[0]!), span: a.span };
     return [{ kind: 'rule', head, body, span: a.span }, ...nested];
   }
