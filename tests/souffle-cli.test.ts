@@ -41,6 +41,14 @@ describe('vixen run prog.dl', () => {
     expect(readFileSync(join(out, 'either.tsv'), 'utf8')).toBe('1\n2\n3\n4\n');
   });
 
+  test('-D - prints every output relation in Soufflé frames', async () => {
+    const dir = join(cases, 'multi-head');
+    const r = await cli('run', join(dir, 'program.dl'), '-D', '-');
+    expect(r.code).toBe(0);
+    const frame = (rel: string) => `---------------\n${rel}\n===============\n1\n2\n===============\n`;
+    expect(r.out).toBe(frame('small') + frame('copy'));
+  });
+
   test('floats are written with 9 significant digits', async () => {
     const out = mkdtempSync(join(tmpdir(), 'vixen-souffle-'));
     const dir = join(cases, 'float-arithmetic');

@@ -91,7 +91,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .option('-F, --facts <dir>', 'directory of <relation>.csv|.tsv|.facts|.tbl files (Soufflé: the .input files)')
     .option('--output <relations>', 'comma-separated relations to print (default: all derived relations; Soufflé: .output ones)')
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'csv', 'json']).default('table'))
-    .option('-D, --output-dir <dir>', 'write <relation>.csv (tab-separated, no header) per output relation, as Soufflé does')
+    .option('-D, --output-dir <dir>', 'write <relation>.csv (tab-separated, no header) per output relation, as Soufflé does (Soufflé: - for stdout)')
     .addOption(new Option('--dialect <dialect>', 'source dialect (default: souffle for .dl files)').choices(['logiql', 'souffle']))
     .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
     .option('--reference', 'evaluate with the reference interpreter instead of the GPU', false)

@@ -43,8 +43,9 @@ export function souffleStdout(decl: RelationDecl, rows: readonly Row[], delimite
 
 /**
  * Writes each relation as its `.output` directives say: files into `outputDir`, `IO=stdout` through `stdout`.
- * A relation with no directive (asked for by name) is a `<rel>.csv` file. Without `outputDir` no file is
- * written: the relations meant for files come back in `unwritten`, for the caller to show some other way.
+ * A relation with no directive (asked for by name) is a `<rel>.csv` file. `outputDir` `-` sends files to
+ * `stdout` too, as Soufflé's `-D-` does. Without `outputDir` no file is written: the relations meant for files
+ * come back in `unwritten`, for the caller to show some other way.
  */
 export function writeSouffleOutputs(
   io: SouffleIo,
@@ -59,7 +60,7 @@ export function writeSouffleOutputs(
     const decl = decls.get(name)!;
     const targets: SouffleOutput[] = io.outputs[name] ?? [{ kind: 'file', filename: `${name}.csv`, delimiter: '\t' }];
     for (const target of targets) {
-      if (target.kind === 'stdout') {
+      if (target.kind === 'stdout' || outputDir === '-') {
         stdout(souffleStdout(decl, rows, target.delimiter));
       } else if (outputDir === undefined) {
         unwritten.set(name, rows);
