@@ -49,6 +49,15 @@ describe('vixen run prog.dl', () => {
     expect(r.out).toBe(frame('small') + frame('copy'));
   });
 
+  test('a compiled Soufflé program keeps its IO directives', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'vixen-souffle-'));
+    const dir = join(cases, 'input-file-options');
+    expect((await cli('compile', join(dir, 'program.dl'), '-o', join(tmp, 'p.json'))).code).toBe(0);
+    const r = await cli('run', join(tmp, 'p.json'), '-F', join(dir, 'facts'), '-D', join(tmp, 'out'));
+    expect(r.code).toBe(0);
+    expect(readFileSync(join(tmp, 'out', 'dept.csv'), 'utf8')).toBe(expected('input-file-options', 'dept.csv'));
+  });
+
   test('floats are written with 9 significant digits', async () => {
     const out = mkdtempSync(join(tmpdir(), 'vixen-souffle-'));
     const dir = join(cases, 'float-arithmetic');

@@ -175,11 +175,11 @@ export class Program {
   }
 
   toJSON(): ProgramFile {
-    return serializeProgram(this.kir, this.shaders);
+    return serializeProgram(this.kir, this.shaders, this.souffleIo);
   }
 
   static fromJSON(json: unknown, file = '<program>'): Program {
-    const { kir, shaders } = parseProgramFile(json, file);
-    return new Program(kir, shaders);
+    const { kir, shaders, souffleIo } = parseProgramFile(json, file);
+    return new Program(kir, shaders, undefined, souffleIo);
   }
 }
