@@ -39,7 +39,6 @@ const cases: Array<[string, string, RegExp, number, number]> = [
   ['nullary relation', `${q}.decl done()\ndone() :- q(_).\n`, /^nullary relations are not supported: done\(\)/, 3, 7],
   ['other IO kind', `${q}.output q(IO=sqlite)\n`, /^IO=sqlite is not supported: expected IO=file or IO=stdout$/, 3, 11],
   ['unknown IO option', `${q}.input q(headers=true)\n`, /^the IO option headers is not supported/, 3, 10],
-  ['input relation with rules', `${r}.input r\nr(x) :- q(x).\n`, /^\.input relation r also has rules/, 4, 8],
   ['#ifdef', `#ifdef X\n${q}#endif\n`, /^the preprocessor directive #ifdef is not supported/, 1, 1],
   ['function-like macro', `#define F(x) x\n${q}`, /^function-like macros are not supported: #define F/, 1, 1],
   ['#include <...>', `#include <std.dl>\n${q}`, /only quoted includes are supported/, 1, 1],

@@ -160,7 +160,6 @@ describe('soufflé diagnostics', () => {
     expectError('#if 1\n.decl p(x: number)\np(1).', 'the preprocessor directive #if is not supported', 1, 1);
     expectError('.decl p(x: number)\n.printsize p\np(1).', 'the .printsize directive is not supported', 2, 1);
     expectError('.decl p(x: number) eqrel', 'eqrel relations are not supported', 1, 20);
-    expectError(`${EDGE}.decl p(x: number)\np(x) :- edge(x, _).\n.input p`, '.input relation p also has rules', 5, 8);
   });
 
   it('IO options: file names and delimiters, IO=stdout for outputs', () => {

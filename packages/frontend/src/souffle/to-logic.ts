@@ -1,7 +1,8 @@
 /**
  * Soufflé AST -> LogiQL AST, so that `.dl` programs go through the same resolution, type, safety and
  * stratification checks and lowering as `.logic` ones. This pass does what only Soufflé has: type names and
- * `.type` aliases, `.input`/`.output`, "every relation is declared", multi-head rules, disjunctions and
+ * `.type` aliases, `.input`/`.output` (an `.input` relation with rules reads its file into a helper), "every
+ * relation is declared", multi-head rules, disjunctions and
  * negations anywhere in a body (put in disjunctive normal form, which the LogiQL checks split into rules), and
  * aggregates used as values (lifted into LogiQL aggregation rules, see aggregates.ts).
  */
@@ -219,13 +220,34 @@ class Converter {
     return [{ kind: 'rule', head, body, span: a.span }, ...nested];
   }
 
-  /** Input relations are base relations; a declared relation with no way to get tuples is worth a warning. */
+  /** Relations that are `.input` and also have rules. */
+  inputsWithRules(items: SItem[]): string[] {
+    const heads = new Set(items.flatMap((item) => (item.kind === 'rule' ? item.heads.map((h) => h.rel) : [])));
+    return [...this.inputs.keys()].filter((rel) => heads.has(rel));
+  }
+
+  /**
+   * Facts files feed base relations only, so an `.input` relation with rules reads its file into a helper
+   * relation `$input_p` and gets the rule `p(x...) <- $input_p(x...)`, as Soufflé unions loaded and derived tuples.
+   */
+  inputHelper(rel: string, decl: Clause | undefined): Clause[] {
+    if (decl?.kind !== 'decl' || decl.head.kind !== 'atom') return [];
+    const helper = `$input_${rel}`;
+    this.helpers.add(helper);
+    this.io.inputs[helper] = this.io.inputs[rel]!;
+    delete this.io.inputs[rel];
+    const head = decl.head;
+    const read: Atom = { ...head, pred: helper };
+    return [
+      { ...decl, head: read },
+      { kind: 'rule', head, body: read, span: decl.span },
+    ];
+  }
+
+  /** A declared relation with no way to get tuples is worth a warning. */
   checkSources(items: SItem[]): void {
     const heads = new Set(items.flatMap((item) => (item.kind === 'rule' ? item.heads.map((h) => h.rel) : [])));
     const facts = new Set(items.flatMap((item) => (item.kind === 'fact' ? [item.atom.rel] : [])));
-    for (const [rel, name] of this.inputs) {
-      if (heads.has(rel)) this.error(`.input relation ${rel} also has rules: not supported yet (facts files are read only for relations without rules)`, name.span);
-    }
     for (const item of items) {
       const rel = item.kind === 'decl' ? item.rel : undefined;
       if (rel && this.decls.get(rel.name) && !heads.has(rel.name) && !facts.has(rel.name) && !this.inputs.has(rel.name)) {
@@ -392,6 +414,9 @@ export function toLogic(asts: SouffleAst[], diagnostics: Diagnostic[]): SouffleP
     const zero: Term = { kind: 'int', value: 0n, suffix: '', span };
     files.push({ file: files[0]!.file, clauses: [{ kind: 'fact', head: { kind: 'atom', pred: UNIT, args: [zero], span, predSpan: span }, span }] });
   }
+  const declsByName = new Map([...decls].flatMap(([item, clause]) => (item.kind === 'decl' ? [[item.rel.name, clause] as const] : [])));
+  const inputHelpers = c.inputsWithRules(items).flatMap((rel) => c.inputHelper(rel, declsByName.get(rel)));
+  if (inputHelpers.length > 0) files.push({ file: files[0]!.file, clauses: inputHelpers });
   const relations = new Set([...items.flatMap((item) => (item.kind === 'decl' ? [item.rel.name] : [])), ...c.helpers]);
   return { files, relations, outputs: c.outputs, io: c.io };
 }
