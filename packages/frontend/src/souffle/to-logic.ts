@@ -2,9 +2,9 @@
  * Soufflé AST -> LogiQL AST, so that `.dl` programs go through the same resolution, type, safety and
  * stratification checks and lowering as `.logic` ones. This pass does what only Soufflé has: type names and
  * `.type` aliases, `.input`/`.output` (an `.input` relation with rules reads its file into a helper), "every
- * relation is declared", multi-head rules, disjunctions and
- * negations anywhere in a body (put in disjunctive normal form, which the LogiQL checks split into rules), and
- * aggregates used as values (lifted into LogiQL aggregation rules, see aggregates.ts).
+ * relation is declared", multi-head rules, disjunctions and negations anywhere in a body (put in disjunctive
+ * normal form, which the LogiQL checks split into rules), and aggregates used as values (lifted into LogiQL
+ * aggregation rules, see aggregates.ts).
  */
 import { errorAt, type Diagnostic, type ScalarType, type SourceSpan } from '@vixen/queryplan';
 import type { Atom, Clause, Formula, SourceAst, Term } from '../syntax/ast.js';
