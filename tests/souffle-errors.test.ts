@@ -34,6 +34,7 @@ const cases: Array<[string, string, RegExp, number, number]> = [
   ['type cast', `${r}r(n) :- q(x), n = as(x, number).\n`, /^type casts as\(\.\.\.\) are not supported$/, 4, 19],
   ['power', `${r}r(n) :- q(x), n = x ^ 2.\n`, /^the power operator \^ is not supported yet$/, 4, 19],
   ['bitwise operator', `${r}r(n) :- q(x), n = x band 3.\n`, /^the operator band is not supported$/, 4, 21],
+  ['true literal', `${r}r(x) :- q(x), true.\n`, /^the literal true is not supported$/, 4, 15],
   ['printsize', `${q}.printsize q\n`, /^the \.printsize directive is not supported$/, 3, 1],
   ['mixed union type', '.type A <: number\n.type B <: symbol\n.type U = A | B\n.decl u(x: U)\n', /^union type U mixes number and symbol/, 3, 1],
   ['nullary relation', `${q}.decl done()\ndone() :- q(_).\n`, /^nullary relations are not supported: done\(\)/, 3, 7],

@@ -96,7 +96,8 @@ class SouffleParser extends EmbeddedActionsParser {
 
   private asFormula(p: Parsed): SFormula {
     if (isFormula(p)) return p;
-    this.semantic.push(errorAt('expected an atom or a comparison', p.span));
+    const literal = p.kind === 'var' && (p.name === 'true' || p.name === 'false');
+    this.semantic.push(errorAt(literal ? `the literal ${p.name} is not supported` : 'expected an atom or a comparison', p.span));
     return { kind: 'and', items: [], span: p.span };
   }
 
