@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { z } from 'zod';
-import { compileFile, parseByteSize, Program, RunLimitError, type RunOptions, type RunOutput } from '@vixen/runtime';
+import { compileFile, parseByteSize, Program, RunLimitError, writeSouffleOutputs, type RunOptions, type RunOutput } from '@vixen/runtime';
 import { printKir } from '@vixen/kernel-ir';
 import { planToDot, printPlan, renderDiagnostics, VixenError } from '@vixen/queryplan';
 import { benchCommand } from './bench.js';
@@ -23,6 +23,7 @@ const runOptionsSchema = z.object({
   profile: z.boolean().default(false),
   maxIterations: z.coerce.number().int().positive().optional(),
   maxDeviceMemory: z.string().min(1).optional(),
+  dialect: z.enum(['logiql', 'souffle']).optional(),
 });
 
 const explainOptionsSchema = z.object({
@@ -33,6 +34,7 @@ const explainOptionsSchema = z.object({
 });
 
 const planOptionsSchema = z.object({
+  dialect: z.enum(['logiql', 'souffle']).optional(),
   ir: z.enum(['qp', 'kernel']).default('qp'),
   wgsl: z.boolean().default(false),
   dot: z.boolean().default(false),
@@ -55,9 +57,9 @@ function parseOptions<T extends z.ZodType>(schema: T, raw: unknown): z.infer<T> 
   return r.data;
 }
 
-/** A `.json` file is a compiled program; anything else is LogiQL source. */
-export function loadProgram(file: string): Program {
-  if (!file.endsWith('.json')) return compileFile(file);
+/** A `.json` file is a compiled program; anything else is source (`.dl` Soufflé unless `dialect` says). */
+export function loadProgram(file: string, dialect?: 'logiql' | 'souffle'): Program {
+  if (!file.endsWith('.json') || dialect) return compileFile(file, dialect ? { dialect } : {});
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -86,11 +88,12 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
   program
     .command('run')
     .description('compile (or load a compiled .json) and run a program, printing its output relations')
-    .argument('<file>', '.logic source or compiled program .json')
-    .option('--facts <dir>', 'directory of <relation>.csv|.tsv|.facts|.tbl files')
-    .option('--output <relations>', 'comma-separated relations to print (default: all derived relations)')
+    .argument('<file>', '.logic or Soufflé .dl source, or compiled program .json')
+    .option('-F, --facts <dir>', 'directory of <relation>.csv|.tsv|.facts|.tbl files (Soufflé: the .input files)')
+    .option('--output <relations>', 'comma-separated relations to print (default: all derived relations; Soufflé: .output ones)')
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'csv', 'json', 'count']).default('table'))
-    .option('--output-dir <dir>', 'write <relation>.csv (tab-separated, no header) per output relation')
+    .option('-D, --output-dir <dir>', 'write <relation>.csv (tab-separated, no header) per output relation, as Soufflé does (Soufflé: - for stdout)')
+    .addOption(new Option('--dialect <dialect>', 'source dialect (default: souffle for .dl files)').choices(['logiql', 'souffle']))
     .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
     .option('--reference', 'evaluate with the reference interpreter instead of the GPU', false)
     .option('--stats', 'print run statistics on stderr', false)
@@ -102,7 +105,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
       // Checked before compiling, so a bad size is reported as an option error.
       const maxDeviceMemory =
         opts.maxDeviceMemory === undefined ? undefined : parseByteSize(opts.maxDeviceMemory, 'option --max-device-memory');
-      const prog = loadProgram(file);
+      const prog = loadProgram(file, opts.dialect);
       const sources = { ...(opts.facts !== undefined ? { factsDir: opts.facts } : {}) };
       const outputs = opts.output;
       let output: RunOutput;
@@ -124,7 +127,12 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
         output = result;
       }
       const decls = new Map(prog.relations.map((r) => [r.name, r]));
-      if (opts.outputDir !== undefined) {
+      if (prog.souffleIo) {
+        // Soufflé's `.output` directives decide where each relation goes; file outputs need --output-dir.
+        const { written, unwritten } = writeSouffleOutputs(prog.souffleIo, output.tables, decls, opts.outputDir, out);
+        for (const path of written) err(`wrote ${path}\n`);
+        if (unwritten.size > 0) renderResults(opts.format as OutputFormat, unwritten, decls, out);
+      } else if (opts.outputDir !== undefined) {
         for (const path of writeOutputDir(opts.outputDir, output.tables, decls)) err(`wrote ${path}\n`);
       } else {
         renderResults(opts.format as OutputFormat, output.tables, decls, out);
@@ -135,13 +143,14 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
   program
     .command('plan')
     .description('print the query plan, the kernel IR, or the generated WGSL')
-    .argument('<file>', '.logic source')
+    .argument('<file>', '.logic or Soufflé .dl source')
+    .addOption(new Option('--dialect <dialect>', 'source dialect (default: souffle for .dl files)').choices(['logiql', 'souffle']))
     .addOption(new Option('--ir <ir>', 'which IR to print').choices(['qp', 'kernel']).default('qp'))
     .option('--wgsl', 'print the generated WGSL shaders', false)
     .option('--dot', 'print the CFG as Graphviz DOT (query plan)', false)
     .action((file: string, raw: unknown) => {
       const opts = parseOptions(planOptionsSchema, raw);
-      const prog = compileFile(file);
+      const prog = compileFile(file, opts.dialect ? { dialect: opts.dialect } : {});
       if (opts.wgsl) {
         prog.shaders.forEach((passes, k) => {
           for (const [pass, code] of Object.entries(passes)) out(`// kernel ${k} (${prog.kir.kernels[k]!.kind}), pass ${pass}\n${code}\n`);

@@ -10,20 +10,25 @@ import { resolve } from './check/resolve.js';
 import { checkTypes } from './check/types.js';
 import { unstratifiedCycles, stratify } from './lower/stratify.js';
 import { toPlan } from './lower/to-plan.js';
-import { isSouffleFile, loadSouffle, souffleOutputs } from './souffle/index.js';
+import { isSouffleFile, loadSouffle, souffleOutputs, type SouffleIo } from './souffle/index.js';
 import { loadProgram, type SourceFile } from './syntax/load.js';
 
 export type * from './syntax/ast.js';
 export type * from './check/program.js';
 export { parse } from './syntax/parse.js';
-export { parseSouffle } from './souffle/index.js';
+export { parseSouffle, type SouffleInput, type SouffleIo, type SouffleOutput } from './souffle/index.js';
 export type * from './souffle/ast.js';
 export { stratify, type Stratum } from './lower/stratify.js';
 export type { SourceFile };
 
+/** `logiql` for `.logic` source, `souffle` for Soufflé `.dl` programs. */
+export type Dialect = 'logiql' | 'souffle';
+
 export interface FrontendOptions {
   /** Reads an `include`d file (path already resolved against the including file); undefined if missing. */
   readFile?: (path: string) => string | undefined;
+  /** The dialect of every given file; by default `.dl` files are Soufflé and all others LogiQL. */
+  dialect?: Dialect;
 }
 
 export interface FrontendResult {
@@ -31,12 +36,17 @@ export interface FrontendResult {
   diagnostics: Diagnostic[];
   /** Every file read, by path, for rendering diagnostics. */
   sources: Map<string, string>;
+  /** The IO directives of a Soufflé program (absent when no file is Soufflé). */
+  souffleIo?: SouffleIo;
 }
 
 export function compileLogic(files: SourceFile[], options: FrontendOptions = {}): FrontendResult {
   const diagnostics: Diagnostic[] = [];
-  const loaded = loadProgram(files.filter((f) => !isSouffleFile(f.path)), options.readFile, diagnostics);
-  const souffle = loadSouffle(files.filter((f) => isSouffleFile(f.path)), diagnostics);
+  const souffleFile = (f: SourceFile): boolean => (options.dialect ? options.dialect === 'souffle' : isSouffleFile(f.path));
+  const loaded = loadProgram(files.filter((f) => !souffleFile(f)), options.readFile, diagnostics);
+  const souffleFiles = files.filter(souffleFile);
+  const souffle = loadSouffle(souffleFiles, options.readFile, diagnostics);
+  const souffleIo = souffleFiles.length > 0 ? { souffleIo: souffle.io } : {};
   const sources = new Map([...loaded.sources, ...souffle.sources]);
   const resolved = checkSafety(resolve([...loaded.files, ...souffle.files], diagnostics, sources), diagnostics);
   const checked = checkTypes(resolved, diagnostics);
@@ -45,7 +55,7 @@ export function compileLogic(files: SourceFile[], options: FrontendOptions = {})
   const orders = resolveOrders(checked, diagnostics);
   const sorted = sortDiagnostics(diagnostics, [...sources.keys()]);
   if (sorted.some((d) => d.severity === 'error')) return { diagnostics: sorted, sources };
-  return { plan: souffleOutputs(toPlan(checked, strata, orders), souffle), diagnostics: sorted, sources };
+  return { plan: souffleOutputs(toPlan(checked, strata, orders), souffle), diagnostics: sorted, sources, ...souffleIo };
 }
 
 /** Source order: by file (in reading order), then position; diagnostics without a place last. */

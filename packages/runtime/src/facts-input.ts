@@ -1,6 +1,8 @@
 /** Where a run's facts come from: rows given through the API and files in a facts directory. */
-import { VixenError, valueHasType, type RelationDecl, type Row, type ScalarType, type Value } from '@vixen/queryplan';
-import { loadFactsDir } from './facts/index.js';
+import { isAbsolute, join } from 'node:path';
+import type { SouffleInput } from '@vixen/frontend';
+import { VixenError, valueHasType, type Diagnostic, type RelationDecl, type Row, type ScalarType, type Value } from '@vixen/queryplan';
+import { loadFactsDir, loadFactsFile } from './facts/index.js';
 
 export interface FactSources {
   /**
@@ -8,7 +10,7 @@ export interface FactSources {
    * bigint or safe-integer number, decimal bigint scaled by 10^4, string string, boolean boolean).
    */
   facts?: Record<string, readonly Row[]>;
-  /** Directory with `<relation>.csv|.tsv|.facts|.tbl` files for the base (EDB) relations. */
+  /** Directory with `<relation>.csv|.tsv|.facts|.tbl` files for the base (EDB) relations (Soufflé programs: their `.input` files; default `.`). */
   factsDir?: string;
 }
 
@@ -42,12 +44,15 @@ function checkRows(rel: RelationDecl, rows: readonly Row[]): Row[] {
 
 /**
  * Facts from outside the program text. With a facts directory, every base relation that has neither inline
- * facts nor API rows needs a file there; relations with inline facts may have one too.
+ * facts nor API rows needs a file there; relations with inline facts may have one too. A Soufflé program
+ * (`souffleInputs` given) reads exactly its `.input` relations, each from the file its directive names, in the
+ * facts directory or else (as Soufflé does) the current directory.
  */
 export async function externalFacts(
   relations: readonly RelationDecl[],
   inline: Readonly<Record<string, readonly Row[]>>,
   sources: FactSources,
+  souffleInputs?: Readonly<Record<string, SouffleInput>>,
 ): Promise<Map<string, Row[]>> {
   const byName = new Map(relations.filter((r) => r.kind !== 'temp').map((r) => [r.name, r]));
   const out = new Map<string, Row[]>();
@@ -56,13 +61,40 @@ export async function externalFacts(
     if (!rel) throw new VixenError({ severity: 'error', message: `facts given for unknown relation ${name}` });
     out.set(name, checkRows(rel, rows));
   }
-  if (sources.factsDir !== undefined) {
+  if (souffleInputs) {
+    // Soufflé's default facts directory is the current one: a missing `.input` file is an error, never empty.
+    for (const [name, rows] of await loadSouffleInputs(sources.factsDir ?? '.', relations, souffleInputs, out)) out.set(name, rows);
+  } else if (sources.factsDir !== undefined) {
     const fromFiles = relations.filter((r) => r.kind === 'edb' && !out.has(r.name));
     const required = fromFiles.filter((r) => !(inline[r.name]?.length)).map((r) => r.name);
     const optional = fromFiles.filter((r) => inline[r.name]?.length).map((r) => r.name);
     const loaded = await loadFactsDir(sources.factsDir, [...relations], required, optional);
     for (const [name, rows] of Object.entries(loaded)) out.set(name, rows);
   }
+  return out;
+}
+
+/** Soufflé's `.input` files (relative to the facts directory unless absolute), skipping relations given rows by API. */
+async function loadSouffleInputs(
+  dir: string,
+  relations: readonly RelationDecl[],
+  inputs: Readonly<Record<string, SouffleInput>>,
+  given: ReadonlyMap<string, Row[]>,
+): Promise<Map<string, Row[]>> {
+  const out = new Map<string, Row[]>();
+  const diags: Diagnostic[] = [];
+  for (const rel of relations) {
+    const input = inputs[rel.name];
+    if (!input || given.has(rel.name)) continue;
+    const path = isAbsolute(input.filename) ? input.filename : join(dir, input.filename);
+    try {
+      out.set(rel.name, await loadFactsFile(path, rel.columns, rel.name, input.delimiter));
+    } catch (e) {
+      if (!(e instanceof VixenError)) throw e;
+      diags.push(...e.diagnostics);
+    }
+  }
+  if (diags.length > 0) throw new VixenError(diags);
   return out;
 }
 

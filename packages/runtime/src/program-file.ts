@@ -1,26 +1,42 @@
 /** The compiled-program file (`vixen compile -o PROG.json`): versioned KIR plus its WGSL, validated with zod on load. */
 import { z } from 'zod';
 import type { KernelShaders } from '@vixen/codegen-wgsl';
+import type { SouffleIo } from '@vixen/frontend';
 import { parseKir, serializeKir, type KirProgram } from '@vixen/kernel-ir';
 import { VixenError } from '@vixen/queryplan';
 
 export const PROGRAM_FORMAT = 'vixen-program';
 export const PROGRAM_VERSION = 1;
 
+const souffleIoSchema = z.object({
+  inputs: z.record(z.string(), z.object({ filename: z.string().min(1), delimiter: z.string().min(1) })),
+  outputs: z.record(
+    z.string(),
+    z.array(
+      z.discriminatedUnion('kind', [
+        z.object({ kind: z.literal('file'), filename: z.string().min(1), delimiter: z.string().min(1) }),
+        z.object({ kind: z.literal('stdout'), delimiter: z.string().min(1) }),
+      ]),
+    ),
+  ),
+});
+
 const programFileSchema = z.object({
   format: z.literal(PROGRAM_FORMAT),
   version: z.literal(PROGRAM_VERSION),
   kir: z.unknown(),
   shaders: z.array(z.record(z.string(), z.string())),
+  /** A Soufflé program's IO directives (optional: older files and LogiQL programs have none). */
+  souffleIo: souffleIoSchema.optional(),
 });
 
 export type ProgramFile = z.infer<typeof programFileSchema>;
 
-export function serializeProgram(kir: KirProgram, shaders: readonly KernelShaders[]): ProgramFile {
-  return { format: PROGRAM_FORMAT, version: PROGRAM_VERSION, kir: serializeKir(kir), shaders: [...shaders] };
+export function serializeProgram(kir: KirProgram, shaders: readonly KernelShaders[], souffleIo?: SouffleIo): ProgramFile {
+  return { format: PROGRAM_FORMAT, version: PROGRAM_VERSION, kir: serializeKir(kir), shaders: [...shaders], ...(souffleIo ? { souffleIo } : {}) };
 }
 
-export function parseProgramFile(json: unknown, file: string): { kir: KirProgram; shaders: KernelShaders[] } {
+export function parseProgramFile(json: unknown, file: string): { kir: KirProgram; shaders: KernelShaders[]; souffleIo?: SouffleIo } {
   const parsed = programFileSchema.safeParse(json);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
@@ -39,5 +55,5 @@ export function parseProgramFile(json: unknown, file: string): { kir: KirProgram
       message: `${file}: ${kir.kernels.length} kernels but ${parsed.data.shaders.length} shader sets`,
     });
   }
-  return { kir, shaders: parsed.data.shaders };
+  return { kir, shaders: parsed.data.shaders, ...(parsed.data.souffleIo ? { souffleIo: parsed.data.souffleIo } : {}) };
 }

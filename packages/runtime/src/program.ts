@@ -3,7 +3,7 @@
  * run the reference interpreter on the same plan, and save/load the compiled form.
  */
 import { readFileSync } from 'node:fs';
-import { compileLogic, type SourceFile } from '@vixen/frontend';
+import { compileLogic, type Dialect, type SourceFile, type SouffleIo } from '@vixen/frontend';
 import { generateProgramShaders, type KernelShaders } from '@vixen/codegen-wgsl';
 import { planToKernels, validateKir, type KirProgram } from '@vixen/kernel-ir';
 import {
@@ -30,6 +30,8 @@ export interface CompileOptions {
   filename?: string;
   /** Reads `include`d files; defaults to the file system. */
   readFile?: (path: string) => string | undefined;
+  /** Forces the source dialect; by default `.dl` files are Soufflé and all others LogiQL. */
+  dialect?: Dialect;
 }
 
 export interface RunOptions extends FactSources {
@@ -95,20 +97,20 @@ function runLimits(options: RunOptions): ExecuteOptions {
 
 export function compile(source: string | SourceFile[], options: CompileOptions = {}): Program {
   const files = typeof source === 'string' ? [{ path: options.filename ?? '<input>', text: source }] : source;
-  const front = compileLogic(files, { readFile: options.readFile ?? readFileOrUndefined });
+  const front = compileLogic(files, { readFile: options.readFile ?? readFileOrUndefined, ...(options.dialect ? { dialect: options.dialect } : {}) });
   const errors = front.diagnostics.filter((d) => d.severity === 'error');
   if (!front.plan || errors.length > 0) throw new VixenError(errors, front.sources);
   assertValid('query plan', validatePlan(front.plan));
   const kir = planToKernels(front.plan);
   assertValid('kernel IR', validateKir(kir));
-  return new Program(kir, generateProgramShaders(kir), front.plan);
+  return new Program(kir, generateProgramShaders(kir), front.plan, front.souffleIo);
 }
 
-/** Compiles a `.logic` file from disk (includes resolve relative to it). */
-export function compileFile(path: string): Program {
+/** Compiles a `.logic` or `.dl` file from disk (includes resolve relative to it). */
+export function compileFile(path: string, options: Pick<CompileOptions, 'dialect'> = {}): Program {
   const text = readFileOrUndefined(path);
   if (text === undefined) throw new VixenError({ severity: 'error', message: `cannot read program file ${path}` });
-  return compile([{ path, text }]);
+  return compile([{ path, text }], options);
 }
 
 export class Program {
@@ -117,6 +119,8 @@ export class Program {
     readonly shaders: readonly KernelShaders[],
     /** Absent for programs loaded from a compiled file (they carry no front-end output). */
     readonly plan?: QpProgram,
+    /** A Soufflé program's `.input`/`.output` directives: which files it reads and writes, and how. */
+    readonly souffleIo?: SouffleIo,
   ) {}
 
   get relations(): readonly RelationDecl[] {
@@ -145,7 +149,7 @@ export class Program {
   async run(options: RunOptions = {}): Promise<RunResult> {
     const outputs = this.checkOutputs(options.outputs);
     const limits = runLimits(options);
-    const initial = mergeFacts(this.kir.facts, await externalFacts(this.kir.relations, this.kir.facts, options));
+    const initial = mergeFacts(this.kir.facts, await externalFacts(this.kir.relations, this.kir.facts, options, this.souffleIo?.inputs));
     const gpu = options.gpu ?? (await openGpu(options.backend ? { backend: options.backend } : {}));
     try {
       // Constraint relations are read back too: they hold the violations.
@@ -166,7 +170,7 @@ export class Program {
   async interpretChecked(options: Omit<RunOptions, 'gpu' | 'backend'> = {}): Promise<RunOutput> {
     if (!this.plan) throw new VixenError({ severity: 'error', message: 'a compiled program file carries no query plan to interpret' });
     const outputs = this.checkOutputs(options.outputs);
-    const external = await externalFacts(this.kir.relations, this.kir.facts, options);
+    const external = await externalFacts(this.kir.relations, this.kir.facts, options, this.souffleIo?.inputs);
     const all = interpret(this.plan, Object.fromEntries(external));
     const tables = new Map([...all].map(([name, rows]) => [name, ResultTable.fromRows(this.columnTypes(name), rows, this.kir.orders?.[name])]));
     return this.finish(outputs, tables);
@@ -191,11 +195,11 @@ export class Program {
   }
 
   toJSON(): ProgramFile {
-    return serializeProgram(this.kir, this.shaders);
+    return serializeProgram(this.kir, this.shaders, this.souffleIo);
   }
 
   static fromJSON(json: unknown, file = '<program>'): Program {
-    const { kir, shaders } = parseProgramFile(json, file);
-    return new Program(kir, shaders);
+    const { kir, shaders, souffleIo } = parseProgramFile(json, file);
+    return new Program(kir, shaders, undefined, souffleIo);
   }
 }

@@ -4,24 +4,30 @@
  */
 import type { Diagnostic, QpProgram } from '@vixen/queryplan';
 import type { SourceFile } from '../syntax/load.js';
-import { parseSouffle } from './parser.js';
+import { parseSouffleTokens } from './parser.js';
+import { preprocess } from './preprocess.js';
 import { toLogic, type SouffleProgram } from './to-logic.js';
 
 export { parseSouffle } from './parser.js';
-export type { SouffleProgram } from './to-logic.js';
+export type { SouffleInput, SouffleIo, SouffleOutput, SouffleProgram } from './to-logic.js';
 
 export function isSouffleFile(path: string): boolean {
   return path.endsWith('.dl');
 }
 
-/** Parses and converts `.dl` files (Soufflé has no includes: the C preprocessor's are not run). */
-export function loadSouffle(files: SourceFile[], diagnostics: Diagnostic[]): SouffleProgram & { sources: Map<string, string> } {
-  const asts = files.map((f) => {
-    const parsed = parseSouffle(f.text, f.path);
+/** Preprocesses (`#include`, `#define`), parses and converts Soufflé files. */
+export function loadSouffle(
+  files: SourceFile[],
+  readFile: ((path: string) => string | undefined) | undefined,
+  diagnostics: Diagnostic[],
+): SouffleProgram & { sources: Map<string, string> } {
+  const { runs, sources } = preprocess(files, readFile, diagnostics);
+  const asts = runs.map((run) => {
+    const parsed = parseSouffleTokens(run.tokens, run.file);
     diagnostics.push(...parsed.diagnostics);
     return parsed.ast;
   });
-  return { ...toLogic(asts, diagnostics), sources: new Map(files.map((f) => [f.path, f.text])) };
+  return { ...toLogic(asts, diagnostics), sources };
 }
 
 /** A relation declared in a `.dl` file is an output exactly when it is marked `.output`. */

@@ -3,11 +3,10 @@
  * tokens, so unclosed comments and strings report the same way (see `tokenize`).
  */
 import { createToken, Lexer, type IToken, type TokenType } from 'chevrotain';
-import { errorAt, type Diagnostic } from '@vixen/queryplan';
+import type { Diagnostic } from '@vixen/queryplan';
 import { BlockComment, LineComment, StringLit, tokenize, UnclosedComment, UnclosedString, WhiteSpace } from '../syntax/lexer.js';
-import { tokenSpan } from '../syntax/span.js';
 
-/** `#include`, `#define`...: the C preprocessor is not run; each such line is reported once and dropped. */
+/** `#include`, `#define`...: a whole preprocessor line, handled by preprocess.ts before parsing. */
 export const Preprocessor = createToken({ name: 'Preprocessor', pattern: /#[^\n\r]*/ });
 
 /** Order matters: floats before integers, `0x`/`0b` before plain digits, `u` suffix kept on the number. */
@@ -15,6 +14,18 @@ export const FloatLit = createToken({ name: 'FloatLit', pattern: /[0-9]+\.[0-9]+
 export const IntLit = createToken({ name: 'IntLit', pattern: /0x[0-9a-fA-F]+|0b[01]+|[0-9]+u?/, label: 'a number' });
 
 export const Identifier = createToken({ name: 'Identifier', pattern: /[A-Za-z_?][A-Za-z0-9_?]*/, label: 'a name' });
+
+/** Constructs of full Soufflé outside the subset, lexed so the parser can name them. */
+export const UserFunctor = createToken({ name: 'UserFunctor', pattern: /@[A-Za-z_?][A-Za-z0-9_?]*/, label: 'a functor' });
+/** `$Branch(...)` (an ADT constructor) or a bare `$` (the old counter). */
+export const Dollar = createToken({ name: 'Dollar', pattern: /\$[A-Za-z0-9_?]*/, label: "'$'" });
+export const ChoiceDomain = createToken({ name: 'ChoiceDomain', pattern: /choice-domain/, label: "'choice-domain'" });
+/** Soufflé's word operators (`x band y`, `lnot x`): bitwise and logical arithmetic. */
+export const WordOp = createToken({
+  name: 'WordOp',
+  pattern: /(?:band|bor|bxor|bshl|bshru|bshr|bnot|land|lor|lxor|lnot)(?![A-Za-z0-9_?])/,
+  label: 'an operator',
+});
 
 /** Aggregate keywords are reserved words in Soufflé. */
 function keyword(word: string): TokenType {
@@ -74,6 +85,8 @@ export const Slash = punct('Slash', '/');
 export const Percent = punct('Percent', '%');
 /** Power: Soufflé has it, Vixen's arithmetic does not; lexed so the parser can say so. */
 export const Caret = punct('Caret', '^');
+export const LBracket = punct('LBracket', '[');
+export const RBracket = punct('RBracket', ']');
 
 export const allTokens: TokenType[] = [
   WhiteSpace,
@@ -91,7 +104,11 @@ export const allTokens: TokenType[] = [
   Min,
   Max,
   Mean,
+  ChoiceDomain,
+  WordOp,
   Identifier,
+  UserFunctor,
+  Dollar,
   If,
   Subtype,
   Le,
@@ -116,14 +133,13 @@ export const allTokens: TokenType[] = [
   Slash,
   Percent,
   Caret,
+  LBracket,
+  RBracket,
 ];
 
 const lexer = new Lexer(allTokens, { positionTracking: 'full', ensureOptimizations: false });
 
+/** Tokens of one file, preprocessor lines included (see preprocess.ts). */
 export function tokenizeSouffle(text: string, file: string): { tokens: IToken[]; diagnostics: Diagnostic[] } {
-  const { tokens, diagnostics } = tokenize(text, file, lexer);
-  for (const t of tokens.filter((t) => t.tokenType === Preprocessor)) {
-    diagnostics.push(errorAt('C preprocessor directives are not supported; run the file through cpp first', tokenSpan(t, file)));
-  }
-  return { tokens: tokens.filter((t) => t.tokenType !== Preprocessor), diagnostics };
+  return tokenize(text, file, lexer);
 }

@@ -12,6 +12,7 @@ import { afterToken, MessageProvider } from '../syntax/parser.js';
 import { joinSpans, tokenSpan } from '../syntax/span.js';
 import type { AggregateFn, Attribute, IoOption, IoTarget, Name, SAtom, SFormula, SItem, SouffleAst, STerm } from './ast.js';
 import * as T from './lexer.js';
+import { preprocess } from './preprocess.js';
 
 /** What the parser builds below the item level: values and formulas share expression syntax. */
 type Parsed = STerm | SFormula;
@@ -22,6 +23,7 @@ const isFormula = (p: Parsed): p is SFormula => FORMULA_KINDS.has(p.kind);
 /** What a rule's alternatives amount to, when nothing of it matched at all. */
 const RULE_DESCRIPTIONS: Record<string, string> = {
   item: "a directive (.decl, .input, .output, .type), a fact or a rule",
+  callArgs: "'('",
   disjunction: 'an atom or a comparison',
   conjunction: 'an atom or a comparison',
   literal: 'an atom or a comparison',
@@ -94,7 +96,8 @@ class SouffleParser extends EmbeddedActionsParser {
 
   private asFormula(p: Parsed): SFormula {
     if (isFormula(p)) return p;
-    this.semantic.push(errorAt('expected an atom or a comparison', p.span));
+    const literal = p.kind === 'var' && (p.name === 'true' || p.name === 'false');
+    this.semantic.push(errorAt(literal ? `the literal ${p.name} is not supported` : 'expected an atom or a comparison', p.span));
     return { kind: 'and', items: [], span: p.span };
   }
 
@@ -129,6 +132,25 @@ class SouffleParser extends EmbeddedActionsParser {
         last = this.CONSUME4(T.Identifier);
         this.ACTION(() => qualifiers.push(this.name(last)));
       },
+    });
+    // `choice-domain x, (y, z)`: parsed so that it is reported, not mistaken for the next clause.
+    this.OPTION(() => {
+      const choice = this.CONSUME(T.ChoiceDomain);
+      this.AT_LEAST_ONE_SEP2({
+        SEP: T.Comma,
+        DEF: () =>
+          this.OR([
+            { ALT: () => (last = this.CONSUME5(T.Identifier)) },
+            {
+              ALT: () => {
+                this.CONSUME2(T.LParen);
+                this.AT_LEAST_ONE_SEP3({ SEP: T.Comma, DEF: () => this.CONSUME6(T.Identifier) });
+                last = this.CONSUME2(T.RParen);
+              },
+            },
+          ]),
+      });
+      this.ACTION(() => qualifiers.push(this.name(choice)));
     });
     return this.ACTION(() => ({
       kind: 'decl',
@@ -200,7 +222,35 @@ class SouffleParser extends EmbeddedActionsParser {
             {
               ALT: () => {
                 this.CONSUME(T.Eq);
-                this.AT_LEAST_ONE_SEP({ SEP: T.Pipe, DEF: () => alternatives.push(this.CONSUME3(T.Identifier)) });
+                this.OR4([
+                  {
+                    ALT: () => {
+                      const open = this.CONSUME(T.LBracket);
+                      this.SUBRULE(this.fields);
+                      alternatives.push(this.CONSUME(T.RBracket));
+                      this.ACTION(() => this.semantic.push(errorAt('record types are not supported', this.span(open))));
+                    },
+                  },
+                  {
+                    ALT: () =>
+                      this.AT_LEAST_ONE_SEP({
+                        SEP: T.Pipe,
+                        DEF: () => {
+                          const alt = this.CONSUME3(T.Identifier);
+                          alternatives.push(alt);
+                          // `A {x: number} | B {}`: an algebraic data type.
+                          this.OPTION2(() => {
+                            this.CONSUME(T.LBrace);
+                            this.SUBRULE2(this.fields);
+                            alternatives.push(this.CONSUME(T.RBrace));
+                            this.ACTION(() =>
+                              this.semantic.push(errorAt(`algebraic data types are not supported (branch ${alt.image})`, this.span(alt))),
+                            );
+                          });
+                        },
+                      }),
+                  },
+                ]);
               },
             },
           ]);
@@ -226,6 +276,18 @@ class SouffleParser extends EmbeddedActionsParser {
       },
     ]),
   );
+
+  /** `x: number, y: symbol` in record and ADT types (only parsed, to be reported). */
+  private fields = this.RULE('fields', (): void => {
+    this.MANY_SEP({
+      SEP: T.Comma,
+      DEF: () => {
+        this.CONSUME(T.Identifier);
+        this.CONSUME(T.Colon);
+        this.CONSUME2(T.Identifier);
+      },
+    });
+  });
 
   /** A fact `p(1, "a").` or a rule `h(x), g(x) :- body.` */
   private clause = this.RULE('clause', (): SItem => {
@@ -253,6 +315,20 @@ class SouffleParser extends EmbeddedActionsParser {
             body: this.asFormula(body),
             span: joinSpans(heads[0]!.span, this.span(dot)),
           }));
+        },
+      },
+      {
+        // `r(x) <= r(y) :- body.`
+        ALT: () => {
+          const le = this.CONSUME(T.Le);
+          this.SUBRULE2(this.atom);
+          this.CONSUME2(T.If);
+          this.SUBRULE2(this.disjunction);
+          const dot = this.CONSUME3(T.Dot);
+          return this.ACTION((): SItem => {
+            this.semantic.push(errorAt('subsumption (<=) is not supported', this.span(le)));
+            return { kind: 'fact', atom: heads[0]!, span: joinSpans(heads[0]!.span, this.span(dot)) };
+          });
         },
       },
     ]);
@@ -361,9 +437,13 @@ class SouffleParser extends EmbeddedActionsParser {
         { ALT: () => this.CONSUME(T.Star) },
         { ALT: () => this.CONSUME(T.Slash) },
         { ALT: () => this.CONSUME(T.Percent) },
+        { ALT: () => this.CONSUME(T.WordOp) },
       ]);
       const right = this.SUBRULE2(this.power);
-      this.ACTION(() => (left = this.binary(t.image as ArithOp, left, right)));
+      this.ACTION(() => {
+        if (t.tokenType === T.WordOp) this.semantic.push(errorAt(`the operator ${t.image} is not supported`, this.span(t)));
+        left = this.binary(t.tokenType === T.WordOp ? '*' : (t.image as ArithOp), left, right);
+      });
     });
     return left;
   });
@@ -396,6 +476,16 @@ class SouffleParser extends EmbeddedActionsParser {
             if (operand.kind === 'int') return { ...operand, value: -operand.value, span };
             if (operand.kind === 'float') return { kind: 'float', text: `-${operand.text}`, span };
             return { kind: 'neg', operand: this.asTerm(operand), span };
+          });
+        },
+      },
+      {
+        ALT: () => {
+          const op = this.CONSUME(T.WordOp);
+          const operand = this.SUBRULE2(this.unary);
+          return this.ACTION((): STerm => {
+            this.semantic.push(errorAt(`the operator ${op.image} is not supported`, this.span(op)));
+            return { kind: 'neg', operand: this.asTerm(operand), span: joinSpans(this.span(op), operand.span) };
           });
         },
       },
@@ -437,8 +527,48 @@ class SouffleParser extends EmbeddedActionsParser {
       },
       { ALT: () => this.SUBRULE(this.aggregate) },
       { ALT: () => this.SUBRULE(this.nameExpr) },
+      {
+        ALT: () => {
+          const open = this.CONSUME(T.LBracket);
+          this.SUBRULE2(this.args);
+          const close = this.CONSUME(T.RBracket);
+          return this.unsupported('records are not supported', open, close);
+        },
+      },
+      {
+        ALT: () => {
+          const at = this.CONSUME(T.UserFunctor);
+          const close = this.SUBRULE(this.callArgs);
+          return this.unsupported(`user-defined functors are not supported: ${at.image}`, at, close ?? at);
+        },
+      },
+      {
+        ALT: () => {
+          const dollar = this.CONSUME(T.Dollar);
+          const close = this.SUBRULE2(this.callArgs);
+          const what = dollar.image === '$' ? 'the $ counter is not supported' : `algebraic data types are not supported: ${dollar.image}`;
+          return this.unsupported(what, dollar, close ?? dollar);
+        },
+      },
     ]),
   );
+
+  /** Optional `(args)` after a functor or constructor name; the closing parenthesis when present. */
+  private callArgs = this.RULE('callArgs', (): IToken | undefined =>
+    this.OPTION(() => {
+      this.CONSUME(T.LParen);
+      this.SUBRULE(this.args);
+      return this.CONSUME(T.RParen);
+    }),
+  );
+
+  /** A construct outside the subset, reported at its first token; the item it is in is then dropped. */
+  private unsupported(message: string, first: IToken, last: IToken): STerm {
+    return this.ACTION((): STerm => {
+      this.semantic.push(errorAt(message, this.span(first)));
+      return { kind: 'wildcard', span: joinSpans(this.span(first), this.span(last)) };
+    });
+  }
 
   /** `count : { body }`, `sum x : { body }`, or with a single atom as the body: `count : edge(x, _)`. */
   private aggregate = this.RULE('aggregate', (): STerm => {
@@ -450,24 +580,37 @@ class SouffleParser extends EmbeddedActionsParser {
       { ALT: () => this.CONSUME(T.Mean) },
     ]);
     const target = this.OPTION(() => this.SUBRULE(this.expr));
-    this.CONSUME(T.Colon);
     let end = kw;
-    const body = this.OR2([
-      {
-        ALT: () => {
-          this.CONSUME(T.LBrace);
-          const inner = this.SUBRULE(this.disjunction);
-          end = this.CONSUME(T.RBrace);
-          return inner;
+    // Without `:` this is Soufflé's binary `min(a, b)`/`max(a, b)` functor, reported below.
+    const body = this.OPTION2(() => {
+      this.CONSUME(T.Colon);
+      return this.OR2([
+        {
+          ALT: () => {
+            this.CONSUME(T.LBrace);
+            const inner = this.SUBRULE(this.disjunction);
+            end = this.CONSUME(T.RBrace);
+            return inner;
+          },
         },
-      },
-      { ALT: (): Parsed => this.SUBRULE(this.atom) },
-    ]);
+        { ALT: (): Parsed => this.SUBRULE(this.atom) },
+      ]);
+    });
     return this.ACTION((): STerm => {
       const fn = AGGREGATES.get(kw.tokenType)!;
-      const formula = this.asFormula(body);
-      const span = joinSpans(this.span(kw), end === kw ? formula.span : this.span(end));
       const fnSpan = this.span(kw);
+      if (body === undefined) {
+        const span = target ? joinSpans(fnSpan, target.span) : fnSpan;
+        // The arguments `(a, b)` parsed as a formula with complaints of their own: the functor is the problem.
+        this.semantic = this.semantic.filter((d) => !d.span || d.span.start.offset < span.start.offset || d.span.end.offset > span.end.offset);
+        const message = fn === 'min' || fn === 'max' ? `the ${fn} functor ${fn}(a, b) is not supported` : `expected ':' after ${fn}, as in ${fn} x : { ... }`;
+        this.semantic.push(errorAt(message, fnSpan));
+        return { kind: 'wildcard', span };
+      }
+      const formula = this.asFormula(body);
+      const span = joinSpans(fnSpan, end === kw ? formula.span : this.span(end));
+      // Soufflé's mean is always a float; Vixen's avg of integers is a decimal: not the same values.
+      if (fn === 'mean') this.semantic.push(errorAt('the mean aggregate is not supported', fnSpan));
       if (fn === 'count' && target) this.semantic.push(errorAt("expected ':' after count: count takes no expression", target.span));
       if (fn !== 'count' && !target) this.semantic.push(errorAt(`expected an expression after ${fn}, as in ${fn} x : { ... }`, fnSpan));
       return { kind: 'aggregate', fn, ...(target && fn !== 'count' ? { target: this.asTerm(target) } : {}), body: formula, span, fnSpan };
@@ -516,6 +659,17 @@ function resumeAt(tokens: IToken[], from: number, itemStart: number): number {
   return tokens.length;
 }
 
+/** Index just past the `{ ... }` block (braces balanced) that follows `from`: a component's body. */
+function afterBraces(tokens: IToken[], from: number): number {
+  let depth = 0;
+  for (let i = from; i < tokens.length; i++) {
+    const type = tokens[i]!.tokenType;
+    if (type === T.LBrace) depth++;
+    else if (type === T.RBrace && --depth === 0) return i + 1;
+  }
+  return tokens.length;
+}
+
 /** Parses one file's tokens: the items that parsed, and a diagnostic per broken item. */
 export function parseSouffleTokens(tokens: IToken[], file: string): { ast: SouffleAst; diagnostics: Diagnostic[] } {
   shared ??= new SouffleParser(new MessageProvider(RULE_DESCRIPTIONS));
@@ -527,8 +681,9 @@ export function parseSouffleTokens(tokens: IToken[], file: string): { ast: Souff
   while (start < tokens.length) {
     const first = tokens[start]!;
     if (first.tokenType === T.OtherDirective) {
-      diagnostics.push(errorAt(`the ${first.image} directive is not supported`, tokenSpan(first, file)));
-      start = resumeAt(tokens, start + 1, start);
+      const what = first.image === '.comp' ? 'components (.comp) are' : `the ${first.image} directive is`;
+      diagnostics.push(errorAt(`${what} not supported`, tokenSpan(first, file)));
+      start = first.image === '.comp' ? afterBraces(tokens, start) : resumeAt(tokens, start + 1, start);
       continue;
     }
     parser.semantic = [];
@@ -554,8 +709,14 @@ export function parseSouffleTokens(tokens: IToken[], file: string): { ast: Souff
   return { ast: { file, items }, diagnostics };
 }
 
+/** Parses one file on its own (no includes are read; `#define`s apply). */
 export function parseSouffle(text: string, file: string): { ast: SouffleAst; diagnostics: Diagnostic[] } {
-  const lexed = T.tokenizeSouffle(text, file);
-  const parsed = parseSouffleTokens(lexed.tokens, file);
-  return { ast: parsed.ast, diagnostics: [...lexed.diagnostics, ...parsed.diagnostics] };
+  const diagnostics: Diagnostic[] = [];
+  const { runs } = preprocess([{ path: file, text }], undefined, diagnostics);
+  const items = runs.flatMap((run) => {
+    const parsed = parseSouffleTokens(run.tokens, run.file);
+    diagnostics.push(...parsed.diagnostics);
+    return parsed.ast.items;
+  });
+  return { ast: { file, items }, diagnostics };
 }

@@ -1,9 +1,10 @@
 /**
  * Soufflé AST -> LogiQL AST, so that `.dl` programs go through the same resolution, type, safety and
  * stratification checks and lowering as `.logic` ones. This pass does what only Soufflé has: type names and
- * `.type` aliases, `.input`/`.output`, "every relation is declared", multi-head rules, disjunctions and
- * negations anywhere in a body (put in disjunctive normal form, which the LogiQL checks split into rules), and
- * aggregates used as values (lifted into LogiQL aggregation rules, see aggregates.ts).
+ * `.type` aliases, `.input`/`.output` (an `.input` relation with rules reads its file into a helper), "every
+ * relation is declared", multi-head rules, disjunctions and negations anywhere in a body (put in disjunctive
+ * normal form, which the LogiQL checks split into rules), and aggregates used as values (lifted into LogiQL
+ * aggregation rules, see aggregates.ts).
  */
 import { errorAt, type Diagnostic, type ScalarType, type SourceSpan } from '@vixen/queryplan';
 import type { Atom, Clause, Formula, SourceAst, Term } from '../syntax/ast.js';
@@ -16,13 +17,23 @@ const PRIMITIVES: Readonly<Record<string, ScalarType>> = { number: 'int32', unsi
 /** Qualifiers that only tune Soufflé's data structures or optimizer: no effect on results. */
 const IGNORED_QUALIFIERS: ReadonlySet<string> = new Set(['brie', 'btree', 'btree_delete', 'inline', 'no_inline', 'magic', 'no_magic', 'overridable']);
 
-/** Facts-file names the runtime reads for relation `p`, with the delimiter each implies. */
-const FACTS_FILES: readonly [string, string][] = [
-  ['.facts', '\t'],
-  ['.tsv', '\t'],
-  ['.csv', ','],
-  ['.tbl', '|'],
-];
+/** Soufflé's string functors: Vixen's string built-ins are not reachable from `.dl` programs yet. */
+const STRING_FUNCTORS: ReadonlySet<string> = new Set(['cat', 'strlen', 'substr', 'ord', 'contains', 'match', 'to_string', 'to_number', 'to_float', 'to_unsigned']);
+
+/** Where an `.input` relation's facts come from: `filename` in the facts directory (or absolute), split at `delimiter`. */
+export interface SouffleInput {
+  filename: string;
+  delimiter: string;
+}
+
+/** Where an `.output` relation goes: `filename` in the output directory (or absolute), or standard output. */
+export type SouffleOutput = { kind: 'file'; filename: string; delimiter: string } | { kind: 'stdout'; delimiter: string };
+
+/** A `.dl` program's IO directives, as Soufflé resolves them (defaults `<rel>.facts` and `<rel>.csv`, tab). */
+export interface SouffleIo {
+  inputs: Record<string, SouffleInput>;
+  outputs: Record<string, SouffleOutput[]>;
+}
 
 export interface SouffleProgram {
   /** The program as LogiQL clauses, one SourceAst per `.dl` file. */
@@ -31,6 +42,7 @@ export interface SouffleProgram {
   relations: Set<string>;
   /** Those of them marked `.output`: the only ones printed by default, as in Soufflé. */
   outputs: Set<string>;
+  io: SouffleIo;
 }
 
 class Converter {
@@ -43,6 +55,7 @@ class Converter {
   private aggregateCount = 0;
   readonly inputs = new Map<string, Name>();
   readonly outputs = new Set<string>();
+  readonly io: SouffleIo = { inputs: {}, outputs: {} };
 
   constructor(private readonly diagnostics: Diagnostic[]) {}
 
@@ -77,7 +90,8 @@ class Converter {
     if (bases.every((b) => b !== undefined)) {
       result = bases[0];
       if (bases.some((b) => b !== result)) {
-        this.error(`union type ${t.name} mixes ${[...new Set(bases)].join(' and ')}: expected alternatives of one primitive type`, def.span);
+        const names = [...new Set(bases)].map((b) => Object.keys(PRIMITIVES).find((k) => PRIMITIVES[k] === b));
+        this.error(`union type ${t.name} mixes ${names.join(' and ')}: unions of different primitive types are not supported`, def.span);
         result = undefined;
       }
     }
@@ -88,15 +102,18 @@ class Converter {
   /** A `.decl` as a LogiQL declaration `p(x, y) -> int32(x), string(y).`; undefined when a type is wrong. */
   declaration(item: Extract<SItem, { kind: 'decl' }>): Clause | undefined {
     const name = item.rel.name;
+    if (item.attributes.length === 0) this.error(`nullary relations are not supported: ${name}() has no attributes`, item.rel.span);
     const types = item.attributes.map((a) => this.scalar(a.type));
     for (const q of item.qualifiers) {
-      if (q.name === 'input') this.inputs.set(name, item.rel);
-      else if (q.name === 'output') this.outputs.add(name);
+      if (q.name === 'input') this.input({ rel: item.rel, options: [] });
+      else if (q.name === 'output') this.output({ rel: item.rel, options: [] });
+      else if (q.name === 'eqrel') this.error('eqrel relations are not supported', q.span);
+      else if (q.name === 'choice-domain') this.error('choice-domain is not supported', q.span);
       else if (!IGNORED_QUALIFIERS.has(q.name)) this.error(`the ${q.name} qualifier is not supported`, q.span);
     }
     // A second declaration goes on to the LogiQL checks, which report the duplicate.
-    if (!this.decls.has(name)) this.decls.set(name, complete(types));
-    if (!complete(types)) return undefined;
+    if (!this.decls.has(name)) this.decls.set(name, complete(types) && types.length > 0);
+    if (!complete(types) || types.length === 0) return undefined;
     const head: Atom = {
       kind: 'atom',
       pred: item.rel.name,
@@ -114,52 +131,44 @@ class Converter {
     return { kind: 'decl', head, body: { kind: 'and', items: typeAtoms, span: item.span }, span: item.span };
   }
 
-  io(item: Extract<SItem, { kind: 'io' }>): void {
+  ioDirective(item: Extract<SItem, { kind: 'io' }>): void {
     for (const target of item.targets) {
-      if (!this.decls.has(target.rel.name)) {
-        this.error(`undefined relation ${target.rel.name}: expected a .decl for it`, target.rel.span);
-        continue;
-      }
-      if (item.direction === 'input') {
-        if (this.checkInputOptions(target)) this.inputs.set(target.rel.name, target.rel);
-      } else if (this.checkOutputOptions(target)) {
-        this.outputs.add(target.rel.name);
-      }
+      if (!this.decls.has(target.rel.name)) this.error(`undefined relation ${target.rel.name}: expected a .decl for it`, target.rel.span);
+      else if (item.direction === 'input') this.input(target);
+      else this.output(target);
     }
   }
 
-  /** Facts come from `<dir>/<p>.facts` (or .tsv/.csv/.tbl): options may only restate that. */
-  private checkInputOptions(target: IoTarget): boolean {
+  /** `.input p(IO=file, filename="...", delimiter="...")`: a file in the facts directory, by default `p.facts`. */
+  private input(target: IoTarget): void {
     const rel = target.rel.name;
-    const problems = this.ioKindProblems(target);
-    const filename = target.options.find((o) => o.key === 'filename');
-    const format = FACTS_FILES.find(([ext]) => (filename?.value ?? `${rel}.facts`) === rel + ext);
-    if (filename && !format) {
-      const names = FACTS_FILES.map(([ext]) => rel + ext).join(', ');
-      problems.push([`filename "${filename.value}" is not supported: facts for ${rel} are read from ${names} in the facts directory`, filename.span]);
-    }
-    const delimiter = target.options.find((o) => o.key === 'delimiter');
-    if (format && delimiter && delimiter.value !== format[1]) {
-      problems.push([`delimiter ${JSON.stringify(delimiter.value)} does not match ${rel}${format[0]}: expected ${JSON.stringify(format[1])}`, delimiter.span]);
-    }
-    for (const o of target.options) {
-      if (!['IO', 'filename', 'delimiter'].includes(o.key)) problems.push([`the IO option ${o.key} is not supported`, o.span]);
-    }
-    return this.none(problems);
+    const problems = this.optionProblems(target, ['file'], ['IO', 'filename', 'delimiter']);
+    if (!this.none(problems)) return;
+    this.inputs.set(rel, target.rel);
+    this.io.inputs[rel] = { filename: option(target, 'filename') ?? `${rel}.facts`, delimiter: option(target, 'delimiter') ?? '\t' };
   }
 
-  /** Outputs go where the run says (stdout, or `<out>/<p>.csv` with --output-dir): options may not redirect them. */
-  private checkOutputOptions(target: IoTarget): boolean {
-    const problems = this.ioKindProblems(target);
-    for (const o of target.options) {
-      if (o.key !== 'IO') problems.push([`the IO option ${o.key} is not supported for .output (use --output-dir)`, o.span]);
-    }
-    return this.none(problems);
+  /** `.output p(IO=file, filename=..., delimiter=...)` (default `p.csv` in the output directory) or `IO=stdout`. */
+  private output(target: IoTarget): void {
+    const rel = target.rel.name;
+    const problems = this.optionProblems(target, ['file', 'stdout'], ['IO', 'filename', 'delimiter']);
+    if (!this.none(problems)) return;
+    this.outputs.add(rel);
+    const delimiter = option(target, 'delimiter') ?? '\t';
+    const out: SouffleOutput =
+      option(target, 'IO') === 'stdout' ? { kind: 'stdout', delimiter } : { kind: 'file', filename: option(target, 'filename') ?? `${rel}.csv`, delimiter };
+    (this.io.outputs[rel] ??= []).push(out);
   }
 
-  private ioKindProblems(target: IoTarget): [string, SourceSpan][] {
-    const io = target.options.find((o) => o.key === 'IO');
-    return !io || io.value === 'file' || io.value === 'stdout' ? [] : [[`IO=${io.value} is not supported: expected IO=file`, io.span]];
+  private optionProblems(target: IoTarget, kinds: string[], keys: string[]): [string, SourceSpan][] {
+    const problems: [string, SourceSpan][] = [];
+    for (const o of target.options) {
+      if (!keys.includes(o.key)) problems.push([`the IO option ${o.key} is not supported (expected ${keys.join(', ')})`, o.span]);
+      else if (o.key === 'IO' && !kinds.includes(o.value)) problems.push([`IO=${o.value} is not supported: expected ${kinds.map((k) => `IO=${k}`).join(' or ')}`, o.span]);
+      else if (o.key !== 'IO' && o.value === '') problems.push([`the IO option ${o.key} must not be empty`, o.span]);
+      else if (o.key === 'filename' && option(target, 'IO') === 'stdout') problems.push(['filename is meaningless with IO=stdout', o.span]);
+    }
+    return problems;
   }
 
   /** Every relation a clause names must be declared; the clause is dropped if one is not. */
@@ -206,18 +215,39 @@ class Converter {
       return [];
     }
     const args: Term[] = a.arg === undefined ? [] : [{ kind: 'var', name: a.arg, span: a.span }];
-    const binding = { target: a.result, fn: a.fn === 'mean' ? 'avg' : a.fn, args, span: a.span };
+    const binding = { target: a.result, fn: a.fn, args, span: a.span };
     const body: Formula = { kind: 'agg', bindings: [binding], body: conj(disjuncts[0]!), span: a.span };
     return [{ kind: 'rule', head, body, span: a.span }, ...nested];
   }
 
-  /** Input relations are base relations; a declared relation with no way to get tuples is worth a warning. */
+  /** Relations that are `.input` and also have rules. */
+  inputsWithRules(items: SItem[]): string[] {
+    const heads = new Set(items.flatMap((item) => (item.kind === 'rule' ? item.heads.map((h) => h.rel) : [])));
+    return [...this.inputs.keys()].filter((rel) => heads.has(rel));
+  }
+
+  /**
+   * Facts files feed base relations only, so an `.input` relation with rules reads its file into a helper
+   * relation `$input_p` and gets the rule `p(x...) <- $input_p(x...)`, as Soufflé unions loaded and derived tuples.
+   */
+  inputHelper(rel: string, decl: Clause | undefined): Clause[] {
+    if (decl?.kind !== 'decl' || decl.head.kind !== 'atom') return [];
+    const helper = `$input_${rel}`;
+    this.helpers.add(helper);
+    this.io.inputs[helper] = this.io.inputs[rel]!;
+    delete this.io.inputs[rel];
+    const head = decl.head;
+    const read: Atom = { ...head, pred: helper };
+    return [
+      { ...decl, head: read },
+      { kind: 'rule', head, body: read, span: decl.span },
+    ];
+  }
+
+  /** A declared relation with no way to get tuples is worth a warning. */
   checkSources(items: SItem[]): void {
     const heads = new Set(items.flatMap((item) => (item.kind === 'rule' ? item.heads.map((h) => h.rel) : [])));
     const facts = new Set(items.flatMap((item) => (item.kind === 'fact' ? [item.atom.rel] : [])));
-    for (const [rel, name] of this.inputs) {
-      if (heads.has(rel)) this.error(`.input relation ${rel} also has rules: not supported yet (facts files are read only for relations without rules)`, name.span);
-    }
     for (const item of items) {
       const rel = item.kind === 'decl' ? item.rel : undefined;
       if (rel && this.decls.get(rel.name) && !heads.has(rel.name) && !facts.has(rel.name) && !this.inputs.has(rel.name)) {
@@ -270,6 +300,7 @@ class Converter {
   private term(t: STerm): Term | undefined {
     switch (t.kind) {
       case 'var':
+        return t.name === 'nil' ? this.error('records are not supported: nil', t.span) : t;
       case 'wildcard':
       case 'string':
         return t;
@@ -288,7 +319,9 @@ class Converter {
         return left && right && { kind: 'binary', op: t.op, left, right, span: t.span };
       }
       case 'call':
-        return this.error(`functors are not supported yet: ${t.name}(...) (expected a variable, constant or arithmetic)`, t.nameSpan);
+        if (t.name === 'as') return this.error('type casts as(...) are not supported', t.nameSpan);
+        if (STRING_FUNCTORS.has(t.name)) return this.error(`the string functor ${t.name} is not supported yet`, t.nameSpan);
+        return this.error(`functors are not supported: ${t.name}(...) (expected a variable, constant or arithmetic)`, t.nameSpan);
       case 'aggregate':
         // Rules lift their aggregates first: one here stands in a fact.
         return this.error(`facts must be ground: expected a constant, not an aggregate`, t.fnSpan);
@@ -303,6 +336,11 @@ function negate(l: Formula): Formula {
 
 function conj(items: Formula[]): Formula {
   return items.length === 1 ? items[0]! : { kind: 'and', items, span: joinAll(items.map((f) => f.span)) };
+}
+
+/** The value of IO option `key`, if given. */
+function option(target: IoTarget, key: string): string | undefined {
+  return target.options.find((o) => o.key === key)?.value;
 }
 
 function complete<T>(xs: (T | undefined)[]): xs is T[] {
@@ -349,7 +387,7 @@ export function toLogic(asts: SouffleAst[], diagnostics: Diagnostic[]): SouffleP
   // Types and declarations first: Soufflé lets uses come before them.
   for (const item of items) if (item.kind === 'type') c.collectType(item);
   const decls = new Map<SItem, Clause | undefined>(items.flatMap((item) => (item.kind === 'decl' ? [[item, c.declaration(item)]] : [])));
-  for (const item of items) if (item.kind === 'io') c.io(item);
+  for (const item of items) if (item.kind === 'io') c.ioDirective(item);
   c.checkSources(items);
   const files = asts.map((ast): SourceAst => {
     const clauses = ast.items.flatMap((item): Clause[] => {
@@ -376,6 +414,9 @@ export function toLogic(asts: SouffleAst[], diagnostics: Diagnostic[]): SouffleP
     const zero: Term = { kind: 'int', value: 0n, suffix: '', span };
     files.push({ file: files[0]!.file, clauses: [{ kind: 'fact', head: { kind: 'atom', pred: UNIT, args: [zero], span, predSpan: span }, span }] });
   }
+  const declsByName = new Map([...decls].flatMap(([item, clause]) => (item.kind === 'decl' ? [[item.rel.name, clause] as const] : [])));
+  const inputHelpers = c.inputsWithRules(items).flatMap((rel) => c.inputHelper(rel, declsByName.get(rel)));
+  if (inputHelpers.length > 0) files.push({ file: files[0]!.file, clauses: inputHelpers });
   const relations = new Set([...items.flatMap((item) => (item.kind === 'decl' ? [item.rel.name] : [])), ...c.helpers]);
-  return { files, relations, outputs: c.outputs };
+  return { files, relations, outputs: c.outputs, io: c.io };
 }

@@ -149,15 +149,18 @@ interface RawRecord {
 
 /**
  * Loads the rows of one facts file typed by `columns` (as `Value` represents each type).
- * `relation` names the relation in messages (default: the file name without its extension).
+ * `relation` names the relation in messages (default: the file name without its extension); `delimiter`, when
+ * given, sets the format instead of the extension.
  * Throws a VixenError listing the bad lines (up to 20).
  */
 export async function loadFactsFile(
   path: string,
   columns: readonly Column[],
   relation: string = basename(path, extname(path)),
+  /** Splits at this delimiter without quoting (Soufflé's `.input` option), whatever the extension. */
+  delimiter?: string,
 ): Promise<Row[]> {
-  const format = FORMATS[extname(path).toLowerCase()];
+  const format = delimiter !== undefined ? { delimiter, quoting: false, trailingDelimiter: false } : FORMATS[extname(path).toLowerCase()];
   if (!format) {
     throw new VixenError(
       errorAt(`unsupported facts file ${path}: the extension must be one of ${FACTS_EXTENSIONS.join(', ')}`),

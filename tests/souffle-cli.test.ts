@@ -1,0 +1,113 @@
+/**
+ * `vixen run` on Soufflé programs: Soufflé's flag spellings, `--dialect`, output files and `IO=stdout` exactly
+ * as Soufflé writes them.
+ */
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { runCli } from '@vixen/cli';
+import { formatSouffleFloat } from '@vixen/runtime';
+
+const cases = join(import.meta.dirname, 'souffle');
+
+async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await runCli(['node', 'vixen', ...args], (s) => (out += s), (s) => (err += s));
+  return { code, out, err };
+}
+
+const expected = (name: string, file: string): string => readFileSync(join(cases, name, 'expected', file), 'utf8');
+
+describe('vixen run prog.dl', () => {
+  test('-F DIR -D OUT writes <relation>.csv as Soufflé does', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'vixen-souffle-'));
+    const dir = join(cases, 'tc-symbols');
+    const r = await cli('run', join(dir, 'program.dl'), '-F', join(dir, 'facts'), '-D', out);
+    expect(r.err).not.toMatch(/error/);
+    expect(r.code).toBe(0);
+    expect(readdirSync(out)).toEqual(['path.csv']);
+    expect(readFileSync(join(out, 'path.csv'), 'utf8')).toBe(expected('tc-symbols', 'path.csv'));
+  });
+
+  test('--facts/--output-dir: IO=stdout is printed in Soufflé frames, filename= names the file', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'vixen-souffle-'));
+    const dir = join(cases, 'io-directives');
+    const r = await cli('run', join(dir, 'program.dl'), '--facts', join(dir, 'facts'), '--output-dir', out);
+    expect(r.code).toBe(0);
+    expect(r.out).toBe('---------------\nboth\n===============\n2\n3\n===============\n');
+    expect(readdirSync(out)).toEqual(['either.tsv']);
+    expect(readFileSync(join(out, 'either.tsv'), 'utf8')).toBe('1\n2\n3\n4\n');
+  });
+
+  test('-D - prints every output relation in Soufflé frames', async () => {
+    const dir = join(cases, 'multi-head');
+    const r = await cli('run', join(dir, 'program.dl'), '-D', '-');
+    expect(r.code).toBe(0);
+    const frame = (rel: string) => `---------------\n${rel}\n===============\n1\n2\n===============\n`;
+    expect(r.out).toBe(frame('small') + frame('copy'));
+  });
+
+  test('a compiled Soufflé program keeps its IO directives', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'vixen-souffle-'));
+    const dir = join(cases, 'input-file-options');
+    expect((await cli('compile', join(dir, 'program.dl'), '-o', join(tmp, 'p.json'))).code).toBe(0);
+    const r = await cli('run', join(tmp, 'p.json'), '-F', join(dir, 'facts'), '-D', join(tmp, 'out'));
+    expect(r.code).toBe(0);
+    expect(readFileSync(join(tmp, 'out', 'dept.csv'), 'utf8')).toBe(expected('input-file-options', 'dept.csv'));
+  });
+
+  test('floats are written with 9 significant digits', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'vixen-souffle-'));
+    const dir = join(cases, 'float-arithmetic');
+    const r = await cli('run', join(dir, 'program.dl'), '-F', join(dir, 'facts'), '-D', out);
+    expect(r.code).toBe(0);
+    expect(readFileSync(join(out, 'plus.csv'), 'utf8')).toContain('0.100000001\t0.200000003\t0.300000012\n');
+    expect(readFileSync(join(out, 'scaled.csv'), 'utf8')).toBe(expected('float-arithmetic', 'scaled.csv'));
+  });
+
+  test('--dialect souffle reads a file of any name as Soufflé', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'vixen-souffle-'));
+    const dir = join(cases, 'comparisons');
+    copyFileSync(join(dir, 'program.dl'), join(tmp, 'program.txt'));
+    const out = join(tmp, 'out');
+    const r = await cli('run', join(tmp, 'program.txt'), '--dialect', 'souffle', '-F', join(dir, 'facts'), '-D', out);
+    expect(r.code).toBe(0);
+    expect(readFileSync(join(out, 'cmp.csv'), 'utf8')).toBe(expected('comparisons', 'cmp.csv'));
+    const asLogic = await cli('run', join(tmp, 'program.txt'), '-F', join(dir, 'facts'));
+    expect(asLogic.code).toBe(1);
+  });
+
+  test('without an output directory, file outputs are printed as tables', async () => {
+    const dir = join(cases, 'multi-head');
+    const r = await cli('run', join(dir, 'program.dl'));
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('small (2 rows)');
+    expect(r.out).toContain('copy (2 rows)');
+  });
+
+  test('an unsupported construct fails with its location', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vixen-souffle-'));
+    const file = join(dir, 'bad.dl');
+    writeFileSync(file, '.decl q(x: number)\nq(1).\n.decl e(x: number, y: number) eqrel\n');
+    const r = await cli('run', file);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('bad.dl:3:31: error: eqrel relations are not supported');
+  });
+});
+
+test('formatSouffleFloat prints like C++ ostream at precision 9', () => {
+  const f = (x: number) => formatSouffleFloat(Math.fround(x));
+  expect([f(0.5), f(1), f(100), f(0.1), f(-0.25), f(1e10), f(1e-5), f(123456789), f(0)]).toEqual([
+    '0.5',
+    '1',
+    '100',
+    '0.100000001',
+    '-0.25',
+    '1e+10',
+    '9.99999975e-06',
+    '123456792',
+    '0',
+  ]);
+});

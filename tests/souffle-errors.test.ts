@@ -1,0 +1,90 @@
+/**
+ * Soufflé constructs outside the supported subset: each is a located error that names the construct, and the
+ * program is rejected (never run with a different meaning). Also the preprocessor's limits.
+ */
+import { describe, expect, test } from 'vitest';
+import { compile } from '@vixen/runtime';
+import { VixenError, type Diagnostic } from '@vixen/queryplan';
+
+const q = '.decl q(x: number)\nq(1).\n';
+const r = `${q}.decl r(x: number)\n`;
+
+/** [construct, program, message, line, column] of the first error. */
+const cases: Array<[string, string, RegExp, number, number]> = [
+  ['record type', `${q}.type P = [x: number, y: number]\n`, /^record types are not supported$/, 3, 11],
+  ['record term', `${r}r(x) :- q(x), x = [1, 2].\n`, /^records are not supported$/, 4, 19],
+  ['nil record', `${r}r(x) :- q(x), x = nil.\n`, /^records are not supported: nil$/, 4, 19],
+  ['ADT type', `${q}.type T = A {x: number} | B {}\n`, /^algebraic data types are not supported \(branch A\)$/, 3, 11],
+  ['ADT constructor', `${r}r(x) :- q(x), x = $A(1).\n`, /^algebraic data types are not supported: \$A$/, 4, 19],
+  ['counter $', `${r}r(x) :- q(_), x = $.\n`, /^the \$ counter is not supported$/, 4, 19],
+  ['component', `${q}.comp C {\n  .decl c(x: number)\n  c(1).\n}\n.decl s(x: number)\ns(x) :- q(x).\n.output s\n`, /^components \(\.comp\) are not supported$/, 3, 1],
+  ['component instance', `${q}.init c = C\n`, /^the \.init directive is not supported$/, 3, 1],
+  ['choice-domain', `${q}.decl c(x: number, y: number) choice-domain x\nc(x, x) :- q(x).\n`, /^choice-domain is not supported$/, 3, 31],
+  ['subsumption', `${r}r(x) <= r(y) :- q(x), q(y), x < y.\n`, /^subsumption \(<=\) is not supported$/, 4, 6],
+  ['functor declaration', `${q}.functor f(x: number): number\n`, /^the \.functor directive is not supported$/, 3, 1],
+  ['user-defined functor', `${r}r(y) :- q(x), y = @f(x).\n`, /^user-defined functors are not supported: @f$/, 4, 19],
+  ['eqrel', `${q}.decl e(x: number, y: number) eqrel\n`, /^eqrel relations are not supported$/, 3, 31],
+  ['plan', `${r}r(x) :- q(x), q(x).\n.plan 0: (1, 2)\n`, /^the \.plan directive is not supported$/, 5, 1],
+  ['pragma', `.pragma "magic-transform" "*"\n${q}`, /^the \.pragma directive is not supported$/, 1, 1],
+  ['string functor cat', `${q}.decl s(s: symbol)\ns(t) :- q(_), t = cat("a", "b").\n`, /^the string functor cat is not supported yet$/, 4, 19],
+  ['string functor strlen', `${r}r(n) :- q(_), n = strlen("ab").\n`, /^the string functor strlen is not supported yet$/, 4, 19],
+  ['other functor', `${r}r(n) :- q(x), n = autoinc().\n`, /^functors are not supported: autoinc\(\.\.\.\)/, 4, 19],
+  ['binary min functor', `${r}r(n) :- q(x), n = min(x, 3).\n`, /^the min functor min\(a, b\) is not supported$/, 4, 19],
+  ['mean aggregate', `${q}.decl m(x: float)\nm(a) :- a = mean x : { q(x) }.\n`, /^the mean aggregate is not supported$/, 4, 13],
+  ['type cast', `${r}r(n) :- q(x), n = as(x, number).\n`, /^type casts as\(\.\.\.\) are not supported$/, 4, 19],
+  ['power', `${r}r(n) :- q(x), n = x ^ 2.\n`, /^the power operator \^ is not supported yet$/, 4, 19],
+  ['bitwise operator', `${r}r(n) :- q(x), n = x band 3.\n`, /^the operator band is not supported$/, 4, 21],
+  ['true literal', `${r}r(x) :- q(x), true.\n`, /^the literal true is not supported$/, 4, 15],
+  ['printsize', `${q}.printsize q\n`, /^the \.printsize directive is not supported$/, 3, 1],
+  ['mixed union type', '.type A <: number\n.type B <: symbol\n.type U = A | B\n.decl u(x: U)\n', /^union type U mixes number and symbol/, 3, 1],
+  ['nullary relation', `${q}.decl done()\ndone() :- q(_).\n`, /^nullary relations are not supported: done\(\)/, 3, 7],
+  ['other IO kind', `${q}.output q(IO=sqlite)\n`, /^IO=sqlite is not supported: expected IO=file or IO=stdout$/, 3, 11],
+  ['unknown IO option', `${q}.input q(headers=true)\n`, /^the IO option headers is not supported/, 3, 10],
+  ['#ifdef', `#ifdef X\n${q}#endif\n`, /^the preprocessor directive #ifdef is not supported/, 1, 1],
+  ['function-like macro', `#define F(x) x\n${q}`, /^function-like macros are not supported: #define F/, 1, 1],
+  ['#include <...>', `#include <std.dl>\n${q}`, /only quoted includes are supported/, 1, 1],
+  ['missing include', `#include "nope.dl"\n${q}`, /^cannot read included file 'nope\.dl'$/, 1, 1],
+];
+
+function errors(text: string, files: Record<string, string> = {}): Diagnostic[] {
+  try {
+    compile(text, { filename: 'p.dl', readFile: (path) => files[path] });
+  } catch (e) {
+    if (e instanceof VixenError) return e.diagnostics.filter((d) => d.severity === 'error');
+    throw e;
+  }
+  return [];
+}
+
+describe('unsupported Soufflé constructs are located errors', () => {
+  for (const [construct, text, message, line, column] of cases) {
+    test(construct, () => {
+      const [first] = errors(text);
+      expect(first?.message).toMatch(message);
+      expect(first?.span).toMatchObject({ file: 'p.dl', start: { line, column } });
+    });
+  }
+});
+
+describe('preprocessor', () => {
+  test('an include cycle is reported where the include stands', () => {
+    const [first] = errors('#include "a.dl"\n.decl q(x: number)\n', { 'a.dl': '#include "p.dl"\n' });
+    expect(first?.message).toBe('include cycle: p.dl -> a.dl -> p.dl');
+    expect(first?.span).toMatchObject({ file: 'a.dl', start: { line: 1, column: 1 } });
+  });
+
+  test('an error in an included file points into that file', () => {
+    const [first] = errors('#include "a.dl"\n', { 'a.dl': '.decl q(x: number)\nq(x) :- r(x).\n' });
+    expect(first?.message).toMatch(/^undefined relation r/);
+    expect(first?.span).toMatchObject({ file: 'a.dl', start: { line: 2, column: 9 } });
+  });
+
+  test('a macro use is located where the name is written, and #undef ends it', () => {
+    const text = '#define REL missing\n.decl q(x: number)\nq(1).\n#undef REL\nq(x) :- q(x), REL(x).\n';
+    const diags = errors(text);
+    expect(diags.map((d) => d.message)).toEqual(['undefined relation REL: expected a .decl for it']);
+    const before = errors('#define REL missing\n.decl q(x: number)\nq(x) :- REL(x).\n');
+    expect(before[0]?.message).toBe('undefined relation missing: expected a .decl for it');
+    expect(before[0]?.span).toMatchObject({ start: { line: 3, column: 9 } });
+  });
+});
