@@ -57,24 +57,38 @@ export function uploadRelation(gpu: Gpu, words: Uint32Array, width: number, coun
 /** Largest staging copy of one readback: big relations come back in pieces, not one buffer as large as they are. */
 const READBACK_CHUNK_BYTES = 64 * 2 ** 20;
 
-/** Reads `words` u32 from `buffer` at byte `offset`. */
-export async function readWords(g: GpuImpl, buffer: GPUBuffer, offset: number, words: number): Promise<Uint32Array> {
+/**
+ * Reads `words` u32 from `buffer` at byte `offset`, in chunks through two staging buffers so the copy of one chunk
+ * overlaps the host's reading of the previous one.
+ */
+export async function readWords(
+  g: GpuImpl,
+  buffer: GPUBuffer,
+  offset: number,
+  words: number,
+  chunkBytes = READBACK_CHUNK_BYTES,
+): Promise<Uint32Array> {
   const out = new Uint32Array(words);
   const total = words * 4;
-  const chunk = Math.min(total, READBACK_CHUNK_BYTES);
-  const staging = g.pool.acquire(chunk, stagingUsage());
+  const chunk = Math.min(total, chunkBytes);
+  const staging = [g.pool.acquire(chunk, stagingUsage()), g.pool.acquire(chunk, stagingUsage())];
+  const copy = (done: number, to: GPUBuffer): Promise<void> => {
+    const encoder = g.device.createCommandEncoder();
+    encoder.copyBufferToBuffer(buffer, offset + done, to, 0, Math.min(chunk, total - done));
+    g.device.queue.submit([encoder.finish()]);
+    return g.orLost(to.mapAsync(GPUMapMode.READ, 0, Math.min(chunk, total - done)));
+  };
   try {
-    for (let done = 0; done < total; done += chunk) {
+    let pending = copy(0, staging[0]!);
+    for (let done = 0, k = 0; done < total; done += chunk, k ^= 1) {
       const bytes = Math.min(chunk, total - done);
-      const encoder = g.device.createCommandEncoder();
-      encoder.copyBufferToBuffer(buffer, offset + done, staging, 0, bytes);
-      g.device.queue.submit([encoder.finish()]);
-      await g.orLost(staging.mapAsync(GPUMapMode.READ, 0, bytes));
-      out.set(new Uint32Array(staging.getMappedRange(0, bytes)), done / 4);
-      staging.unmap();
+      await pending;
+      if (done + chunk < total) pending = copy(done + chunk, staging[k ^ 1]!);
+      out.set(new Uint32Array(staging[k]!.getMappedRange(0, bytes)), done / 4);
+      staging[k]!.unmap();
     }
   } finally {
-    g.pool.release(staging);
+    for (const s of staging) g.pool.release(s);
   }
   return out;
 }
