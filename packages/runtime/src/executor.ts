@@ -15,6 +15,7 @@ import {
 } from '@vixen/kernel-ir';
 import { rowWords, VixenError, type Row } from '@vixen/queryplan';
 import {
+  BindingSizeError,
   downloadRelation,
   releaseRelation,
   runKernel,
@@ -210,6 +211,17 @@ function describeVariable(program: KirProgram, id: VarId): string {
   return v.relation === undefined ? `temporary ${v.name}` : v.relation === v.name ? `relation ${v.name}` : `${v.name} (relation ${v.relation})`;
 }
 
+/** A kernel's output, with the relation its plan command computes when the output is a temporary. */
+function describeOutput(program: KirProgram, k: KirKernel): string {
+  const own = describeVariable(program, k.output);
+  if (program.variables[k.output]!.relation !== undefined || !k.origin) return own;
+  const { block, command } = k.origin;
+  const target = program.kernels.find(
+    (o) => o.origin?.block === block && o.origin.command === command && program.variables[o.output]!.relation !== undefined,
+  );
+  return target ? `${own} for ${describeVariable(program, target.output)}` : own;
+}
+
 function describeKernel(k: KirKernel): string {
   const from = k.origin ? `, from block ${k.origin.block} command ${k.origin.command}` : '';
   return `kernel k${k.id} (${k.kind}${from})`;
@@ -344,7 +356,14 @@ export async function executeKir(
             const inputIds = kernelInputs(kernel);
             const inputs = inputIds.map(valueOf);
             const t0 = performance.now();
-            const out = await runKernel(gpu, kernel, shaders[kernel.id]!, inputs, constWords[kernel.id]!, variables);
+            const out = await runKernel(gpu, kernel, shaders[kernel.id]!, inputs, constWords[kernel.id]!, variables).catch((e: unknown) => {
+              if (!(e instanceof BindingSizeError)) throw e;
+              throw new RunLimitError(
+                `${describeKernel(kernel)} computing ${describeOutput(program, kernel)}: ${e.message} ` +
+                  `(relations larger than one binding are not split yet)`,
+                stats(),
+              );
+            });
             if (options.profile) await gpu.device.queue.onSubmittedWorkDone();
             const wall = performance.now() - t0;
             const ms = timer ? (await timer.collect()).nanoseconds / 1e6 : wall;

@@ -116,3 +116,22 @@ describe('profile', () => {
     expect(seen.map((p) => p.deltas[0]!.rows)).toEqual([3, 2, 1, 0]);
   });
 });
+
+describe('storage binding size', () => {
+  it('fails with a limit error naming the kernel, the relation and the size when a relation outgrows one binding', async () => {
+    const small = await openGpu({ maxStorageBufferBindingSize: 4096 });
+    try {
+      // The closure of a 60-node chain has 1830 tuples of 8 bytes: more than 4096 bytes.
+      const run = tc.run({ gpu: small, facts: { edge: chain(60) } });
+      const e = (await run.catch((x: unknown) => x)) as RunLimitError;
+      expect(e).toBeInstanceOf(RunLimitError);
+      expect(e.message).toMatch(/kernel k\d+ \(\w+.*\) computing .*path.*: .* needs \d+ bytes, more than this device's maxStorageBufferBindingSize \(4096 bytes\)/);
+      expect(e.stats.launches).toBeGreaterThan(0);
+      // A limit that holds the result changes nothing.
+      const ok = await tc.run({ gpu: small, facts: { edge: chain(20) } });
+      expect(ok.relations.get('path')).toEqual(closure(20));
+    } finally {
+      small.dispose();
+    }
+  });
+});

@@ -31,6 +31,8 @@ export interface Gpu {
 
 export interface GpuOptions {
   backend?: 'auto' | 'vulkan' | 'opengles';
+  /** Use at most this many bytes per storage binding (below the device's limit): tests of big-relation handling. */
+  maxStorageBufferBindingSize?: number;
 }
 
 let globalsInstalled = false;
@@ -114,7 +116,7 @@ export async function openGpu(options: GpuOptions = {}): Promise<Gpu> {
   const d = device.limits;
   return new GpuImpl(instance, device, describe(adapter, backend), backend, !isRealGpu(adapter), {
     workgroupSize,
-    maxStorageBufferBindingSize: d.maxStorageBufferBindingSize,
+    maxStorageBufferBindingSize: Math.min(d.maxStorageBufferBindingSize, options.maxStorageBufferBindingSize ?? Infinity),
     maxBufferSize: d.maxBufferSize,
     maxComputeWorkgroupsPerDimension: d.maxComputeWorkgroupsPerDimension,
     minUniformBufferOffsetAlignment: d.minUniformBufferOffsetAlignment,
