@@ -19,6 +19,8 @@ export { PASS_LAYOUTS, type BindingKind, type PassName } from './passes.js';
 export { uniformVec4s } from './wgsl.js';
 export { RADIX_BITS, RADIX_ITEMS, sortKeyWords } from './kernels/sort.js';
 export { COMPACT_ITEMS } from './kernels/compaction.js';
+export { HASH_ITEMS, hashBuildShaders, hashProbeShaders, joinSlotWords, type HashKeyLayout } from './kernels/hash.js';
+export { groupRowWords, groupSlotWords, hashAggregateShaders, type HashAggregate } from './kernels/hashAggregate.js';
 
 /** Pass name -> WGSL module source. */
 export type KernelShaders = Record<string, string>;

@@ -48,6 +48,28 @@ export const PASS_LAYOUTS = {
   radixScatter: ['read', 'read', 'write', 'uniform'],
   /** output row i = input row pairs[2i+1]. (input, pairs, output, u) u0 = (n). */
   gather: ['read', 'read', 'write', 'uniform'],
+  /**
+   * Hash table build (kernels/hash.ts): build row i goes into the linear-probing table of mask + 1 slots of
+   * 1 + K words (head row + 1, then the key words; 0 = empty); an equal key already there makes row i the
+   * new head of that key's chain (next[i] = the old head + 1, 0 ends a chain) and sets the word after the
+   * slots (duplicates). The host zeroes the table. (build, table, next, u) u0 = (n, mask).
+   */
+  hashBuild: ['read', 'write', 'write', 'uniform'],
+  /**
+   * Probe of the table: for tile t of TILE = HASH_ITEMS * WG probe rows, every (probe row, build row) with
+   * equal keys, at counter[0] (atomically advanced by the tile's matches) onwards; pairs at or past
+   * `capacity` are counted, not written. (probe, table, next, output, counter, u) u0 = (n, mask, capacity).
+   */
+  hashProbe: ['read', 'read', 'read', 'write', 'write', 'uniform'],
+  /**
+   * Hash group-by insert (kernels/hashAggregate.ts): row i joins its key's slot (head word = first row + 1,
+   * group id word, then aggregate words) and updates the aggregates with atomics; meta[0] counts groups
+   * (their ids), meta[1] = 1 if a row found the table full (`limit` groups, or no free slot). The host zeroes
+   * table and meta. (input, table, meta, u) u0 = (n, mask, limit).
+   */
+  groupInsert: ['read', 'write', 'write', 'uniform'],
+  /** Output row (group id) of each occupied slot: key words from its first row, decoded aggregates. (input, table, output, u) u0 = (slots). */
+  groupEmit: ['read', 'read', 'write', 'uniform'],
 } as const satisfies Record<string, readonly BindingKind[]>;
 
 export type PassName = keyof typeof PASS_LAYOUTS;

@@ -44,6 +44,16 @@ fn cmpI64(alo: u32, ahi: u32, blo: u32, bhi: u32) -> i32 {
 `;
 }
 
+/**
+ * `code` with read-write storage binding `name` declared as atomic words (passes that update with atomics); the
+ * pass contract binds it as plain read-write storage, which both declarations match.
+ */
+export function atomicBinding(code: string, name: string): string {
+  const plain = `var<storage, read_write> ${name}: array<u32>;`;
+  if (!code.includes(plain)) throw new Error(`internal: no binding ${name}`);
+  return code.replace(plain, `var<storage, read_write> ${name}: array<atomic<u32>>;`);
+}
+
 /** Entry point over a 1D thread range laid out on a (possibly 2D) grid; `i` is the thread index. */
 export function threadMain(body: string): string {
   return `

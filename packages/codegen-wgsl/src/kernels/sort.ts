@@ -1,6 +1,6 @@
 import { rowWords, wordsOf } from '@vixen/queryplan';
 import type { ScalarType } from '@vixen/queryplan';
-import { header, threadMain } from '../wgsl.js';
+import { atomicBinding, header, threadMain } from '../wgsl.js';
 import type { KernelShaders } from '../index.js';
 
 /** Items per thread of a radix tile: a tile is RADIX_ITEMS * WG consecutive (key, index) pairs. */
@@ -39,13 +39,6 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
 ${body}
 }
 `;
-
-/** The mask pass ORs into a storage array with atomics; the contract binds it as plain read-write storage. */
-function atomicBinding(code: string, name: string): string {
-  const plain = `var<storage, read_write> ${name}: array<u32>;`;
-  if (!code.includes(plain)) throw new Error(`internal: no binding ${name}`);
-  return code.replace(plain, `var<storage, read_write> ${name}: array<atomic<u32>>;`);
-}
 
 /**
  * LSD radix sort of (key word, row index) pairs, then a gather of whole rows. Order: unsigned

@@ -15,7 +15,8 @@ export interface Bound {
 
 type Step =
   | { kind: 'dispatch'; pass: PassName; pipeline: Promise<GPUComputePipeline>; buffers: Bound[]; uniform: Uint32Array; threads: number }
-  | { kind: 'copy'; from: GPUBuffer; fromOffset: number; to: GPUBuffer; toOffset: number; bytes: number };
+  | { kind: 'copy'; from: GPUBuffer; fromOffset: number; to: GPUBuffer; toOffset: number; bytes: number }
+  | { kind: 'clear'; buffer: GPUBuffer; bytes: number };
 
 function layoutFor(g: GpuImpl, pass: PassName): { group: GPUBindGroupLayout; pipeline: GPUPipelineLayout } {
   const cached = g.layouts.get(pass);
@@ -92,6 +93,11 @@ export class Recorder {
     if (bytes > 0) this.steps.push({ kind: 'copy', from, fromOffset, to, toOffset, bytes });
   }
 
+  /** Zeroes the first `bytes` (a multiple of 4) of `buffer`. */
+  clear(buffer: GPUBuffer, bytes: number): void {
+    if (bytes > 0) this.steps.push({ kind: 'clear', buffer, bytes: Math.ceil(bytes / 4) * 4 });
+  }
+
   /** Workgroup grid for `threads` threads: 2D when one dimension is not enough. */
   private grid(threads: number): [number, number] {
     const groups = Math.ceil(threads / this.g.limits.workgroupSize);
@@ -122,10 +128,11 @@ export class Recorder {
     let pass: GPUComputePassEncoder | null = null;
     let k = 0;
     for (const s of this.steps) {
-      if (s.kind === 'copy') {
+      if (s.kind === 'copy' || s.kind === 'clear') {
         pass?.end();
         pass = null;
-        encoder.copyBufferToBuffer(s.from, s.fromOffset, s.to, s.toOffset, s.bytes);
+        if (s.kind === 'copy') encoder.copyBufferToBuffer(s.from, s.fromOffset, s.to, s.toOffset, s.bytes);
+        else encoder.clearBuffer(s.buffer, 0, s.bytes);
         continue;
       }
       pass ??= encoder.beginComputePass();
