@@ -2,7 +2,7 @@
 import { writeFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { z } from 'zod';
-import { benchOperators, defaultBenchSizes, formatBenchReport, openGpu } from '@vixen/runtime';
+import { BENCH_OPERATORS, benchOperators, defaultBenchSizes, formatBenchReport, openGpu } from '@vixen/runtime';
 import { VixenError } from '@vixen/queryplan';
 
 /** `A..B` (inclusive) or a comma-separated list of log2 sizes, each in 1..31. */
@@ -16,8 +16,17 @@ const sizesSchema = z
   })
   .refine((xs) => xs.length > 0 && xs.every((x) => x >= 1 && x <= 31), 'sizes must be a non-empty range within 1..31');
 
+const listSchema = z.string().transform((s) => s.split(',').map((x) => x.trim()).filter((x) => x.length > 0));
+
 const benchOptionsSchema = z.object({
   sizes: sizesSchema.optional(),
+  operators: listSchema
+    .pipe(z.array(z.enum(BENCH_OPERATORS)).min(1))
+    .optional(),
+  selectivities: listSchema
+    .transform((xs) => xs.map(Number))
+    .pipe(z.array(z.number().gt(0).max(1)).min(1))
+    .optional(),
   json: z.string().min(1).optional(),
   runs: z.coerce.number().int().min(1).default(5),
   warmup: z.coerce.number().int().min(0).default(2),
@@ -29,8 +38,10 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
   const bench = new Command('bench').description('benchmark the GPU operators');
   bench
     .command('operators')
-    .description('time copy, mapFilter, sort, unique, mergeJoin and difference at sizes 2^A..2^B against copy bandwidth')
+    .description(`time copy and the operators (${BENCH_OPERATORS.join(', ')}) at sizes 2^A..2^B against copy bandwidth`)
     .option('--sizes <range>', 'log2 row counts, A..B or a list (default 20..22 on a software adapter, 20..26 on a GPU)')
+    .option('--operators <list>', `comma-separated subset of ${BENCH_OPERATORS.join(',')} (default all; copy always runs)`)
+    .option('--selectivities <list>', 'kept shares of mapFilter, comma-separated, each in (0, 1] (default 0.01,0.5,1)')
     .option('--json <file>', 'also write the report as JSON')
     .option('--runs <n>', 'timed runs per measurement (median reported)', '5')
     .option('--warmup <n>', 'untimed runs first', '2')
@@ -49,6 +60,8 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
           sizes,
           runs: opts.runs,
           warmup: opts.warmup,
+          ...(opts.operators ? { operators: opts.operators } : {}),
+          ...(opts.selectivities ? { selectivities: opts.selectivities } : {}),
           onResult: (x) => err(`  ${x.operator} ${x.variant} 2^${x.log2n}: ${x.medianMs.toFixed(3)} ms\n`),
         });
         out(formatBenchReport(report) + '\n');
