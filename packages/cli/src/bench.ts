@@ -31,6 +31,7 @@ const benchOptionsSchema = z.object({
   runs: z.coerce.number().int().min(1).default(5),
   warmup: z.coerce.number().int().min(0).default(2),
   backend: z.enum(['auto', 'vulkan', 'opengles']).default('auto'),
+  subgroups: z.boolean().default(true),
 });
 
 /** The `bench` command with its `operators` sub-command; `out` gets the table, `err` progress. */
@@ -45,6 +46,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
     .option('--json <file>', 'also write the report as JSON')
     .option('--runs <n>', 'timed runs per measurement (median reported)', '5')
     .option('--warmup <n>', 'untimed runs first', '2')
+    .option('--no-subgroups', 'run the passes without subgroup operations even where the adapter has them')
     .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
     .action(async (raw: unknown) => {
       const r = benchOptionsSchema.safeParse(raw);
@@ -52,7 +54,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
         throw new VixenError({ severity: 'error', message: r.error.issues.map((i) => `option --${i.path.join('.')}: ${i.message}`).join('; ') });
       }
       const opts = r.data;
-      const gpu = await openGpu({ backend: opts.backend });
+      const gpu = await openGpu({ backend: opts.backend, subgroups: opts.subgroups });
       try {
         const sizes = opts.sizes ?? defaultBenchSizes(gpu);
         err(`adapter: ${gpu.adapterName}; sizes 2^${sizes.join(', 2^')}\n`);

@@ -16,7 +16,7 @@ import { SCAN_ADD, SCAN_BLOCK } from './scan.js';
 import { withArithHelpers } from './wgsl.js';
 
 export { PASS_LAYOUTS, type BindingKind, type PassName } from './passes.js';
-export { uniformVec4s } from './wgsl.js';
+export { SUBGROUP_VARIANT, uniformVec4s } from './wgsl.js';
 export { RADIX_BITS, RADIX_ITEMS, sortKeyWords } from './kernels/sort.js';
 export { COMPACT_ITEMS } from './kernels/compaction.js';
 export { HASH_ITEMS, hashBuildShaders, hashProbeShaders, joinSlotWords, type HashKeyLayout } from './kernels/hash.js';

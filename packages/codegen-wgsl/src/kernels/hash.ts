@@ -7,7 +7,7 @@
  * A build key seen twice chains its rows (next[] per build row); a word after the slots records that any chain
  * exists, so probes of a unique-key table never touch next[].
  */
-import { atomicBinding, header, threadMain } from '../wgsl.js';
+import { atomicBinding, header, SUBGROUP_VARIANT, threadMain, workgroupScan } from '../wgsl.js';
 import type { KernelShaders } from '../index.js';
 
 /** Probe rows per thread of a probe tile (TILE = HASH_ITEMS * WG rows, one workgroup). */
@@ -101,22 +101,27 @@ ${hashFunction(K)}${threadMain(`  let n = u[0].x;
  * The probe pass for probe rows laid out as `probe` against a table of keys of the same number of words.
  * A workgroup looks up its tile's rows once, keeping each row's chain head and match count in registers,
  * scans the per-thread match totals in workgroup memory, reserves the tile's output range with one atomic
- * and writes the pairs from there (Crystal's tile-wide compaction).
+ * and writes the pairs from there (Crystal's tile-wide compaction). Two variants: the scan with and without
+ * subgroup operations.
  */
 export function hashProbeShaders(probe: HashKeyLayout): KernelShaders {
   checkLayout(probe, 'hash probe');
+  return { hashProbe: probeModule(probe, false), [`hashProbe${SUBGROUP_VARIANT}`]: probeModule(probe, true) };
+}
+
+function probeModule(probe: HashKeyLayout, subgroups: boolean): string {
   const K = probe.keyWords.length;
-  const hashProbe = `${atomicBinding(header('hashProbe', ['probe', 'table', 'next', 'outp', 'counter']), 'counter')}
+  const scan = workgroupScan(subgroups);
+  return `${scan.enable}${atomicBinding(header('hashProbe', ['probe', 'table', 'next', 'outp', 'counter']), 'counter')}
 const WP: u32 = ${probe.width}u;
 const SW: u32 = ${joinSlotWords(K)}u;
 const ITEMS: u32 = ${HASH_ITEMS}u;
 override TILE: u32 = ITEMS * WG;
 ${hashFunction(K)}
-var<workgroup> sums: array<u32, WG>;
-var<workgroup> start: u32;
+${scan.decls}var<workgroup> start: u32;
 
 @compute @workgroup_size(WG)
-fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>${scan.builtins}) {
   let n = u[0].x;
   let mask = u[0].y;
   let capacity = u[0].z;
@@ -146,14 +151,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     }
   }
   // Inclusive scan of the per-thread totals; the last thread reserves the tile's range.
-  sums[lid] = total;
-  for (var off = 1u; off < WG; off = off * 2u) {
-    workgroupBarrier();
-    var x = 0u;
-    if (lid >= off) { x = sums[lid - off]; }
-    workgroupBarrier();
-    sums[lid] = sums[lid] + x;
-  }
+  scanSums(lid, total, ${scan.sg});
   if (lid == WG - 1u) { start = atomicAdd(&counter[0], sums[lid]); }
   workgroupBarrier();
   var o = start + sums[lid] - total;
@@ -173,5 +171,4 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   }
 }
 `;
-  return { hashProbe };
 }

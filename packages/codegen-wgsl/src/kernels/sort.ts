@@ -1,6 +1,6 @@
 import { rowWords, wordsOf } from '@vixen/queryplan';
 import type { ScalarType } from '@vixen/queryplan';
-import { atomicBinding, header, threadMain } from '../wgsl.js';
+import { atomicBinding, header, SUBGROUP_VARIANT, threadMain, workgroupScan } from '../wgsl.js';
 import type { KernelShaders } from '../index.js';
 
 /** Items per thread of a radix tile: a tile is RADIX_ITEMS * WG consecutive (key, index) pairs. */
@@ -27,9 +27,9 @@ const RADIX: u32 = ${2 ** RADIX_BITS}u;
 fn digitOf(key: u32, shift: u32) -> u32 { return (key >> shift) & (RADIX - 1u); }
 `;
 
-const blockMain = (body: string): string => `
+const blockMain = (body: string, builtins = ''): string => `
 @compute @workgroup_size(WG)
-fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>${builtins}) {
   let n = u[0].x;
   let shift = u[0].y;
   let blocks = u[0].z;
@@ -93,12 +93,13 @@ ${blockMain(`  let end = min(n, (blk + 1u) * per * TILE);
   workgroupBarrier();
   for (var d = lid; d < RADIX; d = d + WG) { hist[d * blocks + blk] = atomicLoad(&h[d]); }`)}`;
 
-  const radixScatter = `${header('radixScatter', ['src', 'offs', 'dst'])}
+  const radixScatter = (subgroups: boolean): string => {
+    const scan = workgroupScan(subgroups);
+    return `${scan.enable}${header('radixScatter', ['src', 'offs', 'dst'])}
 ${tilePrelude}
 // The tile as (key, index) pairs in its current local order; during ranking, the 4-bit counters.
 var<workgroup> tile: array<u32, 2u * TILE>;
-var<workgroup> sums: array<u32, WG>;
-// Local position of the first item of each digit once the tile is sorted.
+${scan.decls}// Local position of the first item of each digit once the tile is sorted.
 var<workgroup> first: array<u32, RADIX>;
 // Output position of the block's next pair of each digit.
 var<workgroup> next: array<u32, RADIX>;
@@ -106,7 +107,7 @@ var<workgroup> next: array<u32, RADIX>;
 // Stable local sort of the first \`count\` pairs of the tile by the 4 key bits at \`shift\`. Thread lid owns
 // items lid * ITEMS.. in order; counters[d][lid] (digit-major, digits d and d + 8 packed as 16-bit halves
 // of one word) are scanned in (digit, thread) order, which is each item's rank among equal digits.
-fn rankNibble(lid: u32, shift: u32, count: u32) {
+fn rankNibble(lid: u32, shift: u32, count: u32, sg: vec2<u32>) {
   var key: array<u32, ITEMS>;
   var val: array<u32, ITEMS>;
   var sub: array<u32, ITEMS>;
@@ -134,15 +135,7 @@ fn rankNibble(lid: u32, shift: u32, count: u32) {
     tile[lid * 8u + j] = run;
     run = run + v;
   }
-  sums[lid] = run;
-  for (var off = 1u; off < WG; off = off * 2u) {
-    workgroupBarrier();
-    var x = 0u;
-    if (lid >= off) { x = sums[lid - off]; }
-    workgroupBarrier();
-    sums[lid] = sums[lid] + x;
-  }
-  workgroupBarrier();
+  scanSums(lid, run, sg);
   let before = sums[lid] - run;
   for (var j = 0u; j < 8u; j = j + 1u) { tile[lid * 8u + j] = tile[lid * 8u + j] + before; }
   // Items with digits 0..7 (the low halves' total) come before those with digits 8..15.
@@ -178,8 +171,8 @@ ${blockMain(`  for (var d = lid; d < RADIX; d = d + WG) { next[d] = offs[d * blo
       }
     }
     workgroupBarrier();
-    rankNibble(lid, shift, count);
-    rankNibble(lid, shift + 4u, count);
+    rankNibble(lid, shift, count, ${scan.sg});
+    rankNibble(lid, shift + 4u, count, ${scan.sg});
     for (var k = 0u; k < ITEMS; k = k + 1u) {
       let p = k * WG + lid;
       if (p < count) {
@@ -207,7 +200,8 @@ ${blockMain(`  for (var d = lid; d < RADIX; d = d + WG) { next[d] = offs[d * blo
       }
     }
     workgroupBarrier();
-  }`)}`;
+  }`, scan.builtins)}`;
+  };
 
   const gather = `${header('gather', ['inp', 'pairs', 'outp'])}
 const W: u32 = ${width}u;
@@ -215,5 +209,5 @@ ${threadMain(`  if (i >= u[0].x) { return; }
   let s = pairs[2u * i + 1u] * W;
   let d = i * W;
   for (var k = 0u; k < W; k = k + 1u) { outp[d + k] = inp[s + k]; }`)}`;
-  return { radixMask, radixKeys, radixHist, radixScatter, gather };
+  return { radixMask, radixKeys, radixHist, radixScatter: radixScatter(false), [`radixScatter${SUBGROUP_VARIANT}`]: radixScatter(true), gather };
 }

@@ -55,6 +55,8 @@ export interface BenchReport {
   adapter: string;
   backend: string;
   software: boolean;
+  /** Passes ran their subgroup variants. */
+  subgroups: boolean;
   workgroupSize: number;
   runs: number;
   warmup: number;
@@ -386,6 +388,7 @@ export async function benchOperators(gpu: Gpu, options: BenchOptions = {}): Prom
     adapter: gpu.adapterName,
     backend: gpu.backend,
     software: gpu.software,
+    subgroups: gpu.subgroups,
     workgroupSize: gpu.limits.workgroupSize,
     runs,
     warmup,
@@ -414,7 +417,7 @@ export function formatBenchReport(report: BenchReport): string {
   const widths = head.map((h, k) => Math.max(h.length, ...rows.map((r) => r[k]!.length)));
   const line = (cells: string[]): string => cells.map((c, k) => (k >= 2 ? c.padStart(widths[k]!) : c.padEnd(widths[k]!))).join('  ');
   return [
-    `adapter: ${report.adapter}, workgroup size ${report.workgroupSize}, median of ${report.runs} runs after ${report.warmup} warm-up`,
+    `adapter: ${report.adapter}, workgroup size ${report.workgroupSize}, subgroups ${report.subgroups ? 'on' : 'off'}, median of ${report.runs} runs after ${report.warmup} warm-up`,
     line(head),
     ...rows.map(line),
   ].join('\n');

@@ -3,7 +3,7 @@
  * (sizes + constants) of all dispatches share one buffer bound with dynamic offsets. Pipelines are
  * compiled once per (pass, WGSL text, workgroup size) and cached on the device.
  */
-import { PASS_LAYOUTS, uniformVec4s, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
+import { PASS_LAYOUTS, SUBGROUP_VARIANT, uniformVec4s, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from './device.js';
 import { bindingBytes, relationUsage } from './relations.js';
 
@@ -78,9 +78,13 @@ export class Recorder {
     return { buffer, words };
   }
 
-  /** One thread per index in [0, threads); `sizes` fills uniform vec4 0, `constants` the vec4s after it. */
+  /**
+   * One thread per index in [0, threads); `sizes` fills uniform vec4 0, `constants` the vec4s after it. Runs the
+   * pass's `+subgroups` variant instead where there is one and the device has subgroups.
+   */
   dispatch(pass: PassName, buffers: Bound[], sizes: readonly number[], threads: number, constants: Uint32Array = new Uint32Array(0)): void {
-    const code = this.shaders[pass];
+    // A pass's subgroup variant, where the generator made one and the device has the feature.
+    const code = (this.g.subgroups ? this.shaders[`${pass}${SUBGROUP_VARIANT}`] : undefined) ?? this.shaders[pass];
     if (code === undefined) throw new Error(`internal: no WGSL for pass ${pass}`);
     if (threads === 0) return;
     const uniform = new Uint32Array(4 * uniformVec4s(constants.length));
