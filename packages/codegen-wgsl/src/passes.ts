@@ -41,10 +41,10 @@ export const PASS_LAYOUTS = {
   /**
    * Block digit counts: block b = tiles [b * per, (b + 1) * per) of TILE = RADIX_ITEMS * WG pairs, one
    * workgroup each; hist[d * blocks + b] = pairs of block b whose key digit at `shift` is d.
-   * (pairs, hist, u) u0 = (n, shift, blocks, per).
+   * The key word is word u1.x (0 or 1) of each pair. (pairs, hist, u) u0 = (n, shift, blocks, per), u1 = (kp).
    */
   radixHist: ['read', 'write', 'uniform'],
-  /** Stable scatter of block b's pairs by digit d from offsets[d * blocks + b] on. (src, offsets, dst, u) u0 as radixHist. */
+  /** Stable scatter of block b's pairs by digit d from offsets[d * blocks + b] on. (src, offsets, dst, u) u0, u1 as radixHist. */
   radixScatter: ['read', 'read', 'write', 'uniform'],
   /** output row i = input row pairs[2i+1]. (input, pairs, output, u) u0 = (n). */
   gather: ['read', 'read', 'write', 'uniform'],

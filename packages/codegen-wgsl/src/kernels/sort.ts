@@ -41,7 +41,9 @@ ${body}
 `;
 
 /**
- * LSD radix sort of (key word, row index) pairs, then a gather of whole rows. Order: unsigned
+ * LSD radix sort of (key word, row index) pairs, then a gather of whole rows; two-word rows are sorted as the
+ * pairs themselves (the key word at position kp = u1.x of each pair, the other word carried), with neither the
+ * pair-making pass nor the gather. Order: unsigned
  * lexicographic over the key words, stable. The host first learns which key bits vary (radixMask: OR of
  * every key word XOR row 0's) and runs one digit pass per varying 8-bit window, least significant first:
  * radixKeys loads the pairs' key word (the permutation so far picks the row), then per digit a block
@@ -85,17 +87,17 @@ ${threadMain(`  if (i >= u[0].x) { return; }
   if (u[0].z == 1u) { pairs[2u * i + 1u] = i; } else { src = pairs[2u * i + 1u]; }
   pairs[2u * i] = inp[src * W + u[0].y];`)}`;
 
-  const radixHist = `${header('radixHist', ['pairs', 'hist'])}
+  const radixHist = `${header('radixHist', ['pairs', 'hist'], 1)}
 ${tilePrelude}
 var<workgroup> h: array<atomic<u32>, RADIX>;
 ${blockMain(`  let end = min(n, (blk + 1u) * per * TILE);
-  for (var p = blk * per * TILE + lid; p < end; p = p + WG) { atomicAdd(&h[digitOf(pairs[2u * p], shift)], 1u); }
+  for (var p = blk * per * TILE + lid; p < end; p = p + WG) { atomicAdd(&h[digitOf(pairs[2u * p + u[1].x], shift)], 1u); }
   workgroupBarrier();
   for (var d = lid; d < RADIX; d = d + WG) { hist[d * blocks + blk] = atomicLoad(&h[d]); }`)}`;
 
   const radixScatter = (subgroups: boolean): string => {
     const scan = workgroupScan(subgroups);
-    return `${scan.enable}${header('radixScatter', ['src', 'offs', 'dst'])}
+    return `${scan.enable}${header('radixScatter', ['src', 'offs', 'dst'], 1)}
 ${tilePrelude}
 // The tile as (key, index) pairs in its current local order; during ranking, the 4-bit counters.
 var<workgroup> tile: array<u32, 2u * TILE>;
@@ -158,7 +160,8 @@ fn rankNibble(lid: u32, shift: u32, count: u32, sg: vec2<u32>) {
   }
   workgroupBarrier();
 }
-${blockMain(`  for (var d = lid; d < RADIX; d = d + WG) { next[d] = offs[d * blocks + blk]; }
+${blockMain(`  let kp = u[1].x;
+  for (var d = lid; d < RADIX; d = d + WG) { next[d] = offs[d * blocks + blk]; }
   for (var tt = 0u; tt < per; tt = tt + 1u) {
     let base = (blk * per + tt) * TILE;
     if (base >= n) { break; }
@@ -166,8 +169,8 @@ ${blockMain(`  for (var d = lid; d < RADIX; d = d + WG) { next[d] = offs[d * blo
     for (var k = 0u; k < ITEMS; k = k + 1u) {
       let p = k * WG + lid;
       if (p < count) {
-        tile[2u * p] = src[2u * (base + p)];
-        tile[2u * p + 1u] = src[2u * (base + p) + 1u];
+        tile[2u * p] = src[2u * (base + p) + kp];
+        tile[2u * p + 1u] = src[2u * (base + p) + 1u - kp];
       }
     }
     workgroupBarrier();
@@ -186,8 +189,8 @@ ${blockMain(`  for (var d = lid; d < RADIX; d = d + WG) { next[d] = offs[d * blo
       if (p < count) {
         let key = tile[2u * p];
         let o = next[digitOf(key, shift)] + p - first[digitOf(key, shift)];
-        dst[2u * o] = key;
-        dst[2u * o + 1u] = tile[2u * p + 1u];
+        dst[2u * o + kp] = key;
+        dst[2u * o + 1u - kp] = tile[2u * p + 1u];
       }
     }
     workgroupBarrier();

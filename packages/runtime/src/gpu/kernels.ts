@@ -107,8 +107,9 @@ function radixPlan(masks: Uint32Array, keyWords: readonly number[]): Array<{ off
 }
 
 /**
- * LSD radix sort of (key word, row index) pairs, then a gather of whole rows. One readback up front (which
- * key bits vary) lets the host plan only the digit passes that can reorder anything.
+ * LSD radix sort of (key word, row index) pairs, then a gather of whole rows; two-word rows are sorted
+ * directly. One readback up front (which key bits vary) lets the host plan only the digit passes that can
+ * reorder anything.
  */
 async function sortRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelation, keyWords: readonly number[]): Promise<DeviceRelation> {
   const n = input.count;
@@ -136,19 +137,36 @@ async function sortRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelatio
   const sizes = (shift: number): number[] => [n, shift, blocks, per];
   const out = allocRelation(g, n, input.width);
   const rec = new Recorder(g, shaders);
-  let src = rec.scratch(2 * n);
-  let dst = rec.scratch(2 * n);
   const hist = rec.scratch(2 ** RADIX_BITS * blocks);
-  plan.forEach(({ offset, shifts }, k) => {
-    rec.dispatch('radixKeys', [bound(input), src], [n, offset, k === 0 ? 1 : 0], n);
-    for (const shift of shifts) {
-      rec.dispatch('radixHist', [src, hist], sizes(shift), blocks * wg);
-      encodeScan(rec, hist, hist.words);
-      rec.dispatch('radixScatter', [src, hist, dst], sizes(shift), blocks * wg);
-      [src, dst] = [dst, src];
-    }
-  });
-  rec.dispatch('gather', [bound(input), src, bound(out)], [n], n);
+  /** One digit pass from src to dst, the key word at position kp of each pair. */
+  const digit = (src: Bound, dst: Bound, shift: number, kp: number): void => {
+    const keyAt = Uint32Array.of(kp);
+    rec.dispatch('radixHist', [src, hist], sizes(shift), blocks * wg, keyAt);
+    encodeScan(rec, hist, hist.words);
+    rec.dispatch('radixScatter', [src, hist, dst], sizes(shift), blocks * wg, keyAt);
+  };
+  if (input.width === 2) {
+    // Two-word rows are pairs already: sort them in place of (key, index) pairs; the last pass writes the output.
+    const steps = plan.flatMap(({ offset, shifts }) => shifts.map((shift) => ({ shift, kp: offset })));
+    const temps = steps.length > 1 ? [rec.scratch(2 * n), ...(steps.length > 2 ? [rec.scratch(2 * n)] : [])] : [];
+    let src = bound(input);
+    steps.forEach(({ shift, kp }, j) => {
+      const dst = j === steps.length - 1 ? bound(out) : temps[j % 2]!;
+      digit(src, dst, shift, kp);
+      src = dst;
+    });
+  } else {
+    let src = rec.scratch(2 * n);
+    let dst = rec.scratch(2 * n);
+    plan.forEach(({ offset, shifts }, k) => {
+      rec.dispatch('radixKeys', [bound(input), src], [n, offset, k === 0 ? 1 : 0], n);
+      for (const shift of shifts) {
+        digit(src, dst, shift, 0);
+        [src, dst] = [dst, src];
+      }
+    });
+    rec.dispatch('gather', [bound(input), src, bound(out)], [n], n);
+  }
   await rec.submit();
   return out;
 }
