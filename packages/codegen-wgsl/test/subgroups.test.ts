@@ -42,6 +42,18 @@ describe.each(withVariants)('%s', (_, shaders, pass) => {
     expect(variant).toMatch(/subgroupExclusiveAdd/);
   });
 
+  it('type-checks here with the subgroup builtins stubbed (what the feature check would hide)', async () => {
+    const builtins = ', @builtin(subgroup_invocation_id) sgi: u32, @builtin(subgroup_size) sgs: u32';
+    expect(variant).toContain(builtins);
+    const stubbed = variant
+      .replace(/^enable subgroups;\n/, '')
+      .replace(builtins, '')
+      .replaceAll('subgroupExclusiveAdd(', 'stubExclusiveAdd(')
+      .concat('\nconst sgi: u32 = 0u;\nconst sgs: u32 = 32u;\nfn stubExclusiveAdd(x: u32) -> u32 { return x; }\n');
+    expect(stubbed).not.toMatch(/subgroup/);
+    expect(await compileErrors(stubbed)).toEqual([]);
+  });
+
   it('compiles the fallback on this device', async () => {
     expect(await compileErrors(plain)).toEqual([]);
   });
