@@ -19,7 +19,7 @@ export { PASS_LAYOUTS, type BindingKind, type PassName } from './passes.js';
 export { SUBGROUP_VARIANT, uniformVec4s } from './wgsl.js';
 export { RADIX_BITS, RADIX_ITEMS, sortKeyWords } from './kernels/sort.js';
 export { COMPACT_ITEMS } from './kernels/compaction.js';
-export { HASH_ITEMS, hashBuildShaders, hashProbeShaders, joinSlotWords, type HashKeyLayout } from './kernels/hash.js';
+export { HASH_ITEMS, JOIN_PAIRS, hashBuildShaders, hashProbeShaders, joinSlotWords, type HashKeyLayout, type JoinOutputWord } from './kernels/hash.js';
 export { groupRowWords, groupSlotWords, hashAggregateShaders, type HashAggregate } from './kernels/hashAggregate.js';
 
 /** Pass name -> WGSL module source. */

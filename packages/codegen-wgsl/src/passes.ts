@@ -56,11 +56,11 @@ export const PASS_LAYOUTS = {
    */
   hashBuild: ['read', 'write', 'write', 'uniform'],
   /**
-   * Probe of the table: for tile t of TILE = HASH_ITEMS * WG probe rows, every (probe row, build row) with
-   * equal keys, at counter[0] (atomically advanced by the tile's matches) onwards; pairs at or past
-   * `capacity` are counted, not written. (probe, table, next, output, counter, u) u0 = (n, mask, capacity).
+   * Probe of the table: for tile t of TILE = HASH_ITEMS * WG probe rows, one output row per (probe row, build
+   * row) with equal keys, at counter[0] (atomically advanced by the tile's matches) onwards; rows at or past
+   * `capacity` are counted, not written. (probe, build, table, next, output, counter, u) u0 = (n, mask, capacity).
    */
-  hashProbe: ['read', 'read', 'read', 'write', 'write', 'uniform'],
+  hashProbe: ['read', 'read', 'read', 'read', 'write', 'write', 'uniform'],
   /**
    * Hash group-by insert (kernels/hashAggregate.ts): row i joins its key's slot (head word = first row + 1,
    * group id word, then aggregate words) and updates the aggregates with atomics; meta[0] counts groups

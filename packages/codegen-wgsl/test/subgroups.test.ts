@@ -19,7 +19,7 @@ const variables: KirVariable[] = [
   { id: 1, name: 'b', columns: ['int32', 'int64'] },
 ];
 const withVariants: Array<[string, KernelShaders, string]> = [
-  ['hash probe', hashProbeShaders({ width: 3, keyWords: [2, 0] }), 'hashProbe'],
+  ['hash probe', hashProbeShaders({ width: 3, keyWords: [2, 0] }, 4, [{ from: 'probe', word: 1 }, { from: 'build', word: 3 }, { from: 'buildIndex' }]), 'hashProbe'],
   ['radix sort', generateKernelShaders({ kind: 'sort', id: 0, input: 0, output: 1, keys: [1] }, variables), 'radixScatter'],
 ];
 

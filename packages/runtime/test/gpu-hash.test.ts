@@ -1,9 +1,9 @@
 /** Hash join and hash group-by on a real WebGPU device against plain-TS references on seeded random data. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HASH_ITEMS, type HashAggregate } from '@vixen/codegen-wgsl';
+import { HASH_ITEMS, type HashAggregate, type JoinOutputWord } from '@vixen/codegen-wgsl';
 import { rowWords, wordsOf, type ScalarType } from '@vixen/queryplan';
 import { downloadRelation, hashGroupBy, hashJoin, openGpu, releaseRelation, uploadRelation, type Gpu } from '../src/gpu/index.js';
-import { encode, keyWords, randomRows, rng, type TestRow } from './gpu-fixtures.js';
+import { encode, keyWords, randomRows, rng, rowWordsOf, type TestRow } from './gpu-fixtures.js';
 
 let gpu: Gpu;
 beforeAll(async () => {
@@ -118,6 +118,34 @@ describe('hashJoin', () => {
     const build = randomRows(r, bt, 1200, 6);
     const probe = randomRows(r, pt, 1300, 6);
     expect(await checkJoin(side(bt, build, [0, 1, 3]), side(pt, probe, [3, 2, 1]))).toBeGreaterThan(0);
+  });
+});
+
+describe('hashJoin output words', () => {
+  it('writes words of both rows (and indices) instead of index pairs', async () => {
+    const r = rng(77);
+    const bt: ScalarType[] = ['int32', 'int64', 'string'];
+    const pt: ScalarType[] = ['int64', 'int32'];
+    const build = randomRows(r, bt, 700, 25);
+    const probe = randomRows(r, pt, 900, 25);
+    const b = uploadRelation(gpu, encode(bt, build), rowWords(bt));
+    const p = uploadRelation(gpu, encode(pt, probe), rowWords(pt));
+    // probe int64 (words 0-1) = build int64 (words 1-2); output: probe's int32, build's string, the key, build index.
+    const output: JoinOutputWord[] = [{ from: 'probe', word: 2 }, { from: 'build', word: 3 }, { from: 'build', word: 1 }, { from: 'build', word: 2 }, { from: 'buildIndex' }];
+    const out = await hashJoin(gpu, { relation: b, keyWords: [1, 2] }, { relation: p, keyWords: [0, 1] }, output);
+    const words = Array.from(await downloadRelation(gpu, out));
+    for (const x of [b, p, out]) releaseRelation(gpu, x);
+    expect(out.width).toBe(5);
+    const got = Array.from({ length: out.count }, (_, i) => words.slice(5 * i, 5 * i + 5)).sort(compareRows);
+    const want = tsJoin(side(bt, build, [1]), side(pt, probe, [0]))
+      .map(([i, j]) => {
+        const pw = rowWordsOf(pt, probe[i]!);
+        const bw = rowWordsOf(bt, build[j]!);
+        return [pw[2]!, bw[3]!, bw[1]!, bw[2]!, j!];
+      })
+      .sort(compareRows);
+    expect(want.length).toBeGreaterThan(0);
+    expect(got).toEqual(want);
   });
 });
 

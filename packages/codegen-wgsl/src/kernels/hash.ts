@@ -19,6 +19,15 @@ export interface HashKeyLayout {
   keyWords: readonly number[];
 }
 
+/**
+ * One word of a join output row: a word of the probe or build row, or the row's index. (Pairs of row indices
+ * let a caller gather later; words straight from the rows save that pass.)
+ */
+export type JoinOutputWord = { from: 'probe' | 'build'; word: number } | { from: 'probeIndex' | 'buildIndex' };
+
+/** (probe row index, build row index). */
+export const JOIN_PAIRS: readonly JoinOutputWord[] = [{ from: 'probeIndex' }, { from: 'buildIndex' }];
+
 /** Words of a join table slot for keys of `keyWords` words. */
 export function joinSlotWords(keyWords: number): number {
   return 1 + keyWords;
@@ -98,22 +107,38 @@ ${hashFunction(K)}${threadMain(`  let n = u[0].x;
 }
 
 /**
- * The probe pass for probe rows laid out as `probe` against a table of keys of the same number of words.
+ * The probe pass for probe rows laid out as `probe` against a table of keys of the same number of words, built
+ * over rows of `buildWidth` words; each match writes one row of `output`.
  * A workgroup looks up its tile's rows once, keeping each row's chain head and match count in registers,
  * scans the per-thread match totals in workgroup memory, reserves the tile's output range with one atomic
  * and writes the pairs from there (Crystal's tile-wide compaction). Two variants: the scan with and without
  * subgroup operations.
  */
-export function hashProbeShaders(probe: HashKeyLayout): KernelShaders {
+export function hashProbeShaders(probe: HashKeyLayout, buildWidth: number, output: readonly JoinOutputWord[] = JOIN_PAIRS): KernelShaders {
   checkLayout(probe, 'hash probe');
-  return { hashProbe: probeModule(probe, false), [`hashProbe${SUBGROUP_VARIANT}`]: probeModule(probe, true) };
+  if (output.length === 0) throw new Error('internal: hash probe writes no words');
+  for (const w of output) {
+    if ('word' in w && (w.word < 0 || w.word >= (w.from === 'probe' ? probe.width : buildWidth))) {
+      throw new Error(`internal: join output word ${w.word} outside the ${w.from} row`);
+    }
+  }
+  const writes = output
+    .map((w, k) => {
+      const value = { probeIndex: 'i', buildIndex: 'x - 1u', probe: `probe[i * WP + ${'word' in w ? w.word : 0}u]`, build: `build[(x - 1u) * WB + ${'word' in w ? w.word : 0}u]` }[w.from];
+      return `        outp[o * OW + ${k}u] = ${value};`;
+    })
+    .join('\n');
+  const module = (subgroups: boolean): string => probeModule(probe, buildWidth, output.length, writes, subgroups);
+  return { hashProbe: module(false), [`hashProbe${SUBGROUP_VARIANT}`]: module(true) };
 }
 
-function probeModule(probe: HashKeyLayout, subgroups: boolean): string {
+function probeModule(probe: HashKeyLayout, buildWidth: number, outWidth: number, writes: string, subgroups: boolean): string {
   const K = probe.keyWords.length;
   const scan = workgroupScan(subgroups);
-  return `${scan.enable}${atomicBinding(header('hashProbe', ['probe', 'table', 'next', 'outp', 'counter']), 'counter')}
+  return `${scan.enable}${atomicBinding(header('hashProbe', ['probe', 'build', 'table', 'next', 'outp', 'counter']), 'counter')}
 const WP: u32 = ${probe.width}u;
+const WB: u32 = ${buildWidth}u;
+const OW: u32 = ${outWidth}u;
 const SW: u32 = ${joinSlotWords(K)}u;
 const ITEMS: u32 = ${HASH_ITEMS}u;
 override TILE: u32 = ITEMS * WG;
@@ -161,8 +186,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     loop {
       if (x == 0u) { break; }
       if (o < capacity) {
-        outp[2u * o] = i;
-        outp[2u * o + 1u] = x - 1u;
+${writes}
       }
       o = o + 1u;
       if (!chained) { break; }

@@ -6,6 +6,7 @@
  */
 import {
   HASH_ITEMS,
+  JOIN_PAIRS,
   groupRowWords,
   groupSlotWords,
   hashAggregateShaders,
@@ -14,6 +15,7 @@ import {
   joinSlotWords,
   type HashAggregate,
   type HashKeyLayout,
+  type JoinOutputWord,
 } from '@vixen/codegen-wgsl';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { Recorder, type Bound } from './recorder.js';
@@ -33,7 +35,8 @@ export interface HashTable {
   next: Bound | null;
   slots: number;
   keyWords: number;
-  buildRows: number;
+  /** The build side (not owned: the caller keeps it alive while probing). */
+  build: DeviceRelation;
 }
 
 /** Smallest power of two >= x (x >= 1). */
@@ -63,7 +66,7 @@ export function buildHashTable(gpu: Gpu, build: KeyedRelation): Promise<HashTabl
   const n = build.relation.count;
   const K = layout.keyWords.length;
   return g.scoped('hash build', async () => {
-    if (n === 0) return { table: null, next: null, slots: 0, keyWords: K, buildRows: 0 };
+    if (n === 0) return { table: null, next: null, slots: 0, keyWords: K, build: build.relation };
     const slots = pow2(2 * n);
     const table = acquire(g, slots * joinSlotWords(K) + 1, `hash table of ${slots} slots`);
     const next = acquire(g, n, `hash chains of ${n} rows`);
@@ -71,7 +74,7 @@ export function buildHashTable(gpu: Gpu, build: KeyedRelation): Promise<HashTabl
     rec.clear(table.buffer, table.words * 4);
     rec.dispatch('hashBuild', [bound(build.relation), table, next], [n, slots - 1], n);
     await rec.submit();
-    return { table, next, slots, keyWords: K, buildRows: n };
+    return { table, next, slots, keyWords: K, build: build.relation };
   });
 }
 
@@ -82,33 +85,34 @@ export function releaseHashTable(gpu: Gpu, t: HashTable): void {
 }
 
 /**
- * Every (probe row index, build row index) pair with equal keys, as a 2-word relation in no particular order.
- * One probe pass writes into room for one match per probe row (all a unique-key table can give) and counts
- * the matches on the device; the count is the one readback, and only when it exceeds that room (repeated
- * build keys) does the pass run again with room for exactly that many.
+ * One row of `output` words per (probe row, build row) with equal keys, in no particular order; by default the
+ * pair of row indices. One probe pass writes into room for one match per probe row (all a unique-key table
+ * can give) and counts the matches on the device; the count is the one readback, and only when it exceeds
+ * that room (repeated build keys) does the pass run again with room for exactly that many.
  */
-export function probeHashTable(gpu: Gpu, t: HashTable, probe: KeyedRelation): Promise<DeviceRelation> {
+export function probeHashTable(gpu: Gpu, t: HashTable, probe: KeyedRelation, output: readonly JoinOutputWord[] = JOIN_PAIRS): Promise<DeviceRelation> {
   const g = internals(gpu);
   const layout = layoutOf(probe, 'hash probe');
   if (layout.keyWords.length !== t.keyWords) throw new Error(`hash probe: ${layout.keyWords.length} key words against a table of ${t.keyWords}`);
   const n = probe.relation.count;
   return g.scoped('hash probe', async () => {
-    const empty: DeviceRelation = { buffer: null, count: 0, width: 2 };
+    const width = output.length;
+    const empty: DeviceRelation = { buffer: null, count: 0, width };
     if (n === 0 || !t.table || !t.next) return empty;
     const tiles = Math.ceil(n / (HASH_ITEMS * g.limits.workgroupSize));
-    const shaders = hashProbeShaders(layout);
+    const shaders = hashProbeShaders(layout, t.build.width, output);
     const counter = acquire(g, 1, 'probe counter');
     try {
       let capacity = n;
       for (;;) {
-        const out = acquire(g, 2 * capacity, `join output of ${capacity} pairs`);
+        const out = acquire(g, width * capacity, `join output of ${capacity} rows x ${width} words`);
         const rec = new Recorder(g, shaders);
         rec.clear(counter.buffer, 4);
-        rec.dispatch('hashProbe', [bound(probe.relation), t.table, t.next, out, counter], [n, t.slots - 1, capacity], tiles * g.limits.workgroupSize);
+        rec.dispatch('hashProbe', [bound(probe.relation), bound(t.build), t.table, t.next, out, counter], [n, t.slots - 1, capacity], tiles * g.limits.workgroupSize);
         await rec.submit();
         const total = (await readWords(g, counter.buffer, 0, 1))[0]!;
         if (total <= capacity) {
-          if (total > 0) return { buffer: out.buffer, count: total, width: 2 };
+          if (total > 0) return { buffer: out.buffer, count: total, width };
           g.pool.release(out.buffer);
           return empty;
         }
@@ -121,11 +125,11 @@ export function probeHashTable(gpu: Gpu, t: HashTable, probe: KeyedRelation): Pr
   });
 }
 
-/** Build on `build`, probe with `probe`, release the table: (probe row, build row) pairs. */
-export async function hashJoin(gpu: Gpu, build: KeyedRelation, probe: KeyedRelation): Promise<DeviceRelation> {
+/** Build on `build`, probe with `probe`, release the table: rows of `output` (default index pairs) per match. */
+export async function hashJoin(gpu: Gpu, build: KeyedRelation, probe: KeyedRelation, output: readonly JoinOutputWord[] = JOIN_PAIRS): Promise<DeviceRelation> {
   const t = await buildHashTable(gpu, build);
   try {
-    return await probeHashTable(gpu, t, probe);
+    return await probeHashTable(gpu, t, probe, output);
   } finally {
     releaseHashTable(gpu, t);
   }
