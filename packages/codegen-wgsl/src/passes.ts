@@ -62,7 +62,8 @@ export const PASS_LAYOUTS = {
    */
   hashProbe: ['read', 'read', 'read', 'read', 'write', 'write', 'uniform'],
   /**
-   * Hash group-by insert (kernels/hashAggregate.ts): row i joins its key's slot (head word = first row + 1,
+   * Hash group-by insert (kernels/hashAggregate.ts), a workgroup per tile of GROUP_ITEMS * WG rows: row i
+   * joins its key's slot (head word = first row + 1,
    * group id word, then aggregate words) and updates the aggregates with atomics; meta[0] counts groups
    * (their ids), meta[1] = 1 if a row found the table full (`limit` groups, or no free slot). The host zeroes
    * table and meta. (input, table, meta, u) u0 = (n, mask, limit).

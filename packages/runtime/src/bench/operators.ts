@@ -292,17 +292,19 @@ function cases(n: number, selectivities: readonly number[], want: (operator: str
     });
   }
   if (want('groupBy')) {
-    const groups = Math.min(2 ** 16, Math.max(1, n >>> 4));
-    out.push({
-      operator: 'groupBy',
-      variant: `int32 key, ${groups} groups: count, sum64, max of int32`,
-      unit: 'rows/s',
-      inputs: [{ words: table(n, 2, (i, k) => (k === 0 ? distinctKey(distinctKey(i) % groups) : r() >>> 16)), width: 2 }],
-      prepare: async (gpu, [rel]) => ({
-        body: () => hashGroupBy(gpu, { relation: rel!, keyWords: key0 }, [{ fn: 'count' }, { fn: 'sum', word: 1, type: 'int32' }, { fn: 'max', word: 1 }]),
-        dispose: () => undefined,
-      }),
-    });
+    // Many groups (up to 2^16, the target case) and few (where every row of a tile hits the same few slots).
+    for (const groups of [Math.min(2 ** 16, Math.max(1, n >>> 4)), 16]) {
+      out.push({
+        operator: 'groupBy',
+        variant: `int32 key, ${groups} groups: count, sum64, max of int32`,
+        unit: 'rows/s',
+        inputs: [{ words: table(n, 2, (i, k) => (k === 0 ? distinctKey(distinctKey(i) % groups) : r() >>> 16)), width: 2 }],
+        prepare: async (gpu, [rel]) => ({
+          body: () => hashGroupBy(gpu, { relation: rel!, keyWords: key0 }, [{ fn: 'count' }, { fn: 'sum', word: 1, type: 'int32' }, { fn: 'max', word: 1 }]),
+          dispose: () => undefined,
+        }),
+      });
+    }
   }
   return out;
 }

@@ -5,6 +5,7 @@
  * (and reuse one built table across probes) without a kernel kind of its own.
  */
 import {
+  GROUP_ITEMS,
   HASH_ITEMS,
   JOIN_PAIRS,
   groupRowWords,
@@ -162,7 +163,8 @@ export function hashGroupBy(gpu: Gpu, input: KeyedRelation, aggregates: readonly
         const rec = new Recorder(g, shaders);
         rec.clear(table.buffer, table.words * 4);
         rec.clear(meta.buffer, 8);
-        rec.dispatch('groupInsert', [bound(input.relation), table, meta], [n, slots - 1, slots / 2], n);
+        const tiles = Math.ceil(n / (GROUP_ITEMS * g.limits.workgroupSize));
+        rec.dispatch('groupInsert', [bound(input.relation), table, meta], [n, slots - 1, slots / 2], tiles * g.limits.workgroupSize);
         rec.dispatch('groupEmit', [bound(input.relation), table, out], [slots], slots);
         await rec.submit();
         g.pool.release(table.buffer);
