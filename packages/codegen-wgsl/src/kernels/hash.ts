@@ -122,12 +122,20 @@ export function hashProbeShaders(probe: HashKeyLayout, buildWidth: number, outpu
       throw new Error(`internal: join output word ${w.word} outside the ${w.from} row`);
     }
   }
-  const writes = output
-    .map((w, k) => {
-      const value = { probeIndex: 'i', buildIndex: 'x - 1u', probe: `probe[i * WP + ${'word' in w ? w.word : 0}u]`, build: `build[(x - 1u) * WB + ${'word' in w ? w.word : 0}u]` }[w.from];
-      return `        outp[o * OW + ${k}u] = ${value};`;
-    })
-    .join('\n');
+  // Probe row i matched build row x - 1.
+  const value = (w: JoinOutputWord): string => {
+    switch (w.from) {
+      case 'probeIndex':
+        return 'i';
+      case 'buildIndex':
+        return 'x - 1u';
+      case 'probe':
+        return `probe[i * WP + ${w.word}u]`;
+      case 'build':
+        return `build[(x - 1u) * WB + ${w.word}u]`;
+    }
+  };
+  const writes = output.map((w, k) => `        outp[o * OW + ${k}u] = ${value(w)};`).join('\n');
   const module = (subgroups: boolean): string => probeModule(probe, buildWidth, output.length, writes, subgroups);
   return { hashProbe: module(false), [`hashProbe${SUBGROUP_VARIANT}`]: module(true) };
 }

@@ -1,6 +1,7 @@
 /**
  * Hash operators on device relations (WGSL in codegen-wgsl kernels/hash.ts and hashAggregate.ts): a hash join
- * as build + probe, giving (probe row, build row) index pairs, and a hash group-by. Not tied to KIR kernels:
+ * as build + probe, giving (probe row, build row) index pairs or chosen words of both rows, and a hash group-by.
+ * Not tied to KIR kernels:
  * callers pass relations and where their key words are, and get relations back, so a planner can use them
  * (and reuse one built table across probes) without a kernel kind of its own.
  */
@@ -104,7 +105,8 @@ export function probeHashTable(gpu: Gpu, t: HashTable, probe: KeyedRelation, out
     const shaders = hashProbeShaders(layout, t.build.width, output);
     const counter = acquire(g, 1, 'probe counter');
     try {
-      let capacity = n;
+      // Room for one match per probe row, or as many rows as one binding holds.
+      let capacity = Math.max(1, Math.min(n, Math.floor(g.limits.maxStorageBufferBindingSize / (4 * width))));
       for (;;) {
         const out = acquire(g, width * capacity, `join output of ${capacity} rows x ${width} words`);
         const rec = new Recorder(g, shaders);
