@@ -46,8 +46,8 @@ export const PASS_LAYOUTS = {
   radixHist: ['read', 'write', 'uniform'],
   /** Stable scatter of block b's pairs by digit d from offsets[d * blocks + b] on. (src, offsets, dst, u) u0, u1 as radixHist. */
   radixScatter: ['read', 'read', 'write', 'uniform'],
-  /** output row i = input row pairs[2i+1]. (input, pairs, output, u) u0 = (n). */
-  gather: ['read', 'read', 'write', 'uniform'],
+  /** As radixScatter, writing input row (pair's index) instead of the pair. (src, offsets, input, dst, u) u0, u1 as radixHist. */
+  radixScatterRows: ['read', 'read', 'read', 'write', 'uniform'],
   /**
    * Hash table build (kernels/hash.ts): build row i goes into the linear-probing table of mask + 1 slots of
    * 1 + K words (head row + 1, then the key words; 0 = empty); an equal key already there makes row i the

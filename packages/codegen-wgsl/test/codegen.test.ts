@@ -57,7 +57,17 @@ const kernels: KirKernel[] = [
 
 const expectedPasses: Record<KirKernel['kind'], Array<PassName | `${PassName}${typeof SUBGROUP_VARIANT}`>> = {
   mapFilter: ['flags', 'scatter', 'scanBlock', 'scanAdd'],
-  sort: ['radixMask', 'radixKeys', 'radixHist', 'radixScatter', `radixScatter${SUBGROUP_VARIANT}`, 'gather', 'scanBlock', 'scanAdd'],
+  sort: [
+    'radixMask',
+    'radixKeys',
+    'radixHist',
+    'radixScatter',
+    `radixScatter${SUBGROUP_VARIANT}`,
+    'radixScatterRows',
+    `radixScatterRows${SUBGROUP_VARIANT}`,
+    'scanBlock',
+    'scanAdd',
+  ],
   unique: ['flags', 'scatter', 'scanBlock', 'scanAdd'],
   mergeJoin: ['joinCount', 'joinWrite', 'scanBlock', 'scanAdd'],
   difference: ['flagsAbsent', 'scatter', 'scanBlock', 'scanAdd'],

@@ -18,9 +18,11 @@ const variables: KirVariable[] = [
   { id: 0, name: 'a', columns: ['int32', 'int64'] },
   { id: 1, name: 'b', columns: ['int32', 'int64'] },
 ];
+const sortShaders = generateKernelShaders({ kind: 'sort', id: 0, input: 0, output: 1, keys: [1] }, variables);
 const withVariants: Array<[string, KernelShaders, string]> = [
   ['hash probe', hashProbeShaders({ width: 3, keyWords: [2, 0] }, 4, [{ from: 'probe', word: 1 }, { from: 'build', word: 3 }, { from: 'buildIndex' }]), 'hashProbe'],
-  ['radix sort', generateKernelShaders({ kind: 'sort', id: 0, input: 0, output: 1, keys: [1] }, variables), 'radixScatter'],
+  ['radix sort', sortShaders, 'radixScatter'],
+  ['radix sort, last pass', sortShaders, 'radixScatterRows'],
 ];
 
 async function compileErrors(code: string): Promise<string[]> {

@@ -41,9 +41,10 @@ ${body}
 `;
 
 /**
- * LSD radix sort of (key word, row index) pairs, then a gather of whole rows; two-word rows are sorted as the
+ * LSD radix sort of (key word, row index) pairs whose last digit pass writes the rows the indices pick; two-word
+ * rows are sorted as the
  * pairs themselves (the key word at position kp = u1.x of each pair, the other word carried), with neither the
- * pair-making pass nor the gather. Order: unsigned
+ * pair-making pass nor the row gather. Order: unsigned
  * lexicographic over the key words, stable. The host first learns which key bits vary (radixMask: OR of
  * every key word XOR row 0's) and runs one digit pass per varying 8-bit window, least significant first:
  * radixKeys loads the pairs' key word (the permutation so far picks the row), then per digit a block
@@ -95,9 +96,17 @@ ${blockMain(`  let end = min(n, (blk + 1u) * per * TILE);
   workgroupBarrier();
   for (var d = lid; d < RADIX; d = d + WG) { hist[d * blocks + blk] = atomicLoad(&h[d]); }`)}`;
 
-  const radixScatter = (subgroups: boolean): string => {
+  // The scatter writes pairs, or (the last digit pass of index pairs) the rows the pairs' indices pick.
+  const radixScatter = (subgroups: boolean, rows: boolean): string => {
     const scan = workgroupScan(subgroups);
-    return `${scan.enable}${header('radixScatter', ['src', 'offs', 'dst'], 1)}
+    const write = rows
+      ? `let s = tile[2u * p + 1u] * W;
+        for (var w = 0u; w < W; w = w + 1u) { dst[o * W + w] = inp[s + w]; }`
+      : `dst[2u * o + kp] = key;
+        dst[2u * o + 1u - kp] = tile[2u * p + 1u];`;
+    const bindings = rows ? header('radixScatterRows', ['src', 'offs', 'inp', 'dst'], 1) : header('radixScatter', ['src', 'offs', 'dst'], 1);
+    return `${scan.enable}${bindings}
+const W: u32 = ${width}u;
 ${tilePrelude}
 // The tile as (key, index) pairs in its current local order; during ranking, the 4-bit counters.
 var<workgroup> tile: array<u32, 2u * TILE>;
@@ -189,8 +198,7 @@ ${blockMain(`  let kp = u[1].x;
       if (p < count) {
         let key = tile[2u * p];
         let o = next[digitOf(key, shift)] + p - first[digitOf(key, shift)];
-        dst[2u * o + kp] = key;
-        dst[2u * o + 1u - kp] = tile[2u * p + 1u];
+        ${write}
       }
     }
     workgroupBarrier();
@@ -206,11 +214,13 @@ ${blockMain(`  let kp = u[1].x;
   }`, scan.builtins)}`;
   };
 
-  const gather = `${header('gather', ['inp', 'pairs', 'outp'])}
-const W: u32 = ${width}u;
-${threadMain(`  if (i >= u[0].x) { return; }
-  let s = pairs[2u * i + 1u] * W;
-  let d = i * W;
-  for (var k = 0u; k < W; k = k + 1u) { outp[d + k] = inp[s + k]; }`)}`;
-  return { radixMask, radixKeys, radixHist, radixScatter: radixScatter(false), [`radixScatter${SUBGROUP_VARIANT}`]: radixScatter(true), gather };
+  return {
+    radixMask,
+    radixKeys,
+    radixHist,
+    radixScatter: radixScatter(false, false),
+    [`radixScatter${SUBGROUP_VARIANT}`]: radixScatter(true, false),
+    radixScatterRows: radixScatter(false, true),
+    [`radixScatterRows${SUBGROUP_VARIANT}`]: radixScatter(true, true),
+  };
 }

@@ -107,7 +107,7 @@ function radixPlan(masks: Uint32Array, keyWords: readonly number[]): Array<{ off
 }
 
 /**
- * LSD radix sort of (key word, row index) pairs, then a gather of whole rows; two-word rows are sorted
+ * LSD radix sort of (key word, row index) pairs, the last pass writing whole rows; two-word rows are sorted
  * directly. One readback up front (which key bits vary) lets the host plan only the digit passes that can
  * reorder anything.
  */
@@ -138,12 +138,13 @@ async function sortRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelatio
   const out = allocRelation(g, n, input.width);
   const rec = new Recorder(g, shaders);
   const hist = rec.scratch(2 ** RADIX_BITS * blocks);
-  /** One digit pass from src to dst, the key word at position kp of each pair. */
-  const digit = (src: Bound, dst: Bound, shift: number, kp: number): void => {
+  /** One digit pass from src to dst, the key word at position kp of each pair; `rows`: dst gets the input rows. */
+  const digit = (src: Bound, dst: Bound, shift: number, kp: number, rows = false): void => {
     const keyAt = Uint32Array.of(kp);
     rec.dispatch('radixHist', [src, hist], sizes(shift), blocks * wg, keyAt);
     encodeScan(rec, hist, hist.words);
-    rec.dispatch('radixScatter', [src, hist, dst], sizes(shift), blocks * wg, keyAt);
+    if (rows) rec.dispatch('radixScatterRows', [src, hist, bound(input), dst], sizes(shift), blocks * wg, keyAt);
+    else rec.dispatch('radixScatter', [src, hist, dst], sizes(shift), blocks * wg, keyAt);
   };
   if (input.width === 2) {
     // Two-word rows are pairs already: sort them in place of (key, index) pairs; the last pass writes the output.
@@ -160,12 +161,13 @@ async function sortRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelatio
     let dst = rec.scratch(2 * n);
     plan.forEach(({ offset, shifts }, k) => {
       rec.dispatch('radixKeys', [bound(input), src], [n, offset, k === 0 ? 1 : 0], n);
-      for (const shift of shifts) {
+      shifts.forEach((shift, j) => {
+        // The very last digit pass writes the sorted rows themselves.
+        if (k === plan.length - 1 && j === shifts.length - 1) return digit(src, bound(out), shift, 0, true);
         digit(src, dst, shift, 0);
         [src, dst] = [dst, src];
-      }
+      });
     });
-    rec.dispatch('gather', [bound(input), src, bound(out)], [n], n);
   }
   await rec.submit();
   return out;
