@@ -231,6 +231,11 @@ describe('hashGroupBy', () => {
     expect(await checkGroupBy(GT, rows, [0], ALL)).toBe(1);
   });
 
+  it('the one int32 key a workgroup table cannot hold (0x5bd1e995) next to ordinary keys', async () => {
+    const rows = randomRows(rng(13), GT, 5000, 50).map((r, i) => [i % 3 === 0 ? 0x5bd1e995 : i % 3, ...r.slice(1)]);
+    expect(await checkGroupBy(GT, rows, [0], ALL)).toBe(3);
+  });
+
   it('skewed keys, composite (int64, string) key', async () => {
     const r = rng(21);
     const rows = randomRows(r, GT, 5000, 1000).map((row) => [row[0]!, row[1]!, BigInt(Math.floor(30 * r() ** 5)), Math.floor(3 * r())]);

@@ -37,13 +37,65 @@ export function groupRowWords(layout: HashKeyLayout, aggregates: readonly HashAg
 const MAX_CODE = '0x80000000u';
 const MIN_CODE = '0x7fffffffu';
 
+/**
+ * The local table's lookup (local slot of the key among LPROBES slots, or NONE; new keys claim one only while
+ * the table is at most half full), comparing keys by their rows' words.
+ */
+const localSlotByRow = (keyParams: string, args: string, sameKey: string): string => `fn localSlot(row: u32${keyParams}) -> u32 {
+  var s = hashKey(${args}) & (LS - 1u);
+  for (var p = 0u; p < LPROBES; p = p + 1u) {
+    var head = atomicLoad(&lhead[s]);
+    if (head == 0u) {
+      if (atomicLoad(&lfill) >= LS / 2u) { return NONE; }
+      let r = atomicCompareExchangeWeak(&lhead[s], 0u, row + 1u);
+      if (r.exchanged) {
+        atomicAdd(&lfill, 1u);
+        return s;
+      }
+      head = r.old_value;
+      if (head == 0u) { p = p - 1u; continue; }
+    }
+    if (${sameKey}) { return s; }
+    s = (s + 1u) & (LS - 1u);
+  }
+  return NONE;
+}`;
+
+/**
+ * The same for one-word keys, claimed and compared in workgroup memory (no row reads); the one key equal to
+ * KEY_SALT cannot be stored there and always takes the global table.
+ */
+const localSlotByKey = `const KEY_SALT: u32 = 0x5bd1e995u;
+fn localSlot(row: u32, k0: u32) -> u32 {
+  let t = k0 ^ KEY_SALT;
+  if (t == 0u) { return NONE; }
+  var s = hashKey(k0) & (LS - 1u);
+  for (var p = 0u; p < LPROBES; p = p + 1u) {
+    var cur = atomicLoad(&lkey[s]);
+    if (cur == 0u) {
+      if (atomicLoad(&lfill) >= LS / 2u) { return NONE; }
+      let r = atomicCompareExchangeWeak(&lkey[s], 0u, t);
+      if (r.exchanged) {
+        atomicStore(&lhead[s], row + 1u);
+        atomicAdd(&lfill, 1u);
+        return s;
+      }
+      cur = r.old_value;
+      if (cur == 0u) { p = p - 1u; continue; }
+    }
+    if (cur == t) { return s; }
+    s = (s + 1u) & (LS - 1u);
+  }
+  return NONE;
+}`;
+
 /** Rows per thread of a group-by tile (TILE = GROUP_ITEMS * WG rows, one workgroup). */
 export const GROUP_ITEMS = 16;
 
-/** Local table slots: a power of two up to 256 whose heads and aggregate words fit 8 KiB of workgroup memory. */
+/** Local table slots: a power of two up to 256 whose head, key and aggregate words fit 8 KiB of workgroup memory. */
 function localSlots(aggWords: number): number {
   let slots = 256;
-  while (slots > 16 && slots * (1 + Math.max(1, aggWords)) * 4 > 8192) slots /= 2;
+  while (slots > 16 && slots * (2 + Math.max(1, aggWords)) * 4 > 8192) slots /= 2;
   return slots;
 }
 
@@ -115,7 +167,7 @@ ${hashFunction(K)}
 // update it with workgroup atomics, and each of its groups reaches the global table once.
 var<workgroup> lhead: array<atomic<u32>, LS>;
 var<workgroup> lagg: array<atomic<u32>, ${Math.max(1, aggWords)}u * LS>;
-var<workgroup> lfill: atomic<u32>;
+var<workgroup> lfill: atomic<u32>;${K === 1 ? '\n// One-word keys: the key itself (XOR KEY_SALT, 0 = free), compared without reading rows.\nvar<workgroup> lkey: array<atomic<u32>, LS>;' : ''}
 
 fn addWide(at: u32, lo: u32, hi: u32) {
   let old = atomicAdd(&table[at], lo);
@@ -155,27 +207,7 @@ fn globalSlot(row: u32${keyParams}) -> u32 {
   return NONE;
 }
 
-// Local slot of the key, among LPROBES slots; new keys claim one only while the table is at most half full.
-fn localSlot(row: u32${keyParams}) -> u32 {
-  var s = hashKey(${keyArgs(K)}) & (LS - 1u);
-  for (var p = 0u; p < LPROBES; p = p + 1u) {
-    var head = atomicLoad(&lhead[s]);
-    if (head == 0u) {
-      if (atomicLoad(&lfill) >= LS / 2u) { return NONE; }
-      let r = atomicCompareExchangeWeak(&lhead[s], 0u, row + 1u);
-      if (r.exchanged) {
-        atomicAdd(&lfill, 1u);
-        return s;
-      }
-      head = r.old_value;
-      if (head == 0u) { p = p - 1u; continue; }
-    }
-    if (${sameKey('head - 1u')}) { return s; }
-    s = (s + 1u) & (LS - 1u);
-  }
-  return NONE;
-}
-
+${K === 1 ? localSlotByKey : localSlotByRow(keyParams, keyArgs(K), sameKey('head - 1u'))}
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let n = u[0].x;
