@@ -226,6 +226,10 @@ describe('hashGroupBy', () => {
     expect(await checkGroupBy(GT, randomRows(rng(n), GT, n, 50), [0], ALL)).toBeGreaterThan(0);
   });
 
+  it('no aggregates: the distinct keys', async () => {
+    expect(await checkGroupBy(GT, randomRows(rng(31), GT, 3000, 40), [0, 3], [])).toBeGreaterThan(40);
+  });
+
   it('all-equal keys: one group', async () => {
     const rows = randomRows(rng(9), GT, 3000, 50).map((r) => [7, ...r.slice(1)]);
     expect(await checkGroupBy(GT, rows, [0], ALL)).toBe(1);
