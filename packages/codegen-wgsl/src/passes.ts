@@ -34,14 +34,15 @@ export const PASS_LAYOUTS = {
   /** mask[k] |= key word k of row i XOR that of row 0 (mask zeroed by the host). (input, mask, u) u0 = (n). */
   radixMask: ['read', 'write', 'uniform'],
   /**
-   * pairs[2i] = word `off` of row src, src = i (and pairs[2i+1] = i) when `first`, else pairs[2i+1].
-   * (input, pairs, u) u0 = (n, off, first).
+   * pairs[2i] = word `off` of row pairs[2i+1] (the next key word, through the permutation so far).
+   * (input, pairs, u) u0 = (n, off).
    */
   radixKeys: ['read', 'write', 'uniform'],
   /**
    * Block digit counts: block b = tiles [b * per, (b + 1) * per) of TILE = RADIX_ITEMS * WG pairs, one
    * workgroup each; hist[d * blocks + b] = pairs of block b whose key digit at `shift` is d.
-   * The key word is word u1.x (0 or 1) of each pair. (pairs, hist, u) u0 = (n, shift, blocks, per), u1 = (kp).
+   * The key word is word u1.x (0 or 1) of each pair, or, when u1.y = 1, word u1.z of each input row (`pairs` is
+   * the input, the index is the row's). (pairs, hist, u) u0 = (n, shift, blocks, per), u1 = (kp, fromRows, off).
    */
   radixHist: ['read', 'write', 'uniform'],
   /** Stable scatter of block b's pairs by digit d from offsets[d * blocks + b] on. (src, offsets, dst, u) u0, u1 as radixHist. */

@@ -147,6 +147,16 @@ describe('sort', () => {
     await checkSort(['int64'], n, () => [BigInt(Math.floor(r() * 2 ** 32)) * 2n ** 32n + BigInt(Math.floor(r() * 16)) - 2n ** 63n]);
   });
 
+  // Index pairs: the first digit pass reads keys from the rows, the last writes rows; here one pass does both.
+  it.each([1, 1000, 70_000])('sorts one-word rows, and wide rows whose key varies in one digit only, n=%i', async (n) => {
+    const r = rng(960 + n);
+    const one: ScalarType[] = ['int32'];
+    const keys = Array.from({ length: n }, (): TestRow => [Math.floor(r() * 2 ** 32) - 2 ** 31]);
+    const sort: KirKernel = { kind: 'sort', id: 0, input: 0, output: 1, keys: [0] };
+    expect(await run(sort, vars(one, one), [{ types: one, rows: keys }])).toEqual(Array.from(encode(one, sortByKeys(one, keys, [0]))));
+    await checkSort(['string', 'int64'], n, () => [Math.floor(r() * 256) << 8, 5n], [0]);
+  });
+
   // Two-word rows are sorted as the radix pairs themselves (no index pairs, no gather).
   it.each([1, 2, 1025, 70_000])('sorts two-word rows directly: key in either word, or both words of an int64, n=%i', async (n) => {
     const r = rng(950 + n);

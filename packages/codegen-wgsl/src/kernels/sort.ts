@@ -41,7 +41,8 @@ ${body}
 `;
 
 /**
- * LSD radix sort of (key word, row index) pairs whose last digit pass writes the rows the indices pick; two-word
+ * LSD radix sort of (key word, row index) pairs whose first digit pass reads the key words from the rows and
+ * whose last digit pass writes the rows the indices pick; two-word
  * rows are sorted as the
  * pairs themselves (the key word at position kp = u1.x of each pair, the other word carried), with neither the
  * pair-making pass nor the row gather. Order: unsigned
@@ -84,15 +85,21 @@ ${orWords}
   const radixKeys = `${header('radixKeys', ['inp', 'pairs'])}
 const W: u32 = ${width}u;
 ${threadMain(`  if (i >= u[0].x) { return; }
-  var src = i;
-  if (u[0].z == 1u) { pairs[2u * i + 1u] = i; } else { src = pairs[2u * i + 1u]; }
-  pairs[2u * i] = inp[src * W + u[0].y];`)}`;
+  pairs[2u * i] = inp[pairs[2u * i + 1u] * W + u[0].y];`)}`;
 
   const radixHist = `${header('radixHist', ['pairs', 'hist'], 1)}
+const W: u32 = ${width}u;
 ${tilePrelude}
 var<workgroup> h: array<atomic<u32>, RADIX>;
 ${blockMain(`  let end = min(n, (blk + 1u) * per * TILE);
-  for (var p = blk * per * TILE + lid; p < end; p = p + WG) { atomicAdd(&h[digitOf(pairs[2u * p + u[1].x], shift)], 1u); }
+  let kp = u[1].x;
+  let fromRows = u[1].y == 1u;
+  let off = u[1].z;
+  for (var p = blk * per * TILE + lid; p < end; p = p + WG) {
+    var key: u32;
+    if (fromRows) { key = pairs[p * W + off]; } else { key = pairs[2u * p + kp]; }
+    atomicAdd(&h[digitOf(key, shift)], 1u);
+  }
   workgroupBarrier();
   for (var d = lid; d < RADIX; d = d + WG) { hist[d * blocks + blk] = atomicLoad(&h[d]); }`)}`;
 
@@ -170,6 +177,8 @@ fn rankNibble(lid: u32, shift: u32, count: u32, sg: vec2<u32>) {
   workgroupBarrier();
 }
 ${blockMain(`  let kp = u[1].x;
+  let fromRows = u[1].y == 1u;
+  let off = u[1].z;
   for (var d = lid; d < RADIX; d = d + WG) { next[d] = offs[d * blocks + blk]; }
   for (var tt = 0u; tt < per; tt = tt + 1u) {
     let base = (blk * per + tt) * TILE;
@@ -178,8 +187,13 @@ ${blockMain(`  let kp = u[1].x;
     for (var k = 0u; k < ITEMS; k = k + 1u) {
       let p = k * WG + lid;
       if (p < count) {
-        tile[2u * p] = src[2u * (base + p) + kp];
-        tile[2u * p + 1u] = src[2u * (base + p) + 1u - kp];
+        if (fromRows) {
+          tile[2u * p] = src[(base + p) * W + off];
+          tile[2u * p + 1u] = base + p;
+        } else {
+          tile[2u * p] = src[2u * (base + p) + kp];
+          tile[2u * p + 1u] = src[2u * (base + p) + 1u - kp];
+        }
       }
     }
     workgroupBarrier();

@@ -138,12 +138,15 @@ async function sortRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelatio
   const out = allocRelation(g, n, input.width);
   const rec = new Recorder(g, shaders);
   const hist = rec.scratch(2 ** RADIX_BITS * blocks);
-  /** One digit pass from src to dst, the key word at position kp of each pair; `rows`: dst gets the input rows. */
-  const digit = (src: Bound, dst: Bound, shift: number, kp: number, rows = false): void => {
-    const keyAt = Uint32Array.of(kp);
+  /**
+   * One digit pass from src to dst, the key word at position kp of each pair, or (fromRows) at row offset `off`
+   * of the input rows themselves; `toRows`: dst gets the input rows.
+   */
+  const digit = (src: Bound, dst: Bound, shift: number, kp: number, toRows = false, fromRows: number | null = null): void => {
+    const keyAt = Uint32Array.of(kp, fromRows === null ? 0 : 1, fromRows ?? 0);
     rec.dispatch('radixHist', [src, hist], sizes(shift), blocks * wg, keyAt);
     encodeScan(rec, hist, hist.words);
-    if (rows) rec.dispatch('radixScatterRows', [src, hist, bound(input), dst], sizes(shift), blocks * wg, keyAt);
+    if (toRows) rec.dispatch('radixScatterRows', [src, hist, bound(input), dst], sizes(shift), blocks * wg, keyAt);
     else rec.dispatch('radixScatter', [src, hist, dst], sizes(shift), blocks * wg, keyAt);
   };
   if (input.width === 2) {
@@ -160,11 +163,14 @@ async function sortRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelatio
     let src = rec.scratch(2 * n);
     let dst = rec.scratch(2 * n);
     plan.forEach(({ offset, shifts }, k) => {
-      rec.dispatch('radixKeys', [bound(input), src], [n, offset, k === 0 ? 1 : 0], n);
+      // Later key words are loaded through the permutation so far; the first is read from the rows by its first pass.
+      if (k > 0) rec.dispatch('radixKeys', [bound(input), src], [n, offset], n);
       shifts.forEach((shift, j) => {
+        const from = k === 0 && j === 0 ? bound(input) : src;
+        const fromRows = k === 0 && j === 0 ? offset : null;
         // The very last digit pass writes the sorted rows themselves.
-        if (k === plan.length - 1 && j === shifts.length - 1) return digit(src, bound(out), shift, 0, true);
-        digit(src, dst, shift, 0);
+        if (k === plan.length - 1 && j === shifts.length - 1) return digit(from, bound(out), shift, 0, true, fromRows);
+        digit(from, dst, shift, 0, false, fromRows);
         [src, dst] = [dst, src];
       });
     });
