@@ -65,6 +65,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
           ...(opts.operators ? { operators: opts.operators } : {}),
           ...(opts.selectivities ? { selectivities: opts.selectivities } : {}),
           onResult: (x) => err(`  ${x.operator} ${x.variant} 2^${x.log2n}: ${x.medianMs.toFixed(3)} ms\n`),
+          onSkip: (x) => err(`  ${x.operator} ${x.variant} 2^${x.log2n}: skipped (${x.reason})\n`),
         });
         out(formatBenchReport(report) + '\n');
         if (opts.json !== undefined) {

@@ -27,6 +27,8 @@ export interface BenchOptions {
   selectivities?: readonly number[];
   /** Called with each result as it is measured (progress). */
   onResult?: (r: BenchResult) => void;
+  /** Called for each case too large for the device. */
+  onSkip?: (s: BenchReport['skipped'][number]) => void;
 }
 
 export interface BenchResult {
@@ -62,6 +64,8 @@ export interface BenchReport {
   warmup: number;
   date: string;
   results: BenchResult[];
+  /** Cases that did not fit this device (a buffer past maxStorageBufferBindingSize, or out of memory). */
+  skipped: Array<{ operator: string; variant: string; log2n: number; reason: string }>;
 }
 
 export function defaultBenchSizes(gpu: Gpu): number[] {
@@ -218,14 +222,19 @@ function cases(n: number, selectivities: readonly number[], want: (operator: str
   const r = rng(n);
   const out: OperatorCase[] = [];
   if (want('mapFilter')) {
-    // mapFilter over (a, b) with a uniform in [0, 2^20): `a < t` keeps a t / 2^20 share, in input order.
-    const filterInput = table(n, 2, (i, k) => (k === 0 ? r() >>> 12 : i));
+    // `a < t` with a uniform in [0, 2^20) keeps a t / 2^20 share, in input order: over int32 values (the shape of
+    // the issue's target), and over (a, b) rows projected to (b, a).
+    const values = table(n, 1, () => r() >>> 12);
+    const pairs = table(n, 2, (i, k) => (k === 0 ? values[i]! : i));
     for (const share of selectivities) {
       const threshold: Expr = { kind: 'const', type: 'int32', value: Math.round(share * 2 ** 20) };
       const constants = new Uint32Array(1);
       encodeValue('int32', threshold.value, new StringDictionary([]), constants, 0);
-      const kernel: KirKernel = { kind: 'mapFilter', id: 0, input: 0, output: 1, filter: [{ kind: 'compare', op: '<', left: col(0, 'int32'), right: threshold }], project: [col(1, 'int32'), col(0, 'int32')] };
-      out.push(kernelCase('mapFilter', `${+(100 * share).toFixed(2)}% of (int32, int32)`, 'rows/s', kernel, variables(I2, I2), [{ words: filterInput, width: 2 }], constants));
+      const filter: KirKernel & { kind: 'mapFilter' } = { kind: 'mapFilter', id: 0, input: 0, output: 1, filter: [{ kind: 'compare', op: '<', left: col(0, 'int32'), right: threshold }], project: [col(0, 'int32')] };
+      const pct = `${+(100 * share).toFixed(2)}%`;
+      out.push(kernelCase('mapFilter', `${pct} of int32 values`, 'rows/s', filter, variables(['int32'], ['int32']), [{ words: values, width: 1 }], constants));
+      const project: KirKernel = { ...filter, project: [col(1, 'int32'), col(0, 'int32')] };
+      out.push(kernelCase('mapFilter', `${pct} of (int32, int32), swapped`, 'rows/s', project, variables(I2, I2), [{ words: pairs, width: 2 }], constants));
     }
   }
   if (want('sort')) {
@@ -310,11 +319,12 @@ function cases(n: number, selectivities: readonly number[], want: (operator: str
 }
 
 async function benchCase(gpu: Gpu, c: OperatorCase, runs: number, warmup: number): Promise<{ times: number[]; outputRows: number; outputWidth: number }> {
-  const rels: DeviceRelation[] = c.inputs.map((i) => uploadRelation(gpu, i.words, i.width));
+  const rels: DeviceRelation[] = [];
   let outputRows = 0;
   let outputWidth = 0;
   let prepared: Prepared | null = null;
   try {
+    for (const i of c.inputs) rels.push(uploadRelation(gpu, i.words, i.width));
     prepared = await c.prepare(gpu, rels);
     const body = prepared.body;
     const times = await measure(gpu, runs, warmup, async () => {
@@ -342,6 +352,7 @@ export async function benchOperators(gpu: Gpu, options: BenchOptions = {}): Prom
   if (unknown.length > 0) throw new Error(`benchOperators: unknown operators ${unknown.join(', ')} (known: ${BENCH_OPERATORS.join(', ')})`);
   const want = (operator: string): boolean => only === undefined || only.includes(operator);
   const results: BenchResult[] = [];
+  const skipped: BenchReport['skipped'] = [];
   const emit = (r: BenchResult): void => {
     results.push(r);
     options.onResult?.(r);
@@ -366,7 +377,17 @@ export async function benchOperators(gpu: Gpu, options: BenchOptions = {}): Prom
       copyRatio: 1,
     });
     for (const c of cases(n, selectivities, want)) {
-      const { times, outputRows, outputWidth } = await benchCase(gpu, c, runs, warmup);
+      let measured: Awaited<ReturnType<typeof benchCase>>;
+      try {
+        measured = await benchCase(gpu, c, runs, warmup);
+      } catch (e) {
+        const reason = e instanceof Error ? e.message : String(e);
+        if (!/maxStorageBufferBindingSize|out of GPU memory/.test(reason)) throw e;
+        skipped.push({ operator: c.operator, variant: c.variant, log2n, reason });
+        options.onSkip?.(skipped[skipped.length - 1]!);
+        continue;
+      }
+      const { times, outputRows, outputWidth } = measured;
       const ms = median(times);
       const bytes = 4 * ((c.readWords ?? c.inputs.reduce((s, i) => s + i.words.length, 0)) + outputRows * outputWidth);
       const gbPerSecond = bytes / ms / 1e6;
@@ -396,6 +417,7 @@ export async function benchOperators(gpu: Gpu, options: BenchOptions = {}): Prom
     warmup,
     date: new Date().toISOString(),
     results,
+    skipped,
   };
 }
 
@@ -418,9 +440,11 @@ export function formatBenchReport(report: BenchReport): string {
   ]);
   const widths = head.map((h, k) => Math.max(h.length, ...rows.map((r) => r[k]!.length)));
   const line = (cells: string[]): string => cells.map((c, k) => (k >= 2 ? c.padStart(widths[k]!) : c.padEnd(widths[k]!))).join('  ');
+  const skipped = report.skipped.map((x) => `skipped: ${x.operator} ${x.variant} 2^${x.log2n}: ${x.reason}`);
   return [
     `adapter: ${report.adapter}, workgroup size ${report.workgroupSize}, subgroups ${report.subgroups ? 'on' : 'off'}, median of ${report.runs} runs after ${report.warmup} warm-up`,
     line(head),
     ...rows.map(line),
+    ...skipped,
   ].join('\n');
 }
