@@ -2,7 +2,7 @@
 import { writeFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { z } from 'zod';
-import { benchOperators, defaultBenchSizes, formatBenchReport, openGpu } from '@vixen/runtime';
+import { BENCH_OPERATORS, benchOperators, defaultBenchSizes, formatBenchReport, openGpu } from '@vixen/runtime';
 import { VixenError } from '@vixen/queryplan';
 
 /** `A..B` (inclusive) or a comma-separated list of log2 sizes, each in 1..31. */
@@ -16,12 +16,22 @@ const sizesSchema = z
   })
   .refine((xs) => xs.length > 0 && xs.every((x) => x >= 1 && x <= 31), 'sizes must be a non-empty range within 1..31');
 
+const listSchema = z.string().transform((s) => s.split(',').map((x) => x.trim()).filter((x) => x.length > 0));
+
 const benchOptionsSchema = z.object({
   sizes: sizesSchema.optional(),
+  operators: listSchema
+    .pipe(z.array(z.enum(BENCH_OPERATORS)).min(1))
+    .optional(),
+  selectivities: listSchema
+    .transform((xs) => xs.map(Number))
+    .pipe(z.array(z.number().gt(0).max(1)).min(1))
+    .optional(),
   json: z.string().min(1).optional(),
   runs: z.coerce.number().int().min(1).default(5),
   warmup: z.coerce.number().int().min(0).default(2),
   backend: z.enum(['auto', 'vulkan', 'opengles']).default('auto'),
+  subgroups: z.boolean().default(true),
 });
 
 /** The `bench` command with its `operators` sub-command; `out` gets the table, `err` progress. */
@@ -29,11 +39,14 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
   const bench = new Command('bench').description('benchmark the GPU operators');
   bench
     .command('operators')
-    .description('time copy, mapFilter, sort, unique, mergeJoin and difference at sizes 2^A..2^B against copy bandwidth')
+    .description(`time copy and the operators (${BENCH_OPERATORS.join(', ')}) at sizes 2^A..2^B against copy bandwidth`)
     .option('--sizes <range>', 'log2 row counts, A..B or a list (default 20..22 on a software adapter, 20..26 on a GPU)')
+    .option('--operators <list>', `comma-separated subset of ${BENCH_OPERATORS.join(',')} (default all; copy always runs)`)
+    .option('--selectivities <list>', 'kept shares of mapFilter, comma-separated, each in (0, 1] (default 0.01,0.5,1)')
     .option('--json <file>', 'also write the report as JSON')
     .option('--runs <n>', 'timed runs per measurement (median reported)', '5')
     .option('--warmup <n>', 'untimed runs first', '2')
+    .option('--no-subgroups', 'run the passes without subgroup operations even where the adapter has them')
     .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
     .action(async (raw: unknown) => {
       const r = benchOptionsSchema.safeParse(raw);
@@ -41,7 +54,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
         throw new VixenError({ severity: 'error', message: r.error.issues.map((i) => `option --${i.path.join('.')}: ${i.message}`).join('; ') });
       }
       const opts = r.data;
-      const gpu = await openGpu({ backend: opts.backend });
+      const gpu = await openGpu({ backend: opts.backend, subgroups: opts.subgroups });
       try {
         const sizes = opts.sizes ?? defaultBenchSizes(gpu);
         err(`adapter: ${gpu.adapterName}; sizes 2^${sizes.join(', 2^')}\n`);
@@ -49,7 +62,10 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
           sizes,
           runs: opts.runs,
           warmup: opts.warmup,
+          ...(opts.operators ? { operators: opts.operators } : {}),
+          ...(opts.selectivities ? { selectivities: opts.selectivities } : {}),
           onResult: (x) => err(`  ${x.operator} ${x.variant} 2^${x.log2n}: ${x.medianMs.toFixed(3)} ms\n`),
+          onSkip: (x) => err(`  ${x.operator} ${x.variant} 2^${x.log2n}: skipped (${x.reason})\n`),
         });
         out(formatBenchReport(report) + '\n');
         if (opts.json !== undefined) {

@@ -16,9 +16,11 @@ import { SCAN_ADD, SCAN_BLOCK } from './scan.js';
 import { withArithHelpers } from './wgsl.js';
 
 export { PASS_LAYOUTS, type BindingKind, type PassName } from './passes.js';
-export { uniformVec4s } from './wgsl.js';
+export { SUBGROUP_VARIANT, uniformVec4s } from './wgsl.js';
 export { RADIX_BITS, RADIX_ITEMS, sortKeyWords } from './kernels/sort.js';
 export { COMPACT_ITEMS } from './kernels/compaction.js';
+export { HASH_ITEMS, JOIN_PAIRS, hashBuildShaders, hashProbeShaders, joinSlotWords, type HashKeyLayout, type JoinOutputWord } from './kernels/hash.js';
+export { GROUP_ITEMS, groupRowWords, groupSlotWords, hashAggregateShaders, type HashAggregate } from './kernels/hashAggregate.js';
 
 /** Pass name -> WGSL module source. */
 export type KernelShaders = Record<string, string>;

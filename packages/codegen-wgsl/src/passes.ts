@@ -34,20 +34,44 @@ export const PASS_LAYOUTS = {
   /** mask[k] |= key word k of row i XOR that of row 0 (mask zeroed by the host). (input, mask, u) u0 = (n). */
   radixMask: ['read', 'write', 'uniform'],
   /**
-   * pairs[2i] = word `off` of row src, src = i (and pairs[2i+1] = i) when `first`, else pairs[2i+1].
-   * (input, pairs, u) u0 = (n, off, first).
+   * pairs[2i] = word `off` of row pairs[2i+1] (the next key word, through the permutation so far).
+   * (input, pairs, u) u0 = (n, off).
    */
   radixKeys: ['read', 'write', 'uniform'],
   /**
    * Block digit counts: block b = tiles [b * per, (b + 1) * per) of TILE = RADIX_ITEMS * WG pairs, one
    * workgroup each; hist[d * blocks + b] = pairs of block b whose key digit at `shift` is d.
-   * (pairs, hist, u) u0 = (n, shift, blocks, per).
+   * The key word is word u1.x (0 or 1) of each pair, or, when u1.y = 1, word u1.z of each input row (`pairs` is
+   * the input, the index is the row's). (pairs, hist, u) u0 = (n, shift, blocks, per), u1 = (kp, fromRows, off).
    */
   radixHist: ['read', 'write', 'uniform'],
-  /** Stable scatter of block b's pairs by digit d from offsets[d * blocks + b] on. (src, offsets, dst, u) u0 as radixHist. */
+  /** Stable scatter of block b's pairs by digit d from offsets[d * blocks + b] on. (src, offsets, dst, u) u0, u1 as radixHist. */
   radixScatter: ['read', 'read', 'write', 'uniform'],
-  /** output row i = input row pairs[2i+1]. (input, pairs, output, u) u0 = (n). */
-  gather: ['read', 'read', 'write', 'uniform'],
+  /** As radixScatter, writing input row (pair's index) instead of the pair. (src, offsets, input, dst, u) u0, u1 as radixHist. */
+  radixScatterRows: ['read', 'read', 'read', 'write', 'uniform'],
+  /**
+   * Hash table build (kernels/hash.ts): build row i goes into the linear-probing table of mask + 1 slots of
+   * 1 + K words (head row + 1, then the key words; 0 = empty); an equal key already there makes row i the
+   * new head of that key's chain (next[i] = the old head + 1, 0 ends a chain) and sets the word after the
+   * slots (duplicates). The host zeroes the table. (build, table, next, u) u0 = (n, mask).
+   */
+  hashBuild: ['read', 'write', 'write', 'uniform'],
+  /**
+   * Probe of the table: for tile t of TILE = HASH_ITEMS * WG probe rows, one output row per (probe row, build
+   * row) with equal keys, at counter[0] (atomically advanced by the tile's matches) onwards; rows at or past
+   * `capacity` are counted, not written. (probe, build, table, next, output, counter, u) u0 = (n, mask, capacity).
+   */
+  hashProbe: ['read', 'read', 'read', 'read', 'write', 'write', 'uniform'],
+  /**
+   * Hash group-by insert (kernels/hashAggregate.ts), a workgroup per tile of GROUP_ITEMS * WG rows: row i
+   * joins its key's slot (head word = first row + 1,
+   * group id word, then aggregate words) and updates the aggregates with atomics; meta[0] counts groups
+   * (their ids), meta[1] = 1 if a row found the table full (`limit` groups, or no free slot). The host zeroes
+   * table and meta. (input, table, meta, u) u0 = (n, mask, limit).
+   */
+  groupInsert: ['read', 'write', 'write', 'uniform'],
+  /** Output row (group id) of each occupied slot: key words from its first row, decoded aggregates. (input, table, output, u) u0 = (slots). */
+  groupEmit: ['read', 'read', 'write', 'uniform'],
 } as const satisfies Record<string, readonly BindingKind[]>;
 
 export type PassName = keyof typeof PASS_LAYOUTS;

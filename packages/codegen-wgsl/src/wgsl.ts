@@ -44,6 +44,75 @@ fn cmpI64(alo: u32, ahi: u32, blo: u32, bhi: u32) -> i32 {
 `;
 }
 
+/**
+ * `code` with read-write storage binding `name` declared as atomic words (passes that update with atomics); the
+ * pass contract binds it as plain read-write storage, which both declarations match.
+ */
+export function atomicBinding(code: string, name: string): string {
+  const plain = `var<storage, read_write> ${name}: array<u32>;`;
+  if (!code.includes(plain)) throw new Error(`internal: no binding ${name}`);
+  return code.replace(plain, `var<storage, read_write> ${name}: array<atomic<u32>>;`);
+}
+
+/** Key suffix of a pass's variant using subgroup operations (the host picks it where the device has them). */
+export const SUBGROUP_VARIANT = '+subgroups';
+
+/**
+ * Workgroup-wide inclusive prefix sum, for modules whose main runs WG threads: `decls` declares
+ * `sums: array<u32, WG>` and `scanSums(lid, x, sg)`, which every thread calls in uniform control flow and after
+ * which sums[j] = x of threads 0..j. With subgroups, each subgroup scans in registers and one thread scans the
+ * subgroup totals (3 barriers); without, a Hillis-Steele scan in workgroup memory (2 log2(WG) barriers).
+ * `enable` goes first in the module, `builtins` after main's parameters, `sg` is main's argument for `sg`.
+ */
+export function workgroupScan(subgroups: boolean): { enable: string; builtins: string; sg: string; decls: string } {
+  if (!subgroups) {
+    return {
+      enable: '',
+      builtins: '',
+      sg: 'vec2<u32>(0u, 1u)',
+      decls: `var<workgroup> sums: array<u32, WG>;
+fn scanSums(lid: u32, x: u32, sg: vec2<u32>) {
+  sums[lid] = x;
+  for (var off = 1u; off < WG; off = off * 2u) {
+    workgroupBarrier();
+    var y = 0u;
+    if (lid >= off) { y = sums[lid - off]; }
+    workgroupBarrier();
+    sums[lid] = sums[lid] + y;
+  }
+  workgroupBarrier();
+}
+`,
+    };
+  }
+  // Subgroups are taken as runs of consecutive local indices (as on every implementation of 1D workgroups);
+  // at least 4 invocations each, so WG / 4 totals.
+  return {
+    enable: 'enable subgroups;\n',
+    builtins: ', @builtin(subgroup_invocation_id) sgi: u32, @builtin(subgroup_size) sgs: u32',
+    sg: 'vec2<u32>(sgi, sgs)',
+    decls: `var<workgroup> sums: array<u32, WG>;
+var<workgroup> subTotals: array<u32, WG / 4u>;
+fn scanSums(lid: u32, x: u32, sg: vec2<u32>) {
+  let incl = subgroupExclusiveAdd(x) + x;
+  if (sg.x == sg.y - 1u) { subTotals[lid / sg.y] = incl; }
+  workgroupBarrier();
+  if (lid == 0u) {
+    var run = 0u;
+    for (var k = 0u; k < WG / sg.y; k = k + 1u) {
+      let t = subTotals[k];
+      subTotals[k] = run;
+      run = run + t;
+    }
+  }
+  workgroupBarrier();
+  sums[lid] = subTotals[lid / sg.y] + incl;
+  workgroupBarrier();
+}
+`,
+  };
+}
+
 /** Entry point over a 1D thread range laid out on a (possibly 2D) grid; `i` is the thread index. */
 export function threadMain(body: string): string {
   return `

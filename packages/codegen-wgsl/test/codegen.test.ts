@@ -4,7 +4,7 @@ import type { KirKernel, KirProgram, KirVariable } from '@vixen/kernel-ir';
 import type { Expr, ScalarType } from '@vixen/queryplan';
 // The device comes from the runtime package (this package has no WebGPU dependency of its own).
 import { openGpu, type Gpu } from '../../runtime/src/gpu/index.js';
-import { PASS_LAYOUTS, generateKernelShaders, generateProgramShaders, kernelConstants, type PassName } from '../src/index.js';
+import { PASS_LAYOUTS, SUBGROUP_VARIANT, generateKernelShaders, generateProgramShaders, kernelConstants, type PassName } from '../src/index.js';
 
 const A: ScalarType[] = ['int32', 'int64', 'string'];
 const B: ScalarType[] = ['string', 'int64'];
@@ -55,9 +55,19 @@ const kernels: KirKernel[] = [
   { kind: 'sort', id: 9, input: 4, output: 4, keys: [] },
 ];
 
-const expectedPasses: Record<KirKernel['kind'], PassName[]> = {
+const expectedPasses: Record<KirKernel['kind'], Array<PassName | `${PassName}${typeof SUBGROUP_VARIANT}`>> = {
   mapFilter: ['flags', 'scatter', 'scanBlock', 'scanAdd'],
-  sort: ['radixMask', 'radixKeys', 'radixHist', 'radixScatter', 'gather', 'scanBlock', 'scanAdd'],
+  sort: [
+    'radixMask',
+    'radixKeys',
+    'radixHist',
+    'radixScatter',
+    `radixScatter${SUBGROUP_VARIANT}`,
+    'radixScatterRows',
+    `radixScatterRows${SUBGROUP_VARIANT}`,
+    'scanBlock',
+    'scanAdd',
+  ],
   unique: ['flags', 'scatter', 'scanBlock', 'scanAdd'],
   mergeJoin: ['joinCount', 'joinWrite', 'scanBlock', 'scanAdd'],
   difference: ['flagsAbsent', 'scatter', 'scanBlock', 'scanAdd'],
@@ -77,9 +87,13 @@ describe('generateKernelShaders', () => {
     const shaders = generateKernelShaders(kernel, variables);
     expect(Object.keys(shaders).sort()).toEqual([...expectedPasses[kernel.kind]].sort());
     for (const [pass, code] of Object.entries(shaders)) {
-      expect(pass in PASS_LAYOUTS).toBe(true);
+      const variant = pass.endsWith(SUBGROUP_VARIANT);
+      expect(pass.slice(0, variant ? -SUBGROUP_VARIANT.length : undefined) in PASS_LAYOUTS).toBe(true);
       // Device-independent: the workgroup size is an override set at pipeline creation.
       expect(code).toMatch(/override WG: u32/);
+      expect(code.startsWith('enable subgroups;')).toBe(variant);
+      // A subgroup variant compiles only where the device has the feature (see subgroups.test.ts).
+      if (variant && !gpu.subgroups) continue;
       const module = gpu.device.createShaderModule({ code });
       const errors = (await module.getCompilationInfo()).messages.filter((m) => m.type === 'error').map((m) => `${pass}: ${m.message}`);
       expect(errors).toEqual([]);

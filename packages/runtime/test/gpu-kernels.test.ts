@@ -147,6 +147,31 @@ describe('sort', () => {
     await checkSort(['int64'], n, () => [BigInt(Math.floor(r() * 2 ** 32)) * 2n ** 32n + BigInt(Math.floor(r() * 16)) - 2n ** 63n]);
   });
 
+  // Index pairs: the first digit pass reads keys from the rows, the last writes rows; here one pass does both.
+  it.each([1, 1000, 70_000])('sorts one-word rows, and wide rows whose key varies in one digit only, n=%i', async (n) => {
+    const r = rng(960 + n);
+    const one: ScalarType[] = ['int32'];
+    const keys = Array.from({ length: n }, (): TestRow => [Math.floor(r() * 2 ** 32) - 2 ** 31]);
+    const sort: KirKernel = { kind: 'sort', id: 0, input: 0, output: 1, keys: [0] };
+    expect(await run(sort, vars(one, one), [{ types: one, rows: keys }])).toEqual(Array.from(encode(one, sortByKeys(one, keys, [0]))));
+    await checkSort(['string', 'int64'], n, () => [Math.floor(r() * 256) << 8, 5n], [0]);
+  });
+
+  // Two-word rows are sorted as the radix pairs themselves (no index pairs, no gather).
+  it.each([1, 2, 1025, 70_000])('sorts two-word rows directly: key in either word, or both words of an int64, n=%i', async (n) => {
+    const r = rng(950 + n);
+    const i2: ScalarType[] = ['int32', 'int32'];
+    const rows = Array.from({ length: n }, (_, i): TestRow => [Math.floor(r() * 2 ** 32) - 2 ** 31, (i % 97) - 40]);
+    for (const keys of [[0], [1], [1, 0]]) {
+      const kernel: KirKernel = { kind: 'sort', id: 0, input: 0, output: 1, keys };
+      expect(await run(kernel, vars(i2, i2), [{ types: i2, rows }])).toEqual(Array.from(encode(i2, sortByKeys(i2, rows, keys))));
+    }
+    const i64: ScalarType[] = ['int64'];
+    const wide = Array.from({ length: n }, (): TestRow => [BigInt(Math.floor(r() * 2 ** 32)) * 2n ** 32n + BigInt(Math.floor(r() * 2 ** 32)) - 2n ** 63n]);
+    const kernel: KirKernel = { kind: 'sort', id: 0, input: 0, output: 1, keys: [0] };
+    expect(await run(kernel, vars(i64, i64), [{ types: i64, rows: wide }])).toEqual(Array.from(encode(i64, sortByKeys(i64, wide, [0]))));
+  });
+
   it.each([1025, 20_000])('sorts by multi-column keys with few distinct values, n=%i', async (n) => {
     const r = rng(1000 + n);
     const value = (): TestRow => [Math.floor(r() * 3), BigInt(Math.floor(r() * 5) - 2), Math.floor(r() * 4)];

@@ -1,6 +1,6 @@
 import { rowWords, wordsOf } from '@vixen/queryplan';
 import type { ScalarType } from '@vixen/queryplan';
-import { header, threadMain } from '../wgsl.js';
+import { atomicBinding, header, SUBGROUP_VARIANT, threadMain, workgroupScan } from '../wgsl.js';
 import type { KernelShaders } from '../index.js';
 
 /** Items per thread of a radix tile: a tile is RADIX_ITEMS * WG consecutive (key, index) pairs. */
@@ -27,9 +27,9 @@ const RADIX: u32 = ${2 ** RADIX_BITS}u;
 fn digitOf(key: u32, shift: u32) -> u32 { return (key >> shift) & (RADIX - 1u); }
 `;
 
-const blockMain = (body: string): string => `
+const blockMain = (body: string, builtins = ''): string => `
 @compute @workgroup_size(WG)
-fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>${builtins}) {
   let n = u[0].x;
   let shift = u[0].y;
   let blocks = u[0].z;
@@ -40,15 +40,12 @@ ${body}
 }
 `;
 
-/** The mask pass ORs into a storage array with atomics; the contract binds it as plain read-write storage. */
-function atomicBinding(code: string, name: string): string {
-  const plain = `var<storage, read_write> ${name}: array<u32>;`;
-  if (!code.includes(plain)) throw new Error(`internal: no binding ${name}`);
-  return code.replace(plain, `var<storage, read_write> ${name}: array<atomic<u32>>;`);
-}
-
 /**
- * LSD radix sort of (key word, row index) pairs, then a gather of whole rows. Order: unsigned
+ * LSD radix sort of (key word, row index) pairs whose first digit pass reads the key words from the rows and
+ * whose last digit pass writes the rows the indices pick; two-word
+ * rows are sorted as the
+ * pairs themselves (the key word at position kp = u1.x of each pair, the other word carried), with neither the
+ * pair-making pass nor the row gather. Order: unsigned
  * lexicographic over the key words, stable. The host first learns which key bits vary (radixMask: OR of
  * every key word XOR row 0's) and runs one digit pass per varying 8-bit window, least significant first:
  * radixKeys loads the pairs' key word (the permutation so far picks the row), then per digit a block
@@ -88,24 +85,39 @@ ${orWords}
   const radixKeys = `${header('radixKeys', ['inp', 'pairs'])}
 const W: u32 = ${width}u;
 ${threadMain(`  if (i >= u[0].x) { return; }
-  var src = i;
-  if (u[0].z == 1u) { pairs[2u * i + 1u] = i; } else { src = pairs[2u * i + 1u]; }
-  pairs[2u * i] = inp[src * W + u[0].y];`)}`;
+  pairs[2u * i] = inp[pairs[2u * i + 1u] * W + u[0].y];`)}`;
 
-  const radixHist = `${header('radixHist', ['pairs', 'hist'])}
+  const radixHist = `${header('radixHist', ['pairs', 'hist'], 1)}
+const W: u32 = ${width}u;
 ${tilePrelude}
 var<workgroup> h: array<atomic<u32>, RADIX>;
 ${blockMain(`  let end = min(n, (blk + 1u) * per * TILE);
-  for (var p = blk * per * TILE + lid; p < end; p = p + WG) { atomicAdd(&h[digitOf(pairs[2u * p], shift)], 1u); }
+  let kp = u[1].x;
+  let fromRows = u[1].y == 1u;
+  let off = u[1].z;
+  for (var p = blk * per * TILE + lid; p < end; p = p + WG) {
+    var key: u32;
+    if (fromRows) { key = pairs[p * W + off]; } else { key = pairs[2u * p + kp]; }
+    atomicAdd(&h[digitOf(key, shift)], 1u);
+  }
   workgroupBarrier();
   for (var d = lid; d < RADIX; d = d + WG) { hist[d * blocks + blk] = atomicLoad(&h[d]); }`)}`;
 
-  const radixScatter = `${header('radixScatter', ['src', 'offs', 'dst'])}
+  // The scatter writes pairs, or (the last digit pass of index pairs) the rows the pairs' indices pick.
+  const radixScatter = (subgroups: boolean, rows: boolean): string => {
+    const scan = workgroupScan(subgroups);
+    const write = rows
+      ? `let s = tile[2u * p + 1u] * W;
+        for (var w = 0u; w < W; w = w + 1u) { dst[o * W + w] = inp[s + w]; }`
+      : `dst[2u * o + kp] = key;
+        dst[2u * o + 1u - kp] = tile[2u * p + 1u];`;
+    const bindings = rows ? header('radixScatterRows', ['src', 'offs', 'inp', 'dst'], 1) : header('radixScatter', ['src', 'offs', 'dst'], 1);
+    return `${scan.enable}${bindings}
+const W: u32 = ${width}u;
 ${tilePrelude}
 // The tile as (key, index) pairs in its current local order; during ranking, the 4-bit counters.
 var<workgroup> tile: array<u32, 2u * TILE>;
-var<workgroup> sums: array<u32, WG>;
-// Local position of the first item of each digit once the tile is sorted.
+${scan.decls}// Local position of the first item of each digit once the tile is sorted.
 var<workgroup> first: array<u32, RADIX>;
 // Output position of the block's next pair of each digit.
 var<workgroup> next: array<u32, RADIX>;
@@ -113,7 +125,7 @@ var<workgroup> next: array<u32, RADIX>;
 // Stable local sort of the first \`count\` pairs of the tile by the 4 key bits at \`shift\`. Thread lid owns
 // items lid * ITEMS.. in order; counters[d][lid] (digit-major, digits d and d + 8 packed as 16-bit halves
 // of one word) are scanned in (digit, thread) order, which is each item's rank among equal digits.
-fn rankNibble(lid: u32, shift: u32, count: u32) {
+fn rankNibble(lid: u32, shift: u32, count: u32, sg: vec2<u32>) {
   var key: array<u32, ITEMS>;
   var val: array<u32, ITEMS>;
   var sub: array<u32, ITEMS>;
@@ -141,15 +153,7 @@ fn rankNibble(lid: u32, shift: u32, count: u32) {
     tile[lid * 8u + j] = run;
     run = run + v;
   }
-  sums[lid] = run;
-  for (var off = 1u; off < WG; off = off * 2u) {
-    workgroupBarrier();
-    var x = 0u;
-    if (lid >= off) { x = sums[lid - off]; }
-    workgroupBarrier();
-    sums[lid] = sums[lid] + x;
-  }
-  workgroupBarrier();
+  scanSums(lid, run, sg);
   let before = sums[lid] - run;
   for (var j = 0u; j < 8u; j = j + 1u) { tile[lid * 8u + j] = tile[lid * 8u + j] + before; }
   // Items with digits 0..7 (the low halves' total) come before those with digits 8..15.
@@ -172,7 +176,10 @@ fn rankNibble(lid: u32, shift: u32, count: u32) {
   }
   workgroupBarrier();
 }
-${blockMain(`  for (var d = lid; d < RADIX; d = d + WG) { next[d] = offs[d * blocks + blk]; }
+${blockMain(`  let kp = u[1].x;
+  let fromRows = u[1].y == 1u;
+  let off = u[1].z;
+  for (var d = lid; d < RADIX; d = d + WG) { next[d] = offs[d * blocks + blk]; }
   for (var tt = 0u; tt < per; tt = tt + 1u) {
     let base = (blk * per + tt) * TILE;
     if (base >= n) { break; }
@@ -180,13 +187,18 @@ ${blockMain(`  for (var d = lid; d < RADIX; d = d + WG) { next[d] = offs[d * blo
     for (var k = 0u; k < ITEMS; k = k + 1u) {
       let p = k * WG + lid;
       if (p < count) {
-        tile[2u * p] = src[2u * (base + p)];
-        tile[2u * p + 1u] = src[2u * (base + p) + 1u];
+        if (fromRows) {
+          tile[2u * p] = src[(base + p) * W + off];
+          tile[2u * p + 1u] = base + p;
+        } else {
+          tile[2u * p] = src[2u * (base + p) + kp];
+          tile[2u * p + 1u] = src[2u * (base + p) + 1u - kp];
+        }
       }
     }
     workgroupBarrier();
-    rankNibble(lid, shift, count);
-    rankNibble(lid, shift + 4u, count);
+    rankNibble(lid, shift, count, ${scan.sg});
+    rankNibble(lid, shift + 4u, count, ${scan.sg});
     for (var k = 0u; k < ITEMS; k = k + 1u) {
       let p = k * WG + lid;
       if (p < count) {
@@ -200,8 +212,7 @@ ${blockMain(`  for (var d = lid; d < RADIX; d = d + WG) { next[d] = offs[d * blo
       if (p < count) {
         let key = tile[2u * p];
         let o = next[digitOf(key, shift)] + p - first[digitOf(key, shift)];
-        dst[2u * o] = key;
-        dst[2u * o + 1u] = tile[2u * p + 1u];
+        ${write}
       }
     }
     workgroupBarrier();
@@ -214,13 +225,16 @@ ${blockMain(`  for (var d = lid; d < RADIX; d = d + WG) { next[d] = offs[d * blo
       }
     }
     workgroupBarrier();
-  }`)}`;
+  }`, scan.builtins)}`;
+  };
 
-  const gather = `${header('gather', ['inp', 'pairs', 'outp'])}
-const W: u32 = ${width}u;
-${threadMain(`  if (i >= u[0].x) { return; }
-  let s = pairs[2u * i + 1u] * W;
-  let d = i * W;
-  for (var k = 0u; k < W; k = k + 1u) { outp[d + k] = inp[s + k]; }`)}`;
-  return { radixMask, radixKeys, radixHist, radixScatter, gather };
+  return {
+    radixMask,
+    radixKeys,
+    radixHist,
+    radixScatter: radixScatter(false, false),
+    [`radixScatter${SUBGROUP_VARIANT}`]: radixScatter(true, false),
+    radixScatterRows: radixScatter(false, true),
+    [`radixScatterRows${SUBGROUP_VARIANT}`]: radixScatter(true, true),
+  };
 }

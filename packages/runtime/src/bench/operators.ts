@@ -11,6 +11,7 @@ import type { Expr, ScalarType } from '@vixen/queryplan';
 import { encodeValue, StringDictionary } from '../encoding.js';
 import { internals, type Gpu } from '../gpu/device.js';
 import { runKernel } from '../gpu/kernels.js';
+import { buildHashTable, hashGroupBy, probeHashTable, releaseHashTable } from '../gpu/hash.js';
 import { releaseRelation, uploadRelation, type DeviceRelation } from '../gpu/relations.js';
 
 export interface BenchOptions {
@@ -20,17 +21,23 @@ export interface BenchOptions {
   runs?: number;
   /** Untimed runs first (pipeline compilation, pool warm-up); default 2. */
   warmup?: number;
+  /** Only these operators (BenchResult.operator names; copy always runs); default all. */
+  operators?: readonly string[];
+  /** Kept shares of mapFilter, each in (0, 1]; default 0.01, 0.5, 1. */
+  selectivities?: readonly number[];
   /** Called with each result as it is measured (progress). */
   onResult?: (r: BenchResult) => void;
+  /** Called for each case too large for the device. */
+  onSkip?: (s: BenchReport['skipped'][number]) => void;
 }
 
 export interface BenchResult {
-  /** 'copy', 'mapFilter', 'sort', 'unique', 'mergeJoin' or 'difference'. */
+  /** One of BENCH_OPERATORS, or 'copy'. */
   operator: string;
   /** The case: selectivity, key width, ... */
   variant: string;
   log2n: number;
-  /** Input rows (left rows for binary operators). */
+  /** Input rows (left rows for binary operators, build rows for hashBuild, probe rows for hashProbe). */
   rows: number;
   /** Rows of the result. */
   outputRows: number;
@@ -50,11 +57,15 @@ export interface BenchReport {
   adapter: string;
   backend: string;
   software: boolean;
+  /** Passes ran their subgroup variants. */
+  subgroups: boolean;
   workgroupSize: number;
   runs: number;
   warmup: number;
   date: string;
   results: BenchResult[];
+  /** Cases that did not fit this device (a buffer past maxStorageBufferBindingSize, or out of memory). */
+  skipped: Array<{ operator: string; variant: string; log2n: number; reason: string }>;
 }
 
 export function defaultBenchSizes(gpu: Gpu): number[] {
@@ -160,15 +171,26 @@ async function benchCopy(gpu: Gpu, words: number, runs: number, warmup: number):
   }
 }
 
+/** The timed body on the uploaded inputs, after untimed preparation (a built hash table, say). */
+interface Prepared {
+  body: () => Promise<DeviceRelation>;
+  dispose(): void;
+}
+
 interface OperatorCase {
   operator: string;
   variant: string;
   unit: string;
-  kernel: KirKernel;
-  variables: KirVariable[];
   inputs: Array<{ words: Uint32Array; width: number }>;
-  constants?: Uint32Array;
+  /** Input words the timed body reads, when not all inputs (a probe reads the probe side, not the build side). */
+  readWords?: number;
+  /** Items the throughput counts; default n (the rows of the first input). */
+  items?: number;
+  prepare(gpu: Gpu, rels: DeviceRelation[]): Promise<Prepared>;
 }
+
+/** Operator names the bench can run (besides copy). */
+export const BENCH_OPERATORS = ['mapFilter', 'sort', 'unique', 'mergeJoin', 'difference', 'hashBuild', 'hashProbe', 'groupBy'] as const;
 
 const col = (index: number, type: ScalarType): Expr => ({ kind: 'col', index, type });
 const I2: ScalarType[] = ['int32', 'int32'];
@@ -177,91 +199,143 @@ function variables(...columns: ScalarType[][]): KirVariable[] {
   return columns.map((c, id) => ({ id, name: `v${id}`, columns: c }));
 }
 
+/** A case timing one KIR kernel through runKernel. */
+function kernelCase(
+  operator: string,
+  variant: string,
+  unit: string,
+  kernel: KirKernel,
+  vars: KirVariable[],
+  inputs: OperatorCase['inputs'],
+  constants = new Uint32Array(0),
+): OperatorCase {
+  const shaders: KernelShaders = generateKernelShaders(kernel, vars);
+  if (kernelConstants(kernel).length > 0 && constants.length === 0) throw new Error(`internal: bench case ${operator} lacks constants`);
+  return { operator, variant, unit, inputs, prepare: async (gpu, rels) => ({ body: () => runKernel(gpu, kernel, shaders, rels, constants, vars), dispose: () => undefined }) };
+}
+
+/** Distinct u32 keys: i times an odd constant is a bijection mod 2^32, so no two i share a key. */
+const distinctKey = (i: number): number => Math.imul(i, 0x9e3779b1) >>> 0;
+
 /** The benchmarked cases at n rows; data are seeded and, where the kernel requires, in canonical order. */
-function cases(n: number): OperatorCase[] {
+function cases(n: number, selectivities: readonly number[], want: (operator: string) => boolean): OperatorCase[] {
   const r = rng(n);
   const out: OperatorCase[] = [];
-  // mapFilter over (a, b) with a uniform in [0, 2^20): `a < t` keeps a t / 2^20 share, in input order.
-  const filterInput = table(n, 2, (i, k) => (k === 0 ? r() >>> 12 : i));
-  for (const [variant, share] of [['1%', 0.01], ['50%', 0.5], ['100%', 1]] as const) {
-    const threshold: Expr = { kind: 'const', type: 'int32', value: Math.round(share * 2 ** 20) };
-    const constants = new Uint32Array(1);
-    encodeValue('int32', threshold.value, new StringDictionary([]), constants, 0);
+  if (want('mapFilter')) {
+    // `a < t` with a uniform in [0, 2^20) keeps a t / 2^20 share, in input order: over int32 values (the shape of
+    // the issue's target), and over (a, b) rows projected to (b, a).
+    const values = table(n, 1, () => r() >>> 12);
+    const pairs = table(n, 2, (i, k) => (k === 0 ? values[i]! : i));
+    for (const share of selectivities) {
+      const threshold: Expr = { kind: 'const', type: 'int32', value: Math.round(share * 2 ** 20) };
+      const constants = new Uint32Array(1);
+      encodeValue('int32', threshold.value, new StringDictionary([]), constants, 0);
+      const filter: KirKernel & { kind: 'mapFilter' } = { kind: 'mapFilter', id: 0, input: 0, output: 1, filter: [{ kind: 'compare', op: '<', left: col(0, 'int32'), right: threshold }], project: [col(0, 'int32')] };
+      const pct = `${+(100 * share).toFixed(2)}%`;
+      out.push(kernelCase('mapFilter', `${pct} of int32 values`, 'rows/s', filter, variables(['int32'], ['int32']), [{ words: values, width: 1 }], constants));
+      const project: KirKernel = { ...filter, project: [col(1, 'int32'), col(0, 'int32')] };
+      out.push(kernelCase('mapFilter', `${pct} of (int32, int32), swapped`, 'rows/s', project, variables(I2, I2), [{ words: pairs, width: 2 }], constants));
+    }
+  }
+  if (want('sort')) {
+    const sort: KirKernel = { kind: 'sort', id: 0, input: 0, output: 1, keys: [0] };
+    out.push(kernelCase('sort', 'int32 keys, random', 'keys/s', sort, variables(['int32'], ['int32']), [{ words: table(n, 1, () => r()), width: 1 }]));
+    out.push(kernelCase('sort', 'int32 key + int32 payload, random', 'pairs/s', sort, variables(I2, I2), [{ words: table(n, 2, (i, k) => (k === 0 ? r() : i)), width: 2 }]));
+    out.push(kernelCase('sort', 'int64 keys, random', 'keys/s', sort, variables(['int64'], ['int64']), [{ words: table(n, 2, () => r()), width: 2 }]));
+  }
+  if (want('unique')) {
+    const kernel: KirKernel = { kind: 'unique', id: 0, input: 0, output: 1 };
+    out.push(kernelCase('unique', 'int32 pairs, each row twice', 'rows/s', kernel, variables(I2, I2), [{ words: table(n, 2, (i, k) => (k === 0 ? i >>> 1 : 0)), width: 2 }]));
+  }
+  if (want('mergeJoin')) {
+    // Left keys 0..n-1, right keys the even numbers: every other probe finds one match.
+    const kernel: KirKernel = { kind: 'mergeJoin', id: 0, left: 0, right: 1, output: 2, leftKeys: [0], rightKeys: [0], filter: [], project: [col(0, 'int32'), col(1, 'int32'), col(3, 'int32')] };
+    out.push(
+      kernelCase('mergeJoin', 'int32 key, 50% of probes match once', 'probe rows/s', kernel, variables(I2, I2, ['int32', 'int32', 'int32']), [
+        { words: table(n, 2, (i, k) => (k === 0 ? i : i & 7)), width: 2 },
+        { words: table(n, 2, (i, k) => (k === 0 ? 2 * i : i & 3)), width: 2 },
+      ]),
+    );
+  }
+  if (want('difference')) {
+    const kernel: KirKernel = { kind: 'difference', id: 0, left: 0, right: 1, output: 2 };
+    out.push(
+      kernelCase('difference', 'int32 pairs, 50% removed', 'rows/s', kernel, variables(I2, I2, I2), [
+        { words: table(n, 2, (i, k) => (k === 0 ? i : 0)), width: 2 },
+        { words: table(n, 2, (i, k) => (k === 0 ? 2 * i : 0)), width: 2 },
+      ]),
+    );
+  }
+  // Hash join: build n / 4 distinct int32 keys (with a payload), probe n rows of which half find their key.
+  const nb = Math.max(1, n >>> 2);
+  const buildSide = (): { words: Uint32Array; width: number } => ({ words: table(nb, 2, (i, k) => (k === 0 ? distinctKey(i) : i)), width: 2 });
+  const key0 = [0];
+  if (want('hashBuild')) {
     out.push({
-      operator: 'mapFilter',
-      variant: `${variant} of (int32, int32)`,
-      unit: 'rows/s',
-      kernel: { kind: 'mapFilter', id: 0, input: 0, output: 1, filter: [{ kind: 'compare', op: '<', left: col(0, 'int32'), right: threshold }], project: [col(1, 'int32'), col(0, 'int32')] },
-      variables: variables(I2, I2),
-      inputs: [{ words: filterInput, width: 2 }],
-      constants,
+      operator: 'hashBuild',
+      variant: `${nb} distinct int32 keys (n / 4)`,
+      unit: 'build rows/s',
+      inputs: [buildSide()],
+      items: nb,
+      prepare: async (gpu, [b]) => ({
+        body: async () => {
+          releaseHashTable(gpu, await buildHashTable(gpu, { relation: b!, keyWords: key0 }));
+          return { buffer: null, count: 0, width: 0 };
+        },
+        dispose: () => undefined,
+      }),
     });
   }
-  out.push({
-    operator: 'sort',
-    variant: 'int32 keys, random',
-    unit: 'keys/s',
-    kernel: { kind: 'sort', id: 0, input: 0, output: 1, keys: [0] },
-    variables: variables(['int32'], ['int32']),
-    inputs: [{ words: table(n, 1, () => r()), width: 1 }],
-  });
-  out.push({
-    operator: 'sort',
-    variant: 'int64 keys, random',
-    unit: 'keys/s',
-    kernel: { kind: 'sort', id: 0, input: 0, output: 1, keys: [0] },
-    variables: variables(['int64'], ['int64']),
-    inputs: [{ words: table(n, 2, () => r()), width: 2 }],
-  });
-  out.push({
-    operator: 'unique',
-    variant: 'int32 pairs, each row twice',
-    unit: 'rows/s',
-    kernel: { kind: 'unique', id: 0, input: 0, output: 1 },
-    variables: variables(I2, I2),
-    inputs: [{ words: table(n, 2, (i, k) => (k === 0 ? i >>> 1 : 0)), width: 2 }],
-  });
-  // Left keys 0..n-1, right keys the even numbers: every other probe finds one match.
-  out.push({
-    operator: 'mergeJoin',
-    variant: 'int32 key, 50% of probes match once',
-    unit: 'probe rows/s',
-    kernel: { kind: 'mergeJoin', id: 0, left: 0, right: 1, output: 2, leftKeys: [0], rightKeys: [0], filter: [], project: [col(0, 'int32'), col(1, 'int32'), col(3, 'int32')] },
-    variables: variables(I2, I2, ['int32', 'int32', 'int32']),
-    inputs: [
-      { words: table(n, 2, (i, k) => (k === 0 ? i : i & 7)), width: 2 },
-      { words: table(n, 2, (i, k) => (k === 0 ? 2 * i : i & 3)), width: 2 },
-    ],
-  });
-  out.push({
-    operator: 'difference',
-    variant: 'int32 pairs, 50% removed',
-    unit: 'rows/s',
-    kernel: { kind: 'difference', id: 0, left: 0, right: 1, output: 2 },
-    variables: variables(I2, I2, I2),
-    inputs: [
-      { words: table(n, 2, (i, k) => (k === 0 ? i : 0)), width: 2 },
-      { words: table(n, 2, (i, k) => (k === 0 ? 2 * i : 0)), width: 2 },
-    ],
-  });
+  if (want('hashProbe')) {
+    const probe = table(n, 2, (i, k) => (k === 0 ? distinctKey(r() % (2 * nb)) : i));
+    out.push({
+      operator: 'hashProbe',
+      variant: `int32 key into ${nb} distinct keys, 50% match once`,
+      unit: 'probes/s',
+      inputs: [buildSide(), { words: probe, width: 2 }],
+      readWords: 2 * n,
+      prepare: async (gpu, [b, p]) => {
+        const built = await buildHashTable(gpu, { relation: b!, keyWords: key0 });
+        return { body: () => probeHashTable(gpu, built, { relation: p!, keyWords: key0 }), dispose: () => releaseHashTable(gpu, built) };
+      },
+    });
+  }
+  if (want('groupBy')) {
+    // Many groups (up to 2^16, the target case) and few (where every row of a tile hits the same few slots).
+    for (const groups of [Math.min(2 ** 16, Math.max(1, n >>> 4)), 16]) {
+      out.push({
+        operator: 'groupBy',
+        variant: `int32 key, ${groups} groups: count, sum64, max of int32`,
+        unit: 'rows/s',
+        inputs: [{ words: table(n, 2, (i, k) => (k === 0 ? distinctKey(distinctKey(i) % groups) : r() >>> 16)), width: 2 }],
+        prepare: async (gpu, [rel]) => ({
+          body: () => hashGroupBy(gpu, { relation: rel!, keyWords: key0 }, [{ fn: 'count' }, { fn: 'sum', word: 1, type: 'int32' }, { fn: 'max', word: 1 }]),
+          dispose: () => undefined,
+        }),
+      });
+    }
+  }
   return out;
 }
 
 async function benchCase(gpu: Gpu, c: OperatorCase, runs: number, warmup: number): Promise<{ times: number[]; outputRows: number; outputWidth: number }> {
-  const shaders: KernelShaders = generateKernelShaders(c.kernel, c.variables);
-  if (kernelConstants(c.kernel).length > 0 && !c.constants) throw new Error(`internal: bench case ${c.operator} lacks constants`);
-  const rels: DeviceRelation[] = c.inputs.map((i) => uploadRelation(gpu, i.words, i.width));
+  const rels: DeviceRelation[] = [];
   let outputRows = 0;
   let outputWidth = 0;
+  let prepared: Prepared | null = null;
   try {
+    for (const i of c.inputs) rels.push(uploadRelation(gpu, i.words, i.width));
+    prepared = await c.prepare(gpu, rels);
+    const body = prepared.body;
     const times = await measure(gpu, runs, warmup, async () => {
-      const out = await runKernel(gpu, c.kernel, shaders, rels, c.constants ?? new Uint32Array(0), c.variables);
+      const out = await body();
       outputRows = out.count;
       outputWidth = out.width;
       releaseRelation(gpu, out);
     });
     return { times, outputRows, outputWidth };
   } finally {
+    prepared?.dispose();
     for (const r of rels) releaseRelation(gpu, r);
   }
 }
@@ -271,7 +345,14 @@ export async function benchOperators(gpu: Gpu, options: BenchOptions = {}): Prom
   const runs = options.runs ?? 5;
   const warmup = options.warmup ?? 2;
   if (runs < 1 || warmup < 0) throw new Error('benchOperators: runs must be >= 1 and warmup >= 0');
+  const selectivities = options.selectivities ?? [0.01, 0.5, 1];
+  if (selectivities.some((x) => !(x > 0 && x <= 1))) throw new Error('benchOperators: selectivities must be in (0, 1]');
+  const only = options.operators;
+  const unknown = (only ?? []).filter((o) => !(BENCH_OPERATORS as readonly string[]).includes(o));
+  if (unknown.length > 0) throw new Error(`benchOperators: unknown operators ${unknown.join(', ')} (known: ${BENCH_OPERATORS.join(', ')})`);
+  const want = (operator: string): boolean => only === undefined || only.includes(operator);
   const results: BenchResult[] = [];
+  const skipped: BenchReport['skipped'] = [];
   const emit = (r: BenchResult): void => {
     results.push(r);
     options.onResult?.(r);
@@ -295,20 +376,30 @@ export async function benchOperators(gpu: Gpu, options: BenchOptions = {}): Prom
       gbPerSecond: copyGbps,
       copyRatio: 1,
     });
-    for (const c of cases(n)) {
-      const { times, outputRows, outputWidth } = await benchCase(gpu, c, runs, warmup);
+    for (const c of cases(n, selectivities, want)) {
+      let measured: Awaited<ReturnType<typeof benchCase>>;
+      try {
+        measured = await benchCase(gpu, c, runs, warmup);
+      } catch (e) {
+        const reason = e instanceof Error ? e.message : String(e);
+        if (!/maxStorageBufferBindingSize|out of GPU memory/.test(reason)) throw e;
+        skipped.push({ operator: c.operator, variant: c.variant, log2n, reason });
+        options.onSkip?.(skipped[skipped.length - 1]!);
+        continue;
+      }
+      const { times, outputRows, outputWidth } = measured;
       const ms = median(times);
-      const bytes = 4 * (c.inputs.reduce((s, i) => s + i.words.length, 0) + outputRows * outputWidth);
+      const bytes = 4 * ((c.readWords ?? c.inputs.reduce((s, i) => s + i.words.length, 0)) + outputRows * outputWidth);
       const gbPerSecond = bytes / ms / 1e6;
       emit({
         operator: c.operator,
         variant: c.variant,
         log2n,
-        rows: n,
+        rows: c.items ?? n,
         outputRows,
         medianMs: ms,
         timesMs: times,
-        throughput: n / (ms / 1e3),
+        throughput: (c.items ?? n) / (ms / 1e3),
         unit: c.unit,
         bytes,
         gbPerSecond,
@@ -320,11 +411,13 @@ export async function benchOperators(gpu: Gpu, options: BenchOptions = {}): Prom
     adapter: gpu.adapterName,
     backend: gpu.backend,
     software: gpu.software,
+    subgroups: gpu.subgroups,
     workgroupSize: gpu.limits.workgroupSize,
     runs,
     warmup,
     date: new Date().toISOString(),
     results,
+    skipped,
   };
 }
 
@@ -347,9 +440,11 @@ export function formatBenchReport(report: BenchReport): string {
   ]);
   const widths = head.map((h, k) => Math.max(h.length, ...rows.map((r) => r[k]!.length)));
   const line = (cells: string[]): string => cells.map((c, k) => (k >= 2 ? c.padStart(widths[k]!) : c.padEnd(widths[k]!))).join('  ');
+  const skipped = report.skipped.map((x) => `skipped: ${x.operator} ${x.variant} 2^${x.log2n}: ${x.reason}`);
   return [
-    `adapter: ${report.adapter}, workgroup size ${report.workgroupSize}, median of ${report.runs} runs after ${report.warmup} warm-up`,
+    `adapter: ${report.adapter}, workgroup size ${report.workgroupSize}, subgroups ${report.subgroups ? 'on' : 'off'}, median of ${report.runs} runs after ${report.warmup} warm-up`,
     line(head),
     ...rows.map(line),
+    ...skipped,
   ].join('\n');
 }

@@ -25,6 +25,8 @@ export interface Gpu {
   backend: string;
   /** A CPU implementation (llvmpipe, SwiftShader, lavapipe) rather than a GPU. */
   software: boolean;
+  /** The device has the 'subgroups' feature: passes with a subgroup variant run that. */
+  subgroups: boolean;
   limits: GpuLimits;
   dispose(): void;
 }
@@ -33,6 +35,8 @@ export interface GpuOptions {
   backend?: 'auto' | 'vulkan' | 'opengles';
   /** Use at most this many bytes per storage binding (below the device's limit): tests of big-relation handling. */
   maxStorageBufferBindingSize?: number;
+  /** Use subgroup operations where the adapter has them (default true); false runs the fallbacks everywhere. */
+  subgroups?: boolean;
 }
 
 let globalsInstalled = false;
@@ -103,7 +107,7 @@ export async function openGpu(options: GpuOptions = {}): Promise<Gpu> {
   const workgroupSize = a.maxComputeInvocationsPerWorkgroup >= 256 && a.maxComputeWorkgroupSizeX >= 256 ? 256 : 128;
   const wanted: GPUFeatureName[] = ['subgroups', 'timestamp-query'];
   const device = await adapter.requestDevice({
-    requiredFeatures: wanted.filter((f) => adapter.features.has(f)),
+    requiredFeatures: wanted.filter((f) => adapter.features.has(f) && (f !== 'subgroups' || options.subgroups !== false)),
     requiredLimits: {
       maxComputeWorkgroupSizeX: a.maxComputeWorkgroupSizeX,
       maxComputeInvocationsPerWorkgroup: a.maxComputeInvocationsPerWorkgroup,
@@ -136,6 +140,7 @@ export class GpuImpl implements Gpu {
   /** Tail of the chain serializing scoped work: error scopes are a per-device stack. */
   private tail: Promise<unknown> = Promise.resolve();
   private readonly lostSignal: Promise<never>;
+  readonly subgroups: boolean;
 
   constructor(
     /** Kept so the instance outlives the device. */
@@ -148,6 +153,7 @@ export class GpuImpl implements Gpu {
   ) {
     // Reallocating (and zeroing) a large buffer costs far more than the kernels that fill it: on a GPU, keep
     // enough free memory pooled for a fixpoint's working set at 2^28 rows; on a CPU adapter it is host memory.
+    this.subgroups = device.features.has('subgroups');
     this.pool = new BufferPool(device, limits.maxBufferSize, software ? 256 * 2 ** 20 : 16 * 2 ** 30);
     this.lostSignal = device.lost.then((info) => {
       this.lost = true;

@@ -107,8 +107,9 @@ function radixPlan(masks: Uint32Array, keyWords: readonly number[]): Array<{ off
 }
 
 /**
- * LSD radix sort of (key word, row index) pairs, then a gather of whole rows. One readback up front (which
- * key bits vary) lets the host plan only the digit passes that can reorder anything.
+ * LSD radix sort of (key word, row index) pairs, the last pass writing whole rows; two-word rows are sorted
+ * directly. One readback up front (which key bits vary) lets the host plan only the digit passes that can
+ * reorder anything.
  */
 async function sortRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelation, keyWords: readonly number[]): Promise<DeviceRelation> {
   const n = input.count;
@@ -136,19 +137,44 @@ async function sortRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelatio
   const sizes = (shift: number): number[] => [n, shift, blocks, per];
   const out = allocRelation(g, n, input.width);
   const rec = new Recorder(g, shaders);
-  let src = rec.scratch(2 * n);
-  let dst = rec.scratch(2 * n);
   const hist = rec.scratch(2 ** RADIX_BITS * blocks);
-  plan.forEach(({ offset, shifts }, k) => {
-    rec.dispatch('radixKeys', [bound(input), src], [n, offset, k === 0 ? 1 : 0], n);
-    for (const shift of shifts) {
-      rec.dispatch('radixHist', [src, hist], sizes(shift), blocks * wg);
-      encodeScan(rec, hist, hist.words);
-      rec.dispatch('radixScatter', [src, hist, dst], sizes(shift), blocks * wg);
-      [src, dst] = [dst, src];
-    }
-  });
-  rec.dispatch('gather', [bound(input), src, bound(out)], [n], n);
+  /**
+   * One digit pass from src to dst, the key word at position kp of each pair, or (fromRows) at row offset `off`
+   * of the input rows themselves; `toRows`: dst gets the input rows.
+   */
+  const digit = (src: Bound, dst: Bound, shift: number, kp: number, toRows = false, fromRows: number | null = null): void => {
+    const keyAt = Uint32Array.of(kp, fromRows === null ? 0 : 1, fromRows ?? 0);
+    rec.dispatch('radixHist', [src, hist], sizes(shift), blocks * wg, keyAt);
+    encodeScan(rec, hist, hist.words);
+    if (toRows) rec.dispatch('radixScatterRows', [src, hist, bound(input), dst], sizes(shift), blocks * wg, keyAt);
+    else rec.dispatch('radixScatter', [src, hist, dst], sizes(shift), blocks * wg, keyAt);
+  };
+  if (input.width === 2) {
+    // Two-word rows are pairs already: sort them in place of (key, index) pairs; the last pass writes the output.
+    const steps = plan.flatMap(({ offset, shifts }) => shifts.map((shift) => ({ shift, kp: offset })));
+    const temps = steps.length > 1 ? [rec.scratch(2 * n), ...(steps.length > 2 ? [rec.scratch(2 * n)] : [])] : [];
+    let src = bound(input);
+    steps.forEach(({ shift, kp }, j) => {
+      const dst = j === steps.length - 1 ? bound(out) : temps[j % 2]!;
+      digit(src, dst, shift, kp);
+      src = dst;
+    });
+  } else {
+    let src = rec.scratch(2 * n);
+    let dst = rec.scratch(2 * n);
+    plan.forEach(({ offset, shifts }, k) => {
+      // Later key words are loaded through the permutation so far; the first is read from the rows by its first pass.
+      if (k > 0) rec.dispatch('radixKeys', [bound(input), src], [n, offset], n);
+      shifts.forEach((shift, j) => {
+        const from = k === 0 && j === 0 ? bound(input) : src;
+        const fromRows = k === 0 && j === 0 ? offset : null;
+        // The very last digit pass writes the sorted rows themselves.
+        if (k === plan.length - 1 && j === shifts.length - 1) return digit(from, bound(out), shift, 0, true, fromRows);
+        digit(from, dst, shift, 0, false, fromRows);
+        [src, dst] = [dst, src];
+      });
+    });
+  }
   await rec.submit();
   return out;
 }

@@ -3,7 +3,7 @@
  * (sizes + constants) of all dispatches share one buffer bound with dynamic offsets. Pipelines are
  * compiled once per (pass, WGSL text, workgroup size) and cached on the device.
  */
-import { PASS_LAYOUTS, uniformVec4s, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
+import { PASS_LAYOUTS, SUBGROUP_VARIANT, uniformVec4s, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from './device.js';
 import { bindingBytes, relationUsage } from './relations.js';
 
@@ -15,7 +15,8 @@ export interface Bound {
 
 type Step =
   | { kind: 'dispatch'; pass: PassName; pipeline: Promise<GPUComputePipeline>; buffers: Bound[]; uniform: Uint32Array; threads: number }
-  | { kind: 'copy'; from: GPUBuffer; fromOffset: number; to: GPUBuffer; toOffset: number; bytes: number };
+  | { kind: 'copy'; from: GPUBuffer; fromOffset: number; to: GPUBuffer; toOffset: number; bytes: number }
+  | { kind: 'clear'; buffer: GPUBuffer; bytes: number };
 
 function layoutFor(g: GpuImpl, pass: PassName): { group: GPUBindGroupLayout; pipeline: GPUPipelineLayout } {
   const cached = g.layouts.get(pass);
@@ -77,9 +78,13 @@ export class Recorder {
     return { buffer, words };
   }
 
-  /** One thread per index in [0, threads); `sizes` fills uniform vec4 0, `constants` the vec4s after it. */
+  /**
+   * One thread per index in [0, threads); `sizes` fills uniform vec4 0, `constants` the vec4s after it. Runs the
+   * pass's `+subgroups` variant instead where there is one and the device has subgroups.
+   */
   dispatch(pass: PassName, buffers: Bound[], sizes: readonly number[], threads: number, constants: Uint32Array = new Uint32Array(0)): void {
-    const code = this.shaders[pass];
+    // A pass's subgroup variant, where the generator made one and the device has the feature.
+    const code = (this.g.subgroups ? this.shaders[`${pass}${SUBGROUP_VARIANT}`] : undefined) ?? this.shaders[pass];
     if (code === undefined) throw new Error(`internal: no WGSL for pass ${pass}`);
     if (threads === 0) return;
     const uniform = new Uint32Array(4 * uniformVec4s(constants.length));
@@ -90,6 +95,11 @@ export class Recorder {
 
   copy(from: GPUBuffer, fromOffset: number, to: GPUBuffer, toOffset: number, bytes: number): void {
     if (bytes > 0) this.steps.push({ kind: 'copy', from, fromOffset, to, toOffset, bytes });
+  }
+
+  /** Zeroes the first `bytes` (a multiple of 4) of `buffer`. */
+  clear(buffer: GPUBuffer, bytes: number): void {
+    if (bytes > 0) this.steps.push({ kind: 'clear', buffer, bytes: Math.ceil(bytes / 4) * 4 });
   }
 
   /** Workgroup grid for `threads` threads: 2D when one dimension is not enough. */
@@ -122,10 +132,11 @@ export class Recorder {
     let pass: GPUComputePassEncoder | null = null;
     let k = 0;
     for (const s of this.steps) {
-      if (s.kind === 'copy') {
+      if (s.kind === 'copy' || s.kind === 'clear') {
         pass?.end();
         pass = null;
-        encoder.copyBufferToBuffer(s.from, s.fromOffset, s.to, s.toOffset, s.bytes);
+        if (s.kind === 'copy') encoder.copyBufferToBuffer(s.from, s.fromOffset, s.to, s.toOffset, s.bytes);
+        else encoder.clearBuffer(s.buffer, 0, s.bytes);
         continue;
       }
       if (!pass) {

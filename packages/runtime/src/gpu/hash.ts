@@ -1,0 +1,183 @@
+/**
+ * Hash operators on device relations (WGSL in codegen-wgsl kernels/hash.ts and hashAggregate.ts): a hash join
+ * as build + probe, giving (probe row, build row) index pairs or chosen words of both rows, and a hash group-by.
+ * Not tied to KIR kernels:
+ * callers pass relations and where their key words are, and get relations back, so a planner can use them
+ * (and reuse one built table across probes) without a kernel kind of its own.
+ */
+import {
+  GROUP_ITEMS,
+  HASH_ITEMS,
+  JOIN_PAIRS,
+  groupRowWords,
+  groupSlotWords,
+  hashAggregateShaders,
+  hashBuildShaders,
+  hashProbeShaders,
+  joinSlotWords,
+  type HashAggregate,
+  type HashKeyLayout,
+  type JoinOutputWord,
+} from '@vixen/codegen-wgsl';
+import { internals, type Gpu, type GpuImpl } from './device.js';
+import { Recorder, type Bound } from './recorder.js';
+import { bindingBytes, checkBindingSize, readWords, relationUsage, type DeviceRelation } from './relations.js';
+
+/** A relation and the row offsets of its key words, in key order (an int64 key column is two words). */
+export interface KeyedRelation {
+  relation: DeviceRelation;
+  keyWords: readonly number[];
+}
+
+/** A built join table; keep it to probe it many times, then releaseHashTable. */
+export interface HashTable {
+  /** Slots (a power of two) of 1 + keyWords words, then the word that says whether any key repeats. */
+  table: Bound | null;
+  /** Per build row: the next row + 1 with the same key, 0 at a chain's end. */
+  next: Bound | null;
+  slots: number;
+  keyWords: number;
+  /** The build side (not owned: the caller keeps it alive while probing). */
+  build: DeviceRelation;
+}
+
+/** Smallest power of two >= x (x >= 1). */
+function pow2(x: number): number {
+  return 2 ** Math.ceil(Math.log2(Math.max(1, x)));
+}
+
+function layoutOf(k: KeyedRelation, what: string): HashKeyLayout {
+  if (k.keyWords.length === 0) throw new Error(`${what}: a hash key needs at least one word`);
+  return { width: k.relation.width, keyWords: k.keyWords };
+}
+
+function bound(rel: DeviceRelation): Bound {
+  if (!rel.buffer) throw new Error('internal: binding an empty relation');
+  return { buffer: rel.buffer, words: rel.count * rel.width };
+}
+
+function acquire(g: GpuImpl, words: number, what: string): Bound {
+  checkBindingSize(g, words, what);
+  return { buffer: g.pool.acquire(bindingBytes(words), relationUsage()), words };
+}
+
+/** Builds a join table over `build`'s key (load factor at most 1/2). One submission, no readback. */
+export function buildHashTable(gpu: Gpu, build: KeyedRelation): Promise<HashTable> {
+  const g = internals(gpu);
+  const layout = layoutOf(build, 'hash build');
+  const n = build.relation.count;
+  const K = layout.keyWords.length;
+  return g.scoped('hash build', async () => {
+    if (n === 0) return { table: null, next: null, slots: 0, keyWords: K, build: build.relation };
+    const slots = pow2(2 * n);
+    const table = acquire(g, slots * joinSlotWords(K) + 1, `hash table of ${slots} slots`);
+    const next = acquire(g, n, `hash chains of ${n} rows`);
+    const rec = new Recorder(g, hashBuildShaders(layout));
+    rec.clear(table.buffer, table.words * 4);
+    rec.dispatch('hashBuild', [bound(build.relation), table, next], [n, slots - 1], n);
+    await rec.submit();
+    return { table, next, slots, keyWords: K, build: build.relation };
+  });
+}
+
+export function releaseHashTable(gpu: Gpu, t: HashTable): void {
+  const g = internals(gpu);
+  if (t.table) g.pool.release(t.table.buffer);
+  if (t.next) g.pool.release(t.next.buffer);
+}
+
+/**
+ * One row of `output` words per (probe row, build row) with equal keys, in no particular order; by default the
+ * pair of row indices. One probe pass writes into room for one match per probe row (all a unique-key table
+ * can give) and counts the matches on the device; the count is the one readback, and only when it exceeds
+ * that room (repeated build keys) does the pass run again with room for exactly that many.
+ */
+export function probeHashTable(gpu: Gpu, t: HashTable, probe: KeyedRelation, output: readonly JoinOutputWord[] = JOIN_PAIRS): Promise<DeviceRelation> {
+  const g = internals(gpu);
+  const layout = layoutOf(probe, 'hash probe');
+  if (layout.keyWords.length !== t.keyWords) throw new Error(`hash probe: ${layout.keyWords.length} key words against a table of ${t.keyWords}`);
+  const n = probe.relation.count;
+  return g.scoped('hash probe', async () => {
+    const width = output.length;
+    const empty: DeviceRelation = { buffer: null, count: 0, width };
+    if (n === 0 || !t.table || !t.next) return empty;
+    const tiles = Math.ceil(n / (HASH_ITEMS * g.limits.workgroupSize));
+    const shaders = hashProbeShaders(layout, t.build.width, output);
+    const counter = acquire(g, 1, 'probe counter');
+    try {
+      // Room for one match per probe row, or as many rows as one binding holds.
+      let capacity = Math.max(1, Math.min(n, Math.floor(g.limits.maxStorageBufferBindingSize / (4 * width))));
+      for (;;) {
+        const out = acquire(g, width * capacity, `join output of ${capacity} rows x ${width} words`);
+        const rec = new Recorder(g, shaders);
+        rec.clear(counter.buffer, 4);
+        rec.dispatch('hashProbe', [bound(probe.relation), bound(t.build), t.table, t.next, out, counter], [n, t.slots - 1, capacity], tiles * g.limits.workgroupSize);
+        await rec.submit();
+        const total = (await readWords(g, counter.buffer, 0, 1))[0]!;
+        if (total <= capacity) {
+          if (total > 0) return { buffer: out.buffer, count: total, width };
+          g.pool.release(out.buffer);
+          return empty;
+        }
+        g.pool.release(out.buffer);
+        capacity = total;
+      }
+    } finally {
+      g.pool.release(counter.buffer);
+    }
+  });
+}
+
+/** Build on `build`, probe with `probe`, release the table: rows of `output` (default index pairs) per match. */
+export async function hashJoin(gpu: Gpu, build: KeyedRelation, probe: KeyedRelation, output: readonly JoinOutputWord[] = JOIN_PAIRS): Promise<DeviceRelation> {
+  const t = await buildHashTable(gpu, build);
+  try {
+    return await probeHashTable(gpu, t, probe, output);
+  } finally {
+    releaseHashTable(gpu, t);
+  }
+}
+
+/** Groups beyond which the first table is too small (and the group-by runs again on a bigger one). */
+export const HASH_GROUPS = 2 ** 16;
+
+/**
+ * Groups `input` by its key words: one row per distinct key, the key words then each aggregate's words
+ * (see HashAggregate), in no particular order. Insert and emit are one submission; the readback is the group
+ * count (and whether the table filled up: more than HASH_GROUPS groups, then it runs again, sized by rows).
+ */
+export function hashGroupBy(gpu: Gpu, input: KeyedRelation, aggregates: readonly HashAggregate[]): Promise<DeviceRelation> {
+  const g = internals(gpu);
+  const layout = layoutOf(input, 'hash group-by');
+  const n = input.relation.count;
+  const outWidth = groupRowWords(layout, aggregates);
+  return g.scoped('hash group-by', async () => {
+    if (n === 0) return { buffer: null, count: 0, width: outWidth };
+    const shaders = hashAggregateShaders(layout, aggregates);
+    const meta = acquire(g, 2, 'group-by counters');
+    try {
+      // At most slots / 2 groups: linear probing stays short.
+      let slots = pow2(2 * Math.min(n, HASH_GROUPS));
+      for (;;) {
+        const table = acquire(g, slots * groupSlotWords(aggregates), `group table of ${slots} slots`);
+        const rows = Math.min(n, slots);
+        const out = acquire(g, rows * outWidth, `group-by output of ${rows} rows`);
+        const rec = new Recorder(g, shaders);
+        rec.clear(table.buffer, table.words * 4);
+        rec.clear(meta.buffer, 8);
+        const tiles = Math.ceil(n / (GROUP_ITEMS * g.limits.workgroupSize));
+        rec.dispatch('groupInsert', [bound(input.relation), table, meta], [n, slots - 1, slots / 2], tiles * g.limits.workgroupSize);
+        rec.dispatch('groupEmit', [bound(input.relation), table, out], [slots], slots);
+        await rec.submit();
+        g.pool.release(table.buffer);
+        const [groups, full] = await readWords(g, meta.buffer, 0, 2);
+        if (full === 0) return { buffer: out.buffer, count: groups!, width: outWidth };
+        g.pool.release(out.buffer);
+        if (slots >= 2 * n) throw new Error(`internal: group table of ${slots} slots filled by ${n} rows`);
+        slots = pow2(2 * n);
+      }
+    } finally {
+      g.pool.release(meta.buffer);
+    }
+  });
+}

@@ -1,0 +1,29 @@
+/** The operator bench on a tiny size: every requested case runs and reports consistent figures. */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { benchOperators, formatBenchReport } from '../src/bench/operators.js';
+import { openGpu, type Gpu } from '../src/gpu/index.js';
+
+let gpu: Gpu;
+beforeAll(async () => {
+  gpu = await openGpu();
+});
+afterAll(() => gpu?.dispose());
+
+it('benches copy, hash build/probe, group-by and a selectivity, with ratios to copy', async () => {
+  const n = 2 ** 12;
+  const report = await benchOperators(gpu, { sizes: [12], runs: 1, warmup: 0, operators: ['hashBuild', 'hashProbe', 'groupBy', 'mapFilter'], selectivities: [0.25] });
+  const by = (op: string) => report.results.find((r) => r.operator === op)!;
+  expect(report.results.map((r) => r.operator)).toEqual(['copy', 'mapFilter', 'mapFilter', 'hashBuild', 'hashProbe', 'groupBy', 'groupBy']);
+  expect(report.skipped).toEqual([]);
+  // Half the probes look up a build key (seeded data: within a few percent).
+  expect(Math.abs(by('hashProbe').outputRows / n - 0.5)).toBeLessThan(0.05);
+  expect(by('hashBuild').rows).toBe(n / 4);
+  expect(report.results.filter((r) => r.operator === 'groupBy').map((r) => r.outputRows)).toEqual([n / 16, 16]);
+  expect(Math.abs(by('mapFilter').outputRows / n - 0.25)).toBeLessThan(0.05);
+  for (const r of report.results) {
+    expect(r.medianMs).toBeGreaterThan(0);
+    expect(r.copyRatio).toBeCloseTo(r.gbPerSecond / by('copy').gbPerSecond, 6);
+  }
+  expect(formatBenchReport(report)).toMatch(/hashProbe .* probes\/s/);
+  await expect(benchOperators(gpu, { sizes: [10], operators: ['nope'] })).rejects.toThrow(/unknown operators nope/);
+});
