@@ -7,7 +7,7 @@ import { commandInputs, type Expr, type Predicate, type QpCommand, type QpProgra
 import { printCommand, printPredicate } from './print.js';
 import { arithDefined } from './arith.js';
 import { aggregateType } from './aggregate.js';
-import { BUILTINS } from './builtins.js';
+import { BUILTINS, constantArgs } from './builtins.js';
 import type { ScalarType, Value } from './types.js';
 
 const INT32_MIN = -(2 ** 31);
@@ -122,6 +122,10 @@ export function validatePlan(p: QpProgram): Diagnostic[] {
         const args = e.args.map((a) => exprType(a, input, where));
         if (!sig || args.length !== sig.args.length || args.some((t, k) => t !== undefined && t !== sig.args[k]) || e.type !== sig.result) {
           report(`${where}: ${e.fn}[${args.join(', ')}] does not give ${e.type}`);
+          return undefined;
+        }
+        if (constantArgs(e.fn).some((k) => e.args[k]!.kind !== 'const')) {
+          report(`${where}: ${e.fn} needs constants after its first argument`);
           return undefined;
         }
         return e.type;
