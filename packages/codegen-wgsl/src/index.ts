@@ -110,6 +110,7 @@ export function kernelConstants(kernel: KirKernel): ConstExpr[] {
     case 'concat':
     case 'copy':
     case 'aggregate':
+    case 'limit':
       return [];
   }
 }
@@ -163,6 +164,9 @@ function kernelSkeletons(kernel: KirKernel, variables: readonly KirVariable[]): 
     case 'concat':
     case 'copy':
       // Pure buffer copies on the host queue.
+      return {};
+    case 'limit':
+      // Runs on the host.
       return {};
     case 'aggregate':
       return { ...aggregateShaders(types(kernel.input), kernel.groupBy, kernel.aggregates), ...scanShaders };

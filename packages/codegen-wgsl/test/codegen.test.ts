@@ -64,6 +64,7 @@ const expectedPasses: Record<KirKernel['kind'], PassName[]> = {
   concat: [],
   copy: [],
   aggregate: ['flags', 'scatter', 'scanBlock', 'scanAdd'],
+  limit: [],
 };
 
 let gpu: Gpu;

@@ -42,7 +42,7 @@ export function compileLogic(files: SourceFile[], options: FrontendOptions = {})
   const checked = checkTypes(resolved, diagnostics);
   const strata = stratify(checked);
   diagnostics.push(...unstratifiedCycles(strata));
-  const orders = resolveOrders(checked, diagnostics);
+  const orders = resolveOrders(checked, diagnostics, strata);
   const sorted = sortDiagnostics(diagnostics, [...sources.keys()]);
   if (sorted.some((d) => d.severity === 'error')) return { diagnostics: sorted, sources };
   return { plan: souffleOutputs(toPlan(checked, strata, orders), souffle), diagnostics: sorted, sources };

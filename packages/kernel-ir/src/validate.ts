@@ -113,6 +113,11 @@ class Validator {
       case 'copy':
         this.sameShape([k.input, k.output], where);
         return;
+      case 'limit':
+        this.keys(k.keys.map((o) => o.column), this.columnsOf(k.input), where);
+        this.sameShape([k.input, k.output], where);
+        if (!Number.isSafeInteger(k.count) || k.count < 0) this.error(`${where}: limit ${k.count} is not a row count`);
+        return;
       case 'mergeJoin': {
         const left = this.columnsOf(k.left);
         const right = this.columnsOf(k.right);

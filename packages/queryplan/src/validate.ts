@@ -212,6 +212,11 @@ export function validatePlan(p: QpProgram): Diagnostic[] {
         return;
       case 'clear':
         return;
+      case 'limit':
+        sameAs(c.source);
+        checkKeys(c.keys.map((k) => k.column), rels.get(c.source)!, 'order', where);
+        if (!Number.isSafeInteger(c.count) || c.count < 0) report(`${where}: limit ${c.count} is not a row count`);
+        return;
       case 'aggregate': {
         const source = rels.get(c.source)!;
         if (!checkKeys(c.groupBy, source, 'group', where)) return;

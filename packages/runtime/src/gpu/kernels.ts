@@ -9,6 +9,7 @@ import { rowWords, type ScalarType } from '@vixen/queryplan';
 import { COMPACT_ITEMS, RADIX_BITS, RADIX_ITEMS, sortKeyWords, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
 import { kernelInputs, type KirKernel, type KirVariable, type VarId } from '@vixen/kernel-ir';
 import { aggregateRows } from './aggregate.js';
+import { limitRows } from './limit.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { Recorder, type Bound } from './recorder.js';
 import { allocRelation, bindingBytes, checkBindingSize, readWords, relationUsage, type DeviceRelation } from './relations.js';
@@ -211,6 +212,9 @@ async function run(
       return concatenate(g, [a, b], outWidth);
     case 'copy':
       return concatenate(g, [a], outWidth);
+    case 'limit':
+      if (a.count <= kernel.count) return concatenate(g, [a], outWidth);
+      return limitRows(g, a, columns(kernel.input), kernel.keys, kernel.count);
     case 'aggregate': {
       const types = columns(kernel.input);
       const argTypes = kernel.aggregates.map((x) => (x.column === undefined ? undefined : types[x.column]));
