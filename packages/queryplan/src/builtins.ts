@@ -62,12 +62,22 @@ export function constantArgs(fn: BuiltinFn): number[] {
   return builtinTable(fn) ? BUILTINS[fn].args.map((_, k) => k).slice(1) : [];
 }
 
+/** Whether `s` has characters outside the BMP (UTF-16 surrogates), where code points and code units differ. */
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+/** Characters (code points) of `s`. */
+export function stringLength(s: string): number {
+  return SURROGATE.test(s) ? [...s].length : s.length;
+}
+
 /** SQL `substring(s from start for count)` over code points: positions start .. start + count - 1 that exist. */
 export function substring(s: string, start: number, count: number): string {
-  const chars = [...s];
+  const wide = SURROGATE.test(s);
+  const chars = wide ? [...s] : s;
   const from = Math.max(start, 1);
   const to = Math.min(start + count, chars.length + 1);
-  return from < to ? chars.slice(from - 1, to - 1).join('') : '';
+  if (from >= to) return '';
+  return wide ? (chars as string[]).slice(from - 1, to - 1).join('') : s.slice(from - 1, to - 1);
 }
 
 /** Compiled LIKE patterns: tables and the interpreter test many strings against few patterns. */
@@ -75,6 +85,7 @@ const likePatterns = new Map<string, RegExp>();
 
 /** SQL LIKE over code points: `%` matches any run (also empty), `_` exactly one character. */
 export function like(s: string, pattern: string): boolean {
+  if (!pattern.includes('_')) return likeLiteral(s, pattern.split('%'));
   let re = likePatterns.get(pattern);
   if (!re) {
     const body = [...pattern].map((ch) => (ch === '%' ? '.*' : ch === '_' ? '.' : ch.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&'))).join('');
@@ -83,6 +94,25 @@ export function like(s: string, pattern: string): boolean {
     likePatterns.set(pattern, re);
   }
   return re.test(s);
+}
+
+/**
+ * LIKE without `_`: the literal pieces between the `%`s, in order, without overlap; the first anchored at the
+ * start, the last at the end. Picking each piece's first occurrence is optimal, so no backtracking.
+ */
+function likeLiteral(s: string, pieces: readonly string[]): boolean {
+  const first = pieces[0]!;
+  if (pieces.length === 1) return s === first;
+  const last = pieces[pieces.length - 1]!;
+  if (!s.startsWith(first) || s.length < first.length + last.length) return false;
+  let at = first.length;
+  const end = s.length - last.length;
+  for (let i = 1; i < pieces.length - 1; i++) {
+    const found = s.indexOf(pieces[i]!, at);
+    if (found < 0 || found + pieces[i]!.length > end) return false;
+    at = found + pieces[i]!.length;
+  }
+  return s.endsWith(last);
 }
 
 const MS_PER_DAY = 86_400_000;
@@ -124,7 +154,7 @@ export function evalBuiltin(fn: BuiltinFn, args: readonly Value[]): Value {
     case 'float32:from_int32':
       return Math.fround(a as number);
     case 'string:length':
-      return [...(a as string)].length;
+      return stringLength(a as string);
     case 'string:substring':
       return substring(a as string, b as number, c as number);
     case 'string:like':

@@ -1,4 +1,5 @@
 /** Reference semantics of the string built-ins (LANGUAGE.md; builtins.ts), which the device tables reproduce. */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { builtinTable, constantArgs, evalBuiltin, like, substring } from '../src/index.js';
 
@@ -43,6 +44,17 @@ describe('string built-ins', () => {
       ['mississippi', 'm%s_s%i', true],
     ];
     for (const [s, p, want] of cases) expect([s, p, like(s, p)]).toEqual([s, p, want]);
+  });
+
+  it('string:like agrees with a regular-expression translation on random patterns and strings', () => {
+    const reference = (s: string, p: string): boolean =>
+      new RegExp(`^${[...p].map((c) => (c === '%' ? '.*' : c === '_' ? '.' : c)).join('')}$`, 'su').test(s);
+    const text = fc.array(fc.constantFrom('a', 'b', '😀'), { maxLength: 8 }).map((cs) => cs.join(''));
+    const pattern = fc.array(fc.constantFrom('a', 'b', '😀', '%', '_'), { maxLength: 6 }).map((cs) => cs.join(''));
+    fc.assert(
+      fc.property(text, pattern, (s, p) => like(s, p) === reference(s, p)),
+      { numRuns: 2000 },
+    );
   });
 
   it('string:startswith and string:endswith compare prefixes and suffixes', () => {

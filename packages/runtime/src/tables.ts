@@ -34,7 +34,12 @@ export function closeOverSubstrings(strings: Iterable<string>, specs: readonly T
 /** One table's words: bit id of word id >> 5 for tests, else one word per id (a length, or a result's id). */
 function tableWords(spec: TableSpec, dict: StringDictionary): Uint32Array {
   const n = dict.strings.length;
-  const value = (id: number): Value => evalBuiltin(spec.fn, [dict.strings[id]!, ...spec.args]);
+  // One argument array for every call: tables are built over millions of ids.
+  const args: Value[] = ['', ...spec.args];
+  const value = (id: number): Value => {
+    args[0] = dict.strings[id]!;
+    return evalBuiltin(spec.fn, args);
+  };
   if (builtinTable(spec.fn) === 'bits') {
     const bits = new Uint32Array(Math.ceil(n / 32));
     for (let id = 0; id < n; id++) if (value(id) === true) bits[id >>> 5]! |= 1 << (id & 31);
@@ -48,9 +53,17 @@ function tableWords(spec: TableSpec, dict: StringDictionary): Uint32Array {
   return words;
 }
 
-/** A kernel's tables in one buffer: word k = the offset of table k, then the tables back to back. */
-export function kernelTableWords(specs: readonly TableSpec[], dict: StringDictionary): Uint32Array {
-  const tables = specs.map((s) => tableWords(s, dict));
+/**
+ * A kernel's tables in one buffer: word k = the offset of table k, then the tables back to back. `cache` (by
+ * function and constants) lets the kernels of one run share what they tabulate.
+ */
+export function kernelTableWords(specs: readonly TableSpec[], dict: StringDictionary, cache = new Map<string, Uint32Array>()): Uint32Array {
+  const tables = specs.map((s) => {
+    const key = JSON.stringify([s.fn, ...s.args]);
+    let t = cache.get(key);
+    if (!t) cache.set(key, (t = tableWords(s, dict)));
+    return t;
+  });
   const out = new Uint32Array(specs.length + tables.reduce((n, t) => n + t.length, 0));
   let at = specs.length;
   tables.forEach((t, k) => {
