@@ -231,11 +231,8 @@ class Resolver {
           return;
         case 'funcAtom': {
           if (isBuiltin(f.pred) || isBuiltinName(f.pred)) {
-            // `date:year[d] = y` is the comparison (or assignment) y = date:year[d].
-            const call = this.apply({ kind: 'apply', name: f.pred, args: f.keys, span: f.span, nameSpan: f.predSpan });
-            const value = f.values.length === 1 ? this.simpleTerm(f.values[0]!, 'value') : undefined;
-            if (f.values.length !== 1) this.error(`${f.pred}[...] has one value, found ${f.values.length}`, f.span);
-            if (call && value) comparisons.push({ op: positive ? '=' : '!=', left: value, right: call, span: f.span });
+            const c = this.builtinComparison(f, positive);
+            if (c) comparisons.push(c);
             else ok = false;
             return;
           }
@@ -269,6 +266,14 @@ class Resolver {
     const test = a.args.length === arity;
     const values: Term[] = test ? [{ kind: 'var', name: 'true', span: a.span }] : a.args.slice(arity);
     return { kind: 'funcAtom', pred: fn, keys: a.args.slice(0, arity), values, span: a.span, predSpan: a.predSpan };
+  }
+
+  /** `date:year[d] = y` is the comparison (or assignment) y = date:year[d]; negated, y != date:year[d]. */
+  private builtinComparison(f: FuncAtom, positive: boolean): CoreComparison | undefined {
+    const call = this.apply({ kind: 'apply', name: f.pred, args: f.keys, span: f.span, nameSpan: f.predSpan });
+    const value = f.values.length === 1 ? this.simpleTerm(f.values[0]!, 'value') : undefined;
+    if (f.values.length !== 1) this.error(`${f.pred}[...] has one value, found ${f.values.length}`, f.span);
+    return call && value ? { op: positive ? '=' : '!=', left: value, right: call, span: f.span } : undefined;
   }
 
   private coreAtom(a: Atom, place: TermPlace): CoreAtom | undefined {
@@ -387,6 +392,16 @@ class Resolver {
       void this.rules.push({ head, atoms: [lhsAtom], negated: [], comparisons: [], assignments: [], span, ...parts });
     for (const c of conjuncts(rhs)) {
       if (c.kind === 'atom' && TYPE_NAMES.has(c.pred)) continue;
+      // A built-in test: violated where its comparison fails.
+      const negatedBody = c.kind === 'not' ? c.body : undefined;
+      const test = negatedBody ?? c;
+      if ((test.kind === 'atom' && isBuiltin(test.pred)) || (test.kind === 'funcAtom' && (isBuiltin(test.pred) || isBuiltinName(test.pred)))) {
+        const form = test.kind === 'atom' ? this.builtinAtom(test, test.pred as BuiltinFn) : test;
+        const cmp = form && this.builtinComparison(form, negatedBody === undefined);
+        if (cmp) rule({ comparisons: [{ ...cmp, op: NEGATED_OP[cmp.op] }] });
+        else this.incomplete.add(relation);
+        continue;
+      }
       const negatedAtom = c.kind === 'not' && (c.body.kind === 'atom' || c.body.kind === 'funcAtom') ? c.body : undefined;
       const atom = c.kind === 'atom' || c.kind === 'funcAtom' ? c : negatedAtom;
       if (atom) {
