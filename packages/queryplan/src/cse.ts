@@ -1,8 +1,8 @@
 /**
- * Common subexpression elimination on the plan: within a block, a mapFilter or mapJoin that repeats an earlier
- * one (same inputs, keys, filter and projection, no input written in between) is dropped, and its target read
- * as the earlier target instead. Rules with the same body prefix (rules for several heads over the same join,
- * the variants of a disjunction) then share their intermediates.
+ * Common subexpression elimination on the plan: within a block, a command into a temporary that repeats an
+ * earlier one (same kind, inputs, keys, filter and projection; no input written in between) is dropped, and
+ * its target read as the earlier target instead. Rules with the same body prefix (rules for several heads over
+ * the same join, the variants of a disjunction) then share their mapFilters, mapJoins, anti-joins and aggregates.
  */
 import { commandInputs, type QpCommand, type QpProgram } from './ir.js';
 import { printCommand } from './print.js';
@@ -40,7 +40,7 @@ export function eliminateCommonSubexpressions(plan: QpProgram): QpProgram {
     const commands: QpCommand[] = [];
     for (const original of b.commands) {
       const c = renameInputs(original, rename);
-      const key = c.kind === 'mapFilter' || c.kind === 'mapJoin' ? printCommand({ ...c, target: '' }) : undefined;
+      const key = c.kind === 'clear' ? undefined : printCommand({ ...c, target: '' });
       const earlier = key === undefined ? undefined : available.get(key);
       if (earlier && single(c.target) && types.get(earlier.target) === types.get(c.target)) {
         renamed.set(c.target, earlier.target);
