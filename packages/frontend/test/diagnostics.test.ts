@@ -164,6 +164,9 @@ describe('diagnostics', () => {
     expectError(`${S}q(x) <- s(x), s(p), !string:endswith(x, p).`, 'argument 2 of string:endswith must be a constant string', 3, 41);
     expectError(`${S}q(t) <- s(x), edge(i, _), t = string:substring[x, i, 2].`, 'argument 2 of string:substring must be a constant integer', 3, 51);
     expectError(`${S}q(t) <- s(x), t = string:substring[x, 1, -2].`, 'the length (argument 3) of string:substring must not be negative, found -2', 3, 42);
+    expectError(`${S}string:like("a", "b").`, 'string:like is a built-in: facts and rules cannot define it', 3, 1);
+    expectError(`${S}string:length(x, 1) <- s(x).`, 'string:length is a built-in: facts and rules cannot define it', 3, 1);
+    expectError(`${S}string:upper[x] = x <- s(x).`, 'string:upper is in a built-in namespace: facts and rules cannot define it', 3, 1);
     expectError(`${S}q(t) <- s(x), t = string:substring[x, 1, 2L].`, 'type mismatch: expected int32 for argument 3 of string:substring but found int64 literal 2L', 3, 42);
   });
 

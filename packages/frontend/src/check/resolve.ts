@@ -86,8 +86,12 @@ class Resolver {
     return true;
   }
 
-  /** Records a use of a head (atom or functional). */
+  /** Records a use of a head (atom or functional); built-ins cannot be defined. */
   private useHead(head: Head): boolean {
+    if (isBuiltinName(head.pred)) {
+      this.error(`${head.pred} is ${isBuiltin(head.pred) ? 'a built-in' : 'in a built-in namespace'}: facts and rules cannot define it`, head.predSpan);
+      return false;
+    }
     return head.kind === 'funcAtom' ? this.useFunctional(head) : this.use(head);
   }
 
