@@ -1,7 +1,7 @@
 /**
  * `order P by col [asc|desc], ... [limit N].` clauses against the checked relations: column names are the
  * relation's (its declaration's variables, else its first rule head's). A limit also applies when rules read P
- * (the plan limits P once it is complete), so no rule of P's own recursive component may read it.
+ * (the plan limits P once it is complete), so no other predicate of P's recursive component may read it.
  */
 import { errorAt, type Diagnostic, type OutputOrder } from '@vixen/queryplan';
 import type { Stratum } from '../lower/stratify.js';
@@ -30,7 +30,8 @@ export function resolveOrders(program: CheckedProgram, diagnostics: Diagnostic[]
     const order: OutputOrder = { keys };
     if (c.limit) {
       const own = strata.find((s) => s.preds.includes(c.pred));
-      const reader = own?.rules.find((r) => [...r.atoms, ...r.negated].some((a) => a.pred === c.pred));
+      // P's own recursive rules build P, so they read it whole; another predicate of its component cannot.
+      const reader = own?.rules.find((r) => r.head.pred !== c.pred && [...r.atoms, ...r.negated].some((a) => a.pred === c.pred));
       if (c.limit.suffix !== '' || c.limit.value < 0n || c.limit.value > 2n ** 31n - 1n) {
         diagnostics.push(errorAt('order: expected a non-negative int32 limit', c.limit.span));
         continue;
