@@ -44,6 +44,20 @@ describe('violations', () => {
     }
   });
 
+  test('string built-in tests in constraints: violated where the test fails (or, negated, holds)', async () => {
+    const program = compile(
+      'p(x) -> string(x).\np("abc"). p("xbc"). p("").\np(x) -> string:like(x, "%bc").\np(x) -> !string:startswith(x, "x").\np(x) -> string:length[x] = 3.',
+      { filename: 's.logic' },
+    );
+    for (const result of [await program.run({ gpu }), await program.interpretChecked()]) {
+      expect(result.violations.map((v) => [v.constraint.text, v.rows])).toEqual([
+        ['p(x) -> string:like(x, "%bc")', [['']]],
+        ['p(x) -> !string:startswith(x, "x")', [['xbc']]],
+        ['p(x) -> string:length[x] = 3', [['']]],
+      ]);
+    }
+  });
+
   test('a program whose constraints hold has no violations', async () => {
     const program = compile('p(x) -> int32(x).\np(1).\nq(x) <- p(x).\nq(x) -> p(x).\nf[x] = y <- p(x), y = x + 1.');
     expect((await program.run({ gpu })).violations).toEqual([]);

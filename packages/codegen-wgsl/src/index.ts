@@ -3,8 +3,8 @@
  * binding contract with the host drivers in @vixen/runtime). Generated code is device-independent:
  * the workgroup size is an `override`, sizes and constants come from a uniform buffer.
  */
-import { rowWords, wordsOf } from '@vixen/queryplan';
-import type { Expr, ScalarType } from '@vixen/queryplan';
+import { builtinTable, printExpr, rowWords, wordsOf } from '@vixen/queryplan';
+import type { BuiltinFn, Expr, ScalarType, Value } from '@vixen/queryplan';
 import type { KirKernel, KirProgram, KirVariable, VarId } from '@vixen/kernel-ir';
 import { aggregateShaders } from './kernels/aggregate.js';
 import { differenceShaders } from './kernels/difference.js';
@@ -15,7 +15,7 @@ import { uniqueShaders } from './kernels/unique.js';
 import { SCAN_ADD, SCAN_BLOCK } from './scan.js';
 import { withArithHelpers } from './wgsl.js';
 
-export { PASS_LAYOUTS, type BindingKind, type PassName } from './passes.js';
+export { PASS_LAYOUTS, TABLES_GROUP, type BindingKind, type PassName } from './passes.js';
 export { SUBGROUP_VARIANT, uniformVec4s } from './wgsl.js';
 export { RADIX_BITS, RADIX_ITEMS, sortKeyWords } from './kernels/sort.js';
 export { COMPACT_ITEMS } from './kernels/compaction.js';
@@ -27,7 +27,7 @@ export type KernelShaders = Record<string, string>;
 
 type ConstExpr = Extract<Expr, { kind: 'const' }>;
 
-/** Constants inside `e`, left to right. */
+/** Constants inside `e`, left to right; a table built-in's constant arguments are in its table instead. */
 function constantsOf(e: Expr): ConstExpr[] {
   switch (e.kind) {
     case 'col':
@@ -37,8 +37,64 @@ function constantsOf(e: Expr): ConstExpr[] {
     case 'binary':
       return [...constantsOf(e.left), ...constantsOf(e.right)];
     case 'call':
-      return e.args.flatMap(constantsOf);
+      return (builtinTable(e.fn) ? e.args.slice(0, 1) : e.args).flatMap(constantsOf);
   }
+}
+
+type CallExpr = Extract<Expr, { kind: 'call' }>;
+
+/** Table built-in calls inside `e`, inner ones first. */
+function tableCallsOf(e: Expr): CallExpr[] {
+  switch (e.kind) {
+    case 'col':
+    case 'const':
+      return [];
+    case 'binary':
+      return [...tableCallsOf(e.left), ...tableCallsOf(e.right)];
+    case 'call':
+      return [...e.args.flatMap(tableCallsOf), ...(builtinTable(e.fn) ? [e] : [])];
+  }
+}
+
+/**
+ * A table a kernel reads: `fn` tabulated over every dictionary id with constant arguments `args` (those after
+ * the string). The host lays a kernel's tables out in one buffer: word k = the word offset of table k, then the
+ * tables, each one bit (`bits`) or one word (`words`) per dictionary id.
+ */
+export interface TableSpec {
+  fn: BuiltinFn;
+  args: Value[];
+}
+
+function tableKey(call: CallExpr): string {
+  return JSON.stringify([call.fn, ...call.args.slice(1).map((a) => (a.kind === 'const' ? String(a.value) : printExpr(a)))]);
+}
+
+/** The kernel's tables (calls with equal functions and constants share one) and each call's table index. */
+function tableLayout(kernel: KirKernel): { tables: TableSpec[]; slots: Map<Expr, number> } {
+  const exprs = kernel.kind === 'mapFilter' || kernel.kind === 'mergeJoin' ? [...kernel.filter.flatMap((p) => [p.left, p.right]), ...kernel.project] : [];
+  const keys: string[] = [];
+  const tables: TableSpec[] = [];
+  const slots = new Map<Expr, number>();
+  for (const call of exprs.flatMap(tableCallsOf)) {
+    const key = tableKey(call);
+    let k = keys.indexOf(key);
+    if (k < 0) {
+      k = keys.push(key) - 1;
+      const args = call.args.slice(1).map((a) => {
+        if (a.kind !== 'const') throw new Error(`internal: ${call.fn} with a non-constant argument ${printExpr(a)}`);
+        return a.value;
+      });
+      tables.push({ fn: call.fn, args });
+    }
+    slots.set(call, k);
+  }
+  return { tables, slots };
+}
+
+/** The tables a kernel reads, in the order its WGSL indexes them. */
+export function kernelTables(kernel: KirKernel): TableSpec[] {
+  return tableLayout(kernel).tables;
 }
 
 /**
@@ -56,16 +112,18 @@ export function kernelConstants(kernel: KirKernel): ConstExpr[] {
     case 'concat':
     case 'copy':
     case 'aggregate':
+    case 'limit':
       return [];
   }
 }
 
 /**
- * Word offset of each constant (by object identity) and the total number of constant words.
+ * Word offset of each constant (by object identity) and the total number of constant words; the same map
+ * gives each table built-in call its table index (see exprWords).
  * An object occurring twice reads its later slot; both slots hold the same encoded value.
  */
 function constantLayout(kernel: KirKernel): { offsets: Map<Expr, number>; words: number } {
-  const offsets = new Map<Expr, number>();
+  const offsets = tableLayout(kernel).slots;
   let words = 0;
   for (const c of kernelConstants(kernel)) {
     offsets.set(c, words);
@@ -108,6 +166,9 @@ function kernelSkeletons(kernel: KirKernel, variables: readonly KirVariable[]): 
     case 'concat':
     case 'copy':
       // Pure buffer copies on the host queue.
+      return {};
+    case 'limit':
+      // Runs on the host.
       return {};
     case 'aggregate':
       return { ...aggregateShaders(types(kernel.input), kernel.groupBy, kernel.aggregates), ...scanShaders };

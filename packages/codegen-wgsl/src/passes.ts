@@ -75,3 +75,10 @@ export const PASS_LAYOUTS = {
 } as const satisfies Record<string, readonly BindingKind[]>;
 
 export type PassName = keyof typeof PASS_LAYOUTS;
+
+/**
+ * Bind group of a kernel's string built-in tables (one read-only storage buffer at binding 0, laid out as
+ * index.ts TableSpec says). Only passes whose code reads the tables declare it; the host binds it for every
+ * pass of a kernel that has tables, so the passes without a table binding keep their layouts.
+ */
+export const TABLES_GROUP = 1;

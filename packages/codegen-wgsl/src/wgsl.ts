@@ -1,7 +1,7 @@
 /** Shared WGSL building blocks: module header, thread indexing, typed comparisons, expression words. */
-import { wordsOf } from '@vixen/queryplan';
+import { builtinTable, wordsOf } from '@vixen/queryplan';
 import type { ArithOp, BuiltinFn, CompareOp, Expr, Predicate, ScalarType } from '@vixen/queryplan';
-import { PASS_LAYOUTS, type PassName } from './passes.js';
+import { PASS_LAYOUTS, TABLES_GROUP, type PassName } from './passes.js';
 
 /** Vec4s of the uniform array: sizes plus `constWords` constant words. */
 export function uniformVec4s(constWords: number): number {
@@ -149,11 +149,21 @@ export type ColumnResolver = (index: number) => string[];
  */
 function exprValue(e: Expr, cols: ColumnResolver, constOffsets: ReadonlyMap<Expr, number>): string {
   if (e.kind === 'binary') return arithCode(e.op, e.type, exprValue(e.left, cols, constOffsets), exprValue(e.right, cols, constOffsets));
-  if (e.kind === 'call') return builtinCode(e.fn, e.args.map((a) => exprValue(a, cols, constOffsets)));
+  if (e.kind === 'call') {
+    const table = builtinTable(e.fn);
+    if (!table) return builtinCode(e.fn, e.args.map((a) => exprValue(a, cols, constOffsets)));
+    const slot = constOffsets.get(e);
+    if (slot === undefined) throw new Error(`internal: ${e.fn} call without a table`);
+    return `${table === 'bits' ? 'tableBit' : 'tableWord'}(${slot}u, ${exprValue(e.args[0]!, cols, constOffsets)})`;
+  }
   const words = exprWords(e, cols, constOffsets);
   return words.length === 1 ? words[0]! : `vec2<u32>(${words.join(', ')})`;
 }
 
+/**
+ * WGSL expressions for the words of `e`. `constOffsets` gives each constant its word offset in the uniform
+ * and each table built-in call the index of its table in the pass's `tbl` binding.
+ */
 export function exprWords(e: Expr, cols: ColumnResolver, constOffsets: ReadonlyMap<Expr, number>): string[] {
   switch (e.kind) {
     case 'col':
@@ -238,6 +248,12 @@ function builtinCode(fn: BuiltinFn, [a, b]: string[]): string {
       return `mul64(${a}, vec2<u32>(10000u, 0u))`;
     case 'float32:from_int32':
       return `canonF32(f32(bitcast<i32>(${a})))`;
+    case 'string:length':
+    case 'string:substring':
+    case 'string:like':
+    case 'string:startswith':
+    case 'string:endswith':
+      throw new Error(`internal: ${fn} is looked up in a table, not computed`);
   }
 }
 
@@ -357,6 +373,11 @@ fn divmodU128(n: vec4<u32>, d: vec4<u32>) -> DivMod128 {
   return DivMod128(q, r);
 }`,
   },
+  // String built-ins look up the kernel's tables (index.ts TableSpec; word k of tbl = table k's offset), bound
+  // as group 1 by the passes that use them (passes.ts TABLES_GROUP).
+  tables: { deps: [], code: `@group(${TABLES_GROUP}) @binding(0) var<storage, read> tbl: array<u32>;` },
+  tableWord: { deps: ['tables'], code: `fn tableWord(k: u32, id: u32) -> u32 { return tbl[tbl[k] + id]; }` },
+  tableBit: { deps: ['tables'], code: `fn tableBit(k: u32, id: u32) -> u32 { return (tbl[tbl[k] + (id >> 5u)] >> (id & 31u)) & 1u; }` },
   // Proleptic Gregorian (year, month, day) of a day number (days since 1970-01-01), after H. Hinnant.
   civilDate: {
     deps: [],

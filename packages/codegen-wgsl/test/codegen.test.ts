@@ -4,7 +4,16 @@ import type { KirKernel, KirProgram, KirVariable } from '@vixen/kernel-ir';
 import type { Expr, ScalarType } from '@vixen/queryplan';
 // The device comes from the runtime package (this package has no WebGPU dependency of its own).
 import { openGpu, type Gpu } from '../../runtime/src/gpu/index.js';
-import { PASS_LAYOUTS, SUBGROUP_VARIANT, generateKernelShaders, generateProgramShaders, kernelConstants, type PassName } from '../src/index.js';
+import {
+  PASS_LAYOUTS,
+  SUBGROUP_VARIANT,
+  TABLES_GROUP,
+  generateKernelShaders,
+  generateProgramShaders,
+  kernelConstants,
+  kernelTables,
+  type PassName,
+} from '../src/index.js';
 
 const A: ScalarType[] = ['int32', 'int64', 'string'];
 const B: ScalarType[] = ['string', 'int64'];
@@ -74,6 +83,7 @@ const expectedPasses: Record<KirKernel['kind'], Array<PassName | `${PassName}${t
   concat: [],
   copy: [],
   aggregate: ['flags', 'scatter', 'scanBlock', 'scanAdd'],
+  limit: [],
 };
 
 let gpu: Gpu;
@@ -123,6 +133,52 @@ describe('kernelConstants', () => {
     const scatter = generateKernelShaders(kernels[0]!, variables).scatter!;
     expect(scatter).toContain('outp[ob + 3u] = u[2u][0u];');
     expect(scatter).toContain('outp[ob + 5u] = u[2u][2u];');
+  });
+});
+
+describe('kernelTables', () => {
+  const call = (fn: 'string:like' | 'string:length' | 'string:substring', args: Expr[], type: ScalarType): Expr => ({ kind: 'call', fn, args, type });
+  const pat = (value: string): Expr => ({ kind: 'const', type: 'string', value });
+  const int = (value: number): Expr => ({ kind: 'const', type: 'int32', value });
+  const yes: Expr = { kind: 'const', type: 'boolean', value: true };
+  // like(s, "%a%") twice (one table), like on the other string column, and substring then length of it.
+  const kernel: KirKernel = {
+    kind: 'mergeJoin',
+    id: 0,
+    left: 0,
+    right: 1,
+    output: 2,
+    leftKeys: [],
+    rightKeys: [],
+    filter: [
+      { kind: 'compare', op: '=', left: call('string:like', [col(2, 'string'), pat('%a%')], 'boolean'), right: yes },
+      { kind: 'compare', op: '!=', left: call('string:like', [col(3, 'string'), pat('%a%')], 'boolean'), right: yes },
+    ],
+    project: [col(1, 'int64'), call('string:substring', [col(2, 'string'), int(1), int(2)], 'string'), call('string:length', [col(3, 'string')], 'int32'), i64],
+  };
+
+  it('lists one table per function and constants, in first-use order, and keeps their constants out of the uniform', () => {
+    expect(kernelTables(kernel)).toEqual([
+      { fn: 'string:like', args: ['%a%'] },
+      { fn: 'string:substring', args: [1, 2] },
+      { fn: 'string:length', args: [] },
+    ]);
+    expect(kernelConstants(kernel)).toEqual([yes, yes, i64]);
+  });
+
+  it('looks calls up in the tables group from the passes that evaluate them, and compiles', async () => {
+    const shaders = generateKernelShaders(kernel, variables);
+    expect(shaders.joinCount).toContain(`@group(${TABLES_GROUP}) @binding(0) var<storage, read> tbl: array<u32>;`);
+    expect(shaders.joinCount).toContain('tableBit(0u, lhs[lb + 3u])');
+    expect(shaders.joinCount).toContain('tableBit(0u, rhs[rb + 0u])');
+    expect(shaders.joinWrite).toContain('outp[ob + 2u] = tableWord(1u, lhs[lb + 3u]);');
+    expect(shaders.joinWrite).toContain('outp[ob + 3u] = tableWord(2u, rhs[rb + 0u]);');
+    expect(shaders.scanBlock).not.toContain('tbl');
+    for (const [pass, code] of Object.entries(shaders)) {
+      const module = gpu.device.createShaderModule({ code });
+      const errors = (await module.getCompilationInfo()).messages.filter((m) => m.type === 'error').map((m) => `${pass}: ${m.message}`);
+      expect(errors).toEqual([]);
+    }
   });
 });
 

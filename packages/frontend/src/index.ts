@@ -3,7 +3,7 @@
  * All problems come back as located diagnostics; a plan is produced only when there are no errors.
  * Soufflé files (`.dl`) are parsed by their own parser into the same AST and take the same path from there.
  */
-import type { Diagnostic, QpProgram } from '@vixen/queryplan';
+import { eliminateCommonSubexpressions, type Diagnostic, type QpProgram } from '@vixen/queryplan';
 import { resolveOrders } from './check/order.js';
 import { checkSafety } from './check/safety.js';
 import { resolve } from './check/resolve.js';
@@ -52,10 +52,15 @@ export function compileLogic(files: SourceFile[], options: FrontendOptions = {})
   const checked = checkTypes(resolved, diagnostics);
   const strata = stratify(checked);
   diagnostics.push(...unstratifiedCycles(strata));
-  const orders = resolveOrders(checked, diagnostics);
+  const orders = resolveOrders(checked, diagnostics, strata);
   const sorted = sortDiagnostics(diagnostics, [...sources.keys()]);
   if (sorted.some((d) => d.severity === 'error')) return { diagnostics: sorted, sources };
-  return { plan: souffleOutputs(toPlan(checked, strata, orders), souffle), diagnostics: sorted, sources, ...souffleIo };
+  return {
+    plan: souffleOutputs(eliminateCommonSubexpressions(toPlan(checked, strata, orders)), souffle),
+    diagnostics: sorted,
+    sources,
+    ...souffleIo,
+  };
 }
 
 /** Source order: by file (in reading order), then position; diagnostics without a place last. */

@@ -19,6 +19,25 @@ function joinsAndFilters(commands: QpCommand[]): BodyCommand[] {
 }
 
 describe('plan', () => {
+  it('rules over the same body share its join (common subexpression elimination)', () => {
+    const p = plan(`
+      e(x, y) -> int32(x), int32(y).
+      f(y, z) -> int32(y), int32(z).
+      a(x) <- e(x, y), f(y, z), z > 1.
+      b(x) <- e(x, y), f(y, z), z > 1.
+      c(x, z) <- e(x, y), f(y, z), z > 1.
+    `);
+    // a and b share one join; c projects another column, so its join differs.
+    const commands = block(p.blocks, 'entry').commands;
+    expect(commands.filter((c) => c.kind === 'mapJoin')).toHaveLength(2);
+    expect(commands).toHaveLength(5);
+    expect(commands.slice(1, 3)).toEqual([
+      { kind: 'union', target: 'a', left: 'a', right: '$t1' },
+      { kind: 'union', target: 'b', left: 'b', right: '$t1' },
+    ]);
+    expect(p.relations.filter((r) => r.kind === 'temp').map((r) => r.name)).toEqual(['$t1', '$t3']);
+  });
+
   it('even-odd (Red Fox Listing 1): one semi-naive loop over the mutually recursive pair', () => {
     const p = plan(`
       number(n) -> int32(n).

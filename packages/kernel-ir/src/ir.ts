@@ -59,6 +59,11 @@ export type KirKernel = { origin?: KirOrigin } & (
    * per group its `groupBy` columns then `aggregates` (QP `aggregate` semantics). Output canonical.
    */
   | { kind: 'aggregate'; id: number; input: VarId; output: VarId; groupBy: number[]; aggregates: Aggregate[] }
+  /**
+   * output := the first `count` rows of input (canonical) in the typed order `keys` (ties: all columns
+   * ascending), as QP `limit`. Output canonical. The runtime runs it on the host (it reads the input back).
+   */
+  | { kind: 'limit'; id: number; input: VarId; output: VarId; keys: OutputOrder['keys']; count: number }
 );
 
 export type KirCommand =
@@ -103,6 +108,7 @@ export function kernelInputs(k: KirKernel): VarId[] {
     case 'unique':
     case 'copy':
     case 'aggregate':
+    case 'limit':
       return [k.input];
     case 'mergeJoin':
     case 'difference':

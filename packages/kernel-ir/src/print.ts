@@ -1,5 +1,5 @@
 /** Human-readable kernel IR, for `--dump-kir`, debugging and tests. */
-import { printAggregate, printExpr, printPredicate, type Expr, type Predicate } from '@vixen/queryplan';
+import { printAggregate, printExpr, printOrderKeys, printPredicate, type Expr, type Predicate } from '@vixen/queryplan';
 import type { KirCommand, KirKernel, KirProgram, KirTerminator, VarId } from './ir.js';
 
 
@@ -31,6 +31,8 @@ function formatKernel(k: KirKernel, name: (v: VarId) => string): string {
         return `copy ${name(k.input)}`;
       case 'aggregate':
         return `aggregate ${name(k.input)} by ${columnList(k.groupBy)} compute (${k.aggregates.map(printAggregate).join(', ')})`;
+      case 'limit':
+        return `limit ${name(k.input)} by (${printOrderKeys(k.keys)}) to ${k.count}`;
     }
   })();
   return `${name(k.output)} := ${rhs}`;

@@ -126,6 +126,15 @@ const kernel = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('concat'), id: index, origin, left: varId, right: varId, output: varId }),
   z.strictObject({ kind: z.literal('copy'), id: index, origin, input: varId, output: varId }),
   z.strictObject({
+    kind: z.literal('limit'),
+    id: index,
+    origin,
+    input: varId,
+    output: varId,
+    keys: z.array(z.strictObject({ column: index, descending: z.boolean() })),
+    count: index,
+  }),
+  z.strictObject({
     kind: z.literal('aggregate'),
     id: index,
     origin,

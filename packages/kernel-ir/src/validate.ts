@@ -3,7 +3,7 @@
  * column types agree with its variables. An error on compiler output is a compiler bug; on a loaded
  * program file it is a bad file.
  */
-import { aggregateType, arithDefined, BUILTINS, errorAt, valueHasType as qpValueHasType, type Diagnostic, type Expr, type Predicate, type ScalarType, type Value } from '@vixen/queryplan';
+import { aggregateType, arithDefined, BUILTINS, constantArgs, errorAt, valueHasType as qpValueHasType, type Diagnostic, type Expr, type Predicate, type ScalarType, type Value } from '@vixen/queryplan';
 import type { KirKernel, KirProgram, KirTerminator, VarId } from './ir.js';
 import { kernelInputs } from './ir.js';
 
@@ -52,6 +52,8 @@ class Validator {
         const sig = BUILTINS[e.fn];
         if (!sig || e.args.length !== sig.args.length || e.args.some((a, k) => a.type !== sig.args[k]) || e.type !== sig.result) {
           this.error(`${where}: ${e.fn} applied to (${e.args.map((a) => a.type).join(', ')}) does not give ${e.type}`);
+        } else if (constantArgs(e.fn).some((k) => e.args[k]!.kind !== 'const')) {
+          this.error(`${where}: ${e.fn} needs constants after its first argument`);
         }
         return;
       }
@@ -110,6 +112,11 @@ class Validator {
       case 'unique':
       case 'copy':
         this.sameShape([k.input, k.output], where);
+        return;
+      case 'limit':
+        this.keys(k.keys.map((o) => o.column), this.columnsOf(k.input), where);
+        this.sameShape([k.input, k.output], where);
+        if (!Number.isSafeInteger(k.count) || k.count < 0) this.error(`${where}: limit ${k.count} is not a row count`);
         return;
       case 'mergeJoin': {
         const left = this.columnsOf(k.left);

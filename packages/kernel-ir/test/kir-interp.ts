@@ -4,7 +4,7 @@
  * as it runs, the contracts lowering relies on: kernel inputs sorted as required, every QP relation
  * variable canonical after every command, and no read of a freed (or never written) temporary.
  */
-import { compareRows, compareValues, evalAggregate, evalExpr, predicateHolds, rowKey, type Expr, type Predicate, type Row, type ScalarType, type Value } from '@vixen/queryplan';
+import { applyOutputOrder, compareRows, compareValues, evalAggregate, evalExpr, predicateHolds, rowKey, type Expr, type Predicate, type Row, type ScalarType, type Value } from '@vixen/queryplan';
 import { kernelInputs, type KirKernel, type KirProgram, type VarId } from '../src/index.js';
 
 function words(v: Value, t: ScalarType): Array<number | string> {
@@ -117,6 +117,10 @@ export function runKir(p: KirProgram, maxSteps = 10_000): RunResult {
         return [...read(k.left), ...read(k.right)];
       case 'copy':
         return read(k.input);
+      case 'limit': {
+        const chosen = applyOutputOrder([...read(k.input)].sort(compareRows), { keys: k.keys, limit: k.count });
+        return chosen.sort((a, b) => compareOnKeys(a, b, all(types(k.input).length), types(k.input)));
+      }
       case 'aggregate': {
         const groups = new Map<string, Row[]>();
         for (const r of requireSorted(k, k.input, k.groupBy, false)) {

@@ -42,6 +42,7 @@ function kernelsOf(p: KirProgram): Array<Record<string, unknown>> {
         case 'unique':
         case 'copy':
         case 'aggregate':
+        case 'limit':
           return [{ kind: k.kind, input: name(k.input), output: name(k.output) }];
         case 'mergeJoin':
         case 'difference':

@@ -1,14 +1,23 @@
 /**
  * Scalar built-in functions (LANGUAGE.md "Built-ins are functional predicates"): date parts and arithmetic,
- * and casts between numeric types. Each has fixed argument and result types; `evalBuiltin` is the reference
- * semantics the device code follows. Casts wrap like arithmetic (int64 -> int32 keeps the low 32 bits),
- * decimal -> integer truncates toward zero, float32 -> int32 truncates and saturates (NaN gives 0).
+ * casts between numeric types, and string functions. Each has fixed argument and result types; `evalBuiltin`
+ * is the reference semantics the device code follows. Casts wrap like arithmetic (int64 -> int32 keeps the low
+ * 32 bits), decimal -> integer truncates toward zero, float32 -> int32 truncates and saturates (NaN gives 0).
+ *
+ * String functions count Unicode code points (not UTF-16 units, not bytes). They are `table` built-ins: the
+ * device never sees characters, so the host tabulates the function over every dictionary id of a run and
+ * kernels look the result up; hence all arguments but the first must be constants (`constantArgs`).
  */
 import { DECIMAL_SCALE, type ScalarType, type Value } from './types.js';
 
 export interface BuiltinSignature {
   args: ScalarType[];
   result: ScalarType;
+  /**
+   * A function of a string's dictionary id, looked up in a host-built table: `bits` (boolean results, one bit
+   * per id) or `words` (one u32 per id). Arguments after the first must be constants.
+   */
+  table?: 'bits' | 'words';
 }
 
 export const BUILTINS = {
@@ -28,6 +37,13 @@ export const BUILTINS = {
   'decimal:from_int32': { args: ['int32'], result: 'decimal' },
   'decimal:from_int64': { args: ['int64'], result: 'decimal' },
   'float32:from_int32': { args: ['int32'], result: 'float32' },
+  'string:length': { args: ['string'], result: 'int32', table: 'words' },
+  /** SQL `substring(s from i for n)`: 1-based start `i`, at most `n` characters. */
+  'string:substring': { args: ['string', 'int32', 'int32'], result: 'string', table: 'words' },
+  /** SQL LIKE: `%` any run of characters, `_` one character, no escape character; case-sensitive. */
+  'string:like': { args: ['string', 'string'], result: 'boolean', table: 'bits' },
+  'string:startswith': { args: ['string', 'string'], result: 'boolean', table: 'bits' },
+  'string:endswith': { args: ['string', 'string'], result: 'boolean', table: 'bits' },
 } as const satisfies Record<string, BuiltinSignature>;
 
 export type BuiltinFn = keyof typeof BUILTINS;
@@ -36,10 +52,73 @@ export function isBuiltin(name: string): name is BuiltinFn {
   return Object.hasOwn(BUILTINS, name);
 }
 
+/** How `fn` runs on the device: through a host-built table, or (undefined) as WGSL code. */
+export function builtinTable(fn: BuiltinFn): 'bits' | 'words' | undefined {
+  return (BUILTINS[fn] as BuiltinSignature).table;
+}
+
+/** Argument positions of `fn` that must be constants (those after the string of a table built-in). */
+export function constantArgs(fn: BuiltinFn): number[] {
+  return builtinTable(fn) ? BUILTINS[fn].args.map((_, k) => k).slice(1) : [];
+}
+
+/** Whether `s` has characters outside the BMP (UTF-16 surrogates), where code points and code units differ. */
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+/** Characters (code points) of `s`. */
+export function stringLength(s: string): number {
+  return SURROGATE.test(s) ? [...s].length : s.length;
+}
+
+/** SQL `substring(s from start for count)` over code points: positions start .. start + count - 1 that exist. */
+export function substring(s: string, start: number, count: number): string {
+  const wide = SURROGATE.test(s);
+  const chars = wide ? [...s] : s;
+  const from = Math.max(start, 1);
+  const to = Math.min(start + count, chars.length + 1);
+  if (from >= to) return '';
+  return wide ? (chars as string[]).slice(from - 1, to - 1).join('') : s.slice(from - 1, to - 1);
+}
+
+/** Compiled LIKE patterns: tables and the interpreter test many strings against few patterns. */
+const likePatterns = new Map<string, RegExp>();
+
+/** SQL LIKE over code points: `%` matches any run (also empty), `_` exactly one character. */
+export function like(s: string, pattern: string): boolean {
+  if (!pattern.includes('_')) return likeLiteral(s, pattern.split('%'));
+  let re = likePatterns.get(pattern);
+  if (!re) {
+    const body = [...pattern].map((ch) => (ch === '%' ? '.*' : ch === '_' ? '.' : ch.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&'))).join('');
+    // `s`: `.` also matches line breaks; `u`: `.` is one code point.
+    re = new RegExp(`^(?:${body})$`, 'su');
+    likePatterns.set(pattern, re);
+  }
+  return re.test(s);
+}
+
+/**
+ * LIKE without `_`: the literal pieces between the `%`s, in order, without overlap; the first anchored at the
+ * start, the last at the end. Picking each piece's first occurrence is optimal, so no backtracking.
+ */
+function likeLiteral(s: string, pieces: readonly string[]): boolean {
+  const first = pieces[0]!;
+  if (pieces.length === 1) return s === first;
+  const last = pieces[pieces.length - 1]!;
+  if (!s.startsWith(first) || s.length < first.length + last.length) return false;
+  let at = first.length;
+  const end = s.length - last.length;
+  for (let i = 1; i < pieces.length - 1; i++) {
+    const found = s.indexOf(pieces[i]!, at);
+    if (found < 0 || found + pieces[i]!.length > end) return false;
+    at = found + pieces[i]!.length;
+  }
+  return s.endsWith(last);
+}
+
 const MS_PER_DAY = 86_400_000;
 
 export function evalBuiltin(fn: BuiltinFn, args: readonly Value[]): Value {
-  const [a, b] = args;
+  const [a, b, c] = args;
   switch (fn) {
     case 'date:year':
       return new Date((a as number) * MS_PER_DAY).getUTCFullYear();
@@ -74,5 +153,15 @@ export function evalBuiltin(fn: BuiltinFn, args: readonly Value[]): Value {
       return BigInt.asIntN(64, (a as bigint) * DECIMAL_SCALE);
     case 'float32:from_int32':
       return Math.fround(a as number);
+    case 'string:length':
+      return stringLength(a as string);
+    case 'string:substring':
+      return substring(a as string, b as number, c as number);
+    case 'string:like':
+      return like(a as string, b as string);
+    case 'string:startswith':
+      return (a as string).startsWith(b as string);
+    case 'string:endswith':
+      return (a as string).endsWith(b as string);
   }
 }

@@ -9,3 +9,4 @@ export * from './print.js';
 export * from './dot.js';
 export * from './validate.js';
 export * from './interpret.js';
+export * from './cse.js';

@@ -6,6 +6,7 @@ import type { Aggregate, Expr, Predicate, QpCommand, QpProgram, RelationDecl, Te
 import { evalArith } from './arith.js';
 import { evalAggregate } from './aggregate.js';
 import { evalBuiltin } from './builtins.js';
+import { applyOutputOrder } from './output.js';
 import { compareRows, compareValues, type Row, type Value } from './types.js';
 import { validatePlan, valueHasType } from './validate.js';
 
@@ -104,6 +105,9 @@ function run(c: QpCommand, get: (name: string) => RowSet, decls: ReadonlyMap<str
       for (const [k, row] of get(c.source)) out.set(k, row);
       return out;
     case 'clear':
+      return out;
+    case 'limit':
+      for (const row of applyOutputOrder([...get(c.source).values()].sort(compareRows), { keys: c.keys, limit: c.count })) insert(out, row);
       return out;
     case 'aggregate': {
       const groups = new Map<string, Row[]>();

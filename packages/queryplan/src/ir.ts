@@ -83,7 +83,12 @@ export type QpCommand =
    * over the source rows of that group (a set: every distinct row counts once). No rows, no groups: an empty
    * source gives an empty target even with no group columns.
    */
-  | { kind: 'aggregate'; target: string; source: string; groupBy: number[]; aggregates: Aggregate[] };
+  | { kind: 'aggregate'; target: string; source: string; groupBy: number[]; aggregates: Aggregate[] }
+  /**
+   * target := the first `count` rows of source in the order `keys` (ties: all columns ascending), the rows
+   * `order P by ... limit N` prints (output.ts applyOutputOrder); what rules reading a limited P see.
+   */
+  | { kind: 'limit'; target: string; source: string; keys: OutputOrder['keys']; count: number };
 
 /** `empty`: true when every named relation is empty (the fixpoint change test on the deltas). */
 export type Condition = { kind: 'empty'; relations: string[] };
@@ -137,6 +142,7 @@ export function commandInputs(c: QpCommand): string[] {
     case 'mapFilter':
     case 'copy':
     case 'aggregate':
+    case 'limit':
       return [c.source];
     case 'mapJoin':
     case 'union':

@@ -4,7 +4,7 @@
  * literals as the source writes them (`5`, `5L`, `5u`, `2.5f`, `19.99d`, `"s"`, `true`, `date:parse["2024-01-31"]`),
  * arithmetic parenthesized (`(#0 * #1)`).
  */
-import type { Aggregate, Condition, Expr, Predicate, QpCommand, QpProgram, RelationDecl, Terminator } from './ir.js';
+import type { Aggregate, Condition, Expr, OutputOrder, Predicate, QpCommand, QpProgram, RelationDecl, Terminator } from './ir.js';
 import { formatValue, type ScalarType, type Value } from './types.js';
 
 /** A constant as a source literal of its type. */
@@ -85,7 +85,14 @@ export function printCommand(c: QpCommand): string {
       return `${c.target} := clear`;
     case 'aggregate':
       return `${c.target} := aggregate ${c.source} by (${c.groupBy.map((i) => `#${i}`).join(', ')}) compute (${c.aggregates.map(printAggregate).join(', ')})`;
+    case 'limit':
+      return `${c.target} := limit ${c.source} by (${printOrderKeys(c.keys)}) to ${c.count}`;
   }
+}
+
+/** `#1 desc, #0 asc`. */
+export function printOrderKeys(keys: OutputOrder['keys']): string {
+  return keys.map((k) => `#${k.column} ${k.descending ? 'desc' : 'asc'}`).join(', ');
 }
 
 export function printCondition(c: Condition): string {

@@ -7,7 +7,7 @@ import { commandInputs, type Expr, type Predicate, type QpCommand, type QpProgra
 import { printCommand, printPredicate } from './print.js';
 import { arithDefined } from './arith.js';
 import { aggregateType } from './aggregate.js';
-import { BUILTINS } from './builtins.js';
+import { BUILTINS, constantArgs } from './builtins.js';
 import type { ScalarType, Value } from './types.js';
 
 const INT32_MIN = -(2 ** 31);
@@ -124,6 +124,10 @@ export function validatePlan(p: QpProgram): Diagnostic[] {
           report(`${where}: ${e.fn}[${args.join(', ')}] does not give ${e.type}`);
           return undefined;
         }
+        if (constantArgs(e.fn).some((k) => e.args[k]!.kind !== 'const')) {
+          report(`${where}: ${e.fn} needs constants after its first argument`);
+          return undefined;
+        }
         return e.type;
       }
     }
@@ -207,6 +211,11 @@ export function validatePlan(p: QpProgram): Diagnostic[] {
         sameAs(c.source);
         return;
       case 'clear':
+        return;
+      case 'limit':
+        sameAs(c.source);
+        checkKeys(c.keys.map((k) => k.column), rels.get(c.source)!, 'order', where);
+        if (!Number.isSafeInteger(c.count) || c.count < 0) report(`${where}: limit ${c.count} is not a row count`);
         return;
       case 'aggregate': {
         const source = rels.get(c.source)!;

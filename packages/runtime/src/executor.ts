@@ -3,7 +3,7 @@
  * managed variable's buffer and row count, frees what liveness says is dead, and evaluates branches from the
  * host-known row counts. Only output relations are read back in full.
  */
-import { generateKernelShaders, kernelConstants, type KernelShaders } from '@vixen/codegen-wgsl';
+import { generateKernelShaders, kernelConstants, kernelTables, type KernelShaders, type TableSpec } from '@vixen/codegen-wgsl';
 import {
   kernelInputs,
   kirSuccessors,
@@ -27,6 +27,7 @@ import { internals } from './gpu/device.js';
 import { encodeRows, encodeValue, StringDictionary } from './encoding.js';
 import { ResultTable } from './result-table.js';
 import { formatBytes, RunLimitError } from './limits.js';
+import { closeOverSubstrings, kernelTableWords } from './tables.js';
 
 export interface ExecuteOptions {
   /** Relations to read back (default: those marked output). */
@@ -122,8 +123,8 @@ export interface ExecuteResult {
   stats: ExecuteStats;
 }
 
-/** Every string the run can meet: facts and kernel constants. */
-function buildDictionary(program: KirProgram, initial: ReadonlyMap<string, readonly Row[]>): StringDictionary {
+/** Every string the run can meet: facts, kernel constants and what the substring built-ins make of them. */
+function buildDictionary(program: KirProgram, initial: ReadonlyMap<string, readonly Row[]>, specs: readonly TableSpec[]): StringDictionary {
   const strings: string[] = [];
   const byName = new Map(program.relations.map((r) => [r.name, r]));
   for (const [name, rows] of initial) {
@@ -135,7 +136,7 @@ function buildDictionary(program: KirProgram, initial: ReadonlyMap<string, reado
   for (const k of program.kernels) {
     for (const c of kernelConstants(k)) if (c.type === 'string') strings.push(c.value as string);
   }
-  return new StringDictionary(strings);
+  return new StringDictionary(closeOverSubstrings(strings, specs));
 }
 
 function constantWords(kernel: KirKernel, dict: StringDictionary): Uint32Array {
@@ -235,12 +236,23 @@ export async function executeKir(
   options: ExecuteOptions = {},
 ): Promise<ExecuteResult> {
   const started = performance.now();
-  const dict = buildDictionary(program, initial);
+  const tableSpecs = program.kernels.map(kernelTables);
+  const dict = buildDictionary(program, initial, tableSpecs.flat());
   const variables = program.variables;
   const values = new Map<VarId, DeviceRelation>();
   const emptyOf = (v: KirVariable): DeviceRelation => ({ buffer: null, count: 0, width: rowWords(v.columns) });
   const valueOf = (id: VarId): DeviceRelation => values.get(id) ?? emptyOf(variables[id]!);
   const constWords = program.kernels.map((k) => constantWords(k, dict));
+  // String built-in tables, built and uploaded at a kernel's first launch; they live until the run ends.
+  const tables = new Map<number, DeviceRelation>();
+  const tabulated = new Map<string, Uint32Array>();
+  const tablesOf = (kernel: KirKernel): DeviceRelation | undefined => {
+    const specs = tableSpecs[kernel.id]!;
+    if (specs.length === 0) return undefined;
+    let t = tables.get(kernel.id);
+    if (!t) tables.set(kernel.id, (t = uploadRelation(gpu, kernelTableWords(specs, dict, tabulated), 1)));
+    return t;
+  };
   const kernelProfiles: KernelProfile[] = program.kernels.map((k) => ({
     kernel: k.id,
     kind: k.kind,
@@ -356,14 +368,18 @@ export async function executeKir(
             const inputIds = kernelInputs(kernel);
             const inputs = inputIds.map(valueOf);
             const t0 = performance.now();
-            const out = await runKernel(gpu, kernel, shaders[kernel.id]!, inputs, constWords[kernel.id]!, variables).catch((e: unknown) => {
-              if (!(e instanceof BindingSizeError)) throw e;
-              throw new RunLimitError(
-                `${describeKernel(kernel)} computing ${describeOutput(program, kernel)}: ${e.message} ` +
-                  `(relations larger than one binding are not split yet)`,
-                stats(),
-              );
-            });
+            const table = tablesOf(kernel);
+            const bound = table?.buffer ? { buffer: table.buffer, words: table.count } : undefined;
+            const out = await runKernel(gpu, kernel, shaders[kernel.id]!, inputs, constWords[kernel.id]!, variables, bound).catch(
+              (e: unknown) => {
+                if (!(e instanceof BindingSizeError)) throw e;
+                throw new RunLimitError(
+                  `${describeKernel(kernel)} computing ${describeOutput(program, kernel)}: ${e.message} ` +
+                    `(relations larger than one binding are not split yet)`,
+                  stats(),
+                );
+              },
+            );
             if (options.profile) await gpu.device.queue.onSubmittedWorkDone();
             const wall = performance.now() - t0;
             const ms = timer ? (await timer.collect()).nanoseconds / 1e6 : wall;
@@ -432,6 +448,7 @@ export async function executeKir(
     }
   } finally {
     for (const id of [...values.keys()]) assign(id, undefined);
+    for (const t of tables.values()) releaseRelation(gpu, t);
     if (timer) internals(gpu).stopTiming();
   }
 }

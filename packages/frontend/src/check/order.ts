@@ -1,12 +1,13 @@
 /**
  * `order P by col [asc|desc], ... [limit N].` clauses against the checked relations: column names are the
- * relation's (its declaration's variables, else its first rule head's). A limit only shapes output for now:
- * a limited relation that rules read is reported as not supported yet.
+ * relation's (its declaration's variables, else its first rule head's). A limit also applies when rules read P
+ * (the plan limits P once it is complete), so no other predicate of P's recursive component may read it.
  */
 import { errorAt, type Diagnostic, type OutputOrder } from '@vixen/queryplan';
+import type { Stratum } from '../lower/stratify.js';
 import type { CheckedProgram, OrderClause } from './program.js';
 
-export function resolveOrders(program: CheckedProgram, diagnostics: Diagnostic[]): Record<string, OutputOrder> {
+export function resolveOrders(program: CheckedProgram, diagnostics: Diagnostic[], strata: readonly Stratum[]): Record<string, OutputOrder> {
   const orders: Record<string, OutputOrder> = {};
   for (const c of program.orders) {
     const relation = program.relations.find((r) => r.name === c.pred && !r.name.startsWith('$'));
@@ -28,14 +29,20 @@ export function resolveOrders(program: CheckedProgram, diagnostics: Diagnostic[]
     if (keys.length !== c.keys.length) continue;
     const order: OutputOrder = { keys };
     if (c.limit) {
-      const reader = program.rules.find((r) => !r.head.pred.startsWith('$') && [...r.atoms, ...r.negated].some((a) => a.pred === c.pred));
+      const own = strata.find((s) => s.preds.includes(c.pred));
+      // P's own recursive rules build P, so they read it whole; another predicate of its component cannot.
+      const reader = own?.rules.find((r) => r.head.pred !== c.pred && [...r.atoms, ...r.negated].some((a) => a.pred === c.pred));
       if (c.limit.suffix !== '' || c.limit.value < 0n || c.limit.value > 2n ** 31n - 1n) {
         diagnostics.push(errorAt('order: expected a non-negative int32 limit', c.limit.span));
         continue;
       }
       if (reader) {
         diagnostics.push(
-          errorAt(`order: ${c.pred} has a limit and is read by the rule for ${reader.head.pred}; a limit on a relation that rules read is not supported yet`, c.span),
+          errorAt(
+            `order: ${c.pred} has a limit and is read by the rule for ${reader.head.pred}, which it depends on (recursion through a limit); ` +
+              'expected rules that read a limited relation to come after it',
+            c.span,
+          ),
         );
         continue;
       }

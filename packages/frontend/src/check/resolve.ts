@@ -3,7 +3,7 @@
  * arities, finds undeclared predicates, and reduces rules to the core forms lowering handles, reporting
  * every not-yet-supported form where it stands.
  */
-import { AGGREGATE_FNS, BUILTINS, errorAt, isBuiltin, parseDate, SCALAR_TYPES, type AggregateFn, type Constraint, type CompareOp, type Diagnostic, type ScalarType, type SourceSpan } from '@vixen/queryplan';
+import { AGGREGATE_FNS, BUILTINS, constantArgs, errorAt, isBuiltin, parseDate, SCALAR_TYPES, type AggregateFn, type BuiltinFn, type Constraint, type CompareOp, type Diagnostic, type ScalarType, type SourceSpan } from '@vixen/queryplan';
 import { conjuncts, type AggBinding, type Atom, type Clause, type Formula, type FuncAtom, type Head, type SourceAst, type Term } from '../syntax/ast.js';
 import { formatLocation } from '../syntax/span.js';
 import type { CoreAggBinding, CoreAtom, CoreComparison, CoreRule, DeclaredColumn, OrderClause, PredInfo, ResolvedProgram, SimpleTerm } from './program.js';
@@ -86,8 +86,12 @@ class Resolver {
     return true;
   }
 
-  /** Records a use of a head (atom or functional). */
+  /** Records a use of a head (atom or functional); built-ins cannot be defined. */
   private useHead(head: Head): boolean {
+    if (isBuiltinName(head.pred)) {
+      this.error(`${head.pred} is ${isBuiltin(head.pred) ? 'a built-in' : 'in a built-in namespace'}: facts and rules cannot define it`, head.predSpan);
+      return false;
+    }
     return head.kind === 'funcAtom' ? this.useFunctional(head) : this.use(head);
   }
 
@@ -199,6 +203,12 @@ class Resolver {
     const literal = (f: Formula, positive: boolean): void => {
       switch (f.kind) {
         case 'atom': {
+          if (isBuiltin(f.pred)) {
+            const form = this.builtinAtom(f, f.pred);
+            if (form) return literal(form, positive);
+            ok = false;
+            return;
+          }
           if (isBuiltinName(f.pred)) {
             this.error(unknownBuiltin(f.pred), f.predSpan);
             ok = false;
@@ -225,11 +235,8 @@ class Resolver {
           return;
         case 'funcAtom': {
           if (isBuiltin(f.pred) || isBuiltinName(f.pred)) {
-            // `date:year[d] = y` is the comparison (or assignment) y = date:year[d].
-            const call = this.apply({ kind: 'apply', name: f.pred, args: f.keys, span: f.span, nameSpan: f.predSpan });
-            const value = f.values.length === 1 ? this.simpleTerm(f.values[0]!, 'value') : undefined;
-            if (f.values.length !== 1) this.error(`${f.pred}[...] has one value, found ${f.values.length}`, f.span);
-            if (call && value) comparisons.push({ op: positive ? '=' : '!=', left: value, right: call, span: f.span });
+            const c = this.builtinComparison(f, positive);
+            if (c) comparisons.push(c);
             else ok = false;
             return;
           }
@@ -246,6 +253,31 @@ class Resolver {
     };
     for (const f of conjuncts(body)) literal(f, true);
     return ok ? { atoms, negated, comparisons } : undefined;
+  }
+
+  /**
+   * A built-in written as an atom. A test (boolean result) with its arguments, `string:like(s, "%a%")`, holds
+   * when the call is true: the functional form `string:like[s, "%a%"] = true`. With one argument more it is
+   * the functional form of any built-in: `string:length(s, n)` is `string:length[s] = n`.
+   */
+  private builtinAtom(a: Atom, fn: BuiltinFn): FuncAtom | undefined {
+    const arity = BUILTINS[fn].args.length;
+    const isTest = BUILTINS[fn].result === 'boolean';
+    if (a.args.length !== arity + 1 && !(isTest && a.args.length === arity)) {
+      this.error(`${fn} expects ${plural(arity, 'argument')}${isTest ? '' : ' and its result'}, found ${a.args.length}`, a.span);
+      return undefined;
+    }
+    const test = a.args.length === arity;
+    const values: Term[] = test ? [{ kind: 'var', name: 'true', span: a.span }] : a.args.slice(arity);
+    return { kind: 'funcAtom', pred: fn, keys: a.args.slice(0, arity), values, span: a.span, predSpan: a.predSpan };
+  }
+
+  /** `date:year[d] = y` is the comparison (or assignment) y = date:year[d]; negated, y != date:year[d]. */
+  private builtinComparison(f: FuncAtom, positive: boolean): CoreComparison | undefined {
+    const call = this.apply({ kind: 'apply', name: f.pred, args: f.keys, span: f.span, nameSpan: f.predSpan });
+    const value = f.values.length === 1 ? this.simpleTerm(f.values[0]!, 'value') : undefined;
+    if (f.values.length !== 1) this.error(`${f.pred}[...] has one value, found ${f.values.length}`, f.span);
+    return call && value ? { op: positive ? '=' : '!=', left: value, right: call, span: f.span } : undefined;
   }
 
   private coreAtom(a: Atom, place: TermPlace): CoreAtom | undefined {
@@ -317,7 +349,14 @@ class Resolver {
         return undefined;
       }
       const args = t.args.map((a) => this.simpleTerm(a, 'value'));
-      return args.every((a) => a !== undefined) ? { kind: 'call', fn: t.name, args: args as SimpleTerm[], span: t.span } : undefined;
+      if (args.some((a) => a === undefined)) return undefined;
+      const loose = constantArgs(t.name).find((k) => !isGround(args[k]!));
+      if (loose !== undefined) {
+        const type = BUILTINS[t.name].args[loose] === 'string' ? 'string' : 'integer';
+        this.error(`argument ${loose + 1} of ${t.name} must be a constant ${type}: the device looks ${t.name} up in a table built per constant`, t.args[loose]!.span);
+        return undefined;
+      }
+      return { kind: 'call', fn: t.name, args: args as SimpleTerm[], span: t.span };
     }
     if (t.name !== 'date:parse') {
       this.error(isBuiltinName(t.name) ? unknownBuiltin(t.name) : NOT_SUPPORTED.apply, isBuiltinName(t.name) ? t.nameSpan : t.span);
@@ -357,6 +396,16 @@ class Resolver {
       void this.rules.push({ head, atoms: [lhsAtom], negated: [], comparisons: [], assignments: [], span, ...parts });
     for (const c of conjuncts(rhs)) {
       if (c.kind === 'atom' && TYPE_NAMES.has(c.pred)) continue;
+      // A built-in test: violated where its comparison fails.
+      const negatedBody = c.kind === 'not' ? c.body : undefined;
+      const test = negatedBody ?? c;
+      if ((test.kind === 'atom' && isBuiltin(test.pred)) || (test.kind === 'funcAtom' && (isBuiltin(test.pred) || isBuiltinName(test.pred)))) {
+        const form = test.kind === 'atom' ? this.builtinAtom(test, test.pred as BuiltinFn) : test;
+        const cmp = form && this.builtinComparison(form, negatedBody === undefined);
+        if (cmp) rule({ comparisons: [{ ...cmp, op: NEGATED_OP[cmp.op] }] });
+        else this.incomplete.add(relation);
+        continue;
+      }
       const negatedAtom = c.kind === 'not' && (c.body.kind === 'atom' || c.body.kind === 'funcAtom') ? c.body : undefined;
       const atom = c.kind === 'atom' || c.kind === 'funcAtom' ? c : negatedAtom;
       if (atom) {
@@ -436,11 +485,22 @@ function isBuiltinName(name: string): boolean {
   return name.includes(':') && (TYPE_NAMES.has(ns) || ns === 'date' || ns === 'string');
 }
 
-/** String built-ins of LANGUAGE.md still to come (they need per-run tables over the string dictionary). */
-const STRING_BUILTINS = new Set(['string:length', 'string:substring', 'string:like', 'string:startswith']);
+/** A term without variables or wildcards: a constant (after folding). */
+function isGround(t: SimpleTerm): boolean {
+  switch (t.kind) {
+    case 'var':
+    case 'wildcard':
+      return false;
+    case 'binary':
+      return isGround(t.left) && isGround(t.right);
+    case 'call':
+      return t.args.every(isGround);
+    default:
+      return true;
+  }
+}
 
 function unknownBuiltin(name: string): string {
-  if (STRING_BUILTINS.has(name)) return `the string built-in ${name} is not supported yet`;
   return `unknown built-in ${name}; expected one of date:parse, ${Object.keys(BUILTINS).join(', ')}`;
 }
 

@@ -11,9 +11,13 @@ import {
   arithDefined,
   DECIMAL_SCALE,
   errorAt,
+  compareValues,
+  evalArith,
+  evalBuiltin,
   parseDecimal,
   parseFloat32,
   valueHasType,
+  zeroOf,
   type Column,
   type Diagnostic,
   type Row,
@@ -95,6 +99,28 @@ function literalText(t: LiteralTerm): string {
       return String(t.value);
     case 'date':
       return 'date:parse[...]';
+  }
+}
+
+/** The value of a typed term made of constants only (arithmetic on them and calls of them), else undefined. */
+function foldConstant(t: TypedTerm): Value | undefined {
+  switch (t.kind) {
+    case 'const':
+      return t.value;
+    case 'binary': {
+      const l = foldConstant(t.left);
+      const r = foldConstant(t.right);
+      // A zero divisor is left to the run time, where it drops the binding.
+      const byZero = (t.op === '/' || t.op === '%') && r !== undefined && compareValues(r, zeroOf(t.type)) === 0;
+      return l === undefined || r === undefined || byZero ? undefined : evalArith(t.op, t.type, l, r);
+    }
+    case 'call': {
+      const args = t.args.map(foldConstant);
+      return args.every((a) => a !== undefined) ? evalBuiltin(t.fn, args as Value[]) : undefined;
+    }
+    case 'var':
+    case 'wildcard':
+      return undefined;
   }
 }
 
@@ -315,8 +341,18 @@ class TypeChecker {
           this.error(`type mismatch: expected ${expected} for ${what} but ${t.fn} gives ${sig.result}`, t.span);
           return undefined;
         }
-        const args = t.args.map((a, k) => this.elaborate(a, sig.args[k]!, `argument ${k + 1} of ${t.fn}`, vars));
-        return complete(args) ? { kind: 'call', fn: t.fn, args, type: expected } : undefined;
+        const typed = t.args.map((a, k) => this.elaborate(a, sig.args[k]!, `argument ${k + 1} of ${t.fn}`, vars));
+        if (!complete(typed)) return undefined;
+        // Constants are folded: a table built-in's constant arguments must be values, and a call on constants
+        // needs no device code at all.
+        const values = typed.map(foldConstant);
+        const args = typed.map((a, k): TypedTerm => (values[k] === undefined ? a : { kind: 'const', type: a.type, value: values[k] }));
+        if (t.fn === 'string:substring' && (values[2] as number) < 0) {
+          this.error(`the length (argument 3) of string:substring must not be negative, found ${values[2]}`, t.args[2]!.span);
+          return undefined;
+        }
+        if (values.every((v) => v !== undefined)) return { kind: 'const', type: expected, value: evalBuiltin(t.fn, values as Value[]) };
+        return { kind: 'call', fn: t.fn, args, type: expected };
       }
       case 'binary': {
         const types = varTypes(vars);

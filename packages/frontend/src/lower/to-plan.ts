@@ -16,7 +16,10 @@ class PlanBuilder {
   private current: BasicBlock = { label: 'entry', commands: [], terminator: { kind: 'halt' } };
   private temps = 0;
 
-  constructor(private readonly program: CheckedProgram) {
+  constructor(
+    private readonly program: CheckedProgram,
+    private readonly orders: Record<string, OutputOrder>,
+  ) {
     this.relations = program.relations.map((r) => ({
       name: r.name,
       columns: r.columns,
@@ -78,10 +81,19 @@ class PlanBuilder {
   }
 
   stratum(s: Stratum): void {
-    if (!s.recursive) {
-      for (const r of s.rules) this.emitRule(r, r.atoms.map((a) => a.pred), 0, r.head.pred, this.current.commands);
-      return;
-    }
+    if (s.recursive) this.recursiveStratum(s);
+    else for (const r of s.rules) this.emitRule(r, r.atoms.map((a) => a.pred), 0, r.head.pred, this.current.commands);
+    for (const p of s.preds) this.limitIfRead(p);
+  }
+
+  /** A limited relation that rules read is cut to its limit once complete, before any reader runs. */
+  limitIfRead(p: string): void {
+    const order = this.orders[p];
+    const read = this.program.rules.some((r) => [...r.atoms, ...r.negated].some((a) => a.pred === p));
+    if (order?.limit !== undefined && read) this.current.commands.push({ kind: 'limit', target: p, source: p, keys: order.keys, count: order.limit });
+  }
+
+  private recursiveStratum(s: Stratum): void {
     const inScc = (pred: string): boolean => s.preds.includes(pred);
     // Init: rules not reading the component, then every tuple so far (facts included) is the first delta.
     for (const r of s.rules.filter((r) => !r.atoms.some((a) => inScc(a.pred)))) {
@@ -122,7 +134,7 @@ class PlanBuilder {
     this.current = { label: after, commands: [], terminator: { kind: 'halt' } };
   }
 
-  finish(orders: Record<string, OutputOrder>): QpProgram {
+  finish(): QpProgram {
     this.blocks.push(this.current);
     const facts = Object.fromEntries(this.program.relations.filter((r) => r.facts.length > 0).map((r) => [r.name, r.facts]));
     const { constraints } = this.program;
@@ -131,14 +143,16 @@ class PlanBuilder {
       facts,
       blocks: this.blocks,
       entry: 'entry',
-      ...(Object.keys(orders).length > 0 ? { orders } : {}),
+      ...(Object.keys(this.orders).length > 0 ? { orders: this.orders } : {}),
       ...(constraints.length > 0 ? { constraints } : {}),
     };
   }
 }
 
 export function toPlan(program: CheckedProgram, strata: Stratum[], orders: Record<string, OutputOrder> = {}): QpProgram {
-  const builder = new PlanBuilder(program);
+  const builder = new PlanBuilder(program, orders);
+  // Base relations are complete from the start.
+  for (const r of program.relations) if (!r.hasRules) builder.limitIfRead(r.name);
   for (const s of strata) builder.stratum(s);
-  return builder.finish(orders);
+  return builder.finish();
 }

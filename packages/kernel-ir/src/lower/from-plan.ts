@@ -154,6 +154,9 @@ class Lowering {
       case 'clear':
         this.commands.push({ kind: 'clear', var: this.rel(c.target) });
         return;
+      case 'limit':
+        this.launch({ kind: 'limit', input: this.rel(c.source), output: this.rel(c.target), keys: c.keys, count: c.count });
+        return;
       case 'aggregate': {
         // Groups must be adjacent: a canonical relation already has them so when they lead its columns.
         const source = this.rel(c.source);

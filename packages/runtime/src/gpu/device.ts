@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { create, globals } from 'webgpu';
 import { BufferPool } from './pool.js';
+import type { PassLayout } from './recorder.js';
 import { PassTimer } from './timing.js';
 
 export interface GpuLimits {
@@ -130,7 +131,7 @@ export async function openGpu(options: GpuOptions = {}): Promise<Gpu> {
 /** The Gpu handed out by openGpu, with the state the drivers share. */
 export class GpuImpl implements Gpu {
   readonly pipelines = new Map<string, Promise<GPUComputePipeline>>();
-  readonly layouts = new Map<string, { group: GPUBindGroupLayout; pipeline: GPUPipelineLayout }>();
+  readonly layouts = new Map<string, PassLayout>();
   readonly pool: BufferPool;
   /** Why the device is unusable (lost, or an error no scope caught); the next call throws it. */
   private failure: string | null = null;

@@ -9,6 +9,7 @@ import { rowWords, type ScalarType } from '@vixen/queryplan';
 import { COMPACT_ITEMS, RADIX_BITS, RADIX_ITEMS, sortKeyWords, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
 import { kernelInputs, type KirKernel, type KirVariable, type VarId } from '@vixen/kernel-ir';
 import { aggregateRows } from './aggregate.js';
+import { limitRows } from './limit.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { Recorder, type Bound } from './recorder.js';
 import { allocRelation, bindingBytes, checkBindingSize, readWords, relationUsage, type DeviceRelation } from './relations.js';
@@ -41,6 +42,8 @@ interface Compaction {
   sizes: number[];
   constants: Uint32Array;
   outWidth: number;
+  /** The kernel's string built-in tables, bound to both passes. */
+  tables?: Bound;
 }
 
 async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction): Promise<DeviceRelation> {
@@ -53,14 +56,14 @@ async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction): Promi
   const offsets: Bound = { buffer: g.pool.acquire(bindingBytes(words), relationUsage()), words };
   try {
     const counting = new Recorder(g, shaders);
-    counting.dispatch(c.count.pass, [...c.count.inputs, offsets], c.sizes, c.granule === 'tile' ? slots * wg : n + 1, c.constants);
+    counting.dispatch(c.count.pass, [...c.count.inputs, offsets], c.sizes, c.granule === 'tile' ? slots * wg : n + 1, c.constants, c.tables);
     encodeScan(counting, offsets, slots + 1);
     await counting.submit();
     const total = (await readWords(g, offsets.buffer, slots * 4, 1))[0]!;
     const out = allocRelation(g, total, c.outWidth);
     if (total === 0) return out;
     const writing = new Recorder(g, shaders);
-    writing.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], c.sizes, c.granule === 'tile' ? slots * wg : n, c.constants);
+    writing.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], c.sizes, c.granule === 'tile' ? slots * wg : n, c.constants, c.tables);
     await writing.submit();
     return out;
   } finally {
@@ -186,6 +189,7 @@ async function run(
   inputs: DeviceRelation[],
   constWords: Uint32Array,
   columns: (v: VarId) => ScalarType[],
+  tables: Bound | undefined,
 ): Promise<DeviceRelation> {
   const outWidth = rowWords(columns(kernel.output));
   const empty: DeviceRelation = { buffer: null, count: 0, width: outWidth };
@@ -202,6 +206,7 @@ async function run(
         sizes: [a.count],
         constants: constWords,
         outWidth,
+        ...(tables ? { tables } : {}),
       });
     case 'difference':
       if (a.count === 0) return empty;
@@ -225,6 +230,7 @@ async function run(
         sizes: [a.count, b.count],
         constants: constWords,
         outWidth,
+        ...(tables ? { tables } : {}),
       });
     case 'sort':
       return sortRows(g, shaders, a, sortKeyWords(columns(kernel.input), kernel.keys));
@@ -232,6 +238,9 @@ async function run(
       return concatenate(g, [a, b], outWidth);
     case 'copy':
       return concatenate(g, [a], outWidth);
+    case 'limit':
+      if (a.count <= kernel.count) return concatenate(g, [a], outWidth);
+      return limitRows(g, a, columns(kernel.input), kernel.keys, kernel.count);
     case 'aggregate': {
       const types = columns(kernel.input);
       const argTypes = kernel.aggregates.map((x) => (x.column === undefined ? undefined : types[x.column]));
@@ -242,7 +251,8 @@ async function run(
 
 /**
  * Runs one kernel. `inputs` in kernelInputs(kernel) order; `constWords` = the kernel's constants
- * encoded in kernelConstants() order (int32 1 word, int64 2 words lo,hi, string 1 word).
+ * encoded in kernelConstants() order (int32 1 word, int64 2 words lo,hi, string 1 word); `tables` = the
+ * kernel's string built-in tables (kernelTables(), laid out as TableSpec says), when it has any.
  */
 export async function runKernel(
   gpu: Gpu,
@@ -251,6 +261,7 @@ export async function runKernel(
   inputs: DeviceRelation[],
   constWords: Uint32Array,
   variables: readonly KirVariable[],
+  tables?: Bound,
 ): Promise<DeviceRelation> {
   const g = internals(gpu);
   const columns = (id: VarId): ScalarType[] => {
@@ -259,5 +270,5 @@ export async function runKernel(
     return v.columns;
   };
   if (inputs.length !== kernelInputs(kernel).length) throw new Error(`internal: ${kernel.kind} kernel ${kernel.id} given ${inputs.length} inputs`);
-  return g.scoped(`${kernel.kind} kernel ${kernel.id}`, () => run(g, kernel, shaders, inputs, constWords, columns));
+  return g.scoped(`${kernel.kind} kernel ${kernel.id}`, () => run(g, kernel, shaders, inputs, constWords, columns, tables));
 }

@@ -3,7 +3,7 @@
  * (sizes + constants) of all dispatches share one buffer bound with dynamic offsets. Pipelines are
  * compiled once per (pass, WGSL text, workgroup size) and cached on the device.
  */
-import { PASS_LAYOUTS, SUBGROUP_VARIANT, uniformVec4s, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
+import { PASS_LAYOUTS, SUBGROUP_VARIANT, TABLES_GROUP, uniformVec4s, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from './device.js';
 import { bindingBytes, relationUsage } from './relations.js';
 
@@ -14,12 +14,28 @@ export interface Bound {
 }
 
 type Step =
-  | { kind: 'dispatch'; pass: PassName; pipeline: Promise<GPUComputePipeline>; buffers: Bound[]; uniform: Uint32Array; threads: number }
+  | {
+      kind: 'dispatch';
+      pass: PassName;
+      pipeline: Promise<GPUComputePipeline>;
+      buffers: Bound[];
+      uniform: Uint32Array;
+      threads: number;
+      tables: Bound | undefined;
+    }
   | { kind: 'copy'; from: GPUBuffer; fromOffset: number; to: GPUBuffer; toOffset: number; bytes: number }
   | { kind: 'clear'; buffer: GPUBuffer; bytes: number };
 
-function layoutFor(g: GpuImpl, pass: PassName): { group: GPUBindGroupLayout; pipeline: GPUPipelineLayout } {
-  const cached = g.layouts.get(pass);
+export interface PassLayout {
+  group: GPUBindGroupLayout;
+  /** Group TABLES_GROUP, for a pass run with string built-in tables. */
+  tables?: GPUBindGroupLayout;
+  pipeline: GPUPipelineLayout;
+}
+
+function layoutFor(g: GpuImpl, pass: PassName, withTables: boolean): PassLayout {
+  const key = withTables ? `${pass}+tables` : pass;
+  const cached = g.layouts.get(key);
   if (cached) return cached;
   const group = g.device.createBindGroupLayout({
     label: pass,
@@ -30,17 +46,27 @@ function layoutFor(g: GpuImpl, pass: PassName): { group: GPUBindGroupLayout; pip
         kind === 'read' ? { type: 'read-only-storage' } : kind === 'write' ? { type: 'storage' } : { type: 'uniform', hasDynamicOffset: true },
     })),
   });
-  const layout = { group, pipeline: g.device.createPipelineLayout({ bindGroupLayouts: [group] }) };
-  g.layouts.set(pass, layout);
+  if (!withTables) {
+    const layout = { group, pipeline: g.device.createPipelineLayout({ bindGroupLayouts: [group] }) };
+    g.layouts.set(key, layout);
+    return layout;
+  }
+  const tables = g.device.createBindGroupLayout({
+    label: `${pass} tables`,
+    entries: [{ binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } }],
+  });
+  // Groups 0 and TABLES_GROUP (= 1).
+  const layout = { group, tables, pipeline: g.device.createPipelineLayout({ bindGroupLayouts: [group, tables] }) };
+  g.layouts.set(key, layout);
   return layout;
 }
 
-async function compile(g: GpuImpl, pass: PassName, code: string): Promise<GPUComputePipeline> {
+async function compile(g: GpuImpl, pass: PassName, code: string, withTables: boolean): Promise<GPUComputePipeline> {
   const module = g.device.createShaderModule({ label: pass, code });
   try {
     return await g.device.createComputePipelineAsync({
       label: pass,
-      layout: layoutFor(g, pass).pipeline,
+      layout: layoutFor(g, pass, withTables).pipeline,
       compute: { module, entryPoint: 'main', constants: { WG: g.limits.workgroupSize } },
     });
   } catch (e) {
@@ -50,11 +76,11 @@ async function compile(g: GpuImpl, pass: PassName, code: string): Promise<GPUCom
   }
 }
 
-function pipelineFor(g: GpuImpl, pass: PassName, code: string): Promise<GPUComputePipeline> {
-  const key = `${pass}|${g.limits.workgroupSize}|${code}`;
+function pipelineFor(g: GpuImpl, pass: PassName, code: string, withTables: boolean): Promise<GPUComputePipeline> {
+  const key = `${pass}|${g.limits.workgroupSize}|${withTables}|${code}`;
   let p = g.pipelines.get(key);
   if (!p) {
-    p = compile(g, pass, code);
+    p = compile(g, pass, code, withTables);
     g.pipelines.set(key, p);
     // A failed compile is reported to its caller; retrying later recompiles.
     p.catch(() => g.pipelines.delete(key));
@@ -79,18 +105,25 @@ export class Recorder {
   }
 
   /**
-   * One thread per index in [0, threads); `sizes` fills uniform vec4 0, `constants` the vec4s after it. Runs the
-   * pass's `+subgroups` variant instead where there is one and the device has subgroups.
+   * One thread per index in [0, threads); `sizes` fills uniform vec4 0, `constants` the vec4s after it;
+   * `tables` (a kernel's string built-in tables) is bound as group TABLES_GROUP. Runs the pass's `+subgroups`
+   * variant instead where there is one and the device has subgroups.
    */
-  dispatch(pass: PassName, buffers: Bound[], sizes: readonly number[], threads: number, constants: Uint32Array = new Uint32Array(0)): void {
-    // A pass's subgroup variant, where the generator made one and the device has the feature.
+  dispatch(
+    pass: PassName,
+    buffers: Bound[],
+    sizes: readonly number[],
+    threads: number,
+    constants: Uint32Array = new Uint32Array(0),
+    tables?: Bound,
+  ): void {
     const code = (this.g.subgroups ? this.shaders[`${pass}${SUBGROUP_VARIANT}`] : undefined) ?? this.shaders[pass];
     if (code === undefined) throw new Error(`internal: no WGSL for pass ${pass}`);
     if (threads === 0) return;
     const uniform = new Uint32Array(4 * uniformVec4s(constants.length));
     uniform.set(sizes);
     uniform.set(constants, 4);
-    this.steps.push({ kind: 'dispatch', pass, pipeline: pipelineFor(this.g, pass, code), buffers, uniform, threads });
+    this.steps.push({ kind: 'dispatch', pass, pipeline: pipelineFor(this.g, pass, code, tables !== undefined), buffers, uniform, threads, tables });
   }
 
   copy(from: GPUBuffer, fromOffset: number, to: GPUBuffer, toOffset: number, bytes: number): void {
@@ -148,9 +181,14 @@ export class Recorder {
         resource: { buffer: b.buffer, offset: 0, size: bindingBytes(b.words) },
       }));
       entries.push({ binding: entries.length, resource: { buffer: arena, offset: 0, size: s.uniform.byteLength } });
-      const group = device.createBindGroup({ layout: layoutFor(this.g, s.pass).group, entries });
+      const layout = layoutFor(this.g, s.pass, s.tables !== undefined);
+      const group = device.createBindGroup({ layout: layout.group, entries });
       pass.setPipeline(pipelines[k]!);
       pass.setBindGroup(0, group, [offsets[k]!]);
+      if (s.tables && layout.tables) {
+        const resource = { buffer: s.tables.buffer, offset: 0, size: bindingBytes(s.tables.words) };
+        pass.setBindGroup(TABLES_GROUP, device.createBindGroup({ layout: layout.tables, entries: [{ binding: 0, resource }] }));
+      }
       const [x, y] = this.grid(s.threads);
       pass.dispatchWorkgroups(x, y);
       k++;

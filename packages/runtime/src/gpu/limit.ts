@@ -1,0 +1,62 @@
+/**
+ * Host driver of the limit kernel (`order P by ... limit N` on a relation that rules read): read the rows back,
+ * pick the first `count` in typed order, upload them in canonical (word) order. The limit applies once per run
+ * of its stratum to a complete relation, so a round trip through the host is cheap next to computing it.
+ */
+import { wordsOf, type OutputOrder, type ScalarType } from '@vixen/queryplan';
+import type { GpuImpl } from './device.js';
+import { readWords, uploadRelation, type DeviceRelation } from './relations.js';
+
+const f32 = new Float32Array(1);
+const f32Bits = new Uint32Array(f32.buffer);
+
+/** Typed comparison of a column's words (the words' order where it is already the typed order). */
+function columnCompare(type: ScalarType, words: Uint32Array, at: number): (a: number, b: number) => number {
+  const cmp = (x: number | bigint, y: number | bigint) => (x < y ? -1 : x > y ? 1 : 0);
+  switch (type) {
+    case 'int32':
+    case 'date':
+      return (a, b) => cmp(words[a + at]! | 0, words[b + at]! | 0);
+    case 'uint32':
+    case 'boolean':
+    case 'string':
+      // Dictionary ids are in string order.
+      return (a, b) => cmp(words[a + at]!, words[b + at]!);
+    case 'float32': {
+      const value = (i: number) => ((f32Bits[0] = words[i + at]!), f32[0]!);
+      return (a, b) => cmp(value(a), value(b));
+    }
+    case 'int64':
+    case 'decimal':
+      // (lo, hi): the signed high word decides, then the unsigned low word.
+      return (a, b) => cmp(words[a + at + 1]! | 0, words[b + at + 1]! | 0) || cmp(words[a + at]!, words[b + at]!);
+  }
+}
+
+export async function limitRows(
+  g: GpuImpl,
+  input: DeviceRelation,
+  types: readonly ScalarType[],
+  keys: OutputOrder['keys'],
+  count: number,
+): Promise<DeviceRelation> {
+  const width = input.width;
+  if (!input.buffer || count === 0) return { buffer: null, count: 0, width };
+  const words = await readWords(g, input.buffer, 0, input.count * width);
+  const offsets = types.map((_, c) => types.slice(0, c).reduce((n, t) => n + wordsOf(t), 0));
+  const byColumn = types.map((t, c) => columnCompare(t, words, offsets[c]!));
+  const typed = [...keys.map((k) => ({ cmp: byColumn[k.column]!, sign: k.descending ? -1 : 1 })), ...byColumn.map((cmp) => ({ cmp, sign: 1 }))];
+  const rows = Array.from({ length: input.count }, (_, r) => r * width);
+  rows.sort((a, b) => {
+    for (const { cmp, sign } of typed) {
+      const c = cmp(a, b);
+      if (c !== 0) return sign * c;
+    }
+    return 0;
+  });
+  // Canonical form: the chosen rows in unsigned word order. The input was canonical, so that is their input order.
+  const chosen = rows.slice(0, count).sort((a, b) => a - b);
+  const out = new Uint32Array(chosen.length * width);
+  chosen.forEach((r, i) => out.set(words.subarray(r, r + width), i * width));
+  return uploadRelation(g, out, width, chosen.length);
+}

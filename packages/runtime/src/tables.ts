@@ -1,0 +1,75 @@
+/**
+ * String built-ins on the device (queryplan builtins.ts `table`): kernels never see characters, so once a run's
+ * dictionary is final the host tabulates each (function, constants) a kernel uses over every dictionary id.
+ */
+import type { TableSpec } from '@vixen/codegen-wgsl';
+import { builtinTable, evalBuiltin, type Value } from '@vixen/queryplan';
+import type { StringDictionary } from './encoding.js';
+
+/**
+ * `strings` plus every string the substring tables can produce from them, repeatedly (a substring of a
+ * substring is one too), so that the order-preserving dictionary gives every result an id. Each new string is
+ * a substring of an original one, so this ends.
+ */
+export function closeOverSubstrings(strings: Iterable<string>, specs: readonly TableSpec[]): Set<string> {
+  const all = new Set(strings);
+  const substrings = specs.filter((s) => s.fn === 'string:substring');
+  let fresh = [...all];
+  while (fresh.length > 0 && substrings.length > 0) {
+    const next: string[] = [];
+    for (const s of fresh) {
+      for (const spec of substrings) {
+        const t = evalBuiltin(spec.fn, [s, ...spec.args]) as string;
+        if (!all.has(t)) {
+          all.add(t);
+          next.push(t);
+        }
+      }
+    }
+    fresh = next;
+  }
+  return all;
+}
+
+/** One table's words: bit id of word id >> 5 for tests, else one word per id (a length, or a result's id). */
+function tableWords(spec: TableSpec, dict: StringDictionary): Uint32Array {
+  const n = dict.strings.length;
+  // One argument array for every call: tables are built over millions of ids.
+  const args: Value[] = ['', ...spec.args];
+  const value = (id: number): Value => {
+    args[0] = dict.strings[id]!;
+    return evalBuiltin(spec.fn, args);
+  };
+  if (builtinTable(spec.fn) === 'bits') {
+    const bits = new Uint32Array(Math.ceil(n / 32));
+    for (let id = 0; id < n; id++) if (value(id) === true) bits[id >>> 5]! |= 1 << (id & 31);
+    return bits;
+  }
+  const words = new Uint32Array(n);
+  for (let id = 0; id < n; id++) {
+    const v = value(id);
+    words[id] = typeof v === 'string' ? dict.id(v) : (v as number) >>> 0;
+  }
+  return words;
+}
+
+/**
+ * A kernel's tables in one buffer: word k = the offset of table k, then the tables back to back. `cache` (by
+ * function and constants) lets the kernels of one run share what they tabulate.
+ */
+export function kernelTableWords(specs: readonly TableSpec[], dict: StringDictionary, cache = new Map<string, Uint32Array>()): Uint32Array {
+  const tables = specs.map((s) => {
+    const key = JSON.stringify([s.fn, ...s.args]);
+    let t = cache.get(key);
+    if (!t) cache.set(key, (t = tableWords(s, dict)));
+    return t;
+  });
+  const out = new Uint32Array(specs.length + tables.reduce((n, t) => n + t.length, 0));
+  let at = specs.length;
+  tables.forEach((t, k) => {
+    out[k] = at;
+    out.set(t, at);
+    at += t.length;
+  });
+  return out;
+}
