@@ -22,6 +22,8 @@ const runOptionsSchema = z.object({
   stats: z.boolean().default(false),
   profile: z.boolean().default(false),
   maxIterations: z.coerce.number().int().positive().optional(),
+  maxTuples: z.coerce.number().int().positive().optional(),
+  timeout: z.coerce.number().positive().optional(),
   maxDeviceMemory: z.string().min(1).optional(),
 });
 
@@ -96,6 +98,8 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .option('--profile', 'print per-operator and per-kernel launches, device time, rows and bytes on stderr', false)
     .option('--max-iterations <n>', 'fail when a fixpoint loop needs more than n iterations')
     .option('--max-device-memory <bytes>', 'fail when variables need more device memory (e.g. 512MiB, 2GiB)')
+    .option('--max-tuples <n>', 'fail when any one base or derived relation would hold more than n tuples')
+    .option('--timeout <seconds>', 'fail when the run takes longer (wall clock, checked between kernel launches)')
     .action(async (file: string, raw: unknown) => {
       const opts = parseOptions(runOptionsSchema, raw);
       // Checked before compiling, so a bad size is reported as an option error.
@@ -116,6 +120,8 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
           backend: opts.backend,
           profile: opts.profile,
           ...(opts.maxIterations !== undefined ? { maxIterations: opts.maxIterations } : {}),
+          ...(opts.maxTuples !== undefined ? { maxTuples: opts.maxTuples } : {}),
+          ...(opts.timeout !== undefined ? { timeout: opts.timeout } : {}),
           ...(maxDeviceMemory !== undefined ? { maxDeviceMemory } : {}),
         });
         err(`adapter: ${result.adapter}\n`);
@@ -229,8 +235,12 @@ async function runReporting(
   }
 }
 
+/** Exit status of a run stopped by --max-iterations, --max-tuples, --timeout or --max-device-memory. */
+export const EXIT_LIMIT = 4;
+
 /**
- * Runs the CLI and returns the exit code; user errors are rendered, never thrown. Without `err`, stderr is the
+ * Runs the CLI and returns the exit code (0 ok, 1 bad input, 2 bad command line or internal error, 3 violated
+ * constraints, 4 a run limit); user errors are rendered, never thrown. Without `err`, stderr is the
  * process's, and a TTY there shows fixpoint progress.
  */
 export async function runCli(
@@ -247,6 +257,10 @@ export async function runCli(
     if (e instanceof ConstraintViolations) {
       err(e.message);
       return 3;
+    }
+    if (e instanceof RunLimitError) {
+      err(renderDiagnostics(e.diagnostics, e.sources) + '\n');
+      return EXIT_LIMIT;
     }
     if (e instanceof VixenError) {
       err(renderDiagnostics(e.diagnostics, e.sources) + '\n');

@@ -21,6 +21,7 @@ import {
 } from '@vixen/queryplan';
 import { executeKir, type ExecuteOptions, type ExecuteStats } from './executor.js';
 import { parseByteSize } from './limits.js';
+import { checkRunOptions } from './run-options.js';
 import { externalFacts, mergeFacts, type FactSources } from './facts-input.js';
 import { openGpu, type Gpu, type GpuOptions } from './gpu/index.js';
 import { parseProgramFile, serializeProgram, type ProgramFile } from './program-file.js';
@@ -40,6 +41,13 @@ export interface RunOptions extends FactSources {
   backend?: GpuOptions['backend'];
   /** Most iterations one run of a fixpoint loop may take; one more fails with a RunLimitError (partial stats). */
   maxIterations?: number;
+  /** Most tuples any one base or derived relation may hold; more fails with a RunLimitError (partial stats). */
+  maxTuples?: number;
+  /**
+   * Wall-clock limit in seconds from the call of `run` (facts loading included), checked between kernel launches;
+   * past it the run fails with a RunLimitError (partial stats) once the launch in flight has finished.
+   */
+  timeout?: number;
   /** Device memory limit for the variables' buffers: bytes, or text like `64MiB` (see parseByteSize). */
   maxDeviceMemory?: number | string;
   /** Device-accurate per-kernel times in `stats` (waits for the device after every kernel). */
@@ -73,13 +81,13 @@ function assertValid(stage: string, diagnostics: Diagnostic[]): void {
 }
 
 /** The executor options a run asks for, checked (bad limits are user errors). */
-function runLimits(options: RunOptions): ExecuteOptions {
-  const { maxIterations, maxDeviceMemory, profile, onProgress } = options;
-  if (maxIterations !== undefined && !(Number.isSafeInteger(maxIterations) && maxIterations > 0)) {
-    throw new VixenError({ severity: 'error', message: `maxIterations: expected a positive whole number, got ${maxIterations}` });
-  }
+function runLimits(options: RunOptions, startedAt: number): ExecuteOptions {
+  checkRunOptions(options, 'run');
+  const { maxIterations, maxTuples, timeout, maxDeviceMemory, profile, onProgress } = options;
   return {
     ...(maxIterations !== undefined ? { maxIterations } : {}),
+    ...(maxTuples !== undefined ? { maxTuples } : {}),
+    ...(timeout !== undefined ? { timeoutMs: timeout * 1000, startedAt } : {}),
     ...(maxDeviceMemory !== undefined ? { maxDeviceMemory: parseByteSize(maxDeviceMemory, 'maxDeviceMemory') } : {}),
     ...(profile !== undefined ? { profile } : {}),
     ...(onProgress ? { onProgress } : {}),
@@ -136,8 +144,9 @@ export class Program {
 
   /** Runs the compiled kernels on WebGPU. */
   async run(options: RunOptions = {}): Promise<RunResult> {
+    const startedAt = performance.now();
+    const limits = runLimits(options, startedAt);
     const outputs = this.checkOutputs(options.outputs);
-    const limits = runLimits(options);
     const initial = mergeFacts(this.kir.facts, await externalFacts(this.kir.relations, this.kir.facts, options));
     const gpu = options.gpu ?? (await openGpu(options.backend ? { backend: options.backend } : {}));
     try {
@@ -158,6 +167,7 @@ export class Program {
   /** `interpret` plus the violated constraints, as `run` reports them. */
   async interpretChecked(options: Omit<RunOptions, 'gpu' | 'backend'> = {}): Promise<Pick<RunResult, 'relations' | 'violations'>> {
     if (!this.plan) throw new VixenError({ severity: 'error', message: 'a compiled program file carries no query plan to interpret' });
+    checkRunOptions(options, 'interpret');
     const outputs = this.checkOutputs(options.outputs);
     const external = await externalFacts(this.kir.relations, this.kir.facts, options);
     return this.finish(outputs, interpret(this.plan, Object.fromEntries(external)));
