@@ -1,12 +1,12 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { z } from 'zod';
-import { compileFile, parseByteSize, Program, RunLimitError, type RunOptions } from '@vixen/runtime';
+import { compileFile, parseByteSize, Program, readTextFile, RunLimitError, type RunOptions } from '@vixen/runtime';
 import { printKir } from '@vixen/kernel-ir';
 import { planToDot, printPlan, renderDiagnostics, VixenError } from '@vixen/queryplan';
 import { benchCommand } from './bench.js';
 import { buildBundle } from './bundle.js';
-import { ConstraintViolations, renderResults, writeOutputDir, type OutputFormat } from './format.js';
+import { checkOutputDir, ConstraintViolations, renderResults, writeOutputDir, type OutputFormat } from './format.js';
 import { explainDot, explainText, formatProfile, formatStats, progressLine } from './report.js';
 
 const runOptionsSchema = z.object({
@@ -59,12 +59,7 @@ function parseOptions<T extends z.ZodType>(schema: T, raw: unknown): z.infer<T> 
 /** A `.json` file is a compiled program; anything else is LogiQL source. */
 export function loadProgram(file: string): Program {
   if (!file.endsWith('.json')) return compileFile(file);
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    throw new VixenError({ severity: 'error', message: `cannot read program file ${file}` });
-  }
+  const text = readTextFile(file, 'program file');
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -105,6 +100,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
       // Checked before compiling, so a bad size is reported as an option error.
       const maxDeviceMemory =
         opts.maxDeviceMemory === undefined ? undefined : parseByteSize(opts.maxDeviceMemory, 'option --max-device-memory');
+      if (opts.outputDir !== undefined) checkOutputDir(opts.outputDir);
       const prog = loadProgram(file);
       const sources = { ...(opts.facts !== undefined ? { factsDir: opts.facts } : {}) };
       const outputs = opts.output;

@@ -1,7 +1,7 @@
 /** Renders result relations as text tables, CSV or JSON, and writes per-relation files. */
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatValue, formatViolation, type RelationDecl, type Row, type Value, type Violation } from '@vixen/queryplan';
+import { formatValue, formatViolation, VixenError, type RelationDecl, type Row, type Value, type Violation } from '@vixen/queryplan';
 
 export type OutputFormat = 'table' | 'csv' | 'json';
 
@@ -65,6 +65,13 @@ export function renderResults(
   }
 }
 
+/** Fails before a run whose --output-dir could not be written: a path that exists and is not a directory. */
+export function checkOutputDir(dir: string): void {
+  if (statSync(dir, { throwIfNoEntry: false })?.isDirectory() === false) {
+    throw new VixenError({ severity: 'error', message: `output directory ${dir} is not a directory` });
+  }
+}
+
 /**
  * Writes `<relation>.csv` (tab-separated, no header) per relation. Every file is written under a temporary name
  * first and renamed into place only when all were written, so a failure leaves earlier results intact.
@@ -74,9 +81,9 @@ export function writeOutputDir(
   relations: ReadonlyMap<string, readonly Row[]>,
   decls: ReadonlyMap<string, RelationDecl>,
 ): string[] {
-  mkdirSync(dir, { recursive: true });
   const staged: Array<{ tmp: string; path: string }> = [];
   try {
+    mkdirSync(dir, { recursive: true });
     for (const [name, rows] of relations) {
       const path = join(dir, `${name}.csv`);
       const tmp = `${path}.tmp-${process.pid}`;
@@ -85,7 +92,7 @@ export function writeOutputDir(
     }
   } catch (e) {
     for (const { tmp } of staged) rmSync(tmp, { force: true });
-    throw e;
+    throw new VixenError({ severity: 'error', message: `cannot write output files in ${dir}: ${(e as Error).message}` });
   }
   for (const { tmp, path } of staged) renameSync(tmp, path);
   return staged.map((s) => s.path);

@@ -15,4 +15,5 @@ export { benchOperators, defaultBenchSizes, formatBenchReport, type BenchOptions
 export { loadFactsDir, loadFactsFile } from './facts/index.js';
 export { PROGRAM_FORMAT, PROGRAM_VERSION, type ProgramFile } from './program-file.js';
 export { dawnAddonPath } from './dawn-path.js';
+export { readTextFile } from './utf8.js';
 export * from './graphs/index.js';

@@ -2,7 +2,7 @@
  * The programmatic API: compile LogiQL source into a Program (QP, KIR and WGSL), run it on WebGPU,
  * run the reference interpreter on the same plan, and save/load the compiled form.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { compileLogic, type SourceFile } from '@vixen/frontend';
 import { generateProgramShaders, type KernelShaders } from '@vixen/codegen-wgsl';
 import { planToKernels, validateKir, type KirProgram } from '@vixen/kernel-ir';
@@ -22,6 +22,7 @@ import {
 import { executeKir, type ExecuteOptions, type ExecuteStats } from './executor.js';
 import { parseByteSize } from './limits.js';
 import { checkRunOptions } from './run-options.js';
+import { readTextFile } from './utf8.js';
 import { externalFacts, mergeFacts, type FactSources } from './facts-input.js';
 import { openGpu, type Gpu, type GpuOptions } from './gpu/index.js';
 import { parseProgramFile, serializeProgram, type ProgramFile } from './program-file.js';
@@ -65,12 +66,9 @@ export interface RunResult {
   stats: ExecuteStats;
 }
 
+/** Included files: a missing one is the front end's diagnostic; one that is not UTF-8 is an error here. */
 function readFileOrUndefined(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return undefined;
-  }
+  return existsSync(path) ? readTextFile(path, 'included file') : undefined;
 }
 
 /** Internal invariant checks: a failure here is a compiler bug, reported as such. */
@@ -107,9 +105,7 @@ export function compile(source: string | SourceFile[], options: CompileOptions =
 
 /** Compiles a `.logic` file from disk (includes resolve relative to it). */
 export function compileFile(path: string): Program {
-  const text = readFileOrUndefined(path);
-  if (text === undefined) throw new VixenError({ severity: 'error', message: `cannot read program file ${path}` });
-  return compile([{ path, text }]);
+  return compile([{ path, text: readTextFile(path, 'program file') }]);
 }
 
 export class Program {
