@@ -21,7 +21,7 @@ import {
 } from '@vixen/queryplan';
 import { executeKir, type ExecuteOptions, type ExecuteStats } from './executor.js';
 import { parseByteSize } from './limits.js';
-import { checkRunOptions } from './run-options.js';
+import { checkCompileArgs, checkRunOptions } from './api-options.js';
 import { readTextFile } from './utf8.js';
 import { externalFacts, mergeFacts, type FactSources } from './facts-input.js';
 import { openGpu, type Gpu, type GpuOptions } from './gpu/index.js';
@@ -93,6 +93,7 @@ function runLimits(options: RunOptions, startedAt: number): ExecuteOptions {
 }
 
 export function compile(source: string | SourceFile[], options: CompileOptions = {}): Program {
+  checkCompileArgs(source, options);
   const files = typeof source === 'string' ? [{ path: options.filename ?? '<input>', text: source }] : source;
   const front = compileLogic(files, { readFile: options.readFile ?? readFileOrUndefined });
   const errors = front.diagnostics.filter((d) => d.severity === 'error');

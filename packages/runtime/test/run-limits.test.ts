@@ -174,26 +174,3 @@ describe('timeout', () => {
     expect(r.relations.get('path')).toEqual(closure(4));
   });
 });
-
-describe('run options are checked', () => {
-  const bad: Array<[string, Record<string, unknown>, RegExp]> = [
-    ['a limit given as text', { maxIterations: '5' }, /invalid run options: maxIterations: .*expected number, received string/],
-    ['a fractional tuple limit', { maxTuples: 1.5 }, /maxTuples: expected a positive whole number/],
-    ['a negative timeout', { timeout: -1 }, /timeout: expected a positive number of seconds/],
-    ['outputs as one string', { outputs: 'path' }, /outputs: .*expected array, received string/],
-    ['an unknown backend', { backend: 'metal' }, /backend: .*"auto"\|"vulkan"\|"opengles"/],
-    ['facts rows that are not arrays', { facts: { edge: [1, 2] } }, /facts\.edge\.0: .*expected array, received number/],
-    ['a non-function progress callback', { onProgress: true }, /onProgress: expected a function/],
-  ];
-  for (const [name, options, message] of bad) {
-    it(`rejects ${name} before touching the device`, async () => {
-      const run = tc.run({ gpu, facts: { edge: chain(2) }, ...options } as never);
-      await expect(run).rejects.toBeInstanceOf(VixenError);
-      await expect(run).rejects.toThrow(message);
-    });
-  }
-
-  it('checks interpret options the same way', async () => {
-    await expect(tc.interpret({ maxIterations: 'many' } as never)).rejects.toThrow(/invalid interpret options: maxIterations/);
-  });
-});
