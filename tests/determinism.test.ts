@@ -3,33 +3,14 @@
  * --output-dir files, CSV and JSON output (and the compiled program file) must be byte-identical. GPU kernels
  * use atomics and parallel reductions whose order varies between runs; the output must not show it.
  */
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { runCli } from '@vixen/cli';
+import { makeFacts } from './determinism/make-facts.js';
 
 const program = join(import.meta.dirname, 'determinism/program.logic');
-
-/** A seeded random graph of n nodes and m edges (mulberry32), labels with commas and quotes, weights. */
-function makeFacts(n: number, m: number, seed: number): string {
-  let a = seed;
-  const random = (): number => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-  const int = (k: number): number => Math.floor(random() * k);
-  const dir = mkdtempSync(join(tmpdir(), 'vixen-det-facts-'));
-  const edges = Array.from({ length: m }, () => `${int(n) - 5},${int(n) - 5}`);
-  writeFileSync(join(dir, 'edge.csv'), edges.join('\n') + '\n');
-  const nodes = Array.from({ length: n }, (_, i) => i - 5);
-  writeFileSync(join(dir, 'label.csv'), nodes.map((x) => `${x},"node ${x}, ""${String.fromCharCode(97 + int(26))}"""`).join('\n') + '\n');
-  const weights = nodes.map((x) => `${x},${(random() * 2000 - 1000).toFixed(3)},${1990 + int(30)}-0${1 + int(9)}-1${int(9)},${int(100000) / 100}`);
-  writeFileSync(join(dir, 'weight.csv'), weights.join('\n') + '\n');
-  return dir;
-}
 
 async function run(...args: string[]): Promise<string> {
   let out = '';
@@ -39,7 +20,8 @@ async function run(...args: string[]): Promise<string> {
   return out;
 }
 
-const facts = makeFacts(70, 160, 7);
+const facts = mkdtempSync(join(tmpdir(), 'vixen-det-facts-'));
+makeFacts(facts, 70, 160, 7);
 
 test('two runs write byte-identical --output-dir files', async () => {
   const dirs = [mkdtempSync(join(tmpdir(), 'vixen-det-a-')), mkdtempSync(join(tmpdir(), 'vixen-det-b-'))];
