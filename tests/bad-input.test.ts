@@ -3,13 +3,35 @@
  * nothing (or exactly the accepted output) on stdout, and never a stack trace; every API case throws a VixenError
  * with its message.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { runCli } from '@vixen/cli';
 import { VixenError } from '@vixen/queryplan';
 import { apiCases, cliCases, pathsIn } from './bad-input/cases.js';
+
+const main = join(import.meta.dirname, '../packages/cli/src/main.ts');
+const setpriv = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p));
+
+/**
+ * The CLI's exit status and output. For a case whose file chmod 000 cannot lock for this user (root), the real
+ * binary runs as the unprivileged uid 65534 through setpriv, where there is one.
+ */
+async function runCase(args: string[], asNobody: boolean): Promise<{ code: number; out: string; err: string }> {
+  if (asNobody) {
+    const r = spawnSync(setpriv!, ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--import', 'tsx', main, ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, HOME: tmpdir() },
+    });
+    return { code: r.status ?? -1, out: r.stdout, err: r.stderr };
+  }
+  let out = '';
+  let err = '';
+  const code = await runCli(['node', 'vixen', ...args], (s) => (out += s), (s) => (err += s));
+  return { code, out, err };
+}
 
 function readable(path: string): boolean {
   try {
@@ -23,15 +45,17 @@ function readable(path: string): boolean {
 describe.each(['source', 'facts', 'options', 'program-json'] as const)('%s', (kind) => {
   for (const c of cliCases.filter((x) => x.kind === kind)) {
     test(c.name, async (ctx) => {
-      const paths = pathsIn(mkdtempSync(join(tmpdir(), 'vixen-bad-')));
+      const tmp = mkdtempSync(join(tmpdir(), 'vixen-bad-'));
+      // Others may enter it, so only the locked file itself stops an unprivileged run.
+      chmodSync(tmp, 0o755);
+      const paths = pathsIn(tmp);
       c.setup?.(paths);
       const locked = c.unreadable?.(paths);
-      if (locked !== undefined && readable(locked)) {
-        ctx.skip(`chmod 000 does not stop this user (uid ${process.getuid?.()}, e.g. root) from reading ${locked}, so the case cannot fail here`);
+      const asNobody = locked !== undefined && readable(locked);
+      if (asNobody && (setpriv === undefined || process.getuid?.() !== 0)) {
+        ctx.skip(`chmod 000 does not stop this user (uid ${process.getuid?.()}) from reading ${locked}, and there is no setpriv to drop root`);
       }
-      let out = '';
-      let err = '';
-      const code = await runCli(['node', 'vixen', ...c.args(paths)], (s) => (out += s), (s) => (err += s));
+      const { code, out, err } = await runCase(c.args(paths), asNobody);
       expect({ code, err }).toEqual({ code: c.code, err: expect.stringMatching(c.stderr) });
       expect(err).not.toMatch(/\n\s+at .*:\d+:\d+/);
       // Compared as a boolean first, so a mismatch on the 10 MB case does not print a 10 MB diff.

@@ -30,7 +30,10 @@ export interface CliCase {
   /** Expected stdout (default: nothing). */
   stdout?: string;
   setup?(p: Paths): void;
-  /** A file setup made unreadable: the case is skipped (with the reason) where it can still be read (root). */
+  /**
+   * A file setup made unreadable. Where this user can still read it (root), the case runs the CLI as uid 65534
+   * through setpriv, and is skipped with the reason where that is not possible.
+   */
   unreadable?(p: Paths): string;
 }
 
@@ -146,6 +149,7 @@ export const cliCases: CliCase[] = [
   { kind: 'options', name: 'zero timeout', args: (p) => [...edge(p), '--timeout', '0'], code: 1, stderr: /^error: option --timeout: .*expected number to be >0\n$/ },
   { kind: 'options', name: 'fractional iteration limit', args: (p) => [...edge(p), '--max-iterations', '2.5'], code: 1, stderr: /^error: option --max-iterations: .*expected int/ },
   { kind: 'options', name: 'bad byte size', args: (p) => [...edge(p), '--max-device-memory', 'lots'], code: 1, stderr: /^error: option --max-device-memory: 'lots' is not a byte size/ },
+  { kind: 'options', name: 'a run limit with --reference', args: (p) => [...edge(p), '--reference', '--timeout', '5'], code: 1, stderr: /^error: the reference interpreter does not enforce run limits \(timeout\)\n$/ },
   { kind: 'options', name: 'unknown output relation', args: (p) => [...edge(p), '--output', 'nosuch'], code: 1, stderr: /^error: unknown output relation: nosuch \(known: edge, path\)\n$/ },
   { kind: 'options', name: '--output-dir that is a file', args: (p) => [...edge(p), '--output-dir', p.bad('uses-edge.logic')], code: 1, stderr: /^error: output directory .*uses-edge\.logic is not a directory\n$/ },
 

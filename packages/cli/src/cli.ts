@@ -106,8 +106,14 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
       const outputs = opts.output;
       let relations;
       let violations;
+      const limits = {
+        ...(opts.maxIterations !== undefined ? { maxIterations: opts.maxIterations } : {}),
+        ...(opts.maxTuples !== undefined ? { maxTuples: opts.maxTuples } : {}),
+        ...(opts.timeout !== undefined ? { timeout: opts.timeout } : {}),
+        ...(maxDeviceMemory !== undefined ? { maxDeviceMemory } : {}),
+      };
       if (opts.reference) {
-        ({ relations, violations } = await prog.interpretChecked({ ...sources, ...(outputs ? { outputs } : {}) }));
+        ({ relations, violations } = await prog.interpretChecked({ ...sources, ...(outputs ? { outputs } : {}), ...limits }));
         err('evaluated by the reference interpreter\n');
       } else {
         const result = await runReporting(prog, err, progress, { stats: opts.stats, profile: opts.profile }, {
@@ -115,10 +121,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
           ...(outputs ? { outputs } : {}),
           backend: opts.backend,
           profile: opts.profile,
-          ...(opts.maxIterations !== undefined ? { maxIterations: opts.maxIterations } : {}),
-          ...(opts.maxTuples !== undefined ? { maxTuples: opts.maxTuples } : {}),
-          ...(opts.timeout !== undefined ? { timeout: opts.timeout } : {}),
-          ...(maxDeviceMemory !== undefined ? { maxDeviceMemory } : {}),
+          ...limits,
         });
         err(`adapter: ${result.adapter}\n`);
         if (opts.stats) err(formatStats(result.stats));

@@ -165,6 +165,11 @@ export class Program {
   async interpretChecked(options: Omit<RunOptions, 'gpu' | 'backend'> = {}): Promise<Pick<RunResult, 'relations' | 'violations'>> {
     if (!this.plan) throw new VixenError({ severity: 'error', message: 'a compiled program file carries no query plan to interpret' });
     checkRunOptions(options, 'interpret');
+    // The interpreter cannot stop midway; better an error than a limit that silently does nothing.
+    const limits = (['maxIterations', 'maxTuples', 'timeout', 'maxDeviceMemory'] as const).filter((k) => options[k] !== undefined);
+    if (limits.length > 0) {
+      throw new VixenError({ severity: 'error', message: `the reference interpreter does not enforce run limits (${limits.join(', ')})` });
+    }
     const outputs = this.checkOutputs(options.outputs);
     const external = await externalFacts(this.kir.relations, this.kir.facts, options);
     return this.finish(outputs, interpret(this.plan, Object.fromEntries(external)));
