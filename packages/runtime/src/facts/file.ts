@@ -189,12 +189,12 @@ export async function loadFactsFile(
     if (record.length === 1 && record[0] === '' && /^[\r\n]*$/.test(raw)) return undefined;
     const at = (field: number, width: number) => spanOf(fieldStarts(raw, format)[field] ?? FIRST_FIELD, width);
     // Text problems first: the first one stops the load, as the rest of such a file is most likely the same.
-    const badText = invalidUtf8 ? record.findIndex((f) => f.includes('\uFFFD')) : -1;
+    const badText = invalidUtf8 && raw.includes('\uFFFD') ? record.findIndex((f) => f.includes('\uFFFD')) : -1;
     if (badText >= 0) {
       diags.push(errorAt(`invalid UTF-8 in field ${badText + 1}: facts files must be UTF-8 (convert it, e.g. with iconv)`, at(badText, 1)));
       throw new TooManyProblems();
     }
-    const nul = record.findIndex((f) => f.includes('\0'));
+    const nul = raw.includes('\0') ? record.findIndex((f) => f.includes('\0')) : -1;
     if (nul >= 0) {
       diags.push(errorAt(`NUL byte in field ${nul + 1}: facts files are text (is this file UTF-16 or binary?)`, at(nul, 1)));
       throw new TooManyProblems();
