@@ -87,7 +87,7 @@ describe('limits', () => {
     expect(r.code).toBe(EXIT_LIMIT);
     expect(r.out).toBe('');
     expect(r.err).toMatch(
-      /error: tuple limit exceeded: .* made relation count hold 21 tuples; the limit is 20 per relation \(maxTuples \/ --max-tuples\); stopped after 20 fixpoint iterations, \d+ kernel launches and [\d.]+ s, holding 20 tuples \(count 20\)/,
+      /error: tuple limit exceeded: .* made relation count hold 21 tuples; the limit is 20 per relation \(maxTuples \/ --max-tuples\); stopped after 20 fixpoint iterations, \d+ kernel launches and [\d.]+ s of evaluation, holding 20 tuples \(count 20\)/,
     );
     expect(readdirSync(dir)).toEqual(['count.csv']);
     expect(readFileSync(join(dir, 'count.csv'), 'utf8')).toBe('earlier result\n');

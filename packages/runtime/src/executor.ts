@@ -251,9 +251,11 @@ export async function executeKir(
   let peakBytes = 0;
   const limit = options.maxDeviceMemory;
   /** Variables holding a whole base or derived relation, the ones maxTuples bounds. */
-  const relationIds = new Map(
-    program.relations.filter((r) => r.kind !== 'temp').map((r) => [program.relationVars[r.name]!, r.name] as const),
-  );
+  const relationIds = new Map<VarId, string>();
+  for (const r of program.relations) {
+    const id = program.relationVars[r.name];
+    if (r.kind !== 'temp' && id !== undefined) relationIds.set(id, r.name);
+  }
   const runStart = options.startedAt ?? started;
 
   const stats = (): ExecuteStats => ({

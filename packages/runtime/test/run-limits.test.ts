@@ -134,7 +134,7 @@ describe('maxTuples', () => {
     // The relation held 25 tuples (0..24) when the 26th was refused; one iteration adds one tuple.
     expect(e.stats.relationRows).toEqual([{ name: 'count', rows: 25 }]);
     expect(e.stats.loops[0]!.iterations).toBe(25);
-    expect(e.message).toMatch(/stopped after 25 fixpoint iterations, \d+ kernel launches and [\d.]+ s, holding 25 tuples \(count 25\)/);
+    expect(e.message).toMatch(/stopped after 25 fixpoint iterations, \d+ kernel launches and [\d.]+ s of evaluation, holding 25 tuples \(count 25\)/);
   });
 
   it('counts facts too, and a limit that suffices changes nothing', async () => {
