@@ -67,6 +67,23 @@ export const cliCases: CliCase[] = [
   { kind: 'source', name: 'CRLF line endings in a source are accepted', args: (p) => ['run', p.bad('source-crlf.logic'), '--format', 'csv'], code: 0, stderr: /adapter:/, stdout: '# q\nx\n1\n' },
   { kind: 'source', name: 'CRLF source errors keep their line and column', args: (p) => ['run', p.bad('source-crlf-error.logic')], code: 1, stderr: /source-crlf-error\.logic:3:15: error: undeclared predicate r/ },
   { kind: 'source', name: 'empty source is an empty program', args: (p) => ['run', p.bad('source-empty.logic'), '--format', 'csv'], code: 0, stderr: /adapter:/, stdout: '\n' },
+  {
+    kind: 'source',
+    name: 'a 10 MB string literal is accepted',
+    setup: (p) => writeFileSync(p.gen('big.logic'), `p(s) -> string(s).\np("${'a'.repeat(tenMegabytes)}").\nq(s) <- p(s).\n`),
+    args: (p) => ['run', p.gen('big.logic'), '--output', 'q', '--format', 'csv'],
+    code: 0,
+    stderr: /adapter:/,
+    stdout: `# q\ns\n${'a'.repeat(tenMegabytes)}\n`,
+  },
+  {
+    kind: 'source',
+    name: 'an error on a 10 MB line shows a window of it',
+    setup: (p) => writeFileSync(p.gen('big-error.logic'), `p(s) -> string(s).\np("${'a'.repeat(tenMegabytes)}") q.\n`),
+    args: (p) => ['run', p.gen('big-error.logic')],
+    code: 1,
+    stderr: /^\S*big-error\.logic:2:10000007: error: expected .* but found 'q'\n {2}\|\n2 \| \.\.\.a{40,80}"\) q\.\n {2}\| {60,90}\^\n$/,
+  },
   { kind: 'source', name: 'missing program file', args: (p) => ['run', p.bad('nope.logic')], code: 1, stderr: /error: cannot read program file .*nope\.logic: no such file/ },
   { kind: 'source', name: 'directory as program file', args: (p) => ['run', p.bad('directory.logic')], code: 1, stderr: /error: cannot read program file .*directory\.logic: it is a directory/ },
   {
