@@ -1,17 +1,20 @@
 /**
  * CLI surface of run limits, profiles and `vixen explain`: --profile lists every kernel and QP operator,
- * --max-iterations and --max-device-memory fail with clear errors (and partial stats), explain prints text and DOT.
+ * --max-iterations, --max-tuples, --timeout and --max-device-memory fail with clear errors, exit status 4 and partial
+ * stats, explain prints text and DOT.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { runCli } from '@vixen/cli';
+import { EXIT_LIMIT, runCli } from '@vixen/cli';
 import { compileFile } from '@vixen/runtime';
 import { progressLine } from '../packages/cli/src/report.js';
 
 const root = join(import.meta.dirname, '..');
 const tcFile = join(root, 'examples/transitive-closure.logic');
+const countUp = join(root, 'tests/runaway/count-up.logic');
 
 async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
@@ -54,7 +57,7 @@ describe('run --profile and --stats', () => {
 describe('limits', () => {
   test('--max-iterations stops a long fixpoint with the loop relations, the limit and partial stats', async () => {
     const r = await cli('run', tcFile, '--facts', chain12, '--max-iterations', '3', '--stats');
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(4);
     expect(r.out).toBe('');
     expect(r.err).toMatch(/error: the fixpoint loop computing path \(block loop_path\) did not converge within 3 iterations/);
     expect(r.err).toMatch(/statistics up to the error:\n.*\npeak device memory: .*\nfixpoint loop loop_path \(path\): 3 iterations/);
@@ -69,12 +72,45 @@ describe('limits', () => {
 
   test('a low --max-device-memory fails with the variable and sizes; a sufficient one gives the answer', async () => {
     const low = await cli('run', tcFile, '--facts', chain12, '--max-device-memory', '1KiB');
-    expect(low.code).toBe(1);
+    expect(low.code).toBe(4);
     expect(low.err).toMatch(/error: device memory limit exceeded: .* made .* of \d+ rows, .* the limit is 1\.0 KiB \(1024 bytes\)/);
     expect(low.out).toBe('');
     const enough = await cli('run', tcFile, '--facts', chain12, '--max-device-memory', '64MiB', '--format', 'csv');
     expect(enough.code).toBe(0);
     expect(enough.out.split('\n').filter((l) => /^\d+,\d+$/.test(l))).toHaveLength(pathRows(12));
+  });
+
+  test('--max-tuples stops a runaway recursion with exit 4, partial stats, and no output files', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vixen-limit-out-'));
+    writeFileSync(join(dir, 'count.csv'), 'earlier result\n');
+    const r = await cli('run', countUp, '--max-tuples', '20', '--output-dir', dir);
+    expect(r.code).toBe(EXIT_LIMIT);
+    expect(r.out).toBe('');
+    expect(r.err).toMatch(
+      /error: tuple limit exceeded: .* made relation count hold 21 tuples; the limit is 20 per relation \(maxTuples \/ --max-tuples\); stopped after 20 fixpoint iterations, \d+ kernel launches and [\d.]+ s of evaluation, holding 20 tuples \(count 20\)/,
+    );
+    expect(readdirSync(dir)).toEqual(['count.csv']);
+    expect(readFileSync(join(dir, 'count.csv'), 'utf8')).toBe('earlier result\n');
+  });
+
+  test('--timeout stops a runaway recursion with exit 4 and partial stats', async () => {
+    const r = await cli('run', countUp, '--timeout', '0.5', '--stats');
+    expect(r.code).toBe(EXIT_LIMIT);
+    expect(r.out).toBe('');
+    expect(r.err).toMatch(/statistics up to the error:\n.*\n.*\nfixpoint loop loop_count \(count\): \d+ iterations/);
+    const m = /error: timed out after ([\d.]+) s; the limit is 0\.5 s \(timeout \/ --timeout\); stopped after (\d+) fixpoint iterations, .* holding (\d+) tuples \(count \d+\)/.exec(r.err);
+    expect(m).not.toBeNull();
+    expect(Number(m![1])).toBeGreaterThanOrEqual(0.5);
+    expect(Number(m![3])).toBeGreaterThan(1);
+  });
+
+  test('the real binary exits with status 4 on a limit', () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'packages/cli/src/main.ts'), 'run', countUp, '--max-iterations', '5'], {
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(4);
+    expect(r.stderr).toMatch(/error: the fixpoint loop computing count .* did not converge within 5 iterations .*; stopped after 5 fixpoint iterations/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
   test('bad limit values are option errors', async () => {

@@ -1,12 +1,12 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { z } from 'zod';
-import { compileFile, parseByteSize, Program, RunLimitError, writeSouffleOutputs, type RunOptions, type RunOutput } from '@vixen/runtime';
+import { compileFile, parseByteSize, Program, readTextFile, RunLimitError, writeSouffleOutputs, type RunOptions, type RunOutput } from '@vixen/runtime';
 import { printKir } from '@vixen/kernel-ir';
 import { planToDot, printPlan, renderDiagnostics, VixenError } from '@vixen/queryplan';
 import { benchCommand } from './bench.js';
 import { buildBundle } from './bundle.js';
-import { ConstraintViolations, renderResults, writeOutputDir, type OutputFormat } from './format.js';
+import { checkOutputDir, ConstraintViolations, renderResults, writeOutputDir, type OutputFormat } from './format.js';
 import { explainDot, explainText, formatProfile, formatStats, progressLine } from './report.js';
 
 const runOptionsSchema = z.object({
@@ -22,6 +22,8 @@ const runOptionsSchema = z.object({
   stats: z.boolean().default(false),
   profile: z.boolean().default(false),
   maxIterations: z.coerce.number().int().positive().optional(),
+  maxTuples: z.coerce.number().int().positive().optional(),
+  timeout: z.coerce.number().positive().optional(),
   maxDeviceMemory: z.string().min(1).optional(),
   dialect: z.enum(['logiql', 'souffle']).optional(),
 });
@@ -60,12 +62,7 @@ function parseOptions<T extends z.ZodType>(schema: T, raw: unknown): z.infer<T> 
 /** A `.json` file is a compiled program; anything else is source (`.dl` Soufflé unless `dialect` says). */
 export function loadProgram(file: string, dialect?: 'logiql' | 'souffle'): Program {
   if (!file.endsWith('.json') || dialect) return compileFile(file, dialect ? { dialect } : {});
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    throw new VixenError({ severity: 'error', message: `cannot read program file ${file}` });
-  }
+  const text = readTextFile(file, 'program file');
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -100,17 +97,26 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .option('--profile', 'print per-operator and per-kernel launches, device time, rows and bytes on stderr', false)
     .option('--max-iterations <n>', 'fail when a fixpoint loop needs more than n iterations')
     .option('--max-device-memory <bytes>', 'fail when variables need more device memory (e.g. 512MiB, 2GiB)')
+    .option('--max-tuples <n>', 'fail when any one base or derived relation would hold more than n tuples')
+    .option('--timeout <seconds>', 'fail when the run takes longer (wall clock, checked between kernel launches)')
     .action(async (file: string, raw: unknown) => {
       const opts = parseOptions(runOptionsSchema, raw);
       // Checked before compiling, so a bad size is reported as an option error.
       const maxDeviceMemory =
         opts.maxDeviceMemory === undefined ? undefined : parseByteSize(opts.maxDeviceMemory, 'option --max-device-memory');
+      if (opts.outputDir !== undefined) checkOutputDir(opts.outputDir);
       const prog = loadProgram(file, opts.dialect);
       const sources = { ...(opts.facts !== undefined ? { factsDir: opts.facts } : {}) };
       const outputs = opts.output;
       let output: RunOutput;
+      const limits = {
+        ...(opts.maxIterations !== undefined ? { maxIterations: opts.maxIterations } : {}),
+        ...(opts.maxTuples !== undefined ? { maxTuples: opts.maxTuples } : {}),
+        ...(opts.timeout !== undefined ? { timeout: opts.timeout } : {}),
+        ...(maxDeviceMemory !== undefined ? { maxDeviceMemory } : {}),
+      };
       if (opts.reference) {
-        output = await prog.interpretChecked({ ...sources, ...(outputs ? { outputs } : {}) });
+        output = await prog.interpretChecked({ ...sources, ...(outputs ? { outputs } : {}), ...limits });
         err('evaluated by the reference interpreter\n');
       } else {
         const result = await runReporting(prog, err, progress, { stats: opts.stats, profile: opts.profile }, {
@@ -118,8 +124,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
           ...(outputs ? { outputs } : {}),
           backend: opts.backend,
           profile: opts.profile,
-          ...(opts.maxIterations !== undefined ? { maxIterations: opts.maxIterations } : {}),
-          ...(maxDeviceMemory !== undefined ? { maxDeviceMemory } : {}),
+          ...limits,
         });
         err(`adapter: ${result.adapter}\n`);
         if (opts.stats) err(formatStats(result.stats));
@@ -239,8 +244,12 @@ async function runReporting(
   }
 }
 
+/** Exit status of a run stopped by --max-iterations, --max-tuples, --timeout or --max-device-memory. */
+export const EXIT_LIMIT = 4;
+
 /**
- * Runs the CLI and returns the exit code; user errors are rendered, never thrown. Without `err`, stderr is the
+ * Runs the CLI and returns the exit code (0 ok, 1 bad input, 2 bad command line or internal error, 3 violated
+ * constraints, 4 a run limit); user errors are rendered, never thrown. Without `err`, stderr is the
  * process's, and a TTY there shows fixpoint progress.
  */
 export async function runCli(
@@ -257,6 +266,10 @@ export async function runCli(
     if (e instanceof ConstraintViolations) {
       err(e.message);
       return 3;
+    }
+    if (e instanceof RunLimitError) {
+      err(renderDiagnostics(e.diagnostics, e.sources) + '\n');
+      return EXIT_LIMIT;
     }
     if (e instanceof VixenError) {
       err(renderDiagnostics(e.diagnostics, e.sources) + '\n');

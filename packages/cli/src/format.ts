@@ -1,7 +1,7 @@
 /** Renders result relations as text tables, CSV or JSON, and writes per-relation files. */
-import { closeSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatValue, formatViolation, type RelationDecl, type Row, type Value, type Violation } from '@vixen/queryplan';
+import { formatValue, formatViolation, VixenError, type RelationDecl, type Row, type Value, type Violation } from '@vixen/queryplan';
 import type { ResultTable } from '@vixen/runtime';
 
 export type OutputFormat = 'table' | 'csv' | 'json' | 'count';
@@ -101,14 +101,21 @@ export function renderResults(
   }
 }
 
+/** Fails before a run whose --output-dir could not be written: a path that exists and is not a directory. */
+export function checkOutputDir(dir: string): void {
+  if (statSync(dir, { throwIfNoEntry: false })?.isDirectory() === false) {
+    throw new VixenError({ severity: 'error', message: `output directory ${dir} is not a directory` });
+  }
+}
+
 /**
  * Writes `<relation>.csv` (tab-separated, no header) per relation, streaming rows. Every file is written under a
  * temporary name first and renamed into place only when all were written, so a failure leaves earlier results intact.
  */
 export function writeOutputDir(dir: string, tables: ReadonlyMap<string, ResultTable>, decls: ReadonlyMap<string, RelationDecl>): string[] {
-  mkdirSync(dir, { recursive: true });
   const staged: Array<{ tmp: string; path: string }> = [];
   try {
+    mkdirSync(dir, { recursive: true });
     for (const [name, t] of tables) {
       const path = join(dir, `${name}.csv`);
       const tmp = `${path}.tmp-${process.pid}`;
@@ -126,7 +133,7 @@ export function writeOutputDir(dir: string, tables: ReadonlyMap<string, ResultTa
     }
   } catch (e) {
     for (const { tmp } of staged) rmSync(tmp, { force: true });
-    throw e;
+    throw new VixenError({ severity: 'error', message: `cannot write output files in ${dir}: ${(e as Error).message}` });
   }
   for (const { tmp, path } of staged) renameSync(tmp, path);
   return staged.map((s) => s.path);

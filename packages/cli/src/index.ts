@@ -1,2 +1,2 @@
-export { runCli, loadProgram } from './cli.js';
+export { runCli, loadProgram, EXIT_LIMIT } from './cli.js';
 export { renderResults, writeOutputDir, type OutputFormat } from './format.js';

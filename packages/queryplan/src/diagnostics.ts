@@ -56,12 +56,25 @@ export function renderDiagnostic(d: Diagnostic, sources?: SourceTexts): string {
   if (text === undefined) return head;
   const lineText = text.split(/\r?\n/)[start.line - 1];
   if (lineText === undefined) return head;
-  const width = end.line === start.line ? Math.max(1, end.column - start.column) : 1;
+  let width = end.line === start.line ? Math.max(1, end.column - start.column) : 1;
+  let shown = lineText;
+  let caretAt = Math.max(0, start.column - 1);
+  if (lineText.length > MAX_SHOWN_LINE) {
+    // A window around the span, so a 10 MB line does not become a 10 MB message.
+    const from = Math.max(0, caretAt - 60);
+    const to = Math.min(lineText.length, from + MAX_SHOWN_LINE);
+    shown = `${from > 0 ? '...' : ''}${lineText.slice(from, to)}${to < lineText.length ? '...' : ''}`;
+    width = Math.max(1, Math.min(width, to - caretAt));
+    caretAt += (from > 0 ? 3 : 0) - from;
+  }
   const gutter = String(start.line);
   const pad = ' '.repeat(gutter.length);
-  const caretLine = ' '.repeat(Math.max(0, start.column - 1)) + '^'.repeat(width);
-  return `${head}\n${pad} |\n${gutter} | ${lineText}\n${pad} | ${caretLine}`;
+  const caretLine = ' '.repeat(caretAt) + '^'.repeat(width);
+  return `${head}\n${pad} |\n${gutter} | ${shown}\n${pad} | ${caretLine}`;
 }
+
+/** Longest source line shown whole under a diagnostic. */
+const MAX_SHOWN_LINE = 160;
 
 export function renderDiagnostics(list: readonly Diagnostic[], sources?: SourceTexts): string {
   return list.map((d) => renderDiagnostic(d, sources)).join('\n\n');

@@ -38,6 +38,18 @@ export interface ExecuteOptions {
   maxIterations?: number;
   /** Most bytes the variables' device buffers may hold at once; more fails with a RunLimitError. */
   maxDeviceMemory?: number;
+  /**
+   * Most rows any one base or derived relation (not temporaries or deltas) may hold; a relation that would hold
+   * more fails with a RunLimitError. Per relation, so the message can name the one that grew.
+   */
+  maxTuples?: number;
+  /**
+   * Wall-clock limit in milliseconds from `startedAt`. Checked before every block and kernel launch, so a
+   * launch in flight completes (the device stays usable) and the run may overshoot by one kernel's time.
+   */
+  timeoutMs?: number;
+  /** performance.now() when the run began, for `timeoutMs` (default: when executeKir starts). */
+  startedAt?: number;
   /** Waits for the device after every kernel, so per-kernel times are device times (slower runs). */
   profile?: boolean;
   /** Called after every fixpoint iteration (for progress displays). */
@@ -115,6 +127,8 @@ export interface ExecuteStats {
   profiled: boolean;
   /** True when those times are the kernels' compute passes as timestamp queries measured them. */
   timestamps: boolean;
+  /** Rows of each base and derived relation when the run ended (or stopped), in program order. */
+  relationRows: Array<{ name: string; rows: number }>;
 }
 
 export interface ExecuteResult {
@@ -278,6 +292,13 @@ export async function executeKir(
   let liveBytes = 0;
   let peakBytes = 0;
   const limit = options.maxDeviceMemory;
+  /** Variables holding a whole base or derived relation, the ones maxTuples bounds. */
+  const relationIds = new Map<VarId, string>();
+  for (const r of program.relations) {
+    const id = program.relationVars[r.name];
+    if (r.kind !== 'temp' && id !== undefined) relationIds.set(id, r.name);
+  }
+  const runStart = options.startedAt ?? started;
 
   const stats = (): ExecuteStats => ({
     blockSteps: steps,
@@ -292,7 +313,18 @@ export async function executeKir(
     operators,
     profiled: options.profile === true,
     timestamps,
+    relationRows: [...relationIds].map(([id, name]) => ({ name, rows: valueOf(id).count })),
   });
+
+  const checkTimeout = (): void => {
+    const elapsed = performance.now() - runStart;
+    if (options.timeoutMs !== undefined && elapsed > options.timeoutMs) {
+      throw new RunLimitError(
+        `timed out after ${(elapsed / 1000).toFixed(2)} s; the limit is ${options.timeoutMs / 1000} s (timeout / --timeout)`,
+        stats(),
+      );
+    }
+  };
 
   /** Replaces a variable's value, returning the old buffer to the pool unless another variable still holds it. */
   const assign = (id: VarId, next: DeviceRelation | undefined): void => {
@@ -328,6 +360,15 @@ export async function executeKir(
         stats(),
       );
     }
+    const relation = relationIds.get(id);
+    if (relation !== undefined && options.maxTuples !== undefined && next.count > options.maxTuples) {
+      if (extra > 0) releaseRelation(gpu, next);
+      throw new RunLimitError(
+        `tuple limit exceeded: ${by} made relation ${relation} hold ${next.count} tuples; ` +
+          `the limit is ${options.maxTuples} per relation (maxTuples / --max-tuples)`,
+        stats(),
+      );
+    }
     assign(id, next);
   };
 
@@ -344,6 +385,7 @@ export async function executeKir(
     for (;;) {
       const block = blocks.get(label);
       if (!block) throw new Error(`internal: no block labelled ${label}`);
+      checkTimeout();
       if (++steps > maxSteps) {
         throw new RunLimitError(`evaluation did not reach a fixpoint within ${maxSteps} block steps`, stats());
       }
@@ -364,6 +406,7 @@ export async function executeKir(
       for (const cmd of block.commands) {
         switch (cmd.kind) {
           case 'launch': {
+            checkTimeout();
             const kernel = program.kernels[cmd.kernel]!;
             const inputIds = kernelInputs(kernel);
             const inputs = inputIds.map(valueOf);

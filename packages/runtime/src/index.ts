@@ -17,4 +17,5 @@ export { loadFactsDir, loadFactsFile } from './facts/index.js';
 export { formatSouffleFloat, souffleLines, souffleStdout, writeSouffleOutputs } from './souffle-output.js';
 export { PROGRAM_FORMAT, PROGRAM_VERSION, type ProgramFile } from './program-file.js';
 export { dawnAddonPath } from './dawn-path.js';
+export { readTextFile } from './utf8.js';
 export * from './graphs/index.js';

@@ -1,16 +1,28 @@
-/** Run limits (iterations, device memory): byte-size parsing and printing, and the error a broken limit throws. */
+/** Run limits (iterations, tuples, time, device memory): byte-size parsing and printing, and the error a broken limit throws. */
 import { VixenError } from '@vixen/queryplan';
 import type { ExecuteStats } from './executor.js';
 
-/** A run stopped by one of its limits; `stats` describes the run up to that point. */
+/** A run stopped by one of its limits; `stats` describes the run up to that point, and the message sums it up. */
 export class RunLimitError extends VixenError {
   constructor(
     message: string,
     readonly stats: ExecuteStats,
   ) {
-    super({ severity: 'error', message });
+    super({ severity: 'error', message: `${message}; ${partialSummary(stats)}` });
     this.name = 'RunLimitError';
   }
+}
+
+/** What a stopped run had done: iterations, elapsed time, launches, and the tuples held (largest relations named). */
+function partialSummary(s: ExecuteStats): string {
+  const iterations = s.loops.reduce((n, l) => n + l.iterations, 0);
+  const tuples = s.relationRows.reduce((n, r) => n + r.rows, 0);
+  const largest = [...s.relationRows].sort((a, b) => b.rows - a.rows).slice(0, 5);
+  const named = largest.map((r) => `${r.name} ${r.rows}`).join(', ') + (s.relationRows.length > largest.length ? ', ...' : '');
+  return (
+    `stopped after ${iterations} fixpoint iteration${iterations === 1 ? '' : 's'}, ${s.launches} kernel launches ` +
+    `and ${(s.milliseconds / 1000).toFixed(2)} s of evaluation, holding ${tuples} tuple${tuples === 1 ? '' : 's'}${named ? ` (${named})` : ''}`
+  );
 }
 
 const UNITS: Record<string, number> = {

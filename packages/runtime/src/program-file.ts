@@ -37,6 +37,13 @@ export function serializeProgram(kir: KirProgram, shaders: readonly KernelShader
 }
 
 export function parseProgramFile(json: unknown, file: string): { kir: KirProgram; shaders: KernelShaders[]; souffleIo?: SouffleIo } {
+  const header = z.object({ format: z.literal(PROGRAM_FORMAT), version: z.number() }).safeParse(json);
+  if (header.success && header.data.version !== PROGRAM_VERSION) {
+    throw new VixenError({
+      severity: 'error',
+      message: `${file}: program file version ${header.data.version} is not supported (this Vixen reads version ${PROGRAM_VERSION}); recompile it with vixen compile`,
+    });
+  }
   const parsed = programFileSchema.safeParse(json);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');

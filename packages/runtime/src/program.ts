@@ -2,7 +2,7 @@
  * The programmatic API: compile LogiQL source into a Program (QP, KIR and WGSL), run it on WebGPU,
  * run the reference interpreter on the same plan, and save/load the compiled form.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { compileLogic, type Dialect, type SourceFile, type SouffleIo } from '@vixen/frontend';
 import { generateProgramShaders, type KernelShaders } from '@vixen/codegen-wgsl';
 import { planToKernels, validateKir, type KirProgram } from '@vixen/kernel-ir';
@@ -20,6 +20,8 @@ import {
 } from '@vixen/queryplan';
 import { executeKir, type ExecuteOptions, type ExecuteStats } from './executor.js';
 import { parseByteSize } from './limits.js';
+import { checkCompileArgs, checkRunOptions } from './api-options.js';
+import { readTextFile } from './utf8.js';
 import { externalFacts, mergeFacts, type FactSources } from './facts-input.js';
 import { openGpu, type Gpu, type GpuOptions } from './gpu/index.js';
 import { parseProgramFile, serializeProgram, type ProgramFile } from './program-file.js';
@@ -42,6 +44,13 @@ export interface RunOptions extends FactSources {
   backend?: GpuOptions['backend'];
   /** Most iterations one run of a fixpoint loop may take; one more fails with a RunLimitError (partial stats). */
   maxIterations?: number;
+  /** Most tuples any one base or derived relation may hold; more fails with a RunLimitError (partial stats). */
+  maxTuples?: number;
+  /**
+   * Wall-clock limit in seconds from the call of `run` (facts loading included), checked between kernel launches;
+   * past it the run fails with a RunLimitError (partial stats) once the launch in flight has finished.
+   */
+  timeout?: number;
   /** Device memory limit for the variables' buffers: bytes, or text like `64MiB` (see parseByteSize). */
   maxDeviceMemory?: number | string;
   /** Device-accurate per-kernel times in `stats` (waits for the device after every kernel). */
@@ -66,12 +75,9 @@ export interface RunResult extends RunOutput {
   stats: ExecuteStats;
 }
 
+/** Included files: a missing one is the front end's diagnostic; one that is not UTF-8 is an error here. */
 function readFileOrUndefined(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return undefined;
-  }
+  return existsSync(path) ? readTextFile(path, 'included file') : undefined;
 }
 
 /** Internal invariant checks: a failure here is a compiler bug, reported as such. */
@@ -82,13 +88,13 @@ function assertValid(stage: string, diagnostics: Diagnostic[]): void {
 }
 
 /** The executor options a run asks for, checked (bad limits are user errors). */
-function runLimits(options: RunOptions): ExecuteOptions {
-  const { maxIterations, maxDeviceMemory, profile, onProgress } = options;
-  if (maxIterations !== undefined && !(Number.isSafeInteger(maxIterations) && maxIterations > 0)) {
-    throw new VixenError({ severity: 'error', message: `maxIterations: expected a positive whole number, got ${maxIterations}` });
-  }
+function runLimits(options: RunOptions, startedAt: number): ExecuteOptions {
+  checkRunOptions(options, 'run');
+  const { maxIterations, maxTuples, timeout, maxDeviceMemory, profile, onProgress } = options;
   return {
     ...(maxIterations !== undefined ? { maxIterations } : {}),
+    ...(maxTuples !== undefined ? { maxTuples } : {}),
+    ...(timeout !== undefined ? { timeoutMs: timeout * 1000, startedAt } : {}),
     ...(maxDeviceMemory !== undefined ? { maxDeviceMemory: parseByteSize(maxDeviceMemory, 'maxDeviceMemory') } : {}),
     ...(profile !== undefined ? { profile } : {}),
     ...(onProgress ? { onProgress } : {}),
@@ -96,6 +102,7 @@ function runLimits(options: RunOptions): ExecuteOptions {
 }
 
 export function compile(source: string | SourceFile[], options: CompileOptions = {}): Program {
+  checkCompileArgs(source, options);
   const files = typeof source === 'string' ? [{ path: options.filename ?? '<input>', text: source }] : source;
   const front = compileLogic(files, { readFile: options.readFile ?? readFileOrUndefined, ...(options.dialect ? { dialect: options.dialect } : {}) });
   const errors = front.diagnostics.filter((d) => d.severity === 'error');
@@ -108,9 +115,7 @@ export function compile(source: string | SourceFile[], options: CompileOptions =
 
 /** Compiles a `.logic` or `.dl` file from disk (includes resolve relative to it). */
 export function compileFile(path: string, options: Pick<CompileOptions, 'dialect'> = {}): Program {
-  const text = readFileOrUndefined(path);
-  if (text === undefined) throw new VixenError({ severity: 'error', message: `cannot read program file ${path}` });
-  return compile([{ path, text }], options);
+  return compile([{ path, text: readTextFile(path, 'program file') }], options);
 }
 
 export class Program {
@@ -147,8 +152,9 @@ export class Program {
 
   /** Runs the compiled kernels on WebGPU. */
   async run(options: RunOptions = {}): Promise<RunResult> {
+    const startedAt = performance.now();
+    const limits = runLimits(options, startedAt);
     const outputs = this.checkOutputs(options.outputs);
-    const limits = runLimits(options);
     const initial = mergeFacts(this.kir.facts, await externalFacts(this.kir.relations, this.kir.facts, options, this.souffleIo?.inputs));
     const gpu = options.gpu ?? (await openGpu(options.backend ? { backend: options.backend } : {}));
     try {
@@ -169,6 +175,12 @@ export class Program {
   /** `interpret` plus the violated constraints, as `run` reports them. */
   async interpretChecked(options: Omit<RunOptions, 'gpu' | 'backend'> = {}): Promise<RunOutput> {
     if (!this.plan) throw new VixenError({ severity: 'error', message: 'a compiled program file carries no query plan to interpret' });
+    checkRunOptions(options, 'interpret');
+    // The interpreter cannot stop midway; better an error than a limit that silently does nothing.
+    const limits = (['maxIterations', 'maxTuples', 'timeout', 'maxDeviceMemory'] as const).filter((k) => options[k] !== undefined);
+    if (limits.length > 0) {
+      throw new VixenError({ severity: 'error', message: `the reference interpreter does not enforce run limits (${limits.join(', ')})` });
+    }
     const outputs = this.checkOutputs(options.outputs);
     const external = await externalFacts(this.kir.relations, this.kir.facts, options, this.souffleIo?.inputs);
     const all = interpret(this.plan, Object.fromEntries(external));

@@ -135,3 +135,61 @@ describe('storage binding size', () => {
     }
   });
 });
+
+/** Counts up without bound: one new tuple per iteration, never a fixpoint (int32 would take 2^31 iterations). */
+const countUp = compile(
+  `count(x) -> int32(x).
+   count(0).
+   count(y) <- count(x), y = x + 1.`,
+  { filename: 'count-up.logic' },
+);
+
+describe('maxTuples', () => {
+  it('stops a runaway recursion when one relation would pass the limit, with partial stats', async () => {
+    const run = countUp.run({ gpu, maxTuples: 25 });
+    await expect(run).rejects.toBeInstanceOf(RunLimitError);
+    const e = (await run.catch((x: unknown) => x)) as RunLimitError;
+    expect(e.message).toMatch(/tuple limit exceeded: kernel k\d+ .* made relation count hold 26 tuples; the limit is 25 per relation \(maxTuples \/ --max-tuples\)/);
+    // The relation held 25 tuples (0..24) when the 26th was refused; one iteration adds one tuple.
+    expect(e.stats.relationRows).toEqual([{ name: 'count', rows: 25 }]);
+    expect(e.stats.loops[0]!.iterations).toBe(25);
+    expect(e.message).toMatch(/stopped after 25 fixpoint iterations, \d+ kernel launches and [\d.]+ s of evaluation, holding 25 tuples \(count 25\)/);
+  });
+
+  it('counts facts too, and a limit that suffices changes nothing', async () => {
+    await expect(tc.run({ gpu, facts: { edge: chain(12) }, maxTuples: 11 })).rejects.toThrow(
+      /loading the facts of edge made relation edge hold 12 tuples; the limit is 11/,
+    );
+    const r = await tc.run({ gpu, facts: { edge: chain(12) }, maxTuples: closure(12).length });
+    expect(r.relations.get('path')).toEqual(closure(12));
+    expect(r.stats.relationRows).toEqual([
+      { name: 'edge', rows: 12 },
+      { name: 'path', rows: closure(12).length },
+    ]);
+  });
+});
+
+describe('timeout', () => {
+  it('stops a runaway recursion after the wall-clock limit between launches, and the device stays usable', async () => {
+    const t0 = performance.now();
+    const run = countUp.run({ gpu, timeout: 0.5 });
+    await expect(run).rejects.toBeInstanceOf(RunLimitError);
+    const elapsed = (performance.now() - t0) / 1000;
+    const e = (await run.catch((x: unknown) => x)) as RunLimitError;
+    expect(e.message).toMatch(/^timed out after 0\.\d\d s; the limit is 0\.5 s \(timeout \/ --timeout\); stopped after \d+ fixpoint iterations/);
+    const rows = e.stats.relationRows[0]!.rows;
+    expect(rows).toBeGreaterThan(1);
+    // Each iteration adds one tuple: the partial stats agree with themselves.
+    expect(e.stats.loops[0]!.iterations).toBeGreaterThanOrEqual(rows - 1);
+    expect(elapsed).toBeGreaterThanOrEqual(0.5);
+    expect(elapsed).toBeLessThan(5);
+    // Nothing was left queued or mapped: the same device runs the next program correctly.
+    const after = await tc.run({ gpu, facts: { edge: chain(6) } });
+    expect(after.relations.get('path')).toEqual(closure(6));
+  });
+
+  it('lets a run that finishes in time finish', async () => {
+    const r = await tc.run({ gpu, facts: { edge: chain(4) }, timeout: 60 });
+    expect(r.relations.get('path')).toEqual(closure(4));
+  });
+});

@@ -6,6 +6,7 @@
 import { createReadStream } from 'node:fs';
 import { basename, extname } from 'node:path';
 import { CsvError, parse, type Options } from 'csv-parse';
+import { watchUtf8 } from '../utf8.js';
 import {
   VixenError,
   errorAt,
@@ -68,9 +69,18 @@ function convert(text: string, col: Column): Value | { problem: string } {
     }
     case 'boolean':
       return t === 'true' || t === '1' ? true : t === 'false' || t === '0' ? false : { problem: '' };
-    case 'date':
-      return parseDate(t) ?? { problem: ' (expected YYYY-MM-DD)' };
+    case 'date': {
+      const v = parseDate(t);
+      if (v !== undefined) return v;
+      if (/^\d{4}-\d{2}-\d{2}$/.test(t)) return { problem: ' (no such day)' };
+      return { problem: /^[+-]?\d+-\d{2}-\d{2}$/.test(t) ? ' (out of range: years 0000 to 9999)' : ' (expected YYYY-MM-DD)' };
+    }
   }
+}
+
+/** A field's text for a message, cut short when long (a 10 MB field must not become a 10 MB message). */
+function quoted(text: string): string {
+  return text.length <= 80 ? JSON.stringify(text) : `${JSON.stringify(text.slice(0, 40))}... (${text.length} characters)`;
 }
 
 interface FieldStart {
@@ -167,6 +177,8 @@ export async function loadFactsFile(
     );
   }
   const diags: Diagnostic[] = [];
+  /** Set by the byte stream before the parser sees the first chunk that is not UTF-8. */
+  let invalidUtf8 = false;
   // Line and character offset where the next record starts. Counted here rather than taken from csv-parse's
   // `info.lines`, which counts a quoted `\r\n` as two lines. Every line reaches the hook as a record (empty ones
   // included) and quoted newlines are inside the fields, so the count is exact.
@@ -179,6 +191,17 @@ export async function loadFactsFile(
   const typedRow = ({ record, raw }: RawRecord): Row | undefined => {
     if (record.length === 1 && record[0] === '' && /^[\r\n]*$/.test(raw)) return undefined;
     const at = (field: number, width: number) => spanOf(fieldStarts(raw, format)[field] ?? FIRST_FIELD, width);
+    // Text problems first: the first one stops the load, as the rest of such a file is most likely the same.
+    const badText = invalidUtf8 && raw.includes('\uFFFD') ? record.findIndex((f) => f.includes('\uFFFD')) : -1;
+    if (badText >= 0) {
+      diags.push(errorAt(`invalid UTF-8 in field ${badText + 1}: facts files must be UTF-8 (convert it, e.g. with iconv)`, at(badText, 1)));
+      throw new TooManyProblems();
+    }
+    const nul = raw.includes('\0') ? record.findIndex((f) => f.includes('\0')) : -1;
+    if (nul >= 0) {
+      diags.push(errorAt(`NUL byte in field ${nul + 1}: facts files are text (is this file UTF-16 or binary?)`, at(nul, 1)));
+      throw new TooManyProblems();
+    }
     const fields =
       format.trailingDelimiter && record.length > columns.length && record[record.length - 1] === ''
         ? record.slice(0, -1)
@@ -198,7 +221,7 @@ export async function loadFactsFile(
         row.push(v);
         return;
       }
-      const message = `expected ${col.type} in column ${i + 1} (${col.name}) of ${relation}, found ${JSON.stringify(text)}${v.problem}`;
+      const message = `expected ${col.type} in column ${i + 1} (${col.name}) of ${relation}, found ${quoted(text)}${v.problem}`;
       diags.push(errorAt(message, at(i, text.length)));
     });
     return row.length === columns.length ? row : undefined;
@@ -227,8 +250,9 @@ export async function loadFactsFile(
   // csv-parse's non-generic signature types records as string[]; with the hook above they are typed rows.
   const parser = parse(options as unknown as Options);
   const input = createReadStream(path);
+  const utf8 = watchUtf8(() => (invalidUtf8 = true));
   input.on('error', (e) => parser.destroy(e));
-  input.pipe(parser);
+  input.pipe(utf8).pipe(parser);
 
   const rows: Row[] = [];
   try {
@@ -243,6 +267,7 @@ export async function loadFactsFile(
     }
   } finally {
     input.destroy();
+    utf8.destroy();
   }
   if (diags.length > 0) throw new VixenError(diags);
   return rows;

@@ -1,0 +1,55 @@
+/**
+ * zod guards for the arguments of `compile` and the options of `Program.run`/`interpret`: API callers (JavaScript included) get a clear error
+ * naming the option instead of a failure deep in the run. Unknown keys pass, so adding an option never breaks
+ * callers that spread extra fields.
+ */
+import { z } from 'zod';
+import { VixenError } from '@vixen/queryplan';
+
+const callback = () => z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function', 'expected a function');
+const positiveInteger = z.number().refine((n) => Number.isSafeInteger(n) && n > 0, 'expected a positive whole number');
+
+const runOptionsSchema = z.object({
+  // Rows are checked per column type when facts are loaded (facts-input.ts), with row numbers in the message.
+  facts: z.record(z.string(), z.array(z.array(z.unknown()))).optional(),
+  factsDir: z.string().min(1).optional(),
+  outputs: z.array(z.string()).optional(),
+  gpu: z.object({ device: z.unknown() }).loose().optional(),
+  backend: z.enum(['auto', 'vulkan', 'opengles']).optional(),
+  maxIterations: positiveInteger.optional(),
+  maxTuples: positiveInteger.optional(),
+  timeout: z.number().refine((n) => Number.isFinite(n) && n > 0, 'expected a positive number of seconds').optional(),
+  // Sizes are parsed (and their errors worded) by parseByteSize.
+  maxDeviceMemory: z.union([z.number(), z.string()]).optional(),
+  profile: z.boolean().optional(),
+  onProgress: callback().optional(),
+});
+
+const compileArgsSchema = z.object({
+  source: z.union([z.string(), z.array(z.object({ path: z.string(), text: z.string() }))], {
+    error: 'expected source text or an array of { path, text } files',
+  }),
+  options: z
+    .object({
+      filename: z.string().optional(),
+      readFile: callback().optional(),
+    })
+    .optional(),
+});
+
+/** Throws a VixenError naming every bad field (with its path) unless `value` fits `schema`. */
+function check(schema: z.ZodType, value: unknown, what: string): void {
+  const r = schema.safeParse(value);
+  if (r.success) return;
+  const issues = r.error.issues.map((i) => `${i.path.map(String).join('.') || '(options)'}: ${i.message}`);
+  throw new VixenError({ severity: 'error', message: `invalid ${what}: ${issues.join('; ')}` });
+}
+
+export function checkCompileArgs(source: unknown, options: unknown): void {
+  check(compileArgsSchema, { source, options }, 'compile arguments');
+}
+
+/** `what` names the call in the message (run, interpret). */
+export function checkRunOptions(options: unknown, what: string): void {
+  check(runOptionsSchema, options, `${what} options`);
+}

@@ -1,0 +1,85 @@
+/**
+ * Runs the bad-input corpus (tests/bad-input/cases.ts): every CLI case gives its exit status and message on stderr,
+ * nothing (or exactly the accepted output) on stdout, and never a stack trace; every API case throws a VixenError
+ * with its message.
+ */
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { runCli } from '@vixen/cli';
+import { VixenError } from '@vixen/queryplan';
+import { apiCases, cliCases, pathsIn } from './bad-input/cases.js';
+
+const main = join(import.meta.dirname, '../packages/cli/src/main.ts');
+const setpriv = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p));
+
+/**
+ * The CLI's exit status and output. For a case whose file chmod 000 cannot lock for this user (root), the real
+ * binary runs as the unprivileged uid 65534 through setpriv, where there is one.
+ */
+async function runCase(args: string[], asNobody: boolean): Promise<{ code: number; out: string; err: string }> {
+  if (asNobody) {
+    const r = spawnSync(setpriv!, ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--import', 'tsx', main, ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, HOME: tmpdir() },
+    });
+    return { code: r.status ?? -1, out: r.stdout, err: r.stderr };
+  }
+  let out = '';
+  let err = '';
+  const code = await runCli(['node', 'vixen', ...args], (s) => (out += s), (s) => (err += s));
+  return { code, out, err };
+}
+
+function readable(path: string): boolean {
+  try {
+    readFileSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe.each(['source', 'facts', 'options', 'program-json'] as const)('%s', (kind) => {
+  for (const c of cliCases.filter((x) => x.kind === kind)) {
+    test(c.name, async (ctx) => {
+      const tmp = mkdtempSync(join(tmpdir(), 'vixen-bad-'));
+      // Others may enter it, so only the locked file itself stops an unprivileged run.
+      chmodSync(tmp, 0o755);
+      const paths = pathsIn(tmp);
+      c.setup?.(paths);
+      const locked = c.unreadable?.(paths);
+      const asNobody = locked !== undefined && readable(locked);
+      if (asNobody && (setpriv === undefined || process.getuid?.() !== 0)) {
+        ctx.skip(`chmod 000 does not stop this user (uid ${process.getuid?.()}) from reading ${locked}, and there is no setpriv to drop root`);
+      }
+      const { code, out, err } = await runCase(c.args(paths), asNobody);
+      expect({ code, err }).toEqual({ code: c.code, err: expect.stringMatching(c.stderr) });
+      expect(err).not.toMatch(/\n\s+at .*:\d+:\d+/);
+      // A mismatch shows the first 1000 characters, not a 10 MB diff; the second check compares all of it.
+      const expected = c.stdout ?? '';
+      if (out !== expected) expect(out.length > 1000 ? `${out.slice(0, 1000)}...` : out).toBe(expected.length > 1000 ? `${expected.slice(0, 1000)}...` : expected);
+      expect(out === expected).toBe(true);
+    });
+  }
+});
+
+describe('api', () => {
+  for (const c of apiCases) {
+    test(c.name, async () => {
+      const thrown = await (async () => c.call())().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(thrown).toBeInstanceOf(VixenError);
+      expect((thrown as Error).message).toMatch(c.message);
+    });
+  }
+});
+
+test('the corpus has a case of every kind', () => {
+  const kinds = new Set([...cliCases, ...apiCases].map((c) => c.kind));
+  expect([...kinds].sort()).toEqual(['api', 'facts', 'options', 'program-json', 'source']);
+});

@@ -1,0 +1,201 @@
+/**
+ * The bad-input corpus: one case per kind of bad input, each with the message (file:line:column where there is a
+ * place) and the exit status it must give. Inputs live next to this file (`<case>.logic`, `<case>.json`,
+ * `facts-<case>/`); the few that cannot live in git (10 MB lines, chmod 000) are made by `setup` in a temporary
+ * folder. Some cases are inputs that look odd but are accepted, with the output they must give.
+ * tests/bad-input.test.ts runs every CLI case through `runCli` and every API case through the library.
+ *
+ * Decisions the cases pin down: a UTF-8 BOM is accepted (and dropped) in sources and facts files; CRLF line
+ * endings are accepted; an empty facts file is an empty relation and an empty source an empty program; invalid
+ * UTF-8 and NUL bytes are errors at the first bad field or character. Exit status: 1 bad input, 2 bad command
+ * line (commander's usage errors), 4 a run limit (tests/cli-profile.test.ts).
+ */
+import { chmodSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { compile, Program } from '@vixen/runtime';
+
+export interface Paths {
+  /** A file in tests/bad-input. */
+  bad(name: string): string;
+  /** A file in this case's temporary folder (for inputs `setup` makes). */
+  gen(name: string): string;
+}
+
+export interface CliCase {
+  kind: 'source' | 'facts' | 'options' | 'program-json';
+  name: string;
+  args(p: Paths): string[];
+  code: number;
+  stderr: RegExp;
+  /** Expected stdout (default: nothing). */
+  stdout?: string;
+  setup?(p: Paths): void;
+  /**
+   * A file setup made unreadable. Where this user can still read it (root), the case runs the CLI as uid 65534
+   * through setpriv, and is skipped with the reason where that is not possible.
+   */
+  unreadable?(p: Paths): string;
+}
+
+export interface ApiCase {
+  kind: 'api';
+  name: string;
+  call(): unknown;
+  message: RegExp;
+}
+
+const types = 'all-types.logic';
+const facts = (folder: string) => (p: Paths) => ['run', p.bad(types), '--facts', p.bad(folder), '--format', 'csv'];
+const edge = (p: Paths) => ['run', p.bad('uses-edge.logic')];
+const tcSource = 'edge(x, y) -> int32(x), int32(y).\npath(x, y) <- edge(x, y).\npath(x, z) <- path(x, y), edge(y, z).\n';
+const tc = compile(tcSource, { filename: 'tc.logic' });
+/** A fixed ASCII prefix of a valid all-types row, up to its string column. */
+const typedPrefix = '1,2,3,1.5,2.25,true,2024-01-02,';
+const tenMegabytes = 10_000_000;
+
+export const cliCases: CliCase[] = [
+  // Program source.
+  { kind: 'source', name: 'syntax error', args: (p) => ['run', p.bad('syntax-error.logic')], code: 1, stderr: /syntax-error\.logic:3:1: error: .*expected/i },
+  { kind: 'source', name: 'undeclared predicate', args: (p) => ['run', p.bad('undeclared-predicate.logic')], code: 1, stderr: /undeclared-predicate\.logic:2:27: error: undeclared predicate node/ },
+  { kind: 'source', name: 'atom arity mismatch', args: (p) => ['run', p.bad('arity-mismatch.logic')], code: 1, stderr: /arity-mismatch\.logic:2:15: error: .*(arity|argument)/i },
+  { kind: 'source', name: 'type mismatch', args: (p) => ['run', p.bad('type-mismatch.logic')], code: 1, stderr: /type-mismatch\.logic:3:31: error: .*(type|int32|string)/i },
+  { kind: 'source', name: 'string built-in: pattern not a constant', args: (p) => ['run', p.bad('string-pattern-variable.logic')], code: 1, stderr: /string-pattern-variable\.logic:3:48: error: argument 2 of string:like must be a constant string/ },
+  { kind: 'source', name: 'string built-in: wrong arity', args: (p) => ['run', p.bad('string-arity.logic')], code: 1, stderr: /string-arity\.logic:2:25: error: string:substring expects 3 arguments, found 2/ },
+  { kind: 'source', name: 'string built-in: not a string', args: (p) => ['run', p.bad('string-non-string.logic')], code: 1, stderr: /string-non-string\.logic:2:43: error: type mismatch: expected string for argument 1 of string:startswith but variable k is int32/ },
+  { kind: 'source', name: 'unsafe head variable', args: (p) => ['run', p.bad('unsafe-head.logic')], code: 1, stderr: /unsafe-head\.logic:2:9: error: .*z/ },
+  { kind: 'source', name: 'unterminated string literal', args: (p) => ['run', p.bad('unterminated-string.logic')], code: 1, stderr: /unterminated-string\.logic:2:3: error: unterminated string literal/ },
+  { kind: 'source', name: 'invalid UTF-8 in a source', args: (p) => ['run', p.bad('source-invalid-utf8.logic')], code: 1, stderr: /source-invalid-utf8\.logic:3:7: error: invalid UTF-8 in program file/ },
+  { kind: 'source', name: 'NUL byte in a source', args: (p) => ['run', p.bad('source-nul-byte.logic')], code: 1, stderr: /source-nul-byte\.logic:2:6: error: unexpected character "\\u0000"/ },
+  { kind: 'source', name: 'UTF-8 BOM in a source is accepted', args: (p) => ['run', p.bad('source-utf8-bom.logic'), '--format', 'csv'], code: 0, stderr: /adapter:/, stdout: '# q\nx\n1\n' },
+  { kind: 'source', name: 'CRLF line endings in a source are accepted', args: (p) => ['run', p.bad('source-crlf.logic'), '--format', 'csv'], code: 0, stderr: /adapter:/, stdout: '# q\nx\n1\n' },
+  { kind: 'source', name: 'CRLF source errors keep their line and column', args: (p) => ['run', p.bad('source-crlf-error.logic')], code: 1, stderr: /source-crlf-error\.logic:3:15: error: undeclared predicate r/ },
+  { kind: 'source', name: 'empty source is an empty program', args: (p) => ['run', p.bad('source-empty.logic'), '--format', 'csv'], code: 0, stderr: /adapter:/, stdout: '' },
+  {
+    kind: 'source',
+    name: 'a 10 MB string literal is accepted',
+    setup: (p) => writeFileSync(p.gen('big.logic'), `p(s) -> string(s).\np("${'a'.repeat(tenMegabytes)}").\nq(s) <- p(s).\n`),
+    args: (p) => ['run', p.gen('big.logic'), '--output', 'q', '--format', 'csv'],
+    code: 0,
+    stderr: /adapter:/,
+    stdout: `# q\ns\n${'a'.repeat(tenMegabytes)}\n`,
+  },
+  {
+    kind: 'source',
+    name: 'an error on a 10 MB line shows a window of it',
+    setup: (p) => writeFileSync(p.gen('big-error.logic'), `p(s) -> string(s).\np("${'a'.repeat(tenMegabytes)}") q.\n`),
+    args: (p) => ['run', p.gen('big-error.logic')],
+    code: 1,
+    stderr: /^\S*big-error\.logic:2:10000007: error: expected .* but found 'q'\n {2}\|\n2 \| \.\.\.a{40,80}"\) q\.\n {2}\| {60,90}\^\n$/,
+  },
+  { kind: 'source', name: 'missing program file', args: (p) => ['run', p.bad('nope.logic')], code: 1, stderr: /error: cannot read program file .*nope\.logic: no such file/ },
+  { kind: 'source', name: 'directory as program file', args: (p) => ['run', p.bad('directory.logic')], code: 1, stderr: /error: cannot read program file .*directory\.logic: it is a directory/ },
+  {
+    kind: 'source',
+    name: 'unreadable program file',
+    setup: (p) => {
+      writeFileSync(p.gen('unreadable.logic'), 'p(x) -> int32(x).\n');
+      chmodSync(p.gen('unreadable.logic'), 0o000);
+    },
+    unreadable: (p) => p.gen('unreadable.logic'),
+    args: (p) => ['run', p.gen('unreadable.logic')],
+    code: 1,
+    stderr: /error: cannot read program file .*unreadable\.logic: permission denied/,
+  },
+
+  // Facts files.
+  { kind: 'facts', name: 'facts line that does not parse', args: (p) => [...edge(p), '--facts', p.bad('facts-bad')], code: 1, stderr: /facts-bad\/edge\.csv:2:3: error: expected int32 in column 2 \(y\) of edge, found "x4"/ },
+  { kind: 'facts', name: 'facts line with the wrong arity', args: (p) => [...edge(p), '--facts', p.bad('facts-arity')], code: 1, stderr: /facts-arity\/edge\.csv:2:5: error: expected 2 fields, found 3/ },
+  { kind: 'facts', name: 'int32 that is not a number', args: facts('facts-int32-not-a-number'), code: 1, stderr: /t\.csv:1:1: error: expected int32 in column 1 \(i\) of t, found "x1"\n/ },
+  { kind: 'facts', name: 'int32 out of range', args: facts('facts-int32-out-of-range'), code: 1, stderr: /t\.csv:1:1: error: expected int32 in column 1 \(i\) of t, found "3000000000" \(out of range\)/ },
+  { kind: 'facts', name: 'negative uint32', args: facts('facts-uint32-negative'), code: 1, stderr: /t\.csv:1:3: error: expected uint32 in column 2 \(u\) of t, found "-1" \(out of range\)/ },
+  { kind: 'facts', name: 'int64 out of range', args: facts('facts-int64-out-of-range'), code: 1, stderr: /t\.csv:1:5: error: expected int64 in column 3 \(l\) of t, found "9223372036854775808" \(out of range\)/ },
+  { kind: 'facts', name: 'malformed float32', args: facts('facts-float32-malformed'), code: 1, stderr: /t\.csv:1:7: error: expected float32 in column 4 \(f\) of t, found "1\.5\.1"/ },
+  { kind: 'facts', name: 'decimal overflow', args: facts('facts-decimal-out-of-range'), code: 1, stderr: /t\.csv:1:11: error: expected decimal in column 5 \(d\) of t, found "99999999999999999999\.25" \(out of range\)/ },
+  { kind: 'facts', name: 'decimal with more than 4 fractional digits', args: facts('facts-decimal-too-precise'), code: 1, stderr: /t\.csv:1:11: error: expected decimal .*found "2\.12345" \(more than 4 fractional digits\)/ },
+  { kind: 'facts', name: 'malformed boolean', args: facts('facts-boolean-malformed'), code: 1, stderr: /t\.csv:1:16: error: expected boolean in column 6 \(b\) of t, found "yes"/ },
+  { kind: 'facts', name: 'date that does not exist', args: facts('facts-date-no-such-day'), code: 1, stderr: /t\.csv:1:21: error: expected date in column 7 \(dt\) of t, found "2023-02-29" \(no such day\)/ },
+  { kind: 'facts', name: 'date overflow', args: facts('facts-date-out-of-range'), code: 1, stderr: /t\.csv:1:21: error: expected date .*found "10000-01-01" \(out of range: years 0000 to 9999\)/ },
+  { kind: 'facts', name: 'date in another format', args: facts('facts-date-malformed'), code: 1, stderr: /t\.csv:1:21: error: expected date .*found "02\/01\/2024" \(expected YYYY-MM-DD\)/ },
+  { kind: 'facts', name: 'invalid UTF-8 in a facts file', args: facts('facts-invalid-utf8'), code: 1, stderr: /facts-invalid-utf8\/t\.csv:2:32: error: invalid UTF-8 in field 8: facts files must be UTF-8/ },
+  { kind: 'facts', name: 'NUL byte in a facts file', args: facts('facts-nul-byte'), code: 1, stderr: /facts-nul-byte\/t\.csv:2:32: error: NUL byte in field 8/ },
+  { kind: 'facts', name: 'UTF-8 BOM in a facts file is accepted', args: facts('facts-utf8-bom'), code: 0, stderr: /adapter:/, stdout: '# row\ni,s\n1,böm\n' },
+  { kind: 'facts', name: 'UTF-8 BOM does not shift columns', args: facts('facts-utf8-bom-error'), code: 1, stderr: /facts-utf8-bom-error\/t\.csv:1:1: error: expected int32 .*found "x"/ },
+  { kind: 'facts', name: 'CRLF line endings in a facts file are accepted', args: facts('facts-crlf'), code: 0, stderr: /adapter:/, stdout: '# row\ni,s\n1,first\n2,second\n' },
+  { kind: 'facts', name: 'CRLF facts errors keep their line and column', args: facts('facts-crlf-error'), code: 1, stderr: /facts-crlf-error\/t\.csv:2:16: error: expected boolean .*found "maybe"/ },
+  { kind: 'facts', name: 'empty facts file is an empty relation', args: facts('facts-empty-file'), code: 0, stderr: /adapter:/, stdout: '# row\ni,s\n' },
+  { kind: 'facts', name: 'unterminated quoted field', args: facts('facts-unterminated-quote'), code: 1, stderr: /facts-unterminated-quote\/t\.csv:1:32: error: unterminated quoted field/ },
+  {
+    kind: 'facts',
+    name: 'a 10 MB line is accepted',
+    setup: (p) => writeFileSync(p.gen('t.csv'), `${typedPrefix}${'a'.repeat(tenMegabytes)}\n2,2,3,1.5,2.25,true,2024-01-02,b\n`),
+    args: (p) => ['run', p.bad(types), '--facts', p.gen('.'), '--format', 'csv'],
+    code: 0,
+    stderr: /adapter:/,
+    stdout: `# row\ni,s\n1,${'a'.repeat(tenMegabytes)}\n2,b\n`,
+  },
+  {
+    kind: 'facts',
+    name: 'a bad 10 MB field is cut short in the message',
+    setup: (p) => writeFileSync(p.gen('t.csv'), `${typedPrefix}a\n${'9'.repeat(tenMegabytes)},2,3,1.5,2.25,true,2024-01-02,b\n`),
+    args: (p) => ['run', p.bad(types), '--facts', p.gen('.')],
+    code: 1,
+    stderr: /t\.csv:2:1: error: expected int32 in column 1 \(i\) of t, found "9{40}"\.\.\. \(10000000 characters\) \(out of range\)\n$/,
+  },
+  { kind: 'facts', name: 'missing facts file', args: (p) => [...edge(p), '--facts', p.bad('facts-empty')], code: 1, stderr: /error: no facts file for relation edge in .*facts-empty: expected one of edge\.csv, edge\.tsv/ },
+  { kind: 'facts', name: 'two facts files for one relation', args: (p) => [...edge(p), '--facts', p.bad('facts-ambiguous')], code: 1, stderr: /error: ambiguous facts for relation edge .*found edge\.csv and edge\.tsv/ },
+  { kind: 'facts', name: 'directory as facts file', args: (p) => [...edge(p), '--facts', p.bad('facts-directory-as-file')], code: 1, stderr: /error: facts file is a directory: .*facts-directory-as-file\/edge\.csv/ },
+  { kind: 'facts', name: 'missing facts directory', args: (p) => [...edge(p), '--facts', p.bad('no-such-dir')], code: 1, stderr: /error: facts directory not found: .*no-such-dir/ },
+  { kind: 'facts', name: 'file as facts directory', args: (p) => [...edge(p), '--facts', p.bad('not-a-directory.csv')], code: 1, stderr: /error: facts path is not a directory: .*not-a-directory\.csv/ },
+  {
+    kind: 'facts',
+    name: 'unreadable facts file',
+    setup: (p) => {
+      writeFileSync(p.gen('edge.csv'), '1,2\n');
+      chmodSync(p.gen('edge.csv'), 0o000);
+    },
+    unreadable: (p) => p.gen('edge.csv'),
+    args: (p) => [...edge(p), '--facts', p.gen('.')],
+    code: 1,
+    stderr: /error: cannot read facts file .*edge\.csv: .*permission denied/,
+  },
+
+  // Command-line options.
+  { kind: 'options', name: 'unknown flag', args: (p) => [...edge(p), '--frobnicate'], code: 2, stderr: /^error: unknown option '--frobnicate'\n$/ },
+  { kind: 'options', name: 'unknown command', args: () => ['frobnicate'], code: 2, stderr: /^error: unknown command 'frobnicate'\n$/ },
+  { kind: 'options', name: 'missing argument', args: () => ['run'], code: 2, stderr: /^error: missing required argument 'file'\n$/ },
+  { kind: 'options', name: 'bad --format', args: (p) => [...edge(p), '--format', 'xml'], code: 2, stderr: /argument 'xml' is invalid\. Allowed choices are table, csv, json/ },
+  { kind: 'options', name: 'number that is not a number', args: (p) => [...edge(p), '--max-iterations', 'many'], code: 1, stderr: /^error: option --max-iterations: .*expected number, received NaN\n$/ },
+  { kind: 'options', name: 'negative limit', args: (p) => [...edge(p), '--max-tuples', '-5'], code: 1, stderr: /^error: option --max-tuples: .*expected number to be >0\n$/ },
+  { kind: 'options', name: 'zero timeout', args: (p) => [...edge(p), '--timeout', '0'], code: 1, stderr: /^error: option --timeout: .*expected number to be >0\n$/ },
+  { kind: 'options', name: 'fractional iteration limit', args: (p) => [...edge(p), '--max-iterations', '2.5'], code: 1, stderr: /^error: option --max-iterations: .*expected int/ },
+  { kind: 'options', name: 'bad byte size', args: (p) => [...edge(p), '--max-device-memory', 'lots'], code: 1, stderr: /^error: option --max-device-memory: 'lots' is not a byte size/ },
+  { kind: 'options', name: 'a run limit with --reference', args: (p) => [...edge(p), '--reference', '--timeout', '5'], code: 1, stderr: /^error: the reference interpreter does not enforce run limits \(timeout\)\n$/ },
+  { kind: 'options', name: 'unknown output relation', args: (p) => [...edge(p), '--output', 'nosuch'], code: 1, stderr: /^error: unknown output relation: nosuch \(known: edge, path\)\n$/ },
+  { kind: 'options', name: '--output-dir that is a file', args: (p) => [...edge(p), '--output-dir', p.bad('uses-edge.logic')], code: 1, stderr: /^error: output directory .*uses-edge\.logic is not a directory\n$/ },
+
+  // Compiled program files.
+  { kind: 'program-json', name: 'corrupt program JSON', args: (p) => ['run', p.bad('corrupt.json')], code: 1, stderr: /^error: .*corrupt\.json: not valid JSON: Unterminated string/ },
+  { kind: 'program-json', name: 'program file of another version', args: (p) => ['run', p.bad('wrong-version.json')], code: 1, stderr: /^error: .*wrong-version\.json: program file version 99 is not supported \(this Vixen reads version 1\)/ },
+  { kind: 'program-json', name: 'missing program JSON', args: (p) => ['run', p.bad('nope.json')], code: 1, stderr: /^error: cannot read program file .*nope\.json: no such file/ },
+];
+
+/** Library arguments of the wrong shape: a VixenError naming the argument, before any device work. */
+export const apiCases: ApiCase[] = [
+  { kind: 'api', name: 'compile of a number', call: () => compile(42 as never), message: /^invalid compile arguments: source: expected source text or an array of \{ path, text \} files$/ },
+  { kind: 'api', name: 'compile with a non-string file name', call: () => compile(tcSource, { filename: 3 } as never), message: /^invalid compile arguments: options\.filename: .*expected string, received number$/ },
+  { kind: 'api', name: 'a limit given as text', call: () => tc.run({ maxIterations: '5' } as never), message: /^invalid run options: maxIterations: .*expected number, received string$/ },
+  { kind: 'api', name: 'a fractional tuple limit', call: () => tc.run({ maxTuples: 1.5 }), message: /^invalid run options: maxTuples: expected a positive whole number$/ },
+  { kind: 'api', name: 'a negative timeout', call: () => tc.run({ timeout: -1 }), message: /^invalid run options: timeout: expected a positive number of seconds$/ },
+  { kind: 'api', name: 'outputs as one string', call: () => tc.run({ outputs: 'path' } as never), message: /^invalid run options: outputs: .*expected array, received string$/ },
+  { kind: 'api', name: 'an unknown backend', call: () => tc.run({ backend: 'metal' } as never), message: /^invalid run options: backend: .*"auto"\|"vulkan"\|"opengles"/ },
+  { kind: 'api', name: 'facts rows that are not arrays', call: () => tc.run({ facts: { edge: [1, 2] } } as never), message: /^invalid run options: facts\.edge\.0: .*expected array, received number/ },
+  { kind: 'api', name: 'a progress callback that is not a function', call: () => tc.run({ onProgress: true } as never), message: /^invalid run options: onProgress: expected a function$/ },
+  { kind: 'api', name: 'interpret options of the wrong type', call: () => tc.interpret({ factsDir: 7 } as never), message: /^invalid interpret options: factsDir: .*expected string, received number$/ },
+  { kind: 'api', name: 'facts row of the wrong arity', call: () => tc.run({ facts: { edge: [[1]] } }), message: /^facts for edge, row 1: expected 2 values, found 1$/ },
+  { kind: 'api', name: 'facts value of the wrong type', call: () => tc.run({ facts: { edge: [[1, 'two']] } }), message: /^facts for edge, row 1: expected int32 in column 2 \(y\), found string two$/ },
+  { kind: 'api', name: 'facts for an unknown relation', call: () => tc.run({ facts: { nodes: [[1]] } }), message: /^facts given for unknown relation nodes$/ },
+  { kind: 'api', name: 'a program file object of the wrong shape', call: () => Program.fromJSON({ format: 'vixen-program' }, 'p.json'), message: /^p\.json: not a Vixen 1 program file: version: .*; kir: .*; shaders: / },
+];
+
+export const badInputDir = import.meta.dirname;
+export const pathsIn = (tmp: string): Paths => ({ bad: (n) => join(badInputDir, n), gen: (n) => join(tmp, n) });
