@@ -90,6 +90,8 @@ export interface ExecuteStats {
   blockSteps: number;
   launches: number;
   milliseconds: number;
+  /** Of `milliseconds`, the part spent loading facts: string dictionary, upload, and sorting them on the device. */
+  loadMilliseconds: number;
   /** Most bytes the variables' device buffers held at once (kernel scratch buffers not included). */
   peakDeviceBytes: number;
   /** Times each block ran, in program order. */
@@ -230,6 +232,7 @@ export async function executeKir(
   const executions = new Map(program.blocks.map((b) => [b.label, 0]));
   let steps = 0;
   let launches = 0;
+  let loadMs = 0;
 
   // Device memory: variables may share a buffer, so buffers are counted once, by how many variables hold them.
   const holders = new Map<GPUBuffer, number>();
@@ -241,6 +244,7 @@ export async function executeKir(
     blockSteps: steps,
     launches,
     milliseconds: performance.now() - started,
+    loadMilliseconds: loadMs,
     peakDeviceBytes: peakBytes,
     blocks: program.blocks.map((b) => ({ label: b.label, executions: executions.get(b.label)! })),
     loops: [...loopStats.values()],
@@ -288,7 +292,8 @@ export async function executeKir(
 
   try {
     await loadInitialRelations(gpu, program, initial, dict, store);
-    if (options.profile) await gpu.device.queue.onSubmittedWorkDone();
+    await gpu.device.queue.onSubmittedWorkDone();
+    loadMs = performance.now() - started;
 
     const blocks = new Map(program.blocks.map((b) => [b.label, b]));
     const maxSteps = options.maxBlockSteps ?? 1_000_000;

@@ -16,3 +16,4 @@ export { loadFactsDir, loadFactsFile } from './facts/index.js';
 export { PROGRAM_FORMAT, PROGRAM_VERSION, type ProgramFile } from './program-file.js';
 export { dawnAddonPath } from './dawn-path.js';
 export * from './graphs/index.js';
+export * from './tpch/index.js';
