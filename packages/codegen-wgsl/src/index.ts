@@ -19,6 +19,7 @@ export { PASS_LAYOUTS, type BindingKind, type PassName } from './passes.js';
 export { uniformVec4s } from './wgsl.js';
 export { RADIX_BITS, RADIX_ITEMS, sortKeyWords } from './kernels/sort.js';
 export { COMPACT_ITEMS } from './kernels/compaction.js';
+export { AGGREGATE_CHUNK, aggregatePartialWords } from './kernels/aggregate.js';
 
 /** Pass name -> WGSL module source. */
 export type KernelShaders = Record<string, string>;
