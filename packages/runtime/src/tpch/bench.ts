@@ -6,6 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { kernelInputs } from '@vixen/kernel-ir';
 import type { RelationDecl, Row } from '@vixen/queryplan';
 import { loadFactsDir } from '../facts/index.js';
 import type { Gpu } from '../gpu/index.js';
@@ -35,10 +36,13 @@ export function compileTpchQuery(queriesDir: string, q: number): Program {
   return compileFile(join(queriesDir, `q${q}.logic`));
 }
 
-/** The facts a query's program reads: the tables it declares (all, as each includes the schema). */
+/**
+ * The tables a query's kernels read. Every query declares all eight (it includes the schema), and a run uploads
+ * and sorts every table it is given, read or not.
+ */
 export function factsFor(program: Program, facts: Record<string, Row[]>): Record<string, Row[]> {
-  const names = new Set(program.relations.filter((r) => r.kind === 'edb').map((r) => r.name));
-  return Object.fromEntries(Object.entries(facts).filter(([name]) => names.has(name)));
+  const read = new Set(program.kir.kernels.flatMap(kernelInputs));
+  return Object.fromEntries(Object.entries(facts).filter(([name]) => read.has(program.kir.relationVars[name] ?? -1)));
 }
 
 export interface TpchBenchOptions {
