@@ -3,7 +3,7 @@
  * public API and checked against DuckDB running the standard SQL (examples/tpch/sql) on the same `.tbl` files.
  * See packages/runtime/src/tpch/compare.ts for what "equal" means per type.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -21,6 +21,7 @@ import {
   type Gpu,
 } from '@vixen/runtime';
 import type { Row } from '@vixen/queryplan';
+import { runCli } from '@vixen/cli';
 
 const queriesDir = join(import.meta.dirname, '..', 'examples', 'tpch');
 /** Queries that use string:like/startswith/endswith/substring, which another branch implements. */
@@ -105,3 +106,54 @@ describe('TPC-H queries at SF 0.01 match DuckDB', () => {
     }, 120_000);
   }
 });
+
+// One line per table as the official dbgen writes them (SF 1's first rows), trailing `|` included.
+const OFFICIAL_TBL: Record<string, string> = {
+  region: '0|AFRICA|lar deposits. blithely final packages cajole. regular waters are final requests. regular accounts are according to |',
+  nation: '0|ALGERIA|0| haggle. carefully final deposits detect slyly agai|',
+  supplier: '1|Supplier#000000001| N kD4on9OM Ipw3,gf0JBoQDd7tgrzrddZ|17|27-918-335-1736|5755.94|each slyly above the careful|',
+  customer: '1|Customer#000000001|IVhzIApeRb ot,c,E|15|25-989-741-2988|711.56|BUILDING|to the even, regular platelets. regular, ironic epitaphs nag e|',
+  part: '1|goldenrod lavender spring chocolate lace|Manufacturer#1|Brand#13|PROMO BURNISHED COPPER|7|JUMBO PKG|901.00|ly. slyly ironi|',
+  partsupp: '1|2|3325|771.64|, even theodolites. regular, final theodolites eat after the carefully pending foxes. |',
+  orders: '1|36901|O|173665.47|1996-01-02|5-LOW|Clerk#000000951|0|nstructions sleep furiously among |',
+  lineitem:
+    '1|155190|7706|1|17|21168.23|0.04|0.02|N|O|1996-03-13|1996-02-12|1996-03-22|DELIVER IN PERSON|TRUCK|egular courts above the|\n' +
+    '1|67310|7311|2|36|45983.16|0.09|0.06|N|O|1996-04-12|1996-02-28|1996-04-20|TAKE BACK RETURN|MAIL|ly final dependencies: slyly bold |\n' +
+    '3|4297|1798|1|45|54058.05|0.06|0.00|R|F|1994-02-02|1994-01-04|1994-02-23|NONE|AIR|ongside of the furiously brave acco|',
+};
+
+test('official dbgen .tbl files load unchanged through a facts directory', async () => {
+  const official = join(dir, 'official');
+  mkdirSync(official);
+  for (const [table, lines] of Object.entries(OFFICIAL_TBL)) writeFileSync(join(official, `${table}.tbl`), lines + '\n');
+  const program = compileTpchQuery(queriesDir, 1);
+  const run = await program.run({ factsDir: official, gpu, outputs: ['result'] });
+  const types = program.relations.find((r) => r.name === 'result')!.columns.map((c) => c.type);
+  const other = await TpchDuckDb.open(official, tpchSchema(queriesDir), 1);
+  try {
+    const expected = await other.query(tpchQuerySql(queriesDir, 1));
+    expect(run.relations.get('result')!.length).toBe(2);
+    expect(compareTpchAnswers(run.relations.get('result')!, types, expected.rows)).toEqual([]);
+  } finally {
+    other.close();
+  }
+}, 60_000);
+
+test('vixen bench tpch generates data, runs both engines and writes JSON', async () => {
+  const json = join(dir, 'bench.json');
+  let out = '';
+  let err = '';
+  const code = await runCli(
+    ['node', 'vixen', 'bench', 'tpch', '--sf', '0.002', '--queries', '6,4', '--runs', '1', '--warmup', '0', '--json', json],
+    (x) => (out += x),
+    (x) => (err += x),
+  );
+  expect(code, err).toBe(0);
+  expect(out).toMatch(/^Q6 +ok /m);
+  expect(out).toMatch(/^Q4 +ok /m);
+  expect(out).toMatch(/power \(3600\*SF\/geomean s\): vixen [\d.]+, duckdb [\d.]+/);
+  const report = JSON.parse(readFileSync(json, 'utf8')) as { sf: number; queries: Array<{ query: number; status: string; vixenMs: number; duckdbMs: number }> };
+  expect(report.sf).toBe(0.002);
+  expect(report.queries.map((q) => [q.query, q.status])).toEqual([[6, 'ok'], [4, 'ok']]);
+  for (const q of report.queries) expect(q.vixenMs > 0 && q.duckdbMs > 0).toBe(true);
+}, 120_000);
