@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { kernelInputs } from '@vixen/kernel-ir';
 import type { RelationDecl, Row } from '@vixen/queryplan';
+import { median } from '../bench/operators.js';
 import { loadFactsDir } from '../facts/index.js';
 import type { Gpu } from '../gpu/index.js';
 import { compileFile, type Program } from '../program.js';
@@ -93,12 +94,6 @@ export interface TpchBenchReport {
   powerVixen: number;
   powerDuckdb: number;
 }
-
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 
 const geomean = (xs: readonly number[]): number => (xs.length === 0 ? NaN : Math.exp(xs.reduce((a, x) => a + Math.log(Math.max(x, 1e-6)), 0) / xs.length));
 
