@@ -74,6 +74,8 @@ export async function buildBundle(options: BundleOptions): Promise<BundleReport>
     minify: true,
     logLevel: 'silent',
     plugins: [webgpuBesideBundle],
+    // DuckDB (native, optional) is only for `bench tpch`, which reports when it is missing.
+    external: ['@duckdb/node-api'],
     // CommonJS dependencies inside an ESM bundle still call require().
     banner: { js: "import { createRequire as __vixenRequire } from 'node:module'; const require = __vixenRequire(import.meta.url);" },
   });
