@@ -169,8 +169,9 @@ function combiner(a: Aggregate, k: number, at: number, types: readonly ScalarTyp
 }
 
 /**
- * The scatter pass's reduction: row i starts a group when `starts(i)`, j extends it while `same(i, j)`; the
- * group's first row ranks itself among the group starts from the tile's keep bits and writes `out`.
+ * The scatter pass's reduction. `same` is a WGSL bool over rows $A and $B: row i starts a group unless
+ * same(i - 1, i), and rows j > i belong to it while same(i, j). Row R adds `count` (over $R) to the group's
+ * count. The group's first row ranks itself among the group starts from the tile's keep bits and writes `out`.
  */
 function reduceModule(inWidth: number, outWidth: number, helpers: string, same: string, accs: readonly Accumulator[], out: readonly string[], count: string): string {
   return `${header('scatter', ['inp', 'offs', 'outp'])}
