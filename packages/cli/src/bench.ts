@@ -1,8 +1,11 @@
 /** `vixen bench operators`: the operator benchmark of @vixen/runtime, as a table and optionally JSON. */
-import { writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import { z } from 'zod';
-import { BENCH_OPERATORS, benchOperators, defaultBenchSizes, formatBenchReport, openGpu } from '@vixen/runtime';
+import { BENCH_OPERATORS, benchOperators, benchTpch, dbgen, defaultBenchSizes, formatBenchReport, formatTpchReport, openGpu, TPCH_QUERIES } from '@vixen/runtime';
 import { VixenError } from '@vixen/queryplan';
 
 /** `A..B` (inclusive) or a comma-separated list of log2 sizes, each in 1..31. */
@@ -34,9 +37,37 @@ const benchOptionsSchema = z.object({
   subgroups: z.boolean().default(true),
 });
 
-/** The `bench` command with its `operators` sub-command; `out` gets the table, `err` progress. */
+const tpchOptionsSchema = z.object({
+  sf: z.coerce.number().positive(),
+  data: z.string().min(1).optional(),
+  queries: z
+    .string()
+    .regex(/^\s*\d+(\s*,\s*\d+)*\s*$/, 'expected a comma-separated list of query numbers, e.g. 1,6')
+    .transform((s) => s.split(',').map((x) => Number(x.trim())))
+    .refine((qs) => qs.every((q) => q >= 1 && q <= 22), 'query numbers are 1..22')
+    .optional(),
+  queriesDir: z.string().min(1).optional(),
+  json: z.string().min(1).optional(),
+  runs: z.coerce.number().int().min(1).default(3),
+  warmup: z.coerce.number().int().min(0).default(1),
+  seed: z.coerce.number().int().default(1),
+  backend: z.enum(['auto', 'vulkan', 'opengles']).default('auto'),
+});
+
+function parseOptions<T>(schema: z.ZodType<T>, raw: unknown): T {
+  const r = schema.safeParse(raw);
+  if (!r.success) {
+    throw new VixenError({ severity: 'error', message: r.error.issues.map((i) => `option --${i.path.join('.')}: ${i.message}`).join('; ') });
+  }
+  return r.data;
+}
+
+/** examples/tpch of the source tree this CLI runs from (a bundle has none: it needs --queries-dir). */
+const defaultQueriesDir = (): string => fileURLToPath(new URL('../../../examples/tpch', import.meta.url));
+
+/** The `bench` command with its `operators` and `tpch` sub-commands; `out` gets the table, `err` progress. */
 export function benchCommand(out: (s: string) => void, err: (s: string) => void): Command {
-  const bench = new Command('bench').description('benchmark the GPU operators');
+  const bench = new Command('bench').description('benchmark the GPU operators and the TPC-H queries');
   bench
     .command('operators')
     .description(`time copy and the operators (${BENCH_OPERATORS.join(', ')}) at sizes 2^A..2^B against copy bandwidth`)
@@ -49,11 +80,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
     .option('--no-subgroups', 'run the passes without subgroup operations even where the adapter has them')
     .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
     .action(async (raw: unknown) => {
-      const r = benchOptionsSchema.safeParse(raw);
-      if (!r.success) {
-        throw new VixenError({ severity: 'error', message: r.error.issues.map((i) => `option --${i.path.join('.')}: ${i.message}`).join('; ') });
-      }
-      const opts = r.data;
+      const opts = parseOptions(benchOptionsSchema, raw);
       const gpu = await openGpu({ backend: opts.backend, subgroups: opts.subgroups });
       try {
         const sizes = opts.sizes ?? defaultBenchSizes(gpu);
@@ -74,6 +101,51 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
         }
       } finally {
         gpu.dispose();
+      }
+    });
+  bench
+    .command('tpch')
+    .description('run the TPC-H queries on Vixen and on DuckDB (same data, same process) and compare times and answers')
+    .requiredOption('--sf <n>', 'scale factor')
+    .option('--data <dir>', 'folder of .tbl files (default: generate SF n data into a temporary folder)')
+    .option('--queries <list>', 'comma-separated query numbers (default: all 22)')
+    .option('--queries-dir <dir>', 'folder with schema.logic, q*.logic and sql/q*.sql (default: examples/tpch)')
+    .option('--json <file>', 'also write the report as JSON')
+    .option('--runs <n>', 'timed runs per query (median reported)', '3')
+    .option('--warmup <n>', 'untimed runs first', '1')
+    .option('--seed <n>', 'generator seed', '1')
+    .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
+    .action(async (raw: unknown) => {
+      const opts = parseOptions(tpchOptionsSchema, raw);
+      const queriesDir = opts.queriesDir ?? defaultQueriesDir();
+      if (!existsSync(join(queriesDir, 'schema.logic'))) {
+        throw new VixenError({ severity: 'error', message: `no schema.logic in ${queriesDir}; give the TPC-H queries folder with --queries-dir` });
+      }
+      const generated = opts.data === undefined ? mkdtempSync(join(tmpdir(), 'vixen-tpch-')) : undefined;
+      const gpu = await openGpu({ backend: opts.backend });
+      try {
+        if (generated !== undefined) {
+          const g = dbgen({ sf: opts.sf, out: generated, seed: opts.seed });
+          err(`generated SF ${opts.sf} (${g.rows.lineitem} lineitems) in ${(g.ms / 1000).toFixed(1)} s\n`);
+        }
+        err(`adapter: ${gpu.adapterName}\n`);
+        const report = await benchTpch(gpu, {
+          sf: opts.sf,
+          dataDir: opts.data ?? generated!,
+          queriesDir,
+          queries: opts.queries ?? TPCH_QUERIES,
+          runs: opts.runs,
+          warmup: opts.warmup,
+          onQuery: (q) => err(`  Q${q.query}: ${q.status}, vixen ${q.vixenMs.toFixed(1)} ms, duckdb ${q.duckdbMs.toFixed(1)} ms\n`),
+        });
+        out(formatTpchReport(report) + '\n');
+        if (opts.json !== undefined) {
+          writeFileSync(opts.json, JSON.stringify(report, null, 2) + '\n');
+          err(`wrote ${opts.json}\n`);
+        }
+      } finally {
+        gpu.dispose();
+        if (generated !== undefined) rmSync(generated, { recursive: true, force: true });
       }
     });
   return bench;

@@ -102,6 +102,7 @@ export async function buildBundle(options: BundleOptions): Promise<BundleReport>
     minify: true,
     logLevel: 'silent',
     plugins: options.withDuckdb ? [webgpuBesideBundle, duckdbBesideBundle] : [webgpuBesideBundle],
+    // DuckDB (native, optional) is only for the benchmarks' peer, which report when it is missing.
     external: options.withDuckdb ? [] : ['@duckdb/node-api'],
     // CommonJS dependencies inside an ESM bundle still call require().
     banner: { js: "import { createRequire as __vixenRequire } from 'node:module'; const require = __vixenRequire(import.meta.url);" },

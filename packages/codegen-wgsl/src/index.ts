@@ -21,6 +21,7 @@ export { RADIX_BITS, RADIX_ITEMS, sortKeyWords } from './kernels/sort.js';
 export { COMPACT_ITEMS } from './kernels/compaction.js';
 export { HASH_ITEMS, JOIN_PAIRS, hashBuildShaders, hashProbeShaders, joinSlotWords, type HashKeyLayout, type JoinOutputWord } from './kernels/hash.js';
 export { GROUP_ITEMS, groupRowWords, groupSlotWords, hashAggregateShaders, type HashAggregate } from './kernels/hashAggregate.js';
+export { AGGREGATE_CHUNK, aggregatePartialWords } from './kernels/aggregate.js';
 
 /** Pass name -> WGSL module source. */
 export type KernelShaders = Record<string, string>;

@@ -19,3 +19,4 @@ export { PROGRAM_FORMAT, PROGRAM_VERSION, type ProgramFile } from './program-fil
 export { dawnAddonPath } from './dawn-path.js';
 export { readTextFile } from './utf8.js';
 export * from './graphs/index.js';
+export * from './tpch/index.js';

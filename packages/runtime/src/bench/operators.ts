@@ -73,7 +73,7 @@ export function defaultBenchSizes(gpu: Gpu): number[] {
   return Array.from({ length: top - 19 }, (_, k) => 20 + k);
 }
 
-const median = (xs: readonly number[]): number => {
+export const median = (xs: readonly number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
   return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;

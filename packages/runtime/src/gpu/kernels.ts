@@ -196,9 +196,10 @@ async function run(
   const [a, b] = inputs as [DeviceRelation, DeviceRelation];
   switch (kernel.kind) {
     case 'mapFilter':
-    case 'unique':
+    case 'unique': {
       if (a.count === 0) return empty;
-      return compact(g, shaders, {
+      if (kernel.kind === 'unique' && a.canonical) return a;
+      const out = await compact(g, shaders, {
         count: { pass: 'flags', inputs: [bound(a)] },
         write: { pass: 'scatter', inputs: [bound(a)] },
         rows: a.count,
@@ -208,6 +209,8 @@ async function run(
         outWidth,
         ...(tables ? { tables } : {}),
       });
+      return kernel.kind === 'unique' ? { ...out, canonical: true } : out;
+    }
     case 'difference':
       if (a.count === 0) return empty;
       if (b.count === 0) return concatenate(g, [a], outWidth);
@@ -232,9 +235,16 @@ async function run(
         outWidth,
         ...(tables ? { tables } : {}),
       });
-    case 'sort':
+    case 'sort': {
+      const arity = columns(kernel.input).length;
+      // A canonical relation is already in the order of a sort by all its columns.
+      if (a.canonical && kernel.keys.length === arity && kernel.keys.every((k, i) => k === i)) return a;
       return sortRows(g, shaders, a, sortKeyWords(columns(kernel.input), kernel.keys));
+    }
     case 'concat':
+      // A union into an empty relation (every rule's first run) keeps the other side's rows and form.
+      if (a.count === 0 && b.canonical) return b;
+      if (b.count === 0 && a.canonical) return a;
       return concatenate(g, [a, b], outWidth);
     case 'copy':
       return concatenate(g, [a], outWidth);

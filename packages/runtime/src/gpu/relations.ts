@@ -7,6 +7,11 @@ export interface DeviceRelation {
   count: number;
   /** Words per row. */
   width: number;
+  /**
+   * Known to be sorted by all columns (the order a sort on every column gives) and duplicate-free: a unique
+   * kernel's output, since its input is always so sorted. Kernels that would only restore this form skip work.
+   */
+  canonical?: boolean;
 }
 
 // GPUBufferUsage is a global only once openGpu() has installed the webgpu globals, hence functions.

@@ -1,0 +1,384 @@
+/**
+ * A TPC-H data generator after the specification (TPC-H 3.0, clause 4.2): row counts per scale factor, key
+ * relationships (sparse order keys, the four suppliers of each part, customers with key % 3 = 0 placing no
+ * orders), value distributions, dates, phone numbers, part names from the colour words, types and containers
+ * from their syllables, and comments cut from a text pool built by the spec's grammar. It is deterministic per
+ * seed but does not reproduce dbgen's random streams, so its rows differ from the official dbgen's. Rows stream
+ * to `.tbl` files (`|`-separated, trailing `|`) in large chunks.
+ */
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { Rng } from '../graphs/prng.js';
+
+export const TPCH_TABLES = ['region', 'nation', 'supplier', 'customer', 'part', 'partsupp', 'orders', 'lineitem'] as const;
+export type TpchTable = (typeof TPCH_TABLES)[number];
+
+export interface DbgenOptions {
+  /** Scale factor (1 = about 1 GB); fractional values scale every table but nation and region. */
+  sf: number;
+  /** Output directory; created if missing. */
+  out: string;
+  seed?: number;
+}
+
+export interface DbgenResult {
+  rows: Record<TpchTable, number>;
+  ms: number;
+}
+
+const REGIONS = ['AFRICA', 'AMERICA', 'ASIA', 'EUROPE', 'MIDDLE EAST'];
+const NATIONS: readonly [string, number][] = [
+  ['ALGERIA', 0], ['ARGENTINA', 1], ['BRAZIL', 1], ['CANADA', 1], ['EGYPT', 4], ['ETHIOPIA', 0], ['FRANCE', 3],
+  ['GERMANY', 3], ['INDIA', 2], ['INDONESIA', 2], ['IRAN', 4], ['IRAQ', 4], ['JAPAN', 2], ['JORDAN', 4], ['KENYA', 0],
+  ['MOROCCO', 0], ['MOZAMBIQUE', 0], ['PERU', 1], ['CHINA', 2], ['ROMANIA', 3], ['SAUDI ARABIA', 4], ['VIETNAM', 2],
+  ['RUSSIA', 3], ['UNITED KINGDOM', 3], ['UNITED STATES', 1],
+];
+const COLORS = (
+  'almond antique aquamarine azure beige bisque black blanched blue blush brown burlywood burnished chartreuse ' +
+  'chiffon chocolate coral cornflower cornsilk cream cyan dark deep dim dodger drab firebrick floral forest frosted ' +
+  'gainsboro ghost goldenrod green grey honeydew hot indian ivory khaki lace lavender lawn lemon light lime linen ' +
+  'magenta maroon medium metallic midnight mint misty moccasin navajo navy olive orange orchid pale papaya peach ' +
+  'peru pink plum powder puff purple red rose rosy royal saddle salmon sandy seashell sienna sky slate smoke snow ' +
+  'spring steel tan thistle tomato turquoise violet wheat white yellow'
+).split(' ');
+const TYPE_S1 = ['STANDARD', 'SMALL', 'MEDIUM', 'LARGE', 'ECONOMY', 'PROMO'];
+const TYPE_S2 = ['ANODIZED', 'BURNISHED', 'PLATED', 'POLISHED', 'BRUSHED'];
+const TYPE_S3 = ['TIN', 'NICKEL', 'BRASS', 'STEEL', 'COPPER'];
+const CONTAINER_S1 = ['SM', 'LG', 'MED', 'JUMBO', 'WRAP'];
+const CONTAINER_S2 = ['CASE', 'BOX', 'BAG', 'JAR', 'PKG', 'PACK', 'CAN', 'DRUM'];
+const SEGMENTS = ['AUTOMOBILE', 'BUILDING', 'FURNITURE', 'MACHINERY', 'HOUSEHOLD'];
+const PRIORITIES = ['1-URGENT', '2-HIGH', '3-MEDIUM', '4-NOT SPECIFIED', '5-LOW'];
+const INSTRUCTIONS = ['DELIVER IN PERSON', 'COLLECT COD', 'NONE', 'TAKE BACK RETURN'];
+const MODES = ['REG AIR', 'AIR', 'RAIL', 'SHIP', 'TRUCK', 'MAIL', 'FOB'];
+
+// Clause 4.2.2.13: the grammar's word lists.
+const NOUNS = (
+  'foxes|ideas|theodolites|pinto beans|instructions|dependencies|excuses|platelets|asymptotes|courts|dolphins|' +
+  'multipliers|sauternes|warthogs|frets|dinos|attainments|somas|Tiresias|patterns|forges|braids|hockey players|' +
+  'frays|warhorses|dugouts|notornis|epitaphs|pearls|tithes|waters|orbits|gifts|sheaves|depths|sentiments|decoys|' +
+  'realms|pains|grouches|escapades|packages|requests|accounts|deposits|theodolites'
+).split('|');
+const VERBS = (
+  'sleep|wake|are|cajole|haggle|nag|use|boost|affix|detect|integrate|maintain|nod|was|lose|sublate|solve|thrash|' +
+  'promise|engage|hinder|print|x-ray|breach|eat|grow|impress|mold|poach|serve|run|dazzle|snooze|doze|unwind|kindle|' +
+  'play|hang|believe|doubt'
+).split('|');
+const ADJECTIVES = (
+  'furious|sly|careful|blithe|quick|fluffy|slow|quiet|ruthless|thin|close|dogged|daring|brave|stealthy|permanent|' +
+  'enticing|idle|busy|regular|final|ironic|even|bold|silent|special|pending|unusual|express'
+).split('|');
+const ADVERBS = (
+  'sometimes|always|never|furiously|slyly|carefully|blithely|quickly|fluffily|slowly|quietly|ruthlessly|thinly|' +
+  'closely|doggedly|daringly|bravely|stealthily|permanently|enticingly|idly|busily|regularly|finally|ironically|' +
+  'evenly|boldly|silently'
+).split('|');
+const PREPOSITIONS = (
+  'about|above|according to|across|after|against|along|alongside of|among|around|at|atop|before|behind|beneath|' +
+  'beside|besides|between|beyond|by|despite|during|except|for|from|in place of|inside|instead of|into|near|of|on|' +
+  'outside|over|past|since|through|throughout|to|toward|under|until|up|upon|without|with|within'
+).split('|');
+const AUXILIARIES = (
+  'do|may|might|shall|will|would|can|could|should|ought to|must|will have to|shall have to|could have to|' +
+  'should have to|must have to|need to|try to'
+).split('|');
+const TERMINATORS = ['.', ';', ':', '?', '!', '--'];
+
+/** Days since 1970-01-01 of a calendar date. */
+function dayNumber(y: number, m: number, d: number): number {
+  return Math.floor(Date.UTC(y, m - 1, d) / 86_400_000);
+}
+const START_DATE = dayNumber(1992, 1, 1);
+const END_DATE = dayNumber(1998, 12, 31);
+const CURRENT_DATE = dayNumber(1995, 6, 17);
+
+/** Buffered writer of one `.tbl` file: rows are appended as text and flushed in ~1 MiB writes. */
+class TblWriter {
+  private fd: number;
+  private parts: string[] = [];
+  private size = 0;
+  rows = 0;
+
+  constructor(path: string) {
+    this.fd = openSync(path, 'w');
+  }
+
+  row(line: string): void {
+    this.parts.push(line);
+    this.size += line.length;
+    this.rows++;
+    if (this.size > 1 << 20) this.flush();
+  }
+
+  private flush(): void {
+    if (this.parts.length > 0) writeSync(this.fd, this.parts.join(''));
+    this.parts = [];
+    this.size = 0;
+  }
+
+  close(): void {
+    this.flush();
+    closeSync(this.fd);
+  }
+}
+
+/** Generation state: the random source, the text pool, and formatting caches. */
+class Gen {
+  readonly rng: Rng;
+  private pool = '';
+  private dateText = new Map<number, string>();
+
+  constructor(seed: number) {
+    this.rng = new Rng(seed);
+    this.pool = this.textPool(1 << 21);
+  }
+
+  /** Uniform integer in [lo, hi]. */
+  int(lo: number, hi: number): number {
+    return lo + this.rng.nextInt(hi - lo + 1);
+  }
+
+  pick<T>(xs: readonly T[]): T {
+    return xs[this.rng.nextInt(xs.length)]!;
+  }
+
+  /** Clause 4.2.2.14: a text pool of sentences from the grammar. */
+  private textPool(size: number): string {
+    const parts: string[] = [];
+    let n = 0;
+    while (n < size) {
+      const s = this.sentence();
+      parts.push(s);
+      n += s.length + 1;
+    }
+    return parts.join(' ');
+  }
+
+  private nounPhrase(): string {
+    switch (this.rng.nextInt(4)) {
+      case 0:
+        return this.pick(NOUNS);
+      case 1:
+        return `${this.pick(ADJECTIVES)} ${this.pick(NOUNS)}`;
+      case 2:
+        return `${this.pick(ADJECTIVES)}, ${this.pick(ADJECTIVES)} ${this.pick(NOUNS)}`;
+      default:
+        return `${this.pick(ADVERBS)} ${this.pick(ADJECTIVES)} ${this.pick(NOUNS)}`;
+    }
+  }
+
+  private verbPhrase(): string {
+    switch (this.rng.nextInt(4)) {
+      case 0:
+        return this.pick(VERBS);
+      case 1:
+        return `${this.pick(AUXILIARIES)} ${this.pick(VERBS)}`;
+      case 2:
+        return `${this.pick(VERBS)} ${this.pick(ADVERBS)}`;
+      default:
+        return `${this.pick(AUXILIARIES)} ${this.pick(VERBS)} ${this.pick(ADVERBS)}`;
+    }
+  }
+
+  private sentence(): string {
+    const prep = () => `${this.pick(PREPOSITIONS)} the ${this.nounPhrase()}`;
+    switch (this.rng.nextInt(5)) {
+      case 0:
+        return `${this.nounPhrase()} ${this.verbPhrase()}${this.pick(TERMINATORS)}`;
+      case 1:
+        return `${this.nounPhrase()} ${this.verbPhrase()} ${prep()}${this.pick(TERMINATORS)}`;
+      case 2:
+        return `${this.nounPhrase()} ${this.verbPhrase()} ${this.nounPhrase()}${this.pick(TERMINATORS)}`;
+      case 3:
+        return `${this.nounPhrase()} ${prep()} ${this.verbPhrase()} ${this.nounPhrase()}${this.pick(TERMINATORS)}`;
+      default:
+        return `${this.nounPhrase()} ${prep()} ${this.verbPhrase()} ${prep()}${this.pick(TERMINATORS)}`;
+    }
+  }
+
+  /** Clause 4.2.2.10: a random substring of the pool, length uniform in [lo, hi]. Never holds `|`. */
+  text(lo: number, hi: number): string {
+    const len = this.int(lo, hi);
+    const at = this.rng.nextInt(this.pool.length - len);
+    return this.pool.slice(at, at + len);
+  }
+
+  /** Clause 4.2.2.7: random alphanumeric string, length uniform in [lo, hi]. */
+  vstring(lo: number, hi: number): string {
+    const alphabet = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ,';
+    const len = this.int(lo, hi);
+    let s = '';
+    for (let i = 0; i < len; i++) s += alphabet[this.rng.nextInt(alphabet.length)];
+    return s;
+  }
+
+  /** Clause 4.2.2.9: country code (nation + 10), then three local groups. */
+  phone(nation: number): string {
+    return `${nation + 10}-${this.int(100, 999)}-${this.int(100, 999)}-${this.int(1000, 9999)}`;
+  }
+
+  date(day: number): string {
+    let s = this.dateText.get(day);
+    if (s === undefined) {
+      s = new Date(day * 86_400_000).toISOString().slice(0, 10);
+      this.dateText.set(day, s);
+    }
+    return s;
+  }
+}
+
+/** Cents as a decimal with two fractional digits. */
+function money(cents: number): string {
+  const sign = cents < 0 ? '-' : '';
+  const a = Math.abs(cents);
+  const c = a % 100;
+  return `${sign}${(a - c) / 100}.${c < 10 ? '0' : ''}${c}`;
+}
+
+const pad9 = (n: number): string => String(n).padStart(9, '0');
+
+/** Clause 4.2.3: the retail price of a part, in cents. */
+function retailCents(partkey: number): number {
+  return 90000 + (Math.floor(partkey / 10) % 20001) + 100 * (partkey % 1000);
+}
+
+/** Clause 4.2.3: the i-th (0..3) supplier of a part among `s` suppliers. */
+function partSupplier(partkey: number, i: number, s: number): number {
+  return ((partkey + i * (Math.floor(s / 4) + Math.floor((partkey - 1) / s))) % s) + 1;
+}
+
+/** Clause 4.2.3: order keys use only the first 8 of every 32 values. */
+function sparseOrderKey(i: number): number {
+  return Math.floor(i / 8) * 32 + (i % 8) + 1;
+}
+
+export function dbgen(options: DbgenOptions): DbgenResult {
+  const t0 = performance.now();
+  const { sf, out } = options;
+  if (!(sf > 0)) throw new Error(`scale factor must be positive, got ${sf}`);
+  mkdirSync(out, { recursive: true });
+  const g = new Gen(options.seed ?? 1);
+  const scaled = (base: number) => Math.max(1, Math.floor(base * sf));
+  const nSupp = scaled(10_000);
+  const nPart = scaled(200_000);
+  const nCust = scaled(150_000);
+  const nOrders = scaled(1_500_000);
+  const rows = {} as Record<TpchTable, number>;
+  const open = (t: TpchTable) => new TblWriter(join(out, `${t}.tbl`));
+
+  const region = open('region');
+  REGIONS.forEach((name, k) => region.row(`${k}|${name}|${g.text(31, 115)}|\n`));
+  region.close();
+  rows.region = region.rows;
+
+  const nation = open('nation');
+  NATIONS.forEach(([name, r], k) => nation.row(`${k}|${name}|${r}|${g.text(31, 114)}|\n`));
+  nation.close();
+  rows.nation = nation.rows;
+
+  // Clause 4.2.3: SF*5 supplier comments carry "Customer ... Complaints", SF*5 others "Customer ... Recommends".
+  const special = new Map<number, string>();
+  const nSpecial = Math.max(1, Math.floor(5 * sf));
+  while (special.size < Math.min(2 * nSpecial, nSupp)) {
+    const k = g.int(1, nSupp);
+    if (!special.has(k)) special.set(k, special.size < nSpecial ? 'Complaints' : 'Recommends');
+  }
+  const supplier = open('supplier');
+  for (let k = 1; k <= nSupp; k++) {
+    const nk = g.int(0, 24);
+    let comment = g.text(25, 100);
+    const word = special.get(k);
+    if (word !== undefined) {
+      const inner = `Customer ${g.text(0, 5)}${word}`;
+      // The phrase overwrites part of the comment, which keeps its length where it is long enough.
+      const at = g.int(0, Math.max(0, comment.length - inner.length));
+      comment = comment.slice(0, at) + inner + comment.slice(at + inner.length);
+    }
+    supplier.row(`${k}|Supplier#${pad9(k)}|${g.vstring(10, 40)}|${nk}|${g.phone(nk)}|${money(g.int(-99999, 999999))}|${comment}|\n`);
+  }
+  supplier.close();
+  rows.supplier = supplier.rows;
+
+  const customer = open('customer');
+  for (let k = 1; k <= nCust; k++) {
+    const nk = g.int(0, 24);
+    customer.row(
+      `${k}|Customer#${pad9(k)}|${g.vstring(10, 40)}|${nk}|${g.phone(nk)}|${money(g.int(-99999, 999999))}|` +
+        `${g.pick(SEGMENTS)}|${g.text(29, 116)}|\n`,
+    );
+  }
+  customer.close();
+  rows.customer = customer.rows;
+
+  const part = open('part');
+  const partsupp = open('partsupp');
+  const words = new Array<string>(5);
+  for (let k = 1; k <= nPart; k++) {
+    // Five distinct colour words.
+    for (let i = 0; i < 5; i++) {
+      let w: string;
+      do w = g.pick(COLORS);
+      while (words.slice(0, i).includes(w));
+      words[i] = w;
+    }
+    const m = g.int(1, 5);
+    const type = `${g.pick(TYPE_S1)} ${g.pick(TYPE_S2)} ${g.pick(TYPE_S3)}`;
+    const container = `${g.pick(CONTAINER_S1)} ${g.pick(CONTAINER_S2)}`;
+    part.row(
+      `${k}|${words.join(' ')}|Manufacturer#${m}|Brand#${m}${g.int(1, 5)}|${type}|${g.int(1, 50)}|${container}|` +
+        `${money(retailCents(k))}|${g.text(5, 22)}|\n`,
+    );
+    for (let i = 0; i < 4; i++) {
+      partsupp.row(`${k}|${partSupplier(k, i, nSupp)}|${g.int(1, 9999)}|${money(g.int(100, 100000))}|${g.text(49, 198)}|\n`);
+    }
+  }
+  part.close();
+  partsupp.close();
+  rows.part = part.rows;
+  rows.partsupp = partsupp.rows;
+
+  const orders = open('orders');
+  const lineitem = open('lineitem');
+  const nClerks = Math.max(1, Math.floor(1000 * sf));
+  const lines: string[] = [];
+  for (let i = 0; i < nOrders; i++) {
+    const ok = sparseOrderKey(i);
+    // Customers whose key is a multiple of 3 place no orders.
+    let ck = g.int(1, nCust);
+    for (let delta = 1; ck % 3 === 0; delta = -delta) ck = Math.min(Math.max(ck + delta, 1), nCust);
+    const orderDate = g.int(START_DATE, END_DATE - 151);
+    const nLines = g.int(1, 7);
+    let totalCents = 0;
+    let shippedF = 0;
+    lines.length = 0;
+    for (let ln = 1; ln <= nLines; ln++) {
+      const pk = g.int(1, nPart);
+      const sk = partSupplier(pk, g.int(0, 3), nSupp);
+      const qty = g.int(1, 50);
+      const price = qty * retailCents(pk);
+      const disc = g.int(0, 10);
+      const tax = g.int(0, 8);
+      const ship = orderDate + g.int(1, 121);
+      const commit = orderDate + g.int(30, 90);
+      const receipt = ship + g.int(1, 30);
+      const flag = receipt <= CURRENT_DATE ? (g.rng.nextInt(2) === 0 ? 'R' : 'A') : 'N';
+      const status = ship > CURRENT_DATE ? 'O' : 'F';
+      if (status === 'F') shippedF++;
+      totalCents += Math.floor((Math.floor((price * (100 - disc)) / 100) * (100 + tax)) / 100);
+      lines.push(
+        `${ok}|${pk}|${sk}|${ln}|${qty}|${money(price)}|0.${disc < 10 ? '0' : ''}${disc}|0.0${tax}|${flag}|${status}|` +
+          `${g.date(ship)}|${g.date(commit)}|${g.date(receipt)}|${g.pick(INSTRUCTIONS)}|${g.pick(MODES)}|${g.text(10, 43)}|\n`,
+      );
+    }
+    const orderStatus = shippedF === nLines ? 'F' : shippedF === 0 ? 'O' : 'P';
+    orders.row(
+      `${ok}|${ck}|${orderStatus}|${money(totalCents)}|${g.date(orderDate)}|${g.pick(PRIORITIES)}|` +
+        `Clerk#${pad9(g.int(1, nClerks))}|0|${g.text(19, 78)}|\n`,
+    );
+    for (const l of lines) lineitem.row(l);
+  }
+  orders.close();
+  lineitem.close();
+  rows.orders = orders.rows;
+  rows.lineitem = lineitem.rows;
+  return { rows, ms: performance.now() - t0 };
+}

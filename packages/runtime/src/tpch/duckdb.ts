@@ -1,0 +1,88 @@
+/**
+ * DuckDB as the TPC-H oracle and baseline: an in-memory database loaded from the same `.tbl` files, with the
+ * column types of the Vixen schema. `@duckdb/node-api` is imported dynamically so that Vixen works without it.
+ */
+import { join } from 'node:path';
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { VixenError, type RelationDecl, type ScalarType } from '@vixen/queryplan';
+import { TPCH_TABLES } from './dbgen.js';
+
+/** A DuckDB value as the comparison reads it. */
+export type DuckValue =
+  | { kind: 'null' }
+  | { kind: 'int'; value: bigint }
+  | { kind: 'double'; value: number }
+  | { kind: 'decimal'; value: bigint; scale: number }
+  | { kind: 'date'; days: number }
+  | { kind: 'string'; value: string };
+
+export interface DuckResult {
+  rows: DuckValue[][];
+  milliseconds: number;
+}
+
+const SQL_TYPES: Record<ScalarType, string> = {
+  int32: 'INTEGER',
+  int64: 'BIGINT',
+  uint32: 'UINTEGER',
+  float32: 'FLOAT',
+  decimal: 'DECIMAL(15,2)',
+  string: 'VARCHAR',
+  boolean: 'BOOLEAN',
+  date: 'DATE',
+};
+
+function toDuckValue(v: unknown): DuckValue {
+  if (v === null || v === undefined) return { kind: 'null' };
+  if (typeof v === 'bigint') return { kind: 'int', value: v };
+  if (typeof v === 'number') return Number.isInteger(v) ? { kind: 'int', value: BigInt(v) } : { kind: 'double', value: v };
+  if (typeof v === 'string') return { kind: 'string', value: v };
+  if (typeof v === 'object') {
+    if ('scale' in v && 'value' in v && 'width' in v) return { kind: 'decimal', value: v.value as bigint, scale: v.scale as number };
+    if ('days' in v) return { kind: 'date', days: v.days as number };
+  }
+  throw new Error(`unexpected DuckDB value ${String(v)}`);
+}
+
+export class TpchDuckDb {
+  private constructor(
+    private readonly instance: DuckDBInstance,
+    private readonly connection: DuckDBConnection,
+  ) {}
+
+  /** Opens DuckDB and loads `dir/<table>.tbl` for the eight tables, typed as `schema` declares them. */
+  static async open(dir: string, schema: readonly RelationDecl[], threads?: number): Promise<TpchDuckDb> {
+    let api: typeof import('@duckdb/node-api');
+    try {
+      api = await import('@duckdb/node-api');
+    } catch {
+      throw new VixenError({ severity: 'error', message: 'DuckDB is not installed: add @duckdb/node-api to compare with it' });
+    }
+    const instance = await api.DuckDBInstance.create(':memory:', threads !== undefined ? { threads: String(threads) } : {});
+    const connection = await instance.connect();
+    const db = new TpchDuckDb(instance, connection);
+    for (const table of TPCH_TABLES) {
+      const rel = schema.find((r) => r.name === table);
+      if (!rel) throw new VixenError({ severity: 'error', message: `the TPC-H schema has no relation ${table}` });
+      const columns = rel.columns.map((c) => `'${c.name}': '${SQL_TYPES[c.type]}'`).join(', ');
+      const path = join(dir, `${table}.tbl`).replaceAll("'", "''");
+      await connection.run(
+        `create table ${table} as select * from read_csv('${path}', delim = '|', header = false, quote = '', ` +
+          `escape = '', auto_detect = false, columns = {${columns}})`,
+      );
+    }
+    return db;
+  }
+
+  async query(sql: string): Promise<DuckResult> {
+    const t0 = performance.now();
+    const reader = await this.connection.runAndReadAll(sql);
+    const milliseconds = performance.now() - t0;
+    return { rows: reader.getRows().map((r) => r.map(toDuckValue)), milliseconds };
+  }
+
+  close(): void {
+    this.connection.closeSync();
+    this.instance.closeSync();
+  }
+}
