@@ -9,6 +9,7 @@ import type { KirKernel, KirProgram, KirVariable, VarId } from '@vixen/kernel-ir
 import { aggregateShaders } from './kernels/aggregate.js';
 import { differenceShaders } from './kernels/difference.js';
 import { mapFilterShaders } from './kernels/mapFilter.js';
+import { mergeShaders } from './kernels/merge.js';
 import { mergeJoinShaders } from './kernels/mergeJoin.js';
 import { sortShaders } from './kernels/sort.js';
 import { uniqueShaders } from './kernels/unique.js';
@@ -19,6 +20,7 @@ export { PASS_LAYOUTS, type BindingKind, type PassName } from './passes.js';
 export { uniformVec4s } from './wgsl.js';
 export { RADIX_BITS, RADIX_ITEMS, sortKeyWords } from './kernels/sort.js';
 export { COMPACT_ITEMS } from './kernels/compaction.js';
+export { MERGE_ITEMS } from './kernels/merge.js';
 
 /** Pass name -> WGSL module source. */
 export type KernelShaders = Record<string, string>;
@@ -52,6 +54,7 @@ export function kernelConstants(kernel: KirKernel): ConstExpr[] {
     case 'unique':
     case 'difference':
     case 'concat':
+    case 'merge':
     case 'copy':
     case 'aggregate':
       return [];
@@ -103,6 +106,8 @@ function kernelSkeletons(kernel: KirKernel, variables: readonly KirVariable[]): 
       };
     case 'difference':
       return { ...differenceShaders(types(kernel.left)), ...scanShaders };
+    case 'merge':
+      return mergeShaders(types(kernel.left), kernel.keys);
     case 'concat':
     case 'copy':
       // Pure buffer copies on the host queue.

@@ -31,6 +31,11 @@ export const PASS_LAYOUTS = {
   joinCount: ['read', 'read', 'write', 'uniform'],
   /** Emits left row i's matches at offsets[i]... (left, right, offsets, output, u) u0 = (nLeft, nRight). */
   joinWrite: ['read', 'read', 'read', 'write', 'uniform'],
+  /**
+   * Merge of two runs sorted by the same key words, left first among equals: output rows [t * MERGE_ITEMS, +
+   * MERGE_ITEMS) per thread t. (left, right, output, u) u0 = (nLeft, nRight).
+   */
+  merge: ['read', 'read', 'write', 'uniform'],
   /** mask[k] |= key word k of row i XOR that of row 0 (mask zeroed by the host). (input, mask, u) u0 = (n). */
   radixMask: ['read', 'write', 'uniform'],
   /**

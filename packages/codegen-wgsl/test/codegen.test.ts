@@ -53,6 +53,7 @@ const kernels: KirKernel[] = [
   { kind: 'copy', id: 7, input: 0, output: 3 },
   { kind: 'unique', id: 8, input: 4, output: 4 },
   { kind: 'sort', id: 9, input: 4, output: 4, keys: [] },
+  { kind: 'merge', id: 10, left: 0, right: 3, output: 3, keys: [2, 0, 1] },
 ];
 
 const expectedPasses: Record<KirKernel['kind'], PassName[]> = {
@@ -62,6 +63,7 @@ const expectedPasses: Record<KirKernel['kind'], PassName[]> = {
   mergeJoin: ['joinCount', 'joinWrite', 'scanBlock', 'scanAdd'],
   difference: ['flagsAbsent', 'scatter', 'scanBlock', 'scanAdd'],
   concat: [],
+  merge: ['merge'],
   copy: [],
   aggregate: ['flags', 'scatter', 'scanBlock', 'scanAdd'],
 };

@@ -46,6 +46,7 @@ function kernelsOf(p: KirProgram): Array<Record<string, unknown>> {
         case 'mergeJoin':
         case 'difference':
         case 'concat':
+        case 'merge':
           return [{ kind: k.kind, left: name(k.left), right: name(k.right), output: name(k.output) }];
       }
     }),
@@ -207,14 +208,30 @@ describe('lowerPlan: mapJoin', () => {
 });
 
 describe('lowerPlan: other commands', () => {
-  it('lowers union to concat, sort, unique', () => {
+  it('lowers union to merge, unique (no sort: both sides are canonical)', () => {
     const kir = lowerChecked(single(union('t', 'r', 's')));
     expect(kernelsOf(kir)).toEqual([
-      { kind: 'concat', left: 'r', right: 's', output: '%k3' },
-      { kind: 'sort', input: '%k3', output: '%k4', keys: [0, 1] },
-      { kind: 'unique', input: '%k4', output: 't' },
+      { kind: 'merge', left: 'r', right: 's', output: '%k3' },
+      { kind: 'unique', input: '%k3', output: 't' },
     ]);
     expect(rowsOf(kir, 't')).toHaveLength(8);
+  });
+
+  it('lowers the union of a relation with a difference against it to a merge alone', () => {
+    const plan = program(
+      [rel('r', ['int32'], 'edb'), rel('s', ['int32'], 'edb'), rel('$n', ['int32'], 'temp')],
+      [block('b', [difference('$n', 's', 'r'), union('r', 'r', '$n'), union('r', 'r', '$n')])],
+      { r: [[1], [3], [5]], s: [[2], [3], [4], [6]] },
+    );
+    const kir = lowerChecked(plan);
+    // The second union follows a write of r, so r and $n are no longer known to be disjoint.
+    expect(kernelsOf(kir)).toEqual([
+      { kind: 'difference', left: 's', right: 'r', output: '$n' },
+      { kind: 'merge', left: 'r', right: '$n', output: 'r' },
+      { kind: 'merge', left: 'r', right: '$n', output: '%k3' },
+      { kind: 'unique', input: '%k3', output: 'r' },
+    ]);
+    expect(runKir(kir).relations.get('r')).toEqual([[1], [2], [3], [4], [5], [6]]);
   });
 
   it('lowers difference and copy to one kernel each, and clear to a command', () => {

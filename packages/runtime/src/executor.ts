@@ -101,6 +101,8 @@ export interface ExecuteStats {
   operators: OperatorProfile[];
   /** True when kernel times were taken with a device wait after each kernel (`profile`). */
   profiled: boolean;
+  /** Rows each edb/idb relation holds when the stats are taken (host-known counts, nothing read back). */
+  relationRows: Record<string, number>;
 }
 
 export interface ExecuteResult {
@@ -247,6 +249,9 @@ export async function executeKir(
     kernels: kernelProfiles,
     operators,
     profiled: options.profile === true,
+    relationRows: Object.fromEntries(
+      program.relations.filter((r) => r.kind !== 'temp').map((r) => [r.name, valueOf(program.relationVars[r.name]!).count]),
+    ),
   });
 
   /** Replaces a variable's value, returning the old buffer to the pool unless another variable still holds it. */

@@ -16,3 +16,15 @@ export { loadFactsDir, loadFactsFile } from './facts/index.js';
 export { PROGRAM_FORMAT, PROGRAM_VERSION, type ProgramFile } from './program-file.js';
 export { dawnAddonPath } from './dawn-path.js';
 export * from './graphs/index.js';
+export {
+  benchGraphs,
+  formatGraphBenchReport,
+  makeGraph,
+  GRAPH_KINDS,
+  GRAPH_WORKLOADS,
+  type GraphBenchOptions,
+  type GraphBenchReport,
+  type GraphBenchResult,
+  type GraphSpec,
+  type GraphWorkload,
+} from './bench/graphs.js';

@@ -41,6 +41,11 @@ class Lowering {
   private block = '';
   /** Index of the QP command being lowered, recorded on its kernels so profiles can name the operator. */
   private command = 0;
+  /**
+   * Pairs `a|b` of relation variables known to hold disjoint sets: set by `a := a' − b`, dropped when either is
+   * written again. The union of the semi-naive loop (`full := full ∪ (new − full)`) then needs no unique pass.
+   */
+  private disjoint = new Set<string>();
 
   constructor(private readonly plan: QpProgram) {
     for (const r of plan.relations) {
@@ -53,9 +58,12 @@ class Lowering {
   lowerBlock(b: BasicBlock): KirBlock {
     this.block = b.label;
     this.commands = [];
+    this.disjoint.clear();
     b.commands.forEach((c, i) => {
       this.command = i;
       this.lowerCommand(c);
+      this.forgetDisjoint(this.rel(c.target));
+      if (c.kind === 'difference') this.disjoint.add(`${this.rel(c.target)}|${this.rel(c.right)}`);
     });
     return { label: b.label, commands: this.commands, terminator: this.lowerTerminator(b.terminator) };
   }
@@ -96,6 +104,14 @@ class Lowering {
   private canonicalize(input: VarId, target: VarId, alreadySorted: boolean): void {
     const sorted = alreadySorted ? input : this.sorted(input, iota(this.arity(input)));
     this.launch({ kind: 'unique', input: sorted, output: target });
+  }
+
+  private forgetDisjoint(v: VarId): void {
+    for (const pair of [...this.disjoint]) if (pair.split('|').includes(String(v))) this.disjoint.delete(pair);
+  }
+
+  private areDisjoint(a: VarId, b: VarId): boolean {
+    return this.disjoint.has(`${a}|${b}`) || this.disjoint.has(`${b}|${a}`);
   }
 
   private lowerCommand(c: QpCommand): void {
@@ -140,9 +156,16 @@ class Lowering {
         const left = this.rel(c.left);
         const right = this.rel(c.right);
         const target = this.rel(c.target);
+        // Both sides are canonical: a linear merge keeps the order (no re-sort of the accumulated relation),
+        // and only sets that may overlap need their adjacent duplicates dropped.
+        const keys = iota(this.arity(left));
+        if (this.areDisjoint(left, right)) {
+          this.launch({ kind: 'merge', left, right, output: target, keys });
+          return;
+        }
         const both = this.temp(this.variables[left]!.columns);
-        this.launch({ kind: 'concat', left, right, output: both });
-        this.canonicalize(both, target, false);
+        this.launch({ kind: 'merge', left, right, output: both, keys });
+        this.canonicalize(both, target, true);
         return;
       }
       case 'difference':

@@ -6,7 +6,7 @@
  * pass writes the rows.
  */
 import { rowWords, type ScalarType } from '@vixen/queryplan';
-import { COMPACT_ITEMS, RADIX_BITS, RADIX_ITEMS, sortKeyWords, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
+import { COMPACT_ITEMS, MERGE_ITEMS, RADIX_BITS, RADIX_ITEMS, sortKeyWords, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
 import { kernelInputs, type KirKernel, type KirVariable, type VarId } from '@vixen/kernel-ir';
 import { aggregateRows } from './aggregate.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
@@ -204,6 +204,14 @@ async function run(
       return sortRows(g, shaders, a, sortKeyWords(columns(kernel.input), kernel.keys));
     case 'concat':
       return concatenate(g, [a, b], outWidth);
+    case 'merge': {
+      if (a.count === 0 || b.count === 0) return concatenate(g, [a, b], outWidth);
+      const out = allocRelation(g, a.count + b.count, outWidth);
+      const rec = new Recorder(g, shaders);
+      rec.dispatch('merge', [bound(a), bound(b), bound(out)], [a.count, b.count], Math.ceil((a.count + b.count) / MERGE_ITEMS));
+      await rec.submit();
+      return out;
+    }
     case 'copy':
       return concatenate(g, [a], outWidth);
     case 'aggregate': {
