@@ -217,6 +217,43 @@ describe('lowerPlan: other commands', () => {
     expect(rowsOf(kir, 't')).toHaveLength(8);
   });
 
+  it('keeps a join index of a recursive relation by a non-prefix key across iterations: sorted once, merged into', () => {
+    // Non-linear closure: path(x, z) <- path(x, y), delta(y, z) joins path on its second column every iteration.
+    const T: ['int32', 'int32'] = ['int32', 'int32'];
+    const plan = program(
+      [rel('edge', T, 'edb'), rel('path', T), rel('$delta', T, 'temp'), rel('$new', T, 'temp')],
+      [
+        block('init', [mapFilter('path', 'edge', cols(0, 1)), copy('$delta', 'path')], { kind: 'jump', target: 'loop' }),
+        block(
+          'loop',
+          [
+            mapJoin('$new', '$delta', 'path', [0], [1], cols(2, 1)),
+            difference('$new', '$new', 'path'),
+            union('path', 'path', '$new'),
+            copy('$delta', '$new'),
+          ],
+          { kind: 'branch', condition: { kind: 'empty', relations: ['$delta'] }, ifTrue: 'done', ifFalse: 'loop' },
+        ),
+        block('done', []),
+      ],
+      { edge: [[1, 2], [2, 3], [3, 4], [4, 5], [5, 1], [7, 7]] },
+    );
+    const kir = lowerChecked(plan);
+    const name = (v: number): string => kir.variables[v]!.name;
+    const launched = (label: string): KirKernel[] =>
+      kir.blocks.find((b) => b.label === label)!.commands.flatMap((c) => (c.kind === 'launch' ? [kir.kernels[c.kernel]!] : []));
+    const loop = launched('loop');
+    // The loop never sorts the whole relation: the join reads the index, the union merges the new rows into it.
+    expect(loop.filter((k) => k.kind === 'sort' && name(k.input) === 'path')).toEqual([]);
+    expect(loop.some((k) => k.kind === 'mergeJoin' && name(k.right) === 'path@(#1)')).toBe(true);
+    expect(loop.filter((k) => k.kind === 'merge' && name(k.output) === 'path@(#1)').map((k) => (k as { keys: number[] }).keys)).toEqual([[1, 0]]);
+    // Built once, first thing, from the relation (facts included).
+    expect(launched('init')[0]).toMatchObject({ kind: 'sort', keys: [1] });
+    expect(name(launched('init')[0]!.output)).toBe('path@(#1)');
+    const cycle = [1, 2, 3, 4, 5].flatMap((x) => [1, 2, 3, 4, 5].map((y) => [x, y]));
+    expect(runKir(kir).relations.get('path')).toEqual([...cycle, [7, 7]]);
+  });
+
   it('lowers the union of a relation with a difference against it to a merge alone', () => {
     const plan = program(
       [rel('r', ['int32'], 'edb'), rel('s', ['int32'], 'edb'), rel('$n', ['int32'], 'temp')],
