@@ -22,6 +22,7 @@ import {
   type DeviceRelation,
   type Gpu,
 } from './gpu/index.js';
+import { internals } from './gpu/device.js';
 import { decodeRows, encodeRows, encodeValue, StringDictionary } from './encoding.js';
 import { formatBytes, RunLimitError } from './limits.js';
 
@@ -101,6 +102,8 @@ export interface ExecuteStats {
   operators: OperatorProfile[];
   /** True when kernel times were taken with a device wait after each kernel (`profile`). */
   profiled: boolean;
+  /** Bytes read back from the device by the run: row counts and sort key masks, then the output relations. */
+  readbackBytes: number;
   /** Rows each edb/idb relation holds when the stats are taken (host-known counts, nothing read back). */
   relationRows: Record<string, number>;
 }
@@ -212,6 +215,7 @@ export async function executeKir(
   options: ExecuteOptions = {},
 ): Promise<ExecuteResult> {
   const started = performance.now();
+  const readbackStart = internals(gpu).readbackBytes;
   const dict = buildDictionary(program, initial);
   const variables = program.variables;
   const values = new Map<VarId, DeviceRelation>();
@@ -249,6 +253,7 @@ export async function executeKir(
     kernels: kernelProfiles,
     operators,
     profiled: options.profile === true,
+    readbackBytes: internals(gpu).readbackBytes - readbackStart,
     relationRows: Object.fromEntries(
       program.relations.filter((r) => r.kind !== 'temp').map((r) => [r.name, valueOf(program.relationVars[r.name]!).count]),
     ),

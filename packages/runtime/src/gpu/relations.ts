@@ -57,6 +57,7 @@ export function uploadRelation(gpu: Gpu, words: Uint32Array, width: number, coun
 /** Reads `words` u32 from `buffer` at byte `offset`. */
 export async function readWords(g: GpuImpl, buffer: GPUBuffer, offset: number, words: number): Promise<Uint32Array> {
   const bytes = words * 4;
+  g.readbackBytes += bytes;
   const staging = g.pool.acquire(bytes, stagingUsage());
   const encoder = g.device.createCommandEncoder();
   encoder.copyBufferToBuffer(buffer, offset, staging, 0, bytes);
