@@ -23,6 +23,7 @@ import {
   type Gpu,
 } from './gpu/index.js';
 import { internals } from './gpu/device.js';
+import { DeviceLimitError } from './gpu/relations.js';
 import { decodeRows, encodeRows, encodeValue, StringDictionary } from './encoding.js';
 import { formatBytes, RunLimitError } from './limits.js';
 
@@ -330,7 +331,10 @@ export async function executeKir(
             const inputIds = kernelInputs(kernel);
             const inputs = inputIds.map(valueOf);
             const t0 = performance.now();
-            const out = await runKernel(gpu, kernel, shaders[kernel.id]!, inputs, constWords[kernel.id]!, variables);
+            const out = await runKernel(gpu, kernel, shaders[kernel.id]!, inputs, constWords[kernel.id]!, variables).catch((e: unknown) => {
+              if (!(e instanceof DeviceLimitError)) throw e;
+              throw new RunLimitError(`${describeKernel(kernel)} computing ${describeVariable(program, kernel.output)}: ${e.message}`, stats());
+            });
             if (options.profile) await gpu.device.queue.onSubmittedWorkDone();
             const ms = performance.now() - t0;
             launches += 1;

@@ -23,11 +23,16 @@ export function bindingBytes(words: number): number {
   return Math.max(4, words * 4);
 }
 
-/** Throws a clear Error when `words` u32 do not fit one storage binding on this device. */
+/** A buffer a kernel needs is larger than the device allows (the executor names the kernel and relation). */
+export class DeviceLimitError extends Error {
+  override name = 'DeviceLimitError';
+}
+
+/** Throws a DeviceLimitError when `words` u32 do not fit one storage binding on this device. */
 export function checkBindingSize(g: GpuImpl, words: number, what: string): void {
   const bytes = words * 4;
   if (bytes > g.limits.maxStorageBufferBindingSize) {
-    throw new Error(
+    throw new DeviceLimitError(
       `${what} needs ${bytes} bytes, more than this device's maxStorageBufferBindingSize (${g.limits.maxStorageBufferBindingSize} bytes)`,
     );
   }
