@@ -13,7 +13,7 @@ import { mergeShaders } from './kernels/merge.js';
 import { mergeJoinShaders } from './kernels/mergeJoin.js';
 import { sortShaders } from './kernels/sort.js';
 import { uniqueShaders } from './kernels/unique.js';
-import { SCAN_ADD, SCAN_BLOCK } from './scan.js';
+import { SCAN_ADD, SCAN_BLOCK, SCAN_WRAPPED } from './scan.js';
 import { withArithHelpers } from './wgsl.js';
 
 export { PASS_LAYOUTS, type BindingKind, type PassName } from './passes.js';
@@ -103,6 +103,7 @@ function kernelSkeletons(kernel: KirKernel, variables: readonly KirVariable[]): 
       return {
         ...mergeJoinShaders(types(kernel.left), types(kernel.right), kernel.leftKeys, kernel.rightKeys, kernel.filter, kernel.project, offsets, words),
         ...scanShaders,
+        scanWrapped: SCAN_WRAPPED,
       };
     case 'difference':
       return { ...differenceShaders(types(kernel.left)), ...scanShaders };

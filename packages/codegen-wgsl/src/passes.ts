@@ -13,6 +13,8 @@ export const PASS_LAYOUTS = {
   scanBlock: ['write', 'write', 'uniform'],
   /** data[i] += sums[block of i]. u0 = (n). */
   scanAdd: ['write', 'read', 'uniform'],
+  /** data[n] = 1 when the scanned data[0..n) decreases somewhere (the sum wrapped). u0 = (n). */
+  scanWrapped: ['write', 'uniform'],
   /**
    * Tile counts and keep bits. Tile t = rows [t * TILE, +TILE), TILE = COMPACT_ITEMS * WG, one workgroup
    * each; tiles = ceil(n / TILE). counts[t] = kept rows of tile t, counts[tiles] = 0, and counts[tiles + 1 +

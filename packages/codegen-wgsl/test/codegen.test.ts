@@ -60,7 +60,7 @@ const expectedPasses: Record<KirKernel['kind'], PassName[]> = {
   mapFilter: ['flags', 'scatter', 'scanBlock', 'scanAdd'],
   sort: ['radixMask', 'radixKeys', 'radixHist', 'radixScatter', 'gather', 'scanBlock', 'scanAdd'],
   unique: ['flags', 'scatter', 'scanBlock', 'scanAdd'],
-  mergeJoin: ['joinCount', 'joinWrite', 'scanBlock', 'scanAdd'],
+  mergeJoin: ['joinCount', 'joinWrite', 'scanBlock', 'scanAdd', 'scanWrapped'],
   difference: ['flagsAbsent', 'scatter', 'scanBlock', 'scanAdd'],
   concat: [],
   merge: ['merge'],

@@ -1,9 +1,15 @@
-/** The merge kernel on a real WebGPU device against a two-pointer merge in TypeScript on seeded random data. */
+/**
+ * The merge kernel on a real WebGPU device against a two-pointer merge in TypeScript on seeded random data, and
+ * the overflow check of join row offsets.
+ */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKernelShaders, MERGE_ITEMS } from '@vixen/codegen-wgsl';
 import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
 import { rowWords, type ScalarType } from '@vixen/queryplan';
 import { downloadRelation, openGpu, releaseRelation, runKernel, uploadRelation, type Gpu } from '../src/gpu/index.js';
+import { internals } from '../src/gpu/device.js';
+import { encodeScan } from '../src/gpu/kernels.js';
+import { Recorder } from '../src/gpu/recorder.js';
 import { canonical, compareWords, encode, keyWords, randomRows, rng, sortByKeys, type TestRow } from './gpu-fixtures.js';
 
 let gpu: Gpu;
@@ -84,5 +90,35 @@ describe('merge', () => {
     const want = Array.from(encode(INT2, [...low, ...high]));
     expect(await merge(INT2, keys, low, high)).toEqual(want);
     expect(await merge(INT2, keys, high, low)).toEqual(want);
+  });
+});
+
+describe('scanWrapped (join row offsets past 2^32 - 1)', () => {
+  const kernel: KirKernel = { kind: 'mergeJoin', id: 0, left: 0, right: 1, output: 2, leftKeys: [0], rightKeys: [0], filter: [], project: [] };
+  const variables: KirVariable[] = [0, 1, 2].map((id) => ({ id, name: `v${id}`, columns: id < 2 ? INT2 : [] }));
+
+  /** Scans `counts` (plus the trailing 0) as the join driver does and returns the overflow flag. */
+  async function wrapped(counts: number[]): Promise<number> {
+    const g = internals(gpu);
+    const n = counts.length + 1;
+    const data = uploadRelation(gpu, Uint32Array.from([...counts, 0, 7]), 1);
+    const bound = { buffer: data.buffer!, words: n + 1 };
+    const rec = new Recorder(g, generateKernelShaders(kernel, variables));
+    encodeScan(rec, bound, n);
+    g.device.queue.writeBuffer(bound.buffer, n * 4, new Uint32Array(1));
+    rec.dispatch('scanWrapped', [bound], [n], n);
+    await rec.submit();
+    const words = await downloadRelation(gpu, data);
+    releaseRelation(gpu, data);
+    return words[n]!;
+  }
+
+  it('flags a running sum that wraps, at a block boundary or inside one, and nothing else', async () => {
+    const big = 0x7fffffff;
+    expect(await wrapped([big, big, 1])).toBe(0); // exactly 2^32 - 1
+    expect(await wrapped([big, big, 2])).toBe(1);
+    const many = Array.from({ length: 3000 }, (_, i) => (i === 2500 ? 0xffffffff : 1));
+    expect(await wrapped(many)).toBe(1);
+    expect(await wrapped(many.map((c, i) => (i === 2500 ? 0xffffffff - 3000 : c)))).toBe(0);
   });
 });

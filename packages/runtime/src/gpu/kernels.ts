@@ -11,7 +11,7 @@ import { kernelInputs, type KirKernel, type KirVariable, type VarId } from '@vix
 import { aggregateRows } from './aggregate.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { Recorder, type Bound } from './recorder.js';
-import { allocRelation, bindingBytes, checkBindingSize, readWords, relationUsage, type DeviceRelation } from './relations.js';
+import { allocRelation, bindingBytes, checkBindingSize, DeviceLimitError, readWords, relationUsage, type DeviceRelation } from './relations.js';
 
 function bound(rel: DeviceRelation): Bound {
   if (!rel.buffer) throw new Error('internal: binding an empty relation');
@@ -47,17 +47,23 @@ async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction): Promi
   const n = c.rows;
   const wg = g.limits.workgroupSize;
   const slots = c.granule === 'tile' ? Math.ceil(n / (COMPACT_ITEMS * wg)) : n;
-  // Tiles' keep bits follow their counts.
-  const words = slots + 1 + (c.granule === 'tile' ? (slots * COMPACT_ITEMS * wg) / 32 : 0);
+  // Tiles' keep bits follow their counts; per-row counts (joins: at most n * m rows) an overflow flag.
+  const wraps = c.granule === 'row' && c.sizes[0]! * (c.sizes[1] ?? 1) > 0xffffffff;
+  const words = slots + 1 + (c.granule === 'tile' ? (slots * COMPACT_ITEMS * wg) / 32 : wraps ? 1 : 0);
   checkBindingSize(g, words, `offsets for ${n} rows`);
   const offsets: Bound = { buffer: g.pool.acquire(bindingBytes(words), relationUsage()), words };
   try {
     const counting = new Recorder(g, shaders);
     counting.dispatch(c.count.pass, [...c.count.inputs, offsets], c.sizes, c.granule === 'tile' ? slots * wg : n + 1, c.constants);
     encodeScan(counting, offsets, slots + 1);
+    if (wraps) {
+      g.device.queue.writeBuffer(offsets.buffer, (slots + 1) * 4, new Uint32Array(1));
+      counting.dispatch('scanWrapped', [offsets], [slots + 1], slots + 1);
+    }
     await counting.submit();
-    const total = (await readWords(g, offsets.buffer, slots * 4, 1))[0]!;
-    const out = allocRelation(g, total, c.outWidth);
+    const [total, wrapped] = await readWords(g, offsets.buffer, slots * 4, wraps ? 2 : 1);
+    if (wrapped) throw new DeviceLimitError(`the result has more than ${0xffffffff} rows (row offsets are 32-bit)`);
+    const out = allocRelation(g, total!, c.outWidth);
     if (total === 0) return out;
     const writing = new Recorder(g, shaders);
     writing.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], c.sizes, c.granule === 'tile' ? slots * wg : n, c.constants);
