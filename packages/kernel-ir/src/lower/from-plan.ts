@@ -5,6 +5,7 @@
  * already holds.
  */
 import {
+  successors,
   VixenError,
   type BasicBlock,
   type Expr,
@@ -30,7 +31,7 @@ function isPrefixIndices(indices: readonly number[]): boolean {
 
 /** Labels of the blocks on a cycle of the plan's CFG (the bodies of fixpoint loops). */
 function loopBlocks(plan: QpProgram): Set<string> {
-  const succ = new Map(plan.blocks.map((b) => [b.label, terminatorTargets(b.terminator)]));
+  const succ = new Map(plan.blocks.map((b) => [b.label, successors(b.terminator)]));
   const onCycle = new Set<string>();
   for (const b of plan.blocks) {
     const seen = new Set<string>();
@@ -43,17 +44,6 @@ function loopBlocks(plan: QpProgram): Set<string> {
     if (seen.has(b.label)) onCycle.add(b.label);
   }
   return onCycle;
-}
-
-function terminatorTargets(t: Terminator): string[] {
-  switch (t.kind) {
-    case 'jump':
-      return [t.target];
-    case 'branch':
-      return [t.ifTrue, t.ifFalse];
-    case 'halt':
-      return [];
-  }
 }
 
 /**
