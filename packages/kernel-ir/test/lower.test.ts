@@ -254,6 +254,38 @@ describe('lowerPlan: other commands', () => {
     expect(runKir(kir).relations.get('path')).toEqual([...cycle, [7, 7]]);
   });
 
+  it('lowers a union into a temp that is empty on every path into the block (cleared last, or never written) to a copy', () => {
+    const T: ['int32'] = ['int32'];
+    const loopPlan = (clearAtEnd: boolean) =>
+      program(
+        [rel('r', T, 'edb'), rel('s', T), rel('$new', T, 'temp'), rel('$d', T, 'temp')],
+        [
+          block('init', [copy('$d', 'r')], { kind: 'jump', target: 'loop' }),
+          block(
+            'loop',
+            [
+              union('$new', '$new', '$d'),
+              union('$new', '$new', 'r'),
+              difference('$new', '$new', 's'),
+              union('s', 's', '$new'),
+              copy('$d', '$new'),
+              ...(clearAtEnd ? [clear('$new')] : []),
+            ],
+            { kind: 'branch', condition: { kind: 'empty', relations: ['$d'] }, ifTrue: 'done', ifFalse: 'loop' },
+          ),
+          block('done', []),
+        ],
+        { r: [[1], [2]] },
+      );
+    const firstKinds = (kir: KirProgram): string[] => kernelsOf(kir).slice(1, 4).map((k) => String(k.kind));
+    const cleared = lowerChecked(loopPlan(true));
+    // The first union copies; the second merges (the temp now holds rows).
+    expect(firstKinds(cleared)).toEqual(['copy', 'merge', 'unique']);
+    expect(runKir(cleared).relations.get('s')).toEqual([[1], [2]]);
+    // Without the clear, the second iteration starts with last iteration's rows: no copy.
+    expect(firstKinds(lowerChecked(loopPlan(false)))).toEqual(['merge', 'unique', 'merge']);
+  });
+
   it('lowers the union of a relation with a difference against it to a merge alone', () => {
     const plan = program(
       [rel('r', ['int32'], 'edb'), rel('s', ['int32'], 'edb'), rel('$n', ['int32'], 'temp')],

@@ -47,6 +47,46 @@ function loopBlocks(plan: QpProgram): Set<string> {
 }
 
 /**
+ * Temp relations certainly empty when each block starts (must-analysis to the greatest fixpoint): empty at program
+ * start, and on every edge into a block either cleared last or not written. Semi-naive loops clear `$new` at the
+ * end of each iteration, so the first union into it in the next one is a copy.
+ */
+function emptyAtEntry(plan: QpProgram): Map<string, Set<string>> {
+  const temps = plan.relations.filter((r) => r.kind === 'temp' && (plan.facts[r.name]?.length ?? 0) === 0).map((r) => r.name);
+  const preds = new Map<string, string[]>(plan.blocks.map((b) => [b.label, []]));
+  for (const b of plan.blocks) for (const t of successors(b.terminator)) preds.get(t)?.push(b.label);
+  /** Per block: temps whose last write is a clear, and those whose last write is anything else. */
+  const lastWrites = new Map(
+    plan.blocks.map((b) => {
+      const last = new Map<string, boolean>();
+      for (const c of b.commands) last.set(c.target, c.kind === 'clear');
+      return [b.label, last] as const;
+    }),
+  );
+  const entry = new Map(plan.blocks.map((b) => [b.label, new Set(temps)]));
+  const exit = (label: string): Set<string> => {
+    const out = new Set(entry.get(label));
+    for (const [name, cleared] of lastWrites.get(label)!) {
+      if (cleared) out.add(name);
+      else out.delete(name);
+    }
+    return out;
+  };
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const b of plan.blocks) {
+      const ins = preds.get(b.label)!.map(exit);
+      const next = new Set(temps.filter((t) => ins.every((s) => s.has(t))));
+      if (next.size !== entry.get(b.label)!.size) {
+        entry.set(b.label, next);
+        changed = true;
+      }
+    }
+  }
+  return entry;
+}
+
+/**
  * A relation kept sorted by a join key other than a prefix of its columns, across writes: rows ordered by
  * `keys` then by all columns (what a stable sort of the canonical relation by `keys` gives), so a union into the
  * relation merges the sorted new rows into the index instead of re-sorting the whole relation for the join.
@@ -79,6 +119,9 @@ class Lowering {
   private disjoint = new Set<string>();
   /** Join indexes by `relation variable|keys`. */
   private readonly indexes = new Map<string, JoinIndex>();
+  private readonly emptyAtEntry: Map<string, Set<string>>;
+  /** Relations certainly empty at the command being lowered. */
+  private empty = new Set<string>();
 
   constructor(private readonly plan: QpProgram) {
     for (const r of plan.relations) {
@@ -88,6 +131,7 @@ class Lowering {
     }
     // Joins inside fixpoint loops that read an edb/idb relation by a non-prefix key get an index kept across
     // iterations (temporaries such as deltas change wholesale every iteration and are sorted where used).
+    this.emptyAtEntry = emptyAtEntry(plan);
     const loops = loopBlocks(plan);
     const kinds = new Map(plan.relations.map((r) => [r.name, r.kind]));
     for (const b of plan.blocks) {
@@ -147,6 +191,7 @@ class Lowering {
     this.block = b.label;
     this.commands = [];
     this.disjoint.clear();
+    this.empty = new Set(this.emptyAtEntry.get(b.label));
     b.commands.forEach((c, i) => {
       this.command = i;
       this.lowerCommand(c);
@@ -154,6 +199,8 @@ class Lowering {
       if (c.kind === 'clear') this.clearIndexes(this.rel(c.target));
       else if (c.kind !== 'union') this.updateIndexes(this.rel(c.target));
       this.forgetDisjoint(this.rel(c.target));
+      if (c.kind === 'clear') this.empty.add(c.target);
+      else this.empty.delete(c.target);
       if (c.kind === 'difference') this.disjoint.add(`${this.rel(c.target)}|${this.rel(c.right)}`);
     });
     return { label: b.label, commands: this.commands, terminator: this.lowerTerminator(b.terminator) };
@@ -253,6 +300,11 @@ class Lowering {
         const left = this.rel(c.left);
         const right = this.rel(c.right);
         const target = this.rel(c.target);
+        if (this.empty.has(c.left) || this.empty.has(c.right)) {
+          this.launch({ kind: 'copy', input: this.empty.has(c.left) ? right : left, output: target });
+          this.updateIndexes(target);
+          return;
+        }
         // Both sides are canonical: a linear merge keeps the order (no re-sort of the accumulated relation),
         // and only sets that may overlap need their adjacent duplicates dropped.
         const keys = iota(this.arity(left));
