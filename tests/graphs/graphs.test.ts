@@ -18,6 +18,7 @@ import {
   edgeRows,
   grid,
   rmat,
+  symmetric,
   writeEdgeTsv,
   type Graph,
 } from '../../packages/runtime/src/graphs/index.js';
@@ -142,6 +143,22 @@ describe('transitive closure (tc.logic, tc-nonlinear.logic)', () => {
     }
   });
 
+  test('semi-naive iterations of linear TC on a grid: its longest shortest path, (w-1) + (h-1)', async () => {
+    for (const [w, h] of [[4, 3], [7, 5], [1, 9]] as const) {
+      const run = await linear.run({ gpu, facts: { edge: edgeRows(grid(w, h)) }, outputs: [] });
+      expect(run.stats.loops.map((l) => l.iterations)).toEqual([w - 1 + h - 1]);
+    }
+  });
+
+  test('loop control reads back only counts: at most two words (a row count or a 2-word key mask) per launch', async () => {
+    for (const n of [40, 120]) {
+      const run = await linear.run({ gpu, facts: { edge: edgeRows(chain(n)) }, outputs: [] });
+      expect(run.stats.relationRows.find((r) => r.name === 'path')?.rows).toBe((n * (n - 1)) / 2);
+      expect(run.stats.readbackBytes).toBeGreaterThan(0);
+      expect(run.stats.readbackBytes).toBeLessThanOrEqual(8 * run.stats.launches);
+    }
+  });
+
   test('reads edge.tsv written by writeEdgeTsv from a facts directory', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vixen-graphs-'));
     const g = rmat({ scale: 5, edgeFactor: 2, seed: 3 });
@@ -243,4 +260,49 @@ describe('CSPA (cspa.logic): mutual recursion through joins only', () => {
       }
     });
   }
+});
+
+/** Component of every node that has an edge, as the smallest node id in it: union-find, engine-independent. */
+function minLabels(g: Graph): Row[] {
+  const parent = Array.from({ length: g.nodes }, (_, i) => i);
+  const find = (x: number): number => {
+    while (parent[x] !== x) x = parent[x] = parent[parent[x]!]!;
+    return x;
+  };
+  for (let i = 0; i < g.src.length; i++) {
+    const [a, b] = [find(g.src[i]!), find(g.dst[i]!)];
+    // The smaller root wins, so every root is its component's minimum.
+    if (a !== b) parent[Math.max(a, b)] = Math.min(a, b);
+  }
+  const nodes = new Set([...g.src, ...g.dst]);
+  return [...nodes].sort((x, y) => x - y).map((x) => [x, find(x)]);
+}
+
+describe('connected components (cc.logic): min-label propagation, then aggregation in a later stratum', () => {
+  const p = load('cc');
+  const undirected: Record<string, Graph> = {
+    ...Object.fromEntries(Object.entries(GRAPHS).map(([name, g]) => [name, symmetric(g)])),
+    // Several components, isolated edges and a self-loop.
+    'two chains + edge + self-loop': symmetric({
+      nodes: 20,
+      src: Int32Array.from([3, 4, 5, 10, 11, 12, 13, 17, 19]),
+      dst: Int32Array.from([4, 5, 6, 11, 12, 13, 14, 18, 19]),
+    }),
+    'rmat(scale 7, ef 1)': symmetric(rmat({ scale: 7, edgeFactor: 1, seed: 11 })),
+  };
+  for (const [name, g] of Object.entries(undirected)) {
+    test(`${name}: GPU = interpreter = union-find`, async () => {
+      const r = await runChecked(p, { edge: edgeRows(g) });
+      expect(r.relations.get('component')).toEqual(minLabels(g));
+    });
+  }
+
+  test('iterations: longest shortest path + 1 (labels travel one edge per iteration, then one finds nothing)', async () => {
+    const iterations = async (g: Graph): Promise<number[]> =>
+      (await p.run({ gpu, facts: { edge: edgeRows(symmetric(g)) }, outputs: ['component'] })).stats.loops.map((l) => l.iterations);
+    for (const n of [2, 9, 30]) expect(await iterations(chain(n))).toEqual([n]);
+    for (const [w, h] of [[5, 4], [8, 2]] as const) expect(await iterations(grid(w, h))).toEqual([w - 1 + h - 1 + 1]);
+    // A cycle of n nodes, undirected: diameter floor(n / 2).
+    expect(await iterations(cycle(11))).toEqual([6]);
+  });
 });

@@ -5,7 +5,21 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import { z } from 'zod';
-import { BENCH_OPERATORS, benchOperators, benchTpch, dbgen, defaultBenchSizes, formatBenchReport, formatTpchReport, openGpu, TPCH_QUERIES } from '@vixen/runtime';
+import {
+  BENCH_OPERATORS,
+  benchGraphs,
+  benchOperators,
+  benchTpch,
+  dbgen,
+  defaultBenchSizes,
+  formatBenchReport,
+  formatGraphBenchReport,
+  formatTpchReport,
+  GRAPH_KINDS,
+  GRAPH_WORKLOADS,
+  openGpu,
+  TPCH_QUERIES,
+} from '@vixen/runtime';
 import { VixenError } from '@vixen/queryplan';
 
 /** `A..B` (inclusive) or a comma-separated list of log2 sizes, each in 1..31. */
@@ -54,20 +68,45 @@ const tpchOptionsSchema = z.object({
   backend: z.enum(['auto', 'vulkan', 'opengles']).default('auto'),
 });
 
+/** Options checked by `schema`; errors name the flag as typed (`--edge-factor`). */
 function parseOptions<T>(schema: z.ZodType<T>, raw: unknown): T {
   const r = schema.safeParse(raw);
-  if (!r.success) {
-    throw new VixenError({ severity: 'error', message: r.error.issues.map((i) => `option --${i.path.join('.')}: ${i.message}`).join('; ') });
-  }
-  return r.data;
+  if (r.success) return r.data;
+  const flag = (path: readonly PropertyKey[]): string => path.map(String).join('.').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+  throw new VixenError({ severity: 'error', message: r.error.issues.map((i) => `option --${flag(i.path)}: ${i.message}`).join('; ') });
 }
 
 /** examples/tpch of the source tree this CLI runs from (a bundle has none: it needs --queries-dir). */
 const defaultQueriesDir = (): string => fileURLToPath(new URL('../../../examples/tpch', import.meta.url));
 
-/** The `bench` command with its `operators` and `tpch` sub-commands; `out` gets the table, `err` progress. */
+const count = z.coerce.number().int().min(1).optional();
+
+const graphBenchOptionsSchema = z.object({
+  workload: z
+    .string()
+    .default('tc,reach,sg,cc')
+    .transform((s) => s.split(',').map((w) => w.trim()))
+    .pipe(z.array(z.enum(GRAPH_WORKLOADS)).min(1)),
+  graph: z.enum(GRAPH_KINDS).default('rmat'),
+  scale: z.coerce.number().int().min(1).max(26).default(10),
+  edgeFactor: z.coerce.number().int().min(1).max(1024).default(4),
+  seed: z.coerce.number().int().min(0).default(1),
+  nodes: count,
+  edges: count,
+  width: count,
+  height: count,
+  depth: z.coerce.number().int().min(0).max(25).optional(),
+  source: z.coerce.number().int().min(0).default(0),
+  duckdb: z.boolean().default(true),
+  maxIterations: count,
+  programs: z.string().min(1).optional(),
+  json: z.string().min(1).optional(),
+  backend: z.enum(['auto', 'vulkan', 'opengles']).default('auto'),
+});
+
+/** The `bench` command with its `operators`, `tpch` and `graphs` sub-commands; `out` gets the table, `err` progress. */
 export function benchCommand(out: (s: string) => void, err: (s: string) => void): Command {
-  const bench = new Command('bench').description('benchmark the GPU operators and the TPC-H queries');
+  const bench = new Command('bench').description('benchmark the GPU operators, the TPC-H queries and the graph workloads');
   bench
     .command('operators')
     .description(`time copy and the operators (${BENCH_OPERATORS.join(', ')}) at sizes 2^A..2^B against copy bandwidth`)
@@ -146,6 +185,64 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
       } finally {
         gpu.dispose();
         if (generated !== undefined) rmSync(generated, { recursive: true, force: true });
+      }
+    });
+  bench
+    .command('graphs')
+    .description('run the examples/graphs workloads on a generated graph; iterations, tuples, time, tuples/s and DuckDB on the same problem')
+    .option('--workload <list>', `comma-separated workloads: ${GRAPH_WORKLOADS.join(', ')}`, 'tc,reach,sg,cc')
+    .addOption(new Option('--graph <kind>', 'graph maker').choices([...GRAPH_KINDS]).default('rmat'))
+    .option('--scale <n>', 'R-MAT: 2^n nodes', '10')
+    .option('--edge-factor <n>', 'R-MAT: edges drawn per node (self-loops and duplicates are dropped)', '4')
+    .option('--seed <n>', 'seed of the random graph makers', '1')
+    .option('--nodes <n>', 'chain, cycle, uniform: node count')
+    .option('--edges <n>', 'uniform: edge count')
+    .option('--width <n>', 'grid width')
+    .option('--height <n>', 'grid height')
+    .option('--depth <n>', 'tree depth')
+    .option('--source <n>', 'reach: source node', '0')
+    .option('--no-duckdb', 'do not run DuckDB')
+    .option('--max-iterations <n>', 'fail when a fixpoint loop needs more than n iterations')
+    .option('--programs <dir>', 'directory of the workload programs (default: examples/graphs)')
+    .option('--json <file>', 'also write the report as JSON')
+    .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
+    .action(async (raw: unknown) => {
+      const o = parseOptions(graphBenchOptionsSchema, raw);
+      const defined = <T extends object>(x: T): T => Object.fromEntries(Object.entries(x).filter(([, v]) => v !== undefined)) as T;
+      const graph = defined({
+        kind: o.graph,
+        scale: o.scale,
+        edgeFactor: o.edgeFactor,
+        seed: o.seed,
+        nodes: o.nodes,
+        edges: o.edges,
+        width: o.width,
+        height: o.height,
+        depth: o.depth,
+      });
+      const gpu = await openGpu({ backend: o.backend });
+      try {
+        err(`adapter: ${gpu.adapterName}\n`);
+        const report = await benchGraphs(gpu, {
+          workloads: o.workload,
+          graph,
+          source: o.source,
+          duckdb: o.duckdb,
+          ...(o.maxIterations !== undefined ? { maxIterations: o.maxIterations } : {}),
+          ...(o.programs !== undefined ? { programsDir: o.programs } : {}),
+          onResult: (x) =>
+            err(`  ${x.workload}: ${x.iterations} iterations, ${x.tuples} tuples, ${x.milliseconds.toFixed(1)} ms` +
+              (x.duckdb ? `; DuckDB ${x.duckdb.milliseconds.toFixed(1)} ms` : '') + '\n'),
+        });
+        out(formatGraphBenchReport(report) + '\n');
+        if (o.json !== undefined) {
+          writeFileSync(o.json, JSON.stringify(report, null, 2) + '\n');
+          err(`wrote ${o.json}\n`);
+        }
+        const disagree = report.results.filter((x) => x.duckdb && !x.duckdb.agrees).map((x) => x.workload);
+        if (disagree.length > 0) throw new VixenError({ severity: 'error', message: `DuckDB derives different tuple counts for ${disagree.join(', ')}` });
+      } finally {
+        gpu.dispose();
       }
     });
   return bench;

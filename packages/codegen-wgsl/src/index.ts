@@ -9,10 +9,11 @@ import type { KirKernel, KirProgram, KirVariable, VarId } from '@vixen/kernel-ir
 import { aggregateShaders } from './kernels/aggregate.js';
 import { differenceShaders } from './kernels/difference.js';
 import { mapFilterShaders } from './kernels/mapFilter.js';
+import { mergeShaders } from './kernels/merge.js';
 import { mergeJoinShaders } from './kernels/mergeJoin.js';
 import { sortShaders } from './kernels/sort.js';
 import { uniqueShaders } from './kernels/unique.js';
-import { SCAN_ADD, SCAN_BLOCK } from './scan.js';
+import { SCAN_ADD, SCAN_BLOCK, SCAN_WRAPPED } from './scan.js';
 import { withArithHelpers } from './wgsl.js';
 
 export { PASS_LAYOUTS, TABLES_GROUP, type BindingKind, type PassName } from './passes.js';
@@ -22,6 +23,7 @@ export { COMPACT_ITEMS } from './kernels/compaction.js';
 export { HASH_ITEMS, JOIN_PAIRS, hashBuildShaders, hashProbeShaders, joinSlotWords, type HashKeyLayout, type JoinOutputWord } from './kernels/hash.js';
 export { GROUP_ITEMS, groupRowWords, groupSlotWords, hashAggregateShaders, type HashAggregate } from './kernels/hashAggregate.js';
 export { AGGREGATE_CHUNK, aggregatePartialWords } from './kernels/aggregate.js';
+export { MERGE_ITEMS } from './kernels/merge.js';
 
 /** Pass name -> WGSL module source. */
 export type KernelShaders = Record<string, string>;
@@ -111,6 +113,7 @@ export function kernelConstants(kernel: KirKernel): ConstExpr[] {
     case 'unique':
     case 'difference':
     case 'concat':
+    case 'merge':
     case 'copy':
     case 'aggregate':
     case 'limit':
@@ -161,9 +164,12 @@ function kernelSkeletons(kernel: KirKernel, variables: readonly KirVariable[]): 
       return {
         ...mergeJoinShaders(types(kernel.left), types(kernel.right), kernel.leftKeys, kernel.rightKeys, kernel.filter, kernel.project, offsets, words),
         ...scanShaders,
+        scanWrapped: SCAN_WRAPPED,
       };
     case 'difference':
       return { ...differenceShaders(types(kernel.left)), ...scanShaders };
+    case 'merge':
+      return mergeShaders(types(kernel.left), kernel.keys);
     case 'concat':
     case 'copy':
       // Pure buffer copies on the host queue.

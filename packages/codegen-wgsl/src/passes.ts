@@ -13,6 +13,8 @@ export const PASS_LAYOUTS = {
   scanBlock: ['write', 'write', 'uniform'],
   /** data[i] += sums[block of i]. u0 = (n). */
   scanAdd: ['write', 'read', 'uniform'],
+  /** data[n] = 1 when the scanned data[0..n) decreases somewhere (the sum wrapped). u0 = (n). */
+  scanWrapped: ['write', 'uniform'],
   /**
    * Tile counts and keep bits. Tile t = rows [t * TILE, +TILE), TILE = COMPACT_ITEMS * WG, one workgroup
    * each; tiles = ceil(n / TILE). counts[t] = kept rows of tile t, counts[tiles] = 0, and counts[tiles + 1 +
@@ -31,6 +33,11 @@ export const PASS_LAYOUTS = {
   joinCount: ['read', 'read', 'write', 'uniform'],
   /** Emits left row i's matches at offsets[i]... (left, right, offsets, output, u) u0 = (nLeft, nRight). */
   joinWrite: ['read', 'read', 'read', 'write', 'uniform'],
+  /**
+   * Merge of two runs sorted by the same key words, left first among equals: output rows [t * MERGE_ITEMS, +
+   * MERGE_ITEMS) per thread t. (left, right, output, u) u0 = (nLeft, nRight).
+   */
+  merge: ['read', 'read', 'write', 'uniform'],
   /** mask[k] |= key word k of row i XOR that of row 0 (mask zeroed by the host). (input, mask, u) u0 = (n). */
   radixMask: ['read', 'write', 'uniform'],
   /**

@@ -3,7 +3,7 @@
  * workgroup memory (Hillis-Steele) and emits the block total; the host scans the totals recursively
  * and `scanAdd` adds them back. Kernel-independent: every kernel that compacts carries these two modules.
  */
-import { header } from './wgsl.js';
+import { header, threadMain } from './wgsl.js';
 
 const blockIndex = `  let block = wid.x + wid.y * nwg.x;
   let i = block * WG + lid;
@@ -37,3 +37,11 @@ ${blockIndex}
   if (i < n) { data[i] = data[i] + sums[block]; }
 }
 `;
+
+/**
+ * Overflow check of a finished exclusive scan of n u32 counts: the running sum wrapped past 2^32 - 1 exactly
+ * where an offset decreases; then data[n] = 1 (the host zeroes it first). Per-row join counts can sum past u32.
+ */
+export const SCAN_WRAPPED = `${header('scanWrapped', ['data'])}
+${threadMain(`  let n = u[0].x;
+  if (i + 1u < n && data[i + 1u] < data[i]) { data[n] = 1u; }`)}`;

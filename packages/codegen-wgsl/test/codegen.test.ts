@@ -62,6 +62,7 @@ const kernels: KirKernel[] = [
   { kind: 'copy', id: 7, input: 0, output: 3 },
   { kind: 'unique', id: 8, input: 4, output: 4 },
   { kind: 'sort', id: 9, input: 4, output: 4, keys: [] },
+  { kind: 'merge', id: 10, left: 0, right: 3, output: 3, keys: [2, 0, 1] },
 ];
 
 const expectedPasses: Record<KirKernel['kind'], Array<PassName | `${PassName}${typeof SUBGROUP_VARIANT}`>> = {
@@ -78,9 +79,10 @@ const expectedPasses: Record<KirKernel['kind'], Array<PassName | `${PassName}${t
     'scanAdd',
   ],
   unique: ['flags', 'scatter', 'scanBlock', 'scanAdd'],
-  mergeJoin: ['joinCount', 'joinWrite', 'scanBlock', 'scanAdd'],
+  mergeJoin: ['joinCount', 'joinWrite', 'scanBlock', 'scanAdd', 'scanWrapped'],
   difference: ['flagsAbsent', 'scatter', 'scanBlock', 'scanAdd'],
   concat: [],
+  merge: ['merge'],
   copy: [],
   aggregate: ['flags', 'scatter', 'scanBlock', 'scanAdd'],
   limit: [],

@@ -52,6 +52,11 @@ export type KirKernel = { origin?: KirOrigin } & (
   | { kind: 'difference'; id: number; left: VarId; right: VarId; output: VarId }
   /** output := left rows followed by right rows (same columns). */
   | { kind: 'concat'; id: number; left: VarId; right: VarId; output: VarId }
+  /**
+   * Sorted merge: left and right both sorted by the words of `keys` (as `sort` orders them); output := all rows
+   * of both (duplicates kept, left first among equal keys), sorted by `keys`. O(n + m), no re-sort.
+   */
+  | { kind: 'merge'; id: number; left: VarId; right: VarId; output: VarId; keys: number[] }
   /** output := input */
   | { kind: 'copy'; id: number; input: VarId; output: VarId }
   /**
@@ -113,6 +118,7 @@ export function kernelInputs(k: KirKernel): VarId[] {
     case 'mergeJoin':
     case 'difference':
     case 'concat':
+    case 'merge':
       return [k.left, k.right];
   }
 }

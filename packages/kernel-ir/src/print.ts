@@ -27,6 +27,8 @@ function formatKernel(k: KirKernel, name: (v: VarId) => string): string {
       case 'difference':
       case 'concat':
         return `${k.kind} ${name(k.left)}, ${name(k.right)}`;
+      case 'merge':
+        return `merge ${name(k.left)}, ${name(k.right)} by ${columnList(k.keys)}`;
       case 'copy':
         return `copy ${name(k.input)}`;
       case 'aggregate':

@@ -124,6 +124,7 @@ const kernel = z.discriminatedUnion('kind', [
   }),
   z.strictObject({ kind: z.literal('difference'), id: index, origin, left: varId, right: varId, output: varId }),
   z.strictObject({ kind: z.literal('concat'), id: index, origin, left: varId, right: varId, output: varId }),
+  z.strictObject({ kind: z.literal('merge'), id: index, origin, left: varId, right: varId, output: varId, keys: z.array(index) }),
   z.strictObject({ kind: z.literal('copy'), id: index, origin, input: varId, output: varId }),
   z.strictObject({
     kind: z.literal('limit'),

@@ -138,6 +138,10 @@ class Validator {
       case 'concat':
         this.sameShape([k.left, k.right, k.output], where);
         return;
+      case 'merge':
+        this.keys(k.keys, this.columnsOf(k.left), where);
+        this.sameShape([k.left, k.right, k.output], where);
+        return;
       case 'aggregate': {
         const input = this.columnsOf(k.input);
         if (!this.keys([...k.groupBy, ...k.aggregates.flatMap((a) => (a.column === undefined ? [] : [a.column]))], input, where)) return;

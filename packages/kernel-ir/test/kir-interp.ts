@@ -115,6 +115,12 @@ export function runKir(p: KirProgram, maxSteps = 10_000): RunResult {
       }
       case 'concat':
         return [...read(k.left), ...read(k.right)];
+      case 'merge': {
+        const left = requireSorted(k, k.left, k.keys, false);
+        const right = requireSorted(k, k.right, k.keys, false);
+        // Stable sort of left ++ right keeps left rows first among equal keys, as the kernel does.
+        return [...left, ...right].sort((a, b) => compareOnKeys(a, b, k.keys, types(k.left)));
+      }
       case 'copy':
         return read(k.input);
       case 'limit': {

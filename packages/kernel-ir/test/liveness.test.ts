@@ -132,12 +132,10 @@ describe('insertFrees', () => {
       '$b := copy',
       'free $b',
       'out := copy',
-      '%k4 := concat',
+      '%k4 := merge',
       'free $a',
-      '%k5 := sort',
-      'free %k4',
       'out := unique',
-      'free %k5',
+      'free %k4',
     ]);
   });
 

@@ -47,6 +47,7 @@ function kernelsOf(p: KirProgram): Array<Record<string, unknown>> {
         case 'mergeJoin':
         case 'difference':
         case 'concat':
+        case 'merge':
           return [{ kind: k.kind, left: name(k.left), right: name(k.right), output: name(k.output) }];
       }
     }),
@@ -208,14 +209,99 @@ describe('lowerPlan: mapJoin', () => {
 });
 
 describe('lowerPlan: other commands', () => {
-  it('lowers union to concat, sort, unique', () => {
+  it('lowers union to merge, unique (no sort: both sides are canonical)', () => {
     const kir = lowerChecked(single(union('t', 'r', 's')));
     expect(kernelsOf(kir)).toEqual([
-      { kind: 'concat', left: 'r', right: 's', output: '%k3' },
-      { kind: 'sort', input: '%k3', output: '%k4', keys: [0, 1] },
-      { kind: 'unique', input: '%k4', output: 't' },
+      { kind: 'merge', left: 'r', right: 's', output: '%k3' },
+      { kind: 'unique', input: '%k3', output: 't' },
     ]);
     expect(rowsOf(kir, 't')).toHaveLength(8);
+  });
+
+  it('keeps a join index of a recursive relation by a non-prefix key across iterations: sorted once, merged into', () => {
+    // Non-linear closure: path(x, z) <- path(x, y), delta(y, z) joins path on its second column every iteration.
+    const T: ['int32', 'int32'] = ['int32', 'int32'];
+    const plan = program(
+      [rel('edge', T, 'edb'), rel('path', T), rel('$delta', T, 'temp'), rel('$new', T, 'temp')],
+      [
+        block('init', [mapFilter('path', 'edge', cols(0, 1)), copy('$delta', 'path')], { kind: 'jump', target: 'loop' }),
+        block(
+          'loop',
+          [
+            mapJoin('$new', '$delta', 'path', [0], [1], cols(2, 1)),
+            difference('$new', '$new', 'path'),
+            union('path', 'path', '$new'),
+            copy('$delta', '$new'),
+          ],
+          { kind: 'branch', condition: { kind: 'empty', relations: ['$delta'] }, ifTrue: 'done', ifFalse: 'loop' },
+        ),
+        block('done', []),
+      ],
+      { edge: [[1, 2], [2, 3], [3, 4], [4, 5], [5, 1], [7, 7]] },
+    );
+    const kir = lowerChecked(plan);
+    const name = (v: number): string => kir.variables[v]!.name;
+    const launched = (label: string): KirKernel[] =>
+      kir.blocks.find((b) => b.label === label)!.commands.flatMap((c) => (c.kind === 'launch' ? [kir.kernels[c.kernel]!] : []));
+    const loop = launched('loop');
+    // The loop never sorts the whole relation: the join reads the index, the union merges the new rows into it.
+    expect(loop.filter((k) => k.kind === 'sort' && name(k.input) === 'path')).toEqual([]);
+    expect(loop.some((k) => k.kind === 'mergeJoin' && name(k.right) === 'path@(#1)')).toBe(true);
+    expect(loop.filter((k) => k.kind === 'merge' && name(k.output) === 'path@(#1)').map((k) => (k as { keys: number[] }).keys)).toEqual([[1, 0]]);
+    // Built once, first thing, from the relation (facts included).
+    expect(launched('init')[0]).toMatchObject({ kind: 'sort', keys: [1] });
+    expect(name(launched('init')[0]!.output)).toBe('path@(#1)');
+    const cycle = [1, 2, 3, 4, 5].flatMap((x) => [1, 2, 3, 4, 5].map((y) => [x, y]));
+    expect(runKir(kir).relations.get('path')).toEqual([...cycle, [7, 7]]);
+  });
+
+  it('lowers a union into a temp that is empty on every path into the block (cleared last, or never written) to a copy', () => {
+    const T: ['int32'] = ['int32'];
+    const loopPlan = (clearAtEnd: boolean) =>
+      program(
+        [rel('r', T, 'edb'), rel('s', T), rel('$new', T, 'temp'), rel('$d', T, 'temp')],
+        [
+          block('init', [copy('$d', 'r')], { kind: 'jump', target: 'loop' }),
+          block(
+            'loop',
+            [
+              union('$new', '$new', '$d'),
+              union('$new', '$new', 'r'),
+              difference('$new', '$new', 's'),
+              union('s', 's', '$new'),
+              copy('$d', '$new'),
+              ...(clearAtEnd ? [clear('$new')] : []),
+            ],
+            { kind: 'branch', condition: { kind: 'empty', relations: ['$d'] }, ifTrue: 'done', ifFalse: 'loop' },
+          ),
+          block('done', []),
+        ],
+        { r: [[1], [2]] },
+      );
+    const firstKinds = (kir: KirProgram): string[] => kernelsOf(kir).slice(1, 4).map((k) => String(k.kind));
+    const cleared = lowerChecked(loopPlan(true));
+    // The first union copies; the second merges (the temp now holds rows).
+    expect(firstKinds(cleared)).toEqual(['copy', 'merge', 'unique']);
+    expect(runKir(cleared).relations.get('s')).toEqual([[1], [2]]);
+    // Without the clear, the second iteration starts with last iteration's rows: no copy.
+    expect(firstKinds(lowerChecked(loopPlan(false)))).toEqual(['merge', 'unique', 'merge']);
+  });
+
+  it('lowers the union of a relation with a difference against it to a merge alone', () => {
+    const plan = program(
+      [rel('r', ['int32'], 'edb'), rel('s', ['int32'], 'edb'), rel('$n', ['int32'], 'temp')],
+      [block('b', [difference('$n', 's', 'r'), union('r', 'r', '$n'), union('r', 'r', '$n')])],
+      { r: [[1], [3], [5]], s: [[2], [3], [4], [6]] },
+    );
+    const kir = lowerChecked(plan);
+    // The second union follows a write of r, so r and $n are no longer known to be disjoint.
+    expect(kernelsOf(kir)).toEqual([
+      { kind: 'difference', left: 's', right: 'r', output: '$n' },
+      { kind: 'merge', left: 'r', right: '$n', output: 'r' },
+      { kind: 'merge', left: 'r', right: '$n', output: '%k3' },
+      { kind: 'unique', input: '%k3', output: 'r' },
+    ]);
+    expect(runKir(kir).relations.get('r')).toEqual([[1], [2], [3], [4], [5], [6]]);
   });
 
   it('lowers difference and copy to one kernel each, and clear to a command', () => {

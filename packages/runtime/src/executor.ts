@@ -15,7 +15,6 @@ import {
 } from '@vixen/kernel-ir';
 import { rowWords, VixenError, type Row } from '@vixen/queryplan';
 import {
-  BindingSizeError,
   downloadRelation,
   releaseRelation,
   runKernel,
@@ -25,6 +24,7 @@ import {
 } from './gpu/index.js';
 import { internals } from './gpu/device.js';
 import { encodeRows, encodeValue, StringDictionary } from './encoding.js';
+import { DeviceLimitError } from './gpu/relations.js';
 import { ResultTable } from './result-table.js';
 import { formatBytes, RunLimitError } from './limits.js';
 import { closeOverSubstrings, kernelTableWords } from './tables.js';
@@ -127,6 +127,8 @@ export interface ExecuteStats {
   profiled: boolean;
   /** True when those times are the kernels' compute passes as timestamp queries measured them. */
   timestamps: boolean;
+  /** Bytes read back from the device by the run: row counts and sort key masks, then the output relations. */
+  readbackBytes: number;
   /** Rows of each base and derived relation when the run ended (or stopped), in program order. */
   relationRows: Array<{ name: string; rows: number }>;
 }
@@ -250,6 +252,7 @@ export async function executeKir(
   options: ExecuteOptions = {},
 ): Promise<ExecuteResult> {
   const started = performance.now();
+  const readbackStart = internals(gpu).readbackBytes;
   const tableSpecs = program.kernels.map(kernelTables);
   const dict = buildDictionary(program, initial, tableSpecs.flat());
   const variables = program.variables;
@@ -313,6 +316,7 @@ export async function executeKir(
     operators,
     profiled: options.profile === true,
     timestamps,
+    readbackBytes: internals(gpu).readbackBytes - readbackStart,
     relationRows: [...relationIds].map(([id, name]) => ({ name, rows: valueOf(id).count })),
   });
 
@@ -415,12 +419,8 @@ export async function executeKir(
             const bound = table?.buffer ? { buffer: table.buffer, words: table.count } : undefined;
             const out = await runKernel(gpu, kernel, shaders[kernel.id]!, inputs, constWords[kernel.id]!, variables, bound).catch(
               (e: unknown) => {
-                if (!(e instanceof BindingSizeError)) throw e;
-                throw new RunLimitError(
-                  `${describeKernel(kernel)} computing ${describeOutput(program, kernel)}: ${e.message} ` +
-                    `(relations larger than one binding are not split yet)`,
-                  stats(),
-                );
+                if (!(e instanceof DeviceLimitError)) throw e;
+                throw new RunLimitError(`${describeKernel(kernel)} computing ${describeOutput(program, kernel)}: ${e.message}`, stats());
               },
             );
             if (options.profile) await gpu.device.queue.onSubmittedWorkDone();

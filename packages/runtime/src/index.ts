@@ -20,3 +20,15 @@ export { dawnAddonPath } from './dawn-path.js';
 export { readTextFile } from './utf8.js';
 export * from './graphs/index.js';
 export * from './tpch/index.js';
+export {
+  benchGraphs,
+  formatGraphBenchReport,
+  makeGraph,
+  GRAPH_KINDS,
+  GRAPH_WORKLOADS,
+  type GraphBenchOptions,
+  type GraphBenchReport,
+  type GraphBenchResult,
+  type GraphSpec,
+  type GraphWorkload,
+} from './bench/graphs.js';

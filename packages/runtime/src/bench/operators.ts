@@ -421,7 +421,8 @@ export async function benchOperators(gpu: Gpu, options: BenchOptions = {}): Prom
   };
 }
 
-const si = (x: number): string => {
+/** `x` with an SI suffix (k, M, G, T), two decimals. */
+export const si = (x: number): string => {
   for (const [d, s] of [[1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k']] as const) if (x >= d) return `${(x / d).toFixed(2)}${s}`;
   return x.toFixed(2);
 };
@@ -438,13 +439,17 @@ export function formatBenchReport(report: BenchReport): string {
     r.gbPerSecond.toFixed(1),
     `${(100 * r.copyRatio).toFixed(1)}%`,
   ]);
-  const widths = head.map((h, k) => Math.max(h.length, ...rows.map((r) => r[k]!.length)));
-  const line = (cells: string[]): string => cells.map((c, k) => (k >= 2 ? c.padStart(widths[k]!) : c.padEnd(widths[k]!))).join('  ');
   const skipped = report.skipped.map((x) => `skipped: ${x.operator} ${x.variant} 2^${x.log2n}: ${x.reason}`);
   return [
     `adapter: ${report.adapter}, workgroup size ${report.workgroupSize}, subgroups ${report.subgroups ? 'on' : 'off'}, median of ${report.runs} runs after ${report.warmup} warm-up`,
-    line(head),
-    ...rows.map(line),
+    ...alignedTable(head, rows, 2),
     ...skipped,
   ].join('\n');
+}
+
+/** Header and rows as aligned lines: the first `leftColumns` columns padded on the right, the rest on the left. */
+export function alignedTable(head: readonly string[], rows: readonly string[][], leftColumns: number): string[] {
+  const widths = head.map((h, k) => Math.max(h.length, ...rows.map((r) => r[k]!.length)));
+  const line = (cells: readonly string[]): string => cells.map((c, k) => (k >= leftColumns ? c.padStart(widths[k]!) : c.padEnd(widths[k]!))).join('  ');
+  return [line(head), ...rows.map(line)];
 }

@@ -133,6 +133,8 @@ export class GpuImpl implements Gpu {
   readonly pipelines = new Map<string, Promise<GPUComputePipeline>>();
   readonly layouts = new Map<string, PassLayout>();
   readonly pool: BufferPool;
+  /** Bytes copied back to the host so far (counts, key masks, downloaded relations). */
+  readbackBytes = 0;
   /** Why the device is unusable (lost, or an error no scope caught); the next call throws it. */
   private failure: string | null = null;
   private lost = false;

@@ -6,13 +6,13 @@
  * pass writes the rows.
  */
 import { rowWords, type ScalarType } from '@vixen/queryplan';
-import { COMPACT_ITEMS, RADIX_BITS, RADIX_ITEMS, sortKeyWords, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
+import { COMPACT_ITEMS, MERGE_ITEMS, RADIX_BITS, RADIX_ITEMS, sortKeyWords, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
 import { kernelInputs, type KirKernel, type KirVariable, type VarId } from '@vixen/kernel-ir';
 import { aggregateRows } from './aggregate.js';
 import { limitRows } from './limit.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { Recorder, type Bound } from './recorder.js';
-import { allocRelation, bindingBytes, checkBindingSize, readWords, relationUsage, type DeviceRelation } from './relations.js';
+import { allocRelation, bindingBytes, checkBindingSize, DeviceLimitError, readWords, relationUsage, type DeviceRelation } from './relations.js';
 
 function bound(rel: DeviceRelation): Bound {
   if (!rel.buffer) throw new Error('internal: binding an empty relation');
@@ -50,17 +50,23 @@ async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction): Promi
   const n = c.rows;
   const wg = g.limits.workgroupSize;
   const slots = c.granule === 'tile' ? Math.ceil(n / (COMPACT_ITEMS * wg)) : n;
-  // Tiles' keep bits follow their counts.
-  const words = slots + 1 + (c.granule === 'tile' ? (slots * COMPACT_ITEMS * wg) / 32 : 0);
+  // Tiles' keep bits follow their counts; per-row counts (joins: at most n * m rows) an overflow flag.
+  const wraps = c.granule === 'row' && c.sizes[0]! * (c.sizes[1] ?? 1) > 0xffffffff;
+  const words = slots + 1 + (c.granule === 'tile' ? (slots * COMPACT_ITEMS * wg) / 32 : wraps ? 1 : 0);
   checkBindingSize(g, words, `offsets for ${n} rows`);
   const offsets: Bound = { buffer: g.pool.acquire(bindingBytes(words), relationUsage()), words };
   try {
     const counting = new Recorder(g, shaders);
     counting.dispatch(c.count.pass, [...c.count.inputs, offsets], c.sizes, c.granule === 'tile' ? slots * wg : n + 1, c.constants, c.tables);
     encodeScan(counting, offsets, slots + 1);
+    if (wraps) {
+      g.device.queue.writeBuffer(offsets.buffer, (slots + 1) * 4, new Uint32Array(1));
+      counting.dispatch('scanWrapped', [offsets], [slots + 1], slots + 1);
+    }
     await counting.submit();
-    const total = (await readWords(g, offsets.buffer, slots * 4, 1))[0]!;
-    const out = allocRelation(g, total, c.outWidth);
+    const [total, wrapped] = await readWords(g, offsets.buffer, slots * 4, wraps ? 2 : 1);
+    if (wrapped) throw new DeviceLimitError(`the result has more than ${0xffffffff} rows (row offsets are 32-bit)`);
+    const out = allocRelation(g, total!, c.outWidth);
     if (total === 0) return out;
     const writing = new Recorder(g, shaders);
     writing.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], c.sizes, c.granule === 'tile' ? slots * wg : n, c.constants, c.tables);
@@ -246,6 +252,14 @@ async function run(
       if (a.count === 0 && b.canonical) return b;
       if (b.count === 0 && a.canonical) return a;
       return concatenate(g, [a, b], outWidth);
+    case 'merge': {
+      if (a.count === 0 || b.count === 0) return concatenate(g, [a, b], outWidth);
+      const out = allocRelation(g, a.count + b.count, outWidth);
+      const rec = new Recorder(g, shaders);
+      rec.dispatch('merge', [bound(a), bound(b), bound(out)], [a.count, b.count], Math.ceil((a.count + b.count) / MERGE_ITEMS));
+      await rec.submit();
+      return out;
+    }
     case 'copy':
       return concatenate(g, [a], outWidth);
     case 'limit':

@@ -28,16 +28,16 @@ export function bindingBytes(words: number): number {
   return Math.max(4, words * 4);
 }
 
-/** A buffer a kernel needs is larger than one storage binding may be. */
-export class BindingSizeError extends Error {
-  override readonly name = 'BindingSizeError';
+/** A buffer a kernel needs is larger than the device allows (the executor names the kernel and relation). */
+export class DeviceLimitError extends Error {
+  override name = 'DeviceLimitError';
 }
 
-/** Throws a BindingSizeError when `words` u32 do not fit one storage binding on this device. */
+/** Throws a DeviceLimitError when `words` u32 do not fit one storage binding on this device. */
 export function checkBindingSize(g: GpuImpl, words: number, what: string): void {
   const bytes = words * 4;
   if (bytes > g.limits.maxStorageBufferBindingSize) {
-    throw new BindingSizeError(
+    throw new DeviceLimitError(
       `${what} needs ${bytes} bytes, more than this device's maxStorageBufferBindingSize (${g.limits.maxStorageBufferBindingSize} bytes)`,
     );
   }
@@ -80,6 +80,7 @@ export async function readWords(
 ): Promise<Uint32Array> {
   const out = new Uint32Array(words);
   const total = words * 4;
+  g.readbackBytes += total;
   const chunk = Math.min(total, chunkBytes);
   const staging = [g.pool.acquire(chunk, stagingUsage()), g.pool.acquire(chunk, stagingUsage())];
   const copy = (done: number, to: GPUBuffer): Promise<void> => {

@@ -1,0 +1,309 @@
+/**
+ * Graph benchmark: the recursive programs of examples/graphs on a generated graph, each timed on the device and
+ * next to DuckDB evaluating the same fixpoint as a recursive CTE (UNION, so set semantics) on the same edges.
+ * Vixen's figure is the run (facts upload included, nothing read back: the tuple counts are host-known row
+ * counts); DuckDB's is the query alone, its tables loaded beforehand. Both must derive the same number of tuples.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { VixenError, type Row } from '@vixen/queryplan';
+import { compile, type Program } from '../program.js';
+import type { Gpu } from '../gpu/device.js';
+import { binaryTree, chain, cycle, grid, rmat, uniformRandom } from '../graphs/generators.js';
+import { edgeRows, symmetric, type Graph } from '../graphs/graph.js';
+import { alignedTable, si } from './operators.js';
+import type { ExecuteStats } from '../executor.js';
+
+/** Rows a relation held at the end of the run. */
+const rowsOf = (stats: ExecuteStats, relation: string): number => stats.relationRows.find((r) => r.name === relation)?.rows ?? 0;
+
+export const GRAPH_WORKLOADS = ['tc', 'tc-nonlinear', 'reach', 'sg', 'cc'] as const;
+export type GraphWorkload = (typeof GRAPH_WORKLOADS)[number];
+
+export const GRAPH_KINDS = ['rmat', 'chain', 'cycle', 'grid', 'tree', 'uniform'] as const;
+
+/** The graph to run on; each kind reads the fields it needs. */
+export interface GraphSpec {
+  kind: (typeof GRAPH_KINDS)[number];
+  /** rmat: 2^scale nodes, edgeFactor * 2^scale edges drawn. */
+  scale?: number;
+  edgeFactor?: number;
+  /** chain, cycle, uniform. */
+  nodes?: number;
+  /** uniform. */
+  edges?: number;
+  /** grid. */
+  width?: number;
+  height?: number;
+  /** tree. */
+  depth?: number;
+  seed?: number;
+}
+
+interface WorkloadDef {
+  file: string;
+  /** Facts of the program from the graph (`source` is the reach source). */
+  facts(g: Graph, source: number): Record<string, Row[]>;
+  /** Relations whose row counts are compared with DuckDB's, in the order the SQL returns their counts. */
+  checked: string[];
+  /** One row: the count of each checked relation. Tables: edge(x, y), source(x). */
+  sql: string;
+  /** The program reads the graph made undirected. */
+  undirected?: boolean;
+}
+
+const TC_SQL = `WITH RECURSIVE path(x, y) AS (
+  SELECT x, y FROM edge
+  UNION
+  SELECT path.x, edge.y FROM path JOIN edge ON path.y = edge.x)
+SELECT count(*) FROM path`;
+
+const WORKLOADS: Record<GraphWorkload, WorkloadDef> = {
+  tc: { file: 'tc.logic', facts: (g) => ({ edge: edgeRows(g) }), checked: ['path'], sql: TC_SQL },
+  // DuckDB allows one recursive reference: it runs the linear form, which has the same answer.
+  'tc-nonlinear': { file: 'tc-nonlinear.logic', facts: (g) => ({ edge: edgeRows(g) }), checked: ['path'], sql: TC_SQL },
+  reach: {
+    file: 'reach.logic',
+    facts: (g, source) => ({ edge: edgeRows(g), source: [[source]] }),
+    checked: ['reach'],
+    sql: `WITH RECURSIVE reach(x) AS (
+  SELECT x FROM source
+  UNION
+  SELECT edge.y FROM reach JOIN edge ON reach.x = edge.x)
+SELECT count(*) FROM reach`,
+  },
+  sg: {
+    file: 'sg.logic',
+    facts: (g) => ({ edge: edgeRows(g) }),
+    checked: ['sg'],
+    sql: `WITH RECURSIVE sg(x, y) AS (
+  SELECT e1.y, e2.y FROM edge e1 JOIN edge e2 ON e1.x = e2.x WHERE e1.y <> e2.y
+  UNION
+  SELECT e1.y, e2.y FROM sg JOIN edge e1 ON e1.x = sg.x JOIN edge e2 ON e2.x = sg.y)
+SELECT count(*) FROM sg`,
+  },
+  cc: {
+    file: 'cc.logic',
+    facts: (g) => ({ edge: edgeRows(g) }),
+    undirected: true,
+    checked: ['label', 'component'],
+    sql: `WITH RECURSIVE label(x, l) AS (
+  SELECT x, x FROM (SELECT x FROM edge UNION SELECT y FROM edge)
+  UNION
+  SELECT edge.y, label.l FROM label JOIN edge ON label.x = edge.x),
+component AS (SELECT x, min(l) AS c FROM label GROUP BY x)
+SELECT (SELECT count(*) FROM label), (SELECT count(*) FROM component)`,
+  },
+};
+
+export interface GraphBenchOptions {
+  workloads: readonly GraphWorkload[];
+  graph: GraphSpec;
+  /** Directory of the workload programs (default: examples/graphs of this repository). */
+  programsDir?: string;
+  /** Source node of `reach` (default 0). */
+  source?: number;
+  /** Also time DuckDB (default true). */
+  duckdb?: boolean;
+  maxIterations?: number;
+  /** Called with each result as it is measured (progress). */
+  onResult?: (r: GraphBenchResult) => void;
+}
+
+export interface GraphBenchResult {
+  workload: GraphWorkload;
+  nodes: number;
+  edges: number;
+  /** Fixpoint iterations over all loops of the run. */
+  iterations: number;
+  /** Rows of all derived (idb) relations at the end. */
+  tuples: number;
+  /** Row counts of the relations compared with DuckDB. */
+  checked: Record<string, number>;
+  milliseconds: number;
+  tuplesPerSecond: number;
+  peakDeviceBytes: number;
+  duckdb?: {
+    milliseconds: number;
+    checked: Record<string, number>;
+    /** DuckDB's time over Vixen's. */
+    ratio: number;
+    /** Every checked relation has the same row count in both. */
+    agrees: boolean;
+  };
+}
+
+export interface GraphBenchReport {
+  adapter: string;
+  backend: string;
+  software: boolean;
+  date: string;
+  graph: GraphSpec & { description: string; nodes: number; edges: number };
+  results: GraphBenchResult[];
+}
+
+const defaultProgramsDir = (): string => fileURLToPath(new URL('../../../../examples/graphs/', import.meta.url));
+
+function need(spec: GraphSpec, field: keyof GraphSpec): number {
+  const v = spec[field];
+  if (typeof v !== 'number') throw new VixenError({ severity: 'error', message: `a ${spec.kind} graph needs ${field}` });
+  return v;
+}
+
+/** The graph a spec describes, and a short description of it. */
+export function makeGraph(spec: GraphSpec): { graph: Graph; description: string } {
+  const seed = spec.seed ?? 1;
+  switch (spec.kind) {
+    case 'rmat': {
+      const [scale, edgeFactor] = [need(spec, 'scale'), need(spec, 'edgeFactor')];
+      return { graph: rmat({ scale, edgeFactor, seed }), description: `R-MAT scale ${scale}, edge factor ${edgeFactor}, seed ${seed}` };
+    }
+    case 'chain':
+      return { graph: chain(need(spec, 'nodes')), description: `chain of ${spec.nodes} nodes` };
+    case 'cycle':
+      return { graph: cycle(need(spec, 'nodes')), description: `cycle of ${spec.nodes} nodes` };
+    case 'grid':
+      return { graph: grid(need(spec, 'width'), need(spec, 'height')), description: `${spec.width} x ${spec.height} grid` };
+    case 'tree':
+      return { graph: binaryTree(need(spec, 'depth')), description: `binary tree of depth ${spec.depth}` };
+    case 'uniform': {
+      const [nodes, edges] = [need(spec, 'nodes'), need(spec, 'edges')];
+      return { graph: uniformRandom(nodes, edges, { seed }), description: `uniform random graph, ${nodes} nodes, ${edges} edges, seed ${seed}` };
+    }
+  }
+}
+
+/** What @duckdb/node-api offers that the benchmark uses (imported only when DuckDB is asked for). */
+interface DuckConnection {
+  run(sql: string): Promise<unknown>;
+  runAndReadAll(sql: string): Promise<{ getRows(): unknown[][] }>;
+  createAppender(table: string): Promise<{ appendInteger(v: number): void; endRow(): void; closeSync(): void }>;
+  closeSync(): void;
+}
+
+async function openDuckDb(): Promise<{ connection: DuckConnection; close(): void }> {
+  let api: typeof import('@duckdb/node-api');
+  try {
+    api = await import('@duckdb/node-api');
+  } catch {
+    throw new VixenError({ severity: 'error', message: 'DuckDB (@duckdb/node-api) is not installed; run without DuckDB (--no-duckdb)' });
+  }
+  const instance = await api.DuckDBInstance.create(':memory:');
+  const connection = (await instance.connect()) as unknown as DuckConnection;
+  return {
+    connection,
+    close: () => {
+      connection.closeSync();
+      instance.closeSync();
+    },
+  };
+}
+
+async function loadTable(db: DuckConnection, name: string, columns: string[], rows: readonly Row[]): Promise<void> {
+  await db.run(`CREATE OR REPLACE TABLE ${name}(${columns.map((c) => `${c} INTEGER`).join(', ')})`);
+  const appender = await db.createAppender(name);
+  for (const row of rows) {
+    for (const v of row) appender.appendInteger(v as number);
+    appender.endRow();
+  }
+  appender.closeSync();
+}
+
+async function runDuckDb(db: DuckConnection, def: WorkloadDef, facts: Record<string, Row[]>): Promise<{ milliseconds: number; counts: number[] }> {
+  await loadTable(db, 'edge', ['x', 'y'], facts.edge ?? []);
+  await loadTable(db, 'source', ['x'], facts.source ?? []);
+  const t0 = performance.now();
+  const reader = await db.runAndReadAll(def.sql);
+  const milliseconds = performance.now() - t0;
+  return { milliseconds, counts: reader.getRows()[0]!.map((v) => Number(v)) };
+}
+
+function load(dir: string, def: WorkloadDef): Program {
+  const filename = join(dir, def.file);
+  let text: string;
+  try {
+    text = readFileSync(filename, 'utf8');
+  } catch {
+    throw new VixenError({ severity: 'error', message: `cannot read workload program ${filename} (see --programs)` });
+  }
+  return compile(text, { filename });
+}
+
+export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise<GraphBenchReport> {
+  const { graph: directed, description } = makeGraph(options.graph);
+  const undirected = options.workloads.some((w) => WORKLOADS[w].undirected) ? symmetric(directed) : directed;
+  const source = options.source ?? 0;
+  const dir = options.programsDir ?? defaultProgramsDir();
+  const duck = options.duckdb === false ? undefined : await openDuckDb();
+  const results: GraphBenchResult[] = [];
+  try {
+    for (const workload of options.workloads) {
+      const def = WORKLOADS[workload];
+      const g = def.undirected ? undirected : directed;
+      const program = load(dir, def);
+      const facts = def.facts(g, source);
+      const run = { gpu, outputs: [], ...(options.maxIterations !== undefined ? { maxIterations: options.maxIterations } : {}) };
+      // Pipelines are cached per device and do not depend on the data: a tiny graph compiles them all untimed.
+      await program.run({ ...run, facts: def.facts(chain(3), 0) });
+      const t0 = performance.now();
+      const { stats } = await program.run({ ...run, facts });
+      const milliseconds = performance.now() - t0;
+      const derived = program.relations.filter((r) => r.kind === 'idb');
+      const tuples = derived.reduce((n, r) => n + rowsOf(stats, r.name), 0);
+      const checked = Object.fromEntries(def.checked.map((r) => [r, rowsOf(stats, r)]));
+      const result: GraphBenchResult = {
+        workload,
+        nodes: g.nodes,
+        edges: g.src.length,
+        iterations: stats.loops.reduce((n, l) => n + l.iterations, 0),
+        tuples,
+        checked,
+        milliseconds,
+        tuplesPerSecond: tuples / (milliseconds / 1000),
+        peakDeviceBytes: stats.peakDeviceBytes,
+      };
+      if (duck) {
+        const d = await runDuckDb(duck.connection, def, facts);
+        const theirs = Object.fromEntries(def.checked.map((r, i) => [r, d.counts[i]!]));
+        result.duckdb = {
+          milliseconds: d.milliseconds,
+          checked: theirs,
+          ratio: d.milliseconds / milliseconds,
+          agrees: def.checked.every((r) => theirs[r] === checked[r]),
+        };
+      }
+      options.onResult?.(result);
+      results.push(result);
+    }
+  } finally {
+    duck?.close();
+  }
+  return {
+    adapter: gpu.adapterName,
+    backend: gpu.backend,
+    software: gpu.software,
+    date: new Date().toISOString(),
+    graph: { ...options.graph, description, nodes: directed.nodes, edges: directed.src.length },
+    results,
+  };
+}
+
+/** The report as an aligned text table, one row per workload. */
+export function formatGraphBenchReport(report: GraphBenchReport): string {
+  const head = ['workload', 'iterations', 'tuples', 'ms', 'tuples/s', 'DuckDB ms', 'DuckDB/Vixen', 'same answer'];
+  const rows = report.results.map((r) => [
+    r.workload,
+    String(r.iterations),
+    String(r.tuples),
+    r.milliseconds.toFixed(1),
+    si(r.tuplesPerSecond),
+    r.duckdb ? r.duckdb.milliseconds.toFixed(1) : '-',
+    r.duckdb ? `${r.duckdb.ratio.toFixed(2)}x` : '-',
+    r.duckdb ? (r.duckdb.agrees ? 'yes' : `NO (${JSON.stringify(r.duckdb.checked)} vs ${JSON.stringify(r.checked)})`) : '-',
+  ]);
+  return [
+    `adapter: ${report.adapter}; graph: ${report.graph.description} (${report.graph.nodes} nodes, ${report.graph.edges} edges)`,
+    ...alignedTable(head, rows, 1),
+  ].join('\n');
+}

@@ -1,0 +1,46 @@
+/** `vixen bench graphs` end to end: Vixen and DuckDB on the same small graphs must derive the same tuples. */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { runCli } from '@vixen/cli';
+import type { GraphBenchReport } from '@vixen/runtime';
+
+async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await runCli(['node', 'vixen', ...args], (s) => (out += s), (s) => (err += s));
+  return { code, out, err };
+}
+
+describe('vixen bench graphs', () => {
+  test('a 5 x 4 grid: every workload agrees with DuckDB; iterations and tuple counts follow the grid', { timeout: 120_000 }, async () => {
+    const json = join(mkdtempSync(join(tmpdir(), 'vixen-bench-')), 'report.json');
+    const r = await cli('bench', 'graphs', '--graph', 'grid', '--width', '5', '--height', '4', '--workload', 'tc,tc-nonlinear,reach,sg,cc', '--json', json);
+    expect(r.err).not.toMatch(/error/i);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/workload\s+iterations\s+tuples/);
+    const report = JSON.parse(readFileSync(json, 'utf8')) as GraphBenchReport;
+    expect(report.graph).toMatchObject({ kind: 'grid', nodes: 20, edges: 4 * 4 + 5 * 3 });
+    const by = new Map(report.results.map((x) => [x.workload, x]));
+    expect([...by.keys()]).toEqual(['tc', 'tc-nonlinear', 'reach', 'sg', 'cc']);
+    for (const x of report.results) {
+      expect(x.duckdb?.agrees, x.workload).toBe(true);
+      expect(x.milliseconds).toBeGreaterThan(0);
+      expect(x.tuplesPerSecond).toBeCloseTo(x.tuples / (x.milliseconds / 1000));
+    }
+    // (x, y) reaches (x', y') iff x' >= x and y' >= y, minus the pairs of a node with itself.
+    expect(by.get('tc')!.checked.path).toBe(15 * 10 - 20);
+    expect(by.get('tc')!.iterations).toBe(4 + 3);
+    expect(by.get('reach')!.checked.reach).toBe(20);
+    // Undirected grid: one component of 20 nodes, every node labelled by every node.
+    expect(by.get('cc')!.checked).toEqual({ label: 400, component: 20 });
+    expect(by.get('cc')!.iterations).toBe(4 + 3 + 1);
+  });
+
+  test('a bad option is a user error naming the option', async () => {
+    const r = await cli('bench', 'graphs', '--workload', 'tc,nope');
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/option --workload/);
+  });
+});
