@@ -89,7 +89,10 @@ const graphBenchOptionsSchema = z.object({
     .pipe(z.array(z.enum(GRAPH_WORKLOADS)).min(1)),
   graph: z.enum(GRAPH_KINDS).default('rmat'),
   scale: z.coerce.number().int().min(1).max(26).default(10),
-  edgeFactor: z.coerce.number().int().min(1).max(1024).default(4),
+  edgeFactor: z.coerce.number().positive().max(1024).default(4),
+  a: z.coerce.number().min(0).max(1).optional(),
+  b: z.coerce.number().min(0).max(1).optional(),
+  c: z.coerce.number().min(0).max(1).optional(),
   seed: z.coerce.number().int().min(0).default(1),
   nodes: count,
   edges: count,
@@ -194,6 +197,9 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
     .addOption(new Option('--graph <kind>', 'graph maker').choices([...GRAPH_KINDS]).default('rmat'))
     .option('--scale <n>', 'R-MAT: 2^n nodes', '10')
     .option('--edge-factor <n>', 'R-MAT: edges drawn per node (self-loops and duplicates are dropped)', '4')
+    .option('--a <p>', 'R-MAT: probability of the top-left quadrant (default 0.57)')
+    .option('--b <p>', 'R-MAT: top-right (default 0.19)')
+    .option('--c <p>', 'R-MAT: bottom-left (default 0.19; d is the rest)')
     .option('--seed <n>', 'seed of the random graph makers', '1')
     .option('--nodes <n>', 'chain, cycle, uniform: node count')
     .option('--edges <n>', 'uniform: edge count')
@@ -213,6 +219,9 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
         kind: o.graph,
         scale: o.scale,
         edgeFactor: o.edgeFactor,
+        a: o.a,
+        b: o.b,
+        c: o.c,
         seed: o.seed,
         nodes: o.nodes,
         edges: o.edges,

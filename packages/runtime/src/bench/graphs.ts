@@ -29,6 +29,10 @@ export interface GraphSpec {
   /** rmat: 2^scale nodes, edgeFactor * 2^scale edges drawn. */
   scale?: number;
   edgeFactor?: number;
+  /** rmat: quadrant probabilities (default Graph500's a = 0.57, b = c = 0.19). */
+  a?: number;
+  b?: number;
+  c?: number;
   /** chain, cycle, uniform. */
   nodes?: number;
   /** uniform. */
@@ -157,7 +161,12 @@ export function makeGraph(spec: GraphSpec): { graph: Graph; description: string 
   switch (spec.kind) {
     case 'rmat': {
       const [scale, edgeFactor] = [need(spec, 'scale'), need(spec, 'edgeFactor')];
-      return { graph: rmat({ scale, edgeFactor, seed }), description: `R-MAT scale ${scale}, edge factor ${edgeFactor}, seed ${seed}` };
+      const { a, b, c } = spec;
+      const skew = a === undefined && b === undefined && c === undefined ? '' : `, a ${a ?? 0.57}, b ${b ?? 0.19}, c ${c ?? 0.19}`;
+      return {
+        graph: rmat({ scale, edgeFactor, seed, ...(a !== undefined ? { a } : {}), ...(b !== undefined ? { b } : {}), ...(c !== undefined ? { c } : {}) }),
+        description: `R-MAT scale ${scale}, edge factor ${edgeFactor}${skew}, seed ${seed}`,
+      };
     }
     case 'chain':
       return { graph: chain(need(spec, 'nodes')), description: `chain of ${spec.nodes} nodes` };

@@ -63,7 +63,8 @@ export function uniformRandom(n: number, m: number, options: UniformOptions = {}
 export interface RmatOptions extends EdgeFilter {
   /** 2^scale nodes. */
   scale: number;
-  /** edgeFactor * 2^scale edges are drawn (before self-loops and duplicates are dropped). */
+  /** edgeFactor * 2^scale edges (rounded) are drawn, before self-loops and duplicates are dropped; below 1 for
+   * sparse graphs whose closures stay small. */
   edgeFactor: number;
   /** Quadrant probabilities; the defaults are Graph500's 0.57, 0.19, 0.19 and d = 1 - a - b - c. */
   a?: number;
@@ -81,7 +82,9 @@ export interface RmatOptions extends EdgeFilter {
 export function rmat(options: RmatOptions): Graph {
   const { scale, edgeFactor } = options;
   checkInt('R-MAT scale', scale, 0, 26);
-  checkInt('R-MAT edge factor', edgeFactor, 0, 1024);
+  if (!(edgeFactor >= 0 && edgeFactor <= 1024)) {
+    throw new VixenError({ severity: 'error', message: `R-MAT edge factor must be a number in [0, 1024], got ${edgeFactor}` });
+  }
   const a = options.a ?? 0.57;
   const b = options.b ?? 0.19;
   const c = options.c ?? 0.19;
@@ -97,7 +100,7 @@ export function rmat(options: RmatOptions): Graph {
     throw new VixenError({ severity: 'error', message: `R-MAT probabilities must sum to 1, got a+b+c+d = ${a + b + c + d}` });
   }
   const nodes = 2 ** scale;
-  const m = edgeFactor * nodes;
+  const m = Math.round(edgeFactor * nodes);
   if (m > 2 ** 28) throw new VixenError({ severity: 'error', message: `R-MAT: ${m} edges is too many to generate in memory` });
   const rng = new Rng(options.seed ?? 1);
   const src = new Int32Array(m);
