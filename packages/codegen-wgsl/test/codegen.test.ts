@@ -82,7 +82,7 @@ const expectedPasses: Record<KirKernel['kind'], Array<PassName | `${PassName}${t
   difference: ['flagsAbsent', 'scatter', 'scanBlock', 'scanAdd'],
   concat: [],
   copy: [],
-  aggregate: ['flags', 'scatter', 'scanBlock', 'scanAdd'],
+  aggregate: ['flags', 'aggCarry', 'scatter', 'scanBlock', 'scanAdd'],
   limit: [],
 };
 

@@ -1,24 +1,43 @@
 /**
- * Reduce by key over input whose groups are adjacent rows. `flags` marks the first row of each group (tile
- * counts and keep bits, as the compacting kernels do); after the scan, `scatter` runs one thread per row, and
- * each group's first row ranks itself among the groups from the tile's keep bits, walks its group to the end
- * and writes one output row: the group columns, then the aggregates (semantics of @vixen/queryplan's
- * `evalAggregate`). Decimal sums and averages accumulate in 128 bits; one that does not fit the 64-bit result
- * sets the word after the output rows (u0.y = number of groups), which the host checks.
- * Correctness first: a group is reduced by one thread, so a huge group is a long serial loop.
+ * Reduce by key over input whose groups are adjacent rows, as a parallel segmented reduction (semantics of
+ * @vixen/queryplan's `evalAggregate`). A group's rows form a segment; a row is a segment head when its group
+ * key differs from the previous row's. A state is (count, one field per aggregate); merging two states of the
+ * same segment adds counts and sums (128-bit sums as multi-word adds with carries, so exact in any order) and
+ * keeps the earlier of equal minima and maxima.
+ * - `flags`: workgroup t owns the tile of TILE rows from t * TILE; each thread folds ITEMS consecutive rows, a
+ *   segmented scan over the threads gives the tile's state (rows from its last head to its end, or all its
+ *   rows). counts[t] = heads in the tile (scanned by the host into group ranks), the state after the counts.
+ * - `aggCarry`: one workgroup turns the tile states in place into carries: the state of the segment open at
+ *   each tile's start (a segmented exclusive scan over tiles, tiles / WG per thread).
+ * - `scatter`: each tile again, the tile's carry combined with the thread scan, then each thread walks its rows
+ *   and writes a group's output row (group columns, aggregates) at the group's last row, at its rank.
+ * No loop runs more than ITEMS rows, log2(WG) steps or tiles / WG tiles per thread. Decimal sums and averages
+ * accumulate in 128 bits; one that does not fit the 64-bit result sets the word after the output rows
+ * (u0.y = number of groups), which the host checks. float32 sums add in a fixed tree order (rows of a thread,
+ * then threads, then tiles), not strictly row by row.
  */
 import { rowWords, wordsOf, type Aggregate, type ScalarType } from '@vixen/queryplan';
-import { COMPACT_ITEMS, countPass } from './compaction.js';
+import { COMPACT_ITEMS } from './compaction.js';
 import { sortKeyWords } from './sort.js';
-import { columnWords, compareCode, header, lexCompareFn, threadMain } from '../wgsl.js';
+import { columnWords, compareCode, header, lexCompareFn, workgroupScan } from '../wgsl.js';
 import type { KernelShaders } from '../index.js';
 
-interface Accumulator {
-  /** Statements initializing the accumulator from row `i`. */
+type FieldType = 'u32' | 'f32' | 'vec2<u32>' | 'vec4<u32>';
+
+const FIELD_WORDS: Record<FieldType, number> = { u32: 1, f32: 1, 'vec2<u32>': 2, 'vec4<u32>': 4 };
+
+/** One aggregate's part of a state: field `f${k}` of struct St (count has none: it reads St.c). */
+interface Field {
+  type: FieldType;
+  /** Field value of row `i` (a WGSL expression). */
   init: string;
-  /** Statements folding row `j` in. */
-  update: string;
-  /** Statements run once at the end (may set the overflow word). */
+  /** Merge of `a` (earlier rows) and `b` of the same segment. */
+  merge: string;
+}
+
+interface Output {
+  field?: Field;
+  /** Statements run once at a group's end over state `s` (may set the overflow word). */
   finish: string;
   /** Result words. */
   words: string[];
@@ -42,67 +61,173 @@ function as64(type: ScalarType, v: string): string {
   }
 }
 
-function accumulator(a: Aggregate, k: number, types: readonly ScalarType[]): Accumulator {
-  const acc = `acc${k}`;
-  const arg = a.column === undefined ? undefined : types[a.column]!;
-  const vi = a.column === undefined ? '' : value(types, a.column, 'i');
-  const vj = a.column === undefined ? '' : value(types, a.column, 'j');
+/** Type of the state field of `fn` over `arg` (count has none). */
+function fieldType(fn: Aggregate['fn'], arg: ScalarType | undefined): FieldType | undefined {
+  if (fn === 'count') return undefined;
   const wide = arg !== undefined && wordsOf(arg) === 2;
-  const words = (x: string): string[] => (wide ? [`${x}.x`, `${x}.y`] : [x]);
+  if (fn === 'min' || fn === 'max') return wide ? 'vec2<u32>' : 'u32';
+  if (arg === 'float32') return 'f32';
+  if (fn === 'sum' && (arg === 'int32' || arg === 'uint32')) return 'u32';
+  if (fn === 'sum' && arg === 'int64') return 'vec2<u32>';
+  // Decimal sums and every integer or decimal average: exact 128-bit sums.
+  return 'vec4<u32>';
+}
+
+/** Words of one tile state (count + fields) of `aggregates` over arguments of `argTypes`; the host sizes its buffer by it. */
+export function aggregateStateWords(aggregates: readonly Aggregate[], argTypes: readonly (ScalarType | undefined)[]): number {
+  return aggregates.reduce((n, a, k) => {
+    const type = fieldType(a.fn, argTypes[k]);
+    return n + (type ? FIELD_WORDS[type] : 0);
+  }, 1);
+}
+
+function output(a: Aggregate, k: number, types: readonly ScalarType[]): Output {
+  const f = `s.f${k}`;
+  const arg = a.column === undefined ? undefined : types[a.column]!;
+  const v = a.column === undefined ? '' : value(types, a.column, 'i');
+  const type = fieldType(a.fn, arg);
+  const words = (x: string): string[] => (type === 'vec2<u32>' ? [`${x}.x`, `${x}.y`] : [x]);
   const overflow = `outp[u[0].y * W_OUT] = 1u;`;
+  if (type === undefined) return { finish: '', words: ['s.c'] };
   switch (a.fn) {
     case 'count':
-      return { init: '', update: '', finish: '', words: ['cnt'] };
+      throw new Error('internal: count has no field');
     case 'min':
     case 'max': {
+      // The later value replaces the earlier only when strictly smaller (larger), as evalAggregate's fold.
       const op = a.fn === 'min' ? '<' : '>';
-      return {
-        init: `var ${acc} = ${vi};`,
-        update: `let x${k} = ${vj};\n      if (${compareCode(op, arg!, words(`x${k}`), words(acc))}) { ${acc} = x${k}; }`,
-        finish: '',
-        words: words(acc),
-      };
+      return { field: { type, init: v, merge: `select(a, b, ${compareCode(op, arg!, words('b'), words('a'))})` }, finish: '', words: words(f) };
     }
     case 'sum':
     case 'avg':
-      switch (arg) {
-        case 'float32': {
-          const total = a.fn === 'sum' ? acc : `(${acc} / f32(cnt))`;
-          return {
-            init: `var ${acc} = bitcast<f32>(${vi});`,
-            update: `${acc} = ${acc} + bitcast<f32>(${vj});`,
-            finish: '',
-            words: [`canonF32(${total})`],
-          };
-        }
-        case 'int32':
-        case 'uint32':
-          if (a.fn === 'sum') return { init: `var ${acc} = ${vi};`, update: `${acc} = ${acc} + ${vj};`, finish: '', words: [acc] };
-          break;
-        case 'int64':
-          if (a.fn === 'sum') return { init: `var ${acc} = ${vi};`, update: `${acc} = add64(${acc}, ${vj});`, finish: '', words: words(acc) };
-          break;
-        case 'decimal':
-          if (a.fn === 'sum') {
-            return {
-              init: `var ${acc} = ext128(${vi});`,
-              update: `${acc} = add128(${acc}, ext128(${vj}));`,
-              finish: `if (!fits64(${acc})) { ${overflow} }`,
-              words: [`${acc}.x`, `${acc}.y`],
-            };
-          }
-          break;
-        default:
-          throw new Error(`internal: ${a.fn} of ${arg}`);
+      if (arg === 'float32') {
+        const total = a.fn === 'sum' ? f : `(${f} / f32(s.c))`;
+        return { field: { type, init: `bitcast<f32>(${v})`, merge: 'a + b' }, finish: '', words: [`canonF32(${total})`] };
+      }
+      if (arg !== 'int32' && arg !== 'uint32' && arg !== 'int64' && arg !== 'decimal') throw new Error(`internal: ${a.fn} of ${arg}`);
+      if (type === 'u32') return { field: { type, init: v, merge: 'a + b' }, finish: '', words: [f] };
+      if (type === 'vec2<u32>') return { field: { type, init: v, merge: 'add64(a, b)' }, finish: '', words: words(f) };
+      if (a.fn === 'sum') {
+        return {
+          field: { type, init: `ext128(${v})`, merge: 'add128(a, b)' },
+          finish: `if (!fits64(${f})) { ${overflow} }`,
+          words: [`${f}.x`, `${f}.y`],
+        };
       }
       // avg of an integer or decimal: exact 128-bit sum, then one decimal division.
       return {
-        init: `var ${acc} = ext128(${as64(arg, vi)});`,
-        update: `${acc} = add128(${acc}, ext128(${as64(arg, vj)}));`,
-        finish: `let avg${k} = avgDec(${acc}, cnt, ${arg === 'decimal' ? 'false' : 'true'});\n  if (avg${k}.z != 0u) { ${overflow} }`,
+        field: { type, init: `ext128(${as64(arg, v)})`, merge: 'add128(a, b)' },
+        finish: `let avg${k} = avgDec(${f}, s.c, ${arg === 'decimal' ? 'false' : 'true'});\n      if (avg${k}.z != 0u) { ${overflow} }`,
         words: [`avg${k}.x`, `avg${k}.y`],
       };
   }
+}
+
+/** A field value as the vec4 of workgroup memory, and back. */
+function pack(type: FieldType, x: string): string {
+  switch (type) {
+    case 'u32':
+      return `vec4<u32>(${x}, 0u, 0u, 0u)`;
+    case 'f32':
+      return `vec4<u32>(bitcast<u32>(${x}), 0u, 0u, 0u)`;
+    case 'vec2<u32>':
+      return `vec4<u32>(${x}, 0u, 0u)`;
+    case 'vec4<u32>':
+      return x;
+  }
+}
+
+function unpack(type: FieldType, x: string): string {
+  switch (type) {
+    case 'u32':
+      return `${x}.x`;
+    case 'f32':
+      return `bitcast<f32>(${x}.x)`;
+    case 'vec2<u32>':
+      return `${x}.xy`;
+    case 'vec4<u32>':
+      return x;
+  }
+}
+
+/** Words of a field value (for a state stored in a u32 buffer), and the value from words. */
+function fieldWords(type: FieldType, x: string): string[] {
+  switch (type) {
+    case 'u32':
+      return [x];
+    case 'f32':
+      return [`bitcast<u32>(${x})`];
+    case 'vec2<u32>':
+      return [`${x}.x`, `${x}.y`];
+    case 'vec4<u32>':
+      return [`${x}.x`, `${x}.y`, `${x}.z`, `${x}.w`];
+  }
+}
+
+function fromWords(type: FieldType, words: string[]): string {
+  switch (type) {
+    case 'u32':
+      return words[0]!;
+    case 'f32':
+      return `bitcast<f32>(${words[0]})`;
+    case 'vec2<u32>':
+    case 'vec4<u32>':
+      return `${type}(${words.join(', ')})`;
+  }
+}
+
+/**
+ * State code shared by the three passes: struct St, rowSt, merge, loadSt / storeSt on buffer `buf` (the
+ * scanned counts buffer; tile t's state at tiles + 1 + t * SW), and scanSt, the segmented inclusive scan of
+ * the workgroup's states (heads per thread already scanned into `sums`) with each thread's exclusive prefix.
+ * The scan goes one field at a time through a vec4 per thread, so workgroup memory does not grow with the
+ * number of aggregates.
+ */
+function stateCode(fields: ReadonlyArray<{ name: string; field: Field }>, buf: string, rows: boolean, writes: boolean): string {
+  const all = [{ name: 'c', field: { type: 'u32' as FieldType, init: '1u', merge: 'a + b' } }, ...fields];
+  let at = 0;
+  const loads: string[] = [];
+  const stores: string[] = [];
+  for (const { name, field } of all) {
+    const n = FIELD_WORDS[field.type];
+    loads.push(fromWords(field.type, Array.from({ length: n }, (_, w) => `${buf}[at + ${at + w}u]`)));
+    fieldWords(field.type, `s.${name}`).forEach((w, j) => stores.push(`  ${buf}[at + ${at + j}u] = ${w};`));
+    at += n;
+  }
+  const mergeFns = all.map(({ name, field }) => `fn m_${name}(a: ${field.type}, b: ${field.type}) -> ${field.type} { return ${field.merge}; }`);
+  const scans = all.map(
+    ({ name, field }) => `  for (var off = 1u; off < WG; off = off * 2u) {
+    sv[lid] = ${pack(field.type, `inc.${name}`)};
+    workgroupBarrier();
+    if (lid >= off && sums[lid] == sums[lid - off]) { inc.${name} = m_${name}(${unpack(field.type, 'sv[lid - off]')}, inc.${name}); }
+    workgroupBarrier();
+  }
+  sv[lid] = ${pack(field.type, `inc.${name}`)};
+  workgroupBarrier();
+  if (lid > 0u) { exc.${name} = ${unpack(field.type, 'sv[lid - 1u]')}; }
+  workgroupBarrier();`,
+  );
+  const code = `
+const SW: u32 = ${at}u;
+struct St { ${all.map(({ name, field }) => `${name}: ${field.type}`).join(', ')} }
+${mergeFns.join('\n')}
+${rows ? `fn rowSt(i: u32) -> St { return St(${all.map(({ field }) => field.init).join(', ')}); }\n` : ''}// a: the earlier rows; an empty a (count 0) is the identity.
+fn merge(a: St, b: St) -> St {
+  if (a.c == 0u) { return b; }
+  return St(${all.map(({ name }) => `m_${name}(a.${name}, b.${name})`).join(', ')});
+}
+fn loadSt(at: u32) -> St { return St(${loads.join(', ')}); }
+${writes ? `fn storeSt(at: u32, s: St) {\n${stores.join('\n')}\n}\n` : ''}var<workgroup> sv: array<vec4<u32>, WG>;
+// (inclusive, exclusive) segmented scan; a range merges into a later one only when the later has no head
+// (equal inclusive head counts at both ends). The exclusive prefix of thread 0 is its own state.
+fn scanSt(lid: u32, x: St) -> array<St, 2> {
+  var inc = x;
+  var exc = x;
+${scans.join('\n')}
+  return array<St, 2>(inc, exc);
+}
+`;
+  return code;
 }
 
 export function aggregateShaders(types: readonly ScalarType[], groupBy: readonly number[], aggregates: readonly Aggregate[]): KernelShaders {
@@ -111,38 +236,120 @@ export function aggregateShaders(types: readonly ScalarType[], groupBy: readonly
     'cmpKey',
     sortKeyWords(types, groupBy).map((o): [string, string] => [`inp[a * ${width}u + ${o}u]`, `inp[b * ${width}u + ${o}u]`]),
   );
-  const accs = aggregates.map((a, k) => accumulator(a, k, types));
-  const out = [...groupBy.flatMap((c) => columnWords('inp', 'i * W_IN', types, c)), ...accs.flatMap((a) => a.words)];
+  const outs = aggregates.map((a, k) => output(a, k, types));
+  const fields = outs.flatMap((o, k) => (o.field ? [{ name: `f${k}`, field: o.field }] : []));
+  const words = [...groupBy.flatMap((c) => columnWords('inp', 'i * W_IN', types, c)), ...outs.flatMap((o) => o.words)];
   const outWords = rowWords([...groupBy.map((c) => types[c]!), ...aggregates.map((a) => a.type)]);
-  if (out.length !== outWords) throw new Error('internal: aggregate output words');
-  const reduce = `${header('scatter', ['inp', 'offs', 'outp'])}
-const W_IN: u32 = ${width}u;
-const W_OUT: u32 = ${outWords}u;
-override TILE: u32 = ${COMPACT_ITEMS}u * WG;
-override BITS: u32 = TILE / 32u;
-${cmpKey}${threadMain(`  let n = u[0].x;
-  if (i >= n) { return; }
-  if (i > 0u && cmpKey(i - 1u, i) == 0) { return; }
-  // Rank among group starts: the tile's offset plus the keep bits before row i in its tile.
-  let tiles = (n + TILE - 1u) / TILE;
-  let t = i / TILE;
-  let r = i % TILE;
-  let at = tiles + 1u + t * BITS;
-  var rank = offs[t];
-  for (var w = 0u; w < r / 32u; w = w + 1u) { rank = rank + countOneBits(offs[at + w]); }
-  rank = rank + countOneBits(offs[at + r / 32u] & ((1u << (r % 32u)) - 1u));
-  var cnt = 1u;
-  ${accs.map((a) => a.init).filter(Boolean).join('\n  ')}
-  for (var j = i + 1u; j < n; j = j + 1u) {
-    if (cmpKey(i, j) != 0) { break; }
-    cnt = cnt + 1u;
-      ${accs.map((a) => a.update).filter(Boolean).join('\n      ')}
+  if (words.length !== outWords) throw new Error('internal: aggregate output words');
+  const scan = workgroupScan(false);
+  const tilePrelude = `const W_IN: u32 = ${width}u;
+const ITEMS: u32 = ${COMPACT_ITEMS}u;
+override TILE: u32 = ITEMS * WG;
+${cmpKey}
+fn isHead(i: u32) -> bool { return i == 0u || cmpKey(i - 1u, i) != 0; }
+${scan.decls}`;
+  // Thread lid's rows r0.. r0 + ITEMS (clipped at n): heads and the state from the last head (or r0) on.
+  const fold = `  let r0 = base + lid * ITEMS;
+  var s: St;
+  var heads = 0u;
+  for (var k = 0u; k < ITEMS; k = k + 1u) {
+    let i = r0 + k;
+    if (i < n) {
+      let x = rowSt(i);
+      if (isHead(i)) {
+        heads = heads + 1u;
+        s = x;
+      } else {
+        s = merge(s, x);
+      }
+    }
   }
-  ${accs.map((a) => a.finish).filter(Boolean).join('\n  ')}
-  let ob = rank * W_OUT;
-${out.map((w, k) => `  outp[ob + ${k}u] = ${w};`).join('\n')}`)}`;
-  return {
-    flags: countPass('flags', ['inp'], types, 'i == 0u || cmpKey(i - 1u, i) != 0', cmpKey, 0),
-    scatter: reduce,
-  };
+  scanSums(lid, heads, ${scan.sg});
+  let scanned = scanSt(lid, s);`;
+  const main = (body: string): string => `
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let n = u[0].x;
+  let tiles = (n + TILE - 1u) / TILE;
+  let t = wid.x + wid.y * nwg.x;
+  let base = t * TILE;
+${body}
+}
+`;
+  const tileState = stateCode(fields, 'counts', true, true);
+  const flags = `${header('flags', ['inp', 'counts'])}
+${tilePrelude}${tileState}${main(`  if (t == 0u && lid == 0u) { counts[tiles] = 0u; }
+  if (base >= n) { return; }
+${fold}
+  // The last thread with rows holds the tile's state.
+  if (lid == (min(n - base, TILE) - 1u) / ITEMS) {
+    counts[t] = sums[lid];
+    storeSt(tiles + 1u + t * SW, scanned[0]);
+  }`)}`;
+  const carryState = stateCode(fields, 'offs', false, true);
+  const carry = `${header('aggCarry', ['offs'])}
+const ITEMS: u32 = ${COMPACT_ITEMS}u;
+override TILE: u32 = ITEMS * WG;
+${scan.decls}${carryState}
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32) {
+  let n = u[0].x;
+  let tiles = (n + TILE - 1u) / TILE;
+  let per = (tiles + WG - 1u) / WG;
+  let first = min(lid * per, tiles);
+  let last = min(first + per, tiles);
+  var s: St;
+  var heads = 0u;
+  for (var k = first; k < last; k = k + 1u) {
+    let h = offs[k + 1u] - offs[k];
+    let x = loadSt(tiles + 1u + k * SW);
+    heads = heads + h;
+    if (h > 0u) { s = x; } else { s = merge(s, x); }
+  }
+  scanSums(lid, heads, ${scan.sg});
+  let scanned = scanSt(lid, s);
+  // Tile k's carry: the state of the segment open before it (empty before tile 0).
+  var e: St;
+  if (lid > 0u) { e = scanned[1]; }
+  for (var k = first; k < last; k = k + 1u) {
+    let h = offs[k + 1u] - offs[k];
+    let x = loadSt(tiles + 1u + k * SW);
+    storeSt(tiles + 1u + k * SW, e);
+    if (h > 0u) { e = x; } else { e = merge(e, x); }
+  }
+}
+`;
+  const emitState = stateCode(fields, 'offs', true, false);
+  const emit = `${header('scatter', ['inp', 'offs', 'outp'])}
+const W_OUT: u32 = ${outWords}u;
+${tilePrelude}${emitState}${main(`  if (base >= n) { return; }
+${fold}
+  // Heads before this thread's rows in the tile; the state open at r0: the tile's carry, continued by the
+  // threads before when none of them has a head.
+  var before = sums[lid] - heads;
+  var s0 = loadSt(tiles + 1u + t * SW);
+  if (lid > 0u) {
+    if (before > 0u) { s0 = scanned[1]; } else { s0 = merge(s0, scanned[1]); }
+  }
+  var acc = s0;
+  var head = r0 < n && isHead(r0);
+  for (var k = 0u; k < ITEMS; k = k + 1u) {
+    let i = r0 + k;
+    if (i >= n) { break; }
+    let x = rowSt(i);
+    if (head) {
+      before = before + 1u;
+      acc = x;
+    } else {
+      acc = merge(acc, x);
+    }
+    head = i + 1u >= n || isHead(i + 1u);
+    if (head) {
+      let s = acc;
+      ${outs.map((o) => o.finish).filter(Boolean).join('\n      ')}
+      let ob = (offs[t] + before - 1u) * W_OUT;
+${words.map((w, k) => `      outp[ob + ${k}u] = ${w};`).join('\n')}
+    }
+  }`)}`;
+  return { flags, aggCarry: carry, scatter: emit };
 }

@@ -1,10 +1,11 @@
 /**
- * Host driver of the aggregate kernel (see codegen-wgsl kernels/aggregate.ts): count group starts per tile,
- * scan, read back the number of groups, then reduce each group into its output row. The word after the output
+ * Host driver of the aggregate kernel (see codegen-wgsl kernels/aggregate.ts): reduce each tile (group starts
+ * and the state of its last group), scan the group starts, turn tile states into carries, read back the number
+ * of groups, then reduce again with the carries and write each group's output row. The word after the output
  * rows is the overflow flag of decimal sums and averages; it is read back only when the kernel has one.
  */
 import { VixenError, type Aggregate, type ScalarType } from '@vixen/queryplan';
-import { COMPACT_ITEMS, type KernelShaders } from '@vixen/codegen-wgsl';
+import { aggregateStateWords, COMPACT_ITEMS, type KernelShaders } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from './device.js';
 import { encodeScan } from './kernels.js';
 import { Recorder, type Bound } from './recorder.js';
@@ -24,13 +25,15 @@ export async function aggregateRows(
   const rows: Bound = { buffer: input.buffer, words: n * input.width };
   const wg = g.limits.workgroupSize;
   const tiles = Math.ceil(n / (COMPACT_ITEMS * wg));
-  const words = tiles + 1 + (tiles * COMPACT_ITEMS * wg) / 32;
-  checkBindingSize(g, words, `group starts of ${n} rows`);
+  // Group starts per tile (scanned into ranks), then one state per tile.
+  const words = tiles + 1 + tiles * aggregateStateWords(aggregates, argTypes);
+  checkBindingSize(g, words, `group starts and tile states of ${n} rows`);
   const offsets: Bound = { buffer: g.pool.acquire(bindingBytes(words), relationUsage()), words };
   try {
     const counting = new Recorder(g, shaders);
     counting.dispatch('flags', [rows, offsets], [n], tiles * wg);
     encodeScan(counting, offsets, tiles + 1);
+    counting.dispatch('aggCarry', [offsets], [n], wg);
     await counting.submit();
     const groups = (await readWords(g, offsets.buffer, tiles * 4, 1))[0]!;
     const outWords = groups * outWidth + 1;
@@ -38,7 +41,7 @@ export async function aggregateRows(
     const buffer = g.pool.acquire(bindingBytes(outWords), relationUsage());
     g.device.queue.writeBuffer(buffer, groups * outWidth * 4, new Uint32Array(1));
     const reducing = new Recorder(g, shaders);
-    reducing.dispatch('scatter', [rows, offsets, { buffer, words: outWords }], [n, groups], n);
+    reducing.dispatch('scatter', [rows, offsets, { buffer, words: outWords }], [n, groups], tiles * wg);
     await reducing.submit();
     const checked = aggregates.some((a, i) => (a.fn === 'sum' || a.fn === 'avg') && argTypes[i] !== 'float32' && (a.fn === 'avg' || argTypes[i] === 'decimal'));
     if (checked && (await readWords(g, buffer, groups * outWidth * 4, 1))[0] !== 0) {
