@@ -4,7 +4,7 @@
  * groups straddling tile boundaries, many tiny groups, one row, every argument type, decimal overflow.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { COMPACT_ITEMS, generateKernelShaders } from '@vixen/codegen-wgsl';
+import { AGG_ITEMS, generateKernelShaders } from '@vixen/codegen-wgsl';
 import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
 import { aggregateType, evalAggregate, rowWords, VixenError, type Aggregate, type AggregateFn, type ScalarType, type Value } from '@vixen/queryplan';
 import { compile, type Gpu } from '../src/index.js';
@@ -190,9 +190,9 @@ describe('sorted aggregation on the GPU', () => {
   });
 
   it('groups straddling tile and thread boundaries', async () => {
-    const tile = COMPACT_ITEMS * gpu.limits.workgroupSize;
+    const tile = AGG_ITEMS * gpu.limits.workgroupSize;
     const r = rng(2);
-    const sizes = [1, COMPACT_ITEMS - 1, COMPACT_ITEMS + 1, tile - 1, 1, tile, tile + 1, 3 * tile + 5, 2, tile * 5, 7, 2 * tile - 3];
+    const sizes = [1, AGG_ITEMS - 1, AGG_ITEMS + 1, tile - 1, 1, tile, tile + 1, 3 * tile + 5, 2, tile * 5, 7, 2 * tile - 3];
     for (let k = 0; k < 30; k++) sizes.push(1 + Math.floor(r() * 3 * tile));
     const types: ScalarType[] = ['int32', 'int64', 'decimal', 'int32', 'float32'];
     await check({

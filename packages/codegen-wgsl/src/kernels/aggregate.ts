@@ -17,10 +17,18 @@
  * then threads, then tiles), not strictly row by row.
  */
 import { rowWords, wordsOf, type Aggregate, type ScalarType } from '@vixen/queryplan';
-import { COMPACT_ITEMS } from './compaction.js';
 import { sortKeyWords } from './sort.js';
 import { columnWords, compareCode, header, lexCompareFn, workgroupScan } from '../wgsl.js';
 import type { KernelShaders } from '../index.js';
+
+/** Consecutive rows per thread of a tile (TILE = AGG_ITEMS * WG rows): more rows per scan of the workgroup. */
+export const AGG_ITEMS = 32;
+
+/**
+ * vec4 slots per scan round: 3 x 16 bytes x WG (256 at most) plus the head counts fit the 16 KiB of workgroup
+ * memory every device has.
+ */
+const SCAN_SLOTS = 3;
 
 type FieldType = 'u32' | 'f32' | 'vec2<u32>' | 'vec4<u32>';
 
@@ -123,33 +131,6 @@ function output(a: Aggregate, k: number, types: readonly ScalarType[]): Output {
   }
 }
 
-/** A field value as the vec4 of workgroup memory, and back. */
-function pack(type: FieldType, x: string): string {
-  switch (type) {
-    case 'u32':
-      return `vec4<u32>(${x}, 0u, 0u, 0u)`;
-    case 'f32':
-      return `vec4<u32>(bitcast<u32>(${x}), 0u, 0u, 0u)`;
-    case 'vec2<u32>':
-      return `vec4<u32>(${x}, 0u, 0u)`;
-    case 'vec4<u32>':
-      return x;
-  }
-}
-
-function unpack(type: FieldType, x: string): string {
-  switch (type) {
-    case 'u32':
-      return `${x}.x`;
-    case 'f32':
-      return `bitcast<f32>(${x}.x)`;
-    case 'vec2<u32>':
-      return `${x}.xy`;
-    case 'vec4<u32>':
-      return x;
-  }
-}
-
 /** Words of a field value (for a state stored in a u32 buffer), and the value from words. */
 function fieldWords(type: FieldType, x: string): string[] {
   switch (type) {
@@ -180,8 +161,8 @@ function fromWords(type: FieldType, words: string[]): string {
  * State code shared by the three passes: struct St, rowSt, merge, loadSt / storeSt on buffer `buf` (the
  * scanned counts buffer; tile t's state at tiles + 1 + t * SW), and scanSt, the segmented inclusive scan of
  * the workgroup's states (heads per thread already scanned into `sums`) with each thread's exclusive prefix.
- * The scan goes one field at a time through a vec4 per thread, so workgroup memory does not grow with the
- * number of aggregates.
+ * The scan moves fields packed in vec4 slots through workgroup memory, SCAN_SLOTS per round of log2(WG) steps,
+ * so workgroup memory does not grow with the number of aggregates.
  */
 function stateCode(fields: ReadonlyArray<{ name: string; field: Field }>, buf: string, rows: boolean, writes: boolean): string {
   const all = [{ name: 'c', field: { type: 'u32' as FieldType, init: '1u', merge: 'a + b' } }, ...fields];
@@ -195,18 +176,45 @@ function stateCode(fields: ReadonlyArray<{ name: string; field: Field }>, buf: s
     at += n;
   }
   const mergeFns = all.map(({ name, field }) => `fn m_${name}(a: ${field.type}, b: ${field.type}) -> ${field.type} { return ${field.merge}; }`);
-  const scans = all.map(
-    ({ name, field }) => `  for (var off = 1u; off < WG; off = off * 2u) {
-    sv[lid] = ${pack(field.type, `inc.${name}`)};
+  // Fields packed into vec4 slots (none split across two), SCAN_SLOTS slots per scan round.
+  const slots: Array<Array<{ name: string; type: FieldType; at: number }>> = [];
+  for (const { name, field } of all) {
+    const n = FIELD_WORDS[field.type];
+    const last = slots[slots.length - 1];
+    const used = last ? last.reduce((w, f) => w + FIELD_WORDS[f.type], 0) : 4;
+    if (used + n <= 4) last!.push({ name, type: field.type, at: used });
+    else slots.push([{ name, type: field.type, at: 0 }]);
+  }
+  const packSlot = (slot: (typeof slots)[number], from: string): string => {
+    const ws = slot.flatMap((f) => fieldWords(f.type, `${from}.${f.name}`));
+    return `vec4<u32>(${[...ws, '0u', '0u', '0u'].slice(0, 4).join(', ')})`;
+  };
+  const unpackField = (f: (typeof slots)[number][number], v: string): string =>
+    fromWords(f.type, Array.from({ length: FIELD_WORDS[f.type] }, (_, w) => `${v}.${'xyzw'[f.at + w]}`));
+  const scans: string[] = [];
+  for (let r = 0; r < slots.length; r += SCAN_SLOTS) {
+    const round = slots.slice(r, r + SCAN_SLOTS);
+    const put = round.map((slot, j) => `sv${j}[lid] = ${packSlot(slot, 'inc')};`).join(' ');
+    const take = (at: string, into: string, merged: boolean): string =>
+      round
+        .flatMap((slot, j) => slot.map((f) => (merged ? `${into}.${f.name} = m_${f.name}(${unpackField(f, `sv${j}[${at}]`)}, ${into}.${f.name});` : `${into}.${f.name} = ${unpackField(f, `sv${j}[${at}]`)};`)))
+        .join('\n      ');
+    scans.push(`  for (var off = 1u; off < WG; off = off * 2u) {
+    ${put}
     workgroupBarrier();
-    if (lid >= off && sums[lid] == sums[lid - off]) { inc.${name} = m_${name}(${unpack(field.type, 'sv[lid - off]')}, inc.${name}); }
+    if (lid >= off && sums[lid] == sums[lid - off]) {
+      ${take('lid - off', 'inc', true)}
+    }
     workgroupBarrier();
   }
-  sv[lid] = ${pack(field.type, `inc.${name}`)};
+  ${put}
   workgroupBarrier();
-  if (lid > 0u) { exc.${name} = ${unpack(field.type, 'sv[lid - 1u]')}; }
-  workgroupBarrier();`,
-  );
+  if (lid > 0u) {
+      ${take('lid - 1u', 'exc', false)}
+  }
+  workgroupBarrier();`);
+  }
+  const svDecls = Array.from({ length: Math.min(slots.length, SCAN_SLOTS) }, (_, j) => `var<workgroup> sv${j}: array<vec4<u32>, WG>;`).join('\n');
   const code = `
 const SW: u32 = ${at}u;
 struct St { ${all.map(({ name, field }) => `${name}: ${field.type}`).join(', ')} }
@@ -217,7 +225,7 @@ fn merge(a: St, b: St) -> St {
   return St(${all.map(({ name }) => `m_${name}(a.${name}, b.${name})`).join(', ')});
 }
 fn loadSt(at: u32) -> St { return St(${loads.join(', ')}); }
-${writes ? `fn storeSt(at: u32, s: St) {\n${stores.join('\n')}\n}\n` : ''}var<workgroup> sv: array<vec4<u32>, WG>;
+${writes ? `fn storeSt(at: u32, s: St) {\n${stores.join('\n')}\n}\n` : ''}${svDecls}
 // (inclusive, exclusive) segmented scan; a range merges into a later one only when the later has no head
 // (equal inclusive head counts at both ends). The exclusive prefix of thread 0 is its own state.
 fn scanSt(lid: u32, x: St) -> array<St, 2> {
@@ -243,7 +251,7 @@ export function aggregateShaders(types: readonly ScalarType[], groupBy: readonly
   if (words.length !== outWords) throw new Error('internal: aggregate output words');
   const scan = workgroupScan(false);
   const tilePrelude = `const W_IN: u32 = ${width}u;
-const ITEMS: u32 = ${COMPACT_ITEMS}u;
+const ITEMS: u32 = ${AGG_ITEMS}u;
 override TILE: u32 = ITEMS * WG;
 ${cmpKey}
 fn isHead(i: u32) -> bool { return i == 0u || cmpKey(i - 1u, i) != 0; }
@@ -288,7 +296,7 @@ ${fold}
   }`)}`;
   const carryState = stateCode(fields, 'offs', false, true);
   const carry = `${header('aggCarry', ['offs'])}
-const ITEMS: u32 = ${COMPACT_ITEMS}u;
+const ITEMS: u32 = ${AGG_ITEMS}u;
 override TILE: u32 = ITEMS * WG;
 ${scan.decls}${carryState}
 @compute @workgroup_size(WG)

@@ -5,7 +5,7 @@
  * rows is the overflow flag of decimal sums and averages; it is read back only when the kernel has one.
  */
 import { VixenError, type Aggregate, type ScalarType } from '@vixen/queryplan';
-import { aggregateStateWords, COMPACT_ITEMS, type KernelShaders } from '@vixen/codegen-wgsl';
+import { aggregateStateWords, AGG_ITEMS, type KernelShaders } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from './device.js';
 import { encodeScan } from './kernels.js';
 import { Recorder, type Bound } from './recorder.js';
@@ -24,7 +24,7 @@ export async function aggregateRows(
   if (n === 0 || !input.buffer) return { buffer: null, count: 0, width: outWidth };
   const rows: Bound = { buffer: input.buffer, words: n * input.width };
   const wg = g.limits.workgroupSize;
-  const tiles = Math.ceil(n / (COMPACT_ITEMS * wg));
+  const tiles = Math.ceil(n / (AGG_ITEMS * wg));
   // Group starts per tile (scanned into ranks), then one state per tile.
   const words = tiles + 1 + tiles * aggregateStateWords(aggregates, argTypes);
   checkBindingSize(g, words, `group starts and tile states of ${n} rows`);
