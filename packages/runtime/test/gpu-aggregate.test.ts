@@ -225,6 +225,14 @@ describe('sorted aggregation on the GPU', () => {
     });
   });
 
+  it('float32 min and max with NaNs agree with the row-order fold', async () => {
+    // The fold keeps a NaN first value and skips later NaNs: merging partial results must do the same.
+    const r = rng(6);
+    const sizes = Array.from({ length: 300 }, () => 1 + Math.floor(r() * 200));
+    const rows = groupedRows(r, ['int32', 'float32'], sizes).map(([g, v]) => [g!, r() < 0.15 ? NaN : v!]);
+    await check({ types: ['int32', 'float32'], rows, aggregates: [{ fn: 'min', column: 1 }, { fn: 'max', column: 1 }, { fn: 'count' }] });
+  });
+
   it('a nullary group key over 150,000 rows is one group', async () => {
     const types: ScalarType[] = ['int32', 'int64', 'decimal'];
     const c: Case = { types, rows: groupedRows(rng(5), types, [50_000, 60_000, 40_000]), aggregates: [{ fn: 'count' }, ...ALL(1, 'int64'), ...ALL(2, 'decimal')], nullary: true };

@@ -73,7 +73,8 @@ function as64(type: ScalarType, v: string): string {
 function fieldType(fn: Aggregate['fn'], arg: ScalarType | undefined): FieldType | undefined {
   if (fn === 'count') return undefined;
   const wide = arg !== undefined && wordsOf(arg) === 2;
-  if (fn === 'min' || fn === 'max') return wide ? 'vec2<u32>' : 'u32';
+  // float32: (least / greatest value that is not NaN, 1 when the first value is NaN).
+  if (fn === 'min' || fn === 'max') return wide || arg === 'float32' ? 'vec2<u32>' : 'u32';
   if (arg === 'float32') return 'f32';
   if (fn === 'sum' && (arg === 'int32' || arg === 'uint32')) return 'u32';
   if (fn === 'sum' && arg === 'int64') return 'vec2<u32>';
@@ -94,7 +95,7 @@ function output(a: Aggregate, k: number, types: readonly ScalarType[]): Output {
   const arg = a.column === undefined ? undefined : types[a.column]!;
   const v = a.column === undefined ? '' : value(types, a.column, 'i');
   const type = fieldType(a.fn, arg);
-  const words = (x: string): string[] => (type === 'vec2<u32>' ? [`${x}.x`, `${x}.y`] : [x]);
+  const words = (x: string): string[] => (arg !== undefined && wordsOf(arg) === 2 ? [`${x}.x`, `${x}.y`] : [x]);
   const overflow = `outp[u[0].y * W_OUT] = 1u;`;
   if (type === undefined) return { finish: '', words: ['s.c'] };
   switch (a.fn) {
@@ -104,6 +105,17 @@ function output(a: Aggregate, k: number, types: readonly ScalarType[]): Output {
     case 'max': {
       // The later value replaces the earlier only when strictly smaller (larger), as evalAggregate's fold.
       const op = a.fn === 'min' ? '<' : '>';
+      if (arg === 'float32') {
+        // That fold keeps a NaN first value and skips later NaNs: merging keeps the first flag of a and the
+        // extreme of the non-NaN values of both (a NaN value field means none), so any merge order agrees.
+        const nan = (x: string): string => `((${x} & 0x7fffffffu) > 0x7f800000u)`;
+        const better = `(${nan('a.x')} || (!${nan('b.x')} && (bitcast<f32>(b.x) ${op} bitcast<f32>(a.x))))`;
+        return {
+          field: { type, init: `vec2<u32>(${v}, select(0u, 1u, ${nan(v)}))`, merge: `vec2<u32>(select(a.x, b.x, ${better}), a.y)` },
+          finish: '',
+          words: [`select(${f}.x, 0x7fc00000u, ${f}.y != 0u)`],
+        };
+      }
       return { field: { type, init: v, merge: `select(a, b, ${compareCode(op, arg!, words('b'), words('a'))})` }, finish: '', words: words(f) };
     }
     case 'sum':
