@@ -188,13 +188,12 @@ function stateCode(fields: ReadonlyArray<{ name: string; field: Field }>, buf: s
     at += n;
   }
   const mergeFns = all.map(({ name, field }) => `fn m_${name}(a: ${field.type}, b: ${field.type}) -> ${field.type} { return ${field.merge}; }`);
-  // Fields packed into vec4 slots (none split across two), SCAN_SLOTS slots per scan round.
+  // Fields packed into vec4 slots (first fit, largest first; none split across two), SCAN_SLOTS slots per round.
   const slots: Array<Array<{ name: string; type: FieldType; at: number }>> = [];
-  for (const { name, field } of all) {
-    const n = FIELD_WORDS[field.type];
-    const last = slots[slots.length - 1];
-    const used = last ? last.reduce((w, f) => w + FIELD_WORDS[f.type], 0) : 4;
-    if (used + n <= 4) last!.push({ name, type: field.type, at: used });
+  const used = (slot: (typeof slots)[number]): number => slot.reduce((w, f) => w + FIELD_WORDS[f.type], 0);
+  for (const { name, field } of [...all].sort((x, y) => FIELD_WORDS[y.field.type] - FIELD_WORDS[x.field.type])) {
+    const slot = slots.find((sl) => used(sl) + FIELD_WORDS[field.type] <= 4);
+    if (slot) slot.push({ name, type: field.type, at: used(slot) });
     else slots.push([{ name, type: field.type, at: 0 }]);
   }
   const packSlot = (slot: (typeof slots)[number], from: string): string => {
