@@ -72,14 +72,14 @@ export const PASS_LAYOUTS = {
    * table and meta. (input, table, meta, u) u0 = (n, mask, limit).
    */
   groupInsert: ['read', 'write', 'write', 'uniform'],
+  /** Output row (group id) of each occupied slot: key words from its first row, decoded aggregates. (input, table, output, u) u0 = (slots). */
+  groupEmit: ['read', 'read', 'write', 'uniform'],
   /**
    * Sorted aggregation (kernels/aggregate.ts), one workgroup: the tile states after the scanned group-start
    * counts of `flags` (offsets[tiles + 1 + t * SW..]) become, in place, the state open at each tile's start.
    * (offsets, u) u0 = (n).
    */
   aggCarry: ['write', 'uniform'],
-  /** Output row (group id) of each occupied slot: key words from its first row, decoded aggregates. (input, table, output, u) u0 = (slots). */
-  groupEmit: ['read', 'read', 'write', 'uniform'],
 } as const satisfies Record<string, readonly BindingKind[]>;
 
 export type PassName = keyof typeof PASS_LAYOUTS;
