@@ -20,9 +20,9 @@ export { PASS_LAYOUTS, TABLES_GROUP, type BindingKind, type PassName } from './p
 export { SUBGROUP_VARIANT, uniformVec4s } from './wgsl.js';
 export { RADIX_BITS, RADIX_ITEMS, sortKeyWords } from './kernels/sort.js';
 export { COMPACT_ITEMS } from './kernels/compaction.js';
+export { AGG_ITEMS, aggregateStateWords } from './kernels/aggregate.js';
 export { HASH_ITEMS, JOIN_PAIRS, hashBuildShaders, hashProbeShaders, joinSlotWords, type HashKeyLayout, type JoinOutputWord } from './kernels/hash.js';
 export { GROUP_ITEMS, groupRowWords, groupSlotWords, hashAggregateShaders, type HashAggregate } from './kernels/hashAggregate.js';
-export { AGGREGATE_CHUNK, aggregatePartialWords } from './kernels/aggregate.js';
 export { MERGE_ITEMS } from './kernels/merge.js';
 
 /** Pass name -> WGSL module source. */

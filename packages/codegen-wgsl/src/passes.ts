@@ -19,14 +19,16 @@ export const PASS_LAYOUTS = {
    * Tile counts and keep bits. Tile t = rows [t * TILE, +TILE), TILE = COMPACT_ITEMS * WG, one workgroup
    * each; tiles = ceil(n / TILE). counts[t] = kept rows of tile t, counts[tiles] = 0, and counts[tiles + 1 +
    * t * TILE / 32 + j] = keep bits of the tile's rows 32j.. (bit r % 32 for row r of the tile).
-   * (input, counts, u) u0 = (n).
+   * (input, counts, u) u0 = (n). The aggregate kernel's flags write group starts per tile and tile states
+   * instead of keep bits (kernels/aggregate.ts).
    */
   flags: ['read', 'write', 'uniform'],
   /** As flags, keeping left rows absent from right: (left, right, counts, u) u0 = (nLeft, nRight). */
   flagsAbsent: ['read', 'read', 'write', 'uniform'],
   /**
    * Kept rows of tile t (flags' keep bits, after the counts scanned into offsets) written projected at rows
-   * offsets[t].. in input order. (input, offsets, output, u) u0 = (n).
+   * offsets[t].. in input order. (input, offsets, output, u) u0 = (n). The aggregate kernel's scatter writes
+   * one row per group at its rank instead (u0 = (n, groups)).
    */
   scatter: ['read', 'read', 'write', 'uniform'],
   /** counts[i] (i < nLeft) = matches of left row i passing the filter; counts[nLeft] = 0. (left, right, counts, u) */
@@ -79,6 +81,12 @@ export const PASS_LAYOUTS = {
   groupInsert: ['read', 'write', 'write', 'uniform'],
   /** Output row (group id) of each occupied slot: key words from its first row, decoded aggregates. (input, table, output, u) u0 = (slots). */
   groupEmit: ['read', 'read', 'write', 'uniform'],
+  /**
+   * Sorted aggregation (kernels/aggregate.ts), one workgroup: the tile states after the scanned group-start
+   * counts of `flags` (offsets[tiles + 1 + t * SW..]) become, in place, the state open at each tile's start.
+   * (offsets, u) u0 = (n).
+   */
+  aggCarry: ['write', 'uniform'],
 } as const satisfies Record<string, readonly BindingKind[]>;
 
 export type PassName = keyof typeof PASS_LAYOUTS;

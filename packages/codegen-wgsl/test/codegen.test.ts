@@ -84,7 +84,7 @@ const expectedPasses: Record<KirKernel['kind'], Array<PassName | `${PassName}${t
   concat: [],
   merge: ['merge'],
   copy: [],
-  aggregate: ['flags', 'scatter', 'scanBlock', 'scanAdd'],
+  aggregate: ['flags', 'aggCarry', 'scatter', 'scanBlock', 'scanAdd'],
   limit: [],
 };
 
