@@ -6,7 +6,13 @@
  */
 import { VixenError, rowWords, type Row, type ScalarType, type Value } from '@vixen/queryplan';
 
-export class StringDictionary {
+/** Strings to word ids and back: the final dictionary, or the interner that gives ids while facts load. */
+export interface StringIds {
+  id(s: string): number;
+  text(id: number): string;
+}
+
+export class StringDictionary implements StringIds {
   private readonly ids = new Map<string, number>();
   readonly strings: readonly string[];
 
@@ -38,7 +44,7 @@ const f32 = new Float32Array(1);
 const f32Bits = new Uint32Array(f32.buffer);
 
 /** Appends the words of one value at `at`; returns the next offset. */
-export function encodeValue(type: ScalarType, value: Value, dict: StringDictionary, out: Uint32Array, at: number): number {
+export function encodeValue(type: ScalarType, value: Value, dict: StringIds, out: Uint32Array, at: number): number {
   switch (type) {
     case 'int32':
     case 'uint32':
@@ -78,7 +84,7 @@ export function encodeRows(rows: readonly Row[], types: readonly ScalarType[], d
 }
 
 /** The row whose words start at `at`. */
-export function decodeRow(words: Uint32Array, at: number, types: readonly ScalarType[], dict: StringDictionary): Row {
+export function decodeRow(words: Uint32Array, at: number, types: readonly ScalarType[], dict: StringIds): Row {
   const row: Value[] = new Array(types.length);
   for (let c = 0; c < types.length; c++) {
     switch (types[c]!) {

@@ -7,6 +7,8 @@ import { createReadStream } from 'node:fs';
 import { basename, extname } from 'node:path';
 import { CsvError, parse, type Options } from 'csv-parse';
 import { watchUtf8 } from '../utf8.js';
+import { encodeValue, type StringIds } from '../encoding.js';
+import { EncodedRelation, StringInterner, columnTypes } from './encoded.js';
 import {
   VixenError,
   errorAt,
@@ -170,6 +172,24 @@ export async function loadFactsFile(
   /** Splits at this delimiter without quoting (Soufflé's `.input` option), whatever the extension. */
   delimiter?: string,
 ): Promise<Row[]> {
+  const target = new EncodedRelation(columnTypes(columns));
+  const strings = new StringInterner();
+  await loadFactsFileInto(path, columns, target, strings, relation, delimiter);
+  return target.rows(strings);
+}
+
+/**
+ * `loadFactsFile`, appending each record's words to `target` as it is parsed (strings as `strings` ids), so no
+ * row of JS values outlives its record.
+ */
+export async function loadFactsFileInto(
+  path: string,
+  columns: readonly Column[],
+  target: EncodedRelation,
+  strings: StringIds,
+  relation: string = basename(path, extname(path)),
+  delimiter?: string,
+): Promise<void> {
   const format = delimiter !== undefined ? { delimiter, quoting: false, trailingDelimiter: false } : FORMATS[extname(path).toLowerCase()];
   if (!format) {
     throw new VixenError(
@@ -187,9 +207,9 @@ export async function loadFactsFile(
   const spanOf = (start: FieldStart, width: number) =>
     span(path, line + start.lineDelta, start.column, offset + start.index, width);
 
-  /** The typed row of one record, or undefined (after recording diagnostics) for a bad or empty line. */
-  const typedRow = ({ record, raw }: RawRecord): Row | undefined => {
-    if (record.length === 1 && record[0] === '' && /^[\r\n]*$/.test(raw)) return undefined;
+  /** Appends the words of one record to `target`; a bad line adds diagnostics instead, an empty one nothing. */
+  const encodeRecord = ({ record, raw }: RawRecord): void => {
+    if (record.length === 1 && record[0] === '' && /^[\r\n]*$/.test(raw)) return;
     const at = (field: number, width: number) => spanOf(fieldStarts(raw, format)[field] ?? FIRST_FIELD, width);
     // Text problems first: the first one stops the load, as the rest of such a file is most likely the same.
     const badText = invalidUtf8 && raw.includes('\uFFFD') ? record.findIndex((f) => f.includes('\uFFFD')) : -1;
@@ -211,33 +231,37 @@ export async function loadFactsFile(
       const extra = fields.length > columns.length ? columns.length : -1;
       const where = extra >= 0 ? at(extra, fields[extra]!.length) : at(0, raw.split('\n')[0]!.replace(/\r$/, '').length);
       diags.push(errorAt(`expected ${columns.length} fields, found ${fields.length}`, where));
-      return undefined;
+      return;
     }
-    const row: Value[] = [];
-    fields.forEach((text, i) => {
+    const next = target.next();
+    let word = next.at;
+    let ok = true;
+    for (let i = 0; i < fields.length; i++) {
+      const text = fields[i]!;
       const col = columns[i]!;
       const v = convert(text, col);
       if (typeof v !== 'object') {
-        row.push(v);
-        return;
+        if (ok) word = encodeValue(col.type, v, strings, next.words, word);
+        continue;
       }
+      ok = false;
       const message = `expected ${col.type} in column ${i + 1} (${col.name}) of ${relation}, found ${quoted(text)}${v.problem}`;
       diags.push(errorAt(message, at(i, text.length)));
-    });
-    return row.length === columns.length ? row : undefined;
+    }
+    if (ok) target.commit();
   };
 
   // The record hook runs synchronously as csv-parse parses, so `line`/`offset` are exact even when a later
   // record in the same chunk fails to parse (records already parsed but not yet iterated would be dropped).
-  const onRecord = (rec: RawRecord): Row | undefined => {
-    const row = typedRow(rec);
+  const onRecord = (rec: RawRecord): undefined => {
+    encodeRecord(rec);
     if (diags.length >= MAX_DIAGNOSTICS) throw new TooManyProblems();
     line += 1 + rec.record.reduce((n, f) => n + f.split('\n').length - 1, 0);
     // csv-parse's raw text leaves out the `\n` of a `\r\n` record delimiter.
     offset += rec.raw.length + (rec.raw.endsWith('\r') ? 1 : 0);
-    return row;
+    return undefined;
   };
-  const options: Options<Row, RawRecord> = {
+  const options: Options<never, RawRecord> = {
     delimiter: format.delimiter,
     quote: format.quoting ? '"' : false,
     record_delimiter: ['\r\n', '\n'],
@@ -247,16 +271,16 @@ export async function loadFactsFile(
     raw: true,
     on_record: onRecord,
   };
-  // csv-parse's non-generic signature types records as string[]; with the hook above they are typed rows.
+  // csv-parse's non-generic signature types records as string[]; the hook above passes none on.
   const parser = parse(options as unknown as Options);
   const input = createReadStream(path);
   const utf8 = watchUtf8(() => (invalidUtf8 = true));
   input.on('error', (e) => parser.destroy(e));
   input.pipe(utf8).pipe(parser);
 
-  const rows: Row[] = [];
   try {
-    for await (const row of parser as AsyncIterable<Row>) rows.push(row);
+    // The hook has encoded every record; iterating only drives the parser and surfaces its errors.
+    for await (const _ of parser as AsyncIterable<never>);
   } catch (e) {
     if (e instanceof CsvError) {
       const raw = typeof e.raw === 'string' ? e.raw : '';
@@ -270,5 +294,4 @@ export async function loadFactsFile(
     utf8.destroy();
   }
   if (diags.length > 0) throw new VixenError(diags);
-  return rows;
 }
