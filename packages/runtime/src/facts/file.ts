@@ -256,7 +256,9 @@ export async function loadFactsFileInto(
   const onRecord = (rec: RawRecord): undefined => {
     encodeRecord(rec);
     if (diags.length >= MAX_DIAGNOSTICS) throw new TooManyProblems();
-    line += 1 + rec.record.reduce((n, f) => n + f.split('\n').length - 1, 0);
+    // Only a quoted field can hold a newline; counting them costs, so only records with quotes pay.
+    if (format.quoting && rec.raw.includes('"')) line += rec.record.reduce((n, f) => n + f.split('\n').length - 1, 0);
+    line += 1;
     // csv-parse's raw text leaves out the `\n` of a `\r\n` record delimiter.
     offset += rec.raw.length + (rec.raw.endsWith('\r') ? 1 : 0);
     return undefined;
