@@ -68,6 +68,11 @@ export class EncodedRelation {
     this.count++;
   }
 
+  /** Drops the rows from `count` on (a load that starts over). */
+  truncate(count: number): void {
+    this.count = Math.min(this.count, count);
+  }
+
   /** Appends one row of `Value`s (API rows, inline facts). */
   push(row: Row, strings: StringIds): void {
     let { words, at } = this.next();

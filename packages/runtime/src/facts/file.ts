@@ -4,11 +4,13 @@
  * `|` allowed). No header rows; empty lines are skipped. Bad lines become diagnostics with file/line/column spans.
  */
 import { createReadStream } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
 import { basename, extname } from 'node:path';
 import { CsvError, parse, type Options } from 'csv-parse';
 import { watchUtf8 } from '../utf8.js';
 import { encodeValue, type StringIds } from '../encoding.js';
 import { EncodedRelation, StringInterner, columnTypes } from './encoded.js';
+import { NeedsCsvParse, splitRecords } from './records.js';
 import {
   VixenError,
   errorAt,
@@ -251,49 +253,109 @@ export async function loadFactsFileInto(
     if (ok) target.commit();
   };
 
-  // The record hook runs synchronously as csv-parse parses, so `line`/`offset` are exact even when a later
-  // record in the same chunk fails to parse (records already parsed but not yet iterated would be dropped).
-  const onRecord = (rec: RawRecord): undefined => {
+  /** Encodes one record and moves `line`/`offset` past its `lines` lines and `chars` characters. */
+  const onRecord = (rec: RawRecord, chars: number, lines: number): void => {
     encodeRecord(rec);
     if (diags.length >= MAX_DIAGNOSTICS) throw new TooManyProblems();
-    // Only a quoted field can hold a newline; counting them costs, so only records with quotes pay.
-    if (format.quoting && rec.raw.includes('"')) line += rec.record.reduce((n, f) => n + f.split('\n').length - 1, 0);
-    line += 1;
-    // csv-parse's raw text leaves out the `\n` of a `\r\n` record delimiter.
-    offset += rec.raw.length + (rec.raw.endsWith('\r') ? 1 : 0);
-    return undefined;
+    line += lines;
+    offset += chars;
   };
-  const options: Options<never, RawRecord> = {
-    delimiter: format.delimiter,
-    quote: format.quoting ? '"' : false,
-    record_delimiter: ['\r\n', '\n'],
-    relax_column_count: true,
-    skip_empty_lines: false,
-    bom: true,
-    raw: true,
-    on_record: onRecord,
-  };
-  // csv-parse's non-generic signature types records as string[]; the hook above passes none on.
-  const parser = parse(options as unknown as Options);
-  const input = createReadStream(path);
-  const utf8 = watchUtf8(() => (invalidUtf8 = true));
-  input.on('error', (e) => parser.destroy(e));
-  input.pipe(utf8).pipe(parser);
 
-  try {
-    // The hook has encoded every record; iterating only drives the parser and surfaces its errors.
-    for await (const _ of parser as AsyncIterable<never>);
-  } catch (e) {
-    if (e instanceof CsvError) {
+  const firstRow = target.count;
+  /** Reads the file through the fast splitter (records.ts). */
+  const split = async (): Promise<void> => {
+    const input = createReadStream(path, { highWaterMark: 1 << 20 });
+    const utf8 = watchUtf8(() => (invalidUtf8 = true));
+    input.on('error', (e) => utf8.destroy(e));
+    input.pipe(utf8);
+    const decoder = new StringDecoder('utf8');
+    const emit = (r: { fields: string[]; raw: string; chars: number; lines: number }): void =>
+      onRecord({ record: r.fields, raw: r.raw }, r.chars, r.lines);
+    // Text not yet split: pieces without a newline wait here, so one long line is joined once, not per chunk.
+    let pending: string[] = [];
+    let first = true;
+    try {
+      for await (const chunk of utf8 as AsyncIterable<Buffer>) {
+        let text = decoder.write(chunk);
+        if (first && text.length > 0) {
+          if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+          first = false;
+        }
+        if (!text.includes('\n')) {
+          pending.push(text);
+          continue;
+        }
+        const all = pending.length > 0 ? pending.join('') + text : text;
+        const rest = splitRecords(all, 0, false, format.delimiter, format.quoting, emit);
+        pending = rest < all.length ? [all.slice(rest)] : [];
+      }
+      const all = pending.join('') + decoder.end();
+      splitRecords(first && all.charCodeAt(0) === 0xfeff ? all.slice(1) : all, 0, true, format.delimiter, format.quoting, emit);
+    } finally {
+      input.destroy();
+      utf8.destroy();
+    }
+  };
+
+  /** Reads the file with csv-parse, whose errors locate malformed CSV quoting. */
+  const csvParse = async (): Promise<void> => {
+    // The hook runs synchronously as csv-parse parses, so `line`/`offset` are exact even when a later record in
+    // the same chunk fails to parse (records already parsed but not yet iterated would be dropped).
+    const hook = (rec: RawRecord): undefined => {
+      // Only a quoted field can hold a newline; counting them costs, so only records with quotes pay.
+      const inner = format.quoting && rec.raw.includes('"') ? rec.record.reduce((n, f) => n + f.split('\n').length - 1, 0) : 0;
+      // csv-parse's raw text leaves out the `\n` of a `\r\n` record delimiter.
+      onRecord(rec, rec.raw.length + (rec.raw.endsWith('\r') ? 1 : 0), 1 + inner);
+      return undefined;
+    };
+    const options: Options<never, RawRecord> = {
+      delimiter: format.delimiter,
+      quote: format.quoting ? '"' : false,
+      record_delimiter: ['\r\n', '\n'],
+      relax_column_count: true,
+      skip_empty_lines: false,
+      bom: true,
+      raw: true,
+      on_record: hook,
+    };
+    // csv-parse's non-generic signature types records as string[]; the hook above passes none on.
+    const parser = parse(options as unknown as Options);
+    const input = createReadStream(path);
+    const utf8 = watchUtf8(() => (invalidUtf8 = true));
+    input.on('error', (e) => parser.destroy(e));
+    input.pipe(utf8).pipe(parser);
+    try {
+      // The hook has encoded every record; iterating only drives the parser and surfaces its errors.
+      for await (const _ of parser as AsyncIterable<never>);
+    } catch (e) {
+      if (!(e instanceof CsvError)) throw e;
       const raw = typeof e.raw === 'string' ? e.raw : '';
       const start = fieldStarts(raw, format)[typeof e.column === 'number' ? e.column : 0] ?? FIRST_FIELD;
       diags.push(errorAt(csvProblem(e), spanOf(start, 1)));
-    } else if (!(e instanceof TooManyProblems)) {
-      diags.push(readProblem(path, e));
+    } finally {
+      input.destroy();
+      utf8.destroy();
     }
-  } finally {
-    input.destroy();
-    utf8.destroy();
+  };
+
+  // The splitter handles delimiters that cannot be mistaken for record ends or quotes.
+  const splittable = format.delimiter !== '' && !/[\r\n"]/.test(format.delimiter);
+  try {
+    try {
+      if (!splittable) throw new NeedsCsvParse();
+      await split();
+    } catch (e) {
+      if (!(e instanceof NeedsCsvParse)) throw e;
+      // Malformed quoting: start over with csv-parse, which says what is wrong where.
+      target.truncate(firstRow);
+      diags.length = 0;
+      line = 1;
+      offset = 0;
+      invalidUtf8 = false;
+      await csvParse();
+    }
+  } catch (e) {
+    if (!(e instanceof TooManyProblems)) diags.push(readProblem(path, e));
   }
   if (diags.length > 0) throw new VixenError(diags);
 }
