@@ -209,19 +209,21 @@ export async function loadFactsFileInto(
   const spanOf = (start: FieldStart, width: number) =>
     span(path, line + start.lineDelta, start.column, offset + start.index, width);
 
+  /** Where field `field` of the record `raw` is (made once, not a closure per record: records are many). */
+  const fieldSpan = (raw: string, field: number, width: number) => spanOf(fieldStarts(raw, format)[field] ?? FIRST_FIELD, width);
+
   /** Appends the words of one record to `target`; a bad line adds diagnostics instead, an empty one nothing. */
   const encodeRecord = ({ record, raw }: RawRecord): void => {
     if (record.length === 1 && record[0] === '' && /^[\r\n]*$/.test(raw)) return;
-    const at = (field: number, width: number) => spanOf(fieldStarts(raw, format)[field] ?? FIRST_FIELD, width);
     // Text problems first: the first one stops the load, as the rest of such a file is most likely the same.
     const badText = invalidUtf8 && raw.includes('\uFFFD') ? record.findIndex((f) => f.includes('\uFFFD')) : -1;
     if (badText >= 0) {
-      diags.push(errorAt(`invalid UTF-8 in field ${badText + 1}: facts files must be UTF-8 (convert it, e.g. with iconv)`, at(badText, 1)));
+      diags.push(errorAt(`invalid UTF-8 in field ${badText + 1}: facts files must be UTF-8 (convert it, e.g. with iconv)`, fieldSpan(raw, badText, 1)));
       throw new TooManyProblems();
     }
     const nul = raw.includes('\0') ? record.findIndex((f) => f.includes('\0')) : -1;
     if (nul >= 0) {
-      diags.push(errorAt(`NUL byte in field ${nul + 1}: facts files are text (is this file UTF-16 or binary?)`, at(nul, 1)));
+      diags.push(errorAt(`NUL byte in field ${nul + 1}: facts files are text (is this file UTF-16 or binary?)`, fieldSpan(raw, nul, 1)));
       throw new TooManyProblems();
     }
     const fields =
@@ -231,7 +233,7 @@ export async function loadFactsFileInto(
     if (fields.length !== columns.length) {
       // Point at the first extra field, or at the whole (first) line when fields are missing.
       const extra = fields.length > columns.length ? columns.length : -1;
-      const where = extra >= 0 ? at(extra, fields[extra]!.length) : at(0, raw.split('\n')[0]!.replace(/\r$/, '').length);
+      const where = extra >= 0 ? fieldSpan(raw, extra, fields[extra]!.length) : fieldSpan(raw, 0, raw.split('\n')[0]!.replace(/\r$/, '').length);
       diags.push(errorAt(`expected ${columns.length} fields, found ${fields.length}`, where));
       return;
     }
@@ -248,7 +250,7 @@ export async function loadFactsFileInto(
       }
       ok = false;
       const message = `expected ${col.type} in column ${i + 1} (${col.name}) of ${relation}, found ${quoted(text)}${v.problem}`;
-      diags.push(errorAt(message, at(i, text.length)));
+      diags.push(errorAt(message, fieldSpan(raw, i, text.length)));
     }
     if (ok) target.commit();
   };
