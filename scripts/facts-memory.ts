@@ -105,7 +105,7 @@ async function main(): Promise<void> {
     const encoded = {
       heapBytes: after.heap - before.heap,
       arrayBufferBytes: after.arrayBuffers - before.arrayBuffers,
-      wordBytes: target.words.byteLength,
+      wordBytes: target.pieces().reduce((n, p) => n + p.byteLength, 0),
     };
 
     let rowArrays: { heapBytes: number } | undefined;

@@ -509,7 +509,7 @@ async function loadInitialRelations(
   for (const [name, rel] of [...initial.relations]) {
     const id = program.relationVars[name];
     if (id === undefined || rel.count === 0) continue;
-    const raw = uploadRelation(gpu, rel.words, rel.width, rel.count);
+    const raw = uploadRelation(gpu, rel.pieces(), rel.width, rel.count);
     // The device has its copy: a large relation's host words need not live through the run.
     initial.relations.delete(name);
     const all = program.variables[id]!.columns.map((_, i) => i);

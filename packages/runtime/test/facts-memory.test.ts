@@ -28,8 +28,8 @@ describe('facts loading memory', () => {
     // 6 words a row (int32 1, int64 2, decimal 2, string 1).
     expect(report.retained.wordsMiB).toBeCloseTo((ROWS * 6 * 4) / 2 ** 20, 0);
     const encoded = report.retained.heapMiB + report.retained.arrayBuffersMiB;
-    // The buffer grows by doubling, so it may hold up to twice its words; the interner holds 5000 strings.
-    expect(encoded).toBeLessThan(2 * report.retained.wordsMiB + 8);
+    // Chunks of at most 16 MiB: the words plus one partly filled chunk; the interner holds 5000 strings.
+    expect(encoded).toBeLessThan(report.retained.wordsMiB + 16 + 4);
     expect(encoded * 3).toBeLessThan(report.rowArraysHeapMiB);
   }, 120_000);
 });

@@ -29,20 +29,27 @@ export class StringInterner implements StringIds {
   }
 }
 
-/** Words to start a relation with; it doubles from there. */
-const INITIAL_WORDS = 1024;
+/** Rows of a relation's first chunk; each next chunk doubles, up to CHUNK_WORDS. */
+const FIRST_CHUNK_ROWS = 16;
+/**
+ * Most words of one chunk (16 MiB). Chunks are never copied to grow, so a relation costs its words plus at most
+ * one partly filled chunk, where one doubling array would briefly need three times the words it holds.
+ */
+const CHUNK_WORDS = 1 << 22;
 
 export class EncodedRelation {
   readonly width: number;
   /** Rows written so far. */
   count = 0;
-  private buffer: Uint32Array;
+  /** Full chunks, then the one being filled. Each holds a whole number of rows. */
+  private readonly chunks: Uint32Array[] = [];
+  /** Rows in the chunks before the last. */
+  private rowsBefore = 0;
   /** Word offsets of the string columns within a row. */
   private readonly stringWords: number[] = [];
 
   constructor(readonly types: readonly ScalarType[]) {
     this.width = rowWords(types);
-    this.buffer = new Uint32Array(Math.max(this.width, 1) * 16);
     let at = 0;
     for (const t of types) {
       if (t === 'string') this.stringWords.push(at);
@@ -51,17 +58,19 @@ export class EncodedRelation {
   }
 
   /**
-   * The buffer with room for one more row and that row's first word. The row counts once `commit` is called,
+   * The chunk with room for one more row and that row's first word. The row counts once `commit` is called,
    * so a bad record leaves nothing behind.
    */
   next(): { words: Uint32Array; at: number } {
-    const at = this.count * this.width;
-    if (at + this.width > this.buffer.length) {
-      const grown = new Uint32Array(Math.max(INITIAL_WORDS, this.buffer.length * 2));
-      grown.set(this.buffer.subarray(0, at));
-      this.buffer = grown;
+    let last = this.chunks[this.chunks.length - 1];
+    let at = (this.count - this.rowsBefore) * this.width;
+    if (!last || at + this.width > last.length) {
+      if (last) this.rowsBefore += last.length / Math.max(this.width, 1);
+      const rows = last ? Math.max(1, Math.min(2 * (last.length / Math.max(this.width, 1)), Math.floor(CHUNK_WORDS / Math.max(this.width, 1)))) : FIRST_CHUNK_ROWS;
+      this.chunks.push((last = new Uint32Array(rows * this.width)));
+      at = 0;
     }
-    return { words: this.buffer, at };
+    return { words: last, at };
   }
 
   commit(): void {
@@ -70,6 +79,10 @@ export class EncodedRelation {
 
   /** Drops the rows from `count` on (a load that starts over). */
   truncate(count: number): void {
+    while (this.chunks.length > 0 && this.rowsBefore > count) {
+      this.chunks.pop();
+      this.rowsBefore -= this.chunks[this.chunks.length - 1]!.length / this.width;
+    }
     this.count = Math.min(this.count, count);
   }
 
@@ -80,24 +93,29 @@ export class EncodedRelation {
     this.commit();
   }
 
-  /** The rows' words (a view, not a copy). */
-  get words(): Uint32Array {
-    return this.buffer.subarray(0, this.count * this.width);
+  /** The rows' words in pieces, rows back to back (views, not copies). */
+  pieces(): Uint32Array[] {
+    const out = this.chunks.slice(0, -1);
+    const last = this.chunks[this.chunks.length - 1];
+    if (last) out.push(last.subarray(0, (this.count - this.rowsBefore) * this.width));
+    return out;
   }
 
   /** Rewrites every string word `id` to `map[id]`. */
   remapStrings(map: Uint32Array): void {
     if (this.stringWords.length === 0) return;
-    const words = this.buffer;
-    const end = this.count * this.width;
-    for (const off of this.stringWords) {
-      for (let at = off; at < end; at += this.width) words[at] = map[words[at]!]!;
+    for (const words of this.pieces()) {
+      for (const off of this.stringWords) {
+        for (let at = off; at < words.length; at += this.width) words[at] = map[words[at]!]!;
+      }
     }
   }
 
   rows(strings: StringIds): Row[] {
-    const out: Row[] = new Array(this.count);
-    for (let r = 0; r < this.count; r++) out[r] = decodeRow(this.buffer, r * this.width, this.types, strings);
+    const out: Row[] = [];
+    for (const words of this.pieces()) {
+      for (let at = 0; at < words.length; at += this.width) out.push(decodeRow(words, at, this.types, strings));
+    }
     return out;
   }
 }
