@@ -60,6 +60,13 @@ export function encodeValue(type: ScalarType, value: Value, dict: StringIds, out
       return at + 1;
     case 'int64':
     case 'decimal': {
+      if (typeof value === 'number' && Number.isSafeInteger(value)) {
+        // Exact for safe integers, and much cheaper than BigInt: hi = floor(v / 2^32), lo the rest.
+        const hi = Math.floor(value / 4294967296);
+        out[at] = (value - hi * 4294967296) >>> 0;
+        out[at + 1] = hi >>> 0;
+        return at + 2;
+      }
       const v = BigInt(value as bigint | number);
       if (v < INT64_MIN || v > INT64_MAX) throw new VixenError({ severity: 'error', message: `${type} value out of range: ${v}` });
       const bits = BigInt.asUintN(64, v);

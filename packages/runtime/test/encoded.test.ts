@@ -1,7 +1,12 @@
-import type { Row, ScalarType } from '@vixen/queryplan';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { parseDecimal, type Row, type ScalarType } from '@vixen/queryplan';
 import { describe, expect, it } from 'vitest';
-import { StringDictionary } from '../src/encoding.js';
+import { encodeValue, StringDictionary } from '../src/encoding.js';
 import { EncodedFacts, EncodedRelation, StringInterner } from '../src/facts/encoded.js';
+import { loadFactsFile } from '../src/facts/file.js';
 
 const types: ScalarType[] = ['int32', 'string', 'decimal', 'boolean', 'string'];
 /** Enough rows to fill several chunks (a chunk holds at most 2^22 words; these rows are 6 words). */
@@ -35,5 +40,42 @@ describe('encoded facts', () => {
     for (let i = 0; i < 50; i++) rel.push([-i], strings);
     const values = rel.rows(strings).map((r) => r[0]);
     expect(values).toEqual([...Array.from({ length: 20 }, (_, i) => i), ...Array.from({ length: 50 }, (_, i) => -i + 0)]);
+  });
+});
+
+describe('int64 and decimal without BigInt', () => {
+  it('splits a safe integer into the words its BigInt has', () => {
+    const none = new StringInterner();
+    fc.assert(
+      fc.property(fc.maxSafeInteger(), (n) => {
+        const fast = new Uint32Array(2);
+        const slow = new Uint32Array(2);
+        encodeValue('int64', n, none, fast, 0);
+        encodeValue('int64', BigInt(n), none, slow, 0);
+        expect([...fast]).toEqual([...slow]);
+      }),
+    );
+  });
+
+  it('reads decimal and int64 text as parseDecimal and BigInt do', async () => {
+    const digits = (max: number) => fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: 1, maxLength: max });
+    const decimal = fc
+      .tuple(fc.constantFrom('', '+', '-'), digits(13), fc.option(digits(5)))
+      .map(([s, i, f]) => `${s}${i}${f === null ? '' : `.${f}`}`)
+      .filter((t) => parseDecimal(t) !== undefined);
+    const int64 = fc.tuple(fc.constantFrom('', '+', '-'), digits(18)).map(([s, i]) => s + i);
+    const lines = fc.sample(fc.tuple(decimal, int64), 2000);
+    const dir = mkdtempSync(join(tmpdir(), 'vixen-decimal-'));
+    try {
+      const path = join(dir, 'd.csv');
+      writeFileSync(path, lines.map(([d, i]) => `${d},${i}\n`).join(''));
+      const rows = await loadFactsFile(path, [
+        { name: 'd', type: 'decimal' },
+        { name: 'i', type: 'int64' },
+      ]);
+      expect(rows).toEqual(lines.map(([d, i]) => [parseDecimal(d), BigInt(i)]));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -46,6 +46,8 @@ export const FACTS_EXTENSIONS: readonly string[] = Object.keys(FORMATS);
 const MAX_DIAGNOSTICS = 20;
 
 const INTEGER = /^[+-]?\d+$/;
+/** Decimals of at most 11 integer and 4 fractional digits: scaled by 10^4 they stay below 2^53. */
+const SHORT_DECIMAL = /^([+-]?)(\d{1,11})(?:\.(\d{1,4}))?$/;
 
 /**
  * The typed value of one field, or a reason it is not one. Non-string fields may have surrounding blanks.
@@ -60,6 +62,8 @@ function convert(text: string, col: Column): Value | { problem: string } {
     case 'uint32':
     case 'int64': {
       if (!INTEGER.test(t)) return { problem: '' };
+      // Up to 15 characters the number is a safe integer, and encodeValue splits it without BigInt.
+      if (col.type === 'int64' && t.length <= 15) return Number(t) + 0;
       // `+ 0` turns -0 into 0.
       const v = col.type === 'int64' ? BigInt(t) : Number(t) + 0;
       return valueHasType(col.type, v) ? v : { problem: ' (out of range)' };
@@ -67,6 +71,12 @@ function convert(text: string, col: Column): Value | { problem: string } {
     case 'float32':
       return parseFloat32(t) ?? { problem: '' };
     case 'decimal': {
+      // The common short form as a safe integer (scaled by 10^4) without BigInt; parseDecimal agrees on it.
+      const m = SHORT_DECIMAL.exec(t);
+      if (m) {
+        const v = Number(m[2]) * 10_000 + Number((m[3] ?? '').padEnd(4, '0'));
+        return (m[1] === '-' ? -v : v) + 0;
+      }
       const v = parseDecimal(t);
       if (v === undefined) return { problem: /^[+-]?\d+\.\d+$/.test(t) ? ' (more than 4 fractional digits)' : '' };
       return valueHasType('decimal', v) ? v : { problem: ' (out of range)' };
