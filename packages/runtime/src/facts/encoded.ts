@@ -122,7 +122,8 @@ export class EncodedRelation {
 
 /** The facts of one run, by relation, with the interner their string words refer to. */
 export class EncodedFacts {
-  readonly strings = new StringInterner();
+  /** Emptied by `remapStrings`: the dictionary then holds the strings, and the interner's index is dead weight. */
+  strings = new StringInterner();
   readonly relations = new Map<string, EncodedRelation>();
   /** Set once string words hold final dictionary ids. */
   private remapped = false;
@@ -146,6 +147,7 @@ export class EncodedFacts {
     const map = new Uint32Array(this.strings.strings.length);
     this.strings.strings.forEach((s, i) => (map[i] = ids.id(s)));
     for (const rel of this.relations.values()) rel.remapStrings(map);
+    this.strings = new StringInterner();
   }
 
   /** Rows by relation as `Value`s (the reference interpreter and the Row-returning loaders). */

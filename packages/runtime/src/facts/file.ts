@@ -2,6 +2,8 @@
  * Streaming, typed loading of one facts file. The format follows the extension:
  * `.csv` (comma, RFC 4180 quoting), `.tsv`/`.facts` (tab, Soufflé style, no quoting), `.tbl` (TPC-H: `|`, trailing
  * `|` allowed). No header rows; empty lines are skipped. Bad lines become diagnostics with file/line/column spans.
+ * Records are split by records.ts (csv-parse only reads files with malformed quoting, for its messages) and
+ * encoded into device words as they are read (encoded.ts), so a file never becomes an array of rows.
  */
 import { createReadStream } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
