@@ -6,7 +6,13 @@
  */
 import { VixenError, rowWords, type Row, type ScalarType, type Value } from '@vixen/queryplan';
 
-export class StringDictionary {
+/** Strings to word ids and back: the final dictionary, or the interner that gives ids while facts load. */
+export interface StringIds {
+  id(s: string): number;
+  text(id: number): string;
+}
+
+export class StringDictionary implements StringIds {
   private readonly ids = new Map<string, number>();
   readonly strings: readonly string[];
 
@@ -38,7 +44,7 @@ const f32 = new Float32Array(1);
 const f32Bits = new Uint32Array(f32.buffer);
 
 /** Appends the words of one value at `at`; returns the next offset. */
-export function encodeValue(type: ScalarType, value: Value, dict: StringDictionary, out: Uint32Array, at: number): number {
+export function encodeValue(type: ScalarType, value: Value, dict: StringIds, out: Uint32Array, at: number): number {
   switch (type) {
     case 'int32':
     case 'uint32':
@@ -54,6 +60,13 @@ export function encodeValue(type: ScalarType, value: Value, dict: StringDictiona
       return at + 1;
     case 'int64':
     case 'decimal': {
+      if (typeof value === 'number' && Number.isSafeInteger(value)) {
+        // Exact for safe integers, and much cheaper than BigInt: hi = floor(v / 2^32), lo the rest.
+        const hi = Math.floor(value / 4294967296);
+        out[at] = (value - hi * 4294967296) >>> 0;
+        out[at + 1] = hi >>> 0;
+        return at + 2;
+      }
       const v = BigInt(value as bigint | number);
       if (v < INT64_MIN || v > INT64_MAX) throw new VixenError({ severity: 'error', message: `${type} value out of range: ${v}` });
       const bits = BigInt.asUintN(64, v);
@@ -78,7 +91,7 @@ export function encodeRows(rows: readonly Row[], types: readonly ScalarType[], d
 }
 
 /** The row whose words start at `at`. */
-export function decodeRow(words: Uint32Array, at: number, types: readonly ScalarType[], dict: StringDictionary): Row {
+export function decodeRow(words: Uint32Array, at: number, types: readonly ScalarType[], dict: StringIds): Row {
   const row: Value[] = new Array(types.length);
   for (let c = 0; c < types.length; c++) {
     switch (types[c]!) {

@@ -13,7 +13,7 @@ import {
   type KirVariable,
   type VarId,
 } from '@vixen/kernel-ir';
-import { rowWords, VixenError, type Row } from '@vixen/queryplan';
+import { rowWords, VixenError } from '@vixen/queryplan';
 import {
   downloadRelation,
   releaseRelation,
@@ -23,8 +23,9 @@ import {
   type Gpu,
 } from './gpu/index.js';
 import { internals } from './gpu/device.js';
-import { encodeRows, encodeValue, StringDictionary } from './encoding.js';
+import { encodeValue, StringDictionary } from './encoding.js';
 import { DeviceLimitError } from './gpu/relations.js';
+import type { EncodedFacts } from './facts/index.js';
 import { ResultTable } from './result-table.js';
 import { formatBytes, RunLimitError } from './limits.js';
 import { closeOverSubstrings, kernelTableWords } from './tables.js';
@@ -139,20 +140,18 @@ export interface ExecuteResult {
   stats: ExecuteStats;
 }
 
-/** Every string the run can meet: facts, kernel constants and what the substring built-ins make of them. */
-function buildDictionary(program: KirProgram, initial: ReadonlyMap<string, readonly Row[]>, specs: readonly TableSpec[]): StringDictionary {
-  const strings: string[] = [];
-  const byName = new Map(program.relations.map((r) => [r.name, r]));
-  for (const [name, rows] of initial) {
-    const cols = byName.get(name)?.columns ?? [];
-    cols.forEach((col, i) => {
-      if (col.type === 'string') for (const row of rows) strings.push(row[i] as string);
-    });
-  }
+/**
+ * Every string the run can meet: facts, kernel constants and what the substring built-ins make of them. The
+ * facts' string words are rewritten from their load-time ids to this dictionary's.
+ */
+function buildDictionary(program: KirProgram, initial: EncodedFacts, specs: readonly TableSpec[]): StringDictionary {
+  const strings: string[] = [...initial.strings.strings];
   for (const k of program.kernels) {
     for (const c of kernelConstants(k)) if (c.type === 'string') strings.push(c.value as string);
   }
-  return new StringDictionary(closeOverSubstrings(strings, specs));
+  const dict = new StringDictionary(closeOverSubstrings(strings, specs));
+  initial.remapStrings(dict);
+  return dict;
 }
 
 function constantWords(kernel: KirKernel, dict: StringDictionary): Uint32Array {
@@ -248,7 +247,8 @@ export async function executeKir(
   gpu: Gpu,
   program: KirProgram,
   shaders: readonly KernelShaders[],
-  initial: ReadonlyMap<string, readonly Row[]>,
+  /** The facts, encoded; their string words are remapped to the run's dictionary (so they serve one run). */
+  initial: EncodedFacts,
   options: ExecuteOptions = {},
 ): Promise<ExecuteResult> {
   const started = performance.now();
@@ -377,7 +377,7 @@ export async function executeKir(
   };
 
   try {
-    await loadInitialRelations(gpu, program, initial, dict, store);
+    await loadInitialRelations(gpu, program, initial, store);
     // Loading is timed to the device's completion so evaluation time does not include it.
     await gpu.device.queue.onSubmittedWorkDone();
     await timer?.collect();
@@ -503,17 +503,16 @@ export async function executeKir(
 async function loadInitialRelations(
   gpu: Gpu,
   program: KirProgram,
-  initial: ReadonlyMap<string, readonly Row[]>,
-  dict: StringDictionary,
+  initial: EncodedFacts,
   store: (id: VarId, v: DeviceRelation, by: string) => void,
 ): Promise<void> {
-  for (const [name, rows] of initial) {
+  for (const [name, rel] of [...initial.relations]) {
     const id = program.relationVars[name];
-    if (id === undefined || rows.length === 0) continue;
-    const variable = program.variables[id]!;
-    const width = rowWords(variable.columns);
-    const raw = uploadRelation(gpu, encodeRows(rows, variable.columns, dict), width);
-    const all = variable.columns.map((_, i) => i);
+    if (id === undefined || rel.count === 0) continue;
+    const raw = uploadRelation(gpu, rel.pieces(), rel.width, rel.count);
+    // The device has its copy: a large relation's host words need not live through the run.
+    initial.relations.delete(name);
+    const all = program.variables[id]!.columns.map((_, i) => i);
     const sort: KirKernel = { kind: 'sort', id: -1, input: id, output: id, keys: all };
     const unique: KirKernel = { kind: 'unique', id: -1, input: id, output: id };
     const none = new Uint32Array(0);

@@ -2,7 +2,7 @@
 import { isAbsolute, join } from 'node:path';
 import type { SouffleInput } from '@vixen/frontend';
 import { VixenError, valueHasType, type Diagnostic, type RelationDecl, type Row, type ScalarType, type Value } from '@vixen/queryplan';
-import { loadFactsDir, loadFactsFile } from './facts/index.js';
+import { EncodedFacts, columnTypes, loadFactsDirInto, loadFactsFileInto } from './facts/index.js';
 
 export interface FactSources {
   /**
@@ -21,15 +21,17 @@ function valueFits(type: ScalarType, v: Value): boolean {
   return valueHasType(type, v);
 }
 
-function checkRows(rel: RelationDecl, rows: readonly Row[]): Row[] {
-  return rows.map((row, i) => {
+/** Checks API rows and encodes them into `facts`; a row of Values lives only while it is encoded. */
+function addCheckedRows(facts: EncodedFacts, rel: RelationDecl, rows: readonly Row[]): void {
+  const target = facts.relation(rel.name, columnTypes(rel.columns));
+  rows.forEach((row, i) => {
     if (row.length !== rel.columns.length) {
       throw new VixenError({
         severity: 'error',
         message: `facts for ${rel.name}, row ${i + 1}: expected ${rel.columns.length} values, found ${row.length}`,
       });
     }
-    return row.map((v, c) => {
+    const checked = row.map((v, c) => {
       const col = rel.columns[c]!;
       if (!valueFits(col.type, v)) {
         throw new VixenError({
@@ -39,37 +41,38 @@ function checkRows(rel: RelationDecl, rows: readonly Row[]): Row[] {
       }
       return col.type === 'int64' ? BigInt(v) : col.type === 'float32' ? Math.fround(v as number) + 0 : v;
     });
+    target.push(checked, facts.strings);
   });
 }
 
 /**
- * Facts from outside the program text. With a facts directory, every base relation that has neither inline
- * facts nor API rows needs a file there; relations with inline facts may have one too. A Soufflé program
- * (`souffleInputs` given) reads exactly its `.input` relations, each from the file its directive names, in the
- * facts directory or else (as Soufflé does) the current directory.
+ * Facts from outside the program text, encoded as they load (facts/encoded.ts). With a facts directory, every
+ * base relation that has neither inline facts nor API rows needs a file there; relations with inline facts may
+ * have one too. A Soufflé program (`souffleInputs` given) reads exactly its `.input` relations, each from the
+ * file its directive names, in the facts directory or else (as Soufflé does) the current directory.
  */
 export async function externalFacts(
   relations: readonly RelationDecl[],
   inline: Readonly<Record<string, readonly Row[]>>,
   sources: FactSources,
   souffleInputs?: Readonly<Record<string, SouffleInput>>,
-): Promise<Map<string, Row[]>> {
+): Promise<EncodedFacts> {
   const byName = new Map(relations.filter((r) => r.kind !== 'temp').map((r) => [r.name, r]));
-  const out = new Map<string, Row[]>();
+  const out = new EncodedFacts();
   for (const [name, rows] of Object.entries(sources.facts ?? {})) {
     const rel = byName.get(name);
     if (!rel) throw new VixenError({ severity: 'error', message: `facts given for unknown relation ${name}` });
-    out.set(name, checkRows(rel, rows));
+    addCheckedRows(out, rel, rows);
   }
+  const given = new Set(out.relations.keys());
   if (souffleInputs) {
     // Soufflé's default facts directory is the current one: a missing `.input` file is an error, never empty.
-    for (const [name, rows] of await loadSouffleInputs(sources.factsDir ?? '.', relations, souffleInputs, out)) out.set(name, rows);
+    await loadSouffleInputs(sources.factsDir ?? '.', relations, souffleInputs, given, out);
   } else if (sources.factsDir !== undefined) {
-    const fromFiles = relations.filter((r) => r.kind === 'edb' && !out.has(r.name));
+    const fromFiles = relations.filter((r) => r.kind === 'edb' && !given.has(r.name));
     const required = fromFiles.filter((r) => !(inline[r.name]?.length)).map((r) => r.name);
     const optional = fromFiles.filter((r) => inline[r.name]?.length).map((r) => r.name);
-    const loaded = await loadFactsDir(sources.factsDir, [...relations], required, optional);
-    for (const [name, rows] of Object.entries(loaded)) out.set(name, rows);
+    await loadFactsDirInto(sources.factsDir, [...relations], required, optional, out);
   }
   return out;
 }
@@ -79,31 +82,35 @@ async function loadSouffleInputs(
   dir: string,
   relations: readonly RelationDecl[],
   inputs: Readonly<Record<string, SouffleInput>>,
-  given: ReadonlyMap<string, Row[]>,
-): Promise<Map<string, Row[]>> {
-  const out = new Map<string, Row[]>();
+  given: ReadonlySet<string>,
+  out: EncodedFacts,
+): Promise<void> {
   const diags: Diagnostic[] = [];
   for (const rel of relations) {
     const input = inputs[rel.name];
     if (!input || given.has(rel.name)) continue;
     const path = isAbsolute(input.filename) ? input.filename : join(dir, input.filename);
     try {
-      out.set(rel.name, await loadFactsFile(path, rel.columns, rel.name, input.delimiter));
+      const target = out.relation(rel.name, columnTypes(rel.columns));
+      await loadFactsFileInto(path, rel.columns, target, out.strings, rel.name, input.delimiter);
     } catch (e) {
       if (!(e instanceof VixenError)) throw e;
       diags.push(...e.diagnostics);
     }
   }
   if (diags.length > 0) throw new VixenError(diags);
-  return out;
 }
 
-/** Inline facts followed by external ones; duplicates are removed on the device. */
-export function mergeFacts(
+/** Adds the program's inline facts to the external ones (duplicates are removed on the device). */
+export function addInlineFacts(
+  facts: EncodedFacts,
+  relations: readonly RelationDecl[],
   inline: Readonly<Record<string, readonly Row[]>>,
-  external: ReadonlyMap<string, Row[]>,
-): Map<string, Row[]> {
-  const out = new Map<string, Row[]>(Object.entries(inline).map(([k, v]) => [k, [...v]]));
-  for (const [name, rows] of external) out.set(name, [...(out.get(name) ?? []), ...rows]);
-  return out;
+): EncodedFacts {
+  const byName = new Map(relations.map((r) => [r.name, r]));
+  for (const [name, rows] of Object.entries(inline)) {
+    const rel = byName.get(name);
+    if (rel && rows.length > 0) facts.addRows(name, columnTypes(rel.columns), rows);
+  }
+  return facts;
 }

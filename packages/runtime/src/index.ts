@@ -13,7 +13,7 @@ export {
 export { formatBytes, parseByteSize, RunLimitError } from './limits.js';
 export { openGpu, type Gpu, type GpuOptions } from './gpu/index.js';
 export { BENCH_OPERATORS, benchOperators, defaultBenchSizes, formatBenchReport, type BenchOptions, type BenchReport, type BenchResult } from './bench/operators.js';
-export { loadFactsDir, loadFactsFile } from './facts/index.js';
+export { EncodedFacts, loadFactsDir, loadFactsFile } from './facts/index.js';
 export { formatSouffleFloat, souffleLines, souffleStdout, writeSouffleOutputs } from './souffle-output.js';
 export { PROGRAM_FORMAT, PROGRAM_VERSION, type ProgramFile } from './program-file.js';
 export { dawnAddonPath } from './dawn-path.js';

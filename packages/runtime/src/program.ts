@@ -22,7 +22,7 @@ import { executeKir, type ExecuteOptions, type ExecuteStats } from './executor.j
 import { parseByteSize } from './limits.js';
 import { checkCompileArgs, checkRunOptions } from './api-options.js';
 import { readTextFile } from './utf8.js';
-import { externalFacts, mergeFacts, type FactSources } from './facts-input.js';
+import { addInlineFacts, externalFacts, type FactSources } from './facts-input.js';
 import { openGpu, type Gpu, type GpuOptions } from './gpu/index.js';
 import { parseProgramFile, serializeProgram, type ProgramFile } from './program-file.js';
 import { ResultTable } from './result-table.js';
@@ -155,7 +155,8 @@ export class Program {
     const startedAt = performance.now();
     const limits = runLimits(options, startedAt);
     const outputs = this.checkOutputs(options.outputs);
-    const initial = mergeFacts(this.kir.facts, await externalFacts(this.kir.relations, this.kir.facts, options, this.souffleIo?.inputs));
+    const external = await externalFacts(this.kir.relations, this.kir.facts, options, this.souffleIo?.inputs);
+    const initial = addInlineFacts(external, this.kir.relations, this.kir.facts);
     const gpu = options.gpu ?? (await openGpu(options.backend ? { backend: options.backend } : {}));
     try {
       // Constraint relations are read back too: they hold the violations.
@@ -183,7 +184,7 @@ export class Program {
     }
     const outputs = this.checkOutputs(options.outputs);
     const external = await externalFacts(this.kir.relations, this.kir.facts, options, this.souffleIo?.inputs);
-    const all = interpret(this.plan, Object.fromEntries(external));
+    const all = interpret(this.plan, Object.fromEntries(external.toRows()));
     const tables = new Map([...all].map(([name, rows]) => [name, ResultTable.fromRows(this.columnTypes(name), rows, this.kir.orders?.[name])]));
     return this.finish(outputs, tables);
   }

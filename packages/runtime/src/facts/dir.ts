@@ -2,7 +2,8 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { VixenError, errorAt, type Diagnostic, type RelationDecl, type Row } from '@vixen/queryplan';
-import { FACTS_EXTENSIONS, loadFactsFile } from './file.js';
+import { FACTS_EXTENSIONS, loadFactsFileInto } from './file.js';
+import { EncodedFacts, columnTypes } from './encoded.js';
 
 async function listDir(dir: string): Promise<Set<string>> {
   const info = await stat(dir).catch(() => undefined);
@@ -22,6 +23,19 @@ export async function loadFactsDir(
   wanted: readonly string[],
   optional: readonly string[] = [],
 ): Promise<Record<string, Row[]>> {
+  const facts = new EncodedFacts();
+  await loadFactsDirInto(dir, relations, wanted, optional, facts);
+  return Object.fromEntries(facts.toRows());
+}
+
+/** `loadFactsDir`, encoding the rows into `facts` as they are read. */
+export async function loadFactsDirInto(
+  dir: string,
+  relations: readonly RelationDecl[],
+  wanted: readonly string[],
+  optional: readonly string[],
+  facts: EncodedFacts,
+): Promise<void> {
   const entries = await listDir(dir);
   const decls = new Map(relations.map((r) => [r.name, r]));
   const required = new Set(wanted);
@@ -43,15 +57,13 @@ export async function loadFactsDir(
       diags.push(errorAt(`no facts file for relation ${name} in ${dir}: expected one of ${expected}`));
     }
   }
-  const out: Record<string, Row[]> = {};
   for (const [decl, path] of files) {
     try {
-      out[decl.name] = await loadFactsFile(path, decl.columns, decl.name);
+      await loadFactsFileInto(path, decl.columns, facts.relation(decl.name, columnTypes(decl.columns)), facts.strings, decl.name);
     } catch (e) {
       if (!(e instanceof VixenError)) throw e;
       diags.push(...e.diagnostics);
     }
   }
   if (diags.length > 0) throw new VixenError(diags);
-  return out;
 }

@@ -2,11 +2,17 @@
  * Streaming, typed loading of one facts file. The format follows the extension:
  * `.csv` (comma, RFC 4180 quoting), `.tsv`/`.facts` (tab, Soufflé style, no quoting), `.tbl` (TPC-H: `|`, trailing
  * `|` allowed). No header rows; empty lines are skipped. Bad lines become diagnostics with file/line/column spans.
+ * Records are split by records.ts (csv-parse only reads files with malformed quoting, for its messages) and
+ * encoded into device words as they are read (encoded.ts), so a file never becomes an array of rows.
  */
 import { createReadStream } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
 import { basename, extname } from 'node:path';
 import { CsvError, parse, type Options } from 'csv-parse';
 import { watchUtf8 } from '../utf8.js';
+import { encodeValue, type StringIds } from '../encoding.js';
+import { EncodedRelation, StringInterner, columnTypes } from './encoded.js';
+import { NeedsCsvParse, splitRecords } from './records.js';
 import {
   VixenError,
   errorAt,
@@ -42,6 +48,8 @@ export const FACTS_EXTENSIONS: readonly string[] = Object.keys(FORMATS);
 const MAX_DIAGNOSTICS = 20;
 
 const INTEGER = /^[+-]?\d+$/;
+/** Decimals of at most 11 integer and 4 fractional digits: scaled by 10^4 they stay below 2^53. */
+const SHORT_DECIMAL = /^([+-]?)(\d{1,11})(?:\.(\d{1,4}))?$/;
 
 /**
  * The typed value of one field, or a reason it is not one. Non-string fields may have surrounding blanks.
@@ -56,6 +64,8 @@ function convert(text: string, col: Column): Value | { problem: string } {
     case 'uint32':
     case 'int64': {
       if (!INTEGER.test(t)) return { problem: '' };
+      // Up to 15 characters the number is a safe integer, and encodeValue splits it without BigInt.
+      if (col.type === 'int64' && t.length <= 15) return Number(t) + 0;
       // `+ 0` turns -0 into 0.
       const v = col.type === 'int64' ? BigInt(t) : Number(t) + 0;
       return valueHasType(col.type, v) ? v : { problem: ' (out of range)' };
@@ -63,6 +73,12 @@ function convert(text: string, col: Column): Value | { problem: string } {
     case 'float32':
       return parseFloat32(t) ?? { problem: '' };
     case 'decimal': {
+      // The common short form as a safe integer (scaled by 10^4) without BigInt; parseDecimal agrees on it.
+      const m = SHORT_DECIMAL.exec(t);
+      if (m) {
+        const v = Number(m[2]) * 10_000 + Number((m[3] ?? '').padEnd(4, '0'));
+        return (m[1] === '-' ? -v : v) + 0;
+      }
       const v = parseDecimal(t);
       if (v === undefined) return { problem: /^[+-]?\d+\.\d+$/.test(t) ? ' (more than 4 fractional digits)' : '' };
       return valueHasType('decimal', v) ? v : { problem: ' (out of range)' };
@@ -170,6 +186,24 @@ export async function loadFactsFile(
   /** Splits at this delimiter without quoting (Soufflé's `.input` option), whatever the extension. */
   delimiter?: string,
 ): Promise<Row[]> {
+  const target = new EncodedRelation(columnTypes(columns));
+  const strings = new StringInterner();
+  await loadFactsFileInto(path, columns, target, strings, relation, delimiter);
+  return target.rows(strings);
+}
+
+/**
+ * `loadFactsFile`, appending each record's words to `target` as it is parsed (strings as `strings` ids), so no
+ * row of JS values outlives its record.
+ */
+export async function loadFactsFileInto(
+  path: string,
+  columns: readonly Column[],
+  target: EncodedRelation,
+  strings: StringIds,
+  relation: string = basename(path, extname(path)),
+  delimiter?: string,
+): Promise<void> {
   const format = delimiter !== undefined ? { delimiter, quoting: false, trailingDelimiter: false } : FORMATS[extname(path).toLowerCase()];
   if (!format) {
     throw new VixenError(
@@ -187,19 +221,21 @@ export async function loadFactsFile(
   const spanOf = (start: FieldStart, width: number) =>
     span(path, line + start.lineDelta, start.column, offset + start.index, width);
 
-  /** The typed row of one record, or undefined (after recording diagnostics) for a bad or empty line. */
-  const typedRow = ({ record, raw }: RawRecord): Row | undefined => {
-    if (record.length === 1 && record[0] === '' && /^[\r\n]*$/.test(raw)) return undefined;
-    const at = (field: number, width: number) => spanOf(fieldStarts(raw, format)[field] ?? FIRST_FIELD, width);
+  /** Where field `field` of the record `raw` is (made once, not a closure per record: records are many). */
+  const fieldSpan = (raw: string, field: number, width: number) => spanOf(fieldStarts(raw, format)[field] ?? FIRST_FIELD, width);
+
+  /** Appends the words of one record to `target`; a bad line adds diagnostics instead, an empty one nothing. */
+  const encodeRecord = ({ record, raw }: RawRecord): void => {
+    if (record.length === 1 && record[0] === '' && /^[\r\n]*$/.test(raw)) return;
     // Text problems first: the first one stops the load, as the rest of such a file is most likely the same.
     const badText = invalidUtf8 && raw.includes('\uFFFD') ? record.findIndex((f) => f.includes('\uFFFD')) : -1;
     if (badText >= 0) {
-      diags.push(errorAt(`invalid UTF-8 in field ${badText + 1}: facts files must be UTF-8 (convert it, e.g. with iconv)`, at(badText, 1)));
+      diags.push(errorAt(`invalid UTF-8 in field ${badText + 1}: facts files must be UTF-8 (convert it, e.g. with iconv)`, fieldSpan(raw, badText, 1)));
       throw new TooManyProblems();
     }
     const nul = raw.includes('\0') ? record.findIndex((f) => f.includes('\0')) : -1;
     if (nul >= 0) {
-      diags.push(errorAt(`NUL byte in field ${nul + 1}: facts files are text (is this file UTF-16 or binary?)`, at(nul, 1)));
+      diags.push(errorAt(`NUL byte in field ${nul + 1}: facts files are text (is this file UTF-16 or binary?)`, fieldSpan(raw, nul, 1)));
       throw new TooManyProblems();
     }
     const fields =
@@ -209,66 +245,131 @@ export async function loadFactsFile(
     if (fields.length !== columns.length) {
       // Point at the first extra field, or at the whole (first) line when fields are missing.
       const extra = fields.length > columns.length ? columns.length : -1;
-      const where = extra >= 0 ? at(extra, fields[extra]!.length) : at(0, raw.split('\n')[0]!.replace(/\r$/, '').length);
+      const where = extra >= 0 ? fieldSpan(raw, extra, fields[extra]!.length) : fieldSpan(raw, 0, raw.split('\n')[0]!.replace(/\r$/, '').length);
       diags.push(errorAt(`expected ${columns.length} fields, found ${fields.length}`, where));
-      return undefined;
+      return;
     }
-    const row: Value[] = [];
-    fields.forEach((text, i) => {
+    const next = target.next();
+    let word = next.at;
+    let ok = true;
+    for (let i = 0; i < fields.length; i++) {
+      const text = fields[i]!;
       const col = columns[i]!;
       const v = convert(text, col);
       if (typeof v !== 'object') {
-        row.push(v);
-        return;
+        if (ok) word = encodeValue(col.type, v, strings, next.words, word);
+        continue;
       }
+      ok = false;
       const message = `expected ${col.type} in column ${i + 1} (${col.name}) of ${relation}, found ${quoted(text)}${v.problem}`;
-      diags.push(errorAt(message, at(i, text.length)));
-    });
-    return row.length === columns.length ? row : undefined;
+      diags.push(errorAt(message, fieldSpan(raw, i, text.length)));
+    }
+    if (ok) target.commit();
   };
 
-  // The record hook runs synchronously as csv-parse parses, so `line`/`offset` are exact even when a later
-  // record in the same chunk fails to parse (records already parsed but not yet iterated would be dropped).
-  const onRecord = (rec: RawRecord): Row | undefined => {
-    const row = typedRow(rec);
+  /** Encodes one record and moves `line`/`offset` past its `lines` lines and `chars` characters. */
+  const onRecord = (rec: RawRecord, chars: number, lines: number): void => {
+    encodeRecord(rec);
     if (diags.length >= MAX_DIAGNOSTICS) throw new TooManyProblems();
-    line += 1 + rec.record.reduce((n, f) => n + f.split('\n').length - 1, 0);
-    // csv-parse's raw text leaves out the `\n` of a `\r\n` record delimiter.
-    offset += rec.raw.length + (rec.raw.endsWith('\r') ? 1 : 0);
-    return row;
+    line += lines;
+    offset += chars;
   };
-  const options: Options<Row, RawRecord> = {
-    delimiter: format.delimiter,
-    quote: format.quoting ? '"' : false,
-    record_delimiter: ['\r\n', '\n'],
-    relax_column_count: true,
-    skip_empty_lines: false,
-    bom: true,
-    raw: true,
-    on_record: onRecord,
-  };
-  // csv-parse's non-generic signature types records as string[]; with the hook above they are typed rows.
-  const parser = parse(options as unknown as Options);
-  const input = createReadStream(path);
-  const utf8 = watchUtf8(() => (invalidUtf8 = true));
-  input.on('error', (e) => parser.destroy(e));
-  input.pipe(utf8).pipe(parser);
 
-  const rows: Row[] = [];
-  try {
-    for await (const row of parser as AsyncIterable<Row>) rows.push(row);
-  } catch (e) {
-    if (e instanceof CsvError) {
+  const firstRow = target.count;
+  /** Reads the file through the fast splitter (records.ts). */
+  const split = async (): Promise<void> => {
+    const input = createReadStream(path, { highWaterMark: 1 << 20 });
+    const utf8 = watchUtf8(() => (invalidUtf8 = true));
+    input.on('error', (e) => utf8.destroy(e));
+    input.pipe(utf8);
+    const decoder = new StringDecoder('utf8');
+    const emit = (r: { fields: string[]; raw: string; chars: number; lines: number }): void =>
+      onRecord({ record: r.fields, raw: r.raw }, r.chars, r.lines);
+    // Text not yet split: pieces without a newline wait here, so one long line is joined once, not per chunk.
+    let pending: string[] = [];
+    let first = true;
+    try {
+      for await (const chunk of utf8 as AsyncIterable<Buffer>) {
+        let text = decoder.write(chunk);
+        if (first && text.length > 0) {
+          if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+          first = false;
+        }
+        if (!text.includes('\n')) {
+          pending.push(text);
+          continue;
+        }
+        const all = pending.length > 0 ? pending.join('') + text : text;
+        const rest = splitRecords(all, 0, false, format.delimiter, format.quoting, emit);
+        pending = rest < all.length ? [all.slice(rest)] : [];
+      }
+      const all = pending.join('') + decoder.end();
+      splitRecords(first && all.charCodeAt(0) === 0xfeff ? all.slice(1) : all, 0, true, format.delimiter, format.quoting, emit);
+    } finally {
+      input.destroy();
+      utf8.destroy();
+    }
+  };
+
+  /** Reads the file with csv-parse, whose errors locate malformed CSV quoting. */
+  const csvParse = async (): Promise<void> => {
+    // The hook runs synchronously as csv-parse parses, so `line`/`offset` are exact even when a later record in
+    // the same chunk fails to parse (records already parsed but not yet iterated would be dropped).
+    const hook = (rec: RawRecord): undefined => {
+      // Only a quoted field can hold a newline; counting them costs, so only records with quotes pay.
+      const inner = format.quoting && rec.raw.includes('"') ? rec.record.reduce((n, f) => n + f.split('\n').length - 1, 0) : 0;
+      // csv-parse's raw text leaves out the `\n` of a `\r\n` record delimiter.
+      onRecord(rec, rec.raw.length + (rec.raw.endsWith('\r') ? 1 : 0), 1 + inner);
+      return undefined;
+    };
+    const options: Options<never, RawRecord> = {
+      delimiter: format.delimiter,
+      quote: format.quoting ? '"' : false,
+      record_delimiter: ['\r\n', '\n'],
+      relax_column_count: true,
+      skip_empty_lines: false,
+      bom: true,
+      raw: true,
+      on_record: hook,
+    };
+    // csv-parse's non-generic signature types records as string[]; the hook above passes none on.
+    const parser = parse(options as unknown as Options);
+    const input = createReadStream(path);
+    const utf8 = watchUtf8(() => (invalidUtf8 = true));
+    input.on('error', (e) => parser.destroy(e));
+    input.pipe(utf8).pipe(parser);
+    try {
+      // The hook has encoded every record; iterating only drives the parser and surfaces its errors.
+      for await (const _ of parser as AsyncIterable<never>);
+    } catch (e) {
+      if (!(e instanceof CsvError)) throw e;
       const raw = typeof e.raw === 'string' ? e.raw : '';
       const start = fieldStarts(raw, format)[typeof e.column === 'number' ? e.column : 0] ?? FIRST_FIELD;
       diags.push(errorAt(csvProblem(e), spanOf(start, 1)));
-    } else if (!(e instanceof TooManyProblems)) {
-      diags.push(readProblem(path, e));
+    } finally {
+      input.destroy();
+      utf8.destroy();
     }
-  } finally {
-    input.destroy();
-    utf8.destroy();
+  };
+
+  // The splitter handles delimiters that cannot be mistaken for record ends or quotes.
+  const splittable = format.delimiter !== '' && !/[\r\n"]/.test(format.delimiter);
+  try {
+    try {
+      if (!splittable) throw new NeedsCsvParse();
+      await split();
+    } catch (e) {
+      if (!(e instanceof NeedsCsvParse)) throw e;
+      // Malformed quoting: start over with csv-parse, which says what is wrong where.
+      target.truncate(firstRow);
+      diags.length = 0;
+      line = 1;
+      offset = 0;
+      invalidUtf8 = false;
+      await csvParse();
+    }
+  } catch (e) {
+    if (!(e instanceof TooManyProblems)) diags.push(readProblem(path, e));
   }
   if (diags.length > 0) throw new VixenError(diags);
-  return rows;
 }

@@ -1,2 +1,3 @@
-export { FACTS_EXTENSIONS, loadFactsFile } from './file.js';
-export { loadFactsDir } from './dir.js';
+export { FACTS_EXTENSIONS, loadFactsFile, loadFactsFileInto } from './file.js';
+export { loadFactsDir, loadFactsDirInto } from './dir.js';
+export { EncodedFacts, EncodedRelation, StringInterner, columnTypes } from './encoded.js';

@@ -50,17 +50,26 @@ export function allocRelation(g: GpuImpl, count: number, width: number): DeviceR
   return { buffer: g.pool.acquire(bindingBytes(count * width), relationUsage()), count, width };
 }
 
-/** `count` is needed only for zero-width rows (nullary relations), where words cannot tell it. */
-export function uploadRelation(gpu: Gpu, words: Uint32Array, width: number, count?: number): DeviceRelation {
+/**
+ * `count` is needed only for zero-width rows (nullary relations), where words cannot tell it. `words` may come in
+ * pieces (rows back to back), so a large host relation needs no contiguous copy.
+ */
+export function uploadRelation(gpu: Gpu, words: Uint32Array | readonly Uint32Array[], width: number, count?: number): DeviceRelation {
   const g = internals(gpu);
   g.check();
   if (width === 0 && count === undefined) throw new Error('uploadRelation: a zero-width relation needs an explicit count');
-  const rows = count ?? words.length / width;
-  if (!Number.isInteger(rows) || rows * width !== words.length) {
-    throw new Error(`uploadRelation: ${words.length} words is not ${count ?? 'a whole number of'} rows of ${width} words`);
+  const pieces = words instanceof Uint32Array ? [words] : words;
+  const total = pieces.reduce((n, p) => n + p.length, 0);
+  const rows = count ?? total / width;
+  if (!Number.isInteger(rows) || rows * width !== total) {
+    throw new Error(`uploadRelation: ${total} words is not ${count ?? 'a whole number of'} rows of ${width} words`);
   }
   const rel = allocRelation(g, rows, width);
-  if (rel.buffer && words.length > 0) g.device.queue.writeBuffer(rel.buffer, 0, words);
+  let at = 0;
+  for (const p of pieces) {
+    if (rel.buffer && p.length > 0) g.device.queue.writeBuffer(rel.buffer, at * 4, p);
+    at += p.length;
+  }
   return rel;
 }
 

@@ -1,0 +1,161 @@
+/**
+ * Facts held as they will be uploaded: each relation one growable buffer of u32 words in the device row layout
+ * (encoding.ts), never an array of JS values per row, so a large file costs about its encoded size in memory.
+ * Strings get temporary ids from one interner shared by the whole load; once every string of the run is known
+ * the executor builds the sorted dictionary and `remapStrings` rewrites those ids in place.
+ */
+import { rowWords, type Row, type ScalarType } from '@vixen/queryplan';
+import { decodeRow, encodeValue, type StringIds } from '../encoding.js';
+
+/** Temporary string ids in first-seen order. */
+export class StringInterner implements StringIds {
+  private readonly ids = new Map<string, number>();
+  readonly strings: string[] = [];
+
+  id(s: string): number {
+    let id = this.ids.get(s);
+    if (id === undefined) {
+      id = this.strings.length;
+      this.ids.set(s, id);
+      this.strings.push(s);
+    }
+    return id;
+  }
+
+  text(id: number): string {
+    const s = this.strings[id];
+    if (s === undefined) throw new Error(`internal: temporary string id ${id} out of range`);
+    return s;
+  }
+}
+
+/** Rows of a relation's first chunk; each next chunk doubles, up to CHUNK_WORDS. */
+const FIRST_CHUNK_ROWS = 16;
+/**
+ * Most words of one chunk (16 MiB). Chunks are never copied to grow, so a relation costs its words plus at most
+ * one partly filled chunk, where one doubling array would briefly need three times the words it holds.
+ */
+const CHUNK_WORDS = 1 << 22;
+
+export class EncodedRelation {
+  readonly width: number;
+  /** Rows written so far. */
+  count = 0;
+  /** Full chunks, then the one being filled. Each holds a whole number of rows. */
+  private readonly chunks: Uint32Array[] = [];
+  /** Rows in the chunks before the last. */
+  private rowsBefore = 0;
+  /** Word offsets of the string columns within a row. */
+  private readonly stringWords: number[] = [];
+
+  constructor(readonly types: readonly ScalarType[]) {
+    this.width = rowWords(types);
+    let at = 0;
+    for (const t of types) {
+      if (t === 'string') this.stringWords.push(at);
+      at += rowWords([t]);
+    }
+  }
+
+  /**
+   * The chunk with room for one more row and that row's first word. The row counts once `commit` is called,
+   * so a bad record leaves nothing behind.
+   */
+  next(): { words: Uint32Array; at: number } {
+    let last = this.chunks[this.chunks.length - 1];
+    let at = (this.count - this.rowsBefore) * this.width;
+    if (!last || at + this.width > last.length) {
+      if (last) this.rowsBefore += last.length / Math.max(this.width, 1);
+      const rows = last ? Math.max(1, Math.min(2 * (last.length / Math.max(this.width, 1)), Math.floor(CHUNK_WORDS / Math.max(this.width, 1)))) : FIRST_CHUNK_ROWS;
+      this.chunks.push((last = new Uint32Array(rows * this.width)));
+      at = 0;
+    }
+    return { words: last, at };
+  }
+
+  commit(): void {
+    this.count++;
+  }
+
+  /** Drops the rows from `count` on (a load that starts over). */
+  truncate(count: number): void {
+    while (this.chunks.length > 0 && this.rowsBefore > count) {
+      this.chunks.pop();
+      this.rowsBefore -= this.chunks[this.chunks.length - 1]!.length / this.width;
+    }
+    this.count = Math.min(this.count, count);
+  }
+
+  /** Appends one row of `Value`s (API rows, inline facts). */
+  push(row: Row, strings: StringIds): void {
+    let { words, at } = this.next();
+    for (let c = 0; c < this.types.length; c++) at = encodeValue(this.types[c]!, row[c]!, strings, words, at);
+    this.commit();
+  }
+
+  /** The rows' words in pieces, rows back to back (views, not copies). */
+  pieces(): Uint32Array[] {
+    const out = this.chunks.slice(0, -1);
+    const last = this.chunks[this.chunks.length - 1];
+    if (last) out.push(last.subarray(0, (this.count - this.rowsBefore) * this.width));
+    return out;
+  }
+
+  /** Rewrites every string word `id` to `map[id]`. */
+  remapStrings(map: Uint32Array): void {
+    if (this.stringWords.length === 0) return;
+    for (const words of this.pieces()) {
+      for (const off of this.stringWords) {
+        for (let at = off; at < words.length; at += this.width) words[at] = map[words[at]!]!;
+      }
+    }
+  }
+
+  rows(strings: StringIds): Row[] {
+    const out: Row[] = [];
+    for (const words of this.pieces()) {
+      for (let at = 0; at < words.length; at += this.width) out.push(decodeRow(words, at, this.types, strings));
+    }
+    return out;
+  }
+}
+
+/** The facts of one run, by relation, with the interner their string words refer to. */
+export class EncodedFacts {
+  /** Emptied by `remapStrings`: the dictionary then holds the strings, and the interner's index is dead weight. */
+  strings = new StringInterner();
+  readonly relations = new Map<string, EncodedRelation>();
+  /** Set once string words hold final dictionary ids. */
+  private remapped = false;
+
+  /** The relation's buffer, created on first use. */
+  relation(name: string, types: readonly ScalarType[]): EncodedRelation {
+    let rel = this.relations.get(name);
+    if (!rel) this.relations.set(name, (rel = new EncodedRelation(types)));
+    return rel;
+  }
+
+  addRows(name: string, types: readonly ScalarType[], rows: readonly Row[]): void {
+    const rel = this.relation(name, types);
+    for (const row of rows) rel.push(row, this.strings);
+  }
+
+  /** Rewrites every relation's string words from temporary ids to `ids`'s, once. */
+  remapStrings(ids: StringIds): void {
+    if (this.remapped) throw new Error('internal: facts were already remapped to a dictionary');
+    this.remapped = true;
+    const map = new Uint32Array(this.strings.strings.length);
+    this.strings.strings.forEach((s, i) => (map[i] = ids.id(s)));
+    for (const rel of this.relations.values()) rel.remapStrings(map);
+    this.strings = new StringInterner();
+  }
+
+  /** Rows by relation as `Value`s (the reference interpreter and the Row-returning loaders). */
+  toRows(): Map<string, Row[]> {
+    if (this.remapped) throw new Error('internal: facts were remapped; decode them with their dictionary');
+    return new Map([...this.relations].map(([name, rel]) => [name, rel.rows(this.strings)]));
+  }
+}
+
+/** The value types of `columns`, which the buffers are laid out by. */
+export const columnTypes = (columns: readonly { type: ScalarType }[]): ScalarType[] => columns.map((c) => c.type);

@@ -1,0 +1,81 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { parseDecimal, type Row, type ScalarType } from '@vixen/queryplan';
+import { describe, expect, it } from 'vitest';
+import { encodeValue, StringDictionary } from '../src/encoding.js';
+import { EncodedFacts, EncodedRelation, StringInterner } from '../src/facts/encoded.js';
+import { loadFactsFile } from '../src/facts/file.js';
+
+const types: ScalarType[] = ['int32', 'string', 'decimal', 'boolean', 'string'];
+/** Enough rows to fill several chunks (a chunk holds at most 2^22 words; these rows are 6 words). */
+const N = 1_500_000;
+const row = (i: number): Row => [i - 7, `s${i % 1000}`, BigInt(i) * 10_001n - 5n, i % 3 === 0, `t${i % 7}`];
+
+describe('encoded facts', () => {
+  it('keeps rows across chunks and rewrites string ids to the dictionary in place', () => {
+    const facts = new EncodedFacts();
+    for (let i = 0; i < N; i++) facts.relation('r', types).push(row(i), facts.strings);
+    const rel = facts.relations.get('r')!;
+    expect(rel.count).toBe(N);
+    expect(rel.pieces().length).toBeGreaterThan(1);
+    expect(rel.pieces().reduce((n, p) => n + p.length, 0)).toBe(N * 6);
+    const rows = facts.toRows().get('r')!;
+    for (const i of [0, 1, 15, 16, 17, 699_049, 699_050, N - 1]) expect(rows[i]).toEqual(row(i));
+
+    const dict = new StringDictionary(['a', ...facts.strings.strings]);
+    facts.remapStrings(dict);
+    const decoded = rel.rows(dict);
+    for (const i of [0, 16, 699_050, N - 1]) expect(decoded[i]).toEqual(row(i));
+    expect(() => facts.remapStrings(dict)).toThrow(/already remapped/);
+  });
+
+  it('drops the rows of a load that starts over, across chunks', () => {
+    const strings = new StringInterner();
+    const rel = new EncodedRelation(['int32']);
+    for (let i = 0; i < 1000; i++) rel.push([i], strings);
+    rel.truncate(20);
+    expect(rel.count).toBe(20);
+    for (let i = 0; i < 50; i++) rel.push([-i], strings);
+    const values = rel.rows(strings).map((r) => r[0]);
+    expect(values).toEqual([...Array.from({ length: 20 }, (_, i) => i), ...Array.from({ length: 50 }, (_, i) => -i + 0)]);
+  });
+});
+
+describe('int64 and decimal without BigInt', () => {
+  it('splits a safe integer into the words its BigInt has', () => {
+    const none = new StringInterner();
+    fc.assert(
+      fc.property(fc.maxSafeInteger(), (n) => {
+        const fast = new Uint32Array(2);
+        const slow = new Uint32Array(2);
+        encodeValue('int64', n, none, fast, 0);
+        encodeValue('int64', BigInt(n), none, slow, 0);
+        expect([...fast]).toEqual([...slow]);
+      }),
+    );
+  });
+
+  it('reads decimal and int64 text as parseDecimal and BigInt do', async () => {
+    const digits = (max: number) => fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: 1, maxLength: max });
+    const decimal = fc
+      .tuple(fc.constantFrom('', '+', '-'), digits(13), fc.option(digits(5)))
+      .map(([s, i, f]) => `${s}${i}${f === null ? '' : `.${f}`}`)
+      .filter((t) => parseDecimal(t) !== undefined);
+    const int64 = fc.tuple(fc.constantFrom('', '+', '-'), digits(18)).map(([s, i]) => s + i);
+    const lines = fc.sample(fc.tuple(decimal, int64), 2000);
+    const dir = mkdtempSync(join(tmpdir(), 'vixen-decimal-'));
+    try {
+      const path = join(dir, 'd.csv');
+      writeFileSync(path, lines.map(([d, i]) => `${d},${i}\n`).join(''));
+      const rows = await loadFactsFile(path, [
+        { name: 'd', type: 'decimal' },
+        { name: 'i', type: 'int64' },
+      ]);
+      expect(rows).toEqual(lines.map(([d, i]) => [parseDecimal(d), BigInt(i)]));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
