@@ -9,6 +9,7 @@ import type { KirKernel, KirProgram, KirVariable, VarId } from '@vixen/kernel-ir
 import { aggregateShaders } from './kernels/aggregate.js';
 import { differenceShaders } from './kernels/difference.js';
 import { mapFilterShaders } from './kernels/mapFilter.js';
+import { hashJoinLayout, hashJoinShaders } from './kernels/hashJoin.js';
 import { mergeJoinShaders } from './kernels/mergeJoin.js';
 import { sortShaders } from './kernels/sort.js';
 import { uniqueShaders } from './kernels/unique.js';
@@ -20,6 +21,7 @@ export { SUBGROUP_VARIANT, uniformVec4s } from './wgsl.js';
 export { RADIX_BITS, RADIX_ITEMS, sortKeyWords } from './kernels/sort.js';
 export { COMPACT_ITEMS } from './kernels/compaction.js';
 export { HASH_ITEMS, JOIN_PAIRS, hashBuildShaders, hashProbeShaders, joinSlotWords, type HashKeyLayout, type JoinOutputWord } from './kernels/hash.js';
+export { hashJoinLayout, type HashJoinLayout } from './kernels/hashJoin.js';
 export { GROUP_ITEMS, groupRowWords, groupSlotWords, hashAggregateShaders, type HashAggregate } from './kernels/hashAggregate.js';
 
 /** Pass name -> WGSL module source. */
@@ -108,6 +110,7 @@ export function kernelConstants(kernel: KirKernel): ConstExpr[] {
       return [...kernel.filter.flatMap((p) => [p.left, p.right]), ...kernel.project].flatMap(constantsOf);
     case 'sort':
     case 'unique':
+    case 'hashJoin':
     case 'difference':
     case 'concat':
     case 'copy':
@@ -161,6 +164,8 @@ function kernelSkeletons(kernel: KirKernel, variables: readonly KirVariable[]): 
         ...mergeJoinShaders(types(kernel.left), types(kernel.right), kernel.leftKeys, kernel.rightKeys, kernel.filter, kernel.project, offsets, words),
         ...scanShaders,
       };
+    case 'hashJoin':
+      return hashJoinShaders(hashJoinLayout(kernel, types(kernel.build), types(kernel.probe)));
     case 'difference':
       return { ...differenceShaders(types(kernel.left)), ...scanShaders };
     case 'concat':

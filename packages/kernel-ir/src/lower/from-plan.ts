@@ -13,19 +13,17 @@ import {
   type ScalarType,
   type Terminator,
 } from '@vixen/queryplan';
-import type { KirBlock, KirCommand, KirKernel, KirProgram, KirTerminator, KirVariable, VarId } from '../ir.js';
+import type { KirBlock, KirCommand, KirKernel, KirKernelBody, KirProgram, KirTerminator, KirVariable, VarId } from '../ir.js';
+import { chooseJoin, isPrefixIndices, loopBlocks, lowerHashJoin, type JoinStrategy } from './join-strategy.js';
 
-/** Distributes `Omit` over the kernel union, so each variant keeps its own fields. */
-type KernelBody = KirKernel extends infer K ? (K extends KirKernel ? Omit<K, 'id'> : never) : never;
+export interface LowerOptions {
+  /** How equi-joins run (see join-strategy.ts); default 'auto'. */
+  joinStrategy?: JoinStrategy;
+}
 
 /** [0, 1, ..., n-1] */
 function iota(n: number): number[] {
   return Array.from({ length: n }, (_, i) => i);
-}
-
-/** True when `indices` is exactly [0, 1, ..., indices.length-1]. */
-function isPrefixIndices(indices: readonly number[]): boolean {
-  return indices.every((c, i) => c === i);
 }
 
 /** True when `project` is [#0, #1, ..., #k-1]: a column prefix of its input, in order. */
@@ -42,7 +40,14 @@ class Lowering {
   /** Index of the QP command being lowered, recorded on its kernels so profiles can name the operator. */
   private command = 0;
 
-  constructor(private readonly plan: QpProgram) {
+  /** Blocks inside fixpoint loops (join strategy input). */
+  private readonly loops: Set<string>;
+
+  constructor(
+    plan: QpProgram,
+    private readonly joinStrategy: JoinStrategy,
+  ) {
+    this.loops = loopBlocks(plan.blocks);
     for (const r of plan.relations) {
       const id = this.variables.length;
       this.variables.push({ id, name: r.name, columns: r.columns.map((c) => c.type), relation: r.name });
@@ -78,7 +83,7 @@ class Lowering {
     return id;
   }
 
-  private launch(body: KernelBody): void {
+  private launch(body: KirKernelBody): void {
     const id = this.kernels.length;
     this.kernels.push({ ...body, id, origin: { block: this.block, command: this.command } } as KirKernel);
     this.commands.push({ kind: 'launch', kernel: id });
@@ -118,6 +123,12 @@ class Lowering {
         const left = this.rel(c.left);
         const right = this.rel(c.right);
         const target = this.rel(c.target);
+        const choice = chooseJoin(this.joinStrategy, c, this.loops.has(this.block), this.arity(left), this.arity(right));
+        if (choice.kind === 'hash') {
+          const lw = { columns: (v: VarId) => this.variables[v]!.columns, temp: (t: ScalarType[]) => this.temp(t), launch: (b: KirKernelBody) => this.launch(b) };
+          this.canonicalize(lowerHashJoin(lw, c, left, right, choice.build), target, false);
+          return;
+        }
         // Canonical order already sorts by any leading prefix of the columns.
         const sortedLeft = isPrefixIndices(c.leftKeys) ? left : this.sorted(left, c.leftKeys);
         const sameSort = left === right && c.leftKeys.join() === c.rightKeys.join();
@@ -184,8 +195,8 @@ class Lowering {
   }
 }
 
-export function lowerPlan(plan: QpProgram): KirProgram {
-  const lowering = new Lowering(plan);
+export function lowerPlan(plan: QpProgram, options: LowerOptions = {}): KirProgram {
+  const lowering = new Lowering(plan, options.joinStrategy ?? 'auto');
   const blocks = plan.blocks.map((b) => lowering.lowerBlock(b));
   return {
     relations: plan.relations,

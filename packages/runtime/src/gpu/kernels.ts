@@ -6,9 +6,10 @@
  * pass writes the rows.
  */
 import { rowWords, type ScalarType } from '@vixen/queryplan';
-import { COMPACT_ITEMS, RADIX_BITS, RADIX_ITEMS, sortKeyWords, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
+import { COMPACT_ITEMS, RADIX_BITS, RADIX_ITEMS, hashJoinLayout, sortKeyWords, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
 import { kernelInputs, type KirKernel, type KirVariable, type VarId } from '@vixen/kernel-ir';
 import { aggregateRows } from './aggregate.js';
+import { hashJoinRows } from './hash.js';
 import { limitRows } from './limit.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { Recorder, type Bound } from './recorder.js';
@@ -232,6 +233,11 @@ async function run(
         outWidth,
         ...(tables ? { tables } : {}),
       });
+    case 'hashJoin': {
+      if (a.count === 0 || b.count === 0) return empty;
+      const layout = hashJoinLayout(kernel, columns(kernel.build), columns(kernel.probe));
+      return hashJoinRows(g, { relation: a, keyWords: layout.build.keyWords }, { relation: b, keyWords: layout.probe.keyWords }, layout.output, shaders);
+    }
     case 'sort':
       return sortRows(g, shaders, a, sortKeyWords(columns(kernel.input), kernel.keys));
     case 'concat':
