@@ -21,7 +21,7 @@ export { SUBGROUP_VARIANT, uniformVec4s } from './wgsl.js';
 export { RADIX_BITS, RADIX_ITEMS, sortKeyWords } from './kernels/sort.js';
 export { COMPACT_ITEMS } from './kernels/compaction.js';
 export { HASH_ITEMS, JOIN_PAIRS, hashBuildShaders, hashProbeShaders, joinSlotWords, type HashKeyLayout, type JoinOutputWord } from './kernels/hash.js';
-export { hashJoinLayout, type HashJoinLayout } from './kernels/hashJoin.js';
+export { hashJoinLayout, swapHashJoin, type HashJoinLayout } from './kernels/hashJoin.js';
 export { GROUP_ITEMS, groupRowWords, groupSlotWords, hashAggregateShaders, type HashAggregate } from './kernels/hashAggregate.js';
 
 /** Pass name -> WGSL module source. */

@@ -8,7 +8,19 @@ import { sortKeyWords } from './sort.js';
 import { hashBuildShaders, hashProbeShaders, type HashKeyLayout, type JoinOutputWord } from './hash.js';
 import type { KernelShaders } from '../index.js';
 
-type HashJoinKernel = Extract<KirKernel, { kind: 'hashJoin' }>;
+export type HashJoinKernel = Extract<KirKernel, { kind: 'hashJoin' }>;
+
+/** The same join with build and probe exchanged (the driver builds on whichever side has fewer rows). */
+export function swapHashJoin(k: HashJoinKernel): HashJoinKernel {
+  return {
+    ...k,
+    build: k.probe,
+    probe: k.build,
+    buildKeys: k.probeKeys,
+    probeKeys: k.buildKeys,
+    project: k.project.map((c) => ({ side: c.side === 'build' ? 'probe' : 'build', column: c.column })),
+  };
+}
 
 export interface HashJoinLayout {
   build: HashKeyLayout;

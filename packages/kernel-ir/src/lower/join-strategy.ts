@@ -50,9 +50,10 @@ function keysCoverAll(keys: readonly number[], arity: number): boolean {
  * both of whose sides are canonical by their keys already needs no sort, and merge join is then one pass.
  * Inside loops it keeps sort-merge: there the left side is usually a small delta whose sort is cheap, and a
  * hash table would be rebuilt every iteration (measured on llvmpipe only; revisit with GPU numbers).
- * Build side: one whose keys are all its columns (unique keys: no chains, and the probe's first pass, with
- * room for one match per probe row, always suffices); otherwise the right side, in rule bodies the later
- * atom, which the plan's join order makes the base relation rather than the delta or accumulated result.
+ * Build side: the driver builds on whichever side has fewer rows when it runs (sizes are known only then);
+ * this picks the orientation whose passes are generated ahead, and the one kept on a tie: a side whose keys
+ * are all its columns (unique keys: no chains, and the probe's first pass, with room for one match per probe
+ * row, always suffices), else the right side, in rule bodies the later atom, usually the base relation.
  */
 export function chooseJoin(strategy: JoinStrategy, c: MapJoin, inLoop: boolean, leftArity: number, rightArity: number): JoinChoice {
   // A hash table needs a key; a cross product stays a merge join.

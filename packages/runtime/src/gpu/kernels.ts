@@ -6,7 +6,17 @@
  * pass writes the rows.
  */
 import { rowWords, type ScalarType } from '@vixen/queryplan';
-import { COMPACT_ITEMS, RADIX_BITS, RADIX_ITEMS, hashJoinLayout, sortKeyWords, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
+import {
+  COMPACT_ITEMS,
+  RADIX_BITS,
+  RADIX_ITEMS,
+  generateKernelShaders,
+  hashJoinLayout,
+  sortKeyWords,
+  swapHashJoin,
+  type KernelShaders,
+  type PassName,
+} from '@vixen/codegen-wgsl';
 import { kernelInputs, type KirKernel, type KirVariable, type VarId } from '@vixen/kernel-ir';
 import { aggregateRows } from './aggregate.js';
 import { hashJoinRows } from './hash.js';
@@ -189,9 +199,14 @@ async function run(
   shaders: KernelShaders,
   inputs: DeviceRelation[],
   constWords: Uint32Array,
-  columns: (v: VarId) => ScalarType[],
+  variables: readonly KirVariable[],
   tables: Bound | undefined,
 ): Promise<DeviceRelation> {
+  const columns = (id: VarId): ScalarType[] => {
+    const v = variables.find((x) => x.id === id);
+    if (!v) throw new Error(`internal: kernel ${kernel.id} uses unknown variable ${id}`);
+    return v.columns;
+  };
   const outWidth = rowWords(columns(kernel.output));
   const empty: DeviceRelation = { buffer: null, count: 0, width: outWidth };
   const [a, b] = inputs as [DeviceRelation, DeviceRelation];
@@ -235,8 +250,14 @@ async function run(
       });
     case 'hashJoin': {
       if (a.count === 0 || b.count === 0) return empty;
-      const layout = hashJoinLayout(kernel, columns(kernel.build), columns(kernel.probe));
-      return hashJoinRows(g, { relation: a, keyWords: layout.build.keyWords }, { relation: b, keyWords: layout.probe.keyWords }, layout.output, shaders);
+      // Sizes are known only now: build on the smaller side (a smaller table, and the probe's first pass has
+      // room for one match per row of the larger side). The swapped passes compile once per kernel and device.
+      const swap = b.count < a.count;
+      const k = swap ? swapHashJoin(kernel) : kernel;
+      const [build, probe] = swap ? [b, a] : [a, b];
+      const layout = hashJoinLayout(k, columns(k.build), columns(k.probe));
+      const passes = swap ? generateKernelShaders(k, variables) : shaders;
+      return hashJoinRows(g, { relation: build, keyWords: layout.build.keyWords }, { relation: probe, keyWords: layout.probe.keyWords }, layout.output, passes);
     }
     case 'sort':
       return sortRows(g, shaders, a, sortKeyWords(columns(kernel.input), kernel.keys));
@@ -270,11 +291,6 @@ export async function runKernel(
   tables?: Bound,
 ): Promise<DeviceRelation> {
   const g = internals(gpu);
-  const columns = (id: VarId): ScalarType[] => {
-    const v = variables.find((x) => x.id === id);
-    if (!v) throw new Error(`internal: kernel ${kernel.id} uses unknown variable ${id}`);
-    return v.columns;
-  };
   if (inputs.length !== kernelInputs(kernel).length) throw new Error(`internal: ${kernel.kind} kernel ${kernel.id} given ${inputs.length} inputs`);
-  return g.scoped(`${kernel.kind} kernel ${kernel.id}`, () => run(g, kernel, shaders, inputs, constWords, columns, tables));
+  return g.scoped(`${kernel.kind} kernel ${kernel.id}`, () => run(g, kernel, shaders, inputs, constWords, variables, tables));
 }
