@@ -84,6 +84,19 @@ describe('running programs', () => {
     expect((await cli('plan', src, '--ir', 'kernel')).out).toMatch(/sort|mergeJoin/);
     expect((await cli('plan', src, '--wgsl')).out).toMatch(/@compute/);
   });
+
+  test('--join-strategy picks the join lowering; a bad value is an option error', async () => {
+    const src = join(root, 'examples/transitive-closure.logic');
+    const hash = await cli('plan', src, '--ir', 'kernel', '--join-strategy', 'hash');
+    expect(hash.out).toMatch(/hashJoin build/);
+    expect(hash.out).not.toMatch(/mergeJoin/);
+    const merge = await cli('plan', src, '--ir', 'kernel', '--join-strategy', 'sort-merge');
+    expect(merge.out).toMatch(/mergeJoin/);
+    expect(merge.out).not.toMatch(/hashJoin/);
+    const bad = await cli('plan', src, '--join-strategy', 'nested-loop');
+    expect(bad.code).not.toBe(0);
+    expect(bad.err).toMatch(/sort-merge, hash, auto/);
+  });
 });
 
 test('pnpm vixen works from the repo root', () => {

@@ -3,7 +3,7 @@
  * compile, and its GPU run, the reference interpreter and the independent oracle must agree on every relation.
  */
 import fc from 'fast-check';
-import { compile, type Gpu } from '@vixen/runtime';
+import { compile, type Gpu, type JoinStrategy } from '@vixen/runtime';
 import { renderDiagnostics, VixenError, type Row, type Value } from '@vixen/queryplan';
 import { evaluate } from './oracle.js';
 import { programArb, relationNames, renderApiFacts, renderProgram, rowKey, type GenOptions, type GenProgram } from './generate.js';
@@ -35,15 +35,15 @@ export function describeProgram(p: GenProgram): string {
 }
 
 /** Throws a Mismatch describing the program when anything disagrees or fails. */
-export async function checkProgram(gpu: Gpu, p: GenProgram): Promise<void> {
+export async function checkProgram(gpu: Gpu, p: GenProgram, joinStrategy: JoinStrategy = 'auto'): Promise<void> {
   const source = renderProgram(p);
   const outputs = relationNames(p);
   const fail = (why: string): never => {
-    throw new Mismatch(`${why}\n${describeProgram(p)}`);
+    throw new Mismatch(`${why}\n(compiled with joinStrategy '${joinStrategy}')\n${describeProgram(p)}`);
   };
   let program;
   try {
-    program = compile(source, { filename: 'fuzz.logic' });
+    program = compile(source, { filename: 'fuzz.logic', joinStrategy });
   } catch (e) {
     fail(e instanceof VixenError ? `valid program rejected:\n${renderDiagnostics(e.diagnostics, e.sources)}` : `compile crashed: ${String(e)}`);
   }
@@ -88,10 +88,12 @@ export function differentialProperty(
   gpu: Gpu,
   stats: FuzzStats,
   options?: { generator?: GenOptions; onProgram?: (p: GenProgram) => void },
-): fc.IAsyncPropertyWithHooks<[GenProgram]> {
-  return fc.asyncProperty(programArb(options?.generator), async (p) => {
+): fc.IAsyncPropertyWithHooks<[GenProgram, JoinStrategy]> {
+  // Each program runs with one join lowering, so every lowering meets every kind of program.
+  const strategy = fc.constantFrom<JoinStrategy>('auto', 'hash', 'sort-merge');
+  return fc.asyncProperty(programArb(options?.generator), strategy, async (p, joinStrategy) => {
     stats.programs++;
     options?.onProgram?.(p);
-    await checkProgram(gpu, p);
+    await checkProgram(gpu, p, joinStrategy);
   });
 }

@@ -1,7 +1,18 @@
 import { writeFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { z } from 'zod';
-import { compileFile, parseByteSize, Program, readTextFile, RunLimitError, writeSouffleOutputs, type RunOptions, type RunOutput } from '@vixen/runtime';
+import {
+  compileFile,
+  parseByteSize,
+  Program,
+  readTextFile,
+  RunLimitError,
+  writeSouffleOutputs,
+  type CompileOptions,
+  type JoinStrategy,
+  type RunOptions,
+  type RunOutput,
+} from '@vixen/runtime';
 import { printKir } from '@vixen/kernel-ir';
 import { planToDot, printPlan, renderDiagnostics, VixenError } from '@vixen/queryplan';
 import { benchCommand } from './bench.js';
@@ -26,6 +37,7 @@ const runOptionsSchema = z.object({
   timeout: z.coerce.number().positive().optional(),
   maxDeviceMemory: z.string().min(1).optional(),
   dialect: z.enum(['logiql', 'souffle']).optional(),
+  joinStrategy: z.enum(['sort-merge', 'hash', 'auto']).optional(),
 });
 
 const explainOptionsSchema = z.object({
@@ -38,6 +50,7 @@ const explainOptionsSchema = z.object({
 const planOptionsSchema = z.object({
   dialect: z.enum(['logiql', 'souffle']).optional(),
   ir: z.enum(['qp', 'kernel']).default('qp'),
+  joinStrategy: z.enum(['sort-merge', 'hash', 'auto']).optional(),
   wgsl: z.boolean().default(false),
   dot: z.boolean().default(false),
 });
@@ -59,9 +72,22 @@ function parseOptions<T extends z.ZodType>(schema: T, raw: unknown): z.infer<T> 
   return r.data;
 }
 
-/** A `.json` file is a compiled program; anything else is source (`.dl` Soufflé unless `dialect` says). */
-export function loadProgram(file: string, dialect?: 'logiql' | 'souffle'): Program {
-  if (!file.endsWith('.json') || dialect) return compileFile(file, dialect ? { dialect } : {});
+const compileOptionsSchema = z.object({ out: z.string().min(1), joinStrategy: z.enum(['sort-merge', 'hash', 'auto']).optional() });
+
+type SourceOptions = Pick<CompileOptions, 'dialect' | 'joinStrategy'>;
+
+/** Only the options given: compile's defaults apply to the rest. */
+function sourceOptions(opts: { dialect?: 'logiql' | 'souffle' | undefined; joinStrategy?: JoinStrategy | undefined }): SourceOptions {
+  return { ...(opts.dialect ? { dialect: opts.dialect } : {}), ...(opts.joinStrategy ? { joinStrategy: opts.joinStrategy } : {}) };
+}
+
+/**
+ * A `.json` file is a compiled program; anything else is source (`.dl` Soufflé unless `dialect` says).
+ * Compile options apply to source only (a compiled program's joins are already chosen).
+ */
+export function loadProgram(file: string, options: SourceOptions = {}): Program {
+  const { dialect } = options;
+  if (!file.endsWith('.json') || dialect) return compileFile(file, options);
   const text = readTextFile(file, 'program file');
   let json: unknown;
   try {
@@ -99,13 +125,14 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .option('--max-device-memory <bytes>', 'fail when variables need more device memory (e.g. 512MiB, 2GiB)')
     .option('--max-tuples <n>', 'fail when any one base or derived relation would hold more than n tuples')
     .option('--timeout <seconds>', 'fail when the run takes longer (wall clock, checked between kernel launches)')
+    .addOption(new Option('--join-strategy <strategy>', 'equi-joins as sort + merge join, hash join, or hash outside fixpoint loops where it saves sorts').choices(['sort-merge', 'hash', 'auto']))
     .action(async (file: string, raw: unknown) => {
       const opts = parseOptions(runOptionsSchema, raw);
       // Checked before compiling, so a bad size is reported as an option error.
       const maxDeviceMemory =
         opts.maxDeviceMemory === undefined ? undefined : parseByteSize(opts.maxDeviceMemory, 'option --max-device-memory');
       if (opts.outputDir !== undefined) checkOutputDir(opts.outputDir);
-      const prog = loadProgram(file, opts.dialect);
+      const prog = loadProgram(file, sourceOptions(opts));
       const sources = { ...(opts.facts !== undefined ? { factsDir: opts.facts } : {}) };
       const outputs = opts.output;
       let output: RunOutput;
@@ -153,9 +180,10 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .addOption(new Option('--ir <ir>', 'which IR to print').choices(['qp', 'kernel']).default('qp'))
     .option('--wgsl', 'print the generated WGSL shaders', false)
     .option('--dot', 'print the CFG as Graphviz DOT (query plan)', false)
+    .addOption(new Option('--join-strategy <strategy>', 'equi-joins as sort + merge join, hash join, or hash outside fixpoint loops where it saves sorts').choices(['sort-merge', 'hash', 'auto']))
     .action((file: string, raw: unknown) => {
       const opts = parseOptions(planOptionsSchema, raw);
-      const prog = compileFile(file, opts.dialect ? { dialect: opts.dialect } : {});
+      const prog = compileFile(file, sourceOptions(opts));
       if (opts.wgsl) {
         prog.shaders.forEach((passes, k) => {
           for (const [pass, code] of Object.entries(passes)) out(`// kernel ${k} (${prog.kir.kernels[k]!.kind}), pass ${pass}\n${code}\n`);
@@ -193,10 +221,12 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .description('compile a program to a JSON file of versioned kernel IR with its WGSL')
     .argument('<file>', '.logic source')
     .requiredOption('-o, --out <file>', 'output .json file')
-    .action((file: string, raw: { out: string }) => {
-      const prog = compileFile(file);
-      writeFileSync(raw.out, JSON.stringify(prog.toJSON()) + '\n');
-      err(`wrote ${raw.out}\n`);
+    .addOption(new Option('--join-strategy <strategy>', 'equi-joins as sort + merge join, hash join, or hash outside fixpoint loops where it saves sorts').choices(['sort-merge', 'hash', 'auto']))
+    .action((file: string, raw: unknown) => {
+      const opts = parseOptions(compileOptionsSchema, raw);
+      const prog = compileFile(file, sourceOptions(opts));
+      writeFileSync(opts.out, JSON.stringify(prog.toJSON()) + '\n');
+      err(`wrote ${opts.out}\n`);
     });
 
   program

@@ -10,6 +10,7 @@ import { aggregateShaders } from './kernels/aggregate.js';
 import { differenceShaders } from './kernels/difference.js';
 import { mapFilterShaders } from './kernels/mapFilter.js';
 import { mergeShaders } from './kernels/merge.js';
+import { hashJoinLayout, hashJoinShaders } from './kernels/hashJoin.js';
 import { mergeJoinShaders } from './kernels/mergeJoin.js';
 import { sortShaders } from './kernels/sort.js';
 import { uniqueShaders } from './kernels/unique.js';
@@ -22,6 +23,7 @@ export { RADIX_BITS, RADIX_ITEMS, sortKeyWords } from './kernels/sort.js';
 export { COMPACT_ITEMS } from './kernels/compaction.js';
 export { AGG_ITEMS, aggregateStateWords } from './kernels/aggregate.js';
 export { HASH_ITEMS, JOIN_PAIRS, hashBuildShaders, hashProbeShaders, joinSlotWords, type HashKeyLayout, type JoinOutputWord } from './kernels/hash.js';
+export { hashJoinLayout, swapHashJoin, type HashJoinLayout } from './kernels/hashJoin.js';
 export { GROUP_ITEMS, groupRowWords, groupSlotWords, hashAggregateShaders, type HashAggregate } from './kernels/hashAggregate.js';
 export { MERGE_ITEMS } from './kernels/merge.js';
 
@@ -111,6 +113,7 @@ export function kernelConstants(kernel: KirKernel): ConstExpr[] {
       return [...kernel.filter.flatMap((p) => [p.left, p.right]), ...kernel.project].flatMap(constantsOf);
     case 'sort':
     case 'unique':
+    case 'hashJoin':
     case 'difference':
     case 'concat':
     case 'merge':
@@ -166,6 +169,8 @@ function kernelSkeletons(kernel: KirKernel, variables: readonly KirVariable[]): 
         ...scanShaders,
         scanWrapped: SCAN_WRAPPED,
       };
+    case 'hashJoin':
+      return hashJoinShaders(hashJoinLayout(kernel, types(kernel.build), types(kernel.probe)));
     case 'difference':
       return { ...differenceShaders(types(kernel.left)), ...scanShaders };
     case 'merge':

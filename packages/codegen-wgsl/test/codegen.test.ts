@@ -63,6 +63,22 @@ const kernels: KirKernel[] = [
   { kind: 'unique', id: 8, input: 4, output: 4 },
   { kind: 'sort', id: 9, input: 4, output: 4, keys: [] },
   { kind: 'merge', id: 10, left: 0, right: 3, output: 3, keys: [2, 0, 1] },
+  // Two-column key (int64 = two words) of b joined with a's (string, int64) columns; out = (b.int64, a.string, a.int32, a.int64).
+  {
+    kind: 'hashJoin',
+    id: 11,
+    build: 1,
+    probe: 0,
+    output: 2,
+    buildKeys: [0, 1],
+    probeKeys: [2, 1],
+    project: [
+      { side: 'build', column: 1 },
+      { side: 'probe', column: 2 },
+      { side: 'probe', column: 0 },
+      { side: 'probe', column: 1 },
+    ],
+  },
 ];
 
 const expectedPasses: Record<KirKernel['kind'], Array<PassName | `${PassName}${typeof SUBGROUP_VARIANT}`>> = {
@@ -80,6 +96,7 @@ const expectedPasses: Record<KirKernel['kind'], Array<PassName | `${PassName}${t
   ],
   unique: ['flags', 'scatter', 'scanBlock', 'scanAdd'],
   mergeJoin: ['joinCount', 'joinWrite', 'scanBlock', 'scanAdd', 'scanWrapped'],
+  hashJoin: ['hashBuild', 'hashProbe', `hashProbe${SUBGROUP_VARIANT}`],
   difference: ['flagsAbsent', 'scatter', 'scanBlock', 'scanAdd'],
   concat: [],
   merge: ['merge'],

@@ -1,5 +1,6 @@
 export * from './ir.js';
-export { lowerPlan } from './lower/from-plan.js';
+export { lowerPlan, type LowerOptions } from './lower/from-plan.js';
+export { JOIN_STRATEGIES, chooseJoin, type JoinStrategy } from './lower/join-strategy.js';
 export { insertFrees } from './passes/insert-frees.js';
 export { pipeline } from './passes/pipeline.js';
 export { estimatePeakBytes, scheduleBlocks, scheduleCommands, type BlockContext } from './passes/schedule-blocks.js';

@@ -11,6 +11,12 @@ import type { Aggregate, Constraint, Expr, OutputOrder, Predicate, RelationDecl,
 
 export type VarId = number;
 
+/** One output column of a hash join: a column of the build or the probe row. */
+export interface HashJoinColumn {
+  side: 'build' | 'probe';
+  column: number;
+}
+
 export interface KirVariable {
   id: VarId;
   name: string;
@@ -48,6 +54,20 @@ export type KirKernel = { origin?: KirOrigin } & (
       filter: Predicate[];
       project: Expr[];
     }
+  /**
+   * Hash join: a table over `build` keyed by `buildKeys`, probed by every `probe` row (keys `probeKeys`,
+   * non-empty, equal words). output := `project` of each matching (probe, build) pair, in no particular order.
+   */
+  | {
+      kind: 'hashJoin';
+      id: number;
+      build: VarId;
+      probe: VarId;
+      output: VarId;
+      buildKeys: number[];
+      probeKeys: number[];
+      project: HashJoinColumn[];
+    }
   /** output := left − right; both canonical. Output canonical. */
   | { kind: 'difference'; id: number; left: VarId; right: VarId; output: VarId }
   /** output := left rows followed by right rows (same columns). */
@@ -70,6 +90,9 @@ export type KirKernel = { origin?: KirOrigin } & (
    */
   | { kind: 'limit'; id: number; input: VarId; output: VarId; keys: OutputOrder['keys']; count: number }
 );
+
+/** A kernel without its id (lowering assigns ids); `Omit` distributed over the union keeps each variant's fields. */
+export type KirKernelBody = KirKernel extends infer K ? (K extends KirKernel ? Omit<K, 'id'> : never) : never;
 
 export type KirCommand =
   | { kind: 'launch'; kernel: number }
@@ -120,6 +143,8 @@ export function kernelInputs(k: KirKernel): VarId[] {
     case 'concat':
     case 'merge':
       return [k.left, k.right];
+    case 'hashJoin':
+      return [k.build, k.probe];
   }
 }
 

@@ -24,6 +24,10 @@ function formatKernel(k: KirKernel, name: (v: VarId) => string): string {
           `mergeJoin ${name(k.left)} on ${columnList(k.leftKeys)}, ${name(k.right)} on ${columnList(k.rightKeys)}` +
           formatMap(k.filter, k.project)
         );
+      case 'hashJoin': {
+        const cols = k.project.map((c) => `${c.side}.#${c.column}`).join(', ');
+        return `hashJoin build ${name(k.build)} on ${columnList(k.buildKeys)}, probe ${name(k.probe)} on ${columnList(k.probeKeys)} -> (${cols})`;
+      }
       case 'difference':
       case 'concat':
         return `${k.kind} ${name(k.left)}, ${name(k.right)}`;

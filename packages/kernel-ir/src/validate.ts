@@ -134,6 +134,27 @@ class Validator {
         this.map(k.filter, k.project, [...left, ...right], k.output, where);
         return;
       }
+      case 'hashJoin': {
+        const build = this.columnsOf(k.build);
+        const probe = this.columnsOf(k.probe);
+        if (k.buildKeys.length === 0) this.error(`${where}: a hash join needs at least one key`);
+        if (k.buildKeys.length !== k.probeKeys.length) {
+          this.error(`${where}: ${k.buildKeys.length} build keys but ${k.probeKeys.length} probe keys`);
+        } else if (this.keys(k.buildKeys, build, where) && this.keys(k.probeKeys, probe, where)) {
+          k.buildKeys.forEach((bk, i) => {
+            const pk = k.probeKeys[i]!;
+            if (build[bk] !== probe[pk]) this.error(`${where}: key pair ${i} joins build #${bk} (${build[bk]}) with probe #${pk} (${probe[pk]})`);
+          });
+        }
+        const projected = k.project.map((c) => (c.side === 'build' ? build : probe)[c.column]);
+        k.project.forEach((c, i) => {
+          if (projected[i] === undefined) this.error(`${where}: output column ${i} reads ${c.side} #${c.column}, out of range`);
+        });
+        if (projected.every((t) => t !== undefined) && !sameColumns(projected, this.columnsOf(k.output))) {
+          this.error(`${where}: projects ${showColumns(projected)} into a variable of ${showColumns(this.columnsOf(k.output))}`);
+        }
+        return;
+      }
       case 'difference':
       case 'concat':
         this.sameShape([k.left, k.right, k.output], where);

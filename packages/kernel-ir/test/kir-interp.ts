@@ -108,6 +108,18 @@ export function runKir(p: KirProgram, maxSteps = 10_000): RunResult {
         }
         return out;
       }
+      case 'hashJoin': {
+        // No input order needed; output order is unspecified, so emit it shuffled (reversed) to catch consumers that assume one.
+        const build = read(k.build);
+        const out: Row[] = [];
+        for (const pr of read(k.probe)) {
+          for (const b of build) {
+            if (!k.buildKeys.every((bk, i) => compareValues(b[bk]!, pr[k.probeKeys[i]!]!) === 0)) continue;
+            out.push(k.project.map((c) => (c.side === 'build' ? b : pr)[c.column]!));
+          }
+        }
+        return out.reverse();
+      }
       case 'difference': {
         const keys = all(types(k.left).length);
         const right = requireSorted(k, k.right, keys, true);

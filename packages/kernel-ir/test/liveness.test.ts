@@ -107,7 +107,7 @@ describe('insertFrees', () => {
       [rel('r', ['int32', 'int32'], 'edb'), rel('s', ['int32', 'int32'], 'edb'), rel('t', ['int32', 'int32'])],
       [block('b', [mapJoin('t', 'r', 's', [1], [1], cols(0, 2))])],
     );
-    const kir = planToKernels(plan);
+    const kir = planToKernels(plan, { joinStrategy: 'sort-merge' });
     expect(shape(kir, 'b')).toEqual([
       '%k3 := sort',
       '%k4 := sort',

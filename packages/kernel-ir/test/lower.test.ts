@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { VixenError, type QpCommand, type QpProgram } from '@vixen/queryplan';
-import { lowerPlan, validateKir, type KirKernel, type KirProgram } from '../src/index.js';
+import { lowerPlan, validateKir, type KirKernel, type KirProgram, type LowerOptions } from '../src/index.js';
 import { runKir } from './kir-interp.js';
 import {
   block,
@@ -49,13 +49,15 @@ function kernelsOf(p: KirProgram): Array<Record<string, unknown>> {
         case 'concat':
         case 'merge':
           return [{ kind: k.kind, left: name(k.left), right: name(k.right), output: name(k.output) }];
+        case 'hashJoin':
+          return [{ kind: k.kind, build: name(k.build), probe: name(k.probe), output: name(k.output), project: k.project }];
       }
     }),
   );
 }
 
-function lowerChecked(plan: QpProgram): KirProgram {
-  const kir = lowerPlan(plan);
+function lowerChecked(plan: QpProgram, options: LowerOptions = {}): KirProgram {
+  const kir = lowerPlan(plan, options);
   expect(validateKir(kir)).toEqual([]);
   return kir;
 }
@@ -159,7 +161,8 @@ describe('lowerPlan: mapFilter', () => {
   });
 });
 
-describe('lowerPlan: mapJoin', () => {
+describe('lowerPlan: mapJoin, sort-merge', () => {
+  const sm: LowerOptions = { joinStrategy: 'sort-merge' };
   it('needs no input sorts when both keys are column prefixes', () => {
     const kir = lowerChecked(single(mapJoin('t', 'r', 's', [0], [0], cols(1, 3))));
     expect(kernelsOf(kir)).toEqual([
@@ -172,7 +175,7 @@ describe('lowerPlan: mapJoin', () => {
   });
 
   it('sorts an input whose keys are not a prefix, and joins the sorted copy', () => {
-    const kir = lowerChecked(single(mapJoin('t', 'r', 's', [1], [0], cols(0, 3))));
+    const kir = lowerChecked(single(mapJoin('t', 'r', 's', [1], [0], cols(0, 3))), sm);
     expect(kernelsOf(kir)).toEqual([
       { kind: 'sort', input: 'r', output: '%k3', keys: [1] },
       { kind: 'mergeJoin', left: '%k3', right: 's', output: '%k4' },
@@ -184,7 +187,7 @@ describe('lowerPlan: mapJoin', () => {
   });
 
   it('sorts both sides by multi-column keys out of prefix order', () => {
-    const kir = lowerChecked(single(mapJoin('t', 'r', 's', [1, 0], [0, 1], cols(0, 1))));
+    const kir = lowerChecked(single(mapJoin('t', 'r', 's', [1, 0], [0, 1], cols(0, 1))), sm);
     expect(kernelsOf(kir).slice(0, 2)).toEqual([
       { kind: 'sort', input: 'r', output: '%k3', keys: [1, 0] },
       { kind: 'mergeJoin', left: '%k3', right: 's', output: '%k4' },
@@ -199,11 +202,68 @@ describe('lowerPlan: mapJoin', () => {
   });
 
   it('sorts a self-join input once when both sides use the same keys', () => {
-    const kir = lowerChecked(single(mapJoin('t', 'r', 'r', [1], [1], cols(0, 2))));
+    const kir = lowerChecked(single(mapJoin('t', 'r', 'r', [1], [1], cols(0, 2))), sm);
     expect(kernelsOf(kir).slice(0, 2)).toEqual([
       { kind: 'sort', input: 'r', output: '%k3', keys: [1] },
       { kind: 'mergeJoin', left: '%k3', right: '%k3', output: '%k4' },
     ]);
+    expect(rowsOf(kir, 't')).toEqual([[1, 1], [2, 2], [3, 3]]);
+  });
+});
+
+describe('lowerPlan: mapJoin, hash', () => {
+  it('auto hashes a join outside loops that would sort, writing the projected columns from the probe', () => {
+    const kir = lowerChecked(single(mapJoin('t', 'r', 's', [1], [0], cols(0, 3))));
+    expect(kernelsOf(kir)).toEqual([
+      // Build on the right side; t = (r#0, s#1).
+      {
+        kind: 'hashJoin',
+        build: 's',
+        probe: 'r',
+        output: '%k3',
+        project: [
+          { side: 'probe', column: 0 },
+          { side: 'build', column: 1 },
+        ],
+      },
+      { kind: 'sort', input: '%k3', output: '%k4', keys: [0, 1] },
+      { kind: 'unique', input: '%k4', output: 't' },
+    ]);
+    expect(rowsOf(kir, 't')).toEqual([[1, 6], [1, 7], [2, 8], [3, 9]]);
+  });
+
+  it('auto keeps merge join when both sides are already sorted by their keys', () => {
+    const kir = lowerChecked(single(mapJoin('t', 'r', 's', [0], [0], cols(1, 3))));
+    expect(kernelsOf(kir).map((k) => k['kind'])).toEqual(['mergeJoin', 'sort', 'unique']);
+  });
+
+  it('keeps merge join for a cross product even when hash is forced', () => {
+    const kir = lowerChecked(single(mapJoin('t', 'r', 's', [], [], cols(0, 2), [cmp(col(0), '=', lit(3))])), { joinStrategy: 'hash' });
+    expect(kernelsOf(kir).map((k) => k['kind'])).toEqual(['mergeJoin', 'sort', 'unique']);
+  });
+
+  it('hash with a filter joins all columns, then a mapFilter filters and projects', () => {
+    const kir = lowerChecked(single(mapJoin('t', 'r', 's', [1], [0], cols(0, 3), [cmp(col(3), '>', lit(6))])), { joinStrategy: 'hash' });
+    expect(kernelsOf(kir).map((k) => k['kind'])).toEqual(['hashJoin', 'mapFilter', 'sort', 'unique']);
+    const join = kir.kernels.find((k) => k.kind === 'hashJoin');
+    expect(join?.kind === 'hashJoin' && join.project.map((c) => c.side)).toEqual(['probe', 'probe', 'build', 'build']);
+    expect(rowsOf(kir, 't')).toEqual([[1, 7], [2, 8], [3, 9]]);
+  });
+
+  it('builds on the left when only the left keys are all its columns (unique keys)', () => {
+    const plan = program(
+      [rel('u', ['int32'], 'edb'), rel('s', ['int32', 'int32'], 'edb'), rel('t', ['int32', 'int32'])],
+      [block('b', [mapJoin('t', 'u', 's', [0], [1], [col(0), col(1)])])],
+      { u: [[6], [8], [9]], s: [[2, 7], [3, 8], [1, 9], [2, 6]] },
+    );
+    const kir = lowerChecked(plan);
+    expect(kernelsOf(kir)[0]).toMatchObject({ kind: 'hashJoin', build: 'u', probe: 's' });
+    expect(rowsOf(kir, 't')).toEqual([[6, 2], [8, 3], [9, 1]]);
+  });
+
+  it('a forced hash self-join builds and probes the same relation', () => {
+    const kir = lowerChecked(single(mapJoin('t', 'r', 'r', [1], [1], cols(0, 2))), { joinStrategy: 'hash' });
+    expect(kernelsOf(kir)[0]).toMatchObject({ kind: 'hashJoin', build: 'r', probe: 'r' });
     expect(rowsOf(kir, 't')).toEqual([[1, 1], [2, 2], [3, 3]]);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { planToKernels, printKir, type KirProgram } from '../src/index.js';
-import { block, cmp, col, lit, mapFilter, program, rel, transitiveClosure } from './qp-builders.js';
+import { block, cmp, col, lit, mapFilter, mapJoin, program, rel, transitiveClosure } from './qp-builders.js';
 
 describe('printKir', () => {
   it('prints variables, then blocks with kernels, frees and terminators', () => {
@@ -55,6 +55,16 @@ describe('printKir', () => {
     );
     expect(printKir(planToKernels(plan))).toContain(
       '  %k2 := mapFilter r where #0 >= 2 and #1 != "x" -> (#0, -3L, "a\\"b")  // k0',
+    );
+  });
+
+  it('prints a hash join with its build and probe sides and where each output column comes from', () => {
+    const plan = program(
+      [rel('r', ['int32', 'int32'], 'edb'), rel('s', ['int32', 'int32'], 'edb'), rel('t', ['int32', 'int32'])],
+      [block('b', [mapJoin('t', 'r', 's', [1], [0], [col(0), col(3)])])],
+    );
+    expect(printKir(planToKernels(plan, { joinStrategy: 'hash' }))).toContain(
+      '  %k3 := hashJoin build s on (#0), probe r on (#1) -> (probe.#0, build.#1)  // k0',
     );
   });
 

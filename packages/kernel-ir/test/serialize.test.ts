@@ -19,7 +19,9 @@ function everything(): KirProgram {
         'start',
         [
           mapFilter('cheap', 'item', [col(0, 'int64'), col(1, 'string')], [cmp(col(2), '<', lit(10)), cmp(col(1, 'string'), '!=', lit('junk "x"'))]),
-          mapJoin('$pair', 'cheap', 'item', [1], [1], [col(0, 'int64'), lit(-big)], [cmp(col(2, 'int64'), '>=', lit(-(2n ** 63n)))]),
+          // Keys leading both sides: a merge join; keys elsewhere: a hash join.
+          mapJoin('$pair', 'cheap', 'item', [0], [0], [col(0, 'int64'), lit(-big)], [cmp(col(2, 'int64'), '>=', lit(-(2n ** 63n)))]),
+          mapJoin('$pair', 'cheap', 'item', [1], [1], [col(0, 'int64'), col(2, 'int64')]),
           union('other', 'other', 'cheap'),
           difference('other', 'other', 'cheap'),
           clear('$pair'),
@@ -56,7 +58,7 @@ const json = (p: KirProgram): any => JSON.parse(JSON.stringify(serializeKir(p)))
 describe('serializeKir / parseKir', () => {
   it('covers every node kind in the fixture', () => {
     const p = everything();
-    expect(new Set(p.kernels.map((k) => k.kind))).toEqual(new Set(['mapFilter', 'sort', 'unique', 'mergeJoin', 'difference', 'concat', 'merge', 'copy']));
+    expect(new Set(p.kernels.map((k) => k.kind))).toEqual(new Set(['mapFilter', 'sort', 'unique', 'mergeJoin', 'hashJoin', 'difference', 'concat', 'merge', 'copy']));
     expect(new Set(p.blocks.flatMap((b) => b.commands.map((c) => c.kind)))).toEqual(new Set(['launch', 'free', 'clear']));
     expect(new Set(p.blocks.map((b) => b.terminator.kind))).toEqual(new Set(['branch', 'jump', 'halt']));
   });

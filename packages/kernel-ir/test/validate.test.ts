@@ -79,12 +79,33 @@ describe('validateKir', () => {
     expect(messagesAfter((p) => (kernelOfKind(p, 'sort').keys = [2]))).toEqual(['kernel 2 (sort): key #2 out of range for 2 columns']);
   });
 
+  it('requires hashJoin keys to pair up and its projection to match the output', () => {
+    const plan = program(
+      [rel('r', ['int32', 'string'], 'edb'), rel('s', ['string', 'int32'], 'edb'), rel('t', ['int32', 'int32'])],
+      [block('b', [mapJoin('t', 'r', 's', [1], [0], [cols(0)[0]!, { kind: 'col', index: 3, type: 'int32' }])])],
+    );
+    const base = planToKernels(plan, { joinStrategy: 'hash' });
+    expect(validateKir(base)).toEqual([]);
+    expect(messagesAfter((p) => (kernelOfKind(p, 'hashJoin').probeKeys = [0]), base)).toEqual([
+      'kernel 0 (hashJoin): key pair 0 joins build #0 (string) with probe #0 (int32)',
+    ]);
+    expect(messagesAfter((p) => ((kernelOfKind(p, 'hashJoin').buildKeys = []), (kernelOfKind(p, 'hashJoin').probeKeys = [])), base)).toEqual([
+      'kernel 0 (hashJoin): a hash join needs at least one key',
+    ]);
+    expect(messagesAfter((p) => (kernelOfKind(p, 'hashJoin').project[1] = { side: 'build', column: 0 }), base)).toEqual([
+      'kernel 0 (hashJoin): projects (int32, string) into a variable of (int32, int32)',
+    ]);
+    expect(messagesAfter((p) => (kernelOfKind(p, 'hashJoin').project[1] = { side: 'probe', column: 7 }), base)).toEqual([
+      'kernel 0 (hashJoin): output column 1 reads probe #7, out of range',
+    ]);
+  });
+
   it('requires mergeJoin keys to pair up with equal types', () => {
     const plan = program(
       [rel('r', ['int32', 'string'], 'edb'), rel('s', ['string', 'int32'], 'edb'), rel('t', ['int32', 'int32'])],
       [block('b', [mapJoin('t', 'r', 's', [1], [0], [cols(0)[0]!, { kind: 'col', index: 3, type: 'int32' }])])],
     );
-    const base = planToKernels(plan);
+    const base = planToKernels(plan, { joinStrategy: 'sort-merge' });
     expect(validateKir(base)).toEqual([]);
     expect(messagesAfter((p) => (kernelOfKind(p, 'mergeJoin').rightKeys = [1]), base)).toEqual([
       'kernel 1 (mergeJoin): key pair 0 joins left #1 (string) with right #1 (int32)',

@@ -33,6 +33,7 @@ const compileArgsSchema = z.object({
     .object({
       filename: z.string().optional(),
       readFile: callback().optional(),
+      joinStrategy: z.enum(['sort-merge', 'hash', 'auto']).optional(),
     })
     .optional(),
 });

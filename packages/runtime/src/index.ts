@@ -1,4 +1,5 @@
 export { compile, compileFile, Program, type CompileOptions, type RunOptions, type RunOutput, type RunResult } from './program.js';
+export type { JoinStrategy } from '@vixen/kernel-ir';
 export { ResultTable } from './result-table.js';
 export { type FactSources } from './facts-input.js';
 export {

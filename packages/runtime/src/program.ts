@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { compileLogic, type Dialect, type SourceFile, type SouffleIo } from '@vixen/frontend';
 import { generateProgramShaders, type KernelShaders } from '@vixen/codegen-wgsl';
-import { planToKernels, validateKir, type KirProgram } from '@vixen/kernel-ir';
+import { planToKernels, validateKir, type JoinStrategy, type KirProgram } from '@vixen/kernel-ir';
 import {
   collectViolations,
   interpret,
@@ -34,6 +34,8 @@ export interface CompileOptions {
   readFile?: (path: string) => string | undefined;
   /** Forces the source dialect; by default `.dl` files are Soufflé and all others LogiQL. */
   dialect?: Dialect;
+  /** How equi-joins run: sort + merge join, hash join, or (default) hash outside fixpoint loops where it saves sorts. */
+  joinStrategy?: JoinStrategy;
 }
 
 export interface RunOptions extends FactSources {
@@ -108,13 +110,13 @@ export function compile(source: string | SourceFile[], options: CompileOptions =
   const errors = front.diagnostics.filter((d) => d.severity === 'error');
   if (!front.plan || errors.length > 0) throw new VixenError(errors, front.sources);
   assertValid('query plan', validatePlan(front.plan));
-  const kir = planToKernels(front.plan);
+  const kir = planToKernels(front.plan, options.joinStrategy ? { joinStrategy: options.joinStrategy } : {});
   assertValid('kernel IR', validateKir(kir));
   return new Program(kir, generateProgramShaders(kir), front.plan, front.souffleIo);
 }
 
 /** Compiles a `.logic` or `.dl` file from disk (includes resolve relative to it). */
-export function compileFile(path: string, options: Pick<CompileOptions, 'dialect'> = {}): Program {
+export function compileFile(path: string, options: Pick<CompileOptions, 'dialect' | 'joinStrategy'> = {}): Program {
   return compile([{ path, text: readTextFile(path, 'program file') }], options);
 }
 

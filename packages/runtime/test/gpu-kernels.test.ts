@@ -1,7 +1,7 @@
 /** Every KIR kernel kind on a real WebGPU device against plain-JS references on seeded random data. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKernelShaders, kernelConstants } from '@vixen/codegen-wgsl';
-import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
+import type { HashJoinColumn, KirKernel, KirVariable } from '@vixen/kernel-ir';
 import { rowWords, type CompareOp, type Expr, type Predicate, type ScalarType } from '@vixen/queryplan';
 import { downloadRelation, openGpu, releaseRelation, runKernel, uploadRelation, type Gpu } from '../src/gpu/index.js';
 import {
@@ -262,6 +262,58 @@ describe('mergeJoin', () => {
     await expect(run(kernel, vars(types, types, ['int32', 'int32', 'int32', 'int32']), [{ types, rows }, { types, rows }])).rejects.toThrow(
       /maxStorageBufferBindingSize/,
     );
+  });
+});
+
+describe('hashJoin', () => {
+  const B: ScalarType[] = ['int32', 'int64', 'string'];
+  const P: ScalarType[] = ['string', 'int32', 'int64'];
+  const project: HashJoinColumn[] = [
+    { side: 'probe', column: 2 },
+    { side: 'build', column: 0 },
+    { side: 'probe', column: 0 },
+    { side: 'build', column: 1 },
+  ];
+  const outTypes: ScalarType[] = ['int64', 'int32', 'string', 'int64'];
+
+  /** Output rows as word lists, sorted: a hash join's order is unspecified. */
+  const rowsOf = (words: readonly number[], width: number): string[] =>
+    Array.from({ length: words.length / width }, (_, i) => words.slice(i * width, (i + 1) * width).join(',')).sort();
+
+  async function check(n: number, m: number, buildKeys: number[], probeKeys: number[], domain: number): Promise<void> {
+    const r = rng(900 + n * 3 + m);
+    const build = randomRows(r, B, n, domain);
+    const probe = randomRows(r, P, m, domain);
+    const kernel: KirKernel = { kind: 'hashJoin', id: 0, build: 0, probe: 1, output: 2, buildKeys, probeKeys, project };
+    const got = await run(kernel, vars(B, P, outTypes), [{ types: B, rows: build }, { types: P, rows: probe }]);
+    const want: number[] = [];
+    for (const p of probe) {
+      for (const b of build) {
+        if (keyWords(B, b, buildKeys).join() !== keyWords(P, p, probeKeys).join()) continue;
+        want.push(...project.flatMap((c) => (c.side === 'build' ? rowWordsOf([B[c.column]!], [b[c.column]!]) : rowWordsOf([P[c.column]!], [p[c.column]!]))));
+      }
+    }
+    const width = rowWords(outTypes);
+    expect(rowsOf(got, width)).toEqual(rowsOf(want, width));
+  }
+
+  // Both size orders: the driver builds on the smaller side, so either orientation runs.
+  it.each([
+    [0, 5],
+    [1, 7],
+    [129, 40],
+    [40, 129],
+    [2049, 60],
+    [60, 2049],
+  ])('joins on int32 = int32 and int64 = int64 with repeated keys, build %i rows, probe %i', async (n, m) => {
+    await check(n, m, [0, 1], [1, 2], 5);
+  });
+
+  it.each([
+    [7, 300],
+    [300, 7],
+  ])('joins on a string key, build %i rows, probe %i', async (n, m) => {
+    await check(n, m, [2], [0], 50);
   });
 });
 

@@ -14,36 +14,17 @@ import {
   type ScalarType,
   type Terminator,
 } from '@vixen/queryplan';
-import type { KirBlock, KirCommand, KirKernel, KirProgram, KirTerminator, KirVariable, VarId } from '../ir.js';
+import type { KirBlock, KirCommand, KirKernel, KirKernelBody, KirProgram, KirTerminator, KirVariable, VarId } from '../ir.js';
+import { chooseJoin, isPrefixIndices, loopBlocks, lowerHashJoin, type JoinStrategy } from './join-strategy.js';
 
-/** Distributes `Omit` over the kernel union, so each variant keeps its own fields. */
-type KernelBody = KirKernel extends infer K ? (K extends KirKernel ? Omit<K, 'id'> : never) : never;
+export interface LowerOptions {
+  /** How equi-joins run (see join-strategy.ts); default 'auto'. */
+  joinStrategy?: JoinStrategy;
+}
 
 /** [0, 1, ..., n-1] */
 function iota(n: number): number[] {
   return Array.from({ length: n }, (_, i) => i);
-}
-
-/** True when `indices` is exactly [0, 1, ..., indices.length-1]. */
-function isPrefixIndices(indices: readonly number[]): boolean {
-  return indices.every((c, i) => c === i);
-}
-
-/** Labels of the blocks on a cycle of the plan's CFG (the bodies of fixpoint loops). */
-function loopBlocks(plan: QpProgram): Set<string> {
-  const succ = new Map(plan.blocks.map((b) => [b.label, successors(b.terminator)]));
-  const onCycle = new Set<string>();
-  for (const b of plan.blocks) {
-    const seen = new Set<string>();
-    const stack = [...succ.get(b.label)!];
-    for (let l = stack.pop(); l !== undefined; l = stack.pop()) {
-      if (seen.has(l)) continue;
-      seen.add(l);
-      stack.push(...(succ.get(l) ?? []));
-    }
-    if (seen.has(b.label)) onCycle.add(b.label);
-  }
-  return onCycle;
 }
 
 /**
@@ -123,7 +104,14 @@ class Lowering {
   /** Relations certainly empty at the command being lowered. */
   private empty = new Set<string>();
 
-  constructor(private readonly plan: QpProgram) {
+  /** Blocks inside fixpoint loops (join strategy input). */
+  private readonly loops: Set<string>;
+
+  constructor(
+    private readonly plan: QpProgram,
+    private readonly joinStrategy: JoinStrategy,
+  ) {
+    this.loops = loopBlocks(plan.blocks);
     for (const r of plan.relations) {
       const id = this.variables.length;
       this.variables.push({ id, name: r.name, columns: r.columns.map((c) => c.type), relation: r.name });
@@ -132,7 +120,7 @@ class Lowering {
     // Joins inside fixpoint loops that read an edb/idb relation by a non-prefix key get an index kept across
     // iterations (temporaries such as deltas change wholesale every iteration and are sorted where used).
     this.emptyAtEntry = emptyAtEntry(plan);
-    const loops = loopBlocks(plan);
+    const loops = this.loops;
     const kinds = new Map(plan.relations.map((r) => [r.name, r.kind]));
     for (const b of plan.blocks) {
       if (!loops.has(b.label)) continue;
@@ -224,7 +212,7 @@ class Lowering {
     return id;
   }
 
-  private launch(body: KernelBody): void {
+  private launch(body: KirKernelBody): void {
     const id = this.kernels.length;
     this.kernels.push({ ...body, id, origin: { block: this.block, command: this.command } } as KirKernel);
     this.commands.push({ kind: 'launch', kernel: id });
@@ -276,6 +264,12 @@ class Lowering {
         const left = this.rel(c.left);
         const right = this.rel(c.right);
         const target = this.rel(c.target);
+        const choice = chooseJoin(this.joinStrategy, c, this.loops.has(this.block), this.arity(left), this.arity(right));
+        if (choice.kind === 'hash') {
+          const lw = { columns: (v: VarId) => this.variables[v]!.columns, temp: (t: ScalarType[]) => this.temp(t), launch: (b: KirKernelBody) => this.launch(b) };
+          this.canonicalize(lowerHashJoin(lw, c, left, right, choice.build), target, false);
+          return;
+        }
         // Canonical order already sorts by any leading prefix of the columns; a join index by any other key.
         const sortedBy = (v: VarId, keys: number[]): VarId =>
           isPrefixIndices(keys) ? v : (this.indexFor(v, keys)?.variable ?? this.sorted(v, keys));
@@ -359,8 +353,8 @@ class Lowering {
   }
 }
 
-export function lowerPlan(plan: QpProgram): KirProgram {
-  const lowering = new Lowering(plan);
+export function lowerPlan(plan: QpProgram, options: LowerOptions = {}): KirProgram {
+  const lowering = new Lowering(plan, options.joinStrategy ?? 'auto');
   const init = lowering.buildIndexes();
   const blocks = plan.blocks.map((b) => lowering.lowerBlock(b));
   const entry = blocks.find((b) => b.label === plan.entry);

@@ -18,6 +18,7 @@ import {
   type HashAggregate,
   type HashKeyLayout,
   type JoinOutputWord,
+  type KernelShaders,
 } from '@vixen/codegen-wgsl';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { Recorder, type Bound } from './recorder.js';
@@ -64,24 +65,29 @@ function acquire(g: GpuImpl, words: number, what: string): Bound {
 /** Builds a join table over `build`'s key (load factor at most 1/2). One submission, no readback. */
 export function buildHashTable(gpu: Gpu, build: KeyedRelation): Promise<HashTable> {
   const g = internals(gpu);
-  const layout = layoutOf(build, 'hash build');
+  return g.scoped('hash build', () => buildTable(g, build, hashBuildShaders(layoutOf(build, 'hash build'))));
+}
+
+/** buildHashTable inside a caller's scope, with the caller's shaders (a `hashBuild` pass for `build`'s layout). */
+async function buildTable(g: GpuImpl, build: KeyedRelation, shaders: KernelShaders): Promise<HashTable> {
   const n = build.relation.count;
-  const K = layout.keyWords.length;
-  return g.scoped('hash build', async () => {
-    if (n === 0) return { table: null, next: null, slots: 0, keyWords: K, build: build.relation };
-    const slots = pow2(2 * n);
-    const table = acquire(g, slots * joinSlotWords(K) + 1, `hash table of ${slots} slots`);
-    const next = acquire(g, n, `hash chains of ${n} rows`);
-    const rec = new Recorder(g, hashBuildShaders(layout));
-    rec.clear(table.buffer, table.words * 4);
-    rec.dispatch('hashBuild', [bound(build.relation), table, next], [n, slots - 1], n);
-    await rec.submit();
-    return { table, next, slots, keyWords: K, build: build.relation };
-  });
+  const K = layoutOf(build, 'hash build').keyWords.length;
+  if (n === 0) return { table: null, next: null, slots: 0, keyWords: K, build: build.relation };
+  const slots = pow2(2 * n);
+  const table = acquire(g, slots * joinSlotWords(K) + 1, `hash table of ${slots} slots`);
+  const next = acquire(g, n, `hash chains of ${n} rows`);
+  const rec = new Recorder(g, shaders);
+  rec.clear(table.buffer, table.words * 4);
+  rec.dispatch('hashBuild', [bound(build.relation), table, next], [n, slots - 1], n);
+  await rec.submit();
+  return { table, next, slots, keyWords: K, build: build.relation };
 }
 
 export function releaseHashTable(gpu: Gpu, t: HashTable): void {
-  const g = internals(gpu);
+  releaseTable(internals(gpu), t);
+}
+
+function releaseTable(g: GpuImpl, t: HashTable): void {
   if (t.table) g.pool.release(t.table.buffer);
   if (t.next) g.pool.release(t.next.buffer);
 }
@@ -95,37 +101,53 @@ export function releaseHashTable(gpu: Gpu, t: HashTable): void {
 export function probeHashTable(gpu: Gpu, t: HashTable, probe: KeyedRelation, output: readonly JoinOutputWord[] = JOIN_PAIRS): Promise<DeviceRelation> {
   const g = internals(gpu);
   const layout = layoutOf(probe, 'hash probe');
+  return g.scoped('hash probe', () => probeTable(g, t, probe, output, hashProbeShaders(layout, t.build.width, output)));
+}
+
+/** probeHashTable inside a caller's scope, with the caller's shaders (a `hashProbe` pass for these layouts). */
+async function probeTable(g: GpuImpl, t: HashTable, probe: KeyedRelation, output: readonly JoinOutputWord[], shaders: KernelShaders): Promise<DeviceRelation> {
+  const layout = layoutOf(probe, 'hash probe');
   if (layout.keyWords.length !== t.keyWords) throw new Error(`hash probe: ${layout.keyWords.length} key words against a table of ${t.keyWords}`);
   const n = probe.relation.count;
-  return g.scoped('hash probe', async () => {
-    const width = output.length;
-    const empty: DeviceRelation = { buffer: null, count: 0, width };
-    if (n === 0 || !t.table || !t.next) return empty;
-    const tiles = Math.ceil(n / (HASH_ITEMS * g.limits.workgroupSize));
-    const shaders = hashProbeShaders(layout, t.build.width, output);
-    const counter = acquire(g, 1, 'probe counter');
-    try {
-      // Room for one match per probe row, or as many rows as one binding holds.
-      let capacity = Math.max(1, Math.min(n, Math.floor(g.limits.maxStorageBufferBindingSize / (4 * width))));
-      for (;;) {
-        const out = acquire(g, width * capacity, `join output of ${capacity} rows x ${width} words`);
-        const rec = new Recorder(g, shaders);
-        rec.clear(counter.buffer, 4);
-        rec.dispatch('hashProbe', [bound(probe.relation), bound(t.build), t.table, t.next, out, counter], [n, t.slots - 1, capacity], tiles * g.limits.workgroupSize);
-        await rec.submit();
-        const total = (await readWords(g, counter.buffer, 0, 1))[0]!;
-        if (total <= capacity) {
-          if (total > 0) return { buffer: out.buffer, count: total, width };
-          g.pool.release(out.buffer);
-          return empty;
-        }
+  const width = output.length;
+  const empty: DeviceRelation = { buffer: null, count: 0, width };
+  if (n === 0 || !t.table || !t.next) return empty;
+  const tiles = Math.ceil(n / (HASH_ITEMS * g.limits.workgroupSize));
+  const counter = acquire(g, 1, 'probe counter');
+  try {
+    // Room for one match per probe row, or as many rows as one binding holds.
+    let capacity = Math.max(1, Math.min(n, Math.floor(g.limits.maxStorageBufferBindingSize / (4 * width))));
+    for (;;) {
+      const out = acquire(g, width * capacity, `join output of ${capacity} rows x ${width} words`);
+      const rec = new Recorder(g, shaders);
+      rec.clear(counter.buffer, 4);
+      rec.dispatch('hashProbe', [bound(probe.relation), bound(t.build), t.table, t.next, out, counter], [n, t.slots - 1, capacity], tiles * g.limits.workgroupSize);
+      await rec.submit();
+      const total = (await readWords(g, counter.buffer, 0, 1))[0]!;
+      if (total <= capacity) {
+        if (total > 0) return { buffer: out.buffer, count: total, width };
         g.pool.release(out.buffer);
-        capacity = total;
+        return empty;
       }
-    } finally {
-      g.pool.release(counter.buffer);
+      g.pool.release(out.buffer);
+      capacity = total;
     }
-  });
+  } finally {
+    g.pool.release(counter.buffer);
+  }
+}
+
+/**
+ * A whole hash join inside the caller's scope (the KIR hashJoin kernel's driver): build, probe, release, with
+ * the kernel's generated shaders (both passes).
+ */
+export async function hashJoinRows(g: GpuImpl, build: KeyedRelation, probe: KeyedRelation, output: readonly JoinOutputWord[], shaders: KernelShaders): Promise<DeviceRelation> {
+  const t = await buildTable(g, build, shaders);
+  try {
+    return await probeTable(g, t, probe, output, shaders);
+  } finally {
+    releaseTable(g, t);
+  }
 }
 
 /** Build on `build`, probe with `probe`, release the table: rows of `output` (default index pairs) per match. */

@@ -6,9 +6,21 @@
  * pass writes the rows.
  */
 import { rowWords, type ScalarType } from '@vixen/queryplan';
-import { COMPACT_ITEMS, MERGE_ITEMS, RADIX_BITS, RADIX_ITEMS, sortKeyWords, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
+import {
+  COMPACT_ITEMS,
+  MERGE_ITEMS,
+  RADIX_BITS,
+  RADIX_ITEMS,
+  generateKernelShaders,
+  hashJoinLayout,
+  sortKeyWords,
+  swapHashJoin,
+  type KernelShaders,
+  type PassName,
+} from '@vixen/codegen-wgsl';
 import { kernelInputs, type KirKernel, type KirVariable, type VarId } from '@vixen/kernel-ir';
 import { aggregateRows } from './aggregate.js';
+import { hashJoinRows } from './hash.js';
 import { limitRows } from './limit.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { Recorder, type Bound } from './recorder.js';
@@ -194,9 +206,14 @@ async function run(
   shaders: KernelShaders,
   inputs: DeviceRelation[],
   constWords: Uint32Array,
-  columns: (v: VarId) => ScalarType[],
+  variables: readonly KirVariable[],
   tables: Bound | undefined,
 ): Promise<DeviceRelation> {
+  const columns = (id: VarId): ScalarType[] => {
+    const v = variables.find((x) => x.id === id);
+    if (!v) throw new Error(`internal: kernel ${kernel.id} uses unknown variable ${id}`);
+    return v.columns;
+  };
   const outWidth = rowWords(columns(kernel.output));
   const empty: DeviceRelation = { buffer: null, count: 0, width: outWidth };
   const [a, b] = inputs as [DeviceRelation, DeviceRelation];
@@ -241,6 +258,17 @@ async function run(
         outWidth,
         ...(tables ? { tables } : {}),
       });
+    case 'hashJoin': {
+      if (a.count === 0 || b.count === 0) return empty;
+      // Sizes are known only now: build on the smaller side (a smaller table, and the probe's first pass has
+      // room for one match per row of the larger side). The swapped passes compile once per kernel and device.
+      const swap = b.count < a.count;
+      const k = swap ? swapHashJoin(kernel) : kernel;
+      const [build, probe] = swap ? [b, a] : [a, b];
+      const layout = hashJoinLayout(k, columns(k.build), columns(k.probe));
+      const passes = swap ? generateKernelShaders(k, variables) : shaders;
+      return hashJoinRows(g, { relation: build, keyWords: layout.build.keyWords }, { relation: probe, keyWords: layout.probe.keyWords }, layout.output, passes);
+    }
     case 'sort': {
       const arity = columns(kernel.input).length;
       // A canonical relation is already in the order of a sort by all its columns.
@@ -288,11 +316,6 @@ export async function runKernel(
   tables?: Bound,
 ): Promise<DeviceRelation> {
   const g = internals(gpu);
-  const columns = (id: VarId): ScalarType[] => {
-    const v = variables.find((x) => x.id === id);
-    if (!v) throw new Error(`internal: kernel ${kernel.id} uses unknown variable ${id}`);
-    return v.columns;
-  };
   if (inputs.length !== kernelInputs(kernel).length) throw new Error(`internal: ${kernel.kind} kernel ${kernel.id} given ${inputs.length} inputs`);
-  return g.scoped(`${kernel.kind} kernel ${kernel.id}`, () => run(g, kernel, shaders, inputs, constWords, columns, tables));
+  return g.scoped(`${kernel.kind} kernel ${kernel.id}`, () => run(g, kernel, shaders, inputs, constWords, variables, tables));
 }
