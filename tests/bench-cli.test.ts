@@ -3,14 +3,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
-import { runCli } from '@vixen/cli';
-
-async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(['node', 'vixen', ...args], (s) => (out += s), (s) => (err += s));
-  return { code, out, err };
-}
+import { cli } from './helpers/cli.js';
 
 test('bench operators --operators/--selectivities/--json', async () => {
   const json = join(mkdtempSync(join(tmpdir(), 'vixen-bench-')), 'report.json');

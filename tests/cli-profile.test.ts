@@ -8,20 +8,14 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { EXIT_LIMIT, runCli } from '@vixen/cli';
+import { EXIT_LIMIT } from '@vixen/cli';
+import { cli } from './helpers/cli.js';
 import { compileFile } from '@vixen/runtime';
 import { progressLine } from '../packages/cli/src/report.js';
 
 const root = join(import.meta.dirname, '..');
 const tcFile = join(root, 'examples/transitive-closure.logic');
 const countUp = join(root, 'tests/runaway/count-up.logic');
-
-async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(['node', 'vixen', ...args], (s) => (out += s), (s) => (err += s));
-  return { code, out, err };
-}
 
 /** A facts folder with a chain 0 -> 1 -> ... -> n as edge.csv. */
 function chainFacts(n: number): string {

@@ -7,17 +7,10 @@ import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { runCli } from '@vixen/cli';
+import { cli } from './helpers/cli.js';
 
 const root = join(import.meta.dirname, '..');
 const bad = join(import.meta.dirname, 'bad-input');
-
-async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(['node', 'vixen', ...args], (s) => (out += s), (s) => (err += s));
-  return { code, out, err };
-}
 
 // Every kind of bad input, with its message and exit status: tests/bad-input.test.ts.
 describe('bad input is a located error, never a stack trace', () => {

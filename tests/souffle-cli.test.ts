@@ -6,17 +6,10 @@ import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { runCli } from '@vixen/cli';
+import { cli } from './helpers/cli.js';
 import { formatSouffleFloat } from '@vixen/runtime';
 
 const cases = join(import.meta.dirname, 'souffle');
-
-async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(['node', 'vixen', ...args], (s) => (out += s), (s) => (err += s));
-  return { code, out, err };
-}
 
 const expected = (name: string, file: string): string => readFileSync(join(cases, name, 'expected', file), 'utf8');
 

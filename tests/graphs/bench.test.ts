@@ -3,15 +3,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { runCli } from '@vixen/cli';
+import { cli } from '../helpers/cli.js';
 import type { GraphBenchReport } from '@vixen/runtime';
-
-async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(['node', 'vixen', ...args], (s) => (out += s), (s) => (err += s));
-  return { code, out, err };
-}
 
 describe('vixen bench graphs', () => {
   test('a 5 x 4 grid: every workload agrees with DuckDB; iterations and tuple counts follow the grid', { timeout: 120_000 }, async () => {
