@@ -196,7 +196,8 @@ export function hashGroupBy(gpu: Gpu, input: KeyedRelation, aggregates: readonly
         if (full === 0) return { buffer: out.buffer, count: groups!, width: outWidth };
         g.pool.release(out.buffer);
         if (slots >= 2 * n) throw new Error(`internal: group table of ${slots} slots filled by ${n} rows`);
-        slots = pow2(2 * n);
+        // Grow by steps rather than to 2n at once: more groups than the first table holds rarely means as many as rows.
+        slots = Math.min(pow2(2 * n), slots * 8);
       }
     } finally {
       g.pool.release(meta.buffer);
