@@ -1,5 +1,5 @@
 /** `vixen bench operators`: the operator benchmark of @vixen/runtime, as a table and optionally JSON. */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +21,7 @@ import {
   TPCH_QUERIES,
 } from '@vixen/runtime';
 import { VixenError } from '@vixen/queryplan';
+import { parseOptions, writeJsonReport } from './options.js';
 
 /** `A..B` (inclusive) or a comma-separated list of log2 sizes, each in 1..31. */
 const sizesSchema = z
@@ -67,14 +68,6 @@ const tpchOptionsSchema = z.object({
   seed: z.coerce.number().int().default(1),
   backend: z.enum(['auto', 'vulkan', 'opengles']).default('auto'),
 });
-
-/** Options checked by `schema`; errors name the flag as typed (`--edge-factor`). */
-function parseOptions<T>(schema: z.ZodType<T>, raw: unknown): T {
-  const r = schema.safeParse(raw);
-  if (r.success) return r.data;
-  const flag = (path: readonly PropertyKey[]): string => path.map(String).join('.').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-  throw new VixenError({ severity: 'error', message: r.error.issues.map((i) => `option --${flag(i.path)}: ${i.message}`).join('; ') });
-}
 
 /** examples/tpch of the source tree this CLI runs from (a bundle has none: it needs --queries-dir). */
 const defaultQueriesDir = (): string => fileURLToPath(new URL('../../../examples/tpch', import.meta.url));
@@ -137,10 +130,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
           onSkip: (x) => err(`  ${x.operator} ${x.variant} 2^${x.log2n}: skipped (${x.reason})\n`),
         });
         out(formatBenchReport(report) + '\n');
-        if (opts.json !== undefined) {
-          writeFileSync(opts.json, JSON.stringify(report, null, 2) + '\n');
-          err(`wrote ${opts.json}\n`);
-        }
+        if (opts.json !== undefined) writeJsonReport(opts.json, report, err);
       } finally {
         gpu.dispose();
       }
@@ -181,10 +171,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
           onQuery: (q) => err(`  Q${q.query}: ${q.status}, vixen ${q.vixenMs.toFixed(1)} ms, duckdb ${q.duckdbMs.toFixed(1)} ms\n`),
         });
         out(formatTpchReport(report) + '\n');
-        if (opts.json !== undefined) {
-          writeFileSync(opts.json, JSON.stringify(report, null, 2) + '\n');
-          err(`wrote ${opts.json}\n`);
-        }
+        if (opts.json !== undefined) writeJsonReport(opts.json, report, err);
       } finally {
         gpu.dispose();
         if (generated !== undefined) rmSync(generated, { recursive: true, force: true });
@@ -244,10 +231,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
               (x.duckdb ? `; DuckDB ${x.duckdb.milliseconds.toFixed(1)} ms` : '') + '\n'),
         });
         out(formatGraphBenchReport(report) + '\n');
-        if (o.json !== undefined) {
-          writeFileSync(o.json, JSON.stringify(report, null, 2) + '\n');
-          err(`wrote ${o.json}\n`);
-        }
+        if (o.json !== undefined) writeJsonReport(o.json, report, err);
         const disagree = report.results.filter((x) => x.duckdb && !x.duckdb.agrees).map((x) => x.workload);
         if (disagree.length > 0) throw new VixenError({ severity: 'error', message: `DuckDB derives different tuple counts for ${disagree.join(', ')}` });
       } finally {

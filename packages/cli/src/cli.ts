@@ -16,6 +16,7 @@ import {
 import { printKir } from '@vixen/kernel-ir';
 import { planToDot, printPlan, renderDiagnostics, VixenError } from '@vixen/queryplan';
 import { benchCommand } from './bench.js';
+import { parseOptions } from './options.js';
 import { buildBundle } from './bundle.js';
 import { checkOutputDir, ConstraintViolations, renderResults, writeOutputDir, type OutputFormat } from './format.js';
 import { explainDot, explainText, formatProfile, formatStats, progressLine } from './report.js';
@@ -60,17 +61,6 @@ const bundleOptionsSchema = z.object({
   nodeBinary: z.string().min(1).optional(),
   withDuckdb: z.boolean().default(false),
 });
-
-/** Validates options with zod; a bad option is a user error with the option named. */
-function parseOptions<T extends z.ZodType>(schema: T, raw: unknown): z.infer<T> {
-  const r = schema.safeParse(raw);
-  if (!r.success) {
-    const flag = (path: readonly PropertyKey[]): string => path.map(String).join('.').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-    const msg = r.error.issues.map((i) => `option --${flag(i.path)}: ${i.message}`).join('; ');
-    throw new VixenError({ severity: 'error', message: msg });
-  }
-  return r.data;
-}
 
 const compileOptionsSchema = z.object({ out: z.string().min(1), joinStrategy: z.enum(['sort-merge', 'hash', 'auto']).optional() });
 

@@ -1,0 +1,22 @@
+/** What every CLI command shares: checking its options with zod, and writing a JSON report file. */
+import { writeFileSync } from 'node:fs';
+import { z } from 'zod';
+import { VixenError } from '@vixen/queryplan';
+
+/** Validates options with zod; a bad option is a user error naming the flag as typed (`--edge-factor`). */
+export function parseOptions<T extends z.ZodType>(schema: T, raw: unknown): z.infer<T> {
+  const r = schema.safeParse(raw);
+  if (r.success) return r.data;
+  const flag = (path: readonly PropertyKey[]): string => path.map(String).join('.').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+  throw new VixenError({ severity: 'error', message: r.error.issues.map((i) => `option --${flag(i.path)}: ${i.message}`).join('; ') });
+}
+
+/** Writes `report` as indented JSON to `path` and says so on `err`; a file that cannot be written is a user error. */
+export function writeJsonReport(path: string, report: unknown, err: (s: string) => void): void {
+  try {
+    writeFileSync(path, JSON.stringify(report, null, 2) + '\n');
+  } catch (e) {
+    throw new VixenError({ severity: 'error', message: `cannot write ${path}: ${(e as Error).message}` });
+  }
+  err(`wrote ${path}\n`);
+}
