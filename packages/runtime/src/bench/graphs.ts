@@ -14,6 +14,8 @@ import { binaryTree, chain, cycle, grid, rmat, uniformRandom } from '../graphs/g
 import { edgeRows, symmetric, type Graph } from '../graphs/graph.js';
 import { alignedTable, si } from './operators.js';
 import type { ExecuteStats } from '../executor.js';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { openDuckDb } from '../duckdb.js';
 
 /** Rows a relation held at the end of the run. */
 const rowsOf = (stats: ExecuteStats, relation: string): number => stats.relationRows.find((r) => r.name === relation)?.rows ?? 0;
@@ -183,23 +185,8 @@ export function makeGraph(spec: GraphSpec): { graph: Graph; description: string 
   }
 }
 
-/** What @duckdb/node-api offers that the benchmark uses (imported only when DuckDB is asked for). */
-interface DuckConnection {
-  run(sql: string): Promise<unknown>;
-  runAndReadAll(sql: string): Promise<{ getRows(): unknown[][] }>;
-  createAppender(table: string): Promise<{ appendInteger(v: number): void; endRow(): void; closeSync(): void }>;
-  closeSync(): void;
-}
-
-async function openDuckDb(): Promise<{ connection: DuckConnection; close(): void }> {
-  let api: typeof import('@duckdb/node-api');
-  try {
-    api = await import('@duckdb/node-api');
-  } catch {
-    throw new VixenError({ severity: 'error', message: 'DuckDB (@duckdb/node-api) is not installed; run without DuckDB (--no-duckdb)' });
-  }
-  const instance = await api.DuckDBInstance.create(':memory:');
-  const connection = (await instance.connect()) as unknown as DuckConnection;
+async function openPeer(): Promise<{ connection: DuckDBConnection; close(): void }> {
+  const { instance, connection } = await openDuckDb('run without DuckDB (--no-duckdb)');
   return {
     connection,
     close: () => {
@@ -209,7 +196,7 @@ async function openDuckDb(): Promise<{ connection: DuckConnection; close(): void
   };
 }
 
-async function loadTable(db: DuckConnection, name: string, columns: string[], rows: readonly Row[]): Promise<void> {
+async function loadTable(db: DuckDBConnection, name: string, columns: string[], rows: readonly Row[]): Promise<void> {
   await db.run(`CREATE OR REPLACE TABLE ${name}(${columns.map((c) => `${c} INTEGER`).join(', ')})`);
   const appender = await db.createAppender(name);
   for (const row of rows) {
@@ -219,7 +206,7 @@ async function loadTable(db: DuckConnection, name: string, columns: string[], ro
   appender.closeSync();
 }
 
-async function runDuckDb(db: DuckConnection, def: WorkloadDef, facts: Record<string, Row[]>): Promise<{ milliseconds: number; counts: number[] }> {
+async function runDuckDb(db: DuckDBConnection, def: WorkloadDef, facts: Record<string, Row[]>): Promise<{ milliseconds: number; counts: number[] }> {
   await loadTable(db, 'edge', ['x', 'y'], facts.edge ?? []);
   await loadTable(db, 'source', ['x'], facts.source ?? []);
   const t0 = performance.now();
@@ -244,7 +231,7 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
   const undirected = options.workloads.some((w) => WORKLOADS[w].undirected) ? symmetric(directed) : directed;
   const source = options.source ?? 0;
   const dir = options.programsDir ?? defaultProgramsDir();
-  const duck = options.duckdb === false ? undefined : await openDuckDb();
+  const duck = options.duckdb === false ? undefined : await openPeer();
   const results: GraphBenchResult[] = [];
   try {
     for (const workload of options.workloads) {

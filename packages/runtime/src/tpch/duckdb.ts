@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { VixenError, type RelationDecl, type ScalarType } from '@vixen/queryplan';
 import { TPCH_TABLES } from './dbgen.js';
+import { openDuckDb } from '../duckdb.js';
 
 /** A DuckDB value as the comparison reads it. */
 export type DuckValue =
@@ -52,14 +53,7 @@ export class TpchDuckDb {
 
   /** Opens DuckDB and loads `dir/<table>.tbl` for the eight tables, typed as `schema` declares them. */
   static async open(dir: string, schema: readonly RelationDecl[], threads?: number): Promise<TpchDuckDb> {
-    let api: typeof import('@duckdb/node-api');
-    try {
-      api = await import('@duckdb/node-api');
-    } catch {
-      throw new VixenError({ severity: 'error', message: 'DuckDB is not installed: add @duckdb/node-api to compare with it' });
-    }
-    const instance = await api.DuckDBInstance.create(':memory:', threads !== undefined ? { threads: String(threads) } : {});
-    const connection = await instance.connect();
+    const { instance, connection } = await openDuckDb('add it to compare with it', threads);
     const db = new TpchDuckDb(instance, connection);
     for (const table of TPCH_TABLES) {
       const rel = schema.find((r) => r.name === table);
