@@ -4,10 +4,9 @@
  * `#undef NAME`. Everything else (`#ifdef`, function-like macros, `#include <...>`) is reported, never
  * silently skipped. A macro use keeps its own position, so diagnostics point where the name was written.
  */
-import { posix } from 'node:path';
 import type { IToken } from 'chevrotain';
 import { errorAt, type Diagnostic } from '@vixen/queryplan';
-import type { SourceFile } from '../syntax/load.js';
+import { walkIncludes, type IncludeAt, type SourceFile } from '../syntax/includes.js';
 import { tokenSpan } from '../syntax/span.js';
 import { Identifier, Preprocessor, tokenizeSouffle } from './lexer.js';
 
@@ -30,11 +29,7 @@ export function preprocess(
   readFile: ((path: string) => string | undefined) | undefined,
   diagnostics: Diagnostic[],
 ): Preprocessed {
-  const given = new Map(roots.map((f) => [posix.normalize(f.path), f.text]));
-  const sources = new Map<string, string>();
   const runs: TokenRun[] = [];
-  const done = new Set<string>();
-  const active: string[] = [];
   // Macros persist across files, as the C preprocessor's do: a `#define` in an included file holds after it.
   const macros = new Map<string, IToken[]>();
 
@@ -54,10 +49,7 @@ export function preprocess(
     return placed.flatMap((t) => (t.tokenType === Identifier ? expand(t, [...seen, use.image]) : [t]));
   };
 
-  const visit = (path: string, text: string): void => {
-    done.add(path);
-    active.push(path);
-    sources.set(path, text);
+  const scan = (path: string, text: string, include: (target: string, at: IncludeAt, enter: () => void) => void): void => {
     const lexed = tokenizeSouffle(text, path);
     diagnostics.push(...lexed.diagnostics);
     let pending: IToken[] = [];
@@ -73,20 +65,13 @@ export function preprocess(
         if (target === undefined) continue;
         flush();
         const span = tokenSpan(t, path);
-        if (active.includes(target)) {
-          diagnostics.push(errorAt(`include cycle: ${[...active.slice(active.indexOf(target)), target].join(' -> ')}`, span));
-        } else if (!done.has(target)) {
-          const included = given.get(target) ?? readFile?.(target);
-          if (included === undefined) diagnostics.push(errorAt(`cannot read included file '${target}'`, span));
-          else visit(target, included);
-        }
+        include(target, { span, pathSpan: span }, () => undefined);
       }
     }
     flush();
-    active.pop();
   };
 
-  /** Applies `#define`/`#undef`; returns the path an `#include` names (resolved), undefined otherwise. */
+  /** Applies `#define`/`#undef`; returns the path an `#include` names, undefined otherwise. */
   const directive = (t: IToken, path: string): string | undefined => {
     const span = tokenSpan(t, path);
     const [, name = '', rest = ''] = DIRECTIVE.exec(t.image.trimEnd()) ?? [];
@@ -98,7 +83,7 @@ export function preprocess(
       case 'include': {
         const quoted = /^"([^"]+)"$/.exec(rest);
         if (!quoted) return error(`expected #include "file.dl": only quoted includes are supported, found #include ${rest}`);
-        return posix.normalize(posix.join(posix.dirname(path), quoted[1]!));
+        return quoted[1]!;
       }
       case 'define': {
         const def = /^([A-Za-z_][A-Za-z0-9_]*)(\(?)\s*(.*)$/.exec(rest);
@@ -119,6 +104,5 @@ export function preprocess(
     }
   };
 
-  for (const [path, text] of given) if (!done.has(path)) visit(path, text);
-  return { runs, sources };
+  return { runs, sources: walkIncludes(roots, readFile, diagnostics, scan) };
 }

@@ -2,15 +2,12 @@
  * Reads and parses the given files and, transitively, the files they `include` (each file once; a path
  * is resolved against the including file's folder). Clauses of an included file come where its include stood.
  */
-import { posix } from 'node:path';
-import { errorAt, type Diagnostic } from '@vixen/queryplan';
+import type { Diagnostic } from '@vixen/queryplan';
 import type { Clause, SourceAst } from './ast.js';
+import { walkIncludes, type SourceFile } from './includes.js';
 import { parse } from './parse.js';
 
-export interface SourceFile {
-  path: string;
-  text: string;
-}
+export type { SourceFile } from './includes.js';
 
 export interface LoadedProgram {
   /** Parsed files, in the order their clauses take effect. */
@@ -24,16 +21,8 @@ export function loadProgram(
   readFile: ((path: string) => string | undefined) | undefined,
   diagnostics: Diagnostic[],
 ): LoadedProgram {
-  const given = new Map(roots.map((f) => [posix.normalize(f.path), f.text]));
-  const sources = new Map<string, string>();
   const files: SourceAst[] = [];
-  const done = new Set<string>();
-  const active: string[] = [];
-
-  const visit = (path: string, text: string): void => {
-    done.add(path);
-    active.push(path);
-    sources.set(path, text);
+  const sources = walkIncludes(roots, readFile, diagnostics, (path, text, include) => {
     const parsed = parse(text, path);
     diagnostics.push(...parsed.diagnostics);
     // Split the file around its includes so that included clauses land where the include stood.
@@ -43,29 +32,10 @@ export function loadProgram(
       pending = [];
     };
     for (const clause of parsed.ast.clauses) {
-      if (clause.kind !== 'include') {
-        pending.push(clause);
-        continue;
-      }
-      const target = posix.normalize(posix.join(posix.dirname(path), clause.path));
-      if (active.includes(target)) {
-        const cycle = [...active.slice(active.indexOf(target)), target].join(' -> ');
-        diagnostics.push(errorAt(`include cycle: ${cycle}`, clause.span));
-        continue;
-      }
-      if (done.has(target)) continue;
-      const included = given.get(target) ?? readFile?.(target);
-      if (included === undefined) {
-        diagnostics.push(errorAt(`cannot read included file '${target}'`, clause.pathSpan));
-        continue;
-      }
-      flush();
-      visit(target, included);
+      if (clause.kind === 'include') include(clause.path, { span: clause.span, pathSpan: clause.pathSpan }, flush);
+      else pending.push(clause);
     }
     flush();
-    active.pop();
-  };
-
-  for (const [path, text] of given) if (!done.has(path)) visit(path, text);
+  });
   return { files, sources };
 }
