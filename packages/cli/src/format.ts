@@ -1,8 +1,8 @@
 /** Renders result relations as text tables, CSV or JSON, and writes per-relation files. */
-import { closeSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatValue, formatViolation, VixenError, type RelationDecl, type Row, type Value, type Violation } from '@vixen/queryplan';
-import type { ResultTable } from '@vixen/runtime';
+import { writeFilesAtomically, type ResultTable } from '@vixen/runtime';
 
 export type OutputFormat = 'table' | 'csv' | 'json' | 'count';
 
@@ -103,9 +103,14 @@ export function renderResults(
 
 /** Fails before a run whose --output-dir could not be written: a path that exists and is not a directory. */
 export function checkOutputDir(dir: string): void {
-  if (statSync(dir, { throwIfNoEntry: false })?.isDirectory() === false) {
-    throw new VixenError({ severity: 'error', message: `output directory ${dir} is not a directory` });
+  let isDirectory: boolean | undefined;
+  try {
+    isDirectory = statSync(dir, { throwIfNoEntry: false })?.isDirectory();
+  } catch (e) {
+    // A path through a file (ENOTDIR) or an unreadable folder.
+    throw new VixenError({ severity: 'error', message: `output directory ${dir} cannot be used: ${(e as Error).message}` });
   }
+  if (isDirectory === false) throw new VixenError({ severity: 'error', message: `output directory ${dir} is not a directory` });
 }
 
 /**
@@ -113,30 +118,17 @@ export function checkOutputDir(dir: string): void {
  * temporary name first and renamed into place only when all were written, so a failure leaves earlier results intact.
  */
 export function writeOutputDir(dir: string, tables: ReadonlyMap<string, ResultTable>, decls: ReadonlyMap<string, RelationDecl>): string[] {
-  const staged: Array<{ tmp: string; path: string }> = [];
-  try {
-    mkdirSync(dir, { recursive: true });
-    for (const [name, t] of tables) {
-      const path = join(dir, `${name}.csv`);
-      const tmp = `${path}.tmp-${process.pid}`;
-      staged.push({ tmp, path });
-      const fd = openSync(tmp, 'w');
-      try {
-        const decl = decls.get(name)!;
-        const lines = (function* () {
-          for (const r of t) yield rowTexts(decl, r).join('\t');
-        })();
-        writeLines(lines, (text) => writeSync(fd, text));
-      } finally {
-        closeSync(fd);
-      }
-    }
-  } catch (e) {
-    for (const { tmp } of staged) rmSync(tmp, { force: true });
-    throw new VixenError({ severity: 'error', message: `cannot write output files in ${dir}: ${(e as Error).message}` });
-  }
-  for (const { tmp, path } of staged) renameSync(tmp, path);
-  return staged.map((s) => s.path);
+  const files = [...tables].map(([name, t]) => ({
+    path: join(dir, `${name}.csv`),
+    write: (out: (text: string) => void) => {
+      const decl = decls.get(name)!;
+      const lines = (function* () {
+        for (const r of t) yield rowTexts(decl, r).join('\t');
+      })();
+      writeLines(lines, out);
+    },
+  }));
+  return writeFilesAtomically(dir, files, `output files in ${dir}`);
 }
 
 /** Violated constraints after a run: the CLI prints them on stderr and exits with status 3. */

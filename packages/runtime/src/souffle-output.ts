@@ -9,11 +9,11 @@
  * symbols by their symbol-table number (order of first appearance), which no file can reproduce, so symbols
  * sort by code unit here.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, isAbsolute, join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import type { SouffleIo, SouffleOutput } from '@vixen/frontend';
 import { formatValue, type RelationDecl, type Row, type ScalarType, type Value } from '@vixen/queryplan';
 import type { ResultTable } from './result-table.js';
+import { writeFilesAtomically, type OutputFile } from './output-files.js';
 
 /** C++'s `ostream << float` at precision 9: `%.9g` (shortest of fixed and exponent form, zeros trimmed). */
 export function formatSouffleFloat(x: number): string {
@@ -55,7 +55,7 @@ export function writeSouffleOutputs(
   outputDir: string | undefined,
   stdout: (s: string) => void,
 ): { written: string[]; unwritten: Map<string, ResultTable> } {
-  const written: string[] = [];
+  const files: OutputFile[] = [];
   const unwritten = new Map<string, ResultTable>();
   for (const [name, table] of tables) {
     const decl = decls.get(name)!;
@@ -68,11 +68,10 @@ export function writeSouffleOutputs(
         unwritten.set(name, table);
       } else {
         const path = isAbsolute(target.filename) ? target.filename : join(outputDir, target.filename);
-        mkdirSync(dirname(path), { recursive: true });
-        writeFileSync(path, souffleLines(decl, rows, target.delimiter));
-        written.push(path);
+        files.push({ path, write: (out) => out(souffleLines(decl, rows, target.delimiter)) });
       }
     }
   }
+  const written = files.length === 0 || outputDir === undefined ? [] : writeFilesAtomically(outputDir, files, `output files in ${outputDir}`);
   return { written, unwritten };
 }
