@@ -172,6 +172,7 @@ export const cliCases: CliCase[] = [
   { kind: 'options', name: 'a run limit with --reference', args: (p) => [...edge(p), '--reference', '--timeout', '5'], code: 1, stderr: /^error: the reference interpreter does not enforce run limits \(timeout\)\n$/ },
   { kind: 'options', name: 'unknown output relation', args: (p) => [...edge(p), '--output', 'nosuch'], code: 1, stderr: /^error: unknown output relation: nosuch \(known: edge, path\)\n$/ },
   { kind: 'options', name: '--output-dir that is a file', args: (p) => [...edge(p), '--output-dir', p.bad('uses-edge.logic')], code: 1, stderr: /^error: output directory .*uses-edge\.logic is not a directory\n$/ },
+  { kind: 'options', name: '--output-dir under a file', args: (p) => [...edge(p), '--output-dir', join(p.bad('uses-edge.logic'), 'out')], code: 1, stderr: /^error: output directory .*uses-edge\.logic\/out cannot be used: ENOTDIR/ },
 
   // Compiled program files.
   { kind: 'program-json', name: 'corrupt program JSON', args: (p) => ['run', p.bad('corrupt.json')], code: 1, stderr: /^error: .*corrupt\.json: not valid JSON: Unterminated string/ },
