@@ -24,6 +24,8 @@ it('benches copy, hash build/probe, group-by and a selectivity, with ratios to c
     expect(r.medianMs).toBeGreaterThan(0);
     expect(r.copyRatio).toBeCloseTo(r.gbPerSecond / by('copy').gbPerSecond, 6);
   }
+  expect(report.roundTripMicros).toBeGreaterThan(0);
   expect(formatBenchReport(report)).toMatch(/hashProbe .* probes\/s/);
+  expect(formatBenchReport(report)).toMatch(/host round trip .*: [0-9.]+ µs/);
   await expect(benchOperators(gpu, { sizes: [10], operators: ['nope'] })).rejects.toThrow(/unknown operators nope/);
 });

@@ -63,6 +63,11 @@ export interface BenchReport {
   runs: number;
   warmup: number;
   date: string;
+  /**
+   * Median microseconds of one host round trip: submit a 4-byte copy and map it for reading. Every row count a
+   * fixpoint iteration reads back costs at least this much.
+   */
+  roundTripMicros: number;
   results: BenchResult[];
   /** Cases that did not fit this device (a buffer past maxStorageBufferBindingSize, or out of memory). */
   skipped: Array<{ operator: string; variant: string; log2n: number; reason: string }>;
@@ -165,6 +170,29 @@ async function benchCopy(gpu: Gpu, words: number, runs: number, warmup: number):
       device.queue.submit([encoder.finish()]);
     });
     return times.map((t) => t / reps);
+  } finally {
+    src.destroy();
+    dst.destroy();
+  }
+}
+
+/** Median time of a submit + 4-byte readback (what every host-side row count costs), in microseconds. */
+async function benchRoundTrip(gpu: Gpu, runs: number): Promise<number> {
+  const { device } = gpu;
+  const src = device.createBuffer({ size: 4, usage: GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+  const dst = device.createBuffer({ size: 4, usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.MAP_READ });
+  try {
+    const times: number[] = [];
+    for (let k = 0; k < runs + 10; k++) {
+      const t0 = performance.now();
+      const encoder = device.createCommandEncoder();
+      encoder.copyBufferToBuffer(src, 0, dst, 0, 4);
+      device.queue.submit([encoder.finish()]);
+      await dst.mapAsync(GPUMapMode.READ);
+      dst.unmap();
+      if (k >= 10) times.push((performance.now() - t0) * 1e3);
+    }
+    return median(times);
   } finally {
     src.destroy();
     dst.destroy();
@@ -357,6 +385,7 @@ export async function benchOperators(gpu: Gpu, options: BenchOptions = {}): Prom
     results.push(r);
     options.onResult?.(r);
   };
+  const roundTripMicros = await benchRoundTrip(gpu, 200);
   for (const log2n of sizes) {
     const n = 2 ** log2n;
     const copyTimes = await benchCopy(gpu, n, runs, warmup);
@@ -416,6 +445,7 @@ export async function benchOperators(gpu: Gpu, options: BenchOptions = {}): Prom
     runs,
     warmup,
     date: new Date().toISOString(),
+    roundTripMicros,
     results,
     skipped,
   };
@@ -442,6 +472,7 @@ export function formatBenchReport(report: BenchReport): string {
   const skipped = report.skipped.map((x) => `skipped: ${x.operator} ${x.variant} 2^${x.log2n}: ${x.reason}`);
   return [
     `adapter: ${report.adapter}, workgroup size ${report.workgroupSize}, subgroups ${report.subgroups ? 'on' : 'off'}, median of ${report.runs} runs after ${report.warmup} warm-up`,
+    `host round trip (submit + 4-byte readback): ${report.roundTripMicros.toFixed(1)} µs`,
     ...alignedTable(head, rows, 2),
     ...skipped,
   ].join('\n');
