@@ -467,6 +467,7 @@ export async function executeKir(
       const t = block.terminator;
       if (t.kind === 'halt') {
         await gpu.device.queue.onSubmittedWorkDone();
+        await internals(gpu).settle();
         const readStart = performance.now();
         const relations = await readOutputs(gpu, program, options.outputs, dict, valueOf);
         readbackMs = performance.now() - readStart;

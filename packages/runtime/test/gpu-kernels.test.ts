@@ -4,6 +4,7 @@ import { generateKernelShaders, kernelConstants } from '@vixen/codegen-wgsl';
 import type { HashJoinColumn, KirKernel, KirVariable } from '@vixen/kernel-ir';
 import { rowWords, type CompareOp, type Expr, type Predicate, type ScalarType } from '@vixen/queryplan';
 import { downloadRelation, openGpu, releaseRelation, runKernel, uploadRelation, type Gpu } from '../src/gpu/index.js';
+import { internals } from '../src/gpu/device.js';
 import {
   canonical,
   constWords,
@@ -344,6 +345,18 @@ describe('device', () => {
     await expect(runKernel(gpu, kernel, shaders, [rel], new Uint32Array(0), vars(types, types))).rejects.toThrow(/unique kernel 9/);
     releaseRelation(gpu, rel);
     expect(await run(kernel, vars(types, types), [{ types, rows: [[1], [2], [2]] }])).toEqual([1, 2]);
+  });
+
+  it('reports a GPU error of scoped work that did not throw, naming the work, at the next readback', async () => {
+    const other = await openGpu();
+    const g = internals(other);
+    // MAP_READ goes only with COPY_DST: a validation error, raised on the device, not thrown.
+    await g.scoped('the odd buffer', async () => void other.device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.STORAGE }));
+    const rel = uploadRelation(other, Uint32Array.from([1]), 1);
+    await expect(downloadRelation(other, rel)).rejects.toThrow(/the odd buffer: GPU validation error/);
+    // The device counts as failed from then on.
+    await expect(downloadRelation(other, rel)).rejects.toThrow(/the odd buffer/);
+    other.dispose();
   });
 
   it('fails cleanly, without hanging, once the device is lost or disposed', async () => {

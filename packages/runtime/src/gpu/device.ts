@@ -130,7 +130,8 @@ export async function openGpu(options: GpuOptions = {}): Promise<Gpu> {
 
 /** The Gpu handed out by openGpu, with the state the drivers share. */
 export class GpuImpl implements Gpu {
-  readonly pipelines = new Map<string, Promise<GPUComputePipeline>>();
+  /** Compiled pipelines by WGSL text, then by pass, workgroup size and bind layout (see pipelineFor). */
+  readonly pipelines = new Map<string, Map<string, Promise<GPUComputePipeline>>>();
   readonly layouts = new Map<string, PassLayout>();
   readonly pool: BufferPool;
   /** Bytes copied back to the host so far (counts, key masks, downloaded relations). */
@@ -142,6 +143,8 @@ export class GpuImpl implements Gpu {
   timer: PassTimer | null = null;
   /** Tail of the chain serializing scoped work: error scopes are a per-device stack. */
   private tail: Promise<unknown> = Promise.resolve();
+  /** The first GPU error of the scoped work so far, once its scopes are popped (see scoped). */
+  private unsettled: Promise<string | undefined> = Promise.resolve(undefined);
   private readonly lostSignal: Promise<never>;
   readonly subgroups: boolean;
 
@@ -204,7 +207,9 @@ export class GpuImpl implements Gpu {
 
   /**
    * Runs `fn` alone, inside validation / out-of-memory / internal error scopes; a GPU error becomes an
-   * Error naming `what` (and wins over whatever `fn` threw, which is usually a consequence).
+   * Error naming `what`. When `fn` throws, the scopes are awaited first (a GPU error wins over what `fn` threw,
+   * which is usually a consequence); otherwise they settle in the background and `settle()` reports them:
+   * awaiting three scope pops per kernel cost more host time than most kernels take on a GPU.
    */
   scoped<T>(what: string, fn: () => Promise<T>): Promise<T> {
     const run = async (): Promise<T> => {
@@ -217,19 +222,38 @@ export class GpuImpl implements Gpu {
       } catch (error) {
         result = { ok: false, error };
       }
-      const errors: string[] = [];
-      for (const f of [...filters].reverse()) {
-        const e = await this.orLost(this.device.popErrorScope());
-        if (e) errors.push(`${f === 'out-of-memory' ? 'out of GPU memory' : `GPU ${f} error`}: ${e.message}`);
+      const pops = [...filters].reverse().map((f) =>
+        this.device.popErrorScope().then((e) => (e ? `${f === 'out-of-memory' ? 'out of GPU memory' : `GPU ${f} error`}: ${e.message}` : undefined)),
+      );
+      const errors = Promise.all(pops).then(
+        (es) => {
+          const found = es.filter((e) => e !== undefined);
+          return found.length > 0 ? `${what}: ${found.join('; ')}` : undefined;
+        },
+        (e: unknown) => `${what}: ${e instanceof Error ? e.message : String(e)}`,
+      );
+      if (!result.ok) {
+        const error = await this.orLost(errors);
+        if (error !== undefined) throw new Error(error);
+        throw result.error;
       }
-      if (errors.length > 0) throw new Error(`${what}: ${errors.join('; ')}`);
-      if (!result.ok) throw result.error;
+      // The first error of all scopes so far wins; never rejects, so it cannot go unhandled.
+      const earlier = this.unsettled;
+      this.unsettled = earlier.then(async (first) => first ?? (await errors));
       this.check();
       return result.value;
     };
     const next = this.tail.then(run, run);
     this.tail = next.catch(() => undefined);
     return next;
+  }
+
+  /** Throws the first GPU error of any scoped work so far (its message names the work); it also fails the device. */
+  async settle(): Promise<void> {
+    const error = await this.orLost(this.unsettled);
+    if (error === undefined) return;
+    this.failure ??= error;
+    throw new Error(error);
   }
 }
 

@@ -76,14 +76,20 @@ async function compile(g: GpuImpl, pass: PassName, code: string, withTables: boo
   }
 }
 
+/**
+ * Keyed first by the WGSL text itself, whose hash V8 computes once per string: a key concatenated with the text
+ * was rehashed in full at every dispatch.
+ */
 function pipelineFor(g: GpuImpl, pass: PassName, code: string, withTables: boolean): Promise<GPUComputePipeline> {
-  const key = `${pass}|${g.limits.workgroupSize}|${withTables}|${code}`;
-  let p = g.pipelines.get(key);
+  let variants = g.pipelines.get(code);
+  if (!variants) g.pipelines.set(code, (variants = new Map()));
+  const key = `${pass}|${g.limits.workgroupSize}|${withTables}`;
+  let p = variants.get(key);
   if (!p) {
     p = compile(g, pass, code, withTables);
-    g.pipelines.set(key, p);
+    variants.set(key, p);
     // A failed compile is reported to its caller; retrying later recompiles.
-    p.catch(() => g.pipelines.delete(key));
+    p.catch(() => variants.delete(key));
   }
   return p;
 }

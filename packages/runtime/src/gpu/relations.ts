@@ -110,6 +110,8 @@ export async function readWords(
   } finally {
     for (const s of staging) g.pool.release(s);
   }
+  // Words written by work that failed on the device mean nothing: report that work's error instead.
+  await g.settle();
   return out;
 }
 
