@@ -2,8 +2,10 @@
  * Host drivers: run one KIR kernel's passes on the device. Compacting kernels (mapFilter, unique,
  * difference, mergeJoin) share one shape: a pass writes counts (per tile of rows with the tile's keep
  * bits after them, or per row for mergeJoin; then a trailing 0), an exclusive scan turns counts into
- * output offsets, the host reads back only the total (the last entry) to size the output, and a second
- * pass writes the rows.
+ * output offsets, and a second pass writes the rows. Where the output is bounded by an input (all but
+ * mergeJoin) its row count stays pending on the device (DeviceRelation.pending); passes read pending sizes
+ * from device words, and only kernels that must size something exactly sync with the host (syncCounts),
+ * resolving every pending count in the same round trip.
  */
 import { rowWords, type ScalarType } from '@vixen/queryplan';
 import {
@@ -24,7 +26,20 @@ import { hashJoinRows } from './hash.js';
 import { limitRows } from './limit.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { Recorder, type Bound } from './recorder.js';
-import { allocRelation, bindingBytes, checkBindingSize, DeviceLimitError, readWords, relationUsage, type DeviceRelation } from './relations.js';
+import {
+  allocPending,
+  allocRelation,
+  bindingBytes,
+  checkBindingSize,
+  DeviceLimitError,
+  exactCount,
+  relationUsage,
+  settle,
+  sizeOf,
+  syncCounts,
+  type DeviceRelation,
+  type Size,
+} from './relations.js';
 
 function bound(rel: DeviceRelation): Bound {
   if (!rel.buffer) throw new Error('internal: binding an empty relation');
@@ -47,41 +62,61 @@ interface Compaction {
   count: { pass: PassName; inputs: Bound[] };
   /** Pass writing rows at their offsets, after the buffers it reads (then offsets, output). */
   write: { pass: PassName; inputs: Bound[] };
-  /** Rows driving both passes. */
+  /** Host bound on the rows driving both passes (the left input's `count`). */
   rows: number;
   /** `tile`: one workgroup and one count per COMPACT_ITEMS * WG rows; `row`: one thread and count per row. */
   granule: 'tile' | 'row';
-  sizes: number[];
+  /** Row counts of the inputs (left, then right), host-known or pending. */
+  sizes: Size[];
+  /** Host bound on the right input's rows (row granule: a join writes at most rows * right rows). */
+  right?: number;
   constants: Uint32Array;
   outWidth: number;
   /** The kernel's string built-in tables, bound to both passes. */
   tables?: Bound;
 }
 
+/**
+ * Tile granule (at most one output row per input row): no readback, the output has room for `rows` rows and
+ * its count pending on the device. Row granule (joins): one host sync reads the total (and resolves every
+ * pending count), then the output gets exactly that many rows.
+ */
 async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction): Promise<DeviceRelation> {
   const n = c.rows;
   const wg = g.limits.workgroupSize;
-  const slots = c.granule === 'tile' ? Math.ceil(n / (COMPACT_ITEMS * wg)) : n;
+  const tile = c.granule === 'tile';
+  const slots = tile ? Math.ceil(n / (COMPACT_ITEMS * wg)) : n;
   // Tiles' keep bits follow their counts; per-row counts (joins: at most n * m rows) an overflow flag.
-  const wraps = c.granule === 'row' && c.sizes[0]! * (c.sizes[1] ?? 1) > 0xffffffff;
-  const words = slots + 1 + (c.granule === 'tile' ? (slots * COMPACT_ITEMS * wg) / 32 : wraps ? 1 : 0);
+  const wraps = !tile && n * (c.right ?? 1) > 0xffffffff;
+  const words = slots + 1 + (tile ? (slots * COMPACT_ITEMS * wg) / 32 : wraps ? 1 : 0);
   checkBindingSize(g, words, `offsets for ${n} rows`);
+  // The passes read the slot count (tiles, or the bound on left rows) from u0.w (tiles) or u0.z (rows).
+  const sizes: Size[] = tile ? [c.sizes[0]!, c.sizes[1] ?? 0, 0, slots] : [c.sizes[0]!, c.sizes[1]!, slots];
+  const threads = tile ? slots * wg : n;
   const offsets: Bound = { buffer: g.pool.acquire(bindingBytes(words), relationUsage()), words };
   try {
-    const counting = new Recorder(g, shaders);
-    counting.dispatch(c.count.pass, [...c.count.inputs, offsets], c.sizes, c.granule === 'tile' ? slots * wg : n + 1, c.constants, c.tables);
-    encodeScan(counting, offsets, slots + 1);
+    const rec = new Recorder(g, shaders);
+    rec.dispatch(c.count.pass, [...c.count.inputs, offsets], sizes, tile ? threads : n + 1, c.constants, c.tables);
+    encodeScan(rec, offsets, slots + 1);
+    if (tile) {
+      const out = allocPending(g, n, c.outWidth);
+      rec.copy(offsets.buffer, slots * 4, out.buffer!, out.pending!.offset, 4);
+      rec.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], sizes, threads, c.constants, c.tables);
+      await rec.submit();
+      return out;
+    }
     if (wraps) {
       g.device.queue.writeBuffer(offsets.buffer, (slots + 1) * 4, new Uint32Array(1));
-      counting.dispatch('scanWrapped', [offsets], [slots + 1], slots + 1);
+      rec.dispatch('scanWrapped', [offsets], [slots + 1], slots + 1);
     }
-    await counting.submit();
-    const [total, wrapped] = await readWords(g, offsets.buffer, slots * 4, wraps ? 2 : 1);
+    await rec.submit();
+    const [read] = await syncCounts(g, [{ buffer: offsets.buffer, offset: slots * 4, words: wraps ? 2 : 1 }]);
+    const [total, wrapped] = read!;
     if (wrapped) throw new DeviceLimitError(`the result has more than ${0xffffffff} rows (row offsets are 32-bit)`);
     const out = allocRelation(g, total!, c.outWidth);
     if (total === 0) return out;
     const writing = new Recorder(g, shaders);
-    writing.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], c.sizes, c.granule === 'tile' ? slots * wg : n, c.constants, c.tables);
+    writing.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], sizes, n, c.constants, c.tables);
     await writing.submit();
     return out;
   } finally {
@@ -89,8 +124,22 @@ async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction): Promi
   }
 }
 
-/** Copies of whole relations, back to back (copy and concat). */
+/**
+ * Copies of whole relations, back to back (copy and concat). One part whose count is pending stays pending
+ * (rows and count word copied); several parts need their counts, to place the later ones.
+ */
 async function concatenate(g: GpuImpl, parts: DeviceRelation[], width: number): Promise<DeviceRelation> {
+  const single = parts.length === 1 ? settle(parts[0]!) : undefined;
+  if (single?.pending) {
+    const out = allocPending(g, single.count, width);
+    const rec = new Recorder(g, {});
+    rec.copy(single.buffer!, 0, out.buffer!, 0, single.count * width * 4);
+    rec.copy(single.pending.buffer, single.pending.offset, out.buffer!, out.pending!.offset, 4);
+    await rec.submit();
+    return out;
+  }
+  if (parts.some((p) => settle(p).pending)) await syncCounts(g);
+  parts.forEach(settle);
   const out = allocRelation(g, parts.reduce((n, p) => n + p.count, 0), width);
   const rec = new Recorder(g, {});
   let offset = 0;
@@ -134,30 +183,37 @@ function radixPlan(masks: Uint32Array, keyWords: readonly number[]): Array<{ off
  */
 async function sortRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelation, keyWords: readonly number[]): Promise<DeviceRelation> {
   const n = input.count;
+  const pending = settle(input).pending;
   if (n <= 1 || keyWords.length === 0) return concatenate(g, [input], input.width);
   checkBindingSize(g, 2 * n, `radix sort pairs for ${n} rows`);
-  const mask: Bound = { buffer: g.pool.acquire(bindingBytes(keyWords.length), relationUsage()), words: keyWords.length };
-  let masks: Uint32Array;
-  try {
-    g.device.queue.writeBuffer(mask.buffer, 0, new Uint32Array(keyWords.length));
-    const masking = new Recorder(g, shaders);
-    masking.dispatch('radixMask', [bound(input), mask], [n], n);
-    await masking.submit();
-    masks = await readWords(g, mask.buffer, 0, keyWords.length);
-  } finally {
-    g.pool.release(mask.buffer);
+  // A pending count would make the mask readback a host sync of its own: sort by every window instead
+  // (a constant window's pass keeps the order, so the result is the same).
+  let masks: Uint32Array = new Uint32Array(keyWords.length).fill(0xffffffff);
+  if (!pending) {
+    const mask: Bound = { buffer: g.pool.acquire(bindingBytes(keyWords.length), relationUsage()), words: keyWords.length };
+    try {
+      g.device.queue.writeBuffer(mask.buffer, 0, new Uint32Array(keyWords.length));
+      const masking = new Recorder(g, shaders);
+      masking.dispatch('radixMask', [bound(input), mask], [n], n);
+      await masking.submit();
+      masks = (await syncCounts(g, [{ buffer: mask.buffer, offset: 0, words: keyWords.length }]))[0]!;
+    } finally {
+      g.pool.release(mask.buffer);
+    }
   }
   const plan = radixPlan(masks, keyWords);
   if (plan.length === 0) return concatenate(g, [input], input.width);
+  const rows = sizeOf(input);
   const wg = g.limits.workgroupSize;
   const tiles = Math.ceil(n / (RADIX_ITEMS * wg));
   // Blocks of consecutive tiles, one workgroup each: enough to fill the device (a CPU adapter runs a few
   // workgroups at a time), few enough that the digit-count table (and its scan) stays small next to the pairs.
   const per = Math.ceil(tiles / (g.software ? 64 : 2048));
   const blocks = Math.ceil(tiles / per);
-  const sizes = (shift: number): number[] => [n, shift, blocks, per];
-  const out = allocRelation(g, n, input.width);
+  const sizes = (shift: number): Size[] => [rows, shift, blocks, per];
+  const out = pending ? allocPending(g, n, input.width) : allocRelation(g, n, input.width);
   const rec = new Recorder(g, shaders);
+  if (pending) rec.copy(pending.buffer, pending.offset, out.buffer!, out.pending!.offset, 4);
   const hist = rec.scratch(2 ** RADIX_BITS * blocks);
   /**
    * One digit pass from src to dst, the key word at position kp of each pair, or (fromRows) at row offset `off`
@@ -185,7 +241,7 @@ async function sortRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelatio
     let dst = rec.scratch(2 * n);
     plan.forEach(({ offset, shifts }, k) => {
       // Later key words are loaded through the permutation so far; the first is read from the rows by its first pass.
-      if (k > 0) rec.dispatch('radixKeys', [bound(input), src], [n, offset], n);
+      if (k > 0) rec.dispatch('radixKeys', [bound(input), src], [rows, offset], n);
       shifts.forEach((shift, j) => {
         const from = k === 0 && j === 0 ? bound(input) : src;
         const fromRows = k === 0 && j === 0 ? offset : null;
@@ -227,7 +283,7 @@ async function run(
         write: { pass: 'scatter', inputs: [bound(a)] },
         rows: a.count,
         granule: 'tile',
-        sizes: [a.count],
+        sizes: [sizeOf(a)],
         constants: constWords,
         outWidth,
         ...(tables ? { tables } : {}),
@@ -242,7 +298,7 @@ async function run(
         write: { pass: 'scatter', inputs: [bound(a)] },
         rows: a.count,
         granule: 'tile',
-        sizes: [a.count, b.count],
+        sizes: [sizeOf(a), sizeOf(b)],
         constants: constWords,
         outWidth,
       });
@@ -253,12 +309,17 @@ async function run(
         write: { pass: 'joinWrite', inputs: [bound(a), bound(b)] },
         rows: a.count,
         granule: 'row',
-        sizes: [a.count, b.count],
+        sizes: [sizeOf(a), sizeOf(b)],
+        right: b.count,
         constants: constWords,
         outWidth,
         ...(tables ? { tables } : {}),
       });
     case 'hashJoin': {
+      if (a.count === 0 || b.count === 0) return empty;
+      // The table and probe are sized from exact counts (one sync when either is pending).
+      if (settle(a).pending || settle(b).pending) await syncCounts(g);
+      [a, b].forEach(settle);
       if (a.count === 0 || b.count === 0) return empty;
       // Sizes are known only now: build on the smaller side (a smaller table, and the probe's first pass has
       // room for one match per row of the larger side). The swapped passes compile once per kernel and device.
@@ -282,18 +343,25 @@ async function run(
       return concatenate(g, [a, b], outWidth);
     case 'merge': {
       if (a.count === 0 || b.count === 0) return concatenate(g, [a, b], outWidth);
-      const out = allocRelation(g, a.count + b.count, outWidth);
+      const [na, nb] = [sizeOf(a), sizeOf(b)];
+      // With a pending input count, so is the output's: their sum, on the device.
+      const pending = typeof na !== 'number' || typeof nb !== 'number';
+      const capacity = a.count + b.count;
+      const out = pending ? allocPending(g, capacity, outWidth) : allocRelation(g, capacity, outWidth);
       const rec = new Recorder(g, shaders);
-      rec.dispatch('merge', [bound(a), bound(b), bound(out)], [a.count, b.count], Math.ceil((a.count + b.count) / MERGE_ITEMS));
+      rec.dispatch('merge', [bound(a), bound(b), bound(out)], [na, nb], Math.ceil(capacity / MERGE_ITEMS));
+      if (out.pending) rec.dispatch('countSum', [{ buffer: out.buffer!, words: capacity * outWidth + 1 }], [na, nb, out.pending.offset / 4], 1);
       await rec.submit();
       return out;
     }
     case 'copy':
       return concatenate(g, [a], outWidth);
     case 'limit':
+      await exactCount(g, a);
       if (a.count <= kernel.count) return concatenate(g, [a], outWidth);
       return limitRows(g, a, columns(kernel.input), kernel.keys, kernel.count);
     case 'aggregate': {
+      await exactCount(g, a);
       const types = columns(kernel.input);
       const argTypes = kernel.aggregates.map((x) => (x.column === undefined ? undefined : types[x.column]));
       return aggregateRows(g, shaders, a, kernel.aggregates, argTypes, outWidth, `kernel ${kernel.id}`);
