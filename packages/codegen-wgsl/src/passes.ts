@@ -57,7 +57,9 @@ export const PASS_LAYOUTS = {
    * Block digit counts: block b = tiles [b * per, (b + 1) * per) of TILE = RADIX_ITEMS * WG pairs, one
    * workgroup each; hist[d * blocks + b] = pairs of block b whose key digit at `shift` is d.
    * The key word is word u1.x (0 or 1) of each pair, or, when u1.y = 1, word u1.z of each input row (`pairs` is
-   * the input, the index is the row's). (pairs, hist, u) u0 = (n, shift, blocks, per), u1 = (kp, fromRows, off).
+   * the input, the index is the row's). (pairs, hist, u) u0 = (n, shift, blocks, per), u1 = (kp, fromRows, off,
+   * mask): mask = the key word's varying bits (radixMask's word, copied in on the device); a window without any
+   * writes nothing (the scatter then copies).
    */
   radixHist: ['read', 'write', 'uniform'],
   /** Stable scatter of block b's pairs by digit d from offsets[d * blocks + b] on. (src, offsets, dst, u) u0, u1 as radixHist. */

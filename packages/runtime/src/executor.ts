@@ -384,7 +384,9 @@ export async function executeKir(
       settle(next);
     }
     if (limit !== undefined && liveBytes + extra > limit) {
-      const rows = settle(next).pending ? `at most ${next.count}` : `${next.count}`;
+      // The message names the exact rows (the buffer may have room for more).
+      await resolveCounts().catch(() => undefined);
+      const rows = settle(next).count;
       if (extra > 0) releaseRelation(gpu, next);
       throw await limitError(
         `device memory limit exceeded: ${by} made ${describeVariable(program, id)} of ${rows} rows, ` +

@@ -9,7 +9,7 @@ import { create, globals } from 'webgpu';
 import { BufferPool } from './pool.js';
 import type { PassLayout } from './recorder.js';
 import { PassTimer } from './timing.js';
-import type { CountWord } from './relations.js';
+import type { DeviceWord } from './relations.js';
 
 export interface GpuLimits {
   /** Workgroup size the generated `override WG` is set to (256 where allowed, else 128). */
@@ -139,7 +139,7 @@ export class GpuImpl implements Gpu {
   /** Host round trips that read counts, key masks or flags so far (syncCounts; not relation downloads). */
   hostSyncs = 0;
   /** Row counts on the device no sync has read yet (relations alive with `pending`). */
-  readonly pending = new Set<CountWord>();
+  readonly pending = new Set<DeviceWord>();
   /** Why the device is unusable (lost, or an error no scope caught); the next call throws it. */
   private failure: string | null = null;
   private lost = false;

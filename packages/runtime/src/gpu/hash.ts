@@ -22,7 +22,7 @@ import {
 } from '@vixen/codegen-wgsl';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { Recorder, type Bound } from './recorder.js';
-import { bindingBytes, checkBindingSize, exactCount, relationUsage, syncCounts, type DeviceRelation } from './relations.js';
+import { bindingBytes, checkBindingSize, exactCount, relationUsage, sizeOf, syncCounts, type DeviceRelation } from './relations.js';
 
 /** A relation and the row offsets of its key words, in key order (an int64 key column is two words). */
 export interface KeyedRelation {
@@ -70,7 +70,8 @@ export function buildHashTable(gpu: Gpu, build: KeyedRelation): Promise<HashTabl
 
 /** buildHashTable inside a caller's scope, with the caller's shaders (a `hashBuild` pass for `build`'s layout). */
 async function buildTable(g: GpuImpl, build: KeyedRelation, shaders: KernelShaders): Promise<HashTable> {
-  const n = await exactCount(g, build.relation);
+  // A pending count: the table is sized for the bound, the pass reads the count from the device.
+  const n = build.relation.count;
   const K = layoutOf(build, 'hash build').keyWords.length;
   if (n === 0) return { table: null, next: null, slots: 0, keyWords: K, build: build.relation };
   const slots = pow2(2 * n);
@@ -78,7 +79,7 @@ async function buildTable(g: GpuImpl, build: KeyedRelation, shaders: KernelShade
   const next = acquire(g, n, `hash chains of ${n} rows`);
   const rec = new Recorder(g, shaders);
   rec.clear(table.buffer, table.words * 4);
-  rec.dispatch('hashBuild', [bound(build.relation), table, next], [n, slots - 1], n);
+  rec.dispatch('hashBuild', [bound(build.relation), table, next], [sizeOf(build.relation), slots - 1], n);
   await rec.submit();
   return { table, next, slots, keyWords: K, build: build.relation };
 }
@@ -108,7 +109,8 @@ export function probeHashTable(gpu: Gpu, t: HashTable, probe: KeyedRelation, out
 async function probeTable(g: GpuImpl, t: HashTable, probe: KeyedRelation, output: readonly JoinOutputWord[], shaders: KernelShaders): Promise<DeviceRelation> {
   const layout = layoutOf(probe, 'hash probe');
   if (layout.keyWords.length !== t.keyWords) throw new Error(`hash probe: ${layout.keyWords.length} key words against a table of ${t.keyWords}`);
-  const n = await exactCount(g, probe.relation);
+  // A pending count: tiles and room for the bound, the pass reads the count; the readback resolves it.
+  const n = probe.relation.count;
   const width = output.length;
   const empty: DeviceRelation = { buffer: null, count: 0, width };
   if (n === 0 || !t.table || !t.next) return empty;
@@ -121,7 +123,7 @@ async function probeTable(g: GpuImpl, t: HashTable, probe: KeyedRelation, output
       const out = acquire(g, width * capacity, `join output of ${capacity} rows x ${width} words`);
       const rec = new Recorder(g, shaders);
       rec.clear(counter.buffer, 4);
-      rec.dispatch('hashProbe', [bound(probe.relation), bound(t.build), t.table, t.next, out, counter], [n, t.slots - 1, capacity], tiles * g.limits.workgroupSize);
+      rec.dispatch('hashProbe', [bound(probe.relation), bound(t.build), t.table, t.next, out, counter], [sizeOf(probe.relation), t.slots - 1, capacity], tiles * g.limits.workgroupSize);
       await rec.submit();
       const total = (await syncCounts(g, [{ buffer: counter.buffer, offset: 0, words: 1 }]))[0]![0]!;
       if (total <= capacity) {

@@ -153,56 +153,19 @@ async function concatenate(g: GpuImpl, parts: DeviceRelation[], width: number): 
   return out;
 }
 
-/** Trailing zero bits of a nonzero u32. */
-function ctz(x: number): number {
-  return 31 - Math.clz32(x & -x);
-}
-
-/**
- * Radix passes, least significant first: per key word with varying bits (masks[k] != 0) its row offset and
- * the shifts of the RADIX_BITS-wide windows that cover its varying bits; constant windows are skipped.
- */
-function radixPlan(masks: Uint32Array, keyWords: readonly number[]): Array<{ offset: number; shifts: number[] }> {
-  const plan: Array<{ offset: number; shifts: number[] }> = [];
-  for (let k = keyWords.length - 1; k >= 0; k--) {
-    const m = masks[k]!;
-    const shifts: number[] = [];
-    for (let s = 0; s < 32 && m >>> s !== 0; s += RADIX_BITS) {
-      s += ctz(m >>> s);
-      shifts.push(s);
-    }
-    if (shifts.length > 0) plan.push({ offset: keyWords[k]!, shifts });
-  }
-  return plan;
-}
-
 /**
  * LSD radix sort of (key word, row index) pairs, the last pass writing whole rows; two-word rows are sorted
- * directly. One readback up front (which key bits vary) lets the host plan only the digit passes that can
- * reorder anything.
+ * directly. One digit pass per RADIX_BITS window of every key word: no readback, the passes read which key bits
+ * vary (radixMask) from device words, and a window where no key bit varies is a copy.
  */
 async function sortRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelation, keyWords: readonly number[]): Promise<DeviceRelation> {
   const n = input.count;
   const pending = settle(input).pending;
   if (n <= 1 || keyWords.length === 0) return concatenate(g, [input], input.width);
   checkBindingSize(g, 2 * n, `radix sort pairs for ${n} rows`);
-  // A pending count would make the mask readback a host sync of its own: sort by every window instead
-  // (a constant window's pass keeps the order, so the result is the same).
-  let masks: Uint32Array = new Uint32Array(keyWords.length).fill(0xffffffff);
-  if (!pending) {
-    const mask: Bound = { buffer: g.pool.acquire(bindingBytes(keyWords.length), relationUsage()), words: keyWords.length };
-    try {
-      g.device.queue.writeBuffer(mask.buffer, 0, new Uint32Array(keyWords.length));
-      const masking = new Recorder(g, shaders);
-      masking.dispatch('radixMask', [bound(input), mask], [n], n);
-      await masking.submit();
-      masks = (await syncCounts(g, [{ buffer: mask.buffer, offset: 0, words: keyWords.length }]))[0]!;
-    } finally {
-      g.pool.release(mask.buffer);
-    }
-  }
-  const plan = radixPlan(masks, keyWords);
-  if (plan.length === 0) return concatenate(g, [input], input.width);
+  const shifts = Array.from({ length: 32 / RADIX_BITS }, (_, i) => i * RADIX_BITS);
+  // Least significant key word first; `key` indexes the mask words.
+  const plan = keyWords.map((offset, key) => ({ offset, key, shifts })).reverse();
   const rows = sizeOf(input);
   const wg = g.limits.workgroupSize;
   const tiles = Math.ceil(n / (RADIX_ITEMS * wg));
@@ -214,13 +177,16 @@ async function sortRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelatio
   const out = pending ? allocPending(g, n, input.width) : allocRelation(g, n, input.width);
   const rec = new Recorder(g, shaders);
   if (pending) rec.copy(pending.buffer, pending.offset, out.buffer!, out.pending!.offset, 4);
+  const mask = rec.scratch(keyWords.length);
+  rec.clear(mask.buffer, keyWords.length * 4);
+  rec.dispatch('radixMask', [bound(input), mask], [rows], n);
   const hist = rec.scratch(2 ** RADIX_BITS * blocks);
   /**
-   * One digit pass from src to dst, the key word at position kp of each pair, or (fromRows) at row offset `off`
-   * of the input rows themselves; `toRows`: dst gets the input rows.
+   * One digit pass from src to dst, the key word (mask word `key`) at position kp of each pair, or (fromRows) at
+   * row offset `off` of the input rows themselves; `toRows`: dst gets the input rows.
    */
-  const digit = (src: Bound, dst: Bound, shift: number, kp: number, toRows = false, fromRows: number | null = null): void => {
-    const keyAt = Uint32Array.of(kp, fromRows === null ? 0 : 1, fromRows ?? 0);
+  const digit = (src: Bound, dst: Bound, shift: number, key: number, kp: number, toRows = false, fromRows: number | null = null): void => {
+    const keyAt: Size[] = [kp, fromRows === null ? 0 : 1, fromRows ?? 0, { buffer: mask.buffer, offset: 4 * key }];
     rec.dispatch('radixHist', [src, hist], sizes(shift), blocks * wg, keyAt);
     encodeScan(rec, hist, hist.words);
     if (toRows) rec.dispatch('radixScatterRows', [src, hist, bound(input), dst], sizes(shift), blocks * wg, keyAt);
@@ -228,26 +194,26 @@ async function sortRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelatio
   };
   if (input.width === 2) {
     // Two-word rows are pairs already: sort them in place of (key, index) pairs; the last pass writes the output.
-    const steps = plan.flatMap(({ offset, shifts }) => shifts.map((shift) => ({ shift, kp: offset })));
+    const steps = plan.flatMap(({ offset, key, shifts }) => shifts.map((shift) => ({ shift, key, kp: offset })));
     const temps = steps.length > 1 ? [rec.scratch(2 * n), ...(steps.length > 2 ? [rec.scratch(2 * n)] : [])] : [];
     let src = bound(input);
-    steps.forEach(({ shift, kp }, j) => {
+    steps.forEach(({ shift, key, kp }, j) => {
       const dst = j === steps.length - 1 ? bound(out) : temps[j % 2]!;
-      digit(src, dst, shift, kp);
+      digit(src, dst, shift, key, kp);
       src = dst;
     });
   } else {
     let src = rec.scratch(2 * n);
     let dst = rec.scratch(2 * n);
-    plan.forEach(({ offset, shifts }, k) => {
+    plan.forEach(({ offset, key, shifts }, k) => {
       // Later key words are loaded through the permutation so far; the first is read from the rows by its first pass.
       if (k > 0) rec.dispatch('radixKeys', [bound(input), src], [rows, offset], n);
       shifts.forEach((shift, j) => {
         const from = k === 0 && j === 0 ? bound(input) : src;
         const fromRows = k === 0 && j === 0 ? offset : null;
         // The very last digit pass writes the sorted rows themselves.
-        if (k === plan.length - 1 && j === shifts.length - 1) return digit(from, bound(out), shift, 0, true, fromRows);
-        digit(from, dst, shift, 0, false, fromRows);
+        if (k === plan.length - 1 && j === shifts.length - 1) return digit(from, bound(out), shift, key, 0, true, fromRows);
+        digit(from, dst, shift, key, 0, false, fromRows);
         [src, dst] = [dst, src];
       });
     });
@@ -317,11 +283,7 @@ async function run(
       });
     case 'hashJoin': {
       if (a.count === 0 || b.count === 0) return empty;
-      // The table and probe are sized from exact counts (one sync when either is pending).
-      if (settle(a).pending || settle(b).pending) await syncCounts(g);
-      [a, b].forEach(settle);
-      if (a.count === 0 || b.count === 0) return empty;
-      // Sizes are known only now: build on the smaller side (a smaller table, and the probe's first pass has
+      // Sizes are known only now (bounds, for pending counts): build on the smaller side (a smaller table, and the probe's first pass has
       // room for one match per row of the larger side). The swapped passes compile once per kernel and device.
       const swap = b.count < a.count;
       const k = swap ? swapHashJoin(kernel) : kernel;

@@ -19,18 +19,18 @@ export interface DeviceRelation {
    * Set while the row count lives only on the device: `count` is then an upper bound (the rows `buffer` has
    * room for) and the true count is the u32 this points at, until a host sync (syncCounts) resolves it.
    */
-  pending?: CountWord;
+  pending?: DeviceWord;
 }
 
-/** A row count in device memory (a u32 at byte `offset` of `buffer`); `value` once a host sync read it. */
-export interface CountWord {
+/** A u32 in device memory at byte `offset` of `buffer` (a row count, a key mask); `value` once a host sync read it. */
+export interface DeviceWord {
   buffer: GPUBuffer;
   offset: number;
   value?: number;
 }
 
-/** A pass size: a host number, or a count word the device copies into the uniform before the pass. */
-export type Size = number | CountWord;
+/** A pass size or constant: a host number, or a device word the device copies into the uniform before the pass. */
+export type Size = number | DeviceWord;
 
 /** Makes `rel` exact when a sync has read its pending count (objects may share one count word). */
 export function settle(rel: DeviceRelation): DeviceRelation {
@@ -53,7 +53,7 @@ export function sizeOf(rel: DeviceRelation): Size {
 export function allocPending(g: GpuImpl, capacity: number, width: number): DeviceRelation {
   checkBindingSize(g, capacity * width, `relation of ${capacity} rows x ${width} words`);
   const buffer = g.pool.acquire(bindingBytes(capacity * width + 1), relationUsage());
-  const pending: CountWord = { buffer, offset: capacity * width * 4 };
+  const pending: DeviceWord = { buffer, offset: capacity * width * 4 };
   g.pending.add(pending);
   return { buffer, count: capacity, width, pending };
 }
@@ -95,6 +95,12 @@ export async function syncCounts(g: GpuImpl, extra: ReadonlyArray<{ buffer: GPUB
   } finally {
     g.pool.release(staging);
   }
+}
+
+/** `rel`'s exact row count: a host sync (resolving every pending count) when it is pending. */
+export function exactRows(gpu: Gpu, rel: DeviceRelation): Promise<number> {
+  const g = internals(gpu);
+  return g.scoped('exactRows', () => exactCount(g, rel));
 }
 
 /** Resolves `rel`'s count (and every other pending one) when it is pending: a host sync. */
