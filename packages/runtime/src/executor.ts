@@ -380,7 +380,7 @@ export async function executeKir(
     const extra = next.buffer && !holders.has(next.buffer) ? next.buffer.size : 0;
     const relation = relationIds.get(id);
     if (relation !== undefined && options.maxTuples !== undefined && next.count > options.maxTuples && next.pending) {
-      await syncCounts(internals(gpu));
+      await resolveCounts();
       settle(next);
     }
     if (limit !== undefined && liveBytes + extra > limit) {

@@ -290,14 +290,14 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
 
 /** The report as an aligned text table, one row per workload. */
 export function formatGraphBenchReport(report: GraphBenchReport): string {
-  const head = ['workload', 'iterations', 'host syncs', 'tuples', 'ms', 'tuples/s', 'DuckDB ms', 'DuckDB/Vixen', 'same answer'];
+  const head = ['workload', 'iterations', 'tuples', 'ms', 'tuples/s', 'host syncs', 'DuckDB ms', 'DuckDB/Vixen', 'same answer'];
   const rows = report.results.map((r) => [
     r.workload,
     String(r.iterations),
-    String(r.hostSyncs),
     String(r.tuples),
     r.milliseconds.toFixed(1),
     si(r.tuplesPerSecond),
+    String(r.hostSyncs),
     r.duckdb ? r.duckdb.milliseconds.toFixed(1) : '-',
     r.duckdb ? `${r.duckdb.ratio.toFixed(2)}x` : '-',
     r.duckdb ? (r.duckdb.agrees ? 'yes' : `NO (${JSON.stringify(r.duckdb.checked)} vs ${JSON.stringify(r.checked)})`) : '-',

@@ -79,7 +79,7 @@ interface Compaction {
 /**
  * Tile granule (at most one output row per input row): no readback, the output has room for `rows` rows and
  * its count pending on the device. Row granule (joins): one host sync reads the total (and resolves every
- * pending count), then the output gets exactly that many rows.
+ * pending count), then the output gets exactly that many rows; so does a tile granule too wide for room.
  */
 async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction): Promise<DeviceRelation> {
   const n = c.rows;
@@ -98,7 +98,8 @@ async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction): Promi
     const rec = new Recorder(g, shaders);
     rec.dispatch(c.count.pass, [...c.count.inputs, offsets], sizes, tile ? threads : n + 1, c.constants, c.tables);
     encodeScan(rec, offsets, slots + 1);
-    if (tile) {
+    // Room for every input row must fit one binding (a projection may widen rows); else the exact size is read.
+    if (tile && (n * c.outWidth + 1) * 4 <= g.limits.maxStorageBufferBindingSize) {
       const out = allocPending(g, n, c.outWidth);
       rec.copy(offsets.buffer, slots * 4, out.buffer!, out.pending!.offset, 4);
       rec.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], sizes, threads, c.constants, c.tables);
@@ -116,7 +117,7 @@ async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction): Promi
     const out = allocRelation(g, total!, c.outWidth);
     if (total === 0) return out;
     const writing = new Recorder(g, shaders);
-    writing.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], sizes, n, c.constants, c.tables);
+    writing.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], sizes, threads, c.constants, c.tables);
     await writing.submit();
     return out;
   } finally {
@@ -153,20 +154,70 @@ async function concatenate(g: GpuImpl, parts: DeviceRelation[], width: number): 
   return out;
 }
 
+/** Trailing zero bits of a nonzero u32. */
+function ctz(x: number): number {
+  return 31 - Math.clz32(x & -x);
+}
+
+/**
+ * Digit windows of one key word with varying bits `m`: the shifts of the RADIX_BITS-wide windows that cover
+ * them (all windows when every bit may vary).
+ */
+function windows(m: number): number[] {
+  const shifts: number[] = [];
+  for (let s = 0; s < 32 && m >>> s !== 0; s += RADIX_BITS) {
+    s += ctz(m >>> s);
+    shifts.push(s);
+  }
+  return shifts;
+}
+
+/**
+ * Rows * key words above which a sort on a CPU adapter reads its key mask back to plan only the windows that
+ * vary: there a digit pass costs more than a host round trip. On a GPU the round trip costs more than the
+ * passes up to far larger sorts than this one.
+ */
+const SOFTWARE_MASK_READBACK = 2 ** 12;
+
 /**
  * LSD radix sort of (key word, row index) pairs, the last pass writing whole rows; two-word rows are sorted
- * directly. One digit pass per RADIX_BITS window of every key word: no readback, the passes read which key bits
- * vary (radixMask) from device words, and a window where no key bit varies is a copy.
+ * directly. radixMask finds which key bits vary; without a host round trip, every RADIX_BITS window of every
+ * key word gets a digit pass that reads its key word's mask from a device word and copies where the window
+ * is constant. A large sort on a CPU adapter (of rows whose count is known) reads the mask back instead and
+ * plans only the windows that vary.
  */
 async function sortRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelation, keyWords: readonly number[]): Promise<DeviceRelation> {
-  const n = input.count;
-  const pending = settle(input).pending;
+  const n = settle(input).count;
   if (n <= 1 || keyWords.length === 0) return concatenate(g, [input], input.width);
   checkBindingSize(g, 2 * n, `radix sort pairs for ${n} rows`);
-  const shifts = Array.from({ length: 32 / RADIX_BITS }, (_, i) => i * RADIX_BITS);
-  // Least significant key word first; `key` indexes the mask words.
-  const plan = keyWords.map((offset, key) => ({ offset, key, shifts })).reverse();
+  // Not a scratch buffer: it must outlive the submit before a mask readback.
+  const mask: Bound = { buffer: g.pool.acquire(bindingBytes(keyWords.length), relationUsage()), words: keyWords.length };
+  try {
+    return await sortPasses(g, new Recorder(g, shaders), input, keyWords, mask);
+  } finally {
+    g.pool.release(mask.buffer);
+  }
+}
+
+/** sortRows once the mask buffer is there: radixMask, then the plan and its digit passes. */
+async function sortPasses(g: GpuImpl, rec: Recorder, input: DeviceRelation, keyWords: readonly number[], mask: Bound): Promise<DeviceRelation> {
+  const n = input.count;
+  const pending = input.pending;
+  const K = keyWords.length;
   const rows = sizeOf(input);
+  rec.clear(mask.buffer, K * 4);
+  rec.dispatch('radixMask', [bound(input), mask], [rows], n);
+  // Per key word (least significant first): its row offset, mask (host number or device word) and windows.
+  let plan: Array<{ offset: number; mask: Size; shifts: number[] }>;
+  if (!pending && g.software && n * K > SOFTWARE_MASK_READBACK) {
+    await rec.submit();
+    const masks = (await syncCounts(g, [{ buffer: mask.buffer, offset: 0, words: K }]))[0]!;
+    plan = keyWords.map((offset, k) => ({ offset, mask: masks[k]!, shifts: windows(masks[k]!) })).filter((p) => p.shifts.length > 0);
+    if (plan.length === 0) return concatenate(g, [input], input.width);
+  } else {
+    plan = keyWords.map((offset, k) => ({ offset, mask: { buffer: mask.buffer, offset: 4 * k }, shifts: windows(0xffffffff) }));
+  }
+  plan.reverse();
   const wg = g.limits.workgroupSize;
   const tiles = Math.ceil(n / (RADIX_ITEMS * wg));
   // Blocks of consecutive tiles, one workgroup each: enough to fill the device (a CPU adapter runs a few
@@ -175,18 +226,14 @@ async function sortRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelatio
   const blocks = Math.ceil(tiles / per);
   const sizes = (shift: number): Size[] => [rows, shift, blocks, per];
   const out = pending ? allocPending(g, n, input.width) : allocRelation(g, n, input.width);
-  const rec = new Recorder(g, shaders);
   if (pending) rec.copy(pending.buffer, pending.offset, out.buffer!, out.pending!.offset, 4);
-  const mask = rec.scratch(keyWords.length);
-  rec.clear(mask.buffer, keyWords.length * 4);
-  rec.dispatch('radixMask', [bound(input), mask], [rows], n);
   const hist = rec.scratch(2 ** RADIX_BITS * blocks);
   /**
-   * One digit pass from src to dst, the key word (mask word `key`) at position kp of each pair, or (fromRows) at
-   * row offset `off` of the input rows themselves; `toRows`: dst gets the input rows.
+   * One digit pass from src to dst, the key word (with varying bits `bits`) at position kp of each pair, or
+   * (fromRows) at row offset `off` of the input rows themselves; `toRows`: dst gets the input rows.
    */
-  const digit = (src: Bound, dst: Bound, shift: number, key: number, kp: number, toRows = false, fromRows: number | null = null): void => {
-    const keyAt: Size[] = [kp, fromRows === null ? 0 : 1, fromRows ?? 0, { buffer: mask.buffer, offset: 4 * key }];
+  const digit = (src: Bound, dst: Bound, shift: number, bits: Size, kp: number, toRows = false, fromRows: number | null = null): void => {
+    const keyAt: Size[] = [kp, fromRows === null ? 0 : 1, fromRows ?? 0, bits];
     rec.dispatch('radixHist', [src, hist], sizes(shift), blocks * wg, keyAt);
     encodeScan(rec, hist, hist.words);
     if (toRows) rec.dispatch('radixScatterRows', [src, hist, bound(input), dst], sizes(shift), blocks * wg, keyAt);
@@ -194,26 +241,26 @@ async function sortRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelatio
   };
   if (input.width === 2) {
     // Two-word rows are pairs already: sort them in place of (key, index) pairs; the last pass writes the output.
-    const steps = plan.flatMap(({ offset, key, shifts }) => shifts.map((shift) => ({ shift, key, kp: offset })));
+    const steps = plan.flatMap(({ offset, mask: bits, shifts }) => shifts.map((shift) => ({ shift, bits, kp: offset })));
     const temps = steps.length > 1 ? [rec.scratch(2 * n), ...(steps.length > 2 ? [rec.scratch(2 * n)] : [])] : [];
     let src = bound(input);
-    steps.forEach(({ shift, key, kp }, j) => {
+    steps.forEach(({ shift, bits, kp }, j) => {
       const dst = j === steps.length - 1 ? bound(out) : temps[j % 2]!;
-      digit(src, dst, shift, key, kp);
+      digit(src, dst, shift, bits, kp);
       src = dst;
     });
   } else {
     let src = rec.scratch(2 * n);
     let dst = rec.scratch(2 * n);
-    plan.forEach(({ offset, key, shifts }, k) => {
+    plan.forEach(({ offset, mask: bits, shifts }, k) => {
       // Later key words are loaded through the permutation so far; the first is read from the rows by its first pass.
       if (k > 0) rec.dispatch('radixKeys', [bound(input), src], [rows, offset], n);
       shifts.forEach((shift, j) => {
         const from = k === 0 && j === 0 ? bound(input) : src;
         const fromRows = k === 0 && j === 0 ? offset : null;
         // The very last digit pass writes the sorted rows themselves.
-        if (k === plan.length - 1 && j === shifts.length - 1) return digit(from, bound(out), shift, key, 0, true, fromRows);
-        digit(from, dst, shift, key, 0, false, fromRows);
+        if (k === plan.length - 1 && j === shifts.length - 1) return digit(from, bound(out), shift, bits, 0, true, fromRows);
+        digit(from, dst, shift, bits, 0, false, fromRows);
         [src, dst] = [dst, src];
       });
     });
