@@ -129,7 +129,8 @@ async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction): Promi
  * Copies of whole relations, back to back (copy and concat). One part whose count is pending stays pending
  * (rows and count word copied); several parts need their counts, to place the later ones.
  */
-async function concatenate(g: GpuImpl, parts: DeviceRelation[], width: number): Promise<DeviceRelation> {
+async function concatenate(g: GpuImpl, all: DeviceRelation[], width: number): Promise<DeviceRelation> {
+  const parts = all.filter((p) => p.count > 0);
   const single = parts.length === 1 ? settle(parts[0]!) : undefined;
   if (single?.pending) {
     const out = allocPending(g, single.count, width);
