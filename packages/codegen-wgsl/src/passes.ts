@@ -19,19 +19,23 @@ export const PASS_LAYOUTS = {
    * Tile counts and keep bits. Tile t = rows [t * TILE, +TILE), TILE = COMPACT_ITEMS * WG, one workgroup
    * each; tiles = ceil(n / TILE). counts[t] = kept rows of tile t, counts[tiles] = 0, and counts[tiles + 1 +
    * t * TILE / 32 + j] = keep bits of the tile's rows 32j.. (bit r % 32 for row r of the tile).
-   * (input, counts, u) u0 = (n). The aggregate kernel's flags write group starts per tile and tile states
+   * (input, counts, u) u0 = (n, _, _, tiles): tiles >= ceil(n / TILE) from the host (n may be a device-side
+   * count below the host's bound), counts[t] = 0 for the tiles past n. The aggregate kernel's flags write group starts per tile and tile states
    * instead of keep bits (kernels/aggregate.ts).
    */
   flags: ['read', 'write', 'uniform'],
-  /** As flags, keeping left rows absent from right: (left, right, counts, u) u0 = (nLeft, nRight). */
+  /** As flags, keeping left rows absent from right: (left, right, counts, u) u0 = (nLeft, nRight, _, tiles). */
   flagsAbsent: ['read', 'read', 'write', 'uniform'],
   /**
    * Kept rows of tile t (flags' keep bits, after the counts scanned into offsets) written projected at rows
-   * offsets[t].. in input order. (input, offsets, output, u) u0 = (n). The aggregate kernel's scatter writes
+   * offsets[t].. in input order. (input, offsets, output, u) u0 = (n, _, _, tiles) as flags. The aggregate kernel's scatter writes
    * one row per group at its rank instead (u0 = (n, groups)).
    */
   scatter: ['read', 'read', 'write', 'uniform'],
-  /** counts[i] (i < nLeft) = matches of left row i passing the filter; counts[nLeft] = 0. (left, right, counts, u) */
+  /**
+   * counts[i] (i < nLeft) = matches of left row i passing the filter; counts[i] = 0 for nLeft <= i <= slots.
+   * (left, right, counts, u) u0 = (nLeft, nRight, slots): slots >= nLeft from the host.
+   */
   joinCount: ['read', 'read', 'write', 'uniform'],
   /** Emits left row i's matches at offsets[i]... (left, right, offsets, output, u) u0 = (nLeft, nRight). */
   joinWrite: ['read', 'read', 'read', 'write', 'uniform'],
@@ -40,6 +44,8 @@ export const PASS_LAYOUTS = {
    * MERGE_ITEMS) per thread t. (left, right, output, u) u0 = (nLeft, nRight).
    */
   merge: ['read', 'read', 'write', 'uniform'],
+  /** data[at] = a + b, one thread: the row count of a merge whose input counts are device words. (data, u) u0 = (a, b, at). */
+  countSum: ['write', 'uniform'],
   /** mask[k] |= key word k of row i XOR that of row 0 (mask zeroed by the host). (input, mask, u) u0 = (n). */
   radixMask: ['read', 'write', 'uniform'],
   /**
@@ -51,7 +57,9 @@ export const PASS_LAYOUTS = {
    * Block digit counts: block b = tiles [b * per, (b + 1) * per) of TILE = RADIX_ITEMS * WG pairs, one
    * workgroup each; hist[d * blocks + b] = pairs of block b whose key digit at `shift` is d.
    * The key word is word u1.x (0 or 1) of each pair, or, when u1.y = 1, word u1.z of each input row (`pairs` is
-   * the input, the index is the row's). (pairs, hist, u) u0 = (n, shift, blocks, per), u1 = (kp, fromRows, off).
+   * the input, the index is the row's). (pairs, hist, u) u0 = (n, shift, blocks, per), u1 = (kp, fromRows, off,
+   * mask): mask = the key word's varying bits (radixMask's word, copied in on the device); a window without any
+   * writes nothing (the scatter then copies).
    */
   radixHist: ['read', 'write', 'uniform'],
   /** Stable scatter of block b's pairs by digit d from offsets[d * blocks + b] on. (src, offsets, dst, u) u0, u1 as radixHist. */

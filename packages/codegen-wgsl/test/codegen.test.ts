@@ -99,7 +99,7 @@ const expectedPasses: Record<KirKernel['kind'], Array<PassName | `${PassName}${t
   hashJoin: ['hashBuild', 'hashProbe', `hashProbe${SUBGROUP_VARIANT}`],
   difference: ['flagsAbsent', 'scatter', 'scanBlock', 'scanAdd'],
   concat: [],
-  merge: ['merge'],
+  merge: ['merge', 'countSum'],
   copy: [],
   aggregate: ['flags', 'aggCarry', 'scatter', 'scanBlock', 'scanAdd'],
   limit: [],

@@ -1,7 +1,8 @@
 /**
  * Interprets the kernel CFG on the device (Red Fox §3.6): runs each block's commands in order, keeps every
  * managed variable's buffer and row count, frees what liveness says is dead, and evaluates branches from the
- * host-known row counts. Only output relations are read back in full.
+ * row counts. Counts may stay pending on the device (gpu/relations.ts); the branches, limits and outputs read
+ * them in as few host syncs as they can. Only output relations are read back in full.
  */
 import { generateKernelShaders, kernelConstants, kernelTables, type KernelShaders, type TableSpec } from '@vixen/codegen-wgsl';
 import {
@@ -24,7 +25,7 @@ import {
 } from './gpu/index.js';
 import { internals } from './gpu/device.js';
 import { encodeValue, StringDictionary } from './encoding.js';
-import { DeviceLimitError } from './gpu/relations.js';
+import { DeviceLimitError, settle, syncCounts } from './gpu/relations.js';
 import type { EncodedFacts } from './facts/index.js';
 import { ResultTable } from './result-table.js';
 import { formatBytes, RunLimitError } from './limits.js';
@@ -68,7 +69,10 @@ export interface FixpointProgress {
   elapsedMs: number;
 }
 
-/** Traffic of launches: rows and bytes read (all inputs) and written. */
+/**
+ * Traffic of launches: rows and bytes read (all inputs) and written. Exact with `profile`; otherwise a
+ * relation whose count was still pending on the device at the launch counts its bound (its buffer's room).
+ */
 interface Traffic {
   launches: number;
   rowsIn: number;
@@ -130,6 +134,11 @@ export interface ExecuteStats {
   timestamps: boolean;
   /** Bytes read back from the device by the run: row counts and sort key masks, then the output relations. */
   readbackBytes: number;
+  /**
+   * Host round trips mid-run: each read of row counts, sort key masks or flags (every pending row count
+   * resolved in the same one), a limit kernel's rows; not the output relations' readback.
+   */
+  hostSyncs: number;
   /** Rows of each base and derived relation when the run ended (or stopped), in program order. */
   relationRows: Array<{ name: string; rows: number }>;
 }
@@ -253,12 +262,13 @@ export async function executeKir(
 ): Promise<ExecuteResult> {
   const started = performance.now();
   const readbackStart = internals(gpu).readbackBytes;
+  const syncStart = internals(gpu).hostSyncs;
   const tableSpecs = program.kernels.map(kernelTables);
   const dict = buildDictionary(program, initial, tableSpecs.flat());
   const variables = program.variables;
   const values = new Map<VarId, DeviceRelation>();
   const emptyOf = (v: KirVariable): DeviceRelation => ({ buffer: null, count: 0, width: rowWords(v.columns) });
-  const valueOf = (id: VarId): DeviceRelation => values.get(id) ?? emptyOf(variables[id]!);
+  const valueOf = (id: VarId): DeviceRelation => settle(values.get(id) ?? emptyOf(variables[id]!));
   const constWords = program.kernels.map((k) => constantWords(k, dict));
   // String built-in tables, built and uploaded at a kernel's first launch; they live until the run ends.
   const tables = new Map<number, DeviceRelation>();
@@ -317,16 +327,25 @@ export async function executeKir(
     profiled: options.profile === true,
     timestamps,
     readbackBytes: internals(gpu).readbackBytes - readbackStart,
+    hostSyncs: internals(gpu).hostSyncs - syncStart,
     relationRows: [...relationIds].map(([id, name]) => ({ name, rows: valueOf(id).count })),
   });
 
-  const checkTimeout = (): void => {
+  /** One host sync resolving every row count still pending on the device (none when nothing is pending). */
+  const resolveCounts = async (): Promise<void> => {
+    if (internals(gpu).pending.size > 0) await syncCounts(internals(gpu));
+  };
+
+  /** A RunLimitError whose stats hold exact row counts (resolved first, unless the device cannot). */
+  const limitError = async (message: string): Promise<RunLimitError> => {
+    await resolveCounts().catch(() => undefined);
+    return new RunLimitError(message, stats());
+  };
+
+  const checkTimeout = async (): Promise<void> => {
     const elapsed = performance.now() - runStart;
     if (options.timeoutMs !== undefined && elapsed > options.timeoutMs) {
-      throw new RunLimitError(
-        `timed out after ${(elapsed / 1000).toFixed(2)} s; the limit is ${options.timeoutMs / 1000} s (timeout / --timeout)`,
-        stats(),
-      );
+      throw await limitError(`timed out after ${(elapsed / 1000).toFixed(2)} s; the limit is ${options.timeoutMs / 1000} s (timeout / --timeout)`);
     }
   };
 
@@ -352,25 +371,34 @@ export async function executeKir(
     }
   };
 
-  /** assign() for a freshly computed value, failing first when its buffer would break the memory limit. */
-  const store = (id: VarId, next: DeviceRelation, by: string): void => {
+  /**
+   * assign() for a freshly computed value, failing first when its buffer would break the memory limit (a
+   * pending count's buffer has room for its bound) or the relation would pass maxTuples. A pending count
+   * is resolved only when its bound passes maxTuples, so the check costs no host sync until then.
+   */
+  const store = async (id: VarId, next: DeviceRelation, by: string): Promise<void> => {
     const extra = next.buffer && !holders.has(next.buffer) ? next.buffer.size : 0;
+    const relation = relationIds.get(id);
+    if (relation !== undefined && options.maxTuples !== undefined && next.count > options.maxTuples && next.pending) {
+      await resolveCounts();
+      settle(next);
+    }
     if (limit !== undefined && liveBytes + extra > limit) {
+      // The message names the exact rows (the buffer may have room for more).
+      await resolveCounts().catch(() => undefined);
+      const rows = settle(next).count;
       if (extra > 0) releaseRelation(gpu, next);
-      throw new RunLimitError(
-        `device memory limit exceeded: ${by} made ${describeVariable(program, id)} of ${next.count} rows, ` +
+      throw await limitError(
+        `device memory limit exceeded: ${by} made ${describeVariable(program, id)} of ${rows} rows, ` +
           `${formatBytes(extra)}, while ${formatBytes(liveBytes)} were already live; ` +
           `the limit is ${formatBytes(limit)} (maxDeviceMemory / --max-device-memory)`,
-        stats(),
       );
     }
-    const relation = relationIds.get(id);
     if (relation !== undefined && options.maxTuples !== undefined && next.count > options.maxTuples) {
       if (extra > 0) releaseRelation(gpu, next);
-      throw new RunLimitError(
+      throw await limitError(
         `tuple limit exceeded: ${by} made relation ${relation} hold ${next.count} tuples; ` +
           `the limit is ${options.maxTuples} per relation (maxTuples / --max-tuples)`,
-        stats(),
       );
     }
     assign(id, next);
@@ -389,19 +417,18 @@ export async function executeKir(
     for (;;) {
       const block = blocks.get(label);
       if (!block) throw new Error(`internal: no block labelled ${label}`);
-      checkTimeout();
+      await checkTimeout();
       if (++steps > maxSteps) {
-        throw new RunLimitError(`evaluation did not reach a fixpoint within ${maxSteps} block steps`, stats());
+        throw await limitError(`evaluation did not reach a fixpoint within ${maxSteps} block steps`);
       }
       executions.set(label, executions.get(label)! + 1);
       const loop = loops.get(label);
       if (loop) {
         const iteration = (loopRun.get(label) ?? 0) + 1;
         if (options.maxIterations !== undefined && iteration > options.maxIterations) {
-          throw new RunLimitError(
+          throw await limitError(
             `the fixpoint loop computing ${loop.relations.join(', ')} (block ${label}) did not converge within ` +
               `${options.maxIterations} iteration${options.maxIterations === 1 ? '' : 's'} (maxIterations / --max-iterations)`,
-            stats(),
           );
         }
         loopRun.set(label, iteration);
@@ -410,7 +437,7 @@ export async function executeKir(
       for (const cmd of block.commands) {
         switch (cmd.kind) {
           case 'launch': {
-            checkTimeout();
+            await checkTimeout();
             const kernel = program.kernels[cmd.kernel]!;
             const inputIds = kernelInputs(kernel);
             const inputs = inputIds.map(valueOf);
@@ -418,12 +445,17 @@ export async function executeKir(
             const table = tablesOf(kernel);
             const bound = table?.buffer ? { buffer: table.buffer, words: table.count } : undefined;
             const out = await runKernel(gpu, kernel, shaders[kernel.id]!, inputs, constWords[kernel.id]!, variables, bound).catch(
-              (e: unknown) => {
+              async (e: unknown) => {
                 if (!(e instanceof DeviceLimitError)) throw e;
-                throw new RunLimitError(`${describeKernel(kernel)} computing ${describeOutput(program, kernel)}: ${e.message}`, stats());
+                throw await limitError(`${describeKernel(kernel)} computing ${describeOutput(program, kernel)}: ${e.message}`);
               },
             );
-            if (options.profile) await gpu.device.queue.onSubmittedWorkDone();
+            // A profile counts exact rows (and times the kernel with its count): resolve now.
+            if (options.profile) {
+              await resolveCounts();
+              settle(out);
+              await gpu.device.queue.onSubmittedWorkDone();
+            }
             const wall = performance.now() - t0;
             const ms = timer ? (await timer.collect()).nanoseconds / 1e6 : wall;
             launches += 1;
@@ -453,7 +485,7 @@ export async function executeKir(
                 op.bytesOut += bytes(out);
               }
             }
-            store(kernel.output, out, describeKernel(kernel));
+            await store(kernel.output, out, describeKernel(kernel));
             break;
           }
           case 'free':
@@ -466,6 +498,8 @@ export async function executeKir(
       }
       const t = block.terminator;
       if (t.kind === 'halt') {
+        // Exact counts for the outputs and relationRows, in one sync.
+        await resolveCounts();
         await gpu.device.queue.onSubmittedWorkDone();
         await internals(gpu).settle();
         const readStart = performance.now();
@@ -477,6 +511,8 @@ export async function executeKir(
         label = t.target;
         continue;
       }
+      // The empty test needs the deltas' exact counts: the loop's one host sync when the body ran without one.
+      if (t.condition.vars.some((v) => valueOf(v).pending)) await resolveCounts();
       label = t.condition.vars.every((v) => valueOf(v).count === 0) ? t.ifTrue : t.ifFalse;
       if (loop) {
         const iteration = loopRun.get(block.label)!;
@@ -505,7 +541,7 @@ async function loadInitialRelations(
   gpu: Gpu,
   program: KirProgram,
   initial: EncodedFacts,
-  store: (id: VarId, v: DeviceRelation, by: string) => void,
+  store: (id: VarId, v: DeviceRelation, by: string) => Promise<void>,
 ): Promise<void> {
   for (const [name, rel] of [...initial.relations]) {
     const id = program.relationVars[name];
@@ -521,7 +557,7 @@ async function loadInitialRelations(
     if (sorted.buffer !== raw.buffer) releaseRelation(gpu, raw);
     const canonical = await runKernel(gpu, unique, generateKernelShaders(unique, program.variables), [sorted], none, program.variables);
     if (canonical.buffer !== sorted.buffer) releaseRelation(gpu, sorted);
-    store(id, canonical, `loading the facts of ${name}`);
+    await store(id, canonical, `loading the facts of ${name}`);
   }
 }
 

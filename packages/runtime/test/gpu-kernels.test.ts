@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKernelShaders, kernelConstants } from '@vixen/codegen-wgsl';
 import type { HashJoinColumn, KirKernel, KirVariable } from '@vixen/kernel-ir';
 import { rowWords, type CompareOp, type Expr, type Predicate, type ScalarType } from '@vixen/queryplan';
-import { downloadRelation, openGpu, releaseRelation, runKernel, uploadRelation, type Gpu } from '../src/gpu/index.js';
+import { downloadRelation, exactRows, openGpu, releaseRelation, runKernel, uploadRelation, type Gpu } from '../src/gpu/index.js';
 import { internals } from '../src/gpu/device.js';
 import {
   canonical,
@@ -380,7 +380,7 @@ describe('device', () => {
     const rel = uploadRelation(gpu, new Uint32Array(0), 0, 3);
     const kernel: KirKernel = { kind: 'unique', id: 0, input: 0, output: 1 };
     const out = await runKernel(gpu, kernel, generateKernelShaders(kernel, vars([], [])), [rel], new Uint32Array(0), vars([], []));
-    expect(out.count).toBe(1);
+    expect(await exactRows(gpu, out)).toBe(1);
     releaseRelation(gpu, rel);
     releaseRelation(gpu, out);
   });

@@ -23,7 +23,9 @@ ${decls}
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let n = u[0].x;
-  let tiles = (n + TILE - 1u) / TILE;
+  // The host's tile count (u0.w): at least ceil(n / TILE), more when n is a device-side count below the
+  // host's bound; the keep bits follow that many counts.
+  let tiles = u[0].w;
   let t = wid.x + wid.y * nwg.x;
   let base = t * TILE;
 ${body}
@@ -34,7 +36,7 @@ ${body}
 /**
  * Count pass (`flags` or `flagsAbsent`): for rows i of tile t where `keep` holds (a WGSL bool over row
  * index `i` and its first word `b`), counts[t] = how many and bit r % 32 of counts[tiles + 1 + t * BITS +
- * r / 32] is set (r = i - t * TILE); counts[tiles] = 0. `inputs` are the buffers before counts.
+ * r / 32] is set (r = i - t * TILE); counts[t] = 0 for tiles t past n and counts[tiles] = 0. `inputs` are the buffers before counts.
  */
 export function countPass(pass: 'flags' | 'flagsAbsent', inputs: readonly string[], inputTypes: readonly ScalarType[], keep: string, helpers: string, constWords: number): string {
   return `${header(pass, [...inputs, 'counts'], constWords)}
@@ -42,7 +44,11 @@ ${helpers}${tileModule(
   inputTypes,
   '// This round\'s keep flags, then the tile\'s keep-bit words (built without contended atomics).\nvar<workgroup> flag: array<u32, WG>;\nvar<workgroup> bits: array<u32, BITS>;',
   `  if (t == 0u && lid == 0u) { counts[tiles] = 0u; }
-  if (base >= n) { return; }
+  if (base >= n) {
+    // Tiles past n (and grid padding) count nothing, so the scan of all tiles + 1 counts ends in the total.
+    if (t < tiles && lid == 0u) { counts[t] = 0u; }
+    return;
+  }
   for (var k = 0u; k < ITEMS; k = k + 1u) {
     let i = base + k * WG + lid;
     var f = 0u;

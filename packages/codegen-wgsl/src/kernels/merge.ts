@@ -44,5 +44,8 @@ ${threadMain(`  let n = u[0].x;
       b = b + 1u;
     }
   }`)}`;
-  return { merge };
+  // The output's row count, for inputs whose counts are on the device (see PASS_LAYOUTS.countSum).
+  const countSum = `${header('countSum', ['data'])}
+${threadMain(`  if (i == 0u) { data[u[0].z] = u[0].x + u[0].y; }`)}`;
+  return { merge, countSum };
 }

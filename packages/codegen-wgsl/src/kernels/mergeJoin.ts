@@ -59,8 +59,9 @@ ${inner}
   }`;
   const joinCount = `${header('joinCount', ['lhs', 'rhs', 'counts'], constWords)}
 ${prelude}${threadMain(`  let n = u[0].x;
-  if (i > n) { return; }
-  if (i == n) { counts[i] = 0u; return; }
+  // Slots up to u0.z (the host's bound on n) past n count nothing, so the scan ends in the total.
+  if (i > u[0].z) { return; }
+  if (i >= n) { counts[i] = 0u; return; }
   var count = 0u;
 ${walk('      count = count + 1u;')}
   counts[i] = count;`)}`;

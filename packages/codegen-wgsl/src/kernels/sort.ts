@@ -25,6 +25,9 @@ const tilePrelude = `const ITEMS: u32 = ${RADIX_ITEMS}u;
 override TILE: u32 = ITEMS * WG;
 const RADIX: u32 = ${2 ** RADIX_BITS}u;
 fn digitOf(key: u32, shift: u32) -> u32 { return (key >> shift) & (RADIX - 1u); }
+// The key word's varying bits (radixMask's word, u1.w) have none in this pass's window: every key has the same
+// digit, and the stable order is the current one.
+fn constantWindow(shift: u32) -> bool { return digitOf(u[1].w, shift) == 0u; }
 `;
 
 const blockMain = (body: string, builtins = ''): string => `
@@ -46,8 +49,10 @@ ${body}
  * rows are sorted as the
  * pairs themselves (the key word at position kp = u1.x of each pair, the other word carried), with neither the
  * pair-making pass nor the row gather. Order: unsigned
- * lexicographic over the key words, stable. The host first learns which key bits vary (radixMask: OR of
- * every key word XOR row 0's) and runs one digit pass per varying 8-bit window, least significant first:
+ * lexicographic over the key words, stable. radixMask first finds which key bits vary (OR of every key word
+ * XOR row 0's); the host runs one digit pass per 8-bit window, least significant first, and the device copies
+ * that word of the mask into each pass's uniform (u1.w), so a window with no varying bits is a plain copy, with
+ * no host round trip:
  * radixKeys loads the pairs' key word (the permutation so far picks the row), then per digit a block
  * histogram, a global exclusive scan of the digit-major counts, and a scatter that walks the block's tiles in
  * order, ranks each tile stably in workgroup memory (two 4-bit counting rounds, no atomics) and writes runs
@@ -91,7 +96,8 @@ ${threadMain(`  if (i >= u[0].x) { return; }
 const W: u32 = ${width}u;
 ${tilePrelude}
 var<workgroup> h: array<atomic<u32>, RADIX>;
-${blockMain(`  let end = min(n, (blk + 1u) * per * TILE);
+${blockMain(`  if (constantWindow(shift)) { return; }
+  let end = min(n, (blk + 1u) * per * TILE);
   let kp = u[1].x;
   let fromRows = u[1].y == 1u;
   let off = u[1].z;
@@ -106,11 +112,12 @@ ${blockMain(`  let end = min(n, (blk + 1u) * per * TILE);
   // The scatter writes pairs, or (the last digit pass of index pairs) the rows the pairs' indices pick.
   const radixScatter = (subgroups: boolean, rows: boolean): string => {
     const scan = workgroupScan(subgroups);
+    // Writes pair (key, val) at output position o.
     const write = rows
-      ? `let s = tile[2u * p + 1u] * W;
+      ? `let s = val * W;
         for (var w = 0u; w < W; w = w + 1u) { dst[o * W + w] = inp[s + w]; }`
       : `dst[2u * o + kp] = key;
-        dst[2u * o + 1u - kp] = tile[2u * p + 1u];`;
+        dst[2u * o + 1u - kp] = val;`;
     const bindings = rows ? header('radixScatterRows', ['src', 'offs', 'inp', 'dst'], 1) : header('radixScatter', ['src', 'offs', 'dst'], 1);
     return `${scan.enable}${bindings}
 const W: u32 = ${width}u;
@@ -179,6 +186,18 @@ fn rankNibble(lid: u32, shift: u32, count: u32, sg: vec2<u32>) {
 ${blockMain(`  let kp = u[1].x;
   let fromRows = u[1].y == 1u;
   let off = u[1].z;
+  if (constantWindow(shift)) {
+    // Uniform (from the uniform block): the whole workgroup copies its block's pairs in place.
+    let end = min(n, (blk + 1u) * per * TILE);
+    for (var p = blk * per * TILE + lid; p < end; p = p + WG) {
+      var key: u32;
+      var val: u32;
+      if (fromRows) { key = src[p * W + off]; val = p; } else { key = src[2u * p + kp]; val = src[2u * p + 1u - kp]; }
+      let o = p;
+      ${write}
+    }
+    return;
+  }
   for (var d = lid; d < RADIX; d = d + WG) { next[d] = offs[d * blocks + blk]; }
   for (var tt = 0u; tt < per; tt = tt + 1u) {
     let base = (blk * per + tt) * TILE;
@@ -211,6 +230,7 @@ ${blockMain(`  let kp = u[1].x;
       let p = k * WG + lid;
       if (p < count) {
         let key = tile[2u * p];
+        let val = tile[2u * p + 1u];
         let o = next[digitOf(key, shift)] + p - first[digitOf(key, shift)];
         ${write}
       }

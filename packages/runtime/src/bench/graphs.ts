@@ -123,6 +123,8 @@ export interface GraphBenchResult {
   edges: number;
   /** Fixpoint iterations over all loops of the run. */
   iterations: number;
+  /** Host round trips of the run (ExecuteStats.hostSyncs). */
+  hostSyncs: number;
   /** Rows of all derived (idb) relations at the end. */
   tuples: number;
   /** Row counts of the relations compared with DuckDB. */
@@ -253,6 +255,7 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
         nodes: g.nodes,
         edges: g.src.length,
         iterations: stats.loops.reduce((n, l) => n + l.iterations, 0),
+        hostSyncs: stats.hostSyncs,
         tuples,
         checked,
         milliseconds,
@@ -287,13 +290,14 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
 
 /** The report as an aligned text table, one row per workload. */
 export function formatGraphBenchReport(report: GraphBenchReport): string {
-  const head = ['workload', 'iterations', 'tuples', 'ms', 'tuples/s', 'DuckDB ms', 'DuckDB/Vixen', 'same answer'];
+  const head = ['workload', 'iterations', 'tuples', 'ms', 'tuples/s', 'host syncs', 'DuckDB ms', 'DuckDB/Vixen', 'same answer'];
   const rows = report.results.map((r) => [
     r.workload,
     String(r.iterations),
     String(r.tuples),
     r.milliseconds.toFixed(1),
     si(r.tuplesPerSecond),
+    String(r.hostSyncs),
     r.duckdb ? r.duckdb.milliseconds.toFixed(1) : '-',
     r.duckdb ? `${r.duckdb.ratio.toFixed(2)}x` : '-',
     r.duckdb ? (r.duckdb.agrees ? 'yes' : `NO (${JSON.stringify(r.duckdb.checked)} vs ${JSON.stringify(r.checked)})`) : '-',

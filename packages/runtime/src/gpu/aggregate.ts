@@ -9,7 +9,7 @@ import { aggregateStateWords, AGG_ITEMS, type KernelShaders } from '@vixen/codeg
 import type { GpuImpl } from './device.js';
 import { encodeScan } from './kernels.js';
 import { Recorder, type Bound } from './recorder.js';
-import { bindingBytes, checkBindingSize, readWords, relationUsage, type DeviceRelation } from './relations.js';
+import { bindingBytes, checkBindingSize, relationUsage, syncCounts, type DeviceRelation } from './relations.js';
 
 export async function aggregateRows(
   g: GpuImpl,
@@ -35,7 +35,7 @@ export async function aggregateRows(
     encodeScan(counting, offsets, tiles + 1);
     counting.dispatch('aggCarry', [offsets], [n], wg);
     await counting.submit();
-    const groups = (await readWords(g, offsets.buffer, tiles * 4, 1))[0]!;
+    const groups = (await syncCounts(g, [{ buffer: offsets.buffer, offset: tiles * 4, words: 1 }]))[0]![0]!;
     const outWords = groups * outWidth + 1;
     checkBindingSize(g, outWords, `aggregate of ${groups} groups x ${outWidth} words`);
     const buffer = g.pool.acquire(bindingBytes(outWords), relationUsage());
@@ -44,7 +44,7 @@ export async function aggregateRows(
     reducing.dispatch('scatter', [rows, offsets, { buffer, words: outWords }], [n, groups], tiles * wg);
     await reducing.submit();
     const checked = aggregates.some((a, i) => (a.fn === 'sum' || a.fn === 'avg') && argTypes[i] !== 'float32' && (a.fn === 'avg' || argTypes[i] === 'decimal'));
-    if (checked && (await readWords(g, buffer, groups * outWidth * 4, 1))[0] !== 0) {
+    if (checked && (await syncCounts(g, [{ buffer, offset: groups * outWidth * 4, words: 1 }]))[0]![0] !== 0) {
       g.pool.release(buffer);
       throw new VixenError({ severity: 'error', message: `decimal overflow: a decimal sum or average (${what}) is outside the 64-bit decimal range` });
     }

@@ -9,6 +9,7 @@ import { create, globals } from 'webgpu';
 import { BufferPool } from './pool.js';
 import type { PassLayout } from './recorder.js';
 import { PassTimer } from './timing.js';
+import type { DeviceWord } from './relations.js';
 
 export interface GpuLimits {
   /** Workgroup size the generated `override WG` is set to (256 where allowed, else 128). */
@@ -136,6 +137,10 @@ export class GpuImpl implements Gpu {
   readonly pool: BufferPool;
   /** Bytes copied back to the host so far (counts, key masks, downloaded relations). */
   readbackBytes = 0;
+  /** Host round trips that read counts, key masks or flags so far (syncCounts; not relation downloads). */
+  hostSyncs = 0;
+  /** Row counts on the device no sync has read yet (relations alive with `pending`). */
+  readonly pending = new Set<DeviceWord>();
   /** Why the device is unusable (lost, or an error no scope caught); the next call throws it. */
   private failure: string | null = null;
   private lost = false;

@@ -22,7 +22,7 @@ import {
 } from '@vixen/codegen-wgsl';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { Recorder, type Bound } from './recorder.js';
-import { bindingBytes, checkBindingSize, readWords, relationUsage, type DeviceRelation } from './relations.js';
+import { bindingBytes, checkBindingSize, exactCount, relationUsage, sizeOf, syncCounts, type DeviceRelation } from './relations.js';
 
 /** A relation and the row offsets of its key words, in key order (an int64 key column is two words). */
 export interface KeyedRelation {
@@ -70,6 +70,7 @@ export function buildHashTable(gpu: Gpu, build: KeyedRelation): Promise<HashTabl
 
 /** buildHashTable inside a caller's scope, with the caller's shaders (a `hashBuild` pass for `build`'s layout). */
 async function buildTable(g: GpuImpl, build: KeyedRelation, shaders: KernelShaders): Promise<HashTable> {
+  // A pending count: the table is sized for the bound, the pass reads the count from the device.
   const n = build.relation.count;
   const K = layoutOf(build, 'hash build').keyWords.length;
   if (n === 0) return { table: null, next: null, slots: 0, keyWords: K, build: build.relation };
@@ -78,7 +79,7 @@ async function buildTable(g: GpuImpl, build: KeyedRelation, shaders: KernelShade
   const next = acquire(g, n, `hash chains of ${n} rows`);
   const rec = new Recorder(g, shaders);
   rec.clear(table.buffer, table.words * 4);
-  rec.dispatch('hashBuild', [bound(build.relation), table, next], [n, slots - 1], n);
+  rec.dispatch('hashBuild', [bound(build.relation), table, next], [sizeOf(build.relation), slots - 1], n);
   await rec.submit();
   return { table, next, slots, keyWords: K, build: build.relation };
 }
@@ -108,6 +109,7 @@ export function probeHashTable(gpu: Gpu, t: HashTable, probe: KeyedRelation, out
 async function probeTable(g: GpuImpl, t: HashTable, probe: KeyedRelation, output: readonly JoinOutputWord[], shaders: KernelShaders): Promise<DeviceRelation> {
   const layout = layoutOf(probe, 'hash probe');
   if (layout.keyWords.length !== t.keyWords) throw new Error(`hash probe: ${layout.keyWords.length} key words against a table of ${t.keyWords}`);
+  // A pending count: tiles and room for the bound, the pass reads the count; the readback resolves it.
   const n = probe.relation.count;
   const width = output.length;
   const empty: DeviceRelation = { buffer: null, count: 0, width };
@@ -121,9 +123,9 @@ async function probeTable(g: GpuImpl, t: HashTable, probe: KeyedRelation, output
       const out = acquire(g, width * capacity, `join output of ${capacity} rows x ${width} words`);
       const rec = new Recorder(g, shaders);
       rec.clear(counter.buffer, 4);
-      rec.dispatch('hashProbe', [bound(probe.relation), bound(t.build), t.table, t.next, out, counter], [n, t.slots - 1, capacity], tiles * g.limits.workgroupSize);
+      rec.dispatch('hashProbe', [bound(probe.relation), bound(t.build), t.table, t.next, out, counter], [sizeOf(probe.relation), t.slots - 1, capacity], tiles * g.limits.workgroupSize);
       await rec.submit();
-      const total = (await readWords(g, counter.buffer, 0, 1))[0]!;
+      const total = (await syncCounts(g, [{ buffer: counter.buffer, offset: 0, words: 1 }]))[0]![0]!;
       if (total <= capacity) {
         if (total > 0) return { buffer: out.buffer, count: total, width };
         g.pool.release(out.buffer);
@@ -171,9 +173,9 @@ export const HASH_GROUPS = 2 ** 16;
 export function hashGroupBy(gpu: Gpu, input: KeyedRelation, aggregates: readonly HashAggregate[]): Promise<DeviceRelation> {
   const g = internals(gpu);
   const layout = layoutOf(input, 'hash group-by');
-  const n = input.relation.count;
   const outWidth = groupRowWords(layout, aggregates);
   return g.scoped('hash group-by', async () => {
+    const n = await exactCount(g, input.relation);
     if (n === 0) return { buffer: null, count: 0, width: outWidth };
     const shaders = hashAggregateShaders(layout, aggregates);
     const meta = acquire(g, 2, 'group-by counters');
@@ -192,7 +194,7 @@ export function hashGroupBy(gpu: Gpu, input: KeyedRelation, aggregates: readonly
         rec.dispatch('groupEmit', [bound(input.relation), table, out], [slots], slots);
         await rec.submit();
         g.pool.release(table.buffer);
-        const [groups, full] = await readWords(g, meta.buffer, 0, 2);
+        const [groups, full] = (await syncCounts(g, [{ buffer: meta.buffer, offset: 0, words: 2 }]))[0]!;
         if (full === 0) return { buffer: out.buffer, count: groups!, width: outWidth };
         g.pool.release(out.buffer);
         if (slots >= 2 * n) throw new Error(`internal: group table of ${slots} slots filled by ${n} rows`);

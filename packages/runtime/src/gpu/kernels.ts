@@ -2,8 +2,10 @@
  * Host drivers: run one KIR kernel's passes on the device. Compacting kernels (mapFilter, unique,
  * difference, mergeJoin) share one shape: a pass writes counts (per tile of rows with the tile's keep
  * bits after them, or per row for mergeJoin; then a trailing 0), an exclusive scan turns counts into
- * output offsets, the host reads back only the total (the last entry) to size the output, and a second
- * pass writes the rows.
+ * output offsets, and a second pass writes the rows. Where the output is bounded by an input (all but
+ * mergeJoin) its row count stays pending on the device (DeviceRelation.pending); passes read pending sizes
+ * from device words, and only kernels that must size something exactly sync with the host (syncCounts),
+ * resolving every pending count in the same round trip.
  */
 import { rowWords, type ScalarType } from '@vixen/queryplan';
 import {
@@ -24,7 +26,20 @@ import { hashJoinRows } from './hash.js';
 import { limitRows } from './limit.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { Recorder, type Bound } from './recorder.js';
-import { allocRelation, bindingBytes, checkBindingSize, DeviceLimitError, readWords, relationUsage, type DeviceRelation } from './relations.js';
+import {
+  allocPending,
+  allocRelation,
+  bindingBytes,
+  checkBindingSize,
+  DeviceLimitError,
+  exactCount,
+  relationUsage,
+  settle,
+  sizeOf,
+  syncCounts,
+  type DeviceRelation,
+  type Size,
+} from './relations.js';
 
 function bound(rel: DeviceRelation): Bound {
   if (!rel.buffer) throw new Error('internal: binding an empty relation');
@@ -47,41 +62,62 @@ interface Compaction {
   count: { pass: PassName; inputs: Bound[] };
   /** Pass writing rows at their offsets, after the buffers it reads (then offsets, output). */
   write: { pass: PassName; inputs: Bound[] };
-  /** Rows driving both passes. */
+  /** Host bound on the rows driving both passes (the left input's `count`). */
   rows: number;
   /** `tile`: one workgroup and one count per COMPACT_ITEMS * WG rows; `row`: one thread and count per row. */
   granule: 'tile' | 'row';
-  sizes: number[];
+  /** Row counts of the inputs (left, then right), host-known or pending. */
+  sizes: Size[];
+  /** Host bound on the right input's rows (row granule: a join writes at most rows * right rows). */
+  right?: number;
   constants: Uint32Array;
   outWidth: number;
   /** The kernel's string built-in tables, bound to both passes. */
   tables?: Bound;
 }
 
+/**
+ * Tile granule (at most one output row per input row): no readback, the output has room for `rows` rows and
+ * its count pending on the device. Row granule (joins): one host sync reads the total (and resolves every
+ * pending count), then the output gets exactly that many rows; so does a tile granule too wide for room.
+ */
 async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction): Promise<DeviceRelation> {
   const n = c.rows;
   const wg = g.limits.workgroupSize;
-  const slots = c.granule === 'tile' ? Math.ceil(n / (COMPACT_ITEMS * wg)) : n;
+  const tile = c.granule === 'tile';
+  const slots = tile ? Math.ceil(n / (COMPACT_ITEMS * wg)) : n;
   // Tiles' keep bits follow their counts; per-row counts (joins: at most n * m rows) an overflow flag.
-  const wraps = c.granule === 'row' && c.sizes[0]! * (c.sizes[1] ?? 1) > 0xffffffff;
-  const words = slots + 1 + (c.granule === 'tile' ? (slots * COMPACT_ITEMS * wg) / 32 : wraps ? 1 : 0);
+  const wraps = !tile && n * (c.right ?? 1) > 0xffffffff;
+  const words = slots + 1 + (tile ? (slots * COMPACT_ITEMS * wg) / 32 : wraps ? 1 : 0);
   checkBindingSize(g, words, `offsets for ${n} rows`);
+  // The passes read the slot count (tiles, or the bound on left rows) from u0.w (tiles) or u0.z (rows).
+  const sizes: Size[] = tile ? [c.sizes[0]!, c.sizes[1] ?? 0, 0, slots] : [c.sizes[0]!, c.sizes[1]!, slots];
+  const threads = tile ? slots * wg : n;
   const offsets: Bound = { buffer: g.pool.acquire(bindingBytes(words), relationUsage()), words };
   try {
-    const counting = new Recorder(g, shaders);
-    counting.dispatch(c.count.pass, [...c.count.inputs, offsets], c.sizes, c.granule === 'tile' ? slots * wg : n + 1, c.constants, c.tables);
-    encodeScan(counting, offsets, slots + 1);
+    const rec = new Recorder(g, shaders);
+    rec.dispatch(c.count.pass, [...c.count.inputs, offsets], sizes, tile ? threads : n + 1, c.constants, c.tables);
+    encodeScan(rec, offsets, slots + 1);
+    // Room for every input row must fit one binding (a projection may widen rows); else the exact size is read.
+    if (tile && (n * c.outWidth + 1) * 4 <= g.limits.maxStorageBufferBindingSize) {
+      const out = allocPending(g, n, c.outWidth);
+      rec.copy(offsets.buffer, slots * 4, out.buffer!, out.pending!.offset, 4);
+      rec.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], sizes, threads, c.constants, c.tables);
+      await rec.submit();
+      return out;
+    }
     if (wraps) {
       g.device.queue.writeBuffer(offsets.buffer, (slots + 1) * 4, new Uint32Array(1));
-      counting.dispatch('scanWrapped', [offsets], [slots + 1], slots + 1);
+      rec.dispatch('scanWrapped', [offsets], [slots + 1], slots + 1);
     }
-    await counting.submit();
-    const [total, wrapped] = await readWords(g, offsets.buffer, slots * 4, wraps ? 2 : 1);
+    await rec.submit();
+    const [read] = await syncCounts(g, [{ buffer: offsets.buffer, offset: slots * 4, words: wraps ? 2 : 1 }]);
+    const [total, wrapped] = read!;
     if (wrapped) throw new DeviceLimitError(`the result has more than ${0xffffffff} rows (row offsets are 32-bit)`);
     const out = allocRelation(g, total!, c.outWidth);
     if (total === 0) return out;
     const writing = new Recorder(g, shaders);
-    writing.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], c.sizes, c.granule === 'tile' ? slots * wg : n, c.constants, c.tables);
+    writing.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], sizes, threads, c.constants, c.tables);
     await writing.submit();
     return out;
   } finally {
@@ -89,8 +125,23 @@ async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction): Promi
   }
 }
 
-/** Copies of whole relations, back to back (copy and concat). */
-async function concatenate(g: GpuImpl, parts: DeviceRelation[], width: number): Promise<DeviceRelation> {
+/**
+ * Copies of whole relations, back to back (copy and concat). One part whose count is pending stays pending
+ * (rows and count word copied); several parts need their counts, to place the later ones.
+ */
+async function concatenate(g: GpuImpl, all: DeviceRelation[], width: number): Promise<DeviceRelation> {
+  const parts = all.filter((p) => p.count > 0);
+  const single = parts.length === 1 ? settle(parts[0]!) : undefined;
+  if (single?.pending) {
+    const out = allocPending(g, single.count, width);
+    const rec = new Recorder(g, {});
+    rec.copy(single.buffer!, 0, out.buffer!, 0, single.count * width * 4);
+    rec.copy(single.pending.buffer, single.pending.offset, out.buffer!, out.pending!.offset, 4);
+    await rec.submit();
+    return out;
+  }
+  if (parts.some((p) => settle(p).pending)) await syncCounts(g);
+  parts.forEach(settle);
   const out = allocRelation(g, parts.reduce((n, p) => n + p.count, 0), width);
   const rec = new Recorder(g, {});
   let offset = 0;
@@ -110,61 +161,80 @@ function ctz(x: number): number {
 }
 
 /**
- * Radix passes, least significant first: per key word with varying bits (masks[k] != 0) its row offset and
- * the shifts of the RADIX_BITS-wide windows that cover its varying bits; constant windows are skipped.
+ * Digit windows of one key word with varying bits `m`: the shifts of the RADIX_BITS-wide windows that cover
+ * them (all windows when every bit may vary).
  */
-function radixPlan(masks: Uint32Array, keyWords: readonly number[]): Array<{ offset: number; shifts: number[] }> {
-  const plan: Array<{ offset: number; shifts: number[] }> = [];
-  for (let k = keyWords.length - 1; k >= 0; k--) {
-    const m = masks[k]!;
-    const shifts: number[] = [];
-    for (let s = 0; s < 32 && m >>> s !== 0; s += RADIX_BITS) {
-      s += ctz(m >>> s);
-      shifts.push(s);
-    }
-    if (shifts.length > 0) plan.push({ offset: keyWords[k]!, shifts });
+function windows(m: number): number[] {
+  const shifts: number[] = [];
+  for (let s = 0; s < 32 && m >>> s !== 0; s += RADIX_BITS) {
+    s += ctz(m >>> s);
+    shifts.push(s);
   }
-  return plan;
+  return shifts;
 }
 
 /**
+ * Rows * key words above which a sort on a CPU adapter reads its key mask back to plan only the windows that
+ * vary: there a digit pass costs more than a host round trip. On a GPU the round trip costs more than the
+ * passes up to far larger sorts than this one.
+ */
+const SOFTWARE_MASK_READBACK = 2 ** 12;
+
+/**
  * LSD radix sort of (key word, row index) pairs, the last pass writing whole rows; two-word rows are sorted
- * directly. One readback up front (which key bits vary) lets the host plan only the digit passes that can
- * reorder anything.
+ * directly. radixMask finds which key bits vary; without a host round trip, every RADIX_BITS window of every
+ * key word gets a digit pass that reads its key word's mask from a device word and copies where the window
+ * is constant. A large sort on a CPU adapter (of rows whose count is known) reads the mask back instead and
+ * plans only the windows that vary.
  */
 async function sortRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelation, keyWords: readonly number[]): Promise<DeviceRelation> {
-  const n = input.count;
+  const n = settle(input).count;
   if (n <= 1 || keyWords.length === 0) return concatenate(g, [input], input.width);
   checkBindingSize(g, 2 * n, `radix sort pairs for ${n} rows`);
+  // Not a scratch buffer: it must outlive the submit before a mask readback.
   const mask: Bound = { buffer: g.pool.acquire(bindingBytes(keyWords.length), relationUsage()), words: keyWords.length };
-  let masks: Uint32Array;
   try {
-    g.device.queue.writeBuffer(mask.buffer, 0, new Uint32Array(keyWords.length));
-    const masking = new Recorder(g, shaders);
-    masking.dispatch('radixMask', [bound(input), mask], [n], n);
-    await masking.submit();
-    masks = await readWords(g, mask.buffer, 0, keyWords.length);
+    return await sortPasses(g, new Recorder(g, shaders), input, keyWords, mask);
   } finally {
     g.pool.release(mask.buffer);
   }
-  const plan = radixPlan(masks, keyWords);
-  if (plan.length === 0) return concatenate(g, [input], input.width);
+}
+
+/** sortRows once the mask buffer is there: radixMask, then the plan and its digit passes. */
+async function sortPasses(g: GpuImpl, rec: Recorder, input: DeviceRelation, keyWords: readonly number[], mask: Bound): Promise<DeviceRelation> {
+  const n = input.count;
+  const pending = input.pending;
+  const K = keyWords.length;
+  const rows = sizeOf(input);
+  rec.clear(mask.buffer, K * 4);
+  rec.dispatch('radixMask', [bound(input), mask], [rows], n);
+  // Per key word (least significant first): its row offset, mask (host number or device word) and windows.
+  let plan: Array<{ offset: number; mask: Size; shifts: number[] }>;
+  if (!pending && g.software && n * K > SOFTWARE_MASK_READBACK) {
+    await rec.submit();
+    const masks = (await syncCounts(g, [{ buffer: mask.buffer, offset: 0, words: K }]))[0]!;
+    plan = keyWords.map((offset, k) => ({ offset, mask: masks[k]!, shifts: windows(masks[k]!) })).filter((p) => p.shifts.length > 0);
+    if (plan.length === 0) return concatenate(g, [input], input.width);
+  } else {
+    plan = keyWords.map((offset, k) => ({ offset, mask: { buffer: mask.buffer, offset: 4 * k }, shifts: windows(0xffffffff) }));
+  }
+  plan.reverse();
   const wg = g.limits.workgroupSize;
   const tiles = Math.ceil(n / (RADIX_ITEMS * wg));
   // Blocks of consecutive tiles, one workgroup each: enough to fill the device (a CPU adapter runs a few
   // workgroups at a time), few enough that the digit-count table (and its scan) stays small next to the pairs.
   const per = Math.ceil(tiles / (g.software ? 64 : 2048));
   const blocks = Math.ceil(tiles / per);
-  const sizes = (shift: number): number[] => [n, shift, blocks, per];
-  const out = allocRelation(g, n, input.width);
-  const rec = new Recorder(g, shaders);
+  const sizes = (shift: number): Size[] => [rows, shift, blocks, per];
+  const out = pending ? allocPending(g, n, input.width) : allocRelation(g, n, input.width);
+  if (pending) rec.copy(pending.buffer, pending.offset, out.buffer!, out.pending!.offset, 4);
   const hist = rec.scratch(2 ** RADIX_BITS * blocks);
   /**
-   * One digit pass from src to dst, the key word at position kp of each pair, or (fromRows) at row offset `off`
-   * of the input rows themselves; `toRows`: dst gets the input rows.
+   * One digit pass from src to dst, the key word (with varying bits `bits`) at position kp of each pair, or
+   * (fromRows) at row offset `off` of the input rows themselves; `toRows`: dst gets the input rows.
    */
-  const digit = (src: Bound, dst: Bound, shift: number, kp: number, toRows = false, fromRows: number | null = null): void => {
-    const keyAt = Uint32Array.of(kp, fromRows === null ? 0 : 1, fromRows ?? 0);
+  const digit = (src: Bound, dst: Bound, shift: number, bits: Size, kp: number, toRows = false, fromRows: number | null = null): void => {
+    const keyAt: Size[] = [kp, fromRows === null ? 0 : 1, fromRows ?? 0, bits];
     rec.dispatch('radixHist', [src, hist], sizes(shift), blocks * wg, keyAt);
     encodeScan(rec, hist, hist.words);
     if (toRows) rec.dispatch('radixScatterRows', [src, hist, bound(input), dst], sizes(shift), blocks * wg, keyAt);
@@ -172,26 +242,26 @@ async function sortRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelatio
   };
   if (input.width === 2) {
     // Two-word rows are pairs already: sort them in place of (key, index) pairs; the last pass writes the output.
-    const steps = plan.flatMap(({ offset, shifts }) => shifts.map((shift) => ({ shift, kp: offset })));
+    const steps = plan.flatMap(({ offset, mask: bits, shifts }) => shifts.map((shift) => ({ shift, bits, kp: offset })));
     const temps = steps.length > 1 ? [rec.scratch(2 * n), ...(steps.length > 2 ? [rec.scratch(2 * n)] : [])] : [];
     let src = bound(input);
-    steps.forEach(({ shift, kp }, j) => {
+    steps.forEach(({ shift, bits, kp }, j) => {
       const dst = j === steps.length - 1 ? bound(out) : temps[j % 2]!;
-      digit(src, dst, shift, kp);
+      digit(src, dst, shift, bits, kp);
       src = dst;
     });
   } else {
     let src = rec.scratch(2 * n);
     let dst = rec.scratch(2 * n);
-    plan.forEach(({ offset, shifts }, k) => {
+    plan.forEach(({ offset, mask: bits, shifts }, k) => {
       // Later key words are loaded through the permutation so far; the first is read from the rows by its first pass.
-      if (k > 0) rec.dispatch('radixKeys', [bound(input), src], [n, offset], n);
+      if (k > 0) rec.dispatch('radixKeys', [bound(input), src], [rows, offset], n);
       shifts.forEach((shift, j) => {
         const from = k === 0 && j === 0 ? bound(input) : src;
         const fromRows = k === 0 && j === 0 ? offset : null;
         // The very last digit pass writes the sorted rows themselves.
-        if (k === plan.length - 1 && j === shifts.length - 1) return digit(from, bound(out), shift, 0, true, fromRows);
-        digit(from, dst, shift, 0, false, fromRows);
+        if (k === plan.length - 1 && j === shifts.length - 1) return digit(from, bound(out), shift, bits, 0, true, fromRows);
+        digit(from, dst, shift, bits, 0, false, fromRows);
         [src, dst] = [dst, src];
       });
     });
@@ -227,7 +297,7 @@ async function run(
         write: { pass: 'scatter', inputs: [bound(a)] },
         rows: a.count,
         granule: 'tile',
-        sizes: [a.count],
+        sizes: [sizeOf(a)],
         constants: constWords,
         outWidth,
         ...(tables ? { tables } : {}),
@@ -242,7 +312,7 @@ async function run(
         write: { pass: 'scatter', inputs: [bound(a)] },
         rows: a.count,
         granule: 'tile',
-        sizes: [a.count, b.count],
+        sizes: [sizeOf(a), sizeOf(b)],
         constants: constWords,
         outWidth,
       });
@@ -253,14 +323,15 @@ async function run(
         write: { pass: 'joinWrite', inputs: [bound(a), bound(b)] },
         rows: a.count,
         granule: 'row',
-        sizes: [a.count, b.count],
+        sizes: [sizeOf(a), sizeOf(b)],
+        right: b.count,
         constants: constWords,
         outWidth,
         ...(tables ? { tables } : {}),
       });
     case 'hashJoin': {
       if (a.count === 0 || b.count === 0) return empty;
-      // Sizes are known only now: build on the smaller side (a smaller table, and the probe's first pass has
+      // Sizes are known only now (bounds, for pending counts): build on the smaller side (a smaller table, and the probe's first pass has
       // room for one match per row of the larger side). The swapped passes compile once per kernel and device.
       const swap = b.count < a.count;
       const k = swap ? swapHashJoin(kernel) : kernel;
@@ -282,18 +353,25 @@ async function run(
       return concatenate(g, [a, b], outWidth);
     case 'merge': {
       if (a.count === 0 || b.count === 0) return concatenate(g, [a, b], outWidth);
-      const out = allocRelation(g, a.count + b.count, outWidth);
+      const [na, nb] = [sizeOf(a), sizeOf(b)];
+      // With a pending input count, so is the output's: their sum, on the device.
+      const pending = typeof na !== 'number' || typeof nb !== 'number';
+      const capacity = a.count + b.count;
+      const out = pending ? allocPending(g, capacity, outWidth) : allocRelation(g, capacity, outWidth);
       const rec = new Recorder(g, shaders);
-      rec.dispatch('merge', [bound(a), bound(b), bound(out)], [a.count, b.count], Math.ceil((a.count + b.count) / MERGE_ITEMS));
+      rec.dispatch('merge', [bound(a), bound(b), bound(out)], [na, nb], Math.ceil(capacity / MERGE_ITEMS));
+      if (out.pending) rec.dispatch('countSum', [{ buffer: out.buffer!, words: capacity * outWidth + 1 }], [na, nb, out.pending.offset / 4], 1);
       await rec.submit();
       return out;
     }
     case 'copy':
       return concatenate(g, [a], outWidth);
     case 'limit':
+      await exactCount(g, a);
       if (a.count <= kernel.count) return concatenate(g, [a], outWidth);
       return limitRows(g, a, columns(kernel.input), kernel.keys, kernel.count);
     case 'aggregate': {
+      await exactCount(g, a);
       const types = columns(kernel.input);
       const argTypes = kernel.aggregates.map((x) => (x.column === undefined ? undefined : types[x.column]));
       return aggregateRows(g, shaders, a, kernel.aggregates, argTypes, outWidth, `kernel ${kernel.id}`);

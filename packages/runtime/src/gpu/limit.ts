@@ -42,6 +42,8 @@ export async function limitRows(
 ): Promise<DeviceRelation> {
   const width = input.width;
   if (!input.buffer || count === 0) return { buffer: null, count: 0, width };
+  // A mid-run round trip like a count readback (and the input's count is exact: the kernel driver resolved it).
+  g.hostSyncs += 1;
   const words = await readWords(g, input.buffer, 0, input.count * width);
   const offsets = types.map((_, c) => types.slice(0, c).reduce((n, t) => n + wordsOf(t), 0));
   const byColumn = types.map((t, c) => columnCompare(t, words, offsets[c]!));

@@ -5,7 +5,7 @@
  */
 import { PASS_LAYOUTS, SUBGROUP_VARIANT, TABLES_GROUP, uniformVec4s, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from './device.js';
-import { bindingBytes, relationUsage } from './relations.js';
+import { bindingBytes, relationUsage, type DeviceWord, type Size } from './relations.js';
 
 /** A storage binding: a buffer and how many u32 words of it the pass sees. */
 export interface Bound {
@@ -20,6 +20,8 @@ type Step =
       pipeline: Promise<GPUComputePipeline>;
       buffers: Bound[];
       uniform: Uint32Array;
+      /** Uniform words the device fills from device words (pending counts, masks): (word index, source). */
+      fills: Array<{ index: number; word: DeviceWord }>;
       threads: number;
       tables: Bound | undefined;
     }
@@ -111,25 +113,33 @@ export class Recorder {
   }
 
   /**
-   * One thread per index in [0, threads); `sizes` fills uniform vec4 0, `constants` the vec4s after it;
+   * One thread per index in [0, threads); `sizes` fills uniform vec4 0 (a pending count is copied in on the
+   * device, so `threads` must cover its bound and the pass must ignore threads past it), `constants` the vec4s
+   * after it (device words too);
    * `tables` (a kernel's string built-in tables) is bound as group TABLES_GROUP. Runs the pass's `+subgroups`
    * variant instead where there is one and the device has subgroups.
    */
   dispatch(
     pass: PassName,
     buffers: Bound[],
-    sizes: readonly number[],
+    sizes: readonly Size[],
     threads: number,
-    constants: Uint32Array = new Uint32Array(0),
+    constants: Uint32Array | readonly Size[] = new Uint32Array(0),
     tables?: Bound,
   ): void {
     const code = (this.g.subgroups ? this.shaders[`${pass}${SUBGROUP_VARIANT}`] : undefined) ?? this.shaders[pass];
     if (code === undefined) throw new Error(`internal: no WGSL for pass ${pass}`);
     if (threads === 0) return;
     const uniform = new Uint32Array(4 * uniformVec4s(constants.length));
-    uniform.set(sizes);
-    uniform.set(constants, 4);
-    this.steps.push({ kind: 'dispatch', pass, pipeline: pipelineFor(this.g, pass, code, tables !== undefined), buffers, uniform, threads, tables });
+    const fills: Array<{ index: number; word: DeviceWord }> = [];
+    const put = (s: Size, index: number): void => {
+      if (typeof s === 'number') uniform[index] = s;
+      else if (s.value !== undefined) uniform[index] = s.value;
+      else fills.push({ index, word: s });
+    };
+    sizes.forEach((s, i) => put(s, i));
+    for (let i = 0; i < constants.length; i++) put(constants[i]!, 4 + i);
+    this.steps.push({ kind: 'dispatch', pass, pipeline: pipelineFor(this.g, pass, code, tables !== undefined), buffers, uniform, fills, threads, tables });
   }
 
   copy(from: GPUBuffer, fromOffset: number, to: GPUBuffer, toOffset: number, bytes: number): void {
@@ -177,6 +187,12 @@ export class Recorder {
         if (s.kind === 'copy') encoder.copyBufferToBuffer(s.from, s.fromOffset, s.to, s.toOffset, s.bytes);
         else encoder.clearBuffer(s.buffer, 0, s.bytes);
         continue;
+      }
+      if (s.fills.length > 0) {
+        // The queue wrote the arena before this command buffer runs, so these copies win.
+        pass?.end();
+        pass = null;
+        for (const f of s.fills) encoder.copyBufferToBuffer(f.word.buffer, f.word.offset, arena, offsets[k]! + 4 * f.index, 4);
       }
       if (!pass) {
         const timestampWrites = this.g.timer?.passWrites();

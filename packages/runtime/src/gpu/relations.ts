@@ -1,4 +1,7 @@
-/** Device relations: row-major u32 buffers plus a host-known row count; upload, download, release. */
+/**
+ * Device relations: row-major u32 buffers plus a row count, host-known or pending on the device (see
+ * DeviceRelation.pending); upload, download, release, and the host syncs that read pending counts.
+ */
 import { internals, type Gpu, type GpuImpl } from './device.js';
 
 export interface DeviceRelation {
@@ -12,6 +15,98 @@ export interface DeviceRelation {
    * kernel's output, since its input is always so sorted. Kernels that would only restore this form skip work.
    */
   canonical?: boolean;
+  /**
+   * Set while the row count lives only on the device: `count` is then an upper bound (the rows `buffer` has
+   * room for) and the true count is the u32 this points at, until a host sync (syncCounts) resolves it.
+   */
+  pending?: DeviceWord;
+}
+
+/** A u32 in device memory at byte `offset` of `buffer` (a row count, a key mask); `value` once a host sync read it. */
+export interface DeviceWord {
+  buffer: GPUBuffer;
+  offset: number;
+  value?: number;
+}
+
+/** A pass size or constant: a host number, or a device word the device copies into the uniform before the pass. */
+export type Size = number | DeviceWord;
+
+/** Makes `rel` exact when a sync has read its pending count (objects may share one count word). */
+export function settle(rel: DeviceRelation): DeviceRelation {
+  if (rel.pending?.value !== undefined) {
+    rel.count = rel.pending.value;
+    delete rel.pending;
+  }
+  return rel;
+}
+
+/** The row count as a pass size: the host number, or the device word while it is pending. */
+export function sizeOf(rel: DeviceRelation): Size {
+  return settle(rel).pending ?? rel.count;
+}
+
+/**
+ * A relation with room for `capacity` rows whose row count a pass will write to the word after the rows
+ * (registered until a sync reads it).
+ */
+export function allocPending(g: GpuImpl, capacity: number, width: number): DeviceRelation {
+  checkBindingSize(g, capacity * width, `relation of ${capacity} rows x ${width} words`);
+  const buffer = g.pool.acquire(bindingBytes(capacity * width + 1), relationUsage());
+  const pending: DeviceWord = { buffer, offset: capacity * width * 4 };
+  g.pending.add(pending);
+  return { buffer, count: capacity, width, pending };
+}
+
+/**
+ * One host round trip: copies every registered pending count word and the `extra` ranges (buffer, byte
+ * offset, words) into one staging buffer, maps it, resolves the pending counts and returns the extra words.
+ */
+export async function syncCounts(g: GpuImpl, extra: ReadonlyArray<{ buffer: GPUBuffer; offset: number; words: number }> = []): Promise<Uint32Array[]> {
+  const pending = [...g.pending];
+  const ranges = [...pending.map((p) => ({ buffer: p.buffer, offset: p.offset, words: 1 })), ...extra];
+  const total = ranges.reduce((n, r) => n + r.words, 0);
+  if (total === 0) return [];
+  g.hostSyncs += 1;
+  g.readbackBytes += total * 4;
+  const staging = g.pool.acquire(total * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+  try {
+    const encoder = g.device.createCommandEncoder();
+    let at = 0;
+    for (const r of ranges) {
+      encoder.copyBufferToBuffer(r.buffer, r.offset, staging, at * 4, r.words * 4);
+      at += r.words;
+    }
+    g.device.queue.submit([encoder.finish()]);
+    await g.orLost(staging.mapAsync(GPUMapMode.READ, 0, total * 4));
+    const words = new Uint32Array(staging.getMappedRange(0, total * 4).slice(0));
+    staging.unmap();
+    pending.forEach((p, i) => {
+      p.value = words[i]!;
+      g.pending.delete(p);
+    });
+    const out: Uint32Array[] = [];
+    at = pending.length;
+    for (const r of extra) {
+      out.push(words.subarray(at, at + r.words));
+      at += r.words;
+    }
+    return out;
+  } finally {
+    g.pool.release(staging);
+  }
+}
+
+/** `rel`'s exact row count: a host sync (resolving every pending count) when it is pending. */
+export function exactRows(gpu: Gpu, rel: DeviceRelation): Promise<number> {
+  const g = internals(gpu);
+  return g.scoped('exactRows', () => exactCount(g, rel));
+}
+
+/** Resolves `rel`'s count (and every other pending one) when it is pending: a host sync. */
+export async function exactCount(g: GpuImpl, rel: DeviceRelation): Promise<number> {
+  if (settle(rel).pending) await syncCounts(g);
+  return settle(rel).count;
 }
 
 // GPUBufferUsage is a global only once openGpu() has installed the webgpu globals, hence functions.
@@ -118,12 +213,16 @@ export async function readWords(
 export async function downloadRelation(gpu: Gpu, rel: DeviceRelation): Promise<Uint32Array> {
   const g = internals(gpu);
   g.check();
-  const words = rel.count * rel.width;
-  if (!rel.buffer || words === 0) return new Uint32Array(0);
-  const buffer = rel.buffer;
-  return g.scoped('downloadRelation', () => readWords(g, buffer, 0, words));
+  return g.scoped('downloadRelation', async () => {
+    const words = (await exactCount(g, rel)) * rel.width;
+    if (!rel.buffer || words === 0) return new Uint32Array(0);
+    return readWords(g, rel.buffer, 0, words);
+  });
 }
 
 export function releaseRelation(gpu: Gpu, rel: DeviceRelation): void {
-  if (rel.buffer) internals(gpu).pool.release(rel.buffer);
+  const g = internals(gpu);
+  // A count nobody can read any more must not be copied from a buffer handed out again.
+  if (rel.pending) g.pending.delete(rel.pending);
+  if (rel.buffer) g.pool.release(rel.buffer);
 }
