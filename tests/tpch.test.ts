@@ -1,21 +1,21 @@
 /**
  * TPC-H at SF 0.01: data from our dbgen, each of the 22 queries (examples/tpch/q*.logic) run on WebGPU through the
  * public API and checked against DuckDB running the standard SQL (examples/tpch/sql) on the same `.tbl` files.
- * See packages/runtime/src/tpch/compare.ts for what "equal" means per type.
+ * See packages/runtime/src/bench/answers.ts for what "equal" means per type.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
-  compareTpchAnswers,
+  compareAnswers,
   compileTpchQuery,
   dbgen,
   factsFor,
-  loadTpchFacts,
+  loadTblFacts,
   openGpu,
+  TblDuckDb,
   TPCH_QUERIES,
-  TpchDuckDb,
   tpchQuerySql,
   tpchSchema,
   type Gpu,
@@ -27,7 +27,7 @@ const queriesDir = join(import.meta.dirname, '..', 'examples', 'tpch');
 /** Queries that use string:like/startswith/endswith/substring, which another branch implements. */
 let dir: string;
 let gpu: Gpu;
-let duck: TpchDuckDb;
+let duck: TblDuckDb;
 let facts: Record<string, Row[]>;
 
 beforeAll(async () => {
@@ -35,8 +35,8 @@ beforeAll(async () => {
   // Seed 10 gives Q18 a row and Q19 a revenue at this scale (most seeds give neither).
   dbgen({ sf: 0.01, out: dir, seed: 10 });
   const schema = tpchSchema(queriesDir);
-  facts = await loadTpchFacts(dir, schema);
-  duck = await TpchDuckDb.open(dir, schema, 1);
+  facts = await loadTblFacts(dir, schema);
+  duck = await TblDuckDb.open(dir, schema, 1);
   gpu = await openGpu();
 }, 120_000);
 
@@ -97,7 +97,7 @@ describe('TPC-H queries at SF 0.01 match DuckDB', () => {
       const expected = await duck.query(tpchQuerySql(queriesDir, q));
       const run = await program.run({ facts: factsFor(program, facts), gpu, outputs: ['result'] });
       const types = program.relations.find((r) => r.name === 'result')!.columns.map((c) => c.type);
-      expect(compareTpchAnswers(run.relations.get('result')!, types, expected.rows), `Q${q}`).toEqual([]);
+      expect(compareAnswers(run.relations.get('result')!, types, expected.rows), `Q${q}`).toEqual([]);
     }, 120_000);
   }
 });
@@ -106,7 +106,7 @@ test('Q8 on a second data set (seed 4), where BRAZIL has a market share in both 
   const other = join(dir, 'seed4');
   dbgen({ sf: 0.01, out: other, seed: 4 });
   const schema = tpchSchema(queriesDir);
-  const duck4 = await TpchDuckDb.open(other, schema, 1);
+  const duck4 = await TblDuckDb.open(other, schema, 1);
   try {
     const program = compileTpchQuery(queriesDir, 8);
     const expected = await duck4.query(tpchQuerySql(queriesDir, 8));
@@ -114,7 +114,7 @@ test('Q8 on a second data set (seed 4), where BRAZIL has a market share in both 
     const rows = run.relations.get('result')!;
     expect(rows.length).toBe(2);
     expect(rows.every((r) => (r[1] as bigint) > 0n)).toBe(true);
-    expect(compareTpchAnswers(rows, ['int32', 'decimal'], expected.rows)).toEqual([]);
+    expect(compareAnswers(rows, ['int32', 'decimal'], expected.rows)).toEqual([]);
   } finally {
     duck4.close();
   }
@@ -142,11 +142,11 @@ test('official dbgen .tbl files load unchanged through a facts directory', async
   const program = compileTpchQuery(queriesDir, 1);
   const run = await program.run({ factsDir: official, gpu, outputs: ['result'] });
   const types = program.relations.find((r) => r.name === 'result')!.columns.map((c) => c.type);
-  const other = await TpchDuckDb.open(official, tpchSchema(queriesDir), 1);
+  const other = await TblDuckDb.open(official, tpchSchema(queriesDir), 1);
   try {
     const expected = await other.query(tpchQuerySql(queriesDir, 1));
     expect(run.relations.get('result')!.length).toBe(2);
-    expect(compareTpchAnswers(run.relations.get('result')!, types, expected.rows)).toEqual([]);
+    expect(compareAnswers(run.relations.get('result')!, types, expected.rows)).toEqual([]);
   } finally {
     other.close();
   }

@@ -4,29 +4,30 @@
  * (the run API has no device-resident database yet), so a run's load time is reported apart from its query
  * time, which starts once the facts are on the device. Answers are checked against DuckDB's as the test does.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { kernelInputs } from '@vixen/kernel-ir';
-import type { RelationDecl, Row } from '@vixen/queryplan';
-import { median } from '../bench/operators.js';
-import { loadFactsDir } from '../facts/index.js';
+import type { RelationDecl } from '@vixen/queryplan';
+import { compareAnswers } from '../bench/answers.js';
+import {
+  firstLine,
+  fmt,
+  geomean,
+  loadTblSuite,
+  reportHeader,
+  resultTypes,
+  suiteSchema,
+  timeDuckQuery,
+  timeVixenQuery,
+} from '../bench/tbl-suite.js';
 import type { Gpu } from '../gpu/index.js';
 import { compileFile, type Program } from '../program.js';
-import { compareTpchAnswers } from './compare.js';
 import { TPCH_TABLES } from './dbgen.js';
-import { TpchDuckDb } from './duckdb.js';
 
 export const TPCH_QUERIES: readonly number[] = Array.from({ length: 22 }, (_, i) => i + 1);
 
 /** The schema's relations (the eight tables), from `dir/schema.logic`. */
 export function tpchSchema(queriesDir: string): RelationDecl[] {
-  const program = compileFile(join(queriesDir, 'schema.logic'));
-  return program.relations.filter((r) => (TPCH_TABLES as readonly string[]).includes(r.name));
-}
-
-/** Host rows of the eight tables from `.tbl` files. */
-export async function loadTpchFacts(dataDir: string, schema: readonly RelationDecl[]): Promise<Record<string, Row[]>> {
-  return loadFactsDir(dataDir, schema, [...TPCH_TABLES]);
+  return suiteSchema(queriesDir, TPCH_TABLES, 'TPC-H');
 }
 
 export function tpchQuerySql(queriesDir: string, q: number): string {
@@ -35,15 +36,6 @@ export function tpchQuerySql(queriesDir: string, q: number): string {
 
 export function compileTpchQuery(queriesDir: string, q: number): Program {
   return compileFile(join(queriesDir, `q${q}.logic`));
-}
-
-/**
- * The tables a query's kernels read. Every query declares all eight (it includes the schema), and a run uploads
- * and sorts every table it is given, read or not.
- */
-export function factsFor(program: Program, facts: Record<string, Row[]>): Record<string, Row[]> {
-  const read = new Set(program.kir.kernels.flatMap(kernelInputs));
-  return Object.fromEntries(Object.entries(facts).filter(([name]) => read.has(program.kir.relationVars[name] ?? -1)));
 }
 
 export interface TpchBenchOptions {
@@ -95,63 +87,34 @@ export interface TpchBenchReport {
   powerDuckdb: number;
 }
 
-const geomean = (xs: readonly number[]): number => (xs.length === 0 ? NaN : Math.exp(xs.reduce((a, x) => a + Math.log(Math.max(x, 1e-6)), 0) / xs.length));
-
 export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<TpchBenchReport> {
   const runs = options.runs ?? 3;
   const warmup = options.warmup ?? 1;
   const schema = tpchSchema(options.queriesDir);
-  for (const t of TPCH_TABLES) {
-    if (!existsSync(join(options.dataDir, `${t}.tbl`))) throw new Error(`missing ${t}.tbl in ${options.dataDir}`);
-  }
-  let t0 = performance.now();
-  const facts = await loadTpchFacts(options.dataDir, schema);
-  const hostLoadMs = performance.now() - t0;
-  t0 = performance.now();
-  const duck = await TpchDuckDb.open(options.dataDir, schema, options.duckdbThreads);
-  const duckdbLoadMs = performance.now() - t0;
+  const { facts, duck, hostLoadMs, duckdbLoadMs } = await loadTblSuite(options.dataDir, schema, options.duckdbThreads);
   const results: TpchQueryResult[] = [];
   try {
     for (const q of options.queries ?? TPCH_QUERIES) {
-      const sql = tpchQuerySql(options.queriesDir, q);
-      const duckTimes: number[] = [];
-      let duckRows: Awaited<ReturnType<TpchDuckDb['query']>>['rows'] = [];
-      for (let i = 0; i < warmup + runs; i++) {
-        const r = await duck.query(sql);
-        if (i >= warmup) duckTimes.push(r.milliseconds);
-        duckRows = r.rows;
-      }
-      const duckdbMs = median(duckTimes);
+      const duckAnswer = await timeDuckQuery(duck, tpchQuerySql(options.queriesDir, q), warmup, runs);
+      const duckdbMs = duckAnswer.ms;
+      const duckRows = duckAnswer.rows;
       let result: TpchQueryResult;
       try {
         const program = compileTpchQuery(options.queriesDir, q);
-        const input = factsFor(program, facts);
-        const queryTimes: number[] = [];
-        const loadTimes: number[] = [];
-        let rows: Row[] = [];
-        for (let i = 0; i < warmup + runs; i++) {
-          const r = await program.run({ facts: input, gpu, outputs: ['result'] });
-          if (i >= warmup) {
-            queryTimes.push(r.stats.milliseconds - r.stats.loadMilliseconds);
-            loadTimes.push(r.stats.loadMilliseconds);
-          }
-          rows = r.relations.get('result')!;
-        }
-        const types = program.relations.find((r) => r.name === 'result')!.columns.map((c) => c.type);
-        const diffs = compareTpchAnswers(rows, types, duckRows);
-        const vixenMs = median(queryTimes);
+        const { queryMs: vixenMs, loadMs, rows } = await timeVixenQuery(program, facts, gpu, warmup, runs);
+        const diffs = compareAnswers(rows, resultTypes(program), duckRows);
         result = {
           query: q,
           status: diffs.length === 0 ? 'ok' : 'mismatch',
           vixenMs,
-          vixenLoadMs: median(loadTimes),
+          vixenLoadMs: loadMs,
           duckdbMs,
           speedup: duckdbMs / vixenMs,
           rows: rows.length,
           ...(diffs.length > 0 ? { message: diffs.join('; ') } : {}),
         };
       } catch (e) {
-        const message = e instanceof Error ? e.message.split('\n')[0]! : String(e);
+        const message = firstLine(e);
         result = { query: q, status: 'error', vixenMs: NaN, vixenLoadMs: NaN, duckdbMs, speedup: NaN, rows: duckRows.length, message };
       }
       results.push(result);
@@ -180,12 +143,9 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
   };
 }
 
-const fmt = (x: number, digits = 1): string => (Number.isFinite(x) ? x.toFixed(digits) : '-');
-
 export function formatTpchReport(r: TpchBenchReport): string {
   const lines = [
-    `TPC-H SF ${r.sf} on ${r.adapter}; median of ${r.runs} runs after ${r.warmup} warm-up`,
-    `host parse of .tbl files ${fmt(r.hostLoadMs, 0)} ms; DuckDB load ${fmt(r.duckdbLoadMs, 0)} ms`,
+    ...reportHeader('TPC-H', r),
     'query  status    vixen ms  load ms  duckdb ms  speedup  rows',
   ];
   for (const q of r.queries) {
