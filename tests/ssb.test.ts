@@ -3,52 +3,23 @@
  * WebGPU through the public API and checked against DuckDB running the standard SQL (examples/ssb/sql) on the
  * same `.tbl` files. See packages/runtime/src/bench/answers.ts for what "equal" means per type.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import {
-  compareAnswers,
-  compileSsbQuery,
-  factsFor,
-  loadTblFacts,
-  openGpu,
-  SSB_QUERIES,
-  ssbgen,
-  ssbQuerySql,
-  ssbSchema,
-  TblDuckDb,
-  type Gpu,
-} from '@vixen/runtime';
-import type { Row } from '@vixen/queryplan';
+import { describe, expect, test } from 'vitest';
+import { compareAnswers, compileSsbQuery, factsFor, SSB_QUERIES, ssbgen, ssbQuerySql, ssbSchema } from '@vixen/runtime';
 import { runCli } from '@vixen/cli';
+import { useTblData } from './helpers/tbl-data.js';
 
 const queriesDir = join(import.meta.dirname, '..', 'examples', 'ssb');
-let dir: string;
-let gpu: Gpu;
-let duck: TblDuckDb;
-let facts: Record<string, Row[]>;
-
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'vixen-ssb-'));
+const data = useTblData('ssb', () => ssbSchema(queriesDir), (dir) => {
   // At SF 0.01 (20 suppliers) most seeds leave Q3.3 and Q3.4 (two of 250 cities on both sides, Q3.4 in one month)
   // empty; seed 22 gives every query at least one row.
   ssbgen({ sf: 0.01, out: dir, seed: 22 });
-  const schema = ssbSchema(queriesDir);
-  facts = await loadTblFacts(dir, schema);
-  duck = await TblDuckDb.open(dir, schema, 1);
-  gpu = await openGpu();
-}, 120_000);
-
-afterAll(() => {
-  duck?.close();
-  gpu?.dispose();
-  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 describe('the generator follows SSB', () => {
   const one = async (sql: string): Promise<string> => {
-    const r = await duck.query(sql);
+    const r = await data.duck.query(sql);
     return r.rows[0]!.map((v) => ('value' in v ? String(v.value) : 'NULL')).join(',');
   };
 
@@ -102,8 +73,8 @@ describe('SSB queries at SF 0.01 match DuckDB', () => {
   for (const q of SSB_QUERIES) {
     test(`Q${q}`, async () => {
       const program = compileSsbQuery(queriesDir, q);
-      const expected = await duck.query(ssbQuerySql(queriesDir, q));
-      const run = await program.run({ facts: factsFor(program, facts), gpu, outputs: ['result'] });
+      const expected = await data.duck.query(ssbQuerySql(queriesDir, q));
+      const run = await program.run({ facts: factsFor(program, data.facts), gpu: data.gpu, outputs: ['result'] });
       const rows = run.relations.get('result')!;
       expect(rows.length, `Q${q} is empty at this scale`).toBeGreaterThan(0);
       const types = program.relations.find((r) => r.name === 'result')!.columns.map((c) => c.type);
@@ -113,7 +84,7 @@ describe('SSB queries at SF 0.01 match DuckDB', () => {
 });
 
 test('vixen bench ssb generates data, runs fused and unfused queries and DuckDB, and writes JSON', async () => {
-  const json = join(dir, 'bench.json');
+  const json = join(data.dir, 'bench.json');
   let out = '';
   let err = '';
   const code = await runCli(

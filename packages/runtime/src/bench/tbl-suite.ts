@@ -84,6 +84,44 @@ export async function timeVixenQuery(
   return { queryMs: median(queryTimes), loadMs: median(loadTimes), rows };
 }
 
+export interface TblBenchOptions<Result> {
+  sf: number;
+  dataDir: string;
+  /** Folder with schema.logic, the query files and sql/ with the same queries in SQL. */
+  queriesDir: string;
+  /** Timed runs per measurement (median reported); default 3. */
+  runs?: number;
+  /** Untimed runs first; default 1. */
+  warmup?: number;
+  /** DuckDB threads (default: DuckDB's choice, all cores). */
+  duckdbThreads?: number;
+  onQuery?: (r: Result) => void;
+}
+
+/** What every `.tbl` bench report starts with. */
+export interface TblBenchReportBase {
+  sf: number;
+  adapter: string;
+  date: string;
+  runs: number;
+  warmup: number;
+  /** Parsing the `.tbl` files on the host once. */
+  hostLoadMs: number;
+  duckdbLoadMs: number;
+}
+
+function reportBase<R>(gpu: Gpu, options: TblBenchOptions<R>, data: TblSuiteData): TblBenchReportBase {
+  return {
+    sf: options.sf,
+    adapter: gpu.adapterName,
+    date: new Date().toISOString(),
+    runs: options.runs ?? 3,
+    warmup: options.warmup ?? 1,
+    hostLoadMs: data.hostLoadMs,
+    duckdbLoadMs: data.duckdbLoadMs,
+  };
+}
+
 /** The data of one bench run: host rows for Vixen, the same tables in DuckDB, and how long each took to load. */
 export interface TblSuiteData {
   facts: Record<string, Row[]>;
@@ -108,12 +146,34 @@ export const firstLine = (e: unknown): string => (e instanceof Error ? e.message
 export const fmt = (x: number, digits = 1): string => (Number.isFinite(x) ? x.toFixed(digits) : '-');
 
 /** The two lines a bench report table starts with: what ran where, and the load times. */
-export function reportHeader(
-  suite: string,
-  r: { sf: number; adapter: string; runs: number; warmup: number; hostLoadMs: number; duckdbLoadMs: number },
-): string[] {
+export function reportHeader(suite: string, r: TblBenchReportBase): string[] {
   return [
     `${suite} SF ${r.sf} on ${r.adapter}; median of ${r.runs} runs after ${r.warmup} warm-up`,
     `host parse of .tbl files ${fmt(r.hostLoadMs, 0)} ms; DuckDB load ${fmt(r.duckdbLoadMs, 0)} ms`,
   ];
+}
+
+/**
+ * One bench run: loads the data, measures each query in order (reporting each result through `onQuery`) and
+ * closes DuckDB; the report's common part and the results.
+ */
+export async function runTblSuite<Q, R>(
+  gpu: Gpu,
+  options: TblBenchOptions<R>,
+  schema: readonly RelationDecl[],
+  queries: readonly Q[],
+  measure: (q: Q, data: TblSuiteData) => Promise<R>,
+): Promise<{ base: TblBenchReportBase; results: R[] }> {
+  const data = await loadTblSuite(options.dataDir, schema, options.duckdbThreads);
+  const results: R[] = [];
+  try {
+    for (const q of queries) {
+      const result = await measure(q, data);
+      results.push(result);
+      options.onQuery?.(result);
+    }
+  } finally {
+    data.duck.close();
+  }
+  return { base: reportBase(gpu, options, data), results };
 }

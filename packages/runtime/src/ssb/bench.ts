@@ -12,12 +12,15 @@ import {
   firstLine,
   fmt,
   geomean,
-  loadTblSuite,
+  runTblSuite,
   reportHeader,
   resultTypes,
   suiteSchema,
   timeDuckQuery,
   timeVixenQuery,
+  type TblBenchOptions,
+  type TblBenchReportBase,
+  type TblSuiteData,
 } from '../bench/tbl-suite.js';
 import type { Gpu } from '../gpu/index.js';
 import { compileFile, type Program } from '../program.js';
@@ -43,19 +46,8 @@ export function compileSsbQuery(queriesDir: string, q: SsbQuery, options: SsbCom
   return compileFile(join(queriesDir, `q${q}.logic`), options);
 }
 
-export interface SsbBenchOptions {
-  sf: number;
-  dataDir: string;
-  /** Folder with schema.logic, q1.1.logic ... q4.3.logic and sql/q1.1.sql ... */
-  queriesDir: string;
+export interface SsbBenchOptions extends TblBenchOptions<SsbQueryResult> {
   queries?: readonly SsbQuery[];
-  /** Timed runs per query and variant (median reported); default 3. */
-  runs?: number;
-  /** Untimed runs first; default 1. */
-  warmup?: number;
-  /** DuckDB threads (default: DuckDB's choice, all cores). */
-  duckdbThreads?: number;
-  onQuery?: (r: SsbQueryResult) => void;
 }
 
 export interface SsbQueryResult {
@@ -75,15 +67,7 @@ export interface SsbQueryResult {
   message?: string;
 }
 
-export interface SsbBenchReport {
-  sf: number;
-  adapter: string;
-  date: string;
-  runs: number;
-  warmup: number;
-  /** Parsing the `.tbl` files on the host once. */
-  hostLoadMs: number;
-  duckdbLoadMs: number;
+export interface SsbBenchReport extends TblBenchReportBase {
   queries: SsbQueryResult[];
   /** Geometric means over the queries with status ok. */
   geomeanFusedMs: number;
@@ -101,56 +85,43 @@ export async function benchSsb(gpu: Gpu, options: SsbBenchOptions): Promise<SsbB
   const runs = options.runs ?? 3;
   const warmup = options.warmup ?? 1;
   const schema = ssbSchema(options.queriesDir);
-  const { facts, duck, hostLoadMs, duckdbLoadMs } = await loadTblSuite(options.dataDir, schema, options.duckdbThreads);
-  const results: SsbQueryResult[] = [];
-  try {
-    for (const q of options.queries ?? SSB_QUERIES) {
-      const expected = await timeDuckQuery(duck, ssbQuerySql(options.queriesDir, q), warmup, runs);
-      const times = { fused: NaN, unfused: NaN };
-      let loadMs = NaN;
-      let rows = expected.rows.length;
-      const diffs: string[] = [];
-      let error: string | undefined;
-      for (const v of VARIANTS) {
-        try {
-          const program = compileSsbQuery(options.queriesDir, q, v.options);
-          const r = await timeVixenQuery(program, facts, gpu, warmup, runs);
-          times[v.name] = r.queryMs;
-          if (v.name === 'fused') loadMs = r.loadMs;
-          rows = r.rows.length;
-          diffs.push(...compareAnswers(r.rows, resultTypes(program), expected.rows).map((d) => `${v.name}: ${d}`));
-        } catch (e) {
-          error ??= `${v.name}: ${firstLine(e)}`;
-        }
+  const measure = async (q: SsbQuery, { facts, duck }: TblSuiteData): Promise<SsbQueryResult> => {
+    const expected = await timeDuckQuery(duck, ssbQuerySql(options.queriesDir, q), warmup, runs);
+    const times = { fused: NaN, unfused: NaN };
+    let loadMs = NaN;
+    let rows = expected.rows.length;
+    const diffs: string[] = [];
+    let error: string | undefined;
+    for (const v of VARIANTS) {
+      try {
+        const program = compileSsbQuery(options.queriesDir, q, v.options);
+        const r = await timeVixenQuery(program, facts, gpu, warmup, runs);
+        times[v.name] = r.queryMs;
+        if (v.name === 'fused') loadMs = r.loadMs;
+        rows = r.rows.length;
+        diffs.push(...compareAnswers(r.rows, resultTypes(program), expected.rows).map((d) => `${v.name}: ${d}`));
+      } catch (e) {
+        error ??= `${v.name}: ${firstLine(e)}`;
       }
-      const result: SsbQueryResult = {
-        query: q,
-        status: error !== undefined ? 'error' : diffs.length === 0 ? 'ok' : 'mismatch',
-        fusedMs: times.fused,
-        unfusedMs: times.unfused,
-        loadMs,
-        duckdbMs: expected.ms,
-        ratio: expected.ms / times.fused,
-        rows,
-        ...(error !== undefined || diffs.length > 0 ? { message: [error, ...diffs].filter((x) => x !== undefined).join('; ') } : {}),
-      };
-      results.push(result);
-      options.onQuery?.(result);
     }
-  } finally {
-    duck.close();
-  }
+    return {
+      query: q,
+      status: error !== undefined ? 'error' : diffs.length === 0 ? 'ok' : 'mismatch',
+      fusedMs: times.fused,
+      unfusedMs: times.unfused,
+      loadMs,
+      duckdbMs: expected.ms,
+      ratio: expected.ms / times.fused,
+      rows,
+      ...(error !== undefined || diffs.length > 0 ? { message: [error, ...diffs].filter((x) => x !== undefined).join('; ') } : {}),
+    };
+  };
+  const { base, results } = await runTblSuite(gpu, options, schema, options.queries ?? SSB_QUERIES, measure);
   const ok = results.filter((r) => r.status === 'ok');
   const gf = geomean(ok.map((r) => r.fusedMs));
   const gd = geomean(ok.map((r) => r.duckdbMs));
   return {
-    sf: options.sf,
-    adapter: gpu.adapterName,
-    date: new Date().toISOString(),
-    runs,
-    warmup,
-    hostLoadMs,
-    duckdbLoadMs,
+    ...base,
     queries: results,
     geomeanFusedMs: gf,
     geomeanUnfusedMs: geomean(ok.map((r) => r.unfusedMs)),

@@ -9,12 +9,12 @@
  * The date table is named `dwdate` (`date` is a type name in LogiQL); rename ssb-dbgen's `date.tbl` to use its
  * files. Rows stream to `.tbl` files (`|`-separated, trailing `|`).
  */
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   COLORS,
   CONTAINER_S1,
   CONTAINER_S2,
+  type DbgenOptions,
   END_DATE,
   Gen,
   MODES,
@@ -25,6 +25,7 @@ import {
   retailCents,
   SEGMENTS,
   START_DATE,
+  startGen,
   TblWriter,
   TYPE_S1,
   TYPE_S2,
@@ -34,13 +35,8 @@ import {
 export const SSB_TABLES = ['lineorder', 'customer', 'supplier', 'part', 'dwdate'] as const;
 export type SsbTable = (typeof SSB_TABLES)[number];
 
-export interface SsbgenOptions {
-  /** Scale factor (1 = 6M lineorders); fractional values scale every table but the dates. */
-  sf: number;
-  /** Output directory; created if missing. */
-  out: string;
-  seed?: number;
-}
+/** Scale factor (1 = 6M lineorders; fractional values scale every table but the dates), output folder, seed. */
+export type SsbgenOptions = DbgenOptions;
 
 export interface SsbgenResult {
   rows: Record<SsbTable, number>;
@@ -91,10 +87,7 @@ function writeDates(w: TblWriter): void {
 export function ssbgen(options: SsbgenOptions): SsbgenResult {
   const t0 = performance.now();
   const { sf, out } = options;
-  if (!(sf > 0)) throw new Error(`scale factor must be positive, got ${sf}`);
-  mkdirSync(out, { recursive: true });
-  const g = new Gen(options.seed ?? 1);
-  const scaled = (base: number) => Math.max(1, Math.floor(base * sf));
+  const { g, scaled } = startGen(options);
   const nCust = scaled(30_000);
   const nSupp = scaled(2_000);
   // ssb-dbgen grows the part table logarithmically from SF 1 on; below it, parts scale linearly.

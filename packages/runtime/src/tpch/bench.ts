@@ -12,12 +12,15 @@ import {
   firstLine,
   fmt,
   geomean,
-  loadTblSuite,
+  runTblSuite,
   reportHeader,
   resultTypes,
   suiteSchema,
   timeDuckQuery,
   timeVixenQuery,
+  type TblBenchOptions,
+  type TblBenchReportBase,
+  type TblSuiteData,
 } from '../bench/tbl-suite.js';
 import type { Gpu } from '../gpu/index.js';
 import { compileFile, type Program } from '../program.js';
@@ -38,19 +41,8 @@ export function compileTpchQuery(queriesDir: string, q: number): Program {
   return compileFile(join(queriesDir, `q${q}.logic`));
 }
 
-export interface TpchBenchOptions {
-  sf: number;
-  dataDir: string;
-  /** Folder with schema.logic, q1.logic ... q22.logic and sql/q1.sql ... */
-  queriesDir: string;
+export interface TpchBenchOptions extends TblBenchOptions<TpchQueryResult> {
   queries?: readonly number[];
-  /** Timed runs per query (median reported); default 3. */
-  runs?: number;
-  /** Untimed runs first; default 1. */
-  warmup?: number;
-  /** DuckDB threads (default: DuckDB's choice, all cores). */
-  duckdbThreads?: number;
-  onQuery?: (r: TpchQueryResult) => void;
 }
 
 export interface TpchQueryResult {
@@ -68,15 +60,7 @@ export interface TpchQueryResult {
   message?: string;
 }
 
-export interface TpchBenchReport {
-  sf: number;
-  adapter: string;
-  date: string;
-  runs: number;
-  warmup: number;
-  /** Parsing the `.tbl` files on the host once. */
-  hostLoadMs: number;
-  duckdbLoadMs: number;
+export interface TpchBenchReport extends TblBenchReportBase {
   queries: TpchQueryResult[];
   /** Geometric means over the queries with status ok. */
   geomeanVixenMs: number;
@@ -91,49 +75,34 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
   const runs = options.runs ?? 3;
   const warmup = options.warmup ?? 1;
   const schema = tpchSchema(options.queriesDir);
-  const { facts, duck, hostLoadMs, duckdbLoadMs } = await loadTblSuite(options.dataDir, schema, options.duckdbThreads);
-  const results: TpchQueryResult[] = [];
-  try {
-    for (const q of options.queries ?? TPCH_QUERIES) {
-      const duckAnswer = await timeDuckQuery(duck, tpchQuerySql(options.queriesDir, q), warmup, runs);
-      const duckdbMs = duckAnswer.ms;
-      const duckRows = duckAnswer.rows;
-      let result: TpchQueryResult;
-      try {
-        const program = compileTpchQuery(options.queriesDir, q);
-        const { queryMs: vixenMs, loadMs, rows } = await timeVixenQuery(program, facts, gpu, warmup, runs);
-        const diffs = compareAnswers(rows, resultTypes(program), duckRows);
-        result = {
-          query: q,
-          status: diffs.length === 0 ? 'ok' : 'mismatch',
-          vixenMs,
-          vixenLoadMs: loadMs,
-          duckdbMs,
-          speedup: duckdbMs / vixenMs,
-          rows: rows.length,
-          ...(diffs.length > 0 ? { message: diffs.join('; ') } : {}),
-        };
-      } catch (e) {
-        const message = firstLine(e);
-        result = { query: q, status: 'error', vixenMs: NaN, vixenLoadMs: NaN, duckdbMs, speedup: NaN, rows: duckRows.length, message };
-      }
-      results.push(result);
-      options.onQuery?.(result);
+  const measure = async (q: number, { facts, duck }: TblSuiteData): Promise<TpchQueryResult> => {
+    const duckAnswer = await timeDuckQuery(duck, tpchQuerySql(options.queriesDir, q), warmup, runs);
+    const duckdbMs = duckAnswer.ms;
+    const duckRows = duckAnswer.rows;
+    try {
+      const program = compileTpchQuery(options.queriesDir, q);
+      const { queryMs: vixenMs, loadMs, rows } = await timeVixenQuery(program, facts, gpu, warmup, runs);
+      const diffs = compareAnswers(rows, resultTypes(program), duckRows);
+      return {
+        query: q,
+        status: diffs.length === 0 ? 'ok' : 'mismatch',
+        vixenMs,
+        vixenLoadMs: loadMs,
+        duckdbMs,
+        speedup: duckdbMs / vixenMs,
+        rows: rows.length,
+        ...(diffs.length > 0 ? { message: diffs.join('; ') } : {}),
+      };
+    } catch (e) {
+      return { query: q, status: 'error', vixenMs: NaN, vixenLoadMs: NaN, duckdbMs, speedup: NaN, rows: duckRows.length, message: firstLine(e) };
     }
-  } finally {
-    duck.close();
-  }
+  };
+  const { base, results } = await runTblSuite(gpu, options, schema, options.queries ?? TPCH_QUERIES, measure);
   const ok = results.filter((r) => r.status === 'ok');
   const gv = geomean(ok.map((r) => r.vixenMs));
   const gd = geomean(ok.map((r) => r.duckdbMs));
   return {
-    sf: options.sf,
-    adapter: gpu.adapterName,
-    date: new Date().toISOString(),
-    runs,
-    warmup,
-    hostLoadMs,
-    duckdbLoadMs,
+    ...base,
     queries: results,
     geomeanVixenMs: gv,
     geomeanDuckdbMs: gd,

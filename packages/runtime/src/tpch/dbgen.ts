@@ -251,13 +251,17 @@ function sparseOrderKey(i: number): number {
   return Math.floor(i / 8) * 32 + (i % 8) + 1;
 }
 
+/** Checks the scale factor and makes the output folder; the seeded source and row counts scaled by SF (at least 1). */
+export function startGen(options: DbgenOptions): { g: Gen; scaled: (base: number) => number } {
+  if (!(options.sf > 0)) throw new Error(`scale factor must be positive, got ${options.sf}`);
+  mkdirSync(options.out, { recursive: true });
+  return { g: new Gen(options.seed ?? 1), scaled: (base) => Math.max(1, Math.floor(base * options.sf)) };
+}
+
 export function dbgen(options: DbgenOptions): DbgenResult {
   const t0 = performance.now();
   const { sf, out } = options;
-  if (!(sf > 0)) throw new Error(`scale factor must be positive, got ${sf}`);
-  mkdirSync(out, { recursive: true });
-  const g = new Gen(options.seed ?? 1);
-  const scaled = (base: number) => Math.max(1, Math.floor(base * sf));
+  const { g, scaled } = startGen(options);
   const nSupp = scaled(10_000);
   const nPart = scaled(200_000);
   const nCust = scaled(150_000);
