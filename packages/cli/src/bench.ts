@@ -101,13 +101,24 @@ function addTblBenchOptions(command: Command, examples: string, queriesHelp: str
     .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'));
 }
 
+interface TblBenchSuite<R> {
+  /** As messages say it (TPC-H). */
+  name: string;
+  /** Its folder under examples/. */
+  examples: string;
+  /** Writes the `.tbl` files into `out`; a line saying what it made. */
+  generate: (out: string) => string;
+  bench: (gpu: Gpu, dataDir: string, queriesDir: string) => Promise<R>;
+  format: (report: R) => string;
+}
+
 /**
  * What the `tpch` and `ssb` commands share: the queries folder, data generated into a temporary folder unless
  * --data names one, the device, the report as a table and optionally JSON.
  */
 async function runTblBench<R>(
   opts: z.infer<z.ZodObject<typeof tblBenchOptions>>,
-  suite: { name: string; examples: string; generate: (out: string) => string; bench: (gpu: Gpu, dataDir: string, queriesDir: string) => Promise<R>; format: (r: R) => string },
+  suite: TblBenchSuite<R>,
   out: (s: string) => void,
   err: (s: string) => void,
 ): Promise<void> {
