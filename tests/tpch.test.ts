@@ -1,54 +1,33 @@
 /**
  * TPC-H at SF 0.01: data from our dbgen, each of the 22 queries (examples/tpch/q*.logic) run on WebGPU through the
  * public API and checked against DuckDB running the standard SQL (examples/tpch/sql) on the same `.tbl` files.
- * See packages/runtime/src/tpch/compare.ts for what "equal" means per type.
+ * See packages/runtime/src/bench/answers.ts for what "equal" means per type.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import {
-  compareTpchAnswers,
+  compareAnswers,
   compileTpchQuery,
   dbgen,
   factsFor,
-  loadTpchFacts,
-  openGpu,
+  TblDuckDb,
   TPCH_QUERIES,
-  TpchDuckDb,
   tpchQuerySql,
   tpchSchema,
-  type Gpu,
 } from '@vixen/runtime';
-import type { Row } from '@vixen/queryplan';
 import { runCli } from '@vixen/cli';
+import { useTblData } from './helpers/tbl-data.js';
 
 const queriesDir = join(import.meta.dirname, '..', 'examples', 'tpch');
-/** Queries that use string:like/startswith/endswith/substring, which another branch implements. */
-let dir: string;
-let gpu: Gpu;
-let duck: TpchDuckDb;
-let facts: Record<string, Row[]>;
-
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'vixen-tpch-'));
+const data = useTblData('tpch', () => tpchSchema(queriesDir), (dir) => {
   // Seed 10 gives Q18 a row and Q19 a revenue at this scale (most seeds give neither).
   dbgen({ sf: 0.01, out: dir, seed: 10 });
-  const schema = tpchSchema(queriesDir);
-  facts = await loadTpchFacts(dir, schema);
-  duck = await TpchDuckDb.open(dir, schema, 1);
-  gpu = await openGpu();
-}, 120_000);
-
-afterAll(() => {
-  duck?.close();
-  gpu?.dispose();
-  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 describe('dbgen follows the TPC-H specification', () => {
   const one = async (sql: string): Promise<string> => {
-    const r = await duck.query(sql);
+    const r = await data.duck.query(sql);
     return r.rows[0]!.map((v) => ('value' in v ? String(v.value) : v.kind === 'date' ? String(v.days) : 'NULL')).join(',');
   };
 
@@ -94,27 +73,27 @@ describe('TPC-H queries at SF 0.01 match DuckDB', () => {
   for (const q of TPCH_QUERIES) {
     test(`Q${q}`, async () => {
       const program = compileTpchQuery(queriesDir, q);
-      const expected = await duck.query(tpchQuerySql(queriesDir, q));
-      const run = await program.run({ facts: factsFor(program, facts), gpu, outputs: ['result'] });
+      const expected = await data.duck.query(tpchQuerySql(queriesDir, q));
+      const run = await program.run({ facts: factsFor(program, data.facts), gpu: data.gpu, outputs: ['result'] });
       const types = program.relations.find((r) => r.name === 'result')!.columns.map((c) => c.type);
-      expect(compareTpchAnswers(run.relations.get('result')!, types, expected.rows), `Q${q}`).toEqual([]);
+      expect(compareAnswers(run.relations.get('result')!, types, expected.rows), `Q${q}`).toEqual([]);
     }, 120_000);
   }
 });
 
 test('Q8 on a second data set (seed 4), where BRAZIL has a market share in both years', async () => {
-  const other = join(dir, 'seed4');
+  const other = join(data.dir, 'seed4');
   dbgen({ sf: 0.01, out: other, seed: 4 });
   const schema = tpchSchema(queriesDir);
-  const duck4 = await TpchDuckDb.open(other, schema, 1);
+  const duck4 = await TblDuckDb.open(other, schema, 1);
   try {
     const program = compileTpchQuery(queriesDir, 8);
     const expected = await duck4.query(tpchQuerySql(queriesDir, 8));
-    const run = await program.run({ factsDir: other, gpu, outputs: ['result'] });
+    const run = await program.run({ factsDir: other, gpu: data.gpu, outputs: ['result'] });
     const rows = run.relations.get('result')!;
     expect(rows.length).toBe(2);
     expect(rows.every((r) => (r[1] as bigint) > 0n)).toBe(true);
-    expect(compareTpchAnswers(rows, ['int32', 'decimal'], expected.rows)).toEqual([]);
+    expect(compareAnswers(rows, ['int32', 'decimal'], expected.rows)).toEqual([]);
   } finally {
     duck4.close();
   }
@@ -136,24 +115,24 @@ const OFFICIAL_TBL: Record<string, string> = {
 };
 
 test('official dbgen .tbl files load unchanged through a facts directory', async () => {
-  const official = join(dir, 'official');
+  const official = join(data.dir, 'official');
   mkdirSync(official);
   for (const [table, lines] of Object.entries(OFFICIAL_TBL)) writeFileSync(join(official, `${table}.tbl`), lines + '\n');
   const program = compileTpchQuery(queriesDir, 1);
-  const run = await program.run({ factsDir: official, gpu, outputs: ['result'] });
+  const run = await program.run({ factsDir: official, gpu: data.gpu, outputs: ['result'] });
   const types = program.relations.find((r) => r.name === 'result')!.columns.map((c) => c.type);
-  const other = await TpchDuckDb.open(official, tpchSchema(queriesDir), 1);
+  const other = await TblDuckDb.open(official, tpchSchema(queriesDir), 1);
   try {
     const expected = await other.query(tpchQuerySql(queriesDir, 1));
     expect(run.relations.get('result')!.length).toBe(2);
-    expect(compareTpchAnswers(run.relations.get('result')!, types, expected.rows)).toEqual([]);
+    expect(compareAnswers(run.relations.get('result')!, types, expected.rows)).toEqual([]);
   } finally {
     other.close();
   }
 }, 60_000);
 
 test('vixen bench tpch generates data, runs both engines and writes JSON', async () => {
-  const json = join(dir, 'bench.json');
+  const json = join(data.dir, 'bench.json');
   let out = '';
   let err = '';
   const code = await runCli(

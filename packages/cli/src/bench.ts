@@ -9,16 +9,21 @@ import {
   BENCH_OPERATORS,
   benchGraphs,
   benchOperators,
+  benchSsb,
   benchTpch,
   dbgen,
   defaultBenchSizes,
   formatBenchReport,
   formatGraphBenchReport,
+  formatSsbReport,
   formatTpchReport,
   GRAPH_KINDS,
   GRAPH_WORKLOADS,
   openGpu,
+  SSB_QUERIES,
+  ssbgen,
   TPCH_QUERIES,
+  type Gpu,
 } from '@vixen/runtime';
 import { VixenError } from '@vixen/queryplan';
 import { parseOptions, writeJsonReport } from './options.js';
@@ -52,25 +57,88 @@ const benchOptionsSchema = z.object({
   subgroups: z.boolean().default(true),
 });
 
-const tpchOptionsSchema = z.object({
+/** Options every `.tbl` query bench (tpch, ssb) takes; each adds its own `--queries` list. */
+const tblBenchOptions = {
   sf: z.coerce.number().positive(),
   data: z.string().min(1).optional(),
-  queries: z
-    .string()
-    .regex(/^\s*\d+(\s*,\s*\d+)*\s*$/, 'expected a comma-separated list of query numbers, e.g. 1,6')
-    .transform((s) => s.split(',').map((x) => Number(x.trim())))
-    .refine((qs) => qs.every((q) => q >= 1 && q <= 22), 'query numbers are 1..22')
-    .optional(),
   queriesDir: z.string().min(1).optional(),
   json: z.string().min(1).optional(),
   runs: z.coerce.number().int().min(1).default(3),
   warmup: z.coerce.number().int().min(0).default(1),
   seed: z.coerce.number().int().default(1),
   backend: z.enum(['auto', 'vulkan', 'opengles']).default('auto'),
+};
+
+const tpchOptionsSchema = z.object({
+  ...tblBenchOptions,
+  queries: z
+    .string()
+    .regex(/^\s*\d+(\s*,\s*\d+)*\s*$/, 'expected a comma-separated list of query numbers, e.g. 1,6')
+    .transform((s) => s.split(',').map((x) => Number(x.trim())))
+    .refine((qs) => qs.every((q) => q >= 1 && q <= 22), 'query numbers are 1..22')
+    .optional(),
 });
 
-/** examples/tpch of the source tree this CLI runs from (a bundle has none: it needs --queries-dir). */
-const defaultQueriesDir = (): string => fileURLToPath(new URL('../../../examples/tpch', import.meta.url));
+const ssbOptionsSchema = z.object({
+  ...tblBenchOptions,
+  queries: listSchema.pipe(z.array(z.enum(SSB_QUERIES, { error: `query names are ${SSB_QUERIES.join(', ')}` })).min(1)).optional(),
+});
+
+/** A folder of examples/ of the source tree this CLI runs from (a bundle has none: it needs --queries-dir). */
+const defaultQueriesDir = (name: string): string => fileURLToPath(new URL(`../../../examples/${name}`, import.meta.url));
+
+/** The options of `tpch` and `ssb` (tblBenchOptions), with their own help for --queries and --runs. */
+function addTblBenchOptions(command: Command, examples: string, queriesHelp: string, runsHelp: string): Command {
+  return command
+    .requiredOption('--sf <n>', 'scale factor')
+    .option('--data <dir>', 'folder of .tbl files (default: generate SF n data into a temporary folder)')
+    .option('--queries <list>', queriesHelp)
+    .option('--queries-dir <dir>', `folder with schema.logic, q*.logic and sql/q*.sql (default: examples/${examples})`)
+    .option('--json <file>', 'also write the report as JSON')
+    .option('--runs <n>', runsHelp, '3')
+    .option('--warmup <n>', 'untimed runs first', '1')
+    .option('--seed <n>', 'generator seed', '1')
+    .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'));
+}
+
+interface TblBenchSuite<R> {
+  /** As messages say it (TPC-H). */
+  name: string;
+  /** Its folder under examples/. */
+  examples: string;
+  /** Writes the `.tbl` files into `out`; a line saying what it made. */
+  generate: (out: string) => string;
+  bench: (gpu: Gpu, dataDir: string, queriesDir: string) => Promise<R>;
+  format: (report: R) => string;
+}
+
+/**
+ * What the `tpch` and `ssb` commands share: the queries folder, data generated into a temporary folder unless
+ * --data names one, the device, the report as a table and optionally JSON.
+ */
+async function runTblBench<R>(
+  opts: z.infer<z.ZodObject<typeof tblBenchOptions>>,
+  suite: TblBenchSuite<R>,
+  out: (s: string) => void,
+  err: (s: string) => void,
+): Promise<void> {
+  const queriesDir = opts.queriesDir ?? defaultQueriesDir(suite.examples);
+  if (!existsSync(join(queriesDir, 'schema.logic'))) {
+    throw new VixenError({ severity: 'error', message: `no schema.logic in ${queriesDir}; give the ${suite.name} queries folder with --queries-dir` });
+  }
+  const generated = opts.data === undefined ? mkdtempSync(join(tmpdir(), `vixen-${suite.examples}-`)) : undefined;
+  const gpu = await openGpu({ backend: opts.backend });
+  try {
+    if (generated !== undefined) err(suite.generate(generated));
+    err(`adapter: ${gpu.adapterName}\n`);
+    const report = await suite.bench(gpu, opts.data ?? generated!, queriesDir);
+    out(suite.format(report) + '\n');
+    if (opts.json !== undefined) writeJsonReport(opts.json, report, err);
+  } finally {
+    gpu.dispose();
+    if (generated !== undefined) rmSync(generated, { recursive: true, force: true });
+  }
+}
 
 const count = z.coerce.number().int().min(1).optional();
 
@@ -100,9 +168,9 @@ const graphBenchOptionsSchema = z.object({
   backend: z.enum(['auto', 'vulkan', 'opengles']).default('auto'),
 });
 
-/** The `bench` command with its `operators`, `tpch` and `graphs` sub-commands; `out` gets the table, `err` progress. */
+/** The `bench` command with its `operators`, `tpch`, `ssb` and `graphs` sub-commands; `out` gets the table, `err` progress. */
 export function benchCommand(out: (s: string) => void, err: (s: string) => void): Command {
-  const bench = new Command('bench').description('benchmark the GPU operators, the TPC-H queries and the graph workloads');
+  const bench = new Command('bench').description('benchmark the GPU operators, the TPC-H and SSB queries and the graph workloads');
   bench
     .command('operators')
     .description(`time copy and the operators (${BENCH_OPERATORS.join(', ')}) at sizes 2^A..2^B against copy bandwidth`)
@@ -135,47 +203,68 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
         gpu.dispose();
       }
     });
-  bench
+  const tpch = bench
     .command('tpch')
-    .description('run the TPC-H queries on Vixen and on DuckDB (same data, same process) and compare times and answers')
-    .requiredOption('--sf <n>', 'scale factor')
-    .option('--data <dir>', 'folder of .tbl files (default: generate SF n data into a temporary folder)')
-    .option('--queries <list>', 'comma-separated query numbers (default: all 22)')
-    .option('--queries-dir <dir>', 'folder with schema.logic, q*.logic and sql/q*.sql (default: examples/tpch)')
-    .option('--json <file>', 'also write the report as JSON')
-    .option('--runs <n>', 'timed runs per query (median reported)', '3')
-    .option('--warmup <n>', 'untimed runs first', '1')
-    .option('--seed <n>', 'generator seed', '1')
-    .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
+    .description('run the TPC-H queries on Vixen and on DuckDB (same data, same process) and compare times and answers');
+  addTblBenchOptions(tpch, 'tpch', 'comma-separated query numbers (default: all 22)', 'timed runs per query (median reported)')
     .action(async (raw: unknown) => {
       const opts = parseOptions(tpchOptionsSchema, raw);
-      const queriesDir = opts.queriesDir ?? defaultQueriesDir();
-      if (!existsSync(join(queriesDir, 'schema.logic'))) {
-        throw new VixenError({ severity: 'error', message: `no schema.logic in ${queriesDir}; give the TPC-H queries folder with --queries-dir` });
-      }
-      const generated = opts.data === undefined ? mkdtempSync(join(tmpdir(), 'vixen-tpch-')) : undefined;
-      const gpu = await openGpu({ backend: opts.backend });
-      try {
-        if (generated !== undefined) {
-          const g = dbgen({ sf: opts.sf, out: generated, seed: opts.seed });
-          err(`generated SF ${opts.sf} (${g.rows.lineitem} lineitems) in ${(g.ms / 1000).toFixed(1)} s\n`);
-        }
-        err(`adapter: ${gpu.adapterName}\n`);
-        const report = await benchTpch(gpu, {
-          sf: opts.sf,
-          dataDir: opts.data ?? generated!,
-          queriesDir,
-          queries: opts.queries ?? TPCH_QUERIES,
-          runs: opts.runs,
-          warmup: opts.warmup,
-          onQuery: (q) => err(`  Q${q.query}: ${q.status}, vixen ${q.vixenMs.toFixed(1)} ms, duckdb ${q.duckdbMs.toFixed(1)} ms\n`),
-        });
-        out(formatTpchReport(report) + '\n');
-        if (opts.json !== undefined) writeJsonReport(opts.json, report, err);
-      } finally {
-        gpu.dispose();
-        if (generated !== undefined) rmSync(generated, { recursive: true, force: true });
-      }
+      await runTblBench(
+        opts,
+        {
+          name: 'TPC-H',
+          examples: 'tpch',
+          generate: (dir) => {
+            const g = dbgen({ sf: opts.sf, out: dir, seed: opts.seed });
+            return `generated SF ${opts.sf} (${g.rows.lineitem} lineitems) in ${(g.ms / 1000).toFixed(1)} s\n`;
+          },
+          bench: (gpu, dataDir, queriesDir) =>
+            benchTpch(gpu, {
+              sf: opts.sf,
+              dataDir,
+              queriesDir,
+              queries: opts.queries ?? TPCH_QUERIES,
+              runs: opts.runs,
+              warmup: opts.warmup,
+              onQuery: (q) => err(`  Q${q.query}: ${q.status}, vixen ${q.vixenMs.toFixed(1)} ms, duckdb ${q.duckdbMs.toFixed(1)} ms\n`),
+            }),
+          format: formatTpchReport,
+        },
+        out,
+        err,
+      );
+    });
+  const ssb = bench
+    .command('ssb')
+    .description('run the Star Schema Benchmark queries on Vixen (fused and unfused kernels) and on DuckDB, same data, same process');
+  addTblBenchOptions(ssb, 'ssb', 'comma-separated query names, e.g. 1.1,3.4 (default: all 13)', 'timed runs per query and variant (median reported)')
+    .action(async (raw: unknown) => {
+      const opts = parseOptions(ssbOptionsSchema, raw);
+      await runTblBench(
+        opts,
+        {
+          name: 'SSB',
+          examples: 'ssb',
+          generate: (dir) => {
+            const g = ssbgen({ sf: opts.sf, out: dir, seed: opts.seed });
+            return `generated SF ${opts.sf} (${g.rows.lineorder} lineorders) in ${(g.ms / 1000).toFixed(1)} s\n`;
+          },
+          bench: (gpu, dataDir, queriesDir) =>
+            benchSsb(gpu, {
+              sf: opts.sf,
+              dataDir,
+              queriesDir,
+              queries: opts.queries ?? SSB_QUERIES,
+              runs: opts.runs,
+              warmup: opts.warmup,
+              onQuery: (q) =>
+                err(`  Q${q.query}: ${q.status}, fused ${q.fusedMs.toFixed(1)} ms, unfused ${q.unfusedMs.toFixed(1)} ms, duckdb ${q.duckdbMs.toFixed(1)} ms\n`),
+            }),
+          format: formatSsbReport,
+        },
+        out,
+        err,
+      );
     });
   bench
     .command('graphs')

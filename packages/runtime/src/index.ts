@@ -21,7 +21,11 @@ export { PROGRAM_FORMAT, PROGRAM_VERSION, type ProgramFile } from './program-fil
 export { dawnAddonPath } from './dawn-path.js';
 export { readTextFile } from './utf8.js';
 export * from './graphs/index.js';
+export { compareAnswers } from './bench/answers.js';
+export { TblDuckDb, type DuckResult, type DuckValue } from './bench/tbl-duckdb.js';
+export { factsFor, loadTblFacts } from './bench/tbl-suite.js';
 export * from './tpch/index.js';
+export * from './ssb/index.js';
 export {
   benchGraphs,
   formatGraphBenchReport,

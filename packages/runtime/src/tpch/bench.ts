@@ -4,29 +4,33 @@
  * (the run API has no device-resident database yet), so a run's load time is reported apart from its query
  * time, which starts once the facts are on the device. Answers are checked against DuckDB's as the test does.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { kernelInputs } from '@vixen/kernel-ir';
-import type { RelationDecl, Row } from '@vixen/queryplan';
-import { median } from '../bench/operators.js';
-import { loadFactsDir } from '../facts/index.js';
+import type { RelationDecl } from '@vixen/queryplan';
+import { compareAnswers } from '../bench/answers.js';
+import {
+  firstLine,
+  fmt,
+  geomean,
+  runTblSuite,
+  reportHeader,
+  resultTypes,
+  suiteSchema,
+  timeDuckQuery,
+  timeVixenQuery,
+  type TblBenchOptions,
+  type TblBenchReportBase,
+  type TblSuiteData,
+} from '../bench/tbl-suite.js';
 import type { Gpu } from '../gpu/index.js';
 import { compileFile, type Program } from '../program.js';
-import { compareTpchAnswers } from './compare.js';
 import { TPCH_TABLES } from './dbgen.js';
-import { TpchDuckDb } from './duckdb.js';
 
 export const TPCH_QUERIES: readonly number[] = Array.from({ length: 22 }, (_, i) => i + 1);
 
 /** The schema's relations (the eight tables), from `dir/schema.logic`. */
 export function tpchSchema(queriesDir: string): RelationDecl[] {
-  const program = compileFile(join(queriesDir, 'schema.logic'));
-  return program.relations.filter((r) => (TPCH_TABLES as readonly string[]).includes(r.name));
-}
-
-/** Host rows of the eight tables from `.tbl` files. */
-export async function loadTpchFacts(dataDir: string, schema: readonly RelationDecl[]): Promise<Record<string, Row[]>> {
-  return loadFactsDir(dataDir, schema, [...TPCH_TABLES]);
+  return suiteSchema(queriesDir, TPCH_TABLES, 'TPC-H');
 }
 
 export function tpchQuerySql(queriesDir: string, q: number): string {
@@ -37,28 +41,8 @@ export function compileTpchQuery(queriesDir: string, q: number): Program {
   return compileFile(join(queriesDir, `q${q}.logic`));
 }
 
-/**
- * The tables a query's kernels read. Every query declares all eight (it includes the schema), and a run uploads
- * and sorts every table it is given, read or not.
- */
-export function factsFor(program: Program, facts: Record<string, Row[]>): Record<string, Row[]> {
-  const read = new Set(program.kir.kernels.flatMap(kernelInputs));
-  return Object.fromEntries(Object.entries(facts).filter(([name]) => read.has(program.kir.relationVars[name] ?? -1)));
-}
-
-export interface TpchBenchOptions {
-  sf: number;
-  dataDir: string;
-  /** Folder with schema.logic, q1.logic ... q22.logic and sql/q1.sql ... */
-  queriesDir: string;
+export interface TpchBenchOptions extends TblBenchOptions<TpchQueryResult> {
   queries?: readonly number[];
-  /** Timed runs per query (median reported); default 3. */
-  runs?: number;
-  /** Untimed runs first; default 1. */
-  warmup?: number;
-  /** DuckDB threads (default: DuckDB's choice, all cores). */
-  duckdbThreads?: number;
-  onQuery?: (r: TpchQueryResult) => void;
 }
 
 export interface TpchQueryResult {
@@ -76,15 +60,7 @@ export interface TpchQueryResult {
   message?: string;
 }
 
-export interface TpchBenchReport {
-  sf: number;
-  adapter: string;
-  date: string;
-  runs: number;
-  warmup: number;
-  /** Parsing the `.tbl` files on the host once. */
-  hostLoadMs: number;
-  duckdbLoadMs: number;
+export interface TpchBenchReport extends TblBenchReportBase {
   queries: TpchQueryResult[];
   /** Geometric means over the queries with status ok. */
   geomeanVixenMs: number;
@@ -95,82 +71,38 @@ export interface TpchBenchReport {
   powerDuckdb: number;
 }
 
-const geomean = (xs: readonly number[]): number => (xs.length === 0 ? NaN : Math.exp(xs.reduce((a, x) => a + Math.log(Math.max(x, 1e-6)), 0) / xs.length));
-
 export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<TpchBenchReport> {
   const runs = options.runs ?? 3;
   const warmup = options.warmup ?? 1;
   const schema = tpchSchema(options.queriesDir);
-  for (const t of TPCH_TABLES) {
-    if (!existsSync(join(options.dataDir, `${t}.tbl`))) throw new Error(`missing ${t}.tbl in ${options.dataDir}`);
-  }
-  let t0 = performance.now();
-  const facts = await loadTpchFacts(options.dataDir, schema);
-  const hostLoadMs = performance.now() - t0;
-  t0 = performance.now();
-  const duck = await TpchDuckDb.open(options.dataDir, schema, options.duckdbThreads);
-  const duckdbLoadMs = performance.now() - t0;
-  const results: TpchQueryResult[] = [];
-  try {
-    for (const q of options.queries ?? TPCH_QUERIES) {
-      const sql = tpchQuerySql(options.queriesDir, q);
-      const duckTimes: number[] = [];
-      let duckRows: Awaited<ReturnType<TpchDuckDb['query']>>['rows'] = [];
-      for (let i = 0; i < warmup + runs; i++) {
-        const r = await duck.query(sql);
-        if (i >= warmup) duckTimes.push(r.milliseconds);
-        duckRows = r.rows;
-      }
-      const duckdbMs = median(duckTimes);
-      let result: TpchQueryResult;
-      try {
-        const program = compileTpchQuery(options.queriesDir, q);
-        const input = factsFor(program, facts);
-        const queryTimes: number[] = [];
-        const loadTimes: number[] = [];
-        let rows: Row[] = [];
-        for (let i = 0; i < warmup + runs; i++) {
-          const r = await program.run({ facts: input, gpu, outputs: ['result'] });
-          if (i >= warmup) {
-            queryTimes.push(r.stats.milliseconds - r.stats.loadMilliseconds);
-            loadTimes.push(r.stats.loadMilliseconds);
-          }
-          rows = r.relations.get('result')!;
-        }
-        const types = program.relations.find((r) => r.name === 'result')!.columns.map((c) => c.type);
-        const diffs = compareTpchAnswers(rows, types, duckRows);
-        const vixenMs = median(queryTimes);
-        result = {
-          query: q,
-          status: diffs.length === 0 ? 'ok' : 'mismatch',
-          vixenMs,
-          vixenLoadMs: median(loadTimes),
-          duckdbMs,
-          speedup: duckdbMs / vixenMs,
-          rows: rows.length,
-          ...(diffs.length > 0 ? { message: diffs.join('; ') } : {}),
-        };
-      } catch (e) {
-        const message = e instanceof Error ? e.message.split('\n')[0]! : String(e);
-        result = { query: q, status: 'error', vixenMs: NaN, vixenLoadMs: NaN, duckdbMs, speedup: NaN, rows: duckRows.length, message };
-      }
-      results.push(result);
-      options.onQuery?.(result);
+  const measure = async (q: number, { facts, duck }: TblSuiteData): Promise<TpchQueryResult> => {
+    const duckAnswer = await timeDuckQuery(duck, tpchQuerySql(options.queriesDir, q), warmup, runs);
+    const duckdbMs = duckAnswer.ms;
+    const duckRows = duckAnswer.rows;
+    try {
+      const program = compileTpchQuery(options.queriesDir, q);
+      const { queryMs: vixenMs, loadMs, rows } = await timeVixenQuery(program, facts, gpu, warmup, runs);
+      const diffs = compareAnswers(rows, resultTypes(program), duckRows);
+      return {
+        query: q,
+        status: diffs.length === 0 ? 'ok' : 'mismatch',
+        vixenMs,
+        vixenLoadMs: loadMs,
+        duckdbMs,
+        speedup: duckdbMs / vixenMs,
+        rows: rows.length,
+        ...(diffs.length > 0 ? { message: diffs.join('; ') } : {}),
+      };
+    } catch (e) {
+      return { query: q, status: 'error', vixenMs: NaN, vixenLoadMs: NaN, duckdbMs, speedup: NaN, rows: duckRows.length, message: firstLine(e) };
     }
-  } finally {
-    duck.close();
-  }
+  };
+  const { base, results } = await runTblSuite(gpu, options, schema, options.queries ?? TPCH_QUERIES, measure);
   const ok = results.filter((r) => r.status === 'ok');
   const gv = geomean(ok.map((r) => r.vixenMs));
   const gd = geomean(ok.map((r) => r.duckdbMs));
   return {
-    sf: options.sf,
-    adapter: gpu.adapterName,
-    date: new Date().toISOString(),
-    runs,
-    warmup,
-    hostLoadMs,
-    duckdbLoadMs,
+    ...base,
     queries: results,
     geomeanVixenMs: gv,
     geomeanDuckdbMs: gd,
@@ -180,12 +112,9 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
   };
 }
 
-const fmt = (x: number, digits = 1): string => (Number.isFinite(x) ? x.toFixed(digits) : '-');
-
 export function formatTpchReport(r: TpchBenchReport): string {
   const lines = [
-    `TPC-H SF ${r.sf} on ${r.adapter}; median of ${r.runs} runs after ${r.warmup} warm-up`,
-    `host parse of .tbl files ${fmt(r.hostLoadMs, 0)} ms; DuckDB load ${fmt(r.duckdbLoadMs, 0)} ms`,
+    ...reportHeader('TPC-H', r),
     'query  status    vixen ms  load ms  duckdb ms  speedup  rows',
   ];
   for (const q of r.queries) {

@@ -26,14 +26,14 @@ export interface DbgenResult {
   ms: number;
 }
 
-const REGIONS = ['AFRICA', 'AMERICA', 'ASIA', 'EUROPE', 'MIDDLE EAST'];
-const NATIONS: readonly [string, number][] = [
+export const REGIONS = ['AFRICA', 'AMERICA', 'ASIA', 'EUROPE', 'MIDDLE EAST'];
+export const NATIONS: readonly [string, number][] = [
   ['ALGERIA', 0], ['ARGENTINA', 1], ['BRAZIL', 1], ['CANADA', 1], ['EGYPT', 4], ['ETHIOPIA', 0], ['FRANCE', 3],
   ['GERMANY', 3], ['INDIA', 2], ['INDONESIA', 2], ['IRAN', 4], ['IRAQ', 4], ['JAPAN', 2], ['JORDAN', 4], ['KENYA', 0],
   ['MOROCCO', 0], ['MOZAMBIQUE', 0], ['PERU', 1], ['CHINA', 2], ['ROMANIA', 3], ['SAUDI ARABIA', 4], ['VIETNAM', 2],
   ['RUSSIA', 3], ['UNITED KINGDOM', 3], ['UNITED STATES', 1],
 ];
-const COLORS = (
+export const COLORS = (
   'almond antique aquamarine azure beige bisque black blanched blue blush brown burlywood burnished chartreuse ' +
   'chiffon chocolate coral cornflower cornsilk cream cyan dark deep dim dodger drab firebrick floral forest frosted ' +
   'gainsboro ghost goldenrod green grey honeydew hot indian ivory khaki lace lavender lawn lemon light lime linen ' +
@@ -41,15 +41,15 @@ const COLORS = (
   'peru pink plum powder puff purple red rose rosy royal saddle salmon sandy seashell sienna sky slate smoke snow ' +
   'spring steel tan thistle tomato turquoise violet wheat white yellow'
 ).split(' ');
-const TYPE_S1 = ['STANDARD', 'SMALL', 'MEDIUM', 'LARGE', 'ECONOMY', 'PROMO'];
-const TYPE_S2 = ['ANODIZED', 'BURNISHED', 'PLATED', 'POLISHED', 'BRUSHED'];
-const TYPE_S3 = ['TIN', 'NICKEL', 'BRASS', 'STEEL', 'COPPER'];
-const CONTAINER_S1 = ['SM', 'LG', 'MED', 'JUMBO', 'WRAP'];
-const CONTAINER_S2 = ['CASE', 'BOX', 'BAG', 'JAR', 'PKG', 'PACK', 'CAN', 'DRUM'];
-const SEGMENTS = ['AUTOMOBILE', 'BUILDING', 'FURNITURE', 'MACHINERY', 'HOUSEHOLD'];
-const PRIORITIES = ['1-URGENT', '2-HIGH', '3-MEDIUM', '4-NOT SPECIFIED', '5-LOW'];
+export const TYPE_S1 = ['STANDARD', 'SMALL', 'MEDIUM', 'LARGE', 'ECONOMY', 'PROMO'];
+export const TYPE_S2 = ['ANODIZED', 'BURNISHED', 'PLATED', 'POLISHED', 'BRUSHED'];
+export const TYPE_S3 = ['TIN', 'NICKEL', 'BRASS', 'STEEL', 'COPPER'];
+export const CONTAINER_S1 = ['SM', 'LG', 'MED', 'JUMBO', 'WRAP'];
+export const CONTAINER_S2 = ['CASE', 'BOX', 'BAG', 'JAR', 'PKG', 'PACK', 'CAN', 'DRUM'];
+export const SEGMENTS = ['AUTOMOBILE', 'BUILDING', 'FURNITURE', 'MACHINERY', 'HOUSEHOLD'];
+export const PRIORITIES = ['1-URGENT', '2-HIGH', '3-MEDIUM', '4-NOT SPECIFIED', '5-LOW'];
 const INSTRUCTIONS = ['DELIVER IN PERSON', 'COLLECT COD', 'NONE', 'TAKE BACK RETURN'];
-const MODES = ['REG AIR', 'AIR', 'RAIL', 'SHIP', 'TRUCK', 'MAIL', 'FOB'];
+export const MODES = ['REG AIR', 'AIR', 'RAIL', 'SHIP', 'TRUCK', 'MAIL', 'FOB'];
 
 // Clause 4.2.2.13: the grammar's word lists.
 const NOUNS = (
@@ -87,12 +87,12 @@ const TERMINATORS = ['.', ';', ':', '?', '!', '--'];
 function dayNumber(y: number, m: number, d: number): number {
   return Math.floor(Date.UTC(y, m - 1, d) / 86_400_000);
 }
-const START_DATE = dayNumber(1992, 1, 1);
-const END_DATE = dayNumber(1998, 12, 31);
+export const START_DATE = dayNumber(1992, 1, 1);
+export const END_DATE = dayNumber(1998, 12, 31);
 const CURRENT_DATE = dayNumber(1995, 6, 17);
 
 /** Buffered writer of one `.tbl` file: rows are appended as text and flushed in ~1 MiB writes. */
-class TblWriter {
+export class TblWriter {
   private fd: number;
   private parts: string[] = [];
   private size = 0;
@@ -122,7 +122,7 @@ class TblWriter {
 }
 
 /** Generation state: the random source, the text pool, and formatting caches. */
-class Gen {
+export class Gen {
   readonly rng: Rng;
   private pool = '';
   private dateText = new Map<number, string>();
@@ -227,17 +227,17 @@ class Gen {
 }
 
 /** Cents as a decimal with two fractional digits. */
-function money(cents: number): string {
+export function money(cents: number): string {
   const sign = cents < 0 ? '-' : '';
   const a = Math.abs(cents);
   const c = a % 100;
   return `${sign}${(a - c) / 100}.${c < 10 ? '0' : ''}${c}`;
 }
 
-const pad9 = (n: number): string => String(n).padStart(9, '0');
+export const pad9 = (n: number): string => String(n).padStart(9, '0');
 
 /** Clause 4.2.3: the retail price of a part, in cents. */
-function retailCents(partkey: number): number {
+export function retailCents(partkey: number): number {
   return 90000 + (Math.floor(partkey / 10) % 20001) + 100 * (partkey % 1000);
 }
 
@@ -251,13 +251,17 @@ function sparseOrderKey(i: number): number {
   return Math.floor(i / 8) * 32 + (i % 8) + 1;
 }
 
+/** Checks the scale factor and makes the output folder; the seeded source and row counts scaled by SF (at least 1). */
+export function startGen(options: DbgenOptions): { g: Gen; scaled: (base: number) => number } {
+  if (!(options.sf > 0)) throw new Error(`scale factor must be positive, got ${options.sf}`);
+  mkdirSync(options.out, { recursive: true });
+  return { g: new Gen(options.seed ?? 1), scaled: (base) => Math.max(1, Math.floor(base * options.sf)) };
+}
+
 export function dbgen(options: DbgenOptions): DbgenResult {
   const t0 = performance.now();
   const { sf, out } = options;
-  if (!(sf > 0)) throw new Error(`scale factor must be positive, got ${sf}`);
-  mkdirSync(out, { recursive: true });
-  const g = new Gen(options.seed ?? 1);
-  const scaled = (base: number) => Math.max(1, Math.floor(base * sf));
+  const { g, scaled } = startGen(options);
   const nSupp = scaled(10_000);
   const nPart = scaled(200_000);
   const nCust = scaled(150_000);

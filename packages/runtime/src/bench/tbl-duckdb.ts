@@ -1,11 +1,10 @@
 /**
- * DuckDB as the TPC-H oracle and baseline: an in-memory database loaded from the same `.tbl` files, with the
- * column types of the Vixen schema. `@duckdb/node-api` is imported dynamically so that Vixen works without it.
+ * DuckDB as the oracle and baseline of the `.tbl` benchmarks (TPC-H, SSB): an in-memory database loaded from the
+ * same `.tbl` files, with the column types of the Vixen schema. `@duckdb/node-api` is imported dynamically so that Vixen works without it.
  */
 import { join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { VixenError, type RelationDecl, type ScalarType } from '@vixen/queryplan';
-import { TPCH_TABLES } from './dbgen.js';
+import type { RelationDecl, ScalarType } from '@vixen/queryplan';
 import { openDuckDb } from '../duckdb.js';
 
 /** A DuckDB value as the comparison reads it. */
@@ -45,19 +44,18 @@ function toDuckValue(v: unknown): DuckValue {
   throw new Error(`unexpected DuckDB value ${String(v)}`);
 }
 
-export class TpchDuckDb {
+export class TblDuckDb {
   private constructor(
     private readonly instance: DuckDBInstance,
     private readonly connection: DuckDBConnection,
   ) {}
 
-  /** Opens DuckDB and loads `dir/<table>.tbl` for the eight tables, typed as `schema` declares them. */
-  static async open(dir: string, schema: readonly RelationDecl[], threads?: number): Promise<TpchDuckDb> {
+  /** Opens DuckDB and loads `dir/<table>.tbl` for each table of `schema`, typed as `schema` declares them. */
+  static async open(dir: string, schema: readonly RelationDecl[], threads?: number): Promise<TblDuckDb> {
     const { instance, connection } = await openDuckDb('add it to compare with it', threads);
-    const db = new TpchDuckDb(instance, connection);
-    for (const table of TPCH_TABLES) {
-      const rel = schema.find((r) => r.name === table);
-      if (!rel) throw new VixenError({ severity: 'error', message: `the TPC-H schema has no relation ${table}` });
+    const db = new TblDuckDb(instance, connection);
+    for (const rel of schema) {
+      const table = rel.name;
       const columns = rel.columns.map((c) => `'${c.name}': '${SQL_TYPES[c.type]}'`).join(', ');
       const path = join(dir, `${table}.tbl`).replaceAll("'", "''");
       await connection.run(

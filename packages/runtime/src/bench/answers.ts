@@ -1,5 +1,5 @@
 /**
- * Vixen's answer to a TPC-H query against DuckDB's, value by value and row by row (both come in the query's
+ * Vixen's answer to a benchmark query (TPC-H, SSB) against DuckDB's, value by value and row by row (both come in the query's
  * output order). Integers, strings and dates must be equal. Decimals are exact: a DuckDB decimal with more than
  * 4 fractional digits (products of three decimals, as in Q1's sum_charge) is truncated toward zero to the
  * 4 digits of Vixen's decimal type first. Where DuckDB answers a double (averages, quotients) the Vixen value
@@ -7,7 +7,7 @@
  * truncated there. An aggregate over no rows is one row of NULLs in SQL and no row in LogiQL: those are equal.
  */
 import { DECIMAL_SCALE, formatValue, type Row, type ScalarType, type Value } from '@vixen/queryplan';
-import type { DuckValue } from './duckdb.js';
+import type { DuckValue } from './tbl-duckdb.js';
 
 function showDuck(v: DuckValue): string {
   switch (v.kind) {
@@ -62,7 +62,7 @@ function cellDifference(vixen: Value, type: ScalarType, duck: DuckValue): string
 }
 
 /** Differences between the two answers (empty when they agree), at most `limit` of them. */
-export function compareTpchAnswers(vixen: readonly Row[], types: readonly ScalarType[], duck: readonly DuckValue[][], limit = 10): string[] {
+export function compareAnswers(vixen: readonly Row[], types: readonly ScalarType[], duck: readonly DuckValue[][], limit = 10): string[] {
   const duckRows = duck.length === 1 && vixen.length === 0 && duck[0]!.every((v) => v.kind === 'null') ? [] : duck;
   const out: string[] = [];
   if (duckRows.length !== vixen.length) out.push(`vixen has ${vixen.length} rows, duckdb ${duckRows.length}`);

@@ -1,0 +1,151 @@
+/**
+ * The Star Schema Benchmark: the 13 queries on Vixen and on DuckDB over the same data in one process, each Vixen
+ * query compiled twice, with the default options and with kernel fusion off, and timed side by side. As in the
+ * TPC-H bench the facts are parsed on the host once and each run uploads and sorts the tables its query reads, so
+ * load time is reported apart from query time. Both Vixen answers are checked against DuckDB's.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RelationDecl } from '@vixen/queryplan';
+import { compareAnswers } from '../bench/answers.js';
+import {
+  firstLine,
+  fmt,
+  geomean,
+  runTblSuite,
+  reportHeader,
+  resultTypes,
+  suiteSchema,
+  timeDuckQuery,
+  timeVixenQuery,
+  type TblBenchOptions,
+  type TblBenchReportBase,
+  type TblSuiteData,
+} from '../bench/tbl-suite.js';
+import type { Gpu } from '../gpu/index.js';
+import { compileFile, type Program } from '../program.js';
+import { SSB_TABLES } from './dbgen.js';
+
+/** The query flights 1..4; query `f.n` is `q<f.n>.logic` and `sql/q<f.n>.sql`. */
+export const SSB_QUERIES = ['1.1', '1.2', '1.3', '2.1', '2.2', '2.3', '3.1', '3.2', '3.3', '3.4', '4.1', '4.2', '4.3'] as const;
+export type SsbQuery = (typeof SSB_QUERIES)[number];
+
+/** Compile options of a query; `fusion: false` turns the KIR kernel fusion off. */
+export type SsbCompileOptions = NonNullable<Parameters<typeof compileFile>[1]> & { fusion?: boolean };
+
+/** The five tables, from `dir/schema.logic`. */
+export function ssbSchema(queriesDir: string): RelationDecl[] {
+  return suiteSchema(queriesDir, SSB_TABLES, 'SSB');
+}
+
+export function ssbQuerySql(queriesDir: string, q: SsbQuery): string {
+  return readFileSync(join(queriesDir, 'sql', `q${q}.sql`), 'utf8');
+}
+
+export function compileSsbQuery(queriesDir: string, q: SsbQuery, options: SsbCompileOptions = {}): Program {
+  return compileFile(join(queriesDir, `q${q}.logic`), options);
+}
+
+export interface SsbBenchOptions extends TblBenchOptions<SsbQueryResult> {
+  queries?: readonly SsbQuery[];
+}
+
+export interface SsbQueryResult {
+  query: SsbQuery;
+  /** 'ok': both Vixen answers equal DuckDB's; 'mismatch': one differs; 'error': Vixen failed (compile or run). */
+  status: 'ok' | 'mismatch' | 'error';
+  /** Median device query time with the default compile options (fusion on). */
+  fusedMs: number;
+  /** The same with `{ fusion: false }`. */
+  unfusedMs: number;
+  /** Median time a fused run spent uploading its facts and sorting them on the device. */
+  loadMs: number;
+  duckdbMs: number;
+  /** duckdbMs / fusedMs: above 1 when Vixen is faster. */
+  ratio: number;
+  rows: number;
+  message?: string;
+}
+
+export interface SsbBenchReport extends TblBenchReportBase {
+  queries: SsbQueryResult[];
+  /** Geometric means over the queries with status ok. */
+  geomeanFusedMs: number;
+  geomeanUnfusedMs: number;
+  geomeanDuckdbMs: number;
+  geomeanRatio: number;
+}
+
+const VARIANTS: readonly { name: 'fused' | 'unfused'; options: SsbCompileOptions }[] = [
+  { name: 'fused', options: {} },
+  { name: 'unfused', options: { fusion: false } },
+];
+
+export async function benchSsb(gpu: Gpu, options: SsbBenchOptions): Promise<SsbBenchReport> {
+  const runs = options.runs ?? 3;
+  const warmup = options.warmup ?? 1;
+  const schema = ssbSchema(options.queriesDir);
+  const measure = async (q: SsbQuery, { facts, duck }: TblSuiteData): Promise<SsbQueryResult> => {
+    const expected = await timeDuckQuery(duck, ssbQuerySql(options.queriesDir, q), warmup, runs);
+    const times = { fused: NaN, unfused: NaN };
+    let loadMs = NaN;
+    let rows = expected.rows.length;
+    const diffs: string[] = [];
+    let error: string | undefined;
+    for (const v of VARIANTS) {
+      try {
+        const program = compileSsbQuery(options.queriesDir, q, v.options);
+        const r = await timeVixenQuery(program, facts, gpu, warmup, runs);
+        times[v.name] = r.queryMs;
+        if (v.name === 'fused') loadMs = r.loadMs;
+        rows = r.rows.length;
+        diffs.push(...compareAnswers(r.rows, resultTypes(program), expected.rows).map((d) => `${v.name}: ${d}`));
+      } catch (e) {
+        error ??= `${v.name}: ${firstLine(e)}`;
+      }
+    }
+    return {
+      query: q,
+      status: error !== undefined ? 'error' : diffs.length === 0 ? 'ok' : 'mismatch',
+      fusedMs: times.fused,
+      unfusedMs: times.unfused,
+      loadMs,
+      duckdbMs: expected.ms,
+      ratio: expected.ms / times.fused,
+      rows,
+      ...(error !== undefined || diffs.length > 0 ? { message: [error, ...diffs].filter((x) => x !== undefined).join('; ') } : {}),
+    };
+  };
+  const { base, results } = await runTblSuite(gpu, options, schema, options.queries ?? SSB_QUERIES, measure);
+  const ok = results.filter((r) => r.status === 'ok');
+  const gf = geomean(ok.map((r) => r.fusedMs));
+  const gd = geomean(ok.map((r) => r.duckdbMs));
+  return {
+    ...base,
+    queries: results,
+    geomeanFusedMs: gf,
+    geomeanUnfusedMs: geomean(ok.map((r) => r.unfusedMs)),
+    geomeanDuckdbMs: gd,
+    geomeanRatio: gd / gf,
+  };
+}
+
+export function formatSsbReport(r: SsbBenchReport): string {
+  const lines = [
+    ...reportHeader('SSB', r),
+    'query  status    fused ms  unfused ms  load ms  duckdb ms  ratio  rows',
+  ];
+  for (const q of r.queries) {
+    lines.push(
+      `${`Q${q.query}`.padEnd(5)}  ${q.status.padEnd(8)}  ${fmt(q.fusedMs).padStart(8)}  ${fmt(q.unfusedMs).padStart(10)}  ` +
+        `${fmt(q.loadMs).padStart(7)}  ${fmt(q.duckdbMs).padStart(9)}  ${fmt(q.ratio, 3).padStart(5)}  ${String(q.rows).padStart(4)}` +
+        (q.message ? `  ${q.message}` : ''),
+    );
+  }
+  const n = r.queries.filter((q) => q.status === 'ok').length;
+  lines.push(
+    `geometric mean over ${n} matching queries: fused ${fmt(r.geomeanFusedMs)} ms, unfused ${fmt(r.geomeanUnfusedMs)} ms, ` +
+      `duckdb ${fmt(r.geomeanDuckdbMs)} ms, ratio (duckdb/fused) ${fmt(r.geomeanRatio, 3)}`,
+  );
+  return lines.join('\n');
+}
