@@ -4,7 +4,7 @@
  * Strings get temporary ids from one interner shared by the whole load; once every string of the run is known
  * the executor builds the sorted dictionary and `remapStrings` rewrites those ids in place.
  */
-import { rowWords, type Row, type ScalarType } from '@vixen/queryplan';
+import { rowWords, type Column, type RelationDecl, type Row, type ScalarType } from '@vixen/queryplan';
 import { decodeRow, encodeValue, type StringIds } from '../encoding.js';
 
 /** Temporary string ids in first-seen order. */
@@ -111,6 +111,17 @@ export class EncodedRelation {
     }
   }
 
+  /** The distinct strings the rows' string words refer to (ids of `strings`). */
+  usedStrings(strings: StringIds): Set<string> {
+    const out = new Set<string>();
+    for (const words of this.pieces()) {
+      for (const off of this.stringWords) {
+        for (let at = off; at < words.length; at += this.width) out.add(strings.text(words[at]!));
+      }
+    }
+    return out;
+  }
+
   rows(strings: StringIds): Row[] {
     const out: Row[] = [];
     for (const words of this.pieces()) {
@@ -159,3 +170,6 @@ export class EncodedFacts {
 
 /** The value types of `columns`, which the buffers are laid out by. */
 export const columnTypes = (columns: readonly { type: ScalarType }[]): ScalarType[] => columns.map((c) => c.type);
+
+/** The columns of a relation's facts (files, API rows): all its source columns when pruneColumns narrowed it. */
+export const factsColumns = (r: RelationDecl): Column[] => r.pruned?.sourceColumns ?? r.columns;

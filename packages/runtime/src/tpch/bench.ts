@@ -21,7 +21,10 @@ export const TPCH_QUERIES: readonly number[] = Array.from({ length: 22 }, (_, i)
 /** The schema's relations (the eight tables), from `dir/schema.logic`. */
 export function tpchSchema(queriesDir: string): RelationDecl[] {
   const program = compileFile(join(queriesDir, 'schema.logic'));
-  return program.relations.filter((r) => (TPCH_TABLES as readonly string[]).includes(r.name));
+  // schema.logic reads no column, so pruneColumns narrowed every table: the schema is their facts columns.
+  return program.relations
+    .filter((r) => (TPCH_TABLES as readonly string[]).includes(r.name))
+    .map(({ pruned, ...r }) => ({ ...r, columns: pruned?.sourceColumns ?? r.columns }));
 }
 
 /** Host rows of the eight tables from `.tbl` files. */
