@@ -18,6 +18,7 @@ import {
   GRAPH_KINDS,
   GRAPH_WORKLOADS,
   openGpu,
+  parseByteSize,
   TPCH_QUERIES,
 } from '@vixen/runtime';
 import { VixenError } from '@vixen/queryplan';
@@ -66,6 +67,7 @@ const tpchOptionsSchema = z.object({
   runs: z.coerce.number().int().min(1).default(3),
   warmup: z.coerce.number().int().min(0).default(1),
   seed: z.coerce.number().int().default(1),
+  maxResidentMemory: z.string().min(1).optional(),
   backend: z.enum(['auto', 'vulkan', 'opengles']).default('auto'),
 });
 
@@ -146,9 +148,12 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
     .option('--runs <n>', 'timed runs per query (median reported)', '3')
     .option('--warmup <n>', 'untimed runs first', '1')
     .option('--seed <n>', 'generator seed', '1')
+    .option('--max-resident-memory <size>', 'most device memory resident tables keep between queries, e.g. 40GiB (default: no limit)')
     .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
     .action(async (raw: unknown) => {
       const opts = parseOptions(tpchOptionsSchema, raw);
+      const maxResidentBytes =
+        opts.maxResidentMemory === undefined ? undefined : parseByteSize(opts.maxResidentMemory, 'option --max-resident-memory');
       const queriesDir = opts.queriesDir ?? defaultQueriesDir();
       if (!existsSync(join(queriesDir, 'schema.logic'))) {
         throw new VixenError({ severity: 'error', message: `no schema.logic in ${queriesDir}; give the TPC-H queries folder with --queries-dir` });
@@ -168,7 +173,9 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
           queries: opts.queries ?? TPCH_QUERIES,
           runs: opts.runs,
           warmup: opts.warmup,
-          onQuery: (q) => err(`  Q${q.query}: ${q.status}, vixen ${q.vixenMs.toFixed(1)} ms, duckdb ${q.duckdbMs.toFixed(1)} ms\n`),
+          ...(maxResidentBytes !== undefined ? { maxResidentBytes } : {}),
+          onQuery: (q) =>
+            err(`  Q${q.query}: ${q.status}, vixen ${q.vixenMs.toFixed(1)} ms (load ${q.vixenLoadMs.toFixed(1)} ms), duckdb ${q.duckdbMs.toFixed(1)} ms\n`),
         });
         out(formatTpchReport(report) + '\n');
         if (opts.json !== undefined) writeJsonReport(opts.json, report, err);

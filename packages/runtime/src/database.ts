@@ -34,6 +34,8 @@ interface Entry extends ResidentRelation {
   strings: readonly string[];
   /** Word offsets of its string columns within a row. */
   stringWords: number[];
+  /** The run that used it last (for eviction). */
+  lastRun: number;
 }
 
 export type DatabaseRunOptions = Omit<RunOptions, 'facts' | 'factsDir' | 'gpu' | 'backend'>;
@@ -65,13 +67,23 @@ function neededBase(kir: KirProgram, outputs: readonly string[]): RelationDecl[]
   return kir.relations.filter((r) => r.kind === 'edb' && (read.has(kir.relationVars[r.name] ?? -1) || outputs.includes(r.name)));
 }
 
+export interface DatabaseOptions {
+  /**
+   * Most bytes resident relations may hold after a run: past it the least recently used ones that run did not
+   * read are freed (default: no limit). Each set of kept columns of a table is its own resident relation.
+   */
+  maxResidentBytes?: number;
+}
+
 export class Database {
   private readonly entries = new Map<string, Entry>();
+  private runs = 0;
 
   constructor(
     readonly gpu: Gpu,
     /** Where `<relation>.csv|.tsv|.facts|.tbl` files are read from, as for `RunOptions.factsDir`. */
     readonly factsDir: string,
+    readonly options: DatabaseOptions = {},
   ) {}
 
   /** The relations now resident, in load order. */
@@ -92,6 +104,7 @@ export class Database {
       throw new VixenError({ severity: 'error', message: 'a Database runs LogiQL programs; a Soufflé program names its own input files' });
     }
     const kir = program.kir;
+    const run = ++this.runs;
     const used: Entry[] = [];
     const missing: RelationDecl[] = [];
     const perRun: RelationDecl[] = [];
@@ -99,8 +112,10 @@ export class Database {
       if (kir.facts[r.name]?.length) perRun.push(r);
       else {
         const e = this.entries.get(keyOf(r));
-        if (e) used.push(e);
-        else missing.push(r);
+        if (e) {
+          e.lastRun = run;
+          used.push(e);
+        } else missing.push(r);
       }
     }
     const facts = new EncodedFacts();
@@ -132,12 +147,31 @@ export class Database {
           dictionary: runDictionary,
           strings: f.strings,
           stringWords: stringWordOffsets(f.decl),
+          lastRun: run,
         });
         return true;
       },
     };
-    const result = await program.execute(this.gpu, facts, outputs, limits, resident);
-    return Object.assign(result, { hostLoadMilliseconds });
+    try {
+      return Object.assign(await program.execute(this.gpu, facts, outputs, limits, resident), { hostLoadMilliseconds });
+    } finally {
+      this.evict(run);
+    }
+  }
+
+  /** Frees least recently used relations not read by run `run` while they hold more than maxResidentBytes. */
+  private evict(run: number): void {
+    const limit = this.options.maxResidentBytes;
+    if (limit === undefined) return;
+    const bytes = (e: Entry): number => e.relation.buffer?.size ?? 0;
+    let total = [...this.entries.values()].reduce((n, e) => n + bytes(e), 0);
+    const victims = [...this.entries].filter(([, e]) => e.lastRun < run).sort(([, a], [, b]) => a.lastRun - b.lastRun);
+    for (const [key, e] of victims) {
+      if (total <= limit) break;
+      total -= bytes(e);
+      releaseRelation(this.gpu, e.relation);
+      this.entries.delete(key);
+    }
   }
 
   /** Rewrites `e`'s string words from its dictionary's ids to `dict`'s, when any differs. */

@@ -1,7 +1,7 @@
 export { compile, compileFile, Program, type CompileOptions, type RunOptions, type RunOutput, type RunResult } from './program.js';
 export type { JoinStrategy } from '@vixen/kernel-ir';
 export { ResultTable } from './result-table.js';
-export { Database, type DatabaseRunOptions, type DatabaseRunResult, type ResidentRelation } from './database.js';
+export { Database, type DatabaseOptions, type DatabaseRunOptions, type DatabaseRunResult, type ResidentRelation } from './database.js';
 export { writeFilesAtomically, type OutputFile } from './output-files.js';
 export { type FactSources } from './facts-input.js';
 export {
