@@ -204,6 +204,19 @@ export const apiCases: ApiCase[] = [
   { kind: 'api', name: 'facts row of the wrong arity', call: () => tc.run({ facts: { edge: [[1]] } }), message: /^facts for edge, row 1: expected 2 values, found 1$/ },
   { kind: 'api', name: 'facts value of the wrong type', call: () => tc.run({ facts: { edge: [[1, 'two']] } }), message: /^facts for edge, row 1: expected int32 in column 2 \(y\), found string two$/ },
   { kind: 'api', name: 'facts for an unknown relation', call: () => tc.run({ facts: { nodes: [[1]] } }), message: /^facts given for unknown relation nodes$/ },
+  {
+    kind: 'api',
+    name: 'returning a base relation the program reads only in part',
+    call: () => compile('e(x, y) -> int32(x), int32(y).\np(x) <- e(x, _).').run({ facts: { e: [[1, 2]] }, outputs: ['e'] }),
+    message: /^cannot return base relation e: the program reads only its column x, so only those are loaded/,
+  },
+  // Facts rows through the API have every column, pruned or not, and are checked in full.
+  {
+    kind: 'api',
+    name: 'facts value of the wrong type in a column no rule reads',
+    call: () => compile('e(x, y) -> int32(x), int32(y).\np(x) <- e(x, _).').run({ facts: { e: [[1, 'two']] } }),
+    message: /^facts for e, row 1: expected int32 in column 2 \(y\), found string two$/,
+  },
   { kind: 'api', name: 'a program file object of the wrong shape', call: () => Program.fromJSON({ format: 'vixen-program' }, 'p.json'), message: /^p\.json: not a Vixen 1 program file: version: .*; kir: .*; shaders: / },
 ];
 

@@ -150,6 +150,17 @@ export class Program {
         message: `unknown output relation${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')} (known: ${[...known].join(', ')})`,
       });
     }
+    // A narrowed base relation holds only the columns rules read; its full contents are its facts.
+    const partial = this.kir.relations.filter((r) => r.pruned && wanted.includes(r.name));
+    if (partial.length > 0) {
+      const r = partial[0]!;
+      throw new VixenError({
+        severity: 'error',
+        message:
+          `cannot return base relation ${r.name}: the program reads only its column${r.columns.length > 1 ? 's' : ''} ` +
+          `${r.columns.map((c) => c.name).join(', ')}, so only those are loaded (its full contents are its facts)`,
+      });
+    }
     return wanted;
   }
 
