@@ -386,7 +386,7 @@ export async function executeKir(
   const store = (id: VarId, next: DeviceRelation, by: string): void => {
     const extra = next.buffer && !holders.has(next.buffer) ? next.buffer.size : 0;
     if (limit !== undefined && liveBytes + extra > limit) {
-      if (extra > 0) releaseRelation(gpu, next);
+      if (extra > 0 && !pinned.has(next.buffer!)) releaseRelation(gpu, next);
       throw new RunLimitError(
         `device memory limit exceeded: ${by} made ${describeVariable(program, id)} of ${next.count} rows, ` +
           `${formatBytes(extra)}, while ${formatBytes(liveBytes)} were already live; ` +
@@ -396,7 +396,7 @@ export async function executeKir(
     }
     const relation = relationIds.get(id);
     if (relation !== undefined && options.maxTuples !== undefined && next.count > options.maxTuples) {
-      if (extra > 0) releaseRelation(gpu, next);
+      if (extra > 0 && !pinned.has(next.buffer!)) releaseRelation(gpu, next);
       throw new RunLimitError(
         `tuple limit exceeded: ${by} made relation ${relation} hold ${next.count} tuples; ` +
           `the limit is ${options.maxTuples} per relation (maxTuples / --max-tuples)`,
@@ -411,6 +411,7 @@ export async function executeKir(
       for (const [name, rel] of await options.resident.adopt(dict)) {
         const id = program.relationVars[name];
         if (id === undefined || !rel.buffer) continue;
+        // Pinned before store(), whose failure paths release a new buffer unless it is pinned.
         pinned.add(rel.buffer);
         residentRelations.push(name);
         store(id, rel, `the resident relation ${name}`);

@@ -110,4 +110,19 @@ describe('Database', () => {
       db.clear();
     }
   });
+
+  it('keeps resident relations intact when a run fails on a limit', async () => {
+    const db = new Database(gpu, dir);
+    try {
+      await db.run(museum);
+      const before = await words(db, 'person');
+      await expect(db.run(everyone, { maxDeviceMemory: 1 })).rejects.toThrow(/device memory limit exceeded/);
+      expect(await words(db, 'person')).toEqual(before);
+      expect((await db.run(everyone)).relations).toEqual(await fresh(everyone));
+      expect(await words(db, 'person')).toEqual(before);
+    } finally {
+      db.clear();
+    }
+  });
 });
+
