@@ -136,3 +136,17 @@ export function pruneColumns(plan: QpProgram): QpProgram {
     blocks: plan.blocks.map((b) => ({ ...b, commands: b.commands.map(rewrite) })),
   };
 }
+
+/** What is wrong with a relation's `pruned` record (a program file may carry any), or undefined when it fits. */
+export function prunedProblem(r: RelationDecl): string | undefined {
+  if (!r.pruned) return undefined;
+  const { sourceColumns, loadColumns } = r.pruned;
+  if (r.kind !== 'edb') return `relation ${r.name} is narrowed but not a base relation`;
+  if (loadColumns.length !== r.columns.length) return `relation ${r.name} keeps ${loadColumns.length} facts columns but has ${r.columns.length}`;
+  for (let i = 0; i < loadColumns.length; i++) {
+    const from = sourceColumns[loadColumns[i]!];
+    if (!from || (i > 0 && loadColumns[i]! <= loadColumns[i - 1]!)) return `relation ${r.name}: kept facts columns must ascend within its ${sourceColumns.length}`;
+    if (from.type !== r.columns[i]!.type) return `relation ${r.name}: column ${i + 1} is ${r.columns[i]!.type} but facts column ${loadColumns[i]! + 1} is ${from.type}`;
+  }
+  return undefined;
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { interpret, pruneColumns, validatePlan, type QpCommand, type QpProgram } from '../src/index.js';
+import { interpret, prunedProblem, pruneColumns, validatePlan, type QpCommand, type QpProgram } from '../src/index.js';
 import { block, col, halt, i32, rel } from './plans.js';
 
 const E = { a: 'int32', b: 'int32', c: 'int32' } as const;
@@ -78,5 +78,18 @@ describe('pruneColumns', () => {
     const both: QpCommand = { kind: 'mapFilter', target: 'out', source: 'e', filter: [], project: [col(2), col(2)] };
     const p = plan([all, withZ, both]);
     expect(pruneColumns(p)).toBe(p);
+  });
+});
+
+describe('prunedProblem', () => {
+  it('accepts what pruneColumns records and names what a program file could get wrong', () => {
+    const p = pruneColumns(plan([join]));
+    expect(validatePlan(p)).toEqual([]);
+    const e = p.relations.find((r) => r.name === 'e')!;
+    expect(prunedProblem(e)).toBeUndefined();
+    expect(prunedProblem({ ...e, pruned: { ...e.pruned!, loadColumns: [2, 0] } })).toMatch(/must ascend/);
+    expect(prunedProblem({ ...e, pruned: { ...e.pruned!, loadColumns: [0] } })).toMatch(/keeps 1 facts columns but has 2/);
+    const wrongType = { ...e, pruned: { ...e.pruned!, sourceColumns: e.pruned!.sourceColumns.map((c) => ({ ...c, type: 'string' as const })) } };
+    expect(prunedProblem(wrongType)).toMatch(/column 1 is int32 but facts column 1 is string/);
   });
 });
