@@ -12,10 +12,10 @@
  * canonical). Runs never write or free resident buffers (executor.ts ResidentRelations).
  */
 import { kernelInputs, type KirProgram } from '@vixen/kernel-ir';
-import { VixenError, rowWords, type RelationDecl } from '@vixen/queryplan';
+import { VixenError, type RelationDecl } from '@vixen/queryplan';
 import { StringDictionary } from './encoding.js';
 import type { ResidentRelations } from './executor.js';
-import { EncodedFacts, loadFactsDirInto } from './facts/index.js';
+import { EncodedFacts, columnTypes, loadFactsDirInto, stringWordOffsets } from './facts/index.js';
 import { addInlineFacts } from './facts-input.js';
 import { downloadRelation, releaseRelation, uploadRelation, type DeviceRelation, type Gpu } from './gpu/index.js';
 import { runLimits, type Program, type RunOptions, type RunResult } from './program.js';
@@ -48,16 +48,6 @@ export interface DatabaseRunResult extends RunResult {
 /** Residency key: a relation is reusable with the same name, kept columns and column types. */
 function keyOf(r: RelationDecl): string {
   return `${r.name}/${r.pruned?.loadColumns.join(',') ?? '*'}/${r.columns.map((c) => c.type).join(',')}`;
-}
-
-function stringWordOffsets(r: RelationDecl): number[] {
-  const out: number[] = [];
-  let at = 0;
-  for (const c of r.columns) {
-    if (c.type === 'string') out.push(at);
-    at += rowWords([c.type]);
-  }
-  return out;
 }
 
 /** Base relations a run needs: those its kernels or branches read, and those it returns. */
@@ -146,7 +136,7 @@ export class Database {
           relation: { ...relation, canonical: true },
           dictionary: runDictionary,
           strings: f.strings,
-          stringWords: stringWordOffsets(f.decl),
+          stringWords: stringWordOffsets(columnTypes(f.decl.columns)),
           lastRun: run,
         });
         return true;

@@ -46,15 +46,11 @@ export class EncodedRelation {
   /** Rows in the chunks before the last. */
   private rowsBefore = 0;
   /** Word offsets of the string columns within a row. */
-  private readonly stringWords: number[] = [];
+  private readonly stringWords: number[];
 
   constructor(readonly types: readonly ScalarType[]) {
     this.width = rowWords(types);
-    let at = 0;
-    for (const t of types) {
-      if (t === 'string') this.stringWords.push(at);
-      at += rowWords([t]);
-    }
+    this.stringWords = stringWordOffsets(types);
   }
 
   /**
@@ -170,6 +166,17 @@ export class EncodedFacts {
 
 /** The value types of `columns`, which the buffers are laid out by. */
 export const columnTypes = (columns: readonly { type: ScalarType }[]): ScalarType[] => columns.map((c) => c.type);
+
+/** Word offsets of the string columns within a row of `types`. */
+export function stringWordOffsets(types: readonly ScalarType[]): number[] {
+  const out: number[] = [];
+  let at = 0;
+  for (const t of types) {
+    if (t === 'string') out.push(at);
+    at += rowWords([t]);
+  }
+  return out;
+}
 
 /** The columns of a relation's facts (files, API rows): all its source columns when pruneColumns narrowed it. */
 export const factsColumns = (r: RelationDecl): Column[] => r.pruned?.sourceColumns ?? r.columns;
