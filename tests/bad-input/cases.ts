@@ -7,7 +7,8 @@
  *
  * Decisions the cases pin down: a UTF-8 BOM is accepted (and dropped) in sources and facts files; CRLF line
  * endings are accepted; an empty facts file is an empty relation and an empty source an empty program; invalid
- * UTF-8 and NUL bytes are errors at the first bad field or character. Exit status: 1 bad input, 2 bad command
+ * UTF-8 and NUL bytes are errors at the first bad field or character; fields of columns no rule reads (pruneColumns)
+ * are skipped unchecked. Exit status: 1 bad input, 2 bad command
  * line (commander's usage errors), 4 a run limit (tests/cli-profile.test.ts).
  */
 import { chmodSync, writeFileSync } from 'node:fs';
@@ -45,7 +46,7 @@ export interface ApiCase {
 }
 
 const types = 'all-types.logic';
-const facts = (folder: string) => (p: Paths) => ['run', p.bad(types), '--facts', p.bad(folder), '--format', 'csv'];
+const facts = (folder: string) => (p: Paths) => ['run', p.bad(types), '--facts', p.bad(folder), '--output', 'row', '--format', 'csv'];
 const edge = (p: Paths) => ['run', p.bad('uses-edge.logic')];
 const tcSource = 'edge(x, y) -> int32(x), int32(y).\npath(x, y) <- edge(x, y).\npath(x, z) <- path(x, y), edge(y, z).\n';
 const tc = compile(tcSource, { filename: 'tc.logic' });
@@ -123,12 +124,20 @@ export const cliCases: CliCase[] = [
   { kind: 'facts', name: 'CRLF line endings in a facts file are accepted', args: facts('facts-crlf'), code: 0, stderr: /adapter:/, stdout: '# row\ni,s\n1,first\n2,second\n' },
   { kind: 'facts', name: 'CRLF facts errors keep their line and column', args: facts('facts-crlf-error'), code: 1, stderr: /facts-crlf-error\/t\.csv:2:16: error: expected boolean .*found "maybe"/ },
   { kind: 'facts', name: 'empty facts file is an empty relation', args: facts('facts-empty-file'), code: 0, stderr: /adapter:/, stdout: '# row\ni,s\n' },
+  {
+    kind: 'facts',
+    name: 'a bad field in a column the program never reads is not checked',
+    args: (p) => ['run', p.bad('reads-two-columns.logic'), '--facts', p.bad('facts-boolean-malformed'), '--format', 'csv'],
+    code: 0,
+    stderr: /adapter:/,
+    stdout: '# row\ni,s\n1,a\n',
+  },
   { kind: 'facts', name: 'unterminated quoted field', args: facts('facts-unterminated-quote'), code: 1, stderr: /facts-unterminated-quote\/t\.csv:1:32: error: unterminated quoted field/ },
   {
     kind: 'facts',
     name: 'a 10 MB line is accepted',
     setup: (p) => writeFileSync(p.gen('t.csv'), `${typedPrefix}${'a'.repeat(tenMegabytes)}\n2,2,3,1.5,2.25,true,2024-01-02,b\n`),
-    args: (p) => ['run', p.bad(types), '--facts', p.gen('.'), '--format', 'csv'],
+    args: (p) => ['run', p.bad(types), '--facts', p.gen('.'), '--output', 'row', '--format', 'csv'],
     code: 0,
     stderr: /adapter:/,
     stdout: `# row\ni,s\n1,${'a'.repeat(tenMegabytes)}\n2,b\n`,
@@ -195,6 +204,19 @@ export const apiCases: ApiCase[] = [
   { kind: 'api', name: 'facts row of the wrong arity', call: () => tc.run({ facts: { edge: [[1]] } }), message: /^facts for edge, row 1: expected 2 values, found 1$/ },
   { kind: 'api', name: 'facts value of the wrong type', call: () => tc.run({ facts: { edge: [[1, 'two']] } }), message: /^facts for edge, row 1: expected int32 in column 2 \(y\), found string two$/ },
   { kind: 'api', name: 'facts for an unknown relation', call: () => tc.run({ facts: { nodes: [[1]] } }), message: /^facts given for unknown relation nodes$/ },
+  {
+    kind: 'api',
+    name: 'returning a base relation the program reads only in part',
+    call: () => compile('e(x, y) -> int32(x), int32(y).\np(x) <- e(x, _).').run({ facts: { e: [[1, 2]] }, outputs: ['e'] }),
+    message: /^cannot return base relation e: the program reads only its column x, so only those are loaded/,
+  },
+  // Facts rows through the API have every column, pruned or not, and are checked in full.
+  {
+    kind: 'api',
+    name: 'facts value of the wrong type in a column no rule reads',
+    call: () => compile('e(x, y) -> int32(x), int32(y).\np(x) <- e(x, _).').run({ facts: { e: [[1, 'two']] } }),
+    message: /^facts for e, row 1: expected int32 in column 2 \(y\), found string two$/,
+  },
   { kind: 'api', name: 'a program file object of the wrong shape', call: () => Program.fromJSON({ format: 'vixen-program' }, 'p.json'), message: /^p\.json: not a Vixen 1 program file: version: .*; kir: .*; shaders: / },
 ];
 

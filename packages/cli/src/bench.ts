@@ -20,6 +20,7 @@ import {
   GRAPH_KINDS,
   GRAPH_WORKLOADS,
   openGpu,
+  parseByteSize,
   SSB_QUERIES,
   ssbgen,
   TPCH_QUERIES,
@@ -66,6 +67,7 @@ const tblBenchOptions = {
   runs: z.coerce.number().int().min(1).default(3),
   warmup: z.coerce.number().int().min(0).default(1),
   seed: z.coerce.number().int().default(1),
+  maxResidentMemory: z.string().min(1).optional(),
   backend: z.enum(['auto', 'vulkan', 'opengles']).default('auto'),
 };
 
@@ -98,6 +100,7 @@ function addTblBenchOptions(command: Command, examples: string, queriesHelp: str
     .option('--runs <n>', runsHelp, '3')
     .option('--warmup <n>', 'untimed runs first', '1')
     .option('--seed <n>', 'generator seed', '1')
+    .option('--max-resident-memory <size>', 'most device memory resident tables keep between queries, e.g. 40GiB (default: no limit)')
     .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'));
 }
 
@@ -108,7 +111,7 @@ interface TblBenchSuite<R> {
   examples: string;
   /** Writes the `.tbl` files into `out`; a line saying what it made. */
   generate: (out: string) => string;
-  bench: (gpu: Gpu, dataDir: string, queriesDir: string) => Promise<R>;
+  bench: (gpu: Gpu, dataDir: string, queriesDir: string, maxResidentBytes: number | undefined) => Promise<R>;
   format: (report: R) => string;
 }
 
@@ -131,7 +134,9 @@ async function runTblBench<R>(
   try {
     if (generated !== undefined) err(suite.generate(generated));
     err(`adapter: ${gpu.adapterName}\n`);
-    const report = await suite.bench(gpu, opts.data ?? generated!, queriesDir);
+    const maxResidentBytes =
+      opts.maxResidentMemory === undefined ? undefined : parseByteSize(opts.maxResidentMemory, 'option --max-resident-memory');
+    const report = await suite.bench(gpu, opts.data ?? generated!, queriesDir, maxResidentBytes);
     out(suite.format(report) + '\n');
     if (opts.json !== undefined) writeJsonReport(opts.json, report, err);
   } finally {
@@ -218,15 +223,17 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
             const g = dbgen({ sf: opts.sf, out: dir, seed: opts.seed });
             return `generated SF ${opts.sf} (${g.rows.lineitem} lineitems) in ${(g.ms / 1000).toFixed(1)} s\n`;
           },
-          bench: (gpu, dataDir, queriesDir) =>
+          bench: (gpu, dataDir, queriesDir, maxResidentBytes) =>
             benchTpch(gpu, {
               sf: opts.sf,
               dataDir,
               queriesDir,
+              ...(maxResidentBytes !== undefined ? { maxResidentBytes } : {}),
               queries: opts.queries ?? TPCH_QUERIES,
               runs: opts.runs,
               warmup: opts.warmup,
-              onQuery: (q) => err(`  Q${q.query}: ${q.status}, vixen ${q.vixenMs.toFixed(1)} ms, duckdb ${q.duckdbMs.toFixed(1)} ms\n`),
+              onQuery: (q) =>
+                err(`  Q${q.query}: ${q.status}, vixen ${q.vixenMs.toFixed(1)} ms (load ${q.vixenLoadMs.toFixed(1)} ms), duckdb ${q.duckdbMs.toFixed(1)} ms\n`),
             }),
           format: formatTpchReport,
         },
@@ -249,11 +256,12 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
             const g = ssbgen({ sf: opts.sf, out: dir, seed: opts.seed });
             return `generated SF ${opts.sf} (${g.rows.lineorder} lineorders) in ${(g.ms / 1000).toFixed(1)} s\n`;
           },
-          bench: (gpu, dataDir, queriesDir) =>
+          bench: (gpu, dataDir, queriesDir, maxResidentBytes) =>
             benchSsb(gpu, {
               sf: opts.sf,
               dataDir,
               queriesDir,
+              ...(maxResidentBytes !== undefined ? { maxResidentBytes } : {}),
               queries: opts.queries ?? SSB_QUERIES,
               runs: opts.runs,
               warmup: opts.warmup,

@@ -3,7 +3,7 @@
  * All problems come back as located diagnostics; a plan is produced only when there are no errors.
  * Soufflé files (`.dl`) are parsed by their own parser into the same AST and take the same path from there.
  */
-import { eliminateCommonSubexpressions, type Diagnostic, type QpProgram } from '@vixen/queryplan';
+import { eliminateCommonSubexpressions, pruneColumns, type Diagnostic, type QpProgram } from '@vixen/queryplan';
 import { resolveOrders } from './check/order.js';
 import { checkSafety } from './check/safety.js';
 import { resolve } from './check/resolve.js';
@@ -56,7 +56,8 @@ export function compileLogic(files: SourceFile[], options: FrontendOptions = {})
   const sorted = sortDiagnostics(diagnostics, [...sources.keys()]);
   if (sorted.some((d) => d.severity === 'error')) return { diagnostics: sorted, sources };
   return {
-    plan: souffleOutputs(eliminateCommonSubexpressions(toPlan(checked, strata, orders)), souffle),
+    // Pruning last: it needs the final output flags (Soufflé's `.output`).
+    plan: pruneColumns(souffleOutputs(eliminateCommonSubexpressions(toPlan(checked, strata, orders)), souffle)),
     diagnostics: sorted,
     sources,
     ...souffleIo,

@@ -258,7 +258,7 @@ describe('include', () => {
 
   it('resolves paths relative to the includer, includes each file once, records sources', () => {
     const r = compileLogic(
-      [{ path: 'main.logic', text: 'include "lib/types.logic".\ninclude "lib/types.logic".\np(x) <- edge(x, _).' }],
+      [{ path: 'main.logic', text: 'include "lib/types.logic".\ninclude "lib/types.logic".\np(x, y) <- edge(x, y).' }],
       { readFile },
     );
     expect(r.diagnostics).toEqual([]);

@@ -170,8 +170,11 @@ describe('plan', () => {
   it('int64: plain literals in int64 positions become bigints; L literals infer int64 columns', () => {
     const p = plan('big(x) -> int64(x).\nbig(7). big(-8).\nm(1, 2L, "s").\nhit(x) <- big(x), x > 5.\nk(y) <- m(_, y, _).');
     expect(p.facts['big']).toEqual([[7n], [-8n]]);
-    expect(p.facts['m']).toEqual([[1, 2n, 's']]);
-    expect(p.relations.find((r) => r.name === 'm')!.columns.map((c) => c.type)).toEqual(['int32', 'int64', 'string']);
+    // k reads only m's second column, so pruneColumns keeps only it; the declaration records all three.
+    expect(p.facts['m']).toEqual([[2n]]);
+    const m = p.relations.find((r) => r.name === 'm')!;
+    expect(m.pruned?.sourceColumns.map((c) => c.type)).toEqual(['int32', 'int64', 'string']);
+    expect(m.pruned?.loadColumns).toEqual([1]);
     expect(p.relations.find((r) => r.name === 'k')!.columns.map((c) => c.type)).toEqual(['int64']);
     const hit = p.blocks[0]!.commands[0]!;
     expect(hit).toMatchObject({ kind: 'mapFilter', filter: [{ op: '>', left: col(0, 'int64'), right: { kind: 'const', type: 'int64', value: 5n } }] });

@@ -99,7 +99,7 @@ describe('soufflé programs', () => {
   });
 
   it('maps Soufflé types, aliases included', () => {
-    const p = plan('.type Id <: number\n.type Name = symbol\n.number_type N\n.decl p(a: Id, b: Name, c: unsigned, d: float, e: N)\np(1, "x", 2, 2.5, 3).');
+    const p = plan('.type Id <: number\n.type Name = symbol\n.number_type N\n.decl p(a: Id, b: Name, c: unsigned, d: float, e: N)\np(1, "x", 2, 2.5, 3).\n.output p');
     expect(p.relations[0]!.columns.map((c) => c.type)).toEqual(['int32', 'string', 'uint32', 'float32', 'int32']);
   });
 

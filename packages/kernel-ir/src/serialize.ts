@@ -49,12 +49,15 @@ const varId = index;
 const position = z.strictObject({ line: z.int(), column: z.int(), offset: z.int() });
 const span = z.strictObject({ file: z.string(), start: position, end: position });
 
+const columns = z.array(z.strictObject({ name: z.string(), type: scalarType }));
+
 const relationDecl = z.strictObject({
   name: z.string(),
-  columns: z.array(z.strictObject({ name: z.string(), type: scalarType })),
+  columns,
   kind: z.enum(['edb', 'idb', 'temp']),
   output: z.boolean(),
   span: span.optional(),
+  pruned: z.strictObject({ sourceColumns: columns, loadColumns: z.array(index) }).optional(),
 });
 
 const constOf = <T extends ScalarType>(type: T) =>

@@ -10,3 +10,4 @@ export * from './dot.js';
 export * from './validate.js';
 export * from './interpret.js';
 export * from './cse.js';
+export * from './prune-columns.js';

@@ -27,6 +27,12 @@ export interface RelationDecl {
   /** Printed/written by default when the program runs. */
   output: boolean;
   span?: SourceSpan;
+  /**
+   * Set on a base relation narrowed by pruneColumns: the columns its facts have (files and API rows), and which
+   * of them (ascending) `columns` keeps. Loaders check the field count against `sourceColumns` and parse only
+   * the kept fields.
+   */
+  pruned?: { sourceColumns: Column[]; loadColumns: number[] };
 }
 
 export type CompareOp = '=' | '!=' | '<' | '<=' | '>' | '>=';

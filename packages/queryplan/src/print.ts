@@ -115,7 +115,8 @@ export function printTerminator(t: Terminator): string {
 
 export function printRelation(r: RelationDecl): string {
   const cols = r.columns.map((c) => `${c.name}: ${c.type}`).join(', ');
-  return `relation ${r.name}(${cols}) ${r.kind}${r.output ? ' output' : ''}`;
+  const loads = r.pruned ? ` loads columns ${r.pruned.loadColumns.join(', ')} of ${r.pruned.sourceColumns.length}` : '';
+  return `relation ${r.name}(${cols}) ${r.kind}${r.output ? ' output' : ''}${loads}`;
 }
 
 export function printPlan(p: QpProgram): string {

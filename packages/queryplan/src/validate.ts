@@ -6,6 +6,7 @@ import { errorAt, type Diagnostic } from './diagnostics.js';
 import { commandInputs, type Expr, type Predicate, type QpCommand, type QpProgram, type RelationDecl } from './ir.js';
 import { printCommand, printPredicate } from './print.js';
 import { arithDefined } from './arith.js';
+import { prunedProblem } from './prune-columns.js';
 import { aggregateType } from './aggregate.js';
 import { BUILTINS, constantArgs } from './builtins.js';
 import type { ScalarType, Value } from './types.js';
@@ -57,6 +58,8 @@ export function validatePlan(p: QpProgram): Diagnostic[] {
   for (const r of p.relations) {
     if (rels.has(r.name)) report(`duplicate relation ${r.name}`, r);
     else rels.set(r.name, r);
+    const pruned = prunedProblem(r);
+    if (pruned) report(pruned, r);
   }
 
   for (const [name, rows] of Object.entries(p.facts)) {

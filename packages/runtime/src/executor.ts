@@ -56,6 +56,21 @@ export interface ExecuteOptions {
   profile?: boolean;
   /** Called after every fixpoint iteration (for progress displays). */
   onProgress?: (progress: FixpointProgress) => void;
+  /** Base relations kept on the device across runs (database.ts). */
+  resident?: ResidentRelations;
+}
+
+/**
+ * Canonical base relations that outlive a run. The run reads them in place of facts and never frees or writes
+ * their buffers (kernels treat inputs as read-only; a kernel that passes an input through shares its buffer).
+ */
+export interface ResidentRelations {
+  /** The strings the resident relations' words refer to: they join the run's dictionary. */
+  strings: Iterable<string>;
+  /** Rewrites the resident string words to `dict`'s ids (order-preserving), then gives the relations by name. */
+  adopt(dict: StringDictionary): Promise<ReadonlyMap<string, DeviceRelation>>;
+  /** Offered each relation the run loads, once canonical; true when the owner keeps it beyond the run. */
+  keep(name: string, rel: DeviceRelation): boolean;
 }
 
 export interface FixpointProgress {
@@ -117,6 +132,10 @@ export interface ExecuteStats {
   milliseconds: number;
   /** Of which: encoding and uploading the facts and making them canonical (sorted, duplicate-free). */
   loadMilliseconds: number;
+  /** The relations uploaded from facts (rows and words per row); resident ones are not. */
+  uploads: Array<{ name: string; rows: number; width: number }>;
+  /** The base relations taken from `resident` instead. */
+  residentRelations: string[];
   /** Of which: copying the output relations back to the host. */
   readbackMilliseconds: number;
   /** Most bytes the variables' device buffers held at once (kernel scratch buffers not included). */
@@ -153,8 +172,13 @@ export interface ExecuteResult {
  * Every string the run can meet: facts, kernel constants and what the substring built-ins make of them. The
  * facts' string words are rewritten from their load-time ids to this dictionary's.
  */
-function buildDictionary(program: KirProgram, initial: EncodedFacts, specs: readonly TableSpec[]): StringDictionary {
-  const strings: string[] = [...initial.strings.strings];
+function buildDictionary(
+  program: KirProgram,
+  initial: EncodedFacts,
+  specs: readonly TableSpec[],
+  resident: Iterable<string> = [],
+): StringDictionary {
+  const strings: string[] = [...initial.strings.strings, ...resident];
   for (const k of program.kernels) {
     for (const c of kernelConstants(k)) if (c.type === 'string') strings.push(c.value as string);
   }
@@ -264,7 +288,7 @@ export async function executeKir(
   const readbackStart = internals(gpu).readbackBytes;
   const syncStart = internals(gpu).hostSyncs;
   const tableSpecs = program.kernels.map(kernelTables);
-  const dict = buildDictionary(program, initial, tableSpecs.flat());
+  const dict = buildDictionary(program, initial, tableSpecs.flat(), options.resident?.strings);
   const variables = program.variables;
   const values = new Map<VarId, DeviceRelation>();
   const emptyOf = (v: KirVariable): DeviceRelation => ({ buffer: null, count: 0, width: rowWords(v.columns) });
@@ -296,6 +320,10 @@ export async function executeKir(
   let steps = 0;
   let launches = 0;
   let loadMs = 0;
+  const uploads: ExecuteStats['uploads'] = [];
+  const residentRelations: string[] = [];
+  /** Buffers of resident relations: assign() never returns them to the pool. */
+  const pinned = new Set<GPUBuffer>();
   let readbackMs = 0;
   const timer = options.profile && internals(gpu).startTiming() ? internals(gpu).timer : null;
   const timestamps = timer !== null;
@@ -318,6 +346,8 @@ export async function executeKir(
     launches,
     milliseconds: performance.now() - started,
     loadMilliseconds: loadMs,
+    uploads,
+    residentRelations,
     readbackMilliseconds: readbackMs,
     peakDeviceBytes: peakBytes,
     blocks: program.blocks.map((b) => ({ label: b.label, executions: executions.get(b.label)! })),
@@ -366,7 +396,7 @@ export async function executeKir(
       else {
         holders.delete(old.buffer);
         liveBytes -= old.buffer.size;
-        releaseRelation(gpu, old);
+        if (!pinned.has(old.buffer)) releaseRelation(gpu, old);
       }
     }
   };
@@ -387,7 +417,7 @@ export async function executeKir(
       // The message names the exact rows (the buffer may have room for more).
       await resolveCounts().catch(() => undefined);
       const rows = settle(next).count;
-      if (extra > 0) releaseRelation(gpu, next);
+      if (extra > 0 && !pinned.has(next.buffer!)) releaseRelation(gpu, next);
       throw await limitError(
         `device memory limit exceeded: ${by} made ${describeVariable(program, id)} of ${rows} rows, ` +
           `${formatBytes(extra)}, while ${formatBytes(liveBytes)} were already live; ` +
@@ -395,7 +425,7 @@ export async function executeKir(
       );
     }
     if (relation !== undefined && options.maxTuples !== undefined && next.count > options.maxTuples) {
-      if (extra > 0) releaseRelation(gpu, next);
+      if (extra > 0 && !pinned.has(next.buffer!)) releaseRelation(gpu, next);
       throw await limitError(
         `tuple limit exceeded: ${by} made relation ${relation} hold ${next.count} tuples; ` +
           `the limit is ${options.maxTuples} per relation (maxTuples / --max-tuples)`,
@@ -405,7 +435,27 @@ export async function executeKir(
   };
 
   try {
-    await loadInitialRelations(gpu, program, initial, store);
+    if (options.resident) {
+      for (const [name, rel] of await options.resident.adopt(dict)) {
+        const id = program.relationVars[name];
+        if (id === undefined || !rel.buffer) continue;
+        // Pinned before store(), whose failure paths release a new buffer unless it is pinned.
+        pinned.add(rel.buffer);
+        residentRelations.push(name);
+        await store(id, rel, `the resident relation ${name}`);
+      }
+    }
+    const keep = options.resident ? options.resident.keep.bind(options.resident) : () => false;
+    await loadInitialRelations(gpu, program, initial, async (id, rel, by, name) => {
+      // A relation kept resident outlives the run's syncs: its count must be exact before the Database keeps it.
+      if (rel.pending && options.resident) {
+        await resolveCounts();
+        settle(rel);
+      }
+      uploads.push({ name, rows: rel.count, width: rel.width });
+      await store(id, rel, by);
+      if (rel.buffer && keep(name, rel)) pinned.add(rel.buffer);
+    });
     // Loading is timed to the device's completion so evaluation time does not include it.
     await gpu.device.queue.onSubmittedWorkDone();
     await timer?.collect();
@@ -541,7 +591,7 @@ async function loadInitialRelations(
   gpu: Gpu,
   program: KirProgram,
   initial: EncodedFacts,
-  store: (id: VarId, v: DeviceRelation, by: string) => Promise<void>,
+  store: (id: VarId, v: DeviceRelation, by: string, name: string) => Promise<void>,
 ): Promise<void> {
   for (const [name, rel] of [...initial.relations]) {
     const id = program.relationVars[name];
@@ -557,7 +607,7 @@ async function loadInitialRelations(
     if (sorted.buffer !== raw.buffer) releaseRelation(gpu, raw);
     const canonical = await runKernel(gpu, unique, generateKernelShaders(unique, program.variables), [sorted], none, program.variables);
     if (canonical.buffer !== sorted.buffer) releaseRelation(gpu, sorted);
-    await store(id, canonical, `loading the facts of ${name}`);
+    await store(id, canonical, `loading the facts of ${name}`, name);
   }
 }
 

@@ -2,7 +2,7 @@
 import { isAbsolute, join } from 'node:path';
 import type { SouffleInput } from '@vixen/frontend';
 import { VixenError, valueHasType, type Diagnostic, type RelationDecl, type Row, type ScalarType, type Value } from '@vixen/queryplan';
-import { EncodedFacts, columnTypes, loadFactsDirInto, loadFactsFileInto } from './facts/index.js';
+import { EncodedFacts, columnTypes, factsColumns, loadFactsDirInto, loadFactsFileInto } from './facts/index.js';
 
 export interface FactSources {
   /**
@@ -21,18 +21,23 @@ function valueFits(type: ScalarType, v: Value): boolean {
   return valueHasType(type, v);
 }
 
-/** Checks API rows and encodes them into `facts`; a row of Values lives only while it is encoded. */
+/**
+ * Checks API rows (every column, pruned or not: they are already values) and encodes them into `facts`, only the
+ * columns the relation keeps; a row of Values lives only while it is encoded.
+ */
 function addCheckedRows(facts: EncodedFacts, rel: RelationDecl, rows: readonly Row[]): void {
   const target = facts.relation(rel.name, columnTypes(rel.columns));
+  const columns = factsColumns(rel);
+  const keep = rel.pruned?.loadColumns;
   rows.forEach((row, i) => {
-    if (row.length !== rel.columns.length) {
+    if (row.length !== columns.length) {
       throw new VixenError({
         severity: 'error',
-        message: `facts for ${rel.name}, row ${i + 1}: expected ${rel.columns.length} values, found ${row.length}`,
+        message: `facts for ${rel.name}, row ${i + 1}: expected ${columns.length} values, found ${row.length}`,
       });
     }
     const checked = row.map((v, c) => {
-      const col = rel.columns[c]!;
+      const col = columns[c]!;
       if (!valueFits(col.type, v)) {
         throw new VixenError({
           severity: 'error',
@@ -41,7 +46,7 @@ function addCheckedRows(facts: EncodedFacts, rel: RelationDecl, rows: readonly R
       }
       return col.type === 'int64' ? BigInt(v) : col.type === 'float32' ? Math.fround(v as number) + 0 : v;
     });
-    target.push(checked, facts.strings);
+    target.push(keep ? keep.map((c) => checked[c]!) : checked, facts.strings);
   });
 }
 
@@ -92,7 +97,7 @@ async function loadSouffleInputs(
     const path = isAbsolute(input.filename) ? input.filename : join(dir, input.filename);
     try {
       const target = out.relation(rel.name, columnTypes(rel.columns));
-      await loadFactsFileInto(path, rel.columns, target, out.strings, rel.name, input.delimiter);
+      await loadFactsFileInto(path, factsColumns(rel), target, out.strings, rel.name, input.delimiter, rel.pruned?.loadColumns);
     } catch (e) {
       if (!(e instanceof VixenError)) throw e;
       diags.push(...e.diagnostics);

@@ -1,6 +1,7 @@
 export { compile, compileFile, Program, type CompileOptions, type RunOptions, type RunOutput, type RunResult } from './program.js';
 export type { JoinStrategy } from '@vixen/kernel-ir';
 export { ResultTable } from './result-table.js';
+export { Database, type DatabaseOptions, type DatabaseRunOptions, type DatabaseRunResult, type ResidentRelation } from './database.js';
 export { writeFilesAtomically, type OutputFile } from './output-files.js';
 export { type FactSources } from './facts-input.js';
 export {
@@ -11,6 +12,7 @@ export {
   type KernelProfile,
   type LoopStats,
   type OperatorProfile,
+  type ResidentRelations,
 } from './executor.js';
 export { formatBytes, parseByteSize, RunLimitError } from './limits.js';
 export { openGpu, type Gpu, type GpuOptions } from './gpu/index.js';

@@ -18,11 +18,12 @@ import {
   type ScalarType,
   type Violation,
 } from '@vixen/queryplan';
-import { executeKir, type ExecuteOptions, type ExecuteStats } from './executor.js';
+import { executeKir, type ExecuteOptions, type ExecuteStats, type ResidentRelations } from './executor.js';
 import { parseByteSize } from './limits.js';
 import { checkCompileArgs, checkRunOptions } from './api-options.js';
 import { readTextFile } from './utf8.js';
 import { addInlineFacts, externalFacts, type FactSources } from './facts-input.js';
+import type { EncodedFacts } from './facts/index.js';
 import { openGpu, type Gpu, type GpuOptions } from './gpu/index.js';
 import { parseProgramFile, serializeProgram, type ProgramFile } from './program-file.js';
 import { ResultTable } from './result-table.js';
@@ -90,7 +91,7 @@ function assertValid(stage: string, diagnostics: Diagnostic[]): void {
 }
 
 /** The executor options a run asks for, checked (bad limits are user errors). */
-function runLimits(options: RunOptions, startedAt: number): ExecuteOptions {
+export function runLimits(options: RunOptions, startedAt: number): ExecuteOptions {
   checkRunOptions(options, 'run');
   const { maxIterations, maxTuples, timeout, maxDeviceMemory, profile, onProgress } = options;
   return {
@@ -139,7 +140,7 @@ export class Program {
     return this.kir.relations.filter((r) => r.output).map((r) => r.name);
   }
 
-  private checkOutputs(outputs: readonly string[] | undefined): readonly string[] {
+  checkOutputs(outputs: readonly string[] | undefined): readonly string[] {
     const wanted = outputs ?? this.outputNames;
     const known = new Set(this.kir.relations.filter((r) => r.kind !== 'temp').map((r) => r.name));
     const unknown = wanted.filter((n) => !known.has(n));
@@ -147,6 +148,17 @@ export class Program {
       throw new VixenError({
         severity: 'error',
         message: `unknown output relation${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')} (known: ${[...known].join(', ')})`,
+      });
+    }
+    // A narrowed base relation holds only the columns rules read; its full contents are its facts.
+    const partial = this.kir.relations.filter((r) => r.pruned && wanted.includes(r.name));
+    if (partial.length > 0) {
+      const r = partial[0]!;
+      throw new VixenError({
+        severity: 'error',
+        message:
+          `cannot return base relation ${r.name}: the program reads only its column${r.columns.length > 1 ? 's' : ''} ` +
+          `${r.columns.map((c) => c.name).join(', ')}, so only those are loaded (its full contents are its facts)`,
       });
     }
     return wanted;
@@ -161,13 +173,22 @@ export class Program {
     const initial = addInlineFacts(external, this.kir.relations, this.kir.facts);
     const gpu = options.gpu ?? (await openGpu(options.backend ? { backend: options.backend } : {}));
     try {
-      // Constraint relations are read back too: they hold the violations.
-      const checks = (this.kir.constraints ?? []).map((c) => c.relation);
-      const read = await executeKir(gpu, this.kir, this.shaders, initial, { outputs: [...new Set([...outputs, ...checks])], ...limits });
-      return Object.assign(this.finish(outputs, read.relations), { adapter: gpu.adapterName, stats: read.stats });
+      return await this.execute(gpu, initial, outputs, limits);
     } finally {
       if (!options.gpu) gpu.dispose();
     }
+  }
+
+  /**
+   * Runs on facts already encoded, with `outputs` and `limits` already checked (`checkOutputs`, `runLimits`);
+   * Database.run passes its resident relations.
+   */
+  async execute(gpu: Gpu, initial: EncodedFacts, outputs: readonly string[], limits: ExecuteOptions, resident?: ResidentRelations): Promise<RunResult> {
+    // Constraint relations are read back too: they hold the violations.
+    const checks = (this.kir.constraints ?? []).map((c) => c.relation);
+    const options = { outputs: [...new Set([...outputs, ...checks])], ...limits, ...(resident ? { resident } : {}) };
+    const read = await executeKir(gpu, this.kir, this.shaders, initial, options);
+    return Object.assign(this.finish(outputs, read.relations), { adapter: gpu.adapterName, stats: read.stats });
   }
 
   /** Runs the plan on the plain reference interpreter (the test oracle); needs a program compiled from source. */

@@ -3,7 +3,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { VixenError, errorAt, type Diagnostic, type RelationDecl, type Row } from '@vixen/queryplan';
 import { FACTS_EXTENSIONS, loadFactsFileInto } from './file.js';
-import { EncodedFacts, columnTypes } from './encoded.js';
+import { EncodedFacts, columnTypes, factsColumns } from './encoded.js';
 
 async function listDir(dir: string): Promise<Set<string>> {
   const info = await stat(dir).catch(() => undefined);
@@ -59,7 +59,8 @@ export async function loadFactsDirInto(
   }
   for (const [decl, path] of files) {
     try {
-      await loadFactsFileInto(path, decl.columns, facts.relation(decl.name, columnTypes(decl.columns)), facts.strings, decl.name);
+      const target = facts.relation(decl.name, columnTypes(decl.columns));
+      await loadFactsFileInto(path, factsColumns(decl), target, facts.strings, decl.name, undefined, decl.pruned?.loadColumns);
     } catch (e) {
       if (!(e instanceof VixenError)) throw e;
       diags.push(...e.diagnostics);

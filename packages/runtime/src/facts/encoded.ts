@@ -4,7 +4,7 @@
  * Strings get temporary ids from one interner shared by the whole load; once every string of the run is known
  * the executor builds the sorted dictionary and `remapStrings` rewrites those ids in place.
  */
-import { rowWords, type Row, type ScalarType } from '@vixen/queryplan';
+import { rowWords, type Column, type RelationDecl, type Row, type ScalarType } from '@vixen/queryplan';
 import { decodeRow, encodeValue, type StringIds } from '../encoding.js';
 
 /** Temporary string ids in first-seen order. */
@@ -46,15 +46,11 @@ export class EncodedRelation {
   /** Rows in the chunks before the last. */
   private rowsBefore = 0;
   /** Word offsets of the string columns within a row. */
-  private readonly stringWords: number[] = [];
+  private readonly stringWords: number[];
 
   constructor(readonly types: readonly ScalarType[]) {
     this.width = rowWords(types);
-    let at = 0;
-    for (const t of types) {
-      if (t === 'string') this.stringWords.push(at);
-      at += rowWords([t]);
-    }
+    this.stringWords = stringWordOffsets(types);
   }
 
   /**
@@ -111,6 +107,17 @@ export class EncodedRelation {
     }
   }
 
+  /** The distinct strings the rows' string words refer to (ids of `strings`). */
+  usedStrings(strings: StringIds): Set<string> {
+    const out = new Set<string>();
+    for (const words of this.pieces()) {
+      for (const off of this.stringWords) {
+        for (let at = off; at < words.length; at += this.width) out.add(strings.text(words[at]!));
+      }
+    }
+    return out;
+  }
+
   rows(strings: StringIds): Row[] {
     const out: Row[] = [];
     for (const words of this.pieces()) {
@@ -159,3 +166,17 @@ export class EncodedFacts {
 
 /** The value types of `columns`, which the buffers are laid out by. */
 export const columnTypes = (columns: readonly { type: ScalarType }[]): ScalarType[] => columns.map((c) => c.type);
+
+/** Word offsets of the string columns within a row of `types`. */
+export function stringWordOffsets(types: readonly ScalarType[]): number[] {
+  const out: number[] = [];
+  let at = 0;
+  for (const t of types) {
+    if (t === 'string') out.push(at);
+    at += rowWords([t]);
+  }
+  return out;
+}
+
+/** The columns of a relation's facts (files, API rows): all its source columns when pruneColumns narrowed it. */
+export const factsColumns = (r: RelationDecl): Column[] => r.pruned?.sourceColumns ?? r.columns;

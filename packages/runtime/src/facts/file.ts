@@ -203,7 +203,14 @@ export async function loadFactsFileInto(
   strings: StringIds,
   relation: string = basename(path, extname(path)),
   delimiter?: string,
+  /**
+   * The columns (ascending indices into `columns`) whose fields are parsed and encoded; by default all. The other
+   * fields are skipped unchecked: the program never reads them (see pruneColumns), and not converting them is the
+   * point (a comment column costs more to intern than the rest of the row). The field count is still checked.
+   */
+  keep?: readonly number[],
 ): Promise<void> {
+  const kept = keep ?? columns.map((_, i) => i);
   const format = delimiter !== undefined ? { delimiter, quoting: false, trailingDelimiter: false } : FORMATS[extname(path).toLowerCase()];
   if (!format) {
     throw new VixenError(
@@ -252,7 +259,7 @@ export async function loadFactsFileInto(
     const next = target.next();
     let word = next.at;
     let ok = true;
-    for (let i = 0; i < fields.length; i++) {
+    for (const i of kept) {
       const text = fields[i]!;
       const col = columns[i]!;
       const v = convert(text, col);

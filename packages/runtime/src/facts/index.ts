@@ -1,3 +1,3 @@
 export { FACTS_EXTENSIONS, loadFactsFile, loadFactsFileInto } from './file.js';
 export { loadFactsDir, loadFactsDirInto } from './dir.js';
-export { EncodedFacts, EncodedRelation, StringInterner, columnTypes } from './encoded.js';
+export { EncodedFacts, EncodedRelation, StringInterner, columnTypes, factsColumns, stringWordOffsets } from './encoded.js';

@@ -1,8 +1,8 @@
 /**
  * The Star Schema Benchmark: the 13 queries on Vixen and on DuckDB over the same data in one process, each Vixen
  * query compiled twice, with the default options and with kernel fusion off, and timed side by side. As in the
- * TPC-H bench the facts are parsed on the host once and each run uploads and sorts the tables its query reads, so
- * load time is reported apart from query time. Both Vixen answers are checked against DuckDB's.
+ * TPC-H bench the tables are resident on the device (bench/tbl-suite.ts), so a first run's load is reported apart
+ * from query time. Both Vixen answers are checked against DuckDB's.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -58,7 +58,7 @@ export interface SsbQueryResult {
   fusedMs: number;
   /** The same with `{ fusion: false }`. */
   unfusedMs: number;
-  /** Median time a fused run spent uploading its facts and sorting them on the device. */
+  /** The fused variant's first run: loading the tables it read that were not resident yet. */
   loadMs: number;
   duckdbMs: number;
   /** duckdbMs / fusedMs: above 1 when Vixen is faster. */
@@ -85,8 +85,8 @@ export async function benchSsb(gpu: Gpu, options: SsbBenchOptions): Promise<SsbB
   const runs = options.runs ?? 3;
   const warmup = options.warmup ?? 1;
   const schema = ssbSchema(options.queriesDir);
-  const measure = async (q: SsbQuery, { facts, duck }: TblSuiteData): Promise<SsbQueryResult> => {
-    const expected = await timeDuckQuery(duck, ssbQuerySql(options.queriesDir, q), warmup, runs);
+  const measure = async (q: SsbQuery, data: TblSuiteData): Promise<SsbQueryResult> => {
+    const expected = await timeDuckQuery(data.duck, ssbQuerySql(options.queriesDir, q), warmup, runs);
     const times = { fused: NaN, unfused: NaN };
     let loadMs = NaN;
     let rows = expected.rows.length;
@@ -95,7 +95,7 @@ export async function benchSsb(gpu: Gpu, options: SsbBenchOptions): Promise<SsbB
     for (const v of VARIANTS) {
       try {
         const program = compileSsbQuery(options.queriesDir, q, v.options);
-        const r = await timeVixenQuery(program, facts, gpu, warmup, runs);
+        const r = await timeVixenQuery(program, data, warmup, runs);
         times[v.name] = r.queryMs;
         if (v.name === 'fused') loadMs = r.loadMs;
         rows = r.rows.length;

@@ -1,0 +1,193 @@
+/**
+ * Base relations resident on the device across runs: a Database loads a base relation from its facts directory
+ * the first time a program reads it, keeps the canonical (sorted, duplicate-free) device copy, and later runs of
+ * any program that reads the same relation with the same kept columns (pruneColumns) and types use that copy
+ * instead of parsing, uploading and sorting again.
+ *
+ * String words are ids of an order-preserving dictionary built per run (executor.ts buildDictionary). Each
+ * resident relation remembers the strings it holds and the dictionary its words refer to; those strings join
+ * every run that reads it, so the run's dictionary is the one a fresh run would build. When another program's
+ * strings shift the ids, the relation's string words are rewritten through the old -> new id map: read back,
+ * mapped on the host and uploaded again (not parsed or sorted again: the map keeps the order, so the rows stay
+ * canonical). Runs never write or free resident buffers (executor.ts ResidentRelations).
+ */
+import { kernelInputs, type KirProgram } from '@vixen/kernel-ir';
+import { VixenError, type RelationDecl } from '@vixen/queryplan';
+import { StringDictionary } from './encoding.js';
+import type { ResidentRelations } from './executor.js';
+import { EncodedFacts, columnTypes, loadFactsDirInto, stringWordOffsets } from './facts/index.js';
+import { addInlineFacts } from './facts-input.js';
+import { downloadRelation, releaseRelation, uploadRelation, type DeviceRelation, type Gpu } from './gpu/index.js';
+import { runLimits, type Program, type RunOptions, type RunResult } from './program.js';
+
+export interface ResidentRelation {
+  name: string;
+  /** The facts columns it holds (`pruned.loadColumns`), or undefined for all of them. */
+  loadColumns?: readonly number[];
+  relation: DeviceRelation;
+}
+
+interface Entry extends ResidentRelation {
+  /** The dictionary its string words are ids of. */
+  dictionary: StringDictionary;
+  /** The distinct strings it holds. */
+  strings: readonly string[];
+  /** Word offsets of its string columns within a row. */
+  stringWords: number[];
+  /** The run that used it last (for eviction). */
+  lastRun: number;
+}
+
+export type DatabaseRunOptions = Omit<RunOptions, 'facts' | 'factsDir' | 'gpu' | 'backend'>;
+
+export interface DatabaseRunResult extends RunResult {
+  /** Parsing and encoding the facts files of relations that were not resident (host time, before the run). */
+  hostLoadMilliseconds: number;
+}
+
+/** Residency key: a relation is reusable with the same name, kept columns and column types. */
+function keyOf(r: RelationDecl): string {
+  return `${r.name}/${r.pruned?.loadColumns.join(',') ?? '*'}/${r.columns.map((c) => c.type).join(',')}`;
+}
+
+/** Base relations a run needs: those its kernels or branches read, and those it returns. */
+function neededBase(kir: KirProgram, outputs: readonly string[]): RelationDecl[] {
+  const read = new Set(kir.kernels.flatMap(kernelInputs));
+  for (const b of kir.blocks) if (b.terminator.kind === 'branch') for (const v of b.terminator.condition.vars) read.add(v);
+  return kir.relations.filter((r) => r.kind === 'edb' && (read.has(kir.relationVars[r.name] ?? -1) || outputs.includes(r.name)));
+}
+
+export interface DatabaseOptions {
+  /**
+   * Most bytes resident relations may hold after a run: past it the least recently used ones that run did not
+   * read are freed (default: no limit). Each set of kept columns of a table is its own resident relation.
+   */
+  maxResidentBytes?: number;
+}
+
+export class Database {
+  private readonly entries = new Map<string, Entry>();
+  private runs = 0;
+
+  constructor(
+    readonly gpu: Gpu,
+    /** Where `<relation>.csv|.tsv|.facts|.tbl` files are read from, as for `RunOptions.factsDir`. */
+    readonly factsDir: string,
+    readonly options: DatabaseOptions = {},
+  ) {}
+
+  /** The relations now resident, in load order. */
+  get resident(): ResidentRelation[] {
+    return [...this.entries.values()].map(({ name, loadColumns, relation }) => ({ name, ...(loadColumns ? { loadColumns } : {}), relation }));
+  }
+
+  /**
+   * Runs `program` on this database's facts: resident relations are used as they are, the other base relations
+   * it reads are loaded from the facts directory and stay resident. Relations with inline facts in the program
+   * are loaded for the run only (their contents depend on the program).
+   */
+  async run(program: Program, options: DatabaseRunOptions = {}): Promise<DatabaseRunResult> {
+    const startedAt = performance.now();
+    const limits = runLimits(options, startedAt);
+    const outputs = program.checkOutputs(options.outputs);
+    if (program.souffleIo) {
+      throw new VixenError({ severity: 'error', message: 'a Database runs LogiQL programs; a Soufflé program names its own input files' });
+    }
+    const kir = program.kir;
+    const run = ++this.runs;
+    const used: Entry[] = [];
+    const missing: RelationDecl[] = [];
+    const perRun: RelationDecl[] = [];
+    for (const r of neededBase(kir, outputs)) {
+      if (kir.facts[r.name]?.length) perRun.push(r);
+      else {
+        const e = this.entries.get(keyOf(r));
+        if (e) {
+          e.lastRun = run;
+          used.push(e);
+        } else missing.push(r);
+      }
+    }
+    const facts = new EncodedFacts();
+    const hostStart = performance.now();
+    await loadFactsDirInto(this.factsDir, kir.relations, missing.map((r) => r.name), perRun.map((r) => r.name), facts);
+    addInlineFacts(facts, kir.relations, kir.facts);
+    // The strings of each relation that will stay resident, read before the run rewrites the temporary ids.
+    const fresh = new Map(
+      missing.map((r) => [r.name, { decl: r, strings: [...(facts.relations.get(r.name)?.usedStrings(facts.strings) ?? [])] }]),
+    );
+    const hostLoadMilliseconds = performance.now() - hostStart;
+
+    let runDictionary: StringDictionary | undefined;
+    const resident: ResidentRelations = {
+      strings: used.flatMap((e) => e.strings),
+      adopt: async (dict) => {
+        runDictionary = dict;
+        for (const e of used) await this.remap(e, dict);
+        return new Map(used.map((e) => [e.name, e.relation]));
+      },
+      keep: (name, relation) => {
+        const f = fresh.get(name);
+        if (!f || !runDictionary) return false;
+        const loadColumns = f.decl.pruned?.loadColumns;
+        this.entries.set(keyOf(f.decl), {
+          name,
+          ...(loadColumns ? { loadColumns } : {}),
+          relation: { ...relation, canonical: true },
+          dictionary: runDictionary,
+          strings: f.strings,
+          stringWords: stringWordOffsets(columnTypes(f.decl.columns)),
+          lastRun: run,
+        });
+        return true;
+      },
+    };
+    try {
+      return Object.assign(await program.execute(this.gpu, facts, outputs, limits, resident), { hostLoadMilliseconds });
+    } finally {
+      this.evict(run);
+    }
+  }
+
+  /** Frees least recently used relations not read by run `run` while they hold more than maxResidentBytes. */
+  private evict(run: number): void {
+    const limit = this.options.maxResidentBytes;
+    if (limit === undefined) return;
+    const bytes = (e: Entry): number => e.relation.buffer?.size ?? 0;
+    let total = [...this.entries.values()].reduce((n, e) => n + bytes(e), 0);
+    const victims = [...this.entries].filter(([, e]) => e.lastRun < run).sort(([, a], [, b]) => a.lastRun - b.lastRun);
+    for (const [key, e] of victims) {
+      if (total <= limit) break;
+      total -= bytes(e);
+      releaseRelation(this.gpu, e.relation);
+      this.entries.delete(key);
+    }
+  }
+
+  /** Rewrites `e`'s string words from its dictionary's ids to `dict`'s, when any differs. */
+  private async remap(e: Entry, dict: StringDictionary): Promise<void> {
+    if (e.dictionary === dict) return;
+    const map = new Uint32Array(e.dictionary.strings.length);
+    let changed = false;
+    for (const s of e.strings) {
+      const from = e.dictionary.id(s);
+      map[from] = dict.id(s);
+      changed ||= map[from] !== from;
+    }
+    if (changed && e.stringWords.length > 0 && e.relation.buffer) {
+      const words = await downloadRelation(this.gpu, e.relation);
+      const width = e.relation.width;
+      for (const off of e.stringWords) for (let at = off; at < words.length; at += width) words[at] = map[words[at]!]!;
+      const next = uploadRelation(this.gpu, words, width, e.relation.count);
+      releaseRelation(this.gpu, e.relation);
+      e.relation = { ...next, canonical: true };
+    }
+    e.dictionary = dict;
+  }
+
+  /** Returns every resident relation's buffer to the device's pool; the database is empty afterwards. */
+  clear(): void {
+    for (const e of this.entries.values()) releaseRelation(this.gpu, e.relation);
+    this.entries.clear();
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * Resident relations (database.ts): programs run against one Database give the answers fresh runs give, reuse
+ * the relations earlier runs made resident, remap their string ids when a program's strings shift the
+ * dictionary, and never change a resident buffer.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compile, Database, openGpu, type Gpu, type Program } from '../src/index.js';
+import { downloadRelation } from '../src/gpu/index.js';
+
+const schema = `
+person(id, name, city, note) -> int32(id), string(name), string(city), string(note).
+visit(pid, place, day) -> int32(pid), string(place), date(day).
+`;
+// Both read person's id, name and city (the same kept columns, so the same resident relation).
+const museum = compile(`${schema}p1(name, city) <- person(id, name, city, _), visit(id, "museum", _).`);
+// "Bo" is in no fact: it sorts between "Alice" and "Bob", so every later string gets another id.
+const afterBo = compile(`${schema}p2(id, city) <- person(id, name, city, _), name > "Bo".`);
+// Passes person's kept rows through (kernels may hand the resident buffer on as their output).
+const everyone = compile(`${schema}p3(id, name, city) <- person(id, name, city, _).`);
+
+let gpu: Gpu;
+let dir: string;
+beforeAll(async () => {
+  gpu = await openGpu();
+  dir = mkdtempSync(join(tmpdir(), 'vixen-db-'));
+  const names = ['Alice', 'Bob', 'Carol', 'Dave', 'Eve', 'Zed'];
+  const cities = ['Oslo', 'Lima', 'Pune'];
+  const people = Array.from({ length: 60 }, (_, i) => `${i},${names[i % 6]},${cities[i % 3]},note ${i}`);
+  // A duplicate row and one differing only in the unread note: canonical form removes both.
+  writeFileSync(join(dir, 'person.csv'), [...people, people[5], '5,Zed,Pune,other note'].join('\n') + '\n');
+  const places = ['museum', 'park', 'zoo'];
+  writeFileSync(join(dir, 'visit.csv'), Array.from({ length: 90 }, (_, i) => `${(i * 7) % 60},${places[i % 4] ?? 'museum'},2024-01-${String((i % 28) + 1).padStart(2, '0')}`).join('\n') + '\n');
+});
+afterAll(() => {
+  gpu?.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const fresh = async (p: Program) => (await p.run({ gpu, factsDir: dir })).relations;
+const words = async (db: Database, name: string) => downloadRelation(gpu, db.resident.find((r) => r.name === name)!.relation);
+
+describe('Database', () => {
+  it('gives the answers of fresh runs and leaves resident relations unchanged', async () => {
+    const db = new Database(gpu, dir);
+    try {
+      const first = await db.run(museum);
+      expect(first.relations).toEqual(await fresh(museum));
+      expect(first.relations.get('p1')!.length).toBeGreaterThan(0);
+      expect(first.stats.uploads.map((u) => u.name).sort()).toEqual(['person', 'visit']);
+      // Only the kept columns: id, name and city are 3 words a row (the note is never read).
+      expect(first.stats.uploads.find((u) => u.name === 'person')).toEqual({ name: 'person', rows: 60, width: 3 });
+      expect(db.resident.find((r) => r.name === 'person')!.loadColumns).toEqual([0, 1, 2]);
+      const person = await words(db, 'person');
+      const buffer = db.resident.find((r) => r.name === 'person')!.relation.buffer;
+
+      const again = await db.run(museum);
+      expect(again.relations).toEqual(first.relations);
+      expect(again.stats.uploads).toEqual([]);
+      expect(again.stats.residentRelations.sort()).toEqual(['person', 'visit']);
+      expect(again.hostLoadMilliseconds).toBeLessThan(first.hostLoadMilliseconds + 50);
+
+      const passed = await db.run(everyone);
+      expect(passed.relations).toEqual(await fresh(everyone));
+      expect(passed.stats.residentRelations).toEqual(['person']);
+      // Same dictionary (no new strings): no remap, the same buffer, the same words, even after pool reuse.
+      expect(db.resident.find((r) => r.name === 'person')!.relation.buffer).toBe(buffer);
+      await db.run(museum);
+      expect(await words(db, 'person')).toEqual(person);
+    } finally {
+      db.clear();
+    }
+  });
+
+  it('remaps resident string ids when a program brings new strings', async () => {
+    const db = new Database(gpu, dir);
+    try {
+      await db.run(museum);
+      const before = await words(db, 'person');
+      const shifted = await db.run(afterBo);
+      expect(shifted.stats.residentRelations).toEqual(['person']);
+      expect(shifted.stats.uploads).toEqual([]);
+      expect(shifted.relations).toEqual(await fresh(afterBo));
+      expect(shifted.relations.get('p2')!.length).toBe(50);
+      const remapped = await words(db, 'person');
+      expect(remapped).not.toEqual(before);
+      // Back to the first program's strings: remapped again, and its answers are still a fresh run's.
+      expect((await db.run(museum)).relations).toEqual(await fresh(museum));
+      expect(await words(db, 'person')).toEqual(before);
+      // A run that needs no remap leaves the words as they are.
+      await db.run(museum);
+      expect(await words(db, 'person')).toEqual(before);
+    } finally {
+      db.clear();
+    }
+  });
+
+  it('frees the least recently used relations past maxResidentBytes, never those the run read', async () => {
+    const db = new Database(gpu, dir, { maxResidentBytes: 1 });
+    try {
+      await db.run(museum);
+      expect(db.resident.map((r) => r.name).sort()).toEqual(['person', 'visit']);
+      const r = await db.run(afterBo);
+      expect(r.relations).toEqual(await fresh(afterBo));
+      expect(db.resident.map((r) => r.name)).toEqual(['person']);
+      expect((await db.run(museum)).relations).toEqual(await fresh(museum));
+    } finally {
+      db.clear();
+    }
+  });
+
+  it('keeps resident relations intact when a run fails on a limit', async () => {
+    const db = new Database(gpu, dir);
+    try {
+      await db.run(museum);
+      const before = await words(db, 'person');
+      await expect(db.run(everyone, { maxDeviceMemory: 1 })).rejects.toThrow(/device memory limit exceeded/);
+      expect(await words(db, 'person')).toEqual(before);
+      expect((await db.run(everyone)).relations).toEqual(await fresh(everyone));
+      expect(await words(db, 'person')).toEqual(before);
+    } finally {
+      db.clear();
+    }
+  });
+});
+
