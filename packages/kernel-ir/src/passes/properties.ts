@@ -216,7 +216,10 @@ export function transfer(p: KirProgram, s: PropState, c: KirCommand): PropState 
   switch (c.kind) {
     case 'launch': {
       const k = p.kernels[c.kernel]!;
-      return new Map(s).set(k.output, kernelProps(p, s, k));
+      const props = kernelProps(p, s, k);
+      // Every write to a QP relation variable leaves it canonical (ir.ts): lowering canonicalizes what it stores.
+      const relation = p.variables[k.output]!.relation !== undefined && !props.single;
+      return new Map(s).set(k.output, relation ? { ...props, distinct: true, sorted: iota(p.variables[k.output]!.columns.length) } : props);
     }
     case 'clear':
       return new Map(s).set(c.var, EMPTY);
