@@ -3,7 +3,6 @@ import type { QpProgram } from '@vixen/queryplan';
 import type { KirProgram } from './ir.js';
 import { lowerPlan, type LowerOptions } from './lower/from-plan.js';
 import { compactKernels } from './passes/compact-kernels.js';
-import { elideAggregateSorts } from './passes/elide-aggregate-sorts.js';
 import { fuseMapFilters } from './passes/fuse-map-filters.js';
 import { insertFrees } from './passes/insert-frees.js';
 import { fixpoint, pipeline, when } from './passes/pipeline.js';
@@ -12,6 +11,7 @@ import { emptyOnEntry } from './passes/properties.js';
 import { removeDeadKernels } from './passes/remove-dead-kernels.js';
 import { scheduleBlocks } from './passes/schedule-blocks.js';
 import { simplifyKernels } from './passes/simplify-kernels.js';
+import { skipUnneededOrder } from './passes/skip-unneeded-order.js';
 
 export interface KirOptions extends LowerOptions {
   /** Fuse chains of kernels into one (fuse-map-filters); default true. Off, the other KIR optimizations still run. */
@@ -29,7 +29,7 @@ export function optimizeKernels(options: Pick<KirOptions, 'fusion' | 'seeded'> =
   const round = pipeline<KirProgram>(
     simplifyKernels,
     propagateCopies,
-    elideAggregateSorts,
+    skipUnneededOrder,
     when(options.fusion ?? true, fuseMapFilters),
     removeDeadKernels,
   );

@@ -5,7 +5,7 @@ export { insertFrees } from './passes/insert-frees.js';
 export { fixpoint, pipeline, when } from './passes/pipeline.js';
 export { simplifyKernels } from './passes/simplify-kernels.js';
 export { propagateCopies } from './passes/propagate-copies.js';
-export { elideAggregateSorts } from './passes/elide-aggregate-sorts.js';
+export { skipUnneededOrder } from './passes/skip-unneeded-order.js';
 export { fuseMapFilters } from './passes/fuse-map-filters.js';
 export { removeDeadKernels } from './passes/remove-dead-kernels.js';
 export { compactKernels } from './passes/compact-kernels.js';

@@ -4,7 +4,6 @@ import { interpret, type QpProgram, type Row } from '@vixen/queryplan';
 import {
   blockEntryStates,
   compactKernels,
-  elideAggregateSorts,
   emptyOnEntry,
   fixpoint,
   fuseMapFilters,
@@ -14,6 +13,7 @@ import {
   propagateCopies,
   removeDeadKernels,
   simplifyKernels,
+  skipUnneededOrder,
   validateKir,
   when,
   type KirProgram,
@@ -174,7 +174,7 @@ describe('propagateCopies and removeDeadKernels', () => {
   });
 });
 
-describe('elideAggregateSorts', () => {
+describe('skipUnneededOrder', () => {
   const sumPlan = (type: 'decimal' | 'float32'): QpProgram =>
     program(
       [rel('r', ['int32', type], 'edb'), rel('total', [type])],
@@ -208,14 +208,72 @@ describe('elideAggregateSorts', () => {
     const agg = p.kernels[0]!;
     p.kernels = [{ kind: 'sort', id: 0, input: 0, output: s, keys: [1] }, { ...agg, id: 1, input: s } as typeof agg];
     p.blocks = [{ ...p.blocks[0]!, commands: [{ kind: 'launch', kernel: 0 }, { kind: 'launch', kernel: 1 }] }];
-    expect(elideAggregateSorts(p)).toBe(p);
+    expect(skipUnneededOrder(p)).toBe(p);
     const decimal: KirProgram = { ...p, variables: p.variables.map((v) => ({ ...v, columns: v.columns.map((c) => (c === 'float32' ? 'decimal' : c)) })) };
     decimal.kernels = p.kernels.map((k) => (k.kind === 'aggregate' ? { ...k, aggregates: [{ fn: 'sum', column: 1, type: 'decimal' }] } : k));
-    expect((elideAggregateSorts(decimal).kernels[1] as { input: number }).input).toBe(0);
+    expect((skipUnneededOrder(decimal).kernels[1] as { input: number }).input).toBe(0);
     // A second reader of the sorted rows keeps the sort.
     const twice: KirProgram = { ...decimal, kernels: [...decimal.kernels, { kind: 'copy', id: 2, input: s, output: 1 }] };
     twice.blocks = [{ ...decimal.blocks[0]!, commands: [...decimal.blocks[0]!.commands, { kind: 'launch', kernel: 2 }] }];
-    expect(elideAggregateSorts(twice)).toBe(twice);
+    expect(skipUnneededOrder(twice)).toBe(twice);
+  });
+});
+
+describe('skipUnneededOrder with fusion', () => {
+  /** $a := {#1 + 1 | r}; out := {#0 * 2 | $a}: each result is canonicalized (sort + unique) as lowering makes it. */
+  const twoMaps = (): QpProgram =>
+    program(
+      [rel('r', ['int32', 'int32'], 'edb'), rel('$a', ['int32'], 'temp'), rel('out', ['int32'])],
+      [
+        block('b', [
+          mapFilter('$a', 'r', [{ kind: 'binary', op: '+', left: col(1), right: lit(1), type: 'int32' }]),
+          mapFilter('out', '$a', [{ kind: 'binary', op: '*', left: col(0), right: lit(2), type: 'int32' }], [cmp(col(0), '!=', lit(4))]),
+        ]),
+      ],
+      { r: [[1, 1], [2, 1], [3, 3], [4, 5], [5, 3]] },
+    );
+
+  it('drops the canonicalization of an intermediate that only feeds a canonicalized map, then fuses the maps', () => {
+    expect(kernelLines(lowered(twoMaps()), 'b')).toEqual([
+      '%k3 := mapFilter r -> ((#1 + 1))',
+      '%k4 := sort %k3 by (#0)',
+      '$a := unique %k4',
+      '%k5 := mapFilter $a where #0 != 4 -> ((#0 * 2))',
+      '%k6 := sort %k5 by (#0)',
+      'out := unique %k6',
+    ]);
+    expect(kernelLines(planToKernels(twoMaps()), 'b')).toEqual([
+      '%k5 := mapFilter r where (#1 + 1) != 4 -> (((#1 + 1) * 2))',
+      '%k6 := sort %k5 by (#0)',
+      'out := unique %k6',
+    ]);
+    expect(kernelLines(planToKernels(twoMaps(), { fusion: false }), 'b')).toEqual([
+      '%k3 := mapFilter r -> ((#1 + 1))',
+      '%k5 := mapFilter %k3 where #0 != 4 -> ((#0 * 2))',
+      '%k6 := sort %k5 by (#0)',
+      'out := unique %k6',
+    ]);
+    expectSameResults(twoMaps());
+  });
+
+  it('keeps the unique when a count reads the rows (multiplicity matters)', () => {
+    const plan = program(
+      [rel('r', ['int32', 'int32'], 'edb'), rel('$a', ['int32'], 'temp'), rel('n', ['int32'])],
+      [
+        block('b', [
+          mapFilter('$a', 'r', [{ kind: 'binary', op: '+', left: col(1), right: lit(1), type: 'int32' }]),
+          { kind: 'aggregate', target: 'n', source: '$a', groupBy: [], aggregates: [{ fn: 'count', type: 'int32' }] },
+        ]),
+      ],
+      { r: [[1, 1], [2, 1], [3, 3]] },
+    );
+    expect(kernelLines(planToKernels(plan), 'b')).toEqual([
+      '%k3 := mapFilter r -> ((#1 + 1))',
+      '%k4 := sort %k3 by (#0)',
+      '$a := unique %k4',
+      'n := aggregate $a by () compute (count(): int32)',
+    ]);
+    expectSameResults(plan);
   });
 });
 
