@@ -104,7 +104,7 @@ describe('property analysis', () => {
     const states = blockEntryStates(p);
     const path = p.relationVars['path']!;
     expect(states.get('init')!.get(path)).toMatchObject({ empty: true });
-    expect(states.get('body')!.get(path)).toMatchObject({ empty: false, distinct: true, sorted: [0, 1] });
+    expect(states.get('body')!.get(path)).toMatchObject({ empty: false, key: [0, 1], sorted: [0, 1] });
     expect(states.get('done')!.get(path)?.empty).toBe(false);
   });
 
@@ -353,5 +353,32 @@ describe('fixpoint and when', () => {
     expect(fixpoint((n: number) => n + 1, 5)(0)).toBe(5);
     expect(when(false, halve)(8)).toBe(8);
     expect(when(true, halve)(8)).toBe(4);
+  });
+});
+
+describe('keys', () => {
+  it('knows the group-by columns of an aggregate are a key, so a sort by them and any more columns is a copy', () => {
+    // total(g, s) is an aggregate by g; ($p := {(g, 0) | total}) keeps the key g, so its canonicalization needs no sort and no unique.
+    const plan = program(
+      [rel('r', ['int32', 'int32'], 'edb'), rel('total', ['int32', 'int32']), rel('$p', ['int32', 'int32'], 'temp'), rel('out', ['int32', 'int32'])],
+      [
+        block('b', [
+          { kind: 'aggregate', target: 'total', source: 'r', groupBy: [0], aggregates: [{ fn: 'sum', column: 1, type: 'int32' }] },
+          mapFilter('$p', 'total', [col(0), lit(0)]),
+          union('out', 'out', '$p'),
+        ]),
+      ],
+      { r: [[1, 5], [1, 6], [2, 7]] },
+    );
+    expect(kernelLines(unoptimizedKernels(plan), 'b')).toEqual([
+      'total := aggregate r by (#0) compute (sum(#1): int32)',
+      '%k4 := mapFilter total -> (#0, 0)',
+      '%k5 := sort %k4 by (#0, #1)',
+      '$p := unique %k5',
+      '%k6 := merge out, $p by (#0, #1)',
+      'out := unique %k6',
+    ]);
+    expect(kernelLines(planToKernels(plan), 'b')).toEqual(['total := aggregate r by (#0) compute (sum(#1): int32)', 'out := mapFilter total -> (#0, 0)']);
+    expectSameResults(plan);
   });
 });

@@ -18,7 +18,11 @@ export interface VarProps {
   empty: boolean;
   /** At most one row (e.g. an aggregate without group-by): then also duplicate-free and sorted by anything. */
   single: boolean;
-  distinct: boolean;
+  /**
+   * Columns no two rows agree on (ascending; any superset is a key too), or undefined when duplicates may occur:
+   * all columns for a duplicate-free value, the group-by columns of an aggregate, [] for at most one row.
+   */
+  key: readonly number[] | undefined;
   /** Columns the rows are sorted by (and so by any prefix of them); 'any' for a value known empty. */
   sorted: readonly number[] | 'any';
 }
@@ -26,22 +30,34 @@ export interface VarProps {
 /** Properties of every variable that has any (absent: nothing known). */
 export type PropState = ReadonlyMap<VarId, VarProps>;
 
-const EMPTY: VarProps = { empty: true, single: true, distinct: true, sorted: 'any' };
-const SINGLE: VarProps = { empty: false, single: true, distinct: true, sorted: 'any' };
-const UNKNOWN: VarProps = { empty: false, single: false, distinct: false, sorted: [] };
+const EMPTY: VarProps = { empty: true, single: true, key: [], sorted: 'any' };
+const SINGLE: VarProps = { empty: false, single: true, key: [], sorted: 'any' };
+const UNKNOWN: VarProps = { empty: false, single: false, key: undefined, sorted: [] };
 
 function canonical(arity: number): VarProps {
-  return { empty: false, single: false, distinct: true, sorted: iota(arity) };
+  return { empty: false, single: false, key: iota(arity), sorted: iota(arity) };
+}
+
+export function distinct(props: VarProps): boolean {
+  return props.key !== undefined;
 }
 
 export function propsOf(s: PropState, v: VarId): VarProps {
   return s.get(v) ?? UNKNOWN;
 }
 
-/** Whether the rows of `v` are sorted by `keys` (any prefix of its known order). */
+/**
+ * Whether the rows of `v` are sorted by `keys`: a prefix of its known order, or a prefix of it that covers a key
+ * (no ties left to order) followed by any columns.
+ */
 export function sortedBy(s: PropState, v: VarId, keys: readonly number[]): boolean {
-  const { sorted } = propsOf(s, v);
-  return sorted === 'any' || (keys.length <= sorted.length && keys.every((k, i) => sorted[i] === k));
+  const { sorted, key } = propsOf(s, v);
+  if (sorted === 'any') return true;
+  let n = 0;
+  while (n < keys.length && n < sorted.length && keys[n] === sorted[n]) n++;
+  if (n === keys.length) return true;
+  const lead = new Set(keys.slice(0, n));
+  return key !== undefined && key.every((c) => lead.has(c));
 }
 
 function commonPrefix(a: VarProps['sorted'], b: VarProps['sorted']): VarProps['sorted'] {
@@ -56,7 +72,8 @@ function meetProps(a: VarProps, b: VarProps): VarProps {
   return {
     empty: a.empty && b.empty,
     single: a.single && b.single,
-    distinct: a.distinct && b.distinct,
+    // A key on every path: the union of the paths' keys (a superset of a key is a key).
+    key: a.key === undefined || b.key === undefined ? undefined : [...new Set([...a.key, ...b.key])].sort((x, y) => x - y),
     sorted: commonPrefix(a.sorted, b.sorted),
   };
 }
@@ -72,7 +89,7 @@ function meet(a: PropState, b: PropState): Map<VarId, VarProps> {
 
 function sameProps(a: VarProps, b: VarProps): boolean {
   const sameSorted = a.sorted === 'any' || b.sorted === 'any' ? a.sorted === b.sorted : a.sorted.join() === b.sorted.join();
-  return a.empty === b.empty && a.single === b.single && a.distinct === b.distinct && sameSorted;
+  return a.empty === b.empty && a.single === b.single && a.key?.join() === b.key?.join() && sameSorted;
 }
 
 function sameState(a: PropState, b: PropState): boolean {
@@ -100,7 +117,7 @@ function copiesAll(position: ReadonlyMap<number, number>, from: number, arity: n
 }
 
 /** Properties of a mapFilter's output: filtering keeps order and distinctness; projection maps them through. */
-function mapProps(inp: VarProps, k: Extract<KirKernel, { kind: 'mapFilter' }>, inputArity: number): VarProps {
+function mapProps(inp: VarProps, k: Extract<KirKernel, { kind: 'mapFilter' }>): VarProps {
   if (inp.empty) return EMPTY;
   if (inp.single) return SINGLE;
   const position = copiedColumns(k.project);
@@ -110,9 +127,10 @@ function mapProps(inp: VarProps, k: Extract<KirKernel, { kind: 'mapFilter' }>, i
     if (at === undefined) break;
     sorted.push(at);
   }
-  // Keeping every input column verbatim makes the projection injective.
-  const distinct = inp.distinct && copiesAll(position, 0, inputArity);
-  return { empty: false, single: false, distinct, sorted };
+  // Keeping a key's columns verbatim keeps it a key (for a duplicate-free input: keeping every column).
+  const keyKept = inp.key?.every((c) => position.has(c)) ?? false;
+  const key = keyKept ? inp.key!.map((c) => position.get(c)!).sort((x, y) => x - y) : undefined;
+  return { empty: false, single: false, key, sorted };
 }
 
 /**
@@ -123,21 +141,17 @@ function joinDistinct(
   a: { props: VarProps; keys: readonly number[]; arity: number; copied: boolean },
   b: { props: VarProps; keys: readonly number[]; arity: number; copied: boolean },
 ): boolean {
-  if (!a.props.distinct || !b.props.distinct) return false;
+  if (!distinct(a.props) || !distinct(b.props)) return false;
   const uniqueKeys = (side: typeof a): boolean => side.props.single || new Set(side.keys).size === side.arity;
   // Each output row stands for one pair; the pair is recoverable when both sides' columns are kept, or when one
   // side's columns are kept and that row meets at most one row of the other side.
   return (a.copied && b.copied) || (a.copied && uniqueKeys(b)) || (b.copied && uniqueKeys(a));
 }
 
-function joinProps(
-  left: VarProps,
-  right: VarProps,
-  distinct: () => boolean,
-): VarProps {
+function joinProps(left: VarProps, right: VarProps, arity: number, isDistinct: () => boolean): VarProps {
   if (left.empty || right.empty) return EMPTY;
   if (left.single && right.single) return SINGLE;
-  return { empty: false, single: false, distinct: distinct(), sorted: [] };
+  return { empty: false, single: false, key: isDistinct() ? iota(arity) : undefined, sorted: [] };
 }
 
 /** Properties of kernel `k`'s output, given those of its inputs. */
@@ -145,14 +159,14 @@ export function kernelProps(p: KirProgram, s: PropState, k: KirKernel): VarProps
   const arity = (v: VarId): number => p.variables[v]!.columns.length;
   switch (k.kind) {
     case 'mapFilter':
-      return mapProps(propsOf(s, k.input), k, arity(k.input));
+      return mapProps(propsOf(s, k.input), k);
     case 'sort': {
       const inp = propsOf(s, k.input);
-      return inp.empty || inp.single ? inp : { empty: false, single: false, distinct: inp.distinct, sorted: k.keys };
+      return inp.empty || inp.single ? inp : { empty: false, single: false, key: inp.key, sorted: k.keys };
     }
     case 'unique': {
       const inp = propsOf(s, k.input);
-      return inp.empty || inp.single ? inp : { empty: false, single: false, distinct: true, sorted: inp.sorted };
+      return inp.empty || inp.single ? inp : { empty: false, single: false, key: inp.key ?? iota(arity(k.output)), sorted: inp.sorted };
     }
     case 'copy':
       return propsOf(s, k.input);
@@ -161,7 +175,7 @@ export function kernelProps(p: KirProgram, s: PropState, k: KirKernel): VarProps
       const right = propsOf(s, k.right);
       const la = arity(k.left);
       const copied = copiedColumns(k.project);
-      return joinProps(left, right, () =>
+      return joinProps(left, right, arity(k.output), () =>
         joinDistinct(
           { props: left, keys: k.leftKeys, arity: la, copied: copiesAll(copied, 0, la) },
           { props: right, keys: k.rightKeys, arity: arity(k.right), copied: copiesAll(copied, la, arity(k.right)) },
@@ -173,7 +187,7 @@ export function kernelProps(p: KirProgram, s: PropState, k: KirKernel): VarProps
       const probe = propsOf(s, k.probe);
       const kept = (side: 'build' | 'probe', n: number): boolean =>
         iota(n).every((c) => k.project.some((col) => col.side === side && col.column === c));
-      return joinProps(build, probe, () =>
+      return joinProps(build, probe, arity(k.output), () =>
         joinDistinct(
           { props: build, keys: k.buildKeys, arity: arity(k.build), copied: kept('build', arity(k.build)) },
           { props: probe, keys: k.probeKeys, arity: arity(k.probe), copied: kept('probe', arity(k.probe)) },
@@ -196,12 +210,14 @@ export function kernelProps(p: KirProgram, s: PropState, k: KirKernel): VarProps
       const right = propsOf(s, k.right);
       if (left.empty) return right;
       if (right.empty) return left;
-      return { empty: false, single: false, distinct: false, sorted: k.keys };
+      return { empty: false, single: false, key: undefined, sorted: k.keys };
     }
     case 'aggregate': {
       const inp = propsOf(s, k.input);
       if (inp.empty) return EMPTY;
-      return k.groupBy.length === 0 || inp.single ? SINGLE : canonical(arity(k.output));
+      if (k.groupBy.length === 0 || inp.single) return SINGLE;
+      // One row per group: the group-by columns (the leading output columns) are a key.
+      return { ...canonical(arity(k.output)), key: iota(k.groupBy.length) };
     }
     case 'limit': {
       const inp = propsOf(s, k.input);
@@ -219,7 +235,8 @@ export function transfer(p: KirProgram, s: PropState, c: KirCommand): PropState 
       const props = kernelProps(p, s, k);
       // Every write to a QP relation variable leaves it canonical (ir.ts): lowering canonicalizes what it stores.
       const relation = p.variables[k.output]!.relation !== undefined && !props.single;
-      return new Map(s).set(k.output, relation ? { ...props, distinct: true, sorted: iota(p.variables[k.output]!.columns.length) } : props);
+      const arityOut = p.variables[k.output]!.columns.length;
+      return new Map(s).set(k.output, relation ? { ...props, key: props.key ?? iota(arityOut), sorted: iota(arityOut) } : props);
     }
     case 'clear':
       return new Map(s).set(c.var, EMPTY);

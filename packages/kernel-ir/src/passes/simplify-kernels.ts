@@ -5,7 +5,7 @@
  * an identity mapFilter by a copy; and drops `x := copy x`. Copies then vanish in propagate-copies.
  */
 import type { KirCommand, KirKernel, KirProgram } from '../ir.js';
-import { blockEntryStates, kernelProps, propsOf, sortedBy, transfer, type PropState } from './properties.js';
+import { blockEntryStates, distinct, kernelProps, propsOf, sortedBy, transfer, type PropState } from './properties.js';
 
 type Copy = Extract<KirKernel, { kind: 'copy' }>;
 
@@ -22,7 +22,7 @@ function asCopy(p: KirProgram, s: PropState, k: KirKernel): Copy | undefined {
     case 'difference':
       return empty(k.right) ? copy(k.left) : undefined;
     case 'unique':
-      return propsOf(s, k.input).distinct ? copy(k.input) : undefined;
+      return distinct(propsOf(s, k.input)) ? copy(k.input) : undefined;
     case 'sort':
       return sortedBy(s, k.input, k.keys) ? copy(k.input) : undefined;
     case 'mapFilter': {
