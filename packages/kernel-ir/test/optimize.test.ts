@@ -382,3 +382,56 @@ describe('keys', () => {
     expectSameResults(plan);
   });
 });
+
+describe('self-joins on a key and aggregate sorts', () => {
+  /** The functional-dependency check the front end emits for total[g] = s: pairs of rows agreeing on g, differing on s. */
+  const functionalCheck = (): QpProgram =>
+    program(
+      [rel('r', ['int32', 'int32'], 'edb'), rel('total', ['int32', 'int32']), rel('$bad', ['int32', 'int32'])],
+      [
+        block('b', [
+          { kind: 'aggregate', target: 'total', source: 'r', groupBy: [0], aggregates: [{ fn: 'sum', column: 1, type: 'int32' }] },
+          mapJoin('$bad', 'total', 'total', [0], [0], cols(0, 1), [cmp(col(1), '!=', col(3))]),
+        ]),
+      ],
+      { r: [[1, 5], [1, 6], [2, 7]] },
+    );
+
+  it('reads a join of a relation with itself on a key as a map of one row, and a filter e != e as empty', () => {
+    for (const joinStrategy of ['sort-merge', 'hash'] as const) {
+      const p = planToKernels(functionalCheck(), { joinStrategy });
+      expect(kernelLines(p, 'b'), joinStrategy).toEqual(['total := aggregate r by (#0) compute (sum(#1): int32)']);
+    }
+    expectSameResults(functionalCheck());
+  });
+
+  it('keeps a self-join on columns that are no key', () => {
+    const plan = program(
+      [rel('r', ['int32', 'int32'], 'edb'), rel('pairs', ['int32', 'int32'])],
+      [block('b', [mapJoin('pairs', 'r', 'r', [0], [0], cols(1, 3), [cmp(col(1), '!=', col(3))])])],
+      { r: [[1, 5], [1, 6], [2, 7]] },
+    );
+    expect(kernelLines(planToKernels(plan), 'b').some((l) => l.includes('mergeJoin r on (#0), r on (#0)'))).toBe(true);
+    expectSameResults(plan);
+  });
+
+  it('sorts rows only aggregates by g read by g alone', () => {
+    // {(b, a) | r} is duplicate-free but sorted by neither column: the aggregate by #0 needs a sort, by (#0) only.
+    const plan = program(
+      [rel('r', ['int32', 'int32'], 'edb'), rel('$s', ['int32', 'int32'], 'temp'), rel('by', ['int32', 'int32'])],
+      [
+        block('b', [
+          mapFilter('$s', 'r', cols(1, 0)),
+          { kind: 'aggregate', target: 'by', source: '$s', groupBy: [0], aggregates: [{ fn: 'max', column: 1, type: 'int32' }] },
+        ]),
+      ],
+      { r: [[1, 5], [2, 5], [3, 4]] },
+    );
+    expect(kernelLines(planToKernels(plan), 'b')).toEqual([
+      '%k3 := mapFilter r -> (#1, #0)',
+      '%k4 := sort %k3 by (#0)',
+      'by := aggregate %k4 by (#0) compute (max(#1): int32)',
+    ]);
+    expectSameResults(plan);
+  });
+});

@@ -5,42 +5,18 @@
  * intermediate buffer. Arithmetic and built-ins are total (arith.ts), so evaluating P1 inside the fused filter
  * on rows F1 rejects changes nothing. The fused kernel lists the lowered kernels it stands for in `fused`.
  */
-import type { Expr, Predicate } from '@vixen/queryplan';
 import type { KirKernel, KirProgram, VarId } from '../ir.js';
+import { substitute, substitutePredicate } from './exprs.js';
 import { commandUseDef, freeableVariable, liveOutSets, terminatorUses } from './liveness.js';
 
 type MapFilter = Extract<KirKernel, { kind: 'mapFilter' }>;
 
-/** A fresh copy of `e` (codegen keys constants by node, so a fused kernel shares no node with another). */
-function clone(e: Expr): Expr {
-  return substitute(e, undefined);
-}
-
-/** `e` over the columns `project` computes (`project` absent: `e` itself), built from fresh nodes. */
-function substitute(e: Expr, project: readonly Expr[] | undefined): Expr {
-  switch (e.kind) {
-    case 'col':
-      return project ? clone(project[e.index]!) : { ...e };
-    case 'const':
-      return { ...e };
-    case 'binary':
-      return { ...e, left: substitute(e.left, project), right: substitute(e.right, project) };
-    case 'call':
-      return { ...e, args: e.args.map((a) => substitute(a, project)) };
-  }
-}
-
 function fuse(first: MapFilter, second: MapFilter): MapFilter {
-  const over = (e: Expr): Expr => substitute(e, first.project);
-  const filter: Predicate[] = [
-    ...first.filter.map((f) => ({ ...f, left: clone(f.left), right: clone(f.right) })),
-    ...second.filter.map((f) => ({ ...f, left: over(f.left), right: over(f.right) })),
-  ];
   return {
     ...second,
     input: first.input,
-    filter,
-    project: second.project.map(over),
+    filter: [...first.filter.map((f) => substitutePredicate(f)), ...second.filter.map((f) => substitutePredicate(f, first.project))],
+    project: second.project.map((e) => substitute(e, first.project)),
     fused: [...(first.fused ?? [first.id]), ...(second.fused ?? [second.id])],
   };
 }

@@ -13,6 +13,7 @@ import type { Expr } from '@vixen/queryplan';
 import type { KirBlock, KirCommand, KirKernel, KirProgram, VarId } from '../ir.js';
 import { kirSuccessors } from '../ir.js';
 import { iota } from '../lower/from-plan.js';
+import { neverHolds } from './exprs.js';
 
 export interface VarProps {
   empty: boolean;
@@ -118,7 +119,7 @@ function copiesAll(position: ReadonlyMap<number, number>, from: number, arity: n
 
 /** Properties of a mapFilter's output: filtering keeps order and distinctness; projection maps them through. */
 function mapProps(inp: VarProps, k: Extract<KirKernel, { kind: 'mapFilter' }>): VarProps {
-  if (inp.empty) return EMPTY;
+  if (inp.empty || k.filter.some(neverHolds)) return EMPTY;
   if (inp.single) return SINGLE;
   const position = copiedColumns(k.project);
   const sorted: number[] = [];

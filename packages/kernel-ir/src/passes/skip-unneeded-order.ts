@@ -8,7 +8,7 @@
  *   group-by of min/max only.
  * Only values read within their block (not live after it) qualify. Then the readers of `s := sort x` read x when s
  * is order-free, and the readers of `t := unique s` read s when t is set-free; remove-dead-kernels drops the sort or
- * unique. Intermediate results must be temporaries: QP relation variables stay canonical (ir.ts), which the property
+ * unique. A sort only aggregates by a prefix G of its keys read sorts by G alone. Intermediate results must be temporaries: QP relation variables stay canonical (ir.ts), which the property
  * analysis relies on.
  */
 import type { KirBlock, KirKernel, KirProgram, VarId } from '../ir.js';
@@ -118,6 +118,23 @@ function redirect(k: KirKernel, from: VarId, to: VarId): KirKernel {
   }
 }
 
+/**
+ * Keys a sort can be cut down to: an aggregate by G only needs each group's rows adjacent, so a sort whose rows
+ * only such aggregates read (all by G, G a proper prefix of its keys) can sort by G alone (fewer words to sort).
+ * Not for float32 sums and averages, whose rounding depends on the order within a group.
+ */
+function groupKeys(p: KirProgram, rd: BlockReaders, i: number, k: Extract<KirKernel, { kind: 'sort' }>): number[] | undefined {
+  const readers = rd.readers(i);
+  if (!readers || readers.length === 0 || p.variables[k.output]!.relation !== undefined) return undefined;
+  const aggs = readers.map((n) => rd.kernelAt(n));
+  const first = aggs[0];
+  if (first?.kind !== 'aggregate') return undefined;
+  const g = first.groupBy;
+  const fits = aggs.every((a) => a?.kind === 'aggregate' && a.groupBy.join() === g.join() && aggregateIgnores(p, { ...a, groupBy: [] }, 'order'));
+  const prefix = g.length > 0 && g.length < k.keys.length && g.every((c, n) => k.keys[n] === c);
+  return fits && prefix ? [...g] : undefined;
+}
+
 export function skipUnneededOrder(p: KirProgram): KirProgram {
   const liveOut = liveOutSets(p);
   const kernels = [...p.kernels];
@@ -128,6 +145,12 @@ export function skipUnneededOrder(p: KirProgram): KirProgram {
     for (let i = 0; i < b.commands.length; i++) {
       const k = rd.kernelAt(i);
       if (!k || (k.kind !== 'sort' && k.kind !== 'unique')) continue;
+      const narrower = k.kind === 'sort' ? groupKeys(p, rd, i, k) : undefined;
+      if (k.kind === 'sort' && narrower) {
+        kernels[k.id] = { ...k, keys: narrower };
+        changed = true;
+        break;
+      }
       const source = kernelInputs(k)[0]!;
       if (source === k.output || !rd.free(i, k.kind === 'sort' ? 'order' : 'set')) continue;
       const readers = rd.readers(i)!;
