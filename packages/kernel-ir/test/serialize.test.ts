@@ -1,7 +1,7 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { z } from 'zod';
 import { VixenError } from '@vixen/queryplan';
-import { kirProgramSchema, parseKir, serializeKir, type KirProgram } from '../src/index.js';
+import { kirProgramSchema, parseKir, planToKernels, serializeKir, type KirProgram } from '../src/index.js';
 import { block, clear, cmp, col, difference, lit, mapFilter, mapJoin, program, rel, transitiveClosure, union, unoptimizedKernels } from './qp-builders.js';
 
 /** A program touching every node kind: all kernels, commands, terminators, expression kinds and scalar types. */
@@ -69,6 +69,12 @@ describe('serializeKir / parseKir', () => {
       expect(back).toEqual(p);
       expect(roundTrip(back)).toEqual(p);
     }
+    // What the KIR optimizations add: the entry assumption and the record of fused kernels.
+    expect(planToKernels(transitiveClosure([[1, 2]])).emptyOnEntry).toEqual(['path', '$delta_path', '$new_path']);
+    const base = everything();
+    const fused: KirProgram = { ...base, emptyOnEntry: ['other'], kernels: base.kernels.map((k) => (k.kind === 'mapFilter' ? { ...k, fused: [3, 5] } : k)) };
+    expect(fused.kernels.some((k) => k.kind === 'mapFilter' && k.fused)).toBe(true);
+    expect(roundTrip(fused)).toEqual(fused);
     const back = roundTrip(everything());
     expect(back.facts['item']![0]![0]).toBe(2n ** 62n + 12345n);
     expect(back.facts['item']![1]![0]).toBe(-(2n ** 63n));
