@@ -142,7 +142,7 @@ describe('explain', () => {
     const text = await cli('explain', tcFile, '--facts', chain12, '--profile');
     expect(text.code).toBe(0);
     expect(text.out).toMatch(/QP operators:/);
-    expect(text.out).toMatch(/^ {2}k0\s+mapFilter/m);
+    expect(text.out).toMatch(/^ {2}k0\s+copy\s+entry#1 /m);
     const dot = await cli('explain', tcFile, '--facts', chain12, '--profile', '--dot');
     expect(dot.code).toBe(0);
     expect(dot.out).toMatch(/block loop_path:  \[ran 12x\]/);

@@ -78,7 +78,7 @@ describe('running programs', () => {
     expect((await cli('plan', src, '--wgsl')).out).toMatch(/@compute/);
   });
 
-  test('--join-strategy picks the join lowering; a bad value is an option error', async () => {
+  test('--join-strategy picks the join lowering, --no-fusion keeps kernels unfused; a bad value is an option error', async () => {
     const src = join(root, 'examples/transitive-closure.logic');
     const hash = await cli('plan', src, '--ir', 'kernel', '--join-strategy', 'hash');
     expect(hash.out).toMatch(/hashJoin build/);
@@ -86,6 +86,13 @@ describe('running programs', () => {
     const merge = await cli('plan', src, '--ir', 'kernel', '--join-strategy', 'sort-merge');
     expect(merge.out).toMatch(/mergeJoin/);
     expect(merge.out).not.toMatch(/hashJoin/);
+    const unfused = await cli('plan', src, '--ir', 'kernel', '--no-fusion');
+    expect(unfused.code).toBe(0);
+    expect(unfused.out).not.toMatch(/\(fused /);
+    const facts = join(root, 'examples/transitive-closure');
+    const [fused, plain] = [await cli('run', src, '--facts', facts, '--format', 'csv'), await cli('run', src, '--facts', facts, '--format', 'csv', '--no-fusion')];
+    expect(plain.code).toBe(0);
+    expect(plain.out).toBe(fused.out);
     const bad = await cli('plan', src, '--join-strategy', 'nested-loop');
     expect(bad.code).not.toBe(0);
     expect(bad.err).toMatch(/sort-merge, hash, auto/);

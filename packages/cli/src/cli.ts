@@ -39,6 +39,7 @@ const runOptionsSchema = z.object({
   maxDeviceMemory: z.string().min(1).optional(),
   dialect: z.enum(['logiql', 'souffle']).optional(),
   joinStrategy: z.enum(['sort-merge', 'hash', 'auto']).optional(),
+  fusion: z.boolean().default(true),
 });
 
 const explainOptionsSchema = z.object({
@@ -52,6 +53,7 @@ const planOptionsSchema = z.object({
   dialect: z.enum(['logiql', 'souffle']).optional(),
   ir: z.enum(['qp', 'kernel']).default('qp'),
   joinStrategy: z.enum(['sort-merge', 'hash', 'auto']).optional(),
+  fusion: z.boolean().default(true),
   wgsl: z.boolean().default(false),
   dot: z.boolean().default(false),
 });
@@ -62,14 +64,24 @@ const bundleOptionsSchema = z.object({
   withDuckdb: z.boolean().default(false),
 });
 
-const compileOptionsSchema = z.object({ out: z.string().min(1), joinStrategy: z.enum(['sort-merge', 'hash', 'auto']).optional() });
+const compileOptionsSchema = z.object({
+  out: z.string().min(1),
+  joinStrategy: z.enum(['sort-merge', 'hash', 'auto']).optional(),
+  fusion: z.boolean().default(true),
+});
 
-type SourceOptions = Pick<CompileOptions, 'dialect' | 'joinStrategy'>;
+type SourceOptions = Pick<CompileOptions, 'dialect' | 'joinStrategy' | 'fusion'>;
 
 /** Only the options given: compile's defaults apply to the rest. */
-function sourceOptions(opts: { dialect?: 'logiql' | 'souffle' | undefined; joinStrategy?: JoinStrategy | undefined }): SourceOptions {
-  return { ...(opts.dialect ? { dialect: opts.dialect } : {}), ...(opts.joinStrategy ? { joinStrategy: opts.joinStrategy } : {}) };
+function sourceOptions(opts: { dialect?: 'logiql' | 'souffle' | undefined; joinStrategy?: JoinStrategy | undefined; fusion?: boolean }): SourceOptions {
+  return {
+    ...(opts.dialect ? { dialect: opts.dialect } : {}),
+    ...(opts.joinStrategy ? { joinStrategy: opts.joinStrategy } : {}),
+    ...(opts.fusion === false ? { fusion: false } : {}),
+  };
 }
+
+const noFusionHelp = 'keep each kernel separate (no kernel fusion); the other kernel-IR optimizations still run';
 
 /**
  * A `.json` file is a compiled program; anything else is source (`.dl` Soufflé unless `dialect` says).
@@ -116,6 +128,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .option('--max-tuples <n>', 'fail when any one base or derived relation would hold more than n tuples')
     .option('--timeout <seconds>', 'fail when the run takes longer (wall clock, checked between kernel launches)')
     .addOption(new Option('--join-strategy <strategy>', 'equi-joins as sort + merge join, hash join, or hash outside fixpoint loops where it saves sorts').choices(['sort-merge', 'hash', 'auto']))
+    .option('--no-fusion', noFusionHelp)
     .action(async (file: string, raw: unknown) => {
       const opts = parseOptions(runOptionsSchema, raw);
       // Checked before compiling, so a bad size is reported as an option error.
@@ -171,6 +184,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .option('--wgsl', 'print the generated WGSL shaders', false)
     .option('--dot', 'print the CFG as Graphviz DOT (query plan)', false)
     .addOption(new Option('--join-strategy <strategy>', 'equi-joins as sort + merge join, hash join, or hash outside fixpoint loops where it saves sorts').choices(['sort-merge', 'hash', 'auto']))
+    .option('--no-fusion', noFusionHelp)
     .action((file: string, raw: unknown) => {
       const opts = parseOptions(planOptionsSchema, raw);
       const prog = compileFile(file, sourceOptions(opts));
@@ -212,6 +226,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .argument('<file>', '.logic source')
     .requiredOption('-o, --out <file>', 'output .json file')
     .addOption(new Option('--join-strategy <strategy>', 'equi-joins as sort + merge join, hash join, or hash outside fixpoint loops where it saves sorts').choices(['sort-merge', 'hash', 'auto']))
+    .option('--no-fusion', noFusionHelp)
     .action((file: string, raw: unknown) => {
       const opts = parseOptions(compileOptionsSchema, raw);
       const prog = compileFile(file, sourceOptions(opts));

@@ -2,12 +2,40 @@
 import type { QpProgram } from '@vixen/queryplan';
 import type { KirProgram } from './ir.js';
 import { lowerPlan, type LowerOptions } from './lower/from-plan.js';
+import { compactKernels } from './passes/compact-kernels.js';
+import { fuseMapFilters } from './passes/fuse-map-filters.js';
 import { insertFrees } from './passes/insert-frees.js';
-import { pipeline } from './passes/pipeline.js';
+import { fixpoint, pipeline, when } from './passes/pipeline.js';
+import { propagateCopies } from './passes/propagate-copies.js';
+import { emptyOnEntry } from './passes/properties.js';
+import { removeDeadKernels } from './passes/remove-dead-kernels.js';
 import { scheduleBlocks } from './passes/schedule-blocks.js';
+import { simplifyKernels } from './passes/simplify-kernels.js';
+import { skipUnneededOrder } from './passes/skip-unneeded-order.js';
 
-const kirPasses = pipeline<KirProgram>(scheduleBlocks, insertFrees);
+export interface KirOptions extends LowerOptions {
+  /** Fuse chains of kernels into one (fuse-map-filters); default true. Off, the other KIR optimizations still run. */
+  fusion?: boolean;
+  /** Derived relations that get rows from outside the program (e.g. Soufflé `.input` files): never assumed empty on entry. */
+  seeded?: readonly string[];
+}
 
-export function planToKernels(plan: QpProgram, options: LowerOptions = {}): KirProgram {
-  return kirPasses(lowerPlan(plan, options));
+/**
+ * The optimizations run on the lowered program (which launches each kernel once: the passes rewrite kernels in
+ * place), before scheduling and frees, which they would otherwise invalidate.
+ */
+export function optimizeKernels(options: Pick<KirOptions, 'fusion' | 'seeded'> = {}): (p: KirProgram) => KirProgram {
+  const assumeEmpty = (p: KirProgram): KirProgram => ({ ...p, emptyOnEntry: emptyOnEntry(p, options.seeded) });
+  const round = pipeline<KirProgram>(
+    simplifyKernels,
+    propagateCopies,
+    skipUnneededOrder,
+    when(options.fusion ?? true, fuseMapFilters),
+    removeDeadKernels,
+  );
+  return pipeline(assumeEmpty, fixpoint(round), compactKernels);
+}
+
+export function planToKernels(plan: QpProgram, options: KirOptions = {}): KirProgram {
+  return pipeline(optimizeKernels(options), scheduleBlocks, insertFrees)(lowerPlan(plan, options));
 }

@@ -33,8 +33,11 @@ export interface KirOrigin {
 
 /** `origin` is absent on kernels not lowered from a plan command (hand-built or older compiled programs). */
 export type KirKernel = { origin?: KirOrigin } & (
-  /** output := project(t) for t in input where filter(t). Output order follows input order. */
-  | { kind: 'mapFilter'; id: number; input: VarId; output: VarId; filter: Predicate[]; project: Expr[] }
+  /**
+   * output := project(t) for t in input where filter(t). Output order follows input order. `fused`: the ids (in
+   * the program lowering gave) of the mapFilter kernels fusion merged into this one.
+   */
+  | { kind: 'mapFilter'; id: number; input: VarId; output: VarId; filter: Predicate[]; project: Expr[]; fused?: number[] }
   /** output := input sorted by the words of `keys` (column indices, in this order), unsigned lexicographic. */
   | { kind: 'sort'; id: number; input: VarId; output: VarId; keys: number[] }
   /** output := input with adjacent equal rows removed (input sorted by all columns). */
@@ -127,6 +130,11 @@ export interface KirProgram {
   /** From the plan: output orders and constraints, applied and checked by the runtime after evaluation. */
   orders?: Record<string, OutputOrder>;
   constraints?: Constraint[];
+  /**
+   * Relations the KIR passes assumed empty when the program starts (derived and temp relations without inline
+   * facts): the runtime refuses outside rows for them. Absent: nothing assumed.
+   */
+  emptyOnEntry?: string[];
 }
 
 export function kernelInputs(k: KirKernel): VarId[] {

@@ -48,7 +48,10 @@ export function formatCommand(p: KirProgram, c: KirCommand, name: (v: VarId) => 
   switch (c.kind) {
     case 'launch': {
       const k = p.kernels[c.kernel];
-      return k ? `${formatKernel(k, name)}  // k${c.kernel}` : `launch <missing kernel ${c.kernel}>`;
+      if (!k) return `launch <missing kernel ${c.kernel}>`;
+      // Fused ids are those lowering gave (the kernels of the unoptimized program), e.g. `// k3 (fused k5+k7)`.
+      const fused = k.kind === 'mapFilter' && k.fused ? ` (fused ${k.fused.map((id) => `k${id}`).join('+')})` : '';
+      return `${formatKernel(k, name)}  // k${c.kernel}${fused}`;
     }
     case 'free':
       return `free ${c.vars.map(name).join(', ')}`;

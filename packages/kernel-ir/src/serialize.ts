@@ -110,6 +110,7 @@ const kernel = z.discriminatedUnion('kind', [
     output: varId,
     filter: z.array(predicate),
     project: z.array(expr),
+    fused: z.array(index).optional(),
   }),
   z.strictObject({ kind: z.literal('sort'), id: index, origin, input: varId, output: varId, keys: z.array(index) }),
   z.strictObject({ kind: z.literal('unique'), id: index, origin, input: varId, output: varId }),
@@ -202,6 +203,7 @@ export const kirProgramSchema: z.ZodType<KirProgram> = z
     constraints: z
       .array(z.strictObject({ kind: z.enum(['functional', 'constraint']), relation: z.string(), text: z.string(), keys: index.optional(), span: span.optional() }))
       .optional(),
+    emptyOnEntry: z.array(z.string()).optional(),
   })
   .transform((p, ctx): KirProgram => {
     const columns = new Map(p.relations.map((r) => [r.name, r.columns.map((c) => c.type)]));

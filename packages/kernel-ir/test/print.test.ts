@@ -18,7 +18,7 @@ describe('printKir', () => {
         'entry: init',
         '',
         'init:',
-        '  path := mapFilter edge -> (#0, #1)  // k0',
+        '  path := copy edge  // k0',
         '  $delta_path := copy path  // k1',
         '  jump loop',
         '',

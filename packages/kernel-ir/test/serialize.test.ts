@@ -2,7 +2,7 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { z } from 'zod';
 import { VixenError } from '@vixen/queryplan';
 import { kirProgramSchema, parseKir, planToKernels, serializeKir, type KirProgram } from '../src/index.js';
-import { block, clear, cmp, col, difference, lit, mapFilter, mapJoin, program, rel, transitiveClosure, union } from './qp-builders.js';
+import { block, clear, cmp, col, difference, lit, mapFilter, mapJoin, program, rel, transitiveClosure, union, unoptimizedKernels } from './qp-builders.js';
 
 /** A program touching every node kind: all kernels, commands, terminators, expression kinds and scalar types. */
 function everything(): KirProgram {
@@ -33,7 +33,7 @@ function everything(): KirProgram {
     ],
     { item: [[big, 'pen', 3], [-(2n ** 63n), '', -7], [2n ** 63n - 1n, 'ü', 2 ** 31 - 1]], other: [[0n, 'x']] },
   );
-  const kir = planToKernels(plan);
+  const kir = unoptimizedKernels(plan);
   // Lowering no longer emits concat (unions merge); a launched hand-built one keeps the kind covered.
   const id = kir.kernels.length;
   kir.kernels.push({ kind: 'concat', id, left: 1, right: 3, output: 3 });
@@ -64,11 +64,17 @@ describe('serializeKir / parseKir', () => {
   });
 
   it('round-trips through JSON text, int64 constants and facts included', () => {
-    for (const p of [everything(), planToKernels(transitiveClosure([[1, 2], [2, 3]]))]) {
+    for (const p of [everything(), unoptimizedKernels(transitiveClosure([[1, 2], [2, 3]]))]) {
       const back = roundTrip(p);
       expect(back).toEqual(p);
       expect(roundTrip(back)).toEqual(p);
     }
+    // What the KIR optimizations add: the entry assumption and the record of fused kernels.
+    expect(planToKernels(transitiveClosure([[1, 2]])).emptyOnEntry).toEqual(['path', '$delta_path', '$new_path']);
+    const base = everything();
+    const fused: KirProgram = { ...base, emptyOnEntry: ['other'], kernels: base.kernels.map((k) => (k.kind === 'mapFilter' ? { ...k, fused: [3, 5] } : k)) };
+    expect(fused.kernels.some((k) => k.kind === 'mapFilter' && k.fused)).toBe(true);
+    expect(roundTrip(fused)).toEqual(fused);
     const back = roundTrip(everything());
     expect(back.facts['item']![0]![0]).toBe(2n ** 62n + 12345n);
     expect(back.facts['item']![1]![0]).toBe(-(2n ** 63n));

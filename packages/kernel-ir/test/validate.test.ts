@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { planToKernels, validateKir, type KirKernel, type KirProgram } from '../src/index.js';
-import { block, cols, mapJoin, program, rel, transitiveClosure } from './qp-builders.js';
+import { validateKir, type KirKernel, type KirProgram } from '../src/index.js';
+import { block, cols, mapJoin, program, rel, transitiveClosure, unoptimizedKernels } from './qp-builders.js';
 
-const valid = (): KirProgram => planToKernels(transitiveClosure([[1, 2], [2, 3]]));
+const valid = (): KirProgram => unoptimizedKernels(transitiveClosure([[1, 2], [2, 3]]));
 
 /** A valid program, changed by `edit` (on a deep copy), then validated; returns the messages. */
 function messagesAfter(edit: (p: KirProgram) => void, base: KirProgram = valid()): string[] {
@@ -84,7 +84,7 @@ describe('validateKir', () => {
       [rel('r', ['int32', 'string'], 'edb'), rel('s', ['string', 'int32'], 'edb'), rel('t', ['int32', 'int32'])],
       [block('b', [mapJoin('t', 'r', 's', [1], [0], [cols(0)[0]!, { kind: 'col', index: 3, type: 'int32' }])])],
     );
-    const base = planToKernels(plan, { joinStrategy: 'hash' });
+    const base = unoptimizedKernels(plan, { joinStrategy: 'hash' });
     expect(validateKir(base)).toEqual([]);
     expect(messagesAfter((p) => (kernelOfKind(p, 'hashJoin').probeKeys = [0]), base)).toEqual([
       'kernel 0 (hashJoin): key pair 0 joins build #0 (string) with probe #0 (int32)',
@@ -105,7 +105,7 @@ describe('validateKir', () => {
       [rel('r', ['int32', 'string'], 'edb'), rel('s', ['string', 'int32'], 'edb'), rel('t', ['int32', 'int32'])],
       [block('b', [mapJoin('t', 'r', 's', [1], [0], [cols(0)[0]!, { kind: 'col', index: 3, type: 'int32' }])])],
     );
-    const base = planToKernels(plan, { joinStrategy: 'sort-merge' });
+    const base = unoptimizedKernels(plan, { joinStrategy: 'sort-merge' });
     expect(validateKir(base)).toEqual([]);
     expect(messagesAfter((p) => (kernelOfKind(p, 'mergeJoin').rightKeys = [1]), base)).toEqual([
       'kernel 1 (mergeJoin): key pair 0 joins left #1 (string) with right #1 (int32)',

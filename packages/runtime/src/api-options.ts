@@ -34,6 +34,7 @@ const compileArgsSchema = z.object({
       filename: z.string().optional(),
       readFile: callback().optional(),
       joinStrategy: z.enum(['sort-merge', 'hash', 'auto']).optional(),
+      fusion: z.boolean().optional(),
     })
     .optional(),
 });

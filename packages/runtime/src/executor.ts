@@ -593,9 +593,14 @@ async function loadInitialRelations(
   initial: EncodedFacts,
   store: (id: VarId, v: DeviceRelation, by: string, name: string) => Promise<void>,
 ): Promise<void> {
+  const assumedEmpty = new Set(program.emptyOnEntry ?? []);
   for (const [name, rel] of [...initial.relations]) {
     const id = program.relationVars[name];
     if (id === undefined || rel.count === 0) continue;
+    if (assumedEmpty.has(name)) {
+      // The compiled kernels rely on it (kernel-IR passes skip work on relations known empty at the start).
+      throw new VixenError({ severity: 'error', message: `rows given for derived relation ${name}: this compiled program starts it empty` });
+    }
     const raw = uploadRelation(gpu, rel.pieces(), rel.width, rel.count);
     // The device has its copy: a large relation's host words need not live through the run.
     initial.relations.delete(name);

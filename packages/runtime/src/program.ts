@@ -37,6 +37,8 @@ export interface CompileOptions {
   dialect?: Dialect;
   /** How equi-joins run: sort + merge join, hash join, or (default) hash outside fixpoint loops where it saves sorts. */
   joinStrategy?: JoinStrategy;
+  /** Fuse chains of kernels into one (default true); off, the other kernel-IR optimizations still run. */
+  fusion?: boolean;
 }
 
 export interface RunOptions extends FactSources {
@@ -111,13 +113,18 @@ export function compile(source: string | SourceFile[], options: CompileOptions =
   const errors = front.diagnostics.filter((d) => d.severity === 'error');
   if (!front.plan || errors.length > 0) throw new VixenError(errors, front.sources);
   assertValid('query plan', validatePlan(front.plan));
-  const kir = planToKernels(front.plan, options.joinStrategy ? { joinStrategy: options.joinStrategy } : {});
+  const kir = planToKernels(front.plan, {
+    ...(options.joinStrategy ? { joinStrategy: options.joinStrategy } : {}),
+    ...(options.fusion !== undefined ? { fusion: options.fusion } : {}),
+    // Soufflé `.input` relations may also have rules: their rows come from files, so they never start empty.
+    seeded: Object.keys(front.souffleIo?.inputs ?? {}),
+  });
   assertValid('kernel IR', validateKir(kir));
   return new Program(kir, generateProgramShaders(kir), front.plan, front.souffleIo);
 }
 
 /** Compiles a `.logic` or `.dl` file from disk (includes resolve relative to it). */
-export function compileFile(path: string, options: Pick<CompileOptions, 'dialect' | 'joinStrategy'> = {}): Program {
+export function compileFile(path: string, options: Pick<CompileOptions, 'dialect' | 'joinStrategy' | 'fusion'> = {}): Program {
   return compile([{ path, text: readTextFile(path, 'program file') }], options);
 }
 

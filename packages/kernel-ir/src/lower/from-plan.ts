@@ -23,7 +23,7 @@ export interface LowerOptions {
 }
 
 /** [0, 1, ..., n-1] */
-function iota(n: number): number[] {
+export function iota(n: number): number[] {
   return Array.from({ length: n }, (_, i) => i);
 }
 

@@ -31,7 +31,7 @@ export const SSB_QUERIES = ['1.1', '1.2', '1.3', '2.1', '2.2', '2.3', '3.1', '3.
 export type SsbQuery = (typeof SSB_QUERIES)[number];
 
 /** Compile options of a query; `fusion: false` turns the KIR kernel fusion off. */
-export type SsbCompileOptions = NonNullable<Parameters<typeof compileFile>[1]> & { fusion?: boolean };
+export type SsbCompileOptions = NonNullable<Parameters<typeof compileFile>[1]>;
 
 /** The five tables, from `dir/schema.logic`. */
 export function ssbSchema(queriesDir: string): RelationDecl[] {

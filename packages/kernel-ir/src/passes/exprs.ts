@@ -1,0 +1,46 @@
+/** Expression helpers shared by the KIR passes that rewrite filters and projections. */
+import type { Expr, Predicate } from '@vixen/queryplan';
+
+/** `e` over the columns `project` computes (`project` absent: `e` itself), built from fresh nodes (codegen keys constants by node). */
+export function substitute(e: Expr, project?: readonly Expr[]): Expr {
+  switch (e.kind) {
+    case 'col':
+      return project ? substitute(project[e.index]!) : { ...e };
+    case 'const':
+      return { ...e };
+    case 'binary':
+      return { ...e, left: substitute(e.left, project), right: substitute(e.right, project) };
+    case 'call':
+      return { ...e, args: e.args.map((a) => substitute(a, project)) };
+  }
+}
+
+export function substitutePredicate(p: Predicate, project?: readonly Expr[]): Predicate {
+  return { ...p, left: substitute(p.left, project), right: substitute(p.right, project) };
+}
+
+function sameExpr(a: Expr, b: Expr): boolean {
+  if (a.kind !== b.kind || a.type !== b.type) return false;
+  switch (a.kind) {
+    case 'col':
+      return a.index === (b as typeof a).index;
+    case 'const':
+      return a.value === (b as typeof a).value;
+    case 'binary': {
+      const o = b as typeof a;
+      return a.op === o.op && sameExpr(a.left, o.left) && sameExpr(a.right, o.right);
+    }
+    case 'call': {
+      const o = b as typeof a;
+      return a.fn === o.fn && a.args.length === o.args.length && a.args.every((x, i) => sameExpr(x, o.args[i]!));
+    }
+  }
+}
+
+/**
+ * Whether `p` is false on every row: `e != e`, `e < e` or `e > e` for one deterministic expression (not float32,
+ * where a NaN differs from itself).
+ */
+export function neverHolds(p: Predicate): boolean {
+  return (p.op === '!=' || p.op === '<' || p.op === '>') && p.left.type !== 'float32' && sameExpr(p.left, p.right);
+}

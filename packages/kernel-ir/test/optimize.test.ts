@@ -1,0 +1,437 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { interpret, type QpProgram, type Row } from '@vixen/queryplan';
+import {
+  blockEntryStates,
+  compactKernels,
+  emptyOnEntry,
+  fixpoint,
+  fuseMapFilters,
+  lowerPlan,
+  planToKernels,
+  printKir,
+  propagateCopies,
+  removeDeadKernels,
+  simplifyKernels,
+  skipUnneededOrder,
+  validateKir,
+  when,
+  type KirProgram,
+} from '../src/index.js';
+import { runKir } from './kir-interp.js';
+import {
+  block,
+  clear,
+  cmp,
+  col,
+  cols,
+  copy,
+  difference,
+  lit,
+  mapFilter,
+  mapJoin,
+  program,
+  rel,
+  transitiveClosure,
+  union,
+  unoptimizedKernels,
+} from './qp-builders.js';
+
+/** Kernel lines of a block as printKir shows them, without the `// kN` comments. */
+function kernelLines(p: KirProgram, label: string): string[] {
+  const text = printKir(p);
+  const start = text.indexOf(`\n${label}:\n`);
+  const body = text.slice(start + label.length + 3).split('\n\n')[0]!;
+  return body
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.includes(':=') || l.startsWith('clear'))
+    .map((l) => l.replace(/\s+\/\/.*$/, ''));
+}
+
+const launches = (p: KirProgram): number => p.blocks.reduce((n, b) => n + b.commands.filter((c) => c.kind === 'launch').length, 0);
+
+/** The lowered program with the entry assumption planToKernels makes (what the single passes see there). */
+const lowered = (plan: QpProgram): KirProgram => {
+  const p = lowerPlan(plan);
+  return { ...p, emptyOnEntry: emptyOnEntry(p) };
+};
+
+/** Results of the optimized program (fusion on and off) agree with the reference interpreter. */
+function expectSameResults(plan: QpProgram): void {
+  const expected = interpret(plan, plan.facts);
+  for (const fusion of [true, false]) {
+    const kir = planToKernels(plan, { fusion });
+    expect(validateKir(kir)).toEqual([]);
+    const run = runKir(kir);
+    for (const r of plan.relations.filter((r) => r.kind !== 'temp')) {
+      expect(run.relations.get(r.name), `${r.name} (fusion ${fusion})`).toEqual(expected.get(r.name));
+    }
+  }
+}
+
+/** r(a, b) edb; `$a` a temp, `t` an idb of the given arity. */
+function unionIntoEmpty(): QpProgram {
+  return program(
+    [rel('r', ['int32', 'int32'], 'edb'), rel('$a', ['int32', 'int32'], 'temp'), rel('t', ['int32', 'int32'])],
+    [block('b', [mapFilter('$a', 'r', cols(1, 0)), union('t', 't', '$a')])],
+    { r: [[1, 2], [2, 1], [3, 1], [1, 2]] },
+  );
+}
+
+/** Semi-naive reachability whose result relation starts empty and is first written inside the loop. */
+function reachFromEmpty(edges: Row[]): QpProgram {
+  const pair = ['int32', 'int32'] as const;
+  return program(
+    [rel('edge', [...pair], 'edb'), rel('path', [...pair]), rel('$delta', [...pair], 'temp'), rel('$new', [...pair], 'temp')],
+    [
+      block('init', [mapFilter('$delta', 'edge', cols(0, 1))], { kind: 'jump', target: 'loop' }),
+      block('loop', [], { kind: 'branch', condition: { kind: 'empty', relations: ['$delta'] }, ifTrue: 'done', ifFalse: 'body' }),
+      block(
+        'body',
+        [difference('$new', '$delta', 'path'), union('path', 'path', '$new'), mapJoin('$delta', '$new', 'edge', [1], [0], cols(0, 3))],
+        { kind: 'jump', target: 'loop' },
+      ),
+      block('done', []),
+    ],
+    { edge: edges },
+  );
+}
+
+describe('property analysis', () => {
+  it('knows derived relations empty on entry, and not after a loop back edge wrote them', () => {
+    const p = lowered(reachFromEmpty([[1, 2]]));
+    const states = blockEntryStates(p);
+    const path = p.relationVars['path']!;
+    expect(states.get('init')!.get(path)).toMatchObject({ empty: true });
+    expect(states.get('body')!.get(path)).toMatchObject({ empty: false, key: [0, 1], sorted: [0, 1] });
+    expect(states.get('done')!.get(path)?.empty).toBe(false);
+  });
+
+  it('assumes nothing empty for edb relations, inline-seeded or seeded relations, or a program without the field', () => {
+    const plan = program(
+      [rel('e', ['int32'], 'edb'), rel('s', ['int32']), rel('f', ['int32']), rel('t', ['int32'], 'temp')],
+      [block('b', [])],
+      { s: [[1]] },
+    );
+    const p = lowerPlan(plan);
+    expect(emptyOnEntry(p, ['f'])).toEqual(['t']);
+    expect([...blockEntryStates(p).get('b')!.values()].every((v) => !v.empty)).toBe(true);
+  });
+});
+
+describe('simplifyKernels', () => {
+  it('turns a merge with an empty side and a unique of a duplicate-free input into copies', () => {
+    const p = simplifyKernels(lowered(unionIntoEmpty()));
+    expect(kernelLines(p, 'b')).toEqual([
+      '%k3 := mapFilter r -> (#1, #0)',
+      '%k4 := sort %k3 by (#0, #1)',
+      // A permutation of the columns of a duplicate-free relation is duplicate-free.
+      '$a := copy %k4',
+      '%k5 := copy $a',
+      't := copy %k5',
+    ]);
+  });
+
+  it('turns a sort of sorted rows into a copy, and a kernel whose result is known empty into a clear', () => {
+    const plan = program(
+      [rel('r', ['int32', 'int32'], 'edb'), rel('$e', ['int32', 'int32'], 'temp'), rel('t', ['int32', 'int32']), rel('u', ['int32'])],
+      [block('b', [mapJoin('t', 'r', '$e', [0], [0], cols(0, 1)), mapFilter('u', 'r', [col(0)], [cmp(col(1), '>', lit(0))])])],
+      { r: [[1, 2]] },
+    );
+    const p = simplifyKernels(lowered(plan));
+    expect(kernelLines(p, 'b')).toEqual(['clear %k4', 'clear %k5', 'clear t', '%k6 := mapFilter r where #1 > 0 -> (#0)', 'u := unique %k6']);
+    // r is canonical: sorted by (#0) already, not by (#1).
+    const sorts: KirProgram = { ...p, variables: [...p.variables, { id: 7, name: '%s0', columns: ['int32', 'int32'] }, { id: 8, name: '%s1', columns: ['int32', 'int32'] }] };
+    sorts.kernels = [...p.kernels, { kind: 'sort', id: 5, input: 0, output: 7, keys: [0] }, { kind: 'sort', id: 6, input: 0, output: 8, keys: [1] }];
+    sorts.blocks = [{ ...p.blocks[0]!, commands: [...p.blocks[0]!.commands, { kind: 'launch', kernel: 5 }, { kind: 'launch', kernel: 6 }] }];
+    expect(kernelLines(simplifyKernels(sorts), 'b').slice(-2)).toEqual(['%s0 := copy r', '%s1 := sort r by (#1)']);
+  });
+
+  it('returns the program itself when nothing changes', () => {
+    const p = planToKernels(transitiveClosure([[1, 2]]));
+    expect(simplifyKernels(p)).toBe(p);
+  });
+});
+
+describe('propagateCopies and removeDeadKernels', () => {
+  it('writes the relation in place of the temporary, and drops copies nothing reads', () => {
+    const p = compactKernels(removeDeadKernels(propagateCopies(simplifyKernels(lowered(unionIntoEmpty())))));
+    expect(kernelLines(p, 'b')).toEqual(['%k3 := mapFilter r -> (#1, #0)', '%k4 := sort %k3 by (#0, #1)', 't := copy %k4']);
+    expect(p.kernels.map((k) => k.id)).toEqual([0, 1, 2]);
+    expect(kernelLines(planToKernels(unionIntoEmpty()), 'b')).toEqual(['%k3 := mapFilter r -> (#1, #0)', 't := sort %k3 by (#0, #1)']);
+    expect(validateKir(p)).toEqual([]);
+  });
+
+  it('does not coalesce when the relation is read between the write and the copy', () => {
+    // out := copy $a then $a := ...: the old value of $a flows into out, and `r` is read in between.
+    const plan = program(
+      [rel('r', ['int32'], 'edb'), rel('$a', ['int32'], 'temp'), rel('out', ['int32']), rel('keep', ['int32'])],
+      [block('b', [copy('$a', 'r'), copy('keep', 'out'), copy('out', '$a')])],
+      { r: [[4], [5]] },
+    );
+    expectSameResults(plan);
+  });
+});
+
+describe('skipUnneededOrder', () => {
+  const sumPlan = (type: 'decimal' | 'float32'): QpProgram =>
+    program(
+      [rel('r', ['int32', type], 'edb'), rel('total', [type])],
+      [block('b', [{ kind: 'aggregate', target: 'total', source: 'r', groupBy: [], aggregates: [{ fn: 'sum', column: 1, type }] }])],
+    );
+
+  it('lets an aggregate without group-by read the unsorted rows', () => {
+    const plan = program(
+      [rel('r', ['int32', 'int32'], 'edb'), rel('$p', ['int32', 'int32'], 'temp'), rel('n', ['int32'])],
+      [
+        block('b', [
+          mapFilter('$p', 'r', cols(1, 0)),
+          { kind: 'aggregate', target: 'n', source: '$p', groupBy: [], aggregates: [{ fn: 'count', type: 'int32' }] },
+        ]),
+      ],
+      { r: [[1, 2], [2, 1], [3, 3]] },
+    );
+    const p = planToKernels(plan);
+    expect(kernelLines(p, 'b')).toEqual(['%k3 := mapFilter r -> (#1, #0)', 'n := aggregate %k3 by () compute (count(): int32)']);
+    expectSameResults(plan);
+  });
+
+  it('keeps the sort for float32 sums (their rounding depends on row order) and when the sort is read again', () => {
+    const sorted = { ...lowered(sumPlan('float32')) };
+    // A hand-built sort in front of the aggregate, as lowering makes for group-by keys.
+    const p: KirProgram = {
+      ...sorted,
+      variables: [...sorted.variables, { id: sorted.variables.length, name: '%s', columns: ['int32', 'float32'] }],
+    };
+    const s = p.variables.length - 1;
+    const agg = p.kernels[0]!;
+    p.kernels = [{ kind: 'sort', id: 0, input: 0, output: s, keys: [1] }, { ...agg, id: 1, input: s } as typeof agg];
+    p.blocks = [{ ...p.blocks[0]!, commands: [{ kind: 'launch', kernel: 0 }, { kind: 'launch', kernel: 1 }] }];
+    expect(skipUnneededOrder(p)).toBe(p);
+    const decimal: KirProgram = { ...p, variables: p.variables.map((v) => ({ ...v, columns: v.columns.map((c) => (c === 'float32' ? 'decimal' : c)) })) };
+    decimal.kernels = p.kernels.map((k) => (k.kind === 'aggregate' ? { ...k, aggregates: [{ fn: 'sum', column: 1, type: 'decimal' }] } : k));
+    expect((skipUnneededOrder(decimal).kernels[1] as { input: number }).input).toBe(0);
+    // A second reader of the sorted rows keeps the sort.
+    const twice: KirProgram = { ...decimal, kernels: [...decimal.kernels, { kind: 'copy', id: 2, input: s, output: 1 }] };
+    twice.blocks = [{ ...decimal.blocks[0]!, commands: [...decimal.blocks[0]!.commands, { kind: 'launch', kernel: 2 }] }];
+    expect(skipUnneededOrder(twice)).toBe(twice);
+  });
+});
+
+describe('skipUnneededOrder with fusion', () => {
+  /** $a := {#1 + 1 | r}; out := {#0 * 2 | $a}: each result is canonicalized (sort + unique) as lowering makes it. */
+  const twoMaps = (): QpProgram =>
+    program(
+      [rel('r', ['int32', 'int32'], 'edb'), rel('$a', ['int32'], 'temp'), rel('out', ['int32'])],
+      [
+        block('b', [
+          mapFilter('$a', 'r', [{ kind: 'binary', op: '+', left: col(1), right: lit(1), type: 'int32' }]),
+          mapFilter('out', '$a', [{ kind: 'binary', op: '*', left: col(0), right: lit(2), type: 'int32' }], [cmp(col(0), '!=', lit(4))]),
+        ]),
+      ],
+      { r: [[1, 1], [2, 1], [3, 3], [4, 5], [5, 3]] },
+    );
+
+  it('drops the canonicalization of an intermediate that only feeds a canonicalized map, then fuses the maps', () => {
+    expect(kernelLines(lowered(twoMaps()), 'b')).toEqual([
+      '%k3 := mapFilter r -> ((#1 + 1))',
+      '%k4 := sort %k3 by (#0)',
+      '$a := unique %k4',
+      '%k5 := mapFilter $a where #0 != 4 -> ((#0 * 2))',
+      '%k6 := sort %k5 by (#0)',
+      'out := unique %k6',
+    ]);
+    expect(kernelLines(planToKernels(twoMaps()), 'b')).toEqual([
+      '%k5 := mapFilter r where (#1 + 1) != 4 -> (((#1 + 1) * 2))',
+      '%k6 := sort %k5 by (#0)',
+      'out := unique %k6',
+    ]);
+    expect(kernelLines(planToKernels(twoMaps(), { fusion: false }), 'b')).toEqual([
+      '%k3 := mapFilter r -> ((#1 + 1))',
+      '%k5 := mapFilter %k3 where #0 != 4 -> ((#0 * 2))',
+      '%k6 := sort %k5 by (#0)',
+      'out := unique %k6',
+    ]);
+    expectSameResults(twoMaps());
+  });
+
+  it('keeps the unique when a count reads the rows (multiplicity matters)', () => {
+    const plan = program(
+      [rel('r', ['int32', 'int32'], 'edb'), rel('$a', ['int32'], 'temp'), rel('n', ['int32'])],
+      [
+        block('b', [
+          mapFilter('$a', 'r', [{ kind: 'binary', op: '+', left: col(1), right: lit(1), type: 'int32' }]),
+          { kind: 'aggregate', target: 'n', source: '$a', groupBy: [], aggregates: [{ fn: 'count', type: 'int32' }] },
+        ]),
+      ],
+      { r: [[1, 1], [2, 1], [3, 3]] },
+    );
+    expect(kernelLines(planToKernels(plan), 'b')).toEqual([
+      '%k3 := mapFilter r -> ((#1 + 1))',
+      '%k4 := sort %k3 by (#0)',
+      '$a := unique %k4',
+      'n := aggregate $a by () compute (count(): int32)',
+    ]);
+    expectSameResults(plan);
+  });
+});
+
+describe('fuseMapFilters', () => {
+  /** $a := filter/project of r; out := filter/project of $a: a chain through a temporary read once. */
+  const chain = (extraRead: boolean): QpProgram =>
+    program(
+      [rel('r', ['int32', 'int32'], 'edb'), rel('$a', ['int32', 'int32'], 'temp'), rel('out', ['int32']), rel('also', ['int32', 'int32'])],
+      [
+        block('b', [
+          // A filter keeps $a canonical, so lowering reads it straight into the next mapFilter.
+          mapFilter('$a', 'r', cols(0, 1), [cmp(col(0), '>', lit(1))]),
+          mapFilter('out', '$a', [{ kind: 'binary', op: '*', left: col(0), right: { kind: 'binary', op: '+', left: col(1), right: lit(10), type: 'int32' }, type: 'int32' }], [cmp(col(1), '<', lit(5))]),
+          ...(extraRead ? [copy('also', '$a')] : []),
+        ]),
+      ],
+      { r: [[1, 1], [2, 2], [3, 9], [4, 3], [2, 4]] },
+    );
+
+  it('fuses a mapFilter into the mapFilter that alone reads its result, and records and prints what it fused', () => {
+    const p = planToKernels(chain(false));
+    const fused = p.kernels.find((k) => k.kind === 'mapFilter' && k.fused);
+    expect(fused).toMatchObject({ kind: 'mapFilter', fused: [0, 1] });
+    expect(printKir(p)).toContain('mapFilter r where #0 > 1 and #1 < 5 -> ((#0 * (#1 + 10)))  // k0 (fused k0+k1)');
+    expect(launches(p)).toBeLessThan(launches(planToKernels(chain(false), { fusion: false })));
+    expectSameResults(chain(false));
+  });
+
+  it('leaves the chain alone when the intermediate has another reader, or with fusion off', () => {
+    expect(planToKernels(chain(true)).kernels.some((k) => k.kind === 'mapFilter' && k.fused)).toBe(false);
+    expect(planToKernels(chain(false), { fusion: false }).kernels.some((k) => k.kind === 'mapFilter' && k.fused)).toBe(false);
+    expectSameResults(chain(true));
+    const p = lowered(chain(false));
+    expect(fuseMapFilters(fuseMapFilters(p))).toEqual(fuseMapFilters(p));
+  });
+});
+
+describe('the optimization pipeline', () => {
+  it('removes the redundant kernels of a union into an empty relation', () => {
+    expect(launches(planToKernels(unionIntoEmpty()))).toBe(2);
+    expect(launches(unoptimizedKernels(unionIntoEmpty()))).toBe(5);
+    expectSameResults(unionIntoEmpty());
+  });
+
+  it('keeps loop-carried unions and differences (the relation is empty only on the first iteration)', () => {
+    const p = planToKernels(reachFromEmpty([[1, 2], [2, 3]]));
+    expect(kernelLines(p, 'body').some((l) => l.startsWith('path := merge path'))).toBe(true);
+    expect(kernelLines(p, 'body').some((l) => l.includes('difference $delta, path'))).toBe(true);
+  });
+
+  it('preserves results on random graphs (semi-naive loops), fusion on and off', () => {
+    const edge = fc.tuple(fc.integer({ min: -3, max: 6 }), fc.integer({ min: -3, max: 6 }));
+    fc.assert(
+      fc.property(fc.array(edge, { maxLength: 12 }), (edges) => {
+        expectSameResults(transitiveClosure(edges));
+        expectSameResults(reachFromEmpty(edges));
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('clears a temp relation emptied by a clear before it is read', () => {
+    const plan = program(
+      [rel('r', ['int32'], 'edb'), rel('$t', ['int32'], 'temp'), rel('out', ['int32'])],
+      [block('b', [copy('$t', 'r'), clear('$t'), union('out', 'r', '$t')])],
+      { r: [[3], [1]] },
+    );
+    expect(kernelLines(planToKernels(plan), 'b')).toEqual(['out := copy r']);
+    expectSameResults(plan);
+  });
+});
+
+describe('fixpoint and when', () => {
+  it('repeats a pass until it returns its argument, and switches a pass off', () => {
+    const halve = (n: number): number => (n > 1 ? Math.floor(n / 2) : n);
+    expect(fixpoint(halve)(100)).toBe(1);
+    expect(fixpoint((n: number) => n + 1, 5)(0)).toBe(5);
+    expect(when(false, halve)(8)).toBe(8);
+    expect(when(true, halve)(8)).toBe(4);
+  });
+});
+
+describe('keys', () => {
+  it('knows the group-by columns of an aggregate are a key, so a sort by them and any more columns is a copy', () => {
+    // total(g, s) is an aggregate by g; ($p := {(g, 0) | total}) keeps the key g, so its canonicalization needs no sort and no unique.
+    const plan = program(
+      [rel('r', ['int32', 'int32'], 'edb'), rel('total', ['int32', 'int32']), rel('$p', ['int32', 'int32'], 'temp'), rel('out', ['int32', 'int32'])],
+      [
+        block('b', [
+          { kind: 'aggregate', target: 'total', source: 'r', groupBy: [0], aggregates: [{ fn: 'sum', column: 1, type: 'int32' }] },
+          mapFilter('$p', 'total', [col(0), lit(0)]),
+          union('out', 'out', '$p'),
+        ]),
+      ],
+      { r: [[1, 5], [1, 6], [2, 7]] },
+    );
+    expect(kernelLines(unoptimizedKernels(plan), 'b')).toEqual([
+      'total := aggregate r by (#0) compute (sum(#1): int32)',
+      '%k4 := mapFilter total -> (#0, 0)',
+      '%k5 := sort %k4 by (#0, #1)',
+      '$p := unique %k5',
+      '%k6 := merge out, $p by (#0, #1)',
+      'out := unique %k6',
+    ]);
+    expect(kernelLines(planToKernels(plan), 'b')).toEqual(['total := aggregate r by (#0) compute (sum(#1): int32)', 'out := mapFilter total -> (#0, 0)']);
+    expectSameResults(plan);
+  });
+});
+
+describe('self-joins on a key and aggregate sorts', () => {
+  /** The functional-dependency check the front end emits for total[g] = s: pairs of rows agreeing on g, differing on s. */
+  const functionalCheck = (): QpProgram =>
+    program(
+      [rel('r', ['int32', 'int32'], 'edb'), rel('total', ['int32', 'int32']), rel('$bad', ['int32', 'int32'])],
+      [
+        block('b', [
+          { kind: 'aggregate', target: 'total', source: 'r', groupBy: [0], aggregates: [{ fn: 'sum', column: 1, type: 'int32' }] },
+          mapJoin('$bad', 'total', 'total', [0], [0], cols(0, 1), [cmp(col(1), '!=', col(3))]),
+        ]),
+      ],
+      { r: [[1, 5], [1, 6], [2, 7]] },
+    );
+
+  it('reads a join of a relation with itself on a key as a map of one row, and a filter e != e as empty', () => {
+    for (const joinStrategy of ['sort-merge', 'hash'] as const) {
+      const p = planToKernels(functionalCheck(), { joinStrategy });
+      expect(kernelLines(p, 'b'), joinStrategy).toEqual(['total := aggregate r by (#0) compute (sum(#1): int32)']);
+    }
+    expectSameResults(functionalCheck());
+  });
+
+  it('keeps a self-join on columns that are no key', () => {
+    const plan = program(
+      [rel('r', ['int32', 'int32'], 'edb'), rel('pairs', ['int32', 'int32'])],
+      [block('b', [mapJoin('pairs', 'r', 'r', [0], [0], cols(1, 3), [cmp(col(1), '!=', col(3))])])],
+      { r: [[1, 5], [1, 6], [2, 7]] },
+    );
+    expect(kernelLines(planToKernels(plan), 'b').some((l) => l.includes('mergeJoin r on (#0), r on (#0)'))).toBe(true);
+    expectSameResults(plan);
+  });
+
+  it('sorts rows only aggregates by g read by g alone', () => {
+    // {(b, a) | r} is duplicate-free but sorted by neither column: the aggregate by #0 needs a sort, by (#0) only.
+    const plan = program(
+      [rel('r', ['int32', 'int32'], 'edb'), rel('$s', ['int32', 'int32'], 'temp'), rel('by', ['int32', 'int32'])],
+      [
+        block('b', [
+          mapFilter('$s', 'r', cols(1, 0)),
+          { kind: 'aggregate', target: 'by', source: '$s', groupBy: [0], aggregates: [{ fn: 'max', column: 1, type: 'int32' }] },
+        ]),
+      ],
+      { r: [[1, 5], [2, 5], [3, 4]] },
+    );
+    expect(kernelLines(planToKernels(plan), 'b')).toEqual([
+      '%k3 := mapFilter r -> (#1, #0)',
+      '%k4 := sort %k3 by (#0)',
+      'by := aggregate %k4 by (#0) compute (max(#1): int32)',
+    ]);
+    expectSameResults(plan);
+  });
+});
