@@ -46,3 +46,19 @@ describe('host syncs of linear transitive closure', () => {
     }
   }
 });
+
+it('a merge whose bounds would pass one binding reads the true counts (complete digraph on 30 nodes)', async () => {
+  // The first iteration joins 25,230 rows (201,840 bytes) that dedup to 30 new ones; the merge's bound, path's 870
+  // rows plus that, passes a 202,000-byte binding although the 900 true rows (7.2 KB) fit.
+  const small = await openGpu({ maxStorageBufferBindingSize: 202_000 });
+  try {
+    const edge: number[][] = [];
+    for (let x = 0; x < 30; x++) for (let y = 0; y < 30; y++) if (x !== y) edge.push([x, y]);
+    const p = compile(source, { filename: 'tc.logic', joinStrategy: 'sort-merge' });
+    const run = await p.run({ gpu: small, facts: { edge } });
+    expect(run.relations.get('path')).toEqual((await p.interpret({ facts: { edge } })).get('path'));
+    expect(run.relations.get('path')!.length).toBe(900);
+  } finally {
+    small.dispose();
+  }
+});

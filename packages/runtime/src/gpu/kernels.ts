@@ -353,6 +353,11 @@ async function run(
       return concatenate(g, [a, b], outWidth);
     case 'merge': {
       if (a.count === 0 || b.count === 0) return concatenate(g, [a, b], outWidth);
+      // Bounds add up over a fixpoint's iterations: when room for both would pass one binding, the true counts may not.
+      if ((settle(a).pending || settle(b).pending) && ((a.count + b.count) * outWidth + 1) * 4 > g.limits.maxStorageBufferBindingSize) {
+        await syncCounts(g);
+        [a, b].forEach(settle);
+      }
       const [na, nb] = [sizeOf(a), sizeOf(b)];
       // With a pending input count, so is the output's: their sum, on the device.
       const pending = typeof na !== 'number' || typeof nb !== 'number';
