@@ -134,6 +134,21 @@ export class GpuImpl implements Gpu {
   /** Compiled pipelines by WGSL text, then by pass, workgroup size and bind layout (see pipelineFor). */
   readonly pipelines = new Map<string, Map<string, Promise<GPUComputePipeline>>>();
   readonly layouts = new Map<string, PassLayout>();
+  /**
+   * Bind groups by layout and buffers (each bound whole): creating one costs ~20 µs of host time on a GPU, more
+   * than most dispatches, and a fixpoint binds the same pooled buffers again and again. Cleared when large;
+   * destroyed buffers never come back, so their stale entries are never hit.
+   */
+  readonly bindGroups = new Map<string, GPUBindGroup>();
+  private readonly bufferIds = new WeakMap<GPUBuffer, number>();
+  private nextBufferId = 0;
+
+  /** A number naming `buffer` in bind group keys. */
+  bufferId(buffer: GPUBuffer): number {
+    let id = this.bufferIds.get(buffer);
+    if (id === undefined) this.bufferIds.set(buffer, (id = this.nextBufferId++));
+    return id;
+  }
   readonly pool: BufferPool;
   /** Bytes copied back to the host so far (counts, key masks, downloaded relations). */
   readbackBytes = 0;
@@ -197,6 +212,7 @@ export class GpuImpl implements Gpu {
     this.pool.dispose();
     this.pipelines.clear();
     this.layouts.clear();
+    this.bindGroups.clear();
     this.device.destroy();
   }
 

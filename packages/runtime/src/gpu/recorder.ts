@@ -151,6 +151,30 @@ export class Recorder {
     if (bytes > 0) this.steps.push({ kind: 'clear', buffer, bytes: Math.ceil(bytes / 4) * 4 });
   }
 
+  /**
+   * A bind group of `buffers` at bindings 0.. (storage buffers bound whole: passes take their sizes from the
+   * uniform, never from arrayLength, and pooled buffers are often larger than their rows), the last one the
+   * uniform arena (`uniformBytes` per dispatch, dynamic offset) when `uniformBytes` is given; cached per device.
+   */
+  private bindGroup(layoutKey: string, layout: GPUBindGroupLayout, buffers: GPUBuffer[], uniformBytes?: number): GPUBindGroup {
+    const g = this.g;
+    const key = `${layoutKey}|${uniformBytes ?? ''}|${buffers.map((b) => g.bufferId(b)).join(',')}`;
+    let group = g.bindGroups.get(key);
+    if (group) return group;
+    const maxBinding = g.limits.maxStorageBufferBindingSize;
+    const entries: GPUBindGroupEntry[] = buffers.map((buffer, binding) => ({
+      binding,
+      resource:
+        uniformBytes !== undefined && binding === buffers.length - 1
+          ? { buffer, offset: 0, size: uniformBytes }
+          : { buffer, offset: 0, size: Math.min(buffer.size, maxBinding - (maxBinding % 4)) },
+    }));
+    group = g.device.createBindGroup({ layout, entries });
+    if (g.bindGroups.size >= 8192) g.bindGroups.clear();
+    g.bindGroups.set(key, group);
+    return group;
+  }
+
   /** Workgroup grid for `threads` threads: 2D when one dimension is not enough. */
   private grid(threads: number): [number, number] {
     const groups = Math.ceil(threads / this.g.limits.workgroupSize);
@@ -198,19 +222,10 @@ export class Recorder {
         const timestampWrites = this.g.timer?.passWrites();
         pass = encoder.beginComputePass(timestampWrites ? { timestampWrites } : {});
       }
-      const entries: GPUBindGroupEntry[] = s.buffers.map((b, binding) => ({
-        binding,
-        resource: { buffer: b.buffer, offset: 0, size: bindingBytes(b.words) },
-      }));
-      entries.push({ binding: entries.length, resource: { buffer: arena, offset: 0, size: s.uniform.byteLength } });
       const layout = layoutFor(this.g, s.pass, s.tables !== undefined);
-      const group = device.createBindGroup({ layout: layout.group, entries });
       pass.setPipeline(pipelines[k]!);
-      pass.setBindGroup(0, group, [offsets[k]!]);
-      if (s.tables && layout.tables) {
-        const resource = { buffer: s.tables.buffer, offset: 0, size: bindingBytes(s.tables.words) };
-        pass.setBindGroup(TABLES_GROUP, device.createBindGroup({ layout: layout.tables, entries: [{ binding: 0, resource }] }));
-      }
+      pass.setBindGroup(0, this.bindGroup(`${s.pass}${s.tables ? '+tables' : ''}`, layout.group, [...s.buffers.map((b) => b.buffer), arena], s.uniform.byteLength), [offsets[k]!]);
+      if (s.tables && layout.tables) pass.setBindGroup(TABLES_GROUP, this.bindGroup(`${s.pass} tables`, layout.tables, [s.tables.buffer]));
       const [x, y] = this.grid(s.threads);
       pass.dispatchWorkgroups(x, y);
       k++;
