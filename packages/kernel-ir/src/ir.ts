@@ -167,3 +167,23 @@ export function kirSuccessors(t: KirTerminator): string[] {
       return [];
   }
 }
+
+/** `k` reading `f(v)` for each input variable v. */
+export function withInputs(k: KirKernel, f: (v: VarId) => VarId): KirKernel {
+  switch (k.kind) {
+    case 'mapFilter':
+    case 'sort':
+    case 'unique':
+    case 'copy':
+    case 'aggregate':
+    case 'limit':
+      return f(k.input) === k.input ? k : { ...k, input: f(k.input) };
+    case 'mergeJoin':
+    case 'difference':
+    case 'concat':
+    case 'merge':
+      return f(k.left) === k.left && f(k.right) === k.right ? k : { ...k, left: f(k.left), right: f(k.right) };
+    case 'hashJoin':
+      return f(k.build) === k.build && f(k.probe) === k.probe ? k : { ...k, build: f(k.build), probe: f(k.probe) };
+  }
+}

@@ -7,28 +7,8 @@
  * - backward (coalescing): `t := K(...)` ... `x := copy t`, where that copy is the only read of the value and
  *   nothing between reads or writes x, becomes `x := K(...)`.
  */
-import type { KirBlock, KirCommand, KirKernel, KirProgram, VarId } from '../ir.js';
+import { withInputs, type KirBlock, type KirCommand, type KirKernel, type KirProgram, type VarId } from '../ir.js';
 import { commandUseDef, freeableVariable, liveOutSets, terminatorUses } from './liveness.js';
-
-/** `k` reading `f(v)` for each input variable v. */
-function withInputs(k: KirKernel, f: (v: VarId) => VarId): KirKernel {
-  switch (k.kind) {
-    case 'mapFilter':
-    case 'sort':
-    case 'unique':
-    case 'copy':
-    case 'aggregate':
-    case 'limit':
-      return f(k.input) === k.input ? k : { ...k, input: f(k.input) };
-    case 'mergeJoin':
-    case 'difference':
-    case 'concat':
-    case 'merge':
-      return f(k.left) === k.left && f(k.right) === k.right ? k : { ...k, left: f(k.left), right: f(k.right) };
-    case 'hashJoin':
-      return f(k.build) === k.build && f(k.probe) === k.probe ? k : { ...k, build: f(k.build), probe: f(k.probe) };
-  }
-}
 
 function forward(p: KirProgram, kernels: KirKernel[], b: KirBlock): KirBlock {
   const freeable = freeableVariable(p);

@@ -12,7 +12,7 @@
  * analysis relies on.
  */
 import type { KirBlock, KirKernel, KirProgram, VarId } from '../ir.js';
-import { kernelInputs } from '../ir.js';
+import { kernelInputs, withInputs } from '../ir.js';
 import { commandUseDef, freeableVariable, liveOutSets, terminatorUses, type UseDef } from './liveness.js';
 
 type Need = 'order' | 'set';
@@ -97,27 +97,6 @@ class BlockReaders {
   }
 }
 
-/** `k` reading `to` wherever it read `from`. */
-function redirect(k: KirKernel, from: VarId, to: VarId): KirKernel {
-  const f = (v: VarId): VarId => (v === from ? to : v);
-  switch (k.kind) {
-    case 'mapFilter':
-    case 'sort':
-    case 'unique':
-    case 'copy':
-    case 'aggregate':
-    case 'limit':
-      return { ...k, input: f(k.input) };
-    case 'mergeJoin':
-    case 'difference':
-    case 'concat':
-    case 'merge':
-      return { ...k, left: f(k.left), right: f(k.right) };
-    case 'hashJoin':
-      return { ...k, build: f(k.build), probe: f(k.probe) };
-  }
-}
-
 /**
  * Keys a sort can be cut down to: an aggregate by G only needs each group's rows adjacent, so a sort whose rows
  * only such aggregates read (all by G, G a proper prefix of its keys) can sort by G alone (fewer words to sort).
@@ -160,7 +139,7 @@ export function skipUnneededOrder(p: KirProgram): KirProgram {
       if (clobbered || readers.length === 0) continue;
       for (const n of readers) {
         const c = b.commands[n]!;
-        if (c.kind === 'launch') kernels[c.kernel] = redirect(kernels[c.kernel]!, k.output, source);
+        if (c.kind === 'launch') kernels[c.kernel] = withInputs(kernels[c.kernel]!, (v) => (v === k.output ? source : v));
       }
       changed = true;
       break;
