@@ -44,7 +44,7 @@ interface Entry extends ResidentRelation {
 export type DatabaseRunOptions = Omit<RunOptions, 'facts' | 'factsDir' | 'gpu' | 'backend'>;
 
 export interface DatabaseRunResult extends RunResult {
-  /** Parsing and encoding the facts files of relations that were not resident (host time, before the run). */
+  /** Reading the facts of relations that were not resident: parse, or projection from the host cache (host time, before the run). */
   hostLoadMilliseconds: number;
 }
 
