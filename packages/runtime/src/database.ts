@@ -10,12 +10,15 @@
  * strings shift the ids, the relation's string words are rewritten through the old -> new id map: read back,
  * mapped on the host and uploaded again (not parsed or sorted again: the map keeps the order, so the rows stay
  * canonical). Runs never write or free resident buffers (executor.ts ResidentRelations).
+ *
+ * Loading a relation with other kept columns than the resident ones does not read its file again: the host cache
+ * (facts/host-cache.ts) holds every file read so far, all columns parsed, and projects the columns a run keeps.
  */
 import { kernelInputs, type KirProgram } from '@vixen/kernel-ir';
 import { VixenError, type RelationDecl } from '@vixen/queryplan';
 import { StringDictionary } from './encoding.js';
 import type { ResidentRelations } from './executor.js';
-import { EncodedFacts, columnTypes, loadFactsDirInto, stringWordOffsets } from './facts/index.js';
+import { EncodedFacts, FactsCache, columnTypes, loadFactsDirInto, loadKeptColumns, stringWordOffsets } from './facts/index.js';
 import { addInlineFacts } from './facts-input.js';
 import { downloadRelation, releaseRelation, uploadRelation, type DeviceRelation, type Gpu } from './gpu/index.js';
 import { runLimits, type Program, type RunOptions, type RunResult } from './program.js';
@@ -41,7 +44,7 @@ interface Entry extends ResidentRelation {
 export type DatabaseRunOptions = Omit<RunOptions, 'facts' | 'factsDir' | 'gpu' | 'backend'>;
 
 export interface DatabaseRunResult extends RunResult {
-  /** Parsing and encoding the facts files of relations that were not resident (host time, before the run). */
+  /** Reading the facts of relations that were not resident: parse, or projection from the host cache (host time, before the run). */
   hostLoadMilliseconds: number;
 }
 
@@ -63,18 +66,34 @@ export interface DatabaseOptions {
    * read are freed (default: no limit). Each set of kept columns of a table is its own resident relation.
    */
   maxResidentBytes?: number;
+  /**
+   * Keep every facts file read so far parsed on the host (all its columns), so a later program that keeps other
+   * columns of a table projects them instead of reading its file again (default: on). Costs host memory of about
+   * the files' encoded size, strings included.
+   */
+  hostCache?: boolean;
 }
 
 export class Database {
   private readonly entries = new Map<string, Entry>();
   private runs = 0;
+  private readonly cache: FactsCache | undefined;
+  /** Files read without the host cache. */
+  private uncachedReads = 0;
 
   constructor(
     readonly gpu: Gpu,
     /** Where `<relation>.csv|.tsv|.facts|.tbl` files are read from, as for `RunOptions.factsDir`. */
     readonly factsDir: string,
     readonly options: DatabaseOptions = {},
-  ) {}
+  ) {
+    this.cache = options.hostCache === false ? undefined : new FactsCache();
+  }
+
+  /** Facts files read from the facts directory so far. */
+  get fileReads(): number {
+    return this.cache?.reads ?? this.uncachedReads;
+  }
 
   /** The relations now resident, in load order. */
   get resident(): ResidentRelation[] {
@@ -110,7 +129,8 @@ export class Database {
     }
     const facts = new EncodedFacts();
     const hostStart = performance.now();
-    await loadFactsDirInto(this.factsDir, kir.relations, missing.map((r) => r.name), perRun.map((r) => r.name), facts);
+    const loadFile = this.cache?.load ?? ((decl, path, into) => (this.uncachedReads++, loadKeptColumns(decl, path, into)));
+    await loadFactsDirInto(this.factsDir, kir.relations, missing.map((r) => r.name), perRun.map((r) => r.name), facts, loadFile);
     addInlineFacts(facts, kir.relations, kir.facts);
     // The strings of each relation that will stay resident, read before the run rewrites the temporary ids.
     const fresh = new Map(
@@ -185,8 +205,9 @@ export class Database {
     e.dictionary = dict;
   }
 
-  /** Returns every resident relation's buffer to the device's pool; the database is empty afterwards. */
+  /** Returns every resident relation's buffer to the device's pool and drops the host cache; the database is empty afterwards. */
   clear(): void {
+    this.cache?.clear();
     for (const e of this.entries.values()) releaseRelation(this.gpu, e.relation);
     this.entries.clear();
   }

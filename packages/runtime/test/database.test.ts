@@ -1,9 +1,10 @@
 /**
  * Resident relations (database.ts): programs run against one Database give the answers fresh runs give, reuse
  * the relations earlier runs made resident, remap their string ids when a program's strings shift the
- * dictionary, and never change a resident buffer.
+ * dictionary, and never change a resident buffer. Other column sets of a table are projected from the host
+ * cache, never read from its file again.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +19,9 @@ visit(pid, place, day) -> int32(pid), string(place), date(day).
 const museum = compile(`${schema}p1(name, city) <- person(id, name, city, _), visit(id, "museum", _).`);
 // "Bo" is in no fact: it sorts between "Alice" and "Bob", so every later string gets another id.
 const afterBo = compile(`${schema}p2(id, city) <- person(id, name, city, _), name > "Bo".`);
+// Other kept columns of person than museum's: the note, and id with city only.
+const notes = compile(`${schema}p4(id, note) <- person(id, _, _, note), id < 30.`);
+const cities = compile(`${schema}p5(city, id) <- person(id, _, city, _).`);
 // Passes person's kept rows through (kernels may hand the resident buffer on as their output).
 const everyone = compile(`${schema}p3(id, name, city) <- person(id, name, city, _).`);
 
@@ -124,5 +128,57 @@ describe('Database', () => {
       db.clear();
     }
   });
-});
 
+  it('reads each facts file once for any column sets, with the answers of fresh runs', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'vixen-db-cache-'));
+    for (const f of ['person.csv', 'visit.csv']) copyFileSync(join(dir, f), join(own, f));
+    const db = new Database(gpu, own);
+    try {
+      expect((await db.run(museum)).relations).toEqual(await fresh(museum));
+      expect(db.fileReads).toBe(2);
+      // Strings only in the cached note column must not reach a run that does not keep it.
+      const r = await db.run(afterBo);
+      expect(r.relations).toEqual(await fresh(afterBo));
+      const n = await db.run(notes);
+      // id and note: 2 words a row; of the 62 lines only the exact duplicate goes.
+      expect(n.stats.uploads).toEqual([{ name: 'person', rows: 61, width: 2 }]);
+      expect(n.relations).toEqual(await fresh(notes));
+      expect(db.fileReads).toBe(2);
+      // With the file unreadable as person, a new column set still loads: from the cache.
+      writeFileSync(join(own, 'person.csv'), 'not,a,person\n');
+      const c = await db.run(cities);
+      expect(c.stats.uploads.map((u) => u.name)).toEqual(['person']);
+      expect(c.relations).toEqual(await fresh(cities));
+      expect(db.fileReads).toBe(2);
+    } finally {
+      db.clear();
+      rmSync(own, { recursive: true, force: true });
+    }
+  });
+
+  it('reads the file per column set without the host cache, and where an unread column is bad', async () => {
+    const uncached = new Database(gpu, dir, { hostCache: false });
+    try {
+      await uncached.run(museum);
+      expect((await uncached.run(notes)).relations).toEqual(await fresh(notes));
+      expect(uncached.fileReads).toBe(3);
+    } finally {
+      uncached.clear();
+    }
+    const own = mkdtempSync(join(tmpdir(), 'vixen-db-bad-'));
+    // Not a date in the unread day column: pruned runs never check it, with or without the cache.
+    writeFileSync(join(own, 'visit.csv'), '1,zoo,2024-01-01\n2,park,someday\n');
+    const visitors = compile(`${schema}v(pid, place) <- visit(pid, place, _).`);
+    const places = compile(`${schema}w(place) <- visit(_, place, _).`);
+    const db = new Database(gpu, own);
+    try {
+      expect((await db.run(visitors)).relations.get('v')).toEqual([[1, 'zoo'], [2, 'park']]);
+      expect((await db.run(places)).relations.get('w')).toEqual([['park'], ['zoo']]);
+      // The whole file once (it fails), then the kept columns per column set.
+      expect(db.fileReads).toBe(3);
+    } finally {
+      db.clear();
+      rmSync(own, { recursive: true, force: true });
+    }
+  });
+});

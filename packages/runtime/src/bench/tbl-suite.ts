@@ -134,7 +134,7 @@ export interface TblBenchReportBase {
   date: string;
   runs: number;
   warmup: number;
-  /** Parsing the `.tbl` files on the host: the kept columns of each table, once per set of columns. */
+  /** Host load of the `.tbl` files: each table's file parsed once, then each set of kept columns projected. */
   hostLoadMs: number;
   duckdbLoadMs: number;
   /** The tables resident on the device at the end: columns kept (absent: all), rows and words per row. */
@@ -158,7 +158,7 @@ function reportBase<R>(gpu: Gpu, options: TblBenchOptions<R>, data: TblSuiteData
 export interface TblSuiteData {
   db: Database;
   duck: TblDuckDb;
-  /** Parsing `.tbl` files on the host so far (the Database parses a table's kept columns at first use). */
+  /** Host load of `.tbl` files so far (the Database parses a file at first use and projects kept columns). */
   hostLoadMs: number;
   duckdbLoadMs: number;
 }
@@ -181,7 +181,7 @@ export const fmt = (x: number, digits = 1): string => (Number.isFinite(x) ? x.to
 export function reportHeader(suite: string, r: TblBenchReportBase): string[] {
   return [
     `${suite} SF ${r.sf} on ${r.adapter}; median of ${r.runs} runs after ${r.warmup} warm-up`,
-    `host parse of .tbl files (kept columns) ${fmt(r.hostLoadMs, 0)} ms; DuckDB load ${fmt(r.duckdbLoadMs, 0)} ms`,
+    `host parse of .tbl files (each once; kept columns projected) ${fmt(r.hostLoadMs, 0)} ms; DuckDB load ${fmt(r.duckdbLoadMs, 0)} ms`,
     'vixen ms: median query time on resident tables; load ms: the first run making its tables resident (parse, upload, sort)',
   ];
 }

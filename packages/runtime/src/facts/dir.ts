@@ -28,13 +28,21 @@ export async function loadFactsDir(
   return Object.fromEntries(facts.toRows());
 }
 
-/** `loadFactsDir`, encoding the rows into `facts` as they are read. */
+/** Encodes the facts of relation `decl` from its file `path` into `facts`. */
+export type FactsFileLoader = (decl: RelationDecl, path: string, facts: EncodedFacts) => Promise<void>;
+
+/** Parses the columns the program reads (`pruned.loadColumns`), or all of them. */
+export const loadKeptColumns: FactsFileLoader = (decl, path, facts) =>
+  loadFactsFileInto(path, factsColumns(decl), facts.relation(decl.name, columnTypes(decl.columns)), facts.strings, decl.name, undefined, decl.pruned?.loadColumns);
+
+/** `loadFactsDir`, encoding the rows into `facts` as they are read (by `loadFile`, one file at a time). */
 export async function loadFactsDirInto(
   dir: string,
   relations: readonly RelationDecl[],
   wanted: readonly string[],
   optional: readonly string[],
   facts: EncodedFacts,
+  loadFile: FactsFileLoader = loadKeptColumns,
 ): Promise<void> {
   const entries = await listDir(dir);
   const decls = new Map(relations.map((r) => [r.name, r]));
@@ -59,8 +67,7 @@ export async function loadFactsDirInto(
   }
   for (const [decl, path] of files) {
     try {
-      const target = facts.relation(decl.name, columnTypes(decl.columns));
-      await loadFactsFileInto(path, factsColumns(decl), target, facts.strings, decl.name, undefined, decl.pruned?.loadColumns);
+      await loadFile(decl, path, facts);
     } catch (e) {
       if (!(e instanceof VixenError)) throw e;
       diags.push(...e.diagnostics);

@@ -54,8 +54,8 @@ export interface TpchQueryResult {
   /** Median query time of the timed runs on resident data: a run's time once its facts are on the device. */
   vixenMs: number;
   /**
-   * The first run's load of the tables it read that were not resident yet: host parse of the kept columns, upload
-   * and sort (0 when earlier queries made them all resident).
+   * The first run's load of the tables it read that were not resident yet: host parse of their files (or projection
+   * of the kept columns from the host cache), upload and sort (0 when earlier queries made them all resident).
    */
   vixenLoadMs: number;
   /** Median whole-run time of the timed runs (with the run's dictionary and readback). */
