@@ -80,39 +80,44 @@ export function substring(s: string, start: number, count: number): string {
   return wide ? (chars as string[]).slice(from - 1, to - 1).join('') : s.slice(from - 1, to - 1);
 }
 
-/** Compiled LIKE patterns: tables and the interpreter test many strings against few patterns. */
-const likePatterns = new Map<string, RegExp>();
+/** Compiled LIKE patterns: tables and the interpreter test many strings (millions of ids) against few patterns. */
+const likePatterns = new Map<string, (s: string) => boolean>();
 
 /** SQL LIKE over code points: `%` matches any run (also empty), `_` exactly one character. */
 export function like(s: string, pattern: string): boolean {
-  if (!pattern.includes('_')) return likeLiteral(s, pattern.split('%'));
-  let re = likePatterns.get(pattern);
-  if (!re) {
-    const body = [...pattern].map((ch) => (ch === '%' ? '.*' : ch === '_' ? '.' : ch.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&'))).join('');
-    // `s`: `.` also matches line breaks; `u`: `.` is one code point.
-    re = new RegExp(`^(?:${body})$`, 'su');
-    likePatterns.set(pattern, re);
-  }
-  return re.test(s);
+  let test = likePatterns.get(pattern);
+  if (!test) likePatterns.set(pattern, (test = compileLike(pattern)));
+  return test(s);
+}
+
+function compileLike(pattern: string): (s: string) => boolean {
+  if (!pattern.includes('_')) return likeLiteral(pattern.split('%'));
+  const body = [...pattern].map((ch) => (ch === '%' ? '.*' : ch === '_' ? '.' : ch.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&'))).join('');
+  // `s`: `.` also matches line breaks; `u`: `.` is one code point.
+  const re = new RegExp(`^(?:${body})$`, 'su');
+  return (s) => re.test(s);
 }
 
 /**
  * LIKE without `_`: the literal pieces between the `%`s, in order, without overlap; the first anchored at the
  * start, the last at the end. Picking each piece's first occurrence is optimal, so no backtracking.
  */
-function likeLiteral(s: string, pieces: readonly string[]): boolean {
+function likeLiteral(pieces: readonly string[]): (s: string) => boolean {
   const first = pieces[0]!;
-  if (pieces.length === 1) return s === first;
+  if (pieces.length === 1) return (s) => s === first;
   const last = pieces[pieces.length - 1]!;
-  if (!s.startsWith(first) || s.length < first.length + last.length) return false;
-  let at = first.length;
-  const end = s.length - last.length;
-  for (let i = 1; i < pieces.length - 1; i++) {
-    const found = s.indexOf(pieces[i]!, at);
-    if (found < 0 || found + pieces[i]!.length > end) return false;
-    at = found + pieces[i]!.length;
-  }
-  return s.endsWith(last);
+  const middle = pieces.slice(1, -1).filter((p) => p !== '');
+  return (s) => {
+    if (s.length < first.length + last.length || !s.startsWith(first)) return false;
+    let at = first.length;
+    const end = s.length - last.length;
+    for (const piece of middle) {
+      const found = s.indexOf(piece, at);
+      if (found < 0 || found + piece.length > end) return false;
+      at = found + piece.length;
+    }
+    return s.endsWith(last);
+  };
 }
 
 const MS_PER_DAY = 86_400_000;
