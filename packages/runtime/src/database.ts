@@ -14,6 +14,7 @@
  * Loading a relation with other kept columns than the resident ones does not read its file again: the host cache
  * (facts/host-cache.ts) holds every file read so far, all columns parsed, and projects the columns a run keeps.
  */
+import { kernelConstants, kernelTables } from '@vixen/codegen-wgsl';
 import { kernelInputs, type KirProgram } from '@vixen/kernel-ir';
 import { VixenError, type RelationDecl } from '@vixen/queryplan';
 import { StringDictionary } from './encoding.js';
@@ -138,9 +139,11 @@ export class Database {
     );
     const hostLoadMilliseconds = performance.now() - hostStart;
 
+    const reusable = facts.strings.strings.length === 0 ? this.reusableDictionary(kir, used) : undefined;
     let runDictionary: StringDictionary | undefined;
     const resident: ResidentRelations = {
       strings: used.flatMap((e) => e.strings),
+      ...(reusable ? { dictionary: reusable } : {}),
       adopt: async (dict) => {
         runDictionary = dict;
         for (const e of used) await this.remap(e, dict);
@@ -167,6 +170,21 @@ export class Database {
     } finally {
       this.evict(run);
     }
+  }
+
+  /**
+   * The dictionary every relation `used` refers to, when it also holds the program's string constants and the
+   * program makes no substrings (whose results would need ids): a run that loads no strings of its own can keep
+   * it, and nothing needs a remap.
+   */
+  private reusableDictionary(kir: KirProgram, used: readonly Entry[]): StringDictionary | undefined {
+    const dict = used[0]?.dictionary;
+    if (!dict || used.some((e) => e.dictionary !== dict)) return undefined;
+    for (const k of kir.kernels) {
+      if (kernelTables(k).some((t) => t.fn === 'string:substring')) return undefined;
+      if (kernelConstants(k).some((c) => c.type === 'string' && !dict.has(c.value as string))) return undefined;
+    }
+    return dict;
   }
 
   /** Frees least recently used relations not read by run `run` while they hold more than maxResidentBytes. */

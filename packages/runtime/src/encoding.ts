@@ -23,6 +23,10 @@ export class StringDictionary implements StringIds {
     this.strings = sorted;
   }
 
+  has(s: string): boolean {
+    return this.ids.has(s);
+  }
+
   id(s: string): number {
     const id = this.ids.get(s);
     if (id === undefined) throw new Error(`internal: string ${JSON.stringify(s)} missing from the dictionary`);

@@ -67,6 +67,11 @@ export interface ExecuteOptions {
 export interface ResidentRelations {
   /** The strings the resident relations' words refer to: they join the run's dictionary. */
   strings: Iterable<string>;
+  /**
+   * A dictionary to use as it is instead of building one (sorting every string again): given when the run loads
+   * no strings of its own and this one holds every string the run can meet (a superset keeps ids in order).
+   */
+  dictionary?: StringDictionary;
   /** Rewrites the resident string words to `dict`'s ids (order-preserving), then gives the relations by name. */
   adopt(dict: StringDictionary): Promise<ReadonlyMap<string, DeviceRelation>>;
   /** Offered each relation the run loads, once canonical; true when the owner keeps it beyond the run. */
@@ -136,6 +141,8 @@ export interface ExecuteStats {
   uploads: Array<{ name: string; rows: number; width: number }>;
   /** The base relations taken from `resident` instead. */
   residentRelations: string[];
+  /** The run kept the dictionary `resident` offered instead of building one. */
+  residentDictionary: boolean;
   /** Of which: copying the output relations back to the host. */
   readbackMilliseconds: number;
   /** Most bytes the variables' device buffers held at once (kernel scratch buffers not included). */
@@ -288,7 +295,7 @@ export async function executeKir(
   const readbackStart = internals(gpu).readbackBytes;
   const syncStart = internals(gpu).hostSyncs;
   const tableSpecs = program.kernels.map(kernelTables);
-  const dict = buildDictionary(program, initial, tableSpecs.flat(), options.resident?.strings);
+  const dict = options.resident?.dictionary ?? buildDictionary(program, initial, tableSpecs.flat(), options.resident?.strings);
   const variables = program.variables;
   const values = new Map<VarId, DeviceRelation>();
   const emptyOf = (v: KirVariable): DeviceRelation => ({ buffer: null, count: 0, width: rowWords(v.columns) });
@@ -348,6 +355,7 @@ export async function executeKir(
     loadMilliseconds: loadMs,
     uploads,
     residentRelations,
+    residentDictionary: options.resident?.dictionary !== undefined,
     readbackMilliseconds: readbackMs,
     peakDeviceBytes: peakBytes,
     blocks: program.blocks.map((b) => ({ label: b.label, executions: executions.get(b.label)! })),

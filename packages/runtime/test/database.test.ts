@@ -64,6 +64,8 @@ describe('Database', () => {
       expect(again.relations).toEqual(first.relations);
       expect(again.stats.uploads).toEqual([]);
       expect(again.stats.residentRelations.sort()).toEqual(['person', 'visit']);
+      // All its strings were resident already: the run kept their dictionary rather than sorting them again.
+      expect([first.stats.residentDictionary, again.stats.residentDictionary]).toEqual([false, true]);
       expect(again.hostLoadMilliseconds).toBeLessThan(first.hostLoadMilliseconds + 50);
 
       const passed = await db.run(everyone);
@@ -86,6 +88,8 @@ describe('Database', () => {
       const shifted = await db.run(afterBo);
       expect(shifted.stats.residentRelations).toEqual(['person']);
       expect(shifted.stats.uploads).toEqual([]);
+      // "Bo" is in no resident dictionary: a new one is built.
+      expect(shifted.stats.residentDictionary).toBe(false);
       expect(shifted.relations).toEqual(await fresh(afterBo));
       expect(shifted.relations.get('p2')!.length).toBe(50);
       const remapped = await words(db, 'person');
