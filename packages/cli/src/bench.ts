@@ -25,6 +25,7 @@ import {
   ssbgen,
   TPCH_QUERIES,
   type Gpu,
+  type TblBenchOptions,
 } from '@vixen/runtime';
 import { VixenError } from '@vixen/queryplan';
 import { parseOptions, writeJsonReport } from './options.js';
@@ -111,7 +112,8 @@ interface TblBenchSuite<R> {
   examples: string;
   /** Writes the `.tbl` files into `out`; a line saying what it made. */
   generate: (out: string) => string;
-  bench: (gpu: Gpu, dataDir: string, queriesDir: string, maxResidentBytes: number | undefined) => Promise<R>;
+  /** Runs the bench with the options every suite takes from the command line. */
+  bench: (gpu: Gpu, common: Omit<TblBenchOptions<never>, 'onQuery'>) => Promise<R>;
   format: (report: R) => string;
 }
 
@@ -129,14 +131,21 @@ async function runTblBench<R>(
   if (!existsSync(join(queriesDir, 'schema.logic'))) {
     throw new VixenError({ severity: 'error', message: `no schema.logic in ${queriesDir}; give the ${suite.name} queries folder with --queries-dir` });
   }
+  const maxResidentBytes =
+    opts.maxResidentMemory === undefined ? undefined : parseByteSize(opts.maxResidentMemory, 'option --max-resident-memory');
   const generated = opts.data === undefined ? mkdtempSync(join(tmpdir(), `vixen-${suite.examples}-`)) : undefined;
   const gpu = await openGpu({ backend: opts.backend });
   try {
     if (generated !== undefined) err(suite.generate(generated));
     err(`adapter: ${gpu.adapterName}\n`);
-    const maxResidentBytes =
-      opts.maxResidentMemory === undefined ? undefined : parseByteSize(opts.maxResidentMemory, 'option --max-resident-memory');
-    const report = await suite.bench(gpu, opts.data ?? generated!, queriesDir, maxResidentBytes);
+    const report = await suite.bench(gpu, {
+      sf: opts.sf,
+      dataDir: opts.data ?? generated!,
+      queriesDir,
+      runs: opts.runs,
+      warmup: opts.warmup,
+      ...(maxResidentBytes !== undefined ? { maxResidentBytes } : {}),
+    });
     out(suite.format(report) + '\n');
     if (opts.json !== undefined) writeJsonReport(opts.json, report, err);
   } finally {
@@ -223,15 +232,10 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
             const g = dbgen({ sf: opts.sf, out: dir, seed: opts.seed });
             return `generated SF ${opts.sf} (${g.rows.lineitem} lineitems) in ${(g.ms / 1000).toFixed(1)} s\n`;
           },
-          bench: (gpu, dataDir, queriesDir, maxResidentBytes) =>
+          bench: (gpu, common) =>
             benchTpch(gpu, {
-              sf: opts.sf,
-              dataDir,
-              queriesDir,
-              ...(maxResidentBytes !== undefined ? { maxResidentBytes } : {}),
+              ...common,
               queries: opts.queries ?? TPCH_QUERIES,
-              runs: opts.runs,
-              warmup: opts.warmup,
               onQuery: (q) =>
                 err(`  Q${q.query}: ${q.status}, vixen ${q.vixenMs.toFixed(1)} ms (load ${q.vixenLoadMs.toFixed(1)} ms), duckdb ${q.duckdbMs.toFixed(1)} ms\n`),
             }),
@@ -256,15 +260,10 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
             const g = ssbgen({ sf: opts.sf, out: dir, seed: opts.seed });
             return `generated SF ${opts.sf} (${g.rows.lineorder} lineorders) in ${(g.ms / 1000).toFixed(1)} s\n`;
           },
-          bench: (gpu, dataDir, queriesDir, maxResidentBytes) =>
+          bench: (gpu, common) =>
             benchSsb(gpu, {
-              sf: opts.sf,
-              dataDir,
-              queriesDir,
-              ...(maxResidentBytes !== undefined ? { maxResidentBytes } : {}),
+              ...common,
               queries: opts.queries ?? SSB_QUERIES,
-              runs: opts.runs,
-              warmup: opts.warmup,
               onQuery: (q) =>
                 err(`  Q${q.query}: ${q.status}, fused ${q.fusedMs.toFixed(1)} ms, unfused ${q.unfusedMs.toFixed(1)} ms, duckdb ${q.duckdbMs.toFixed(1)} ms\n`),
             }),

@@ -25,7 +25,7 @@ export { readTextFile } from './utf8.js';
 export * from './graphs/index.js';
 export { compareAnswers } from './bench/answers.js';
 export { TblDuckDb, type DuckResult, type DuckValue } from './bench/tbl-duckdb.js';
-export { factsFor, loadTblFacts } from './bench/tbl-suite.js';
+export { factsFor, loadTblFacts, type TblBenchOptions } from './bench/tbl-suite.js';
 export * from './tpch/index.js';
 export * from './ssb/index.js';
 export {
