@@ -13,7 +13,7 @@ import {
   type RunOptions,
   type RunOutput,
 } from '@vixen/runtime';
-import { printKir } from '@vixen/kernel-ir';
+import { JOIN_STRATEGIES, printKir } from '@vixen/kernel-ir';
 import { planToDot, printPlan, renderDiagnostics, VixenError } from '@vixen/queryplan';
 import { benchCommand } from './bench.js';
 import { parseOptions } from './options.js';
@@ -38,7 +38,7 @@ const runOptionsSchema = z.object({
   timeout: z.coerce.number().positive().optional(),
   maxDeviceMemory: z.string().min(1).optional(),
   dialect: z.enum(['logiql', 'souffle']).optional(),
-  joinStrategy: z.enum(['sort-merge', 'hash', 'auto']).optional(),
+  joinStrategy: z.enum(JOIN_STRATEGIES).optional(),
   fusion: z.boolean().default(true),
 });
 
@@ -52,7 +52,7 @@ const explainOptionsSchema = z.object({
 const planOptionsSchema = z.object({
   dialect: z.enum(['logiql', 'souffle']).optional(),
   ir: z.enum(['qp', 'kernel']).default('qp'),
-  joinStrategy: z.enum(['sort-merge', 'hash', 'auto']).optional(),
+  joinStrategy: z.enum(JOIN_STRATEGIES).optional(),
   fusion: z.boolean().default(true),
   wgsl: z.boolean().default(false),
   dot: z.boolean().default(false),
@@ -66,7 +66,7 @@ const bundleOptionsSchema = z.object({
 
 const compileOptionsSchema = z.object({
   out: z.string().min(1),
-  joinStrategy: z.enum(['sort-merge', 'hash', 'auto']).optional(),
+  joinStrategy: z.enum(JOIN_STRATEGIES).optional(),
   fusion: z.boolean().default(true),
 });
 
@@ -80,6 +80,11 @@ function sourceOptions(opts: { dialect?: 'logiql' | 'souffle' | undefined; joinS
     ...(opts.fusion === false ? { fusion: false } : {}),
   };
 }
+
+const joinStrategyOption = (): Option =>
+  new Option('--join-strategy <strategy>', 'equi-joins as sort + merge join, hash join, or hash outside fixpoint loops where it saves sorts').choices(
+    JOIN_STRATEGIES,
+  );
 
 const noFusionHelp = 'keep each kernel separate (no kernel fusion); the other kernel-IR optimizations still run';
 
@@ -127,7 +132,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .option('--max-device-memory <bytes>', 'fail when variables need more device memory (e.g. 512MiB, 2GiB)')
     .option('--max-tuples <n>', 'fail when any one base or derived relation would hold more than n tuples')
     .option('--timeout <seconds>', 'fail when the run takes longer (wall clock, checked between kernel launches)')
-    .addOption(new Option('--join-strategy <strategy>', 'equi-joins as sort + merge join, hash join, or hash outside fixpoint loops where it saves sorts').choices(['sort-merge', 'hash', 'auto']))
+    .addOption(joinStrategyOption())
     .option('--no-fusion', noFusionHelp)
     .action(async (file: string, raw: unknown) => {
       const opts = parseOptions(runOptionsSchema, raw);
@@ -183,7 +188,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .addOption(new Option('--ir <ir>', 'which IR to print').choices(['qp', 'kernel']).default('qp'))
     .option('--wgsl', 'print the generated WGSL shaders', false)
     .option('--dot', 'print the CFG as Graphviz DOT (query plan)', false)
-    .addOption(new Option('--join-strategy <strategy>', 'equi-joins as sort + merge join, hash join, or hash outside fixpoint loops where it saves sorts').choices(['sort-merge', 'hash', 'auto']))
+    .addOption(joinStrategyOption())
     .option('--no-fusion', noFusionHelp)
     .action((file: string, raw: unknown) => {
       const opts = parseOptions(planOptionsSchema, raw);
@@ -225,7 +230,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .description('compile a program to a JSON file of versioned kernel IR with its WGSL')
     .argument('<file>', '.logic source')
     .requiredOption('-o, --out <file>', 'output .json file')
-    .addOption(new Option('--join-strategy <strategy>', 'equi-joins as sort + merge join, hash join, or hash outside fixpoint loops where it saves sorts').choices(['sort-merge', 'hash', 'auto']))
+    .addOption(joinStrategyOption())
     .option('--no-fusion', noFusionHelp)
     .action((file: string, raw: unknown) => {
       const opts = parseOptions(compileOptionsSchema, raw);

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { VixenError } from '@vixen/queryplan';
+import { JOIN_STRATEGIES } from '@vixen/kernel-ir';
 
 const callback = () => z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function', 'expected a function');
 const positiveInteger = z.number().refine((n) => Number.isSafeInteger(n) && n > 0, 'expected a positive whole number');
@@ -33,7 +34,7 @@ const compileArgsSchema = z.object({
     .object({
       filename: z.string().optional(),
       readFile: callback().optional(),
-      joinStrategy: z.enum(['sort-merge', 'hash', 'auto']).optional(),
+      joinStrategy: z.enum(JOIN_STRATEGIES).optional(),
       fusion: z.boolean().optional(),
     })
     .optional(),

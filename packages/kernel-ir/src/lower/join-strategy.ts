@@ -7,8 +7,8 @@ import type { BasicBlock, QpCommand, ScalarType } from '@vixen/queryplan';
 import { successors } from '@vixen/queryplan';
 import type { HashJoinColumn, KirKernelBody, VarId } from '../ir.js';
 
-export type JoinStrategy = 'sort-merge' | 'hash' | 'auto';
-export const JOIN_STRATEGIES: readonly JoinStrategy[] = ['sort-merge', 'hash', 'auto'];
+export const JOIN_STRATEGIES = ['sort-merge', 'hash', 'auto'] as const;
+export type JoinStrategy = (typeof JOIN_STRATEGIES)[number];
 
 type MapJoin = Extract<QpCommand, { kind: 'mapJoin' }>;
 
