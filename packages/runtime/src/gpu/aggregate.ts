@@ -9,7 +9,7 @@ import { aggregateStateWords, AGG_ITEMS, type KernelShaders } from '@vixen/codeg
 import type { GpuImpl } from './device.js';
 import { encodeScan } from './kernels.js';
 import { Recorder, type Bound } from './recorder.js';
-import { bindingBytes, checkBindingSize, relationUsage, syncCounts, type DeviceRelation } from './relations.js';
+import { acquireBound, bindingBytes, checkBindingSize, relationUsage, syncCounts, type DeviceRelation } from './relations.js';
 
 export async function aggregateRows(
   g: GpuImpl,
@@ -27,8 +27,7 @@ export async function aggregateRows(
   const tiles = Math.ceil(n / (AGG_ITEMS * wg));
   // Group starts per tile (scanned into ranks), then one state per tile.
   const words = tiles + 1 + tiles * aggregateStateWords(aggregates, argTypes);
-  checkBindingSize(g, words, `group starts and tile states of ${n} rows`);
-  const offsets: Bound = { buffer: g.pool.acquire(bindingBytes(words), relationUsage()), words };
+  const offsets = acquireBound(g, words, `group starts and tile states of ${n} rows`);
   try {
     const counting = new Recorder(g, shaders);
     counting.dispatch('flags', [rows, offsets], [n], tiles * wg);

@@ -22,7 +22,7 @@ import {
 } from '@vixen/codegen-wgsl';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { Recorder, type Bound } from './recorder.js';
-import { bindingBytes, checkBindingSize, exactCount, relationUsage, sizeOf, syncCounts, type DeviceRelation } from './relations.js';
+import { acquireBound, bound, exactCount, sizeOf, syncCounts, type DeviceRelation } from './relations.js';
 
 /** A relation and the row offsets of its key words, in key order (an int64 key column is two words). */
 export interface KeyedRelation {
@@ -52,16 +52,6 @@ function layoutOf(k: KeyedRelation, what: string): HashKeyLayout {
   return { width: k.relation.width, keyWords: k.keyWords };
 }
 
-function bound(rel: DeviceRelation): Bound {
-  if (!rel.buffer) throw new Error('internal: binding an empty relation');
-  return { buffer: rel.buffer, words: rel.count * rel.width };
-}
-
-function acquire(g: GpuImpl, words: number, what: string): Bound {
-  checkBindingSize(g, words, what);
-  return { buffer: g.pool.acquire(bindingBytes(words), relationUsage()), words };
-}
-
 /** Builds a join table over `build`'s key (load factor at most 1/2). One submission, no readback. */
 export function buildHashTable(gpu: Gpu, build: KeyedRelation): Promise<HashTable> {
   const g = internals(gpu);
@@ -75,8 +65,8 @@ async function buildTable(g: GpuImpl, build: KeyedRelation, shaders: KernelShade
   const K = layoutOf(build, 'hash build').keyWords.length;
   if (n === 0) return { table: null, next: null, slots: 0, keyWords: K, build: build.relation };
   const slots = pow2(2 * n);
-  const table = acquire(g, slots * joinSlotWords(K) + 1, `hash table of ${slots} slots`);
-  const next = acquire(g, n, `hash chains of ${n} rows`);
+  const table = acquireBound(g, slots * joinSlotWords(K) + 1, `hash table of ${slots} slots`);
+  const next = acquireBound(g, n, `hash chains of ${n} rows`);
   const rec = new Recorder(g, shaders);
   rec.clear(table.buffer, table.words * 4);
   rec.dispatch('hashBuild', [bound(build.relation), table, next], [sizeOf(build.relation), slots - 1], n);
@@ -115,12 +105,12 @@ async function probeTable(g: GpuImpl, t: HashTable, probe: KeyedRelation, output
   const empty: DeviceRelation = { buffer: null, count: 0, width };
   if (n === 0 || !t.table || !t.next) return empty;
   const tiles = Math.ceil(n / (HASH_ITEMS * g.limits.workgroupSize));
-  const counter = acquire(g, 1, 'probe counter');
+  const counter = acquireBound(g, 1, 'probe counter');
   try {
     // Room for one match per probe row, or as many rows as one binding holds.
     let capacity = Math.max(1, Math.min(n, Math.floor(g.limits.maxStorageBufferBindingSize / (4 * width))));
     for (;;) {
-      const out = acquire(g, width * capacity, `join output of ${capacity} rows x ${width} words`);
+      const out = acquireBound(g, width * capacity, `join output of ${capacity} rows x ${width} words`);
       const rec = new Recorder(g, shaders);
       rec.clear(counter.buffer, 4);
       rec.dispatch('hashProbe', [bound(probe.relation), bound(t.build), t.table, t.next, out, counter], [sizeOf(probe.relation), t.slots - 1, capacity], tiles * g.limits.workgroupSize);
@@ -178,14 +168,14 @@ export function hashGroupBy(gpu: Gpu, input: KeyedRelation, aggregates: readonly
     const n = await exactCount(g, input.relation);
     if (n === 0) return { buffer: null, count: 0, width: outWidth };
     const shaders = hashAggregateShaders(layout, aggregates);
-    const meta = acquire(g, 2, 'group-by counters');
+    const meta = acquireBound(g, 2, 'group-by counters');
     try {
       // At most slots / 2 groups: linear probing stays short.
       let slots = pow2(2 * Math.min(n, HASH_GROUPS));
       for (;;) {
-        const table = acquire(g, slots * groupSlotWords(aggregates), `group table of ${slots} slots`);
+        const table = acquireBound(g, slots * groupSlotWords(aggregates), `group table of ${slots} slots`);
         const rows = Math.min(n, slots);
-        const out = acquire(g, rows * outWidth, `group-by output of ${rows} rows`);
+        const out = acquireBound(g, rows * outWidth, `group-by output of ${rows} rows`);
         const rec = new Recorder(g, shaders);
         rec.clear(table.buffer, table.words * 4);
         rec.clear(meta.buffer, 8);

@@ -27,8 +27,10 @@ import { limitRows } from './limit.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { Recorder, type Bound } from './recorder.js';
 import {
+  acquireBound,
   allocPending,
   allocRelation,
+  bound,
   bindingBytes,
   checkBindingSize,
   DeviceLimitError,
@@ -40,11 +42,6 @@ import {
   type DeviceRelation,
   type Size,
 } from './relations.js';
-
-function bound(rel: DeviceRelation): Bound {
-  if (!rel.buffer) throw new Error('internal: binding an empty relation');
-  return { buffer: rel.buffer, words: rel.count * rel.width };
-}
 
 /** In-place exclusive prefix sum of `n` u32: block scans, then recursively over the block totals. */
 export function encodeScan(rec: Recorder, data: Bound, n: number): void {
@@ -89,11 +86,10 @@ async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction): Promi
   // Tiles' keep bits follow their counts; per-row counts (joins: at most n * m rows) an overflow flag.
   const wraps = !tile && n * (c.right ?? 1) > 0xffffffff;
   const words = slots + 1 + (tile ? (slots * COMPACT_ITEMS * wg) / 32 : wraps ? 1 : 0);
-  checkBindingSize(g, words, `offsets for ${n} rows`);
   // The passes read the slot count (tiles, or the bound on left rows) from u0.w (tiles) or u0.z (rows).
   const sizes: Size[] = tile ? [c.sizes[0]!, c.sizes[1] ?? 0, 0, slots] : [c.sizes[0]!, c.sizes[1]!, slots];
   const threads = tile ? slots * wg : n;
-  const offsets: Bound = { buffer: g.pool.acquire(bindingBytes(words), relationUsage()), words };
+  const offsets = acquireBound(g, words, `offsets for ${n} rows`);
   try {
     const rec = new Recorder(g, shaders);
     rec.dispatch(c.count.pass, [...c.count.inputs, offsets], sizes, tile ? threads : n + 1, c.constants, c.tables);
@@ -270,6 +266,12 @@ async function sortPasses(g: GpuImpl, rec: Recorder, input: DeviceRelation, keyW
   return out;
 }
 
+/**
+ * WGSL of hash joins run with build and probe swapped, by kernel: a fixpoint may swap at every iteration, and
+ * regenerating the text each time also made the pipeline cache hash it anew.
+ */
+const swappedShaders = new WeakMap<KirKernel, KernelShaders>();
+
 async function run(
   g: GpuImpl,
   kernel: KirKernel,
@@ -332,12 +334,16 @@ async function run(
     case 'hashJoin': {
       if (a.count === 0 || b.count === 0) return empty;
       // Sizes are known only now (bounds, for pending counts): build on the smaller side (a smaller table, and the probe's first pass has
-      // room for one match per row of the larger side). The swapped passes compile once per kernel and device.
+      // room for one match per row of the larger side). The swapped passes are generated once per kernel.
       const swap = b.count < a.count;
       const k = swap ? swapHashJoin(kernel) : kernel;
       const [build, probe] = swap ? [b, a] : [a, b];
       const layout = hashJoinLayout(k, columns(k.build), columns(k.probe));
-      const passes = swap ? generateKernelShaders(k, variables) : shaders;
+      let passes = shaders;
+      if (swap) {
+        passes = swappedShaders.get(kernel) ?? generateKernelShaders(k, variables);
+        swappedShaders.set(kernel, passes);
+      }
       return hashJoinRows(g, { relation: build, keyWords: layout.build.keyWords }, { relation: probe, keyWords: layout.probe.keyWords }, layout.output, passes);
     }
     case 'sort': {

@@ -3,6 +3,7 @@
  * DeviceRelation.pending); upload, download, release, and the host syncs that read pending counts.
  */
 import { internals, type Gpu, type GpuImpl } from './device.js';
+import type { Bound } from './recorder.js';
 
 export interface DeviceRelation {
   /** null when count == 0. */
@@ -69,7 +70,7 @@ export async function syncCounts(g: GpuImpl, extra: ReadonlyArray<{ buffer: GPUB
   if (total === 0) return [];
   g.hostSyncs += 1;
   g.readbackBytes += total * 4;
-  const staging = g.pool.acquire(total * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+  const staging = g.pool.acquire(total * 4, stagingUsage());
   try {
     const encoder = g.device.createCommandEncoder();
     let at = 0;
@@ -121,6 +122,18 @@ function stagingUsage(): GPUBufferUsageFlags {
 /** Bytes a storage binding of `words` u32 takes (bindings are never empty). */
 export function bindingBytes(words: number): number {
   return Math.max(4, words * 4);
+}
+
+/** `rel`'s rows as a pass binding (its bound while the count is pending). */
+export function bound(rel: DeviceRelation): Bound {
+  if (!rel.buffer) throw new Error('internal: binding an empty relation');
+  return { buffer: rel.buffer, words: rel.count * rel.width };
+}
+
+/** A pooled storage buffer of `words` u32, after checking that it fits one binding (`what` names it if not). */
+export function acquireBound(g: GpuImpl, words: number, what: string): Bound {
+  checkBindingSize(g, words, what);
+  return { buffer: g.pool.acquire(bindingBytes(words), relationUsage()), words };
 }
 
 /** A buffer a kernel needs is larger than the device allows (the executor names the kernel and relation). */
