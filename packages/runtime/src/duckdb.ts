@@ -1,9 +1,15 @@
 /** DuckDB, the benchmarks' and tests' peer: imported only when asked for, so Vixen runs without it installed. */
-import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { VixenError } from '@vixen/queryplan';
 
+/** A connection to DuckDB running in memory, and how to close both. */
+export interface DuckDb {
+  connection: DuckDBConnection;
+  close(): void;
+}
+
 /** An in-memory DuckDB; `hint` says in the error what to do when @duckdb/node-api is not installed. */
-export async function openDuckDb(hint: string, threads?: number): Promise<{ instance: DuckDBInstance; connection: DuckDBConnection }> {
+export async function openDuckDb(hint: string, threads?: number): Promise<DuckDb> {
   let api: typeof import('@duckdb/node-api');
   try {
     api = await import('@duckdb/node-api');
@@ -11,5 +17,12 @@ export async function openDuckDb(hint: string, threads?: number): Promise<{ inst
     throw new VixenError({ severity: 'error', message: `DuckDB (@duckdb/node-api) is not installed: ${hint}` });
   }
   const instance = await api.DuckDBInstance.create(':memory:', threads !== undefined ? { threads: String(threads) } : {});
-  return { instance, connection: await instance.connect() };
+  const connection = await instance.connect();
+  return {
+    connection,
+    close: () => {
+      connection.closeSync();
+      instance.closeSync();
+    },
+  };
 }

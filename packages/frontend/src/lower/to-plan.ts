@@ -89,8 +89,9 @@ class PlanBuilder {
   /** A limited relation that rules read is cut to its limit once complete, before any reader runs. */
   limitIfRead(p: string): void {
     const order = this.orders[p];
+    if (order?.limit === undefined) return;
     const read = this.program.rules.some((r) => [...r.atoms, ...r.negated].some((a) => a.pred === p));
-    if (order?.limit !== undefined && read) this.current.commands.push({ kind: 'limit', target: p, source: p, keys: order.keys, count: order.limit });
+    if (read) this.current.commands.push({ kind: 'limit', target: p, source: p, keys: order.keys, count: order.limit });
   }
 
   private recursiveStratum(s: Stratum): void {

@@ -10,8 +10,9 @@
 import { withInputs, type KirBlock, type KirCommand, type KirKernel, type KirProgram, type VarId } from '../ir.js';
 import { commandUseDef, freeableVariable, liveOutSets, terminatorUses } from './liveness.js';
 
-function forward(p: KirProgram, kernels: KirKernel[], b: KirBlock): KirBlock {
-  const freeable = freeableVariable(p);
+type Freeable = (v: VarId) => boolean;
+
+function forward(freeable: Freeable, kernels: KirKernel[], b: KirBlock): KirBlock {
   /** Variable -> the variable its reads go to instead (both hold the same value). */
   const alias = new Map<VarId, VarId>();
   const kill = (v: VarId): void => {
@@ -37,8 +38,13 @@ function forward(p: KirProgram, kernels: KirKernel[], b: KirBlock): KirBlock {
 }
 
 /** One coalescing in `commands` (returns the new list), or undefined when none applies. */
-function coalesceOnce(p: KirProgram, kernels: KirKernel[], commands: readonly KirCommand[], liveAtEnd: ReadonlySet<VarId>): KirCommand[] | undefined {
-  const freeable = freeableVariable(p);
+function coalesceOnce(
+  p: KirProgram,
+  freeable: Freeable,
+  kernels: KirKernel[],
+  commands: readonly KirCommand[],
+  liveAtEnd: ReadonlySet<VarId>,
+): KirCommand[] | undefined {
   const useDef = commands.map((c) => commandUseDef({ ...p, kernels }, c));
   // liveAfter[j]: variables read after command j before being written again.
   const liveAfter: Array<Set<VarId>> = [];
@@ -73,12 +79,14 @@ function coalesceOnce(p: KirProgram, kernels: KirKernel[], commands: readonly Ki
 
 export function propagateCopies(p: KirProgram): KirProgram {
   const kernels = [...p.kernels];
-  const forwarded = p.blocks.map((b) => forward(p, kernels, b));
+  const freeable = freeableVariable(p);
+  const forwarded = p.blocks.map((b) => forward(freeable, kernels, b));
   const liveOut = liveOutSets({ ...p, kernels, blocks: forwarded });
   const blocks = forwarded.map((b) => {
     const liveAtEnd = new Set([...liveOut.get(b.label)!, ...terminatorUses(b.terminator)]);
     let commands: KirCommand[] = b.commands;
-    for (let next = coalesceOnce(p, kernels, commands, liveAtEnd); next; next = coalesceOnce(p, kernels, commands, liveAtEnd)) commands = next;
+    const coalesce = (): KirCommand[] | undefined => coalesceOnce(p, freeable, kernels, commands, liveAtEnd);
+    for (let next = coalesce(); next; next = coalesce()) commands = next;
     return commands === b.commands ? b : { ...b, commands };
   });
   const changed = kernels.some((k, i) => k !== p.kernels[i]) || blocks.some((b, i) => b !== p.blocks[i]);

@@ -187,17 +187,6 @@ export function makeGraph(spec: GraphSpec): { graph: Graph; description: string 
   }
 }
 
-async function openPeer(): Promise<{ connection: DuckDBConnection; close(): void }> {
-  const { instance, connection } = await openDuckDb('run without DuckDB (--no-duckdb)');
-  return {
-    connection,
-    close: () => {
-      connection.closeSync();
-      instance.closeSync();
-    },
-  };
-}
-
 async function loadTable(db: DuckDBConnection, name: string, columns: string[], rows: readonly Row[]): Promise<void> {
   await db.run(`CREATE OR REPLACE TABLE ${name}(${columns.map((c) => `${c} INTEGER`).join(', ')})`);
   const appender = await db.createAppender(name);
@@ -233,7 +222,7 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
   const undirected = options.workloads.some((w) => WORKLOADS[w].undirected) ? symmetric(directed) : directed;
   const source = options.source ?? 0;
   const dir = options.programsDir ?? defaultProgramsDir();
-  const duck = options.duckdb === false ? undefined : await openPeer();
+  const duck = options.duckdb === false ? undefined : await openDuckDb('run without DuckDB (--no-duckdb)');
   const results: GraphBenchResult[] = [];
   try {
     for (const workload of options.workloads) {

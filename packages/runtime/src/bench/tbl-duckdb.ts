@@ -3,9 +3,8 @@
  * same `.tbl` files, with the column types of the Vixen schema. `@duckdb/node-api` is imported dynamically so that Vixen works without it.
  */
 import { join } from 'node:path';
-import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { RelationDecl, ScalarType } from '@vixen/queryplan';
-import { openDuckDb } from '../duckdb.js';
+import { openDuckDb, type DuckDb } from '../duckdb.js';
 
 /** A DuckDB value as the comparison reads it. */
 export type DuckValue =
@@ -45,20 +44,16 @@ function toDuckValue(v: unknown): DuckValue {
 }
 
 export class TblDuckDb {
-  private constructor(
-    private readonly instance: DuckDBInstance,
-    private readonly connection: DuckDBConnection,
-  ) {}
+  private constructor(private readonly duck: DuckDb) {}
 
   /** Opens DuckDB and loads `dir/<table>.tbl` for each table of `schema`, typed as `schema` declares them. */
   static async open(dir: string, schema: readonly RelationDecl[], threads?: number): Promise<TblDuckDb> {
-    const { instance, connection } = await openDuckDb('add it to compare with it', threads);
-    const db = new TblDuckDb(instance, connection);
+    const db = new TblDuckDb(await openDuckDb('add it to compare with it', threads));
     for (const rel of schema) {
       const table = rel.name;
       const columns = rel.columns.map((c) => `'${c.name}': '${SQL_TYPES[c.type]}'`).join(', ');
       const path = join(dir, `${table}.tbl`).replaceAll("'", "''");
-      await connection.run(
+      await db.duck.connection.run(
         `create table ${table} as select * from read_csv('${path}', delim = '|', header = false, quote = '', ` +
           `escape = '', auto_detect = false, columns = {${columns}})`,
       );
@@ -68,13 +63,12 @@ export class TblDuckDb {
 
   async query(sql: string): Promise<DuckResult> {
     const t0 = performance.now();
-    const reader = await this.connection.runAndReadAll(sql);
+    const reader = await this.duck.connection.runAndReadAll(sql);
     const milliseconds = performance.now() - t0;
     return { rows: reader.getRows().map((r) => r.map(toDuckValue)), milliseconds };
   }
 
   close(): void {
-    this.connection.closeSync();
-    this.instance.closeSync();
+    this.duck.close();
   }
 }
