@@ -371,7 +371,7 @@ export async function executeKir(
 
   /** One host sync resolving every row count still pending on the device (none when nothing is pending). */
   const resolveCounts = async (): Promise<void> => {
-    if (internals(gpu).pending.size > 0) await syncCounts(internals(gpu));
+    await syncCounts(internals(gpu));
   };
 
   /** A RunLimitError whose stats hold exact row counts (resolved first, unless the device cannot). */

@@ -21,7 +21,7 @@ function partialSummary(s: ExecuteStats): string {
   const named = largest.map((r) => `${r.name} ${r.rows}`).join(', ') + (s.relationRows.length > largest.length ? ', ...' : '');
   return (
     `stopped after ${iterations} fixpoint iteration${iterations === 1 ? '' : 's'}, ${s.launches} kernel launches ` +
-    `and ${(s.milliseconds / 1000).toFixed(2)} s of evaluation, holding ${tuples} tuple${tuples === 1 ? '' : 's'}${named ? ` (${named})` : ''}`
+    `and ${((s.milliseconds - s.loadMilliseconds) / 1000).toFixed(2)} s of evaluation, holding ${tuples} tuple${tuples === 1 ? '' : 's'}${named ? ` (${named})` : ''}`
   );
 }
 

@@ -11,9 +11,11 @@ import type { StringDictionary } from './encoding.js';
  * substring is one too), so that the order-preserving dictionary gives every result an id. Each new string is
  * a substring of an original one, so this ends.
  */
-export function closeOverSubstrings(strings: Iterable<string>, specs: readonly TableSpec[]): Set<string> {
-  const all = new Set(strings);
+export function closeOverSubstrings(strings: Iterable<string>, specs: readonly TableSpec[]): Iterable<string> {
   const substrings = specs.filter((s) => s.fn === 'string:substring');
+  // Without substring tables there is nothing to add (the dictionary drops duplicates itself).
+  if (substrings.length === 0) return strings;
+  const all = new Set(strings);
   let fresh = [...all];
   while (fresh.length > 0 && substrings.length > 0) {
     const next: string[] = [];
