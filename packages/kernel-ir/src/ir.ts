@@ -156,6 +156,13 @@ export function kernelInputs(k: KirKernel): VarId[] {
   }
 }
 
+/** Variables a program ever reads: kernel inputs and the variables branches test. */
+export function variablesRead(p: KirProgram): Set<VarId> {
+  const read = new Set(p.kernels.flatMap(kernelInputs));
+  for (const b of p.blocks) if (b.terminator.kind === 'branch') for (const v of b.terminator.condition.vars) read.add(v);
+  return read;
+}
+
 /** Successor block labels of a terminator. */
 export function kirSuccessors(t: KirTerminator): string[] {
   switch (t.kind) {

@@ -15,7 +15,7 @@
  * (facts/host-cache.ts) holds every file read so far, all columns parsed, and projects the columns a run keeps.
  */
 import { kernelConstants, kernelTables } from '@vixen/codegen-wgsl';
-import { kernelInputs, type KirProgram } from '@vixen/kernel-ir';
+import { variablesRead, type KirProgram } from '@vixen/kernel-ir';
 import { VixenError, type RelationDecl } from '@vixen/queryplan';
 import { StringDictionary } from './encoding.js';
 import type { ResidentRelations } from './executor.js';
@@ -56,8 +56,7 @@ function keyOf(r: RelationDecl): string {
 
 /** Base relations a run needs: those its kernels or branches read, and those it returns. */
 function neededBase(kir: KirProgram, outputs: readonly string[]): RelationDecl[] {
-  const read = new Set(kir.kernels.flatMap(kernelInputs));
-  for (const b of kir.blocks) if (b.terminator.kind === 'branch') for (const v of b.terminator.condition.vars) read.add(v);
+  const read = variablesRead(kir);
   return kir.relations.filter((r) => r.kind === 'edb' && (read.has(kir.relationVars[r.name] ?? -1) || outputs.includes(r.name)));
 }
 

@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { kernelInputs } from '@vixen/kernel-ir';
+import { variablesRead } from '@vixen/kernel-ir';
 import { VixenError, type RelationDecl, type Row, type ScalarType } from '@vixen/queryplan';
 import { Database } from '../database.js';
 import type { ExecuteStats } from '../executor.js';
@@ -44,11 +44,11 @@ export async function loadTblFacts(dataDir: string, schema: readonly RelationDec
 }
 
 /**
- * The tables a query's kernels read. Every query declares all tables (it includes the schema), and a run uploads
+ * The tables a query reads (kernels or branches). Every query declares all tables (it includes the schema), and a run uploads
  * and sorts every table it is given, read or not.
  */
 export function factsFor(program: Program, facts: Record<string, Row[]>): Record<string, Row[]> {
-  const read = new Set(program.kir.kernels.flatMap(kernelInputs));
+  const read = variablesRead(program.kir);
   return Object.fromEntries(Object.entries(facts).filter(([name]) => read.has(program.kir.relationVars[name] ?? -1)));
 }
 
