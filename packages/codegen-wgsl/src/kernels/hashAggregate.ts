@@ -19,7 +19,7 @@ import { hashFunction, keyArgs, keyEquals, loadKey, type HashKeyLayout } from '.
  */
 export type HashAggregate = { fn: 'count' } | { fn: 'sum'; word: number; type: 'int32' | 'int64' } | { fn: 'min' | 'max'; word: number };
 
-export function aggregateWords(a: HashAggregate): number {
+function aggregateWords(a: HashAggregate): number {
   return a.fn === 'sum' ? 2 : 1;
 }
 
@@ -114,8 +114,9 @@ export function hashAggregateShaders(layout: HashKeyLayout, aggregates: readonly
   const toGlobal: string[] = [];
   const merge: string[] = [];
   const emits: string[] = [];
-  let out = K;
   for (const a of aggregates) {
+    // Output words: the K key words, then the aggregates in slot order.
+    const out = K + off;
     const g = `a + ${off}u`;
     const l = `l + ${off}u`;
     switch (a.fn) {
@@ -145,7 +146,6 @@ export function hashAggregateShaders(layout: HashKeyLayout, aggregates: readonly
       }
     }
     off += aggregateWords(a);
-    out += aggregateWords(a);
   }
   const aggWords = off;
   const slots = localSlots(aggWords);
