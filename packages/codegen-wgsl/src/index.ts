@@ -71,8 +71,12 @@ export interface TableSpec {
   args: Value[];
 }
 
-function tableKey(call: CallExpr): string {
-  return JSON.stringify([call.fn, ...call.args.slice(1).map((a) => (a.kind === 'const' ? String(a.value) : printExpr(a)))]);
+/** A table call's constant arguments (those after the string); front ends reject others, so one here is a bug. */
+function tableArgs(call: CallExpr): Value[] {
+  return call.args.slice(1).map((a) => {
+    if (a.kind !== 'const') throw new Error(`internal: ${call.fn} with a non-constant argument ${printExpr(a)}`);
+    return a.value;
+  });
 }
 
 /** The kernel's tables (calls with equal functions and constants share one) and each call's table index. */
@@ -82,14 +86,11 @@ function tableLayout(kernel: KirKernel): { tables: TableSpec[]; slots: Map<Expr,
   const tables: TableSpec[] = [];
   const slots = new Map<Expr, number>();
   for (const call of exprs.flatMap(tableCallsOf)) {
-    const key = tableKey(call);
+    const args = tableArgs(call);
+    const key = JSON.stringify([call.fn, ...args.map(String)]);
     let k = keys.indexOf(key);
     if (k < 0) {
       k = keys.push(key) - 1;
-      const args = call.args.slice(1).map((a) => {
-        if (a.kind !== 'const') throw new Error(`internal: ${call.fn} with a non-constant argument ${printExpr(a)}`);
-        return a.value;
-      });
       tables.push({ fn: call.fn, args });
     }
     slots.set(call, k);
