@@ -101,17 +101,37 @@ export function formatDate(days: number): string {
   return `${year}-${String(d.getUTCMonth() + 1).padStart(2, '0')}-${String(d.getUTCDate()).padStart(2, '0')}`;
 }
 
-/** Day number of a `YYYY-MM-DD` date, or undefined when the text is not a real calendar date. */
+/** Value of the ASCII digits text[from..to), or -1 when one is not a digit. */
+function digitsAt(text: string, from: number, to: number): number {
+  let v = 0;
+  for (let i = from; i < to; i++) {
+    const d = text.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return -1;
+    v = v * 10 + d;
+  }
+  return v;
+}
+
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * Day number of a `YYYY-MM-DD` date, or undefined when the text is not a real calendar date. Integer arithmetic
+ * (days from civil, proleptic Gregorian) instead of Date objects: loaders call this for every date field.
+ */
 export function parseDate(text: string): number | undefined {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
-  if (!m) return undefined;
-  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const ms = Date.UTC(y, mo - 1, d);
-  const back = new Date(ms);
-  // Date.UTC maps years 0..99 to 1900..1999; setUTCFullYear undoes that.
-  back.setUTCFullYear(y);
-  if (back.getUTCFullYear() !== y || back.getUTCMonth() !== mo - 1 || back.getUTCDate() !== d) return undefined;
-  return Math.round(back.getTime() / MS_PER_DAY);
+  if (text.length !== 10 || text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45) return undefined;
+  const y = digitsAt(text, 0, 4);
+  const m = digitsAt(text, 5, 7);
+  const d = digitsAt(text, 8, 10);
+  if (y < 0 || m < 1 || m > 12 || d < 1) return undefined;
+  const leap = y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
+  if (d > MONTH_DAYS[m - 1]! + (m === 2 && leap ? 1 : 0)) return undefined;
+  // Years start in March, so the leap day ends a year; 146097 days per 400-year era, 719468 from 0000-03-01.
+  const yy = m <= 2 ? y - 1 : y;
+  const era = Math.floor(yy / 400);
+  const yoe = yy - era * 400;
+  const doy = Math.floor((153 * (m > 2 ? m - 3 : m + 9) + 2) / 5) + d - 1;
+  return era * 146097 + yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy - 719468;
 }
 
 const DECIMAL_TEXT = /^([+-]?)(\d+)(?:\.(\d+))?$/;

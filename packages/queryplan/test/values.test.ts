@@ -33,6 +33,24 @@ describe('typed values', () => {
     expect(parseDate('2024-13-01')).toBeUndefined();
     expect(parseDate('24-01-01')).toBeUndefined();
     for (const d of ['0001-01-01', '1900-02-28', '2000-02-29', '9999-12-31']) expect(formatDate(parseDate(d)!)).toBe(d);
+    // Proleptic Gregorian leap rules: year 0 and 2000 are leap years, 1900 is not.
+    expect(parseDate('0000-02-29')).toBe(parseDate('0000-03-01')! - 1);
+    expect(parseDate('1900-02-29')).toBeUndefined();
+    for (const t of [' 1994-01-01', '1994-1-01', '1994/01/01', '1994-01-0a', '+994-01-01', '1994-04-31', '1994-00-10', '1994-01-00']) {
+      expect(parseDate(t)).toBeUndefined();
+    }
+  });
+
+  it('days from 0000-01-01 to 9999-12-31 read back from their text', () => {
+    const first = parseDate('0000-01-01')!;
+    const last = parseDate('9999-12-31')!;
+    // Every day of 1890..2110 (no gaps or repeats at month or year ends), a stride of 13 days elsewhere.
+    const dense = [parseDate('1890-01-01')!, parseDate('2110-12-31')!];
+    const wrong: number[] = [];
+    for (let day = first; day <= last; day += day >= dense[0]! && day <= dense[1]! ? 1 : 13) {
+      if (parseDate(formatDate(day)) !== day) wrong.push(day);
+    }
+    expect(wrong).toEqual([]);
   });
 
   it('float32 prints the shortest text that reads back to the same f32', () => {

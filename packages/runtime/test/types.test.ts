@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { VixenError } from '@vixen/queryplan';
+import { VixenError, parseDecimal } from '@vixen/queryplan';
 import { compile, loadFactsFile, openGpu, Program, type Gpu } from '../src/index.js';
 
 const SOURCE = `
@@ -27,6 +27,18 @@ describe('typed facts and values', () => {
     const rows = await loadFactsFile(join(dir, 'item.csv'), columns);
     expect(rows[0]).toEqual([1, 4000000000, Math.fround(0.1), 199900n, true, 19753]);
     expect(rows[2]).toEqual([3, 0, Math.fround(1e-3), 70000n, true, 10957]);
+  });
+
+  it('reads decimal text in every form as parseDecimal does', async () => {
+    const good = ['+1.5', '-0', '0.1', '-0.0001', '12345678901.1234', '123456789012.5', ' 2.25 ', '7'];
+    const columns = [{ name: 'd', type: 'decimal' as const }];
+    writeFileSync(join(dir, 'dec.csv'), good.map((t) => `${t}\n`).join(''));
+    const rows = await loadFactsFile(join(dir, 'dec.csv'), columns);
+    expect(rows.map((r) => r[0])).toEqual(good.map((t) => parseDecimal(t.trim())));
+    for (const bad of ['1.', '.5', '1.2.3', '--1', '1e3', '1.23456']) {
+      writeFileSync(join(dir, 'dec-bad.csv'), `${bad}\n`);
+      await expect(loadFactsFile(join(dir, 'dec-bad.csv'), columns)).rejects.toThrow(/expected decimal/);
+    }
   });
 
   it('reports bad typed fields with their place', async () => {

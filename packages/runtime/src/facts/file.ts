@@ -48,15 +48,49 @@ export const FACTS_EXTENSIONS: readonly string[] = Object.keys(FORMATS);
 const MAX_DIAGNOSTICS = 20;
 
 const INTEGER = /^[+-]?\d+$/;
-/** Decimals of at most 11 integer and 4 fractional digits: scaled by 10^4 they stay below 2^53. */
-const SHORT_DECIMAL = /^([+-]?)(\d{1,11})(?:\.(\d{1,4}))?$/;
+/** A character code that may be white space to `trim` (ASCII controls and space, or past ASCII). */
+const blankOrWide = (c: number): boolean => c <= 32 || c >= 127;
+
+/**
+ * The common short decimal form, at most 11 integer and 4 fractional digits, as a safe integer scaled by 10^4
+ * (parseDecimal agrees on it); undefined for any other text. Character codes, not a regex: loaders call this
+ * for every decimal field.
+ */
+function shortDecimal(t: string): number | undefined {
+  const n = t.length;
+  const sign = t.charCodeAt(0);
+  let i = sign === 45 || sign === 43 ? 1 : 0;
+  const intStart = i;
+  let v = 0;
+  for (; i < n; i++) {
+    const d = t.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) break;
+    v = v * 10 + d;
+  }
+  const intDigits = i - intStart;
+  if (intDigits < 1 || intDigits > 11) return undefined;
+  let scale = 10_000;
+  if (i < n) {
+    if (t.charCodeAt(i) !== 46 || n - i - 1 < 1 || n - i - 1 > 4) return undefined;
+    for (i++; i < n; i++) {
+      const d = t.charCodeAt(i) - 48;
+      if (d < 0 || d > 9) return undefined;
+      v = v * 10 + d;
+      scale /= 10;
+    }
+  }
+  v *= scale;
+  // `+ 0` turns -0 into 0.
+  return (sign === 45 ? -v : v) + 0;
+}
 
 /**
  * The typed value of one field, or a reason it is not one. Non-string fields may have surrounding blanks.
  * Dates are YYYY-MM-DD, booleans true/false (or 1/0), decimals exact in 4 fractional digits.
  */
 function convert(text: string, col: Column): Value | { problem: string } {
-  const t = text.trim();
+  // Most fields have no blanks around them; trimming each would copy it.
+  const t = text.length > 0 && (blankOrWide(text.charCodeAt(0)) || blankOrWide(text.charCodeAt(text.length - 1))) ? text.trim() : text;
   switch (col.type) {
     case 'string':
       return text;
@@ -73,12 +107,8 @@ function convert(text: string, col: Column): Value | { problem: string } {
     case 'float32':
       return parseFloat32(t) ?? { problem: '' };
     case 'decimal': {
-      // The common short form as a safe integer (scaled by 10^4) without BigInt; parseDecimal agrees on it.
-      const m = SHORT_DECIMAL.exec(t);
-      if (m) {
-        const v = Number(m[2]) * 10_000 + Number((m[3] ?? '').padEnd(4, '0'));
-        return (m[1] === '-' ? -v : v) + 0;
-      }
+      const short = shortDecimal(t);
+      if (short !== undefined) return short;
       const v = parseDecimal(t);
       if (v === undefined) return { problem: /^[+-]?\d+\.\d+$/.test(t) ? ' (more than 4 fractional digits)' : '' };
       return valueHasType('decimal', v) ? v : { problem: ' (out of range)' };
