@@ -4,7 +4,7 @@
  * as it runs, the contracts lowering relies on: kernel inputs sorted as required, every QP relation
  * variable canonical after every command, and no read of a freed (or never written) temporary.
  */
-import { applyOutputOrder, compareRows, compareValues, evalAggregate, evalExpr, predicateHolds, rowKey, type Expr, type Predicate, type Row, type ScalarType, type Value } from '@vixen/queryplan';
+import { applyOutputOrder, compareRows, compareValues, evalAggregate, evalExpr, predicateHolds, rowKey, type Row, type ScalarType, type Value } from '@vixen/queryplan';
 import { kernelInputs, type KirKernel, type KirProgram, type VarId } from '../src/index.js';
 
 function words(v: Value, t: ScalarType): Array<number | string> {

@@ -1,8 +1,8 @@
 /** Where a run's facts come from: rows given through the API and files in a facts directory. */
 import { isAbsolute, join } from 'node:path';
 import type { SouffleInput } from '@vixen/frontend';
-import { VixenError, valueHasType, type Diagnostic, type RelationDecl, type Row, type ScalarType, type Value } from '@vixen/queryplan';
-import { EncodedFacts, columnTypes, factsColumns, loadFactsDirInto, loadFactsFileInto } from './facts/index.js';
+import { VixenError, valueHasType, type RelationDecl, type Row, type ScalarType, type Value } from '@vixen/queryplan';
+import { EncodedFacts, columnTypes, factsColumns, loadEach, loadFactsDirInto, loadFactsFileInto } from './facts/index.js';
 
 export interface FactSources {
   /**
@@ -90,20 +90,15 @@ async function loadSouffleInputs(
   given: ReadonlySet<string>,
   out: EncodedFacts,
 ): Promise<void> {
-  const diags: Diagnostic[] = [];
-  for (const rel of relations) {
-    const input = inputs[rel.name];
-    if (!input || given.has(rel.name)) continue;
-    const path = isAbsolute(input.filename) ? input.filename : join(dir, input.filename);
-    try {
+  await loadEach(
+    relations.filter((rel) => inputs[rel.name] && !given.has(rel.name)),
+    (rel) => {
+      const input = inputs[rel.name]!;
+      const path = isAbsolute(input.filename) ? input.filename : join(dir, input.filename);
       const target = out.relation(rel.name, columnTypes(rel.columns));
-      await loadFactsFileInto(path, factsColumns(rel), target, out.strings, rel.name, input.delimiter, rel.pruned?.loadColumns);
-    } catch (e) {
-      if (!(e instanceof VixenError)) throw e;
-      diags.push(...e.diagnostics);
-    }
-  }
-  if (diags.length > 0) throw new VixenError(diags);
+      return loadFactsFileInto(path, factsColumns(rel), target, out.strings, rel.name, input.delimiter, rel.pruned?.loadColumns);
+    },
+  );
 }
 
 /** Adds the program's inline facts to the external ones (duplicates are removed on the device). */

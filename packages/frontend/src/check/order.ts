@@ -5,7 +5,7 @@
  */
 import { errorAt, type Diagnostic, type OutputOrder } from '@vixen/queryplan';
 import type { Stratum } from '../lower/stratify.js';
-import type { CheckedProgram, OrderClause } from './program.js';
+import type { CheckedProgram } from './program.js';
 
 export function resolveOrders(program: CheckedProgram, diagnostics: Diagnostic[], strata: readonly Stratum[]): Record<string, OutputOrder> {
   const orders: Record<string, OutputOrder> = {};

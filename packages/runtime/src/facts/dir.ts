@@ -65,9 +65,17 @@ export async function loadFactsDirInto(
       diags.push(errorAt(`no facts file for relation ${name} in ${dir}: expected one of ${expected}`));
     }
   }
-  for (const [decl, path] of files) {
+  await loadEach(files, ([decl, path]) => loadFile(decl, path, facts), diags);
+}
+
+/**
+ * Runs `load` on each item in turn; the diagnostics of every failed load, after `diags` (problems found
+ * before), end in one VixenError, so a user sees every bad file at once.
+ */
+export async function loadEach<T>(items: readonly T[], load: (item: T) => Promise<void>, diags: Diagnostic[] = []): Promise<void> {
+  for (const item of items) {
     try {
-      await loadFile(decl, path, facts);
+      await load(item);
     } catch (e) {
       if (!(e instanceof VixenError)) throw e;
       diags.push(...e.diagnostics);

@@ -167,15 +167,21 @@ export class EncodedFacts {
 /** The value types of `columns`, which the buffers are laid out by. */
 export const columnTypes = (columns: readonly { type: ScalarType }[]): ScalarType[] => columns.map((c) => c.type);
 
-/** Word offsets of the string columns within a row of `types`. */
-export function stringWordOffsets(types: readonly ScalarType[]): number[] {
+/** Word offset of each column within a row of `types`. */
+export function columnWordOffsets(types: readonly ScalarType[]): number[] {
   const out: number[] = [];
   let at = 0;
   for (const t of types) {
-    if (t === 'string') out.push(at);
+    out.push(at);
     at += rowWords([t]);
   }
   return out;
+}
+
+/** Word offsets of the string columns within a row of `types`. */
+export function stringWordOffsets(types: readonly ScalarType[]): number[] {
+  const offsets = columnWordOffsets(types);
+  return offsets.filter((_, c) => types[c] === 'string');
 }
 
 /** The columns of a relation's facts (files, API rows): all its source columns when pruneColumns narrowed it. */

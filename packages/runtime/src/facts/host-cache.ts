@@ -6,7 +6,7 @@
  * them once is cheaper than parsing a few columns per program.
  */
 import { VixenError, rowWords, type RelationDecl } from '@vixen/queryplan';
-import { EncodedRelation, StringInterner, columnTypes, factsColumns, type EncodedFacts } from './encoded.js';
+import { EncodedRelation, StringInterner, columnTypes, columnWordOffsets, factsColumns, type EncodedFacts } from './encoded.js';
 import { loadKeptColumns, type FactsFileLoader } from './dir.js';
 import { loadFactsFileInto } from './file.js';
 
@@ -58,8 +58,7 @@ export class FactsCache {
 /** Appends `decl`'s kept columns of `file`'s rows to its relation in `facts`. */
 function project(file: CachedFile, decl: RelationDecl, facts: EncodedFacts): void {
   const source = file.rows.types;
-  const offsets: number[] = [];
-  source.reduce((at, t) => (offsets.push(at), at + rowWords([t])), 0);
+  const offsets = columnWordOffsets(source);
   const kept = decl.pruned?.loadColumns ?? source.map((_, i) => i);
   const from = kept.map((i) => ({ at: offsets[i]!, words: rowWords([source[i]!]), string: source[i] === 'string' }));
   const target = facts.relation(decl.name, columnTypes(decl.columns));
