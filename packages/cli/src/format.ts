@@ -2,7 +2,7 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatValue, formatViolation, VixenError, type RelationDecl, type Row, type Value, type Violation } from '@vixen/queryplan';
-import { writeFilesAtomically, type ResultTable } from '@vixen/runtime';
+import { writeFilesAtomically, writeLines, type ResultTable } from '@vixen/runtime';
 
 export type OutputFormat = 'table' | 'csv' | 'json' | 'count';
 
@@ -38,25 +38,6 @@ function table(decl: RelationDecl, rows: readonly Row[]): string {
 
 function csvField(v: string): string {
   return /[",\n\r]/.test(v) ? `"${v.replaceAll('"', '""')}"` : v;
-}
-
-/** Text in pieces of about this many characters, so huge relations are never one string. */
-const CHUNK_CHARS = 1 << 20;
-
-/** Calls `write` with the lines of `lines`, joined into chunks of about CHUNK_CHARS. */
-function writeLines(lines: Iterable<string>, write: (text: string) => void): void {
-  let chunk: string[] = [];
-  let size = 0;
-  for (const line of lines) {
-    chunk.push(line);
-    size += line.length + 1;
-    if (size >= CHUNK_CHARS) {
-      write(chunk.join('\n') + '\n');
-      chunk = [];
-      size = 0;
-    }
-  }
-  if (chunk.length > 0) write(chunk.join('\n') + '\n');
 }
 
 function* csvLines(decl: RelationDecl, rows: Iterable<Row>): IterableIterator<string> {

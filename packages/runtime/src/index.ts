@@ -2,7 +2,7 @@ export { compile, compileFile, Program, type CompileOptions, type RunOptions, ty
 export type { JoinStrategy } from '@vixen/kernel-ir';
 export { ResultTable } from './result-table.js';
 export { Database, type DatabaseOptions, type DatabaseRunOptions, type DatabaseRunResult, type ResidentRelation } from './database.js';
-export { writeFilesAtomically, type OutputFile } from './output-files.js';
+export { writeFilesAtomically, writeLines, type OutputFile } from './output-files.js';
 export { type FactSources } from './facts-input.js';
 export {
   executeKir,
@@ -18,7 +18,7 @@ export { formatBytes, parseByteSize, RunLimitError } from './limits.js';
 export { openGpu, type Gpu, type GpuOptions } from './gpu/index.js';
 export { BENCH_OPERATORS, benchOperators, defaultBenchSizes, formatBenchReport, type BenchOptions, type BenchReport, type BenchResult } from './bench/operators.js';
 export { EncodedFacts, loadFactsDir, loadFactsFile } from './facts/index.js';
-export { formatSouffleFloat, souffleLines, souffleStdout, writeSouffleOutputs } from './souffle-output.js';
+export { formatSouffleFloat, souffleLines, writeSouffleOutputs } from './souffle-output.js';
 export { PROGRAM_FORMAT, PROGRAM_VERSION, type ProgramFile } from './program-file.js';
 export { dawnAddonPath } from './dawn-path.js';
 export { readTextFile } from './utf8.js';

@@ -38,3 +38,22 @@ export function writeFilesAtomically(dir: string, files: readonly OutputFile[], 
   for (const { tmp, path } of staged) renameSync(tmp, path);
   return staged.map((s) => s.path);
 }
+
+/** Text in pieces of about this many characters, so huge relations are never one string. */
+const CHUNK_CHARS = 1 << 20;
+
+/** Calls `write` with the lines of `lines`, joined into chunks of about CHUNK_CHARS. */
+export function writeLines(lines: Iterable<string>, write: (text: string) => void): void {
+  let chunk: string[] = [];
+  let size = 0;
+  for (const line of lines) {
+    chunk.push(line);
+    size += line.length + 1;
+    if (size >= CHUNK_CHARS) {
+      write(chunk.join('\n') + '\n');
+      chunk = [];
+      size = 0;
+    }
+  }
+  if (chunk.length > 0) write(chunk.join('\n') + '\n');
+}

@@ -13,7 +13,7 @@ import { isAbsolute, join } from 'node:path';
 import type { SouffleIo, SouffleOutput } from '@vixen/frontend';
 import { formatValue, type RelationDecl, type Row, type ScalarType, type Value } from '@vixen/queryplan';
 import type { ResultTable } from './result-table.js';
-import { writeFilesAtomically, type OutputFile } from './output-files.js';
+import { writeFilesAtomically, writeLines, type OutputFile } from './output-files.js';
 
 /** C++'s `ostream << float` at precision 9: `%.9g` (shortest of fixed and exponent form, zeros trimmed). */
 export function formatSouffleFloat(x: number): string {
@@ -31,15 +31,29 @@ function souffleValue(v: Value, type: ScalarType | undefined): string {
   return type === 'float32' ? formatSouffleFloat(v as number) : formatValue(v, type);
 }
 
-/** The lines Soufflé writes for `rows` of `decl`. */
-export function souffleLines(decl: RelationDecl, rows: readonly Row[], delimiter = '\t'): string {
+/** Soufflé's line (without its newline) for each of `rows` of `decl`. */
+function* souffleRowLines(decl: RelationDecl, rows: Iterable<Row>, delimiter: string): IterableIterator<string> {
   const types = decl.columns.map((c) => c.type);
-  return rows.map((r) => (r.length === 0 ? '()' : r.map((v, i) => souffleValue(v, types[i])).join(delimiter)) + '\n').join('');
+  for (const r of rows) yield r.length === 0 ? '()' : r.map((v, i) => souffleValue(v, types[i])).join(delimiter);
 }
 
-/** What Soufflé prints for an `IO=stdout` relation. */
-export function souffleStdout(decl: RelationDecl, rows: readonly Row[], delimiter = '\t'): string {
-  return `---------------\n${decl.name}\n===============\n${souffleLines(decl, rows, delimiter)}===============\n`;
+/** Writes the lines Soufflé writes for `rows` of `decl` through `out`, in chunks (never one string per relation). */
+function writeSouffleLines(decl: RelationDecl, rows: Iterable<Row>, delimiter: string, out: (s: string) => void): void {
+  writeLines(souffleRowLines(decl, rows, delimiter), out);
+}
+
+/** The lines Soufflé writes for `rows` of `decl`. */
+export function souffleLines(decl: RelationDecl, rows: Iterable<Row>, delimiter = '\t'): string {
+  const parts: string[] = [];
+  writeSouffleLines(decl, rows, delimiter, (s) => parts.push(s));
+  return parts.join('');
+}
+
+/** What Soufflé prints for an `IO=stdout` relation, through `out`. */
+function writeSouffleStdout(decl: RelationDecl, rows: Iterable<Row>, delimiter: string, out: (s: string) => void): void {
+  out(`---------------\n${decl.name}\n===============\n`);
+  writeSouffleLines(decl, rows, delimiter, out);
+  out('===============\n');
 }
 
 /**
@@ -59,16 +73,15 @@ export function writeSouffleOutputs(
   const unwritten = new Map<string, ResultTable>();
   for (const [name, table] of tables) {
     const decl = decls.get(name)!;
-    const rows = table.rows();
     const targets: SouffleOutput[] = io.outputs[name] ?? [{ kind: 'file', filename: `${name}.csv`, delimiter: '\t' }];
     for (const target of targets) {
       if (target.kind === 'stdout' || outputDir === '-') {
-        stdout(souffleStdout(decl, rows, target.delimiter));
+        writeSouffleStdout(decl, table, target.delimiter, stdout);
       } else if (outputDir === undefined) {
         unwritten.set(name, table);
       } else {
         const path = isAbsolute(target.filename) ? target.filename : join(outputDir, target.filename);
-        files.push({ path, write: (out) => out(souffleLines(decl, rows, target.delimiter)) });
+        files.push({ path, write: (out) => writeSouffleLines(decl, table, target.delimiter, out) });
       }
     }
   }
