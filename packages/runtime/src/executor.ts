@@ -303,12 +303,11 @@ export async function executeKir(
   const constWords = program.kernels.map((k) => constantWords(k, dict));
   // String built-in tables, built and uploaded at a kernel's first launch; they live until the run ends.
   const tables = new Map<number, DeviceRelation>();
-  const tabulated = new Map<string, Uint32Array>();
   const tablesOf = (kernel: KirKernel): DeviceRelation | undefined => {
     const specs = tableSpecs[kernel.id]!;
     if (specs.length === 0) return undefined;
     let t = tables.get(kernel.id);
-    if (!t) tables.set(kernel.id, (t = uploadRelation(gpu, kernelTableWords(specs, dict, tabulated), 1)));
+    if (!t) tables.set(kernel.id, (t = uploadRelation(gpu, kernelTableWords(specs, dict), 1)));
     return t;
   };
   const kernelProfiles: KernelProfile[] = program.kernels.map((k) => ({

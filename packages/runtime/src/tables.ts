@@ -56,10 +56,15 @@ function tableWords(spec: TableSpec, dict: StringDictionary): Uint32Array {
 }
 
 /**
- * A kernel's tables in one buffer: word k = the offset of table k, then the tables back to back. `cache` (by
- * function and constants) lets the kernels of one run share what they tabulate.
+ * Tables already built over a dictionary, by function and constants: kernels of one run share them, and so do the
+ * runs of a Database that keep its dictionary (tabulating LIKE over 1.5M strings costs more than the query).
  */
-export function kernelTableWords(specs: readonly TableSpec[], dict: StringDictionary, cache = new Map<string, Uint32Array>()): Uint32Array {
+const tabulated = new WeakMap<StringDictionary, Map<string, Uint32Array>>();
+
+/** A kernel's tables in one buffer: word k = the offset of table k, then the tables back to back. */
+export function kernelTableWords(specs: readonly TableSpec[], dict: StringDictionary): Uint32Array {
+  let cache = tabulated.get(dict);
+  if (!cache) tabulated.set(dict, (cache = new Map()));
   const tables = specs.map((s) => {
     const key = JSON.stringify([s.fn, ...s.args]);
     let t = cache.get(key);
