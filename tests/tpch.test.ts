@@ -152,11 +152,14 @@ test('vixen bench tpch generates data, runs both engines and writes JSON', async
   let out = '';
   let err = '';
   const code = await runCli(
-    ['node', 'vixen', 'bench', 'tpch', '--sf', '0.002', '--queries', '6,4', '--runs', '1', '--warmup', '0', '--json', json],
+    ['node', 'vixen', 'bench', 'tpch', '--sf', '0.002', '--queries', '6,4', '--runs', '1', '--warmup', '0', '--json', json, '--profile'],
     (x) => (out += x),
     (x) => (err += x),
   );
   expect(code, err).toBe(0);
+  // --profile: each query's kernels after its timed runs, on stderr.
+  expect(err).toMatch(/profile of Q6:\n[^]*kernels:\n[^]*k0 +mapFilter/);
+  expect(err).toMatch(/profile of Q4:/);
   expect(out).toMatch(/^Q6 +ok /m);
   expect(out).toMatch(/^Q4 +ok /m);
   expect(out).toMatch(/power \(3600\*SF\/geomean s\): vixen [\d.]+, duckdb [\d.]+/);

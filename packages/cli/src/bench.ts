@@ -29,6 +29,7 @@ import {
 } from '@vixen/runtime';
 import { VixenError } from '@vixen/queryplan';
 import { parseOptions, writeJsonReport } from './options.js';
+import { formatProfile } from './report.js';
 
 /** `A..B` (inclusive) or a comma-separated list of log2 sizes, each in 1..31. */
 const sizesSchema = z
@@ -70,6 +71,7 @@ const tblBenchOptions = {
   seed: z.coerce.number().int().default(1),
   maxResidentMemory: z.string().min(1).optional(),
   backend: z.enum(['auto', 'vulkan', 'opengles']).default('auto'),
+  profile: z.boolean().default(false),
 };
 
 const tpchOptionsSchema = z.object({
@@ -102,6 +104,7 @@ function addTblBenchOptions(command: Command, examples: string, queriesHelp: str
     .option('--warmup <n>', 'untimed runs first', '1')
     .option('--seed <n>', 'generator seed', '1')
     .option('--max-resident-memory <size>', 'most device memory resident tables keep between queries, e.g. 40GiB (default: no limit)')
+    .option('--profile', 'after the timed runs, profile one more run of each query and print it on stderr (as run --profile)', false)
     .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'));
 }
 
@@ -145,6 +148,7 @@ async function runTblBench<R>(
       runs: opts.runs,
       warmup: opts.warmup,
       ...(maxResidentBytes !== undefined ? { maxResidentBytes } : {}),
+      ...(opts.profile ? { onProfile: (query, stats, program) => err(`profile of ${query}:\n${formatProfile(stats, program.plan)}\n`) } : {}),
     });
     out(suite.format(report) + '\n');
     if (opts.json !== undefined) writeJsonReport(opts.json, report, err);

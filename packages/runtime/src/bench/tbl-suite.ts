@@ -88,7 +88,14 @@ export interface VixenTiming {
  * A query's `result` and times: a first run that makes its tables resident (its load counted in `data.hostLoadMs`
  * and `loadMs`), then medians over `runs` runs after `warmup` untimed ones on the resident tables.
  */
-export async function timeVixenQuery(program: Program, data: TblSuiteData, warmup: number, runs: number): Promise<VixenTiming> {
+export async function timeVixenQuery(
+  program: Program,
+  data: TblSuiteData,
+  warmup: number,
+  runs: number,
+  /** When given, one more run with a device profile after the timed ones, handed here. */
+  profile?: (stats: ExecuteStats) => void,
+): Promise<VixenTiming> {
   const setup = await data.db.run(program, { outputs: ['result'] });
   data.hostLoadMs += setup.hostLoadMilliseconds;
   const queryTimes: number[] = [];
@@ -102,6 +109,7 @@ export async function timeVixenQuery(program: Program, data: TblSuiteData, warmu
     }
     rows = r.relations.get('result')!;
   }
+  if (profile) profile((await data.db.run(program, { outputs: ['result'], profile: true })).stats);
   return {
     queryMs: median(queryTimes),
     loadMs: setup.hostLoadMilliseconds + setup.stats.loadMilliseconds,
@@ -125,6 +133,8 @@ export interface TblBenchOptions<Result> {
   /** Device memory resident tables may keep between queries (Database maxResidentBytes; default: no limit). */
   maxResidentBytes?: number;
   onQuery?: (r: Result) => void;
+  /** Profiles one more run of each query (its label, e.g. `Q6`) after the timed ones (fused plans only for SSB). */
+  onProfile?: (query: string, stats: ExecuteStats, program: Program) => void;
 }
 
 /** What every `.tbl` bench report starts with. */

@@ -23,6 +23,7 @@ import {
   type TblSuiteData,
 } from '../bench/tbl-suite.js';
 import type { Gpu } from '../gpu/index.js';
+import type { ExecuteStats } from '../executor.js';
 import { compileFile, type Program } from '../program.js';
 import { SSB_TABLES } from './dbgen.js';
 
@@ -95,7 +96,8 @@ export async function benchSsb(gpu: Gpu, options: SsbBenchOptions): Promise<SsbB
     for (const v of VARIANTS) {
       try {
         const program = compileSsbQuery(options.queriesDir, q, v.options);
-        const r = await timeVixenQuery(program, data, warmup, runs);
+        const profile = v.name === 'fused' && options.onProfile ? (stats: ExecuteStats) => options.onProfile!(q, stats, program) : undefined;
+        const r = await timeVixenQuery(program, data, warmup, runs, profile);
         times[v.name] = r.queryMs;
         if (v.name === 'fused') loadMs = r.loadMs;
         rows = r.rows.length;

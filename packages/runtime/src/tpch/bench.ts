@@ -90,7 +90,13 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
     const duckRows = duckAnswer.rows;
     try {
       const program = compileTpchQuery(options.queriesDir, q);
-      const { queryMs: vixenMs, loadMs, wallMs, uploads, rows } = await timeVixenQuery(program, data, warmup, runs);
+      const { queryMs: vixenMs, loadMs, wallMs, uploads, rows } = await timeVixenQuery(
+        program,
+        data,
+        warmup,
+        runs,
+        options.onProfile && ((stats) => options.onProfile!(`Q${q}`, stats, program)),
+      );
       const diffs = compareAnswers(rows, resultTypes(program), duckRows);
       return {
         query: q,
