@@ -345,9 +345,10 @@ const ARITH_HELPERS: Record<string, { deps: string[]; code: string }> = {
   return add128(r, vec4<u32>(0u, hl.x, hl.y, 0u));
 }`,
   },
-  // Restoring long division, one quotient bit per step; d != 0.
+  // Restoring long division, one quotient bit per step from n's highest nonzero word; d != 0. Divisors below
+  // 2^16 (decimal scaling by 10^4, most averages) take divmodSmall instead: 8 native divisions, not 128 steps.
   divmodU128: {
-    deps: ['add128'],
+    deps: ['add128', 'divmodSmall'],
     code: `struct DivMod128 { q: vec4<u32>, r: vec4<u32> }
 fn shl128(a: vec4<u32>, bit: u32) -> vec4<u32> {
   return vec4<u32>((a.x << 1u) | bit, (a.y << 1u) | (a.x >> 31u), (a.z << 1u) | (a.y >> 31u), (a.w << 1u) | (a.z >> 31u));
@@ -359,10 +360,13 @@ fn geU128(a: vec4<u32>, b: vec4<u32>) -> bool {
   return a.x >= b.x;
 }
 fn divmodU128(n: vec4<u32>, d: vec4<u32>) -> DivMod128 {
+  if ((d.y | d.z | d.w) == 0u && d.x < 65536u) { return divmodSmall(n, d.x); }
   var q = vec4<u32>(0u);
   var r = vec4<u32>(0u);
   let negD = add128(~d, vec4<u32>(1u, 0u, 0u, 0u));
-  for (var i = 127u; i < 128u; i = i - 1u) {
+  // Steps above n's highest nonzero word would shift in zeros only.
+  let top = select(select(select(31u, 63u, n.y != 0u), 95u, n.z != 0u), 127u, n.w != 0u);
+  for (var i = top; i < 128u; i = i - 1u) {
     r = shl128(r, (n[i >> 5u] >> (i & 31u)) & 1u);
     q = shl128(q, 0u);
     if (geU128(r, d)) {
@@ -371,6 +375,24 @@ fn divmodU128(n: vec4<u32>, d: vec4<u32>) -> DivMod128 {
     }
   }
   return DivMod128(q, r);
+}`,
+  },
+  // n / d and n % d for 0 < d < 2^16, by 16-bit digits: a remainder (< d) and the next digit fit one u32.
+  divmodSmall: {
+    deps: [],
+    code: `fn divmodSmall(n: vec4<u32>, d: u32) -> DivMod128 {
+  var q = vec4<u32>(0u);
+  var r = 0u;
+  for (var k = 3u; k < 4u; k = k - 1u) {
+    let hi = (r << 16u) | (n[k] >> 16u);
+    let qh = hi / d;
+    r = hi - qh * d;
+    let lo = (r << 16u) | (n[k] & 0xffffu);
+    let ql = lo / d;
+    r = lo - ql * d;
+    q[k] = (qh << 16u) | ql;
+  }
+  return DivMod128(q, vec4<u32>(r, 0u, 0u, 0u));
 }`,
   },
   // String built-ins look up the kernel's tables (index.ts TableSpec; word k of tbl = table k's offset), bound
