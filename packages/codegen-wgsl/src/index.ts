@@ -13,7 +13,7 @@ import { mergeShaders } from './kernels/merge.js';
 import { hashJoinLayout, hashJoinShaders } from './kernels/hashJoin.js';
 import { mergeJoinShaders } from './kernels/mergeJoin.js';
 import { sortShaders } from './kernels/sort.js';
-import { uniqueShaders } from './kernels/unique.js';
+import { hashedUniqueShaders, uniqueShaders } from './kernels/unique.js';
 import { SCAN_ADD, SCAN_BLOCK, SCAN_WRAPPED } from './scan.js';
 import { withArithHelpers } from './wgsl.js';
 
@@ -163,7 +163,7 @@ function kernelSkeletons(kernel: KirKernel, variables: readonly KirVariable[]): 
     case 'sort':
       return { ...sortShaders(types(kernel.input), kernel.keys), ...scanShaders };
     case 'unique':
-      return { ...uniqueShaders(types(kernel.input)), ...scanShaders };
+      return { ...(kernel.hashed ? hashedUniqueShaders : uniqueShaders)(types(kernel.input)), ...scanShaders };
     case 'mergeJoin':
       return {
         ...mergeJoinShaders(types(kernel.left), types(kernel.right), kernel.leftKeys, kernel.rightKeys, kernel.filter, kernel.project, offsets, words),

@@ -74,6 +74,12 @@ export const PASS_LAYOUTS = {
    */
   hashBuild: ['read', 'write', 'write', 'uniform'],
   /**
+   * Hashed unique (kernels/unique.ts): row i claims a slot of the linear-probing table of mask + 1 slots (row + 1;
+   * 0 = empty) unless an equal row holds one; dup[i] = 1 then, else 0. The host zeroes the table; the flagsAbsent
+   * and scatter passes then keep the rows with dup[i] = 0. (input, table, dup, u) u0 = (n, mask).
+   */
+  uniqueInsert: ['read', 'write', 'write', 'uniform'],
+  /**
    * Probe of the table: for tile t of TILE = HASH_ITEMS * WG probe rows, one output row per (probe row, build
    * row) with equal keys, at counter[0] (atomically advanced by the tile's matches) onwards; rows at or past
    * `capacity` are counted, not written. (probe, build, table, next, output, counter, u) u0 = (n, mask, capacity).

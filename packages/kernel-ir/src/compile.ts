@@ -4,6 +4,7 @@ import type { KirProgram } from './ir.js';
 import { lowerPlan, type LowerOptions } from './lower/from-plan.js';
 import { compactKernels } from './passes/compact-kernels.js';
 import { fuseMapFilters } from './passes/fuse-map-filters.js';
+import { hashUnique } from './passes/hash-unique.js';
 import { insertFrees } from './passes/insert-frees.js';
 import { fixpoint, pipeline, when } from './passes/pipeline.js';
 import { propagateCopies } from './passes/propagate-copies.js';
@@ -30,6 +31,7 @@ export function optimizeKernels(options: Pick<KirOptions, 'fusion' | 'seeded'> =
     simplifyKernels,
     propagateCopies,
     skipUnneededOrder,
+    hashUnique,
     when(options.fusion ?? true, fuseMapFilters),
     removeDeadKernels,
   );

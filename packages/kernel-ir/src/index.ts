@@ -6,6 +6,7 @@ export { fixpoint, pipeline, when } from './passes/pipeline.js';
 export { simplifyKernels } from './passes/simplify-kernels.js';
 export { propagateCopies } from './passes/propagate-copies.js';
 export { skipUnneededOrder } from './passes/skip-unneeded-order.js';
+export { hashUnique } from './passes/hash-unique.js';
 export { fuseMapFilters } from './passes/fuse-map-filters.js';
 export { removeDeadKernels } from './passes/remove-dead-kernels.js';
 export { compactKernels } from './passes/compact-kernels.js';

@@ -40,8 +40,11 @@ export type KirKernel = { origin?: KirOrigin } & (
   | { kind: 'mapFilter'; id: number; input: VarId; output: VarId; filter: Predicate[]; project: Expr[]; fused?: number[] }
   /** output := input sorted by the words of `keys` (column indices, in this order), unsigned lexicographic. */
   | { kind: 'sort'; id: number; input: VarId; output: VarId; keys: number[] }
-  /** output := input with adjacent equal rows removed (input sorted by all columns). */
-  | { kind: 'unique'; id: number; input: VarId; output: VarId }
+  /**
+   * output := input with adjacent equal rows removed (input sorted by all columns). `hashed`: the input in any
+   * order, one row of each set of equal rows kept (found through a hash table), kept rows in input order.
+   */
+  | { kind: 'unique'; id: number; input: VarId; output: VarId; hashed?: boolean }
   /**
    * Sort-merge join: left sorted by leftKeys, right sorted by rightKeys (as `sort` orders them).
    * output := project(l ++ r) for matching pairs where filter(l ++ r). Empty keys: cross product.

@@ -18,7 +18,7 @@ function formatKernel(k: KirKernel, name: (v: VarId) => string): string {
       case 'sort':
         return `sort ${name(k.input)} by ${columnList(k.keys)}`;
       case 'unique':
-        return `unique ${name(k.input)}`;
+        return `unique ${name(k.input)}${k.hashed ? ' (hashed)' : ''}`;
       case 'mergeJoin':
         return (
           `mergeJoin ${name(k.left)} on ${columnList(k.leftKeys)}, ${name(k.right)} on ${columnList(k.rightKeys)}` +

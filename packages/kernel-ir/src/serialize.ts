@@ -113,7 +113,7 @@ const kernel = z.discriminatedUnion('kind', [
     fused: z.array(index).optional(),
   }),
   z.strictObject({ kind: z.literal('sort'), id: index, origin, input: varId, output: varId, keys: z.array(index) }),
-  z.strictObject({ kind: z.literal('unique'), id: index, origin, input: varId, output: varId }),
+  z.strictObject({ kind: z.literal('unique'), id: index, origin, input: varId, output: varId, hashed: z.literal(true).optional() }),
   z.strictObject({
     kind: z.literal('mergeJoin'),
     id: index,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { interpret, type QpProgram, type Row } from '@vixen/queryplan';
+import { interpret, type QpCommand, type QpProgram, type RelationDecl, type Row } from '@vixen/queryplan';
 import {
   blockEntryStates,
   compactKernels,
@@ -219,6 +219,29 @@ describe('skipUnneededOrder', () => {
   });
 });
 
+describe('hashUnique', () => {
+  /** $p := {#1 | r} (a projection with duplicates, out of order: lowering sorts it for the unique), then `reader` over $p. */
+  const projectThen = (reader: QpCommand, out: RelationDecl): QpProgram =>
+    program(
+      [rel('r', ['int32', 'int32'], 'edb'), rel('$p', ['int32'], 'temp'), out],
+      [block('b', [mapFilter('$p', 'r', cols(1)), reader])],
+      { r: [[1, 2], [1, 3], [2, 1], [1, 4], [3, 3], [2, 2]] },
+    );
+
+  it('drops duplicates through a hash table when no reader needs the rows sorted', () => {
+    const plan = projectThen({ kind: 'aggregate', target: 'n', source: '$p', groupBy: [], aggregates: [{ fn: 'count', type: 'int32' }] }, rel('n', ['int32']));
+    const p = planToKernels(plan);
+    expect(kernelLines(p, 'b')).toEqual(['%k3 := mapFilter r -> (#1)', '$p := unique %k3 (hashed)', 'n := aggregate $p by () compute (count(): int32)']);
+    expectSameResults(plan);
+  });
+
+  it('keeps sort and unique when a reader needs the order (a relation the program returns)', () => {
+    const plan = projectThen(union('t', 't', '$p'), rel('t', ['int32']));
+    expect(printKir(planToKernels(plan))).not.toContain('(hashed)');
+    expectSameResults(plan);
+  });
+});
+
 describe('skipUnneededOrder with fusion', () => {
   /** $a := {#1 + 1 | r}; out := {#0 * 2 | $a}: each result is canonicalized (sort + unique) as lowering makes it. */
   const twoMaps = (): QpProgram =>
@@ -267,10 +290,10 @@ describe('skipUnneededOrder with fusion', () => {
       ],
       { r: [[1, 1], [2, 1], [3, 3]] },
     );
+    // The duplicates still go (through a hash table: the count ignores order, hash-unique.ts).
     expect(kernelLines(planToKernels(plan), 'b')).toEqual([
       '%k3 := mapFilter r -> ((#1 + 1))',
-      '%k4 := sort %k3 by (#0)',
-      '$a := unique %k4',
+      '$a := unique %k3 (hashed)',
       'n := aggregate $a by () compute (count(): int32)',
     ]);
     expectSameResults(plan);

@@ -235,7 +235,8 @@ export function transfer(p: KirProgram, s: PropState, c: KirCommand): PropState 
       const k = p.kernels[c.kernel]!;
       const props = kernelProps(p, s, k);
       // Every write to a QP relation variable leaves it canonical (ir.ts): lowering canonicalizes what it stores.
-      const relation = p.variables[k.output]!.relation !== undefined && !props.single;
+      // A hashed unique (hash-unique.ts, for readers that ignore order) leaves it duplicate-free in any order.
+      const relation = p.variables[k.output]!.relation !== undefined && !props.single && !(k.kind === 'unique' && k.hashed);
       const arityOut = p.variables[k.output]!.columns.length;
       return new Map(s).set(k.output, relation ? { ...props, key: props.key ?? iota(arityOut), sorted: iota(arityOut) } : props);
     }

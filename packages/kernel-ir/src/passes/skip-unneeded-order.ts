@@ -27,10 +27,11 @@ export function aggregateIgnores(p: KirProgram, k: Extract<KirKernel, { kind: 'a
   );
 }
 
-const allColumns = (p: KirProgram, k: Extract<KirKernel, { kind: 'sort' }>): boolean =>
+export const allColumns = (p: KirProgram, k: Extract<KirKernel, { kind: 'sort' }>): boolean =>
   k.keys.length === p.variables[k.input]!.columns.length && k.keys.every((c, i) => c === i);
 
-class BlockReaders {
+/** Who reads the values a block's commands write, and whether results depend on their order or multiplicity. */
+export class BlockReaders {
   private readonly useDef: UseDef[];
   private readonly liveAtEnd: ReadonlySet<VarId>;
   private readonly freeable: (v: VarId) => boolean;

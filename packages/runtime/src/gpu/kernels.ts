@@ -151,6 +151,36 @@ async function concatenate(g: GpuImpl, all: DeviceRelation[], width: number): Pr
   return out;
 }
 
+/**
+ * A hashed unique (input in any order): uniqueInsert marks rows equal to a row already in a table of at least
+ * 2n slots, then the compaction keeps the unmarked rows in input order. The output is not canonical (unsorted).
+ */
+async function hashedUnique(g: GpuImpl, shaders: KernelShaders, a: DeviceRelation, outWidth: number): Promise<DeviceRelation> {
+  const n = a.count;
+  const slots = 2 ** Math.ceil(Math.log2(2 * n));
+  const table = acquireBound(g, slots, `unique hash table of ${slots} slots`);
+  const dup = acquireBound(g, n, `unique marks for ${n} rows`);
+  try {
+    const rec = new Recorder(g, shaders);
+    rec.clear(table.buffer, slots * 4);
+    rec.dispatch('uniqueInsert', [bound(a), table, dup], [sizeOf(a), slots - 1], n);
+    await rec.submit();
+    // Queue order: the compaction's passes run after the inserts.
+    return await compact(g, shaders, {
+      count: { pass: 'flagsAbsent', inputs: [bound(a), dup] },
+      write: { pass: 'scatter', inputs: [bound(a)] },
+      rows: n,
+      granule: 'tile',
+      sizes: [sizeOf(a), n],
+      constants: new Uint32Array(0),
+      outWidth,
+    });
+  } finally {
+    g.pool.release(table.buffer);
+    g.pool.release(dup.buffer);
+  }
+}
+
 /** Trailing zero bits of a nonzero u32. */
 function ctz(x: number): number {
   return 31 - Math.clz32(x & -x);
@@ -294,6 +324,7 @@ async function run(
     case 'unique': {
       if (a.count === 0) return empty;
       if (kernel.kind === 'unique' && a.canonical) return a;
+      if (kernel.kind === 'unique' && kernel.hashed) return hashedUnique(g, shaders, a, outWidth);
       const out = await compact(g, shaders, {
         count: { pass: 'flags', inputs: [bound(a)] },
         write: { pass: 'scatter', inputs: [bound(a)] },
