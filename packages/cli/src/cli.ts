@@ -70,7 +70,7 @@ const compileOptionsSchema = z.object({
   fusion: z.boolean().default(true),
 });
 
-type SourceOptions = Pick<CompileOptions, 'dialect' | 'joinStrategy' | 'fusion'>;
+type SourceOptions = Pick<CompileOptions, 'dialect' | 'joinStrategy' | 'fusion' | 'outputs'>;
 
 /** Only the options given: compile's defaults apply to the rest. */
 function sourceOptions(opts: { dialect?: 'logiql' | 'souffle' | undefined; joinStrategy?: JoinStrategy | undefined; fusion?: boolean }): SourceOptions {
@@ -140,9 +140,10 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
       const maxDeviceMemory =
         opts.maxDeviceMemory === undefined ? undefined : parseByteSize(opts.maxDeviceMemory, 'option --max-device-memory');
       if (opts.outputDir !== undefined) checkOutputDir(opts.outputDir);
-      const prog = loadProgram(file, sourceOptions(opts));
-      const sources = { ...(opts.facts !== undefined ? { factsDir: opts.facts } : {}) };
       const outputs = opts.output;
+      // Compiled for the relations asked for: the others become intermediates the compiler may skip or free.
+      const prog = loadProgram(file, { ...sourceOptions(opts), ...(outputs ? { outputs } : {}) });
+      const sources = { ...(opts.facts !== undefined ? { factsDir: opts.facts } : {}) };
       let output: RunOutput;
       const limits = {
         ...(opts.maxIterations !== undefined ? { maxIterations: opts.maxIterations } : {}),

@@ -3,7 +3,7 @@
  * All problems come back as located diagnostics; a plan is produced only when there are no errors.
  * Soufflé files (`.dl`) are parsed by their own parser into the same AST and take the same path from there.
  */
-import { eliminateCommonSubexpressions, pruneColumns, type Diagnostic, type QpProgram } from '@vixen/queryplan';
+import { eliminateCommonSubexpressions, pruneColumns, restrictOutputs, VixenError, type Diagnostic, type QpProgram } from '@vixen/queryplan';
 import { resolveOrders } from './check/order.js';
 import { checkSafety } from './check/safety.js';
 import { resolve } from './check/resolve.js';
@@ -29,6 +29,8 @@ export interface FrontendOptions {
   readFile?: (path: string) => string | undefined;
   /** The dialect of every given file; by default `.dl` files are Soufflé and all others LogiQL. */
   dialect?: Dialect;
+  /** The only relations a run will read back (default: every derived relation); the others become temporaries. */
+  outputs?: readonly string[];
 }
 
 export interface FrontendResult {
@@ -55,9 +57,18 @@ export function compileLogic(files: SourceFile[], options: FrontendOptions = {})
   const orders = resolveOrders(checked, diagnostics, strata);
   const sorted = sortDiagnostics(diagnostics, [...sources.keys()]);
   if (sorted.some((d) => d.severity === 'error')) return { diagnostics: sorted, sources };
+  let plan = souffleOutputs(toPlan(checked, strata, orders), souffle);
+  if (options.outputs) {
+    try {
+      plan = restrictOutputs(plan, options.outputs, Object.keys(souffle.io.inputs));
+    } catch (e) {
+      if (!(e instanceof VixenError)) throw e;
+      return { diagnostics: [...sorted, ...e.diagnostics], sources };
+    }
+  }
   return {
-    // Pruning last: it needs the final output flags (Soufflé's `.output`).
-    plan: pruneColumns(souffleOutputs(eliminateCommonSubexpressions(toPlan(checked, strata, orders)), souffle)),
+    // Pruning last: it needs the final output flags (Soufflé's `.output`, restricted outputs).
+    plan: pruneColumns(eliminateCommonSubexpressions(plan)),
     diagnostics: sorted,
     sources,
     ...souffleIo,

@@ -11,3 +11,4 @@ export * from './validate.js';
 export * from './interpret.js';
 export * from './cse.js';
 export * from './prune-columns.js';
+export * from './restrict-outputs.js';

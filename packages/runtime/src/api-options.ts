@@ -36,6 +36,7 @@ const compileArgsSchema = z.object({
       readFile: callback().optional(),
       joinStrategy: z.enum(JOIN_STRATEGIES).optional(),
       fusion: z.boolean().optional(),
+      outputs: z.array(z.string().min(1)).optional(),
     })
     .optional(),
 });

@@ -7,6 +7,7 @@ import { compileLogic, type Dialect, type SourceFile, type SouffleIo } from '@vi
 import { generateProgramShaders, type KernelShaders } from '@vixen/codegen-wgsl';
 import { planToKernels, validateKir, type JoinStrategy, type KirProgram } from '@vixen/kernel-ir';
 import {
+  checkOutputNames,
   collectViolations,
   interpret,
   validatePlan,
@@ -39,6 +40,11 @@ export interface CompileOptions {
   joinStrategy?: JoinStrategy;
   /** Fuse chains of kernels into one (default true); off, the other kernel-IR optimizations still run. */
   fusion?: boolean;
+  /**
+   * The only relations runs will read back (default: every derived relation, or Soufflé's `.output` ones). The
+   * others become temporaries the compiler may free early, leave unsorted or skip.
+   */
+  outputs?: readonly string[];
 }
 
 export interface RunOptions extends FactSources {
@@ -109,7 +115,11 @@ export function runLimits(options: RunOptions, startedAt: number): ExecuteOption
 export function compile(source: string | SourceFile[], options: CompileOptions = {}): Program {
   checkCompileArgs(source, options);
   const files = typeof source === 'string' ? [{ path: options.filename ?? '<input>', text: source }] : source;
-  const front = compileLogic(files, { readFile: options.readFile ?? readFileOrUndefined, ...(options.dialect ? { dialect: options.dialect } : {}) });
+  const front = compileLogic(files, {
+    readFile: options.readFile ?? readFileOrUndefined,
+    ...(options.dialect ? { dialect: options.dialect } : {}),
+    ...(options.outputs ? { outputs: options.outputs } : {}),
+  });
   const errors = front.diagnostics.filter((d) => d.severity === 'error');
   if (!front.plan || errors.length > 0) throw new VixenError(errors, front.sources);
   assertValid('query plan', validatePlan(front.plan));
@@ -124,7 +134,7 @@ export function compile(source: string | SourceFile[], options: CompileOptions =
 }
 
 /** Compiles a `.logic` or `.dl` file from disk (includes resolve relative to it). */
-export function compileFile(path: string, options: Pick<CompileOptions, 'dialect' | 'joinStrategy' | 'fusion'> = {}): Program {
+export function compileFile(path: string, options: Pick<CompileOptions, 'dialect' | 'joinStrategy' | 'fusion' | 'outputs'> = {}): Program {
   return compile([{ path, text: readTextFile(path, 'program file') }], options);
 }
 
@@ -149,14 +159,7 @@ export class Program {
 
   checkOutputs(outputs: readonly string[] | undefined): readonly string[] {
     const wanted = outputs ?? this.outputNames;
-    const known = new Set(this.kir.relations.filter((r) => r.kind !== 'temp').map((r) => r.name));
-    const unknown = wanted.filter((n) => !known.has(n));
-    if (unknown.length > 0) {
-      throw new VixenError({
-        severity: 'error',
-        message: `unknown output relation${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')} (known: ${[...known].join(', ')})`,
-      });
-    }
+    checkOutputNames(this.kir.relations, wanted);
     // A narrowed base relation holds only the columns rules read; its full contents are its facts.
     const partial = this.kir.relations.filter((r) => r.pruned && wanted.includes(r.name));
     if (partial.length > 0) {

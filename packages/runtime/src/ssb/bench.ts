@@ -43,8 +43,9 @@ export function ssbQuerySql(queriesDir: string, q: SsbQuery): string {
   return readFileSync(join(queriesDir, 'sql', `q${q}.sql`), 'utf8');
 }
 
+/** Query `q`, compiled to return only `result` (its other relations are intermediates). */
 export function compileSsbQuery(queriesDir: string, q: SsbQuery, options: SsbCompileOptions = {}): Program {
-  return compileFile(join(queriesDir, `q${q}.logic`), options);
+  return compileFile(join(queriesDir, `q${q}.logic`), { outputs: ['result'], ...options });
 }
 
 export interface SsbBenchOptions extends TblBenchOptions<SsbQueryResult> {
