@@ -1,13 +1,15 @@
 /**
  * Hash group-by aggregation skeletons: rows update their key's slot of a linear-probing table with 32-bit
- * atomics, then each occupied slot becomes one output row. A slot is (first row + 1, group id, aggregate
- * words); group ids are handed out by an atomic counter, so output rows are dense without a scan. Every
- * aggregate is kept so that 0 is its identity (the host only zeroes the table): min and max of int32 as
- * order-preserving u32 encodings under atomicMax, 64-bit sums as two words with the carry out of the low word
- * added to the high one (the carries of the low-word additions sum to the overflow of the total, in any order).
- * A workgroup first aggregates its tile in a small table of its own in workgroup memory, so that few groups (the
- * worst case for global atomics: every row on the same few words) cost one global update per group and tile;
- * rows whose key finds no room there update the global table directly.
+ * atomics, then each occupied slot becomes one output row. A slot is (head, group id, aggregate words): the
+ * head is the key ^ KEY_SALT for one-word keys (the key KEY_SALT itself has an extra slot after the probed
+ * ones), else the group's first row + 1; group ids are handed out by an atomic counter, so output rows are
+ * dense without a scan. Every aggregate is kept so that 0 is its identity (the host only zeroes the table):
+ * min and max of int32 as order-preserving u32 encodings under atomicMax, 64-bit sums as two words with the
+ * carry out of the low word added to the high one (the carries of the low-word additions sum to the overflow
+ * of the total, in any order). Each workgroup aggregates its tiles in a small table of its own in workgroup
+ * memory and merges it into the global table once at the end, so that few groups (the worst case for global
+ * atomics: every row on the same few words) cost one global update per group and workgroup; rows whose key
+ * finds no room there update the global table directly.
  */
 import { atomicBinding, header, threadMain } from '../wgsl.js';
 import type { KernelShaders } from '../index.js';
@@ -65,8 +67,7 @@ const localSlotByRow = (keyParams: string, args: string, sameKey: string): strin
  * The same for one-word keys, claimed and compared in workgroup memory (no row reads); the one key equal to
  * KEY_SALT cannot be stored there and always takes the global table.
  */
-const localSlotByKey = `const KEY_SALT: u32 = 0x5bd1e995u;
-fn localSlot(row: u32, k0: u32) -> u32 {
+const localSlotByKey = `fn localSlot(row: u32, k0: u32) -> u32 {
   let t = k0 ^ KEY_SALT;
   if (t == 0u) { return NONE; }
   var s = hashKey(k0) & (LS - 1u);
@@ -76,7 +77,6 @@ fn localSlot(row: u32, k0: u32) -> u32 {
       if (atomicLoad(&lfill) >= LS / 2u) { return NONE; }
       let r = atomicCompareExchangeWeak(&lkey[s], 0u, t);
       if (r.exchanged) {
-        atomicStore(&lhead[s], row + 1u);
         atomicAdd(&lfill, 1u);
         return s;
       }
@@ -89,13 +89,80 @@ fn localSlot(row: u32, k0: u32) -> u32 {
   return NONE;
 }`;
 
+/**
+ * Global slot of the key (k0..) of row 'row', claimed if new; NONE (and the full flag) when the table holds
+ * u[0].z groups or has no free slot. Keys are compared through their groups' first rows.
+ */
+const globalSlotByRow = (keyParams: string, args: string, sameKey: string): string => `fn globalSlot(row: u32${keyParams}) -> u32 {
+  let mask = u[0].y;
+  var s = hashKey(${args}) & mask;
+  for (var probes = 0u; probes <= mask; probes = probes + 1u) {
+    let at = s * SW;
+    // Plain load first: a group's slot is claimed once, then only read, so hot keys cause no exchanges.
+    var head = atomicLoad(&table[at]);
+    if (head == 0u) {
+      if (atomicLoad(&groups[0]) >= u[0].z) { break; }
+      let r = atomicCompareExchangeWeak(&table[at], 0u, row + 1u);
+      if (r.exchanged) {
+        atomicStore(&table[at + 1u], atomicAdd(&groups[0], 1u));
+        return s;
+      }
+      head = r.old_value;
+      // A weak exchange may fail spuriously: look at the same slot again.
+      if (head == 0u) { probes = probes - 1u; continue; }
+    }
+    if (${sameKey}) { return s; }
+    s = (s + 1u) & mask;
+  }
+  atomicStore(&groups[1], 1u);
+  return NONE;
+}`;
+
+/**
+ * The same for one-word keys, held in the slot's head word as key ^ KEY_SALT (so a lookup reads no other row);
+ * the key equal to KEY_SALT has the extra slot after the mask + 1 probed ones (head 1 once claimed).
+ */
+const globalSlotByKey = `fn globalSlot(row: u32, k0: u32) -> u32 {
+  let mask = u[0].y;
+  let t = k0 ^ KEY_SALT;
+  if (t == 0u) {
+    let at = (mask + 1u) * SW;
+    // Until claimed, by this thread or another (a weak exchange may fail spuriously).
+    while (atomicLoad(&table[at]) == 0u) {
+      if (atomicCompareExchangeWeak(&table[at], 0u, 1u).exchanged) {
+        atomicStore(&table[at + 1u], atomicAdd(&groups[0], 1u));
+      }
+    }
+    return mask + 1u;
+  }
+  var s = hashKey(k0) & mask;
+  for (var probes = 0u; probes <= mask; probes = probes + 1u) {
+    let at = s * SW;
+    var head = atomicLoad(&table[at]);
+    if (head == 0u) {
+      if (atomicLoad(&groups[0]) >= u[0].z) { break; }
+      let r = atomicCompareExchangeWeak(&table[at], 0u, t);
+      if (r.exchanged) {
+        atomicStore(&table[at + 1u], atomicAdd(&groups[0], 1u));
+        return s;
+      }
+      head = r.old_value;
+      if (head == 0u) { probes = probes - 1u; continue; }
+    }
+    if (head == t) { return s; }
+    s = (s + 1u) & mask;
+  }
+  atomicStore(&groups[1], 1u);
+  return NONE;
+}`;
+
 /** Rows per thread of a group-by tile (TILE = GROUP_ITEMS * WG rows, one workgroup). */
 export const GROUP_ITEMS = 16;
 
-/** Local table slots: a power of two up to 256 whose head, key and aggregate words fit 8 KiB of workgroup memory. */
+/** Local table slots: a power of two up to 256 whose key (or head) and aggregate words fit 8 KiB of workgroup memory. */
 function localSlots(aggWords: number): number {
   let slots = 256;
-  while (slots > 16 && slots * (2 + Math.max(1, aggWords)) * 4 > 8192) slots /= 2;
+  while (slots > 16 && slots * (1 + Math.max(1, aggWords)) * 4 > 8192) slots /= 2;
   return slots;
 }
 
@@ -113,12 +180,14 @@ export function hashAggregateShaders(layout: HashKeyLayout, aggregates: readonly
   const toLocal: string[] = [];
   const toGlobal: string[] = [];
   const merge: string[] = [];
+  const clear: string[] = [];
   const emits: string[] = [];
   for (const a of aggregates) {
     // Output words: the K key words, then the aggregates in slot order.
     const out = K + off;
     const g = `a + ${off}u`;
     const l = `l + ${off}u`;
+    clear.push(`atomicStore(&lagg[${l}], 0u);`);
     switch (a.fn) {
       case 'count':
         toLocal.push(`atomicAdd(&lagg[${l}], 1u);`);
@@ -132,6 +201,7 @@ export function hashAggregateShaders(layout: HashKeyLayout, aggregates: readonly
         toLocal.push(`addWideLocal(${l}, ${lo}, ${hi});`);
         toGlobal.push(`addWide(${g}, ${lo}, ${hi});`);
         merge.push(`addWide(${g}, atomicLoad(&lagg[${l}]), atomicLoad(&lagg[${l} + 1u]));`);
+        clear.push(`atomicStore(&lagg[${l} + 1u], 0u);`);
         emits.push(`outp[ob + ${out}u] = table[a + ${off}u]; outp[ob + ${out + 1}u] = table[a + ${off + 1}u];`);
         break;
       }
@@ -152,6 +222,20 @@ export function hashAggregateShaders(layout: HashKeyLayout, aggregates: readonly
   const keyParams = Array.from({ length: K }, (_, k) => `, k${k}: u32`).join('');
   const sameKey = (row: string): string => keyEquals(K, (k) => `inp[(${row}) * W + ${layout.keyWords[k]}u]`);
   const slotWords = groupSlotWords(aggregates);
+  // One-word keys are the slots' own head words (global and local), so neither a lookup nor the emit reads
+  // rows but the row's own; wider keys are compared through the first row of their group (head = row + 1).
+  const global = K === 1 ? globalSlotByKey : globalSlotByRow(keyParams, keyArgs(K), sameKey('head - 1u'));
+  const local = K === 1 ? localSlotByKey : localSlotByRow(keyParams, keyArgs(K), sameKey('head - 1u'));
+  // A local slot's key and global slot, for the flush.
+  const localKey =
+    K === 1
+      ? `let tag = atomicLoad(&lkey[ls]);
+    if (tag == 0u) { continue; }
+    let s = globalSlot(0u, tag ^ KEY_SALT);`
+      : `let head = atomicLoad(&lhead[ls]);
+    if (head == 0u) { continue; }
+    ${loadKey('inp', '(head - 1u) * W', layout)}
+    let s = globalSlot(head - 1u, ${keyArgs(K)});`;
   const groupInsert = `${atomicBinding(atomicBinding(header('groupInsert', ['inp', 'table', 'groups']), 'table'), 'groups')}
 const W: u32 = ${layout.width}u;
 const SW: u32 = ${slotWords}u;
@@ -162,12 +246,20 @@ const LPROBES: u32 = 8u;
 const ITEMS: u32 = ${GROUP_ITEMS}u;
 override TILE: u32 = ITEMS * WG;
 const NONE: u32 = 0xffffffffu;
+// Longest run of tiles a workgroup sends straight to the global table (see main).
+const MAX_BYPASS: u32 = 64u;
+const KEY_SALT: u32 = 0x5bd1e995u;
 ${hashFunction(K)}
-// The workgroup's own table (head = row + 1 as in the global one): rows of keys that repeat within a tile
-// update it with workgroup atomics, and each of its groups reaches the global table once.
-var<workgroup> lhead: array<atomic<u32>, LS>;
+// The workgroup's own table: rows of keys that repeat within its tiles update it with workgroup atomics, and
+// each of its groups reaches the global table once per flush.
+${K === 1 ? '// One-word keys: the key itself (XOR KEY_SALT, 0 = free).\nvar<workgroup> lkey: array<atomic<u32>, LS>;' : '// Head = row + 1 as in the global table.\nvar<workgroup> lhead: array<atomic<u32>, LS>;'}
 var<workgroup> lagg: array<atomic<u32>, ${Math.max(1, aggWords)}u * LS>;
-var<workgroup> lfill: atomic<u32>;${K === 1 ? '\n// One-word keys: the key itself (XOR KEY_SALT, 0 = free), compared without reading rows.\nvar<workgroup> lkey: array<atomic<u32>, LS>;' : ''}
+var<workgroup> lfill: atomic<u32>;
+// Rows of the tile that missed the local table; tiles left to bypass it; the next bypass; flush now.
+var<workgroup> lmiss: atomic<u32>;
+var<workgroup> lskip: u32;
+var<workgroup> lback: u32;
+var<workgroup> lflush: u32;
 
 fn addWide(at: u32, lo: u32, hi: u32) {
   let old = atomicAdd(&table[at], lo);
@@ -180,82 +272,100 @@ fn addWideLocal(at: u32, lo: u32, hi: u32) {
   if (carried != 0u) { atomicAdd(&lagg[at + 1u], carried); }
 }
 
-// Global slot of the key (k0..) of row 'row', claimed if new; NONE (and the full flag) when the table holds
-// u[0].z groups or has no free slot.
-fn globalSlot(row: u32${keyParams}) -> u32 {
-  let mask = u[0].y;
-  var s = hashKey(${keyArgs(K)}) & mask;
-  for (var probes = 0u; probes <= mask; probes = probes + 1u) {
-    let at = s * SW;
-    // Plain load first: a group's slot is claimed once, then only read, so hot keys cause no exchanges.
-    var head = atomicLoad(&table[at]);
-    if (head == 0u) {
-      if (atomicLoad(&groups[0]) >= u[0].z) { break; }
-      let r = atomicCompareExchangeWeak(&table[at], 0u, row + 1u);
-      if (r.exchanged) {
-        atomicStore(&table[at + 1u], atomicAdd(&groups[0], 1u));
-        return s;
-      }
-      head = r.old_value;
-      // A weak exchange may fail spuriously: look at the same slot again.
-      if (head == 0u) { probes = probes - 1u; continue; }
+${global}
+
+${local}
+
+// Merges every occupied local slot into the global table; with \`reset\`, empties the local table too (the
+// caller's next barrier orders that before its reuse).
+fn flush(lid: u32, reset: bool) {
+  for (var ls = lid; ls < LS; ls = ls + WG) {
+    ${localKey}
+    let l = ls * AW;
+    if (s != NONE) {
+      let a = s * SW + 2u;
+      ${merge.join('\n      ')}
     }
-    if (${sameKey('head - 1u')}) { return s; }
-    s = (s + 1u) & mask;
+    if (reset) {
+      ${K === 1 ? 'atomicStore(&lkey[ls], 0u);' : 'atomicStore(&lhead[ls], 0u);'}
+      ${clear.join(' ')}
+    }
   }
-  atomicStore(&groups[1], 1u);
-  return NONE;
+  if (reset && lid == 0u) { atomicStore(&lfill, 0u); }
 }
 
-${K === 1 ? localSlotByKey : localSlotByRow(keyParams, keyArgs(K), sameKey('head - 1u'))}
+// Each workgroup takes tiles wid, wid + workgroups, ... and flushes its table once at the end, so few groups
+// cost one global update per group and workgroup. A tile whose rows mostly missed the (full) local table
+// flushes and empties it, and the next tiles (1, 2, 4, .. up to MAX_BYPASS) skip it: with many groups the
+// local probes would only add work; the tile after them tries the emptied table again.
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let n = u[0].x;
-  let base = (wid.x + wid.y * nwg.x) * TILE;
-  for (var it = 0u; it < ITEMS; it = it + 1u) {
-    let i = base + it * WG + lid;
-    if (i < n) {
-      let b = i * W;
-      ${loadKey('inp', 'b', layout)}
-      let ls = localSlot(i, ${keyArgs(K)});
-      if (ls != NONE) {
-        let l = ls * AW;
-        ${toLocal.join('\n        ')}
-      } else {
-        let s = globalSlot(i, ${keyArgs(K)});
-        if (s != NONE) {
-          let a = s * SW + 2u;
-          ${toGlobal.join('\n          ')}
+  let tiles = (n + TILE - 1u) / TILE;
+  if (lid == 0u) { lback = 1u; }
+  for (var t = wid.x + wid.y * nwg.x; t < tiles; t = t + nwg.x * nwg.y) {
+    let skip = workgroupUniformLoad(&lskip);
+    var misses = 0u;
+    for (var it = 0u; it < ITEMS; it = it + 1u) {
+      let i = t * TILE + it * WG + lid;
+      if (i < n) {
+        let b = i * W;
+        ${loadKey('inp', 'b', layout)}
+        var ls = NONE;
+        if (skip == 0u) { ls = localSlot(i, ${keyArgs(K)}); }
+        if (ls != NONE) {
+          let l = ls * AW;
+          ${toLocal.join('\n          ')}
+        } else {
+          misses = misses + 1u;
+          let s = globalSlot(i, ${keyArgs(K)});
+          if (s != NONE) {
+            let a = s * SW + 2u;
+            ${toGlobal.join('\n            ')}
+          }
         }
       }
     }
-  }
-  workgroupBarrier();
-  for (var ls = lid; ls < LS; ls = ls + WG) {
-    let head = atomicLoad(&lhead[ls]);
-    if (head != 0u) {
-      ${loadKey('inp', '(head - 1u) * W', layout)}
-      let s = globalSlot(head - 1u, ${keyArgs(K)});
-      if (s != NONE) {
-        let a = s * SW + 2u;
-        let l = ls * AW;
-        ${merge.join('\n        ')}
+    if (skip == 0u) {
+      if (misses != 0u) { atomicAdd(&lmiss, misses); }
+      workgroupBarrier();
+      if (lid == 0u) {
+        let bad = atomicLoad(&lmiss) > TILE / 2u;
+        atomicStore(&lmiss, 0u);
+        lflush = select(0u, 1u, bad);
+        if (bad) {
+          lskip = lback;
+          lback = min(2u * lback, MAX_BYPASS);
+        } else {
+          lback = 1u;
+        }
       }
+      if (workgroupUniformLoad(&lflush) != 0u) { flush(lid, true); }
+    } else if (lid == 0u) {
+      lskip = skip - 1u;
     }
   }
+  workgroupBarrier();
+  flush(lid, false);
 }
 `;
+  // One-word keys: slot words are (key ^ KEY_SALT, group id, ..), the extra last slot holding KEY_SALT itself.
+  const emitKey =
+    K === 1
+      ? `outp[ob] = select(head ^ KEY_SALT, KEY_SALT, i == u[0].x - 1u);`
+      : `let b = (head - 1u) * W;
+  ${layout.keyWords.map((w, k) => `outp[ob + ${k}u] = inp[b + ${w}u];`).join(' ')}`;
   const groupEmit = `${header('groupEmit', ['inp', 'table', 'outp'])}
 const W: u32 = ${layout.width}u;
 const SW: u32 = ${slotWords}u;
 const OW: u32 = ${groupRowWords(layout, aggregates)}u;
+const KEY_SALT: u32 = 0x5bd1e995u;
 ${threadMain(`  if (i >= u[0].x) { return; }
   let head = table[i * SW];
   if (head == 0u) { return; }
-  let b = (head - 1u) * W;
   let ob = table[i * SW + 1u] * OW;
   let a = i * SW + 2u;
-  ${layout.keyWords.map((w, k) => `outp[ob + ${k}u] = inp[b + ${w}u];`).join(' ')}
+  ${emitKey}
   ${emits.join('\n  ')}`)}`;
   return { groupInsert, groupEmit };
 }

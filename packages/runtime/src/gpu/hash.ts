@@ -152,6 +152,14 @@ export async function hashJoin(gpu: Gpu, build: KeyedRelation, probe: KeyedRelat
   }
 }
 
+/**
+ * Workgroups of a group-by insert, each taking every so many tiles: enough to fill a large GPU (the H100 runs
+ * about 1000 of 256 threads at once), few enough that each merges its workgroup table into the global one
+ * after many tiles; a CPU adapter runs few at a time.
+ */
+const GROUP_WORKGROUPS = 1024;
+const GROUP_WORKGROUPS_CPU = 64;
+
 /** Groups beyond which the first table is too small (and the group-by runs again on a bigger one). */
 export const HASH_GROUPS = 2 ** 16;
 
@@ -173,15 +181,17 @@ export function hashGroupBy(gpu: Gpu, input: KeyedRelation, aggregates: readonly
       // At most slots / 2 groups: linear probing stays short.
       let slots = pow2(2 * Math.min(n, HASH_GROUPS));
       for (;;) {
-        const table = acquireBound(g, slots * groupSlotWords(aggregates), `group table of ${slots} slots`);
+        // One slot more than probed: one-word keys keep the key KEY_SALT there.
+        const table = acquireBound(g, (slots + 1) * groupSlotWords(aggregates), `group table of ${slots} slots`);
         const rows = Math.min(n, slots);
         const out = acquireBound(g, rows * outWidth, `group-by output of ${rows} rows`);
         const rec = new Recorder(g, shaders);
         rec.clear(table.buffer, table.words * 4);
         rec.clear(meta.buffer, 8);
         const tiles = Math.ceil(n / (GROUP_ITEMS * g.limits.workgroupSize));
-        rec.dispatch('groupInsert', [bound(input.relation), table, meta], [n, slots - 1, slots / 2], tiles * g.limits.workgroupSize);
-        rec.dispatch('groupEmit', [bound(input.relation), table, out], [slots], slots);
+        const workgroups = Math.min(tiles, g.software ? GROUP_WORKGROUPS_CPU : GROUP_WORKGROUPS);
+        rec.dispatch('groupInsert', [bound(input.relation), table, meta], [n, slots - 1, slots / 2], workgroups * g.limits.workgroupSize);
+        rec.dispatch('groupEmit', [bound(input.relation), table, out], [slots + 1], slots + 1);
         await rec.submit();
         g.pool.release(table.buffer);
         const [groups, full] = (await syncCounts(g, [{ buffer: meta.buffer, offset: 0, words: 2 }]))[0]!;
