@@ -6,10 +6,9 @@
  * dense without a scan. Every aggregate is kept so that 0 is its identity (the host only zeroes the table):
  * min and max of int32 as order-preserving u32 encodings under atomicMax, 64-bit sums as two words with the
  * carry out of the low word added to the high one (the carries of the low-word additions sum to the overflow
- * of the total, in any order). Each workgroup aggregates its tiles in a small table of its own in workgroup
- * memory and merges it into the global table once at the end, so that few groups (the worst case for global
- * atomics: every row on the same few words) cost one global update per group and workgroup; rows whose key
- * finds no room there update the global table directly.
+ * of the total, in any order). A workgroup first aggregates its tile in a small table of its own in workgroup
+ * memory, so that few groups (the worst case for global atomics: every row on the same few words) cost one
+ * global update per group and tile; rows whose key finds no room there update the global table directly.
  */
 import { atomicBinding, header, threadMain } from '../wgsl.js';
 import type { KernelShaders } from '../index.js';
@@ -180,14 +179,12 @@ export function hashAggregateShaders(layout: HashKeyLayout, aggregates: readonly
   const toLocal: string[] = [];
   const toGlobal: string[] = [];
   const merge: string[] = [];
-  const clear: string[] = [];
   const emits: string[] = [];
   for (const a of aggregates) {
     // Output words: the K key words, then the aggregates in slot order.
     const out = K + off;
     const g = `a + ${off}u`;
     const l = `l + ${off}u`;
-    clear.push(`atomicStore(&lagg[${l}], 0u);`);
     switch (a.fn) {
       case 'count':
         toLocal.push(`atomicAdd(&lagg[${l}], 1u);`);
@@ -201,7 +198,6 @@ export function hashAggregateShaders(layout: HashKeyLayout, aggregates: readonly
         toLocal.push(`addWideLocal(${l}, ${lo}, ${hi});`);
         toGlobal.push(`addWide(${g}, ${lo}, ${hi});`);
         merge.push(`addWide(${g}, atomicLoad(&lagg[${l}]), atomicLoad(&lagg[${l} + 1u]));`);
-        clear.push(`atomicStore(&lagg[${l} + 1u], 0u);`);
         emits.push(`outp[ob + ${out}u] = table[a + ${off}u]; outp[ob + ${out + 1}u] = table[a + ${off + 1}u];`);
         break;
       }
@@ -226,7 +222,7 @@ export function hashAggregateShaders(layout: HashKeyLayout, aggregates: readonly
   // rows but the row's own; wider keys are compared through the first row of their group (head = row + 1).
   const global = K === 1 ? globalSlotByKey : globalSlotByRow(keyParams, keyArgs(K), sameKey('head - 1u'));
   const local = K === 1 ? localSlotByKey : localSlotByRow(keyParams, keyArgs(K), sameKey('head - 1u'));
-  // A local slot's key and global slot, for the flush.
+  // A local slot's key and its global slot, for the merge at the end.
   const localKey =
     K === 1
       ? `let tag = atomicLoad(&lkey[ls]);
@@ -246,20 +242,13 @@ const LPROBES: u32 = 8u;
 const ITEMS: u32 = ${GROUP_ITEMS}u;
 override TILE: u32 = ITEMS * WG;
 const NONE: u32 = 0xffffffffu;
-// Longest run of tiles a workgroup sends straight to the global table (see main).
-const MAX_BYPASS: u32 = 64u;
 const KEY_SALT: u32 = 0x5bd1e995u;
 ${hashFunction(K)}
-// The workgroup's own table: rows of keys that repeat within its tiles update it with workgroup atomics, and
-// each of its groups reaches the global table once per flush.
+// The workgroup's own table: rows of keys that repeat within its tile update it with workgroup atomics, and
+// each of its groups reaches the global table once.
 ${K === 1 ? '// One-word keys: the key itself (XOR KEY_SALT, 0 = free).\nvar<workgroup> lkey: array<atomic<u32>, LS>;' : '// Head = row + 1 as in the global table.\nvar<workgroup> lhead: array<atomic<u32>, LS>;'}
 var<workgroup> lagg: array<atomic<u32>, ${Math.max(1, aggWords)}u * LS>;
 var<workgroup> lfill: atomic<u32>;
-// Rows of the tile that missed the local table; tiles left to bypass it; the next bypass; flush now.
-var<workgroup> lmiss: atomic<u32>;
-var<workgroup> lskip: u32;
-var<workgroup> lback: u32;
-var<workgroup> lflush: u32;
 
 fn addWide(at: u32, lo: u32, hi: u32) {
   let old = atomicAdd(&table[at], lo);
@@ -276,77 +265,46 @@ ${global}
 
 ${local}
 
-// Merges every occupied local slot into the global table; with \`reset\`, empties the local table too (the
-// caller's next barrier orders that before its reuse).
-fn flush(lid: u32, reset: bool) {
-  for (var ls = lid; ls < LS; ls = ls + WG) {
-    ${localKey}
-    let l = ls * AW;
-    if (s != NONE) {
-      let a = s * SW + 2u;
-      ${merge.join('\n      ')}
-    }
-    if (reset) {
-      ${K === 1 ? 'atomicStore(&lkey[ls], 0u);' : 'atomicStore(&lhead[ls], 0u);'}
-      ${clear.join(' ')}
-    }
-  }
-  if (reset && lid == 0u) { atomicStore(&lfill, 0u); }
-}
-
-// Each workgroup takes tiles wid, wid + workgroups, ... and flushes its table once at the end, so few groups
-// cost one global update per group and workgroup. A tile whose rows mostly missed the (full) local table
-// flushes and empties it, and the next tiles (1, 2, 4, .. up to MAX_BYPASS) skip it: with many groups the
-// local probes would only add work; the tile after them tries the emptied table again.
+// A thread stops looking its rows up in the local table once they mostly miss it (at least 2 + 4 misses per
+// hit): with many groups the table is full of other keys after the tile's first rows, and each probe would
+// only add work before the global update; with few groups rows keep hitting it.
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let n = u[0].x;
-  let tiles = (n + TILE - 1u) / TILE;
-  if (lid == 0u) { lback = 1u; }
-  for (var t = wid.x + wid.y * nwg.x; t < tiles; t = t + nwg.x * nwg.y) {
-    let skip = workgroupUniformLoad(&lskip);
-    var misses = 0u;
-    for (var it = 0u; it < ITEMS; it = it + 1u) {
-      let i = t * TILE + it * WG + lid;
-      if (i < n) {
-        let b = i * W;
-        ${loadKey('inp', 'b', layout)}
-        var ls = NONE;
-        if (skip == 0u) { ls = localSlot(i, ${keyArgs(K)}); }
-        if (ls != NONE) {
-          let l = ls * AW;
-          ${toLocal.join('\n          ')}
-        } else {
-          misses = misses + 1u;
-          let s = globalSlot(i, ${keyArgs(K)});
-          if (s != NONE) {
-            let a = s * SW + 2u;
-            ${toGlobal.join('\n            ')}
-          }
+  let base = (wid.x + wid.y * nwg.x) * TILE;
+  var hits = 0u;
+  var misses = 0u;
+  for (var it = 0u; it < ITEMS; it = it + 1u) {
+    let i = base + it * WG + lid;
+    if (i < n) {
+      let b = i * W;
+      ${loadKey('inp', 'b', layout)}
+      var ls = NONE;
+      if (misses < 4u * hits + 2u) {
+        ls = localSlot(i, ${keyArgs(K)});
+        if (ls == NONE) { misses = misses + 1u; } else { hits = hits + 1u; }
+      }
+      if (ls != NONE) {
+        let l = ls * AW;
+        ${toLocal.join('\n        ')}
+      } else {
+        let s = globalSlot(i, ${keyArgs(K)});
+        if (s != NONE) {
+          let a = s * SW + 2u;
+          ${toGlobal.join('\n          ')}
         }
       }
-    }
-    if (skip == 0u) {
-      if (misses != 0u) { atomicAdd(&lmiss, misses); }
-      workgroupBarrier();
-      if (lid == 0u) {
-        let bad = atomicLoad(&lmiss) > TILE / 2u;
-        atomicStore(&lmiss, 0u);
-        lflush = select(0u, 1u, bad);
-        if (bad) {
-          lskip = lback;
-          lback = min(2u * lback, MAX_BYPASS);
-        } else {
-          lback = 1u;
-        }
-      }
-      if (workgroupUniformLoad(&lflush) != 0u) { flush(lid, true); }
-    } else if (lid == 0u) {
-      lskip = skip - 1u;
     }
   }
   workgroupBarrier();
-  flush(lid, false);
+  for (var ls = lid; ls < LS; ls = ls + WG) {
+    ${localKey}
+    if (s != NONE) {
+      let a = s * SW + 2u;
+      let l = ls * AW;
+      ${merge.join('\n      ')}
+    }
+  }
 }
 `;
   // One-word keys: slot words are (key ^ KEY_SALT, group id, ..), the extra last slot holding KEY_SALT itself.

@@ -152,14 +152,6 @@ export async function hashJoin(gpu: Gpu, build: KeyedRelation, probe: KeyedRelat
   }
 }
 
-/**
- * Workgroups of a group-by insert, each taking every so many tiles: enough to fill a large GPU (the H100 runs
- * about 1000 of 256 threads at once), few enough that each merges its workgroup table into the global one
- * after many tiles; a CPU adapter runs few at a time.
- */
-const GROUP_WORKGROUPS = 1024;
-const GROUP_WORKGROUPS_CPU = 64;
-
 /** Groups beyond which the first table is too small (and the group-by runs again on a bigger one). */
 export const HASH_GROUPS = 2 ** 16;
 
@@ -189,8 +181,7 @@ export function hashGroupBy(gpu: Gpu, input: KeyedRelation, aggregates: readonly
         rec.clear(table.buffer, table.words * 4);
         rec.clear(meta.buffer, 8);
         const tiles = Math.ceil(n / (GROUP_ITEMS * g.limits.workgroupSize));
-        const workgroups = Math.min(tiles, g.software ? GROUP_WORKGROUPS_CPU : GROUP_WORKGROUPS);
-        rec.dispatch('groupInsert', [bound(input.relation), table, meta], [n, slots - 1, slots / 2], workgroups * g.limits.workgroupSize);
+        rec.dispatch('groupInsert', [bound(input.relation), table, meta], [n, slots - 1, slots / 2], tiles * g.limits.workgroupSize);
         rec.dispatch('groupEmit', [bound(input.relation), table, out], [slots + 1], slots + 1);
         await rec.submit();
         g.pool.release(table.buffer);
