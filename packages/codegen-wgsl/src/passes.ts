@@ -87,13 +87,13 @@ export const PASS_LAYOUTS = {
   hashProbe: ['read', 'read', 'read', 'read', 'write', 'write', 'uniform'],
   /**
    * Hash group-by insert (kernels/hashAggregate.ts), a workgroup per tile of GROUP_ITEMS * WG rows: row i
-   * joins its key's slot (head word = first row + 1,
-   * group id word, then aggregate words) and updates the aggregates with atomics; meta[0] counts groups
-   * (their ids), meta[1] = 1 if a row found the table full (`limit` groups, or no free slot). The host zeroes
-   * table and meta. (input, table, meta, u) u0 = (n, mask, limit).
+   * joins its key's slot (head word = key ^ KEY_SALT for one-word keys, whose key KEY_SALT has slot mask + 1,
+   * else first row + 1; group id word, then aggregate words) and updates the aggregates with atomics; meta[0]
+   * counts groups (their ids), meta[1] = 1 if a row found the table full (`limit` groups, or no free slot).
+   * The host zeroes table (mask + 2 slots) and meta. (input, table, meta, u) u0 = (n, mask, limit).
    */
   groupInsert: ['read', 'write', 'write', 'uniform'],
-  /** Output row (group id) of each occupied slot: key words from its first row, decoded aggregates. (input, table, output, u) u0 = (slots). */
+  /** Output row (group id) of each occupied slot: key words from its head or first row, decoded aggregates. (input, table, output, u) u0 = (slots). */
   groupEmit: ['read', 'read', 'write', 'uniform'],
   /**
    * Sorted aggregation (kernels/aggregate.ts), one workgroup: the tile states after the scanned group-start

@@ -253,3 +253,36 @@ describe('hashGroupBy', () => {
   });
 });
 
+
+describe('hashGroupBy, int32 key, against plain TS', () => {
+  const check = (rows: TestRow[]): Promise<number> => checkGroupBy(GT, rows, [0], ALL);
+  const rowsOf = (n: number, key: (i: number) => number, v: (i: number) => number): TestRow[] => Array.from({ length: n }, (_, i) => [key(i), v(i), BigInt(v(i)) * 3n, i & 3]);
+
+  it('one row', async () => {
+    expect(await check([[-5, -7, -9n, 0]])).toBe(1);
+  });
+
+  it('16 groups over many tiles, negative values (min/max of signed ints)', async () => {
+    const r = rng(41);
+    expect(await check(rowsOf(40_000, (i) => ((i * 7) % 16) - 8, () => Math.floor(r() * 2 ** 32) - 2 ** 31))).toBe(16);
+  });
+
+  it('2^16 groups, scattered keys', async () => {
+    // i * 40503 is a bijection mod 2^16, and the multiply by an odd constant one mod 2^32.
+    expect(await check(rowsOf(200_000, (i) => Math.imul((i * 40_503) % 65_536, 0x9e3779b1) | 0, (i) => (i % 1000) - 500))).toBe(65_536);
+  });
+
+  it('300 groups: the workgroup tables hold some of them, the rest update the table directly', async () => {
+    const r = rng(59);
+    expect(await check(rowsOf(50_000, () => Math.floor(r() * 300) - 150, (i) => i - 25_000))).toBe(300);
+  });
+
+  it('skewed: half the rows on one key, the rest on 5000 keys', async () => {
+    const r = rng(47);
+    expect(await check(rowsOf(60_000, (i) => (i & 1 ? 3 : Math.floor(5000 * r() ** 2)), () => Math.floor(r() * 2 ** 31)))).toBeGreaterThan(1000);
+  });
+
+  it('int32 sums that carry past 32 bits, both ways', async () => {
+    expect(await check(rowsOf(30_000, (i) => i % 5, (i) => (i % 3 === 0 ? -(2 ** 31) : 2 ** 31 - 1)))).toBe(5);
+  });
+});

@@ -1,13 +1,18 @@
 /**
  * Hash group-by aggregation skeletons: rows update their key's slot of a linear-probing table with 32-bit
- * atomics, then each occupied slot becomes one output row. A slot is (first row + 1, group id, aggregate
- * words); group ids are handed out by an atomic counter, so output rows are dense without a scan. Every
- * aggregate is kept so that 0 is its identity (the host only zeroes the table): min and max of int32 as
- * order-preserving u32 encodings under atomicMax, 64-bit sums as two words with the carry out of the low word
- * added to the high one (the carries of the low-word additions sum to the overflow of the total, in any order).
- * A workgroup first aggregates its tile in a small table of its own in workgroup memory, so that few groups (the
- * worst case for global atomics: every row on the same few words) cost one global update per group and tile;
- * rows whose key finds no room there update the global table directly.
+ * atomics, then each occupied slot becomes one output row. A slot is (head, group id, aggregate words): the
+ * head is the key ^ KEY_SALT for one-word keys (the key KEY_SALT itself has an extra slot after the probed
+ * ones), else the group's first row + 1; group ids are handed out by an atomic counter, so output rows are
+ * dense without a scan. Every aggregate is kept so that 0 is its identity (the host only zeroes the table):
+ * min and max of int32 as order-preserving u32 encodings under atomicMax, 64-bit sums as two words with the
+ * carry out of the low word added to the high one (the carries of the low-word additions sum to the overflow
+ * of the total, in any order). A workgroup first aggregates its tile in a small table of its own in workgroup
+ * memory, so that few groups (the worst case for global atomics: every row on the same few words) cost one
+ * global update per group and tile; rows whose key finds no room there update the global table directly.
+ * With many groups each row costs a slot read and an atomic per aggregate word in L2; on an H100 a CUDA
+ * analog of this pass runs such random updates at ~60 G/s (2^26 rows into 2^16 groups: ~3.9 ms), so going
+ * faster needs rows partitioned by key first (with locally sorted, coalesced writes) and aggregated in
+ * workgroup tables.
  */
 import { atomicBinding, header, threadMain } from '../wgsl.js';
 import type { KernelShaders } from '../index.js';
@@ -65,8 +70,7 @@ const localSlotByRow = (keyParams: string, args: string, sameKey: string): strin
  * The same for one-word keys, claimed and compared in workgroup memory (no row reads); the one key equal to
  * KEY_SALT cannot be stored there and always takes the global table.
  */
-const localSlotByKey = `const KEY_SALT: u32 = 0x5bd1e995u;
-fn localSlot(row: u32, k0: u32) -> u32 {
+const localSlotByKey = `fn localSlot(row: u32, k0: u32) -> u32 {
   let t = k0 ^ KEY_SALT;
   if (t == 0u) { return NONE; }
   var s = hashKey(k0) & (LS - 1u);
@@ -76,7 +80,6 @@ fn localSlot(row: u32, k0: u32) -> u32 {
       if (atomicLoad(&lfill) >= LS / 2u) { return NONE; }
       let r = atomicCompareExchangeWeak(&lkey[s], 0u, t);
       if (r.exchanged) {
-        atomicStore(&lhead[s], row + 1u);
         atomicAdd(&lfill, 1u);
         return s;
       }
@@ -89,13 +92,80 @@ fn localSlot(row: u32, k0: u32) -> u32 {
   return NONE;
 }`;
 
+/**
+ * Global slot of the key (k0..) of row 'row', claimed if new; NONE (and the full flag) when the table holds
+ * u[0].z groups or has no free slot. Keys are compared through their groups' first rows.
+ */
+const globalSlotByRow = (keyParams: string, args: string, sameKey: string): string => `fn globalSlot(row: u32${keyParams}) -> u32 {
+  let mask = u[0].y;
+  var s = hashKey(${args}) & mask;
+  for (var probes = 0u; probes <= mask; probes = probes + 1u) {
+    let at = s * SW;
+    // Plain load first: a group's slot is claimed once, then only read, so hot keys cause no exchanges.
+    var head = atomicLoad(&table[at]);
+    if (head == 0u) {
+      if (atomicLoad(&groups[0]) >= u[0].z) { break; }
+      let r = atomicCompareExchangeWeak(&table[at], 0u, row + 1u);
+      if (r.exchanged) {
+        atomicStore(&table[at + 1u], atomicAdd(&groups[0], 1u));
+        return s;
+      }
+      head = r.old_value;
+      // A weak exchange may fail spuriously: look at the same slot again.
+      if (head == 0u) { probes = probes - 1u; continue; }
+    }
+    if (${sameKey}) { return s; }
+    s = (s + 1u) & mask;
+  }
+  atomicStore(&groups[1], 1u);
+  return NONE;
+}`;
+
+/**
+ * The same for one-word keys, held in the slot's head word as key ^ KEY_SALT (so a lookup reads no other row);
+ * the key equal to KEY_SALT has the extra slot after the mask + 1 probed ones (head 1 once claimed).
+ */
+const globalSlotByKey = `fn globalSlot(row: u32, k0: u32) -> u32 {
+  let mask = u[0].y;
+  let t = k0 ^ KEY_SALT;
+  if (t == 0u) {
+    let at = (mask + 1u) * SW;
+    // Until claimed, by this thread or another (a weak exchange may fail spuriously).
+    while (atomicLoad(&table[at]) == 0u) {
+      if (atomicCompareExchangeWeak(&table[at], 0u, 1u).exchanged) {
+        atomicStore(&table[at + 1u], atomicAdd(&groups[0], 1u));
+      }
+    }
+    return mask + 1u;
+  }
+  var s = hashKey(k0) & mask;
+  for (var probes = 0u; probes <= mask; probes = probes + 1u) {
+    let at = s * SW;
+    var head = atomicLoad(&table[at]);
+    if (head == 0u) {
+      if (atomicLoad(&groups[0]) >= u[0].z) { break; }
+      let r = atomicCompareExchangeWeak(&table[at], 0u, t);
+      if (r.exchanged) {
+        atomicStore(&table[at + 1u], atomicAdd(&groups[0], 1u));
+        return s;
+      }
+      head = r.old_value;
+      if (head == 0u) { probes = probes - 1u; continue; }
+    }
+    if (head == t) { return s; }
+    s = (s + 1u) & mask;
+  }
+  atomicStore(&groups[1], 1u);
+  return NONE;
+}`;
+
 /** Rows per thread of a group-by tile (TILE = GROUP_ITEMS * WG rows, one workgroup). */
 export const GROUP_ITEMS = 16;
 
-/** Local table slots: a power of two up to 256 whose head, key and aggregate words fit 8 KiB of workgroup memory. */
+/** Local table slots: a power of two up to 256 whose key (or head) and aggregate words fit 8 KiB of workgroup memory. */
 function localSlots(aggWords: number): number {
   let slots = 256;
-  while (slots > 16 && slots * (2 + Math.max(1, aggWords)) * 4 > 8192) slots /= 2;
+  while (slots > 16 && slots * (1 + Math.max(1, aggWords)) * 4 > 8192) slots /= 2;
   return slots;
 }
 
@@ -152,6 +222,20 @@ export function hashAggregateShaders(layout: HashKeyLayout, aggregates: readonly
   const keyParams = Array.from({ length: K }, (_, k) => `, k${k}: u32`).join('');
   const sameKey = (row: string): string => keyEquals(K, (k) => `inp[(${row}) * W + ${layout.keyWords[k]}u]`);
   const slotWords = groupSlotWords(aggregates);
+  // One-word keys are the slots' own head words (global and local), so neither a lookup nor the emit reads
+  // rows but the row's own; wider keys are compared through the first row of their group (head = row + 1).
+  const global = K === 1 ? globalSlotByKey : globalSlotByRow(keyParams, keyArgs(K), sameKey('head - 1u'));
+  const local = K === 1 ? localSlotByKey : localSlotByRow(keyParams, keyArgs(K), sameKey('head - 1u'));
+  // A local slot's key and its global slot, for the merge at the end.
+  const localKey =
+    K === 1
+      ? `let tag = atomicLoad(&lkey[ls]);
+    if (tag == 0u) { continue; }
+    let s = globalSlot(0u, tag ^ KEY_SALT);`
+      : `let head = atomicLoad(&lhead[ls]);
+    if (head == 0u) { continue; }
+    ${loadKey('inp', '(head - 1u) * W', layout)}
+    let s = globalSlot(head - 1u, ${keyArgs(K)});`;
   const groupInsert = `${atomicBinding(atomicBinding(header('groupInsert', ['inp', 'table', 'groups']), 'table'), 'groups')}
 const W: u32 = ${layout.width}u;
 const SW: u32 = ${slotWords}u;
@@ -162,12 +246,13 @@ const LPROBES: u32 = 8u;
 const ITEMS: u32 = ${GROUP_ITEMS}u;
 override TILE: u32 = ITEMS * WG;
 const NONE: u32 = 0xffffffffu;
+const KEY_SALT: u32 = 0x5bd1e995u;
 ${hashFunction(K)}
-// The workgroup's own table (head = row + 1 as in the global one): rows of keys that repeat within a tile
-// update it with workgroup atomics, and each of its groups reaches the global table once.
-var<workgroup> lhead: array<atomic<u32>, LS>;
+// The workgroup's own table: rows of keys that repeat within its tile update it with workgroup atomics, and
+// each of its groups reaches the global table once.
+${K === 1 ? '// One-word keys: the key itself (XOR KEY_SALT, 0 = free).\nvar<workgroup> lkey: array<atomic<u32>, LS>;' : '// Head = row + 1 as in the global table.\nvar<workgroup> lhead: array<atomic<u32>, LS>;'}
 var<workgroup> lagg: array<atomic<u32>, ${Math.max(1, aggWords)}u * LS>;
-var<workgroup> lfill: atomic<u32>;${K === 1 ? '\n// One-word keys: the key itself (XOR KEY_SALT, 0 = free), compared without reading rows.\nvar<workgroup> lkey: array<atomic<u32>, LS>;' : ''}
+var<workgroup> lfill: atomic<u32>;
 
 fn addWide(at: u32, lo: u32, hi: u32) {
   let old = atomicAdd(&table[at], lo);
@@ -180,44 +265,29 @@ fn addWideLocal(at: u32, lo: u32, hi: u32) {
   if (carried != 0u) { atomicAdd(&lagg[at + 1u], carried); }
 }
 
-// Global slot of the key (k0..) of row 'row', claimed if new; NONE (and the full flag) when the table holds
-// u[0].z groups or has no free slot.
-fn globalSlot(row: u32${keyParams}) -> u32 {
-  let mask = u[0].y;
-  var s = hashKey(${keyArgs(K)}) & mask;
-  for (var probes = 0u; probes <= mask; probes = probes + 1u) {
-    let at = s * SW;
-    // Plain load first: a group's slot is claimed once, then only read, so hot keys cause no exchanges.
-    var head = atomicLoad(&table[at]);
-    if (head == 0u) {
-      if (atomicLoad(&groups[0]) >= u[0].z) { break; }
-      let r = atomicCompareExchangeWeak(&table[at], 0u, row + 1u);
-      if (r.exchanged) {
-        atomicStore(&table[at + 1u], atomicAdd(&groups[0], 1u));
-        return s;
-      }
-      head = r.old_value;
-      // A weak exchange may fail spuriously: look at the same slot again.
-      if (head == 0u) { probes = probes - 1u; continue; }
-    }
-    if (${sameKey('head - 1u')}) { return s; }
-    s = (s + 1u) & mask;
-  }
-  atomicStore(&groups[1], 1u);
-  return NONE;
-}
+${global}
 
-${K === 1 ? localSlotByKey : localSlotByRow(keyParams, keyArgs(K), sameKey('head - 1u'))}
+${local}
+
+// A thread stops looking its rows up in the local table once they mostly miss it (at least 2 + 4 misses per
+// hit): with many groups the table is full of other keys after the tile's first rows, and each probe would
+// only add work before the global update; with few groups rows keep hitting it.
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let n = u[0].x;
   let base = (wid.x + wid.y * nwg.x) * TILE;
+  var hits = 0u;
+  var misses = 0u;
   for (var it = 0u; it < ITEMS; it = it + 1u) {
     let i = base + it * WG + lid;
     if (i < n) {
       let b = i * W;
       ${loadKey('inp', 'b', layout)}
-      let ls = localSlot(i, ${keyArgs(K)});
+      var ls = NONE;
+      if (misses < 4u * hits + 2u) {
+        ls = localSlot(i, ${keyArgs(K)});
+        if (ls == NONE) { misses = misses + 1u; } else { hits = hits + 1u; }
+      }
       if (ls != NONE) {
         let l = ls * AW;
         ${toLocal.join('\n        ')}
@@ -232,30 +302,32 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   }
   workgroupBarrier();
   for (var ls = lid; ls < LS; ls = ls + WG) {
-    let head = atomicLoad(&lhead[ls]);
-    if (head != 0u) {
-      ${loadKey('inp', '(head - 1u) * W', layout)}
-      let s = globalSlot(head - 1u, ${keyArgs(K)});
-      if (s != NONE) {
-        let a = s * SW + 2u;
-        let l = ls * AW;
-        ${merge.join('\n        ')}
-      }
+    ${localKey}
+    if (s != NONE) {
+      let a = s * SW + 2u;
+      let l = ls * AW;
+      ${merge.join('\n      ')}
     }
   }
 }
 `;
+  // One-word keys: slot words are (key ^ KEY_SALT, group id, ..), the extra last slot holding KEY_SALT itself.
+  const emitKey =
+    K === 1
+      ? `outp[ob] = select(head ^ KEY_SALT, KEY_SALT, i == u[0].x - 1u);`
+      : `let b = (head - 1u) * W;
+  ${layout.keyWords.map((w, k) => `outp[ob + ${k}u] = inp[b + ${w}u];`).join(' ')}`;
   const groupEmit = `${header('groupEmit', ['inp', 'table', 'outp'])}
 const W: u32 = ${layout.width}u;
 const SW: u32 = ${slotWords}u;
 const OW: u32 = ${groupRowWords(layout, aggregates)}u;
+const KEY_SALT: u32 = 0x5bd1e995u;
 ${threadMain(`  if (i >= u[0].x) { return; }
   let head = table[i * SW];
   if (head == 0u) { return; }
-  let b = (head - 1u) * W;
   let ob = table[i * SW + 1u] * OW;
   let a = i * SW + 2u;
-  ${layout.keyWords.map((w, k) => `outp[ob + ${k}u] = inp[b + ${w}u];`).join(' ')}
+  ${emitKey}
   ${emits.join('\n  ')}`)}`;
   return { groupInsert, groupEmit };
 }

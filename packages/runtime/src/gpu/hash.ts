@@ -173,7 +173,8 @@ export function hashGroupBy(gpu: Gpu, input: KeyedRelation, aggregates: readonly
       // At most slots / 2 groups: linear probing stays short.
       let slots = pow2(2 * Math.min(n, HASH_GROUPS));
       for (;;) {
-        const table = acquireBound(g, slots * groupSlotWords(aggregates), `group table of ${slots} slots`);
+        // One slot more than probed: one-word keys keep the key KEY_SALT there.
+        const table = acquireBound(g, (slots + 1) * groupSlotWords(aggregates), `group table of ${slots} slots`);
         const rows = Math.min(n, slots);
         const out = acquireBound(g, rows * outWidth, `group-by output of ${rows} rows`);
         const rec = new Recorder(g, shaders);
@@ -181,7 +182,7 @@ export function hashGroupBy(gpu: Gpu, input: KeyedRelation, aggregates: readonly
         rec.clear(meta.buffer, 8);
         const tiles = Math.ceil(n / (GROUP_ITEMS * g.limits.workgroupSize));
         rec.dispatch('groupInsert', [bound(input.relation), table, meta], [n, slots - 1, slots / 2], tiles * g.limits.workgroupSize);
-        rec.dispatch('groupEmit', [bound(input.relation), table, out], [slots], slots);
+        rec.dispatch('groupEmit', [bound(input.relation), table, out], [slots + 1], slots + 1);
         await rec.submit();
         g.pool.release(table.buffer);
         const [groups, full] = (await syncCounts(g, [{ buffer: meta.buffer, offset: 0, words: 2 }]))[0]!;
