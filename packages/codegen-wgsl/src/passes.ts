@@ -54,10 +54,10 @@ export const PASS_LAYOUTS = {
    */
   radixKeys: ['read', 'write', 'uniform'],
   /**
-   * Block digit counts: block b = tiles [b * per, (b + 1) * per) of TILE = RADIX_ITEMS * WG pairs, one
+   * Block digit counts: block b = tiles [b * per, (b + 1) * per) of TILE = radixItems(width) * WG items, one
    * workgroup each; hist[d * blocks + b] = pairs of block b whose key digit at `shift` is d.
    * The key word is word u1.x (0 or 1) of each pair, or, when u1.y = 1, word u1.z of each input row (`pairs` is
-   * the input, the index is the row's). (pairs, hist, u) u0 = (n, shift, blocks, per), u1 = (kp, fromRows, off,
+   * the input, the index is the row's); one-word rows are bare keys, `pairs` the keys. (pairs, hist, u) u0 = (n, shift, blocks, per), u1 = (kp, fromRows, off,
    * mask): mask = the key word's varying bits (radixMask's word, copied in on the device); a window without any
    * writes nothing (the scatter then copies).
    */
@@ -66,6 +66,8 @@ export const PASS_LAYOUTS = {
   radixScatter: ['read', 'read', 'write', 'uniform'],
   /** As radixScatter, writing input row (pair's index) instead of the pair. (src, offsets, input, dst, u) u0, u1 as radixHist. */
   radixScatterRows: ['read', 'read', 'read', 'write', 'uniform'],
+  /** As radixScatter for one-word rows, sorted as bare keys (tiles of radixItems(1) * WG keys). (src, offsets, dst, u) u0, u1 as radixHist. */
+  radixScatterKeys: ['read', 'read', 'write', 'uniform'],
   /**
    * Hash table build (kernels/hash.ts): build row i goes into the linear-probing table of mask + 1 slots of
    * 1 + K words (head row + 1, then the key words; 0 = empty); an equal key already there makes row i the

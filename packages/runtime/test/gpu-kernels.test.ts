@@ -158,6 +158,24 @@ describe('sort', () => {
     await checkSort(['string', 'int64'], n, () => [Math.floor(r() * 256) << 8, 5n], [0]);
   });
 
+  // One-word rows are sorted as bare keys (tiles of 8 * workgroup size keys: 2048 or 1024).
+  it.each([0, 1, 2, 1023, 1024, 1025, 2047, 2048, 2049, 5000, 70_001])('sorts one-word rows as keys: random, equal, skewed, high bits, n=%i', async (n) => {
+    const r = rng(970 + n);
+    const cases: Array<[ScalarType, () => number]> = [
+      ['int32', () => Math.floor(r() * 2 ** 32) - 2 ** 31],
+      ['int32', () => -5],
+      // Nine in ten rows share one key: long runs of one digit in every tile.
+      ['int32', () => (r() < 0.9 ? 12345 : Math.floor(r() * 2 ** 16))],
+      ['string', () => (Math.floor(r() * 256) << 24) >>> 0],
+    ];
+    for (const [type, value] of cases) {
+      const one: ScalarType[] = [type];
+      const rows = Array.from({ length: n }, (): TestRow => [value()]);
+      const sort: KirKernel = { kind: 'sort', id: 0, input: 0, output: 1, keys: [0] };
+      expect(await run(sort, vars(one, one), [{ types: one, rows }])).toEqual(Array.from(encode(one, sortByKeys(one, rows, [0]))));
+    }
+  });
+
   // Two-word rows are sorted as the radix pairs themselves (no index pairs, no gather).
   it.each([1, 2, 1025, 70_000])('sorts two-word rows directly: key in either word, or both words of an int64, n=%i', async (n) => {
     const r = rng(950 + n);

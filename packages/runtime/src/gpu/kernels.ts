@@ -12,7 +12,7 @@ import {
   COMPACT_ITEMS,
   MERGE_ITEMS,
   RADIX_BITS,
-  RADIX_ITEMS,
+  radixItems,
   generateKernelShaders,
   hashJoinLayout,
   sortKeyWords,
@@ -177,8 +177,8 @@ function windows(m: number): number[] {
 const SOFTWARE_MASK_READBACK = 2 ** 12;
 
 /**
- * LSD radix sort of (key word, row index) pairs, the last pass writing whole rows; two-word rows are sorted
- * directly. radixMask finds which key bits vary; without a host round trip, every RADIX_BITS window of every
+ * LSD radix sort of (key word, row index) pairs, the last pass writing whole rows; one- and two-word rows are
+ * sorted directly (as keys, as pairs). radixMask finds which key bits vary; without a host round trip, every RADIX_BITS window of every
  * key word gets a digit pass that reads its key word's mask from a device word and copies where the window
  * is constant. A large sort on a CPU adapter (of rows whose count is known) reads the mask back instead and
  * plans only the windows that vary.
@@ -186,7 +186,7 @@ const SOFTWARE_MASK_READBACK = 2 ** 12;
 async function sortRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelation, keyWords: readonly number[]): Promise<DeviceRelation> {
   const n = settle(input).count;
   if (n <= 1 || keyWords.length === 0) return concatenate(g, [input], input.width);
-  checkBindingSize(g, 2 * n, `radix sort pairs for ${n} rows`);
+  checkBindingSize(g, Math.min(2, input.width) * n, `radix sort items for ${n} rows`);
   // Not a scratch buffer: it must outlive the submit before a mask readback.
   const mask: Bound = { buffer: g.pool.acquire(bindingBytes(keyWords.length), relationUsage()), words: keyWords.length };
   try {
@@ -216,7 +216,7 @@ async function sortPasses(g: GpuImpl, rec: Recorder, input: DeviceRelation, keyW
   }
   plan.reverse();
   const wg = g.limits.workgroupSize;
-  const tiles = Math.ceil(n / (RADIX_ITEMS * wg));
+  const tiles = Math.ceil(n / (radixItems(input.width) * wg));
   // Blocks of consecutive tiles, one workgroup each: enough to fill the device (a CPU adapter runs a few
   // workgroups at a time), few enough that the digit-count table (and its scan) stays small next to the pairs.
   const per = Math.ceil(tiles / (g.software ? 64 : 2048));
@@ -234,12 +234,14 @@ async function sortPasses(g: GpuImpl, rec: Recorder, input: DeviceRelation, keyW
     rec.dispatch('radixHist', [src, hist], sizes(shift), blocks * wg, keyAt);
     encodeScan(rec, hist, hist.words);
     if (toRows) rec.dispatch('radixScatterRows', [src, hist, bound(input), dst], sizes(shift), blocks * wg, keyAt);
-    else rec.dispatch('radixScatter', [src, hist, dst], sizes(shift), blocks * wg, keyAt);
+    else rec.dispatch(input.width === 1 ? 'radixScatterKeys' : 'radixScatter', [src, hist, dst], sizes(shift), blocks * wg, keyAt);
   };
-  if (input.width === 2) {
-    // Two-word rows are pairs already: sort them in place of (key, index) pairs; the last pass writes the output.
+  if (input.width <= 2) {
+    // One-word rows are the keys and two-word rows pairs already: sorted in place of (key, index) pairs, with
+    // no gather; the last pass writes the output.
     const steps = plan.flatMap(({ offset, mask: bits, shifts }) => shifts.map((shift) => ({ shift, bits, kp: offset })));
-    const temps = steps.length > 1 ? [rec.scratch(2 * n), ...(steps.length > 2 ? [rec.scratch(2 * n)] : [])] : [];
+    const words = input.width * n;
+    const temps = steps.length > 1 ? [rec.scratch(words), ...(steps.length > 2 ? [rec.scratch(words)] : [])] : [];
     let src = bound(input);
     steps.forEach(({ shift, bits, kp }, j) => {
       const dst = j === steps.length - 1 ? bound(out) : temps[j % 2]!;
