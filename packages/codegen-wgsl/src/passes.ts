@@ -46,8 +46,12 @@ export const PASS_LAYOUTS = {
   merge: ['read', 'read', 'write', 'uniform'],
   /** data[at] = a + b, one thread: the row count of a merge whose input counts are device words. (data, u) u0 = (a, b, at). */
   countSum: ['write', 'uniform'],
-  /** mask[k] |= key word k of row i XOR that of row 0 (mask zeroed by the host). (input, mask, u) u0 = (n). */
-  radixMask: ['read', 'write', 'uniform'],
+  /**
+   * mask[k] |= key word k of each row XOR that of row 0 (mask zeroed by the host), and the block digit counts
+   * of the last key word at shift 0 into hist, as radixHist writes them (the first digit pass's, which then
+   * needs no radixHist). (input, mask, hist, u) u0 = (n, 0, blocks, per) as radixHist's.
+   */
+  radixMask: ['read', 'write', 'write', 'uniform'],
   /**
    * pairs[2i] = word `off` of row pairs[2i+1] (the next key word, through the permutation so far).
    * (input, pairs, u) u0 = (n, off).

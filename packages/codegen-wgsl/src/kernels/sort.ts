@@ -31,8 +31,9 @@ const tilePrelude = (width: number): string => `const ITEMS: u32 = ${radixItems(
 override TILE: u32 = ITEMS * WG;
 const RADIX: u32 = ${2 ** RADIX_BITS}u;
 fn digitOf(key: u32, shift: u32) -> u32 { return (key >> shift) & (RADIX - 1u); }
-// The key word's varying bits (radixMask's word, u1.w) have none in this pass's window: every key has the same
-// digit, and the stable order is the current one.
+`;
+/** For the digit passes: u1.w is the key word's varying bits (radixMask's word). */
+const windowTest = `// No varying bit in this pass's window: every key has the same digit, and the stable order is the current one.
 fn constantWindow(shift: u32) -> bool { return digitOf(u[1].w, shift) == 0u; }
 `;
 
@@ -54,7 +55,8 @@ ${body}
  * pairs whose first digit pass reads the key words from the rows and whose last digit pass writes the rows the
  * indices pick; two-word rows are sorted as the pairs themselves (the key word at position kp = u1.x of each
  * pair, the other word carried) and one-word rows as bare keys, neither with a pair-making pass or a row gather.
- * radixMask first finds which key bits vary (OR of every key word XOR row 0's); the host runs one digit pass
+ * radixMask first finds which key bits vary (OR of every key word XOR row 0's), counting the first digit pass's
+ * digits in the same read; the host runs one digit pass
  * per 8-bit window, least significant first, and the device copies that word of the mask into each pass's
  * uniform (u1.w), so a window with no varying bits is a plain copy, with no host round trip:
  * radixKeys loads the pairs' key word (the permutation so far picks the row), then per digit a block
@@ -65,31 +67,32 @@ ${body}
 export function sortShaders(types: readonly ScalarType[], keys: readonly number[]): KernelShaders {
   const width = rowWords(types);
   const keyWords = sortKeyWords(types, keys);
-  const orWords = keyWords
-    .map((off, k) => `    let x${k} = inp[b + ${off}u] ^ inp[${off}u];\n    if (x${k} != 0u) { atomicOr(&part[${k}], x${k}); }`)
-    .join('\n');
   const K = Math.max(1, keyWords.length);
-  const radixMask = `${atomicBinding(header('radixMask', ['inp', 'mask']), 'mask')}
+  // Each thread ORs its rows' key words XOR row 0's, and counts the first digit pass's digits (the last key
+  // word's at shift 0); then one workgroup atomic per thread and key word, one global one per workgroup.
+  const orWords = keyWords.map((off, k) => `    x[${k}] = x[${k}] | (inp[b + ${off}u] ^ inp[${off}u]);`).join('\n');
+  const radixMask = `${atomicBinding(header('radixMask', ['inp', 'mask', 'hist']), 'mask')}
 const W: u32 = ${width}u;
 const K: u32 = ${K}u;
+${tilePrelude(width)}
 var<workgroup> part: array<atomic<u32>, K>;
-
-@compute @workgroup_size(WG)
-fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let i = (wid.x + wid.y * nwg.x) * WG + lid;
-  for (var k = lid; k < K; k = k + WG) { atomicStore(&part[k], 0u); }
-  workgroupBarrier();
-  if (i < u[0].x) {
-    let b = i * W;
+var<workgroup> h: array<atomic<u32>, RADIX>;
+${blockMain(`  let end = min(n, (blk + 1u) * per * TILE);
+  var x: array<u32, K>;
+  for (var p = blk * per * TILE + lid; p < end; p = p + WG) {
+    let b = p * W;
 ${orWords}
+    atomicAdd(&h[digitOf(inp[b + ${keyWords[keyWords.length - 1] ?? 0}u], 0u)], 1u);
+  }
+  for (var k = 0u; k < K; k = k + 1u) {
+    if (x[k] != 0u) { atomicOr(&part[k], x[k]); }
   }
   workgroupBarrier();
   for (var k = lid; k < K; k = k + WG) {
-    let x = atomicLoad(&part[k]);
-    if (x != 0u) { atomicOr(&mask[k], x); }
+    let v = atomicLoad(&part[k]);
+    if (v != 0u) { atomicOr(&mask[k], v); }
   }
-}
-`;
+  for (var d = lid; d < RADIX; d = d + WG) { hist[d * blocks + blk] = atomicLoad(&h[d]); }`)}`;
 
   const radixKeys = `${header('radixKeys', ['inp', 'pairs'])}
 const W: u32 = ${width}u;
@@ -106,7 +109,7 @@ ${threadMain(`  if (i >= u[0].x) { return; }
 `;
   const radixHist = `${header('radixHist', ['pairs', 'hist'], 1)}
 const W: u32 = ${width}u;
-${tilePrelude(width)}
+${tilePrelude(width)}${windowTest}
 var<workgroup> h: array<atomic<u32>, RADIX>;
 ${blockMain(`  if (constantWindow(shift)) { return; }
   let end = min(n, (blk + 1u) * per * TILE);
@@ -145,8 +148,7 @@ ${histKey}  for (var p = blk * per * TILE + lid; p < end; p = p + WG) {
         : `key = src[${q}];`;
     return `${scan.enable}${bindings}
 const W: u32 = ${width}u;
-${tilePrelude(width)}
-const S: u32 = ${pairs ? 2 : 1}u;
+${tilePrelude(width)}${windowTest}const S: u32 = ${pairs ? 2 : 1}u;
 // The tile's items in their current local order; during ranking, the 4-bit counters (8 * WG <= S * TILE).
 var<workgroup> tile: array<u32, S * TILE>;
 ${scan.decls}// Local position of the first item of each digit once the tile is sorted.
