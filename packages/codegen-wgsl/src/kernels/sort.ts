@@ -25,7 +25,7 @@ export function sortKeyWords(types: readonly ScalarType[], keys: readonly number
 
 /**
  * The radix passes work per block: workgroup `blk` owns the `per` consecutive tiles blk * per.. (a tile is
- * TILE = RADIX_ITEMS * WG pairs), so the digit-count table has one column per block, not per tile.
+ * TILE = radixItems(width) * WG items), so the digit-count table has one column per block, not per tile.
  */
 const tilePrelude = (width: number): string => `const ITEMS: u32 = ${radixItems(width)}u;
 override TILE: u32 = ITEMS * WG;
@@ -55,11 +55,10 @@ ${body}
  * pairs whose first digit pass reads the key words from the rows and whose last digit pass writes the rows the
  * indices pick; two-word rows are sorted as the pairs themselves (the key word at position kp = u1.x of each
  * pair, the other word carried) and one-word rows as bare keys, neither with a pair-making pass or a row gather.
- * radixMask first finds which key bits vary (OR of every key word XOR row 0's), counting the first digit pass's
- * digits in the same read; the host runs one digit pass
- * per 8-bit window, least significant first, and the device copies that word of the mask into each pass's
- * uniform (u1.w), so a window with no varying bits is a plain copy, with no host round trip:
- * radixKeys loads the pairs' key word (the permutation so far picks the row), then per digit a block
+ * radixMask first finds which key bits vary (OR of every key word XOR row 0's), counting the first digit
+ * pass's digits in the same read; the host runs one digit pass per 8-bit window, least significant first, and
+ * the device copies that word of the mask into each pass's uniform (u1.w), so a window with no varying bits is
+ * a plain copy, with no host round trip: radixKeys loads the pairs' key word (the permutation so far picks the row), then per digit a block
  * histogram, a global exclusive scan of the digit-major counts, and a scatter that walks the block's tiles in
  * order, ranks each tile stably in workgroup memory (two 4-bit counting rounds, no atomics) and writes runs
  * of equal digits contiguously.

@@ -31,11 +31,9 @@ import {
   allocPending,
   allocRelation,
   bound,
-  bindingBytes,
   checkBindingSize,
   DeviceLimitError,
   exactCount,
-  relationUsage,
   settle,
   sizeOf,
   syncCounts,
@@ -177,11 +175,11 @@ function windows(m: number): number[] {
 const SOFTWARE_MASK_READBACK = 2 ** 12;
 
 /**
- * LSD radix sort of (key word, row index) pairs, the last pass writing whole rows; one- and two-word rows are
- * sorted directly (as keys, as pairs). radixMask finds which key bits vary; without a host round trip, every RADIX_BITS window of every
- * key word gets a digit pass that reads its key word's mask from a device word and copies where the window
- * is constant. A large sort on a CPU adapter (of rows whose count is known) reads the mask back instead and
- * plans only the windows that vary.
+ * LSD radix sort of (key word, row index) pairs, the last pass writing whole rows; one-word rows are sorted as
+ * bare keys and two-word rows as the pairs themselves. radixMask finds which key bits vary (and counts the
+ * first pass's digits); without a host round trip, every RADIX_BITS window of every key word gets a digit pass
+ * that reads its key word's mask from a device word and copies where the window is constant. A large sort on a
+ * CPU adapter (of rows whose count is known) reads the mask back instead and plans only the windows that vary.
  */
 async function sortRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelation, keyWords: readonly number[]): Promise<DeviceRelation> {
   const n = settle(input).count;
@@ -251,8 +249,8 @@ async function sortPasses(
     else rec.dispatch(input.width === 1 ? 'radixScatterKeys' : 'radixScatter', [src, hist, dst], sizes(shift), blocks * wg, keyAt);
   };
   if (input.width <= 2) {
-    // One-word rows are the keys and two-word rows pairs already: sorted in place of (key, index) pairs, with
-    // no gather; the last pass writes the output.
+    // One-word rows are the keys and two-word rows pairs already: no index pairs, no gather; the last pass
+    // writes the output.
     const steps = plan.flatMap(({ offset, mask: bits, shifts }) => shifts.map((shift) => ({ shift, bits, kp: offset })));
     const words = input.width * n;
     const temps = steps.length > 1 ? [rec.scratch(words), ...(steps.length > 2 ? [rec.scratch(words)] : [])] : [];
