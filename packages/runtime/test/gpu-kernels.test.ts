@@ -177,6 +177,24 @@ describe('sort', () => {
     }
   });
 
+  // The sort's passes read the row count from the device word (radixMask's digit counts included).
+  it.each([3000, 70_000])('sorts one-word rows whose count is pending (a filter output), n=%i', async (n) => {
+    const one: ScalarType[] = ['int32'];
+    const r = rng(990 + n);
+    const rows = Array.from({ length: n }, (): TestRow => [Math.floor(r() * 2 ** 32) - 2 ** 31]);
+    const filter: KirKernel = { kind: 'mapFilter', id: 0, input: 0, output: 1, filter: [{ kind: 'compare', op: '<', left: col(0, one), right: c32(0) }], project: [col(0, one)] };
+    const sort: KirKernel = { kind: 'sort', id: 1, input: 1, output: 2, keys: [0] };
+    const vs = vars(one, one, one);
+    const input = uploadRelation(gpu, encode(one, rows), 1);
+    const kept = await runKernel(gpu, filter, generateKernelShaders(filter, vs), [input], constWords(kernelConstants(filter)), vs);
+    expect(kept.pending).toBeDefined();
+    const sorted = await runKernel(gpu, sort, generateKernelShaders(sort, vs), [kept], new Uint32Array(0), vs);
+    expect(sorted.pending).toBeDefined();
+    const words = await downloadRelation(gpu, sorted);
+    expect(Array.from(words)).toEqual(Array.from(encode(one, sortByKeys(one, rows.filter(([v]) => (v as number) < 0), [0]))));
+    for (const rel of [input, kept, sorted]) releaseRelation(gpu, rel);
+  });
+
   // Two-word rows are sorted as the radix pairs themselves (no index pairs, no gather).
   it.each([1, 2, 1025, 70_000])('sorts two-word rows directly: key in either word, or both words of an int64, n=%i', async (n) => {
     const r = rng(950 + n);
