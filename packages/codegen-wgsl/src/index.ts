@@ -19,7 +19,7 @@ import { withArithHelpers } from './wgsl.js';
 
 export { PASS_LAYOUTS, TABLES_GROUP, type BindingKind, type PassName } from './passes.js';
 export { SUBGROUP_VARIANT, uniformVec4s } from './wgsl.js';
-export { RADIX_BITS, RADIX_ITEMS, sortKeyWords } from './kernels/sort.js';
+export { RADIX_BITS, radixItems, sortKeyWords } from './kernels/sort.js';
 export { COMPACT_ITEMS } from './kernels/compaction.js';
 export { AGG_ITEMS, aggregateStateWords } from './kernels/aggregate.js';
 export { HASH_ITEMS, JOIN_PAIRS, hashBuildShaders, hashProbeShaders, joinSlotWords, type HashKeyLayout, type JoinOutputWord } from './kernels/hash.js';

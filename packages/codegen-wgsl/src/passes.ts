@@ -46,18 +46,22 @@ export const PASS_LAYOUTS = {
   merge: ['read', 'read', 'write', 'uniform'],
   /** data[at] = a + b, one thread: the row count of a merge whose input counts are device words. (data, u) u0 = (a, b, at). */
   countSum: ['write', 'uniform'],
-  /** mask[k] |= key word k of row i XOR that of row 0 (mask zeroed by the host). (input, mask, u) u0 = (n). */
-  radixMask: ['read', 'write', 'uniform'],
+  /**
+   * mask[k] |= key word k of each row XOR that of row 0 (mask zeroed by the host), and the block digit counts
+   * of the last key word at shift 0 into hist, as radixHist writes them (the first digit pass's, which then
+   * needs no radixHist). (input, mask, hist, u) u0 = (n, 0, blocks, per) as radixHist's.
+   */
+  radixMask: ['read', 'write', 'write', 'uniform'],
   /**
    * pairs[2i] = word `off` of row pairs[2i+1] (the next key word, through the permutation so far).
    * (input, pairs, u) u0 = (n, off).
    */
   radixKeys: ['read', 'write', 'uniform'],
   /**
-   * Block digit counts: block b = tiles [b * per, (b + 1) * per) of TILE = RADIX_ITEMS * WG pairs, one
+   * Block digit counts: block b = tiles [b * per, (b + 1) * per) of TILE = radixItems(width) * WG items, one
    * workgroup each; hist[d * blocks + b] = pairs of block b whose key digit at `shift` is d.
    * The key word is word u1.x (0 or 1) of each pair, or, when u1.y = 1, word u1.z of each input row (`pairs` is
-   * the input, the index is the row's). (pairs, hist, u) u0 = (n, shift, blocks, per), u1 = (kp, fromRows, off,
+   * the input, the index is the row's); one-word rows are bare keys, `pairs` the keys. (pairs, hist, u) u0 = (n, shift, blocks, per), u1 = (kp, fromRows, off,
    * mask): mask = the key word's varying bits (radixMask's word, copied in on the device); a window without any
    * writes nothing (the scatter then copies).
    */
@@ -66,6 +70,8 @@ export const PASS_LAYOUTS = {
   radixScatter: ['read', 'read', 'write', 'uniform'],
   /** As radixScatter, writing input row (pair's index) instead of the pair. (src, offsets, input, dst, u) u0, u1 as radixHist. */
   radixScatterRows: ['read', 'read', 'read', 'write', 'uniform'],
+  /** As radixScatter for one-word rows, sorted as bare keys (tiles of radixItems(1) * WG keys). (src, offsets, dst, u) u0, u1 as radixHist. */
+  radixScatterKeys: ['read', 'read', 'write', 'uniform'],
   /**
    * Hash table build (kernels/hash.ts): build row i goes into the linear-probing table of mask + 1 slots of
    * 1 + K words (head row + 1, then the key words; 0 = empty); an equal key already there makes row i the

@@ -17,12 +17,15 @@ afterAll(() => gpu?.dispose());
 const variables: KirVariable[] = [
   { id: 0, name: 'a', columns: ['int32', 'int64'] },
   { id: 1, name: 'b', columns: ['int32', 'int64'] },
+  { id: 2, name: 'c', columns: ['int32'] },
 ];
 const sortShaders = generateKernelShaders({ kind: 'sort', id: 0, input: 0, output: 1, keys: [1] }, variables);
+const keySortShaders = generateKernelShaders({ kind: 'sort', id: 0, input: 2, output: 2, keys: [0] }, variables);
 const withVariants: Array<[string, KernelShaders, string]> = [
   ['hash probe', hashProbeShaders({ width: 3, keyWords: [2, 0] }, 4, [{ from: 'probe', word: 1 }, { from: 'build', word: 3 }, { from: 'buildIndex' }]), 'hashProbe'],
   ['radix sort', sortShaders, 'radixScatter'],
   ['radix sort, last pass', sortShaders, 'radixScatterRows'],
+  ['radix sort of one-word rows', keySortShaders, 'radixScatterKeys'],
 ];
 
 async function compileErrors(code: string): Promise<string[]> {

@@ -158,6 +158,43 @@ describe('sort', () => {
     await checkSort(['string', 'int64'], n, () => [Math.floor(r() * 256) << 8, 5n], [0]);
   });
 
+  // One-word rows are sorted as bare keys (tiles of 8 * workgroup size keys: 2048 or 1024); past 64 tiles a
+  // CPU adapter's workgroups walk several tiles each.
+  it.each([0, 1, 2, 1023, 1024, 1025, 2047, 2048, 2049, 5000, 70_001, 200_003])('sorts one-word rows as keys: random, equal, skewed, high bits, n=%i', async (n) => {
+    const r = rng(970 + n);
+    const cases: Array<[ScalarType, () => number]> = [
+      ['int32', () => Math.floor(r() * 2 ** 32) - 2 ** 31],
+      ['int32', () => -5],
+      // Nine in ten rows share one key: long runs of one digit in every tile.
+      ['int32', () => (r() < 0.9 ? 12345 : Math.floor(r() * 2 ** 16))],
+      ['string', () => (Math.floor(r() * 256) << 24) >>> 0],
+    ];
+    for (const [type, value] of cases) {
+      const one: ScalarType[] = [type];
+      const rows = Array.from({ length: n }, (): TestRow => [value()]);
+      const sort: KirKernel = { kind: 'sort', id: 0, input: 0, output: 1, keys: [0] };
+      expect(await run(sort, vars(one, one), [{ types: one, rows }])).toEqual(Array.from(encode(one, sortByKeys(one, rows, [0]))));
+    }
+  });
+
+  // The sort's passes read the row count from the device word (radixMask's digit counts included).
+  it.each([3000, 70_000])('sorts one-word rows whose count is pending (a filter output), n=%i', async (n) => {
+    const one: ScalarType[] = ['int32'];
+    const r = rng(990 + n);
+    const rows = Array.from({ length: n }, (): TestRow => [Math.floor(r() * 2 ** 32) - 2 ** 31]);
+    const filter: KirKernel = { kind: 'mapFilter', id: 0, input: 0, output: 1, filter: [{ kind: 'compare', op: '<', left: col(0, one), right: c32(0) }], project: [col(0, one)] };
+    const sort: KirKernel = { kind: 'sort', id: 1, input: 1, output: 2, keys: [0] };
+    const vs = vars(one, one, one);
+    const input = uploadRelation(gpu, encode(one, rows), 1);
+    const kept = await runKernel(gpu, filter, generateKernelShaders(filter, vs), [input], constWords(kernelConstants(filter)), vs);
+    expect(kept.pending).toBeDefined();
+    const sorted = await runKernel(gpu, sort, generateKernelShaders(sort, vs), [kept], new Uint32Array(0), vs);
+    expect(sorted.pending).toBeDefined();
+    const words = await downloadRelation(gpu, sorted);
+    expect(Array.from(words)).toEqual(Array.from(encode(one, sortByKeys(one, rows.filter(([v]) => (v as number) < 0), [0]))));
+    for (const rel of [input, kept, sorted]) releaseRelation(gpu, rel);
+  });
+
   // Two-word rows are sorted as the radix pairs themselves (no index pairs, no gather).
   it.each([1, 2, 1025, 70_000])('sorts two-word rows directly: key in either word, or both words of an int64, n=%i', async (n) => {
     const r = rng(950 + n);

@@ -3,10 +3,16 @@ import type { ScalarType } from '@vixen/queryplan';
 import { atomicBinding, header, SUBGROUP_VARIANT, threadMain, workgroupScan } from '../wgsl.js';
 import type { KernelShaders } from '../index.js';
 
-/** Items per thread of a radix tile: a tile is RADIX_ITEMS * WG consecutive (key, index) pairs. */
-export const RADIX_ITEMS = 4;
 /** Bits of one radix digit (one global scatter pass). */
 export const RADIX_BITS = 8;
+
+/**
+ * Items per thread of a radix tile (a tile is radixItems * WG items) for rows of `width` words: one-word rows
+ * are sorted as bare keys, whose tile of 8 per thread takes the workgroup memory of 4 (key, index) pairs.
+ */
+export function radixItems(width: number): number {
+  return width === 1 ? 8 : 4;
+}
 
 /** Row word offsets of the key words, most significant first (the words of `keys` columns in order). */
 export function sortKeyWords(types: readonly ScalarType[], keys: readonly number[]): number[] {
@@ -19,14 +25,15 @@ export function sortKeyWords(types: readonly ScalarType[], keys: readonly number
 
 /**
  * The radix passes work per block: workgroup `blk` owns the `per` consecutive tiles blk * per.. (a tile is
- * TILE = RADIX_ITEMS * WG pairs), so the digit-count table has one column per block, not per tile.
+ * TILE = radixItems(width) * WG items), so the digit-count table has one column per block, not per tile.
  */
-const tilePrelude = `const ITEMS: u32 = ${RADIX_ITEMS}u;
+const tilePrelude = (width: number): string => `const ITEMS: u32 = ${radixItems(width)}u;
 override TILE: u32 = ITEMS * WG;
 const RADIX: u32 = ${2 ** RADIX_BITS}u;
 fn digitOf(key: u32, shift: u32) -> u32 { return (key >> shift) & (RADIX - 1u); }
-// The key word's varying bits (radixMask's word, u1.w) have none in this pass's window: every key has the same
-// digit, and the stable order is the current one.
+`;
+/** For the digit passes: u1.w is the key word's varying bits (radixMask's word). */
+const windowTest = `// No varying bit in this pass's window: every key has the same digit, and the stable order is the current one.
 fn constantWindow(shift: u32) -> bool { return digitOf(u[1].w, shift) == 0u; }
 `;
 
@@ -44,16 +51,14 @@ ${body}
 `;
 
 /**
- * LSD radix sort of (key word, row index) pairs whose first digit pass reads the key words from the rows and
- * whose last digit pass writes the rows the indices pick; two-word
- * rows are sorted as the
- * pairs themselves (the key word at position kp = u1.x of each pair, the other word carried), with neither the
- * pair-making pass nor the row gather. Order: unsigned
- * lexicographic over the key words, stable. radixMask first finds which key bits vary (OR of every key word
- * XOR row 0's); the host runs one digit pass per 8-bit window, least significant first, and the device copies
- * that word of the mask into each pass's uniform (u1.w), so a window with no varying bits is a plain copy, with
- * no host round trip:
- * radixKeys loads the pairs' key word (the permutation so far picks the row), then per digit a block
+ * LSD radix sort, stable, in unsigned lexicographic order of the key words. Items are (key word, row index)
+ * pairs whose first digit pass reads the key words from the rows and whose last digit pass writes the rows the
+ * indices pick; two-word rows are sorted as the pairs themselves (the key word at position kp = u1.x of each
+ * pair, the other word carried) and one-word rows as bare keys, neither with a pair-making pass or a row gather.
+ * radixMask first finds which key bits vary (OR of every key word XOR row 0's), counting the first digit
+ * pass's digits in the same read; the host runs one digit pass per 8-bit window, least significant first, and
+ * the device copies that word of the mask into each pass's uniform (u1.w), so a window with no varying bits is
+ * a plain copy, with no host round trip: radixKeys loads the pairs' key word (the permutation so far picks the row), then per digit a block
  * histogram, a global exclusive scan of the digit-major counts, and a scatter that walks the block's tiles in
  * order, ranks each tile stably in workgroup memory (two 4-bit counting rounds, no atomics) and writes runs
  * of equal digits contiguously.
@@ -61,84 +66,104 @@ ${body}
 export function sortShaders(types: readonly ScalarType[], keys: readonly number[]): KernelShaders {
   const width = rowWords(types);
   const keyWords = sortKeyWords(types, keys);
-  const orWords = keyWords
-    .map((off, k) => `    let x${k} = inp[b + ${off}u] ^ inp[${off}u];\n    if (x${k} != 0u) { atomicOr(&part[${k}], x${k}); }`)
-    .join('\n');
   const K = Math.max(1, keyWords.length);
-  const radixMask = `${atomicBinding(header('radixMask', ['inp', 'mask']), 'mask')}
+  // Each thread ORs its rows' key words XOR row 0's, and counts the first digit pass's digits (the last key
+  // word's at shift 0); then one workgroup atomic per thread and key word, one global one per workgroup.
+  const orWords = keyWords.map((off, k) => `    x[${k}] = x[${k}] | (inp[b + ${off}u] ^ inp[${off}u]);`).join('\n');
+  const radixMask = `${atomicBinding(header('radixMask', ['inp', 'mask', 'hist']), 'mask')}
 const W: u32 = ${width}u;
 const K: u32 = ${K}u;
+${tilePrelude(width)}
 var<workgroup> part: array<atomic<u32>, K>;
-
-@compute @workgroup_size(WG)
-fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let i = (wid.x + wid.y * nwg.x) * WG + lid;
-  for (var k = lid; k < K; k = k + WG) { atomicStore(&part[k], 0u); }
-  workgroupBarrier();
-  if (i < u[0].x) {
-    let b = i * W;
+var<workgroup> h: array<atomic<u32>, RADIX>;
+${blockMain(`  let end = min(n, (blk + 1u) * per * TILE);
+  var x: array<u32, K>;
+  for (var p = blk * per * TILE + lid; p < end; p = p + WG) {
+    let b = p * W;
 ${orWords}
+    atomicAdd(&h[digitOf(inp[b + ${keyWords[keyWords.length - 1] ?? 0}u], 0u)], 1u);
+  }
+  for (var k = 0u; k < K; k = k + 1u) {
+    if (x[k] != 0u) { atomicOr(&part[k], x[k]); }
   }
   workgroupBarrier();
   for (var k = lid; k < K; k = k + WG) {
-    let x = atomicLoad(&part[k]);
-    if (x != 0u) { atomicOr(&mask[k], x); }
+    let v = atomicLoad(&part[k]);
+    if (v != 0u) { atomicOr(&mask[k], v); }
   }
-}
-`;
+  for (var d = lid; d < RADIX; d = d + WG) { hist[d * blocks + blk] = atomicLoad(&h[d]); }`)}`;
 
   const radixKeys = `${header('radixKeys', ['inp', 'pairs'])}
 const W: u32 = ${width}u;
 ${threadMain(`  if (i >= u[0].x) { return; }
   pairs[2u * i] = inp[pairs[2u * i + 1u] * W + u[0].y];`)}`;
 
+  // Where the key word is: word kp of each pair, or word off of each row (one-word rows: the key itself).
+  const histKey =
+    width === 1
+      ? ''
+      : `  let kp = u[1].x;
+  let fromRows = u[1].y == 1u;
+  let off = u[1].z;
+`;
   const radixHist = `${header('radixHist', ['pairs', 'hist'], 1)}
 const W: u32 = ${width}u;
-${tilePrelude}
+${tilePrelude(width)}${windowTest}
 var<workgroup> h: array<atomic<u32>, RADIX>;
 ${blockMain(`  if (constantWindow(shift)) { return; }
   let end = min(n, (blk + 1u) * per * TILE);
-  let kp = u[1].x;
-  let fromRows = u[1].y == 1u;
-  let off = u[1].z;
-  for (var p = blk * per * TILE + lid; p < end; p = p + WG) {
-    var key: u32;
-    if (fromRows) { key = pairs[p * W + off]; } else { key = pairs[2u * p + kp]; }
+${histKey}  for (var p = blk * per * TILE + lid; p < end; p = p + WG) {
+    ${histKey ? 'var key: u32;\n    if (fromRows) { key = pairs[p * W + off]; } else { key = pairs[2u * p + kp]; }' : 'let key = pairs[p];'}
     atomicAdd(&h[digitOf(key, shift)], 1u);
   }
   workgroupBarrier();
   for (var d = lid; d < RADIX; d = d + WG) { hist[d * blocks + blk] = atomicLoad(&h[d]); }`)}`;
 
-  // The scatter writes pairs, or (the last digit pass of index pairs) the rows the pairs' indices pick.
-  const radixScatter = (subgroups: boolean, rows: boolean): string => {
+  /**
+   * The scatter of one digit pass: `pairs` from pairs to pairs, `rows` (the last pass of index pairs) from pairs
+   * to the rows their indices pick, `keys` (one-word rows) from keys to keys. A tile item takes S words of
+   * workgroup memory: the key, then (pairs) the other word.
+   */
+  const radixScatter = (subgroups: boolean, mode: 'pairs' | 'rows' | 'keys'): string => {
     const scan = workgroupScan(subgroups);
-    // Writes pair (key, val) at output position o.
-    const write = rows
-      ? `let s = val * W;
-        for (var w = 0u; w < W; w = w + 1u) { dst[o * W + w] = inp[s + w]; }`
-      : `dst[2u * o + kp] = key;
-        dst[2u * o + 1u - kp] = val;`;
-    const bindings = rows ? header('radixScatterRows', ['src', 'offs', 'inp', 'dst'], 1) : header('radixScatter', ['src', 'offs', 'dst'], 1);
+    const pairs = mode !== 'keys';
+    // Writes item (key, val) at output position o.
+    const write = {
+      pairs: `dst[2u * o + kp] = key;
+        dst[2u * o + 1u - kp] = val;`,
+      rows: `let s = val * W;
+        for (var w = 0u; w < W; w = w + 1u) { dst[o * W + w] = inp[s + w]; }`,
+      keys: 'dst[o] = key;',
+    }[mode];
+    const bindings = {
+      pairs: header('radixScatter', ['src', 'offs', 'dst'], 1),
+      rows: header('radixScatterRows', ['src', 'offs', 'inp', 'dst'], 1),
+      keys: header('radixScatterKeys', ['src', 'offs', 'dst'], 1),
+    }[mode];
+    // Loads the item at input position q into the key (and val) of its current local order.
+    const load = (q: string): string =>
+      pairs
+        ? `if (fromRows) { key = src[${q} * W + off]; val = ${q}; } else { key = src[2u * ${q} + kp]; val = src[2u * ${q} + 1u - kp]; }`
+        : `key = src[${q}];`;
     return `${scan.enable}${bindings}
 const W: u32 = ${width}u;
-${tilePrelude}
-// The tile as (key, index) pairs in its current local order; during ranking, the 4-bit counters.
-var<workgroup> tile: array<u32, 2u * TILE>;
+${tilePrelude(width)}${windowTest}const S: u32 = ${pairs ? 2 : 1}u;
+// The tile's items in their current local order; during ranking, the 4-bit counters (8 * WG <= S * TILE).
+var<workgroup> tile: array<u32, S * TILE>;
 ${scan.decls}// Local position of the first item of each digit once the tile is sorted.
 var<workgroup> first: array<u32, RADIX>;
-// Output position of the block's next pair of each digit.
+// Output position of the block's next item of each digit.
 var<workgroup> next: array<u32, RADIX>;
 
-// Stable local sort of the first \`count\` pairs of the tile by the 4 key bits at \`shift\`. Thread lid owns
+// Stable local sort of the first \`count\` items of the tile by the 4 key bits at \`shift\`. Thread lid owns
 // items lid * ITEMS.. in order; counters[d][lid] (digit-major, digits d and d + 8 packed as 16-bit halves
 // of one word) are scanned in (digit, thread) order, which is each item's rank among equal digits.
 fn rankNibble(lid: u32, shift: u32, count: u32, sg: vec2<u32>) {
   var key: array<u32, ITEMS>;
-  var val: array<u32, ITEMS>;
-  var sub: array<u32, ITEMS>;
+${pairs ? '  var val: array<u32, ITEMS>;\n' : ''}  var sub: array<u32, ITEMS>;
   for (var k = 0u; k < ITEMS; k = k + 1u) {
     let p = lid * ITEMS + k;
-    if (p < count) { key[k] = tile[2u * p]; val[k] = tile[2u * p + 1u]; }
+    if (p < count) { key[k] = tile[S * p];${pairs ? ' val[k] = tile[S * p + 1u];' : ''} }
   }
   workgroupBarrier();
   for (var j = 0u; j < 8u; j = j + 1u) { tile[j * WG + lid] = 0u; }
@@ -177,22 +202,24 @@ fn rankNibble(lid: u32, shift: u32, count: u32, sg: vec2<u32>) {
   workgroupBarrier();
   for (var k = 0u; k < ITEMS; k = k + 1u) {
     if (lid * ITEMS + k < count) {
-      tile[2u * pos[k]] = key[k];
-      tile[2u * pos[k] + 1u] = val[k];
+      tile[S * pos[k]] = key[k];${pairs ? '\n      tile[S * pos[k] + 1u] = val[k];' : ''}
     }
   }
   workgroupBarrier();
 }
-${blockMain(`  let kp = u[1].x;
+${blockMain(`${
+      pairs
+        ? `  let kp = u[1].x;
   let fromRows = u[1].y == 1u;
   let off = u[1].z;
-  if (constantWindow(shift)) {
-    // Uniform (from the uniform block): the whole workgroup copies its block's pairs in place.
+`
+        : ''
+    }  if (constantWindow(shift)) {
+    // Uniform (from the uniform block): the whole workgroup copies its block's items in place.
     let end = min(n, (blk + 1u) * per * TILE);
     for (var p = blk * per * TILE + lid; p < end; p = p + WG) {
       var key: u32;
-      var val: u32;
-      if (fromRows) { key = src[p * W + off]; val = p; } else { key = src[2u * p + kp]; val = src[2u * p + 1u - kp]; }
+${pairs ? '      var val: u32;\n' : ''}      ${load('p')}
       let o = p;
       ${write}
     }
@@ -206,13 +233,9 @@ ${blockMain(`  let kp = u[1].x;
     for (var k = 0u; k < ITEMS; k = k + 1u) {
       let p = k * WG + lid;
       if (p < count) {
-        if (fromRows) {
-          tile[2u * p] = src[(base + p) * W + off];
-          tile[2u * p + 1u] = base + p;
-        } else {
-          tile[2u * p] = src[2u * (base + p) + kp];
-          tile[2u * p + 1u] = src[2u * (base + p) + 1u - kp];
-        }
+        var key: u32;
+${pairs ? '        var val: u32;\n' : ''}        ${load('(base + p)')}
+        tile[S * p] = key;${pairs ? '\n        tile[S * p + 1u] = val;' : ''}
       }
     }
     workgroupBarrier();
@@ -221,17 +244,16 @@ ${blockMain(`  let kp = u[1].x;
     for (var k = 0u; k < ITEMS; k = k + 1u) {
       let p = k * WG + lid;
       if (p < count) {
-        let d = digitOf(tile[2u * p], shift);
-        if (p == 0u || digitOf(tile[2u * p - 2u], shift) != d) { first[d] = p; }
+        let d = digitOf(tile[S * p], shift);
+        if (p == 0u || digitOf(tile[S * (p - 1u)], shift) != d) { first[d] = p; }
       }
     }
     workgroupBarrier();
     for (var k = 0u; k < ITEMS; k = k + 1u) {
       let p = k * WG + lid;
       if (p < count) {
-        let key = tile[2u * p];
-        let val = tile[2u * p + 1u];
-        let o = next[digitOf(key, shift)] + p - first[digitOf(key, shift)];
+        let key = tile[S * p];
+${pairs ? '        let val = tile[S * p + 1u];\n' : ''}        let o = next[digitOf(key, shift)] + p - first[digitOf(key, shift)];
         ${write}
       }
     }
@@ -240,21 +262,22 @@ ${blockMain(`  let kp = u[1].x;
     for (var k = 0u; k < ITEMS; k = k + 1u) {
       let p = k * WG + lid;
       if (p < count) {
-        let d = digitOf(tile[2u * p], shift);
-        if (p + 1u == count || digitOf(tile[2u * p + 2u], shift) != d) { next[d] = next[d] + p + 1u - first[d]; }
+        let d = digitOf(tile[S * p], shift);
+        if (p + 1u == count || digitOf(tile[S * (p + 1u)], shift) != d) { next[d] = next[d] + p + 1u - first[d]; }
       }
     }
     workgroupBarrier();
   }`, scan.builtins)}`;
   };
 
-  return {
-    radixMask,
-    radixKeys,
-    radixHist,
-    radixScatter: radixScatter(false, false),
-    [`radixScatter${SUBGROUP_VARIANT}`]: radixScatter(true, false),
-    radixScatterRows: radixScatter(false, true),
-    [`radixScatterRows${SUBGROUP_VARIANT}`]: radixScatter(true, true),
-  };
+  // Only the passes the row width uses: keys alone (one word), pairs (two words), or index pairs.
+  const scatters: KernelShaders =
+    width === 1
+      ? { radixScatterKeys: radixScatter(false, 'keys'), [`radixScatterKeys${SUBGROUP_VARIANT}`]: radixScatter(true, 'keys') }
+      : {
+          radixScatter: radixScatter(false, 'pairs'),
+          [`radixScatter${SUBGROUP_VARIANT}`]: radixScatter(true, 'pairs'),
+          ...(width > 2 ? { radixKeys, radixScatterRows: radixScatter(false, 'rows'), [`radixScatterRows${SUBGROUP_VARIANT}`]: radixScatter(true, 'rows') } : {}),
+        };
+  return { radixMask, radixHist, ...scatters };
 }

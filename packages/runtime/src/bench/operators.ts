@@ -19,7 +19,7 @@ export interface BenchOptions {
   sizes?: readonly number[];
   /** Timed runs per measurement (the median is reported); default 5. */
   runs?: number;
-  /** Untimed runs first (pipeline compilation, pool warm-up); default 2. */
+  /** Untimed runs first (pipeline compilation, pool warm-up; on a GPU, repeated for at least 250 ms); default 2. */
   warmup?: number;
   /** Only these operators (BenchResult.operator names; copy always runs); default all. */
   operators?: readonly string[];
@@ -93,8 +93,16 @@ async function timed(gpu: Gpu, body: () => Promise<void>): Promise<number> {
   return performance.now() - t0;
 }
 
+/**
+ * Milliseconds of warm-up a GPU case gets at least (with warmup > 0): the device idles while the host makes and
+ * uploads a case's data, an idle GPU lowers its clocks, and one warm-up run of a few milliseconds may leave the
+ * timed runs to clocks still ramping up.
+ */
+const GPU_WARM_MS = 250;
+
 async function measure(gpu: Gpu, runs: number, warmup: number, body: () => Promise<void>): Promise<number[]> {
-  for (let k = 0; k < warmup; k++) await timed(gpu, body);
+  let warm = 0;
+  for (let k = 0; k < warmup || (warmup > 0 && !gpu.software && warm < GPU_WARM_MS && k < 1000); k++) warm += await timed(gpu, body);
   const times: number[] = [];
   for (let k = 0; k < runs; k++) times.push(await timed(gpu, body));
   return times;

@@ -12,7 +12,7 @@ import {
   COMPACT_ITEMS,
   MERGE_ITEMS,
   RADIX_BITS,
-  RADIX_ITEMS,
+  radixItems,
   generateKernelShaders,
   hashJoinLayout,
   sortKeyWords,
@@ -31,11 +31,9 @@ import {
   allocPending,
   allocRelation,
   bound,
-  bindingBytes,
   checkBindingSize,
   DeviceLimitError,
   exactCount,
-  relationUsage,
   settle,
   sizeOf,
   syncCounts,
@@ -207,33 +205,51 @@ function windows(m: number): number[] {
 const SOFTWARE_MASK_READBACK = 2 ** 12;
 
 /**
- * LSD radix sort of (key word, row index) pairs, the last pass writing whole rows; two-word rows are sorted
- * directly. radixMask finds which key bits vary; without a host round trip, every RADIX_BITS window of every
- * key word gets a digit pass that reads its key word's mask from a device word and copies where the window
- * is constant. A large sort on a CPU adapter (of rows whose count is known) reads the mask back instead and
- * plans only the windows that vary.
+ * LSD radix sort of (key word, row index) pairs, the last pass writing whole rows; one-word rows are sorted as
+ * bare keys and two-word rows as the pairs themselves. radixMask finds which key bits vary (and counts the
+ * first pass's digits); without a host round trip, every RADIX_BITS window of every key word gets a digit pass
+ * that reads its key word's mask from a device word and copies where the window is constant. A large sort on a
+ * CPU adapter (of rows whose count is known) reads the mask back instead and plans only the windows that vary.
  */
 async function sortRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelation, keyWords: readonly number[]): Promise<DeviceRelation> {
   const n = settle(input).count;
   if (n <= 1 || keyWords.length === 0) return concatenate(g, [input], input.width);
-  checkBindingSize(g, 2 * n, `radix sort pairs for ${n} rows`);
-  // Not a scratch buffer: it must outlive the submit before a mask readback.
-  const mask: Bound = { buffer: g.pool.acquire(bindingBytes(keyWords.length), relationUsage()), words: keyWords.length };
+  checkBindingSize(g, Math.min(2, input.width) * n, `radix sort items for ${n} rows`);
+  const tiles = Math.ceil(n / (radixItems(input.width) * g.limits.workgroupSize));
+  // Blocks of consecutive tiles, one workgroup each: enough to fill the device (a CPU adapter runs a few
+  // workgroups at a time), few enough that the digit-count table (and its scan) stays small next to the pairs.
+  const per = Math.ceil(tiles / (g.software ? 64 : 2048));
+  const blocks = Math.ceil(tiles / per);
+  // Not scratch buffers: the mask and the first digit counts must outlive the submit before a mask readback.
+  const mask = acquireBound(g, keyWords.length, 'radix sort key mask');
+  const hist = acquireBound(g, 2 ** RADIX_BITS * blocks, `radix sort digit counts for ${n} rows`);
   try {
-    return await sortPasses(g, new Recorder(g, shaders), input, keyWords, mask);
+    return await sortPasses(g, new Recorder(g, shaders), input, keyWords, { mask, hist, per, blocks });
   } finally {
     g.pool.release(mask.buffer);
+    g.pool.release(hist.buffer);
   }
 }
 
-/** sortRows once the mask buffer is there: radixMask, then the plan and its digit passes. */
-async function sortPasses(g: GpuImpl, rec: Recorder, input: DeviceRelation, keyWords: readonly number[], mask: Bound): Promise<DeviceRelation> {
+/**
+ * sortRows once its buffers are there: radixMask (which also counts the first digit pass's digits), then the
+ * plan and its digit passes over `blocks` blocks of `per` tiles.
+ */
+async function sortPasses(
+  g: GpuImpl,
+  rec: Recorder,
+  input: DeviceRelation,
+  keyWords: readonly number[],
+  { mask, hist, per, blocks }: { mask: Bound; hist: Bound; per: number; blocks: number },
+): Promise<DeviceRelation> {
   const n = input.count;
   const pending = input.pending;
   const K = keyWords.length;
   const rows = sizeOf(input);
+  const wg = g.limits.workgroupSize;
+  const sizes = (shift: number): Size[] => [rows, shift, blocks, per];
   rec.clear(mask.buffer, K * 4);
-  rec.dispatch('radixMask', [bound(input), mask], [rows], n);
+  rec.dispatch('radixMask', [bound(input), mask, hist], sizes(0), blocks * wg);
   // Per key word (least significant first): its row offset, mask (host number or device word) and windows.
   let plan: Array<{ offset: number; mask: Size; shifts: number[] }>;
   if (!pending && g.software && n * K > SOFTWARE_MASK_READBACK) {
@@ -245,31 +261,29 @@ async function sortPasses(g: GpuImpl, rec: Recorder, input: DeviceRelation, keyW
     plan = keyWords.map((offset, k) => ({ offset, mask: { buffer: mask.buffer, offset: 4 * k }, shifts: windows(0xffffffff) }));
   }
   plan.reverse();
-  const wg = g.limits.workgroupSize;
-  const tiles = Math.ceil(n / (RADIX_ITEMS * wg));
-  // Blocks of consecutive tiles, one workgroup each: enough to fill the device (a CPU adapter runs a few
-  // workgroups at a time), few enough that the digit-count table (and its scan) stays small next to the pairs.
-  const per = Math.ceil(tiles / (g.software ? 64 : 2048));
-  const blocks = Math.ceil(tiles / per);
-  const sizes = (shift: number): Size[] => [rows, shift, blocks, per];
+  // radixMask counted the digits at shift 0 of the last key word: the first digit pass's counts, when that pass
+  // sorts by that window (then it skips its radixHist; later passes count their own).
+  let counted = plan[0]!.offset === keyWords[K - 1] && plan[0]!.shifts[0] === 0;
   const out = pending ? allocPending(g, n, input.width) : allocRelation(g, n, input.width);
   if (pending) rec.copy(pending.buffer, pending.offset, out.buffer!, out.pending!.offset, 4);
-  const hist = rec.scratch(2 ** RADIX_BITS * blocks);
   /**
    * One digit pass from src to dst, the key word (with varying bits `bits`) at position kp of each pair, or
    * (fromRows) at row offset `off` of the input rows themselves; `toRows`: dst gets the input rows.
    */
   const digit = (src: Bound, dst: Bound, shift: number, bits: Size, kp: number, toRows = false, fromRows: number | null = null): void => {
     const keyAt: Size[] = [kp, fromRows === null ? 0 : 1, fromRows ?? 0, bits];
-    rec.dispatch('radixHist', [src, hist], sizes(shift), blocks * wg, keyAt);
+    if (!counted) rec.dispatch('radixHist', [src, hist], sizes(shift), blocks * wg, keyAt);
+    counted = false;
     encodeScan(rec, hist, hist.words);
     if (toRows) rec.dispatch('radixScatterRows', [src, hist, bound(input), dst], sizes(shift), blocks * wg, keyAt);
-    else rec.dispatch('radixScatter', [src, hist, dst], sizes(shift), blocks * wg, keyAt);
+    else rec.dispatch(input.width === 1 ? 'radixScatterKeys' : 'radixScatter', [src, hist, dst], sizes(shift), blocks * wg, keyAt);
   };
-  if (input.width === 2) {
-    // Two-word rows are pairs already: sort them in place of (key, index) pairs; the last pass writes the output.
+  if (input.width <= 2) {
+    // One-word rows are the keys and two-word rows pairs already: no index pairs, no gather; the last pass
+    // writes the output.
     const steps = plan.flatMap(({ offset, mask: bits, shifts }) => shifts.map((shift) => ({ shift, bits, kp: offset })));
-    const temps = steps.length > 1 ? [rec.scratch(2 * n), ...(steps.length > 2 ? [rec.scratch(2 * n)] : [])] : [];
+    const words = input.width * n;
+    const temps = steps.length > 1 ? [rec.scratch(words), ...(steps.length > 2 ? [rec.scratch(words)] : [])] : [];
     let src = bound(input);
     steps.forEach(({ shift, bits, kp }, j) => {
       const dst = j === steps.length - 1 ? bound(out) : temps[j % 2]!;
