@@ -292,6 +292,10 @@ export async function executeKir(
   options: ExecuteOptions = {},
 ): Promise<ExecuteResult> {
   const started = performance.now();
+  // Kernels' commands go to the queue together, when the run reads something back (see CommandBatch).
+  const batch = internals(gpu).batch;
+  const deferred = batch.defer;
+  batch.defer = true;
   const readbackStart = internals(gpu).readbackBytes;
   const syncStart = internals(gpu).hostSyncs;
   const tableSpecs = program.kernels.map(kernelTables);
@@ -465,7 +469,7 @@ export async function executeKir(
       if (rel.buffer && keep(name, rel)) pinned.add(rel.buffer);
     });
     // Loading is timed to the device's completion so evaluation time does not include it.
-    await gpu.device.queue.onSubmittedWorkDone();
+    await internals(gpu).idle();
     await timer?.collect();
     loadMs = performance.now() - started;
 
@@ -512,7 +516,7 @@ export async function executeKir(
             if (options.profile) {
               await resolveCounts();
               settle(out);
-              await gpu.device.queue.onSubmittedWorkDone();
+              await internals(gpu).idle();
             }
             const wall = performance.now() - t0;
             const ms = timer ? (await timer.collect()).nanoseconds / 1e6 : wall;
@@ -558,7 +562,7 @@ export async function executeKir(
       if (t.kind === 'halt') {
         // Exact counts for the outputs and relationRows, in one sync.
         await resolveCounts();
-        await gpu.device.queue.onSubmittedWorkDone();
+        await internals(gpu).idle();
         await internals(gpu).settle();
         const readStart = performance.now();
         const relations = await readOutputs(gpu, program, options.outputs, dict, valueOf);
@@ -587,6 +591,8 @@ export async function executeKir(
   } finally {
     for (const id of [...values.keys()]) assign(id, undefined);
     for (const t of tables.values()) releaseRelation(gpu, t);
+    batch.flush();
+    batch.defer = deferred;
     if (timer) internals(gpu).stopTiming();
   }
 }

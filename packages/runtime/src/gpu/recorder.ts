@@ -1,6 +1,6 @@
 /**
- * Records a kernel's dispatches and copies, then encodes them in one command buffer. Uniform blocks
- * (sizes + constants) of all dispatches share one buffer bound with dynamic offsets. Pipelines are
+ * Records a kernel's dispatches and copies, then encodes them into the device's command batch. Uniform blocks
+ * (sizes + constants) of all dispatches of a submission share one buffer bound with dynamic offsets. Pipelines are
  * compiled once per (pass, WGSL text, workgroup size) and cached on the device.
  */
 import { PASS_LAYOUTS, SUBGROUP_VARIANT, TABLES_GROUP, uniformVec4s, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
@@ -185,26 +185,40 @@ export class Recorder {
     return [x, y];
   }
 
+  /**
+   * Encodes the steps into the device's command batch (see CommandBatch), which submits them unless a KIR run
+   * defers submission. Each dispatch's uniform words filled from device words are copied into the arena
+   * between compute passes; the copies for later dispatches are hoisted into the same break where no step in
+   * between writes their source buffer, so a run of dispatches with pending sizes stays one compute pass.
+   */
   async submit(): Promise<void> {
-    const { device, limits } = this.g;
+    const g = this.g;
     const dispatches = this.steps.filter((s) => s.kind === 'dispatch');
     const pipelines = await Promise.all(dispatches.map((s) => s.pipeline));
-    const align = limits.minUniformBufferOffsetAlignment;
+    const align = g.limits.minUniformBufferOffsetAlignment;
     const offsets: number[] = [];
     let bytes = 0;
     for (const s of dispatches) {
       offsets.push(bytes);
       bytes += Math.ceil(s.uniform.byteLength / align) * align;
     }
-    const arenaData = new Uint32Array(Math.max(bytes, 16) / 4);
-    dispatches.forEach((s, k) => arenaData.set(s.uniform, offsets[k]! / 4));
-    const arena = this.g.pool.acquire(arenaData.byteLength, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
-    device.queue.writeBuffer(arena, 0, arenaData);
-
-    const encoder = device.createCommandEncoder();
+    const batch = g.batch;
+    let arena: GPUBuffer | undefined;
+    if (dispatches.length > 0) {
+      const room = batch.uniformRoom(bytes);
+      arena = room.arena;
+      for (let k = 0; k < dispatches.length; k++) {
+        offsets[k]! += room.offset;
+        room.words.set(dispatches[k]!.uniform, offsets[k]! / 4);
+      }
+    }
+    const encoder = batch.commands();
     let pass: GPUComputePassEncoder | null = null;
     let k = 0;
-    for (const s of this.steps) {
+    /** Dispatches before this index (in `dispatches`) have their fills encoded. */
+    let filled = 0;
+    for (let i = 0; i < this.steps.length; i++) {
+      const s = this.steps[i]!;
       if (s.kind === 'copy' || s.kind === 'clear') {
         pass?.end();
         pass = null;
@@ -212,30 +226,50 @@ export class Recorder {
         else encoder.clearBuffer(s.buffer, 0, s.bytes);
         continue;
       }
-      if (s.fills.length > 0) {
-        // The queue wrote the arena before this command buffer runs, so these copies win.
+      if (k >= filled && s.fills.length > 0) {
         pass?.end();
         pass = null;
-        for (const f of s.fills) encoder.copyBufferToBuffer(f.word.buffer, f.word.offset, arena, offsets[k]! + 4 * f.index, 4);
+        filled = this.encodeFills(encoder, i, k, offsets, arena!);
       }
       if (!pass) {
-        const timestampWrites = this.g.timer?.passWrites();
+        const timestampWrites = g.timer?.passWrites();
         pass = encoder.beginComputePass(timestampWrites ? { timestampWrites } : {});
       }
-      const layout = layoutFor(this.g, s.pass, s.tables !== undefined);
+      const layout = layoutFor(g, s.pass, s.tables !== undefined);
       pass.setPipeline(pipelines[k]!);
-      pass.setBindGroup(0, this.bindGroup(`${s.pass}${s.tables ? '+tables' : ''}`, layout.group, [...s.buffers.map((b) => b.buffer), arena], s.uniform.byteLength), [offsets[k]!]);
+      pass.setBindGroup(0, this.bindGroup(`${s.pass}${s.tables ? '+tables' : ''}`, layout.group, [...s.buffers.map((b) => b.buffer), arena!], s.uniform.byteLength), [offsets[k]!]);
       if (s.tables && layout.tables) pass.setBindGroup(TABLES_GROUP, this.bindGroup(`${s.pass} tables`, layout.tables, [s.tables.buffer]));
       const [x, y] = this.grid(s.threads);
       pass.dispatchWorkgroups(x, y);
       k++;
     }
     pass?.end();
-    device.queue.submit([encoder.finish()]);
-    // Later submissions run after this one, so the buffers may be handed out again right away.
-    this.g.pool.release(arena);
-    for (const t of this.temporaries) this.g.pool.release(t);
+    // Later commands run after these, so the scratch buffers may be handed out again right away.
+    for (const t of this.temporaries) g.pool.release(t);
     this.steps.length = 0;
     this.temporaries.length = 0;
+    batch.encoded(dispatches.length);
+  }
+
+  /**
+   * Copies the device-filled uniform words of dispatch `k` (step `i`) into the arena, and those of the
+   * dispatches after it up to the first one whose source buffer some step from `i` on writes (it must see that
+   * write). Returns the index of the first dispatch whose fills are not encoded.
+   */
+  private encodeFills(encoder: GPUCommandEncoder, i: number, k: number, offsets: readonly number[], arena: GPUBuffer): number {
+    const written = new Set<GPUBuffer>();
+    for (; i < this.steps.length; i++) {
+      const s = this.steps[i]!;
+      if (s.kind === 'dispatch') {
+        if (s.fills.some((f) => written.has(f.word.buffer))) break;
+        for (const f of s.fills) encoder.copyBufferToBuffer(f.word.buffer, f.word.offset, arena, offsets[k]! + 4 * f.index, 4);
+        const kinds = PASS_LAYOUTS[s.pass];
+        s.buffers.forEach((b, j) => {
+          if (kinds[j] === 'write') written.add(b.buffer);
+        });
+        k++;
+      } else written.add(s.kind === 'copy' ? s.to : s.buffer);
+    }
+    return k;
   }
 }
