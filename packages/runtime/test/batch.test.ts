@@ -2,7 +2,8 @@
  * Deferred submission (CommandBatch) on a real WebGPU device: commands recorded but not yet submitted must see
  * the buffers as they were when recorded although the pool hands the buffers out again meanwhile (queue writes
  * run at once, ahead of unsubmitted commands; destroying a buffer unsubmitted commands use is an error), and
- * uniform words filled from device words must see the writes of the steps before their dispatch.
+ * uniform words filled from device words must see the writes of the steps before their dispatch (whether hoisted
+ * or shared between dispatches with the same uniform words).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateKernelShaders } from '@vixen/codegen-wgsl';

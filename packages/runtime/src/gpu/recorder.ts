@@ -187,35 +187,43 @@ export class Recorder {
 
   /**
    * Encodes the steps into the device's command batch (see CommandBatch), which submits them unless a KIR run
-   * defers submission. Each dispatch's uniform words filled from device words are copied into the arena
-   * between compute passes; the copies for later dispatches are hoisted into the same break where no step in
-   * between writes their source buffer, so a run of dispatches with pending sizes stays one compute pass.
+   * defers submission. Dispatches with the same uniform words and fills share one arena slot while no step in
+   * between writes the fills' sources (a sort's histogram and scatter passes of one digit, say). Each slot's
+   * words filled from device words are copied into the arena between compute passes; the copies for later
+   * slots are hoisted into the same break where no step in between writes their source, so a run of
+   * dispatches with pending sizes stays one compute pass.
    */
   async submit(): Promise<void> {
     const g = this.g;
     const dispatches = this.steps.filter((s) => s.kind === 'dispatch');
     const pipelines = await Promise.all(dispatches.map((s) => s.pipeline));
+    const slotOf = this.slots();
     const align = g.limits.minUniformBufferOffsetAlignment;
+    /** Arena byte offset by slot (slots are numbered by their first dispatch, in order). */
     const offsets: number[] = [];
+    /** The uniform words of each slot. */
+    const uniforms: Uint32Array[] = [];
     let bytes = 0;
-    for (const s of dispatches) {
+    dispatches.forEach((s, k) => {
+      if (slotOf[k] !== offsets.length) return;
       offsets.push(bytes);
+      uniforms.push(s.uniform);
       bytes += Math.ceil(s.uniform.byteLength / align) * align;
-    }
+    });
     const batch = g.batch;
     let arena: GPUBuffer | undefined;
     if (dispatches.length > 0) {
       const room = batch.uniformRoom(bytes);
       arena = room.arena;
-      for (let k = 0; k < dispatches.length; k++) {
-        offsets[k]! += room.offset;
-        room.words.set(dispatches[k]!.uniform, offsets[k]! / 4);
-      }
+      offsets.forEach((offset, slot) => {
+        offsets[slot] = room.offset + offset;
+        room.words.set(uniforms[slot]!, offsets[slot]! / 4);
+      });
     }
     const encoder = batch.commands();
     let pass: GPUComputePassEncoder | null = null;
     let k = 0;
-    /** Dispatches before this index (in `dispatches`) have their fills encoded. */
+    /** Slots before this one have their fills encoded. */
     let filled = 0;
     for (let i = 0; i < this.steps.length; i++) {
       const s = this.steps[i]!;
@@ -226,10 +234,11 @@ export class Recorder {
         else encoder.clearBuffer(s.buffer, 0, s.bytes);
         continue;
       }
-      if (k >= filled && s.fills.length > 0) {
+      const slot = slotOf[k]!;
+      if (slot >= filled && s.fills.length > 0) {
         pass?.end();
         pass = null;
-        filled = this.encodeFills(encoder, i, k, offsets, arena!);
+        filled = this.encodeFills(encoder, i, k, slotOf, offsets, arena!);
       }
       if (!pass) {
         const timestampWrites = g.timer?.passWrites();
@@ -237,7 +246,7 @@ export class Recorder {
       }
       const layout = layoutFor(g, s.pass, s.tables !== undefined);
       pass.setPipeline(pipelines[k]!);
-      pass.setBindGroup(0, this.bindGroup(`${s.pass}${s.tables ? '+tables' : ''}`, layout.group, [...s.buffers.map((b) => b.buffer), arena!], s.uniform.byteLength), [offsets[k]!]);
+      pass.setBindGroup(0, this.bindGroup(`${s.pass}${s.tables ? '+tables' : ''}`, layout.group, [...s.buffers.map((b) => b.buffer), arena!], s.uniform.byteLength), [offsets[slot]!]);
       if (s.tables && layout.tables) pass.setBindGroup(TABLES_GROUP, this.bindGroup(`${s.pass} tables`, layout.tables, [s.tables.buffer]));
       const [x, y] = this.grid(s.threads);
       pass.dispatchWorkgroups(x, y);
@@ -252,24 +261,72 @@ export class Recorder {
   }
 
   /**
-   * Copies the device-filled uniform words of dispatch `k` (step `i`) into the arena, and those of the
-   * dispatches after it up to the first one whose source buffer some step from `i` on writes (it must see that
-   * write). Returns the index of the first dispatch whose fills are not encoded.
+   * The arena slot of each dispatch: a new one, numbered in order, unless an earlier dispatch has the same
+   * uniform words and fills and no step from it on wrote a fill source (the copied words still hold).
    */
-  private encodeFills(encoder: GPUCommandEncoder, i: number, k: number, offsets: readonly number[], arena: GPUBuffer): number {
+  private slots(): number[] {
+    const slotOf: number[] = [];
+    /** Slots that later dispatches may share: their first dispatch. */
+    const open: Array<{ slot: number; step: Extract<Step, { kind: 'dispatch' }> }> = [];
+    let slots = 0;
+    for (const s of this.steps) {
+      if (s.kind === 'dispatch') {
+        const same = open.find((o) => sameUniform(o.step, s));
+        if (same) slotOf.push(same.slot);
+        else {
+          open.push({ slot: slots, step: s });
+          slotOf.push(slots++);
+        }
+      }
+      const written = writes(s);
+      if (written.length === 0) continue;
+      for (let j = open.length - 1; j >= 0; j--) {
+        if (open[j]!.step.fills.some((f) => written.includes(f.word.buffer))) open.splice(j, 1);
+      }
+    }
+    return slotOf;
+  }
+
+  /**
+   * Copies the device-filled uniform words of dispatch `k` (step `i`) into the arena, and those of the slots
+   * after it up to the first one whose source buffer some step from `i` on writes (it must see that write).
+   * Returns the first slot whose fills are not encoded.
+   */
+  private encodeFills(encoder: GPUCommandEncoder, i: number, k: number, slotOf: readonly number[], offsets: readonly number[], arena: GPUBuffer): number {
     const written = new Set<GPUBuffer>();
+    let next = slotOf[k]!;
     for (; i < this.steps.length; i++) {
       const s = this.steps[i]!;
       if (s.kind === 'dispatch') {
-        if (s.fills.some((f) => written.has(f.word.buffer))) break;
-        for (const f of s.fills) encoder.copyBufferToBuffer(f.word.buffer, f.word.offset, arena, offsets[k]! + 4 * f.index, 4);
-        const kinds = PASS_LAYOUTS[s.pass];
-        s.buffers.forEach((b, j) => {
-          if (kinds[j] === 'write') written.add(b.buffer);
-        });
-        k++;
-      } else written.add(s.kind === 'copy' ? s.to : s.buffer);
+        const slot = slotOf[k++]!;
+        // A later dispatch of an earlier slot: its words are copied already.
+        if (slot === next) {
+          if (s.fills.some((f) => written.has(f.word.buffer))) break;
+          for (const f of s.fills) encoder.copyBufferToBuffer(f.word.buffer, f.word.offset, arena, offsets[slot]! + 4 * f.index, 4);
+          next++;
+        }
+      }
+      for (const b of writes(s)) written.add(b);
     }
-    return k;
+    return next;
   }
+}
+
+/** Buffers a step may write. */
+function writes(s: Step): GPUBuffer[] {
+  if (s.kind === 'copy') return [s.to];
+  if (s.kind === 'clear') return [s.buffer];
+  const kinds = PASS_LAYOUTS[s.pass];
+  const out: GPUBuffer[] = [];
+  s.buffers.forEach((b, j) => {
+    if (kinds[j] === 'write') out.push(b.buffer);
+  });
+  return out;
+}
+
+/** Same uniform words, host and device-filled. */
+function sameUniform(a: Extract<Step, { kind: 'dispatch' }>, b: Extract<Step, { kind: 'dispatch' }>): boolean {
+  if (a.uniform.length !== b.uniform.length || a.fills.length !== b.fills.length) return false;
+  for (let i = 0; i < a.uniform.length; i++) if (a.uniform[i] !== b.uniform[i]) return false;
+  return a.fills.every((f, i) => f.index === b.fills[i]!.index && f.word.buffer === b.fills[i]!.word.buffer && f.word.offset === b.fills[i]!.word.offset);
 }
