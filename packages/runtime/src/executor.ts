@@ -165,6 +165,8 @@ export interface ExecuteStats {
    * resolved in the same one), a limit kernel's rows; not the output relations' readback.
    */
   hostSyncs: number;
+  /** GPU buffers the run created because the pool had none to reuse (scratch buffers included). */
+  buffersCreated: number;
   /** Rows of each base and derived relation when the run ended (or stopped), in program order. */
   relationRows: Array<{ name: string; rows: number }>;
 }
@@ -298,6 +300,7 @@ export async function executeKir(
   batch.defer = true;
   const readbackStart = internals(gpu).readbackBytes;
   const syncStart = internals(gpu).hostSyncs;
+  const createdStart = internals(gpu).pool.created;
   const tableSpecs = program.kernels.map(kernelTables);
   const dict = options.resident?.dictionary ?? buildDictionary(program, initial, tableSpecs.flat(), options.resident?.strings);
   const variables = program.variables;
@@ -370,6 +373,7 @@ export async function executeKir(
     timestamps,
     readbackBytes: internals(gpu).readbackBytes - readbackStart,
     hostSyncs: internals(gpu).hostSyncs - syncStart,
+    buffersCreated: internals(gpu).pool.created - createdStart,
     relationRows: [...relationIds].map(([id, name]) => ({ name, rows: valueOf(id).count })),
   });
 

@@ -8,6 +8,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateKernelShaders } from '@vixen/codegen-wgsl';
 import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
+import { compile } from '../src/index.js';
+import { edgeRows, rmat } from '../src/graphs/index.js';
 import { downloadRelation, openGpu, releaseRelation, uploadRelation, type Gpu } from '../src/gpu/index.js';
 import { internals } from '../src/gpu/device.js';
 import { BufferPool } from '../src/gpu/pool.js';
@@ -89,5 +91,18 @@ describe('deferred submission', () => {
     expect(Array.from(await downloadRelation(gpu, f))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     expect(Array.from(await downloadRelation(gpu, e))).toEqual([0, 1, 2, 1, 1, 1, 1, 1]);
     for (const r of [d, e, f, count, three, sums]) releaseRelation(gpu, r);
+  });
+});
+
+describe('buffer reuse in fixpoints', () => {
+  it('a second run of transitive closure on the same device creates no GPU buffer (the pool has them all), same answer', async () => {
+    const p = compile('edge(x, y) -> int32(x), int32(y).\npath(x, y) <- edge(x, y).\npath(x, z) <- path(x, y), edge(y, z).', { filename: 'tc.logic' });
+    const facts = { edge: edgeRows(rmat({ scale: 7, edgeFactor: 2, seed: 3 })) };
+    const first = await p.run({ gpu, facts });
+    const second = await p.run({ gpu, facts });
+    expect(first.stats.buffersCreated).toBeGreaterThan(0);
+    expect(second.stats.buffersCreated).toBe(0);
+    expect(second.relations.get('path')).toEqual(first.relations.get('path'));
+    expect(first.relations.get('path')).toEqual((await p.interpret({ facts })).get('path'));
   });
 });

@@ -10,8 +10,11 @@ import type { BufferPool } from './pool.js';
 /** Uniform arena of one submission (at least; one recorder needing more gets a larger one). */
 const ARENA_BYTES = 64 * 1024;
 
-/** Dispatches after which a deferred batch is submitted anyway, so the device starts on long stretches. */
-const MAX_DISPATCHES = 256;
+/**
+ * Dispatches after which a deferred batch is submitted at the end of a recorder's submit: the device then runs
+ * them while the host encodes the next ones (and Dawn records a submission's native commands at submit).
+ */
+const MAX_DISPATCHES = 32;
 
 export class CommandBatch {
   /** Deferred submission (see the file comment); otherwise every recorder's submit() flushes. */

@@ -132,7 +132,7 @@ export async function openGpu(options: GpuOptions = {}): Promise<Gpu> {
 
 /** The Gpu handed out by openGpu, with the state the drivers share. */
 export class GpuImpl implements Gpu {
-  /** Compiled pipelines by WGSL text, then by pass, workgroup size and bind layout (see pipelineFor). */
+  /** Compiled pipelines by WGSL text, then by pass and bind layout (see pipelineFor; one workgroup size per device). */
   readonly pipelines = new Map<string, Map<string, Promise<GPUComputePipeline>>>();
   readonly layouts = new Map<string, PassLayout>();
   /**

@@ -18,6 +18,8 @@ export class BufferPool {
   private readonly free = new Map<number, Map<number, GPUBuffer[]>>();
   private readonly pooled = new Set<GPUBuffer>();
   private pooledBytes = 0;
+  /** Buffers acquire() had to create so far (pool misses): each costs an allocation and Dawn's zero fill. */
+  created = 0;
   /**
    * Buffers to destroy once recorded commands that may use them are submitted (see holdDestroys); null when
    * nothing is recorded but unsubmitted, and buffers are destroyed at once.
@@ -51,6 +53,7 @@ export class BufferPool {
         }
       }
     }
+    this.created += 1;
     return this.device.createBuffer({ size, usage });
   }
 

@@ -85,7 +85,8 @@ async function compile(g: GpuImpl, pass: PassName, code: string, withTables: boo
 function pipelineFor(g: GpuImpl, pass: PassName, code: string, withTables: boolean): Promise<GPUComputePipeline> {
   let variants = g.pipelines.get(code);
   if (!variants) g.pipelines.set(code, (variants = new Map()));
-  const key = `${pass}|${g.limits.workgroupSize}|${withTables}`;
+  // The workgroup size is the device's, like the cache: pass and layout name a variant.
+  const key = withTables ? `${pass}+tables` : pass;
   let p = variants.get(key);
   if (!p) {
     p = compile(g, pass, code, withTables);
