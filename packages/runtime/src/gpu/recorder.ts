@@ -133,13 +133,13 @@ export class Recorder {
     if (threads === 0) return;
     const uniform = new Uint32Array(4 * uniformVec4s(constants.length));
     const fills: Array<{ index: number; word: DeviceWord }> = [];
-    const put = (s: Size, index: number): void => {
+    for (let i = 0; i < sizes.length + constants.length; i++) {
+      const index = i < sizes.length ? i : 4 + i - sizes.length;
+      const s = i < sizes.length ? sizes[i]! : constants[i - sizes.length]!;
       if (typeof s === 'number') uniform[index] = s;
       else if (s.value !== undefined) uniform[index] = s.value;
       else fills.push({ index, word: s });
-    };
-    sizes.forEach((s, i) => put(s, i));
-    for (let i = 0; i < constants.length; i++) put(constants[i]!, 4 + i);
+    }
     this.steps.push({ kind: 'dispatch', pass, pipeline: pipelineFor(this.g, pass, code, tables !== undefined), buffers, uniform, fills, threads, tables });
   }
 
@@ -154,36 +154,36 @@ export class Recorder {
 
   /**
    * A bind group of `buffers` at bindings 0.. (storage buffers bound whole: passes take their sizes from the
-   * uniform, never from arrayLength, and pooled buffers are often larger than their rows), the last one the
-   * uniform arena (`uniformBytes` per dispatch, dynamic offset) when `uniformBytes` is given; cached per device.
+   * uniform, never from arrayLength, and pooled buffers are often larger than their rows), then the uniform
+   * arena (`uniformBytes` per dispatch, dynamic offset) when given; cached per device. Built without arrays on a
+   * hit: it runs for every dispatch.
    */
-  private bindGroup(layoutKey: string, layout: GPUBindGroupLayout, buffers: GPUBuffer[], uniformBytes?: number): GPUBindGroup {
+  private bindGroup(layoutKey: string, layout: GPUBindGroupLayout, buffers: readonly Bound[], arena?: GPUBuffer, uniformBytes = 0): GPUBindGroup {
     const g = this.g;
-    const key = `${layoutKey}|${uniformBytes ?? ''}|${buffers.map((b) => g.bufferId(b)).join(',')}`;
+    let key = `${layoutKey}|${uniformBytes}|`;
+    for (const b of buffers) key += `${g.bufferId(b.buffer)},`;
+    if (arena) key += g.bufferId(arena);
     let group = g.bindGroups.get(key);
     if (group) return group;
     const maxBinding = g.limits.maxStorageBufferBindingSize;
-    const entries: GPUBindGroupEntry[] = buffers.map((buffer, binding) => ({
+    const entries: GPUBindGroupEntry[] = buffers.map(({ buffer }, binding) => ({
       binding,
-      resource:
-        uniformBytes !== undefined && binding === buffers.length - 1
-          ? { buffer, offset: 0, size: uniformBytes }
-          : { buffer, offset: 0, size: Math.min(buffer.size, maxBinding - (maxBinding % 4)) },
+      resource: { buffer, offset: 0, size: Math.min(buffer.size, maxBinding - (maxBinding % 4)) },
     }));
+    if (arena) entries.push({ binding: buffers.length, resource: { buffer: arena, offset: 0, size: uniformBytes } });
     group = g.device.createBindGroup({ layout, entries });
     if (g.bindGroups.size >= 8192) g.bindGroups.clear();
     g.bindGroups.set(key, group);
     return group;
   }
 
-  /** Workgroup grid for `threads` threads: 2D when one dimension is not enough. */
-  private grid(threads: number): [number, number] {
+  /** Workgroups in x for `threads` threads (then as many rows of them as needed): 2D when one dimension is not enough. */
+  private gridX(threads: number): number {
     const groups = Math.ceil(threads / this.g.limits.workgroupSize);
     const max = this.g.limits.maxComputeWorkgroupsPerDimension;
     const x = Math.min(groups, max);
-    const y = Math.ceil(groups / x);
-    if (y > max) throw new Error(`dispatch of ${threads} threads exceeds the device's workgroup grid`);
-    return [x, y];
+    if (Math.ceil(groups / x) > max) throw new Error(`dispatch of ${threads} threads exceeds the device's workgroup grid`);
+    return x;
   }
 
   /**
@@ -222,6 +222,7 @@ export class Recorder {
       });
     }
     const encoder = batch.commands();
+    const dynamicOffset = new Uint32Array(1);
     let pass: GPUComputePassEncoder | null = null;
     let k = 0;
     /** Slots before this one have their fills encoded. */
@@ -247,10 +248,11 @@ export class Recorder {
       }
       const layout = layoutFor(g, s.pass, s.tables !== undefined);
       pass.setPipeline(pipelines[k]!);
-      pass.setBindGroup(0, this.bindGroup(`${s.pass}${s.tables ? '+tables' : ''}`, layout.group, [...s.buffers.map((b) => b.buffer), arena!], s.uniform.byteLength), [offsets[slot]!]);
-      if (s.tables && layout.tables) pass.setBindGroup(TABLES_GROUP, this.bindGroup(`${s.pass} tables`, layout.tables, [s.tables.buffer]));
-      const [x, y] = this.grid(s.threads);
-      pass.dispatchWorkgroups(x, y);
+      dynamicOffset[0] = offsets[slot]!;
+      pass.setBindGroup(0, this.bindGroup(s.tables ? `${s.pass}+tables` : s.pass, layout.group, s.buffers, arena!, s.uniform.byteLength), dynamicOffset, 0, 1);
+      if (s.tables && layout.tables) pass.setBindGroup(TABLES_GROUP, this.bindGroup(`${s.pass} tables`, layout.tables, [s.tables]));
+      const x = this.gridX(s.threads);
+      pass.dispatchWorkgroups(x, Math.ceil(Math.ceil(s.threads / g.limits.workgroupSize) / x));
       k++;
     }
     pass?.end();
@@ -267,22 +269,31 @@ export class Recorder {
    */
   private slots(): number[] {
     const slotOf: number[] = [];
-    /** Slots that later dispatches may share: their first dispatch. */
-    const open: Array<{ slot: number; step: Extract<Step, { kind: 'dispatch' }> }> = [];
+    /** Indices (in `steps`) of the first dispatches of the slots later dispatches may share, and those slots. */
+    const open: number[] = [];
+    const openSlot: number[] = [];
     let slots = 0;
-    for (const s of this.steps) {
+    for (let i = 0; i < this.steps.length; i++) {
+      const s = this.steps[i]!;
       if (s.kind === 'dispatch') {
-        const same = open.find((o) => sameUniform(o.step, s));
-        if (same) slotOf.push(same.slot);
+        let j = 0;
+        while (j < open.length && !sameUniform(this.steps[open[j]!] as Dispatch, s)) j++;
+        if (j < open.length) slotOf.push(openSlot[j]!);
         else {
-          open.push({ slot: slots, step: s });
+          open.push(i);
+          openSlot.push(slots);
           slotOf.push(slots++);
         }
       }
-      const written = writes(s);
-      if (written.length === 0) continue;
+      // Slots whose fill sources this step writes are closed.
       for (let j = open.length - 1; j >= 0; j--) {
-        if (open[j]!.step.fills.some((f) => written.includes(f.word.buffer))) open.splice(j, 1);
+        const fills = (this.steps[open[j]!] as Dispatch).fills;
+        for (const f of fills) {
+          if (!writes(s, f.word.buffer)) continue;
+          open.splice(j, 1);
+          openSlot.splice(j, 1);
+          break;
+        }
       }
     }
     return slotOf;
@@ -294,39 +305,41 @@ export class Recorder {
    * Returns the first slot whose fills are not encoded.
    */
   private encodeFills(encoder: GPUCommandEncoder, i: number, k: number, slotOf: readonly number[], offsets: readonly number[], arena: GPUBuffer): number {
-    const written = new Set<GPUBuffer>();
+    const from = i;
     let next = slotOf[k]!;
     for (; i < this.steps.length; i++) {
       const s = this.steps[i]!;
-      if (s.kind === 'dispatch') {
-        const slot = slotOf[k++]!;
-        // A later dispatch of an earlier slot: its words are copied already.
-        if (slot === next) {
-          if (s.fills.some((f) => written.has(f.word.buffer))) break;
-          for (const f of s.fills) encoder.copyBufferToBuffer(f.word.buffer, f.word.offset, arena, offsets[slot]! + 4 * f.index, 4);
-          next++;
-        }
-      }
-      for (const b of writes(s)) written.add(b);
+      if (s.kind !== 'dispatch') continue;
+      const slot = slotOf[k++]!;
+      // A later dispatch of an earlier slot: its words are copied already.
+      if (slot !== next) continue;
+      if (s.fills.some((f) => this.written(from, i, f.word.buffer))) break;
+      for (const f of s.fills) encoder.copyBufferToBuffer(f.word.buffer, f.word.offset, arena, offsets[slot]! + 4 * f.index, 4);
+      next++;
     }
     return next;
   }
+
+  /** Whether a step in [from, to) may write `buffer`. */
+  private written(from: number, to: number, buffer: GPUBuffer): boolean {
+    for (let i = from; i < to; i++) if (writes(this.steps[i]!, buffer)) return true;
+    return false;
+  }
 }
 
-/** Buffers a step may write. */
-function writes(s: Step): GPUBuffer[] {
-  if (s.kind === 'copy') return [s.to];
-  if (s.kind === 'clear') return [s.buffer];
+type Dispatch = Extract<Step, { kind: 'dispatch' }>;
+
+/** Whether step `s` may write `buffer`. */
+function writes(s: Step, buffer: GPUBuffer): boolean {
+  if (s.kind === 'copy') return s.to === buffer;
+  if (s.kind === 'clear') return s.buffer === buffer;
   const kinds = PASS_LAYOUTS[s.pass];
-  const out: GPUBuffer[] = [];
-  s.buffers.forEach((b, j) => {
-    if (kinds[j] === 'write') out.push(b.buffer);
-  });
-  return out;
+  for (let j = 0; j < s.buffers.length; j++) if (kinds[j] === 'write' && s.buffers[j]!.buffer === buffer) return true;
+  return false;
 }
 
 /** Same uniform words, host and device-filled. */
-function sameUniform(a: Extract<Step, { kind: 'dispatch' }>, b: Extract<Step, { kind: 'dispatch' }>): boolean {
+function sameUniform(a: Dispatch, b: Dispatch): boolean {
   if (a.uniform.length !== b.uniform.length || a.fills.length !== b.fills.length) return false;
   for (let i = 0; i < a.uniform.length; i++) if (a.uniform[i] !== b.uniform[i]) return false;
   return a.fills.every((f, i) => f.index === b.fills[i]!.index && f.word.buffer === b.fills[i]!.word.buffer && f.word.offset === b.fills[i]!.word.offset);
