@@ -294,10 +294,6 @@ export async function executeKir(
   options: ExecuteOptions = {},
 ): Promise<ExecuteResult> {
   const started = performance.now();
-  // Kernels' commands go to the queue together, when the run reads something back (see CommandBatch).
-  const batch = internals(gpu).batch;
-  const deferred = batch.defer;
-  batch.defer = true;
   const readbackStart = internals(gpu).readbackBytes;
   const syncStart = internals(gpu).hostSyncs;
   const createdStart = internals(gpu).pool.created;
@@ -450,6 +446,9 @@ export async function executeKir(
     assign(id, next);
   };
 
+  // Kernels' commands go to the queue together, when the run reads something back (see CommandBatch).
+  const batch = internals(gpu).batch;
+  batch.beginDeferring();
   try {
     if (options.resident) {
       for (const [name, rel] of await options.resident.adopt(dict)) {
@@ -595,8 +594,7 @@ export async function executeKir(
   } finally {
     for (const id of [...values.keys()]) assign(id, undefined);
     for (const t of tables.values()) releaseRelation(gpu, t);
-    batch.flush();
-    batch.defer = deferred;
+    batch.endDeferring();
     if (timer) internals(gpu).stopTiming();
   }
 }

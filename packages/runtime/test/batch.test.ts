@@ -21,16 +21,22 @@ beforeAll(async () => {
   gpu = await openGpu();
 });
 afterAll(() => gpu?.dispose());
+/** Tests that defer submission end it here, whatever happened. */
+let deferring = false;
 afterEach(() => {
-  const batch = internals(gpu).batch;
-  batch.flush();
-  batch.defer = false;
+  if (deferring) internals(gpu).batch.endDeferring();
+  deferring = false;
 });
+
+function deferSubmission(): void {
+  internals(gpu).batch.beginDeferring();
+  deferring = true;
+}
 
 describe('deferred submission', () => {
   it('a buffer released before the deferred submit of a copy reading it is not overwritten ahead of the copy', async () => {
     const g = internals(gpu);
-    g.batch.defer = true;
+    deferSubmission();
     const a = uploadRelation(gpu, Uint32Array.from([1, 2, 3, 4]), 1);
     const out = allocRelation(g, 4, 1);
     const rec = new Recorder(g, {});
@@ -69,7 +75,7 @@ describe('deferred submission', () => {
 
   it('uniform words filled from device words see the writes of earlier steps (copies and dispatches)', async () => {
     const g = internals(gpu);
-    g.batch.defer = true;
+    deferSubmission();
     const variables: KirVariable[] = [0, 1].map((id) => ({ id, name: `v${id}`, columns: ['int32'] }));
     const unique: KirKernel = { kind: 'unique', id: 0, input: 0, output: 1 };
     const shaders = generateKernelShaders(unique, variables);

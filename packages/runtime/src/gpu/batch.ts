@@ -2,7 +2,8 @@
  * The command encoder that recorders and readbacks encode into, submitted by flush(). While `defer` is set (a KIR
  * run), kernels' commands accumulate across launches and go to the queue in one submission when the host must
  * wait (a readback), must write a buffer (queue.writeBuffer runs at once, ahead of unsubmitted commands), or
- * after MAX_DISPATCHES: a submission and its command buffer cost tens of microseconds of host time each on a GPU.
+ * once they hold MAX_DISPATCHES: a submission, its command buffer and its uniform upload cost tens of
+ * microseconds of host time each on a GPU.
  * The uniforms of all dispatches of a submission share one arena, written just before it is submitted.
  */
 import type { BufferPool } from './pool.js';
@@ -11,14 +12,16 @@ import type { BufferPool } from './pool.js';
 const ARENA_BYTES = 64 * 1024;
 
 /**
- * Dispatches after which a deferred batch is submitted at the end of a recorder's submit: the device then runs
- * them while the host encodes the next ones (and Dawn records a submission's native commands at submit).
+ * Dispatches after which a deferred batch is submitted at the end of a recorder's submit, so the device runs
+ * them while the host encodes the next kernels (Dawn also records a submission's native commands only at
+ * submit): kernels of many passes (sorts, scans) go at once as before; the few passes of small kernels wait
+ * for company, which costs the device at most a few short passes' time at the next readback.
  */
-const MAX_DISPATCHES = 32;
+const MAX_DISPATCHES = 8;
 
 export class CommandBatch {
-  /** Deferred submission (see the file comment); otherwise every recorder's submit() flushes. */
-  defer = false;
+  /** Runs deferring submission (see the file comment; runs may overlap); with none, every recorder's submit() flushes. */
+  private deferring = 0;
   private encoder: GPUCommandEncoder | null = null;
   private arena: GPUBuffer | null = null;
   /** Host copy of the arena's first `used` bytes. */
@@ -57,10 +60,21 @@ export class CommandBatch {
     return { arena: this.arena, offset, words: this.uniforms };
   }
 
+  /** Defers submission until the matching endDeferring(). */
+  beginDeferring(): void {
+    this.deferring += 1;
+  }
+
+  /** Ends one beginDeferring(), submitting what is encoded. */
+  endDeferring(): void {
+    this.deferring -= 1;
+    this.flush();
+  }
+
   /** Counts `n` dispatches just encoded; submits unless deferring (and short of MAX_DISPATCHES). */
   encoded(n: number): void {
     this.dispatches += n;
-    if (!this.defer || this.dispatches >= MAX_DISPATCHES) this.flush();
+    if (this.deferring === 0 || this.dispatches >= MAX_DISPATCHES) this.flush();
   }
 
   /** Submits what is encoded (none: nothing to do). */
