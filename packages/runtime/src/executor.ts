@@ -165,6 +165,8 @@ export interface ExecuteStats {
    * resolved in the same one), a limit kernel's rows; not the output relations' readback.
    */
   hostSyncs: number;
+  /** GPU buffers the run created because the pool had none to reuse (scratch buffers included). */
+  buffersCreated: number;
   /** Rows of each base and derived relation when the run ended (or stopped), in program order. */
   relationRows: Array<{ name: string; rows: number }>;
 }
@@ -294,6 +296,7 @@ export async function executeKir(
   const started = performance.now();
   const readbackStart = internals(gpu).readbackBytes;
   const syncStart = internals(gpu).hostSyncs;
+  const createdStart = internals(gpu).pool.created;
   const tableSpecs = program.kernels.map(kernelTables);
   const dict = options.resident?.dictionary ?? buildDictionary(program, initial, tableSpecs.flat(), options.resident?.strings);
   const variables = program.variables;
@@ -365,6 +368,7 @@ export async function executeKir(
     timestamps,
     readbackBytes: internals(gpu).readbackBytes - readbackStart,
     hostSyncs: internals(gpu).hostSyncs - syncStart,
+    buffersCreated: internals(gpu).pool.created - createdStart,
     relationRows: [...relationIds].map(([id, name]) => ({ name, rows: valueOf(id).count })),
   });
 
@@ -441,6 +445,9 @@ export async function executeKir(
     assign(id, next);
   };
 
+  // Kernels' commands go to the queue together, when the run reads something back (see CommandBatch).
+  const batch = internals(gpu).batch;
+  batch.beginDeferring();
   try {
     if (options.resident) {
       for (const [name, rel] of await options.resident.adopt(dict)) {
@@ -464,7 +471,7 @@ export async function executeKir(
       if (rel.buffer && keep(name, rel)) pinned.add(rel.buffer);
     });
     // Loading is timed to the device's completion so evaluation time does not include it.
-    await gpu.device.queue.onSubmittedWorkDone();
+    await internals(gpu).idle();
     await timer?.collect();
     loadMs = performance.now() - started;
 
@@ -511,7 +518,7 @@ export async function executeKir(
             if (options.profile) {
               await resolveCounts();
               settle(out);
-              await gpu.device.queue.onSubmittedWorkDone();
+              await internals(gpu).idle();
             }
             const wall = performance.now() - t0;
             const ms = timer ? (await timer.collect()).nanoseconds / 1e6 : wall;
@@ -557,7 +564,7 @@ export async function executeKir(
       if (t.kind === 'halt') {
         // Exact counts for the outputs and relationRows, in one sync.
         await resolveCounts();
-        await gpu.device.queue.onSubmittedWorkDone();
+        await internals(gpu).idle();
         await internals(gpu).settle();
         const readStart = performance.now();
         const relations = await readOutputs(gpu, program, options.outputs, dict, valueOf);
@@ -586,6 +593,7 @@ export async function executeKir(
   } finally {
     for (const id of [...values.keys()]) assign(id, undefined);
     for (const t of tables.values()) releaseRelation(gpu, t);
+    batch.endDeferring();
     if (timer) internals(gpu).stopTiming();
   }
 }

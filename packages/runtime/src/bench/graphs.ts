@@ -125,6 +125,8 @@ export interface GraphBenchResult {
   iterations: number;
   /** Host round trips of the run (ExecuteStats.hostSyncs). */
   hostSyncs: number;
+  /** GPU buffers the run created (ExecuteStats.buffersCreated): pool misses. */
+  buffersCreated: number;
   /** Rows of all derived (idb) relations at the end. */
   tuples: number;
   /** Row counts of the relations compared with DuckDB. */
@@ -245,6 +247,7 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
         edges: g.src.length,
         iterations: stats.loops.reduce((n, l) => n + l.iterations, 0),
         hostSyncs: stats.hostSyncs,
+        buffersCreated: stats.buffersCreated,
         tuples,
         checked,
         milliseconds,

@@ -38,7 +38,7 @@ export async function aggregateRows(
     const outWords = groups * outWidth + 1;
     checkBindingSize(g, outWords, `aggregate of ${groups} groups x ${outWidth} words`);
     const buffer = g.pool.acquire(bindingBytes(outWords), relationUsage());
-    g.device.queue.writeBuffer(buffer, groups * outWidth * 4, new Uint32Array(1));
+    g.writeBuffer(buffer, groups * outWidth * 4, new Uint32Array(1));
     const reducing = new Recorder(g, shaders);
     reducing.dispatch('scatter', [rows, offsets, { buffer, words: outWords }], [n, groups], tiles * wg);
     await reducing.submit();

@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { create, globals } from 'webgpu';
+import { CommandBatch } from './batch.js';
 import { BufferPool } from './pool.js';
 import type { PassLayout } from './recorder.js';
 import { PassTimer } from './timing.js';
@@ -131,7 +132,7 @@ export async function openGpu(options: GpuOptions = {}): Promise<Gpu> {
 
 /** The Gpu handed out by openGpu, with the state the drivers share. */
 export class GpuImpl implements Gpu {
-  /** Compiled pipelines by WGSL text, then by pass, workgroup size and bind layout (see pipelineFor). */
+  /** Compiled pipelines by WGSL text, then by pass and bind layout (see pipelineFor; one workgroup size per device). */
   readonly pipelines = new Map<string, Map<string, Promise<GPUComputePipeline>>>();
   readonly layouts = new Map<string, PassLayout>();
   /**
@@ -150,6 +151,8 @@ export class GpuImpl implements Gpu {
     return id;
   }
   readonly pool: BufferPool;
+  /** The encoder recorders and readbacks share (see CommandBatch). */
+  readonly batch: CommandBatch;
   /** Bytes copied back to the host so far (counts, key masks, downloaded relations). */
   readbackBytes = 0;
   /** Host round trips that read counts, key masks or flags so far (syncCounts; not relation downloads). */
@@ -181,6 +184,7 @@ export class GpuImpl implements Gpu {
     // enough free memory pooled for a fixpoint's working set at 2^28 rows; on a CPU adapter it is host memory.
     this.subgroups = device.features.has('subgroups');
     this.pool = new BufferPool(device, limits.maxBufferSize, software ? 256 * 2 ** 20 : 16 * 2 ** 30);
+    this.batch = new CommandBatch(device, this.pool);
     this.lostSignal = device.lost.then((info) => {
       this.lost = true;
       this.failure ??= `GPU device lost (${info.reason}): ${info.message || 'no message'}`;
@@ -205,8 +209,24 @@ export class GpuImpl implements Gpu {
     this.timer = null;
   }
 
+  /**
+   * queue.writeBuffer, after submitting the commands encoded so far: the write runs at queue time, so it would
+   * otherwise overtake them (and clobber a pooled buffer they still read).
+   */
+  writeBuffer(buffer: GPUBuffer, offset: number, data: Uint32Array): void {
+    this.batch.flush();
+    this.device.queue.writeBuffer(buffer, offset, data);
+  }
+
+  /** Resolves once every command encoded so far has run on the device. */
+  idle(): Promise<undefined> {
+    this.batch.flush();
+    return this.device.queue.onSubmittedWorkDone();
+  }
+
   dispose(): void {
     if (this.lost) return;
+    this.batch.drop();
     this.stopTiming();
     this.failure ??= 'GPU device was disposed';
     this.pool.dispose();

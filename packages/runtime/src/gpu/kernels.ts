@@ -101,7 +101,7 @@ async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction): Promi
       return out;
     }
     if (wraps) {
-      g.device.queue.writeBuffer(offsets.buffer, (slots + 1) * 4, new Uint32Array(1));
+      g.writeBuffer(offsets.buffer, (slots + 1) * 4, new Uint32Array(1));
       rec.dispatch('scanWrapped', [offsets], [slots + 1], slots + 1);
     }
     await rec.submit();

@@ -7,10 +7,24 @@ function sizeClass(bytes: number): number {
   return (p / 4) * 3 >= bytes ? (p / 4) * 3 : p;
 }
 
+/** The size class after `size` (a class): 2^k -> 1.5 * 2^k -> 2^(k+1). */
+function nextClass(size: number): number {
+  const p = 2 ** Math.floor(Math.log2(size));
+  return size === p ? (p / 2) * 3 : 2 * p;
+}
+
 export class BufferPool {
-  private readonly free = new Map<string, GPUBuffer[]>();
+  /** Free buffers by usage, then by size: numeric keys, since acquire and release run for every scratch buffer. */
+  private readonly free = new Map<number, Map<number, GPUBuffer[]>>();
   private readonly pooled = new Set<GPUBuffer>();
   private pooledBytes = 0;
+  /** Buffers acquire() had to create so far (pool misses): each costs an allocation and Dawn's zero fill. */
+  created = 0;
+  /**
+   * Buffers to destroy once recorded commands that may use them are submitted (see holdDestroys); null when
+   * nothing is recorded but unsubmitted, and buffers are destroyed at once.
+   */
+  private doomed: GPUBuffer[] | null = null;
 
   constructor(
     private readonly device: GPUDevice,
@@ -27,57 +41,72 @@ export class BufferPool {
   acquire(bytes: number, usage: GPUBufferUsageFlags): GPUBuffer {
     let size = sizeClass(bytes);
     if (size > this.maxBufferSize) size = Math.ceil(bytes / 4) * 4;
-    const reused = this.take(`${usage}:${size}`) ?? this.takeLarger(usage, size);
-    return reused ?? this.device.createBuffer({ size, usage });
-  }
-
-  private take(key: string): GPUBuffer | undefined {
-    const reused = this.free.get(key)?.pop();
-    if (reused) {
-      this.pooled.delete(reused);
-      this.pooledBytes -= reused.size;
+    const bySize = this.free.get(usage);
+    if (bySize) {
+      // The classes up to twice the size: at most three lists to look at.
+      for (let s = size; s <= 2 * size; s = nextClass(s)) {
+        const reused = bySize.get(s)?.pop();
+        if (reused) {
+          this.pooled.delete(reused);
+          this.pooledBytes -= reused.size;
+          return reused;
+        }
+      }
     }
-    return reused;
-  }
-
-  private takeLarger(usage: GPUBufferUsageFlags, size: number): GPUBuffer | undefined {
-    let best: number | undefined;
-    for (const [key, list] of this.free) {
-      if (list.length === 0 || !key.startsWith(`${usage}:`)) continue;
-      const s = Number(key.slice(key.indexOf(':') + 1));
-      if (s > size && s <= 2 * size && (best === undefined || s < best)) best = s;
-    }
-    return best === undefined ? undefined : this.take(`${usage}:${best}`);
+    this.created += 1;
+    return this.device.createBuffer({ size, usage });
   }
 
   /**
    * Returns a buffer for reuse, evicting the longest-pooled buffers beyond the byte budget. Safe while GPU work
-   * using it is queued: later submissions run after it.
+   * using it is queued or recorded: later commands run after it, and destroying waits for recorded ones' submit.
    */
   release(buffer: GPUBuffer): void {
     if (this.pooled.has(buffer)) throw new Error('internal: GPU buffer released twice');
     if (buffer.size > this.maxPooledBytes) {
-      buffer.destroy();
+      this.destroy(buffer);
       return;
     }
     for (const old of this.pooled) {
       if (this.pooledBytes + buffer.size <= this.maxPooledBytes) break;
-      const list = this.free.get(`${old.usage}:${old.size}`)!;
+      const list = this.free.get(old.usage)!.get(old.size)!;
       list.splice(list.indexOf(old), 1);
       this.pooled.delete(old);
       this.pooledBytes -= old.size;
-      old.destroy();
+      this.destroy(old);
     }
-    const key = `${buffer.usage}:${buffer.size}`;
-    let list = this.free.get(key);
-    if (!list) this.free.set(key, (list = []));
+    let bySize = this.free.get(buffer.usage);
+    if (!bySize) this.free.set(buffer.usage, (bySize = new Map()));
+    let list = bySize.get(buffer.size);
+    if (!list) bySize.set(buffer.size, (list = []));
     list.push(buffer);
     this.pooled.add(buffer);
     this.pooledBytes += buffer.size;
   }
 
+  /**
+   * From now until destroysReleased(), buffers the pool evicts are kept alive: commands recorded but not yet
+   * submitted may use them, and submitting a destroyed buffer is an error.
+   */
+  holdDestroys(): void {
+    this.doomed ??= [];
+  }
+
+  /** The recorded commands were submitted: destroys what holdDestroys kept. */
+  destroysReleased(): void {
+    const doomed = this.doomed;
+    this.doomed = null;
+    for (const b of doomed ?? []) b.destroy();
+  }
+
+  private destroy(buffer: GPUBuffer): void {
+    if (this.doomed) this.doomed.push(buffer);
+    else buffer.destroy();
+  }
+
   dispose(): void {
     for (const b of this.pooled) b.destroy();
+    this.destroysReleased();
     this.pooled.clear();
     this.free.clear();
     this.pooledBytes = 0;

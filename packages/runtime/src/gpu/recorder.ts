@@ -1,6 +1,6 @@
 /**
- * Records a kernel's dispatches and copies, then encodes them in one command buffer. Uniform blocks
- * (sizes + constants) of all dispatches share one buffer bound with dynamic offsets. Pipelines are
+ * Records a kernel's dispatches and copies, then encodes them into the device's command batch. Uniform blocks
+ * (sizes + constants) of all dispatches of a submission share one buffer bound with dynamic offsets. Pipelines are
  * compiled once per (pass, WGSL text, workgroup size) and cached on the device.
  */
 import { PASS_LAYOUTS, SUBGROUP_VARIANT, TABLES_GROUP, uniformVec4s, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
@@ -85,7 +85,8 @@ async function compile(g: GpuImpl, pass: PassName, code: string, withTables: boo
 function pipelineFor(g: GpuImpl, pass: PassName, code: string, withTables: boolean): Promise<GPUComputePipeline> {
   let variants = g.pipelines.get(code);
   if (!variants) g.pipelines.set(code, (variants = new Map()));
-  const key = `${pass}|${g.limits.workgroupSize}|${withTables}`;
+  // The workgroup size is the device's, like the cache: pass and layout name a variant.
+  const key = withTables ? `${pass}+tables` : pass;
   let p = variants.get(key);
   if (!p) {
     p = compile(g, pass, code, withTables);
@@ -132,13 +133,13 @@ export class Recorder {
     if (threads === 0) return;
     const uniform = new Uint32Array(4 * uniformVec4s(constants.length));
     const fills: Array<{ index: number; word: DeviceWord }> = [];
-    const put = (s: Size, index: number): void => {
+    for (let i = 0; i < sizes.length + constants.length; i++) {
+      const index = i < sizes.length ? i : 4 + i - sizes.length;
+      const s = i < sizes.length ? sizes[i]! : constants[i - sizes.length]!;
       if (typeof s === 'number') uniform[index] = s;
       else if (s.value !== undefined) uniform[index] = s.value;
       else fills.push({ index, word: s });
-    };
-    sizes.forEach((s, i) => put(s, i));
-    for (let i = 0; i < constants.length; i++) put(constants[i]!, 4 + i);
+    }
     this.steps.push({ kind: 'dispatch', pass, pipeline: pipelineFor(this.g, pass, code, tables !== undefined), buffers, uniform, fills, threads, tables });
   }
 
@@ -153,58 +154,81 @@ export class Recorder {
 
   /**
    * A bind group of `buffers` at bindings 0.. (storage buffers bound whole: passes take their sizes from the
-   * uniform, never from arrayLength, and pooled buffers are often larger than their rows), the last one the
-   * uniform arena (`uniformBytes` per dispatch, dynamic offset) when `uniformBytes` is given; cached per device.
+   * uniform, never from arrayLength, and pooled buffers are often larger than their rows), then the uniform
+   * arena (`uniformBytes` per dispatch, dynamic offset) when given; cached per device. Built without arrays on a
+   * hit: it runs for every dispatch.
    */
-  private bindGroup(layoutKey: string, layout: GPUBindGroupLayout, buffers: GPUBuffer[], uniformBytes?: number): GPUBindGroup {
+  private bindGroup(layoutKey: string, layout: GPUBindGroupLayout, buffers: readonly Bound[], arena?: GPUBuffer, uniformBytes = 0): GPUBindGroup {
     const g = this.g;
-    const key = `${layoutKey}|${uniformBytes ?? ''}|${buffers.map((b) => g.bufferId(b)).join(',')}`;
+    let key = `${layoutKey}|${uniformBytes}|`;
+    for (const b of buffers) key += `${g.bufferId(b.buffer)},`;
+    if (arena) key += g.bufferId(arena);
     let group = g.bindGroups.get(key);
     if (group) return group;
     const maxBinding = g.limits.maxStorageBufferBindingSize;
-    const entries: GPUBindGroupEntry[] = buffers.map((buffer, binding) => ({
+    const entries: GPUBindGroupEntry[] = buffers.map(({ buffer }, binding) => ({
       binding,
-      resource:
-        uniformBytes !== undefined && binding === buffers.length - 1
-          ? { buffer, offset: 0, size: uniformBytes }
-          : { buffer, offset: 0, size: Math.min(buffer.size, maxBinding - (maxBinding % 4)) },
+      resource: { buffer, offset: 0, size: Math.min(buffer.size, maxBinding - (maxBinding % 4)) },
     }));
+    if (arena) entries.push({ binding: buffers.length, resource: { buffer: arena, offset: 0, size: uniformBytes } });
     group = g.device.createBindGroup({ layout, entries });
     if (g.bindGroups.size >= 8192) g.bindGroups.clear();
     g.bindGroups.set(key, group);
     return group;
   }
 
-  /** Workgroup grid for `threads` threads: 2D when one dimension is not enough. */
-  private grid(threads: number): [number, number] {
+  /** Workgroups in x for `threads` threads (then as many rows of them as needed): 2D when one dimension is not enough. */
+  private gridX(threads: number): number {
     const groups = Math.ceil(threads / this.g.limits.workgroupSize);
     const max = this.g.limits.maxComputeWorkgroupsPerDimension;
     const x = Math.min(groups, max);
-    const y = Math.ceil(groups / x);
-    if (y > max) throw new Error(`dispatch of ${threads} threads exceeds the device's workgroup grid`);
-    return [x, y];
+    if (Math.ceil(groups / x) > max) throw new Error(`dispatch of ${threads} threads exceeds the device's workgroup grid`);
+    return x;
   }
 
+  /**
+   * Encodes the steps into the device's command batch (see CommandBatch), which submits them unless a KIR run
+   * defers submission. Dispatches with the same uniform words and fills share one arena slot while no step in
+   * between writes the fills' sources (a sort's histogram and scatter passes of one digit, say). Each slot's
+   * words filled from device words are copied into the arena between compute passes; the copies for later
+   * slots are hoisted into the same break where no step in between writes their source, so a run of
+   * dispatches with pending sizes stays one compute pass.
+   */
   async submit(): Promise<void> {
-    const { device, limits } = this.g;
+    const g = this.g;
     const dispatches = this.steps.filter((s) => s.kind === 'dispatch');
     const pipelines = await Promise.all(dispatches.map((s) => s.pipeline));
-    const align = limits.minUniformBufferOffsetAlignment;
+    const slotOf = this.slots();
+    const align = g.limits.minUniformBufferOffsetAlignment;
+    /** Arena byte offset by slot (slots are numbered by their first dispatch, in order). */
     const offsets: number[] = [];
+    /** The uniform words of each slot. */
+    const uniforms: Uint32Array[] = [];
     let bytes = 0;
-    for (const s of dispatches) {
+    dispatches.forEach((s, k) => {
+      if (slotOf[k] !== offsets.length) return;
       offsets.push(bytes);
+      uniforms.push(s.uniform);
       bytes += Math.ceil(s.uniform.byteLength / align) * align;
+    });
+    const batch = g.batch;
+    let arena: GPUBuffer | undefined;
+    if (dispatches.length > 0) {
+      const room = batch.uniformRoom(bytes);
+      arena = room.arena;
+      offsets.forEach((offset, slot) => {
+        offsets[slot] = room.offset + offset;
+        room.words.set(uniforms[slot]!, offsets[slot]! / 4);
+      });
     }
-    const arenaData = new Uint32Array(Math.max(bytes, 16) / 4);
-    dispatches.forEach((s, k) => arenaData.set(s.uniform, offsets[k]! / 4));
-    const arena = this.g.pool.acquire(arenaData.byteLength, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
-    device.queue.writeBuffer(arena, 0, arenaData);
-
-    const encoder = device.createCommandEncoder();
+    const encoder = batch.commands();
+    const dynamicOffset = new Uint32Array(1);
     let pass: GPUComputePassEncoder | null = null;
     let k = 0;
-    for (const s of this.steps) {
+    /** Slots before this one have their fills encoded. */
+    let filled = 0;
+    for (let i = 0; i < this.steps.length; i++) {
+      const s = this.steps[i]!;
       if (s.kind === 'copy' || s.kind === 'clear') {
         pass?.end();
         pass = null;
@@ -212,30 +236,111 @@ export class Recorder {
         else encoder.clearBuffer(s.buffer, 0, s.bytes);
         continue;
       }
-      if (s.fills.length > 0) {
-        // The queue wrote the arena before this command buffer runs, so these copies win.
+      const slot = slotOf[k]!;
+      if (slot >= filled && s.fills.length > 0) {
         pass?.end();
         pass = null;
-        for (const f of s.fills) encoder.copyBufferToBuffer(f.word.buffer, f.word.offset, arena, offsets[k]! + 4 * f.index, 4);
+        filled = this.encodeFills(encoder, i, k, slotOf, offsets, arena!);
       }
       if (!pass) {
-        const timestampWrites = this.g.timer?.passWrites();
+        const timestampWrites = g.timer?.passWrites();
         pass = encoder.beginComputePass(timestampWrites ? { timestampWrites } : {});
       }
-      const layout = layoutFor(this.g, s.pass, s.tables !== undefined);
+      const layout = layoutFor(g, s.pass, s.tables !== undefined);
       pass.setPipeline(pipelines[k]!);
-      pass.setBindGroup(0, this.bindGroup(`${s.pass}${s.tables ? '+tables' : ''}`, layout.group, [...s.buffers.map((b) => b.buffer), arena], s.uniform.byteLength), [offsets[k]!]);
-      if (s.tables && layout.tables) pass.setBindGroup(TABLES_GROUP, this.bindGroup(`${s.pass} tables`, layout.tables, [s.tables.buffer]));
-      const [x, y] = this.grid(s.threads);
-      pass.dispatchWorkgroups(x, y);
+      dynamicOffset[0] = offsets[slot]!;
+      pass.setBindGroup(0, this.bindGroup(s.tables ? `${s.pass}+tables` : s.pass, layout.group, s.buffers, arena!, s.uniform.byteLength), dynamicOffset, 0, 1);
+      if (s.tables && layout.tables) pass.setBindGroup(TABLES_GROUP, this.bindGroup(`${s.pass} tables`, layout.tables, [s.tables]));
+      const x = this.gridX(s.threads);
+      pass.dispatchWorkgroups(x, Math.ceil(Math.ceil(s.threads / g.limits.workgroupSize) / x));
       k++;
     }
     pass?.end();
-    device.queue.submit([encoder.finish()]);
-    // Later submissions run after this one, so the buffers may be handed out again right away.
-    this.g.pool.release(arena);
-    for (const t of this.temporaries) this.g.pool.release(t);
+    // Later commands run after these, so the scratch buffers may be handed out again right away.
+    for (const t of this.temporaries) g.pool.release(t);
     this.steps.length = 0;
     this.temporaries.length = 0;
+    batch.encoded(dispatches.length);
   }
+
+  /**
+   * The arena slot of each dispatch: a new one, numbered in order, unless an earlier dispatch has the same
+   * uniform words and fills and no step from it on wrote a fill source (the copied words still hold).
+   */
+  private slots(): number[] {
+    const slotOf: number[] = [];
+    /** Indices (in `steps`) of the first dispatches of the slots later dispatches may share, and those slots. */
+    const open: number[] = [];
+    const openSlot: number[] = [];
+    let slots = 0;
+    for (let i = 0; i < this.steps.length; i++) {
+      const s = this.steps[i]!;
+      if (s.kind === 'dispatch') {
+        let j = 0;
+        while (j < open.length && !sameUniform(this.steps[open[j]!] as Dispatch, s)) j++;
+        if (j < open.length) slotOf.push(openSlot[j]!);
+        else {
+          open.push(i);
+          openSlot.push(slots);
+          slotOf.push(slots++);
+        }
+      }
+      // Slots whose fill sources this step writes are closed.
+      for (let j = open.length - 1; j >= 0; j--) {
+        const fills = (this.steps[open[j]!] as Dispatch).fills;
+        for (const f of fills) {
+          if (!writes(s, f.word.buffer)) continue;
+          open.splice(j, 1);
+          openSlot.splice(j, 1);
+          break;
+        }
+      }
+    }
+    return slotOf;
+  }
+
+  /**
+   * Copies the device-filled uniform words of dispatch `k` (step `i`) into the arena, and those of the slots
+   * after it up to the first one whose source buffer some step from `i` on writes (it must see that write).
+   * Returns the first slot whose fills are not encoded.
+   */
+  private encodeFills(encoder: GPUCommandEncoder, i: number, k: number, slotOf: readonly number[], offsets: readonly number[], arena: GPUBuffer): number {
+    const from = i;
+    let next = slotOf[k]!;
+    for (; i < this.steps.length; i++) {
+      const s = this.steps[i]!;
+      if (s.kind !== 'dispatch') continue;
+      const slot = slotOf[k++]!;
+      // A later dispatch of an earlier slot: its words are copied already.
+      if (slot !== next) continue;
+      if (s.fills.some((f) => this.written(from, i, f.word.buffer))) break;
+      for (const f of s.fills) encoder.copyBufferToBuffer(f.word.buffer, f.word.offset, arena, offsets[slot]! + 4 * f.index, 4);
+      next++;
+    }
+    return next;
+  }
+
+  /** Whether a step in [from, to) may write `buffer`. */
+  private written(from: number, to: number, buffer: GPUBuffer): boolean {
+    for (let i = from; i < to; i++) if (writes(this.steps[i]!, buffer)) return true;
+    return false;
+  }
+}
+
+type Dispatch = Extract<Step, { kind: 'dispatch' }>;
+
+/** Whether step `s` may write `buffer`. */
+function writes(s: Step, buffer: GPUBuffer): boolean {
+  if (s.kind === 'copy') return s.to === buffer;
+  if (s.kind === 'clear') return s.buffer === buffer;
+  const kinds = PASS_LAYOUTS[s.pass];
+  for (let j = 0; j < s.buffers.length; j++) if (kinds[j] === 'write' && s.buffers[j]!.buffer === buffer) return true;
+  return false;
+}
+
+/** Same uniform words, host and device-filled. */
+function sameUniform(a: Dispatch, b: Dispatch): boolean {
+  if (a.uniform.length !== b.uniform.length || a.fills.length !== b.fills.length) return false;
+  for (let i = 0; i < a.uniform.length; i++) if (a.uniform[i] !== b.uniform[i]) return false;
+  return a.fills.every((f, i) => f.index === b.fills[i]!.index && f.word.buffer === b.fills[i]!.word.buffer && f.word.offset === b.fills[i]!.word.offset);
 }

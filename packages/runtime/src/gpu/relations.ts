@@ -72,13 +72,14 @@ export async function syncCounts(g: GpuImpl, extra: ReadonlyArray<{ buffer: GPUB
   g.readbackBytes += total * 4;
   const staging = g.pool.acquire(total * 4, stagingUsage());
   try {
-    const encoder = g.device.createCommandEncoder();
+    // The copies join the commands encoded so far (the kernels writing these words): one submission.
+    const encoder = g.batch.commands();
     let at = 0;
     for (const r of ranges) {
       encoder.copyBufferToBuffer(r.buffer, r.offset, staging, at * 4, r.words * 4);
       at += r.words;
     }
-    g.device.queue.submit([encoder.finish()]);
+    g.batch.flush();
     await g.orLost(staging.mapAsync(GPUMapMode.READ, 0, total * 4));
     const words = new Uint32Array(staging.getMappedRange(0, total * 4).slice(0));
     staging.unmap();
@@ -175,7 +176,7 @@ export function uploadRelation(gpu: Gpu, words: Uint32Array | readonly Uint32Arr
   const rel = allocRelation(g, rows, width);
   let at = 0;
   for (const p of pieces) {
-    if (rel.buffer && p.length > 0) g.device.queue.writeBuffer(rel.buffer, at * 4, p);
+    if (rel.buffer && p.length > 0) g.writeBuffer(rel.buffer, at * 4, p);
     at += p.length;
   }
   return rel;
@@ -201,9 +202,8 @@ export async function readWords(
   const chunk = Math.min(total, chunkBytes);
   const staging = [g.pool.acquire(chunk, stagingUsage()), g.pool.acquire(chunk, stagingUsage())];
   const copy = (done: number, to: GPUBuffer): Promise<void> => {
-    const encoder = g.device.createCommandEncoder();
-    encoder.copyBufferToBuffer(buffer, offset + done, to, 0, Math.min(chunk, total - done));
-    g.device.queue.submit([encoder.finish()]);
+    g.batch.commands().copyBufferToBuffer(buffer, offset + done, to, 0, Math.min(chunk, total - done));
+    g.batch.flush();
     return g.orLost(to.mapAsync(GPUMapMode.READ, 0, Math.min(chunk, total - done)));
   };
   try {

@@ -1,0 +1,104 @@
+/**
+ * The command encoder that recorders and readbacks encode into, submitted by flush(). While `defer` is set (a KIR
+ * run), kernels' commands accumulate across launches and go to the queue in one submission when the host must
+ * wait (a readback), must write a buffer (queue.writeBuffer runs at once, ahead of unsubmitted commands), or
+ * once they hold MAX_DISPATCHES: a submission, its command buffer and its uniform upload cost tens of
+ * microseconds of host time each on a GPU.
+ * The uniforms of all dispatches of a submission share one arena, written just before it is submitted.
+ */
+import type { BufferPool } from './pool.js';
+
+/** Uniform arena of one submission (at least; one recorder needing more gets a larger one). */
+const ARENA_BYTES = 64 * 1024;
+
+/**
+ * Dispatches after which a deferred batch is submitted at the end of a recorder's submit, so the device runs
+ * them while the host encodes the next kernels (Dawn also records a submission's native commands only at
+ * submit): kernels of many passes (sorts, scans) go at once as before; the few passes of small kernels wait
+ * for company, which costs the device at most a few short passes' time at the next readback.
+ */
+const MAX_DISPATCHES = 8;
+
+export class CommandBatch {
+  /** Runs deferring submission (see the file comment; runs may overlap); with none, every recorder's submit() flushes. */
+  private deferring = 0;
+  private encoder: GPUCommandEncoder | null = null;
+  private arena: GPUBuffer | null = null;
+  /** Host copy of the arena's first `used` bytes. */
+  private uniforms = new Uint32Array(ARENA_BYTES / 4);
+  private used = 0;
+  private dispatches = 0;
+
+  constructor(
+    private readonly device: GPUDevice,
+    private readonly pool: BufferPool,
+  ) {}
+
+  /** The open encoder, opened if none is: what is encoded runs at the next flush. */
+  commands(): GPUCommandEncoder {
+    if (!this.encoder) {
+      this.encoder = this.device.createCommandEncoder();
+      // Buffers released from now on may be used by what gets encoded before the flush.
+      this.pool.holdDestroys();
+    }
+    return this.encoder;
+  }
+
+  /**
+   * `bytes` of uniforms for this submission's dispatches: the arena, the byte offset of the room and the host
+   * words to fill (written to the arena at flush). Flushes first when the arena has no room left.
+   */
+  uniformRoom(bytes: number): { arena: GPUBuffer; offset: number; words: Uint32Array } {
+    if (this.arena && this.used + bytes > this.arena.size) this.flush();
+    this.commands();
+    if (!this.arena) {
+      this.arena = this.pool.acquire(Math.max(ARENA_BYTES, bytes), GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
+      if (this.uniforms.byteLength < this.arena.size) this.uniforms = new Uint32Array(this.arena.size / 4);
+    }
+    const offset = this.used;
+    this.used += bytes;
+    return { arena: this.arena, offset, words: this.uniforms };
+  }
+
+  /** Defers submission until the matching endDeferring(). */
+  beginDeferring(): void {
+    this.deferring += 1;
+  }
+
+  /** Ends one beginDeferring(), submitting what is encoded. */
+  endDeferring(): void {
+    this.deferring -= 1;
+    this.flush();
+  }
+
+  /** Counts `n` dispatches just encoded; submits unless deferring (and short of MAX_DISPATCHES). */
+  encoded(n: number): void {
+    this.dispatches += n;
+    if (this.deferring === 0 || this.dispatches >= MAX_DISPATCHES) this.flush();
+  }
+
+  /** Submits what is encoded (none: nothing to do). */
+  flush(): void {
+    const encoder = this.encoder;
+    if (!encoder) return;
+    const arena = this.arena;
+    // Runs at queue time, ahead of the command buffer: its copies of device words into the arena win.
+    if (arena && this.used > 0) this.device.queue.writeBuffer(arena, 0, this.uniforms, 0, this.used / 4);
+    this.encoder = null;
+    this.arena = null;
+    this.used = 0;
+    this.dispatches = 0;
+    this.device.queue.submit([encoder.finish()]);
+    // Later submissions run after this one, so the arena may be handed out again right away.
+    if (arena) this.pool.release(arena);
+    this.pool.destroysReleased();
+  }
+
+  /** Forgets what is encoded (the device is going away). */
+  drop(): void {
+    this.encoder = null;
+    this.arena = null;
+    this.used = 0;
+    this.dispatches = 0;
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * Deferred submission (CommandBatch) on a real WebGPU device: commands recorded but not yet submitted must see
+ * the buffers as they were when recorded although the pool hands the buffers out again meanwhile (queue writes
+ * run at once, ahead of unsubmitted commands; destroying a buffer unsubmitted commands use is an error), and
+ * uniform words filled from device words must see the writes of the steps before their dispatch (whether hoisted
+ * or shared between dispatches with the same uniform words).
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { generateKernelShaders } from '@vixen/codegen-wgsl';
+import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
+import { compile } from '../src/index.js';
+import { edgeRows, rmat } from '../src/graphs/index.js';
+import { downloadRelation, openGpu, releaseRelation, uploadRelation, type Gpu } from '../src/gpu/index.js';
+import { internals } from '../src/gpu/device.js';
+import { BufferPool } from '../src/gpu/pool.js';
+import { Recorder } from '../src/gpu/recorder.js';
+import { allocRelation, bound, readWords } from '../src/gpu/relations.js';
+
+let gpu: Gpu;
+beforeAll(async () => {
+  gpu = await openGpu();
+});
+afterAll(() => gpu?.dispose());
+/** Tests that defer submission end it here, whatever happened. */
+let deferring = false;
+afterEach(() => {
+  if (deferring) internals(gpu).batch.endDeferring();
+  deferring = false;
+});
+
+function deferSubmission(): void {
+  internals(gpu).batch.beginDeferring();
+  deferring = true;
+}
+
+describe('deferred submission', () => {
+  it('a buffer released before the deferred submit of a copy reading it is not overwritten ahead of the copy', async () => {
+    const g = internals(gpu);
+    deferSubmission();
+    const a = uploadRelation(gpu, Uint32Array.from([1, 2, 3, 4]), 1);
+    const out = allocRelation(g, 4, 1);
+    const rec = new Recorder(g, {});
+    rec.copy(a.buffer!, 0, out.buffer!, 0, 16);
+    await rec.submit();
+    releaseRelation(gpu, a);
+    // The pool hands the same buffer out again at once; its upload must wait for the copy's submission.
+    const b = uploadRelation(gpu, Uint32Array.from([9, 9, 9, 9]), 1);
+    expect(b.buffer).toBe(a.buffer);
+    expect(Array.from(await downloadRelation(gpu, out))).toEqual([1, 2, 3, 4]);
+    expect(Array.from(await downloadRelation(gpu, b))).toEqual([9, 9, 9, 9]);
+    releaseRelation(gpu, b);
+    releaseRelation(gpu, out);
+  });
+
+  it('a buffer the pool evicts while recorded commands use it is destroyed only after their submission', async () => {
+    const g = internals(gpu);
+    // No budget: every released buffer is evicted.
+    const pool = new BufferPool(gpu.device, gpu.limits.maxBufferSize, 0);
+    const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+    const src = pool.acquire(16, usage);
+    const dst = pool.acquire(16, usage);
+    gpu.device.queue.writeBuffer(src, 0, Uint32Array.from([5, 6, 7, 8]));
+    gpu.device.pushErrorScope('validation');
+    pool.holdDestroys();
+    const encoder = gpu.device.createCommandEncoder();
+    encoder.copyBufferToBuffer(src, 0, dst, 0, 16);
+    pool.release(src);
+    gpu.device.queue.submit([encoder.finish()]);
+    pool.destroysReleased();
+    expect(await gpu.device.popErrorScope()).toBeNull();
+    expect(Array.from(await readWords(g, dst, 0, 4))).toEqual([5, 6, 7, 8]);
+    pool.release(dst);
+    pool.dispose();
+  });
+
+  it('uniform words filled from device words see the writes of earlier steps (copies and dispatches)', async () => {
+    const g = internals(gpu);
+    deferSubmission();
+    const variables: KirVariable[] = [0, 1].map((id) => ({ id, name: `v${id}`, columns: ['int32'] }));
+    const unique: KirKernel = { kind: 'unique', id: 0, input: 0, output: 1 };
+    const shaders = generateKernelShaders(unique, variables);
+    const ones = (): ReturnType<typeof uploadRelation> => uploadRelation(gpu, new Uint32Array(8).fill(1), 1);
+    const [d, e, f] = [ones(), ones(), ones()];
+    const count = uploadRelation(gpu, Uint32Array.from([8]), 1);
+    const three = uploadRelation(gpu, Uint32Array.from([3]), 1);
+    const sums = uploadRelation(gpu, Uint32Array.from([5]), 1);
+    const rec = new Recorder(g, shaders);
+    // n from the count word (8): d's block total, 8, lands in sums[0].
+    rec.dispatch('scanBlock', [bound(d), bound(sums)], [{ buffer: count.buffer!, offset: 0 }], 8);
+    // n from sums[0], which the dispatch above writes: 8 (not the 5 it held before).
+    rec.dispatch('scanBlock', [bound(f), rec.scratch(1)], [{ buffer: sums.buffer!, offset: 0 }], 8);
+    // n from the count word after a copy overwrote it with 3.
+    rec.copy(three.buffer!, 0, count.buffer!, 0, 4);
+    rec.dispatch('scanBlock', [bound(e), rec.scratch(1)], [{ buffer: count.buffer!, offset: 0 }], 8);
+    await rec.submit();
+    expect(Array.from(await downloadRelation(gpu, d))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(Array.from(await downloadRelation(gpu, f))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(Array.from(await downloadRelation(gpu, e))).toEqual([0, 1, 2, 1, 1, 1, 1, 1]);
+    for (const r of [d, e, f, count, three, sums]) releaseRelation(gpu, r);
+  });
+});
+
+describe('buffer reuse in fixpoints', () => {
+  it('a second run of transitive closure on the same device creates no GPU buffer (the pool has them all), same answer', async () => {
+    const p = compile('edge(x, y) -> int32(x), int32(y).\npath(x, y) <- edge(x, y).\npath(x, z) <- path(x, y), edge(y, z).', { filename: 'tc.logic' });
+    const facts = { edge: edgeRows(rmat({ scale: 7, edgeFactor: 2, seed: 3 })) };
+    const first = await p.run({ gpu, facts });
+    const second = await p.run({ gpu, facts });
+    expect(first.stats.buffersCreated).toBeGreaterThan(0);
+    expect(second.stats.buffersCreated).toBe(0);
+    expect(second.relations.get('path')).toEqual(first.relations.get('path'));
+    expect(first.relations.get('path')).toEqual((await p.interpret({ facts })).get('path'));
+  });
+});
