@@ -7,6 +7,7 @@ import {
   emptyOnEntry,
   fixpoint,
   fuseMapFilters,
+  fusePipelines,
   lowerPlan,
   planToKernels,
   printKir,
@@ -308,6 +309,76 @@ describe('fuseMapFilters', () => {
     expectSameResults(chain(true));
     const p = lowered(chain(false));
     expect(fuseMapFilters(fuseMapFilters(p))).toEqual(fuseMapFilters(p));
+  });
+});
+
+describe('fusePipelines', () => {
+  const i32s = (n: number): Array<'int32'> => Array.from({ length: n }, () => 'int32' as const);
+  /**
+   * A star: fact(k, d1, d2, v) filtered and projected into $a, joined with dim1 on d1 into $b, $b joined with
+   * dim2 on d2 into out. dim1 repeats key 1 (two matches per fact row, so the probe walks a chain).
+   */
+  const star = (extraRead: boolean): QpProgram =>
+    program(
+      [
+        rel('fact', i32s(4), 'edb'),
+        rel('dim1', i32s(2), 'edb'),
+        rel('dim2', i32s(2), 'edb'),
+        rel('$a', i32s(4), 'temp'),
+        rel('$b', i32s(4), 'temp'),
+        rel('out', i32s(4)),
+        rel('also', i32s(4)),
+      ],
+      [
+        block('b', [
+          mapFilter('$a', 'fact', [col(0), col(1), col(2), { kind: 'binary', op: '+', left: col(3), right: lit(1), type: 'int32' }], [cmp(col(3), '>', lit(0))]),
+          // $a ++ dim1 -> (k, d2, v + 1, x)
+          mapJoin('$b', '$a', 'dim1', [1], [0], cols(0, 2, 3, 5)),
+          // $b ++ dim2 -> (k, x, y, v + 1)
+          mapJoin('out', '$b', 'dim2', [1], [0], cols(0, 3, 5, 2)),
+          ...(extraRead ? [copy('also', '$b')] : []),
+        ]),
+      ],
+      {
+        fact: [[1, 1, 7, 5], [2, 1, 8, 6], [3, 2, 7, 0], [4, 2, 9, 2], [5, 3, 7, 1], [6, 2, 8, -4]],
+        dim1: [[1, 10], [1, 11], [2, 20], [3, 30]],
+        dim2: [[7, 70], [8, 80]],
+      },
+    );
+
+  /** planToKernels with hash joins agrees with the reference interpreter, fusion on and off. */
+  const expectSame = (plan: QpProgram): void => {
+    const expected = interpret(plan, plan.facts);
+    for (const fusion of [true, false]) {
+      const kir = planToKernels(plan, { joinStrategy: 'hash', fusion });
+      expect(validateKir(kir)).toEqual([]);
+      const run = runKir(kir);
+      for (const r of plan.relations.filter((r) => r.kind !== 'temp')) expect(run.relations.get(r.name), `${r.name} (fusion ${fusion})`).toEqual(expected.get(r.name));
+    }
+  };
+
+  it('fuses filter -> probe -> probe -> project into one pipeline kernel and prints what it fused', () => {
+    const p = planToKernels(star(false), { joinStrategy: 'hash' });
+    const pipelines = p.kernels.filter((k) => k.kind === 'pipeline');
+    expect(pipelines).toHaveLength(1);
+    // The mapFilter and both joins, by the ids lowering gave them.
+    expect(pipelines[0]!.kind === 'pipeline' && pipelines[0]!.fused.length).toBe(3);
+    expect(p.kernels.some((k) => k.kind === 'hashJoin' || k.kind === 'mapFilter')).toBe(false);
+    expect(printKir(p)).toMatch(
+      /:= pipeline fact where #3 > 0, probe dim1 on \(#0\) = \(#1\), probe dim2 on \(#0\) = \(#2\) -> \(#0, #5, #7, \(#3 \+ 1\)\)  \/\/ k\d+ \(fused k\d+\+k\d+\+k\d+: scan\+filter, 2 probes, project\)/,
+    );
+    const unfused = planToKernels(star(false), { joinStrategy: 'hash', fusion: false });
+    expect(launches(unfused) - launches(p)).toBe(2);
+    expectSame(star(false));
+  });
+
+  it('stops at an intermediate another kernel reads, and is idempotent', () => {
+    const p = planToKernels(star(true), { joinStrategy: 'hash' });
+    const kinds = p.kernels.filter((k) => k.kind === 'pipeline' || k.kind === 'hashJoin').map((k) => [k.kind, k.kind === 'pipeline' ? k.probes.length : 0]);
+    expect(kinds).toEqual([['pipeline', 1], ['hashJoin', 0]]);
+    expectSame(star(true));
+    const once = fixpoint(fusePipelines)(lowered(star(false)));
+    expect(fusePipelines(once)).toBe(once);
   });
 });
 

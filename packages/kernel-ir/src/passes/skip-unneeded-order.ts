@@ -78,6 +78,7 @@ class BlockReaders {
     switch (k.kind) {
       case 'mapFilter':
       case 'hashJoin':
+      case 'pipeline':
       case 'copy':
         return temporary && this.free(n, need);
       case 'sort':

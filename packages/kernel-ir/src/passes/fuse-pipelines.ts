@@ -1,0 +1,100 @@
+/**
+ * Pipeline fusion (Crystal's tile-at-a-time pipelines; Red Fox §4 kernel fusion): a hash join whose probe side
+ * `t` is produced by a mapFilter, a hash join or a pipeline that only this join reads becomes one `pipeline`
+ * kernel: scan the producer's input, filter, look the row up in every build table, project. No intermediate
+ * between them is written. Repeated (fixpoint) it absorbs a whole chain `mapFilter -> hashJoin -> hashJoin ...`
+ * (the star-schema shape: a fact table filtered and probed against dimension tables). A probe's keys must be
+ * computable from the scanned row alone (not from an earlier probe's build row), so the lookups are independent.
+ * Sorts, uniques, aggregates and hash builds stay separate kernels: they need all their input first.
+ */
+import type { Expr } from '@vixen/queryplan';
+import type { KirKernel, KirProgram } from '../ir.js';
+import { substitute, substitutePredicate } from './exprs.js';
+import { liveOutSets, soleProducer } from './liveness.js';
+
+type Pipeline = Extract<KirKernel, { kind: 'pipeline' }>;
+type HashJoin = Extract<KirKernel, { kind: 'hashJoin' }>;
+
+/** Columns an expression reads. */
+function columnsOf(e: Expr): number[] {
+  switch (e.kind) {
+    case 'col':
+      return [e.index];
+    case 'const':
+      return [];
+    case 'binary':
+      return [...columnsOf(e.left), ...columnsOf(e.right)];
+    case 'call':
+      return e.args.flatMap(columnsOf);
+  }
+}
+
+/** `k` as a pipeline (its row: the scanned row, then its build rows), when it can start or be one. */
+function asPipeline(p: KirProgram, k: KirKernel): Pipeline | undefined {
+  const origin = k.origin ? { origin: k.origin } : {};
+  switch (k.kind) {
+    case 'pipeline':
+      return k;
+    case 'mapFilter':
+      return { kind: 'pipeline', id: k.id, ...origin, input: k.input, output: k.output, filter: k.filter, probes: [], project: k.project, fused: k.fused ?? [k.id] };
+    case 'hashJoin': {
+      const probe = p.variables[k.probe]!.columns;
+      const build = p.variables[k.build]!.columns;
+      const project = k.project.map((c): Expr => {
+        const index = c.side === 'probe' ? c.column : probe.length + c.column;
+        return { kind: 'col', index, type: (c.side === 'probe' ? probe : build)[c.column]! };
+      });
+      const probeKeys = k.probeKeys.map((c): Expr => ({ kind: 'col', index: c, type: probe[c]! }));
+      return { kind: 'pipeline', id: k.id, ...origin, input: k.probe, output: k.output, filter: [], probes: [{ build: k.build, buildKeys: k.buildKeys, probeKeys }], project, fused: [k.id] };
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** `first` (a pipeline writing join's probe side) followed by `join`, or undefined when a key needs a build row. */
+function extend(p: KirProgram, first: Pipeline, join: HashJoin): Pipeline | undefined {
+  const scanned = p.variables[first.input]!.columns.length;
+  const probeKeys = join.probeKeys.map((c) => substitute(first.project[c]!));
+  if (probeKeys.some((e) => columnsOf(e).some((c) => c >= scanned))) return undefined;
+  // The join's build row follows the builds the pipeline already has.
+  const at = scanned + first.probes.reduce((n, pr) => n + p.variables[pr.build]!.columns.length, 0);
+  const build = p.variables[join.build]!.columns;
+  const project = join.project.map((c): Expr => (c.side === 'probe' ? substitute(first.project[c.column]!) : { kind: 'col', index: at + c.column, type: build[c.column]! }));
+  return {
+    ...first,
+    id: join.id,
+    ...(join.origin ? { origin: join.origin } : {}),
+    output: join.output,
+    filter: first.filter.map((f) => substitutePredicate(f)),
+    probes: [...first.probes, { build: join.build, buildKeys: join.buildKeys, probeKeys }],
+    project,
+    fused: [...first.fused, join.id],
+  };
+}
+
+export function fusePipelines(p: KirProgram): KirProgram {
+  const kernels = [...p.kernels];
+  const liveOut = liveOutSets(p);
+  let changed = false;
+  for (const b of p.blocks) {
+    const producer = soleProducer(p, kernels, b, liveOut.get(b.label)!);
+    // One fusion per block and round, as in fuse-map-filters: each changes the block's liveness.
+    for (let j = 0; j < b.commands.length; j++) {
+      const cj = b.commands[j]!;
+      if (cj.kind !== 'launch') continue;
+      const join = kernels[cj.kernel]!;
+      if (join.kind !== 'hashJoin' || join.build === join.probe) continue;
+      const i = producer(j, join.probe);
+      const ci = i === undefined ? undefined : b.commands[i];
+      if (ci?.kind !== 'launch') continue;
+      const first = asPipeline(p, kernels[ci.kernel]!);
+      const fused = first && extend(p, first, join);
+      if (!fused) continue;
+      kernels[cj.kernel] = fused;
+      changed = true;
+      break;
+    }
+  }
+  return changed ? { ...p, kernels } : p;
+}
