@@ -454,6 +454,29 @@ describe('keys', () => {
   });
 });
 
+describe('join keys', () => {
+  it('counts a join key as kept when its partner is: a join keeping the probe row and the build non-key columns is duplicate-free', () => {
+    // $j(k, d, v, x) <- fact(k, d, v), dim(d, x): dim's d is not projected, fact's d is, so each output row names
+    // its pair; the sum over $j then needs no unique (nor a sort) of its rows.
+    const plan = program(
+      [rel('fact', ['int32', 'int32', 'int32'], 'edb'), rel('dim', ['int32', 'int32'], 'edb'), rel('$j', ['int32', 'int32', 'int32', 'int32'], 'temp'), rel('total', ['int32'])],
+      [
+        block('b', [
+          mapJoin('$j', 'fact', 'dim', [1], [0], cols(0, 1, 2, 4)),
+          { kind: 'aggregate', target: 'total', source: '$j', groupBy: [], aggregates: [{ fn: 'sum', column: 2, type: 'int32' }] },
+        ]),
+      ],
+      { fact: [[1, 1, 5], [2, 1, 5], [3, 2, 7], [4, 3, 1]], dim: [[1, 10], [1, 11], [2, 20]] },
+    );
+    const kinds = (p: KirProgram): string[] => p.blocks.flatMap((b) => b.commands.flatMap((c) => (c.kind === 'launch' ? [p.kernels[c.kernel]!.kind] : [])));
+    expect(kinds(unoptimizedKernels(plan, { joinStrategy: 'hash' }))).toContain('unique');
+    expect(kinds(planToKernels(plan, { joinStrategy: 'hash' }))).toEqual(['hashJoin', 'aggregate']);
+    const expected = interpret(plan, plan.facts).get('total');
+    expect(expected).toEqual([[27]]);
+    expect(runKir(planToKernels(plan, { joinStrategy: 'hash' })).relations.get('total')).toEqual(expected);
+  });
+});
+
 describe('self-joins on a key and aggregate sorts', () => {
   /** The functional-dependency check the front end emits for total[g] = s: pairs of rows agreeing on g, differing on s. */
   const functionalCheck = (): QpProgram =>
