@@ -6,6 +6,7 @@ import { compactKernels } from './passes/compact-kernels.js';
 import { fuseMapFilters } from './passes/fuse-map-filters.js';
 import { fusePipelines } from './passes/fuse-pipelines.js';
 import { insertFrees } from './passes/insert-frees.js';
+import { narrowColumns } from './passes/narrow-columns.js';
 import { fixpoint, pipeline, when } from './passes/pipeline.js';
 import { propagateCopies } from './passes/propagate-copies.js';
 import { emptyOnEntry } from './passes/properties.js';
@@ -39,7 +40,8 @@ export function optimizeKernels(options: Pick<KirOptions, 'fusion' | 'seeded'> =
   );
   // Pipelines form once the property-driven rewrites are done: the property analysis sees through hash joins, not pipelines.
   const pipelines = when(options.fusion ?? true, fixpoint(pipeline<KirProgram>(fusePipelines, removeDeadKernels)));
-  return pipeline(assumeEmpty, fixpoint(round), pipelines, compactKernels);
+  // Narrowing last: the rewrites above may drop readers (a unique needs every column) and fuse producers.
+  return pipeline(assumeEmpty, fixpoint(round), pipelines, fixpoint(narrowColumns), compactKernels);
 }
 
 export function planToKernels(plan: QpProgram, options: KirOptions = {}): KirProgram {

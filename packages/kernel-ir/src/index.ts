@@ -8,6 +8,7 @@ export { propagateCopies } from './passes/propagate-copies.js';
 export { skipUnneededOrder } from './passes/skip-unneeded-order.js';
 export { fuseMapFilters } from './passes/fuse-map-filters.js';
 export { fusePipelines } from './passes/fuse-pipelines.js';
+export { narrowColumns } from './passes/narrow-columns.js';
 export { removeDeadKernels } from './passes/remove-dead-kernels.js';
 export { compactKernels } from './passes/compact-kernels.js';
 export { blockEntryStates, emptyOnEntry, type PropState, type VarProps } from './passes/properties.js';

@@ -9,6 +9,7 @@ import {
   fuseMapFilters,
   fusePipelines,
   lowerPlan,
+  narrowColumns,
   planToKernels,
   printKir,
   propagateCopies,
@@ -194,7 +195,8 @@ describe('skipUnneededOrder', () => {
       { r: [[1, 2], [2, 1], [3, 3]] },
     );
     const p = planToKernels(plan);
-    expect(kernelLines(p, 'b')).toEqual(['%k3 := mapFilter r -> (#1, #0)', 'n := aggregate %k3 by () compute (count(): int32)']);
+    // (narrow-columns keeps one of the columns the count does not read.)
+    expect(kernelLines(p, 'b')).toEqual(['%k5 := mapFilter r -> (#1)', 'n := aggregate %k5 by () compute (count(): int32)']);
     expectSameResults(plan);
   });
 
@@ -379,6 +381,42 @@ describe('fusePipelines', () => {
     expectSame(star(true));
     const once = fixpoint(fusePipelines)(lowered(star(false)));
     expect(fusePipelines(once)).toBe(once);
+  });
+});
+
+describe('narrowColumns', () => {
+  /** $j(k, d, v, x) <- fact(k, d, v), dim(d, x); total[x] = sum(v) over $j: the sort and aggregate read x and v only. */
+  const grouped = (): QpProgram =>
+    program(
+      [rel('fact', ['int32', 'int32', 'int32'], 'edb'), rel('dim', ['int32', 'int32'], 'edb'), rel('$j', ['int32', 'int32', 'int32', 'int32'], 'temp'), rel('total', ['int32', 'int32'])],
+      [
+        block('b', [
+          mapJoin('$j', 'fact', 'dim', [1], [0], cols(0, 1, 2, 4)),
+          { kind: 'aggregate', target: 'total', source: '$j', groupBy: [3], aggregates: [{ fn: 'sum', column: 2, type: 'int32' }] },
+        ]),
+      ],
+      { fact: [[1, 1, 5], [2, 1, 5], [3, 2, 7], [4, 3, 1]], dim: [[1, 10], [1, 11], [2, 10]] },
+    );
+
+  it('writes only the columns the sort and the aggregate after it read, from the join on', () => {
+    for (const fusion of [true, false]) {
+      const p = planToKernels(grouped(), { joinStrategy: 'hash', fusion });
+      const lines = kernelLines(p, 'b');
+      expect(lines[0], `fusion ${fusion}`).toMatch(/^%k\d+ := (hashJoin build dim on \(#0\), probe fact on \(#1\) -> \(probe.#2, build.#1\)|pipeline fact, probe dim on \(#0\) = \(#1\) -> \(#2, #4\))$/);
+      expect(lines.slice(1).map((l) => l.replace(/%k\d+/g, '%k'))).toEqual(['%k := sort %k by (#1)', 'total := aggregate %k by (#1) compute (sum(#0): int32)']);
+    }
+    const expected = interpret(grouped(), grouped().facts).get('total');
+    expect(expected).toEqual([[10, 17], [11, 10]]);
+    for (const fusion of [true, false]) expect(runKir(planToKernels(grouped(), { joinStrategy: 'hash', fusion })).relations.get('total')).toEqual(expected);
+  });
+
+  it('leaves values read by kernels that need every column (a unique) or read after the block, and is idempotent', () => {
+    // Lowered, the join rows are sorted and uniqued into $j before the aggregate: nothing is narrowed there.
+    const p = lowered(grouped());
+    expect(kernelLines(unoptimizedKernels(grouped()), 'b').some((l) => l.includes(':= unique'))).toBe(true);
+    expect(narrowColumns(p)).toBe(p);
+    const optimized = planToKernels(grouped(), { joinStrategy: 'hash' });
+    expect(fixpoint(narrowColumns)(optimized)).toBe(optimized);
   });
 });
 

@@ -9,25 +9,11 @@
  */
 import type { Expr } from '@vixen/queryplan';
 import type { KirKernel, KirProgram } from '../ir.js';
-import { substitute, substitutePredicate } from './exprs.js';
+import { exprColumns, substitute, substitutePredicate } from './exprs.js';
 import { liveOutSets, soleProducer } from './liveness.js';
 
 type Pipeline = Extract<KirKernel, { kind: 'pipeline' }>;
 type HashJoin = Extract<KirKernel, { kind: 'hashJoin' }>;
-
-/** Columns an expression reads. */
-function columnsOf(e: Expr): number[] {
-  switch (e.kind) {
-    case 'col':
-      return [e.index];
-    case 'const':
-      return [];
-    case 'binary':
-      return [...columnsOf(e.left), ...columnsOf(e.right)];
-    case 'call':
-      return e.args.flatMap(columnsOf);
-  }
-}
 
 /** `k` as a pipeline (its row: the scanned row, then its build rows), when it can start or be one. */
 function asPipeline(p: KirProgram, k: KirKernel): Pipeline | undefined {
@@ -56,7 +42,7 @@ function asPipeline(p: KirProgram, k: KirKernel): Pipeline | undefined {
 function extend(p: KirProgram, first: Pipeline, join: HashJoin): Pipeline | undefined {
   const scanned = p.variables[first.input]!.columns.length;
   const probeKeys = join.probeKeys.map((c) => substitute(first.project[c]!));
-  if (probeKeys.some((e) => columnsOf(e).some((c) => c >= scanned))) return undefined;
+  if (probeKeys.some((e) => exprColumns(e).some((c) => c >= scanned))) return undefined;
   // The join's build row follows the builds the pipeline already has.
   const at = scanned + first.probes.reduce((n, pr) => n + p.variables[pr.build]!.columns.length, 0);
   const build = p.variables[join.build]!.columns;
