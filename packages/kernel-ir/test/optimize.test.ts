@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { interpret, type QpProgram, type Row } from '@vixen/queryplan';
+import { interpret, type Predicate, type QpProgram, type Row } from '@vixen/queryplan';
 import {
   blockEntryStates,
   compactKernels,
@@ -320,7 +320,7 @@ describe('fusePipelines', () => {
    * A star: fact(k, d1, d2, v) filtered and projected into $a, joined with dim1 on d1 into $b, $b joined with
    * dim2 on d2 into out. dim1 repeats key 1 (two matches per fact row, so the probe walks a chain).
    */
-  const star = (extraRead: boolean): QpProgram =>
+  const star = (extraRead: boolean, filter: Predicate[] = []): QpProgram =>
     program(
       [
         rel('fact', i32s(4), 'edb'),
@@ -337,7 +337,7 @@ describe('fusePipelines', () => {
           // $a ++ dim1 -> (k, d2, v + 1, x)
           mapJoin('$b', '$a', 'dim1', [1], [0], cols(0, 2, 3, 5)),
           // $b ++ dim2 -> (k, x, y, v + 1)
-          mapJoin('out', '$b', 'dim2', [1], [0], cols(0, 3, 5, 2)),
+          mapJoin('out', '$b', 'dim2', [1], [0], cols(0, 3, 5, 2), filter),
           ...(extraRead ? [copy('also', '$b')] : []),
         ]),
       ],
@@ -372,6 +372,16 @@ describe('fusePipelines', () => {
     const unfused = planToKernels(star(false), { joinStrategy: 'hash', fusion: false });
     expect(launches(unfused) - launches(p)).toBe(2);
     expectSame(star(false));
+  });
+
+  it('takes in the mapFilter of a join filter on the scanned row, not one on a build row', () => {
+    const scanned = planToKernels(star(false, [cmp(col(0), '!=', lit(4))]), { joinStrategy: 'hash' });
+    expect(scanned.kernels.filter((k) => k.kind === 'pipeline' || k.kind === 'mapFilter' || k.kind === 'hashJoin').map((k) => k.kind)).toEqual(['pipeline']);
+    expect(printKir(scanned)).toMatch(/:= pipeline fact where #3 > 0 and #0 != 4, probe dim1/);
+    expectSame(star(false, [cmp(col(0), '!=', lit(4))]));
+    const build = planToKernels(star(false, [cmp(col(5), '!=', lit(80))]), { joinStrategy: 'hash' });
+    expect(build.kernels.filter((k) => k.kind === 'pipeline' || k.kind === 'mapFilter' || k.kind === 'hashJoin').map((k) => k.kind)).toEqual(['pipeline', 'mapFilter']);
+    expectSame(star(false, [cmp(col(5), '!=', lit(80))]));
   });
 
   it('stops at an intermediate another kernel reads, and is idempotent', () => {

@@ -2,7 +2,8 @@
  * Pipeline fusion (Crystal's tile-at-a-time pipelines; Red Fox §4 kernel fusion): a hash join whose probe side
  * `t` is produced by a mapFilter, a hash join or a pipeline that only this join reads becomes one `pipeline`
  * kernel: scan the producer's input, filter, look the row up in every build table, project. No intermediate
- * between them is written. Repeated (fixpoint) it absorbs a whole chain `mapFilter -> hashJoin -> hashJoin ...`
+ * between them is written. A mapFilter of a hash join's or pipeline's rows joins it too, when its filter reads
+ * only the scanned row. Repeated (fixpoint) it absorbs a whole chain `mapFilter -> hashJoin -> hashJoin ...`
  * (the star-schema shape: a fact table filtered and probed against dimension tables). A probe's keys must be
  * computable from the scanned row alone (not from an earlier probe's build row), so the lookups are independent.
  * Sorts, uniques, aggregates and hash builds stay separate kernels: they need all their input first.
@@ -14,6 +15,7 @@ import { liveOutSets, soleProducer } from './liveness.js';
 
 type Pipeline = Extract<KirKernel, { kind: 'pipeline' }>;
 type HashJoin = Extract<KirKernel, { kind: 'hashJoin' }>;
+type MapFilter = Extract<KirKernel, { kind: 'mapFilter' }>;
 
 /** `k` as a pipeline (its row: the scanned row, then its build rows), when it can start or be one. */
 function asPipeline(p: KirProgram, k: KirKernel): Pipeline | undefined {
@@ -59,6 +61,26 @@ function extend(p: KirProgram, first: Pipeline, join: HashJoin): Pipeline | unde
   };
 }
 
+/**
+ * `first` followed by a mapFilter of its rows, or undefined when the mapFilter's filter reads a build row (the
+ * pipeline filters only before its lookups; moving a filter on the scanned row there changes nothing).
+ */
+function absorb(p: KirProgram, first: Pipeline, map: MapFilter): Pipeline | undefined {
+  const scanned = p.variables[first.input]!.columns.length;
+  const filter = map.filter.map((f) => substitutePredicate(f, first.project));
+  if (filter.some((f) => [...exprColumns(f.left), ...exprColumns(f.right)].some((c) => c >= scanned))) return undefined;
+  return {
+    ...first,
+    id: map.id,
+    ...(map.origin ? { origin: map.origin } : {}),
+    output: map.output,
+    filter: [...first.filter.map((f) => substitutePredicate(f)), ...filter],
+    probes: first.probes.map((pr) => ({ ...pr, probeKeys: pr.probeKeys.map((e) => substitute(e)) })),
+    project: map.project.map((e) => substitute(e, first.project)),
+    fused: [...first.fused, ...(map.fused ?? [map.id])],
+  };
+}
+
 export function fusePipelines(p: KirProgram): KirProgram {
   const kernels = [...p.kernels];
   const liveOut = liveOutSets(p);
@@ -69,13 +91,15 @@ export function fusePipelines(p: KirProgram): KirProgram {
     for (let j = 0; j < b.commands.length; j++) {
       const cj = b.commands[j]!;
       if (cj.kind !== 'launch') continue;
-      const join = kernels[cj.kernel]!;
-      if (join.kind !== 'hashJoin' || join.build === join.probe) continue;
-      const i = producer(j, join.probe);
+      const next = kernels[cj.kernel]!;
+      // A join extends a chain ending in its probe side; a mapFilter extends one that already probes.
+      const t = next.kind === 'hashJoin' && next.build !== next.probe ? next.probe : next.kind === 'mapFilter' ? next.input : undefined;
+      const i = t === undefined ? undefined : producer(j, t);
       const ci = i === undefined ? undefined : b.commands[i];
       if (ci?.kind !== 'launch') continue;
-      const first = asPipeline(p, kernels[ci.kernel]!);
-      const fused = first && extend(p, first, join);
+      const before = kernels[ci.kernel]!;
+      const first = next.kind === 'hashJoin' || before.kind !== 'mapFilter' ? asPipeline(p, before) : undefined;
+      const fused = !first ? undefined : next.kind === 'hashJoin' ? extend(p, first, next) : next.kind === 'mapFilter' ? absorb(p, first, next) : undefined;
       if (!fused) continue;
       kernels[cj.kernel] = fused;
       changed = true;
