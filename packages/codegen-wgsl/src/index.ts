@@ -81,14 +81,14 @@ function tableArgs(call: CallExpr): Value[] {
   });
 }
 
-/** Expressions a kernel evaluates, in constant-layout order: filter operands, projections, then probe keys. */
+/** Expressions a kernel evaluates, in constant-layout order: filter (then check) operands, projections, then probe keys. */
 function kernelExprs(kernel: KirKernel): Expr[] {
   switch (kernel.kind) {
     case 'mapFilter':
     case 'mergeJoin':
       return [...kernel.filter.flatMap((p) => [p.left, p.right]), ...kernel.project];
     case 'pipeline':
-      return [...kernel.filter.flatMap((p) => [p.left, p.right]), ...kernel.project, ...kernel.probes.flatMap((pr) => pr.probeKeys)];
+      return [...[...kernel.filter, ...kernel.check].flatMap((p) => [p.left, p.right]), ...kernel.project, ...kernel.probes.flatMap((pr) => pr.probeKeys)];
     case 'sort':
     case 'unique':
     case 'hashJoin':
@@ -128,7 +128,8 @@ export function kernelTables(kernel: KirKernel): TableSpec[] {
 
 /**
  * Constant expressions of a kernel in the order their encoded words appear in the params array: filter
- * operands, projections, then (pipelines) probe keys, each expression's constants left to right.
+ * operands (pipelines: then check operands), projections, then (pipelines) probe keys, each expression's constants
+ * left to right.
  */
 export function kernelConstants(kernel: KirKernel): ConstExpr[] {
   return kernelExprs(kernel).flatMap(constantsOf);

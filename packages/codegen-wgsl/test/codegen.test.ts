@@ -90,6 +90,8 @@ const kernels: KirKernel[] = [
       { build: 1, buildKeys: [0, 1], probeKeys: [col(2, 'string'), col(1, 'int64')] },
       { build: 3, buildKeys: [0], probeKeys: [{ kind: 'binary', op: '+', left: col(0, 'int32'), right: { ...i32 }, type: 'int32' }] },
     ],
+    // Per combination: b's int64 against a's.
+    check: [{ kind: 'compare', op: '!=', left: col(4, 'int64'), right: col(1, 'int64') }],
     project: [col(4, 'int64'), col(3, 'string'), col(5, 'int32'), { ...i64 }],
     fused: [1, 2, 3],
   },

@@ -83,11 +83,21 @@ export type KirKernel = { origin?: KirOrigin } & (
     }
   /**
    * Fused pipeline (Crystal-style, one pass over `input`): for each input row t where `filter(t)` and each
-   * combination of build rows b1..bn (bj a row of probes[j].build whose `buildKeys` equal `probeKeys[j](t)`),
-   * output := `project(t ++ b1 ++ ... ++ bn)` (columns: t's, then b1's, ...), in no particular order. `fused`: the
-   * ids (in the program lowering gave) of the kernels it stands for.
+   * combination of build rows b1..bn (bj a row of probes[j].build whose `buildKeys` equal `probeKeys[j](t)`)
+   * where `check(t ++ b1 ++ ... ++ bn)`, output := `project(t ++ b1 ++ ... ++ bn)` (columns: t's, then b1's, ...),
+   * in no particular order. `fused`: the ids (in the program lowering gave) of the kernels it stands for.
    */
-  | { kind: 'pipeline'; id: number; input: VarId; output: VarId; filter: Predicate[]; probes: PipelineProbe[]; project: Expr[]; fused: number[] }
+  | {
+      kind: 'pipeline';
+      id: number;
+      input: VarId;
+      output: VarId;
+      filter: Predicate[];
+      probes: PipelineProbe[];
+      check: Predicate[];
+      project: Expr[];
+      fused: number[];
+    }
   /** output := left − right; both canonical. Output canonical. */
   | { kind: 'difference'; id: number; left: VarId; right: VarId; output: VarId }
   /** output := left rows followed by right rows (same columns). */

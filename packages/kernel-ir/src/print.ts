@@ -31,7 +31,8 @@ function formatKernel(k: KirKernel, name: (v: VarId) => string): string {
       case 'pipeline': {
         const where = k.filter.length > 0 ? ` where ${k.filter.map(printPredicate).join(' and ')}` : '';
         const probes = k.probes.map((pr) => `, probe ${name(pr.build)} on ${columnList(pr.buildKeys)} = (${pr.probeKeys.map(printExpr).join(', ')})`);
-        return `pipeline ${name(k.input)}${where}${probes.join('')} -> (${k.project.map(printExpr).join(', ')})`;
+        const check = k.check.length > 0 ? ` check ${k.check.map(printPredicate).join(' and ')}` : '';
+        return `pipeline ${name(k.input)}${where}${probes.join('')}${check} -> (${k.project.map(printExpr).join(', ')})`;
       }
       case 'difference':
       case 'concat':

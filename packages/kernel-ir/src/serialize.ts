@@ -145,6 +145,7 @@ const kernel = z.discriminatedUnion('kind', [
     output: varId,
     filter: z.array(predicate),
     probes: z.array(z.strictObject({ build: varId, buildKeys: z.array(index), probeKeys: z.array(expr) })),
+    check: z.array(predicate),
     project: z.array(expr),
     fused: z.array(index),
   }),

@@ -174,7 +174,7 @@ class Validator {
           }
         });
         for (const pr of k.filter) this.predicate(pr, input, where);
-        this.map([], k.project, row, k.output, where);
+        this.map(k.check, k.project, row, k.output, where);
         if (k.fused.length < 2) this.error(`${where}: fuses ${k.fused.length} kernel(s); a pipeline stands for at least two`);
         return;
       }

@@ -129,7 +129,7 @@ export function runKir(p: KirProgram, maxSteps = 10_000): RunResult {
             build.filter((b) => pr.buildKeys.every((bk, i) => compareValues(b[bk]!, evalExpr(pr.probeKeys[i]!, t)) === 0)).map((b) => ({ t, row: [...row, ...b] })),
           );
         }
-        return rows.map(({ row }) => k.project.map((e) => evalExpr(e, row))).reverse();
+        return rows.filter(({ row }) => k.check.every((f) => predicateHolds(f, row))).map(({ row }) => k.project.map((e) => evalExpr(e, row))).reverse();
       }
       case 'difference': {
         const keys = all(types(k.left).length);

@@ -1,7 +1,7 @@
 /**
  * The KIR `pipeline` kernel: one hash build pass per probe (hash.ts, unchanged) and one fused probe pass that
  * scans the input tile by tile, filters, looks every kept row up in all the tables (keys computed from the row),
- * and writes project(row ++ build rows) for each combination of matches, with hash.ts's tile-wide compaction:
+ * and writes project(row ++ build rows) for each combination of matches that passes the check, with hash.ts's tile-wide compaction:
  * per-thread match totals scanned in workgroup memory, one atomic per tile to reserve its output range. No
  * intermediate of the chain it replaces is written. The host copies each probe's table, chains and build rows
  * into one buffer (`hashed`), so the pass binds four storage buffers however many probes there are.
@@ -89,9 +89,13 @@ fn lookup${j}(${keyArgs(K).split(', ').map((k) => `${k}: u32`).join(', ')}) -> u
     const args = words.map((w, k) => `let k${j}_${k} = ${w};`).join(' ');
     return `      ${args}
       let x${j} = lookup${j}(${words.map((_, k) => `k${j}_${k}`).join(', ')});
-      if (x${j} == 0u) { continue; }
+      if (x${j} == 0u) { continue; }${
+        kernel.check.length > 0
+          ? ''
+          : `
       var c${j} = 1u;
-      if (chained${j}) { for (var x = hashed[p${j}.z + x${j} - 1u]; x != 0u; x = hashed[p${j}.z + x - 1u]) { c${j} = c${j} + 1u; } }`;
+      if (chained${j}) { for (var x = hashed[p${j}.z + x${j} - 1u]; x != 0u; x = hashed[p${j}.z + x - 1u]) { c${j} = c${j} + 1u; } }`
+      }`;
   });
   const consts = builds.map((l, j) => {
     const SW = joinSlotWords(l.keyWords.length);
@@ -99,23 +103,34 @@ fn lookup${j}(${keyArgs(K).split(', ').map((k) => `${k}: u32`).join(', ')}) -> u
   // Whether any key of probe ${j}'s build side repeats (the word after its slots): else chains are never walked.
   let chained${j} = hashed[p${j}.y + (p${j}.x + 1u) * ${SW}u] != 0u;`;
   });
-  const write = `if (o < capacity) {
-${builds.map((l, j) => `  let bo${j} = p${j}.w + (x${j} - 1u) * ${l.width}u;`).join('\n')}
-  let ob = o * OW;
-${projectCode(kernel.project, 'outp', 'ob', rowCols, constOffsets)}
-}
-o = o + 1u;`;
-  // Every combination of the row's matches: one loop per probe, innermost the last, each walking its chain.
-  let nested = write;
-  for (let j = N - 1; j >= 0; j--) {
-    nested = `var x${j} = h${j}[k];
+  const check = filterCode(kernel.check, rowCols, constOffsets);
+  const buildRows = builds.map((l, j) => `let bo${j} = p${j}.w + (x${j} - 1u) * ${l.width}u;`).join('\n');
+  // Every combination of the row's matches (heads h<j>[k]): one loop per probe, innermost the last, each walking
+  // its chain, around `body` (which sees the build rows at bo<j>).
+  const combinations = (body: string): string => {
+    let nested = `${buildRows}\n${body}`;
+    for (let j = N - 1; j >= 0; j--) {
+      nested = `var x${j} = h${j}[k];
 loop {
 ${nested.replace(/^/gm, '  ')}
   if (!chained${j}) { break; }
   x${j} = hashed[p${j}.z + x${j} - 1u];
   if (x${j} == 0u) { break; }
 }`;
-  }
+    }
+    return `{\n${nested.replace(/^/gm, '  ')}\n}`;
+  };
+  const emit = `if (o < capacity) {
+  let ob = o * OW;
+${projectCode(kernel.project, 'outp', 'ob', rowCols, constOffsets)}
+}
+o = o + 1u;`;
+  const write = combinations(kernel.check.length > 0 ? `if (${check}) {\n${emit.replace(/^/gm, '  ')}\n}` : emit);
+  // Without a check every combination is an output row: the count is the product of the chain lengths.
+  const count =
+    kernel.check.length > 0
+      ? `var c = 0u;\n${combinations(`if (${check}) { c = c + 1u; }`)}\ntotal = total + c;`
+      : `total = total + ${builds.map((_, j) => `c${j}`).join(' * ')};`;
   return `${scan.enable}${atomicBinding(header('pipelineProbe', ['inp', 'hashed', 'outp', 'counter'], pipelineParamsAt(constWords) + 4 * N), 'counter')}
 const W_IN: u32 = ${rowWords(inputTypes)}u;
 const OW: u32 = ${rowWords(kernel.project.map((e) => e.type))}u;
@@ -144,7 +159,7 @@ ${builds.map((_, j) => `    h${j}[k] = 0u;`).join('\n')}
     if (!(${filterCode(kernel.filter, inputCols, constOffsets)})) { continue; }
 ${probes.join('\n')}
 ${builds.map((_, j) => `    h${j}[k] = x${j};`).join('\n')}
-    total = total + ${builds.map((_, j) => `c${j}`).join(' * ')};
+${count.replace(/^/gm, '    ')}
   }
   // Inclusive scan of the per-thread totals; the last thread reserves the tile's range.
   scanSums(lid, total, ${scan.sg});
@@ -155,7 +170,7 @@ ${builds.map((_, j) => `    h${j}[k] = x${j};`).join('\n')}
     if (h0[k] == 0u) { continue; }
     let i = base + k * WG + lid;
     let b = i * W_IN;
-${nested.replace(/^/gm, '    ')}
+${write.replace(/^/gm, '    ')}
   }
 }
 `;

@@ -2,8 +2,8 @@
  * Pipeline fusion (Crystal's tile-at-a-time pipelines; Red Fox §4 kernel fusion): a hash join whose probe side
  * `t` is produced by a mapFilter, a hash join or a pipeline that only this join reads becomes one `pipeline`
  * kernel: scan the producer's input, filter, look the row up in every build table, project. No intermediate
- * between them is written. A mapFilter of a hash join's or pipeline's rows joins it too, when its filter reads
- * only the scanned row. Repeated (fixpoint) it absorbs a whole chain `mapFilter -> hashJoin -> hashJoin ...`
+ * between them is written. A mapFilter of a hash join's or pipeline's rows joins it too (its predicates on build
+ * rows checked per combination of matches). Repeated (fixpoint) it absorbs a whole chain `mapFilter -> hashJoin -> hashJoin ...`
  * (the star-schema shape: a fact table filtered and probed against dimension tables). A probe's keys must be
  * computable from the scanned row alone (not from an earlier probe's build row), so the lookups are independent.
  * Sorts, uniques, aggregates and hash builds stay separate kernels: they need all their input first.
@@ -24,7 +24,7 @@ function asPipeline(p: KirProgram, k: KirKernel): Pipeline | undefined {
     case 'pipeline':
       return k;
     case 'mapFilter':
-      return { kind: 'pipeline', id: k.id, ...origin, input: k.input, output: k.output, filter: k.filter, probes: [], project: k.project, fused: k.fused ?? [k.id] };
+      return { kind: 'pipeline', id: k.id, ...origin, input: k.input, output: k.output, filter: k.filter, probes: [], check: [], project: k.project, fused: k.fused ?? [k.id] };
     case 'hashJoin': {
       const probe = p.variables[k.probe]!.columns;
       const build = p.variables[k.build]!.columns;
@@ -33,7 +33,7 @@ function asPipeline(p: KirProgram, k: KirKernel): Pipeline | undefined {
         return { kind: 'col', index, type: (c.side === 'probe' ? probe : build)[c.column]! };
       });
       const probeKeys = k.probeKeys.map((c): Expr => ({ kind: 'col', index: c, type: probe[c]! }));
-      return { kind: 'pipeline', id: k.id, ...origin, input: k.probe, output: k.output, filter: [], probes: [{ build: k.build, buildKeys: k.buildKeys, probeKeys }], project, fused: [k.id] };
+      return { kind: 'pipeline', id: k.id, ...origin, input: k.probe, output: k.output, filter: [], probes: [{ build: k.build, buildKeys: k.buildKeys, probeKeys }], check: [], project, fused: [k.id] };
     }
     default:
       return undefined;
@@ -56,26 +56,28 @@ function extend(p: KirProgram, first: Pipeline, join: HashJoin): Pipeline | unde
     output: join.output,
     filter: first.filter.map((f) => substitutePredicate(f)),
     probes: [...first.probes, { build: join.build, buildKeys: join.buildKeys, probeKeys }],
+    check: first.check.map((f) => substitutePredicate(f)),
     project,
     fused: [...first.fused, join.id],
   };
 }
 
 /**
- * `first` followed by a mapFilter of its rows, or undefined when the mapFilter's filter reads a build row (the
- * pipeline filters only before its lookups; moving a filter on the scanned row there changes nothing).
+ * `first` followed by a mapFilter of its rows: the mapFilter's predicates on the scanned row alone filter it before
+ * the lookups (which changes nothing), the others check each combination of matches.
  */
-function absorb(p: KirProgram, first: Pipeline, map: MapFilter): Pipeline | undefined {
+function absorb(p: KirProgram, first: Pipeline, map: MapFilter): Pipeline {
   const scanned = p.variables[first.input]!.columns.length;
-  const filter = map.filter.map((f) => substitutePredicate(f, first.project));
-  if (filter.some((f) => [...exprColumns(f.left), ...exprColumns(f.right)].some((c) => c >= scanned))) return undefined;
+  const predicates = map.filter.map((f) => substitutePredicate(f, first.project));
+  const early = (f: (typeof predicates)[number]): boolean => [...exprColumns(f.left), ...exprColumns(f.right)].every((c) => c < scanned);
   return {
     ...first,
     id: map.id,
     ...(map.origin ? { origin: map.origin } : {}),
     output: map.output,
-    filter: [...first.filter.map((f) => substitutePredicate(f)), ...filter],
+    filter: [...first.filter.map((f) => substitutePredicate(f)), ...predicates.filter(early)],
     probes: first.probes.map((pr) => ({ ...pr, probeKeys: pr.probeKeys.map((e) => substitute(e)) })),
+    check: [...first.check.map((f) => substitutePredicate(f)), ...predicates.filter((f) => !early(f))],
     project: map.project.map((e) => substitute(e, first.project)),
     fused: [...first.fused, ...(map.fused ?? [map.id])],
   };

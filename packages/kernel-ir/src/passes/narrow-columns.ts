@@ -25,7 +25,7 @@ function columnsRead(p: KirProgram, k: KirKernel, v: VarId, sortNeeds: (k: Extra
     case 'pipeline': {
       if (k.probes.some((pr) => pr.build === v)) return undefined;
       const scanned = p.variables[k.input]!.columns.length;
-      const all = cols([...k.filter.flatMap((f) => [f.left, f.right]), ...k.probes.flatMap((pr) => pr.probeKeys), ...k.project]);
+      const all = cols([...[...k.filter, ...k.check].flatMap((f) => [f.left, f.right]), ...k.probes.flatMap((pr) => pr.probeKeys), ...k.project]);
       return new Set(all.filter((c) => c < scanned));
     }
     case 'hashJoin': {
@@ -139,10 +139,18 @@ function narrow(p: KirProgram, rd: BlockReaders, i: number, keep: number[]): Kir
         const row: Expr[] = [];
         for (const [old, now] of map) row[old] = { kind: 'col', index: now, type: p.variables[from]!.columns[old]! };
         const sub = (e: Expr): Expr => substitute(e, row);
+        const scan = (e: Expr): Expr => remapScan(e, row, p.variables[from]!.columns.length, keep.length);
         kernels[r.id] =
           r.kind === 'mapFilter'
             ? { ...r, input: to, filter: r.filter.map((f) => substitutePredicate(f, row)), project: r.project.map(sub) }
-            : { ...r, input: to, filter: r.filter.map((f) => substitutePredicate(f, row)), probes: r.probes.map((pr) => ({ ...pr, probeKeys: pr.probeKeys.map(sub) })), project: r.project.map((e) => remapScan(e, row, p.variables[from]!.columns.length, keep.length)) };
+            : {
+                ...r,
+                input: to,
+                filter: r.filter.map((f) => substitutePredicate(f, row)),
+                probes: r.probes.map((pr) => ({ ...pr, probeKeys: pr.probeKeys.map(sub) })),
+                check: r.check.map((f) => ({ ...f, left: scan(f.left), right: scan(f.right) })),
+                project: r.project.map(scan),
+              };
         continue;
       }
       const next = remapReader(r, from, to, map);

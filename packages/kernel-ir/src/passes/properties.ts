@@ -210,7 +210,7 @@ export function kernelProps(p: KirProgram, s: PropState, k: KirKernel): VarProps
     }
     case 'pipeline': {
       // Formed after the property-driven rewrites (compile.ts), so nothing finer than emptiness is needed.
-      const empty = propsOf(s, k.input).empty || k.probes.some((pr) => propsOf(s, pr.build).empty) || k.filter.some(neverHolds);
+      const empty = propsOf(s, k.input).empty || k.probes.some((pr) => propsOf(s, pr.build).empty) || [...k.filter, ...k.check].some(neverHolds);
       return empty ? EMPTY : UNKNOWN;
     }
     case 'difference': {
