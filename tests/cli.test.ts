@@ -78,6 +78,23 @@ describe('running programs', () => {
     expect((await cli('plan', src, '--wgsl')).out).toMatch(/@compute/);
   });
 
+  test('plan --ir kernel shows the fused pipeline of SSB Q1.1 and what it fused; --wgsl its passes', async () => {
+    const src = join(root, 'examples/ssb/q1.1.logic');
+    const fused = await cli('plan', src, '--ir', 'kernel');
+    expect(fused.code).toBe(0);
+    // The lineorder scan, its filter, the probe of the 1993 days and the projection: one kernel, no hashJoin.
+    expect(fused.out).toMatch(
+      /:= pipeline lineorder where #5 >= 1 and #5 <= 3 and #3 < 25, probe day on \(#0\) = \(#2\) -> \(#0, #1, int64:from_int32\[\(#4 \* #5\)\]\)  \/\/ k\d+ \(fused k\d+\+k\d+: scan\+filter, 1 probe, project\)/,
+    );
+    expect(fused.out).not.toMatch(/hashJoin/);
+    const unfused = await cli('plan', src, '--ir', 'kernel', '--no-fusion');
+    expect(unfused.out).toMatch(/hashJoin build day on \(#0\)/);
+    expect(unfused.out).not.toMatch(/pipeline/);
+    const wgsl = await cli('plan', src, '--wgsl');
+    expect(wgsl.out).toMatch(/\/\/ kernel \d+ \(pipeline\), pass hashBuild\.0\n/);
+    expect(wgsl.out).toMatch(/\/\/ kernel \d+ \(pipeline\), pass pipelineProbe\n\/\/ vixen pass: pipelineProbe/);
+  });
+
   test('--join-strategy picks the join lowering, --no-fusion keeps kernels unfused; a bad value is an option error', async () => {
     const src = join(root, 'examples/transitive-closure.logic');
     const hash = await cli('plan', src, '--ir', 'kernel', '--join-strategy', 'hash');

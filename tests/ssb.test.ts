@@ -79,6 +79,15 @@ describe('SSB queries at SF 0.01 match DuckDB', () => {
       expect(rows.length, `Q${q} is empty at this scale`).toBeGreaterThan(0);
       const types = program.relations.find((r) => r.name === 'result')!.columns.map((c) => c.type);
       expect(compareAnswers(rows, types, expected.rows), `Q${q}`).toEqual([]);
+      // Every query scans lineorder once, filtered and probed against all its dimensions, in one fused pipeline
+      // kernel (fuse-pipelines); without fusion the same answer comes from the separate kernels.
+      const pipelines = program.kir.kernels.filter((k) => k.kind === 'pipeline');
+      expect(pipelines.map((k) => program.kir.variables[k.input]!.name), `Q${q}`).toEqual(['lineorder']);
+      const unfused = compileSsbQuery(queriesDir, q, { fusion: false });
+      expect(unfused.kir.kernels.some((k) => k.kind === 'pipeline')).toBe(false);
+      expect(unfused.kir.kernels.length).toBeGreaterThan(program.kir.kernels.length);
+      const plain = await unfused.run({ facts: factsFor(unfused, data.facts), gpu: data.gpu, outputs: ['result'] });
+      expect(plain.relations.get('result'), `Q${q} unfused`).toEqual(rows);
     }, 120_000);
   }
 });

@@ -12,6 +12,7 @@ import { mapFilterShaders } from './kernels/mapFilter.js';
 import { mergeShaders } from './kernels/merge.js';
 import { hashJoinLayout, hashJoinShaders } from './kernels/hashJoin.js';
 import { mergeJoinShaders } from './kernels/mergeJoin.js';
+import { pipelineShaders } from './kernels/pipeline.js';
 import { sortShaders } from './kernels/sort.js';
 import { hashedUniqueShaders, uniqueShaders } from './kernels/unique.js';
 import { SCAN_ADD, SCAN_BLOCK, SCAN_WRAPPED } from './scan.js';
@@ -26,6 +27,7 @@ export { HASH_ITEMS, JOIN_PAIRS, hashBuildShaders, hashProbeShaders, joinSlotWor
 export { hashJoinLayout, swapHashJoin, type HashJoinLayout } from './kernels/hashJoin.js';
 export { GROUP_ITEMS, groupRowWords, groupSlotWords, hashAggregateShaders, type HashAggregate } from './kernels/hashAggregate.js';
 export { MERGE_ITEMS } from './kernels/merge.js';
+export { pipelineBuildLayouts, pipelineBuildPass, pipelineParamsAt } from './kernels/pipeline.js';
 
 /** Pass name -> WGSL module source. */
 export type KernelShaders = Record<string, string>;
@@ -79,9 +81,30 @@ function tableArgs(call: CallExpr): Value[] {
   });
 }
 
+/** Expressions a kernel evaluates, in constant-layout order: filter (then check) operands, projections, then probe keys. */
+function kernelExprs(kernel: KirKernel): Expr[] {
+  switch (kernel.kind) {
+    case 'mapFilter':
+    case 'mergeJoin':
+      return [...kernel.filter.flatMap((p) => [p.left, p.right]), ...kernel.project];
+    case 'pipeline':
+      return [...[...kernel.filter, ...kernel.check].flatMap((p) => [p.left, p.right]), ...kernel.project, ...kernel.probes.flatMap((pr) => pr.probeKeys)];
+    case 'sort':
+    case 'unique':
+    case 'hashJoin':
+    case 'difference':
+    case 'concat':
+    case 'merge':
+    case 'copy':
+    case 'aggregate':
+    case 'limit':
+      return [];
+  }
+}
+
 /** The kernel's tables (calls with equal functions and constants share one) and each call's table index. */
 function tableLayout(kernel: KirKernel): { tables: TableSpec[]; slots: Map<Expr, number> } {
-  const exprs = kernel.kind === 'mapFilter' || kernel.kind === 'mergeJoin' ? [...kernel.filter.flatMap((p) => [p.left, p.right]), ...kernel.project] : [];
+  const exprs = kernelExprs(kernel);
   const keys: string[] = [];
   const tables: TableSpec[] = [];
   const slots = new Map<Expr, number>();
@@ -105,24 +128,11 @@ export function kernelTables(kernel: KirKernel): TableSpec[] {
 
 /**
  * Constant expressions of a kernel in the order their encoded words appear in the params array: filter
- * operands then projections, each expression's constants left to right.
+ * operands (pipelines: then check operands), projections, then (pipelines) probe keys, each expression's constants
+ * left to right.
  */
 export function kernelConstants(kernel: KirKernel): ConstExpr[] {
-  switch (kernel.kind) {
-    case 'mapFilter':
-    case 'mergeJoin':
-      return [...kernel.filter.flatMap((p) => [p.left, p.right]), ...kernel.project].flatMap(constantsOf);
-    case 'sort':
-    case 'unique':
-    case 'hashJoin':
-    case 'difference':
-    case 'concat':
-    case 'merge':
-    case 'copy':
-    case 'aggregate':
-    case 'limit':
-      return [];
-  }
+  return kernelExprs(kernel).flatMap(constantsOf);
 }
 
 /**
@@ -172,6 +182,8 @@ function kernelSkeletons(kernel: KirKernel, variables: readonly KirVariable[]): 
       };
     case 'hashJoin':
       return hashJoinShaders(hashJoinLayout(kernel, types(kernel.build), types(kernel.probe)));
+    case 'pipeline':
+      return pipelineShaders(kernel, types(kernel.input), kernel.probes.map((pr) => types(pr.build)), offsets, words);
     case 'difference':
       return { ...differenceShaders(types(kernel.left)), ...scanShaders };
     case 'merge':

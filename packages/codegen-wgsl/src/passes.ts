@@ -92,6 +92,15 @@ export const PASS_LAYOUTS = {
    */
   hashProbe: ['read', 'read', 'read', 'read', 'write', 'write', 'uniform'],
   /**
+   * Fused pipeline probe (kernels/pipeline.ts), a workgroup per tile of HASH_ITEMS * WG input rows: rows passing
+   * the filter are looked up in every probe's table and each combination of matches writes one output row, at
+   * counter[0] (advanced atomically by the tile's total) onwards; rows at or past `capacity` are counted, not
+   * written. `hashed` holds per probe its join table (as hashBuild's, with the word after the slots), chains and
+   * build rows at word offsets given in the uniform after the constants (see pipelineParamsAt).
+   * (input, hashed, output, counter, u) u0 = (n, capacity).
+   */
+  pipelineProbe: ['read', 'read', 'write', 'write', 'uniform'],
+  /**
    * Hash group-by insert (kernels/hashAggregate.ts), a workgroup per tile of GROUP_ITEMS * WG rows: row i
    * joins its key's slot (head word = key ^ KEY_SALT for one-word keys, whose key KEY_SALT has slot mask + 1,
    * else first row + 1; group id word, then aggregate words) and updates the aggregates with atomics; meta[0]

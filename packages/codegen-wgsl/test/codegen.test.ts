@@ -81,9 +81,25 @@ const kernels: KirKernel[] = [
     ],
   },
   { kind: 'sort', id: 12, input: 5, output: 5, keys: [0] },
+  // Row a ++ b ++ a2: a filtered, looked up in b on (string, int64) and in a2 on a computed int32 key.
+  {
+    kind: 'pipeline',
+    id: 13,
+    input: 0,
+    output: 2,
+    filter: [{ kind: 'compare', op: '>=', left: col(0, 'int32'), right: { ...i32 } }],
+    probes: [
+      { build: 1, buildKeys: [0, 1], probeKeys: [col(2, 'string'), col(1, 'int64')] },
+      { build: 3, buildKeys: [0], probeKeys: [{ kind: 'binary', op: '+', left: col(0, 'int32'), right: { ...i32 }, type: 'int32' }] },
+    ],
+    // Per combination: b's int64 against a's.
+    check: [{ kind: 'compare', op: '!=', left: col(4, 'int64'), right: col(1, 'int64') }],
+    project: [col(4, 'int64'), col(3, 'string'), col(5, 'int32'), { ...i64 }],
+    fused: [1, 2, 3],
+  },
 ];
 
-const expectedPasses: Record<KirKernel['kind'], Array<PassName | `${PassName}${typeof SUBGROUP_VARIANT}`>> = {
+const expectedPasses: Record<KirKernel['kind'], Array<PassName | `${PassName}${typeof SUBGROUP_VARIANT}` | `hashBuild.${number}`>> = {
   mapFilter: ['flags', 'scatter', 'scanBlock', 'scanAdd'],
   sort: [
     'radixMask',
@@ -99,6 +115,8 @@ const expectedPasses: Record<KirKernel['kind'], Array<PassName | `${PassName}${t
   unique: ['flags', 'scatter', 'scanBlock', 'scanAdd'],
   mergeJoin: ['joinCount', 'joinWrite', 'scanBlock', 'scanAdd', 'scanWrapped'],
   hashJoin: ['hashBuild', 'hashProbe', `hashProbe${SUBGROUP_VARIANT}`],
+  // One build pass per probe, named hashBuild.<probe>.
+  pipeline: ['hashBuild.0', 'hashBuild.1', 'pipelineProbe', `pipelineProbe${SUBGROUP_VARIANT}`],
   difference: ['flagsAbsent', 'scatter', 'scanBlock', 'scanAdd'],
   concat: [],
   merge: ['merge', 'countSum'],
@@ -124,7 +142,7 @@ describe('generateKernelShaders', () => {
     expect(Object.keys(shaders).sort()).toEqual([...(expectedById[kernel.id] ?? expectedPasses[kernel.kind])].sort());
     for (const [pass, code] of Object.entries(shaders)) {
       const variant = pass.endsWith(SUBGROUP_VARIANT);
-      expect(pass.slice(0, variant ? -SUBGROUP_VARIANT.length : undefined) in PASS_LAYOUTS).toBe(true);
+      expect(pass.slice(0, variant ? -SUBGROUP_VARIANT.length : undefined).replace(/\.\d+$/, '') in PASS_LAYOUTS).toBe(true);
       // Device-independent: the workgroup size is an override set at pipeline creation.
       expect(code).toMatch(/override WG: u32/);
       expect(code.startsWith('enable subgroups;')).toBe(variant);

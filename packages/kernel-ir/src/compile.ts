@@ -5,7 +5,9 @@ import { lowerPlan, type LowerOptions } from './lower/from-plan.js';
 import { compactKernels } from './passes/compact-kernels.js';
 import { fuseMapFilters } from './passes/fuse-map-filters.js';
 import { hashUnique } from './passes/hash-unique.js';
+import { fusePipelines } from './passes/fuse-pipelines.js';
 import { insertFrees } from './passes/insert-frees.js';
+import { narrowColumns } from './passes/narrow-columns.js';
 import { fixpoint, pipeline, when } from './passes/pipeline.js';
 import { propagateCopies } from './passes/propagate-copies.js';
 import { emptyOnEntry } from './passes/properties.js';
@@ -15,7 +17,10 @@ import { simplifyKernels } from './passes/simplify-kernels.js';
 import { skipUnneededOrder } from './passes/skip-unneeded-order.js';
 
 export interface KirOptions extends LowerOptions {
-  /** Fuse chains of kernels into one (fuse-map-filters); default true. Off, the other KIR optimizations still run. */
+  /**
+   * Fuse chains of kernels into one (fuse-map-filters; fuse-pipelines: scan -> filter -> hash probes -> project);
+   * default true. Off, the other KIR optimizations still run.
+   */
   fusion?: boolean;
   /** Derived relations that get rows from outside the program (e.g. Soufflé `.input` files): never assumed empty on entry. */
   seeded?: readonly string[];
@@ -35,7 +40,10 @@ export function optimizeKernels(options: Pick<KirOptions, 'fusion' | 'seeded'> =
     when(options.fusion ?? true, fuseMapFilters),
     removeDeadKernels,
   );
-  return pipeline(assumeEmpty, fixpoint(round), compactKernels);
+  // Pipelines form once the property-driven rewrites are done: the property analysis sees through hash joins, not pipelines.
+  const pipelines = when(options.fusion ?? true, fixpoint(pipeline<KirProgram>(fusePipelines, removeDeadKernels)));
+  // Narrowing last: the rewrites above may drop readers (a unique needs every column) and fuse producers.
+  return pipeline(assumeEmpty, fixpoint(round), pipelines, fixpoint(narrowColumns), compactKernels);
 }
 
 export function planToKernels(plan: QpProgram, options: KirOptions = {}): KirProgram {

@@ -8,6 +8,8 @@ export { propagateCopies } from './passes/propagate-copies.js';
 export { skipUnneededOrder } from './passes/skip-unneeded-order.js';
 export { hashUnique } from './passes/hash-unique.js';
 export { fuseMapFilters } from './passes/fuse-map-filters.js';
+export { fusePipelines } from './passes/fuse-pipelines.js';
+export { narrowColumns } from './passes/narrow-columns.js';
 export { removeDeadKernels } from './passes/remove-dead-kernels.js';
 export { compactKernels } from './passes/compact-kernels.js';
 export { blockEntryStates, emptyOnEntry, type PropState, type VarProps } from './passes/properties.js';

@@ -17,6 +17,16 @@ export interface HashJoinColumn {
   column: number;
 }
 
+/**
+ * One hash probe of a pipeline kernel: a table over `build` keyed by its columns `buildKeys`, looked up with the
+ * words of `probeKeys` (expressions over the pipeline's input row, one per build key, of equal types).
+ */
+export interface PipelineProbe {
+  build: VarId;
+  buildKeys: number[];
+  probeKeys: Expr[];
+}
+
 export interface KirVariable {
   id: VarId;
   name: string;
@@ -73,6 +83,23 @@ export type KirKernel = { origin?: KirOrigin } & (
       buildKeys: number[];
       probeKeys: number[];
       project: HashJoinColumn[];
+    }
+  /**
+   * Fused pipeline (Crystal-style, one pass over `input`): for each input row t where `filter(t)` and each
+   * combination of build rows b1..bn (bj a row of probes[j].build whose `buildKeys` equal `probeKeys[j](t)`)
+   * where `check(t ++ b1 ++ ... ++ bn)`, output := `project(t ++ b1 ++ ... ++ bn)` (columns: t's, then b1's, ...),
+   * in no particular order. `fused`: the ids (in the program lowering gave) of the kernels it stands for.
+   */
+  | {
+      kind: 'pipeline';
+      id: number;
+      input: VarId;
+      output: VarId;
+      filter: Predicate[];
+      probes: PipelineProbe[];
+      check: Predicate[];
+      project: Expr[];
+      fused: number[];
     }
   /** output := left − right; both canonical. Output canonical. */
   | { kind: 'difference'; id: number; left: VarId; right: VarId; output: VarId }
@@ -156,6 +183,8 @@ export function kernelInputs(k: KirKernel): VarId[] {
       return [k.left, k.right];
     case 'hashJoin':
       return [k.build, k.probe];
+    case 'pipeline':
+      return [k.input, ...k.probes.map((pr) => pr.build)];
   }
 }
 
@@ -195,5 +224,7 @@ export function withInputs(k: KirKernel, f: (v: VarId) => VarId): KirKernel {
       return f(k.left) === k.left && f(k.right) === k.right ? k : { ...k, left: f(k.left), right: f(k.right) };
     case 'hashJoin':
       return f(k.build) === k.build && f(k.probe) === k.probe ? k : { ...k, build: f(k.build), probe: f(k.probe) };
+    case 'pipeline':
+      return kernelInputs(k).every((v) => f(v) === v) ? k : { ...k, input: f(k.input), probes: k.probes.map((pr) => ({ ...pr, build: f(pr.build) })) };
   }
 }

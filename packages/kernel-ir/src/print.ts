@@ -28,6 +28,12 @@ function formatKernel(k: KirKernel, name: (v: VarId) => string): string {
         const cols = k.project.map((c) => `${c.side}.#${c.column}`).join(', ');
         return `hashJoin build ${name(k.build)} on ${columnList(k.buildKeys)}, probe ${name(k.probe)} on ${columnList(k.probeKeys)} -> (${cols})`;
       }
+      case 'pipeline': {
+        const where = k.filter.length > 0 ? ` where ${k.filter.map(printPredicate).join(' and ')}` : '';
+        const probes = k.probes.map((pr) => `, probe ${name(pr.build)} on ${columnList(pr.buildKeys)} = (${pr.probeKeys.map(printExpr).join(', ')})`);
+        const check = k.check.length > 0 ? ` check ${k.check.map(printPredicate).join(' and ')}` : '';
+        return `pipeline ${name(k.input)}${where}${probes.join('')}${check} -> (${k.project.map(printExpr).join(', ')})`;
+      }
       case 'difference':
       case 'concat':
         return `${k.kind} ${name(k.left)}, ${name(k.right)}`;
@@ -50,7 +56,13 @@ export function formatCommand(p: KirProgram, c: KirCommand, name: (v: VarId) => 
       const k = p.kernels[c.kernel];
       if (!k) return `launch <missing kernel ${c.kernel}>`;
       // Fused ids are those lowering gave (the kernels of the unoptimized program), e.g. `// k3 (fused k5+k7)`.
-      const fused = k.kind === 'mapFilter' && k.fused ? ` (fused ${k.fused.map((id) => `k${id}`).join('+')})` : '';
+      const ids = (fused: readonly number[]): string => fused.map((id) => `k${id}`).join('+');
+      const fused =
+        k.kind === 'mapFilter' && k.fused
+          ? ` (fused ${ids(k.fused)})`
+          : k.kind === 'pipeline'
+            ? ` (fused ${ids(k.fused)}: scan+filter, ${k.probes.length} probe${k.probes.length === 1 ? '' : 's'}, project)`
+            : '';
       return `${formatKernel(k, name)}  // k${c.kernel}${fused}`;
     }
     case 'free':

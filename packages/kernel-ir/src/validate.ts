@@ -155,6 +155,29 @@ class Validator {
         }
         return;
       }
+      case 'pipeline': {
+        const input = this.columnsOf(k.input);
+        const row = [...input, ...k.probes.flatMap((pr) => this.columnsOf(pr.build))];
+        k.probes.forEach((pr, j) => {
+          const build = this.columnsOf(pr.build);
+          const at = `${where} probe ${j}`;
+          if (pr.buildKeys.length === 0) this.error(`${at}: a hash probe needs at least one key`);
+          if (pr.buildKeys.length !== pr.probeKeys.length) {
+            this.error(`${at}: ${pr.buildKeys.length} build keys but ${pr.probeKeys.length} probe keys`);
+          } else if (this.keys(pr.buildKeys, build, at)) {
+            pr.probeKeys.forEach((e, i) => {
+              // Keys are computed from the input row alone, before any lookup.
+              this.expr(e, input, at);
+              const bk = pr.buildKeys[i]!;
+              if (build[bk] !== e.type) this.error(`${at}: key pair ${i} joins build #${bk} (${build[bk]}) with ${e.type}`);
+            });
+          }
+        });
+        for (const pr of k.filter) this.predicate(pr, input, where);
+        this.map(k.check, k.project, row, k.output, where);
+        if (k.fused.length < 2) this.error(`${where}: fuses ${k.fused.length} kernel(s); a pipeline stands for at least two`);
+        return;
+      }
       case 'difference':
       case 'concat':
         this.sameShape([k.left, k.right, k.output], where);

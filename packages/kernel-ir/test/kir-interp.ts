@@ -121,6 +121,17 @@ export function runKir(p: KirProgram, maxSteps = 10_000): RunResult {
         }
         return out.reverse();
       }
+      case 'pipeline': {
+        // Every combination of matching build rows per kept input row; emitted reversed, as hashJoin's.
+        let rows = read(k.input).filter((t) => k.filter.every((f) => predicateHolds(f, t))).map((t) => ({ t, row: [...t] }));
+        for (const pr of k.probes) {
+          const build = read(pr.build);
+          rows = rows.flatMap(({ t, row }) =>
+            build.filter((b) => pr.buildKeys.every((bk, i) => compareValues(b[bk]!, evalExpr(pr.probeKeys[i]!, t)) === 0)).map((b) => ({ t, row: [...row, ...b] })),
+          );
+        }
+        return rows.filter(({ row }) => k.check.every((f) => predicateHolds(f, row))).map(({ row }) => k.project.map((e) => evalExpr(e, row))).reverse();
+      }
       case 'difference': {
         const keys = all(types(k.left).length);
         const right = requireSorted(k, k.right, keys, true);

@@ -51,6 +51,8 @@ function kernelsOf(p: KirProgram): Array<Record<string, unknown>> {
           return [{ kind: k.kind, left: name(k.left), right: name(k.right), output: name(k.output) }];
         case 'hashJoin':
           return [{ kind: k.kind, build: name(k.build), probe: name(k.probe), output: name(k.output), project: k.project }];
+        case 'pipeline':
+          return [{ kind: k.kind, input: name(k.input), builds: k.probes.map((pr) => name(pr.build)), output: name(k.output) }];
       }
     }),
   );

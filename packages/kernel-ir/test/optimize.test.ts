@@ -1,13 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { interpret, type QpCommand, type QpProgram, type RelationDecl, type Row } from '@vixen/queryplan';
+import { interpret, type Predicate, type QpCommand, type QpProgram, type RelationDecl, type Row } from '@vixen/queryplan';
 import {
   blockEntryStates,
   compactKernels,
   emptyOnEntry,
   fixpoint,
   fuseMapFilters,
+  fusePipelines,
   lowerPlan,
+  narrowColumns,
   planToKernels,
   printKir,
   propagateCopies,
@@ -193,7 +195,8 @@ describe('skipUnneededOrder', () => {
       { r: [[1, 2], [2, 1], [3, 3]] },
     );
     const p = planToKernels(plan);
-    expect(kernelLines(p, 'b')).toEqual(['%k3 := mapFilter r -> (#1, #0)', 'n := aggregate %k3 by () compute (count(): int32)']);
+    // (narrow-columns keeps one of the columns the count does not read.)
+    expect(kernelLines(p, 'b')).toEqual(['%k5 := mapFilter r -> (#1)', 'n := aggregate %k5 by () compute (count(): int32)']);
     expectSameResults(plan);
   });
 
@@ -334,6 +337,123 @@ describe('fuseMapFilters', () => {
   });
 });
 
+describe('fusePipelines', () => {
+  const i32s = (n: number): Array<'int32'> => Array.from({ length: n }, () => 'int32' as const);
+  /**
+   * A star: fact(k, d1, d2, v) filtered and projected into $a, joined with dim1 on d1 into $b, $b joined with
+   * dim2 on d2 into out. dim1 repeats key 1 (two matches per fact row, so the probe walks a chain).
+   */
+  const star = (extraRead: boolean, filter: Predicate[] = []): QpProgram =>
+    program(
+      [
+        rel('fact', i32s(4), 'edb'),
+        rel('dim1', i32s(2), 'edb'),
+        rel('dim2', i32s(2), 'edb'),
+        rel('$a', i32s(4), 'temp'),
+        rel('$b', i32s(4), 'temp'),
+        rel('out', i32s(4)),
+        rel('also', i32s(4)),
+      ],
+      [
+        block('b', [
+          mapFilter('$a', 'fact', [col(0), col(1), col(2), { kind: 'binary', op: '+', left: col(3), right: lit(1), type: 'int32' }], [cmp(col(3), '>', lit(0))]),
+          // $a ++ dim1 -> (k, d2, v + 1, x)
+          mapJoin('$b', '$a', 'dim1', [1], [0], cols(0, 2, 3, 5)),
+          // $b ++ dim2 -> (k, x, y, v + 1)
+          mapJoin('out', '$b', 'dim2', [1], [0], cols(0, 3, 5, 2), filter),
+          ...(extraRead ? [copy('also', '$b')] : []),
+        ]),
+      ],
+      {
+        fact: [[1, 1, 7, 5], [2, 1, 8, 6], [3, 2, 7, 0], [4, 2, 9, 2], [5, 3, 7, 1], [6, 2, 8, -4]],
+        dim1: [[1, 10], [1, 11], [2, 20], [3, 30]],
+        dim2: [[7, 70], [8, 80]],
+      },
+    );
+
+  /** planToKernels with hash joins agrees with the reference interpreter, fusion on and off. */
+  const expectSame = (plan: QpProgram): void => {
+    const expected = interpret(plan, plan.facts);
+    for (const fusion of [true, false]) {
+      const kir = planToKernels(plan, { joinStrategy: 'hash', fusion });
+      expect(validateKir(kir)).toEqual([]);
+      const run = runKir(kir);
+      for (const r of plan.relations.filter((r) => r.kind !== 'temp')) expect(run.relations.get(r.name), `${r.name} (fusion ${fusion})`).toEqual(expected.get(r.name));
+    }
+  };
+
+  it('fuses filter -> probe -> probe -> project into one pipeline kernel and prints what it fused', () => {
+    const p = planToKernels(star(false), { joinStrategy: 'hash' });
+    const pipelines = p.kernels.filter((k) => k.kind === 'pipeline');
+    expect(pipelines).toHaveLength(1);
+    // The mapFilter and both joins, by the ids lowering gave them.
+    expect(pipelines[0]!.kind === 'pipeline' && pipelines[0]!.fused.length).toBe(3);
+    expect(p.kernels.some((k) => k.kind === 'hashJoin' || k.kind === 'mapFilter')).toBe(false);
+    expect(printKir(p)).toMatch(
+      /:= pipeline fact where #3 > 0, probe dim1 on \(#0\) = \(#1\), probe dim2 on \(#0\) = \(#2\) -> \(#0, #5, #7, \(#3 \+ 1\)\)  \/\/ k\d+ \(fused k\d+\+k\d+\+k\d+: scan\+filter, 2 probes, project\)/,
+    );
+    const unfused = planToKernels(star(false), { joinStrategy: 'hash', fusion: false });
+    expect(launches(unfused) - launches(p)).toBe(2);
+    expectSame(star(false));
+  });
+
+  it('takes in the mapFilter of a join filter: on the scanned row before the lookups, on a build row as a check', () => {
+    const scanned = planToKernels(star(false, [cmp(col(0), '!=', lit(4))]), { joinStrategy: 'hash' });
+    expect(scanned.kernels.filter((k) => k.kind === 'pipeline' || k.kind === 'mapFilter' || k.kind === 'hashJoin').map((k) => k.kind)).toEqual(['pipeline']);
+    expect(printKir(scanned)).toMatch(/:= pipeline fact where #3 > 0 and #0 != 4, probe dim1/);
+    expectSame(star(false, [cmp(col(0), '!=', lit(4))]));
+    const build = planToKernels(star(false, [cmp(col(5), '!=', lit(80))]), { joinStrategy: 'hash' });
+    expect(build.kernels.filter((k) => k.kind === 'pipeline' || k.kind === 'mapFilter' || k.kind === 'hashJoin').map((k) => k.kind)).toEqual(['pipeline']);
+    expect(printKir(build)).toMatch(/:= pipeline fact where #3 > 0, probe dim1 on \(#0\) = \(#1\), probe dim2 on \(#0\) = \(#2\) check #7 != 80 -> /);
+    expectSame(star(false, [cmp(col(5), '!=', lit(80))]));
+  });
+
+  it('stops at an intermediate another kernel reads, and is idempotent', () => {
+    const p = planToKernels(star(true), { joinStrategy: 'hash' });
+    const kinds = p.kernels.filter((k) => k.kind === 'pipeline' || k.kind === 'hashJoin').map((k) => [k.kind, k.kind === 'pipeline' ? k.probes.length : 0]);
+    expect(kinds).toEqual([['pipeline', 1], ['hashJoin', 0]]);
+    expectSame(star(true));
+    const once = fixpoint(fusePipelines)(lowered(star(false)));
+    expect(fusePipelines(once)).toBe(once);
+  });
+});
+
+describe('narrowColumns', () => {
+  /** $j(k, d, v, x) <- fact(k, d, v), dim(d, x); total[x] = sum(v) over $j: the sort and aggregate read x and v only. */
+  const grouped = (): QpProgram =>
+    program(
+      [rel('fact', ['int32', 'int32', 'int32'], 'edb'), rel('dim', ['int32', 'int32'], 'edb'), rel('$j', ['int32', 'int32', 'int32', 'int32'], 'temp'), rel('total', ['int32', 'int32'])],
+      [
+        block('b', [
+          mapJoin('$j', 'fact', 'dim', [1], [0], cols(0, 1, 2, 4)),
+          { kind: 'aggregate', target: 'total', source: '$j', groupBy: [3], aggregates: [{ fn: 'sum', column: 2, type: 'int32' }] },
+        ]),
+      ],
+      { fact: [[1, 1, 5], [2, 1, 5], [3, 2, 7], [4, 3, 1]], dim: [[1, 10], [1, 11], [2, 10]] },
+    );
+
+  it('writes only the columns the sort and the aggregate after it read, from the join on', () => {
+    for (const fusion of [true, false]) {
+      const p = planToKernels(grouped(), { joinStrategy: 'hash', fusion });
+      const lines = kernelLines(p, 'b');
+      expect(lines[0], `fusion ${fusion}`).toMatch(/^%k\d+ := (hashJoin build dim on \(#0\), probe fact on \(#1\) -> \(probe.#2, build.#1\)|pipeline fact, probe dim on \(#0\) = \(#1\) -> \(#2, #4\))$/);
+      expect(lines.slice(1).map((l) => l.replace(/%k\d+/g, '%k'))).toEqual(['%k := sort %k by (#1)', 'total := aggregate %k by (#1) compute (sum(#0): int32)']);
+    }
+    const expected = interpret(grouped(), grouped().facts).get('total');
+    expect(expected).toEqual([[10, 17], [11, 10]]);
+    for (const fusion of [true, false]) expect(runKir(planToKernels(grouped(), { joinStrategy: 'hash', fusion })).relations.get('total')).toEqual(expected);
+  });
+
+  it('leaves values read by kernels that need every column (a unique) or read after the block, and is idempotent', () => {
+    // Lowered, the join rows are sorted and uniqued into $j before the aggregate: nothing is narrowed there.
+    const p = lowered(grouped());
+    expect(kernelLines(unoptimizedKernels(grouped()), 'b').some((l) => l.includes(':= unique'))).toBe(true);
+    expect(narrowColumns(p)).toBe(p);
+    const optimized = planToKernels(grouped(), { joinStrategy: 'hash' });
+    expect(fixpoint(narrowColumns)(optimized)).toBe(optimized);
+  });
+});
+
 describe('the optimization pipeline', () => {
   it('removes the redundant kernels of a union into an empty relation', () => {
     expect(launches(planToKernels(unionIntoEmpty()))).toBe(2);
@@ -403,6 +523,29 @@ describe('keys', () => {
     ]);
     expect(kernelLines(planToKernels(plan), 'b')).toEqual(['total := aggregate r by (#0) compute (sum(#1): int32)', 'out := mapFilter total -> (#0, 0)']);
     expectSameResults(plan);
+  });
+});
+
+describe('join keys', () => {
+  it('counts a join key as kept when its partner is: a join keeping the probe row and the build non-key columns is duplicate-free', () => {
+    // $j(k, d, v, x) <- fact(k, d, v), dim(d, x): dim's d is not projected, fact's d is, so each output row names
+    // its pair; the sum over $j then needs no unique (nor a sort) of its rows.
+    const plan = program(
+      [rel('fact', ['int32', 'int32', 'int32'], 'edb'), rel('dim', ['int32', 'int32'], 'edb'), rel('$j', ['int32', 'int32', 'int32', 'int32'], 'temp'), rel('total', ['int32'])],
+      [
+        block('b', [
+          mapJoin('$j', 'fact', 'dim', [1], [0], cols(0, 1, 2, 4)),
+          { kind: 'aggregate', target: 'total', source: '$j', groupBy: [], aggregates: [{ fn: 'sum', column: 2, type: 'int32' }] },
+        ]),
+      ],
+      { fact: [[1, 1, 5], [2, 1, 5], [3, 2, 7], [4, 3, 1]], dim: [[1, 10], [1, 11], [2, 20]] },
+    );
+    const kinds = (p: KirProgram): string[] => p.blocks.flatMap((b) => b.commands.flatMap((c) => (c.kind === 'launch' ? [p.kernels[c.kernel]!.kind] : [])));
+    expect(kinds(unoptimizedKernels(plan, { joinStrategy: 'hash' }))).toContain('unique');
+    expect(kinds(planToKernels(plan, { joinStrategy: 'hash' }))).toEqual(['hashJoin', 'aggregate']);
+    const expected = interpret(plan, plan.facts).get('total');
+    expect(expected).toEqual([[27]]);
+    expect(runKir(planToKernels(plan, { joinStrategy: 'hash' })).relations.get('total')).toEqual(expected);
   });
 });
 

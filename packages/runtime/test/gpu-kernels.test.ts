@@ -370,6 +370,58 @@ describe('hashJoin', () => {
   });
 });
 
+describe('pipeline', () => {
+  const P: ScalarType[] = ['string', 'int32', 'int64'];
+  const B1: ScalarType[] = ['int32', 'int64', 'string'];
+  const B2: ScalarType[] = ['string', 'int32'];
+  // Row p ++ b1 ++ b2: p's columns 0..2, b1's 3..5, b2's 6..7.
+  const project: Expr[] = [col(2, P), { kind: 'col', index: 3, type: 'int32' }, { kind: 'col', index: 7, type: 'int32' }, col(0, P)];
+  const outTypes: ScalarType[] = ['int64', 'int32', 'int32', 'string'];
+  const rowsOf = (words: readonly number[], width: number): string[] =>
+    Array.from({ length: words.length / width }, (_, i) => words.slice(i * width, (i + 1) * width).join(',')).sort();
+
+  // Small key domains: build keys repeat, so rows match several build rows in both tables (chains walked).
+  // With a check, each combination of matches is tested (b1's int32 < b2's int32) before it is counted and written.
+  it.each([
+    [0, 5, 7, false],
+    [7, 3, 300, false],
+    [129, 40, 2049, false],
+    [60, 7, 5000, false],
+    [7, 3, 300, true],
+    [129, 40, 2049, true],
+  ])('filters, probes two tables (multi-word and string keys) and projects, builds %i and %i rows, input %i, check %s', async (n1, n2, m, check) => {
+    const r = rng(1300 + n1 + m);
+    const [b1, b2, probe] = [randomRows(r, B1, n1, 5), randomRows(r, B2, n2, 5), randomRows(r, P, m, 5)];
+    const kernel: KirKernel = {
+      kind: 'pipeline',
+      id: 0,
+      input: 0,
+      output: 3,
+      filter: [{ kind: 'compare', op: '>', left: col(1, P), right: c32(-1) }],
+      probes: [
+        { build: 1, buildKeys: [0, 1], probeKeys: [col(1, P), col(2, P)] },
+        { build: 2, buildKeys: [0], probeKeys: [col(0, P)] },
+      ],
+      check: check ? [{ kind: 'compare', op: '<', left: { kind: 'col', index: 3, type: 'int32' }, right: { kind: 'col', index: 7, type: 'int32' } }] : [],
+      project,
+      fused: [0, 1, 2],
+    };
+    const got = await run(kernel, vars(P, B1, B2, outTypes), [{ types: P, rows: probe }, { types: B1, rows: b1 }, { types: B2, rows: b2 }]);
+    const want: number[] = [];
+    for (const p of probe.filter((p) => Number(p[1]) > -1)) {
+      for (const x of b1.filter((x) => keyWords(B1, x, [0, 1]).join() === keyWords(P, p, [1, 2]).join())) {
+        for (const y of b2.filter((y) => keyWords(B2, y, [0]).join() === keyWords(P, p, [0]).join())) {
+          if (check && !(Number(x[0]) < Number(y[1]))) continue;
+          want.push(...rowWordsOf(outTypes, [p[2]!, x[0]!, y[1]!, p[0]!]));
+        }
+      }
+    }
+    if (n1 > 0) expect(want.length).toBeGreaterThan(0);
+    const width = rowWords(outTypes);
+    expect(rowsOf(got, width)).toEqual(rowsOf(want, width));
+  });
+});
+
 describe('concat and copy', () => {
   it.each(SIZES)('concatenates and copies, n=%i', async (n) => {
     const rows = randomRows(rng(500 + n), TYPES, n, 50);

@@ -33,22 +33,35 @@ export function joinSlotWords(keyWords: number): number {
   return 1 + keyWords;
 }
 
-/** fmix32 (MurmurHash3's finalizer) folded over the key words `k0`, `k1`, ... */
-export function hashFunction(keyWords: number): string {
-  const params = Array.from({ length: keyWords }, (_, k) => `k${k}: u32`).join(', ');
-  const fold = Array.from({ length: keyWords }, (_, k) => `  h = fmix32(h ^ k${k}) + 0x9e3779b9u;`).join('\n');
-  return `fn fmix32(x0: u32) -> u32 {
+/** fmix32, MurmurHash3's finalizer. */
+const FMIX32 = `fn fmix32(x0: u32) -> u32 {
   var x = x0;
   x = (x ^ (x >> 16u)) * 0x85ebca6bu;
   x = (x ^ (x >> 13u)) * 0xc2b2ae35u;
   return x ^ (x >> 16u);
 }
-fn hashKey(${params}) -> u32 {
+`;
+
+/** `fn name(k0: u32, ...)`: fmix32 (declared once per module) folded over `keyWords` key words. */
+function hashKeyFunction(keyWords: number, name: string): string {
+  const params = Array.from({ length: keyWords }, (_, k) => `k${k}: u32`).join(', ');
+  const fold = Array.from({ length: keyWords }, (_, k) => `  h = fmix32(h ^ k${k}) + 0x9e3779b9u;`).join('\n');
+  return `fn ${name}(${params}) -> u32 {
   var h = 0x2545f491u;
 ${fold}
   return fmix32(h);
 }
 `;
+}
+
+/** fmix32 folded over the key words `k0`, `k1`, ...: `hashKey` and the fmix32 it calls. */
+export function hashFunction(keyWords: number): string {
+  return FMIX32 + hashKeyFunction(keyWords, 'hashKey');
+}
+
+/** hashKeyFunction for each of `widths` (key words; repeats declared once) as `hashKey<width>`, with fmix32. */
+export function hashFunctions(widths: readonly number[]): string {
+  return FMIX32 + [...new Set(widths)].map((k) => hashKeyFunction(k, `hashKey${k}`)).join('');
 }
 
 /** `let k0 = buf[base + off0]; ...` for a layout's key words. */

@@ -19,6 +19,20 @@ export function substitutePredicate(p: Predicate, project?: readonly Expr[]): Pr
   return { ...p, left: substitute(p.left, project), right: substitute(p.right, project) };
 }
 
+/** Columns an expression reads. */
+export function exprColumns(e: Expr): number[] {
+  switch (e.kind) {
+    case 'col':
+      return [e.index];
+    case 'const':
+      return [];
+    case 'binary':
+      return [...exprColumns(e.left), ...exprColumns(e.right)];
+    case 'call':
+      return e.args.flatMap(exprColumns);
+  }
+}
+
 function sameExpr(a: Expr, b: Expr): boolean {
   if (a.kind !== b.kind || a.type !== b.type) return false;
   switch (a.kind) {

@@ -2,7 +2,7 @@
  * Liveness of KIR variables, shared by the passes that need it: per-command uses and definitions, and the
  * variables live after each block (backward dataflow over the CFG to a fixpoint).
  */
-import type { KirBlock, KirCommand, KirProgram, KirTerminator, VarId } from '../ir.js';
+import type { KirBlock, KirCommand, KirKernel, KirProgram, KirTerminator, VarId } from '../ir.js';
 import { kernelInputs, kirSuccessors } from '../ir.js';
 
 export interface UseDef {
@@ -82,5 +82,39 @@ export function freeableVariable(p: KirProgram): (v: VarId) => boolean {
   return (v) => {
     const rel = p.variables[v]?.relation;
     return rel === undefined || temp.has(rel);
+  };
+}
+
+/**
+ * For the fusion passes, per block: `producer(j, t)` is the index of the launch whose value of `t` command `j`
+ * alone reads (t freeable, dead after j, read by nothing in between), provided the producer does not read t
+ * itself and nothing between the two redefines or frees what the producer reads (the fused kernel, launched at
+ * j, reads those instead of t). `kernels` is the caller's working copy of p.kernels.
+ */
+export function soleProducer(p: KirProgram, kernels: readonly KirKernel[], b: KirBlock, liveOut: ReadonlySet<VarId>): (j: number, t: VarId) => number | undefined {
+  const freeable = freeableVariable(p);
+  const useDef = b.commands.map((c) => commandUseDef({ ...p, kernels: [...kernels] }, c));
+  const liveAfter: Array<Set<VarId>> = [];
+  const live = new Set([...liveOut, ...terminatorUses(b.terminator)]);
+  for (let j = b.commands.length - 1; j >= 0; j--) {
+    liveAfter[j] = new Set(live);
+    for (const v of useDef[j]!.defs) live.delete(v);
+    for (const v of useDef[j]!.uses) live.add(v);
+  }
+  const freed = (n: number, v: VarId): boolean => {
+    const c = b.commands[n]!;
+    return c.kind === 'free' && c.vars.includes(v);
+  };
+  return (j, t) => {
+    if (!freeable(t) || liveAfter[j]!.has(t)) return undefined;
+    let i = j - 1;
+    while (i >= 0 && !useDef[i]!.uses.includes(t) && !useDef[i]!.defs.includes(t) && !freed(i, t)) i--;
+    const ci = b.commands[i];
+    if (ci?.kind !== 'launch') return undefined;
+    const first = kernels[ci.kernel]!;
+    const inputs = kernelInputs(first);
+    if (first.output !== t || inputs.includes(t)) return undefined;
+    for (let n = i + 1; n < j; n++) if (inputs.some((v) => useDef[n]!.defs.includes(v) || freed(n, v))) return undefined;
+    return i;
   };
 }

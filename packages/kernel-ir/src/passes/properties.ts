@@ -111,9 +111,14 @@ function copiedColumns(project: readonly Expr[]): Map<number, number> {
   return position;
 }
 
-/** Whether `position` holds every column in [from, from + arity). */
-function copiesAll(position: ReadonlyMap<number, number>, from: number, arity: number): boolean {
-  for (let c = from; c < from + arity; c++) if (!position.has(c)) return false;
+/**
+ * Whether `position` holds every column in [from, from + arity), or for a join key among them (`keys[i]`, row
+ * columns) its partner `partners[i]` (equal on matching rows).
+ */
+function copiesAll(position: ReadonlyMap<number, number>, from: number, arity: number, keys: readonly number[] = [], partners: readonly number[] = []): boolean {
+  for (let c = from; c < from + arity; c++) {
+    if (!position.has(c) && !keys.some((kc, i) => kc === c && position.has(partners[i]!))) return false;
+  }
   return true;
 }
 
@@ -136,14 +141,17 @@ function mapProps(inp: VarProps, k: Extract<KirKernel, { kind: 'mapFilter' }>): 
 
 /**
  * Whether a join's output is duplicate-free: both sides are, and the projection keeps every column of a side
- * that may match several rows of the other (keys covering every column of a duplicate-free side match one row).
+ * that may match several rows of the other (keys covering a key of a duplicate-free side match one row). A side's
+ * column counts as kept when the projection copies it, or when it is a join key whose partner on the other side
+ * the projection copies (matching rows agree on it).
  */
 function joinDistinct(
   a: { props: VarProps; keys: readonly number[]; arity: number; copied: boolean },
   b: { props: VarProps; keys: readonly number[]; arity: number; copied: boolean },
 ): boolean {
   if (!distinct(a.props) || !distinct(b.props)) return false;
-  const uniqueKeys = (side: typeof a): boolean => side.props.single || new Set(side.keys).size === side.arity;
+  // The join keys cover a key of the side (e.g. all its columns): a row of the other side meets at most one of its rows.
+  const uniqueKeys = (side: typeof a): boolean => side.props.single || (side.props.key?.every((c) => side.keys.includes(c)) ?? false);
   // Each output row stands for one pair; the pair is recoverable when both sides' columns are kept, or when one
   // side's columns are kept and that row meets at most one row of the other side.
   return (a.copied && b.copied) || (a.copied && uniqueKeys(b)) || (b.copied && uniqueKeys(a));
@@ -176,24 +184,34 @@ export function kernelProps(p: KirProgram, s: PropState, k: KirKernel): VarProps
       const right = propsOf(s, k.right);
       const la = arity(k.left);
       const copied = copiedColumns(k.project);
+      // Right columns are la.. of the joined row.
+      const rightKeys = k.rightKeys.map((c) => la + c);
       return joinProps(left, right, arity(k.output), () =>
         joinDistinct(
-          { props: left, keys: k.leftKeys, arity: la, copied: copiesAll(copied, 0, la) },
-          { props: right, keys: k.rightKeys, arity: arity(k.right), copied: copiesAll(copied, la, arity(k.right)) },
+          { props: left, keys: k.leftKeys, arity: la, copied: copiesAll(copied, 0, la, k.leftKeys, rightKeys) },
+          { props: right, keys: k.rightKeys, arity: arity(k.right), copied: copiesAll(copied, la, arity(k.right), rightKeys, k.leftKeys) },
         ),
       );
     }
     case 'hashJoin': {
       const build = propsOf(s, k.build);
       const probe = propsOf(s, k.probe);
-      const kept = (side: 'build' | 'probe', n: number): boolean =>
-        iota(n).every((c) => k.project.some((col) => col.side === side && col.column === c));
+      const copies = (side: 'build' | 'probe', c: number): boolean => k.project.some((col) => col.side === side && col.column === c);
+      const kept = (side: 'build' | 'probe', n: number): boolean => {
+        const [own, other, otherSide] = side === 'build' ? [k.buildKeys, k.probeKeys, 'probe' as const] : [k.probeKeys, k.buildKeys, 'build' as const];
+        return iota(n).every((c) => copies(side, c) || own.some((oc, i) => oc === c && copies(otherSide, other[i]!)));
+      };
       return joinProps(build, probe, arity(k.output), () =>
         joinDistinct(
           { props: build, keys: k.buildKeys, arity: arity(k.build), copied: kept('build', arity(k.build)) },
           { props: probe, keys: k.probeKeys, arity: arity(k.probe), copied: kept('probe', arity(k.probe)) },
         ),
       );
+    }
+    case 'pipeline': {
+      // Formed after the property-driven rewrites (compile.ts), so nothing finer than emptiness is needed.
+      const empty = propsOf(s, k.input).empty || k.probes.some((pr) => propsOf(s, pr.build).empty) || [...k.filter, ...k.check].some(neverHolds);
+      return empty ? EMPTY : UNKNOWN;
     }
     case 'difference': {
       const left = propsOf(s, k.left);

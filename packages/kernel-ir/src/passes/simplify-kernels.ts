@@ -68,6 +68,7 @@ function asCopy(p: KirProgram, s: PropState, k: KirKernel): Copy | undefined {
     case 'copy':
     case 'mergeJoin':
     case 'hashJoin':
+    case 'pipeline':
     case 'aggregate':
     case 'limit':
       return undefined;

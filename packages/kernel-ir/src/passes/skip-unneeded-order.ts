@@ -30,7 +30,7 @@ export function aggregateIgnores(p: KirProgram, k: Extract<KirKernel, { kind: 'a
 export const allColumns = (p: KirProgram, k: Extract<KirKernel, { kind: 'sort' }>): boolean =>
   k.keys.length === p.variables[k.input]!.columns.length && k.keys.every((c, i) => c === i);
 
-/** Who reads the values a block's commands write, and whether results depend on their order or multiplicity. */
+/** Who reads the values a block's commands write, and whether results depend on their order or multiplicity (shared with hash-unique and narrow-columns). */
 export class BlockReaders {
   private readonly useDef: UseDef[];
   private readonly liveAtEnd: ReadonlySet<VarId>;
@@ -72,6 +72,19 @@ export class BlockReaders {
     return readers !== undefined && readers.every((n) => this.readerIgnores(n, need));
   }
 
+  /** Whether only aggregates by `keys` (in any order of rows within a group) read the value command `n` writes. */
+  private onlyGroupedBy(n: number, keys: readonly number[]): boolean {
+    const readers = this.readers(n);
+    return (
+      readers !== undefined &&
+      readers.length > 0 &&
+      readers.every((r) => {
+        const a = this.kernelAt(r);
+        return a?.kind === 'aggregate' && [...a.groupBy].sort((x, y) => x - y).join() === [...keys].sort((x, y) => x - y).join() && aggregateIgnores(this.p, { ...a, groupBy: [] }, 'order');
+      })
+    );
+  }
+
   private readerIgnores(n: number, need: Need): boolean {
     const k = this.kernelAt(n);
     if (!k) return false;
@@ -79,10 +92,13 @@ export class BlockReaders {
     switch (k.kind) {
       case 'mapFilter':
       case 'hashJoin':
+      case 'pipeline':
       case 'copy':
         return temporary && this.free(n, need);
       case 'sort':
-        if (!allColumns(this.p, k)) return false;
+        // A sort by fewer columns keeps the order of ties: that matters unless only aggregates by its keys, which
+        // ignore the order within a group, read it.
+        if (!allColumns(this.p, k)) return need === 'order' && temporary && this.onlyGroupedBy(n, k.keys);
         if (need === 'order') return true;
         return temporary && (this.readers(n)?.every((r) => this.kernelAt(r)?.kind === 'unique') ?? false);
       case 'aggregate':

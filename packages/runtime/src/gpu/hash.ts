@@ -59,7 +59,7 @@ export function buildHashTable(gpu: Gpu, build: KeyedRelation): Promise<HashTabl
 }
 
 /** buildHashTable inside a caller's scope, with the caller's shaders (a `hashBuild` pass for `build`'s layout). */
-async function buildTable(g: GpuImpl, build: KeyedRelation, shaders: KernelShaders): Promise<HashTable> {
+export async function buildTable(g: GpuImpl, build: KeyedRelation, shaders: KernelShaders): Promise<HashTable> {
   // A pending count: the table is sized for the bound, the pass reads the count from the device.
   const n = build.relation.count;
   const K = layoutOf(build, 'hash build').keyWords.length;
@@ -78,7 +78,7 @@ export function releaseHashTable(gpu: Gpu, t: HashTable): void {
   releaseTable(internals(gpu), t);
 }
 
-function releaseTable(g: GpuImpl, t: HashTable): void {
+export function releaseTable(g: GpuImpl, t: HashTable): void {
   if (t.table) g.pool.release(t.table.buffer);
   if (t.next) g.pool.release(t.next.buffer);
 }
@@ -103,17 +103,36 @@ async function probeTable(g: GpuImpl, t: HashTable, probe: KeyedRelation, output
   const n = probe.relation.count;
   const width = output.length;
   const empty: DeviceRelation = { buffer: null, count: 0, width };
-  if (n === 0 || !t.table || !t.next) return empty;
+  const { table, next } = t;
+  if (n === 0 || !table || !next) return empty;
   const tiles = Math.ceil(n / (HASH_ITEMS * g.limits.workgroupSize));
-  const counter = acquireBound(g, 1, 'probe counter');
+  return countedOutput(g, width, n, shaders, (rec, out, capacity, counter) =>
+    rec.dispatch('hashProbe', [bound(probe.relation), bound(t.build), table, next, out, counter], [sizeOf(probe.relation), t.slots - 1, capacity], tiles * g.limits.workgroupSize),
+  );
+}
+
+/**
+ * Rows of `width` words a pass appends at an atomic counter (counting, not writing, rows at or past `capacity`),
+ * `record`ed with room for `rows` rows at first (one match per input row); the counter is the one readback, and
+ * only when it exceeds that room does the pass run again with room for exactly that many.
+ */
+export async function countedOutput(
+  g: GpuImpl,
+  width: number,
+  rows: number,
+  shaders: KernelShaders,
+  record: (rec: Recorder, out: Bound, capacity: number, counter: Bound) => void,
+): Promise<DeviceRelation> {
+  const empty: DeviceRelation = { buffer: null, count: 0, width };
+  const counter = acquireBound(g, 1, 'output counter');
   try {
-    // Room for one match per probe row, or as many rows as one binding holds.
-    let capacity = Math.max(1, Math.min(n, Math.floor(g.limits.maxStorageBufferBindingSize / (4 * width))));
+    // Room for one row per input row, or as many rows as one binding holds.
+    let capacity = Math.max(1, Math.min(rows, Math.floor(g.limits.maxStorageBufferBindingSize / (4 * width))));
     for (;;) {
-      const out = acquireBound(g, width * capacity, `join output of ${capacity} rows x ${width} words`);
+      const out = acquireBound(g, width * capacity, `output of ${capacity} rows x ${width} words`);
       const rec = new Recorder(g, shaders);
       rec.clear(counter.buffer, 4);
-      rec.dispatch('hashProbe', [bound(probe.relation), bound(t.build), t.table, t.next, out, counter], [sizeOf(probe.relation), t.slots - 1, capacity], tiles * g.limits.workgroupSize);
+      record(rec, out, capacity, counter);
       await rec.submit();
       const total = (await syncCounts(g, [{ buffer: counter.buffer, offset: 0, words: 1 }]))[0]![0]!;
       if (total <= capacity) {

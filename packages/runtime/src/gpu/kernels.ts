@@ -24,6 +24,7 @@ import { kernelInputs, type KirKernel, type KirVariable, type VarId } from '@vix
 import { aggregateRows } from './aggregate.js';
 import { hashJoinRows } from './hash.js';
 import { limitRows } from './limit.js';
+import { pipelineRows } from './pipeline.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { Recorder, type Bound } from './recorder.js';
 import {
@@ -391,6 +392,8 @@ async function run(
       }
       return hashJoinRows(g, { relation: build, keyWords: layout.build.keyWords }, { relation: probe, keyWords: layout.probe.keyWords }, layout.output, passes);
     }
+    case 'pipeline':
+      return pipelineRows(g, kernel, shaders, inputs, kernel.probes.map((pr) => columns(pr.build)), constWords, outWidth, tables);
     case 'sort': {
       const arity = columns(kernel.input).length;
       // A canonical relation is already in the order of a sort by all its columns.

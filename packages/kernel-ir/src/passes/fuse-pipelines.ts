@@ -1,0 +1,112 @@
+/**
+ * Pipeline fusion (Crystal's tile-at-a-time pipelines; Red Fox §4 kernel fusion): a hash join whose probe side
+ * `t` is produced by a mapFilter, a hash join or a pipeline that only this join reads becomes one `pipeline`
+ * kernel: scan the producer's input, filter, look the row up in every build table, project. No intermediate
+ * between them is written. A mapFilter of a hash join's or pipeline's rows joins it too (its predicates on build
+ * rows checked per combination of matches). Repeated (fixpoint) it absorbs a whole chain `mapFilter -> hashJoin -> hashJoin ...`
+ * (the star-schema shape: a fact table filtered and probed against dimension tables). A probe's keys must be
+ * computable from the scanned row alone (not from an earlier probe's build row), so the lookups are independent.
+ * Sorts, uniques, aggregates and hash builds stay separate kernels: they need all their input first.
+ */
+import type { Expr } from '@vixen/queryplan';
+import type { KirKernel, KirProgram } from '../ir.js';
+import { exprColumns, substitute, substitutePredicate } from './exprs.js';
+import { liveOutSets, soleProducer } from './liveness.js';
+
+type Pipeline = Extract<KirKernel, { kind: 'pipeline' }>;
+type HashJoin = Extract<KirKernel, { kind: 'hashJoin' }>;
+type MapFilter = Extract<KirKernel, { kind: 'mapFilter' }>;
+
+/** `k` as a pipeline (its row: the scanned row, then its build rows), when it can start or be one. */
+function asPipeline(p: KirProgram, k: KirKernel): Pipeline | undefined {
+  const origin = k.origin ? { origin: k.origin } : {};
+  switch (k.kind) {
+    case 'pipeline':
+      return k;
+    case 'mapFilter':
+      return { kind: 'pipeline', id: k.id, ...origin, input: k.input, output: k.output, filter: k.filter, probes: [], check: [], project: k.project, fused: k.fused ?? [k.id] };
+    case 'hashJoin': {
+      const probe = p.variables[k.probe]!.columns;
+      const build = p.variables[k.build]!.columns;
+      const project = k.project.map((c): Expr => {
+        const index = c.side === 'probe' ? c.column : probe.length + c.column;
+        return { kind: 'col', index, type: (c.side === 'probe' ? probe : build)[c.column]! };
+      });
+      const probeKeys = k.probeKeys.map((c): Expr => ({ kind: 'col', index: c, type: probe[c]! }));
+      return { kind: 'pipeline', id: k.id, ...origin, input: k.probe, output: k.output, filter: [], probes: [{ build: k.build, buildKeys: k.buildKeys, probeKeys }], check: [], project, fused: [k.id] };
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** `first` (a pipeline writing join's probe side) followed by `join`, or undefined when a key needs a build row. */
+function extend(p: KirProgram, first: Pipeline, join: HashJoin): Pipeline | undefined {
+  const scanned = p.variables[first.input]!.columns.length;
+  const probeKeys = join.probeKeys.map((c) => substitute(first.project[c]!));
+  if (probeKeys.some((e) => exprColumns(e).some((c) => c >= scanned))) return undefined;
+  // The join's build row follows the builds the pipeline already has.
+  const at = scanned + first.probes.reduce((n, pr) => n + p.variables[pr.build]!.columns.length, 0);
+  const build = p.variables[join.build]!.columns;
+  const project = join.project.map((c): Expr => (c.side === 'probe' ? substitute(first.project[c.column]!) : { kind: 'col', index: at + c.column, type: build[c.column]! }));
+  return {
+    ...first,
+    id: join.id,
+    ...(join.origin ? { origin: join.origin } : {}),
+    output: join.output,
+    filter: first.filter.map((f) => substitutePredicate(f)),
+    probes: [...first.probes, { build: join.build, buildKeys: join.buildKeys, probeKeys }],
+    check: first.check.map((f) => substitutePredicate(f)),
+    project,
+    fused: [...first.fused, join.id],
+  };
+}
+
+/**
+ * `first` followed by a mapFilter of its rows: the mapFilter's predicates on the scanned row alone filter it before
+ * the lookups (which changes nothing), the others check each combination of matches.
+ */
+function absorb(p: KirProgram, first: Pipeline, map: MapFilter): Pipeline {
+  const scanned = p.variables[first.input]!.columns.length;
+  const predicates = map.filter.map((f) => substitutePredicate(f, first.project));
+  const early = (f: (typeof predicates)[number]): boolean => [...exprColumns(f.left), ...exprColumns(f.right)].every((c) => c < scanned);
+  return {
+    ...first,
+    id: map.id,
+    ...(map.origin ? { origin: map.origin } : {}),
+    output: map.output,
+    filter: [...first.filter.map((f) => substitutePredicate(f)), ...predicates.filter(early)],
+    probes: first.probes.map((pr) => ({ ...pr, probeKeys: pr.probeKeys.map((e) => substitute(e)) })),
+    check: [...first.check.map((f) => substitutePredicate(f)), ...predicates.filter((f) => !early(f))],
+    project: map.project.map((e) => substitute(e, first.project)),
+    fused: [...first.fused, ...(map.fused ?? [map.id])],
+  };
+}
+
+export function fusePipelines(p: KirProgram): KirProgram {
+  const kernels = [...p.kernels];
+  const liveOut = liveOutSets(p);
+  let changed = false;
+  for (const b of p.blocks) {
+    const producer = soleProducer(p, kernels, b, liveOut.get(b.label)!);
+    // One fusion per block and round, as in fuse-map-filters: each changes the block's liveness.
+    for (let j = 0; j < b.commands.length; j++) {
+      const cj = b.commands[j]!;
+      if (cj.kind !== 'launch') continue;
+      const next = kernels[cj.kernel]!;
+      // A join extends a chain ending in its probe side; a mapFilter extends one that already probes.
+      const t = next.kind === 'hashJoin' && next.build !== next.probe ? next.probe : next.kind === 'mapFilter' ? next.input : undefined;
+      const i = t === undefined ? undefined : producer(j, t);
+      const ci = i === undefined ? undefined : b.commands[i];
+      if (ci?.kind !== 'launch') continue;
+      const before = kernels[ci.kernel]!;
+      const first = next.kind === 'hashJoin' || before.kind !== 'mapFilter' ? asPipeline(p, before) : undefined;
+      const fused = !first ? undefined : next.kind === 'hashJoin' ? extend(p, first, next) : next.kind === 'mapFilter' ? absorb(p, first, next) : undefined;
+      if (!fused) continue;
+      kernels[cj.kernel] = fused;
+      changed = true;
+      break;
+    }
+  }
+  return changed ? { ...p, kernels } : p;
+}

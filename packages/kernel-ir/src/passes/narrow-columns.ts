@@ -1,0 +1,180 @@
+/**
+ * Column narrowing: a kernel that projects (mapFilter, pipeline, hash or merge join) into a temporary read only
+ * within its block computes and writes only the columns its readers need. Readers that name columns (aggregate,
+ * mapFilter, pipeline scan, either side of a hash join) need those; a sort into a temporary needs its keys plus
+ * what its own readers need (and is narrowed with it); any other reader needs every column. Rows keep their
+ * number and order, so the multiset each reader sees is the same projection of it: e.g. the join rows SSB's
+ * aggregates read, kept 20 columns wide for their set semantics until the unique was found redundant, shrink
+ * to the group columns and the summed value before they are written and sorted. Repeated (fixpoint), narrowing
+ * a reader's output narrows what the reader itself needs.
+ */
+import type { Expr } from '@vixen/queryplan';
+import type { KirKernel, KirProgram, VarId } from '../ir.js';
+import { exprColumns, substitute, substitutePredicate } from './exprs.js';
+import { liveOutSets } from './liveness.js';
+import { BlockReaders } from './skip-unneeded-order.js';
+
+/** Columns of `v` that kernel `k` (a reader of `v`) needs, or undefined for all of them. */
+function columnsRead(p: KirProgram, k: KirKernel, v: VarId, sortNeeds: (k: Extract<KirKernel, { kind: 'sort' }>) => Set<number> | undefined): Set<number> | undefined {
+  const cols = (es: readonly Expr[]): number[] => es.flatMap(exprColumns);
+  switch (k.kind) {
+    case 'aggregate':
+      return new Set([...k.groupBy, ...k.aggregates.flatMap((a) => (a.column === undefined ? [] : [a.column]))]);
+    case 'mapFilter':
+      return new Set(cols([...k.filter.flatMap((f) => [f.left, f.right]), ...k.project]));
+    case 'pipeline': {
+      if (k.probes.some((pr) => pr.build === v)) return undefined;
+      const scanned = p.variables[k.input]!.columns.length;
+      const all = cols([...[...k.filter, ...k.check].flatMap((f) => [f.left, f.right]), ...k.probes.flatMap((pr) => pr.probeKeys), ...k.project]);
+      return new Set(all.filter((c) => c < scanned));
+    }
+    case 'hashJoin': {
+      if (k.build === k.probe) return undefined;
+      const side = k.build === v ? 'build' : 'probe';
+      return new Set([...(side === 'build' ? k.buildKeys : k.probeKeys), ...k.project.filter((c) => c.side === side).map((c) => c.column)]);
+    }
+    case 'sort':
+      return sortNeeds(k);
+    case 'unique':
+    case 'mergeJoin':
+    case 'difference':
+    case 'concat':
+    case 'merge':
+    case 'copy':
+    case 'limit':
+      return undefined;
+  }
+}
+
+/** `k` reading `v` through `map` (old column -> new column; `v` becomes `to`). */
+function remapReader(k: KirKernel, v: VarId, to: VarId, map: ReadonlyMap<number, number>): KirKernel {
+  const c = (i: number): number => map.get(i)!;
+  switch (k.kind) {
+    case 'aggregate':
+      return { ...k, input: to, groupBy: k.groupBy.map(c), aggregates: k.aggregates.map((a) => (a.column === undefined ? a : { ...a, column: c(a.column) })) };
+    case 'sort':
+      return { ...k, input: to, keys: k.keys.map(c) };
+    case 'hashJoin': {
+      const side = k.build === v ? 'build' : 'probe';
+      return side === 'build'
+        ? { ...k, build: to, buildKeys: k.buildKeys.map(c), project: k.project.map((x) => (x.side === 'build' ? { ...x, column: c(x.column) } : x)) }
+        : { ...k, probe: to, probeKeys: k.probeKeys.map(c), project: k.project.map((x) => (x.side === 'probe' ? { ...x, column: c(x.column) } : x)) };
+    }
+    default:
+      return k;
+  }
+}
+
+export function narrowColumns(p: KirProgram): KirProgram {
+  const liveOut = liveOutSets(p);
+  for (const b of p.blocks) {
+    const rd = new BlockReaders(p, b, liveOut.get(b.label)!);
+    const freed = new Set(b.commands.flatMap((c) => (c.kind === 'free' ? c.vars : [])));
+    /** Columns the value command `i` writes needs downstream, or undefined for all (or unknown readers). */
+    const needs = (i: number): Set<number> | undefined => {
+      const v = rd.kernelAt(i)!.output;
+      const readers = rd.readers(i);
+      if (!readers || readers.length === 0 || freed.has(v)) return undefined;
+      const need = new Set<number>();
+      for (const n of readers) {
+        const r = rd.kernelAt(n);
+        if (!r) return undefined;
+        const sortNeeds = (s: Extract<KirKernel, { kind: 'sort' }>): Set<number> | undefined => {
+          if (p.variables[s.output]!.relation !== undefined) return undefined;
+          const after = needs(n);
+          return after && new Set([...s.keys, ...after]);
+        };
+        const cols = columnsRead(p, r, v, sortNeeds);
+        if (!cols) return undefined;
+        for (const x of cols) need.add(x);
+      }
+      return need;
+    };
+    for (let i = 0; i < b.commands.length; i++) {
+      const k = rd.kernelAt(i);
+      if (!k || !(k.kind === 'mapFilter' || k.kind === 'pipeline' || k.kind === 'hashJoin' || k.kind === 'mergeJoin')) continue;
+      if (p.variables[k.output]!.relation !== undefined) continue;
+      const need = needs(i);
+      const arity = p.variables[k.output]!.columns.length;
+      if (!need || need.size === arity) continue;
+      // Rows stay at least one column wide (a count reads none): zero-width rows would have no words to count.
+      if (need.size === 0) need.add(0);
+      if (need.size === arity) continue;
+      return narrow(p, rd, i, [...need].sort((x, y) => x - y));
+    }
+  }
+  return p;
+}
+
+/** Command `i` of the block `rd` reads writing only columns `keep` of its output, into a new variable; its readers (and sorts' readers) follow. */
+function narrow(p: KirProgram, rd: BlockReaders, i: number, keep: number[]): KirProgram {
+  const variables = [...p.variables];
+  const kernels = [...p.kernels];
+  const map = new Map(keep.map((c, n) => [c, n]));
+  const fresh = (from: VarId): VarId => {
+    const id = variables.length;
+    variables.push({ id, name: `%k${id}`, columns: keep.map((c) => p.variables[from]!.columns[c]!) });
+    return id;
+  };
+  const producer = rd.kernelAt(i)!;
+  const out = fresh(producer.output);
+  switch (producer.kind) {
+    case 'mapFilter':
+    case 'pipeline':
+    case 'mergeJoin':
+      kernels[producer.id] = { ...producer, output: out, project: keep.map((c) => substitute(producer.project[c]!)) };
+      break;
+    case 'hashJoin':
+      kernels[producer.id] = { ...producer, output: out, project: keep.map((c) => producer.project[c]!) };
+      break;
+    default:
+      throw new Error(`internal: narrowing a ${producer.kind} kernel`);
+  }
+  // Readers of the old value read the new one; a sort's output is narrowed the same way, and its readers follow.
+  const follow = (at: number, from: VarId, to: VarId): void => {
+    for (const n of rd.readers(at)!) {
+      const r = kernels[rd.kernelAt(n)!.id]!;
+      if (r.kind === 'mapFilter' || r.kind === 'pipeline') {
+        // The kept columns at their new positions, indexed by their old ones: substitute renumbers through it.
+        const row: Expr[] = [];
+        for (const [old, now] of map) row[old] = { kind: 'col', index: now, type: p.variables[from]!.columns[old]! };
+        const sub = (e: Expr): Expr => substitute(e, row);
+        const scan = (e: Expr): Expr => remapScan(e, row, p.variables[from]!.columns.length, keep.length);
+        kernels[r.id] =
+          r.kind === 'mapFilter'
+            ? { ...r, input: to, filter: r.filter.map((f) => substitutePredicate(f, row)), project: r.project.map(sub) }
+            : {
+                ...r,
+                input: to,
+                filter: r.filter.map((f) => substitutePredicate(f, row)),
+                probes: r.probes.map((pr) => ({ ...pr, probeKeys: pr.probeKeys.map(sub) })),
+                check: r.check.map((f) => ({ ...f, left: scan(f.left), right: scan(f.right) })),
+                project: r.project.map(scan),
+              };
+        continue;
+      }
+      const next = remapReader(r, from, to, map);
+      if (next.kind === 'sort') {
+        const sorted = fresh(r.output);
+        kernels[r.id] = { ...next, output: sorted };
+        follow(n, r.output, sorted);
+      } else kernels[r.id] = next;
+    }
+  };
+  follow(i, producer.output, out);
+  return { ...p, variables, kernels };
+}
+
+/** A pipeline projection over (scanned row ++ build rows) with the scanned row narrowed: build columns shift down. */
+function remapScan(e: Expr, row: readonly Expr[], scanned: number, kept: number): Expr {
+  switch (e.kind) {
+    case 'col':
+      return e.index < scanned ? substitute(row[e.index]!) : { ...e, index: e.index - scanned + kept };
+    case 'const':
+      return { ...e };
+    case 'binary':
+      return { ...e, left: remapScan(e.left, row, scanned, kept), right: remapScan(e.right, row, scanned, kept) };
+    case 'call':
+      return { ...e, args: e.args.map((a) => remapScan(a, row, scanned, kept)) };
+  }
+}
