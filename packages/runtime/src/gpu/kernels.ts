@@ -22,6 +22,7 @@ import {
 } from '@vixen/codegen-wgsl';
 import { kernelInputs, type KirKernel, type KirVariable, type VarId } from '@vixen/kernel-ir';
 import { aggregateRows } from './aggregate.js';
+import { runChunked } from './chunks.js';
 import { hashJoinRows } from './hash.js';
 import { limitRows } from './limit.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
@@ -406,5 +407,20 @@ export async function runKernel(
 ): Promise<DeviceRelation> {
   const g = internals(gpu);
   if (inputs.length !== kernelInputs(kernel).length) throw new Error(`internal: ${kernel.kind} kernel ${kernel.id} given ${inputs.length} inputs`);
-  return g.scoped(`${kernel.kind} kernel ${kernel.id}`, () => run(g, kernel, shaders, inputs, constWords, variables, tables));
+  return g.scoped(`${kernel.kind} kernel ${kernel.id}`, () => {
+    if (!inputs.some((r) => r.chunks)) return run(g, kernel, shaders, inputs, constWords, variables, tables);
+    // Relations larger than one binding: per chunk, or whole (gpu/chunks.ts); its own kernels get their own passes.
+    return runChunked(g, kernel, inputs, variables, (k, ins, vars = variables) =>
+      run(g, k, k === kernel ? shaders : chunkShaders(k, vars), ins, constWords, vars, tables),
+    );
+  });
+}
+
+/** WGSL of the kernels gpu/chunks.ts makes up (per-chunk and combining aggregates, copies), by kernel. */
+const madeUpShaders = new WeakMap<KirKernel, KernelShaders>();
+
+function chunkShaders(kernel: KirKernel, variables: readonly KirVariable[]): KernelShaders {
+  let passes = madeUpShaders.get(kernel);
+  if (!passes) madeUpShaders.set(kernel, (passes = generateKernelShaders(kernel, variables)));
+  return passes;
 }

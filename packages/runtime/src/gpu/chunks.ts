@@ -1,0 +1,449 @@
+/**
+ * Relations larger than one storage binding (issue #4): their rows are several chunks, each an ordinary
+ * DeviceRelation in its own buffer that fits one binding (DeviceRelation.chunks; the rows are the chunks' rows in
+ * order). Kernels that work row by row (mapFilter, copy, hash probe, difference and merge join on the left side)
+ * run once per chunk and give a chunked output; aggregates run per chunk and combine the partial results; sort
+ * range-partitions the rows on the host (by the sort key, so equal keys share a chunk) and sorts each chunk, so
+ * the chunks in order are the sorted relation and unique can run per chunk. Every other kernel needs its inputs
+ * whole: they are gathered into one buffer when they fit one binding, else it fails with a DeviceLimitError.
+ */
+import { rowWords, wordsOf, type Aggregate, type ScalarType } from '@vixen/queryplan';
+import { sortKeyWords } from '@vixen/codegen-wgsl';
+import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
+import { internals, type Gpu, type GpuImpl } from './device.js';
+import { Recorder } from './recorder.js';
+import {
+  allocRelation,
+  DeviceLimitError,
+  exactCount,
+  readWords,
+  releaseRelation,
+  settle,
+  uploadRelation,
+  type DeviceRelation,
+} from './relations.js';
+
+/**
+ * Rows of `width` words one chunk holds: its rows and a pending count word fit one storage binding, and so do
+ * a sort's (key, row index) pairs of two words per row.
+ */
+export function chunkRows(g: GpuImpl, width: number): number {
+  return Math.max(1, Math.floor((Math.floor(g.limits.maxStorageBufferBindingSize / 4) - 1) / Math.max(2, width)));
+}
+
+/** Whether `rows` rows of `width` words fit one chunk (zero-width rows always do). */
+export function fitsOneChunk(g: GpuImpl, rows: number, width: number): boolean {
+  return width === 0 || rows <= chunkRows(g, width);
+}
+
+/** The single-buffer relations holding `rel`'s rows: its chunks, or itself (none when it has no buffer). */
+export function leaves(rel: DeviceRelation | undefined): DeviceRelation[] {
+  if (!rel) return [];
+  if (rel.chunks) return rel.chunks.flatMap(leaves);
+  return rel.buffer ? [rel] : [];
+}
+
+/** A relation of `parts`' rows in order: empty, the one part that has rows, or a chunked relation. */
+export function chunkedOf(parts: readonly DeviceRelation[], width: number, ranged?: readonly number[]): DeviceRelation {
+  const kept = parts.filter((p) => p.buffer || p.chunks);
+  if (kept.length === 0) return { buffer: null, count: 0, width };
+  if (kept.length === 1) return kept[0]!;
+  return settle({ buffer: null, count: 0, width, chunks: kept, ...(ranged ? { ranged } : {}) });
+}
+
+/** settle() of a chunked relation: the sum of its chunks' counts, pending while any of theirs is. */
+export function settleChunks(rel: DeviceRelation): DeviceRelation {
+  let count = 0;
+  let pending: DeviceRelation['pending'];
+  for (const c of rel.chunks!) {
+    count += settle(c).count;
+    pending ??= c.pending;
+  }
+  rel.count = count;
+  if (pending) rel.pending = pending;
+  else delete rel.pending;
+  return rel;
+}
+
+export function chunkedRelease(gpu: Gpu, rel: DeviceRelation): void {
+  for (const c of rel.chunks!) releaseRelation(gpu, c);
+}
+
+/** `words` words of a chunked relation (counts resolved), its chunks' rows back to back. */
+export async function chunkedDownload(g: GpuImpl, rel: DeviceRelation, words: number): Promise<Uint32Array> {
+  const out = new Uint32Array(words);
+  let at = 0;
+  for (const part of await chunkWords(g, rel)) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+/** The rows of each chunk of `rel` (or of `rel`) as host words, inside the caller's scope. */
+async function chunkWords(g: GpuImpl, rel: DeviceRelation): Promise<Uint32Array[]> {
+  await exactCount(g, rel);
+  return Promise.all(leaves(rel).filter((l) => l.count > 0).map((l) => readWords(g, l.buffer!, 0, l.count * l.width)));
+}
+
+/** uploadRelation of rows that do not fit one binding: consecutive chunks of chunkRows rows. */
+export function uploadChunks(g: GpuImpl, pieces: readonly Uint32Array[], width: number, rows: number): DeviceRelation {
+  const per = chunkRows(g, width) * width;
+  const parts: DeviceRelation[] = [];
+  let current: Uint32Array[] = [];
+  let words = 0;
+  const flush = (): void => {
+    if (words > 0) parts.push(uploadRelation(g, current, width));
+    current = [];
+    words = 0;
+  };
+  for (const p of pieces) {
+    for (let at = 0; at < p.length; ) {
+      const take = Math.min(p.length - at, per - words);
+      current.push(p.subarray(at, at + take));
+      words += take;
+      at += take;
+      if (words === per) flush();
+    }
+  }
+  flush();
+  const out = chunkedOf(parts, width);
+  if (out.count !== rows) throw new Error(`internal: uploaded ${out.count} of ${rows} rows`);
+  return out;
+}
+
+/**
+ * `rel` in one buffer: itself, its one chunk with rows, or its chunks copied together when they fit one binding
+ * (a new relation the caller releases). Otherwise a DeviceLimitError naming `what`.
+ */
+export async function whole(g: GpuImpl, rel: DeviceRelation, what: string): Promise<DeviceRelation> {
+  if (!rel.chunks) return rel;
+  const rows = await exactCount(g, rel);
+  const parts = rel.chunks.filter((c) => c.count > 0);
+  if (parts.length <= 1) return whole(g, parts[0] ?? { buffer: null, count: 0, width: rel.width }, what);
+  const bytes = rows * rel.width * 4;
+  if (bytes > g.limits.maxStorageBufferBindingSize) {
+    throw new DeviceLimitError(
+      `${what} needs its input of ${rows} rows x ${rel.width} words (${bytes} bytes) in one buffer, more than this device's maxStorageBufferBindingSize (${g.limits.maxStorageBufferBindingSize} bytes)`,
+    );
+  }
+  const flat = await Promise.all(parts.map((p) => whole(g, p, what)));
+  const out = allocRelation(g, rows, rel.width);
+  const rec = new Recorder(g, {});
+  let offset = 0;
+  for (const p of flat) {
+    rec.copy(p.buffer!, 0, out.buffer!, offset, p.count * p.width * 4);
+    offset += p.count * p.width * 4;
+  }
+  await rec.submit();
+  return out;
+}
+
+/** Runs one (non-chunked) kernel on inputs of one buffer each; `variables` when the kernel is made up here. */
+export type RunSingle = (kernel: KirKernel, inputs: DeviceRelation[], variables?: readonly KirVariable[]) => Promise<DeviceRelation>;
+
+/** A kernel with at least one chunked input (kernelInputs order), through `single` per chunk or on whole inputs. */
+export async function runChunked(
+  g: GpuImpl,
+  kernel: KirKernel,
+  inputs: DeviceRelation[],
+  variables: readonly KirVariable[],
+  single: RunSingle,
+): Promise<DeviceRelation> {
+  const columns = (id: number): ScalarType[] => variables.find((v) => v.id === id)!.columns;
+  const outWidth = rowWords(columns(kernel.output));
+  const what = `${kernel.kind} kernel ${kernel.id}`;
+  const [a, b] = inputs as [DeviceRelation, DeviceRelation];
+  switch (kernel.kind) {
+    case 'mapFilter':
+    case 'copy':
+      return perChunk(a, outWidth, (c) => single(kernel, [c]));
+    case 'difference':
+    case 'mergeJoin':
+      // Row by row over the left side; the right side is searched whole.
+      if (a.chunks) return withWhole(g, [b], what, ([right]) => perChunk(a, outWidth, (c) => single(kernel, [c, right!])));
+      return onWhole(g, kernel, inputs, what, single);
+    case 'hashJoin': {
+      // The larger side is probed chunk by chunk against a table of the other (kernels.ts builds on the smaller side).
+      const [big, other] = b.count > a.count ? [1, 0] : [0, 1];
+      if (!inputs[big]!.chunks) return onWhole(g, kernel, inputs, what, single);
+      return withWhole(g, [inputs[other]!], what, ([table]) =>
+        perChunk(inputs[big]!, outWidth, (c) => single(kernel, big === 0 ? [c, table!] : [table!, c])),
+      );
+    }
+    case 'concat':
+      if (a.count === 0 && b.canonical) return b;
+      if (b.count === 0 && a.canonical) return a;
+      return chunkedOf(
+        await Promise.all([...parts(a), ...parts(b)].map((c) => single({ kind: 'copy', id: kernel.id, input: kernel.left, output: kernel.output }, [c]))),
+        outWidth,
+      );
+    case 'unique':
+      if (a.canonical) return a;
+      if (a.ranged) return { ...(await perChunk(a, outWidth, (c) => single(kernel, [c]), a.ranged)), canonical: true };
+      return onWhole(g, kernel, inputs, what, single);
+    case 'sort': {
+      const types = columns(kernel.input);
+      if (a.canonical && kernel.keys.length === types.length && kernel.keys.every((k, i) => k === i)) return a;
+      const keyWords = sortKeyWords(types, kernel.keys);
+      if (a.ranged && a.ranged.every((w, i) => keyWords[i] === w)) return perChunk(a, outWidth, (c) => single(kernel, [c]), a.ranged);
+      if (fitsOneChunk(g, await exactCount(g, a), a.width)) return onWhole(g, kernel, inputs, what, single);
+      const pieces = await chunkWords(g, a);
+      return sortRanged(g, rangePartition(g, pieces, a.width, keyWords, what), a.width, keyWords, (c) => single(kernel, [c]));
+    }
+    case 'aggregate':
+      return aggregateChunked(g, kernel, a, variables, single);
+    case 'merge':
+    case 'limit':
+      return onWhole(g, kernel, inputs, what, single);
+  }
+}
+
+/** Chunks of `rel` that may have rows (itself when it is not chunked). */
+function parts(rel: DeviceRelation): DeviceRelation[] {
+  return rel.chunks ? rel.chunks.filter((c) => c.count > 0) : rel.count > 0 ? [rel] : [];
+}
+
+/** `fn` on each chunk of `rel`, in order: its outputs are the chunks of the result. */
+async function perChunk(rel: DeviceRelation, width: number, fn: (c: DeviceRelation) => Promise<DeviceRelation>, ranged?: readonly number[]): Promise<DeviceRelation> {
+  const outs: DeviceRelation[] = [];
+  for (const c of parts(rel)) outs.push(await fn(c));
+  return chunkedOf(outs, width, ranged);
+}
+
+/** `fn` on `rels` made whole; copies gathered for it are released after unless the result holds them. */
+async function withWhole(g: GpuImpl, rels: DeviceRelation[], what: string, fn: (whole: DeviceRelation[]) => Promise<DeviceRelation>): Promise<DeviceRelation> {
+  const gathered: DeviceRelation[] = [];
+  try {
+    for (const r of rels) gathered.push(await whole(g, r, what));
+    const out = await fn(gathered);
+    const kept = new Set(leaves(out).map((l) => l.buffer));
+    gathered.forEach((w, i) => {
+      if (w !== rels[i] && !rels[i]!.chunks?.includes(w) && !kept.has(w.buffer)) releaseRelation(g, w);
+    });
+    return out;
+  } catch (e) {
+    gathered.forEach((w, i) => {
+      if (w !== rels[i] && !rels[i]!.chunks?.includes(w)) releaseRelation(g, w);
+    });
+    throw e;
+  }
+}
+
+function onWhole(g: GpuImpl, kernel: KirKernel, inputs: DeviceRelation[], what: string, single: RunSingle): Promise<DeviceRelation> {
+  return withWhole(g, inputs, what, (ins) => single(kernel, ins));
+}
+
+/** Releases the parts of `old` that `kept` does not hold (a kernel's input that its output may share). */
+export function releaseUnshared(gpu: Gpu, old: DeviceRelation, kept: DeviceRelation): void {
+  const held = new Set(leaves(kept).map((l) => l.buffer));
+  for (const l of leaves(old)) if (!held.has(l.buffer)) releaseRelation(gpu, l);
+}
+
+/**
+ * Host rows to be sorted by `keyWords` (row word offsets, most significant first): one relation when they fit one
+ * binding, else chunks range-partitioned by those words (ranged), so sorting each chunk sorts the whole.
+ */
+export function uploadForSort(gpu: Gpu, pieces: readonly Uint32Array[], width: number, rows: number, keyWords: readonly number[]): DeviceRelation {
+  const g = internals(gpu);
+  if (fitsOneChunk(g, rows, width)) return uploadRelation(g, pieces, width, rows);
+  const buckets = rangePartition(g, pieces, width, keyWords, `loading ${rows} rows x ${width} words`);
+  return chunkedOf(buckets.map((words) => uploadRelation(g, words, width)), width, keyWords);
+}
+
+/** Uploads each bucket of a range partition and sorts it: the sorted relation, chunked and ranged by `keyWords`. */
+async function sortRanged(
+  g: GpuImpl,
+  buckets: readonly Uint32Array[],
+  width: number,
+  keyWords: readonly number[],
+  sort: (c: DeviceRelation) => Promise<DeviceRelation>,
+): Promise<DeviceRelation> {
+  const outs: DeviceRelation[] = [];
+  for (const words of buckets) {
+    const raw = uploadRelation(g, words, width);
+    const sorted = await sort(raw);
+    releaseUnshared(g, raw, sorted);
+    outs.push(sorted);
+  }
+  return chunkedOf(outs, width, keyWords);
+}
+
+/** Compares row `i` of `a` with row `j` of `b` by `keyWords` as u32 (the radix sort's order). */
+function compareKeys(a: Uint32Array, i: number, b: Uint32Array, j: number, keyWords: readonly number[]): number {
+  for (const k of keyWords) {
+    const x = a[i + k]!;
+    const y = b[j + k]!;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+/** Whether the splitter at `s` (K consecutive words) is <= the key of the row at `at` of `p`. */
+function splitterAtMost(splitters: Uint32Array, s: number, p: Uint32Array, at: number, keyWords: readonly number[]): boolean {
+  for (let k = 0; k < keyWords.length; k++) {
+    const x = splitters[s + k]!;
+    const y = p[at + keyWords[k]!]!;
+    if (x !== y) return x < y;
+  }
+  return true;
+}
+
+/**
+ * Host range partition of rows (pieces of whole rows) by `keyWords` into buckets of at most chunkRows rows, in key
+ * order; rows with equal key words share a bucket. Splitters come from an even sample of the rows; a bucket that
+ * overflows retries with more, finer buckets. Keys repeated on more rows than one binding holds fail.
+ */
+export function rangePartition(g: GpuImpl, pieces: readonly Uint32Array[], width: number, keyWords: readonly number[], what: string): Uint32Array[] {
+  const capacity = chunkRows(g, width);
+  const rows = pieces.reduce((n, p) => n + p.length, 0) / width;
+  const K = keyWords.length;
+  // Row r's piece and word offset.
+  const starts: number[] = [];
+  let seen = 0;
+  for (const p of pieces) {
+    starts.push(seen);
+    seen += p.length / width;
+  }
+  const locate = (r: number): [Uint32Array, number] => {
+    let lo = 0;
+    let hi = pieces.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid]! <= r) lo = mid;
+      else hi = mid - 1;
+    }
+    return [pieces[lo]!, (r - starts[lo]!) * width];
+  };
+  for (let buckets = Math.ceil(rows / capacity) + 1, attempt = 0; attempt < 4; buckets *= 2, attempt++) {
+    const samples = Math.min(rows, 256 * buckets);
+    const keys = new Uint32Array(samples * K);
+    for (let s = 0; s < samples; s++) {
+      const [p, at] = locate(Math.floor((s * rows) / samples));
+      for (let k = 0; k < K; k++) keys[s * K + k] = p[at + keyWords[k]!]!;
+    }
+    const own = keyWords.map((_, k) => k);
+    const order = Array.from({ length: samples }, (_, s) => s).sort((x, y) => compareKeys(keys, x * K, keys, y * K, own));
+    const splitters = new Uint32Array((buckets - 1) * K);
+    for (let j = 1; j < buckets; j++) {
+      const at = order[Math.floor((j * samples) / buckets)]! * K;
+      splitters.set(keys.subarray(at, at + K), (j - 1) * K);
+    }
+    // A row goes to the bucket after the last splitter <= its key: equal keys land together.
+    const bucketOf = new Uint16Array(rows);
+    const counts = new Array<number>(buckets).fill(0);
+    let r = 0;
+    for (const p of pieces) {
+      for (let at = 0; at < p.length; at += width, r++) {
+        let lo = 0;
+        let hi = buckets - 1;
+        while (lo < hi) {
+          const mid = (lo + hi) >> 1;
+          if (splitterAtMost(splitters, mid * K, p, at, keyWords)) lo = mid + 1;
+          else hi = mid;
+        }
+        bucketOf[r] = lo;
+        counts[lo]! += 1;
+      }
+    }
+    if (Math.max(...counts) > capacity) continue;
+    const out = counts.map((c) => new Uint32Array(c * width));
+    const fill = new Array<number>(buckets).fill(0);
+    r = 0;
+    for (const p of pieces) {
+      for (let at = 0; at < p.length; at += width, r++) {
+        const b = bucketOf[r]!;
+        const dst = out[b]!;
+        let to = fill[b]!;
+        for (let w = 0; w < width; w++) dst[to++] = p[at + w]!;
+        fill[b] = to;
+      }
+    }
+    return out.filter((words) => words.length > 0);
+  }
+  throw new DeviceLimitError(`${what}: more rows share one sort key than one storage binding (${g.limits.maxStorageBufferBindingSize} bytes) holds`);
+}
+
+/**
+ * An aggregate over a chunked input (sorted by its groups across the chunks in order, as the plan sorts it): each
+ * chunk aggregated into partial rows, the partials (their groups adjacent) aggregated again: counts and sums
+ * summed, minima and maxima taken again; a decimal average as a sum and a count, divided on the host at the end.
+ * Averages of other types are not split (their sums are not exact in the argument's type): the input must be whole.
+ */
+async function aggregateChunked(
+  g: GpuImpl,
+  kernel: Extract<KirKernel, { kind: 'aggregate' }>,
+  input: DeviceRelation,
+  variables: readonly KirVariable[],
+  single: RunSingle,
+): Promise<DeviceRelation> {
+  const what = `aggregate kernel ${kernel.id}`;
+  const types = variables.find((v) => v.id === kernel.input)!.columns;
+  const argOf = (x: Aggregate): ScalarType | undefined => (x.column === undefined ? undefined : types[x.column]);
+  if (kernel.aggregates.some((x) => x.fn === 'avg' && argOf(x) !== 'decimal')) return onWhole(g, kernel, [input], what, single);
+  const partial: Aggregate[] = kernel.aggregates.flatMap((x): Aggregate[] =>
+    x.fn === 'avg' ? [{ fn: 'sum', column: x.column!, type: 'decimal' }, { fn: 'count', type: 'int32' }] : [x],
+  );
+  const groupTypes = kernel.groupBy.map((c) => types[c]!);
+  const G = groupTypes.length;
+  const partialColumns = [...groupTypes, ...partial.map((p) => p.type)];
+  const [partialVar, combinedVar] = [variables.length, variables.length + 1];
+  const vars: KirVariable[] = [
+    ...variables,
+    { id: partialVar, name: `${kernel.id}$partial`, columns: partialColumns },
+    { id: combinedVar, name: `${kernel.id}$combined`, columns: partialColumns },
+  ];
+  const chunkKernel: KirKernel = { ...kernel, output: partialVar, aggregates: partial };
+  const combine: KirKernel = {
+    kind: 'aggregate',
+    id: kernel.id,
+    input: partialVar,
+    output: combinedVar,
+    groupBy: groupTypes.map((_, i) => i),
+    aggregates: partial.map((p, j) => ({ fn: p.fn === 'count' ? 'sum' : p.fn, column: G + j, type: p.type })),
+  };
+  const partials = await perChunk(input, rowWords(partialColumns), (c) => single(chunkKernel, [c], vars));
+  let combined: DeviceRelation;
+  try {
+    combined = await withWhole(g, [partials], `combining the partial aggregates of ${what}`, ([all]) => single(combine, [all!], vars));
+  } finally {
+    releaseRelation(g, partials);
+  }
+  if (!kernel.aggregates.some((x) => x.fn === 'avg')) return combined;
+  const [words = new Uint32Array(0)] = await chunkWords(g, combined);
+  releaseRelation(g, combined);
+  return uploadRelation(g, finishAverages(words, groupTypes, kernel.aggregates, partial), rowWords([...groupTypes, ...kernel.aggregates.map((x) => x.type)]));
+}
+
+/** Output rows from combined partial rows: each decimal average its sum (scaled) / count, truncated toward zero. */
+function finishAverages(words: Uint32Array, groupTypes: readonly ScalarType[], aggregates: readonly Aggregate[], partial: readonly Aggregate[]): Uint32Array {
+  const inWidth = rowWords([...groupTypes, ...partial.map((p) => p.type)]);
+  const outWidth = rowWords([...groupTypes, ...aggregates.map((x) => x.type)]);
+  const rows = words.length / inWidth;
+  const out = new Uint32Array(rows * outWidth);
+  const keyWords = rowWords(groupTypes);
+  for (let r = 0; r < rows; r++) {
+    let from = r * inWidth;
+    let to = r * outWidth;
+    out.set(words.subarray(from, from + keyWords), to);
+    from += keyWords;
+    to += keyWords;
+    for (const x of aggregates) {
+      if (x.fn !== 'avg') {
+        const n = wordsOf(x.type);
+        out.set(words.subarray(from, from + n), to);
+        from += n;
+        to += n;
+        continue;
+      }
+      const sum = BigInt.asIntN(64, (BigInt(words[from + 1]!) << 32n) | BigInt(words[from]!));
+      const count = BigInt(words[from + 2]! | 0);
+      const avg = BigInt.asUintN(64, sum / count);
+      out[to] = Number(avg & 0xffffffffn);
+      out[to + 1] = Number(avg >> 32n);
+      from += 3;
+      to += 2;
+    }
+  }
+  return out;
+}
