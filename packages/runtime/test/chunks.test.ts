@@ -62,4 +62,35 @@ describe('chunked relations', () => {
 big(id, s, q) <- sale(id, s, _, q, _), q > 3.
 out(s, q, id) <- big(id, s, q), s != 2.`, sales(3000, 1));
   });
+
+  it('aggregates per chunk and combines: count, sum, min, max, decimal avg, grouped and not', async () => {
+    await agree(`${schema}
+per[s] = n, t, lo, hi, a <- agg<<n = count(), t = sum(p), lo = min(q), hi = max(p), a = avg(p)>> sale(_, s, _, q, p).
+all[] = n, t, a <- agg<<n = count(), t = sum(q), a = avg(p)>> sale(_, _, _, q, p).
+top[i] = m <- agg<<m = max(q)>> sale(_, _, i, q, _).`, sales(3000, 2));
+  });
+
+  it('an int32 average needs its input whole and says so when it does not fit one binding', async () => {
+    const p = compile(`${schema}
+a[] = v <- agg<<v = avg(q)>> sale(_, _, _, q, _).`, { filename: 'avg.logic' });
+    await expect(p.run({ gpu: small, facts: sales(3000, 3) as never })).rejects.toThrow(/aggregate kernel \d+ needs its input of \d+ rows x \d+ words .* in one buffer/);
+  });
+
+  for (const joinStrategy of ['hash', 'sort-merge'] as const) {
+    it(`${joinStrategy} joins probe a chunked relation; projections that repeat rows across chunks stay duplicate-free`, async () => {
+      await agree(`${schema}
+cat(id, c) <- sale(id, _, i, _, _), item(i, c).
+stores(s, c) <- sale(_, s, i, _, _), item(i, c).
+items(i) <- sale(_, _, i, _, _).
+either(id) <- cat(id, "a").
+either(id) <- cat(id, "c").`, sales(3000, 4), joinStrategy);
+    });
+
+    it(`${joinStrategy}: a join of two relations larger than one binding refuses with a clear error`, async () => {
+      const p = compile(`${schema}
+cat(id, c) <- sale(id, _, i, _, _), item(i, c).
+twice(id) <- cat(id, "a"), sale(id, _, _, _, _).`, { filename: 'big-join.logic', joinStrategy });
+      await expect(p.run({ gpu: small, facts: sales(3000, 5) as never })).rejects.toThrow(/(hashJoin|mergeJoin) kernel \d+ needs its input of \d+ rows x \d+ words .* in one buffer/);
+    });
+  }
 });

@@ -17,6 +17,7 @@ import {
   DeviceLimitError,
   exactCount,
   readWords,
+  syncCounts,
   releaseRelation,
   settle,
   uploadRelation,
@@ -180,20 +181,26 @@ export async function runChunked(
       );
     case 'unique':
       if (a.canonical) return a;
-      if (a.ranged) return { ...(await perChunk(a, outWidth, (c) => single(kernel, [c]), a.ranged)), canonical: true };
-      return onWhole(g, kernel, inputs, what, single);
+      return uniqueChunks(g, a, outWidth, (c) => single(kernel, [c]));
     case 'sort': {
       const types = columns(kernel.input);
       if (a.canonical && kernel.keys.length === types.length && kernel.keys.every((k, i) => k === i)) return a;
       const keyWords = sortKeyWords(types, kernel.keys);
-      if (a.ranged && a.ranged.every((w, i) => keyWords[i] === w)) return perChunk(a, outWidth, (c) => single(kernel, [c]), a.ranged);
+      if (a.ranged && keyWords.every((w, i) => a.ranged![i] === w)) return perChunk(a, outWidth, (c) => single(kernel, [c]), a.ranged);
       if (fitsOneChunk(g, await exactCount(g, a), a.width)) return onWhole(g, kernel, inputs, what, single);
+      // Partitioned by the key, then the other words: ties on the key may span chunks, equal rows may not.
+      const order = [...keyWords, ...Array.from({ length: a.width }, (_, w) => w).filter((w) => !keyWords.includes(w))];
       const pieces = await chunkWords(g, a);
-      return sortRanged(g, rangePartition(g, pieces, a.width, keyWords, what), a.width, keyWords, (c) => single(kernel, [c]));
+      return sortRanged(g, rangePartition(g, pieces, a.width, order, what), a.width, order, (c) => single(kernel, [c]));
     }
     case 'aggregate':
       return aggregateChunked(g, kernel, a, variables, single);
-    case 'merge':
+    case 'merge': {
+      // Larger than one binding: the rows of both, sorted by the keys as a chunked sort does.
+      if (fitsOneChunk(g, (await exactCount(g, a)) + (await exactCount(g, b)), outWidth)) return onWhole(g, kernel, inputs, what, single);
+      const sort: KirKernel = { kind: 'sort', id: kernel.id, input: kernel.left, output: kernel.output, keys: kernel.keys };
+      return runChunked(g, sort, [chunkedOf([...parts(a), ...parts(b)], outWidth)], variables, single);
+    }
     case 'limit':
       return onWhole(g, kernel, inputs, what, single);
   }
@@ -209,6 +216,48 @@ async function perChunk(rel: DeviceRelation, width: number, fn: (c: DeviceRelati
   const outs: DeviceRelation[] = [];
   for (const c of parts(rel)) outs.push(await fn(c));
   return chunkedOf(outs, width, ranged);
+}
+
+/**
+ * Unique over a chunked input, which (as every unique's) is sorted by all columns across the chunks in order:
+ * per chunk, then a duplicate can only be a chunk's first row equal to the last row kept before it. Ranged
+ * chunks keep equal rows together; otherwise one sync resolves the counts and one reads each chunk's first and
+ * last rows, and a repeated first row is dropped.
+ */
+async function uniqueChunks(g: GpuImpl, a: DeviceRelation, width: number, unique: (c: DeviceRelation) => Promise<DeviceRelation>): Promise<DeviceRelation> {
+  const outs: DeviceRelation[] = [];
+  for (const c of parts(a)) outs.push(await unique(c));
+  if (a.ranged) return { ...chunkedOf(outs, width, a.ranged), canonical: true };
+  await syncCounts(g);
+  const kept: DeviceRelation[] = [];
+  for (const o of outs) {
+    if (settle(o).count > 0) kept.push(o);
+    else releaseRelation(g, o);
+  }
+  const row = (o: DeviceRelation, r: number) => ({ buffer: o.buffer!, offset: r * width * 4, words: width });
+  const ends = await syncCounts(g, kept.flatMap((o) => [row(o, 0), row(o, o.count - 1)]));
+  const result: DeviceRelation[] = [];
+  let last: Uint32Array | undefined;
+  for (const [i, o] of kept.entries()) {
+    const first = ends[2 * i]!;
+    if (!last || first.some((w, k) => w !== last![k])) result.push(o);
+    else if (o.count === 1) {
+      releaseRelation(g, o);
+      continue;
+    } else result.push(await dropFirstRow(g, o));
+    last = ends[2 * i + 1]!;
+  }
+  return { ...chunkedOf(result, width), canonical: true };
+}
+
+/** `rel` (exact count, one buffer) without its first row; `rel` is released. */
+async function dropFirstRow(g: GpuImpl, rel: DeviceRelation): Promise<DeviceRelation> {
+  const out = allocRelation(g, rel.count - 1, rel.width);
+  const rec = new Recorder(g, {});
+  rec.copy(rel.buffer!, rel.width * 4, out.buffer!, 0, (rel.count - 1) * rel.width * 4);
+  await rec.submit();
+  releaseRelation(g, rel);
+  return out;
 }
 
 /** `fn` on `rels` made whole; copies gathered for it are released after unless the result holds them. */
@@ -361,7 +410,7 @@ export function rangePartition(g: GpuImpl, pieces: readonly Uint32Array[], width
     }
     return out.filter((words) => words.length > 0);
   }
-  throw new DeviceLimitError(`${what}: more rows share one sort key than one storage binding (${g.limits.maxStorageBufferBindingSize} bytes) holds`);
+  throw new DeviceLimitError(`${what}: more equal rows than one storage binding (${g.limits.maxStorageBufferBindingSize} bytes) holds`);
 }
 
 /**
