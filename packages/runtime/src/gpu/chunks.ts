@@ -158,18 +158,18 @@ export async function runChunked(
   switch (kernel.kind) {
     case 'mapFilter':
     case 'copy':
-      return perChunk(a, outWidth, (c) => single(kernel, [c]));
+      return perChunk(g, a, outWidth, (c) => single(kernel, [c]));
     case 'difference':
     case 'mergeJoin':
       // Row by row over the left side; the right side is searched whole.
-      if (a.chunks) return withWhole(g, [b], what, ([right]) => perChunk(a, outWidth, (c) => single(kernel, [c, right!])));
+      if (a.chunks) return withWhole(g, [b], what, ([right]) => perChunk(g, a, outWidth, (c) => single(kernel, [c, right!])));
       return onWhole(g, kernel, inputs, what, single);
     case 'hashJoin': {
       // The larger side is probed chunk by chunk against a table of the other (kernels.ts builds on the smaller side).
       const [big, other] = b.count > a.count ? [1, 0] : [0, 1];
       if (!inputs[big]!.chunks) return onWhole(g, kernel, inputs, what, single);
       return withWhole(g, [inputs[other]!], what, ([table]) =>
-        perChunk(inputs[big]!, outWidth, (c) => single(kernel, big === 0 ? [c, table!] : [table!, c])),
+        perChunk(g, inputs[big]!, outWidth, (c) => single(kernel, big === 0 ? [c, table!] : [table!, c])),
       );
     }
     case 'concat':
@@ -186,7 +186,7 @@ export async function runChunked(
       const types = columns(kernel.input);
       if (a.canonical && kernel.keys.length === types.length && kernel.keys.every((k, i) => k === i)) return a;
       const keyWords = sortKeyWords(types, kernel.keys);
-      if (a.ranged && keyWords.every((w, i) => a.ranged![i] === w)) return perChunk(a, outWidth, (c) => single(kernel, [c]), a.ranged);
+      if (a.ranged && keyWords.every((w, i) => a.ranged![i] === w)) return perChunk(g, a, outWidth, (c) => single(kernel, [c]), a.ranged);
       if (fitsOneChunk(g, await exactCount(g, a), a.width)) return onWhole(g, kernel, inputs, what, single);
       // Partitioned by the key, then the other words: ties on the key may span chunks, equal rows may not.
       const order = [...keyWords, ...Array.from({ length: a.width }, (_, w) => w).filter((w) => !keyWords.includes(w))];
@@ -211,10 +211,34 @@ function parts(rel: DeviceRelation): DeviceRelation[] {
   return rel.chunks ? rel.chunks.filter((c) => c.count > 0) : rel.count > 0 ? [rel] : [];
 }
 
-/** `fn` on each chunk of `rel`, in order: its outputs are the chunks of the result. */
-async function perChunk(rel: DeviceRelation, width: number, fn: (c: DeviceRelation) => Promise<DeviceRelation>, ranged?: readonly number[]): Promise<DeviceRelation> {
+/**
+ * `fn` on each chunk of `rel`, in order: its outputs are the chunks of the result. A chunk whose rows would not
+ * fit one binding at the output's `width` (a projection that widens rows) is split into copies that do.
+ */
+async function perChunk(
+  g: GpuImpl,
+  rel: DeviceRelation,
+  width: number,
+  fn: (c: DeviceRelation) => Promise<DeviceRelation>,
+  ranged?: readonly number[],
+): Promise<DeviceRelation> {
   const outs: DeviceRelation[] = [];
-  for (const c of parts(rel)) outs.push(await fn(c));
+  for (const c of parts(rel)) {
+    if (fitsOneChunk(g, c.count, width) || fitsOneChunk(g, await exactCount(g, c), width)) {
+      outs.push(await fn(c));
+      continue;
+    }
+    const rows = chunkRows(g, Math.max(width, c.width));
+    for (let at = 0; at < c.count; at += rows) {
+      const piece = allocRelation(g, Math.min(rows, c.count - at), c.width);
+      const rec = new Recorder(g, {});
+      rec.copy(c.buffer!, at * c.width * 4, piece.buffer!, 0, piece.count * c.width * 4);
+      await rec.submit();
+      const out = await fn(piece);
+      releaseUnshared(g, piece, out);
+      outs.push(out);
+    }
+  }
   return chunkedOf(outs, width, ranged);
 }
 
@@ -451,7 +475,7 @@ async function aggregateChunked(
     groupBy: groupTypes.map((_, i) => i),
     aggregates: partial.map((p, j) => ({ fn: p.fn === 'count' ? 'sum' : p.fn, column: G + j, type: p.type })),
   };
-  const partials = await perChunk(input, rowWords(partialColumns), (c) => single(chunkKernel, [c], vars));
+  const partials = await perChunk(g, input, rowWords(partialColumns), (c) => single(chunkKernel, [c], vars));
   let combined: DeviceRelation;
   try {
     combined = await withWhole(g, [partials], `combining the partial aggregates of ${what}`, ([all]) => single(combine, [all!], vars));
