@@ -3,8 +3,11 @@
  * maxStorageBufferBindingSize makes small data several chunks; answers must equal the reference interpreter and an
  * unchunked run.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compile, openGpu, type Gpu } from '../src/index.js';
+import { compile, Database, openGpu, type Gpu } from '../src/index.js';
 import { internals } from '../src/gpu/device.js';
 import { chunkRows } from '../src/gpu/chunks.js';
 import { rng } from './gpu-fixtures.js';
@@ -93,4 +96,36 @@ twice(id) <- cat(id, "a"), sale(id, _, _, _, _).`, { filename: 'big-join.logic',
       await expect(p.run({ gpu: small, facts: sales(3000, 5) as never })).rejects.toThrow(/(hashJoin|mergeJoin) kernel \d+ needs its input of \d+ rows x \d+ words .* in one buffer/);
     });
   }
+
+  it('a Database keeps a chunked base relation resident, and remaps its strings across programs', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vixen-chunks-'));
+    try {
+      // 2000 rows x 3 words: several 4096-byte bindings; names shift ids once a program adds "Bo".
+      const names = ['Alice', 'Bob', 'Carol', 'Zed'];
+      writeFileSync(join(dir, 'person.csv'), Array.from({ length: 2000 }, (_, i) => `${i},${names[i % 4]},${i % 13}`).join('\n') + '\n');
+      const decl = 'person(id, name, n) -> int32(id), string(name), int32(n).\n';
+      // b and d keep the same columns (id, name): d reuses b's resident relation, whose ids "Bz" shifts.
+      const programs = [
+        compile(`${decl}b(id) <- person(id, name, _), name > "Bo".`),
+        compile(`${decl}d(id, name) <- person(id, name, _), name < "Bz", id < 1500.`),
+        compile(`${decl}a(name, n) <- person(_, name, n), n > 3.`),
+        compile(`${decl}c[name] = k <- agg<<k = count()>> person(_, name, _).`),
+      ];
+      const db = new Database(small, dir);
+      const resident: string[][] = [];
+      for (const p of programs) {
+        const run = await db.run(p);
+        resident.push(run.stats.residentRelations);
+        const oracle = await p.interpret({ factsDir: dir });
+        for (const [name, rows] of oracle) expect(run.relations.get(name), name).toEqual(rows);
+      }
+      expect(resident[1]).toEqual(['person']);
+      // b keeps (id, name): all 2000 rows, chunked.
+      const person = db.resident.find((r) => r.name === 'person' && r.relation.count === 2000)!.relation;
+      expect(person.chunks!.length).toBeGreaterThan(1);
+      db.clear();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
