@@ -10,20 +10,31 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compile, Database, openGpu, type Gpu } from '../src/index.js';
 import { internals } from '../src/gpu/device.js';
 import { chunkRows } from '../src/gpu/chunks.js';
+import { downloadRelation, hashGroupBy, hashJoin, releaseRelation, uploadRelation, type DeviceRelation } from '../src/gpu/index.js';
+import { benchOperators } from '../src/bench/operators.js';
 import { rng } from './gpu-fixtures.js';
 
 /** Bytes per binding: 1023 words, so a chunk holds a few hundred rows of these relations. */
 const BINDING = 4096;
 
+/**
+ * For the hash operators: their tables are sized by rows (a probe's build side, up to 2^16 groups), so chunks
+ * of 2^20 two-word rows (8 MiB) need a binding that holds those tables, yet not the rows.
+ */
+const MEDIUM = 6 * 2 ** 20;
+
 let gpu: Gpu;
 let small: Gpu;
+let medium: Gpu;
 beforeAll(async () => {
   gpu = await openGpu();
   small = await openGpu({ maxStorageBufferBindingSize: BINDING });
+  medium = await openGpu({ maxStorageBufferBindingSize: MEDIUM });
 });
 afterAll(() => {
   gpu?.dispose();
   small?.dispose();
+  medium?.dispose();
 });
 
 const schema = `sale(id, store, item, qty, price) -> int32(id), int32(store), int32(item), int32(qty), decimal(price).
@@ -127,5 +138,50 @@ twice(id) <- cat(id, "a"), sale(id, _, _, _, _).`, { filename: 'big-join.logic',
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  /** `rel`'s rows as sorted strings, released after. */
+  const rowsOf = async (on: Gpu, rel: DeviceRelation): Promise<string[]> => {
+    const words = await downloadRelation(on, rel);
+    releaseRelation(on, rel);
+    return Array.from({ length: rel.count }, (_, r) => words.subarray(r * rel.width, (r + 1) * rel.width).join(',')).sort();
+  };
+
+  it('hash probe and hash group-by of a chunked relation equal the unchunked ones', async () => {
+    const r = rng(7);
+    // 2^20 rows x 2 words: two chunks; keys repeat, values signed.
+    const rows = new Uint32Array(2 ** 21).map((_, i) => (i % 2 === 0 ? Math.floor(r() * 300) : (Math.floor(r() * 2000) - 1000) >>> 0));
+    const build = new Uint32Array(400).map((_, i) => (i % 2 === 0 ? i : i * 3));
+    const results: string[][][] = [];
+    for (const on of [gpu, medium]) {
+      const rel = uploadRelation(on, rows, 2);
+      const table = uploadRelation(on, build, 2);
+      if (on === medium) expect(rel.chunks!.length).toBeGreaterThan(1);
+      const joined = await hashJoin(on, { relation: table, keyWords: [0] }, { relation: rel, keyWords: [0] }, [{ from: 'probe', word: 1 }, { from: 'build', word: 1 }]);
+      const grouped = await hashGroupBy(on, { relation: rel, keyWords: [0] }, [{ fn: 'count' }, { fn: 'sum', word: 1, type: 'int32' }, { fn: 'min', word: 1 }, { fn: 'max', word: 1 }]);
+      results.push([await rowsOf(on, joined), await rowsOf(on, grouped)]);
+      releaseRelation(on, rel);
+      releaseRelation(on, table);
+    }
+    expect(results[0]![0]!.length).toBeGreaterThan(100);
+    expect(results[0]![1]!.length).toBe(300);
+    expect(results[1]).toEqual(results[0]);
+  });
+
+  it('the operator bench runs mapFilter, hash probe and group-by cases larger than one binding', async () => {
+    const opts = { sizes: [20], runs: 1, warmup: 0, selectivities: [0.5] };
+    const operators = ['mapFilter', 'hashProbe', 'groupBy'];
+    const [whole, chunked] = [await benchOperators(gpu, { ...opts, operators }), await benchOperators(medium, { ...opts, operators })];
+    const outputs = (rep: typeof whole) => rep.results.map((x) => `${x.operator} ${x.variant}: ${x.outputRows}`);
+    // A group table that fills up grows to 2^20 slots (24 MiB): past this test's binding, not the rows' chunking.
+    const tableTooBig = chunked.skipped.filter((x) => x.operator === 'groupBy' && /^group table of \d+ slots/.test(x.reason));
+    expect(chunked.skipped).toEqual(tableTooBig);
+    expect(outputs(chunked)).toEqual(outputs(whole).filter((line) => !tableTooBig.some((x) => line.startsWith(`groupBy ${x.variant}:`))));
+    expect(outputs(chunked).filter((line) => /^(mapFilter|hashProbe|groupBy)/.test(line)).length).toBeGreaterThanOrEqual(4);
+    // 2^20 rows are chunks here (one-word rows too: a chunk leaves room for a sort's two-word pairs), so the sorts
+    // are skipped: their rows would go through the host.
+    const sorts = await benchOperators(medium, { ...opts, operators: ['sort'] });
+    expect(sorts.results.map((x) => x.operator)).toEqual(['copy']);
+    expect(sorts.skipped.filter((x) => /through the host/.test(x.reason)).length).toBe(3);
   });
 });

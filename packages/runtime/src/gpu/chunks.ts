@@ -8,7 +8,7 @@
  * whole: they are gathered into one buffer when they fit one binding, else it fails with a DeviceLimitError.
  */
 import { rowWords, wordsOf, type Aggregate, type ScalarType } from '@vixen/queryplan';
-import { sortKeyWords } from '@vixen/codegen-wgsl';
+import { sortKeyWords, type HashAggregate } from '@vixen/codegen-wgsl';
 import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { Recorder } from './recorder.js';
@@ -209,6 +209,11 @@ export async function runChunked(
 /** Chunks of `rel` that may have rows (itself when it is not chunked). */
 function parts(rel: DeviceRelation): DeviceRelation[] {
   return rel.chunks ? rel.chunks.filter((c) => c.count > 0) : rel.count > 0 ? [rel] : [];
+}
+
+/** `fn` (a driver of one buffer) on each chunk of `rel`, in order: its outputs are the chunks of the result. */
+export function mapChunks(g: GpuImpl, rel: DeviceRelation, width: number, fn: (c: DeviceRelation) => Promise<DeviceRelation>): Promise<DeviceRelation> {
+  return perChunk(g, rel, width, fn);
 }
 
 /**
@@ -519,4 +524,55 @@ function finishAverages(words: Uint32Array, groupTypes: readonly ScalarType[], a
     }
   }
   return out;
+}
+
+/**
+ * A hash group-by (gpu/hash.ts) over a chunked input: `group` per chunk, then the partial rows (key words, then
+ * each aggregate's words) combined on the host, where they are few (at most the groups per chunk): counts added,
+ * 64-bit sums added (wrapping), int32 minima and maxima taken again.
+ */
+export async function combineGroups(
+  g: GpuImpl,
+  input: DeviceRelation,
+  keyWords: number,
+  aggregates: readonly HashAggregate[],
+  group: (c: DeviceRelation) => Promise<DeviceRelation>,
+): Promise<DeviceRelation> {
+  const partials = await perChunk(g, input, keyWords + aggregates.reduce((n, a) => n + (a.fn === 'sum' ? 2 : 1), 0), group);
+  const width = partials.width;
+  let pieces: Uint32Array[];
+  try {
+    pieces = await chunkWords(g, partials);
+  } finally {
+    releaseRelation(g, partials);
+  }
+  const groups = new Map<string, Uint32Array>();
+  for (const words of pieces) {
+    for (let at = 0; at < words.length; at += width) {
+      const row = words.subarray(at, at + width);
+      const key = row.subarray(0, keyWords).join(',');
+      const seen = groups.get(key);
+      if (!seen) {
+        groups.set(key, row.slice());
+        continue;
+      }
+      let w = keyWords;
+      for (const a of aggregates) {
+        if (a.fn === 'count') seen[w] = (seen[w]! + row[w]!) >>> 0;
+        else if (a.fn === 'sum') {
+          const sum = BigInt.asUintN(64, ((BigInt(seen[w + 1]!) << 32n) | BigInt(seen[w]!)) + ((BigInt(row[w + 1]!) << 32n) | BigInt(row[w]!)));
+          seen[w] = Number(sum & 0xffffffffn);
+          seen[w + 1] = Number(sum >> 32n);
+        } else if (a.fn === 'min' ? (row[w]! | 0) < (seen[w]! | 0) : (row[w]! | 0) > (seen[w]! | 0)) seen[w] = row[w]!;
+        w += a.fn === 'sum' ? 2 : 1;
+      }
+    }
+  }
+  const out = new Uint32Array(groups.size * width);
+  let at = 0;
+  for (const row of groups.values()) {
+    out.set(row, at);
+    at += width;
+  }
+  return uploadRelation(g, out, width, groups.size);
 }

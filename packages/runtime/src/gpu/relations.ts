@@ -139,6 +139,11 @@ export function bindingBytes(words: number): number {
 
 /** `rel`'s rows as a pass binding (its bound while the count is pending). */
 export function bound(rel: DeviceRelation): Bound {
+  if (rel.chunks) {
+    throw new DeviceLimitError(
+      `an operation that needs its input in one binding got ${rel.count} rows x ${rel.width} words, more than this device's maxStorageBufferBindingSize`,
+    );
+  }
   if (!rel.buffer) throw new Error('internal: binding an empty relation');
   return { buffer: rel.buffer, words: rel.count * rel.width };
 }
