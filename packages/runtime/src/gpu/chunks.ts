@@ -160,6 +160,18 @@ export async function runChunked(
     case 'copy':
       return perChunk(g, a, outWidth, (c) => single(kernel, [c]));
     case 'difference':
+      // The right side's chunks removed one after another (each sorted, as the whole is).
+      if (b.chunks && !fitsOneChunk(g, await exactCount(g, b), b.width)) {
+        let left = a;
+        for (const c of parts(b)) {
+          const next = await runChunked(g, kernel, [left, c], variables, single);
+          if (left !== a) releaseUnshared(g, left, next);
+          left = next;
+        }
+        return left === a ? runChunked(g, { kind: 'copy', id: kernel.id, input: kernel.left, output: kernel.output }, [a], variables, single) : left;
+      }
+      if (a.chunks) return withWhole(g, [b], what, ([right]) => perChunk(g, a, outWidth, (c) => single(kernel, [c, right!])));
+      return onWhole(g, kernel, inputs, what, single);
     case 'mergeJoin':
       // Row by row over the left side; the right side is searched whole.
       if (a.chunks) return withWhole(g, [b], what, ([right]) => perChunk(g, a, outWidth, (c) => single(kernel, [c, right!])));
@@ -204,6 +216,13 @@ export async function runChunked(
     case 'limit':
       return onWhole(g, kernel, inputs, what, single);
   }
+}
+
+/** A merge of relations in one buffer each whose rows together would not fit one (runChunked's merge). */
+export function mergesPastBinding(g: GpuImpl, kernel: KirKernel, inputs: readonly DeviceRelation[], variables: readonly KirVariable[]): boolean {
+  if (kernel.kind !== 'merge') return false;
+  const width = rowWords(variables.find((v) => v.id === kernel.output)!.columns);
+  return !fitsOneChunk(g, inputs[0]!.count + inputs[1]!.count, width);
 }
 
 /** Chunks of `rel` that may have rows (itself when it is not chunked). */

@@ -22,7 +22,7 @@ import {
 } from '@vixen/codegen-wgsl';
 import { kernelInputs, type KirKernel, type KirVariable, type VarId } from '@vixen/kernel-ir';
 import { aggregateRows } from './aggregate.js';
-import { runChunked } from './chunks.js';
+import { mergesPastBinding, runChunked } from './chunks.js';
 import { hashJoinRows } from './hash.js';
 import { limitRows } from './limit.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
@@ -408,7 +408,7 @@ export async function runKernel(
   const g = internals(gpu);
   if (inputs.length !== kernelInputs(kernel).length) throw new Error(`internal: ${kernel.kind} kernel ${kernel.id} given ${inputs.length} inputs`);
   return g.scoped(`${kernel.kind} kernel ${kernel.id}`, () => {
-    if (!inputs.some((r) => r.chunks)) return run(g, kernel, shaders, inputs, constWords, variables, tables);
+    if (!inputs.some((r) => r.chunks) && !mergesPastBinding(g, kernel, inputs, variables)) return run(g, kernel, shaders, inputs, constWords, variables, tables);
     // Relations larger than one binding: per chunk, or whole (gpu/chunks.ts); its own kernels get their own passes.
     return runChunked(g, kernel, inputs, variables, (k, ins, vars = variables) =>
       run(g, k, k === kernel ? shaders : chunkShaders(k, vars), ins, constWords, vars, tables),
