@@ -17,6 +17,7 @@ import {
   DeviceLimitError,
   exactCount,
   readWords,
+  ResultLimitError,
   syncCounts,
   releaseRelation,
   settle,
@@ -173,13 +174,11 @@ export async function runChunked(
       if (a.chunks) return withWhole(g, [b], what, ([right]) => perChunk(g, a, outWidth, (c) => single(kernel, [c, right!])));
       return onWhole(g, kernel, inputs, what, single);
     case 'mergeJoin':
-      // Row by row over the left side; the right side is searched whole.
-      if (a.chunks) return withWhole(g, [b], what, ([right]) => perChunk(g, a, outWidth, (c) => single(kernel, [c, right!])));
-      return onWhole(g, kernel, inputs, what, single);
+      // Row by row over the left side (in parts where the result would pass one binding); the right side whole.
+      return withWhole(g, [b], what, ([right]) => perChunk(g, a, outWidth, (c) => single(kernel, [c, right!])));
     case 'hashJoin': {
       // The larger side is probed chunk by chunk against a table of the other (kernels.ts builds on the smaller side).
       const [big, other] = b.count > a.count ? [1, 0] : [0, 1];
-      if (!inputs[big]!.chunks) return onWhole(g, kernel, inputs, what, single);
       return withWhole(g, [inputs[other]!], what, ([table]) =>
         perChunk(g, inputs[big]!, outWidth, (c) => single(kernel, big === 0 ? [c, table!] : [table!, c])),
       );
@@ -247,21 +246,39 @@ async function perChunk(
   ranged?: readonly number[],
 ): Promise<DeviceRelation> {
   const outs: DeviceRelation[] = [];
+  /** `fn` on rows [at, at + rows) of `c` (a copy unless all of them), halved while the result passes one binding. */
+  const run = async (c: DeviceRelation, at: number, rows: number): Promise<void> => {
+    const piece = rows === c.count ? c : allocRelation(g, rows, c.width);
+    if (piece !== c) {
+      const rec = new Recorder(g, {});
+      rec.copy(c.buffer!, at * c.width * 4, piece.buffer!, 0, rows * c.width * 4);
+      await rec.submit();
+    }
+    let failure: ResultLimitError;
+    try {
+      const out = await fn(piece);
+      if (piece !== c) releaseUnshared(g, piece, out);
+      outs.push(out);
+      return;
+    } catch (e) {
+      if (piece !== c) releaseRelation(g, piece);
+      if (!(e instanceof ResultLimitError)) throw e;
+      failure = e;
+    }
+    // A whole chunk's count may have been a bound (pending) until the kernel's sync.
+    if (piece === c) rows = await exactCount(g, c);
+    if (rows < 2) throw failure;
+    const half = Math.ceil(rows / 2);
+    await run(c, at, half);
+    await run(c, at + half, rows - half);
+  };
   for (const c of parts(rel)) {
     if (fitsOneChunk(g, c.count, width) || fitsOneChunk(g, await exactCount(g, c), width)) {
-      outs.push(await fn(c));
+      await run(c, 0, c.count);
       continue;
     }
     const rows = chunkRows(g, Math.max(width, c.width));
-    for (let at = 0; at < c.count; at += rows) {
-      const piece = allocRelation(g, Math.min(rows, c.count - at), c.width);
-      const rec = new Recorder(g, {});
-      rec.copy(c.buffer!, at * c.width * 4, piece.buffer!, 0, piece.count * c.width * 4);
-      await rec.submit();
-      const out = await fn(piece);
-      releaseUnshared(g, piece, out);
-      outs.push(out);
-    }
+    for (let at = 0; at < c.count; at += rows) await run(c, at, Math.min(rows, c.count - at));
   }
   return chunkedOf(outs, width, ranged);
 }

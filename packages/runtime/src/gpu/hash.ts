@@ -22,7 +22,7 @@ import {
 } from '@vixen/codegen-wgsl';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { Recorder, type Bound } from './recorder.js';
-import { acquireBound, bound, DeviceLimitError, exactCount, sizeOf, syncCounts, type DeviceRelation } from './relations.js';
+import { acquireBound, bound, checkResultSize, DeviceLimitError, exactCount, sizeOf, syncCounts, type DeviceRelation } from './relations.js';
 import { combineGroups, mapChunks } from './chunks.js';
 
 /** A relation and the row offsets of its key words, in key order (an int64 key column is two words). */
@@ -116,6 +116,7 @@ async function probeTable(g: GpuImpl, t: HashTable, probe: KeyedRelation, output
     // Room for one match per probe row, or as many rows as one binding holds.
     let capacity = Math.max(1, Math.min(n, Math.floor(g.limits.maxStorageBufferBindingSize / (4 * width))));
     for (;;) {
+      checkResultSize(g, width * capacity, `join output of ${capacity} rows x ${width} words`);
       const out = acquireBound(g, width * capacity, `join output of ${capacity} rows x ${width} words`);
       const rec = new Recorder(g, shaders);
       rec.clear(counter.buffer, 4);

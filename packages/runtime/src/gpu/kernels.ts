@@ -34,7 +34,9 @@ import {
   bound,
   bindingBytes,
   checkBindingSize,
+  checkResultSize,
   DeviceLimitError,
+  ResultLimitError,
   exactCount,
   relationUsage,
   settle,
@@ -111,6 +113,7 @@ async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction): Promi
     const [read] = await syncCounts(g, [{ buffer: offsets.buffer, offset: slots * 4, words: wraps ? 2 : 1 }]);
     const [total, wrapped] = read!;
     if (wrapped) throw new DeviceLimitError(`the result has more than ${0xffffffff} rows (row offsets are 32-bit)`);
+    checkResultSize(g, total! * c.outWidth, `relation of ${total} rows x ${c.outWidth} words`);
     const out = allocRelation(g, total!, c.outWidth);
     if (total === 0) return out;
     const writing = new Recorder(g, shaders);
@@ -407,8 +410,15 @@ export async function runKernel(
 ): Promise<DeviceRelation> {
   const g = internals(gpu);
   if (inputs.length !== kernelInputs(kernel).length) throw new Error(`internal: ${kernel.kind} kernel ${kernel.id} given ${inputs.length} inputs`);
-  return g.scoped(`${kernel.kind} kernel ${kernel.id}`, () => {
-    if (!inputs.some((r) => r.chunks) && !mergesPastBinding(g, kernel, inputs, variables)) return run(g, kernel, shaders, inputs, constWords, variables, tables);
+  return g.scoped(`${kernel.kind} kernel ${kernel.id}`, async () => {
+    if (!inputs.some((r) => r.chunks) && !mergesPastBinding(g, kernel, inputs, variables)) {
+      try {
+        return await run(g, kernel, shaders, inputs, constWords, variables, tables);
+      } catch (e) {
+        // A join whose result passes one binding runs again on parts of its row-wise side.
+        if (!(e instanceof ResultLimitError)) throw e;
+      }
+    }
     // Relations larger than one binding: per chunk, or whole (gpu/chunks.ts); its own kernels get their own passes.
     return runChunked(g, kernel, inputs, variables, (k, ins, vars = variables) =>
       run(g, k, k === kernel ? shaders : chunkShaders(k, vars), ins, constWords, vars, tables),

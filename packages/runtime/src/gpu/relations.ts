@@ -159,6 +159,21 @@ export class DeviceLimitError extends Error {
   override name = 'DeviceLimitError';
 }
 
+/**
+ * A kernel's result (a join's rows) does not fit one binding though its inputs do: gpu/chunks.ts runs the kernel
+ * again on parts of its row-wise input.
+ */
+export class ResultLimitError extends DeviceLimitError {}
+
+/** Throws a ResultLimitError when a result of `words` u32 does not fit one storage binding. */
+export function checkResultSize(g: GpuImpl, words: number, what: string): void {
+  try {
+    checkBindingSize(g, words, what);
+  } catch (e) {
+    throw new ResultLimitError((e as Error).message);
+  }
+}
+
 /** Throws a DeviceLimitError when `words` u32 do not fit one storage binding on this device. */
 export function checkBindingSize(g: GpuImpl, words: number, what: string): void {
   const bytes = words * 4;
