@@ -121,21 +121,16 @@ describe('profile', () => {
 });
 
 describe('storage binding size', () => {
-  it('fails with a limit error naming the kernel, the relation and the size when a join needs a relation past one binding whole', async () => {
+  it('runs linear and non-linear closure whose relation outgrows one binding (chunked, gpu/chunks.ts)', async () => {
     const small = await openGpu({ maxStorageBufferBindingSize: 4096 });
     try {
-      // The closure of a 60-node chain has 1830 tuples of 8 bytes: more than 4096 bytes, so path is chunked
-      // (gpu/chunks.ts). Linear closure runs; joining path with itself makes join results (and needs sides) past
-      // one binding, which a join cannot.
+      // The closure of a 60-node chain has 1830 tuples of 8 bytes: more than 4096 bytes, so path is chunked; joining
+      // path with itself joins chunk with chunk.
       expect((await tc.run({ gpu: small, facts: { edge: chain(60) } })).relations.get('path')).toEqual(closure(60));
       const squared = compile(`edge(x, y) -> int32(x), int32(y).
 path(x, y) <- edge(x, y).
 path(x, z) <- path(x, y), path(y, z).`);
-      const run = squared.run({ gpu: small, facts: { edge: chain(60) } });
-      const e = (await run.catch((x: unknown) => x)) as RunLimitError;
-      expect(e).toBeInstanceOf(RunLimitError);
-      expect(e.message).toMatch(/kernel k\d+ \(\w+Join.*\) computing .*: .* needs .*more than this device's maxStorageBufferBindingSize \(4096 bytes\)/);
-      expect(e.stats.launches).toBeGreaterThan(0);
+      expect((await squared.run({ gpu: small, facts: { edge: chain(60) } })).relations.get('path')).toEqual(closure(60));
       // A limit that holds the result changes nothing.
       const ok = await tc.run({ gpu: small, facts: { edge: chain(20) } });
       expect(ok.relations.get('path')).toEqual(closure(20));

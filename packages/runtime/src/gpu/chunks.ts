@@ -8,7 +8,7 @@
  * whole: they are gathered into one buffer when they fit one binding, else it fails with a DeviceLimitError.
  */
 import { rowWords, wordsOf, type Aggregate, type ScalarType } from '@vixen/queryplan';
-import { sortKeyWords, type HashAggregate } from '@vixen/codegen-wgsl';
+import { hashJoinLayout, sortKeyWords, type HashAggregate } from '@vixen/codegen-wgsl';
 import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { Recorder } from './recorder.js';
@@ -47,7 +47,7 @@ export function leaves(rel: DeviceRelation | undefined): DeviceRelation[] {
 
 /** A relation of `parts`' rows in order: empty, the one part that has rows, or a chunked relation. */
 export function chunkedOf(parts: readonly DeviceRelation[], width: number, ranged?: readonly number[]): DeviceRelation {
-  const kept = parts.filter((p) => p.buffer || p.chunks);
+  const kept = parts.flatMap((p) => p.chunks ?? [p]).filter((p) => p.buffer);
   if (kept.length === 0) return { buffer: null, count: 0, width };
   if (kept.length === 1) return kept[0]!;
   return settle({ buffer: null, count: 0, width, chunks: kept, ...(ranged ? { ranged } : {}) });
@@ -174,11 +174,21 @@ export async function runChunked(
       if (a.chunks) return withWhole(g, [b], what, ([right]) => perChunk(g, a, outWidth, (c) => single(kernel, [c, right!])));
       return onWhole(g, kernel, inputs, what, single);
     case 'mergeJoin':
+      // A right side past one binding: the join with each of its chunks (each sorted, as the whole is).
+      if (b.chunks && !fitsOneChunk(g, await exactCount(g, b), b.width)) return joinEach(g, kernel, a, b, 1, outWidth, variables, single);
       // Row by row over the left side (in parts where the result would pass one binding); the right side whole.
       return withWhole(g, [b], what, ([right]) => perChunk(g, a, outWidth, (c) => single(kernel, [c, right!])));
     case 'hashJoin': {
-      // The larger side is probed chunk by chunk against a table of the other (kernels.ts builds on the smaller side).
+      // The larger side is probed chunk by chunk against a table of the other (kernels.ts builds on the smaller side),
+      // or of each of its chunks when it too passes one binding.
       const [big, other] = b.count > a.count ? [1, 0] : [0, 1];
+      const table = inputs[other]!;
+      // Rows whose table (pow2(2 * rows) slots of 1 + K words) fits one binding.
+      const K = hashJoinLayout(kernel, columns(kernel.build), columns(kernel.probe)).build.keyWords.length;
+      const tableRows = Math.min(chunkRows(g, table.width), 2 ** Math.floor(Math.log2((g.limits.maxStorageBufferBindingSize / 4 - 1) / (1 + K))) / 2);
+      if ((await exactCount(g, table)) > tableRows) {
+        return perChunk(g, table, outWidth, (c) => runChunked(g, kernel, other === 0 ? [c, inputs[big]!] : [inputs[big]!, c], variables, single), undefined, tableRows);
+      }
       return withWhole(g, [inputs[other]!], what, ([table]) =>
         perChunk(g, inputs[big]!, outWidth, (c) => single(kernel, big === 0 ? [c, table!] : [table!, c])),
       );
@@ -224,6 +234,24 @@ export function mergesPastBinding(g: GpuImpl, kernel: KirKernel, inputs: readonl
   return !fitsOneChunk(g, inputs[0]!.count + inputs[1]!.count, width);
 }
 
+/** A join as the union of its joins with each chunk of input `side` (0 left, 1 right): a chunked result. */
+async function joinEach(
+  g: GpuImpl,
+  kernel: KirKernel,
+  a: DeviceRelation,
+  b: DeviceRelation,
+  side: number,
+  width: number,
+  variables: readonly KirVariable[],
+  single: RunSingle,
+): Promise<DeviceRelation> {
+  const outs: DeviceRelation[] = [];
+  for (const c of parts(side === 0 ? a : b)) {
+    outs.push(await runChunked(g, kernel, side === 0 ? [c, b] : [a, c], variables, single));
+  }
+  return chunkedOf(outs, width);
+}
+
 /** Chunks of `rel` that may have rows (itself when it is not chunked). */
 function parts(rel: DeviceRelation): DeviceRelation[] {
   return rel.chunks ? rel.chunks.filter((c) => c.count > 0) : rel.count > 0 ? [rel] : [];
@@ -244,6 +272,8 @@ async function perChunk(
   width: number,
   fn: (c: DeviceRelation) => Promise<DeviceRelation>,
   ranged?: readonly number[],
+  /** At most this many rows per call (pieces are copies). */
+  maxRows = Infinity,
 ): Promise<DeviceRelation> {
   const outs: DeviceRelation[] = [];
   /** `fn` on rows [at, at + rows) of `c` (a copy unless all of them), halved while the result passes one binding. */
@@ -273,11 +303,11 @@ async function perChunk(
     await run(c, at + half, rows - half);
   };
   for (const c of parts(rel)) {
-    if (fitsOneChunk(g, c.count, width) || fitsOneChunk(g, await exactCount(g, c), width)) {
+    if ((fitsOneChunk(g, c.count, width) && c.count <= maxRows) || (fitsOneChunk(g, await exactCount(g, c), width) && c.count <= maxRows)) {
       await run(c, 0, c.count);
       continue;
     }
-    const rows = chunkRows(g, Math.max(width, c.width));
+    const rows = Math.min(maxRows, chunkRows(g, Math.max(width, c.width)));
     for (let at = 0; at < c.count; at += rows) await run(c, at, Math.min(rows, c.count - at));
   }
   return chunkedOf(outs, width, ranged);
