@@ -1,11 +1,19 @@
 /**
  * Relations larger than one storage binding (issue #4): their rows are several chunks, each an ordinary
  * DeviceRelation in its own buffer that fits one binding (DeviceRelation.chunks; the rows are the chunks' rows in
- * order). Kernels that work row by row (mapFilter, copy, hash probe, difference and merge join on the left side)
- * run once per chunk and give a chunked output; aggregates run per chunk and combine the partial results; sort
- * range-partitions the rows on the host (by the sort key, so equal keys share a chunk) and sorts each chunk, so
- * the chunks in order are the sorted relation and unique can run per chunk. Every other kernel needs its inputs
- * whole: they are gathered into one buffer when they fit one binding, else it fails with a DeviceLimitError.
+ * order). runChunked runs a kernel that has a chunked input:
+ * - row by row, once per chunk, giving a chunked output: mapFilter, copy, concat, the left side of difference and
+ *   merge join, the probe side of a hash join (a chunk whose result would pass one binding is halved and run again;
+ *   so is a join of inputs in one buffer each whose result passes one binding: kernels.ts catches ResultLimitError);
+ * - chunk against chunk: a merge join with each chunk of a right side past one binding, a hash join with a table
+ *   of each piece of a build side whose table would not fit, a difference removing each right chunk in turn;
+ * - aggregate: each chunk into partial rows, the partials combined (counts and sums summed, min/max again; a
+ *   decimal average as sum and count, divided on the host);
+ * - sort (and merge past one binding): rows range-partitioned on the host by the key (then the other words), each
+ *   chunk sorted: the chunks in order are the sorted relation, and equal rows share a chunk, so unique runs per
+ *   chunk (otherwise unique drops a chunk's first row equal to the last row before it).
+ * Other inputs are gathered into one buffer when they fit one binding (whole), else a DeviceLimitError.
+ * Loaded facts past one binding are range-partitioned on upload (uploadForSort), so loading sorts per chunk.
  */
 import { rowWords, wordsOf, type Aggregate, type ScalarType } from '@vixen/queryplan';
 import { hashJoinLayout, sortKeyWords, type HashAggregate } from '@vixen/codegen-wgsl';
