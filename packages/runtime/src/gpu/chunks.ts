@@ -25,10 +25,10 @@ import {
   DeviceLimitError,
   exactCount,
   readWords,
-  ResultLimitError,
-  syncCounts,
   releaseRelation,
+  ResultLimitError,
   settle,
+  syncCounts,
   uploadRelation,
   type DeviceRelation,
 } from './relations.js';
@@ -93,7 +93,10 @@ export async function chunkedDownload(g: GpuImpl, rel: DeviceRelation, words: nu
 /** The rows of each chunk of `rel` (or of `rel`) as host words, inside the caller's scope. */
 async function chunkWords(g: GpuImpl, rel: DeviceRelation): Promise<Uint32Array[]> {
   await exactCount(g, rel);
-  return Promise.all(leaves(rel).filter((l) => l.count > 0).map((l) => readWords(g, l.buffer!, 0, l.count * l.width)));
+  const out: Uint32Array[] = [];
+  // One after another: each readback holds two staging buffers.
+  for (const l of leaves(rel)) if (l.count > 0) out.push(await readWords(g, l.buffer!, 0, l.count * l.width));
+  return out;
 }
 
 /** uploadRelation of rows that do not fit one binding: consecutive chunks of chunkRows rows. */
@@ -137,11 +140,11 @@ export async function whole(g: GpuImpl, rel: DeviceRelation, what: string): Prom
       `${what} needs its input of ${rows} rows x ${rel.width} words (${bytes} bytes) in one buffer, more than this device's maxStorageBufferBindingSize (${g.limits.maxStorageBufferBindingSize} bytes)`,
     );
   }
-  const flat = await Promise.all(parts.map((p) => whole(g, p, what)));
   const out = allocRelation(g, rows, rel.width);
   const rec = new Recorder(g, {});
   let offset = 0;
-  for (const p of flat) {
+  // chunkedOf keeps chunk lists flat: each part is one buffer.
+  for (const p of parts) {
     rec.copy(p.buffer!, 0, out.buffer!, offset, p.count * p.width * 4);
     offset += p.count * p.width * 4;
   }
@@ -183,7 +186,7 @@ export async function runChunked(
       return onWhole(g, kernel, inputs, what, single);
     case 'mergeJoin':
       // A right side past one binding: the join with each of its chunks (each sorted, as the whole is).
-      if (b.chunks && !fitsOneChunk(g, await exactCount(g, b), b.width)) return joinEach(g, kernel, a, b, 1, outWidth, variables, single);
+      if (b.chunks && !fitsOneChunk(g, await exactCount(g, b), b.width)) return perChunk(g, b, outWidth, (c) => runChunked(g, kernel, [a, c], variables, single));
       // Row by row over the left side (in parts where the result would pass one binding); the right side whole.
       return withWhole(g, [b], what, ([right]) => perChunk(g, a, outWidth, (c) => single(kernel, [c, right!])));
     case 'hashJoin': {
@@ -197,8 +200,8 @@ export async function runChunked(
       if ((await exactCount(g, table)) > tableRows) {
         return perChunk(g, table, outWidth, (c) => runChunked(g, kernel, other === 0 ? [c, inputs[big]!] : [inputs[big]!, c], variables, single), undefined, tableRows);
       }
-      return withWhole(g, [inputs[other]!], what, ([table]) =>
-        perChunk(g, inputs[big]!, outWidth, (c) => single(kernel, big === 0 ? [c, table!] : [table!, c])),
+      return withWhole(g, [table], what, ([built]) =>
+        perChunk(g, inputs[big]!, outWidth, (c) => single(kernel, big === 0 ? [c, built!] : [built!, c])),
       );
     }
     case 'concat':
@@ -240,24 +243,6 @@ export function mergesPastBinding(g: GpuImpl, kernel: KirKernel, inputs: readonl
   if (kernel.kind !== 'merge') return false;
   const width = rowWords(variables.find((v) => v.id === kernel.output)!.columns);
   return !fitsOneChunk(g, inputs[0]!.count + inputs[1]!.count, width);
-}
-
-/** A join as the union of its joins with each chunk of input `side` (0 left, 1 right): a chunked result. */
-async function joinEach(
-  g: GpuImpl,
-  kernel: KirKernel,
-  a: DeviceRelation,
-  b: DeviceRelation,
-  side: number,
-  width: number,
-  variables: readonly KirVariable[],
-  single: RunSingle,
-): Promise<DeviceRelation> {
-  const outs: DeviceRelation[] = [];
-  for (const c of parts(side === 0 ? a : b)) {
-    outs.push(await runChunked(g, kernel, side === 0 ? [c, b] : [a, c], variables, single));
-  }
-  return chunkedOf(outs, width);
 }
 
 /** Chunks of `rel` that may have rows (itself when it is not chunked). */
@@ -332,10 +317,15 @@ async function uniqueChunks(g: GpuImpl, a: DeviceRelation, width: number, unique
   for (const c of parts(a)) outs.push(await unique(c));
   if (a.ranged) return { ...chunkedOf(outs, width, a.ranged), canonical: true };
   await syncCounts(g);
+  // A chunk already canonical is its own output: never released here.
+  const own = new Set(parts(a));
+  const drop = (o: DeviceRelation): void => {
+    if (!own.has(o)) releaseRelation(g, o);
+  };
   const kept: DeviceRelation[] = [];
   for (const o of outs) {
     if (settle(o).count > 0) kept.push(o);
-    else releaseRelation(g, o);
+    else drop(o);
   }
   const row = (o: DeviceRelation, r: number) => ({ buffer: o.buffer!, offset: r * width * 4, words: width });
   const ends = await syncCounts(g, kept.flatMap((o) => [row(o, 0), row(o, o.count - 1)]));
@@ -344,22 +334,22 @@ async function uniqueChunks(g: GpuImpl, a: DeviceRelation, width: number, unique
   for (const [i, o] of kept.entries()) {
     const first = ends[2 * i]!;
     if (!last || first.some((w, k) => w !== last![k])) result.push(o);
-    else if (o.count === 1) {
-      releaseRelation(g, o);
-      continue;
-    } else result.push(await dropFirstRow(g, o));
+    else {
+      if (o.count > 1) result.push(await dropFirstRow(g, o));
+      drop(o);
+      if (o.count === 1) continue;
+    }
     last = ends[2 * i + 1]!;
   }
   return { ...chunkedOf(result, width), canonical: true };
 }
 
-/** `rel` (exact count, one buffer) without its first row; `rel` is released. */
+/** A copy of `rel` (exact count, one buffer) without its first row. */
 async function dropFirstRow(g: GpuImpl, rel: DeviceRelation): Promise<DeviceRelation> {
   const out = allocRelation(g, rel.count - 1, rel.width);
   const rec = new Recorder(g, {});
   rec.copy(rel.buffer!, rel.width * 4, out.buffer!, 0, (rel.count - 1) * rel.width * 4);
   await rec.submit();
-  releaseRelation(g, rel);
   return out;
 }
 
