@@ -23,6 +23,7 @@ import { EncodedFacts, FactsCache, columnTypes, loadFactsDirInto, loadKeptColumn
 import { addInlineFacts } from './facts-input.js';
 import { downloadRelation, releaseRelation, uploadRelation, type DeviceRelation, type Gpu } from './gpu/index.js';
 import { runLimits, type Program, type RunOptions, type RunResult } from './program.js';
+import { leaves } from './gpu/chunks.js';
 
 export interface ResidentRelation {
   name: string;
@@ -190,7 +191,7 @@ export class Database {
   private evict(run: number): void {
     const limit = this.options.maxResidentBytes;
     if (limit === undefined) return;
-    const bytes = (e: Entry): number => e.relation.buffer?.size ?? 0;
+    const bytes = (e: Entry): number => leaves(e.relation).reduce((n, l) => n + l.buffer!.size, 0);
     let total = [...this.entries.values()].reduce((n, e) => n + bytes(e), 0);
     const victims = [...this.entries].filter(([, e]) => e.lastRun < run).sort(([, a], [, b]) => a.lastRun - b.lastRun);
     for (const [key, e] of victims) {
@@ -211,7 +212,7 @@ export class Database {
       map[from] = dict.id(s);
       changed ||= map[from] !== from;
     }
-    if (changed && e.stringWords.length > 0 && e.relation.buffer) {
+    if (changed && e.stringWords.length > 0 && e.relation.count > 0) {
       const words = await downloadRelation(this.gpu, e.relation);
       const width = e.relation.width;
       for (const off of e.stringWords) for (let at = off; at < words.length; at += width) words[at] = map[words[at]!]!;

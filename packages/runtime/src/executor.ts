@@ -4,7 +4,7 @@
  * row counts. Counts may stay pending on the device (gpu/relations.ts); the branches, limits and outputs read
  * them in as few host syncs as they can. Only output relations are read back in full.
  */
-import { generateKernelShaders, kernelConstants, kernelTables, type KernelShaders, type TableSpec } from '@vixen/codegen-wgsl';
+import { generateKernelShaders, kernelConstants, kernelTables, sortKeyWords, type KernelShaders, type TableSpec } from '@vixen/codegen-wgsl';
 import {
   kernelInputs,
   kirSuccessors,
@@ -26,6 +26,7 @@ import {
 import { internals } from './gpu/device.js';
 import { encodeValue, StringDictionary } from './encoding.js';
 import { DeviceLimitError, settle, syncCounts } from './gpu/relations.js';
+import { leaves, releaseUnshared, uploadForSort } from './gpu/chunks.js';
 import type { EncodedFacts } from './facts/index.js';
 import { ResultTable } from './result-table.js';
 import { formatBytes, RunLimitError } from './limits.js';
@@ -393,23 +394,30 @@ export async function executeKir(
   /** Replaces a variable's value, returning the old buffer to the pool unless another variable still holds it. */
   const assign = (id: VarId, next: DeviceRelation | undefined): void => {
     const old = values.get(id);
-    if (next?.buffer) {
-      const n = holders.get(next.buffer) ?? 0;
-      if (n === 0) liveBytes += next.buffer.size;
-      holders.set(next.buffer, n + 1);
+    // Per buffer: a chunked relation (gpu/chunks.ts) has one per chunk.
+    for (const { buffer } of leaves(next)) {
+      const n = holders.get(buffer!) ?? 0;
+      if (n === 0) liveBytes += buffer!.size;
+      holders.set(buffer!, n + 1);
       peakBytes = Math.max(peakBytes, liveBytes);
     }
     if (next) values.set(id, next);
     else values.delete(id);
-    if (old?.buffer) {
-      const n = holders.get(old.buffer)! - 1;
-      if (n > 0) holders.set(old.buffer, n);
+    for (const part of leaves(old)) {
+      const buffer = part.buffer!;
+      const n = holders.get(buffer)! - 1;
+      if (n > 0) holders.set(buffer, n);
       else {
-        holders.delete(old.buffer);
-        liveBytes -= old.buffer.size;
-        if (!pinned.has(old.buffer)) releaseRelation(gpu, old);
+        holders.delete(buffer);
+        liveBytes -= buffer.size;
+        if (!pinned.has(buffer)) releaseRelation(gpu, part);
       }
     }
+  };
+
+  /** Releases the buffers of a value store() refuses that no variable holds (nor a resident relation). */
+  const releaseRefused = (next: DeviceRelation): void => {
+    for (const part of leaves(next)) if (!holders.has(part.buffer!) && !pinned.has(part.buffer!)) releaseRelation(gpu, part);
   };
 
   /**
@@ -418,7 +426,7 @@ export async function executeKir(
    * is resolved only when its bound passes maxTuples, so the check costs no host sync until then.
    */
   const store = async (id: VarId, next: DeviceRelation, by: string): Promise<void> => {
-    const extra = next.buffer && !holders.has(next.buffer) ? next.buffer.size : 0;
+    const extra = leaves(next).reduce((n, { buffer }) => n + (holders.has(buffer!) ? 0 : buffer!.size), 0);
     const relation = relationIds.get(id);
     if (relation !== undefined && options.maxTuples !== undefined && next.count > options.maxTuples && next.pending) {
       await resolveCounts();
@@ -428,7 +436,7 @@ export async function executeKir(
       // The message names the exact rows (the buffer may have room for more).
       await resolveCounts().catch(() => undefined);
       const rows = settle(next).count;
-      if (extra > 0 && !pinned.has(next.buffer!)) releaseRelation(gpu, next);
+      releaseRefused(next);
       throw await limitError(
         `device memory limit exceeded: ${by} made ${describeVariable(program, id)} of ${rows} rows, ` +
           `${formatBytes(extra)}, while ${formatBytes(liveBytes)} were already live; ` +
@@ -436,7 +444,7 @@ export async function executeKir(
       );
     }
     if (relation !== undefined && options.maxTuples !== undefined && next.count > options.maxTuples) {
-      if (extra > 0 && !pinned.has(next.buffer!)) releaseRelation(gpu, next);
+      releaseRefused(next);
       throw await limitError(
         `tuple limit exceeded: ${by} made relation ${relation} hold ${next.count} tuples; ` +
           `the limit is ${options.maxTuples} per relation (maxTuples / --max-tuples)`,
@@ -452,9 +460,9 @@ export async function executeKir(
     if (options.resident) {
       for (const [name, rel] of await options.resident.adopt(dict)) {
         const id = program.relationVars[name];
-        if (id === undefined || !rel.buffer) continue;
+        if (id === undefined || leaves(rel).length === 0) continue;
         // Pinned before store(), whose failure paths release a new buffer unless it is pinned.
-        pinned.add(rel.buffer);
+        for (const part of leaves(rel)) pinned.add(part.buffer!);
         residentRelations.push(name);
         await store(id, rel, `the resident relation ${name}`);
       }
@@ -468,7 +476,7 @@ export async function executeKir(
       }
       uploads.push({ name, rows: rel.count, width: rel.width });
       await store(id, rel, by);
-      if (rel.buffer && keep(name, rel)) pinned.add(rel.buffer);
+      if (leaves(rel).length > 0 && keep(name, rel)) for (const part of leaves(rel)) pinned.add(part.buffer!);
     });
     // Loading is timed to the device's completion so evaluation time does not include it.
     await internals(gpu).idle();
@@ -616,17 +624,18 @@ async function loadInitialRelations(
       // The compiled kernels rely on it (kernel-IR passes skip work on relations known empty at the start).
       throw new VixenError({ severity: 'error', message: `rows given for derived relation ${name}: this compiled program starts it empty` });
     }
-    const raw = uploadRelation(gpu, rel.pieces(), rel.width, rel.count);
+    const all = program.variables[id]!.columns.map((_, i) => i);
+    // Rows larger than one binding are range-partitioned by all columns, so each chunk sorts on its own.
+    const raw = uploadForSort(gpu, rel.pieces(), rel.width, rel.count, sortKeyWords(program.variables[id]!.columns, all));
     // The device has its copy: a large relation's host words need not live through the run.
     initial.relations.delete(name);
-    const all = program.variables[id]!.columns.map((_, i) => i);
     const sort: KirKernel = { kind: 'sort', id: -1, input: id, output: id, keys: all };
     const unique: KirKernel = { kind: 'unique', id: -1, input: id, output: id };
     const none = new Uint32Array(0);
     const sorted = await runKernel(gpu, sort, generateKernelShaders(sort, program.variables), [raw], none, program.variables);
-    if (sorted.buffer !== raw.buffer) releaseRelation(gpu, raw);
+    releaseUnshared(gpu, raw, sorted);
     const canonical = await runKernel(gpu, unique, generateKernelShaders(unique, program.variables), [sorted], none, program.variables);
-    if (canonical.buffer !== sorted.buffer) releaseRelation(gpu, sorted);
+    releaseUnshared(gpu, sorted, canonical);
     await store(id, canonical, `loading the facts of ${name}`, name);
   }
 }

@@ -22,7 +22,8 @@ import {
 } from '@vixen/codegen-wgsl';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { Recorder, type Bound } from './recorder.js';
-import { acquireBound, bound, exactCount, sizeOf, syncCounts, type DeviceRelation } from './relations.js';
+import { acquireBound, bound, checkResultSize, DeviceLimitError, exactCount, sizeOf, syncCounts, type DeviceRelation } from './relations.js';
+import { combineGroups, mapChunks } from './chunks.js';
 
 /** A relation and the row offsets of its key words, in key order (an int64 key column is two words). */
 export interface KeyedRelation {
@@ -92,7 +93,12 @@ export function releaseTable(g: GpuImpl, t: HashTable): void {
 export function probeHashTable(gpu: Gpu, t: HashTable, probe: KeyedRelation, output: readonly JoinOutputWord[] = JOIN_PAIRS): Promise<DeviceRelation> {
   const g = internals(gpu);
   const layout = layoutOf(probe, 'hash probe');
-  return g.scoped('hash probe', () => probeTable(g, t, probe, output, hashProbeShaders(layout, t.build.width, output)));
+  const shaders = hashProbeShaders(layout, t.build.width, output);
+  return g.scoped('hash probe', () => {
+    if (!probe.relation.chunks) return probeTable(g, t, probe, output, shaders);
+    if (output.some((o) => o.from === 'probeIndex')) throw new DeviceLimitError('probe row indices of a probe side larger than one binding (its chunks count rows from 0)');
+    return mapChunks(g, probe.relation, output.length, (c) => probeTable(g, t, { ...probe, relation: c }, output, shaders));
+  });
 }
 
 /** probeHashTable inside a caller's scope, with the caller's shaders (a `hashProbe` pass for these layouts). */
@@ -129,6 +135,7 @@ export async function countedOutput(
     // Room for one row per input row, or as many rows as one binding holds.
     let capacity = Math.max(1, Math.min(rows, Math.floor(g.limits.maxStorageBufferBindingSize / (4 * width))));
     for (;;) {
+      checkResultSize(g, width * capacity, `output of ${capacity} rows x ${width} words`);
       const out = acquireBound(g, width * capacity, `output of ${capacity} rows x ${width} words`);
       const rec = new Recorder(g, shaders);
       rec.clear(counter.buffer, 4);
@@ -183,36 +190,43 @@ export function hashGroupBy(gpu: Gpu, input: KeyedRelation, aggregates: readonly
   const g = internals(gpu);
   const layout = layoutOf(input, 'hash group-by');
   const outWidth = groupRowWords(layout, aggregates);
-  return g.scoped('hash group-by', async () => {
-    const n = await exactCount(g, input.relation);
-    if (n === 0) return { buffer: null, count: 0, width: outWidth };
-    const shaders = hashAggregateShaders(layout, aggregates);
-    const meta = acquireBound(g, 2, 'group-by counters');
-    try {
-      // At most slots / 2 groups: linear probing stays short.
-      let slots = pow2(2 * Math.min(n, HASH_GROUPS));
-      for (;;) {
-        // One slot more than probed: one-word keys keep the key KEY_SALT there.
-        const table = acquireBound(g, (slots + 1) * groupSlotWords(aggregates), `group table of ${slots} slots`);
-        const rows = Math.min(n, slots);
-        const out = acquireBound(g, rows * outWidth, `group-by output of ${rows} rows`);
-        const rec = new Recorder(g, shaders);
-        rec.clear(table.buffer, table.words * 4);
-        rec.clear(meta.buffer, 8);
-        const tiles = Math.ceil(n / (GROUP_ITEMS * g.limits.workgroupSize));
-        rec.dispatch('groupInsert', [bound(input.relation), table, meta], [n, slots - 1, slots / 2], tiles * g.limits.workgroupSize);
-        rec.dispatch('groupEmit', [bound(input.relation), table, out], [slots + 1], slots + 1);
-        await rec.submit();
-        g.pool.release(table.buffer);
-        const [groups, full] = (await syncCounts(g, [{ buffer: meta.buffer, offset: 0, words: 2 }]))[0]!;
-        if (full === 0) return { buffer: out.buffer, count: groups!, width: outWidth };
-        g.pool.release(out.buffer);
-        if (slots >= 2 * n) throw new Error(`internal: group table of ${slots} slots filled by ${n} rows`);
-        // Grow by steps rather than to 2n at once: more groups than the first table holds rarely means as many as rows.
-        slots = Math.min(pow2(2 * n), slots * 8);
-      }
-    } finally {
-      g.pool.release(meta.buffer);
-    }
+  const shaders = hashAggregateShaders(layout, aggregates);
+  return g.scoped('hash group-by', () => {
+    if (!input.relation.chunks) return groupBy(g, input, aggregates, outWidth, shaders);
+    // Per chunk, then the partial groups combined.
+    return combineGroups(g, input.relation, layout.keyWords.length, aggregates, (c) => groupBy(g, { ...input, relation: c }, aggregates, outWidth, shaders));
   });
+}
+
+/** hashGroupBy of one buffer inside the caller's scope. */
+async function groupBy(g: GpuImpl, input: KeyedRelation, aggregates: readonly HashAggregate[], outWidth: number, shaders: KernelShaders): Promise<DeviceRelation> {
+  const n = await exactCount(g, input.relation);
+  if (n === 0) return { buffer: null, count: 0, width: outWidth };
+  const meta = acquireBound(g, 2, 'group-by counters');
+  try {
+    // At most slots / 2 groups: linear probing stays short.
+    let slots = pow2(2 * Math.min(n, HASH_GROUPS));
+    for (;;) {
+      // One slot more than probed: one-word keys keep the key KEY_SALT there.
+      const table = acquireBound(g, (slots + 1) * groupSlotWords(aggregates), `group table of ${slots} slots`);
+      const rows = Math.min(n, slots);
+      const out = acquireBound(g, rows * outWidth, `group-by output of ${rows} rows`);
+      const rec = new Recorder(g, shaders);
+      rec.clear(table.buffer, table.words * 4);
+      rec.clear(meta.buffer, 8);
+      const tiles = Math.ceil(n / (GROUP_ITEMS * g.limits.workgroupSize));
+      rec.dispatch('groupInsert', [bound(input.relation), table, meta], [n, slots - 1, slots / 2], tiles * g.limits.workgroupSize);
+      rec.dispatch('groupEmit', [bound(input.relation), table, out], [slots + 1], slots + 1);
+      await rec.submit();
+      g.pool.release(table.buffer);
+      const [groups, full] = (await syncCounts(g, [{ buffer: meta.buffer, offset: 0, words: 2 }]))[0]!;
+      if (full === 0) return { buffer: out.buffer, count: groups!, width: outWidth };
+      g.pool.release(out.buffer);
+      if (slots >= 2 * n) throw new Error(`internal: group table of ${slots} slots filled by ${n} rows`);
+      // Grow by steps rather than to 2n at once: more groups than the first table holds rarely means as many as rows.
+      slots = Math.min(pow2(2 * n), slots * 8);
+    }
+  } finally {
+    g.pool.release(meta.buffer);
+  }
 }

@@ -22,6 +22,7 @@ import {
 } from '@vixen/codegen-wgsl';
 import { kernelInputs, type KirKernel, type KirVariable, type VarId } from '@vixen/kernel-ir';
 import { aggregateRows } from './aggregate.js';
+import { mergesPastBinding, runChunked } from './chunks.js';
 import { hashJoinRows } from './hash.js';
 import { limitRows } from './limit.js';
 import { pipelineRows } from './pipeline.js';
@@ -33,7 +34,9 @@ import {
   allocRelation,
   bound,
   checkBindingSize,
+  checkResultSize,
   DeviceLimitError,
+  ResultLimitError,
   exactCount,
   settle,
   sizeOf,
@@ -109,6 +112,7 @@ async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction): Promi
     const [read] = await syncCounts(g, [{ buffer: offsets.buffer, offset: slots * 4, words: wraps ? 2 : 1 }]);
     const [total, wrapped] = read!;
     if (wrapped) throw new DeviceLimitError(`the result has more than ${0xffffffff} rows (row offsets are 32-bit)`);
+    checkResultSize(g, total! * c.outWidth, `relation of ${total} rows x ${c.outWidth} words`);
     const out = allocRelation(g, total!, c.outWidth);
     if (total === 0) return out;
     const writing = new Recorder(g, shaders);
@@ -454,5 +458,27 @@ export async function runKernel(
 ): Promise<DeviceRelation> {
   const g = internals(gpu);
   if (inputs.length !== kernelInputs(kernel).length) throw new Error(`internal: ${kernel.kind} kernel ${kernel.id} given ${inputs.length} inputs`);
-  return g.scoped(`${kernel.kind} kernel ${kernel.id}`, () => run(g, kernel, shaders, inputs, constWords, variables, tables));
+  return g.scoped(`${kernel.kind} kernel ${kernel.id}`, async () => {
+    if (!inputs.some((r) => r.chunks) && !mergesPastBinding(g, kernel, inputs, variables)) {
+      try {
+        return await run(g, kernel, shaders, inputs, constWords, variables, tables);
+      } catch (e) {
+        // A join whose result passes one binding runs again on parts of its row-wise side.
+        if (!(e instanceof ResultLimitError)) throw e;
+      }
+    }
+    // Relations larger than one binding: per chunk, or whole (gpu/chunks.ts); its own kernels get their own passes.
+    return runChunked(g, kernel, inputs, variables, (k, ins, vars = variables) =>
+      run(g, k, k === kernel ? shaders : chunkShaders(k, vars), ins, constWords, vars, tables),
+    );
+  });
+}
+
+/** WGSL of the kernels gpu/chunks.ts makes up (per-chunk and combining aggregates, copies), by kernel. */
+const madeUpShaders = new WeakMap<KirKernel, KernelShaders>();
+
+function chunkShaders(kernel: KirKernel, variables: readonly KirVariable[]): KernelShaders {
+  let passes = madeUpShaders.get(kernel);
+  if (!passes) madeUpShaders.set(kernel, (passes = generateKernelShaders(kernel, variables)));
+  return passes;
 }

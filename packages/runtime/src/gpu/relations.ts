@@ -4,9 +4,10 @@
  */
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import type { Bound } from './recorder.js';
+import { chunkedDownload, chunkedRelease, fitsOneChunk, settleChunks, uploadChunks } from './chunks.js';
 
 export interface DeviceRelation {
-  /** null when count == 0. */
+  /** null when count == 0, or when the rows are `chunks`. */
   buffer: GPUBuffer | null;
   count: number;
   /** Words per row. */
@@ -21,6 +22,17 @@ export interface DeviceRelation {
    * room for) and the true count is the u32 this points at, until a host sync (syncCounts) resolves it.
    */
   pending?: DeviceWord;
+  /**
+   * A relation larger than one storage binding (gpu/chunks.ts): its rows are these relations' rows, in order;
+   * `count` is their sum and `pending` one of their pending count words while any is pending.
+   */
+  chunks?: DeviceRelation[];
+  /**
+   * With `chunks`: the row word offsets (most significant first) they are range-partitioned by (a chunked sort's
+   * or load's): rows of a chunk come before those of later chunks in that order and rows with equal such words
+   * share a chunk, so a sort with these leading key words, or a unique, may run per chunk.
+   */
+  ranged?: readonly number[];
 }
 
 /** A u32 in device memory at byte `offset` of `buffer` (a row count, a key mask); `value` once a host sync read it. */
@@ -35,6 +47,7 @@ export type Size = number | DeviceWord;
 
 /** Makes `rel` exact when a sync has read its pending count (objects may share one count word). */
 export function settle(rel: DeviceRelation): DeviceRelation {
+  if (rel.chunks) return settleChunks(rel);
   if (rel.pending?.value !== undefined) {
     rel.count = rel.pending.value;
     delete rel.pending;
@@ -127,6 +140,11 @@ export function bindingBytes(words: number): number {
 
 /** `rel`'s rows as a pass binding (its bound while the count is pending). */
 export function bound(rel: DeviceRelation): Bound {
+  if (rel.chunks) {
+    throw new DeviceLimitError(
+      `an operation that needs its input in one binding got ${rel.count} rows x ${rel.width} words, more than this device's maxStorageBufferBindingSize`,
+    );
+  }
   if (!rel.buffer) throw new Error('internal: binding an empty relation');
   return { buffer: rel.buffer, words: rel.count * rel.width };
 }
@@ -140,6 +158,21 @@ export function acquireBound(g: GpuImpl, words: number, what: string): Bound {
 /** A buffer a kernel needs is larger than the device allows (the executor names the kernel and relation). */
 export class DeviceLimitError extends Error {
   override name = 'DeviceLimitError';
+}
+
+/**
+ * A kernel's result (a join's rows) does not fit one binding though its inputs do: gpu/chunks.ts runs the kernel
+ * again on parts of its row-wise input.
+ */
+export class ResultLimitError extends DeviceLimitError {}
+
+/** Throws a ResultLimitError when a result of `words` u32 does not fit one storage binding. */
+export function checkResultSize(g: GpuImpl, words: number, what: string): void {
+  try {
+    checkBindingSize(g, words, what);
+  } catch (e) {
+    throw new ResultLimitError((e as Error).message);
+  }
 }
 
 /** Throws a DeviceLimitError when `words` u32 do not fit one storage binding on this device. */
@@ -173,6 +206,7 @@ export function uploadRelation(gpu: Gpu, words: Uint32Array | readonly Uint32Arr
   if (!Number.isInteger(rows) || rows * width !== total) {
     throw new Error(`uploadRelation: ${total} words is not ${count ?? 'a whole number of'} rows of ${width} words`);
   }
+  if (!fitsOneChunk(g, rows, width)) return uploadChunks(g, pieces, width, rows);
   const rel = allocRelation(g, rows, width);
   let at = 0;
   for (const p of pieces) {
@@ -228,6 +262,7 @@ export async function downloadRelation(gpu: Gpu, rel: DeviceRelation): Promise<U
   g.check();
   return g.scoped('downloadRelation', async () => {
     const words = (await exactCount(g, rel)) * rel.width;
+    if (rel.chunks) return chunkedDownload(g, rel, words);
     if (!rel.buffer || words === 0) return new Uint32Array(0);
     return readWords(g, rel.buffer, 0, words);
   });
@@ -235,6 +270,7 @@ export async function downloadRelation(gpu: Gpu, rel: DeviceRelation): Promise<U
 
 export function releaseRelation(gpu: Gpu, rel: DeviceRelation): void {
   const g = internals(gpu);
+  if (rel.chunks) return chunkedRelease(gpu, rel);
   // A count nobody can read any more must not be copied from a buffer handed out again.
   if (rel.pending) g.pending.delete(rel.pending);
   if (rel.buffer) g.pool.release(rel.buffer);

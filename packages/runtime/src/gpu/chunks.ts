@@ -1,0 +1,654 @@
+/**
+ * Relations larger than one storage binding (issue #4): their rows are several chunks, each an ordinary
+ * DeviceRelation in its own buffer that fits one binding (DeviceRelation.chunks; the rows are the chunks' rows in
+ * order). runChunked runs a kernel that has a chunked input:
+ * - row by row, once per chunk, giving a chunked output: mapFilter, copy, concat, the left side of difference and
+ *   merge join, the probe side of a hash join (a chunk whose result would pass one binding is halved and run again;
+ *   so is a join of inputs in one buffer each whose result passes one binding: kernels.ts catches ResultLimitError);
+ * - chunk against chunk: a merge join with each chunk of a right side past one binding, a hash join with a table
+ *   of each piece of a build side whose table would not fit, a difference removing each right chunk in turn;
+ * - aggregate: each chunk into partial rows, the partials combined (counts and sums summed, min/max again; a
+ *   decimal average as sum and count, divided on the host);
+ * - sort (and merge past one binding): rows range-partitioned on the host by the key (then the other words), each
+ *   chunk sorted: the chunks in order are the sorted relation, and equal rows share a chunk, so unique runs per
+ *   chunk (otherwise unique drops a chunk's first row equal to the last row before it).
+ * Other inputs are gathered into one buffer when they fit one binding (whole), else a DeviceLimitError.
+ * Loaded facts past one binding are range-partitioned on upload (uploadForSort), so loading sorts per chunk.
+ */
+import { rowWords, wordsOf, type Aggregate, type ScalarType } from '@vixen/queryplan';
+import { hashJoinLayout, sortKeyWords, type HashAggregate } from '@vixen/codegen-wgsl';
+import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
+import { internals, type Gpu, type GpuImpl } from './device.js';
+import { Recorder } from './recorder.js';
+import {
+  allocRelation,
+  DeviceLimitError,
+  exactCount,
+  readWords,
+  releaseRelation,
+  ResultLimitError,
+  settle,
+  syncCounts,
+  uploadRelation,
+  type DeviceRelation,
+} from './relations.js';
+
+/**
+ * Rows of `width` words one chunk holds: its rows and a pending count word fit one storage binding, and so do
+ * a sort's (key, row index) pairs of two words per row.
+ */
+export function chunkRows(g: GpuImpl, width: number): number {
+  return Math.max(1, Math.floor((Math.floor(g.limits.maxStorageBufferBindingSize / 4) - 1) / Math.max(2, width)));
+}
+
+/** Whether `rows` rows of `width` words fit one chunk (zero-width rows always do). */
+export function fitsOneChunk(g: GpuImpl, rows: number, width: number): boolean {
+  return width === 0 || rows <= chunkRows(g, width);
+}
+
+/** The single-buffer relations holding `rel`'s rows: its chunks, or itself (none when it has no buffer). */
+export function leaves(rel: DeviceRelation | undefined): DeviceRelation[] {
+  if (!rel) return [];
+  if (rel.chunks) return rel.chunks.flatMap(leaves);
+  return rel.buffer ? [rel] : [];
+}
+
+/** A relation of `parts`' rows in order: empty, the one part that has rows, or a chunked relation. */
+export function chunkedOf(parts: readonly DeviceRelation[], width: number, ranged?: readonly number[]): DeviceRelation {
+  const kept = parts.flatMap((p) => p.chunks ?? [p]).filter((p) => p.buffer);
+  if (kept.length === 0) return { buffer: null, count: 0, width };
+  if (kept.length === 1) return kept[0]!;
+  return settle({ buffer: null, count: 0, width, chunks: kept, ...(ranged ? { ranged } : {}) });
+}
+
+/** settle() of a chunked relation: the sum of its chunks' counts, pending while any of theirs is. */
+export function settleChunks(rel: DeviceRelation): DeviceRelation {
+  let count = 0;
+  let pending: DeviceRelation['pending'];
+  for (const c of rel.chunks!) {
+    count += settle(c).count;
+    pending ??= c.pending;
+  }
+  rel.count = count;
+  if (pending) rel.pending = pending;
+  else delete rel.pending;
+  return rel;
+}
+
+export function chunkedRelease(gpu: Gpu, rel: DeviceRelation): void {
+  for (const c of rel.chunks!) releaseRelation(gpu, c);
+}
+
+/** `words` words of a chunked relation (counts resolved), its chunks' rows back to back. */
+export async function chunkedDownload(g: GpuImpl, rel: DeviceRelation, words: number): Promise<Uint32Array> {
+  const out = new Uint32Array(words);
+  let at = 0;
+  for (const part of await chunkWords(g, rel)) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+/** The rows of each chunk of `rel` (or of `rel`) as host words, inside the caller's scope. */
+async function chunkWords(g: GpuImpl, rel: DeviceRelation): Promise<Uint32Array[]> {
+  await exactCount(g, rel);
+  const out: Uint32Array[] = [];
+  // One after another: each readback holds two staging buffers.
+  for (const l of leaves(rel)) if (l.count > 0) out.push(await readWords(g, l.buffer!, 0, l.count * l.width));
+  return out;
+}
+
+/** uploadRelation of rows that do not fit one binding: consecutive chunks of chunkRows rows. */
+export function uploadChunks(g: GpuImpl, pieces: readonly Uint32Array[], width: number, rows: number): DeviceRelation {
+  const per = chunkRows(g, width) * width;
+  const parts: DeviceRelation[] = [];
+  let current: Uint32Array[] = [];
+  let words = 0;
+  const flush = (): void => {
+    if (words > 0) parts.push(uploadRelation(g, current, width));
+    current = [];
+    words = 0;
+  };
+  for (const p of pieces) {
+    for (let at = 0; at < p.length; ) {
+      const take = Math.min(p.length - at, per - words);
+      current.push(p.subarray(at, at + take));
+      words += take;
+      at += take;
+      if (words === per) flush();
+    }
+  }
+  flush();
+  const out = chunkedOf(parts, width);
+  if (out.count !== rows) throw new Error(`internal: uploaded ${out.count} of ${rows} rows`);
+  return out;
+}
+
+/**
+ * `rel` in one buffer: itself, its one chunk with rows, or its chunks copied together when they fit one binding
+ * (a new relation the caller releases). Otherwise a DeviceLimitError naming `what`.
+ */
+export async function whole(g: GpuImpl, rel: DeviceRelation, what: string): Promise<DeviceRelation> {
+  if (!rel.chunks) return rel;
+  const rows = await exactCount(g, rel);
+  const parts = rel.chunks.filter((c) => c.count > 0);
+  if (parts.length <= 1) return whole(g, parts[0] ?? { buffer: null, count: 0, width: rel.width }, what);
+  const bytes = rows * rel.width * 4;
+  if (bytes > g.limits.maxStorageBufferBindingSize) {
+    throw new DeviceLimitError(
+      `${what} needs its input of ${rows} rows x ${rel.width} words (${bytes} bytes) in one buffer, more than this device's maxStorageBufferBindingSize (${g.limits.maxStorageBufferBindingSize} bytes)`,
+    );
+  }
+  const out = allocRelation(g, rows, rel.width);
+  const rec = new Recorder(g, {});
+  let offset = 0;
+  // chunkedOf keeps chunk lists flat: each part is one buffer.
+  for (const p of parts) {
+    rec.copy(p.buffer!, 0, out.buffer!, offset, p.count * p.width * 4);
+    offset += p.count * p.width * 4;
+  }
+  await rec.submit();
+  return out;
+}
+
+/** Runs one (non-chunked) kernel on inputs of one buffer each; `variables` when the kernel is made up here. */
+export type RunSingle = (kernel: KirKernel, inputs: DeviceRelation[], variables?: readonly KirVariable[]) => Promise<DeviceRelation>;
+
+/** A kernel with at least one chunked input (kernelInputs order), through `single` per chunk or on whole inputs. */
+export async function runChunked(
+  g: GpuImpl,
+  kernel: KirKernel,
+  inputs: DeviceRelation[],
+  variables: readonly KirVariable[],
+  single: RunSingle,
+): Promise<DeviceRelation> {
+  const columns = (id: number): ScalarType[] => variables.find((v) => v.id === id)!.columns;
+  const outWidth = rowWords(columns(kernel.output));
+  const what = `${kernel.kind} kernel ${kernel.id}`;
+  const [a, b] = inputs as [DeviceRelation, DeviceRelation];
+  switch (kernel.kind) {
+    case 'mapFilter':
+    case 'copy':
+      return perChunk(g, a, outWidth, (c) => single(kernel, [c]));
+    case 'difference':
+      // The right side's chunks removed one after another (each sorted, as the whole is).
+      if (b.chunks && !fitsOneChunk(g, await exactCount(g, b), b.width)) {
+        let left = a;
+        for (const c of parts(b)) {
+          const next = await runChunked(g, kernel, [left, c], variables, single);
+          if (left !== a) releaseUnshared(g, left, next);
+          left = next;
+        }
+        return left === a ? runChunked(g, { kind: 'copy', id: kernel.id, input: kernel.left, output: kernel.output }, [a], variables, single) : left;
+      }
+      if (a.chunks) return withWhole(g, [b], what, ([right]) => perChunk(g, a, outWidth, (c) => single(kernel, [c, right!])));
+      return onWhole(g, kernel, inputs, what, single);
+    case 'mergeJoin':
+      // A right side past one binding: the join with each of its chunks (each sorted, as the whole is).
+      if (b.chunks && !fitsOneChunk(g, await exactCount(g, b), b.width)) return perChunk(g, b, outWidth, (c) => runChunked(g, kernel, [a, c], variables, single));
+      // Row by row over the left side (in parts where the result would pass one binding); the right side whole.
+      return withWhole(g, [b], what, ([right]) => perChunk(g, a, outWidth, (c) => single(kernel, [c, right!])));
+    case 'hashJoin': {
+      // The larger side is probed chunk by chunk against a table of the other (kernels.ts builds on the smaller side),
+      // or of each of its chunks when it too passes one binding.
+      const [big, other] = b.count > a.count ? [1, 0] : [0, 1];
+      const table = inputs[other]!;
+      // Rows whose table (pow2(2 * rows) slots of 1 + K words) fits one binding.
+      const K = hashJoinLayout(kernel, columns(kernel.build), columns(kernel.probe)).build.keyWords.length;
+      const tableRows = Math.min(chunkRows(g, table.width), 2 ** Math.floor(Math.log2((g.limits.maxStorageBufferBindingSize / 4 - 1) / (1 + K))) / 2);
+      if ((await exactCount(g, table)) > tableRows) {
+        return perChunk(g, table, outWidth, (c) => runChunked(g, kernel, other === 0 ? [c, inputs[big]!] : [inputs[big]!, c], variables, single), undefined, tableRows);
+      }
+      return withWhole(g, [table], what, ([built]) =>
+        perChunk(g, inputs[big]!, outWidth, (c) => single(kernel, big === 0 ? [c, built!] : [built!, c])),
+      );
+    }
+    case 'concat':
+      if (a.count === 0 && b.canonical) return b;
+      if (b.count === 0 && a.canonical) return a;
+      return chunkedOf(
+        await Promise.all([...parts(a), ...parts(b)].map((c) => single({ kind: 'copy', id: kernel.id, input: kernel.left, output: kernel.output }, [c]))),
+        outWidth,
+      );
+    case 'unique': {
+      if (a.canonical) return a;
+      if (!kernel.hashed) return uniqueChunks(g, a, outWidth, (c) => single(kernel, [c]));
+      // Unsorted chunks may share equal rows: sorted by all columns (ranged chunks keep equal rows together) first.
+      const keys = columns(kernel.input).map((_, i) => i);
+      const sorted = await runChunked(g, { kind: 'sort', id: kernel.id, input: kernel.input, output: kernel.input, keys }, [a], variables, single);
+      const out = await runChunked(g, { kind: 'unique', id: kernel.id, input: kernel.input, output: kernel.output }, [sorted], variables, single);
+      if (sorted !== a) releaseUnshared(g, sorted, out);
+      return out;
+    }
+    case 'pipeline': {
+      // The scanned relation chunk by chunk, against whole build sides (their hash tables).
+      const [scanned, ...builds] = inputs;
+      return withWhole(g, builds, what, (whole) => perChunk(g, scanned!, outWidth, (c) => single(kernel, [c, ...whole])));
+    }
+    case 'sort': {
+      const types = columns(kernel.input);
+      if (a.canonical && kernel.keys.length === types.length && kernel.keys.every((k, i) => k === i)) return a;
+      const keyWords = sortKeyWords(types, kernel.keys);
+      if (a.ranged && keyWords.every((w, i) => a.ranged![i] === w)) return perChunk(g, a, outWidth, (c) => single(kernel, [c]), a.ranged);
+      if (fitsOneChunk(g, await exactCount(g, a), a.width)) return onWhole(g, kernel, inputs, what, single);
+      // Partitioned by the key, then the other words: ties on the key may span chunks, equal rows may not.
+      const order = [...keyWords, ...Array.from({ length: a.width }, (_, w) => w).filter((w) => !keyWords.includes(w))];
+      const pieces = await chunkWords(g, a);
+      return sortRanged(g, rangePartition(g, pieces, a.width, order, what), a.width, order, (c) => single(kernel, [c]));
+    }
+    case 'aggregate':
+      return aggregateChunked(g, kernel, a, variables, single);
+    case 'merge': {
+      // Larger than one binding: the rows of both, sorted by the keys as a chunked sort does.
+      if (fitsOneChunk(g, (await exactCount(g, a)) + (await exactCount(g, b)), outWidth)) return onWhole(g, kernel, inputs, what, single);
+      const sort: KirKernel = { kind: 'sort', id: kernel.id, input: kernel.left, output: kernel.output, keys: kernel.keys };
+      return runChunked(g, sort, [chunkedOf([...parts(a), ...parts(b)], outWidth)], variables, single);
+    }
+    case 'limit':
+      return onWhole(g, kernel, inputs, what, single);
+  }
+}
+
+/** A merge of relations in one buffer each whose rows together would not fit one (runChunked's merge). */
+export function mergesPastBinding(g: GpuImpl, kernel: KirKernel, inputs: readonly DeviceRelation[], variables: readonly KirVariable[]): boolean {
+  if (kernel.kind !== 'merge') return false;
+  const width = rowWords(variables.find((v) => v.id === kernel.output)!.columns);
+  return !fitsOneChunk(g, inputs[0]!.count + inputs[1]!.count, width);
+}
+
+/** Chunks of `rel` that may have rows (itself when it is not chunked). */
+function parts(rel: DeviceRelation): DeviceRelation[] {
+  return rel.chunks ? rel.chunks.filter((c) => c.count > 0) : rel.count > 0 ? [rel] : [];
+}
+
+/** `fn` (a driver of one buffer) on each chunk of `rel`, in order: its outputs are the chunks of the result. */
+export function mapChunks(g: GpuImpl, rel: DeviceRelation, width: number, fn: (c: DeviceRelation) => Promise<DeviceRelation>): Promise<DeviceRelation> {
+  return perChunk(g, rel, width, fn);
+}
+
+/**
+ * `fn` on each chunk of `rel`, in order: its outputs are the chunks of the result. A chunk whose rows would not
+ * fit one binding at the output's `width` (a projection that widens rows) is split into copies that do.
+ */
+async function perChunk(
+  g: GpuImpl,
+  rel: DeviceRelation,
+  width: number,
+  fn: (c: DeviceRelation) => Promise<DeviceRelation>,
+  ranged?: readonly number[],
+  /** At most this many rows per call (pieces are copies). */
+  maxRows = Infinity,
+): Promise<DeviceRelation> {
+  const outs: DeviceRelation[] = [];
+  /** `fn` on rows [at, at + rows) of `c` (a copy unless all of them), halved while the result passes one binding. */
+  const run = async (c: DeviceRelation, at: number, rows: number): Promise<void> => {
+    const piece = rows === c.count ? c : allocRelation(g, rows, c.width);
+    if (piece !== c) {
+      const rec = new Recorder(g, {});
+      rec.copy(c.buffer!, at * c.width * 4, piece.buffer!, 0, rows * c.width * 4);
+      await rec.submit();
+    }
+    let failure: ResultLimitError;
+    try {
+      const out = await fn(piece);
+      if (piece !== c) releaseUnshared(g, piece, out);
+      outs.push(out);
+      return;
+    } catch (e) {
+      if (piece !== c) releaseRelation(g, piece);
+      if (!(e instanceof ResultLimitError)) throw e;
+      failure = e;
+    }
+    // A whole chunk's count may have been a bound (pending) until the kernel's sync.
+    if (piece === c) rows = await exactCount(g, c);
+    if (rows < 2) throw failure;
+    const half = Math.ceil(rows / 2);
+    await run(c, at, half);
+    await run(c, at + half, rows - half);
+  };
+  for (const c of parts(rel)) {
+    if ((fitsOneChunk(g, c.count, width) && c.count <= maxRows) || (fitsOneChunk(g, await exactCount(g, c), width) && c.count <= maxRows)) {
+      await run(c, 0, c.count);
+      continue;
+    }
+    const rows = Math.min(maxRows, chunkRows(g, Math.max(width, c.width)));
+    for (let at = 0; at < c.count; at += rows) await run(c, at, Math.min(rows, c.count - at));
+  }
+  return chunkedOf(outs, width, ranged);
+}
+
+/**
+ * Unique over a chunked input, which (as every unique's) is sorted by all columns across the chunks in order:
+ * per chunk, then a duplicate can only be a chunk's first row equal to the last row kept before it. Ranged
+ * chunks keep equal rows together; otherwise one sync resolves the counts and one reads each chunk's first and
+ * last rows, and a repeated first row is dropped.
+ */
+async function uniqueChunks(g: GpuImpl, a: DeviceRelation, width: number, unique: (c: DeviceRelation) => Promise<DeviceRelation>): Promise<DeviceRelation> {
+  const outs: DeviceRelation[] = [];
+  for (const c of parts(a)) outs.push(await unique(c));
+  if (a.ranged) return { ...chunkedOf(outs, width, a.ranged), canonical: true };
+  await syncCounts(g);
+  // A chunk already canonical is its own output: never released here.
+  const own = new Set(parts(a));
+  const drop = (o: DeviceRelation): void => {
+    if (!own.has(o)) releaseRelation(g, o);
+  };
+  const kept: DeviceRelation[] = [];
+  for (const o of outs) {
+    if (settle(o).count > 0) kept.push(o);
+    else drop(o);
+  }
+  const row = (o: DeviceRelation, r: number) => ({ buffer: o.buffer!, offset: r * width * 4, words: width });
+  const ends = await syncCounts(g, kept.flatMap((o) => [row(o, 0), row(o, o.count - 1)]));
+  const result: DeviceRelation[] = [];
+  let last: Uint32Array | undefined;
+  for (const [i, o] of kept.entries()) {
+    const first = ends[2 * i]!;
+    if (!last || first.some((w, k) => w !== last![k])) result.push(o);
+    else {
+      if (o.count > 1) result.push(await dropFirstRow(g, o));
+      drop(o);
+      if (o.count === 1) continue;
+    }
+    last = ends[2 * i + 1]!;
+  }
+  return { ...chunkedOf(result, width), canonical: true };
+}
+
+/** A copy of `rel` (exact count, one buffer) without its first row. */
+async function dropFirstRow(g: GpuImpl, rel: DeviceRelation): Promise<DeviceRelation> {
+  const out = allocRelation(g, rel.count - 1, rel.width);
+  const rec = new Recorder(g, {});
+  rec.copy(rel.buffer!, rel.width * 4, out.buffer!, 0, (rel.count - 1) * rel.width * 4);
+  await rec.submit();
+  return out;
+}
+
+/** `fn` on `rels` made whole; copies gathered for it are released after unless the result holds them. */
+async function withWhole(g: GpuImpl, rels: DeviceRelation[], what: string, fn: (whole: DeviceRelation[]) => Promise<DeviceRelation>): Promise<DeviceRelation> {
+  const gathered: DeviceRelation[] = [];
+  try {
+    for (const r of rels) gathered.push(await whole(g, r, what));
+    const out = await fn(gathered);
+    const kept = new Set(leaves(out).map((l) => l.buffer));
+    gathered.forEach((w, i) => {
+      if (w !== rels[i] && !rels[i]!.chunks?.includes(w) && !kept.has(w.buffer)) releaseRelation(g, w);
+    });
+    return out;
+  } catch (e) {
+    gathered.forEach((w, i) => {
+      if (w !== rels[i] && !rels[i]!.chunks?.includes(w)) releaseRelation(g, w);
+    });
+    throw e;
+  }
+}
+
+function onWhole(g: GpuImpl, kernel: KirKernel, inputs: DeviceRelation[], what: string, single: RunSingle): Promise<DeviceRelation> {
+  return withWhole(g, inputs, what, (ins) => single(kernel, ins));
+}
+
+/** Releases the parts of `old` that `kept` does not hold (a kernel's input that its output may share). */
+export function releaseUnshared(gpu: Gpu, old: DeviceRelation, kept: DeviceRelation): void {
+  const held = new Set(leaves(kept).map((l) => l.buffer));
+  for (const l of leaves(old)) if (!held.has(l.buffer)) releaseRelation(gpu, l);
+}
+
+/**
+ * Host rows to be sorted by `keyWords` (row word offsets, most significant first): one relation when they fit one
+ * binding, else chunks range-partitioned by those words (ranged), so sorting each chunk sorts the whole.
+ */
+export function uploadForSort(gpu: Gpu, pieces: readonly Uint32Array[], width: number, rows: number, keyWords: readonly number[]): DeviceRelation {
+  const g = internals(gpu);
+  if (fitsOneChunk(g, rows, width)) return uploadRelation(g, pieces, width, rows);
+  const buckets = rangePartition(g, pieces, width, keyWords, `loading ${rows} rows x ${width} words`);
+  return chunkedOf(buckets.map((words) => uploadRelation(g, words, width)), width, keyWords);
+}
+
+/** Uploads each bucket of a range partition and sorts it: the sorted relation, chunked and ranged by `keyWords`. */
+async function sortRanged(
+  g: GpuImpl,
+  buckets: readonly Uint32Array[],
+  width: number,
+  keyWords: readonly number[],
+  sort: (c: DeviceRelation) => Promise<DeviceRelation>,
+): Promise<DeviceRelation> {
+  const outs: DeviceRelation[] = [];
+  for (const words of buckets) {
+    const raw = uploadRelation(g, words, width);
+    const sorted = await sort(raw);
+    releaseUnshared(g, raw, sorted);
+    outs.push(sorted);
+  }
+  return chunkedOf(outs, width, keyWords);
+}
+
+/** Compares row `i` of `a` with row `j` of `b` by `keyWords` as u32 (the radix sort's order). */
+function compareKeys(a: Uint32Array, i: number, b: Uint32Array, j: number, keyWords: readonly number[]): number {
+  for (const k of keyWords) {
+    const x = a[i + k]!;
+    const y = b[j + k]!;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+/** Whether the splitter at `s` (K consecutive words) is <= the key of the row at `at` of `p`. */
+function splitterAtMost(splitters: Uint32Array, s: number, p: Uint32Array, at: number, keyWords: readonly number[]): boolean {
+  for (let k = 0; k < keyWords.length; k++) {
+    const x = splitters[s + k]!;
+    const y = p[at + keyWords[k]!]!;
+    if (x !== y) return x < y;
+  }
+  return true;
+}
+
+/**
+ * Host range partition of rows (pieces of whole rows) by `keyWords` into buckets of at most chunkRows rows, in key
+ * order; rows with equal key words share a bucket. Splitters come from an even sample of the rows; a bucket that
+ * overflows retries with more, finer buckets. Keys repeated on more rows than one binding holds fail.
+ */
+export function rangePartition(g: GpuImpl, pieces: readonly Uint32Array[], width: number, keyWords: readonly number[], what: string): Uint32Array[] {
+  const capacity = chunkRows(g, width);
+  const rows = pieces.reduce((n, p) => n + p.length, 0) / width;
+  const K = keyWords.length;
+  // Row r's piece and word offset.
+  const starts: number[] = [];
+  let seen = 0;
+  for (const p of pieces) {
+    starts.push(seen);
+    seen += p.length / width;
+  }
+  const locate = (r: number): [Uint32Array, number] => {
+    let lo = 0;
+    let hi = pieces.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid]! <= r) lo = mid;
+      else hi = mid - 1;
+    }
+    return [pieces[lo]!, (r - starts[lo]!) * width];
+  };
+  for (let buckets = Math.ceil(rows / capacity) + 1, attempt = 0; attempt < 4; buckets *= 2, attempt++) {
+    const samples = Math.min(rows, 256 * buckets);
+    const keys = new Uint32Array(samples * K);
+    for (let s = 0; s < samples; s++) {
+      const [p, at] = locate(Math.floor((s * rows) / samples));
+      for (let k = 0; k < K; k++) keys[s * K + k] = p[at + keyWords[k]!]!;
+    }
+    const own = keyWords.map((_, k) => k);
+    const order = Array.from({ length: samples }, (_, s) => s).sort((x, y) => compareKeys(keys, x * K, keys, y * K, own));
+    const splitters = new Uint32Array((buckets - 1) * K);
+    for (let j = 1; j < buckets; j++) {
+      const at = order[Math.floor((j * samples) / buckets)]! * K;
+      splitters.set(keys.subarray(at, at + K), (j - 1) * K);
+    }
+    // A row goes to the bucket after the last splitter <= its key: equal keys land together.
+    const bucketOf = new Uint16Array(rows);
+    const counts = new Array<number>(buckets).fill(0);
+    let r = 0;
+    for (const p of pieces) {
+      for (let at = 0; at < p.length; at += width, r++) {
+        let lo = 0;
+        let hi = buckets - 1;
+        while (lo < hi) {
+          const mid = (lo + hi) >> 1;
+          if (splitterAtMost(splitters, mid * K, p, at, keyWords)) lo = mid + 1;
+          else hi = mid;
+        }
+        bucketOf[r] = lo;
+        counts[lo]! += 1;
+      }
+    }
+    if (Math.max(...counts) > capacity) continue;
+    const out = counts.map((c) => new Uint32Array(c * width));
+    const fill = new Array<number>(buckets).fill(0);
+    r = 0;
+    for (const p of pieces) {
+      for (let at = 0; at < p.length; at += width, r++) {
+        const b = bucketOf[r]!;
+        const dst = out[b]!;
+        let to = fill[b]!;
+        for (let w = 0; w < width; w++) dst[to++] = p[at + w]!;
+        fill[b] = to;
+      }
+    }
+    return out.filter((words) => words.length > 0);
+  }
+  throw new DeviceLimitError(`${what}: more equal rows than one storage binding (${g.limits.maxStorageBufferBindingSize} bytes) holds`);
+}
+
+/**
+ * An aggregate over a chunked input (sorted by its groups across the chunks in order, as the plan sorts it): each
+ * chunk aggregated into partial rows, the partials (their groups adjacent) aggregated again: counts and sums
+ * summed, minima and maxima taken again; a decimal average as a sum and a count, divided on the host at the end.
+ * Averages of other types are not split (their sums are not exact in the argument's type): the input must be whole.
+ */
+async function aggregateChunked(
+  g: GpuImpl,
+  kernel: Extract<KirKernel, { kind: 'aggregate' }>,
+  input: DeviceRelation,
+  variables: readonly KirVariable[],
+  single: RunSingle,
+): Promise<DeviceRelation> {
+  const what = `aggregate kernel ${kernel.id}`;
+  const types = variables.find((v) => v.id === kernel.input)!.columns;
+  const argOf = (x: Aggregate): ScalarType | undefined => (x.column === undefined ? undefined : types[x.column]);
+  if (kernel.aggregates.some((x) => x.fn === 'avg' && argOf(x) !== 'decimal')) return onWhole(g, kernel, [input], what, single);
+  const partial: Aggregate[] = kernel.aggregates.flatMap((x): Aggregate[] =>
+    x.fn === 'avg' ? [{ fn: 'sum', column: x.column!, type: 'decimal' }, { fn: 'count', type: 'int32' }] : [x],
+  );
+  const groupTypes = kernel.groupBy.map((c) => types[c]!);
+  const G = groupTypes.length;
+  const partialColumns = [...groupTypes, ...partial.map((p) => p.type)];
+  const [partialVar, combinedVar] = [variables.length, variables.length + 1];
+  const vars: KirVariable[] = [
+    ...variables,
+    { id: partialVar, name: `${kernel.id}$partial`, columns: partialColumns },
+    { id: combinedVar, name: `${kernel.id}$combined`, columns: partialColumns },
+  ];
+  const chunkKernel: KirKernel = { ...kernel, output: partialVar, aggregates: partial };
+  const combine: KirKernel = {
+    kind: 'aggregate',
+    id: kernel.id,
+    input: partialVar,
+    output: combinedVar,
+    groupBy: groupTypes.map((_, i) => i),
+    aggregates: partial.map((p, j) => ({ fn: p.fn === 'count' ? 'sum' : p.fn, column: G + j, type: p.type })),
+  };
+  const partials = await perChunk(g, input, rowWords(partialColumns), (c) => single(chunkKernel, [c], vars));
+  let combined: DeviceRelation;
+  try {
+    combined = await withWhole(g, [partials], `combining the partial aggregates of ${what}`, ([all]) => single(combine, [all!], vars));
+  } finally {
+    releaseRelation(g, partials);
+  }
+  if (!kernel.aggregates.some((x) => x.fn === 'avg')) return combined;
+  const [words = new Uint32Array(0)] = await chunkWords(g, combined);
+  releaseRelation(g, combined);
+  return uploadRelation(g, finishAverages(words, groupTypes, kernel.aggregates, partial), rowWords([...groupTypes, ...kernel.aggregates.map((x) => x.type)]));
+}
+
+/** Output rows from combined partial rows: each decimal average its sum (scaled) / count, truncated toward zero. */
+function finishAverages(words: Uint32Array, groupTypes: readonly ScalarType[], aggregates: readonly Aggregate[], partial: readonly Aggregate[]): Uint32Array {
+  const inWidth = rowWords([...groupTypes, ...partial.map((p) => p.type)]);
+  const outWidth = rowWords([...groupTypes, ...aggregates.map((x) => x.type)]);
+  const rows = words.length / inWidth;
+  const out = new Uint32Array(rows * outWidth);
+  const keyWords = rowWords(groupTypes);
+  for (let r = 0; r < rows; r++) {
+    let from = r * inWidth;
+    let to = r * outWidth;
+    out.set(words.subarray(from, from + keyWords), to);
+    from += keyWords;
+    to += keyWords;
+    for (const x of aggregates) {
+      if (x.fn !== 'avg') {
+        const n = wordsOf(x.type);
+        out.set(words.subarray(from, from + n), to);
+        from += n;
+        to += n;
+        continue;
+      }
+      const sum = BigInt.asIntN(64, (BigInt(words[from + 1]!) << 32n) | BigInt(words[from]!));
+      const count = BigInt(words[from + 2]! | 0);
+      const avg = BigInt.asUintN(64, sum / count);
+      out[to] = Number(avg & 0xffffffffn);
+      out[to + 1] = Number(avg >> 32n);
+      from += 3;
+      to += 2;
+    }
+  }
+  return out;
+}
+
+/**
+ * A hash group-by (gpu/hash.ts) over a chunked input: `group` per chunk, then the partial rows (key words, then
+ * each aggregate's words) combined on the host, where they are few (at most the groups per chunk): counts added,
+ * 64-bit sums added (wrapping), int32 minima and maxima taken again.
+ */
+export async function combineGroups(
+  g: GpuImpl,
+  input: DeviceRelation,
+  keyWords: number,
+  aggregates: readonly HashAggregate[],
+  group: (c: DeviceRelation) => Promise<DeviceRelation>,
+): Promise<DeviceRelation> {
+  const partials = await perChunk(g, input, keyWords + aggregates.reduce((n, a) => n + (a.fn === 'sum' ? 2 : 1), 0), group);
+  const width = partials.width;
+  let pieces: Uint32Array[];
+  try {
+    pieces = await chunkWords(g, partials);
+  } finally {
+    releaseRelation(g, partials);
+  }
+  const groups = new Map<string, Uint32Array>();
+  for (const words of pieces) {
+    for (let at = 0; at < words.length; at += width) {
+      const row = words.subarray(at, at + width);
+      const key = row.subarray(0, keyWords).join(',');
+      const seen = groups.get(key);
+      if (!seen) {
+        groups.set(key, row.slice());
+        continue;
+      }
+      let w = keyWords;
+      for (const a of aggregates) {
+        if (a.fn === 'count') seen[w] = (seen[w]! + row[w]!) >>> 0;
+        else if (a.fn === 'sum') {
+          const sum = BigInt.asUintN(64, ((BigInt(seen[w + 1]!) << 32n) | BigInt(seen[w]!)) + ((BigInt(row[w + 1]!) << 32n) | BigInt(row[w]!)));
+          seen[w] = Number(sum & 0xffffffffn);
+          seen[w + 1] = Number(sum >> 32n);
+        } else if (a.fn === 'min' ? (row[w]! | 0) < (seen[w]! | 0) : (row[w]! | 0) > (seen[w]! | 0)) seen[w] = row[w]!;
+        w += a.fn === 'sum' ? 2 : 1;
+      }
+    }
+  }
+  const out = new Uint32Array(groups.size * width);
+  let at = 0;
+  for (const row of groups.values()) {
+    out.set(row, at);
+    at += width;
+  }
+  return uploadRelation(g, out, width, groups.size);
+}
