@@ -1,11 +1,12 @@
 /**
  * Drops sorts and uniques whose work nothing downstream needs. A value is
  * - order-free when the program's results depend only on the multiset of its rows: every reader is a mapFilter,
- *   hash join or copy whose (temporary) result is order-free, a sort by all columns (ties are equal rows), or an
- *   aggregate without group-by (one group: any order; not float32 sums, whose rounding depends on it);
+ *   hash join or copy whose (temporary) result is order-free, a sort by all columns (ties are equal rows), a hashed
+ *   unique whose result is order-free, or an aggregate without group-by (one group: any order; not float32 sums,
+ *   whose rounding depends on it);
  * - set-free when they depend only on its set of rows: every reader is a mapFilter, hash join or copy whose
- *   (temporary) result is set-free, a sort by all columns whose rows only uniques read, or an aggregate without
- *   group-by of min/max only.
+ *   (temporary) result is set-free, a sort by all columns whose rows only uniques read, a hashed unique, or an
+ *   aggregate without group-by of min/max only.
  * Only values read within their block (not live after it) qualify. Then the readers of `s := sort x` read x when s
  * is order-free, and the readers of `t := unique s` read s when t is set-free; remove-dead-kernels drops the sort or
  * unique. A sort only aggregates by a prefix G of its keys read sorts by G alone. Intermediate results must be temporaries: QP relation variables stay canonical (ir.ts), which the property
@@ -104,6 +105,9 @@ export class BlockReaders {
       case 'aggregate':
         return aggregateIgnores(this.p, k, need);
       case 'unique':
+        // A hashed unique takes its input in any order, and any multiplicity: its rows are the input's set.
+        if (k.hashed) return need === 'set' || this.free(n, need);
+        return false;
       case 'mergeJoin':
       case 'difference':
       case 'concat':

@@ -101,6 +101,17 @@ async function timed(gpu: Gpu, body: () => Promise<void>): Promise<number> {
  */
 const GPU_WARM_MS = 250;
 
+/**
+ * Copies for DEVICE_WARM_MS before anything is timed: measured on the H100, the first cases after a fresh
+ * device start ran up to 3x slower than the same cases seconds later, whatever their own warm-up.
+ */
+const DEVICE_WARM_MS = 3000;
+
+async function warmDevice(gpu: Gpu): Promise<void> {
+  const start = performance.now();
+  while (performance.now() - start < DEVICE_WARM_MS) await benchCopy(gpu, 2 ** 26, 500, 0);
+}
+
 async function measure(gpu: Gpu, runs: number, warmup: number, body: () => Promise<void>): Promise<number[]> {
   let warm = 0;
   for (let k = 0; k < warmup || (warmup > 0 && !gpu.software && warm < GPU_WARM_MS && k < 1000); k++) warm += await timed(gpu, body);
@@ -398,6 +409,7 @@ export async function benchOperators(gpu: Gpu, options: BenchOptions = {}): Prom
     results.push(r);
     options.onResult?.(r);
   };
+  if (!gpu.software) await warmDevice(gpu);
   const roundTripMicros = await benchRoundTrip(gpu, 200);
   for (const log2n of sizes) {
     const n = 2 ** log2n;

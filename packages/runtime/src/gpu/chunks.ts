@@ -19,6 +19,7 @@ import { rowWords, wordsOf, type Aggregate, type ScalarType } from '@vixen/query
 import { hashJoinLayout, sortKeyWords, type HashAggregate } from '@vixen/codegen-wgsl';
 import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
 import { internals, type Gpu, type GpuImpl } from './device.js';
+import { pipelineTableWords } from './pipeline.js';
 import { Recorder } from './recorder.js';
 import {
   allocRelation,
@@ -222,8 +223,17 @@ export async function runChunked(
       return out;
     }
     case 'pipeline': {
-      // The scanned relation chunk by chunk, against whole build sides (their hash tables).
       const [scanned, ...builds] = inputs;
+      if (pipelinePastBinding(g, kernel, inputs, variables)) {
+        // The build sides' tables would not fit one buffer: once per half of the largest (a join distributes over a
+        // union of build rows), the outputs the chunks of the result.
+        const j = builds.reduce((m, b, i) => (b.count > builds[m]!.count ? i : m), 0);
+        const rows = await exactCount(g, builds[j]!);
+        if (rows <= 1) throw new DeviceLimitError(`${what}: its hash tables need more than one binding for a build side of ${rows} row`);
+        const withPart = (c: DeviceRelation): DeviceRelation[] => inputs.map((x, i) => (i === j + 1 ? c : x));
+        return perChunk(g, builds[j]!, outWidth, (c) => runChunked(g, kernel, withPart(c), variables, single), undefined, Math.ceil(rows / 2));
+      }
+      // The scanned relation chunk by chunk, against whole build sides (their hash tables).
       return withWhole(g, builds, what, (whole) => perChunk(g, scanned!, outWidth, (c) => single(kernel, [c, ...whole])));
     }
     case 'sort': {
@@ -248,6 +258,13 @@ export async function runChunked(
     case 'limit':
       return onWhole(g, kernel, inputs, what, single);
   }
+}
+
+/** A pipeline whose build sides' hash tables (with their rows) would not fit one buffer (runChunked splits one). */
+export function pipelinePastBinding(g: GpuImpl, kernel: KirKernel, inputs: readonly DeviceRelation[], variables: readonly KirVariable[]): boolean {
+  if (kernel.kind !== 'pipeline') return false;
+  const types = kernel.probes.map((pr) => variables.find((v) => v.id === pr.build)!.columns);
+  return pipelineTableWords(inputs.slice(1), types, kernel) * 4 > g.limits.maxStorageBufferBindingSize;
 }
 
 /** A merge of relations in one buffer each whose rows together would not fit one (runChunked's merge). */

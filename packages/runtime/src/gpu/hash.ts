@@ -60,13 +60,18 @@ export function buildHashTable(gpu: Gpu, build: KeyedRelation): Promise<HashTabl
 }
 
 /** buildHashTable inside a caller's scope, with the caller's shaders (a `hashBuild` pass for `build`'s layout). */
+/** Words of the join table buildTable makes for `rows` build rows of `keyWords` key words (the repeated-key word last). */
+export function joinTableWords(rows: number, keyWords: number): number {
+  return pow2(2 * rows) * joinSlotWords(keyWords) + 1;
+}
+
 export async function buildTable(g: GpuImpl, build: KeyedRelation, shaders: KernelShaders): Promise<HashTable> {
   // A pending count: the table is sized for the bound, the pass reads the count from the device.
   const n = build.relation.count;
   const K = layoutOf(build, 'hash build').keyWords.length;
   if (n === 0) return { table: null, next: null, slots: 0, keyWords: K, build: build.relation };
   const slots = pow2(2 * n);
-  const table = acquireBound(g, slots * joinSlotWords(K) + 1, `hash table of ${slots} slots`);
+  const table = acquireBound(g, joinTableWords(n, K), `hash table of ${slots} slots`);
   const next = acquireBound(g, n, `hash chains of ${n} rows`);
   const rec = new Recorder(g, shaders);
   rec.clear(table.buffer, table.words * 4);

@@ -22,7 +22,7 @@ import {
 } from '@vixen/codegen-wgsl';
 import { kernelInputs, type KirKernel, type KirVariable, type VarId } from '@vixen/kernel-ir';
 import { aggregateRows } from './aggregate.js';
-import { mergesPastBinding, runChunked } from './chunks.js';
+import { mergesPastBinding, pipelinePastBinding, runChunked } from './chunks.js';
 import { hashJoinRows } from './hash.js';
 import { limitRows } from './limit.js';
 import { pipelineRows } from './pipeline.js';
@@ -459,7 +459,7 @@ export async function runKernel(
   const g = internals(gpu);
   if (inputs.length !== kernelInputs(kernel).length) throw new Error(`internal: ${kernel.kind} kernel ${kernel.id} given ${inputs.length} inputs`);
   return g.scoped(`${kernel.kind} kernel ${kernel.id}`, async () => {
-    if (!inputs.some((r) => r.chunks) && !mergesPastBinding(g, kernel, inputs, variables)) {
+    if (!inputs.some((r) => r.chunks) && !mergesPastBinding(g, kernel, inputs, variables) && !pipelinePastBinding(g, kernel, inputs, variables)) {
       try {
         return await run(g, kernel, shaders, inputs, constWords, variables, tables);
       } catch (e) {

@@ -8,10 +8,16 @@ import { HASH_ITEMS, pipelineBuildLayouts, pipelineBuildPass, pipelineParamsAt, 
 import type { KirKernel } from '@vixen/kernel-ir';
 import type { ScalarType } from '@vixen/queryplan';
 import type { GpuImpl } from './device.js';
-import { buildTable, countedOutput, releaseTable, type HashTable } from './hash.js';
+import { buildTable, countedOutput, joinTableWords, releaseTable, type HashTable } from './hash.js';
 import type { Bound } from './recorder.js';
 import { Recorder } from './recorder.js';
 import { acquireBound, bound, sizeOf, type DeviceRelation, type Size } from './relations.js';
+
+/** Words pipelineRows packs into one buffer for these build sides: each one's table, chains and rows. */
+export function pipelineTableWords(builds: readonly DeviceRelation[], buildTypes: readonly (readonly ScalarType[])[], kernel: Extract<KirKernel, { kind: 'pipeline' }>): number {
+  const layouts = pipelineBuildLayouts(kernel, buildTypes);
+  return builds.reduce((n, b, j) => n + joinTableWords(b.count, layouts[j]!.keyWords.length) + b.count + b.count * b.width, 0);
+}
 
 export async function pipelineRows(
   g: GpuImpl,
