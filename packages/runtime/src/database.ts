@@ -15,6 +15,7 @@
  * (facts/host-cache.ts) holds every file read so far, all columns parsed, and projects the columns a run keeps.
  */
 import { kernelConstants, kernelTables } from '@vixen/codegen-wgsl';
+import { closedUnder } from './tables.js';
 import { variablesRead, type KirProgram } from '@vixen/kernel-ir';
 import { VixenError, type RelationDecl } from '@vixen/queryplan';
 import { StringDictionary } from './encoding.js';
@@ -173,15 +174,15 @@ export class Database {
   }
 
   /**
-   * The dictionary every relation `used` refers to, when it also holds the program's string constants and the
-   * program makes no substrings (whose results would need ids): a run that loads no strings of its own can keep
-   * it, and nothing needs a remap.
+   * The dictionary every relation `used` refers to, when it also holds the program's string constants and was
+   * closed over the program's substring tables (their results need ids): a run that loads no strings of its own
+   * can keep it, and nothing needs a remap.
    */
   private reusableDictionary(kir: KirProgram, used: readonly Entry[]): StringDictionary | undefined {
     const dict = used[0]?.dictionary;
     if (!dict || used.some((e) => e.dictionary !== dict)) return undefined;
     for (const k of kir.kernels) {
-      if (kernelTables(k).some((t) => t.fn === 'string:substring')) return undefined;
+      if (!closedUnder(dict, kernelTables(k))) return undefined;
       if (kernelConstants(k).some((c) => c.type === 'string' && !dict.has(c.value as string))) return undefined;
     }
     return dict;

@@ -30,7 +30,7 @@ import { leaves, releaseUnshared, uploadForSort } from './gpu/chunks.js';
 import type { EncodedFacts } from './facts/index.js';
 import { ResultTable } from './result-table.js';
 import { formatBytes, RunLimitError } from './limits.js';
-import { closeOverSubstrings, kernelTableWords } from './tables.js';
+import { dictionaryFor, kernelTableWords } from './tables.js';
 
 export interface ExecuteOptions {
   /** Relations to read back (default: those marked output). */
@@ -192,7 +192,7 @@ function buildDictionary(
   for (const k of program.kernels) {
     for (const c of kernelConstants(k)) if (c.type === 'string') strings.push(c.value as string);
   }
-  const dict = new StringDictionary(closeOverSubstrings(strings, specs));
+  const dict = dictionaryFor(strings, specs);
   initial.remapStrings(dict);
   return dict;
 }

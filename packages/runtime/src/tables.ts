@@ -4,7 +4,7 @@
  */
 import type { TableSpec } from '@vixen/codegen-wgsl';
 import { builtinTable, evalBuiltin, type Value } from '@vixen/queryplan';
-import type { StringDictionary } from './encoding.js';
+import { StringDictionary } from './encoding.js';
 
 /**
  * `strings` plus every string the substring tables can produce from them, repeatedly (a substring of a
@@ -31,6 +31,25 @@ export function closeOverSubstrings(strings: Iterable<string>, specs: readonly T
     fresh = next;
   }
   return all;
+}
+
+/** A table's key: its function and constants. */
+const specKey = (s: TableSpec): string => JSON.stringify([s.fn, ...s.args]);
+
+/** The substring tables (by key) each dictionary was closed over when it was built (dictionaryFor). */
+const closedOver = new WeakMap<StringDictionary, ReadonlySet<string>>();
+
+/** The order-preserving dictionary of `strings` closed over the substring tables among `specs`. */
+export function dictionaryFor(strings: Iterable<string>, specs: readonly TableSpec[]): StringDictionary {
+  const dict = new StringDictionary(closeOverSubstrings(strings, specs));
+  closedOver.set(dict, new Set(specs.filter((s) => s.fn === 'string:substring').map(specKey)));
+  return dict;
+}
+
+/** Whether every substring table among `specs` finds all its results in `dict` (it was closed over them). */
+export function closedUnder(dict: StringDictionary, specs: readonly TableSpec[]): boolean {
+  const closed = closedOver.get(dict);
+  return specs.every((s) => s.fn !== 'string:substring' || (closed?.has(specKey(s)) ?? false));
 }
 
 /** One table's words: bit id of word id >> 5 for tests, else one word per id (a length, or a result's id). */
@@ -66,7 +85,7 @@ export function kernelTableWords(specs: readonly TableSpec[], dict: StringDictio
   let cache = tabulated.get(dict);
   if (!cache) tabulated.set(dict, (cache = new Map()));
   const tables = specs.map((s) => {
-    const key = JSON.stringify([s.fn, ...s.args]);
+    const key = specKey(s);
     let t = cache.get(key);
     if (!t) cache.set(key, (t = tableWords(s, dict)));
     return t;

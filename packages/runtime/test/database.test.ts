@@ -80,6 +80,22 @@ describe('Database', () => {
     }
   });
 
+  it('keeps a dictionary closed over the substrings a program makes, and builds one for new substrings', async () => {
+    const initials = compile(`${schema}p6(id, i) <- person(id, name, _, _), i = string:substring[name, 0, 1].`);
+    const pairs = compile(`${schema}p7(id, i) <- person(id, name, _, _), i = string:substring[name, 1, 2].`);
+    const db = new Database(gpu, dir);
+    try {
+      const runs = [await db.run(initials), await db.run(initials), await db.run(pairs), await db.run(pairs)];
+      // The second run of each finds its substrings in the dictionary the first one built.
+      expect(runs.map((r) => r.stats.residentDictionary)).toEqual([false, true, false, true]);
+      expect(runs[1]!.relations).toEqual(await fresh(initials));
+      expect(runs[3]!.relations).toEqual(await fresh(pairs));
+      expect(runs[1]!.relations.get('p6')!.length).toBe(60);
+    } finally {
+      db.clear();
+    }
+  });
+
   it('remaps resident string ids when a program brings new strings', async () => {
     const db = new Database(gpu, dir);
     try {
