@@ -62,8 +62,9 @@ describe.each(withVariants)('%s', (_, shaders, pass) => {
       .replace(builtins, '')
       .replaceAll('subgroupExclusiveAdd(', 'stubExclusiveAdd(')
       .replaceAll('subgroupBallot(', 'stubBallot(')
+      .replaceAll('subgroupAdd(', 'stubAdd(')
       .concat('\nconst sgi: u32 = 0u;\nconst sgs: u32 = 32u;\nfn stubExclusiveAdd(x: u32) -> u32 { return x; }\n')
-      .concat('fn stubBallot(b: bool) -> vec4<u32> { return vec4<u32>(select(0u, 1u, b), 0u, 0u, 0u); }\n');
+      .concat('fn stubBallot(b: bool) -> vec4<u32> { return vec4<u32>(select(0u, 1u, b), 0u, 0u, 0u); }\nfn stubAdd(x: u32) -> u32 { return x; }\n');
     expect(stubbed).not.toMatch(/subgroup/);
     expect(await compileErrors(stubbed)).toEqual([]);
   });

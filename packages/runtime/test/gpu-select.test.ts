@@ -90,6 +90,26 @@ describe.each([0, 1])('select, adapter %i (1: subgroups off, where the adapter h
     releaseRelation(gpu, rel);
   });
 
+  it('keeps order over more tiles than a look-back window (WG tiles)', async (ctx) => {
+    const entry = gpuOf();
+    if (!entry) return ctx.skip('one variant on this adapter');
+    const [, gpu] = entry;
+    const types: ScalarType[] = ['int32'];
+    const n = (internals(gpu).limits.workgroupSize + 40) * tile(gpu) + 3;
+    const r = rng(5);
+    const values = Int32Array.from({ length: n }, () => Math.floor(r() * 100) - 50);
+    const rel = uploadRelation(gpu, new Uint32Array(values.buffer), 1);
+    for (const threshold of [-49, 10]) {
+      const filter: Predicate[] = [{ kind: 'compare', op: '<', left: col(0, types), right: c32(threshold) }];
+      const kernel: KirKernel = { kind: 'mapFilter', id: 0, input: 0, output: 1, filter, project: [col(0, types)] };
+      const got = await words(gpu, await runOn(gpu, kernel, vars(types, types), [rel]));
+      const want = Array.from(values.filter((v) => v < threshold), (v) => v >>> 0);
+      expect(got.length).toBe(want.length);
+      expect(got).toEqual(want);
+    }
+    releaseRelation(gpu, rel);
+  });
+
   it('unique and difference over several tiles, of pending inputs too', async (ctx) => {
     const entry = gpuOf();
     if (!entry) return ctx.skip('one variant on this adapter');

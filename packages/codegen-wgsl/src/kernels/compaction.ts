@@ -46,8 +46,9 @@ function selectPass(s: Selection, subgroups: boolean): string {
   const outWords = s.project.reduce((n, e) => n + rowWords([e.type]), 0);
   const body = projectCode(s.project, 'outp', 'ob', (c) => columnWords(s.inputs[0]!, 'b', s.inputTypes, c), s.constOffsets);
   const scan = workgroupScan(subgroups);
-  // Per variant: keep-word declarations, the packing of the threads' keep bits into the tile's keep words, and
-  // (in thread 0) \`total\`, the tile's kept rows; then word(j) is keep word j and before(j) the kept rows before it.
+  // Per variant: keep-word declarations, the packing of the threads' keep bits into the tile's keep words,
+  // setting (in thread 0) \`total\`, the tile's kept rows, and adding every thread's \`x\` to \`behind\`; word(j) is
+  // keep word j and before(j) the tile's kept rows before it.
   const words = subgroups
     ? {
         decls: `// The tile's keep words, OR-ed together from ballots (several per word where fewer than 32 lanes vote).
@@ -66,7 +67,10 @@ fn before(j: u32) -> u32 { return sums[j] - countOneBits(atomicLoad(&bits[j])); 
   if (lid < WORDS) { c = countOneBits(atomicLoad(&bits[lid])); }
   scanSums(lid, c, ${scan.sg});`,
         clear: '  if (lid < WORDS) { atomicStore(&bits[lid], 0u); }\n',
-        total: '    let total = sums[WG - 1u];',
+        total: '    total = sums[WG - 1u];',
+        // One atomic per subgroup.
+        add: `    let part = subgroupAdd(x);
+    if (sgi == 0u) { atomicAdd(&behind, part); }`,
       }
     : {
         decls: `// Each thread's keep bits (its \`mine\`), then the tile's keep words and their exclusive popcount prefix sums.
@@ -92,11 +96,11 @@ fn before(j: u32) -> u32 { return prefix[j]; }`,
   }
   workgroupBarrier();`,
         // So few values need no tree scan (and its barriers).
-        total: `    var total = 0u;
-    for (var j = 0u; j < WORDS; j = j + 1u) {
+        total: `    for (var j = 0u; j < WORDS; j = j + 1u) {
       prefix[j] = total;
       total = total + countOneBits(bits[j]);
     }`,
+        add: '    if (x != 0u) { atomicAdd(&behind, x); }',
       };
   return `${scan.enable}${atomicBinding(header(s.pass, [...s.inputs, 'state', 'outp'], s.constWords), 'state')}
 ${s.helpers}const W_IN: u32 = ${rowWords(s.inputTypes)}u;
@@ -114,30 +118,19 @@ var<workgroup> tileId: u32;
 var<workgroup> tileStart: u32;
 ${words.decls}
 
-// Publishes tile t's kept rows and returns those of the tiles before it: the statuses of tiles t - 1, t - 2, ...
-// added up to the first one that holds a prefix (waiting for each to be published).
-fn lookBack(t: u32, total: u32) -> u32 {
-  if (t == 0u) {
-    atomicStore(&state[HEAD], PREFIX | total);
-    return 0u;
-  }
-  atomicStore(&state[HEAD + t], AGGREGATE | total);
-  var sum = 0u;
-  var j = t - 1u;
-  loop {
-    let s = atomicLoad(&state[HEAD + j]);
-    if (s == 0u) { continue; }
-    sum = sum + (s & COUNT);
-    if ((s & PREFIX) != 0u) { break; }
-    j = j - 1u;
-  }
-  atomicStore(&state[HEAD + t], PREFIX | (sum + total));
-  return sum;
-}
+// Look-back state: the kept rows of the tiles before this one added so far; per round, the nearest tile of the
+// window holding a prefix and the nearest not yet published (window lanes, WG = none), then the lanes to add.
+var<workgroup> behind: atomic<u32>;
+var<workgroup> firstPrefix: atomic<u32>;
+var<workgroup> firstOpen: atomic<u32>;
+var<workgroup> lookStep: u32;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32${scan.builtins}) {
-  if (lid == 0u) { tileId = atomicAdd(&state[0], 1u); }
+  if (lid == 0u) {
+    tileId = atomicAdd(&state[0], 1u);
+    atomicStore(&behind, 0u);
+  }
 ${words.clear}  let t = workgroupUniformLoad(&tileId);
   let n = u[0].x;
   // The tile holding row n - 1 (tile 0 when n = 0) writes the total; tiles past it (the grid covers the host's
@@ -157,9 +150,45 @@ ${words.clear}  let t = workgroupUniformLoad(&tileId);
     mine = mine | select(0u, 1u << k, keep);
   }
 ${words.packed}
+  var total = 0u;
   if (lid == 0u) {
 ${words.total}
-    let start = lookBack(t, total);
+    atomicStore(&state[HEAD + t], select(AGGREGATE, PREFIX, t == 0u) | total);
+  }
+  // Decoupled look-back, a window of WG tiles per round (one thread each, the nearest first): the statuses up to
+  // and including the nearest prefix are added once all of them are published; else those before the first
+  // unpublished one (none: poll again). Tiles 0..rest - 1 are still to be added.
+  var rest = t;
+  loop {
+    if (rest == 0u) { break; }
+    if (lid == 0u) {
+      atomicStore(&firstPrefix, WG);
+      atomicStore(&firstOpen, WG);
+    }
+    workgroupBarrier();
+    var s = 0u;
+    if (lid < rest) {
+      s = atomicLoad(&state[HEAD + rest - 1u - lid]);
+      if (s == 0u) { atomicMin(&firstOpen, lid); }
+      if ((s & PREFIX) != 0u) { atomicMin(&firstPrefix, lid); }
+    }
+    workgroupBarrier();
+    if (lid == 0u) {
+      let p = atomicLoad(&firstPrefix);
+      let o = atomicLoad(&firstOpen);
+      // Lanes to add in the low 16 bits, bit 16 when that ends the look-back (lanes past tile 0 are never needed).
+      lookStep = select(min(o, min(rest, WG)), (p + 1u) | 0x10000u, p < o);
+    }
+    let taken = workgroupUniformLoad(&lookStep);
+    let x = select(0u, s & COUNT, lid < (taken & 0xffffu));
+${words.add}
+    if (taken > 0xffffu) { break; }
+    rest = rest - taken;
+  }
+  workgroupBarrier();
+  if (lid == 0u) {
+    let start = atomicLoad(&behind);
+    if (t > 0u) { atomicStore(&state[HEAD + t], PREFIX | (start + total)); }
     tileStart = start;
     if (t == last) { atomicStore(&state[1], start + total); }
   }
