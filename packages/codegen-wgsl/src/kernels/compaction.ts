@@ -11,7 +11,10 @@ import { rowWords } from '@vixen/queryplan';
 import type { Expr, ScalarType } from '@vixen/queryplan';
 import { atomicBinding, columnWords, header, projectCode, SUBGROUP_VARIANT, workgroupScan } from '../wgsl.js';
 
-/** Rows per thread of a compaction tile (a multiple of 4, so a tile's keep bits fill whole words; at most 32). */
+/**
+ * Rows per thread of a select tile: at most 32, so that a tile has at most one keep word per thread. Many rows per
+ * tile spread the tile's fixed costs (its number, the look-back) thin.
+ */
 export const COMPACT_ITEMS = 16;
 
 /** Words of the select pass's state before the tile statuses: the tile counter and the kept-row total. */
