@@ -15,13 +15,13 @@ import { mergeJoinShaders } from './kernels/mergeJoin.js';
 import { pipelineShaders } from './kernels/pipeline.js';
 import { sortShaders } from './kernels/sort.js';
 import { hashedUniqueShaders, uniqueShaders } from './kernels/unique.js';
-import { SCAN_ADD, SCAN_BLOCK, SCAN_WRAPPED } from './scan.js';
-import { withArithHelpers } from './wgsl.js';
+import { SCAN_ADD, SCAN_WRAPPED, scanBlock } from './scan.js';
+import { SUBGROUP_VARIANT, withArithHelpers } from './wgsl.js';
 
 export { PASS_LAYOUTS, TABLES_GROUP, type BindingKind, type PassName } from './passes.js';
 export { SUBGROUP_VARIANT, uniformVec4s } from './wgsl.js';
 export { RADIX_BITS, radixItems, sortKeyWords } from './kernels/sort.js';
-export { COMPACT_ITEMS } from './kernels/compaction.js';
+export { COMPACT_ITEMS, SELECT_STATE_HEAD } from './kernels/compaction.js';
 export { AGG_ITEMS, aggregateStateWords } from './kernels/aggregate.js';
 export { HASH_ITEMS, JOIN_PAIRS, hashBuildShaders, hashProbeShaders, joinSlotWords, type HashKeyLayout, type JoinOutputWord } from './kernels/hash.js';
 export { hashJoinLayout, swapHashJoin, type HashJoinLayout } from './kernels/hashJoin.js';
@@ -150,7 +150,7 @@ function constantLayout(kernel: KirKernel): { offsets: Map<Expr, number>; words:
   return { offsets, words };
 }
 
-const scanShaders: KernelShaders = { scanBlock: SCAN_BLOCK, scanAdd: SCAN_ADD };
+const scanShaders: KernelShaders = { scanBlock: scanBlock(false), [`scanBlock${SUBGROUP_VARIANT}`]: scanBlock(true), scanAdd: SCAN_ADD };
 
 export function generateKernelShaders(kernel: KirKernel, variables: readonly KirVariable[]): KernelShaders {
   const shaders = kernelSkeletons(kernel, variables);
@@ -168,12 +168,12 @@ function kernelSkeletons(kernel: KirKernel, variables: readonly KirVariable[]): 
     case 'mapFilter': {
       const projected = rowWords(kernel.project.map((e) => e.type));
       if (projected !== rowWords(types(kernel.output))) throw new Error(`internal: mapFilter ${kernel.id} projects ${projected} words`);
-      return { ...mapFilterShaders(types(kernel.input), kernel.filter, kernel.project, offsets, words), ...scanShaders };
+      return mapFilterShaders(types(kernel.input), kernel.filter, kernel.project, offsets, words);
     }
     case 'sort':
       return { ...sortShaders(types(kernel.input), kernel.keys), ...scanShaders };
     case 'unique':
-      return { ...(kernel.hashed ? hashedUniqueShaders : uniqueShaders)(types(kernel.input)), ...scanShaders };
+      return (kernel.hashed ? hashedUniqueShaders : uniqueShaders)(types(kernel.input));
     case 'mergeJoin':
       return {
         ...mergeJoinShaders(types(kernel.left), types(kernel.right), kernel.leftKeys, kernel.rightKeys, kernel.filter, kernel.project, offsets, words),
@@ -185,7 +185,7 @@ function kernelSkeletons(kernel: KirKernel, variables: readonly KirVariable[]): 
     case 'pipeline':
       return pipelineShaders(kernel, types(kernel.input), kernel.probes.map((pr) => types(pr.build)), offsets, words);
     case 'difference':
-      return { ...differenceShaders(types(kernel.left)), ...scanShaders };
+      return differenceShaders(types(kernel.left));
     case 'merge':
       return mergeShaders(types(kernel.left), kernel.keys);
     case 'concat':

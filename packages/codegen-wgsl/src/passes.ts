@@ -16,22 +16,22 @@ export const PASS_LAYOUTS = {
   /** data[n] = 1 when the scanned data[0..n) decreases somewhere (the sum wrapped). u0 = (n). */
   scanWrapped: ['write', 'uniform'],
   /**
-   * Tile counts and keep bits. Tile t = rows [t * TILE, +TILE), TILE = COMPACT_ITEMS * WG, one workgroup
-   * each; tiles = ceil(n / TILE). counts[t] = kept rows of tile t, counts[tiles] = 0, and counts[tiles + 1 +
-   * t * TILE / 32 + j] = keep bits of the tile's rows 32j.. (bit r % 32 for row r of the tile).
-   * (input, counts, u) u0 = (n, _, _, tiles): tiles >= ceil(n / TILE) from the host (n may be a device-side
-   * count below the host's bound), counts[t] = 0 for the tiles past n. The aggregate kernel's flags write group starts per tile and tile states
-   * instead of keep bits (kernels/aggregate.ts).
+   * Sorted aggregation's tile pass (kernels/aggregate.ts): group starts per tile and tile states. (input, counts, u)
+   * u0 = (n).
    */
   flags: ['read', 'write', 'uniform'],
-  /** As flags, keeping left rows absent from right: (left, right, counts, u) u0 = (nLeft, nRight, _, tiles). */
-  flagsAbsent: ['read', 'read', 'write', 'uniform'],
-  /**
-   * Kept rows of tile t (flags' keep bits, after the counts scanned into offsets) written projected at rows
-   * offsets[t].. in input order. (input, offsets, output, u) u0 = (n, _, _, tiles) as flags. The aggregate kernel's scatter writes
-   * one row per group at its rank instead (u0 = (n, groups)).
-   */
+  /** Sorted aggregation's output: one row per group at its rank (kernels/aggregate.ts). (input, offsets, output, u) u0 = (n, groups). */
   scatter: ['read', 'read', 'write', 'uniform'],
+  /**
+   * Single-pass compaction (kernels/compaction.ts): the input rows passing the kernel's keep test, projected, at
+   * output rows 0.. in input order. One workgroup per tile of COMPACT_ITEMS * WG rows; the host zeroes
+   * state[0 .. SELECT_STATE_HEAD + tiles) first (tiles = ceil(n / TILE) of the host's bound on n, the grid's
+   * workgroups); the pass leaves the kept-row total in state[1]. (input, state, output, u) u0 = (n, _, write):
+   * write = 0 counts only (output unused).
+   */
+  select: ['read', 'write', 'write', 'uniform'],
+  /** As select, keeping left rows absent from the sorted right: (left, right, state, output, u) u0 = (nLeft, nRight, write). */
+  selectAbsent: ['read', 'read', 'write', 'write', 'uniform'],
   /**
    * counts[i] (i < nLeft) = matches of left row i passing the filter; counts[i] = 0 for nLeft <= i <= slots.
    * (left, right, counts, u) u0 = (nLeft, nRight, slots): slots >= nLeft from the host.

@@ -1,34 +1,30 @@
 /**
- * Exclusive prefix sum over u32, one element per thread: each workgroup scans its WG-element block in
- * workgroup memory (Hillis-Steele) and emits the block total; the host scans the totals recursively
- * and `scanAdd` adds them back. Kernel-independent: every kernel that compacts carries these two modules.
+ * Exclusive prefix sum over u32, one element per thread: each workgroup scans its WG-element block
+ * (workgroupScan) and emits the block total; the host scans the totals recursively and `scanAdd` adds them
+ * back. Kernel-independent: every kernel that scans carries these modules.
  */
-import { header, threadMain } from './wgsl.js';
+import { header, threadMain, workgroupScan } from './wgsl.js';
 
 const blockIndex = `  let block = wid.x + wid.y * nwg.x;
   let i = block * WG + lid;
   let n = u[0].x;`;
 
-export const SCAN_BLOCK = `${header('scanBlock', ['data', 'sums'])}
-var<workgroup> s: array<u32, WG>;
-
+/** The block scan, with subgroup operations (the `+subgroups` variant) or without. */
+export function scanBlock(subgroups: boolean): string {
+  const scan = workgroupScan(subgroups);
+  return `${scan.enable}${header('scanBlock', ['data', 'totals'])}
+${scan.decls}
 @compute @workgroup_size(WG)
-fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>${scan.builtins}) {
 ${blockIndex}
   var v = 0u;
   if (i < n) { v = data[i]; }
-  s[lid] = v;
-  for (var off = 1u; off < WG; off = off * 2u) {
-    workgroupBarrier();
-    var t = 0u;
-    if (lid >= off) { t = s[lid - off]; }
-    workgroupBarrier();
-    s[lid] = s[lid] + t;
-  }
-  if (i < n) { data[i] = s[lid] - v; }
-  if (lid == WG - 1u && block * WG < n) { sums[block] = s[lid]; }
+  scanSums(lid, v, ${scan.sg});
+  if (i < n) { data[i] = sums[lid] - v; }
+  if (lid == WG - 1u && block * WG < n) { totals[block] = sums[lid]; }
 }
 `;
+}
 
 export const SCAN_ADD = `${header('scanAdd', ['data', 'sums'])}
 @compute @workgroup_size(WG)

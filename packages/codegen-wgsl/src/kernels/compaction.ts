@@ -1,115 +1,215 @@
 /**
- * Passes shared by the compacting kernels (mapFilter, unique, difference): tile-based stream compaction
- * that keeps input order. A workgroup owns a tile of COMPACT_ITEMS * WG consecutive rows. The count pass
- * evaluates the keep predicate once per row and writes the tile's kept-row total plus one keep bit per row;
- * the host scans the totals (one per tile, not per row); the scatter pass ranks kept rows from the bits
- * (popcounts, no per-row scan) and reads and writes only the kept rows, contiguously from the tile's offset.
+ * The pass shared by the compacting kernels (mapFilter, unique, difference): single-pass stream compaction
+ * that keeps input order. A workgroup owns a tile of COMPACT_ITEMS * WG consecutive rows (tiles handed out in
+ * the order workgroups start). It evaluates the keep predicate once per row, packs one keep bit per row into
+ * words and ranks the kept rows from the words' popcounts; the tile's output offset comes from a decoupled
+ * look-back over the tiles before it (Merrill and Garland's single-pass scan), so the input is read once from
+ * memory and there is no host-side scan. Each workgroup waits only on tiles handed out before its own, which
+ * have started, so it makes progress wherever started workgroups run to completion.
  */
 import { rowWords } from '@vixen/queryplan';
 import type { Expr, ScalarType } from '@vixen/queryplan';
-import { columnWords, header, projectCode } from '../wgsl.js';
+import { atomicBinding, columnWords, header, projectCode, SUBGROUP_VARIANT, workgroupScan } from '../wgsl.js';
 
-/** Rows per thread of a compaction tile (a multiple of 4, so a tile's keep bits fill whole words). */
-export const COMPACT_ITEMS = 8;
+/**
+ * Rows per thread of a select tile: at most 32, so that a tile has at most one keep word per thread. Many rows per
+ * tile spread the tile's fixed costs (its number, the look-back) thin.
+ */
+export const COMPACT_ITEMS = 16;
 
-/** Module text after the header: tile constants, `decls`, then main over the tile of workgroup `t`. */
-function tileModule(inputTypes: readonly ScalarType[], decls: string, body: string): string {
-  return `const W_IN: u32 = ${rowWords(inputTypes)}u;
-const ITEMS: u32 = ${COMPACT_ITEMS}u;
-override TILE: u32 = ITEMS * WG;
-// Keep-bit words per tile; tile t's words follow the tiles + 1 counts.
-override BITS: u32 = TILE / 32u;
-${decls}
-@compute @workgroup_size(WG)
-fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let n = u[0].x;
-  // The host's tile count (u0.w): at least ceil(n / TILE), more when n is a device-side count below the
-  // host's bound; the keep bits follow that many counts.
-  let tiles = u[0].w;
-  let t = wid.x + wid.y * nwg.x;
-  let base = t * TILE;
-${body}
+/** Words of the select pass's state before the tile statuses: the tile counter and the kept-row total. */
+export const SELECT_STATE_HEAD = 2;
+
+/** A select pass's kernel-specific parts. */
+export interface Selection {
+  /** `select` (one input) or `selectAbsent` (left and right), see PASS_LAYOUTS. */
+  pass: 'select' | 'selectAbsent';
+  /** Names of the input bindings; the rows written are those of the first. */
+  inputs: readonly string[];
+  inputTypes: readonly ScalarType[];
+  /** WGSL bool over row index `i` and its first word `b`. */
+  keep: string;
+  /** WGSL functions `keep` calls. */
+  helpers: string;
+  project: readonly Expr[];
+  constOffsets: ReadonlyMap<Expr, number>;
+  constWords: number;
 }
-`;
+
+/** Both variants of a select pass (see selectPass), by pass name. */
+export function selectShaders(s: Selection): Record<string, string> {
+  return { [s.pass]: selectPass(s, false), [`${s.pass}${SUBGROUP_VARIANT}`]: selectPass(s, true) };
 }
 
 /**
- * Count pass (`flags` or `flagsAbsent`): for rows i of tile t where `keep` holds (a WGSL bool over row
- * index `i` and its first word `b`), counts[t] = how many and bit r % 32 of counts[tiles + 1 + t * BITS +
- * r / 32] is set (r = i - t * TILE); counts[t] = 0 for tiles t past n and counts[tiles] = 0. `inputs` are the buffers before counts.
+ * Select pass: the rows where `keep` holds, written projected, in input order. `subgroups`: keep words from
+ * subgroup ballots and their scan in registers (the `+subgroups` variant); else both through workgroup memory.
  */
-export function countPass(pass: 'flags' | 'flagsAbsent', inputs: readonly string[], inputTypes: readonly ScalarType[], keep: string, helpers: string, constWords: number): string {
-  return `${header(pass, [...inputs, 'counts'], constWords)}
-${helpers}${tileModule(
-  inputTypes,
-  '// This round\'s keep flags, then the tile\'s keep-bit words (built without contended atomics).\nvar<workgroup> flag: array<u32, WG>;\nvar<workgroup> bits: array<u32, BITS>;',
-  `  if (t == 0u && lid == 0u) { counts[tiles] = 0u; }
-  if (base >= n) {
-    // Tiles past n (and grid padding) count nothing, so the scan of all tiles + 1 counts ends in the total.
-    if (t < tiles && lid == 0u) { counts[t] = 0u; }
-    return;
-  }
-  for (var k = 0u; k < ITEMS; k = k + 1u) {
-    let i = base + k * WG + lid;
-    var f = 0u;
-    if (i < n) {
-      let b = i * W_IN;
-      f = select(0u, 1u, ${keep});
-    }
-    flag[lid] = f;
-    workgroupBarrier();
-    if (lid < WG / 32u) {
-      var word = 0u;
-      for (var j = 0u; j < 32u; j = j + 1u) { word = word | (flag[lid * 32u + j] << j); }
-      bits[k * (WG / 32u) + lid] = word;
-    }
-    workgroupBarrier();
-  }
-  if (lid < BITS) { counts[tiles + 1u + t * BITS + lid] = bits[lid]; }
-  if (lid == 0u) {
-    var c = 0u;
-    for (var j = 0u; j < BITS; j = j + 1u) { c = c + countOneBits(bits[j]); }
-    counts[t] = c;
-  }`,
-)}`;
-}
-
-/**
- * Scatter pass: the kept rows of tile t (per its keep bits after the scanned counts in `offs`), projected,
- * at rows offs[t], offs[t] + 1, ... in input order.
- */
-export function scatterPass(inputTypes: readonly ScalarType[], project: readonly Expr[], constOffsets: ReadonlyMap<Expr, number>, constWords: number): string {
-  const outWords = project.reduce((n, e) => n + rowWords([e.type]), 0);
-  const body = projectCode(project, 'outp', 'ob', (c) => columnWords('inp', 'b', inputTypes, c), constOffsets);
-  return `${header('scatter', ['inp', 'offs', 'outp'], constWords)}
-const W_OUT: u32 = ${outWords}u;
-${tileModule(
-  inputTypes,
-  "// Inclusive prefix sums of the popcounts of the tile's keep-bit words.\nvar<workgroup> before: array<u32, BITS>;",
-  `  if (base >= n) { return; }
-  let at = tiles + 1u + t * BITS;
-  if (lid < BITS) { before[lid] = countOneBits(offs[at + lid]); }
-  for (var off = 1u; off < BITS; off = off * 2u) {
-    workgroupBarrier();
-    var x = 0u;
-    if (lid < BITS && lid >= off) { x = before[lid - off]; }
-    workgroupBarrier();
-    if (lid < BITS) { before[lid] = before[lid] + x; }
+function selectPass(s: Selection, subgroups: boolean): string {
+  const outWords = s.project.reduce((n, e) => n + rowWords([e.type]), 0);
+  const body = projectCode(s.project, 'outp', 'ob', (c) => columnWords(s.inputs[0]!, 'b', s.inputTypes, c), s.constOffsets);
+  const scan = workgroupScan(subgroups);
+  // Per variant: keep-word declarations, the packing of the threads' keep bits into the tile's keep words,
+  // setting (in thread 0) \`total\`, the tile's kept rows, and adding every thread's \`x\` to \`behind\`; word(j) is
+  // keep word j and before(j) the tile's kept rows before it.
+  const words = subgroups
+    ? {
+        decls: `// The tile's keep words, OR-ed together from ballots (several per word where fewer than 32 lanes vote).
+var<workgroup> bits: array<atomic<u32>, WORDS>;
+${scan.decls}fn word(j: u32) -> u32 { return atomicLoad(&bits[j]); }
+fn before(j: u32) -> u32 { return sums[j] - countOneBits(atomicLoad(&bits[j])); }`,
+        packed: `  for (var k = 0u; k < ITEMS; k = k + 1u) {
+    // Subgroups are runs of consecutive local indices starting at a multiple of their size (see
+    // workgroupScan): ballot lane l is tile row k * WG + lid - sgi + l, so ballot word m (lanes 32m.., or all
+    // lanes where fewer than 32) goes to tile word (k * WG + lid) / 32 at bit lid % 32 of lane 32m.
+    let ballot = subgroupBallot(((mine >> k) & 1u) != 0u);
+    if (sgi % 32u == 0u) { atomicOr(&bits[(k * WG + lid) / 32u], ballot[sgi / 32u] << (lid % 32u)); }
   }
   workgroupBarrier();
-  let o = offs[t];
+  var c = 0u;
+  if (lid < WORDS) { c = countOneBits(atomicLoad(&bits[lid])); }
+  scanSums(lid, c, ${scan.sg});`,
+        clear: '  if (lid < WORDS) { atomicStore(&bits[lid], 0u); }\n',
+        total: '    total = sums[WG - 1u];',
+        // One atomic per subgroup.
+        add: `    let part = subgroupAdd(x);
+    if (sgi == 0u) { atomicAdd(&behind, part); }`,
+      }
+    : {
+        decls: `// Each thread's keep bits (its \`mine\`), then the tile's keep words and their exclusive popcount prefix sums.
+var<workgroup> kept: array<u32, WG>;
+var<workgroup> bits: array<u32, WORDS>;
+var<workgroup> prefix: array<u32, WORDS>;
+fn word(j: u32) -> u32 { return bits[j]; }
+fn before(j: u32) -> u32 { return prefix[j]; }`,
+        clear: '',
+        packed: `  kept[lid] = mine;
+  workgroupBarrier();
+  if (lid < WORDS) {
+    // Word lid = bit k of threads 32g.. 32g + 31 (tile rows k * WG + 32g..); from thread lid % 32 of the run on, so
+    // that the threads read different banks.
+    let k = lid / (WG / 32u);
+    let g = lid % (WG / 32u);
+    var w = 0u;
+    for (var j = 0u; j < 32u; j = j + 1u) {
+      let l = (j + lid) % 32u;
+      w = w | (((kept[g * 32u + l] >> k) & 1u) << l);
+    }
+    bits[lid] = w;
+  }
+  workgroupBarrier();`,
+        // So few values need no tree scan (and its barriers).
+        total: `    for (var j = 0u; j < WORDS; j = j + 1u) {
+      prefix[j] = total;
+      total = total + countOneBits(bits[j]);
+    }`,
+        add: '    if (x != 0u) { atomicAdd(&behind, x); }',
+      };
+  return `${scan.enable}${atomicBinding(header(s.pass, [...s.inputs, 'state', 'outp'], s.constWords), 'state')}
+${s.helpers}const W_IN: u32 = ${rowWords(s.inputTypes)}u;
+const W_OUT: u32 = ${outWords}u;
+const ITEMS: u32 = ${COMPACT_ITEMS}u;
+override TILE: u32 = ITEMS * WG;
+override WORDS: u32 = TILE / 32u;
+const HEAD: u32 = ${SELECT_STATE_HEAD}u;
+// Tile t's status word state[HEAD + t]: 0 until published, then AGGREGATE | its kept rows, then PREFIX | the kept
+// rows of tiles 0..t. Counts fit 30 bits (the host bounds n).
+const AGGREGATE: u32 = 0x40000000u;
+const PREFIX: u32 = 0x80000000u;
+const COUNT: u32 = 0x3fffffffu;
+var<workgroup> tileId: u32;
+var<workgroup> tileStart: u32;
+${words.decls}
+
+// Look-back state: the kept rows of the tiles before this one added so far; per round, the nearest tile of the
+// window holding a prefix and the nearest not yet published (window lanes, WG = none), then the lanes to add.
+var<workgroup> behind: atomic<u32>;
+var<workgroup> firstPrefix: atomic<u32>;
+var<workgroup> firstOpen: atomic<u32>;
+var<workgroup> lookStep: u32;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32${scan.builtins}) {
+  if (lid == 0u) {
+    tileId = atomicAdd(&state[0], 1u);
+    atomicStore(&behind, 0u);
+  }
+${words.clear}  let t = workgroupUniformLoad(&tileId);
+  let n = u[0].x;
+  // The tile holding row n - 1 (tile 0 when n = 0) writes the total; tiles past it (the grid covers the host's
+  // bound on n) have nothing to do, and no tile waits on them.
+  let last = select(0u, (n - 1u) / TILE, n > 0u);
+  if (t > last) { return; }
+  let base = t * TILE;
+  // Bit k: row base + k * WG + lid is kept.
+  var mine = 0u;
   for (var k = 0u; k < ITEMS; k = k + 1u) {
-    let r = k * WG + lid;
-    let w = offs[at + r / 32u];
-    let bit = r % 32u;
-    if (((w >> bit) & 1u) == 1u) {
-      let rank = before[r / 32u] - countOneBits(w) + countOneBits(w & ((1u << bit) - 1u));
+    let i = base + k * WG + lid;
+    var keep = false;
+    if (i < n) {
+      let b = i * W_IN;
+      keep = ${s.keep};
+    }
+    mine = mine | select(0u, 1u << k, keep);
+  }
+${words.packed}
+  var total = 0u;
+  if (lid == 0u) {
+${words.total}
+    atomicStore(&state[HEAD + t], select(AGGREGATE, PREFIX, t == 0u) | total);
+  }
+  // Decoupled look-back, a window of WG tiles per round (one thread each, the nearest first): the statuses up to
+  // and including the nearest prefix are added once all of them are published; else those before the first
+  // unpublished one (none: poll again). Tiles 0..rest - 1 are still to be added.
+  var rest = t;
+  loop {
+    if (rest == 0u) { break; }
+    if (lid == 0u) {
+      atomicStore(&firstPrefix, WG);
+      atomicStore(&firstOpen, WG);
+    }
+    workgroupBarrier();
+    var s = 0u;
+    if (lid < rest) {
+      s = atomicLoad(&state[HEAD + rest - 1u - lid]);
+      if (s == 0u) { atomicMin(&firstOpen, lid); }
+      if ((s & PREFIX) != 0u) { atomicMin(&firstPrefix, lid); }
+    }
+    workgroupBarrier();
+    if (lid == 0u) {
+      let p = atomicLoad(&firstPrefix);
+      let o = atomicLoad(&firstOpen);
+      // Lanes to add in the low 16 bits, bit 16 when that ends the look-back (lanes past tile 0 are never needed).
+      lookStep = select(min(o, min(rest, WG)), (p + 1u) | 0x10000u, p < o);
+    }
+    let taken = workgroupUniformLoad(&lookStep);
+    let x = select(0u, s & COUNT, lid < (taken & 0xffffu));
+${words.add}
+    if (taken > 0xffffu) { break; }
+    rest = rest - taken;
+  }
+  workgroupBarrier();
+  if (lid == 0u) {
+    let start = atomicLoad(&behind);
+    if (t > 0u) { atomicStore(&state[HEAD + t], PREFIX | (start + total)); }
+    tileStart = start;
+    if (t == last) { atomicStore(&state[1], start + total); }
+  }
+  let start = workgroupUniformLoad(&tileStart);
+  // u0.z = 0: count only (the host sizes the output from the total, then runs the pass again).
+  if (u[0].z == 0u) { return; }
+  for (var k = 0u; k < ITEMS; k = k + 1u) {
+    if (((mine >> k) & 1u) != 0u) {
+      let r = k * WG + lid;
+      let j = r / 32u;
+      let rank = before(j) + countOneBits(word(j) & ((1u << (r % 32u)) - 1u));
       let b = (base + r) * W_IN;
-      let ob = (o + rank) * W_OUT;
+      let ob = (start + rank) * W_OUT;
 ${body}
     }
-  }`,
-)}`;
+  }
+}
+`;
 }
 
 /** Projection copying every column: the scatter of unique and difference. */

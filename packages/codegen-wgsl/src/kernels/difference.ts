@@ -1,10 +1,10 @@
 import { rowWords } from '@vixen/queryplan';
 import type { ScalarType } from '@vixen/queryplan';
 import { lexCompareFn } from '../wgsl.js';
-import { countPass, identity, rowPairs, scatterPass } from './compaction.js';
+import { identity, rowPairs, selectShaders } from './compaction.js';
 import type { KernelShaders } from '../index.js';
 
-/** Keep = left row absent from right (binary search over whole rows); tile counts; scan; scatter the row. */
+/** One select pass keeping the left rows absent from right (binary search over whole rows). */
 export function differenceShaders(types: readonly ScalarType[]): KernelShaders {
   const helpers = `${lexCompareFn('cmpRows', rowPairs('lhs', 'rhs', rowWords(types)))}
 fn absent(i: u32) -> bool {
@@ -18,8 +18,14 @@ fn absent(i: u32) -> bool {
   return lo == m || cmpRows(i, lo) != 0;
 }
 `;
-  return {
-    flagsAbsent: countPass('flagsAbsent', ['lhs', 'rhs'], types, 'absent(i)', helpers, 0),
-    scatter: scatterPass(types, identity(types), new Map(), 0),
-  };
+  return selectShaders({
+    pass: 'selectAbsent',
+    inputs: ['lhs', 'rhs'],
+    inputTypes: types,
+    keep: 'absent(i)',
+    helpers,
+    project: identity(types),
+    constOffsets: new Map(),
+    constWords: 0,
+  });
 }

@@ -1,9 +1,9 @@
 import type { Expr, Predicate, ScalarType } from '@vixen/queryplan';
 import { columnWords, filterCode } from '../wgsl.js';
-import { countPass, scatterPass } from './compaction.js';
+import { selectShaders } from './compaction.js';
 import type { KernelShaders } from '../index.js';
 
-/** Tile counts of rows passing the filter; scan; scatter project(row) in input order. */
+/** One select pass: project(row) of the rows passing the filter, in input order. */
 export function mapFilterShaders(
   inputTypes: readonly ScalarType[],
   filter: readonly Predicate[],
@@ -12,8 +12,5 @@ export function mapFilterShaders(
   constWords: number,
 ): KernelShaders {
   const keep = filterCode(filter, (c) => columnWords('inp', 'b', inputTypes, c), constOffsets);
-  return {
-    flags: countPass('flags', ['inp'], inputTypes, keep, '', constWords),
-    scatter: scatterPass(inputTypes, project, constOffsets, constWords),
-  };
+  return selectShaders({ pass: 'select', inputs: ['inp'], inputTypes, keep, helpers: '', project, constOffsets, constWords });
 }

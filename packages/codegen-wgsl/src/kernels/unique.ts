@@ -2,22 +2,19 @@ import { rowWords } from '@vixen/queryplan';
 import type { ScalarType } from '@vixen/queryplan';
 import { atomicBinding, header, lexCompareFn, threadMain } from '../wgsl.js';
 import { hashFunction, keyArgs, keyEquals, loadKey } from './hash.js';
-import { countPass, identity, rowPairs, scatterPass } from './compaction.js';
+import { identity, rowPairs, selectShaders } from './compaction.js';
 import type { KernelShaders } from '../index.js';
 
-/** Keep = row differs from its predecessor; tile counts; scan; scatter the row. */
+/** One select pass keeping the rows that differ from their predecessor. */
 export function uniqueShaders(types: readonly ScalarType[]): KernelShaders {
   const helpers = lexCompareFn('cmpRows', rowPairs('inp', 'inp', rowWords(types)));
   const keep = 'i == 0u || cmpRows(i - 1u, i) != 0';
-  return {
-    flags: countPass('flags', ['inp'], types, keep, helpers, 0),
-    scatter: scatterPass(types, identity(types), new Map(), 0),
-  };
+  return selectShaders({ pass: 'select', inputs: ['inp'], inputTypes: types, keep, helpers, project: identity(types), constOffsets: new Map(), constWords: 0 });
 }
 
 /**
  * Hashed unique (input in any order): uniqueInsert marks each row that finds an equal row already in the table
- * (keyed by all its words); flagsAbsent counts the unmarked rows per tile, scatter writes them in input order.
+ * (keyed by all its words); a selectAbsent pass keeps the unmarked rows, in input order.
  */
 export function hashedUniqueShaders(types: readonly ScalarType[]): KernelShaders {
   const width = rowWords(types);
@@ -47,7 +44,6 @@ ${hashFunction(width)}${threadMain(`  let n = u[0].x;
   }`)}`;
   return {
     uniqueInsert,
-    flagsAbsent: countPass('flagsAbsent', ['inp', 'dup'], types, 'dup[i] == 0u', '', 0),
-    scatter: scatterPass(types, identity(types), new Map(), 0),
+    ...selectShaders({ pass: 'selectAbsent', inputs: ['inp', 'dup'], inputTypes: types, keep: 'dup[i] == 0u', helpers: '', project: identity(types), constOffsets: new Map(), constWords: 0 }),
   };
 }

@@ -1,8 +1,7 @@
 /**
- * Host drivers: run one KIR kernel's passes on the device. Compacting kernels (mapFilter, unique,
- * difference, mergeJoin) share one shape: a pass writes counts (per tile of rows with the tile's keep
- * bits after them, or per row for mergeJoin; then a trailing 0), an exclusive scan turns counts into
- * output offsets, and a second pass writes the rows. Where the output is bounded by an input (all but
+ * Host drivers: run one KIR kernel's passes on the device. Selections (mapFilter, unique, difference) are one
+ * pass that writes the kept rows and their count; mergeJoin writes per-row counts, an exclusive scan turns them
+ * into output offsets, and a second pass writes the rows. Where the output is bounded by an input (all but
  * mergeJoin) its row count stays pending on the device (DeviceRelation.pending); passes read pending sizes
  * from device words, and only kernels that must size something exactly sync with the host (syncCounts),
  * resolving every pending count in the same round trip.
@@ -10,6 +9,7 @@
 import { rowWords, type ScalarType } from '@vixen/queryplan';
 import {
   COMPACT_ITEMS,
+  SELECT_STATE_HEAD,
   MERGE_ITEMS,
   RADIX_BITS,
   radixItems,
@@ -57,18 +57,16 @@ export function encodeScan(rec: Recorder, data: Bound, n: number): void {
 }
 
 interface Compaction {
-  /** Pass writing counts, after the buffers it reads. */
+  /** Pass writing per-row counts, after the buffers it reads. */
   count: { pass: PassName; inputs: Bound[] };
   /** Pass writing rows at their offsets, after the buffers it reads (then offsets, output). */
   write: { pass: PassName; inputs: Bound[] };
-  /** Host bound on the rows driving both passes (the left input's `count`). */
+  /** Host bound on the left rows (one thread and count each). */
   rows: number;
-  /** `tile`: one workgroup and one count per COMPACT_ITEMS * WG rows; `row`: one thread and count per row. */
-  granule: 'tile' | 'row';
   /** Row counts of the inputs (left, then right), host-known or pending. */
   sizes: Size[];
-  /** Host bound on the right input's rows (row granule: a join writes at most rows * right rows). */
-  right?: number;
+  /** Host bound on the right input's rows (a join writes at most rows * right rows). */
+  right: number;
   constants: Uint32Array;
   outWidth: number;
   /** The kernel's string built-in tables, bound to both passes. */
@@ -76,51 +74,92 @@ interface Compaction {
 }
 
 /**
- * Tile granule (at most one output row per input row): no readback, the output has room for `rows` rows and
- * its count pending on the device. Row granule (joins): one host sync reads the total (and resolves every
- * pending count), then the output gets exactly that many rows; so does a tile granule too wide for room.
+ * Joins: per-row counts, an exclusive scan into offsets, one host sync that reads the total (and resolves every
+ * pending count), then the output gets exactly that many rows.
  */
 async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction): Promise<DeviceRelation> {
   const n = c.rows;
-  const wg = g.limits.workgroupSize;
-  const tile = c.granule === 'tile';
-  const slots = tile ? Math.ceil(n / (COMPACT_ITEMS * wg)) : n;
-  // Tiles' keep bits follow their counts; per-row counts (joins: at most n * m rows) an overflow flag.
-  const wraps = !tile && n * (c.right ?? 1) > 0xffffffff;
-  const words = slots + 1 + (tile ? (slots * COMPACT_ITEMS * wg) / 32 : wraps ? 1 : 0);
-  // The passes read the slot count (tiles, or the bound on left rows) from u0.w (tiles) or u0.z (rows).
-  const sizes: Size[] = tile ? [c.sizes[0]!, c.sizes[1] ?? 0, 0, slots] : [c.sizes[0]!, c.sizes[1]!, slots];
-  const threads = tile ? slots * wg : n;
+  // Per-row counts (at most n * m rows) and an overflow flag.
+  const wraps = n * c.right > 0xffffffff;
+  const words = n + 1 + (wraps ? 1 : 0);
+  // The passes read the bound on left rows from u0.z.
+  const sizes: Size[] = [c.sizes[0]!, c.sizes[1]!, n];
   const offsets = acquireBound(g, words, `offsets for ${n} rows`);
   try {
     const rec = new Recorder(g, shaders);
-    rec.dispatch(c.count.pass, [...c.count.inputs, offsets], sizes, tile ? threads : n + 1, c.constants, c.tables);
-    encodeScan(rec, offsets, slots + 1);
-    // Room for every input row must fit one binding (a projection may widen rows); else the exact size is read.
-    if (tile && (n * c.outWidth + 1) * 4 <= g.limits.maxStorageBufferBindingSize) {
-      const out = allocPending(g, n, c.outWidth);
-      rec.copy(offsets.buffer, slots * 4, out.buffer!, out.pending!.offset, 4);
-      rec.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], sizes, threads, c.constants, c.tables);
-      await rec.submit();
-      return out;
-    }
+    rec.dispatch(c.count.pass, [...c.count.inputs, offsets], sizes, n + 1, c.constants, c.tables);
+    encodeScan(rec, offsets, n + 1);
     if (wraps) {
-      g.writeBuffer(offsets.buffer, (slots + 1) * 4, new Uint32Array(1));
-      rec.dispatch('scanWrapped', [offsets], [slots + 1], slots + 1);
+      g.writeBuffer(offsets.buffer, (n + 1) * 4, new Uint32Array(1));
+      rec.dispatch('scanWrapped', [offsets], [n + 1], n + 1);
     }
     await rec.submit();
-    const [read] = await syncCounts(g, [{ buffer: offsets.buffer, offset: slots * 4, words: wraps ? 2 : 1 }]);
+    const [read] = await syncCounts(g, [{ buffer: offsets.buffer, offset: n * 4, words: wraps ? 2 : 1 }]);
     const [total, wrapped] = read!;
     if (wrapped) throw new DeviceLimitError(`the result has more than ${0xffffffff} rows (row offsets are 32-bit)`);
     checkResultSize(g, total! * c.outWidth, `relation of ${total} rows x ${c.outWidth} words`);
     const out = allocRelation(g, total!, c.outWidth);
     if (total === 0) return out;
     const writing = new Recorder(g, shaders);
-    writing.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], sizes, threads, c.constants, c.tables);
+    writing.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], sizes, n, c.constants, c.tables);
     await writing.submit();
     return out;
   } finally {
     g.pool.release(offsets.buffer);
+  }
+}
+
+interface Selection {
+  pass: 'select' | 'selectAbsent';
+  /** The buffers the pass reads: the rows to select from, then (selectAbsent) the right side. */
+  inputs: Bound[];
+  /** Host bound on the rows to select from. */
+  rows: number;
+  /** Row counts of the inputs, host-known or pending. */
+  sizes: Size[];
+  constants: Uint32Array;
+  outWidth: number;
+  tables?: Bound;
+}
+
+/**
+ * mapFilter, unique and difference: one select pass (kernels/compaction.ts) writes the kept rows and their
+ * count; the output has room for every input row and its count stays pending on the device. When that room
+ * would pass one binding (a projection may widen rows), a counting run and a host sync size the output first.
+ */
+async function select(g: GpuImpl, shaders: KernelShaders, c: Selection): Promise<DeviceRelation> {
+  const n = c.rows;
+  // The pass packs counts in 30 bits of its tile status words.
+  if (n >= 2 ** 30) throw new DeviceLimitError(`selecting from ${n} rows: at most ${2 ** 30 - 1} rows`);
+  const wg = g.limits.workgroupSize;
+  const tiles = Math.ceil(n / (COMPACT_ITEMS * wg));
+  const stateWords = SELECT_STATE_HEAD + tiles;
+  const state = acquireBound(g, stateWords, `select state for ${n} rows`);
+  const run = (rec: Recorder, out: Bound, write: boolean): void => {
+    rec.clear(state.buffer, stateWords * 4);
+    rec.dispatch(c.pass, [...c.inputs, state, out], [c.sizes[0]!, c.sizes[1] ?? 0, write ? 1 : 0], tiles * wg, c.constants, c.tables);
+  };
+  try {
+    const rec = new Recorder(g, shaders);
+    if ((n * c.outWidth + 1) * 4 <= g.limits.maxStorageBufferBindingSize) {
+      const out = allocPending(g, n, c.outWidth);
+      run(rec, bound(out), true);
+      rec.copy(state.buffer, 4, out.buffer!, out.pending!.offset, 4);
+      await rec.submit();
+      return out;
+    }
+    run(rec, rec.scratch(1), false);
+    await rec.submit();
+    const [read] = await syncCounts(g, [{ buffer: state.buffer, offset: 4, words: 1 }]);
+    checkResultSize(g, read![0]! * c.outWidth, `relation of ${read![0]} rows x ${c.outWidth} words`);
+    const out = allocRelation(g, read![0]!, c.outWidth);
+    if (out.count === 0) return out;
+    const writing = new Recorder(g, shaders);
+    run(writing, bound(out), true);
+    await writing.submit();
+    return out;
+  } finally {
+    g.pool.release(state.buffer);
   }
 }
 
@@ -168,12 +207,11 @@ async function hashedUnique(g: GpuImpl, shaders: KernelShaders, a: DeviceRelatio
     rec.clear(table.buffer, slots * 4);
     rec.dispatch('uniqueInsert', [bound(a), table, dup], [sizeOf(a), slots - 1], n);
     await rec.submit();
-    // Queue order: the compaction's passes run after the inserts.
-    return await compact(g, shaders, {
-      count: { pass: 'flagsAbsent', inputs: [bound(a), dup] },
-      write: { pass: 'scatter', inputs: [bound(a)] },
+    // Queue order: the select pass runs after the inserts.
+    return await select(g, shaders, {
+      pass: 'selectAbsent',
+      inputs: [bound(a), dup],
       rows: n,
-      granule: 'tile',
       sizes: [sizeOf(a), n],
       constants: new Uint32Array(0),
       outWidth,
@@ -344,11 +382,10 @@ async function run(
       if (a.count === 0) return empty;
       if (kernel.kind === 'unique' && a.canonical) return a;
       if (kernel.kind === 'unique' && kernel.hashed) return hashedUnique(g, shaders, a, outWidth);
-      const out = await compact(g, shaders, {
-        count: { pass: 'flags', inputs: [bound(a)] },
-        write: { pass: 'scatter', inputs: [bound(a)] },
+      const out = await select(g, shaders, {
+        pass: 'select',
+        inputs: [bound(a)],
         rows: a.count,
-        granule: 'tile',
         sizes: [sizeOf(a)],
         constants: constWords,
         outWidth,
@@ -359,11 +396,10 @@ async function run(
     case 'difference':
       if (a.count === 0) return empty;
       if (b.count === 0) return concatenate(g, [a], outWidth);
-      return compact(g, shaders, {
-        count: { pass: 'flagsAbsent', inputs: [bound(a), bound(b)] },
-        write: { pass: 'scatter', inputs: [bound(a)] },
+      return select(g, shaders, {
+        pass: 'selectAbsent',
+        inputs: [bound(a), bound(b)],
         rows: a.count,
-        granule: 'tile',
         sizes: [sizeOf(a), sizeOf(b)],
         constants: constWords,
         outWidth,
@@ -374,7 +410,6 @@ async function run(
         count: { pass: 'joinCount', inputs: [bound(a), bound(b)] },
         write: { pass: 'joinWrite', inputs: [bound(a), bound(b)] },
         rows: a.count,
-        granule: 'row',
         sizes: [sizeOf(a), sizeOf(b)],
         right: b.count,
         constants: constWords,

@@ -1,0 +1,166 @@
+/**
+ * The single-pass select (mapFilter, unique, difference) against plain-JS references: row counts around
+ * the tile and keep-word boundaries, all / none / some rows kept, inputs whose count is pending on the device
+ * (the grid covers a bound, rows past the true count are not selected), and the counting run used when room
+ * for every input row would pass one binding. On an adapter with subgroups both variants run.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COMPACT_ITEMS, generateKernelShaders, kernelConstants } from '@vixen/codegen-wgsl';
+import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
+import { rowWords, type Expr, type Predicate, type ScalarType } from '@vixen/queryplan';
+import { downloadRelation, exactRows, openGpu, releaseRelation, runKernel, uploadRelation, type Gpu } from '../src/gpu/index.js';
+import { internals } from '../src/gpu/device.js';
+import type { DeviceRelation } from '../src/gpu/relations.js';
+import { canonical, constWords, encode, passes, projectWords, randomRows, rng, rowWordsOf, sortByKeys, type TestRow } from './gpu-fixtures.js';
+
+const gpus: Array<[string, Gpu]> = [];
+beforeAll(async () => {
+  const gpu = await openGpu();
+  gpus.push([gpu.subgroups ? 'subgroups' : 'no subgroups', gpu]);
+  if (gpu.subgroups) gpus.push(['subgroups off', await openGpu({ subgroups: false })]);
+});
+afterAll(() => gpus.forEach(([, g]) => g.dispose()));
+
+const T: ScalarType[] = ['int32', 'int64', 'string'];
+const col = (index: number, types: readonly ScalarType[] = T): Expr => ({ kind: 'col', index, type: types[index]! });
+const c32 = (value: number): Expr => ({ kind: 'const', type: 'int32', value });
+const vars = (...columns: ScalarType[][]): KirVariable[] => columns.map((c, id) => ({ id, name: `v${id}`, columns: c }));
+/** int32 column 0 < t keeps about (t + 50) / 100 of the rows (values -50..49). */
+const below = (t: number): Predicate[] => [{ kind: 'compare', op: '<', left: col(0), right: c32(t) }];
+
+async function runOn(gpu: Gpu, kernel: KirKernel, variables: KirVariable[], inputs: DeviceRelation[]): Promise<DeviceRelation> {
+  return runKernel(gpu, kernel, generateKernelShaders(kernel, variables), inputs, constWords(kernelConstants(kernel)), variables);
+}
+
+async function words(gpu: Gpu, rel: DeviceRelation): Promise<number[]> {
+  const out = Array.from(await downloadRelation(gpu, rel));
+  releaseRelation(gpu, rel);
+  return out;
+}
+
+function tile(gpu: Gpu): number {
+  return COMPACT_ITEMS * internals(gpu).limits.workgroupSize;
+}
+
+describe.each([0, 1])('select, adapter %i (1: subgroups off, where the adapter has them)', (which) => {
+  const gpuOf = (): [string, Gpu] | undefined => gpus[which];
+
+  it('keeps none, some or all rows in input order, at sizes around tiles and keep words', async (ctx) => {
+    const entry = gpuOf();
+    if (!entry) return ctx.skip('one variant on this adapter');
+    const [, gpu] = entry;
+    const t = tile(gpu);
+    const project = [col(2), col(0), c32(-7)];
+    const outTypes: ScalarType[] = ['string', 'int32', 'int32'];
+    for (const n of [1, 31, 32, 33, t - 1, t, t + 1, 3 * t + 17]) {
+      const rows = randomRows(rng(n), T, n, 100);
+      const rel = uploadRelation(gpu, encode(T, rows), rowWords(T));
+      for (const threshold of [-1000, -45, 0, 1000]) {
+        const filter = below(threshold);
+        const kernel: KirKernel = { kind: 'mapFilter', id: 0, input: 0, output: 1, filter, project };
+        const got = await words(gpu, await runOn(gpu, kernel, vars(T, outTypes), [rel]));
+        expect(got, `n=${n} t=${threshold}`).toEqual(rows.filter((r) => passes(filter, r)).flatMap((r) => projectWords(project, r)));
+      }
+      releaseRelation(gpu, rel);
+    }
+  });
+
+  it('selects from inputs whose count is pending on the device (a bound larger than the rows), none left included', async (ctx) => {
+    const entry = gpuOf();
+    if (!entry) return ctx.skip('one variant on this adapter');
+    const [, gpu] = entry;
+    const n = 3 * tile(gpu) + 5;
+    const rows = randomRows(rng(7), T, n, 100);
+    const rel = uploadRelation(gpu, encode(T, rows), rowWords(T));
+    for (const [first, second] of [
+      [-40, 0],
+      [30, -45],
+      [-1000, 0],
+      [1000, -1000],
+    ] as const) {
+      const kernel = (filter: Predicate[]): KirKernel => ({ kind: 'mapFilter', id: 0, input: 0, output: 1, filter, project: [col(0), col(1), col(2)] });
+      const mid = await runOn(gpu, kernel(below(first)), vars(T, T), [rel]);
+      expect(mid.pending).toBeDefined();
+      const out = await runOn(gpu, kernel([{ kind: 'compare', op: '>=', left: col(0), right: c32(second) }]), vars(T, T), [mid]);
+      const want = rows.filter((r) => Number(r[0]) < first && Number(r[0]) >= second);
+      expect(await exactRows(gpu, out)).toBe(want.length);
+      expect(await words(gpu, out), `${first} then ${second}`).toEqual(Array.from(encode(T, want)));
+      releaseRelation(gpu, mid);
+    }
+    releaseRelation(gpu, rel);
+  });
+
+  it('keeps order over more tiles than a look-back window (WG tiles)', async (ctx) => {
+    const entry = gpuOf();
+    if (!entry) return ctx.skip('one variant on this adapter');
+    const [, gpu] = entry;
+    const types: ScalarType[] = ['int32'];
+    const n = (internals(gpu).limits.workgroupSize + 40) * tile(gpu) + 3;
+    const r = rng(5);
+    const values = Int32Array.from({ length: n }, () => Math.floor(r() * 100) - 50);
+    const rel = uploadRelation(gpu, new Uint32Array(values.buffer), 1);
+    for (const threshold of [-49, 10]) {
+      const filter: Predicate[] = [{ kind: 'compare', op: '<', left: col(0, types), right: c32(threshold) }];
+      const kernel: KirKernel = { kind: 'mapFilter', id: 0, input: 0, output: 1, filter, project: [col(0, types)] };
+      const got = await words(gpu, await runOn(gpu, kernel, vars(types, types), [rel]));
+      const want = Array.from(values.filter((v) => v < threshold), (v) => v >>> 0);
+      expect(got.length).toBe(want.length);
+      expect(got).toEqual(want);
+    }
+    releaseRelation(gpu, rel);
+  });
+
+  it('unique and difference over several tiles, of pending inputs too', async (ctx) => {
+    const entry = gpuOf();
+    if (!entry) return ctx.skip('one variant on this adapter');
+    const [, gpu] = entry;
+    const types: ScalarType[] = ['int32', 'int64'];
+    const n = 2 * tile(gpu) + 100;
+    const r = rng(11);
+    // Sorted, with runs of duplicates (a domain much smaller than n).
+    const sorted = sortByKeys(types, randomRows(r, types, n, 40), [0, 1]);
+    const distinct = canonical(types, sorted);
+    const rel = uploadRelation(gpu, encode(types, sorted), rowWords(types));
+    const unique: KirKernel = { kind: 'unique', id: 0, input: 0, output: 1 };
+    const u = await runOn(gpu, unique, vars(types, types), [rel]);
+    expect(await words(gpu, u)).toEqual(Array.from(encode(types, distinct)));
+    // A pending left side: every row but the first kept by a filter, then unique of that.
+    const pending = await runOn(gpu, { kind: 'mapFilter', id: 0, input: 0, output: 1, filter: [], project: [col(0, types), col(1, types)] }, vars(types, types), [rel]);
+    expect(pending.pending).toBeDefined();
+    const u2 = await runOn(gpu, unique, vars(types, types), [pending]);
+    expect(await words(gpu, u2)).toEqual(Array.from(encode(types, distinct)));
+    const right = distinct.filter(() => r() < 0.5);
+    const leftRel = uploadRelation(gpu, encode(types, distinct), rowWords(types));
+    const rightRel = uploadRelation(gpu, encode(types, right), rowWords(types));
+    const difference: KirKernel = { kind: 'difference', id: 0, left: 0, right: 1, output: 2 };
+    const rightKeys = new Set(right.map((x) => rowWordsOf(types, x).join(',')));
+    const d = await runOn(gpu, difference, vars(types, types, types), [leftRel, rightRel]);
+    expect(await words(gpu, d)).toEqual(Array.from(encode(types, distinct.filter((x) => !rightKeys.has(rowWordsOf(types, x).join(','))))));
+    for (const x of [rel, pending, leftRel, rightRel]) releaseRelation(gpu, x);
+  });
+});
+
+describe('select whose room for every input row would pass one binding', () => {
+  it('counts first, then writes exactly the kept rows', async () => {
+    // 64 KiB bindings: 8,000 one-word rows fit (32 KB), room for all of them projected to 4 words (128 KB) does not.
+    const small = await openGpu({ maxStorageBufferBindingSize: 64 * 1024 });
+    try {
+      const types: ScalarType[] = ['int32'];
+      const rows: TestRow[] = Array.from({ length: 8000 }, (_, i) => [(i * 7919) % 1000]);
+      const rel = uploadRelation(small, encode(types, rows), 1);
+      const project = [col(0, types), c32(1), col(0, types), c32(2)];
+      const outTypes: ScalarType[] = ['int32', 'int32', 'int32', 'int32'];
+      for (const threshold of [0, 100]) {
+        const filter: Predicate[] = [{ kind: 'compare', op: '<', left: col(0, types), right: c32(threshold) }];
+        const kernel: KirKernel = { kind: 'mapFilter', id: 0, input: 0, output: 1, filter, project };
+        const out = await runOn(small, kernel, vars(types, outTypes), [rel]);
+        // The exact count, not a pending bound.
+        expect(out.pending).toBeUndefined();
+        expect(await words(small, out)).toEqual(rows.filter((x) => passes(filter, x)).flatMap((x) => projectWords(project, x)));
+      }
+      releaseRelation(small, rel);
+    } finally {
+      small.dispose();
+    }
+  });
+});
