@@ -81,8 +81,8 @@ export const PASS_LAYOUTS = {
   hashBuild: ['read', 'write', 'write', 'uniform'],
   /**
    * Hashed unique (kernels/unique.ts): row i claims a slot of the linear-probing table of mask + 1 slots (row + 1;
-   * 0 = empty) unless an equal row holds one; dup[i] = 1 then, else 0. The host zeroes the table; the flagsAbsent
-   * and scatter passes then keep the rows with dup[i] = 0. (input, table, dup, u) u0 = (n, mask).
+   * 0 = empty) unless an equal row holds one; dup[i] = 1 then, else 0. The host zeroes the table; a selectAbsent
+   * pass then keeps the rows with dup[i] = 0. (input, table, dup, u) u0 = (n, mask).
    */
   uniqueInsert: ['read', 'write', 'write', 'uniform'],
   /**
