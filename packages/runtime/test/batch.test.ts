@@ -77,8 +77,9 @@ describe('deferred submission', () => {
     const g = internals(gpu);
     deferSubmission();
     const variables: KirVariable[] = [0, 1].map((id) => ({ id, name: `v${id}`, columns: ['int32'] }));
-    const unique: KirKernel = { kind: 'unique', id: 0, input: 0, output: 1 };
-    const shaders = generateKernelShaders(unique, variables);
+    // A sort's passes include the block scan used below.
+    const sort: KirKernel = { kind: 'sort', id: 0, input: 0, output: 1, keys: [0] };
+    const shaders = generateKernelShaders(sort, variables);
     const ones = (): ReturnType<typeof uploadRelation> => uploadRelation(gpu, new Uint32Array(8).fill(1), 1);
     const [d, e, f] = [ones(), ones(), ones()];
     const count = uploadRelation(gpu, Uint32Array.from([8]), 1);
