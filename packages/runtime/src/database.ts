@@ -140,7 +140,8 @@ export class Database {
     );
     const hostLoadMilliseconds = performance.now() - hostStart;
 
-    const reusable = facts.strings.strings.length === 0 ? this.reusableDictionary(kir, used) : undefined;
+    // Strings loaded for this run only (inline facts, e.g. Q22's country codes) may be in the kept dictionary too.
+    const reusable = missing.length === 0 ? this.reusableDictionary(kir, used, facts.strings.strings) : undefined;
     let runDictionary: StringDictionary | undefined;
     const resident: ResidentRelations = {
       strings: used.flatMap((e) => e.strings),
@@ -174,13 +175,13 @@ export class Database {
   }
 
   /**
-   * The dictionary every relation `used` refers to, when it also holds the program's string constants and was
-   * closed over the program's substring tables (their results need ids): a run that loads no strings of its own
-   * can keep it, and nothing needs a remap.
+   * The dictionary every relation `used` refers to, when it also holds the program's string constants and the
+   * strings the run `loads`, and was closed over the program's substring tables (their results need ids): the run
+   * can keep it, and no resident relation needs a remap.
    */
-  private reusableDictionary(kir: KirProgram, used: readonly Entry[]): StringDictionary | undefined {
+  private reusableDictionary(kir: KirProgram, used: readonly Entry[], loads: readonly string[]): StringDictionary | undefined {
     const dict = used[0]?.dictionary;
-    if (!dict || used.some((e) => e.dictionary !== dict)) return undefined;
+    if (!dict || used.some((e) => e.dictionary !== dict) || loads.some((s) => !dict.has(s))) return undefined;
     for (const k of kir.kernels) {
       if (!closedUnder(dict, kernelTables(k))) return undefined;
       if (kernelConstants(k).some((c) => c.type === 'string' && !dict.has(c.value as string))) return undefined;

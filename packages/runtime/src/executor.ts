@@ -69,8 +69,8 @@ export interface ResidentRelations {
   /** The strings the resident relations' words refer to: they join the run's dictionary. */
   strings: Iterable<string>;
   /**
-   * A dictionary to use as it is instead of building one (sorting every string again): given when the run loads
-   * no strings of its own and this one holds every string the run can meet (a superset keeps ids in order).
+   * A dictionary to use as it is instead of building one (sorting every string again): given when it holds every
+   * string the run loads or can meet (a superset keeps ids in order).
    */
   dictionary?: StringDictionary;
   /** Rewrites the resident string words to `dict`'s ids (order-preserving), then gives the relations by name. */
@@ -299,7 +299,10 @@ export async function executeKir(
   const syncStart = internals(gpu).hostSyncs;
   const createdStart = internals(gpu).pool.created;
   const tableSpecs = program.kernels.map(kernelTables);
-  const dict = options.resident?.dictionary ?? buildDictionary(program, initial, tableSpecs.flat(), options.resident?.strings);
+  const kept = options.resident?.dictionary;
+  const dict = kept ?? buildDictionary(program, initial, tableSpecs.flat(), options.resident?.strings);
+  // The run's own strings (per-run facts) are all in a kept dictionary: their temporary ids become its ids.
+  if (kept) initial.remapStrings(kept);
   const variables = program.variables;
   const values = new Map<VarId, DeviceRelation>();
   const emptyOf = (v: KirVariable): DeviceRelation => ({ buffer: null, count: 0, width: rowWords(v.columns) });

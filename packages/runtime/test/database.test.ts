@@ -96,6 +96,20 @@ describe('Database', () => {
     }
   });
 
+  it('keeps its dictionary for a program whose inline facts hold strings it already has', async () => {
+    // Paris is in no facts file: the first run's dictionary takes it in, so later runs can keep that dictionary.
+    const wanted = compile(`${schema}want(c) -> string(c).\nwant("Oslo"). want("Paris").\np8(id, c) <- person(id, _, c, _), want(c).`);
+    const db = new Database(gpu, dir);
+    try {
+      const runs = [await db.run(wanted), await db.run(wanted)];
+      expect(runs.map((r) => r.stats.residentDictionary)).toEqual([false, true]);
+      expect(runs[1]!.relations).toEqual(await fresh(wanted));
+      expect(runs[1]!.relations.get('p8')!.length).toBe(20);
+    } finally {
+      db.clear();
+    }
+  });
+
   it('remaps resident string ids when a program brings new strings', async () => {
     const db = new Database(gpu, dir);
     try {
