@@ -2,7 +2,6 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import { z } from 'zod';
 import {
@@ -13,6 +12,7 @@ import {
   benchTpch,
   dbgen,
   defaultBenchSizes,
+  examplesDir,
   formatBenchReport,
   formatGraphBenchReport,
   formatSsbReport,
@@ -89,9 +89,6 @@ const ssbOptionsSchema = z.object({
   queries: listSchema.pipe(z.array(z.enum(SSB_QUERIES, { error: `query names are ${SSB_QUERIES.join(', ')}` })).min(1)).optional(),
 });
 
-/** A folder of examples/ of the source tree this CLI runs from (a bundle has none: it needs --queries-dir). */
-const defaultQueriesDir = (name: string): string => fileURLToPath(new URL(`../../../examples/${name}`, import.meta.url));
-
 /** The options of `tpch` and `ssb` (tblBenchOptions), with their own help for --queries and --runs. */
 function addTblBenchOptions(command: Command, examples: string, queriesHelp: string, runsHelp: string): Command {
   return command
@@ -130,7 +127,7 @@ async function runTblBench<R>(
   out: (s: string) => void,
   err: (s: string) => void,
 ): Promise<void> {
-  const queriesDir = opts.queriesDir ?? defaultQueriesDir(suite.examples);
+  const queriesDir = opts.queriesDir ?? examplesDir(suite.examples);
   if (!existsSync(join(queriesDir, 'schema.logic'))) {
     throw new VixenError({ severity: 'error', message: `no schema.logic in ${queriesDir}; give the ${suite.name} queries folder with --queries-dir` });
   }
@@ -182,6 +179,8 @@ const graphBenchOptionsSchema = z.object({
   duckdb: z.boolean().default(true),
   maxIterations: count,
   programs: z.string().min(1).optional(),
+  runs: z.coerce.number().int().min(1).default(1),
+  profile: z.boolean().default(false),
   json: z.string().min(1).optional(),
   backend: z.enum(['auto', 'vulkan', 'opengles']).default('auto'),
 });
@@ -297,6 +296,8 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
     .option('--no-duckdb', 'do not run DuckDB')
     .option('--max-iterations <n>', 'fail when a fixpoint loop needs more than n iterations')
     .option('--programs <dir>', 'directory of the workload programs (default: examples/graphs)')
+    .option('--runs <n>', 'timed runs of each workload (median reported; DuckDB runs once)', '1')
+    .option('--profile', 'after the timed runs, profile one more run of each workload and print it on stderr (as run --profile)', false)
     .option('--json <file>', 'also write the report as JSON')
     .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
     .action(async (raw: unknown) => {
@@ -326,6 +327,8 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
           duckdb: o.duckdb,
           ...(o.maxIterations !== undefined ? { maxIterations: o.maxIterations } : {}),
           ...(o.programs !== undefined ? { programsDir: o.programs } : {}),
+          runs: o.runs,
+          ...(o.profile ? { onProfile: (workload, stats, program) => err(`profile of ${workload}:\n${formatProfile(stats, program.plan)}\n`) } : {}),
           onResult: (x) =>
             err(`  ${x.workload}: ${x.iterations} iterations, ${x.tuples} tuples, ${x.milliseconds.toFixed(1)} ms` +
               (x.duckdb ? `; DuckDB ${x.duckdb.milliseconds.toFixed(1)} ms` : '') + '\n'),

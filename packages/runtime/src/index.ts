@@ -24,6 +24,7 @@ export { dawnAddonPath } from './dawn-path.js';
 export { readTextFile } from './utf8.js';
 export * from './graphs/index.js';
 export { compareAnswers } from './bench/answers.js';
+export { examplesDir } from './bench/examples-dir.js';
 export { TblDuckDb, type DuckResult, type DuckValue } from './bench/tbl-duckdb.js';
 export { factsFor, loadTblFacts, type TblBenchOptions } from './bench/tbl-suite.js';
 export * from './tpch/index.js';
