@@ -2,7 +2,7 @@
  * The single-pass select (mapFilter, unique, difference) against plain-JS references: row counts around
  * the tile and keep-word boundaries, all / none / some rows kept, inputs whose count is pending on the device
  * (the grid covers a bound, rows past the true count are not selected), and the counting run used when room
- * for every input row would pass one binding. On an adapter with subgroups both variants run.
+ * for every input row would pass one binding. The pass has one variant, with or without subgroups.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPACT_ITEMS, generateKernelShaders, kernelConstants } from '@vixen/codegen-wgsl';
@@ -13,13 +13,11 @@ import { internals } from '../src/gpu/device.js';
 import type { DeviceRelation } from '../src/gpu/relations.js';
 import { canonical, constWords, encode, passes, projectWords, randomRows, rng, rowWordsOf, sortByKeys, type TestRow } from './gpu-fixtures.js';
 
-const gpus: Array<[string, Gpu]> = [];
+let gpu: Gpu;
 beforeAll(async () => {
-  const gpu = await openGpu();
-  gpus.push([gpu.subgroups ? 'subgroups' : 'no subgroups', gpu]);
-  if (gpu.subgroups) gpus.push(['subgroups off', await openGpu({ subgroups: false })]);
+  gpu = await openGpu();
 });
-afterAll(() => gpus.forEach(([, g]) => g.dispose()));
+afterAll(() => gpu?.dispose());
 
 const T: ScalarType[] = ['int32', 'int64', 'string'];
 const col = (index: number, types: readonly ScalarType[] = T): Expr => ({ kind: 'col', index, type: types[index]! });
@@ -42,13 +40,8 @@ function tile(gpu: Gpu): number {
   return COMPACT_ITEMS * internals(gpu).limits.workgroupSize;
 }
 
-describe.each([0, 1])('select, adapter %i (1: subgroups off, where the adapter has them)', (which) => {
-  const gpuOf = (): [string, Gpu] | undefined => gpus[which];
-
-  it('keeps none, some or all rows in input order, at sizes around tiles and keep words', async (ctx) => {
-    const entry = gpuOf();
-    if (!entry) return ctx.skip('one variant on this adapter');
-    const [, gpu] = entry;
+describe('select', () => {
+  it('keeps none, some or all rows in input order, at sizes around tiles and keep words', async () => {
     const t = tile(gpu);
     const project = [col(2), col(0), c32(-7)];
     const outTypes: ScalarType[] = ['string', 'int32', 'int32'];
@@ -65,10 +58,7 @@ describe.each([0, 1])('select, adapter %i (1: subgroups off, where the adapter h
     }
   });
 
-  it('selects from inputs whose count is pending on the device (a bound larger than the rows), none left included', async (ctx) => {
-    const entry = gpuOf();
-    if (!entry) return ctx.skip('one variant on this adapter');
-    const [, gpu] = entry;
+  it('selects from inputs whose count is pending on the device (a bound larger than the rows), none left included', async () => {
     const n = 3 * tile(gpu) + 5;
     const rows = randomRows(rng(7), T, n, 100);
     const rel = uploadRelation(gpu, encode(T, rows), rowWords(T));
@@ -90,10 +80,7 @@ describe.each([0, 1])('select, adapter %i (1: subgroups off, where the adapter h
     releaseRelation(gpu, rel);
   });
 
-  it('keeps order over more tiles than a look-back window (WG tiles)', async (ctx) => {
-    const entry = gpuOf();
-    if (!entry) return ctx.skip('one variant on this adapter');
-    const [, gpu] = entry;
+  it('keeps order over more tiles than a look-back window (WG tiles)', async () => {
     const types: ScalarType[] = ['int32'];
     const n = (internals(gpu).limits.workgroupSize + 40) * tile(gpu) + 3;
     const r = rng(5);
@@ -110,10 +97,7 @@ describe.each([0, 1])('select, adapter %i (1: subgroups off, where the adapter h
     releaseRelation(gpu, rel);
   });
 
-  it('unique and difference over several tiles, of pending inputs too', async (ctx) => {
-    const entry = gpuOf();
-    if (!entry) return ctx.skip('one variant on this adapter');
-    const [, gpu] = entry;
+  it('unique and difference over several tiles, of pending inputs too', async () => {
     const types: ScalarType[] = ['int32', 'int64'];
     const n = 2 * tile(gpu) + 100;
     const r = rng(11);

@@ -9,7 +9,7 @@
  */
 import { rowWords } from '@vixen/queryplan';
 import type { Expr, ScalarType } from '@vixen/queryplan';
-import { atomicBinding, columnWords, header, projectCode, SUBGROUP_VARIANT, workgroupScan } from '../wgsl.js';
+import { atomicBinding, columnWords, header, projectCode } from '../wgsl.js';
 
 /**
  * Rows per thread of a select tile: at most 32, so that a tile has at most one keep word per thread. Many rows per
@@ -36,76 +36,20 @@ export interface Selection {
   constWords: number;
 }
 
-/** Both variants of a select pass (see selectPass), by pass name. */
+/**
+ * A select pass by name. It has no subgroup variant: on the H100 (Dawn Vulkan) packing keep bits from ballots
+ * with workgroup atomics ran 3.8x slower at 1% selectivity (2^28 rows: 4.46 vs 1.18 ms of device time) and no
+ * faster at 50% or 100%.
+ */
 export function selectShaders(s: Selection): Record<string, string> {
-  return { [s.pass]: selectPass(s, false), [`${s.pass}${SUBGROUP_VARIANT}`]: selectPass(s, true) };
+  return { [s.pass]: selectPass(s) };
 }
 
-/**
- * Select pass: the rows where `keep` holds, written projected, in input order. `subgroups`: keep words from
- * subgroup ballots and their scan in registers (the `+subgroups` variant); else both through workgroup memory.
- */
-function selectPass(s: Selection, subgroups: boolean): string {
+/** Select pass: the rows where `keep` holds, written projected, in input order. */
+function selectPass(s: Selection): string {
   const outWords = s.project.reduce((n, e) => n + rowWords([e.type]), 0);
   const body = projectCode(s.project, 'outp', 'ob', (c) => columnWords(s.inputs[0]!, 'b', s.inputTypes, c), s.constOffsets);
-  const scan = workgroupScan(subgroups);
-  // Per variant: keep-word declarations, the packing of the threads' keep bits into the tile's keep words,
-  // setting (in thread 0) \`total\`, the tile's kept rows, and adding every thread's \`x\` to \`behind\`; word(j) is
-  // keep word j and before(j) the tile's kept rows before it.
-  const words = subgroups
-    ? {
-        decls: `// The tile's keep words, OR-ed together from ballots (several per word where fewer than 32 lanes vote).
-var<workgroup> bits: array<atomic<u32>, WORDS>;
-${scan.decls}fn word(j: u32) -> u32 { return atomicLoad(&bits[j]); }
-fn before(j: u32) -> u32 { return sums[j] - countOneBits(atomicLoad(&bits[j])); }`,
-        packed: `  for (var k = 0u; k < ITEMS; k = k + 1u) {
-    // Subgroups are runs of consecutive local indices starting at a multiple of their size (see
-    // workgroupScan): ballot lane l is tile row k * WG + lid - sgi + l, so ballot word m (lanes 32m.., or all
-    // lanes where fewer than 32) goes to tile word (k * WG + lid) / 32 at bit lid % 32 of lane 32m.
-    let ballot = subgroupBallot(((mine >> k) & 1u) != 0u);
-    if (sgi % 32u == 0u) { atomicOr(&bits[(k * WG + lid) / 32u], ballot[sgi / 32u] << (lid % 32u)); }
-  }
-  workgroupBarrier();
-  var c = 0u;
-  if (lid < WORDS) { c = countOneBits(atomicLoad(&bits[lid])); }
-  scanSums(lid, c, ${scan.sg});`,
-        clear: '  if (lid < WORDS) { atomicStore(&bits[lid], 0u); }\n',
-        total: '    total = sums[WG - 1u];',
-        // One atomic per subgroup.
-        add: `    let part = subgroupAdd(x);
-    if (sgi == 0u) { atomicAdd(&behind, part); }`,
-      }
-    : {
-        decls: `// Each thread's keep bits (its \`mine\`), then the tile's keep words and their exclusive popcount prefix sums.
-var<workgroup> kept: array<u32, WG>;
-var<workgroup> bits: array<u32, WORDS>;
-var<workgroup> prefix: array<u32, WORDS>;
-fn word(j: u32) -> u32 { return bits[j]; }
-fn before(j: u32) -> u32 { return prefix[j]; }`,
-        clear: '',
-        packed: `  kept[lid] = mine;
-  workgroupBarrier();
-  if (lid < WORDS) {
-    // Word lid = bit k of threads 32g.. 32g + 31 (tile rows k * WG + 32g..); from thread lid % 32 of the run on, so
-    // that the threads read different banks.
-    let k = lid / (WG / 32u);
-    let g = lid % (WG / 32u);
-    var w = 0u;
-    for (var j = 0u; j < 32u; j = j + 1u) {
-      let l = (j + lid) % 32u;
-      w = w | (((kept[g * 32u + l] >> k) & 1u) << l);
-    }
-    bits[lid] = w;
-  }
-  workgroupBarrier();`,
-        // So few values need no tree scan (and its barriers).
-        total: `    for (var j = 0u; j < WORDS; j = j + 1u) {
-      prefix[j] = total;
-      total = total + countOneBits(bits[j]);
-    }`,
-        add: '    if (x != 0u) { atomicAdd(&behind, x); }',
-      };
-  return `${scan.enable}${atomicBinding(header(s.pass, [...s.inputs, 'state', 'outp'], s.constWords), 'state')}
+  return `${atomicBinding(header(s.pass, [...s.inputs, 'state', 'outp'], s.constWords), 'state')}
 ${s.helpers}const W_IN: u32 = ${rowWords(s.inputTypes)}u;
 const W_OUT: u32 = ${outWords}u;
 const ITEMS: u32 = ${COMPACT_ITEMS}u;
@@ -119,7 +63,10 @@ const PREFIX: u32 = 0x80000000u;
 const COUNT: u32 = 0x3fffffffu;
 var<workgroup> tileId: u32;
 var<workgroup> tileStart: u32;
-${words.decls}
+// Each thread's keep bits (its \`mine\`), then the tile's keep words and their exclusive popcount prefix sums.
+var<workgroup> kept: array<u32, WG>;
+var<workgroup> bits: array<u32, WORDS>;
+var<workgroup> prefix: array<u32, WORDS>;
 
 // Look-back state: the kept rows of the tiles before this one added so far; per round, the nearest tile of the
 // window holding a prefix and the nearest not yet published (window lanes, WG = none), then the lanes to add.
@@ -129,12 +76,12 @@ var<workgroup> firstOpen: atomic<u32>;
 var<workgroup> lookStep: u32;
 
 @compute @workgroup_size(WG)
-fn main(@builtin(local_invocation_index) lid: u32${scan.builtins}) {
+fn main(@builtin(local_invocation_index) lid: u32) {
   if (lid == 0u) {
     tileId = atomicAdd(&state[0], 1u);
     atomicStore(&behind, 0u);
   }
-${words.clear}  let t = workgroupUniformLoad(&tileId);
+  let t = workgroupUniformLoad(&tileId);
   let n = u[0].x;
   // The tile holding row n - 1 (tile 0 when n = 0) writes the total; tiles past it (the grid covers the host's
   // bound on n) have nothing to do, and no tile waits on them.
@@ -152,10 +99,28 @@ ${words.clear}  let t = workgroupUniformLoad(&tileId);
     }
     mine = mine | select(0u, 1u << k, keep);
   }
-${words.packed}
+  kept[lid] = mine;
+  workgroupBarrier();
+  if (lid < WORDS) {
+    // Word lid = bit k of threads 32g.. 32g + 31 (tile rows k * WG + 32g..); from thread lid % 32 of the run on, so
+    // that the threads read different banks.
+    let k = lid / (WG / 32u);
+    let g = lid % (WG / 32u);
+    var w = 0u;
+    for (var j = 0u; j < 32u; j = j + 1u) {
+      let l = (j + lid) % 32u;
+      w = w | (((kept[g * 32u + l] >> k) & 1u) << l);
+    }
+    bits[lid] = w;
+  }
+  workgroupBarrier();
   var total = 0u;
   if (lid == 0u) {
-${words.total}
+    // So few values need no tree scan (and its barriers).
+    for (var j = 0u; j < WORDS; j = j + 1u) {
+      prefix[j] = total;
+      total = total + countOneBits(bits[j]);
+    }
     atomicStore(&state[HEAD + t], select(AGGREGATE, PREFIX, t == 0u) | total);
   }
   // Decoupled look-back, a window of WG tiles per round (one thread each, the nearest first): the statuses up to
@@ -184,7 +149,7 @@ ${words.total}
     }
     let taken = workgroupUniformLoad(&lookStep);
     let x = select(0u, s & COUNT, lid < (taken & 0xffffu));
-${words.add}
+    if (x != 0u) { atomicAdd(&behind, x); }
     if (taken > 0xffffu) { break; }
     rest = rest - taken;
   }
@@ -202,7 +167,7 @@ ${words.add}
     if (((mine >> k) & 1u) != 0u) {
       let r = k * WG + lid;
       let j = r / 32u;
-      let rank = before(j) + countOneBits(word(j) & ((1u << (r % 32u)) - 1u));
+      let rank = prefix[j] + countOneBits(bits[j] & ((1u << (r % 32u)) - 1u));
       let b = (base + r) * W_IN;
       let ob = (start + rank) * W_OUT;
 ${body}
