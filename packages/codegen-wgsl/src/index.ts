@@ -26,7 +26,7 @@ export { AGG_ITEMS, aggregateStateWords } from './kernels/aggregate.js';
 export { HASH_ITEMS, JOIN_PAIRS, hashBuildShaders, hashProbeShaders, joinSlotWords, type HashKeyLayout, type JoinOutputWord } from './kernels/hash.js';
 export { hashJoinLayout, swapHashJoin, type HashJoinLayout } from './kernels/hashJoin.js';
 export { GROUP_ITEMS, groupRowWords, groupSlotWords, hashAggregateShaders, type HashAggregate } from './kernels/hashAggregate.js';
-export { MERGE_ITEMS } from './kernels/merge.js';
+export { MERGE_TILE } from './kernels/merge.js';
 export { pipelineBuildLayouts, pipelineBuildPass, pipelineParamsAt } from './kernels/pipeline.js';
 
 /** Pass name -> WGSL module source. */

@@ -40,10 +40,13 @@ export const PASS_LAYOUTS = {
   /** Emits left row i's matches at offsets[i]... (left, right, offsets, output, u) u0 = (nLeft, nRight). */
   joinWrite: ['read', 'read', 'read', 'write', 'uniform'],
   /**
-   * Merge of two runs sorted by the same key words, left first among equals: output rows [t * MERGE_ITEMS, +
-   * MERGE_ITEMS) per thread t. (left, right, output, u) u0 = (nLeft, nRight).
+   * Merge of two runs sorted by the same key words, left first among equals (kernels/merge.ts): splits[t] = the left
+   * rows among the first min(t * MERGE_TILE, nLeft + nRight) output rows, t = 0 .. ceil((nLeft + nRight) /
+   * MERGE_TILE). (left, right, splits, u) u0 = (nLeft, nRight).
    */
-  merge: ['read', 'read', 'write', 'uniform'],
+  mergeSplits: ['read', 'read', 'write', 'uniform'],
+  /** The merge's output row per thread, from mergeSplits' splits. (left, right, splits, output, u) u0 = (nLeft, nRight). */
+  merge: ['read', 'read', 'read', 'write', 'uniform'],
   /** data[at] = a + b, one thread: the row count of a merge whose input counts are device words. (data, u) u0 = (a, b, at). */
   countSum: ['write', 'uniform'],
   /**

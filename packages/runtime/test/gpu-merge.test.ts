@@ -3,7 +3,7 @@
  * the overflow check of join row offsets.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKernelShaders, MERGE_ITEMS } from '@vixen/codegen-wgsl';
+import { generateKernelShaders, MERGE_TILE } from '@vixen/codegen-wgsl';
 import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
 import { rowWords, type ScalarType } from '@vixen/queryplan';
 import { downloadRelation, openGpu, releaseRelation, runKernel, uploadRelation, type Gpu } from '../src/gpu/index.js';
@@ -45,8 +45,8 @@ const INT2: ScalarType[] = ['int32', 'int32'];
 const WIDE: ScalarType[] = ['int64', 'string', 'int32'];
 
 describe('merge', () => {
-  // A thread's run of output rows and a 128-thread workgroup's: sizes around both, and not multiples of them.
-  const tile = MERGE_ITEMS * 128;
+  // Sizes around a merge tile (one diagonal search each), and not multiples of it.
+  const tile = MERGE_TILE;
   const SIZES: Array<[number, number]> = [
     [0, 0],
     [0, 5],
@@ -54,7 +54,7 @@ describe('merge', () => {
     [1, 1],
     [1, 1000],
     [1000, 1],
-    [MERGE_ITEMS, MERGE_ITEMS + 1],
+    [7, 9],
     [tile - 1, tile + 1],
     [3 * tile + 17, 2 * tile - 5],
     [40_000, 25_001],

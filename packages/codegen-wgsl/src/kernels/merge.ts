@@ -4,48 +4,69 @@ import { header, lexCompareFn, threadMain } from '../wgsl.js';
 import { sortKeyWords } from './sort.js';
 import type { KernelShaders } from '../index.js';
 
-/** Output rows per merge thread: one diagonal search is shared by this many rows. */
-export const MERGE_ITEMS = 8;
+/** Output rows per merge tile: one diagonal search over the whole inputs per tile (mergeSplits). */
+export const MERGE_TILE = 1024;
 
 /**
- * Merge path (Green, McColl & Bader 2012; Odeh et al. 2012): thread t owns output rows [t * ITEMS, +ITEMS).
- * A binary search along the cross diagonal d = t * ITEMS finds how many of the first d output rows come from
- * the left input (left first among equal keys), then the thread merges its ITEMS rows sequentially. Every
- * output row is written once, no workgroup memory or atomics, so any split of the threads is correct.
+ * Merge path (Green, McColl & Bader 2012; Odeh et al. 2012), in two passes. mergeSplits: thread t finds, by a
+ * binary search along the cross diagonal d = t * TILE, how many of the first d output rows come from the left input
+ * (left first among equal keys). merge: one thread per output row o; its tile's splits bound the left rows before o
+ * to a range of at most TILE, searched there (the rows a tile reads are few and stay in cache), and a tile that takes
+ * all its rows from one side (a small delta merged into a large relation: most tiles) needs no search at all. Output
+ * rows are written by consecutive threads, so writes coalesce; no workgroup memory or atomics.
  */
 export function mergeShaders(types: readonly ScalarType[], keys: readonly number[]): KernelShaders {
   const width = rowWords(types);
   const pairs = sortKeyWords(types, keys).map((off): [string, string] => [`lhs[a * W + ${off}u]`, `rhs[b * W + ${off}u]`]);
-  const merge = `${header('merge', ['lhs', 'rhs', 'outp'])}
-const W: u32 = ${width}u;
-const ITEMS: u32 = ${MERGE_ITEMS}u;
+  const common = `const W: u32 = ${width}u;
+const TILE: u32 = ${MERGE_TILE}u;
 ${lexCompareFn('cmpLR', pairs)}
-${threadMain(`  let n = u[0].x;
-  let m = u[0].y;
-  let total = n + m;
-  if (i >= (total + ITEMS - 1u) / ITEMS) { return; }
-  let d = i * ITEMS;
-  // Left rows among the first d outputs: the least a with left[a] > right[d - 1 - a].
-  var lo = select(0u, d - m, d > m);
-  var hi = min(d, n);
+// The least a in [lo, hi) with left row a after right row d - 1 - a, else hi: the left rows among the first d
+// output rows, where that count is known to lie in [lo, hi].
+fn split(d: u32, lo0: u32, hi0: u32) -> u32 {
+  var lo = lo0;
+  var hi = hi0;
   while (lo < hi) {
     let mid = lo + (hi - lo) / 2u;
     if (cmpLR(mid, d - 1u - mid) <= 0) { lo = mid + 1u; } else { hi = mid; }
   }
-  var a = lo;
-  var b = d - lo;
-  let end = min(d + ITEMS, total);
-  for (var o = d; o < end; o = o + 1u) {
-    if (b >= m || (a < n && cmpLR(a, b) <= 0)) {
-      for (var k = 0u; k < W; k = k + 1u) { outp[o * W + k] = lhs[a * W + k]; }
-      a = a + 1u;
-    } else {
-      for (var k = 0u; k < W; k = k + 1u) { outp[o * W + k] = rhs[b * W + k]; }
-      b = b + 1u;
-    }
+  return lo;
+}`;
+  const mergeSplits = `${header('mergeSplits', ['lhs', 'rhs', 'splits'])}
+${common}
+${threadMain(`  let n = u[0].x;
+  let m = u[0].y;
+  let total = n + m;
+  if (i > (total + TILE - 1u) / TILE) { return; }
+  let d = min(i * TILE, total);
+  splits[i] = split(d, select(0u, d - m, d > m), min(d, n));`)}`;
+  const merge = `${header('merge', ['lhs', 'rhs', 'splits', 'outp'])}
+${common}
+${threadMain(`  let n = u[0].x;
+  let m = u[0].y;
+  let total = n + m;
+  if (i >= total) { return; }
+  let t = i / TILE;
+  let d0 = t * TILE;
+  let d1 = min(d0 + TILE, total);
+  let a0 = splits[t];
+  let a1 = splits[t + 1u];
+  let b0 = d0 - a0;
+  let b1 = d1 - a1;
+  // Left rows before output row i: within [a0, a1], and i minus it within [b0, b1].
+  var a = a0 + (i - d0);
+  if (b0 != b1) {
+    a = a0;
+    if (a0 != a1) { a = split(i, max(a0, select(0u, i - b1, i > b1)), min(a1, i - b0)); }
+  }
+  let b = i - a;
+  if (b >= m || (a < n && cmpLR(a, b) <= 0)) {
+    for (var k = 0u; k < W; k = k + 1u) { outp[i * W + k] = lhs[a * W + k]; }
+  } else {
+    for (var k = 0u; k < W; k = k + 1u) { outp[i * W + k] = rhs[b * W + k]; }
   }`)}`;
   // The output's row count, for inputs whose counts are on the device (see PASS_LAYOUTS.countSum).
   const countSum = `${header('countSum', ['data'])}
 ${threadMain(`  if (i == 0u) { data[u[0].z] = u[0].x + u[0].y; }`)}`;
-  return { merge, countSum };
+  return { mergeSplits, merge, countSum };
 }

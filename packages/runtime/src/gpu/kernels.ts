@@ -10,7 +10,7 @@ import { rowWords, type ScalarType } from '@vixen/queryplan';
 import {
   COMPACT_ITEMS,
   SELECT_STATE_HEAD,
-  MERGE_ITEMS,
+  MERGE_TILE,
   RADIX_BITS,
   radixItems,
   generateKernelShaders,
@@ -457,7 +457,10 @@ async function run(
       const capacity = a.count + b.count;
       const out = pending ? allocPending(g, capacity, outWidth) : allocRelation(g, capacity, outWidth);
       const rec = new Recorder(g, shaders);
-      rec.dispatch('merge', [bound(a), bound(b), bound(out)], [na, nb], Math.ceil(capacity / MERGE_ITEMS));
+      const tiles = Math.ceil(capacity / MERGE_TILE);
+      const splits = rec.scratch(tiles + 1);
+      rec.dispatch('mergeSplits', [bound(a), bound(b), splits], [na, nb], tiles + 1);
+      rec.dispatch('merge', [bound(a), bound(b), splits, bound(out)], [na, nb], capacity);
       if (out.pending) rec.dispatch('countSum', [{ buffer: out.buffer!, words: capacity * outWidth + 1 }], [na, nb, out.pending.offset / 4], 1);
       await rec.submit();
       return out;
