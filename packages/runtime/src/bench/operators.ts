@@ -44,6 +44,11 @@ export interface BenchResult {
   outputRows: number;
   medianMs: number;
   timesMs: number[];
+  /**
+   * Milliseconds the compute passes of one more run took on the device (timestamp queries; absent where the
+   * adapter has none): what medianMs spends beyond it is host work, buffer clears and round trips.
+   */
+  deviceMs?: number;
   /** Items per second: rows, keys, or probe (left) rows. */
   throughput: number;
   unit: string;
@@ -118,6 +123,18 @@ async function measure(gpu: Gpu, runs: number, warmup: number, body: () => Promi
   const times: number[] = [];
   for (let k = 0; k < runs; k++) times.push(await timed(gpu, body));
   return times;
+}
+
+/** Device milliseconds of the compute passes of one run of `body`, where the adapter has timestamp queries. */
+async function deviceTime(gpu: Gpu, body: () => Promise<void>): Promise<{ deviceMs?: number }> {
+  const g = internals(gpu);
+  if (gpu.software || !g.startTiming()) return {};
+  try {
+    await body();
+    return { deviceMs: (await g.timer!.collect()).nanoseconds / 1e6 };
+  } finally {
+    g.stopTiming();
+  }
 }
 
 /** mulberry32: seeded, so every run sorts the same data. */
@@ -238,7 +255,7 @@ interface OperatorCase {
 }
 
 /** Operator names the bench can run (besides copy). */
-export const BENCH_OPERATORS = ['mapFilter', 'sort', 'unique', 'mergeJoin', 'difference', 'hashBuild', 'hashProbe', 'groupBy'] as const;
+export const BENCH_OPERATORS = ['mapFilter', 'sort', 'unique', 'mergeJoin', 'merge', 'difference', 'hashBuild', 'hashProbe', 'groupBy'] as const;
 
 const col = (index: number, type: ScalarType): Expr => ({ kind: 'col', index, type });
 const I2: ScalarType[] = ['int32', 'int32'];
@@ -314,6 +331,22 @@ function cases(n: number, selectivities: readonly number[], want: (operator: str
       ]),
     );
   }
+  if (want('merge')) {
+    // The semi-naive union: a sorted relation of n rows and a disjoint sorted delta, as large (keys 2i and 2i+1)
+    // and as a fixpoint's late iterations see it (n / 64 rows spread over the whole key range).
+    const kernel: KirKernel = { kind: 'merge', id: 0, left: 0, right: 1, output: 2, keys: [0, 1] };
+    const small = Math.max(1, n >>> 6);
+    out.push(
+      kernelCase('merge', 'int32 pairs, n + n rows', 'left rows/s', kernel, variables(I2, I2, I2), [
+        { words: table(n, 2, (i, k) => (k === 0 ? 2 * i : 0)), width: 2 },
+        { words: table(n, 2, (i, k) => (k === 0 ? 2 * i + 1 : 0)), width: 2 },
+      ]),
+      kernelCase('merge', 'int32 pairs, n + n/64 rows', 'left rows/s', kernel, variables(I2, I2, I2), [
+        { words: table(n, 2, (i, k) => (k === 0 ? 2 * i : 0)), width: 2 },
+        { words: table(small, 2, (i, k) => (k === 0 ? 128 * i + 1 : 0)), width: 2 },
+      ]),
+    );
+  }
   // Hash join: build n / 4 distinct int32 keys (with a payload), probe n rows of which half find their key.
   const nb = Math.max(1, n >>> 2);
   const buildSide = (): { words: Uint32Array; width: number } => ({ words: table(nb, 2, (i, k) => (k === 0 ? distinctKey(i) : i)), width: 2 });
@@ -369,7 +402,7 @@ function cases(n: number, selectivities: readonly number[], want: (operator: str
   return out;
 }
 
-async function benchCase(gpu: Gpu, c: OperatorCase, runs: number, warmup: number): Promise<{ times: number[]; outputRows: number; outputWidth: number }> {
+async function benchCase(gpu: Gpu, c: OperatorCase, runs: number, warmup: number): Promise<{ times: number[]; deviceMs?: number; outputRows: number; outputWidth: number }> {
   const rels: DeviceRelation[] = [];
   let outputRows = 0;
   let outputWidth = 0;
@@ -378,14 +411,15 @@ async function benchCase(gpu: Gpu, c: OperatorCase, runs: number, warmup: number
     for (const i of c.inputs) rels.push(uploadRelation(gpu, i.words, i.width));
     prepared = await c.prepare(gpu, rels);
     const body = prepared.body;
-    const times = await measure(gpu, runs, warmup, async () => {
+    const run = async (): Promise<void> => {
       const out = await body();
       // A pending count's sync is part of the operator's time, as its readback was before counts could stay pending.
       outputRows = await exactRows(gpu, out);
       outputWidth = out.width;
       releaseRelation(gpu, out);
-    });
-    return { times, outputRows, outputWidth };
+    };
+    const times = await measure(gpu, runs, warmup, run);
+    return { times, ...(await deviceTime(gpu, run)), outputRows, outputWidth };
   } finally {
     prepared?.dispose();
     for (const r of rels) releaseRelation(gpu, r);
@@ -447,7 +481,7 @@ export async function benchOperators(gpu: Gpu, options: BenchOptions = {}): Prom
         options.onSkip?.(skipped[skipped.length - 1]!);
         continue;
       }
-      const { times, outputRows, outputWidth } = measured;
+      const { times, deviceMs, outputRows, outputWidth } = measured;
       const ms = median(times);
       const bytes = 4 * ((c.readWords ?? c.inputs.reduce((s, i) => s + i.words.length, 0)) + outputRows * outputWidth);
       const gbPerSecond = bytes / ms / 1e6;
@@ -459,6 +493,7 @@ export async function benchOperators(gpu: Gpu, options: BenchOptions = {}): Prom
         outputRows,
         medianMs: ms,
         timesMs: times,
+        ...(deviceMs !== undefined ? { deviceMs } : {}),
         throughput: (c.items ?? n) / (ms / 1e3),
         unit: c.unit,
         bytes,
@@ -490,12 +525,13 @@ export const si = (x: number): string => {
 
 /** The report as an aligned text table, one row per measurement. */
 export function formatBenchReport(report: BenchReport): string {
-  const head = ['operator', 'case', 'n', 'ms', 'throughput', 'GB/s', 'of copy'];
+  const head = ['operator', 'case', 'n', 'ms', 'device ms', 'throughput', 'GB/s', 'of copy'];
   const rows = report.results.map((r) => [
     r.operator,
     r.variant,
     `2^${r.log2n}`,
     r.medianMs.toFixed(3),
+    r.deviceMs?.toFixed(3) ?? '-',
     `${si(r.throughput)} ${r.unit}`,
     r.gbPerSecond.toFixed(1),
     `${(100 * r.copyRatio).toFixed(1)}%`,
