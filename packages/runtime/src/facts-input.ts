@@ -29,6 +29,8 @@ function addCheckedRows(facts: EncodedFacts, rel: RelationDecl, rows: readonly R
   const target = facts.relation(rel.name, columnTypes(rel.columns));
   const columns = factsColumns(rel);
   const keep = rel.pruned?.loadColumns;
+  // Only int64 (BigInt) and float32 (rounded) values change; rows of other types are pushed as given, not copied.
+  const converts = columns.some((c) => c.type === 'int64' || c.type === 'float32');
   rows.forEach((row, i) => {
     if (row.length !== columns.length) {
       throw new VixenError({
@@ -36,16 +38,17 @@ function addCheckedRows(facts: EncodedFacts, rel: RelationDecl, rows: readonly R
         message: `facts for ${rel.name}, row ${i + 1}: expected ${columns.length} values, found ${row.length}`,
       });
     }
-    const checked = row.map((v, c) => {
+    for (let c = 0; c < columns.length; c++) {
       const col = columns[c]!;
+      const v = row[c];
       if (!valueFits(col.type, v)) {
         throw new VixenError({
           severity: 'error',
           message: `facts for ${rel.name}, row ${i + 1}: expected ${col.type} in column ${c + 1} (${col.name}), found ${typeof v} ${String(v)}`,
         });
       }
-      return col.type === 'int64' ? BigInt(v) : col.type === 'float32' ? Math.fround(v as number) + 0 : v;
-    });
+    }
+    const checked = converts ? row.map((v, c) => (columns[c]!.type === 'int64' ? BigInt(v as number) : columns[c]!.type === 'float32' ? Math.fround(v as number) + 0 : v)) : row;
     target.push(keep ? keep.map((c) => checked[c]!) : checked, facts.strings);
   });
 }
