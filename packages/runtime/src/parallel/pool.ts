@@ -21,15 +21,18 @@ export const workerCount = (): number => Math.max(1, Math.min(availableParalleli
  * on, and which does not reach worker threads by itself); in the bundle (`vixen bundle`) vixen-worker.mjs beside
  * vixen.mjs.
  */
+/** A young generation larger than V8's default: tasks make many short-lived strings and values, quickly. */
+const resourceLimits = { maxYoungGenerationSizeMb: 64 };
+
 function startWorker(): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./vixen-worker.mjs', import.meta.url));
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./vixen-worker.mjs', import.meta.url), { resourceLimits });
   const entry = new URL('./worker.ts', import.meta.url).href;
   // tsx's ESM entry of `tsx/esm/api` (require.resolve would give its CommonJS one, which cannot register from here).
   const pkg = createRequire(import.meta.url).resolve('tsx/package.json');
   const exports = (JSON.parse(readFileSync(pkg, 'utf8')) as { exports: Record<string, { import: { default: string } }> }).exports;
   const tsx = new URL(exports['./esm/api']!.import.default, pathToFileURL(pkg)).href;
   const code = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry)}); });`;
-  return new Worker(code, { eval: true });
+  return new Worker(code, { eval: true, resourceLimits });
 }
 
 const idle: Worker[] = [];
