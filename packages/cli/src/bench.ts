@@ -10,7 +10,7 @@ import {
   benchOperators,
   benchSsb,
   benchTpch,
-  dbgen,
+  dbgenParallel,
   defaultBenchSizes,
   examplesDir,
   formatBenchReport,
@@ -111,7 +111,7 @@ interface TblBenchSuite<R> {
   /** Its folder under examples/. */
   examples: string;
   /** Writes the `.tbl` files into `out`; a line saying what it made. */
-  generate: (out: string) => string;
+  generate: (out: string) => string | Promise<string>;
   /** Runs the bench with the options every suite takes from the command line. */
   bench: (gpu: Gpu, common: Omit<TblBenchOptions<never>, 'onQuery'>) => Promise<R>;
   format: (report: R) => string;
@@ -136,7 +136,7 @@ async function runTblBench<R>(
   const generated = opts.data === undefined ? mkdtempSync(join(tmpdir(), `vixen-${suite.examples}-`)) : undefined;
   const gpu = await openGpu({ backend: opts.backend });
   try {
-    if (generated !== undefined) err(suite.generate(generated));
+    if (generated !== undefined) err(await suite.generate(generated));
     err(`adapter: ${gpu.adapterName}\n`);
     const report = await suite.bench(gpu, {
       sf: opts.sf,
@@ -231,8 +231,8 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
         {
           name: 'TPC-H',
           examples: 'tpch',
-          generate: (dir) => {
-            const g = dbgen({ sf: opts.sf, out: dir, seed: opts.seed });
+          generate: async (dir) => {
+            const g = await dbgenParallel({ sf: opts.sf, out: dir, seed: opts.seed });
             return `generated SF ${opts.sf} (${g.rows.lineitem} lineitems) in ${(g.ms / 1000).toFixed(1)} s\n`;
           },
           bench: (gpu, common) =>

@@ -94,9 +94,12 @@ function run(cmd: string, args: string[], cwd?: string): void {
 export async function buildBundle(options: BundleOptions): Promise<BundleReport> {
   const out = options.outDir;
   mkdirSync(out, { recursive: true });
+  // The CLI, and the entry of its worker threads (runtime parallel/pool.ts looks for it beside vixen.mjs).
+  const runtimeSrc = dirname(createRequire(import.meta.url).resolve('@vixen/runtime'));
   await build({
-    entryPoints: [join(import.meta.dirname, 'main.ts')],
-    outfile: join(out, 'vixen.mjs'),
+    entryPoints: { vixen: join(import.meta.dirname, 'main.ts'), 'vixen-worker': join(runtimeSrc, 'parallel', 'worker.ts') },
+    outdir: out,
+    outExtension: { '.js': '.mjs' },
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -138,7 +141,7 @@ export async function buildBundle(options: BundleOptions): Promise<BundleReport>
 
   writeFileSync(join(out, 'vixen'), LAUNCHER);
   chmodSync(join(out, 'vixen'), 0o755);
-  const names = ['vixen', 'vixen.mjs', 'dawn.node.xz', 'node.xz', ...(options.withDuckdb ? ['duckdb.node', 'libduckdb.so.xz'] : [])];
+  const names = ['vixen', 'vixen.mjs', 'vixen-worker.mjs', 'dawn.node.xz', 'node.xz', ...(options.withDuckdb ? ['duckdb.node', 'libduckdb.so.xz'] : [])];
   const files = names.map((name) => ({ name, bytes: statSync(join(out, name)).size }));
   return { files, totalBytes: files.reduce((n, f) => n + f.bytes, 0) };
 }

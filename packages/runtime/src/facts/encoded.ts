@@ -73,6 +73,21 @@ export class EncodedRelation {
     this.count++;
   }
 
+  /** Appends `words`, whole rows back to back, as a chunk of its own (not copied: the relation owns it from now on). */
+  adopt(words: Uint32Array): void {
+    const rows = this.width === 0 ? 0 : words.length / this.width;
+    if (rows === 0) return;
+    const last = this.chunks.length - 1;
+    if (last >= 0) {
+      // The chunk being filled ends where its rows do, so every chunk but the last is exactly full.
+      const filled = this.count - this.rowsBefore;
+      this.chunks[last] = this.chunks[last]!.subarray(0, filled * this.width);
+      this.rowsBefore += filled;
+    }
+    this.chunks.push(words);
+    this.count += rows;
+  }
+
   /** Drops the rows from `count` on (a load that starts over). */
   truncate(count: number): void {
     while (this.chunks.length > 0 && this.rowsBefore > count) {

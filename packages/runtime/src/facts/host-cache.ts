@@ -5,15 +5,17 @@
  * file again. Splitting a file into fields costs most of a parse whatever columns are kept, so parsing all of
  * them once is cheaper than parsing a few columns per program.
  */
-import { VixenError, rowWords, type RelationDecl } from '@vixen/queryplan';
+import { VixenError, rowWords, type RelationDecl, type ScalarType } from '@vixen/queryplan';
 import { EncodedRelation, StringInterner, columnTypes, columnWordOffsets, factsColumns, type EncodedFacts } from './encoded.js';
 import { loadKeptColumns, type FactsFileLoader } from './dir.js';
 import { loadFactsFileInto } from './file.js';
+import { parseFileInParts, type ParsedPart } from './parse-file.js';
 
 interface CachedFile {
-  /** Every column of the file, with ids of `strings`. */
-  rows: EncodedRelation;
-  strings: StringInterner;
+  /** Every column of the file. */
+  types: readonly ScalarType[];
+  /** The rows in parts (ranges of the file parsed apart), each with the string table its string words refer to. */
+  parts: ParsedPart[];
 }
 
 export class FactsCache {
@@ -30,12 +32,18 @@ export class FactsCache {
     const key = `${path}\0${columnTypes(columns).join(',')}`;
     let file = this.files.get(key);
     if (!file && !this.unparsable.has(key)) {
-      const rows = new EncodedRelation(columnTypes(columns));
-      const strings = new StringInterner();
+      const types = columnTypes(columns);
       this.reads++;
       try {
-        await loadFactsFileInto(path, columns, rows, strings, decl.name);
-        this.files.set(key, (file = { rows, strings }));
+        let parts = await parseFileInParts(path, types);
+        if (!parts) {
+          // Not in the byte parser's simple forms: file.ts parses it, and says where any problem is.
+          const rows = new EncodedRelation(types);
+          const strings = new StringInterner();
+          await loadFactsFileInto(path, columns, rows, strings, decl.name);
+          parts = [{ pieces: rows.pieces(), strings, stringCount: strings.strings.length }];
+        }
+        this.files.set(key, (file = { types, parts }));
       } catch (e) {
         if (!(e instanceof VixenError)) throw e;
         // Columns the program skips are never checked without the cache either: its own errors, or none, decide.
@@ -57,29 +65,42 @@ export class FactsCache {
 
 /** Appends `decl`'s kept columns of `file`'s rows to its relation in `facts`. */
 function project(file: CachedFile, decl: RelationDecl, facts: EncodedFacts): void {
-  const source = file.rows.types;
+  const source = file.types;
+  const width = rowWords(source);
   const offsets = columnWordOffsets(source);
   const kept = decl.pruned?.loadColumns ?? source.map((_, i) => i);
-  const from = kept.map((i) => ({ at: offsets[i]!, words: rowWords([source[i]!]), string: source[i] === 'string' }));
+  // Per word of an output row: the source word it copies, and whether it is a string id to map.
+  const fromList: number[] = [];
+  const stringList: number[] = [];
+  for (const c of kept) {
+    for (let w = 0; w < rowWords([source[c]!]); w++) {
+      fromList.push(offsets[c]! + w);
+      stringList.push(source[c] === 'string' ? 1 : 0);
+    }
+  }
+  const from = Int32Array.from(fromList);
+  const isString = Uint8Array.from(stringList);
   const target = facts.relation(decl.name, columnTypes(decl.columns));
-  // Cached string id -> the run's id, filled as strings are met.
-  const ids = new Int32Array(file.strings.strings.length).fill(-1);
-  for (const words of file.rows.pieces()) {
-    for (let row = 0; row < words.length; row += file.rows.width) {
-      const next = target.next();
-      let out = next.at;
-      for (const c of from) {
-        const at = row + c.at;
-        if (c.string) {
-          const id = words[at]!;
-          let to = ids[id]!;
-          if (to < 0) ids[id] = to = facts.strings.id(file.strings.text(id));
-          next.words[out++] = to;
-        } else {
-          for (let w = 0; w < c.words; w++) next.words[out++] = words[at + w]!;
+  const outWidth = from.length;
+  for (const part of file.parts) {
+    // The part's string id -> the run's id, filled as strings are met.
+    const ids = new Int32Array(part.stringCount).fill(-1);
+    for (const words of part.pieces) {
+      // Row by row, so each source row is read once (rows are wider than the kept words).
+      const out = new Uint32Array((words.length / width) * outWidth);
+      for (let at = 0, o = 0; at < words.length; at += width) {
+        for (let k = 0; k < outWidth; k++, o++) {
+          const v = words[at + from[k]!]!;
+          if (isString[k] === 0) {
+            out[o] = v;
+            continue;
+          }
+          let id = ids[v]!;
+          if (id < 0) ids[v] = id = facts.strings.id(part.strings.text(v));
+          out[o] = id;
         }
       }
-      target.commit();
+      target.adopt(out);
     }
   }
 }

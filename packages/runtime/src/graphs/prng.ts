@@ -24,6 +24,18 @@ export class Rng {
     this.s3 = next();
   }
 
+  /** The generator's state, to resume the same stream elsewhere (setState). */
+  state(): [number, number, number, number] {
+    return [this.s0, this.s1, this.s2, this.s3];
+  }
+
+  setState([s0, s1, s2, s3]: readonly [number, number, number, number]): void {
+    this.s0 = s0;
+    this.s1 = s1;
+    this.s2 = s2;
+    this.s3 = s3;
+  }
+
   /** Uniform in [0, 2^32). */
   nextU32(): number {
     const result = Math.imul(rotl(Math.imul(this.s1, 5), 7), 9) >>> 0;
@@ -44,10 +56,10 @@ export class Rng {
 
   /** Uniform integer in [0, bound) for 0 < bound <= 2^32, without modulo bias (rejection sampling). */
   nextInt(bound: number): number {
-    const limit = 2 ** 32 - (2 ** 32 % bound);
     for (;;) {
       const r = this.nextU32();
-      if (r < limit) return r % bound;
+      // The limit is above 2^32 - bound, so most draws pass without computing it (a slow float modulo).
+      if (r < 2 ** 32 - bound || r < 2 ** 32 - (2 ** 32 % bound)) return r % bound;
     }
   }
 }

@@ -7,8 +7,10 @@
  * to `.tbl` files (`|`-separated, trailing `|`) in large chunks.
  */
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Rng } from '../graphs/prng.js';
+import { runInWorker } from '../parallel/pool.js';
 
 export const TPCH_TABLES = ['region', 'nation', 'supplier', 'customer', 'part', 'partsupp', 'orders', 'lineitem'] as const;
 export type TpchTable = (typeof TPCH_TABLES)[number];
@@ -124,6 +126,11 @@ export class TblWriter {
 /** Generation state: the random source, the text pool, and formatting caches. */
 export class Gen {
   readonly rng: Rng;
+  /**
+   * Draw as usual but make no output-only strings (vstring, phone): a pass that only advances the stream to where a
+   * chunk of rows starts (dbgenParallel). Strings whose length feeds a later draw (text) are still made (slices).
+   */
+  skip = false;
   private pool = '';
   private dateText = new Map<number, string>();
 
@@ -207,12 +214,22 @@ export class Gen {
     const alphabet = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ,';
     const len = this.int(lo, hi);
     let s = '';
+    if (this.skip) {
+      for (let i = 0; i < len; i++) this.rng.nextInt(alphabet.length);
+      return s;
+    }
     for (let i = 0; i < len; i++) s += alphabet[this.rng.nextInt(alphabet.length)];
     return s;
   }
 
   /** Clause 4.2.2.9: country code (nation + 10), then three local groups. */
   phone(nation: number): string {
+    if (this.skip) {
+      this.int(100, 999);
+      this.int(100, 999);
+      this.int(1000, 9999);
+      return '';
+    }
     return `${nation + 10}-${this.int(100, 999)}-${this.int(100, 999)}-${this.int(1000, 9999)}`;
   }
 
@@ -258,131 +275,302 @@ export function startGen(options: DbgenOptions): { g: Gen; scaled: (base: number
   return { g: new Gen(options.seed ?? 1), scaled: (base) => Math.max(1, Math.floor(base * options.sf)) };
 }
 
-export function dbgen(options: DbgenOptions): DbgenResult {
-  const t0 = performance.now();
-  const { sf, out } = options;
-  const { g, scaled } = startGen(options);
+/** Where a line goes; undefined in a pass that only advances the random stream (no line is made). */
+type Emit = ((line: string) => void) | undefined;
+
+/** The sizes of one scale factor and what the tables after nation share. */
+interface TpchSizes {
+  sf: number;
+  nSupp: number;
+  nPart: number;
+  nCust: number;
+  nOrders: number;
+  nClerks: number;
+  /** Clause 4.2.3: suppliers whose comment carries "Customer ... Complaints" or "... Recommends". */
+  special: Map<number, string>;
+}
+
+/**
+ * The tables made in chunks of rows (each but the last writing a second file along: partsupp's rows with their
+ * part, lineitem's with their order), with the row count of each.
+ */
+const CHUNKED = ['supplier', 'customer', 'part', 'orders'] as const;
+type ChunkedTable = (typeof CHUNKED)[number];
+const chunkedRows = (z: TpchSizes, t: ChunkedTable): number => ({ supplier: z.nSupp, customer: z.nCust, part: z.nPart, orders: z.nOrders })[t];
+const chunkFiles: Record<ChunkedTable, TpchTable[]> = { supplier: ['supplier'], customer: ['customer'], part: ['part', 'partsupp'], orders: ['orders', 'lineitem'] };
+
+/** region and nation (few rows, made first), then the special suppliers: the draws before the chunked tables. */
+function startTables(g: Gen, sf: number, scaled: (base: number) => number, region: Emit, nation: Emit): TpchSizes {
+  REGIONS.forEach((name, k) => {
+    const comment = g.text(31, 115);
+    region?.(`${k}|${name}|${comment}|\n`);
+  });
+  NATIONS.forEach(([name, r], k) => {
+    const comment = g.text(31, 114);
+    nation?.(`${k}|${name}|${r}|${comment}|\n`);
+  });
   const nSupp = scaled(10_000);
-  const nPart = scaled(200_000);
-  const nCust = scaled(150_000);
-  const nOrders = scaled(1_500_000);
-  const rows = {} as Record<TpchTable, number>;
-  const open = (t: TpchTable) => new TblWriter(join(out, `${t}.tbl`));
-
-  const region = open('region');
-  REGIONS.forEach((name, k) => region.row(`${k}|${name}|${g.text(31, 115)}|\n`));
-  region.close();
-  rows.region = region.rows;
-
-  const nation = open('nation');
-  NATIONS.forEach(([name, r], k) => nation.row(`${k}|${name}|${r}|${g.text(31, 114)}|\n`));
-  nation.close();
-  rows.nation = nation.rows;
-
-  // Clause 4.2.3: SF*5 supplier comments carry "Customer ... Complaints", SF*5 others "Customer ... Recommends".
   const special = new Map<number, string>();
   const nSpecial = Math.max(1, Math.floor(5 * sf));
   while (special.size < Math.min(2 * nSpecial, nSupp)) {
     const k = g.int(1, nSupp);
     if (!special.has(k)) special.set(k, special.size < nSpecial ? 'Complaints' : 'Recommends');
   }
-  const supplier = open('supplier');
-  for (let k = 1; k <= nSupp; k++) {
-    const nk = g.int(0, 24);
-    let comment = g.text(25, 100);
-    const word = special.get(k);
-    if (word !== undefined) {
-      const inner = `Customer ${g.text(0, 5)}${word}`;
-      // The phrase overwrites part of the comment, which keeps its length where it is long enough.
-      const at = g.int(0, Math.max(0, comment.length - inner.length));
-      comment = comment.slice(0, at) + inner + comment.slice(at + inner.length);
-    }
-    supplier.row(`${k}|Supplier#${pad9(k)}|${g.vstring(10, 40)}|${nk}|${g.phone(nk)}|${money(g.int(-99999, 999999))}|${comment}|\n`);
-  }
-  supplier.close();
-  rows.supplier = supplier.rows;
+  return { sf, nSupp, nPart: scaled(200_000), nCust: scaled(150_000), nOrders: scaled(1_500_000), nClerks: Math.max(1, Math.floor(1000 * sf)), special };
+}
 
-  const customer = open('customer');
-  for (let k = 1; k <= nCust; k++) {
-    const nk = g.int(0, 24);
-    customer.row(
-      `${k}|Customer#${pad9(k)}|${g.vstring(10, 40)}|${nk}|${g.phone(nk)}|${money(g.int(-99999, 999999))}|` +
-        `${g.pick(SEGMENTS)}|${g.text(29, 116)}|\n`,
-    );
+/**
+ * Rows [from, to) of table `t` (row i has key i + 1; orders: the i-th sparse key), drawn in one fixed order so
+ * that a pass without output (emit undefined, g.skip) leaves the stream where writing the rows would. Returns the
+ * rows of each of the table's files.
+ */
+function tableRows(g: Gen, z: TpchSizes, t: ChunkedTable, from: number, to: number, emit: readonly Emit[]): number[] {
+  const [out, out2] = emit;
+  let second = 0;
+  switch (t) {
+    case 'supplier':
+      for (let k = from + 1; k <= to; k++) {
+        const nk = g.int(0, 24);
+        let comment = g.text(25, 100);
+        const word = z.special.get(k);
+        if (word !== undefined) {
+          const inner = `Customer ${g.text(0, 5)}${word}`;
+          // The phrase overwrites part of the comment, which keeps its length where it is long enough.
+          const at = g.int(0, Math.max(0, comment.length - inner.length));
+          comment = comment.slice(0, at) + inner + comment.slice(at + inner.length);
+        }
+        const address = g.vstring(10, 40);
+        const phone = g.phone(nk);
+        const acctbal = g.int(-99999, 999999);
+        out?.(`${k}|Supplier#${pad9(k)}|${address}|${nk}|${phone}|${money(acctbal)}|${comment}|\n`);
+      }
+      break;
+    case 'customer':
+      for (let k = from + 1; k <= to; k++) {
+        const nk = g.int(0, 24);
+        const address = g.vstring(10, 40);
+        const phone = g.phone(nk);
+        const acctbal = g.int(-99999, 999999);
+        const segment = g.pick(SEGMENTS);
+        const comment = g.text(29, 116);
+        out?.(`${k}|Customer#${pad9(k)}|${address}|${nk}|${phone}|${money(acctbal)}|${segment}|${comment}|\n`);
+      }
+      break;
+    case 'part': {
+      const words = new Array<string>(5);
+      for (let k = from + 1; k <= to; k++) {
+        // Five distinct colour words.
+        for (let i = 0; i < 5; i++) {
+          let w: string;
+          do w = g.pick(COLORS);
+          while (words.slice(0, i).includes(w));
+          words[i] = w;
+        }
+        const m = g.int(1, 5);
+        const type = `${g.pick(TYPE_S1)} ${g.pick(TYPE_S2)} ${g.pick(TYPE_S3)}`;
+        const container = `${g.pick(CONTAINER_S1)} ${g.pick(CONTAINER_S2)}`;
+        const brand = g.int(1, 5);
+        const size = g.int(1, 50);
+        const comment = g.text(5, 22);
+        out?.(`${k}|${words.join(' ')}|Manufacturer#${m}|Brand#${m}${brand}|${type}|${size}|${container}|${money(retailCents(k))}|${comment}|\n`);
+        for (let i = 0; i < 4; i++) {
+          const qty = g.int(1, 9999);
+          const cost = g.int(100, 100000);
+          const psComment = g.text(49, 198);
+          out2?.(`${k}|${partSupplier(k, i, z.nSupp)}|${qty}|${money(cost)}|${psComment}|\n`);
+        }
+        second += 4;
+      }
+      break;
+    }
+    case 'orders': {
+      const lines: string[] = [];
+      for (let i = from; i < to; i++) {
+        const ok = sparseOrderKey(i);
+        // Customers whose key is a multiple of 3 place no orders.
+        let ck = g.int(1, z.nCust);
+        for (let delta = 1; ck % 3 === 0; delta = -delta) ck = Math.min(Math.max(ck + delta, 1), z.nCust);
+        const orderDate = g.int(START_DATE, END_DATE - 151);
+        const nLines = g.int(1, 7);
+        let totalCents = 0;
+        let shippedF = 0;
+        lines.length = 0;
+        for (let ln = 1; ln <= nLines; ln++) {
+          const pk = g.int(1, z.nPart);
+          const sk = partSupplier(pk, g.int(0, 3), z.nSupp);
+          const qty = g.int(1, 50);
+          const price = qty * retailCents(pk);
+          const disc = g.int(0, 10);
+          const tax = g.int(0, 8);
+          const ship = orderDate + g.int(1, 121);
+          const commit = orderDate + g.int(30, 90);
+          const receipt = ship + g.int(1, 30);
+          const flag = receipt <= CURRENT_DATE ? (g.rng.nextInt(2) === 0 ? 'R' : 'A') : 'N';
+          const status = ship > CURRENT_DATE ? 'O' : 'F';
+          if (status === 'F') shippedF++;
+          totalCents += Math.floor((Math.floor((price * (100 - disc)) / 100) * (100 + tax)) / 100);
+          const instruct = g.pick(INSTRUCTIONS);
+          const mode = g.pick(MODES);
+          const comment = g.text(10, 43);
+          if (out2) {
+            lines.push(
+              `${ok}|${pk}|${sk}|${ln}|${qty}|${money(price)}|0.${disc < 10 ? '0' : ''}${disc}|0.0${tax}|${flag}|${status}|` +
+                `${g.date(ship)}|${g.date(commit)}|${g.date(receipt)}|${instruct}|${mode}|${comment}|\n`,
+            );
+          }
+        }
+        second += nLines;
+        const orderStatus = shippedF === nLines ? 'F' : shippedF === 0 ? 'O' : 'P';
+        const priority = g.pick(PRIORITIES);
+        const clerk = g.int(1, z.nClerks);
+        const comment = g.text(19, 78);
+        out?.(`${ok}|${ck}|${orderStatus}|${money(totalCents)}|${g.date(orderDate)}|${priority}|Clerk#${pad9(clerk)}|0|${comment}|\n`);
+        for (const l of lines) out2!(l);
+      }
+      break;
+    }
   }
-  customer.close();
-  rows.customer = customer.rows;
+  return [to - from, second];
+}
 
-  const part = open('part');
-  const partsupp = open('partsupp');
-  const words = new Array<string>(5);
-  for (let k = 1; k <= nPart; k++) {
-    // Five distinct colour words.
-    for (let i = 0; i < 5; i++) {
-      let w: string;
-      do w = g.pick(COLORS);
-      while (words.slice(0, i).includes(w));
-      words[i] = w;
-    }
-    const m = g.int(1, 5);
-    const type = `${g.pick(TYPE_S1)} ${g.pick(TYPE_S2)} ${g.pick(TYPE_S3)}`;
-    const container = `${g.pick(CONTAINER_S1)} ${g.pick(CONTAINER_S2)}`;
-    part.row(
-      `${k}|${words.join(' ')}|Manufacturer#${m}|Brand#${m}${g.int(1, 5)}|${type}|${g.int(1, 50)}|${container}|` +
-        `${money(retailCents(k))}|${g.text(5, 22)}|\n`,
-    );
-    for (let i = 0; i < 4; i++) {
-      partsupp.row(`${k}|${partSupplier(k, i, nSupp)}|${g.int(1, 9999)}|${money(g.int(100, 100000))}|${g.text(49, 198)}|\n`);
-    }
-  }
-  part.close();
-  partsupp.close();
-  rows.part = part.rows;
-  rows.partsupp = partsupp.rows;
+/** Writes region.tbl and nation.tbl; the sizes of the other tables. */
+function writeStart(g: Gen, options: DbgenOptions, scaled: (base: number) => number, rows: Record<TpchTable, number>): TpchSizes {
+  const region = new TblWriter(join(options.out, 'region.tbl'));
+  const nation = new TblWriter(join(options.out, 'nation.tbl'));
+  const z = startTables(g, options.sf, scaled, (l) => region.row(l), (l) => nation.row(l));
+  region.close();
+  nation.close();
+  rows.region = region.rows;
+  rows.nation = nation.rows;
+  return z;
+}
 
-  const orders = open('orders');
-  const lineitem = open('lineitem');
-  const nClerks = Math.max(1, Math.floor(1000 * sf));
-  const lines: string[] = [];
-  for (let i = 0; i < nOrders; i++) {
-    const ok = sparseOrderKey(i);
-    // Customers whose key is a multiple of 3 place no orders.
-    let ck = g.int(1, nCust);
-    for (let delta = 1; ck % 3 === 0; delta = -delta) ck = Math.min(Math.max(ck + delta, 1), nCust);
-    const orderDate = g.int(START_DATE, END_DATE - 151);
-    const nLines = g.int(1, 7);
-    let totalCents = 0;
-    let shippedF = 0;
-    lines.length = 0;
-    for (let ln = 1; ln <= nLines; ln++) {
-      const pk = g.int(1, nPart);
-      const sk = partSupplier(pk, g.int(0, 3), nSupp);
-      const qty = g.int(1, 50);
-      const price = qty * retailCents(pk);
-      const disc = g.int(0, 10);
-      const tax = g.int(0, 8);
-      const ship = orderDate + g.int(1, 121);
-      const commit = orderDate + g.int(30, 90);
-      const receipt = ship + g.int(1, 30);
-      const flag = receipt <= CURRENT_DATE ? (g.rng.nextInt(2) === 0 ? 'R' : 'A') : 'N';
-      const status = ship > CURRENT_DATE ? 'O' : 'F';
-      if (status === 'F') shippedF++;
-      totalCents += Math.floor((Math.floor((price * (100 - disc)) / 100) * (100 + tax)) / 100);
-      lines.push(
-        `${ok}|${pk}|${sk}|${ln}|${qty}|${money(price)}|0.${disc < 10 ? '0' : ''}${disc}|0.0${tax}|${flag}|${status}|` +
-          `${g.date(ship)}|${g.date(commit)}|${g.date(receipt)}|${g.pick(INSTRUCTIONS)}|${g.pick(MODES)}|${g.text(10, 43)}|\n`,
-      );
-    }
-    const orderStatus = shippedF === nLines ? 'F' : shippedF === 0 ? 'O' : 'P';
-    orders.row(
-      `${ok}|${ck}|${orderStatus}|${money(totalCents)}|${g.date(orderDate)}|${g.pick(PRIORITIES)}|` +
-        `Clerk#${pad9(g.int(1, nClerks))}|0|${g.text(19, 78)}|\n`,
-    );
-    for (const l of lines) lineitem.row(l);
+export function dbgen(options: DbgenOptions): DbgenResult {
+  const t0 = performance.now();
+  const { g, scaled } = startGen(options);
+  const rows = {} as Record<TpchTable, number>;
+  const z = writeStart(g, options, scaled, rows);
+  for (const t of CHUNKED) {
+    const writers = chunkFiles[t].map((f) => new TblWriter(join(options.out, `${f}.tbl`)));
+    tableRows(g, z, t, 0, chunkedRows(z, t), writers.map((w) => (line: string) => w.row(line)));
+    writers.forEach((w, i) => {
+      w.close();
+      rows[chunkFiles[t][i]!] = w.rows;
+    });
   }
-  orders.close();
-  lineitem.close();
-  rows.orders = orders.rows;
-  rows.lineitem = lineitem.rows;
+  return { rows, ms: performance.now() - t0 };
+}
+
+/** A chunk of rows of one table, for a worker: the stream's state where the chunk starts. */
+export interface DbgenChunk {
+  seed: number;
+  sizes: Omit<TpchSizes, 'special'> & { special: [number, string][] };
+  table: ChunkedTable;
+  from: number;
+  to: number;
+  state: [number, number, number, number];
+}
+
+/** The text of a chunk's files (ASCII) and their rows. */
+export interface DbgenChunkResult {
+  files: Uint8Array[];
+  rows: number[];
+}
+
+/** Lines as bytes, each written as it is made (a chunk's lines kept as strings until joined kept the GC busy). */
+class ByteSink {
+  // Not from Buffer's shared pool, whose memory must not move to another thread.
+  private buf = Buffer.allocUnsafeSlow(1 << 20);
+  private used = 0;
+
+  push(line: string): void {
+    // Every generated character is ASCII, where latin1 and UTF-8 agree.
+    if (this.used + line.length > this.buf.length) {
+      const bigger = Buffer.allocUnsafeSlow(Math.max(2 * this.buf.length, this.used + line.length));
+      this.buf.copy(bigger, 0, 0, this.used);
+      this.buf = bigger;
+    }
+    this.used += this.buf.write(line, this.used, 'latin1');
+  }
+
+  bytes(): Uint8Array {
+    return this.buf.subarray(0, this.used);
+  }
+}
+
+/** Gen of the last seed a worker used: its text pool costs more than a chunk's rows. */
+let workerGen: { seed: number; g: Gen } | undefined;
+
+/** Generates one chunk (in a worker thread: parallel/worker.ts). */
+export function dbgenChunk(c: DbgenChunk): DbgenChunkResult {
+  if (workerGen?.seed !== c.seed) workerGen = { seed: c.seed, g: new Gen(c.seed) };
+  const g = workerGen.g;
+  g.rng.setState(c.state);
+  const sinks = chunkFiles[c.table].map(() => new ByteSink());
+  const rows = tableRows(g, { ...c.sizes, special: new Map(c.sizes.special) }, c.table, c.from, c.to, sinks.map((s) => (line: string) => s.push(line)));
+  const files = sinks.map((s) => s.bytes());
+  return { files, rows };
+}
+
+/** Rows per chunk, by table: about 10 to 20 MB of text each. */
+const CHUNK_ROWS: Record<ChunkedTable, number> = { supplier: 100_000, customer: 80_000, part: 20_000, orders: 25_000 };
+
+/**
+ * `dbgen` on every core: one pass on this thread only advances the random stream (no text), noting its state at
+ * the start of each chunk of rows, and worker threads make the chunks' text from there, so the files are
+ * byte-identical to dbgen's for the same seed.
+ */
+export async function dbgenParallel(options: DbgenOptions & { chunkRows?: number }): Promise<DbgenResult> {
+  const t0 = performance.now();
+  const { g, scaled } = startGen(options);
+  const seed = options.seed ?? 1;
+  const rows = {} as Record<TpchTable, number>;
+  const z = writeStart(g, options, scaled, rows);
+  const sizes = { ...z, special: [...z.special] };
+  const files = new Map<TpchTable, FileHandle>();
+  for (const t of CHUNKED) for (const f of chunkFiles[t]) (files.set(f, await open(join(options.out, `${f}.tbl`), 'w')), (rows[f] = 0));
+  /** Chunks done but waiting for an earlier one, so that each file is written in order. */
+  const done = new Map<number, { table: ChunkedTable; r: DbgenChunkResult }>();
+  let nextToWrite = 0;
+  // Writes run off this thread, which meanwhile skips ahead to the next chunks.
+  let writing = Promise.resolve();
+  const writeReady = (): void => {
+    for (let c = done.get(nextToWrite); c; c = done.get(++nextToWrite)) {
+      done.delete(nextToWrite);
+      chunkFiles[c.table].forEach((f, i) => {
+        const bytes = c.r.files[i]!;
+        writing = writing.then(async () => void (await files.get(f)!.write(bytes)));
+        rows[f] += c.r.rows[i]!;
+      });
+    }
+  };
+  const pending: Promise<void>[] = [];
+  let chunkIndex = 0;
+  try {
+    g.skip = true;
+    for (const t of CHUNKED) {
+      const n = chunkedRows(z, t);
+      const step = options.chunkRows ?? CHUNK_ROWS[t];
+      for (let from = 0; from < n; from += step) {
+        const to = Math.min(n, from + step);
+        const index = chunkIndex++;
+        const chunk: DbgenChunk = { seed, sizes, table: t, from, to, state: g.rng.state() };
+        pending.push(
+          runInWorker<DbgenChunkResult>({ kind: 'dbgenChunk', chunk }).then((r) => {
+            done.set(index, { table: t, r });
+            writeReady();
+          }),
+        );
+        tableRows(g, z, t, from, to, []);
+        // Let the workers have their chunks while this thread skips ahead.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    await Promise.all(pending);
+    await writing;
+  } finally {
+    g.skip = false;
+    for (const f of files.values()) await f.close();
+  }
   return { rows, ms: performance.now() - t0 };
 }

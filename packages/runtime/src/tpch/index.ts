@@ -1,4 +1,4 @@
-export { dbgen, TPCH_TABLES, type DbgenOptions, type DbgenResult, type TpchTable } from './dbgen.js';
+export { dbgen, dbgenParallel, TPCH_TABLES, type DbgenOptions, type DbgenResult, type TpchTable } from './dbgen.js';
 export {
   benchTpch,
   compileTpchQuery,

@@ -1,0 +1,95 @@
+/**
+ * A pool of worker threads for the host work that scales with the data (parsing facts files, generating benchmark
+ * data): one worker per core up to MAX_WORKERS, started on first use and kept, unreferenced, for later tasks.
+ * Results come back as transferred typed arrays, so nothing is copied on the way.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { WorkerRequest, WorkerResponse } from './worker.js';
+
+/** Past this many workers the main thread's share (merging, projection) bounds a load anyway. */
+const MAX_WORKERS = 16;
+
+/** How many tasks run at once. */
+export const workerCount = (): number => Math.max(1, Math.min(availableParallelism(), MAX_WORKERS));
+
+/**
+ * The worker's entry: from the sources its .ts beside this file, loaded through tsx (which the workspace runs
+ * on, and which does not reach worker threads by itself); in the bundle (`vixen bundle`) vixen-worker.mjs beside
+ * vixen.mjs.
+ */
+/** A young generation larger than V8's default: tasks make many short-lived strings and values, quickly. */
+const resourceLimits = { maxYoungGenerationSizeMb: 64 };
+
+function startWorker(): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./vixen-worker.mjs', import.meta.url), { resourceLimits });
+  const entry = new URL('./worker.ts', import.meta.url).href;
+  // tsx's ESM entry of `tsx/esm/api` (require.resolve would give its CommonJS one, which cannot register from here).
+  const pkg = createRequire(import.meta.url).resolve('tsx/package.json');
+  const exports = (JSON.parse(readFileSync(pkg, 'utf8')) as { exports: Record<string, { import: { default: string } }> }).exports;
+  const tsx = new URL(exports['./esm/api']!.import.default, pathToFileURL(pkg)).href;
+  const code = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry)}); });`;
+  return new Worker(code, { eval: true, resourceLimits });
+}
+
+const idle: Worker[] = [];
+let started = 0;
+const waiting: Array<(w: Worker) => void> = [];
+
+async function acquire(): Promise<Worker> {
+  const w = idle.pop();
+  if (w) return w;
+  if (started < workerCount()) {
+    started++;
+    return startWorker();
+  }
+  return new Promise((resolve) => waiting.push(resolve));
+}
+
+function release(w: Worker): void {
+  const next = waiting.shift();
+  if (next) return next(w);
+  // An idle worker must not keep the process alive.
+  w.unref();
+  idle.push(w);
+}
+
+/** Runs one request on a worker of the pool. */
+export async function runInWorker<R extends WorkerResponse>(request: WorkerRequest): Promise<R> {
+  const w = await acquire();
+  w.ref();
+  return new Promise<R>((resolve, reject) => {
+    const done = (): void => {
+      w.off('message', onMessage);
+      w.off('error', onError);
+    };
+    const onMessage = (m: { ok: true; value: R } | { ok: false; message: string }): void => {
+      done();
+      release(w);
+      if (m.ok) resolve(m.value);
+      else reject(new Error(`worker: ${m.message}`));
+    };
+    const onError = (e: Error): void => {
+      // The worker is gone: start another for later tasks.
+      done();
+      started--;
+      const next = waiting.shift();
+      if (next) {
+        started++;
+        next(startWorker());
+      }
+      reject(e);
+    };
+    w.on('message', onMessage);
+    w.on('error', onError);
+    w.postMessage(request);
+  });
+}
+
+/** Runs every request on the pool, at most workerCount() at once; results in request order. */
+export function runAllInWorkers<R extends WorkerResponse>(requests: readonly WorkerRequest[]): Promise<R[]> {
+  return Promise.all(requests.map((r) => runInWorker<R>(r)));
+}
