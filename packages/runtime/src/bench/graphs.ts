@@ -140,6 +140,7 @@ export interface GraphBenchResult {
    * uploading and sorting the edges), as DuckDB's time is its query's on tables loaded beforehand.
    */
   milliseconds: number;
+  /** Evaluation milliseconds of each timed run. */
   runsMs: number[];
   /** Median of the rest of each run's wall time: the facts handed to Program.run made device relations. */
   loadMilliseconds: number;
