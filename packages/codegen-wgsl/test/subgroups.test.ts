@@ -1,12 +1,10 @@
 /**
- * Passes with a subgroup variant: the variant differs in its workgroup scan (and the select pass's keep words
- * from ballots), compiles where the device has
+ * Passes with a subgroup variant: the variant differs in its workgroup scan, compiles where the device has
  * the 'subgroups' feature, and is refused where it has not (llvmpipe), which is why the recorder picks it only
- * when Gpu.subgroups says so.
+ * when Gpu.subgroups says so. The select passes have none (kernels/compaction.ts says why).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KirVariable } from '@vixen/kernel-ir';
-import type { Expr } from '@vixen/queryplan';
 import { openGpu, type Gpu } from '../../runtime/src/gpu/index.js';
 import { SUBGROUP_VARIANT, generateKernelShaders, hashProbeShaders, type KernelShaders } from '../src/index.js';
 
@@ -23,19 +21,12 @@ const variables: KirVariable[] = [
 ];
 const sortShaders = generateKernelShaders({ kind: 'sort', id: 0, input: 0, output: 1, keys: [1] }, variables);
 const keySortShaders = generateKernelShaders({ kind: 'sort', id: 0, input: 2, output: 2, keys: [0] }, variables);
-const col = (index: number): Expr => ({ kind: 'col', index, type: variables[0]!.columns[index]! });
-const mapFilterShaders = generateKernelShaders(
-  { kind: 'mapFilter', id: 0, input: 0, output: 1, filter: [{ kind: 'compare', op: '<', left: col(0), right: { kind: 'const', type: 'int32', value: 5 } }], project: [col(0), col(1)] },
-  variables,
-);
 const withVariants: Array<[string, KernelShaders, string]> = [
   ['hash probe', hashProbeShaders({ width: 3, keyWords: [2, 0] }, 4, [{ from: 'probe', word: 1 }, { from: 'build', word: 3 }, { from: 'buildIndex' }]), 'hashProbe'],
   ['radix sort', sortShaders, 'radixScatter'],
   ['radix sort, last pass', sortShaders, 'radixScatterRows'],
   ['radix sort of one-word rows', keySortShaders, 'radixScatterKeys'],
   ['block scan', sortShaders, 'scanBlock'],
-  ['select (mapFilter)', mapFilterShaders, 'select'],
-  ['select (difference)', generateKernelShaders({ kind: 'difference', id: 0, left: 0, right: 1, output: 2 }, [...variables, { id: 2, name: 'c', columns: ['int32', 'int64'] }]), 'selectAbsent'],
 ];
 
 async function compileErrors(code: string): Promise<string[]> {
@@ -64,10 +55,7 @@ describe.each(withVariants)('%s', (_, shaders, pass) => {
       .replace(/^enable subgroups;\n/, '')
       .replace(builtins, '')
       .replaceAll('subgroupExclusiveAdd(', 'stubExclusiveAdd(')
-      .replaceAll('subgroupBallot(', 'stubBallot(')
-      .replaceAll('subgroupAdd(', 'stubAdd(')
-      .concat('\nconst sgi: u32 = 0u;\nconst sgs: u32 = 32u;\nfn stubExclusiveAdd(x: u32) -> u32 { return x; }\n')
-      .concat('fn stubBallot(b: bool) -> vec4<u32> { return vec4<u32>(select(0u, 1u, b), 0u, 0u, 0u); }\nfn stubAdd(x: u32) -> u32 { return x; }\n');
+      .concat('\nconst sgi: u32 = 0u;\nconst sgs: u32 = 32u;\nfn stubExclusiveAdd(x: u32) -> u32 { return x; }\n');
     expect(stubbed).not.toMatch(/subgroup/);
     expect(await compileErrors(stubbed)).toEqual([]);
   });
