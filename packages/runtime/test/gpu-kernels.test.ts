@@ -1,6 +1,6 @@
 /** Every KIR kernel kind on a real WebGPU device against plain-JS references on seeded random data. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SUBGROUP_VARIANT, generateKernelShaders, kernelConstants } from '@vixen/codegen-wgsl';
+import { generateKernelShaders, kernelConstants } from '@vixen/codegen-wgsl';
 import type { HashJoinColumn, KirKernel, KirVariable } from '@vixen/kernel-ir';
 import { rowWords, type CompareOp, type Expr, type Predicate, type ScalarType } from '@vixen/queryplan';
 import { downloadRelation, exactRows, openGpu, releaseRelation, runKernel, uploadRelation, type Gpu } from '../src/gpu/index.js';
@@ -452,7 +452,7 @@ describe('device', () => {
   it('turns a WGSL compile error into a thrown Error and keeps working', async () => {
     const types: ScalarType[] = ['int32'];
     const kernel: KirKernel = { kind: 'unique', id: 9, input: 0, output: 1 };
-    const shaders = { ...generateKernelShaders(kernel, vars(types, types)), select: 'this is not wgsl', [`select${SUBGROUP_VARIANT}`]: 'this is not wgsl' };
+    const shaders = { ...generateKernelShaders(kernel, vars(types, types)), select: 'this is not wgsl' };
     const rel = uploadRelation(gpu, Uint32Array.from([1, 2, 2]), 1);
     await expect(runKernel(gpu, kernel, shaders, [rel], new Uint32Array(0), vars(types, types))).rejects.toThrow(/unique kernel 9/);
     releaseRelation(gpu, rel);
@@ -468,6 +468,18 @@ describe('device', () => {
     await expect(downloadRelation(other, rel)).rejects.toThrow(/the odd buffer: GPU validation error/);
     // The device counts as failed from then on.
     await expect(downloadRelation(other, rel)).rejects.toThrow(/the odd buffer/);
+    other.dispose();
+  });
+
+  it('names an earlier scoped GPU error when later scoped work throws (the cause, not its consequence)', async () => {
+    const other = await openGpu();
+    const g = internals(other);
+    await g.scoped('the odd buffer', async () => void other.device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.STORAGE }));
+    await expect(
+      g.scoped('the next kernel', async () => {
+        throw new Error('a consequence');
+      }),
+    ).rejects.toThrow(/^the odd buffer: GPU validation error/);
     other.dispose();
   });
 

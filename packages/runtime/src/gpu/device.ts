@@ -274,7 +274,9 @@ export class GpuImpl implements Gpu {
         (e: unknown) => `${what}: ${e instanceof Error ? e.message : String(e)}`,
       );
       if (!result.ok) {
-        const error = await this.orLost(errors);
+        // An earlier scope's error is the cause (on the H100 a relation buffer that could not be created surfaced
+        // as a later copy's 'invalid due to a previous error'), so the first error of all scopes wins here too.
+        const error = (await this.orLost(this.unsettled)) ?? (await this.orLost(errors));
         if (error !== undefined) throw new Error(error);
         throw result.error;
       }
