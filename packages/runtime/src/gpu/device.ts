@@ -72,7 +72,9 @@ function hasVulkanLoader(): boolean {
 }
 
 async function vulkanAdapter(): Promise<{ instance: GPU; adapter: GPUAdapter } | null> {
-  const instance = create([]);
+  // Dawn quantizes timestamps by default (a browser's guard against timing attacks): H100 profiles showed every
+  // pass time as a multiple of 65,536 ns, so short passes read as 0. Profiles need the device's own resolution.
+  const instance = create(['disable-dawn-features=timestamp_quantization']);
   const adapter = await instance.requestAdapter({ powerPreference: 'high-performance' });
   return adapter ? { instance, adapter } : null;
 }
