@@ -16,14 +16,14 @@ const MAX_WORKERS = 16;
 /** How many tasks run at once. */
 export const workerCount = (): number => Math.max(1, Math.min(availableParallelism(), MAX_WORKERS));
 
+/** A young generation larger than V8's default: tasks make many short-lived strings and values, quickly. */
+const resourceLimits = { maxYoungGenerationSizeMb: 64 };
+
 /**
  * The worker's entry: from the sources its .ts beside this file, loaded through tsx (which the workspace runs
  * on, and which does not reach worker threads by itself); in the bundle (`vixen bundle`) vixen-worker.mjs beside
  * vixen.mjs.
  */
-/** A young generation larger than V8's default: tasks make many short-lived strings and values, quickly. */
-const resourceLimits = { maxYoungGenerationSizeMb: 64 };
-
 function startWorker(): Worker {
   if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./vixen-worker.mjs', import.meta.url), { resourceLimits });
   const entry = new URL('./worker.ts', import.meta.url).href;
