@@ -21,7 +21,7 @@ export interface BundleOptions {
   nodeBinary?: string;
   /** Include DuckDB (`@duckdb/node-api` and its linux-x64 binding); without it, `vixen bench` runs without a peer. */
   withDuckdb?: boolean;
-  /** Minify the bundled CLI (default true); unminified, CPU profiles (`NODE_OPTIONS=--cpu-prof`) and stack traces name functions. */
+  /** Minify the bundled CLI (default true); unminified, CPU profiles (`node --cpu-prof vixen.mjs ...`: Node refuses the flag in NODE_OPTIONS) and stack traces name functions. */
   minify?: boolean;
 }
 
