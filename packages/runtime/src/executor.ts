@@ -4,7 +4,7 @@
  * row counts. Counts may stay pending on the device (gpu/relations.ts); the branches, limits and outputs read
  * them in as few host syncs as they can. Only output relations are read back in full.
  */
-import { generateKernelShaders, kernelConstants, kernelTables, sortKeyWords, type KernelShaders, type TableSpec } from '@vixen/codegen-wgsl';
+import { generateKernelShaders, kernelConstants, kernelTables, type KernelShaders, type TableSpec } from '@vixen/codegen-wgsl';
 import {
   kernelInputs,
   kirSuccessors,
@@ -628,8 +628,7 @@ async function loadInitialRelations(
       throw new VixenError({ severity: 'error', message: `rows given for derived relation ${name}: this compiled program starts it empty` });
     }
     const all = program.variables[id]!.columns.map((_, i) => i);
-    // Rows larger than one binding are range-partitioned by all columns, so each chunk sorts on its own.
-    const raw = uploadForSort(gpu, rel.pieces(), rel.width, rel.count, sortKeyWords(program.variables[id]!.columns, all));
+    const raw = uploadForSort(gpu, rel.pieces(), rel.width, rel.count);
     // The device has its copy: a large relation's host words need not live through the run.
     initial.relations.delete(name);
     const sort: KirKernel = { kind: 'sort', id: -1, input: id, output: id, keys: all };

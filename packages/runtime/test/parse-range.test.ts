@@ -10,8 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { decodeRow } from '../src/encoding.js';
 import { parseRange, type RangeTask } from '../src/facts/parse-range.js';
 import { parseFileInParts, type ParsedPart } from '../src/facts/parse-file.js';
-import { loadFactsFile } from '../src/facts/index.js';
-import type { Column, Row, ScalarType } from '@vixen/queryplan';
+import { EncodedFacts, FactsCache, loadFactsFile, loadKeptColumns } from '../src/facts/index.js';
+import type { Column, RelationDecl, Row, ScalarType } from '@vixen/queryplan';
 
 const dir = mkdtempSync(join(tmpdir(), 'vixen-parse-range-'));
 const columns: Column[] = [
@@ -59,7 +59,7 @@ function rangeRows(path: string, cuts: number[]): Row[] | undefined {
   for (let i = 0; i + 1 < bounds.length; i++) {
     const r = parseRange(task(path, bounds[i]!, bounds[i + 1]!));
     if (!r.ok) return undefined;
-    parts.push({ pieces: [r.words], strings: { text: (id) => Buffer.from(r.strings.bytes).toString('utf8', id === 0 ? 0 : r.strings.ends[id - 1]!, r.strings.ends[id]!) }, stringCount: r.strings.ends.length });
+    parts.push({ pieces: [r.words], strings: { text: (id) => Buffer.from(r.strings.bytes).toString('utf8', id === 0 ? 0 : r.strings.ends[id - 1]!, r.strings.ends[id]!) }, stringCount: r.strings.ends.length, columns: r.strings.columns });
   }
   return partRows(parts);
 }
@@ -111,6 +111,17 @@ describe('parseRange', () => {
     const parts = await parseFileInParts(path, types);
     expect(parts!.length).toBeGreaterThan(1);
     expect(partRows(parts!)).toEqual(await loadFactsFile(path, columns));
+    // The host cache projects kept columns of those parts on the workers, strings with the run's ids.
+    for (const loadColumns of [[0, 1, 4], [2, 3], [1]]) {
+      const decl: RelationDecl = { name: 'big', columns: loadColumns.map((c) => columns[c]!), kind: 'edb', output: false, pruned: { sourceColumns: columns, loadColumns } };
+      const cached = new EncodedFacts();
+      cached.strings.id('before');
+      await new FactsCache().load(decl, path, cached);
+      const plain = new EncodedFacts();
+      await loadKeptColumns(decl, path, plain);
+      expect(cached.toRows().get('big')).toEqual(plain.toRows().get('big'));
+      expect(cached.relations.get('big')!.usedStrings(cached.strings)).toEqual(plain.relations.get('big')!.usedStrings(plain.strings));
+    }
     // One bad line anywhere: the whole file goes to file.ts.
     lines[77_777] = lines[77_777]!.replace('|', '|"');
     writeFileSync(path, lines.join('\n').replace('1995-', '1995+') + '\n');

@@ -47,6 +47,11 @@ export class EncodedRelation {
   private rowsBefore = 0;
   /** Word offsets of the string columns within a row. */
   private readonly stringWords: number[];
+  /**
+   * The string ids the rows hold, as lists (with repeats) noted by whoever added them (`adopt`), or undefined once
+   * rows came without such a list: `usedStrings` then reads the rows.
+   */
+  private noted: Array<ArrayLike<number>> | undefined = [];
 
   constructor(readonly types: readonly ScalarType[]) {
     this.width = rowWords(types);
@@ -58,6 +63,7 @@ export class EncodedRelation {
    * so a bad record leaves nothing behind.
    */
   next(): { words: Uint32Array; at: number } {
+    this.noted = undefined;
     let last = this.chunks[this.chunks.length - 1];
     let at = (this.count - this.rowsBefore) * this.width;
     if (!last || at + this.width > last.length) {
@@ -73,8 +79,13 @@ export class EncodedRelation {
     this.count++;
   }
 
-  /** Appends `words`, whole rows back to back, as a chunk of its own (not copied: the relation owns it from now on). */
-  adopt(words: Uint32Array): void {
+  /**
+   * Appends `words`, whole rows back to back, as a chunk of its own (not copied: the relation owns it from now on);
+   * `stringIds`, when given, holds every string id they hold.
+   */
+  adopt(words: Uint32Array, stringIds?: ArrayLike<number>): void {
+    if (stringIds && this.noted) this.noted.push(stringIds);
+    else if (this.stringWords.length > 0) this.noted = undefined;
     const rows = this.width === 0 ? 0 : words.length / this.width;
     if (rows === 0) return;
     const last = this.chunks.length - 1;
@@ -125,6 +136,10 @@ export class EncodedRelation {
   /** The distinct strings the rows' string words refer to (ids of `strings`). */
   usedStrings(strings: StringIds): Set<string> {
     const out = new Set<string>();
+    if (this.noted) {
+      for (const ids of this.noted) for (let i = 0; i < ids.length; i++) out.add(strings.text(ids[i]!));
+      return out;
+    }
     for (const words of this.pieces()) {
       for (const off of this.stringWords) {
         for (let at = off; at < words.length; at += this.width) out.add(strings.text(words[at]!));

@@ -10,6 +10,9 @@ import { EncodedRelation, StringInterner, columnTypes, columnWordOffsets, factsC
 import { loadKeptColumns, type FactsFileLoader } from './dir.js';
 import { loadFactsFileInto } from './file.js';
 import { parseFileInParts, type ParsedPart } from './parse-file.js';
+import { columnBit } from './parse-range.js';
+import { projectRows, type ProjectTask } from './project.js';
+import { runAllInWorkers } from '../parallel/pool.js';
 
 interface CachedFile {
   /** Every column of the file. */
@@ -41,7 +44,7 @@ export class FactsCache {
           const rows = new EncodedRelation(types);
           const strings = new StringInterner();
           await loadFactsFileInto(path, columns, rows, strings, decl.name);
-          parts = [{ pieces: rows.pieces(), strings, stringCount: strings.strings.length }];
+          parts = [{ pieces: rows.pieces(), strings, stringCount: strings.strings.length, columns: stringColumns(rows, strings.strings.length) }];
         }
         this.files.set(key, (file = { types, parts }));
       } catch (e) {
@@ -54,7 +57,7 @@ export class FactsCache {
       this.reads++;
       return loadKeptColumns(decl, path, facts);
     }
-    project(file, decl, facts);
+    await project(file, decl, facts);
   };
 
   clear(): void {
@@ -63,16 +66,38 @@ export class FactsCache {
   }
 }
 
-/** Appends `decl`'s kept columns of `file`'s rows to its relation in `facts`. */
-function project(file: CachedFile, decl: RelationDecl, facts: EncodedFacts): void {
+/** ByteStrings.columns of rows loaded by file.ts: per string id, the string columns holding it. */
+function stringColumns(rows: EncodedRelation, stringCount: number): Uint32Array {
+  const out = new Uint32Array(stringCount);
+  const offsets = columnWordOffsets(rows.types);
+  const stringCols = rows.types.flatMap((t, c) => (t === 'string' ? [offsets[c]!] : []));
+  for (const words of rows.pieces()) {
+    stringCols.forEach((off, k) => {
+      for (let at = off; at < words.length; at += rows.width) out[words[at]!]! |= columnBit(k);
+    });
+  }
+  return out;
+}
+
+/** Parts at least this many words are projected on the worker pool (when their words are shared). */
+const WORKER_WORDS = 1 << 16;
+
+/**
+ * Appends `decl`'s kept columns of `file`'s rows to its relation in `facts`: the strings the kept columns hold get
+ * the run's ids here, and the rows are projected on the worker pool.
+ */
+async function project(file: CachedFile, decl: RelationDecl, facts: EncodedFacts): Promise<void> {
   const source = file.types;
   const width = rowWords(source);
   const offsets = columnWordOffsets(source);
   const kept = decl.pruned?.loadColumns ?? source.map((_, i) => i);
+  const stringIndex = source.map((t, c) => source.slice(0, c).filter((u) => u === 'string').length);
   // Per word of an output row: the source word it copies, and whether it is a string id to map.
   const fromList: number[] = [];
   const stringList: number[] = [];
+  let keptBits = 0;
   for (const c of kept) {
+    if (source[c] === 'string') keptBits |= columnBit(stringIndex[c]!);
     for (let w = 0; w < rowWords([source[c]!]); w++) {
       fromList.push(offsets[c]! + w);
       stringList.push(source[c] === 'string' ? 1 : 0);
@@ -81,26 +106,28 @@ function project(file: CachedFile, decl: RelationDecl, facts: EncodedFacts): voi
   const from = Int32Array.from(fromList);
   const isString = Uint8Array.from(stringList);
   const target = facts.relation(decl.name, columnTypes(decl.columns));
-  const outWidth = from.length;
+  const tasks: ProjectTask[] = [];
+  const runIds: Uint32Array[] = [];
   for (const part of file.parts) {
-    // The part's string id -> the run's id, filled as strings are met.
-    const ids = new Int32Array(part.stringCount).fill(-1);
-    for (const words of part.pieces) {
-      // Row by row, so each source row is read once (rows are wider than the kept words).
-      const out = new Uint32Array((words.length / width) * outWidth);
-      for (let at = 0, o = 0; at < words.length; at += width) {
-        for (let k = 0; k < outWidth; k++, o++) {
-          const v = words[at + from[k]!]!;
-          if (isString[k] === 0) {
-            out[o] = v;
-            continue;
-          }
-          let id = ids[v]!;
-          if (id < 0) ids[v] = id = facts.strings.id(part.strings.text(v));
-          out[o] = id;
-        }
+    // Shared, so worker tasks read it in place.
+    const ids = new Int32Array(new SharedArrayBuffer(keptBits === 0 ? 0 : part.stringCount * 4));
+    const used: number[] = [];
+    if (keptBits !== 0) {
+      for (let s = 0; s < part.stringCount; s++) {
+        if ((part.columns[s]! & keptBits) === 0) continue;
+        const id = facts.strings.id(part.strings.text(s));
+        ids[s] = id;
+        used.push(id);
       }
-      target.adopt(out);
+    }
+    for (const words of part.pieces) {
+      tasks.push({ words, width, from, isString, ids });
+      runIds.push(Uint32Array.from(used));
+      used.length = 0;
     }
   }
+  const onWorker = (t: ProjectTask): boolean => t.words.buffer instanceof SharedArrayBuffer && t.words.length >= WORKER_WORDS;
+  const projected = await runAllInWorkers<Uint32Array>(tasks.filter(onWorker).map((task) => ({ kind: 'project', task })));
+  let next = 0;
+  tasks.forEach((t, i) => target.adopt(onWorker(t) ? projected[next++]! : projectRows(t), runIds[i]!));
 }

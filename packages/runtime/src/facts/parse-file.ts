@@ -16,6 +16,8 @@ export interface ParsedPart {
   strings: { text(id: number): string };
   /** Ids of `strings` are below this. */
   stringCount: number;
+  /** Per string id, the string columns holding it (ByteStrings.columns). */
+  columns: Uint32Array;
 }
 
 /** Below this size a file parses on the calling thread: starting workers would cost more than they save. */
@@ -59,7 +61,7 @@ export async function parseFileInParts(path: string, types: readonly ScalarType[
   const parts: ParsedPart[] = [];
   for (const r of results) {
     if (!r.ok) return undefined;
-    parts.push({ pieces: [r.words], strings: new ByteStringTable(r.strings), stringCount: r.strings.ends.length });
+    parts.push({ pieces: [r.words], strings: new ByteStringTable(r.strings), stringCount: r.strings.ends.length, columns: r.strings.columns });
   }
   return parts;
 }

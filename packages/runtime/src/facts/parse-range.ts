@@ -31,7 +31,12 @@ export interface RangeTask {
 export interface ByteStrings {
   bytes: Uint8Array;
   ends: Uint32Array;
+  /** Per string, the string columns holding it: bit k % 32 for the k-th string column of the file (columnBit). */
+  columns: Uint32Array;
 }
+
+/** The bit of the `k`-th string column in `ByteStrings.columns` (columns past 32 share bits, which only over-counts). */
+export const columnBit = (k: number): number => (1 << k % 32) >>> 0;
 
 export type RangeResult = { ok: true; rows: number; words: Uint32Array; strings: ByteStrings } | { ok: false };
 
@@ -52,10 +57,18 @@ class ByteInterner {
   private used = 0;
   private ends = new Uint32Array(1 << 10);
   private hashes = new Uint32Array(1 << 10);
+  private columns = new Uint32Array(1 << 10);
   count = 0;
   private slots = new Int32Array(1 << 11).fill(-1);
 
-  id(buf: Uint8Array, s: number, e: number): number {
+  /** The id of buf[s, e), noted as held by the string column(s) of `bit`. */
+  id(buf: Uint8Array, s: number, e: number, bit: number): number {
+    const id = this.find(buf, s, e);
+    this.columns[id]! |= bit;
+    return id;
+  }
+
+  private find(buf: Uint8Array, s: number, e: number): number {
     let h = 0x811c9dc5;
     for (let i = s; i < e; i++) h = Math.imul(h ^ buf[i]!, 0x01000193);
     h >>>= 0;
@@ -87,6 +100,7 @@ class ByteInterner {
     if (this.count === this.ends.length) {
       this.ends = grow(this.ends, this.count + 1);
       this.hashes = grow(this.hashes, this.count + 1);
+      this.columns = grow(this.columns, this.count + 1);
     }
     const id = this.count++;
     this.ends[id] = this.used;
@@ -106,7 +120,7 @@ class ByteInterner {
 
   /** The table, trimmed to its contents. */
   table(): ByteStrings {
-    return { bytes: this.bytes.slice(0, this.used), ends: this.ends.slice(0, this.count) };
+    return { bytes: this.bytes.slice(0, this.used), ends: this.ends.slice(0, this.count), columns: this.columns.slice(0, this.count) };
   }
 }
 
@@ -165,9 +179,12 @@ export function parseRange(task: RangeTask): RangeResult {
   if (types.length === 0) return { ok: false };
   const width = rowWords(types);
   const offsets: number[] = [];
-  for (let c = 0, at = 0; c < types.length; c++) {
+  /** Per column, its columnBit when it is a string column. */
+  const bits: number[] = [];
+  for (let c = 0, at = 0, k = 0; c < types.length; c++) {
     offsets.push(at);
     at += rowWords([types[c]!]);
+    bits.push(types[c] === 'string' ? columnBit(k++) : 0);
   }
   const strings = new ByteInterner();
   /** Day numbers by the date's digits as one number (yyyymmdd): few distinct dates, each converted once. */
@@ -181,7 +198,7 @@ export function parseRange(task: RangeTask): RangeResult {
     let v = NaN;
     switch (type) {
       case 'string':
-        words[w] = strings.id(buf, s, e);
+        words[w] = strings.id(buf, s, e, bits[c]!);
         return true;
       case 'int32': {
         const neg = buf[s] === 45;
@@ -309,5 +326,8 @@ export function parseRange(task: RangeTask): RangeResult {
   } finally {
     closeSync(fd);
   }
-  return { ok: true, rows, words: words.slice(0, rows * width), strings: strings.table() };
+  // Shared, so projection tasks on other workers read the words where they lie (host-cache.ts).
+  const shared = new Uint32Array(new SharedArrayBuffer(rows * width * 4));
+  shared.set(words.subarray(0, rows * width));
+  return { ok: true, rows, words: shared, strings: strings.table() };
 }

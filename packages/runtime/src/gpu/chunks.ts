@@ -9,24 +9,27 @@
  *   of each piece of a build side whose table would not fit, a difference removing each right chunk in turn;
  * - aggregate: each chunk into partial rows, the partials combined (counts and sums summed, min/max again; a
  *   decimal average as sum and count, divided on the host);
- * - sort (and merge past one binding): rows range-partitioned on the host by the key (then the other words), each
+ * - sort (and merge past one binding): rows range-partitioned on the device by the key (then the other words), each
  *   chunk sorted: the chunks in order are the sorted relation, and equal rows share a chunk, so unique runs per
  *   chunk (otherwise unique drops a chunk's first row equal to the last row before it).
  * Other inputs are gathered into one buffer when they fit one binding (whole), else a DeviceLimitError.
- * Loaded facts past one binding are range-partitioned on upload (uploadForSort), so loading sorts per chunk.
+ * Loaded facts past one binding are uploaded as consecutive chunks (uploadForSort) and sorted as above.
  */
 import { rowWords, wordsOf, type Aggregate, type ScalarType } from '@vixen/queryplan';
 import { hashJoinLayout, sortKeyWords, type HashAggregate } from '@vixen/codegen-wgsl';
 import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
 import { internals, type Gpu, type GpuImpl } from './device.js';
+import { selectRange } from './kernels.js';
 import { pipelineTableWords } from './pipeline.js';
 import { Recorder } from './recorder.js';
 import {
   allocRelation,
+  bindingBytes,
   DeviceLimitError,
   exactCount,
   readWords,
   releaseRelation,
+  relationUsage,
   ResultLimitError,
   settle,
   syncCounts,
@@ -244,8 +247,13 @@ export async function runChunked(
       if (fitsOneChunk(g, await exactCount(g, a), a.width)) return onWhole(g, kernel, inputs, what, single);
       // Partitioned by the key, then the other words: ties on the key may span chunks, equal rows may not.
       const order = [...keyWords, ...Array.from({ length: a.width }, (_, w) => w).filter((w) => !keyWords.includes(w))];
-      const pieces = await chunkWords(g, a);
-      return sortRanged(g, rangePartition(g, pieces, a.width, order, what), a.width, order, (c) => single(kernel, [c]));
+      const outs: DeviceRelation[] = [];
+      for (const bucket of await rangePartition(g, a, order, what)) {
+        const sorted = await single(kernel, [bucket]);
+        releaseUnshared(g, bucket, sorted);
+        outs.push(sorted);
+      }
+      return chunkedOf(outs, a.width, order);
     }
     case 'aggregate':
       return aggregateChunked(g, kernel, a, variables, single);
@@ -412,32 +420,12 @@ export function releaseUnshared(gpu: Gpu, old: DeviceRelation, kept: DeviceRelat
 }
 
 /**
- * Host rows to be sorted by `keyWords` (row word offsets, most significant first): one relation when they fit one
- * binding, else chunks range-partitioned by those words (ranged), so sorting each chunk sorts the whole.
+ * Host rows to be sorted: one relation when they fit one binding, else consecutive chunks (the chunked sort then
+ * range-partitions them on the device).
  */
-export function uploadForSort(gpu: Gpu, pieces: readonly Uint32Array[], width: number, rows: number, keyWords: readonly number[]): DeviceRelation {
+export function uploadForSort(gpu: Gpu, pieces: readonly Uint32Array[], width: number, rows: number): DeviceRelation {
   const g = internals(gpu);
-  if (fitsOneChunk(g, rows, width)) return uploadRelation(g, pieces, width, rows);
-  const buckets = rangePartition(g, pieces, width, keyWords, `loading ${rows} rows x ${width} words`);
-  return chunkedOf(buckets.map((words) => uploadRelation(g, words, width)), width, keyWords);
-}
-
-/** Uploads each bucket of a range partition and sorts it: the sorted relation, chunked and ranged by `keyWords`. */
-async function sortRanged(
-  g: GpuImpl,
-  buckets: readonly Uint32Array[],
-  width: number,
-  keyWords: readonly number[],
-  sort: (c: DeviceRelation) => Promise<DeviceRelation>,
-): Promise<DeviceRelation> {
-  const outs: DeviceRelation[] = [];
-  for (const words of buckets) {
-    const raw = uploadRelation(g, words, width);
-    const sorted = await sort(raw);
-    releaseUnshared(g, raw, sorted);
-    outs.push(sorted);
-  }
-  return chunkedOf(outs, width, keyWords);
+  return fitsOneChunk(g, rows, width) ? uploadRelation(g, pieces, width, rows) : uploadChunks(g, pieces, width, rows);
 }
 
 /** Compares row `i` of `a` with row `j` of `b` by `keyWords` as u32 (the radix sort's order). */
@@ -450,89 +438,71 @@ function compareKeys(a: Uint32Array, i: number, b: Uint32Array, j: number, keyWo
   return 0;
 }
 
-/** Whether the splitter at `s` (K consecutive words) is <= the key of the row at `at` of `p`. */
-function splitterAtMost(splitters: Uint32Array, s: number, p: Uint32Array, at: number, keyWords: readonly number[]): boolean {
-  for (let k = 0; k < keyWords.length; k++) {
-    const x = splitters[s + k]!;
-    const y = p[at + keyWords[k]!]!;
-    if (x !== y) return x < y;
-  }
-  return true;
-}
+/** Rows sampled per bucket to choose a range partition's splitters. */
+const SAMPLES_PER_BUCKET = 256;
 
 /**
- * Host range partition of rows (pieces of whole rows) by `keyWords` into buckets of at most chunkRows rows, in key
- * order; rows with equal key words share a bucket. Splitters come from an even sample of the rows; a bucket that
- * overflows retries with more, finer buckets. Keys repeated on more rows than one binding holds fail.
+ * Range partition of `rel`'s rows by the words `order` (compared as u32, the radix sort's order) into buckets of
+ * at most chunkRows rows, in key order, on the device: splitters from an even sample of the rows (read back), then
+ * one range select (selectRange) per bucket and chunk, the bucket's pieces copied together. `order` holds every word
+ * of a row, so equal rows share a bucket. A bucket that overflows retries with more, finer buckets; rows equal on
+ * more than one binding holds fail.
  */
-export function rangePartition(g: GpuImpl, pieces: readonly Uint32Array[], width: number, keyWords: readonly number[], what: string): Uint32Array[] {
+async function rangePartition(g: GpuImpl, rel: DeviceRelation, order: readonly number[], what: string): Promise<DeviceRelation[]> {
+  const width = rel.width;
   const capacity = chunkRows(g, width);
-  const rows = pieces.reduce((n, p) => n + p.length, 0) / width;
-  const K = keyWords.length;
-  // Row r's piece and word offset.
-  const starts: number[] = [];
-  let seen = 0;
-  for (const p of pieces) {
-    starts.push(seen);
-    seen += p.length / width;
-  }
-  const locate = (r: number): [Uint32Array, number] => {
-    let lo = 0;
-    let hi = pieces.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (starts[mid]! <= r) lo = mid;
-      else hi = mid - 1;
-    }
-    return [pieces[lo]!, (r - starts[lo]!) * width];
-  };
+  const rows = await exactCount(g, rel);
+  const chunks = parts(rel);
+  const K = order.length;
   for (let buckets = Math.ceil(rows / capacity) + 1, attempt = 0; attempt < 4; buckets *= 2, attempt++) {
-    const samples = Math.min(rows, 256 * buckets);
+    const samples = Math.min(rows, SAMPLES_PER_BUCKET * buckets);
+    const sampled = await sampleRows(g, chunks, rows, samples);
     const keys = new Uint32Array(samples * K);
-    for (let s = 0; s < samples; s++) {
-      const [p, at] = locate(Math.floor((s * rows) / samples));
-      for (let k = 0; k < K; k++) keys[s * K + k] = p[at + keyWords[k]!]!;
-    }
-    const own = keyWords.map((_, k) => k);
-    const order = Array.from({ length: samples }, (_, s) => s).sort((x, y) => compareKeys(keys, x * K, keys, y * K, own));
-    const splitters = new Uint32Array((buckets - 1) * K);
+    for (let s = 0; s < samples; s++) for (let k = 0; k < K; k++) keys[s * K + k] = sampled[s * width + order[k]!]!;
+    const own = order.map((_, k) => k);
+    const sorted = Array.from({ length: samples }, (_, s) => s).sort((x, y) => compareKeys(keys, x * K, keys, y * K, own));
+    const splitters: Uint32Array[] = [];
     for (let j = 1; j < buckets; j++) {
-      const at = order[Math.floor((j * samples) / buckets)]! * K;
-      splitters.set(keys.subarray(at, at + K), (j - 1) * K);
+      const at = sorted[Math.floor((j * samples) / buckets)]! * K;
+      splitters.push(keys.slice(at, at + K));
     }
-    // A row goes to the bucket after the last splitter <= its key: equal keys land together.
-    const bucketOf = new Uint16Array(rows);
-    const counts = new Array<number>(buckets).fill(0);
-    let r = 0;
-    for (const p of pieces) {
-      for (let at = 0; at < p.length; at += width, r++) {
-        let lo = 0;
-        let hi = buckets - 1;
-        while (lo < hi) {
-          const mid = (lo + hi) >> 1;
-          if (splitterAtMost(splitters, mid * K, p, at, keyWords)) lo = mid + 1;
-          else hi = mid;
-        }
-        bucketOf[r] = lo;
-        counts[lo]! += 1;
-      }
+    const out: DeviceRelation[] = [];
+    let fits = true;
+    // A row goes to the bucket after the last splitter <= its key.
+    for (let j = 0; j < buckets && fits; j++) {
+      const pieces: DeviceRelation[] = [];
+      for (const c of chunks) pieces.push(await selectRange(g, c, order, splitters[j - 1], splitters[j]));
+      await syncCounts(g);
+      const n = pieces.reduce((sum, p) => sum + settle(p).count, 0);
+      fits = n <= capacity;
+      if (fits && n > 0) out.push(await whole(g, chunkedOf(pieces, width), what));
+      for (const p of pieces) if (!out.some((o) => o.buffer === p.buffer)) releaseRelation(g, p);
     }
-    if (Math.max(...counts) > capacity) continue;
-    const out = counts.map((c) => new Uint32Array(c * width));
-    const fill = new Array<number>(buckets).fill(0);
-    r = 0;
-    for (const p of pieces) {
-      for (let at = 0; at < p.length; at += width, r++) {
-        const b = bucketOf[r]!;
-        const dst = out[b]!;
-        let to = fill[b]!;
-        for (let w = 0; w < width; w++) dst[to++] = p[at + w]!;
-        fill[b] = to;
-      }
-    }
-    return out.filter((words) => words.length > 0);
+    if (fits) return out;
+    for (const o of out) releaseRelation(g, o);
   }
   throw new DeviceLimitError(`${what}: more equal rows than one storage binding (${g.limits.maxStorageBufferBindingSize} bytes) holds`);
+}
+
+/** `samples` rows of `chunks` (`rows` in all) evenly spaced, read back: rows back to back. */
+async function sampleRows(g: GpuImpl, chunks: readonly DeviceRelation[], rows: number, samples: number): Promise<Uint32Array> {
+  const width = chunks[0]!.width;
+  // Only copied and read back, never bound: it may pass one binding.
+  const buffer = { buffer: g.pool.acquire(bindingBytes(samples * width), relationUsage()), count: samples, width };
+  try {
+    const rec = new Recorder(g, {});
+    let chunk = 0;
+    let before = 0;
+    for (let s = 0; s < samples; s++) {
+      const r = Math.floor((s * rows) / samples);
+      while (r >= before + chunks[chunk]!.count) before += chunks[chunk++]!.count;
+      rec.copy(chunks[chunk]!.buffer!, (r - before) * width * 4, buffer.buffer!, s * width * 4, width * 4);
+    }
+    await rec.submit();
+    return await readWords(g, buffer.buffer!, 0, samples * width);
+  } finally {
+    releaseRelation(g, buffer);
+  }
 }
 
 /**

@@ -14,6 +14,7 @@ import {
   RADIX_BITS,
   radixItems,
   generateKernelShaders,
+  rangeSelectShaders,
   hashJoinLayout,
   sortKeyWords,
   swapHashJoin,
@@ -163,6 +164,21 @@ async function select(g: GpuImpl, shaders: KernelShaders, c: Selection): Promise
   }
 }
 
+const rangeShaders = new Map<string, KernelShaders>();
+
+/**
+ * The rows of `rel` (one buffer) whose words in `order`, compared as u32, lie in [lo, hi) (a bound left out is
+ * open), in input order; the count stays pending on the device.
+ */
+export async function selectRange(g: GpuImpl, rel: DeviceRelation, order: readonly number[], lo?: Uint32Array, hi?: Uint32Array): Promise<DeviceRelation> {
+  if (rel.count === 0) return { buffer: null, count: 0, width: rel.width };
+  const key = `${rel.width}|${order.join(',')}|${lo !== undefined}|${hi !== undefined}`;
+  let shaders = rangeShaders.get(key);
+  if (!shaders) rangeShaders.set(key, (shaders = rangeSelectShaders(rel.width, order, lo !== undefined, hi !== undefined)));
+  const constants = new Uint32Array([...(lo ?? []), ...(hi ?? [])]);
+  return select(g, shaders, { pass: 'select', inputs: [bound(rel)], rows: rel.count, sizes: [sizeOf(rel)], constants, outWidth: rel.width });
+}
+
 /**
  * Copies of whole relations, back to back (copy and concat). One part whose count is pending stays pending
  * (rows and count word copied); several parts need their counts, to place the later ones.
@@ -199,7 +215,10 @@ async function concatenate(g: GpuImpl, all: DeviceRelation[], width: number): Pr
  */
 async function hashedUnique(g: GpuImpl, shaders: KernelShaders, a: DeviceRelation, outWidth: number): Promise<DeviceRelation> {
   const n = a.count;
-  const slots = 2 ** Math.ceil(Math.log2(2 * n));
+  let slots = 2 ** Math.ceil(Math.log2(2 * n));
+  // Past one binding the table is halved while at most 3/4 full (linear probing stays short), so a unique of up to
+  // 3/4 of the largest table's slots needs no chunks (at 2 GiB bindings: 201M rows).
+  while (slots * 4 > g.limits.maxStorageBufferBindingSize && (slots / 2) * 0.75 >= n) slots /= 2;
   const table = acquireBound(g, slots, `unique hash table of ${slots} slots`);
   const dup = acquireBound(g, n, `unique marks for ${n} rows`);
   try {

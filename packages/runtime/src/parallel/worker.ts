@@ -1,15 +1,16 @@
 /** The entry of the pool's worker threads (pool.ts): runs one request at a time and transfers its arrays back. */
 import { parentPort } from 'node:worker_threads';
 import { parseRange, type RangeResult, type RangeTask } from '../facts/parse-range.js';
+import { projectRows, type ProjectTask } from '../facts/project.js';
 import { dbgenChunk, type DbgenChunk, type DbgenChunkResult } from '../tpch/dbgen.js';
 
-export type WorkerRequest = { kind: 'parseRange'; task: RangeTask } | { kind: 'dbgenChunk'; chunk: DbgenChunk };
-export type WorkerResponse = RangeResult | DbgenChunkResult;
+export type WorkerRequest = { kind: 'parseRange'; task: RangeTask } | { kind: 'dbgenChunk'; chunk: DbgenChunk } | { kind: 'project'; task: ProjectTask };
+export type WorkerResponse = RangeResult | DbgenChunkResult | Uint32Array;
 
-/** The buffers of a response, moved rather than copied. */
+/** The buffers of a response, moved rather than copied (shared ones are neither). */
 function transfers(r: WorkerResponse): ArrayBuffer[] {
-  if ('files' in r) return r.files.map((f) => f.buffer as ArrayBuffer);
-  return r.ok ? [r.words.buffer as ArrayBuffer, r.strings.bytes.buffer as ArrayBuffer, r.strings.ends.buffer as ArrayBuffer] : [];
+  const arrays = r instanceof Uint32Array ? [r] : 'files' in r ? r.files : r.ok ? [r.words, r.strings.bytes, r.strings.ends, r.strings.columns] : [];
+  return arrays.map((a) => a.buffer).filter((b): b is ArrayBuffer => b instanceof ArrayBuffer);
 }
 
 function handle(request: WorkerRequest): WorkerResponse {
@@ -18,6 +19,8 @@ function handle(request: WorkerRequest): WorkerResponse {
       return parseRange(request.task);
     case 'dbgenChunk':
       return dbgenChunk(request.chunk);
+    case 'project':
+      return projectRows(request.task);
   }
 }
 
