@@ -241,6 +241,23 @@ describe('hashed unique', () => {
     const want = canonical(types, rows).map((x) => rowWordsOf(types, x).join(','));
     expect(gotRows.sort()).toEqual(want.sort());
   });
+
+  it('uses a smaller table, at most 3/4 full, where twice the rows of slots would pass one binding', async () => {
+    const small = await openGpu({ maxStorageBufferBindingSize: 4096 });
+    try {
+      // 700 rows: 2048 slots would take 8 KiB; 1024 slots (4 KiB) hold them at 68% load.
+      const types: ScalarType[] = ['int32'];
+      const rows = Array.from({ length: 700 }, (_, i): TestRow => [(i * 7919) % 350]);
+      const kernel: KirKernel = { kind: 'unique', id: 0, input: 0, output: 1, hashed: true };
+      const variables = vars(types, types);
+      const input = uploadRelation(small, encode(types, rows), 1);
+      const out = await runKernel(small, kernel, generateKernelShaders(kernel, variables), [input], new Uint32Array(0), variables);
+      expect(Array.from(await downloadRelation(small, out)).sort((x, y) => x - y)).toEqual(Array.from({ length: 350 }, (_, i) => i));
+      for (const r of [input, out]) releaseRelation(small, r);
+    } finally {
+      small.dispose();
+    }
+  });
 });
 
 describe('difference', () => {
