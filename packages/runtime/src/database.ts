@@ -136,7 +136,7 @@ export class Database {
     addInlineFacts(facts, kir.relations, kir.facts);
     // The strings of each relation that will stay resident, read before the run rewrites the temporary ids.
     const fresh = new Map(
-      missing.map((r) => [r.name, { decl: r, strings: [...(facts.relations.get(r.name)?.usedStrings(facts.strings) ?? [])] }]),
+      missing.map((r) => [r.name, { decl: r, strings: facts.relations.get(r.name)?.usedStrings(facts.strings) ?? [] }]),
     );
     const hostLoadMilliseconds = performance.now() - hostStart;
 

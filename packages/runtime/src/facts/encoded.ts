@@ -12,6 +12,16 @@ export class StringInterner implements StringIds {
   private readonly ids = new Map<string, number>();
   readonly strings: string[] = [];
 
+  /**
+   * A new id for `s` without looking it up: for the strings of one parsed part's table (distinct within it), where
+   * a lookup per string cost more than the rest of loading millions of them. A string added twice has two ids;
+   * the dictionary maps both to its one id.
+   */
+  add(s: string): number {
+    this.strings.push(s);
+    return this.strings.length - 1;
+  }
+
   id(s: string): number {
     let id = this.ids.get(s);
     if (id === undefined) {
@@ -133,19 +143,33 @@ export class EncodedRelation {
     }
   }
 
-  /** The distinct strings the rows' string words refer to (ids of `strings`). */
-  usedStrings(strings: StringIds): Set<string> {
-    const out = new Set<string>();
+  /**
+   * The strings the rows' string words refer to (ids of `strings`), each id once: distinct strings, except that
+   * strings added to the interner without lookup (`StringInterner.add`) may repeat.
+   */
+  usedStrings(strings: StringIds): string[] {
     if (this.noted) {
-      for (const ids of this.noted) for (let i = 0; i < ids.length; i++) out.add(strings.text(ids[i]!));
+      // Marks by id, not a Set of strings: a large file's strings (millions) are listed in one pass.
+      const seen = new Uint8Array(this.noted.reduce((m, ids) => Math.max(m, maxOf(ids)), -1) + 1);
+      const out: string[] = [];
+      for (const ids of this.noted) {
+        for (let i = 0; i < ids.length; i++) {
+          const id = ids[i]!;
+          if (seen[id] === 0) {
+            seen[id] = 1;
+            out.push(strings.text(id));
+          }
+        }
+      }
       return out;
     }
+    const out = new Set<string>();
     for (const words of this.pieces()) {
       for (const off of this.stringWords) {
         for (let at = off; at < words.length; at += this.width) out.add(strings.text(words[at]!));
       }
     }
-    return out;
+    return [...out];
   }
 
   rows(strings: StringIds): Row[] {
@@ -155,6 +179,12 @@ export class EncodedRelation {
     }
     return out;
   }
+}
+
+function maxOf(ids: ArrayLike<number>): number {
+  let m = -1;
+  for (let i = 0; i < ids.length; i++) if (ids[i]! > m) m = ids[i]!;
+  return m;
 }
 
 /** The facts of one run, by relation, with the interner their string words refer to. */

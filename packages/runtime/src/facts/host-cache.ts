@@ -115,7 +115,7 @@ async function project(file: CachedFile, decl: RelationDecl, facts: EncodedFacts
     if (keptBits !== 0) {
       for (let s = 0; s < part.stringCount; s++) {
         if ((part.columns[s]! & keptBits) === 0) continue;
-        const id = facts.strings.id(part.strings.text(s));
+        const id = facts.strings.add(part.strings.text(s));
         ids[s] = id;
         used.push(id);
       }
