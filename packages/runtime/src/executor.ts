@@ -182,17 +182,17 @@ export interface ExecuteResult {
  * Every string the run can meet: facts, kernel constants and what the substring built-ins make of them. The
  * facts' string words are rewritten from their load-time ids to this dictionary's.
  */
-function buildDictionary(
+async function buildDictionary(
   program: KirProgram,
   initial: EncodedFacts,
   specs: readonly TableSpec[],
   resident: Iterable<string> = [],
-): StringDictionary {
+): Promise<StringDictionary> {
   const strings: string[] = [...initial.strings.strings, ...resident];
   for (const k of program.kernels) {
     for (const c of kernelConstants(k)) if (c.type === 'string') strings.push(c.value as string);
   }
-  const dict = dictionaryFor(strings, specs);
+  const dict = await dictionaryFor(strings, specs);
   initial.remapStrings(dict);
   return dict;
 }
@@ -300,7 +300,7 @@ export async function executeKir(
   const createdStart = internals(gpu).pool.created;
   const tableSpecs = program.kernels.map(kernelTables);
   const kept = options.resident?.dictionary;
-  const dict = kept ?? buildDictionary(program, initial, tableSpecs.flat(), options.resident?.strings);
+  const dict = kept ?? (await buildDictionary(program, initial, tableSpecs.flat(), options.resident?.strings));
   // The run's own strings (per-run facts) are all in a kept dictionary: their temporary ids become its ids.
   if (kept) initial.remapStrings(kept);
   const variables = program.variables;

@@ -5,6 +5,7 @@
 import type { TableSpec } from '@vixen/codegen-wgsl';
 import { builtinTable, evalBuiltin, type Value } from '@vixen/queryplan';
 import { StringDictionary } from './encoding.js';
+import { sortDistinctInWorkers } from './parallel/sort-strings.js';
 
 /**
  * `strings` plus every string the substring tables can produce from them, repeatedly (a substring of a
@@ -39,9 +40,9 @@ const specKey = (s: TableSpec): string => JSON.stringify([s.fn, ...s.args]);
 /** The substring tables (by key) each dictionary was closed over when it was built (dictionaryFor). */
 const closedOver = new WeakMap<StringDictionary, ReadonlySet<string>>();
 
-/** The order-preserving dictionary of `strings` closed over the substring tables among `specs`. */
-export function dictionaryFor(strings: Iterable<string>, specs: readonly TableSpec[]): StringDictionary {
-  const dict = new StringDictionary(closeOverSubstrings(strings, specs));
+/** The order-preserving dictionary of `strings` closed over the substring tables among `specs` (sorted on workers when large). */
+export async function dictionaryFor(strings: Iterable<string>, specs: readonly TableSpec[]): Promise<StringDictionary> {
+  const dict = new StringDictionary(await sortDistinctInWorkers([...closeOverSubstrings(strings, specs)]), true);
   closedOver.set(dict, new Set(specs.filter((s) => s.fn === 'string:substring').map(specKey)));
   return dict;
 }

@@ -1,0 +1,54 @@
+/**
+ * Sorting millions of strings (a run's dictionary, encoding.ts) on the worker pool. Strings go to workers by
+ * their first two code units, in ranges of those prefixes cut to about equal counts, so each worker's sorted,
+ * duplicate-free share is one contiguous stretch of the whole and the shares are concatenated, not merged.
+ * A prefix shared by most strings leaves most of them to one worker: no faster than sorting on one thread.
+ */
+import { runAllInWorkers, workerCount } from './pool.js';
+
+/** Below this many strings one thread sorts them: handing them to workers copies them twice. */
+const PARALLEL_STRINGS = 1 << 20;
+
+/** The sorted distinct strings, in JS code-unit order (the default sort's). */
+export function sortDistinct(strings: string[]): string[] {
+  strings.sort();
+  let distinct = 0;
+  for (const s of strings) if (distinct === 0 || s !== strings[distinct - 1]) strings[distinct++] = s;
+  strings.length = distinct;
+  return strings;
+}
+
+/** Bins of prefixBin: the empty string, 129 per ASCII first unit (no second unit, then each, 127+ together), the rest. */
+const BINS = 1 + 128 * 129 + (65536 - 128);
+
+/** A bin number that never decreases along code-unit order. */
+function prefixBin(s: string): number {
+  if (s.length === 0) return 0;
+  const c0 = s.charCodeAt(0);
+  if (c0 >= 128) return 1 + 128 * 129 + (c0 - 128);
+  return 1 + c0 * 129 + (s.length > 1 ? Math.min(s.charCodeAt(1), 127) + 1 : 0);
+}
+
+/** sortDistinct of `strings` (which it may reorder), on the worker pool when there are many. */
+export async function sortDistinctInWorkers(strings: string[]): Promise<string[]> {
+  const workers = workerCount();
+  if (strings.length < PARALLEL_STRINGS || workers < 2) return sortDistinct(strings);
+  const bins = new Uint32Array(strings.length);
+  const counts = new Uint32Array(BINS);
+  for (let i = 0; i < strings.length; i++) counts[(bins[i] = prefixBin(strings[i]!))]!++;
+  // Share of each bin: consecutive bins up to about 1/workers of the strings each.
+  const shareOf = new Uint8Array(BINS);
+  const per = Math.ceil(strings.length / workers);
+  for (let b = 0, share = 0, inShare = 0; b < BINS; b++) {
+    if (inShare >= per && share < workers - 1) {
+      share++;
+      inShare = 0;
+    }
+    shareOf[b] = share;
+    inShare += counts[b]!;
+  }
+  const shares: string[][] = Array.from({ length: workers }, () => []);
+  for (let i = 0; i < strings.length; i++) shares[shareOf[bins[i]!]!]!.push(strings[i]!);
+  const sorted = await runAllInWorkers<string[]>(shares.filter((s) => s.length > 0).map((share) => ({ kind: 'sortStrings', strings: share })));
+  return sorted.flat();
+}

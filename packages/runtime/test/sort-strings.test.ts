@@ -1,0 +1,21 @@
+/** The dictionary's string sort on worker threads: the same strings, in the same order, as one thread's sort. */
+import { describe, expect, it } from 'vitest';
+import { sortDistinct, sortDistinctInWorkers } from '../src/parallel/sort-strings.js';
+
+describe('sortDistinctInWorkers', () => {
+  it('sorts and drops duplicates as one thread does, over prefixes of every kind', async () => {
+    let seed = 7;
+    const next = (n: number): number => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n);
+    // First units ASCII and not, one-unit strings, empty strings, units past 127 second, surrogate pairs, repeats.
+    const units = ['', 'a', 'b', 'z', 'A', '~', '\u007f', '\u0080', 'é', '\u4e2d', '\ud83d\ude00', '\uffff', ' '];
+    const strings: string[] = [];
+    for (let i = 0; i < (1 << 20) + 5000; i++) {
+      let s = '';
+      for (let k = next(5); k > 0; k--) s += units[next(units.length)]!;
+      strings.push(i % 3 === 0 ? s : s + (next(100_000) % 7919));
+    }
+    const want = sortDistinct([...strings]);
+    expect(want.length).toBeGreaterThan(100_000);
+    expect(await sortDistinctInWorkers([...strings])).toEqual(want);
+  }, 120_000);
+});
