@@ -15,8 +15,8 @@ case $suite in
   *)
     run=(/tmp/vx/vixen)
     if [ -n "${VX_CPU_PROF:-}" ]; then
-      /tmp/vx/vixen --version >/dev/null # unpacks node
-      run=(/tmp/vx/node --cpu-prof --cpu-prof-interval 5000 --cpu-prof-dir="$out/prof" /tmp/vx/vixen.mjs)
+      /tmp/vx/vixen help >/dev/null # unpacks node
+      run=(/tmp/vx/node --max-old-space-size=65536 --cpu-prof --cpu-prof-interval 5000 --cpu-prof-dir="$out/prof" /tmp/vx/vixen.mjs)
     fi
     "${run[@]}" bench "$suite" --json "$out/$suite-$(date +%H%M%S).json" "$@" 2>&1 | tee -a "$out/$suite.log" ;;
 esac

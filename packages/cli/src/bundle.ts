@@ -79,7 +79,10 @@ for f in node dawn.node libduckdb.so; do
 done
 nvidia_icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 if [ -z "\${VK_DRIVER_FILES:-}" ] && [ -f "$nvidia_icd" ]; then export VK_DRIVER_FILES="$nvidia_icd"; fi
-exec "$here/node" "$here/vixen.mjs" "$@"
+# A JS heap of half the memory (Node's default stops near 4 GiB): the strings of large facts files live there.
+heap_mb=$(awk '/^MemTotal:/ { printf "%d", $2 / 2048 }' /proc/meminfo 2>/dev/null || true)
+if [ "\${heap_mb:-0}" -gt 4096 ]; then set -- --max-old-space-size="$heap_mb" "$here/vixen.mjs" "$@"; else set -- "$here/vixen.mjs" "$@"; fi
+exec "$here/node" "$@"
 `;
 
 function run(cmd: string, args: string[], cwd?: string): void {

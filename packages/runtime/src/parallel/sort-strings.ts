@@ -2,6 +2,8 @@
  * Sorting millions of strings (a run's dictionary, encoding.ts) on the worker pool. Strings go to workers by
  * their first two code units, in ranges of those prefixes cut to about equal counts, so each worker's sorted,
  * duplicate-free share is one contiguous stretch of the whole and the shares are concatenated, not merged.
+ * Workers answer with the order of their share's strings (indices), so the result holds the caller's strings,
+ * not copies: millions of strings copied back would double their memory for as long as the dictionary lives.
  * A prefix shared by most strings leaves most of them to one worker: no faster than sorting on one thread.
  */
 import { runAllInWorkers, workerCount } from './pool.js';
@@ -16,6 +18,15 @@ export function sortDistinct(strings: string[]): string[] {
   for (const s of strings) if (distinct === 0 || s !== strings[distinct - 1]) strings[distinct++] = s;
   strings.length = distinct;
   return strings;
+}
+
+/** Indices of `strings`' distinct values in sorted order (a worker's task): the first index of each value. */
+export function sortedOrder(strings: readonly string[]): Uint32Array {
+  const first = new Map<string, number>();
+  strings.forEach((s, i) => {
+    if (!first.has(s)) first.set(s, i);
+  });
+  return Uint32Array.from([...first.keys()].sort(), (s) => first.get(s)!);
 }
 
 /** Bins of prefixBin: the empty string, 129 per ASCII first unit (no second unit, then each, 127+ together), the rest. */
@@ -49,6 +60,11 @@ export async function sortDistinctInWorkers(strings: string[]): Promise<string[]
   }
   const shares: string[][] = Array.from({ length: workers }, () => []);
   for (let i = 0; i < strings.length; i++) shares[shareOf[bins[i]!]!]!.push(strings[i]!);
-  const sorted = await runAllInWorkers<string[]>(shares.filter((s) => s.length > 0).map((share) => ({ kind: 'sortStrings', strings: share })));
-  return sorted.flat();
+  const used = shares.filter((s) => s.length > 0);
+  const orders = await runAllInWorkers<Uint32Array>(used.map((share) => ({ kind: 'sortStrings', strings: share })));
+  const out: string[] = [];
+  used.forEach((share, w) => {
+    for (const i of orders[w]!) out.push(share[i]!);
+  });
+  return out;
 }

@@ -3,18 +3,17 @@ import { parentPort } from 'node:worker_threads';
 import { parseRange, type RangeResult, type RangeTask } from '../facts/parse-range.js';
 import { projectRows, type ProjectTask } from '../facts/project.js';
 import { dbgenChunk, type DbgenChunk, type DbgenChunkResult } from '../tpch/dbgen.js';
-import { sortDistinct } from './sort-strings.js';
+import { sortedOrder } from './sort-strings.js';
 
 export type WorkerRequest =
   | { kind: 'parseRange'; task: RangeTask }
   | { kind: 'dbgenChunk'; chunk: DbgenChunk }
   | { kind: 'project'; task: ProjectTask }
   | { kind: 'sortStrings'; strings: string[] };
-export type WorkerResponse = RangeResult | DbgenChunkResult | Uint32Array | string[];
+export type WorkerResponse = RangeResult | DbgenChunkResult | Uint32Array;
 
 /** The buffers of a response, moved rather than copied (shared ones are neither). */
 function transfers(r: WorkerResponse): ArrayBuffer[] {
-  if (Array.isArray(r)) return [];
   const arrays = r instanceof Uint32Array ? [r] : 'files' in r ? r.files : r.ok ? [r.words, r.strings.bytes, r.strings.ends, r.strings.columns] : [];
   return arrays.map((a) => a.buffer).filter((b): b is ArrayBuffer => b instanceof ArrayBuffer);
 }
@@ -28,7 +27,7 @@ function handle(request: WorkerRequest): WorkerResponse {
     case 'project':
       return projectRows(request.task);
     case 'sortStrings':
-      return sortDistinct(request.strings);
+      return sortedOrder(request.strings);
   }
 }
 
