@@ -242,19 +242,19 @@ describe('hashed unique', () => {
     expect(gotRows.sort()).toEqual(want.sort());
   });
 
-  it('uses a smaller table, at most 3/4 full, where twice the rows of slots would pass one binding', async () => {
-    // A binding 4 bytes short of a power of two, as on the H100 (2^31 - 4): 380 rows fit one chunk, and 1024 slots
-    // would pass it by 4 bytes; 512 slots hold them at 74% load.
+  it.each([380, 450])('fits its table in one binding, or sorts, where twice the rows of slots would pass one binding, n=%i', async (n) => {
+    // A binding 4 bytes short of a power of two, as on the H100 (2^31 - 4): up to 511 rows fit one chunk, and 1024
+    // slots would pass it by 4 bytes. 512 slots hold 380 rows at 74% load; 450 rows would pass 3/4 and are sorted.
     const small = await openGpu({ maxStorageBufferBindingSize: 4092 });
     try {
       const types: ScalarType[] = ['int32'];
-      const rows = Array.from({ length: 380 }, (_, i): TestRow => [(i * 7919) % 190]);
+      const rows = Array.from({ length: n }, (_, i): TestRow => [(i * 7919) % (n / 2)]);
       const kernel: KirKernel = { kind: 'unique', id: 0, input: 0, output: 1, hashed: true };
       const variables = vars(types, types);
       const input = uploadRelation(small, encode(types, rows), 1);
       expect(input.chunks).toBeUndefined();
       const out = await runKernel(small, kernel, generateKernelShaders(kernel, variables), [input], new Uint32Array(0), variables);
-      expect(Array.from(await downloadRelation(small, out)).sort((x, y) => x - y)).toEqual(Array.from({ length: 190 }, (_, i) => i));
+      expect(Array.from(await downloadRelation(small, out)).sort((x, y) => x - y)).toEqual(Array.from({ length: n / 2 }, (_, i) => i));
       for (const r of [input, out]) releaseRelation(small, r);
     } finally {
       small.dispose();

@@ -219,6 +219,8 @@ async function hashedUnique(g: GpuImpl, shaders: KernelShaders, a: DeviceRelatio
   // Past one binding the table is halved while at most 3/4 full (linear probing stays short), so a unique of up to
   // 3/4 of the largest table's slots needs no chunks (at 2 GiB bindings: 201M rows).
   while (slots * 4 > g.limits.maxStorageBufferBindingSize && (slots / 2) * 0.75 >= n) slots /= 2;
+  // Still too large: runKernel runs it as chunks.ts does a hashed unique, sorted by all columns and then unique.
+  if (slots * 4 > g.limits.maxStorageBufferBindingSize) throw new ResultLimitError(`unique hash table of ${slots} slots for ${n} rows`);
   const table = acquireBound(g, slots, `unique hash table of ${slots} slots`);
   const dup = acquireBound(g, n, `unique marks for ${n} rows`);
   try {
