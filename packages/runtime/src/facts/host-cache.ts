@@ -91,7 +91,8 @@ async function project(file: CachedFile, decl: RelationDecl, facts: EncodedFacts
   const width = rowWords(source);
   const offsets = columnWordOffsets(source);
   const kept = decl.pruned?.loadColumns ?? source.map((_, i) => i);
-  const stringIndex = source.map((t, c) => source.slice(0, c).filter((u) => u === 'string').length);
+  // Each column's index among the string columns (its columnBit, where it is one).
+  const stringIndex = source.map((_, c) => source.slice(0, c).filter((u) => u === 'string').length);
   // Per word of an output row: the source word it copies, and whether it is a string id to map.
   const fromList: number[] = [];
   const stringList: number[] = [];
