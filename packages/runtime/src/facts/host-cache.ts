@@ -10,7 +10,7 @@ import { EncodedRelation, StringInterner, columnTypes, columnWordOffsets, factsC
 import { loadKeptColumns, type FactsFileLoader } from './dir.js';
 import { loadFactsFileInto } from './file.js';
 import { parseFileInParts, type ParsedPart } from './parse-file.js';
-import { columnBit } from './parse-range.js';
+import { stringColumnBits } from './parse-range.js';
 import { projectRows, type ProjectTask } from './project.js';
 import { runAllInWorkers } from '../parallel/pool.js';
 
@@ -70,10 +70,10 @@ export class FactsCache {
 function stringColumns(rows: EncodedRelation, stringCount: number): Uint32Array {
   const out = new Uint32Array(stringCount);
   const offsets = columnWordOffsets(rows.types);
-  const stringCols = rows.types.flatMap((t, c) => (t === 'string' ? [offsets[c]!] : []));
+  const bits = stringColumnBits(rows.types);
   for (const words of rows.pieces()) {
-    stringCols.forEach((off, k) => {
-      for (let at = off; at < words.length; at += rows.width) out[words[at]!]! |= columnBit(k);
+    bits.forEach((bit, c) => {
+      if (bit !== 0) for (let at = offsets[c]!; at < words.length; at += rows.width) out[words[at]!]! |= bit;
     });
   }
   return out;
@@ -91,14 +91,13 @@ async function project(file: CachedFile, decl: RelationDecl, facts: EncodedFacts
   const width = rowWords(source);
   const offsets = columnWordOffsets(source);
   const kept = decl.pruned?.loadColumns ?? source.map((_, i) => i);
-  // Each column's index among the string columns (its columnBit, where it is one).
-  const stringIndex = source.map((_, c) => source.slice(0, c).filter((u) => u === 'string').length);
+  const bits = stringColumnBits(source);
   // Per word of an output row: the source word it copies, and whether it is a string id to map.
   const fromList: number[] = [];
   const stringList: number[] = [];
   let keptBits = 0;
   for (const c of kept) {
-    if (source[c] === 'string') keptBits |= columnBit(stringIndex[c]!);
+    keptBits |= bits[c]!;
     for (let w = 0; w < rowWords([source[c]!]); w++) {
       fromList.push(offsets[c]! + w);
       stringList.push(source[c] === 'string' ? 1 : 0);
@@ -121,11 +120,11 @@ async function project(file: CachedFile, decl: RelationDecl, facts: EncodedFacts
         used.push(id);
       }
     }
-    for (const words of part.pieces) {
+    // The part's strings are noted with its first piece.
+    part.pieces.forEach((words, i) => {
       tasks.push({ words, width, from, isString, ids });
-      runIds.push(Uint32Array.from(used));
-      used.length = 0;
-    }
+      runIds.push(Uint32Array.from(i === 0 ? used : []));
+    });
   }
   const onWorker = (t: ProjectTask): boolean => t.words.buffer instanceof SharedArrayBuffer && t.words.length >= WORKER_WORDS;
   const projected = await runAllInWorkers<Uint32Array>(tasks.filter(onWorker).map((task) => ({ kind: 'project', task })));

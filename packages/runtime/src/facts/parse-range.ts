@@ -31,12 +31,18 @@ export interface RangeTask {
 export interface ByteStrings {
   bytes: Uint8Array;
   ends: Uint32Array;
-  /** Per string, the string columns holding it: bit k % 32 for the k-th string column of the file (columnBit). */
+  /** Per string, the string columns holding it (their stringColumnBits, or-ed). */
   columns: Uint32Array;
 }
 
-/** The bit of the `k`-th string column in `ByteStrings.columns` (columns past 32 share bits, which only over-counts). */
-export const columnBit = (k: number): number => (1 << k % 32) >>> 0;
+/**
+ * Per column of `types`, its bit in `ByteStrings.columns` (0 for a column that is not a string): bit k % 32 for the
+ * k-th string column (columns past 32 share bits, which only over-counts).
+ */
+export function stringColumnBits(types: readonly ScalarType[]): number[] {
+  let k = 0;
+  return types.map((t) => (t === 'string' ? (1 << k++ % 32) >>> 0 : 0));
+}
 
 export type RangeResult = { ok: true; rows: number; words: Uint32Array; strings: ByteStrings } | { ok: false };
 
@@ -179,13 +185,11 @@ export function parseRange(task: RangeTask): RangeResult {
   if (types.length === 0) return { ok: false };
   const width = rowWords(types);
   const offsets: number[] = [];
-  /** Per column, its columnBit when it is a string column. */
-  const bits: number[] = [];
-  for (let c = 0, at = 0, k = 0; c < types.length; c++) {
+  for (let c = 0, at = 0; c < types.length; c++) {
     offsets.push(at);
     at += rowWords([types[c]!]);
-    bits.push(types[c] === 'string' ? columnBit(k++) : 0);
   }
+  const bits = stringColumnBits(types);
   const strings = new ByteInterner();
   /** Day numbers by the date's digits as one number (yyyymmdd): few distinct dates, each converted once. */
   const dates = new Map<number, number>();
