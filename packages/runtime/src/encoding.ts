@@ -5,7 +5,6 @@
  * strings without touching text.
  */
 import { VixenError, rowWords, type Row, type ScalarType, type Value } from '@vixen/queryplan';
-import { sortDistinct } from './parallel/sort-strings.js';
 
 /** Strings to word ids and back: the final dictionary, or the interner that gives ids while facts load. */
 export interface StringIds {
@@ -13,13 +12,25 @@ export interface StringIds {
   text(id: number): string;
 }
 
+/**
+ * `strings` sorted in JS code-unit order, duplicates dropped, in place. The default sort compares in that order
+ * without a call into a comparator, and duplicates are dropped after sorting, next to each other, rather than
+ * through a Set: on 2M strings 1.0 s instead of 3.5 s with a Set and a comparator.
+ */
+export function sortDistinct(strings: string[]): string[] {
+  strings.sort();
+  let distinct = 0;
+  for (const s of strings) if (distinct === 0 || s !== strings[distinct - 1]) strings[distinct++] = s;
+  strings.length = distinct;
+  return strings;
+}
+
 export class StringDictionary implements StringIds {
   private readonly ids = new Map<string, number>();
   readonly strings: readonly string[];
 
   /**
-   * Ids follow JS code-unit order, the same order the reference interpreter uses (sortDistinct: the default sort,
-   * duplicates dropped after sorting). `sortedDistinct`: `values` is already an array in that order, without
+   * Ids follow JS code-unit order, the same order the reference interpreter uses (sortDistinct). `sortedDistinct`: `values` is already an array in that order, without
    * duplicates (sortDistinctInWorkers made it), and becomes the dictionary's strings.
    */
   constructor(values: Iterable<string>, sortedDistinct = false) {

@@ -6,19 +6,11 @@
  * not copies: millions of strings copied back would double their memory for as long as the dictionary lives.
  * A prefix shared by most strings leaves most of them to one worker: no faster than sorting on one thread.
  */
+import { sortDistinct } from '../encoding.js';
 import { runAllInWorkers, workerCount } from './pool.js';
 
-/** Below this many strings one thread sorts them: handing them to workers copies them twice. */
+/** Below this many strings one thread sorts them: handing them to workers copies them. */
 const PARALLEL_STRINGS = 1 << 20;
-
-/** The sorted distinct strings, in JS code-unit order (the default sort's). */
-export function sortDistinct(strings: string[]): string[] {
-  strings.sort();
-  let distinct = 0;
-  for (const s of strings) if (distinct === 0 || s !== strings[distinct - 1]) strings[distinct++] = s;
-  strings.length = distinct;
-  return strings;
-}
 
 /** Indices of `strings`' distinct values in sorted order (a worker's task): the first index of each value. */
 export function sortedOrder(strings: readonly string[]): Uint32Array {
