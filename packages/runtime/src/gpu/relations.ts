@@ -161,8 +161,8 @@ export class DeviceLimitError extends Error {
 }
 
 /**
- * A kernel's result (a join's rows) does not fit one binding though its inputs do: gpu/chunks.ts runs the kernel
- * again on parts of its row-wise input.
+ * A kernel's result (a join's rows) or working table (a hashed unique's) does not fit one binding though its
+ * inputs do: gpu/chunks.ts runs the kernel again on parts of its row-wise input, or a hashed unique sorted.
  */
 export class ResultLimitError extends DeviceLimitError {}
 
