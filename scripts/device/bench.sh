@@ -13,10 +13,6 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm 
 case $suite in
   smoke) /tmp/vx/vixen run examples/even-odd.logic --output odd --format csv | head -3 ;;
   *)
-    run=(/tmp/vx/vixen)
-    if [ -n "${VX_CPU_PROF:-}" ]; then
-      /tmp/vx/vixen help >/dev/null # unpacks node
-      run=(/tmp/vx/node --max-old-space-size=65536 --cpu-prof --cpu-prof-interval 5000 --cpu-prof-dir="$out/prof" /tmp/vx/vixen.mjs)
-    fi
-    "${run[@]}" bench "$suite" --json "$out/$suite-$(date +%H%M%S).json" "$@" 2>&1 | tee -a "$out/$suite.log" ;;
+    if [ -n "${VX_CPU_PROF:-}" ]; then export VIXEN_NODE_FLAGS="--cpu-prof --cpu-prof-interval 5000 --cpu-prof-dir=$out/prof"; fi
+    /tmp/vx/vixen bench "$suite" --json "$out/$suite-$(date +%H%M%S).json" "$@" 2>&1 | tee -a "$out/$suite.log" ;;
 esac

@@ -21,7 +21,7 @@ export interface BundleOptions {
   nodeBinary?: string;
   /** Include DuckDB (`@duckdb/node-api` and its linux-x64 binding); without it, `vixen bench` runs without a peer. */
   withDuckdb?: boolean;
-  /** Minify the bundled CLI (default true); unminified, CPU profiles (`node --cpu-prof vixen.mjs ...`: Node refuses the flag in NODE_OPTIONS) and stack traces name functions. */
+  /** Minify the bundled CLI (default true); unminified, CPU profiles (`VIXEN_NODE_FLAGS=--cpu-prof vixen ...`: Node refuses the flag in NODE_OPTIONS) and stack traces name functions. */
   minify?: boolean;
 }
 
@@ -82,7 +82,8 @@ if [ -z "\${VK_DRIVER_FILES:-}" ] && [ -f "$nvidia_icd" ]; then export VK_DRIVER
 # A JS heap of half the memory (Node's default stops near 4 GiB): the strings of large facts files live there.
 heap_mb=$(awk '/^MemTotal:/ { printf "%d", $2 / 2048 }' /proc/meminfo 2>/dev/null || true)
 if [ "\${heap_mb:-0}" -gt 4096 ]; then set -- --max-old-space-size="$heap_mb" "$here/vixen.mjs" "$@"; else set -- "$here/vixen.mjs" "$@"; fi
-exec "$here/node" "$@"
+# VIXEN_NODE_FLAGS: more Node flags, split at spaces (--cpu-prof, which Node refuses in NODE_OPTIONS).
+exec "$here/node" \${VIXEN_NODE_FLAGS:-} "$@"
 `;
 
 function run(cmd: string, args: string[], cwd?: string): void {
