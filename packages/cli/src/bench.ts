@@ -22,7 +22,7 @@ import {
   openGpu,
   parseByteSize,
   SSB_QUERIES,
-  ssbgen,
+  ssbgenParallel,
   TPCH_QUERIES,
   type Gpu,
   type TblBenchOptions,
@@ -259,8 +259,8 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
         {
           name: 'SSB',
           examples: 'ssb',
-          generate: (dir) => {
-            const g = ssbgen({ sf: opts.sf, out: dir, seed: opts.seed });
+          generate: async (dir) => {
+            const g = await ssbgenParallel({ sf: opts.sf, out: dir, seed: opts.seed });
             return `generated SF ${opts.sf} (${g.rows.lineorder} lineorders) in ${(g.ms / 1000).toFixed(1)} s\n`;
           },
           bench: (gpu, common) =>

@@ -2,15 +2,17 @@
 import { parentPort } from 'node:worker_threads';
 import { parseRange, type RangeResult, type RangeTask } from '../facts/parse-range.js';
 import { projectRows, type ProjectTask } from '../facts/project.js';
-import { dbgenChunk, type DbgenChunk, type DbgenChunkResult } from '../tpch/dbgen.js';
+import { ssbgenChunk, type SsbgenChunk } from '../ssb/dbgen.js';
+import { dbgenChunk, type DbgenChunk, type TableChunkResult } from '../tpch/dbgen.js';
 import { sortedOrder } from './sort-strings.js';
 
 export type WorkerRequest =
   | { kind: 'parseRange'; task: RangeTask }
   | { kind: 'dbgenChunk'; chunk: DbgenChunk }
+  | { kind: 'ssbgenChunk'; chunk: SsbgenChunk }
   | { kind: 'project'; task: ProjectTask }
   | { kind: 'sortStrings'; strings: string[] };
-export type WorkerResponse = RangeResult | DbgenChunkResult | Uint32Array;
+export type WorkerResponse = RangeResult | TableChunkResult | Uint32Array;
 
 /** The buffers of a response, moved rather than copied (shared ones are neither). */
 function transfers(r: WorkerResponse): ArrayBuffer[] {
@@ -24,6 +26,8 @@ function handle(request: WorkerRequest): WorkerResponse {
       return parseRange(request.task);
     case 'dbgenChunk':
       return dbgenChunk(request.chunk);
+    case 'ssbgenChunk':
+      return ssbgenChunk(request.chunk);
     case 'project':
       return projectRows(request.task);
     case 'sortStrings':

@@ -7,25 +7,34 @@
  * discount, supply cost 60% of the retail price, and dates as yyyymmdd keys into the date table. Prices are
  * integer cents as in ssb-dbgen. It is deterministic per seed but does not reproduce ssb-dbgen's random streams.
  * The date table is named `dwdate` (`date` is a type name in LogiQL); rename ssb-dbgen's `date.tbl` to use its
- * files. Rows stream to `.tbl` files (`|`-separated, trailing `|`).
+ * files. Rows stream to `.tbl` files (`|`-separated, trailing `|`); ssbgenParallel makes the same bytes on every
+ * core.
  */
 import { join } from 'node:path';
 import {
+  type ChunkedTables,
   COLORS,
   CONTAINER_S1,
   CONTAINER_S2,
   type DbgenOptions,
+  type Emit,
   END_DATE,
-  Gen,
+  type Gen,
+  generate,
+  generateParallel,
+  type GenResult,
   MODES,
   NATIONS,
   pad9,
+  type ParallelOptions,
   PRIORITIES,
   REGIONS,
   retailCents,
   SEGMENTS,
   START_DATE,
-  startGen,
+  type TableChunk,
+  tableChunk,
+  type TableChunkResult,
   TblWriter,
   TYPE_S1,
   TYPE_S2,
@@ -38,10 +47,7 @@ export type SsbTable = (typeof SSB_TABLES)[number];
 /** Scale factor (1 = 6M lineorders; fractional values scale every table but the dates), output folder, seed. */
 export type SsbgenOptions = DbgenOptions;
 
-export interface SsbgenResult {
-  rows: Record<SsbTable, number>;
-  ms: number;
-}
+export type SsbgenResult = GenResult<SsbTable>;
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
@@ -60,11 +66,10 @@ function dateKey(day: number): number {
   return d.getUTCFullYear() * 10_000 + (d.getUTCMonth() + 1) * 100 + d.getUTCDate();
 }
 
-/** City, nation and region of a random customer or supplier, as `.tbl` fields, and the nation key. */
-function place(g: Gen): { fields: string; nation: number } {
-  const nation = g.int(0, NATIONS.length - 1);
+/** City, nation and region of a customer or supplier, from its nation and city digit, as `.tbl` fields. */
+function placeFields(nation: number, city: number): string {
   const [name, region] = NATIONS[nation]!;
-  return { fields: `${ssbCity(name, g.int(0, 9))}|${name}|${REGIONS[region]}`, nation };
+  return `${ssbCity(name, city)}|${name}|${REGIONS[region]}`;
 }
 
 function writeDates(w: TblWriter): void {
@@ -84,84 +89,118 @@ function writeDates(w: TblWriter): void {
   }
 }
 
-export function ssbgen(options: SsbgenOptions): SsbgenResult {
-  const t0 = performance.now();
-  const { sf, out } = options;
-  const { g, scaled } = startGen(options);
-  const nCust = scaled(30_000);
-  const nSupp = scaled(2_000);
-  // ssb-dbgen grows the part table logarithmically from SF 1 on; below it, parts scale linearly.
-  const nPart = sf >= 1 ? Math.floor(200_000 * (1 + Math.log2(sf))) : scaled(200_000);
-  const nOrders = scaled(1_500_000);
-  const rows = {} as Record<SsbTable, number>;
-  const open = (t: SsbTable) => new TblWriter(join(out, `${t}.tbl`));
-  const close = (t: SsbTable, w: TblWriter) => {
-    w.close();
-    rows[t] = w.rows;
-  };
-
-  const dates = open('dwdate');
-  writeDates(dates);
-  close('dwdate', dates);
-
-  const customer = open('customer');
-  for (let k = 1; k <= nCust; k++) {
-    const p = place(g);
-    customer.row(`${k}|Customer#${pad9(k)}|${g.vstring(10, 25)}|${p.fields}|${g.phone(p.nation)}|${g.pick(SEGMENTS)}|\n`);
-  }
-  close('customer', customer);
-
-  const supplier = open('supplier');
-  for (let k = 1; k <= nSupp; k++) {
-    const p = place(g);
-    supplier.row(`${k}|Supplier#${pad9(k)}|${g.vstring(10, 25)}|${p.fields}|${g.phone(p.nation)}|\n`);
-  }
-  close('supplier', supplier);
-
-  const part = open('part');
-  for (let k = 1; k <= nPart; k++) {
-    const m = g.int(1, 5);
-    const category = `MFGR#${m}${g.int(1, 5)}`;
-    part.row(
-      `${k}|${g.pick(COLORS)} ${g.pick(COLORS)}|MFGR#${m}|${category}|${category}${g.int(1, 40)}|${g.pick(COLORS)}|` +
-        `${g.pick(TYPE_S1)} ${g.pick(TYPE_S2)} ${g.pick(TYPE_S3)}|${g.int(1, 50)}|${g.pick(CONTAINER_S1)} ${g.pick(CONTAINER_S2)}|\n`,
-    );
-  }
-  close('part', part);
-
-  // Orders are dated like TPC-H's (the last 151 days of 1998 get none); the order's lines are written together
-  // once their total price is known.
-  const lineorder = open('lineorder');
-  const keys = new Map<number, number>();
-  const key = (day: number): number => {
-    let k = keys.get(day);
-    if (k === undefined) keys.set(day, (k = dateKey(day)));
-    return k;
-  };
-  const lines: string[] = [];
-  for (let o = 1; o <= nOrders; o++) {
-    const ck = g.int(1, nCust);
-    const day = g.int(START_DATE, END_DATE - 151);
-    const priority = g.pick(PRIORITIES);
-    const nLines = g.int(1, 7);
-    let total = 0;
-    lines.length = 0;
-    for (let ln = 1; ln <= nLines; ln++) {
-      const pk = g.int(1, nPart);
-      const retail = retailCents(pk);
-      const qty = g.int(1, 50);
-      const price = qty * retail;
-      const disc = g.int(0, 10);
-      const tax = g.int(0, 8);
-      const revenue = Math.floor((price * (100 - disc)) / 100);
-      total += Math.floor((revenue * (100 + tax)) / 100);
-      lines.push(
-        `|${ln}|${ck}|${pk}|${g.int(1, nSupp)}|${key(day)}|${priority}|0|${qty}|${price}|`,
-        `|${disc}|${revenue}|${Math.floor((6 * retail) / 10)}|${tax}|${key(day + g.int(30, 90))}|${g.pick(MODES)}|\n`,
-      );
-    }
-    for (let i = 0; i < lines.length; i += 2) lineorder.row(`${o}${lines[i]}${total}${lines[i + 1]}`);
-  }
-  close('lineorder', lineorder);
-  return { rows, ms: performance.now() - t0 };
+/** The sizes of one scale factor. */
+interface SsbSizes {
+  nCust: number;
+  nSupp: number;
+  nPart: number;
+  nOrders: number;
 }
+
+/** Writes dwdate.tbl (it draws nothing); the sizes of the other tables. */
+function writeStart(_g: Gen, options: SsbgenOptions, scaled: (base: number) => number, rows: Record<SsbTable, number>): SsbSizes {
+  const dates = new TblWriter(join(options.out, 'dwdate.tbl'));
+  writeDates(dates);
+  dates.close();
+  rows.dwdate = dates.rows;
+  return {
+    nCust: scaled(30_000),
+    nSupp: scaled(2_000),
+    // ssb-dbgen grows the part table logarithmically from SF 1 on; below it, parts scale linearly.
+    nPart: options.sf >= 1 ? Math.floor(200_000 * (1 + Math.log2(options.sf))) : scaled(200_000),
+    nOrders: scaled(1_500_000),
+  };
+}
+
+/** SSB.rows: row i has key i + 1; lineorder's units are orders, their lines written together. */
+function tableRows(g: Gen, z: SsbSizes, t: ChunkedTable, from: number, to: number, [out]: readonly Emit[]): number[] {
+  switch (t) {
+    case 'customer':
+    case 'supplier':
+      for (let k = from + 1; k <= to; k++) {
+        const nation = g.int(0, NATIONS.length - 1);
+        const city = g.int(0, 9);
+        const address = g.vstring(10, 25);
+        const phone = g.phone(nation);
+        // A customer has a market segment besides.
+        const segment = t === 'customer' ? `${g.pick(SEGMENTS)}|` : '';
+        out?.(`${k}|${t === 'customer' ? 'Customer' : 'Supplier'}#${pad9(k)}|${address}|${placeFields(nation, city)}|${phone}|${segment}\n`);
+      }
+      return [to - from];
+    case 'part':
+      for (let k = from + 1; k <= to; k++) {
+        const m = g.int(1, 5);
+        const category = `MFGR#${m}${g.int(1, 5)}`;
+        const name = `${g.pick(COLORS)} ${g.pick(COLORS)}`;
+        const brand = g.int(1, 40);
+        const color = g.pick(COLORS);
+        const type = `${g.pick(TYPE_S1)} ${g.pick(TYPE_S2)} ${g.pick(TYPE_S3)}`;
+        const size = g.int(1, 50);
+        const container = `${g.pick(CONTAINER_S1)} ${g.pick(CONTAINER_S2)}`;
+        out?.(`${k}|${name}|MFGR#${m}|${category}|${category}${brand}|${color}|${type}|${size}|${container}|\n`);
+      }
+      return [to - from];
+    case 'lineorder': {
+      // Orders are dated like TPC-H's (the last 151 days of 1998 get none); the order's lines are written together
+      // once their total price is known.
+      const keys = new Map<number, number>();
+      const key = (day: number): number => {
+        let k = keys.get(day);
+        if (k === undefined) keys.set(day, (k = dateKey(day)));
+        return k;
+      };
+      const lines: string[] = [];
+      let nRows = 0;
+      for (let o = from + 1; o <= to; o++) {
+        const ck = g.int(1, z.nCust);
+        const day = g.int(START_DATE, END_DATE - 151);
+        const priority = g.pick(PRIORITIES);
+        const nLines = g.int(1, 7);
+        let total = 0;
+        lines.length = 0;
+        for (let ln = 1; ln <= nLines; ln++) {
+          const pk = g.int(1, z.nPart);
+          const retail = retailCents(pk);
+          const qty = g.int(1, 50);
+          const price = qty * retail;
+          const disc = g.int(0, 10);
+          const tax = g.int(0, 8);
+          const sk = g.int(1, z.nSupp);
+          const commit = day + g.int(30, 90);
+          const mode = g.pick(MODES);
+          const revenue = Math.floor((price * (100 - disc)) / 100);
+          total += Math.floor((revenue * (100 + tax)) / 100);
+          if (out) {
+            lines.push(
+              `|${ln}|${ck}|${pk}|${sk}|${key(day)}|${priority}|0|${qty}|${price}|`,
+              `|${disc}|${revenue}|${Math.floor((6 * retail) / 10)}|${tax}|${key(commit)}|${mode}|\n`,
+            );
+          }
+        }
+        nRows += nLines;
+        if (out) for (let i = 0; i < lines.length; i += 2) out(`${o}${lines[i]}${total}${lines[i + 1]}`);
+      }
+      return [nRows];
+    }
+  }
+}
+
+const CHUNKED = ['customer', 'supplier', 'part', 'lineorder'] as const;
+type ChunkedTable = (typeof CHUNKED)[number];
+const SSB: ChunkedTables<ChunkedTable, SsbTable, SsbSizes> = {
+  tables: CHUNKED,
+  files: { customer: ['customer'], supplier: ['supplier'], part: ['part'], lineorder: ['lineorder'] },
+  count: (z, t) => ({ customer: z.nCust, supplier: z.nSupp, part: z.nPart, lineorder: z.nOrders })[t],
+  // About 10 MB of text each.
+  chunkRows: { customer: 100_000, supplier: 100_000, part: 100_000, lineorder: 25_000 },
+  rows: tableRows,
+  request: (chunk) => ({ kind: 'ssbgenChunk', chunk }),
+};
+
+export const ssbgen = (options: SsbgenOptions): SsbgenResult => generate(SSB, options, writeStart);
+
+/** ssbgen on every core (generateParallel): the same bytes. */
+export const ssbgenParallel = (options: ParallelOptions): Promise<SsbgenResult> => generateParallel(SSB, options, writeStart);
+
+export type SsbgenChunk = TableChunk<ChunkedTable, SsbSizes>;
+export const ssbgenChunk = (c: SsbgenChunk): TableChunkResult => tableChunk(SSB, c);

@@ -1,4 +1,4 @@
-export { ssbCity, ssbgen, SSB_TABLES, type SsbgenOptions, type SsbgenResult, type SsbTable } from './dbgen.js';
+export { ssbCity, ssbgen, ssbgenParallel, SSB_TABLES, type SsbgenOptions, type SsbgenResult, type SsbTable } from './dbgen.js';
 export {
   benchSsb,
   compileSsbQuery,

@@ -11,6 +11,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Rng } from '../graphs/prng.js';
 import { runInWorker } from '../parallel/pool.js';
+import type { WorkerRequest } from '../parallel/worker.js';
 
 export const TPCH_TABLES = ['region', 'nation', 'supplier', 'customer', 'part', 'partsupp', 'orders', 'lineitem'] as const;
 export type TpchTable = (typeof TPCH_TABLES)[number];
@@ -23,10 +24,12 @@ export interface DbgenOptions {
   seed?: number;
 }
 
-export interface DbgenResult {
-  rows: Record<TpchTable, number>;
+/** Rows written to each file, and the time it took. */
+export interface GenResult<F extends string> {
+  rows: Record<F, number>;
   ms: number;
 }
+export type DbgenResult = GenResult<TpchTable>;
 
 export const REGIONS = ['AFRICA', 'AMERICA', 'ASIA', 'EUROPE', 'MIDDLE EAST'];
 export const NATIONS: readonly [string, number][] = [
@@ -269,14 +272,14 @@ function sparseOrderKey(i: number): number {
 }
 
 /** Checks the scale factor and makes the output folder; the seeded source and row counts scaled by SF (at least 1). */
-export function startGen(options: DbgenOptions): { g: Gen; scaled: (base: number) => number } {
+function startGen(options: DbgenOptions): { g: Gen; scaled: (base: number) => number } {
   if (!(options.sf > 0)) throw new Error(`scale factor must be positive, got ${options.sf}`);
   mkdirSync(options.out, { recursive: true });
   return { g: new Gen(options.seed ?? 1), scaled: (base) => Math.max(1, Math.floor(base * options.sf)) };
 }
 
 /** Where a line goes; undefined in a pass that only advances the random stream (no line is made). */
-type Emit = ((line: string) => void) | undefined;
+export type Emit = ((line: string) => void) | undefined;
 
 /** The sizes of one scale factor and what the tables after nation share. */
 interface TpchSizes {
@@ -292,12 +295,19 @@ interface TpchSizes {
 
 /**
  * The tables made in chunks of rows (each but the last writing a second file along: partsupp's rows with their
- * part, lineitem's with their order), with the row count of each.
+ * part, lineitem's with their order).
  */
 const CHUNKED = ['supplier', 'customer', 'part', 'orders'] as const;
 type ChunkedTable = (typeof CHUNKED)[number];
-const chunkedRows = (z: TpchSizes, t: ChunkedTable): number => ({ supplier: z.nSupp, customer: z.nCust, part: z.nPart, orders: z.nOrders })[t];
-const chunkFiles: Record<ChunkedTable, TpchTable[]> = { supplier: ['supplier'], customer: ['customer'], part: ['part', 'partsupp'], orders: ['orders', 'lineitem'] };
+const TPCH: ChunkedTables<ChunkedTable, TpchTable, TpchSizes> = {
+  tables: CHUNKED,
+  files: { supplier: ['supplier'], customer: ['customer'], part: ['part', 'partsupp'], orders: ['orders', 'lineitem'] },
+  count: (z, t) => ({ supplier: z.nSupp, customer: z.nCust, part: z.nPart, orders: z.nOrders })[t],
+  // About 10 to 20 MB of text each.
+  chunkRows: { supplier: 100_000, customer: 80_000, part: 20_000, orders: 25_000 },
+  rows: tableRows,
+  request: (chunk) => ({ kind: 'dbgenChunk', chunk }),
+};
 
 /** region and nation (few rows, made first), then the special suppliers: the draws before the chunked tables. */
 function startTables(g: Gen, sf: number, scaled: (base: number) => number, region: Emit, nation: Emit): TpchSizes {
@@ -319,11 +329,7 @@ function startTables(g: Gen, sf: number, scaled: (base: number) => number, regio
   return { sf, nSupp, nPart: scaled(200_000), nCust: scaled(150_000), nOrders: scaled(1_500_000), nClerks: Math.max(1, Math.floor(1000 * sf)), special };
 }
 
-/**
- * Rows [from, to) of table `t` (row i has key i + 1; orders: the i-th sparse key), drawn in one fixed order so
- * that a pass without output (emit undefined, g.skip) leaves the stream where writing the rows would. Returns the
- * rows of each of the table's files.
- */
+/** TPCH.rows: row i has key i + 1 (orders: the i-th sparse key). */
 function tableRows(g: Gen, z: TpchSizes, t: ChunkedTable, from: number, to: number, emit: readonly Emit[]): number[] {
   const [out, out2] = emit;
   let second = 0;
@@ -445,34 +451,72 @@ function writeStart(g: Gen, options: DbgenOptions, scaled: (base: number) => num
   return z;
 }
 
-export function dbgen(options: DbgenOptions): DbgenResult {
+export const dbgen = (options: DbgenOptions): DbgenResult => generate(TPCH, options, writeStart);
+
+/** dbgen on every core (generateParallel): the same bytes. */
+export const dbgenParallel = (options: ParallelOptions): Promise<DbgenResult> => generateParallel(TPCH, options, writeStart);
+
+export type DbgenChunk = TableChunk<ChunkedTable, TpchSizes>;
+export const dbgenChunk = (c: DbgenChunk): TableChunkResult => tableChunk(TPCH, c);
+
+/**
+ * A generator's tables after its first few (TPC-H's, SSB's), each made in chunks of rows on one thread (generate)
+ * or on worker threads (generateParallel). Z holds what the rows read besides the random stream (sizes); it goes
+ * to the workers by structured clone.
+ */
+export interface ChunkedTables<T extends string, F extends string, Z> {
+  /** In the order they are made. */
+  tables: readonly T[];
+  /** The files each table writes: a second one goes along with the first (partsupp's rows with their part). */
+  files: Readonly<Record<T, readonly F[]>>;
+  /** The units a table's chunks split: rows of its first file (orders, whose lines go along). */
+  count(z: Z, t: T): number;
+  /** Units per chunk. */
+  chunkRows: Readonly<Record<T, number>>;
+  /**
+   * Units [from, to) of table t, drawn in one fixed order so that a pass without output (emit empty, g.skip)
+   * leaves the stream where writing them would. Returns the rows of each of the table's files.
+   */
+  rows(g: Gen, z: Z, t: T, from: number, to: number, emit: readonly Emit[]): number[];
+  /** The worker request that makes a chunk (parallel/worker.ts dispatches on its kind to tableChunk). */
+  request(chunk: TableChunk<T, Z>): WorkerRequest;
+}
+
+/** Writes the tables before the chunked ones (their rows into `rows`); the sizes of the chunked ones. */
+type StartTables<F extends string, Z> = (g: Gen, options: DbgenOptions, scaled: (base: number) => number, rows: Record<F, number>) => Z;
+
+/** Options of a parallel run; chunkRows (all tables) is for tests. */
+export type ParallelOptions = DbgenOptions & { chunkRows?: number };
+
+/** Every table on this thread. */
+export function generate<T extends string, F extends string, Z>(c: ChunkedTables<T, F, Z>, options: DbgenOptions, start: StartTables<F, Z>): GenResult<F> {
   const t0 = performance.now();
   const { g, scaled } = startGen(options);
-  const rows = {} as Record<TpchTable, number>;
-  const z = writeStart(g, options, scaled, rows);
-  for (const t of CHUNKED) {
-    const writers = chunkFiles[t].map((f) => new TblWriter(join(options.out, `${f}.tbl`)));
-    tableRows(g, z, t, 0, chunkedRows(z, t), writers.map((w) => (line: string) => w.row(line)));
+  const rows = {} as Record<F, number>;
+  const z = start(g, options, scaled, rows);
+  for (const t of c.tables) {
+    const writers = c.files[t].map((f) => new TblWriter(join(options.out, `${f}.tbl`)));
+    c.rows(g, z, t, 0, c.count(z, t), writers.map((w) => (line: string) => w.row(line)));
     writers.forEach((w, i) => {
       w.close();
-      rows[chunkFiles[t][i]!] = w.rows;
+      rows[c.files[t][i]!] = w.rows;
     });
   }
   return { rows, ms: performance.now() - t0 };
 }
 
-/** A chunk of rows of one table, for a worker: the stream's state where the chunk starts. */
-export interface DbgenChunk {
+/** A chunk of one table, for a worker: the stream's state where the chunk starts. */
+export interface TableChunk<T extends string, Z> {
   seed: number;
-  sizes: Omit<TpchSizes, 'special'> & { special: [number, string][] };
-  table: ChunkedTable;
+  sizes: Z;
+  table: T;
   from: number;
   to: number;
   state: [number, number, number, number];
 }
 
 /** The text of a chunk's files (ASCII) and their rows. */
-export interface DbgenChunkResult {
+export interface TableChunkResult {
   files: Uint8Array[];
   rows: number[];
 }
@@ -502,45 +546,40 @@ class ByteSink {
 let workerGen: { seed: number; g: Gen } | undefined;
 
 /** Generates one chunk (in a worker thread: parallel/worker.ts). */
-export function dbgenChunk(c: DbgenChunk): DbgenChunkResult {
-  if (workerGen?.seed !== c.seed) workerGen = { seed: c.seed, g: new Gen(c.seed) };
+export function tableChunk<T extends string, F extends string, Z>(c: ChunkedTables<T, F, Z>, chunk: TableChunk<T, Z>): TableChunkResult {
+  if (workerGen?.seed !== chunk.seed) workerGen = { seed: chunk.seed, g: new Gen(chunk.seed) };
   const g = workerGen.g;
-  g.rng.setState(c.state);
-  const sinks = chunkFiles[c.table].map(() => new ByteSink());
-  const rows = tableRows(g, { ...c.sizes, special: new Map(c.sizes.special) }, c.table, c.from, c.to, sinks.map((s) => (line: string) => s.push(line)));
-  const files = sinks.map((s) => s.bytes());
-  return { files, rows };
+  g.rng.setState(chunk.state);
+  const sinks = c.files[chunk.table].map(() => new ByteSink());
+  const rows = c.rows(g, chunk.sizes, chunk.table, chunk.from, chunk.to, sinks.map((s) => (line: string) => s.push(line)));
+  return { files: sinks.map((s) => s.bytes()), rows };
 }
 
-/** Rows per chunk, by table: about 10 to 20 MB of text each. */
-const CHUNK_ROWS: Record<ChunkedTable, number> = { supplier: 100_000, customer: 80_000, part: 20_000, orders: 25_000 };
-
 /**
- * `dbgen` on every core: one pass on this thread only advances the random stream (no text), noting its state at
- * the start of each chunk of rows, and worker threads make the chunks' text from there, so the files are
- * byte-identical to dbgen's for the same seed.
+ * `generate` on every core: one pass on this thread only advances the random stream (no text), noting its state
+ * at the start of each chunk of rows, and worker threads make the chunks' text from there, so the files are
+ * byte-identical to generate's for the same seed.
  */
-export async function dbgenParallel(options: DbgenOptions & { chunkRows?: number }): Promise<DbgenResult> {
+export async function generateParallel<T extends string, F extends string, Z>(c: ChunkedTables<T, F, Z>, options: ParallelOptions, start: StartTables<F, Z>): Promise<GenResult<F>> {
   const t0 = performance.now();
   const { g, scaled } = startGen(options);
   const seed = options.seed ?? 1;
-  const rows = {} as Record<TpchTable, number>;
-  const z = writeStart(g, options, scaled, rows);
-  const sizes = { ...z, special: [...z.special] };
-  const files = new Map<TpchTable, FileHandle>();
-  for (const t of CHUNKED) for (const f of chunkFiles[t]) (files.set(f, await open(join(options.out, `${f}.tbl`), 'w')), (rows[f] = 0));
+  const rows = {} as Record<F, number>;
+  const z = start(g, options, scaled, rows);
+  const files = new Map<F, FileHandle>();
+  for (const t of c.tables) for (const f of c.files[t]) (files.set(f, await open(join(options.out, `${f}.tbl`), 'w')), (rows[f] = 0));
   /** Chunks done but waiting for an earlier one, so that each file is written in order. */
-  const done = new Map<number, { table: ChunkedTable; r: DbgenChunkResult }>();
+  const done = new Map<number, { table: T; r: TableChunkResult }>();
   let nextToWrite = 0;
   // Writes run off this thread, which meanwhile skips ahead to the next chunks.
   let writing = Promise.resolve();
   const writeReady = (): void => {
-    for (let c = done.get(nextToWrite); c; c = done.get(++nextToWrite)) {
+    for (let d = done.get(nextToWrite); d; d = done.get(++nextToWrite)) {
       done.delete(nextToWrite);
-      chunkFiles[c.table].forEach((f, i) => {
-        const bytes = c.r.files[i]!;
+      c.files[d.table].forEach((f, i) => {
+        const bytes = d.r.files[i]!;
         writing = writing.then(async () => void (await files.get(f)!.write(bytes)));
-        rows[f] += c.r.rows[i]!;
+        rows[f] += d.r.rows[i]!;
       });
     }
   };
@@ -548,20 +587,19 @@ export async function dbgenParallel(options: DbgenOptions & { chunkRows?: number
   let chunkIndex = 0;
   try {
     g.skip = true;
-    for (const t of CHUNKED) {
-      const n = chunkedRows(z, t);
-      const step = options.chunkRows ?? CHUNK_ROWS[t];
+    for (const t of c.tables) {
+      const n = c.count(z, t);
+      const step = options.chunkRows ?? c.chunkRows[t];
       for (let from = 0; from < n; from += step) {
         const to = Math.min(n, from + step);
         const index = chunkIndex++;
-        const chunk: DbgenChunk = { seed, sizes, table: t, from, to, state: g.rng.state() };
         pending.push(
-          runInWorker<DbgenChunkResult>({ kind: 'dbgenChunk', chunk }).then((r) => {
+          runInWorker<TableChunkResult>(c.request({ seed, sizes: z, table: t, from, to, state: g.rng.state() })).then((r) => {
             done.set(index, { table: t, r });
             writeReady();
           }),
         );
-        tableRows(g, z, t, from, to, []);
+        c.rows(g, z, t, from, to, []);
         // Let the workers have their chunks while this thread skips ahead.
         await new Promise((resolve) => setImmediate(resolve));
       }
