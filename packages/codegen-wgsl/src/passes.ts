@@ -114,6 +114,15 @@ export const PASS_LAYOUTS = {
   /** Output row (group id) of each occupied slot: key words from its head or first row, decoded aggregates. (input, table, output, u) u0 = (slots). */
   groupEmit: ['read', 'read', 'write', 'uniform'],
   /**
+   * Aggregating pipeline (kernels/pipeline.ts): workgroups stride over tiles of HASH_ITEMS * WG input rows; each row
+   * passing the filter, probes and check updates its group's slot (workgroup table first, then the global table of
+   * mask + 1 slots); flags = (groups, full, salt hit, overflow), zeroed by the host with the table. `hashed` as
+   * pipelineProbe's. (input, hashed, table, flags, u) u0 = (n, mask, salt, room for groups).
+   */
+  pipelineAggregate: ['read', 'read', 'write', 'write', 'uniform'],
+  /** The aggregating pipeline's output: one row per occupied slot, at its group id; flags[3] = 1 on a decimal overflow. (table, output, flags, u) u0 = (slots, salt, room). */
+  pipelineGroups: ['read', 'write', 'write', 'uniform'],
+  /**
    * Sorted aggregation (kernels/aggregate.ts), one workgroup: the tile states after the scanned group-start
    * counts of `flags` (offsets[tiles + 1 + t * SW..]) become, in place, the state open at each tile's start.
    * (offsets, u) u0 = (n).

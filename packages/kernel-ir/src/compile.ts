@@ -4,6 +4,7 @@ import type { KirProgram } from './ir.js';
 import { lowerPlan, type LowerOptions } from './lower/from-plan.js';
 import { compactKernels } from './passes/compact-kernels.js';
 import { fuseMapFilters } from './passes/fuse-map-filters.js';
+import { hashAggregates } from './passes/hash-aggregate.js';
 import { hashUnique } from './passes/hash-unique.js';
 import { fusePipelines } from './passes/fuse-pipelines.js';
 import { insertFrees } from './passes/insert-frees.js';
@@ -37,6 +38,7 @@ export function optimizeKernels(options: Pick<KirOptions, 'fusion' | 'seeded'> =
     propagateCopies,
     skipUnneededOrder,
     hashUnique,
+    hashAggregates,
     when(options.fusion ?? true, fuseMapFilters),
     removeDeadKernels,
   );

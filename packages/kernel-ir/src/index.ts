@@ -7,6 +7,7 @@ export { simplifyKernels } from './passes/simplify-kernels.js';
 export { propagateCopies } from './passes/propagate-copies.js';
 export { skipUnneededOrder } from './passes/skip-unneeded-order.js';
 export { hashUnique } from './passes/hash-unique.js';
+export { hashAggregates, hashableAggregate } from './passes/hash-aggregate.js';
 export { fuseMapFilters } from './passes/fuse-map-filters.js';
 export { fusePipelines } from './passes/fuse-pipelines.js';
 export { narrowColumns } from './passes/narrow-columns.js';

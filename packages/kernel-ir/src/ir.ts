@@ -27,6 +27,18 @@ export interface PipelineProbe {
   probeKeys: Expr[];
 }
 
+/**
+ * A pipeline's hashed aggregation (Crystal's fused group-by): its projected rows are not written but aggregated
+ * into a device hash table keyed by the `groupBy` columns of those rows (QP `aggregate` semantics; `aggregates`
+ * read columns of the projected row). The output is one row per group, group columns then aggregates, in no
+ * particular order. Only aggregates whose result does not depend on the order of the rows (see
+ * hash-aggregate.ts): no float32 sums or averages, min and max of one-word types other than float32.
+ */
+export interface PipelineAggregate {
+  groupBy: number[];
+  aggregates: Aggregate[];
+}
+
 export interface KirVariable {
   id: VarId;
   name: string;
@@ -88,7 +100,8 @@ export type KirKernel = { origin?: KirOrigin } & (
    * Fused pipeline (Crystal-style, one pass over `input`): for each input row t where `filter(t)` and each
    * combination of build rows b1..bn (bj a row of probes[j].build whose `buildKeys` equal `probeKeys[j](t)`)
    * where `check(t ++ b1 ++ ... ++ bn)`, output := `project(t ++ b1 ++ ... ++ bn)` (columns: t's, then b1's, ...),
-   * in no particular order. `fused`: the ids (in the program lowering gave) of the kernels it stands for.
+   * in no particular order; with `aggregate`, output := those rows aggregated. `fused`: the ids (in the program
+   * lowering gave) of the kernels it stands for (one, for an aggregate that only hashes).
    */
   | {
       kind: 'pipeline';
@@ -99,6 +112,7 @@ export type KirKernel = { origin?: KirOrigin } & (
       probes: PipelineProbe[];
       check: Predicate[];
       project: Expr[];
+      aggregate?: PipelineAggregate;
       fused: number[];
     }
   /** output := left − right; both canonical. Output canonical. */

@@ -32,7 +32,8 @@ function formatKernel(k: KirKernel, name: (v: VarId) => string): string {
         const where = k.filter.length > 0 ? ` where ${k.filter.map(printPredicate).join(' and ')}` : '';
         const probes = k.probes.map((pr) => `, probe ${name(pr.build)} on ${columnList(pr.buildKeys)} = (${pr.probeKeys.map(printExpr).join(', ')})`);
         const check = k.check.length > 0 ? ` check ${k.check.map(printPredicate).join(' and ')}` : '';
-        return `pipeline ${name(k.input)}${where}${probes.join('')}${check} -> (${k.project.map(printExpr).join(', ')})`;
+        const aggregate = k.aggregate ? ` aggregate by ${columnList(k.aggregate.groupBy)} compute (${k.aggregate.aggregates.map(printAggregate).join(', ')})` : '';
+        return `pipeline ${name(k.input)}${where}${probes.join('')}${check} -> (${k.project.map(printExpr).join(', ')})${aggregate}`;
       }
       case 'difference':
       case 'concat':
@@ -61,7 +62,9 @@ export function formatCommand(p: KirProgram, c: KirCommand, name: (v: VarId) => 
         k.kind === 'mapFilter' && k.fused
           ? ` (fused ${ids(k.fused)})`
           : k.kind === 'pipeline'
-            ? ` (fused ${ids(k.fused)}: scan+filter, ${k.probes.length} probe${k.probes.length === 1 ? '' : 's'}, project)`
+            ? k.fused.length === 1
+              ? ' (hashed aggregate)'
+              : ` (fused ${ids(k.fused)}: scan+filter, ${k.probes.length} probe${k.probes.length === 1 ? '' : 's'}, ${k.aggregate ? 'hash aggregate' : 'project'})`
             : '';
       return `${formatKernel(k, name)}  // k${c.kernel}${fused}`;
     }

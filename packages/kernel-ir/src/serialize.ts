@@ -46,6 +46,8 @@ const scalarType = z.enum(SCALAR_TYPES as [ScalarType, ...ScalarType[]]);
 const index = z.int().nonnegative();
 const varId = index;
 
+const aggregate = z.strictObject({ fn: z.enum(AGGREGATE_FNS as [AggregateFn, ...AggregateFn[]]), column: index.optional(), type: scalarType });
+
 const position = z.strictObject({ line: z.int(), column: z.int(), offset: z.int() });
 const span = z.strictObject({ file: z.string(), start: position, end: position });
 
@@ -147,6 +149,7 @@ const kernel = z.discriminatedUnion('kind', [
     probes: z.array(z.strictObject({ build: varId, buildKeys: z.array(index), probeKeys: z.array(expr) })),
     check: z.array(predicate),
     project: z.array(expr),
+    aggregate: z.strictObject({ groupBy: z.array(index), aggregates: z.array(aggregate) }).optional(),
     fused: z.array(index),
   }),
   z.strictObject({ kind: z.literal('difference'), id: index, origin, left: varId, right: varId, output: varId }),
@@ -169,7 +172,7 @@ const kernel = z.discriminatedUnion('kind', [
     input: varId,
     output: varId,
     groupBy: z.array(index),
-    aggregates: z.array(z.strictObject({ fn: z.enum(AGGREGATE_FNS as [AggregateFn, ...AggregateFn[]]), column: index.optional(), type: scalarType })),
+    aggregates: z.array(aggregate),
   }),
 ]);
 

@@ -3,9 +3,10 @@
  * column types agree with its variables. An error on compiler output is a compiler bug; on a loaded
  * program file it is a bad file.
  */
-import { aggregateType, arithDefined, BUILTINS, constantArgs, errorAt, prunedProblem, valueHasType as qpValueHasType, type Diagnostic, type Expr, type Predicate, type ScalarType, type Value } from '@vixen/queryplan';
+import { aggregateType, arithDefined, type Aggregate, BUILTINS, constantArgs, errorAt, prunedProblem, valueHasType as qpValueHasType, type Diagnostic, type Expr, type Predicate, type ScalarType, type Value } from '@vixen/queryplan';
 import type { KirKernel, KirProgram, KirTerminator, VarId } from './ir.js';
 import { kernelInputs } from './ir.js';
+import { hashableAggregate } from './passes/hash-aggregate.js';
 
 /** Whether a JS value is a valid value of the scalar type (see `Value` in @vixen/queryplan). */
 export function valueHasType(v: Value, type: ScalarType): boolean {
@@ -174,8 +175,18 @@ class Validator {
           }
         });
         for (const pr of k.filter) this.predicate(pr, input, where);
-        this.map(k.check, k.project, row, k.output, where);
-        if (k.fused.length < 2) this.error(`${where}: fuses ${k.fused.length} kernel(s); a pipeline stands for at least two`);
+        if (k.aggregate) {
+          for (const pr of k.check) this.predicate(pr, row, where);
+          for (const e of k.project) this.expr(e, row, where);
+          const projected = k.project.map((e) => e.type);
+          this.aggregate(k.aggregate.groupBy, k.aggregate.aggregates, projected, k.output, where);
+          for (const a of k.aggregate.aggregates) {
+            const arg = a.column === undefined ? undefined : projected[a.column];
+            if (!hashableAggregate(a.fn, arg)) this.error(`${where}: ${a.fn} of ${arg} cannot be aggregated in a hash table`);
+          }
+        } else this.map(k.check, k.project, row, k.output, where);
+        // A hashed aggregate stands for one kernel; any other pipeline for a chain.
+        if (k.fused.length < (k.aggregate ? 1 : 2)) this.error(`${where}: fuses ${k.fused.length} kernel(s); a pipeline stands for at least two`);
         return;
       }
       case 'difference':
@@ -186,21 +197,23 @@ class Validator {
         this.keys(k.keys, this.columnsOf(k.left), where);
         this.sameShape([k.left, k.right, k.output], where);
         return;
-      case 'aggregate': {
-        const input = this.columnsOf(k.input);
-        if (!this.keys([...k.groupBy, ...k.aggregates.flatMap((a) => (a.column === undefined ? [] : [a.column]))], input, where)) return;
-        const types = [...k.groupBy.map((c) => input[c]!), ...k.aggregates.map((a) => a.type)];
-        for (const a of k.aggregates) {
-          const arg = a.column === undefined ? undefined : input[a.column];
-          if ((a.fn === 'count') !== (a.column === undefined) || aggregateType(a.fn, arg) !== a.type) {
-            this.error(`${where}: ${a.fn} of ${arg ?? 'no column'} does not give ${a.type}`);
-          }
-        }
-        if (!sameColumns(types, this.columnsOf(k.output))) {
-          this.error(`${where}: produces ${showColumns(types)} into a variable of ${showColumns(this.columnsOf(k.output))}`);
-        }
+      case 'aggregate':
+        this.aggregate(k.groupBy, k.aggregates, this.columnsOf(k.input), k.output, where);
         return;
+    }
+  }
+
+  aggregate(groupBy: readonly number[], aggregates: readonly Aggregate[], input: readonly ScalarType[], output: VarId, where: string): void {
+    if (!this.keys([...groupBy, ...aggregates.flatMap((a) => (a.column === undefined ? [] : [a.column]))], input, where)) return;
+    const types = [...groupBy.map((c) => input[c]!), ...aggregates.map((a) => a.type)];
+    for (const a of aggregates) {
+      const arg = a.column === undefined ? undefined : input[a.column];
+      if ((a.fn === 'count') !== (a.column === undefined) || aggregateType(a.fn, arg) !== a.type) {
+        this.error(`${where}: ${a.fn} of ${arg ?? 'no column'} does not give ${a.type}`);
       }
+    }
+    if (!sameColumns(types, this.columnsOf(output))) {
+      this.error(`${where}: produces ${showColumns(types)} into a variable of ${showColumns(this.columnsOf(output))}`);
     }
   }
 

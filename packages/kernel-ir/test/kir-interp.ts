@@ -4,7 +4,7 @@
  * as it runs, the contracts lowering relies on: kernel inputs sorted as required, every QP relation
  * variable canonical after every command, and no read of a freed (or never written) temporary.
  */
-import { applyOutputOrder, compareRows, compareValues, evalAggregate, evalExpr, predicateHolds, rowKey, type Row, type ScalarType, type Value } from '@vixen/queryplan';
+import { applyOutputOrder, compareRows, compareValues, evalAggregate, evalExpr, predicateHolds, rowKey, type Aggregate, type Row, type ScalarType, type Value } from '@vixen/queryplan';
 import { kernelInputs, type KirKernel, type KirProgram, type VarId } from '../src/index.js';
 
 function words(v: Value, t: ScalarType): Array<number | string> {
@@ -62,6 +62,20 @@ export interface RunResult {
   launches: number;
   /** Names of the variables a kernel wrote that were not freed or cleared by halt (buffers still held). */
   heldAtHalt: string[];
+}
+
+/** Per group of equal `groupBy` columns (in order of first appearance): those columns, then each aggregate. */
+function aggregateRows(rows: readonly Row[], groupBy: readonly number[], aggregates: readonly Aggregate[], types: readonly ScalarType[]): Row[] {
+  const groups = new Map<string, Row[]>();
+  for (const r of rows) {
+    const key = rowKey(groupBy.map((c) => r[c]!));
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
+  const argType = (c: number | undefined) => (c === undefined ? undefined : types[c]);
+  return [...groups.values()].map((g) => [
+    ...groupBy.map((c) => g[0]![c]!),
+    ...aggregates.map((a) => evalAggregate(a.fn, argType(a.column), a.column === undefined ? [] : g.map((r) => r[a.column!]!), g.length, a.fn)),
+  ]);
 }
 
 export function runKir(p: KirProgram, maxSteps = 10_000): RunResult {
@@ -130,7 +144,9 @@ export function runKir(p: KirProgram, maxSteps = 10_000): RunResult {
             build.filter((b) => pr.buildKeys.every((bk, i) => compareValues(b[bk]!, evalExpr(pr.probeKeys[i]!, t)) === 0)).map((b) => ({ t, row: [...row, ...b] })),
           );
         }
-        return rows.filter(({ row }) => k.check.every((f) => predicateHolds(f, row))).map(({ row }) => k.project.map((e) => evalExpr(e, row))).reverse();
+        const out = rows.filter(({ row }) => k.check.every((f) => predicateHolds(f, row))).map(({ row }) => k.project.map((e) => evalExpr(e, row))).reverse();
+        // An aggregating pipeline's groups come in no particular order: reversed too.
+        return k.aggregate ? aggregateRows(out, k.aggregate.groupBy, k.aggregate.aggregates, k.project.map((e) => e.type)).reverse() : out;
       }
       case 'difference': {
         const keys = all(types(k.left).length);
@@ -151,18 +167,8 @@ export function runKir(p: KirProgram, maxSteps = 10_000): RunResult {
         const chosen = applyOutputOrder([...read(k.input)].sort(compareRows), { keys: k.keys, limit: k.count });
         return chosen.sort((a, b) => compareOnKeys(a, b, all(types(k.input).length), types(k.input)));
       }
-      case 'aggregate': {
-        const groups = new Map<string, Row[]>();
-        for (const r of requireSorted(k, k.input, k.groupBy, false)) {
-          const key = rowKey(k.groupBy.map((c) => r[c]!));
-          groups.set(key, [...(groups.get(key) ?? []), r]);
-        }
-        const argType = (c: number | undefined) => (c === undefined ? undefined : types(k.input)[c]);
-        return [...groups.values()].map((rows) => [
-          ...k.groupBy.map((c) => rows[0]![c]!),
-          ...k.aggregates.map((a) => evalAggregate(a.fn, argType(a.column), a.column === undefined ? [] : rows.map((r) => r[a.column!]!), rows.length, a.fn)),
-        ]);
-      }
+      case 'aggregate':
+        return aggregateRows(requireSorted(k, k.input, k.groupBy, false), k.groupBy, k.aggregates, types(k.input));
     }
   };
   /** Relation variables a hashed unique wrote last: duplicate-free, in any order. */

@@ -432,13 +432,15 @@ describe('narrowColumns', () => {
       { fact: [[1, 1, 5], [2, 1, 5], [3, 2, 7], [4, 3, 1]], dim: [[1, 10], [1, 11], [2, 10]] },
     );
 
-  it('writes only the columns the sort and the aggregate after it read, from the join on', () => {
-    for (const fusion of [true, false]) {
-      const p = planToKernels(grouped(), { joinStrategy: 'hash', fusion });
-      const lines = kernelLines(p, 'b');
-      expect(lines[0], `fusion ${fusion}`).toMatch(/^%k\d+ := (hashJoin build dim on \(#0\), probe fact on \(#1\) -> \(probe.#2, build.#1\)|pipeline fact, probe dim on \(#0\) = \(#1\) -> \(#2, #4\))$/);
-      expect(lines.slice(1).map((l) => l.replace(/%k\d+/g, '%k'))).toEqual(['%k := sort %k by (#1)', 'total := aggregate %k by (#1) compute (sum(#0): int32)']);
-    }
+  it('writes only the columns the hashed aggregate after it reads, from the join on; fused, the join rows are not written', () => {
+    const unfused = kernelLines(planToKernels(grouped(), { joinStrategy: 'hash', fusion: false }), 'b').map((l) => l.replace(/%k\d+/g, '%k'));
+    expect(unfused).toEqual([
+      '%k := hashJoin build dim on (#0), probe fact on (#1) -> (probe.#2, build.#1)',
+      '%k := pipeline %k -> (#0, #1) aggregate by (#1) compute (sum(#0): int32)',
+      'total := sort %k by (#0)',
+    ]);
+    const fused = kernelLines(planToKernels(grouped(), { joinStrategy: 'hash' }), 'b').map((l) => l.replace(/%k\d+/g, '%k'));
+    expect(fused).toEqual(['%k := pipeline fact, probe dim on (#0) = (#1) -> (#2, #4) aggregate by (#1) compute (sum(#0): int32)', 'total := sort %k by (#0)']);
     const expected = interpret(grouped(), grouped().facts).get('total');
     expect(expected).toEqual([[10, 17], [11, 10]]);
     for (const fusion of [true, false]) expect(runKir(planToKernels(grouped(), { joinStrategy: 'hash', fusion })).relations.get('total')).toEqual(expected);
@@ -581,23 +583,35 @@ describe('self-joins on a key and aggregate sorts', () => {
     expectSameResults(plan);
   });
 
-  it('sorts rows only aggregates by g read by g alone', () => {
-    // {(b, a) | r} is duplicate-free but sorted by neither column: the aggregate by #0 needs a sort, by (#0) only.
-    const plan = program(
-      [rel('r', ['int32', 'int32'], 'edb'), rel('$s', ['int32', 'int32'], 'temp'), rel('by', ['int32', 'int32'])],
+  // {(b, a) | r} is duplicate-free but sorted by neither column: the aggregate by #0 needs its groups together.
+  const byFirst = (arg: 'int32' | 'float32'): QpProgram =>
+    program(
+      [rel('r', [arg, 'int32'], 'edb'), rel('$s', ['int32', arg], 'temp'), rel('by', ['int32', arg])],
       [
         block('b', [
-          mapFilter('$s', 'r', cols(1, 0)),
-          { kind: 'aggregate', target: 'by', source: '$s', groupBy: [0], aggregates: [{ fn: 'max', column: 1, type: 'int32' }] },
+          mapFilter('$s', 'r', [col(1), col(0, arg)]),
+          { kind: 'aggregate', target: 'by', source: '$s', groupBy: [0], aggregates: [{ fn: 'max', column: 1, type: arg }] },
         ]),
       ],
       { r: [[1, 5], [2, 5], [3, 4]] },
     );
-    expect(kernelLines(planToKernels(plan), 'b')).toEqual([
+
+  it('sorts rows only aggregates by g read by g alone (an aggregate that cannot hash: max of float32)', () => {
+    expect(kernelLines(planToKernels(byFirst('float32')), 'b')).toEqual([
       '%k3 := mapFilter r -> (#1, #0)',
       '%k4 := sort %k3 by (#0)',
-      'by := aggregate %k4 by (#0) compute (max(#1): int32)',
+      'by := aggregate %k4 by (#0) compute (max(#1): float32)',
     ]);
-    expectSameResults(plan);
+    expectSameResults(byFirst('float32'));
+  });
+
+  it('aggregates in a hash table instead of sorting the rows, then sorts the groups; fused with the rows producer', () => {
+    expect(kernelLines(planToKernels(byFirst('int32')), 'b')).toEqual(['%k5 := pipeline r -> (#1, #0) aggregate by (#0) compute (max(#1): int32)', 'by := sort %k5 by (#0)']);
+    expect(kernelLines(planToKernels(byFirst('int32'), { fusion: false }), 'b')).toEqual([
+      '%k3 := mapFilter r -> (#1, #0)',
+      '%k5 := pipeline %k3 -> (#0, #1) aggregate by (#0) compute (max(#1): int32)',
+      'by := sort %k5 by (#0)',
+    ]);
+    expectSameResults(byFirst('int32'));
   });
 });

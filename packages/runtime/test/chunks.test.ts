@@ -14,6 +14,7 @@ import { downloadRelation, hashGroupBy, hashJoin, releaseRelation, uploadRelatio
 import { benchOperators } from '../src/bench/operators.js';
 import { rng } from './gpu-fixtures.js';
 import { chain, edgeRows } from '../src/graphs/index.js';
+import { printKir } from '@vixen/kernel-ir';
 
 /** Bytes per binding: 1023 words, so a chunk holds a few hundred rows of these relations. */
 const BINDING = 4096;
@@ -83,6 +84,14 @@ out(s, q, id) <- big(id, s, q), s != 2.`, sales(3000, 1));
 per[s] = n, t, lo, hi, a <- agg<<n = count(), t = sum(p), lo = min(q), hi = max(p), a = avg(p)>> sale(_, s, _, q, p).
 all[] = n, t, a <- agg<<n = count(), t = sum(q), a = avg(p)>> sale(_, _, _, q, p).
 top[i] = m <- agg<<m = max(q)>> sale(_, _, i, q, _).`, sales(3000, 2));
+  });
+
+  it('a hashed aggregate whose groups outgrow the largest group table one binding holds sorts its rows instead', async () => {
+    const source = `${schema}
+per[i, s] = n <- agg<<n = count()>> sale(_, s, i, _, _).`;
+    // 280 (item, store) groups; a 4096-byte binding holds a table for fewer than 100.
+    expect(printKir(compile(source).kir)).toMatch(/pipeline sale .* aggregate by/);
+    await agree(source, sales(3000, 6));
   });
 
   it('an int32 average needs its input whole and says so when it does not fit one binding', async () => {

@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGG_ITEMS, generateKernelShaders } from '@vixen/codegen-wgsl';
-import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
-import { aggregateType, evalAggregate, rowWords, VixenError, type Aggregate, type AggregateFn, type ScalarType, type Value } from '@vixen/queryplan';
+import { hashableAggregate, type KirKernel, type KirVariable } from '@vixen/kernel-ir';
+import { aggregateType, evalAggregate, rowWords, VixenError, type Aggregate, type AggregateFn, type Expr, type ScalarType, type Value } from '@vixen/queryplan';
 import { compile, type Gpu } from '../src/index.js';
 import { downloadRelation, openGpu, releaseRelation, runKernel, uploadRelation } from '../src/gpu/index.js';
 import { rng } from './gpu-fixtures.js';
@@ -88,7 +88,10 @@ function groupedRows(r: () => number, types: readonly ScalarType[], sizes: reado
   return sizes.flatMap((size, g) => Array.from({ length: size }, () => [g, ...types.slice(1).map((t) => randomValue(r, t))]));
 }
 
-function plan(c: Case): { kernel: KirKernel; variables: KirVariable[]; aggs: Aggregate[] } {
+/** The sorted reduction (KIR `aggregate`), or the hashed one: a pipeline that only aggregates its input (hash-aggregate.ts). */
+type Way = 'sorted' | 'hashed';
+
+function plan(c: Case, way: Way = 'sorted'): { kernel: KirKernel; variables: KirVariable[]; aggs: Aggregate[] } {
   const aggs = c.aggregates.map((a) => {
     const type = aggregateType(a.fn, a.column === undefined ? undefined : c.types[a.column]);
     if (!type) throw new Error(`bad test aggregate ${a.fn}`);
@@ -99,11 +102,16 @@ function plan(c: Case): { kernel: KirKernel; variables: KirVariable[]; aggs: Agg
     { id: 0, name: 'in', columns: c.types },
     { id: 1, name: 'out', columns: [...groupBy.map((k) => c.types[k]!), ...aggs.map((a) => a.type)] },
   ];
-  return { kernel: { kind: 'aggregate', id: 0, input: 0, output: 1, groupBy, aggregates: aggs }, variables, aggs };
+  const project = c.types.map((type, index): Expr => ({ kind: 'col', index, type }));
+  const kernel: KirKernel =
+    way === 'sorted'
+      ? { kind: 'aggregate', id: 0, input: 0, output: 1, groupBy, aggregates: aggs }
+      : { kind: 'pipeline', id: 0, input: 0, output: 1, filter: [], probes: [], check: [], project, aggregate: { groupBy, aggregates: aggs }, fused: [0] };
+  return { kernel, variables, aggs };
 }
 
-async function onGpu(c: Case): Promise<V[][]> {
-  const { kernel, variables, aggs } = plan(c);
+async function onGpu(c: Case, way: Way = 'sorted'): Promise<V[][]> {
+  const { kernel, variables, aggs } = plan(c, way);
   const outTypes = variables[1]!.columns;
   const input = uploadRelation(gpu, Uint32Array.from(c.rows.flatMap((row) => row.flatMap((v, k) => words(c.types[k]!, v)))), rowWords(c.types), c.rows.length);
   try {
@@ -124,7 +132,8 @@ async function onGpu(c: Case): Promise<V[][]> {
     }
     expect(rows.length).toBeGreaterThan(0);
     expect(aggs.length).toBe(c.aggregates.length);
-    return rows;
+    // Hashed groups come in no particular order: by key, as the reference gives them.
+    return way === 'hashed' && !c.nullary ? rows.sort((a, b) => Number(a[0]) - Number(b[0])) : rows;
   } finally {
     releaseRelation(gpu, input);
   }
@@ -150,8 +159,8 @@ function reference(c: Case): V[][] {
   return out;
 }
 
-async function check(c: Case): Promise<void> {
-  expect(await onGpu(c)).toEqual(reference(c));
+async function check(c: Case, way: Way = 'sorted'): Promise<void> {
+  expect(await onGpu(c, way)).toEqual(reference(c));
 }
 
 const ALL = (column: number, type: ScalarType): Case['aggregates'] =>
@@ -240,6 +249,53 @@ describe('sorted aggregation on the GPU', () => {
     expect(got).toHaveLength(1);
     expect(got[0]![0]).toBe(150_000);
     expect(got).toEqual(reference(c));
+  });
+});
+
+/** The aggregates of `c` a hash table can take (no float32 sums or averages, no two-word min or max). */
+function hashable(c: Case): Case {
+  return { ...c, aggregates: c.aggregates.filter((a) => hashableAggregate(a.fn, a.column === undefined ? undefined : c.types[a.column])) };
+}
+
+describe('hashed aggregation on the GPU (workgroup tables, then the global table)', () => {
+  it('one group of 50,000 rows and a nullary key: count, sums, min/max, averages', async () => {
+    const types: ScalarType[] = ['int32', 'int32', 'int64', 'decimal', 'uint32', 'date', 'string', 'boolean'];
+    const aggregates = [{ fn: 'count' as const }, ...types.slice(1).flatMap((t, k) => ALL(k + 1, t))];
+    const one = hashable({ types, rows: groupedRows(rng(11), types, [50_000]), aggregates });
+    // int64 and decimal min and max stay sorted.
+    expect(one.aggregates.length).toBe(aggregates.length - 4);
+    expect(await onGpu(one, 'hashed')).toEqual(reference(one));
+    const nullary = { ...one, rows: groupedRows(rng(12), types, [20_000, 10_000]), nullary: true };
+    expect(await onGpu(nullary, 'hashed')).toEqual(reference(nullary));
+  });
+
+  it('every hashable argument type over groups of random sizes', async () => {
+    const r = rng(13);
+    const types: ScalarType[] = ['int32', 'int32', 'uint32', 'int64', 'decimal', 'date', 'boolean', 'string'];
+    const sizes = Array.from({ length: 300 }, () => 1 + Math.floor(r() * 300));
+    await check(hashable({ types, rows: groupedRows(r, types, sizes), aggregates: [{ fn: 'count' }, ...types.slice(1).flatMap((t, k) => ALL(k + 1, t))] }), 'hashed');
+  });
+
+  it('more groups than the first table holds (it runs again on a larger one), rows in shuffled order', async () => {
+    const r = rng(14);
+    const types: ScalarType[] = ['int32', 'decimal', 'int32'];
+    const c = hashable({ types, rows: groupedRows(r, types, Array.from({ length: 6_000 }, () => 1 + Math.floor(r() * 2))), aggregates: [...ALL(1, 'decimal'), { fn: 'count' }, ...ALL(2, 'int32')] });
+    const shuffled = [...c.rows];
+    for (let i = shuffled.length - 1; i > 0; i--) {
+      const j = Math.floor(r() * (i + 1));
+      [shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!];
+    }
+    expect(await onGpu({ ...c, rows: shuffled }, 'hashed')).toEqual(reference(c));
+  });
+
+  it('a decimal sum whose running total leaves the 64-bit range but whose total fits; one just past it is an error', async () => {
+    const big = 2n ** 62n;
+    const rows: V[][] = [...Array.from({ length: 100_000 }, () => [0, big - 1n]), ...Array.from({ length: 100_000 }, () => [0, -big])];
+    const c: Case = { types: ['int32', 'decimal'], rows, aggregates: [{ fn: 'sum', column: 1 }, { fn: 'avg', column: 1 }, { fn: 'count' }] };
+    expect(await onGpu(c, 'hashed')).toEqual([[0, -100_000n, 0n, 200_000]]);
+    const max = 2n ** 63n - 1n;
+    const over: Case = { types: ['int32', 'decimal'], rows: [[0, max], [1, 5n], [0, 1n]], aggregates: [{ fn: 'sum', column: 1 }] };
+    await expect(onGpu(over, 'hashed')).rejects.toThrow(/decimal overflow/);
   });
 });
 

@@ -58,7 +58,7 @@ function value(types: readonly ScalarType[], c: number, row: string): string {
 }
 
 /** A value as a signed 64-bit (lo, hi) pair, by type. */
-function as64(type: ScalarType, v: string): string {
+export function as64(type: ScalarType, v: string): string {
   switch (type) {
     case 'int32':
       return `vec2<u32>(${v}, select(0u, 0xffffffffu, (${v} >> 31u) != 0u))`;

@@ -6,9 +6,10 @@
  * intermediate of the chain it replaces is written. The host copies each probe's table, chains and build rows
  * into one buffer (`hashed`), so the pass binds four storage buffers however many probes there are.
  */
-import { rowWords, type Expr, type ScalarType } from '@vixen/queryplan';
+import { rowWords, type Aggregate, type Expr, type ScalarType } from '@vixen/queryplan';
 import type { KirKernel } from '@vixen/kernel-ir';
-import { atomicBinding, columnWords, exprWords, filterCode, header, projectCode, SUBGROUP_VARIANT, workgroupScan, type ColumnResolver } from '../wgsl.js';
+import { atomicBinding, columnWords, exprWords, filterCode, header, projectCode, SUBGROUP_VARIANT, threadMain, workgroupScan, type ColumnResolver } from '../wgsl.js';
+import { as64 } from './aggregate.js';
 import type { KernelShaders } from '../index.js';
 import { HASH_ITEMS, hashBuildShaders, hashFunctions, joinSlotWords, keyArgs, keyEquals, type HashKeyLayout } from './hash.js';
 import { sortKeyWords } from './sort.js';
@@ -41,22 +42,40 @@ export function pipelineShaders(
   const builds = pipelineBuildLayouts(kernel, buildTypes);
   const shaders: KernelShaders = {};
   builds.forEach((layout, j) => (shaders[pipelineBuildPass(j)] = hashBuildShaders(layout).hashBuild!));
+  if (kernel.aggregate) return { ...shaders, ...aggregateModules(kernel, kernel.aggregate, inputTypes, buildTypes, builds, constOffsets, constWords) };
   const module = (subgroups: boolean): string => probeModule(kernel, inputTypes, buildTypes, builds, constOffsets, constWords, subgroups);
   return { ...shaders, pipelineProbe: module(false), [`pipelineProbe${SUBGROUP_VARIANT}`]: module(true) };
 }
 
-function probeModule(
+/** The WGSL a pipeline's passes share: its row's columns, the probes' lookups and the loops over their matches. */
+interface ProbeParts {
+  /** First vec4 of the probe parameters in the uniform. */
+  params: number;
+  inputCols: ColumnResolver;
+  /** Columns of the scanned row ++ build rows (build row j at word bo<j> of `hashed`). */
+  rowCols: ColumnResolver;
+  /** Key words of each probe's table. */
+  widths: number[];
+  /** lookup<j> functions. */
+  lookups: string;
+  /** Each probe's parameters and whether its build keys repeat. */
+  consts: string;
+  /** Per probe, the lookup of the scanned row's key (x<j>: chain head; `continue` on a miss); with `counts`, c<j> = its chain's length. */
+  probes(counts: boolean): string;
+  /** `body` once per combination of the row's matches, starting from chain heads `head(j)`. */
+  combinations(body: string, head: (j: number) => string): string;
+}
+
+function probeParts(
   kernel: PipelineKernel,
   inputTypes: readonly ScalarType[],
   buildTypes: readonly (readonly ScalarType[])[],
   builds: readonly HashKeyLayout[],
   constOffsets: ReadonlyMap<Expr, number>,
   constWords: number,
-  subgroups: boolean,
-): string {
+): ProbeParts {
   const N = builds.length;
   const params = pipelineParamsAt(constWords) / 4 + 1;
-  const scan = workgroupScan(subgroups);
   const inputCols: ColumnResolver = (c) => columnWords('inp', 'b', inputTypes, c);
   // Output columns: the input row's, then each build row's (at word bo<j> of `hashed`).
   const firstColumn = builds.map((_, j) => inputTypes.length + buildTypes.slice(0, j).reduce((n, t) => n + t.length, 0));
@@ -83,34 +102,37 @@ fn lookup${j}(${keyArgs(K).split(', ').map((k) => `${k}: u32`).join(', ')}) -> u
 }
 `;
   });
-  const probes = kernel.probes.map((pr, j) => {
-    const words = pr.probeKeys.flatMap((e) => exprWords(e, inputCols, constOffsets));
-    if (words.length !== widths[j]) throw new Error(`internal: pipeline ${kernel.id} probe ${j} has ${words.length} key words for a ${widths[j]}-word build key`);
-    const args = words.map((w, k) => `let k${j}_${k} = ${w};`).join(' ');
-    return `      ${args}
+  const probes = (counts: boolean): string =>
+    kernel.probes
+      .map((pr, j) => {
+        const words = pr.probeKeys.flatMap((e) => exprWords(e, inputCols, constOffsets));
+        if (words.length !== widths[j]) throw new Error(`internal: pipeline ${kernel.id} probe ${j} has ${words.length} key words for a ${widths[j]}-word build key`);
+        const args = words.map((w, k) => `let k${j}_${k} = ${w};`).join(' ');
+        return `      ${args}
       let x${j} = lookup${j}(${words.map((_, k) => `k${j}_${k}`).join(', ')});
       if (x${j} == 0u) { continue; }${
-        kernel.check.length > 0
-          ? ''
-          : `
+        counts
+          ? `
       var c${j} = 1u;
       if (chained${j}) { for (var x = hashed[p${j}.z + x${j} - 1u]; x != 0u; x = hashed[p${j}.z + x - 1u]) { c${j} = c${j} + 1u; } }`
+          : ''
       }`;
-  });
-  const consts = builds.map((l, j) => {
-    const SW = joinSlotWords(l.keyWords.length);
-    return `  let p${j} = u[${params + j}u];
+      })
+      .join('\n');
+  const consts = builds
+    .map((l, j) => {
+      const SW = joinSlotWords(l.keyWords.length);
+      return `  let p${j} = u[${params + j}u];
   // Whether any key of probe ${j}'s build side repeats (the word after its slots): else chains are never walked.
   let chained${j} = hashed[p${j}.y + (p${j}.x + 1u) * ${SW}u] != 0u;`;
-  });
-  const check = filterCode(kernel.check, rowCols, constOffsets);
+    })
+    .join('\n');
   const buildRows = builds.map((l, j) => `let bo${j} = p${j}.w + (x${j} - 1u) * ${l.width}u;`).join('\n');
-  // Every combination of the row's matches (heads h<j>[k]): one loop per probe, innermost the last, each walking
-  // its chain, around `body` (which sees the build rows at bo<j>).
-  const combinations = (body: string): string => {
+  // One loop per probe, innermost the last, each walking its chain, around `body` (which sees the build rows at bo<j>).
+  const combinations = (body: string, head: (j: number) => string): string => {
     let nested = `${buildRows}\n${body}`;
     for (let j = N - 1; j >= 0; j--) {
-      nested = `var x${j} = h${j}[k];
+      nested = `var x${j} = ${head(j)};
 loop {
 ${nested.replace(/^/gm, '  ')}
   if (!chained${j}) { break; }
@@ -120,24 +142,40 @@ ${nested.replace(/^/gm, '  ')}
     }
     return `{\n${nested.replace(/^/gm, '  ')}\n}`;
   };
+  return { params, inputCols, rowCols, widths, lookups: lookups.join(''), consts, probes, combinations };
+}
+
+function probeModule(
+  kernel: PipelineKernel,
+  inputTypes: readonly ScalarType[],
+  buildTypes: readonly (readonly ScalarType[])[],
+  builds: readonly HashKeyLayout[],
+  constOffsets: ReadonlyMap<Expr, number>,
+  constWords: number,
+  subgroups: boolean,
+): string {
+  const scan = workgroupScan(subgroups);
+  const { inputCols, rowCols, widths, lookups, consts, probes, combinations } = probeParts(kernel, inputTypes, buildTypes, builds, constOffsets, constWords);
+  const check = filterCode(kernel.check, rowCols, constOffsets);
+  const head = (j: number): string => `h${j}[k]`;
   const emit = `if (o < capacity) {
   let ob = o * OW;
 ${projectCode(kernel.project, 'outp', 'ob', rowCols, constOffsets)}
 }
 o = o + 1u;`;
-  const write = combinations(kernel.check.length > 0 ? `if (${check}) {\n${emit.replace(/^/gm, '  ')}\n}` : emit);
+  const write = combinations(kernel.check.length > 0 ? `if (${check}) {\n${emit.replace(/^/gm, '  ')}\n}` : emit, head);
   // Without a check every combination is an output row: the count is the product of the chain lengths.
   const count =
     kernel.check.length > 0
-      ? `var c = 0u;\n${combinations(`if (${check}) { c = c + 1u; }`)}\ntotal = total + c;`
+      ? `var c = 0u;\n${combinations(`if (${check}) { c = c + 1u; }`, head)}\ntotal = total + c;`
       : `total = total + ${builds.map((_, j) => `c${j}`).join(' * ')};`;
-  return `${scan.enable}${atomicBinding(header('pipelineProbe', ['inp', 'hashed', 'outp', 'counter'], pipelineParamsAt(constWords) + 4 * N), 'counter')}
+  return `${scan.enable}${atomicBinding(header('pipelineProbe', ['inp', 'hashed', 'outp', 'counter'], pipelineParamsAt(constWords) + 4 * builds.length), 'counter')}
 const W_IN: u32 = ${rowWords(inputTypes)}u;
 const OW: u32 = ${rowWords(kernel.project.map((e) => e.type))}u;
 const ITEMS: u32 = ${HASH_ITEMS}u;
 override TILE: u32 = ITEMS * WG;
 ${hashFunctions(widths)}
-${lookups.join('')}
+${lookups}
 ${scan.decls}var<workgroup> start: u32;
 
 @compute @workgroup_size(WG)
@@ -146,7 +184,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   let capacity = u[0].y;
   let base = (wid.x + wid.y * nwg.x) * TILE;
   if (base >= n) { return; }
-${consts.join('\n')}
+${consts}
   // Per row: the chain head in every table (all 0 unless every probe matched), counted as the product of
   // the chain lengths.
 ${builds.map((_, j) => `  var h${j}: array<u32, ITEMS>;`).join('\n')}
@@ -157,7 +195,7 @@ ${builds.map((_, j) => `    h${j}[k] = 0u;`).join('\n')}
     if (i >= n) { continue; }
     let b = i * W_IN;
     if (!(${filterCode(kernel.filter, inputCols, constOffsets)})) { continue; }
-${probes.join('\n')}
+${probes(kernel.check.length === 0)}
 ${builds.map((_, j) => `    h${j}[k] = x${j};`).join('\n')}
 ${count.replace(/^/gm, '    ')}
   }
@@ -174,4 +212,279 @@ ${write.replace(/^/gm, '    ')}
   }
 }
 `;
+}
+
+/** Words of a local (workgroup) table at most: with nothing else in workgroup memory, 14 KiB of the 16 every device has. */
+const LOCAL_TABLE_WORDS = 3584;
+
+/** Probes of the local table before a row goes to the global one. */
+const LOCAL_PROBES = 8;
+
+/** Words of one aggregate in a group's slot: 128-bit decimal sums and averages, 64-bit int64 sums, else one (count: none, it reads the slot's count). */
+function aggregateSlotWords(a: Aggregate, arg: ScalarType | undefined): number {
+  if (a.fn === 'count') return 0;
+  if (a.fn === 'min' || a.fn === 'max') return 1;
+  if (a.fn === 'sum' && (arg === 'int32' || arg === 'uint32')) return 1;
+  if (a.fn === 'sum' && arg === 'int64') return 2;
+  return 4;
+}
+
+/**
+ * A global group slot of an aggregating pipeline whose projected rows have column types `types`: tag, group id,
+ * key words, the count, then each aggregate's words from `offsets[k]` (relative to the count word).
+ */
+export function groupSlotLayout(agg: NonNullable<PipelineKernel['aggregate']>, types: readonly ScalarType[]): { offsets: number[]; slotWords: number } {
+  const offsets: number[] = [];
+  let words = 1;
+  for (const a of agg.aggregates) {
+    offsets.push(words);
+    words += aggregateSlotWords(a, a.column === undefined ? undefined : types[a.column]);
+  }
+  return { offsets, slotWords: 2 + rowWords(agg.groupBy.map((c) => types[c]!)) + words };
+}
+
+/** How one aggregate updates its words of a group's slot (after the count word every slot has). */
+type Update = { kind: 'count' } | { kind: 'add'; words: 1 | 2 | 4; value: string } | { kind: 'max'; value: string; decode: (w: string) => string };
+
+/**
+ * The aggregating pipeline's passes (kernels/pipeline.ts's rows, aggregated instead of written):
+ * - `pipelineAggregate`: workgroups stride over tiles of the input; each row (each combination of matches passing
+ *   the check) updates its group in the workgroup's own table, or, when that has no room, in the global table;
+ *   the workgroup then adds its table's groups into the global one (few groups cost one global update per group
+ *   and workgroup, not per row).
+ * - `pipelineGroups`: one output row per occupied global slot, at its group id.
+ * A slot is (tag, group id, key words, count, aggregate words); the local one has no group id. Key words are stored
+ * XOR the salt in u0.z, so 0 marks a word not yet written: the thread that claims a slot (compare-exchange of the
+ * tag, a non-zero hash) writes them next, and a thread that finds the tag waits for each word to turn non-zero.
+ * That needs no ordering between different words, which WGSL's relaxed atomics do not give. A key word equal to
+ * the salt sets flags[2] (the host runs again with another salt); a group id at or past u0.w (the output's room),
+ * or a row that finds no slot, sets flags[1] (the host runs again on a larger table). Sums add word by word with the
+ * carry of each word added to the next (exact modulo 2^32, 2^64 or 2^128 in any order); decimal sums and every
+ * average keep 128 bits, so an out-of-range result is found at the end (flags[3]). min and max are atomicMax of an
+ * order-preserving encoding (min of its complement), so a zeroed slot is their identity.
+ */
+function aggregateModules(
+  kernel: PipelineKernel,
+  agg: NonNullable<PipelineKernel['aggregate']>,
+  inputTypes: readonly ScalarType[],
+  buildTypes: readonly (readonly ScalarType[])[],
+  builds: readonly HashKeyLayout[],
+  constOffsets: ReadonlyMap<Expr, number>,
+  constWords: number,
+): KernelShaders {
+  const { rowCols, inputCols, widths, lookups, consts, probes, combinations } = probeParts(kernel, inputTypes, buildTypes, builds, constOffsets, constWords);
+  const types = kernel.project.map((e) => e.type);
+  const keyWords = agg.groupBy.flatMap((c) => exprWords(kernel.project[c]!, rowCols, constOffsets));
+  const G = keyWords.length;
+  const updates = agg.aggregates.map((a): Update => {
+    if (a.fn === 'count') return { kind: 'count' };
+    const arg = types[a.column!]!;
+    const words = exprWords(kernel.project[a.column!]!, rowCols, constOffsets);
+    const v = words.length === 1 ? words[0]! : `vec2<u32>(${words.join(', ')})`;
+    if (a.fn === 'min' || a.fn === 'max') {
+      const signed = arg === 'int32' || arg === 'date';
+      const enc = (x: string): string => (signed ? `(${x} ^ 0x80000000u)` : x);
+      // min: the complement under atomicMax.
+      return a.fn === 'max' ? { kind: 'max', value: enc(v), decode: (w) => enc(w) } : { kind: 'max', value: `~${enc(v)}`, decode: (w) => enc(`(~${w})`) };
+    }
+    if (a.fn === 'sum' && (arg === 'int32' || arg === 'uint32')) return { kind: 'add', words: 1, value: `vec4<u32>(${v}, 0u, 0u, 0u)` };
+    if (a.fn === 'sum' && arg === 'int64') return { kind: 'add', words: 2, value: `vec4<u32>(${v}, 0u, 0u)` };
+    return { kind: 'add', words: 4, value: `ext128(${as64(arg, v)})` };
+  });
+  const { offsets, slotWords: SW } = groupSlotLayout(agg, types);
+  const LW = SW - 1;
+  const LS = G === 0 ? 1 : 2 ** Math.floor(Math.log2(Math.max(1, Math.min(256, LOCAL_TABLE_WORDS / LW))));
+  const keyParams = Array.from({ length: G }, (_, w) => `e${w}: u32`).join(', ');
+  const keyArgsList = Array.from({ length: G }, (_, w) => `e${w}`).join(', ');
+  const withKeys = (rest: string): string => [keyParams, rest].filter(Boolean).join(', ');
+  const withKeyArgs = (rest: string): string => [keyArgsList, rest].filter(Boolean).join(', ');
+  // Claiming, finding and updating a slot, in the global table (`table`, slots of SW words from word 0) or the
+  // workgroup's (`lt`, slots of LW words).
+  const slotFns = (arr: string, local: boolean): string => {
+    const W = local ? 'LW' : 'SW';
+    const keyAt = local ? 1 : 2;
+    const claim = local
+      ? `if (atomicLoad(&lfill) >= LMAX) { return NONE; }
+        let r = atomicCompareExchangeWeak(&lt[at], 0u, tag);
+        if (r.exchanged) {
+          atomicAdd(&lfill, 1u);
+${Array.from({ length: G }, (_, w) => `          atomicStore(&lt[at + ${keyAt + w}u], e${w});`).join('\n')}
+          return at;
+        }`
+      : `let r = atomicCompareExchangeWeak(&table[at], 0u, tag);
+        if (r.exchanged) {
+          let gid = atomicAdd(&flags[0], 1u);
+          if (gid >= u[0].w) { atomicStore(&flags[1], 1u); }
+          atomicStore(&table[at + 1u], gid);
+${Array.from({ length: G }, (_, w) => `          atomicStore(&table[at + ${keyAt + w}u], e${w});`).join('\n')}
+          return at;
+        }`;
+    const same = Array.from({ length: G }, (_, w) => `      var w${w} = atomicLoad(&${arr}[at + ${keyAt + w}u]);
+      loop { if (w${w} != 0u) { break; } w${w} = atomicLoad(&${arr}[at + ${keyAt + w}u]); }`).join('\n');
+    const equal = G === 0 ? 'true' : Array.from({ length: G }, (_, w) => `w${w} == e${w}`).join(' && ');
+    const mask = local ? '(LS - 1u)' : 'u[0].y';
+    const probesLimit = local ? 'LPROBES' : `(${mask} + 1u)`;
+    const name = local ? 'localSlot' : 'globalSlot';
+    const add = (buf: string): string => `fn ${local ? 'l' : 'g'}Add(at: u32, x: vec4<u32>, words: u32) {
+  var c = 0u;
+  for (var w = 0u; w < words; w = w + 1u) {
+    let xw = x[w];
+    var carry = 0u;
+    if (xw != 0u) { let o = atomicAdd(&${buf}[at + w], xw); carry = select(0u, 1u, o + xw < o); }
+    if (c != 0u) { let o = atomicAdd(&${buf}[at + w], c); carry = carry + select(0u, 1u, o + c < o); }
+    c = carry;
+  }
+}
+`;
+    return `// Slot (first word) of the key e0.. with hash h, claimed when new; NONE when there is no room.
+fn ${name}(${withKeys('h: u32')}) -> u32 {
+  let tag = h | 1u;
+  var s = h & ${mask};
+  for (var probe = 0u; probe < ${probesLimit}; probe = probe + 1u) {
+    let at = s * ${W};
+    var head = atomicLoad(&${arr}[at]);
+    if (head == 0u) {
+      loop {
+        ${claim}
+        // A weak exchange may fail spuriously: try the slot again while it is free.
+        if (r.old_value != 0u) { head = r.old_value; break; }
+      }
+    }
+    if (head == tag) {
+${same}
+      if (${equal}) { return at; }
+    }
+    s = (s + 1u) & ${mask};
+  }
+  ${local ? '' : 'atomicStore(&flags[1], 1u);\n  '}return NONE;
+}
+${add(arr)}`;
+  };
+  const A = `${2 + G}u`;
+  // A row's updates of the slot at `at` of table `arr` (aggregate words from word `first` of the slot).
+  const rowUpdates = (fn: string, arr: string, first: string): string =>
+    [
+      `atomicAdd(&${arr}[at + ${first}], 1u);`,
+      ...updates.map((up, k) =>
+        up.kind === 'count' ? '' : up.kind === 'add' ? `${fn}(at + ${first} + ${offsets[k]}u, ${up.value}, ${up.words}u);` : `atomicMax(&${arr}[at + ${first} + ${offsets[k]}u], ${up.value});`,
+      ),
+    ]
+      .filter(Boolean)
+      .join('\n      ');
+  // A local slot's totals added to a global slot.
+  const merges = [
+    `atomicAdd(&table[g + ${A}], atomicLoad(&lt[at + ${1 + G}u]));`,
+    ...updates.map((up, k) => {
+      const from = `at + ${1 + G + offsets[k]!}u`;
+      if (up.kind === 'count') return '';
+      if (up.kind === 'max') return `atomicMax(&table[g + ${A} + ${offsets[k]}u], atomicLoad(&lt[${from}]));`;
+      const words = Array.from({ length: 4 }, (_, w) => (w < up.words ? `atomicLoad(&lt[${from} + ${w}u])` : '0u'));
+      return `gAdd(g + ${A} + ${offsets[k]}u, vec4<u32>(${words.join(', ')}), ${up.words}u);`;
+    }),
+  ]
+    .filter(Boolean)
+    .join('\n      ');
+  const hashOf = (args: string): string => (G === 0 ? '0x9e3779b9u' : `hashKey${G}(${args})`);
+  const encoded = keyWords.map((w, k) => `let e${k} = (${w}) ^ salt;`).join(' ');
+  const saltHit = G === 0 ? '' : `if (${Array.from({ length: G }, (_, k) => `e${k} == 0u`).join(' || ')}) { atomicStore(&flags[2], 1u); } else {\n`;
+  const body = `${encoded}
+${saltHit}  let h = ${hashOf(keyArgsList)};
+  var at = localSlot(${withKeyArgs('h')});
+  if (at != NONE) {
+    ${rowUpdates('lAdd', 'lt', `${1 + G}u`)}
+  } else {
+    at = globalSlot(${withKeyArgs('h')});
+    if (at != NONE) {
+      ${rowUpdates('gAdd', 'table', A)}
+    }
+  }
+${G === 0 ? '' : '}'}`;
+  const perRow = kernel.check.length > 0 ? `if (${filterCode(kernel.check, rowCols, constOffsets)}) {\n${body}\n}` : body;
+  const N = builds.length;
+  const insert = `${atomicBinding(atomicBinding(header('pipelineAggregate', ['inp', 'hashed', 'table', 'flags'], pipelineParamsAt(constWords) + 4 * N), 'table'), 'flags')}
+const W_IN: u32 = ${rowWords(inputTypes)}u;
+const ITEMS: u32 = ${HASH_ITEMS}u;
+override TILE: u32 = ITEMS * WG;
+const SW: u32 = ${SW}u;
+const LW: u32 = ${LW}u;
+const LS: u32 = ${LS}u;
+const LMAX: u32 = ${G === 0 ? 1 : Math.max(1, LS / 2)}u;
+const LPROBES: u32 = ${Math.min(LS, LOCAL_PROBES)}u;
+const NONE: u32 = 0xffffffffu;
+${hashFunctions([...widths, ...(G > 0 ? [G] : [])])}
+${lookups}
+var<workgroup> lt: array<atomic<u32>, ${LS * LW}>;
+var<workgroup> lfill: atomic<u32>;
+${slotFns('table', false)}
+${slotFns('lt', true)}
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  for (var w = lid; w < LS * LW; w = w + WG) { atomicStore(&lt[w], 0u); }
+  if (lid == 0u) { atomicStore(&lfill, 0u); }
+  workgroupBarrier();
+  let n = u[0].x;
+  let salt = u[0].z;
+  let tiles = (n + TILE - 1u) / TILE;
+  let groups = nwg.x * nwg.y;
+${consts}
+  for (var t = wid.x + wid.y * nwg.x; t < tiles; t = t + groups) {
+    for (var k = 0u; k < ITEMS; k = k + 1u) {
+      let i = t * TILE + k * WG + lid;
+      if (i >= n) { continue; }
+      let b = i * W_IN;
+      if (!(${filterCode(kernel.filter, inputCols, constOffsets)})) { continue; }
+${probes(false)}
+${(N > 0 ? combinations(perRow, (j) => `x${j}`) : `{\n${perRow}\n}`).replace(/^/gm, '      ')}
+    }
+  }
+  workgroupBarrier();
+  // The workgroup's groups into the global table.
+  for (var s = lid; s < LS; s = s + WG) {
+    let at = s * LW;
+    if (atomicLoad(&lt[at]) == 0u) { continue; }
+${Array.from({ length: G }, (_, w) => `    let e${w} = atomicLoad(&lt[at + ${1 + w}u]);`).join('\n')}
+    let g = globalSlot(${withKeyArgs(hashOf(keyArgsList))});
+    if (g != NONE) {
+      ${merges}
+    }
+  }
+}
+`;
+  // Output words of a group: keys, then each aggregate by its function and type.
+  const words: string[] = Array.from({ length: G }, (_, w) => `(table[at + ${2 + w}u] ^ salt)`);
+  const finish: string[] = [];
+  agg.aggregates.forEach((a, k) => {
+    const up = updates[k]!;
+    const at = (w: number): string => `table[at + ${2 + G + offsets[k]! + w}u]`;
+    if (up.kind === 'count') words.push(`table[at + ${2 + G}u]`);
+    else if (up.kind === 'max') words.push(up.decode(at(0)));
+    else if (up.words < 4) words.push(...Array.from({ length: up.words }, (_, w) => at(w)));
+    else {
+      const sum = `vec4<u32>(${[0, 1, 2, 3].map(at).join(', ')})`;
+      if (a.fn === 'sum') {
+        finish.push(`if (!fits64(${sum})) { atomicStore(&flags[3], 1u); }`);
+        words.push(at(0), at(1));
+      } else {
+        const arg = types[a.column!]!;
+        finish.push(`let avg${k} = avgDec(${sum}, table[at + ${2 + G}u], ${arg === 'decimal' ? 'false' : 'true'});\n  if (avg${k}.z != 0u) { atomicStore(&flags[3], 1u); }`);
+        words.push(`avg${k}.x`, `avg${k}.y`);
+      }
+    }
+  });
+  const OW = rowWords([...agg.groupBy.map((c) => types[c]!), ...agg.aggregates.map((a) => a.type)]);
+  if (words.length !== OW) throw new Error(`internal: pipeline ${kernel.id} writes ${words.length} words of ${OW}-word groups`);
+  const emit = `${atomicBinding(header('pipelineGroups', ['table', 'outp', 'flags']), 'flags')}
+const SW: u32 = ${SW}u;
+const OW: u32 = ${OW}u;
+${threadMain(`  let slots = u[0].x;
+  let salt = u[0].y;
+  if (i >= slots) { return; }
+  let at = i * SW;
+  if (table[at] == 0u) { return; }
+  let group = table[at + 1u];
+  if (group >= u[0].z) { return; }
+  ${finish.join('\n  ')}
+  let ob = group * OW;
+${words.map((w, k) => `  outp[ob + ${k}u] = ${w};`).join('\n')}`)}`;
+  return { pipelineAggregate: insert, pipelineGroups: emit };
 }

@@ -6,7 +6,9 @@
  * rows checked per combination of matches). Repeated (fixpoint) it absorbs a whole chain `mapFilter -> hashJoin -> hashJoin ...`
  * (the star-schema shape: a fact table filtered and probed against dimension tables). A probe's keys must be
  * computable from the scanned row alone (not from an earlier probe's build row), so the lookups are independent.
- * Sorts, uniques, aggregates and hash builds stay separate kernels: they need all their input first.
+ * A hashed aggregate (hash-aggregate.ts: a pipeline that only aggregates its input) absorbs the producer of its
+ * rows the same way, so select -> probe -> aggregate is one kernel and the joined rows are never written. Sorts,
+ * uniques, sorted aggregates and hash builds stay separate kernels: they need all their input first.
  */
 import type { Expr } from '@vixen/queryplan';
 import type { KirKernel, KirProgram } from '../ir.js';
@@ -22,7 +24,8 @@ function asPipeline(p: KirProgram, k: KirKernel): Pipeline | undefined {
   const origin = k.origin ? { origin: k.origin } : {};
   switch (k.kind) {
     case 'pipeline':
-      return k;
+      // An aggregating pipeline writes groups, not the rows a following kernel could take over.
+      return k.aggregate ? undefined : k;
     case 'mapFilter':
       return { kind: 'pipeline', id: k.id, ...origin, input: k.input, output: k.output, filter: k.filter, probes: [], check: [], project: k.project, fused: k.fused ?? [k.id] };
     case 'hashJoin': {
@@ -83,6 +86,13 @@ function absorb(p: KirProgram, first: Pipeline, map: MapFilter): Pipeline {
   };
 }
 
+/** `first` followed by a hashed aggregate of its rows: the aggregate's own filter and projection (over those rows) absorbed, then its aggregation. */
+function absorbAggregate(p: KirProgram, first: Pipeline, agg: Pipeline): Pipeline {
+  const origin = agg.origin ? { origin: agg.origin } : {};
+  const map: MapFilter = { kind: 'mapFilter', id: agg.id, ...origin, input: agg.input, output: agg.output, filter: agg.filter, project: agg.project, fused: agg.fused };
+  return { ...absorb(p, first, map), aggregate: agg.aggregate! };
+}
+
 export function fusePipelines(p: KirProgram): KirProgram {
   const kernels = [...p.kernels];
   const liveOut = liveOutSets(p);
@@ -95,13 +105,15 @@ export function fusePipelines(p: KirProgram): KirProgram {
       if (cj.kind !== 'launch') continue;
       const next = kernels[cj.kernel]!;
       // A join extends a chain ending in its probe side; a mapFilter extends one that already probes.
-      const t = next.kind === 'hashJoin' && next.build !== next.probe ? next.probe : next.kind === 'mapFilter' ? next.input : undefined;
+      const aggregating = next.kind === 'pipeline' && next.aggregate !== undefined && next.probes.length === 0;
+      const t = next.kind === 'hashJoin' && next.build !== next.probe ? next.probe : next.kind === 'mapFilter' || aggregating ? next.input : undefined;
       const i = t === undefined ? undefined : producer(j, t);
       const ci = i === undefined ? undefined : b.commands[i];
       if (ci?.kind !== 'launch') continue;
       const before = kernels[ci.kernel]!;
-      const first = next.kind === 'hashJoin' || before.kind !== 'mapFilter' ? asPipeline(p, before) : undefined;
-      const fused = !first ? undefined : next.kind === 'hashJoin' ? extend(p, first, next) : next.kind === 'mapFilter' ? absorb(p, first, next) : undefined;
+      // Consecutive mapFilters are fuse-map-filters' work.
+      const first = next.kind !== 'mapFilter' || before.kind !== 'mapFilter' ? asPipeline(p, before) : undefined;
+      const fused = !first ? undefined : next.kind === 'hashJoin' ? extend(p, first, next) : next.kind === 'mapFilter' ? absorb(p, first, next) : aggregating ? absorbAggregate(p, first, next) : undefined;
       if (!fused) continue;
       kernels[cj.kernel] = fused;
       changed = true;

@@ -93,6 +93,8 @@ export function narrowColumns(p: KirProgram): KirProgram {
     for (let i = 0; i < b.commands.length; i++) {
       const k = rd.kernelAt(i);
       if (!k || !(k.kind === 'mapFilter' || k.kind === 'pipeline' || k.kind === 'hashJoin' || k.kind === 'mergeJoin')) continue;
+      // An aggregating pipeline's output columns are its groups' (it projects only what it aggregates already).
+      if (k.kind === 'pipeline' && k.aggregate) continue;
       if (p.variables[k.output]!.relation !== undefined) continue;
       const need = needs(i);
       const arity = p.variables[k.output]!.columns.length;

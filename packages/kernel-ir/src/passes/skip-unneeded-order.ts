@@ -91,9 +91,12 @@ export class BlockReaders {
     if (!k) return false;
     const temporary = this.p.variables[k.output]!.relation === undefined;
     switch (k.kind) {
+      case 'pipeline':
+        // A hashed aggregate takes its rows in any order (hash-aggregate.ts admits no order-dependent aggregate).
+        if (k.aggregate) return need === 'order' || k.aggregate.aggregates.every((a) => a.fn === 'min' || a.fn === 'max');
+        return temporary && this.free(n, need);
       case 'mapFilter':
       case 'hashJoin':
-      case 'pipeline':
       case 'copy':
         return temporary && this.free(n, need);
       case 'sort':

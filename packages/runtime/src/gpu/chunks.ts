@@ -227,6 +227,8 @@ export async function runChunked(
     }
     case 'pipeline': {
       const [scanned, ...builds] = inputs;
+      // An aggregating pipeline takes the scanned chunks itself, into one group table.
+      if (kernel.aggregate) return withWhole(g, builds, what, (whole) => single(kernel, [scanned!, ...whole]));
       if (pipelinePastBinding(g, kernel, inputs, variables)) {
         // The build sides' tables would not fit one buffer: once per half of the largest (a join distributes over a
         // union of build rows), the outputs the chunks of the result.

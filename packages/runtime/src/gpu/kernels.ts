@@ -23,10 +23,10 @@ import {
 } from '@vixen/codegen-wgsl';
 import { kernelInputs, type KirKernel, type KirVariable, type VarId } from '@vixen/kernel-ir';
 import { aggregateRows } from './aggregate.js';
-import { mergesPastBinding, pipelinePastBinding, runChunked } from './chunks.js';
+import { mergesPastBinding, pipelinePastBinding, releaseUnshared, runChunked } from './chunks.js';
 import { hashJoinRows } from './hash.js';
 import { limitRows } from './limit.js';
-import { pipelineRows } from './pipeline.js';
+import { pipelineAggregateRows, pipelineRows } from './pipeline.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { Recorder, type Bound } from './recorder.js';
 import {
@@ -452,8 +452,11 @@ async function run(
       }
       return hashJoinRows(g, { relation: build, keyWords: layout.build.keyWords }, { relation: probe, keyWords: layout.probe.keyWords }, layout.output, passes);
     }
-    case 'pipeline':
-      return pipelineRows(g, kernel, shaders, inputs, kernel.probes.map((pr) => columns(pr.build)), constWords, outWidth, tables);
+    case 'pipeline': {
+      const buildTypes = kernel.probes.map((pr) => columns(pr.build));
+      if (kernel.aggregate) return pipelineAggregateRows(g, kernel, shaders, inputs, kernel.project.map((e) => e.type), buildTypes, constWords, outWidth, tables);
+      return pipelineRows(g, kernel, shaders, inputs, buildTypes, constWords, outWidth, tables);
+    }
     case 'sort': {
       const arity = columns(kernel.input).length;
       // A canonical relation is already in the order of a sort by all its columns.
@@ -517,20 +520,86 @@ export async function runKernel(
 ): Promise<DeviceRelation> {
   const g = internals(gpu);
   if (inputs.length !== kernelInputs(kernel).length) throw new Error(`internal: ${kernel.kind} kernel ${kernel.id} given ${inputs.length} inputs`);
-  return g.scoped(`${kernel.kind} kernel ${kernel.id}`, async () => {
-    if (!inputs.some((r) => r.chunks) && !mergesPastBinding(g, kernel, inputs, variables) && !pipelinePastBinding(g, kernel, inputs, variables)) {
-      try {
-        return await run(g, kernel, shaders, inputs, constWords, variables, tables);
-      } catch (e) {
-        // A join whose result passes one binding runs again on parts of its row-wise side.
-        if (!(e instanceof ResultLimitError)) throw e;
-      }
+  return g.scoped(`${kernel.kind} kernel ${kernel.id}`, () => runUnscoped(g, kernel, shaders, inputs, constWords, variables, tables));
+}
+
+/** runKernel inside the caller's scope (scopes are serialized: a kernel run from another's must not open one). */
+async function runUnscoped(
+  g: GpuImpl,
+  kernel: KirKernel,
+  shaders: KernelShaders,
+  inputs: DeviceRelation[],
+  constWords: Uint32Array,
+  variables: readonly KirVariable[],
+  tables: Bound | undefined,
+): Promise<DeviceRelation> {
+  // Build sides whose tables pass one binding: the rows are written in parts (runChunked) and sorted.
+  if (kernel.kind === 'pipeline' && kernel.aggregate && !pipelinePastBinding(g, kernel, inputs, variables)) {
+    try {
+      // Chunks of the scanned relation go into one table (runChunked makes the build sides whole).
+      if (!inputs.some((r) => r.chunks)) return await run(g, kernel, shaders, inputs, constWords, variables, tables);
+      return await runChunked(g, kernel, inputs, variables, (k, ins, vars = variables) => run(g, k, shaders, ins, constWords, vars, tables));
+    } catch (e) {
+      if (!(e instanceof ResultLimitError)) throw e;
+      return sortedGroups(g, kernel, inputs, constWords, variables, tables);
     }
-    // Relations larger than one binding: per chunk, or whole (gpu/chunks.ts); its own kernels get their own passes.
-    return runChunked(g, kernel, inputs, variables, (k, ins, vars = variables) =>
-      run(g, k, k === kernel ? shaders : chunkShaders(k, vars), ins, constWords, vars, tables),
-    );
-  });
+  }
+  if (kernel.kind === 'pipeline' && kernel.aggregate) return sortedGroups(g, kernel, inputs, constWords, variables, tables);
+  if (!inputs.some((r) => r.chunks) && !mergesPastBinding(g, kernel, inputs, variables) && !pipelinePastBinding(g, kernel, inputs, variables)) {
+    try {
+      return await run(g, kernel, shaders, inputs, constWords, variables, tables);
+    } catch (e) {
+      // A join whose result passes one binding runs again on parts of its row-wise side.
+      if (!(e instanceof ResultLimitError)) throw e;
+    }
+  }
+  // Relations larger than one binding: per chunk, or whole (gpu/chunks.ts); its own kernels get their own passes.
+  return runChunked(g, kernel, inputs, variables, (k, ins, vars = variables) =>
+    run(g, k, k === kernel ? shaders : chunkShaders(k, vars), ins, constWords, vars, tables),
+  );
+}
+
+/** The kernels an aggregating pipeline runs instead when its groups outgrow a table (sortedGroups), by kernel. */
+const sortedPlans = new WeakMap<KirKernel, { kernels: KirKernel[]; variables: KirVariable[] }>();
+
+/**
+ * An aggregating pipeline whose groups do not fit the largest group table: its rows written (chunked past one
+ * binding), sorted by the group columns and reduced by key, as the kernels it replaced would have.
+ */
+async function sortedGroups(
+  g: GpuImpl,
+  kernel: Extract<KirKernel, { kind: 'pipeline' }>,
+  inputs: DeviceRelation[],
+  constWords: Uint32Array,
+  variables: readonly KirVariable[],
+  tables: Bound | undefined,
+): Promise<DeviceRelation> {
+  let plan = sortedPlans.get(kernel);
+  if (!plan) {
+    const [rows, sorted] = [1, 2].map((k) => Math.max(...variables.map((v) => v.id)) + k) as [VarId, VarId];
+    const columns = kernel.project.map((e) => e.type);
+    const { aggregate, ...plain } = kernel;
+    // Without probes the rows are a mapFilter's (the same constants, in the same order: check is empty).
+    const rowsKernel: KirKernel =
+      kernel.probes.length === 0 && kernel.check.length === 0
+        ? { kind: 'mapFilter', id: kernel.id, input: kernel.input, output: rows, filter: kernel.filter, project: kernel.project }
+        : { ...plain, output: rows };
+    const kernels: KirKernel[] = [
+      rowsKernel,
+      { kind: 'sort', id: kernel.id, input: rows, output: sorted, keys: aggregate!.groupBy },
+      { kind: 'aggregate', id: kernel.id, input: sorted, output: kernel.output, groupBy: aggregate!.groupBy, aggregates: aggregate!.aggregates },
+    ];
+    plan = { kernels, variables: [...variables, { id: rows, name: `%k${kernel.id}$rows`, columns }, { id: sorted, name: `%k${kernel.id}$sorted`, columns }] };
+    sortedPlans.set(kernel, plan);
+  }
+  const [rowsKernel, sortKernel, aggregateKernel] = plan.kernels as [KirKernel, KirKernel, KirKernel];
+  const vars = plan.variables;
+  const rows = await runUnscoped(g, rowsKernel, chunkShaders(rowsKernel, vars), inputs, constWords, vars, tables);
+  const sorted = await runUnscoped(g, sortKernel, chunkShaders(sortKernel, vars), [rows], new Uint32Array(0), vars, undefined);
+  releaseUnshared(g, rows, sorted);
+  const out = await runUnscoped(g, aggregateKernel, chunkShaders(aggregateKernel, vars), [sorted], new Uint32Array(0), vars, undefined);
+  releaseUnshared(g, sorted, out);
+  return out;
 }
 
 /** WGSL of the kernels gpu/chunks.ts makes up (per-chunk and combining aggregates, copies), by kernel. */

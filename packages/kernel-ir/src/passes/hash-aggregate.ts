@@ -1,0 +1,74 @@
+/**
+ * Aggregation without sorting: `s := sort x by ...; a := aggregate s by G`, where only that aggregate reads s,
+ * becomes `t := pipeline x -> (the columns the aggregate reads) aggregate by G` (aggregated in a device hash table,
+ * one pass over x, no sort of its rows) and `a := sort t by G` (sorting the groups instead of the rows; the group
+ * columns are a key of t, so that order is canonical). skip-unneeded-order drops the new sort where nothing needs a's
+ * order, remove-dead-kernels the old one, and fuse-pipelines folds x's producer into the pipeline (Crystal's
+ * select -> probe -> aggregate in one kernel). Only aggregates whose result does not depend on the order of the rows
+ * hash: no float32 sums or averages (rounded in row order), and min or max only of one-word types other than float32
+ * (32-bit atomics; float32's NaN rule needs the first row). An aggregate over rows already in group order (no sort)
+ * stays a reduction by key: it reads them once and needs no table.
+ */
+import { wordsOf, type Aggregate, type Expr, type ScalarType } from '@vixen/queryplan';
+import type { KirCommand, KirKernel, KirProgram } from '../ir.js';
+import { iota } from '../lower/from-plan.js';
+import { commandUseDef, liveOutSets } from './liveness.js';
+import { BlockReaders } from './skip-unneeded-order.js';
+
+/** Whether `fn` over arguments of type `arg` can update a hash table's group with 32-bit atomics, in any row order. */
+export function hashableAggregate(fn: Aggregate['fn'], arg: ScalarType | undefined): boolean {
+  switch (fn) {
+    case 'count':
+      return true;
+    case 'sum':
+    case 'avg':
+      return arg === 'int32' || arg === 'uint32' || arg === 'int64' || arg === 'decimal';
+    case 'min':
+    case 'max':
+      return arg !== undefined && arg !== 'float32' && wordsOf(arg) === 1;
+  }
+}
+
+export function hashAggregates(p: KirProgram): KirProgram {
+  const liveOut = liveOutSets(p);
+  const kernels = [...p.kernels];
+  const variables = [...p.variables];
+  let blocks = p.blocks;
+  let changed = false;
+  for (const [bi, b] of p.blocks.entries()) {
+    const rd = new BlockReaders(p, b, liveOut.get(b.label)!);
+    const added: Array<{ after: number; command: KirCommand }> = [];
+    for (let i = 0; i < b.commands.length; i++) {
+      const k = rd.kernelAt(i);
+      if (k?.kind !== 'aggregate') continue;
+      const input = p.variables[k.input]!.columns;
+      if (!k.aggregates.every((a) => hashableAggregate(a.fn, a.column === undefined ? undefined : input[a.column]))) continue;
+      const j = b.commands.findLastIndex((c, n) => n < i && commandUseDef(p, c).defs.includes(k.input));
+      const sort = j >= 0 ? rd.kernelAt(j) : undefined;
+      if (sort?.kind !== 'sort' || rd.readers(j)?.join() !== String(i)) continue;
+      // The pipeline reads the sort's input instead: nothing may write that between the two.
+      const clobbered = b.commands.slice(j + 1, i).some((c) => commandUseDef(p, c).defs.includes(sort.input) || (c.kind === 'free' && c.vars.includes(sort.input)));
+      if (clobbered) continue;
+      // The pipeline projects only the columns the aggregate reads (narrowing keeps a pipeline's projection whole).
+      const used = [...new Set([...k.groupBy, ...k.aggregates.flatMap((a) => (a.column === undefined ? [] : [a.column]))])].sort((x, y) => x - y);
+      const at = (c: number): number => used.indexOf(c);
+      const project = used.map((c): Expr => ({ kind: 'col', index: c, type: p.variables[sort.input]!.columns[c]! }));
+      const origin = k.origin ? { origin: k.origin } : {};
+      const aggregate = { groupBy: k.groupBy.map(at), aggregates: k.aggregates.map((a) => (a.column === undefined ? a : { ...a, column: at(a.column) })) };
+      // Without group columns there is at most one row, in canonical order already.
+      const sorted = k.groupBy.length > 0;
+      const output = sorted ? variables.length : k.output;
+      if (sorted) variables.push({ id: output, name: `%k${output}`, columns: [...p.variables[k.output]!.columns] });
+      kernels[k.id] = { kind: 'pipeline', id: k.id, ...origin, input: sort.input, output, filter: [], probes: [], check: [], project, aggregate, fused: [k.id] };
+      changed = true;
+      if (!sorted) continue;
+      const order: KirKernel = { kind: 'sort', id: kernels.length, ...origin, input: output, output: k.output, keys: iota(k.groupBy.length) };
+      kernels.push(order);
+      added.push({ after: i, command: { kind: 'launch', kernel: order.id } });
+    }
+    if (added.length === 0) continue;
+    const commands = b.commands.flatMap((c, n) => [c, ...added.filter((a) => a.after === n).map((a) => a.command)]);
+    blocks = blocks.map((x, n) => (n === bi ? { ...x, commands } : x));
+  }
+  return changed ? { ...p, kernels, variables, blocks } : p;
+}
