@@ -89,7 +89,9 @@ describe('running programs', () => {
     expect(fused.out).not.toMatch(/hashJoin/);
     const unfused = await cli('plan', src, '--ir', 'kernel', '--no-fusion');
     expect(unfused.out).toMatch(/hashJoin build day on \(#0\)/);
-    expect(unfused.out).not.toMatch(/pipeline/);
+    // Unfused, the only pipeline is the aggregate in a hash table, on its own.
+    expect(unfused.out).not.toMatch(/pipeline lineorder/);
+    expect(unfused.out).toMatch(/:= pipeline \S+ -> \(#0\) aggregate by \(\) compute \(sum\(#0\): int64\)  \/\/ k\d+ \(hashed aggregate\)/);
     const wgsl = await cli('plan', src, '--wgsl');
     expect(wgsl.out).toMatch(/\/\/ kernel \d+ \(pipeline\), pass hashBuild\.0\n/);
     expect(wgsl.out).toMatch(/\/\/ kernel \d+ \(pipeline\), pass pipelineProbe\n\/\/ vixen pass: pipelineProbe/);

@@ -220,6 +220,9 @@ const LOCAL_TABLE_WORDS = 3584;
 /** Probes of the local table before a row goes to the global one. */
 const LOCAL_PROBES = 8;
 
+/** Probes of the global table (at most half full) before a row calls it full: a cluster this long is a bad hash. */
+const GLOBAL_PROBES = 4096;
+
 /** Words of one aggregate in a group's slot: 128-bit decimal sums and averages, 64-bit int64 sums, else one (count: none, it reads the slot's count). */
 function aggregateSlotWords(a: Aggregate, arg: ScalarType | undefined): number {
   if (a.fn === 'count') return 0;
@@ -311,7 +314,9 @@ function aggregateModules(
 ${Array.from({ length: G }, (_, w) => `          atomicStore(&lt[at + ${keyAt + w}u], e${w});`).join('\n')}
           return at;
         }`
-      : `let r = atomicCompareExchangeWeak(&table[at], 0u, tag);
+      : `// Once the table is full (the host runs again on a larger one) no slot is claimed: it stays at most half full.
+        if (atomicLoad(&flags[1]) != 0u) { return NONE; }
+        let r = atomicCompareExchangeWeak(&table[at], 0u, tag);
         if (r.exchanged) {
           let gid = atomicAdd(&flags[0], 1u);
           if (gid >= u[0].w) { atomicStore(&flags[1], 1u); }
@@ -323,7 +328,7 @@ ${Array.from({ length: G }, (_, w) => `          atomicStore(&table[at + ${keyAt
       loop { if (w${w} != 0u) { break; } w${w} = atomicLoad(&${arr}[at + ${keyAt + w}u]); }`).join('\n');
     const equal = G === 0 ? 'true' : Array.from({ length: G }, (_, w) => `w${w} == e${w}`).join(' && ');
     const mask = local ? '(LS - 1u)' : 'u[0].y';
-    const probesLimit = local ? 'LPROBES' : `(${mask} + 1u)`;
+    const probesLimit = local ? 'LPROBES' : `min(${mask} + 1u, GPROBES)`;
     const name = local ? 'localSlot' : 'globalSlot';
     const add = (buf: string): string => `fn ${local ? 'l' : 'g'}Add(at: u32, x: vec4<u32>, words: u32) {
   var c = 0u;
@@ -410,6 +415,7 @@ const LW: u32 = ${LW}u;
 const LS: u32 = ${LS}u;
 const LMAX: u32 = ${G === 0 ? 1 : Math.max(1, LS / 2)}u;
 const LPROBES: u32 = ${Math.min(LS, LOCAL_PROBES)}u;
+const GPROBES: u32 = ${GLOBAL_PROBES}u;
 const NONE: u32 = 0xffffffffu;
 ${hashFunctions([...widths, ...(G > 0 ? [G] : [])])}
 ${lookups}

@@ -13,6 +13,7 @@ import { wordsOf, type Aggregate, type Expr, type ScalarType } from '@vixen/quer
 import type { KirCommand, KirKernel, KirProgram } from '../ir.js';
 import { iota } from '../lower/from-plan.js';
 import { commandUseDef, liveOutSets } from './liveness.js';
+import { blockEntryStates, sortedBy, transfer, type PropState } from './properties.js';
 import { BlockReaders } from './skip-unneeded-order.js';
 
 /** Whether `fn` over arguments of type `arg` can update a hash table's group with 32-bit atomics, in any row order. */
@@ -35,9 +36,18 @@ export function hashAggregates(p: KirProgram): KirProgram {
   const variables = [...p.variables];
   let blocks = p.blocks;
   let changed = false;
+  const entry = blockEntryStates(p);
   for (const [bi, b] of p.blocks.entries()) {
     const rd = new BlockReaders(p, b, liveOut.get(b.label)!);
     const added: Array<{ after: number; command: KirCommand }> = [];
+    // Properties before each command (unreachable blocks have none: left as they are).
+    const states: PropState[] = [];
+    let s = entry.get(b.label);
+    if (!s) continue;
+    for (const c of b.commands) {
+      states.push(s);
+      s = transfer(p, s, c);
+    }
     for (let i = 0; i < b.commands.length; i++) {
       const k = rd.kernelAt(i);
       if (k?.kind !== 'aggregate') continue;
@@ -46,6 +56,8 @@ export function hashAggregates(p: KirProgram): KirProgram {
       const j = b.commands.findLastIndex((c, n) => n < i && commandUseDef(p, c).defs.includes(k.input));
       const sort = j >= 0 ? rd.kernelAt(j) : undefined;
       if (sort?.kind !== 'sort' || rd.readers(j)?.join() !== String(i)) continue;
+      // Rows already in that order (simplify-kernels drops the sort): the reduction reads them once, without a table.
+      if (sortedBy(states[j]!, sort.input, sort.keys)) continue;
       // The pipeline reads the sort's input instead: nothing may write that between the two.
       const clobbered = b.commands.slice(j + 1, i).some((c) => commandUseDef(p, c).defs.includes(sort.input) || (c.kind === 'free' && c.vars.includes(sort.input)));
       if (clobbered) continue;
