@@ -282,17 +282,18 @@ function aggregateModules(
   const updates = agg.aggregates.map((a): Update => {
     if (a.fn === 'count') return { kind: 'count' };
     const arg = types[a.column!]!;
-    const words = exprWords(kernel.project[a.column!]!, rowCols, constOffsets);
-    const v = words.length === 1 ? words[0]! : `vec2<u32>(${words.join(', ')})`;
+    const argWords = exprWords(kernel.project[a.column!]!, rowCols, constOffsets);
+    const v = argWords.length === 1 ? argWords[0]! : `vec2<u32>(${argWords.join(', ')})`;
     if (a.fn === 'min' || a.fn === 'max') {
       const signed = arg === 'int32' || arg === 'date';
       const enc = (x: string): string => (signed ? `(${x} ^ 0x80000000u)` : x);
       // min: the complement under atomicMax.
       return a.fn === 'max' ? { kind: 'max', value: enc(v), decode: (w) => enc(w) } : { kind: 'max', value: `~${enc(v)}`, decode: (w) => enc(`(~${w})`) };
     }
-    if (a.fn === 'sum' && (arg === 'int32' || arg === 'uint32')) return { kind: 'add', words: 1, value: `vec4<u32>(${v}, 0u, 0u, 0u)` };
-    if (a.fn === 'sum' && arg === 'int64') return { kind: 'add', words: 2, value: `vec4<u32>(${v}, 0u, 0u)` };
-    return { kind: 'add', words: 4, value: `ext128(${as64(arg, v)})` };
+    // The slot's width for it says how the value is added: as it is (32 or 64 bits) or sign-extended to 128.
+    const words = aggregateSlotWords(a, arg) as 1 | 2 | 4;
+    const value = words === 1 ? `vec4<u32>(${v}, 0u, 0u, 0u)` : words === 2 ? `vec4<u32>(${v}, 0u, 0u)` : `ext128(${as64(arg, v)})`;
+    return { kind: 'add', words, value };
   });
   const { offsets, slotWords: SW } = groupSlotLayout(agg, types);
   const LW = SW - 1;
@@ -413,7 +414,7 @@ override TILE: u32 = ITEMS * WG;
 const SW: u32 = ${SW}u;
 const LW: u32 = ${LW}u;
 const LS: u32 = ${LS}u;
-const LMAX: u32 = ${G === 0 ? 1 : Math.max(1, LS / 2)}u;
+const LMAX: u32 = ${Math.max(1, LS / 2)}u;
 const LPROBES: u32 = ${Math.min(LS, LOCAL_PROBES)}u;
 const GPROBES: u32 = ${GLOBAL_PROBES}u;
 const NONE: u32 = 0xffffffffu;

@@ -533,8 +533,9 @@ async function runUnscoped(
   variables: readonly KirVariable[],
   tables: Bound | undefined,
 ): Promise<DeviceRelation> {
-  // Build sides whose tables pass one binding: the rows are written in parts (runChunked) and sorted.
-  if (kernel.kind === 'pipeline' && kernel.aggregate && !pipelinePastBinding(g, kernel, inputs, variables)) {
+  if (kernel.kind === 'pipeline' && kernel.aggregate) {
+    // Build sides whose tables pass one binding: the rows are written in parts (runChunked) and sorted.
+    if (pipelinePastBinding(g, kernel, inputs, variables)) return sortedGroups(g, kernel, inputs, constWords, variables, tables);
     try {
       // Chunks of the scanned relation go into one table (runChunked makes the build sides whole).
       if (!inputs.some((r) => r.chunks)) return await run(g, kernel, shaders, inputs, constWords, variables, tables);
@@ -544,7 +545,6 @@ async function runUnscoped(
       return sortedGroups(g, kernel, inputs, constWords, variables, tables);
     }
   }
-  if (kernel.kind === 'pipeline' && kernel.aggregate) return sortedGroups(g, kernel, inputs, constWords, variables, tables);
   if (!inputs.some((r) => r.chunks) && !mergesPastBinding(g, kernel, inputs, variables) && !pipelinePastBinding(g, kernel, inputs, variables)) {
     try {
       return await run(g, kernel, shaders, inputs, constWords, variables, tables);

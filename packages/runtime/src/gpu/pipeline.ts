@@ -126,7 +126,8 @@ export async function pipelineAggregateRows(
     const constants = pipelineConstants(constWords, params);
     const meta = acquireBound(g, 4, 'group-by flags');
     try {
-      // The largest table one binding holds; more groups than half its slots run sorted (runKernel).
+      // The largest table one binding holds, whose room (half its slots) of output rows fits one too; more groups
+      // than that run sorted (runKernel).
       const maxSlots = 2 ** Math.floor(Math.log2(g.limits.maxStorageBufferBindingSize / 4 / Math.max(slotWords, outWidth / 2)));
       let room = Math.max(1, Math.min(rows, groupsSeen.get(kernel) ?? FIRST_GROUPS, maxSlots / 2));
       let salt = 0x5bd1e995;
