@@ -14,7 +14,7 @@ import {
   type RunOutput,
 } from '@vixen/runtime';
 import { JOIN_STRATEGIES, printKir } from '@vixen/kernel-ir';
-import { planToDot, printPlan, renderDiagnostics, VixenError } from '@vixen/queryplan';
+import { KeyViolationError, planToDot, printPlan, renderDiagnostics, VixenError } from '@vixen/queryplan';
 import { benchCommand } from './bench.js';
 import { parseOptions } from './options.js';
 import { buildBundle } from './bundle.js';
@@ -152,23 +152,30 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
         ...(opts.timeout !== undefined ? { timeout: opts.timeout } : {}),
         ...(maxDeviceMemory !== undefined ? { maxDeviceMemory } : {}),
       };
+      const decls = new Map(prog.relations.map((r) => [r.name, r]));
+      // Facts that break a declared key stop the run at loading; reported as the constraint violations they are.
+      const keysChecked = <T>(run: Promise<T>): Promise<T> =>
+        run.catch((e: unknown) => {
+          throw e instanceof KeyViolationError ? new ConstraintViolations(e.violations, decls) : e;
+        });
       if (opts.reference) {
-        output = await prog.interpretChecked({ ...sources, ...(outputs ? { outputs } : {}), ...limits });
+        output = await keysChecked(prog.interpretChecked({ ...sources, ...(outputs ? { outputs } : {}), ...limits }));
         err('evaluated by the reference interpreter\n');
       } else {
-        const result = await runReporting(prog, err, progress, { stats: opts.stats, profile: opts.profile }, {
-          ...sources,
-          ...(outputs ? { outputs } : {}),
-          backend: opts.backend,
-          profile: opts.profile,
-          ...limits,
-        });
+        const result = await keysChecked(
+          runReporting(prog, err, progress, { stats: opts.stats, profile: opts.profile }, {
+            ...sources,
+            ...(outputs ? { outputs } : {}),
+            backend: opts.backend,
+            profile: opts.profile,
+            ...limits,
+          }),
+        );
         err(`adapter: ${result.adapter}\n`);
         if (opts.stats) err(formatStats(result.stats));
         if (opts.profile) err(formatProfile(result.stats, prog.plan));
         output = result;
       }
-      const decls = new Map(prog.relations.map((r) => [r.name, r]));
       if (prog.souffleIo) {
         // Soufflé's `.output` directives decide where each relation goes; file outputs need --output-dir.
         const { written, unwritten } = writeSouffleOutputs(prog.souffleIo, output.tables, decls, opts.outputDir, out);

@@ -68,7 +68,8 @@ export type KirKernel = { origin?: KirOrigin } & (
    */
   | { kind: 'unique'; id: number; input: VarId; output: VarId; hashed?: boolean }
   /**
-   * Sort-merge join: left sorted by leftKeys, right sorted by rightKeys (as `sort` orders them).
+   * Sort-merge join: right sorted by rightKeys (as `sort` orders them), searched by each left row (any order;
+   * sorted by leftKeys, neighbouring rows search alike).
    * output := project(l ++ r) for matching pairs where filter(l ++ r). Empty keys: cross product.
    */
   | {

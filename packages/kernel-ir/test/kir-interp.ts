@@ -111,7 +111,8 @@ export function runKir(p: KirProgram, maxSteps = 10_000): RunResult {
         return dropAdjacentDuplicates(requireSorted(k, k.input, all(types(k.input).length), false), types(k.input));
       }
       case 'mergeJoin': {
-        const left = requireSorted(k, k.left, k.leftKeys, false);
+        // Each left row binary-searches the right side: only that side must be sorted (by the join keys).
+        const left = read(k.left);
         const right = requireSorted(k, k.right, k.rightKeys, false);
         const out: Row[] = [];
         for (const l of left) {

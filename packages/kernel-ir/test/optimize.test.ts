@@ -156,6 +156,49 @@ describe('simplifyKernels', () => {
   });
 });
 
+describe('declared keys', () => {
+  /** line(o, ln, x) from item(o, p, ln, q) keyed by (o, ln), and a join of it with orders(o, d) keyed by o. */
+  function keyedJoin(): QpProgram {
+    const item = { ...rel('item', ['int32', 'int32', 'int32', 'int32'], 'edb'), keys: [{ columns: [0, 2], text: 'item key' }] };
+    const orders = { ...rel('orders', ['int32', 'int32'], 'edb'), keys: [{ columns: [0], text: 'orders key' }] };
+    return program(
+      [item, orders, rel('line', ['int32', 'int32', 'int32'], 'temp'), rel('t', ['int32', 'int32', 'int32'], 'temp'), rel('u', ['int32', 'int32'])],
+      [
+        block('b', [
+          mapFilter('line', 'item', [col(0), col(2), { kind: 'binary', op: '+', left: col(1), right: col(3), type: 'int32' }]),
+          mapJoin('t', 'orders', 'line', [0], [0], cols(1, 3, 4)),
+          mapFilter('u', 't', cols(0, 2)),
+        ]),
+      ],
+      {
+        item: [[1, 5, 1, 5], [1, 4, 2, 6], [2, 3, 1, 7], [3, 9, 1, 1]],
+        orders: [[1, 100], [2, 200]],
+      },
+    );
+  }
+
+  it('leave out the duplicate elimination of a projection that keeps a key, and of a join that keeps one of each side', () => {
+    const p = planToKernels(keyedJoin(), { fusion: false });
+    const kinds = p.kernels.filter((k) => p.blocks[0]!.commands.some((c) => c.kind === 'launch' && c.kernel === k.id)).map((k) => k.kind);
+    // line keeps (o, ln); t = orders ⋈ line keeps line's key and meets one orders row per line: no unique anywhere
+    // but for u, which drops line's key (x repeats: 10 twice for o = 1).
+    expect(kinds.filter((k) => k === 'unique')).toHaveLength(1);
+    expect(kernelLines(p, 'b').filter((l) => l.includes('unique'))).toEqual([expect.stringMatching(/^u := unique/)]);
+    expectSameResults(keyedJoin());
+  });
+
+  it('let a merge join read a right side sorted by its keys without a sort by all columns', () => {
+    const plan = keyedJoin();
+    const p = planToKernels(plan, { fusion: false, joinStrategy: 'sort-merge' });
+    // line comes from item, sorted by (o, p, ln, q): by o, the join key, but not by all its columns. The one sort
+    // left is u's canonicalization.
+    const lines = kernelLines(p, 'b');
+    expect(lines[1]).toMatch(/^%k\d+ := mergeJoin orders on \(#0\), %k\d+ on \(#0\)/);
+    expect(lines.filter((l) => l.includes(':= sort'))).toEqual([expect.stringMatching(/^%k\d+ := sort %k\d+ by \(#0, #1\)$/)]);
+    expectSameResults(plan);
+  });
+});
+
 describe('propagateCopies and removeDeadKernels', () => {
   it('writes the relation in place of the temporary, and drops copies nothing reads', () => {
     const p = compactKernels(removeDeadKernels(propagateCopies(simplifyKernels(lowered(unionIntoEmpty())))));

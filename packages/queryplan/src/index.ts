@@ -4,6 +4,7 @@ export * from './arith.js';
 export * from './aggregate.js';
 export * from './builtins.js';
 export * from './output.js';
+export * from './keys.js';
 export * from './ir.js';
 export * from './print.js';
 export * from './dot.js';

@@ -7,6 +7,7 @@ import { evalArith } from './arith.js';
 import { evalAggregate } from './aggregate.js';
 import { evalBuiltin } from './builtins.js';
 import { applyOutputOrder } from './output.js';
+import { KeyViolationError, keyViolation } from './keys.js';
 import { compareRows, compareValues, type Row, type Value } from './types.js';
 import { validatePlan, valueHasType } from './validate.js';
 
@@ -152,7 +153,8 @@ function addRows(decl: RelationDecl, set: RowSet, rows: readonly Row[], origin: 
 /**
  * Runs `p` from its entry block to `halt`. Initial contents: the plan's facts plus `inputs` (for any declared
  * relation). Returns every non-temp relation's rows, sorted by `compareRows`.
- * Throws an Error for an invalid plan, bad inputs, or more than `maxSteps` block executions.
+ * Throws an Error for an invalid plan, bad inputs, or more than `maxSteps` block executions; a KeyViolationError
+ * when the initial rows break a declared key.
  */
 export function interpret(
   p: QpProgram,
@@ -171,6 +173,8 @@ export function interpret(
     if (!decl) throw new Error(`interpret: input for undeclared relation ${name}`);
     addRows(decl, get(name), rows, 'input');
   }
+  const broken = p.relations.flatMap((r) => (r.keys ?? []).flatMap((key) => keyViolation(r, key, [...get(r.name).values()]) ?? []));
+  if (broken.length > 0) throw new KeyViolationError(broken);
 
   const blocks = new Map(p.blocks.map((b) => [b.label, b]));
   const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS;

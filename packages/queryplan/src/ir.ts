@@ -33,6 +33,19 @@ export interface RelationDecl {
    * the kept fields.
    */
   pruned?: { sourceColumns: Column[]; loadColumns: number[] };
+  /**
+   * Declared keys of a base relation (key constraints, `p(k, a), p(k, b) -> a = b.`): column sets no two of its
+   * rows agree on. The runtime checks them when the facts load; the kernel IR uses them to prove results
+   * duplicate-free. A key that lost a column to pruneColumns is dropped (the program reads no such rows).
+   */
+  keys?: DeclaredKey[];
+}
+
+/** A key of a base relation, and the constraint that declared it (for the violation message). */
+export interface DeclaredKey {
+  columns: number[];
+  text: string;
+  span?: SourceSpan;
 }
 
 export type CompareOp = '=' | '!=' | '<' | '<=' | '>' | '>=';
@@ -119,15 +132,18 @@ export interface OutputOrder {
 /**
  * A check after evaluation: every row of `relation` (a derived relation the plan computes) is a violation.
  * `functional`: the rows of a functional predicate `predicate` with two values for one key; `constraint`: the
- * rows of the left side of `text` for which the right side fails.
+ * rows of the left side of `text` for which the right side fails. `key` (made by the runtime when a base
+ * relation's facts break a DeclaredKey, not part of a plan): `relation` is the base relation, rows its key values.
  */
 export interface Constraint {
-  kind: 'functional' | 'constraint';
+  kind: 'functional' | 'constraint' | 'key';
   relation: string;
   /** The constraint as written (for `functional`, the predicate name). */
   text: string;
   /** For `functional`: how many leading columns are the key. */
   keys?: number;
+  /** For `key`: the key's columns of `relation`. */
+  columns?: number[];
   span?: SourceSpan;
 }
 

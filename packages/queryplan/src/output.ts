@@ -47,9 +47,15 @@ export function formatViolation(v: Violation, columns: ReadonlyArray<{ name: str
   const head =
     c.kind === 'functional'
       ? `${where}functional dependency violated: ${c.text} has more than one value for a key`
-      : `${where}integrity constraint violated: ${c.text}`;
+      : c.kind === 'key'
+        ? `${where}key violated: ${c.relation} has several rows with one key (${c.text})`
+        : `${where}integrity constraint violated: ${c.text}`;
   const show = (row: Row, i: number) => formatValue(row[i]!, columns[i]!.type);
   const lines = v.rows.map((row) => {
+    if (c.kind === 'key') {
+      const key = c.columns ?? [];
+      return `  ${key.map((col, i) => `${columns[col]!.name} = ${formatValue(row[i]!, columns[col]!.type)}`).join(', ')}`;
+    }
     if (c.kind === 'functional') {
       const keys = c.keys ?? 0;
       const values = row.slice(keys).map((_, j) => show(row, keys + j));

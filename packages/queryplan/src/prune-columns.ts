@@ -121,7 +121,12 @@ export function pruneColumns(plan: QpProgram): QpProgram {
     const k = keep.get(r.name);
     if (!k) return r;
     const columns: Column[] = k.map((i) => r.columns[i]!);
-    return { ...r, columns, pruned: { sourceColumns: r.columns, loadColumns: k } };
+    // A key survives when all its columns do; the others say nothing about the narrowed rows the program reads.
+    const keys = r.keys?.filter((key) => key.columns.every((c) => k.includes(c))).map((key) => ({ ...key, columns: key.columns.map((c) => k.indexOf(c)) }));
+    const narrowed: RelationDecl = { ...r, columns, pruned: { sourceColumns: r.columns, loadColumns: k } };
+    if (keys?.length) narrowed.keys = keys;
+    else delete narrowed.keys;
+    return narrowed;
   };
   const facts = Object.fromEntries(
     Object.entries(plan.facts).map(([name, rows]) => {

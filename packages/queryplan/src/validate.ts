@@ -60,6 +60,11 @@ export function validatePlan(p: QpProgram): Diagnostic[] {
     else rels.set(r.name, r);
     const pruned = prunedProblem(r);
     if (pruned) report(pruned, r);
+    for (const key of r.keys ?? []) {
+      const inRange = key.columns.length > 0 && key.columns.every((c, i) => Number.isInteger(c) && c >= 0 && c < r.columns.length && key.columns.indexOf(c) === i);
+      if (r.kind !== 'edb') report(`relation ${r.name} declares a key but is not a base relation`, r);
+      else if (!inRange) report(`relation ${r.name}: a key must name distinct columns of its ${r.columns.length}`, r);
+    }
   }
 
   for (const [name, rows] of Object.entries(p.facts)) {

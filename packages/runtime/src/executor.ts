@@ -29,6 +29,7 @@ import { DeviceLimitError, settle, syncCounts } from './gpu/relations.js';
 import { leaves, releaseUnshared, uploadForSort } from './gpu/chunks.js';
 import type { EncodedFacts } from './facts/index.js';
 import { ResultTable } from './result-table.js';
+import { checkDeclaredKeys } from './keys.js';
 import { formatBytes, RunLimitError } from './limits.js';
 import { dictionaryFor, kernelTableWords } from './tables.js';
 
@@ -471,7 +472,7 @@ export async function executeKir(
       }
     }
     const keep = options.resident ? options.resident.keep.bind(options.resident) : () => false;
-    await loadInitialRelations(gpu, program, initial, async (id, rel, by, name) => {
+    await loadInitialRelations(gpu, program, initial, dict, async (id, rel, by, name) => {
       // A relation kept resident outlives the run's syncs: its count must be exact before the Database keeps it.
       if (rel.pending && options.resident) {
         await resolveCounts();
@@ -617,9 +618,11 @@ async function loadInitialRelations(
   gpu: Gpu,
   program: KirProgram,
   initial: EncodedFacts,
+  dict: StringDictionary,
   store: (id: VarId, v: DeviceRelation, by: string, name: string) => Promise<void>,
 ): Promise<void> {
   const assumedEmpty = new Set(program.emptyOnEntry ?? []);
+  const decls = new Map(program.relations.map((r) => [r.name, r]));
   for (const [name, rel] of [...initial.relations]) {
     const id = program.relationVars[name];
     if (id === undefined || rel.count === 0) continue;
@@ -638,6 +641,12 @@ async function loadInitialRelations(
     releaseUnshared(gpu, raw, sorted);
     const canonical = await runKernel(gpu, unique, generateKernelShaders(unique, program.variables), [sorted], none, program.variables);
     releaseUnshared(gpu, sorted, canonical);
+    try {
+      await checkDeclaredKeys(gpu, program, decls.get(name)!, id, canonical, dict);
+    } catch (e) {
+      releaseRelation(gpu, canonical);
+      throw e;
+    }
     await store(id, canonical, `loading the facts of ${name}`, name);
   }
 }

@@ -2,7 +2,7 @@
  * The checked core program handed from the checks to lowering: positive and negated atoms, comparisons and
  * assignments over variables, constants and arithmetic. Disjunctions are already split into several rules.
  */
-import type { AggregateFn, ArithOp, BuiltinFn, Column, Constraint, CompareOp, Row, ScalarType, SourceSpan, Value } from '@vixen/queryplan';
+import type { AggregateFn, ArithOp, BuiltinFn, Column, Constraint, CompareOp, DeclaredKey, Row, ScalarType, SourceSpan, Value } from '@vixen/queryplan';
 import type { Clause, IntLit } from '../syntax/ast.js';
 
 export type OrderClause = Extract<Clause, { kind: 'order' }>;
@@ -87,6 +87,8 @@ export interface PredInfo {
   hasRules: boolean;
   /** Functional predicates (`p[k1, k2] = v`): how many leading columns are the key. */
   keys?: number;
+  /** Keys declared by dependency clauses (`p(k, a), p(k, b) -> a = b.`). */
+  declaredKeys?: DeclaredKey[];
 }
 
 /** Output of resolve: predicates in order of first appearance, and the rules that passed resolution. */
@@ -148,6 +150,8 @@ export interface Relation {
   span: SourceSpan;
   /** Key columns of a functional predicate. */
   keys?: number;
+  /** Keys declared by dependency clauses (base relations only). */
+  declaredKeys?: DeclaredKey[];
 }
 
 export interface CheckedProgram {

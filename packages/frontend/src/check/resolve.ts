@@ -435,6 +435,49 @@ class Resolver {
   }
 
   /**
+   * `p(x1, .., xn), p(y1, .., yn) -> xi = yi, ...`: a key of base relation p. Positions with one variable in both
+   * atoms are the key; every other position needs its equality on the right (the key determines the whole row).
+   */
+  dependency(atoms: [Head, Head], body: Formula, span: SourceSpan, text: string): void {
+    const form = 'expected a key: two atoms of one predicate with distinct variables, e.g. p(k, a), p(k, b) -> a = b';
+    const [a, b] = atoms;
+    if (a.kind !== 'atom' || b.kind !== 'atom' || a.pred !== b.pred || a.args.length !== b.args.length) return this.error(form, span);
+    const names = (atom: Atom): string[] | undefined => {
+      const vars = atom.args.flatMap((t) => (t.kind === 'var' ? [t.name] : []));
+      return vars.length === atom.args.length && new Set(vars).size === vars.length ? vars : undefined;
+    };
+    const left = names(a);
+    const right = names(b);
+    if (!left || !right) return this.error(`${form} (no wildcards, constants or repeated variables)`, span);
+    const key = left.flatMap((v, i) => (v === right[i] ? [i] : []));
+    const free = left.flatMap((v, i) => (v === right[i] ? [] : [i]));
+    if (key.length === 0 || left.some((v, i) => !key.includes(i) && right.includes(v))) {
+      return this.error(`${form}: the key's variables stand at the same positions in both atoms, the others differ`, span);
+    }
+    const equated = new Set<number>();
+    for (const c of conjuncts(body)) {
+      const pair = c.kind === 'compare' && c.op === '=' && c.left.kind === 'var' && c.right.kind === 'var' ? [c.left.name, c.right.name] : undefined;
+      const i = pair && free.find((j) => (pair[0] === left[j] && pair[1] === right[j]) || (pair[0] === right[j] && pair[1] === left[j]));
+      if (i === undefined || equated.has(i)) return this.error(`${form}: expected only equalities of a column's two variables on the right`, c.span);
+      equated.add(i);
+    }
+    const missing = free.filter((i) => !equated.has(i));
+    if (missing.length > 0) return this.error(`${form}: the right side must equate ${missing.map((i) => `${left[i]} = ${right[i]}`).join(', ')}`, span);
+    if (!this.use(a)) return;
+    const info = this.preds.get(a.pred)!;
+    (info.declaredKeys ??= []).push({ columns: key, text, span });
+  }
+
+  /** Keys are declared for base relations: a derived one has no facts load to check them at. */
+  checkKeys(): void {
+    for (const info of this.preds.values()) {
+      for (const key of info.hasRules ? (info.declaredKeys ?? []) : []) {
+        this.error(`${info.name} is derived by rules: keys can be declared for base relations only`, key.span!);
+      }
+    }
+  }
+
+  /**
    * A functional predicate's dependency check: its tuples that share the key with a tuple of other values.
    * Rules: $functional_p(k, a) <- p(k, a), p(k, b), a_i != b_i (one rule per value column i).
    */
@@ -545,11 +588,15 @@ export function resolve(files: SourceAst[], diagnostics: Diagnostic[], sources: 
       case 'decl':
         if (!isTypeDeclaration(c.body)) r.constraint(c.head, c.body, c.span, clauseText(c.span, sources));
         break;
+      case 'dependency':
+        r.dependency(c.atoms, c.body, c.span, clauseText(c.span, sources));
+        break;
       case 'include':
         break;
     }
   }
   r.checkDefined();
+  r.checkKeys();
   r.functionalChecks();
   return { preds: r.preds, rules: r.rules, incomplete: r.incomplete, constraints: r.constraints, orders };
 }

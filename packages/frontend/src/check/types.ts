@@ -494,7 +494,7 @@ class TypeChecker {
     const names = columnNames(p, this.program.rules);
     // An untyped column was reported; the placeholder only keeps the (then unused) relation well-formed.
     const columns: Column[] = types.map((type, i) => ({ name: names[i]!, type: type ?? 'int32' }));
-    return { name: p.name, columns, hasRules: p.hasRules, facts: this.facts(p), span: p.span, ...(p.keys !== undefined ? { keys: p.keys } : {}) };
+    return { name: p.name, columns, hasRules: p.hasRules, facts: this.facts(p), span: p.span, ...(p.keys !== undefined ? { keys: p.keys } : {}), ...(p.declaredKeys ? { declaredKeys: p.declaredKeys } : {}) };
   }
 }
 

@@ -27,6 +27,7 @@ class PlanBuilder {
       // Constraint and dependency checks ($ names) are read by the runtime, not printed.
       output: r.hasRules && !r.name.startsWith('$'),
       span: r.span,
+      ...(r.declaredKeys && !r.hasRules ? { keys: r.declaredKeys } : {}),
     }));
   }
 

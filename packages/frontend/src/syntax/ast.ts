@@ -82,6 +82,8 @@ export type Clause =
   | { kind: 'include'; path: string; span: SourceSpan; pathSpan: SourceSpan }
   /** `head -> body.`: a type declaration when the body is made of type atoms, else an integrity constraint. */
   | { kind: 'decl'; head: Head; body: Formula; span: SourceSpan }
+  /** `p(k, a), p(k, b) -> a = b.`: two atoms of one predicate on the left; the resolver accepts key forms only. */
+  | { kind: 'dependency'; atoms: [Head, Head]; body: Formula; span: SourceSpan }
   | { kind: 'fact'; head: Head; span: SourceSpan }
   | { kind: 'rule'; head: Head; body: Formula; span: SourceSpan }
   | { kind: 'order'; pred: string; keys: OrderKey[]; limit?: IntLit; span: SourceSpan; predSpan: SourceSpan };

@@ -188,6 +188,17 @@ class LogicParser extends EmbeddedActionsParser {
           return this.ACTION((): Clause => ({ kind: 'rule', head, body, span: joinSpans(head.span, this.span(dot)) }));
         },
       },
+      {
+        // `p(k, a), p(k, b) -> a = b.`: a key (functional dependency) of p.
+        ALT: () => {
+          this.CONSUME(T.Comma);
+          const other = this.SUBRULE2(this.head);
+          this.CONSUME2(T.Arrow);
+          const body = this.SUBRULE3(this.formula);
+          const dot = this.CONSUME4(T.Dot);
+          return this.ACTION((): Clause => ({ kind: 'dependency', atoms: [head, other], body, span: joinSpans(head.span, this.span(dot)) }));
+        },
+      },
     ]);
   });
 

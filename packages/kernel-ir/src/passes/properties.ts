@@ -111,15 +111,9 @@ function copiedColumns(project: readonly Expr[]): Map<number, number> {
   return position;
 }
 
-/**
- * Whether `position` holds every column in [from, from + arity), or for a join key among them (`keys[i]`, row
- * columns) its partner `partners[i]` (equal on matching rows).
- */
-function copiesAll(position: ReadonlyMap<number, number>, from: number, arity: number, keys: readonly number[] = [], partners: readonly number[] = []): boolean {
-  for (let c = from; c < from + arity; c++) {
-    if (!position.has(c) && !keys.some((kc, i) => kc === c && position.has(partners[i]!))) return false;
-  }
-  return true;
+/** The columns of a side that identify its row: a key when one is known, else all of them. */
+function identifying(props: VarProps, arity: number): readonly number[] {
+  return props.key ?? iota(arity);
 }
 
 /** Properties of a mapFilter's output: filtering keeps order and distinctness; projection maps them through. */
@@ -139,28 +133,38 @@ function mapProps(inp: VarProps, k: Extract<KirKernel, { kind: 'mapFilter' }>): 
   return { empty: false, single: false, key, sorted };
 }
 
-/**
- * Whether a join's output is duplicate-free: both sides are, and the projection keeps every column of a side
- * that may match several rows of the other (keys covering a key of a duplicate-free side match one row). A side's
- * column counts as kept when the projection copies it, or when it is a join key whose partner on the other side
- * the projection copies (matching rows agree on it).
- */
-function joinDistinct(
-  a: { props: VarProps; keys: readonly number[]; arity: number; copied: boolean },
-  b: { props: VarProps; keys: readonly number[]; arity: number; copied: boolean },
-): boolean {
-  if (!distinct(a.props) || !distinct(b.props)) return false;
-  // The join keys cover a key of the side (e.g. all its columns): a row of the other side meets at most one of its rows.
-  const uniqueKeys = (side: typeof a): boolean => side.props.single || (side.props.key?.every((c) => side.keys.includes(c)) ?? false);
-  // Each output row stands for one pair; the pair is recoverable when both sides' columns are kept, or when one
-  // side's columns are kept and that row meets at most one row of the other side.
-  return (a.copied && b.copied) || (a.copied && uniqueKeys(b)) || (b.copied && uniqueKeys(a));
+/** A join side: its properties, join key columns, arity, and where the output holds each of its columns. */
+interface JoinSide {
+  props: VarProps;
+  keys: readonly number[];
+  arity: number;
+  /** Output position of the side's column `c`: copied, or a join key whose partner on the other side is. */
+  at: (c: number) => number | undefined;
 }
 
-function joinProps(left: VarProps, right: VarProps, arity: number, isDistinct: () => boolean): VarProps {
+/**
+ * A key of a join's output, or undefined when it may hold duplicates: both sides must be duplicate-free, and the
+ * projection must keep a key of each side that may match several rows of the other (join keys covering a key of a
+ * side match one of its rows). Each output row stands for one pair; the pair is recoverable from the kept keys.
+ */
+function joinKey(a: JoinSide, b: JoinSide): number[] | undefined {
+  if (!distinct(a.props) || !distinct(b.props)) return undefined;
+  const kept = (side: JoinSide): number[] | undefined => {
+    const at = identifying(side.props, side.arity).map(side.at);
+    return at.every((p) => p !== undefined) ? (at as number[]) : undefined;
+  };
+  const matchesOne = (side: JoinSide): boolean => side.props.single || (side.props.key?.every((c) => side.keys.includes(c)) ?? false);
+  const ka = kept(a);
+  const kb = kept(b);
+  const keys = [ka && kb ? [...ka, ...kb] : undefined, ka && matchesOne(b) ? ka : undefined, kb && matchesOne(a) ? kb : undefined];
+  const shortest = keys.filter((k) => k !== undefined).sort((x, y) => new Set(x).size - new Set(y).size)[0];
+  return shortest && [...new Set(shortest)].sort((x, y) => x - y);
+}
+
+function joinProps(left: VarProps, right: VarProps, key: () => number[] | undefined): VarProps {
   if (left.empty || right.empty) return EMPTY;
   if (left.single && right.single) return SINGLE;
-  return { empty: false, single: false, key: isDistinct() ? iota(arity) : undefined, sorted: [] };
+  return { empty: false, single: false, key: key(), sorted: [] };
 }
 
 /** Properties of kernel `k`'s output, given those of its inputs. */
@@ -184,27 +188,34 @@ export function kernelProps(p: KirProgram, s: PropState, k: KirKernel): VarProps
       const right = propsOf(s, k.right);
       const la = arity(k.left);
       const copied = copiedColumns(k.project);
-      // Right columns are la.. of the joined row.
-      const rightKeys = k.rightKeys.map((c) => la + c);
-      return joinProps(left, right, arity(k.output), () =>
-        joinDistinct(
-          { props: left, keys: k.leftKeys, arity: la, copied: copiesAll(copied, 0, la, k.leftKeys, rightKeys) },
-          { props: right, keys: k.rightKeys, arity: arity(k.right), copied: copiesAll(copied, la, arity(k.right), rightKeys, k.leftKeys) },
+      // Right columns are la.. of the joined row; a join key's column may be read from its partner.
+      const at = (own: readonly number[], other: readonly number[], from: number, otherFrom: number) => (c: number) => {
+        const i = own.indexOf(c);
+        return copied.get(from + c) ?? (i >= 0 ? copied.get(otherFrom + other[i]!) : undefined);
+      };
+      return joinProps(left, right, () =>
+        joinKey(
+          { props: left, keys: k.leftKeys, arity: la, at: at(k.leftKeys, k.rightKeys, 0, la) },
+          { props: right, keys: k.rightKeys, arity: arity(k.right), at: at(k.rightKeys, k.leftKeys, la, 0) },
         ),
       );
     }
     case 'hashJoin': {
       const build = propsOf(s, k.build);
       const probe = propsOf(s, k.probe);
-      const copies = (side: 'build' | 'probe', c: number): boolean => k.project.some((col) => col.side === side && col.column === c);
-      const kept = (side: 'build' | 'probe', n: number): boolean => {
-        const [own, other, otherSide] = side === 'build' ? [k.buildKeys, k.probeKeys, 'probe' as const] : [k.probeKeys, k.buildKeys, 'build' as const];
-        return iota(n).every((c) => copies(side, c) || own.some((oc, i) => oc === c && copies(otherSide, other[i]!)));
+      const position = (side: 'build' | 'probe', c: number): number | undefined => {
+        const i = k.project.findIndex((col) => col.side === side && col.column === c);
+        return i >= 0 ? i : undefined;
       };
-      return joinProps(build, probe, arity(k.output), () =>
-        joinDistinct(
-          { props: build, keys: k.buildKeys, arity: arity(k.build), copied: kept('build', arity(k.build)) },
-          { props: probe, keys: k.probeKeys, arity: arity(k.probe), copied: kept('probe', arity(k.probe)) },
+      const at = (side: 'build' | 'probe') => (c: number) => {
+        const [own, other, otherSide] = side === 'build' ? [k.buildKeys, k.probeKeys, 'probe' as const] : [k.probeKeys, k.buildKeys, 'build' as const];
+        const i = own.indexOf(c);
+        return position(side, c) ?? (i >= 0 ? position(otherSide, other[i]!) : undefined);
+      };
+      return joinProps(build, probe, () =>
+        joinKey(
+          { props: build, keys: k.buildKeys, arity: arity(k.build), at: at('build') },
+          { props: probe, keys: k.probeKeys, arity: arity(k.probe), at: at('probe') },
         ),
       );
     }
@@ -281,9 +292,13 @@ export function emptyOnEntry(p: KirProgram, seeded: readonly string[] = []): str
 
 function entryState(p: KirProgram): Map<VarId, VarProps> {
   const empty = new Set(p.emptyOnEntry ?? []);
+  const decls = new Map(p.relations.map((r) => [r.name, r]));
   const s = new Map<VarId, VarProps>();
   for (const [name, v] of Object.entries(p.relationVars)) {
-    s.set(v, empty.has(name) ? EMPTY : canonical(p.variables[v]!.columns.length));
+    const props = canonical(p.variables[v]!.columns.length);
+    // A declared key (checked when the facts load) identifies rows with fewer columns: the shortest one.
+    const key = decls.get(name)?.keys?.map((k) => [...k.columns].sort((a, b) => a - b)).sort((a, b) => a.length - b.length)[0];
+    s.set(v, empty.has(name) ? EMPTY : key ? { ...props, key } : props);
   }
   return s;
 }

@@ -2,8 +2,9 @@
  * Replaces kernels whose work the property analysis (properties.ts) shows redundant by cheaper equivalents that
  * give the same value: a kernel with a known-empty result by `clear`; a merge, concat or difference with a
  * known-empty side by a copy; unique of a duplicate-free input, sort of an input already sorted by its keys and
- * an identity mapFilter by a copy; a join of a value with itself on a key by a mapFilter; and drops `x := copy x`
- * and clears of values known empty.
+ * an identity mapFilter by a copy; a join of a value with itself on a key by a mapFilter; a merge join's right
+ * side sorted by more than its keys by the value sorted by them already; and drops `x := copy x` and clears of values known
+ * empty.
  * Copies then vanish in propagate-copies.
  */
 import type { Expr } from '@vixen/queryplan';
@@ -75,6 +76,16 @@ function asCopy(p: KirProgram, s: PropState, k: KirKernel): Copy | undefined {
   }
 }
 
+/**
+ * A merge join binary-searches its right side by the join keys only: when that side is `sort x` and x is already
+ * sorted by those keys, the join reads x (remove-dead-kernels drops a sort nothing else reads).
+ */
+function unsortedRight(s: PropState, k: KirKernel, sortInputs: ReadonlyMap<number, number>): KirKernel | undefined {
+  if (k.kind !== 'mergeJoin') return undefined;
+  const input = sortInputs.get(k.right);
+  return input !== undefined && sortedBy(s, input, k.rightKeys) ? { ...k, right: input } : undefined;
+}
+
 export function simplifyKernels(p: KirProgram): KirProgram {
   const entry = blockEntryStates(p);
   const kernels = [...p.kernels];
@@ -84,6 +95,8 @@ export function simplifyKernels(p: KirProgram): KirProgram {
     // Unreachable blocks keep their commands.
     if (!s) return b;
     const commands: KirCommand[] = [];
+    /** `s := sort x` launches of this block so far, by s, while neither s nor x is written again. */
+    const sortInputs = new Map<number, number>();
     for (const c of b.commands) {
       let next: KirCommand | undefined = c;
       if (c.kind === 'clear' && propsOf(s, c.var).empty) {
@@ -94,12 +107,16 @@ export function simplifyKernels(p: KirProgram): KirProgram {
         if (k.kind === 'copy' && k.input === k.output) next = undefined;
         else if (kernelProps(p, s, k).empty) next = { kind: 'clear', var: k.output };
         else {
-          const simpler = asCopy(p, s, k) ?? selfJoinAsMap(p, s, k);
+          const simpler = asCopy(p, s, k) ?? selfJoinAsMap(p, s, k) ?? unsortedRight(s, k, sortInputs);
           if (simpler) kernels[k.id] = simpler;
         }
         if (next !== c || kernels[k.id] !== k) changed = true;
       }
       if (next) {
+        const written = next.kind === 'launch' ? kernels[next.kernel]!.output : next.kind === 'clear' ? next.var : undefined;
+        for (const [sorted, input] of sortInputs) if (sorted === written || input === written) sortInputs.delete(sorted);
+        const launched = next.kind === 'launch' ? kernels[next.kernel]! : undefined;
+        if (launched?.kind === 'sort' && launched.input !== launched.output) sortInputs.set(launched.output, launched.input);
         s = transfer({ ...p, kernels }, s, next);
         commands.push(next);
       }

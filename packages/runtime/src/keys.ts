@@ -1,0 +1,63 @@
+/**
+ * The declared keys of base relations (RelationDecl.keys), checked on the device when their facts load: the
+ * kernel IR leaves duplicate elimination out where a key proves rows distinct, so facts that break one stop the
+ * run before anything is evaluated (KeyViolationError), naming the key values held by several rows.
+ */
+import { generateKernelShaders } from '@vixen/codegen-wgsl';
+import type { KirKernel, KirProgram, VarId } from '@vixen/kernel-ir';
+import { keyConstraint, KeyViolationError, rowWords, VIOLATION_ROWS, type DeclaredKey, type RelationDecl } from '@vixen/queryplan';
+import { downloadRelation, releaseRelation, runKernel, type DeviceRelation, type Gpu } from './gpu/index.js';
+import { internals } from './gpu/device.js';
+import { releaseUnshared } from './gpu/chunks.js';
+import { settle, syncCounts } from './gpu/relations.js';
+import type { StringDictionary } from './encoding.js';
+import { ResultTable } from './result-table.js';
+
+/** Throws KeyViolationError when canonical `rel` (variable `id`, relation `decl`) has two rows with one key. */
+export async function checkDeclaredKeys(gpu: Gpu, program: KirProgram, decl: RelationDecl, id: VarId, rel: DeviceRelation, dict: StringDictionary): Promise<void> {
+  for (const key of decl.keys ?? []) {
+    // Every column: a set of rows has no two equal ones.
+    if (key.columns.length === decl.columns.length) continue;
+    const broken = await keyViolations(gpu, program, decl, key, id, rel, dict);
+    if (broken) throw new KeyViolationError([{ constraint: keyConstraint(decl.name, key), ...broken }]);
+  }
+}
+
+/** Sorts the key columns of `rel` and compares the distinct count with its rows; on a difference, the repeated keys. */
+async function keyViolations(
+  gpu: Gpu,
+  program: KirProgram,
+  decl: RelationDecl,
+  key: DeclaredKey,
+  id: VarId,
+  rel: DeviceRelation,
+  dict: StringDictionary,
+): Promise<{ rows: ReturnType<ResultTable['rows']>; count: number } | undefined> {
+  const types = key.columns.map((c) => decl.columns[c]!.type);
+  const keyVar = program.variables.length;
+  const variables = [...program.variables, { id: keyVar, name: `${decl.name} key`, columns: types }];
+  const all = types.map((_, i) => i);
+  const none = new Uint32Array(0);
+  const run = (k: KirKernel, inputs: DeviceRelation[]): Promise<DeviceRelation> => runKernel(gpu, k, generateKernelShaders(k, variables), inputs, none, variables);
+  const project = key.columns.map((c) => ({ kind: 'col' as const, index: c, type: decl.columns[c]!.type }));
+  const keys = await run({ kind: 'mapFilter', id: -1, input: id, output: keyVar, filter: [], project }, [rel]);
+  const sorted = await run({ kind: 'sort', id: -1, input: keyVar, output: keyVar, keys: all }, [keys]);
+  releaseUnshared(gpu, keys, sorted);
+  const distinct = await run({ kind: 'unique', id: -1, input: keyVar, output: keyVar }, [sorted]);
+  await syncCounts(internals(gpu));
+  try {
+    if (settle(distinct).count === settle(rel).count) return undefined;
+    // Sorted: rows with one key are adjacent. Each repeated key once, in order.
+    const words = await downloadRelation(gpu, settle(sorted));
+    const width = rowWords(types);
+    const same = (a: number, b: number): boolean => words.subarray(a * width, (a + 1) * width).every((w, i) => w === words[b * width + i]);
+    const repeated: number[] = [];
+    for (let r = 1; r * width < words.length; r++) if (same(r, r - 1) && (r === 1 || !same(r - 1, r - 2))) repeated.push(r);
+    const shown = new Uint32Array(Math.min(repeated.length, VIOLATION_ROWS) * width);
+    repeated.slice(0, VIOLATION_ROWS).forEach((r, i) => shown.set(words.subarray(r * width, (r + 1) * width), i * width));
+    return { rows: ResultTable.fromWords(types, shown, dict).rows(), count: repeated.length };
+  } finally {
+    releaseUnshared(gpu, sorted, distinct);
+    releaseRelation(gpu, distinct);
+  }
+}
