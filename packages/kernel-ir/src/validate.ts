@@ -3,7 +3,7 @@
  * column types agree with its variables. An error on compiler output is a compiler bug; on a loaded
  * program file it is a bad file.
  */
-import { aggregateType, arithDefined, type Aggregate, BUILTINS, constantArgs, errorAt, prunedProblem, valueHasType as qpValueHasType, type Diagnostic, type Expr, type Predicate, type ScalarType, type Value } from '@vixen/queryplan';
+import { aggregateType, arithDefined, type Aggregate, BUILTINS, constantArgs, errorAt, keysProblem, prunedProblem, valueHasType as qpValueHasType, type Diagnostic, type Expr, type Predicate, type ScalarType, type Value } from '@vixen/queryplan';
 import type { KirKernel, KirProgram, KirTerminator, VarId } from './ir.js';
 import { kernelInputs } from './ir.js';
 import { hashableAggregate } from './passes/hash-aggregate.js';
@@ -253,8 +253,7 @@ class Validator {
       names.add(v.name);
     }
     for (const r of p.relations) {
-      const pruned = prunedProblem(r);
-      if (pruned) this.error(pruned);
+      for (const problem of [prunedProblem(r), keysProblem(r)]) if (problem) this.error(problem);
       const id = p.relationVars[r.name];
       if (id === undefined) this.error(`relation '${r.name}' has no variable`);
       else if (this.hasVar(id, `relation '${r.name}'`) && p.variables[id]!.relation !== r.name) {

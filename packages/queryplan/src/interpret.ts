@@ -2,12 +2,12 @@
  * Reference interpreter for QP programs: the test oracle. Deliberately plain — relations are sets of rows keyed by
  * a canonical string, every command builds its target's new value from the old values and then replaces it.
  */
-import type { Aggregate, Expr, Predicate, QpCommand, QpProgram, RelationDecl, Terminator } from './ir.js';
+import type { Aggregate, DeclaredKey, Expr, Predicate, QpCommand, QpProgram, RelationDecl, Terminator } from './ir.js';
 import { evalArith } from './arith.js';
 import { evalAggregate } from './aggregate.js';
 import { evalBuiltin } from './builtins.js';
-import { applyOutputOrder } from './output.js';
-import { KeyViolationError, keyViolation } from './keys.js';
+import { applyOutputOrder, VIOLATION_ROWS, type Violation } from './output.js';
+import { keyConstraint, KeyViolationError } from './keys.js';
 import { compareRows, compareValues, type Row, type Value } from './types.js';
 import { validatePlan, valueHasType } from './validate.js';
 
@@ -150,6 +150,20 @@ function addRows(decl: RelationDecl, set: RowSet, rows: readonly Row[], origin: 
   });
 }
 
+/** A violation of `key` by the rows of base relation `decl`: the key values held by more than one row, or undefined. */
+function keyViolation(decl: RelationDecl, key: DeclaredKey, rows: RowSet): Violation | undefined {
+  const seen = new Map<string, { key: Row; n: number }>();
+  for (const row of rows.values()) {
+    const values = key.columns.map((c) => row[c]!);
+    const entry = seen.get(rowKey(values));
+    if (entry) entry.n++;
+    else seen.set(rowKey(values), { key: values, n: 1 });
+  }
+  const offending = [...seen.values()].filter((e) => e.n > 1).map((e) => e.key).sort(compareRows);
+  if (offending.length === 0) return undefined;
+  return { constraint: keyConstraint(decl.name, key), rows: offending.slice(0, VIOLATION_ROWS), count: offending.length };
+}
+
 /**
  * Runs `p` from its entry block to `halt`. Initial contents: the plan's facts plus `inputs` (for any declared
  * relation). Returns every non-temp relation's rows, sorted by `compareRows`.
@@ -173,7 +187,7 @@ export function interpret(
     if (!decl) throw new Error(`interpret: input for undeclared relation ${name}`);
     addRows(decl, get(name), rows, 'input');
   }
-  const broken = p.relations.flatMap((r) => (r.keys ?? []).flatMap((key) => keyViolation(r, key, [...get(r.name).values()]) ?? []));
+  const broken = p.relations.flatMap((r) => (r.keys ?? []).flatMap((key) => keyViolation(r, key, get(r.name)) ?? []));
   if (broken.length > 0) throw new KeyViolationError(broken);
 
   const blocks = new Map(p.blocks.map((b) => [b.label, b]));

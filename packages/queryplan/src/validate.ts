@@ -7,6 +7,7 @@ import { commandInputs, type Expr, type Predicate, type QpCommand, type QpProgra
 import { printCommand, printPredicate } from './print.js';
 import { arithDefined } from './arith.js';
 import { prunedProblem } from './prune-columns.js';
+import { keysProblem } from './keys.js';
 import { aggregateType } from './aggregate.js';
 import { BUILTINS, constantArgs } from './builtins.js';
 import type { ScalarType, Value } from './types.js';
@@ -60,11 +61,8 @@ export function validatePlan(p: QpProgram): Diagnostic[] {
     else rels.set(r.name, r);
     const pruned = prunedProblem(r);
     if (pruned) report(pruned, r);
-    for (const key of r.keys ?? []) {
-      const inRange = key.columns.length > 0 && key.columns.every((c, i) => Number.isInteger(c) && c >= 0 && c < r.columns.length && key.columns.indexOf(c) === i);
-      if (r.kind !== 'edb') report(`relation ${r.name} declares a key but is not a base relation`, r);
-      else if (!inRange) report(`relation ${r.name}: a key must name distinct columns of its ${r.columns.length}`, r);
-    }
+    const keys = keysProblem(r);
+    if (keys) report(keys, r);
   }
 
   for (const [name, rows] of Object.entries(p.facts)) {

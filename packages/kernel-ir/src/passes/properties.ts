@@ -133,6 +133,22 @@ function mapProps(inp: VarProps, k: Extract<KirKernel, { kind: 'mapFilter' }>): 
   return { empty: false, single: false, key, sorted };
 }
 
+/**
+ * Where a join's output holds column `c` of one side: `here(c)` when the projection copies it, else, for a join
+ * key (`own[i]`), where it holds the partner `other[i]` of the other side (`there`; matching rows agree on it).
+ */
+function partnerAt(
+  own: readonly number[],
+  other: readonly number[],
+  here: (c: number) => number | undefined,
+  there: (c: number) => number | undefined,
+): (c: number) => number | undefined {
+  return (c) => {
+    const i = own.indexOf(c);
+    return here(c) ?? (i >= 0 ? there(other[i]!) : undefined);
+  };
+}
+
 /** A join side: its properties, join key columns, arity, and where the output holds each of its columns. */
 interface JoinSide {
   props: VarProps;
@@ -188,34 +204,28 @@ export function kernelProps(p: KirProgram, s: PropState, k: KirKernel): VarProps
       const right = propsOf(s, k.right);
       const la = arity(k.left);
       const copied = copiedColumns(k.project);
-      // Right columns are la.. of the joined row; a join key's column may be read from its partner.
-      const at = (own: readonly number[], other: readonly number[], from: number, otherFrom: number) => (c: number) => {
-        const i = own.indexOf(c);
-        return copied.get(from + c) ?? (i >= 0 ? copied.get(otherFrom + other[i]!) : undefined);
-      };
+      // Right columns are la.. of the joined row.
+      const leftAt = (c: number) => copied.get(c);
+      const rightAt = (c: number) => copied.get(la + c);
       return joinProps(left, right, () =>
         joinKey(
-          { props: left, keys: k.leftKeys, arity: la, at: at(k.leftKeys, k.rightKeys, 0, la) },
-          { props: right, keys: k.rightKeys, arity: arity(k.right), at: at(k.rightKeys, k.leftKeys, la, 0) },
+          { props: left, keys: k.leftKeys, arity: la, at: partnerAt(k.leftKeys, k.rightKeys, leftAt, rightAt) },
+          { props: right, keys: k.rightKeys, arity: arity(k.right), at: partnerAt(k.rightKeys, k.leftKeys, rightAt, leftAt) },
         ),
       );
     }
     case 'hashJoin': {
       const build = propsOf(s, k.build);
       const probe = propsOf(s, k.probe);
-      const position = (side: 'build' | 'probe', c: number): number | undefined => {
+      const position = (side: 'build' | 'probe') => (c: number) => {
         const i = k.project.findIndex((col) => col.side === side && col.column === c);
         return i >= 0 ? i : undefined;
       };
-      const at = (side: 'build' | 'probe') => (c: number) => {
-        const [own, other, otherSide] = side === 'build' ? [k.buildKeys, k.probeKeys, 'probe' as const] : [k.probeKeys, k.buildKeys, 'build' as const];
-        const i = own.indexOf(c);
-        return position(side, c) ?? (i >= 0 ? position(otherSide, other[i]!) : undefined);
-      };
+      const [buildAt, probeAt] = [position('build'), position('probe')];
       return joinProps(build, probe, () =>
         joinKey(
-          { props: build, keys: k.buildKeys, arity: arity(k.build), at: at('build') },
-          { props: probe, keys: k.probeKeys, arity: arity(k.probe), at: at('probe') },
+          { props: build, keys: k.buildKeys, arity: arity(k.build), at: partnerAt(k.buildKeys, k.probeKeys, buildAt, probeAt) },
+          { props: probe, keys: k.probeKeys, arity: arity(k.probe), at: partnerAt(k.probeKeys, k.buildKeys, probeAt, buildAt) },
         ),
       );
     }

@@ -3,8 +3,8 @@
  * give the same value: a kernel with a known-empty result by `clear`; a merge, concat or difference with a
  * known-empty side by a copy; unique of a duplicate-free input, sort of an input already sorted by its keys and
  * an identity mapFilter by a copy; a join of a value with itself on a key by a mapFilter; a merge join's right
- * side sorted by more than its keys by the value sorted by them already; and drops `x := copy x` and clears of values known
- * empty.
+ * side sorted by more than its keys by the value sorted by them already; and drops `x := copy x` and clears of
+ * values known empty.
  * Copies then vanish in propagate-copies.
  */
 import type { Expr } from '@vixen/queryplan';
