@@ -92,7 +92,8 @@ describe('running programs', () => {
     expect(unfused.out).not.toMatch(/pipeline lineorder/);
     // line keeps lineorder's declared key (lo_orderkey, lo_linenumber): its rows are distinct without a unique.
     expect(unfused.out).not.toMatch(/unique/);
-    expect(unfused.out).toMatch(/:= aggregate %k\d+ by \(\) compute \(sum\(#0\): int64\)/);
+    // The sum over all rows reads them in any order: a hashed aggregate (one group), unfused a kernel of its own.
+    expect(unfused.out).toMatch(/:= pipeline %k\d+ -> \(#0\) aggregate by \(\) compute \(sum\(#0\): int64\)  \/\/ k\d+ \(hashed aggregate\)/);
     const wgsl = await cli('plan', src, '--wgsl');
     expect(wgsl.out).toMatch(/\/\/ kernel \d+ \(pipeline\), pass hashBuild\.0\n/);
     expect(wgsl.out).toMatch(/\/\/ kernel \d+ \(pipeline\), pass pipelineProbe\n\/\/ vixen pass: pipelineProbe/);

@@ -50,6 +50,12 @@ export const PASS_LAYOUTS = {
   /** data[at] = a + b, one thread: the row count of a merge whose input counts are device words. (data, u) u0 = (a, b, at). */
   countSum: ['write', 'uniform'],
   /**
+   * Sort of a few rows by counting (kernels/sort.ts): input row i goes to output row rank(i), the rows before it
+   * in the sort's order (smaller keys, or equal keys and a smaller index: stable). One thread per row, n^2 key
+   * comparisons in one pass. (input, output, u) u0 = (n).
+   */
+  rankSort: ['read', 'write', 'uniform'],
+  /**
    * mask[k] |= key word k of each row XOR that of row 0 (mask zeroed by the host), and the block digit counts
    * of the last key word at shift 0 into hist, as radixHist writes them (the first digit pass's, which then
    * needs no radixHist). (input, mask, hist, u) u0 = (n, 0, blocks, per) as radixHist's.

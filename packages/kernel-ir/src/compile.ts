@@ -5,6 +5,7 @@ import { lowerPlan, type LowerOptions } from './lower/from-plan.js';
 import { compactKernels } from './passes/compact-kernels.js';
 import { fuseMapFilters } from './passes/fuse-map-filters.js';
 import { hashAggregates } from './passes/hash-aggregate.js';
+import { hashSortedJoins } from './passes/hash-joins.js';
 import { hashUnique } from './passes/hash-unique.js';
 import { fusePipelines } from './passes/fuse-pipelines.js';
 import { insertFrees } from './passes/insert-frees.js';
@@ -31,12 +32,13 @@ export interface KirOptions extends LowerOptions {
  * The optimizations run on the lowered program (which launches each kernel once: the passes rewrite kernels in
  * place), before scheduling and frees, which they would otherwise invalidate.
  */
-export function optimizeKernels(options: Pick<KirOptions, 'fusion' | 'seeded'> = {}): (p: KirProgram) => KirProgram {
+export function optimizeKernels(options: Pick<KirOptions, 'fusion' | 'seeded' | 'joinStrategy'> = {}): (p: KirProgram) => KirProgram {
   const assumeEmpty = (p: KirProgram): KirProgram => ({ ...p, emptyOnEntry: emptyOnEntry(p, options.seeded) });
   const round = pipeline<KirProgram>(
     simplifyKernels,
     propagateCopies,
     skipUnneededOrder,
+    when(options.joinStrategy !== 'sort-merge', hashSortedJoins),
     hashUnique,
     hashAggregates,
     when(options.fusion ?? true, fuseMapFilters),

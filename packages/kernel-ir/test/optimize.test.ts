@@ -199,6 +199,48 @@ describe('declared keys', () => {
   });
 });
 
+describe('hashSortedJoins', () => {
+  /** line(ln, o, x) from item(o, p, ln, q), not sorted by o; t = orders(o, d) ⋈ line on o. */
+  function unsortedSide(): QpProgram {
+    const item = { ...rel('item', ['int32', 'int32', 'int32', 'int32'], 'edb'), keys: [{ columns: [0, 2], text: 'item key' }] };
+    const orders = { ...rel('orders', ['int32', 'int32'], 'edb'), keys: [{ columns: [0], text: 'orders key' }] };
+    return program(
+      [item, orders, rel('line', ['int32', 'int32', 'int32'], 'temp'), rel('t', ['int32', 'int32', 'int32'])],
+      [
+        block('b', [
+          mapFilter('line', 'item', [col(2), col(0), { kind: 'binary', op: '+', left: col(1), right: col(3), type: 'int32' }]),
+          mapJoin('t', 'orders', 'line', [0], [1], cols(1, 2, 4), [cmp(col(1), '<', col(4))]),
+        ]),
+      ],
+      {
+        item: [[1, 5, 1, 5], [1, 4, 2, 6], [2, 3, 1, 7], [3, 9, 1, 1], [2, 1, 2, 1]],
+        orders: [[1, 9], [2, 4], [4, 1]],
+      },
+    );
+  }
+
+  it('hashes a merge join that sorts a side for itself alone, its table over that side', () => {
+    const plan = unsortedSide();
+    const merged = kernelLines(planToKernels(plan, { fusion: false, joinStrategy: 'sort-merge' }), 'b');
+    expect(merged.some((l) => /:= sort %k\d+ by \(#1\)/.test(l))).toBe(true);
+    expect(merged.some((l) => l.includes('mergeJoin'))).toBe(true);
+    const hashed = kernelLines(planToKernels(plan, { fusion: false }), 'b');
+    // No sort before the join (the one sort left is t's canonicalization); the join's filter follows it.
+    expect(hashed.filter((l) => l.includes(':= sort') || l.includes('mergeJoin'))).toEqual([expect.stringMatching(/^%k\d+ := sort %k\d+ by \(#0, #1, #2\)$/)]);
+    expect(hashed.find((l) => l.includes('hashJoin'))).toMatch(/^%k\d+ := hashJoin build %k\d+ on \(#1\), probe orders on \(#0\)/);
+    // Fused, the probe of the line table joins the scan of orders.
+    expect(kernelLines(planToKernels(plan), 'b').find((l) => l.includes('probe'))).toMatch(/:= pipeline orders, probe %k\d+ on \(#1\) = \(#0\)/);
+    expectSameResults(plan);
+  });
+
+  it('keeps merge joins in fixpoint loops', () => {
+    const p = planToKernels(transitiveClosure([[1, 2], [2, 3], [3, 1]]));
+    const body = kernelLines(p, 'body');
+    expect(body.some((l) => l.includes('mergeJoin'))).toBe(true);
+    expect(body.some((l) => l.includes('hashJoin') || l.includes('pipeline'))).toBe(false);
+  });
+});
+
 describe('propagateCopies and removeDeadKernels', () => {
   it('writes the relation in place of the temporary, and drops copies nothing reads', () => {
     const p = compactKernels(removeDeadKernels(propagateCopies(simplifyKernels(lowered(unionIntoEmpty())))));
@@ -237,9 +279,10 @@ describe('skipUnneededOrder', () => {
       ],
       { r: [[1, 2], [2, 1], [3, 3]] },
     );
-    const p = planToKernels(plan);
     // (narrow-columns keeps one of the columns the count does not read.)
-    expect(kernelLines(p, 'b')).toEqual(['%k5 := mapFilter r -> (#1)', 'n := aggregate %k5 by () compute (count(): int32)']);
+    expect(kernelLines(planToKernels(plan, { fusion: false }), 'b')).toEqual(['%k5 := mapFilter r -> (#1)', 'n := pipeline %k5 -> () aggregate by () compute (count(): int32)']);
+    // Fused, the count reads r itself: one kernel.
+    expect(kernelLines(planToKernels(plan), 'b')).toEqual(['n := pipeline r -> () aggregate by () compute (count(): int32)']);
     expectSameResults(plan);
   });
 
@@ -277,7 +320,7 @@ describe('hashUnique', () => {
   it('drops duplicates through a hash table when no reader needs the rows sorted', () => {
     const plan = projectThen({ kind: 'aggregate', target: 'n', source: '$p', groupBy: [], aggregates: [{ fn: 'count', type: 'int32' }] }, rel('n', ['int32']));
     const p = planToKernels(plan);
-    expect(kernelLines(p, 'b')).toEqual(['%k3 := mapFilter r -> (#1)', '$p := unique %k3 (hashed)', 'n := aggregate $p by () compute (count(): int32)']);
+    expect(kernelLines(p, 'b')).toEqual(['%k3 := mapFilter r -> (#1)', '$p := unique %k3 (hashed)', 'n := pipeline $p -> () aggregate by () compute (count(): int32)']);
     expectSameResults(plan);
   });
 
@@ -340,7 +383,7 @@ describe('skipUnneededOrder with fusion', () => {
     expect(kernelLines(planToKernels(plan), 'b')).toEqual([
       '%k3 := mapFilter r -> ((#1 + 1))',
       '$a := unique %k3 (hashed)',
-      'n := aggregate $a by () compute (count(): int32)',
+      'n := pipeline $a -> () aggregate by () compute (count(): int32)',
     ]);
     expectSameResults(plan);
   });
@@ -587,7 +630,7 @@ describe('join keys', () => {
     );
     const kinds = (p: KirProgram): string[] => p.blocks.flatMap((b) => b.commands.flatMap((c) => (c.kind === 'launch' ? [p.kernels[c.kernel]!.kind] : [])));
     expect(kinds(unoptimizedKernels(plan, { joinStrategy: 'hash' }))).toContain('unique');
-    expect(kinds(planToKernels(plan, { joinStrategy: 'hash' }))).toEqual(['hashJoin', 'aggregate']);
+    expect(kinds(planToKernels(plan, { joinStrategy: 'hash', fusion: false }))).toEqual(['hashJoin', 'pipeline']);
     const expected = interpret(plan, plan.facts).get('total');
     expect(expected).toEqual([[27]]);
     expect(runKir(planToKernels(plan, { joinStrategy: 'hash' })).relations.get('total')).toEqual(expected);

@@ -175,8 +175,11 @@ export function commandInputs(c: QpCommand): string[] {
   }
 }
 
-/** Successor block labels of a terminator. */
-export function successors(t: Terminator): string[] {
+/** Terminator shapes the plan and the kernel IR share. */
+export type Jumps = { kind: 'jump'; target: string } | { kind: 'branch'; ifTrue: string; ifFalse: string } | { kind: 'halt' };
+
+/** Successor block labels of a terminator (of the plan or the kernel IR). */
+export function successors(t: Jumps): string[] {
   switch (t.kind) {
     case 'jump':
       return [t.target];

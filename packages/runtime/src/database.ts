@@ -15,7 +15,7 @@
  * (facts/host-cache.ts) holds every file read so far, all columns parsed, and projects the columns a run keeps.
  */
 import { kernelConstants, kernelTables } from '@vixen/codegen-wgsl';
-import { closedUnder } from './tables.js';
+import { closedUnder, tablesKey } from './tables.js';
 import { variablesRead, type KirProgram } from '@vixen/kernel-ir';
 import { VixenError, type RelationDecl } from '@vixen/queryplan';
 import { StringDictionary } from './encoding.js';
@@ -82,6 +82,11 @@ export class Database {
   private readonly cache: FactsCache | undefined;
   /** Files read without the host cache. */
   private uncachedReads = 0;
+  /**
+   * String built-in tables on the device (ResidentRelations.table), for one dictionary: runs that reuse it
+   * reuse them (uploading a table over Q22's 1.5M phone numbers took longer than its kernels on the H100).
+   */
+  private tables: { dict: StringDictionary; byKey: Map<string, DeviceRelation> } | undefined;
 
   constructor(
     readonly gpu: Gpu,
@@ -166,6 +171,16 @@ export class Database {
         });
         return true;
       },
+      table: (specs, dict, make) => {
+        if (this.tables?.dict !== dict) {
+          this.releaseTables();
+          this.tables = { dict, byKey: new Map() };
+        }
+        const key = tablesKey(specs);
+        let t = this.tables.byKey.get(key);
+        if (!t) this.tables.byKey.set(key, (t = make()));
+        return t;
+      },
     };
     try {
       return Object.assign(await program.execute(this.gpu, facts, outputs, limits, resident), { hostLoadMilliseconds });
@@ -230,5 +245,11 @@ export class Database {
     this.cache?.clear();
     for (const e of this.entries.values()) releaseRelation(this.gpu, e.relation);
     this.entries.clear();
+    this.releaseTables();
+  }
+
+  private releaseTables(): void {
+    for (const t of this.tables?.byKey.values() ?? []) releaseRelation(this.gpu, t);
+    this.tables = undefined;
   }
 }

@@ -78,6 +78,11 @@ export interface ResidentRelations {
   adopt(dict: StringDictionary): Promise<ReadonlyMap<string, DeviceRelation>>;
   /** Offered each relation the run loads, once canonical; true when the owner keeps it beyond the run. */
   keep(name: string, rel: DeviceRelation): boolean;
+  /**
+   * A kernel's string built-in tables over `dict` (kernelTableWords) on the device, uploaded by `make` when the
+   * owner has none for them and that dictionary yet; the owner frees them.
+   */
+  table?(specs: readonly TableSpec[], dict: StringDictionary, make: () => DeviceRelation): DeviceRelation;
 }
 
 export interface FixpointProgress {
@@ -309,13 +314,17 @@ export async function executeKir(
   const emptyOf = (v: KirVariable): DeviceRelation => ({ buffer: null, count: 0, width: rowWords(v.columns) });
   const valueOf = (id: VarId): DeviceRelation => settle(values.get(id) ?? emptyOf(variables[id]!));
   const constWords = program.kernels.map((k) => constantWords(k, dict));
-  // String built-in tables, built and uploaded at a kernel's first launch; they live until the run ends.
+  // String built-in tables, built and uploaded at a kernel's first launch; they live until the run ends, or as
+  // long as the resident relations' owner keeps them (the same dictionary's runs share them).
   const tables = new Map<number, DeviceRelation>();
   const tablesOf = (kernel: KirKernel): DeviceRelation | undefined => {
     const specs = tableSpecs[kernel.id]!;
     if (specs.length === 0) return undefined;
     let t = tables.get(kernel.id);
-    if (!t) tables.set(kernel.id, (t = uploadRelation(gpu, kernelTableWords(specs, dict), 1)));
+    if (!t) {
+      const upload = (): DeviceRelation => uploadRelation(gpu, kernelTableWords(specs, dict), 1);
+      tables.set(kernel.id, (t = options.resident?.table ? options.resident.table(specs, dict, upload) : upload()));
+    }
     return t;
   };
   const kernelProfiles: KernelProfile[] = program.kernels.map((k) => ({
@@ -604,7 +613,7 @@ export async function executeKir(
     }
   } finally {
     for (const id of [...values.keys()]) assign(id, undefined);
-    for (const t of tables.values()) releaseRelation(gpu, t);
+    if (!options.resident?.table) for (const t of tables.values()) releaseRelation(gpu, t);
     batch.endDeferring();
     if (timer) internals(gpu).stopTiming();
   }

@@ -37,6 +37,9 @@ export function closeOverSubstrings(strings: Iterable<string>, specs: readonly T
 /** A table's key: its function and constants. */
 const specKey = (s: TableSpec): string => JSON.stringify([s.fn, ...s.args]);
 
+/** The key of a kernel's tables (kernelTableWords' words depend on nothing else but the dictionary). */
+export const tablesKey = (specs: readonly TableSpec[]): string => specs.map(specKey).join('\n');
+
 /** The substring tables (by key) each dictionary was closed over when it was built (dictionaryFor). */
 const closedOver = new WeakMap<StringDictionary, ReadonlySet<string>>();
 

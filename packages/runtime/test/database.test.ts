@@ -96,6 +96,24 @@ describe('Database', () => {
     }
   });
 
+  it('keeps the string tables of a dictionary on the device for the runs that keep it, and drops them with it', async () => {
+    const initials = compile(`${schema}p6(id, i) <- person(id, name, _, _), i = string:substring[name, 0, 1].`);
+    // "Bob" is a name already: the dictionary the initials built serves this program too, with another table.
+    const bobs = compile(`${schema}p9(id) <- person(id, name, _, _), string:startswith(name, "Bob").`);
+    const pairs = compile(`${schema}p7(id, i) <- person(id, name, _, _), i = string:substring[name, 1, 2].`);
+    const db = new Database(gpu, dir);
+    try {
+      const order = [initials, bobs, initials, bobs, pairs, initials, bobs];
+      const runs = [];
+      for (const p of order) runs.push(await db.run(p));
+      expect(runs.map((r) => r.stats.residentDictionary)).toEqual([false, true, true, true, false, false, true]);
+      for (const [k, r] of runs.entries()) expect(r.relations, `run ${k}`).toEqual(await fresh(order[k]!));
+      expect(runs[1]!.relations.get('p9')!.length).toBe(10);
+    } finally {
+      db.clear();
+    }
+  });
+
   it('keeps its dictionary for a program whose inline facts hold strings it already has', async () => {
     // Paris is in no facts file: the first run's dictionary takes it in, so later runs can keep that dictionary.
     const wanted = compile(`${schema}want(c) -> string(c).\nwant("Oslo"). want("Paris").\np8(id, c) <- person(id, _, c, _), want(c).`);

@@ -178,7 +178,17 @@ describe('sort', () => {
   });
 
   // The sort's passes read the row count from the device word (radixMask's digit counts included).
-  it.each([3000, 70_000])('sorts one-word rows whose count is pending (a filter output), n=%i', async (n) => {
+  // Small sorts rank each row against all others in one pass (rankSort, up to 16 key words; 2^10 rows on a CPU
+  // adapter, 2^14 on a GPU): wide keys with many ties (equal rows across 64-row tiles), then one key word more
+  // than rankSort takes (radix passes).
+  it.each([65, 200, 1000])('sorts small inputs by rank: 16 key words, and 17 by radix passes, ties across tiles, n=%i', async (n) => {
+    const r = rng(880 + n);
+    const wide = (): bigint => BigInt(Math.floor(r() * 3)) * 2n ** 40n - 1n;
+    await checkSort(Array<ScalarType>(8).fill('int64'), n, () => Array.from({ length: 8 }, wide));
+    await checkSort([...Array<ScalarType>(8).fill('int64'), 'int32'], n, () => [...Array.from({ length: 8 }, wide), Math.floor(r() * 2) - 1]);
+  });
+
+  it.each([300, 3000, 70_000])('sorts one-word rows whose count is pending (a filter output), n=%i', async (n) => {
     const one: ScalarType[] = ['int32'];
     const r = rng(990 + n);
     const rows = Array.from({ length: n }, (): TestRow => [Math.floor(r() * 2 ** 32) - 2 ** 31]);

@@ -3,7 +3,7 @@
  * does, then mergeJoin) or hash (build a table over one side, probe it with the other: no sorts before the
  * join). Both give the same rows in different orders; the join's consumer canonicalizes them either way.
  */
-import type { BasicBlock, QpCommand, ScalarType } from '@vixen/queryplan';
+import type { Jumps, QpCommand, ScalarType } from '@vixen/queryplan';
 import { successors } from '@vixen/queryplan';
 import type { HashJoinColumn, KirKernelBody, VarId } from '../ir.js';
 
@@ -11,11 +11,13 @@ export const JOIN_STRATEGIES = ['sort-merge', 'hash', 'auto'] as const;
 export type JoinStrategy = (typeof JOIN_STRATEGIES)[number];
 
 type MapJoin = Extract<QpCommand, { kind: 'mapJoin' }>;
+/** What lowering a join as a hash join reads of it (a QP mapJoin, or a KIR mergeJoin turned into one). */
+export type EquiJoin = Pick<MapJoin, 'leftKeys' | 'rightKeys' | 'filter' | 'project'>;
 
 export type JoinChoice = { kind: 'sort-merge' } | { kind: 'hash'; build: 'left' | 'right' };
 
-/** Labels of blocks on a cycle of the plan's CFG: the bodies of fixpoint loops. */
-export function loopBlocks(blocks: readonly BasicBlock[]): Set<string> {
+/** Labels of blocks on a cycle of the CFG (of the plan or the kernel IR): the bodies of fixpoint loops. */
+export function loopBlocks(blocks: ReadonlyArray<{ label: string; terminator: Jumps }>): Set<string> {
   const succ = new Map(blocks.map((b) => [b.label, successors(b.terminator)]));
   const onCycle = new Set<string>();
   for (const b of blocks) {
@@ -63,8 +65,12 @@ export function chooseJoin(strategy: JoinStrategy, c: MapJoin, inLoop: boolean, 
     const needsSort = !isPrefixIndices(c.leftKeys) || (!sameSide && !isPrefixIndices(c.rightKeys));
     if (inLoop || !needsSort) return { kind: 'sort-merge' };
   }
-  const build = keysCoverAll(c.leftKeys, leftArity) && !keysCoverAll(c.rightKeys, rightArity) ? 'left' : 'right';
-  return { kind: 'hash', build };
+  return { kind: 'hash', build: buildSide(c, leftArity, rightArity) };
+}
+
+/** The side a hash join builds on when the sizes are not known yet (see chooseJoin). */
+export function buildSide(c: EquiJoin, leftArity: number, rightArity: number): 'left' | 'right' {
+  return keysCoverAll(c.leftKeys, leftArity) && !keysCoverAll(c.rightKeys, rightArity) ? 'left' : 'right';
 }
 
 /** What lowering a hash join needs from the lowering in progress. */
@@ -75,35 +81,35 @@ export interface JoinLowering {
 }
 
 /**
- * Lowers `c` as a hash join of `left` and `right`, returning the temporary holding project(l ++ r) for matching
- * pairs passing the filter (not canonical). A join whose projection only picks columns writes them straight
- * from the probe; otherwise it writes l ++ r and a mapFilter applies the filter and projection.
+ * Lowers `c` as a hash join of `left` and `right`, returning the variable holding project(l ++ r) for matching
+ * pairs passing the filter (not canonical): `output` when given, else a new temporary. A join whose projection
+ * only picks columns writes them straight from the probe; otherwise it writes l ++ r and a mapFilter applies the
+ * filter and projection.
  */
-export function lowerHashJoin(lw: JoinLowering, c: MapJoin, left: VarId, right: VarId, build: 'left' | 'right'): VarId {
+export function lowerHashJoin(lw: JoinLowering, c: EquiJoin, left: VarId, right: VarId, build: 'left' | 'right', output?: VarId): VarId {
   const leftArity = lw.columns(left).length;
   const sideOf = (col: number): HashJoinColumn => {
     const fromLeft = col < leftArity;
     const column = fromLeft ? col : col - leftArity;
     return { side: fromLeft === (build === 'left') ? 'build' : 'probe', column };
   };
-  const join = (project: HashJoinColumn[], types: ScalarType[]): VarId => {
-    const output = lw.temp(types);
+  const join = (project: HashJoinColumn[], types: ScalarType[], into = lw.temp(types)): VarId => {
     lw.launch({
       kind: 'hashJoin',
       build: build === 'left' ? left : right,
       probe: build === 'left' ? right : left,
-      output,
+      output: into,
       buildKeys: build === 'left' ? c.leftKeys : c.rightKeys,
       probeKeys: build === 'left' ? c.rightKeys : c.leftKeys,
       project,
     });
-    return output;
+    return into;
   };
   const picked = c.project.flatMap((e) => (e.kind === 'col' ? [e] : []));
-  if (c.filter.length === 0 && picked.length === c.project.length) return join(picked.map((e) => sideOf(e.index)), picked.map((e) => e.type));
+  if (c.filter.length === 0 && picked.length === c.project.length) return join(picked.map((e) => sideOf(e.index)), picked.map((e) => e.type), output);
   const both = [...lw.columns(left), ...lw.columns(right)];
   const joined = join(both.map((_, i) => sideOf(i)), both);
-  const mapped = lw.temp(c.project.map((e) => e.type));
+  const mapped = output ?? lw.temp(c.project.map((e) => e.type));
   lw.launch({ kind: 'mapFilter', input: joined, output: mapped, filter: c.filter, project: c.project });
   return mapped;
 }

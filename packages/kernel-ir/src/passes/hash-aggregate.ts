@@ -54,24 +54,28 @@ export function hashAggregates(p: KirProgram): KirProgram {
       const input = p.variables[k.input]!.columns;
       if (!k.aggregates.every((a) => hashableAggregate(a.fn, a.column === undefined ? undefined : input[a.column]))) continue;
       const j = b.commands.findLastIndex((c, n) => n < i && commandUseDef(p, c).defs.includes(k.input));
-      const sort = j >= 0 ? rd.kernelAt(j) : undefined;
-      if (sort?.kind !== 'sort' || rd.readers(j)?.join() !== String(i)) continue;
+      const producer = j >= 0 ? rd.kernelAt(j) : undefined;
+      const sort = producer?.kind === 'sort' && rd.readers(j)?.join() === String(i) ? producer : undefined;
+      // An aggregate over all rows (no group columns) reads them in any order: hashed (one group), its producer
+      // fused into it (Q6's scan -> filter -> sum in one kernel), without a sort to drop.
+      if (!sort && k.groupBy.length > 0) continue;
+      const source = sort?.input ?? k.input;
       // Rows already in that order (simplify-kernels drops the sort): the reduction reads them once, without a table.
-      if (sortedBy(states[j]!, sort.input, sort.keys)) continue;
+      if (sort && sortedBy(states[j]!, sort.input, sort.keys)) continue;
       // The pipeline reads the sort's input instead: nothing may write that between the two.
-      const clobbered = b.commands.slice(j + 1, i).some((c) => commandUseDef(p, c).defs.includes(sort.input) || (c.kind === 'free' && c.vars.includes(sort.input)));
+      const clobbered = sort && b.commands.slice(j + 1, i).some((c) => commandUseDef(p, c).defs.includes(source) || (c.kind === 'free' && c.vars.includes(source)));
       if (clobbered) continue;
       // The pipeline projects only the columns the aggregate reads (narrowing keeps a pipeline's projection whole).
       const used = [...new Set([...k.groupBy, ...k.aggregates.flatMap((a) => (a.column === undefined ? [] : [a.column]))])].sort((x, y) => x - y);
       const at = (c: number): number => used.indexOf(c);
-      const project = used.map((c): Expr => ({ kind: 'col', index: c, type: p.variables[sort.input]!.columns[c]! }));
+      const project = used.map((c): Expr => ({ kind: 'col', index: c, type: p.variables[source]!.columns[c]! }));
       const origin = k.origin ? { origin: k.origin } : {};
       const aggregate = { groupBy: k.groupBy.map(at), aggregates: k.aggregates.map((a) => (a.column === undefined ? a : { ...a, column: at(a.column) })) };
       // Without group columns there is at most one row, in canonical order already.
       const sorted = k.groupBy.length > 0;
       const output = sorted ? variables.length : k.output;
       if (sorted) variables.push({ id: output, name: `%k${output}`, columns: [...p.variables[k.output]!.columns] });
-      kernels[k.id] = { kind: 'pipeline', id: k.id, ...origin, input: sort.input, output, filter: [], probes: [], check: [], project, aggregate, fused: [k.id] };
+      kernels[k.id] = { kind: 'pipeline', id: k.id, ...origin, input: source, output, filter: [], probes: [], check: [], project, aggregate, fused: [k.id] };
       changed = true;
       if (!sorted) continue;
       const order: KirKernel = { kind: 'sort', id: kernels.length, ...origin, input: output, output: k.output, keys: iota(k.groupBy.length) };

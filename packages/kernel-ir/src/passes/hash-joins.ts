@@ -1,0 +1,66 @@
+/**
+ * Sort-merge joins that sort a side only for themselves become hash joins, outside fixpoint loops. Lowering
+ * chose sort-merge where both sides were canonical relations, sorted by the join keys for free; but a relation
+ * that keys prove duplicate-free is no longer sorted by a unique, and simplify-kernels leaves a sort that exists
+ * only for the join (TPC-H Q7 sorted 18M joined lineitem rows by all their columns, 19 ms on the H100, to merge
+ * them with orders). `%s := sort x; j := mergeJoin %s, y` (%s read by the join alone) becomes a hash join of x and
+ * y, its table over x; remove-dead-kernels drops the sort, and fuse-pipelines can fold the probe into y's producer. Both joins give
+ * the same rows in no particular order (properties.ts). Inside loops merge joins stay, as join-strategy.ts says.
+ */
+import type { ScalarType } from '@vixen/queryplan';
+import type { KirBlock, KirCommand, KirKernel, KirKernelBody, KirProgram, VarId } from '../ir.js';
+import { buildSide, loopBlocks, lowerHashJoin } from '../lower/join-strategy.js';
+import { commandUseDef, liveOutSets } from './liveness.js';
+import { BlockReaders } from './skip-unneeded-order.js';
+
+export function hashSortedJoins(p: KirProgram): KirProgram {
+  const loops = loopBlocks(p.blocks);
+  const liveOut = liveOutSets(p);
+  const kernels = [...p.kernels];
+  const variables = [...p.variables];
+  let changed = false;
+  const blocks = p.blocks.map((b): KirBlock => {
+    if (loops.has(b.label)) return b;
+    const rd = new BlockReaders(p, b, liveOut.get(b.label)!);
+    /** The input of the sort writing `v` for command `i` alone, when nothing writes that input in between. */
+    const sortedFor = (i: number, v: VarId): VarId | undefined => {
+      const j = b.commands.findLastIndex((c, n) => n < i && commandUseDef(p, c).defs.includes(v));
+      const sort = j >= 0 ? rd.kernelAt(j) : undefined;
+      if (sort?.kind !== 'sort' || rd.readers(j)?.join() !== String(i)) return undefined;
+      const clobbered = b.commands.slice(j + 1, i).some((c) => commandUseDef(p, c).defs.includes(sort.input) || (c.kind === 'free' && c.vars.includes(sort.input)));
+      return clobbered ? undefined : sort.input;
+    };
+    const commands = b.commands.flatMap((c, i): KirCommand[] => {
+      const k = rd.kernelAt(i);
+      if (k?.kind !== 'mergeJoin' || k.leftKeys.length === 0 || k.left === k.right) return [c];
+      const left = sortedFor(i, k.left);
+      const right = sortedFor(i, k.right);
+      if (left === undefined && right === undefined) return [c];
+      changed = true;
+      const launched: KirCommand[] = [];
+      const lw = {
+        columns: (v: VarId) => variables[v]!.columns,
+        temp: (columns: ScalarType[]): VarId => {
+          const id = variables.length;
+          variables.push({ id, name: `%k${id}`, columns: [...columns] });
+          return id;
+        },
+        // The first kernel takes the merge join's id (its origin kept), a filter after it a new one.
+        launch: (body: KirKernelBody): void => {
+          const id = launched.length === 0 ? k.id : kernels.length;
+          const origin = k.origin ? { origin: k.origin } : {};
+          kernels[id] = { ...body, id, ...origin } as KirKernel;
+          launched.push({ kind: 'launch', kernel: id });
+        },
+      };
+      const [l, r] = [left ?? k.left, right ?? k.right];
+      // The table goes over the side that was to be sorted: the other one, sorted already, may be a whole base
+      // relation (Q5's lineitem, 60M rows), better scanned once than hashed.
+      const build = left === undefined ? 'right' : right === undefined ? 'left' : buildSide(k, variables[l]!.columns.length, variables[r]!.columns.length);
+      lowerHashJoin(lw, k, l, r, build, k.output);
+      return launched;
+    });
+    return commands === b.commands ? b : { ...b, commands };
+  });
+  return changed ? { ...p, kernels, variables, blocks } : p;
+}
