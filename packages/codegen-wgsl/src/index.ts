@@ -153,12 +153,17 @@ function constantLayout(kernel: KirKernel): { offsets: Map<Expr, number>; words:
 
 const scanShaders: KernelShaders = { scanBlock: scanBlock(false), [`scanBlock${SUBGROUP_VARIANT}`]: scanBlock(true), scanAdd: SCAN_ADD };
 
-export function generateKernelShaders(kernel: KirKernel, variables: readonly KirVariable[]): KernelShaders {
-  const shaders = kernelSkeletons(kernel, variables);
+export interface ShaderOptions {
+  /** A pipeline's lookup order (pipelineShaders); default: its probes' order. */
+  lookupOrder?: readonly number[];
+}
+
+export function generateKernelShaders(kernel: KirKernel, variables: readonly KirVariable[], options: ShaderOptions = {}): KernelShaders {
+  const shaders = kernelSkeletons(kernel, variables, options);
   return Object.fromEntries(Object.entries(shaders).map(([pass, src]) => [pass, withArithHelpers(src)]));
 }
 
-function kernelSkeletons(kernel: KirKernel, variables: readonly KirVariable[]): KernelShaders {
+function kernelSkeletons(kernel: KirKernel, variables: readonly KirVariable[], options: ShaderOptions): KernelShaders {
   const types = (id: VarId): ScalarType[] => {
     const v = variables.find((x) => x.id === id);
     if (!v) throw new Error(`internal: kernel ${kernel.id} uses unknown variable ${id}`);
@@ -184,7 +189,7 @@ function kernelSkeletons(kernel: KirKernel, variables: readonly KirVariable[]): 
     case 'hashJoin':
       return hashJoinShaders(hashJoinLayout(kernel, types(kernel.build), types(kernel.probe)));
     case 'pipeline':
-      return pipelineShaders(kernel, types(kernel.input), kernel.probes.map((pr) => types(pr.build)), offsets, words);
+      return pipelineShaders(kernel, types(kernel.input), kernel.probes.map((pr) => types(pr.build)), offsets, words, options.lookupOrder);
     case 'difference':
       return differenceShaders(types(kernel.left));
     case 'merge':

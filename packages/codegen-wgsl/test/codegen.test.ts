@@ -109,6 +109,7 @@ const expectedPasses: Record<KirKernel['kind'], Array<PassName | `${PassName}${t
     `radixScatter${SUBGROUP_VARIANT}`,
     'radixScatterRows',
     `radixScatterRows${SUBGROUP_VARIANT}`,
+    'rankSort',
     'scanBlock',
     `scanBlock${SUBGROUP_VARIANT}`,
     'scanAdd',
@@ -128,7 +129,7 @@ const expectedPasses: Record<KirKernel['kind'], Array<PassName | `${PassName}${t
 /** Sorts generate only the passes of their row width: wide rows (above), no words, one word. */
 const expectedById: Record<number, string[]> = {
   9: ['radixMask', 'radixHist', 'radixScatter', `radixScatter${SUBGROUP_VARIANT}`, 'scanBlock', `scanBlock${SUBGROUP_VARIANT}`, 'scanAdd'],
-  12: ['radixMask', 'radixHist', 'radixScatterKeys', `radixScatterKeys${SUBGROUP_VARIANT}`, 'scanBlock', `scanBlock${SUBGROUP_VARIANT}`, 'scanAdd'],
+  12: ['radixMask', 'radixHist', 'radixScatterKeys', `radixScatterKeys${SUBGROUP_VARIANT}`, 'rankSort', 'scanBlock', `scanBlock${SUBGROUP_VARIANT}`, 'scanAdd'],
 };
 
 let gpu: Gpu;
@@ -153,6 +154,19 @@ describe('generateKernelShaders', () => {
       const errors = (await module.getCompilationInfo()).messages.filter((m) => m.type === 'error').map((m) => `${pass}: ${m.message}`);
       expect(errors).toEqual([]);
     }
+  });
+
+  it('runs a pipeline\'s lookups in the order asked (the same passes otherwise), and rejects an order that is no permutation', async () => {
+    const pipeline = kernels.find((k) => k.kind === 'pipeline')!;
+    const probe = (order?: number[]): string => generateKernelShaders(pipeline, variables, order ? { lookupOrder: order } : {}).pipelineProbe!;
+    const at = (code: string, j: number): number => code.indexOf(`= lookup${j}(`);
+    expect(at(probe(), 0)).toBeLessThan(at(probe(), 1));
+    const reversed = probe([1, 0]);
+    expect(at(reversed, 1)).toBeLessThan(at(reversed, 0));
+    expect(reversed.replace(/^.*= lookup\d\(.*$/gm, '')).not.toBe(probe().replace(/^.*= lookup\d\(.*$/gm, ''));
+    const errors = (await gpu.device.createShaderModule({ code: reversed }).getCompilationInfo()).messages.filter((m) => m.type === 'error');
+    expect(errors).toEqual([]);
+    expect(() => probe([0, 0])).toThrow(/lookup order/);
   });
 
   it('rejects a projection whose width does not match the output variable', () => {

@@ -32,18 +32,38 @@ export function pipelineBuildLayouts(kernel: PipelineKernel, buildTypes: readonl
   return kernel.probes.map((pr, j) => ({ width: rowWords(buildTypes[j]!), keyWords: sortKeyWords(buildTypes[j]!, pr.buildKeys) }));
 }
 
+/** What a pipeline's passes are generated from. */
+interface PipelineSource {
+  kernel: PipelineKernel;
+  inputTypes: readonly ScalarType[];
+  buildTypes: readonly (readonly ScalarType[])[];
+  builds: readonly HashKeyLayout[];
+  constOffsets: ReadonlyMap<Expr, number>;
+  constWords: number;
+  /** The order the probes' lookups run in, a permutation of their indices (the lookups are independent). */
+  lookupOrder: readonly number[];
+}
+
+/**
+ * The passes of a pipeline kernel. `lookupOrder` (default: the probes' order) only changes which lookup a row meets
+ * first: a row that misses one skips the others, so the runtime puts the smallest (most selective, cache-resident)
+ * tables first.
+ */
 export function pipelineShaders(
   kernel: PipelineKernel,
   inputTypes: readonly ScalarType[],
   buildTypes: readonly (readonly ScalarType[])[],
   constOffsets: ReadonlyMap<Expr, number>,
   constWords: number,
+  lookupOrder: readonly number[] = kernel.probes.map((_, j) => j),
 ): KernelShaders {
   const builds = pipelineBuildLayouts(kernel, buildTypes);
+  if ([...lookupOrder].sort((a, b) => a - b).join() !== builds.map((_, j) => j).join()) throw new Error(`internal: lookup order ${lookupOrder.join()} of pipeline ${kernel.id}`);
+  const src: PipelineSource = { kernel, inputTypes, buildTypes, builds, constOffsets, constWords, lookupOrder };
   const shaders: KernelShaders = {};
   builds.forEach((layout, j) => (shaders[pipelineBuildPass(j)] = hashBuildShaders(layout).hashBuild!));
-  if (kernel.aggregate) return { ...shaders, ...aggregateModules(kernel, kernel.aggregate, inputTypes, buildTypes, builds, constOffsets, constWords) };
-  const module = (subgroups: boolean): string => probeModule(kernel, inputTypes, buildTypes, builds, constOffsets, constWords, subgroups);
+  if (kernel.aggregate) return { ...shaders, ...aggregateModules(src, kernel.aggregate) };
+  const module = (subgroups: boolean): string => probeModule(src, subgroups);
   return { ...shaders, pipelineProbe: module(false), [`pipelineProbe${SUBGROUP_VARIANT}`]: module(true) };
 }
 
@@ -66,14 +86,7 @@ interface ProbeParts {
   combinations(body: string, head: (j: number) => string): string;
 }
 
-function probeParts(
-  kernel: PipelineKernel,
-  inputTypes: readonly ScalarType[],
-  buildTypes: readonly (readonly ScalarType[])[],
-  builds: readonly HashKeyLayout[],
-  constOffsets: ReadonlyMap<Expr, number>,
-  constWords: number,
-): ProbeParts {
+function probeParts({ kernel, inputTypes, buildTypes, builds, constOffsets, constWords, lookupOrder }: PipelineSource): ProbeParts {
   const N = builds.length;
   const params = pipelineParamsAt(constWords) / 4 + 1;
   const inputCols: ColumnResolver = (c) => columnWords('inp', 'b', inputTypes, c);
@@ -103,8 +116,9 @@ fn lookup${j}(${keyArgs(K).split(', ').map((k) => `${k}: u32`).join(', ')}) -> u
 `;
   });
   const probes = (counts: boolean): string =>
-    kernel.probes
-      .map((pr, j) => {
+    lookupOrder
+      .map((j) => {
+        const pr = kernel.probes[j]!;
         const words = pr.probeKeys.flatMap((e) => exprWords(e, inputCols, constOffsets));
         if (words.length !== widths[j]) throw new Error(`internal: pipeline ${kernel.id} probe ${j} has ${words.length} key words for a ${widths[j]}-word build key`);
         const args = words.map((w, k) => `let k${j}_${k} = ${w};`).join(' ');
@@ -145,17 +159,10 @@ ${nested.replace(/^/gm, '  ')}
   return { params, inputCols, rowCols, widths, lookups: lookups.join(''), consts, probes, combinations };
 }
 
-function probeModule(
-  kernel: PipelineKernel,
-  inputTypes: readonly ScalarType[],
-  buildTypes: readonly (readonly ScalarType[])[],
-  builds: readonly HashKeyLayout[],
-  constOffsets: ReadonlyMap<Expr, number>,
-  constWords: number,
-  subgroups: boolean,
-): string {
+function probeModule(src: PipelineSource, subgroups: boolean): string {
+  const { kernel, inputTypes, builds, constOffsets, constWords } = src;
   const scan = workgroupScan(subgroups);
-  const { inputCols, rowCols, widths, lookups, consts, probes, combinations } = probeParts(kernel, inputTypes, buildTypes, builds, constOffsets, constWords);
+  const { inputCols, rowCols, widths, lookups, consts, probes, combinations } = probeParts(src);
   const check = filterCode(kernel.check, rowCols, constOffsets);
   const head = (j: number): string => `h${j}[k]`;
   const emit = `if (o < capacity) {
@@ -266,16 +273,9 @@ type Update = { kind: 'count' } | { kind: 'add'; words: 1 | 2 | 4; value: string
  * average keep 128 bits, so an out-of-range result is found at the end (flags[3]). min and max are atomicMax of an
  * order-preserving encoding (min of its complement), so a zeroed slot is their identity.
  */
-function aggregateModules(
-  kernel: PipelineKernel,
-  agg: NonNullable<PipelineKernel['aggregate']>,
-  inputTypes: readonly ScalarType[],
-  buildTypes: readonly (readonly ScalarType[])[],
-  builds: readonly HashKeyLayout[],
-  constOffsets: ReadonlyMap<Expr, number>,
-  constWords: number,
-): KernelShaders {
-  const { rowCols, inputCols, widths, lookups, consts, probes, combinations } = probeParts(kernel, inputTypes, buildTypes, builds, constOffsets, constWords);
+function aggregateModules(src: PipelineSource, agg: NonNullable<PipelineKernel['aggregate']>): KernelShaders {
+  const { kernel, inputTypes, builds, constOffsets, constWords } = src;
+  const { rowCols, inputCols, widths, lookups, consts, probes, combinations } = probeParts(src);
   const types = kernel.project.map((e) => e.type);
   const keyWords = agg.groupBy.flatMap((c) => exprWords(kernel.project[c]!, rowCols, constOffsets));
   const G = keyWords.length;
