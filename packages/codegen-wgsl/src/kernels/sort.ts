@@ -288,48 +288,51 @@ const RANK_SORT_KEY_WORDS = 16;
 /**
  * rankSort: each thread counts the rows that go before its own (smaller key words, or equal ones and a smaller
  * index) and writes its row there. The key words of RANK_TILE rows at a time are staged in workgroup memory by all
- * threads (those past n too: the barriers need every thread); a comparison stops at the first differing word.
+ * threads (those past n too: the barriers need every thread).
  */
 function rankSort(width: number, keyWords: readonly number[]): string {
   const K = keyWords.length;
-  // c = the comparison of the first differing key word: nested from the last word out.
-  const compare = keyWords.reduceRight((inner, _, k) => `c = cmpU(keys[b + ${k}u], mine[${k}]);${inner ? ` if (c == 0) { ${inner} }` : ''}`, '');
+  const words = keyWords.map((_, k) => k);
+  // Branch-free lexicographic comparison, unrolled: the row's key words stay in registers (m<k>), and no thread of
+  // a warp waits on another's early exit.
+  const compare = words.map((k) => `        let a${k} = keys[b + ${k}u];\n        lt = lt || (eq && a${k} < m${k});\n        eq = eq && a${k} == m${k};`).join('\n');
   return `${header('rankSort', ['inp', 'out'])}
 const W: u32 = ${width}u;
 const K: u32 = ${K}u;
-const RANK_TILE: u32 = 64u;
-const OFFSETS = array<u32, ${K}>(${keyWords.map((o) => `${o}u`).join(', ')});
-var<workgroup> keys: array<u32, ${64 * K}>;
+const RANK_TILE: u32 = 128u;
+var<workgroup> keys: array<u32, ${128 * K}>;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) nwg: vec3<u32>) {
   let n = u[0].x;
   let i = gid.x + gid.y * nwg.x * WG;
   let live = i < n;
-  var mine: array<u32, K>;
-  if (live) {
-    for (var k = 0u; k < K; k = k + 1u) { mine[k] = inp[i * W + OFFSETS[k]]; }
-  }
+  // A thread past n reads row 0 (the buffer has room for it) and writes nothing.
+  let at = select(0u, i, live) * W;
+${words.map((k) => `  let m${k} = inp[at + ${keyWords[k]}u];`).join('\n')}
   var rank = 0u;
   for (var t = 0u; t < n; t = t + RANK_TILE) {
     workgroupBarrier();
-    for (var q = lid; q < RANK_TILE * K; q = q + WG) {
-      let r = t + q / K;
-      if (r < n) { keys[q] = inp[r * W + OFFSETS[q % K]]; }
+    for (var r = lid; r < RANK_TILE; r = r + WG) {
+      if (t + r < n) {
+        let src = (t + r) * W;
+${words.map((k) => `        keys[r * K + ${k}u] = inp[src + ${keyWords[k]}u];`).join('\n')}
+      }
     }
     workgroupBarrier();
     if (live) {
       let m = min(RANK_TILE, n - t);
       for (var j = 0u; j < m; j = j + 1u) {
         let b = j * K;
-        var c = 0;
-        ${compare}
-        if (c < 0 || (c == 0 && t + j < i)) { rank = rank + 1u; }
+        var lt = false;
+        var eq = true;
+${compare}
+        if (lt || (eq && t + j < i)) { rank = rank + 1u; }
       }
     }
   }
   if (live) {
-    for (var w = 0u; w < W; w = w + 1u) { out[rank * W + w] = inp[i * W + w]; }
+    for (var w = 0u; w < W; w = w + 1u) { out[rank * W + w] = inp[at + w]; }
   }
 }
 `;
