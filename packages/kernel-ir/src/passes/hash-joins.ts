@@ -3,9 +3,10 @@
  * chose sort-merge where both sides were canonical relations, sorted by the join keys for free; but a relation
  * that keys prove duplicate-free is no longer sorted by a unique, and simplify-kernels leaves a sort that exists
  * only for the join (TPC-H Q7 sorted 18M joined lineitem rows by all their columns, 19 ms on the H100, to merge
- * them with orders). `%s := sort x; j := mergeJoin %s, y` (%s read by the join alone) becomes a hash join of x and
- * y, its table over x; remove-dead-kernels drops the sort, and fuse-pipelines can fold the probe into y's producer. Both joins give
- * the same rows in no particular order (properties.ts). Inside loops merge joins stay, as join-strategy.ts says.
+ * them with orders). `%s := sort x; j := mergeJoin %s, y` (%s read by the join alone) becomes a hash join of x
+ * and y, its table over x; remove-dead-kernels drops the sort, and fuse-pipelines can fold the probe into y's
+ * producer. Both joins give the same rows in no particular order (properties.ts). Inside loops merge joins stay,
+ * as join-strategy.ts says.
  */
 import type { ScalarType } from '@vixen/queryplan';
 import type { KirBlock, KirCommand, KirKernel, KirKernelBody, KirProgram, VarId } from '../ir.js';
@@ -30,13 +31,14 @@ export function hashSortedJoins(p: KirProgram): KirProgram {
       const clobbered = b.commands.slice(j + 1, i).some((c) => commandUseDef(p, c).defs.includes(sort.input) || (c.kind === 'free' && c.vars.includes(sort.input)));
       return clobbered ? undefined : sort.input;
     };
+    let hashed = false;
     const commands = b.commands.flatMap((c, i): KirCommand[] => {
       const k = rd.kernelAt(i);
       if (k?.kind !== 'mergeJoin' || k.leftKeys.length === 0 || k.left === k.right) return [c];
       const left = sortedFor(i, k.left);
       const right = sortedFor(i, k.right);
       if (left === undefined && right === undefined) return [c];
-      changed = true;
+      hashed = true;
       const launched: KirCommand[] = [];
       const lw = {
         columns: (v: VarId) => variables[v]!.columns,
@@ -60,7 +62,8 @@ export function hashSortedJoins(p: KirProgram): KirProgram {
       lowerHashJoin(lw, k, l, r, build, k.output);
       return launched;
     });
-    return commands === b.commands ? b : { ...b, commands };
+    changed ||= hashed;
+    return hashed ? { ...b, commands } : b;
   });
   return changed ? { ...p, kernels, variables, blocks } : p;
 }
