@@ -155,9 +155,10 @@ function keyViolation(decl: RelationDecl, key: DeclaredKey, rows: RowSet): Viola
   const seen = new Map<string, { key: Row; n: number }>();
   for (const row of rows.values()) {
     const values = key.columns.map((c) => row[c]!);
-    const entry = seen.get(rowKey(values));
+    const id = rowKey(values);
+    const entry = seen.get(id);
     if (entry) entry.n++;
-    else seen.set(rowKey(values), { key: values, n: 1 });
+    else seen.set(id, { key: values, n: 1 });
   }
   const offending = [...seen.values()].filter((e) => e.n > 1).map((e) => e.key).sort(compareRows);
   if (offending.length === 0) return undefined;

@@ -12,7 +12,7 @@
 import { wordsOf, type Aggregate, type Expr, type ScalarType } from '@vixen/queryplan';
 import type { KirCommand, KirKernel, KirProgram } from '../ir.js';
 import { iota } from '../lower/from-plan.js';
-import { commandUseDef, liveOutSets } from './liveness.js';
+import { liveOutSets } from './liveness.js';
 import { blockEntryStates, sortedBy, transfer, type PropState } from './properties.js';
 import { BlockReaders } from './skip-unneeded-order.js';
 
@@ -53,18 +53,17 @@ export function hashAggregates(p: KirProgram): KirProgram {
       if (k?.kind !== 'aggregate') continue;
       const input = p.variables[k.input]!.columns;
       if (!k.aggregates.every((a) => hashableAggregate(a.fn, a.column === undefined ? undefined : input[a.column]))) continue;
-      const j = b.commands.findLastIndex((c, n) => n < i && commandUseDef(p, c).defs.includes(k.input));
-      const producer = j >= 0 ? rd.kernelAt(j) : undefined;
-      const sort = producer?.kind === 'sort' && rd.readers(j)?.join() === String(i) ? producer : undefined;
+      const found = rd.soleSort(i, k.input);
       // An aggregate over all rows (no group columns) reads them in any order: hashed (one group), its producer
       // fused into it (Q6's scan -> filter -> sum in one kernel), without a sort to drop.
-      if (!sort && k.groupBy.length > 0) continue;
-      const source = sort?.input ?? k.input;
-      // Rows already in that order (simplify-kernels drops the sort): the reduction reads them once, without a table.
-      if (sort && sortedBy(states[j]!, sort.input, sort.keys)) continue;
-      // The pipeline reads the sort's input instead: nothing may write that between the two.
-      const clobbered = sort && b.commands.slice(j + 1, i).some((c) => commandUseDef(p, c).defs.includes(source) || (c.kind === 'free' && c.vars.includes(source)));
-      if (clobbered) continue;
+      if (!found && k.groupBy.length > 0) continue;
+      const source = found?.sort.input ?? k.input;
+      if (found) {
+        // Rows already in that order (simplify-kernels drops the sort): the reduction reads them once, without a table.
+        if (sortedBy(states[found.at]!, found.sort.input, found.sort.keys)) continue;
+        // The pipeline reads the sort's input instead: nothing may write that between the two.
+        if (rd.clobbers(found.at, i, source)) continue;
+      }
       // The pipeline projects only the columns the aggregate reads (narrowing keeps a pipeline's projection whole).
       const used = [...new Set([...k.groupBy, ...k.aggregates.flatMap((a) => (a.column === undefined ? [] : [a.column]))])].sort((x, y) => x - y);
       const at = (c: number): number => used.indexOf(c);

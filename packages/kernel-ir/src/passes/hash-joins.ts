@@ -11,7 +11,7 @@
 import type { ScalarType } from '@vixen/queryplan';
 import type { KirBlock, KirCommand, KirKernel, KirKernelBody, KirProgram, VarId } from '../ir.js';
 import { buildSide, loopBlocks, lowerHashJoin } from '../lower/join-strategy.js';
-import { commandUseDef, liveOutSets } from './liveness.js';
+import { liveOutSets } from './liveness.js';
 import { BlockReaders } from './skip-unneeded-order.js';
 
 export function hashSortedJoins(p: KirProgram): KirProgram {
@@ -25,11 +25,8 @@ export function hashSortedJoins(p: KirProgram): KirProgram {
     const rd = new BlockReaders(p, b, liveOut.get(b.label)!);
     /** The input of the sort writing `v` for command `i` alone, when nothing writes that input in between. */
     const sortedFor = (i: number, v: VarId): VarId | undefined => {
-      const j = b.commands.findLastIndex((c, n) => n < i && commandUseDef(p, c).defs.includes(v));
-      const sort = j >= 0 ? rd.kernelAt(j) : undefined;
-      if (sort?.kind !== 'sort' || rd.readers(j)?.join() !== String(i)) return undefined;
-      const clobbered = b.commands.slice(j + 1, i).some((c) => commandUseDef(p, c).defs.includes(sort.input) || (c.kind === 'free' && c.vars.includes(sort.input)));
-      return clobbered ? undefined : sort.input;
+      const found = rd.soleSort(i, v);
+      return found && !rd.clobbers(found.at, i, found.sort.input) ? found.sort.input : undefined;
     };
     let hashed = false;
     const commands = b.commands.flatMap((c, i): KirCommand[] => {

@@ -5,7 +5,7 @@
  * word of the row (TPC-H sorts wide rows only to drop duplicates). remove-dead-kernels drops the sort.
  */
 import type { KirProgram } from '../ir.js';
-import { commandUseDef, liveOutSets } from './liveness.js';
+import { liveOutSets } from './liveness.js';
 import { allColumns, BlockReaders } from './skip-unneeded-order.js';
 
 export function hashUnique(p: KirProgram): KirProgram {
@@ -18,13 +18,11 @@ export function hashUnique(p: KirProgram): KirProgram {
       const k = rd.kernelAt(i);
       // Nullary rows have no words to hash (and at most one distinct row).
       if (k?.kind !== 'unique' || k.hashed || p.variables[k.input]!.columns.length === 0) continue;
-      const j = b.commands.findLastIndex((c, n) => n < i && commandUseDef(p, c).defs.includes(k.input));
-      const sort = j >= 0 ? rd.kernelAt(j) : undefined;
-      if (sort?.kind !== 'sort' || !allColumns(p, sort) || rd.readers(j)?.join() !== String(i) || !rd.free(i, 'order')) continue;
+      const found = rd.soleSort(i, k.input);
+      if (!found || !allColumns(p, found.sort) || !rd.free(i, 'order')) continue;
       // The unique reads the sort's input instead: nothing may write that between the two.
-      const clobbered = b.commands.slice(j + 1, i).some((c) => commandUseDef(p, c).defs.includes(sort.input) || (c.kind === 'free' && c.vars.includes(sort.input)));
-      if (clobbered) continue;
-      kernels[k.id] = { ...k, input: sort.input, hashed: true };
+      if (rd.clobbers(found.at, i, found.sort.input)) continue;
+      kernels[k.id] = { ...k, input: found.sort.input, hashed: true };
       changed = true;
     }
   }

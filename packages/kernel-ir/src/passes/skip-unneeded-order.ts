@@ -67,6 +67,26 @@ export class BlockReaders {
     return c.kind === 'launch' ? this.p.kernels[c.kernel] : undefined;
   }
 
+  /** Whether a command strictly between `from` and `to` writes or frees `v`. */
+  clobbers(from: number, to: number, v: VarId): boolean {
+    for (let n = from + 1; n < to; n++) {
+      const c = this.b.commands[n]!;
+      if (this.useDef[n]!.defs.includes(v) || (c.kind === 'free' && c.vars.includes(v))) return true;
+    }
+    return false;
+  }
+
+  /**
+   * The sort that command `i` alone reads `v` from (its command index and kernel): the last write of `v` before
+   * `i`, when it is a sort and `i` its only reader. A pass reading the sort's input in its place must also find
+   * that nothing clobbers the input in between.
+   */
+  soleSort(i: number, v: VarId): { at: number; sort: Extract<KirKernel, { kind: 'sort' }> } | undefined {
+    const at = this.b.commands.findLastIndex((_, n) => n < i && this.useDef[n]!.defs.includes(v));
+    const sort = at >= 0 ? this.kernelAt(at) : undefined;
+    return sort?.kind === 'sort' && this.readers(at)?.join() === String(i) ? { at, sort } : undefined;
+  }
+
   /** Whether results depend on the value command `i` writes only up to `need`. */
   free(i: number, need: Need): boolean {
     const readers = this.readers(i);
@@ -159,8 +179,7 @@ export function skipUnneededOrder(p: KirProgram): KirProgram {
       const readers = rd.readers(i)!;
       // The readers must still find the source's value: nothing may write it before the last of them.
       const last = Math.max(i, ...readers);
-      const clobbered = b.commands.slice(i + 1, last).some((c) => commandUseDef(p, c).defs.includes(source) || (c.kind === 'free' && c.vars.includes(source)));
-      if (clobbered || readers.length === 0) continue;
+      if (rd.clobbers(i, last, source) || readers.length === 0) continue;
       for (const n of readers) {
         const c = b.commands[n]!;
         if (c.kind === 'launch') kernels[c.kernel] = withInputs(kernels[c.kernel]!, (v) => (v === k.output ? source : v));
