@@ -60,7 +60,8 @@ class PlanBuilder {
     for (const a of rule.assignments) types.set(a.name, a.expr.type);
     const headVars = rule.head.args.map((t) => (t as Extract<TypedTerm, { kind: 'var' }>).name);
     const group = [...new Set(headVars.filter((v) => !targets.has(v)))];
-    const body = [...new Set([...group, ...bindings.flatMap((b) => (b.arg === undefined ? [] : [b.arg])), ...types.keys()])];
+    const determined = this.determinedWildcards(rule);
+    const body = [...new Set([...group, ...bindings.flatMap((b) => (b.arg === undefined ? [] : [b.arg])), ...[...types.keys()].filter((v) => !determined.has(v))])];
     const columns = body.map((name) => ({ name, type: types.get(name)! }));
     const bodyHead = { pred: '$aggregate', args: columns.map((c): TypedTerm => ({ kind: 'var', ...c })), span: rule.head.span };
     const chain = compileRuleBody({ ...rule, head: bodyHead }, sources, 0, columns, newTemp);
@@ -79,6 +80,30 @@ class PlanBuilder {
       { kind: 'mapFilter', target: headRows, source: result, filter: [], project },
       { kind: 'union', target: into, left: into, right: headRows },
     );
+  }
+
+  /**
+   * Wildcards of an aggregated body (fresh `$_` variables, see resolve.ts renameWildcards) that a key of their atom
+   * determines: the atom's key columns are in the body's tuple, so leaving these out merges no tuples, and a base
+   * relation need not load their columns (prune-columns). Keys are declared ones of base relations and the leading
+   * columns of functional predicates (both checked at run time). Per atom, the key with the fewest wildcards of its own.
+   */
+  private determinedWildcards(rule: TypedRule): Set<string> {
+    const out = new Set<string>();
+    for (const a of rule.atoms) {
+      const r = this.program.relations.find((x) => x.name === a.pred)!;
+      const keys = [...(r.hasRules ? [] : (r.declaredKeys ?? []).map((k) => k.columns)), ...(r.keys !== undefined ? [Array.from({ length: r.keys }, (_, i) => i)] : [])];
+      const wildcard = (i: number): boolean => {
+        const t = a.args[i]!;
+        return t.kind === 'var' && t.name.startsWith('$_');
+      };
+      const best = keys.reduce<readonly number[] | undefined>((b, k) => (b === undefined || k.filter(wildcard).length < b.filter(wildcard).length ? k : b), undefined);
+      if (!best) continue;
+      a.args.forEach((t, i) => {
+        if (wildcard(i) && !best.includes(i)) out.add((t as Extract<TypedTerm, { kind: 'var' }>).name);
+      });
+    }
+    return out;
   }
 
   stratum(s: Stratum): void {
