@@ -16,7 +16,7 @@ import {
 } from '@vixen/kernel-ir';
 import { rowWords, VixenError } from '@vixen/queryplan';
 import {
-  downloadRelation,
+  downloadRelations,
   releaseRelation,
   runKernel,
   uploadRelation,
@@ -150,7 +150,7 @@ export interface ExecuteStats {
   residentRelations: string[];
   /** The run kept the dictionary `resident` offered instead of building one. */
   residentDictionary: boolean;
-  /** Of which: copying the output relations back to the host. */
+  /** Of which: copying the output relations back to the host (and waiting for the kernels before that copy). */
   readbackMilliseconds: number;
   /** Most bytes the variables' device buffers held at once (kernel scratch buffers not included). */
   peakDeviceBytes: number;
@@ -168,8 +168,8 @@ export interface ExecuteStats {
   /** Bytes read back from the device by the run: row counts and sort key masks, then the output relations. */
   readbackBytes: number;
   /**
-   * Host round trips mid-run: each read of row counts, sort key masks or flags (every pending row count
-   * resolved in the same one), a limit kernel's rows; not the output relations' readback.
+   * Host round trips: each read of row counts, sort key masks or flags (every pending row count resolved in the
+   * same one), a limit kernel's rows, and the read of the outputs at the end (with the counts still pending).
    */
   hostSyncs: number;
   /** GPU buffers the run created because the pool had none to reuse (scratch buffers included). */
@@ -304,6 +304,7 @@ export async function executeKir(
   const readbackStart = internals(gpu).readbackBytes;
   const syncStart = internals(gpu).hostSyncs;
   const createdStart = internals(gpu).pool.created;
+  const queuedAtStart = internals(gpu).queued;
   const tableSpecs = program.kernels.map(kernelTables);
   const kept = options.resident?.dictionary;
   const dict = kept ?? (await buildDictionary(program, initial, tableSpecs.flat(), options.resident?.strings));
@@ -491,8 +492,9 @@ export async function executeKir(
       await store(id, rel, by);
       if (leaves(rel).length > 0 && keep(name, rel)) for (const part of leaves(rel)) pinned.add(part.buffer!);
     });
-    // Loading is timed to the device's completion so evaluation time does not include it.
-    await internals(gpu).idle();
+    // Loading is timed to the device's completion so evaluation time does not include it (a run on resident
+    // relations alone may queue nothing, and then need not wait).
+    if (internals(gpu).queued !== queuedAtStart) await internals(gpu).idle();
     await timer?.collect();
     loadMs = performance.now() - started;
 
@@ -583,10 +585,8 @@ export async function executeKir(
       }
       const t = block.terminator;
       if (t.kind === 'halt') {
-        // Exact counts for the outputs and relationRows, in one sync.
-        await resolveCounts();
-        await internals(gpu).idle();
-        await internals(gpu).settle();
+        // One sync reads the outputs and resolves every pending count (relationRows' too); it reports any device
+        // error of the run before handing out rows.
         const readStart = performance.now();
         const relations = await readOutputs(gpu, program, options.outputs, dict, valueOf);
         readbackMs = performance.now() - readStart;
@@ -668,12 +668,11 @@ async function readOutputs(
   valueOf: (id: VarId) => DeviceRelation,
 ): Promise<Map<string, ResultTable>> {
   const names = wanted ?? program.relations.filter((r) => r.output).map((r) => r.name);
-  const result = new Map<string, ResultTable>();
-  for (const name of names) {
+  const ids = names.map((name) => {
     const id = program.relationVars[name];
     if (id === undefined) throw new VixenError({ severity: 'error', message: `no relation named ${name}` });
-    const words = await downloadRelation(gpu, valueOf(id));
-    result.set(name, ResultTable.fromWords(program.variables[id]!.columns, words, dict, program.orders?.[name]));
-  }
-  return result;
+    return id;
+  });
+  const words = await downloadRelations(gpu, ids.map(valueOf));
+  return new Map(names.map((name, i) => [name, ResultTable.fromWords(program.variables[ids[i]!]!.columns, words[i]!, dict, program.orders?.[name])]));
 }

@@ -28,6 +28,8 @@ export class CommandBatch {
   private uniforms = new Uint32Array(ARENA_BYTES / 4);
   private used = 0;
   private dispatches = 0;
+  /** Encoders opened so far. */
+  opened = 0;
 
   constructor(
     private readonly device: GPUDevice,
@@ -37,6 +39,7 @@ export class CommandBatch {
   /** The open encoder, opened if none is: what is encoded runs at the next flush. */
   commands(): GPUCommandEncoder {
     if (!this.encoder) {
+      this.opened += 1;
       this.encoder = this.device.createCommandEncoder();
       // Buffers released from now on may be used by what gets encoded before the flush.
       this.pool.holdDestroys();

@@ -159,6 +159,11 @@ export class GpuImpl implements Gpu {
   readbackBytes = 0;
   /** Host round trips that read counts, key masks or flags so far (syncCounts; not relation downloads). */
   hostSyncs = 0;
+  /** Work handed to the queue so far: command encoders opened plus buffer writes (did a span of code queue any?). */
+  get queued(): number {
+    return this.batch.opened + this.writes;
+  }
+  private writes = 0;
   /** Row counts on the device no sync has read yet (relations alive with `pending`). */
   readonly pending = new Set<DeviceWord>();
   /** Why the device is unusable (lost, or an error no scope caught); the next call throws it. */
@@ -217,6 +222,7 @@ export class GpuImpl implements Gpu {
    */
   writeBuffer(buffer: GPUBuffer, offset: number, data: Uint32Array): void {
     this.batch.flush();
+    this.writes += 1;
     this.device.queue.writeBuffer(buffer, offset, data);
   }
 

@@ -258,13 +258,38 @@ export async function readWords(
 }
 
 export async function downloadRelation(gpu: Gpu, rel: DeviceRelation): Promise<Uint32Array> {
+  return (await downloadRelations(gpu, [rel]))[0]!;
+}
+
+/** Room, in bytes, that downloadRelations reads along with the pending counts, before it knows the row counts. */
+const SPECULATIVE_READ_BYTES = 4 * 2 ** 20;
+
+/**
+ * The rows of each relation. When all of them fit SPECULATIVE_READ_BYTES (pending ones by their room), one host
+ * round trip reads their buffers together with every pending count, and the counts cut the rows; otherwise each
+ * count is resolved first and each relation read on its own (in chunks).
+ */
+export async function downloadRelations(gpu: Gpu, rels: readonly DeviceRelation[]): Promise<Uint32Array[]> {
   const g = internals(gpu);
   g.check();
-  return g.scoped('downloadRelation', async () => {
-    const words = (await exactCount(g, rel)) * rel.width;
-    if (rel.chunks) return chunkedDownload(g, rel, words);
-    if (!rel.buffer || words === 0) return new Uint32Array(0);
-    return readWords(g, rel.buffer, 0, words);
+  return g.scoped('downloadRelations', async () => {
+    const held = rels.map(settle).filter((r) => r.buffer && r.count > 0);
+    if (rels.every((r) => !r.chunks) && held.reduce((n, r) => n + r.count * r.width, 0) * 4 <= SPECULATIVE_READ_BYTES) {
+      const words = await syncCounts(g, held.map((r) => ({ buffer: r.buffer!, offset: 0, words: r.count * r.width })));
+      // Words written by work that failed on the device mean nothing: report that work's error instead.
+      await g.settle();
+      return rels.map((r) => {
+        const i = held.indexOf(r);
+        return i < 0 ? new Uint32Array(0) : words[i]!.slice(0, settle(r).count * r.width);
+      });
+    }
+    const out: Uint32Array[] = [];
+    for (const rel of rels) {
+      const words = (await exactCount(g, rel)) * rel.width;
+      if (rel.chunks) out.push(await chunkedDownload(g, rel, words));
+      else out.push(!rel.buffer || words === 0 ? new Uint32Array(0) : await readWords(g, rel.buffer, 0, words));
+    }
+    return out;
   });
 }
 
