@@ -157,7 +157,7 @@ export class GpuImpl implements Gpu {
   readonly batch: CommandBatch;
   /** Bytes copied back to the host so far (counts, key masks, downloaded relations). */
   readbackBytes = 0;
-  /** Host round trips that read counts, key masks or flags so far (syncCounts; not relation downloads). */
+  /** Host round trips that read counts, key masks, flags or small outputs so far (syncCounts; not chunked downloads). */
   hostSyncs = 0;
   /** Work handed to the queue so far: command encoders opened plus buffer writes (did a span of code queue any?). */
   get queued(): number {
