@@ -100,7 +100,7 @@ const kernels: KirKernel[] = [
 ];
 
 const expectedPasses: Record<KirKernel['kind'], Array<PassName | `${PassName}${typeof SUBGROUP_VARIANT}` | `hashBuild.${number}`>> = {
-  mapFilter: ['select'],
+  mapFilter: ['select', `select${SUBGROUP_VARIANT}`],
   sort: [
     'radixMask',
     'radixKeys',
@@ -114,12 +114,12 @@ const expectedPasses: Record<KirKernel['kind'], Array<PassName | `${PassName}${t
     `scanBlock${SUBGROUP_VARIANT}`,
     'scanAdd',
   ],
-  unique: ['select'],
+  unique: ['select', `select${SUBGROUP_VARIANT}`],
   mergeJoin: ['joinCount', 'joinWrite', 'scanBlock', `scanBlock${SUBGROUP_VARIANT}`, 'scanAdd', 'scanWrapped'],
   hashJoin: ['hashBuild', 'hashProbe', `hashProbe${SUBGROUP_VARIANT}`],
   // One build pass per probe, named hashBuild.<probe>.
   pipeline: ['hashBuild.0', 'hashBuild.1', 'pipelineProbe', `pipelineProbe${SUBGROUP_VARIANT}`],
-  difference: ['selectAbsent'],
+  difference: ['selectAbsent', `selectAbsent${SUBGROUP_VARIANT}`],
   concat: [],
   merge: ['mergeSplits', 'merge', 'countSum'],
   copy: [],

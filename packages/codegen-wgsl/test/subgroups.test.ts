@@ -1,7 +1,7 @@
 /**
  * Passes with a subgroup variant: the variant differs in its workgroup scan, compiles where the device has
  * the 'subgroups' feature, and is refused where it has not (llvmpipe), which is why the recorder picks it only
- * when Gpu.subgroups says so. The select passes have none (kernels/compaction.ts says why).
+ * when Gpu.subgroups says so.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KirVariable } from '@vixen/kernel-ir';
@@ -27,6 +27,7 @@ const withVariants: Array<[string, KernelShaders, string]> = [
   ['radix sort, last pass', sortShaders, 'radixScatterRows'],
   ['radix sort of one-word rows', keySortShaders, 'radixScatterKeys'],
   ['block scan', sortShaders, 'scanBlock'],
+  ['select', generateKernelShaders({ kind: 'mapFilter', id: 0, input: 0, output: 1, filter: [], project: [{ kind: 'col', index: 0, type: 'int32' }, { kind: 'col', index: 1, type: 'int64' }] }, variables), 'select'],
 ];
 
 async function compileErrors(code: string): Promise<string[]> {

@@ -1,15 +1,16 @@
 /**
  * The pass shared by the compacting kernels (mapFilter, unique, difference): single-pass stream compaction
  * that keeps input order. A workgroup owns a tile of COMPACT_ITEMS * WG consecutive rows (tiles handed out in
- * the order workgroups start). It evaluates the keep predicate once per row, packs one keep bit per row into
- * words and ranks the kept rows from the words' popcounts; the tile's output offset comes from a decoupled
- * look-back over the tiles before it (Merrill and Garland's single-pass scan), so the input is read once from
- * memory and there is no host-side scan. Each workgroup waits only on tiles handed out before its own, which
- * have started, so it makes progress wherever started workgroups run to completion.
+ * the order workgroups start). It evaluates the keep predicate once per row, publishes the tile's kept-row count
+ * at once, packs one keep bit per row into words and ranks the kept rows from a scan of the words' popcounts; the
+ * tile's output offset comes from a decoupled look-back over the tiles before it (Merrill and Garland's
+ * single-pass scan), so the input is read once from memory and there is no host-side scan. Each workgroup waits
+ * only on tiles handed out before its own, which have started, so it makes progress wherever started workgroups
+ * run to completion.
  */
 import { rowWords } from '@vixen/queryplan';
 import type { Expr, ScalarType } from '@vixen/queryplan';
-import { atomicBinding, columnWords, header, projectCode } from '../wgsl.js';
+import { atomicBinding, columnWords, header, projectCode, SUBGROUP_VARIANT, workgroupScan } from '../wgsl.js';
 
 /**
  * Rows per thread of a select tile: at most 32, so that a tile has at most one keep word per thread. Many rows per
@@ -31,31 +32,46 @@ export interface Selection {
   keep: string;
   /** WGSL functions `keep` calls. */
   helpers: string;
+  /**
+   * `keep` loops (a search): evaluated in a loop over a tile's rows rather than written out once per row, which
+   * would copy the loop COMPACT_ITEMS times into the pass.
+   */
+  keepLoops?: boolean;
   project: readonly Expr[];
   constOffsets: ReadonlyMap<Expr, number>;
   constWords: number;
 }
 
 /**
- * A select pass by name. It has no subgroup variant: on the H100 (Dawn Vulkan) packing keep bits from ballots
- * with workgroup atomics ran 3.8x slower at 1% selectivity (2^28 rows: 4.46 vs 1.18 ms of device time) and no
- * faster at 50% or 100%.
+ * A select pass by name, with a variant that scans the tile's keep-word counts with subgroup operations. (Packing
+ * the keep bits themselves from ballots, with workgroup atomics, ran 3.8x slower on the H100 at 1% selectivity.)
  */
 export function selectShaders(s: Selection): Record<string, string> {
-  return { [s.pass]: selectPass(s) };
+  return { [s.pass]: selectPass(s, false), [`${s.pass}${SUBGROUP_VARIANT}`]: selectPass(s, true) };
 }
 
 /** Select pass: the rows where `keep` holds, written projected, in input order. */
-function selectPass(s: Selection): string {
+function selectPass(s: Selection, subgroups: boolean): string {
   const outWords = s.project.reduce((n, e) => n + rowWords([e.type]), 0);
   const body = projectCode(s.project, 'outp', 'ob', (c) => columnWords(s.inputs[0]!, 'b', s.inputTypes, c), s.constOffsets);
-  return `${atomicBinding(header(s.pass, [...s.inputs, 'state', 'outp'], s.constWords), 'state')}
+  const scan = workgroupScan(subgroups);
+  // The rows of a whole tile written out one by one: their loads have no branch between them, so they are all
+  // in flight at once (in a loop with a bounds check, the H100 ran 1% selections 10% slower).
+  const wholeTile = s.keepLoops
+    ? ''
+    : `if (base + TILE <= n) {
+${Array.from({ length: COMPACT_ITEMS }, (_, k) => `    { let i = base + ${k}u * WG + lid; let b = i * W_IN; mine = mine | select(0u, ${2 ** k}u, ${s.keep}); }`).join('\n')}
+  } else `;
+  return `${scan.enable}${atomicBinding(header(s.pass, [...s.inputs, 'state', 'outp'], s.constWords), 'state')}
 ${s.helpers}const W_IN: u32 = ${rowWords(s.inputTypes)}u;
 const W_OUT: u32 = ${outWords}u;
 const ITEMS: u32 = ${COMPACT_ITEMS}u;
 override TILE: u32 = ITEMS * WG;
 override WORDS: u32 = TILE / 32u;
 const HEAD: u32 = ${SELECT_STATE_HEAD}u;
+// Tiles a look-back round reads: the nearest prefix is mostly a few tiles back, and every lane of a round costs
+// a read and a workgroup atomic (a window of WG lanes ran 1% selections 10% slower on the H100).
+override LOOK: u32 = min(WG, 32u);
 // Tile t's status word state[HEAD + t]: 0 until published, then AGGREGATE | its kept rows, then PREFIX | the kept
 // rows of tiles 0..t. Counts fit 30 bits (the host bounds n).
 const AGGREGATE: u32 = 0x40000000u;
@@ -63,23 +79,25 @@ const PREFIX: u32 = 0x80000000u;
 const COUNT: u32 = 0x3fffffffu;
 var<workgroup> tileId: u32;
 var<workgroup> tileStart: u32;
-// Each thread's keep bits (its \`mine\`), then the tile's keep words and their exclusive popcount prefix sums.
+var<workgroup> tileTotal: atomic<u32>;
+// Each thread's keep bits (its \`mine\`), then the tile's keep words; sums (scanSums) holds their inclusive
+// popcount prefix sums.
 var<workgroup> kept: array<u32, WG>;
 var<workgroup> bits: array<u32, WORDS>;
-var<workgroup> prefix: array<u32, WORDS>;
-
+${scan.decls}
 // Look-back state: the kept rows of the tiles before this one added so far; per round, the nearest tile of the
-// window holding a prefix and the nearest not yet published (window lanes, WG = none), then the lanes to add.
+// window holding a prefix and the nearest not yet published (window lanes, LOOK = none), then the lanes to add.
 var<workgroup> behind: atomic<u32>;
 var<workgroup> firstPrefix: atomic<u32>;
 var<workgroup> firstOpen: atomic<u32>;
 var<workgroup> lookStep: u32;
 
 @compute @workgroup_size(WG)
-fn main(@builtin(local_invocation_index) lid: u32) {
+fn main(@builtin(local_invocation_index) lid: u32${scan.builtins}) {
   if (lid == 0u) {
     tileId = atomicAdd(&state[0], 1u);
     atomicStore(&behind, 0u);
+    atomicStore(&tileTotal, 0u);
   }
   let t = workgroupUniformLoad(&tileId);
   let n = u[0].x;
@@ -90,52 +108,53 @@ fn main(@builtin(local_invocation_index) lid: u32) {
   let base = t * TILE;
   // Bit k: row base + k * WG + lid is kept.
   var mine = 0u;
-  for (var k = 0u; k < ITEMS; k = k + 1u) {
-    let i = base + k * WG + lid;
-    var keep = false;
-    if (i < n) {
-      let b = i * W_IN;
-      keep = ${s.keep};
+  ${wholeTile}{
+    for (var k = 0u; k < ITEMS; k = k + 1u) {
+      let i = base + k * WG + lid;
+      var keep = false;
+      if (i < n) {
+        let b = i * W_IN;
+        keep = ${s.keep};
+      }
+      mine = mine | select(0u, 1u << k, keep);
     }
-    mine = mine | select(0u, 1u << k, keep);
   }
   kept[lid] = mine;
+  let mineCount = countOneBits(mine);
+  if (mineCount != 0u) { atomicAdd(&tileTotal, mineCount); }
   workgroupBarrier();
+  // The count goes out before any ranking, so that the tiles after this one wait on it as little as possible.
+  var total = 0u;
+  if (lid == 0u) {
+    total = atomicLoad(&tileTotal);
+    atomicStore(&state[HEAD + t], select(AGGREGATE, PREFIX, t == 0u) | total);
+  }
+  var w = 0u;
   if (lid < WORDS) {
     // Word lid = bit k of threads 32g.. 32g + 31 (tile rows k * WG + 32g..); from thread lid % 32 of the run on, so
     // that the threads read different banks.
     let k = lid / (WG / 32u);
     let g = lid % (WG / 32u);
-    var w = 0u;
     for (var j = 0u; j < 32u; j = j + 1u) {
       let l = (j + lid) % 32u;
       w = w | (((kept[g * 32u + l] >> k) & 1u) << l);
     }
     bits[lid] = w;
   }
-  workgroupBarrier();
-  var total = 0u;
-  if (lid == 0u) {
-    // So few values need no tree scan (and its barriers).
-    for (var j = 0u; j < WORDS; j = j + 1u) {
-      prefix[j] = total;
-      total = total + countOneBits(bits[j]);
-    }
-    atomicStore(&state[HEAD + t], select(AGGREGATE, PREFIX, t == 0u) | total);
-  }
-  // Decoupled look-back, a window of WG tiles per round (one thread each, the nearest first): the statuses up to
+  scanSums(lid, countOneBits(w), ${scan.sg});
+  // Decoupled look-back, a window of LOOK tiles per round (one thread each, the nearest first): the statuses up to
   // and including the nearest prefix are added once all of them are published; else those before the first
   // unpublished one (none: poll again). Tiles 0..rest - 1 are still to be added.
   var rest = t;
   loop {
     if (rest == 0u) { break; }
     if (lid == 0u) {
-      atomicStore(&firstPrefix, WG);
-      atomicStore(&firstOpen, WG);
+      atomicStore(&firstPrefix, LOOK);
+      atomicStore(&firstOpen, LOOK);
     }
     workgroupBarrier();
     var s = 0u;
-    if (lid < rest) {
+    if (lid < min(rest, LOOK)) {
       s = atomicLoad(&state[HEAD + rest - 1u - lid]);
       if (s == 0u) { atomicMin(&firstOpen, lid); }
       if ((s & PREFIX) != 0u) { atomicMin(&firstPrefix, lid); }
@@ -145,7 +164,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
       let p = atomicLoad(&firstPrefix);
       let o = atomicLoad(&firstOpen);
       // Lanes to add in the low 16 bits, bit 16 when that ends the look-back (lanes past tile 0 are never needed).
-      lookStep = select(min(o, min(rest, WG)), (p + 1u) | 0x10000u, p < o);
+      lookStep = select(min(o, min(rest, LOOK)), (p + 1u) | 0x10000u, p < o);
     }
     let taken = workgroupUniformLoad(&lookStep);
     let x = select(0u, s & COUNT, lid < (taken & 0xffffu));
@@ -167,7 +186,8 @@ fn main(@builtin(local_invocation_index) lid: u32) {
     if (((mine >> k) & 1u) != 0u) {
       let r = k * WG + lid;
       let j = r / 32u;
-      let rank = prefix[j] + countOneBits(bits[j] & ((1u << (r % 32u)) - 1u));
+      // Kept rows before r: those of words 0..j, less those of word j from r on.
+      let rank = sums[j] - countOneBits(bits[j] >> (r % 32u));
       let b = (base + r) * W_IN;
       let ob = (start + rank) * W_OUT;
 ${body}

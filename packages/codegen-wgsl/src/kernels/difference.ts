@@ -23,6 +23,7 @@ fn absent(i: u32) -> bool {
     inputs: ['lhs', 'rhs'],
     inputTypes: types,
     keep: 'absent(i)',
+    keepLoops: true,
     helpers,
     project: identity(types),
     constOffsets: new Map(),

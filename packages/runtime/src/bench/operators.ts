@@ -20,7 +20,7 @@ export interface BenchOptions {
   sizes?: readonly number[];
   /** Timed runs per measurement (the median is reported); default 5. */
   runs?: number;
-  /** Untimed runs first (pipeline compilation, pool warm-up; on a GPU, repeated for at least 250 ms); default 2. */
+  /** Untimed runs first (pipeline compilation, pool warm-up; on a GPU, repeated for at least 2 s); default 2. */
   warmup?: number;
   /** Only these operators (BenchResult.operator names; copy always runs); default all. */
   operators?: readonly string[];
@@ -57,6 +57,11 @@ export interface BenchResult {
   gbPerSecond: number;
   /** gbPerSecond over the copy kernel's at the same size. */
   copyRatio: number;
+  /**
+   * The bytes over deviceMs, over the copy kernel's GB/s: how near the operator's kernels come to the copy
+   * without the host work of a call (the copy's time is that of many copies in one submission, so it has almost none).
+   */
+  deviceCopyRatio?: number;
 }
 
 export interface BenchReport {
@@ -101,10 +106,17 @@ async function timed(gpu: Gpu, body: () => Promise<void>): Promise<number> {
 
 /**
  * Milliseconds of warm-up a GPU case gets at least (with warmup > 0): the device idles while the host makes and
- * uploads a case's data, an idle GPU lowers its clocks, and one warm-up run of a few milliseconds may leave the
- * timed runs to clocks still ramping up.
+ * uploads a case's data, and an idle GPU lowers its clocks. On the lent H100 (nvidia-smi beside the bench) the SM
+ * clock was back at 345-615 MHz through cases with 250 ms of warm-up, and the same cases ran up to 3x slower and
+ * varied run to run; after 2 s of warm-up they ran at 1980 MHz and repeated within a few percent.
  */
-const GPU_WARM_MS = 250;
+export const GPU_WARM_MS = 2000;
+
+/** Runs `run` (which returns its milliseconds) untimed `warmup` times and, with warmup > 0, for at least `minMs`. */
+export async function warmUp(warmup: number, minMs: number, run: () => Promise<number>): Promise<void> {
+  let spent = 0;
+  for (let k = 0; k < warmup || (warmup > 0 && spent < minMs && k < 10000); k++) spent += await run();
+}
 
 /**
  * Copies for DEVICE_WARM_MS before anything is timed: measured on the H100, the first cases after a fresh
@@ -118,8 +130,7 @@ async function warmDevice(gpu: Gpu): Promise<void> {
 }
 
 async function measure(gpu: Gpu, runs: number, warmup: number, body: () => Promise<void>): Promise<number[]> {
-  let warm = 0;
-  for (let k = 0; k < warmup || (warmup > 0 && !gpu.software && warm < GPU_WARM_MS && k < 1000); k++) warm += await timed(gpu, body);
+  await warmUp(warmup, gpu.software ? 0 : GPU_WARM_MS, () => timed(gpu, body));
   const times: number[] = [];
   for (let k = 0; k < runs; k++) times.push(await timed(gpu, body));
   return times;
@@ -499,6 +510,7 @@ export async function benchOperators(gpu: Gpu, options: BenchOptions = {}): Prom
         bytes,
         gbPerSecond,
         copyRatio: gbPerSecond / copyGbps,
+        ...(deviceMs !== undefined ? { deviceCopyRatio: bytes / deviceMs / 1e6 / copyGbps } : {}),
       });
     }
   }
@@ -525,7 +537,7 @@ export const si = (x: number): string => {
 
 /** The report as an aligned text table, one row per measurement. */
 export function formatBenchReport(report: BenchReport): string {
-  const head = ['operator', 'case', 'n', 'ms', 'device ms', 'throughput', 'GB/s', 'of copy'];
+  const head = ['operator', 'case', 'n', 'ms', 'device ms', 'throughput', 'GB/s', 'of copy', 'device of copy'];
   const rows = report.results.map((r) => [
     r.operator,
     r.variant,
@@ -535,10 +547,11 @@ export function formatBenchReport(report: BenchReport): string {
     `${si(r.throughput)} ${r.unit}`,
     r.gbPerSecond.toFixed(1),
     `${(100 * r.copyRatio).toFixed(1)}%`,
+    r.deviceCopyRatio !== undefined ? `${(100 * r.deviceCopyRatio).toFixed(1)}%` : '-',
   ]);
   const skipped = report.skipped.map((x) => `skipped: ${x.operator} ${x.variant} 2^${x.log2n}: ${x.reason}`);
   return [
-    `adapter: ${report.adapter}, workgroup size ${report.workgroupSize}, subgroups ${report.subgroups ? 'on' : 'off'}, median of ${report.runs} runs after ${report.warmup} warm-up`,
+    `adapter: ${report.adapter}, workgroup size ${report.workgroupSize}, subgroups ${report.subgroups ? 'on' : 'off'}, median of ${report.runs} runs after ${report.warmup} warm-up${report.software ? '' : ` (for at least ${GPU_WARM_MS / 1000} s per case)`}`,
     `host round trip (submit + 4-byte readback): ${report.roundTripMicros.toFixed(1)} µs`,
     ...alignedTable(head, rows, 2),
     ...skipped,

@@ -13,7 +13,7 @@ import type { ExecuteStats } from '../executor.js';
 import { loadFactsDir } from '../facts/index.js';
 import type { Gpu } from '../gpu/index.js';
 import { compileFile, type Program } from '../program.js';
-import { median } from './operators.js';
+import { GPU_WARM_MS, median, warmUp } from './operators.js';
 import { TblDuckDb, type DuckValue } from './tbl-duckdb.js';
 
 /**
@@ -59,15 +59,20 @@ export function resultTypes(program: Program): ScalarType[] {
 
 export const geomean = (xs: readonly number[]): number => (xs.length === 0 ? NaN : Math.exp(xs.reduce((a, x) => a + Math.log(Math.max(x, 1e-6)), 0) / xs.length));
 
-/** DuckDB's answer to `sql` and its median time over `runs` runs after `warmup` untimed ones. */
-export async function timeDuckQuery(duck: TblDuckDb, sql: string, warmup: number, runs: number): Promise<{ ms: number; rows: DuckValue[][] }> {
-  const times: number[] = [];
+/**
+ * DuckDB's answer to `sql` and its median time over `runs` runs after warm-up (`warmup` untimed runs, for at least
+ * data.warmMs, as Vixen's).
+ */
+export async function timeDuckQuery(data: TblSuiteData, sql: string, warmup: number, runs: number): Promise<{ ms: number; rows: DuckValue[][] }> {
   let rows: DuckValue[][] = [];
-  for (let i = 0; i < warmup + runs; i++) {
-    const r = await duck.query(sql);
-    if (i >= warmup) times.push(r.milliseconds);
+  const run = async (): Promise<number> => {
+    const r = await data.duck.query(sql);
     rows = r.rows;
-  }
+    return r.milliseconds;
+  };
+  await warmUp(warmup, data.warmMs, run);
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) times.push(await run());
   return { ms: median(times), rows };
 }
 
@@ -86,7 +91,8 @@ export interface VixenTiming {
 
 /**
  * A query's `result` and times: a first run that makes its tables resident (its load counted in `data.hostLoadMs`
- * and `loadMs`), then medians over `runs` runs after `warmup` untimed ones on the resident tables.
+ * and `loadMs`), then medians over `runs` runs on the resident tables after `warmup` untimed ones, repeated for
+ * at least data.warmMs.
  */
 export async function timeVixenQuery(
   program: Program,
@@ -101,12 +107,11 @@ export async function timeVixenQuery(
   const queryTimes: number[] = [];
   const wallTimes: number[] = [];
   let rows = setup.relations.get('result')!;
-  for (let i = 0; i < warmup + runs; i++) {
+  await warmUp(warmup, data.warmMs, async () => (await data.db.run(program, { outputs: ['result'] })).stats.milliseconds);
+  for (let i = 0; i < runs; i++) {
     const r = await data.db.run(program, { outputs: ['result'] });
-    if (i >= warmup) {
-      queryTimes.push(r.stats.milliseconds - r.stats.loadMilliseconds);
-      wallTimes.push(r.stats.milliseconds);
-    }
+    queryTimes.push(r.stats.milliseconds - r.stats.loadMilliseconds);
+    wallTimes.push(r.stats.milliseconds);
     rows = r.relations.get('result')!;
   }
   if (profile) profile((await data.db.run(program, { outputs: ['result'], profile: true })).stats);
@@ -144,6 +149,8 @@ export interface TblBenchReportBase {
   date: string;
   runs: number;
   warmup: number;
+  /** Milliseconds of warm-up per engine and query at least (TblSuiteData.warmMs). */
+  warmMs: number;
   /** Host load of the `.tbl` files: each table's file parsed once, then each set of kept columns projected. */
   hostLoadMs: number;
   duckdbLoadMs: number;
@@ -158,6 +165,7 @@ function reportBase<R>(gpu: Gpu, options: TblBenchOptions<R>, data: TblSuiteData
     date: new Date().toISOString(),
     runs: options.runs ?? 3,
     warmup: options.warmup ?? 1,
+    warmMs: data.warmMs,
     hostLoadMs: data.hostLoadMs,
     duckdbLoadMs: data.duckdbLoadMs,
     resident: data.db.resident.map((r) => ({ name: r.name, ...(r.loadColumns ? { loadColumns: r.loadColumns } : {}), rows: r.relation.count, width: r.relation.width })),
@@ -171,6 +179,11 @@ export interface TblSuiteData {
   /** Host load of `.tbl` files so far (the Database parses a file at first use and projects kept columns). */
   hostLoadMs: number;
   duckdbLoadMs: number;
+  /**
+   * Milliseconds each engine runs a query untimed at least, before timing it (on a GPU, GPU_WARM_MS: the device's
+   * clocks drop while DuckDB runs; 0 on a CPU adapter).
+   */
+  warmMs: number;
 }
 
 async function openTblSuite<R>(gpu: Gpu, options: TblBenchOptions<R>, schema: readonly RelationDecl[]): Promise<TblSuiteData> {
@@ -179,7 +192,7 @@ async function openTblSuite<R>(gpu: Gpu, options: TblBenchOptions<R>, schema: re
   const duck = await TblDuckDb.open(options.dataDir, schema, options.duckdbThreads);
   const duckdbLoadMs = performance.now() - t0;
   const db = new Database(gpu, options.dataDir, options.maxResidentBytes !== undefined ? { maxResidentBytes: options.maxResidentBytes } : {});
-  return { db, duck, hostLoadMs: 0, duckdbLoadMs };
+  return { db, duck, hostLoadMs: 0, duckdbLoadMs, warmMs: gpu.software ? 0 : GPU_WARM_MS };
 }
 
 /** The first line of a failure's message, for a report's table. */
@@ -190,7 +203,7 @@ export const fmt = (x: number, digits = 1): string => (Number.isFinite(x) ? x.to
 /** The two lines a bench report table starts with: what ran where, and the load times. */
 export function reportHeader(suite: string, r: TblBenchReportBase): string[] {
   return [
-    `${suite} SF ${r.sf} on ${r.adapter}; median of ${r.runs} runs after ${r.warmup} warm-up`,
+    `${suite} SF ${r.sf} on ${r.adapter}; median of ${r.runs} runs after ${r.warmup} warm-up${r.warmMs > 0 ? ` (for at least ${r.warmMs / 1000} s per engine and query)` : ''}`,
     `host parse of .tbl files (each once; kept columns projected) ${fmt(r.hostLoadMs, 0)} ms; DuckDB load ${fmt(r.duckdbLoadMs, 0)} ms`,
     'vixen ms: median query time on resident tables; load ms: the first run making its tables resident (parse, upload, sort)',
   ];

@@ -88,7 +88,7 @@ export async function benchSsb(gpu: Gpu, options: SsbBenchOptions): Promise<SsbB
   const warmup = options.warmup ?? 1;
   const schema = ssbSchema(options.queriesDir);
   const measure = async (q: SsbQuery, data: TblSuiteData): Promise<SsbQueryResult> => {
-    const expected = await timeDuckQuery(data.duck, ssbQuerySql(options.queriesDir, q), warmup, runs);
+    const expected = await timeDuckQuery(data, ssbQuerySql(options.queriesDir, q), warmup, runs);
     const times = { fused: NaN, unfused: NaN };
     let loadMs = NaN;
     let rows = expected.rows.length;

@@ -86,7 +86,7 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
   const warmup = options.warmup ?? 1;
   const schema = tpchSchema(options.queriesDir);
   const measure = async (q: number, data: TblSuiteData): Promise<TpchQueryResult> => {
-    const duckAnswer = await timeDuckQuery(data.duck, tpchQuerySql(options.queriesDir, q), warmup, runs);
+    const duckAnswer = await timeDuckQuery(data, tpchQuerySql(options.queriesDir, q), warmup, runs);
     const duckdbMs = duckAnswer.ms;
     const duckRows = duckAnswer.rows;
     try {
