@@ -10,7 +10,7 @@
  */
 import { rowWords } from '@vixen/queryplan';
 import type { Expr, ScalarType } from '@vixen/queryplan';
-import { atomicBinding, columnWords, header, projectCode, SUBGROUP_VARIANT, workgroupScan } from '../wgsl.js';
+import { atomicBinding, columnWords, header, projectCode, SUBGROUP_VARIANT, tileKeepMask, workgroupScan } from '../wgsl.js';
 
 /**
  * Rows per thread of a select tile: at most 32, so that a tile has at most one keep word per thread. Many rows per
@@ -55,13 +55,6 @@ function selectPass(s: Selection, subgroups: boolean): string {
   const outWords = s.project.reduce((n, e) => n + rowWords([e.type]), 0);
   const body = projectCode(s.project, 'outp', 'ob', (c) => columnWords(s.inputs[0]!, 'b', s.inputTypes, c), s.constOffsets);
   const scan = workgroupScan(subgroups);
-  // The rows of a whole tile written out one by one: their loads have no branch between them, so they are all
-  // in flight at once (in a loop with a bounds check, the H100 ran 1% selections 10% slower).
-  const wholeTile = s.keepLoops
-    ? ''
-    : `if (base + TILE <= n) {
-${Array.from({ length: COMPACT_ITEMS }, (_, k) => `    { let i = base + ${k}u * WG + lid; let b = i * W_IN; mine = mine | select(0u, ${2 ** k}u, ${s.keep}); }`).join('\n')}
-  } else `;
   return `${scan.enable}${atomicBinding(header(s.pass, [...s.inputs, 'state', 'outp'], s.constWords), 'state')}
 ${s.helpers}const W_IN: u32 = ${rowWords(s.inputTypes)}u;
 const W_OUT: u32 = ${outWords}u;
@@ -107,18 +100,7 @@ fn main(@builtin(local_invocation_index) lid: u32${scan.builtins}) {
   if (t > last) { return; }
   let base = t * TILE;
   // Bit k: row base + k * WG + lid is kept.
-  var mine = 0u;
-  ${wholeTile}{
-    for (var k = 0u; k < ITEMS; k = k + 1u) {
-      let i = base + k * WG + lid;
-      var keep = false;
-      if (i < n) {
-        let b = i * W_IN;
-        keep = ${s.keep};
-      }
-      mine = mine | select(0u, 1u << k, keep);
-    }
-  }
+${tileKeepMask(s.keep, COMPACT_ITEMS, s.keepLoops)}
   kept[lid] = mine;
   let mineCount = countOneBits(mine);
   if (mineCount != 0u) { atomicAdd(&tileTotal, mineCount); }

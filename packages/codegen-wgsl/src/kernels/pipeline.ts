@@ -8,7 +8,7 @@
  */
 import { rowWords, type Aggregate, type Expr, type ScalarType } from '@vixen/queryplan';
 import type { KirKernel } from '@vixen/kernel-ir';
-import { atomicBinding, columnWords, exprWords, filterCode, header, projectCode, SUBGROUP_VARIANT, threadMain, workgroupScan, type ColumnResolver } from '../wgsl.js';
+import { atomicBinding, columnWords, exprWords, filterCode, header, projectCode, SUBGROUP_VARIANT, threadMain, tileKeepMask, workgroupScan, type ColumnResolver } from '../wgsl.js';
 import { as64 } from './aggregate.js';
 import type { KernelShaders } from '../index.js';
 import { HASH_ITEMS, hashBuildShaders, hashFunctions, joinSlotWords, keyArgs, keyEquals, type HashKeyLayout } from './hash.js';
@@ -196,12 +196,13 @@ ${consts}
   // the chain lengths.
 ${builds.map((_, j) => `  var h${j}: array<u32, ITEMS>;`).join('\n')}
   var total = 0u;
+  // The filter first, over the whole tile (its loads all in flight), then the lookups of the rows it keeps.
+${tileKeepMask(filterCode(kernel.filter, inputCols, constOffsets), HASH_ITEMS)}
   for (var k = 0u; k < ITEMS; k = k + 1u) {
 ${builds.map((_, j) => `    h${j}[k] = 0u;`).join('\n')}
+    if (((mine >> k) & 1u) == 0u) { continue; }
     let i = base + k * WG + lid;
-    if (i >= n) { continue; }
     let b = i * W_IN;
-    if (!(${filterCode(kernel.filter, inputCols, constOffsets)})) { continue; }
 ${probes(kernel.check.length === 0)}
 ${builds.map((_, j) => `    h${j}[k] = x${j};`).join('\n')}
 ${count.replace(/^/gm, '    ')}
@@ -435,11 +436,12 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   let groups = nwg.x * nwg.y;
 ${consts}
   for (var t = wid.x + wid.y * nwg.x; t < tiles; t = t + groups) {
+    let base = t * TILE;
+${tileKeepMask(filterCode(kernel.filter, inputCols, constOffsets), HASH_ITEMS).replace(/^/gm, '  ')}
     for (var k = 0u; k < ITEMS; k = k + 1u) {
-      let i = t * TILE + k * WG + lid;
-      if (i >= n) { continue; }
+      if (((mine >> k) & 1u) == 0u) { continue; }
+      let i = base + k * WG + lid;
       let b = i * W_IN;
-      if (!(${filterCode(kernel.filter, inputCols, constOffsets)})) { continue; }
 ${probes(false)}
 ${(N > 0 ? combinations(perRow, (j) => `x${j}`) : `{\n${perRow}\n}`).replace(/^/gm, '      ')}
     }
