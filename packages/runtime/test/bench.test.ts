@@ -1,6 +1,6 @@
 /** The operator bench on a tiny size: every requested case runs and reports consistent figures. */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { benchOperators, formatBenchReport } from '../src/bench/operators.js';
+import { benchOperators, formatBenchReport, warmUp } from '../src/bench/operators.js';
 import { openGpu, type Gpu } from '../src/gpu/index.js';
 
 let gpu: Gpu;
@@ -28,4 +28,16 @@ it('benches copy, hash build/probe, group-by and a selectivity, with ratios to c
   expect(formatBenchReport(report)).toMatch(/hashProbe .* probes\/s/);
   expect(formatBenchReport(report)).toMatch(/host round trip .*: [0-9.]+ µs/);
   await expect(benchOperators(gpu, { sizes: [10], operators: ['nope'] })).rejects.toThrow(/unknown operators nope/);
+});
+
+it('warms up for the runs asked and on until the time asked has passed, and not at all with no runs asked', async () => {
+  const runs = async (warmup: number, minMs: number): Promise<number> => {
+    let k = 0;
+    await warmUp(warmup, minMs, async () => (k++, 10));
+    return k;
+  };
+  expect(await runs(2, 35)).toBe(4);
+  expect(await runs(5, 0)).toBe(5);
+  expect(await runs(5, 35)).toBe(5);
+  expect(await runs(0, 100)).toBe(0);
 });

