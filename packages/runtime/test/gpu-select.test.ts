@@ -80,7 +80,7 @@ describe('select', () => {
     releaseRelation(gpu, rel);
   });
 
-  it('keeps order over more tiles than a look-back window (WG tiles)', async () => {
+  it('keeps order over more tiles than a look-back window (at most 32 tiles, LOOK)', async () => {
     const types: ScalarType[] = ['int32'];
     const n = (internals(gpu).limits.workgroupSize + 40) * tile(gpu) + 3;
     const r = rng(5);
