@@ -224,7 +224,7 @@ export const apiCases: ApiCase[] = [
     kind: 'api',
     name: 'returning a base relation the program reads only in part',
     call: () => compile('e(x, y) -> int32(x), int32(y).\np(x) <- e(x, _).').run({ facts: { e: [[1, 2]] }, outputs: ['e'] }),
-    message: /^cannot return base relation e: the program reads only its column x, so only those are loaded/,
+    message: /^cannot return base relation e: the program reads only its column x, so only those are kept/,
   },
   // Facts rows through the API have every column, pruned or not, and are checked in full.
   {

@@ -47,8 +47,8 @@ export async function checkProgram(gpu: Gpu, p: GenProgram, joinStrategy: JoinSt
   } catch (e) {
     fail(e instanceof VixenError ? `valid program rejected:\n${renderDiagnostics(e.diagnostics, e.sources)}` : `compile crashed: ${String(e)}`);
   }
-  // Base relations narrowed by pruneColumns cannot be read back (only their read columns are loaded).
-  const partial = new Set(program!.relations.filter((r) => r.pruned).map((r) => r.name));
+  // Base relations narrowed by pruneColumns or the kernel IR cannot be read back (only their read columns are kept).
+  const partial = new Set(program!.relations.filter((r) => r.pruned || r.deviceColumns).map((r) => r.name));
   outputs = outputs.filter((n) => !partial.has(n));
   const options = { facts: p.apiFacts, outputs };
   const oracle = evaluate(p);

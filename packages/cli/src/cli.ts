@@ -21,12 +21,15 @@ import { buildBundle } from './bundle.js';
 import { checkOutputDir, ConstraintViolations, renderResults, writeOutputDir, type OutputFormat } from './format.js';
 import { explainDot, explainText, formatProfile, formatStats, progressLine } from './report.js';
 
+/** `--output a,b`: the relations a run returns, and so what the compiler may treat as intermediate. */
+const outputList = z
+  .string()
+  .optional()
+  .transform((s) => (s === undefined ? undefined : s.split(',').map((x) => x.trim()).filter((x) => x.length > 0)));
+
 const runOptionsSchema = z.object({
   facts: z.string().min(1).optional(),
-  output: z
-    .string()
-    .optional()
-    .transform((s) => (s === undefined ? undefined : s.split(',').map((x) => x.trim()).filter((x) => x.length > 0))),
+  output: outputList,
   format: z.enum(['table', 'csv', 'json', 'count']).default('table'),
   outputDir: z.string().min(1).optional(),
   backend: z.enum(['auto', 'vulkan', 'opengles']).default('auto'),
@@ -51,6 +54,7 @@ const explainOptionsSchema = z.object({
 
 const planOptionsSchema = z.object({
   dialect: z.enum(['logiql', 'souffle']).optional(),
+  output: outputList,
   ir: z.enum(['qp', 'kernel']).default('qp'),
   joinStrategy: z.enum(JOIN_STRATEGIES).optional(),
   fusion: z.boolean().default(true),
@@ -67,6 +71,7 @@ const bundleOptionsSchema = z.object({
 
 const compileOptionsSchema = z.object({
   out: z.string().min(1),
+  output: outputList,
   joinStrategy: z.enum(JOIN_STRATEGIES).optional(),
   fusion: z.boolean().default(true),
 });
@@ -74,9 +79,15 @@ const compileOptionsSchema = z.object({
 type SourceOptions = Pick<CompileOptions, 'dialect' | 'joinStrategy' | 'fusion' | 'outputs'>;
 
 /** Only the options given: compile's defaults apply to the rest. */
-function sourceOptions(opts: { dialect?: 'logiql' | 'souffle' | undefined; joinStrategy?: JoinStrategy | undefined; fusion?: boolean }): SourceOptions {
+function sourceOptions(opts: {
+  dialect?: 'logiql' | 'souffle' | undefined;
+  joinStrategy?: JoinStrategy | undefined;
+  fusion?: boolean;
+  output?: string[] | undefined;
+}): SourceOptions {
   return {
     ...(opts.dialect ? { dialect: opts.dialect } : {}),
+    ...(opts.output ? { outputs: opts.output } : {}),
     ...(opts.joinStrategy ? { joinStrategy: opts.joinStrategy } : {}),
     ...(opts.fusion === false ? { fusion: false } : {}),
   };
@@ -86,6 +97,8 @@ const joinStrategyOption = (): Option =>
   new Option('--join-strategy <strategy>', 'equi-joins as sort + merge join, hash join, or hash outside fixpoint loops where it saves sorts').choices(
     JOIN_STRATEGIES,
   );
+
+const planOutputHelp = 'comma-separated relations the program is compiled for, as run --output does (default: all derived relations)';
 
 const noFusionHelp = 'keep each kernel separate (no kernel fusion); the other kernel-IR optimizations still run';
 
@@ -143,7 +156,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
       if (opts.outputDir !== undefined) checkOutputDir(opts.outputDir);
       const outputs = opts.output;
       // Compiled for the relations asked for: the others become intermediates the compiler may skip or free.
-      const prog = loadProgram(file, { ...sourceOptions(opts), ...(outputs ? { outputs } : {}) });
+      const prog = loadProgram(file, sourceOptions(opts));
       const sources = { ...(opts.facts !== undefined ? { factsDir: opts.facts } : {}) };
       let output: RunOutput;
       const limits = {
@@ -196,6 +209,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .addOption(new Option('--dialect <dialect>', 'source dialect (default: souffle for .dl files)').choices(['logiql', 'souffle']))
     .addOption(new Option('--ir <ir>', 'which IR to print').choices(['qp', 'kernel']).default('qp'))
     .option('--wgsl', 'print the generated WGSL shaders', false)
+    .option('--output <relations>', planOutputHelp)
     .option('--dot', 'print the CFG as Graphviz DOT (query plan)', false)
     .addOption(joinStrategyOption())
     .option('--no-fusion', noFusionHelp)
@@ -239,6 +253,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .description('compile a program to a JSON file of versioned kernel IR with its WGSL')
     .argument('<file>', '.logic source')
     .requiredOption('-o, --out <file>', 'output .json file')
+    .option('--output <relations>', planOutputHelp)
     .addOption(joinStrategyOption())
     .option('--no-fusion', noFusionHelp)
     .action((file: string, raw: unknown) => {

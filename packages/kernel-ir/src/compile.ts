@@ -9,6 +9,7 @@ import { hashSortedJoins } from './passes/hash-joins.js';
 import { hashUnique } from './passes/hash-unique.js';
 import { fusePipelines } from './passes/fuse-pipelines.js';
 import { insertFrees } from './passes/insert-frees.js';
+import { narrowBaseRelations } from './passes/narrow-base-relations.js';
 import { narrowColumns } from './passes/narrow-columns.js';
 import { fixpoint, pipeline, when } from './passes/pipeline.js';
 import { propagateCopies } from './passes/propagate-copies.js';
@@ -46,8 +47,9 @@ export function optimizeKernels(options: Pick<KirOptions, 'fusion' | 'seeded' | 
   );
   // Pipelines form once the property-driven rewrites are done: the property analysis sees through hash joins, not pipelines.
   const pipelines = when(options.fusion ?? true, fixpoint(pipeline<KirProgram>(fusePipelines, removeDeadKernels)));
-  // Narrowing last: the rewrites above may drop readers (a unique needs every column) and fuse producers.
-  return pipeline(assumeEmpty, fixpoint(round), pipelines, fixpoint(narrowColumns), compactKernels);
+  // Narrowing last: the rewrites above may drop readers (a unique needs every column) and fuse producers. Base
+  // relations after temporaries (narrowing a temporary narrows what its producer reads) and after dead kernels go.
+  return pipeline(assumeEmpty, fixpoint(round), pipelines, fixpoint(narrowColumns), compactKernels, narrowBaseRelations);
 }
 
 export function planToKernels(plan: QpProgram, options: KirOptions = {}): KirProgram {

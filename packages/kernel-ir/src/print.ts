@@ -89,12 +89,14 @@ export function formatTerminator(t: KirTerminator, name: (v: VarId) => string): 
 export function printKir(p: KirProgram): string {
   // Tolerates bad ids (prints them as `<v7>`), so invalid programs can still be dumped for debugging.
   const name = (v: VarId): string => p.variables[v]?.name ?? `<v${v}>`;
-  const kindOf = new Map(p.relations.map((r) => [r.name, r.kind]));
+  const decls = new Map(p.relations.map((r) => [r.name, r]));
   const lines = ['variables:'];
   for (const v of p.variables) {
-    const kind = v.relation === undefined ? undefined : (kindOf.get(v.relation) ?? '?');
+    const decl = v.relation === undefined ? undefined : decls.get(v.relation);
+    const kind = v.relation === undefined ? undefined : (decl?.kind ?? '?');
     const rel = kind === undefined ? '' : v.name === v.relation ? `  [${kind}]` : `  [${kind} ${v.relation}]`;
-    lines.push(`  ${v.id} ${v.name}: (${v.columns.join(', ')})${rel}`);
+    const device = decl?.deviceColumns ? `  columns ${decl.deviceColumns.join(', ')} of ${decl.columns.length} kept after loading` : '';
+    lines.push(`  ${v.id} ${v.name}: (${v.columns.join(', ')})${rel}${device}`);
   }
   lines.push(`entry: ${p.entry}`);
   for (const b of p.blocks) {

@@ -60,6 +60,7 @@ const relationDecl = z.strictObject({
   output: z.boolean(),
   span: span.optional(),
   pruned: z.strictObject({ sourceColumns: columns, loadColumns: z.array(index) }).optional(),
+  deviceColumns: z.array(index).optional(),
   keys: z.array(z.strictObject({ columns: z.array(index), text: z.string(), span: span.optional() })).optional(),
 });
 

@@ -243,8 +243,10 @@ class Validator {
       if (v.relation === undefined) return;
       const decl = decls.get(v.relation);
       if (!decl) this.error(`variable ${i} (${v.name}) holds unknown relation '${v.relation}'`);
-      else if (!sameColumns(v.columns, decl.columns.map((c) => c.type))) {
-        this.error(`variable ${i} (${v.name}) has columns ${showColumns(v.columns)}, relation '${decl.name}' has ${showColumns(decl.columns.map((c) => c.type))}`);
+      else {
+        // A relation keeping fewer device columns than it loads (deviceColumns): its variable holds those.
+        const held = (decl.deviceColumns ?? decl.columns.map((_, c) => c)).flatMap((c) => (decl.columns[c] ? [decl.columns[c].type] : []));
+        if (!sameColumns(v.columns, held)) this.error(`variable ${i} (${v.name}) has columns ${showColumns(v.columns)}, relation '${decl.name}' has ${showColumns(held)}`);
       }
     });
     const names = new Set<string>();

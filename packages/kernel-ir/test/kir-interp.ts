@@ -82,12 +82,18 @@ export function runKir(p: KirProgram, maxSteps = 10_000): RunResult {
   const state = new Map<VarId, Row[] | typeof FREED>();
   const written = new Set<VarId>();
   const types = (v: VarId): ScalarType[] => p.variables[v]!.columns;
-  const canonical = (v: VarId, rows: Row[]): Row[] => {
-    const keys = all(types(v).length);
-    return dropAdjacentDuplicates([...rows].sort((a, b) => compareOnKeys(a, b, keys, types(v))), types(v));
+  const canonical = (cols: readonly ScalarType[], rows: Row[]): Row[] => {
+    const keys = all(cols.length);
+    return dropAdjacentDuplicates([...rows].sort((a, b) => compareOnKeys(a, b, keys, cols)), cols);
   };
+  // As the runtime loads: canonical with every loaded column, then only those the device keeps (deviceColumns).
+  const decls = new Map(p.relations.map((r) => [r.name, r]));
   for (const v of p.variables) {
-    if (v.relation !== undefined) state.set(v.id, canonical(v.id, p.facts[v.relation] ?? []));
+    if (v.relation === undefined) continue;
+    const decl = decls.get(v.relation)!;
+    const rows = canonical(decl.columns.map((c) => c.type), p.facts[v.relation] ?? []);
+    const kept = decl.deviceColumns;
+    state.set(v.id, kept ? rows.map((r) => kept.map((c) => r[c]!)) : rows);
   }
   const read = (v: VarId): Row[] => {
     const rows = state.get(v);
@@ -178,6 +184,8 @@ export function runKir(p: KirProgram, maxSteps = 10_000): RunResult {
     for (const v of p.variables) {
       const rows = state.get(v.id);
       if (v.relation === undefined || rows === undefined || rows === FREED) continue;
+      // A base relation keeping some of its columns is canonical by all of them, not by those it keeps.
+      if (decls.get(v.relation)?.deviceColumns) continue;
       const sorted = unordered.has(v.id) ? [...rows].sort((a, b) => compareRows(a, b)) : rows;
       if (!isSorted(sorted, all(v.columns.length), v.columns, true)) throw new Error(`${where}: relation ${v.name} not canonical`);
     }

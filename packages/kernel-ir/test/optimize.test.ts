@@ -542,6 +542,38 @@ describe('narrowColumns', () => {
   });
 });
 
+describe('narrowBaseRelations', () => {
+  /** total[r] = sum(a) over sale(id, r, a), keyed by id: equal (r, a) of two sales both count. */
+  const sales = (extra: QpCommand[] = [], output = false): QpProgram =>
+    program(
+      [
+        { ...rel('sale', ['int32', 'int32', 'int32'], 'edb'), output, keys: [{ columns: [0], text: 'sale key' }] },
+        rel('total', ['int32', 'int32']),
+        rel('all', ['int32', 'int32', 'int32']),
+      ],
+      [block('b', [{ kind: 'aggregate', target: 'total', source: 'sale', groupBy: [1], aggregates: [{ fn: 'sum', column: 2, type: 'int32' }] }, ...extra])],
+      { sale: [[1, 10, 5], [2, 10, 5], [3, 20, 7]] },
+    );
+
+  it('keeps on the device only the columns kernels read, with the answers of the plan', () => {
+    const kir = planToKernels(sales());
+    expect(validateKir(kir)).toEqual([]);
+    expect(kir.relations.find((r) => r.name === 'sale')!.deviceColumns).toEqual([1, 2]);
+    expect(kir.variables[kir.relationVars['sale']!]!.columns).toEqual(['int32', 'int32']);
+    const expected = interpret(sales(), sales().facts).get('total');
+    expect(expected).toEqual([[10, 10], [20, 7]]);
+    expect(runKir(kir).relations.get('total')).toEqual(expected);
+  });
+
+  it('keeps every column of a relation some kernel reads whole, or that the program returns', () => {
+    for (const plan of [sales([copy('all', 'sale')]), sales([], true)]) {
+      const kir = planToKernels(plan);
+      expect(kir.relations.find((r) => r.name === 'sale')!.deviceColumns).toBeUndefined();
+      expect(runKir(kir).relations.get('total')).toEqual([[10, 10], [20, 7]]);
+    }
+  });
+});
+
 describe('the optimization pipeline', () => {
   it('removes the redundant kernels of a union into an empty relation', () => {
     expect(launches(planToKernels(unionIntoEmpty()))).toBe(2);

@@ -34,6 +34,14 @@ export interface RelationDecl {
    */
   pruned?: { sourceColumns: Column[]; loadColumns: number[] };
   /**
+   * Set by the kernel IR on a base relation some of whose columns no kernel reads, though the relation needs them
+   * to tell its rows apart (a key such as TPC-H's (l_orderkey, l_linenumber)): its facts load, become canonical
+   * and have their keys checked with every column of `columns`; then its variable keeps only these (ascending
+   * indices into `columns`), one row per fact, in canonical order. Kernels see the same rows and order, minus
+   * columns they never read.
+   */
+  deviceColumns?: number[];
+  /**
    * Declared keys of a base relation (key constraints, `p(k, a), p(k, b) -> a = b.`): column sets no two of its
    * rows agree on. The runtime checks them when the facts load; the kernel IR uses them to prove results
    * duplicate-free. A key that lost a column to pruneColumns is dropped (the program reads no such rows).

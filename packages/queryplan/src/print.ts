@@ -116,7 +116,8 @@ export function printTerminator(t: Terminator): string {
 export function printRelation(r: RelationDecl): string {
   const cols = r.columns.map((c) => `${c.name}: ${c.type}`).join(', ');
   const loads = r.pruned ? ` loads columns ${r.pruned.loadColumns.join(', ')} of ${r.pruned.sourceColumns.length}` : '';
-  return `relation ${r.name}(${cols}) ${r.kind}${r.output ? ' output' : ''}${loads}`;
+  const device = r.deviceColumns ? ` keeps columns ${r.deviceColumns.join(', ')} on the device` : '';
+  return `relation ${r.name}(${cols}) ${r.kind}${r.output ? ' output' : ''}${loads}${device}`;
 }
 
 export function printPlan(p: QpProgram): string {

@@ -144,6 +144,12 @@ export function pruneColumns(plan: QpProgram): QpProgram {
 
 /** What is wrong with a relation's `pruned` record (a program file may carry any), or undefined when it fits. */
 export function prunedProblem(r: RelationDecl): string | undefined {
+  if (r.deviceColumns) {
+    const d = r.deviceColumns;
+    if (r.kind !== 'edb') return `relation ${r.name} keeps device columns but is not a base relation`;
+    const fits = d.length > 0 && d.every((c, i) => Number.isInteger(c) && c >= 0 && c < r.columns.length && (i === 0 || c > d[i - 1]!));
+    if (!fits) return `relation ${r.name}: device columns must ascend within its ${r.columns.length}`;
+  }
   if (!r.pruned) return undefined;
   const { sourceColumns, loadColumns } = r.pruned;
   if (r.kind !== 'edb') return `relation ${r.name} is narrowed but not a base relation`;

@@ -1,6 +1,7 @@
 /**
  * Base relations resident on the device across runs: a Database loads a base relation from its facts directory
- * the first time a program reads it, keeps the canonical (sorted, duplicate-free) device copy, and later runs of
+ * the first time a program reads it, keeps the canonical (sorted, duplicate-free) device copy (of the columns the
+ * program keeps on the device, RelationDecl.deviceColumns), and later runs of
  * any program that reads the same relation with the same kept columns (pruneColumns) and types use that copy
  * instead of parsing, uploading and sorting again.
  *
@@ -51,9 +52,9 @@ export interface DatabaseRunResult extends RunResult {
   hostLoadMilliseconds: number;
 }
 
-/** Residency key: a relation is reusable with the same name, kept columns and column types. */
+/** Residency key: a relation is reusable with the same name, loaded and device columns (deviceColumns) and column types. */
 function keyOf(r: RelationDecl): string {
-  return `${r.name}/${r.pruned?.loadColumns.join(',') ?? '*'}/${r.columns.map((c) => c.type).join(',')}`;
+  return `${r.name}/${r.pruned?.loadColumns.join(',') ?? '*'}/${r.deviceColumns?.join(',') ?? '*'}/${r.columns.map((c) => c.type).join(',')}`;
 }
 
 /** Base relations a run needs: those its kernels or branches read, and those it returns. */
@@ -163,7 +164,8 @@ export class Database {
         this.entries.set(keyOf(f.decl), {
           name,
           ...(loadColumns ? { loadColumns } : {}),
-          relation: { ...relation, canonical: true },
+          // One that keeps fewer columns than it loaded is no longer canonical by its own columns.
+          relation: { ...relation, canonical: f.decl.deviceColumns === undefined },
           dictionary: runDictionary,
           strings: f.strings,
           stringWords: stringWordOffsets(columnTypes(f.decl.columns)),
@@ -235,7 +237,7 @@ export class Database {
       for (const off of e.stringWords) for (let at = off; at < words.length; at += width) words[at] = map[words[at]!]!;
       const next = uploadRelation(this.gpu, words, width, e.relation.count);
       releaseRelation(this.gpu, e.relation);
-      e.relation = { ...next, canonical: true };
+      e.relation = { ...next, canonical: e.relation.canonical ?? false };
     }
     e.dictionary = dict;
   }

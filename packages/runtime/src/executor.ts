@@ -14,7 +14,7 @@ import {
   type KirVariable,
   type VarId,
 } from '@vixen/kernel-ir';
-import { rowWords, VixenError } from '@vixen/queryplan';
+import { rowWords, VixenError, type RelationDecl } from '@vixen/queryplan';
 import {
   downloadRelations,
   releaseRelation,
@@ -639,24 +639,40 @@ async function loadInitialRelations(
       // The compiled kernels rely on it (kernel-IR passes skip work on relations known empty at the start).
       throw new VixenError({ severity: 'error', message: `rows given for derived relation ${name}: this compiled program starts it empty` });
     }
-    const all = program.variables[id]!.columns.map((_, i) => i);
+    const decl = decls.get(name)!;
+    // The facts are made canonical and checked with every loaded column, those the device keeps or not.
+    const variables = program.variables.map((v) => (v.id === id ? { ...v, columns: decl.columns.map((c) => c.type) } : v));
+    const all = decl.columns.map((_, i) => i);
     const raw = uploadForSort(gpu, rel.pieces(), rel.width, rel.count);
     // The device has its copy: a large relation's host words need not live through the run.
     initial.relations.delete(name);
-    const sort: KirKernel = { kind: 'sort', id: -1, input: id, output: id, keys: all };
-    const unique: KirKernel = { kind: 'unique', id: -1, input: id, output: id };
-    const none = new Uint32Array(0);
-    const sorted = await runKernel(gpu, sort, generateKernelShaders(sort, program.variables), [raw], none, program.variables);
+    const run = (k: KirKernel, input: DeviceRelation, vars = variables): Promise<DeviceRelation> =>
+      runKernel(gpu, k, generateKernelShaders(k, vars), [input], new Uint32Array(0), vars);
+    const sorted = await run({ kind: 'sort', id: -1, input: id, output: id, keys: all }, raw);
     releaseUnshared(gpu, raw, sorted);
-    const canonical = await runKernel(gpu, unique, generateKernelShaders(unique, program.variables), [sorted], none, program.variables);
+    const canonical = await run({ kind: 'unique', id: -1, input: id, output: id }, sorted);
     releaseUnshared(gpu, sorted, canonical);
     try {
-      await checkDeclaredKeys(gpu, program, decls.get(name)!, id, canonical, dict);
+      await checkDeclaredKeys(gpu, { ...program, variables }, decl, id, canonical, dict);
     } catch (e) {
       releaseRelation(gpu, canonical);
       throw e;
     }
-    await store(id, canonical, `loading the facts of ${name}`, name);
+    await store(id, await keptColumns(gpu, program, decl, id, canonical), `loading the facts of ${name}`, name);
+  }
+}
+
+/** A loaded relation's rows with only the columns its variable keeps (RelationDecl.deviceColumns), in their order. */
+async function keptColumns(gpu: Gpu, program: KirProgram, decl: RelationDecl, id: VarId, canonical: DeviceRelation): Promise<DeviceRelation> {
+  if (!decl.deviceColumns) return canonical;
+  const wide = program.variables.length;
+  const variables = [...program.variables, { id: wide, name: `${decl.name} loaded`, columns: decl.columns.map((c) => c.type) }];
+  const project = decl.deviceColumns.map((c) => ({ kind: 'col' as const, index: c, type: decl.columns[c]!.type }));
+  const k: KirKernel = { kind: 'mapFilter', id: -1, input: wide, output: id, filter: [], project };
+  try {
+    return await runKernel(gpu, k, generateKernelShaders(k, variables), [canonical], new Uint32Array(0), variables);
+  } finally {
+    releaseRelation(gpu, canonical);
   }
 }
 

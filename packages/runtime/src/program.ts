@@ -161,14 +161,15 @@ export class Program {
     const wanted = outputs ?? this.outputNames;
     checkOutputNames(this.kir.relations, wanted);
     // A narrowed base relation holds only the columns rules read; its full contents are its facts.
-    const partial = this.kir.relations.filter((r) => r.pruned && wanted.includes(r.name));
+    const partial = this.kir.relations.filter((r) => (r.pruned || r.deviceColumns) && wanted.includes(r.name));
     if (partial.length > 0) {
       const r = partial[0]!;
+      const read = r.deviceColumns ? r.deviceColumns.map((c) => r.columns[c]!) : r.columns;
       throw new VixenError({
         severity: 'error',
         message:
-          `cannot return base relation ${r.name}: the program reads only its column${r.columns.length > 1 ? 's' : ''} ` +
-          `${r.columns.map((c) => c.name).join(', ')}, so only those are loaded (its full contents are its facts)`,
+          `cannot return base relation ${r.name}: the program reads only its column${read.length > 1 ? 's' : ''} ` +
+          `${read.map((c) => c.name).join(', ')}, so only those are kept (its full contents are its facts)`,
       });
     }
     return wanted;

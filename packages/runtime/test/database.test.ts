@@ -233,4 +233,32 @@ describe('Database', () => {
       rmSync(own, { recursive: true, force: true });
     }
   });
+
+  it('keeps only the read columns of a keyed relation, one row per fact, apart from the whole relation', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'vixen-db-keyed-'));
+    // Two sales agree on everything but the key: both count, although no kernel reads the key.
+    writeFileSync(join(own, 'sale.csv'), '1,north,5\n2,north,5\n3,south,7\n3,south,7\n');
+    const keyed = `sale(id, region, amount) -> int32(id), string(region), int32(amount).
+sale(id, r, a), sale(id, r2, a2) -> r = r2, a = a2.
+`;
+    const totals = compile(`${keyed}total[r] = s <- agg<<s = sum(a)>> sale(_, r, a).`);
+    const rows = compile(`${keyed}row(id, r, a) <- sale(id, r, a).`);
+    expect(totals.kir.relations.find((r) => r.name === 'sale')!.deviceColumns).toEqual([1, 2]);
+    const db = new Database(gpu, own);
+    try {
+      const t = await db.run(totals);
+      expect(t.relations.get('total')).toEqual([['north', 10], ['south', 7]]);
+      // Loaded with the key (the exact duplicate goes), then kept 2 words a row.
+      expect(t.stats.uploads).toEqual([{ name: 'sale', rows: 3, width: 2 }]);
+      expect((await db.run(totals)).relations.get('total')).toEqual([['north', 10], ['south', 7]]);
+      // The whole relation is another resident relation, canonical by all its columns.
+      const r = await db.run(rows);
+      expect(r.relations.get('row')).toEqual([[1, 'north', 5], [2, 'north', 5], [3, 'south', 7]]);
+      expect(r.stats.uploads.map((u) => u.name)).toEqual(['sale']);
+      expect((await db.run(totals)).stats.uploads).toEqual([]);
+    } finally {
+      db.clear();
+      rmSync(own, { recursive: true, force: true });
+    }
+  });
 });

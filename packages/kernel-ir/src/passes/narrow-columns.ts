@@ -8,14 +8,18 @@
  * to the group columns and the summed value before they are written and sorted. Repeated (fixpoint), narrowing
  * a reader's output narrows what the reader itself needs.
  */
-import type { Expr } from '@vixen/queryplan';
+import type { Expr, ScalarType } from '@vixen/queryplan';
 import type { KirKernel, KirProgram, VarId } from '../ir.js';
 import { exprColumns, substitute, substitutePredicate } from './exprs.js';
 import { liveOutSets } from './liveness.js';
 import { BlockReaders } from './skip-unneeded-order.js';
 
-/** Columns of `v` that kernel `k` (a reader of `v`) needs, or undefined for all of them. */
-function columnsRead(p: KirProgram, k: KirKernel, v: VarId, sortNeeds: (k: Extract<KirKernel, { kind: 'sort' }>) => Set<number> | undefined): Set<number> | undefined {
+/**
+ * Columns of `v` that kernel `k` (a reader of `v`) needs, or undefined for all of them. The reads it names are
+ * row by row: the kernel's output depends on each row's other columns in no way (kernels that compare or copy
+ * whole rows need them all).
+ */
+export function columnsRead(p: KirProgram, k: KirKernel, v: VarId, sortNeeds: (k: Extract<KirKernel, { kind: 'sort' }>) => Set<number> | undefined): Set<number> | undefined {
   const cols = (es: readonly Expr[]): number[] => es.flatMap(exprColumns);
   switch (k.kind) {
     case 'aggregate':
@@ -46,22 +50,43 @@ function columnsRead(p: KirProgram, k: KirKernel, v: VarId, sortNeeds: (k: Extra
   }
 }
 
-/** `k` reading `v` through `map` (old column -> new column; `v` becomes `to`). */
-function remapReader(k: KirKernel, v: VarId, to: VarId, map: ReadonlyMap<number, number>): KirKernel {
+/**
+ * Kernel `r` reading `to` in place of `from` (of columns `fromColumns`): the columns of `from` it reads (`map`
+ * keys; it must read no other) are at the positions `map` gives them in `to`, which has only those.
+ */
+export function readThrough(r: KirKernel, from: VarId, to: VarId, fromColumns: readonly ScalarType[], map: ReadonlyMap<number, number>): KirKernel {
   const c = (i: number): number => map.get(i)!;
-  switch (k.kind) {
+  switch (r.kind) {
+    case 'mapFilter':
+    case 'pipeline': {
+      // The kept columns at their new positions, indexed by their old ones: substitute renumbers through it.
+      const row: Expr[] = [];
+      for (const [old, now] of map) row[old] = { kind: 'col', index: now, type: fromColumns[old]! };
+      const sub = (e: Expr): Expr => substitute(e, row);
+      const scan = (e: Expr): Expr => remapScan(e, row, fromColumns.length, map.size);
+      return r.kind === 'mapFilter'
+        ? { ...r, input: to, filter: r.filter.map((f) => substitutePredicate(f, row)), project: r.project.map(sub) }
+        : {
+            ...r,
+            input: to,
+            filter: r.filter.map((f) => substitutePredicate(f, row)),
+            probes: r.probes.map((pr) => ({ ...pr, probeKeys: pr.probeKeys.map(sub) })),
+            check: r.check.map((f) => ({ ...f, left: scan(f.left), right: scan(f.right) })),
+            project: r.project.map(scan),
+          };
+    }
     case 'aggregate':
-      return { ...k, input: to, groupBy: k.groupBy.map(c), aggregates: k.aggregates.map((a) => (a.column === undefined ? a : { ...a, column: c(a.column) })) };
+      return { ...r, input: to, groupBy: r.groupBy.map(c), aggregates: r.aggregates.map((a) => (a.column === undefined ? a : { ...a, column: c(a.column) })) };
     case 'sort':
-      return { ...k, input: to, keys: k.keys.map(c) };
+      return { ...r, input: to, keys: r.keys.map(c) };
     case 'hashJoin': {
-      const side = k.build === v ? 'build' : 'probe';
+      const side = r.build === from ? 'build' : 'probe';
       return side === 'build'
-        ? { ...k, build: to, buildKeys: k.buildKeys.map(c), project: k.project.map((x) => (x.side === 'build' ? { ...x, column: c(x.column) } : x)) }
-        : { ...k, probe: to, probeKeys: k.probeKeys.map(c), project: k.project.map((x) => (x.side === 'probe' ? { ...x, column: c(x.column) } : x)) };
+        ? { ...r, build: to, buildKeys: r.buildKeys.map(c), project: r.project.map((x) => (x.side === 'build' ? { ...x, column: c(x.column) } : x)) }
+        : { ...r, probe: to, probeKeys: r.probeKeys.map(c), project: r.project.map((x) => (x.side === 'probe' ? { ...x, column: c(x.column) } : x)) };
     }
     default:
-      return k;
+      throw new Error(`internal: narrowing what a ${r.kind} kernel reads`);
   }
 }
 
@@ -136,26 +161,7 @@ function narrow(p: KirProgram, rd: BlockReaders, i: number, keep: number[]): Kir
   const follow = (at: number, from: VarId, to: VarId): void => {
     for (const n of rd.readers(at)!) {
       const r = kernels[rd.kernelAt(n)!.id]!;
-      if (r.kind === 'mapFilter' || r.kind === 'pipeline') {
-        // The kept columns at their new positions, indexed by their old ones: substitute renumbers through it.
-        const row: Expr[] = [];
-        for (const [old, now] of map) row[old] = { kind: 'col', index: now, type: p.variables[from]!.columns[old]! };
-        const sub = (e: Expr): Expr => substitute(e, row);
-        const scan = (e: Expr): Expr => remapScan(e, row, p.variables[from]!.columns.length, keep.length);
-        kernels[r.id] =
-          r.kind === 'mapFilter'
-            ? { ...r, input: to, filter: r.filter.map((f) => substitutePredicate(f, row)), project: r.project.map(sub) }
-            : {
-                ...r,
-                input: to,
-                filter: r.filter.map((f) => substitutePredicate(f, row)),
-                probes: r.probes.map((pr) => ({ ...pr, probeKeys: pr.probeKeys.map(sub) })),
-                check: r.check.map((f) => ({ ...f, left: scan(f.left), right: scan(f.right) })),
-                project: r.project.map(scan),
-              };
-        continue;
-      }
-      const next = remapReader(r, from, to, map);
+      const next = readThrough(r, from, to, p.variables[from]!.columns, map);
       if (next.kind === 'sort') {
         const sorted = fresh(r.output);
         kernels[r.id] = { ...next, output: sorted };
