@@ -101,6 +101,13 @@ describe('SSB queries at SF 0.01 match DuckDB', () => {
       expect(fused.map((k) => program.kir.variables[k.input]!.name), `Q${q}`).toEqual(['lineorder']);
       expect(program.kir.kernels.some((k) => k.kind === 'aggregate')).toBe(false);
       if (!q.startsWith('1.')) expect(fused[0]!.aggregate, `Q${q}`).toBeDefined();
+      // The lines' key binds lo_orderkey and lo_linenumber only to count every line: the device never holds them.
+      const lineorder = program.kir.relations.find((r) => r.name === 'lineorder')!;
+      expect(lineorder.columns.slice(0, 2).map((c) => c.name)).toEqual(['lo_orderkey', 'lo_linenumber']);
+      expect(lineorder.deviceColumns?.[0], `Q${q}`).toBeGreaterThan(1);
+      // A second run orders its lookups by the build sides' rows in the first (cardinality feedback): same answer.
+      const again = await program.run({ facts: factsFor(program, data.facts), gpu: data.gpu, outputs: ['result'] });
+      expect(again.relations.get('result'), `Q${q} again`).toEqual(rows);
       const unfused = compileSsbQuery(queriesDir, q, { fusion: false });
       expect(unfused.kir.kernels.some((k) => k.kind === 'pipeline' && (k.fused.length > 1 || k.probes.length > 0))).toBe(false);
       expect(unfused.kir.kernels.length).toBeGreaterThan(program.kir.kernels.length);

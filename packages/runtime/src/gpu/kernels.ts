@@ -43,6 +43,7 @@ import {
   sizeOf,
   syncCounts,
   type DeviceRelation,
+  type DeviceWord,
   type Size,
 } from './relations.js';
 
@@ -405,16 +406,50 @@ const swappedShaders = new WeakMap<KirKernel, KernelShaders>();
 const reorderedShaders = new WeakMap<KirKernel, Map<string, KernelShaders>>();
 
 /**
- * A pipeline's passes with its lookups ordered so that the rows a lookup drops skip the rest: build sides whose
- * count is still pending first (a select's output this run, mostly a filter of a dimension, which most rows miss),
- * then by rows, fewest first (stable; a small table also stays in cache). Their rows alone ordered SSB Q2.1 at
- * SF 10 by room: every lineorder row looked up all 2,557 days before the suppliers in AMERICA that keep a fifth of
- * them (pending, with room for all 20,000). TPC-H Q9 probed 8M partsupp rows for every lineitem row before the 108K
- * green parts that keep 5% of them.
+ * Per pipeline kernel, the row counts of its build sides at its last launch: device words copied from the pending
+ * counts, which the run's next host sync reads (every run ends with one), in a small pooled buffer.
  */
-function orderedLookups(kernel: Extract<KirKernel, { kind: 'pipeline' }>, shaders: KernelShaders, builds: readonly DeviceRelation[], variables: readonly KirVariable[]): KernelShaders {
-  const settled = (r: DeviceRelation): number => (r.pending ? 0 : 1);
-  const order = builds.map((_, j) => j).sort((x, y) => settled(builds[x]!) - settled(builds[y]!) || builds[x]!.count - builds[y]!.count || x - y);
+const buildsSeen = new WeakMap<GpuImpl, WeakMap<KirKernel, { buffer: GPUBuffer; words: Array<DeviceWord | undefined> }>>();
+
+/**
+ * A pipeline's passes with its lookups ordered so that the rows a lookup drops skip the rest: by the share of its
+ * bound a build side keeps, least first. A pending build side is mostly a filter of a dimension, bounded by the
+ * dimension's rows, so that share is about the share of probe rows whose key it holds (keys spread evenly over
+ * the dimension, as foreign keys do). Its rows are known only after the launch, so the last launch's count of the
+ * same kernel stands in (cardinality feedback); at a first launch pending sides come first, by bound. A settled
+ * side's bound is its count (share 1). Ties: fewer rows first (a small table also stays in cache). By the share,
+ * SSB Q2.2 at SF 10 looks up the 0.8% of parts before the 20% of suppliers, and Q3.1 the days (86%) last; by rows
+ * alone, every lineorder row of Q2.1 looked up all 2,557 days before the suppliers in AMERICA that keep a fifth
+ * of them; TPC-H Q9 probed 8M partsupp rows for every lineitem row before the 108K green parts that keep 5%.
+ */
+async function orderedLookups(g: GpuImpl, kernel: Extract<KirKernel, { kind: 'pipeline' }>, shaders: KernelShaders, builds: readonly DeviceRelation[], variables: readonly KirVariable[]): Promise<KernelShaders> {
+  let seenHere = buildsSeen.get(g);
+  if (!seenHere) buildsSeen.set(g, (seenHere = new WeakMap()));
+  const last = seenHere.get(kernel);
+  if (last) {
+    for (const w of last.words) if (w) g.pending.delete(w);
+    g.pool.release(last.buffer);
+    seenHere.delete(kernel);
+  }
+  const rank = builds.map((b, j) => {
+    if (!settle(b).pending) return { share: 1, rows: b.count };
+    const seen = last?.words[j]?.value;
+    return seen === undefined ? { share: 0.5, rows: b.count } : { share: seen / Math.max(1, b.count), rows: seen };
+  });
+  if (builds.some((b) => b.pending)) {
+    const buffer = acquireBound(g, builds.length, 'build side counts').buffer;
+    const rec = new Recorder(g, {});
+    const words = builds.map((b, j) => {
+      if (!b.pending) return undefined;
+      rec.copy(b.pending.buffer, b.pending.offset, buffer, 4 * j, 4);
+      const w: DeviceWord = { buffer, offset: 4 * j };
+      g.pending.add(w);
+      return w;
+    });
+    await rec.submit();
+    seenHere.set(kernel, { buffer, words });
+  }
+  const order = builds.map((_, j) => j).sort((x, y) => rank[x]!.share - rank[y]!.share || rank[x]!.rows - rank[y]!.rows || x - y);
   if (order.every((j, i) => j === i)) return shaders;
   let byOrder = reorderedShaders.get(kernel);
   if (!byOrder) reorderedShaders.set(kernel, (byOrder = new Map()));
@@ -498,7 +533,7 @@ async function run(
     }
     case 'pipeline': {
       const buildTypes = kernel.probes.map((pr) => columns(pr.build));
-      const passes = orderedLookups(kernel, shaders, inputs.slice(1), variables);
+      const passes = await orderedLookups(g, kernel, shaders, inputs.slice(1), variables);
       if (kernel.aggregate) return pipelineAggregateRows(g, kernel, passes, inputs, kernel.project.map((e) => e.type), buildTypes, constWords, outWidth, tables);
       return pipelineRows(g, kernel, passes, inputs, buildTypes, constWords, outWidth, tables);
     }
