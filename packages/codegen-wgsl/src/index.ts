@@ -28,7 +28,7 @@ export { HASH_ITEMS, JOIN_PAIRS, hashBuildShaders, hashProbeShaders, joinSlotWor
 export { hashJoinLayout, swapHashJoin, type HashJoinLayout } from './kernels/hashJoin.js';
 export { GROUP_ITEMS, groupRowWords, groupSlotWords, hashAggregateShaders, type HashAggregate } from './kernels/hashAggregate.js';
 export { MERGE_TILE } from './kernels/merge.js';
-export { groupSlotLayout, pipelineBuildLayouts, pipelineBuildPass, pipelineParamsAt } from './kernels/pipeline.js';
+export { aggregateSlotWords, groupSlotLayout, pipelineBuildLayouts, pipelineBuildPass, pipelineParamsAt } from './kernels/pipeline.js';
 
 /** Pass name -> WGSL module source. */
 export type KernelShaders = Record<string, string>;

@@ -232,7 +232,7 @@ const LOCAL_PROBES = 8;
 const GLOBAL_PROBES = 4096;
 
 /** Words of one aggregate in a group's slot: 128-bit decimal sums and averages, 64-bit int64 sums, else one (count: none, it reads the slot's count). */
-function aggregateSlotWords(a: Aggregate, arg: ScalarType | undefined): number {
+export function aggregateSlotWords(a: Aggregate, arg: ScalarType | undefined): number {
   if (a.fn === 'count') return 0;
   if (a.fn === 'min' || a.fn === 'max') return 1;
   if (a.fn === 'sum' && (arg === 'int32' || arg === 'uint32')) return 1;

@@ -4,7 +4,7 @@
  * then one probe pass over the input writes the output rows (hash.ts countedOutput: one readback, a second run
  * only when the rows outgrow one per input row), or, for an aggregating pipeline, aggregates them into groups.
  */
-import { groupSlotLayout, HASH_ITEMS, pipelineBuildLayouts, pipelineBuildPass, pipelineParamsAt, type KernelShaders } from '@vixen/codegen-wgsl';
+import { aggregateSlotWords, groupSlotLayout, HASH_ITEMS, pipelineBuildLayouts, pipelineBuildPass, pipelineParamsAt, type KernelShaders } from '@vixen/codegen-wgsl';
 import type { KirKernel } from '@vixen/kernel-ir';
 import { VixenError, type ScalarType } from '@vixen/queryplan';
 import type { GpuImpl } from './device.js';
@@ -103,7 +103,7 @@ const groupsSeen = new WeakMap<KirKernel, number>();
  * An aggregating pipeline (codegen-wgsl kernels/pipeline.ts aggregateModules): one pass over the input (each of
  * its chunks: the table outlives them) into a group table, one pass writing the groups; the one readback is the
  * group count and the flags that make it run again: on a larger table when the groups outgrow it, with another
- * salt when a key word met the salt. A decimal sum or average outside the 64-bit range is an error. Groups that
+ * salt when a key word met the salt (none without group-by columns and decimal sums: then no readback). A decimal sum or average outside the 64-bit range is an error. Groups that
  * outgrow the largest table one binding holds throw a ResultLimitError (runKernel then sorts the rows instead).
  */
 export async function pipelineAggregateRows(
@@ -125,11 +125,14 @@ export async function pipelineAggregateRows(
   return withProbeTables(g, kernel, shaders, builds, buildTypes, async (hashed, params) => {
     const constants = pipelineConstants(constWords, params);
     const meta = acquireBound(g, 4, 'group-by flags');
+    // Without group-by columns nothing makes the pass run again (no key meets the salt, one group fits any table)
+    // nor fail (no decimal sum or average, the 128-bit ones): no readback, the group count stays pending.
+    const mayRunAgain = kernel.aggregate!.groupBy.length > 0 || kernel.aggregate!.aggregates.some((a) => aggregateSlotWords(a, a.column === undefined ? undefined : projectTypes[a.column]) === 4);
     try {
       // The largest table one binding holds, whose room (half its slots) of output rows fits one too; more groups
       // than that run sorted (runKernel).
       const maxSlots = 2 ** Math.floor(Math.log2(g.limits.maxStorageBufferBindingSize / 4 / Math.max(slotWords, outWidth / 2)));
-      let room = Math.max(1, Math.min(rows, groupsSeen.get(kernel) ?? FIRST_GROUPS, maxSlots / 2));
+      let room = mayRunAgain ? Math.max(1, Math.min(rows, groupsSeen.get(kernel) ?? FIRST_GROUPS, maxSlots / 2)) : 1;
       let salt = 0x5bd1e995;
       for (;;) {
         // At most half the slots hold groups: linear probing stays short.
@@ -139,7 +142,7 @@ export async function pipelineAggregateRows(
         const table = acquireBound(g, slots * slotWords, `group table of ${slots} slots`);
         let out: Bound | undefined;
         try {
-          out = acquireBound(g, room * outWidth, `output of ${room} groups x ${outWidth} words`);
+          out = acquireBound(g, room * outWidth + 1, `output of ${room} groups x ${outWidth} words`);
           const rec = new Recorder(g, shaders);
           rec.clear(table.buffer, table.words * 4);
           rec.clear(meta.buffer, 16);
@@ -149,6 +152,16 @@ export async function pipelineAggregateRows(
             rec.dispatch('pipelineAggregate', [bound(part), hashed, table, meta], [sizeOf(part), slots - 1, salt, room], Math.min(tiles, AGGREGATE_WORKGROUPS) * wg, constants, tables);
           }
           rec.dispatch('pipelineGroups', [table, out, meta], [slots, salt, room], slots);
+          if (!mayRunAgain) {
+            // One group at most, so the count stays on the device (after the rows, as allocPending keeps it).
+            rec.copy(meta.buffer, 0, out.buffer, room * outWidth * 4, 4);
+            await rec.submit();
+            const pending = { buffer: out.buffer, offset: room * outWidth * 4 };
+            g.pending.add(pending);
+            const result: DeviceRelation = { buffer: out.buffer, count: room, width: outWidth, pending };
+            out = undefined;
+            return result;
+          }
           await rec.submit();
           const [groups, full, saltHit, overflow] = (await syncCounts(g, [{ buffer: meta.buffer, offset: 0, words: 4 }]))[0]!;
           if (saltHit) {
