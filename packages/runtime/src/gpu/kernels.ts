@@ -416,8 +416,9 @@ const buildsSeen = new WeakMap<GpuImpl, WeakMap<KirKernel, { buffer: GPUBuffer; 
  * bound a build side keeps, least first. A pending build side is mostly a filter of a dimension, bounded by the
  * dimension's rows, so that share is about the share of probe rows whose key it holds (keys spread evenly over
  * the dimension, as foreign keys do). Its rows are known only after the launch, so the last launch's count of the
- * same kernel stands in (cardinality feedback); at a first launch pending sides come first, by bound. A settled
- * side's bound is its count (share 1). Ties: fewer rows first (a small table also stays in cache). By the share,
+ * same kernel stands in (cardinality feedback); at a first launch pending sides come first, by bound. A side a
+ * sync settled keeps its bound (so a profiled run, which settles every count, orders as the others do); any other
+ * settled side's bound is its count (share 1). Ties: fewer rows first (a small table also stays in cache). By the share,
  * SSB Q2.2 at SF 10 looks up the 0.8% of parts before the 20% of suppliers, and Q3.1 the days (86%) last; by rows
  * alone, every lineorder row of Q2.1 looked up all 2,557 days before the suppliers in AMERICA that keep a fifth
  * of them; TPC-H Q9 probed 8M partsupp rows for every lineitem row before the 108K green parts that keep 5%.
@@ -432,7 +433,7 @@ async function orderedLookups(g: GpuImpl, kernel: Extract<KirKernel, { kind: 'pi
     seenHere.delete(kernel);
   }
   const rank = builds.map((b, j) => {
-    if (!settle(b).pending) return { share: 1, rows: b.count };
+    if (!settle(b).pending) return { share: b.count / Math.max(1, b.bound ?? b.count), rows: b.count };
     const seen = last?.words[j]?.value;
     return seen === undefined ? { share: 0.5, rows: b.count } : { share: seen / Math.max(1, b.count), rows: seen };
   });

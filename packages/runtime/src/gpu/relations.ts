@@ -22,6 +22,8 @@ export interface DeviceRelation {
    * room for) and the true count is the u32 this points at, until a host sync (syncCounts) resolves it.
    */
   pending?: DeviceWord;
+  /** Once a sync settled a pending count: the bound `count` was while pending (for lookup order, kernels.ts). */
+  bound?: number;
   /**
    * A relation larger than one storage binding (gpu/chunks.ts): its rows are these relations' rows, in order;
    * `count` is their sum and `pending` one of their pending count words while any is pending.
@@ -49,6 +51,7 @@ export type Size = number | DeviceWord;
 export function settle(rel: DeviceRelation): DeviceRelation {
   if (rel.chunks) return settleChunks(rel);
   if (rel.pending?.value !== undefined) {
+    rel.bound = rel.count;
     rel.count = rel.pending.value;
     delete rel.pending;
   }
