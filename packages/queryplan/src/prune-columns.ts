@@ -142,7 +142,7 @@ export function pruneColumns(plan: QpProgram): QpProgram {
   };
 }
 
-/** What is wrong with a relation's `pruned` record (a program file may carry any), or undefined when it fits. */
+/** What is wrong with a relation's `pruned` record or `deviceColumns` (a program file may carry any), or undefined when they fit. */
 export function prunedProblem(r: RelationDecl): string | undefined {
   if (r.deviceColumns) {
     const d = r.deviceColumns;

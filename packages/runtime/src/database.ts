@@ -1,9 +1,9 @@
 /**
  * Base relations resident on the device across runs: a Database loads a base relation from its facts directory
  * the first time a program reads it, keeps the canonical (sorted, duplicate-free) device copy (of the columns the
- * program keeps on the device, RelationDecl.deviceColumns), and later runs of
- * any program that reads the same relation with the same kept columns (pruneColumns) and types use that copy
- * instead of parsing, uploading and sorting again.
+ * program keeps on the device, RelationDecl.deviceColumns), and later runs of any program that reads the same
+ * relation with the same kept columns (pruneColumns, deviceColumns) and types use that copy instead of parsing,
+ * uploading and sorting again.
  *
  * String words are ids of an order-preserving dictionary built per run (executor.ts buildDictionary). Each
  * resident relation remembers the strings it holds and the dictionary its words refer to; those strings join

@@ -646,8 +646,8 @@ async function loadInitialRelations(
     const raw = uploadForSort(gpu, rel.pieces(), rel.width, rel.count);
     // The device has its copy: a large relation's host words need not live through the run.
     initial.relations.delete(name);
-    const run = (k: KirKernel, input: DeviceRelation, vars = variables): Promise<DeviceRelation> =>
-      runKernel(gpu, k, generateKernelShaders(k, vars), [input], new Uint32Array(0), vars);
+    const run = (k: KirKernel, input: DeviceRelation): Promise<DeviceRelation> =>
+      runKernel(gpu, k, generateKernelShaders(k, variables), [input], new Uint32Array(0), variables);
     const sorted = await run({ kind: 'sort', id: -1, input: id, output: id, keys: all }, raw);
     releaseUnshared(gpu, raw, sorted);
     const canonical = await run({ kind: 'unique', id: -1, input: id, output: id }, sorted);

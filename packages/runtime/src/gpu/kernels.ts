@@ -417,11 +417,12 @@ const buildsSeen = new WeakMap<GpuImpl, WeakMap<KirKernel, { buffer: GPUBuffer; 
  * dimension's rows, so that share is about the share of probe rows whose key it holds (keys spread evenly over
  * the dimension, as foreign keys do). Its rows are known only after the launch, so the last launch's count of the
  * same kernel stands in (cardinality feedback); at a first launch pending sides come first, by bound. A side a
- * sync settled keeps its bound (so a profiled run, which settles every count, orders as the others do); any other
- * settled side's bound is its count (share 1). Ties: fewer rows first (a small table also stays in cache). By the share,
- * SSB Q2.2 at SF 10 looks up the 0.8% of parts before the 20% of suppliers, and Q3.1 the days (86%) last; by rows
- * alone, every lineorder row of Q2.1 looked up all 2,557 days before the suppliers in AMERICA that keep a fifth
- * of them; TPC-H Q9 probed 8M partsupp rows for every lineitem row before the 108K green parts that keep 5%.
+ * sync settled keeps its bound (so a profiled run, which settles every count, orders as the others do); any
+ * other settled side's bound is its count (share 1). Ties: fewer rows first (a small table also stays in cache).
+ * By the share, SSB Q2.2 at SF 10 looks up the 0.8% of parts before the 20% of suppliers, and Q3.1 the days (86%)
+ * last; by rows alone, every lineorder row of Q2.1 looked up all 2,557 days before the suppliers in AMERICA that
+ * keep a fifth of them; TPC-H Q9 probed 8M partsupp rows for every lineitem row before the 108K green parts that
+ * keep 5%.
  */
 async function orderedLookups(g: GpuImpl, kernel: Extract<KirKernel, { kind: 'pipeline' }>, shaders: KernelShaders, builds: readonly DeviceRelation[], variables: readonly KirVariable[]): Promise<KernelShaders> {
   let seenHere = buildsSeen.get(g);

@@ -103,7 +103,8 @@ const groupsSeen = new WeakMap<KirKernel, number>();
  * An aggregating pipeline (codegen-wgsl kernels/pipeline.ts aggregateModules): one pass over the input (each of
  * its chunks: the table outlives them) into a group table, one pass writing the groups; the one readback is the
  * group count and the flags that make it run again: on a larger table when the groups outgrow it, with another
- * salt when a key word met the salt (none without group-by columns and decimal sums: then no readback). A decimal sum or average outside the 64-bit range is an error. Groups that
+ * salt when a key word met the salt (neither happens without group-by columns: then, unless a decimal sum could
+ * overflow, there is no readback). A decimal sum or average outside the 64-bit range is an error. Groups that
  * outgrow the largest table one binding holds throw a ResultLimitError (runKernel then sorts the rows instead).
  */
 export async function pipelineAggregateRows(
