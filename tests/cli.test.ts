@@ -97,6 +97,12 @@ describe('running programs', () => {
     const wgsl = await cli('plan', src, '--wgsl');
     expect(wgsl.out).toMatch(/\/\/ kernel \d+ \(pipeline\), pass hashBuild\.0\n/);
     expect(wgsl.out).toMatch(/\/\/ kernel \d+ \(pipeline\), pass pipelineProbe\n\/\/ vixen pass: pipelineProbe/);
+    // As `run --output result` compiles it: line is an intermediate, the scan aggregates, and lineorder's key,
+    // read by no kernel, is not kept on the device.
+    const forResult = await cli('plan', src, '--ir', 'kernel', '--output', 'result');
+    expect(forResult.out).toMatch(/lineorder: \(int32, int32, int32, int32\) {2}\[edb\] {2}columns 2, 3, 4, 5 of 6 kept after loading/);
+    expect(forResult.out).toMatch(/revenue := pipeline lineorder where .* aggregate by \(\) compute \(sum\(#0\): int64\)/);
+    expect((await cli('plan', src, '--output', 'nothing')).code).not.toBe(0);
   });
 
   test('--join-strategy picks the join lowering, --no-fusion keeps kernels unfused; a bad value is an option error', async () => {
