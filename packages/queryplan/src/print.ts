@@ -116,8 +116,7 @@ export function printTerminator(t: Terminator): string {
 export function printRelation(r: RelationDecl): string {
   const cols = r.columns.map((c) => `${c.name}: ${c.type}`).join(', ');
   const loads = r.pruned ? ` loads columns ${r.pruned.loadColumns.join(', ')} of ${r.pruned.sourceColumns.length}` : '';
-  const device = r.deviceColumns ? ` keeps columns ${r.deviceColumns.join(', ')} on the device` : '';
-  return `relation ${r.name}(${cols}) ${r.kind}${r.output ? ' output' : ''}${loads}${device}`;
+  return `relation ${r.name}(${cols}) ${r.kind}${r.output ? ' output' : ''}${loads}`;
 }
 
 export function printPlan(p: QpProgram): string {

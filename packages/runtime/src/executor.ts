@@ -658,17 +658,20 @@ async function loadInitialRelations(
       releaseRelation(gpu, canonical);
       throw e;
     }
-    await store(id, await keptColumns(gpu, program, decl, id, canonical), `loading the facts of ${name}`, name);
+    await store(id, await keptColumns(gpu, variables, program.variables[id]!, decl, id, canonical), `loading the facts of ${name}`, name);
   }
 }
 
-/** A loaded relation's rows with only the columns its variable keeps (RelationDecl.deviceColumns), in their order. */
-async function keptColumns(gpu: Gpu, program: KirProgram, decl: RelationDecl, id: VarId, canonical: DeviceRelation): Promise<DeviceRelation> {
+/**
+ * Loaded relation `canonical` (variable `id` of `loaded`, every loaded column) with only the columns its variable
+ * `kept` holds (RelationDecl.deviceColumns), rows in their order.
+ */
+async function keptColumns(gpu: Gpu, loaded: readonly KirVariable[], kept: KirVariable, decl: RelationDecl, id: VarId, canonical: DeviceRelation): Promise<DeviceRelation> {
   if (!decl.deviceColumns) return canonical;
-  const wide = program.variables.length;
-  const variables = [...program.variables, { id: wide, name: `${decl.name} loaded`, columns: decl.columns.map((c) => c.type) }];
+  const out = loaded.length;
+  const variables = [...loaded, { ...kept, id: out }];
   const project = decl.deviceColumns.map((c) => ({ kind: 'col' as const, index: c, type: decl.columns[c]!.type }));
-  const k: KirKernel = { kind: 'mapFilter', id: -1, input: wide, output: id, filter: [], project };
+  const k: KirKernel = { kind: 'mapFilter', id: -1, input: id, output: out, filter: [], project };
   try {
     return await runKernel(gpu, k, generateKernelShaders(k, variables), [canonical], new Uint32Array(0), variables);
   } finally {

@@ -102,19 +102,20 @@ export async function timeVixenQuery(
   /** When given, one more run with a device profile after the timed ones, handed here. */
   profile?: (stats: ExecuteStats) => void,
 ): Promise<VixenTiming> {
-  const setup = await data.db.run(program, { outputs: ['result'] });
+  const run = (options: { profile?: boolean } = {}) => data.db.run(program, { outputs: ['result'], ...options });
+  const setup = await run();
   data.hostLoadMs += setup.hostLoadMilliseconds;
   const queryTimes: number[] = [];
   const wallTimes: number[] = [];
   let rows = setup.relations.get('result')!;
-  await warmUp(warmup, data.warmMs, async () => (await data.db.run(program, { outputs: ['result'] })).stats.milliseconds);
+  await warmUp(warmup, data.warmMs, async () => (await run()).stats.milliseconds);
   for (let i = 0; i < runs; i++) {
-    const r = await data.db.run(program, { outputs: ['result'] });
+    const r = await run();
     queryTimes.push(r.stats.milliseconds - r.stats.loadMilliseconds);
     wallTimes.push(r.stats.milliseconds);
     rows = r.relations.get('result')!;
   }
-  if (profile) profile((await data.db.run(program, { outputs: ['result'], profile: true })).stats);
+  if (profile) profile((await run({ profile: true })).stats);
   return {
     queryMs: median(queryTimes),
     loadMs: setup.hostLoadMilliseconds + setup.stats.loadMilliseconds,

@@ -12,7 +12,7 @@ import { buildTable, countedOutput, joinTableWords, releaseTable, type HashTable
 import type { Bound } from './recorder.js';
 import { Recorder } from './recorder.js';
 import { leaves } from './chunks.js';
-import { acquireBound, bound, ResultLimitError, sizeOf, syncCounts, type DeviceRelation, type Size } from './relations.js';
+import { acquireBound, bound, pendingRelation, ResultLimitError, sizeOf, syncCounts, type DeviceRelation, type Size } from './relations.js';
 
 /** Words pipelineRows packs into one buffer for these build sides: each one's table, chains and rows. */
 export function pipelineTableWords(builds: readonly DeviceRelation[], buildTypes: readonly (readonly ScalarType[])[], kernel: Extract<KirKernel, { kind: 'pipeline' }>): number {
@@ -154,12 +154,10 @@ export async function pipelineAggregateRows(
           }
           rec.dispatch('pipelineGroups', [table, out, meta], [slots, salt, room], slots);
           if (!mayRunAgain) {
-            // One group at most, so the count stays on the device (after the rows, as allocPending keeps it).
+            // One group at most: its count stays on the device, in the word after the rows (pendingRelation).
             rec.copy(meta.buffer, 0, out.buffer, room * outWidth * 4, 4);
             await rec.submit();
-            const pending = { buffer: out.buffer, offset: room * outWidth * 4 };
-            g.pending.add(pending);
-            const result: DeviceRelation = { buffer: out.buffer, count: room, width: outWidth, pending };
+            const result = pendingRelation(g, out.buffer, room, outWidth);
             out = undefined;
             return result;
           }

@@ -69,7 +69,11 @@ export function sizeOf(rel: DeviceRelation): Size {
  */
 export function allocPending(g: GpuImpl, capacity: number, width: number): DeviceRelation {
   checkBindingSize(g, capacity * width, `relation of ${capacity} rows x ${width} words`);
-  const buffer = g.pool.acquire(bindingBytes(capacity * width + 1), relationUsage());
+  return pendingRelation(g, g.pool.acquire(bindingBytes(capacity * width + 1), relationUsage()), capacity, width);
+}
+
+/** `buffer` as a relation of room for `capacity` rows whose count is the word after them (registered until a sync reads it). */
+export function pendingRelation(g: GpuImpl, buffer: GPUBuffer, capacity: number, width: number): DeviceRelation {
   const pending: DeviceWord = { buffer, offset: capacity * width * 4 };
   g.pending.add(pending);
   return { buffer, count: capacity, width, pending };
