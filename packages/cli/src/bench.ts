@@ -268,7 +268,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
               ...common,
               queries: opts.queries ?? SSB_QUERIES,
               onQuery: (q) =>
-                err(`  Q${q.query}: ${q.status}, fused ${q.fusedMs.toFixed(1)} ms, unfused ${q.unfusedMs.toFixed(1)} ms, duckdb ${q.duckdbMs.toFixed(1)} ms\n`),
+                err(`  Q${q.query}: ${q.status}, fused ${q.fusedMs.toFixed(1)} ms (waiting for the device ${q.fusedWaitMs.toFixed(1)}), unfused ${q.unfusedMs.toFixed(1)} ms, duckdb ${q.duckdbMs.toFixed(1)} ms\n`),
             }),
           format: formatSsbReport,
         },

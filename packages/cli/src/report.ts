@@ -21,7 +21,7 @@ export function formatStats(s: ExecuteStats): string {
   const lines = [
     `kernels launched: ${s.launches}, blocks executed: ${s.blockSteps}, time: ${s.milliseconds.toFixed(1)} ms ` +
       `(load ${s.loadMilliseconds.toFixed(1)} ms, evaluation ${(s.milliseconds - s.loadMilliseconds - s.readbackMilliseconds).toFixed(1)} ms, ` +
-      `readback ${s.readbackMilliseconds.toFixed(1)} ms, with the wait for the last kernels)`,
+      `readback ${s.readbackMilliseconds.toFixed(1)} ms, with the wait for the last kernels; ${s.waitMilliseconds.toFixed(1)} ms of it all waiting for the device)`,
     `peak device memory: ${formatBytes(s.peakDeviceBytes)}, host syncs: ${s.hostSyncs}, buffers created: ${s.buffersCreated}, read back: ${formatBytes(s.readbackBytes)}`,
     ...s.loops.map((l) => `fixpoint loop ${l.block} (${l.relations.join(', ')}): ${l.iterations} iteration${l.iterations === 1 ? '' : 's'}`),
   ];

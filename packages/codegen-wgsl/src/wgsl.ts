@@ -120,11 +120,11 @@ fn scanSums(lid: u32, x: u32, sg: vec2<u32>) {
  * H100 ran 1% selections 10% slower). A `keep` with a loop of its own (a search) stays in a loop, rather than be
  * copied `items` times.
  */
-export function tileKeepMask(keep: string, items: number, keepLoops = false): string {
+export function tileKeepMask(keep: string, items: number, keepLoops = false, rowLoad = ''): string {
   const wholeTile = keepLoops
     ? ''
     : `if (base + TILE <= n) {
-${Array.from({ length: items }, (_, k) => `    { let i = base + ${k}u * WG + lid; let b = i * W_IN; mine = mine | select(0u, ${2 ** k}u, ${keep}); }`).join('\n')}
+${Array.from({ length: items }, (_, k) => `    { let i = base + ${k}u * WG + lid; let b = i * W_IN; ${rowLoad}mine = mine | select(0u, ${2 ** k}u, ${keep}); }`).join('\n')}
   } else `;
   return `  var mine = 0u;
   ${wholeTile}{
@@ -133,7 +133,7 @@ ${Array.from({ length: items }, (_, k) => `    { let i = base + ${k}u * WG + lid
       var keep = false;
       if (i < n) {
         let b = i * W_IN;
-        keep = ${keep};
+        ${rowLoad}keep = ${keep};
       }
       mine = mine | select(0u, 1u << k, keep);
     }
@@ -157,6 +157,30 @@ export function columnWords(buffer: string, base: string, types: readonly Scalar
   let offset = 0;
   for (let c = 0; c < index; c++) offset += wordsOf(types[c]!);
   return Array.from({ length: wordsOf(types[index]!) }, (_, w) => `${buffer}[${base} + ${offset + w}u]`);
+}
+
+/**
+ * Rows of `types` read as vectors: a row of W words as W / V loads of vec<V>u32 (V = 4, 2 or 1, the largest that
+ * divides W), so a thread's row is one 16-byte load where it can be, not W strided 4-byte ones (which cost the
+ * H100's L1 four times the requests). `load` declares the row's registers r0.. from row index i of `buffer`
+ * (bound by `binding`), `column` reads a column from them.
+ */
+export function vectorRows(buffer: string, types: readonly ScalarType[]): { load: string; column: ColumnResolver; binding(code: string): string } {
+  const W = types.reduce((n, t) => n + wordsOf(t), 0);
+  const V = W % 4 === 0 ? 4 : W % 2 === 0 ? 2 : 1;
+  const vec = V === 1 ? 'u32' : `vec${V}<u32>`;
+  const load = Array.from({ length: W / V }, (_, q) => `let r${q} = ${buffer}[i * ${W / V}u + ${q}u];`).join(' ') + ' ';
+  const column: ColumnResolver = (c) => {
+    if (c < 0 || c >= types.length) throw new Error(`internal: column ${c} out of range (${types.length} columns)`);
+    const offset = types.slice(0, c).reduce((n, t) => n + wordsOf(t), 0);
+    return Array.from({ length: wordsOf(types[c]!) }, (_, w) => (V === 1 ? `r${offset + w}` : `r${Math.floor((offset + w) / V)}.${'xyzw'[(offset + w) % V]}`));
+  };
+  const binding = (code: string): string => {
+    const plain = `var<storage, read> ${buffer}: array<u32>;`;
+    if (!code.includes(plain)) throw new Error(`internal: no binding ${buffer}`);
+    return code.replace(plain, `var<storage, read> ${buffer}: array<${vec}>;`);
+  };
+  return { load, column, binding };
 }
 
 /** WGSL expressions for constant word `offset` onwards (uniform vec4 1 is word 0). */

@@ -138,7 +138,8 @@ export class Database {
     const facts = new EncodedFacts();
     const hostStart = performance.now();
     const loadFile = this.cache?.load ?? ((decl, path, into) => (this.uncachedReads++, loadKeptColumns(decl, path, into)));
-    await loadFactsDirInto(this.factsDir, kir.relations, missing.map((r) => r.name), perRun.map((r) => r.name), facts, loadFile);
+    // A run on resident relations alone lists no directory: two file system round trips, each a turn of the event loop.
+    if (missing.length + perRun.length > 0) await loadFactsDirInto(this.factsDir, kir.relations, missing.map((r) => r.name), perRun.map((r) => r.name), facts, loadFile);
     addInlineFacts(facts, kir.relations, kir.facts);
     // The strings of each relation that will stay resident, read before the run rewrites the temporary ids.
     const fresh = new Map(
@@ -150,7 +151,9 @@ export class Database {
     const reusable = missing.length === 0 ? this.reusableDictionary(kir, used, facts.strings.strings) : undefined;
     let runDictionary: StringDictionary | undefined;
     const resident: ResidentRelations = {
-      strings: used.flatMap((e) => e.strings),
+      // Read only when the run builds a dictionary: copying them all (a dimension's names) cost a resident SSB
+      // query more host time than its kernels.
+      strings: { *[Symbol.iterator]() { for (const e of used) yield* e.strings; } },
       ...(reusable ? { dictionary: reusable } : {}),
       adopt: async (dict) => {
         runDictionary = dict;

@@ -152,6 +152,11 @@ export interface ExecuteStats {
   residentDictionary: boolean;
   /** Of which: copying the output relations back to the host (and waiting for the kernels before that copy). */
   readbackMilliseconds: number;
+  /**
+   * Of which: the host waiting for the device (row counts, flags and outputs mapped back). The rest of
+   * `milliseconds` is host work: planning, encoding and submitting kernels, decoding the outputs.
+   */
+  waitMilliseconds: number;
   /** Most bytes the variables' device buffers held at once (kernel scratch buffers not included). */
   peakDeviceBytes: number;
   /** Times each block ran, in program order. */
@@ -303,6 +308,7 @@ export async function executeKir(
   const started = performance.now();
   const readbackStart = internals(gpu).readbackBytes;
   const syncStart = internals(gpu).hostSyncs;
+  const waitStart = internals(gpu).waitMilliseconds;
   const createdStart = internals(gpu).pool.created;
   const queuedAtStart = internals(gpu).queued;
   const tableSpecs = program.kernels.map(kernelTables);
@@ -374,6 +380,7 @@ export async function executeKir(
     residentRelations,
     residentDictionary: options.resident?.dictionary !== undefined,
     readbackMilliseconds: readbackMs,
+    waitMilliseconds: internals(gpu).waitMilliseconds - waitStart,
     peakDeviceBytes: peakBytes,
     blocks: program.blocks.map((b) => ({ label: b.label, executions: executions.get(b.label)! })),
     loops: [...loopStats.values()],

@@ -8,7 +8,7 @@
  */
 import { rowWords, type Aggregate, type Expr, type ScalarType } from '@vixen/queryplan';
 import type { KirKernel } from '@vixen/kernel-ir';
-import { atomicBinding, columnWords, exprWords, filterCode, header, projectCode, SUBGROUP_VARIANT, threadMain, tileKeepMask, workgroupScan, type ColumnResolver } from '../wgsl.js';
+import { atomicBinding, columnWords, exprWords, filterCode, header, projectCode, SUBGROUP_VARIANT, threadMain, tileKeepMask, vectorRows, workgroupScan, type ColumnResolver } from '../wgsl.js';
 import { as64 } from './aggregate.js';
 import type { KernelShaders } from '../index.js';
 import { HASH_ITEMS, hashBuildShaders, hashFunctions, joinSlotWords, keyArgs, keyEquals, type HashKeyLayout } from './hash.js';
@@ -72,6 +72,10 @@ interface ProbeParts {
   /** First vec4 of the probe parameters in the uniform. */
   params: number;
   inputCols: ColumnResolver;
+  /** Loads scanned row i into the registers inputCols reads; emitted where each row's scope opens. */
+  rowLoad: string;
+  /** `code` (a module) with `inp` bound as the vectors rowLoad reads. */
+  inputBinding(code: string): string;
   /** Columns of the scanned row ++ build rows (build row j at word bo<j> of `hashed`). */
   rowCols: ColumnResolver;
   /** Key words of each probe's table. */
@@ -89,7 +93,8 @@ interface ProbeParts {
 function probeParts({ kernel, inputTypes, buildTypes, builds, constOffsets, constWords, lookupOrder }: PipelineSource): ProbeParts {
   const N = builds.length;
   const params = pipelineParamsAt(constWords) / 4 + 1;
-  const inputCols: ColumnResolver = (c) => columnWords('inp', 'b', inputTypes, c);
+  // The scanned rows come in as vectors (vectorRows): only the probe rows' words are read one by one.
+  const { load: rowLoad, column: inputCols, binding: inputBinding } = vectorRows('inp', inputTypes);
   // Output columns: the input row's, then each build row's (at word bo<j> of `hashed`).
   const firstColumn = builds.map((_, j) => inputTypes.length + buildTypes.slice(0, j).reduce((n, t) => n + t.length, 0));
   const rowCols: ColumnResolver = (c) => {
@@ -156,13 +161,13 @@ ${nested.replace(/^/gm, '  ')}
     }
     return `{\n${nested.replace(/^/gm, '  ')}\n}`;
   };
-  return { params, inputCols, rowCols, widths, lookups: lookups.join(''), consts, probes, combinations };
+  return { params, rowLoad, inputBinding, inputCols, rowCols, widths, lookups: lookups.join(''), consts, probes, combinations };
 }
 
 function probeModule(src: PipelineSource, subgroups: boolean): string {
   const { kernel, inputTypes, builds, constOffsets, constWords } = src;
   const scan = workgroupScan(subgroups);
-  const { inputCols, rowCols, widths, lookups, consts, probes, combinations } = probeParts(src);
+  const { rowLoad, inputBinding, inputCols, rowCols, widths, lookups, consts, probes, combinations } = probeParts(src);
   const check = filterCode(kernel.check, rowCols, constOffsets);
   const head = (j: number): string => `h${j}[k]`;
   const emit = `if (o < capacity) {
@@ -176,7 +181,7 @@ o = o + 1u;`;
     kernel.check.length > 0
       ? `var c = 0u;\n${combinations(`if (${check}) { c = c + 1u; }`, head)}\ntotal = total + c;`
       : `total = total + ${builds.map((_, j) => `c${j}`).join(' * ')};`;
-  return `${scan.enable}${atomicBinding(header('pipelineProbe', ['inp', 'hashed', 'outp', 'counter'], pipelineParamsAt(constWords) + 4 * builds.length), 'counter')}
+  return `${scan.enable}${inputBinding(atomicBinding(header('pipelineProbe', ['inp', 'hashed', 'outp', 'counter'], pipelineParamsAt(constWords) + 4 * builds.length), 'counter'))}
 const W_IN: u32 = ${rowWords(inputTypes)}u;
 const OW: u32 = ${rowWords(kernel.project.map((e) => e.type))}u;
 const ITEMS: u32 = ${HASH_ITEMS}u;
@@ -197,12 +202,12 @@ ${consts}
 ${builds.map((_, j) => `  var h${j}: array<u32, ITEMS>;`).join('\n')}
   var total = 0u;
   // The filter first, over the whole tile (its loads all in flight), then the lookups of the rows it keeps.
-${tileKeepMask(filterCode(kernel.filter, inputCols, constOffsets), HASH_ITEMS)}
+${tileKeepMask(filterCode(kernel.filter, inputCols, constOffsets), HASH_ITEMS, false, rowLoad)}
   for (var k = 0u; k < ITEMS; k = k + 1u) {
 ${builds.map((_, j) => `    h${j}[k] = 0u;`).join('\n')}
     if (((mine >> k) & 1u) == 0u) { continue; }
     let i = base + k * WG + lid;
-    let b = i * W_IN;
+    ${rowLoad}
 ${probes(kernel.check.length === 0)}
 ${builds.map((_, j) => `    h${j}[k] = x${j};`).join('\n')}
 ${count.replace(/^/gm, '    ')}
@@ -215,7 +220,7 @@ ${count.replace(/^/gm, '    ')}
   for (var k = 0u; k < ITEMS; k = k + 1u) {
     if (h0[k] == 0u) { continue; }
     let i = base + k * WG + lid;
-    let b = i * W_IN;
+    ${rowLoad}
 ${write.replace(/^/gm, '    ')}
   }
 }
@@ -276,7 +281,7 @@ type Update = { kind: 'count' } | { kind: 'add'; words: 1 | 2 | 4; value: string
  */
 function aggregateModules(src: PipelineSource, agg: NonNullable<PipelineKernel['aggregate']>): KernelShaders {
   const { kernel, inputTypes, builds, constOffsets, constWords } = src;
-  const { rowCols, inputCols, widths, lookups, consts, probes, combinations } = probeParts(src);
+  const { rowLoad, inputBinding, rowCols, inputCols, widths, lookups, consts, probes, combinations } = probeParts(src);
   const types = kernel.project.map((e) => e.type);
   const keyWords = agg.groupBy.flatMap((c) => exprWords(kernel.project[c]!, rowCols, constOffsets));
   const G = keyWords.length;
@@ -408,7 +413,7 @@ ${saltHit}  let h = ${hashOf(keyArgsList)};
 ${G === 0 ? '' : '}'}`;
   const perRow = kernel.check.length > 0 ? `if (${filterCode(kernel.check, rowCols, constOffsets)}) {\n${body}\n}` : body;
   const N = builds.length;
-  const insert = `${atomicBinding(atomicBinding(header('pipelineAggregate', ['inp', 'hashed', 'table', 'flags'], pipelineParamsAt(constWords) + 4 * N), 'table'), 'flags')}
+  const insert = `${inputBinding(atomicBinding(atomicBinding(header('pipelineAggregate', ['inp', 'hashed', 'table', 'flags'], pipelineParamsAt(constWords) + 4 * N), 'table'), 'flags'))}
 const W_IN: u32 = ${rowWords(inputTypes)}u;
 const ITEMS: u32 = ${HASH_ITEMS}u;
 override TILE: u32 = ITEMS * WG;
@@ -437,11 +442,11 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
 ${consts}
   for (var t = wid.x + wid.y * nwg.x; t < tiles; t = t + groups) {
     let base = t * TILE;
-${tileKeepMask(filterCode(kernel.filter, inputCols, constOffsets), HASH_ITEMS).replace(/^/gm, '  ')}
+${tileKeepMask(filterCode(kernel.filter, inputCols, constOffsets), HASH_ITEMS, false, rowLoad).replace(/^/gm, '  ')}
     for (var k = 0u; k < ITEMS; k = k + 1u) {
       if (((mine >> k) & 1u) == 0u) { continue; }
       let i = base + k * WG + lid;
-      let b = i * W_IN;
+      ${rowLoad}
 ${probes(false)}
 ${(N > 0 ? combinations(perRow, (j) => `x${j}`) : `{\n${perRow}\n}`).replace(/^/gm, '      ')}
     }

@@ -80,6 +80,10 @@ export async function timeDuckQuery(data: TblSuiteData, sql: string, warmup: num
 export interface VixenTiming {
   /** Median query time of the timed runs: a run's time once its facts are on the device. */
   queryMs: number;
+  /** Each timed run's query time, in run order (their spread says how far the median can be trusted). */
+  queryRunsMs: number[];
+  /** Median time the timed runs waited for the device (ExecuteStats.waitMilliseconds); the rest is host work. */
+  waitMs: number;
   /** The first run's load of the tables it read that were not resident yet: host parse, upload and sort. */
   loadMs: number;
   /** Median whole-run time of the timed runs (with the run's dictionary and readback). */
@@ -107,17 +111,21 @@ export async function timeVixenQuery(
   data.hostLoadMs += setup.hostLoadMilliseconds;
   const queryTimes: number[] = [];
   const wallTimes: number[] = [];
+  const waitTimes: number[] = [];
   let rows = setup.relations.get('result')!;
   await warmUp(warmup, data.warmMs, async () => (await run()).stats.milliseconds);
   for (let i = 0; i < runs; i++) {
     const r = await run();
     queryTimes.push(r.stats.milliseconds - r.stats.loadMilliseconds);
     wallTimes.push(r.stats.milliseconds);
+    waitTimes.push(r.stats.waitMilliseconds);
     rows = r.relations.get('result')!;
   }
   if (profile) profile((await run({ profile: true })).stats);
   return {
     queryMs: median(queryTimes),
+    queryRunsMs: queryTimes,
+    waitMs: median(waitTimes),
     loadMs: setup.hostLoadMilliseconds + setup.stats.loadMilliseconds,
     wallMs: median(wallTimes),
     uploads: setup.stats.uploads,

@@ -159,6 +159,8 @@ export class GpuImpl implements Gpu {
   readbackBytes = 0;
   /** Host round trips that read counts, key masks, flags or small outputs so far (syncCounts; not chunked downloads). */
   hostSyncs = 0;
+  /** Milliseconds the host spent waiting for the device to hand back mapped readbacks so far (see waitFor). */
+  waitMilliseconds = 0;
   /** Work handed to the queue so far: command encoders opened plus buffer writes (did a span of code queue any?). */
   get queued(): number {
     return this.batch.opened + this.writes;
@@ -252,6 +254,16 @@ export class GpuImpl implements Gpu {
   /** Resolves with `p`, or rejects as soon as the device is lost (so waits on the GPU never hang). */
   orLost<T>(p: Promise<T>): Promise<T> {
     return Promise.race([p, this.lostSignal]);
+  }
+
+  /** `orLost(p)`, its wait counted in waitMilliseconds: the time a run's host work stood still for the device. */
+  async waitFor<T>(p: Promise<T>): Promise<T> {
+    const start = performance.now();
+    try {
+      return await this.orLost(p);
+    } finally {
+      this.waitMilliseconds += performance.now() - start;
+    }
   }
 
   /**

@@ -100,7 +100,7 @@ export async function syncCounts(g: GpuImpl, extra: ReadonlyArray<{ buffer: GPUB
       at += r.words;
     }
     g.batch.flush();
-    await g.orLost(staging.mapAsync(GPUMapMode.READ, 0, total * 4));
+    await g.waitFor(staging.mapAsync(GPUMapMode.READ, 0, total * 4));
     const words = new Uint32Array(staging.getMappedRange(0, total * 4).slice(0));
     staging.unmap();
     pending.forEach((p, i) => {
@@ -245,13 +245,13 @@ export async function readWords(
   const copy = (done: number, to: GPUBuffer): Promise<void> => {
     g.batch.commands().copyBufferToBuffer(buffer, offset + done, to, 0, Math.min(chunk, total - done));
     g.batch.flush();
-    return g.orLost(to.mapAsync(GPUMapMode.READ, 0, Math.min(chunk, total - done)));
+    return to.mapAsync(GPUMapMode.READ, 0, Math.min(chunk, total - done));
   };
   try {
     let pending = copy(0, staging[0]!);
     for (let done = 0, k = 0; done < total; done += chunk, k ^= 1) {
       const bytes = Math.min(chunk, total - done);
-      await pending;
+      await g.waitFor(pending);
       if (done + chunk < total) pending = copy(done + chunk, staging[k ^ 1]!);
       out.set(new Uint32Array(staging[k]!.getMappedRange(0, bytes)), done / 4);
       staging[k]!.unmap();

@@ -60,6 +60,11 @@ export interface SsbQueryResult {
   fusedMs: number;
   /** The same with `{ fusion: false }`. */
   unfusedMs: number;
+  /** Each timed run's time, fused and unfused. */
+  fusedRunsMs: number[];
+  unfusedRunsMs: number[];
+  /** Of fusedMs: the median time the host waited for the device (the rest is host work). */
+  fusedWaitMs: number;
   /** The fused variant's first run: loading the tables it read that were not resident yet. */
   loadMs: number;
   duckdbMs: number;
@@ -90,6 +95,8 @@ export async function benchSsb(gpu: Gpu, options: SsbBenchOptions): Promise<SsbB
   const measure = async (q: SsbQuery, data: TblSuiteData): Promise<SsbQueryResult> => {
     const expected = await timeDuckQuery(data, ssbQuerySql(options.queriesDir, q), warmup, runs);
     const times = { fused: NaN, unfused: NaN };
+    const runTimes: Record<'fused' | 'unfused', number[]> = { fused: [], unfused: [] };
+    let fusedWaitMs = NaN;
     let loadMs = NaN;
     let rows = expected.rows.length;
     const diffs: string[] = [];
@@ -100,7 +107,11 @@ export async function benchSsb(gpu: Gpu, options: SsbBenchOptions): Promise<SsbB
         const profile = v.name === 'fused' && options.onProfile ? (stats: ExecuteStats) => options.onProfile!(q, stats, program) : undefined;
         const r = await timeVixenQuery(program, data, warmup, runs, profile);
         times[v.name] = r.queryMs;
-        if (v.name === 'fused') loadMs = r.loadMs;
+        runTimes[v.name] = r.queryRunsMs;
+        if (v.name === 'fused') {
+          loadMs = r.loadMs;
+          fusedWaitMs = r.waitMs;
+        }
         rows = r.rows.length;
         diffs.push(...compareAnswers(r.rows, resultTypes(program), expected.rows).map((d) => `${v.name}: ${d}`));
       } catch (e) {
@@ -112,6 +123,9 @@ export async function benchSsb(gpu: Gpu, options: SsbBenchOptions): Promise<SsbB
       status: error !== undefined ? 'error' : diffs.length === 0 ? 'ok' : 'mismatch',
       fusedMs: times.fused,
       unfusedMs: times.unfused,
+      fusedRunsMs: runTimes.fused,
+      unfusedRunsMs: runTimes.unfused,
+      fusedWaitMs,
       loadMs,
       duckdbMs: expected.ms,
       ratio: expected.ms / times.fused,

@@ -61,6 +61,10 @@ export interface TpchQueryResult {
   vixenLoadMs: number;
   /** Median whole-run time of the timed runs (with the run's dictionary and readback). */
   vixenWallMs: number;
+  /** Each timed run's query time, in run order. */
+  vixenRunsMs: number[];
+  /** Of vixenMs: the median time the host waited for the device (the rest is host work). */
+  vixenWaitMs: number;
   /** What the first run uploaded: rows and words per row of each table. */
   uploads: ExecuteStats['uploads'];
   duckdbMs: number;
@@ -91,7 +95,7 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
     const duckRows = duckAnswer.rows;
     try {
       const program = compileTpchQuery(options.queriesDir, q);
-      const { queryMs: vixenMs, loadMs, wallMs, uploads, rows } = await timeVixenQuery(
+      const { queryMs: vixenMs, queryRunsMs, waitMs, loadMs, wallMs, uploads, rows } = await timeVixenQuery(
         program,
         data,
         warmup,
@@ -105,6 +109,8 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
         vixenMs,
         vixenLoadMs: loadMs,
         vixenWallMs: wallMs,
+        vixenRunsMs: queryRunsMs,
+        vixenWaitMs: waitMs,
         uploads,
         duckdbMs,
         speedup: duckdbMs / vixenMs,
@@ -112,7 +118,7 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
         ...(diffs.length > 0 ? { message: diffs.join('; ') } : {}),
       };
     } catch (e) {
-      const failed = { vixenMs: NaN, vixenLoadMs: NaN, vixenWallMs: NaN, uploads: [], speedup: NaN };
+      const failed = { vixenMs: NaN, vixenLoadMs: NaN, vixenWallMs: NaN, vixenRunsMs: [], vixenWaitMs: NaN, uploads: [], speedup: NaN };
       return { query: q, status: 'error', ...failed, duckdbMs, rows: duckRows.length, message: firstLine(e) };
     }
   };
