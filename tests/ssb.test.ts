@@ -143,11 +143,18 @@ test('vixen bench ssb generates data, runs fused and unfused queries and DuckDB,
   expect(out).toMatch(/geometric mean over 2 matching queries: fused [\d.]+ ms, unfused [\d.]+ ms, duckdb [\d.]+ ms/);
   const report = JSON.parse(readFileSync(json, 'utf8')) as {
     sf: number;
-    queries: Array<{ query: string; status: string; fusedMs: number; unfusedMs: number; duckdbMs: number }>;
+    queries: Array<{ query: string; status: string; fusedMs: number; unfusedMs: number; duckdbMs: number; fusedRunsMs: number[]; unfusedRunsMs: number[]; fusedWaitMs: number }>;
   };
   expect(report.sf).toBe(0.002);
   expect(report.queries.map((q) => [q.query, q.status])).toEqual([['1.1', 'ok'], ['4.1', 'ok']]);
-  for (const q of report.queries) expect(q.fusedMs > 0 && q.unfusedMs > 0 && q.duckdbMs > 0).toBe(true);
+  for (const q of report.queries) {
+    expect(q.fusedMs > 0 && q.unfusedMs > 0 && q.duckdbMs > 0).toBe(true);
+    // One timed run each (--runs 1): its time is the median; the wait for the device is part of it.
+    expect(q.fusedRunsMs).toEqual([q.fusedMs]);
+    expect(q.unfusedRunsMs).toEqual([q.unfusedMs]);
+    expect(q.fusedWaitMs).toBeGreaterThan(0);
+    expect(q.fusedWaitMs).toBeLessThanOrEqual(q.fusedMs);
+  }
 }, 120_000);
 
 test('vixen bench ssb rejects an unknown query name', async () => {

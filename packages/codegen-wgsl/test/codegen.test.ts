@@ -4,6 +4,7 @@ import type { KirKernel, KirProgram, KirVariable } from '@vixen/kernel-ir';
 import type { Expr, ScalarType } from '@vixen/queryplan';
 // The device comes from the runtime package (this package has no WebGPU dependency of its own).
 import { openGpu, type Gpu } from '../../runtime/src/gpu/index.js';
+import { vectorRows } from '../src/wgsl.js';
 import {
   PASS_LAYOUTS,
   SUBGROUP_VARIANT,
@@ -248,5 +249,21 @@ describe('generateProgramShaders', () => {
     expect(all).toHaveLength(kernels.length);
     expect(Object.keys(all[1]!)).toContain('radixScatter');
     expect(all[6]).toEqual({});
+  });
+});
+
+describe('vectorRows', () => {
+  it('reads a row in the widest vectors that divide it, each column from its components', () => {
+    const four = vectorRows('inp', ['int32', 'int64', 'string']);
+    expect(four.load.trim()).toBe('let r0 = inp[i * 1u + 0u];');
+    expect([0, 1, 2].map(four.column)).toEqual([['r0.x'], ['r0.y', 'r0.z'], ['r0.w']]);
+    expect(four.binding('var<storage, read> inp: array<u32>;')).toBe('var<storage, read> inp: array<vec4<u32>>;');
+    const six = vectorRows('inp', ['int64', 'int32', 'int32', 'int64']);
+    expect(six.load.trim()).toBe('let r0 = inp[i * 3u + 0u]; let r1 = inp[i * 3u + 1u]; let r2 = inp[i * 3u + 2u];');
+    expect([0, 1, 2, 3].map(six.column)).toEqual([['r0.x', 'r0.y'], ['r1.x'], ['r1.y'], ['r2.x', 'r2.y']]);
+    const three = vectorRows('inp', ['int32', 'int64']);
+    expect([0, 1].map(three.column)).toEqual([['r0'], ['r1', 'r2']]);
+    expect(three.binding('var<storage, read> inp: array<u32>;')).toBe('var<storage, read> inp: array<u32>;');
+    expect(() => three.column(2)).toThrow(/out of range/);
   });
 });

@@ -36,6 +36,9 @@ describe('host syncs of linear transitive closure', () => {
         expect(iterations).toBeGreaterThan(2);
         const syncs = run.stats.hostSyncs;
         expect(syncs).toBeGreaterThan(0);
+        // Each sync waits for the device; those waits are part of the run's time.
+        expect(run.stats.waitMilliseconds).toBeGreaterThan(0);
+        expect(run.stats.waitMilliseconds).toBeLessThanOrEqual(run.stats.milliseconds);
         // Per iteration: the join's output total and the empty test of the delta; a hash probe runs again (one
         // more sync) when repeated build keys overflow its first output buffer. Plus loading and the end.
         expect(syncs).toBeLessThanOrEqual(3 * iterations + 2);
