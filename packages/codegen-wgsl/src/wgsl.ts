@@ -115,16 +115,16 @@ fn scanSums(lid: u32, x: u32, sg: vec2<u32>) {
 
 /**
  * WGSL declaring `mine`, whose bit k says that row i = base + k * WG + lid (k < items <= 32) is below n and that
- * `keep` holds (a WGSL bool over i and its first word b = i * W_IN). On a whole tile the rows are written out one
+ * `keep` holds (a WGSL bool over what `openRow` declares for row i: by default its first word b = i * W_IN). On a whole tile the rows are written out one
  * by one: no branch between their loads, so they are all in flight at once (in a loop with a bounds check, the
  * H100 ran 1% selections 10% slower). A `keep` with a loop of its own (a search) stays in a loop, rather than be
  * copied `items` times.
  */
-export function tileKeepMask(keep: string, items: number, keepLoops = false, rowLoad = ''): string {
+export function tileKeepMask(keep: string, items: number, keepLoops = false, openRow = 'let b = i * W_IN; '): string {
   const wholeTile = keepLoops
     ? ''
     : `if (base + TILE <= n) {
-${Array.from({ length: items }, (_, k) => `    { let i = base + ${k}u * WG + lid; let b = i * W_IN; ${rowLoad}mine = mine | select(0u, ${2 ** k}u, ${keep}); }`).join('\n')}
+${Array.from({ length: items }, (_, k) => `    { let i = base + ${k}u * WG + lid; ${openRow}mine = mine | select(0u, ${2 ** k}u, ${keep}); }`).join('\n')}
   } else `;
   return `  var mine = 0u;
   ${wholeTile}{
@@ -132,8 +132,7 @@ ${Array.from({ length: items }, (_, k) => `    { let i = base + ${k}u * WG + lid
       let i = base + k * WG + lid;
       var keep = false;
       if (i < n) {
-        let b = i * W_IN;
-        ${rowLoad}keep = ${keep};
+        ${openRow}keep = ${keep};
       }
       mine = mine | select(0u, 1u << k, keep);
     }

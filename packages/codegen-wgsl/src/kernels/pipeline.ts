@@ -182,7 +182,6 @@ o = o + 1u;`;
       ? `var c = 0u;\n${combinations(`if (${check}) { c = c + 1u; }`, head)}\ntotal = total + c;`
       : `total = total + ${builds.map((_, j) => `c${j}`).join(' * ')};`;
   return `${scan.enable}${inputBinding(atomicBinding(header('pipelineProbe', ['inp', 'hashed', 'outp', 'counter'], pipelineParamsAt(constWords) + 4 * builds.length), 'counter'))}
-const W_IN: u32 = ${rowWords(inputTypes)}u;
 const OW: u32 = ${rowWords(kernel.project.map((e) => e.type))}u;
 const ITEMS: u32 = ${HASH_ITEMS}u;
 override TILE: u32 = ITEMS * WG;
@@ -414,7 +413,6 @@ ${G === 0 ? '' : '}'}`;
   const perRow = kernel.check.length > 0 ? `if (${filterCode(kernel.check, rowCols, constOffsets)}) {\n${body}\n}` : body;
   const N = builds.length;
   const insert = `${inputBinding(atomicBinding(atomicBinding(header('pipelineAggregate', ['inp', 'hashed', 'table', 'flags'], pipelineParamsAt(constWords) + 4 * N), 'table'), 'flags'))}
-const W_IN: u32 = ${rowWords(inputTypes)}u;
 const ITEMS: u32 = ${HASH_ITEMS}u;
 override TILE: u32 = ITEMS * WG;
 const SW: u32 = ${SW}u;

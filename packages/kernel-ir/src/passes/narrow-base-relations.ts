@@ -32,15 +32,15 @@ export function narrowBaseRelations(p: KirProgram): KirProgram {
       if (!cols) return r;
       for (const c of cols) need.add(c);
     }
-    const arity = p.variables[v]!.columns.length;
+    const columns = p.variables[v]!.columns;
     // Rows stay at least one column wide: a count, or an emptiness test, reads none.
     if (need.size === 0) need.add(0);
-    if (need.size === arity) return r;
+    if (need.size === columns.length) return r;
     const keep = [...need].sort((x, y) => x - y);
     const map = new Map(keep.map((c, n) => [c, n]));
     kernels ??= [...p.kernels];
-    for (const k of readers) kernels[k.id] = readThrough(kernels[k.id]!, v, v, p.variables[v]!.columns, map);
-    variables[v] = { ...variables[v]!, columns: keep.map((c) => p.variables[v]!.columns[c]!) };
+    for (const k of readers) kernels[k.id] = readThrough(kernels[k.id]!, v, v, columns, map);
+    variables[v] = { ...variables[v]!, columns: keep.map((c) => columns[c]!) };
     return { ...r, deviceColumns: keep };
   });
   return kernels ? { ...p, relations, variables, kernels } : p;
