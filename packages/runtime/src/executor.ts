@@ -297,6 +297,10 @@ function describeKernel(k: KirKernel): string {
   return `kernel k${k.id} (${k.kind}${from})`;
 }
 
+/**
+ * Runs a KIR program on the device: its kernels all inside one set of GPU error scopes (GpuImpl.runScoped), so a
+ * GPU error anywhere in the run rejects it rather than letting it hand out rows.
+ */
 export async function executeKir(
   gpu: Gpu,
   program: KirProgram,
@@ -304,6 +308,20 @@ export async function executeKir(
   /** The facts, encoded; their string words are remapped to the run's dictionary (so they serve one run). */
   initial: EncodedFacts,
   options: ExecuteOptions = {},
+): Promise<ExecuteResult> {
+  const started = performance.now();
+  const result = await internals(gpu).runScoped('running the program', () => evaluate(gpu, program, shaders, initial, options));
+  // The run's time includes settling its error scopes.
+  result.stats.milliseconds = performance.now() - started;
+  return result;
+}
+
+async function evaluate(
+  gpu: Gpu,
+  program: KirProgram,
+  shaders: readonly KernelShaders[],
+  initial: EncodedFacts,
+  options: ExecuteOptions,
 ): Promise<ExecuteResult> {
   const started = performance.now();
   const readbackStart = internals(gpu).readbackBytes;

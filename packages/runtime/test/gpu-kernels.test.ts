@@ -512,6 +512,30 @@ describe('device', () => {
     other.dispose();
   });
 
+  it("runs a run's scoped work inside the run's one set of error scopes, and rejects the run on a GPU error in it", async () => {
+    const other = await openGpu();
+    const g = internals(other);
+    const push = other.device.pushErrorScope.bind(other.device);
+    let pushes = 0;
+    other.device.pushErrorScope = (filter: GPUErrorFilter) => {
+      pushes += 1;
+      push(filter);
+    };
+    const value = await g.runScoped('the run', async () => (await g.scoped('a', async () => 1)) + (await g.scoped('b', async () => 2)));
+    expect(value).toBe(3);
+    expect(pushes).toBe(3);
+    // Outside a run, scoped work pushes its own again.
+    await g.scoped('c', async () => undefined);
+    expect(pushes).toBe(6);
+    await expect(
+      g.runScoped('the run', async () => {
+        await g.scoped('the odd buffer', async () => void other.device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.STORAGE }));
+        return 'rows';
+      }),
+    ).rejects.toThrow(/^the run: GPU validation error/);
+    other.dispose();
+  });
+
   it('fails cleanly, without hanging, once the device is lost or disposed', async () => {
     const types: ScalarType[] = ['int32'];
     const kernel: KirKernel = { kind: 'sort', id: 1, input: 0, output: 1, keys: [0] };

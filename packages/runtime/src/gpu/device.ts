@@ -133,6 +133,9 @@ export async function openGpu(options: GpuOptions = {}): Promise<Gpu> {
 }
 
 /** The Gpu handed out by openGpu, with the state the drivers share. */
+/** The error scopes around scoped work, pushed in this order. */
+const SCOPE_FILTERS: readonly GPUErrorFilter[] = ['validation', 'out-of-memory', 'internal'];
+
 export class GpuImpl implements Gpu {
   /** Compiled pipelines by WGSL text, then by pass and bind layout (see pipelineFor; one workgroup size per device). */
   readonly pipelines = new Map<string, Map<string, Promise<GPUComputePipeline>>>();
@@ -173,10 +176,12 @@ export class GpuImpl implements Gpu {
   private lost = false;
   /** Times compute passes while a profile asks for device times (see startTiming). */
   timer: PassTimer | null = null;
-  /** Tail of the chain serializing scoped work: error scopes are a per-device stack. */
+  /** Tail of the chain serializing scoped work (see serial). */
   private tail: Promise<unknown> = Promise.resolve();
   /** The first GPU error of the scoped work so far, once its scopes are popped (see scoped). */
   private unsettled: Promise<string | undefined> = Promise.resolve(undefined);
+  /** Open run scopes (runScoped); while there are any, scoped() pushes no scopes. */
+  private runScopes = 0;
   private readonly lostSignal: Promise<never>;
   readonly subgroups: boolean;
 
@@ -270,29 +275,21 @@ export class GpuImpl implements Gpu {
    * Runs `fn` alone, inside validation / out-of-memory / internal error scopes; a GPU error becomes an
    * Error naming `what`. When `fn` throws, the scopes are awaited first (a GPU error wins over what `fn` threw,
    * which is usually a consequence); otherwise they settle in the background and `settle()` reports them:
-   * awaiting three scope pops per kernel cost more host time than most kernels take on a GPU.
+   * awaiting three scope pops per kernel cost more host time than most kernels take on a GPU. Inside a run
+   * scope (runScoped) `fn` pushes no scopes of its own: the run's catch its errors.
    */
   scoped<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    const run = async (): Promise<T> => {
+    return this.serial(async () => {
       this.check();
-      const filters: GPUErrorFilter[] = ['validation', 'out-of-memory', 'internal'];
-      for (const f of filters) this.device.pushErrorScope(f);
+      if (this.runScopes > 0) return fn();
+      this.pushScopes();
       let result: { ok: true; value: T } | { ok: false; error: unknown };
       try {
         result = { ok: true, value: await fn() };
       } catch (error) {
         result = { ok: false, error };
       }
-      const pops = [...filters].reverse().map((f) =>
-        this.device.popErrorScope().then((e) => (e ? `${f === 'out-of-memory' ? 'out of GPU memory' : `GPU ${f} error`}: ${e.message}` : undefined)),
-      );
-      const errors = Promise.all(pops).then(
-        (es) => {
-          const found = es.filter((e) => e !== undefined);
-          return found.length > 0 ? `${what}: ${found.join('; ')}` : undefined;
-        },
-        (e: unknown) => `${what}: ${e instanceof Error ? e.message : String(e)}`,
-      );
+      const errors = this.popScopes(what);
       if (!result.ok) {
         // An earlier scope's error is the cause (on the H100 a relation buffer that could not be created surfaced
         // as a later copy's 'invalid due to a previous error'), so the first error of all scopes wins here too.
@@ -305,10 +302,62 @@ export class GpuImpl implements Gpu {
       this.unsettled = earlier.then(async (first) => first ?? (await errors));
       this.check();
       return result.value;
-    };
-    const next = this.tail.then(run, run);
+    });
+  }
+
+  /**
+   * Runs `fn` (a program run: many kernels) inside one set of error scopes, which the scoped() work it starts
+   * shares: pushing, popping and settling three scopes cost about 27 us of host time per kernel on the H100, more
+   * than most kernels take there. Resolves only once the scopes are popped, so a GPU error of the run (or of
+   * scoped work before it) rejects the run, naming `what`, instead of handing out its results; it also fails the
+   * device, as settle() does. Other callers' scoped work that runs meanwhile shares the run's scopes too.
+   */
+  async runScoped<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    // Pushed and popped in turn with scoped work, so that the scopes on the device's stack nest.
+    await this.serial(() => {
+      if (this.runScopes++ === 0) this.pushScopes();
+    });
+    let result: { ok: true; value: T } | { ok: false; error: unknown };
+    try {
+      result = { ok: true, value: await fn() };
+    } catch (error) {
+      result = { ok: false, error };
+    }
+    // Wrapped: the chain must not wait for the pops to settle.
+    const { errors } = await this.serial(() => ({ errors: --this.runScopes === 0 ? this.popScopes(what) : Promise.resolve(undefined) }));
+    const error = (await this.orLost(this.unsettled)) ?? (await this.orLost(errors));
+    if (error !== undefined) {
+      this.failure ??= error;
+      throw new Error(error);
+    }
+    if (!result.ok) throw result.error;
+    this.check();
+    return result.value;
+  }
+
+  /** Runs `step` after the scoped work started before it (error scopes are a per-device stack). */
+  private serial<T>(step: () => T | Promise<T>): Promise<T> {
+    const next = this.tail.then(step, step);
     this.tail = next.catch(() => undefined);
     return next;
+  }
+
+  private pushScopes(): void {
+    for (const f of SCOPE_FILTERS) this.device.pushErrorScope(f);
+  }
+
+  /** Pops what pushScopes() pushed: the first error of each scope, joined and prefixed with `what`, or undefined. */
+  private popScopes(what: string): Promise<string | undefined> {
+    const pops = [...SCOPE_FILTERS].reverse().map((f) =>
+      this.device.popErrorScope().then((e) => (e ? `${f === 'out-of-memory' ? 'out of GPU memory' : `GPU ${f} error`}: ${e.message}` : undefined)),
+    );
+    return Promise.all(pops).then(
+      (es) => {
+        const found = es.filter((e) => e !== undefined);
+        return found.length > 0 ? `${what}: ${found.join('; ')}` : undefined;
+      },
+      (e: unknown) => `${what}: ${e instanceof Error ? e.message : String(e)}`,
+    );
   }
 
   /** Throws the first GPU error of any scoped work so far (its message names the work); it also fails the device. */
