@@ -159,7 +159,11 @@ ${tileKeepMask(s.keep, COMPACT_ITEMS, s.keepLoops)}
     let start = atomicLoad(&behind);
     if (t > 0u) { atomicStore(&state[HEAD + t], PREFIX | (start + total)); }
     tileStart = start;
-    if (t == last) { atomicStore(&state[1], start + total); }
+    if (t == last) {
+      atomicStore(&state[1], start + total);
+      // u0.z = 2: the count also goes to the output's count word (word u0.w), so it need not be copied there.
+      if (u[0].z == 2u) { outp[u[0].w] = start + total; }
+    }
   }
   let start = workgroupUniformLoad(&tileStart);
   // u0.z = 0: count only (the host sizes the output from the total, then runs the pass again).

@@ -137,27 +137,28 @@ async function select(g: GpuImpl, shaders: KernelShaders, c: Selection): Promise
   const tiles = Math.ceil(n / (COMPACT_ITEMS * wg));
   const stateWords = SELECT_STATE_HEAD + tiles;
   const state = acquireBound(g, stateWords, `select state for ${n} rows`);
-  const run = (rec: Recorder, out: Bound, write: boolean): void => {
+  /** `out` undefined: count only; `countAt`: the output's word for the count, if it has one. */
+  const run = (rec: Recorder, out: Bound | undefined, countAt?: number): void => {
     rec.clear(state.buffer, stateWords * 4);
-    rec.dispatch(c.pass, [...c.inputs, state, out], [c.sizes[0]!, c.sizes[1] ?? 0, write ? 1 : 0], tiles * wg, c.constants, c.tables);
+    const mode = out === undefined ? 0 : countAt === undefined ? 1 : 2;
+    rec.dispatch(c.pass, [...c.inputs, state, out ?? rec.scratch(1)], [c.sizes[0]!, c.sizes[1] ?? 0, mode, countAt ?? 0], tiles * wg, c.constants, c.tables);
   };
   try {
     const rec = new Recorder(g, shaders);
     if ((n * c.outWidth + 1) * 4 <= g.limits.maxStorageBufferBindingSize) {
       const out = allocPending(g, n, c.outWidth);
-      run(rec, bound(out), true);
-      rec.copy(state.buffer, 4, out.buffer!, out.pending!.offset, 4);
+      run(rec, bound(out), out.pending!.offset / 4);
       await rec.submit();
       return out;
     }
-    run(rec, rec.scratch(1), false);
+    run(rec, undefined);
     await rec.submit();
     const [read] = await syncCounts(g, [{ buffer: state.buffer, offset: 4, words: 1 }]);
     checkResultSize(g, read![0]! * c.outWidth, `relation of ${read![0]} rows x ${c.outWidth} words`);
     const out = allocRelation(g, read![0]!, c.outWidth);
     if (out.count === 0) return out;
     const writing = new Recorder(g, shaders);
-    run(writing, bound(out), true);
+    run(writing, bound(out));
     await writing.submit();
     return out;
   } finally {
