@@ -122,9 +122,15 @@ function tableLayout(kernel: KirKernel): { tables: TableSpec[]; slots: Map<Expr,
   return { tables, slots };
 }
 
+// Kernels are not changed once built (passes make new ones), and a run asks for these of every kernel.
+const tablesByKernel = new WeakMap<KirKernel, readonly TableSpec[]>();
+const constantsByKernel = new WeakMap<KirKernel, readonly ConstExpr[]>();
+
 /** The tables a kernel reads, in the order its WGSL indexes them. */
-export function kernelTables(kernel: KirKernel): TableSpec[] {
-  return tableLayout(kernel).tables;
+export function kernelTables(kernel: KirKernel): readonly TableSpec[] {
+  let tables = tablesByKernel.get(kernel);
+  if (!tables) tablesByKernel.set(kernel, (tables = tableLayout(kernel).tables));
+  return tables;
 }
 
 /**
@@ -132,8 +138,10 @@ export function kernelTables(kernel: KirKernel): TableSpec[] {
  * operands (pipelines: then check operands), projections, then (pipelines) probe keys, each expression's constants
  * left to right.
  */
-export function kernelConstants(kernel: KirKernel): ConstExpr[] {
-  return kernelExprs(kernel).flatMap(constantsOf);
+export function kernelConstants(kernel: KirKernel): readonly ConstExpr[] {
+  let constants = constantsByKernel.get(kernel);
+  if (!constants) constantsByKernel.set(kernel, (constants = kernelExprs(kernel).flatMap(constantsOf)));
+  return constants;
 }
 
 /**

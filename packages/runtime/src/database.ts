@@ -17,7 +17,7 @@
  */
 import { kernelConstants, kernelTables } from '@vixen/codegen-wgsl';
 import { closedUnder, tablesKey } from './tables.js';
-import { variablesRead, type KirProgram } from '@vixen/kernel-ir';
+import { variablesRead, type KirProgram, type VarId } from '@vixen/kernel-ir';
 import { VixenError, type RelationDecl } from '@vixen/queryplan';
 import { StringDictionary } from './encoding.js';
 import type { ResidentRelations } from './executor.js';
@@ -57,9 +57,13 @@ function keyOf(r: RelationDecl): string {
   return `${r.name}/${r.pruned?.loadColumns.join(',') ?? '*'}/${r.deviceColumns?.join(',') ?? '*'}/${r.columns.map((c) => c.type).join(',')}`;
 }
 
+/** variablesRead of each program run so far: a program runs many times on a Database. */
+const readByProgram = new WeakMap<KirProgram, Set<VarId>>();
+
 /** Base relations a run needs: those its kernels or branches read, and those it returns. */
 function neededBase(kir: KirProgram, outputs: readonly string[]): RelationDecl[] {
-  const read = variablesRead(kir);
+  let read = readByProgram.get(kir);
+  if (!read) readByProgram.set(kir, (read = variablesRead(kir)));
   return kir.relations.filter((r) => r.kind === 'edb' && (read.has(kir.relationVars[r.name] ?? -1) || outputs.includes(r.name)));
 }
 
