@@ -25,6 +25,7 @@ const variables: KirVariable[] = [
   { id: 3, name: 'a2', columns: A },
   { id: 4, name: 'nullary', columns: [] },
   { id: 5, name: 'one', columns: ['int32'] },
+  { id: 6, name: 'groups', columns: ['string', 'int32', 'int64'] },
 ];
 const col = (index: number, type: ScalarType): Expr => ({ kind: 'col', index, type });
 const i32: Expr = { kind: 'const', type: 'int32', value: -1 };
@@ -98,6 +99,22 @@ const kernels: KirKernel[] = [
     project: [col(4, 'int64'), col(3, 'string'), col(5, 'int32'), { ...i64 }],
     fused: [1, 2, 3],
   },
+  // The same rows aggregated: per string of b, the count and the sum of a's int64.
+  {
+    kind: 'pipeline',
+    id: 14,
+    input: 0,
+    output: 6,
+    filter: [{ kind: 'compare', op: '>=', left: col(0, 'int32'), right: { ...i32 } }],
+    probes: [
+      { build: 1, buildKeys: [0, 1], probeKeys: [col(2, 'string'), col(1, 'int64')] },
+      { build: 3, buildKeys: [0], probeKeys: [col(0, 'int32')] },
+    ],
+    check: [],
+    project: [col(3, 'string'), col(1, 'int64')],
+    aggregate: { groupBy: [0], aggregates: [{ fn: 'count', type: 'int32' }, { fn: 'sum', column: 1, type: 'int64' }] },
+    fused: [1, 2, 3],
+  },
 ];
 
 const expectedPasses: Record<KirKernel['kind'], Array<PassName | `${PassName}${typeof SUBGROUP_VARIANT}` | `hashBuild.${number}`>> = {
@@ -131,6 +148,7 @@ const expectedPasses: Record<KirKernel['kind'], Array<PassName | `${PassName}${t
 const expectedById: Record<number, string[]> = {
   9: ['radixMask', 'radixHist', 'radixScatter', `radixScatter${SUBGROUP_VARIANT}`, 'scanBlock', `scanBlock${SUBGROUP_VARIANT}`, 'scanAdd'],
   12: ['radixMask', 'radixHist', 'radixScatterKeys', `radixScatterKeys${SUBGROUP_VARIANT}`, 'rankSort', 'scanBlock', `scanBlock${SUBGROUP_VARIANT}`, 'scanAdd'],
+  14: ['hashBuild.0', 'hashBuild.1', 'pipelineAggregate', 'pipelineGroups'],
 };
 
 let gpu: Gpu;
@@ -168,6 +186,20 @@ describe('generateKernelShaders', () => {
     const errors = (await gpu.device.createShaderModule({ code: reversed }).getCompilationInfo()).messages.filter((m) => m.type === 'error');
     expect(errors).toEqual([]);
     expect(() => probe([0, 0])).toThrow(/lookup order/);
+  });
+
+  it("lists an aggregating pipeline's rows for each lookup but the last, and finds group slots in one loop", () => {
+    const code = generateKernelShaders(kernels.find((k) => k.id === 14)!, variables).pipelineAggregate!;
+    // The filtered tile is listed, then the rows lookup 0 matches; lookup 1 runs with the aggregation over that list.
+    expect(code.match(/listed\[at\] = ids\[r\]/g)).toHaveLength(2);
+    expect(code.match(/= lookup0\(/g)).toHaveLength(2);
+    expect(code.match(/= lookup1\(/g)).toHaveLength(1);
+    // A thread waiting for a claimed slot's key words waits across turns of the slot loop, never in a loop of its
+    // own that its warp might run ahead of the claimer (which hung an H100).
+    for (const fn of ['localSlot', 'globalSlot']) {
+      const body = code.slice(code.indexOf(`fn ${fn}(`), code.indexOf('\n}\n', code.indexOf(`fn ${fn}(`)));
+      expect(body.match(/\bloop \{|\bfor \(|\bwhile /g)).toEqual(['loop {']);
+    }
   });
 
   it('rejects a projection whose width does not match the output variable', () => {

@@ -84,6 +84,8 @@ interface ProbeParts {
   lookups: string;
   /** Each probe's parameters and whether its build keys repeat. */
   consts: string;
+  /** Probe j's lookup of the scanned row's key: x<j> = the chain head, 0 on a miss. */
+  lookupOf(j: number): string;
   /** Per probe, the lookup of the scanned row's key (x<j>: chain head; `continue` on a miss); with `counts`, c<j> = its chain's length. */
   probes(counts: boolean): string;
   /** `body` once per combination of the row's matches, starting from chain heads `head(j)`. */
@@ -120,23 +122,25 @@ fn lookup${j}(${keyArgs(K).split(', ').map((k) => `${k}: u32`).join(', ')}) -> u
 }
 `;
   });
+  const lookupOf = (j: number): string => {
+    const words = kernel.probes[j]!.probeKeys.flatMap((e) => exprWords(e, inputCols, constOffsets));
+    if (words.length !== widths[j]) throw new Error(`internal: pipeline ${kernel.id} probe ${j} has ${words.length} key words for a ${widths[j]}-word build key`);
+    const args = words.map((w, k) => `let k${j}_${k} = ${w};`).join(' ');
+    return `${args}
+let x${j} = lookup${j}(${words.map((_, k) => `k${j}_${k}`).join(', ')});`;
+  };
   const probes = (counts: boolean): string =>
     lookupOrder
-      .map((j) => {
-        const pr = kernel.probes[j]!;
-        const words = pr.probeKeys.flatMap((e) => exprWords(e, inputCols, constOffsets));
-        if (words.length !== widths[j]) throw new Error(`internal: pipeline ${kernel.id} probe ${j} has ${words.length} key words for a ${widths[j]}-word build key`);
-        const args = words.map((w, k) => `let k${j}_${k} = ${w};`).join(' ');
-        return `      ${args}
-      let x${j} = lookup${j}(${words.map((_, k) => `k${j}_${k}`).join(', ')});
+      .map(
+        (j) => `${lookupOf(j).replace(/^/gm, '      ')}
       if (x${j} == 0u) { continue; }${
         counts
           ? `
       var c${j} = 1u;
       if (chained${j}) { for (var x = hashed[p${j}.z + x${j} - 1u]; x != 0u; x = hashed[p${j}.z + x - 1u]) { c${j} = c${j} + 1u; } }`
           : ''
-      }`;
-      })
+      }`,
+      )
       .join('\n');
   const consts = builds
     .map((l, j) => {
@@ -161,7 +165,7 @@ ${nested.replace(/^/gm, '  ')}
     }
     return `{\n${nested.replace(/^/gm, '  ')}\n}`;
   };
-  return { params, rowLoad, inputBinding, inputCols, rowCols, widths, lookups: lookups.join(''), consts, probes, combinations };
+  return { params, rowLoad, inputBinding, inputCols, rowCols, widths, lookups: lookups.join(''), consts, lookupOf, probes, combinations };
 }
 
 function probeModule(src: PipelineSource, subgroups: boolean): string {
@@ -226,8 +230,11 @@ ${write.replace(/^/gm, '    ')}
 `;
 }
 
-/** Words of a local (workgroup) table at most: with nothing else in workgroup memory, 14 KiB of the 16 every device has. */
-const LOCAL_TABLE_WORDS = 3584;
+/**
+ * Words of a local (workgroup) table at most: with an aggregating pipeline's list of a tile's rows (at most 1,024
+ * words: HASH_ITEMS rows a thread, 256 threads), 14 KiB of the 16 every device has.
+ */
+const LOCAL_TABLE_WORDS = 2560;
 
 /** Probes of the local table before a row goes to the global one. */
 const LOCAL_PROBES = 8;
@@ -266,7 +273,10 @@ type Update = { kind: 'count' } | { kind: 'add'; words: 1 | 2 | 4; value: string
  * - `pipelineAggregate`: workgroups stride over tiles of the input; each row (each combination of matches passing
  *   the check) updates its group in the workgroup's own table, or, when that has no room, in the global table;
  *   the workgroup then adds its table's groups into the global one (few groups cost one global update per group
- *   and workgroup, not per row).
+ *   and workgroup, not per row). The rows a tile's filter keeps, and those each lookup but the last matches, are
+ *   listed in workgroup memory, and the next lookup runs over the list: otherwise every lookup would run on the few
+ *   lanes of each warp whose rows are left, at the full latency of a warp (SSB Q1.x's pipeline on an H100: 0.45-1.07
+ *   ms before, 0.34 ms listed, which is the copy bandwidth over its 960 MB).
  * - `pipelineGroups`: one output row per occupied global slot, at its group id.
  * A slot is (tag, group id, key words, count, aggregate words); the local one has no group id. Key words are stored
  * XOR the salt in u0.z, so 0 marks a word not yet written: the thread that claims a slot (compare-exchange of the
@@ -280,7 +290,7 @@ type Update = { kind: 'count' } | { kind: 'add'; words: 1 | 2 | 4; value: string
  */
 function aggregateModules(src: PipelineSource, agg: NonNullable<PipelineKernel['aggregate']>): KernelShaders {
   const { kernel, inputTypes, builds, constOffsets, constWords } = src;
-  const { rowLoad, inputBinding, rowCols, inputCols, widths, lookups, consts, probes, combinations } = probeParts(src);
+  const { rowLoad, inputBinding, rowCols, inputCols, widths, lookups, consts, lookupOf, probes, combinations } = probeParts(src);
   const types = kernel.project.map((e) => e.type);
   const keyWords = agg.groupBy.flatMap((c) => exprWords(kernel.project[c]!, rowCols, constOffsets));
   const G = keyWords.length;
@@ -312,26 +322,35 @@ function aggregateModules(src: PipelineSource, agg: NonNullable<PipelineKernel['
   const slotFns = (arr: string, local: boolean): string => {
     const W = local ? 'LW' : 'SW';
     const keyAt = local ? 1 : 2;
+    const keyStores = Array.from({ length: G }, (_, w) => `          atomicStore(&${arr}[at + ${keyAt + w}u], e${w});`).join('\n');
     const claim = local
-      ? `if (atomicLoad(&lfill) >= LMAX) { return NONE; }
+      ? `if (atomicLoad(&lfill) >= LMAX) {
+        done = true;
+      } else {
         let r = atomicCompareExchangeWeak(&lt[at], 0u, tag);
         if (r.exchanged) {
           atomicAdd(&lfill, 1u);
-${Array.from({ length: G }, (_, w) => `          atomicStore(&lt[at + ${keyAt + w}u], e${w});`).join('\n')}
-          return at;
-        }`
+${keyStores}
+          found = at;
+          done = true;
+        }
+      }`
       : `// Once the table is full (the host runs again on a larger one) no slot is claimed: it stays at most half full.
-        if (atomicLoad(&flags[1]) != 0u) { return NONE; }
+      if (atomicLoad(&flags[1]) != 0u) {
+        done = true;
+      } else {
         let r = atomicCompareExchangeWeak(&table[at], 0u, tag);
         if (r.exchanged) {
           let gid = atomicAdd(&flags[0], 1u);
           if (gid >= u[0].w) { atomicStore(&flags[1], 1u); }
           atomicStore(&table[at + 1u], gid);
-${Array.from({ length: G }, (_, w) => `          atomicStore(&table[at + ${keyAt + w}u], e${w});`).join('\n')}
-          return at;
-        }`;
-    const same = Array.from({ length: G }, (_, w) => `      var w${w} = atomicLoad(&${arr}[at + ${keyAt + w}u]);
-      loop { if (w${w} != 0u) { break; } w${w} = atomicLoad(&${arr}[at + ${keyAt + w}u]); }`).join('\n');
+${keyStores}
+          found = at;
+          done = true;
+        }
+      }`;
+    const words = Array.from({ length: G }, (_, w) => `      let w${w} = atomicLoad(&${arr}[at + ${keyAt + w}u]);`).join('\n');
+    const unwritten = G === 0 ? 'false' : Array.from({ length: G }, (_, w) => `w${w} == 0u`).join(' || ');
     const equal = G === 0 ? 'true' : Array.from({ length: G }, (_, w) => `w${w} == e${w}`).join(' && ');
     const mask = local ? '(LS - 1u)' : 'u[0].y';
     const probesLimit = local ? 'LPROBES' : `min(${mask} + 1u, GPROBES)`;
@@ -348,26 +367,43 @@ ${Array.from({ length: G }, (_, w) => `          atomicStore(&table[at + ${keyAt
 }
 `;
     return `// Slot (first word) of the key e0.. with hash h, claimed when new; NONE when there is no room.
+// One step a turn: claim a free slot, compare a claimed one's key, or move on. A slot whose key words its claimer
+// has not all written yet is looked at again next turn. Every turn's branches join before the next: a thread must
+// never loop waiting on another thread of its warp (the claimer) in a branch the GPU may run to its end first, which
+// hung an H100.
 fn ${name}(${withKeys('h: u32')}) -> u32 {
   let tag = h | 1u;
   var s = h & ${mask};
-  for (var probe = 0u; probe < ${probesLimit}; probe = probe + 1u) {
+  var probe = 0u;
+  var found = NONE;
+  var done = false;
+  loop {
     let at = s * ${W};
-    var head = atomicLoad(&${arr}[at]);
+    let head = atomicLoad(&${arr}[at]);
+    // Look at the same slot again: a weak exchange may fail spuriously, and a claimed slot's key may be unwritten.
+    var again = false;
     if (head == 0u) {
-      loop {
-        ${claim}
-        // A weak exchange may fail spuriously: try the slot again while it is free.
-        if (r.old_value != 0u) { head = r.old_value; break; }
+      ${claim}
+      again = !done;
+    } else if (head == tag) {
+${words}
+      if (${unwritten}) {
+        again = true;
+      } else if (${equal}) {
+        found = at;
+        done = true;
       }
     }
-    if (head == tag) {
-${same}
-      if (${equal}) { return at; }
+    if (!done && !again) {
+      s = (s + 1u) & ${mask};
+      probe = probe + 1u;
+      if (probe >= ${probesLimit}) {
+        ${local ? '' : 'atomicStore(&flags[1], 1u);\n        '}done = true;
+      }
     }
-    s = (s + 1u) & ${mask};
+    if (done) { break; }
   }
-  ${local ? '' : 'atomicStore(&flags[1], 1u);\n  '}return NONE;
+  return found;
 }
 ${add(arr)}`;
   };
@@ -412,6 +448,37 @@ ${saltHit}  let h = ${hashOf(keyArgsList)};
 ${G === 0 ? '' : '}'}`;
   const perRow = kernel.check.length > 0 ? `if (${filterCode(kernel.check, rowCols, constOffsets)}) {\n${body}\n}` : body;
   const N = builds.length;
+  // A filter is applied to the whole tile first; its rows are then listed like those of a lookup.
+  const filtered = kernel.filter.length > 0;
+  // The rows ids[r] whose bit r of `bits` is set become the list (barriers: everyone has read the old one first).
+  const relist = (bits: string): string => `    workgroupBarrier();
+    if (lid == 0u) { atomicStore(&listing, 0u); }
+    workgroupBarrier();
+    if (${bits} != 0u) {
+      var at = atomicAdd(&listing, countOneBits(${bits}));
+      for (var r = 0u; r < ITEMS; r = r + 1u) {
+        if (((${bits} >> r) & 1u) != 0u) { listed[at] = ids[r]; at = at + 1u; }
+      }
+    }
+    workgroupBarrier();
+    if (lid == 0u) { listedRows = atomicLoad(&listing); }
+    m = workgroupUniformLoad(&listedRows);`;
+  // A stage's r-th row, i: the listed one, or (`listedRows` false: the tile unfiltered) the tile's own, coalesced;
+  // `skip` where there is none.
+  const nextRow = (fromList: boolean, skip: string): string =>
+    fromList ? `let e = r * WG + lid; if (e >= m) { ${skip} } let i = listed[e];` : `let i = base + r * WG + lid; if (i >= n) { ${skip} }`;
+  // Probe j's lookup of the rows (at most ITEMS a thread): those that match stay listed.
+  const lookupStage = (j: number, fromList: boolean): string => `    {
+      var found = 0u;
+      for (var r = 0u; r < ITEMS; r = r + 1u) {
+        ${nextRow(fromList, 'break;')}
+        ids[r] = i;
+        ${rowLoad}
+${lookupOf(j).replace(/^/gm, '        ')}
+        if (x${j} != 0u) { found = found | (1u << r); }
+      }
+${relist('found').replace(/^/gm, '  ')}
+    }`;
   const insert = `${inputBinding(atomicBinding(atomicBinding(header('pipelineAggregate', ['inp', 'hashed', 'table', 'flags'], pipelineParamsAt(constWords) + 4 * N), 'table'), 'flags'))}
 const ITEMS: u32 = ${HASH_ITEMS}u;
 override TILE: u32 = ITEMS * WG;
@@ -426,6 +493,11 @@ ${hashFunctions([...widths, ...(G > 0 ? [G] : [])])}
 ${lookups}
 var<workgroup> lt: array<atomic<u32>, ${LS * LW}>;
 var<workgroup> lfill: atomic<u32>;
+// The tile's rows still to look up (in no particular order), so that each lookup runs on dense lanes rather than
+// on the few lanes of each warp whose rows are left: listed[0..m), gathered through 'listing'.
+var<workgroup> listed: array<u32, TILE>;
+var<workgroup> listing: atomic<u32>;
+var<workgroup> listedRows: u32;
 ${slotFns('table', false)}
 ${slotFns('lt', true)}
 @compute @workgroup_size(WG)
@@ -438,12 +510,19 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   let tiles = (n + TILE - 1u) / TILE;
   let groups = nwg.x * nwg.y;
 ${consts}
+  var ids: array<u32, ITEMS>;
+  var m = 0u;
   for (var t = wid.x + wid.y * nwg.x; t < tiles; t = t + groups) {
     let base = t * TILE;
-${tileKeepMask(filterCode(kernel.filter, inputCols, constOffsets), HASH_ITEMS, false, rowLoad).replace(/^/gm, '  ')}
-    for (var k = 0u; k < ITEMS; k = k + 1u) {
-      if (((mine >> k) & 1u) == 0u) { continue; }
-      let i = base + k * WG + lid;
+${filtered ? `${tileKeepMask(filterCode(kernel.filter, inputCols, constOffsets), HASH_ITEMS, false, rowLoad).replace(/^/gm, '  ')}
+    for (var r = 0u; r < ITEMS; r = r + 1u) { ids[r] = base + r * WG + lid; }
+${relist('mine')}` : ''}
+${src.lookupOrder
+  .slice(0, N - 1)
+  .map((j, s) => lookupStage(j, filtered || s > 0))
+  .join('\n')}
+    for (var r = 0u; r < ITEMS; r = r + 1u) {
+      ${nextRow(filtered || N > 1, 'continue;')}
       ${rowLoad}
 ${probes(false)}
 ${(N > 0 ? combinations(perRow, (j) => `x${j}`) : `{\n${perRow}\n}`).replace(/^/gm, '      ')}
