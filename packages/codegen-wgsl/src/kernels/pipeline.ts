@@ -280,8 +280,8 @@ type Update = { kind: 'count' } | { kind: 'add'; words: 1 | 2 | 4; value: string
  * - `pipelineGroups`: one output row per occupied global slot, at its group id.
  * A slot is (tag, group id, key words, count, aggregate words); the local one has no group id. Key words are stored
  * XOR the salt in u0.z, so 0 marks a word not yet written: the thread that claims a slot (compare-exchange of the
- * tag, a non-zero hash) writes them next, and a thread that finds the tag waits for each word to turn non-zero.
- * That needs no ordering between different words, which WGSL's relaxed atomics do not give. A key word equal to
+ * tag, a non-zero hash) writes them next, and a thread that finds the tag looks at the slot again, turn after turn
+ * of its slot loop, until every word is non-zero. That needs no ordering between different words, which WGSL's relaxed atomics do not give. A key word equal to
  * the salt sets flags[2] (the host runs again with another salt); a group id at or past u0.w (the output's room),
  * or a row that finds no slot, sets flags[1] (the host runs again on a larger table). Sums add word by word with the
  * carry of each word added to the next (exact modulo 2^32, 2^64 or 2^128 in any order); decimal sums and every
@@ -463,7 +463,7 @@ ${G === 0 ? '' : '}'}`;
     workgroupBarrier();
     if (lid == 0u) { listedRows = atomicLoad(&listing); }
     m = workgroupUniformLoad(&listedRows);`;
-  // A stage's r-th row, i: the listed one, or (`listedRows` false: the tile unfiltered) the tile's own, coalesced;
+  // A stage's r-th row, i: the listed one, or (`fromList` false: the tile unfiltered) the tile's own, coalesced;
   // `skip` where there is none.
   const nextRow = (fromList: boolean, skip: string): string =>
     fromList ? `let e = r * WG + lid; if (e >= m) { ${skip} } let i = listed[e];` : `let i = base + r * WG + lid; if (i >= n) { ${skip} }`;

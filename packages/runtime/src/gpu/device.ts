@@ -132,10 +132,10 @@ export async function openGpu(options: GpuOptions = {}): Promise<Gpu> {
   });
 }
 
-/** The Gpu handed out by openGpu, with the state the drivers share. */
 /** The error scopes around scoped work, pushed in this order. */
 const SCOPE_FILTERS: readonly GPUErrorFilter[] = ['validation', 'out-of-memory', 'internal'];
 
+/** The Gpu handed out by openGpu, with the state the drivers share. */
 export class GpuImpl implements Gpu {
   /** Compiled pipelines by WGSL text, then by pass and bind layout (see pipelineFor; one workgroup size per device). */
   readonly pipelines = new Map<string, Map<string, Promise<GPUComputePipeline>>>();
