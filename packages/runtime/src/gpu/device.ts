@@ -132,6 +132,15 @@ export async function openGpu(options: GpuOptions = {}): Promise<Gpu> {
   });
 }
 
+/** What `fn` returned or threw: scoped work settles its error scopes before either goes to its caller. */
+async function outcome<T>(fn: () => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
+  try {
+    return { ok: true, value: await fn() };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
 /** The error scopes around scoped work, pushed in this order. */
 const SCOPE_FILTERS: readonly GPUErrorFilter[] = ['validation', 'out-of-memory', 'internal'];
 
@@ -276,19 +285,14 @@ export class GpuImpl implements Gpu {
    * Error naming `what`. When `fn` throws, the scopes are awaited first (a GPU error wins over what `fn` threw,
    * which is usually a consequence); otherwise they settle in the background and `settle()` reports them:
    * awaiting three scope pops per kernel cost more host time than most kernels take on a GPU. Inside a run
-   * scope (runScoped) `fn` pushes no scopes of its own: the run's catch its errors.
+   * scope (runScoped) `fn` pushes no scopes of its own: the run's scopes catch its errors.
    */
   scoped<T>(what: string, fn: () => Promise<T>): Promise<T> {
     return this.serial(async () => {
       this.check();
       if (this.runScopes > 0) return fn();
       this.pushScopes();
-      let result: { ok: true; value: T } | { ok: false; error: unknown };
-      try {
-        result = { ok: true, value: await fn() };
-      } catch (error) {
-        result = { ok: false, error };
-      }
+      const result = await outcome(fn);
       const errors = this.popScopes(what);
       if (!result.ok) {
         // An earlier scope's error is the cause (on the H100 a relation buffer that could not be created surfaced
@@ -317,12 +321,7 @@ export class GpuImpl implements Gpu {
     await this.serial(() => {
       if (this.runScopes++ === 0) this.pushScopes();
     });
-    let result: { ok: true; value: T } | { ok: false; error: unknown };
-    try {
-      result = { ok: true, value: await fn() };
-    } catch (error) {
-      result = { ok: false, error };
-    }
+    const result = await outcome(fn);
     // Wrapped: the chain must not wait for the pops to settle.
     const { errors } = await this.serial(() => ({ errors: --this.runScopes === 0 ? this.popScopes(what) : Promise.resolve(undefined) }));
     const error = (await this.orLost(this.unsettled)) ?? (await this.orLost(errors));
