@@ -192,8 +192,13 @@ describe('generateKernelShaders', () => {
     const code = generateKernelShaders(kernels.find((k) => k.id === 14)!, variables).pipelineAggregate!;
     // The filtered tile is listed, then the rows lookup 0 matches; lookup 1 runs with the aggregation over that list.
     expect(code.match(/listed\[at\] = ids\[r\]/g)).toHaveLength(2);
-    expect(code.match(/= lookup0\(/g)).toHaveLength(2);
+    expect(code.match(/= lookup0\(/g)).toHaveLength(1);
     expect(code.match(/= lookup1\(/g)).toHaveLength(1);
+    // Lookup 0's stage reads every row's first slot before probing on from any (unrolled, one row after another).
+    const probedOn = [...code.matchAll(/lookup0\(lk(\d)_0\b/g)];
+    expect(probedOn.map((m) => m[1])).toEqual(['0', '1', '2', '3']);
+    expect(code.indexOf('lh3 = hashed[')).toBeGreaterThan(0);
+    expect(code.indexOf('lh3 = hashed[')).toBeLessThan(probedOn[0]!.index);
     // A thread waiting for a claimed slot's key words waits across turns of the slot loop, never in a loop of its
     // own that its warp might run ahead of the claimer (which hung an H100).
     for (const fn of ['localSlot', 'globalSlot']) {

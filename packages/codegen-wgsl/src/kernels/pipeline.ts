@@ -84,6 +84,8 @@ interface ProbeParts {
   lookups: string;
   /** Each probe's parameters and whether its build keys repeat. */
   consts: string;
+  /** Probe j's key words of the scanned row. */
+  keyOf(j: number): string[];
   /** Probe j's lookup of the scanned row's key: x<j> = the chain head, 0 on a miss. */
   lookupOf(j: number): string;
   /** Per probe, the lookup of the scanned row's key (x<j>: chain head; `continue` on a miss); with `counts`, c<j> = its chain's length. */
@@ -108,10 +110,10 @@ function probeParts({ kernel, inputTypes, buildTypes, builds, constOffsets, cons
   const widths = builds.map((l) => l.keyWords.length);
   const lookups = builds.map((layout, j) => {
     const K = layout.keyWords.length;
-    return `// Chain head (build row + 1; 0: no match) of key k0.. in probe ${j}'s table.
-fn lookup${j}(${keyArgs(K).split(', ').map((k) => `${k}: u32`).join(', ')}) -> u32 {
+    return `// Chain head (build row + 1; 0: no match) of key k0.. in probe ${j}'s table, probing from slot s0.
+fn lookup${j}(${keyArgs(K).split(', ').map((k) => `${k}: u32`).join(', ')}, s0: u32) -> u32 {
   let p = u[${params + j}u];
-  var s = hashKey${K}(${keyArgs(K)}) & p.x;
+  var s = s0;
   loop {
     let at = p.y + s * ${joinSlotWords(K)}u;
     let r = hashed[at];
@@ -122,12 +124,17 @@ fn lookup${j}(${keyArgs(K).split(', ').map((k) => `${k}: u32`).join(', ')}) -> u
 }
 `;
   });
-  const lookupOf = (j: number): string => {
+  const keyOf = (j: number): string[] => {
     const words = kernel.probes[j]!.probeKeys.flatMap((e) => exprWords(e, inputCols, constOffsets));
     if (words.length !== widths[j]) throw new Error(`internal: pipeline ${kernel.id} probe ${j} has ${words.length} key words for a ${widths[j]}-word build key`);
+    return words;
+  };
+  const lookupOf = (j: number): string => {
+    const words = keyOf(j);
     const args = words.map((w, k) => `let k${j}_${k} = ${w};`).join(' ');
+    const keys = words.map((_, k) => `k${j}_${k}`).join(', ');
     return `${args}
-let x${j} = lookup${j}(${words.map((_, k) => `k${j}_${k}`).join(', ')});`;
+let x${j} = lookup${j}(${keys}, hashKey${words.length}(${keys}) & p${j}.x);`;
   };
   const probes = (counts: boolean): string =>
     lookupOrder
@@ -165,7 +172,7 @@ ${nested.replace(/^/gm, '  ')}
     }
     return `{\n${nested.replace(/^/gm, '  ')}\n}`;
   };
-  return { params, rowLoad, inputBinding, inputCols, rowCols, widths, lookups: lookups.join(''), consts, lookupOf, probes, combinations };
+  return { params, rowLoad, inputBinding, inputCols, rowCols, widths, lookups: lookups.join(''), consts, keyOf, lookupOf, probes, combinations };
 }
 
 function probeModule(src: PipelineSource, subgroups: boolean): string {
@@ -290,7 +297,7 @@ type Update = { kind: 'count' } | { kind: 'add'; words: 1 | 2 | 4; value: string
  */
 function aggregateModules(src: PipelineSource, agg: NonNullable<PipelineKernel['aggregate']>): KernelShaders {
   const { kernel, inputTypes, builds, constOffsets, constWords } = src;
-  const { rowLoad, inputBinding, rowCols, inputCols, widths, lookups, consts, lookupOf, probes, combinations } = probeParts(src);
+  const { rowLoad, inputBinding, rowCols, inputCols, widths, lookups, consts, keyOf, probes, combinations } = probeParts(src);
   const types = kernel.project.map((e) => e.type);
   const keyWords = agg.groupBy.flatMap((c) => exprWords(kernel.project[c]!, rowCols, constOffsets));
   const G = keyWords.length;
@@ -467,18 +474,48 @@ ${G === 0 ? '' : '}'}`;
   // `skip` where there is none.
   const nextRow = (fromList: boolean, skip: string): string =>
     fromList ? `let e = r * WG + lid; if (e >= m) { ${skip} } let i = listed[e];` : `let i = base + r * WG + lid; if (i >= n) { ${skip} }`;
-  // Probe j's lookup of the rows (at most ITEMS a thread): those that match stay listed.
-  const lookupStage = (j: number, fromList: boolean): string => `    {
-      var found = 0u;
-      for (var r = 0u; r < ITEMS; r = r + 1u) {
-        ${nextRow(fromList, 'break;')}
-        ids[r] = i;
+  // Probe j's lookup of the rows (at most ITEMS a thread): those that match stay listed. Unrolled in three steps (each
+  // row's key; its first slot's words; the rest of the probing, rarely needed) so that a thread's
+  // lookups are in flight together: looked up one after another, the latency of each (a row load, then a table
+  // load) added up, and a tile's unfiltered first lookup cost SSB Q2.2 three times its pipeline's read time.
+  const lookupStage = (j: number, fromList: boolean): string => {
+    const K = widths[j]!;
+    const items = Array.from({ length: HASH_ITEMS }, (_, r) => r);
+    const words = (r: number, v: string): string[] => Array.from({ length: K }, (_, k) => `${v}${r}_${k}`);
+    const keys = keyOf(j);
+    const first = items.map((r) => {
+      const row = fromList ? `let e = ${r}u * WG + lid;
+      if (e < m) {
+        let i = listed[e];` : `let i = base + ${r}u * WG + lid;
+      if (i < n) {`;
+      return `    var ls${r} = 0u; ${words(r, 'lk').map((w) => `var ${w} = 0u;`).join(' ')}
+    {
+      ${row}
+        ids[${r}] = i;
+        live = live | ${1 << r}u;
         ${rowLoad}
-${lookupOf(j).replace(/^/gm, '        ')}
-        if (x${j} != 0u) { found = found | (1u << r); }
+        ${words(r, 'lk').map((w, k) => `${w} = ${keys[k]};`).join(' ')}
       }
-${relist('found').replace(/^/gm, '  ')}
     }`;
+    });
+    const slots = items.map(
+      (r) => `    var lh${r} = 0u; ${words(r, 'lw').map((w) => `var ${w} = 0u;`).join(' ')}
+    if ((live & ${1 << r}u) != 0u) {
+      ls${r} = hashKey${K}(${words(r, 'lk').join(', ')}) & p${j}.x;
+      let at = p${j}.y + ls${r} * ${joinSlotWords(K)}u; lh${r} = hashed[at]; ${words(r, 'lw').map((w, k) => `${w} = hashed[at + ${k + 1}u];`).join(' ')}
+    }`,
+    );
+    const matches = items.map((r) => {
+      const equal = words(r, 'lw').map((w, k) => `${w} == lk${r}_${k}`).join(' && ');
+      return `    if (lh${r} != 0u && ((${equal}) || lookup${j}(${words(r, 'lk').join(', ')}, (ls${r} + 1u) & p${j}.x) != 0u)) { found = found | ${1 << r}u; }`;
+    });
+    return `    {
+    var found = 0u;
+    var live = 0u;
+${[...first, ...slots, ...matches].join('\n')}
+${relist('found')}
+    }`;
+  };
   const insert = `${inputBinding(atomicBinding(atomicBinding(header('pipelineAggregate', ['inp', 'hashed', 'table', 'flags'], pipelineParamsAt(constWords) + 4 * N), 'table'), 'flags'))}
 const ITEMS: u32 = ${HASH_ITEMS}u;
 override TILE: u32 = ITEMS * WG;
