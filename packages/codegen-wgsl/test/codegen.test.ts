@@ -186,6 +186,8 @@ describe('generateKernelShaders', () => {
     const errors = (await gpu.device.createShaderModule({ code: reversed }).getCompilationInfo()).messages.filter((m) => m.type === 'error');
     expect(errors).toEqual([]);
     expect(() => probe([0, 0])).toThrow(/lookup order/);
+    // A row that misses the first lookup reads nothing of the second's table.
+    expect(probe().indexOf('if (x0 == 0u) { continue; }')).toBeLessThan(probe().indexOf('let fh1 = hashed['));
   });
 
   it("lists an aggregating pipeline's rows for each lookup but the last, and finds group slots in one loop", () => {
@@ -194,6 +196,10 @@ describe('generateKernelShaders', () => {
     expect(code.match(/listed\[at\] = ids\[r\]/g)).toHaveLength(2);
     expect(code.match(/= lookup0\(/g)).toHaveLength(1);
     expect(code.match(/= lookup1\(/g)).toHaveLength(1);
+    // The last list's rows matched lookup 0 already: both lookups' first slots are read before either goes on.
+    const last = code.slice(code.lastIndexOf('for (var r = 0u; r < ITEMS; r = r + 1u) {'));
+    expect(last.indexOf('let fh1 = hashed[')).toBeGreaterThan(0);
+    expect(last.indexOf('let fh1 = hashed[')).toBeLessThan(last.indexOf('if (x0 == 0u) { continue; }'));
     // Lookup 0's stage reads every row's first slot before probing on from any (unrolled, one row after another).
     const probedOn = [...code.matchAll(/lookup0\(lk(\d)_0\b/g)];
     expect(probedOn.map((m) => m[1])).toEqual(['0', '1', '2', '3']);

@@ -86,10 +86,11 @@ interface ProbeParts {
   consts: string;
   /** Probe j's key words of the scanned row. */
   keyOf(j: number): string[];
-  /** Probe j's lookup of the scanned row's key: x<j> = the chain head, 0 on a miss. */
-  lookupOf(j: number): string;
-  /** Per probe, the lookup of the scanned row's key (x<j>: chain head; `continue` on a miss); with `counts`, c<j> = its chain's length. */
-  probes(counts: boolean): string;
+  /**
+   * Per probe, the lookup of the scanned row's key (x<j>: chain head; `continue` on a miss); with `counts`, c<j> = its
+   * chain's length; with `together`, all probes' first table reads before any lookup goes on.
+   */
+  probes(counts: boolean, together: boolean): string;
   /** `body` once per combination of the row's matches, starting from chain heads `head(j)`. */
   combinations(body: string, head: (j: number) => string): string;
 }
@@ -129,26 +130,33 @@ fn lookup${j}(${keyArgs(K).split(', ').map((k) => `${k}: u32`).join(', ')}, s0: 
     if (words.length !== widths[j]) throw new Error(`internal: pipeline ${kernel.id} probe ${j} has ${words.length} key words for a ${widths[j]}-word build key`);
     return words;
   };
-  const lookupOf = (j: number): string => {
-    const words = keyOf(j);
-    const args = words.map((w, k) => `let k${j}_${k} = ${w};`).join(' ');
-    const keys = words.map((_, k) => `k${j}_${k}`).join(', ');
-    return `${args}
-let x${j} = lookup${j}(${keys}, hashKey${words.length}(${keys}) & p${j}.x);`;
-  };
-  const probes = (counts: boolean): string =>
-    lookupOrder
-      .map(
-        (j) => `${lookupOf(j).replace(/^/gm, '      ')}
+  // With `together`, every probe's first slot of the row's key is read before any is looked at (the lookups are
+  // independent), so a row's lookups wait for one table read, not one per probe: for rows every earlier lookup but
+  // the last matched already (an aggregating pipeline's last list). Else a miss skips the later probes' reads.
+  const probes = (counts: boolean, together: boolean): string => {
+    const first = lookupOrder.map((j) => {
+      const words = keyOf(j);
+      const K = words.length;
+      const keys = words.map((_, k) => `k${j}_${k}`).join(', ');
+      return `      ${words.map((w, k) => `let k${j}_${k} = ${w};`).join(' ')}
+      let fs${j} = hashKey${K}(${keys}) & p${j}.x;
+      let fa${j} = p${j}.y + fs${j} * ${joinSlotWords(K)}u; let fh${j} = hashed[fa${j}]; ${words.map((_, k) => `let fw${j}_${k} = hashed[fa${j} + ${k + 1}u];`).join(' ')}`;
+    });
+    const resolve = lookupOrder.map((j) => {
+      const words = keyOf(j);
+      const keys = words.map((_, k) => `k${j}_${k}`).join(', ');
+      return `      var x${j} = fh${j};
+      if (x${j} != 0u && !(${words.map((_, k) => `fw${j}_${k} == k${j}_${k}`).join(' && ')})) { x${j} = lookup${j}(${keys}, (fs${j} + 1u) & p${j}.x); }
       if (x${j} == 0u) { continue; }${
         counts
           ? `
       var c${j} = 1u;
       if (chained${j}) { for (var x = hashed[p${j}.z + x${j} - 1u]; x != 0u; x = hashed[p${j}.z + x - 1u]) { c${j} = c${j} + 1u; } }`
           : ''
-      }`,
-      )
-      .join('\n');
+      }`;
+    });
+    return (together ? [...first, ...resolve] : first.flatMap((f, s) => [f, resolve[s]!])).join('\n');
+  };
   const consts = builds
     .map((l, j) => {
       const SW = joinSlotWords(l.keyWords.length);
@@ -172,7 +180,7 @@ ${nested.replace(/^/gm, '  ')}
     }
     return `{\n${nested.replace(/^/gm, '  ')}\n}`;
   };
-  return { params, rowLoad, inputBinding, inputCols, rowCols, widths, lookups: lookups.join(''), consts, keyOf, lookupOf, probes, combinations };
+  return { params, rowLoad, inputBinding, inputCols, rowCols, widths, lookups: lookups.join(''), consts, keyOf, probes, combinations };
 }
 
 function probeModule(src: PipelineSource, subgroups: boolean): string {
@@ -218,7 +226,7 @@ ${builds.map((_, j) => `    h${j}[k] = 0u;`).join('\n')}
     if (((mine >> k) & 1u) == 0u) { continue; }
     let i = base + k * WG + lid;
     ${rowLoad}
-${probes(kernel.check.length === 0)}
+${probes(kernel.check.length === 0, false)}
 ${builds.map((_, j) => `    h${j}[k] = x${j};`).join('\n')}
 ${count.replace(/^/gm, '    ')}
   }
@@ -561,7 +569,7 @@ ${src.lookupOrder
     for (var r = 0u; r < ITEMS; r = r + 1u) {
       ${nextRow(filtered || N > 1, 'continue;')}
       ${rowLoad}
-${probes(false)}
+${probes(false, true)}
 ${(N > 0 ? combinations(perRow, (j) => `x${j}`) : `{\n${perRow}\n}`).replace(/^/gm, '      ')}
     }
   }
