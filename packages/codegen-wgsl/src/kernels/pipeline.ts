@@ -86,6 +86,10 @@ interface ProbeParts {
   consts: string;
   /** Probe j's key words of the scanned row. */
   keyOf(j: number): string[];
+  /** `let at = <address of probe j's slot>; head = its first word; words[k] = key word k` (head, words: lvalues or `let x`). */
+  slotLoads(j: number, slot: string, at: string, head: string, words: readonly string[]): string;
+  /** Probe j's lookup of `keys` going on past the slot `slot` (whose key was another): the chain head, or 0. */
+  probeOn(j: number, keys: readonly string[], slot: string): string;
   /**
    * Per probe, the lookup of the scanned row's key (x<j>: chain head; `continue` on a miss); with `counts`, c<j> = its
    * chain's length; with `together`, all probes' first table reads before any lookup goes on.
@@ -130,23 +134,22 @@ fn lookup${j}(${keyArgs(K).split(', ').map((k) => `${k}: u32`).join(', ')}, s0: 
     if (words.length !== widths[j]) throw new Error(`internal: pipeline ${kernel.id} probe ${j} has ${words.length} key words for a ${widths[j]}-word build key`);
     return words;
   };
+  const slotLoads = (j: number, slot: string, at: string, head: string, words: readonly string[]): string =>
+    `let ${at} = p${j}.y + ${slot} * ${joinSlotWords(widths[j]!)}u; ${head} = hashed[${at}]; ${words.map((w, k) => `${w} = hashed[${at} + ${k + 1}u];`).join(' ')}`;
+  const probeOn = (j: number, keys: readonly string[], slot: string): string => `lookup${j}(${keys.join(', ')}, (${slot} + 1u) & p${j}.x)`;
   // With `together`, every probe's first slot of the row's key is read before any is looked at (the lookups are
   // independent), so a row's lookups wait for one table read, not one per probe: for rows every earlier lookup but
   // the last matched already (an aggregating pipeline's last list). Else a miss skips the later probes' reads.
   const probes = (counts: boolean, together: boolean): string => {
-    const first = lookupOrder.map((j) => {
-      const words = keyOf(j);
-      const K = words.length;
-      const keys = words.map((_, k) => `k${j}_${k}`).join(', ');
-      return `      ${words.map((w, k) => `let k${j}_${k} = ${w};`).join(' ')}
-      let fs${j} = hashKey${K}(${keys}) & p${j}.x;
-      let fa${j} = p${j}.y + fs${j} * ${joinSlotWords(K)}u; let fh${j} = hashed[fa${j}]; ${words.map((_, k) => `let fw${j}_${k} = hashed[fa${j} + ${k + 1}u];`).join(' ')}`;
-    });
+    const keys = (j: number): string[] => keyOf(j).map((_, k) => `k${j}_${k}`);
+    const first = lookupOrder.map(
+      (j) => `      ${keyOf(j).map((w, k) => `let k${j}_${k} = ${w};`).join(' ')}
+      let fs${j} = hashKey${widths[j]}(${keys(j).join(', ')}) & p${j}.x;
+      ${slotLoads(j, `fs${j}`, `fa${j}`, `let fh${j}`, keys(j).map((_, k) => `let fw${j}_${k}`))}`,
+    );
     const resolve = lookupOrder.map((j) => {
-      const words = keyOf(j);
-      const keys = words.map((_, k) => `k${j}_${k}`).join(', ');
       return `      var x${j} = fh${j};
-      if (x${j} != 0u && !(${words.map((_, k) => `fw${j}_${k} == k${j}_${k}`).join(' && ')})) { x${j} = lookup${j}(${keys}, (fs${j} + 1u) & p${j}.x); }
+      if (x${j} != 0u && !(${keys(j).map((k, w) => `fw${j}_${w} == ${k}`).join(' && ')})) { x${j} = ${probeOn(j, keys(j), `fs${j}`)}; }
       if (x${j} == 0u) { continue; }${
         counts
           ? `
@@ -180,7 +183,7 @@ ${nested.replace(/^/gm, '  ')}
     }
     return `{\n${nested.replace(/^/gm, '  ')}\n}`;
   };
-  return { params, rowLoad, inputBinding, inputCols, rowCols, widths, lookups: lookups.join(''), consts, keyOf, probes, combinations };
+  return { params, rowLoad, inputBinding, inputCols, rowCols, widths, lookups: lookups.join(''), consts, keyOf, slotLoads, probeOn, probes, combinations };
 }
 
 function probeModule(src: PipelineSource, subgroups: boolean): string {
@@ -305,7 +308,7 @@ type Update = { kind: 'count' } | { kind: 'add'; words: 1 | 2 | 4; value: string
  */
 function aggregateModules(src: PipelineSource, agg: NonNullable<PipelineKernel['aggregate']>): KernelShaders {
   const { kernel, inputTypes, builds, constOffsets, constWords } = src;
-  const { rowLoad, inputBinding, rowCols, inputCols, widths, lookups, consts, keyOf, probes, combinations } = probeParts(src);
+  const { rowLoad, inputBinding, rowCols, inputCols, widths, lookups, consts, keyOf, slotLoads, probeOn, probes, combinations } = probeParts(src);
   const types = kernel.project.map((e) => e.type);
   const keyWords = agg.groupBy.flatMap((c) => exprWords(kernel.project[c]!, rowCols, constOffsets));
   const G = keyWords.length;
@@ -483,9 +486,8 @@ ${G === 0 ? '' : '}'}`;
   const nextRow = (fromList: boolean, skip: string): string =>
     fromList ? `let e = r * WG + lid; if (e >= m) { ${skip} } let i = listed[e];` : `let i = base + r * WG + lid; if (i >= n) { ${skip} }`;
   // Probe j's lookup of the rows (at most ITEMS a thread): those that match stay listed. Unrolled in three steps (each
-  // row's key; its first slot's words; the rest of the probing, rarely needed) so that a thread's
-  // lookups are in flight together: looked up one after another, the latency of each (a row load, then a table
-  // load) added up, and a tile's unfiltered first lookup cost SSB Q2.2 three times its pipeline's read time.
+  // row's key; its first slot's words; the rest of the probing, rarely needed) so that a thread's lookups are in
+  // flight together rather than one row's after another's (on the H100, SSB Q2.x-Q4.x's pipelines ran 5-30% faster).
   const lookupStage = (j: number, fromList: boolean): string => {
     const K = widths[j]!;
     const items = Array.from({ length: HASH_ITEMS }, (_, r) => r);
@@ -510,12 +512,12 @@ ${G === 0 ? '' : '}'}`;
       (r) => `    var lh${r} = 0u; ${words(r, 'lw').map((w) => `var ${w} = 0u;`).join(' ')}
     if ((live & ${1 << r}u) != 0u) {
       ls${r} = hashKey${K}(${words(r, 'lk').join(', ')}) & p${j}.x;
-      let at = p${j}.y + ls${r} * ${joinSlotWords(K)}u; lh${r} = hashed[at]; ${words(r, 'lw').map((w, k) => `${w} = hashed[at + ${k + 1}u];`).join(' ')}
+      ${slotLoads(j, `ls${r}`, 'at', `lh${r}`, words(r, 'lw'))}
     }`,
     );
     const matches = items.map((r) => {
       const equal = words(r, 'lw').map((w, k) => `${w} == lk${r}_${k}`).join(' && ');
-      return `    if (lh${r} != 0u && ((${equal}) || lookup${j}(${words(r, 'lk').join(', ')}, (ls${r} + 1u) & p${j}.x) != 0u)) { found = found | ${1 << r}u; }`;
+      return `    if (lh${r} != 0u && ((${equal}) || ${probeOn(j, words(r, 'lk'), `ls${r}`)} != 0u)) { found = found | ${1 << r}u; }`;
     });
     return `    {
     var found = 0u;
