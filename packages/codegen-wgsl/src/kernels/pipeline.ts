@@ -147,8 +147,8 @@ fn lookup${j}(${keyArgs(K).split(', ').map((k) => `${k}: u32`).join(', ')}, s0: 
       let fs${j} = hashKey${widths[j]}(${keys(j).join(', ')}) & p${j}.x;
       ${slotLoads(j, `fs${j}`, `fa${j}`, `let fh${j}`, keys(j).map((_, k) => `let fw${j}_${k}`))}`,
     );
-    const resolve = lookupOrder.map((j) => {
-      return `      var x${j} = fh${j};
+    const resolve = lookupOrder.map(
+      (j) => `      var x${j} = fh${j};
       if (x${j} != 0u && !(${keys(j).map((k, w) => `fw${j}_${w} == ${k}`).join(' && ')})) { x${j} = ${probeOn(j, keys(j), `fs${j}`)}; }
       if (x${j} == 0u) { continue; }${
         counts
@@ -156,8 +156,8 @@ fn lookup${j}(${keyArgs(K).split(', ').map((k) => `${k}: u32`).join(', ')}, s0: 
       var c${j} = 1u;
       if (chained${j}) { for (var x = hashed[p${j}.z + x${j} - 1u]; x != 0u; x = hashed[p${j}.z + x - 1u]) { c${j} = c${j} + 1u; } }`
           : ''
-      }`;
-    });
+      }`,
+    );
     return (together ? [...first, ...resolve] : first.flatMap((f, s) => [f, resolve[s]!])).join('\n');
   };
   const consts = builds
@@ -299,8 +299,9 @@ type Update = { kind: 'count' } | { kind: 'add'; words: 1 | 2 | 4; value: string
  * A slot is (tag, group id, key words, count, aggregate words); the local one has no group id. Key words are stored
  * XOR the salt in u0.z, so 0 marks a word not yet written: the thread that claims a slot (compare-exchange of the
  * tag, a non-zero hash) writes them next, and a thread that finds the tag looks at the slot again, turn after turn
- * of its slot loop, until every word is non-zero. That needs no ordering between different words, which WGSL's relaxed atomics do not give. A key word equal to
- * the salt sets flags[2] (the host runs again with another salt); a group id at or past u0.w (the output's room),
+ * of its slot loop, until every word is non-zero. That needs no ordering between different words, which WGSL's
+ * relaxed atomics do not give. A key word equal to the salt sets flags[2] (the host runs again with another salt);
+ * a group id at or past u0.w (the output's room),
  * or a row that finds no slot, sets flags[1] (the host runs again on a larger table). Sums add word by word with the
  * carry of each word added to the next (exact modulo 2^32, 2^64 or 2^128 in any order); decimal sums and every
  * average keep 128 bits, so an out-of-range result is found at the end (flags[3]). min and max are atomicMax of an
