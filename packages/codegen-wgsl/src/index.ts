@@ -3,7 +3,7 @@
  * binding contract with the host drivers in @vixen/runtime). Generated code is device-independent:
  * the workgroup size is an `override`, sizes and constants come from a uniform buffer.
  */
-import { builtinTable, printExpr, rowWords, wordsOf } from '@vixen/queryplan';
+import { builtinTable, predicateOperands, printExpr, rowWords, wordsOf } from '@vixen/queryplan';
 import type { BuiltinFn, Expr, ScalarType, Value } from '@vixen/queryplan';
 import type { KirKernel, KirProgram, KirVariable, VarId } from '@vixen/kernel-ir';
 import { aggregateShaders } from './kernels/aggregate.js';
@@ -87,9 +87,9 @@ function kernelExprs(kernel: KirKernel): Expr[] {
   switch (kernel.kind) {
     case 'mapFilter':
     case 'mergeJoin':
-      return [...kernel.filter.flatMap((p) => [p.left, p.right]), ...kernel.project];
+      return [...kernel.filter.flatMap(predicateOperands), ...kernel.project];
     case 'pipeline':
-      return [...[...kernel.filter, ...kernel.check].flatMap((p) => [p.left, p.right]), ...kernel.project, ...kernel.probes.flatMap((pr) => pr.probeKeys)];
+      return [...[...kernel.filter, ...kernel.check].flatMap(predicateOperands), ...kernel.project, ...kernel.probes.flatMap((pr) => pr.probeKeys)];
     case 'sort':
     case 'unique':
     case 'hashJoin':

@@ -600,6 +600,7 @@ export function filterCode(filter: readonly Predicate[], cols: ColumnResolver, c
   if (filter.length === 0) return 'true';
   return filter
     .map((p) => {
+      if (p.kind === 'any') return `(${p.alternatives.map((alt) => `(${filterCode(alt, cols, constOffsets)})`).join(' || ')})`;
       if (p.left.type !== p.right.type) throw new Error(`internal: comparison of ${p.left.type} with ${p.right.type}`);
       return compareCode(p.op, p.left.type, exprWords(p.left, cols, constOffsets), exprWords(p.right, cols, constOffsets));
     })

@@ -3,7 +3,7 @@
  * All problems come back as located diagnostics; a plan is produced only when there are no errors.
  * Soufflé files (`.dl`) are parsed by their own parser into the same AST and take the same path from there.
  */
-import { eliminateCommonSubexpressions, pruneColumns, restrictOutputs, VixenError, type Diagnostic, type QpProgram } from '@vixen/queryplan';
+import { eliminateCommonSubexpressions, mergeUnionedSelects, pruneColumns, restrictOutputs, VixenError, type Diagnostic, type QpProgram } from '@vixen/queryplan';
 import { resolveOrders } from './check/order.js';
 import { checkSafety } from './check/safety.js';
 import { resolve } from './check/resolve.js';
@@ -68,7 +68,7 @@ export function compileLogic(files: SourceFile[], options: FrontendOptions = {})
   }
   return {
     // Pruning last: it needs the final output flags (Soufflé's `.output`, restricted outputs).
-    plan: pruneColumns(eliminateCommonSubexpressions(plan)),
+    plan: pruneColumns(mergeUnionedSelects(eliminateCommonSubexpressions(plan))),
     diagnostics: sorted,
     sources,
     ...souffleIo,

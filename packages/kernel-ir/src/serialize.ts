@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { AGGREGATE_FNS, ARITH_OPS, BUILTINS, errorAt, SCALAR_TYPES, VixenError, type Expr, type Row, type ScalarType, type Value } from '@vixen/queryplan';
-import type { AggregateFn, ArithOp, BuiltinFn } from '@vixen/queryplan';
+import type { AggregateFn, ArithOp, BuiltinFn, Predicate } from '@vixen/queryplan';
 import type { KirProgram } from './ir.js';
 import { validateKir, valueHasType } from './validate.js';
 
@@ -96,12 +96,15 @@ const expr: z.ZodType<Expr> = z.discriminatedUnion('kind', [
   }),
 ]) as z.ZodType<Expr>;
 
-const predicate = z.strictObject({
-  kind: z.literal('compare'),
-  op: z.enum(['=', '!=', '<', '<=', '>', '>=']),
-  left: expr,
-  right: expr,
-});
+const predicate: z.ZodType<Predicate> = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('compare'),
+    op: z.enum(['=', '!=', '<', '<=', '>', '>=']),
+    left: expr,
+    right: expr,
+  }),
+  z.strictObject({ kind: z.literal('any'), alternatives: z.array(z.array(z.lazy(() => predicate)).min(1)).min(2) }),
+]);
 
 const origin = z.strictObject({ block: z.string(), command: index }).optional();
 

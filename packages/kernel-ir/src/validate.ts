@@ -69,6 +69,11 @@ class Validator {
   }
 
   predicate(pr: Predicate, input: readonly ScalarType[], where: string): void {
+    if (pr.kind === 'any') {
+      if (pr.alternatives.length < 2 || pr.alternatives.some((alt) => alt.length === 0)) this.error(`${where}: an any-predicate needs two alternatives or more, none empty`);
+      for (const alt of pr.alternatives) for (const q of alt) this.predicate(q, input, where);
+      return;
+    }
     this.expr(pr.left, input, where);
     this.expr(pr.right, input, where);
     if (pr.left.type !== pr.right.type) this.error(`${where}: compares ${pr.left.type} with ${pr.right.type}`);

@@ -18,7 +18,10 @@ function everything(): KirProgram {
       block(
         'start',
         [
-          mapFilter('cheap', 'item', [col(0, 'int64'), col(1, 'string')], [cmp(col(2), '<', lit(10)), cmp(col(1, 'string'), '!=', lit('junk "x"'))]),
+          mapFilter('cheap', 'item', [col(0, 'int64'), col(1, 'string')], [
+            cmp(col(2), '<', lit(10)),
+            { kind: 'any', alternatives: [[cmp(col(1, 'string'), '!=', lit('junk "x"'))], [cmp(col(2), '=', lit(3)), cmp(col(0, 'int64'), '>', lit(0n))]] },
+          ]),
           // Keys leading both sides: a merge join; keys elsewhere: a hash join.
           mapJoin('$pair', 'cheap', 'item', [0], [0], [col(0, 'int64'), lit(-big)], [cmp(col(2, 'int64'), '>=', lit(-(2n ** 63n)))]),
           mapJoin('$pair', 'cheap', 'item', [1], [1], [col(0, 'int64'), col(2, 'int64')]),
@@ -125,6 +128,13 @@ describe('serializeKir / parseKir', () => {
     expect(parseError(bad)).toContain(`kernels.${join}.project.1.value: `);
     expect(parseError(42)).toMatch(/^\(root\): /);
     expect(parseError(null)).toMatch(/^\(root\): /);
+  });
+
+  it('rejects an any-predicate of fewer than two alternatives', () => {
+    const bad = json(everything());
+    const select = bad.kernels.findIndex((k: { kind: string }) => k.kind === 'mapFilter');
+    bad.kernels[select].filter[1].alternatives.pop();
+    expect(parseError(bad)).toContain(`kernels.${select}.filter.1.alternatives: `);
   });
 
   it('runs the structural validator after the schema', () => {

@@ -47,6 +47,7 @@ export function evalExpr(e: Expr, tuple: readonly Value[]): Value {
 
 /** Whether a filter predicate holds for a tuple, with typed comparison. */
 export function predicateHolds(p: Predicate, tuple: readonly Value[]): boolean {
+  if (p.kind === 'any') return p.alternatives.some((alt) => alt.every((q) => predicateHolds(q, tuple)));
   const c = compareValues(evalExpr(p.left, tuple), evalExpr(p.right, tuple));
   switch (p.op) {
     case '=':

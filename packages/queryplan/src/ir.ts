@@ -70,8 +70,13 @@ export type Expr =
   /** A scalar built-in (builtins.ts); arguments and result have the built-in's types. */
   | { kind: 'call'; fn: BuiltinFn; args: Expr[]; type: ScalarType };
 
-/** Filters are conjunctions of predicates. Both operands of a comparison have the same type. */
-export type Predicate = { kind: 'compare'; op: CompareOp; left: Expr; right: Expr };
+/**
+ * Filters are conjunctions of predicates. Both operands of a comparison have the same type. An `any` holds where
+ * one of its alternatives (each a conjunction, none empty) holds: a union of selects of one relation, as one select.
+ */
+export type Predicate =
+  | { kind: 'compare'; op: CompareOp; left: Expr; right: Expr }
+  | { kind: 'any'; alternatives: Predicate[][] };
 
 /** Aggregate functions (LANGUAGE.md "Aggregation"); `aggregateType` (aggregate.ts) gives each one's result type. */
 export type AggregateFn = 'count' | 'sum' | 'min' | 'max' | 'avg';

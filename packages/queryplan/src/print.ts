@@ -46,7 +46,12 @@ export function printAggregate(a: Aggregate): string {
 }
 
 export function printPredicate(p: Predicate): string {
-  return `${printExpr(p.left)} ${p.op} ${printExpr(p.right)}`;
+  switch (p.kind) {
+    case 'compare':
+      return `${printExpr(p.left)} ${p.op} ${printExpr(p.right)}`;
+    case 'any':
+      return `(${p.alternatives.map((alt) => alt.map(printPredicate).join(' and ')).join(' or ')})`;
+  }
 }
 
 function whereClause(filter: readonly Predicate[]): string {

@@ -10,6 +10,7 @@
  * relation read only for being non-empty keeps rows.
  */
 import type { Column, Expr, QpCommand, QpProgram, RelationDecl } from './ir.js';
+import { mapOperands, predicateOperands } from './predicate.js';
 
 function exprColumns(e: Expr, out: Set<number>): void {
   switch (e.kind) {
@@ -44,11 +45,7 @@ function renumber(e: Expr, to: (index: number) => number): Expr {
 /** Columns of the input tuple (one relation, or left ++ right of a join) that a command's expressions read. */
 function readColumns(c: Extract<QpCommand, { kind: 'mapFilter' | 'mapJoin' }>): Set<number> {
   const out = new Set<number>();
-  for (const p of c.filter) {
-    exprColumns(p.left, out);
-    exprColumns(p.right, out);
-  }
-  for (const e of c.project) exprColumns(e, out);
+  for (const e of [...c.filter.flatMap(predicateOperands), ...c.project]) exprColumns(e, out);
   return out;
 }
 
@@ -99,7 +96,7 @@ export function pruneColumns(plan: QpProgram): QpProgram {
       const to = (i: number) => at(c.source, i);
       return {
         ...c,
-        filter: c.filter.map((p) => ({ ...p, left: renumber(p.left, to), right: renumber(p.right, to) })),
+        filter: c.filter.map((p) => mapOperands(p, (e) => renumber(e, to))),
         project: c.project.map((e) => renumber(e, to)),
       };
     }
@@ -111,7 +108,7 @@ export function pruneColumns(plan: QpProgram): QpProgram {
         ...c,
         leftKeys: c.leftKeys.map((i) => at(c.left, i)),
         rightKeys: c.rightKeys.map((i) => at(c.right, i)),
-        filter: c.filter.map((p) => ({ ...p, left: renumber(p.left, to), right: renumber(p.right, to) })),
+        filter: c.filter.map((p) => mapOperands(p, (e) => renumber(e, to))),
         project: c.project.map((e) => renumber(e, to)),
       };
     }

@@ -139,8 +139,15 @@ export function validatePlan(p: QpProgram): Diagnostic[] {
     }
   };
 
-  const checkFilter = (filter: readonly Predicate[], input: readonly ScalarType[], where: string) => {
+  const checkFilter = (filter: readonly Predicate[], input: readonly ScalarType[], where: string): void => {
     for (const pred of filter) {
+      if (pred.kind === 'any') {
+        if (pred.alternatives.length < 2 || pred.alternatives.some((alt) => alt.length === 0)) {
+          report(`${where}: ${printPredicate(pred)} needs two alternatives or more, none empty`);
+        }
+        for (const alt of pred.alternatives) checkFilter(alt, input, where);
+        continue;
+      }
       const l = exprType(pred.left, input, where);
       const r = exprType(pred.right, input, where);
       if (l && r && l !== r) report(`${where}: comparison ${printPredicate(pred)} compares ${l} with ${r}`);

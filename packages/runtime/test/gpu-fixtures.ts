@@ -128,7 +128,9 @@ function compareTyped(op: CompareOp, a: TestValue, b: TestValue): boolean {
 }
 
 export function passes(filter: readonly Predicate[], row: TestRow): boolean {
-  return filter.every((p) => compareTyped(p.op, evalExpr(p.left, row), evalExpr(p.right, row)));
+  return filter.every((p) =>
+    p.kind === 'any' ? p.alternatives.some((alt) => passes(alt, row)) : compareTyped(p.op, evalExpr(p.left, row), evalExpr(p.right, row)),
+  );
 }
 
 export function projectWords(project: readonly Expr[], row: TestRow): number[] {

@@ -9,7 +9,7 @@
  * match the atom (a mapJoin projecting the intermediate's columns), then intermediate := intermediate − keys.
  * The last step projects the head columns.
  */
-import { printPredicate, zeroOf, type Column, type Expr, type Predicate, type QpCommand, type ScalarType } from '@vixen/queryplan';
+import { predicateOperands, printPredicate, zeroOf, type Column, type Expr, type Predicate, type QpCommand, type ScalarType } from '@vixen/queryplan';
 import type { TypedAtom, TypedComparison, TypedRule, TypedTerm } from '../check/program.js';
 
 export interface ChainResult {
@@ -115,7 +115,7 @@ export function compileRuleBody(
     const text = all.map(printPredicate);
     return { filter: all.filter((_, i) => text.indexOf(text[i]!) === i), project };
   };
-  const withGuards = (p: Predicate): Predicate[] => [...divisorGuards(p.left), ...divisorGuards(p.right), p];
+  const withGuards = (p: Predicate): Predicate[] => [...predicateOperands(p).flatMap(divisorGuards), p];
 
   const finalHere = rule.negated.length === 0;
   order.forEach((atomIndex, step) => {

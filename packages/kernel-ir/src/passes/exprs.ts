@@ -1,5 +1,5 @@
 /** Expression helpers shared by the KIR passes that rewrite filters and projections. */
-import type { Expr, Predicate } from '@vixen/queryplan';
+import { mapOperands, type Expr, type Predicate } from '@vixen/queryplan';
 
 /** `e` over the columns `project` computes (`project` absent: `e` itself), built from fresh nodes (codegen keys constants by node). */
 export function substitute(e: Expr, project?: readonly Expr[]): Expr {
@@ -16,7 +16,7 @@ export function substitute(e: Expr, project?: readonly Expr[]): Expr {
 }
 
 export function substitutePredicate(p: Predicate, project?: readonly Expr[]): Predicate {
-  return { ...p, left: substitute(p.left, project), right: substitute(p.right, project) };
+  return mapOperands(p, (e) => substitute(e, project));
 }
 
 /** Columns an expression reads. */
@@ -53,8 +53,9 @@ function sameExpr(a: Expr, b: Expr): boolean {
 
 /**
  * Whether `p` is false on every row: `e != e`, `e < e` or `e > e` for one deterministic expression (not float32,
- * where a NaN differs from itself).
+ * where a NaN differs from itself), or an `any` none of whose alternatives can hold.
  */
 export function neverHolds(p: Predicate): boolean {
+  if (p.kind === 'any') return p.alternatives.every((alt) => alt.some(neverHolds));
   return (p.op === '!=' || p.op === '<' || p.op === '>') && p.left.type !== 'float32' && sameExpr(p.left, p.right);
 }

@@ -10,7 +10,7 @@
  * rows the same way, so select -> probe -> aggregate is one kernel and the joined rows are never written. Sorts,
  * uniques, sorted aggregates and hash builds stay separate kernels: they need all their input first.
  */
-import type { Expr } from '@vixen/queryplan';
+import { predicateOperands, type Expr } from '@vixen/queryplan';
 import type { KirKernel, KirProgram } from '../ir.js';
 import { exprColumns, substitute, substitutePredicate } from './exprs.js';
 import { liveOutSets, soleProducer } from './liveness.js';
@@ -72,7 +72,7 @@ function extend(p: KirProgram, first: Pipeline, join: HashJoin): Pipeline | unde
 function absorb(p: KirProgram, first: Pipeline, map: MapFilter): Pipeline {
   const scanned = p.variables[first.input]!.columns.length;
   const predicates = map.filter.map((f) => substitutePredicate(f, first.project));
-  const early = (f: (typeof predicates)[number]): boolean => [...exprColumns(f.left), ...exprColumns(f.right)].every((c) => c < scanned);
+  const early = (f: (typeof predicates)[number]): boolean => predicateOperands(f).flatMap(exprColumns).every((c) => c < scanned);
   return {
     ...first,
     id: map.id,

@@ -8,7 +8,7 @@
  * to the group columns and the summed value before they are written and sorted. Repeated (fixpoint), narrowing
  * a reader's output narrows what the reader itself needs.
  */
-import type { Expr, ScalarType } from '@vixen/queryplan';
+import { mapOperands, predicateOperands, type Expr, type ScalarType } from '@vixen/queryplan';
 import type { KirKernel, KirProgram, VarId } from '../ir.js';
 import { exprColumns, substitute, substitutePredicate } from './exprs.js';
 import { liveOutSets } from './liveness.js';
@@ -25,11 +25,11 @@ export function columnsRead(p: KirProgram, k: KirKernel, v: VarId, sortNeeds: (k
     case 'aggregate':
       return new Set([...k.groupBy, ...k.aggregates.flatMap((a) => (a.column === undefined ? [] : [a.column]))]);
     case 'mapFilter':
-      return new Set(cols([...k.filter.flatMap((f) => [f.left, f.right]), ...k.project]));
+      return new Set(cols([...k.filter.flatMap(predicateOperands), ...k.project]));
     case 'pipeline': {
       if (k.probes.some((pr) => pr.build === v)) return undefined;
       const scanned = p.variables[k.input]!.columns.length;
-      const all = cols([...[...k.filter, ...k.check].flatMap((f) => [f.left, f.right]), ...k.probes.flatMap((pr) => pr.probeKeys), ...k.project]);
+      const all = cols([...[...k.filter, ...k.check].flatMap(predicateOperands), ...k.probes.flatMap((pr) => pr.probeKeys), ...k.project]);
       return new Set(all.filter((c) => c < scanned));
     }
     case 'hashJoin': {
@@ -71,7 +71,7 @@ export function readThrough(r: KirKernel, from: VarId, to: VarId, fromColumns: r
             input: to,
             filter: r.filter.map((f) => substitutePredicate(f, row)),
             probes: r.probes.map((pr) => ({ ...pr, probeKeys: pr.probeKeys.map(sub) })),
-            check: r.check.map((f) => ({ ...f, left: scan(f.left), right: scan(f.right) })),
+            check: r.check.map((f) => mapOperands(f, scan)),
             project: r.project.map(scan),
           };
     }
