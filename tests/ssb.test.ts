@@ -108,13 +108,15 @@ describe('SSB queries at SF 0.01 match DuckDB', () => {
       // A second run orders its lookups by the build sides' rows in the first (cardinality feedback): same answer.
       const again = await program.run({ facts: factsFor(program, data.facts), gpu: data.gpu, outputs: ['result'] });
       expect(again.relations.get('result'), `Q${q} again`).toEqual(rows);
-      // On resident tables the answer is one readback, and one more for the group count of a grouped aggregate.
+      // On resident tables the answer is one readback: a grouped aggregate's table is sized for the groups it
+      // found in the run before (a guess the readback checks), so its group count is not read back on its own.
       const db = new Database(data.gpu, data.dir);
       try {
         await db.run(program, { outputs: ['result'] });
         const resident = await db.run(program, { outputs: ['result'] });
         expect(resident.relations.get('result'), `Q${q} resident`).toEqual(rows);
-        expect(resident.stats.hostSyncs, `Q${q} host syncs`).toBe(q.startsWith('1.') ? 1 : 2);
+        expect(resident.stats.hostSyncs, `Q${q} host syncs`).toBe(1);
+        expect(resident.stats.startedAgain, `Q${q} started again`).toBe(false);
       } finally {
         db.clear();
       }

@@ -24,6 +24,7 @@ export function formatStats(s: ExecuteStats): string {
       `readback ${s.readbackMilliseconds.toFixed(1)} ms, with the wait for the last kernels; ${s.waitMilliseconds.toFixed(1)} ms of it all waiting for the device)`,
     `peak device memory: ${formatBytes(s.peakDeviceBytes)}, host syncs: ${s.hostSyncs}, buffers created: ${s.buffersCreated}, read back: ${formatBytes(s.readbackBytes)}`,
     ...s.loops.map((l) => `fixpoint loop ${l.block} (${l.relations.join(', ')}): ${l.iterations} iteration${l.iterations === 1 ? '' : 's'}`),
+    ...(s.startedAgain ? ['started again without guesses: a kernel guessed from its last run, and the guess failed'] : []),
   ];
   return lines.join('\n') + '\n';
 }

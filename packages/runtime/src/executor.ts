@@ -25,7 +25,7 @@ import {
 } from './gpu/index.js';
 import { internals } from './gpu/device.js';
 import { encodeValue, StringDictionary } from './encoding.js';
-import { DeviceLimitError, settle, syncCounts } from './gpu/relations.js';
+import { DeviceLimitError, GuessMissed, settle, syncCounts, type GuessingRun } from './gpu/relations.js';
 import { leaves, releaseUnshared, uploadForSort } from './gpu/chunks.js';
 import type { EncodedFacts } from './facts/index.js';
 import { ResultTable } from './result-table.js';
@@ -150,6 +150,8 @@ export interface ExecuteStats {
   residentRelations: string[];
   /** The run kept the dictionary `resident` offered instead of building one. */
   residentDictionary: boolean;
+  /** A kernel's guess failed (gpu/relations.ts Guess), and the program ran again without guesses: these figures are that run's. */
+  startedAgain: boolean;
   /** Of which: copying the output relations back to the host (and waiting for the kernels before that copy). */
   readbackMilliseconds: number;
   /**
@@ -299,7 +301,9 @@ function describeKernel(k: KirKernel): string {
 
 /**
  * Runs a KIR program on the device: its kernels all inside one set of GPU error scopes (GpuImpl.runScoped), so a
- * GPU error anywhere in the run rejects it rather than letting it hand out rows.
+ * GPU error anywhere in the run rejects it rather than letting it hand out rows. A run that loads no facts (all
+ * its relations resident) lets kernels guess (see Guess); when a guess failed, the program runs once more
+ * without guesses.
  */
 export async function executeKir(
   gpu: Gpu,
@@ -310,10 +314,25 @@ export async function executeKir(
   options: ExecuteOptions = {},
 ): Promise<ExecuteResult> {
   const started = performance.now();
-  const result = await internals(gpu).runScoped('running the program', () => evaluate(gpu, program, shaders, initial, options));
-  // The run's time includes settling its error scopes.
-  result.stats.milliseconds = performance.now() - started;
-  return result;
+  const tableSpecs = program.kernels.map(kernelTables);
+  const kept = options.resident?.dictionary;
+  const dict = kept ?? (await buildDictionary(program, initial, tableSpecs.flat(), options.resident?.strings));
+  // The run's own strings (per-run facts) are all in a kept dictionary: their temporary ids become its ids.
+  if (kept) initial.remapStrings(kept);
+  // Loading hands the facts' host words over to the device: such a run could not start again.
+  const restartable = [...initial.relations.values()].every((r) => r.count === 0);
+  for (let again = false; ; again = true) {
+    const run: GuessingRun | null = restartable && !again ? { missed: false } : null;
+    try {
+      const result = await internals(gpu).runScoped('running the program', () => evaluate(gpu, program, shaders, initial, dict, tableSpecs, { run, startedAgain: again }, options));
+      // The run's time includes settling its error scopes.
+      result.stats.milliseconds = performance.now() - started;
+      return result;
+    } catch (e) {
+      // Whatever stopped a run whose guess failed (GuessMissed, or a limit met on wrong rows), running again decides.
+      if (!run?.missed) throw e;
+    }
+  }
 }
 
 async function evaluate(
@@ -321,6 +340,10 @@ async function evaluate(
   program: KirProgram,
   shaders: readonly KernelShaders[],
   initial: EncodedFacts,
+  dict: StringDictionary,
+  tableSpecs: readonly (readonly TableSpec[])[],
+  /** `run`: the run kernels may guess for (null: no guesses). */
+  attempt: { run: GuessingRun | null; startedAgain: boolean },
   options: ExecuteOptions,
 ): Promise<ExecuteResult> {
   const started = performance.now();
@@ -329,11 +352,6 @@ async function evaluate(
   const waitStart = internals(gpu).waitMilliseconds;
   const createdStart = internals(gpu).pool.created;
   const queuedAtStart = internals(gpu).queued;
-  const tableSpecs = program.kernels.map(kernelTables);
-  const kept = options.resident?.dictionary;
-  const dict = kept ?? (await buildDictionary(program, initial, tableSpecs.flat(), options.resident?.strings));
-  // The run's own strings (per-run facts) are all in a kept dictionary: their temporary ids become its ids.
-  if (kept) initial.remapStrings(kept);
   const variables = program.variables;
   const values = new Map<VarId, DeviceRelation>();
   const emptyOf = (v: KirVariable): DeviceRelation => ({ buffer: null, count: 0, width: rowWords(v.columns) });
@@ -397,6 +415,7 @@ async function evaluate(
     uploads,
     residentRelations,
     residentDictionary: options.resident?.dictionary !== undefined,
+    startedAgain: attempt.startedAgain,
     readbackMilliseconds: readbackMs,
     waitMilliseconds: internals(gpu).waitMilliseconds - waitStart,
     peakDeviceBytes: peakBytes,
@@ -412,9 +431,17 @@ async function evaluate(
     relationRows: [...relationIds].map(([id, name]) => ({ name, rows: valueOf(id).count })),
   });
 
+  /** Stops a run whose guess a sync found failed: it computed on wrong rows since. */
+  const checkGuesses = (): void => {
+    if (attempt.run?.missed) throw new GuessMissed('a kernel guessed from its last run, and the guess failed');
+  };
+  /** Whether a guess of this run awaits a sync. */
+  const guessesOpen = (): boolean => internals(gpu).guesses.some((q) => q.run === attempt.run);
+
   /** One host sync resolving every row count still pending on the device (none when nothing is pending). */
   const resolveCounts = async (): Promise<void> => {
     await syncCounts(internals(gpu));
+    checkGuesses();
   };
 
   /** A RunLimitError whose stats hold exact row counts (resolved first, unless the device cannot). */
@@ -495,6 +522,10 @@ async function evaluate(
   // Kernels' commands go to the queue together, when the run reads something back (see CommandBatch).
   const batch = internals(gpu).batch;
   batch.beginDeferring();
+  const g = internals(gpu);
+  // A guess is checked by its own run: kernels guess only while one run is in progress.
+  g.runsInProgress += 1;
+  g.guessing = g.runsInProgress === 1 ? attempt.run : null;
   try {
     if (options.resident) {
       for (const [name, rel] of await options.resident.adopt(dict)) {
@@ -598,6 +629,8 @@ async function evaluate(
               }
             }
             await store(kernel.output, out, describeKernel(kernel));
+            // The kernel's own syncs may have found a guess failed: its rows are wrong.
+            checkGuesses();
             break;
           }
           case 'free':
@@ -614,6 +647,9 @@ async function evaluate(
         // error of the run before handing out rows.
         const readStart = performance.now();
         const relations = await readOutputs(gpu, program, options.outputs, dict, valueOf);
+        // Rows handed out must not rest on a guess that no sync checked (an output-less run reads nothing back).
+        if (guessesOpen()) await resolveCounts();
+        checkGuesses();
         readbackMs = performance.now() - readStart;
         return { relations, stats: stats() };
       }
@@ -622,7 +658,9 @@ async function evaluate(
         continue;
       }
       // The empty test needs the deltas' exact counts: the loop's one host sync when the body ran without one.
-      if (t.condition.vars.some((v) => valueOf(v).pending)) await resolveCounts();
+      // Open guesses too: a branch must not follow counts of a failed guess's rows.
+      if (t.condition.vars.some((v) => valueOf(v).pending) || guessesOpen()) await resolveCounts();
+      checkGuesses();
       label = t.condition.vars.every((v) => valueOf(v).count === 0) ? t.ifTrue : t.ifFalse;
       if (loop) {
         const iteration = loopRun.get(block.label)!;
@@ -637,6 +675,12 @@ async function evaluate(
       }
     }
   } finally {
+    g.runsInProgress -= 1;
+    if (g.guessing === attempt.run) g.guessing = null;
+    // Guesses of a run that failed are never checked.
+    for (let i = g.guesses.length - 1; i >= 0; i--) {
+      if (g.guesses[i]!.run === attempt.run) g.pool.release(g.guesses.splice(i, 1)[0]!.buffer);
+    }
     for (const id of [...values.keys()]) assign(id, undefined);
     if (!options.resident?.table) for (const t of tables.values()) releaseRelation(gpu, t);
     batch.endDeferring();

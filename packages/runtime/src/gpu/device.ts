@@ -10,7 +10,7 @@ import { CommandBatch } from './batch.js';
 import { BufferPool } from './pool.js';
 import type { PassLayout } from './recorder.js';
 import { PassTimer } from './timing.js';
-import type { DeviceWord } from './relations.js';
+import type { DeviceWord, Guess, GuessingRun } from './relations.js';
 
 export interface GpuLimits {
   /** Workgroup size the generated `override WG` is set to (256 where allowed, else 128). */
@@ -180,6 +180,12 @@ export class GpuImpl implements Gpu {
   private writes = 0;
   /** Row counts on the device no sync has read yet (relations alive with `pending`). */
   readonly pending = new Set<DeviceWord>();
+  /** Guesses the next sync checks (see Guess). */
+  readonly guesses: Guess[] = [];
+  /** The run kernels guess for: set while it is the only run in progress (a guess must be its run's). */
+  guessing: GuessingRun | null = null;
+  /** Program runs in progress on this device (executor.ts). */
+  runsInProgress = 0;
   /** Why the device is unusable (lost, or an error no scope caught); the next call throws it. */
   private failure: string | null = null;
   private lost = false;

@@ -99,6 +99,9 @@ const FIRST_GROUPS = 2 ** 12;
 /** Groups each aggregating kernel found last time: the next run's first table is sized for them. */
 const groupsSeen = new WeakMap<KirKernel, number>();
 
+/** The salt each aggregating kernel last ran with (one no key word met): the next run starts with it. */
+const saltsSeen = new WeakMap<KirKernel, number>();
+
 /**
  * An aggregating pipeline (codegen-wgsl kernels/pipeline.ts aggregateModules): one pass over the input (each of
  * its chunks: the table outlives them) into a group table, one pass writing the groups; the one readback is the
@@ -106,6 +109,9 @@ const groupsSeen = new WeakMap<KirKernel, number>();
  * salt when a key word met the salt (neither happens without group-by columns: then, unless a decimal sum could
  * overflow, there is no readback). A decimal sum or average outside the 64-bit range is an error. Groups that
  * outgrow the largest table one binding holds throw a ResultLimitError (runKernel then sorts the rows instead).
+ * A kernel that ran before, in a run that may start again (GpuImpl.guessing), reads nothing back either: its
+ * table is sized for the groups it found last time, the count stays pending and the flags are a Guess that the
+ * run's next sync checks. The host then queues the work after it while the device aggregates.
  */
 export async function pipelineAggregateRows(
   g: GpuImpl,
@@ -126,6 +132,8 @@ export async function pipelineAggregateRows(
   return withProbeTables(g, kernel, shaders, builds, buildTypes, async (hashed, params) => {
     const constants = pipelineConstants(constWords, params);
     const meta = acquireBound(g, 4, 'group-by flags');
+    /** Until a Guess takes the flags (the sync checking it releases them). */
+    let metaHeld = true;
     // Without group-by columns nothing makes the pass run again (no key meets the salt, one group fits any table)
     // nor fail (no decimal sum or average, the 128-bit ones): no readback, the group count stays pending.
     const mayRunAgain = kernel.aggregate!.groupBy.length > 0 || kernel.aggregate!.aggregates.some((a) => aggregateSlotWords(a, a.column === undefined ? undefined : projectTypes[a.column]) === 4);
@@ -133,8 +141,11 @@ export async function pipelineAggregateRows(
       // The largest table one binding holds, whose room (half its slots) of output rows fits one too; more groups
       // than that run sorted (runKernel).
       const maxSlots = 2 ** Math.floor(Math.log2(g.limits.maxStorageBufferBindingSize / 4 / Math.max(slotWords, outWidth / 2)));
-      let room = mayRunAgain ? Math.max(1, Math.min(rows, groupsSeen.get(kernel) ?? FIRST_GROUPS, maxSlots / 2)) : 1;
-      let salt = 0x5bd1e995;
+      const seen = groupsSeen.get(kernel);
+      const run = g.guessing;
+      const guess = mayRunAgain && run !== null && seen !== undefined;
+      let room = mayRunAgain ? Math.max(1, Math.min(rows, seen ?? FIRST_GROUPS, maxSlots / 2)) : 1;
+      let salt = saltsSeen.get(kernel) ?? 0x5bd1e995;
       for (;;) {
         // At most half the slots hold groups: linear probing stays short.
         const slots = Math.min(maxSlots, 2 ** Math.ceil(Math.log2(2 * room)));
@@ -153,18 +164,35 @@ export async function pipelineAggregateRows(
             rec.dispatch('pipelineAggregate', [bound(part), hashed, table, meta], [sizeOf(part), slots - 1, salt, room], Math.min(tiles, AGGREGATE_WORKGROUPS) * wg, constants, tables);
           }
           rec.dispatch('pipelineGroups', [table, out, meta], [slots, salt, room], slots);
-          if (!mayRunAgain) {
-            // One group at most: its count stays on the device, in the word after the rows (pendingRelation).
+          if (!mayRunAgain || guess) {
+            // One group at most, or as many as last time: the count stays on the device, in the word after the
+            // rows (pendingRelation).
             rec.copy(meta.buffer, 0, out.buffer, room * outWidth * 4, 4);
             await rec.submit();
             const result = pendingRelation(g, out.buffer, room, outWidth);
             out = undefined;
+            if (guess) {
+              g.guesses.push({
+                buffer: meta.buffer,
+                words: 4,
+                run: run!,
+                holds: ([groups, full, saltHit, overflow]) => {
+                  if (saltHit) saltsSeen.set(kernel, nextSalt(salt));
+                  // The run starts again without this guess: the readback then sizes the table (or reports the overflow).
+                  if (full || saltHit || overflow) groupsSeen.delete(kernel);
+                  else groupsSeen.set(kernel, groups!);
+                  return !(full || saltHit || overflow);
+                },
+              });
+              metaHeld = false;
+            }
             return result;
           }
           await rec.submit();
           const [groups, full, saltHit, overflow] = (await syncCounts(g, [{ buffer: meta.buffer, offset: 0, words: 4 }]))[0]!;
           if (saltHit) {
-            salt = (Math.imul(salt, 0x9e3779b1) + 1) >>> 0;
+            salt = nextSalt(salt);
+            saltsSeen.set(kernel, salt);
             continue;
           }
           if (full) {
@@ -184,7 +212,10 @@ export async function pipelineAggregateRows(
         }
       }
     } finally {
-      g.pool.release(meta.buffer);
+      if (metaHeld) g.pool.release(meta.buffer);
     }
   });
 }
+
+/** The salt to try after `salt` met a key word. */
+const nextSalt = (salt: number): number => (Math.imul(salt, 0x9e3779b1) + 1) >>> 0;

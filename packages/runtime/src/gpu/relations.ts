@@ -44,6 +44,29 @@ export interface DeviceWord {
   value?: number;
 }
 
+/**
+ * Words that work run on a guess (a group table sized for the groups of the kernel's last run) wrote for the next
+ * host sync to check: `holds` says whether the guess held, and the sync releases `buffer`. Work after such a
+ * kernel goes on without waiting; a guess that failed marks its run `missed`, and the run starts again.
+ */
+export interface Guess {
+  buffer: GPUBuffer;
+  words: number;
+  holds(words: Uint32Array): boolean;
+  run: GuessingRun;
+}
+
+/** A run whose kernels may guess (executor.ts): one at a time per device, and only a run that can start again. */
+export interface GuessingRun {
+  /** Set by the sync that found one of its guesses failed: what the run computed since is wrong. */
+  missed: boolean;
+}
+
+/** A guess of the run failed (see Guess): the executor runs the program again. */
+export class GuessMissed extends Error {
+  override name = 'GuessMissed';
+}
+
 /** A pass size or constant: a host number, or a device word the device copies into the uniform before the pass. */
 export type Size = number | DeviceWord;
 
@@ -80,12 +103,18 @@ export function pendingRelation(g: GpuImpl, buffer: GPUBuffer, capacity: number,
 }
 
 /**
- * One host round trip: copies every registered pending count word and the `extra` ranges (buffer, byte
- * offset, words) into one staging buffer, maps it, resolves the pending counts and returns the extra words.
+ * One host round trip: copies every registered pending count word, every guess's words and the `extra` ranges
+ * (buffer, byte offset, words) into one staging buffer, maps it, resolves the pending counts, checks the guesses
+ * (marking the runs of those that failed) and returns the extra words.
  */
 export async function syncCounts(g: GpuImpl, extra: ReadonlyArray<{ buffer: GPUBuffer; offset: number; words: number }> = []): Promise<Uint32Array[]> {
   const pending = [...g.pending];
-  const ranges = [...pending.map((p) => ({ buffer: p.buffer, offset: p.offset, words: 1 })), ...extra];
+  const guesses = g.guesses.splice(0);
+  const ranges = [
+    ...pending.map((p) => ({ buffer: p.buffer, offset: p.offset, words: 1 })),
+    ...guesses.map((q) => ({ buffer: q.buffer, offset: 0, words: q.words })),
+    ...extra,
+  ];
   const total = ranges.reduce((n, r) => n + r.words, 0);
   if (total === 0) return [];
   g.hostSyncs += 1;
@@ -107,8 +136,12 @@ export async function syncCounts(g: GpuImpl, extra: ReadonlyArray<{ buffer: GPUB
       p.value = words[i]!;
       g.pending.delete(p);
     });
-    const out: Uint32Array[] = [];
     at = pending.length;
+    for (const q of guesses) {
+      if (!q.holds(words.subarray(at, at + q.words))) q.run.missed = true;
+      at += q.words;
+    }
+    const out: Uint32Array[] = [];
     for (const r of extra) {
       out.push(words.subarray(at, at + r.words));
       at += r.words;
@@ -116,6 +149,7 @@ export async function syncCounts(g: GpuImpl, extra: ReadonlyArray<{ buffer: GPUB
     return out;
   } finally {
     g.pool.release(staging);
+    for (const q of guesses) g.pool.release(q.buffer);
   }
 }
 

@@ -1,0 +1,66 @@
+/**
+ * Guesses (gpu/relations.ts Guess): on resident relations, an aggregating pipeline that ran before sizes its group
+ * table for the groups it found then and reads nothing back; the run's next sync checks the guess. A guess that
+ * fails (more groups than last time) runs the program again without guesses, with the same answers.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { compile, Database, openGpu, type Gpu } from '../src/index.js';
+
+const program = compile(`sale(id, c, x) -> int32(id), int32(c), int32(x).
+total[c] = s <- agg<<s = sum(x)>> sale(id, c, x).`);
+
+let gpu: Gpu;
+const dirs: string[] = [];
+beforeAll(async () => {
+  gpu = await openGpu();
+});
+afterAll(() => {
+  gpu?.dispose();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** A facts folder of `rows` sales over `groups` customers. */
+function sales(rows: number, groups: number): { dir: string; facts: number[][] } {
+  const dir = mkdtempSync(join(tmpdir(), 'vixen-guess-'));
+  dirs.push(dir);
+  const facts = Array.from({ length: rows }, (_, i) => [i, (i * 7) % groups, (i % 13) - 4]);
+  writeFileSync(join(dir, 'sale.csv'), facts.map((r) => r.join(',')).join('\n') + '\n');
+  return { dir, facts };
+}
+
+it('runs an aggregation again on a guess, and once more without guesses when the groups outgrew it', async () => {
+  const small = sales(500, 40);
+  const large = sales(3000, 701);
+  const oracle = async (facts: number[][]) => (await program.interpret({ facts: { sale: facts } })).get('total');
+  const few = new Database(gpu, small.dir);
+  const many = new Database(gpu, large.dir);
+  // Each first run loads its facts: no guesses (a run that loads facts cannot start again).
+  const loadLarge = await many.run(program);
+  expect(loadLarge.relations.get('total')).toEqual(await oracle(large.facts));
+  const loadSmall = await few.run(program);
+  // On resident relations, with 40 groups seen: the table is sized for them and nothing is read back before the end.
+  const guessed = await few.run(program);
+  expect(guessed.relations.get('total')).toEqual(await oracle(small.facts));
+  expect(guessed.relations.get('total')).toHaveLength(40);
+  expect(guessed.stats.hostSyncs).toBe(1);
+  expect(guessed.stats.startedAgain).toBe(false);
+  expect(loadSmall.stats.hostSyncs).toBeGreaterThan(guessed.stats.hostSyncs);
+  // 701 groups on a table sized for 40: the guess fails at the end, and the run without guesses answers.
+  const missed = await many.run(program);
+  expect(missed.relations.get('total')).toEqual(await oracle(large.facts));
+  expect(missed.relations.get('total')).toHaveLength(701);
+  expect(missed.stats.startedAgain).toBe(true);
+  // It learnt the 701 groups: the next run's guess holds.
+  const held = await many.run(program);
+  expect(held.relations.get('total')).toEqual(missed.relations.get('total'));
+  expect(held.stats.hostSyncs).toBe(1);
+  expect(held.stats.startedAgain).toBe(false);
+  expect(missed.stats.hostSyncs).toBeGreaterThan(held.stats.hostSyncs);
+  // Two runs at once: a kernel guesses only while its run is the only one, so each checks its own guesses.
+  const [a, b] = await Promise.all([many.run(program), few.run(program)]);
+  expect(a.relations.get('total')).toEqual(missed.relations.get('total'));
+  expect(b.relations.get('total')).toEqual(guessed.relations.get('total'));
+});
