@@ -4,7 +4,7 @@
  * its target read as the earlier target instead. Rules with the same body prefix (rules for several heads over
  * the same join, the variants of a disjunction) then share their mapFilters, mapJoins, anti-joins and aggregates.
  */
-import { commandInputs, type QpCommand, type QpProgram } from './ir.js';
+import { commandInputs, relationUses, type QpCommand, type QpProgram } from './ir.js';
 import { printCommand } from './print.js';
 
 /** The command with every relation it reads renamed through `rename`. */
@@ -26,8 +26,7 @@ function renameInputs(c: QpCommand, rename: (name: string) => string): QpCommand
 
 export function eliminateCommonSubexpressions(plan: QpProgram): QpProgram {
   const kinds = new Map(plan.relations.map((r) => [r.name, r.kind]));
-  const writes = new Map<string, number>();
-  for (const b of plan.blocks) for (const c of b.commands) writes.set(c.target, (writes.get(c.target) ?? 0) + 1);
+  const { writes } = relationUses(plan);
   // Only temporaries written once are merged: each then always holds the value of its one command.
   const single = (name: string): boolean => kinds.get(name) === 'temp' && writes.get(name) === 1;
   const types = new Map(plan.relations.map((r) => [r.name, r.columns.map((col) => col.type).join()]));

@@ -188,6 +188,21 @@ export function commandInputs(c: QpCommand): string[] {
   }
 }
 
+/** How many commands write each relation, and how many commands and branch conditions read it. */
+export function relationUses(plan: QpProgram): { reads: Map<string, number>; writes: Map<string, number> } {
+  const reads = new Map<string, number>();
+  const writes = new Map<string, number>();
+  const count = (m: Map<string, number>, name: string) => m.set(name, (m.get(name) ?? 0) + 1);
+  for (const b of plan.blocks) {
+    for (const c of b.commands) {
+      count(writes, c.target);
+      for (const r of commandInputs(c)) count(reads, r);
+    }
+    if (b.terminator.kind === 'branch') for (const r of b.terminator.condition.relations) count(reads, r);
+  }
+  return { reads, writes };
+}
+
 /** Terminator shapes the plan and the kernel IR share. */
 export type Jumps = { kind: 'jump'; target: string } | { kind: 'branch'; ifTrue: string; ifFalse: string } | { kind: 'halt' };
 

@@ -8,7 +8,7 @@
  * which here becomes `t1 := mapFilter R where (F1 or F2) project P; X := union X, t1`: one scan of R, and on the
  * GPU no second select and no merge and unique of the two.
  */
-import { commandInputs, type Predicate, type QpCommand, type QpProgram } from './ir.js';
+import { relationUses, type Predicate, type QpCommand, type QpProgram } from './ir.js';
 import { printExpr } from './print.js';
 
 type MapFilter = Extract<QpCommand, { kind: 'mapFilter' }>;
@@ -26,16 +26,7 @@ function disjunction(alts: Predicate[][]): Predicate[] {
 
 export function mergeUnionedSelects(plan: QpProgram): QpProgram {
   const temp = new Set(plan.relations.filter((r) => r.kind === 'temp').map((r) => r.name));
-  const reads = new Map<string, number>();
-  const writes = new Map<string, number>();
-  const count = (m: Map<string, number>, name: string) => m.set(name, (m.get(name) ?? 0) + 1);
-  for (const b of plan.blocks) {
-    for (const c of b.commands) {
-      count(writes, c.target);
-      for (const r of commandInputs(c)) count(reads, r);
-    }
-    if (b.terminator.kind === 'branch') for (const r of b.terminator.condition.relations) count(reads, r);
-  }
+  const { reads, writes } = relationUses(plan);
   // A temporary written and read once (by its union) holds nothing else: widening it changes nothing else.
   const privateTemp = (name: string): boolean => temp.has(name) && reads.get(name) === 1 && writes.get(name) === 1;
   const projection = (c: MapFilter): string => c.project.map(printExpr).join();

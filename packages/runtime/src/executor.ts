@@ -347,11 +347,12 @@ async function evaluate(
   options: ExecuteOptions,
 ): Promise<ExecuteResult> {
   const started = performance.now();
-  const readbackStart = internals(gpu).readbackBytes;
-  const syncStart = internals(gpu).hostSyncs;
-  const waitStart = internals(gpu).waitMilliseconds;
-  const createdStart = internals(gpu).pool.created;
-  const queuedAtStart = internals(gpu).queued;
+  const g = internals(gpu);
+  const readbackStart = g.readbackBytes;
+  const syncStart = g.hostSyncs;
+  const waitStart = g.waitMilliseconds;
+  const createdStart = g.pool.created;
+  const queuedAtStart = g.queued;
   const variables = program.variables;
   const values = new Map<VarId, DeviceRelation>();
   const emptyOf = (v: KirVariable): DeviceRelation => ({ buffer: null, count: 0, width: rowWords(v.columns) });
@@ -391,7 +392,7 @@ async function evaluate(
   /** Buffers of resident relations: assign() never returns them to the pool. */
   const pinned = new Set<GPUBuffer>();
   let readbackMs = 0;
-  const timer = options.profile && internals(gpu).startTiming() ? internals(gpu).timer : null;
+  const timer = options.profile && g.startTiming() ? g.timer : null;
   const timestamps = timer !== null;
 
   // Device memory: variables may share a buffer, so buffers are counted once, by how many variables hold them.
@@ -417,7 +418,7 @@ async function evaluate(
     residentDictionary: options.resident?.dictionary !== undefined,
     startedAgain: attempt.startedAgain,
     readbackMilliseconds: readbackMs,
-    waitMilliseconds: internals(gpu).waitMilliseconds - waitStart,
+    waitMilliseconds: g.waitMilliseconds - waitStart,
     peakDeviceBytes: peakBytes,
     blocks: program.blocks.map((b) => ({ label: b.label, executions: executions.get(b.label)! })),
     loops: [...loopStats.values()],
@@ -425,9 +426,9 @@ async function evaluate(
     operators,
     profiled: options.profile === true,
     timestamps,
-    readbackBytes: internals(gpu).readbackBytes - readbackStart,
-    hostSyncs: internals(gpu).hostSyncs - syncStart,
-    buffersCreated: internals(gpu).pool.created - createdStart,
+    readbackBytes: g.readbackBytes - readbackStart,
+    hostSyncs: g.hostSyncs - syncStart,
+    buffersCreated: g.pool.created - createdStart,
     relationRows: [...relationIds].map(([id, name]) => ({ name, rows: valueOf(id).count })),
   });
 
@@ -436,11 +437,11 @@ async function evaluate(
     if (attempt.run?.missed) throw new GuessMissed('a kernel guessed from its last run, and the guess failed');
   };
   /** Whether a guess of this run awaits a sync. */
-  const guessesOpen = (): boolean => internals(gpu).guesses.some((q) => q.run === attempt.run);
+  const guessesOpen = (): boolean => g.guesses.some((q) => q.run === attempt.run);
 
   /** One host sync resolving every row count still pending on the device (none when nothing is pending). */
   const resolveCounts = async (): Promise<void> => {
-    await syncCounts(internals(gpu));
+    await syncCounts(g);
     checkGuesses();
   };
 
@@ -520,9 +521,8 @@ async function evaluate(
   };
 
   // Kernels' commands go to the queue together, when the run reads something back (see CommandBatch).
-  const batch = internals(gpu).batch;
+  const batch = g.batch;
   batch.beginDeferring();
-  const g = internals(gpu);
   // A guess is checked by its own run: kernels guess only while one run is in progress.
   g.runsInProgress += 1;
   g.guessing = g.runsInProgress === 1 ? attempt.run : null;
@@ -550,7 +550,7 @@ async function evaluate(
     });
     // Loading is timed to the device's completion so evaluation time does not include it (a run on resident
     // relations alone may queue nothing, and then need not wait).
-    if (internals(gpu).queued !== queuedAtStart) await internals(gpu).idle();
+    if (g.queued !== queuedAtStart) await g.idle();
     await timer?.collect();
     loadMs = performance.now() - started;
 
@@ -597,7 +597,7 @@ async function evaluate(
             if (options.profile) {
               await resolveCounts();
               settle(out);
-              await internals(gpu).idle();
+              await g.idle();
             }
             const wall = performance.now() - t0;
             const ms = timer ? (await timer.collect()).nanoseconds / 1e6 : wall;
@@ -684,7 +684,7 @@ async function evaluate(
     for (const id of [...values.keys()]) assign(id, undefined);
     if (!options.resident?.table) for (const t of tables.values()) releaseRelation(gpu, t);
     batch.endDeferring();
-    if (timer) internals(gpu).stopTiming();
+    if (timer) g.stopTiming();
   }
 }
 

@@ -178,10 +178,12 @@ export async function pipelineAggregateRows(
                 run: run!,
                 holds: ([groups, full, saltHit, overflow]) => {
                   if (saltHit) saltsSeen.set(kernel, nextSalt(salt));
-                  // The run starts again without this guess: the readback then sizes the table (or reports the overflow).
-                  if (full || saltHit || overflow) groupsSeen.delete(kernel);
-                  else groupsSeen.set(kernel, groups!);
-                  return !(full || saltHit || overflow);
+                  const held = !(full || saltHit || overflow);
+                  // Failed: the run starts again without this guess, whose readback then sizes the table (or reports
+                  // the overflow).
+                  if (held) groupsSeen.set(kernel, groups!);
+                  else groupsSeen.delete(kernel);
+                  return held;
                 },
               });
               metaHeld = false;
