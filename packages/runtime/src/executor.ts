@@ -257,6 +257,13 @@ function fixpointLoops(program: KirProgram): Map<string, FixpointLoop> {
   return loops;
 }
 
+/**
+ * Input rows from which a kernel's commands are submitted right after it is encoded, not with the run's next
+ * readback: its device time (tens of microseconds and up) then hides the host's encoding of the kernels after it,
+ * and is longer than the submission costs the host.
+ */
+const EARLY_SUBMIT_ROWS = 2 ** 22;
+
 const noTraffic = (): Traffic => ({ launches: 0, rowsIn: 0, rowsOut: 0, bytesIn: 0, bytesOut: 0, milliseconds: 0 });
 
 /** Operators in program order, one per (block, command) that some kernel came from. */
@@ -324,7 +331,9 @@ export async function executeKir(
   for (let again = false; ; again = true) {
     const run: GuessingRun | null = restartable && !again ? { missed: false } : null;
     try {
-      const result = await internals(gpu).runScoped('running the program', () => evaluate(gpu, program, shaders, initial, dict, tableSpecs, { run, startedAgain: again }, options));
+      const result = await internals(gpu).runScoped('running the program', (endScopes) =>
+        evaluate(gpu, program, shaders, initial, dict, tableSpecs, { run, startedAgain: again, endScopes }, options),
+      );
       // The run's time includes settling its error scopes.
       result.stats.milliseconds = performance.now() - started;
       return result;
@@ -342,8 +351,11 @@ async function evaluate(
   initial: EncodedFacts,
   dict: StringDictionary,
   tableSpecs: readonly (readonly TableSpec[])[],
-  /** `run`: the run kernels may guess for (null: no guesses). */
-  attempt: { run: GuessingRun | null; startedAgain: boolean },
+  /**
+   * `run`: the run kernels may guess for (null: no guesses); `endScopes` pops the run's error scopes once its last
+   * commands are queued (GpuImpl.runScoped).
+   */
+  attempt: { run: GuessingRun | null; startedAgain: boolean; endScopes: () => void },
   options: ExecuteOptions,
 ): Promise<ExecuteResult> {
   const started = performance.now();
@@ -593,6 +605,8 @@ async function evaluate(
                 throw await limitError(`${describeKernel(kernel)} computing ${describeOutput(program, kernel)}: ${e.message}`);
               },
             );
+            // A kernel over many rows goes to the device at once, to run while the host encodes the ones after it.
+            if (inputs.reduce((n, r) => n + r.count, 0) >= EARLY_SUBMIT_ROWS) batch.flush();
             // A profile counts exact rows (and times the kernel with its count): resolve now.
             if (options.profile) {
               await resolveCounts();
@@ -646,7 +660,7 @@ async function evaluate(
         // One sync reads the outputs and resolves every pending count (relationRows' too); it reports any device
         // error of the run before handing out rows.
         const readStart = performance.now();
-        const relations = await readOutputs(gpu, program, options.outputs, dict, valueOf);
+        const relations = await readOutputs(gpu, program, options.outputs, dict, valueOf, attempt.endScopes);
         // Rows handed out must not rest on a guess that no sync checked (an output-less run reads nothing back).
         if (guessesOpen()) await resolveCounts();
         checkGuesses();
@@ -754,6 +768,8 @@ async function readOutputs(
   wanted: readonly string[] | undefined,
   dict: StringDictionary,
   valueOf: (id: VarId) => DeviceRelation,
+  /** Called once the readback is queued, when one round trip reads all outputs (downloadRelations). */
+  submitted: () => void,
 ): Promise<Map<string, ResultTable>> {
   const names = wanted ?? program.relations.filter((r) => r.output).map((r) => r.name);
   const ids = names.map((name) => {
@@ -761,6 +777,6 @@ async function readOutputs(
     if (id === undefined) throw new VixenError({ severity: 'error', message: `no relation named ${name}` });
     return id;
   });
-  const words = await downloadRelations(gpu, ids.map(valueOf));
+  const words = await downloadRelations(gpu, ids.map(valueOf), submitted);
   return new Map(names.map((name, i) => [name, ResultTable.fromWords(program.variables[ids[i]!]!.columns, words[i]!, dict, program.orders?.[name])]));
 }

@@ -48,6 +48,18 @@ async function run(kernel: KirKernel, variables: KirVariable[], inputs: Array<{ 
   return Array.from(words);
 }
 
+/** A device of its own whose pushErrorScope calls are counted. */
+async function deviceCountingPushes(): Promise<{ other: Gpu; g: ReturnType<typeof internals>; pushes: () => number }> {
+  const other = await openGpu();
+  const push = other.device.pushErrorScope.bind(other.device);
+  let pushes = 0;
+  other.device.pushErrorScope = (filter: GPUErrorFilter) => {
+    pushes += 1;
+    push(filter);
+  };
+  return { other, g: internals(other), pushes: () => pushes };
+}
+
 const c32 = (value: number): Expr => ({ kind: 'const', type: 'int32', value });
 const c64 = (value: bigint): Expr => ({ kind: 'const', type: 'int64', value });
 const cStr = (id: number): Expr => ({ kind: 'const', type: 'string', value: `s${id}` });
@@ -513,23 +525,35 @@ describe('device', () => {
   });
 
   it("runs a run's scoped work inside the run's one set of error scopes, and rejects the run on a GPU error in it", async () => {
-    const other = await openGpu();
-    const g = internals(other);
-    const push = other.device.pushErrorScope.bind(other.device);
-    let pushes = 0;
-    other.device.pushErrorScope = (filter: GPUErrorFilter) => {
-      pushes += 1;
-      push(filter);
-    };
+    const { other, g, pushes } = await deviceCountingPushes();
     const value = await g.runScoped('the run', async () => (await g.scoped('a', async () => 1)) + (await g.scoped('b', async () => 2)));
     expect(value).toBe(3);
-    expect(pushes).toBe(3);
+    expect(pushes()).toBe(3);
     // Outside a run, scoped work pushes its own again.
     await g.scoped('c', async () => undefined);
-    expect(pushes).toBe(6);
+    expect(pushes()).toBe(6);
     await expect(
       g.runScoped('the run', async () => {
         await g.scoped('the odd buffer', async () => void other.device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.STORAGE }));
+        return 'rows';
+      }),
+    ).rejects.toThrow(/^the run: GPU validation error/);
+    other.dispose();
+  });
+
+  it("ends a run's scopes at its last readback: a GPU error before still rejects the run, scoped work after pushes its own", async () => {
+    const { other, g, pushes } = await deviceCountingPushes();
+    const value = await g.runScoped('the run', async (endScopes) => {
+      endScopes();
+      endScopes();
+      return g.scoped('after the end', async () => 5);
+    });
+    expect(value).toBe(5);
+    expect(pushes()).toBe(6);
+    await expect(
+      g.runScoped('the run', async (endScopes) => {
+        other.device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.STORAGE });
+        endScopes();
         return 'rows';
       }),
     ).rejects.toThrow(/^the run: GPU validation error/);

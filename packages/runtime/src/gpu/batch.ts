@@ -1,9 +1,9 @@
 /**
  * The command encoder that recorders and readbacks encode into, submitted by flush(). While `defer` is set (a KIR
  * run), kernels' commands accumulate across launches and go to the queue in one submission when the host must
- * wait (a readback), must write a buffer (queue.writeBuffer runs at once, ahead of unsubmitted commands), or
- * once they hold MAX_DISPATCHES: a submission, its command buffer and its uniform upload cost tens of
- * microseconds of host time each on a GPU.
+ * wait (a readback), must write a buffer (queue.writeBuffer runs at once, ahead of unsubmitted commands), once
+ * they hold MAX_DISPATCHES, or after a kernel over many rows (the executor's EARLY_SUBMIT_ROWS): a submission,
+ * its command buffer and its uniform upload cost tens of microseconds of host time each on a GPU.
  * The uniforms of all dispatches of a submission share one arena, written just before it is submitted.
  */
 import type { BufferPool } from './pool.js';

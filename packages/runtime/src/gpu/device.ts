@@ -322,14 +322,27 @@ export class GpuImpl implements Gpu {
    * scoped work before it) rejects the run, naming `what`, instead of handing out its results; it also fails the
    * device, as settle() does. Other callers' scoped work that runs meanwhile shares the run's scopes too.
    */
-  async runScoped<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  async runScoped<T>(what: string, fn: (endScopes: () => void) => Promise<T>): Promise<T> {
     // Pushed and popped in turn with scoped work, so that the scopes on the device's stack nest.
     await this.serial(() => {
       if (this.runScopes++ === 0) this.pushScopes();
     });
-    const result = await outcome(fn);
+    let early: Promise<string | undefined> | undefined;
+    /**
+     * Pops the scopes now when this is the only run scope open: the run calls it once its last commands are
+     * submitted, so that the pops settle while the host waits for its readback. Scoped work is serialized, so no
+     * other caller's is in flight inside the run; scoped work after this pushes scopes of its own.
+     */
+    const endScopes = (): void => {
+      if (early !== undefined || this.runScopes !== 1) return;
+      this.runScopes = 0;
+      early = this.popScopes(what);
+    };
+    const result = await outcome(() => fn(endScopes));
     // Wrapped: the chain must not wait for the pops to settle.
-    const { errors } = await this.serial(() => ({ errors: --this.runScopes === 0 ? this.popScopes(what) : Promise.resolve(undefined) }));
+    const { errors } = early
+      ? { errors: early }
+      : await this.serial(() => ({ errors: --this.runScopes === 0 ? this.popScopes(what) : Promise.resolve(undefined) }));
     const error = (await this.orLost(this.unsettled)) ?? (await this.orLost(errors));
     if (error !== undefined) {
       this.failure ??= error;

@@ -107,7 +107,12 @@ export function pendingRelation(g: GpuImpl, buffer: GPUBuffer, capacity: number,
  * (buffer, byte offset, words) into one staging buffer, maps it, resolves the pending counts, checks the guesses
  * (marking the runs of those that failed) and returns the extra words.
  */
-export async function syncCounts(g: GpuImpl, extra: ReadonlyArray<{ buffer: GPUBuffer; offset: number; words: number }> = []): Promise<Uint32Array[]> {
+export async function syncCounts(
+  g: GpuImpl,
+  extra: ReadonlyArray<{ buffer: GPUBuffer; offset: number; words: number }> = [],
+  /** Called once the copies and the map request are queued, before the wait. */
+  submitted?: () => void,
+): Promise<Uint32Array[]> {
   const pending = [...g.pending];
   const guesses = g.guesses.splice(0);
   const ranges = [
@@ -129,7 +134,9 @@ export async function syncCounts(g: GpuImpl, extra: ReadonlyArray<{ buffer: GPUB
       at += r.words;
     }
     g.batch.flush();
-    await g.waitFor(staging.mapAsync(GPUMapMode.READ, 0, total * 4));
+    const mapped = staging.mapAsync(GPUMapMode.READ, 0, total * 4);
+    submitted?.();
+    await g.waitFor(mapped);
     const words = new Uint32Array(staging.getMappedRange(0, total * 4).slice(0));
     staging.unmap();
     pending.forEach((p, i) => {
@@ -310,13 +317,18 @@ const SPECULATIVE_READ_BYTES = 4 * 2 ** 20;
  * round trip reads their buffers together with every pending count, and the counts cut the rows; otherwise each
  * count is resolved first and each relation read on its own (in chunks).
  */
-export async function downloadRelations(gpu: Gpu, rels: readonly DeviceRelation[]): Promise<Uint32Array[]> {
+export async function downloadRelations(
+  gpu: Gpu,
+  rels: readonly DeviceRelation[],
+  /** Called once the commands of that one round trip are submitted, before the wait (a run closes its error scopes). */
+  submitted?: () => void,
+): Promise<Uint32Array[]> {
   const g = internals(gpu);
   g.check();
   return g.scoped('downloadRelations', async () => {
     const held = rels.map(settle).filter((r) => r.buffer && r.count > 0);
     if (rels.every((r) => !r.chunks) && held.reduce((n, r) => n + r.count * r.width, 0) * 4 <= SPECULATIVE_READ_BYTES) {
-      const words = await syncCounts(g, held.map((r) => ({ buffer: r.buffer!, offset: 0, words: r.count * r.width })));
+      const words = await syncCounts(g, held.map((r) => ({ buffer: r.buffer!, offset: 0, words: r.count * r.width })), submitted);
       // Words written by work that failed on the device mean nothing: report that work's error instead.
       await g.settle();
       return rels.map((r) => {
