@@ -301,11 +301,11 @@ type Update = { kind: 'count' } | { kind: 'add'; words: 1 | 2 | 4; value: string
  * tag, a non-zero hash) writes them next, and a thread that finds the tag looks at the slot again, turn after turn
  * of its slot loop, until every word is non-zero. That needs no ordering between different words, which WGSL's
  * relaxed atomics do not give. A key word equal to the salt sets flags[2] (the host runs again with another salt);
- * a group id at or past u0.w (the output's room),
- * or a row that finds no slot, sets flags[1] (the host runs again on a larger table). Sums add word by word with the
- * carry of each word added to the next (exact modulo 2^32, 2^64 or 2^128 in any order); decimal sums and every
- * average keep 128 bits, so an out-of-range result is found at the end (flags[3]). min and max are atomicMax of an
- * order-preserving encoding (min of its complement), so a zeroed slot is their identity.
+ * a group id at or past u0.w (the output's room), or a row that finds no slot, sets flags[1] (the host runs again
+ * on a larger table). Sums add word by word with the carry of each word added to the next (exact modulo 2^32, 2^64
+ * or 2^128 in any order); decimal sums and every average keep 128 bits, so an out-of-range result is found at the
+ * end (flags[3]). min and max are atomicMax of an order-preserving encoding (min of its complement), so a zeroed
+ * slot is their identity.
  */
 function aggregateModules(src: PipelineSource, agg: NonNullable<PipelineKernel['aggregate']>): KernelShaders {
   const { kernel, inputTypes, builds, constOffsets, constWords } = src;
