@@ -82,14 +82,22 @@ function tableArgs(call: CallExpr): Value[] {
   });
 }
 
-/** Expressions a kernel evaluates, in constant-layout order: filter (then check) operands, projections, then probe keys. */
+/**
+ * Expressions a kernel evaluates, in constant-layout order: filter (then check) operands, projections, then probe
+ * keys, then build filter operands.
+ */
 function kernelExprs(kernel: KirKernel): Expr[] {
   switch (kernel.kind) {
     case 'mapFilter':
     case 'mergeJoin':
       return [...kernel.filter.flatMap(predicateOperands), ...kernel.project];
     case 'pipeline':
-      return [...[...kernel.filter, ...kernel.check].flatMap(predicateOperands), ...kernel.project, ...kernel.probes.flatMap((pr) => pr.probeKeys)];
+      return [
+        ...[...kernel.filter, ...kernel.check].flatMap(predicateOperands),
+        ...kernel.project,
+        ...kernel.probes.flatMap((pr) => pr.probeKeys),
+        ...kernel.probes.flatMap((pr) => (pr.buildFilter ?? []).flatMap(predicateOperands)),
+      ];
     case 'sort':
     case 'unique':
     case 'hashJoin':
@@ -135,8 +143,8 @@ export function kernelTables(kernel: KirKernel): readonly TableSpec[] {
 
 /**
  * Constant expressions of a kernel in the order their encoded words appear in the params array: filter
- * operands (pipelines: then check operands), projections, then (pipelines) probe keys, each expression's constants
- * left to right.
+ * operands (pipelines: then check operands), projections, then (pipelines) probe keys and build filter operands,
+ * each expression's constants left to right.
  */
 export function kernelConstants(kernel: KirKernel): readonly ConstExpr[] {
   let constants = constantsByKernel.get(kernel);

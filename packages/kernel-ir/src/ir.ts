@@ -19,12 +19,15 @@ export interface HashJoinColumn {
 
 /**
  * One hash probe of a pipeline kernel: a table over `build` keyed by its columns `buildKeys`, looked up with the
- * words of `probeKeys` (expressions over the pipeline's input row, one per build key, of equal types).
+ * words of `probeKeys` (expressions over the pipeline's input row, one per build key, of equal types). With
+ * `buildFilter` (predicates over a build row), the table holds only the build rows where it holds: the select of
+ * a dimension runs inside the table's build, not as a kernel of its own.
  */
 export interface PipelineProbe {
   build: VarId;
   buildKeys: number[];
   probeKeys: Expr[];
+  buildFilter?: Predicate[];
 }
 
 /**

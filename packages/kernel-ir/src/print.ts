@@ -30,7 +30,10 @@ function formatKernel(k: KirKernel, name: (v: VarId) => string): string {
       }
       case 'pipeline': {
         const where = k.filter.length > 0 ? ` where ${k.filter.map(printPredicate).join(' and ')}` : '';
-        const probes = k.probes.map((pr) => `, probe ${name(pr.build)} on ${columnList(pr.buildKeys)} = (${pr.probeKeys.map(printExpr).join(', ')})`);
+        const probes = k.probes.map((pr) => {
+          const kept = pr.buildFilter?.length ? ` where ${pr.buildFilter.map(printPredicate).join(' and ')}` : '';
+          return `, probe ${name(pr.build)}${kept} on ${columnList(pr.buildKeys)} = (${pr.probeKeys.map(printExpr).join(', ')})`;
+        });
         const check = k.check.length > 0 ? ` check ${k.check.map(printPredicate).join(' and ')}` : '';
         const aggregate = k.aggregate ? ` aggregate by ${columnList(k.aggregate.groupBy)} compute (${k.aggregate.aggregates.map(printAggregate).join(', ')})` : '';
         return `pipeline ${name(k.input)}${where}${probes.join('')}${check} -> (${k.project.map(printExpr).join(', ')})${aggregate}`;

@@ -178,6 +178,7 @@ class Validator {
               if (build[bk] !== e.type) this.error(`${at}: key pair ${i} joins build #${bk} (${build[bk]}) with ${e.type}`);
             });
           }
+          for (const f of pr.buildFilter ?? []) this.predicate(f, build, at);
         });
         for (const pr of k.filter) this.predicate(pr, input, where);
         if (k.aggregate) {

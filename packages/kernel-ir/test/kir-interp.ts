@@ -146,7 +146,7 @@ export function runKir(p: KirProgram, maxSteps = 10_000): RunResult {
         // Every combination of matching build rows per kept input row; emitted reversed, as hashJoin's.
         let rows = read(k.input).filter((t) => k.filter.every((f) => predicateHolds(f, t))).map((t) => ({ t, row: [...t] }));
         for (const pr of k.probes) {
-          const build = read(pr.build);
+          const build = read(pr.build).filter((b) => (pr.buildFilter ?? []).every((f) => predicateHolds(f, b)));
           rows = rows.flatMap(({ t, row }) =>
             build.filter((b) => pr.buildKeys.every((bk, i) => compareValues(b[bk]!, evalExpr(pr.probeKeys[i]!, t)) === 0)).map((b) => ({ t, row: [...row, ...b] })),
           );

@@ -83,6 +83,29 @@ describe('serializeKir / parseKir', () => {
     expect(back.facts['item']![1]![0]).toBe(-(2n ** 63n));
   });
 
+  it("round-trips a pipeline whose probe filters its build side (a dimension's select taken in)", () => {
+    const plan = program(
+      [
+        rel('fact', ['int32', 'int32'], 'edb'),
+        rel('dim', ['int32', 'int32', 'int32'], 'edb'),
+        rel('$f', ['int32', 'int32'], 'temp'),
+        rel('$c', ['int32', 'int32'], 'temp'),
+        rel('out', ['int32', 'int32']),
+      ],
+      [
+        block('b', [
+          mapFilter('$f', 'fact', [col(0), col(1)], [cmp(col(0), '>', lit(0))]),
+          mapFilter('$c', 'dim', [col(0), col(2)], [cmp(col(1), '!=', lit(0))]),
+          mapJoin('out', '$f', '$c', [1], [0], [col(0), col(3)]),
+        ]),
+      ],
+      { fact: [[1, 7]], dim: [[7, 1, 70]] },
+    );
+    const kir = planToKernels(plan, { joinStrategy: 'hash' });
+    expect(kir.kernels.some((k) => k.kind === 'pipeline' && k.probes.some((pr) => pr.buildFilter?.length === 1))).toBe(true);
+    expect(roundTrip(kir)).toEqual(kir);
+  });
+
   it('writes int64 values as decimal strings next to their type', () => {
     const out = json(everything());
     expect(out.facts.item[0]).toEqual([String(2n ** 62n + 12345n), 'pen', 3]);

@@ -224,8 +224,17 @@ interface FixpointLoop {
   relations: string[];
 }
 
+/** fixpointLoops' answer per program: a program is not changed once compiled, and a run asks every time. */
+const loopsByProgram = new WeakMap<KirProgram, Map<string, FixpointLoop>>();
+
 /** Branching blocks that lie on a cycle of the CFG (the fixpoint loops of recursive strata), by label. */
 function fixpointLoops(program: KirProgram): Map<string, FixpointLoop> {
+  let loops = loopsByProgram.get(program);
+  if (!loops) loopsByProgram.set(program, (loops = findFixpointLoops(program)));
+  return loops;
+}
+
+function findFixpointLoops(program: KirProgram): Map<string, FixpointLoop> {
   const succ = new Map(program.blocks.map((b) => [b.label, kirSuccessors(b.terminator)]));
   const reach = (from: string): Set<string> => {
     const seen = new Set<string>();
@@ -392,7 +401,7 @@ async function evaluate(
   }));
   const { operators, byKernel } = operatorProfiles(program);
   const loops = fixpointLoops(program);
-  const loopStats = new Map([...loops].map(([block, l]) => [block, { block, relations: l.relations, iterations: 0 }]));
+  const loopStats = new Map([...loops].map(([block, l]) => [block, { block, relations: [...l.relations], iterations: 0 }]));
   /** Iterations of the current run of each loop. */
   const loopRun = new Map<string, number>();
   const executions = new Map(program.blocks.map((b) => [b.label, 0]));

@@ -5,7 +5,8 @@
  * so keys wider than one atomic word need no wider atomics; a thread that loses the race compares its key with
  * the winner's build row (slot key words are written after the claim, so they are read only by the probe).
  * A build key seen twice chains its rows (next[] per build row); a word after the slots records that any chain
- * exists, so probes of a unique-key table never touch next[].
+ * exists, so probes of a unique-key table never touch next[]. The word after it counts the rows a filtered build
+ * (a pipeline probe's build filter) kept.
  */
 import { atomicBinding, header, SUBGROUP_VARIANT, threadMain, workgroupScan } from '../wgsl.js';
 import type { KernelShaders } from '../index.js';
@@ -83,17 +84,50 @@ function checkLayout(layout: HashKeyLayout, what: string): void {
   }
 }
 
-/** The build pass for rows laid out as `build`. */
-export function hashBuildShaders(build: HashKeyLayout): KernelShaders {
+/** A build pass's filter: a WGSL bool over build row `i` (first word `b`) and the kernel's constants (`constWords`). */
+export interface BuildFilter {
+  keep: string;
+  constWords: number;
+}
+
+/** The build pass for rows laid out as `build`, of the rows where `filter` holds (all by default). */
+export function hashBuildShaders(build: HashKeyLayout, filter?: BuildFilter): KernelShaders {
   checkLayout(build, 'hash build');
   const K = build.keyWords.length;
   const storeKey = build.keyWords.map((_, k) => `atomicStore(&table[at + ${k + 1}u], k${k});`).join(' ');
-  const hashBuild = `${atomicBinding(header('hashBuild', ['build', 'table', 'next']), 'table')}
+  const start = filter
+    ? `  let n = u[0].x;
+  let mask = u[0].y;
+  var keep = false;
+  if (i < n) {
+    let b = i * WB;
+    keep = ${filter.keep};
+  }
+  // The kept rows, one atomic per workgroup: the host orders a pipeline's lookups by them at its next launch.
+  if (keep) { atomicAdd(&keptHere, 1u); }
+  workgroupBarrier();
+  if (lid == 0u) {
+    let c = atomicLoad(&keptHere);
+    if (c != 0u) { atomicAdd(&table[(mask + 1u) * SW + 1u], c); }
+  }
+  if (!keep) { return; }`
+    : `  let n = u[0].x;
+  let mask = u[0].y;
+  if (i >= n) { return; }`;
+  const main = (body: string): string =>
+    filter
+      ? `var<workgroup> keptHere: atomic<u32>;
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let i = gid.x + gid.y * nwg.x * WG;
+${body}
+}
+`
+      : threadMain(body);
+  const hashBuild = `${atomicBinding(header('hashBuild', ['build', 'table', 'next'], filter?.constWords ?? 0), 'table')}
 const WB: u32 = ${build.width}u;
 const SW: u32 = ${joinSlotWords(K)}u;
-${hashFunction(K)}${threadMain(`  let n = u[0].x;
-  let mask = u[0].y;
-  if (i >= n) { return; }
+${hashFunction(K)}${main(`${start}
   ${loadKey('build', 'i * WB', build)}
   var s = hashKey(${keyArgs(K)}) & mask;
   // The table has at least twice as many slots as rows, so the probe sequence reaches a free slot.

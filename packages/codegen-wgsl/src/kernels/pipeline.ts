@@ -1,8 +1,9 @@
 /**
- * The KIR `pipeline` kernel: one hash build pass per probe (hash.ts, unchanged) and one fused probe pass that
- * scans the input tile by tile, filters, looks every kept row up in all the tables (keys computed from the row),
- * and writes project(row ++ build rows) for each combination of matches that passes the check, with hash.ts's tile-wide compaction:
- * per-thread match totals scanned in workgroup memory, one atomic per tile to reserve its output range. No
+ * The KIR `pipeline` kernel: one hash build pass per probe (hash.ts; with the probe's build filter, of the build
+ * rows it keeps) and one fused probe pass that scans the input tile by tile, filters, looks every kept row up in
+ * all the tables (keys computed from the row), and writes project(row ++ build rows) for each combination of
+ * matches that passes the check, with hash.ts's tile-wide compaction: per-thread match totals scanned in
+ * workgroup memory, one atomic per tile to reserve its output range. No
  * intermediate of the chain it replaces is written. The host copies each probe's table, chains and build rows
  * into one buffer (`hashed`), so the pass binds four storage buffers however many probes there are.
  */
@@ -27,9 +28,16 @@ export function pipelineParamsAt(constWords: number): number {
   return Math.ceil(constWords / 4) * 4;
 }
 
+/** pipelineBuildLayouts' last answer per kernel (the runtime asks at every launch), with the column lists it was for. */
+const layoutsByKernel = new WeakMap<PipelineKernel, { types: readonly (readonly ScalarType[])[]; layouts: HashKeyLayout[] }>();
+
 /** Each probe's build-side key layout (as hashJoinLayout's: the key columns' words in key order). */
 export function pipelineBuildLayouts(kernel: PipelineKernel, buildTypes: readonly (readonly ScalarType[])[]): HashKeyLayout[] {
-  return kernel.probes.map((pr, j) => ({ width: rowWords(buildTypes[j]!), keyWords: sortKeyWords(buildTypes[j]!, pr.buildKeys) }));
+  const last = layoutsByKernel.get(kernel);
+  if (last && last.types.length === buildTypes.length && last.types.every((t, j) => t === buildTypes[j])) return last.layouts;
+  const layouts = kernel.probes.map((pr, j) => ({ width: rowWords(buildTypes[j]!), keyWords: sortKeyWords(buildTypes[j]!, pr.buildKeys) }));
+  layoutsByKernel.set(kernel, { types: [...buildTypes], layouts });
+  return layouts;
 }
 
 /** What a pipeline's passes are generated from. */
@@ -61,7 +69,11 @@ export function pipelineShaders(
   if ([...lookupOrder].sort((a, b) => a - b).join() !== builds.map((_, j) => j).join()) throw new Error(`internal: lookup order ${lookupOrder.join()} of pipeline ${kernel.id}`);
   const src: PipelineSource = { kernel, inputTypes, buildTypes, builds, constOffsets, constWords, lookupOrder };
   const shaders: KernelShaders = {};
-  builds.forEach((layout, j) => (shaders[pipelineBuildPass(j)] = hashBuildShaders(layout).hashBuild!));
+  builds.forEach((layout, j) => {
+    const kept = kernel.probes[j]!.buildFilter ?? [];
+    const filter = kept.length > 0 ? { keep: filterCode(kept, (c) => columnWords('build', 'b', buildTypes[j]!, c), constOffsets), constWords } : undefined;
+    shaders[pipelineBuildPass(j)] = hashBuildShaders(layout, filter).hashBuild!;
+  });
   if (kernel.aggregate) return { ...shaders, ...aggregateModules(src, kernel.aggregate) };
   const module = (subgroups: boolean): string => probeModule(src, subgroups);
   return { ...shaders, pipelineProbe: module(false), [`pipelineProbe${SUBGROUP_VARIANT}`]: module(true) };

@@ -1,5 +1,5 @@
 /** Expression helpers shared by the KIR passes that rewrite filters and projections. */
-import { mapOperands, type Expr, type Predicate } from '@vixen/queryplan';
+import { mapOperands, type Expr, type Predicate, type ScalarType } from '@vixen/queryplan';
 
 /** `e` over the columns `project` computes (`project` absent: `e` itself), built from fresh nodes (codegen keys constants by node). */
 export function substitute(e: Expr, project?: readonly Expr[]): Expr {
@@ -17,6 +17,20 @@ export function substitute(e: Expr, project?: readonly Expr[]): Expr {
 
 export function substitutePredicate(p: Predicate, project?: readonly Expr[]): Predicate {
   return mapOperands(p, (e) => substitute(e, project));
+}
+
+/**
+ * A pipeline row of columns `types` (scanned row ++ build rows) where the `width` columns from `at` (one of its
+ * rows) become `kept` columns, old column at + c at new column at + to(c) (undefined: not read), and the columns
+ * after them shift: each old column's expression over the new row, for substitute.
+ */
+export function resegment(types: readonly ScalarType[], at: number, width: number, kept: number, to: (c: number) => number | undefined): Expr[] {
+  const row: Expr[] = [];
+  types.forEach((type, c) => {
+    const index = c < at ? c : c >= at + width ? c - width + kept : to(c - at);
+    if (index !== undefined) row[c] = { kind: 'col', index: c < at || c >= at + width ? index : at + index, type };
+  });
+  return row;
 }
 
 /** Columns an expression reads. */

@@ -8,11 +8,13 @@
  * computable from the scanned row alone (not from an earlier probe's build row), so the lookups are independent.
  * A hashed aggregate (hash-aggregate.ts: a pipeline that only aggregates its input) absorbs the producer of its
  * rows the same way, so select -> probe -> aggregate is one kernel and the joined rows are never written. Sorts,
- * uniques, sorted aggregates and hash builds stay separate kernels: they need all their input first.
+ * uniques, sorted aggregates and hash builds stay separate kernels: they need all their input first. A build side
+ * that a column-picking mapFilter makes for the pipeline alone (a dimension's select) goes into the probe as its
+ * build filter: the table is built over the mapFilter's input, from the rows the filter keeps.
  */
 import { predicateOperands, type Expr } from '@vixen/queryplan';
-import type { KirKernel, KirProgram } from '../ir.js';
-import { exprColumns, substitute, substitutePredicate } from './exprs.js';
+import { kernelInputs, type KirKernel, type KirProgram } from '../ir.js';
+import { exprColumns, resegment, substitute, substitutePredicate } from './exprs.js';
 import { liveOutSets, soleProducer } from './liveness.js';
 
 type Pipeline = Extract<KirKernel, { kind: 'pipeline' }>;
@@ -93,6 +95,37 @@ function absorbAggregate(p: KirProgram, first: Pipeline, agg: Pipeline): Pipelin
   return { ...absorb(p, first, map), aggregate: agg.aggregate! };
 }
 
+/**
+ * `pipe` with probe `j`'s build side, made by `map` (which only picks columns), built from `map`'s input where
+ * `map`'s filter holds: the pipeline's row then holds that input's row where it held `map`'s output row.
+ */
+function absorbBuildSelect(p: KirProgram, pipe: Pipeline, j: number, map: MapFilter): Pipeline | undefined {
+  const picked: number[] = [];
+  for (const e of map.project) {
+    if (e.kind !== 'col') return undefined;
+    picked.push(e.index);
+  }
+  const pr = pipe.probes[j]!;
+  const widthOf = (v: number): number => p.variables[v]!.columns.length;
+  const at = widthOf(pipe.input) + pipe.probes.slice(0, j).reduce((n, q) => n + widthOf(q.build), 0);
+  const columns = p.variables[map.input]!.columns;
+  const types = [...p.variables[pipe.input]!.columns, ...pipe.probes.flatMap((q) => p.variables[q.build]!.columns)];
+  const row = resegment(types, at, picked.length, columns.length, (c) => picked[c]);
+  const buildFilter = [...map.filter.map((f) => substitutePredicate(f)), ...(pr.buildFilter ?? []).map((f) => substitutePredicate(f, map.project))];
+  return {
+    ...pipe,
+    filter: pipe.filter.map((f) => substitutePredicate(f)),
+    probes: pipe.probes.map((q, n) => ({
+      ...q,
+      probeKeys: q.probeKeys.map((e) => substitute(e)),
+      ...(n === j ? { build: map.input, buildKeys: q.buildKeys.map((k) => picked[k]!), buildFilter } : {}),
+    })),
+    check: pipe.check.map((f) => substitutePredicate(f, row)),
+    project: pipe.project.map((e) => substitute(e, row)),
+    fused: [...pipe.fused, ...(map.fused ?? [map.id])],
+  };
+}
+
 export function fusePipelines(p: KirProgram): KirProgram {
   const kernels = [...p.kernels];
   const liveOut = liveOutSets(p);
@@ -104,6 +137,22 @@ export function fusePipelines(p: KirProgram): KirProgram {
       const cj = b.commands[j]!;
       if (cj.kind !== 'launch') continue;
       const next = kernels[cj.kernel]!;
+      if (next.kind === 'pipeline') {
+        let fused: Pipeline | undefined;
+        for (const [q, pr] of next.probes.entries()) {
+          // A side the pipeline reads twice keeps its producer for the other read.
+          if (kernelInputs(next).filter((v) => v === pr.build).length !== 1) continue;
+          const i = producer(j, pr.build);
+          const ci = i === undefined ? undefined : b.commands[i];
+          const map = ci?.kind === 'launch' ? kernels[ci.kernel]! : undefined;
+          if (map?.kind === 'mapFilter' && (fused = absorbBuildSelect(p, next, q, map))) break;
+        }
+        if (fused) {
+          kernels[cj.kernel] = fused;
+          changed = true;
+          break;
+        }
+      }
       // A join extends a chain ending in its probe side; a mapFilter extends one that already probes.
       const aggregating = next.kind === 'pipeline' && next.aggregate !== undefined && next.probes.length === 0;
       const t = next.kind === 'hashJoin' && next.build !== next.probe ? next.probe : next.kind === 'mapFilter' || aggregating ? next.input : undefined;

@@ -39,7 +39,7 @@ export function narrowBaseRelations(p: KirProgram): KirProgram {
     const keep = [...need].sort((x, y) => x - y);
     const map = new Map(keep.map((c, n) => [c, n]));
     kernels ??= [...p.kernels];
-    for (const k of readers) kernels[k.id] = readThrough(kernels[k.id]!, v, v, columns, map);
+    for (const k of readers) kernels[k.id] = readThrough(p, kernels[k.id]!, v, v, columns, map);
     variables[v] = { ...variables[v]!, columns: keep.map((c) => columns[c]!) };
     return { ...r, deviceColumns: keep };
   });

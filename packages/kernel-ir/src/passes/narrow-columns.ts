@@ -8,9 +8,9 @@
  * to the group columns and the summed value before they are written and sorted. Repeated (fixpoint), narrowing
  * a reader's output narrows what the reader itself needs.
  */
-import { mapOperands, predicateOperands, type Expr, type ScalarType } from '@vixen/queryplan';
+import { predicateOperands, type Expr, type ScalarType } from '@vixen/queryplan';
 import type { KirKernel, KirProgram, VarId } from '../ir.js';
-import { exprColumns, substitute, substitutePredicate } from './exprs.js';
+import { exprColumns, resegment, substitute, substitutePredicate } from './exprs.js';
 import { liveOutSets } from './liveness.js';
 import { BlockReaders } from './skip-unneeded-order.js';
 
@@ -27,10 +27,14 @@ export function columnsRead(p: KirProgram, k: KirKernel, v: VarId, sortNeeds: (k
     case 'mapFilter':
       return new Set(cols([...k.filter.flatMap(predicateOperands), ...k.project]));
     case 'pipeline': {
-      if (k.probes.some((pr) => pr.build === v)) return undefined;
-      const scanned = p.variables[k.input]!.columns.length;
+      const sides = k.probes.flatMap((pr, j) => (pr.build === v ? [j] : []));
+      if (sides.length > 1 || (sides.length === 1 && k.input === v)) return undefined;
       const all = cols([...[...k.filter, ...k.check].flatMap(predicateOperands), ...k.probes.flatMap((pr) => pr.probeKeys), ...k.project]);
-      return new Set(all.filter((c) => c < scanned));
+      const { at, width } = segment(p, k, v);
+      const pr = sides.length === 1 ? k.probes[sides[0]!]! : undefined;
+      // A build side: its keys, its filter's columns and those of its row the check and projection read.
+      const own = pr ? [...pr.buildKeys, ...cols((pr.buildFilter ?? []).flatMap(predicateOperands))] : [];
+      return new Set([...own, ...all.filter((c) => c >= at && c < at + width).map((c) => c - at)]);
     }
     case 'hashJoin': {
       if (k.build === k.probe) return undefined;
@@ -50,30 +54,50 @@ export function columnsRead(p: KirProgram, k: KirKernel, v: VarId, sortNeeds: (k
   }
 }
 
+/** Where pipeline `k`'s row holds the row of `v` (its scanned row or one build side's): first column and width. */
+function segment(p: KirProgram, k: Extract<KirKernel, { kind: 'pipeline' }>, v: VarId, widthOf = (x: VarId): number => p.variables[x]!.columns.length): { at: number; width: number } {
+  if (k.input === v) return { at: 0, width: widthOf(v) };
+  let at = widthOf(k.input);
+  for (const pr of k.probes) {
+    if (pr.build === v) return { at, width: widthOf(v) };
+    at += widthOf(pr.build);
+  }
+  return { at, width: 0 };
+}
+
 /**
  * Kernel `r` reading `to` in place of `from` (of columns `fromColumns`): the columns of `from` it reads (`map`
  * keys; it must read no other) are at the positions `map` gives them in `to`, which has only those.
  */
-export function readThrough(r: KirKernel, from: VarId, to: VarId, fromColumns: readonly ScalarType[], map: ReadonlyMap<number, number>): KirKernel {
+export function readThrough(p: KirProgram, r: KirKernel, from: VarId, to: VarId, fromColumns: readonly ScalarType[], map: ReadonlyMap<number, number>): KirKernel {
   const c = (i: number): number => map.get(i)!;
+  // The kept columns at their new positions, indexed by their old ones: substitute renumbers through it.
+  const own: Expr[] = [];
+  for (const [old, now] of map) own[old] = { kind: 'col', index: now, type: fromColumns[old]! };
+  const sub = (e: Expr): Expr => substitute(e, own);
   switch (r.kind) {
     case 'mapFilter':
+      return { ...r, input: to, filter: r.filter.map((f) => substitutePredicate(f, own)), project: r.project.map(sub) };
     case 'pipeline': {
-      // The kept columns at their new positions, indexed by their old ones: substitute renumbers through it.
-      const row: Expr[] = [];
-      for (const [old, now] of map) row[old] = { kind: 'col', index: now, type: fromColumns[old]! };
-      const sub = (e: Expr): Expr => substitute(e, row);
-      const scan = (e: Expr): Expr => remapScan(e, row, fromColumns.length, map.size);
-      return r.kind === 'mapFilter'
-        ? { ...r, input: to, filter: r.filter.map((f) => substitutePredicate(f, row)), project: r.project.map(sub) }
-        : {
-            ...r,
-            input: to,
-            filter: r.filter.map((f) => substitutePredicate(f, row)),
-            probes: r.probes.map((pr) => ({ ...pr, probeKeys: pr.probeKeys.map(sub) })),
-            check: r.check.map((f) => mapOperands(f, scan)),
-            project: r.project.map(scan),
-          };
+      const widthOf = (x: VarId): number => (x === from ? fromColumns.length : p.variables[x]!.columns.length);
+      const types = [r.input, ...r.probes.map((pr) => pr.build)].flatMap((x) => (x === from ? fromColumns : p.variables[x]!.columns));
+      const { at, width } = segment(p, r, from, widthOf);
+      const row = resegment(types, at, width, map.size, (i) => map.get(i));
+      const scanned = r.input === from;
+      return {
+        ...r,
+        input: scanned ? to : r.input,
+        filter: scanned ? r.filter.map((f) => substitutePredicate(f, own)) : r.filter,
+        probes: r.probes.map((pr) =>
+          scanned
+            ? { ...pr, probeKeys: pr.probeKeys.map(sub) }
+            : pr.build === from
+              ? { ...pr, build: to, buildKeys: pr.buildKeys.map(c), ...(pr.buildFilter ? { buildFilter: pr.buildFilter.map((f) => substitutePredicate(f, own)) } : {}) }
+              : pr,
+        ),
+        check: r.check.map((f) => substitutePredicate(f, row)),
+        project: r.project.map((e) => substitute(e, row)),
+      };
     }
     case 'aggregate':
       return { ...r, input: to, groupBy: r.groupBy.map(c), aggregates: r.aggregates.map((a) => (a.column === undefined ? a : { ...a, column: c(a.column) })) };
@@ -161,7 +185,7 @@ function narrow(p: KirProgram, rd: BlockReaders, i: number, keep: number[]): Kir
   const follow = (at: number, from: VarId, to: VarId): void => {
     for (const n of rd.readers(at)!) {
       const r = kernels[rd.kernelAt(n)!.id]!;
-      const next = readThrough(r, from, to, p.variables[from]!.columns, map);
+      const next = readThrough(p, r, from, to, p.variables[from]!.columns, map);
       if (next.kind === 'sort') {
         const sorted = fresh(r.output);
         kernels[r.id] = { ...next, output: sorted };
@@ -171,18 +195,4 @@ function narrow(p: KirProgram, rd: BlockReaders, i: number, keep: number[]): Kir
   };
   follow(i, producer.output, out);
   return { ...p, variables, kernels };
-}
-
-/** A pipeline projection over (scanned row ++ build rows) with the scanned row narrowed: build columns shift down. */
-function remapScan(e: Expr, row: readonly Expr[], scanned: number, kept: number): Expr {
-  switch (e.kind) {
-    case 'col':
-      return e.index < scanned ? substitute(row[e.index]!) : { ...e, index: e.index - scanned + kept };
-    case 'const':
-      return { ...e };
-    case 'binary':
-      return { ...e, left: remapScan(e.left, row, scanned, kept), right: remapScan(e.right, row, scanned, kept) };
-    case 'call':
-      return { ...e, args: e.args.map((a) => remapScan(a, row, scanned, kept)) };
-  }
 }

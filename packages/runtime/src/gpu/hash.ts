@@ -33,7 +33,10 @@ export interface KeyedRelation {
 
 /** A built join table; keep it to probe it many times, then releaseHashTable. */
 export interface HashTable {
-  /** Slots (a power of two) of 1 + keyWords words, then the word that says whether any key repeats. */
+  /**
+   * Slots (a power of two) of 1 + keyWords words, then the word that says whether any key repeats, then (a
+   * filtered build) the rows kept.
+   */
   table: Bound | null;
   /** Per build row: the next row + 1 with the same key, 0 at a chain's end. */
   next: Bound | null;
@@ -59,13 +62,27 @@ export function buildHashTable(gpu: Gpu, build: KeyedRelation): Promise<HashTabl
   return g.scoped('hash build', () => buildTable(g, build, hashBuildShaders(layoutOf(build, 'hash build'))));
 }
 
-/** buildHashTable inside a caller's scope, with the caller's shaders (a `hashBuild` pass for `build`'s layout). */
-/** Words of the join table buildTable makes for `rows` build rows of `keyWords` key words (the repeated-key word last). */
+/** Words of the join table buildTable makes for `rows` build rows of `keyWords` key words (two words after the slots). */
 export function joinTableWords(rows: number, keyWords: number): number {
-  return pow2(2 * rows) * joinSlotWords(keyWords) + 1;
+  return pow2(2 * rows) * joinSlotWords(keyWords) + 2;
 }
 
-export async function buildTable(g: GpuImpl, build: KeyedRelation, shaders: KernelShaders): Promise<HashTable> {
+/** The word of a join table of `slots` slots that counts the rows a filtered build kept. */
+export function keptRowsWord(slots: number, keyWords: number): number {
+  return slots * joinSlotWords(keyWords) + 1;
+}
+
+/** A filtered build pass's uniform constants (the kernel's) and string tables. */
+export interface BuildInputs {
+  constants: Uint32Array;
+  tables?: Bound | undefined;
+}
+
+/**
+ * buildHashTable inside a caller's scope, with the caller's shaders (a `hashBuild` pass for `build`'s layout); with
+ * `filtered`, that pass has a filter (a pipeline probe's build filter) and reads the kernel's constants and tables.
+ */
+export async function buildTable(g: GpuImpl, build: KeyedRelation, shaders: KernelShaders, filtered?: BuildInputs): Promise<HashTable> {
   // A pending count: the table is sized for the bound, the pass reads the count from the device.
   const n = build.relation.count;
   const K = layoutOf(build, 'hash build').keyWords.length;
@@ -75,7 +92,7 @@ export async function buildTable(g: GpuImpl, build: KeyedRelation, shaders: Kern
   const next = acquireBound(g, n, `hash chains of ${n} rows`);
   const rec = new Recorder(g, shaders);
   rec.clear(table.buffer, table.words * 4);
-  rec.dispatch('hashBuild', [bound(build.relation), table, next], [sizeOf(build.relation), slots - 1], n);
+  rec.dispatch('hashBuild', [bound(build.relation), table, next], [sizeOf(build.relation), slots - 1], n, filtered?.constants, filtered?.tables);
   await rec.submit();
   return { table, next, slots, keyWords: K, build: build.relation };
 }

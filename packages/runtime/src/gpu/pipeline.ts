@@ -8,11 +8,11 @@ import { aggregateSlotWords, groupSlotLayout, HASH_ITEMS, pipelineBuildLayouts, 
 import type { KirKernel } from '@vixen/kernel-ir';
 import { VixenError, type ScalarType } from '@vixen/queryplan';
 import type { GpuImpl } from './device.js';
-import { buildTable, countedOutput, joinTableWords, releaseTable, type HashTable } from './hash.js';
+import { buildTable, countedOutput, joinTableWords, keptRowsWord, releaseTable, type HashTable } from './hash.js';
 import type { Bound } from './recorder.js';
 import { Recorder } from './recorder.js';
 import { leaves } from './chunks.js';
-import { acquireBound, bound, pendingRelation, ResultLimitError, sizeOf, syncCounts, type DeviceRelation, type Size } from './relations.js';
+import { acquireBound, bound, pendingRelation, ResultLimitError, sizeOf, syncCounts, type DeviceRelation, type DeviceWord, type Size } from './relations.js';
 
 /** Words pipelineRows packs into one buffer for these build sides: each one's table, chains and rows. */
 export function pipelineTableWords(builds: readonly DeviceRelation[], buildTypes: readonly (readonly ScalarType[])[], kernel: Extract<KirKernel, { kind: 'pipeline' }>): number {
@@ -21,13 +21,26 @@ export function pipelineTableWords(builds: readonly DeviceRelation[], buildTypes
 }
 
 /**
- * Builds each probe's join table and packs tables, chains and build rows into one buffer (`hashed`), then runs
- * `body` with it and the probe parameters (per probe: mask, then the word offsets of its table, chains and rows).
+ * What a pipeline launch needs besides its rows: its passes (with the lookup order chosen for this launch), the
+ * kernel's constants and string tables (its pipeline pass and its filtered builds read them), and per probe the
+ * device word its filtered build's kept-row count is copied to (the next launch orders its lookups by it).
+ */
+export interface PipelineLaunch {
+  shaders: KernelShaders;
+  constWords: Uint32Array;
+  tables: Bound | undefined;
+  keptTo: ReadonlyArray<DeviceWord | undefined>;
+}
+
+/**
+ * Builds each probe's join table (of the build rows its build filter keeps) and packs tables, chains and build
+ * rows into one buffer (`hashed`), then runs `body` with it and the probe parameters (per probe: mask, then the
+ * word offsets of its table, chains and rows).
  */
 async function withProbeTables<T>(
   g: GpuImpl,
   kernel: Extract<KirKernel, { kind: 'pipeline' }>,
-  shaders: KernelShaders,
+  launch: PipelineLaunch,
   builds: readonly DeviceRelation[],
   buildTypes: readonly (readonly ScalarType[])[],
   body: (hashed: Bound, params: number[]) => Promise<T>,
@@ -37,7 +50,8 @@ async function withProbeTables<T>(
   let hashed: Bound | undefined;
   try {
     for (const [j, build] of builds.entries()) {
-      built.push(await buildTable(g, { relation: build, keyWords: layouts[j]!.keyWords }, { hashBuild: shaders[pipelineBuildPass(j)]! }));
+      const filtered = kernel.probes[j]!.buildFilter?.length ? { constants: launch.constWords, tables: launch.tables } : undefined;
+      built.push(await buildTable(g, { relation: build, keyWords: layouts[j]!.keyWords }, { hashBuild: launch.shaders[pipelineBuildPass(j)]! }, filtered));
     }
     // Per probe: its table (with the repeated-key word), chains, build rows, back to back; the offsets go to the pass.
     const params: number[] = [];
@@ -50,6 +64,8 @@ async function withProbeTables<T>(
     hashed = acquireBound(g, Math.max(1, words), `pipeline hash tables of ${words} words`);
     const copies = new Recorder(g, {});
     for (const [j, t] of built.entries()) {
+      const kept = launch.keptTo[j];
+      if (kept) copies.copy(t.table!.buffer, keptRowsWord(t.slots, t.keyWords) * 4, kept.buffer, kept.offset, 4);
       copies.copy(t.table!.buffer, 0, hashed.buffer, params[4 * j + 1]! * 4, t.table!.words * 4);
       copies.copy(t.next!.buffer, 0, hashed.buffer, params[4 * j + 2]! * 4, t.next!.words * 4);
       copies.copy(builds[j]!.buffer!, 0, hashed.buffer, params[4 * j + 3]! * 4, builds[j]!.count * builds[j]!.width * 4);
@@ -73,15 +89,14 @@ function pipelineConstants(constWords: Uint32Array, params: readonly number[]): 
 export async function pipelineRows(
   g: GpuImpl,
   kernel: Extract<KirKernel, { kind: 'pipeline' }>,
-  shaders: KernelShaders,
+  launch: PipelineLaunch,
   [input, ...builds]: DeviceRelation[],
   buildTypes: readonly (readonly ScalarType[])[],
-  constWords: Uint32Array,
   outWidth: number,
-  tables: Bound | undefined,
 ): Promise<DeviceRelation> {
   if (!input || input.count === 0 || builds.some((b) => b.count === 0)) return { buffer: null, count: 0, width: outWidth };
-  return withProbeTables(g, kernel, shaders, builds, buildTypes, (hashed, params) => {
+  const { shaders, constWords, tables } = launch;
+  return withProbeTables(g, kernel, launch, builds, buildTypes, (hashed, params) => {
     const constants = pipelineConstants(constWords, params);
     const tiles = Math.ceil(input.count / (HASH_ITEMS * g.limits.workgroupSize));
     return countedOutput(g, outWidth, input.count, shaders, (rec, out, capacity, counter) =>
@@ -116,20 +131,19 @@ const saltsSeen = new WeakMap<KirKernel, number>();
 export async function pipelineAggregateRows(
   g: GpuImpl,
   kernel: Extract<KirKernel, { kind: 'pipeline' }>,
-  shaders: KernelShaders,
+  launch: PipelineLaunch,
   [input, ...builds]: DeviceRelation[],
   projectTypes: readonly ScalarType[],
   buildTypes: readonly (readonly ScalarType[])[],
-  constWords: Uint32Array,
   outWidth: number,
-  tables: Bound | undefined,
 ): Promise<DeviceRelation> {
+  const { shaders, constWords, tables } = launch;
   const empty: DeviceRelation = { buffer: null, count: 0, width: outWidth };
   const parts = leaves(input);
   if (parts.length === 0 || builds.some((b) => b.count === 0)) return empty;
   const { slotWords } = groupSlotLayout(kernel.aggregate!, projectTypes);
   const rows = parts.reduce((n, c) => n + c.count, 0);
-  return withProbeTables(g, kernel, shaders, builds, buildTypes, async (hashed, params) => {
+  return withProbeTables(g, kernel, launch, builds, buildTypes, async (hashed, params) => {
     const constants = pipelineConstants(constWords, params);
     const meta = acquireBound(g, 4, 'group-by flags');
     /** Until a Guess takes the flags (the sync checking it releases them). */

@@ -244,7 +244,7 @@ export class Recorder {
       }
       if (!pass) {
         const timestampWrites = g.timer?.passWrites();
-        pass = encoder.beginComputePass(timestampWrites ? { timestampWrites } : {});
+        pass = encoder.beginComputePass(timestampWrites ? { timestampWrites } : undefined);
       }
       const layout = layoutFor(g, s.pass, s.tables !== undefined);
       pass.setPipeline(pipelines[k]!);
