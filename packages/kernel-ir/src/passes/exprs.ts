@@ -27,8 +27,14 @@ export function substitutePredicate(p: Predicate, project?: readonly Expr[]): Pr
 export function resegment(types: readonly ScalarType[], at: number, width: number, kept: number, to: (c: number) => number | undefined): Expr[] {
   const row: Expr[] = [];
   types.forEach((type, c) => {
-    const index = c < at ? c : c >= at + width ? c - width + kept : to(c - at);
-    if (index !== undefined) row[c] = { kind: 'col', index: c < at || c >= at + width ? index : at + index, type };
+    let index: number | undefined;
+    if (c < at) index = c;
+    else if (c >= at + width) index = c - width + kept;
+    else {
+      const moved = to(c - at);
+      index = moved === undefined ? undefined : at + moved;
+    }
+    if (index !== undefined) row[c] = { kind: 'col', index, type };
   });
   return row;
 }

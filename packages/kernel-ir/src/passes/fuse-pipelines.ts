@@ -16,6 +16,7 @@ import { predicateOperands, type Expr } from '@vixen/queryplan';
 import { kernelInputs, type KirKernel, type KirProgram } from '../ir.js';
 import { exprColumns, resegment, substitute, substitutePredicate } from './exprs.js';
 import { liveOutSets, soleProducer } from './liveness.js';
+import { segment } from './narrow-columns.js';
 
 type Pipeline = Extract<KirKernel, { kind: 'pipeline' }>;
 type HashJoin = Extract<KirKernel, { kind: 'hashJoin' }>;
@@ -106,8 +107,8 @@ function absorbBuildSelect(p: KirProgram, pipe: Pipeline, j: number, map: MapFil
     picked.push(e.index);
   }
   const pr = pipe.probes[j]!;
-  const widthOf = (v: number): number => p.variables[v]!.columns.length;
-  const at = widthOf(pipe.input) + pipe.probes.slice(0, j).reduce((n, q) => n + widthOf(q.build), 0);
+  // The pipeline reads pr.build once (fusePipelines checks), so its segment is probe j's.
+  const { at } = segment(p, pipe, pr.build);
   const columns = p.variables[map.input]!.columns;
   const types = [...p.variables[pipe.input]!.columns, ...pipe.probes.flatMap((q) => p.variables[q.build]!.columns)];
   const row = resegment(types, at, picked.length, columns.length, (c) => picked[c]);

@@ -55,7 +55,7 @@ export function columnsRead(p: KirProgram, k: KirKernel, v: VarId, sortNeeds: (k
 }
 
 /** Where pipeline `k`'s row holds the row of `v` (its scanned row or one build side's): first column and width. */
-function segment(p: KirProgram, k: Extract<KirKernel, { kind: 'pipeline' }>, v: VarId, widthOf = (x: VarId): number => p.variables[x]!.columns.length): { at: number; width: number } {
+export function segment(p: KirProgram, k: Extract<KirKernel, { kind: 'pipeline' }>, v: VarId, widthOf = (x: VarId): number => p.variables[x]!.columns.length): { at: number; width: number } {
   if (k.input === v) return { at: 0, width: widthOf(v) };
   let at = widthOf(k.input);
   for (const pr of k.probes) {
