@@ -3,7 +3,9 @@
  * the buffers as they were when recorded although the pool hands the buffers out again meanwhile (queue writes
  * run at once, ahead of unsubmitted commands; destroying a buffer unsubmitted commands use is an error), and
  * uniform words filled from device words must see the writes of the steps before their dispatch (whether hoisted
- * or shared between dispatches with the same uniform words).
+ * or shared between dispatches with the same uniform words). Copies and clears move around dispatches they do not
+ * conflict with so that the dispatches share a compute pass, and an arena holding a submission's uniforms already is
+ * not written again.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateKernelShaders } from '@vixen/codegen-wgsl';
@@ -98,6 +100,79 @@ describe('deferred submission', () => {
     expect(Array.from(await downloadRelation(gpu, f))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     expect(Array.from(await downloadRelation(gpu, e))).toEqual([0, 1, 2, 1, 1, 1, 1, 1]);
     for (const r of [d, e, f, count, three, sums]) releaseRelation(gpu, r);
+  });
+});
+
+describe('compute passes and uniform uploads', () => {
+  const scanShaders = () => {
+    const variables: KirVariable[] = [0, 1].map((id) => ({ id, name: `v${id}`, columns: ['int32'] }));
+    return generateKernelShaders({ kind: 'sort', id: 0, input: 0, output: 1, keys: [0] }, variables);
+  };
+  const ones = (): ReturnType<typeof uploadRelation> => uploadRelation(gpu, new Uint32Array(8).fill(1), 1);
+
+  it('copies and clears go before or after the dispatches they do not conflict with, which then share one compute pass', async () => {
+    const g = internals(gpu);
+    deferSubmission();
+    const [d, src, z] = [ones(), ones(), uploadRelation(gpu, new Uint32Array(8).fill(7), 1)];
+    const [sums, sums2, total] = [0, 1, 2].map(() => uploadRelation(gpu, Uint32Array.from([5]), 1));
+    const encoder = g.batch.commands();
+    let passes = 0;
+    const begin = encoder.beginComputePass.bind(encoder);
+    encoder.beginComputePass = (descriptor?: GPUComputePassDescriptor) => (passes++, begin(descriptor));
+    const rec = new Recorder(g, scanShaders());
+    rec.dispatch('scanBlock', [bound(d), bound(sums!)], [8], 8);
+    // Reads what the dispatch before wrote: must follow it.
+    rec.copy(sums!.buffer!, 0, total!.buffer!, 0, 4);
+    // Writes what the dispatch after reads: must precede it.
+    rec.copy(src.buffer!, 0, z.buffer!, 0, 32);
+    rec.dispatch('scanBlock', [bound(z), bound(sums2!)], [8], 8);
+    await rec.submit();
+    expect(passes).toBe(1);
+    expect(Array.from(await downloadRelation(gpu, d))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(Array.from(await downloadRelation(gpu, total!))).toEqual([8]);
+    expect(Array.from(await downloadRelation(gpu, z))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(Array.from(await downloadRelation(gpu, sums2!))).toEqual([8]);
+    for (const r of [d, src, z, sums!, sums2!, total!]) releaseRelation(gpu, r);
+  });
+
+  it('an arena that holds the uniform words of a submission already is not written again, unless device words were copied into it', async () => {
+    const g = internals(gpu);
+    const shaders = scanShaders();
+    const queue = gpu.device.queue;
+    const write = queue.writeBuffer.bind(queue);
+    let uniformWrites = 0;
+    queue.writeBuffer = ((buffer: GPUBuffer, ...rest: unknown[]) => {
+      if (buffer.usage & GPUBufferUsage.UNIFORM) uniformWrites++;
+      return (write as (...a: unknown[]) => void)(buffer, ...rest);
+    }) as typeof queue.writeBuffer;
+    try {
+      const count = uploadRelation(gpu, Uint32Array.from([3]), 1);
+      /** One submission of a scan of 8 ones, n from the host (8) or from the count word (3); its scanned rows. */
+      const scan = async (n: number | { buffer: GPUBuffer; offset: number }): Promise<number[]> => {
+        const [d, s] = [ones(), uploadRelation(gpu, Uint32Array.from([0]), 1)];
+        const rec = new Recorder(g, shaders);
+        rec.dispatch('scanBlock', [bound(d), bound(s)], [n], 8);
+        await rec.submit();
+        const rows = Array.from(await downloadRelation(gpu, d));
+        releaseRelation(gpu, d);
+        releaseRelation(gpu, s);
+        return rows;
+      };
+      const scanned = [0, 1, 2, 3, 4, 5, 6, 7];
+      expect(await scan(8)).toEqual(scanned);
+      const before = uniformWrites;
+      expect(await scan(8)).toEqual(scanned);
+      expect(uniformWrites).toBe(before);
+      // The count word (3) is copied into the arena, over the host's word 0 there (0).
+      expect(await scan({ buffer: count.buffer!, offset: 0 })).toEqual([0, 1, 2, 1, 1, 1, 1, 1]);
+      const afterFill = uniformWrites;
+      // The same host words as the submission before, which the arena no longer holds: written again.
+      expect(await scan(0)).toEqual([1, 1, 1, 1, 1, 1, 1, 1]);
+      expect(uniformWrites).toBe(afterFill + 1);
+      releaseRelation(gpu, count);
+    } finally {
+      queue.writeBuffer = write;
+    }
   });
 });
 

@@ -20,7 +20,7 @@ import { hashJoinLayout, sortKeyWords, type HashAggregate } from '@vixen/codegen
 import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { selectRange } from './kernels.js';
-import { pipelineTableWords } from './pipeline.js';
+import { pipelineTableOffsets } from './pipeline.js';
 import { Recorder } from './recorder.js';
 import {
   allocRelation,
@@ -274,7 +274,7 @@ export async function runChunked(
 export function pipelinePastBinding(g: GpuImpl, kernel: KirKernel, inputs: readonly DeviceRelation[], variables: readonly KirVariable[]): boolean {
   if (kernel.kind !== 'pipeline') return false;
   const types = kernel.probes.map((pr) => variables.find((v) => v.id === pr.build)!.columns);
-  return pipelineTableWords(inputs.slice(1), types, kernel) * 4 > g.limits.maxStorageBufferBindingSize;
+  return pipelineTableOffsets(g, inputs.slice(1), types, kernel).words * 4 > g.limits.maxStorageBufferBindingSize;
 }
 
 /** A merge of relations in one buffer each whose rows together would not fit one (runChunked's merge). */

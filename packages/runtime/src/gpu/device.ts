@@ -19,6 +19,7 @@ export interface GpuLimits {
   readonly maxBufferSize: number;
   readonly maxComputeWorkgroupsPerDimension: number;
   readonly minUniformBufferOffsetAlignment: number;
+  readonly minStorageBufferOffsetAlignment: number;
 }
 
 export interface Gpu {
@@ -129,6 +130,7 @@ export async function openGpu(options: GpuOptions = {}): Promise<Gpu> {
     maxBufferSize: d.maxBufferSize,
     maxComputeWorkgroupsPerDimension: d.maxComputeWorkgroupsPerDimension,
     minUniformBufferOffsetAlignment: d.minUniformBufferOffsetAlignment,
+    minStorageBufferOffsetAlignment: d.minStorageBufferOffsetAlignment,
   });
 }
 
@@ -279,6 +281,7 @@ export class GpuImpl implements Gpu {
   /** `orLost(p)`, its wait counted in waitMilliseconds: the time a run's host work stood still for the device. */
   async waitFor<T>(p: Promise<T>): Promise<T> {
     const start = performance.now();
+    this.batch.prepare();
     try {
       return await this.orLost(p);
     } finally {

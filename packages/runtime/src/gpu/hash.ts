@@ -51,6 +51,9 @@ function pow2(x: number): number {
   return 2 ** Math.ceil(Math.log2(Math.max(1, x)));
 }
 
+/** Slots of the join table over `rows` build rows: load factor at most 1/2. */
+export const joinTableSlots = (rows: number): number => pow2(2 * rows);
+
 function layoutOf(k: KeyedRelation, what: string): HashKeyLayout {
   if (k.keyWords.length === 0) throw new Error(`${what}: a hash key needs at least one word`);
   return { width: k.relation.width, keyWords: k.keyWords };
@@ -64,7 +67,7 @@ export function buildHashTable(gpu: Gpu, build: KeyedRelation): Promise<HashTabl
 
 /** Words of the join table buildTable makes for `rows` build rows of `keyWords` key words (two words after the slots). */
 export function joinTableWords(rows: number, keyWords: number): number {
-  return pow2(2 * rows) * joinSlotWords(keyWords) + 2;
+  return joinTableSlots(rows) * joinSlotWords(keyWords) + 2;
 }
 
 /** The word of a join table of `slots` slots that counts the rows a filtered build kept. */
@@ -78,30 +81,36 @@ export interface BuildInputs {
   tables?: Bound | undefined;
 }
 
-/**
- * buildHashTable inside a caller's scope, with the caller's shaders (a `hashBuild` pass for `build`'s layout); with
- * `filtered`, that pass has a filter (a pipeline probe's build filter) and reads the kernel's constants and tables.
- */
-export async function buildTable(g: GpuImpl, build: KeyedRelation, shaders: KernelShaders, filtered?: BuildInputs): Promise<HashTable> {
+/** buildHashTable inside a caller's scope, with the caller's shaders (a `hashBuild` pass for `build`'s layout). */
+async function buildTable(g: GpuImpl, build: KeyedRelation, shaders: KernelShaders): Promise<HashTable> {
   // A pending count: the table is sized for the bound, the pass reads the count from the device.
   const n = build.relation.count;
   const K = layoutOf(build, 'hash build').keyWords.length;
   if (n === 0) return { table: null, next: null, slots: 0, keyWords: K, build: build.relation };
-  const slots = pow2(2 * n);
-  const table = acquireBound(g, joinTableWords(n, K), `hash table of ${slots} slots`);
+  const table = acquireBound(g, joinTableWords(n, K), `hash table of ${joinTableSlots(n)} slots`);
   const next = acquireBound(g, n, `hash chains of ${n} rows`);
   const rec = new Recorder(g, shaders);
-  rec.clear(table.buffer, table.words * 4);
-  rec.dispatch('hashBuild', [bound(build.relation), table, next], [sizeOf(build.relation), slots - 1], n, filtered?.constants, filtered?.tables);
+  recordBuild(rec, build, table, next);
   await rec.submit();
-  return { table, next, slots, keyWords: K, build: build.relation };
+  return { table, next, slots: joinTableSlots(n), keyWords: K, build: build.relation };
+}
+
+/**
+ * Records the build of the join table over `build` (at least one row) into `table` (joinTableWords, cleared
+ * first) and `next` (a word per row), with the recorder's `hashBuild` pass; with `filtered`, that pass has a filter
+ * (a pipeline probe's build filter) and reads the kernel's constants and tables.
+ */
+export function recordBuild(rec: Recorder, build: KeyedRelation, table: Bound, next: Bound, filtered?: BuildInputs): void {
+  const rows = build.relation.count;
+  rec.clear(table.buffer, table.words * 4, 4 * (table.offset ?? 0));
+  rec.dispatch('hashBuild', [bound(build.relation), table, next], [sizeOf(build.relation), joinTableSlots(rows) - 1], rows, filtered?.constants, filtered?.tables);
 }
 
 export function releaseHashTable(gpu: Gpu, t: HashTable): void {
   releaseTable(internals(gpu), t);
 }
 
-export function releaseTable(g: GpuImpl, t: HashTable): void {
+function releaseTable(g: GpuImpl, t: HashTable): void {
   if (t.table) g.pool.release(t.table.buffer);
   if (t.next) g.pool.release(t.next.buffer);
 }
@@ -150,6 +159,8 @@ export async function countedOutput(
   rows: number,
   shaders: KernelShaders,
   record: (rec: Recorder, out: Bound, capacity: number, counter: Bound) => void,
+  /** Where the first run records (the caller's steps before it: they go to the device together); default a new recorder. */
+  first?: Recorder,
 ): Promise<DeviceRelation> {
   const empty: DeviceRelation = { buffer: null, count: 0, width };
   const counter = acquireBound(g, 1, 'output counter');
@@ -159,7 +170,8 @@ export async function countedOutput(
     for (;;) {
       checkResultSize(g, width * capacity, `output of ${capacity} rows x ${width} words`);
       const out = acquireBound(g, width * capacity, `output of ${capacity} rows x ${width} words`);
-      const rec = new Recorder(g, shaders);
+      const rec = first ?? new Recorder(g, shaders);
+      first = undefined;
       rec.clear(counter.buffer, 4);
       record(rec, out, capacity, counter);
       await rec.submit();

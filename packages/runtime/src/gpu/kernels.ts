@@ -424,15 +424,18 @@ const buildsSeen = new WeakMap<GpuImpl, WeakMap<KirKernel, { buffer: GPUBuffer; 
  * By the share, SSB Q2.2 at SF 10 looks up the 0.8% of parts before the 20% of suppliers, and Q3.1 the days (86%)
  * last; by rows alone, every lineorder row of Q2.1 looked up all 2,557 days before the suppliers in AMERICA that
  * keep a fifth of them; TPC-H Q9 probed 8M partsupp rows for every lineitem row before the 108K green parts that
- * keep 5%.
+ * keep 5%. The copies of this launch's counts are recorded into `rec`.
  */
-async function orderedLookups(
+function orderedLookups(
   g: GpuImpl,
   kernel: Extract<KirKernel, { kind: 'pipeline' }>,
   shaders: KernelShaders,
   builds: readonly DeviceRelation[],
   variables: readonly KirVariable[],
-): Promise<Pick<PipelineLaunch, 'shaders' | 'keptTo'>> {
+  /** Rows of the probe side. */
+  probed: number,
+  rec: Recorder,
+): Pick<PipelineLaunch, 'shaders' | 'keptTo'> {
   let seenHere = buildsSeen.get(g);
   if (!seenHere) buildsSeen.set(g, (seenHere = new WeakMap()));
   const last = seenHere.get(kernel);
@@ -451,9 +454,9 @@ async function orderedLookups(
   let keptTo: Array<DeviceWord | undefined> = [];
   if (builds.some((b, j) => b.pending || filtered[j])) {
     const buffer = acquireBound(g, builds.length, 'build side counts').buffer;
-    const rec = new Recorder(g, {});
-    // A launch that builds nothing (no input rows) leaves its filtered sides' words at 0.
-    if (filtered.some(Boolean)) rec.clear(buffer, 4 * builds.length);
+    // A launch that builds nothing (no input rows) leaves its filtered sides' words at 0; the others' build passes
+    // count into them.
+    if (filtered.some(Boolean) && !(probed > 0 && builds.every((b) => b.count > 0))) rec.clear(buffer, 4 * builds.length);
     const words = builds.map((b, j) => {
       if (!b.pending && !filtered[j]) return undefined;
       if (!filtered[j]) rec.copy(b.pending!.buffer, b.pending!.offset, buffer, 4 * j, 4);
@@ -461,7 +464,6 @@ async function orderedLookups(
       g.pending.add(w);
       return w;
     });
-    await rec.submit();
     seenHere.set(kernel, { buffer, words });
     keptTo = words.map((w, j) => (filtered[j] ? w : undefined));
   }
@@ -549,9 +551,16 @@ async function run(
     }
     case 'pipeline': {
       const buildTypes = kernel.probes.map((pr) => columns(pr.build));
-      const launch = { ...(await orderedLookups(g, kernel, shaders, inputs.slice(1), variables)), constWords, tables };
-      if (kernel.aggregate) return pipelineAggregateRows(g, kernel, launch, inputs, kernel.project.map((e) => e.type), buildTypes, outWidth);
-      return pipelineRows(g, kernel, launch, inputs, buildTypes, outWidth);
+      // One recorder for the launch: its count copies, builds and probe or aggregation passes go out together.
+      const steps = new Recorder(g, {});
+      const launch = { ...orderedLookups(g, kernel, shaders, inputs.slice(1), variables, a.count, steps), constWords, tables };
+      const rec = steps.using(launch.shaders);
+      const out = kernel.aggregate
+        ? await pipelineAggregateRows(g, kernel, launch, rec, inputs, kernel.project.map((e) => e.type), buildTypes, outWidth)
+        : await pipelineRows(g, kernel, launch, rec, inputs, buildTypes, outWidth);
+      // What a launch without rows to build or probe recorded (its counts' clear) still goes out.
+      await rec.submit();
+      return out;
     }
     case 'sort': {
       const arity = columns(kernel.input).length;

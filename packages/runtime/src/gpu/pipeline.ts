@@ -1,23 +1,43 @@
 /**
- * Host driver of the fused `pipeline` kernel (codegen-wgsl kernels/pipeline.ts): build each probe's join table
- * (hash.ts buildTable, with the kernel's own build pass), copy tables, chains and build rows into one buffer,
+ * Host driver of the fused `pipeline` kernel (codegen-wgsl kernels/pipeline.ts): copy each probe's build rows into
+ * one buffer and build its join table and chains there (hash.ts recordBuild, with the kernel's own build pass),
  * then one probe pass over the input writes the output rows (hash.ts countedOutput: one readback, a second run
  * only when the rows outgrow one per input row), or, for an aggregating pipeline, aggregates them into groups.
+ * A launch records into one recorder: the builds and the probe or aggregation passes share a compute pass.
  */
 import { aggregateSlotWords, groupSlotLayout, HASH_ITEMS, pipelineBuildLayouts, pipelineBuildPass, pipelineParamsAt, type KernelShaders } from '@vixen/codegen-wgsl';
 import type { KirKernel } from '@vixen/kernel-ir';
 import { VixenError, type ScalarType } from '@vixen/queryplan';
 import type { GpuImpl } from './device.js';
-import { buildTable, countedOutput, joinTableWords, keptRowsWord, releaseTable, type HashTable } from './hash.js';
+import { countedOutput, joinTableSlots, joinTableWords, keptRowsWord, recordBuild } from './hash.js';
 import type { Bound } from './recorder.js';
 import { Recorder } from './recorder.js';
 import { leaves } from './chunks.js';
 import { acquireBound, bound, pendingRelation, ResultLimitError, sizeOf, syncCounts, type DeviceRelation, type DeviceWord, type Size } from './relations.js';
 
-/** Words pipelineRows packs into one buffer for these build sides: each one's table, chains and rows. */
-export function pipelineTableWords(builds: readonly DeviceRelation[], buildTypes: readonly (readonly ScalarType[])[], kernel: Extract<KirKernel, { kind: 'pipeline' }>): number {
+/**
+ * Where pipelineRows packs these build sides into one buffer: per probe the word offsets of its table, chains and
+ * rows, each at an offset a storage binding may start at (the build pass binds the table and chains), and the
+ * words in all.
+ */
+export function pipelineTableOffsets(
+  g: GpuImpl,
+  builds: readonly DeviceRelation[],
+  buildTypes: readonly (readonly ScalarType[])[],
+  kernel: Extract<KirKernel, { kind: 'pipeline' }>,
+): { offsets: Array<{ table: number; next: number; rows: number }>; words: number } {
   const layouts = pipelineBuildLayouts(kernel, buildTypes);
-  return builds.reduce((n, b, j) => n + joinTableWords(b.count, layouts[j]!.keyWords.length) + b.count + b.count * b.width, 0);
+  const align = g.limits.minStorageBufferOffsetAlignment / 4;
+  const aligned = (w: number): number => Math.ceil(w / align) * align;
+  let words = 0;
+  const offsets = builds.map((b, j) => {
+    const table = words;
+    const next = aligned(table + joinTableWords(b.count, layouts[j]!.keyWords.length));
+    const rows = aligned(next + b.count);
+    words = aligned(rows + b.count * b.width);
+    return { table, next, rows };
+  });
+  return { offsets, words };
 }
 
 /**
@@ -33,9 +53,10 @@ export interface PipelineLaunch {
 }
 
 /**
- * Builds each probe's join table (of the build rows its build filter keeps) and packs tables, chains and build
- * rows into one buffer (`hashed`), then runs `body` with it and the probe parameters (per probe: mask, then the
- * word offsets of its table, chains and rows).
+ * Records, into `rec`, the copy of each probe's build rows into one buffer (`hashed`) and the build of its join
+ * table (of the rows its build filter keeps) and chains there, then runs `body` with it, the probe parameters (per
+ * probe: mask, then the word offsets of its table, chains and rows) and `rec`, which `body` submits. Every build
+ * side has rows.
  */
 async function withProbeTables<T>(
   g: GpuImpl,
@@ -43,38 +64,31 @@ async function withProbeTables<T>(
   launch: PipelineLaunch,
   builds: readonly DeviceRelation[],
   buildTypes: readonly (readonly ScalarType[])[],
-  body: (hashed: Bound, params: number[]) => Promise<T>,
+  rec: Recorder,
+  body: (hashed: Bound, params: number[], rec: Recorder) => Promise<T>,
 ): Promise<T> {
   const layouts = pipelineBuildLayouts(kernel, buildTypes);
-  const built: HashTable[] = [];
-  let hashed: Bound | undefined;
+  const { offsets, words } = pipelineTableOffsets(g, builds, buildTypes, kernel);
+  // A pipeline without probes (a hashed aggregate) still binds a buffer there.
+  const hashed = acquireBound(g, Math.max(1, words), `pipeline hash tables of ${words} words`);
   try {
-    for (const [j, build] of builds.entries()) {
-      const filtered = kernel.probes[j]!.buildFilter?.length ? { constants: launch.constWords, tables: launch.tables } : undefined;
-      built.push(await buildTable(g, { relation: build, keyWords: layouts[j]!.keyWords }, { hashBuild: launch.shaders[pipelineBuildPass(j)]! }, filtered));
-    }
-    // Per probe: its table (with the repeated-key word), chains, build rows, back to back; the offsets go to the pass.
     const params: number[] = [];
-    let words = 0;
-    for (const [j, t] of built.entries()) {
-      params.push(t.slots - 1, words, words + t.table!.words, words + t.table!.words + t.next!.words);
-      words += t.table!.words + t.next!.words + builds[j]!.count * builds[j]!.width;
-    }
-    // A pipeline without probes (a hashed aggregate) still binds a buffer there.
-    hashed = acquireBound(g, Math.max(1, words), `pipeline hash tables of ${words} words`);
-    const copies = new Recorder(g, {});
-    for (const [j, t] of built.entries()) {
+    for (const [j, build] of builds.entries()) {
+      const at = offsets[j]!;
+      const slots = joinTableSlots(build.count);
+      const keyWords = layouts[j]!.keyWords;
+      params.push(slots - 1, at.table, at.next, at.rows);
+      rec.copy(build.buffer!, 0, hashed.buffer, at.rows * 4, build.count * build.width * 4);
+      const filtered = kernel.probes[j]!.buildFilter?.length ? { constants: launch.constWords, tables: launch.tables } : undefined;
+      const table = { buffer: hashed.buffer, offset: at.table, words: joinTableWords(build.count, keyWords.length) };
+      const next = { buffer: hashed.buffer, offset: at.next, words: build.count };
+      recordBuild(rec.using({ hashBuild: launch.shaders[pipelineBuildPass(j)]! }), { relation: build, keyWords }, table, next, filtered);
       const kept = launch.keptTo[j];
-      if (kept) copies.copy(t.table!.buffer, keptRowsWord(t.slots, t.keyWords) * 4, kept.buffer, kept.offset, 4);
-      copies.copy(t.table!.buffer, 0, hashed.buffer, params[4 * j + 1]! * 4, t.table!.words * 4);
-      copies.copy(t.next!.buffer, 0, hashed.buffer, params[4 * j + 2]! * 4, t.next!.words * 4);
-      copies.copy(builds[j]!.buffer!, 0, hashed.buffer, params[4 * j + 3]! * 4, builds[j]!.count * builds[j]!.width * 4);
+      if (kept) rec.copy(hashed.buffer, (at.table + keptRowsWord(slots, keyWords.length)) * 4, kept.buffer, kept.offset, 4);
     }
-    await copies.submit();
-    return await body(hashed, params);
+    return await body(hashed, params, rec);
   } finally {
-    for (const t of built) releaseTable(g, t);
-    if (hashed) g.pool.release(hashed.buffer);
+    g.pool.release(hashed.buffer);
   }
 }
 
@@ -86,22 +100,24 @@ function pipelineConstants(constWords: Uint32Array, params: readonly number[]): 
   return constants;
 }
 
+/** The rows of a pipeline without aggregation. `rec` holds the launch's steps so far (launch.shaders'). */
 export async function pipelineRows(
   g: GpuImpl,
   kernel: Extract<KirKernel, { kind: 'pipeline' }>,
   launch: PipelineLaunch,
+  rec: Recorder,
   [input, ...builds]: DeviceRelation[],
   buildTypes: readonly (readonly ScalarType[])[],
   outWidth: number,
 ): Promise<DeviceRelation> {
   if (!input || input.count === 0 || builds.some((b) => b.count === 0)) return { buffer: null, count: 0, width: outWidth };
   const { shaders, constWords, tables } = launch;
-  return withProbeTables(g, kernel, launch, builds, buildTypes, (hashed, params) => {
+  return withProbeTables(g, kernel, launch, builds, buildTypes, rec, (hashed, params, first) => {
     const constants = pipelineConstants(constWords, params);
     const tiles = Math.ceil(input.count / (HASH_ITEMS * g.limits.workgroupSize));
-    return countedOutput(g, outWidth, input.count, shaders, (rec, out, capacity, counter) =>
-      rec.dispatch('pipelineProbe', [bound(input), hashed, out, counter], [sizeOf(input), capacity], tiles * g.limits.workgroupSize, constants, tables),
-    );
+    const record = (r: Recorder, out: Bound, capacity: number, counter: Bound): void =>
+      r.dispatch('pipelineProbe', [bound(input), hashed, out, counter], [sizeOf(input), capacity], tiles * g.limits.workgroupSize, constants, tables);
+    return countedOutput(g, outWidth, input.count, shaders, record, first);
   });
 }
 
@@ -132,6 +148,8 @@ export async function pipelineAggregateRows(
   g: GpuImpl,
   kernel: Extract<KirKernel, { kind: 'pipeline' }>,
   launch: PipelineLaunch,
+  /** The launch's steps so far (launch.shaders'): the first aggregation records there too. */
+  launchSteps: Recorder,
   [input, ...builds]: DeviceRelation[],
   projectTypes: readonly ScalarType[],
   buildTypes: readonly (readonly ScalarType[])[],
@@ -143,7 +161,8 @@ export async function pipelineAggregateRows(
   if (parts.length === 0 || builds.some((b) => b.count === 0)) return empty;
   const { slotWords } = groupSlotLayout(kernel.aggregate!, projectTypes);
   const rows = parts.reduce((n, c) => n + c.count, 0);
-  return withProbeTables(g, kernel, launch, builds, buildTypes, async (hashed, params) => {
+  return withProbeTables(g, kernel, launch, builds, buildTypes, launchSteps, async (hashed, params, first) => {
+    let steps: Recorder | undefined = first;
     const constants = pipelineConstants(constWords, params);
     const meta = acquireBound(g, 4, 'group-by flags');
     /** Until a Guess takes the flags (the sync checking it releases them). */
@@ -169,7 +188,8 @@ export async function pipelineAggregateRows(
         let out: Bound | undefined;
         try {
           out = acquireBound(g, room * outWidth + 1, `output of ${room} groups x ${outWidth} words`);
-          const rec = new Recorder(g, shaders);
+          const rec = steps ?? new Recorder(g, shaders);
+          steps = undefined;
           rec.clear(table.buffer, table.words * 4);
           rec.clear(meta.buffer, 16);
           const wg = g.limits.workgroupSize;

@@ -7,10 +7,15 @@ import { PASS_LAYOUTS, SUBGROUP_VARIANT, TABLES_GROUP, uniformVec4s, type Kernel
 import type { GpuImpl } from './device.js';
 import { bindingBytes, relationUsage, type DeviceWord, type Size } from './relations.js';
 
-/** A storage binding: a buffer and how many u32 words of it the pass sees. */
+/**
+ * A storage binding: a buffer and how many u32 words of it the pass sees. With `offset` (in words, a multiple of
+ * the device's minStorageBufferOffsetAlignment) the binding is exactly words offset.. offset + words - 1, so that
+ * two writable bindings of one buffer may share a pass (Dawn rejects overlapping ones); without it the whole buffer.
+ */
 export interface Bound {
   buffer: GPUBuffer;
   words: number;
+  offset?: number;
 }
 
 type Step =
@@ -26,7 +31,7 @@ type Step =
       tables: Bound | undefined;
     }
   | { kind: 'copy'; from: GPUBuffer; fromOffset: number; to: GPUBuffer; toOffset: number; bytes: number }
-  | { kind: 'clear'; buffer: GPUBuffer; bytes: number };
+  | { kind: 'clear'; buffer: GPUBuffer; offset: number; bytes: number };
 
 export interface PassLayout {
   group: GPUBindGroupLayout;
@@ -98,13 +103,20 @@ function pipelineFor(g: GpuImpl, pass: PassName, code: string, withTables: boole
 }
 
 export class Recorder {
-  private readonly steps: Step[] = [];
-  private readonly temporaries: GPUBuffer[] = [];
-
   constructor(
     readonly g: GpuImpl,
     private readonly shaders: KernelShaders,
+    private readonly steps: Step[] = [],
+    private readonly temporaries: GPUBuffer[] = [],
   ) {}
+
+  /**
+   * A recorder of other shaders whose steps go where this one's go: either's submit() encodes them all, in one
+   * compute pass where they do not conflict (see passOrder).
+   */
+  using(shaders: KernelShaders): Recorder {
+    return new Recorder(this.g, shaders, this.steps, this.temporaries);
+  }
 
   /** A scratch storage buffer of `words` u32, returned to the pool after submit(). */
   scratch(words: number): Bound {
@@ -147,9 +159,9 @@ export class Recorder {
     if (bytes > 0) this.steps.push({ kind: 'copy', from, fromOffset, to, toOffset, bytes });
   }
 
-  /** Zeroes the first `bytes` (a multiple of 4) of `buffer`. */
-  clear(buffer: GPUBuffer, bytes: number): void {
-    if (bytes > 0) this.steps.push({ kind: 'clear', buffer, bytes: Math.ceil(bytes / 4) * 4 });
+  /** Zeroes `bytes` (rounded up to a multiple of 4) of `buffer` from byte `offset` (a multiple of 4). */
+  clear(buffer: GPUBuffer, bytes: number, offset = 0): void {
+    if (bytes > 0) this.steps.push({ kind: 'clear', buffer, offset, bytes: Math.ceil(bytes / 4) * 4 });
   }
 
   /**
@@ -161,14 +173,17 @@ export class Recorder {
   private bindGroup(layoutKey: string, layout: GPUBindGroupLayout, buffers: readonly Bound[], arena?: GPUBuffer, uniformBytes = 0): GPUBindGroup {
     const g = this.g;
     let key = `${layoutKey}|${uniformBytes}|`;
-    for (const b of buffers) key += `${g.bufferId(b.buffer)},`;
+    for (const b of buffers) key += b.offset === undefined ? `${g.bufferId(b.buffer)},` : `${g.bufferId(b.buffer)}@${b.offset}+${b.words},`;
     if (arena) key += g.bufferId(arena);
     let group = g.bindGroups.get(key);
     if (group) return group;
     const maxBinding = g.limits.maxStorageBufferBindingSize;
-    const entries: GPUBindGroupEntry[] = buffers.map(({ buffer }, binding) => ({
+    const entries: GPUBindGroupEntry[] = buffers.map(({ buffer, words, offset }, binding) => ({
       binding,
-      resource: { buffer, offset: 0, size: Math.min(buffer.size, maxBinding - (maxBinding % 4)) },
+      resource:
+        offset === undefined
+          ? { buffer, offset: 0, size: Math.min(buffer.size, maxBinding - (maxBinding % 4)) }
+          : { buffer, offset: offset * 4, size: Math.max(4, words * 4) },
     }));
     if (arena) entries.push({ binding: buffers.length, resource: { buffer: arena, offset: 0, size: uniformBytes } });
     group = g.device.createBindGroup({ layout, entries });
@@ -196,6 +211,13 @@ export class Recorder {
    */
   async submit(): Promise<void> {
     const g = this.g;
+    if (this.steps.length === 0) {
+      for (const t of this.temporaries) g.pool.release(t);
+      this.temporaries.length = 0;
+      return;
+    }
+    const ordered = passOrder(this.steps);
+    if (ordered !== this.steps) this.steps.splice(0, ordered.length, ...ordered);
     const dispatches = this.steps.filter((s) => s.kind === 'dispatch');
     const pipelines = await Promise.all(dispatches.map((s) => s.pipeline));
     const slotOf = this.slots();
@@ -233,7 +255,7 @@ export class Recorder {
         pass?.end();
         pass = null;
         if (s.kind === 'copy') encoder.copyBufferToBuffer(s.from, s.fromOffset, s.to, s.toOffset, s.bytes);
-        else encoder.clearBuffer(s.buffer, 0, s.bytes);
+        else encoder.clearBuffer(s.buffer, s.offset, s.bytes);
         continue;
       }
       const slot = slotOf[k]!;
@@ -315,6 +337,7 @@ export class Recorder {
       if (slot !== next) continue;
       if (s.fills.some((f) => this.written(from, i, f.word.buffer))) break;
       for (const f of s.fills) encoder.copyBufferToBuffer(f.word.buffer, f.word.offset, arena, offsets[slot]! + 4 * f.index, 4);
+      if (s.fills.length > 0) this.g.batch.copiesIntoArena();
       next++;
     }
     return next;
@@ -328,6 +351,64 @@ export class Recorder {
 }
 
 type Dispatch = Extract<Step, { kind: 'dispatch' }>;
+
+/**
+ * The steps in an order that needs fewer compute passes: a copy or clear (each ends a pass) moves ahead of or
+ * behind the dispatches it does not conflict with, so that the dispatches around it share a pass (a pipeline's
+ * table builds, aggregation and group listing, say, with the clears before them and the count copies after).
+ * Alternately every copy or clear and then every dispatch that no earlier step still unplaced conflicts with
+ * (one writes a buffer the other uses) is placed, in recorded order, so steps that conflict keep their order.
+ * Returns `steps` itself when no copy or clear lies between two dispatches.
+ */
+function passOrder(steps: Step[]): Step[] {
+  let dispatched = false;
+  let between = false;
+  let gain = false;
+  for (const s of steps) {
+    if (s.kind !== 'dispatch') between ||= dispatched;
+    else if (between) {
+      gain = true;
+      break;
+    } else dispatched = true;
+  }
+  if (!gain) return steps;
+  const uses = steps.map(bufferUses);
+  const placed = steps.map(() => false);
+  const out: Step[] = [];
+  for (let transfers = true; out.length < steps.length; transfers = !transfers) {
+    for (let i = 0; i < steps.length; i++) {
+      if (placed[i] || (steps[i]!.kind !== 'dispatch') !== transfers) continue;
+      let ready = true;
+      for (let j = 0; j < i && ready; j++) ready = placed[j]! || !conflict(uses[j]!, uses[i]!);
+      if (ready) {
+        placed[i] = true;
+        out.push(steps[i]!);
+      }
+    }
+  }
+  return out;
+}
+
+interface BufferUses {
+  reads: GPUBuffer[];
+  writes: GPUBuffer[];
+}
+
+/** The buffers a step reads and writes (a dispatch reads its fills' sources and string tables too). */
+function bufferUses(s: Step): BufferUses {
+  if (s.kind === 'copy') return { reads: [s.from], writes: [s.to] };
+  if (s.kind === 'clear') return { reads: [], writes: [s.buffer] };
+  const kinds = PASS_LAYOUTS[s.pass];
+  const uses: BufferUses = { reads: s.fills.map((f) => f.word.buffer), writes: [] };
+  s.buffers.forEach((b, j) => (kinds[j] === 'write' ? uses.writes : uses.reads).push(b.buffer));
+  if (s.tables) uses.reads.push(s.tables.buffer);
+  return uses;
+}
+
+/** Whether one of the steps writes a buffer the other reads or writes. */
+function conflict(a: BufferUses, b: BufferUses): boolean {
+  return a.writes.some((w) => b.writes.includes(w) || b.reads.includes(w)) || b.writes.some((w) => a.reads.includes(w));
+}
 
 /** Whether step `s` may write `buffer`. */
 function writes(s: Step, buffer: GPUBuffer): boolean {
