@@ -356,9 +356,10 @@ type Dispatch = Extract<Step, { kind: 'dispatch' }>;
  * The steps in an order that needs fewer compute passes: a copy or clear (each ends a pass) moves ahead of or
  * behind the dispatches it does not conflict with, so that the dispatches around it share a pass (a pipeline's
  * table builds, aggregation and group listing, say, with the clears before them and the count copies after).
- * Alternately every copy or clear and then every dispatch that no earlier step still unplaced conflicts with
- * (one writes a buffer the other uses) is placed, in recorded order, so steps that conflict keep their order.
- * Returns `steps` itself when no copy or clear lies between two dispatches.
+ * Phases alternate, copies and clears (even) then dispatches (odd); each step goes to the first phase of its kind
+ * not before that of any earlier step it conflicts with (one writes a buffer the other uses), and steps keep their
+ * recorded order within a phase, so steps that conflict keep their order. Linear in the steps and their buffers (a
+ * sort records hundreds). Returns `steps` itself when the order stays.
  */
 function passOrder(steps: Step[]): Step[] {
   let dispatched = false;
@@ -372,21 +373,21 @@ function passOrder(steps: Step[]): Step[] {
     } else dispatched = true;
   }
   if (!gain) return steps;
-  const uses = steps.map(bufferUses);
-  const placed = steps.map(() => false);
-  const out: Step[] = [];
-  for (let transfers = true; out.length < steps.length; transfers = !transfers) {
-    for (let i = 0; i < steps.length; i++) {
-      if (placed[i] || (steps[i]!.kind !== 'dispatch') !== transfers) continue;
-      let ready = true;
-      for (let j = 0; j < i && ready; j++) ready = placed[j]! || !conflict(uses[j]!, uses[i]!);
-      if (ready) {
-        placed[i] = true;
-        out.push(steps[i]!);
-      }
-    }
-  }
-  return out;
+  /** Per buffer, the latest phase of a step that wrote it and of one that read it. */
+  const written = new Map<GPUBuffer, number>();
+  const read = new Map<GPUBuffer, number>();
+  const phases = steps.map((s) => {
+    const { reads, writes } = bufferUses(s);
+    let after = 0;
+    for (const b of reads) after = Math.max(after, written.get(b) ?? 0);
+    for (const b of writes) after = Math.max(after, written.get(b) ?? 0, read.get(b) ?? 0);
+    const phase = after + ((after & 1) !== (s.kind === 'dispatch' ? 1 : 0) ? 1 : 0);
+    for (const b of reads) read.set(b, Math.max(read.get(b) ?? 0, phase));
+    for (const b of writes) written.set(b, Math.max(written.get(b) ?? 0, phase));
+    return phase;
+  });
+  if (phases.every((p, i) => i === 0 || p >= phases[i - 1]!)) return steps;
+  return steps.map((s, i) => ({ s, p: phases[i]!, i })).sort((a, b) => a.p - b.p || a.i - b.i).map((x) => x.s);
 }
 
 interface BufferUses {
@@ -403,11 +404,6 @@ function bufferUses(s: Step): BufferUses {
   s.buffers.forEach((b, j) => (kinds[j] === 'write' ? uses.writes : uses.reads).push(b.buffer));
   if (s.tables) uses.reads.push(s.tables.buffer);
   return uses;
-}
-
-/** Whether one of the steps writes a buffer the other reads or writes. */
-function conflict(a: BufferUses, b: BufferUses): boolean {
-  return a.writes.some((w) => b.writes.includes(w) || b.reads.includes(w)) || b.writes.some((w) => a.reads.includes(w));
 }
 
 /** Whether step `s` may write `buffer`. */
