@@ -8,9 +8,10 @@ import type { GpuImpl } from './device.js';
 import { bindingBytes, relationUsage, type DeviceWord, type Size } from './relations.js';
 
 /**
- * A storage binding: a buffer and how many u32 words of it the pass sees. With `offset` (in words, a multiple of
- * the device's minStorageBufferOffsetAlignment) the binding is exactly words offset.. offset + words - 1, so that
- * two writable bindings of one buffer may share a pass (Dawn rejects overlapping ones); without it the whole buffer.
+ * A storage binding: a buffer and how many u32 words of it the pass sees. With `offset` (in words; 4 * offset a
+ * multiple of the device's minStorageBufferOffsetAlignment) the binding is exactly words offset.. offset + words - 1,
+ * so that two writable bindings of one buffer may share a dispatch (Dawn rejects overlapping ones); without it the
+ * whole buffer.
  */
 export interface Bound {
   buffer: GPUBuffer;
