@@ -3,9 +3,10 @@
  * rows it keeps) and one fused probe pass that scans the input tile by tile, filters, looks every kept row up in
  * all the tables (keys computed from the row), and writes project(row ++ build rows) for each combination of
  * matches that passes the check, with hash.ts's tile-wide compaction: per-thread match totals scanned in
- * workgroup memory, one atomic per tile to reserve its output range. No
- * intermediate of the chain it replaces is written. The host copies each probe's table, chains and build rows
- * into one buffer (`hashed`), so the pass binds four storage buffers however many probes there are.
+ * workgroup memory, one atomic per tile to reserve its output range. No intermediate of the chain it replaces is
+ * written. Each probe's table, chains and build rows lie in one buffer (`hashed`: the host copies the rows there
+ * and the build passes write the tables and chains in place), so the pass binds four storage buffers however many
+ * probes there are.
  */
 import { rowWords, type Aggregate, type Expr, type ScalarType } from '@vixen/queryplan';
 import type { KirKernel } from '@vixen/kernel-ir';

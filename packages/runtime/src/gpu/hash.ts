@@ -87,12 +87,13 @@ async function buildTable(g: GpuImpl, build: KeyedRelation, shaders: KernelShade
   const n = build.relation.count;
   const K = layoutOf(build, 'hash build').keyWords.length;
   if (n === 0) return { table: null, next: null, slots: 0, keyWords: K, build: build.relation };
-  const table = acquireBound(g, joinTableWords(n, K), `hash table of ${joinTableSlots(n)} slots`);
+  const slots = joinTableSlots(n);
+  const table = acquireBound(g, joinTableWords(n, K), `hash table of ${slots} slots`);
   const next = acquireBound(g, n, `hash chains of ${n} rows`);
   const rec = new Recorder(g, shaders);
   recordBuild(rec, build, table, next);
   await rec.submit();
-  return { table, next, slots: joinTableSlots(n), keyWords: K, build: build.relation };
+  return { table, next, slots, keyWords: K, build: build.relation };
 }
 
 /**

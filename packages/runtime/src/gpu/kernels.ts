@@ -26,7 +26,7 @@ import { aggregateRows } from './aggregate.js';
 import { mergesPastBinding, pipelinePastBinding, releaseUnshared, runChunked } from './chunks.js';
 import { hashJoinRows } from './hash.js';
 import { limitRows } from './limit.js';
-import { pipelineAggregateRows, pipelineRows, type PipelineLaunch } from './pipeline.js';
+import { launchIsEmpty, pipelineAggregateRows, pipelineRows, type PipelineLaunch } from './pipeline.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { Recorder, type Bound } from './recorder.js';
 import {
@@ -432,8 +432,8 @@ function orderedLookups(
   shaders: KernelShaders,
   builds: readonly DeviceRelation[],
   variables: readonly KirVariable[],
-  /** Rows of the probe side. */
-  probed: number,
+  /** The launch builds its tables (launchIsEmpty is false). */
+  building: boolean,
   rec: Recorder,
 ): Pick<PipelineLaunch, 'shaders' | 'keptTo'> {
   let seenHere = buildsSeen.get(g);
@@ -456,7 +456,7 @@ function orderedLookups(
     const buffer = acquireBound(g, builds.length, 'build side counts').buffer;
     // A launch that builds nothing (no input rows) leaves its filtered sides' words at 0; the others' build passes
     // count into them.
-    if (filtered.some(Boolean) && !(probed > 0 && builds.every((b) => b.count > 0))) rec.clear(buffer, 4 * builds.length);
+    if (filtered.some(Boolean) && !building) rec.clear(buffer, 4 * builds.length);
     const words = builds.map((b, j) => {
       if (!b.pending && !filtered[j]) return undefined;
       if (!filtered[j]) rec.copy(b.pending!.buffer, b.pending!.offset, buffer, 4 * j, 4);
@@ -553,7 +553,7 @@ async function run(
       const buildTypes = kernel.probes.map((pr) => columns(pr.build));
       // One recorder for the launch: its count copies, builds and probe or aggregation passes go out together.
       const steps = new Recorder(g, {});
-      const launch = { ...orderedLookups(g, kernel, shaders, inputs.slice(1), variables, a.count, steps), constWords, tables };
+      const launch = { ...orderedLookups(g, kernel, shaders, inputs.slice(1), variables, !launchIsEmpty(a, inputs.slice(1)), steps), constWords, tables };
       const rec = steps.using(launch.shaders);
       const out = kernel.aggregate
         ? await pipelineAggregateRows(g, kernel, launch, rec, inputs, kernel.project.map((e) => e.type), buildTypes, outWidth)

@@ -40,6 +40,11 @@ export function pipelineTableOffsets(
   return { offsets, words };
 }
 
+/** Whether a launch on these rows builds and scans nothing: no input rows, or a build side without rows to join. */
+export function launchIsEmpty(input: DeviceRelation | undefined, builds: readonly DeviceRelation[]): boolean {
+  return !input || input.count === 0 || builds.some((b) => b.count === 0);
+}
+
 /**
  * What a pipeline launch needs besides its rows: its passes (with the lookup order chosen for this launch), the
  * kernel's constants and string tables (its pipeline pass and its filtered builds read them), and per probe the
@@ -54,9 +59,9 @@ export interface PipelineLaunch {
 
 /**
  * Records, into `rec`, the copy of each probe's build rows into one buffer (`hashed`) and the build of its join
- * table (of the rows its build filter keeps) and chains there, then runs `body` with it, the probe parameters (per
- * probe: mask, then the word offsets of its table, chains and rows) and `rec`, which `body` submits. Every build
- * side has rows.
+ * table (of the rows its build filter keeps) and chains there, then runs `body` with it and the probe parameters
+ * (per probe: mask, then the word offsets of its table, chains and rows); `body` records into `rec` and submits
+ * it. Every build side has rows.
  */
 async function withProbeTables<T>(
   g: GpuImpl,
@@ -65,7 +70,7 @@ async function withProbeTables<T>(
   builds: readonly DeviceRelation[],
   buildTypes: readonly (readonly ScalarType[])[],
   rec: Recorder,
-  body: (hashed: Bound, params: number[], rec: Recorder) => Promise<T>,
+  body: (hashed: Bound, params: number[]) => Promise<T>,
 ): Promise<T> {
   const layouts = pipelineBuildLayouts(kernel, buildTypes);
   const { offsets, words } = pipelineTableOffsets(g, builds, buildTypes, kernel);
@@ -86,7 +91,7 @@ async function withProbeTables<T>(
       const kept = launch.keptTo[j];
       if (kept) rec.copy(hashed.buffer, (at.table + keptRowsWord(slots, keyWords.length)) * 4, kept.buffer, kept.offset, 4);
     }
-    return await body(hashed, params, rec);
+    return await body(hashed, params);
   } finally {
     g.pool.release(hashed.buffer);
   }
@@ -110,14 +115,14 @@ export async function pipelineRows(
   buildTypes: readonly (readonly ScalarType[])[],
   outWidth: number,
 ): Promise<DeviceRelation> {
-  if (!input || input.count === 0 || builds.some((b) => b.count === 0)) return { buffer: null, count: 0, width: outWidth };
+  if (launchIsEmpty(input, builds)) return { buffer: null, count: 0, width: outWidth };
   const { shaders, constWords, tables } = launch;
-  return withProbeTables(g, kernel, launch, builds, buildTypes, rec, (hashed, params, first) => {
+  return withProbeTables(g, kernel, launch, builds, buildTypes, rec, (hashed, params) => {
     const constants = pipelineConstants(constWords, params);
     const tiles = Math.ceil(input.count / (HASH_ITEMS * g.limits.workgroupSize));
     const record = (r: Recorder, out: Bound, capacity: number, counter: Bound): void =>
       r.dispatch('pipelineProbe', [bound(input), hashed, out, counter], [sizeOf(input), capacity], tiles * g.limits.workgroupSize, constants, tables);
-    return countedOutput(g, outWidth, input.count, shaders, record, first);
+    return countedOutput(g, outWidth, input.count, shaders, record, rec);
   });
 }
 
@@ -158,11 +163,11 @@ export async function pipelineAggregateRows(
   const { shaders, constWords, tables } = launch;
   const empty: DeviceRelation = { buffer: null, count: 0, width: outWidth };
   const parts = leaves(input);
-  if (parts.length === 0 || builds.some((b) => b.count === 0)) return empty;
+  if (launchIsEmpty(input, builds)) return empty;
   const { slotWords } = groupSlotLayout(kernel.aggregate!, projectTypes);
   const rows = parts.reduce((n, c) => n + c.count, 0);
-  return withProbeTables(g, kernel, launch, builds, buildTypes, launchSteps, async (hashed, params, first) => {
-    let steps: Recorder | undefined = first;
+  return withProbeTables(g, kernel, launch, builds, buildTypes, launchSteps, async (hashed, params) => {
+    let steps: Recorder | undefined = launchSteps;
     const constants = pipelineConstants(constWords, params);
     const meta = acquireBound(g, 4, 'group-by flags');
     /** Until a Guess takes the flags (the sync checking it releases them). */
