@@ -139,13 +139,27 @@ test('vixen bench ssb generates data, runs fused and unfused queries and DuckDB,
     (x) => (err += x),
   );
   expect(code, err).toBe(0);
-  expect(out).toMatch(/^query +status +fused ms +unfused ms +load ms +duckdb ms +ratio +rows$/m);
+  expect(out).toMatch(/^query +status +fused ms +unfused ms +load ms +duckdb ms +ratio +x read +rows$/m);
   expect(out).toMatch(/^Q1\.1 +ok /m);
   expect(out).toMatch(/^Q4\.1 +ok /m);
   expect(out).toMatch(/geometric mean over 2 matching queries: fused [\d.]+ ms, unfused [\d.]+ ms, duckdb [\d.]+ ms/);
+  expect(out).toMatch(/^x read: .* copy bandwidth measured in this run, [\d.]+ GB\/s$/m);
   const report = JSON.parse(readFileSync(json, 'utf8')) as {
     sf: number;
-    queries: Array<{ query: string; status: string; fusedMs: number; unfusedMs: number; duckdbMs: number; fusedRunsMs: number[]; unfusedRunsMs: number[]; fusedWaitMs: number }>;
+    copyGbps: number;
+    resident: Array<{ name: string; rows: number }>;
+    queries: Array<{
+      query: string;
+      status: string;
+      fusedMs: number;
+      unfusedMs: number;
+      duckdbMs: number;
+      fusedRunsMs: number[];
+      unfusedRunsMs: number[];
+      fusedWaitMs: number;
+      readMs: number;
+      readRatio: number;
+    }>;
   };
   expect(report.sf).toBe(0.002);
   expect(report.queries.map((q) => [q.query, q.status])).toEqual([['1.1', 'ok'], ['4.1', 'ok']]);
@@ -156,7 +170,15 @@ test('vixen bench ssb generates data, runs fused and unfused queries and DuckDB,
     expect(q.unfusedRunsMs).toEqual([q.unfusedMs]);
     expect(q.fusedWaitMs).toBeGreaterThan(0);
     expect(q.fusedWaitMs).toBeLessThanOrEqual(q.fusedMs);
+    expect(q.readRatio).toBeCloseTo(q.fusedMs / q.readMs, 9);
   }
+  // The read bound counts the device columns: Q1.1 streams 4 words a line and reads the 2557 dates (some words each).
+  expect(report.copyGbps).toBeGreaterThan(0);
+  const lines = report.resident.find((t) => t.name === 'lineorder')!.rows;
+  const q11Bytes = Math.round(report.queries[0]!.readMs * report.copyGbps * 1e6);
+  expect(q11Bytes % (4 * 2557), String(q11Bytes)).toBe((16 * lines) % (4 * 2557));
+  expect(q11Bytes).toBeGreaterThan(16 * lines);
+  expect(q11Bytes).toBeLessThanOrEqual(16 * lines + 4 * 4 * 2557);
 }, 120_000);
 
 test('vixen bench ssb rejects an unknown query name', async () => {

@@ -148,6 +148,8 @@ export interface ExecuteStats {
   uploads: Array<{ name: string; rows: number; width: number }>;
   /** The base relations taken from `resident` instead. */
   residentRelations: string[];
+  /** Every relation the run started from, resident or uploaded: rows and device words per row (its bytes in). */
+  inputs: Array<{ name: string; rows: number; width: number }>;
   /** The run kept the dictionary `resident` offered instead of building one. */
   residentDictionary: boolean;
   /** A kernel's guess failed (gpu/relations.ts Guess), and the program ran again without guesses: these figures are that run's. */
@@ -410,6 +412,7 @@ async function evaluate(
   let loadMs = 0;
   const uploads: ExecuteStats['uploads'] = [];
   const residentRelations: string[] = [];
+  const inputs: ExecuteStats['inputs'] = [];
   /** Buffers of resident relations: assign() never returns them to the pool. */
   const pinned = new Set<GPUBuffer>();
   let readbackMs = 0;
@@ -436,6 +439,7 @@ async function evaluate(
     loadMilliseconds: loadMs,
     uploads,
     residentRelations,
+    inputs,
     residentDictionary: options.resident?.dictionary !== undefined,
     startedAgain: attempt.startedAgain,
     readbackMilliseconds: readbackMs,
@@ -555,6 +559,7 @@ async function evaluate(
         // Pinned before store(), whose failure paths release a new buffer unless it is pinned.
         for (const part of leaves(rel)) pinned.add(part.buffer!);
         residentRelations.push(name);
+        inputs.push({ name, rows: rel.count, width: rel.width });
         await store(id, rel, `the resident relation ${name}`);
       }
     }
@@ -566,6 +571,7 @@ async function evaluate(
         settle(rel);
       }
       uploads.push({ name, rows: rel.count, width: rel.width });
+      inputs.push({ name, rows: rel.count, width: rel.width });
       await store(id, rel, by);
       if (leaves(rel).length > 0 && keep(name, rel)) for (const part of leaves(rel)) pinned.add(part.buffer!);
     });

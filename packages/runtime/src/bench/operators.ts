@@ -181,9 +181,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 
 /**
  * The bandwidth reference: one vec4 per thread from one buffer to another, repeated in one submission so that
- * at least ~1 GiB moves (a single small dispatch would measure submission latency); returns ms per copy.
+ * at least `movedBytes` move (a single small dispatch would measure submission latency); returns ms per copy.
  */
-async function benchCopy(gpu: Gpu, words: number, runs: number, warmup: number): Promise<number[]> {
+async function benchCopy(gpu: Gpu, words: number, runs: number, warmup: number, movedBytes = 2 ** 30): Promise<number[]> {
   const g = internals(gpu);
   const { device } = gpu;
   const wg = g.limits.workgroupSize;
@@ -205,7 +205,7 @@ async function benchCopy(gpu: Gpu, words: number, runs: number, warmup: number):
   });
   const groups = Math.ceil(bytes / 16 / wg);
   const x = Math.min(groups, g.limits.maxComputeWorkgroupsPerDimension);
-  const reps = Math.max(1, Math.min(64, Math.ceil(2 ** 30 / (2 * bytes))));
+  const reps = Math.max(1, Math.min(64, Math.ceil(movedBytes / (2 * bytes))));
   try {
     const times = await measure(gpu, runs, warmup, async () => {
       const encoder = device.createCommandEncoder();
@@ -223,6 +223,21 @@ async function benchCopy(gpu: Gpu, words: number, runs: number, warmup: number):
     src.destroy();
     dst.destroy();
   }
+}
+
+/** GB/s of a copy of `words` words in `ms`: the bytes read plus the bytes written. */
+const copyGbPerSecond = (words: number, ms: number): number => (8 * words) / ms / 1e6;
+
+/**
+ * The device's copy bandwidth in GB/s (copyGbPerSecond), the reference of the query benches: the median of `runs` copies
+ * of the most words up to 2^28 that one binding holds (2^20 on a CPU adapter, where only the figure's presence
+ * matters), each timed submission moving at least 8 GiB so that its host round trip counts for little.
+ */
+export async function copyBandwidth(gpu: Gpu, runs = 10): Promise<number> {
+  const { maxStorageBufferBindingSize, maxBufferSize } = internals(gpu).limits;
+  const fits = 2 ** Math.floor(Math.log2(Math.min(maxStorageBufferBindingSize, maxBufferSize) / 4));
+  const words = Math.min(gpu.software ? 2 ** 20 : 2 ** 28, fits);
+  return copyGbPerSecond(words, median(await benchCopy(gpu, words, runs, 1, 2 ** 33)));
 }
 
 /** Median time of a submit + 4-byte readback (what every host-side row count costs), in microseconds. */
@@ -461,7 +476,7 @@ export async function benchOperators(gpu: Gpu, options: BenchOptions = {}): Prom
     const n = 2 ** log2n;
     const copyTimes = await benchCopy(gpu, n, runs, warmup);
     const copyMs = median(copyTimes);
-    const copyGbps = (8 * n) / copyMs / 1e6;
+    const copyGbps = copyGbPerSecond(n, copyMs);
     emit({
       operator: 'copy',
       variant: 'vec4<u32> per thread',

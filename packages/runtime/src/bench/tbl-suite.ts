@@ -13,7 +13,7 @@ import type { ExecuteStats } from '../executor.js';
 import { loadFactsDir } from '../facts/index.js';
 import type { Gpu } from '../gpu/index.js';
 import { compileFile, type Program } from '../program.js';
-import { GPU_WARM_MS, median, warmUp } from './operators.js';
+import { copyBandwidth, GPU_WARM_MS, median, warmUp } from './operators.js';
 import { TblDuckDb, type DuckValue } from './tbl-duckdb.js';
 
 /**
@@ -90,8 +90,16 @@ export interface VixenTiming {
   wallMs: number;
   /** What the first run uploaded: rows and words per row of each table. */
   uploads: ExecuteStats['uploads'];
+  /** Bytes of the relations a run starts from (ExecuteStats.inputs): the columns it reads, as the device holds them. */
+  inputBytes: number;
   rows: Row[];
 }
+
+/**
+ * Milliseconds reading `bytes` once takes at the copy bandwidth (copyBandwidth: bytes read plus written per
+ * second), the bound a query that reads its columns once cannot beat: a bench reports query time over it.
+ */
+export const columnReadMs = (bytes: number, copyGbps: number): number => bytes / copyGbps / 1e6;
 
 /**
  * A query's `result` and times: a first run that makes its tables resident (its load counted in `data.hostLoadMs`
@@ -129,6 +137,7 @@ export async function timeVixenQuery(
     loadMs: setup.hostLoadMilliseconds + setup.stats.loadMilliseconds,
     wallMs: median(wallTimes),
     uploads: setup.stats.uploads,
+    inputBytes: setup.stats.inputs.reduce((n, r) => n + 4 * r.rows * r.width, 0),
     rows,
   };
 }
@@ -163,6 +172,8 @@ export interface TblBenchReportBase {
   /** Host load of the `.tbl` files: each table's file parsed once, then each set of kept columns projected. */
   hostLoadMs: number;
   duckdbLoadMs: number;
+  /** The device's copy bandwidth, measured at the start of the run (copyBandwidth). */
+  copyGbps: number;
   /** The tables resident on the device at the end: columns kept (absent: all), rows and words per row. */
   resident: Array<{ name: string; loadColumns?: readonly number[]; rows: number; width: number }>;
 }
@@ -177,6 +188,7 @@ function reportBase<R>(gpu: Gpu, options: TblBenchOptions<R>, data: TblSuiteData
     warmMs: data.warmMs,
     hostLoadMs: data.hostLoadMs,
     duckdbLoadMs: data.duckdbLoadMs,
+    copyGbps: data.copyGbps,
     resident: data.db.resident.map((r) => ({ name: r.name, ...(r.loadColumns ? { loadColumns: r.loadColumns } : {}), rows: r.relation.count, width: r.relation.width })),
   };
 }
@@ -188,6 +200,8 @@ export interface TblSuiteData {
   /** Host load of `.tbl` files so far (the Database parses a file at first use and projects kept columns). */
   hostLoadMs: number;
   duckdbLoadMs: number;
+  /** The device's copy bandwidth in GB/s (copyBandwidth), measured before the data were loaded. */
+  copyGbps: number;
   /**
    * Milliseconds each engine runs a query untimed at least, before timing it (on a GPU, GPU_WARM_MS: the device's
    * clocks drop while DuckDB runs; 0 on a CPU adapter).
@@ -197,11 +211,12 @@ export interface TblSuiteData {
 
 async function openTblSuite<R>(gpu: Gpu, options: TblBenchOptions<R>, schema: readonly RelationDecl[]): Promise<TblSuiteData> {
   requireTblFiles(options.dataDir, schema);
+  const copyGbps = await copyBandwidth(gpu);
   const t0 = performance.now();
   const duck = await TblDuckDb.open(options.dataDir, schema, options.duckdbThreads);
   const duckdbLoadMs = performance.now() - t0;
   const db = new Database(gpu, options.dataDir, options.maxResidentBytes !== undefined ? { maxResidentBytes: options.maxResidentBytes } : {});
-  return { db, duck, hostLoadMs: 0, duckdbLoadMs, warmMs: gpu.software ? 0 : GPU_WARM_MS };
+  return { db, duck, hostLoadMs: 0, duckdbLoadMs, copyGbps, warmMs: gpu.software ? 0 : GPU_WARM_MS };
 }
 
 /** The first line of a failure's message, for a report's table. */
@@ -215,6 +230,7 @@ export function reportHeader(suite: string, r: TblBenchReportBase): string[] {
     `${suite} SF ${r.sf} on ${r.adapter}; median of ${r.runs} runs after ${r.warmup} warm-up${r.warmMs > 0 ? ` (for at least ${r.warmMs / 1000} s per engine and query)` : ''}`,
     `host parse of .tbl files (each once; kept columns projected) ${fmt(r.hostLoadMs, 0)} ms; DuckDB load ${fmt(r.duckdbLoadMs, 0)} ms`,
     'vixen ms: median query time on resident tables; load ms: the first run making its tables resident (parse, upload, sort)',
+    `x read: vixen ms over the time to read the query's device columns once at the copy bandwidth measured in this run, ${fmt(r.copyGbps)} GB/s`,
   ];
 }
 

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { RelationDecl } from '@vixen/queryplan';
 import { compareAnswers } from '../bench/answers.js';
 import {
+  columnReadMs,
   firstLine,
   fmt,
   geomean,
@@ -70,6 +71,10 @@ export interface SsbQueryResult {
   duckdbMs: number;
   /** duckdbMs / fusedMs: above 1 when Vixen is faster. */
   ratio: number;
+  /** Time to read the fused run's input columns once at the run's copy bandwidth (columnReadMs). */
+  readMs: number;
+  /** fusedMs / readMs: the issue's q1.x bound is 2. */
+  readRatio: number;
   rows: number;
   message?: string;
 }
@@ -98,6 +103,7 @@ export async function benchSsb(gpu: Gpu, options: SsbBenchOptions): Promise<SsbB
     const runTimes: Record<'fused' | 'unfused', number[]> = { fused: [], unfused: [] };
     let fusedWaitMs = NaN;
     let loadMs = NaN;
+    let readMs = NaN;
     let rows = expected.rows.length;
     const diffs: string[] = [];
     let error: string | undefined;
@@ -111,6 +117,7 @@ export async function benchSsb(gpu: Gpu, options: SsbBenchOptions): Promise<SsbB
         if (v.name === 'fused') {
           loadMs = r.loadMs;
           fusedWaitMs = r.waitMs;
+          readMs = columnReadMs(r.inputBytes, data.copyGbps);
         }
         rows = r.rows.length;
         diffs.push(...compareAnswers(r.rows, resultTypes(program), expected.rows).map((d) => `${v.name}: ${d}`));
@@ -129,6 +136,8 @@ export async function benchSsb(gpu: Gpu, options: SsbBenchOptions): Promise<SsbB
       loadMs,
       duckdbMs: expected.ms,
       ratio: expected.ms / times.fused,
+      readMs,
+      readRatio: times.fused / readMs,
       rows,
       ...(error !== undefined || diffs.length > 0 ? { message: [error, ...diffs].filter((x) => x !== undefined).join('; ') } : {}),
     };
@@ -150,12 +159,13 @@ export async function benchSsb(gpu: Gpu, options: SsbBenchOptions): Promise<SsbB
 export function formatSsbReport(r: SsbBenchReport): string {
   const lines = [
     ...reportHeader('SSB', r),
-    'query  status    fused ms  unfused ms  load ms  duckdb ms  ratio  rows',
+    'query  status    fused ms  unfused ms  load ms  duckdb ms  ratio  x read  rows',
   ];
   for (const q of r.queries) {
     lines.push(
       `${`Q${q.query}`.padEnd(5)}  ${q.status.padEnd(8)}  ${fmt(q.fusedMs).padStart(8)}  ${fmt(q.unfusedMs).padStart(10)}  ` +
-        `${fmt(q.loadMs).padStart(7)}  ${fmt(q.duckdbMs).padStart(9)}  ${fmt(q.ratio, 3).padStart(5)}  ${String(q.rows).padStart(4)}` +
+        `${fmt(q.loadMs).padStart(7)}  ${fmt(q.duckdbMs).padStart(9)}  ${fmt(q.ratio, 3).padStart(5)}  ${fmt(q.readRatio, 2).padStart(6)}  ` +
+        `${String(q.rows).padStart(4)}` +
         (q.message ? `  ${q.message}` : ''),
     );
   }

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { RelationDecl } from '@vixen/queryplan';
 import { compareAnswers } from '../bench/answers.js';
 import {
+  columnReadMs,
   firstLine,
   fmt,
   geomean,
@@ -70,6 +71,10 @@ export interface TpchQueryResult {
   duckdbMs: number;
   /** duckdbMs / vixenMs: above 1 when Vixen is faster. */
   speedup: number;
+  /** Time to read the run's input columns once at the run's copy bandwidth (columnReadMs). */
+  readMs: number;
+  /** vixenMs / readMs. */
+  readRatio: number;
   rows: number;
   message?: string;
 }
@@ -95,7 +100,7 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
     const duckRows = duckAnswer.rows;
     try {
       const program = compileTpchQuery(options.queriesDir, q);
-      const { queryMs: vixenMs, queryRunsMs, waitMs, loadMs, wallMs, uploads, rows } = await timeVixenQuery(
+      const { queryMs: vixenMs, queryRunsMs, waitMs, loadMs, wallMs, uploads, inputBytes, rows } = await timeVixenQuery(
         program,
         data,
         warmup,
@@ -103,6 +108,7 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
         options.onProfile && ((stats) => options.onProfile!(`Q${q}`, stats, program)),
       );
       const diffs = compareAnswers(rows, resultTypes(program), duckRows);
+      const readMs = columnReadMs(inputBytes, data.copyGbps);
       return {
         query: q,
         status: diffs.length === 0 ? 'ok' : 'mismatch',
@@ -114,11 +120,13 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
         uploads,
         duckdbMs,
         speedup: duckdbMs / vixenMs,
+        readMs,
+        readRatio: vixenMs / readMs,
         rows: rows.length,
         ...(diffs.length > 0 ? { message: diffs.join('; ') } : {}),
       };
     } catch (e) {
-      const failed = { vixenMs: NaN, vixenLoadMs: NaN, vixenWallMs: NaN, vixenRunsMs: [], vixenWaitMs: NaN, uploads: [], speedup: NaN };
+      const failed = { vixenMs: NaN, vixenLoadMs: NaN, vixenWallMs: NaN, vixenRunsMs: [], vixenWaitMs: NaN, uploads: [], speedup: NaN, readMs: NaN, readRatio: NaN };
       return { query: q, status: 'error', ...failed, duckdbMs, rows: duckRows.length, message: firstLine(e) };
     }
   };
@@ -140,12 +148,12 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
 export function formatTpchReport(r: TpchBenchReport): string {
   const lines = [
     ...reportHeader('TPC-H', r),
-    'query  status    vixen ms  load ms  duckdb ms  speedup  rows',
+    'query  status    vixen ms  load ms  duckdb ms  speedup  x read  rows',
   ];
   for (const q of r.queries) {
     lines.push(
       `${`Q${q.query}`.padEnd(5)}  ${q.status.padEnd(8)}  ${fmt(q.vixenMs).padStart(8)}  ${fmt(q.vixenLoadMs).padStart(7)}  ` +
-        `${fmt(q.duckdbMs).padStart(9)}  ${fmt(q.speedup, 3).padStart(7)}  ${String(q.rows).padStart(4)}` +
+        `${fmt(q.duckdbMs).padStart(9)}  ${fmt(q.speedup, 3).padStart(7)}  ${fmt(q.readRatio, 2).padStart(6)}  ${String(q.rows).padStart(4)}` +
         (q.message ? `  ${q.message}` : ''),
     );
   }
