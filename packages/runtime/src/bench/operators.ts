@@ -229,9 +229,9 @@ async function benchCopy(gpu: Gpu, words: number, runs: number, warmup: number, 
 const copyGbPerSecond = (words: number, ms: number): number => (8 * words) / ms / 1e6;
 
 /**
- * The device's copy bandwidth in GB/s (copyGbPerSecond), the reference of the query benches: the median of `runs` copies
- * of the most words up to 2^28 that one binding holds (2^20 on a CPU adapter, where only the figure's presence
- * matters), each timed submission moving at least 8 GiB so that its host round trip counts for little.
+ * The device's copy bandwidth in GB/s (copyGbPerSecond), the reference of the query benches: the median of `runs`
+ * copies of the most words up to 2^28 that one binding holds (2^20 on a CPU adapter, where only the figure's
+ * presence matters), each timed submission moving at least 8 GiB so that its host round trip counts for little.
  */
 export async function copyBandwidth(gpu: Gpu, runs = 10): Promise<number> {
   const { maxStorageBufferBindingSize, maxBufferSize } = internals(gpu).limits;

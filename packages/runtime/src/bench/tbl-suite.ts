@@ -230,7 +230,7 @@ export function reportHeader(suite: string, r: TblBenchReportBase): string[] {
     `${suite} SF ${r.sf} on ${r.adapter}; median of ${r.runs} runs after ${r.warmup} warm-up${r.warmMs > 0 ? ` (for at least ${r.warmMs / 1000} s per engine and query)` : ''}`,
     `host parse of .tbl files (each once; kept columns projected) ${fmt(r.hostLoadMs, 0)} ms; DuckDB load ${fmt(r.duckdbLoadMs, 0)} ms`,
     'vixen ms: median query time on resident tables; load ms: the first run making its tables resident (parse, upload, sort)',
-    `x read: vixen ms over the time to read the query's device columns once at the copy bandwidth measured in this run, ${fmt(r.copyGbps)} GB/s`,
+    `x read: a query's time over the time to read its device columns once at the copy bandwidth measured in this run, ${fmt(r.copyGbps)} GB/s`,
   ];
 }
 

@@ -73,7 +73,7 @@ export interface SsbQueryResult {
   ratio: number;
   /** Time to read the fused run's input columns once at the run's copy bandwidth (columnReadMs). */
   readMs: number;
-  /** fusedMs / readMs: the q1.x bound is 2. */
+  /** fusedMs / readMs: 1 would be a scan of those columns at the copy bandwidth. */
   readRatio: number;
   rows: number;
   message?: string;

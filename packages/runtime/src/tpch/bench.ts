@@ -73,7 +73,7 @@ export interface TpchQueryResult {
   speedup: number;
   /** Time to read the run's input columns once at the run's copy bandwidth (columnReadMs). */
   readMs: number;
-  /** vixenMs / readMs. */
+  /** vixenMs / readMs: 1 would be a scan of those columns at the copy bandwidth. */
   readRatio: number;
   rows: number;
   message?: string;
