@@ -4,10 +4,10 @@
  * with its message.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, test } from 'vitest';
+import { describe, expect, onTestFinished, test } from 'vitest';
 import { runCli } from '@vixen/cli';
 import { VixenError } from '@vixen/queryplan';
 import { apiCases, cliCases, pathsIn } from './bad-input/cases.js';
@@ -46,6 +46,7 @@ describe.each(['source', 'facts', 'options', 'program-json'] as const)('%s', (ki
   for (const c of cliCases.filter((x) => x.kind === kind)) {
     test(c.name, async (ctx) => {
       const tmp = mkdtempSync(join(tmpdir(), 'vixen-bad-'));
+      onTestFinished(() => rmSync(tmp, { recursive: true, force: true }));
       // Others may enter it, so only the locked file itself stops an unprivileged run.
       chmodSync(tmp, 0o755);
       const paths = pathsIn(tmp);
