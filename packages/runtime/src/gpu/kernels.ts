@@ -553,7 +553,8 @@ async function run(
       const buildTypes = kernel.probes.map((pr) => columns(pr.build));
       // One recorder for the launch: its count copies, builds and probe or aggregation passes go out together.
       const steps = new Recorder(g, {});
-      const launch = { ...orderedLookups(g, kernel, shaders, inputs.slice(1), variables, !launchIsEmpty(a, inputs.slice(1)), steps), constWords, tables };
+      const builds = inputs.slice(1);
+      const launch = { ...orderedLookups(g, kernel, shaders, builds, variables, !launchIsEmpty(a, builds), steps), constWords, tables };
       const rec = steps.using(launch.shaders);
       const out = kernel.aggregate
         ? await pipelineAggregateRows(g, kernel, launch, rec, inputs, kernel.project.map((e) => e.type), buildTypes, outWidth)

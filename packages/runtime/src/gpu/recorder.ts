@@ -409,11 +409,7 @@ function bufferUses(s: Step): BufferUses {
 
 /** Whether step `s` may write `buffer`. */
 function writes(s: Step, buffer: GPUBuffer): boolean {
-  if (s.kind === 'copy') return s.to === buffer;
-  if (s.kind === 'clear') return s.buffer === buffer;
-  const kinds = PASS_LAYOUTS[s.pass];
-  for (let j = 0; j < s.buffers.length; j++) if (kinds[j] === 'write' && s.buffers[j]!.buffer === buffer) return true;
-  return false;
+  return bufferUses(s).writes.includes(buffer);
 }
 
 /** Same uniform words, host and device-filled. */
