@@ -24,8 +24,14 @@ it('benches copy, hash build/probe, group-by and a selectivity, with ratios to c
     expect(r.medianMs).toBeGreaterThan(0);
     expect(r.copyRatio).toBeCloseTo(r.gbPerSecond / by('copy').gbPerSecond, 6);
   }
+  // A select leaves its count on the device (read after the timed bracket); a hash group-by reads its group count
+  // itself, inside the bracket.
+  expect(by('mapFilter').countReadMs).toBeGreaterThan(0);
+  expect(by('groupBy').countReadMs).toBeUndefined();
+  expect(by('copy').countReadMs).toBeUndefined();
   expect(report.roundTripMicros).toBeGreaterThan(0);
   expect(formatBenchReport(report)).toMatch(/hashProbe .* probes\/s/);
+  expect(formatBenchReport(report)).toMatch(/ ms +count read ms +device ms /);
   expect(formatBenchReport(report)).toMatch(/host round trip .*: [0-9.]+ µs/);
   await expect(benchOperators(gpu, { sizes: [10], operators: ['nope'] })).rejects.toThrow(/unknown operators nope/);
 });

@@ -1,5 +1,5 @@
 import type { Expr, Predicate, ScalarType } from '@vixen/queryplan';
-import { columnWords, filterCode } from '../wgsl.js';
+import { columnWords, filterCode, type ColumnResolver } from '../wgsl.js';
 import { selectShaders } from './compaction.js';
 import type { KernelShaders } from '../index.js';
 
@@ -11,6 +11,7 @@ export function mapFilterShaders(
   constOffsets: ReadonlyMap<Expr, number>,
   constWords: number,
 ): KernelShaders {
-  const keep = filterCode(filter, (c) => columnWords('inp', 'b', inputTypes, c), constOffsets);
-  return selectShaders({ pass: 'select', inputs: ['inp'], inputTypes, keep, helpers: '', project, constOffsets, constWords });
+  const keepOf = (cols: ColumnResolver): string => filterCode(filter, cols, constOffsets);
+  const keep = keepOf((c) => columnWords('inp', 'b', inputTypes, c));
+  return selectShaders({ pass: 'select', inputs: ['inp'], inputTypes, keep, keepOf, helpers: '', project, constOffsets, constWords });
 }

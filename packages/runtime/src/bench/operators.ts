@@ -1,7 +1,8 @@
 /**
  * Operator benchmark: each kernel driver on synthetic data at sizes 2^k, next to a plain WGSL copy kernel
- * that measures what the device's memory system delivers at the same size. Timing brackets only the GPU
- * work (inputs are uploaded and the queue drained first), the figure is the median of several runs after
+ * that measures what the device's memory system delivers at the same size. Timing brackets a call and the GPU
+ * work it queues, as it does the copy's (inputs are uploaded and the queue drained first; a row count the
+ * operator leaves on the device is read after the bracket), the figure is the median of several runs after
  * a warm-up, and each operator's bytes (input read + output written) over its time is reported as a
  * fraction of the copy bandwidth.
  */
@@ -13,7 +14,7 @@ import { internals, type Gpu } from '../gpu/device.js';
 import { runKernel } from '../gpu/kernels.js';
 import { fitsOneChunk } from '../gpu/chunks.js';
 import { buildHashTable, hashGroupBy, probeHashTable, releaseHashTable } from '../gpu/hash.js';
-import { exactRows, releaseRelation, uploadRelation, type DeviceRelation } from '../gpu/relations.js';
+import { exactRows, releaseRelation, settle, uploadRelation, type DeviceRelation } from '../gpu/relations.js';
 
 export interface BenchOptions {
   /** log2 of the row counts; default 20..22 on a software adapter, 20..26 on a GPU. */
@@ -42,8 +43,14 @@ export interface BenchResult {
   rows: number;
   /** Rows of the result. */
   outputRows: number;
+  /** Median milliseconds from the call until the device has done the work it queued (the copy's bracket). */
   medianMs: number;
   timesMs: number[];
+  /**
+   * Median milliseconds of reading back the output's row count where the operator left it on the device (as the
+   * runtime does, for the next kernel to read there): a host round trip, after the bracket of medianMs.
+   */
+  countReadMs?: number;
   /**
    * Milliseconds the compute passes of one more run took on the device (timestamp queries; absent where the
    * adapter has none): what medianMs spends beyond it is host work, buffer clears and round trips.
@@ -130,10 +137,16 @@ async function warmDevice(gpu: Gpu): Promise<void> {
   while (performance.now() - start < DEVICE_WARM_MS) await benchCopy(gpu, 2 ** 26, 500, 0);
 }
 
-async function measure(gpu: Gpu, runs: number, warmup: number, body: () => Promise<void>): Promise<number[]> {
-  await warmUp(warmup, gpu.software ? 0 : GPU_WARM_MS, () => timed(gpu, body));
+/** Times of `runs` runs of `body` after the warm-up; `after` runs untimed after each. */
+async function measure(gpu: Gpu, runs: number, warmup: number, body: () => Promise<void>, after?: () => Promise<void>): Promise<number[]> {
+  const once = async (): Promise<number> => {
+    const ms = await timed(gpu, body);
+    await after?.();
+    return ms;
+  };
+  await warmUp(warmup, gpu.software ? 0 : GPU_WARM_MS, once);
   const times: number[] = [];
-  for (let k = 0; k < runs; k++) times.push(await timed(gpu, body));
+  for (let k = 0; k < runs; k++) times.push(await once());
   return times;
 }
 
@@ -430,25 +443,43 @@ function cases(n: number, selectivities: readonly number[], want: (operator: str
   return out;
 }
 
-async function benchCase(gpu: Gpu, c: OperatorCase, runs: number, warmup: number): Promise<{ times: number[]; deviceMs?: number; outputRows: number; outputWidth: number }> {
+async function benchCase(
+  gpu: Gpu,
+  c: OperatorCase,
+  runs: number,
+  warmup: number,
+): Promise<{ times: number[]; deviceMs?: number; countReadMs?: number; outputRows: number; outputWidth: number }> {
   const rels: DeviceRelation[] = [];
   let outputRows = 0;
   let outputWidth = 0;
   let prepared: Prepared | null = null;
+  let out: DeviceRelation | null = null;
+  const countReads: number[] = [];
   try {
     for (const i of c.inputs) rels.push(uploadRelation(gpu, i.words, i.width));
     prepared = await c.prepare(gpu, rels);
     const body = prepared.body;
-    const run = async (): Promise<void> => {
-      const out = await body();
-      // A pending count's sync is part of the operator's time, as its readback was before counts could stay pending.
-      outputRows = await exactRows(gpu, out);
-      outputWidth = out.width;
-      releaseRelation(gpu, out);
+    const call = async (): Promise<void> => {
+      out = await body();
     };
-    const times = await measure(gpu, runs, warmup, run);
-    return { times, ...(await deviceTime(gpu, run)), outputRows, outputWidth };
+    // The output's rows (a count left on the device is read here, timed on its own), then its buffers released.
+    const finish = async (): Promise<void> => {
+      const result = out;
+      if (!result) return;
+      out = null;
+      const pending = settle(result).pending !== undefined;
+      const t0 = performance.now();
+      outputRows = await exactRows(gpu, result);
+      if (pending) countReads.push(performance.now() - t0);
+      outputWidth = result.width;
+      releaseRelation(gpu, result);
+    };
+    const times = await measure(gpu, runs, warmup, call, finish);
+    const device = await deviceTime(gpu, call);
+    await finish();
+    return { times, ...device, ...(countReads.length > 0 ? { countReadMs: median(countReads) } : {}), outputRows, outputWidth };
   } finally {
+    if (out) releaseRelation(gpu, out);
     prepared?.dispose();
     for (const r of rels) releaseRelation(gpu, r);
   }
@@ -509,7 +540,7 @@ export async function benchOperators(gpu: Gpu, options: BenchOptions = {}): Prom
         options.onSkip?.(skipped[skipped.length - 1]!);
         continue;
       }
-      const { times, deviceMs, outputRows, outputWidth } = measured;
+      const { times, deviceMs, countReadMs, outputRows, outputWidth } = measured;
       const ms = median(times);
       const bytes = 4 * ((c.readWords ?? c.inputs.reduce((s, i) => s + i.words.length, 0)) + outputRows * outputWidth);
       const gbPerSecond = bytes / ms / 1e6;
@@ -521,6 +552,7 @@ export async function benchOperators(gpu: Gpu, options: BenchOptions = {}): Prom
         outputRows,
         medianMs: ms,
         timesMs: times,
+        ...(countReadMs !== undefined ? { countReadMs } : {}),
         ...(deviceMs !== undefined ? { deviceMs } : {}),
         throughput: (c.items ?? n) / (ms / 1e3),
         unit: c.unit,
@@ -554,12 +586,13 @@ export const si = (x: number): string => {
 
 /** The report as an aligned text table, one row per measurement. */
 export function formatBenchReport(report: BenchReport): string {
-  const head = ['operator', 'case', 'n', 'ms', 'device ms', 'throughput', 'GB/s', 'of copy', 'device of copy'];
+  const head = ['operator', 'case', 'n', 'ms', 'count read ms', 'device ms', 'throughput', 'GB/s', 'of copy', 'device of copy'];
   const rows = report.results.map((r) => [
     r.operator,
     r.variant,
     `2^${r.log2n}`,
     r.medianMs.toFixed(3),
+    r.countReadMs?.toFixed(3) ?? '-',
     r.deviceMs?.toFixed(3) ?? '-',
     `${si(r.throughput)} ${r.unit}`,
     r.gbPerSecond.toFixed(1),

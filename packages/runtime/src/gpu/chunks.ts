@@ -38,11 +38,11 @@ import {
 } from './relations.js';
 
 /**
- * Rows of `width` words one chunk holds: its rows and a pending count word fit one storage binding, and so do
- * a sort's (key, row index) pairs of two words per row.
+ * Rows of `width` words one chunk holds: its rows and a pending count word fit one storage binding, and so does
+ * anything a sort binds per row (one-word rows are sorted as bare keys, wider ones through at most two words a row).
  */
 export function chunkRows(g: GpuImpl, width: number): number {
-  return Math.max(1, Math.floor((Math.floor(g.limits.maxStorageBufferBindingSize / 4) - 1) / Math.max(2, width)));
+  return Math.max(1, Math.floor((Math.floor(g.limits.maxStorageBufferBindingSize / 4) - 1) / Math.max(1, width)));
 }
 
 /** Whether `rows` rows of `width` words fit one chunk (zero-width rows always do). */
