@@ -11,7 +11,7 @@
  * pass's device time from 0.63 / 0.90 / 1.13 ms (16 rows a thread, kept rows read again to be written) to
  * 0.48 / 0.75 / 0.94 ms (`bench operators --sizes 28 --operators mapFilter`).
  */
-import { rowWords, wordsOf } from '@vixen/queryplan';
+import { rowWords } from '@vixen/queryplan';
 import type { Expr, ScalarType } from '@vixen/queryplan';
 import { atomicBinding, columnWords, header, projectCode, SUBGROUP_VARIANT, tileKeepMask, workgroupScan, type ColumnResolver } from '../wgsl.js';
 
@@ -62,33 +62,33 @@ export interface Selection {
  * the keep bits themselves from ballots, with workgroup atomics, ran 3.8x slower on the H100 at 1% selectivity.)
  */
 export function selectShaders(s: Selection): Record<string, string> {
-  return { [s.pass]: selectPass(s, false), [`${s.pass}${SUBGROUP_VARIANT}`]: selectPass(s, true) };
+  const held = heldRows(s);
+  return { [s.pass]: selectPass(s, held, false), [`${s.pass}${SUBGROUP_VARIANT}`]: selectPass(s, held, true) };
 }
 
 /** Select pass: the rows where `keep` holds, written projected, in input order. */
-function selectPass(s: Selection, subgroups: boolean): string {
+function selectPass(s: Selection, held: HeldRows | undefined, subgroups: boolean): string {
   const outWords = s.project.reduce((n, e) => n + rowWords([e.type]), 0);
-  const held = heldWords(s);
-  const keepOf = s.keepOf!;
   // Row k of the thread (tile row k * WG + lid), its words in registers x{k}_{word}.
   const cols =
     (k: number): ColumnResolver =>
     (c) =>
-      columnWords(s.inputs[0]!, 'b', s.inputTypes, c).map((_, w) => `x${k}_${wordOffset(s.inputTypes, c) + w}`);
+      columnWords(s.inputs[0]!, 'b', s.inputTypes, c).map((_, w) => `x${k}_${rowWords(s.inputTypes.slice(0, c)) + w}`);
   const items = Array.from({ length: COMPACT_ITEMS }, (_, k) => k);
   const rowOf = (k: number): string => `base + ${k}u * WG + lid`;
-  const load = (k: number): string => (held ?? []).map((w) => `x${k}_${w} = ${s.inputs[0]}[(${rowOf(k)}) * W_IN + ${w}u];`).join(' ');
+  const load = (k: number): string => (held?.words ?? []).map((w) => `x${k}_${w} = ${s.inputs[0]}[(${rowOf(k)}) * W_IN + ${w}u];`).join(' ');
+  // The rows are tested once, after the loads; in the last tile, rows past n are loaded as nothing and masked off.
   const keepMask = held
-    ? `  var mine = 0u;
+    ? `  var valid = ${2 ** COMPACT_ITEMS - 1}u;
   if (base + TILE <= n) {
 ${items.map((k) => `    ${load(k)}`).join('\n')}
-${items.map((k) => `    mine = mine | select(0u, ${2 ** k}u, ${keepOf(cols(k))});`).join('\n')}
   } else {
-${items.map((k) => `    if (${rowOf(k)} < n) {
-      ${load(k)}
-      mine = mine | select(0u, ${2 ** k}u, ${keepOf(cols(k))});
-    }`).join('\n')}
-  }`
+    valid = 0u;
+${items.map((k) => `    if (${rowOf(k)} < n) { valid = valid | ${2 ** k}u; ${load(k)} }`).join('\n')}
+  }
+  var mine = 0u;
+${items.map((k) => `  mine = mine | select(0u, ${2 ** k}u, ${held.keepOf(cols(k))});`).join('\n')}
+  mine = mine & valid;`
     : tileKeepMask(s.keep, COMPACT_ITEMS, s.keepLoops || s.keep.length > UNROLLED_CODE);
   // Kept row r: its rank is the kept rows of the tile's words before its word j, less those of word j from r on.
   const writes = held
@@ -156,7 +156,7 @@ fn main(@builtin(local_invocation_index) lid: u32${scan.builtins}) {
   if (t > last) { return; }
   let base = t * TILE;
   // Bit k: row base + k * WG + lid is kept.${held ? `
-  ${items.map((k) => held.map((w) => `var x${k}_${w} = 0u;`).join(' ')).join('\n  ')}` : ''}
+  ${items.map((k) => held.words.map((w) => `var x${k}_${w} = 0u;`).join(' ')).join('\n  ')}` : ''}
 ${keepMask}
   kept[lid] = mine;
   let mineCount = countOneBits(mine);
@@ -230,27 +230,29 @@ ${writes}
 `;
 }
 
-/** Word offset of column `c` in a row of `types`. */
-function wordOffset(types: readonly ScalarType[], c: number): number {
-  return types.slice(0, c).reduce((n, t) => n + wordsOf(t), 0);
+/** The rows a select pass holds in registers: the words (offsets in a row) its test and projection read, and the test. */
+interface HeldRows {
+  words: number[];
+  keepOf: (cols: ColumnResolver) => string;
 }
 
 /**
- * The input words (offsets in a row) that the pass's test and projection read, when the test can read registers
- * (keepOf), COMPACT_ITEMS rows of those words fit REGISTER_WORDS and both are short enough to write out per row;
- * else undefined (rows are tested and written in loops, read where they are needed).
+ * The rows the pass holds, when its test can read registers (keepOf), COMPACT_ITEMS rows of the words it and the
+ * projection read fit REGISTER_WORDS and both are short enough to write out per row; else undefined (rows are
+ * tested and written in loops, read where they are needed).
  */
-function heldWords(s: Selection): number[] | undefined {
-  if (!s.keepOf) return undefined;
+function heldRows(s: Selection): HeldRows | undefined {
+  const keepOf = s.keepOf;
+  if (!keepOf) return undefined;
   const used = new Set<number>();
   const note: ColumnResolver = (c) => {
     const words = columnWords(s.inputs[0]!, 'b', s.inputTypes, c);
-    words.forEach((_, w) => used.add(wordOffset(s.inputTypes, c) + w));
+    words.forEach((_, w) => used.add(rowWords(s.inputTypes.slice(0, c)) + w));
     return words;
   };
-  const code = [s.keepOf(note), projectCode(s.project, 'outp', 'ob', note, s.constOffsets)];
+  const code = [keepOf(note), projectCode(s.project, 'outp', 'ob', note, s.constOffsets)];
   if (code.some((x) => x.length > UNROLLED_CODE) || used.size === 0 || used.size * COMPACT_ITEMS > REGISTER_WORDS) return undefined;
-  return [...used].sort((a, b) => a - b);
+  return { words: [...used].sort((a, b) => a - b), keepOf };
 }
 
 /** Projection copying every column: the scatter of unique and difference. */
