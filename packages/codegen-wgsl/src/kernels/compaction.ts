@@ -25,9 +25,10 @@ export const COMPACT_ITEMS = 32;
 const REGISTER_WORDS = 64;
 
 /**
- * Longest WGSL of a row's test (and of its projection) written out once per row of a thread: longer ones are
- * evaluated in a loop, since COMPACT_ITEMS copies of a long test (string matching, say) make a pass that compilers,
- * llvmpipe's above all, take very long to build.
+ * Longest WGSL of a row's test (and of its projection) that the pass's subgroup variant runs once per row of a
+ * thread in unrolled code (written out, or in the held rows' loops, which a GPU compiler unrolls to keep the rows in
+ * registers): longer ones are evaluated in a loop, since COMPACT_ITEMS copies of a long test (string matching, say)
+ * take long to build.
  */
 const UNROLLED_CODE = 400;
 
@@ -69,38 +70,44 @@ export function selectShaders(s: Selection): Record<string, string> {
 /** Select pass: the rows where `keep` holds, written projected, in input order. */
 function selectPass(s: Selection, held: HeldRows | undefined, subgroups: boolean): string {
   const outWords = s.project.reduce((n, e) => n + rowWords([e.type]), 0);
-  // Row k of the thread (tile row k * WG + lid), its words in registers x{k}_{word}.
-  const cols =
-    (k: number): ColumnResolver =>
-    (c) =>
-      columnWords(s.inputs[0]!, 'b', s.inputTypes, c).map((_, w) => `x${k}_${rowWords(s.inputTypes.slice(0, c)) + w}`);
-  const items = Array.from({ length: COMPACT_ITEMS }, (_, k) => k);
-  const rowOf = (k: number): string => `base + ${k}u * WG + lid`;
-  const load = (k: number): string => (held?.words ?? []).map((w) => `x${k}_${w} = ${s.inputs[0]}[(${rowOf(k)}) * W_IN + ${w}u];`).join(' ');
+  // The plain variant is the one CPU adapters (llvmpipe, without subgroups) run, and llvmpipe builds unrolled code
+  // slowly (the fuzz tests' programs took 3x as long with a cold shader cache): there the test stays in a loop, and
+  // the held rows' loops take their bound from workgroup memory, which Mesa cannot fold (a loop indexing a private
+  // array by a constant-bounded counter it unrolls, making the pass 4x as slow to build).
+  const lean = !subgroups;
+  const rowsHeld = lean ? 'rowsHeld' : 'ITEMS';
+  // Row k of the thread (tile row k * WG + lid): its held words at x[k * HELD + slot], slot the word's place in
+  // held.words; with ITEMS as the bound, a GPU's compiler unrolls the loops over k and keeps x in registers.
+  const cols: ColumnResolver = (c) =>
+    columnWords(s.inputs[0]!, 'b', s.inputTypes, c).map((_, w) => `x[k * HELD + ${held!.words.indexOf(rowWords(s.inputTypes.slice(0, c)) + w)}u]`);
+  const load = (held?.words ?? []).map((w, slot) => `x[k * HELD + ${slot}u] = ${s.inputs[0]}[(base + k * WG + lid) * W_IN + ${w}u];`).join(' ');
   // The rows are tested once, after the loads; in the last tile, rows past n are loaded as nothing and masked off.
   const keepMask = held
-    ? `  var valid = ${2 ** COMPACT_ITEMS - 1}u;
+    ? `  var x: array<u32, ${COMPACT_ITEMS * held.words.length}>;
+  var valid = ${2 ** COMPACT_ITEMS - 1}u;
   if (base + TILE <= n) {
-${items.map((k) => `    ${load(k)}`).join('\n')}
+    for (var k = 0u; k < ${rowsHeld}; k = k + 1u) { ${load} }
   } else {
     valid = 0u;
-${items.map((k) => `    if (${rowOf(k)} < n) { valid = valid | ${2 ** k}u; ${load(k)} }`).join('\n')}
+    for (var k = 0u; k < ${rowsHeld}; k = k + 1u) {
+      if (base + k * WG + lid < n) { valid = valid | (1u << k); ${load} }
+    }
   }
   var mine = 0u;
-${items.map((k) => `  mine = mine | select(0u, ${2 ** k}u, ${held.keepOf(cols(k))});`).join('\n')}
+  for (var k = 0u; k < ${rowsHeld}; k = k + 1u) {
+    mine = mine | select(0u, 1u << k, ${held.keepOf(cols)});
+  }
   mine = mine & valid;`
-    : tileKeepMask(s.keep, COMPACT_ITEMS, s.keepLoops || s.keep.length > UNROLLED_CODE);
+    : tileKeepMask(s.keep, COMPACT_ITEMS, lean || s.keepLoops || s.keep.length > UNROLLED_CODE);
   // Kept row r: its rank is the kept rows of the tile's words before its word j, less those of word j from r on.
   const writes = held
-    ? items
-        .map(
-          (k) => `  if ((mine & ${2 ** k}u) != 0u) {
-    let j = ${k}u * (WG / 32u) + lid / 32u;
-    let ob = (start + sums[j] - countOneBits(bits[j] >> (lid % 32u))) * W_OUT;
-${projectCode(s.project, 'outp', 'ob', cols(k), s.constOffsets)}
-  }`,
-        )
-        .join('\n')
+    ? `  for (var k = 0u; k < ${rowsHeld}; k = k + 1u) {
+    if (((mine >> k) & 1u) != 0u) {
+      let j = k * (WG / 32u) + lid / 32u;
+      let ob = (start + sums[j] - countOneBits(bits[j] >> (lid % 32u))) * W_OUT;
+${projectCode(s.project, 'outp', 'ob', cols, s.constOffsets).replace(/^/gm, '  ')}
+    }
+  }`
     : `  for (var k = 0u; k < ITEMS; k = k + 1u) {
     if (((mine >> k) & 1u) != 0u) {
       let r = k * WG + lid;
@@ -117,7 +124,7 @@ const W_OUT: u32 = ${outWords}u;
 const ITEMS: u32 = ${COMPACT_ITEMS}u;
 override TILE: u32 = ITEMS * WG;
 override WORDS: u32 = TILE / 32u;
-const HEAD: u32 = ${SELECT_STATE_HEAD}u;
+const HEAD: u32 = ${SELECT_STATE_HEAD}u;${held ? `\nconst HELD: u32 = ${held.words.length}u;` : ''}
 // Tiles a look-back round reads: the nearest prefix is mostly a few tiles back, and every lane of a round costs
 // a read and a workgroup atomic (a window of WG lanes ran 1% selections 10% slower on the H100).
 override LOOK: u32 = min(WG, 32u);
@@ -128,7 +135,7 @@ const PREFIX: u32 = 0x80000000u;
 const COUNT: u32 = 0x3fffffffu;
 var<workgroup> tileId: u32;
 var<workgroup> tileStart: u32;
-var<workgroup> tileTotal: atomic<u32>;
+var<workgroup> tileTotal: atomic<u32>;${held && lean ? '\nvar<workgroup> rowsHeld: u32;' : ''}
 // Each thread's keep bits (its \`mine\`), then the tile's keep words; sums (scanSums) holds their inclusive
 // popcount prefix sums.
 var<workgroup> kept: array<u32, WG>;
@@ -144,7 +151,7 @@ var<workgroup> lookStep: u32;
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32${scan.builtins}) {
   if (lid == 0u) {
-    tileId = atomicAdd(&state[0], 1u);
+    tileId = atomicAdd(&state[0], 1u);${held && lean ? '\n    rowsHeld = ITEMS;' : ''}
     atomicStore(&behind, 0u);
     atomicStore(&tileTotal, 0u);
   }
@@ -155,8 +162,7 @@ fn main(@builtin(local_invocation_index) lid: u32${scan.builtins}) {
   let last = select(0u, (n - 1u) / TILE, n > 0u);
   if (t > last) { return; }
   let base = t * TILE;
-  // Bit k: row base + k * WG + lid is kept.${held ? `
-  ${items.map((k) => held.words.map((w) => `var x${k}_${w} = 0u;`).join(' ')).join('\n  ')}` : ''}
+  // Bit k: row base + k * WG + lid is kept.
 ${keepMask}
   kept[lid] = mine;
   let mineCount = countOneBits(mine);
