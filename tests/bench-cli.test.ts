@@ -22,10 +22,22 @@ test('bench operators --operators/--selectivities/--json', async () => {
   expect(typeof report.subgroups).toBe('boolean');
 });
 
+test('bench operators --groups sets the group counts of groupBy', async () => {
+  const json = join(mkdtempSync(join(tmpdir(), 'vixen-bench-')), 'report.json');
+  const r = await cli('bench', 'operators', '--sizes', '10', '--runs', '1', '--warmup', '0', '--operators', 'groupBy', '--groups', '1,5,300', '--json', json);
+  expect(r.code).toBe(0);
+  const report = JSON.parse(readFileSync(json, 'utf8')) as { results: Array<{ operator: string; variant: string; outputRows: number }> };
+  const groupBys = report.results.filter((x) => x.operator === 'groupBy');
+  expect(groupBys.map((x) => x.variant)).toEqual([1, 5, 300].map((g) => `int32 key, ${g} groups: count, sum64, max of int32`));
+  expect(groupBys.map((x) => x.outputRows)).toEqual([1, 5, 300]);
+});
+
 test.each([
   [['--operators', 'hashProbe,nope'], /--operators/],
   [['--selectivities', '0'], /--selectivities/],
   [['--selectivities', '0.5,x'], /--selectivities/],
+  [['--groups', '0'], /--groups/],
+  [['--groups', '16,2.5'], /--groups/],
 ])('bench operators rejects %j', async (args, pattern) => {
   const r = await cli('bench', 'operators', '--sizes', '10', ...args);
   expect(r.code).not.toBe(0);

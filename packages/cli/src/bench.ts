@@ -53,6 +53,10 @@ const benchOptionsSchema = z.object({
     .transform((xs) => xs.map(Number))
     .pipe(z.array(z.number().gt(0).max(1)).min(1))
     .optional(),
+  groups: listSchema
+    .transform((xs) => xs.map(Number))
+    .pipe(z.array(z.number().int().min(1).max(2 ** 24)).min(1))
+    .optional(),
   json: z.string().min(1).optional(),
   runs: z.coerce.number().int().min(1).default(5),
   warmup: z.coerce.number().int().min(0).default(2),
@@ -194,6 +198,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
     .option('--sizes <range>', 'log2 row counts, A..B or a list (default 20..22 on a software adapter, 20..26 on a GPU)')
     .option('--operators <list>', `comma-separated subset of ${BENCH_OPERATORS.join(',')} (default all; copy always runs)`)
     .option('--selectivities <list>', 'kept shares of mapFilter, comma-separated, each in (0, 1] (default 0.01,0.5,1)')
+    .option('--groups <list>', 'group counts of groupBy, comma-separated, each in 1..2^24 (default n/16 up to 65536, and 16)')
     .option('--json <file>', 'also write the report as JSON')
     .option('--runs <n>', 'timed runs per measurement (median reported)', '5')
     .option('--warmup <n>', 'untimed runs first', '2')
@@ -211,6 +216,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
           warmup: opts.warmup,
           ...(opts.operators ? { operators: opts.operators } : {}),
           ...(opts.selectivities ? { selectivities: opts.selectivities } : {}),
+          ...(opts.groups ? { groups: opts.groups } : {}),
           onResult: (x) => err(`  ${x.operator} ${x.variant} 2^${x.log2n}: ${x.medianMs.toFixed(3)} ms\n`),
           onSkip: (x) => err(`  ${x.operator} ${x.variant} 2^${x.log2n}: skipped (${x.reason})\n`),
         });

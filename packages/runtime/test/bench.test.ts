@@ -34,6 +34,7 @@ it('benches copy, hash build/probe, group-by and a selectivity, with ratios to c
   expect(formatBenchReport(report)).toMatch(/ ms +count read ms +device ms /);
   expect(formatBenchReport(report)).toMatch(/host round trip .*: [0-9.]+ µs/);
   await expect(benchOperators(gpu, { sizes: [10], operators: ['nope'] })).rejects.toThrow(/unknown operators nope/);
+  await expect(benchOperators(gpu, { sizes: [10], operators: ['groupBy'], groups: [0] })).rejects.toThrow(/group counts/);
 });
 
 it('warms up for the runs asked and on until the time asked has passed, and not at all with no runs asked', async () => {

@@ -27,6 +27,8 @@ export interface BenchOptions {
   operators?: readonly string[];
   /** Kept shares of mapFilter, each in (0, 1]; default 0.01, 0.5, 1. */
   selectivities?: readonly number[];
+  /** Group counts of groupBy; default min(2^16, n / 16) and 16. */
+  groups?: readonly number[];
   /** Called with each result as it is measured (progress). */
   onResult?: (r: BenchResult) => void;
   /** Called for each case too large for the device. */
@@ -324,7 +326,7 @@ function kernelCase(
 const distinctKey = (i: number): number => Math.imul(i, 0x9e3779b1) >>> 0;
 
 /** The benchmarked cases at n rows; data are seeded and, where the kernel requires, in canonical order. */
-function cases(n: number, selectivities: readonly number[], want: (operator: string) => boolean): OperatorCase[] {
+function cases(n: number, selectivities: readonly number[], groupCounts: readonly number[] | undefined, want: (operator: string) => boolean): OperatorCase[] {
   const r = rng(n);
   const out: OperatorCase[] = [];
   if (want('mapFilter')) {
@@ -427,7 +429,7 @@ function cases(n: number, selectivities: readonly number[], want: (operator: str
   }
   if (want('groupBy')) {
     // Many groups (up to 2^16, the target case) and few (where every row of a tile hits the same few slots).
-    for (const groups of [Math.min(2 ** 16, Math.max(1, n >>> 4)), 16]) {
+    for (const groups of groupCounts ?? [Math.min(2 ** 16, Math.max(1, n >>> 4)), 16]) {
       out.push({
         operator: 'groupBy',
         variant: `int32 key, ${groups} groups: count, sum64, max of int32`,
@@ -492,6 +494,7 @@ export async function benchOperators(gpu: Gpu, options: BenchOptions = {}): Prom
   if (runs < 1 || warmup < 0) throw new Error('benchOperators: runs must be >= 1 and warmup >= 0');
   const selectivities = options.selectivities ?? [0.01, 0.5, 1];
   if (selectivities.some((x) => !(x > 0 && x <= 1))) throw new Error('benchOperators: selectivities must be in (0, 1]');
+  if (options.groups?.some((x) => !(Number.isInteger(x) && x >= 1))) throw new Error('benchOperators: group counts must be positive integers');
   const only = options.operators;
   const unknown = (only ?? []).filter((o) => !(BENCH_OPERATORS as readonly string[]).includes(o));
   if (unknown.length > 0) throw new Error(`benchOperators: unknown operators ${unknown.join(', ')} (known: ${BENCH_OPERATORS.join(', ')})`);
@@ -523,7 +526,7 @@ export async function benchOperators(gpu: Gpu, options: BenchOptions = {}): Prom
       gbPerSecond: copyGbps,
       copyRatio: 1,
     });
-    for (const c of cases(n, selectivities, want)) {
+    for (const c of cases(n, selectivities, options.groups, want)) {
       if (c.operator === 'sort' && c.inputs.some((i) => !fitsOneChunk(internals(gpu), i.words.length / i.width, i.width))) {
         // Past one binding a sort range-partitions its rows on the host (gpu/chunks.ts): not a device operator's time.
         skipped.push({ operator: c.operator, variant: c.variant, log2n, reason: 'rows larger than one storage binding (maxStorageBufferBindingSize) are sorted through the host' });

@@ -21,7 +21,7 @@ import {
   type KernelShaders,
 } from '@vixen/codegen-wgsl';
 import { internals, type Gpu, type GpuImpl } from './device.js';
-import { Recorder, type Bound } from './recorder.js';
+import { memoShaders, Recorder, type Bound } from './recorder.js';
 import { acquireBound, bound, checkResultSize, DeviceLimitError, exactCount, sizeOf, syncCounts, type DeviceRelation } from './relations.js';
 import { combineGroups, mapChunks } from './chunks.js';
 
@@ -62,7 +62,8 @@ function layoutOf(k: KeyedRelation, what: string): HashKeyLayout {
 /** Builds a join table over `build`'s key (load factor at most 1/2). One submission, no readback. */
 export function buildHashTable(gpu: Gpu, build: KeyedRelation): Promise<HashTable> {
   const g = internals(gpu);
-  return g.scoped('hash build', () => buildTable(g, build, hashBuildShaders(layoutOf(build, 'hash build'))));
+  const layout = layoutOf(build, 'hash build');
+  return g.scoped('hash build', () => buildTable(g, build, memoShaders(['build', layout], () => hashBuildShaders(layout))));
 }
 
 /** Words of the join table buildTable makes for `rows` build rows of `keyWords` key words (two words after the slots). */
@@ -125,7 +126,7 @@ function releaseTable(g: GpuImpl, t: HashTable): void {
 export function probeHashTable(gpu: Gpu, t: HashTable, probe: KeyedRelation, output: readonly JoinOutputWord[] = JOIN_PAIRS): Promise<DeviceRelation> {
   const g = internals(gpu);
   const layout = layoutOf(probe, 'hash probe');
-  const shaders = hashProbeShaders(layout, t.build.width, output);
+  const shaders = memoShaders(['probe', layout, t.build.width, output], () => hashProbeShaders(layout, t.build.width, output));
   return g.scoped('hash probe', () => {
     if (!probe.relation.chunks) return probeTable(g, t, probe, output, shaders);
     if (output.some((o) => o.from === 'probeIndex')) throw new DeviceLimitError('probe row indices of a probe side larger than one binding (its chunks count rows from 0)');
@@ -225,7 +226,7 @@ export function hashGroupBy(gpu: Gpu, input: KeyedRelation, aggregates: readonly
   const g = internals(gpu);
   const layout = layoutOf(input, 'hash group-by');
   const outWidth = groupRowWords(layout, aggregates);
-  const shaders = hashAggregateShaders(layout, aggregates);
+  const shaders = memoShaders(['group-by', layout, aggregates], () => hashAggregateShaders(layout, aggregates));
   return g.scoped('hash group-by', () => {
     if (!input.relation.chunks) return groupBy(g, input, aggregates, outWidth, shaders);
     // Per chunk, then the partial groups combined.
@@ -252,9 +253,17 @@ async function groupBy(g: GpuImpl, input: KeyedRelation, aggregates: readonly Ha
       const tiles = Math.ceil(n / (GROUP_ITEMS * g.limits.workgroupSize));
       rec.dispatch('groupInsert', [bound(input.relation), table, meta], [n, slots - 1, slots / 2], tiles * g.limits.workgroupSize);
       rec.dispatch('groupEmit', [bound(input.relation), table, out], [slots + 1], slots + 1);
-      await rec.submit();
-      g.pool.release(table.buffer);
-      const [groups, full] = (await syncCounts(g, [{ buffer: meta.buffer, offset: 0, words: 2 }]))[0]!;
+      // The passes and the copy of the counters go to the device in one submission (each costs host time).
+      g.batch.beginDeferring();
+      let counters: Uint32Array;
+      try {
+        await rec.submit();
+        counters = (await syncCounts(g, [{ buffer: meta.buffer, offset: 0, words: 2 }]))[0]!;
+      } finally {
+        g.batch.endDeferring();
+        g.pool.release(table.buffer);
+      }
+      const [groups, full] = counters;
       if (full === 0) return { buffer: out.buffer, count: groups!, width: outWidth };
       g.pool.release(out.buffer);
       if (slots >= 2 * n) throw new Error(`internal: group table of ${slots} slots filled by ${n} rows`);

@@ -28,7 +28,7 @@ import { hashJoinRows } from './hash.js';
 import { limitRows } from './limit.js';
 import { launchIsEmpty, pipelineAggregateRows, pipelineRows, type PipelineLaunch } from './pipeline.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
-import { Recorder, type Bound } from './recorder.js';
+import { memoShaders, Recorder, type Bound } from './recorder.js';
 import {
   acquireBound,
   allocPending,
@@ -166,17 +166,13 @@ async function select(g: GpuImpl, shaders: KernelShaders, c: Selection): Promise
   }
 }
 
-const rangeShaders = new Map<string, KernelShaders>();
-
 /**
  * The rows of `rel` (one buffer) whose words in `order`, compared as u32, lie in [lo, hi) (a bound left out is
  * open), in input order; the count stays pending on the device.
  */
 export async function selectRange(g: GpuImpl, rel: DeviceRelation, order: readonly number[], lo?: Uint32Array, hi?: Uint32Array): Promise<DeviceRelation> {
   if (rel.count === 0) return { buffer: null, count: 0, width: rel.width };
-  const key = `${rel.width}|${order.join(',')}|${lo !== undefined}|${hi !== undefined}`;
-  let shaders = rangeShaders.get(key);
-  if (!shaders) rangeShaders.set(key, (shaders = rangeSelectShaders(rel.width, order, lo !== undefined, hi !== undefined)));
+  const shaders = memoShaders(['range', rel.width, order, lo !== undefined, hi !== undefined], () => rangeSelectShaders(rel.width, order, lo !== undefined, hi !== undefined));
   const constants = new Uint32Array([...(lo ?? []), ...(hi ?? [])]);
   return select(g, shaders, { pass: 'select', inputs: [bound(rel)], rows: rel.count, sizes: [sizeOf(rel)], constants, outWidth: rel.width });
 }

@@ -103,6 +103,25 @@ function pipelineFor(g: GpuImpl, pass: PassName, code: string, withTables: boole
   return p;
 }
 
+/**
+ * Passes by what they are generated from (any JSON value): generating them again costs more host time than a small
+ * kernel takes on a GPU (hashAggregateShaders 47 us, hashProbeShaders 60 us on the development machine). Cleared
+ * once it holds MEMO_SHADERS: callers use few layouts.
+ */
+const memo = new Map<string, KernelShaders>();
+const MEMO_SHADERS = 256;
+
+export function memoShaders(from: unknown, make: () => KernelShaders): KernelShaders {
+  const key = JSON.stringify(from);
+  let shaders = memo.get(key);
+  if (!shaders) {
+    if (memo.size >= MEMO_SHADERS) memo.clear();
+    shaders = make();
+    memo.set(key, shaders);
+  }
+  return shaders;
+}
+
 export class Recorder {
   constructor(
     readonly g: GpuImpl,
