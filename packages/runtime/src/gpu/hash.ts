@@ -22,7 +22,7 @@ import {
 } from '@vixen/codegen-wgsl';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { memoShaders, Recorder, type Bound } from './recorder.js';
-import { acquireBound, bound, checkResultSize, DeviceLimitError, exactCount, sizeOf, syncCounts, type DeviceRelation } from './relations.js';
+import { acquireBound, bound, checkResultSize, DeviceLimitError, exactCount, sizeOf, submitAndSync, type DeviceRelation } from './relations.js';
 import { combineGroups, mapChunks } from './chunks.js';
 
 /** A relation and the row offsets of its key words, in key order (an int64 key column is two words). */
@@ -176,8 +176,7 @@ export async function countedOutput(
       first = undefined;
       rec.clear(counter.buffer, 4);
       record(rec, out, capacity, counter);
-      await rec.submit();
-      const total = (await syncCounts(g, [{ buffer: counter.buffer, offset: 0, words: 1 }]))[0]![0]!;
+      const total = (await submitAndSync(g, rec, [{ buffer: counter.buffer, offset: 0, words: 1 }]))[0]![0]!;
       if (total <= capacity) {
         if (total > 0) return { buffer: out.buffer, count: total, width };
         g.pool.release(out.buffer);
@@ -253,17 +252,7 @@ async function groupBy(g: GpuImpl, input: KeyedRelation, aggregates: readonly Ha
       const tiles = Math.ceil(n / (GROUP_ITEMS * g.limits.workgroupSize));
       rec.dispatch('groupInsert', [bound(input.relation), table, meta], [n, slots - 1, slots / 2], tiles * g.limits.workgroupSize);
       rec.dispatch('groupEmit', [bound(input.relation), table, out], [slots + 1], slots + 1);
-      // The passes and the copy of the counters go to the device in one submission (each costs host time).
-      g.batch.beginDeferring();
-      let counters: Uint32Array;
-      try {
-        await rec.submit();
-        counters = (await syncCounts(g, [{ buffer: meta.buffer, offset: 0, words: 2 }]))[0]!;
-      } finally {
-        g.batch.endDeferring();
-        g.pool.release(table.buffer);
-      }
-      const [groups, full] = counters;
+      const [groups, full] = (await submitAndSync(g, rec, [{ buffer: meta.buffer, offset: 0, words: 2 }]).finally(() => g.pool.release(table.buffer)))[0]!;
       if (full === 0) return { buffer: out.buffer, count: groups!, width: outWidth };
       g.pool.release(out.buffer);
       if (slots >= 2 * n) throw new Error(`internal: group table of ${slots} slots filled by ${n} rows`);

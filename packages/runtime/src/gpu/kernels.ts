@@ -41,6 +41,7 @@ import {
   exactCount,
   settle,
   sizeOf,
+  submitAndSync,
   syncCounts,
   type DeviceRelation,
   type DeviceWord,
@@ -95,8 +96,7 @@ async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction): Promi
       g.writeBuffer(offsets.buffer, (n + 1) * 4, new Uint32Array(1));
       rec.dispatch('scanWrapped', [offsets], [n + 1], n + 1);
     }
-    await rec.submit();
-    const [read] = await syncCounts(g, [{ buffer: offsets.buffer, offset: n * 4, words: wraps ? 2 : 1 }]);
+    const [read] = await submitAndSync(g, rec, [{ buffer: offsets.buffer, offset: n * 4, words: wraps ? 2 : 1 }]);
     const [total, wrapped] = read!;
     if (wrapped) throw new DeviceLimitError(`the result has more than ${0xffffffff} rows (row offsets are 32-bit)`);
     checkResultSize(g, total! * c.outWidth, `relation of ${total} rows x ${c.outWidth} words`);
@@ -152,8 +152,7 @@ async function select(g: GpuImpl, shaders: KernelShaders, c: Selection): Promise
       return out;
     }
     run(rec, undefined);
-    await rec.submit();
-    const [read] = await syncCounts(g, [{ buffer: state.buffer, offset: 4, words: 1 }]);
+    const [read] = await submitAndSync(g, rec, [{ buffer: state.buffer, offset: 4, words: 1 }]);
     checkResultSize(g, read![0]! * c.outWidth, `relation of ${read![0]} rows x ${c.outWidth} words`);
     const out = allocRelation(g, read![0]!, c.outWidth);
     if (out.count === 0) return out;
@@ -336,8 +335,7 @@ async function sortPasses(
   // Per key word (least significant first): its row offset, mask (host number or device word) and windows.
   let plan: Array<{ offset: number; mask: Size; shifts: number[] }>;
   if (!pending && g.software && n * K > SOFTWARE_MASK_READBACK) {
-    await rec.submit();
-    const masks = (await syncCounts(g, [{ buffer: mask.buffer, offset: 0, words: K }]))[0]!;
+    const masks = (await submitAndSync(g, rec, [{ buffer: mask.buffer, offset: 0, words: K }]))[0]!;
     plan = keyWords.map((offset, k) => ({ offset, mask: masks[k]!, shifts: windows(masks[k]!) })).filter((p) => p.shifts.length > 0);
     if (plan.length === 0) return concatenate(g, [input], input.width);
   } else {

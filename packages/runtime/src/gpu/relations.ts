@@ -3,7 +3,7 @@
  * DeviceRelation.pending); upload, download, release, and the host syncs that read pending counts.
  */
 import { internals, type Gpu, type GpuImpl } from './device.js';
-import type { Bound } from './recorder.js';
+import type { Bound, Recorder } from './recorder.js';
 import { chunkedDownload, chunkedRelease, fitsOneChunk, settleChunks, uploadChunks } from './chunks.js';
 
 export interface DeviceRelation {
@@ -157,6 +157,20 @@ export async function syncCounts(
   } finally {
     g.pool.release(staging);
     for (const q of guesses) g.pool.release(q.buffer);
+  }
+}
+
+/**
+ * Submits what `rec` recorded and reads `extra` back (syncCounts) in one submission: a submission for the recorder
+ * and another for the readback's copies would cost a second command buffer and queue submit of host time.
+ */
+export async function submitAndSync(g: GpuImpl, rec: Recorder, extra: ReadonlyArray<{ buffer: GPUBuffer; offset: number; words: number }>): Promise<Uint32Array[]> {
+  g.batch.beginDeferring();
+  try {
+    await rec.submit();
+    return await syncCounts(g, extra);
+  } finally {
+    g.batch.endDeferring();
   }
 }
 
