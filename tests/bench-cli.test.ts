@@ -12,11 +12,13 @@ test('bench operators --operators/--selectivities/--json', async () => {
   expect(r.code).toBe(0);
   expect(r.out).toMatch(/hashProbe .*probes\/s/);
   const report = JSON.parse(readFileSync(json, 'utf8')) as { subgroups: boolean; results: Array<{ operator: string; variant: string; copyRatio: number }> };
-  expect(report.results.map((x) => x.operator)).toEqual(['copy', 'mapFilter', 'mapFilter', 'mapFilter', 'mapFilter', 'hashProbe', 'groupBy', 'groupBy']);
+  expect(report.results.map((x) => x.operator)).toEqual(['copy', ...Array<string>(6).fill('mapFilter'), 'hashProbe', 'groupBy', 'groupBy']);
   expect(report.results.filter((x) => x.operator === 'mapFilter').map((x) => x.variant)).toEqual([
     '10% of int32 values',
+    '10% of int32 values, any order',
     '10% of (int32, int32), swapped',
     '90% of int32 values',
+    '90% of int32 values, any order',
     '90% of (int32, int32), swapped',
   ]);
   expect(typeof report.subgroups).toBe('boolean');

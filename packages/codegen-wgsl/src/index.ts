@@ -21,7 +21,7 @@ import { SUBGROUP_VARIANT, withArithHelpers } from './wgsl.js';
 export { PASS_LAYOUTS, TABLES_GROUP, type BindingKind, type PassName } from './passes.js';
 export { SUBGROUP_VARIANT, uniformVec4s } from './wgsl.js';
 export { RADIX_BITS, radixItems, sortKeyWords } from './kernels/sort.js';
-export { COMPACT_ITEMS, SELECT_STATE_HEAD } from './kernels/compaction.js';
+export { COMPACT_ITEMS, SELECT_STATE_HEAD, SELECT_UNORDERED } from './kernels/compaction.js';
 export { rangeSelectShaders } from './kernels/rangeSelect.js';
 export { AGG_ITEMS, aggregateStateWords } from './kernels/aggregate.js';
 export { HASH_ITEMS, JOIN_PAIRS, hashBuildShaders, hashProbeShaders, joinSlotWords, type HashKeyLayout, type JoinOutputWord } from './kernels/hash.js';

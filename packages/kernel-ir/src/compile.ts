@@ -18,6 +18,7 @@ import { removeDeadKernels } from './passes/remove-dead-kernels.js';
 import { scheduleBlocks } from './passes/schedule-blocks.js';
 import { simplifyKernels } from './passes/simplify-kernels.js';
 import { skipUnneededOrder } from './passes/skip-unneeded-order.js';
+import { unorderedSelects } from './passes/unordered-selects.js';
 
 export interface KirOptions extends LowerOptions {
   /**
@@ -49,7 +50,8 @@ export function optimizeKernels(options: Pick<KirOptions, 'fusion' | 'seeded' | 
   const pipelines = when(options.fusion ?? true, fixpoint(pipeline<KirProgram>(fusePipelines, removeDeadKernels)));
   // Narrowing last: the rewrites above may drop readers (a unique needs every column) and fuse producers. Base
   // relations after temporaries (narrowing a temporary narrows what its producer reads) and after dead kernels go.
-  return pipeline(assumeEmpty, fixpoint(round), pipelines, fixpoint(narrowColumns), compactKernels, narrowBaseRelations);
+  // Selects learn last whether their readers need input order.
+  return pipeline(assumeEmpty, fixpoint(round), pipelines, fixpoint(narrowColumns), compactKernels, narrowBaseRelations, unorderedSelects);
 }
 
 export function planToKernels(plan: QpProgram, options: KirOptions = {}): KirProgram {

@@ -59,10 +59,11 @@ export interface KirOrigin {
 /** `origin` is absent on kernels not lowered from a plan command (hand-built or older compiled programs). */
 export type KirKernel = { origin?: KirOrigin } & (
   /**
-   * output := project(t) for t in input where filter(t). Output order follows input order. `fused`: the ids (in
-   * the program lowering gave) of the mapFilter kernels fusion merged into this one.
+   * output := project(t) for t in input where filter(t). Output order follows input order, unless `unordered`
+   * (set where the results depend only on the output's multiset of rows): then rows may come in any order.
+   * `fused`: the ids (in the program lowering gave) of the mapFilter kernels fusion merged into this one.
    */
-  | { kind: 'mapFilter'; id: number; input: VarId; output: VarId; filter: Predicate[]; project: Expr[]; fused?: number[] }
+  | { kind: 'mapFilter'; id: number; input: VarId; output: VarId; filter: Predicate[]; project: Expr[]; fused?: number[]; unordered?: true }
   /** output := input sorted by the words of `keys` (column indices, in this order), unsigned lexicographic. */
   | { kind: 'sort'; id: number; input: VarId; output: VarId; keys: number[] }
   /**

@@ -14,7 +14,7 @@ function formatKernel(k: KirKernel, name: (v: VarId) => string): string {
   const rhs = ((): string => {
     switch (k.kind) {
       case 'mapFilter':
-        return `mapFilter ${name(k.input)}${formatMap(k.filter, k.project)}`;
+        return `mapFilter ${name(k.input)}${formatMap(k.filter, k.project)}${k.unordered ? ' (any order)' : ''}`;
       case 'sort':
         return `sort ${name(k.input)} by ${columnList(k.keys)}`;
       case 'unique':

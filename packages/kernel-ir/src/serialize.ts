@@ -118,6 +118,7 @@ const kernel = z.discriminatedUnion('kind', [
     filter: z.array(predicate),
     project: z.array(expr),
     fused: z.array(index).optional(),
+    unordered: z.literal(true).optional(),
   }),
   z.strictObject({ kind: z.literal('sort'), id: index, origin, input: varId, output: varId, keys: z.array(index) }),
   z.strictObject({ kind: z.literal('unique'), id: index, origin, input: varId, output: varId, hashed: z.literal(true).optional() }),

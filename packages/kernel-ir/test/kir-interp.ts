@@ -108,8 +108,12 @@ export function runKir(p: KirProgram, maxSteps = 10_000): RunResult {
   };
   const exec = (k: KirKernel): Row[] => {
     switch (k.kind) {
-      case 'mapFilter':
-        return read(k.input).filter((t) => k.filter.every((f) => predicateHolds(f, t))).map((t) => k.project.map((e) => evalExpr(e, t)));
+      case 'mapFilter': {
+        const rows = read(k.input).filter((t) => k.filter.every((f) => predicateHolds(f, t))).map((t) => k.project.map((e) => evalExpr(e, t)));
+        // An unordered select may emit its rows in any order: reversed here, so that a reader that needs the
+        // order gives a wrong result in the tests.
+        return k.unordered ? rows.reverse() : rows;
+      }
       case 'sort':
         return [...read(k.input)].sort((a, b) => compareOnKeys(a, b, k.keys, types(k.input)));
       case 'unique': {

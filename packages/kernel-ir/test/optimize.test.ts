@@ -246,7 +246,7 @@ describe('propagateCopies and removeDeadKernels', () => {
     const p = compactKernels(removeDeadKernels(propagateCopies(simplifyKernels(lowered(unionIntoEmpty())))));
     expect(kernelLines(p, 'b')).toEqual(['%k3 := mapFilter r -> (#1, #0)', '%k4 := sort %k3 by (#0, #1)', 't := copy %k4']);
     expect(p.kernels.map((k) => k.id)).toEqual([0, 1, 2]);
-    expect(kernelLines(planToKernels(unionIntoEmpty()), 'b')).toEqual(['%k3 := mapFilter r -> (#1, #0)', 't := sort %k3 by (#0, #1)']);
+    expect(kernelLines(planToKernels(unionIntoEmpty()), 'b')).toEqual(['%k3 := mapFilter r -> (#1, #0) (any order)', 't := sort %k3 by (#0, #1)']);
     expect(validateKir(p)).toEqual([]);
   });
 
@@ -257,6 +257,34 @@ describe('propagateCopies and removeDeadKernels', () => {
       [block('b', [copy('$a', 'r'), copy('keep', 'out'), copy('out', '$a')])],
       { r: [[4], [5]] },
     );
+    expectSameResults(plan);
+  });
+});
+
+describe('unorderedSelects', () => {
+  it('lets a select leave its rows in any order where only a sort by all columns reads them, not where a relation or a unique does', () => {
+    const plan = program(
+      [rel('r', ['int32', 'int32'], 'edb'), rel('whole', ['int32', 'int32']), rel('first', ['int32']), rel('swapped', ['int32', 'int32'])],
+      [
+        block('b', [
+          mapFilter('whole', 'r', [col(0), col(1)], [{ kind: 'compare', op: '>', left: col(0), right: lit(1) }]),
+          mapFilter('first', 'r', [col(0)]),
+          mapFilter('swapped', 'r', [col(1), col(0)]),
+        ]),
+      ],
+      { r: [[1, 5], [2, 4], [2, 3], [3, 3], [4, 1]] },
+    );
+    expect(kernelLines(planToKernels(plan), 'b')).toEqual([
+      // Written into the relation: it stays canonical.
+      'whole := mapFilter r where #0 > 1 -> (#0, #1)',
+      // A column prefix stays sorted: the unique reads it without a sort.
+      '%k4 := mapFilter r -> (#0)',
+      'first := unique %k4',
+      '%k5 := mapFilter r -> (#1, #0) (any order)',
+      // (r has no duplicates, so neither has the permutation: no unique.)
+      'swapped := sort %k5 by (#0, #1)',
+    ]);
+    // The reference KIR interpreter reverses unordered selects' rows.
     expectSameResults(plan);
   });
 });
@@ -280,7 +308,7 @@ describe('skipUnneededOrder', () => {
       { r: [[1, 2], [2, 1], [3, 3]] },
     );
     // (narrow-columns keeps one of the columns the count does not read.)
-    expect(kernelLines(planToKernels(plan, { fusion: false }), 'b')).toEqual(['%k5 := mapFilter r -> (#1)', 'n := pipeline %k5 -> () aggregate by () compute (count(): int32)']);
+    expect(kernelLines(planToKernels(plan, { fusion: false }), 'b')).toEqual(['%k5 := mapFilter r -> (#1) (any order)', 'n := pipeline %k5 -> () aggregate by () compute (count(): int32)']);
     // Fused, the count reads r itself: one kernel.
     expect(kernelLines(planToKernels(plan), 'b')).toEqual(['n := pipeline r -> () aggregate by () compute (count(): int32)']);
     expectSameResults(plan);
@@ -320,7 +348,7 @@ describe('hashUnique', () => {
   it('drops duplicates through a hash table when no reader needs the rows sorted', () => {
     const plan = projectThen({ kind: 'aggregate', target: 'n', source: '$p', groupBy: [], aggregates: [{ fn: 'count', type: 'int32' }] }, rel('n', ['int32']));
     const p = planToKernels(plan);
-    expect(kernelLines(p, 'b')).toEqual(['%k3 := mapFilter r -> (#1)', '$p := unique %k3 (hashed)', 'n := pipeline $p -> () aggregate by () compute (count(): int32)']);
+    expect(kernelLines(p, 'b')).toEqual(['%k3 := mapFilter r -> (#1) (any order)', '$p := unique %k3 (hashed)', 'n := pipeline $p -> () aggregate by () compute (count(): int32)']);
     expectSameResults(plan);
   });
 
@@ -355,13 +383,13 @@ describe('skipUnneededOrder with fusion', () => {
       'out := unique %k6',
     ]);
     expect(kernelLines(planToKernels(twoMaps()), 'b')).toEqual([
-      '%k5 := mapFilter r where (#1 + 1) != 4 -> (((#1 + 1) * 2))',
+      '%k5 := mapFilter r where (#1 + 1) != 4 -> (((#1 + 1) * 2)) (any order)',
       '%k6 := sort %k5 by (#0)',
       'out := unique %k6',
     ]);
     expect(kernelLines(planToKernels(twoMaps(), { fusion: false }), 'b')).toEqual([
-      '%k3 := mapFilter r -> ((#1 + 1))',
-      '%k5 := mapFilter %k3 where #0 != 4 -> ((#0 * 2))',
+      '%k3 := mapFilter r -> ((#1 + 1)) (any order)',
+      '%k5 := mapFilter %k3 where #0 != 4 -> ((#0 * 2)) (any order)',
       '%k6 := sort %k5 by (#0)',
       'out := unique %k6',
     ]);
@@ -381,7 +409,7 @@ describe('skipUnneededOrder with fusion', () => {
     );
     // The duplicates still go (through a hash table: the count ignores order, hash-unique.ts).
     expect(kernelLines(planToKernels(plan), 'b')).toEqual([
-      '%k3 := mapFilter r -> ((#1 + 1))',
+      '%k3 := mapFilter r -> ((#1 + 1)) (any order)',
       '$a := unique %k3 (hashed)',
       'n := pipeline $a -> () aggregate by () compute (count(): int32)',
     ]);
@@ -409,7 +437,7 @@ describe('fuseMapFilters', () => {
     const p = planToKernels(chain(false));
     const fused = p.kernels.find((k) => k.kind === 'mapFilter' && k.fused);
     expect(fused).toMatchObject({ kind: 'mapFilter', fused: [0, 1] });
-    expect(printKir(p)).toContain('mapFilter r where #0 > 1 and #1 < 5 -> ((#0 * (#1 + 10)))  // k0 (fused k0+k1)');
+    expect(printKir(p)).toContain('mapFilter r where #0 > 1 and #1 < 5 -> ((#0 * (#1 + 10))) (any order)  // k0 (fused k0+k1)');
     expect(launches(p)).toBeLessThan(launches(planToKernels(chain(false), { fusion: false })));
     expectSameResults(chain(false));
   });
@@ -770,7 +798,7 @@ describe('self-joins on a key and aggregate sorts', () => {
 
   it('sorts rows only aggregates by g read by g alone (an aggregate that cannot hash: max of float32)', () => {
     expect(kernelLines(planToKernels(byFirst('float32')), 'b')).toEqual([
-      '%k3 := mapFilter r -> (#1, #0)',
+      '%k3 := mapFilter r -> (#1, #0) (any order)',
       '%k4 := sort %k3 by (#0)',
       'by := aggregate %k4 by (#0) compute (max(#1): float32)',
     ]);
@@ -780,7 +808,7 @@ describe('self-joins on a key and aggregate sorts', () => {
   it('aggregates in a hash table instead of sorting the rows, then sorts the groups; fused with the rows producer', () => {
     expect(kernelLines(planToKernels(byFirst('int32')), 'b')).toEqual(['%k5 := pipeline r -> (#1, #0) aggregate by (#0) compute (max(#1): int32)', 'by := sort %k5 by (#0)']);
     expect(kernelLines(planToKernels(byFirst('int32'), { fusion: false }), 'b')).toEqual([
-      '%k3 := mapFilter r -> (#1, #0)',
+      '%k3 := mapFilter r -> (#1, #0) (any order)',
       '%k5 := pipeline %k3 -> (#0, #1) aggregate by (#0) compute (max(#1): int32)',
       'by := sort %k5 by (#0)',
     ]);

@@ -2,7 +2,8 @@
  * The single-pass select (mapFilter, unique, difference) against plain-JS references: row counts around
  * the tile and keep-word boundaries, all / none / some rows kept, inputs whose count is pending on the device
  * (the grid covers a bound, rows past the true count are not selected), and the counting run used when room
- * for every input row would pass one binding. The pass has one variant, with or without subgroups.
+ * for every input row would pass one binding; unordered selects (any order across tiles) give the same rows. The
+ * pass has one variant, with or without subgroups.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPACT_ITEMS, generateKernelShaders, kernelConstants } from '@vixen/codegen-wgsl';
@@ -34,6 +35,11 @@ async function words(gpu: Gpu, rel: DeviceRelation): Promise<number[]> {
   const out = Array.from(await downloadRelation(gpu, rel));
   releaseRelation(gpu, rel);
   return out;
+}
+
+/** The rows of `w`-word rows `words` as strings, sorted: outputs compared whatever their row order. */
+function rowsOf(words: readonly number[], w: number): string[] {
+  return Array.from({ length: words.length / w }, (_, i) => words.slice(i * w, (i + 1) * w).join(',')).sort();
 }
 
 function tile(gpu: Gpu): number {
@@ -97,6 +103,31 @@ describe('select', () => {
     releaseRelation(gpu, rel);
   });
 
+  it('unordered: the same rows in any order across tiles, over many tiles, of pending inputs too', async () => {
+    const types: ScalarType[] = ['int32', 'int32'];
+    const n = 40 * tile(gpu) + 3;
+    const r = rng(13);
+    const rows: TestRow[] = Array.from({ length: n }, (_, i) => [Math.floor(r() * 100) - 50, i]);
+    const rel = uploadRelation(gpu, encode(types, rows), 2);
+    const project = [col(1, types), col(0, types)];
+    for (const threshold of [-1000, -49, 10, 1000]) {
+      const filter: Predicate[] = [{ kind: 'compare', op: '<', left: col(0, types), right: c32(threshold) }];
+      const unordered: KirKernel = { kind: 'mapFilter', id: 0, input: 0, output: 1, filter, project, unordered: true };
+      const want = rows.filter((x) => passes(filter, x)).flatMap((x) => projectWords(project, x));
+      const out = await runOn(gpu, unordered, vars(types, types), [rel]);
+      expect(await exactRows(gpu, out), `t=${threshold}`).toBe(want.length / 2);
+      expect(rowsOf(await words(gpu, out), 2), `t=${threshold}`).toEqual(rowsOf(want, 2));
+      // Of a pending input: the rows an ordered select kept.
+      const mid = await runOn(gpu, { kind: 'mapFilter', id: 0, input: 0, output: 1, filter: below(20), project: [col(0, types), col(1, types)] }, vars(types, types), [rel]);
+      expect(mid.pending).toBeDefined();
+      const twice = await runOn(gpu, unordered, vars(types, types), [mid]);
+      const wantTwice = rows.filter((x) => passes(filter, x) && Number(x[0]) < 20).flatMap((x) => projectWords(project, x));
+      expect(rowsOf(await words(gpu, twice), 2), `pending, t=${threshold}`).toEqual(rowsOf(wantTwice, 2));
+      releaseRelation(gpu, mid);
+    }
+    releaseRelation(gpu, rel);
+  });
+
   it('unique and difference over several tiles, of pending inputs too', async () => {
     const types: ScalarType[] = ['int32', 'int64'];
     const n = 2 * tile(gpu) + 100;
@@ -140,7 +171,11 @@ describe('select whose room for every input row would pass one binding', () => {
         const out = await runOn(small, kernel, vars(types, outTypes), [rel]);
         // The exact count, not a pending bound.
         expect(out.pending).toBeUndefined();
-        expect(await words(small, out)).toEqual(rows.filter((x) => passes(filter, x)).flatMap((x) => projectWords(project, x)));
+        const want = rows.filter((x) => passes(filter, x)).flatMap((x) => projectWords(project, x));
+        expect(await words(small, out)).toEqual(want);
+        const unordered = await runOn(small, { ...kernel, unordered: true }, vars(types, outTypes), [rel]);
+        expect(unordered.pending).toBeUndefined();
+        expect(rowsOf(await words(small, unordered), 4)).toEqual(rowsOf(want, 4));
       }
       releaseRelation(small, rel);
     } finally {

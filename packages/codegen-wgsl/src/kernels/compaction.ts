@@ -4,7 +4,8 @@
  * the order workgroups start). It evaluates the keep predicate once per row, publishes the tile's kept-row count
  * at once, packs one keep bit per row into words and ranks the kept rows from a scan of the words' popcounts; the
  * tile's output offset comes from a decoupled look-back over the tiles before it (Merrill and Garland's
- * single-pass scan), so the input is read once from memory and there is no host-side scan. Each workgroup waits
+ * single-pass scan), so the input is read once from memory and there is no host-side scan; where the reader
+ * does not need input order, the offset is an atomic instead (SELECT_UNORDERED). Each workgroup waits
  * only on tiles handed out before its own, which have started, so it makes progress wherever started workgroups
  * run to completion. Where the words a row's test and projection read fit a thread's registers for all its rows,
  * they are loaded once and written from there: on the H100 (2^28 int32, 1% / 50% / 100% kept) that took the
@@ -34,6 +35,15 @@ const UNROLLED_CODE = 400;
 
 /** Words of the select pass's state before the tile statuses: the tile counter and the kept-row total. */
 export const SELECT_STATE_HEAD = 2;
+
+/**
+ * Bit of the select pass's mode (uniform u0.z, with 0 count only, 1 write, 2 write and count word): kept rows may
+ * leave in any order across tiles, as Crystal's select does (one atomic per tile for its offset, no look-back).
+ * Order within a tile is kept. On the H100 at 2^28 int32 (1 / 50 / 100% kept) the look-back's waits on the tiles
+ * before made the pass 0.50 / 0.78 / 0.95 ms against 0.37 / 0.54 / 0.73 ms without them; neither a wider look-back
+ * window, nor loading the next tile during it, nor bigger tiles took more than 10% of that difference away.
+ */
+export const SELECT_UNORDERED = 4;
 
 /** A select pass's kernel-specific parts. */
 export interface Selection {
@@ -133,6 +143,8 @@ override LOOK: u32 = min(WG, 32u);
 const AGGREGATE: u32 = 0x40000000u;
 const PREFIX: u32 = 0x80000000u;
 const COUNT: u32 = 0x3fffffffu;
+// u0.z bit: rows may leave in any order across tiles.
+const UNORDERED: u32 = ${SELECT_UNORDERED}u;
 var<workgroup> tileId: u32;
 var<workgroup> tileStart: u32;
 var<workgroup> tileTotal: atomic<u32>;${held && lean ? '\nvar<workgroup> rowsHeld: u32;' : ''}
@@ -187,50 +199,56 @@ ${keepMask}
     bits[lid] = w;
   }
   scanSums(lid, countOneBits(w), ${scan.sg});
-  // Decoupled look-back, a window of LOOK tiles per round (one thread each, the nearest first): the statuses up to
-  // and including the nearest prefix are added once all of them are published; else those before the first
-  // unpublished one (none: poll again). Tiles 0..rest - 1 are still to be added.
-  var rest = t;
-  loop {
-    if (rest == 0u) { break; }
-    if (lid == 0u) {
-      atomicStore(&firstPrefix, LOOK);
-      atomicStore(&firstOpen, LOOK);
+  if ((u[0].z & UNORDERED) != 0u) {
+    // Any order across tiles (the reader sorts the rows): the tile's offset is one atomic on the running total,
+    // with no wait on the tiles before it. The host copies the total (state[1]) where it is wanted.
+    if (lid == 0u) { tileStart = atomicAdd(&state[1], total); }
+  } else {
+    // Decoupled look-back, a window of LOOK tiles per round (one thread each, the nearest first): the statuses up to
+    // and including the nearest prefix are added once all of them are published; else those before the first
+    // unpublished one (none: poll again). Tiles 0..rest - 1 are still to be added.
+    var rest = t;
+    loop {
+      if (rest == 0u) { break; }
+      if (lid == 0u) {
+        atomicStore(&firstPrefix, LOOK);
+        atomicStore(&firstOpen, LOOK);
+      }
+      workgroupBarrier();
+      var s = 0u;
+      if (lid < min(rest, LOOK)) {
+        s = atomicLoad(&state[HEAD + rest - 1u - lid]);
+        if (s == 0u) { atomicMin(&firstOpen, lid); }
+        if ((s & PREFIX) != 0u) { atomicMin(&firstPrefix, lid); }
+      }
+      workgroupBarrier();
+      if (lid == 0u) {
+        let p = atomicLoad(&firstPrefix);
+        let o = atomicLoad(&firstOpen);
+        // Lanes to add in the low 16 bits, bit 16 when that ends the look-back (lanes past tile 0 are never needed).
+        lookStep = select(min(o, min(rest, LOOK)), (p + 1u) | 0x10000u, p < o);
+      }
+      let taken = workgroupUniformLoad(&lookStep);
+      let x = select(0u, s & COUNT, lid < (taken & 0xffffu));
+      if (x != 0u) { atomicAdd(&behind, x); }
+      if (taken > 0xffffu) { break; }
+      rest = rest - taken;
     }
     workgroupBarrier();
-    var s = 0u;
-    if (lid < min(rest, LOOK)) {
-      s = atomicLoad(&state[HEAD + rest - 1u - lid]);
-      if (s == 0u) { atomicMin(&firstOpen, lid); }
-      if ((s & PREFIX) != 0u) { atomicMin(&firstPrefix, lid); }
-    }
-    workgroupBarrier();
     if (lid == 0u) {
-      let p = atomicLoad(&firstPrefix);
-      let o = atomicLoad(&firstOpen);
-      // Lanes to add in the low 16 bits, bit 16 when that ends the look-back (lanes past tile 0 are never needed).
-      lookStep = select(min(o, min(rest, LOOK)), (p + 1u) | 0x10000u, p < o);
-    }
-    let taken = workgroupUniformLoad(&lookStep);
-    let x = select(0u, s & COUNT, lid < (taken & 0xffffu));
-    if (x != 0u) { atomicAdd(&behind, x); }
-    if (taken > 0xffffu) { break; }
-    rest = rest - taken;
-  }
-  workgroupBarrier();
-  if (lid == 0u) {
-    let start = atomicLoad(&behind);
-    if (t > 0u) { atomicStore(&state[HEAD + t], PREFIX | (start + total)); }
-    tileStart = start;
-    if (t == last) {
-      atomicStore(&state[1], start + total);
-      // u0.z = 2: the count also goes to the output's count word (word u0.w), so it need not be copied there.
-      if (u[0].z == 2u) { outp[u[0].w] = start + total; }
+      let start = atomicLoad(&behind);
+      if (t > 0u) { atomicStore(&state[HEAD + t], PREFIX | (start + total)); }
+      tileStart = start;
+      if (t == last) {
+        atomicStore(&state[1], start + total);
+        // u0.z = 2: the count also goes to the output's count word (word u0.w), so it need not be copied there.
+        if ((u[0].z & 3u) == 2u) { outp[u[0].w] = start + total; }
+      }
     }
   }
   let start = workgroupUniformLoad(&tileStart);
   // u0.z = 0: count only (the host sizes the output from the total, then runs the pass again).
-  if (u[0].z == 0u) { return; }
+  if ((u[0].z & 3u) == 0u) { return; }
 ${writes}
 }
 `;

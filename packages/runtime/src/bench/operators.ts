@@ -341,6 +341,9 @@ function cases(n: number, selectivities: readonly number[], groupCounts: readonl
       const filter: KirKernel & { kind: 'mapFilter' } = { kind: 'mapFilter', id: 0, input: 0, output: 1, filter: [{ kind: 'compare', op: '<', left: col(0, 'int32'), right: threshold }], project: [col(0, 'int32')] };
       const pct = `${+(100 * share).toFixed(2)}%`;
       out.push(kernelCase('mapFilter', `${pct} of int32 values`, 'rows/s', filter, variables(['int32'], ['int32']), [{ words: values, width: 1 }], constants));
+      // As where only a sort by all columns reads the rows (kernel-ir unordered-selects): any order across tiles.
+      const unordered = { ...filter, unordered: true as const };
+      out.push(kernelCase('mapFilter', `${pct} of int32 values, any order`, 'rows/s', unordered, variables(['int32'], ['int32']), [{ words: values, width: 1 }], constants));
       const project: KirKernel = { ...filter, project: [col(1, 'int32'), col(0, 'int32')] };
       out.push(kernelCase('mapFilter', `${pct} of (int32, int32), swapped`, 'rows/s', project, variables(I2, I2), [{ words: pairs, width: 2 }], constants));
     }

@@ -10,6 +10,7 @@ import { rowWords, type ScalarType } from '@vixen/queryplan';
 import {
   COMPACT_ITEMS,
   SELECT_STATE_HEAD,
+  SELECT_UNORDERED,
   MERGE_TILE,
   RADIX_BITS,
   radixItems,
@@ -122,6 +123,8 @@ interface Selection {
   constants: Uint32Array;
   outWidth: number;
   tables?: Bound;
+  /** The rows may come out in any order across tiles (SELECT_UNORDERED): nothing downstream needs input order. */
+  unordered?: boolean;
 }
 
 /**
@@ -140,14 +143,17 @@ async function select(g: GpuImpl, shaders: KernelShaders, c: Selection): Promise
   /** `out` undefined: count only; `countAt`: the output's word for the count, if it has one. */
   const run = (rec: Recorder, out: Bound | undefined, countAt?: number): void => {
     rec.clear(state.buffer, stateWords * 4);
-    const mode = out === undefined ? 0 : countAt === undefined ? 1 : 2;
+    // Unordered, no tile knows the total when it writes: the total word is copied to the count word after the pass.
+    const mode = (out === undefined ? 0 : countAt === undefined || c.unordered ? 1 : 2) | (c.unordered ? SELECT_UNORDERED : 0);
     rec.dispatch(c.pass, [...c.inputs, state, out ?? rec.scratch(1)], [c.sizes[0]!, c.sizes[1] ?? 0, mode, countAt ?? 0], tiles * wg, c.constants, c.tables);
   };
   try {
     const rec = new Recorder(g, shaders);
     if ((n * c.outWidth + 1) * 4 <= g.limits.maxStorageBufferBindingSize) {
       const out = allocPending(g, n, c.outWidth);
-      run(rec, bound(out), out.pending!.offset / 4);
+      const count = out.pending!;
+      run(rec, bound(out), count.offset / 4);
+      if (c.unordered) rec.copy(state.buffer, 4, count.buffer, count.offset, 4);
       await rec.submit();
       return out;
     }
@@ -502,6 +508,7 @@ async function run(
         constants: constWords,
         outWidth,
         ...(tables ? { tables } : {}),
+        unordered: kernel.kind === 'mapFilter' && kernel.unordered === true,
       });
       return kernel.kind === 'unique' ? { ...out, canonical: true } : out;
     }

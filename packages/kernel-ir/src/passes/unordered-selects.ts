@@ -1,0 +1,28 @@
+/**
+ * Marks the mapFilters whose output nothing needs in input order (order-free, as skip-unneeded-order decides:
+ * read only by sorts by all columns, hashed uniques and aggregates that ignore order, through temporaries) as
+ * `unordered`: their select pass then takes each tile's output offset from one atomic instead of waiting on the
+ * tiles before it (codegen's SELECT_UNORDERED). Runs after the other optimizations, which may change the readers.
+ */
+import type { KirProgram } from '../ir.js';
+import { liveOutSets } from './liveness.js';
+import { BlockReaders } from './skip-unneeded-order.js';
+
+export function unorderedSelects(p: KirProgram): KirProgram {
+  const liveOut = liveOutSets(p);
+  // Per mapFilter kernel: whether every launch of it is order-free.
+  const free = new Map<number, boolean>();
+  for (const b of p.blocks) {
+    const rd = new BlockReaders(p, b, liveOut.get(b.label)!);
+    b.commands.forEach((c, i) => {
+      const k = c.kind === 'launch' ? p.kernels[c.kernel] : undefined;
+      if (k?.kind !== 'mapFilter' || c.kind !== 'launch') return;
+      // QP relation variables (temporaries of the plan too) stay canonical (ir.ts): only kernel temporaries qualify.
+      const temporary = p.variables[k.output]!.relation === undefined;
+      free.set(c.kernel, (free.get(c.kernel) ?? true) && temporary && rd.free(i, 'order'));
+    });
+  }
+  if (![...free.values()].some((f) => f)) return p;
+  const kernels = p.kernels.map((k, id) => (k.kind === 'mapFilter' && free.get(id) && !k.unordered ? { ...k, unordered: true as const } : k));
+  return { ...p, kernels };
+}
