@@ -12,7 +12,7 @@ import { internals } from '../src/gpu/device.js';
 import { chunkRows } from '../src/gpu/chunks.js';
 import { downloadRelation, hashGroupBy, hashJoin, releaseRelation, uploadRelation, type DeviceRelation } from '../src/gpu/index.js';
 import { benchOperators } from '../src/bench/operators.js';
-import { rng } from './gpu-fixtures.js';
+import { rng, sortedRows } from './gpu-fixtures.js';
 import { chain, edgeRows } from '../src/graphs/index.js';
 import { printKir } from '@vixen/kernel-ir';
 
@@ -168,7 +168,7 @@ path(x, z) <- path(x, y), edge(y, z).`;
   const rowsOf = async (on: Gpu, rel: DeviceRelation): Promise<string[]> => {
     const words = await downloadRelation(on, rel);
     releaseRelation(on, rel);
-    return Array.from({ length: rel.count }, (_, r) => words.subarray(r * rel.width, (r + 1) * rel.width).join(',')).sort();
+    return sortedRows(words, rel.width, rel.count);
   };
 
   it('hash probe and hash group-by of a chunked relation equal the unchunked ones', async () => {

@@ -71,6 +71,11 @@ export function encode(types: readonly ScalarType[], rows: readonly TestRow[]): 
   return Uint32Array.from(rows.flatMap((r) => rowWordsOf(types, r)));
 }
 
+/** The first `rows` rows of `width` words as strings, sorted: outputs compared whatever their row order. */
+export function sortedRows(words: readonly number[] | Uint32Array, width: number, rows = words.length / width): string[] {
+  return Array.from({ length: rows }, (_, r) => words.slice(r * width, (r + 1) * width).join(',')).sort();
+}
+
 export function compareWords(a: readonly number[], b: readonly number[]): number {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! < b[i]! ? -1 : 1;
   return 0;

@@ -17,6 +17,7 @@ import {
   rng,
   rowWordsOf,
   sortByKeys,
+  sortedRows,
   type TestRow,
 } from './gpu-fixtures.js';
 
@@ -358,7 +359,7 @@ describe('mergeJoin', () => {
       const out = await runKernel(small, kernel, generateKernelShaders(kernel, variables), rels, constWords(kernelConstants(kernel)), variables);
       expect(out.chunks!.length).toBeGreaterThan(1);
       const words = await downloadRelation(small, out);
-      const got = Array.from({ length: out.count }, (_, r) => Array.from(words.subarray(4 * r, 4 * r + 4)).join(',')).sort();
+      const got = sortedRows(words, 4, out.count);
       expect(got).toEqual(rows.flatMap(([x]) => rows.map(([y]) => `${x},${y},1,2`)).sort());
       for (const r of [...rels, out]) releaseRelation(small, r);
     } finally {
@@ -378,9 +379,6 @@ describe('hashJoin', () => {
   ];
   const outTypes: ScalarType[] = ['int64', 'int32', 'string', 'int64'];
 
-  /** Output rows as word lists, sorted: a hash join's order is unspecified. */
-  const rowsOf = (words: readonly number[], width: number): string[] =>
-    Array.from({ length: words.length / width }, (_, i) => words.slice(i * width, (i + 1) * width).join(',')).sort();
 
   async function check(n: number, m: number, buildKeys: number[], probeKeys: number[], domain: number): Promise<void> {
     const r = rng(900 + n * 3 + m);
@@ -396,7 +394,8 @@ describe('hashJoin', () => {
       }
     }
     const width = rowWords(outTypes);
-    expect(rowsOf(got, width)).toEqual(rowsOf(want, width));
+    // A hash join's row order is unspecified.
+    expect(sortedRows(got, width)).toEqual(sortedRows(want, width));
   }
 
   // Both size orders: the driver builds on the smaller side, so either orientation runs.
@@ -426,8 +425,6 @@ describe('pipeline', () => {
   // Row p ++ b1 ++ b2: p's columns 0..2, b1's 3..5, b2's 6..7.
   const project: Expr[] = [col(2, P), { kind: 'col', index: 3, type: 'int32' }, { kind: 'col', index: 7, type: 'int32' }, col(0, P)];
   const outTypes: ScalarType[] = ['int64', 'int32', 'int32', 'string'];
-  const rowsOf = (words: readonly number[], width: number): string[] =>
-    Array.from({ length: words.length / width }, (_, i) => words.slice(i * width, (i + 1) * width).join(',')).sort();
 
   // Small key domains: build keys repeat, so rows match several build rows in both tables (chains walked).
   // With a check, each combination of matches is tested (b1's int32 < b2's int32) before it is counted and written.
@@ -467,7 +464,7 @@ describe('pipeline', () => {
     }
     if (n1 > 0) expect(want.length).toBeGreaterThan(0);
     const width = rowWords(outTypes);
-    expect(rowsOf(got, width)).toEqual(rowsOf(want, width));
+    expect(sortedRows(got, width)).toEqual(sortedRows(want, width));
   });
 });
 

@@ -12,7 +12,7 @@ import { rowWords, type Expr, type Predicate, type ScalarType } from '@vixen/que
 import { downloadRelation, exactRows, openGpu, releaseRelation, runKernel, uploadRelation, type Gpu } from '../src/gpu/index.js';
 import { internals } from '../src/gpu/device.js';
 import type { DeviceRelation } from '../src/gpu/relations.js';
-import { canonical, constWords, encode, passes, projectWords, randomRows, rng, rowWordsOf, sortByKeys, type TestRow } from './gpu-fixtures.js';
+import { canonical, constWords, encode, passes, projectWords, randomRows, rng, rowWordsOf, sortByKeys, sortedRows, type TestRow } from './gpu-fixtures.js';
 
 let gpu: Gpu;
 beforeAll(async () => {
@@ -35,11 +35,6 @@ async function words(gpu: Gpu, rel: DeviceRelation): Promise<number[]> {
   const out = Array.from(await downloadRelation(gpu, rel));
   releaseRelation(gpu, rel);
   return out;
-}
-
-/** The rows of `w`-word rows `words` as strings, sorted: outputs compared whatever their row order. */
-function rowsOf(words: readonly number[], w: number): string[] {
-  return Array.from({ length: words.length / w }, (_, i) => words.slice(i * w, (i + 1) * w).join(',')).sort();
 }
 
 function tile(gpu: Gpu): number {
@@ -116,13 +111,13 @@ describe('select', () => {
       const want = rows.filter((x) => passes(filter, x)).flatMap((x) => projectWords(project, x));
       const out = await runOn(gpu, unordered, vars(types, types), [rel]);
       expect(await exactRows(gpu, out), `t=${threshold}`).toBe(want.length / 2);
-      expect(rowsOf(await words(gpu, out), 2), `t=${threshold}`).toEqual(rowsOf(want, 2));
+      expect(sortedRows(await words(gpu, out), 2), `t=${threshold}`).toEqual(sortedRows(want, 2));
       // Of a pending input: the rows an ordered select kept.
       const mid = await runOn(gpu, { kind: 'mapFilter', id: 0, input: 0, output: 1, filter: below(20), project: [col(0, types), col(1, types)] }, vars(types, types), [rel]);
       expect(mid.pending).toBeDefined();
       const twice = await runOn(gpu, unordered, vars(types, types), [mid]);
       const wantTwice = rows.filter((x) => passes(filter, x) && Number(x[0]) < 20).flatMap((x) => projectWords(project, x));
-      expect(rowsOf(await words(gpu, twice), 2), `pending, t=${threshold}`).toEqual(rowsOf(wantTwice, 2));
+      expect(sortedRows(await words(gpu, twice), 2), `pending, t=${threshold}`).toEqual(sortedRows(wantTwice, 2));
       releaseRelation(gpu, mid);
     }
     releaseRelation(gpu, rel);
@@ -175,7 +170,7 @@ describe('select whose room for every input row would pass one binding', () => {
         expect(await words(small, out)).toEqual(want);
         const unordered = await runOn(small, { ...kernel, unordered: true }, vars(types, outTypes), [rel]);
         expect(unordered.pending).toBeUndefined();
-        expect(rowsOf(await words(small, unordered), 4)).toEqual(rowsOf(want, 4));
+        expect(sortedRows(await words(small, unordered), 4)).toEqual(sortedRows(want, 4));
       }
       releaseRelation(small, rel);
     } finally {

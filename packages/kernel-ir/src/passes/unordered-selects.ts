@@ -15,10 +15,9 @@ export function unorderedSelects(p: KirProgram): KirProgram {
   for (const b of p.blocks) {
     const rd = new BlockReaders(p, b, liveOut.get(b.label)!);
     b.commands.forEach((c, i) => {
-      const k = c.kind === 'launch' ? p.kernels[c.kernel] : undefined;
-      if (k?.kind !== 'mapFilter' || c.kind !== 'launch') return;
+      if (c.kind !== 'launch' || p.kernels[c.kernel]?.kind !== 'mapFilter') return;
       // QP relation variables (temporaries of the plan too) stay canonical (ir.ts): only kernel temporaries qualify.
-      const temporary = p.variables[k.output]!.relation === undefined;
+      const temporary = p.variables[p.kernels[c.kernel]!.output]!.relation === undefined;
       free.set(c.kernel, (free.get(c.kernel) ?? true) && temporary && rd.free(i, 'order'));
     });
   }
