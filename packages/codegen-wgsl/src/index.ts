@@ -23,6 +23,7 @@ export { SUBGROUP_VARIANT, uniformVec4s } from './wgsl.js';
 export { RADIX_BITS, radixItems, sortKeyWords } from './kernels/sort.js';
 export { COMPACT_ITEMS, SELECT_STATE_HEAD, SELECT_UNORDERED } from './kernels/compaction.js';
 export { rangeSelectShaders } from './kernels/rangeSelect.js';
+export { isProjection } from './kernels/project.js';
 export { AGG_ITEMS, aggregateStateWords } from './kernels/aggregate.js';
 export { HASH_ITEMS, JOIN_PAIRS, hashBuildShaders, hashProbeShaders, joinSlotWords, type HashKeyLayout, type JoinOutputWord } from './kernels/hash.js';
 export { hashJoinLayout, swapHashJoin, type HashJoinLayout } from './kernels/hashJoin.js';

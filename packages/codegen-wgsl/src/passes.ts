@@ -30,6 +30,11 @@ export const PASS_LAYOUTS = {
    * write = 0 counts only (output unused).
    */
   select: ['read', 'write', 'write', 'uniform'],
+  /**
+   * A mapFilter without a filter (kernels/project.ts): output row i = the projection of input row i, i < n, one
+   * thread each. (input, output, u) u0 = (n).
+   */
+  project: ['read', 'write', 'uniform'],
   /** As select, keeping left rows absent from the sorted right: (left, right, state, output, u) u0 = (nLeft, nRight, write). */
   selectAbsent: ['read', 'read', 'write', 'write', 'uniform'],
   /**

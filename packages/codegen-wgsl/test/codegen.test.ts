@@ -115,6 +115,8 @@ const kernels: KirKernel[] = [
     aggregate: { groupBy: [0], aggregates: [{ fn: 'count', type: 'int32' }, { fn: 'sum', column: 1, type: 'int64' }] },
     fused: [1, 2, 3],
   },
+  // No filter: a projection pass (rows of 4 words in, read as a vec4; 6 out, written as 3 vec2s).
+  { kind: 'mapFilter', id: 15, input: 0, output: 2, filter: [], project: [col(1, 'int64'), col(2, 'string'), { ...i32 }, { ...i64 }] },
 ];
 
 const expectedPasses: Record<KirKernel['kind'], Array<PassName | `${PassName}${typeof SUBGROUP_VARIANT}` | `hashBuild.${number}`>> = {
@@ -149,6 +151,7 @@ const expectedById: Record<number, string[]> = {
   9: ['radixMask', 'radixHist', 'radixScatter', `radixScatter${SUBGROUP_VARIANT}`, 'scanBlock', `scanBlock${SUBGROUP_VARIANT}`, 'scanAdd'],
   12: ['radixMask', 'radixHist', 'radixScatterKeys', `radixScatterKeys${SUBGROUP_VARIANT}`, 'rankSort', 'scanBlock', `scanBlock${SUBGROUP_VARIANT}`, 'scanAdd'],
   14: ['hashBuild.0', 'hashBuild.1', 'pipelineAggregate', 'pipelineGroups'],
+  15: ['project'],
 };
 
 let gpu: Gpu;
@@ -211,6 +214,13 @@ describe('generateKernelShaders', () => {
       const body = code.slice(code.indexOf(`fn ${fn}(`), code.indexOf('\n}\n', code.indexOf(`fn ${fn}(`)));
       expect(body.match(/\bloop \{|\bfor \(|\bwhile /g)).toEqual(['loop {']);
     }
+  });
+
+  it('projects rows without a filter as vectors, row i to row i', () => {
+    const code = generateKernelShaders(kernels.find((k) => k.id === 15)!, variables).project!;
+    expect(code).toContain('var<storage, read> inp: array<vec4<u32>>;');
+    expect(code).toContain('var<storage, read_write> outp: array<vec2<u32>>;');
+    expect(code).toContain('outp[i * 3u + 0u] = vec2<u32>(r0.y, r0.z);');
   });
 
   it('rejects a projection whose width does not match the output variable', () => {

@@ -27,7 +27,7 @@ const withVariants: Array<[string, KernelShaders, string]> = [
   ['radix sort, last pass', sortShaders, 'radixScatterRows'],
   ['radix sort of one-word rows', keySortShaders, 'radixScatterKeys'],
   ['block scan', sortShaders, 'scanBlock'],
-  ['select', generateKernelShaders({ kind: 'mapFilter', id: 0, input: 0, output: 1, filter: [], project: [{ kind: 'col', index: 0, type: 'int32' }, { kind: 'col', index: 1, type: 'int64' }] }, variables), 'select'],
+  ['select', generateKernelShaders({ kind: 'mapFilter', id: 0, input: 0, output: 1, filter: [{ kind: 'compare', op: '!=', left: { kind: 'col', index: 0, type: 'int32' }, right: { kind: 'const', type: 'int32', value: 0 } }], project: [{ kind: 'col', index: 0, type: 'int32' }, { kind: 'col', index: 1, type: 'int64' }] }, variables), 'select'],
 ];
 
 async function compileErrors(code: string): Promise<string[]> {

@@ -9,11 +9,11 @@ beforeAll(async () => {
 });
 afterAll(() => gpu?.dispose());
 
-it('benches copy, hash build/probe, group-by and a selectivity, with ratios to copy', async () => {
+it('benches copy, hash build/probe, group-by, a projection and a selectivity, with ratios to copy', async () => {
   const n = 2 ** 12;
-  const report = await benchOperators(gpu, { sizes: [12], runs: 1, warmup: 0, operators: ['hashBuild', 'hashProbe', 'groupBy', 'mapFilter'], selectivities: [0.25] });
+  const report = await benchOperators(gpu, { sizes: [12], runs: 1, warmup: 0, operators: ['hashBuild', 'hashProbe', 'groupBy', 'mapFilter', 'project'], selectivities: [0.25] });
   const by = (op: string) => report.results.find((r) => r.operator === op)!;
-  expect(report.results.map((r) => r.operator)).toEqual(['copy', 'mapFilter', 'mapFilter', 'mapFilter', 'hashBuild', 'hashProbe', 'groupBy', 'groupBy']);
+  expect(report.results.map((r) => r.operator)).toEqual(['copy', 'mapFilter', 'mapFilter', 'mapFilter', 'project', 'hashBuild', 'hashProbe', 'groupBy', 'groupBy']);
   expect(report.skipped).toEqual([]);
   // Half the probes look up a build key (seeded data: within a few percent).
   expect(Math.abs(by('hashProbe').outputRows / n - 0.5)).toBeLessThan(0.05);
@@ -24,6 +24,10 @@ it('benches copy, hash build/probe, group-by and a selectivity, with ratios to c
   const selects = report.results.filter((r) => r.operator === 'mapFilter');
   expect(selects.map((r) => r.variant)).toEqual(['25% of int32 values', '25% of int32 values, any order', '25% of (int32, int32), swapped']);
   expect(selects[1]!.outputRows).toBe(selects[0]!.outputRows);
+  // The projection keeps every row; its count is known to the host, so it reads nothing back.
+  expect(by('project').outputRows).toBe(n);
+  expect(by('project').bytes).toBe(16 * n);
+  expect(by('project').countReadMs).toBeUndefined();
   for (const r of report.results) {
     expect(r.medianMs).toBeGreaterThan(0);
     expect(r.copyRatio).toBeCloseTo(r.gbPerSecond / by('copy').gbPerSecond, 6);

@@ -3,7 +3,8 @@
  * the tile and keep-word boundaries, all / none / some rows kept, inputs whose count is pending on the device
  * (the grid covers a bound, rows past the true count are not selected), and the counting run used when room
  * for every input row would pass one binding; unordered selects (any order across tiles) give the same rows. The
- * pass has one variant, with or without subgroups.
+ * pass has one variant, with or without subgroups. A mapFilter without a filter is a projection pass instead, of
+ * host-known and pending inputs alike.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPACT_ITEMS, generateKernelShaders, kernelConstants } from '@vixen/codegen-wgsl';
@@ -134,8 +135,9 @@ describe('select', () => {
     const unique: KirKernel = { kind: 'unique', id: 0, input: 0, output: 1 };
     const u = await runOn(gpu, unique, vars(types, types), [rel]);
     expect(await words(gpu, u)).toEqual(Array.from(encode(types, distinct)));
-    // A pending left side: every row but the first kept by a filter, then unique of that.
-    const pending = await runOn(gpu, { kind: 'mapFilter', id: 0, input: 0, output: 1, filter: [], project: [col(0, types), col(1, types)] }, vars(types, types), [rel]);
+    // A pending left side: every row kept by a filter, then unique of that.
+    const all: Predicate[] = [{ kind: 'compare', op: '>=', left: col(0, types), right: c32(-(2 ** 31)) }];
+    const pending = await runOn(gpu, { kind: 'mapFilter', id: 0, input: 0, output: 1, filter: all, project: [col(0, types), col(1, types)] }, vars(types, types), [rel]);
     expect(pending.pending).toBeDefined();
     const u2 = await runOn(gpu, unique, vars(types, types), [pending]);
     expect(await words(gpu, u2)).toEqual(Array.from(encode(types, distinct)));
@@ -151,7 +153,7 @@ describe('select', () => {
 });
 
 describe('select whose room for every input row would pass one binding', () => {
-  it('counts first, then writes exactly the kept rows', async () => {
+  it('counts first, then writes exactly the kept rows; a projection of a pending count reads the count first', async () => {
     // 64 KiB bindings: 8,000 one-word rows fit (32 KB), room for all of them projected to 4 words (128 KB) does not.
     const small = await openGpu({ maxStorageBufferBindingSize: 64 * 1024 });
     try {
@@ -172,9 +174,56 @@ describe('select whose room for every input row would pass one binding', () => {
         expect(unordered.pending).toBeUndefined();
         expect(sortedRows(await words(small, unordered), 4)).toEqual(sortedRows(want, 4));
       }
+      // A projection (no filter) of a filter's output: room for its bound projected would pass one binding too, so
+      // it reads the count first.
+      const filter: Predicate[] = [{ kind: 'compare', op: '<', left: col(0, types), right: c32(100) }];
+      const mid = await runOn(small, { kind: 'mapFilter', id: 0, input: 0, output: 1, filter, project: [col(0, types)] }, vars(types, types), [rel]);
+      expect(mid.pending).toBeDefined();
+      const projected = await runOn(small, { kind: 'mapFilter', id: 1, input: 0, output: 1, filter: [], project }, vars(types, outTypes), [mid]);
+      expect(projected.pending).toBeUndefined();
+      expect(await words(small, projected)).toEqual(rows.filter((x) => passes(filter, x)).flatMap((x) => projectWords(project, x)));
+      releaseRelation(small, mid);
       releaseRelation(small, rel);
     } finally {
       small.dispose();
     }
   });
+});
+
+describe('projection (a mapFilter without a filter)', () => {
+  // Rows moved as vec2 (2 -> 2 words), vec4 out (1 -> 4), vec4 in and single words out (4 -> 3), vec2 in (2 -> 1).
+  const cases: Array<{ types: ScalarType[]; project: (types: ScalarType[]) => Expr[] }> = [
+    { types: ['int32', 'int32'], project: (t) => [col(1, t), col(0, t)] },
+    { types: ['int32'], project: (t) => [col(0, t), { kind: 'const', type: 'int64', value: -(2n ** 40n) - 7n }, c32(9)] },
+    { types: ['int64', 'int32', 'string'], project: (t) => [col(2, t), col(0, t)] },
+    { types: ['int32', 'int32'], project: (t) => [col(1, t)] },
+  ];
+
+  it('writes every row projected in input order, of host-known and pending inputs (a bound larger than the rows)', async () => {
+    for (const { types, project } of cases) {
+      const proj = project(types);
+      const outTypes = proj.map((e) => e.type);
+      const kernel: KirKernel = { kind: 'mapFilter', id: 0, input: 0, output: 1, filter: [], project: proj };
+      for (const n of [1, 255, 3 * tile(gpu) + 5]) {
+        const rows = randomRows(rng(n), types, n, 100);
+        const rel = uploadRelation(gpu, encode(types, rows), rowWords(types));
+        const out = await runOn(gpu, kernel, vars(types, outTypes), [rel]);
+        expect(out.pending).toBeUndefined();
+        expect(await words(gpu, out), `${types} n=${n}`).toEqual(rows.flatMap((r) => projectWords(proj, r)));
+        // Of a filter's output, whose count stays on the device: the projection's count stays there too.
+        const ten: Expr = types[0] === 'int64' ? { kind: 'const', type: 'int64', value: 10n } : c32(10);
+        const first: Predicate[] = [{ kind: 'compare', op: '<', left: col(0, types), right: ten }];
+        const mid = await runOn(gpu, { ...kernel, filter: first, project: types.map((_, i) => col(i, types)) }, vars(types, types), [rel]);
+        expect(mid.pending).toBeDefined();
+        const projected = await runOn(gpu, kernel, vars(types, outTypes), [mid]);
+        expect(projected.pending).toBeDefined();
+        const want = rows.filter((r) => passes(first, r)).flatMap((r) => projectWords(proj, r));
+        expect(await exactRows(gpu, projected)).toBe(want.length / rowWords(outTypes));
+        expect(await words(gpu, projected), `${types} n=${n}, pending`).toEqual(want);
+        releaseRelation(gpu, mid);
+        releaseRelation(gpu, rel);
+      }
+    }
+  });
+
 });

@@ -1,7 +1,8 @@
 /**
  * Host drivers: run one KIR kernel's passes on the device. Selections (mapFilter, unique, difference) are one
- * pass that writes the kept rows and their count; mergeJoin writes per-row counts, an exclusive scan turns them
- * into output offsets, and a second pass writes the rows. Where the output is bounded by an input (all but
+ * pass that writes the kept rows and their count (a mapFilter without a filter, a projection: row i to row i);
+ * mergeJoin writes per-row counts, an exclusive scan turns them into output offsets, and a second pass writes
+ * the rows. Where the output is bounded by an input (all but
  * mergeJoin) its row count stays pending on the device (DeviceRelation.pending); passes read pending sizes
  * from device words, and only kernels that must size something exactly sync with the host (syncCounts),
  * resolving every pending count in the same round trip.
@@ -15,6 +16,7 @@ import {
   RADIX_BITS,
   radixItems,
   generateKernelShaders,
+  isProjection,
   rangeSelectShaders,
   hashJoinLayout,
   sortKeyWords,
@@ -169,6 +171,30 @@ async function select(g: GpuImpl, shaders: KernelShaders, c: Selection): Promise
   } finally {
     g.pool.release(state.buffer);
   }
+}
+
+/**
+ * A mapFilter that keeps every row (isProjection): one pass writes input row i's projection at output row i. The
+ * output has the input's count: host-known, or pending, the input's count word then copied after the output's rows
+ * in the same submission. Where room for the input's bound would pass one binding, the count is read first.
+ */
+async function project(g: GpuImpl, shaders: KernelShaders, a: DeviceRelation, outWidth: number, constants: Uint32Array, tables: Bound | undefined): Promise<DeviceRelation> {
+  const rec = new Recorder(g, shaders);
+  const pending = settle(a).pending;
+  if (pending && (a.count * outWidth + 1) * 4 <= g.limits.maxStorageBufferBindingSize) {
+    const out = allocPending(g, a.count, outWidth);
+    rec.dispatch('project', [bound(a), bound(out)], [pending], a.count, constants, tables);
+    rec.copy(pending.buffer, pending.offset, out.pending!.buffer, out.pending!.offset, 4);
+    await rec.submit();
+    return out;
+  }
+  const n = await exactCount(g, a);
+  checkResultSize(g, n * outWidth, `relation of ${n} rows x ${outWidth} words`);
+  const out = allocRelation(g, n, outWidth);
+  if (n === 0) return out;
+  rec.dispatch('project', [bound(a), bound(out)], [n], n, constants, tables);
+  await rec.submit();
+  return out;
 }
 
 /**
@@ -498,6 +524,7 @@ async function run(
     case 'mapFilter':
     case 'unique': {
       if (a.count === 0) return empty;
+      if (kernel.kind === 'mapFilter' && isProjection(columns(kernel.input), kernel.filter, outWidth)) return project(g, shaders, a, outWidth, constWords, tables);
       if (kernel.kind === 'unique' && a.canonical) return a;
       if (kernel.kind === 'unique' && kernel.hashed) return hashedUnique(g, shaders, a, outWidth);
       const out = await select(g, shaders, {
