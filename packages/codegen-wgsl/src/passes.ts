@@ -56,8 +56,8 @@ export const PASS_LAYOUTS = {
   countSum: ['write', 'uniform'],
   /**
    * Sort of a few rows by counting (kernels/sort.ts): input row i goes to output row rank(i), the rows before it
-   * in the sort's order (smaller keys, or equal keys and a smaller index: stable). One thread per row, n^2 key
-   * comparisons in one pass. (input, output, u) u0 = (n).
+   * in the sort's order (smaller keys, or equal keys and a smaller index: stable). P threads per row (WG / P rows a
+   * workgroup, P a power of two up to 32 dividing WG), n^2 key comparisons in one pass. (input, output, u) u0 = (n, P).
    */
   rankSort: ['read', 'write', 'uniform'],
   /**

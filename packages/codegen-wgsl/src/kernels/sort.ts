@@ -286,9 +286,11 @@ ${pairs ? '        let val = tile[S * p + 1u];\n' : ''}        let o = next[digi
 const RANK_SORT_KEY_WORDS = 16;
 
 /**
- * rankSort: each thread counts the rows that go before its own (smaller key words, or equal ones and a smaller
- * index) and writes its row there. The key words of RANK_TILE rows at a time are staged in workgroup memory by all
- * threads (those past n too: the barriers need every thread).
+ * rankSort: each row's rank is the rows that go before it (smaller key words, or equal ones and a smaller index),
+ * counted by P = u0.y threads (a slice of the other rows each; WG / P rows a workgroup, P a power of two up to 32
+ * that the host picks so that small sorts still fill the device), then its row is written there. The key words of
+ * RANK_TILE rows at a time are staged in workgroup memory by all threads (those past n too: the barriers need
+ * every thread).
  */
 function rankSort(width: number, keyWords: readonly number[]): string {
   const K = keyWords.length;
@@ -301,11 +303,15 @@ const W: u32 = ${width}u;
 const K: u32 = ${K}u;
 const RANK_TILE: u32 = 128u;
 var<workgroup> keys: array<u32, ${128 * K}>;
+// Each thread's count, then (at the row's first thread) the row's rank.
+var<workgroup> counts: array<u32, WG>;
 
 @compute @workgroup_size(WG)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) nwg: vec3<u32>) {
   let n = u[0].x;
-  let i = gid.x + gid.y * nwg.x * WG;
+  let P = u[0].y;
+  let s = lid % P;
+  let i = (wid.x + wid.y * nwg.x) * (WG / P) + lid / P;
   let live = i < n;
   // A thread past n reads row 0 (the buffer has room for it) and writes nothing.
   let at = select(0u, i, live) * W;
@@ -322,7 +328,7 @@ ${words.map((k) => `        keys[r * K + ${k}u] = inp[src + ${keyWords[k]}u];`).
     workgroupBarrier();
     if (live) {
       let m = min(RANK_TILE, n - t);
-      for (var j = 0u; j < m; j = j + 1u) {
+      for (var j = s; j < m; j = j + P) {
         let b = j * K;
         var lt = false;
         var eq = true;
@@ -331,8 +337,16 @@ ${compare}
       }
     }
   }
+  counts[lid] = rank;
+  workgroupBarrier();
+  if (live && s == 0u) {
+    for (var q = 1u; q < P; q = q + 1u) { rank = rank + counts[lid + q]; }
+    counts[lid] = rank;
+  }
+  workgroupBarrier();
   if (live) {
-    for (var w = 0u; w < W; w = w + 1u) { out[rank * W + w] = inp[at + w]; }
+    let to = counts[lid - s] * W;
+    for (var w = s; w < W; w = w + P) { out[to + w] = inp[at + w]; }
   }
 }
 `;
