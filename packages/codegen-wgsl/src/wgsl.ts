@@ -49,9 +49,14 @@ fn cmpI64(alo: u32, ahi: u32, blo: u32, bhi: u32) -> i32 {
  * pass contract binds it as plain read-write storage, which both declarations match.
  */
 export function atomicBinding(code: string, name: string): string {
-  const plain = `var<storage, read_write> ${name}: array<u32>;`;
+  return retypeBinding(code, 'read_write', name, 'atomic<u32>');
+}
+
+/** `code` with storage binding `name` (declared array<u32> by header) declared as an array of `element`. */
+export function retypeBinding(code: string, access: 'read' | 'read_write', name: string, element: string): string {
+  const plain = `var<storage, ${access}> ${name}: array<u32>;`;
   if (!code.includes(plain)) throw new Error(`internal: no binding ${name}`);
-  return code.replace(plain, `var<storage, read_write> ${name}: array<atomic<u32>>;`);
+  return code.replace(plain, `var<storage, ${access}> ${name}: array<${element}>;`);
 }
 
 /** Key suffix of a pass's variant using subgroup operations (the host picks it where the device has them). */
@@ -166,21 +171,28 @@ export function columnWords(buffer: string, base: string, types: readonly Scalar
  */
 export function vectorRows(buffer: string, types: readonly ScalarType[]): { load: string; column: ColumnResolver; binding(code: string): string } {
   const W = types.reduce((n, t) => n + wordsOf(t), 0);
-  const V = W % 4 === 0 ? 4 : W % 2 === 0 ? 2 : 1;
-  const vec = V === 1 ? 'u32' : `vec${V}<u32>`;
+  const V = vectorWidth(W);
+  const vec = vectorType(V);
   const load = Array.from({ length: W / V }, (_, q) => `let r${q} = ${buffer}[i * ${W / V}u + ${q}u];`).join(' ') + ' ';
   const column: ColumnResolver = (c) => {
     if (c < 0 || c >= types.length) throw new Error(`internal: column ${c} out of range (${types.length} columns)`);
     const offset = types.slice(0, c).reduce((n, t) => n + wordsOf(t), 0);
     return Array.from({ length: wordsOf(types[c]!) }, (_, w) => (V === 1 ? `r${offset + w}` : `r${Math.floor((offset + w) / V)}.${'xyzw'[(offset + w) % V]}`));
   };
-  const binding = (code: string): string => {
-    const plain = `var<storage, read> ${buffer}: array<u32>;`;
-    if (!code.includes(plain)) throw new Error(`internal: no binding ${buffer}`);
-    return code.replace(plain, `var<storage, read> ${buffer}: array<${vec}>;`);
-  };
+  const binding = (code: string): string => retypeBinding(code, 'read', buffer, vec);
   return { load, column, binding };
 }
+
+/** Words of the vectors a row of W words moves as: the largest of 4, 2, 1 that divides W (so rows are whole vectors). */
+export function vectorWidth(W: number): number {
+  return W % 4 === 0 ? 4 : W % 2 === 0 ? 2 : 1;
+}
+
+/** WGSL type of a vector of V words. */
+export function vectorType(V: number): string {
+  return V === 1 ? 'u32' : `vec${V}<u32>`;
+}
+
 
 /** WGSL expressions for constant word `offset` onwards (uniform vec4 1 is word 0). */
 export function constantWords(offset: number, type: ScalarType): string[] {

@@ -174,25 +174,28 @@ async function select(g: GpuImpl, shaders: KernelShaders, c: Selection): Promise
 }
 
 /**
+ * An output of `input`'s row count in rows of `width` words: host-known, or pending, `rec` copying the input's count
+ * word after the output's rows.
+ */
+function sameCount(g: GpuImpl, rec: Recorder, input: DeviceRelation, width: number): DeviceRelation {
+  const pending = settle(input).pending;
+  const out = pending ? allocPending(g, input.count, width) : allocRelation(g, input.count, width);
+  if (pending) rec.copy(pending.buffer, pending.offset, out.buffer!, out.pending!.offset, 4);
+  return out;
+}
+
+/**
  * A mapFilter that keeps every row (isProjection): one pass writes input row i's projection at output row i. The
  * output has the input's count: host-known, or pending, the input's count word then copied after the output's rows
  * in the same submission. Where room for the input's bound would pass one binding, the count is read first.
  */
 async function project(g: GpuImpl, shaders: KernelShaders, a: DeviceRelation, outWidth: number, constants: Uint32Array, tables: Bound | undefined): Promise<DeviceRelation> {
+  if (settle(a).pending && (a.count * outWidth + 1) * 4 > g.limits.maxStorageBufferBindingSize) await exactCount(g, a);
+  if (!settle(a).pending) checkResultSize(g, a.count * outWidth, `relation of ${a.count} rows x ${outWidth} words`);
   const rec = new Recorder(g, shaders);
-  const pending = settle(a).pending;
-  if (pending && (a.count * outWidth + 1) * 4 <= g.limits.maxStorageBufferBindingSize) {
-    const out = allocPending(g, a.count, outWidth);
-    rec.dispatch('project', [bound(a), bound(out)], [pending], a.count, constants, tables);
-    rec.copy(pending.buffer, pending.offset, out.pending!.buffer, out.pending!.offset, 4);
-    await rec.submit();
-    return out;
-  }
-  const n = await exactCount(g, a);
-  checkResultSize(g, n * outWidth, `relation of ${n} rows x ${outWidth} words`);
-  const out = allocRelation(g, n, outWidth);
-  if (n === 0) return out;
-  rec.dispatch('project', [bound(a), bound(out)], [n], n, constants, tables);
+  const out = sameCount(g, rec, a, outWidth);
+  if (out.count === 0) return out;
+  rec.dispatch('project', [bound(a), bound(out)], [sizeOf(a)], a.count, constants, tables);
   await rec.submit();
   return out;
 }
@@ -216,10 +219,9 @@ async function concatenate(g: GpuImpl, all: DeviceRelation[], width: number): Pr
   const parts = all.filter((p) => p.count > 0);
   const single = parts.length === 1 ? settle(parts[0]!) : undefined;
   if (single?.pending) {
-    const out = allocPending(g, single.count, width);
     const rec = new Recorder(g, {});
+    const out = sameCount(g, rec, single, width);
     rec.copy(single.buffer!, 0, out.buffer!, 0, single.count * width * 4);
-    rec.copy(single.pending.buffer, single.pending.offset, out.buffer!, out.pending!.offset, 4);
     await rec.submit();
     return out;
   }
@@ -354,8 +356,7 @@ const RANK_SORT_THREADS_SOFTWARE = 2 ** 13;
 async function rankSortRows(g: GpuImpl, shaders: KernelShaders, rows: DeviceRelation): Promise<DeviceRelation> {
   const input = settle(rows);
   const rec = new Recorder(g, shaders);
-  const out = input.pending ? allocPending(g, input.count, input.width) : allocRelation(g, input.count, input.width);
-  if (input.pending) rec.copy(input.pending.buffer, input.pending.offset, out.buffer!, out.pending!.offset, 4);
+  const out = sameCount(g, rec, input, input.width);
   const slices = rankSlices(g, input.count);
   const wg = g.limits.workgroupSize;
   rec.dispatch('rankSort', [bound(input), bound(out)], [sizeOf(input), slices], Math.ceil((input.count * slices) / wg) * wg);
@@ -395,8 +396,7 @@ async function sortPasses(
   // radixMask counted the digits at shift 0 of the last key word: the first digit pass's counts, when that pass
   // sorts by that window (then it skips its radixHist; later passes count their own).
   let counted = plan[0]!.offset === keyWords[K - 1] && plan[0]!.shifts[0] === 0;
-  const out = pending ? allocPending(g, n, input.width) : allocRelation(g, n, input.width);
-  if (pending) rec.copy(pending.buffer, pending.offset, out.buffer!, out.pending!.offset, 4);
+  const out = sameCount(g, rec, input, input.width);
   /**
    * One digit pass from src to dst, the key word (with varying bits `bits`) at position kp of each pair, or
    * (fromRows) at row offset `off` of the input rows themselves; `toRows`: dst gets the input rows.
