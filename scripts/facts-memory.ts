@@ -13,8 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Column } from '@vixen/queryplan';
-import { StringDictionary } from '../packages/runtime/src/encoding.js';
-import { EncodedFacts, columnTypes, loadFactsFileInto } from '../packages/runtime/src/facts/index.js';
+import { columnTypes, EncodedFacts, loadFactsFileInto, StringDictionary } from '@vixen/io';
 
 const COLUMNS: Column[] = [
   { name: 'k', type: 'int32' },

@@ -5,21 +5,8 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import {
-  compareAnswers,
-  compileSsbQuery,
-  compileTpchQuery,
-  dbgen,
-  factsFor,
-  openGpu,
-  ssbgen,
-  ssbQuerySql,
-  ssbSchema,
-  tpchQuerySql,
-  tpchSchema,
-  type Gpu,
-  type Program,
-} from '@vixen/runtime';
+import { openGpu, type Gpu, type Program } from '@vixen/runtime';
+import { compareAnswers, compileSsbQuery, compileTpchQuery, dbgen, factsFor, ssbgen, ssbQuerySql, ssbSchema, tpchQuerySql, tpchSchema } from '@vixen/bench';
 import { useTblData, type TblData } from './helpers/tbl-data.js';
 
 const BINDING = 512 * 1024;

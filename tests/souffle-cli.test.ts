@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { cli } from './helpers/cli.js';
-import { formatSouffleFloat } from '@vixen/runtime';
+import { formatSouffleFloat } from '@vixen/io';
 
 const cases = join(import.meta.dirname, 'souffle');
 

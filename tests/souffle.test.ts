@@ -9,7 +9,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { compileFile, openGpu, souffleLines, type Gpu, type Program } from '@vixen/runtime';
+import { compileFile, openGpu, type Gpu, type Program } from '@vixen/runtime';
+import { souffleLines } from '@vixen/io';
 import { printPlan, type QpProgram, type Row } from '@vixen/queryplan';
 
 const casesDir = join(import.meta.dirname, 'souffle');

@@ -1,13 +1,14 @@
 /**
  * Star Schema Benchmark at SF 0.01: data from our generator, each of the 13 queries (examples/ssb/q*.logic) run on
  * WebGPU through the public API and checked against DuckDB running the standard SQL (examples/ssb/sql) on the
- * same `.tbl` files. See packages/runtime/src/bench/answers.ts for what "equal" means per type.
+ * same `.tbl` files. See packages/bench/src/answers.ts for what "equal" means per type.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { compareAnswers, compileSsbQuery, Database, factsFor, SSB_QUERIES, SSB_TABLES, ssbgen, ssbgenParallel, ssbQuerySql, ssbSchema } from '@vixen/runtime';
+import { Database } from '@vixen/runtime';
+import { compareAnswers, compileSsbQuery, factsFor, SSB_QUERIES, SSB_TABLES, ssbgen, ssbgenParallel, ssbQuerySql, ssbSchema } from '@vixen/bench';
 import { runCli } from '@vixen/cli';
 import { useTblData } from './helpers/tbl-data.js';
 

@@ -1,25 +1,14 @@
 /**
  * TPC-H at SF 0.01: data from our dbgen, each of the 22 queries (examples/tpch/q*.logic) run on WebGPU through the
  * public API and checked against DuckDB running the standard SQL (examples/tpch/sql) on the same `.tbl` files.
- * See packages/runtime/src/bench/answers.ts for what "equal" means per type.
+ * See packages/bench/src/answers.ts for what "equal" means per type.
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import {
-  compareAnswers,
-  compileFile,
-  compileTpchQuery,
-  dbgen,
-  dbgenParallel,
-  factsFor,
-  TblDuckDb,
-  TPCH_QUERIES,
-  TPCH_TABLES,
-  tpchQuerySql,
-  tpchSchema,
-} from '@vixen/runtime';
+import { compileFile } from '@vixen/runtime';
+import { compareAnswers, compileTpchQuery, dbgen, dbgenParallel, factsFor, TblDuckDb, TPCH_QUERIES, TPCH_TABLES, tpchQuerySql, tpchSchema } from '@vixen/bench';
 import { runCli } from '@vixen/cli';
 import { useTblData } from './helpers/tbl-data.js';
 

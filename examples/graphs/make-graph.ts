@@ -28,7 +28,7 @@ import {
   uniformRandom,
   writeEdgeTsv,
   type Graph,
-} from '../../packages/runtime/src/graphs/index.js';
+} from '@vixen/bench';
 
 const OPTIONS = {
   kind: { type: 'string' },

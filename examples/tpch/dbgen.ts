@@ -1,10 +1,10 @@
 /**
- * Writes TPC-H `.tbl` files (see packages/runtime/src/tpch/dbgen.ts for what follows the spec):
+ * Writes TPC-H `.tbl` files (see packages/bench/src/tpch/dbgen.ts for what follows the spec):
  *
  *   pnpm --silent tsx examples/tpch/dbgen.ts --sf 0.01 --out DIR [--seed 1]
  */
 import { parseArgs } from 'node:util';
-import { dbgen } from '../../packages/runtime/src/tpch/dbgen.js';
+import { dbgen } from '@vixen/bench';
 
 const { values } = parseArgs({ options: { sf: { type: 'string', default: '1' }, out: { type: 'string' }, seed: { type: 'string', default: '1' } } });
 const sf = Number(values.sf);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { cli } from '../helpers/cli.js';
-import type { GraphBenchReport } from '@vixen/runtime';
+import type { GraphBenchReport } from '@vixen/bench';
 
 describe('vixen bench graphs', () => {
   test('a 5 x 4 grid: every workload agrees with DuckDB; iterations and tuple counts follow the grid', { timeout: 120_000 }, async () => {

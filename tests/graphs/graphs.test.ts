@@ -21,7 +21,7 @@ import {
   symmetric,
   writeEdgeTsv,
   type Graph,
-} from '../../packages/runtime/src/graphs/index.js';
+} from '@vixen/bench';
 
 const examples = join(import.meta.dirname, '..', '..', 'examples', 'graphs');
 

@@ -18,7 +18,7 @@ import {
   symmetric,
   uniformRandom,
   type Graph,
-} from '../../packages/runtime/src/graphs/index.js';
+} from '@vixen/bench';
 import { makeGraph } from '../../examples/graphs/make-graph.js';
 
 function expectValid(g: Graph): void {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { renderDiagnostics, VixenError } from '@vixen/queryplan';
-import { edgeRows, loadSnapEdges, rmat, writeEdgeTsv } from '../../packages/runtime/src/graphs/index.js';
+import { edgeRows, loadSnapEdges, rmat, writeEdgeTsv } from '@vixen/bench';
 
 const dir = mkdtempSync(join(tmpdir(), 'vixen-snap-'));
 let n = 0;

@@ -6,7 +6,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import { loadTblFacts, openGpu, TblDuckDb, type Gpu } from '@vixen/runtime';
+import { openGpu, type Gpu } from '@vixen/runtime';
+import { loadTblFacts, TblDuckDb } from '@vixen/bench';
 import type { RelationDecl, Row } from '@vixen/queryplan';
 
 export interface TblData {

@@ -4,29 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { z } from 'zod';
-import {
-  BENCH_OPERATORS,
-  benchGraphs,
-  benchOperators,
-  benchSsb,
-  benchTpch,
-  dbgenParallel,
-  defaultBenchSizes,
-  examplesDir,
-  formatBenchReport,
-  formatGraphBenchReport,
-  formatSsbReport,
-  formatTpchReport,
-  GRAPH_KINDS,
-  GRAPH_WORKLOADS,
-  openGpu,
-  parseByteSize,
-  SSB_QUERIES,
-  ssbgenParallel,
-  TPCH_QUERIES,
-  type Gpu,
-  type TblBenchOptions,
-} from '@vixen/runtime';
+import { openGpu, parseByteSize, type Gpu } from '@vixen/runtime';
+import { BENCH_OPERATORS, benchGraphs, benchOperators, benchSsb, benchTpch, dbgenParallel, defaultBenchSizes, examplesDir, formatBenchReport, formatGraphBenchReport, formatSsbReport, formatTpchReport, GRAPH_KINDS, GRAPH_WORKLOADS, SSB_QUERIES, ssbgenParallel, TPCH_QUERIES, type TblBenchOptions } from '@vixen/bench';
 import { VixenError } from '@vixen/queryplan';
 import { parseOptions, writeJsonReport } from './options.js';
 import { formatProfile } from './report.js';

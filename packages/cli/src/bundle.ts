@@ -98,10 +98,9 @@ function run(cmd: string, args: string[], cwd?: string): void {
 export async function buildBundle(options: BundleOptions): Promise<BundleReport> {
   const out = options.outDir;
   mkdirSync(out, { recursive: true });
-  // The CLI, and the entry of its worker threads (runtime parallel/pool.ts looks for it beside vixen.mjs).
-  const runtimeSrc = dirname(createRequire(import.meta.url).resolve('@vixen/runtime'));
+  // The CLI, and the entry of its worker threads (io's parallel/pool.ts looks for it beside vixen.mjs).
   await build({
-    entryPoints: { vixen: join(import.meta.dirname, 'main.ts'), 'vixen-worker': join(runtimeSrc, 'parallel', 'worker.ts') },
+    entryPoints: { vixen: join(import.meta.dirname, 'main.ts'), 'vixen-worker': join(import.meta.dirname, 'worker.ts') },
     outdir: out,
     outExtension: { '.js': '.mjs' },
     bundle: true,

@@ -1,18 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { z } from 'zod';
-import {
-  compileFile,
-  parseByteSize,
-  Program,
-  readTextFile,
-  RunLimitError,
-  writeSouffleOutputs,
-  type CompileOptions,
-  type JoinStrategy,
-  type RunOptions,
-  type RunOutput,
-} from '@vixen/runtime';
+import { compileFile, parseByteSize, Program, RunLimitError, type CompileOptions, type JoinStrategy, type RunOptions, type RunOutput } from '@vixen/runtime';
+import { readTextFile, writeSouffleOutputs } from '@vixen/io';
 import { JOIN_STRATEGIES, printKir } from '@vixen/kernel-ir';
 import { KeyViolationError, planToDot, printPlan, renderDiagnostics, VixenError } from '@vixen/queryplan';
 import { benchCommand } from './bench.js';

@@ -2,7 +2,8 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatValue, formatViolation, VixenError, type RelationDecl, type Row, type Value, type Violation } from '@vixen/queryplan';
-import { writeFilesAtomically, writeLines, type ResultTable } from '@vixen/runtime';
+import { type ResultTable } from '@vixen/runtime';
+import { writeFilesAtomically, writeLines } from '@vixen/io';
 
 export type OutputFormat = 'table' | 'csv' | 'json' | 'count';
 

@@ -24,10 +24,10 @@ import {
   type Gpu,
 } from './gpu/index.js';
 import { internals } from './gpu/device.js';
-import { encodeValue, StringDictionary } from './encoding.js';
+import { encodeValue, StringDictionary } from '@vixen/io';
 import { DeviceLimitError, GuessMissed, settle, syncCounts, type GuessingRun } from './gpu/relations.js';
 import { leaves, releaseUnshared, uploadForSort } from './gpu/chunks.js';
-import type { EncodedFacts } from './facts/index.js';
+import type { EncodedFacts } from '@vixen/io';
 import { ResultTable } from './result-table.js';
 import { checkDeclaredKeys } from './keys.js';
 import { formatBytes, RunLimitError } from './limits.js';

@@ -1,9 +1,9 @@
+/** The engine: compile a program, run it on the device, keep base relations resident, read results back. */
 export { compile, compileFile, Program, type CompileOptions, type RunOptions, type RunOutput, type RunResult } from './program.js';
 export type { JoinStrategy } from '@vixen/kernel-ir';
+export type { FactSources } from '@vixen/io';
 export { ResultTable } from './result-table.js';
 export { Database, type DatabaseOptions, type DatabaseRunOptions, type DatabaseRunResult, type ResidentRelation } from './database.js';
-export { writeFilesAtomically, writeLines, type OutputFile } from './output-files.js';
-export { type FactSources } from './facts-input.js';
 export {
   executeKir,
   type ExecuteOptions,
@@ -16,28 +16,5 @@ export {
 } from './executor.js';
 export { formatBytes, parseByteSize, RunLimitError } from './limits.js';
 export { openGpu, type Gpu, type GpuOptions } from './gpu/index.js';
-export { BENCH_OPERATORS, benchOperators, defaultBenchSizes, formatBenchReport, type BenchOptions, type BenchReport, type BenchResult } from './bench/operators.js';
-export { EncodedFacts, loadFactsDir, loadFactsFile } from './facts/index.js';
-export { formatSouffleFloat, souffleLines, writeSouffleOutputs } from './souffle-output.js';
 export { PROGRAM_FORMAT, PROGRAM_VERSION, type ProgramFile } from './program-file.js';
 export { dawnAddonPath } from './dawn-path.js';
-export { readTextFile } from './utf8.js';
-export * from './graphs/index.js';
-export { compareAnswers } from './bench/answers.js';
-export { examplesDir } from './bench/examples-dir.js';
-export { TblDuckDb, type DuckResult, type DuckValue } from './bench/tbl-duckdb.js';
-export { factsFor, loadTblFacts, type TblBenchOptions } from './bench/tbl-suite.js';
-export * from './tpch/index.js';
-export * from './ssb/index.js';
-export {
-  benchGraphs,
-  formatGraphBenchReport,
-  makeGraph,
-  GRAPH_KINDS,
-  GRAPH_WORKLOADS,
-  type GraphBenchOptions,
-  type GraphBenchReport,
-  type GraphBenchResult,
-  type GraphSpec,
-  type GraphWorkload,
-} from './bench/graphs.js';

@@ -10,7 +10,7 @@ import { downloadRelation, releaseRelation, runKernel, type DeviceRelation, type
 import { internals } from './gpu/device.js';
 import { releaseUnshared } from './gpu/chunks.js';
 import { settle, syncCounts } from './gpu/relations.js';
-import type { StringDictionary } from './encoding.js';
+import type { StringDictionary } from '@vixen/io';
 import { ResultTable } from './result-table.js';
 
 /** Throws KeyViolationError when canonical `rel` (variable `id`, relation `decl`) has two rows with one key. */

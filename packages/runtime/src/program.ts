@@ -22,9 +22,8 @@ import {
 import { executeKir, type ExecuteOptions, type ExecuteStats, type ResidentRelations } from './executor.js';
 import { parseByteSize } from './limits.js';
 import { checkCompileArgs, checkRunOptions } from './api-options.js';
-import { readTextFile } from './utf8.js';
-import { addInlineFacts, externalFacts, type FactSources } from './facts-input.js';
-import type { EncodedFacts } from './facts/index.js';
+import { addInlineFacts, externalFacts, type FactSources, readTextFile } from '@vixen/io';
+import type { EncodedFacts } from '@vixen/io';
 import { openGpu, type Gpu, type GpuOptions } from './gpu/index.js';
 import { parseProgramFile, serializeProgram, type ProgramFile } from './program-file.js';
 import { ResultTable } from './result-table.js';

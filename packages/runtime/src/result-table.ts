@@ -3,7 +3,7 @@
  * relation of 10^8 tuples is written out row by row instead of becoming 10^8 JS arrays (which the heap cannot hold).
  */
 import { applyOutputOrder, compareRows, rowWords, wordsOf, type OutputOrder, type Row, type ScalarType } from '@vixen/queryplan';
-import { decodeRow, type StringDictionary } from './encoding.js';
+import { decodeRow, type StringDictionary } from '@vixen/io';
 
 type Source =
   | { kind: 'words'; words: Uint32Array; dict: StringDictionary; count: number }

@@ -4,8 +4,8 @@
  */
 import type { TableSpec } from '@vixen/codegen-wgsl';
 import { builtinTable, evalBuiltin, type Value } from '@vixen/queryplan';
-import { StringDictionary } from './encoding.js';
-import { sortDistinctInWorkers } from './parallel/sort-strings.js';
+import { StringDictionary } from '@vixen/io';
+import { sortDistinctInWorkers } from './sort-strings.js';
 
 /**
  * `strings` plus every string the substring tables can produce from them, repeatedly (a substring of a

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { compareRows, rowWords, type Row, type ScalarType } from '@vixen/queryplan';
-import { encodeRows, StringDictionary } from '../src/encoding.js';
+import { encodeRows, StringDictionary } from '@vixen/io';
 import { ResultTable } from '../src/result-table.js';
 
 /** Device order: rows sorted by unsigned words, as the sort kernels leave them. */

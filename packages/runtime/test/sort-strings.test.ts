@@ -1,7 +1,7 @@
 /** The dictionary's string sort on worker threads: the same strings, in the same order, as one thread's sort. */
 import { describe, expect, it } from 'vitest';
-import { sortDistinct } from '../src/encoding.js';
-import { sortDistinctInWorkers } from '../src/parallel/sort-strings.js';
+import { sortDistinct } from '@vixen/io';
+import { sortDistinctInWorkers } from '../src/sort-strings.js';
 
 describe('sortDistinctInWorkers', () => {
   it('sorts and drops duplicates as one thread does, over prefixes of every kind', async () => {

@@ -1,6 +1,6 @@
 /** Host side of the string built-ins: the dictionary closed over substrings, and the tables kernels read. */
 import { describe, expect, it } from 'vitest';
-import { StringDictionary } from '../src/encoding.js';
+import { StringDictionary } from '@vixen/io';
 import { closeOverSubstrings, kernelTableWords } from '../src/tables.js';
 
 describe('string tables', () => {

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VixenError, parseDecimal } from '@vixen/queryplan';
-import { compile, loadFactsFile, openGpu, Program, type Gpu } from '../src/index.js';
+import { loadFactsFile } from '@vixen/io';
+import { compile, openGpu, Program, type Gpu } from '../src/index.js';
 
 const SOURCE = `
 item(k, u, f, d, b, day) -> int32(k), uint32(u), float32(f), decimal(d), boolean(b), date(day).

@@ -1,4 +1,9 @@
-export { openGpu, type Gpu, type GpuLimits, type GpuOptions } from './device.js';
-export { DeviceLimitError, downloadRelation, downloadRelations, exactRows, releaseRelation, uploadRelation, type DeviceRelation } from './relations.js';
+/**
+ * The device layer for code that drives kernels itself (the operator bench, the device's own tests): the engine's
+ * API is the package's index.
+ */
+export { internals, openGpu, type Gpu, type GpuLimits, type GpuOptions } from './device.js';
+export { chunkRows, fitsOneChunk } from './chunks.js';
+export { DeviceLimitError, downloadRelation, downloadRelations, exactRows, releaseRelation, settle, uploadRelation, type DeviceRelation } from './relations.js';
 export { runKernel } from './kernels.js';
 export { buildHashTable, hashGroupBy, hashJoin, HASH_GROUPS, probeHashTable, releaseHashTable, type HashTable, type KeyedRelation } from './hash.js';

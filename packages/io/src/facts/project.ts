@@ -3,6 +3,7 @@
  * to the run's: the host cache (host-cache.ts) runs it on the worker pool, one task per part, since it touches
  * every row of every table a query loads.
  */
+import { defineTask } from '../parallel/tasks.js';
 
 export interface ProjectTask {
   /** Source rows back to back (shared with the main thread when a worker runs the task). */
@@ -28,3 +29,6 @@ export function projectRows({ words, width, from, isString, ids }: ProjectTask):
   }
   return out;
 }
+
+/** projectRows on the worker pool. */
+export const projectTask = defineTask('io/project', import.meta.url, projectRows);

@@ -7,7 +7,7 @@ import { stat } from 'node:fs/promises';
 import type { ScalarType } from '@vixen/queryplan';
 import { runAllInWorkers, workerCount } from '../parallel/pool.js';
 import { factsFormat } from './file.js';
-import { parseRange, type ByteStrings, type RangeResult, type RangeTask } from './parse-range.js';
+import { parseRange, parseRangeTask, type ByteStrings, type RangeResult, type RangeTask } from './parse-range.js';
 
 /** Rows of one range of a file, with string words as ids of its own string table. */
 export interface ParsedPart {
@@ -56,7 +56,7 @@ export async function parseFileInParts(path: string, types: readonly ScalarType[
     const n = Math.max(workerCount(), Math.ceil(size / RANGE_BYTES));
     const tasks: RangeTask[] = [];
     for (let i = 0; i < n; i++) tasks.push({ ...base, start: Math.floor((size * i) / n), end: Math.floor((size * (i + 1)) / n) });
-    results = await runAllInWorkers(tasks.map((task) => ({ kind: 'parseRange', task })));
+    results = await runAllInWorkers(parseRangeTask, tasks);
   }
   const parts: ParsedPart[] = [];
   for (const r of results) {

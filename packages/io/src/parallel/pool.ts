@@ -1,14 +1,15 @@
 /**
  * A pool of worker threads for the host work that scales with the data (parsing facts files, generating benchmark
  * data): one worker per core up to MAX_WORKERS, started on first use and kept, unreferenced, for later tasks.
- * Results come back as transferred typed arrays, so nothing is copied on the way.
+ * Results come back as transferred typed arrays, so nothing is copied on the way. Task kinds are defined by the
+ * packages that own them (tasks.ts).
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { WorkerRequest, WorkerResponse } from './worker.js';
+import type { Task, TaskRequest } from './tasks.js';
 
 /** Past this many workers the main thread's share (merging, projection) bounds a load anyway. */
 const MAX_WORKERS = 16;
@@ -22,7 +23,7 @@ const resourceLimits = { maxYoungGenerationSizeMb: 64 };
 /**
  * The worker's entry: from the sources its .ts beside this file, loaded through tsx (which the workspace runs
  * on, and which does not reach worker threads by itself); in the bundle (`vixen bundle`) vixen-worker.mjs beside
- * vixen.mjs.
+ * vixen.mjs, which holds every package's tasks already.
  */
 function startWorker(): Worker {
   if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./vixen-worker.mjs', import.meta.url), { resourceLimits });
@@ -57,8 +58,9 @@ function release(w: Worker): void {
   idle.push(w);
 }
 
-/** Runs one request on a worker of the pool. */
-export async function runInWorker<R extends WorkerResponse>(request: WorkerRequest): Promise<R> {
+/** Runs `task` on `payload` on a worker of the pool. */
+export async function runInWorker<P, R>(task: Task<P, R>, payload: P): Promise<R> {
+  const request: TaskRequest = { key: task.key, module: task.module, payload };
   const w = await acquire();
   w.ref();
   return new Promise<R>((resolve, reject) => {
@@ -89,7 +91,7 @@ export async function runInWorker<R extends WorkerResponse>(request: WorkerReque
   });
 }
 
-/** Runs every request on the pool, at most workerCount() at once; results in request order. */
-export function runAllInWorkers<R extends WorkerResponse>(requests: readonly WorkerRequest[]): Promise<R[]> {
-  return Promise.all(requests.map((r) => runInWorker<R>(r)));
+/** Runs `task` on every payload on the pool, at most workerCount() at once; results in payload order. */
+export function runAllInWorkers<P, R>(task: Task<P, R>, payloads: readonly P[]): Promise<R[]> {
+  return Promise.all(payloads.map((p) => runInWorker(task, p)));
 }

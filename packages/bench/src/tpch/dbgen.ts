@@ -10,8 +10,7 @@ import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Rng } from '../graphs/prng.js';
-import { runInWorker } from '../parallel/pool.js';
-import type { WorkerRequest } from '../parallel/worker.js';
+import { defineTask, runInWorker, type Task } from '@vixen/io';
 
 export const TPCH_TABLES = ['region', 'nation', 'supplier', 'customer', 'part', 'partsupp', 'orders', 'lineitem'] as const;
 export type TpchTable = (typeof TPCH_TABLES)[number];
@@ -306,7 +305,7 @@ const TPCH: ChunkedTables<ChunkedTable, TpchTable, TpchSizes> = {
   // About 10 to 20 MB of text each.
   chunkRows: { supplier: 100_000, customer: 80_000, part: 20_000, orders: 25_000 },
   rows: tableRows,
-  request: (chunk) => ({ kind: 'dbgenChunk', chunk }),
+  task: () => dbgenChunkTask,
 };
 
 /** region and nation (few rows, made first), then the special suppliers: the draws before the chunked tables. */
@@ -457,7 +456,8 @@ export const dbgen = (options: DbgenOptions): DbgenResult => generate(TPCH, opti
 export const dbgenParallel = (options: ParallelOptions): Promise<DbgenResult> => generateParallel(TPCH, options, writeStart);
 
 export type DbgenChunk = TableChunk<ChunkedTable, TpchSizes>;
-export const dbgenChunk = (c: DbgenChunk): TableChunkResult => tableChunk(TPCH, c);
+/** A chunk of a TPC-H table (the worker pool's task). */
+export const dbgenChunkTask = defineTask('bench/dbgen-chunk', import.meta.url, (c: DbgenChunk): TableChunkResult => tableChunk(TPCH, c));
 
 /**
  * A generator's tables after its first few (TPC-H's, SSB's), each made in chunks of rows on one thread (generate)
@@ -478,8 +478,8 @@ export interface ChunkedTables<T extends string, F extends string, Z> {
    * leaves the stream where writing them would. Returns the rows of each of the table's files.
    */
   rows(g: Gen, z: Z, t: T, from: number, to: number, emit: readonly Emit[]): number[];
-  /** The worker request that makes a chunk (parallel/worker.ts dispatches on its kind to tableChunk). */
-  request(chunk: TableChunk<T, Z>): WorkerRequest;
+  /** The worker task that makes a chunk (tableChunk); a thunk, as the task refers back to these tables. */
+  task(): Task<TableChunk<T, Z>, TableChunkResult>;
 }
 
 /** Writes the tables before the chunked ones (their rows into `rows`); the sizes of the chunked ones. */
@@ -594,7 +594,7 @@ export async function generateParallel<T extends string, F extends string, Z>(c:
         const to = Math.min(n, from + step);
         const index = chunkIndex++;
         pending.push(
-          runInWorker<TableChunkResult>(c.request({ seed, sizes: z, table: t, from, to, state: g.rng.state() })).then((r) => {
+          runInWorker(c.task(), { seed, sizes: z, table: t, from, to, state: g.rng.state() }).then((r) => {
             done.set(index, { table: t, r });
             writeReady();
           }),

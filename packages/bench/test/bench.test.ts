@@ -1,13 +1,21 @@
 /** The operator bench on a tiny size: every requested case runs and reports consistent figures. */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { benchOperators, formatBenchReport, warmUp } from '../src/bench/operators.js';
-import { openGpu, type Gpu } from '../src/gpu/index.js';
+import { benchOperators, formatBenchReport, warmUp } from '../src/operators.js';
+import { openGpu, type Gpu } from '@vixen/runtime/gpu';
+
+/** A binding that holds the hash tables of 2^20-row cases, yet not their rows (as runtime's chunks test). */
+const MEDIUM = 6 * 2 ** 20;
 
 let gpu: Gpu;
+let medium: Gpu;
 beforeAll(async () => {
   gpu = await openGpu();
+  medium = await openGpu({ maxStorageBufferBindingSize: MEDIUM });
 });
-afterAll(() => gpu?.dispose());
+afterAll(() => {
+  gpu?.dispose();
+  medium?.dispose();
+});
 
 it('benches copy, hash build/probe, group-by, a projection and a selectivity, with ratios to copy', async () => {
   const n = 2 ** 12;
@@ -55,4 +63,21 @@ it('warms up for the runs asked and on until the time asked has passed, and not 
   expect(await runs(5, 0)).toBe(5);
   expect(await runs(5, 35)).toBe(5);
   expect(await runs(0, 100)).toBe(0);
+});
+
+it('the operator bench runs mapFilter, hash probe and group-by cases larger than one binding', async () => {
+  const opts = { sizes: [20], runs: 1, warmup: 0, selectivities: [0.5] };
+  const operators = ['mapFilter', 'hashProbe', 'groupBy'];
+  const [whole, chunked] = [await benchOperators(gpu, { ...opts, operators }), await benchOperators(medium, { ...opts, operators })];
+  const outputs = (rep: typeof whole) => rep.results.map((x) => `${x.operator} ${x.variant}: ${x.outputRows}`);
+  // A group table that fills up grows to 2^20 slots (24 MiB): past this test's binding, not the rows' chunking.
+  const tableTooBig = chunked.skipped.filter((x) => x.operator === 'groupBy' && /^group table of \d+ slots/.test(x.reason));
+  expect(chunked.skipped).toEqual(tableTooBig);
+  expect(outputs(chunked)).toEqual(outputs(whole).filter((line) => !tableTooBig.some((x) => line.startsWith(`groupBy ${x.variant}:`))));
+  expect(outputs(chunked).filter((line) => /^(mapFilter|hashProbe|groupBy)/.test(line)).length).toBeGreaterThanOrEqual(4);
+  // 2^20 two-word rows are chunks here, so those sorts are skipped (their rows would go through the host); 2^20
+  // one-word keys (4 MiB) fit one binding, as they do one sort (one-word rows are sorted as bare keys).
+  const sorts = await benchOperators(medium, { ...opts, operators: ['sort'] });
+  expect(sorts.results.map((x) => `${x.operator} ${x.variant}`)).toEqual(['copy vec4<u32> per thread', 'sort int32 keys, random']);
+  expect(sorts.skipped.filter((x) => /through the host/.test(x.reason)).length).toBe(2);
 });

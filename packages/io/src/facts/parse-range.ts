@@ -10,6 +10,7 @@ import { isUtf8 } from 'node:buffer';
 import { closeSync, openSync, readSync } from 'node:fs';
 import { rowWords, type ScalarType } from '@vixen/queryplan';
 import { encodeValue, type StringIds } from '../encoding.js';
+import { defineTask } from '../parallel/tasks.js';
 import { convert } from './convert.js';
 
 export interface RangeTask {
@@ -335,3 +336,6 @@ export function parseRange(task: RangeTask): RangeResult {
   shared.set(words.subarray(0, rows * width));
   return { ok: true, rows, words: shared, strings: strings.table() };
 }
+
+/** parseRange on the worker pool. */
+export const parseRangeTask = defineTask('io/parse-range', import.meta.url, parseRange);

@@ -5,7 +5,7 @@
  * back; now the join's total and the loop's empty test remain. Results must equal the reference interpreter.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compile, openGpu, type Gpu } from '../src/index.js';
+import { compile, openGpu, type Gpu } from '@vixen/runtime';
 import { chain, edgeRows, rmat, type Graph } from '../src/graphs/index.js';
 
 let gpu: Gpu;

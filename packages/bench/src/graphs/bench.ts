@@ -7,15 +7,15 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { VixenError, type Row } from '@vixen/queryplan';
-import { compile, type Program } from '../program.js';
-import type { Gpu } from '../gpu/device.js';
-import { binaryTree, chain, cycle, grid, rmat, uniformRandom } from '../graphs/generators.js';
-import { edgeRows, symmetric, type Graph } from '../graphs/graph.js';
-import { alignedTable, median, si } from './operators.js';
-import type { ExecuteStats } from '../executor.js';
+import { compile, type Program } from '@vixen/runtime';
+import type { Gpu } from '@vixen/runtime/gpu';
+import { binaryTree, chain, cycle, grid, rmat, uniformRandom } from './generators.js';
+import { edgeRows, symmetric, type Graph } from './graph.js';
+import { alignedTable, median, si } from '../operators.js';
+import type { ExecuteStats } from '@vixen/runtime';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openDuckDb } from '../duckdb.js';
-import { examplesDir } from './examples-dir.js';
+import { examplesDir } from '../examples-dir.js';
 
 /** Rows a relation held at the end of the run. */
 const rowsOf = (stats: ExecuteStats, relation: string): number => stats.relationRows.find((r) => r.name === relation)?.rows ?? 0;

@@ -9,12 +9,8 @@
 import { generateKernelShaders, kernelConstants, type JoinOutputWord, type KernelShaders } from '@vixen/codegen-wgsl';
 import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
 import type { Expr, ScalarType } from '@vixen/queryplan';
-import { encodeValue, StringDictionary } from '../encoding.js';
-import { internals, type Gpu } from '../gpu/device.js';
-import { runKernel } from '../gpu/kernels.js';
-import { fitsOneChunk } from '../gpu/chunks.js';
-import { buildHashTable, hashGroupBy, probeHashTable, releaseHashTable } from '../gpu/hash.js';
-import { exactRows, releaseRelation, settle, uploadRelation, type DeviceRelation } from '../gpu/relations.js';
+import { encodeValue, StringDictionary } from '@vixen/io';
+import { buildHashTable, type DeviceRelation, exactRows, fitsOneChunk, type Gpu, hashGroupBy, internals, probeHashTable, releaseHashTable, releaseRelation, runKernel, settle, uploadRelation } from '@vixen/runtime/gpu';
 
 export interface BenchOptions {
   /** log2 of the row counts; default 20..22 on a software adapter, 20..26 on a GPU. */

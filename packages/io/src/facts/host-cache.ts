@@ -11,7 +11,7 @@ import { loadKeptColumns, type FactsFileLoader } from './dir.js';
 import { loadFactsFileInto } from './file.js';
 import { parseFileInParts, type ParsedPart } from './parse-file.js';
 import { stringColumnBits } from './parse-range.js';
-import { projectRows, type ProjectTask } from './project.js';
+import { projectRows, projectTask, type ProjectTask } from './project.js';
 import { runAllInWorkers } from '../parallel/pool.js';
 
 interface CachedFile {
@@ -127,7 +127,7 @@ async function project(file: CachedFile, decl: RelationDecl, facts: EncodedFacts
     });
   }
   const onWorker = (t: ProjectTask): boolean => t.words.buffer instanceof SharedArrayBuffer && t.words.length >= WORKER_WORDS;
-  const projected = await runAllInWorkers<Uint32Array>(tasks.filter(onWorker).map((task) => ({ kind: 'project', task })));
+  const projected = await runAllInWorkers(projectTask, tasks.filter(onWorker));
   let next = 0;
   tasks.forEach((t, i) => target.adopt(onWorker(t) ? projected[next++]! : projectRows(t), runIds[i]!));
 }

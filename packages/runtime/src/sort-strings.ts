@@ -6,8 +6,7 @@
  * not copies: millions of strings copied back would double their memory for as long as the dictionary lives.
  * A prefix shared by most strings leaves most of them to one worker: no faster than sorting on one thread.
  */
-import { sortDistinct } from '../encoding.js';
-import { runAllInWorkers, workerCount } from './pool.js';
+import { defineTask, runAllInWorkers, sortDistinct, workerCount } from '@vixen/io';
 
 /** Below this many strings one thread sorts them: handing them to workers copies them. */
 const PARALLEL_STRINGS = 1 << 20;
@@ -20,6 +19,8 @@ export function sortedOrder(strings: readonly string[]): Uint32Array {
   });
   return Uint32Array.from([...first.keys()].sort(), (s) => first.get(s)!);
 }
+
+const sortedOrderTask = defineTask('runtime/sorted-order', import.meta.url, sortedOrder);
 
 /** Bins of prefixBin: the empty string, 129 per ASCII first unit (no second unit, then each, 127+ together), the rest. */
 const BINS = 1 + 128 * 129 + (65536 - 128);
@@ -53,7 +54,7 @@ export async function sortDistinctInWorkers(strings: string[]): Promise<string[]
   const shares: string[][] = Array.from({ length: workers }, () => []);
   for (let i = 0; i < strings.length; i++) shares[shareOf[bins[i]!]!]!.push(strings[i]!);
   const used = shares.filter((s) => s.length > 0);
-  const orders = await runAllInWorkers<Uint32Array>(used.map((share) => ({ kind: 'sortStrings', strings: share })));
+  const orders = await runAllInWorkers(sortedOrderTask, used);
   const out: string[] = [];
   used.forEach((share, w) => {
     for (const i of orders[w]!) out.push(share[i]!);

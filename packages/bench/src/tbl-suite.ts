@@ -8,11 +8,10 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { variablesRead } from '@vixen/kernel-ir';
 import { VixenError, type RelationDecl, type Row, type ScalarType } from '@vixen/queryplan';
-import { Database } from '../database.js';
-import type { ExecuteStats } from '../executor.js';
-import { loadFactsDir } from '../facts/index.js';
-import type { Gpu } from '../gpu/index.js';
-import { compileFile, type Program } from '../program.js';
+import { compileFile, Database, type Program } from '@vixen/runtime';
+import type { ExecuteStats } from '@vixen/runtime';
+import { loadFactsDir } from '@vixen/io';
+import type { Gpu } from '@vixen/runtime/gpu';
 import { copyBandwidth, GPU_WARM_MS, median, warmUp } from './operators.js';
 import { TblDuckDb, type DuckValue } from './tbl-duckdb.js';
 

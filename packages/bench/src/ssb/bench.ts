@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RelationDecl } from '@vixen/queryplan';
-import { compareAnswers } from '../bench/answers.js';
+import { compareAnswers } from '../answers.js';
 import {
   columnReadMs,
   firstLine,
@@ -22,10 +22,10 @@ import {
   type TblBenchOptions,
   type TblBenchReportBase,
   type TblSuiteData,
-} from '../bench/tbl-suite.js';
-import type { Gpu } from '../gpu/index.js';
-import type { ExecuteStats } from '../executor.js';
-import { compileFile, type Program } from '../program.js';
+} from '../tbl-suite.js';
+import type { Gpu } from '@vixen/runtime/gpu';
+import type { ExecuteStats } from '@vixen/runtime';
+import { compileFile, type Program } from '@vixen/runtime';
 import { SSB_TABLES } from './dbgen.js';
 
 /** The query flights 1..4; query `f.n` is `q<f.n>.logic` and `sql/q<f.n>.sql`. */

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RelationDecl } from '@vixen/queryplan';
-import { compareAnswers } from '../bench/answers.js';
+import { compareAnswers } from '../answers.js';
 import {
   columnReadMs,
   firstLine,
@@ -23,10 +23,10 @@ import {
   type TblBenchOptions,
   type TblBenchReportBase,
   type TblSuiteData,
-} from '../bench/tbl-suite.js';
-import type { ExecuteStats } from '../executor.js';
-import type { Gpu } from '../gpu/index.js';
-import { compileFile, type Program } from '../program.js';
+} from '../tbl-suite.js';
+import type { ExecuteStats } from '@vixen/runtime';
+import type { Gpu } from '@vixen/runtime/gpu';
+import { compileFile, type Program } from '@vixen/runtime';
 import { TPCH_TABLES } from './dbgen.js';
 
 export const TPCH_QUERIES: readonly number[] = Array.from({ length: 22 }, (_, i) => i + 1);

@@ -11,6 +11,7 @@
  * core.
  */
 import { join } from 'node:path';
+import { defineTask } from '@vixen/io';
 import {
   type ChunkedTables,
   COLORS,
@@ -194,7 +195,7 @@ const SSB: ChunkedTables<ChunkedTable, SsbTable, SsbSizes> = {
   // About 10 MB of text each.
   chunkRows: { customer: 100_000, supplier: 100_000, part: 100_000, lineorder: 25_000 },
   rows: tableRows,
-  request: (chunk) => ({ kind: 'ssbgenChunk', chunk }),
+  task: () => ssbgenChunkTask,
 };
 
 export const ssbgen = (options: SsbgenOptions): SsbgenResult => generate(SSB, options, writeStart);
@@ -203,4 +204,5 @@ export const ssbgen = (options: SsbgenOptions): SsbgenResult => generate(SSB, op
 export const ssbgenParallel = (options: ParallelOptions): Promise<SsbgenResult> => generateParallel(SSB, options, writeStart);
 
 export type SsbgenChunk = TableChunk<ChunkedTable, SsbSizes>;
-export const ssbgenChunk = (c: SsbgenChunk): TableChunkResult => tableChunk(SSB, c);
+/** A chunk of an SSB table (the worker pool's task). */
+export const ssbgenChunkTask = defineTask('bench/ssbgen-chunk', import.meta.url, (c: SsbgenChunk): TableChunkResult => tableChunk(SSB, c));

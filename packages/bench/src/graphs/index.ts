@@ -3,3 +3,15 @@ export { edgeRows, filterEdges, symmetric, MAX_NODES, type EdgeFilter, type Grap
 export { binaryTree, chain, cycle, grid, rmat, uniformRandom, type RmatOptions, type UniformOptions } from './generators.js';
 export { andersenFacts, cspaFacts, type AndersenFacts, type AndersenOptions, type CspaFacts, type CspaOptions } from './points-to.js';
 export { loadSnapEdges, writeEdgeTsv } from './snap.js';
+export {
+  benchGraphs,
+  formatGraphBenchReport,
+  makeGraph,
+  GRAPH_KINDS,
+  GRAPH_WORKLOADS,
+  type GraphBenchOptions,
+  type GraphBenchReport,
+  type GraphBenchResult,
+  type GraphSpec,
+  type GraphWorkload,
+} from './bench.js';

@@ -12,7 +12,6 @@
 import { isAbsolute, join } from 'node:path';
 import type { SouffleIo, SouffleOutput } from '@vixen/frontend';
 import { formatValue, type RelationDecl, type Row, type ScalarType, type Value } from '@vixen/queryplan';
-import type { ResultTable } from './result-table.js';
 import { writeFilesAtomically, writeLines, type OutputFile } from './output-files.js';
 
 /** C++'s `ostream << float` at precision 9: `%.9g` (shortest of fixed and exponent form, zeros trimmed). */
@@ -62,15 +61,15 @@ function writeSouffleStdout(decl: RelationDecl, rows: Iterable<Row>, delimiter: 
  * `stdout` too, as Soufflé's `-D-` does. Without `outputDir` no file is written: the relations meant for files
  * come back in `unwritten`, for the caller to show some other way.
  */
-export function writeSouffleOutputs(
+export function writeSouffleOutputs<Table extends Iterable<Row>>(
   io: SouffleIo,
-  tables: ReadonlyMap<string, ResultTable>,
+  tables: ReadonlyMap<string, Table>,
   decls: ReadonlyMap<string, RelationDecl>,
   outputDir: string | undefined,
   stdout: (s: string) => void,
-): { written: string[]; unwritten: Map<string, ResultTable> } {
+): { written: string[]; unwritten: Map<string, Table> } {
   const files: OutputFile[] = [];
-  const unwritten = new Map<string, ResultTable>();
+  const unwritten = new Map<string, Table>();
   for (const [name, table] of tables) {
     const decl = decls.get(name)!;
     const targets: SouffleOutput[] = io.outputs[name] ?? [{ kind: 'file', filename: `${name}.csv`, delimiter: '\t' }];

@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import type { RelationDecl, ScalarType } from '@vixen/queryplan';
-import { openDuckDb, type DuckDb } from '../duckdb.js';
+import { openDuckDb, type DuckDb } from './duckdb.js';
 
 /** A DuckDB value as the comparison reads it. */
 export type DuckValue =

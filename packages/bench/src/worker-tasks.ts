@@ -1,0 +1,3 @@
+/** The worker tasks this package defines, for a worker entry that must hold them up front (the bundle's). */
+import './tpch/dbgen.js';
+import './ssb/dbgen.js';

@@ -1,0 +1,28 @@
+/**
+ * Facts in and results out: the word encoding of values, readers of facts files into encoded columns, the
+ * sources a run's facts come from, writers of output files, and the worker pool that host-side work scales on.
+ */
+export { decodeRow, encodeRows, encodeValue, sortDistinct, StringDictionary, type StringIds } from './encoding.js';
+export {
+  columnTypes,
+  EncodedFacts,
+  EncodedRelation,
+  FACTS_EXTENSIONS,
+  FactsCache,
+  factsColumns,
+  loadEach,
+  loadFactsDir,
+  loadFactsDirInto,
+  loadFactsFile,
+  loadFactsFileInto,
+  loadKeptColumns,
+  StringInterner,
+  stringWordOffsets,
+  type FactsFileLoader,
+} from './facts/index.js';
+export { addInlineFacts, externalFacts, type FactSources } from './sources.js';
+export { writeFilesAtomically, writeLines, type OutputFile } from './output-files.js';
+export { formatSouffleFloat, souffleLines, writeSouffleOutputs } from './souffle-output.js';
+export { firstInvalidUtf8, readTextFile, watchUtf8 } from './utf8.js';
+export { runAllInWorkers, runInWorker, workerCount } from './parallel/pool.js';
+export { defineTask, type Task } from './parallel/tasks.js';

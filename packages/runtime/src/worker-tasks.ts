@@ -1,0 +1,2 @@
+/** The worker tasks this package defines, for a worker entry that must hold them up front (the bundle's). */
+import './sort-strings.js';
