@@ -115,7 +115,7 @@ export const PASS_LAYOUTS = {
    */
   pipelineProbe: ['read', 'read', 'write', 'write', 'uniform'],
   /**
-   * Hash group-by insert (kernels/hashAggregate.ts), a workgroup per tile of GROUP_ITEMS * WG rows: row i
+   * Hash group-by insert (kernels/hash-aggregate.ts), a workgroup per tile of GROUP_ITEMS * WG rows: row i
    * joins its key's slot (head word = key ^ KEY_SALT for one-word keys, whose key KEY_SALT has slot mask + 1,
    * else first row + 1; group id word, then aggregate words) and updates the aggregates with atomics; meta[0]
    * counts groups (their ids), meta[1] = 1 if a row found the table full (`limit` groups, or no free slot).
@@ -143,9 +143,12 @@ export const PASS_LAYOUTS = {
 
 export type PassName = keyof typeof PASS_LAYOUTS;
 
+/** Pass name -> WGSL module source. */
+export type KernelShaders = Record<string, string>;
+
 /**
  * Bind group of a kernel's string built-in tables (one read-only storage buffer at binding 0, laid out as
- * index.ts TableSpec says). Only passes whose code reads the tables declare it; the host binds it for every
+ * constants.ts TableSpec says). Only passes whose code reads the tables declare it; the host binds it for every
  * pass of a kernel that has tables, so the passes without a table binding keep their layouts.
  */
 export const TABLES_GROUP = 1;

@@ -457,7 +457,7 @@ fn divmodU128(n: vec4<u32>, d: vec4<u32>) -> DivMod128 {
   return DivMod128(q, vec4<u32>(r, 0u, 0u, 0u));
 }`,
   },
-  // String built-ins look up the kernel's tables (index.ts TableSpec; word k of tbl = table k's offset), bound
+  // String built-ins look up the kernel's tables (constants.ts TableSpec; word k of tbl = table k's offset), bound
   // as group 1 by the passes that use them (passes.ts TABLES_GROUP).
   tables: { deps: [], code: `@group(${TABLES_GROUP}) @binding(0) var<storage, read> tbl: array<u32>;` },
   tableWord: { deps: ['tables'], code: `fn tableWord(k: u32, id: u32) -> u32 { return tbl[tbl[k] + id]; }` },

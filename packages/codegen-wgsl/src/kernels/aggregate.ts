@@ -19,7 +19,7 @@
 import { rowWords, wordsOf, type Aggregate, type ScalarType } from '@vixen/queryplan';
 import { sortKeyWords } from './sort.js';
 import { columnWords, compareCode, header, lexCompareFn, workgroupScan } from '../wgsl.js';
-import type { KernelShaders } from '../index.js';
+import type { KernelShaders } from '../passes.js';
 
 /** Consecutive rows per thread of a tile (TILE = AGG_ITEMS * WG rows): more rows per scan of the workgroup. */
 export const AGG_ITEMS = 32;

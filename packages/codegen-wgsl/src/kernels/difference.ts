@@ -2,7 +2,7 @@ import { rowWords } from '@vixen/queryplan';
 import type { ScalarType } from '@vixen/queryplan';
 import { lexCompareFn } from '../wgsl.js';
 import { identity, rowPairs, selectShaders } from './compaction.js';
-import type { KernelShaders } from '../index.js';
+import type { KernelShaders } from '../passes.js';
 
 /** One select pass keeping the left rows absent from right (binary search over whole rows). */
 export function differenceShaders(types: readonly ScalarType[]): KernelShaders {

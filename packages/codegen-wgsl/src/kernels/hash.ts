@@ -9,7 +9,7 @@
  * (a pipeline probe's build filter) kept.
  */
 import { atomicBinding, header, SUBGROUP_VARIANT, threadMain, workgroupScan } from '../wgsl.js';
-import type { KernelShaders } from '../index.js';
+import type { KernelShaders } from '../passes.js';
 
 /** Probe rows per thread of a probe tile (TILE = HASH_ITEMS * WG rows, one workgroup). */
 export const HASH_ITEMS = 4;

@@ -2,7 +2,7 @@ import { rowWords } from '@vixen/queryplan';
 import type { ScalarType } from '@vixen/queryplan';
 import { header, lexCompareFn, threadMain } from '../wgsl.js';
 import { sortKeyWords } from './sort.js';
-import type { KernelShaders } from '../index.js';
+import type { KernelShaders } from '../passes.js';
 
 /** Output rows per merge tile: one diagonal search over the whole inputs per tile (mergeSplits). */
 export const MERGE_TILE = 1024;

@@ -12,7 +12,7 @@ import { rowWords, type Aggregate, type Expr, type ScalarType } from '@vixen/que
 import type { KirKernel } from '@vixen/kernel-ir';
 import { atomicBinding, columnWords, exprWords, filterCode, header, projectCode, SUBGROUP_VARIANT, threadMain, tileKeepMask, vectorRows, workgroupScan, type ColumnResolver } from '../wgsl.js';
 import { as64 } from './aggregate.js';
-import type { KernelShaders } from '../index.js';
+import type { KernelShaders } from '../passes.js';
 import { HASH_ITEMS, hashBuildShaders, hashFunctions, joinSlotWords, keyArgs, keyEquals, type HashKeyLayout } from './hash.js';
 import { sortKeyWords } from './sort.js';
 

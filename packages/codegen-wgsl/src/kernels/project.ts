@@ -4,7 +4,7 @@
  * vectors of their words (vectorRows), as a copy kernel moves them.
  */
 import type { Expr, Predicate, ScalarType } from '@vixen/queryplan';
-import type { KernelShaders } from '../index.js';
+import type { KernelShaders } from '../passes.js';
 import { exprWords, header, retypeBinding, threadMain, vectorRows, vectorType, vectorWidth } from '../wgsl.js';
 
 /** Whether a mapFilter runs as a projection pass: no filter, and rows of at least one word in and out. */

@@ -1,7 +1,7 @@
 import { rowWords, wordsOf } from '@vixen/queryplan';
 import type { ScalarType } from '@vixen/queryplan';
 import { atomicBinding, header, SUBGROUP_VARIANT, threadMain, workgroupScan } from '../wgsl.js';
-import type { KernelShaders } from '../index.js';
+import type { KernelShaders } from '../passes.js';
 
 /** Bits of one radix digit (one global scatter pass). */
 export const RADIX_BITS = 8;

@@ -3,7 +3,7 @@ import type { ScalarType } from '@vixen/queryplan';
 import { atomicBinding, header, lexCompareFn, threadMain } from '../wgsl.js';
 import { hashFunction, keyArgs, keyEquals, loadKey } from './hash.js';
 import { identity, rowPairs, selectShaders } from './compaction.js';
-import type { KernelShaders } from '../index.js';
+import type { KernelShaders } from '../passes.js';
 
 /** One select pass keeping the rows that differ from their predecessor. */
 export function uniqueShaders(types: readonly ScalarType[]): KernelShaders {

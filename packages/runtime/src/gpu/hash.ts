@@ -1,5 +1,5 @@
 /**
- * Hash operators on device relations (WGSL in codegen-wgsl kernels/hash.ts and hashAggregate.ts): a hash join
+ * Hash operators on device relations (WGSL in codegen-wgsl kernels/hash.ts and hash-aggregate.ts): a hash join
  * as build + probe, giving (probe row, build row) index pairs or chosen words of both rows, and a hash group-by.
  * Not tied to KIR kernels:
  * callers pass relations and where their key words are, and get relations back, so a planner can use them

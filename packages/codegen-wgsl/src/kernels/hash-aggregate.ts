@@ -18,7 +18,7 @@
  * 8, 32 or 64 rows a thread (0.37-0.40 ms).
  */
 import { atomicBinding, header, threadMain } from '../wgsl.js';
-import type { KernelShaders } from '../index.js';
+import type { KernelShaders } from '../passes.js';
 import { hashFunction, keyArgs, keyEquals, loadKey, type HashKeyLayout } from './hash.js';
 
 /**

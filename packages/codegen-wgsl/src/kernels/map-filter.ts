@@ -2,7 +2,7 @@ import { rowWords, type Expr, type Predicate, type ScalarType } from '@vixen/que
 import { columnWords, filterCode, type ColumnResolver } from '../wgsl.js';
 import { selectShaders } from './compaction.js';
 import { isProjection, projectShaders } from './project.js';
-import type { KernelShaders } from '../index.js';
+import type { KernelShaders } from '../passes.js';
 
 /**
  * project(row) of the rows passing the filter, in input order: one select pass, or, without a filter, one

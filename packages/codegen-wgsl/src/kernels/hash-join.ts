@@ -6,7 +6,7 @@ import { rowWords, wordsOf, type ScalarType } from '@vixen/queryplan';
 import type { KirKernel } from '@vixen/kernel-ir';
 import { sortKeyWords } from './sort.js';
 import { hashBuildShaders, hashProbeShaders, type HashKeyLayout, type JoinOutputWord } from './hash.js';
-import type { KernelShaders } from '../index.js';
+import type { KernelShaders } from '../passes.js';
 
 export type HashJoinKernel = Extract<KirKernel, { kind: 'hashJoin' }>;
 

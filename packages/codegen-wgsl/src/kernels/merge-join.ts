@@ -1,7 +1,7 @@
 import { rowWords, wordsOf } from '@vixen/queryplan';
 import type { Expr, Predicate, ScalarType } from '@vixen/queryplan';
 import { columnWords, filterCode, header, lexCompareFn, projectCode, threadMain, type ColumnResolver } from '../wgsl.js';
-import type { KernelShaders } from '../index.js';
+import type { KernelShaders } from '../passes.js';
 
 /**
  * Per left row: binary-search the [lo, hi) range of right rows with equal key words (empty keys: all
