@@ -8,7 +8,7 @@ import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
 import { rowWords, type ScalarType } from '@vixen/queryplan';
 import { downloadRelation, openGpu, releaseRelation, runKernel, uploadRelation, type Gpu } from '../src/gpu/index.js';
 import { internals } from '../src/gpu/device.js';
-import { encodeScan } from '../src/gpu/kernels.js';
+import { encodeScan } from '../src/gpu/kernels/scan.js';
 import { Recorder } from '../src/gpu/recorder.js';
 import { canonical, compareWords, encode, keyWords, randomRows, rng, sortByKeys, type TestRow } from './gpu-fixtures.js';
 

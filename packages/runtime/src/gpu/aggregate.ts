@@ -7,7 +7,7 @@
 import { VixenError, type Aggregate, type ScalarType } from '@vixen/queryplan';
 import { aggregateStateWords, AGG_ITEMS, type KernelShaders } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from './device.js';
-import { encodeScan } from './kernels.js';
+import { encodeScan } from './kernels/scan.js';
 import { Recorder, type Bound } from './recorder.js';
 import { acquireBound, bindingBytes, checkBindingSize, relationUsage, syncCounts, type DeviceRelation } from './relations.js';
 

@@ -4,7 +4,7 @@
  * order). runChunked runs a kernel that has a chunked input:
  * - row by row, once per chunk, giving a chunked output: mapFilter, copy, concat, the left side of difference and
  *   merge join, the probe side of a hash join (a chunk whose result would pass one binding is halved and run again;
- *   so is a join of inputs in one buffer each whose result passes one binding: kernels.ts catches ResultLimitError);
+ *   so is a join of inputs in one buffer each whose result passes one binding: kernels/run-kernel.ts catches ResultLimitError);
  * - chunk against chunk: a merge join with each chunk of a right side past one binding, a hash join with a table
  *   of each piece of a build side whose table would not fit, a difference removing each right chunk in turn;
  * - aggregate: each chunk into partial rows, the partials combined (counts and sums summed, min/max again; a
@@ -19,7 +19,7 @@ import { rowWords, wordsOf, type Aggregate, type ScalarType } from '@vixen/query
 import { hashJoinLayout, sortKeyWords, type HashAggregate } from '@vixen/codegen-wgsl';
 import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
 import { internals, type Gpu, type GpuImpl } from './device.js';
-import { selectRange } from './kernels.js';
+import { selectRange } from './kernels/select.js';
 import { pipelineTableOffsets } from './pipeline.js';
 import { Recorder } from './recorder.js';
 import {
@@ -194,7 +194,7 @@ export async function runChunked(
       // Row by row over the left side (in parts where the result would pass one binding); the right side whole.
       return withWhole(g, [b], what, ([right]) => perChunk(g, a, outWidth, (c) => single(kernel, [c, right!])));
     case 'hashJoin': {
-      // The larger side is probed chunk by chunk against a table of the other (kernels.ts builds on the smaller side),
+      // The larger side is probed chunk by chunk against a table of the other (kernels/run-kernel.ts builds on the smaller side),
       // or of each of its chunks when it too passes one binding.
       const [big, other] = b.count > a.count ? [1, 0] : [0, 1];
       const table = inputs[other]!;

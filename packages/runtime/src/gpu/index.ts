@@ -5,5 +5,5 @@
 export { internals, openGpu, type Gpu, type GpuLimits, type GpuOptions } from './device.js';
 export { chunkRows, fitsOneChunk } from './chunks.js';
 export { DeviceLimitError, downloadRelation, downloadRelations, exactRows, releaseRelation, settle, uploadRelation, type DeviceRelation } from './relations.js';
-export { runKernel } from './kernels.js';
+export { runKernel } from './kernels/run-kernel.js';
 export { buildHashTable, hashGroupBy, hashJoin, HASH_GROUPS, probeHashTable, releaseHashTable, type HashTable, type KeyedRelation } from './hash.js';

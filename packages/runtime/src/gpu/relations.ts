@@ -22,7 +22,7 @@ export interface DeviceRelation {
    * room for) and the true count is the u32 this points at, until a host sync (syncCounts) resolves it.
    */
   pending?: DeviceWord;
-  /** Once a sync settled a pending count: the bound `count` was while pending (for lookup order, kernels.ts). */
+  /** Once a sync settled a pending count: the bound `count` was while pending (for lookup order, kernels/lookup-order.ts). */
   bound?: number;
   /**
    * A relation larger than one storage binding (gpu/chunks.ts): its rows are these relations' rows, in order;
@@ -252,6 +252,17 @@ export function allocRelation(g: GpuImpl, count: number, width: number): DeviceR
   if (count === 0) return { buffer: null, count, width };
   checkBindingSize(g, count * width, `relation of ${count} rows x ${width} words`);
   return { buffer: g.pool.acquire(bindingBytes(count * width), relationUsage()), count, width };
+}
+
+/**
+ * An output of `input`'s row count in rows of `width` words: host-known, or pending, `rec` copying the input's count
+ * word after the output's rows.
+ */
+export function sameCount(g: GpuImpl, rec: Recorder, input: DeviceRelation, width: number): DeviceRelation {
+  const pending = settle(input).pending;
+  const out = pending ? allocPending(g, input.count, width) : allocRelation(g, input.count, width);
+  if (pending) rec.copy(pending.buffer, pending.offset, out.buffer!, out.pending!.offset, 4);
+  return out;
 }
 
 /**
