@@ -2,8 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KirKernel, KirProgram, KirVariable } from '@vixen/kernel-ir';
 import type { Expr, ScalarType } from '@vixen/queryplan';
-// The device comes from the runtime package (this package has no WebGPU dependency of its own).
-import { openGpu, type Gpu } from '../../runtime/src/gpu/index.js';
+import { compileDevice, type CompileDevice } from './device.js';
 import { vectorRows } from '../src/wgsl.js';
 import {
   PASS_LAYOUTS,
@@ -154,11 +153,11 @@ const expectedById: Record<number, string[]> = {
   15: ['project'],
 };
 
-let gpu: Gpu;
+let gpu: CompileDevice;
 beforeAll(async () => {
-  gpu = await openGpu();
+  gpu = await compileDevice();
 });
-afterAll(() => gpu?.dispose());
+afterAll(() => gpu?.device.destroy());
 
 describe('generateKernelShaders', () => {
   it.each(kernels.map((k) => [`${k.kind} #${k.id}`, k] as const))('%s compiles without errors', async (_, kernel) => {

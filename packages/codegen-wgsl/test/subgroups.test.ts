@@ -5,14 +5,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KirVariable } from '@vixen/kernel-ir';
-import { openGpu, type Gpu } from '../../runtime/src/gpu/index.js';
+import { compileDevice, type CompileDevice } from './device.js';
 import { SUBGROUP_VARIANT, generateKernelShaders, hashProbeShaders, type KernelShaders } from '../src/index.js';
 
-let gpu: Gpu;
+let gpu: CompileDevice;
 beforeAll(async () => {
-  gpu = await openGpu();
+  gpu = await compileDevice();
 });
-afterAll(() => gpu?.dispose());
+afterAll(() => gpu?.device.destroy());
 
 const variables: KirVariable[] = [
   { id: 0, name: 'a', columns: ['int32', 'int64'] },
