@@ -42,7 +42,7 @@ function readable(path: string): boolean {
   }
 }
 
-describe.each(['source', 'facts', 'options', 'program-json'] as const)('%s', (kind) => {
+describe.each(['source', 'facts', 'store', 'options', 'program-json'] as const)('%s', (kind) => {
   for (const c of cliCases.filter((x) => x.kind === kind)) {
     test(c.name, async (ctx) => {
       const tmp = mkdtempSync(join(tmpdir(), 'vixen-bad-'));
@@ -82,5 +82,5 @@ describe('api', () => {
 
 test('the corpus has a case of every kind', () => {
   const kinds = new Set([...cliCases, ...apiCases].map((c) => c.kind));
-  expect([...kinds].sort()).toEqual(['api', 'facts', 'options', 'program-json', 'source']);
+  expect([...kinds].sort()).toEqual(['api', 'facts', 'options', 'program-json', 'source', 'store']);
 });

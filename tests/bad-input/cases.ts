@@ -11,7 +11,7 @@
  * are skipped unchecked. Exit status: 1 bad input, 2 bad command
  * line (commander's usage errors), 4 a run limit (tests/cli-profile.test.ts).
  */
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { compile, Program } from '@vixen/runtime';
 
@@ -23,7 +23,7 @@ export interface Paths {
 }
 
 export interface CliCase {
-  kind: 'source' | 'facts' | 'options' | 'program-json';
+  kind: 'source' | 'facts' | 'store' | 'options' | 'program-json';
   name: string;
   args(p: Paths): string[];
   code: number;
@@ -53,6 +53,13 @@ const tc = compile(tcSource, { filename: 'tc.logic' });
 /** A fixed ASCII prefix of a valid all-types row, up to its string column. */
 const typedPrefix = '1,2,3,1.5,2.25,true,2024-01-02,';
 const tenMegabytes = 10_000_000;
+/** Runs all-types.logic on the store `dir` gives (default: the broken copy setup made). */
+const storeRun = (dir: (p: Paths) => string = (p) => p.gen('store')) => (p: Paths) => ['run', p.bad(types), '--facts', dir(p), '--output', 'row', '--format', 'csv'];
+/** A setup that copies store-all-types to the case's folder and breaks the copy with `breakIt`. */
+const brokenStore = (breakIt: (dir: string) => void) => (p: Paths) => {
+  cpSync(p.bad('store-all-types'), p.gen('store'), { recursive: true });
+  breakIt(p.gen('store'));
+};
 
 export const cliCases: CliCase[] = [
   // Program source.
@@ -182,6 +189,53 @@ export const cliCases: CliCase[] = [
     args: (p) => [...edge(p), '--facts', p.gen('.')],
     code: 1,
     stderr: /error: cannot read facts file .*edge\.csv: .*permission denied/,
+  },
+
+  // Columnar stores (vixen import): store-all-types is facts-crlf's t, imported; setup copies it and breaks the copy.
+  { kind: 'store', name: 'a store is read as its facts were', args: storeRun((p) => p.bad('store-all-types')), code: 0, stderr: /adapter:/, stdout: '# row\ni,s\n1,first\n2,second\n' },
+  {
+    kind: 'store',
+    name: 'a store of another version',
+    setup: brokenStore((dir) => writeFileSync(join(dir, 'vixen-store.json'), readFileSync(join(dir, 'vixen-store.json'), 'utf8').replace('"version": 1', '"version": 2'))),
+    args: storeRun(),
+    code: 1,
+    stderr: /^error: .*store\/vixen-store\.json: store version 2 is not supported \(this Vixen reads version 1; import the facts again with vixen import\)\n$/,
+  },
+  {
+    kind: 'store',
+    name: 'a corrupt store manifest',
+    setup: brokenStore((dir) => writeFileSync(join(dir, 'vixen-store.json'), '{"format": "vixen-store", "version": 1, "relations": {"t": {"rows": 2}}}')),
+    args: storeRun(),
+    code: 1,
+    stderr: /^error: .*store\/vixen-store\.json: corrupt store manifest: relations\.t\.columns: /,
+  },
+  { kind: 'store', name: 'a missing column file', setup: brokenStore((dir) => rmSync(join(dir, 't/7.u32'))), args: storeRun(), code: 1, stderr: /^error: store file missing: .*store\/t\/7\.u32\n$/ },
+  { kind: 'store', name: 'a truncated column file', setup: brokenStore((dir) => truncateSync(join(dir, 't/0.u32'), 6)), args: storeRun(), code: 1, stderr: /^error: store file .*store\/t\/0\.u32 has 6 bytes, the manifest says 8 \(truncated or rewritten: import the facts again\)\n$/ },
+  {
+    kind: 'store',
+    name: 'a column file with a bad checksum',
+    setup: brokenStore((dir) => {
+      const bytes = readFileSync(join(dir, 't/0.u32'));
+      bytes[0]! ^= 0x10;
+      writeFileSync(join(dir, 't/0.u32'), bytes);
+    }),
+    args: storeRun(),
+    code: 1,
+    stderr: /^error: store file .*store\/t\/0\.u32 is corrupt: its CRC-32 differs from the manifest's \(import the facts again\)\n$/,
+  },
+  {
+    kind: 'store',
+    name: 'a declaration the store does not fit',
+    args: (p) => ['run', p.bad('store-retyped.logic'), '--facts', p.bad('store-all-types')],
+    code: 1,
+    stderr: /^error: relation t, column 8 \(s\): the program declares int32, store .*store-all-types holds string \(column s\)\n$/,
+  },
+  {
+    kind: 'store',
+    name: 'import over a folder that is not a store',
+    args: (p) => ['import', p.bad(types), '--facts', p.bad('facts-crlf'), '-o', p.bad('facts-crlf')],
+    code: 1,
+    stderr: /^error: .*facts-crlf exists and is not a Vixen store \(no vixen-store\.json\)/,
   },
 
   // Command-line options.

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { z } from 'zod';
 import { compileFile, parseByteSize, Program, RunLimitError, type CompileOptions, type JoinStrategy, type RunOptions, type RunOutput } from '@vixen/runtime';
-import { readTextFile, writeSouffleOutputs } from '@vixen/io';
+import { importStore, readTextFile, writeSouffleOutputs } from '@vixen/io';
 import { JOIN_STRATEGIES, printKir } from '@vixen/kernel-ir';
 import { KeyViolationError, planToDot, printPlan, renderDiagnostics, VixenError } from '@vixen/queryplan';
 import { benchCommand } from './bench.js';
@@ -10,6 +10,7 @@ import { parseOptions } from './options.js';
 import { buildBundle } from './bundle.js';
 import { checkOutputDir, ConstraintViolations, renderResults, writeOutputDir, type OutputFormat } from './format.js';
 import { explainDot, explainText, formatProfile, formatStats, progressLine } from './report.js';
+import { loadProgressBar } from './load-progress.js';
 
 /** `--output a,b`: the relations a run returns, and so what the compiler may treat as intermediate. */
 const outputList = z
@@ -64,6 +65,11 @@ const compileOptionsSchema = z.object({
   output: outputList,
   joinStrategy: z.enum(JOIN_STRATEGIES).optional(),
   fusion: z.boolean().default(true),
+});
+
+const importOptionsSchema = z.object({
+  facts: z.string().min(1),
+  out: z.string().min(1),
 });
 
 type SourceOptions = Pick<CompileOptions, 'dialect' | 'joinStrategy' | 'fusion' | 'outputs'>;
@@ -123,7 +129,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .command('run')
     .description('compile (or load a compiled .json) and run a program, printing its output relations')
     .argument('<file>', '.logic or Soufflé .dl source, or compiled program .json')
-    .option('-F, --facts <dir>', 'directory of <relation>.csv|.tsv|.facts|.tbl files (Soufflé: the .input files)')
+    .option('-F, --facts <dir>', 'directory of <relation>.csv|.tsv|.facts|.tbl files, or a store (vixen import) (Soufflé: the .input files)')
     .option('--output <relations>', 'comma-separated relations to print (default: all derived relations; Soufflé: .output ones)')
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'csv', 'json', 'count']).default('table'))
     .option('-D, --output-dir <dir>', 'write <relation>.csv (tab-separated, no header) per output relation, as Soufflé does (Soufflé: - for stdout)')
@@ -175,7 +181,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
           }),
         );
         err(`adapter: ${result.adapter}\n`);
-        if (opts.stats) err(formatStats(result.stats));
+        if (opts.stats) err(formatStats(result.stats, result.hostLoadMilliseconds));
         if (opts.profile) err(formatProfile(result.stats, prog.plan));
         output = result;
       }
@@ -221,7 +227,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .command('explain')
     .description('print the query plan and kernel IR (text or Graphviz DOT), with profile numbers after a run with --profile')
     .argument('<file>', '.logic source or compiled program .json')
-    .option('--facts <dir>', 'directory of <relation>.csv|.tsv|.facts|.tbl files (with --profile)')
+    .option('--facts <dir>', 'directory of <relation>.csv|.tsv|.facts|.tbl files, or a store (with --profile)')
     .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
     .option('--profile', 'run the program and show launches, device time and rows per operator and kernel', false)
     .option('--dot', 'print both CFGs as one Graphviz DOT graph', false)
@@ -251,6 +257,26 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
       const prog = compileFile(file, sourceOptions(opts));
       writeFileSync(opts.out, JSON.stringify(prog.toJSON()) + '\n');
       err(`wrote ${opts.out}\n`);
+    });
+
+  program
+    .command('import')
+    .description("convert the facts of a program's base relations into a columnar store, which --facts then reads at disk speed")
+    .argument('<file>', '.logic source declaring the base relations (e.g. a schema)')
+    .requiredOption('-F, --facts <dir>', 'directory of <relation>.csv|.tsv|.facts|.tbl files (or a store) to read')
+    .requiredOption('-o, --out <dir>', 'store folder to write (an existing store is replaced; anything else there is an error)')
+    .action(async (file: string, raw: unknown) => {
+      const opts = parseOptions(importOptionsSchema, raw);
+      const prog = loadProgram(file);
+      if (prog.souffleIo) throw new VixenError({ severity: 'error', message: 'vixen import reads LogiQL declarations; a Soufflé program reads its .input files as text' });
+      const bar = progress ? loadProgressBar(process.stderr) : undefined;
+      try {
+        const r = await importStore({ relations: prog.relations, inline: prog.kir.facts, factsDir: opts.facts, out: opts.out, ...(bar ? { onProgress: bar.update } : {}) });
+        const rows = r.relations.reduce((n, x) => n + x.rows, 0);
+        err(`wrote ${opts.out}: ${r.relations.length} relations, ${rows} rows, ${r.strings} strings, ${(r.bytes / 2 ** 20).toFixed(1)} MiB\n`);
+      } finally {
+        bar?.done();
+      }
     });
 
   program
@@ -285,9 +311,11 @@ async function runReporting(
   options: RunOptions,
 ): ReturnType<Program['run']> {
   const line = progress ? progressLine(err) : undefined;
+  const bar = progress ? loadProgressBar(process.stderr) : undefined;
   try {
-    return await prog.run({ ...options, ...(line ? { onProgress: line.update } : {}) });
+    return await prog.run({ ...options, ...(line ? { onProgress: line.update } : {}), ...(bar ? { onLoadProgress: bar.update } : {}) });
   } catch (e) {
+    bar?.done();
     line?.done();
     if (e instanceof RunLimitError) {
       if (report.stats) err(`statistics up to the error:\n${formatStats(e.stats)}`);
@@ -295,6 +323,7 @@ async function runReporting(
     }
     throw e;
   } finally {
+    bar?.done();
     line?.done();
   }
 }

@@ -16,9 +16,10 @@ function table(header: string[], rows: string[][], numeric: boolean[]): string[]
   return [line(header), ...rows.map(line)].map((l) => `  ${l}`);
 }
 
-/** The one-paragraph summary `--stats` prints. */
-export function formatStats(s: ExecuteStats): string {
+/** The one-paragraph summary `--stats` prints; `hostLoadMs`, when known, the facts read before the run. */
+export function formatStats(s: ExecuteStats, hostLoadMs?: number): string {
   const lines = [
+    ...(hostLoadMs !== undefined ? [`facts read on the host: ${hostLoadMs.toFixed(1)} ms (files or store, before the run)`] : []),
     `kernels launched: ${s.launches}, blocks executed: ${s.blockSteps}, time: ${s.milliseconds.toFixed(1)} ms ` +
       `(load ${s.loadMilliseconds.toFixed(1)} ms, evaluation ${(s.milliseconds - s.loadMilliseconds - s.readbackMilliseconds).toFixed(1)} ms, ` +
       `readback ${s.readbackMilliseconds.toFixed(1)} ms, with the wait for the last kernels; ${s.waitMilliseconds.toFixed(1)} ms of it all waiting for the device)`,

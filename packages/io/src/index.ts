@@ -1,5 +1,5 @@
 /**
- * Facts in and results out: the word encoding of values, readers of facts files into encoded columns, the
+ * Facts in and results out: the word encoding of values, readers of facts files and columnar stores into encoded columns, the
  * sources a run's facts come from, writers of output files, and the worker pool that host-side work scales on.
  */
 export { decodeRow, encodeRows, encodeValue, sortDistinct, StringDictionary, type StringIds } from './encoding.js';
@@ -21,6 +21,8 @@ export {
   type FactsFileLoader,
 } from './facts/index.js';
 export { addInlineFacts, externalFacts, type FactSources } from './sources.js';
+export type { LoadProgress, LoadProgressListener } from './load-progress.js';
+export { importStore, type ImportedStore, type ImportStoreOptions } from './store/import.js';
 export { writeFilesAtomically, writeLines, type OutputFile } from './output-files.js';
 export { formatSouffleFloat, souffleLines, writeSouffleOutputs } from './souffle-output.js';
 export { firstInvalidUtf8, readTextFile, watchUtf8 } from './utf8.js';

@@ -1,8 +1,11 @@
-/** Where a run's facts come from: rows given through the API and files in a facts directory. */
+/** Where a run's facts come from: rows given through the API and files in a facts directory (or a store). */
+import { existsSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import type { SouffleInput } from '@vixen/frontend';
 import { VixenError, valueHasType, type RelationDecl, type Row, type ScalarType, type Value } from '@vixen/queryplan';
 import { EncodedFacts, columnTypes, factsColumns, loadEach, loadFactsDirInto, loadFactsFileInto } from './facts/index.js';
+import type { LoadProgressListener } from './load-progress.js';
+import { STORE_MANIFEST } from './store/manifest.js';
 
 export interface FactSources {
   /**
@@ -10,8 +13,13 @@ export interface FactSources {
    * bigint or safe-integer number, decimal bigint scaled by 10^4, string string, boolean boolean).
    */
   facts?: Record<string, readonly Row[]>;
-  /** Directory with `<relation>.csv|.tsv|.facts|.tbl` files for the base (EDB) relations (Soufflé programs: their `.input` files; default `.`). */
+  /**
+   * Directory with `<relation>.csv|.tsv|.facts|.tbl` files for the base (EDB) relations, or a columnar store
+   * (`vixen import`) (Soufflé programs: their `.input` files; default `.`).
+   */
   factsDir?: string;
+  /** Hears how many bytes of the facts files are read so far (see LoadProgress). */
+  onLoadProgress?: LoadProgressListener;
 }
 
 function valueFits(type: ScalarType, v: Value): boolean {
@@ -74,13 +82,16 @@ export async function externalFacts(
   }
   const given = new Set(out.relations.keys());
   if (souffleInputs) {
+    if (sources.factsDir !== undefined && existsSync(join(sources.factsDir, STORE_MANIFEST))) {
+      throw new VixenError({ severity: 'error', message: `${sources.factsDir} is a columnar store: a Soufflé program reads its .input files as text; give it the facts directory` });
+    }
     // Soufflé's default facts directory is the current one: a missing `.input` file is an error, never empty.
     await loadSouffleInputs(sources.factsDir ?? '.', relations, souffleInputs, given, out);
   } else if (sources.factsDir !== undefined) {
     const fromFiles = relations.filter((r) => r.kind === 'edb' && !given.has(r.name));
     const required = fromFiles.filter((r) => !(inline[r.name]?.length)).map((r) => r.name);
     const optional = fromFiles.filter((r) => inline[r.name]?.length).map((r) => r.name);
-    await loadFactsDirInto(sources.factsDir, [...relations], required, optional, out);
+    await loadFactsDirInto(sources.factsDir, [...relations], required, optional, out, undefined, sources.onLoadProgress);
   }
   return out;
 }

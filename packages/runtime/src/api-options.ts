@@ -35,6 +35,7 @@ const runOptionsSchema = z.object({
   maxDeviceMemory: z.union([z.number(), z.string()]).optional(),
   profile: z.boolean().optional(),
   onProgress: callback().optional(),
+  onLoadProgress: callback().optional(),
 });
 
 const compileArgsSchema = z.object({

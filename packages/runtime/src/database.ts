@@ -93,7 +93,7 @@ export class Database {
 
   constructor(
     readonly gpu: Gpu,
-    /** Where `<relation>.csv|.tsv|.facts|.tbl` files are read from, as for `RunOptions.factsDir`. */
+    /** Where `<relation>.csv|.tsv|.facts|.tbl` files (or a columnar store) are read from, as for `RunOptions.factsDir`. */
     readonly factsDir: string,
     readonly options: DatabaseOptions = {},
   ) {
@@ -141,7 +141,9 @@ export class Database {
     const hostStart = performance.now();
     const loadFile = this.cache?.load ?? ((decl, path, into) => (this.uncachedReads++, loadKeptColumns(decl, path, into)));
     // A run on resident relations alone lists no directory: two file system round trips, each a turn of the event loop.
-    if (missing.length + perRun.length > 0) await loadFactsDirInto(this.factsDir, kir.relations, missing.map((r) => r.name), perRun.map((r) => r.name), facts, loadFile);
+    if (missing.length + perRun.length > 0) {
+      await loadFactsDirInto(this.factsDir, kir.relations, missing.map((r) => r.name), perRun.map((r) => r.name), facts, loadFile, options.onLoadProgress);
+    }
     addInlineFacts(facts, kir.relations, kir.facts);
     // The strings of each relation that will stay resident, read before the run rewrites the temporary ids.
     const fresh = new Map(

@@ -174,16 +174,20 @@ export class Program {
     return wanted;
   }
 
-  /** Runs the compiled kernels on WebGPU. */
-  async run(options: RunOptions = {}): Promise<RunResult> {
+  /**
+   * Runs the compiled kernels on WebGPU. `hostLoadMilliseconds`: reading the facts files (or store) on the host,
+   * before the run (the stats' load is encoding, uploading and sorting them).
+   */
+  async run(options: RunOptions = {}): Promise<RunResult & { hostLoadMilliseconds: number }> {
     const startedAt = performance.now();
     const limits = runLimits(options, startedAt);
     const outputs = this.checkOutputs(options.outputs);
     const external = await externalFacts(this.kir.relations, this.kir.facts, options, this.souffleIo?.inputs);
     const initial = addInlineFacts(external, this.kir.relations, this.kir.facts);
+    const hostLoadMilliseconds = performance.now() - startedAt;
     const gpu = options.gpu ?? (await openGpu(options.backend ? { backend: options.backend } : {}));
     try {
-      return await this.execute(gpu, initial, outputs, limits);
+      return Object.assign(await this.execute(gpu, initial, outputs, limits), { hostLoadMilliseconds });
     } finally {
       if (!options.gpu) gpu.dispose();
     }

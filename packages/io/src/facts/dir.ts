@@ -1,9 +1,15 @@
-/** Facts directories: `<dir>/<relation>.csv|.tsv|.facts|.tbl`, exactly one file per relation. */
+/**
+ * Facts directories: `<dir>/<relation>.csv|.tsv|.facts|.tbl`, exactly one file per relation, or a columnar store
+ * (a folder with `vixen-store.json`, store/load.ts).
+ */
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { VixenError, errorAt, type Diagnostic, type RelationDecl, type Row } from '@vixen/queryplan';
 import { FACTS_EXTENSIONS, loadFactsFileInto } from './file.js';
 import { EncodedFacts, columnTypes, factsColumns } from './encoded.js';
+import { progressCounter, type LoadProgressListener } from '../load-progress.js';
+import { STORE_MANIFEST } from '../store/manifest.js';
+import { loadStoreInto } from '../store/load.js';
 
 async function listDir(dir: string): Promise<Set<string>> {
   const info = await stat(dir).catch(() => undefined);
@@ -28,14 +34,17 @@ export async function loadFactsDir(
   return Object.fromEntries(facts.toRows());
 }
 
-/** Encodes the facts of relation `decl` from its file `path` into `facts`. */
-export type FactsFileLoader = (decl: RelationDecl, path: string, facts: EncodedFacts) => Promise<void>;
+/** Encodes the facts of relation `decl` from its file `path` into `facts`; `onBytes`, where it can, hears the bytes read. */
+export type FactsFileLoader = (decl: RelationDecl, path: string, facts: EncodedFacts, onBytes?: (bytes: number) => void) => Promise<void>;
 
 /** Parses the columns the program reads (`pruned.loadColumns`), or all of them. */
-export const loadKeptColumns: FactsFileLoader = (decl, path, facts) =>
-  loadFactsFileInto(path, factsColumns(decl), facts.relation(decl.name, columnTypes(decl.columns)), facts.strings, decl.name, undefined, decl.pruned?.loadColumns);
+export const loadKeptColumns: FactsFileLoader = (decl, path, facts, onBytes) =>
+  loadFactsFileInto(path, factsColumns(decl), facts.relation(decl.name, columnTypes(decl.columns)), facts.strings, decl.name, undefined, decl.pruned?.loadColumns, onBytes);
 
-/** `loadFactsDir`, encoding the rows into `facts` as they are read (by `loadFile`, one file at a time). */
+/**
+ * `loadFactsDir`, encoding the rows into `facts` as they are read (by `loadFile`, one file at a time; a store is
+ * read by store/load.ts instead). `onProgress` hears of each file as it starts, as it is read, and once it is read.
+ */
 export async function loadFactsDirInto(
   dir: string,
   relations: readonly RelationDecl[],
@@ -43,8 +52,10 @@ export async function loadFactsDirInto(
   optional: readonly string[],
   facts: EncodedFacts,
   loadFile: FactsFileLoader = loadKeptColumns,
+  onProgress?: LoadProgressListener,
 ): Promise<void> {
   const entries = await listDir(dir);
+  if (entries.has(STORE_MANIFEST)) return loadStoreInto(dir, relations, wanted, optional, facts, onProgress);
   const decls = new Map(relations.map((r) => [r.name, r]));
   const required = new Set(wanted);
   const diags: Diagnostic[] = [];
@@ -65,7 +76,21 @@ export async function loadFactsDirInto(
       diags.push(errorAt(`no facts file for relation ${name} in ${dir}: expected one of ${expected}`));
     }
   }
-  await loadEach(files, ([decl, path]) => loadFile(decl, path, facts), diags);
+  // Sizes only for a listener: a run without one does no more file system round trips than it needs.
+  const sizes = onProgress ? await Promise.all(files.map(([, path]) => stat(path).then((s) => s.size, () => 0))) : [];
+  const step = progressCounter(sizes.reduce((n, s) => n + s, 0), onProgress);
+  await loadEach(files.map((f, i) => [...f, sizes[i] ?? 0] as const), async ([decl, path, size]) => {
+    // A listener hears the file's name first, then its bytes as the loader reads them, all of them once it is done.
+    let read = 0;
+    const onBytes = (bytes: number): void => {
+      const counted = Math.min(bytes, size - read);
+      read += counted;
+      step(decl.name, counted);
+    };
+    onBytes(0);
+    await loadFile(decl, path, facts, onProgress ? onBytes : undefined);
+    onBytes(size - read);
+  }, diags);
 }
 
 /**

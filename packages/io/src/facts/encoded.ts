@@ -45,7 +45,7 @@ const FIRST_CHUNK_ROWS = 16;
  * Most words of one chunk (16 MiB). Chunks are never copied to grow, so a relation costs its words plus at most
  * one partly filled chunk, where one doubling array would briefly need three times the words it holds.
  */
-const CHUNK_WORDS = 1 << 22;
+export const CHUNK_WORDS = 1 << 22;
 
 export class EncodedRelation {
   readonly width: number;

@@ -161,6 +161,8 @@ export async function loadFactsFileInto(
    * point (a comment column costs more to intern than the rest of the row). The field count is still checked.
    */
   keep?: readonly number[],
+  /** Hears the bytes of each chunk read (a file with malformed quoting is read twice). */
+  onBytes?: (bytes: number) => void,
 ): Promise<void> {
   const kept = keep ?? columns.map((_, i) => i);
   const format = delimiter !== undefined ? { delimiter, quoting: false, trailingDelimiter: false } : factsFormat(path);
@@ -249,6 +251,7 @@ export async function loadFactsFileInto(
     let first = true;
     try {
       for await (const chunk of utf8 as AsyncIterable<Buffer>) {
+        onBytes?.(chunk.length);
         let text = decoder.write(chunk);
         if (first && text.length > 0) {
           if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);

@@ -1,0 +1,158 @@
+/**
+ * `vixen import`: the base relations of a program, read from a facts directory through the usual loaders (any
+ * format they take, a store included), written as a columnar store. Each relation's columns (and each string
+ * column's dictionary) are written as soon as its file is read, into a temporary folder beside the target that
+ * replaces it at the end, so no half-written store is ever seen.
+ */
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { rowWords, type RelationDecl, type Row } from '@vixen/queryplan';
+import { StringDictionary } from '../encoding.js';
+import { EncodedFacts, StringInterner, columnWordOffsets, factsColumns, type EncodedRelation } from '../facts/encoded.js';
+import { loadFactsDirInto } from '../facts/dir.js';
+import { FactsCache } from '../facts/host-cache.js';
+import type { LoadProgressListener } from '../load-progress.js';
+import { writeDictionary } from './dictionary.js';
+import { wordBytes, writeStoreFile } from './files.js';
+import { STORE_FORMAT, STORE_MANIFEST, STORE_VERSION, storeError, type StoreColumn, type StoreManifest } from './manifest.js';
+
+export interface ImportStoreOptions {
+  /** The program's relations: its base (EDB) relations are imported, every column of each. */
+  relations: readonly RelationDecl[];
+  /** The program's inline facts: a relation that has some may have no facts file (as for a run). */
+  inline?: Readonly<Record<string, readonly Row[]>>;
+  /** Where the facts are read from: a facts directory or a store. */
+  factsDir: string;
+  /** The store folder to write; an existing store there is replaced, anything else is an error. */
+  out: string;
+  onProgress?: LoadProgressListener;
+}
+
+export interface ImportedStore {
+  relations: { name: string; rows: number }[];
+  /** Strings in the dictionaries (each string column's distinct strings, summed). */
+  strings: number;
+  /** Bytes of every file written. */
+  bytes: number;
+}
+
+export async function importStore(options: ImportStoreOptions): Promise<ImportedStore> {
+  const { relations, inline = {}, factsDir, out, onProgress } = options;
+  const replaces = await existingStore(out);
+  const building = await mkdtemp(join(dirname(out), `.${basename(out)}.importing-`)).catch((e: Error) => {
+    throw storeError(`cannot create store ${out}: ${e.message}`);
+  });
+  try {
+    const facts = new EncodedFacts();
+    const written: StoreManifest['relations'] = {};
+    let bytes = 0;
+    let strings = 0;
+    const writeRelation = async (decl: RelationDecl, rel: EncodedRelation, interner: StringInterner): Promise<void> => {
+      const folder = encodeURIComponent(decl.name);
+      await mkdir(join(building, folder));
+      const columns = factsColumns(decl);
+      const offsets = columnWordOffsets(rel.types);
+      const stored: StoreColumn[] = [];
+      const scratch = new Int32Array(columns.some((c) => c.type === 'string') ? interner.strings.length : 0);
+      for (let c = 0; c < columns.length; c++) {
+        const { name, type } = columns[c]!;
+        const words = columnOf(rel, offsets[c]!, rowWords([type]));
+        const base = `${folder}/${c}`;
+        const dictionary = type === 'string' ? ownDictionary(words, interner, scratch) : undefined;
+        const column: StoreColumn = { name, type, ...(await writeStoreFile(building, `${base}.u32`, wordBytes(words))) };
+        if (dictionary) {
+          column.dictionary = await writeDictionary(building, base, dictionary);
+          bytes += column.dictionary.bytes.bytes + column.dictionary.offsets.bytes;
+          strings += dictionary.length;
+        }
+        stored.push(column);
+        bytes += words.byteLength;
+      }
+      written[decl.name] = { rows: rel.count, columns: stored };
+    };
+    // Every column of each relation, whatever the program reads.
+    const full = relations.filter((r) => r.kind === 'edb').map(({ pruned, ...r }) => ({ ...r, columns: pruned?.sourceColumns ?? r.columns }));
+    const cache = new FactsCache();
+    const hasInline = (r: RelationDecl): boolean => (inline[r.name]?.length ?? 0) > 0;
+    await loadFactsDirInto(
+      factsDir,
+      full,
+      full.filter((r) => !hasInline(r)).map((r) => r.name),
+      full.filter(hasInline).map((r) => r.name),
+      facts,
+      async (decl, path, into) => {
+        await cache.load(decl, path, into);
+        cache.clear();
+        await writeRelation(decl, into.relations.get(decl.name)!, into.strings);
+        // Written, and nothing else is held: the next relation starts from an empty interner.
+        into.relations.delete(decl.name);
+        into.strings = new StringInterner();
+      },
+      onProgress,
+    );
+    // A store as the source is loaded whole, without the file hook.
+    for (const [name, rel] of facts.relations) await writeRelation(full.find((r) => r.name === name)!, rel, facts.strings);
+
+    const manifest: StoreManifest = { format: STORE_FORMAT, version: STORE_VERSION, relations: written };
+    await writeFile(join(building, STORE_MANIFEST), JSON.stringify(manifest, null, 1) + '\n');
+    // mkdtemp's folder is private; a store is as readable as the folders beside it.
+    await chmod(building, 0o777 & ~process.umask());
+    await replace(out, building, replaces);
+    return { relations: Object.entries(written).map(([name, r]) => ({ name, rows: r.rows })), strings, bytes };
+  } catch (e) {
+    await rm(building, { recursive: true, force: true });
+    throw e;
+  }
+}
+
+/**
+ * The sorted distinct strings of a string column whose `words` are `interner` ids, those words rewritten in place
+ * to ids of that list. `scratch` (one slot per interner id) is the id map.
+ */
+function ownDictionary(words: Uint32Array, interner: StringInterner, scratch: Int32Array): string[] {
+  scratch.fill(-1);
+  const distinct: number[] = [];
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i]!;
+    if (scratch[w] === -1) {
+      scratch[w] = 0;
+      distinct.push(w);
+    }
+  }
+  // The interner may hold a string under several ids (StringInterner.add): the dictionary gives them one.
+  const dictionary = new StringDictionary(distinct.map((w) => interner.text(w)));
+  for (const w of distinct) scratch[w] = dictionary.id(interner.text(w));
+  for (let i = 0; i < words.length; i++) words[i] = scratch[words[i]!]!;
+  return dictionary.strings as string[];
+}
+
+/** Whether `out` is a store (to replace) rather than absent; anything else there is a user error. */
+async function existingStore(out: string): Promise<boolean> {
+  const info = await stat(out).catch(() => undefined);
+  if (!info) return false;
+  if (info.isDirectory() && existsSync(join(out, STORE_MANIFEST))) return true;
+  throw storeError(`${out} exists and is not a Vixen store (no ${STORE_MANIFEST}): give -o a new folder or an existing store to replace`);
+}
+
+/** Moves the finished store `building` to `out`, the old store there (if `replaces`) out of the way first. */
+async function replace(out: string, building: string, replaces: boolean): Promise<void> {
+  if (!replaces) return rename(building, out);
+  const old = `${building}-old`;
+  await rename(out, old);
+  await rename(building, out);
+  await rm(old, { recursive: true, force: true });
+}
+
+/** The words of one column (`width` words at `offset` of each row) of `rel`, back to back. */
+function columnOf(rel: EncodedRelation, offset: number, width: number): Uint32Array {
+  const out = new Uint32Array(rel.count * width);
+  let o = 0;
+  for (const words of rel.pieces()) {
+    for (let at = offset; at < words.length; at += rel.width) {
+      out[o++] = words[at]!;
+      if (width === 2) out[o++] = words[at + 1]!;
+    }
+  }
+  return out;
+}

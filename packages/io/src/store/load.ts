@@ -1,0 +1,146 @@
+/**
+ * Loading facts from a columnar store: only the columns a program reads (`pruned.loadColumns`), each column file
+ * read whole with one read (and verified, files.ts), then interleaved into the relation's row-major words in
+ * chunks that the relation adopts; no value is parsed. A string column holds ids of its own dictionary: each of
+ * its strings is decoded and added to the run's interner once, and ids are mapped through one array.
+ */
+import { join } from 'node:path';
+import { VixenError, errorAt, rowWords, type Diagnostic, type RelationDecl } from '@vixen/queryplan';
+import { CHUNK_WORDS, columnTypes, factsColumns, type EncodedFacts } from '../facts/encoded.js';
+import { progressCounter, type LoadProgressListener } from '../load-progress.js';
+import { StoreDictionary } from './dictionary.js';
+import { readStoreFile } from './files.js';
+import { readStoreManifest, storeError, type StoreColumn, type StoreManifest } from './manifest.js';
+
+type StoredRelation = StoreManifest['relations'][string];
+
+interface RelationLoad {
+  decl: RelationDecl;
+  stored: StoredRelation;
+  /** Indices of the stored columns it reads. */
+  kept: number[];
+}
+
+/** Why the store's relation cannot be read as `decl` declares it (column count, then each column's type), or undefined. */
+function schemaProblem(dir: string, decl: RelationDecl, stored: StoredRelation): string | undefined {
+  const columns = factsColumns(decl);
+  if (columns.length !== stored.columns.length) {
+    return `relation ${decl.name} has ${stored.columns.length} columns in store ${dir}, the program declares ${columns.length}`;
+  }
+  const c = columns.findIndex((col, i) => col.type !== stored.columns[i]!.type);
+  if (c < 0) return undefined;
+  return `relation ${decl.name}, column ${c + 1} (${columns[c]!.name}): the program declares ${columns[c]!.type}, store ${dir} holds ${stored.columns[c]!.type} (column ${stored.columns[c]!.name})`;
+}
+
+/**
+ * Loads the relations in `wanted` (each must be in the store) and those in `optional` that are, as
+ * loadFactsDirInto does for a facts directory. Every missing relation and schema mismatch is reported in one
+ * VixenError before any file is read; a bad file stops the load with an error naming it.
+ */
+export async function loadStoreInto(
+  dir: string,
+  relations: readonly RelationDecl[],
+  wanted: readonly string[],
+  optional: readonly string[],
+  facts: EncodedFacts,
+  onProgress?: LoadProgressListener,
+): Promise<void> {
+  const manifest = await readStoreManifest(dir);
+  const decls = new Map(relations.map((r) => [r.name, r]));
+  const required = new Set(wanted);
+  const diags: Diagnostic[] = [];
+  const loads: RelationLoad[] = [];
+  for (const name of new Set([...wanted, ...optional])) {
+    const decl = decls.get(name);
+    const stored = Object.hasOwn(manifest.relations, name) ? manifest.relations[name] : undefined;
+    if (!decl) diags.push(errorAt(`cannot load facts for ${name}: no such relation`));
+    else if (!stored) {
+      if (required.has(name)) diags.push(errorAt(`no relation ${name} in store ${dir} (import it with vixen import)`));
+    } else {
+      const problem = schemaProblem(dir, decl, stored);
+      if (problem) diags.push(errorAt(problem));
+      else loads.push({ decl, stored, kept: decl.pruned?.loadColumns ?? stored.columns.map((_, i) => i) });
+    }
+  }
+  if (diags.length > 0) throw new VixenError(diags);
+
+  const fileBytes = (c: StoreColumn): number => c.bytes + (c.dictionary ? c.dictionary.bytes.bytes + c.dictionary.offsets.bytes : 0);
+  const step = progressCounter(loads.reduce((n, l) => n + l.kept.reduce((m, c) => m + fileBytes(l.stored.columns[c]!), 0), 0), onProgress);
+  for (const load of loads) await loadRelation(dir, load, facts, (bytes) => step(load.decl.name, bytes));
+}
+
+/**
+ * Rewrites the ids of `dictionary` in `words` (of the file `path`) to ids of the run's interner, in place: each
+ * string the column holds is decoded and added once, and noted in `used`.
+ */
+function mapStrings(words: Uint32Array, path: string, dictionary: StoreDictionary, facts: EncodedFacts, used: number[]): void {
+  const runIds = new Int32Array(dictionary.size).fill(-1);
+  for (let i = 0; i < words.length; i++) {
+    const id = words[i]!;
+    if (id >= dictionary.size) throw storeError(`store file ${path}: string id ${id} outside its dictionary of ${dictionary.size} strings (corrupt store)`);
+    let run = runIds[id]!;
+    if (run < 0) {
+      runIds[id] = run = facts.strings.add(dictionary.text(id));
+      used.push(run);
+    }
+    words[i] = run;
+  }
+}
+
+interface ColumnWords {
+  words: Uint32Array;
+  /** Words per value. */
+  width: number;
+  /** Word offset within an output row. */
+  at: number;
+}
+
+async function loadRelation(dir: string, { decl, stored, kept }: RelationLoad, facts: EncodedFacts, step: (bytes: number) => void): Promise<void> {
+  const target = facts.relation(decl.name, columnTypes(decl.columns));
+  /** The run's ids of the strings the relation holds (a string in two columns twice). */
+  const used: number[] = [];
+  const columns: ColumnWords[] = [];
+  let at = 0;
+  for (const c of kept) {
+    const column = stored.columns[c]!;
+    const path = join(dir, column.file);
+    const width = rowWords([column.type]);
+    if (column.bytes !== stored.rows * width * 4) {
+      throw storeError(`store file ${path}: the manifest gives it ${column.bytes} bytes for ${stored.rows} rows of ${column.type} (corrupt manifest)`);
+    }
+    const bytes = await readStoreFile(dir, column);
+    const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+    if (column.dictionary) {
+      mapStrings(words, path, await StoreDictionary.read(dir, column.dictionary), facts, used);
+      step(column.dictionary.bytes.bytes + column.dictionary.offsets.bytes);
+    }
+    columns.push({ words, width, at });
+    at += width;
+    step(column.bytes);
+  }
+  const width = target.width;
+  if (width === 0) {
+    // Nothing is read but the row count (a relation the program only tests for rows).
+    for (let r = 0; r < stored.rows; r++) {
+      target.next();
+      target.commit();
+    }
+    return;
+  }
+  const chunkRows = Math.max(1, Math.floor(CHUNK_WORDS / width));
+  for (let first = 0; first < stored.rows; first += chunkRows) {
+    const rows = Math.min(chunkRows, stored.rows - first);
+    const out = new Uint32Array(rows * width);
+    for (const { words, width: w, at } of columns) {
+      if (w === 1) {
+        for (let r = 0, o = at, s = first; r < rows; r++, o += width, s++) out[o] = words[s]!;
+      } else {
+        for (let r = 0, o = at, s = 2 * first; r < rows; r++, o += width, s += 2) {
+          out[o] = words[s]!;
+          out[o + 1] = words[s + 1]!;
+        }
+      }
+    }
+    target.adopt(out, first === 0 ? used : []);
+  }
+}

@@ -1,0 +1,187 @@
+/**
+ * The columnar store (store/): an import loads back as the rows its text files give, every type and every column
+ * subset; a load reads only the column files its program keeps; and a store that is not what its manifest says
+ * (missing, truncated or corrupt file, another version, a corrupt manifest) or does not fit the program's
+ * declaration is a VixenError naming the file or column, never rows.
+ */
+import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { VixenError, type Column, type RelationDecl, type Row } from '@vixen/queryplan';
+import { EncodedFacts, loadFactsDir, loadFactsDirInto } from '../src/facts/index.js';
+import { importStore } from '../src/store/import.js';
+import type { LoadProgress } from '../src/load-progress.js';
+import { STORE_MANIFEST } from '../src/store/manifest.js';
+
+const root = mkdtempSync(join(tmpdir(), 'vixen-store-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const columns: Column[] = [
+  { name: 'i', type: 'int32' },
+  { name: 'u', type: 'uint32' },
+  { name: 'l', type: 'int64' },
+  { name: 'f', type: 'float32' },
+  { name: 'd', type: 'decimal' },
+  { name: 'b', type: 'boolean' },
+  { name: 'dt', type: 'date' },
+  { name: 's', type: 'string' },
+];
+const lines = [
+  '1,0,0,0,0,true,1970-01-01,plain',
+  '-2147483648,4294967295,-9223372036854775808,-1.5e-7,-922337203685477.5808,false,0001-01-01,"quoted, with comma"',
+  '2147483647,7,9223372036854775807,3.4e38,922337203685477.5807,true,9999-12-31,ünïcödé 😀',
+  '3,8,-1,2.5,0.0001,false,2024-02-29,',
+  '4,9,123456789012,1,12.5,true,1969-12-31,plain',
+];
+const decl = (name: string, keep?: number[]): RelationDecl => ({
+  name,
+  columns: keep ? keep.map((c) => columns[c]!) : columns,
+  kind: 'edb',
+  output: false,
+  ...(keep ? { pruned: { sourceColumns: columns, loadColumns: keep } } : {}),
+});
+const other: Column[] = [
+  { name: 'x', type: 'int32' },
+  { name: 'name', type: 'string' },
+];
+const otherDecl: RelationDecl = { name: 'other', columns: other, kind: 'edb', output: false };
+
+const text = join(root, 'text');
+mkdirSync(text);
+writeFileSync(join(text, 't.csv'), lines.join('\n') + '\n');
+writeFileSync(join(text, 'other.tsv'), '5\tplain\n6\tonly here\n');
+const store = join(root, 'store');
+const imported = importStore({ relations: [decl('t', [0]), otherDecl], factsDir: text, out: store });
+
+/** A fresh copy of the store, to break. */
+function copy(name: string): string {
+  const to = join(root, name);
+  cpSync(store, to, { recursive: true });
+  return to;
+}
+
+const load = (dir: string, relations: RelationDecl[]): Promise<Record<string, Row[]>> => loadFactsDir(dir, relations, relations.map((r) => r.name));
+const failure = async (p: Promise<unknown>): Promise<string> => {
+  const e = await p.then(() => undefined, (x: unknown) => x);
+  expect(e).toBeInstanceOf(VixenError);
+  return (e as Error).message;
+};
+
+describe('columnar store', () => {
+  it('imports every column of each base relation, whatever the program reads', async () => {
+    const r = await imported;
+    expect(r.relations).toEqual([{ name: 't', rows: 5 }, { name: 'other', rows: 2 }]);
+    // A dictionary per string column: plain, quoted, unicode and empty in t; plain and only here in other.
+    expect(r.strings).toBe(6);
+    const manifest = JSON.parse(readFileSync(join(store, STORE_MANIFEST), 'utf8'));
+    expect(manifest.relations.t.columns.map((c: { file: string; bytes: number }) => [c.file, c.bytes])).toEqual([
+      ['t/0.u32', 20], ['t/1.u32', 20], ['t/2.u32', 40], ['t/3.u32', 20], ['t/4.u32', 40], ['t/5.u32', 20], ['t/6.u32', 20], ['t/7.u32', 20],
+    ]);
+  });
+
+  it('loads the rows the text files give: all columns, and any subset', async () => {
+    await imported;
+    for (const keep of [undefined, [7], [0, 2, 7], [4, 5, 6], [1, 3]]) {
+      const relations = [decl('t', keep), otherDecl];
+      expect(await load(store, relations), JSON.stringify(keep)).toEqual(await load(text, relations));
+    }
+  });
+
+  it('reads only the column files a program keeps', async () => {
+    await imported;
+    const dir = copy('pruned');
+    for (const c of [0, 1, 3, 4, 5, 6]) rmSync(join(dir, `t/${c}.u32`));
+    rmSync(join(dir, 'other/1.u32'));
+    const relations = [decl('t', [2, 7]), { ...otherDecl, columns: [other[0]!], pruned: { sourceColumns: other, loadColumns: [0] } }];
+    expect(await load(dir, relations)).toEqual(await load(text, relations));
+    expect(await failure(load(dir, [decl('t', [0])]))).toMatch(/^store file missing: .*pruned\/t\/0\.u32$/);
+  });
+
+  it('loads a relation with inline facts only when the store has it, as a directory does', async () => {
+    await imported;
+    const facts = new EncodedFacts();
+    const missing: RelationDecl = { name: 'inline', columns: other, kind: 'edb', output: false };
+    await loadFactsDirInto(store, [otherDecl, missing], [], ['other', 'inline'], facts);
+    expect([...facts.relations.keys()]).toEqual(['other']);
+    expect(await failure(load(store, [missing]))).toMatch(/no relation inline in store .*store \(import it with vixen import\)/);
+  });
+
+  it('reports its progress in bytes, as a text load does', async () => {
+    await imported;
+    for (const dir of [text, store]) {
+      const seen: LoadProgress[] = [];
+      await loadFactsDirInto(dir, [decl('t'), otherDecl], ['t', 'other'], [], new EncodedFacts(), undefined, (p) => seen.push(p));
+      const total = seen[0]!.bytesTotal;
+      expect(total, dir).toBeGreaterThan(0);
+      expect(seen.every((p) => p.bytesTotal === total && ['t', 'other'].includes(p.relation)), dir).toBe(true);
+      expect(seen.map((p) => p.bytesDone), dir).toEqual([...seen.map((p) => p.bytesDone)].sort((a, b) => a - b));
+      expect(seen.at(-1)!.bytesDone, dir).toBe(total);
+    }
+  });
+
+  it('replaces a store, never anything else', async () => {
+    await imported;
+    const again = copy('again');
+    await importStore({ relations: [otherDecl], factsDir: text, out: again });
+    expect(existsSync(join(again, 't'))).toBe(false);
+    expect(await load(again, [otherDecl])).toEqual(await load(text, [otherDecl]));
+    expect(await failure(importStore({ relations: [otherDecl], factsDir: text, out: text }))).toMatch(/text exists and is not a Vixen store/);
+    // A failed import leaves neither a store nor its temporary folder.
+    expect(await failure(importStore({ relations: [decl('nope')], factsDir: text, out: join(root, 'failed') }))).toMatch(/no facts file for relation nope/);
+    expect(readdirSync(root).filter((f) => f.includes('failed'))).toEqual([]);
+  });
+
+  it('names the file of a missing, truncated, longer or corrupt column, and reads no rows', async () => {
+    await imported;
+    const relations = [decl('t')];
+    const missing = copy('missing');
+    rmSync(join(missing, 't/2.u32'));
+    expect(await failure(load(missing, relations))).toMatch(/^store file missing: .*missing\/t\/2\.u32$/);
+    const truncated = copy('truncated');
+    truncateSync(join(truncated, 't/2.u32'), 36);
+    expect(await failure(load(truncated, relations))).toMatch(/^store file .*truncated\/t\/2\.u32 has 36 bytes, the manifest says 40 \(truncated or rewritten/);
+    const longer = copy('longer');
+    appendFileSync(join(longer, 't/0.u32'), Buffer.alloc(4));
+    expect(await failure(load(longer, relations))).toMatch(/longer\/t\/0\.u32 has 24 bytes, the manifest says 20/);
+    const corrupt = copy('corrupt');
+    const bytes = readFileSync(join(corrupt, 't/4.u32'));
+    bytes[3]! ^= 1;
+    writeFileSync(join(corrupt, 't/4.u32'), bytes);
+    expect(await failure(load(corrupt, relations))).toMatch(/^store file .*corrupt\/t\/4\.u32 is corrupt: its CRC-32 differs from the manifest's/);
+    const dictionary = copy('dictionary');
+    truncateSync(join(dictionary, 't/7.strings'), 3);
+    expect(await failure(load(dictionary, [decl('t', [7])]))).toMatch(/dictionary\/t\/7\.strings has 3 bytes/);
+    // The other columns do not read it.
+    expect(await load(dictionary, [decl('t', [0, 6])])).toEqual(await load(text, [decl('t', [0, 6])]));
+  });
+
+  it('names a manifest of another version, format or shape', async () => {
+    await imported;
+    const edit = (name: string, change: (m: Record<string, unknown>) => unknown): string => {
+      const dir = copy(name);
+      const m = JSON.parse(readFileSync(join(dir, STORE_MANIFEST), 'utf8'));
+      writeFileSync(join(dir, STORE_MANIFEST), JSON.stringify(change(m) ?? m));
+      return dir;
+    };
+    const relations = [decl('t')];
+    expect(await failure(load(edit('v0', (m) => void (m.version = 0)), relations))).toMatch(/v0\/vixen-store\.json: store version 0 is not supported \(this Vixen reads version 1; import the facts again/);
+    expect(await failure(load(edit('format', (m) => void (m.format = 'parquet')), relations))).toMatch(/format\/vixen-store\.json: not a Vixen store manifest/);
+    expect(await failure(load(edit('shape', (m) => void ((m.relations as Record<string, { rows: unknown }>).t!.rows = -1)), relations))).toMatch(/shape\/vixen-store\.json: corrupt store manifest: relations\.t\.rows: /);
+    expect(await failure(load(edit('undictionary', (m) => void delete (m.relations as Record<string, { columns: { dictionary?: unknown }[] }>).t!.columns[7]!.dictionary), relations))).toMatch(
+      /undictionary\/vixen-store\.json: corrupt store manifest: relations\.t\.columns\.7: expected a dictionary for a string column, and only for one/,
+    );
+    expect(await failure(load(edit('escape', (m) => void ((m.relations as Record<string, { columns: { file: string }[] }>).t!.columns[0]!.file = '../text/t.csv')), relations))).toMatch(/escape\/vixen-store\.json: corrupt store manifest: relations\.t\.columns\.0\.file: expected a path inside the store/);
+    const broken = copy('broken');
+    writeFileSync(join(broken, STORE_MANIFEST), '{"format": "vixen-store", "vers');
+    expect(await failure(load(broken, relations))).toMatch(/^cannot read store manifest .*broken\/vixen-store\.json: /);
+  });
+
+  it('names the relation and column a declaration does not fit', async () => {
+    await imported;
+    const retyped: RelationDecl = { ...otherDecl, columns: [other[0]!, { name: 'name', type: 'int32' }] };
+    expect(await failure(load(store, [retyped]))).toMatch(/^relation other, column 2 \(name\): the program declares int32, store .*store holds string \(column name\)$/);
+    const narrower: RelationDecl = { ...otherDecl, columns: [other[0]!] };
+    expect(await failure(load(store, [narrower]))).toMatch(/^relation other has 2 columns in store .*store, the program declares 1$/);
+  });
+});
