@@ -1,0 +1,113 @@
+/**
+ * Soufflé rules as Soufflé's own front end splits and rewrites them before its scoping analyses: one clause per
+ * head and disjunct of the body (disjunctive normal form, aggregate bodies conjunctions), then aggregates in atom
+ * arguments bound to fresh variables (`p(x, max y : q(y))` is `p(x, v), v = max y : q(y)`), then each
+ * aggregate's target variables renamed apart (Soufflé's UniqueAggregationVariables: in `a = max a : r(a)` the
+ * inner `a` is another variable).
+ */
+import type { SourceSpan } from '@vixen/queryplan';
+import type { SAtom, SFormula, STerm } from './ast.js';
+import { formulaVars, literals, mapAtom, mapFormula, mapTerm, termVars, type SClause } from './scoping.js';
+
+type Problem = [string, SourceSpan];
+
+/** Fresh names for the variables the rewrites introduce. */
+export type Fresh = (base: string) => string;
+
+/** Literals are atoms, comparisons and their negations. */
+function negate(l: SFormula): SFormula {
+  return l.kind === 'not' ? l.body : { kind: 'not', body: l, span: l.span };
+}
+
+/** Disjunctive normal form: a list of conjunctions of literals (De Morgan through negations). */
+export function dnf(f: SFormula): SFormula[][] {
+  switch (f.kind) {
+    case 'atom':
+    case 'compare':
+      return [[f]];
+    case 'not': {
+      let result: SFormula[][] = [[]];
+      for (const conj of dnf(f.body)) result = result.flatMap((left) => conj.map((l) => [...left, negate(l)]));
+      return result;
+    }
+    case 'and': {
+      let result: SFormula[][] = [[]];
+      for (const item of f.items) {
+        const d = dnf(item);
+        result = result.flatMap((left) => d.map((right) => [...left, ...right]));
+      }
+      return result;
+    }
+    case 'or':
+      return f.items.flatMap(dnf);
+  }
+}
+
+/** Aggregate bodies as conjunctions of literals; a disjunction there is reported (Soufflé rejects it too). */
+export function normalizeAggregates(f: SFormula, problems: Problem[]): SFormula {
+  const fn = (t: STerm): STerm | undefined => {
+    if (t.kind !== 'aggregate') return undefined;
+    const disjuncts = dnf(mapFormula(t.body, fn));
+    if (disjuncts.length !== 1) problems.push(['disjunction (;) inside an aggregate is not supported', t.body.span]);
+    return { ...t, ...(t.target ? { target: mapTerm(t.target, fn) } : {}), body: { kind: 'and', items: disjuncts[0] ?? [], span: t.body.span } };
+  };
+  return mapFormula(f, fn);
+}
+
+const isSimple = (t: STerm): boolean => t.kind !== 'aggregate';
+
+/** Aggregates in arguments of `a` become fresh variables, each with its equality. */
+function simpleAtom(a: SAtom, fresh: Fresh, out: SFormula[]): SAtom {
+  const args = a.args.map((t): STerm => {
+    if (isSimple(t)) return t;
+    const v: STerm = { kind: 'var', name: fresh('arg'), span: t.span };
+    out.push({ kind: 'compare', op: '=', left: v, right: t, span: t.span });
+    return v;
+  });
+  return { ...a, args };
+}
+
+/** A conjunction with no aggregate as an atom's argument, aggregate bodies included. */
+function simpleBody(body: SFormula[], fresh: Fresh): SFormula[] {
+  const out: SFormula[] = [];
+  const inner = (t: STerm): STerm | undefined =>
+    t.kind === 'aggregate' ? { ...t, body: { kind: 'and', items: simpleBody(literals(t.body), fresh), span: t.body.span } } : undefined;
+  for (const l of body) {
+    const mapped = mapFormula(l, inner);
+    if (mapped.kind === 'atom') out.push(simpleAtom(mapped, fresh, out));
+    else if (mapped.kind === 'not' && mapped.body.kind === 'atom') out.push({ ...mapped, body: simpleAtom(mapped.body, fresh, out) });
+    else out.push(mapped);
+  }
+  return out;
+}
+
+/** `clause` with aggregates out of atom arguments, in the head too. */
+export function simpleArguments(clause: SClause, fresh: Fresh): SClause {
+  const extra: SFormula[] = [];
+  const head = simpleAtom(clause.head, fresh, extra);
+  return { head, body: simpleBody([...clause.body, ...extra], fresh) };
+}
+
+/** Occurrences of each variable name in a clause. */
+function occurrences(clause: SClause): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const n of [...clause.head.args.flatMap(termVars), ...clause.body.flatMap(formulaVars)]) counts.set(n, (counts.get(n) ?? 0) + 1);
+  return counts;
+}
+
+/** Each aggregate's target variables renamed within it where the clause uses the name outside it too. */
+export function renameTargets(clause: SClause, fresh: Fresh): SClause {
+  const total = occurrences(clause);
+  const rename = (t: STerm): STerm | undefined => {
+    if (t.kind !== 'aggregate') return undefined;
+    const inside = new Map<string, number>();
+    for (const n of termVars(t)) inside.set(n, (inside.get(n) ?? 0) + 1);
+    const clashing = [...new Set(t.target ? termVars(t.target) : [])].filter((n) => total.get(n)! > inside.get(n)!);
+    // Inner aggregates first, as Soufflé renames in post-order.
+    const renamedInner: STerm = { ...t, ...(t.target ? { target: mapTerm(t.target, rename) } : {}), body: mapFormula(t.body, rename) };
+    if (clashing.length === 0) return renamedInner;
+    const names = new Map(clashing.map((n) => [n, fresh(n)]));
+    return mapTerm(renamedInner, (v) => (v.kind === 'var' && names.has(v.name) ? { ...v, name: names.get(v.name)! } : undefined));
+  };
+  return { head: mapAtom(clause.head, rename), body: clause.body.map((l) => mapFormula(l, rename)) };
+}
