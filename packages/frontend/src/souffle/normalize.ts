@@ -1,7 +1,7 @@
 /**
  * Soufflé rules as Soufflé's own front end splits and rewrites them before its scoping analyses: one clause per
- * head and disjunct of the body (disjunctive normal form, aggregate bodies conjunctions), then aggregates in atom
- * arguments bound to fresh variables (`p(x, max y : q(y))` is `p(x, v), v = max y : q(y)`), then each
+ * head and disjunct of the body (disjunctive normal form, aggregate bodies conjunctions), then arithmetic and
+ * aggregates in atom arguments bound to fresh variables (`fib(n - 1, x)` is `fib(v, x), v = n - 1`), then each
  * aggregate's target variables renamed apart (Soufflé's UniqueAggregationVariables: in `a = max a : r(a)` the
  * inner `a` is another variable).
  */
@@ -54,9 +54,9 @@ export function normalizeAggregates(f: SFormula, problems: Problem[]): SFormula 
   return mapFormula(f, fn);
 }
 
-const isSimple = (t: STerm): boolean => t.kind !== 'aggregate';
+const isSimple = (t: STerm): boolean => t.kind === 'var' || t.kind === 'wildcard' || t.kind === 'int' || t.kind === 'float' || t.kind === 'string';
 
-/** Aggregates in arguments of `a` become fresh variables, each with its equality. */
+/** Arguments of `a` that are not variables or constants become fresh variables, each with its equality. */
 function simpleAtom(a: SAtom, fresh: Fresh, out: SFormula[]): SAtom {
   const args = a.args.map((t): STerm => {
     if (isSimple(t)) return t;
@@ -67,7 +67,7 @@ function simpleAtom(a: SAtom, fresh: Fresh, out: SFormula[]): SAtom {
   return { ...a, args };
 }
 
-/** A conjunction with no aggregate as an atom's argument, aggregate bodies included. */
+/** A conjunction with every atom's arguments simple, aggregate bodies included. */
 function simpleBody(body: SFormula[], fresh: Fresh): SFormula[] {
   const out: SFormula[] = [];
   const inner = (t: STerm): STerm | undefined =>
@@ -81,7 +81,7 @@ function simpleBody(body: SFormula[], fresh: Fresh): SFormula[] {
   return out;
 }
 
-/** `clause` with aggregates out of atom arguments, in the head too. */
+/** `clause` with arithmetic and aggregates out of atom arguments, in the head too. */
 export function simpleArguments(clause: SClause, fresh: Fresh): SClause {
   const extra: SFormula[] = [];
   const head = simpleAtom(clause.head, fresh, extra);
