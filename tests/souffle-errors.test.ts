@@ -25,7 +25,7 @@ const cases: Array<[string, string, RegExp, number, number]> = [
   ['user-defined functor', `${r}r(y) :- q(x), y = @f(x).\n`, /^user-defined functors are not supported: @f$/, 4, 19],
   ['eqrel', `${q}.decl e(x: number, y: number) eqrel\n`, /^eqrel relations are not supported$/, 3, 31],
   ['plan', `${r}r(x) :- q(x), q(x).\n.plan 0: (1, 2)\n`, /^the \.plan directive is not supported$/, 5, 1],
-  ['pragma', `.pragma "magic-transform" "*"\n${q}`, /^the \.pragma directive is not supported$/, 1, 1],
+  ['pragma', `.pragma "provenance" "explain"\n${q}`, /^the pragma "provenance" is not supported$/, 1, 1],
   ['string functor cat', `${q}.decl s(s: symbol)\ns(t) :- q(_), t = cat("a", "b").\n`, /^the string functor cat is not supported yet$/, 4, 19],
   ['string functor strlen', `${r}r(n) :- q(_), n = strlen("ab").\n`, /^the string functor strlen is not supported yet$/, 4, 19],
   ['other functor', `${r}r(n) :- q(x), n = autoinc().\n`, /^functors are not supported: autoinc\(\.\.\.\)/, 4, 19],

@@ -670,6 +670,30 @@ function afterBraces(tokens: IToken[], from: number): number {
   return tokens.length;
 }
 
+/** Pragmas that only tune how Soufflé evaluates a program (optimisations, threads, warnings): ignored here. */
+const IGNORED_PRAGMAS: ReadonlySet<string> = new Set([
+  'magic-transform',
+  'magic-transform-exclude',
+  'inline-exclude',
+  'disable-transformers',
+  'jobs',
+  'no-warn',
+  'RamSIPS',
+  'verbose',
+]);
+
+/** `.pragma "key" ["value"]` at `start`: a note for the ignored ones, an error for others; where the next item starts. */
+function pragma(tokens: IToken[], start: number, file: string, diagnostics: Diagnostic[]): number {
+  const at = tokenSpan(tokens[start]!, file);
+  let end = start + 1;
+  while (end < start + 3 && tokens[end]?.tokenType === StringLit) end++;
+  const key = tokens[start + 1]?.tokenType === StringLit ? tokens[start + 1]!.image.slice(1, -1) : undefined;
+  if (key === undefined) diagnostics.push(errorAt('expected a quoted pragma name after .pragma, as in .pragma "magic-transform" "*"', at));
+  else if (!IGNORED_PRAGMAS.has(key)) diagnostics.push(errorAt(`the pragma "${key}" is not supported`, at));
+  else diagnostics.push({ severity: 'warning', message: `.pragma "${key}" ignored: it only tunes how Soufflé evaluates the program`, span: at });
+  return end;
+}
+
 /** Parses one file's tokens: the items that parsed, and a diagnostic per broken item. */
 export function parseSouffleTokens(tokens: IToken[], file: string): { ast: SouffleAst; diagnostics: Diagnostic[] } {
   shared ??= new SouffleParser(new MessageProvider(RULE_DESCRIPTIONS));
@@ -680,6 +704,10 @@ export function parseSouffleTokens(tokens: IToken[], file: string): { ast: Souff
   let start = 0;
   while (start < tokens.length) {
     const first = tokens[start]!;
+    if (first.tokenType === T.OtherDirective && first.image === '.pragma') {
+      start = pragma(tokens, start, file, diagnostics);
+      continue;
+    }
     if (first.tokenType === T.OtherDirective) {
       const what = first.image === '.comp' ? 'components (.comp) are' : `the ${first.image} directive is`;
       diagnostics.push(errorAt(`${what} not supported`, tokenSpan(first, file)));
