@@ -38,6 +38,8 @@ export type SFormula =
   | SAtom
   | { kind: 'compare'; op: CompareOp; left: STerm; right: STerm; span: SourceSpan }
   | { kind: 'not'; body: SFormula; span: SourceSpan }
+  /** The `true` and `false` literals. */
+  | { kind: 'bool'; value: boolean; span: SourceSpan }
   | { kind: 'and'; items: SFormula[]; span: SourceSpan }
   | { kind: 'or'; items: SFormula[]; span: SourceSpan };
 

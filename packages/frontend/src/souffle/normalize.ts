@@ -25,6 +25,8 @@ export function dnf(f: SFormula): SFormula[][] {
     case 'atom':
     case 'compare':
       return [[f]];
+    case 'bool':
+      return f.value ? [[]] : [];
     case 'not': {
       let result: SFormula[][] = [[]];
       for (const conj of dnf(f.body)) result = result.flatMap((left) => conj.map((l) => [...left, negate(l)]));
@@ -48,7 +50,8 @@ export function normalizeAggregates(f: SFormula, problems: Problem[]): SFormula 
   const fn = (t: STerm): STerm | undefined => {
     if (t.kind !== 'aggregate') return undefined;
     const disjuncts = dnf(mapFormula(t.body, fn));
-    if (disjuncts.length !== 1) problems.push(['disjunction (;) inside an aggregate is not supported', t.body.span]);
+    if (disjuncts.length > 1) problems.push(['disjunction (;) inside an aggregate is not supported', t.body.span]);
+    if (disjuncts.length === 0) problems.push(['an aggregate whose body is always false is not supported', t.body.span]);
     return { ...t, ...(t.target ? { target: mapTerm(t.target, fn) } : {}), body: { kind: 'and', items: disjuncts[0] ?? [], span: t.body.span } };
   };
   return mapFormula(f, fn);

@@ -17,7 +17,7 @@ import { preprocess } from './preprocess.js';
 /** What the parser builds below the item level: values and formulas share expression syntax. */
 type Parsed = STerm | SFormula;
 
-const FORMULA_KINDS: ReadonlySet<string> = new Set(['atom', 'compare', 'not', 'and', 'or']);
+const FORMULA_KINDS: ReadonlySet<string> = new Set(['atom', 'compare', 'not', 'bool', 'and', 'or']);
 const isFormula = (p: Parsed): p is SFormula => FORMULA_KINDS.has(p.kind);
 
 /** What a rule's alternatives amount to, when nothing of it matched at all. */
@@ -96,8 +96,8 @@ class SouffleParser extends EmbeddedActionsParser {
 
   private asFormula(p: Parsed): SFormula {
     if (isFormula(p)) return p;
-    const literal = p.kind === 'var' && (p.name === 'true' || p.name === 'false');
-    this.semantic.push(errorAt(literal ? `the literal ${p.name} is not supported` : 'expected an atom or a comparison', p.span));
+    if (p.kind === 'var' && (p.name === 'true' || p.name === 'false')) return { kind: 'bool', value: p.name === 'true', span: p.span };
+    this.semantic.push(errorAt('expected an atom or a comparison', p.span));
     return { kind: 'and', items: [], span: p.span };
   }
 

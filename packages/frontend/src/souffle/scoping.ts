@@ -51,6 +51,8 @@ function formulaTerms(f: SFormula): STerm[] {
       return [f.left, f.right];
     case 'not':
       return formulaTerms(f.body);
+    case 'bool':
+      return [];
     case 'and':
     case 'or':
       return f.items.flatMap(formulaTerms);
@@ -126,6 +128,8 @@ export function mapFormula(f: SFormula, fn: (t: STerm) => STerm | undefined): SF
       return { ...f, left: mapTerm(f.left, fn), right: mapTerm(f.right, fn) };
     case 'not':
       return { ...f, body: mapFormula(f.body, fn) };
+    case 'bool':
+      return f;
     case 'and':
     case 'or':
       return { ...f, items: f.items.map((i) => mapFormula(i, fn)) };
@@ -165,6 +169,7 @@ export function groundedVars(body: SFormula[], view: (a: Aggregate) => Aggregate
         visitTerm(f.right);
         return;
       case 'not':
+      case 'bool':
         return;
       case 'and':
       case 'or':

@@ -214,6 +214,8 @@ class Converter {
     for (const h of lifted.helpers) this.helpers.add(h.head.rel);
     if (lifted.usesUnit) this.helpers.add(UNIT);
     const head = this.atom(lifted.clause.head);
+    // `p(1) :- true.` is a fact.
+    if (lifted.clause.body.length === 0) return head ? [{ kind: 'fact', head, span }] : [];
     const disjuncts = this.disjuncts(lifted.clause.body, span);
     const aggregates = lifted.aggregates.flatMap((a) => this.aggregateRule(a));
     const helpers = lifted.helpers.flatMap((h) => this.lowered(h, h.head.span));
@@ -289,6 +291,7 @@ class Converter {
         const body = this.literal(f.body);
         return body && { kind: 'not', body, span: f.span };
       }
+      case 'bool':
       case 'and':
       case 'or':
         throw new Error('literal expected: bodies are in disjunctive normal form');
@@ -362,6 +365,8 @@ function bodyAtoms(f: SFormula): SAtom[] {
       return [...termAtoms(f.left), ...termAtoms(f.right)];
     case 'not':
       return bodyAtoms(f.body);
+    case 'bool':
+      return [];
     case 'and':
     case 'or':
       return f.items.flatMap(bodyAtoms);
