@@ -91,6 +91,41 @@ export function simpleArguments(clause: SClause, fresh: Fresh): SClause {
   return { head, body: simpleBody([...clause.body, ...extra], fresh) };
 }
 
+type Call = Extract<STerm, { kind: 'call' }>;
+const isExtreme = (t: STerm): t is Call => t.kind === 'call' && (t.name === 'min' || t.name === 'max');
+
+/**
+ * Soufflé's `min(a, b)` and `max(a, b)` functors (more arguments fold from the left), each as a fresh variable v
+ * and one clause per case: `v = a, a <= b` or `v = b, b < a` for min. The cases exclude each other, so each
+ * binding of the rule takes exactly one. Inside an aggregate the cases would be a disjunction there: reported.
+ */
+export function extremes(clause: SClause, fresh: Fresh, problems: Problem[]): SClause[] {
+  const cases: SFormula[][][] = [];
+  const replace = (t: STerm): STerm | undefined => {
+    if (t.kind === 'aggregate') {
+      // Visits every term of the aggregate (nothing is replaced).
+      mapTerm(t, (x) => void (isExtreme(x) && problems.push([`the ${x.name} functor inside an aggregate is not supported`, x.nameSpan])));
+      return t;
+    }
+    if (!isExtreme(t)) return undefined;
+    const [first, ...rest] = t.args.map((a) => mapTerm(a, replace));
+    return rest.reduce((a: STerm, b: STerm): STerm => {
+      const v: STerm = { kind: 'var', name: fresh(t.name), span: t.span };
+      const eq = (x: STerm): SFormula => ({ kind: 'compare', op: '=', left: v, right: x, span: t.span });
+      const cmp = (op: '<=' | '<' | '>=' | '>', x: STerm, y: STerm): SFormula => ({ kind: 'compare', op, left: x, right: y, span: t.span });
+      const [keep, take] = t.name === 'min' ? (['<=', '<'] as const) : (['>=', '>'] as const);
+      cases.push([
+        [eq(a), cmp(keep, a, b)],
+        [eq(b), cmp(take, b, a)],
+      ]);
+      return v;
+    }, first!);
+  };
+  const body = clause.body.map((l) => mapFormula(l, replace));
+  const bodies = cases.reduce((acc, alternatives) => acc.flatMap((b) => alternatives.map((c) => [...b, ...c])), [body]);
+  return bodies.map((b) => ({ head: clause.head, body: b }));
+}
+
 /** Occurrences of each variable name in a clause. */
 function occurrences(clause: SClause): Map<string, number> {
   const counts = new Map<string, number>();

@@ -570,7 +570,10 @@ class SouffleParser extends EmbeddedActionsParser {
     });
   }
 
-  /** `count : { body }`, `sum x : { body }`, or with a single atom as the body: `count : edge(x, _)`. */
+  /**
+   * `count : { body }`, `sum x : { body }`, or with a single atom as the body: `count : edge(x, _)`; `min(a, b)`
+   * and `max(a, b)` without a `:` after the parenthesis are Soufflé's functors.
+   */
   private aggregate = this.RULE('aggregate', (): STerm => {
     const kw = this.OR([
       { ALT: () => this.CONSUME(T.Count) },
@@ -579,9 +582,42 @@ class SouffleParser extends EmbeddedActionsParser {
       { ALT: () => this.CONSUME(T.Max) },
       { ALT: () => this.CONSUME(T.Mean) },
     ]);
+    return this.OR3({
+      IGNORE_AMBIGUITIES: true,
+      DEF: [
+        {
+          GATE: () => (kw.tokenType === T.Min || kw.tokenType === T.Max) && this.callFollows(),
+          ALT: () => {
+            this.CONSUME(T.LParen);
+            const args = this.SUBRULE(this.args);
+            const close = this.CONSUME(T.RParen);
+            return this.ACTION((): STerm => {
+              const nameSpan = this.span(kw);
+              if (args.length < 2) this.semantic.push(errorAt(`the ${kw.image} functor takes two arguments or more`, nameSpan));
+              return { kind: 'call', name: kw.image, args, span: joinSpans(nameSpan, this.span(close)), nameSpan };
+            });
+          },
+        },
+        { ALT: () => this.SUBRULE(this.aggregateRest, { ARGS: [kw] }) },
+      ],
+    });
+  });
+
+  /** Whether a parenthesized list follows that is not an aggregate's target (no `:` after it). */
+  private callFollows(): boolean {
+    if (this.LA(1).tokenType !== T.LParen) return false;
+    for (let i = 1, depth = 0; this.LA(i).tokenType !== EOF; i++) {
+      const type = this.LA(i).tokenType;
+      if (type === T.LParen) depth++;
+      else if (type === T.RParen && --depth === 0) return this.LA(i + 1).tokenType !== T.Colon;
+    }
+    return false;
+  }
+
+  /** An aggregate after its keyword. */
+  private aggregateRest = this.RULE('aggregateRest', (kw: IToken): STerm => {
     const target = this.OPTION(() => this.SUBRULE(this.expr));
     let end = kw;
-    // Without `:` this is Soufflé's binary `min(a, b)`/`max(a, b)` functor, reported below.
     const body = this.OPTION2(() => {
       this.CONSUME(T.Colon);
       return this.OR2([
@@ -601,10 +637,9 @@ class SouffleParser extends EmbeddedActionsParser {
       const fnSpan = this.span(kw);
       if (body === undefined) {
         const span = target ? joinSpans(fnSpan, target.span) : fnSpan;
-        // The arguments `(a, b)` parsed as a formula with complaints of their own: the functor is the problem.
+        // Arguments `(a, b)` parsed as a formula with complaints of their own: the missing `:` is the problem.
         this.semantic = this.semantic.filter((d) => !d.span || d.span.start.offset < span.start.offset || d.span.end.offset > span.end.offset);
-        const message = fn === 'min' || fn === 'max' ? `the ${fn} functor ${fn}(a, b) is not supported` : `expected ':' after ${fn}, as in ${fn} x : { ... }`;
-        this.semantic.push(errorAt(message, fnSpan));
+        this.semantic.push(errorAt(`expected ':' after ${fn}, as in ${fn} x : { ... }`, fnSpan));
         return { kind: 'wildcard', span };
       }
       const formula = this.asFormula(body);

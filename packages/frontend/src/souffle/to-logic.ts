@@ -10,7 +10,7 @@ import { errorAt, type Diagnostic, type ScalarType, type SourceSpan } from '@vix
 import type { Atom, Clause, Formula, SourceAst, Term } from '../syntax/ast.js';
 import { formatLocation } from '../syntax/span.js';
 import { liftAggregates, UNIT, type AggregateRule } from './aggregates.js';
-import { dnf, normalizeAggregates, renameTargets, simpleArguments, type Fresh } from './normalize.js';
+import { dnf, extremes, normalizeAggregates, renameTargets, simpleArguments, type Fresh } from './normalize.js';
 import type { SClause } from './scoping.js';
 import { groundWitnesses } from './witnesses.js';
 import type { IoTarget, Name, SAtom, SFormula, SItem, SouffleAst, STerm } from './ast.js';
@@ -197,7 +197,10 @@ class Converter {
     if (!this.defined([...item.heads, ...bodyAtoms(item.body)])) return [];
     const problems: [string, SourceSpan][] = [];
     const clauses = dnf(normalizeAggregates(item.body, problems)).flatMap((body) =>
-      item.heads.map((head) => renameTargets(simpleArguments(groundWitnesses({ head, body }, this.fresh, problems), this.fresh), this.fresh)),
+      item.heads.flatMap((head) => {
+        const simple = simpleArguments(groundWitnesses({ head, body }, this.fresh, problems), this.fresh);
+        return extremes(simple, this.fresh, problems).map((c) => renameTargets(c, this.fresh));
+      }),
     );
     // Several heads share the body's problems: each is reported once.
     const unique = new Map(problems.map((p) => [`${p[1].start.offset}:${p[0]}`, p]));
