@@ -20,22 +20,25 @@ export function literals(f: SFormula): SFormula[] {
   return f.kind === 'and' ? f.items : [f];
 }
 
-/** Every variable of a term, those inside aggregates included. */
-export function termVars(t: STerm): string[] {
+/** The terms directly inside a term, aggregates not looked into. */
+function children(t: STerm): STerm[] {
   switch (t.kind) {
-    case 'var':
-      return [t.name];
     case 'neg':
-      return termVars(t.operand);
+      return [t.operand];
     case 'binary':
-      return [...termVars(t.left), ...termVars(t.right)];
+      return [t.left, t.right];
     case 'call':
-      return t.args.flatMap(termVars);
-    case 'aggregate':
-      return [...(t.target ? termVars(t.target) : []), ...formulaVars(t.body)];
+      return t.args;
     default:
       return [];
   }
+}
+
+/** Every variable of a term, those inside aggregates included. */
+export function termVars(t: STerm): string[] {
+  if (t.kind === 'var') return [t.name];
+  if (t.kind === 'aggregate') return [...(t.target ? termVars(t.target) : []), ...formulaVars(t.body)];
+  return children(t).flatMap(termVars);
 }
 
 export function formulaVars(f: SFormula): string[] {
@@ -61,39 +64,40 @@ function formulaTerms(f: SFormula): STerm[] {
 
 /** Variables outside every aggregate. */
 function shallowVars(t: STerm): string[] {
-  switch (t.kind) {
-    case 'var':
-      return [t.name];
-    case 'neg':
-      return shallowVars(t.operand);
-    case 'binary':
-      return [...shallowVars(t.left), ...shallowVars(t.right)];
-    case 'call':
-      return t.args.flatMap(shallowVars);
-    default:
-      return [];
-  }
+  if (t.kind === 'var') return [t.name];
+  return t.kind === 'aggregate' ? [] : children(t).flatMap(shallowVars);
 }
 
 /** The outermost aggregates of a term. */
 function outermost(t: STerm): Aggregate[] {
-  switch (t.kind) {
-    case 'aggregate':
-      return [t];
-    case 'neg':
-      return outermost(t.operand);
-    case 'binary':
-      return [...outermost(t.left), ...outermost(t.right)];
-    case 'call':
-      return t.args.flatMap(outermost);
-    default:
-      return [];
-  }
+  return t.kind === 'aggregate' ? [t] : children(t).flatMap(outermost);
 }
 
 /** The outermost aggregates of a formula. */
 export function formulaAggregates(f: SFormula): Aggregate[] {
   return formulaTerms(f).flatMap(outermost);
+}
+
+/** Atoms of a formula outside aggregates. */
+function ownAtoms(f: SFormula): SAtom[] {
+  switch (f.kind) {
+    case 'atom':
+      return [f];
+    case 'not':
+      return ownAtoms(f.body);
+    case 'and':
+    case 'or':
+      return f.items.flatMap(ownAtoms);
+    case 'compare':
+    case 'bool':
+      return [];
+  }
+}
+
+/** Atoms of a formula, those in aggregate bodies included. */
+export function allAtoms(f: SFormula): SAtom[] {
+  const aggregates = formulaAggregates(f).flatMap((a) => [a, ...innerAggregates(a)]);
+  return [...ownAtoms(f), ...aggregates.flatMap((a) => ownAtoms(a.body))];
 }
 
 /** Every aggregate nested in `a` (at any depth, `a` itself excluded). */

@@ -11,7 +11,7 @@ import type { Atom, Clause, Formula, SourceAst, Term } from '../syntax/ast.js';
 import { formatLocation } from '../syntax/span.js';
 import { liftAggregates, UNIT, type AggregateRule } from './aggregates.js';
 import { dnf, extremes, normalizeAggregates, renameTargets, simpleArguments, type Fresh } from './normalize.js';
-import type { SClause } from './scoping.js';
+import { allAtoms, type SClause } from './scoping.js';
 import { groundWitnesses } from './witnesses.js';
 import type { IoTarget, Name, SAtom, SFormula, SItem, SouffleAst, STerm } from './ast.js';
 
@@ -194,7 +194,7 @@ class Converter {
    * the rules of its aggregates (see normalize.ts, witnesses.ts, aggregates.ts).
    */
   rules(item: Extract<SItem, { kind: 'rule' }>): Clause[] {
-    if (!this.defined([...item.heads, ...bodyAtoms(item.body)])) return [];
+    if (!this.defined([...item.heads, ...allAtoms(item.body)])) return [];
     const problems: [string, SourceSpan][] = [];
     const clauses = dnf(normalizeAggregates(item.body, problems)).flatMap((body) =>
       item.heads.flatMap((head) => {
@@ -357,38 +357,6 @@ function complete<T>(xs: (T | undefined)[]): xs is T[] {
 
 function joinAll(spans: SourceSpan[]): SourceSpan {
   return { file: spans[0]!.file, start: spans[0]!.start, end: spans[spans.length - 1]!.end };
-}
-
-/** Atoms of a body, aggregate bodies included: each must name a declared relation. */
-function bodyAtoms(f: SFormula): SAtom[] {
-  switch (f.kind) {
-    case 'atom':
-      return [f, ...f.args.flatMap(termAtoms)];
-    case 'compare':
-      return [...termAtoms(f.left), ...termAtoms(f.right)];
-    case 'not':
-      return bodyAtoms(f.body);
-    case 'bool':
-      return [];
-    case 'and':
-    case 'or':
-      return f.items.flatMap(bodyAtoms);
-  }
-}
-
-function termAtoms(t: STerm): SAtom[] {
-  switch (t.kind) {
-    case 'neg':
-      return termAtoms(t.operand);
-    case 'binary':
-      return [...termAtoms(t.left), ...termAtoms(t.right)];
-    case 'call':
-      return t.args.flatMap(termAtoms);
-    case 'aggregate':
-      return [...(t.target ? termAtoms(t.target) : []), ...bodyAtoms(t.body)];
-    default:
-      return [];
-  }
 }
 
 export function toLogic(asts: SouffleAst[], diagnostics: Diagnostic[]): SouffleProgram {
