@@ -75,7 +75,7 @@ export function liftAggregates(clause: SClause, fresh: Fresh, problems: [string,
     const rel = result.name;
     let aggBody = literals(aggregate.body);
     const atoms = aggBody.filter((l): l is SAtom => l.kind === 'atom');
-    const materialized = atoms.length > 1 || innerAggregates(aggregate).length > 0 || (atoms.length === 1 && repeats(atoms[0]!));
+    const materialized = aggregate.materialized === true;
     const bound = groundedVars(aggBody, () => 'grounded');
     const grounding = group.filter((v) => !bound.has(v.name)).map((v) => groundingAtom(clause.body, v, problems));
     if (materialized || grounding.length > 0) {
@@ -118,11 +118,6 @@ export function liftAggregates(clause: SClause, fresh: Fresh, problems: [string,
     reads.push(read);
   }
   return { clause: { head: clause.head, body: [...body, ...reads] }, aggregates, helpers, usesUnit };
-}
-
-function repeats(a: SAtom): boolean {
-  const names = a.args.flatMap(termVars);
-  return new Set(names).size < names.length;
 }
 
 function nameWildcards(a: SAtom, fresh: Fresh): SAtom {

@@ -7,7 +7,7 @@
  */
 import type { SourceSpan } from '@vixen/queryplan';
 import type { SAtom, SFormula, STerm } from './ast.js';
-import { formulaVars, literals, mapAtom, mapFormula, mapTerm, termVars, type SClause } from './scoping.js';
+import { formulaVars, innerAggregates, literals, mapAtom, mapFormula, mapTerm, termVars, type SClause } from './scoping.js';
 
 type Problem = [string, SourceSpan];
 
@@ -45,14 +45,23 @@ export function dnf(f: SFormula): SFormula[][] {
   }
 }
 
-/** Aggregate bodies as conjunctions of literals; a disjunction there is reported (Soufflé rejects it too). */
+/**
+ * Aggregate bodies as conjunctions of literals; a disjunction there is reported (Soufflé rejects it too). Each
+ * aggregate is marked `materialized` where Soufflé's MaterializeAggregationQueries would materialise its body:
+ * several atoms, a nested aggregate, or a variable twice in its atom (arithmetic arguments included, so this is
+ * decided before they are taken out of the atom).
+ */
 export function normalizeAggregates(f: SFormula, problems: Problem[]): SFormula {
   const fn = (t: STerm): STerm | undefined => {
     if (t.kind !== 'aggregate') return undefined;
     const disjuncts = dnf(mapFormula(t.body, fn));
     if (disjuncts.length > 1) problems.push(['disjunction (;) inside an aggregate is not supported', t.body.span]);
     if (disjuncts.length === 0) problems.push(['an aggregate whose body is always false is not supported', t.body.span]);
-    return { ...t, ...(t.target ? { target: mapTerm(t.target, fn) } : {}), body: { kind: 'and', items: disjuncts[0] ?? [], span: t.body.span } };
+    const items = disjuncts[0] ?? [];
+    const atoms = items.filter((l) => l.kind === 'atom');
+    const names = atoms.flatMap(formulaVars);
+    const materialized = atoms.length > 1 || innerAggregates(t).length > 0 || new Set(names).size < names.length;
+    return { ...t, ...(t.target ? { target: mapTerm(t.target, fn) } : {}), body: { kind: 'and', items, span: t.body.span }, materialized };
   };
   return mapFormula(f, fn);
 }
