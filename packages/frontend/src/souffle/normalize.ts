@@ -88,9 +88,15 @@ function simpleBody(body: SFormula[], fresh: Fresh): SFormula[] {
     const mapped = mapFormula(l, inner);
     if (mapped.kind === 'atom') out.push(simpleAtom(mapped, fresh, out));
     else if (mapped.kind === 'not' && mapped.body.kind === 'atom') out.push({ ...mapped, body: simpleAtom(mapped.body, fresh, out) });
+    else if (mapped.kind === 'compare' && mapped.op === '=') out.push({ ...mapped, left: named(mapped.left, mapped.right, fresh), right: named(mapped.right, mapped.left, fresh) });
     else out.push(mapped);
   }
   return out;
+}
+
+/** `_` equated to an aggregate (`_ = max h : { ... }`, which only asks that it has a value) as a fresh variable. */
+function named(t: STerm, other: STerm, fresh: Fresh): STerm {
+  return t.kind === 'wildcard' && other.kind === 'aggregate' ? { kind: 'var', name: fresh('value'), span: t.span } : t;
 }
 
 /** `clause` with arithmetic and aggregates out of atom arguments, in the head too. */
