@@ -1,9 +1,10 @@
 /**
- * Soufflé rules as Soufflé's own front end splits and rewrites them before its scoping analyses: one clause per
- * head and disjunct of the body (disjunctive normal form, aggregate bodies conjunctions), then arithmetic and
- * aggregates in atom arguments bound to fresh variables (`fib(n - 1, x)` is `fib(v, x), v = n - 1`), then each
- * aggregate's target variables renamed apart (Soufflé's UniqueAggregationVariables: in `a = max a : r(a)` the
- * inner `a` is another variable).
+ * Soufflé rules as Soufflé's own front end splits and rewrites them around its scoping analyses: one clause per
+ * head and disjunct of the body (disjunctive normal form, aggregate bodies conjunctions); after witnesses are
+ * grounded (witnesses.ts), arithmetic and aggregates in atom arguments bound to fresh variables (`fib(n - 1, x)`
+ * is `fib(v, x), v = n - 1`), the `min`/`max` functors as one clause per case, and each aggregate's target
+ * variables renamed apart (Soufflé's UniqueAggregationVariables: in `a = max a : r(a)` the inner `a` is another
+ * variable).
  */
 import type { SourceSpan } from '@vixen/queryplan';
 import type { SAtom, SFormula, STerm } from './ast.js';
