@@ -53,6 +53,15 @@ export function dnf(f: SFormula): SFormula[][] {
  * decided before they are taken out of the atom).
  */
 export function normalizeAggregates(f: SFormula, problems: Problem[]): SFormula {
+  return mapFormula(f, normalizer(problems));
+}
+
+/** A head's aggregates (`p(x, count : { q(x, _) }) :- ...`) normalised as a body's are. */
+export function normalizeHead(a: SAtom, problems: Problem[]): SAtom {
+  return mapAtom(a, normalizer(problems));
+}
+
+function normalizer(problems: Problem[]): (t: STerm) => STerm | undefined {
   const fn = (t: STerm): STerm | undefined => {
     if (t.kind !== 'aggregate') return undefined;
     const disjuncts = dnf(mapFormula(t.body, fn));
@@ -64,7 +73,7 @@ export function normalizeAggregates(f: SFormula, problems: Problem[]): SFormula 
     const materialized = atoms.length > 1 || innerAggregates(t).length > 0 || new Set(names).size < names.length;
     return { ...t, ...(t.target ? { target: mapTerm(t.target, fn) } : {}), body: { kind: 'and', items, span: t.body.span }, materialized };
   };
-  return mapFormula(f, fn);
+  return fn;
 }
 
 const isSimple = (t: STerm): boolean => t.kind === 'var' || t.kind === 'wildcard' || t.kind === 'int' || t.kind === 'float' || t.kind === 'string';

@@ -10,7 +10,7 @@ import { errorAt, type Diagnostic, type ScalarType, type SourceSpan } from '@vix
 import type { Atom, Clause, Formula, SourceAst, Term } from '../syntax/ast.js';
 import { formatLocation } from '../syntax/span.js';
 import { liftAggregates, UNIT, type AggregateRule } from './aggregates.js';
-import { dnf, extremes, normalizeAggregates, renameTargets, simpleArguments, type Fresh } from './normalize.js';
+import { dnf, extremes, normalizeAggregates, normalizeHead, renameTargets, simpleArguments, type Fresh } from './normalize.js';
 import { allAtoms, type SClause } from './scoping.js';
 import { groundWitnesses } from './witnesses.js';
 import type { IoTarget, Name, SAtom, SFormula, SItem, SouffleAst, STerm } from './ast.js';
@@ -196,9 +196,13 @@ class Converter {
   rules(item: Extract<SItem, { kind: 'rule' }>): Clause[] {
     if (!this.defined([...item.heads, ...allAtoms(item.body)])) return [];
     const problems: [string, SourceSpan][] = [];
+    const heads = item.heads.map((h) => normalizeHead(h, problems));
     const clauses = dnf(normalizeAggregates(item.body, problems)).flatMap((body) =>
-      item.heads.flatMap((head) => {
-        const simple = simpleArguments(groundWitnesses({ head, body }, this.fresh, problems), this.fresh);
+      heads.flatMap((head) => {
+        // Aggregates leave the head first, so that their witnesses are found; the copies witnesses add may put
+        // aggregates in atoms again.
+        const grounded = groundWitnesses(simpleArguments({ head, body }, this.fresh), this.fresh, problems);
+        const simple = simpleArguments(grounded, this.fresh);
         return extremes(simple, this.fresh, problems).map((c) => renameTargets(c, this.fresh));
       }),
     );
