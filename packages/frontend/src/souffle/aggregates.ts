@@ -75,7 +75,9 @@ export function liftAggregates(clause: SClause, fresh: Fresh, problems: [string,
     const rel = result.name;
     let aggBody = literals(aggregate.body);
     const atoms = aggBody.filter((l): l is SAtom => l.kind === 'atom');
-    const materialized = aggregate.materialized === true;
+    // Decided on the body as written (normalize.ts): a guess here could sum other tuples than Soufflé does.
+    if (aggregate.materialized === undefined) throw new Error(`internal: aggregate at ${aggregate.span.start.line}:${aggregate.span.start.column} was not normalised`);
+    const materialized = aggregate.materialized;
     const bound = groundedVars(aggBody, () => 'grounded');
     const grounding = group.filter((v) => !bound.has(v.name)).map((v) => groundingAtom(clause.body, v, problems));
     if (materialized || grounding.length > 0) {
