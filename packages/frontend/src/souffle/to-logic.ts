@@ -64,8 +64,13 @@ class Converter {
 
   constructor(private readonly diagnostics: Diagnostic[]) {}
 
+  /** Each problem once: a rule's heads and disjuncts become clauses that may meet the same one. */
+  private readonly reported = new Set<string>();
+
   private error(message: string, span: SourceSpan): undefined {
-    this.diagnostics.push(errorAt(message, span));
+    const key = `${span.file}:${span.start.offset}:${message}`;
+    if (!this.reported.has(key)) this.diagnostics.push(errorAt(message, span));
+    this.reported.add(key);
     return undefined;
   }
 
@@ -206,9 +211,7 @@ class Converter {
         return extremes(simple, this.fresh, problems).map((c) => renameTargets(c, this.fresh));
       }),
     );
-    // Several heads share the body's problems: each is reported once.
-    const unique = new Map(problems.map((p) => [`${p[1].start.offset}:${p[0]}`, p]));
-    if (!this.none([...unique.values()])) return [];
+    if (!this.none(problems)) return [];
     return clauses.flatMap((c) => this.lowered(c, item.span));
   }
 
