@@ -42,6 +42,15 @@ describe('vixen run prog.dl', () => {
     expect(r.out).toBe(frame('small') + frame('copy'));
   });
 
+  test('a .pragma that only tunes Soufflé is accepted, with a note on stderr', async () => {
+    const prog = join(mkdtempSync(join(tmpdir(), 'vixen-souffle-')), 'p.dl');
+    writeFileSync(prog, '.pragma "magic-transform" "*"\n.decl q(x: number)\nq(1).\n.output q(IO=stdout)\n');
+    const r = await cli('run', prog);
+    expect(r.code).toBe(0);
+    expect(r.err).toMatch(/p\.dl:1:1: warning: \.pragma "magic-transform" ignored: it only tunes how Soufflé evaluates the program/);
+    expect(r.out).toBe('---------------\nq\n===============\n1\n===============\n');
+  });
+
   test('a compiled Soufflé program keeps its IO directives', async () => {
     const tmp = mkdtempSync(join(tmpdir(), 'vixen-souffle-'));
     const dir = join(cases, 'input-file-options');

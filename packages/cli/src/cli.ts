@@ -72,7 +72,7 @@ const importOptionsSchema = z.object({
   out: z.string().min(1),
 });
 
-type SourceOptions = Pick<CompileOptions, 'dialect' | 'joinStrategy' | 'fusion' | 'outputs'>;
+type SourceOptions = Pick<CompileOptions, 'dialect' | 'joinStrategy' | 'fusion' | 'outputs' | 'onWarnings'>;
 
 /** Only the options given: compile's defaults apply to the rest. */
 function sourceOptions(opts: {
@@ -124,6 +124,8 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .description('Compile and run LogiQL-style Datalog on GPUs through WebGPU')
     .configureOutput({ writeOut: out, writeErr: err })
     .exitOverride();
+  // Warnings of a program that compiles (a `.pragma` ignored, a relation always empty) go to stderr.
+  const onWarnings: CompileOptions['onWarnings'] = (warnings, sources) => err(renderDiagnostics(warnings, sources) + '\n');
 
   program
     .command('run')
@@ -152,7 +154,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
       if (opts.outputDir !== undefined) checkOutputDir(opts.outputDir);
       const outputs = opts.output;
       // Compiled for the relations asked for: the others become intermediates the compiler may skip or free.
-      const prog = loadProgram(file, sourceOptions(opts));
+      const prog = loadProgram(file, { ...sourceOptions(opts), onWarnings });
       const sources = { ...(opts.facts !== undefined ? { factsDir: opts.facts } : {}) };
       let output: RunOutput;
       const limits = {
@@ -254,7 +256,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .option('--no-fusion', noFusionHelp)
     .action((file: string, raw: unknown) => {
       const opts = parseOptions(compileOptionsSchema, raw);
-      const prog = compileFile(file, sourceOptions(opts));
+      const prog = compileFile(file, { ...sourceOptions(opts), onWarnings });
       writeFileSync(opts.out, JSON.stringify(prog.toJSON()) + '\n');
       err(`wrote ${opts.out}\n`);
     });

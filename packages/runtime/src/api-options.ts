@@ -46,6 +46,7 @@ const compileArgsSchema = z.object({
     .object({
       filename: z.string().optional(),
       readFile: callback().optional(),
+      onWarnings: callback().optional(),
       joinStrategy: z.enum(JOIN_STRATEGIES).optional(),
       fusion: z.boolean().optional(),
       outputs: z.array(z.string().min(1)).optional(),

@@ -17,6 +17,7 @@ import {
   type RelationDecl,
   type Row,
   type ScalarType,
+  type SourceTexts,
   type Violation,
 } from '@vixen/queryplan';
 import { executeKir, type ExecuteOptions, type ExecuteStats, type ResidentRelations } from './executor.js';
@@ -44,6 +45,8 @@ export interface CompileOptions {
    * others become temporaries the compiler may free early, leave unsorted or skip.
    */
   outputs?: readonly string[];
+  /** Receives the front end's warnings (a `.pragma` ignored, a relation always empty); errors throw instead. */
+  onWarnings?: (warnings: readonly Diagnostic[], sources: SourceTexts) => void;
 }
 
 export interface RunOptions extends FactSources {
@@ -121,6 +124,8 @@ export function compile(source: string | SourceFile[], options: CompileOptions =
   });
   const errors = front.diagnostics.filter((d) => d.severity === 'error');
   if (!front.plan || errors.length > 0) throw new VixenError(errors, front.sources);
+  const warnings = front.diagnostics.filter((d) => d.severity !== 'error');
+  if (warnings.length > 0) options.onWarnings?.(warnings, front.sources);
   assertValid('query plan', validatePlan(front.plan));
   const kir = planToKernels(front.plan, {
     ...(options.joinStrategy ? { joinStrategy: options.joinStrategy } : {}),
@@ -133,7 +138,7 @@ export function compile(source: string | SourceFile[], options: CompileOptions =
 }
 
 /** Compiles a `.logic` or `.dl` file from disk (includes resolve relative to it). */
-export function compileFile(path: string, options: Pick<CompileOptions, 'dialect' | 'joinStrategy' | 'fusion' | 'outputs'> = {}): Program {
+export function compileFile(path: string, options: Pick<CompileOptions, 'dialect' | 'joinStrategy' | 'fusion' | 'outputs' | 'onWarnings'> = {}): Program {
   return compile([{ path, text: readTextFile(path, 'program file') }], options);
 }
 

@@ -1,29 +1,52 @@
 /**
  * Soufflé aggregates are values inside a rule (`n = count : { edge(x, _) }`), evaluated per binding of the
- * variables they share with the rest of the rule. LogiQL aggregates are whole rules grouped by their head. So
- * each aggregate is lifted into a helper rule `$aggK(g..., r) <- agg<<r = fn(v)>> body`, grouped by the shared
- * variables g, and the aggregate's place in the rule becomes a variable read from `$aggK`. A count or sum over
- * no tuples is 0 in Soufflé, so there the rule also accepts `!$aggK(g..., _), r = 0`; with no shared variables
- * that alternative reads the one-row relation `$unit` so that it still has a positive atom.
+ * variables injected into them (scoping.ts); every other variable of the aggregate is local to it. LogiQL
+ * aggregates are whole rules grouped by their head. So each aggregate is lifted into a helper rule
+ * `$aggK(g..., r) <- agg<<r = fn(v)>> body`, grouped by the injected variables g, and the aggregate's place in
+ * the rule becomes a variable read from `$aggK`. A count or sum over no tuples is 0 in Soufflé, so there the rule
+ * also accepts `!$aggK(g..., _), r = 0`; with no injected variables that alternative reads the one-row relation
+ * `$unit` so that it still has a positive atom.
+ *
+ * Soufflé aggregates over the tuples of a single-atom body as they are, but materialises a body of several atoms
+ * (or with a nested aggregate, or a variable repeated in its atom) into a relation of the injected and local
+ * variables only, dropping `_` columns: a sum there adds each distinct value once per distinct binding of the named
+ * variables. Such a body becomes the helper rule `$aggK_body(g..., locals...)` that the aggregate then reads. The
+ * same helper carries an atom of the rule grounding an injected variable that the body does not bind (`y < x`), as
+ * Soufflé adds one.
  */
 import type { SourceSpan } from '@vixen/queryplan';
 import type { AggregateFn, SAtom, SFormula, STerm } from './ast.js';
+import type { Fresh } from './normalize.js';
+import {
+  formulaAggregates,
+  groundedVars,
+  injectedVars,
+  innerAggregates,
+  literals,
+  mapFormula,
+  termVars,
+  type Aggregate,
+  type SClause,
+} from './scoping.js';
 
-/** A lifted aggregate: `head <- agg<<result = fn(arg)>> body`. */
+/** A lifted aggregate: `head <- agg<<result = fn(arg)>> body`, the body free of aggregates. */
 export interface AggregateRule {
   head: SAtom;
   result: string;
   fn: AggregateFn;
   /** The aggregated variable; absent for count. */
   arg?: string;
-  body: SFormula;
+  body: SFormula[];
   span: SourceSpan;
 }
 
-/** A rule as the lifting sees it: heads and a body, either of which may hold aggregates. */
-export interface LiftableRule {
-  heads: SAtom[];
-  body: SFormula;
+export interface Lifted {
+  /** The clause, each aggregate replaced by a variable read from its helper relation. */
+  clause: SClause;
+  aggregates: AggregateRule[];
+  /** Materialised aggregate bodies: plain clauses, which may hold aggregates in turn (lift them again). */
+  helpers: SClause[];
+  usesUnit: boolean;
 }
 
 type Var = Extract<STerm, { kind: 'var' }>;
@@ -31,113 +54,61 @@ type Var = Extract<STerm, { kind: 'var' }>;
 /** A relation holding the single fact `$unit(0).` (see above). */
 export const UNIT = '$unit';
 
-function termVars(t: STerm): string[] {
-  switch (t.kind) {
-    case 'var':
-      return [t.name];
-    case 'neg':
-      return termVars(t.operand);
-    case 'binary':
-      return [...termVars(t.left), ...termVars(t.right)];
-    case 'call':
-      return t.args.flatMap(termVars);
-    case 'aggregate':
-      return [...(t.target ? termVars(t.target) : []), ...formulaVars(t.body)];
-    default:
-      return [];
-  }
-}
-
-function formulaVars(f: SFormula): string[] {
-  switch (f.kind) {
-    case 'atom':
-      return f.args.flatMap(termVars);
-    case 'compare':
-      return [...termVars(f.left), ...termVars(f.right)];
-    case 'not':
-      return formulaVars(f.body);
-    case 'and':
-    case 'or':
-      return f.items.flatMap(formulaVars);
-  }
-}
-
-/** Replaces the outermost aggregates of terms by fresh variables, remembering each. */
-class Replacer {
-  readonly found: { aggregate: Extract<STerm, { kind: 'aggregate' }>; result: Var }[] = [];
-
-  constructor(private readonly fresh: () => number) {}
-
-  term(t: STerm): STerm {
-    switch (t.kind) {
-      case 'aggregate': {
-        const result: Var = { kind: 'var', name: `$agg${this.fresh()}`, span: t.span };
-        this.found.push({ aggregate: t, result });
-        return result;
-      }
-      case 'neg':
-        return { ...t, operand: this.term(t.operand) };
-      case 'binary':
-        return { ...t, left: this.term(t.left), right: this.term(t.right) };
-      case 'call':
-        return { ...t, args: t.args.map((a) => this.term(a)) };
-      default:
-        return t;
-    }
-  }
-
-  atom(a: SAtom): SAtom {
-    return { ...a, args: a.args.map((t) => this.term(t)) };
-  }
-
-  formula(f: SFormula): SFormula {
-    switch (f.kind) {
-      case 'atom':
-        return this.atom(f);
-      case 'compare':
-        return { ...f, left: this.term(f.left), right: this.term(f.right) };
-      case 'not':
-        return { ...f, body: this.formula(f.body) };
-      case 'and':
-      case 'or':
-        return { ...f, items: f.items.map((i) => this.formula(i)) };
-    }
-  }
-}
-
-/**
- * `rule` without aggregates (each replaced by a variable read from its helper relation), and the helper
- * rules, whose bodies may hold aggregates in turn (lift them again).
- */
-export function liftAggregates(
-  rule: LiftableRule,
-  fresh: () => number,
-): { rule: LiftableRule; lifted: AggregateRule[]; usesUnit: boolean } {
-  const replacer = new Replacer(fresh);
-  const heads = rule.heads.map((h) => replacer.atom(h));
-  let body = replacer.formula(rule.body);
-  if (replacer.found.length === 0) return { rule, lifted: [], usesUnit: false };
-  const outside = new Set([...heads.flatMap((h) => h.args.flatMap(termVars)), ...formulaVars(body)]);
-  const lifted: AggregateRule[] = [];
-  const extra: SFormula[] = [];
+export function liftAggregates(clause: SClause, fresh: Fresh, problems: [string, SourceSpan][]): Lifted {
+  const found: { aggregate: Aggregate; result: Var }[] = [];
+  const replace = (t: STerm): STerm | undefined => {
+    if (t.kind !== 'aggregate') return undefined;
+    const result: Var = { kind: 'var', name: fresh('agg'), span: t.span };
+    found.push({ aggregate: t, result });
+    return result;
+  };
+  const body = clause.body.map((l) => mapFormula(l, replace));
+  if (found.length === 0) return { clause, aggregates: [], helpers: [], usesUnit: false };
+  const aggregates: AggregateRule[] = [];
+  const helpers: SClause[] = [];
+  const reads: SFormula[] = [];
   let usesUnit = false;
-  for (const { aggregate, result } of replacer.found) {
+  for (const { aggregate, result } of found) {
     const span = aggregate.span;
-    const inside = [...new Set(termVars(aggregate))];
-    const group: Var[] = inside.filter((v) => outside.has(v)).map((name) => ({ kind: 'var', name, span }));
+    const variable = (name: string): Var => ({ kind: 'var', name, span });
+    const group = injectedVars(clause, aggregate).map(variable);
     const rel = result.name;
-    let aggBody = aggregate.body;
+    let aggBody = literals(aggregate.body);
+    const atoms = aggBody.filter((l): l is SAtom => l.kind === 'atom');
+    // Decided on the body as written (normalize.ts): a guess here could sum other tuples than Soufflé does.
+    if (aggregate.materialized === undefined) throw new Error(`internal: aggregate at ${aggregate.span.start.line}:${aggregate.span.start.column} was not normalised`);
+    const materialized = aggregate.materialized;
+    const bound = groundedVars(aggBody, () => 'grounded');
+    const grounding = group.filter((v) => !bound.has(v.name)).map((v) => groundingAtom(clause.body, v, problems));
+    if (materialized || grounding.length > 0) {
+      if (aggregate.fn === 'count' && materialized && atoms.some((a) => a.args.some((t) => t.kind === 'wildcard'))) {
+        // Which columns Soufflé counts distinct tuples of here has changed between its versions.
+        problems.push(['count over several atoms with _ arguments is not supported: name the _ variables', aggregate.fnSpan]);
+      }
+      let columns: string[];
+      if (materialized) {
+        const innerLocals = new Set(innerAggregates(aggregate).flatMap((b) => termVars(b).filter((v) => !injectedVars(clause, b).includes(v))));
+        columns = termVars(aggregate).filter((v) => group.some((g) => g.name === v) || !innerLocals.has(v));
+      } else {
+        // One atom's tuples as they are: its `_` columns kept, as named ones.
+        aggBody = aggBody.map((l) => (l.kind === 'atom' ? nameWildcards(l, fresh) : l));
+        columns = aggBody.flatMap((l) => (l.kind === 'atom' ? l.args.flatMap(termVars) : []));
+      }
+      const args = [...new Set([...group.map((g) => g.name), ...columns])].map(variable);
+      const head: SAtom = { kind: 'atom', rel: `${rel}_body`, args, span, relSpan: aggregate.fnSpan };
+      helpers.push({ head, body: [...aggBody, ...grounding.filter((a) => a !== undefined)] });
+      aggBody = [head];
+    }
     let arg: string | undefined;
-    if (aggregate.target?.kind === 'var' && !outside.has(aggregate.target.name)) {
+    if (aggregate.target?.kind === 'var') {
       arg = aggregate.target.name;
     } else if (aggregate.target) {
       // `sum x * 2 : { ... }` aggregates a value computed in the body.
       arg = `${rel}_value`;
-      const value: SFormula = { kind: 'compare', op: '=', left: { kind: 'var', name: arg, span }, right: aggregate.target, span };
-      aggBody = { kind: 'and', items: [aggregate.body, value], span };
+      aggBody = [...aggBody, { kind: 'compare', op: '=', left: variable(arg), right: aggregate.target, span }];
     }
     const head: SAtom = { kind: 'atom', rel, args: [...group, result], span, relSpan: aggregate.fnSpan };
-    lifted.push({ head, result: result.name, fn: aggregate.fn, ...(arg ? { arg } : {}), body: aggBody, span });
+    aggregates.push({ head, result: result.name, fn: aggregate.fn, ...(arg ? { arg } : {}), body: aggBody, span });
     let read: SFormula = head;
     if (aggregate.fn === 'count' || aggregate.fn === 'sum') {
       const none: SFormula = { kind: 'not', body: { ...head, args: [...group, { kind: 'wildcard', span }] }, span };
@@ -146,8 +117,21 @@ export function liftAggregates(
       usesUnit ||= unit.length > 0;
       read = { kind: 'or', items: [head, { kind: 'and', items: [...unit, none, zero], span }], span };
     }
-    extra.push(read);
+    reads.push(read);
   }
-  body = { kind: 'and', items: [body, ...extra], span: body.span };
-  return { rule: { heads, body }, lifted, usesUnit };
+  return { clause: { head: clause.head, body: [...body, ...reads] }, aggregates, helpers, usesUnit };
+}
+
+function nameWildcards(a: SAtom, fresh: Fresh): SAtom {
+  return { ...a, args: a.args.map((t): STerm => (t.kind === 'wildcard' ? { kind: 'var', name: fresh('w'), span: t.span } : t)) };
+}
+
+/** An atom of the rule's body binding `v`, its other arguments `_`; undefined after reporting that there is none. */
+function groundingAtom(body: SFormula[], v: Var, problems: [string, SourceSpan][]): SAtom | undefined {
+  const atom = body.find((l): l is SAtom => l.kind === 'atom' && formulaAggregates(l).length === 0 && l.args.some((t) => t.kind === 'var' && t.name === v.name));
+  if (!atom) {
+    problems.push([`${v.name} is used inside the aggregate but bound outside it by no atom: not supported`, v.span]);
+    return undefined;
+  }
+  return { ...atom, args: atom.args.map((t): STerm => (t.kind === 'var' && t.name === v.name ? t : { kind: 'wildcard', span: t.span })) };
 }

@@ -23,8 +23,11 @@ export type STerm =
   | { kind: 'binary'; op: ArithOp | '^'; left: STerm; right: STerm; span: SourceSpan }
   /** A functor call used as a value: `cat(a, b)`, `strlen(s)`, `min(a, b)`. */
   | { kind: 'call'; name: string; args: STerm[]; span: SourceSpan; nameSpan: SourceSpan }
-  /** `count : { body }`, `sum x : { body }`; `target` is absent for count. */
-  | { kind: 'aggregate'; fn: AggregateFn; target?: STerm; body: SFormula; span: SourceSpan; fnSpan: SourceSpan };
+  /**
+   * `count : { body }`, `sum x : { body }`; `target` is absent for count. `materialized` is set by normalisation
+   * (normalize.ts), from the body as written: whether Soufflé aggregates over a relation of its named variables.
+   */
+  | { kind: 'aggregate'; fn: AggregateFn; target?: STerm; body: SFormula; span: SourceSpan; fnSpan: SourceSpan; materialized?: boolean };
 
 export interface SAtom {
   kind: 'atom';
@@ -38,6 +41,8 @@ export type SFormula =
   | SAtom
   | { kind: 'compare'; op: CompareOp; left: STerm; right: STerm; span: SourceSpan }
   | { kind: 'not'; body: SFormula; span: SourceSpan }
+  /** The `true` and `false` literals. */
+  | { kind: 'bool'; value: boolean; span: SourceSpan }
   | { kind: 'and'; items: SFormula[]; span: SourceSpan }
   | { kind: 'or'; items: SFormula[]; span: SourceSpan };
 

@@ -17,7 +17,7 @@ import { preprocess } from './preprocess.js';
 /** What the parser builds below the item level: values and formulas share expression syntax. */
 type Parsed = STerm | SFormula;
 
-const FORMULA_KINDS: ReadonlySet<string> = new Set(['atom', 'compare', 'not', 'and', 'or']);
+const FORMULA_KINDS: ReadonlySet<string> = new Set(['atom', 'compare', 'not', 'bool', 'and', 'or']);
 const isFormula = (p: Parsed): p is SFormula => FORMULA_KINDS.has(p.kind);
 
 /** What a rule's alternatives amount to, when nothing of it matched at all. */
@@ -96,8 +96,8 @@ class SouffleParser extends EmbeddedActionsParser {
 
   private asFormula(p: Parsed): SFormula {
     if (isFormula(p)) return p;
-    const literal = p.kind === 'var' && (p.name === 'true' || p.name === 'false');
-    this.semantic.push(errorAt(literal ? `the literal ${p.name} is not supported` : 'expected an atom or a comparison', p.span));
+    if (p.kind === 'var' && (p.name === 'true' || p.name === 'false')) return { kind: 'bool', value: p.name === 'true', span: p.span };
+    this.semantic.push(errorAt('expected an atom or a comparison', p.span));
     return { kind: 'and', items: [], span: p.span };
   }
 
@@ -570,7 +570,10 @@ class SouffleParser extends EmbeddedActionsParser {
     });
   }
 
-  /** `count : { body }`, `sum x : { body }`, or with a single atom as the body: `count : edge(x, _)`. */
+  /**
+   * `count : { body }`, `sum x : { body }`, or with a single atom as the body: `count : edge(x, _)`; `min(a, b)`
+   * and `max(a, b)` without a `:` after the parenthesis are Soufflé's functors.
+   */
   private aggregate = this.RULE('aggregate', (): STerm => {
     const kw = this.OR([
       { ALT: () => this.CONSUME(T.Count) },
@@ -579,9 +582,42 @@ class SouffleParser extends EmbeddedActionsParser {
       { ALT: () => this.CONSUME(T.Max) },
       { ALT: () => this.CONSUME(T.Mean) },
     ]);
+    return this.OR3({
+      IGNORE_AMBIGUITIES: true,
+      DEF: [
+        {
+          GATE: () => (kw.tokenType === T.Min || kw.tokenType === T.Max) && this.callFollows(),
+          ALT: () => {
+            this.CONSUME(T.LParen);
+            const args = this.SUBRULE(this.args);
+            const close = this.CONSUME(T.RParen);
+            return this.ACTION((): STerm => {
+              const nameSpan = this.span(kw);
+              if (args.length < 2) this.semantic.push(errorAt(`the ${kw.image} functor takes two arguments or more`, nameSpan));
+              return { kind: 'call', name: kw.image, args, span: joinSpans(nameSpan, this.span(close)), nameSpan };
+            });
+          },
+        },
+        { ALT: () => this.SUBRULE(this.aggregateRest, { ARGS: [kw] }) },
+      ],
+    });
+  });
+
+  /** Whether a parenthesized list follows that is not an aggregate's target (no `:` after it). */
+  private callFollows(): boolean {
+    if (this.LA(1).tokenType !== T.LParen) return false;
+    for (let i = 1, depth = 0; this.LA(i).tokenType !== EOF; i++) {
+      const type = this.LA(i).tokenType;
+      if (type === T.LParen) depth++;
+      else if (type === T.RParen && --depth === 0) return this.LA(i + 1).tokenType !== T.Colon;
+    }
+    return false;
+  }
+
+  /** An aggregate after its keyword. */
+  private aggregateRest = this.RULE('aggregateRest', (kw: IToken): STerm => {
     const target = this.OPTION(() => this.SUBRULE(this.expr));
     let end = kw;
-    // Without `:` this is Soufflé's binary `min(a, b)`/`max(a, b)` functor, reported below.
     const body = this.OPTION2(() => {
       this.CONSUME(T.Colon);
       return this.OR2([
@@ -601,10 +637,9 @@ class SouffleParser extends EmbeddedActionsParser {
       const fnSpan = this.span(kw);
       if (body === undefined) {
         const span = target ? joinSpans(fnSpan, target.span) : fnSpan;
-        // The arguments `(a, b)` parsed as a formula with complaints of their own: the functor is the problem.
+        // Arguments `(a, b)` parsed as a formula with complaints of their own: the missing `:` is the problem.
         this.semantic = this.semantic.filter((d) => !d.span || d.span.start.offset < span.start.offset || d.span.end.offset > span.end.offset);
-        const message = fn === 'min' || fn === 'max' ? `the ${fn} functor ${fn}(a, b) is not supported` : `expected ':' after ${fn}, as in ${fn} x : { ... }`;
-        this.semantic.push(errorAt(message, fnSpan));
+        this.semantic.push(errorAt(`expected ':' after ${fn}, as in ${fn} x : { ... }`, fnSpan));
         return { kind: 'wildcard', span };
       }
       const formula = this.asFormula(body);
@@ -670,6 +705,30 @@ function afterBraces(tokens: IToken[], from: number): number {
   return tokens.length;
 }
 
+/** Pragmas that only tune how Soufflé evaluates a program (optimisations, threads, warnings): ignored here. */
+const IGNORED_PRAGMAS: ReadonlySet<string> = new Set([
+  'magic-transform',
+  'magic-transform-exclude',
+  'inline-exclude',
+  'disable-transformers',
+  'jobs',
+  'no-warn',
+  'RamSIPS',
+  'verbose',
+]);
+
+/** `.pragma "key" ["value"]` at `start`: a note for the ignored ones, an error for others; where the next item starts. */
+function pragma(tokens: IToken[], start: number, file: string, diagnostics: Diagnostic[]): number {
+  const at = tokenSpan(tokens[start]!, file);
+  let end = start + 1;
+  while (end < start + 3 && tokens[end]?.tokenType === StringLit) end++;
+  const key = tokens[start + 1]?.tokenType === StringLit ? tokens[start + 1]!.image.slice(1, -1) : undefined;
+  if (key === undefined) diagnostics.push(errorAt('expected a quoted pragma name after .pragma, as in .pragma "magic-transform" "*"', at));
+  else if (!IGNORED_PRAGMAS.has(key)) diagnostics.push(errorAt(`the pragma "${key}" is not supported`, at));
+  else diagnostics.push({ severity: 'warning', message: `.pragma "${key}" ignored: it only tunes how Soufflé evaluates the program`, span: at });
+  return end;
+}
+
 /** Parses one file's tokens: the items that parsed, and a diagnostic per broken item. */
 export function parseSouffleTokens(tokens: IToken[], file: string): { ast: SouffleAst; diagnostics: Diagnostic[] } {
   shared ??= new SouffleParser(new MessageProvider(RULE_DESCRIPTIONS));
@@ -680,6 +739,10 @@ export function parseSouffleTokens(tokens: IToken[], file: string): { ast: Souff
   let start = 0;
   while (start < tokens.length) {
     const first = tokens[start]!;
+    if (first.tokenType === T.OtherDirective && first.image === '.pragma') {
+      start = pragma(tokens, start, file, diagnostics);
+      continue;
+    }
     if (first.tokenType === T.OtherDirective) {
       const what = first.image === '.comp' ? 'components (.comp) are' : `the ${first.image} directive is`;
       diagnostics.push(errorAt(`${what} not supported`, tokenSpan(first, file)));

@@ -2,14 +2,17 @@
  * Soufflé AST -> LogiQL AST, so that `.dl` programs go through the same resolution, type, safety and
  * stratification checks and lowering as `.logic` ones. This pass does what only Soufflé has: type names and
  * `.type` aliases, `.input`/`.output` (an `.input` relation with rules reads its file into a helper), "every
- * relation is declared", multi-head rules, disjunctions and negations anywhere in a body (put in disjunctive
- * normal form, which the LogiQL checks split into rules), and aggregates used as values (lifted into LogiQL
- * aggregation rules, see aggregates.ts).
+ * relation is declared", multi-head rules and disjunctions and negations anywhere in a body (one clause per head
+ * and disjunct, as Soufflé splits them: normalize.ts), and aggregates used as values (scoped as Soufflé scopes
+ * them, witnesses included, and lifted into LogiQL aggregation rules: scoping.ts, witnesses.ts, aggregates.ts).
  */
 import { errorAt, type Diagnostic, type ScalarType, type SourceSpan } from '@vixen/queryplan';
 import type { Atom, Clause, Formula, SourceAst, Term } from '../syntax/ast.js';
 import { formatLocation } from '../syntax/span.js';
-import { liftAggregates, UNIT, type AggregateRule, type LiftableRule } from './aggregates.js';
+import { liftAggregates, UNIT, type AggregateRule } from './aggregates.js';
+import { dnf, extremes, normalizeAggregates, normalizeHead, renameTargets, simpleArguments, type Fresh } from './normalize.js';
+import { allAtoms, type SClause } from './scoping.js';
+import { groundWitnesses } from './witnesses.js';
 import type { IoTarget, Name, SAtom, SFormula, SItem, SouffleAst, STerm } from './ast.js';
 
 const PRIMITIVES: Readonly<Record<string, ScalarType>> = { number: 'int32', unsigned: 'uint32', float: 'float32', symbol: 'string' };
@@ -52,15 +55,22 @@ class Converter {
   private readonly decls = new Map<string, boolean>();
   /** Relations introduced for aggregates (never printed). */
   readonly helpers = new Set<string>();
-  private aggregateCount = 0;
+  private freshCount = 0;
+  /** Fresh variable and relation names (`$` keeps them apart from Soufflé names). */
+  private readonly fresh: Fresh = (base) => `$${base}${++this.freshCount}`;
   readonly inputs = new Map<string, Name>();
   readonly outputs = new Set<string>();
   readonly io: SouffleIo = { inputs: {}, outputs: {} };
 
   constructor(private readonly diagnostics: Diagnostic[]) {}
 
+  /** Each problem once: a rule's heads and disjuncts become clauses that may meet the same one. */
+  private readonly reported = new Set<string>();
+
   private error(message: string, span: SourceSpan): undefined {
-    this.diagnostics.push(errorAt(message, span));
+    const key = `${span.file}:${span.start.offset}:${message}`;
+    if (!this.reported.has(key)) this.diagnostics.push(errorAt(message, span));
+    this.reported.add(key);
     return undefined;
   }
 
@@ -184,40 +194,55 @@ class Converter {
     return { kind: 'fact', head, span: item.span };
   }
 
-  /** One LogiQL rule per head, plus one per aggregate (see liftAggregates). */
+  /**
+   * One LogiQL rule per head and disjunct of the body, as Soufflé splits rules before its scoping analyses, plus
+   * the rules of its aggregates (see normalize.ts, witnesses.ts, aggregates.ts).
+   */
   rules(item: Extract<SItem, { kind: 'rule' }>): Clause[] {
-    if (!this.defined([...item.heads, ...bodyAtoms(item.body)])) return [];
-    const { rule, lifted } = this.lift(item);
-    const heads = rule.heads.map((h) => this.atom(h));
-    const disjuncts = this.dnf(rule.body);
-    const helpers = lifted.flatMap((l) => this.aggregateRules(l));
-    if (!disjuncts || !complete(heads)) return [];
-    const body: Formula = disjuncts.length === 1 ? conj(disjuncts[0]!) : { kind: 'or', items: disjuncts.map(conj), span: item.body.span };
-    return [...heads.map((head): Clause => ({ kind: 'rule', head, body, span: item.span })), ...helpers];
+    if (!this.defined([...item.heads, ...allAtoms(item.body)])) return [];
+    const problems: [string, SourceSpan][] = [];
+    const heads = item.heads.map((h) => normalizeHead(h, problems));
+    const clauses = dnf(normalizeAggregates(item.body, problems)).flatMap((body) =>
+      heads.flatMap((head) => {
+        // Aggregates leave the head first, so that their witnesses are found; the copies witnesses add may put
+        // aggregates in atoms again.
+        const grounded = groundWitnesses(simpleArguments({ head, body }, this.fresh), this.fresh, problems);
+        const simple = simpleArguments(grounded, this.fresh);
+        return extremes(simple, this.fresh, problems).map((c) => renameTargets(c, this.fresh));
+      }),
+    );
+    if (!this.none(problems)) return [];
+    return clauses.flatMap((c) => this.lowered(c, item.span));
   }
 
-  private lift(rule: LiftableRule): ReturnType<typeof liftAggregates> {
-    const result = liftAggregates(rule, () => ++this.aggregateCount);
-    for (const l of result.lifted) this.helpers.add(l.head.rel);
-    if (result.usesUnit) this.helpers.add(UNIT);
-    return result;
-  }
-
-  /** `$aggK(g..., r) <- agg<<r = fn(v)>> body`, and the rules of aggregates nested in its body. */
-  private aggregateRules(a: AggregateRule): Clause[] {
-    const { rule, lifted } = this.lift({ heads: [a.head], body: a.body });
-    const head = this.atom(rule.heads[0]!);
-    const disjuncts = this.dnf(rule.body);
-    const nested = lifted.flatMap((l) => this.aggregateRules(l));
+  /** A normalised clause as LogiQL: its rule, its aggregates' rules and their materialised bodies' rules. */
+  private lowered(clause: SClause, span: SourceSpan): Clause[] {
+    const problems: [string, SourceSpan][] = [];
+    const lifted = liftAggregates(clause, this.fresh, problems);
+    if (!this.none(problems)) return [];
+    for (const a of lifted.aggregates) this.helpers.add(a.head.rel);
+    for (const h of lifted.helpers) this.helpers.add(h.head.rel);
+    if (lifted.usesUnit) this.helpers.add(UNIT);
+    const head = this.atom(lifted.clause.head);
+    // `p(1) :- true.` is a fact.
+    if (lifted.clause.body.length === 0) return head ? [{ kind: 'fact', head, span }] : [];
+    const disjuncts = this.disjuncts(lifted.clause.body, span);
+    const aggregates = lifted.aggregates.flatMap((a) => this.aggregateRule(a));
+    const helpers = lifted.helpers.flatMap((h) => this.lowered(h, h.head.span));
     if (!head || !disjuncts) return [];
-    if (disjuncts.length !== 1) {
-      this.error('disjunction (;) inside an aggregate (or a count or sum nested in one) is not supported yet', a.body.span);
-      return [];
-    }
+    const body: Formula = disjuncts.length === 1 ? conj(disjuncts[0]!) : { kind: 'or', items: disjuncts.map(conj), span };
+    return [{ kind: 'rule', head, body, span }, ...aggregates, ...helpers];
+  }
+
+  /** `$aggK(g..., r) <- agg<<r = fn(v)>> body`: the body is a conjunction free of aggregates. */
+  private aggregateRule(a: AggregateRule): Clause[] {
+    const head = this.atom(a.head);
+    const disjuncts = this.disjuncts(a.body, a.span);
+    if (!head || !disjuncts) return [];
     const args: Term[] = a.arg === undefined ? [] : [{ kind: 'var', name: a.arg, span: a.span }];
     const binding = { target: a.result, fn: a.fn, args, span: a.span };
     const body: Formula = { kind: 'agg', bindings: [binding], body: conj(disjuncts[0]!), span: a.span };
-    return [{ kind: 'rule', head, body, span: a.span }, ...nested];
+    return [{ kind: 'rule', head, body, span: a.span }];
   }
 
   /** Relations that are `.input` and also have rules. */
@@ -256,39 +281,30 @@ class Converter {
     }
   }
 
-  /** Disjunctive normal form: a list of conjunctions of literals; undefined when a term is unsupported. */
-  private dnf(f: SFormula): Formula[][] | undefined {
+  /** A body as LogiQL conjunctions (its disjunctive normal form); undefined when a term is unsupported. */
+  private disjuncts(body: SFormula[], span: SourceSpan): Formula[][] | undefined {
+    const out = dnf(and(body, span)).map((c) => c.map((l) => this.literal(l)));
+    return out.every((c) => complete(c)) ? (out as Formula[][]) : undefined;
+  }
+
+  /** An atom, a comparison or the negation of one. */
+  private literal(f: SFormula): Formula | undefined {
     switch (f.kind) {
-      case 'atom': {
-        const a = this.atom(f);
-        return a && [[a]];
-      }
+      case 'atom':
+        return this.atom(f);
       case 'compare': {
         const left = this.term(f.left);
         const right = this.term(f.right);
-        return left && right && [[{ kind: 'compare', op: f.op, left, right, span: f.span }]];
+        return left && right && { kind: 'compare', op: f.op, left, right, span: f.span };
       }
       case 'not': {
-        // De Morgan: !(a1, a2 ; b) is (!a1 ; !a2), !b, back in normal form.
-        const inner = this.dnf(f.body);
-        if (!inner) return undefined;
-        let result: Formula[][] = [[]];
-        for (const conj of inner) result = result.flatMap((left) => conj.map((l) => [...left, negate(l)]));
-        return result;
+        const body = this.literal(f.body);
+        return body && { kind: 'not', body, span: f.span };
       }
-      case 'and': {
-        let result: Formula[][] = [[]];
-        for (const item of f.items) {
-          const d = this.dnf(item);
-          if (!d) return undefined;
-          result = result.flatMap((left) => d.map((right) => [...left, ...right]));
-        }
-        return result;
-      }
-      case 'or': {
-        const parts = f.items.map((item) => this.dnf(item));
-        return complete(parts) ? parts.flat() : undefined;
-      }
+      case 'bool':
+      case 'and':
+      case 'or':
+        throw new Error('literal expected: bodies are in disjunctive normal form');
     }
   }
 
@@ -329,9 +345,8 @@ class Converter {
   }
 }
 
-/** Literals are atoms, comparisons and their negations. */
-function negate(l: Formula): Formula {
-  return l.kind === 'not' ? l.body : { kind: 'not', body: l, span: l.span };
+function and(items: SFormula[], span: SourceSpan): SFormula {
+  return items.length === 1 ? items[0]! : { kind: 'and', items, span };
 }
 
 function conj(items: Formula[]): Formula {
@@ -349,36 +364,6 @@ function complete<T>(xs: (T | undefined)[]): xs is T[] {
 
 function joinAll(spans: SourceSpan[]): SourceSpan {
   return { file: spans[0]!.file, start: spans[0]!.start, end: spans[spans.length - 1]!.end };
-}
-
-/** Atoms of a body, aggregate bodies included: each must name a declared relation. */
-function bodyAtoms(f: SFormula): SAtom[] {
-  switch (f.kind) {
-    case 'atom':
-      return [f, ...f.args.flatMap(termAtoms)];
-    case 'compare':
-      return [...termAtoms(f.left), ...termAtoms(f.right)];
-    case 'not':
-      return bodyAtoms(f.body);
-    case 'and':
-    case 'or':
-      return f.items.flatMap(bodyAtoms);
-  }
-}
-
-function termAtoms(t: STerm): SAtom[] {
-  switch (t.kind) {
-    case 'neg':
-      return termAtoms(t.operand);
-    case 'binary':
-      return [...termAtoms(t.left), ...termAtoms(t.right)];
-    case 'call':
-      return t.args.flatMap(termAtoms);
-    case 'aggregate':
-      return [...(t.target ? termAtoms(t.target) : []), ...bodyAtoms(t.body)];
-    default:
-      return [];
-  }
 }
 
 export function toLogic(asts: SouffleAst[], diagnostics: Diagnostic[]): SouffleProgram {
