@@ -13,7 +13,7 @@ import { narrowBaseRelations } from './passes/narrow-base-relations.js';
 import { narrowColumns } from './passes/narrow-columns.js';
 import { fixpoint, pipeline, when } from './passes/pipeline.js';
 import { propagateCopies } from './passes/propagate-copies.js';
-import { emptyOnEntry } from './passes/properties.js';
+import { emptyOnEntry } from './analysis/properties.js';
 import { removeDeadKernels } from './passes/remove-dead-kernels.js';
 import { scheduleBlocks } from './passes/schedule-blocks.js';
 import { simplifyKernels } from './passes/simplify-kernels.js';

@@ -6,8 +6,8 @@
  * on rows F1 rejects changes nothing. The fused kernel lists the lowered kernels it stands for in `fused`.
  */
 import type { KirKernel, KirProgram } from '../ir.js';
-import { substitute, substitutePredicate } from './exprs.js';
-import { liveOutSets, soleProducer } from './liveness.js';
+import { substitute, substitutePredicate } from '../analysis/exprs.js';
+import { liveOutSets, soleProducer } from '../analysis/liveness.js';
 
 type MapFilter = Extract<KirKernel, { kind: 'mapFilter' }>;
 

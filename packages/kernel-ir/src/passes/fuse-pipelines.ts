@@ -14,9 +14,9 @@
  */
 import { predicateOperands, type Expr } from '@vixen/queryplan';
 import { kernelInputs, type KirKernel, type KirProgram } from '../ir.js';
-import { exprColumns, resegment, substitute, substitutePredicate } from './exprs.js';
-import { liveOutSets, soleProducer } from './liveness.js';
-import { segment } from './narrow-columns.js';
+import { exprColumns, resegment, substitute, substitutePredicate } from '../analysis/exprs.js';
+import { liveOutSets, soleProducer } from '../analysis/liveness.js';
+import { segment } from '../analysis/column-reads.js';
 
 type Pipeline = Extract<KirKernel, { kind: 'pipeline' }>;
 type HashJoin = Extract<KirKernel, { kind: 'hashJoin' }>;

@@ -11,8 +11,8 @@
 import type { ScalarType } from '@vixen/queryplan';
 import type { KirBlock, KirCommand, KirKernel, KirKernelBody, KirProgram, VarId } from '../ir.js';
 import { buildSide, loopBlocks, lowerHashJoin } from '../lower/join-strategy.js';
-import { liveOutSets } from './liveness.js';
-import { BlockReaders } from './skip-unneeded-order.js';
+import { liveOutSets } from '../analysis/liveness.js';
+import { BlockReaders } from '../analysis/block-readers.js';
 
 export function hashSortedJoins(p: KirProgram): KirProgram {
   const loops = loopBlocks(p.blocks);

@@ -11,7 +11,7 @@
  */
 import type { KirBlock, KirCommand, KirProgram, VarId } from '../ir.js';
 import { kirSuccessors } from '../ir.js';
-import { commandUseDef, freeableVariable, liveOutSets, terminatorUses } from './liveness.js';
+import { commandUseDef, freeableVariable, liveOutSets, terminatorUses } from '../analysis/liveness.js';
 
 function freeCommand(vars: Iterable<VarId>): KirCommand[] {
   const sorted = [...new Set(vars)].sort((a, b) => a - b);

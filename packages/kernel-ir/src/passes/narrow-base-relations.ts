@@ -14,7 +14,7 @@
  */
 import type { KirKernel, KirProgram } from '../ir.js';
 import { kernelInputs } from '../ir.js';
-import { columnsRead, readThrough } from './narrow-columns.js';
+import { columnsRead, readThrough } from '../analysis/column-reads.js';
 
 export function narrowBaseRelations(p: KirProgram): KirProgram {
   const written = new Set(p.kernels.map((k) => k.output));

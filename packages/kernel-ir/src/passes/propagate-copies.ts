@@ -8,7 +8,7 @@
  *   nothing between reads or writes x, becomes `x := K(...)`.
  */
 import { withInputs, type KirBlock, type KirCommand, type KirKernel, type KirProgram, type VarId } from '../ir.js';
-import { commandUseDef, freeableVariable, liveOutSets, terminatorUses } from './liveness.js';
+import { commandUseDef, freeableVariable, liveOutSets, terminatorUses } from '../analysis/liveness.js';
 
 type Freeable = (v: VarId) => boolean;
 

@@ -4,7 +4,7 @@
  * compact-kernels renumbers them.
  */
 import type { KirBlock, KirCommand, KirProgram } from '../ir.js';
-import { commandUseDef, freeableVariable, liveOutSets, terminatorUses } from './liveness.js';
+import { commandUseDef, freeableVariable, liveOutSets, terminatorUses } from '../analysis/liveness.js';
 
 export function removeDeadKernels(p: KirProgram): KirProgram {
   const freeable = freeableVariable(p);

@@ -12,7 +12,7 @@
  */
 import { rowWords } from '@vixen/queryplan';
 import type { KirBlock, KirCommand, KirProgram, VarId } from '../ir.js';
-import { commandUseDef, freeableVariable, liveIn, liveOutSets, terminatorUses } from './liveness.js';
+import { commandUseDef, freeableVariable, liveIn, liveOutSets, terminatorUses } from '../analysis/liveness.js';
 
 /** What the cost model needs to know about a block's surroundings. */
 export interface BlockContext {

@@ -9,8 +9,8 @@
  */
 import type { Expr } from '@vixen/queryplan';
 import type { KirCommand, KirKernel, KirProgram } from '../ir.js';
-import { substitute, substitutePredicate } from './exprs.js';
-import { blockEntryStates, distinct, kernelProps, propsOf, sortedBy, transfer, type PropState } from './properties.js';
+import { substitute, substitutePredicate } from '../analysis/exprs.js';
+import { blockEntryStates, distinct, kernelProps, propsOf, sortedBy, transfer, type PropState } from '../analysis/properties.js';
 
 type Copy = Extract<KirKernel, { kind: 'copy' }>;
 type MapFilter = Extract<KirKernel, { kind: 'mapFilter' }>;

@@ -5,8 +5,8 @@
  * tiles before it (codegen's SELECT_UNORDERED). Runs after the other optimizations, which may change the readers.
  */
 import type { KirProgram } from '../ir.js';
-import { liveOutSets } from './liveness.js';
-import { BlockReaders } from './skip-unneeded-order.js';
+import { liveOutSets } from '../analysis/liveness.js';
+import { BlockReaders } from '../analysis/block-readers.js';
 
 export function unorderedSelects(p: KirProgram): KirProgram {
   const liveOut = liveOutSets(p);
