@@ -6,7 +6,7 @@
  *   npx tsx scripts/kir-counts.ts [--join-strategy S] [FILE...]      (default: examples/tpch/q1..q22.logic)
  */
 import { parseArgs } from 'node:util';
-import { insertFrees, JOIN_STRATEGIES, lowerPlan, pipeline, scheduleBlocks, type JoinStrategy, type KirProgram } from '@vixen/kernel-ir';
+import { insertFrees, JOIN_STRATEGIES, lowerPlan, scheduleBlocks, type JoinStrategy, type KirProgram } from '@vixen/kernel-ir';
 import { compileFile } from '../packages/runtime/src/index.js';
 
 const launches = (p: KirProgram): number => p.blocks.reduce((n, b) => n + b.commands.filter((c) => c.kind === 'launch').length, 0);
@@ -20,7 +20,7 @@ console.log('program\tlowered\tno-fusion\tdefault');
 for (const file of targets) {
   const prog = compileFile(file, { joinStrategy });
   const counts = [
-    launches(pipeline(scheduleBlocks, insertFrees)(lowerPlan(prog.plan!, { joinStrategy }))),
+    launches(insertFrees.run(scheduleBlocks.run(lowerPlan(prog.plan!, { joinStrategy })))),
     launches(compileFile(file, { joinStrategy, fusion: false }).kir),
     launches(prog.kir),
   ];

@@ -104,7 +104,7 @@ export class BlockReaders {
     const temporary = this.p.variables[k.output]!.relation === undefined;
     switch (k.kind) {
       case 'pipeline':
-        // A hashed aggregate takes its rows in any order (hash-aggregate.ts admits no order-dependent aggregate).
+        // A hashed aggregate takes its rows in any order (hash-aggregates.ts admits no order-dependent aggregate).
         if (k.aggregate) return need === 'order' || k.aggregate.aggregates.every((a) => a.fn === 'min' || a.fn === 'max');
         return temporary && this.free(n, need);
       case 'mapFilter':

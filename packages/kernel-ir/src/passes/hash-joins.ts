@@ -13,8 +13,11 @@ import type { KirBlock, KirCommand, KirKernel, KirKernelBody, KirProgram, VarId 
 import { buildSide, loopBlocks, lowerHashJoin } from '../lower/join-strategy.js';
 import { liveOutSets } from '../analysis/liveness.js';
 import { BlockReaders } from '../analysis/block-readers.js';
+import type { KirPass } from '../compile.js';
 
-export function hashSortedJoins(p: KirProgram): KirProgram {
+export const hashJoins = { name: 'hash-joins', required: false, run } satisfies KirPass;
+
+function run(p: KirProgram): KirProgram {
   const loops = loopBlocks(p.blocks);
   const liveOut = liveOutSets(p);
   const kernels = [...p.kernels];

@@ -7,8 +7,11 @@
 import type { KirProgram } from '../ir.js';
 import { liveOutSets } from '../analysis/liveness.js';
 import { allColumns, BlockReaders } from '../analysis/block-readers.js';
+import type { KirPass } from '../compile.js';
 
-export function hashUnique(p: KirProgram): KirProgram {
+export const hashUnique = { name: 'hash-unique', required: false, run } satisfies KirPass;
+
+function run(p: KirProgram): KirProgram {
   const liveOut = liveOutSets(p);
   const kernels = [...p.kernels];
   let changed = false;

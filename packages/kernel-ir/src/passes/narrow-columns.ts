@@ -13,8 +13,11 @@ import { BlockReaders } from '../analysis/block-readers.js';
 import { columnsRead, readThrough } from '../analysis/column-reads.js';
 import { substitute } from '../analysis/exprs.js';
 import { liveOutSets } from '../analysis/liveness.js';
+import type { KirPass } from '../compile.js';
 
-export function narrowColumns(p: KirProgram): KirProgram {
+export const narrowColumns = { name: 'narrow-columns', required: false, run } satisfies KirPass;
+
+function run(p: KirProgram): KirProgram {
   const liveOut = liveOutSets(p);
   for (const b of p.blocks) {
     const rd = new BlockReaders(p, b, liveOut.get(b.label)!);

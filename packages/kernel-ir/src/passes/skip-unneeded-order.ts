@@ -16,6 +16,7 @@ import type { KirKernel, KirProgram } from '../ir.js';
 import { kernelInputs, withInputs } from '../ir.js';
 import { BlockReaders, aggregateIgnores } from '../analysis/block-readers.js';
 import { liveOutSets } from '../analysis/liveness.js';
+import type { KirPass } from '../compile.js';
 
 /**
  * Keys a sort can be cut down to: an aggregate by G only needs each group's rows adjacent, so a sort whose rows
@@ -34,7 +35,9 @@ function groupKeys(p: KirProgram, rd: BlockReaders, i: number, k: Extract<KirKer
   return fits && prefix ? [...g] : undefined;
 }
 
-export function skipUnneededOrder(p: KirProgram): KirProgram {
+export const skipUnneededOrder = { name: 'skip-unneeded-order', required: false, run } satisfies KirPass;
+
+function run(p: KirProgram): KirProgram {
   const liveOut = liveOutSets(p);
   const kernels = [...p.kernels];
   let changed = false;

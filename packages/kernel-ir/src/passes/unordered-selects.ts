@@ -7,8 +7,11 @@
 import type { KirProgram } from '../ir.js';
 import { liveOutSets } from '../analysis/liveness.js';
 import { BlockReaders } from '../analysis/block-readers.js';
+import type { KirPass } from '../compile.js';
 
-export function unorderedSelects(p: KirProgram): KirProgram {
+export const unorderedSelects = { name: 'unordered-selects', required: false, run } satisfies KirPass;
+
+function run(p: KirProgram): KirProgram {
   const liveOut = liveOutSets(p);
   // Per mapFilter kernel: whether every launch of it is order-free.
   const free = new Map<number, boolean>();

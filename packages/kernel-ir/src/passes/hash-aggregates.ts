@@ -16,8 +16,11 @@ import { liveOutSets } from '../analysis/liveness.js';
 import { blockEntryStates, sortedBy, transfer, type PropState } from '../analysis/properties.js';
 import { BlockReaders } from '../analysis/block-readers.js';
 import { hashableAggregate } from '../analysis/hashable-aggregate.js';
+import type { KirPass } from '../compile.js';
 
-export function hashAggregates(p: KirProgram): KirProgram {
+export const hashAggregates = { name: 'hash-aggregates', required: false, run } satisfies KirPass;
+
+function run(p: KirProgram): KirProgram {
   const liveOut = liveOutSets(p);
   const kernels = [...p.kernels];
   const variables = [...p.variables];
