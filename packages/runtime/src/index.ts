@@ -1,4 +1,4 @@
-export { compile, compileFile, Program, type CompileOptions, type RunOptions, type RunOutput, type RunResult } from './program.js';
+export { compile, compileFile, compilerPasses, Program, type CompileOptions, type CompilePassOptions, type RunOptions, type RunOutput, type RunResult } from './program.js';
 export type { JoinStrategy } from '@vixen/kernel-ir';
 export { ResultTable } from './result-table.js';
 export { Database, type DatabaseOptions, type DatabaseRunOptions, type DatabaseRunResult, type ResidentRelation } from './database.js';
