@@ -7,6 +7,7 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',
-    env: { EGL_PLATFORM: 'surfaceless' },
+    // VIXEN_VALIDATE_PASSES: every compile validates the IR after each pass, naming a pass that breaks it.
+    env: { EGL_PLATFORM: 'surfaceless', VIXEN_VALIDATE_PASSES: '1' },
   },
 });

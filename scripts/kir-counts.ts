@@ -1,14 +1,16 @@
 /**
  * Kernel launches per program before and after the kernel-IR optimizations (issues #6, #8): the launch commands
- * of the lowered program (as planToKernels gave before the passes), of the optimized one without fusion, and of
+ * of the lowered program (every optional KIR pass disabled), of the optimized one without fusion, and of
  * the default. Static counts: a launch inside a fixpoint loop counts once.
  *
  *   npx tsx scripts/kir-counts.ts [--join-strategy S] [FILE...]      (default: examples/tpch/q1..q22.logic)
  */
 import { parseArgs } from 'node:util';
-import { insertFrees, JOIN_STRATEGIES, lowerPlan, pipeline, scheduleBlocks, type JoinStrategy, type KirProgram } from '@vixen/kernel-ir';
-import { compileFile } from '../packages/runtime/src/index.js';
+import { JOIN_STRATEGIES, type JoinStrategy, type KirProgram } from '@vixen/kernel-ir';
+import { compileFile, compilerPasses } from '../packages/runtime/src/index.js';
 
+/** The optional KIR passes: without them, what is left is the lowered program, scheduled and freed. */
+const optimizations = compilerPasses().filter((p) => p.stage === 'KIR' && !p.required).map((p) => p.name);
 const launches = (p: KirProgram): number => p.blocks.reduce((n, b) => n + b.commands.filter((c) => c.kind === 'launch').length, 0);
 
 const { values, positionals: files } = parseArgs({ options: { 'join-strategy': { type: 'string', default: 'auto' } }, allowPositionals: true });
@@ -20,7 +22,7 @@ console.log('program\tlowered\tno-fusion\tdefault');
 for (const file of targets) {
   const prog = compileFile(file, { joinStrategy });
   const counts = [
-    launches(pipeline(scheduleBlocks, insertFrees)(lowerPlan(prog.plan!, { joinStrategy }))),
+    launches(compileFile(file, { joinStrategy, passes: { disable: optimizations } }).kir),
     launches(compileFile(file, { joinStrategy, fusion: false }).kir),
     launches(prog.kir),
   ];

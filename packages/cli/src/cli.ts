@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { z } from 'zod';
-import { compileFile, parseByteSize, Program, RunLimitError, type CompileOptions, type JoinStrategy, type RunOptions, type RunOutput } from '@vixen/runtime';
+import { compileFile, compilerPasses, parseByteSize, Program, RunLimitError, type CompileOptions, type JoinStrategy, type RunOptions, type RunOutput } from '@vixen/runtime';
 import { importStore, readTextFile, writeSouffleOutputs } from '@vixen/io';
 import { JOIN_STRATEGIES, printKir } from '@vixen/kernel-ir';
 import { KeyViolationError, planToDot, printPlan, renderDiagnostics, VixenError } from '@vixen/queryplan';
@@ -9,14 +9,17 @@ import { benchCommand } from './bench.js';
 import { parseOptions } from './options.js';
 import { buildBundle } from './bundle.js';
 import { checkOutputDir, ConstraintViolations, renderResults, writeOutputDir, type OutputFormat } from './format.js';
-import { explainDot, explainText, formatProfile, formatStats, progressLine } from './report.js';
+import { explainDot, explainText, formatPasses, formatProfile, formatStats, progressLine } from './report.js';
 import { loadProgressBar } from './load-progress.js';
+
+/** The names of a comma-separated list, blanks dropped. */
+const commaList = (s: string): string[] => s.split(',').map((x) => x.trim()).filter((x) => x.length > 0);
 
 /** `--output a,b`: the relations a run returns, and so what the compiler may treat as intermediate. */
 const outputList = z
   .string()
   .optional()
-  .transform((s) => (s === undefined ? undefined : s.split(',').map((x) => x.trim()).filter((x) => x.length > 0)));
+  .transform((s) => (s === undefined ? undefined : commaList(s)));
 
 const runOptionsSchema = z.object({
   facts: z.string().min(1).optional(),
@@ -51,6 +54,9 @@ const planOptionsSchema = z.object({
   fusion: z.boolean().default(true),
   wgsl: z.boolean().default(false),
   dot: z.boolean().default(false),
+  passes: z.boolean().default(false),
+  printAfter: z.array(z.string()).default([]),
+  disablePass: z.array(z.string()).default([]),
 });
 
 const bundleOptionsSchema = z.object({
@@ -97,6 +103,9 @@ const joinStrategyOption = (): Option =>
 const planOutputHelp = 'comma-separated relations the program is compiled for, as run --output does (default: all derived relations)';
 
 const noFusionHelp = 'keep each kernel separate (no kernel fusion); the other kernel-IR optimizations still run';
+
+/** `--print-after a,b --print-after c`: every name given, in order. */
+const passNames = (value: string, previous: string[]): string[] => [...previous, ...commaList(value)];
 
 /**
  * A `.json` file is a compiled program; anything else is source (`.dl` Soufflé unless `dialect` says).
@@ -202,8 +211,8 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
 
   program
     .command('plan')
-    .description('print the query plan, the kernel IR, or the generated WGSL')
-    .argument('<file>', '.logic or Soufflé .dl source')
+    .description('print the query plan, the kernel IR, or the generated WGSL; debug the compiler passes')
+    .argument('[file]', '.logic or Soufflé .dl source (not needed with --passes)')
     .addOption(new Option('--dialect <dialect>', 'source dialect (default: souffle for .dl files)').choices(['logiql', 'souffle']))
     .addOption(new Option('--ir <ir>', 'which IR to print').choices(['qp', 'kernel']).default('qp'))
     .option('--wgsl', 'print the generated WGSL shaders', false)
@@ -211,9 +220,21 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .option('--dot', 'print the CFG as Graphviz DOT (query plan)', false)
     .addOption(joinStrategyOption())
     .option('--no-fusion', noFusionHelp)
-    .action((file: string, raw: unknown) => {
+    .option('--passes', 'list the compiler passes in the order they run (query plan, then kernel IR), optional or required', false)
+    .option('--print-after <passes>', 'print the IR after every run of these passes, each under a header line (comma-separated, repeatable)', passNames, [])
+    .option('--disable-pass <passes>', 'skip these optional passes, to debug the compiler (comma-separated, repeatable)', passNames, [])
+    .action((file: string | undefined, raw: unknown, command: Command) => {
       const opts = parseOptions(planOptionsSchema, raw);
-      const prog = compileFile(file, sourceOptions(opts));
+      if (opts.passes) {
+        out(formatPasses(compilerPasses()));
+        return;
+      }
+      if (file === undefined) command.error("error: missing required argument 'file'");
+      const passes = {
+        ...(opts.disablePass.length > 0 ? { disable: opts.disablePass } : {}),
+        ...(opts.printAfter.length > 0 ? { printAfter: opts.printAfter, onPrint: (pass: string, text: string) => out(`// after pass ${pass}\n${text}\n`) } : {}),
+      };
+      const prog = compileFile(file, { ...sourceOptions(opts), passes });
       if (opts.wgsl) {
         prog.shaders.forEach((passes, k) => {
           for (const [pass, code] of Object.entries(passes)) out(`// kernel ${k} (${prog.kir.kernels[k]!.kind}), pass ${pass}\n${code}\n`);

@@ -1,9 +1,9 @@
 /**
- * Text for run statistics, profiles, `vixen explain` (text and DOT) and the fixpoint progress line. The runtime
- * returns the numbers (ExecuteStats); this module only formats them.
+ * Text for run statistics, profiles, `vixen explain` (text and DOT), the fixpoint progress line and the pass list
+ * of `vixen plan --passes`. The runtime returns the numbers (ExecuteStats); this module only formats them.
  */
 import { cfgToDot, kirDotCfg, printKir, terminatorEdges, type DotCfg } from '@vixen/kernel-ir';
-import { printCommand, printPlan, printTerminator, type QpProgram } from '@vixen/queryplan';
+import { printCommand, printPlan, printTerminator, type PassEntry, type QpProgram } from '@vixen/queryplan';
 import { formatBytes, type ExecuteStats, type FixpointProgress, type Program } from '@vixen/runtime';
 
 const ms = (x: number): string => x.toFixed(2);
@@ -14,6 +14,12 @@ function table(header: string[], rows: string[][], numeric: boolean[]): string[]
   const line = (cells: string[]): string =>
     cells.map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
   return [line(header), ...rows.map(line)].map((l) => `  ${l}`);
+}
+
+/** `vixen plan --passes`: every pass in the order it runs, whether it may be disabled, and where it runs. */
+export function formatPasses(passes: readonly PassEntry[]): string {
+  const rows = passes.map((p) => [p.stage, p.name, p.required ? 'required' : 'optional', p.within.join(', ')]);
+  return table(['stage', 'pass', 'kind', 'runs within'], rows, [false, false, false, false]).join('\n') + '\n';
 }
 
 /** The one-paragraph summary `--stats` prints; `hostLoadMs`, when known, the facts read before the run. */

@@ -3,7 +3,7 @@
  * All problems come back as located diagnostics; a plan is produced only when there are no errors.
  * Soufflé files (`.dl`) are parsed by their own parser into the same AST and take the same path from there.
  */
-import { eliminateCommonSubexpressions, mergeUnionedSelects, pruneColumns, restrictOutputs, VixenError, type Diagnostic, type QpProgram } from '@vixen/queryplan';
+import { qpPipeline, runPipeline, VixenError, type Diagnostic, type PassOptions, type QpProgram } from '@vixen/queryplan';
 import { resolveOrders } from './check/order.js';
 import { checkSafety } from './check/safety.js';
 import { resolve } from './check/resolve.js';
@@ -31,6 +31,8 @@ export interface FrontendOptions {
   dialect?: Dialect;
   /** The only relations a run will read back (default: every derived relation); the others become temporaries. */
   outputs?: readonly string[];
+  /** Debugging switches for the QP passes (names of other stages' passes are theirs to check). */
+  passes?: PassOptions<QpProgram>;
 }
 
 export interface FrontendResult {
@@ -57,22 +59,16 @@ export function compileLogic(files: SourceFile[], options: FrontendOptions = {})
   const orders = resolveOrders(checked, diagnostics, strata);
   const sorted = sortDiagnostics(diagnostics, [...sources.keys()]);
   if (sorted.some((d) => d.severity === 'error')) return { diagnostics: sorted, sources };
-  let plan = souffleOutputs(toPlan(checked, strata, orders), souffle);
-  if (options.outputs) {
-    try {
-      plan = restrictOutputs(plan, options.outputs, Object.keys(souffle.io.inputs));
-    } catch (e) {
-      if (!(e instanceof VixenError)) throw e;
-      return { diagnostics: [...sorted, ...e.diagnostics], sources };
-    }
+  let plan: QpProgram;
+  try {
+    const ctx = { ...(options.outputs ? { outputs: options.outputs } : {}), seeded: Object.keys(souffle.io.inputs) };
+    plan = runPipeline(qpPipeline, souffleOutputs(toPlan(checked, strata, orders), souffle), ctx, options.passes);
+  } catch (e) {
+    // Outputs the program lacks (restrict-outputs), bad pass options.
+    if (!(e instanceof VixenError)) throw e;
+    return { diagnostics: [...sorted, ...e.diagnostics], sources };
   }
-  return {
-    // Pruning last: it needs the final output flags (Soufflé's `.output`, restricted outputs).
-    plan: pruneColumns(mergeUnionedSelects(eliminateCommonSubexpressions(plan))),
-    diagnostics: sorted,
-    sources,
-    ...souffleIo,
-  };
+  return { plan, diagnostics: sorted, sources, ...souffleIo };
 }
 
 /** Source order: by file (in reading order), then position; diagnostics without a place last. */

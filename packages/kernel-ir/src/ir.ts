@@ -35,7 +35,7 @@ export interface PipelineProbe {
  * into a device hash table keyed by the `groupBy` columns of those rows (QP `aggregate` semantics; `aggregates`
  * read columns of the projected row). The output is one row per group, group columns then aggregates, in no
  * particular order. Only aggregates whose result does not depend on the order of the rows (see
- * hash-aggregate.ts): no float32 sums or averages, min and max of one-word types other than float32.
+ * hash-aggregates.ts): no float32 sums or averages, min and max of one-word types other than float32.
  */
 export interface PipelineAggregate {
   groupBy: number[];

@@ -6,7 +6,7 @@
 import { aggregateType, arithDefined, type Aggregate, BUILTINS, constantArgs, errorAt, keysProblem, prunedProblem, valueHasType as qpValueHasType, type Diagnostic, type Expr, type Predicate, type ScalarType, type Value } from '@vixen/queryplan';
 import type { KirKernel, KirProgram, KirTerminator, VarId } from './ir.js';
 import { kernelInputs } from './ir.js';
-import { hashableAggregate } from './passes/hash-aggregate.js';
+import { hashableAggregate } from './analysis/hashable-aggregate.js';
 
 /** Whether a JS value is a valid value of the scalar type (see `Value` in @vixen/queryplan). */
 export function valueHasType(v: Value, type: ScalarType): boolean {

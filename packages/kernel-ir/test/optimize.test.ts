@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { interpret, type Expr, type Predicate, type QpCommand, type QpProgram, type RelationDecl, type Row } from '@vixen/queryplan';
+import { fixpoint, interpret, runPipeline, type Expr, type Predicate, type QpCommand, type QpProgram, type RelationDecl, type Row } from '@vixen/queryplan';
 import {
   blockEntryStates,
   compactKernels,
   emptyOnEntry,
-  fixpoint,
   fuseMapFilters,
   fusePipelines,
+  kirPipeline,
   lowerPlan,
   narrowColumns,
   planToKernels,
@@ -17,7 +17,7 @@ import {
   simplifyKernels,
   skipUnneededOrder,
   validateKir,
-  when,
+  type KirPass,
   type KirProgram,
 } from '../src/index.js';
 import { runKir } from './kir-interp.js';
@@ -58,6 +58,9 @@ const lowered = (plan: QpProgram): KirProgram => {
   const p = lowerPlan(plan);
   return { ...p, emptyOnEntry: emptyOnEntry(p) };
 };
+
+/** `pass` repeated until it changes nothing, validated as the KIR pipeline validates. */
+const toFixpoint = (pass: KirPass, p: KirProgram): KirProgram => runPipeline({ ...kirPipeline, steps: fixpoint(pass) }, p, {});
 
 /** Results of the optimized program (fusion on and off) agree with the reference interpreter. */
 function expectSameResults(plan: QpProgram): void {
@@ -122,9 +125,9 @@ describe('property analysis', () => {
   });
 });
 
-describe('simplifyKernels', () => {
+describe('simplify-kernels', () => {
   it('turns a merge with an empty side and a unique of a duplicate-free input into copies', () => {
-    const p = simplifyKernels(lowered(unionIntoEmpty()));
+    const p = simplifyKernels.run(lowered(unionIntoEmpty()));
     expect(kernelLines(p, 'b')).toEqual([
       '%k3 := mapFilter r -> (#1, #0)',
       '%k4 := sort %k3 by (#0, #1)',
@@ -141,18 +144,18 @@ describe('simplifyKernels', () => {
       [block('b', [mapJoin('t', 'r', '$e', [0], [0], cols(0, 1)), mapFilter('u', 'r', [col(0)], [cmp(col(1), '>', lit(0))])])],
       { r: [[1, 2]] },
     );
-    const p = simplifyKernels(lowered(plan));
+    const p = simplifyKernels.run(lowered(plan));
     expect(kernelLines(p, 'b')).toEqual(['clear %k4', 'clear %k5', 'clear t', '%k6 := mapFilter r where #1 > 0 -> (#0)', 'u := unique %k6']);
     // r is canonical: sorted by (#0) already, not by (#1).
     const sorts: KirProgram = { ...p, variables: [...p.variables, { id: 7, name: '%s0', columns: ['int32', 'int32'] }, { id: 8, name: '%s1', columns: ['int32', 'int32'] }] };
     sorts.kernels = [...p.kernels, { kind: 'sort', id: 5, input: 0, output: 7, keys: [0] }, { kind: 'sort', id: 6, input: 0, output: 8, keys: [1] }];
     sorts.blocks = [{ ...p.blocks[0]!, commands: [...p.blocks[0]!.commands, { kind: 'launch', kernel: 5 }, { kind: 'launch', kernel: 6 }] }];
-    expect(kernelLines(simplifyKernels(sorts), 'b').slice(-2)).toEqual(['%s0 := copy r', '%s1 := sort r by (#1)']);
+    expect(kernelLines(simplifyKernels.run(sorts), 'b').slice(-2)).toEqual(['%s0 := copy r', '%s1 := sort r by (#1)']);
   });
 
   it('returns the program itself when nothing changes', () => {
     const p = planToKernels(transitiveClosure([[1, 2]]));
-    expect(simplifyKernels(p)).toBe(p);
+    expect(simplifyKernels.run(p)).toBe(p);
   });
 });
 
@@ -199,7 +202,7 @@ describe('declared keys', () => {
   });
 });
 
-describe('hashSortedJoins', () => {
+describe('hash-joins', () => {
   /** line(ln, o, x) from item(o, p, ln, q), not sorted by o; t = orders(o, d) ⋈ line on o. */
   function unsortedSide(): QpProgram {
     const item = { ...rel('item', ['int32', 'int32', 'int32', 'int32'], 'edb'), keys: [{ columns: [0, 2], text: 'item key' }] };
@@ -241,9 +244,9 @@ describe('hashSortedJoins', () => {
   });
 });
 
-describe('propagateCopies and removeDeadKernels', () => {
+describe('propagate-copies and remove-dead-kernels', () => {
   it('writes the relation in place of the temporary, and drops copies nothing reads', () => {
-    const p = compactKernels(removeDeadKernels(propagateCopies(simplifyKernels(lowered(unionIntoEmpty())))));
+    const p = compactKernels.run(removeDeadKernels.run(propagateCopies.run(simplifyKernels.run(lowered(unionIntoEmpty())))));
     expect(kernelLines(p, 'b')).toEqual(['%k3 := mapFilter r -> (#1, #0)', '%k4 := sort %k3 by (#0, #1)', 't := copy %k4']);
     expect(p.kernels.map((k) => k.id)).toEqual([0, 1, 2]);
     expect(kernelLines(planToKernels(unionIntoEmpty()), 'b')).toEqual(['%k3 := mapFilter r -> (#1, #0) (any order)', 't := sort %k3 by (#0, #1)']);
@@ -261,7 +264,7 @@ describe('propagateCopies and removeDeadKernels', () => {
   });
 });
 
-describe('unorderedSelects', () => {
+describe('unordered-selects', () => {
   it('lets a select leave its rows in any order where only a sort by all columns reads them, not where a relation or a unique does', () => {
     const plan = program(
       [rel('r', ['int32', 'int32'], 'edb'), rel('whole', ['int32', 'int32']), rel('first', ['int32']), rel('swapped', ['int32', 'int32'])],
@@ -289,7 +292,7 @@ describe('unorderedSelects', () => {
   });
 });
 
-describe('skipUnneededOrder', () => {
+describe('skip-unneeded-order', () => {
   const sumPlan = (type: 'decimal' | 'float32'): QpProgram =>
     program(
       [rel('r', ['int32', type], 'edb'), rel('total', [type])],
@@ -325,18 +328,18 @@ describe('skipUnneededOrder', () => {
     const agg = p.kernels[0]!;
     p.kernels = [{ kind: 'sort', id: 0, input: 0, output: s, keys: [1] }, { ...agg, id: 1, input: s } as typeof agg];
     p.blocks = [{ ...p.blocks[0]!, commands: [{ kind: 'launch', kernel: 0 }, { kind: 'launch', kernel: 1 }] }];
-    expect(skipUnneededOrder(p)).toBe(p);
+    expect(skipUnneededOrder.run(p)).toBe(p);
     const decimal: KirProgram = { ...p, variables: p.variables.map((v) => ({ ...v, columns: v.columns.map((c) => (c === 'float32' ? 'decimal' : c)) })) };
     decimal.kernels = p.kernels.map((k) => (k.kind === 'aggregate' ? { ...k, aggregates: [{ fn: 'sum', column: 1, type: 'decimal' }] } : k));
-    expect((skipUnneededOrder(decimal).kernels[1] as { input: number }).input).toBe(0);
+    expect((skipUnneededOrder.run(decimal).kernels[1] as { input: number }).input).toBe(0);
     // A second reader of the sorted rows keeps the sort.
     const twice: KirProgram = { ...decimal, kernels: [...decimal.kernels, { kind: 'copy', id: 2, input: s, output: 1 }] };
     twice.blocks = [{ ...decimal.blocks[0]!, commands: [...decimal.blocks[0]!.commands, { kind: 'launch', kernel: 2 }] }];
-    expect(skipUnneededOrder(twice)).toBe(twice);
+    expect(skipUnneededOrder.run(twice)).toBe(twice);
   });
 });
 
-describe('hashUnique', () => {
+describe('hash-unique', () => {
   /** $p := {#1 | r} (a projection with duplicates, out of order: lowering sorts it for the unique), then `reader` over $p. */
   const projectThen = (reader: QpCommand, out: RelationDecl): QpProgram =>
     program(
@@ -359,7 +362,7 @@ describe('hashUnique', () => {
   });
 });
 
-describe('skipUnneededOrder with fusion', () => {
+describe('skip-unneeded-order with fusion', () => {
   /** $a := {#1 + 1 | r}; out := {#0 * 2 | $a}: each result is canonicalized (sort + unique) as lowering makes it. */
   const twoMaps = (): QpProgram =>
     program(
@@ -417,7 +420,7 @@ describe('skipUnneededOrder with fusion', () => {
   });
 });
 
-describe('fuseMapFilters', () => {
+describe('fuse-map-filters', () => {
   /** $a := filter/project of r; out := filter/project of $a: a chain through a temporary read once. */
   const chain = (extraRead: boolean): QpProgram =>
     program(
@@ -447,11 +450,11 @@ describe('fuseMapFilters', () => {
     expect(planToKernels(chain(false), { fusion: false }).kernels.some((k) => k.kind === 'mapFilter' && k.fused)).toBe(false);
     expectSameResults(chain(true));
     const p = lowered(chain(false));
-    expect(fuseMapFilters(fuseMapFilters(p))).toEqual(fuseMapFilters(p));
+    expect(fuseMapFilters.run(fuseMapFilters.run(p))).toEqual(fuseMapFilters.run(p));
   });
 });
 
-describe('fusePipelines', () => {
+describe('fuse-pipelines', () => {
   const i32s = (n: number): Array<'int32'> => Array.from({ length: n }, () => 'int32' as const);
   /**
    * A star: fact(k, d1, d2, v) filtered and projected into $a, joined with dim1 on d1 into $b, $b joined with
@@ -581,12 +584,12 @@ describe('fusePipelines', () => {
     const kinds = p.kernels.filter((k) => k.kind === 'pipeline' || k.kind === 'hashJoin').map((k) => [k.kind, k.kind === 'pipeline' ? k.probes.length : 0]);
     expect(kinds).toEqual([['pipeline', 1], ['hashJoin', 0]]);
     expectSame(star(true));
-    const once = fixpoint(fusePipelines)(lowered(star(false)));
-    expect(fusePipelines(once)).toBe(once);
+    const once = toFixpoint(fusePipelines, lowered(star(false)));
+    expect(fusePipelines.run(once)).toBe(once);
   });
 });
 
-describe('narrowColumns', () => {
+describe('narrow-columns', () => {
   /** $j(k, d, v, x) <- fact(k, d, v), dim(d, x); total[x] = sum(v) over $j: the sort and aggregate read x and v only. */
   const grouped = (): QpProgram =>
     program(
@@ -618,13 +621,13 @@ describe('narrowColumns', () => {
     // Lowered, the join rows are sorted and uniqued into $j before the aggregate: nothing is narrowed there.
     const p = lowered(grouped());
     expect(kernelLines(unoptimizedKernels(grouped()), 'b').some((l) => l.includes(':= unique'))).toBe(true);
-    expect(narrowColumns(p)).toBe(p);
+    expect(narrowColumns.run(p)).toBe(p);
     const optimized = planToKernels(grouped(), { joinStrategy: 'hash' });
-    expect(fixpoint(narrowColumns)(optimized)).toBe(optimized);
+    expect(toFixpoint(narrowColumns, optimized)).toBe(optimized);
   });
 });
 
-describe('narrowBaseRelations', () => {
+describe('narrow-base-relations', () => {
   /** total[r] = sum(a) over sale(id, r, a), keyed by id: equal (r, a) of two sales both count. */
   const sales = (extra: QpCommand[] = [], output = false): QpProgram =>
     program(
@@ -688,16 +691,6 @@ describe('the optimization pipeline', () => {
     );
     expect(kernelLines(planToKernels(plan), 'b')).toEqual(['out := copy r']);
     expectSameResults(plan);
-  });
-});
-
-describe('fixpoint and when', () => {
-  it('repeats a pass until it returns its argument, and switches a pass off', () => {
-    const halve = (n: number): number => (n > 1 ? Math.floor(n / 2) : n);
-    expect(fixpoint(halve)(100)).toBe(1);
-    expect(fixpoint((n: number) => n + 1, 5)(0)).toBe(5);
-    expect(when(false, halve)(8)).toBe(8);
-    expect(when(true, halve)(8)).toBe(4);
   });
 });
 

@@ -13,7 +13,7 @@ import type {
   Terminator,
   Value,
 } from '@vixen/queryplan';
-import { insertFrees, lowerPlan, pipeline, scheduleBlocks, type KirProgram, type LowerOptions } from '../src/index.js';
+import { insertFrees, lowerPlan, scheduleBlocks, type KirProgram, type LowerOptions } from '../src/index.js';
 
 export function rel(name: string, types: ScalarType[], kind: RelationKind = 'idb', output = kind !== 'temp'): RelationDecl {
   return { name, columns: types.map((type, i) => ({ name: `c${i}`, type })), kind, output };
@@ -93,5 +93,5 @@ export function transitiveClosure(edges: Row[]): QpProgram {
 
 /** What planToKernels gives without the KIR optimizations: every kernel kind lowering emits stays visible. */
 export function unoptimizedKernels(plan: QpProgram, options: LowerOptions = {}): KirProgram {
-  return pipeline(scheduleBlocks, insertFrees)(lowerPlan(plan, options));
+  return insertFrees.run(scheduleBlocks.run(lowerPlan(plan, options)));
 }

@@ -67,7 +67,7 @@ function peaks(p: KirProgram): { original: number; scheduled: number; block: Kir
   const edb = p.variables.filter((v) => p.relations.some((r) => r.name === v.relation && r.kind === 'edb'));
   const ctx = { liveAtEnd: new Set<VarId>(), liveAtStart: new Set(edb.map((v) => v.id)) };
   const original = p.blocks[0]!.commands;
-  const block = scheduleBlocks(p).blocks[0]!.commands;
+  const block = scheduleBlocks.run(p).blocks[0]!.commands;
   const order = block.map((c) => original.indexOf(c));
   return { original: estimatePeakBytes(p, original, ctx), scheduled: estimatePeakBytes(p, original, ctx, order), block };
 }
@@ -173,7 +173,7 @@ describe('scheduleBlocks', () => {
       [5, 1],
     ]);
     const scheduled = runKir(planToKernels(plan));
-    const unscheduled = runKir(insertFrees(lowerPlan(plan)));
+    const unscheduled = runKir(insertFrees.run(lowerPlan(plan)));
     expect(scheduled.relations).toEqual(unscheduled.relations);
     expect(scheduled.relations.get('path')!.length).toBe(16);
   });

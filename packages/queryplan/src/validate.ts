@@ -6,7 +6,6 @@ import { errorAt, type Diagnostic } from './diagnostics.js';
 import { commandInputs, type Expr, type Predicate, type QpCommand, type QpProgram, type RelationDecl } from './ir.js';
 import { printCommand, printPredicate } from './print.js';
 import { arithDefined } from './arith.js';
-import { prunedProblem } from './prune-columns.js';
 import { keysProblem } from './keys.js';
 import { aggregateType } from './aggregate.js';
 import { BUILTINS, constantArgs } from './builtins.js';
@@ -269,4 +268,24 @@ export function validatePlan(p: QpProgram): Diagnostic[] {
     }
   }
   return diags;
+}
+
+/** What is wrong with a relation's `pruned` record or `deviceColumns` (a program file may carry any), or undefined when they fit. */
+export function prunedProblem(r: RelationDecl): string | undefined {
+  if (r.deviceColumns) {
+    const d = r.deviceColumns;
+    if (r.kind !== 'edb') return `relation ${r.name} keeps device columns but is not a base relation`;
+    const fits = d.length > 0 && d.every((c, i) => Number.isInteger(c) && c >= 0 && c < r.columns.length && (i === 0 || c > d[i - 1]!));
+    if (!fits) return `relation ${r.name}: device columns must ascend within its ${r.columns.length}`;
+  }
+  if (!r.pruned) return undefined;
+  const { sourceColumns, loadColumns } = r.pruned;
+  if (r.kind !== 'edb') return `relation ${r.name} is narrowed but not a base relation`;
+  if (loadColumns.length !== r.columns.length) return `relation ${r.name} keeps ${loadColumns.length} facts columns but has ${r.columns.length}`;
+  for (let i = 0; i < loadColumns.length; i++) {
+    const from = sourceColumns[loadColumns[i]!];
+    if (!from || (i > 0 && loadColumns[i]! <= loadColumns[i - 1]!)) return `relation ${r.name}: kept facts columns must ascend within its ${sourceColumns.length}`;
+    if (from.type !== r.columns[i]!.type) return `relation ${r.name}: column ${i + 1} is ${r.columns[i]!.type} but facts column ${loadColumns[i]! + 1} is ${from.type}`;
+  }
+  return undefined;
 }

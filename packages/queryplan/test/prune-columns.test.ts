@@ -30,10 +30,10 @@ const join: QpCommand = {
   project: [col(2), col(5)],
 };
 
-describe('pruneColumns', () => {
+describe('prune-columns', () => {
   it('narrows base relations to the columns commands read and renumbers the commands', () => {
     const before = plan([join]);
-    const after = pruneColumns(before);
+    const after = pruneColumns.run(before);
     const e = after.relations.find((r) => r.name === 'e')!;
     const f = after.relations.find((r) => r.name === 'f')!;
     expect(e.columns.map((c) => c.name)).toEqual(['a', 'c']);
@@ -57,17 +57,17 @@ describe('pruneColumns', () => {
   it('keeps every column of relations read as whole rows, printed, or written', () => {
     const count: QpCommand = { kind: 'aggregate', target: 'n', source: 'e', groupBy: [0], aggregates: [{ fn: 'count', type: 'int32' }] };
     const copy: QpCommand = { kind: 'copy', target: 'g', source: 'f' };
-    const p = pruneColumns(plan([count, copy], [rel('n', 'idb', { a: 'int32', n: 'int32' }), rel('g', 'idb', F)]));
+    const p = pruneColumns.run(plan([count, copy], [rel('n', 'idb', { a: 'int32', n: 'int32' }), rel('g', 'idb', F)]));
     expect(p.relations.filter((r) => r.pruned)).toEqual([]);
     // Counting distinct rows: dropping b would merge (1, 10, 5) and (1, 11, 5).
     expect(interpret(p, {}).get('n')).toContainEqual([1, 2]);
     const printed = { ...plan([join]), relations: plan([join]).relations.map((r) => (r.name === 'e' ? { ...r, output: true } : r)) };
-    expect(pruneColumns(printed).relations.find((r) => r.name === 'e')!.pruned).toBeUndefined();
+    expect(pruneColumns.run(printed).relations.find((r) => r.name === 'e')!.pruned).toBeUndefined();
   });
 
   it('keeps one column of a relation read only for being non-empty', () => {
     // some() <- e(_, _, _), as a projection to no columns.
-    const p = pruneColumns(plan([{ kind: 'mapFilter', target: 'some', source: 'e', filter: [], project: [] }], [rel('some', 'idb', {})]));
+    const p = pruneColumns.run(plan([{ kind: 'mapFilter', target: 'some', source: 'e', filter: [], project: [] }], [rel('some', 'idb', {})]));
     expect(p.relations.find((r) => r.name === 'e')!.pruned?.loadColumns).toEqual([0]);
     expect(interpret(p, {}).get('some')).toEqual([[]]);
   });
@@ -77,13 +77,13 @@ describe('pruneColumns', () => {
     const withZ: QpCommand = { kind: 'mapFilter', target: 'out', source: 'f', filter: [], project: [col(2), col(2)] };
     const both: QpCommand = { kind: 'mapFilter', target: 'out', source: 'e', filter: [], project: [col(2), col(2)] };
     const p = plan([all, withZ, both]);
-    expect(pruneColumns(p)).toBe(p);
+    expect(pruneColumns.run(p)).toBe(p);
   });
 });
 
 describe('prunedProblem', () => {
   it('accepts what pruneColumns records and names what a program file could get wrong', () => {
-    const p = pruneColumns(plan([join]));
+    const p = pruneColumns.run(plan([join]));
     expect(validatePlan(p)).toEqual([]);
     const e = p.relations.find((r) => r.name === 'e')!;
     expect(prunedProblem(e)).toBeUndefined();

@@ -50,6 +50,15 @@ const compileArgsSchema = z.object({
       joinStrategy: z.enum(JOIN_STRATEGIES).optional(),
       fusion: z.boolean().optional(),
       outputs: z.array(z.string().min(1)).optional(),
+      // Pass names are checked against the pipelines (checkPassOptions), with the known ones in the message.
+      passes: z
+        .object({
+          disable: z.array(z.string()).optional(),
+          printAfter: z.array(z.string()).optional(),
+          onPrint: callback().optional(),
+          validate: z.boolean().optional(),
+        })
+        .optional(),
     })
     .optional(),
 });

@@ -1,5 +1,5 @@
 /** The engine: compile a program, run it on the device, keep base relations resident, read results back. */
-export { compile, compileFile, Program, type CompileOptions, type RunOptions, type RunOutput, type RunResult } from './program.js';
+export { compile, compileFile, compilerPasses, Program, type CompileOptions, type CompilePassOptions, type RunOptions, type RunOutput, type RunResult } from './program.js';
 export type { JoinStrategy } from '@vixen/kernel-ir';
 export type { FactSources } from '@vixen/io';
 export { ResultTable } from './result-table.js';

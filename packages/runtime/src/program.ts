@@ -5,14 +5,20 @@
 import { existsSync } from 'node:fs';
 import { compileLogic, type Dialect, type SourceFile, type SouffleIo } from '@vixen/frontend';
 import { generateProgramShaders, type KernelShaders } from '@vixen/codegen-wgsl';
-import { planToKernels, validateKir, type JoinStrategy, type KirProgram } from '@vixen/kernel-ir';
+import { kirPipeline, planToKernels, printKir, validateKir, type JoinStrategy, type KirProgram } from '@vixen/kernel-ir';
 import {
   checkOutputNames,
+  checkPassOptions,
   collectViolations,
   interpret,
+  listPasses,
+  printPlan,
+  qpPipeline,
   validatePlan,
   VixenError,
   type Diagnostic,
+  type PassEntry,
+  type PassOptions,
   type QpProgram,
   type RelationDecl,
   type Row,
@@ -47,6 +53,29 @@ export interface CompileOptions {
   outputs?: readonly string[];
   /** Receives the front end's warnings (a `.pragma` ignored, a relation always empty); errors throw instead. */
   onWarnings?: (warnings: readonly Diagnostic[], sources: SourceTexts) => void;
+  /** Debugging the compiler's passes (`vixen plan --print-after/--disable-pass`), by the names compilerPasses() lists. */
+  passes?: CompilePassOptions;
+}
+
+export interface CompilePassOptions {
+  /** Optional passes to skip; an unknown or required pass is a VixenError. */
+  disable?: readonly string[];
+  /** Passes after every run of which `onPrint` gets the IR. */
+  printAfter?: readonly string[];
+  /** The IR after a pass of `printAfter`, as printPlan (QP) or printKir (KIR) writes it. */
+  onPrint?: (pass: string, text: string) => void;
+  /** Validate the IR after every pass, naming a pass that breaks it (default: when VIXEN_VALIDATE_PASSES=1). */
+  validate?: boolean;
+}
+
+/** Every pass of the compiler in the order they run: the QP pipeline's, then the KIR pipeline's. */
+export function compilerPasses(): PassEntry[] {
+  return [...listPasses(qpPipeline), ...listPasses(kirPipeline)];
+}
+
+/** The pass switches for one stage, its IR printed by `print`. */
+function stagePasses<IR>({ onPrint, ...rest }: CompilePassOptions, print: (ir: IR) => string): PassOptions<IR> {
+  return { ...rest, ...(onPrint ? { onPrint: (pass: string, ir: IR) => onPrint(pass, print(ir)) } : {}) };
 }
 
 export interface RunOptions extends FactSources {
@@ -116,11 +145,14 @@ export function runLimits(options: RunOptions, startedAt: number): ExecuteOption
 
 export function compile(source: string | SourceFile[], options: CompileOptions = {}): Program {
   checkCompileArgs(source, options);
+  const passes = options.passes ?? {};
+  checkPassOptions(passes, compilerPasses());
   const files = typeof source === 'string' ? [{ path: options.filename ?? '<input>', text: source }] : source;
   const front = compileLogic(files, {
     readFile: options.readFile ?? readFileOrUndefined,
     ...(options.dialect ? { dialect: options.dialect } : {}),
     ...(options.outputs ? { outputs: options.outputs } : {}),
+    passes: stagePasses(passes, printPlan),
   });
   const errors = front.diagnostics.filter((d) => d.severity === 'error');
   if (!front.plan || errors.length > 0) throw new VixenError(errors, front.sources);
@@ -132,13 +164,14 @@ export function compile(source: string | SourceFile[], options: CompileOptions =
     ...(options.fusion !== undefined ? { fusion: options.fusion } : {}),
     // Soufflé `.input` relations may also have rules: their rows come from files, so they never start empty.
     seeded: Object.keys(front.souffleIo?.inputs ?? {}),
+    passes: stagePasses(passes, printKir),
   });
   assertValid('kernel IR', validateKir(kir));
   return new Program(kir, generateProgramShaders(kir), front.plan, front.souffleIo);
 }
 
 /** Compiles a `.logic` or `.dl` file from disk (includes resolve relative to it). */
-export function compileFile(path: string, options: Pick<CompileOptions, 'dialect' | 'joinStrategy' | 'fusion' | 'outputs' | 'onWarnings'> = {}): Program {
+export function compileFile(path: string, options: Pick<CompileOptions, 'dialect' | 'joinStrategy' | 'fusion' | 'outputs' | 'onWarnings' | 'passes'> = {}): Program {
   return compile([{ path, text: readTextFile(path, 'program file') }], options);
 }
 

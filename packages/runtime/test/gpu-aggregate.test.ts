@@ -88,7 +88,7 @@ function groupedRows(r: () => number, types: readonly ScalarType[], sizes: reado
   return sizes.flatMap((size, g) => Array.from({ length: size }, () => [g, ...types.slice(1).map((t) => randomValue(r, t))]));
 }
 
-/** The sorted reduction (KIR `aggregate`), or the hashed one: a pipeline that only aggregates its input (hash-aggregate.ts). */
+/** The sorted reduction (KIR `aggregate`), or the hashed one: a pipeline that only aggregates its input (hash-aggregates.ts). */
 type Way = 'sorted' | 'hashed';
 
 function plan(c: Case, way: Way = 'sorted'): { kernel: KirKernel; variables: KirVariable[]; aggs: Aggregate[] } {

@@ -1,7 +1,10 @@
 /** Drops kernels no command launches and renumbers the rest in their order (so `kernels[i].id === i` again). */
 import type { KirCommand, KirKernel, KirProgram } from '../ir.js';
+import type { KirPass } from '../compile.js';
 
-export function compactKernels(p: KirProgram): KirProgram {
+export const compactKernels = { name: 'compact-kernels', required: false, run } satisfies KirPass;
+
+function run(p: KirProgram): KirProgram {
   const launched = new Set(p.blocks.flatMap((b) => b.commands.flatMap((c) => (c.kind === 'launch' ? [c.kernel] : []))));
   if (launched.size === p.kernels.length) return p;
   const renumber = new Map<number, number>();

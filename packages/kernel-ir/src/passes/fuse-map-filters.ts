@@ -6,8 +6,9 @@
  * on rows F1 rejects changes nothing. The fused kernel lists the lowered kernels it stands for in `fused`.
  */
 import type { KirKernel, KirProgram } from '../ir.js';
-import { substitute, substitutePredicate } from './exprs.js';
-import { liveOutSets, soleProducer } from './liveness.js';
+import { substitute, substitutePredicate } from '../analysis/exprs.js';
+import { liveOutSets, soleProducer } from '../analysis/liveness.js';
+import type { KirPass } from '../compile.js';
 
 type MapFilter = Extract<KirKernel, { kind: 'mapFilter' }>;
 
@@ -21,7 +22,9 @@ function fuse(first: MapFilter, second: MapFilter): MapFilter {
   };
 }
 
-export function fuseMapFilters(p: KirProgram): KirProgram {
+export const fuseMapFilters = { name: 'fuse-map-filters', required: false, run } satisfies KirPass;
+
+function run(p: KirProgram): KirProgram {
   const kernels = [...p.kernels];
   const liveOut = liveOutSets(p);
   let changed = false;

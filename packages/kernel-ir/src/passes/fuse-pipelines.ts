@@ -6,7 +6,7 @@
  * rows checked per combination of matches). Repeated (fixpoint) it absorbs a whole chain `mapFilter -> hashJoin -> hashJoin ...`
  * (the star-schema shape: a fact table filtered and probed against dimension tables). A probe's keys must be
  * computable from the scanned row alone (not from an earlier probe's build row), so the lookups are independent.
- * A hashed aggregate (hash-aggregate.ts: a pipeline that only aggregates its input) absorbs the producer of its
+ * A hashed aggregate (hash-aggregates.ts: a pipeline that only aggregates its input) absorbs the producer of its
  * rows the same way, so select -> probe -> aggregate is one kernel and the joined rows are never written. Sorts,
  * uniques, sorted aggregates and hash builds stay separate kernels: they need all their input first. A build side
  * that a column-picking mapFilter makes for the pipeline alone (a dimension's select) goes into the probe as its
@@ -14,9 +14,10 @@
  */
 import { predicateOperands, type Expr } from '@vixen/queryplan';
 import { kernelInputs, type KirKernel, type KirProgram } from '../ir.js';
-import { exprColumns, resegment, substitute, substitutePredicate } from './exprs.js';
-import { liveOutSets, soleProducer } from './liveness.js';
-import { segment } from './narrow-columns.js';
+import { exprColumns, resegment, substitute, substitutePredicate } from '../analysis/exprs.js';
+import { liveOutSets, soleProducer } from '../analysis/liveness.js';
+import { segment } from '../analysis/column-reads.js';
+import type { KirPass } from '../compile.js';
 
 type Pipeline = Extract<KirKernel, { kind: 'pipeline' }>;
 type HashJoin = Extract<KirKernel, { kind: 'hashJoin' }>;
@@ -127,7 +128,9 @@ function absorbBuildSelect(p: KirProgram, pipe: Pipeline, j: number, map: MapFil
   };
 }
 
-export function fusePipelines(p: KirProgram): KirProgram {
+export const fusePipelines = { name: 'fuse-pipelines', required: false, run } satisfies KirPass;
+
+function run(p: KirProgram): KirProgram {
   const kernels = [...p.kernels];
   const liveOut = liveOutSets(p);
   let changed = false;

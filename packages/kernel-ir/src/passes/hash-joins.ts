@@ -11,10 +11,13 @@
 import type { ScalarType } from '@vixen/queryplan';
 import type { KirBlock, KirCommand, KirKernel, KirKernelBody, KirProgram, VarId } from '../ir.js';
 import { buildSide, loopBlocks, lowerHashJoin } from '../lower/join-strategy.js';
-import { liveOutSets } from './liveness.js';
-import { BlockReaders } from './skip-unneeded-order.js';
+import { liveOutSets } from '../analysis/liveness.js';
+import { BlockReaders } from '../analysis/block-readers.js';
+import type { KirPass } from '../compile.js';
 
-export function hashSortedJoins(p: KirProgram): KirProgram {
+export const hashJoins = { name: 'hash-joins', required: false, run } satisfies KirPass;
+
+function run(p: KirProgram): KirProgram {
   const loops = loopBlocks(p.blocks);
   const liveOut = liveOutSets(p);
   const kernels = [...p.kernels];

@@ -5,10 +5,13 @@
  * word of the row (TPC-H sorts wide rows only to drop duplicates). remove-dead-kernels drops the sort.
  */
 import type { KirProgram } from '../ir.js';
-import { liveOutSets } from './liveness.js';
-import { allColumns, BlockReaders } from './skip-unneeded-order.js';
+import { liveOutSets } from '../analysis/liveness.js';
+import { allColumns, BlockReaders } from '../analysis/block-readers.js';
+import type { KirPass } from '../compile.js';
 
-export function hashUnique(p: KirProgram): KirProgram {
+export const hashUnique = { name: 'hash-unique', required: false, run } satisfies KirPass;
+
+function run(p: KirProgram): KirProgram {
   const liveOut = liveOutSets(p);
   const kernels = [...p.kernels];
   let changed = false;

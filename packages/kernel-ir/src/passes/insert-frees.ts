@@ -11,14 +11,17 @@
  */
 import type { KirBlock, KirCommand, KirProgram, VarId } from '../ir.js';
 import { kirSuccessors } from '../ir.js';
-import { commandUseDef, freeableVariable, liveOutSets, terminatorUses } from './liveness.js';
+import { commandUseDef, freeableVariable, liveOutSets, terminatorUses } from '../analysis/liveness.js';
+import type { KirPass } from '../compile.js';
 
 function freeCommand(vars: Iterable<VarId>): KirCommand[] {
   const sorted = [...new Set(vars)].sort((a, b) => a - b);
   return sorted.length === 0 ? [] : [{ kind: 'free', vars: sorted }];
 }
 
-export function insertFrees(p: KirProgram): KirProgram {
+export const insertFrees = { name: 'insert-frees', required: true, run } satisfies KirPass;
+
+function run(p: KirProgram): KirProgram {
   const freeable = freeableVariable(p);
   // Recompute from scratch, so running the pass twice gives the same program.
   const stripped: KirProgram = {

@@ -14,9 +14,12 @@
  */
 import type { KirKernel, KirProgram } from '../ir.js';
 import { kernelInputs } from '../ir.js';
-import { columnsRead, readThrough } from './narrow-columns.js';
+import { columnsRead, readThrough } from '../analysis/column-reads.js';
+import type { KirPass } from '../compile.js';
 
-export function narrowBaseRelations(p: KirProgram): KirProgram {
+export const narrowBaseRelations = { name: 'narrow-base-relations', required: false, run } satisfies KirPass;
+
+function run(p: KirProgram): KirProgram {
   const written = new Set(p.kernels.map((k) => k.output));
   for (const b of p.blocks) for (const c of b.commands) if (c.kind === 'clear') written.add(c.var);
   const checked = new Set((p.constraints ?? []).map((c) => c.relation));

@@ -8,7 +8,8 @@
  *   nothing between reads or writes x, becomes `x := K(...)`.
  */
 import { withInputs, type KirBlock, type KirCommand, type KirKernel, type KirProgram, type VarId } from '../ir.js';
-import { commandUseDef, freeableVariable, liveOutSets, terminatorUses } from './liveness.js';
+import { commandUseDef, freeableVariable, liveOutSets, terminatorUses } from '../analysis/liveness.js';
+import type { KirPass } from '../compile.js';
 
 type Freeable = (v: VarId) => boolean;
 
@@ -77,7 +78,9 @@ function coalesceOnce(
   return undefined;
 }
 
-export function propagateCopies(p: KirProgram): KirProgram {
+export const propagateCopies = { name: 'propagate-copies', required: false, run } satisfies KirPass;
+
+function run(p: KirProgram): KirProgram {
   const kernels = [...p.kernels];
   const freeable = freeableVariable(p);
   const forwarded = p.blocks.map((b) => forward(freeable, kernels, b));

@@ -4,9 +4,12 @@
  * compact-kernels renumbers them.
  */
 import type { KirBlock, KirCommand, KirProgram } from '../ir.js';
-import { commandUseDef, freeableVariable, liveOutSets, terminatorUses } from './liveness.js';
+import { commandUseDef, freeableVariable, liveOutSets, terminatorUses } from '../analysis/liveness.js';
+import type { KirPass } from '../compile.js';
 
-export function removeDeadKernels(p: KirProgram): KirProgram {
+export const removeDeadKernels = { name: 'remove-dead-kernels', required: false, run } satisfies KirPass;
+
+function run(p: KirProgram): KirProgram {
   const freeable = freeableVariable(p);
   const liveOut = liveOutSets(p);
   let changed = false;

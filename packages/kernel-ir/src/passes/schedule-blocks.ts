@@ -12,7 +12,8 @@
  */
 import { rowWords } from '@vixen/queryplan';
 import type { KirBlock, KirCommand, KirProgram, VarId } from '../ir.js';
-import { commandUseDef, freeableVariable, liveIn, liveOutSets, terminatorUses } from './liveness.js';
+import { commandUseDef, freeableVariable, liveIn, liveOutSets, terminatorUses } from '../analysis/liveness.js';
+import type { KirPass } from '../compile.js';
 
 /** What the cost model needs to know about a block's surroundings. */
 export interface BlockContext {
@@ -184,7 +185,9 @@ export function scheduleCommands(p: KirProgram, commands: readonly KirCommand[],
   return order;
 }
 
-export function scheduleBlocks(p: KirProgram): KirProgram {
+export const scheduleBlocks = { name: 'schedule-blocks', required: true, run } satisfies KirPass;
+
+function run(p: KirProgram): KirProgram {
   const liveOut = liveOutSets(p);
   const blocks = p.blocks.map((b): KirBlock => {
     const liveAtEnd = new Set([...liveOut.get(b.label)!, ...terminatorUses(b.terminator)]);

@@ -9,8 +9,9 @@
  */
 import type { Expr } from '@vixen/queryplan';
 import type { KirCommand, KirKernel, KirProgram } from '../ir.js';
-import { substitute, substitutePredicate } from './exprs.js';
-import { blockEntryStates, distinct, kernelProps, propsOf, sortedBy, transfer, type PropState } from './properties.js';
+import { substitute, substitutePredicate } from '../analysis/exprs.js';
+import { blockEntryStates, distinct, kernelProps, propsOf, sortedBy, transfer, type PropState } from '../analysis/properties.js';
+import type { KirPass } from '../compile.js';
 
 type Copy = Extract<KirKernel, { kind: 'copy' }>;
 type MapFilter = Extract<KirKernel, { kind: 'mapFilter' }>;
@@ -86,7 +87,9 @@ function unsortedRight(s: PropState, k: KirKernel, sortInputs: ReadonlyMap<numbe
   return input !== undefined && sortedBy(s, input, k.rightKeys) ? { ...k, right: input } : undefined;
 }
 
-export function simplifyKernels(p: KirProgram): KirProgram {
+export const simplifyKernels = { name: 'simplify-kernels', required: false, run } satisfies KirPass;
+
+function run(p: KirProgram): KirProgram {
   const entry = blockEntryStates(p);
   const kernels = [...p.kernels];
   let changed = false;

@@ -5,10 +5,13 @@
  * tiles before it (codegen's SELECT_UNORDERED). Runs after the other optimizations, which may change the readers.
  */
 import type { KirProgram } from '../ir.js';
-import { liveOutSets } from './liveness.js';
-import { BlockReaders } from './skip-unneeded-order.js';
+import { liveOutSets } from '../analysis/liveness.js';
+import { BlockReaders } from '../analysis/block-readers.js';
+import type { KirPass } from '../compile.js';
 
-export function unorderedSelects(p: KirProgram): KirProgram {
+export const unorderedSelects = { name: 'unordered-selects', required: false, run } satisfies KirPass;
+
+function run(p: KirProgram): KirProgram {
   const liveOut = liveOutSets(p);
   // Per mapFilter kernel: whether every launch of it is order-free.
   const free = new Map<number, boolean>();

@@ -233,7 +233,7 @@ export function kernelProps(p: KirProgram, s: PropState, k: KirKernel): VarProps
       // Formed after the property-driven rewrites (compile.ts), so nothing finer than emptiness is needed.
       const empty = propsOf(s, k.input).empty || k.probes.some((pr) => propsOf(s, pr.build).empty) || [...k.filter, ...k.check].some(neverHolds);
       if (empty) return EMPTY;
-      // A hashed aggregate (hash-aggregate.ts, before fusion): one row per group, in no particular order.
+      // A hashed aggregate (hash-aggregates.ts, before fusion): one row per group, in no particular order.
       if (k.aggregate) return k.aggregate.groupBy.length === 0 ? SINGLE : { empty: false, single: false, key: iota(k.aggregate.groupBy.length), sorted: [] };
       return UNKNOWN;
     }

@@ -8,8 +8,9 @@
  * which here becomes `t1 := mapFilter R where (F1 or F2) project P; X := union X, t1`: one scan of R, and on the
  * GPU no second select and no merge and unique of the two.
  */
-import { relationUses, type Predicate, type QpCommand, type QpProgram } from './ir.js';
-import { printExpr } from './print.js';
+import { relationUses, type Predicate, type QpCommand, type QpProgram } from '../ir.js';
+import { printExpr } from '../print.js';
+import type { QpPass } from '../pipeline.js';
 
 type MapFilter = Extract<QpCommand, { kind: 'mapFilter' }>;
 
@@ -24,7 +25,9 @@ function disjunction(alts: Predicate[][]): Predicate[] {
   return alts.some((a) => a.length === 0) ? [] : [{ kind: 'any', alternatives: alts }];
 }
 
-export function mergeUnionedSelects(plan: QpProgram): QpProgram {
+export const mergeUnionedSelects = { name: 'merge-unioned-selects', required: false, run } satisfies QpPass;
+
+function run(plan: QpProgram): QpProgram {
   const temp = new Set(plan.relations.filter((r) => r.kind === 'temp').map((r) => r.name));
   const { reads, writes } = relationUses(plan);
   // A temporary written and read once (by its union) holds nothing else: widening it changes nothing else.

@@ -25,10 +25,10 @@ function variants(filters: Predicate[][], options: { source?: string; project?: 
   };
 }
 
-describe('mergeUnionedSelects', () => {
+describe('merge-unioned-selects', () => {
   it('turns the variants of a disjunction into one select with the same rows', () => {
     const before = variants([[cmp('=', 0, 1)], [cmp('>', 1, 3), cmp('<', 0, 5)], [cmp('=', 1, 5)]]);
-    const after = mergeUnionedSelects(before);
+    const after = mergeUnionedSelects.run(before);
     expect(validatePlan(after)).toEqual([]);
     expect(printPlan(after)).toContain('$t0 := mapFilter e where (#0 = 1 or #1 > 3 and #0 < 5 or #1 = 5) project (#0, #1)');
     expect(after.blocks[0]!.commands).toHaveLength(2);
@@ -38,19 +38,19 @@ describe('mergeUnionedSelects', () => {
   });
 
   it('drops the filter when one variant selects every row', () => {
-    const after = mergeUnionedSelects(variants([[cmp('=', 0, 1)], []]));
+    const after = mergeUnionedSelects.run(variants([[cmp('=', 0, 1)], []]));
     expect(printPlan(after)).toContain('$t0 := mapFilter e project (#0, #1)');
     expect(interpret(after).get('x')).toHaveLength(5);
   });
 
   it('keeps selects with different projections, of different relations or of the relation being unioned into', () => {
     const projections = variants([[cmp('=', 0, 1)], [cmp('=', 0, 2)]], { project: [[0, 1], [1, 0]] });
-    expect(mergeUnionedSelects(projections)).toBe(projections);
+    expect(mergeUnionedSelects.run(projections)).toBe(projections);
     // The second select reads x after the first union wrote it.
     const selfRead = variants([[cmp('=', 0, 1)], [cmp('=', 0, 2)]], { source: 'x' });
-    expect(mergeUnionedSelects(selfRead)).toBe(selfRead);
+    expect(mergeUnionedSelects.run(selfRead)).toBe(selfRead);
     const apart = variants([[cmp('=', 0, 1)], [cmp('=', 0, 2)]], { between: [{ kind: 'clear', target: 'e' }] });
-    expect(mergeUnionedSelects(apart)).toBe(apart);
+    expect(mergeUnionedSelects.run(apart)).toBe(apart);
   });
 
   it('keeps a temporary that is read elsewhere', () => {
@@ -60,7 +60,7 @@ describe('mergeUnionedSelects', () => {
       relations: [...plan.relations, rel('y', 'idb', { a: 'int32', b: 'int32' })],
       blocks: [block('entry', [...plan.blocks[0]!.commands, { kind: 'copy', target: 'y', source: '$t0' }], halt)],
     };
-    expect(mergeUnionedSelects(y)).toBe(y);
+    expect(mergeUnionedSelects.run(y)).toBe(y);
   });
 
   it('gives the rows of the unmerged plan for any variants over any facts', () => {
@@ -70,7 +70,7 @@ describe('mergeUnionedSelects', () => {
     fc.assert(
       fc.property(fc.array(filter, { minLength: 1, maxLength: 4 }), facts, (filters, rows) => {
         const before = { ...variants(filters), facts: { e: rows } };
-        const after = mergeUnionedSelects(before);
+        const after = mergeUnionedSelects.run(before);
         expect(validatePlan(after)).toEqual([]);
         expect(interpret(after)).toEqual(interpret(before));
       }),

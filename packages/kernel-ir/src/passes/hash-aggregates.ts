@@ -9,28 +9,18 @@
  * (32-bit atomics; float32's NaN rule needs the first row). An aggregate over rows already in group order (no sort)
  * stays a reduction by key: it reads them once and needs no table.
  */
-import { wordsOf, type Aggregate, type Expr, type ScalarType } from '@vixen/queryplan';
+import type { Expr } from '@vixen/queryplan';
 import type { KirCommand, KirKernel, KirProgram } from '../ir.js';
 import { iota } from '../lower/from-plan.js';
-import { liveOutSets } from './liveness.js';
-import { blockEntryStates, sortedBy, transfer, type PropState } from './properties.js';
-import { BlockReaders } from './skip-unneeded-order.js';
+import { liveOutSets } from '../analysis/liveness.js';
+import { blockEntryStates, sortedBy, transfer, type PropState } from '../analysis/properties.js';
+import { BlockReaders } from '../analysis/block-readers.js';
+import { hashableAggregate } from '../analysis/hashable-aggregate.js';
+import type { KirPass } from '../compile.js';
 
-/** Whether `fn` over arguments of type `arg` can update a hash table's group with 32-bit atomics, in any row order. */
-export function hashableAggregate(fn: Aggregate['fn'], arg: ScalarType | undefined): boolean {
-  switch (fn) {
-    case 'count':
-      return true;
-    case 'sum':
-    case 'avg':
-      return arg === 'int32' || arg === 'uint32' || arg === 'int64' || arg === 'decimal';
-    case 'min':
-    case 'max':
-      return arg !== undefined && arg !== 'float32' && wordsOf(arg) === 1;
-  }
-}
+export const hashAggregates = { name: 'hash-aggregates', required: false, run } satisfies KirPass;
 
-export function hashAggregates(p: KirProgram): KirProgram {
+function run(p: KirProgram): KirProgram {
   const liveOut = liveOutSets(p);
   const kernels = [...p.kernels];
   const variables = [...p.variables];

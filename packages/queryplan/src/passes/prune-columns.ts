@@ -9,8 +9,9 @@
  * relations (printed in full) and constraint relations are never narrowed. At least one column stays, so a
  * relation read only for being non-empty keeps rows.
  */
-import type { Column, Expr, QpCommand, QpProgram, RelationDecl } from './ir.js';
-import { mapOperands, predicateOperands } from './predicate.js';
+import type { Column, Expr, QpCommand, QpProgram, RelationDecl } from '../ir.js';
+import type { QpPass } from '../pipeline.js';
+import { mapOperands, predicateOperands } from '../predicate.js';
 
 function exprColumns(e: Expr, out: Set<number>): void {
   switch (e.kind) {
@@ -49,7 +50,9 @@ function readColumns(c: Extract<QpCommand, { kind: 'mapFilter' | 'mapJoin' }>): 
   return out;
 }
 
-export function pruneColumns(plan: QpProgram): QpProgram {
+export const pruneColumns = { name: 'prune-columns', required: false, run } satisfies QpPass;
+
+function run(plan: QpProgram): QpProgram {
   const decls = new Map(plan.relations.map((r) => [r.name, r]));
   /** Used columns of each base relation that may be narrowed. */
   const used = new Map<string, Set<number>>();
@@ -137,24 +140,4 @@ export function pruneColumns(plan: QpProgram): QpProgram {
     facts,
     blocks: plan.blocks.map((b) => ({ ...b, commands: b.commands.map(rewrite) })),
   };
-}
-
-/** What is wrong with a relation's `pruned` record or `deviceColumns` (a program file may carry any), or undefined when they fit. */
-export function prunedProblem(r: RelationDecl): string | undefined {
-  if (r.deviceColumns) {
-    const d = r.deviceColumns;
-    if (r.kind !== 'edb') return `relation ${r.name} keeps device columns but is not a base relation`;
-    const fits = d.length > 0 && d.every((c, i) => Number.isInteger(c) && c >= 0 && c < r.columns.length && (i === 0 || c > d[i - 1]!));
-    if (!fits) return `relation ${r.name}: device columns must ascend within its ${r.columns.length}`;
-  }
-  if (!r.pruned) return undefined;
-  const { sourceColumns, loadColumns } = r.pruned;
-  if (r.kind !== 'edb') return `relation ${r.name} is narrowed but not a base relation`;
-  if (loadColumns.length !== r.columns.length) return `relation ${r.name} keeps ${loadColumns.length} facts columns but has ${r.columns.length}`;
-  for (let i = 0; i < loadColumns.length; i++) {
-    const from = sourceColumns[loadColumns[i]!];
-    if (!from || (i > 0 && loadColumns[i]! <= loadColumns[i - 1]!)) return `relation ${r.name}: kept facts columns must ascend within its ${sourceColumns.length}`;
-    if (from.type !== r.columns[i]!.type) return `relation ${r.name}: column ${i + 1} is ${r.columns[i]!.type} but facts column ${loadColumns[i]! + 1} is ${from.type}`;
-  }
-  return undefined;
 }

@@ -4,8 +4,9 @@
  * its target read as the earlier target instead. Rules with the same body prefix (rules for several heads over
  * the same join, the variants of a disjunction) then share their mapFilters, mapJoins, anti-joins and aggregates.
  */
-import { commandInputs, relationUses, type QpCommand, type QpProgram } from './ir.js';
-import { printCommand } from './print.js';
+import { commandInputs, relationUses, type QpCommand, type QpProgram } from '../ir.js';
+import { printCommand } from '../print.js';
+import type { QpPass } from '../pipeline.js';
 
 /** The command with every relation it reads renamed through `rename`. */
 function renameInputs(c: QpCommand, rename: (name: string) => string): QpCommand {
@@ -24,7 +25,9 @@ function renameInputs(c: QpCommand, rename: (name: string) => string): QpCommand
   }
 }
 
-export function eliminateCommonSubexpressions(plan: QpProgram): QpProgram {
+export const eliminateCommonSubexpressions = { name: 'eliminate-common-subexpressions', required: false, run } satisfies QpPass;
+
+function run(plan: QpProgram): QpProgram {
   const kinds = new Map(plan.relations.map((r) => [r.name, r.kind]));
   const { writes } = relationUses(plan);
   // Only temporaries written once are merged: each then always holds the value of its one command.

@@ -34,10 +34,10 @@ function twoRules(between: QpCommand[] = []): QpProgram {
   };
 }
 
-describe('eliminateCommonSubexpressions', () => {
+describe('eliminate-common-subexpressions', () => {
   it('computes a repeated join (and the projection over it) once, with the same results', () => {
     const before = twoRules();
-    const after = eliminateCommonSubexpressions(before);
+    const after = eliminateCommonSubexpressions.run(before);
     expect(validatePlan(after)).toEqual([]);
     expect(after.blocks[0]!.commands).toHaveLength(4);
     expect(before.blocks[0]!.commands).toHaveLength(6);
@@ -49,7 +49,7 @@ describe('eliminateCommonSubexpressions', () => {
 
   it('keeps a repeat whose input was written in between', () => {
     const before = twoRules([{ kind: 'clear', target: 'e' }]);
-    const after = eliminateCommonSubexpressions(before);
+    const after = eliminateCommonSubexpressions.run(before);
     expect(after).toBe(before);
     expect(interpret(after).get('b')).toEqual([]);
   });

@@ -3,8 +3,9 @@
  * stages may free them early, keep them in any order and drop work nobody needs (a named intermediate like
  * TPC-H's `line` otherwise stays a sorted, duplicate-free relation for a reader that never comes).
  */
-import { errorAt, VixenError } from './diagnostics.js';
-import type { QpProgram, RelationDecl } from './ir.js';
+import { errorAt, VixenError } from '../diagnostics.js';
+import type { QpProgram, RelationDecl } from '../ir.js';
+import type { QpPass, QpPassContext } from '../pipeline.js';
 
 /** Throws a VixenError naming the `outputs` that are no relation a run can return (temporaries are not). */
 export function checkOutputNames(relations: readonly RelationDecl[], outputs: readonly string[]): void {
@@ -16,11 +17,14 @@ export function checkOutputNames(relations: readonly RelationDecl[], outputs: re
 }
 
 /**
- * `plan` with exactly `outputs` marked output; derived relations not among them become `temp`, except those with
- * inline facts, those a constraint check reads and those in `seeded` (rows from outside, e.g. Soufflé `.input`
- * files). Throws a VixenError naming outputs the program does not have.
+ * `plan` with exactly `outputs` marked output (when given); derived relations not among them become `temp`,
+ * except those with inline facts, those a constraint check reads and those in `seeded` (rows from outside, e.g.
+ * Soufflé `.input` files). Throws a VixenError naming outputs the program does not have.
  */
-export function restrictOutputs(plan: QpProgram, outputs: readonly string[], seeded: readonly string[] = []): QpProgram {
+export const restrictOutputs = { name: 'restrict-outputs', required: true, run } satisfies QpPass;
+
+function run(plan: QpProgram, { outputs, seeded = [] }: QpPassContext): QpProgram {
+  if (!outputs) return plan;
   checkOutputNames(plan.relations, outputs);
   const wanted = new Set(outputs);
   const kept = new Set([...seeded, ...(plan.constraints ?? []).flatMap((c) => (c.kind === 'functional' ? [c.relation, c.text] : [c.relation]))]);
