@@ -64,6 +64,7 @@ const brokenStore = (breakIt: (dir: string) => void) => (p: Paths) => {
 export const cliCases: CliCase[] = [
   // Program source.
   { kind: 'source', name: 'syntax error', args: (p) => ['run', p.bad('syntax-error.logic')], code: 1, stderr: /syntax-error\.logic:3:1: error: .*expected/i },
+  { kind: 'source', name: 'a mistyped predicate', args: (p) => ['run', p.bad('mistyped-predicate.logic')], code: 1, stderr: /mistyped-predicate\.logic:2:15: error: undeclared predicate edeg: expected a declaration, facts or rules for it; did you mean edge\?/ },
   { kind: 'source', name: 'undeclared predicate', args: (p) => ['run', p.bad('undeclared-predicate.logic')], code: 1, stderr: /undeclared-predicate\.logic:2:27: error: undeclared predicate node/ },
   { kind: 'source', name: 'atom arity mismatch', args: (p) => ['run', p.bad('arity-mismatch.logic')], code: 1, stderr: /arity-mismatch\.logic:2:15: error: .*(arity|argument)/i },
   { kind: 'source', name: 'type mismatch', args: (p) => ['run', p.bad('type-mismatch.logic')], code: 1, stderr: /type-mismatch\.logic:3:31: error: .*(type|int32|string)/i },
@@ -250,6 +251,8 @@ export const cliCases: CliCase[] = [
   { kind: 'options', name: 'bad byte size', args: (p) => [...edge(p), '--max-device-memory', 'lots'], code: 1, stderr: /^error: option --max-device-memory: 'lots' is not a byte size/ },
   { kind: 'options', name: 'a run limit with --reference', args: (p) => [...edge(p), '--reference', '--timeout', '5'], code: 1, stderr: /^error: the reference interpreter does not enforce run limits \(timeout\)\n$/ },
   { kind: 'options', name: 'unknown output relation', args: (p) => [...edge(p), '--output', 'nosuch'], code: 1, stderr: /^error: unknown output relation: nosuch \(known: edge, path\)\n$/ },
+  // Relations the compiler made ($functional_passed) are neither listed nor offered.
+  { kind: 'options', name: 'a mistyped output relation', args: (p) => ['run', p.bad('functional.logic'), '--output', 'topp'], code: 1, stderr: /^error: unknown output relation: topp \(known: score, passed, top\); did you mean top\?\n$/ },
   { kind: 'options', name: '--output-dir that is a file', args: (p) => [...edge(p), '--output-dir', p.bad('uses-edge.logic')], code: 1, stderr: /^error: output directory .*uses-edge\.logic is not a directory\n$/ },
   { kind: 'options', name: '--output-dir under a file', args: (p) => [...edge(p), '--output-dir', join(p.bad('uses-edge.logic'), 'out')], code: 1, stderr: /^error: output directory .*uses-edge\.logic\/out cannot be used: ENOTDIR/ },
 
@@ -272,8 +275,11 @@ export const apiCases: ApiCase[] = [
   { kind: 'api', name: 'a progress callback that is not a function', call: () => tc.run({ onProgress: true } as never), message: /^invalid run options: onProgress: expected a function$/ },
   { kind: 'api', name: 'interpret options of the wrong type', call: () => tc.interpret({ factsDir: 7 } as never), message: /^invalid interpret options: factsDir: .*expected string, received number$/ },
   { kind: 'api', name: 'facts row of the wrong arity', call: () => tc.run({ facts: { edge: [[1]] } }), message: /^facts for edge, row 1: expected 2 values, found 1$/ },
-  { kind: 'api', name: 'facts value of the wrong type', call: () => tc.run({ facts: { edge: [[1, 'two']] } }), message: /^facts for edge, row 1: expected int32 in column 2 \(y\), found string two$/ },
+  { kind: 'api', name: 'facts value of the wrong type', call: () => tc.run({ facts: { edge: [[1, 'two']] } }), message: /^facts for edge, row 1: expected int32 in column 2 \(y\), found string "two"$/ },
   { kind: 'api', name: 'facts for an unknown relation', call: () => tc.run({ facts: { nodes: [[1]] } }), message: /^facts given for unknown relation nodes$/ },
+  { kind: 'api', name: 'facts for a mistyped relation', call: () => tc.run({ facts: { egde: [[1, 2]] } }), message: /^facts given for unknown relation egde; did you mean edge\?$/ },
+  // e.message carries the place, as the CLI prints it.
+  { kind: 'api', name: 'a source error', call: () => compile('p(x) -> int32(x).\nr(x) <- p(x), q(x).', { filename: 'r.logic' }), message: /^r\.logic:2:15: undeclared predicate q: / },
   {
     kind: 'api',
     name: 'returning a base relation the program reads only in part',
@@ -285,7 +291,7 @@ export const apiCases: ApiCase[] = [
     kind: 'api',
     name: 'facts value of the wrong type in a column no rule reads',
     call: () => compile('e(x, y) -> int32(x), int32(y).\np(x) <- e(x, _).').run({ facts: { e: [[1, 'two']] } }),
-    message: /^facts for e, row 1: expected int32 in column 2 \(y\), found string two$/,
+    message: /^facts for e, row 1: expected int32 in column 2 \(y\), found string "two"$/,
   },
   { kind: 'api', name: 'a program file object of the wrong shape', call: () => Program.fromJSON({ format: 'vixen-program' }, 'p.json'), message: /^p\.json: not a Vixen 1 program file: version: .*; kir: .*; shaders: / },
 ];

@@ -2,10 +2,11 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import type { SouffleInput } from '@vixen/frontend';
-import { VixenError, valueHasType, type RelationDecl, type Row, type ScalarType, type Value } from '@vixen/queryplan';
+import { didYouMean, VixenError, valueHasType, type RelationDecl, type Row, type ScalarType, type Value } from '@vixen/queryplan';
 import { EncodedFacts, columnTypes, factsColumns, loadEach, loadFactsDirInto, loadFactsFileInto } from './facts/index.js';
 import type { LoadProgressListener } from './load-progress.js';
 import { STORE_MANIFEST } from './store/manifest.js';
+import { quoted } from './facts/file.js';
 
 export interface FactSources {
   /**
@@ -52,7 +53,7 @@ function addCheckedRows(facts: EncodedFacts, rel: RelationDecl, rows: readonly R
       if (!valueFits(col.type, v)) {
         throw new VixenError({
           severity: 'error',
-          message: `facts for ${rel.name}, row ${i + 1}: expected ${col.type} in column ${c + 1} (${col.name}), found ${typeof v} ${String(v)}`,
+          message: `facts for ${rel.name}, row ${i + 1}: expected ${col.type} in column ${c + 1} (${col.name}), found ${typeof v} ${typeof v === 'string' ? quoted(v) : String(v)}`,
         });
       }
     }
@@ -77,7 +78,7 @@ export async function externalFacts(
   const out = new EncodedFacts();
   for (const [name, rows] of Object.entries(sources.facts ?? {})) {
     const rel = byName.get(name);
-    if (!rel) throw new VixenError({ severity: 'error', message: `facts given for unknown relation ${name}` });
+    if (!rel) throw new VixenError({ severity: 'error', message: `facts given for unknown relation ${name}${didYouMean(name, byName.keys())}` });
     addCheckedRows(out, rel, rows);
   }
   const given = new Set(out.relations.keys());

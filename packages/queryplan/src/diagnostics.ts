@@ -30,11 +30,17 @@ export class VixenError extends Error {
   readonly sources: SourceTexts | undefined;
   constructor(diagnostics: Diagnostic[] | Diagnostic, sources?: SourceTexts) {
     const list = Array.isArray(diagnostics) ? diagnostics : [diagnostics];
-    super(list.map((d) => d.message).join('\n'));
+    // Located as the CLI shows it (`file:line:column: message`), so API users who print e.message see where.
+    super(list.map((d) => (d.span ? `${formatSpan(d.span)}: ${d.message}` : d.message)).join('\n'));
     this.name = 'VixenError';
     this.diagnostics = list;
     this.sources = sources;
   }
+}
+
+/** `file:line:column` of a span's start. */
+export function formatSpan(span: SourceSpan): string {
+  return `${span.file}:${span.start.line}:${span.start.column}`;
 }
 
 export function errorAt(message: string, span?: SourceSpan): Diagnostic {
@@ -51,7 +57,7 @@ export type SourceTexts = ReadonlyMap<string, string>;
 export function renderDiagnostic(d: Diagnostic, sources?: SourceTexts): string {
   if (!d.span) return `${d.severity}: ${d.message}`;
   const { file, start, end } = d.span;
-  const head = `${file}:${start.line}:${start.column}: ${d.severity}: ${d.message}`;
+  const head = `${formatSpan(d.span)}: ${d.severity}: ${d.message}`;
   const text = sources?.get(file);
   if (text === undefined) return head;
   const lineText = text.split(/\r?\n/)[start.line - 1];

@@ -17,3 +17,4 @@ export { eliminateCommonSubexpressions } from './passes/eliminate-common-subexpr
 export { mergeUnionedSelects } from './passes/merge-unioned-selects.js';
 export { pruneColumns } from './passes/prune-columns.js';
 export { checkOutputNames, restrictOutputs } from './passes/restrict-outputs.js';
+export * from './names.js';

@@ -3,9 +3,8 @@
  * arities, finds undeclared predicates, and reduces rules to the core forms lowering handles, reporting
  * every not-yet-supported form where it stands.
  */
-import { AGGREGATE_FNS, BUILTINS, constantArgs, errorAt, isBuiltin, parseDate, SCALAR_TYPES, type AggregateFn, type BuiltinFn, type Constraint, type CompareOp, type Diagnostic, type ScalarType, type SourceSpan } from '@vixen/queryplan';
+import { AGGREGATE_FNS, BUILTINS, constantArgs, didYouMean, errorAt, formatSpan, isBuiltin, parseDate, SCALAR_TYPES, type AggregateFn, type BuiltinFn, type Constraint, type CompareOp, type Diagnostic, type ScalarType, type SourceSpan } from '@vixen/queryplan';
 import { conjuncts, type AggBinding, type Atom, type Clause, type Formula, type FuncAtom, type Head, type SourceAst, type Term } from '../syntax/ast.js';
-import { formatLocation } from '../syntax/span.js';
 import type { CoreAggBinding, CoreAtom, CoreComparison, CoreRule, DeclaredColumn, OrderClause, PredInfo, ResolvedProgram, SimpleTerm } from './program.js';
 
 /** Every primitive type of the language. */
@@ -60,7 +59,7 @@ class Resolver {
     const how = info.declared ? 'declared' : 'first used';
     this.error(
       `arity mismatch: ${atom.pred} expects ${plural(info.arity, 'argument')} ` +
-        `(${how} at ${formatLocation(info.span)}), found ${atom.args.length}`,
+        `(${how} at ${formatSpan(info.span)}), found ${atom.args.length}`,
       atom.span,
     );
     return false;
@@ -75,7 +74,7 @@ class Resolver {
       if (info.keys !== f.keys.length || values !== f.values.length) {
         this.error(
           `arity mismatch: ${f.pred}[...] expects ${plural(info.keys, 'key')} and ${plural(values, 'value')} ` +
-            `(${how} at ${formatLocation(info.span)}), found ${plural(f.keys.length, 'key')} and ${plural(f.values.length, 'value')}`,
+            `(${how} at ${formatSpan(info.span)}), found ${plural(f.keys.length, 'key')} and ${plural(f.values.length, 'value')}`,
           f.span,
         );
         return false;
@@ -103,7 +102,7 @@ class Resolver {
     }
     const existing = this.preds.get(head.pred);
     if (existing?.declared) {
-      const first = formatLocation(existing.decl!.span);
+      const first = formatSpan(existing.decl!.span);
       return this.error(`duplicate declaration of ${head.pred} (first declared at ${first})`, head.predSpan);
     }
     const columns: DeclaredColumn[] = head.args.map((t, i) => {
@@ -514,7 +513,8 @@ class Resolver {
       for (const a of [...r.atoms, ...r.negated]) {
         const info = this.preds.get(a.pred)!;
         if (!info.declared && info.facts.length === 0 && !info.hasRules) {
-          this.error(`undeclared predicate ${a.pred}: expected a declaration, facts or rules for it`, a.span);
+          const defined = [...this.preds.values()].filter((p) => p.declared || p.facts.length > 0 || p.hasRules).map((p) => p.name);
+          this.error(`undeclared predicate ${a.pred}: expected a declaration, facts or rules for it${didYouMean(a.pred, defined)}`, a.span);
           this.incomplete.add(a.pred);
         }
       }

@@ -14,6 +14,7 @@ import {
   compareValues,
   evalArith,
   evalBuiltin,
+  formatSpan,
   parseDecimal,
   parseFloat32,
   valueHasType,
@@ -25,7 +26,6 @@ import {
   type SourceSpan,
   type Value,
 } from '@vixen/queryplan';
-import { formatLocation } from '../syntax/span.js';
 import type {
   CheckedProgram,
   CoreRule,
@@ -406,7 +406,7 @@ class TypeChecker {
         case 'var': {
           const prior = vars.get(t.name);
           if (!prior) {
-            if (binds) vars.set(t.name, { type, where: `${what} at ${formatLocation(t.span)}` });
+            if (binds) vars.set(t.name, { type, where: `${what} at ${formatSpan(t.span)}` });
           } else if (prior.type !== type) {
             this.error(`type mismatch: variable ${t.name} is ${prior.type} (${prior.where}) but ${what} is ${type}`, t.span);
             return undefined;
@@ -437,7 +437,7 @@ class TypeChecker {
       }
       const type = settle(found);
       const expr = this.elaborate(a.expr, type, `the assignment to ${a.name}`, vars);
-      vars.set(a.name, { type, where: `assigned at ${formatLocation(a.span)}` });
+      vars.set(a.name, { type, where: `assigned at ${formatSpan(a.span)}` });
       return expr && { name: a.name, expr };
     });
     const aggregate = rule.aggregate?.map((b): TypedAggBinding | undefined => {
@@ -448,7 +448,7 @@ class TypeChecker {
         this.error(`bad aggregate use: ${b.fn} needs a numeric argument but ${b.arg} is ${arg!.type}`, b.span);
         return undefined;
       }
-      vars.set(b.target, { type, where: `the ${b.fn} at ${formatLocation(b.span)}` });
+      vars.set(b.target, { type, where: `the ${b.fn} at ${formatSpan(b.span)}` });
       return { target: b.target, fn: b.fn, ...(b.arg !== undefined ? { arg: b.arg } : {}), type };
     });
     const negated = rule.negated.map((a) => this.atom(a, vars, false));

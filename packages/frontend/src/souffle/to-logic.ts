@@ -6,9 +6,8 @@
  * and disjunct, as Soufflé splits them: normalize.ts), and aggregates used as values (scoped as Soufflé scopes
  * them, witnesses included, and lifted into LogiQL aggregation rules: scoping.ts, witnesses.ts, aggregates.ts).
  */
-import { errorAt, type Diagnostic, type ScalarType, type SourceSpan } from '@vixen/queryplan';
+import { errorAt, formatSpan, type Diagnostic, type ScalarType, type SourceSpan } from '@vixen/queryplan';
 import type { Atom, Clause, Formula, SourceAst, Term } from '../syntax/ast.js';
-import { formatLocation } from '../syntax/span.js';
 import { liftAggregates, UNIT, type AggregateRule } from './aggregates.js';
 import { dnf, extremes, normalizeAggregates, normalizeHead, renameTargets, simpleArguments, type Fresh } from './normalize.js';
 import { allAtoms, type SClause } from './scoping.js';
@@ -83,7 +82,7 @@ class Converter {
   collectType(item: Extract<SItem, { kind: 'type' }>): void {
     const prior = this.types.get(item.name.name);
     if (PRIMITIVES[item.name.name]) this.error(`cannot redefine the primitive type ${item.name.name}`, item.name.span);
-    else if (prior) this.error(`duplicate type ${item.name.name} (first defined at ${formatLocation(prior.name.span)})`, item.name.span);
+    else if (prior) this.error(`duplicate type ${item.name.name} (first defined at ${formatSpan(prior.name.span)})`, item.name.span);
     else this.types.set(item.name.name, item);
   }
 

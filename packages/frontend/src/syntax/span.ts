@@ -14,7 +14,3 @@ export function tokenSpan(t: IToken, file: string): SourceSpan {
 export function joinSpans(a: SourceSpan, b: SourceSpan): SourceSpan {
   return { file: a.file, start: a.start, end: b.end };
 }
-
-export function formatLocation(s: SourceSpan): string {
-  return `${s.file}:${s.start.line}:${s.start.column}`;
-}

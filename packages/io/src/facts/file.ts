@@ -47,7 +47,7 @@ export const FACTS_EXTENSIONS: readonly string[] = Object.keys(FORMATS);
 const MAX_DIAGNOSTICS = 20;
 
 /** A field's text for a message, cut short when long (a 10 MB field must not become a 10 MB message). */
-function quoted(text: string): string {
+export function quoted(text: string): string {
   return text.length <= 80 ? JSON.stringify(text) : `${JSON.stringify(text.slice(0, 40))}... (${text.length} characters)`;
 }
 

@@ -5,14 +5,22 @@
  */
 import { errorAt, VixenError } from '../diagnostics.js';
 import type { QpProgram, RelationDecl } from '../ir.js';
+import { didYouMean, isInternalName } from '../names.js';
 import type { QpPass, QpPassContext } from '../pipeline.js';
 
-/** Throws a VixenError naming the `outputs` that are no relation a run can return (temporaries are not). */
+/**
+ * Throws a VixenError naming the `outputs` that are no relation a run can return (temporaries are not), with the
+ * nearest known name; the relations the compiler made (`$functional_p`) are not listed.
+ */
 export function checkOutputNames(relations: readonly RelationDecl[], outputs: readonly string[]): void {
   const known = relations.filter((r) => r.kind !== 'temp').map((r) => r.name);
   const unknown = outputs.filter((o) => !known.includes(o));
   if (unknown.length > 0) {
-    throw new VixenError(errorAt(`unknown output relation${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')} (known: ${known.join(', ')})`));
+    const hint = unknown.length === 1 ? didYouMean(unknown[0]!, known) : '';
+    const listed = known.filter((n) => !isInternalName(n));
+    throw new VixenError(
+      errorAt(`unknown output relation${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')} (known: ${listed.join(', ')})${hint}`),
+    );
   }
 }
 
