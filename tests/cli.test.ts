@@ -25,7 +25,7 @@ describe('bad input is a located error, never a stack trace', () => {
       encoding: 'utf8',
     });
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/syntax-error\.logic:3:1: error:/);
+    expect(r.stderr).toMatch(/syntax-error\.logic:2:25: error:/);
     expect(r.stderr).not.toMatch(/\s+at /);
   });
 });

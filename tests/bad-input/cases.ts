@@ -63,7 +63,8 @@ const brokenStore = (breakIt: (dir: string) => void) => (p: Paths) => {
 
 export const cliCases: CliCase[] = [
   // Program source.
-  { kind: 'source', name: 'syntax error', args: (p) => ['run', p.bad('syntax-error.logic')], code: 1, stderr: /syntax-error\.logic:3:1: error: .*expected/i },
+  // A '.' left off is reported after the clause it ends, not at the start of the next line.
+  { kind: 'source', name: 'syntax error', args: (p) => ['run', p.bad('syntax-error.logic')], code: 1, stderr: /syntax-error\.logic:2:25: error: expected '\.' to end the clause before 'path' on line 3\n/ },
   { kind: 'source', name: 'a mistyped predicate', args: (p) => ['run', p.bad('mistyped-predicate.logic')], code: 1, stderr: /mistyped-predicate\.logic:2:15: error: undeclared predicate edeg: expected a declaration, facts or rules for it; did you mean edge\?/ },
   { kind: 'source', name: 'undeclared predicate', args: (p) => ['run', p.bad('undeclared-predicate.logic')], code: 1, stderr: /undeclared-predicate\.logic:2:27: error: undeclared predicate node/ },
   { kind: 'source', name: 'atom arity mismatch', args: (p) => ['run', p.bad('arity-mismatch.logic')], code: 1, stderr: /arity-mismatch\.logic:2:15: error: .*(arity|argument)/i },

@@ -3,7 +3,7 @@
  * `.` tokens (a `.` only ever ends a clause), and each clause is parsed on its own, so one syntax error
  * costs one clause and the rest of the file is still checked.
  */
-import { EmbeddedActionsParser, EOF, type IParserErrorMessageProvider, type IToken, type TokenType } from 'chevrotain';
+import { createTokenInstance, EmbeddedActionsParser, EOF, type IParserErrorMessageProvider, type IToken, type TokenType } from 'chevrotain';
 import { errorAt, type CompareOp, type Diagnostic, type SourceSpan } from '@vixen/queryplan';
 import type { ArithOp, Atom, Clause, FuncAtom, Formula, Head, IntLit, OrderKey, SourceAst, Term } from './ast.js';
 import * as T from './lexer.js';
@@ -495,6 +495,7 @@ export function parseTokens(tokens: IToken[], file: string): { ast: SourceAst; d
     let end = start;
     while (end < tokens.length && tokens[end]!.tokenType !== T.Dot) end++;
     const segment = tokens.slice(start, end + 1);
+    const segmentStart = start;
     start = end + 1;
     parser.messages.offending = undefined;
     parser.input = segment;
@@ -505,6 +506,14 @@ export function parseTokens(tokens: IToken[], file: string): { ast: SourceAst; d
       continue;
     }
     const at = parser.messages.offending ?? error.token;
+    const unended = missingDot(parser, segment, segment.indexOf(at));
+    if (unended) {
+      // The clause before `at` is whole: report the '.' it lacks where it belongs, and parse on from `at`.
+      clauses.push(unended.clause);
+      diagnostics.push(errorAt(`expected '.' to end the clause before ${describe(at)} on line ${at.startLine}`, unended.span));
+      start = segmentStart + segment.indexOf(at);
+      continue;
+    }
     // At end of input there is no token to point at: point just past the clause's last token.
     const span =
       at.tokenType === EOF ? afterToken(segment[segment.length - 1]!, file) : tokenSpan(at, file);
@@ -512,6 +521,25 @@ export function parseTokens(tokens: IToken[], file: string): { ast: SourceAst; d
   }
   diagnostics.push(...parser.semantic);
   return { ast: { file, clauses }, diagnostics };
+}
+
+/**
+ * When the token at `index` (where parsing failed) starts a later line than the token before it, and the tokens
+ * before it make a whole clause once a '.' is added, that clause: the likely mistake is a '.' forgotten at the end
+ * of the line, not something wrong with the next one.
+ */
+function missingDot(parser: LogicParser, segment: IToken[], index: number): { clause: Clause; span: SourceSpan } | undefined {
+  const last = segment[index - 1];
+  const next = segment[index];
+  if (index <= 0 || !last || !next || next.tokenType === EOF || (next.startLine ?? 0) <= (last.endLine ?? 0)) return undefined;
+  const span = afterToken(last, parser.file);
+  const dot = createTokenInstance(T.Dot, '.', span.start.offset, span.start.offset, span.start.line, span.start.line, span.start.column, span.start.column);
+  const semantic = parser.semantic.length;
+  parser.input = [...segment.slice(0, index), dot];
+  const clause = parser.clause();
+  if (parser.errors.length === 0) return { clause, span };
+  parser.semantic.length = semantic;
+  return undefined;
 }
 
 export function afterToken(t: IToken, file: string): SourceSpan {
