@@ -3,7 +3,7 @@
  * outputs, --output-dir, compile/run of a program file, and plan dumps work.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -40,13 +40,13 @@ describe('running programs', () => {
     expect(json.odd!.rows.map((x) => x[0])).toEqual(Array.from({ length: 50 }, (_, i) => 2 * i + 1));
   });
 
-  test('--output-dir writes tab-separated files and a failed run leaves them intact', async () => {
+  test('--output-dir writes CSV files and a failed run leaves them intact', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vixen-out-'));
     const ok = await cli('run', join(root, 'examples/transitive-closure.logic'), '--facts', join(root, 'examples/transitive-closure'), '--output-dir', dir);
     expect(ok.code).toBe(0);
     const path = readFileSync(join(dir, 'path.csv'), 'utf8');
-    expect(path.split('\n')).toContain('1\t4');
-    expect(path.split('\n')).not.toContain('4\t1');
+    expect(path.split('\n')).toContain('1,4');
+    expect(path.split('\n')).not.toContain('4,1');
     const failed = await cli('run', join(bad, 'uses-edge.logic'), '--facts', join(bad, 'facts-bad'), '--output-dir', dir);
     expect(failed.code).not.toBe(0);
     expect(readFileSync(join(dir, 'path.csv'), 'utf8')).toBe(path);
@@ -132,5 +132,36 @@ test('pnpm vixen works from the repo root', () => {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  expect(out.split('\n').slice(0, 4)).toEqual(['# odd', 'n', '1', '3']);
+  expect(out.split('\n').slice(0, 4)).toEqual(['n', '1', '3', '5']);
+});
+
+// Issue 42: what a new user trips on.
+describe('first steps', () => {
+  const tc = join(root, 'examples/transitive-closure.logic');
+  const tcFacts = join(root, 'examples/transitive-closure');
+
+  test('--output-dir files read back through --facts as the same rows, strings with commas, quotes and newlines too', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vixen-roundtrip-'));
+    const strings = ['a,b', 'say "hi"', 'tab\there', '', ' lead', 'line\nbreak', '#x', 'ünï'];
+    const facts = strings.map((s, i) => `s(${i}, ${JSON.stringify(s)}).`).join(' ');
+    const decl = 's(i, t) -> int32(i), string(t).\n';
+    writeFileSync(join(dir, 'first.logic'), `${decl}${facts}\ncopy(i, t) <- s(i, t).\n`);
+    writeFileSync(join(dir, 'again.logic'), `${decl}copy(i, t) <- s(i, t).\n`);
+    const out = join(dir, 'out');
+    expect((await cli('run', join(dir, 'first.logic'), '--output-dir', out)).code).toBe(0);
+    renameSync(join(out, 'copy.csv'), join(out, 's.csv'));
+    const again = await cli('run', join(dir, 'again.logic'), '--facts', out, '--format', 'json');
+    expect(again.code).toBe(0);
+    const rows = (JSON.parse(again.out) as Record<string, { rows: [number, string][] }>).copy!.rows;
+    expect(rows).toEqual(strings.map((s, i) => [i, s]));
+  });
+
+  test('--format csv is plain CSV with a header; several relations on stdout are framed by # lines', async () => {
+    const one = await cli('run', tc, '--facts', tcFacts, '--output', 'path', '--format', 'csv');
+    expect(one.out.split('\n').slice(0, 3)).toEqual(['x,y', '1,2', '1,3']);
+    expect(one.out).not.toMatch(/#/);
+    const two = await cli('run', join(root, 'examples/even-odd.logic'), '--output', 'even,odd', '--format', 'csv');
+    expect(two.out).toMatch(/^# even\nn\n0\n2\n/);
+    expect(two.out).toMatch(/\n98\n100\n\n# odd\nn\n1\n3\n/);
+  });
 });

@@ -1,6 +1,6 @@
 /**
  * Golden end-to-end cases: one folder per case under tests/cases with `program.logic`, optional `facts/`, and
- * `expected/<relation>.csv` (tab-separated, as `vixen run --output-dir` writes) plus `expected/plan.txt`.
+ * `expected/<relation>.csv` (tab-separated lines of the formatted values) plus `expected/plan.txt`.
  * Every case runs on real WebGPU and must equal both the reference interpreter and the expected files.
  * `VIXEN_UPDATE_GOLDEN=1` rewrites the expected files from the reference interpreter (review the diff!).
  * Every case runs once per join strategy (`VIXEN_JOIN_STRATEGIES=hash,auto` picks some), so both the

@@ -42,13 +42,16 @@ function csvField(v: string): string {
   return /[",\n\r]/.test(v) ? `"${v.replaceAll('"', '""')}"` : v;
 }
 
-function* csvLines(decl: RelationDecl, rows: Iterable<Row>): IterableIterator<string> {
-  yield `# ${decl.name}`;
-  yield columnNames(decl).join(',');
+/** RFC 4180 lines of `rows` (as `--facts` reads `.csv`), after a header line of column names when asked. */
+function* csvLines(decl: RelationDecl, rows: Iterable<Row>, header: boolean): IterableIterator<string> {
+  if (header) yield columnNames(decl).map(csvField).join(',');
   for (const r of rows) yield rowTexts(decl, r).map(csvField).join(',');
 }
 
-/** Writes the relations in `format` through `write`; CSV streams rows, so it suits relations of any size. */
+/**
+ * Writes the relations in `format` through `write`; CSV streams rows, so it suits relations of any size. CSV of one
+ * relation is plain CSV with a header; several relations sharing the output are each framed by a `# name` line.
+ */
 export function renderResults(
   format: OutputFormat,
   tables: ReadonlyMap<string, ResultTable>,
@@ -60,11 +63,12 @@ export function renderResults(
       write([...tables].map(([name, t]) => table(decls.get(name)!, t.rows())).join('\n\n') + '\n');
       return;
     case 'csv': {
+      const framed = tables.size > 1;
       let first = true;
       for (const [name, t] of tables) {
-        if (!first) write('\n');
+        if (framed) write(`${first ? '' : '\n'}# ${name}\n`);
         first = false;
-        writeLines(csvLines(decls.get(name)!, t), write);
+        writeLines(csvLines(decls.get(name)!, t, true), write);
       }
       return;
     }
@@ -97,18 +101,15 @@ export function checkOutputDir(dir: string): void {
 }
 
 /**
- * Writes `<relation>.csv` (tab-separated, no header) per relation, streaming rows. Every file is written under a
- * temporary name first and renamed into place only when all were written, so a failure leaves earlier results intact.
+ * Writes `<relation>.csv` (comma-separated with RFC 4180 quoting, no header: what `--facts` reads back as the same
+ * rows) per relation, streaming rows. Every file is written under a temporary name first and renamed into place only
+ * when all were written, so a failure leaves earlier results intact.
  */
 export function writeOutputDir(dir: string, tables: ReadonlyMap<string, ResultTable>, decls: ReadonlyMap<string, RelationDecl>): string[] {
   const files = [...tables].map(([name, t]) => ({
     path: join(dir, `${name}.csv`),
     write: (out: (text: string) => void) => {
-      const decl = decls.get(name)!;
-      const lines = (function* () {
-        for (const r of t) yield rowTexts(decl, r).join('\t');
-      })();
-      writeLines(lines, out);
+      writeLines(csvLines(decls.get(name)!, t, false), out);
     },
   }));
   return writeFilesAtomically(dir, files, `output files in ${dir}`);
