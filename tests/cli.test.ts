@@ -164,4 +164,16 @@ describe('first steps', () => {
     expect(two.out).toMatch(/^# even\nn\n0\n2\n/);
     expect(two.out).toMatch(/\n98\n100\n\n# odd\nn\n1\n3\n/);
   });
+
+  test('a violated functional dependency of facts points at both facts and prints no rows', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vixen-fd-'));
+    const file = join(dir, 'fd.logic');
+    writeFileSync(file, 'q[x] = y -> int32(x), int32(y).\nq[1] = 2.\nq[2] = 5.\nq[1] = 3.\nr(x) <- q[x] = _.\n');
+    const r = await cli('run', file);
+    expect(r.code).toBe(3);
+    expect(r.out).toBe('');
+    expect(r.err).toContain(
+      `error: ${file}:2:1: functional dependency violated: q has more than one value for a key (2 offending tuples)\n  q[1] = 2  (${file}:2:1)\n  q[1] = 3  (${file}:4:1)\n`,
+    );
+  });
 });

@@ -41,6 +41,8 @@ describe('violations', () => {
         ['functional', 'price', 2, [[3, -10000n], [3, 40000n]]],
       ]);
       expect(result.violations[0]!.constraint.span).toMatchObject({ file: 'v.logic', start: { line: 8, column: 1 } });
+      // The functional dependency's offending rows are facts: each with where it was written.
+      expect(result.violations[2]!.rowSpans?.map((s) => [s?.start.line, s?.start.column])).toEqual([[3, 34], [3, 50]]);
     }
   });
 
@@ -63,7 +65,7 @@ describe('violations', () => {
     expect((await program.run({ gpu })).violations).toEqual([]);
   });
 
-  test('the CLI prints results, then the violations on stderr, and exits with 3', async () => {
+  test('the CLI prints the violations on stderr, no results, and exits with 3', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vixen-lang-'));
     const file = join(dir, 'v.logic');
     writeFileSync(file, VIOLATING);
@@ -71,8 +73,11 @@ describe('violations', () => {
     let err = '';
     const code = await runCli(['node', 'vixen', 'run', file, '--reference'], (s) => (out += s), (s) => (err += s));
     expect(code).toBe(3);
+    expect(out).toBe('');
     expect(err).toContain(`${file}:8:1: integrity constraint violated: edge(x, y) -> node(x), node(y) (2 offending tuples)\n  x = 2, y = 3\n  x = 3, y = 3`);
-    expect(err).toContain(`${file}:2:1: functional dependency violated: price has more than one value for a key (2 offending tuples)\n  price[3] = -1\n  price[3] = 4`);
+    expect(err).toContain(
+      `${file}:3:34: functional dependency violated: price has more than one value for a key (2 offending tuples)\n  price[3] = -1  (${file}:3:34)\n  price[3] = 4  (${file}:3:50)`,
+    );
   });
 });
 

@@ -196,6 +196,8 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
         if (opts.profile) err(formatProfile(result.stats, prog.plan));
         output = result;
       }
+      // A violated constraint makes the answer meaningless: report it alone, and write no outputs.
+      if (output.violations.length > 0) throw new ConstraintViolations(output.violations, decls);
       if (prog.souffleIo) {
         // Soufflé's `.output` directives decide where each relation goes; file outputs need --output-dir.
         const { written, unwritten } = writeSouffleOutputs(prog.souffleIo, output.tables, decls, opts.outputDir, out);
@@ -206,7 +208,6 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
       } else {
         renderResults(opts.format as OutputFormat, output.tables, decls, out);
       }
-      if (output.violations.length > 0) throw new ConstraintViolations(output.violations, decls);
     });
 
   program

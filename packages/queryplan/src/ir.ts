@@ -164,6 +164,8 @@ export interface QpProgram {
   relations: RelationDecl[];
   /** Inline facts from the source text: the initial contents of those relations. */
   facts: Record<string, Row[]>;
+  /** Where each inline fact was written, parallel to `facts` (violations point at the offending facts). */
+  factSpans?: Record<string, SourceSpan[]>;
   blocks: BasicBlock[];
   entry: string;
   /** Output orders by relation name (absent: rows sorted by their columns, ascending). */

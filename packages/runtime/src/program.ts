@@ -10,6 +10,7 @@ import {
   checkOutputNames,
   checkPassOptions,
   collectViolations,
+  locateFacts,
   interpret,
   listPasses,
   printPlan,
@@ -278,7 +279,7 @@ export class Program {
       get relations() {
         return (relations ??= new Map([...tables].map(([n, t]) => [n, t.rows()])));
       },
-      violations: collectViolations(this.kir.constraints, constraintRows),
+      violations: locateFacts(collectViolations(this.kir.constraints, constraintRows), this.plan),
     };
   }
 

@@ -147,6 +147,8 @@ export interface Relation {
   columns: Column[];
   hasRules: boolean;
   facts: Row[];
+  /** Where each of `facts` was written (its first occurrence). */
+  factSpans: SourceSpan[];
   span: SourceSpan;
   /** Key columns of a functional predicate. */
   keys?: number;

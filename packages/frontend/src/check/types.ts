@@ -377,9 +377,11 @@ class TypeChecker {
     }
   }
 
-  facts(p: PredInfo): Row[] {
+  /** The typed inline facts of `p` without repeats, and where each was written. */
+  facts(p: PredInfo): { rows: Row[]; spans: SourceSpan[] } {
     const cols = this.types.get(p.name)!;
     const rows: Row[] = [];
+    const spans: SourceSpan[] = [];
     const seen = new Set<string>();
     for (const f of p.facts) {
       const row = f.args.map((t, i) =>
@@ -388,10 +390,13 @@ class TypeChecker {
       if (row.some((v) => v === undefined)) continue;
       // Set semantics: a repeated fact adds nothing.
       const key = JSON.stringify(row, (_, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v));
-      if (!seen.has(key)) rows.push(row as Row);
+      if (!seen.has(key)) {
+        rows.push(row as Row);
+        spans.push(f.span);
+      }
       seen.add(key);
     }
-    return rows;
+    return { rows, spans };
   }
 
   /** A body atom's typed arguments; positive atoms bind their new variables, negated ones only read. */
@@ -494,7 +499,8 @@ class TypeChecker {
     const names = columnNames(p, this.program.rules);
     // An untyped column was reported; the placeholder only keeps the (then unused) relation well-formed.
     const columns: Column[] = types.map((type, i) => ({ name: names[i]!, type: type ?? 'int32' }));
-    return { name: p.name, columns, hasRules: p.hasRules, facts: this.facts(p), span: p.span, ...(p.keys !== undefined ? { keys: p.keys } : {}), ...(p.declaredKeys ? { declaredKeys: p.declaredKeys } : {}) };
+    const facts = this.facts(p);
+    return { name: p.name, columns, hasRules: p.hasRules, facts: facts.rows, factSpans: facts.spans, span: p.span, ...(p.keys !== undefined ? { keys: p.keys } : {}), ...(p.declaredKeys ? { declaredKeys: p.declaredKeys } : {}) };
   }
 }
 

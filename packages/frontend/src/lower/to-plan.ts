@@ -163,11 +163,14 @@ class PlanBuilder {
 
   finish(): QpProgram {
     this.blocks.push(this.current);
-    const facts = Object.fromEntries(this.program.relations.filter((r) => r.facts.length > 0).map((r) => [r.name, r.facts]));
+    const withFacts = this.program.relations.filter((r) => r.facts.length > 0);
+    const facts = Object.fromEntries(withFacts.map((r) => [r.name, r.facts]));
+    const factSpans = Object.fromEntries(withFacts.map((r) => [r.name, r.factSpans]));
     const { constraints } = this.program;
     return {
       relations: this.relations,
       facts,
+      factSpans,
       blocks: this.blocks,
       entry: 'entry',
       ...(Object.keys(this.orders).length > 0 ? { orders: this.orders } : {}),
