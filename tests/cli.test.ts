@@ -140,6 +140,16 @@ describe('first steps', () => {
   const tc = join(root, 'examples/transitive-closure.logic');
   const tcFacts = join(root, 'examples/transitive-closure');
 
+  test('a run without --facts names the base relations that start empty; with --facts it says nothing', async () => {
+    const none = await cli('run', tc, '--format', 'count');
+    expect(none.code).toBe(0);
+    expect(none.err).toMatch(/^warning: no facts for base relation edge: it is empty; --facts DIR reads DIR\/<relation>\.csv/m);
+    const given = await cli('run', tc, '--facts', tcFacts, '--format', 'count');
+    expect(given.err).not.toMatch(/warning/);
+    // Inline facts are facts.
+    expect((await cli('run', join(root, 'examples/even-odd.logic'), '--format', 'count')).err).not.toMatch(/warning/);
+  });
+
   test('--output-dir files read back through --facts as the same rows, strings with commas, quotes and newlines too', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vixen-roundtrip-'));
     const strings = ['a,b', 'say "hi"', 'tab\there', '', ' lead', 'line\nbreak', '#x', 'ünï'];

@@ -9,7 +9,7 @@ import { benchCommand } from './bench.js';
 import { parseOptions } from './options.js';
 import { buildBundle } from './bundle.js';
 import { checkOutputDir, ConstraintViolations, renderResults, writeOutputDir, type OutputFormat } from './format.js';
-import { explainDot, explainText, formatPasses, formatProfile, formatStats, progressLine } from './report.js';
+import { explainDot, explainText, formatPasses, formatProfile, formatStats, missingFactsWarning, progressLine } from './report.js';
 import { loadProgressBar } from './load-progress.js';
 
 /** The names of a comma-separated list, blanks dropped. */
@@ -196,6 +196,8 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
         if (opts.profile) err(formatProfile(result.stats, prog.plan));
         output = result;
       }
+      // Said once the run worked (an error is news enough), next to the empty answer it explains.
+      err(missingFactsWarning(prog.relationsWithoutFacts(sources)));
       // A violated constraint makes the answer meaningless: report it alone, and write no outputs.
       if (output.violations.length > 0) throw new ConstraintViolations(output.violations, decls);
       if (prog.souffleIo) {
@@ -263,6 +265,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
         const options = { ...(opts.facts !== undefined ? { factsDir: opts.facts } : {}), backend: opts.backend, profile: true };
         const result = await runReporting(prog, err, progress, { stats: false, profile: true }, options);
         err(`adapter: ${result.adapter}\n`);
+        err(missingFactsWarning(prog.relationsWithoutFacts(options)));
         stats = result.stats;
       }
       out(opts.dot ? explainDot(prog, stats) : explainText(prog, stats));

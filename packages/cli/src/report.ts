@@ -162,3 +162,10 @@ export function progressLine(write: (s: string) => void): { update: (p: Fixpoint
     },
   };
 }
+
+/** The warning for base relations a run starts empty (a forgotten `--facts` is otherwise a silent empty answer). */
+export function missingFactsWarning(relations: readonly string[]): string {
+  if (relations.length === 0) return '';
+  const s = relations.length > 1 ? 's' : '';
+  return `warning: no facts for base relation${s} ${relations.join(', ')}: ${relations.length > 1 ? 'they are' : 'it is'} empty; --facts DIR reads DIR/<relation>.csv (or .tsv, .facts, .tbl)\n`;
+}

@@ -195,6 +195,16 @@ export class Program {
     return this.kir.relations.filter((r) => r.output).map((r) => r.name);
   }
 
+  /**
+   * Base relations a run with `sources` would start empty: no inline facts, no API rows and no facts directory (with
+   * one, a missing file is an error). A Soufflé program reads its `.input` relations from files in any case.
+   */
+  relationsWithoutFacts(sources: FactSources = {}): string[] {
+    if (this.souffleIo || sources.factsDir !== undefined) return [];
+    const given = (name: string) => (this.kir.facts[name]?.length ?? 0) > 0 || sources.facts?.[name] !== undefined;
+    return this.kir.relations.filter((r) => r.kind === 'edb' && !given(r.name)).map((r) => r.name);
+  }
+
   checkOutputs(outputs: readonly string[] | undefined): readonly string[] {
     const wanted = outputs ?? this.outputNames;
     checkOutputNames(this.kir.relations, wanted);
