@@ -175,6 +175,18 @@ describe('first steps', () => {
     expect(two.out).toMatch(/\n98\n100\n\n# odd\nn\n1\n3\n/);
   });
 
+  test('explain takes --output, --no-fusion and --join-strategy as plan does', async () => {
+    const src = join(root, 'examples/ssb/q1.1.logic');
+    const fused = await cli('explain', src, '--output', 'result');
+    expect(fused.code).toBe(0);
+    expect(fused.out).toMatch(/pipeline lineorder/);
+    const plain = await cli('explain', src, '--output', 'result', '--no-fusion', '--join-strategy', 'hash');
+    expect(plain.out).not.toMatch(/pipeline lineorder/);
+    expect(plain.out).toMatch(/hashJoin build/);
+    expect((await cli('explain', tc, '--join-strategy', 'sort-merge')).out).toMatch(/mergeJoin/);
+    expect((await cli('explain', tc, '--output', 'pth')).err).toMatch(/unknown output relation: pth \(known: edge, path\); did you mean path\?/);
+  });
+
   test('a violated functional dependency of facts points at both facts and prints no rows', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vixen-fd-'));
     const file = join(dir, 'fd.logic');

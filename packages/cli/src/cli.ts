@@ -41,6 +41,9 @@ const runOptionsSchema = z.object({
 
 const explainOptionsSchema = z.object({
   facts: z.string().min(1).optional(),
+  output: outputList,
+  joinStrategy: z.enum(JOIN_STRATEGIES).optional(),
+  fusion: z.boolean().default(true),
   backend: z.enum(['auto', 'vulkan', 'opengles']).default('auto'),
   profile: z.boolean().default(false),
   dot: z.boolean().default(false),
@@ -257,12 +260,20 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
     .option('--profile', 'run the program and show launches, device time and rows per operator and kernel', false)
     .option('--dot', 'print both CFGs as one Graphviz DOT graph', false)
+    .option('--output <relations>', planOutputHelp)
+    .addOption(joinStrategyOption())
+    .option('--no-fusion', noFusionHelp)
     .action(async (file: string, raw: unknown) => {
       const opts = parseOptions(explainOptionsSchema, raw);
-      const prog = loadProgram(file);
+      const prog = loadProgram(file, sourceOptions(opts));
       let stats;
       if (opts.profile) {
-        const options = { ...(opts.facts !== undefined ? { factsDir: opts.facts } : {}), backend: opts.backend, profile: true };
+        const options = {
+          ...(opts.facts !== undefined ? { factsDir: opts.facts } : {}),
+          ...(opts.output ? { outputs: opts.output } : {}),
+          backend: opts.backend,
+          profile: true,
+        };
         const result = await runReporting(prog, err, progress, { stats: false, profile: true }, options);
         err(`adapter: ${result.adapter}\n`);
         err(missingFactsWarning(prog.relationsWithoutFacts(options)));
