@@ -198,4 +198,21 @@ describe('first steps', () => {
       `error: ${file}:2:1: functional dependency violated: q has more than one value for a key (2 offending tuples)\n  q[1] = 2  (${file}:2:1)\n  q[1] = 3  (${file}:4:1)\n`,
     );
   });
+
+  test("stderr holds only Vixen's words: Dawn's limit warnings show with --verbose", () => {
+    const main = join(root, 'packages/cli/src/main.ts');
+    const run = (...extra: string[]) =>
+      spawnSync(process.execPath, ['--import', 'tsx', main, 'run', join(root, 'examples/even-odd.logic'), '--format', 'count', ...extra], { encoding: 'utf8' });
+    const quiet = run();
+    expect(quiet.status).toBe(0);
+    expect(quiet.stdout).toBe('even: 51 rows\nodd: 50 rows\n');
+    expect(quiet.stderr).toMatch(/^adapter: .+\n$/);
+    const verbose = run('--verbose');
+    expect(verbose.status).toBe(0);
+    expect(verbose.stdout).toBe(quiet.stdout);
+    // Dawn warns here (llvmpipe through GL reports 90 dynamic uniform buffers, Dawn allows 16).
+    expect(verbose.stderr).toMatch(/^Warning: maxDynamicUniformBuffersPerPipelineLayout artificially reduced/m);
+    // A failing command still exits with its status.
+    expect(run('--output', 'nope').status).toBe(1);
+  });
 });

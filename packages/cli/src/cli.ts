@@ -7,6 +7,7 @@ import { JOIN_STRATEGIES, printKir } from '@vixen/kernel-ir';
 import { KeyViolationError, planToDot, printPlan, renderDiagnostics, VixenError } from '@vixen/queryplan';
 import { benchCommand } from './bench.js';
 import { parseOptions } from './options.js';
+import { stderrIsTerminal } from './filtered-stderr.js';
 import { buildBundle } from './bundle.js';
 import { checkOutputDir, ConstraintViolations, renderResults, writeOutputDir, type OutputFormat } from './format.js';
 import { explainDot, explainText, formatPasses, formatProfile, formatStats, missingFactsWarning, progressLine } from './report.js';
@@ -135,6 +136,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
   const program = new Command('vixen')
     .description('Compile and run LogiQL-style Datalog on GPUs through WebGPU')
     .configureOutput({ writeOut: out, writeErr: err })
+    .option('--verbose', "also show the WebGPU implementation's (Dawn's) own messages on stderr", false)
     .exitOverride();
   // Warnings of a program that compiles (a `.pragma` ignored, a relation always empty) go to stderr.
   const onWarnings: CompileOptions['onWarnings'] = (warnings, sources) => err(renderDiagnostics(warnings, sources) + '\n');
@@ -381,7 +383,7 @@ export async function runCli(
 ): Promise<number> {
   const err = errOut ?? ((s: string) => process.stderr.write(s));
   try {
-    await buildCommand(out, err, errOut === undefined && process.stderr.isTTY === true).parseAsync([...argv]);
+    await buildCommand(out, err, errOut === undefined && stderrIsTerminal()).parseAsync([...argv]);
     return 0;
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;

@@ -1,2 +1,3 @@
 export { runCli, loadProgram, EXIT_LIMIT } from './cli.js';
 export { renderResults, writeOutputDir, type OutputFormat } from './format.js';
+export { DawnNoiseFilter } from './dawn-noise.js';
