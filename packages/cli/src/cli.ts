@@ -6,6 +6,7 @@ import { importStore, readTextFile, writeSouffleOutputs } from '@vixen/io';
 import { JOIN_STRATEGIES, printKir } from '@vixen/kernel-ir';
 import { KeyViolationError, planToDot, printPlan, renderDiagnostics, VixenError } from '@vixen/queryplan';
 import { benchCommand } from './bench.js';
+import { runShell } from './shell.js';
 import { parseOptions } from './options.js';
 import { stderrIsTerminal } from './filtered-stderr.js';
 import { buildBundle } from './bundle.js';
@@ -61,6 +62,11 @@ const planOptionsSchema = z.object({
   passes: z.boolean().default(false),
   printAfter: z.array(z.string()).default([]),
   disablePass: z.array(z.string()).default([]),
+});
+
+const shellOptionsSchema = z.object({
+  facts: z.string().min(1).optional(),
+  backend: z.enum(['auto', 'vulkan', 'opengles']).default('auto'),
 });
 
 const bundleOptionsSchema = z.object({
@@ -332,6 +338,25 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
       const report = await buildBundle({ outDir: dir, ...opts });
       for (const f of report.files) out(`${dir}/${f.name}  ${(f.bytes / 2 ** 20).toFixed(1)} MiB\n`);
       out(`total ${(report.totalBytes / 2 ** 20).toFixed(1)} MiB; run it as ${dir}/vixen run FILE\n`);
+    });
+
+  program
+    .command('shell')
+    .description('an interactive session: add declarations, facts and rules, ask ?- queries (base relations stay on the device)')
+    .argument('[file]', '.logic source to start from')
+    .option('-F, --facts <dir>', 'directory of <relation>.csv|.tsv|.facts|.tbl files, loaded once and kept on the device')
+    .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
+    .action(async (file: string | undefined, raw: unknown) => {
+      const opts = parseOptions(shellOptionsSchema, raw);
+      await runShell({
+        input: process.stdin,
+        out,
+        err,
+        ...(file !== undefined ? { file } : {}),
+        ...(opts.facts !== undefined ? { factsDir: opts.facts } : {}),
+        backend: opts.backend,
+        interactive: process.stdin.isTTY === true,
+      });
     });
 
   program.addCommand(benchCommand(out, err));

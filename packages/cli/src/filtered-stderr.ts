@@ -12,7 +12,7 @@ const CHILD = 'VIXEN_STDERR_FILTERED';
 const TERMINAL = 'VIXEN_STDERR_TTY';
 
 /** Commands that open a WebGPU adapter, and so make Dawn talk. */
-const GPU_COMMANDS = new Set(['run', 'explain', 'bench']);
+const GPU_COMMANDS = new Set(['run', 'explain', 'bench', 'shell']);
 
 /** Whether `argv` (process.argv) should run in a filtered child. */
 export function filtersStderr(argv: readonly string[]): boolean {
