@@ -197,6 +197,16 @@ describe('first steps', () => {
     expect(r.err).toContain(
       `error: ${file}:2:1: functional dependency violated: q has more than one value for a key (2 offending tuples)\n  q[1] = 2  (${file}:2:1)\n  q[1] = 3  (${file}:4:1)\n`,
     );
+    // Facts from a file are placed at their lines (blank lines counted), on the GPU and the interpreter alike.
+    writeFileSync(file, 'q[x] = y -> int32(x), int32(y).\nr(x) <- q[x] = _.\n');
+    writeFileSync(join(dir, 'q.csv'), '1,2\n2,5\n\n1,3\n3,3\n');
+    const csv = join(dir, 'q.csv');
+    for (const extra of [[], ['--reference']]) {
+      const f = await cli('run', file, '--facts', dir, ...extra);
+      expect(f.code).toBe(3);
+      expect(f.out).toBe('');
+      expect(f.err).toContain(`error: ${csv}:1:1: functional dependency violated: q has more than one value for a key (2 offending tuples)\n  q[1] = 2  (${csv}:1:1)\n  q[1] = 3  (${csv}:4:1)\n`);
+    }
   });
 
   test("stderr holds only Vixen's words: Dawn's limit warnings show with --verbose", () => {

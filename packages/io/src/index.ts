@@ -28,3 +28,4 @@ export { formatSouffleFloat, souffleLines, writeSouffleOutputs } from './souffle
 export { firstInvalidUtf8, readTextFile, watchUtf8 } from './utf8.js';
 export { runAllInWorkers, runInWorker, workerCount } from './parallel/pool.js';
 export { defineTask, type Task } from './parallel/tasks.js';
+export { locateFileFacts } from './facts/locate.js';

@@ -30,7 +30,7 @@ import {
 import { executeKir, type ExecuteOptions, type ExecuteStats, type ResidentRelations } from './executor.js';
 import { parseByteSize } from './limits.js';
 import { checkCompileArgs, checkRunOptions } from './api-options.js';
-import { addInlineFacts, externalFacts, type FactSources, readTextFile } from '@vixen/io';
+import { addInlineFacts, externalFacts, locateFileFacts, type FactSources, readTextFile } from '@vixen/io';
 import type { EncodedFacts } from '@vixen/io';
 import { openGpu, type Gpu, type GpuOptions } from './gpu/index.js';
 import { parseProgramFile, serializeProgram, type ProgramFile } from './program-file.js';
@@ -235,11 +235,19 @@ export class Program {
     const initial = addInlineFacts(external, this.kir.relations, this.kir.facts);
     const hostLoadMilliseconds = performance.now() - startedAt;
     const gpu = options.gpu ?? (await openGpu(options.backend ? { backend: options.backend } : {}));
+    let result: RunResult & { hostLoadMilliseconds: number };
     try {
-      return Object.assign(await this.execute(gpu, initial, outputs, limits), { hostLoadMilliseconds });
+      result = Object.assign(await this.execute(gpu, initial, outputs, limits), { hostLoadMilliseconds });
     } finally {
       if (!options.gpu) gpu.dispose();
     }
+    return Object.assign(result, { violations: await this.placeFileFacts(result.violations, options) });
+  }
+
+  /** Violations whose rows came from facts files, with the files' lines (the error path only reads them again). */
+  private placeFileFacts(violations: Violation[], sources: FactSources): Promise<Violation[]> | Violation[] {
+    if (violations.length === 0 || sources.factsDir === undefined || this.souffleIo) return violations;
+    return locateFileFacts(violations, this.kir.relations, sources.factsDir);
   }
 
   /**
@@ -272,7 +280,8 @@ export class Program {
     const external = await externalFacts(this.kir.relations, this.kir.facts, options, this.souffleIo?.inputs);
     const all = interpret(this.plan, Object.fromEntries(external.toRows()));
     const tables = new Map([...all].map(([name, rows]) => [name, ResultTable.fromRows(this.columnTypes(name), rows, this.kir.orders?.[name])]));
-    return this.finish(outputs, tables);
+    const output = this.finish(outputs, tables);
+    return Object.assign(output, { violations: await this.placeFileFacts(output.violations, options) });
   }
 
   private columnTypes(relation: string): ScalarType[] {

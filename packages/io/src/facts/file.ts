@@ -43,6 +43,12 @@ export const factsFormat = (path: string): Format | undefined => FORMATS[extname
 /** Facts file extensions, in the order they are named in messages. */
 export const FACTS_EXTENSIONS: readonly string[] = Object.keys(FORMATS);
 
+/** Where a record starts: its 1-based line and character offset. */
+export interface RowStart {
+  line: number;
+  offset: number;
+}
+
 /** Enough to show a user what is wrong without flooding the terminal. */
 const MAX_DIAGNOSTICS = 20;
 
@@ -163,6 +169,8 @@ export async function loadFactsFileInto(
   keep?: readonly number[],
   /** Hears the bytes of each chunk read (a file with malformed quoting is read twice). */
   onBytes?: (bytes: number) => void,
+  /** Receives where each row appended to `target` starts in the file, in order (violations name the facts' lines). */
+  rowStarts?: RowStart[],
 ): Promise<void> {
   const kept = keep ?? columns.map((_, i) => i);
   const format = delimiter !== undefined ? { delimiter, quoting: false, trailingDelimiter: false } : factsFormat(path);
@@ -225,7 +233,10 @@ export async function loadFactsFileInto(
       const message = `expected ${col.type} in column ${i + 1} (${col.name}) of ${relation}, found ${quoted(text)}${v.problem}`;
       diags.push(errorAt(message, fieldSpan(raw, i, text.length)));
     }
-    if (ok) target.commit();
+    if (ok) {
+      target.commit();
+      rowStarts?.push({ line, offset });
+    }
   };
 
   /** Encodes one record and moves `line`/`offset` past its `lines` lines and `chars` characters. */
