@@ -3,7 +3,7 @@
  * shown at their column and the session goes on; base relations from --facts stay resident across queries.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -54,6 +54,15 @@ describe('vixen shell', () => {
     expect(err).toContain(`wrote ${join(dir, 'path.csv')}`);
     expect(readFileSync(join(dir, 'path.csv'), 'utf8').split('\n')).toContain('1,4');
     expect(out).toMatch(/\?- body\. +ask a query/);
+  });
+
+  test('a query over facts that break a functional dependency answers with the violation, placed in the file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vixen-shell-fd-'));
+    writeFileSync(join(dir, 'q.csv'), '1,2\n1,3\n');
+    const { out, err } = await shell(['q[x] = y -> int32(x), int32(y).', '?- q[x] = y.'], { factsDir: dir });
+    const csv = join(dir, 'q.csv');
+    expect(err).toBe(`error: ${csv}:1:1: functional dependency violated: q has more than one value for a key (2 offending tuples)\n  q[1] = 2  (${csv}:1:1)\n  q[1] = 3  (${csv}:2:1)\n`);
+    expect(out).toBe('');
   });
 
   test('without facts it names the empty base relations once', async () => {

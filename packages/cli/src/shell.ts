@@ -12,9 +12,9 @@ import type { Readable } from 'node:stream';
 import { parse, type SourceFile } from '@vixen/frontend';
 import { printKir } from '@vixen/kernel-ir';
 import { isInternalName, printPlan, renderDiagnostics, VixenError, type RelationDecl } from '@vixen/queryplan';
-import { readTextFile } from '@vixen/io';
+import { locateFileFacts, readTextFile } from '@vixen/io';
 import { compile, Database, openGpu, RunLimitError, type Gpu, type Program, type RunResult } from '@vixen/runtime';
-import { renderResults, writeOutputDir } from './format.js';
+import { ConstraintViolations, renderResults, writeOutputDir } from './format.js';
 import { formatProfile, missingFactsWarning } from './report.js';
 
 export interface ShellOptions {
@@ -114,8 +114,8 @@ class Session {
         this.typed += text + '\n';
       }
     } catch (e) {
-      if (e instanceof VixenError) err(renderDiagnostics(e.diagnostics, e.sources) + '\n');
-      else if (e instanceof RunLimitError) err(renderDiagnostics(e.diagnostics, e.sources) + '\n');
+      if (e instanceof VixenError || e instanceof RunLimitError) err(renderDiagnostics(e.diagnostics, e.sources) + '\n');
+      else if (e instanceof ConstraintViolations) err(e.message);
       else throw e;
     }
     return true;
@@ -181,14 +181,21 @@ class Session {
     if (this.profile) this.options.err(formatProfile(result.stats, prog.plan));
   }
 
-  private run(prog: Program, outputs: readonly string[]): Promise<RunResult> {
+  /** Runs `prog` on the session's facts; violated constraints are the answer instead (ConstraintViolations). */
+  private async run(prog: Program, outputs: readonly string[]): Promise<RunResult> {
     const options = { outputs, profile: this.profile };
-    if (this.db) return this.db.run(prog, options);
-    // Each base relation without facts is named once a session.
-    const unwarned = prog.relationsWithoutFacts({}).filter((r) => !this.warned.has(r));
-    for (const r of unwarned) this.warned.add(r);
-    this.options.err(missingFactsWarning(unwarned));
-    return prog.run({ ...options, gpu: this.gpu });
+    let result: RunResult;
+    if (this.db) result = await this.db.run(prog, options);
+    else {
+      // Each base relation without facts is named once a session.
+      const unwarned = prog.relationsWithoutFacts({}).filter((r) => !this.warned.has(r));
+      for (const r of unwarned) this.warned.add(r);
+      this.options.err(missingFactsWarning(unwarned));
+      result = await prog.run({ ...options, gpu: this.gpu });
+    }
+    if (result.violations.length === 0) return result;
+    const violations = this.db ? await locateFileFacts(result.violations, prog.relations, this.db.factsDir) : result.violations;
+    throw new ConstraintViolations(violations, new Map(prog.relations.map((r) => [r.name, r])));
   }
 }
 
