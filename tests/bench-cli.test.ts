@@ -46,3 +46,20 @@ test.each([
   expect(r.err).toMatch(pattern);
   expect(r.err).not.toMatch(/\n\s+at /);
 });
+
+test('bench tpch --end-to-end: each query from .tbl and from the store, answers equal to DuckDB, times in the JSON', async () => {
+  const json = join(mkdtempSync(join(tmpdir(), 'vixen-bench-')), 'report.json');
+  const r = await cli('bench', 'tpch', '--sf', '0.01', '--queries', '6', '--end-to-end', '--formats', 'tbl,store', '--json', json);
+  expect(r.code).toBe(0);
+  expect(r.out).toMatch(/from files to answers/);
+  const report = JSON.parse(readFileSync(json, 'utf8')) as {
+    prepareMs: Record<string, number>;
+    loadAll: Array<{ format: string; vixenMs: number }>;
+    queries: Array<{ query: string; format: string; status: string; vixenMs: number; duckdbMs: number; rows: number }>;
+  };
+  expect(report.prepareMs.store).toBeGreaterThan(0);
+  expect(report.loadAll.map((l) => l.format)).toEqual(['tbl', 'store']);
+  expect(report.loadAll.every((l) => l.vixenMs > 0)).toBe(true);
+  expect(report.queries.map((q) => `${q.query} ${q.format} ${q.status} ${q.rows}`)).toEqual(['Q6 tbl ok 1', 'Q6 store ok 1']);
+  expect(report.queries.every((q) => q.vixenMs > 0 && q.duckdbMs > 0)).toBe(true);
+});

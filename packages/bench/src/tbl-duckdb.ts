@@ -46,19 +46,33 @@ function toDuckValue(v: unknown): DuckValue {
 export class TblDuckDb {
   private constructor(private readonly duck: DuckDb) {}
 
-  /** Opens DuckDB and loads `dir/<table>.tbl` for each table of `schema`, typed as `schema` declares them. */
-  static async open(dir: string, schema: readonly RelationDecl[], threads?: number): Promise<TblDuckDb> {
+  /**
+   * Opens DuckDB and loads each table of `schema` from `dir/<table>.tbl` (or `.parquet`), typed as `schema`
+   * declares them.
+   */
+  static async open(dir: string, schema: readonly RelationDecl[], threads?: number, format: 'tbl' | 'parquet' = 'tbl'): Promise<TblDuckDb> {
     const db = new TblDuckDb(await openDuckDb('add it to compare with it', threads));
     for (const rel of schema) {
       const table = rel.name;
+      const path = join(dir, `${table}.${format}`).replaceAll("'", "''");
+      if (format === 'parquet') {
+        await db.duck.connection.run(`create table ${table} as select * from read_parquet('${path}')`);
+        continue;
+      }
       const columns = rel.columns.map((c) => `'${c.name}': '${SQL_TYPES[c.type]}'`).join(', ');
-      const path = join(dir, `${table}.tbl`).replaceAll("'", "''");
       await db.duck.connection.run(
         `create table ${table} as select * from read_csv('${path}', delim = '|', header = false, quote = '', ` +
           `escape = '', auto_detect = false, columns = {${columns}})`,
       );
     }
     return db;
+  }
+
+  /** Writes every table to `dir/<table>.parquet` (DuckDB's defaults: Snappy, row groups of 122,880 rows). */
+  async writeParquet(dir: string, tables: readonly string[]): Promise<void> {
+    for (const table of tables) {
+      await this.duck.connection.run(`copy ${table} to '${join(dir, `${table}.parquet`).replaceAll("'", "''")}' (format parquet)`);
+    }
   }
 
   async query(sql: string): Promise<DuckResult> {

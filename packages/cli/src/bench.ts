@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { z } from 'zod';
 import { openGpu, parseByteSize, type Gpu } from '@vixen/runtime';
-import { BENCH_OPERATORS, benchGraphs, benchOperators, benchSsb, benchTpch, dbgenParallel, defaultBenchSizes, examplesDir, formatBenchReport, formatGraphBenchReport, formatSsbReport, formatTpchReport, GRAPH_KINDS, GRAPH_WORKLOADS, SSB_QUERIES, ssbgenParallel, TPCH_QUERIES, type TblBenchOptions } from '@vixen/bench';
-import { VixenError } from '@vixen/queryplan';
+import { BENCH_OPERATORS, benchEndToEnd, benchGraphs, compileSsbQuery, compileTpchQuery, END_TO_END_FORMATS, formatEndToEndReport, ssbQuerySql, ssbSchema, tpchQuerySql, tpchSchema, type EndToEndQuery, benchOperators, benchSsb, benchTpch, dbgenParallel, defaultBenchSizes, examplesDir, formatBenchReport, formatGraphBenchReport, formatSsbReport, formatTpchReport, GRAPH_KINDS, GRAPH_WORKLOADS, SSB_QUERIES, ssbgenParallel, TPCH_QUERIES, type TblBenchOptions } from '@vixen/bench';
+import { VixenError, type RelationDecl } from '@vixen/queryplan';
 import { parseOptions, writeJsonReport } from './options.js';
 import { formatProfile } from './report.js';
 
@@ -55,6 +55,8 @@ const tblBenchOptions = {
   maxResidentMemory: z.string().min(1).optional(),
   backend: z.enum(['auto', 'vulkan', 'opengles']).default('auto'),
   profile: z.boolean().default(false),
+  endToEnd: z.boolean().default(false),
+  formats: listSchema.pipe(z.array(z.enum(END_TO_END_FORMATS, { error: `formats are ${END_TO_END_FORMATS.join(', ')}` })).min(1)).default([...END_TO_END_FORMATS]),
 };
 
 const tpchOptionsSchema = z.object({
@@ -85,6 +87,8 @@ function addTblBenchOptions(command: Command, examples: string, queriesHelp: str
     .option('--seed <n>', 'generator seed', '1')
     .option('--max-resident-memory <size>', 'most device memory resident tables keep between queries, e.g. 40GiB (default: no limit)')
     .option('--profile', 'after the timed runs, profile one more run of each query and print it on stderr (as run --profile)', false)
+    .option('--end-to-end', 'from files to answers instead: each query in a fresh Database, against DuckDB loading the same files', false)
+    .option('--formats <list>', `with --end-to-end: the inputs, of ${END_TO_END_FORMATS.join(', ')}`, END_TO_END_FORMATS.join(','))
     .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'));
 }
 
@@ -98,6 +102,8 @@ interface TblBenchSuite<R> {
   /** Runs the bench with the options every suite takes from the command line. */
   bench: (gpu: Gpu, common: Omit<TblBenchOptions<never>, 'onQuery'>) => Promise<R>;
   format: (report: R) => string;
+  /** The schema and the chosen queries, for --end-to-end. */
+  endToEnd: (queriesDir: string) => { schema: RelationDecl[]; queries: EndToEndQuery[] };
 }
 
 /**
@@ -121,6 +127,24 @@ async function runTblBench<R>(
   try {
     if (generated !== undefined) err(await suite.generate(generated));
     err(`adapter: ${gpu.adapterName}\n`);
+    if (opts.endToEnd) {
+      const work = mkdtempSync(join(tmpdir(), `vixen-${suite.examples}-e2e-`));
+      try {
+        const report = await benchEndToEnd(gpu, {
+          sf: opts.sf,
+          dataDir: opts.data ?? generated!,
+          workDir: work,
+          ...suite.endToEnd(queriesDir),
+          formats: opts.formats,
+          onStep: (line) => err(`  ${line}\n`),
+        });
+        out(formatEndToEndReport(suite.name, report) + '\n');
+        if (opts.json !== undefined) writeJsonReport(opts.json, report, err);
+      } finally {
+        rmSync(work, { recursive: true, force: true });
+      }
+      return;
+    }
     const report = await suite.bench(gpu, {
       sf: opts.sf,
       dataDir: opts.data ?? generated!,
@@ -228,6 +252,10 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
                 err(`  Q${q.query}: ${q.status}, vixen ${q.vixenMs.toFixed(1)} ms (load ${q.vixenLoadMs.toFixed(1)} ms), duckdb ${q.duckdbMs.toFixed(1)} ms\n`),
             }),
           format: formatTpchReport,
+          endToEnd: (dir) => ({
+            schema: tpchSchema(dir),
+            queries: (opts.queries ?? TPCH_QUERIES).map((q) => ({ label: `Q${q}`, compile: () => compileTpchQuery(dir, q), sql: tpchQuerySql(dir, q) })),
+          }),
         },
         out,
         err,
@@ -256,6 +284,10 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
                 err(`  Q${q.query}: ${q.status}, fused ${q.fusedMs.toFixed(1)} ms (waiting for the device ${q.fusedWaitMs.toFixed(1)}), unfused ${q.unfusedMs.toFixed(1)} ms, duckdb ${q.duckdbMs.toFixed(1)} ms\n`),
             }),
           format: formatSsbReport,
+          endToEnd: (dir) => ({
+            schema: ssbSchema(dir),
+            queries: (opts.queries ?? SSB_QUERIES).map((q) => ({ label: `Q${q}`, compile: () => compileSsbQuery(dir, q), sql: ssbQuerySql(dir, q) })),
+          }),
         },
         out,
         err,

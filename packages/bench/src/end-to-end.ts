@@ -1,0 +1,211 @@
+/**
+ * From files to answers (`vixen bench tpch|ssb --end-to-end`): each query in a fresh Database, its facts read from
+ * `.tbl` files, from a columnar store (`vixen import`) or from Parquet, against DuckDB loading the same files and
+ * running the same query, in the same process. Every time counts from the files to the answer: Vixen's compile,
+ * facts read, upload, canonical sort and query; DuckDB's load of the tables the query reads, and its query.
+ * A Database without its host cache, so nothing read for one query serves the next. Before the queries, each
+ * engine loads every table alone.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { variablesRead } from '@vixen/kernel-ir';
+import type { RelationDecl, Row } from '@vixen/queryplan';
+import { EncodedFacts, importStore, loadFactsDirInto } from '@vixen/io';
+import { Database, type Program } from '@vixen/runtime';
+import { internals, releaseRelation, uploadRelation, type Gpu } from '@vixen/runtime/gpu';
+import { compareAnswers } from './answers.js';
+import { firstLine, fmt, geomean, resultTypes } from './tbl-suite.js';
+import { TblDuckDb } from './tbl-duckdb.js';
+
+export const END_TO_END_FORMATS = ['tbl', 'store', 'parquet'] as const;
+export type EndToEndFormat = (typeof END_TO_END_FORMATS)[number];
+
+export interface EndToEndQuery {
+  label: string;
+  compile: () => Program;
+  sql: string;
+}
+
+export interface EndToEndOptions {
+  sf: number;
+  /** Folder of the `.tbl` files; the store and the Parquet files are written beside them, under `workDir`. */
+  dataDir: string;
+  workDir: string;
+  schema: readonly RelationDecl[];
+  queries: readonly EndToEndQuery[];
+  formats: readonly EndToEndFormat[];
+  duckdbThreads?: number;
+  /** A line of progress per step. */
+  onStep?: (line: string) => void;
+}
+
+export interface EndToEndQueryResult {
+  query: string;
+  format: EndToEndFormat;
+  /** 'ok': answers equal; 'mismatch': they differ; 'error': Vixen failed. */
+  status: 'ok' | 'mismatch' | 'error';
+  /** From the files to the answer, compile included. */
+  vixenMs: number;
+  /** DuckDB: load of the tables the query reads from the same files, then the query. */
+  duckdbMs: number;
+  /** duckdbMs / vixenMs. */
+  speedup: number;
+  rows: number;
+  message?: string;
+}
+
+export interface EndToEndReport {
+  sf: number;
+  adapter: string;
+  date: string;
+  /** Making each format's files from the `.tbl` files (the store: `vixen import`; Parquet: DuckDB's COPY). */
+  prepareMs: Partial<Record<EndToEndFormat, number>>;
+  /** Every table, every column, from the files into device memory (Vixen: read and upload) or into DuckDB tables. */
+  loadAll: Array<{ format: EndToEndFormat; vixenMs: number; duckdbMs: number; message?: string }>;
+  queries: EndToEndQueryResult[];
+}
+
+/** The `.tbl` folder, or the folder `format` was written into. */
+const formatDir = (o: EndToEndOptions, format: EndToEndFormat): string => (format === 'tbl' ? o.dataDir : join(o.workDir, format));
+
+async function prepare(o: EndToEndOptions, format: EndToEndFormat): Promise<void> {
+  const out = formatDir(o, format);
+  if (format === 'store') {
+    await importStore({ relations: o.schema, factsDir: o.dataDir, out });
+  } else if (format === 'parquet') {
+    mkdirSync(out, { recursive: true });
+    const duck = await TblDuckDb.open(o.dataDir, o.schema, o.duckdbThreads);
+    try {
+      await duck.writeParquet(out, o.schema.map((r) => r.name));
+    } finally {
+      duck.close();
+    }
+  }
+}
+
+/** Every column of every table read and uploaded, until the device's queue has done the copies. */
+async function vixenLoadAll(gpu: Gpu, o: EndToEndOptions, format: EndToEndFormat): Promise<number> {
+  const t0 = performance.now();
+  const facts = new EncodedFacts();
+  const names = o.schema.map((r) => r.name);
+  await loadFactsDirInto(formatDir(o, format), o.schema, names, [], facts);
+  const uploaded = [...facts.relations.values()].map((rel) => uploadRelation(gpu, rel.pieces(), rel.width, rel.count));
+  try {
+    await internals(gpu).device.queue.onSubmittedWorkDone();
+    return performance.now() - t0;
+  } finally {
+    for (const rel of uploaded) releaseRelation(gpu, rel);
+  }
+}
+
+async function duckLoadAll(o: EndToEndOptions, format: EndToEndFormat): Promise<number> {
+  const t0 = performance.now();
+  const duck = await TblDuckDb.open(formatDir(o, format), o.schema, o.duckdbThreads, format === 'parquet' ? 'parquet' : 'tbl');
+  const ms = performance.now() - t0;
+  duck.close();
+  return ms;
+}
+
+async function measure(gpu: Gpu, o: EndToEndOptions, q: EndToEndQuery, format: EndToEndFormat): Promise<EndToEndQueryResult> {
+  // DuckDB reads the store's source, the .tbl files: it has no reader of the store.
+  const duckFormat = format === 'parquet' ? 'parquet' : 'tbl';
+  let program: Program | undefined;
+  let read: RelationDecl[] = [...o.schema];
+  try {
+    program = q.compile();
+    const vars = variablesRead(program.kir);
+    read = o.schema.filter((r) => vars.has(program!.kir.relationVars[r.name] ?? -1));
+  } catch {
+    // Reported below, where Vixen's run fails the same way.
+  }
+  const d0 = performance.now();
+  const duck = await TblDuckDb.open(formatDir(o, duckFormat), read, o.duckdbThreads, duckFormat);
+  const answer = await duck.query(q.sql).finally(() => duck.close());
+  const duckdbMs = performance.now() - d0;
+  const db = new Database(gpu, formatDir(o, format), { hostCache: false });
+  try {
+    const v0 = performance.now();
+    const compiled = q.compile();
+    const run = await db.run(compiled, { outputs: ['result'] });
+    const vixenMs = performance.now() - v0;
+    const rows: Row[] = run.relations.get('result')!;
+    const diffs = compareAnswers(rows, resultTypes(compiled), answer.rows);
+    return {
+      query: q.label,
+      format,
+      status: diffs.length === 0 ? 'ok' : 'mismatch',
+      vixenMs,
+      duckdbMs,
+      speedup: duckdbMs / vixenMs,
+      rows: rows.length,
+      ...(diffs.length > 0 ? { message: diffs.join('; ') } : {}),
+    };
+  } catch (e) {
+    return { query: q.label, format, status: 'error', vixenMs: NaN, duckdbMs, speedup: NaN, rows: answer.rows.length, message: firstLine(e) };
+  } finally {
+    db.clear();
+  }
+}
+
+export async function benchEndToEnd(gpu: Gpu, o: EndToEndOptions): Promise<EndToEndReport> {
+  const step = o.onStep ?? (() => {});
+  const prepareMs: EndToEndReport['prepareMs'] = {};
+  const ready: EndToEndFormat[] = [];
+  const loadAll: EndToEndReport['loadAll'] = [];
+  for (const format of o.formats) {
+    const t0 = performance.now();
+    try {
+      await prepare(o, format);
+      if (format !== 'tbl') prepareMs[format] = performance.now() - t0;
+      ready.push(format);
+    } catch (e) {
+      loadAll.push({ format, vixenMs: NaN, duckdbMs: NaN, message: `preparing ${format}: ${firstLine(e)}` });
+      continue;
+    }
+    step(`${format}: ready${format === 'tbl' ? '' : ` in ${fmt(prepareMs[format]!, 0)} ms`}`);
+  }
+  for (const format of ready) {
+    const duckdbMs = format === 'store' ? NaN : await duckLoadAll(o, format);
+    try {
+      loadAll.push({ format, vixenMs: await vixenLoadAll(gpu, o, format), duckdbMs });
+    } catch (e) {
+      loadAll.push({ format, vixenMs: NaN, duckdbMs, message: firstLine(e) });
+    }
+    const last = loadAll[loadAll.length - 1]!;
+    step(`${format}: all tables loaded, vixen ${fmt(last.vixenMs, 0)} ms, duckdb ${fmt(last.duckdbMs, 0)} ms`);
+  }
+  const queries: EndToEndQueryResult[] = [];
+  for (const q of o.queries) {
+    for (const format of ready) {
+      const r = await measure(gpu, o, q, format);
+      queries.push(r);
+      step(`${q.label} from ${format}: ${r.status}, vixen ${fmt(r.vixenMs, 0)} ms, duckdb ${fmt(r.duckdbMs, 0)} ms`);
+    }
+  }
+  return { sf: o.sf, adapter: gpu.adapterName, date: new Date().toISOString(), prepareMs, loadAll, queries };
+}
+
+export function formatEndToEndReport(suite: string, r: EndToEndReport): string {
+  const lines = [
+    `${suite} SF ${r.sf} from files to answers on ${r.adapter} (each query in a fresh Database; DuckDB loads the tables it reads, then queries)`,
+    ...Object.entries(r.prepareMs).map(([f, ms]) => `prepared ${f} from .tbl in ${fmt(ms, 0)} ms`),
+    'load of every table  vixen ms  duckdb ms  speedup',
+    ...r.loadAll.map((l) => `${l.format.padEnd(19)}  ${fmt(l.vixenMs, 0).padStart(8)}  ${fmt(l.duckdbMs, 0).padStart(9)}  ${fmt(l.duckdbMs / l.vixenMs, 2).padStart(7)}${l.message ? `  ${l.message}` : ''}`),
+    '(the store is DuckDB-less: its DuckDB column is blank; per query DuckDB reads the .tbl files the store came from)',
+    'query  format   status    vixen ms  duckdb ms  speedup  rows',
+  ];
+  for (const q of r.queries) {
+    lines.push(
+      `${q.query.padEnd(5)}  ${q.format.padEnd(7)}  ${q.status.padEnd(8)}  ${fmt(q.vixenMs, 0).padStart(8)}  ${fmt(q.duckdbMs, 0).padStart(9)}  ` +
+        `${fmt(q.speedup, 2).padStart(7)}  ${String(q.rows).padStart(4)}${q.message ? `  ${q.message}` : ''}`,
+    );
+  }
+  for (const format of END_TO_END_FORMATS) {
+    const ok = r.queries.filter((q) => q.format === format && q.status === 'ok');
+    if (ok.length === 0) continue;
+    const gv = geomean(ok.map((q) => q.vixenMs));
+    const gd = geomean(ok.map((q) => q.duckdbMs));
+    lines.push(`${format}: geometric mean over ${ok.length} matching queries: vixen ${fmt(gv, 0)} ms, duckdb ${fmt(gd, 0)} ms, speedup ${fmt(gd / gv, 2)}`);
+  }
+  return lines.join('\n');
+}
