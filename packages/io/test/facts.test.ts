@@ -198,7 +198,7 @@ describe('loadFactsDir', () => {
     const diags = await failure(loadFactsDir(dir, relations, ['edge', 'm', 'other']));
     expect(diags.map((d) => d.message)).toEqual([
       `ambiguous facts for relation edge in ${dir}: found edge.csv and edge.tsv; keep exactly one`,
-      `no facts file for relation m in ${dir}: expected one of m.csv, m.tsv, m.facts, m.tbl`,
+      `no facts file for relation m in ${dir}: expected one of m.csv, m.tsv, m.facts, m.tbl, m.parquet, m.arrow, m.feather`,
       'expected int32 in column 2 (y) of other, found "x"',
     ]);
     expect(diags[2]!.span?.file).toBe(join(dir, 'other.csv'));

@@ -2,6 +2,7 @@
  * Streaming, typed loading of one facts file. The format follows the extension:
  * `.csv` (comma, RFC 4180 quoting), `.tsv`/`.facts` (tab, Soufflé style, no quoting), `.tbl` (TPC-H: `|`, trailing
  * `|` allowed). No header rows; empty lines are skipped. Bad lines become diagnostics with file/line/column spans.
+ * `.parquet` (parquet.ts) and `.arrow`/`.feather` (Arrow IPC, arrow.ts) are binary: columns by position.
  * Records are split by records.ts (csv-parse only reads files with malformed quoting, for its messages) and
  * encoded into device words as they are read (encoded.ts), so a file never becomes an array of rows.
  */
@@ -14,6 +15,9 @@ import { encodeValue, type StringIds } from '../encoding.js';
 import { EncodedRelation, StringInterner, columnTypes } from './encoded.js';
 import { NeedsCsvParse, splitRecords } from './records.js';
 import { convert } from './convert.js';
+import { readProblem } from './open-file.js';
+import { loadParquetInto } from './parquet.js';
+import { loadArrowInto } from './arrow.js';
 import {
   VixenError,
   errorAt,
@@ -37,11 +41,21 @@ const FORMATS: Record<string, Format> = {
   '.tbl': { delimiter: '|', quoting: false, trailingDelimiter: true },
 };
 
-/** The format of a facts file by its extension, or undefined for another extension. */
+/** Readers of the binary formats, with `loadFactsFileInto`'s arguments (`kept` given). */
+const BINARY_FORMATS: Record<string, typeof loadParquetInto> = {
+  '.parquet': loadParquetInto,
+  '.arrow': loadArrowInto,
+  '.feather': loadArrowInto,
+};
+
+/** The format of a text facts file by its extension, or undefined for another extension. */
 export const factsFormat = (path: string): Format | undefined => FORMATS[extname(path).toLowerCase()];
 
+/** Whether `path` is a Parquet or Arrow facts file, whose columns are read apart (no row is parsed whole). */
+export const isBinaryFactsFile = (path: string): boolean => extname(path).toLowerCase() in BINARY_FORMATS;
+
 /** Facts file extensions, in the order they are named in messages. */
-export const FACTS_EXTENSIONS: readonly string[] = Object.keys(FORMATS);
+export const FACTS_EXTENSIONS: readonly string[] = [...Object.keys(FORMATS), ...Object.keys(BINARY_FORMATS)];
 
 /** Where a record starts: its 1-based line and character offset. */
 export interface RowStart {
@@ -115,13 +129,6 @@ function csvProblem(e: CsvError): string {
   }
 }
 
-function readProblem(path: string, e: unknown): Diagnostic {
-  const code = (e as NodeJS.ErrnoException).code;
-  if (code === 'ENOENT') return errorAt(`facts file not found: ${path}`);
-  if (code === 'EISDIR') return errorAt(`facts file is a directory: ${path}`);
-  return errorAt(`cannot read facts file ${path}: ${e instanceof Error ? e.message : String(e)}`);
-}
-
 /** Thrown from the record hook to stop parsing once enough problems are known. */
 class TooManyProblems extends Error {}
 
@@ -173,6 +180,8 @@ export async function loadFactsFileInto(
   rowStarts?: RowStart[],
 ): Promise<void> {
   const kept = keep ?? columns.map((_, i) => i);
+  const binary = delimiter === undefined ? BINARY_FORMATS[extname(path).toLowerCase()] : undefined;
+  if (binary) return binary(path, columns, target, strings, relation, kept);
   const format = delimiter !== undefined ? { delimiter, quoting: false, trailingDelimiter: false } : factsFormat(path);
   if (!format) {
     throw new VixenError(

@@ -1,0 +1,318 @@
+/**
+ * Parquet and Arrow IPC facts files (facts/parquet.ts, facts/arrow.ts): Parquet written by DuckDB, Arrow by
+ * apache-arrow's own writer, read back typed as declared and compared with the values the writer was given; every
+ * column type, dictionary columns, several row groups and record batches, each codec DuckDB writes, extreme values,
+ * and the messages for files that do not fit their declaration.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import * as A from 'apache-arrow';
+import { VixenError, type Column, type RelationDecl, type Row, type ScalarType } from '@vixen/queryplan';
+import { EncodedRelation, StringInterner, columnTypes, loadFactsDir, loadFactsFile, loadFactsFileInto } from '../src/facts/index.js';
+
+const root = mkdtempSync(join(tmpdir(), 'vixen-binary-facts-'));
+let instance: DuckDBInstance;
+let duck: DuckDBConnection;
+beforeAll(async () => {
+  instance = await DuckDBInstance.create(':memory:', { threads: '1' });
+  duck = await instance.connect();
+});
+afterAll(() => {
+  duck?.closeSync();
+  instance?.closeSync();
+  rmSync(root, { recursive: true, force: true });
+});
+
+const cols = (spec: string): Column[] =>
+  spec.split(' ').map((s) => {
+    const [name, type] = s.split(':');
+    return { name: name!, type: type as ScalarType };
+  });
+
+/** The message of the VixenError that `p` rejects with. */
+async function message(p: Promise<unknown>): Promise<string> {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(VixenError);
+  return (e as VixenError).message;
+}
+
+/** Writes `select` to `root/name` as Parquet with DuckDB's `options`; returns the path. */
+async function parquet(name: string, select: string, options = ''): Promise<string> {
+  const path = join(root, name);
+  await duck.run(`COPY (${select}) TO '${path}' (FORMAT PARQUET${options ? `, ${options}` : ''})`);
+  return path;
+}
+
+/** Writes `table` to `root/name` as Arrow IPC (file format unless `stream`). */
+function arrow(name: string, table: A.Table, format: 'file' | 'stream' = 'file'): string {
+  const path = join(root, name);
+  writeFileSync(path, A.tableToIPC(table, format));
+  return path;
+}
+
+const day = (text: string): number => Date.parse(`${text}T00:00:00Z`) / 86_400_000;
+
+describe('Parquet', () => {
+  // One column per declared type (several Parquet types for some), 10,000 rows: negative and extreme values at
+  // row 0 and 1, dictionary-encoded strings (few distinct) and plain ones (all distinct).
+  const select = `
+    SELECT i::INTEGER AS i32,
+      CASE i WHEN 0 THEN -2147483648 WHEN 1 THEN 2147483647 ELSE i * 7 - 30000 END::INTEGER AS int,
+      (i % 100 - 50)::TINYINT AS tiny, (i % 30000)::SMALLINT AS small, (i * 3)::BIGINT AS big_small,
+      CASE i WHEN 0 THEN 4294967295 ELSE i END::UINTEGER AS uint,
+      CASE i WHEN 0 THEN -9223372036854775808 WHEN 1 THEN 9223372036854775807 ELSE i * 1000003 - 5000000000 END::BIGINT AS big,
+      CASE i WHEN 0 THEN -9999999999999.99 WHEN 1 THEN 9999999999999.99 ELSE i * 1.25 - 3000 END::DECIMAL(15,2) AS dec64,
+      ((i % 1000 - 500) / 10)::DECIMAL(4,1) AS dec32,
+      CASE i WHEN 0 THEN -99999999999999.9999 ELSE i * 0.0001 END::DECIMAL(18,4) AS dec18,
+      CASE i WHEN 1 THEN -12345678901234.567800 ELSE i * 2.5 END::DECIMAL(38,6) AS dec38,
+      CASE i WHEN 0 THEN DATE '0001-01-01' WHEN 1 THEN DATE '9999-12-31' ELSE DATE '1969-12-01' + (i % 500)::INTEGER END AS dt,
+      CASE i WHEN 0 THEN -3.4e38 ELSE i / 8 END::FLOAT AS f32,
+      (i / 3)::DOUBLE AS f64,
+      i % 3 = 0 AS flag,
+      ['AIR', 'RAIL', 'TRUCK', 'ünïcødé', ''][i % 5 + 1] AS dict,
+      'comment ' || i || repeat('x', i % 7) AS plain
+    FROM range(10000) t(i)`;
+  const declared = cols(
+    'i32:int32 int:int32 tiny:int32 small:int32 big_small:int32 uint:uint32 big:int64 dec64:decimal dec32:decimal dec18:decimal dec38:decimal dt:date f32:float32 f64:float32 flag:boolean dict:string plain:string',
+  );
+  let expected: Row[];
+  beforeAll(async () => {
+    // What DuckDB holds for the same query, as Vixen represents each type.
+    const reader = await duck.runAndReadAll(select);
+    expected = reader.getRows().map((r) =>
+      r.map((v, c) => {
+        const type = declared[c]!.type;
+        if (type === 'decimal') {
+          const d = v as { value: bigint; scale: number };
+          return d.scale <= 4 ? d.value * 10n ** BigInt(4 - d.scale) : d.value / 10n ** BigInt(d.scale - 4);
+        }
+        if (type === 'date') return (v as { days: number }).days;
+        if (type === 'float32') return Math.fround(v as number) + 0;
+        if (type === 'int64') return BigInt(v as bigint);
+        if (type === 'int32' || type === 'uint32') return Number(v);
+        return v as string | boolean;
+      }),
+    );
+  });
+
+  it.each(['snappy', 'zstd', 'gzip', 'brotli', 'lz4', 'lz4_raw', 'uncompressed'])('reads every type, compression %s, several row groups', async (codec) => {
+    const path = await parquet(`all-${codec}.parquet`, select, `COMPRESSION ${codec}, ROW_GROUP_SIZE 2048`);
+    const rows = await loadFactsFile(path, declared);
+    expect(rows.length).toBe(10_000);
+    expect(rows).toEqual(expected);
+    // The extremes, spelled out rather than taken from DuckDB.
+    expect(rows[0]!.slice(1, 13)).toEqual([-2147483648, -50, 0, 0, 4294967295, -(2n ** 63n), -99999999999999900n, -500000n, -999999999999999999n, 0n, day('0001-01-01'), Math.fround(-3.4e38)]);
+    expect(rows[1]!.slice(1, 12)).toEqual([2147483647, -49, 1, 3, 1, 2n ** 63n - 1n, 99999999999999900n, -499000n, 1n, -123456789012345678n, day('9999-12-31')]);
+    expect(rows[3]![15]).toBe('ünïcødé');
+    expect(rows[4]![15]).toBe('');
+  });
+
+  it('has several row groups when written that way', async () => {
+    const path = await parquet('groups.parquet', select, 'ROW_GROUP_SIZE 2048');
+    const { parquetMetadata } = await import('hyparquet');
+    expect(parquetMetadata(readFileSync(path).buffer).row_groups.length).toBeGreaterThan(3);
+  });
+
+  it('decodes only the columns kept, and checks only their types', async () => {
+    const path = await parquet('kept.parquet', `SELECT i::INTEGER a, 'x' || i b, i * 0.5 c, i::DOUBLE d FROM range(3000) t(i)`);
+    // d is a DOUBLE but declared int64: never read, so never checked (as the text loader skips unread fields).
+    const columns = cols('a:int32 b:string c:decimal d:int64');
+    const target = new EncodedRelation(columnTypes([columns[1]!, columns[2]!]));
+    const strings = new StringInterner();
+    await loadFactsFileInto(path, columns, target, strings, 'k', undefined, [1, 2]);
+    const rows = target.rows(strings);
+    expect(rows.length).toBe(3000);
+    expect(rows[7]).toEqual(['x7', 35000n]);
+    expect(strings.strings.length).toBe(3000);
+  });
+
+  it('reads an empty file as an empty relation', async () => {
+    const path = await parquet('empty.parquet', 'SELECT 1::INTEGER a WHERE false');
+    expect(await loadFactsFile(path, cols('a:int32'))).toEqual([]);
+  });
+
+  it('says which column does not fit its declared type', async () => {
+    const path = await parquet('typed.parquet', `SELECT 1::INTEGER a, 2.5::DOUBLE b, 'x' c, TIMESTAMP '2020-01-01 10:00:00' ts`);
+    expect(await message(loadFactsFile(path, cols('a:int32 b:int64 c:string ts:date')))).toBe(
+      `${path}: expected int64 in column 2 (b; Parquet "b") of typed, found DOUBLE\n` + `${path}: expected date in column 4 (ts; Parquet "ts") of typed, found INT64 (TIMESTAMP)`,
+    );
+    expect(await message(loadFactsFile(path, cols('a:int32 b:float32 c:int32 ts:int64')))).toMatch(/column 3 \(c; Parquet "c"\) of typed, found BYTE_ARRAY \(UTF8\)\n.*column 4 \(ts; Parquet "ts"\) of typed, found INT64 \(TIMESTAMP\)$/);
+    // A decimal is not an integer: its fraction would be lost.
+    const dec = await parquet('dec.parquet', 'SELECT 1.5::DECIMAL(9,2) d');
+    expect(await message(loadFactsFile(dec, cols('d:int32')))).toBe(`${dec}: expected int32 in column 1 (d; Parquet "d") of dec, found INT32 (DECIMAL(9,2))`);
+  });
+
+  it('says when the column count differs', async () => {
+    const path = await parquet('count.parquet', 'SELECT 1::INTEGER a, 2::INTEGER b, 3::INTEGER c');
+    expect(await message(loadFactsFile(path, cols('a:int32 b:int32')))).toBe(
+      `${path}: expected 2 columns for count, found 3 (a, b, c); Parquet columns are matched to the declaration by position`,
+    );
+  });
+
+  it('names the row and column of a value out of range, too precise, or null', async () => {
+    const big = await parquet('big.parquet', `SELECT i::BIGINT a, (i - 2)::INTEGER b FROM range(5) t(i) UNION ALL SELECT 3000000000, 1`);
+    expect(await message(loadFactsFile(big, cols('a:int32 b:int32')))).toBe(`${big}: row 6: expected int32 in column 1 (a; Parquet "a") of big, found 3000000000 (out of range)`);
+    expect(await message(loadFactsFile(big, cols('a:int64 b:uint32')))).toBe(`${big}: row 1: expected uint32 in column 2 (b; Parquet "b") of big, found -2 (out of range)`);
+    const precise = await parquet('precise.parquet', `SELECT * FROM (VALUES (1.1234::DECIMAL(10,6)), (-2.12345::DECIMAL(10,6))) t(d)`);
+    expect(await message(loadFactsFile(precise, cols('d:decimal')))).toBe(`${precise}: row 2: expected decimal in column 1 (d; Parquet "d") of precise, found -2.123450 (more than 4 fractional digits)`);
+    const nulls = await parquet('nulls.parquet', `SELECT i::INTEGER a, CASE WHEN i = 4000 THEN NULL ELSE 'v' END s FROM range(5000) t(i)`, 'ROW_GROUP_SIZE 2048');
+    expect(await message(loadFactsFile(nulls, cols('a:int32 s:string')))).toBe(`${nulls}: row 4001: expected string in column 2 (s; Parquet "s") of nulls, found null (Vixen has no nulls)`);
+    const far = await parquet('far.parquet', `SELECT DATE '0001-01-01' - 800 d`);
+    expect(await message(loadFactsFile(far, cols('d:date')))).toMatch(/row 1: expected date in column 1 \(d; Parquet "d"\) of far, found -\d{4}-\d\d-\d\d \(out of range: years 0000 to 9999\)$/);
+  });
+
+  it('says a corrupt or truncated file is not valid Parquet', async () => {
+    const good = readFileSync(await parquet('good.parquet', `SELECT i::INTEGER a, 'row ' || i s FROM range(5000) t(i)`, 'COMPRESSION zstd'));
+    const truncated = join(root, 'truncated.parquet');
+    writeFileSync(truncated, good.subarray(0, good.length - 100));
+    expect(await message(loadFactsFile(truncated, cols('a:int32 s:string')))).toMatch(new RegExp(`^${truncated}: not a valid Parquet file: `));
+    // The footer intact, the data pages overwritten.
+    const corrupt = join(root, 'corrupt.parquet');
+    const bytes = Buffer.from(good);
+    bytes.fill(0x5a, 4, Math.floor(bytes.length / 2));
+    writeFileSync(corrupt, bytes);
+    expect(await message(loadFactsFile(corrupt, cols('a:int32 s:string')))).toMatch(new RegExp(`^${corrupt}: not a valid Parquet file: `));
+  });
+});
+
+/** A vector of `type` from raw buffers (apache-arrow's builders take decimals only as words). */
+const raw = (type: A.DataType, length: number, data: Uint32Array): A.Vector => A.makeVector(A.makeData({ type, length, data } as never));
+
+/** Decimal128 words of unscaled integers. */
+const decimalWords = (values: bigint[]): Uint32Array => {
+  const words = new BigUint64Array(values.length * 2);
+  values.forEach((v, i) => {
+    words[2 * i] = BigInt.asUintN(64, v);
+    words[2 * i + 1] = BigInt.asUintN(64, v >> 64n);
+  });
+  return new Uint32Array(words.buffer);
+};
+
+describe('Arrow IPC', () => {
+  const batch = (from: number, n: number): A.Table => {
+    const is = Array.from({ length: n }, (_, k) => from + k);
+    return new A.Table({
+      i8: A.vectorFromArray(is.map((i) => (i % 256) - 128), new A.Int8()),
+      i16: A.vectorFromArray(is.map((i) => 0 - i), new A.Int16()),
+      i32: A.vectorFromArray(is.map((i) => (i === 0 ? -(2 ** 31) : i === 1 ? 2 ** 31 - 1 : i * 3)), new A.Int32()),
+      i64: A.vectorFromArray(is.map((i) => (i === 0 ? -(2n ** 63n) : i === 1 ? 2n ** 63n - 1n : BigInt(i) * 1000003n)), new A.Int64()),
+      u8: A.vectorFromArray(is.map((i) => i % 256), new A.Uint8()),
+      u32: A.vectorFromArray(is.map((i) => (i === 0 ? 2 ** 32 - 1 : i)), new A.Uint32()),
+      u64: A.vectorFromArray(is.map((i) => BigInt(i) * 7n), new A.Uint64()),
+      dec: raw(new A.Decimal(2, 15, 128), n, decimalWords(is.map((i) => (i === 0 ? -999999999999999n : BigInt(i) * 125n - 3000n)))),
+      // Row 1 needs more than 64 bits in the file, not once scaled to 4 digits.
+      big: raw(new A.Decimal(6, 38, 128), n, decimalWords(is.map((i) => (i === 1 ? -(10n ** 20n) : BigInt(i) * 100n)))),
+      d32: A.vectorFromArray(is.map((i) => new Date((i - 500) * 86_400_000)), new A.DateDay()),
+      d64: A.vectorFromArray(is.map((i) => new Date(i * 86_400_000)), new A.DateMillisecond()),
+      f32: A.vectorFromArray(is.map((i) => i / 4), new A.Float32()),
+      f64: A.vectorFromArray(is.map((i) => i / 3), new A.Float64()),
+      b: A.vectorFromArray(is.map((i) => i % 3 === 0), new A.Bool()),
+      s: A.vectorFromArray(is.map((i) => `s${i}é`), new A.Utf8()),
+      ls: A.vectorFromArray(is.map((i) => `large ${i}`), new A.LargeUtf8()),
+      dict: A.vectorFromArray(is.map((i) => ['AIR', 'RAIL', ''][i % 3]!), new A.Dictionary(new A.Utf8(), new A.Int32())),
+    });
+  };
+  const declared = cols('i8:int32 i16:int32 i32:int32 i64:int64 u8:uint32 u32:uint32 u64:int64 dec:decimal big:decimal d32:date d64:date f32:float32 f64:float32 b:boolean s:string ls:string dict:string');
+  const expectedRow = (i: number): Row => [
+    (i % 256) - 128,
+    0 - i,
+    i === 0 ? -(2 ** 31) : i === 1 ? 2 ** 31 - 1 : i * 3,
+    i === 0 ? -(2n ** 63n) : i === 1 ? 2n ** 63n - 1n : BigInt(i) * 1000003n,
+    i % 256,
+    i === 0 ? 2 ** 32 - 1 : i,
+    BigInt(i) * 7n,
+    (i === 0 ? -999999999999999n : BigInt(i) * 125n - 3000n) * 100n,
+    i === 1 ? -(10n ** 18n) : BigInt(i),
+    i - 500,
+    i,
+    Math.fround(i / 4),
+    Math.fround(i / 3),
+    i % 3 === 0,
+    `s${i}é`,
+    `large ${i}`,
+    ['AIR', 'RAIL', ''][i % 3]!,
+  ];
+  // Three record batches, 0..999, 1000..2999 and 3000..3499: slices of one table, so they share its string
+  // dictionary (the file format has no replacement dictionaries) and their data starts at an offset.
+  const table = (): A.Table => {
+    const t = batch(0, 3500);
+    return new A.Table([t.slice(0, 1000), t.slice(1000, 3000), t.slice(3000)].flatMap((s) => s.batches));
+  };
+  const all = Array.from({ length: 3500 }, (_, i) => expectedRow(i));
+
+  it.each([
+    ['file format, .arrow', 'all.arrow', 'file'],
+    ['file format, .feather', 'all.feather', 'file'],
+    ['stream format', 'stream.arrow', 'stream'],
+  ] as const)('reads every type, several record batches: %s', async (_, name, format) => {
+    const t = table();
+    expect(t.batches.length).toBe(3);
+    const rows = await loadFactsFile(arrow(name, t, format), declared);
+    expect(rows).toEqual(all);
+  });
+
+  it('decodes only the columns kept', async () => {
+    const path = arrow('kept.arrow', table());
+    const target = new EncodedRelation(columnTypes([declared[7]!, declared[16]!]));
+    const strings = new StringInterner();
+    await loadFactsFileInto(path, declared, target, strings, 'k', undefined, [7, 16]);
+    expect(target.rows(strings)).toEqual(all.map((r) => [r[7], r[16]]));
+    // The dictionary's three entries, interned once per dictionary, not once per row.
+    expect(strings.strings.length).toBeLessThanOrEqual(9);
+  });
+
+  it('says which column does not fit its declared type, or that the column count differs', async () => {
+    const path = arrow('types.arrow', new A.Table({ a: A.vectorFromArray([1.5], new A.Float64()), s: A.vectorFromArray(['x'], new A.Utf8()) }));
+    expect(await message(loadFactsFile(path, cols('a:int64 s:string')))).toBe(`${path}: expected int64 in column 1 (a; Arrow "a") of types, found Float64`);
+    expect(await message(loadFactsFile(path, cols('a:float32 s:int32')))).toBe(`${path}: expected int32 in column 2 (s; Arrow "s") of types, found Utf8`);
+    expect(await message(loadFactsFile(path, cols('a:float32')))).toBe(`${path}: expected 1 columns for types, found 2 (a, s); Arrow columns are matched to the declaration by position`);
+  });
+
+  it('names the row and column of a null or a value out of range', async () => {
+    const nulls = arrow('nulls.arrow', new A.Table({ a: A.vectorFromArray([1, 2, null], new A.Int32()) }));
+    expect(await message(loadFactsFile(nulls, cols('a:int32')))).toBe(`${nulls}: row 3: expected int32 in column 1 (a; Arrow "a") of nulls, found null (Vixen has no nulls)`);
+    const dictNull = arrow('dict-null.arrow', new A.Table({ s: A.vectorFromArray(['a', null, 'b'], new A.Dictionary(new A.Utf8(), new A.Int32())) }));
+    expect(await message(loadFactsFile(dictNull, cols('s:string')))).toMatch(/row 2: expected string in column 1 \(s; Arrow "s"\) of dict-null, found null/);
+    const range = arrow('range.arrow', new A.Table({ a: A.vectorFromArray([1n, 2n ** 40n], new A.Int64()) }));
+    expect(await message(loadFactsFile(range, cols('a:int32')))).toBe(`${range}: row 2: expected int32 in column 1 (a; Arrow "a") of range, found 1099511627776 (out of range)`);
+    const u64 = arrow('u64.arrow', new A.Table({ a: A.vectorFromArray([2n ** 63n], new A.Uint64()) }));
+    expect(await message(loadFactsFile(u64, cols('a:int64')))).toMatch(/row 1: .*found 9223372036854775808 \(out of range\)$/);
+  });
+
+  it('says a corrupt, truncated or empty file is not valid Arrow', async () => {
+    const good = A.tableToIPC(table(), 'file');
+    const cases: Record<string, Uint8Array> = {
+      'corrupt.arrow': Buffer.from('this is not an Arrow file, nor anything else'),
+      'truncated.arrow': good.subarray(0, good.length >> 1),
+      'empty.arrow': new Uint8Array(0),
+    };
+    for (const [name, bytes] of Object.entries(cases)) {
+      const path = join(root, name);
+      writeFileSync(path, bytes);
+      expect(await message(loadFactsFile(path, declared))).toMatch(new RegExp(`^${path}: not a valid Arrow file: `));
+    }
+  });
+});
+
+describe('facts directories', () => {
+  const decl = (name: string, columns: Column[]): RelationDecl => ({ name, columns, kind: 'edb', output: false });
+
+  it('find <relation>.parquet and .arrow, and list them in messages', async () => {
+    const dir = mkdtempSync(join(root, 'dir-'));
+    await duck.run(`COPY (SELECT 1::INTEGER x, 2::INTEGER y) TO '${join(dir, 'edge.parquet')}' (FORMAT PARQUET)`);
+    writeFileSync(join(dir, 'node.arrow'), A.tableToIPC(new A.Table({ n: A.vectorFromArray([7], new A.Int32()) })));
+    const relations = [decl('edge', cols('x:int32 y:int32')), decl('node', cols('n:int32')), decl('other', cols('n:int32'))];
+    expect(await loadFactsDir(dir, relations, ['edge', 'node'])).toEqual({ edge: [[1, 2]], node: [[7]] });
+    expect(await message(loadFactsDir(dir, relations, ['other']))).toBe(
+      `no facts file for relation other in ${dir}: expected one of other.csv, other.tsv, other.facts, other.tbl, other.parquet, other.arrow, other.feather`,
+    );
+    writeFileSync(join(dir, 'edge.csv'), '1,2\n');
+    expect(await message(loadFactsDir(dir, relations, ['edge']))).toBe(`ambiguous facts for relation edge in ${dir}: found edge.csv and edge.parquet; keep exactly one`);
+  });
+});
