@@ -50,7 +50,7 @@ describe.each(['source', 'facts', 'store', 'options', 'program-json'] as const)(
       // Others may enter it, so only the locked file itself stops an unprivileged run.
       chmodSync(tmp, 0o755);
       const paths = pathsIn(tmp);
-      c.setup?.(paths);
+      await c.setup?.(paths);
       const locked = c.unreadable?.(paths);
       const asNobody = locked !== undefined && readable(locked);
       if (asNobody && (setpriv === undefined || process.getuid?.() !== 0)) {

@@ -1,8 +1,9 @@
 /**
  * The bad-input corpus: one case per kind of bad input, each with the message (file:line:column where there is a
  * place) and the exit status it must give. Inputs live next to this file (`<case>.logic`, `<case>.json`,
- * `facts-<case>/`); the few that cannot live in git (10 MB lines, chmod 000) are made by `setup` in a temporary
- * folder. Some cases are inputs that look odd but are accepted, with the output they must give.
+ * `facts-<case>/`); the few that cannot live in git (10 MB lines, chmod 000) and the binary ones (Parquet written by
+ * DuckDB, Arrow IPC by apache-arrow, some then cut short or overwritten) are made by `setup` in a temporary folder.
+ * Some cases are inputs that look odd but are accepted, with the output they must give.
  * tests/bad-input.test.ts runs every CLI case through `runCli` and every API case through the library.
  *
  * Decisions the cases pin down: a UTF-8 BOM is accepted (and dropped) in sources and facts files; CRLF line
@@ -13,6 +14,8 @@
  */
 import { chmodSync, cpSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import * as A from 'apache-arrow';
 import { compile, Program } from '@vixen/runtime';
 
 export interface Paths {
@@ -30,7 +33,7 @@ export interface CliCase {
   stderr: RegExp;
   /** Expected stdout (default: nothing). */
   stdout?: string;
-  setup?(p: Paths): void;
+  setup?(p: Paths): void | Promise<void>;
   /**
    * A file setup made unreadable. Where this user can still read it (root), the case runs the CLI as uid 65534
    * through setpriv, and is skipped with the reason where that is not possible.
@@ -60,6 +63,43 @@ const brokenStore = (breakIt: (dir: string) => void) => (p: Paths) => {
   cpSync(p.bad('store-all-types'), p.gen('store'), { recursive: true });
   breakIt(p.gen('store'));
 };
+
+/** Writes the rows of `select` to `path` as Parquet, with DuckDB (binary facts cannot live in the corpus as text). */
+async function parquet(path: string, select: string): Promise<void> {
+  const db = await DuckDBInstance.create(':memory:', { threads: '1' });
+  const connection = await db.connect();
+  try {
+    await connection.run(`COPY (${select}) TO '${path.replaceAll("'", "''")}' (FORMAT PARQUET)`);
+  } finally {
+    connection.closeSync();
+    db.closeSync();
+  }
+}
+/** One all-types row, typed as all-types.logic declares t. */
+const typedRow = `SELECT 1::INTEGER i, 2::UINTEGER u, 3::BIGINT l, 1.5::FLOAT f, 2.25::DECIMAL(15,2) d, true b, DATE '2024-01-02' dt, 'böm' s`;
+/** The all-types row as Arrow IPC, with `s` as given. */
+const typedArrow = (s: A.Vector): Uint8Array =>
+  A.tableToIPC(
+    new A.Table({
+      i: A.vectorFromArray([1], new A.Int32()),
+      u: A.vectorFromArray([2], new A.Uint32()),
+      l: A.vectorFromArray([3n], new A.Int64()),
+      f: A.vectorFromArray([1.5], new A.Float32()),
+      d: A.makeVector(A.makeData({ type: new A.Decimal(2, 15, 128), length: 1, data: Uint32Array.of(225, 0, 0, 0) })),
+      b: A.vectorFromArray([true], new A.Bool()),
+      dt: A.vectorFromArray([new Date(Date.UTC(2024, 0, 2))], new A.DateDay()),
+      s,
+    }),
+  );
+/** Runs all-types.logic on the facts that `setup` wrote into the case's folder. */
+const genFacts = (p: Paths) => ['run', p.bad(types), '--facts', p.gen('.'), '--output', 'row', '--format', 'csv'];
+/** Overwrites the middle of the file: the format's markers at both ends stay, its contents do not. */
+const scramble = (path: string): void => {
+  const bytes = readFileSync(path);
+  bytes.fill(0x5a, 8, bytes.length >> 1);
+  writeFileSync(path, bytes);
+};
+const truncate = (path: string): void => writeFileSync(path, readFileSync(path).subarray(0, -200));
 
 export const cliCases: CliCase[] = [
   // Program source.
@@ -174,6 +214,91 @@ export const cliCases: CliCase[] = [
     args: (p) => ['run', p.bad(types), '--facts', p.gen('.')],
     code: 1,
     stderr: /t\.csv:2:1: error: expected int32 in column 1 \(i\) of t, found "9{40}"\.\.\. \(10000000 characters\) \(out of range\)\n$/,
+  },
+  {
+    kind: 'facts',
+    name: 'Parquet facts are accepted',
+    setup: (p) => parquet(p.gen('t.parquet'), typedRow),
+    args: genFacts,
+    code: 0,
+    stderr: /adapter:/,
+    stdout: 'i,s\n1,böm\n',
+  },
+  {
+    kind: 'facts',
+    name: 'corrupt Parquet file',
+    setup: async (p) => {
+      await parquet(p.gen('t.parquet'), `SELECT t.* FROM (${typedRow}) t, range(1000)`);
+      scramble(p.gen('t.parquet'));
+    },
+    args: genFacts,
+    code: 1,
+    stderr: /^error: \S*t\.parquet: not a valid Parquet file: .+\n$/,
+  },
+  {
+    kind: 'facts',
+    name: 'truncated Parquet file',
+    setup: async (p) => {
+      await parquet(p.gen('t.parquet'), typedRow);
+      truncate(p.gen('t.parquet'));
+    },
+    args: genFacts,
+    code: 1,
+    stderr: /^error: \S*t\.parquet: not a valid Parquet file: parquet file invalid/,
+  },
+  {
+    kind: 'facts',
+    name: 'Parquet file with the wrong column count',
+    setup: (p) => parquet(p.gen('t.parquet'), 'SELECT 1::INTEGER i, 2::UINTEGER u'),
+    args: genFacts,
+    code: 1,
+    stderr: /^error: \S*t\.parquet: expected 8 columns for t, found 2 \(i, u\); Parquet columns are matched to the declaration by position\n$/,
+  },
+  {
+    kind: 'facts',
+    name: 'Parquet column of the wrong type',
+    setup: (p) => parquet(p.gen('t.parquet'), `SELECT 1.5::DOUBLE i, * EXCLUDE (i) FROM (${typedRow})`),
+    args: genFacts,
+    code: 1,
+    stderr: /^error: \S*t\.parquet: expected int32 in column 1 \(i; Parquet "i"\) of t, found DOUBLE\n$/,
+  },
+  {
+    kind: 'facts',
+    name: 'null in a Parquet file',
+    setup: (p) => parquet(p.gen('t.parquet'), `SELECT t.* REPLACE (CASE WHEN r = 2 THEN NULL ELSE s END AS s) FROM (${typedRow}) t, range(3) x(r)`),
+    args: genFacts,
+    code: 1,
+    stderr: /^error: \S*t\.parquet: row 3: expected string in column 8 \(s; Parquet "s"\) of t, found null \(Vixen has no nulls\)\n$/,
+  },
+  {
+    kind: 'facts',
+    name: 'corrupt Arrow file',
+    setup: (p) => {
+      writeFileSync(p.gen('t.arrow'), typedArrow(A.vectorFromArray(['böm'], new A.Utf8())));
+      scramble(p.gen('t.arrow'));
+    },
+    args: genFacts,
+    code: 1,
+    stderr: /^error: \S*t\.arrow: not a valid Arrow file: .+\n$/,
+  },
+  {
+    kind: 'facts',
+    name: 'truncated Arrow file',
+    setup: (p) => {
+      writeFileSync(p.gen('t.arrow'), typedArrow(A.vectorFromArray(['böm'], new A.Utf8())));
+      truncate(p.gen('t.arrow'));
+    },
+    args: genFacts,
+    code: 1,
+    stderr: /^error: \S*t\.arrow: not a valid Arrow file: .+\n$/,
+  },
+  {
+    kind: 'facts',
+    name: 'Arrow column of the wrong type',
+    setup: (p) => writeFileSync(p.gen('t.arrow'), typedArrow(A.vectorFromArray([7], new A.Int32()))),
+    args: genFacts,
+    code: 1,
+    stderr: /^error: \S*t\.arrow: expected string in column 8 \(s; Arrow "s"\) of t, found Int32\n$/,
   },
   { kind: 'facts', name: 'missing facts file', args: (p) => [...edge(p), '--facts', p.bad('facts-empty')], code: 1, stderr: /error: no facts file for relation edge in .*facts-empty: expected one of edge\.csv, edge\.tsv/ },
   { kind: 'facts', name: 'two facts files for one relation', args: (p) => [...edge(p), '--facts', p.bad('facts-ambiguous')], code: 1, stderr: /error: ambiguous facts for relation edge .*found edge\.csv and edge\.tsv/ },
