@@ -15,8 +15,8 @@ export interface FactSources {
    */
   facts?: Record<string, readonly Row[]>;
   /**
-   * Directory with `<relation>.csv|.tsv|.facts|.tbl` files for the base (EDB) relations, or a columnar store
-   * (`vixen import`) (Soufflé programs: their `.input` files; default `.`).
+   * Directory with `<relation>.csv|.tsv|.facts|.tbl|.parquet|.arrow|.feather` files for the base (EDB)
+   * relations, or a columnar store (`vixen import`) (Soufflé programs: their `.input` files; default `.`).
    */
   factsDir?: string;
   /** Hears how many bytes of the facts files are read so far (see LoadProgress). */

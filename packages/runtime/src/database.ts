@@ -93,7 +93,10 @@ export class Database {
 
   constructor(
     readonly gpu: Gpu,
-    /** Where `<relation>.csv|.tsv|.facts|.tbl` files (or a columnar store) are read from, as for `RunOptions.factsDir`. */
+    /**
+     * Where `<relation>.csv|.tsv|.facts|.tbl|.parquet|.arrow|.feather` files (or a columnar store) are read from, as
+     * for `RunOptions.factsDir`.
+     */
     readonly factsDir: string,
     readonly options: DatabaseOptions = {},
   ) {

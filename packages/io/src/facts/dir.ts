@@ -1,6 +1,6 @@
 /**
- * Facts directories: `<dir>/<relation>.csv|.tsv|.facts|.tbl`, exactly one file per relation, or a columnar store
- * (a folder with `vixen-store.json`, store/load.ts).
+ * Facts directories: `<dir>/<relation>.csv|.tsv|.facts|.tbl|.parquet|.arrow|.feather`, exactly one file per
+ * relation, or a columnar store (a folder with `vixen-store.json`, store/load.ts).
  */
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
