@@ -62,6 +62,8 @@ function fits(type: ScalarType, kind: ColumnKind): boolean {
 const FIRST_DAY = parseDate('0000-01-01')!;
 const LAST_DAY = parseDate('9999-12-31')!;
 const DECIMAL_DIGITS = 4;
+const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** `2.12345` for 212345 at scale 5: the exact value of a scaled integer, for messages. */
 function scaledText(v: number | bigint, scale: number): string {
@@ -75,6 +77,8 @@ function scaledText(v: number | bigint, scale: number): string {
  * a string says why there is none.
  */
 function toDecimal(v: number | bigint, scale: number): number | bigint | string {
+  // Most values are safe integers, whatever the file's width: number arithmetic is much cheaper than BigInt's.
+  if (typeof v === 'bigint' && v >= MIN_SAFE && v <= MAX_SAFE) v = Number(v);
   if (typeof v === 'number') {
     const x = scale <= DECIMAL_DIGITS ? v * 10 ** (DECIMAL_DIGITS - scale) : v / 10 ** (scale - DECIMAL_DIGITS);
     // Exact where both the integer and the result are safe: a product or quotient of safe integers rounds only past 2^53.
