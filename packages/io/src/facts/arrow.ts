@@ -5,10 +5,8 @@
  * entry once (while the file keeps the same dictionary) and map the codes.
  */
 import { DataType, DateUnit, Precision, RecordBatchReader, type Data, type Decimal, type Field, type Vector } from 'apache-arrow';
-import type { Column } from '@vixen/queryplan';
 import type { StringIds } from '../encoding.js';
-import type { EncodedRelation } from './encoded.js';
-import { ColumnWriter, fromReader, type ColumnKind } from './column-words.js';
+import { ColumnWriter, fromReader, type BinaryFactsLoader, type ColumnKind } from './column-words.js';
 import { openFactsFile } from './open-file.js';
 
 /** A column's values for the writer, out of one batch's data of it (no nulls there: checked before). */
@@ -115,14 +113,7 @@ function reading(t: DataType, strings: StringIds): { kind: ColumnKind; values: V
 }
 
 /** Appends the rows of the Arrow IPC file `path` to `target` (see `loadFactsFileInto`). */
-export async function loadArrowInto(
-  path: string,
-  columns: readonly Column[],
-  target: EncodedRelation,
-  strings: StringIds,
-  relation: string,
-  kept: readonly number[],
-): Promise<void> {
+export const loadArrowInto: BinaryFactsLoader = async (path, columns, target, strings, relation, kept) => {
   const { handle } = await openFactsFile(path);
   try {
     const reader = await fromReader(path, 'Arrow', async () => {
@@ -153,4 +144,4 @@ export async function loadArrowInto(
   } finally {
     await handle.close();
   }
-}
+};

@@ -17,7 +17,20 @@ import {
   type ScalarType,
 } from '@vixen/queryplan';
 import { encodeValue, type StringIds } from '../encoding.js';
-import { columnTypes, columnWordOffsets } from './encoded.js';
+import { columnTypes, columnWordOffsets, type EncodedRelation } from './encoded.js';
+
+/**
+ * Appends the rows of a binary facts file to `target`, the columns `kept` (indices into `columns`, the relation's
+ * declared facts columns) of each; `strings` interns the text, `relation` names the relation in messages.
+ */
+export type BinaryFactsLoader = (
+  path: string,
+  columns: readonly Column[],
+  target: EncodedRelation,
+  strings: StringIds,
+  relation: string,
+  kept: readonly number[],
+) => Promise<void>;
 
 /** What a column of a file holds, as far as Vixen's types go. */
 export type ColumnKind =

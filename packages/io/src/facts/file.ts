@@ -16,6 +16,7 @@ import { EncodedRelation, StringInterner, columnTypes } from './encoded.js';
 import { NeedsCsvParse, splitRecords } from './records.js';
 import { convert } from './convert.js';
 import { readProblem } from './open-file.js';
+import type { BinaryFactsLoader } from './column-words.js';
 import { loadParquetInto } from './parquet.js';
 import { loadArrowInto } from './arrow.js';
 import {
@@ -42,7 +43,7 @@ const FORMATS: Record<string, Format> = {
 };
 
 /** Readers of the binary formats, with `loadFactsFileInto`'s arguments (`kept` given). */
-const BINARY_FORMATS: Record<string, typeof loadParquetInto> = {
+const BINARY_FORMATS: Record<string, BinaryFactsLoader> = {
   '.parquet': loadParquetInto,
   '.arrow': loadArrowInto,
   '.feather': loadArrowInto,

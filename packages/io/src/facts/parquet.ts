@@ -7,10 +7,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { parquetMetadataAsync, parquetSchema, parquetScan, type AsyncBuffer, type SchemaElement, type SchemaTree } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
-import type { Column } from '@vixen/queryplan';
-import type { StringIds } from '../encoding.js';
-import type { EncodedRelation } from './encoded.js';
-import { ColumnWriter, fromReader, type ColumnKind, type FileColumn } from './column-words.js';
+import { ColumnWriter, fromReader, type BinaryFactsLoader, type ColumnKind, type FileColumn } from './column-words.js';
 import { openFactsFile } from './open-file.js';
 
 /** Bytes `start..end` of an open file, as hyparquet asks for them. */
@@ -77,14 +74,7 @@ function bigEndian(bytes: Uint8Array): bigint {
 }
 
 /** Appends the rows of the Parquet file `path` to `target` (see `loadFactsFileInto`). */
-export async function loadParquetInto(
-  path: string,
-  columns: readonly Column[],
-  target: EncodedRelation,
-  strings: StringIds,
-  relation: string,
-  kept: readonly number[],
-): Promise<void> {
+export const loadParquetInto: BinaryFactsLoader = async (path, columns, target, strings, relation, kept) => {
   const { handle, size } = await openFactsFile(path);
   try {
     const file: AsyncBuffer = { byteLength: size, slice: (start, end = size) => readRange(handle, start, end) };
@@ -127,4 +117,4 @@ export async function loadParquetInto(
   } finally {
     await handle.close();
   }
-}
+};
