@@ -9,6 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import * as A from 'apache-arrow';
+import { Database } from '@vixen/runtime';
 import type { Row, ScalarType } from '@vixen/queryplan';
 import { compareAnswers, compileTpchQuery, dbgen, TPCH_QUERIES, tpchQuerySql, tpchSchema } from '@vixen/bench';
 import { useTblData } from './helpers/tbl-data.js';
@@ -82,3 +83,17 @@ describe.each([
     }, 120_000);
   }
 });
+
+test('a Database on the Parquet folder answers Q1, Q6 and Q14 as the .tbl files do', async () => {
+  const db = new Database(data.gpu, parquetDir());
+  try {
+    for (const q of [1, 6, 14]) {
+      const run = await db.run(compileTpchQuery(queriesDir, q), { outputs: ['result'] });
+      expect(run.relations.get('result'), `Q${q}`).toEqual(await tblAnswer(q));
+    }
+    // Each Parquet file is read per program that needs its columns (none is cached whole on the host).
+    expect(db.fileReads).toBeGreaterThanOrEqual(2);
+  } finally {
+    db.clear();
+  }
+}, 120_000);
