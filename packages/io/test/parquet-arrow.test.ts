@@ -300,6 +300,8 @@ describe('Arrow IPC', () => {
       writeFileSync(path, bytes);
       expect(await message(loadFactsFile(path, declared))).toMatch(new RegExp(`^${path}: not a valid Arrow file: `));
     }
+    expect(await message(loadFactsFile(join(root, 'truncated.arrow'), declared))).toMatch(/: it starts as the IPC file format but does not end with its footer \(cut short\?\)$/);
+    expect(await message(loadFactsFile(join(root, 'empty.arrow'), declared))).toMatch(/: it ends before its schema$/);
   });
 });
 

@@ -9,6 +9,9 @@ import type { StringIds } from '../encoding.js';
 import { ColumnWriter, fromReader, type BinaryFactsLoader, type ColumnKind } from './column-words.js';
 import { openFactsFile } from './open-file.js';
 
+/** The first and last bytes of the IPC file format. */
+const MAGIC = Buffer.from('ARROW1');
+
 /** A column's values for the writer, out of one batch's data of it (no nulls there: checked before). */
 type Values = (data: Data) => ArrayLike<unknown>;
 
@@ -114,9 +117,15 @@ function reading(t: DataType, strings: StringIds): { kind: ColumnKind; values: V
 
 /** Appends the rows of the Arrow IPC file `path` to `target` (see `loadFactsFileInto`). */
 export const loadArrowInto: BinaryFactsLoader = async (path, columns, target, strings, relation, kept) => {
-  const { handle } = await openFactsFile(path);
+  const { handle, size } = await openFactsFile(path);
   try {
     const reader = await fromReader(path, 'Arrow', async () => {
+      // apache-arrow reads a file-format file without its footer as a stream, and fails on its own internals.
+      const head = Buffer.alloc(MAGIC.length);
+      const tail = Buffer.alloc(MAGIC.length);
+      await handle.read(head, 0, head.length, 0);
+      await handle.read(tail, 0, tail.length, Math.max(0, size - tail.length));
+      if (head.equals(MAGIC) && (size < 2 * MAGIC.length || !tail.equals(MAGIC))) throw new Error('it starts as the IPC file format but does not end with its footer (cut short?)');
       const r = await (await RecordBatchReader.from(handle)).open();
       // An empty file, or one that ends before its schema, reads as no schema at all.
       if (!r.schema) throw new Error('it ends before its schema');
