@@ -305,6 +305,23 @@ describe('Arrow IPC', () => {
   });
 });
 
+it('reports the bytes read, a row group or record batch at a time', async () => {
+  const columns = cols('a:int32 s:string');
+  const heard = async (path: string): Promise<number[]> => {
+    const bytes: number[] = [];
+    await loadFactsFileInto(path, columns, new EncodedRelation(columnTypes(columns)), new StringInterner(), 'p', undefined, undefined, (n) => bytes.push(n));
+    return bytes;
+  };
+  const pq = await parquet('progress.parquet', `SELECT i::INTEGER a, 'row ' || i s FROM range(10000) t(i)`, 'ROW_GROUP_SIZE 2048');
+  const groups = await heard(pq);
+  expect(groups.length).toBe(parquetMetadata(readFileSync(pq).buffer).row_groups.length);
+  expect(groups.every((n) => n > 0)).toBe(true);
+  const t = new A.Table({ a: A.vectorFromArray(Array.from({ length: 3000 }, (_, i) => i), new A.Int32()), s: A.vectorFromArray(Array.from({ length: 3000 }, (_, i) => `r${i}`), new A.Utf8()) });
+  const batches = await heard(arrow('progress.arrow', new A.Table([t.slice(0, 1000), t.slice(1000)].flatMap((x) => x.batches))));
+  expect(batches.length).toBe(2);
+  expect(batches.every((n) => n > 4000)).toBe(true);
+});
+
 describe('facts directories', () => {
   const decl = (name: string, columns: Column[]): RelationDecl => ({ name, columns, kind: 'edb', output: false });
 

@@ -116,7 +116,7 @@ function reading(t: DataType, strings: StringIds): { kind: ColumnKind; values: V
 }
 
 /** Appends the rows of the Arrow IPC file `path` to `target` (see `loadFactsFileInto`). */
-export const loadArrowInto: BinaryFactsLoader = async (path, columns, target, strings, relation, kept) => {
+export const loadArrowInto: BinaryFactsLoader = async (path, columns, target, strings, relation, kept, onBytes) => {
   const { handle, size } = await openFactsFile(path);
   try {
     const reader = await fromReader(path, 'Arrow', async () => {
@@ -149,6 +149,8 @@ export const loadArrowInto: BinaryFactsLoader = async (path, columns, target, st
       });
       target.adopt(words);
       firstRow += batch.numRows;
+      // The batch's buffers: its size in the file, less padding and the metadata.
+      onBytes?.(batch.data.byteLength);
     }
   } finally {
     await handle.close();

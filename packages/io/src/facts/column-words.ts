@@ -21,7 +21,8 @@ import { columnTypes, columnWordOffsets, type EncodedRelation } from './encoded.
 
 /**
  * Appends the rows of a binary facts file to `target`, the columns `kept` (indices into `columns`, the relation's
- * declared facts columns) of each; `strings` interns the text, `relation` names the relation in messages.
+ * declared facts columns) of each; `strings` interns the text, `relation` names the relation in messages;
+ * `onBytes` hears about how many bytes of the file each row group or record batch held.
  */
 export type BinaryFactsLoader = (
   path: string,
@@ -30,6 +31,7 @@ export type BinaryFactsLoader = (
   strings: StringIds,
   relation: string,
   kept: readonly number[],
+  onBytes?: (bytes: number) => void,
 ) => Promise<void>;
 
 /** What a column of a file holds, as far as Vixen's types go. */

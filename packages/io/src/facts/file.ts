@@ -182,7 +182,7 @@ export async function loadFactsFileInto(
 ): Promise<void> {
   const kept = keep ?? columns.map((_, i) => i);
   const binary = delimiter === undefined ? BINARY_FORMATS[extname(path).toLowerCase()] : undefined;
-  if (binary) return binary(path, columns, target, strings, relation, kept);
+  if (binary) return binary(path, columns, target, strings, relation, kept, onBytes);
   const format = delimiter !== undefined ? { delimiter, quoting: false, trailingDelimiter: false } : factsFormat(path);
   if (!format) {
     throw new VixenError(

@@ -74,7 +74,7 @@ function bigEndian(bytes: Uint8Array): bigint {
 }
 
 /** Appends the rows of the Parquet file `path` to `target` (see `loadFactsFileInto`). */
-export const loadParquetInto: BinaryFactsLoader = async (path, columns, target, strings, relation, kept) => {
+export const loadParquetInto: BinaryFactsLoader = async (path, columns, target, strings, relation, kept, onBytes) => {
   const { handle, size } = await openFactsFile(path);
   try {
     const file: AsyncBuffer = { byteLength: size, slice: (start, end = size) => readRange(handle, start, end) };
@@ -101,7 +101,8 @@ export const loadParquetInto: BinaryFactsLoader = async (path, columns, target, 
         },
       }),
     );
-    for (const { rowStart, rowEnd } of scan.ranges) {
+    // Without a filter, the scan has one range per row group, in order.
+    for (const [g, { rowStart, rowEnd }] of scan.ranges.entries()) {
       const words = new Uint32Array((rowEnd - rowStart) * writer.width);
       for (let k = 0; k < kept.length; k++) {
         let values = await fromReader(path, 'Parquet', async () => {
@@ -113,6 +114,7 @@ export const loadParquetInto: BinaryFactsLoader = async (path, columns, target, 
         writer.write(words, rowStart, k, values);
       }
       target.adopt(words);
+      onBytes?.(kept.reduce((n, c) => n + Number(metadata.row_groups[g]?.columns[c]?.meta_data?.total_compressed_size ?? 0), 0));
     }
   } finally {
     await handle.close();
