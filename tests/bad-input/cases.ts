@@ -101,6 +101,11 @@ const scramble = (path: string): void => {
   writeFileSync(path, bytes);
 };
 const truncate = (path: string): void => writeFileSync(path, readFileSync(path).subarray(0, -200));
+/** A setup that writes the case's facts file `name` with `write`, then breaks it with `breakIt`. */
+const broken = (name: string, write: (path: string) => void | Promise<void>, breakIt: (path: string) => void) => async (p: Paths) => {
+  await write(p.gen(name));
+  breakIt(p.gen(name));
+};
 
 export const cliCases: CliCase[] = [
   // Program source.
@@ -228,10 +233,7 @@ export const cliCases: CliCase[] = [
   {
     kind: 'facts',
     name: 'corrupt Parquet file',
-    setup: async (p) => {
-      await parquet(p.gen('t.parquet'), `SELECT t.* FROM (${typedRow}) t, range(1000)`);
-      scramble(p.gen('t.parquet'));
-    },
+    setup: broken('t.parquet', (f) => parquet(f, `SELECT t.* FROM (${typedRow}) t, range(1000)`), scramble),
     args: genFacts,
     code: 1,
     stderr: /^error: \S*t\.parquet: not a valid Parquet file: .+\n$/,
@@ -239,10 +241,7 @@ export const cliCases: CliCase[] = [
   {
     kind: 'facts',
     name: 'truncated Parquet file',
-    setup: async (p) => {
-      await parquet(p.gen('t.parquet'), typedRow);
-      truncate(p.gen('t.parquet'));
-    },
+    setup: broken('t.parquet', (f) => parquet(f, typedRow), truncate),
     args: genFacts,
     code: 1,
     stderr: /^error: \S*t\.parquet: not a valid Parquet file: parquet file invalid/,
@@ -274,10 +273,7 @@ export const cliCases: CliCase[] = [
   {
     kind: 'facts',
     name: 'corrupt Arrow file',
-    setup: (p) => {
-      writeFileSync(p.gen('t.arrow'), typedArrow(A.vectorFromArray(['böm'], new A.Utf8())));
-      scramble(p.gen('t.arrow'));
-    },
+    setup: broken('t.arrow', (f) => writeFileSync(f, typedArrow(A.vectorFromArray(['böm'], new A.Utf8()))), scramble),
     args: genFacts,
     code: 1,
     stderr: /^error: \S*t\.arrow: not a valid Arrow file: .+\n$/,
@@ -285,10 +281,7 @@ export const cliCases: CliCase[] = [
   {
     kind: 'facts',
     name: 'truncated Arrow file',
-    setup: (p) => {
-      writeFileSync(p.gen('t.arrow'), typedArrow(A.vectorFromArray(['böm'], new A.Utf8())));
-      truncate(p.gen('t.arrow'));
-    },
+    setup: broken('t.arrow', (f) => writeFileSync(f, typedArrow(A.vectorFromArray(['böm'], new A.Utf8()))), truncate),
     args: genFacts,
     code: 1,
     stderr: /^error: \S*t\.arrow: not a valid Arrow file: it starts as the IPC file format but does not end with its footer \(cut short\?\)\n$/,
