@@ -12,16 +12,20 @@ import { openFactsFile } from './open-file.js';
 /** The first and last bytes of the IPC file format. */
 const MAGIC = Buffer.from('ARROW1');
 
-/** A column's values for the writer, out of one batch's data of it (no nulls there: checked before). */
+/**
+ * A column's values for the writer, out of one batch's data of it (no nulls there: checked before). As apache-arrow
+ * slices data, a fixed-width values buffer and an offsets buffer start at the data's first row, a bitmap at bit
+ * `data.offset` (batches read from a file start at offset 0 anyway).
+ */
 type Values = (data: Data) => ArrayLike<unknown>;
 
 /** The fixed-width values of `data`'s rows (a view). */
-const fixed: Values = (data) => (data.values as Int32Array).subarray(data.offset, data.offset + data.length);
+const fixed: Values = (data) => (data.values as Int32Array).subarray(0, data.length);
 
 const DAY_MS = 86_400_000;
 
 /** Date64 milliseconds as days. */
-const days: Values = (data) => Float64Array.from((data.values as BigInt64Array).subarray(data.offset, data.offset + data.length), (ms) => Math.floor(Number(ms) / DAY_MS));
+const days: Values = (data) => Float64Array.from((data.values as BigInt64Array).subarray(0, data.length), (ms) => Math.floor(Number(ms) / DAY_MS));
 
 /** Bit-packed booleans as 0/1. */
 const bits: Values = (data) => {
@@ -39,7 +43,7 @@ const decimals: Values = (data) => {
   const stride = (data.type as Decimal).bitWidth / 32;
   const words = data.values as Uint32Array;
   const out = new Array<number | bigint>(data.length);
-  for (let i = 0, at = data.offset * stride; i < out.length; i++, at += stride) {
+  for (let i = 0, at = 0; i < out.length; i++, at += stride) {
     const hi = words[at + 1]! | 0;
     let extended = hi >= -0x200000 && hi < 0x200000;
     for (let w = 2; w < stride && extended; w++) extended = words[at + w] === (hi < 0 ? 0xffffffff : 0);
@@ -64,7 +68,7 @@ function internAll(data: Data, strings: StringIds, out: Int32Array | Uint32Array
       out[from + i] = -1;
       continue;
     }
-    out[from + i] = strings.id(bytes.toString('utf8', Number(offsets[data.offset + i]), Number(offsets[data.offset + i + 1])));
+    out[from + i] = strings.id(bytes.toString('utf8', Number(offsets[i]), Number(offsets[i + 1])));
   }
 }
 
