@@ -160,7 +160,7 @@ export class ColumnWriter {
   }
 
   /** `column 2 (y; Parquet "y") of edge`. */
-  private where(c: number): string {
+  where(c: number): string {
     return `column ${c + 1} (${this.columns[c]!.name}; ${this.format} "${this.fileColumns[c]!.name}") of ${this.relation}`;
   }
 

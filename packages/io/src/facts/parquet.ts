@@ -7,6 +7,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { parquetMetadataAsync, parquetSchema, parquetScan, type AsyncBuffer, type SchemaElement, type SchemaTree } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
+import { VixenError, errorAt } from '@vixen/queryplan';
 import { ColumnWriter, fromReader, type BinaryFactsLoader, type ColumnKind, type FileColumn } from './column-words.js';
 import { openFactsFile } from './open-file.js';
 
@@ -82,6 +83,17 @@ export const loadParquetInto: BinaryFactsLoader = async (path, columns, target, 
     const top = parquetSchema(metadata).children;
     const writer = new ColumnWriter(path, 'Parquet', relation, columns, kept, top.map(fileColumn), strings);
     writer.check();
+    for (const c of kept) {
+      const e = top[c]!.element;
+      const unsigned32 = e.type === 'INT32' && (e.converted_type === 'UINT_32' || (e.logical_type?.type === 'INTEGER' && !e.logical_type.isSigned && e.logical_type.bitWidth === 32));
+      // hyparquet keeps 32 bits of a delta page's first value, which DuckDB writes unsigned: from 2^31 up it comes
+      // out wrong. An error, never a wrong answer.
+      if (unsigned32 && metadata.row_groups.some((g) => g.columns[c]?.meta_data?.encodings.includes('DELTA_BINARY_PACKED'))) {
+        throw new VixenError(
+          errorAt(`${path}: ${writer.where(c)} is UINT32 in DELTA_BINARY_PACKED pages, which are not read reliably; write it with Parquet version 1 encodings (DuckDB: PARQUET_VERSION V1)`),
+        );
+      }
+    }
     const names = kept.map((c) => top[c]!.element.name);
     for (const c of kept) {
       // hyparquet turns decimals into floats; without the annotation it hands over the exact unscaled integers.
