@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { openGpu, parseByteSize, type Gpu } from '@vixen/runtime';
 import { BENCH_OPERATORS, benchEndToEnd, benchGraphs, compileSsbQuery, compileTpchQuery, END_TO_END_FORMATS, formatEndToEndReport, ssbQuerySql, ssbSchema, tpchQuerySql, tpchSchema, type EndToEndQuery, benchOperators, benchSsb, benchTpch, dbgenParallel, defaultBenchSizes, examplesDir, formatBenchReport, formatGraphBenchReport, formatSsbReport, formatTpchReport, GRAPH_KINDS, GRAPH_WORKLOADS, SSB_QUERIES, ssbgenParallel, TPCH_QUERIES, type TblBenchOptions } from '@vixen/bench';
 import { VixenError, type RelationDecl } from '@vixen/queryplan';
-import { parseOptions, writeJsonReport } from './options.js';
+import { BENCH_DESCRIPTION, parseOptions, writeJsonReport } from './options.js';
 import { formatProfile } from './report.js';
 
 /** `A..B` (inclusive) or a comma-separated list of log2 sizes, each in 1..31. */
@@ -194,7 +194,7 @@ const graphBenchOptionsSchema = z.object({
 
 /** The `bench` command with its `operators`, `tpch`, `ssb` and `graphs` sub-commands; `out` gets the table, `err` progress. */
 export function benchCommand(out: (s: string) => void, err: (s: string) => void): Command {
-  const bench = new Command('bench').description('benchmark the GPU operators, the TPC-H and SSB queries and the graph workloads');
+  const bench = new Command('bench').description(BENCH_DESCRIPTION);
   bench
     .command('operators')
     .description(`time copy and the operators (${BENCH_OPERATORS.join(', ')}) at sizes 2^A..2^B against copy bandwidth`)

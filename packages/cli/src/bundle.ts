@@ -9,9 +9,10 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, st
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { build, type Plugin } from 'esbuild';
+import type { Plugin } from 'esbuild';
 import { VixenError } from '@vixen/queryplan';
 import { dawnAddonPath } from '@vixen/runtime';
+import { buildJs } from './build-js.js';
 
 export interface BundleOptions {
   outDir: string;
@@ -98,22 +99,12 @@ function run(cmd: string, args: string[], cwd?: string): void {
 export async function buildBundle(options: BundleOptions): Promise<BundleReport> {
   const out = options.outDir;
   mkdirSync(out, { recursive: true });
-  // The CLI, and the entry of its worker threads (io's parallel/pool.ts looks for it beside vixen.mjs).
-  await build({
-    entryPoints: { vixen: join(import.meta.dirname, 'main.ts'), 'vixen-worker': join(import.meta.dirname, 'worker.ts') },
-    outdir: out,
-    outExtension: { '.js': '.mjs' },
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
+  const jsFiles = await buildJs({
+    outDir: out,
     minify: options.minify ?? true,
-    logLevel: 'silent',
     plugins: options.withDuckdb ? [webgpuBesideBundle, duckdbBesideBundle] : [webgpuBesideBundle],
     // DuckDB (native, optional) is only for the benchmarks' peer, which report when it is missing.
     external: options.withDuckdb ? [] : ['@duckdb/node-api'],
-    // CommonJS dependencies inside an ESM bundle still call require().
-    banner: { js: "import { createRequire as __vixenRequire } from 'node:module'; const require = __vixenRequire(import.meta.url);" },
   });
 
   const dawn = dawnAddonPath('linux', 'x64');
@@ -144,7 +135,7 @@ export async function buildBundle(options: BundleOptions): Promise<BundleReport>
 
   writeFileSync(join(out, 'vixen'), LAUNCHER);
   chmodSync(join(out, 'vixen'), 0o755);
-  const names = ['vixen', 'vixen.mjs', 'vixen-worker.mjs', 'dawn.node.xz', 'node.xz', ...(options.withDuckdb ? ['duckdb.node', 'libduckdb.so.xz'] : [])];
+  const names = ['vixen', ...jsFiles, 'dawn.node.xz', 'node.xz', ...(options.withDuckdb ? ['duckdb.node', 'libduckdb.so.xz'] : [])];
   const files = names.map((name) => ({ name, bytes: statSync(join(out, name)).size }));
   return { files, totalBytes: files.reduce((n, f) => n + f.bytes, 0) };
 }

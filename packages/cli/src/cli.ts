@@ -1,18 +1,16 @@
 import { writeFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { z } from 'zod';
-import { compileFile, compilerPasses, parseByteSize, Program, RunLimitError, type CompileOptions, type JoinStrategy, type RunOptions, type RunOutput } from '@vixen/runtime';
-import { importStore, readTextFile, writeSouffleOutputs } from '@vixen/io';
-import { JOIN_STRATEGIES, printKir } from '@vixen/kernel-ir';
-import { KeyViolationError, planToDot, printPlan, renderDiagnostics, VixenError } from '@vixen/queryplan';
-import { benchCommand } from './bench.js';
-import { runShell } from './shell.js';
-import { parseOptions } from './options.js';
+import type { CompileOptions, JoinStrategy, Program, RunOptions, RunOutput } from '@vixen/runtime';
+import { JOIN_STRATEGIES } from '@vixen/kernel-ir';
+import { renderDiagnostics, VixenError } from '@vixen/queryplan';
+import { BENCH_DESCRIPTION, parseOptions } from './options.js';
 import { stderrIsTerminal } from './filtered-stderr.js';
-import { buildBundle } from './bundle.js';
-import { checkOutputDir, ConstraintViolations, renderResults, writeOutputDir, type OutputFormat } from './format.js';
-import { explainDot, explainText, formatPasses, formatProfile, formatStats, missingFactsWarning, progressLine } from './report.js';
-import { loadProgressBar } from './load-progress.js';
+import type { OutputFormat } from './format.js';
+import { vixenVersion, webgpuVersion } from './version.js';
+
+/** The engine, loaded by the commands that run (engine.ts says why). */
+const engine = () => import('./engine.js');
 
 /** The names of a comma-separated list, blanks dropped. */
 const commaList = (s: string): string[] => s.split(',').map((x) => x.trim()).filter((x) => x.length > 0);
@@ -121,7 +119,8 @@ const passNames = (value: string, previous: string[]): string[] => [...previous,
  * A `.json` file is a compiled program; anything else is source (`.dl` Soufflé unless `dialect` says).
  * Compile options apply to source only (a compiled program's joins are already chosen).
  */
-export function loadProgram(file: string, options: SourceOptions = {}): Program {
+export async function loadProgram(file: string, options: SourceOptions = {}): Promise<Program> {
+  const { compileFile, Program, readTextFile } = await engine();
   const { dialect } = options;
   if (!file.endsWith('.json') || dialect) return compileFile(file, options);
   const text = readTextFile(file, 'program file');
@@ -138,11 +137,13 @@ export function loadProgram(file: string, options: SourceOptions = {}): Program 
  * @param progress whether long fixpoints may draw a progress line on stderr (only when it is a TTY of the real
  * process, never into captured output).
  */
-function buildCommand(out: (s: string) => void, err: (s: string) => void, progress: boolean): Command {
+async function buildCommand(argv: readonly string[], out: (s: string) => void, err: (s: string) => void, progress: boolean): Promise<Command> {
   const program = new Command('vixen')
     .description('Compile and run LogiQL-style Datalog on GPUs through WebGPU')
     .configureOutput({ writeOut: out, writeErr: err })
     .option('--verbose', "also show the WebGPU implementation's (Dawn's) own messages on stderr", false)
+    // Only listed here: runCli answers it (printVersions).
+    .option('-V, --version', 'print the versions of vixen and of Dawn (the webgpu package), and the adapter a run would use')
     .exitOverride();
   // Warnings of a program that compiles (a `.pragma` ignored, a relation always empty) go to stderr.
   const onWarnings: CompileOptions['onWarnings'] = (warnings, sources) => err(renderDiagnostics(warnings, sources) + '\n');
@@ -168,13 +169,15 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .option('--no-fusion', noFusionHelp)
     .action(async (file: string, raw: unknown) => {
       const opts = parseOptions(runOptionsSchema, raw);
+      const { checkOutputDir, ConstraintViolations, formatProfile, formatStats, KeyViolationError, missingFactsWarning, parseByteSize } = await engine();
+      const { renderResults, writeOutputDir, writeSouffleOutputs } = await engine();
       // Checked before compiling, so a bad size is reported as an option error.
       const maxDeviceMemory =
         opts.maxDeviceMemory === undefined ? undefined : parseByteSize(opts.maxDeviceMemory, 'option --max-device-memory');
       if (opts.outputDir !== undefined) checkOutputDir(opts.outputDir);
       const outputs = opts.output;
       // Compiled for the relations asked for: the others become intermediates the compiler may skip or free.
-      const prog = loadProgram(file, { ...sourceOptions(opts), onWarnings });
+      const prog = await loadProgram(file, { ...sourceOptions(opts), onWarnings });
       const sources = { ...(opts.facts !== undefined ? { factsDir: opts.facts } : {}) };
       let output: RunOutput;
       const limits = {
@@ -237,8 +240,9 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .option('--passes', 'list the compiler passes in the order they run (query plan, then kernel IR), optional or required', false)
     .option('--print-after <passes>', 'print the IR after every run of these passes, each under a header line (comma-separated, repeatable)', passNames, [])
     .option('--disable-pass <passes>', 'skip these optional passes, to debug the compiler (comma-separated, repeatable)', passNames, [])
-    .action((file: string | undefined, raw: unknown, command: Command) => {
+    .action(async (file: string | undefined, raw: unknown, command: Command) => {
       const opts = parseOptions(planOptionsSchema, raw);
+      const { compileFile, compilerPasses, formatPasses, planToDot, printKir, printPlan } = await engine();
       if (opts.passes) {
         out(formatPasses(compilerPasses()));
         return;
@@ -273,7 +277,8 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .option('--no-fusion', noFusionHelp)
     .action(async (file: string, raw: unknown) => {
       const opts = parseOptions(explainOptionsSchema, raw);
-      const prog = loadProgram(file, sourceOptions(opts));
+      const { explainDot, explainText, missingFactsWarning } = await engine();
+      const prog = await loadProgram(file, sourceOptions(opts));
       let stats;
       if (opts.profile) {
         const options = {
@@ -298,8 +303,9 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .option('--output <relations>', planOutputHelp)
     .addOption(joinStrategyOption())
     .option('--no-fusion', noFusionHelp)
-    .action((file: string, raw: unknown) => {
+    .action(async (file: string, raw: unknown) => {
       const opts = parseOptions(compileOptionsSchema, raw);
+      const { compileFile } = await engine();
       const prog = compileFile(file, { ...sourceOptions(opts), onWarnings });
       writeFileSync(opts.out, JSON.stringify(prog.toJSON()) + '\n');
       err(`wrote ${opts.out}\n`);
@@ -313,7 +319,8 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .requiredOption('-o, --out <dir>', 'store folder to write (an existing store is replaced; anything else there is an error)')
     .action(async (file: string, raw: unknown) => {
       const opts = parseOptions(importOptionsSchema, raw);
-      const prog = loadProgram(file);
+      const { importStore, loadProgressBar } = await engine();
+      const prog = await loadProgram(file);
       if (prog.souffleIo) throw new VixenError({ severity: 'error', message: 'vixen import reads LogiQL declarations; a Soufflé program reads its .input files as text' });
       const bar = progress ? loadProgressBar(process.stderr) : undefined;
       try {
@@ -335,6 +342,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .option('--no-minify', 'keep names in the bundled CLI (readable CPU profiles and stack traces on the server)')
     .action(async (dir: string, raw: unknown) => {
       const opts = parseOptions(bundleOptionsSchema, raw);
+      const { buildBundle } = await engine();
       const report = await buildBundle({ outDir: dir, ...opts });
       for (const f of report.files) out(`${dir}/${f.name}  ${(f.bytes / 2 ** 20).toFixed(1)} MiB\n`);
       out(`total ${(report.totalBytes / 2 ** 20).toFixed(1)} MiB; run it as ${dir}/vixen run FILE\n`);
@@ -348,6 +356,7 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
     .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
     .action(async (file: string | undefined, raw: unknown) => {
       const opts = parseOptions(shellOptionsSchema, raw);
+      const { runShell } = await engine();
       await runShell({
         input: process.stdin,
         out,
@@ -359,7 +368,10 @@ function buildCommand(out: (s: string) => void, err: (s: string) => void, progre
       });
     });
 
-  program.addCommand(benchCommand(out, err));
+  // `vixen bench`'s options list the benchmarks' queries, which come with the engine: elsewhere (`vixen --help`) a
+  // stand-in with its description is enough.
+  if (argv.includes('bench')) program.addCommand((await import('./bench.js')).benchCommand(out, err));
+  else program.command('bench').description(BENCH_DESCRIPTION);
 
   return program;
 }
@@ -375,6 +387,7 @@ async function runReporting(
   report: { stats: boolean; profile: boolean },
   options: RunOptions,
 ): ReturnType<Program['run']> {
+  const { formatProfile, formatStats, loadProgressBar, progressLine, RunLimitError } = await engine();
   const line = progress ? progressLine(err) : undefined;
   const bar = progress ? loadProgressBar(process.stderr) : undefined;
   try {
@@ -393,6 +406,14 @@ async function runReporting(
   }
 }
 
+/** `vixen --version`: the package's version, Dawn's (the webgpu package's), and the adapter a run would pick. */
+async function printVersions(out: (s: string) => void): Promise<void> {
+  const { openGpu } = await engine();
+  const gpu = await openGpu();
+  out(`vixen ${vixenVersion()}\nwebgpu (Dawn) ${webgpuVersion()}\nadapter: ${gpu.adapterName}\n`);
+  gpu.dispose();
+}
+
 /** Exit status of a run stopped by --max-iterations, --max-tuples, --timeout or --max-device-memory. */
 export const EXIT_LIMIT = 4;
 
@@ -408,10 +429,17 @@ export async function runCli(
 ): Promise<number> {
   const err = errOut ?? ((s: string) => process.stderr.write(s));
   try {
-    await buildCommand(out, err, errOut === undefined && stderrIsTerminal()).parseAsync([...argv]);
+    const args = argv.slice(2);
+    if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+      await printVersions(out);
+      return 0;
+    }
+    await (await buildCommand(argv, out, err, errOut === undefined && stderrIsTerminal())).parseAsync([...argv]);
     return 0;
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
+    // Errors other than the command line's come from the commands, which have loaded the engine.
+    const { ConstraintViolations, RunLimitError } = await engine();
     if (e instanceof ConstraintViolations) {
       err(e.message);
       return 3;

@@ -11,8 +11,8 @@ const CHILD = 'VIXEN_STDERR_FILTERED';
 /** Set in the child when the real stderr is a terminal (its own is a pipe): the progress line may draw. */
 const TERMINAL = 'VIXEN_STDERR_TTY';
 
-/** Commands that open a WebGPU adapter, and so make Dawn talk. */
-const GPU_COMMANDS = new Set(['run', 'explain', 'bench', 'shell']);
+/** Commands that open a WebGPU adapter, and so make Dawn talk (`--version` names the adapter it would use). */
+const GPU_COMMANDS = new Set(['run', 'explain', 'bench', 'shell', '--version', '-V']);
 
 /** Whether `argv` (process.argv) should run in a filtered child. */
 export function filtersStderr(argv: readonly string[]): boolean {

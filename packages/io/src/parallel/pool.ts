@@ -22,8 +22,9 @@ const resourceLimits = { maxYoungGenerationSizeMb: 64 };
 
 /**
  * The worker's entry: from the sources its .ts beside this file, loaded through tsx (which the workspace runs
- * on, and which does not reach worker threads by itself); in the bundle (`vixen bundle`) vixen-worker.mjs beside
- * vixen.mjs, which holds every package's tasks already.
+ * on, and which does not reach worker threads by itself); in built code (the `vixen` package of `pnpm
+ * release-pack`, `vixen bundle`: cli/src/build-js.ts) vixen-worker.mjs beside the module this file is bundled
+ * into, which holds every package's tasks already.
  */
 function startWorker(): Worker {
   if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./vixen-worker.mjs', import.meta.url), { resourceLimits });
