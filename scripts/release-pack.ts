@@ -29,11 +29,11 @@ const OPTIONAL_PEERS = ['@duckdb/node-api'];
 
 /**
  * Registry dependencies bundled into the JavaScript rather than imported, for start-up time: chevrotain's ESM
- * build is some 300 modules (with lodash-es), which took about 1 s of every `vixen run` on a 2-core machine, and
- * resolving and loading zod's and commander's modules about a fifth of `vixen --help`'s 0.4 s. They stay
- * dependencies where the declarations import them (zod: the compiled-program file's type).
+ * build is some 300 modules (with lodash-es), which took about 1 s of every `vixen run` on a 2-core machine,
+ * apache-arrow's 158 took 0.2 s, and resolving and loading zod's and commander's modules about a fifth of `vixen
+ * --help`'s 0.4 s. They stay dependencies where the declarations import them (zod: the compiled-program file's type).
  */
-const INLINED = ['chevrotain', 'commander', 'zod'];
+const INLINED = ['apache-arrow', 'chevrotain', 'commander', 'zod'];
 
 /** The registry dependencies of every workspace package, one range each (two different ranges are an error). */
 function registryDependencies(): Record<string, string> {
