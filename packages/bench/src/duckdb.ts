@@ -12,7 +12,9 @@ export interface DuckDb {
 export async function openDuckDb(hint: string, threads?: number): Promise<DuckDb> {
   let api: typeof import('@duckdb/node-api');
   try {
-    api = await import('@duckdb/node-api');
+    const mod = await import('@duckdb/node-api');
+    // Bundled with code splitting (`vixen bundle`), the CommonJS package comes as the module's default export.
+    api = 'DuckDBInstance' in mod && mod.DuckDBInstance ? mod : (mod as unknown as { default: typeof mod }).default;
   } catch {
     throw new VixenError({ severity: 'error', message: `DuckDB (@duckdb/node-api) is not installed: ${hint}` });
   }
