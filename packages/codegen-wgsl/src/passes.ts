@@ -139,6 +139,20 @@ export const PASS_LAYOUTS = {
    * (offsets, u) u0 = (n).
    */
   aggCarry: ['write', 'uniform'],
+  /**
+   * Facts text (kernels/parse-text.ts): per segment of PARSE_SEGMENT_BYTES bytes its record ends to counts[i]
+   * (counts[segments] = 0), state[0] |= 1 at a byte left to the host. (text, counts, state, u) u0 = (bytes, segments).
+   */
+  parseCount: ['read', 'write', 'write', 'uniform'],
+  /** Record ends (newline offsets) of each segment at ends[offsets[i]...]. (text, offsets, ends, u) u0 = (bytes, segments). */
+  parseEnds: ['read', 'read', 'write', 'uniform'],
+  /**
+   * Record r's kept fields converted into row r, string fields as byte spans; state[0] |= 1 at a record left to the
+   * host. (text, ends, rows, spans, state, u) u0 = (bytes, segments, records).
+   */
+  parseRows: ['read', 'read', 'write', 'write', 'write', 'uniform'],
+  /** String ids of parsed rows into their words. (ids, rows, u) u0 = (rows). */
+  parseStrings: ['read', 'write', 'uniform'],
 } as const satisfies Record<string, readonly BindingKind[]>;
 
 export type PassName = keyof typeof PASS_LAYOUTS;

@@ -1,0 +1,311 @@
+/**
+ * Facts text parsed on the device (runtime gpu/parse-text.ts drives it). A chunk of whole lines is bound as u32
+ * words (bytes little-endian); the passes:
+ * - parseCount: each thread counts the record ends (a newline ending a non-empty line) of its PARSE_SEGMENT_BYTES
+ *   bytes, and flags bytes the device leaves to the host (NUL, a CSV quote);
+ * - an exclusive scan of the counts (scan.ts) gives each segment's first record;
+ * - parseEnds: each thread writes its record ends at those offsets;
+ * - parseRows: one thread per record splits it at the delimiter, checks the field count and converts the kept
+ *   columns into the relation's row words; string fields become (start, end) byte spans the host interns.
+ * Conversions take the forms io's convert.ts takes, exactly (integers of up to 18 digits, the short decimal form,
+ * YYYY-MM-DD dates, booleans): any other field (blanks around it, a long number, anything malformed) sets the state
+ * flag, and the host parses the whole file instead, so its messages and its rarer forms stay the host's.
+ */
+import { rowWords, type ScalarType } from '@vixen/queryplan';
+import { SCAN_ADD, scanBlock } from '../scan.js';
+import { atomicBinding, header, SUBGROUP_VARIANT, threadMain } from '../wgsl.js';
+
+/** Bytes a parseCount / parseEnds thread reads (a multiple of 4). */
+export const PARSE_SEGMENT_BYTES = 64;
+
+export interface TextLayout {
+  /** The field delimiter, one ASCII byte. */
+  delimiter: number;
+  /** CSV: a quote anywhere leaves the file to the host. */
+  quoting: boolean;
+  /** TPC-H `.tbl`: one delimiter may end a line. */
+  trailingDelimiter: boolean;
+  /** Every column of the file. */
+  types: readonly ScalarType[];
+  /** The columns converted (ascending indices into `types`): the output row's columns, in order. */
+  kept: readonly number[];
+}
+
+const BYTES = `
+fn byteAt(p: u32) -> u32 {
+  return (text[p >> 2u] >> ((p & 3u) * 8u)) & 0xffu;
+}
+
+// Whether the newline at p ends a non-empty line (not "" nor a lone "\\r": the host skips those).
+fn endsRecord(p: u32) -> bool {
+  if (p == 0u) { return false; }
+  let prev = byteAt(p - 1u);
+  if (prev == 10u) { return false; }
+  if (prev == 13u) { return p >= 2u && byteAt(p - 2u) != 10u; }
+  return true;
+}
+`;
+
+/** Segment loop shared by parseCount and parseEnds: `body` runs for each byte `b` at `p`. */
+function segmentLoop(body: string): string {
+  return `  let n = u[0].x;
+  let segs = u[0].y;
+  let s = i * ${PARSE_SEGMENT_BYTES}u;
+  let e = min(s + ${PARSE_SEGMENT_BYTES}u, n);
+  let last = (e + 3u) >> 2u;
+  for (var w = s >> 2u; w < last; w = w + 1u) {
+    let word = text[w];
+    for (var k = 0u; k < 4u; k = k + 1u) {
+      let p = w * 4u + k;
+      let b = (word >> (k * 8u)) & 0xffu;
+      if (p < e) {
+${body}
+      }
+    }
+  }`;
+}
+
+function countPass(layout: TextLayout): string {
+  const quote = layout.quoting ? ' || b == 34u' : '';
+  const code = `${header('parseCount', ['text', 'counts', 'state'])}${BYTES}${threadMain(`  if (i > u[0].y) { return; }
+  if (i == u[0].y) { counts[i] = 0u; return; }
+  var c = 0u;
+${segmentLoop(`        if (b == 10u && endsRecord(p)) { c = c + 1u; }
+        if (b == 0u${quote}) { atomicOr(&state[0], 1u); }`)}
+  counts[i] = c;`)}`;
+  return atomicBinding(code, 'state');
+}
+
+function endsPass(): string {
+  return `${header('parseEnds', ['text', 'offsets', 'ends'])}${BYTES}${threadMain(`  if (i >= u[0].y) { return; }
+  var at = offsets[i];
+${segmentLoop(`        if (b == 10u && endsRecord(p)) { ends[at] = p; at = at + 1u; }`)}`)}`;
+}
+
+/** Field conversions: each returns its words and whether the field was in a form the device takes (z / y). */
+const CONVERSIONS = `
+// v * 10 + d on a (lo, hi) pair; callers keep v below 10^18.
+fn mul10add(v: vec2<u32>, d: u32) -> vec2<u32> {
+  let a = v.x << 3u;
+  let b = v.x << 1u;
+  let lo = a + b;
+  var carry = (v.x >> 29u) + (v.x >> 31u) + select(0u, 1u, lo < a);
+  let lo2 = lo + d;
+  carry = carry + select(0u, 1u, lo2 < lo);
+  return vec2<u32>(lo2, v.y * 10u + carry);
+}
+
+fn neg64(v: vec2<u32>) -> vec2<u32> {
+  let lo = ~v.x + 1u;
+  return vec2<u32>(lo, ~v.y + select(0u, 1u, lo == 0u));
+}
+
+// A field with blanks at either end: the host trims it (convert.ts), the device leaves it to the host.
+fn blankEdge(s: u32, e: u32) -> bool {
+  if (e <= s) { return false; }
+  let a = byteAt(s);
+  let z = byteAt(e - 1u);
+  return a <= 32u || a >= 127u || z <= 32u || z >= 127u;
+}
+
+// 1 to 18 ASCII digits in [s, e): (lo, hi, ok).
+fn digits18(s: u32, e: u32) -> vec3<u32> {
+  if (e <= s || e - s > 18u) { return vec3<u32>(0u, 0u, 0u); }
+  var v = vec2<u32>(0u, 0u);
+  for (var p = s; p < e; p = p + 1u) {
+    let d = byteAt(p) - 48u;
+    if (d > 9u) { return vec3<u32>(0u, 0u, 0u); }
+    v = mul10add(v, d);
+  }
+  return vec3<u32>(v, 1u);
+}
+
+// Leading sign: (first digit, 1 if '-').
+fn signOf(s: u32, e: u32) -> vec2<u32> {
+  if (e <= s) { return vec2<u32>(s, 0u); }
+  let b = byteAt(s);
+  if (b == 45u) { return vec2<u32>(s + 1u, 1u); }
+  if (b == 43u) { return vec2<u32>(s + 1u, 0u); }
+  return vec2<u32>(s, 0u);
+}
+
+fn convInt32(s: u32, e: u32) -> vec2<u32> {
+  if (blankEdge(s, e)) { return vec2<u32>(0u, 0u); }
+  let sg = signOf(s, e);
+  let v = digits18(sg.x, e);
+  let limit = select(0x7fffffffu, 0x80000000u, sg.y == 1u);
+  if (v.z == 0u || v.y != 0u || v.x > limit) { return vec2<u32>(0u, 0u); }
+  return vec2<u32>(select(v.x, 0u - v.x, sg.y == 1u), 1u);
+}
+
+fn convUint32(s: u32, e: u32) -> vec2<u32> {
+  if (blankEdge(s, e)) { return vec2<u32>(0u, 0u); }
+  let sg = signOf(s, e);
+  let v = digits18(sg.x, e);
+  // "-0" is 0; any other negative is out of range.
+  if (v.z == 0u || v.y != 0u || (sg.y == 1u && v.x != 0u)) { return vec2<u32>(0u, 0u); }
+  return vec2<u32>(v.x, 1u);
+}
+
+fn convInt64(s: u32, e: u32) -> vec3<u32> {
+  if (blankEdge(s, e)) { return vec3<u32>(0u, 0u, 0u); }
+  let sg = signOf(s, e);
+  let v = digits18(sg.x, e);
+  if (v.z == 0u) { return v; }
+  return vec3<u32>(select(v.xy, neg64(v.xy), sg.y == 1u), 1u);
+}
+
+// convert.ts's shortDecimal: 1 to 11 integer digits, then optionally '.' and 1 to 4 digits; scaled by 10^4.
+fn convDecimal(s: u32, e: u32) -> vec3<u32> {
+  if (blankEdge(s, e)) { return vec3<u32>(0u, 0u, 0u); }
+  let sg = signOf(s, e);
+  var p = sg.x;
+  var v = vec2<u32>(0u, 0u);
+  while (p < e) {
+    let d = byteAt(p) - 48u;
+    if (d > 9u) { break; }
+    v = mul10add(v, d);
+    p = p + 1u;
+  }
+  let intDigits = p - sg.x;
+  if (intDigits < 1u || intDigits > 11u) { return vec3<u32>(0u, 0u, 0u); }
+  var frac = 0u;
+  if (p < e) {
+    if (byteAt(p) != 46u || e - p - 1u < 1u || e - p - 1u > 4u) { return vec3<u32>(0u, 0u, 0u); }
+    for (p = p + 1u; p < e; p = p + 1u) {
+      let d = byteAt(p) - 48u;
+      if (d > 9u) { return vec3<u32>(0u, 0u, 0u); }
+      v = mul10add(v, d);
+      frac = frac + 1u;
+    }
+  }
+  for (; frac < 4u; frac = frac + 1u) { v = mul10add(v, 0u); }
+  return vec3<u32>(select(v, neg64(v), sg.y == 1u), 1u);
+}
+
+fn digitsAt(s: u32, n: u32) -> i32 {
+  var v = 0;
+  for (var p = s; p < s + n; p = p + 1u) {
+    let d = byteAt(p) - 48u;
+    if (d > 9u) { return -1; }
+    v = v * 10 + i32(d);
+  }
+  return v;
+}
+
+// queryplan's parseDate: YYYY-MM-DD, a real day, as days since 1970-01-01.
+fn convDate(s: u32, e: u32) -> vec2<u32> {
+  if (e - s != 10u || byteAt(s + 4u) != 45u || byteAt(s + 7u) != 45u) { return vec2<u32>(0u, 0u); }
+  let y = digitsAt(s, 4u);
+  let m = digitsAt(s + 5u, 2u);
+  let d = digitsAt(s + 8u, 2u);
+  if (y < 0 || m < 1 || m > 12 || d < 1) { return vec2<u32>(0u, 0u); }
+  let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+  var days = array<i32, 12>(31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31);
+  if (d > days[m - 1] + select(0, 1, m == 2 && leap)) { return vec2<u32>(0u, 0u); }
+  let yy = select(y, y - 1, m <= 2);
+  let era = select(yy, yy - 399, yy < 0) / 400;
+  let yoe = yy - era * 400;
+  let doy = (153 * select(m + 9, m - 3, m > 2) + 2) / 5 + d - 1;
+  return vec2<u32>(bitcast<u32>(era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468), 1u);
+}
+
+fn convBoolean(s: u32, e: u32) -> vec2<u32> {
+  let n = e - s;
+  if (n == 1u) {
+    let b = byteAt(s);
+    if (b == 49u) { return vec2<u32>(1u, 1u); }
+    if (b == 48u) { return vec2<u32>(0u, 1u); }
+  } else if (n == 4u && byteAt(s) == 116u && byteAt(s + 1u) == 114u && byteAt(s + 2u) == 117u && byteAt(s + 3u) == 101u) {
+    return vec2<u32>(1u, 1u);
+  } else if (n == 5u && byteAt(s) == 102u && byteAt(s + 1u) == 97u && byteAt(s + 2u) == 108u && byteAt(s + 3u) == 115u && byteAt(s + 4u) == 101u) {
+    return vec2<u32>(0u, 1u);
+  }
+  return vec2<u32>(0u, 0u);
+}
+`;
+
+/** Whether the device converts columns of `type` (float32 text is left to the host: its rounding must be exact). */
+export const deviceParses = (type: ScalarType): boolean => type !== 'float32';
+
+/** WGSL storing field [fs, p) of a kept column of `type` at output word `at` (string: span `k`). */
+function convertField(type: ScalarType, at: string, k: number, strings: number): string {
+  const fail = `atomicOr(&state[0], 1u); return;`;
+  switch (type) {
+    case 'string':
+      return `spans[(r * ${strings}u + ${k}u) * 2u] = fs; spans[(r * ${strings}u + ${k}u) * 2u + 1u] = p;`;
+    case 'int32':
+    case 'uint32':
+    case 'date':
+    case 'boolean': {
+      const fn = { int32: 'convInt32', uint32: 'convUint32', date: 'convDate', boolean: 'convBoolean' }[type];
+      return `{ let v = ${fn}(fs, p); if (v.y == 0u) { ${fail} } rows[${at}] = v.x; }`;
+    }
+    case 'int64':
+    case 'decimal':
+      return `{ let v = ${type === 'int64' ? 'convInt64' : 'convDecimal'}(fs, p); if (v.z == 0u) { ${fail} } rows[${at}] = v.x; rows[${at} + 1u] = v.y; }`;
+    case 'float32':
+      throw new Error('internal: float32 text is parsed on the host');
+  }
+}
+
+function rowsPass(layout: TextLayout): string {
+  const { types, kept, delimiter } = layout;
+  const width = rowWords(kept.map((c) => types[c]!));
+  const strings = kept.filter((c) => types[c] === 'string').length;
+  const fail = `atomicOr(&state[0], 1u); return;`;
+  const fields: string[] = [];
+  let word = 0;
+  let k = 0;
+  types.forEach((type, c) => {
+    const lines = [`  fs = p;`, `  while (p < lineEnd && byteAt(p) != ${delimiter}u) { p = p + 1u; }`];
+    if (kept.includes(c)) {
+      lines.push(`  ${convertField(type, `base + ${word}u`, k, strings)}`);
+      word += rowWords([type]);
+      if (type === 'string') k++;
+    }
+    if (c < types.length - 1) lines.push(`  if (p >= lineEnd) { ${fail} }`, `  p = p + 1u;`);
+    fields.push(lines.join('\n'));
+  });
+  const extra = layout.trailingDelimiter ? `p + 1u != lineEnd` : 'true';
+  const code = `${header('parseRows', ['text', 'ends', 'rows', 'spans', 'state'])}${BYTES}${CONVERSIONS}${threadMain(`  if (i >= u[0].z) { return; }
+  let r = i;
+  let end = ends[r];
+  var p = 0u;
+  if (r > 0u) { p = ends[r - 1u] + 1u; }
+  // Empty lines before the record ("\\n" or "\\r\\n").
+  loop {
+    let b = byteAt(p);
+    if (b == 10u) { p = p + 1u; continue; }
+    if (b == 13u && byteAt(p + 1u) == 10u) { p = p + 2u; continue; }
+    break;
+  }
+  let lineEnd = select(end, end - 1u, byteAt(end - 1u) == 13u);
+  let base = r * ${width}u;
+  var fs = 0u;
+${fields.join('\n')}
+  if (p < lineEnd && ${extra}) { ${fail} }`)}`;
+  return atomicBinding(code, 'state');
+}
+
+/** The passes that parse text of `layout` (uniform u0 = (bytes, segments, records)), with the scan's. */
+export function parseTextShaders(layout: TextLayout): Record<string, string> {
+  return {
+    parseCount: countPass(layout),
+    parseEnds: endsPass(),
+    parseRows: rowsPass(layout),
+    scanBlock: scanBlock(false),
+    [`scanBlock${SUBGROUP_VARIANT}`]: scanBlock(true),
+    scanAdd: SCAN_ADD,
+  };
+}
+
+/**
+ * The pass writing the interned string ids into rows of `width` words: ids[r * S + k] (S = `offsets.length`) to
+ * word offsets[k] of row r. u0 = (rows).
+ */
+export function parseStringsShaders(width: number, offsets: readonly number[]): Record<string, string> {
+  const S = offsets.length;
+  const stores = offsets.map((off, k) => `  rows[i * ${width}u + ${off}u] = ids[i * ${S}u + ${k}u];`).join('\n');
+  return { parseStrings: `${header('parseStrings', ['ids', 'rows'])}${threadMain(`  if (i >= u[0].x) { return; }\n${stores}`)}` };
+}

@@ -1,0 +1,248 @@
+/**
+ * Facts files parsed on the device (codegen-wgsl kernels/parse-text.ts): the file is read in large chunks of whole
+ * lines (the next one read while the device parses this one), each chunk's bytes uploaded as they are, and the
+ * device finds the records, splits them and converts the kept columns into row words, one relation chunk per file
+ * chunk. String fields come back as byte spans, which the host interns by their bytes (no JS string per field) and
+ * decodes once per distinct string; their ids reach the rows' words once the run's dictionary is known
+ * (`deviceRowsRelation`). Anything the device does not take exactly as io's host parser does (a quote in CSV, a NUL
+ * byte, invalid UTF-8, a CR ending the file, a field in a rarer form or malformed, float32 columns) makes
+ * `parseTextOnDevice` give the file up: the caller parses it on the host, whose rows or messages are then the
+ * answer. Nothing of a file given up stays on the device.
+ */
+import { isUtf8 } from 'node:buffer';
+import { open } from 'node:fs/promises';
+import { rowWords, type ScalarType } from '@vixen/queryplan';
+import { PARSE_SEGMENT_BYTES, deviceParses, parseStringsShaders, parseTextShaders, type TextLayout } from '@vixen/codegen-wgsl';
+import { ByteInterner, stringWordOffsets, type DeviceRows, type Format, type StringInterner } from '@vixen/io';
+import { chunkedOf, leaves } from './chunks.js';
+import { internals, type Gpu, type GpuImpl } from './device.js';
+import { encodeScan } from './kernels/scan.js';
+import { memoShaders, Recorder, type Bound } from './recorder.js';
+import { acquireBound, allocRelation, bound, DeviceLimitError, releaseRelation, submitAndSync, type DeviceRelation } from './relations.js';
+
+/** Default bytes read and parsed at a time. */
+export const PARSE_CHUNK_BYTES = 64 * 2 ** 20;
+
+/** The device leaves the file to the host parser. */
+class HostParses extends Error {}
+
+/** Rows of one file on the device, with their strings' temporary ids (see io's DeviceRows). */
+class ParsedRows implements DeviceRows {
+  private taken = false;
+  constructor(
+    private readonly gpu: Gpu,
+    readonly relation: DeviceRelation,
+    readonly stringIds: Uint32Array,
+  ) {}
+
+  get count(): number {
+    return this.relation.count;
+  }
+
+  /** The relation, owned by the caller from now on. */
+  take(): DeviceRelation {
+    this.taken = true;
+    return this.relation;
+  }
+
+  release(): void {
+    if (!this.taken) for (const l of leaves(this.relation)) releaseRelation(this.gpu, l);
+    this.taken = true;
+  }
+}
+
+export interface TextFile {
+  path: string;
+  format: Format;
+  /** Every column of the file. */
+  types: readonly ScalarType[];
+  /** The columns kept (ascending indices into `types`). */
+  kept: readonly number[];
+  /** Bytes read at a time (tests force small ones; at least 4). */
+  chunkBytes?: number;
+}
+
+/**
+ * The kept columns of `file` parsed on the device, strings as ids of `strings` (added without lookup: the dictionary
+ * merges repeats), or undefined where the host must parse the file.
+ */
+export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: StringInterner): Promise<DeviceRows | undefined> {
+  const { format, types, kept } = file;
+  const keptTypes = kept.map((c) => types[c]!);
+  const width = rowWords(keptTypes);
+  const delimiter = format.delimiter.charCodeAt(0);
+  if (format.delimiter.length !== 1 || delimiter > 127 || [10, 13, 34].includes(delimiter) || width === 0 || !keptTypes.every(deviceParses)) return undefined;
+  const g = internals(gpu);
+  const layout: TextLayout = { delimiter, quoting: format.quoting, trailingDelimiter: format.trailingDelimiter, types, kept };
+  const shaders = memoShaders({ parseText: layout }, () => parseTextShaders(layout));
+  const stringCount = keptTypes.filter((t) => t === 'string').length;
+  const interner = new ByteInterner();
+  const parts: DeviceRelation[] = [];
+  const ids: Uint32Array[] = [];
+  const chunkBytes = Math.max(4, Math.min(file.chunkBytes ?? PARSE_CHUNK_BYTES, g.limits.maxStorageBufferBindingSize - 8));
+  let chunks: AsyncGenerator<Buffer> | undefined;
+  try {
+    chunks = lineChunks(file.path, chunkBytes);
+    // The next chunk is read while the device parses this one.
+    let next = chunks.next();
+    for (;;) {
+      const { value: chunk, done } = await next;
+      if (done) break;
+      next = chunks.next();
+      const part = await parseChunk(g, shaders, chunk, width, stringCount);
+      parts.push(part.rows);
+      const chunkIds = new Uint32Array(part.spans.length / 2);
+      for (let i = 0; i < chunkIds.length; i++) chunkIds[i] = interner.id(chunk, part.spans[2 * i]!, part.spans[2 * i + 1]!, 0);
+      ids.push(chunkIds);
+    }
+  } catch (e) {
+    for (const p of parts) releaseRelation(gpu, p);
+    await chunks?.return(undefined);
+    if (e instanceof HostParses || e instanceof DeviceLimitError) return undefined;
+    // The host parser says what is wrong with a file it cannot read.
+    if ((e as NodeJS.ErrnoException).code !== undefined) return undefined;
+    throw e;
+  }
+  // Each distinct string decoded once, with a temporary id of the run's interner.
+  const table = interner.table();
+  const text = Buffer.from(table.bytes.buffer, table.bytes.byteOffset, table.bytes.byteLength);
+  const runIds = new Uint32Array(table.ends.length);
+  for (let s = 0; s < runIds.length; s++) runIds[s] = strings.add(text.toString('utf8', s === 0 ? 0 : table.ends[s - 1]!, table.ends[s]!));
+  const all = new Uint32Array(ids.reduce((n, a) => n + a.length, 0));
+  let at = 0;
+  for (const a of ids) {
+    for (let i = 0; i < a.length; i++) all[at + i] = runIds[a[i]!]!;
+    at += a.length;
+  }
+  const relation = chunkedOf(parts, width);
+  if (relation.count === 0) return undefined;
+  return new ParsedRows(gpu, relation, all);
+}
+
+/** One chunk's rows on the device, and its string fields' byte spans (start, end) row by row. */
+async function parseChunk(g: GpuImpl, shaders: Record<string, string>, chunk: Buffer, width: number, stringCount: number): Promise<{ rows: DeviceRelation; spans: Uint32Array }> {
+  const n = chunk.length;
+  const segments = Math.ceil(n / PARSE_SEGMENT_BYTES);
+  const words = new Uint32Array(Math.ceil(n / 4));
+  new Uint8Array(words.buffer).set(chunk);
+  const held: Bound[] = [];
+  const acquire = (count: number, what: string): Bound => {
+    const b = acquireBound(g, count, what);
+    held.push(b);
+    return b;
+  };
+  let rows: DeviceRelation | undefined;
+  try {
+    const text = acquire(words.length, `a chunk of ${n} bytes`);
+    g.writeBuffer(text.buffer, 0, words);
+    const counts = acquire(segments + 1, 'record counts');
+    const state = acquire(1, 'parse state');
+    const counting = new Recorder(g, shaders);
+    counting.clear(state.buffer, 4);
+    counting.dispatch('parseCount', [text, counts, state], [n, segments], segments + 1);
+    encodeScan(counting, counts, segments + 1);
+    const [total, flag] = await submitAndSync(g, counting, [
+      { buffer: counts.buffer, offset: segments * 4, words: 1 },
+      { buffer: state.buffer, offset: 0, words: 1 },
+    ]);
+    if (flag![0] !== 0) throw new HostParses();
+    const records = total![0]!;
+    rows = allocRelation(g, records, width);
+    if (records === 0) return { rows, spans: new Uint32Array(0) };
+    const ends = acquire(records, 'record ends');
+    const spanWords = records * stringCount * 2;
+    const spans = acquire(Math.max(1, spanWords), 'string spans');
+    const parsing = new Recorder(g, shaders);
+    parsing.dispatch('parseEnds', [text, counts, ends], [n, segments], segments);
+    parsing.dispatch('parseRows', [text, ends, bound(rows), spans, state], [n, segments, records], records);
+    const [bad, read] = await submitAndSync(g, parsing, [
+      { buffer: state.buffer, offset: 0, words: 1 },
+      ...(spanWords > 0 ? [{ buffer: spans.buffer, offset: 0, words: spanWords }] : []),
+    ]);
+    if (bad![0] !== 0) throw new HostParses();
+    return { rows, spans: read ?? new Uint32Array(0) };
+  } catch (e) {
+    if (rows) releaseRelation(g, rows);
+    throw e;
+  } finally {
+    for (const b of held) g.pool.release(b.buffer);
+  }
+}
+
+/**
+ * The file's bytes in chunks of whole lines, each at least `chunkBytes` long where the file has that many left (a
+ * longer line makes a longer chunk), a UTF-8 BOM at the start dropped; the last ends with a newline added when the
+ * file does not end with one.
+ */
+async function* lineChunks(path: string, chunkBytes: number): AsyncGenerator<Buffer> {
+  const fh = await open(path, 'r');
+  try {
+    let carry = Buffer.alloc(0);
+    let first = true;
+    for (;;) {
+      const buf = Buffer.allocUnsafe(carry.length + chunkBytes + 1);
+      carry.copy(buf, 0);
+      const { bytesRead } = await fh.read(buf, carry.length, chunkBytes, null);
+      const len = carry.length + bytesRead;
+      const start = first && len >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0;
+      first = false;
+      if (bytesRead === 0) {
+        if (len === start) return;
+        // The host keeps a CR that ends the file (it strips one only before a newline).
+        if (buf[len - 1] === 13) throw new HostParses();
+        let end = len;
+        if (buf[len - 1] !== 10) buf[end++] = 10;
+        yield checked(buf.subarray(start, end));
+        return;
+      }
+      const nl = buf.lastIndexOf(10, len - 1);
+      if (nl < start) {
+        carry = buf.subarray(start, len);
+        continue;
+      }
+      carry = Buffer.from(buf.subarray(nl + 1, len));
+      yield checked(buf.subarray(start, nl + 1));
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+/** `chunk` when it is UTF-8 (it holds whole lines, so no character is cut); the host reports invalid text. */
+function checked(chunk: Buffer): Buffer {
+  if (!isUtf8(chunk)) throw new HostParses();
+  return chunk;
+}
+
+/**
+ * The device relation of rows a device parsed (relation of column `types`), string words filled with `rows`'
+ * (remapped) ids; the caller owns it.
+ */
+export async function deviceRowsRelation(gpu: Gpu, rows: DeviceRows, types: readonly ScalarType[]): Promise<DeviceRelation> {
+  if (!(rows instanceof ParsedRows)) throw new Error('internal: device rows of another loader');
+  const relation = rows.take();
+  const offsets = stringWordOffsets(types);
+  if (offsets.length === 0) return relation;
+  const g = internals(gpu);
+  const shaders = memoShaders({ parseStrings: [relation.width, offsets] }, () => parseStringsShaders(relation.width, offsets));
+  const held: GPUBuffer[] = [];
+  try {
+    const rec = new Recorder(g, shaders);
+    let first = 0;
+    for (const leaf of leaves(relation)) {
+      const ids = rows.stringIds.subarray(first * offsets.length, (first + leaf.count) * offsets.length);
+      const b = acquireBound(g, ids.length, 'string ids');
+      held.push(b.buffer);
+      g.writeBuffer(b.buffer, 0, ids);
+      rec.dispatch('parseStrings', [b, bound(leaf)], [leaf.count], leaf.count);
+      first += leaf.count;
+    }
+    await rec.submit();
+  } catch (e) {
+    for (const l of leaves(relation)) releaseRelation(gpu, l);
+    throw e;
+  } finally {
+    for (const b of held) g.pool.release(b);
+  }
+  return relation;
+}
