@@ -12,6 +12,9 @@ import { vixenVersion, webgpuVersion } from './version.js';
 /** The engine, loaded by the commands that run (engine.ts says why). */
 const engine = () => import('./engine.js');
 
+/** The runtime's PARSE_MODES, written out: the CLI loads the engine only for commands that run (engine.ts). */
+const PARSE_MODES = ['host', 'device', 'auto'] as const;
+
 /** The names of a comma-separated list, blanks dropped. */
 const commaList = (s: string): string[] => s.split(',').map((x) => x.trim()).filter((x) => x.length > 0);
 
@@ -27,6 +30,7 @@ const runOptionsSchema = z.object({
   format: z.enum(['table', 'csv', 'json', 'count']).default('table'),
   outputDir: z.string().min(1).optional(),
   backend: z.enum(['auto', 'vulkan', 'opengles']).default('auto'),
+  parse: z.enum(PARSE_MODES).default('auto'),
   reference: z.boolean().default(false),
   stats: z.boolean().default(false),
   profile: z.boolean().default(false),
@@ -108,6 +112,12 @@ const joinStrategyOption = (): Option =>
     JOIN_STRATEGIES,
   );
 
+/** `--parse`: where facts text is parsed (RunOptions.parse). */
+export const parseOption = (): Option =>
+  new Option('--parse <where>', 'parse facts files on the host, on the device, or auto (the device for large files on a GPU)')
+    .choices(PARSE_MODES)
+    .default('auto');
+
 const planOutputHelp = 'comma-separated relations the program is compiled for, as run --output does (default: all derived relations)';
 
 const noFusionHelp = 'keep each kernel separate (no kernel fusion); the other kernel-IR optimizations still run';
@@ -158,6 +168,7 @@ async function buildCommand(argv: readonly string[], out: (s: string) => void, e
     .option('-D, --output-dir <dir>', 'write <relation>.csv (tab-separated, no header) per output relation, as Soufflé does (Soufflé: - for stdout)')
     .addOption(new Option('--dialect <dialect>', 'source dialect (default: souffle for .dl files)').choices(['logiql', 'souffle']))
     .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
+    .addOption(parseOption())
     .option('--reference', 'evaluate with the reference interpreter instead of the GPU', false)
     .option('--stats', 'print run statistics on stderr', false)
     .option('--profile', 'print per-operator and per-kernel launches, device time, rows and bytes on stderr', false)
@@ -201,6 +212,7 @@ async function buildCommand(argv: readonly string[], out: (s: string) => void, e
             ...sources,
             ...(outputs ? { outputs } : {}),
             backend: opts.backend,
+            parse: opts.parse,
             profile: opts.profile,
             ...limits,
           }),
