@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { z } from 'zod';
 import { openGpu, parseByteSize, type Gpu } from '@vixen/runtime';
-import { BENCH_OPERATORS, benchEndToEnd, benchGraphs, compileSsbQuery, compileTpchQuery, END_TO_END_FORMATS, formatEndToEndReport, ssbQuerySql, ssbSchema, tpchQuerySql, tpchSchema, type EndToEndQuery, benchOperators, benchSsb, benchTpch, dbgenParallel, defaultBenchSizes, examplesDir, formatBenchReport, formatGraphBenchReport, formatSsbReport, formatTpchReport, GRAPH_KINDS, GRAPH_WORKLOADS, SSB_QUERIES, ssbgenParallel, TPCH_QUERIES, type TblBenchOptions } from '@vixen/bench';
+import { BENCH_OPERATORS, benchEndToEnd, benchGraphs, benchLoad, compileSsbQuery, compileTpchQuery, END_TO_END_FORMATS, formatEndToEndReport, formatLoadReport, ssbQuerySql, ssbSchema, tpchQuerySql, tpchSchema, type EndToEndQuery, benchOperators, benchSsb, benchTpch, dbgenParallel, defaultBenchSizes, examplesDir, formatBenchReport, formatGraphBenchReport, formatSsbReport, formatTpchReport, GRAPH_KINDS, GRAPH_WORKLOADS, SSB_QUERIES, ssbgenParallel, TPCH_QUERIES, type TblBenchOptions } from '@vixen/bench';
 import { VixenError, type RelationDecl } from '@vixen/queryplan';
 import { BENCH_DESCRIPTION, parseOptions, writeJsonReport } from './options.js';
 import { formatProfile } from './report.js';
@@ -255,6 +255,39 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
           endToEnd: (dir) => ({
             schema: tpchSchema(dir),
             queries: (opts.queries ?? TPCH_QUERIES).map((q) => ({ label: `Q${q}`, compile: () => compileTpchQuery(dir, q), sql: tpchQuerySql(dir, q) })),
+          }),
+        },
+        out,
+        err,
+      );
+    });
+  bench
+    .command('load')
+    .description('load the TPC-H tables from .tbl files into device memory, parsed on the host and on the device, against DuckDB loading the same files')
+    .requiredOption('--sf <n>', 'scale factor')
+    .option('--data <dir>', 'folder of .tbl files (default: generate SF n data into a temporary folder)')
+    .option('--queries-dir <dir>', 'folder with the TPC-H schema.logic (default: examples/tpch)')
+    .option('--json <file>', 'also write the report as JSON')
+    .option('--runs <n>', 'timed loads of each kind (median reported)', '3')
+    .option('--warmup <n>', 'untimed loads first', '1')
+    .option('--seed <n>', 'generator seed', '1')
+    .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
+    .action(async (raw: unknown) => {
+      const opts = parseOptions(z.object(tblBenchOptions), raw);
+      await runTblBench(
+        opts,
+        {
+          name: 'TPC-H',
+          examples: 'tpch',
+          generate: async (dir) => {
+            const g = await dbgenParallel({ sf: opts.sf, out: dir, seed: opts.seed });
+            return `generated SF ${opts.sf} (${g.rows.lineitem} lineitems) in ${(g.ms / 1000).toFixed(1)} s\n`;
+          },
+          bench: (gpu, common) => benchLoad(gpu, common),
+          format: formatLoadReport,
+          endToEnd: (dir) => ({
+            schema: tpchSchema(dir),
+            queries: TPCH_QUERIES.map((q) => ({ label: `Q${q}`, compile: () => compileTpchQuery(dir, q), sql: tpchQuerySql(dir, q) })),
           }),
         },
         out,
