@@ -151,7 +151,15 @@ export const PASS_LAYOUTS = {
    * host. (text, ends, rows, spans, state, u) u0 = (bytes, segments, records).
    */
   parseRows: ['read', 'read', 'write', 'write', 'write', 'uniform'],
-  /** String ids of parsed rows into their words. (ids, rows, u) u0 = (rows). */
+  /**
+   * Distinct string fields of a parsed chunk (parseInternShaders): the table (2 words a slot) and state[1] zeroed
+   * by the host; each new string's span appended to `distinct`. (text, spans, table, distinct, fieldSlots, state, u)
+   * u0 = (fields, mask).
+   */
+  parseIntern: ['read', 'read', 'write', 'write', 'write', 'write', 'uniform'],
+  /** Each string field's distinct index into its row word. (table, fieldSlots, rows, state, u) u0 = (fields). */
+  parseStringIds: ['read', 'read', 'write', 'read', 'uniform'],
+  /** Parsed rows' string words (distinct indices) to dictionary ids through `dict`. (dict, rows, u) u0 = (rows). */
   parseStrings: ['read', 'write', 'uniform'],
 } as const satisfies Record<string, readonly BindingKind[]>;
 

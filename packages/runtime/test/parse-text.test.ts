@@ -173,6 +173,18 @@ describe('device text parsing equals the host parser', () => {
   }, 300_000);
 });
 
+test('repeated, colliding and prefix strings read as the host reads them, across chunks', async () => {
+  // 50 values repeated (equal hashes, probing past other strings in a table of few slots), unique ones, prefixes of
+  // each other and strings differing in one byte: the dedup compares bytes, not only hashes and lengths.
+  const names = Array.from({ length: 50 }, (_, i) => `name ${i % 7 === 0 ? '' : 'x'.repeat(i)}${i}`);
+  const lines = Array.from({ length: 3000 }, (_, i) => `${i}\t${names[(i * 31) % 50]}\t${i % 5 === 0 ? `u${i}` : i % 2 ? 'ab' : 'ac'}\t${'a'.repeat(i % 4)}`);
+  const path = join(dir, `strings.tsv`);
+  writeFileSync(path, lines.join('\n'));
+  const types: ScalarType[] = ['int32', 'string', 'string', 'string'];
+  const host = await hostRows(path, types.map((type, i) => ({ name: `c${i}`, type })), [0, 1, 2, 3]);
+  for (const chunkBytes of [1 << 20, 4096, 100]) expect(await deviceRows(path, types, [0, 1, 2, 3], chunkBytes)).toEqual(host);
+});
+
 describe('runs and databases with parse: device', () => {
   const schema = `
 item(id, name, price, day, ok) -> int32(id), string(name), decimal(price), date(day), boolean(ok).

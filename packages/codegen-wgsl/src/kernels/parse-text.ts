@@ -301,11 +301,61 @@ export function parseTextShaders(layout: TextLayout): Record<string, string> {
 }
 
 /**
- * The pass writing the interned string ids into rows of `width` words: ids[r * S + k] (S = `offsets.length`) to
- * word offsets[k] of row r. u0 = (rows).
+ * Passes that find the distinct string fields of a parsed chunk on the device (F = records * S fields, S string
+ * columns kept; `offsets` their word offsets in rows of `width` words), so the host decodes each distinct string once
+ * and never touches a row: parseIntern hashes each field's bytes (FNV-1a) into a linear-probing table of mask + 1
+ * slots of (first field + 1, distinct index) and appends each new string's span to `distinct` (state[1] counts
+ * them); parseStringIds writes each field's distinct index into its row word. Nothing runs once state[0] flags the
+ * chunk (its spans may be unwritten).
+ */
+export function parseInternShaders(width: number, offsets: readonly number[]): Record<string, string> {
+  const S = offsets.length;
+  const intern = `${header('parseIntern', ['text', 'spans', 'table', 'distinct', 'fieldSlots', 'state'])}${BYTES}
+fn sameBytes(a: u32, b: u32, n: u32) -> bool {
+  for (var k = 0u; k < n; k = k + 1u) {
+    if (byteAt(a + k) != byteAt(b + k)) { return false; }
+  }
+  return true;
+}
+${threadMain(`  if (i >= u[0].x || atomicLoad(&state[0]) != 0u) { return; }
+  let mask = u[0].y;
+  let s = spans[2u * i];
+  let e = spans[2u * i + 1u];
+  var h = 2166136261u;
+  for (var p = s; p < e; p = p + 1u) { h = (h ^ byteAt(p)) * 16777619u; }
+  var slot = h & mask;
+  loop {
+    let r = atomicCompareExchangeWeak(&table[2u * slot], 0u, i + 1u);
+    if (r.exchanged) {
+      let d = atomicAdd(&state[1], 1u);
+      distinct[2u * d] = s;
+      distinct[2u * d + 1u] = e;
+      atomicStore(&table[2u * slot + 1u], d);
+      fieldSlots[i] = slot;
+      return;
+    }
+    // A weak exchange may fail on an empty slot: try it again.
+    if (r.old_value == 0u) { continue; }
+    let o = r.old_value - 1u;
+    let os = spans[2u * o];
+    if (spans[2u * o + 1u] - os == e - s && sameBytes(os, s, e - s)) {
+      fieldSlots[i] = slot;
+      return;
+    }
+    slot = (slot + 1u) & mask;
+  }`)}`;
+  const offs = `array<u32, ${S}>(${offsets.map((o) => `${o}u`).join(', ')})`;
+  const ids = `${header('parseStringIds', ['table', 'fieldSlots', 'rows', 'state'])}${threadMain(`  if (i >= u[0].x || state[0] != 0u) { return; }
+  var offs = ${offs};
+  rows[(i / ${S}u) * ${width}u + offs[i % ${S}u]] = table[2u * fieldSlots[i] + 1u];`)}`;
+  return { parseIntern: atomicBinding(atomicBinding(intern, 'table'), 'state'), parseStringIds: ids };
+}
+
+/**
+ * The pass turning the string words of parsed rows (rows of `width` words, string columns at word `offsets`) from
+ * their chunk's distinct indices into dictionary ids: word = map[word]. u0 = (rows).
  */
 export function parseStringsShaders(width: number, offsets: readonly number[]): Record<string, string> {
-  const S = offsets.length;
-  const stores = offsets.map((off, k) => `  rows[i * ${width}u + ${off}u] = ids[i * ${S}u + ${k}u];`).join('\n');
-  return { parseStrings: `${header('parseStrings', ['ids', 'rows'])}${threadMain(`  if (i >= u[0].x) { return; }\n${stores}`)}` };
+  const stores = offsets.map((off) => `  rows[i * ${width}u + ${off}u] = dict[rows[i * ${width}u + ${off}u]];`).join('\n');
+  return { parseStrings: `${header('parseStrings', ['dict', 'rows'])}${threadMain(`  if (i >= u[0].x) { return; }\n${stores}`)}` };
 }

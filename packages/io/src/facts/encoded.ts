@@ -45,7 +45,7 @@ export class StringInterner implements StringIds {
  */
 export interface DeviceRows {
   readonly count: number;
-  /** Temporary string ids (ids of the load's interner) of the rows' string columns: row r's k-th at r * S + k. */
+  /** The temporary string ids (of the load's interner) the rows' string words stand for (how: the loader's business). */
   readonly stringIds: Uint32Array;
   /** Gives the device memory back (a load that failed, or rows the run never took). */
   release(): void;

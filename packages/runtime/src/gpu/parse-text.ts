@@ -2,9 +2,10 @@
  * Facts files parsed on the device (codegen-wgsl kernels/parse-text.ts): the file is read in large chunks of whole
  * lines (the next one read while the device parses this one), each chunk's bytes uploaded as they are, and the
  * device finds the records, splits them and converts the kept columns into row words, one relation chunk per file
- * chunk. String fields come back as byte spans, which the host interns by their bytes (no JS string per field) and
- * decodes once per distinct string; their ids reach the rows' words once the run's dictionary is known
- * (`deviceRowsRelation`). Anything the device does not take exactly as io's host parser does (a quote in CSV, a NUL
+ * chunk. The device also finds each chunk's distinct string fields (hashing their bytes) and writes each field's
+ * distinct index into its row word; only the distinct strings' spans come back, and the host cuts their text from
+ * the chunk it read, interned by bytes across chunks, so no row costs host work. Once the run's dictionary is known
+ * a pass maps the indices to dictionary ids (`deviceRowsRelation`). Anything the device does not take exactly as io's host parser does (a quote in CSV, a NUL
  * byte, invalid UTF-8, a CR ending the file, a field in a rarer form or malformed, float32 columns) makes
  * `parseTextOnDevice` give the file up: the caller parses it on the host, whose rows or messages are then the
  * answer. Nothing of a file given up stays on the device.
@@ -12,13 +13,13 @@
 import { isUtf8 } from 'node:buffer';
 import { open } from 'node:fs/promises';
 import { rowWords, type ScalarType } from '@vixen/queryplan';
-import { PARSE_SEGMENT_BYTES, deviceParses, parseStringsShaders, parseTextShaders, type TextLayout } from '@vixen/codegen-wgsl';
+import { PARSE_SEGMENT_BYTES, deviceParses, parseInternShaders, parseStringsShaders, parseTextShaders, type TextLayout } from '@vixen/codegen-wgsl';
 import { ByteInterner, stringWordOffsets, type DeviceRows, type Format, type StringInterner } from '@vixen/io';
 import { chunkedOf, leaves } from './chunks.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { encodeScan } from './kernels/scan.js';
 import { memoShaders, Recorder, type Bound } from './recorder.js';
-import { acquireBound, allocRelation, bound, DeviceLimitError, releaseRelation, submitAndSync, type DeviceRelation } from './relations.js';
+import { acquireBound, allocRelation, bound, DeviceLimitError, readWords, releaseRelation, submitAndSync, type DeviceRelation } from './relations.js';
 
 /** Default bytes read and parsed at a time. */
 export const PARSE_CHUNK_BYTES = 64 * 2 ** 20;
@@ -26,13 +27,17 @@ export const PARSE_CHUNK_BYTES = 64 * 2 ** 20;
 /** The device leaves the file to the host parser. */
 class HostParses extends Error {}
 
-/** Rows of one file on the device, with their strings' temporary ids (see io's DeviceRows). */
+/**
+ * Rows of one file on the device (see io's DeviceRows): `stringIds` holds each chunk's distinct strings as temporary
+ * ids, the chunk's string words index them; leaf j's from `mapStarts[j]` on.
+ */
 class ParsedRows implements DeviceRows {
   private taken = false;
   constructor(
     private readonly gpu: Gpu,
     readonly relation: DeviceRelation,
     readonly stringIds: Uint32Array,
+    readonly mapStarts: readonly number[],
   ) {}
 
   get count(): number {
@@ -75,10 +80,12 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
   const g = internals(gpu);
   const layout: TextLayout = { delimiter, quoting: format.quoting, trailingDelimiter: format.trailingDelimiter, types, kept };
   const shaders = memoShaders({ parseText: layout }, () => parseTextShaders(layout));
-  const stringCount = keptTypes.filter((t) => t === 'string').length;
+  const offsets = stringWordOffsets(keptTypes);
+  const internShaders = offsets.length > 0 ? memoShaders({ parseIntern: [width, offsets] }, () => parseInternShaders(width, offsets)) : undefined;
   const interner = new ByteInterner();
   const parts: DeviceRelation[] = [];
-  const ids: Uint32Array[] = [];
+  /** Per part, its distinct strings as ids of `interner`. */
+  const maps: Uint32Array[] = [];
   const chunkBytes = Math.max(4, Math.min(file.chunkBytes ?? PARSE_CHUNK_BYTES, g.limits.maxStorageBufferBindingSize - 8));
   let chunks: AsyncGenerator<Buffer> | undefined;
   try {
@@ -89,11 +96,12 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
       const { value: chunk, done } = await next;
       if (done) break;
       next = chunks.next();
-      const part = await parseChunk(g, shaders, chunk, width, stringCount);
+      const part = await parseChunk(g, shaders, internShaders, chunk, width, offsets.length);
+      if (part.rows.count === 0) continue;
       parts.push(part.rows);
-      const chunkIds = new Uint32Array(part.spans.length / 2);
-      for (let i = 0; i < chunkIds.length; i++) chunkIds[i] = interner.id(chunk, part.spans[2 * i]!, part.spans[2 * i + 1]!, 0);
-      ids.push(chunkIds);
+      const map = new Uint32Array(part.distinct.length / 2);
+      for (let d = 0; d < map.length; d++) map[d] = interner.id(chunk, part.distinct[2 * d]!, part.distinct[2 * d + 1]!, 0);
+      maps.push(map);
     }
   } catch (e) {
     for (const p of parts) releaseRelation(gpu, p);
@@ -103,24 +111,35 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
     if ((e as NodeJS.ErrnoException).code !== undefined) return undefined;
     throw e;
   }
+  if (parts.length === 0) return undefined;
   // Each distinct string decoded once, with a temporary id of the run's interner.
   const table = interner.table();
   const text = Buffer.from(table.bytes.buffer, table.bytes.byteOffset, table.bytes.byteLength);
   const runIds = new Uint32Array(table.ends.length);
   for (let s = 0; s < runIds.length; s++) runIds[s] = strings.add(text.toString('utf8', s === 0 ? 0 : table.ends[s - 1]!, table.ends[s]!));
-  const all = new Uint32Array(ids.reduce((n, a) => n + a.length, 0));
+  const all = new Uint32Array(maps.reduce((n, m) => n + m.length, 0));
+  const mapStarts: number[] = [];
   let at = 0;
-  for (const a of ids) {
-    for (let i = 0; i < a.length; i++) all[at + i] = runIds[a[i]!]!;
-    at += a.length;
+  for (const m of maps) {
+    mapStarts.push(at);
+    for (let i = 0; i < m.length; i++) all[at + i] = runIds[m[i]!]!;
+    at += m.length;
   }
-  const relation = chunkedOf(parts, width);
-  if (relation.count === 0) return undefined;
-  return new ParsedRows(gpu, relation, all);
+  return new ParsedRows(gpu, chunkedOf(parts, width), all, mapStarts);
 }
 
-/** One chunk's rows on the device, and its string fields' byte spans (start, end) row by row. */
-async function parseChunk(g: GpuImpl, shaders: Record<string, string>, chunk: Buffer, width: number, stringCount: number): Promise<{ rows: DeviceRelation; spans: Uint32Array }> {
+/**
+ * One chunk's rows on the device, string words as indices of the chunk's distinct strings, whose byte spans
+ * (start, end) `distinct` holds.
+ */
+async function parseChunk(
+  g: GpuImpl,
+  shaders: Record<string, string>,
+  internShaders: Record<string, string> | undefined,
+  chunk: Buffer,
+  width: number,
+  stringCount: number,
+): Promise<{ rows: DeviceRelation; distinct: Uint32Array }> {
   const n = chunk.length;
   const segments = Math.ceil(n / PARSE_SEGMENT_BYTES);
   const words = new Uint32Array(Math.ceil(n / 4));
@@ -136,9 +155,10 @@ async function parseChunk(g: GpuImpl, shaders: Record<string, string>, chunk: Bu
     const text = acquire(words.length, `a chunk of ${n} bytes`);
     g.writeBuffer(text.buffer, 0, words);
     const counts = acquire(segments + 1, 'record counts');
-    const state = acquire(1, 'parse state');
+    // The flag of something left to the host, and the count of distinct strings.
+    const state = acquire(2, 'parse state');
     const counting = new Recorder(g, shaders);
-    counting.clear(state.buffer, 4);
+    counting.clear(state.buffer, 8);
     counting.dispatch('parseCount', [text, counts, state], [n, segments], segments + 1);
     encodeScan(counting, counts, segments + 1);
     const [total, flag] = await submitAndSync(g, counting, [
@@ -148,19 +168,29 @@ async function parseChunk(g: GpuImpl, shaders: Record<string, string>, chunk: Bu
     if (flag![0] !== 0) throw new HostParses();
     const records = total![0]!;
     rows = allocRelation(g, records, width);
-    if (records === 0) return { rows, spans: new Uint32Array(0) };
+    if (records === 0) return { rows, distinct: new Uint32Array(0) };
     const ends = acquire(records, 'record ends');
-    const spanWords = records * stringCount * 2;
-    const spans = acquire(Math.max(1, spanWords), 'string spans');
+    const fields = records * stringCount;
+    const spans = acquire(Math.max(1, 2 * fields), 'string spans');
     const parsing = new Recorder(g, shaders);
     parsing.dispatch('parseEnds', [text, counts, ends], [n, segments], segments);
     parsing.dispatch('parseRows', [text, ends, bound(rows), spans, state], [n, segments, records], records);
-    const [bad, read] = await submitAndSync(g, parsing, [
-      { buffer: state.buffer, offset: 0, words: 1 },
-      ...(spanWords > 0 ? [{ buffer: spans.buffer, offset: 0, words: spanWords }] : []),
-    ]);
-    if (bad![0] !== 0) throw new HostParses();
-    return { rows, spans: read ?? new Uint32Array(0) };
+    let distinct: Bound | undefined;
+    if (internShaders && fields > 0) {
+      // Twice as many slots as fields at least, so probes stay short.
+      const slots = 2 ** Math.ceil(Math.log2(2 * fields));
+      const table = acquire(2 * slots, 'string table');
+      const fieldSlots = acquire(fields, 'string slots');
+      distinct = acquire(2 * fields, 'distinct strings');
+      const interning = parsing.using(internShaders);
+      interning.clear(table.buffer, 8 * slots);
+      interning.dispatch('parseIntern', [text, spans, table, distinct, fieldSlots, state], [fields, slots - 1], fields);
+      interning.dispatch('parseStringIds', [table, fieldSlots, bound(rows), state], [fields], fields);
+    }
+    const [read] = await submitAndSync(g, parsing, [{ buffer: state.buffer, offset: 0, words: 2 }]);
+    if (read![0] !== 0) throw new HostParses();
+    const found = read![1]!;
+    return { rows, distinct: distinct && found > 0 ? await readWords(g, distinct.buffer, 0, 2 * found) : new Uint32Array(0) };
   } catch (e) {
     if (rows) releaseRelation(g, rows);
     throw e;
@@ -215,7 +245,7 @@ function checked(chunk: Buffer): Buffer {
 }
 
 /**
- * The device relation of rows a device parsed (relation of column `types`), string words filled with `rows`'
+ * The device relation of rows a device parsed (relation of column `types`), string words turned into `rows`'
  * (remapped) ids; the caller owns it.
  */
 export async function deviceRowsRelation(gpu: Gpu, rows: DeviceRows, types: readonly ScalarType[]): Promise<DeviceRelation> {
@@ -228,15 +258,13 @@ export async function deviceRowsRelation(gpu: Gpu, rows: DeviceRows, types: read
   const held: GPUBuffer[] = [];
   try {
     const rec = new Recorder(g, shaders);
-    let first = 0;
-    for (const leaf of leaves(relation)) {
-      const ids = rows.stringIds.subarray(first * offsets.length, (first + leaf.count) * offsets.length);
-      const b = acquireBound(g, ids.length, 'string ids');
+    leaves(relation).forEach((leaf, j) => {
+      const map = rows.stringIds.subarray(rows.mapStarts[j]!, rows.mapStarts[j + 1] ?? rows.stringIds.length);
+      const b = acquireBound(g, map.length, 'string ids');
       held.push(b.buffer);
-      g.writeBuffer(b.buffer, 0, ids);
+      g.writeBuffer(b.buffer, 0, map);
       rec.dispatch('parseStrings', [b, bound(leaf)], [leaf.count], leaf.count);
-      first += leaf.count;
-    }
+    });
     await rec.submit();
   } catch (e) {
     for (const l of leaves(relation)) releaseRelation(gpu, l);
