@@ -142,8 +142,7 @@ async function parseChunk(
 ): Promise<{ rows: DeviceRelation; distinct: Uint32Array }> {
   const n = chunk.length;
   const segments = Math.ceil(n / PARSE_SEGMENT_BYTES);
-  const words = new Uint32Array(Math.ceil(n / 4));
-  new Uint8Array(words.buffer).set(chunk);
+  const words = chunkWords(chunk);
   const held: Bound[] = [];
   const acquire = (count: number, what: string): Bound => {
     const b = acquireBound(g, count, what);
@@ -200,6 +199,18 @@ async function parseChunk(
 }
 
 /**
+ * `chunk` as u32 words (the bytes past its end in the last word are never read): a view where it lies 4-byte aligned
+ * with room for the last word (lineChunks reads into such buffers), else a copy.
+ */
+function chunkWords(chunk: Buffer): Uint32Array {
+  const words = Math.ceil(chunk.length / 4);
+  if (chunk.byteOffset % 4 === 0 && chunk.byteOffset + 4 * words <= chunk.buffer.byteLength) return new Uint32Array(chunk.buffer, chunk.byteOffset, words);
+  const out = new Uint32Array(words);
+  new Uint8Array(out.buffer).set(chunk);
+  return out;
+}
+
+/**
  * The file's bytes in chunks of whole lines, each at least `chunkBytes` long where the file has that many left (a
  * longer line makes a longer chunk), a UTF-8 BOM at the start dropped; the last ends with a newline added when the
  * file does not end with one.
@@ -210,7 +221,8 @@ async function* lineChunks(path: string, chunkBytes: number): AsyncGenerator<Buf
     let carry = Buffer.alloc(0);
     let first = true;
     for (;;) {
-      const buf = Buffer.allocUnsafe(carry.length + chunkBytes + 1);
+      // Room for a final newline and the last word's padding; large buffers start 4-byte aligned (chunkWords).
+      const buf = Buffer.allocUnsafe(carry.length + chunkBytes + 4);
       carry.copy(buf, 0);
       const { bytesRead } = await fh.read(buf, carry.length, chunkBytes, null);
       const len = carry.length + bytesRead;
