@@ -139,13 +139,16 @@ export const PASS_LAYOUTS = {
    * (offsets, u) u0 = (n).
    */
   aggCarry: ['write', 'uniform'],
+  /** CSV text (kernels/parse-text.ts): the quotes of each segment (quotes[segments] = 0). (text, quotes, u) u0 = (bytes, segments). */
+  parseQuotes: ['read', 'write', 'uniform'],
   /**
    * Facts text (kernels/parse-text.ts): per segment of PARSE_SEGMENT_BYTES bytes its record ends to counts[i]
-   * (counts[segments] = 0), state[0] |= 1 at a byte left to the host. (text, counts, state, u) u0 = (bytes, segments).
+   * (counts[segments] = 0), state[0] |= 1 at a byte left to the host; CSV: quotes[i] = the quotes before segment i.
+   * (text, quotes, counts, state, u) u0 = (bytes, segments).
    */
-  parseCount: ['read', 'write', 'write', 'uniform'],
-  /** Record ends (newline offsets) of each segment at ends[offsets[i]...]. (text, offsets, ends, u) u0 = (bytes, segments). */
-  parseEnds: ['read', 'read', 'write', 'uniform'],
+  parseCount: ['read', 'read', 'write', 'write', 'uniform'],
+  /** Record ends (newline offsets) of each segment at ends[offsets[i]...]. (text, quotes, offsets, ends, u) u0 = (bytes, segments). */
+  parseEnds: ['read', 'read', 'read', 'write', 'uniform'],
   /**
    * Record r's kept fields converted into row r, string fields as byte spans; state[0] |= 1 at a record left to the
    * host. (text, ends, rows, spans, state, u) u0 = (bytes, segments, records).

@@ -1,8 +1,10 @@
 /**
  * Facts text parsed on the device (runtime gpu/parse-text.ts drives it). A chunk of whole lines is bound as u32
  * words (bytes little-endian); the passes:
- * - parseCount: each thread counts the record ends (a newline ending a non-empty line) of its PARSE_SEGMENT_BYTES
- *   bytes, and flags bytes the device leaves to the host (NUL, a CSV quote);
+ * - CSV only: parseQuotes counts each segment's quotes, and a scan gives the quotes before each segment, so a byte
+ *   knows whether it lies inside a quoted field;
+ * - parseCount: each thread counts the record ends (a newline ending a non-empty line, outside quotes) of its
+ *   PARSE_SEGMENT_BYTES bytes, and flags a NUL byte, which the device leaves to the host;
  * - an exclusive scan of the counts (scan.ts) gives each segment's first record;
  * - parseEnds: each thread writes its record ends at those offsets;
  * - parseRows: one thread per record splits it at the delimiter, checks the field count and converts the kept
@@ -21,7 +23,7 @@ export const PARSE_SEGMENT_BYTES = 64;
 export interface TextLayout {
   /** The field delimiter, one ASCII byte. */
   delimiter: number;
-  /** CSV: a quote anywhere leaves the file to the host. */
+  /** CSV: RFC 4180 quoted fields (no quote in an unquoted one). */
   quoting: boolean;
   /** TPC-H `.tbl`: one delimiter may end a line. */
   trailingDelimiter: boolean;
@@ -46,40 +48,54 @@ fn endsRecord(p: u32) -> bool {
 }
 `;
 
-/** Segment loop shared by parseCount and parseEnds: `body` runs for each byte `b` at `p`. */
-function segmentLoop(body: string): string {
+/**
+ * Segment loop shared by the segment passes: `body` runs for each byte `b` at `p`. With `quoting`, `inq` says whether
+ * `p` is inside a CSV quoted field (from the quotes before the segment, `quotes[i]`, and those in it before `p`).
+ */
+function segmentLoop(body: string, quoting = false): string {
   return `  let n = u[0].x;
   let segs = u[0].y;
   let s = i * ${PARSE_SEGMENT_BYTES}u;
   let e = min(s + ${PARSE_SEGMENT_BYTES}u, n);
-  let last = (e + 3u) >> 2u;
+  let last = (e + 3u) >> 2u;${quoting ? '\n  var inq = (quotes[i] & 1u) == 1u;' : ''}
   for (var w = s >> 2u; w < last; w = w + 1u) {
     let word = text[w];
     for (var k = 0u; k < 4u; k = k + 1u) {
       let p = w * 4u + k;
       let b = (word >> (k * 8u)) & 0xffu;
-      if (p < e) {
+      if (p < e) {${quoting ? '\n        if (b == 34u) { inq = !inq; }' : ''}
 ${body}
       }
     }
   }`;
 }
 
+/** A newline at `p` that ends a record: a non-empty line's, outside quotes. */
+const recordEnd = (quoting: boolean): string => `b == 10u && ${quoting ? '!inq && ' : ''}endsRecord(p)`;
+
+/** CSV: the quotes of each segment to quotes[i] (quotes[segments] = 0), scanned into each segment's quotes before it. */
+function quotesPass(): string {
+  return `${header('parseQuotes', ['text', 'quotes'])}${threadMain(`  if (i > u[0].y) { return; }
+  if (i == u[0].y) { quotes[i] = 0u; return; }
+  var c = 0u;
+${segmentLoop(`        if (b == 34u) { c = c + 1u; }`)}
+  quotes[i] = c;`)}`;
+}
+
 function countPass(layout: TextLayout): string {
-  const quote = layout.quoting ? ' || b == 34u' : '';
-  const code = `${header('parseCount', ['text', 'counts', 'state'])}${BYTES}${threadMain(`  if (i > u[0].y) { return; }
+  const code = `${header('parseCount', ['text', 'quotes', 'counts', 'state'])}${BYTES}${threadMain(`  if (i > u[0].y) { return; }
   if (i == u[0].y) { counts[i] = 0u; return; }
   var c = 0u;
-${segmentLoop(`        if (b == 10u && endsRecord(p)) { c = c + 1u; }
-        if (b == 0u${quote}) { atomicOr(&state[0], 1u); }`)}
+${segmentLoop(`        if (${recordEnd(layout.quoting)}) { c = c + 1u; }
+        if (b == 0u) { atomicOr(&state[0], 1u); }`, layout.quoting)}
   counts[i] = c;`)}`;
   return atomicBinding(code, 'state');
 }
 
-function endsPass(): string {
-  return `${header('parseEnds', ['text', 'offsets', 'ends'])}${BYTES}${threadMain(`  if (i >= u[0].y) { return; }
+function endsPass(layout: TextLayout): string {
+  return `${header('parseEnds', ['text', 'quotes', 'offsets', 'ends'])}${BYTES}${threadMain(`  if (i >= u[0].y) { return; }
   var at = offsets[i];
-${segmentLoop(`        if (b == 10u && endsRecord(p)) { ends[at] = p; at = at + 1u; }`)}`)}`;
+${segmentLoop(`        if (${recordEnd(layout.quoting)}) { ends[at] = p; at = at + 1u; }`, layout.quoting)}`)}`;
 }
 
 /** Field conversions: each returns its words and whether the field was in a form the device takes (z / y). */
@@ -228,22 +244,25 @@ fn convBoolean(s: u32, e: u32) -> vec2<u32> {
 /** Whether the device converts columns of `type` (float32 text is left to the host: its rounding must be exact). */
 export const deviceParses = (type: ScalarType): boolean => type !== 'float32';
 
-/** WGSL storing field [fs, p) of a kept column of `type` at output word `at` (string: span `k`). */
+/**
+ * WGSL storing field [fs, fe) of a kept column of `type` at output word `at` (string: span `k`); `esc`: the field
+ * was quoted and holds doubled quotes, which only a string may.
+ */
 function convertField(type: ScalarType, at: string, k: number, strings: number): string {
   const fail = `atomicOr(&state[0], 1u); return;`;
   switch (type) {
     case 'string':
-      return `spans[(r * ${strings}u + ${k}u) * 2u] = fs; spans[(r * ${strings}u + ${k}u) * 2u + 1u] = p;`;
+      return `spans[(r * ${strings}u + ${k}u) * 2u] = fs; spans[(r * ${strings}u + ${k}u) * 2u + 1u] = fe;`;
     case 'int32':
     case 'uint32':
     case 'date':
     case 'boolean': {
       const fn = { int32: 'convInt32', uint32: 'convUint32', date: 'convDate', boolean: 'convBoolean' }[type];
-      return `{ let v = ${fn}(fs, p); if (v.y == 0u) { ${fail} } rows[${at}] = v.x; }`;
+      return `{ let v = ${fn}(fs, fe); if (v.y == 0u || esc) { ${fail} } rows[${at}] = v.x; }`;
     }
     case 'int64':
     case 'decimal':
-      return `{ let v = ${type === 'int64' ? 'convInt64' : 'convDecimal'}(fs, p); if (v.z == 0u) { ${fail} } rows[${at}] = v.x; rows[${at} + 1u] = v.y; }`;
+      return `{ let v = ${type === 'int64' ? 'convInt64' : 'convDecimal'}(fs, fe); if (v.z == 0u || esc) { ${fail} } rows[${at}] = v.x; rows[${at} + 1u] = v.y; }`;
     case 'float32':
       throw new Error('internal: float32 text is parsed on the host');
   }
@@ -257,8 +276,38 @@ function rowsPass(layout: TextLayout): string {
   const fields: string[] = [];
   let word = 0;
   let k = 0;
+  // A CSV field may be quoted: up to a quote not doubled, which the delimiter or the line's end must follow; an
+  // unquoted one may hold no quote (the host's splitter, io records.ts, reads fields so).
+  const split = layout.quoting
+    ? `  esc = false;
+  if (p < lineEnd && byteAt(p) == 34u) {
+    p = p + 1u;
+    fs = p;
+    loop {
+      if (p >= end) { ${fail} }
+      if (byteAt(p) == 34u) {
+        if (byteAt(p + 1u) != 34u) { break; }
+        esc = true;
+        p = p + 1u;
+      }
+      p = p + 1u;
+    }
+    fe = p;
+    p = p + 1u;
+    if (p < lineEnd && byteAt(p) != ${delimiter}u) { ${fail} }
+  } else {
+    fs = p;
+    while (p < lineEnd && byteAt(p) != ${delimiter}u) {
+      if (byteAt(p) == 34u) { ${fail} }
+      p = p + 1u;
+    }
+    fe = p;
+  }`
+    : `  fs = p;
+  while (p < lineEnd && byteAt(p) != ${delimiter}u) { p = p + 1u; }
+  fe = p;`;
   types.forEach((type, c) => {
-    const lines = [`  fs = p;`, `  while (p < lineEnd && byteAt(p) != ${delimiter}u) { p = p + 1u; }`];
+    const lines = [split];
     if (kept.includes(c)) {
       lines.push(`  ${convertField(type, `base + ${word}u`, k, strings)}`);
       word += rowWords([type]);
@@ -283,6 +332,8 @@ function rowsPass(layout: TextLayout): string {
   let lineEnd = select(end, end - 1u, byteAt(end - 1u) == 13u);
   let base = r * ${width}u;
   var fs = 0u;
+  var fe = 0u;
+  var esc = false;
 ${fields.join('\n')}
   if (p < lineEnd && ${extra}) { ${fail} }`)}`;
   return atomicBinding(code, 'state');
@@ -291,8 +342,9 @@ ${fields.join('\n')}
 /** The passes that parse text of `layout` (uniform u0 = (bytes, segments, records)), with the scan's. */
 export function parseTextShaders(layout: TextLayout): Record<string, string> {
   return {
+    ...(layout.quoting ? { parseQuotes: quotesPass() } : {}),
     parseCount: countPass(layout),
-    parseEnds: endsPass(),
+    parseEnds: endsPass(layout),
     parseRows: rowsPass(layout),
     scanBlock: scanBlock(false),
     [`scanBlock${SUBGROUP_VARIANT}`]: scanBlock(true),

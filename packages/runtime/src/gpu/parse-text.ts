@@ -5,9 +5,10 @@
  * chunk. The device also finds each chunk's distinct string fields (hashing their bytes) and writes each field's
  * distinct index into its row word; only the distinct strings' spans come back, and the host cuts their text from
  * the chunk it read, interned by bytes across chunks, so no row costs host work. Once the run's dictionary is known
- * a pass maps the indices to dictionary ids (`deviceRowsRelation`). Anything the device does not take exactly as io's host parser does (a quote in CSV, a NUL
- * byte, invalid UTF-8, a CR ending the file, a field in a rarer form or malformed, float32 columns) makes
- * `parseTextOnDevice` give the file up: the caller parses it on the host, whose rows or messages are then the
+ * a pass maps the indices to dictionary ids (`deviceRowsRelation`). CSV quoted fields are parsed on the device too
+ * (quotes doubled inside, newlines inside). Anything the device does not take exactly as io's host parser does
+ * (malformed quoting, a chunk cut inside a quoted field, a NUL byte, invalid UTF-8, a CR ending the file, a field in
+ * a rarer form or malformed, float32 columns) makes `parseTextOnDevice` give the file up: the caller parses it on the host, whose rows or messages are then the
  * answer. Nothing of a file given up stays on the device.
  */
 import { isUtf8 } from 'node:buffer';
@@ -96,7 +97,7 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
       const { value: chunk, done } = await next;
       if (done) break;
       next = chunks.next();
-      const part = await parseChunk(g, shaders, internShaders, chunk, width, offsets.length);
+      const part = await parseChunk(g, shaders, internShaders, chunk, format.quoting, width, offsets.length);
       if (part.rows.count === 0) continue;
       parts.push(part.rows);
       const map = new Uint32Array(part.distinct.length / 2);
@@ -116,7 +117,11 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
   const table = interner.table();
   const text = Buffer.from(table.bytes.buffer, table.bytes.byteOffset, table.bytes.byteLength);
   const runIds = new Uint32Array(table.ends.length);
-  for (let s = 0; s < runIds.length; s++) runIds[s] = strings.add(text.toString('utf8', s === 0 ? 0 : table.ends[s - 1]!, table.ends[s]!));
+  for (let s = 0; s < runIds.length; s++) {
+    const raw = text.toString('utf8', s === 0 ? 0 : table.ends[s - 1]!, table.ends[s]!);
+    // A CSV string's span is a quoted field's inside (an unquoted one has no quote): its quotes come doubled.
+    runIds[s] = strings.add(format.quoting && raw.includes('"') ? raw.replaceAll('""', '"') : raw);
+  }
   const all = new Uint32Array(maps.reduce((n, m) => n + m.length, 0));
   const mapStarts: number[] = [];
   let at = 0;
@@ -137,6 +142,7 @@ async function parseChunk(
   shaders: Record<string, string>,
   internShaders: Record<string, string> | undefined,
   chunk: Buffer,
+  quoting: boolean,
   width: number,
   stringCount: number,
 ): Promise<{ rows: DeviceRelation; distinct: Uint32Array }> {
@@ -156,15 +162,23 @@ async function parseChunk(
     const counts = acquire(segments + 1, 'record counts');
     // The flag of something left to the host, and the count of distinct strings.
     const state = acquire(2, 'parse state');
+    // CSV: the quotes before each segment (and in all: an odd count is a chunk cut inside a quoted field, or an
+    // unclosed quote); other formats bind a word they never read.
+    const quotes = acquire(quoting ? segments + 1 : 1, 'quote counts');
     const counting = new Recorder(g, shaders);
     counting.clear(state.buffer, 8);
-    counting.dispatch('parseCount', [text, counts, state], [n, segments], segments + 1);
+    if (quoting) {
+      counting.dispatch('parseQuotes', [text, quotes], [n, segments], segments + 1);
+      encodeScan(counting, quotes, segments + 1);
+    }
+    counting.dispatch('parseCount', [text, quotes, counts, state], [n, segments], segments + 1);
     encodeScan(counting, counts, segments + 1);
-    const [total, flag] = await submitAndSync(g, counting, [
+    const [total, flag, quoted] = await submitAndSync(g, counting, [
       { buffer: counts.buffer, offset: segments * 4, words: 1 },
       { buffer: state.buffer, offset: 0, words: 1 },
+      ...(quoting ? [{ buffer: quotes.buffer, offset: segments * 4, words: 1 }] : []),
     ]);
-    if (flag![0] !== 0) throw new HostParses();
+    if (flag![0] !== 0 || (quoted && quoted[0]! % 2 !== 0)) throw new HostParses();
     const records = total![0]!;
     rows = allocRelation(g, records, width);
     if (records === 0) return { rows, distinct: new Uint32Array(0) };
@@ -172,7 +186,7 @@ async function parseChunk(
     const fields = records * stringCount;
     const spans = acquire(Math.max(1, 2 * fields), 'string spans');
     const parsing = new Recorder(g, shaders);
-    parsing.dispatch('parseEnds', [text, counts, ends], [n, segments], segments);
+    parsing.dispatch('parseEnds', [text, quotes, counts, ends], [n, segments], segments);
     parsing.dispatch('parseRows', [text, ends, bound(rows), spans, state], [n, segments, records], records);
     let distinct: Bound | undefined;
     if (internShaders && fields > 0) {
