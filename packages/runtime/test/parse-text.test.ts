@@ -283,6 +283,24 @@ tag(id, label) -> int32(id), string(label).
     }
   };
 
+  test('relations past one binding: many chunks, sorted as chunked relations', async () => {
+    const small = await openGpu({ maxStorageBufferBindingSize: 1 << 16 });
+    try {
+      // 20000 rows of 2 words: 160 KB of rows, 8 KiB chunks of text.
+      const facts = write('big', {
+        'item.tbl': Array.from({ length: 20000 }, (_, i) => `${(i * 7919) % 20000}|n${i % 300}|${i % 100}.5|2024-01-01|true|`).join('\n'),
+        'tag.tsv': Array.from({ length: 20000 }, (_, i) => `${i}\tl${i % 3}`).join('\n'),
+      });
+      const host = await program.run({ gpu: small, factsDir: facts, parse: 'host' });
+      const device = await program.run({ gpu: small, factsDir: facts, parse: 'device' });
+      expect(device.stats.uploads.filter((u) => u.parsedOnDevice).length).toBe(2);
+      expect(device.relations.get('cheap')!.length).toBeGreaterThan(50);
+      expect(device.relations).toEqual(host.relations);
+    } finally {
+      small.dispose();
+    }
+  });
+
   test('a malformed field gives the host parser messages, and nothing stays on the device', async () => {
     const bad = [...items];
     bad[17] = '17|name|12.5|2024-02-30|true|';

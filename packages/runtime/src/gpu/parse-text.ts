@@ -87,7 +87,9 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
   const parts: DeviceRelation[] = [];
   /** Per part, its distinct strings as ids of `interner`. */
   const maps: Uint32Array[] = [];
-  const chunkBytes = Math.max(4, Math.min(file.chunkBytes ?? PARSE_CHUNK_BYTES, g.limits.maxStorageBufferBindingSize - 8));
+  // A chunk's text, and for lines of 8 bytes and more its rows, spans and string table, fit one binding each (a
+  // chunk with more rows than that is given up: DeviceLimitError).
+  const chunkBytes = Math.max(4, Math.min(file.chunkBytes ?? PARSE_CHUNK_BYTES, Math.floor(g.limits.maxStorageBufferBindingSize / Math.max(8, 2 * width))));
   let chunks: AsyncGenerator<Buffer> | undefined;
   try {
     chunks = lineChunks(file.path, chunkBytes);
