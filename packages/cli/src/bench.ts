@@ -162,6 +162,18 @@ async function runTblBench<R>(
   }
 }
 
+/** The TPC-H suite's name, folder and data (dbgen at the options' scale and seed), for `tpch` and `load`. */
+function tpchData(opts: { sf: number; seed: number }): Pick<TblBenchSuite<unknown>, 'name' | 'examples' | 'generate'> {
+  return {
+    name: 'TPC-H',
+    examples: 'tpch',
+    generate: async (dir) => {
+      const g = await dbgenParallel({ sf: opts.sf, out: dir, seed: opts.seed });
+      return `generated SF ${opts.sf} (${g.rows.lineitem} lineitems) in ${(g.ms / 1000).toFixed(1)} s\n`;
+    },
+  };
+}
+
 const count = z.coerce.number().int().min(1).optional();
 
 const graphBenchOptionsSchema = z.object({
@@ -238,12 +250,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
       await runTblBench(
         opts,
         {
-          name: 'TPC-H',
-          examples: 'tpch',
-          generate: async (dir) => {
-            const g = await dbgenParallel({ sf: opts.sf, out: dir, seed: opts.seed });
-            return `generated SF ${opts.sf} (${g.rows.lineitem} lineitems) in ${(g.ms / 1000).toFixed(1)} s\n`;
-          },
+          ...tpchData(opts),
           bench: (gpu, common) =>
             benchTpch(gpu, {
               ...common,
@@ -277,12 +284,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
       await runTblBench(
         opts,
         {
-          name: 'TPC-H',
-          examples: 'tpch',
-          generate: async (dir) => {
-            const g = await dbgenParallel({ sf: opts.sf, out: dir, seed: opts.seed });
-            return `generated SF ${opts.sf} (${g.rows.lineitem} lineitems) in ${(g.ms / 1000).toFixed(1)} s\n`;
-          },
+          ...tpchData(opts),
           bench: (gpu, common) => benchLoad(gpu, common),
           format: formatLoadReport,
           endToEnd: (dir) => ({
