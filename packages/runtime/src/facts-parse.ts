@@ -21,19 +21,19 @@ export const AUTO_DEVICE_BYTES = 16 * 2 ** 20;
  */
 export function factsLoader(gpu: Gpu, mode: ParseMode, host: FactsFileLoader = loadKeptColumns, chunkBytes?: number): FactsFileLoader {
   if (mode === 'host' || (mode === 'auto' && gpu.software)) return host;
-  return async (decl, path, facts) => {
+  return async (decl, path, facts, onBytes) => {
     const format = factsFormat(path);
     const size = mode === 'auto' ? await stat(path).then((s) => s.size, () => 0) : Infinity;
     if (format && size >= AUTO_DEVICE_BYTES) {
       const columns = factsColumns(decl);
       const kept = decl.pruned?.loadColumns ?? columns.map((_, i) => i);
-      const file = { path, format, types: columnTypes(columns), kept, ...(chunkBytes !== undefined ? { chunkBytes } : {}) };
+      const file = { path, format, types: columnTypes(columns), kept, ...(chunkBytes !== undefined ? { chunkBytes } : {}), ...(onBytes ? { onBytes } : {}) };
       const rows = await parseTextOnDevice(gpu, file, facts.strings);
       if (rows) {
         facts.relation(decl.name, columnTypes(decl.columns)).addDevice(rows);
         return;
       }
     }
-    await host(decl, path, facts);
+    await host(decl, path, facts, onBytes);
   };
 }

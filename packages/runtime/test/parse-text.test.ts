@@ -243,7 +243,11 @@ tag(id, label) -> int32(id), string(label).
   test('gives the answers host parsing gives, strings included', async () => {
     const facts = write('good', { 'item.tbl': items.join('\n') + '\n', 'tag.tsv': tags.join('\r\n') });
     const host = await program.run({ gpu, factsDir: facts, parse: 'host' });
-    const device = await program.run({ gpu, factsDir: facts, parse: 'device' });
+    const progress: number[] = [];
+    const device = await program.run({ gpu, factsDir: facts, parse: 'device', onLoadProgress: (p) => progress.push(p.bytesDone / p.bytesTotal) });
+    // Progress by chunk as the device parses them, up to every byte.
+    expect(progress.at(-1)).toBe(1);
+    expect(progress.every((x, i) => i === 0 || x >= progress[i - 1]!)).toBe(true);
     expect(device.relations.get('cheap')!.length).toBeGreaterThan(5);
     expect(device.relations).toEqual(host.relations);
     expect(device.stats.uploads.filter((u) => u.parsedOnDevice).map((u) => u.name).sort()).toEqual(['item', 'tag']);

@@ -66,6 +66,8 @@ export interface TextFile {
   kept: readonly number[];
   /** Bytes read at a time (tests force small ones; at least 4). */
   chunkBytes?: number;
+  /** Hears of each chunk's bytes once the device parsed them (a load's progress). */
+  onBytes?: (bytes: number) => void;
 }
 
 /**
@@ -100,6 +102,7 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
       if (done) break;
       next = chunks.next();
       const part = await parseChunk(g, shaders, internShaders, chunk, format.quoting, width, offsets.length);
+      file.onBytes?.(chunk.length);
       if (part.rows.count === 0) continue;
       parts.push(part.rows);
       const map = new Uint32Array(part.distinct.length / 2);
