@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { openGpu, parseByteSize, type Gpu } from '@vixen/runtime';
 import { BENCH_OPERATORS, benchEndToEnd, benchGraphs, benchLoad, compileSsbQuery, compileTpchQuery, END_TO_END_FORMATS, formatEndToEndReport, formatLoadReport, ssbQuerySql, ssbSchema, tpchQuerySql, tpchSchema, type EndToEndQuery, benchOperators, benchSsb, benchTpch, dbgenParallel, defaultBenchSizes, examplesDir, formatBenchReport, formatGraphBenchReport, formatSsbReport, formatTpchReport, GRAPH_KINDS, GRAPH_WORKLOADS, SSB_QUERIES, ssbgenParallel, TPCH_QUERIES, type TblBenchOptions } from '@vixen/bench';
 import { VixenError, type RelationDecl } from '@vixen/queryplan';
-import { BENCH_DESCRIPTION, parseOptions, writeJsonReport } from './options.js';
+import { BENCH_DESCRIPTION, PARSE_MODES, parseOption, parseOptions, writeJsonReport } from './options.js';
 import { formatProfile } from './report.js';
 
 /** `A..B` (inclusive) or a comma-separated list of log2 sizes, each in 1..31. */
@@ -57,6 +57,7 @@ const tblBenchOptions = {
   profile: z.boolean().default(false),
   endToEnd: z.boolean().default(false),
   formats: listSchema.pipe(z.array(z.enum(END_TO_END_FORMATS, { error: `formats are ${END_TO_END_FORMATS.join(', ')}` })).min(1)).default([...END_TO_END_FORMATS]),
+  parse: z.enum(PARSE_MODES).default('auto'),
 };
 
 const tpchOptionsSchema = z.object({
@@ -89,6 +90,7 @@ function addTblBenchOptions(command: Command, examples: string, queriesHelp: str
     .option('--profile', 'after the timed runs, profile one more run of each query and print it on stderr (as run --profile)', false)
     .option('--end-to-end', 'from files to answers instead: each query in a fresh Database, against DuckDB loading the same files', false)
     .option('--formats <list>', `with --end-to-end: the inputs, of ${END_TO_END_FORMATS.join(', ')}`, END_TO_END_FORMATS.join(','))
+    .addOption(parseOption())
     .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'));
 }
 
@@ -152,6 +154,7 @@ async function runTblBench<R>(
       runs: opts.runs,
       warmup: opts.warmup,
       ...(maxResidentBytes !== undefined ? { maxResidentBytes } : {}),
+      parse: opts.parse,
       ...(opts.profile ? { onProfile: (query, stats, program) => err(`profile of ${query}:\n${formatProfile(stats, program.plan)}\n`) } : {}),
     });
     out(suite.format(report) + '\n');

@@ -4,16 +4,13 @@ import { z } from 'zod';
 import type { CompileOptions, JoinStrategy, Program, RunOptions, RunOutput } from '@vixen/runtime';
 import { JOIN_STRATEGIES } from '@vixen/kernel-ir';
 import { renderDiagnostics, VixenError } from '@vixen/queryplan';
-import { BENCH_DESCRIPTION, parseOptions } from './options.js';
+import { BENCH_DESCRIPTION, PARSE_MODES, parseOption, parseOptions } from './options.js';
 import { stderrIsTerminal } from './filtered-stderr.js';
 import type { OutputFormat } from './format.js';
 import { vixenVersion, webgpuVersion } from './version.js';
 
 /** The engine, loaded by the commands that run (engine.ts says why). */
 const engine = () => import('./engine.js');
-
-/** The runtime's PARSE_MODES, written out: the CLI loads the engine only for commands that run (engine.ts). */
-const PARSE_MODES = ['host', 'device', 'auto'] as const;
 
 /** The names of a comma-separated list, blanks dropped. */
 const commaList = (s: string): string[] => s.split(',').map((x) => x.trim()).filter((x) => x.length > 0);
@@ -111,12 +108,6 @@ const joinStrategyOption = (): Option =>
   new Option('--join-strategy <strategy>', 'equi-joins as sort + merge join, hash join, or hash outside fixpoint loops where it saves sorts').choices(
     JOIN_STRATEGIES,
   );
-
-/** `--parse`: where facts text is parsed (RunOptions.parse). */
-export const parseOption = (): Option =>
-  new Option('--parse <where>', 'parse facts files on the host, on the device, or auto (the device for large files on a GPU)')
-    .choices(PARSE_MODES)
-    .default('auto');
 
 const planOutputHelp = 'comma-separated relations the program is compiled for, as run --output does (default: all derived relations)';
 
