@@ -48,26 +48,55 @@ fn endsRecord(p: u32) -> bool {
 }
 `;
 
+/** Words of a segment. */
+const SEGMENT_WORDS = PARSE_SEGMENT_BYTES / 4;
+
 /**
- * Segment loop shared by the segment passes: `body` runs for each byte `b` at `p`. With `quoting`, `inq` says whether
- * `p` is inside a CSV quoted field (from the quotes before the segment, `quotes[i]`, and those in it before `p`).
+ * Entry point of the segment passes, thread i on segment i: the workgroup first loads its segments' words into
+ * workgroup memory, each load instruction reading consecutive words across the threads (a thread reading its own
+ * segment would read words SEGMENT_WORDS apart from its neighbours'); word c of segment r lies at r * SEGMENT_WORDS
+ * + (c + r) % SEGMENT_WORDS, so the threads' reads of their j-th words spread over the banks (16 KiB at 256 threads,
+ * the default limit: no room for padding). Then `guard` (may return), `init`, `body` for each byte `b` at `p` of
+ * the segment, `after`. With `quoting`, `inq` says whether `p` lies inside a CSV quoted field (from the quotes
+ * before the segment, `quotes[i]`, and those in it before `p`).
  */
-function segmentLoop(body: string, quoting = false): string {
-  return `  let n = u[0].x;
-  let segs = u[0].y;
+function segmentMain(guard: string, init: string, body: string, after: string, quoting = false): string {
+  const W = SEGMENT_WORDS;
+  return `
+override TILE: u32 = ${W}u * WG;
+var<workgroup> tile: array<u32, TILE>;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let block = wid.x + wid.y * nwg.x;
+  let n = u[0].x;
+  let words = (n + 3u) >> 2u;
+  let first = block * WG * ${W}u;
+  for (var k = 0u; k < ${W}u; k = k + 1u) {
+    let at = k * WG + lid;
+    let w = first + at;
+    let r = at / ${W}u;
+    tile[r * ${W}u + ((at + r) % ${W}u)] = select(0u, text[min(w, words - 1u)], w < words);
+  }
+  workgroupBarrier();
+  let i = block * WG + lid;
+${guard}
+${init}
   let s = i * ${PARSE_SEGMENT_BYTES}u;
-  let e = min(s + ${PARSE_SEGMENT_BYTES}u, n);
-  let last = (e + 3u) >> 2u;${quoting ? '\n  var inq = (quotes[i] & 1u) == 1u;' : ''}
-  for (var w = s >> 2u; w < last; w = w + 1u) {
-    let word = text[w];
+  let e = min(s + ${PARSE_SEGMENT_BYTES}u, n);${quoting ? '\n  var inq = (quotes[i] & 1u) == 1u;' : ''}
+  for (var j = 0u; j < ${W}u; j = j + 1u) {
+    let word = tile[lid * ${W}u + ((j + lid) % ${W}u)];
     for (var k = 0u; k < 4u; k = k + 1u) {
-      let p = w * 4u + k;
+      let p = s + j * 4u + k;
       let b = (word >> (k * 8u)) & 0xffu;
       if (p < e) {${quoting ? '\n        if (b == 34u) { inq = !inq; }' : ''}
 ${body}
       }
     }
-  }`;
+  }
+${after}
+}
+`;
 }
 
 /** A newline at `p` that ends a record: a non-empty line's, outside quotes. */
@@ -75,27 +104,36 @@ const recordEnd = (quoting: boolean): string => `b == 10u && ${quoting ? '!inq &
 
 /** CSV: the quotes of each segment to quotes[i] (quotes[segments] = 0), scanned into each segment's quotes before it. */
 function quotesPass(): string {
-  return `${header('parseQuotes', ['text', 'quotes'])}${threadMain(`  if (i > u[0].y) { return; }
-  if (i == u[0].y) { quotes[i] = 0u; return; }
-  var c = 0u;
-${segmentLoop(`        if (b == 34u) { c = c + 1u; }`)}
-  quotes[i] = c;`)}`;
+  return `${header('parseQuotes', ['text', 'quotes'])}${segmentMain(
+    `  if (i > u[0].y) { return; }
+  if (i == u[0].y) { quotes[i] = 0u; return; }`,
+    '  var c = 0u;',
+    `        if (b == 34u) { c = c + 1u; }`,
+    '  quotes[i] = c;',
+  )}`;
 }
 
 function countPass(layout: TextLayout): string {
-  const code = `${header('parseCount', ['text', 'quotes', 'counts', 'state'])}${BYTES}${threadMain(`  if (i > u[0].y) { return; }
-  if (i == u[0].y) { counts[i] = 0u; return; }
-  var c = 0u;
-${segmentLoop(`        if (${recordEnd(layout.quoting)}) { c = c + 1u; }
-        if (b == 0u) { atomicOr(&state[0], 1u); }`, layout.quoting)}
-  counts[i] = c;`)}`;
+  const code = `${header('parseCount', ['text', 'quotes', 'counts', 'state'])}${BYTES}${segmentMain(
+    `  if (i > u[0].y) { return; }
+  if (i == u[0].y) { counts[i] = 0u; return; }`,
+    '  var c = 0u;',
+    `        if (${recordEnd(layout.quoting)}) { c = c + 1u; }
+        if (b == 0u) { atomicOr(&state[0], 1u); }`,
+    '  counts[i] = c;',
+    layout.quoting,
+  )}`;
   return atomicBinding(code, 'state');
 }
 
 function endsPass(layout: TextLayout): string {
-  return `${header('parseEnds', ['text', 'quotes', 'offsets', 'ends'])}${BYTES}${threadMain(`  if (i >= u[0].y) { return; }
-  var at = offsets[i];
-${segmentLoop(`        if (${recordEnd(layout.quoting)}) { ends[at] = p; at = at + 1u; }`, layout.quoting)}`)}`;
+  return `${header('parseEnds', ['text', 'quotes', 'offsets', 'ends'])}${BYTES}${segmentMain(
+    '  if (i >= u[0].y) { return; }',
+    '  var at = offsets[i];',
+    `        if (${recordEnd(layout.quoting)}) { ends[at] = p; at = at + 1u; }`,
+    '',
+    layout.quoting,
+  )}`;
 }
 
 /** Field conversions: each returns its words and whether the field was in a form the device takes (z / y). */
