@@ -224,6 +224,14 @@ test('CSV quoted fields parse on the device: commas, doubled quotes, newlines, q
   expect(await deviceRows(path, types, [0, 1, 2], 24)).toBeUndefined();
 });
 
+test('a chunk given up while the next one fails to read leaves nothing unsettled', async () => {
+  // The first chunk has a bad int32; the read ahead meets invalid UTF-8.
+  const path = join(dir, 'both-bad.tsv');
+  writeFileSync(path, Buffer.concat([Buffer.from('x\ta\n'), Buffer.from([0x32, 0x09, 0xff, 0x0a])]));
+  expect(await deviceRows(path, ['int32', 'string'], [0, 1], 4)).toBeUndefined();
+  expect(await deviceRows(join(dir, 'no-such.tsv'), ['int32'], [0], 4)).toBeUndefined();
+});
+
 describe('runs and databases with parse: device', () => {
   const schema = `
 item(id, name, price, day, ok) -> int32(id), string(name), decimal(price), date(day), boolean(ok).

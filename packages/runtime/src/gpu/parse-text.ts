@@ -8,8 +8,8 @@
  * a pass maps the indices to dictionary ids (`deviceRowsRelation`). CSV quoted fields are parsed on the device too
  * (quotes doubled inside, newlines inside). Anything the device does not take exactly as io's host parser does
  * (malformed quoting, a chunk cut inside a quoted field, a NUL byte, invalid UTF-8, a CR ending the file, a field in
- * a rarer form or malformed, float32 columns) makes `parseTextOnDevice` give the file up: the caller parses it on the host, whose rows or messages are then the
- * answer. Nothing of a file given up stays on the device.
+ * a rarer form or malformed, float32 columns) makes `parseTextOnDevice` give the file up: the caller parses it on
+ * the host, whose rows or messages are then the answer. Nothing of a file given up stays on the device.
  */
 import { isUtf8 } from 'node:buffer';
 import { open } from 'node:fs/promises';
@@ -92,15 +92,20 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
   // A chunk's text, and for lines of 8 bytes and more its rows, spans and string table, fit one binding each (a
   // chunk with more rows than that is given up: DeviceLimitError).
   const chunkBytes = Math.max(4, Math.min(file.chunkBytes ?? PARSE_CHUNK_BYTES, Math.floor(g.limits.maxStorageBufferBindingSize / Math.max(8, 2 * width))));
-  let chunks: AsyncGenerator<Buffer> | undefined;
+  const chunks = lineChunks(file.path, chunkBytes);
+  // The next chunk is read while the device parses this one. A read that fails while a chunk is parsed is handled
+  // (it would end the process as an unhandled rejection) and reported when awaited.
+  const readAhead = (): Promise<IteratorResult<Buffer>> => {
+    const read = chunks.next();
+    read.catch(() => undefined);
+    return read;
+  };
+  let next = readAhead();
   try {
-    chunks = lineChunks(file.path, chunkBytes);
-    // The next chunk is read while the device parses this one.
-    let next = chunks.next();
     for (;;) {
       const { value: chunk, done } = await next;
       if (done) break;
-      next = chunks.next();
+      next = readAhead();
       const part = await parseChunk(g, shaders, internShaders, chunk, format.quoting, width, offsets.length);
       file.onBytes?.(chunk.length);
       if (part.rows.count === 0) continue;
@@ -111,7 +116,8 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
     }
   } catch (e) {
     for (const p of parts) releaseRelation(gpu, p);
-    await chunks?.return(undefined);
+    // The reader closes the file once the read ahead has settled.
+    await chunks.return(undefined);
     if (e instanceof HostParses || e instanceof DeviceLimitError) return undefined;
     // The host parser says what is wrong with a file it cannot read.
     if ((e as NodeJS.ErrnoException).code !== undefined) return undefined;
