@@ -7,8 +7,12 @@
  *   PARSE_SEGMENT_BYTES bytes, and flags a NUL byte, which the device leaves to the host;
  * - an exclusive scan of the counts (scan.ts) gives each segment's first record;
  * - parseEnds: each thread writes its record ends at those offsets;
- * - parseRows: one thread per record splits it at the delimiter, checks the field count and converts the kept
- *   columns into the relation's row words; string fields become (start, end) byte spans the host interns.
+ * - parseRows: one thread per record splits it at the delimiter (CSV: quoted fields too), checks the field count and
+ *   converts the kept columns into the relation's row words; string fields become (start, end) byte spans;
+ * - parseIntern / parseStringIds (parseInternShaders): the distinct strings of the chunk, found by hashing the
+ *   spans' bytes, and each string field's distinct index in its row word; parseStrings later maps those indices to
+ *   dictionary ids.
+ * The segment passes read their words through workgroup memory (segmentMain), coalesced.
  * Conversions take the forms io's convert.ts takes, exactly (integers of up to 18 digits, the short decimal form,
  * YYYY-MM-DD dates, booleans): any other field (blanks around it, a long number, anything malformed) sets the state
  * flag, and the host parses the whole file instead, so its messages and its rarer forms stay the host's.
@@ -17,7 +21,7 @@ import { rowWords, type ScalarType } from '@vixen/queryplan';
 import { SCAN_ADD, scanBlock } from '../scan.js';
 import { atomicBinding, header, SUBGROUP_VARIANT, threadMain } from '../wgsl.js';
 
-/** Bytes a parseCount / parseEnds thread reads (a multiple of 4). */
+/** Bytes a segment pass thread reads (a multiple of 4). */
 export const PARSE_SEGMENT_BYTES = 64;
 
 export interface TextLayout {
