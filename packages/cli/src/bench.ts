@@ -165,8 +165,8 @@ async function runTblBench<R>(
   }
 }
 
-/** The TPC-H suite's name, folder and data (dbgen at the options' scale and seed), for `tpch` and `load`. */
-function tpchData(opts: { sf: number; seed: number }): Pick<TblBenchSuite<unknown>, 'name' | 'examples' | 'generate'> {
+/** The TPC-H suite's name, folder, data (dbgen at the options' scale and seed) and end-to-end queries, for `tpch` and `load`. */
+function tpchData(opts: { sf: number; seed: number; queries?: readonly number[] | undefined }): Pick<TblBenchSuite<unknown>, 'name' | 'examples' | 'generate' | 'endToEnd'> {
   return {
     name: 'TPC-H',
     examples: 'tpch',
@@ -174,6 +174,10 @@ function tpchData(opts: { sf: number; seed: number }): Pick<TblBenchSuite<unknow
       const g = await dbgenParallel({ sf: opts.sf, out: dir, seed: opts.seed });
       return `generated SF ${opts.sf} (${g.rows.lineitem} lineitems) in ${(g.ms / 1000).toFixed(1)} s\n`;
     },
+    endToEnd: (dir) => ({
+      schema: tpchSchema(dir),
+      queries: (opts.queries ?? TPCH_QUERIES).map((q) => ({ label: `Q${q}`, compile: () => compileTpchQuery(dir, q), sql: tpchQuerySql(dir, q) })),
+    }),
   };
 }
 
@@ -262,10 +266,6 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
                 err(`  Q${q.query}: ${q.status}, vixen ${q.vixenMs.toFixed(1)} ms (load ${q.vixenLoadMs.toFixed(1)} ms), duckdb ${q.duckdbMs.toFixed(1)} ms\n`),
             }),
           format: formatTpchReport,
-          endToEnd: (dir) => ({
-            schema: tpchSchema(dir),
-            queries: (opts.queries ?? TPCH_QUERIES).map((q) => ({ label: `Q${q}`, compile: () => compileTpchQuery(dir, q), sql: tpchQuerySql(dir, q) })),
-          }),
         },
         out,
         err,
@@ -290,10 +290,6 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
           ...tpchData(opts),
           bench: (gpu, common) => benchLoad(gpu, common),
           format: formatLoadReport,
-          endToEnd: (dir) => ({
-            schema: tpchSchema(dir),
-            queries: TPCH_QUERIES.map((q) => ({ label: `Q${q}`, compile: () => compileTpchQuery(dir, q), sql: tpchQuerySql(dir, q) })),
-          }),
         },
         out,
         err,
