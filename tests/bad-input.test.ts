@@ -74,7 +74,7 @@ describe('facts with --parse device', () => {
       const tmp = mkdtempSync(join(tmpdir(), 'vixen-bad-'));
       onTestFinished(() => rmSync(tmp, { recursive: true, force: true }));
       const paths = pathsIn(tmp);
-      c.setup?.(paths);
+      await c.setup?.(paths);
       const args = c.args(paths);
       if (args[0] !== 'run' || args.includes('--reference')) return;
       const device = await runCase([...args, '--parse', 'device'], false);
