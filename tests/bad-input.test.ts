@@ -67,6 +67,23 @@ describe.each(['source', 'facts', 'store', 'options', 'program-json'] as const)(
   }
 });
 
+// Facts parsed on the device give the host parser's messages (the device leaves every bad file to it) and outputs.
+describe('facts with --parse device', () => {
+  for (const c of cliCases.filter((x) => x.kind === 'facts' && !x.unreadable)) {
+    test(c.name, async () => {
+      const tmp = mkdtempSync(join(tmpdir(), 'vixen-bad-'));
+      onTestFinished(() => rmSync(tmp, { recursive: true, force: true }));
+      const paths = pathsIn(tmp);
+      await c.setup?.(paths);
+      const args = c.args(paths);
+      if (args[0] !== 'run' || args.includes('--reference')) return;
+      const device = await runCase([...args, '--parse', 'device'], false);
+      expect({ code: device.code, err: device.err }).toEqual({ code: c.code, err: expect.stringMatching(c.stderr) });
+      expect(device).toEqual(await runCase([...args, '--parse', 'host'], false));
+    });
+  }
+});
+
 describe('api', () => {
   for (const c of apiCases) {
     test(c.name, async () => {

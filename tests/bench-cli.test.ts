@@ -63,3 +63,19 @@ test('bench tpch --end-to-end: each query from .tbl and from the store, answers 
   expect(report.queries.map((q) => `${q.query} ${q.format} ${q.status} ${q.rows}`)).toEqual(['Q6 tbl ok 1', 'Q6 store ok 1']);
   expect(report.queries.every((q) => q.vixenMs > 0 && q.duckdbMs > 0)).toBe(true);
 });
+
+test('bench load times host and device parsing against DuckDB and writes JSON', async () => {
+  const json = join(mkdtempSync(join(tmpdir(), 'vixen-bench-')), 'load.json');
+  // SF 0.01: smaller scales repeat partsupp keys (4 suppliers per part out of too few), which the load rejects.
+  const r = await cli('bench', 'load', '--sf', '0.01', '--runs', '1', '--warmup', '0', '--json', json);
+  expect(r.err).not.toMatch(/error/i);
+  expect(r.code).toBe(0);
+  expect(r.out).toMatch(/^vixen host +[\d.]+/m);
+  expect(r.out).toMatch(/^vixen device +[\d.]+/m);
+  expect(r.out).toMatch(/^duckdb +[\d.]+/m);
+  expect(r.out).toMatch(/parsed on the device: all tables/);
+  const report = JSON.parse(readFileSync(json, 'utf8')) as { sf: number; rows: number; host: { ms: number }; device: { ms: number; parsedOnDevice: string[] }; duckdbMs: number };
+  expect(report.sf).toBe(0.01);
+  expect(report.device.parsedOnDevice.length).toBe(8);
+  expect(report.host.ms > 0 && report.device.ms > 0 && report.duckdbMs > 0).toBe(true);
+}, 300_000);

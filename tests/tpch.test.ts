@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { compileFile } from '@vixen/runtime';
+import { compileFile, Database } from '@vixen/runtime';
 import { compareAnswers, compileTpchQuery, dbgen, dbgenParallel, factsFor, TblDuckDb, TPCH_QUERIES, TPCH_TABLES, tpchQuerySql, tpchSchema } from '@vixen/bench';
 import { runCli } from '@vixen/cli';
 import { importStore } from '@vixen/io';
@@ -102,6 +102,23 @@ describe('TPC-H queries at SF 0.01 from a columnar store match DuckDB', () => {
     }, 120_000);
   }
 });
+
+test('the 22 queries from .tbl files parsed on the device match DuckDB (one Database, --parse device)', async () => {
+  const db = new Database(data.gpu, data.dir, { parse: 'device' });
+  const parsed = new Set<string>();
+  try {
+    for (const q of TPCH_QUERIES) {
+      const program = compileTpchQuery(queriesDir, q);
+      const run = await db.run(program, { outputs: ['result'] });
+      for (const u of run.stats.uploads) if (u.parsedOnDevice) parsed.add(u.name);
+      const types = program.relations.find((r) => r.name === 'result')!.columns.map((c) => c.type);
+      expect(compareAnswers(run.relations.get('result')!, types, (await data.duck.query(tpchQuerySql(queriesDir, q))).rows), `Q${q}`).toEqual([]);
+    }
+  } finally {
+    db.clear();
+  }
+  expect([...parsed].sort()).toEqual([...TPCH_TABLES].sort());
+}, 600_000);
 
 test('fused and unfused kernel plans give identical answers on Q1, Q6 and Q14 (and match DuckDB)', async () => {
   // Under hash joins, fusion merges the maps around self-joins (Q1: 36 kernels unfused, 6 fused).

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { variablesRead } from '@vixen/kernel-ir';
 import { VixenError, type RelationDecl, type Row, type ScalarType } from '@vixen/queryplan';
 import { compileFile, Database, type Program } from '@vixen/runtime';
-import type { ExecuteStats } from '@vixen/runtime';
+import type { ExecuteStats, ParseMode } from '@vixen/runtime';
 import { loadFactsDir } from '@vixen/io';
 import type { Gpu } from '@vixen/runtime/gpu';
 import { copyBandwidth, GPU_WARM_MS, median, warmUp } from './operators.js';
@@ -154,6 +154,8 @@ export interface TblBenchOptions<Result> {
   duckdbThreads?: number;
   /** Device memory resident tables may keep between queries (Database maxResidentBytes; default: no limit). */
   maxResidentBytes?: number;
+  /** Where the Database parses the `.tbl` files (DatabaseOptions.parse; default auto). */
+  parse?: ParseMode;
   onQuery?: (r: Result) => void;
   /** Profiles one more run of each query (its label, e.g. `Q6`) after the timed ones (fused plans only for SSB). */
   onProfile?: (query: string, stats: ExecuteStats, program: Program) => void;
@@ -214,7 +216,10 @@ async function openTblSuite<R>(gpu: Gpu, options: TblBenchOptions<R>, schema: re
   const t0 = performance.now();
   const duck = await TblDuckDb.open(options.dataDir, schema, options.duckdbThreads);
   const duckdbLoadMs = performance.now() - t0;
-  const db = new Database(gpu, options.dataDir, options.maxResidentBytes !== undefined ? { maxResidentBytes: options.maxResidentBytes } : {});
+  const db = new Database(gpu, options.dataDir, {
+    ...(options.maxResidentBytes !== undefined ? { maxResidentBytes: options.maxResidentBytes } : {}),
+    ...(options.parse ? { parse: options.parse } : {}),
+  });
   return { db, duck, hostLoadMs: 0, duckdbLoadMs, copyGbps, warmMs: gpu.software ? 0 : GPU_WARM_MS };
 }
 

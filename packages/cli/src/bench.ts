@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { z } from 'zod';
 import { openGpu, parseByteSize, type Gpu } from '@vixen/runtime';
-import { BENCH_OPERATORS, benchEndToEnd, benchGraphs, compileSsbQuery, compileTpchQuery, END_TO_END_FORMATS, formatEndToEndReport, ssbQuerySql, ssbSchema, tpchQuerySql, tpchSchema, type EndToEndQuery, benchOperators, benchSsb, benchTpch, dbgenParallel, defaultBenchSizes, examplesDir, formatBenchReport, formatGraphBenchReport, formatSsbReport, formatTpchReport, GRAPH_KINDS, GRAPH_WORKLOADS, SSB_QUERIES, ssbgenParallel, TPCH_QUERIES, type TblBenchOptions } from '@vixen/bench';
+import { BENCH_OPERATORS, benchEndToEnd, benchGraphs, benchLoad, compileSsbQuery, compileTpchQuery, END_TO_END_FORMATS, formatEndToEndReport, formatLoadReport, ssbQuerySql, ssbSchema, tpchQuerySql, tpchSchema, type EndToEndQuery, benchOperators, benchSsb, benchTpch, dbgenParallel, defaultBenchSizes, examplesDir, formatBenchReport, formatGraphBenchReport, formatSsbReport, formatTpchReport, GRAPH_KINDS, GRAPH_WORKLOADS, SSB_QUERIES, ssbgenParallel, TPCH_QUERIES, type TblBenchOptions } from '@vixen/bench';
 import { VixenError, type RelationDecl } from '@vixen/queryplan';
-import { BENCH_DESCRIPTION, parseOptions, writeJsonReport } from './options.js';
+import { BENCH_DESCRIPTION, PARSE_MODES, parseOption, parseOptions, writeJsonReport } from './options.js';
 import { formatProfile } from './report.js';
 
 /** `A..B` (inclusive) or a comma-separated list of log2 sizes, each in 1..31. */
@@ -57,6 +57,7 @@ const tblBenchOptions = {
   profile: z.boolean().default(false),
   endToEnd: z.boolean().default(false),
   formats: listSchema.pipe(z.array(z.enum(END_TO_END_FORMATS, { error: `formats are ${END_TO_END_FORMATS.join(', ')}` })).min(1)).default([...END_TO_END_FORMATS]),
+  parse: z.enum(PARSE_MODES).default('auto'),
 };
 
 const tpchOptionsSchema = z.object({
@@ -89,6 +90,7 @@ function addTblBenchOptions(command: Command, examples: string, queriesHelp: str
     .option('--profile', 'after the timed runs, profile one more run of each query and print it on stderr (as run --profile)', false)
     .option('--end-to-end', 'from files to answers instead: each query in a fresh Database, against DuckDB loading the same files', false)
     .option('--formats <list>', `with --end-to-end: the inputs, of ${END_TO_END_FORMATS.join(', ')}`, END_TO_END_FORMATS.join(','))
+    .addOption(parseOption())
     .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'));
 }
 
@@ -152,6 +154,7 @@ async function runTblBench<R>(
       runs: opts.runs,
       warmup: opts.warmup,
       ...(maxResidentBytes !== undefined ? { maxResidentBytes } : {}),
+      parse: opts.parse,
       ...(opts.profile ? { onProfile: (query, stats, program) => err(`profile of ${query}:\n${formatProfile(stats, program.plan)}\n`) } : {}),
     });
     out(suite.format(report) + '\n');
@@ -160,6 +163,22 @@ async function runTblBench<R>(
     gpu.dispose();
     if (generated !== undefined) rmSync(generated, { recursive: true, force: true });
   }
+}
+
+/** The TPC-H suite's name, folder, data (dbgen at the options' scale and seed) and end-to-end queries, for `tpch` and `load`. */
+function tpchData(opts: { sf: number; seed: number; queries?: readonly number[] | undefined }): Pick<TblBenchSuite<unknown>, 'name' | 'examples' | 'generate' | 'endToEnd'> {
+  return {
+    name: 'TPC-H',
+    examples: 'tpch',
+    generate: async (dir) => {
+      const g = await dbgenParallel({ sf: opts.sf, out: dir, seed: opts.seed });
+      return `generated SF ${opts.sf} (${g.rows.lineitem} lineitems) in ${(g.ms / 1000).toFixed(1)} s\n`;
+    },
+    endToEnd: (dir) => ({
+      schema: tpchSchema(dir),
+      queries: (opts.queries ?? TPCH_QUERIES).map((q) => ({ label: `Q${q}`, compile: () => compileTpchQuery(dir, q), sql: tpchQuerySql(dir, q) })),
+    }),
+  };
 }
 
 const count = z.coerce.number().int().min(1).optional();
@@ -238,12 +257,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
       await runTblBench(
         opts,
         {
-          name: 'TPC-H',
-          examples: 'tpch',
-          generate: async (dir) => {
-            const g = await dbgenParallel({ sf: opts.sf, out: dir, seed: opts.seed });
-            return `generated SF ${opts.sf} (${g.rows.lineitem} lineitems) in ${(g.ms / 1000).toFixed(1)} s\n`;
-          },
+          ...tpchData(opts),
           bench: (gpu, common) =>
             benchTpch(gpu, {
               ...common,
@@ -252,10 +266,30 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
                 err(`  Q${q.query}: ${q.status}, vixen ${q.vixenMs.toFixed(1)} ms (load ${q.vixenLoadMs.toFixed(1)} ms), duckdb ${q.duckdbMs.toFixed(1)} ms\n`),
             }),
           format: formatTpchReport,
-          endToEnd: (dir) => ({
-            schema: tpchSchema(dir),
-            queries: (opts.queries ?? TPCH_QUERIES).map((q) => ({ label: `Q${q}`, compile: () => compileTpchQuery(dir, q), sql: tpchQuerySql(dir, q) })),
-          }),
+        },
+        out,
+        err,
+      );
+    });
+  bench
+    .command('load')
+    .description('load the TPC-H tables from .tbl files into device memory, parsed on the host and on the device, against DuckDB loading the same files')
+    .requiredOption('--sf <n>', 'scale factor')
+    .option('--data <dir>', 'folder of .tbl files (default: generate SF n data into a temporary folder)')
+    .option('--queries-dir <dir>', 'folder with the TPC-H schema.logic (default: examples/tpch)')
+    .option('--json <file>', 'also write the report as JSON')
+    .option('--runs <n>', 'timed loads of each kind (median reported)', '3')
+    .option('--warmup <n>', 'untimed loads first', '1')
+    .option('--seed <n>', 'generator seed', '1')
+    .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
+    .action(async (raw: unknown) => {
+      const opts = parseOptions(z.object(tblBenchOptions), raw);
+      await runTblBench(
+        opts,
+        {
+          ...tpchData(opts),
+          bench: (gpu, common) => benchLoad(gpu, common),
+          format: formatLoadReport,
         },
         out,
         err,

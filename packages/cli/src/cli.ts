@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { CompileOptions, JoinStrategy, Program, RunOptions, RunOutput } from '@vixen/runtime';
 import { JOIN_STRATEGIES } from '@vixen/kernel-ir';
 import { renderDiagnostics, VixenError } from '@vixen/queryplan';
-import { BENCH_DESCRIPTION, parseOptions } from './options.js';
+import { BENCH_DESCRIPTION, PARSE_MODES, parseOption, parseOptions } from './options.js';
 import { stderrIsTerminal } from './filtered-stderr.js';
 import type { OutputFormat } from './format.js';
 import { vixenVersion, webgpuVersion } from './version.js';
@@ -27,6 +27,7 @@ const runOptionsSchema = z.object({
   format: z.enum(['table', 'csv', 'json', 'count']).default('table'),
   outputDir: z.string().min(1).optional(),
   backend: z.enum(['auto', 'vulkan', 'opengles']).default('auto'),
+  parse: z.enum(PARSE_MODES).default('auto'),
   reference: z.boolean().default(false),
   stats: z.boolean().default(false),
   profile: z.boolean().default(false),
@@ -158,6 +159,7 @@ async function buildCommand(argv: readonly string[], out: (s: string) => void, e
     .option('-D, --output-dir <dir>', 'write <relation>.csv (tab-separated, no header) per output relation, as Soufflé does (Soufflé: - for stdout)')
     .addOption(new Option('--dialect <dialect>', 'source dialect (default: souffle for .dl files)').choices(['logiql', 'souffle']))
     .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
+    .addOption(parseOption())
     .option('--reference', 'evaluate with the reference interpreter instead of the GPU', false)
     .option('--stats', 'print run statistics on stderr', false)
     .option('--profile', 'print per-operator and per-kernel launches, device time, rows and bytes on stderr', false)
@@ -201,6 +203,7 @@ async function buildCommand(argv: readonly string[], out: (s: string) => void, e
             ...sources,
             ...(outputs ? { outputs } : {}),
             backend: opts.backend,
+            parse: opts.parse,
             profile: opts.profile,
             ...limits,
           }),

@@ -1,7 +1,17 @@
-/** What every CLI command shares: checking its options with zod, writing a JSON report file, the bench description. */
+/** What every CLI command shares: checking its options with zod, writing a JSON report file, the bench description, --parse. */
 import { writeFileSync } from 'node:fs';
+import { Option } from 'commander';
 import { z } from 'zod';
 import { VixenError } from '@vixen/queryplan';
+
+/** The runtime's PARSE_MODES, written out: the CLI loads the engine only for commands that run (engine.ts). */
+export const PARSE_MODES = ['host', 'device', 'auto'] as const;
+
+/** `--parse`: where facts text is parsed (RunOptions.parse), for `run` and the `.tbl` benches. */
+export const parseOption = (): Option =>
+  new Option('--parse <where>', 'parse facts files on the host, on the device, or auto (the device for large files on a GPU)')
+    .choices(PARSE_MODES)
+    .default('auto');
 
 /** Validates options with zod; a bad option is a user error naming the flag as typed (`--edge-factor`). */
 export function parseOptions<T extends z.ZodType>(schema: T, raw: unknown): z.infer<T> {

@@ -139,6 +139,31 @@ export const PASS_LAYOUTS = {
    * (offsets, u) u0 = (n).
    */
   aggCarry: ['write', 'uniform'],
+  /** CSV text (kernels/parse-text.ts): the quotes of each segment (quotes[segments] = 0). (text, quotes, u) u0 = (bytes, segments). */
+  parseQuotes: ['read', 'write', 'uniform'],
+  /**
+   * Facts text (kernels/parse-text.ts): per segment of PARSE_SEGMENT_BYTES bytes its record ends to counts[i]
+   * (counts[segments] = 0), state[0] |= 1 at a byte left to the host; CSV: quotes[i] = the quotes before segment i.
+   * (text, quotes, counts, state, u) u0 = (bytes, segments).
+   */
+  parseCount: ['read', 'read', 'write', 'write', 'uniform'],
+  /** Record ends (newline offsets) of each segment at ends[offsets[i]...]. (text, quotes, offsets, ends, u) u0 = (bytes, segments). */
+  parseEnds: ['read', 'read', 'read', 'write', 'uniform'],
+  /**
+   * Record r's kept fields converted into row r, string fields as byte spans; state[0] |= 1 at a record left to the
+   * host. (text, ends, rows, spans, state, u) u0 = (bytes, segments, records).
+   */
+  parseRows: ['read', 'read', 'write', 'write', 'write', 'uniform'],
+  /**
+   * Distinct string fields of a parsed chunk (parseInternShaders): the table (2 words a slot) and state[1] zeroed
+   * by the host; each new string's span appended to `distinct`. (text, spans, table, distinct, fieldSlots, state, u)
+   * u0 = (fields, mask).
+   */
+  parseIntern: ['read', 'read', 'write', 'write', 'write', 'write', 'uniform'],
+  /** Each string field's distinct index into its row word. (table, fieldSlots, rows, state, u) u0 = (fields). */
+  parseStringIds: ['read', 'read', 'write', 'read', 'uniform'],
+  /** Parsed rows' string words (distinct indices) to dictionary ids through `dict`. (dict, rows, u) u0 = (rows). */
+  parseStrings: ['read', 'write', 'uniform'],
 } as const satisfies Record<string, readonly BindingKind[]>;
 
 export type PassName = keyof typeof PASS_LAYOUTS;

@@ -4,12 +4,14 @@
  */
 export { decodeRow, encodeRows, encodeValue, sortDistinct, StringDictionary, type StringIds } from './encoding.js';
 export {
+  ByteInterner,
   columnTypes,
   EncodedFacts,
   EncodedRelation,
   FACTS_EXTENSIONS,
   FactsCache,
   factsColumns,
+  factsFormat,
   loadEach,
   loadFactsDir,
   loadFactsDirInto,
@@ -18,7 +20,9 @@ export {
   loadKeptColumns,
   StringInterner,
   stringWordOffsets,
+  type DeviceRows,
   type FactsFileLoader,
+  type Format,
 } from './facts/index.js';
 export { addInlineFacts, externalFacts, type FactSources } from './sources.js';
 export type { LoadProgress, LoadProgressListener } from './load-progress.js';

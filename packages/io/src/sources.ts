@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import type { SouffleInput } from '@vixen/frontend';
 import { didYouMean, VixenError, valueHasType, type RelationDecl, type Row, type ScalarType, type Value } from '@vixen/queryplan';
-import { EncodedFacts, columnTypes, factsColumns, loadEach, loadFactsDirInto, loadFactsFileInto } from './facts/index.js';
+import { EncodedFacts, columnTypes, factsColumns, loadEach, loadFactsDirInto, loadFactsFileInto, type FactsFileLoader } from './facts/index.js';
 import type { LoadProgressListener } from './load-progress.js';
 import { STORE_MANIFEST } from './store/manifest.js';
 import { quoted } from './facts/file.js';
@@ -73,9 +73,30 @@ export async function externalFacts(
   inline: Readonly<Record<string, readonly Row[]>>,
   sources: FactSources,
   souffleInputs?: Readonly<Record<string, SouffleInput>>,
+  /** Reads each file of the facts directory (default: parsed on the host, loadKeptColumns). */
+  loadFile?: FactsFileLoader,
 ): Promise<EncodedFacts> {
   const byName = new Map(relations.filter((r) => r.kind !== 'temp').map((r) => [r.name, r]));
   const out = new EncodedFacts();
+  try {
+    await addExternal(out, byName, relations, inline, sources, souffleInputs, loadFile);
+  } catch (e) {
+    // Nothing stays half-loaded: rows a device parsed before a later file failed are given back.
+    out.releaseDevice();
+    throw e;
+  }
+  return out;
+}
+
+async function addExternal(
+  out: EncodedFacts,
+  byName: ReadonlyMap<string, RelationDecl>,
+  relations: readonly RelationDecl[],
+  inline: Readonly<Record<string, readonly Row[]>>,
+  sources: FactSources,
+  souffleInputs: Readonly<Record<string, SouffleInput>> | undefined,
+  loadFile: FactsFileLoader | undefined,
+): Promise<void> {
   for (const [name, rows] of Object.entries(sources.facts ?? {})) {
     const rel = byName.get(name);
     if (!rel) throw new VixenError({ severity: 'error', message: `facts given for unknown relation ${name}${didYouMean(name, byName.keys())}` });
@@ -92,9 +113,8 @@ export async function externalFacts(
     const fromFiles = relations.filter((r) => r.kind === 'edb' && !given.has(r.name));
     const required = fromFiles.filter((r) => !(inline[r.name]?.length)).map((r) => r.name);
     const optional = fromFiles.filter((r) => inline[r.name]?.length).map((r) => r.name);
-    await loadFactsDirInto(sources.factsDir, [...relations], required, optional, out, undefined, sources.onLoadProgress);
+    await loadFactsDirInto(sources.factsDir, [...relations], required, optional, out, loadFile, sources.onLoadProgress);
   }
-  return out;
 }
 
 /** Soufflé's `.input` files (relative to the facts directory unless absolute), skipping relations given rows by API. */

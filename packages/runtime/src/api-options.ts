@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { VixenError } from '@vixen/queryplan';
 import { JOIN_STRATEGIES } from '@vixen/kernel-ir';
+import { PARSE_MODES } from './facts-parse.js';
 
 const callback = () => z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function', 'expected a function');
 const positiveInteger = z.number().refine((n) => Number.isSafeInteger(n) && n > 0, 'expected a positive whole number');
@@ -34,6 +35,7 @@ const runOptionsSchema = z.object({
   // Sizes are parsed (and their errors worded) by parseByteSize.
   maxDeviceMemory: z.union([z.number(), z.string()]).optional(),
   profile: z.boolean().optional(),
+  parse: z.enum(PARSE_MODES).optional(),
   onProgress: callback().optional(),
   onLoadProgress: callback().optional(),
 });

@@ -19,7 +19,8 @@ import { kernelConstants, kernelTables } from '@vixen/codegen-wgsl';
 import { closedUnder, tablesKey } from './tables.js';
 import { variablesRead, type KirProgram, type VarId } from '@vixen/kernel-ir';
 import { VixenError, type RelationDecl } from '@vixen/queryplan';
-import { addInlineFacts, columnTypes, EncodedFacts, FactsCache, loadFactsDirInto, loadKeptColumns, StringDictionary, stringWordOffsets } from '@vixen/io';
+import { addInlineFacts, columnTypes, EncodedFacts, FactsCache, loadFactsDirInto, loadKeptColumns, StringDictionary, stringWordOffsets, type FactsFileLoader } from '@vixen/io';
+import { factsLoader, type ParseMode } from './facts-parse.js';
 import type { ResidentRelations } from './executor.js';
 import { downloadRelation, releaseRelation, uploadRelation, type DeviceRelation, type Gpu } from './gpu/index.js';
 import { runLimits, type Program, type RunOptions, type RunResult } from './program.js';
@@ -77,6 +78,11 @@ export interface DatabaseOptions {
    * the files' encoded size, strings included.
    */
   hostCache?: boolean;
+  /**
+   * Where facts files are parsed (RunOptions.parse; default `auto`). Files parsed on the device skip the host cache:
+   * their relations stay resident on the device, and another column set of the table parses the file again.
+   */
+  parse?: ParseMode;
 }
 
 export class Database {
@@ -142,10 +148,16 @@ export class Database {
     }
     const facts = new EncodedFacts();
     const hostStart = performance.now();
-    const loadFile = this.cache?.load ?? ((decl, path, into) => (this.uncachedReads++, loadKeptColumns(decl, path, into)));
-    // A run on resident relations alone lists no directory: two file system round trips, each a turn of the event loop.
-    if (missing.length + perRun.length > 0) {
-      await loadFactsDirInto(this.factsDir, kir.relations, missing.map((r) => r.name), perRun.map((r) => r.name), facts, loadFile, options.onLoadProgress);
+    const host: FactsFileLoader = this.cache?.load ?? ((decl, path, into) => (this.uncachedReads++, loadKeptColumns(decl, path, into)));
+    const loadFile = factsLoader(this.gpu, this.options.parse ?? 'auto', host);
+    try {
+      // A run on resident relations alone lists no directory: two file system round trips, each a turn of the event loop.
+      if (missing.length + perRun.length > 0) {
+        await loadFactsDirInto(this.factsDir, kir.relations, missing.map((r) => r.name), perRun.map((r) => r.name), facts, loadFile, options.onLoadProgress);
+      }
+    } catch (e) {
+      facts.releaseDevice();
+      throw e;
     }
     addInlineFacts(facts, kir.relations, kir.facts);
     // The strings of each relation that will stay resident, read before the run rewrites the temporary ids.

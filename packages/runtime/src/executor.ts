@@ -26,7 +26,8 @@ import {
 import { internals } from './gpu/device.js';
 import { encodeValue, StringDictionary } from '@vixen/io';
 import { DeviceLimitError, GuessMissed, settle, syncCounts, type GuessingRun } from './gpu/relations.js';
-import { leaves, releaseUnshared, uploadForSort } from './gpu/chunks.js';
+import { chunkedOf, leaves, releaseUnshared, uploadForSort } from './gpu/chunks.js';
+import { deviceRowsRelation } from './gpu/parse-text.js';
 import type { EncodedFacts } from '@vixen/io';
 import { ResultTable } from './result-table.js';
 import { checkDeclaredKeys } from './keys.js';
@@ -144,8 +145,11 @@ export interface ExecuteStats {
   milliseconds: number;
   /** Of which: encoding and uploading the facts and making them canonical (sorted, duplicate-free). */
   loadMilliseconds: number;
-  /** The relations uploaded from facts (rows and words per row); resident ones are not. */
-  uploads: Array<{ name: string; rows: number; width: number }>;
+  /**
+   * The relations uploaded from facts (rows and words per row); resident ones are not. `parsedOnDevice`: rows that
+   * the device parsed from their file (RunOptions.parse).
+   */
+  uploads: Array<{ name: string; rows: number; width: number; parsedOnDevice?: true }>;
   /** The base relations taken from `resident` instead. */
   residentRelations: string[];
   /** Every relation the run started from, resident or uploaded: rows and device words per row (its bytes in). */
@@ -338,20 +342,25 @@ export async function executeKir(
   // The run's own strings (per-run facts) are all in a kept dictionary: their temporary ids become its ids.
   if (kept) initial.remapStrings(kept);
   // Loading hands the facts' host words over to the device: such a run could not start again.
-  const restartable = [...initial.relations.values()].every((r) => r.count === 0);
-  for (let again = false; ; again = true) {
-    const run: GuessingRun | null = restartable && !again ? { missed: false } : null;
-    try {
-      const result = await internals(gpu).runScoped('running the program', (endScopes) =>
-        evaluate(gpu, program, shaders, initial, dict, tableSpecs, { run, startedAgain: again, endScopes }, options),
-      );
-      // The run's time includes settling its error scopes.
-      result.stats.milliseconds = performance.now() - started;
-      return result;
-    } catch (e) {
-      // Whatever stopped a run whose guess failed (GuessMissed, or a limit met on wrong rows), running again decides.
-      if (!run?.missed) throw e;
+  const restartable = [...initial.relations.values()].every((r) => r.empty);
+  try {
+    for (let again = false; ; again = true) {
+      const run: GuessingRun | null = restartable && !again ? { missed: false } : null;
+      try {
+        const result = await internals(gpu).runScoped('running the program', (endScopes) =>
+          evaluate(gpu, program, shaders, initial, dict, tableSpecs, { run, startedAgain: again, endScopes }, options),
+        );
+        // The run's time includes settling its error scopes.
+        result.stats.milliseconds = performance.now() - started;
+        return result;
+      } catch (e) {
+        // Whatever stopped a run whose guess failed (GuessMissed, or a limit met on wrong rows), running again decides.
+        if (!run?.missed) throw e;
+      }
     }
+  } finally {
+    // Rows parsed on the device for relations the run never loaded.
+    initial.releaseDevice();
   }
 }
 
@@ -564,13 +573,13 @@ async function evaluate(
       }
     }
     const keep = options.resident ? options.resident.keep.bind(options.resident) : () => false;
-    await loadInitialRelations(gpu, program, initial, dict, async (id, rel, by, name) => {
+    await loadInitialRelations(gpu, program, initial, dict, async (id, rel, by, name, parsedOnDevice) => {
       // A relation kept resident outlives the run's syncs: its count must be exact before the Database keeps it.
       if (rel.pending && options.resident) {
         await resolveCounts();
         settle(rel);
       }
-      uploads.push({ name, rows: rel.count, width: rel.width });
+      uploads.push({ name, rows: rel.count, width: rel.width, ...(parsedOnDevice ? { parsedOnDevice } : {}) });
       inputs.push({ name, rows: rel.count, width: rel.width });
       await store(id, rel, by);
       if (leaves(rel).length > 0 && keep(name, rel)) for (const part of leaves(rel)) pinned.add(part.buffer!);
@@ -726,13 +735,13 @@ async function loadInitialRelations(
   program: KirProgram,
   initial: EncodedFacts,
   dict: StringDictionary,
-  store: (id: VarId, v: DeviceRelation, by: string, name: string) => Promise<void>,
+  store: (id: VarId, v: DeviceRelation, by: string, name: string, parsedOnDevice: boolean) => Promise<void>,
 ): Promise<void> {
   const assumedEmpty = new Set(program.emptyOnEntry ?? []);
   const decls = new Map(program.relations.map((r) => [r.name, r]));
   for (const [name, rel] of [...initial.relations]) {
     const id = program.relationVars[name];
-    if (id === undefined || rel.count === 0) continue;
+    if (id === undefined || rel.empty) continue;
     if (assumedEmpty.has(name)) {
       // The compiled kernels rely on it (kernel-IR passes skip work on relations known empty at the start).
       throw new VixenError({ severity: 'error', message: `rows given for derived relation ${name}: this compiled program starts it empty` });
@@ -741,7 +750,11 @@ async function loadInitialRelations(
     // The facts are made canonical and checked with every loaded column, those the device keeps or not.
     const variables = program.variables.map((v) => (v.id === id ? { ...v, columns: decl.columns.map((c) => c.type) } : v));
     const all = decl.columns.map((_, i) => i);
-    const raw = uploadForSort(gpu, rel.pieces(), rel.width, rel.count);
+    // Host rows uploaded, and rows parsed on the device (their string words filled in), one relation to sort.
+    const parts = rel.count > 0 ? [uploadForSort(gpu, rel.pieces(), rel.width, rel.count)] : [];
+    const parsedOnDevice = rel.device.length > 0;
+    for (const rows of rel.device.splice(0)) parts.push(await deviceRowsRelation(gpu, rows, rel.types));
+    const raw = chunkedOf(parts, rel.width);
     // The device has its copy: a large relation's host words need not live through the run.
     initial.relations.delete(name);
     const run = (k: KirKernel, input: DeviceRelation): Promise<DeviceRelation> =>
@@ -756,7 +769,7 @@ async function loadInitialRelations(
       releaseRelation(gpu, canonical);
       throw e;
     }
-    await store(id, await keptColumns(gpu, variables, program.variables[id]!, decl, id, canonical), `loading the facts of ${name}`, name);
+    await store(id, await keptColumns(gpu, variables, program.variables[id]!, decl, id, canonical), `loading the facts of ${name}`, name, parsedOnDevice);
   }
 }
 

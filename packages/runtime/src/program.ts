@@ -33,6 +33,7 @@ import { checkCompileArgs, checkRunOptions } from './api-options.js';
 import { addInlineFacts, externalFacts, locateFileFacts, type FactSources, readTextFile } from '@vixen/io';
 import type { EncodedFacts } from '@vixen/io';
 import { openGpu, type Gpu, type GpuOptions } from './gpu/index.js';
+import { factsLoader, type ParseMode } from './facts-parse.js';
 import { parseProgramFile, serializeProgram, type ProgramFile } from './program-file.js';
 import { ResultTable } from './result-table.js';
 
@@ -98,6 +99,8 @@ export interface RunOptions extends FactSources {
   maxDeviceMemory?: number | string;
   /** Device-accurate per-kernel times in `stats` (waits for the device after every kernel). */
   profile?: boolean;
+  /** Where facts files are parsed: `host`, `device` (the host takes what the device gives up) or `auto` (default). */
+  parse?: ParseMode;
   /** Called after every fixpoint iteration. */
   onProgress?: ExecuteOptions['onProgress'];
 }
@@ -231,12 +234,15 @@ export class Program {
     const startedAt = performance.now();
     const limits = runLimits(options, startedAt);
     const outputs = this.checkOutputs(options.outputs);
-    const external = await externalFacts(this.kir.relations, this.kir.facts, options, this.souffleIo?.inputs);
-    const initial = addInlineFacts(external, this.kir.relations, this.kir.facts);
-    const hostLoadMilliseconds = performance.now() - startedAt;
+    // The device is open first: it may parse the facts files.
     const gpu = options.gpu ?? (await openGpu(options.backend ? { backend: options.backend } : {}));
     let result: RunResult & { hostLoadMilliseconds: number };
     try {
+      const loadStart = performance.now();
+      const loadFile = factsLoader(gpu, options.parse ?? 'auto');
+      const external = await externalFacts(this.kir.relations, this.kir.facts, options, this.souffleIo?.inputs, loadFile);
+      const initial = addInlineFacts(external, this.kir.relations, this.kir.facts);
+      const hostLoadMilliseconds = performance.now() - loadStart;
       result = Object.assign(await this.execute(gpu, initial, outputs, limits), { hostLoadMilliseconds });
     } finally {
       if (!options.gpu) gpu.dispose();

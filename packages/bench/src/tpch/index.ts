@@ -10,3 +10,4 @@ export {
   type TpchBenchReport,
   type TpchQueryResult,
 } from './bench.js';
+export { benchLoad, formatLoadReport, type LoadBenchOptions, type LoadBenchReport, type LoadTiming } from './load.js';

@@ -39,6 +39,18 @@ export class StringInterner implements StringIds {
   }
 }
 
+/**
+ * Rows a device already holds (the runtime's device text parser made them): opaque here but for their string words,
+ * which the device fills from `stringIds` once the run's dictionary is known, so `remapStrings` rewrites those.
+ */
+export interface DeviceRows {
+  readonly count: number;
+  /** The temporary string ids (of the load's interner) the rows' string words stand for (how: the loader's business). */
+  readonly stringIds: Uint32Array;
+  /** Gives the device memory back (a load that failed, or rows the run never took). */
+  release(): void;
+}
+
 /** Rows of a relation's first chunk; each next chunk doubles, up to CHUNK_WORDS. */
 const FIRST_CHUNK_ROWS = 16;
 /**
@@ -62,6 +74,8 @@ export class EncodedRelation {
    * rows came without such a list: `usedStrings` then reads the rows.
    */
   private noted: Array<ArrayLike<number>> | undefined = [];
+  /** Rows on the device, after the host rows (`count` counts only those). */
+  readonly device: DeviceRows[] = [];
 
   constructor(readonly types: readonly ScalarType[]) {
     this.width = rowWords(types);
@@ -133,9 +147,21 @@ export class EncodedRelation {
     return out;
   }
 
+  /** Appends rows a device holds (the relation owns them from now on). */
+  addDevice(rows: DeviceRows): void {
+    this.device.push(rows);
+    this.noted?.push(rows.stringIds);
+  }
+
+  /** Whether the relation has no rows, on the host or the device. */
+  get empty(): boolean {
+    return this.count === 0 && this.device.length === 0;
+  }
+
   /** Rewrites every string word `id` to `map[id]`. */
   remapStrings(map: Uint32Array): void {
     if (this.stringWords.length === 0) return;
+    for (const d of this.device) for (let i = 0; i < d.stringIds.length; i++) d.stringIds[i] = map[d.stringIds[i]!]!;
     for (const words of this.pieces()) {
       for (const off of this.stringWords) {
         for (let at = off; at < words.length; at += this.width) words[at] = map[words[at]!]!;
@@ -164,6 +190,7 @@ export class EncodedRelation {
       return out;
     }
     const out = new Set<string>();
+    for (const d of this.device) for (const id of d.stringIds) out.add(strings.text(id));
     for (const words of this.pieces()) {
       for (const off of this.stringWords) {
         for (let at = off; at < words.length; at += this.width) out.add(strings.text(words[at]!));
@@ -173,6 +200,7 @@ export class EncodedRelation {
   }
 
   rows(strings: StringIds): Row[] {
+    if (this.device.length > 0) throw new Error('internal: rows on the device cannot be decoded on the host');
     const out: Row[] = [];
     for (const words of this.pieces()) {
       for (let at = 0; at < words.length; at += this.width) out.push(decodeRow(words, at, this.types, strings));
@@ -215,6 +243,11 @@ export class EncodedFacts {
     this.strings.strings.forEach((s, i) => (map[i] = ids.id(s)));
     for (const rel of this.relations.values()) rel.remapStrings(map);
     this.strings = new StringInterner();
+  }
+
+  /** Gives back the device memory of rows no run took (a load that failed, a run that did not start). */
+  releaseDevice(): void {
+    for (const rel of this.relations.values()) for (const d of rel.device.splice(0)) d.release();
   }
 
   /** Rows by relation as `Value`s (the reference interpreter and the Row-returning loaders). */

@@ -59,7 +59,7 @@ const NO_STRINGS: StringIds = {
 };
 
 /** Strings deduplicated by their bytes (open addressing on FNV-1a hashes). */
-class ByteInterner {
+export class ByteInterner {
   private bytes = new Uint8Array(1 << 16);
   private used = 0;
   private ends = new Uint32Array(1 << 10);

@@ -1,0 +1,107 @@
+/**
+ * `vixen bench load`: the TPC-H tables from their `.tbl` files into device memory, every column of all eight, with
+ * facts parsed on the host and on the device (RunOptions.parse), against DuckDB loading the same files (read_csv) in
+ * the same run. Each Vixen run is a fresh Database running a program that reads every column of every table and
+ * keeps no row (its filter holds for none), so its time is the load: parsing, upload, the sort and duplicate removal
+ * that make relations canonical, and the key checks.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { compile, Database, type Gpu, type ParseMode, type Program } from '@vixen/runtime';
+import type { RelationDecl } from '@vixen/queryplan';
+import { TblDuckDb } from '../tbl-duckdb.js';
+import { fmt, type TblBenchOptions } from '../tbl-suite.js';
+import { TPCH_TABLES } from './dbgen.js';
+import { tpchSchema } from './bench.js';
+
+/** As the query benches take them (runs default 3, warmup 1); only schema.logic of the queries folder is read. */
+export type LoadBenchOptions = Pick<TblBenchOptions<never>, 'sf' | 'dataDir' | 'queriesDir' | 'runs' | 'warmup' | 'duckdbThreads'>;
+
+export interface LoadTiming {
+  /** Median wall time from files to canonical device relations. */
+  ms: number;
+  /** Median time in facts loaders (the host parse, or the device parse with its reads). */
+  parseMs: number;
+  /** Median time uploading, sorting and checking the parsed relations (the executor's load). */
+  deviceLoadMs: number;
+  /** Tables whose files the device parsed (the others fell back to the host parser). */
+  parsedOnDevice: string[];
+}
+
+export interface LoadBenchReport {
+  sf: number;
+  adapter: string;
+  bytes: number;
+  rows: number;
+  host: LoadTiming;
+  device: LoadTiming;
+  duckdbMs: number;
+}
+
+/** A program reading every column of every table and keeping no row. */
+function loadProgram(queriesDir: string, schema: readonly RelationDecl[]): Program {
+  const rules = schema.map((r) => {
+    const vars = r.columns.map((_, i) => `v${i}`).join(', ');
+    // Every first column is a key of at least 0: the filter keeps nothing, so nothing is read back.
+    return `load_${r.name}(${vars}) <- ${r.name}(${vars}), v0 < -1.`;
+  });
+  return compile(`${readFileSync(join(queriesDir, 'schema.logic'), 'utf8')}\n${rules.join('\n')}\n`, { filename: 'load.logic' });
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+async function timeLoad(gpu: Gpu, program: Program, o: LoadBenchOptions, parse: ParseMode): Promise<{ timing: LoadTiming; rows: number }> {
+  const walls: number[] = [];
+  const parses: number[] = [];
+  const loads: number[] = [];
+  let parsedOnDevice: string[] = [];
+  let rows = 0;
+  for (let i = 0; i < (o.warmup ?? 1) + (o.runs ?? 3); i++) {
+    const db = new Database(gpu, o.dataDir, { parse });
+    try {
+      const t0 = performance.now();
+      const r = await db.run(program, { outputs: TPCH_TABLES.map((t) => `load_${t}`) });
+      const wall = performance.now() - t0;
+      if (i < (o.warmup ?? 1)) continue;
+      walls.push(wall);
+      parses.push(r.hostLoadMilliseconds);
+      loads.push(r.stats.loadMilliseconds);
+      parsedOnDevice = r.stats.uploads.filter((u) => u.parsedOnDevice).map((u) => u.name);
+      rows = r.stats.uploads.reduce((n, u) => n + u.rows, 0);
+    } finally {
+      db.clear();
+    }
+  }
+  return { timing: { ms: median(walls), parseMs: median(parses), deviceLoadMs: median(loads), parsedOnDevice }, rows };
+}
+
+export async function benchLoad(gpu: Gpu, o: LoadBenchOptions): Promise<LoadBenchReport> {
+  const schema = tpchSchema(o.queriesDir);
+  const program = loadProgram(o.queriesDir, schema);
+  const bytes = TPCH_TABLES.reduce((n, t) => n + statSync(join(o.dataDir, `${t}.tbl`)).size, 0);
+  const host = await timeLoad(gpu, program, o, 'host');
+  const device = await timeLoad(gpu, program, o, 'device');
+  const duck: number[] = [];
+  for (let i = 0; i < (o.warmup ?? 1) + (o.runs ?? 3); i++) {
+    const t0 = performance.now();
+    const db = await TblDuckDb.open(o.dataDir, schema, o.duckdbThreads);
+    if (i >= (o.warmup ?? 1)) duck.push(performance.now() - t0);
+    db.close();
+  }
+  return { sf: o.sf, adapter: gpu.adapterName, bytes, rows: device.rows, host: host.timing, device: device.timing, duckdbMs: median(duck) };
+}
+
+export function formatLoadReport(r: LoadBenchReport): string {
+  const mbps = (ms: number): string => fmt(r.bytes / 1e6 / (ms / 1000), 1);
+  const line = (name: string, t: LoadTiming | undefined, ms: number): string =>
+    `${name.padEnd(14)}${fmt(ms, 1).padStart(11)}${(t ? fmt(t.parseMs, 1) : '-').padStart(11)}${(t ? fmt(t.deviceLoadMs, 1) : '-').padStart(13)}${mbps(ms).padStart(8)}${fmt(ms / r.duckdbMs, 2).padStart(10)}`;
+  return [
+    `TPC-H load at SF ${r.sf}: ${(r.bytes / 1e6).toFixed(1)} MB of .tbl, ${r.rows} rows; adapter: ${r.adapter}`,
+    `${'load'.padEnd(14)}${'total ms'.padStart(11)}${'parse ms'.padStart(11)}${'device ms'.padStart(13)}${'MB/s'.padStart(8)}${'x duckdb'.padStart(10)}`,
+    line('vixen host', r.host, r.host.ms),
+    line('vixen device', r.device, r.device.ms),
+    line('duckdb', undefined, r.duckdbMs),
+    `parsed on the device: ${r.device.parsedOnDevice.length === TPCH_TABLES.length ? 'all tables' : r.device.parsedOnDevice.join(', ') || 'none'}` +
+      `; device vs host: ${fmt(r.host.ms / r.device.ms, 2)}x`,
+  ].join('\n');
+}

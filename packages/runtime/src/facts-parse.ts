@@ -1,0 +1,39 @@
+/**
+ * Where facts text is parsed (RunOptions.parse, `--parse`): on the host (io's parsers), on the device
+ * (gpu/parse-text.ts, the host parser taking any file the device gives up), or `auto`: the device for large files
+ * on a GPU, the host otherwise (a CPU adapter parses no faster than the host, and small files are not worth a
+ * device round trip per chunk).
+ */
+import { stat } from 'node:fs/promises';
+import { columnTypes, factsColumns, factsFormat, loadKeptColumns, type FactsFileLoader } from '@vixen/io';
+import type { Gpu } from './gpu/index.js';
+import { parseTextOnDevice } from './gpu/parse-text.js';
+
+export const PARSE_MODES = ['host', 'device', 'auto'] as const;
+export type ParseMode = (typeof PARSE_MODES)[number];
+
+/** In `auto` mode, files at least this large parse on the device (on a GPU). */
+export const AUTO_DEVICE_BYTES = 16 * 2 ** 20;
+
+/**
+ * The loader of facts files for `mode`: `host` itself where the host parses (also for every file the device gives
+ * up); `chunkBytes` sets the device's read size (tests).
+ */
+export function factsLoader(gpu: Gpu, mode: ParseMode, host: FactsFileLoader = loadKeptColumns, chunkBytes?: number): FactsFileLoader {
+  if (mode === 'host' || (mode === 'auto' && gpu.software)) return host;
+  return async (decl, path, facts, onBytes) => {
+    const format = factsFormat(path);
+    const size = mode === 'auto' ? await stat(path).then((s) => s.size, () => 0) : Infinity;
+    if (format && size >= AUTO_DEVICE_BYTES) {
+      const columns = factsColumns(decl);
+      const kept = decl.pruned?.loadColumns ?? columns.map((_, i) => i);
+      const file = { path, format, types: columnTypes(columns), kept, ...(chunkBytes !== undefined ? { chunkBytes } : {}), ...(onBytes ? { onBytes } : {}) };
+      const rows = await parseTextOnDevice(gpu, file, facts.strings);
+      if (rows) {
+        facts.relation(decl.name, columnTypes(decl.columns)).addDevice(rows);
+        return;
+      }
+    }
+    await host(decl, path, facts, onBytes);
+  };
+}

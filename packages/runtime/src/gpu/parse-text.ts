@@ -1,0 +1,313 @@
+/**
+ * Facts files parsed on the device (codegen-wgsl kernels/parse-text.ts): the file is read in large chunks of whole
+ * lines (the next one read while the device parses this one), each chunk's bytes uploaded as they are, and the
+ * device finds the records, splits them and converts the kept columns into row words, one relation chunk per file
+ * chunk. The device also finds each chunk's distinct string fields (hashing their bytes) and writes each field's
+ * distinct index into its row word; only the distinct strings' spans come back, and the host cuts their text from
+ * the chunk it read, interned by bytes across chunks, so no row costs host work. Once the run's dictionary is known
+ * a pass maps the indices to dictionary ids (`deviceRowsRelation`). CSV quoted fields are parsed on the device too
+ * (quotes doubled inside, newlines inside). Anything the device does not take exactly as io's host parser does
+ * (malformed quoting, a chunk cut inside a quoted field, a NUL byte, invalid UTF-8, a CR ending the file, a field in
+ * a rarer form or malformed, float32 columns) makes `parseTextOnDevice` give the file up: the caller parses it on
+ * the host, whose rows or messages are then the answer. Nothing of a file given up stays on the device.
+ */
+import { isUtf8 } from 'node:buffer';
+import { open } from 'node:fs/promises';
+import { rowWords, type ScalarType } from '@vixen/queryplan';
+import { PARSE_SEGMENT_BYTES, deviceParses, parseInternShaders, parseStringsShaders, parseTextShaders, type TextLayout } from '@vixen/codegen-wgsl';
+import { ByteInterner, stringWordOffsets, type DeviceRows, type Format, type StringInterner } from '@vixen/io';
+import { chunkedOf, leaves } from './chunks.js';
+import { internals, type Gpu, type GpuImpl } from './device.js';
+import { encodeScan } from './kernels/scan.js';
+import { memoShaders, Recorder, type Bound } from './recorder.js';
+import { acquireBound, allocRelation, bound, DeviceLimitError, readWords, releaseRelation, submitAndSync, type DeviceRelation } from './relations.js';
+
+/** Default bytes read and parsed at a time. */
+export const PARSE_CHUNK_BYTES = 64 * 2 ** 20;
+
+/** The device leaves the file to the host parser. */
+class HostParses extends Error {}
+
+/**
+ * Rows of one file on the device (see io's DeviceRows): `stringIds` holds each chunk's distinct strings as temporary
+ * ids, the chunk's string words index them; leaf j's from `mapStarts[j]` on.
+ */
+class ParsedRows implements DeviceRows {
+  private taken = false;
+  constructor(
+    private readonly gpu: Gpu,
+    readonly relation: DeviceRelation,
+    readonly stringIds: Uint32Array,
+    readonly mapStarts: readonly number[],
+  ) {}
+
+  get count(): number {
+    return this.relation.count;
+  }
+
+  /** The relation, owned by the caller from now on. */
+  take(): DeviceRelation {
+    this.taken = true;
+    return this.relation;
+  }
+
+  release(): void {
+    if (!this.taken) for (const l of leaves(this.relation)) releaseRelation(this.gpu, l);
+    this.taken = true;
+  }
+}
+
+export interface TextFile {
+  path: string;
+  format: Format;
+  /** Every column of the file. */
+  types: readonly ScalarType[];
+  /** The columns kept (ascending indices into `types`). */
+  kept: readonly number[];
+  /** Bytes read at a time (tests force small ones; at least 4). */
+  chunkBytes?: number;
+  /** Hears of each chunk's bytes once the device parsed them (a load's progress). */
+  onBytes?: (bytes: number) => void;
+}
+
+/**
+ * The kept columns of `file` parsed on the device, strings as ids of `strings` (added without lookup: the dictionary
+ * merges repeats), or undefined where the host must parse the file.
+ */
+export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: StringInterner): Promise<DeviceRows | undefined> {
+  const { format, types, kept } = file;
+  const keptTypes = kept.map((c) => types[c]!);
+  const width = rowWords(keptTypes);
+  const delimiter = format.delimiter.charCodeAt(0);
+  if (format.delimiter.length !== 1 || delimiter > 127 || [10, 13, 34].includes(delimiter) || width === 0 || !keptTypes.every(deviceParses)) return undefined;
+  const g = internals(gpu);
+  const layout: TextLayout = { delimiter, quoting: format.quoting, trailingDelimiter: format.trailingDelimiter, types, kept };
+  const shaders = memoShaders({ parseText: layout }, () => parseTextShaders(layout));
+  const offsets = stringWordOffsets(keptTypes);
+  const internShaders = offsets.length > 0 ? memoShaders({ parseIntern: [width, offsets] }, () => parseInternShaders(width, offsets)) : undefined;
+  const interner = new ByteInterner();
+  const parts: DeviceRelation[] = [];
+  /** Per part, its distinct strings as ids of `interner`. */
+  const maps: Uint32Array[] = [];
+  // A chunk's text, and for lines of 8 bytes and more its rows, spans and string table, fit one binding each (a
+  // chunk with more rows than that is given up: DeviceLimitError).
+  const chunkBytes = Math.max(4, Math.min(file.chunkBytes ?? PARSE_CHUNK_BYTES, Math.floor(g.limits.maxStorageBufferBindingSize / Math.max(8, 2 * width))));
+  const chunks = lineChunks(file.path, chunkBytes);
+  // The next chunk is read while the device parses this one. A read that fails while a chunk is parsed is handled
+  // (it would end the process as an unhandled rejection) and reported when awaited.
+  const readAhead = (): Promise<IteratorResult<Buffer>> => {
+    const read = chunks.next();
+    read.catch(() => undefined);
+    return read;
+  };
+  let next = readAhead();
+  try {
+    for (;;) {
+      const { value: chunk, done } = await next;
+      if (done) break;
+      next = readAhead();
+      const part = await parseChunk(g, shaders, internShaders, chunk, format.quoting, width, offsets.length);
+      file.onBytes?.(chunk.length);
+      if (part.rows.count === 0) continue;
+      parts.push(part.rows);
+      const map = new Uint32Array(part.distinct.length / 2);
+      for (let d = 0; d < map.length; d++) map[d] = interner.id(chunk, part.distinct[2 * d]!, part.distinct[2 * d + 1]!, 0);
+      maps.push(map);
+    }
+  } catch (e) {
+    for (const p of parts) releaseRelation(gpu, p);
+    // The reader closes the file once the read ahead has settled.
+    await chunks.return(undefined);
+    if (e instanceof HostParses || e instanceof DeviceLimitError) return undefined;
+    // The host parser says what is wrong with a file it cannot read.
+    if ((e as NodeJS.ErrnoException).code !== undefined) return undefined;
+    throw e;
+  }
+  if (parts.length === 0) return undefined;
+  // Each distinct string decoded once, with a temporary id of the run's interner.
+  const table = interner.table();
+  const text = Buffer.from(table.bytes.buffer, table.bytes.byteOffset, table.bytes.byteLength);
+  const runIds = new Uint32Array(table.ends.length);
+  for (let s = 0; s < runIds.length; s++) {
+    const raw = text.toString('utf8', s === 0 ? 0 : table.ends[s - 1]!, table.ends[s]!);
+    // A CSV string's span is a quoted field's inside (an unquoted one has no quote): its quotes come doubled.
+    runIds[s] = strings.add(format.quoting && raw.includes('"') ? raw.replaceAll('""', '"') : raw);
+  }
+  const all = new Uint32Array(maps.reduce((n, m) => n + m.length, 0));
+  const mapStarts: number[] = [];
+  let at = 0;
+  for (const m of maps) {
+    mapStarts.push(at);
+    for (let i = 0; i < m.length; i++) all[at + i] = runIds[m[i]!]!;
+    at += m.length;
+  }
+  return new ParsedRows(gpu, chunkedOf(parts, width), all, mapStarts);
+}
+
+/**
+ * One chunk's rows on the device, string words as indices of the chunk's distinct strings, whose byte spans
+ * (start, end) `distinct` holds.
+ */
+async function parseChunk(
+  g: GpuImpl,
+  shaders: Record<string, string>,
+  internShaders: Record<string, string> | undefined,
+  chunk: Buffer,
+  quoting: boolean,
+  width: number,
+  stringCount: number,
+): Promise<{ rows: DeviceRelation; distinct: Uint32Array }> {
+  const n = chunk.length;
+  const segments = Math.ceil(n / PARSE_SEGMENT_BYTES);
+  const words = chunkWords(chunk);
+  const held: Bound[] = [];
+  const acquire = (count: number, what: string): Bound => {
+    const b = acquireBound(g, count, what);
+    held.push(b);
+    return b;
+  };
+  let rows: DeviceRelation | undefined;
+  try {
+    const text = acquire(words.length, `a chunk of ${n} bytes`);
+    g.writeBuffer(text.buffer, 0, words);
+    const counts = acquire(segments + 1, 'record counts');
+    // The flag of something left to the host, and the count of distinct strings.
+    const state = acquire(2, 'parse state');
+    // CSV: the quotes before each segment (and in all: an odd count is a chunk cut inside a quoted field, or an
+    // unclosed quote); other formats bind a word they never read.
+    const quotes = acquire(quoting ? segments + 1 : 1, 'quote counts');
+    const counting = new Recorder(g, shaders);
+    counting.clear(state.buffer, 8);
+    if (quoting) {
+      counting.dispatch('parseQuotes', [text, quotes], [n, segments], segments + 1);
+      encodeScan(counting, quotes, segments + 1);
+    }
+    counting.dispatch('parseCount', [text, quotes, counts, state], [n, segments], segments + 1);
+    encodeScan(counting, counts, segments + 1);
+    const [total, flag, quoted] = await submitAndSync(g, counting, [
+      { buffer: counts.buffer, offset: segments * 4, words: 1 },
+      { buffer: state.buffer, offset: 0, words: 1 },
+      ...(quoting ? [{ buffer: quotes.buffer, offset: segments * 4, words: 1 }] : []),
+    ]);
+    if (flag![0] !== 0 || (quoted && quoted[0]! % 2 !== 0)) throw new HostParses();
+    const records = total![0]!;
+    rows = allocRelation(g, records, width);
+    if (records === 0) return { rows, distinct: new Uint32Array(0) };
+    const ends = acquire(records, 'record ends');
+    const fields = records * stringCount;
+    const spans = acquire(Math.max(1, 2 * fields), 'string spans');
+    const parsing = new Recorder(g, shaders);
+    parsing.dispatch('parseEnds', [text, quotes, counts, ends], [n, segments], segments);
+    parsing.dispatch('parseRows', [text, ends, bound(rows), spans, state], [n, segments, records], records);
+    let distinct: Bound | undefined;
+    if (internShaders && fields > 0) {
+      // Twice as many slots as fields at least, so probes stay short.
+      const slots = 2 ** Math.ceil(Math.log2(2 * fields));
+      const table = acquire(2 * slots, 'string table');
+      const fieldSlots = acquire(fields, 'string slots');
+      distinct = acquire(2 * fields, 'distinct strings');
+      const interning = parsing.using(internShaders);
+      interning.clear(table.buffer, 8 * slots);
+      interning.dispatch('parseIntern', [text, spans, table, distinct, fieldSlots, state], [fields, slots - 1], fields);
+      interning.dispatch('parseStringIds', [table, fieldSlots, bound(rows), state], [fields], fields);
+    }
+    const [read] = await submitAndSync(g, parsing, [{ buffer: state.buffer, offset: 0, words: 2 }]);
+    if (read![0] !== 0) throw new HostParses();
+    const found = read![1]!;
+    return { rows, distinct: distinct && found > 0 ? await readWords(g, distinct.buffer, 0, 2 * found) : new Uint32Array(0) };
+  } catch (e) {
+    if (rows) releaseRelation(g, rows);
+    throw e;
+  } finally {
+    for (const b of held) g.pool.release(b.buffer);
+  }
+}
+
+/**
+ * `chunk` as u32 words (the bytes past its end in the last word are never read): a view where it lies 4-byte aligned
+ * with room for the last word (lineChunks reads into such buffers), else a copy.
+ */
+function chunkWords(chunk: Buffer): Uint32Array {
+  const words = Math.ceil(chunk.length / 4);
+  if (chunk.byteOffset % 4 === 0 && chunk.byteOffset + 4 * words <= chunk.buffer.byteLength) return new Uint32Array(chunk.buffer, chunk.byteOffset, words);
+  const out = new Uint32Array(words);
+  new Uint8Array(out.buffer).set(chunk);
+  return out;
+}
+
+/**
+ * The file's bytes in chunks of whole lines, each at least `chunkBytes` long where the file has that many left (a
+ * longer line makes a longer chunk), a UTF-8 BOM at the start dropped; the last ends with a newline added when the
+ * file does not end with one.
+ */
+async function* lineChunks(path: string, chunkBytes: number): AsyncGenerator<Buffer> {
+  const fh = await open(path, 'r');
+  try {
+    let carry = Buffer.alloc(0);
+    let first = true;
+    for (;;) {
+      // Room for a final newline and the last word's padding; large buffers start 4-byte aligned (chunkWords).
+      const buf = Buffer.allocUnsafe(carry.length + chunkBytes + 4);
+      carry.copy(buf, 0);
+      const { bytesRead } = await fh.read(buf, carry.length, chunkBytes, null);
+      const len = carry.length + bytesRead;
+      const start = first && len >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0;
+      first = false;
+      if (bytesRead === 0) {
+        if (len === start) return;
+        // The host keeps a CR that ends the file (it strips one only before a newline).
+        if (buf[len - 1] === 13) throw new HostParses();
+        let end = len;
+        if (buf[len - 1] !== 10) buf[end++] = 10;
+        yield checked(buf.subarray(start, end));
+        return;
+      }
+      const nl = buf.lastIndexOf(10, len - 1);
+      if (nl < start) {
+        carry = buf.subarray(start, len);
+        continue;
+      }
+      carry = Buffer.from(buf.subarray(nl + 1, len));
+      yield checked(buf.subarray(start, nl + 1));
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+/** `chunk` when it is UTF-8 (it holds whole lines, so no character is cut); the host reports invalid text. */
+function checked(chunk: Buffer): Buffer {
+  if (!isUtf8(chunk)) throw new HostParses();
+  return chunk;
+}
+
+/**
+ * The device relation of rows a device parsed (relation of column `types`), string words turned into `rows`'
+ * (remapped) ids; the caller owns it.
+ */
+export async function deviceRowsRelation(gpu: Gpu, rows: DeviceRows, types: readonly ScalarType[]): Promise<DeviceRelation> {
+  if (!(rows instanceof ParsedRows)) throw new Error('internal: device rows of another loader');
+  const relation = rows.take();
+  const offsets = stringWordOffsets(types);
+  if (offsets.length === 0) return relation;
+  const g = internals(gpu);
+  const shaders = memoShaders({ parseStrings: [relation.width, offsets] }, () => parseStringsShaders(relation.width, offsets));
+  const held: GPUBuffer[] = [];
+  try {
+    const rec = new Recorder(g, shaders);
+    leaves(relation).forEach((leaf, j) => {
+      const map = rows.stringIds.subarray(rows.mapStarts[j]!, rows.mapStarts[j + 1] ?? rows.stringIds.length);
+      const b = acquireBound(g, map.length, 'string ids');
+      held.push(b.buffer);
+      g.writeBuffer(b.buffer, 0, map);
+      rec.dispatch('parseStrings', [b, bound(leaf)], [leaf.count], leaf.count);
+    });
+    await rec.submit();
+  } catch (e) {
+    for (const l of leaves(relation)) releaseRelation(gpu, l);
+    throw e;
+  } finally {
+    for (const b of held) g.pool.release(b);
+  }
+  return relation;
+}
