@@ -4,17 +4,16 @@
  * running the same query, in the same process. Every time counts from the files to the answer: Vixen's compile,
  * facts read, upload, canonical sort and query; DuckDB's load of the tables the query reads, and its query.
  * A Database without its host cache, so nothing read for one query serves the next. Before the queries, each
- * engine loads every table alone.
+ * engine loads every table alone, the columns the queries read.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { variablesRead } from '@vixen/kernel-ir';
 import type { RelationDecl, Row } from '@vixen/queryplan';
 import { EncodedFacts, importStore, loadFactsDirInto } from '@vixen/io';
 import { Database, type Program } from '@vixen/runtime';
 import { internals, releaseRelation, uploadRelation, type Gpu } from '@vixen/runtime/gpu';
 import { compareAnswers } from './answers.js';
-import { firstLine, fmt, geomean, resultTypes } from './tbl-suite.js';
+import { columnsRead, firstLine, fmt, geomean, resultTypes } from './tbl-suite.js';
 import { TblDuckDb } from './tbl-duckdb.js';
 
 export const END_TO_END_FORMATS = ['tbl', 'store', 'parquet'] as const;
@@ -46,7 +45,7 @@ export interface EndToEndQueryResult {
   status: 'ok' | 'mismatch' | 'error';
   /** From the files to the answer, compile included. */
   vixenMs: number;
-  /** DuckDB: load of the tables the query reads from the same files, then the query. */
+  /** DuckDB: load of the columns the query reads from the same files, then the query. */
   duckdbMs: number;
   /** duckdbMs / vixenMs. */
   speedup: number;
@@ -60,7 +59,10 @@ export interface EndToEndReport {
   date: string;
   /** Making each format's files from the `.tbl` files (the store: `vixen import`; Parquet: DuckDB's COPY). */
   prepareMs: Partial<Record<EndToEndFormat, number>>;
-  /** Every table, every column, from the files into device memory (Vixen: read and upload) or into DuckDB tables. */
+  /**
+   * Every table, the columns the queries read, from the files into device memory (Vixen: read and upload) or into
+   * DuckDB tables.
+   */
   loadAll: Array<{ format: EndToEndFormat; vixenMs: number; duckdbMs: number; message?: string }>;
   queries: EndToEndQueryResult[];
 }
@@ -83,12 +85,13 @@ async function prepare(o: EndToEndOptions, format: EndToEndFormat): Promise<void
   }
 }
 
-/** Every column of every table read and uploaded, until the device's queue has done the copies. */
-async function vixenLoadAll(gpu: Gpu, o: EndToEndOptions, format: EndToEndFormat): Promise<number> {
+/** The `keep` columns of every table read and uploaded, until the device's queue has done the copies. */
+async function vixenLoadAll(gpu: Gpu, o: EndToEndOptions, format: EndToEndFormat, keep: ReadonlyMap<string, readonly number[]>): Promise<number> {
   const t0 = performance.now();
   const facts = new EncodedFacts();
   const names = o.schema.map((r) => r.name);
-  await loadFactsDirInto(formatDir(o, format), o.schema, names, [], facts);
+  const decls = o.schema.map((r) => ({ ...r, pruned: { sourceColumns: r.columns, loadColumns: [...(keep.get(r.name) ?? r.columns.map((_, i) => i))] } }));
+  await loadFactsDirInto(formatDir(o, format), decls, names, [], facts);
   const uploaded = [...facts.relations.values()].map((rel) => uploadRelation(gpu, rel.pieces(), rel.width, rel.count));
   try {
     await internals(gpu).device.queue.onSubmittedWorkDone();
@@ -98,9 +101,9 @@ async function vixenLoadAll(gpu: Gpu, o: EndToEndOptions, format: EndToEndFormat
   }
 }
 
-async function duckLoadAll(o: EndToEndOptions, format: EndToEndFormat): Promise<number> {
+async function duckLoadAll(o: EndToEndOptions, format: EndToEndFormat, keep: ReadonlyMap<string, readonly number[]>): Promise<number> {
   const t0 = performance.now();
-  const duck = await TblDuckDb.open(formatDir(o, format), o.schema, o.duckdbThreads, format === 'parquet' ? 'parquet' : 'tbl');
+  const duck = await TblDuckDb.open(formatDir(o, format), o.schema, o.duckdbThreads, format === 'parquet' ? 'parquet' : 'tbl', keep);
   const ms = performance.now() - t0;
   duck.close();
   return ms;
@@ -109,17 +112,15 @@ async function duckLoadAll(o: EndToEndOptions, format: EndToEndFormat): Promise<
 async function measure(gpu: Gpu, o: EndToEndOptions, q: EndToEndQuery, format: EndToEndFormat): Promise<EndToEndQueryResult> {
   // DuckDB reads the store's source, the .tbl files: it has no reader of the store.
   const duckFormat = format === 'parquet' ? 'parquet' : 'tbl';
-  let program: Program | undefined;
-  let read: RelationDecl[] = [...o.schema];
+  let keep: Map<string, number[]> | undefined;
   try {
-    program = q.compile();
-    const vars = variablesRead(program.kir);
-    read = o.schema.filter((r) => vars.has(program!.kir.relationVars[r.name] ?? -1));
+    keep = columnsRead([q.compile()], o.schema);
   } catch {
     // Reported below, where Vixen's run fails the same way.
   }
+  const read = keep ? o.schema.filter((r) => keep.has(r.name)) : o.schema;
   const d0 = performance.now();
-  const duck = await TblDuckDb.open(formatDir(o, duckFormat), read, o.duckdbThreads, duckFormat);
+  const duck = await TblDuckDb.open(formatDir(o, duckFormat), read, o.duckdbThreads, duckFormat, keep);
   const answer = await duck.query(q.sql).finally(() => duck.close());
   const duckdbMs = performance.now() - d0;
   const db = new Database(gpu, formatDir(o, format), { hostCache: false });
@@ -164,10 +165,11 @@ export async function benchEndToEnd(gpu: Gpu, o: EndToEndOptions): Promise<EndTo
     }
     step(`${format}: ready${format === 'tbl' ? '' : ` in ${fmt(prepareMs[format]!, 0)} ms`}`);
   }
+  const keep = columnsRead(o.queries.map((q) => q.compile()), o.schema);
   for (const format of ready) {
-    const duckdbMs = format === 'store' ? NaN : await duckLoadAll(o, format);
+    const duckdbMs = format === 'store' ? NaN : await duckLoadAll(o, format, keep);
     try {
-      loadAll.push({ format, vixenMs: await vixenLoadAll(gpu, o, format), duckdbMs });
+      loadAll.push({ format, vixenMs: await vixenLoadAll(gpu, o, format, keep), duckdbMs });
     } catch (e) {
       loadAll.push({ format, vixenMs: NaN, duckdbMs, message: firstLine(e) });
     }
@@ -187,9 +189,10 @@ export async function benchEndToEnd(gpu: Gpu, o: EndToEndOptions): Promise<EndTo
 
 export function formatEndToEndReport(suite: string, r: EndToEndReport): string {
   const lines = [
-    `${suite} SF ${r.sf} from files to answers on ${r.adapter} (each query in a fresh Database; DuckDB loads the tables it reads, then queries)`,
+    `${suite} SF ${r.sf} from files to answers on ${r.adapter} (each query in a fresh Database; DuckDB loads the columns it reads, then queries)`,
+    'load of every table: the columns the queries read, into device memory (vixen) or DuckDB tables',
     ...Object.entries(r.prepareMs).map(([f, ms]) => `prepared ${f} from .tbl in ${fmt(ms, 0)} ms`),
-    'load of every table  vixen ms  duckdb ms  speedup',
+    'load                 vixen ms  duckdb ms  speedup',
     ...r.loadAll.map((l) => `${l.format.padEnd(19)}  ${fmt(l.vixenMs, 0).padStart(8)}  ${fmt(l.duckdbMs, 0).padStart(9)}  ${fmt(l.duckdbMs / l.vixenMs, 2).padStart(7)}${l.message ? `  ${l.message}` : ''}`),
     '(the store is DuckDB-less: its DuckDB column is blank; per query DuckDB reads the .tbl files the store came from)',
     'query  format   status    vixen ms  duckdb ms  speedup  rows',

@@ -48,20 +48,28 @@ export class TblDuckDb {
 
   /**
    * Opens DuckDB and loads each table of `schema` from `dir/<table>.tbl` (or `.parquet`), typed as `schema`
-   * declares them.
+   * declares them; `keep`, when given, names the columns (by position) loaded of each table it lists.
    */
-  static async open(dir: string, schema: readonly RelationDecl[], threads?: number, format: 'tbl' | 'parquet' = 'tbl'): Promise<TblDuckDb> {
+  static async open(
+    dir: string,
+    schema: readonly RelationDecl[],
+    threads?: number,
+    format: 'tbl' | 'parquet' = 'tbl',
+    keep?: ReadonlyMap<string, readonly number[]>,
+  ): Promise<TblDuckDb> {
     const db = new TblDuckDb(await openDuckDb('add it to compare with it', threads));
     for (const rel of schema) {
       const table = rel.name;
       const path = join(dir, `${table}.${format}`).replaceAll("'", "''");
+      const kept = keep?.get(table);
+      const select = kept ? kept.map((c) => rel.columns[c]!.name).join(', ') : '*';
       if (format === 'parquet') {
-        await db.duck.connection.run(`create table ${table} as select * from read_parquet('${path}')`);
+        await db.duck.connection.run(`create table ${table} as select ${select} from read_parquet('${path}')`);
         continue;
       }
       const columns = rel.columns.map((c) => `'${c.name}': '${SQL_TYPES[c.type]}'`).join(', ');
       await db.duck.connection.run(
-        `create table ${table} as select * from read_csv('${path}', delim = '|', header = false, quote = '', ` +
+        `create table ${table} as select ${select} from read_csv('${path}', delim = '|', header = false, quote = '', ` +
           `escape = '', auto_detect = false, columns = {${columns}})`,
       );
     }

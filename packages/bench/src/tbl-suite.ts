@@ -51,6 +51,26 @@ export function factsFor(program: Program, facts: Record<string, Row[]>): Record
   return Object.fromEntries(Object.entries(facts).filter(([name]) => read.has(program.kir.relationVars[name] ?? -1)));
 }
 
+/**
+ * The columns (by position) of each table that any of `programs` reads: what a load for those queries needs.
+ * Text columns no query reads, such as TPC-H's comments, hold most of the distinct strings.
+ */
+export function columnsRead(programs: readonly Program[], schema: readonly RelationDecl[]): Map<string, number[]> {
+  const out = new Map<string, Set<number>>();
+  for (const program of programs) {
+    const read = variablesRead(program.kir);
+    for (const table of schema) {
+      if (!read.has(program.kir.relationVars[table.name] ?? -1)) continue;
+      const decl = program.relations.find((r) => r.name === table.name)!;
+      const columns = decl.pruned?.loadColumns ?? table.columns.map((_, i) => i);
+      const set = out.get(table.name) ?? new Set<number>();
+      for (const c of columns) set.add(c);
+      out.set(table.name, set);
+    }
+  }
+  return new Map([...out].map(([t, set]) => [t, [...set].sort((a, b) => a - b)]));
+}
+
 /** Column types of the query's `result` relation, as the answer comparison takes them. */
 export function resultTypes(program: Program): ScalarType[] {
   return program.relations.find((r) => r.name === 'result')!.columns.map((c) => c.type);

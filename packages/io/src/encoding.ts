@@ -25,6 +25,20 @@ export function sortDistinct(strings: string[]): string[] {
   return strings;
 }
 
+/**
+ * Most distinct strings one Map holds (V8's limit, 2^24); a dictionary or interner past it would fail with V8's
+ * own "Map maximum size exceeded".
+ */
+export const MAX_DISTINCT_STRINGS = 2 ** 24 - 1;
+
+/** The user error of a run whose strings pass MAX_DISTINCT_STRINGS. */
+export function tooManyStrings(where: string): VixenError {
+  return new VixenError({
+    severity: 'error',
+    message: `${where}: more than ${MAX_DISTINCT_STRINGS.toLocaleString('en-US')} distinct strings in one run, the most a string dictionary holds; read fewer string columns (a program reads only the columns its rules use)`,
+  });
+}
+
 export class StringDictionary implements StringIds {
   private readonly ids = new Map<string, number>();
   readonly strings: readonly string[];
@@ -35,6 +49,7 @@ export class StringDictionary implements StringIds {
    */
   constructor(values: Iterable<string>, sortedDistinct = false) {
     const sorted = sortedDistinct && Array.isArray(values) ? (values as string[]) : sortDistinct([...values]);
+    if (sorted.length > MAX_DISTINCT_STRINGS) throw tooManyStrings('the run\'s string dictionary');
     sorted.forEach((s, i) => this.ids.set(s, i));
     this.strings = sorted;
   }

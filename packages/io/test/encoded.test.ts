@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { parseDecimal, type Row, type ScalarType } from '@vixen/queryplan';
+import { parseDecimal, VixenError, type Row, type ScalarType } from '@vixen/queryplan';
 import { describe, expect, it } from 'vitest';
-import { encodeValue, StringDictionary } from '../src/encoding.js';
+import { encodeValue, MAX_DISTINCT_STRINGS, StringDictionary } from '../src/encoding.js';
 import { EncodedFacts, EncodedRelation, StringInterner } from '../src/facts/encoded.js';
 import { loadFactsFile } from '../src/facts/file.js';
 
@@ -77,5 +77,13 @@ describe('int64 and decimal without BigInt', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('string dictionary size', () => {
+  it('a run with more distinct strings than one dictionary holds is a user error that says so, not V8 text', () => {
+    const tooMany = new Array<string>(MAX_DISTINCT_STRINGS + 1);
+    expect(() => new StringDictionary(tooMany, true)).toThrow(VixenError);
+    expect(() => new StringDictionary(tooMany, true)).toThrow(/more than 16,777,215 distinct strings/);
   });
 });

@@ -5,7 +5,7 @@
  * the executor builds the sorted dictionary and `remapStrings` rewrites those ids in place.
  */
 import { rowWords, type Column, type RelationDecl, type Row, type ScalarType } from '@vixen/queryplan';
-import { decodeRow, encodeValue, type StringIds } from '../encoding.js';
+import { decodeRow, encodeValue, MAX_DISTINCT_STRINGS, tooManyStrings, type StringIds } from '../encoding.js';
 
 /** Temporary string ids in first-seen order. */
 export class StringInterner implements StringIds {
@@ -25,6 +25,7 @@ export class StringInterner implements StringIds {
   id(s: string): number {
     let id = this.ids.get(s);
     if (id === undefined) {
+      if (this.ids.size >= MAX_DISTINCT_STRINGS) throw tooManyStrings('loading facts');
       id = this.strings.length;
       this.ids.set(s, id);
       this.strings.push(s);
