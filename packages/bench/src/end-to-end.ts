@@ -90,7 +90,11 @@ async function vixenLoadAll(gpu: Gpu, o: EndToEndOptions, format: EndToEndFormat
   const t0 = performance.now();
   const facts = new EncodedFacts();
   const names = o.schema.map((r) => r.name);
-  const decls = o.schema.map((r) => ({ ...r, pruned: { sourceColumns: r.columns, loadColumns: [...(keep.get(r.name) ?? r.columns.map((_, i) => i))] } }));
+  // Narrowed as pruneColumns narrows a program's base relations: the kept columns, read from all the source's.
+  const decls = o.schema.map((r) => {
+    const kept = keep.get(r.name) ?? r.columns.map((_, i) => i);
+    return { ...r, columns: kept.map((c) => r.columns[c]!), pruned: { sourceColumns: r.columns, loadColumns: [...kept] } };
+  });
   await loadFactsDirInto(formatDir(o, format), decls, names, [], facts);
   const uploaded = [...facts.relations.values()].map((rel) => uploadRelation(gpu, rel.pieces(), rel.width, rel.count));
   try {
