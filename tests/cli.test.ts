@@ -78,6 +78,21 @@ describe('running programs', () => {
     expect((await cli('plan', src, '--wgsl')).out).toMatch(/@compute/);
   });
 
+  test('plan --wgsl --kernel prints only the kernels named as --ir kernel names them', async () => {
+    const src = join(root, 'examples/transitive-closure.logic');
+    const kir = (await cli('plan', src, '--ir', 'kernel')).out;
+    const sort = /(\S+) := sort .*\/\/ k(\d+)/.exec(kir)!;
+    const only = await cli('plan', src, '--wgsl', '--kernel', `k${sort[2]}`);
+    const headers = [...new Set(only.out.match(/^\/\/ kernel \d+ \(\w+\)/gm))];
+    expect(headers).toEqual([`// kernel ${sort[2]} (sort)`]);
+    expect(only.out).toMatch(/@compute/);
+    const all = await cli('plan', src, '--wgsl');
+    expect(all.out.length).toBeGreaterThan(only.out.length);
+    const missing = await cli('plan', src, '--wgsl', '--kernel', 'k999');
+    expect(missing.code).toBe(1);
+    expect(missing.err).toMatch(/--kernel: no kernel k999; this program has k0\.\.k\d+/);
+  });
+
   test('plan --ir kernel shows the fused pipeline of SSB Q1.1 and what it fused; --wgsl its passes', async () => {
     const src = join(root, 'examples/ssb/q1.1.logic');
     const fused = await cli('plan', src, '--ir', 'kernel');

@@ -12,6 +12,15 @@ import { vixenVersion, webgpuVersion } from './version.js';
 /** The engine, loaded by the commands that run (engine.ts says why). */
 const engine = () => import('./engine.js');
 
+/** A kernel named as `--ir kernel` prints it (`k3`) or by number, among `count` kernels. */
+function kernelIndex(id: string, count: number): number {
+  const k = /^k?(\d+)$/.exec(id);
+  if (!k || Number(k[1]) >= count) {
+    throw new VixenError({ severity: 'error', message: `--kernel: no kernel ${id}; this program has k0..k${count - 1}` });
+  }
+  return Number(k[1]);
+}
+
 /** The names of a comma-separated list, blanks dropped. */
 const commaList = (s: string): string[] => s.split(',').map((x) => x.trim()).filter((x) => x.length > 0);
 
@@ -57,6 +66,7 @@ const planOptionsSchema = z.object({
   joinStrategy: z.enum(JOIN_STRATEGIES).optional(),
   fusion: z.boolean().default(true),
   wgsl: z.boolean().default(false),
+  kernel: z.array(z.string()).default([]),
   dot: z.boolean().default(false),
   passes: z.boolean().default(false),
   printAfter: z.array(z.string()).default([]),
@@ -236,6 +246,7 @@ async function buildCommand(argv: readonly string[], out: (s: string) => void, e
     .addOption(new Option('--dialect <dialect>', 'source dialect (default: souffle for .dl files)').choices(['logiql', 'souffle']))
     .addOption(new Option('--ir <ir>', 'which IR to print').choices(['qp', 'kernel']).default('qp'))
     .option('--wgsl', 'print the generated WGSL shaders', false)
+    .option('--kernel <ids>', 'with --wgsl: only these kernels, as --ir kernel names them (k3 or 3; comma-separated, repeatable)', passNames, [])
     .option('--output <relations>', planOutputHelp)
     .option('--dot', 'print the CFG as Graphviz DOT (query plan)', false)
     .addOption(joinStrategyOption())
@@ -257,7 +268,9 @@ async function buildCommand(argv: readonly string[], out: (s: string) => void, e
       };
       const prog = compileFile(file, { ...sourceOptions(opts), passes });
       if (opts.wgsl) {
+        const wanted = new Set(opts.kernel.map((id) => kernelIndex(id, prog.shaders.length)));
         prog.shaders.forEach((passes, k) => {
+          if (wanted.size > 0 && !wanted.has(k)) return;
           for (const [pass, code] of Object.entries(passes)) out(`// kernel ${k} (${prog.kir.kernels[k]!.kind}), pass ${pass}\n${code}\n`);
         });
       } else if (opts.ir === 'kernel') {
