@@ -85,7 +85,7 @@ describe('vixen plan --print-after', () => {
     expect(hashed).toMatch(/aggregate by \(\) compute \(sum\(#0\): int64\)  \/\/ k\d+ \(hashed aggregate\)/);
     expect(hashed).not.toMatch(/\(fused /);
     const [, fused] = printed.find(([pass]) => pass === 'fuse-pipelines')!;
-    expect(fused).toMatch(/:= pipeline lineorder where .*, probe day on \(#0\) = \(#2\) .*\(fused k\d+\+k\d+: scan\+filter, 1 probe, project\)/);
+    expect(fused).toMatch(/:= pipeline lineorder where .*, probe day on \(#0\) = \(#2\) .*\(fused 2 kernels: scan\+filter, 1 probe, project\) from q1\.1\.logic:7: line\(/);
   });
 });
 

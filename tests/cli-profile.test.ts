@@ -34,6 +34,9 @@ describe('run --profile and --stats', () => {
     const kernels = compileFile(tcFile).kir.kernels;
     const section = r.err.slice(r.err.indexOf('kernels:'));
     for (const k of kernels) expect(section).toMatch(new RegExp(`^  k${k.id}\\s+${k.kind}\\s+\\S+#\\d+\\s+\\d+`, 'm'));
+    // Each kernel's rules, where only: the recursive rule's join, none for the fixpoint's difference.
+    expect(section).toMatch(/^ {2}k\d+\s+mergeJoin\s.*\stransitive-closure\.logic:7$/m);
+    expect(section).toMatch(/^ {2}k\d+\s+difference\s.*\s-$/m);
     expect(r.err).toMatch(/QP operators:/);
     expect(r.err).toMatch(/loop_path\s+0\s+12\s+[\d.]+\s+\d+\s+\d+\s+\d+\s+\d+\s+\$t\d+ := mapJoin \$delta_path, edge/);
     expect(r.err).toMatch(/device times/);

@@ -99,7 +99,7 @@ describe('running programs', () => {
     expect(fused.code).toBe(0);
     // The lineorder scan, its filter, the probe of the 1993 days and the projection: one kernel, no hashJoin.
     expect(fused.out).toMatch(
-      /:= pipeline lineorder where #5 >= 1 and #5 <= 3 and #3 < 25, probe day on \(#0\) = \(#2\) -> \(#0, #1, int64:from_int32\[\(#4 \* #5\)\]\)  \/\/ k\d+ \(fused k\d+\+k\d+: scan\+filter, 1 probe, project\)/,
+      /:= pipeline lineorder where #5 >= 1 and #5 <= 3 and #3 < 25, probe day on \(#0\) = \(#2\) -> \(#0, #1, int64:from_int32\[\(#4 \* #5\)\]\)  \/\/ k\d+ \(fused 2 kernels: scan\+filter, 1 probe, project\) from q1\.1\.logic:7: /,
     );
     expect(fused.out).not.toMatch(/hashJoin/);
     const unfused = await cli('plan', src, '--ir', 'kernel', '--no-fusion');

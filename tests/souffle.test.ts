@@ -23,11 +23,13 @@ function text(program: Program, rel: string, rows: readonly Row[]): string {
 
 /**
  * The printed plan with every relation unprinted (the dialects differ in which relations they print), column
- * names dropped (operators address columns by position) and relation names replaced by their order of first
+ * names and rule origins dropped (operators address columns by position) and relation names replaced by their order of first
  * appearance: the dialects name aggregate helpers and temporaries differently. Operators stay as printed.
  */
 function planShape(plan: QpProgram): string {
-  const text = printPlan({ ...plan, relations: plan.relations.map((r) => ({ ...r, output: false })) });
+  // Rule origins dropped too: the dialects write the rules differently.
+  const blocks = plan.blocks.map((b) => ({ ...b, commands: b.commands.map(({ rules: _, ...c }) => c) }));
+  const text = printPlan({ ...plan, blocks, relations: plan.relations.map((r) => ({ ...r, output: false })) });
   const names = new Set(plan.relations.map((r) => r.name));
   const ids = new Map<string, string>();
   const rename = (word: string): string => {

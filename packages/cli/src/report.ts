@@ -3,7 +3,7 @@
  * of `vixen plan --passes`. The runtime returns the numbers (ExecuteStats); this module only formats them.
  */
 import { cfgToDot, kirDotCfg, printKir, terminatorEdges, type DotCfg } from '@vixen/kernel-ir';
-import { printCommand, printPlan, printTerminator, type PassEntry, type QpProgram } from '@vixen/queryplan';
+import { printCommand, printOrigin, printPlan, printTerminator, type PassEntry, type QpProgram } from '@vixen/queryplan';
 import { formatBytes, type ExecuteStats, type FixpointProgress, type Program } from '@vixen/runtime';
 
 const ms = (x: number): string => x.toFixed(2);
@@ -64,7 +64,7 @@ export function formatProfile(s: ExecuteStats, plan: QpProgram | undefined): str
     [false, true, true, true, true, true, true, true, false],
   );
   const kernels = table(
-    ['kernel', 'kind', 'from', 'launches', 'time ms', 'wall ms', 'rows in', 'rows out', 'bytes in', 'bytes out'],
+    ['kernel', 'kind', 'from', 'launches', 'time ms', 'wall ms', 'rows in', 'rows out', 'bytes in', 'bytes out', 'rules'],
     s.kernels.map((k) => [
       `k${k.kernel}`,
       k.kind,
@@ -73,8 +73,10 @@ export function formatProfile(s: ExecuteStats, plan: QpProgram | undefined): str
       ms(k.milliseconds),
       ms(k.wallMilliseconds),
       ...traffic(k),
+      // Where only: the kernel IR (`plan --ir kernel`) prints the rules' text.
+      (k.rules ?? []).map((r) => printOrigin({ ...r, text: '' })).join(', ') || '-',
     ]),
-    [false, false, false, true, true, true, true, true, true, true],
+    [false, false, false, true, true, true, true, true, true, true, false],
   );
   const total = s.kernels.reduce((n, k) => n + k.milliseconds, 0);
   return [

@@ -29,3 +29,8 @@ export function plan(text: string): QpProgram {
   expect(r.diagnostics).toEqual([]);
   return r.plan!;
 }
+
+/** `p` without the commands' rule origins, for tests that compare commands exactly. */
+export function withoutOrigins(p: QpProgram): QpProgram {
+  return { ...p, blocks: p.blocks.map((b) => ({ ...b, commands: b.commands.map(({ rules: _, ...c }) => c) })) };
+}

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { BasicBlock, Expr, QpCommand } from '@vixen/queryplan';
-import { plan } from './helpers.js';
+import { plan as planWithOrigins, withoutOrigins } from './helpers.js';
+
+const plan = (text: string) => withoutOrigins(planWithOrigins(text));
 
 const col = (index: number, type: Expr['type'] = 'int32'): Expr => ({ kind: 'col', index, type });
 const int = (value: number): Expr => ({ kind: 'const', type: 'int32', value });
@@ -19,6 +21,23 @@ function joinsAndFilters(commands: QpCommand[]): BodyCommand[] {
 }
 
 describe('plan', () => {
+  it('names the rule each command came from (file:line and its text); plan bookkeeping names none', () => {
+    const p = planWithOrigins('e(x, y) -> int32(x), int32(y).\np(x, y) <- e(x, y).\np(x, z) <- p(x, y),\n  e(y, z).\n');
+    const loop = block(p.blocks, 'loop_p').commands;
+    const recursive = [{ file: 'main.logic', line: 3, text: 'p(x, z) <- p(x, y), e(y, z)' }];
+    expect(loop.find((c) => c.kind === 'mapJoin')!.rules).toEqual(recursive);
+    expect(loop.find((c) => c.kind === 'union' && c.target === '$new_p')!.rules).toEqual(recursive);
+    expect(loop.filter((c) => c.kind === 'difference' || c.kind === 'copy' || c.kind === 'clear').every((c) => c.rules === undefined)).toBe(true);
+    expect(block(p.blocks, 'entry').commands[0]!.rules).toEqual([{ file: 'main.logic', line: 2, text: 'p(x, y) <- e(x, y)' }]);
+  });
+
+  it('shortens long rule text to about 60 characters', () => {
+    const p = planWithOrigins('e(x, y) -> int32(x), int32(y).\nlongname(aaaaaaaa, bbbbbbbb) <- e(aaaaaaaa, bbbbbbbb), aaaaaaaa < bbbbbbbb, bbbbbbbb > 3.\n');
+    const text = block(p.blocks, 'entry').commands[0]!.rules![0]!.text;
+    expect(text).toHaveLength(60);
+    expect(text).toMatch(/^longname\(aaaaaaaa, bbbbbbbb\) <- e\(.*\.\.\.$/);
+  });
+
   it('rules over the same body share its join (common subexpression elimination)', () => {
     const p = plan(`
       e(x, y) -> int32(x), int32(y).

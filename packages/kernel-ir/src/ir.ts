@@ -7,7 +7,7 @@
  * Canonical form: every variable that holds a QP relation is kept sorted by all its words
  * (lexicographic, unsigned) and duplicate-free. Temporaries need not be.
  */
-import type { Aggregate, Constraint, Expr, OutputOrder, Predicate, RelationDecl, Row, ScalarType } from '@vixen/queryplan';
+import type { Aggregate, Constraint, Expr, OutputOrder, Predicate, RelationDecl, Row, RuleOrigin, ScalarType } from '@vixen/queryplan';
 
 export type VarId = number;
 
@@ -56,8 +56,11 @@ export interface KirOrigin {
   command: number;
 }
 
-/** `origin` is absent on kernels not lowered from a plan command (hand-built or older compiled programs). */
-export type KirKernel = { origin?: KirOrigin } & (
+/**
+ * `origin` is absent on kernels not lowered from a plan command (hand-built or older compiled programs). `rules`: the
+ * source rules of the plan commands the kernel implements (fusion unions them), for debugging views.
+ */
+export type KirKernel = { origin?: KirOrigin; rules?: RuleOrigin[] } & (
   /**
    * output := project(t) for t in input where filter(t). Output order follows input order, unless `unordered`
    * (set where the results depend only on the output's multiset of rows): then rows may come in any order.

@@ -1,5 +1,5 @@
 /** Human-readable kernel IR, for `--dump-kir`, debugging and tests. */
-import { printAggregate, printExpr, printOrderKeys, printPredicate, type Expr, type Predicate } from '@vixen/queryplan';
+import { printAggregate, printExpr, printOrderKeys, printOrigin, printPredicate, type Expr, type Predicate } from '@vixen/queryplan';
 import type { KirCommand, KirKernel, KirProgram, KirTerminator, VarId } from './ir.js';
 
 
@@ -59,17 +59,19 @@ export function formatCommand(p: KirProgram, c: KirCommand, name: (v: VarId) => 
     case 'launch': {
       const k = p.kernels[c.kernel];
       if (!k) return `launch <missing kernel ${c.kernel}>`;
-      // Fused ids are those lowering gave (the kernels of the unoptimized program), e.g. `// k3 (fused k5+k7)`.
-      const ids = (fused: readonly number[]): string => fused.map((id) => `k${id}`).join('+');
+      // Fusion is described by shape and by the rules fused (`rules`), not by the lowering's kernel ids, which
+      // later passes give to other kernels.
+      const count = (fused: readonly number[]): string => `fused ${fused.length} kernels`;
       const fused =
         k.kind === 'mapFilter' && k.fused
-          ? ` (fused ${ids(k.fused)})`
+          ? ` (${count(k.fused)})`
           : k.kind === 'pipeline'
             ? k.fused.length === 1
               ? ' (hashed aggregate)'
-              : ` (fused ${ids(k.fused)}: scan+filter, ${k.probes.length} probe${k.probes.length === 1 ? '' : 's'}, ${k.aggregate ? 'hash aggregate' : 'project'})`
+              : ` (${count(k.fused)}: scan+filter, ${k.probes.length} probe${k.probes.length === 1 ? '' : 's'}, ${k.aggregate ? 'hash aggregate' : 'project'})`
             : '';
-      return `${formatKernel(k, name)}  // k${c.kernel}${fused}`;
+      const rules = k.rules && k.rules.length > 0 ? ` from ${k.rules.map(printOrigin).join('; ')}` : '';
+      return `${formatKernel(k, name)}  // k${c.kernel}${fused}${rules}`;
     }
     case 'free':
       return `free ${c.vars.map(name).join(', ')}`;

@@ -107,12 +107,14 @@ const predicate: z.ZodType<Predicate> = z.discriminatedUnion('kind', [
 ]);
 
 const origin = z.strictObject({ block: z.string(), command: index }).optional();
+const rules = z.array(z.strictObject({ file: z.string(), line: index, text: z.string() })).optional();
 
 const kernel = z.discriminatedUnion('kind', [
   z.strictObject({
     kind: z.literal('mapFilter'),
     id: index,
     origin,
+    rules,
     input: varId,
     output: varId,
     filter: z.array(predicate),
@@ -120,12 +122,13 @@ const kernel = z.discriminatedUnion('kind', [
     fused: z.array(index).optional(),
     unordered: z.literal(true).optional(),
   }),
-  z.strictObject({ kind: z.literal('sort'), id: index, origin, input: varId, output: varId, keys: z.array(index) }),
-  z.strictObject({ kind: z.literal('unique'), id: index, origin, input: varId, output: varId, hashed: z.literal(true).optional() }),
+  z.strictObject({ kind: z.literal('sort'), id: index, origin, rules, input: varId, output: varId, keys: z.array(index) }),
+  z.strictObject({ kind: z.literal('unique'), id: index, origin, rules, input: varId, output: varId, hashed: z.literal(true).optional() }),
   z.strictObject({
     kind: z.literal('mergeJoin'),
     id: index,
     origin,
+    rules,
     left: varId,
     right: varId,
     output: varId,
@@ -138,6 +141,7 @@ const kernel = z.discriminatedUnion('kind', [
     kind: z.literal('hashJoin'),
     id: index,
     origin,
+    rules,
     build: varId,
     probe: varId,
     output: varId,
@@ -149,6 +153,7 @@ const kernel = z.discriminatedUnion('kind', [
     kind: z.literal('pipeline'),
     id: index,
     origin,
+    rules,
     input: varId,
     output: varId,
     filter: z.array(predicate),
@@ -158,14 +163,15 @@ const kernel = z.discriminatedUnion('kind', [
     aggregate: z.strictObject({ groupBy: z.array(index), aggregates: z.array(aggregate) }).optional(),
     fused: z.array(index),
   }),
-  z.strictObject({ kind: z.literal('difference'), id: index, origin, left: varId, right: varId, output: varId }),
-  z.strictObject({ kind: z.literal('concat'), id: index, origin, left: varId, right: varId, output: varId }),
-  z.strictObject({ kind: z.literal('merge'), id: index, origin, left: varId, right: varId, output: varId, keys: z.array(index) }),
-  z.strictObject({ kind: z.literal('copy'), id: index, origin, input: varId, output: varId }),
+  z.strictObject({ kind: z.literal('difference'), id: index, origin, rules, left: varId, right: varId, output: varId }),
+  z.strictObject({ kind: z.literal('concat'), id: index, origin, rules, left: varId, right: varId, output: varId }),
+  z.strictObject({ kind: z.literal('merge'), id: index, origin, rules, left: varId, right: varId, output: varId, keys: z.array(index) }),
+  z.strictObject({ kind: z.literal('copy'), id: index, origin, rules, input: varId, output: varId }),
   z.strictObject({
     kind: z.literal('limit'),
     id: index,
     origin,
+    rules,
     input: varId,
     output: varId,
     keys: z.array(z.strictObject({ column: index, descending: z.boolean() })),
@@ -175,6 +181,7 @@ const kernel = z.discriminatedUnion('kind', [
     kind: z.literal('aggregate'),
     id: index,
     origin,
+    rules,
     input: varId,
     output: varId,
     groupBy: z.array(index),

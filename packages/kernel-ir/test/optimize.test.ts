@@ -436,11 +436,20 @@ describe('fuse-map-filters', () => {
       { r: [[1, 1], [2, 2], [3, 9], [4, 3], [2, 4]] },
     );
 
+  it('gives a fused kernel the rules of the commands it fused, and prints them', () => {
+    const plan = chain(false);
+    const rule = (line: number) => [{ file: '/src/a.logic', line, text: `rule ${line}` }];
+    plan.blocks[0]!.commands = plan.blocks[0]!.commands.map((c, i) => ({ ...c, rules: rule(i + 1) }));
+    const p = planToKernels(plan);
+    expect(p.kernels.find((k) => k.kind === 'mapFilter' && k.fused)?.rules).toEqual([...rule(1), ...rule(2)]);
+    expect(printKir(p)).toContain('// k0 (fused 2 kernels) from a.logic:1: rule 1; a.logic:2: rule 2');
+  });
+
   it('fuses a mapFilter into the mapFilter that alone reads its result, and records and prints what it fused', () => {
     const p = planToKernels(chain(false));
     const fused = p.kernels.find((k) => k.kind === 'mapFilter' && k.fused);
     expect(fused).toMatchObject({ kind: 'mapFilter', fused: [0, 1] });
-    expect(printKir(p)).toContain('mapFilter r where #0 > 1 and #1 < 5 -> ((#0 * (#1 + 10))) (any order)  // k0 (fused k0+k1)');
+    expect(printKir(p)).toContain('mapFilter r where #0 > 1 and #1 < 5 -> ((#0 * (#1 + 10))) (any order)  // k0 (fused 2 kernels)');
     expect(launches(p)).toBeLessThan(launches(planToKernels(chain(false), { fusion: false })));
     expectSameResults(chain(false));
   });
@@ -508,7 +517,7 @@ describe('fuse-pipelines', () => {
     expect(pipelines[0]!.kind === 'pipeline' && pipelines[0]!.fused.length).toBe(3);
     expect(p.kernels.some((k) => k.kind === 'hashJoin' || k.kind === 'mapFilter')).toBe(false);
     expect(printKir(p)).toMatch(
-      /:= pipeline fact where #3 > 0, probe dim1 on \(#0\) = \(#1\), probe dim2 on \(#0\) = \(#2\) -> \(#0, #5, #7, \(#3 \+ 1\)\)  \/\/ k\d+ \(fused k\d+\+k\d+\+k\d+: scan\+filter, 2 probes, project\)/,
+      /:= pipeline fact where #3 > 0, probe dim1 on \(#0\) = \(#1\), probe dim2 on \(#0\) = \(#2\) -> \(#0, #5, #7, \(#3 \+ 1\)\)  \/\/ k\d+ \(fused 3 kernels: scan\+filter, 2 probes, project\)/,
     );
     const unfused = planToKernels(star(false), { joinStrategy: 'hash', fusion: false });
     expect(launches(unfused) - launches(p)).toBe(2);
@@ -561,7 +570,7 @@ describe('fuse-pipelines', () => {
     const p = planToKernels(filteredDimension(), { joinStrategy: 'hash' });
     expect(p.kernels.filter((k) => k.kind === 'pipeline' || k.kind === 'mapFilter' || k.kind === 'hashJoin').map((k) => k.kind)).toEqual(['pipeline']);
     // The table over dim2 is keyed by its column 0 (the select's #1) and built from the rows with tag != 0.
-    expect(printKir(p)).toMatch(/:= pipeline fact where #3 > 0, probe dim1 on \(#0\) = \(#1\), probe dim2 where #2 != 0 on \(#0\) = \(#2\) -> \(#0, #5, #7, \(#3 \+ 1\)\)  \/\/ k\d+ \(fused k\d+\+k\d+\+k\d+\+k\d+: scan\+filter, 2 probes, project\)/);
+    expect(printKir(p)).toMatch(/:= pipeline fact where #3 > 0, probe dim1 on \(#0\) = \(#1\), probe dim2 where #2 != 0 on \(#0\) = \(#2\) -> \(#0, #5, #7, \(#3 \+ 1\)\)  \/\/ k\d+ \(fused 4 kernels: scan\+filter, 2 probes, project\)/);
     expect(p.relations.find((r) => r.name === 'dim2')!.deviceColumns).toEqual([0, 1, 2]);
     expect(validateKir(p)).toEqual([]);
     expectSame(filteredDimension());

@@ -83,6 +83,14 @@ describe('serializeKir / parseKir', () => {
     expect(back.facts['item']![1]![0]).toBe(-(2n ** 63n));
   });
 
+  it('round-trips the rules kernels came from, and still reads programs without them', () => {
+    const base = everything();
+    const rules = [{ file: 'a.logic', line: 3, text: 'cheap(i, n) <- item(i, n, p), p < 10' }];
+    const withRules: KirProgram = { ...base, kernels: base.kernels.map((k) => ({ ...k, rules })) };
+    expect(roundTrip(withRules)).toEqual(withRules);
+    expect(roundTrip(base).kernels.every((k) => k.rules === undefined)).toBe(true);
+  });
+
   it("round-trips a pipeline whose probe filters its build side (a dimension's select taken in)", () => {
     const plan = program(
       [

@@ -6,6 +6,7 @@ export * from './builtins.js';
 export * from './output.js';
 export * from './keys.js';
 export * from './ir.js';
+export * from './rule-origin.js';
 export * from './predicate.js';
 export * from './print.js';
 export * from './dot.js';

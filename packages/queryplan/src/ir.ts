@@ -88,7 +88,20 @@ export interface Aggregate {
   type: ScalarType;
 }
 
-export type QpCommand =
+/**
+ * A rule a command (or kernel) computes part of, for debugging views: where it was written and its text,
+ * shortened (rule-origin.ts).
+ */
+export interface RuleOrigin {
+  file: string;
+  line: number;
+  text: string;
+}
+
+/** Every command may name the rules it came from; plan-made commands (deltas, fixpoint bookkeeping) name none. */
+export type QpCommand = QpCommandOp & { rules?: RuleOrigin[] };
+
+type QpCommandOp =
   /** target := { project(t) | t in source, filter(t) } */
   | { kind: 'mapFilter'; target: string; source: string; filter: Predicate[]; project: Expr[] }
   /** target := { project(l ++ r) | l in left, r in right, l[leftKeys] = r[rightKeys], filter(l ++ r) } (keys may be empty: a product) */

@@ -5,6 +5,7 @@
  * arithmetic parenthesized (`(#0 * #1)`).
  */
 import type { Aggregate, Condition, Expr, OutputOrder, Predicate, QpCommand, QpProgram, RelationDecl, Terminator } from './ir.js';
+import { originComment } from './rule-origin.js';
 import { formatValue, type ScalarType, type Value } from './types.js';
 
 /** A constant as a source literal of its type. */
@@ -135,7 +136,7 @@ export function printPlan(p: QpProgram): string {
   lines.push('', `entry ${p.entry}`);
   for (const b of p.blocks) {
     lines.push('', `block ${b.label}:`);
-    for (const c of b.commands) lines.push(`  ${printCommand(c)}`);
+    for (const c of b.commands) lines.push(`  ${printCommand(c)}${originComment(c.rules)}`);
     lines.push(`  ${printTerminator(b.terminator)}`);
   }
   return lines.join('\n') + '\n';

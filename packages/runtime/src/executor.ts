@@ -14,7 +14,7 @@ import {
   type KirVariable,
   type VarId,
 } from '@vixen/kernel-ir';
-import { rowWords, VixenError, type RelationDecl } from '@vixen/queryplan';
+import { rowWords, VixenError, type RelationDecl, type RuleOrigin } from '@vixen/queryplan';
 import {
   downloadRelations,
   releaseRelation,
@@ -117,6 +117,8 @@ export interface KernelProfile extends Traffic {
   kernel: number;
   kind: KirKernel['kind'];
   origin?: KirOrigin;
+  /** The source rules the kernel computes (KirKernel's), for the profile's table. */
+  rules?: RuleOrigin[];
 }
 
 /**
@@ -407,6 +409,7 @@ async function evaluate(
     kernel: k.id,
     kind: k.kind,
     ...(k.origin ? { origin: k.origin } : {}),
+    ...(k.rules ? { rules: k.rules } : {}),
     ...noTraffic(),
     wallMilliseconds: 0,
   }));

@@ -68,6 +68,8 @@ export interface CoreRule {
    */
   aggregate?: CoreAggBinding[];
   span: SourceSpan;
+  /** The clause as written (whitespace collapsed), for the debugging views' rule origins. */
+  text: string;
 }
 
 export interface DeclaredColumn {
@@ -140,6 +142,9 @@ export interface TypedRule {
   comparisons: TypedComparison[];
   assignments: TypedAssignment[];
   aggregate?: TypedAggBinding[];
+  /** Where the rule was written and its text (CoreRule's). */
+  span: SourceSpan;
+  text: string;
 }
 
 export interface Relation {

@@ -147,7 +147,7 @@ class Resolver {
   }
 
   /** A rule; a body `a ; b` is one rule per disjunct. */
-  rule(fullHead: Head, body: Formula, span: SourceSpan): void {
+  rule(fullHead: Head, body: Formula, span: SourceSpan, text: string): void {
     const head = fullHead.kind === 'funcAtom' ? flatten(fullHead) : fullHead;
     let headOk = this.useHead(fullHead);
     if (headOk) this.preds.get(head.pred)!.hasRules = true;
@@ -158,7 +158,7 @@ class Resolver {
       const aggregate = d.kind === 'agg' ? this.aggregate(d.bindings, head) : undefined;
       const rule = this.ruleBody(d.kind === 'agg' ? d.body : d);
       if (headOk && rule && aggregate !== false) {
-        const core: CoreRule = { head: coreHead!, ...rule, assignments: [], span };
+        const core: CoreRule = { head: coreHead!, ...rule, assignments: [], span, text };
         this.rules.push(aggregate ? { ...core, aggregate, atoms: renameWildcards(core.atoms) } : core);
       } else {
         this.incomplete.add(head.pred);
@@ -392,7 +392,7 @@ class Resolver {
     const bound = new Set(lhsAtom.args.flatMap((t) => (t.kind === 'var' ? [t.name] : [])));
     const head: CoreAtom = { ...lhsAtom, pred: relation };
     const rule = (parts: Partial<CoreRule>): void =>
-      void this.rules.push({ head, atoms: [lhsAtom], negated: [], comparisons: [], assignments: [], span, ...parts });
+      void this.rules.push({ head, atoms: [lhsAtom], negated: [], comparisons: [], assignments: [], span, text, ...parts });
     for (const c of conjuncts(rhs)) {
       if (c.kind === 'atom' && TYPE_NAMES.has(c.pred)) continue;
       // A built-in test: violated where its comparison fails.
@@ -502,6 +502,7 @@ class Resolver {
           comparisons: [{ op: '!=', left: a[i]!, right: b[i]!, span }],
           assignments: [],
           span,
+          text: `functional check of ${info.name}`,
         });
       }
     }
@@ -580,7 +581,7 @@ export function resolve(files: SourceAst[], diagnostics: Diagnostic[], sources: 
         r.fact(c.head);
         break;
       case 'rule':
-        r.rule(c.head, c.body, c.span);
+        r.rule(c.head, c.body, c.span, clauseText(c.span, sources));
         break;
       case 'order':
         orders.push(c);

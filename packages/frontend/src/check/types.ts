@@ -491,6 +491,8 @@ class TypeChecker {
       comparisons,
       assignments,
       ...(aggregate ? { aggregate } : {}),
+      span: rule.span,
+      text: rule.text,
     };
   }
 

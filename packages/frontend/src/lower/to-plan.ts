@@ -2,7 +2,7 @@
  * Lowers the checked program to a QP: relation declarations, inline facts, and a CFG evaluating the strata
  * in order. A non-recursive stratum is straight-line code; a recursive one is a semi-naive loop block.
  */
-import type { BasicBlock, Column, Expr, OutputOrder, QpCommand, QpProgram, RelationDecl, ScalarType } from '@vixen/queryplan';
+import { ruleOrigin, type BasicBlock, type Column, type Expr, type OutputOrder, type QpCommand, type QpProgram, type RelationDecl, type ScalarType } from '@vixen/queryplan';
 import type { CheckedProgram, TypedAggBinding, TypedRule, TypedTerm } from '../check/program.js';
 import { compileRuleBody } from './rule-chain.js';
 import type { Stratum } from './stratify.js';
@@ -43,9 +43,16 @@ class PlanBuilder {
   /** Evaluates `rule` reading `sources` per body atom, starting at atom `first`, and unions the result into `into`. */
   private emitRule(rule: TypedRule, sources: string[], first: number, into: string, commands: QpCommand[]): void {
     const newTemp = (columns: Column[]) => this.temp(`$t${++this.temps}`, columns);
-    if (rule.aggregate) return this.emitAggregate(rule, rule.aggregate, sources, into, commands);
-    const chain = compileRuleBody(rule, sources, first, this.columnsOf(rule.head.pred), newTemp);
-    commands.push(...chain.commands, { kind: 'union', target: into, left: into, right: chain.result });
+    const emitted: QpCommand[] = [];
+    if (rule.aggregate) {
+      this.emitAggregate(rule, rule.aggregate, sources, into, emitted);
+    } else {
+      const chain = compileRuleBody(rule, sources, first, this.columnsOf(rule.head.pred), newTemp);
+      emitted.push(...chain.commands, { kind: 'union', target: into, left: into, right: chain.result });
+    }
+    // Every command of the rule names it, so debugging views can point back at the source.
+    const rules = [ruleOrigin(rule.span, rule.text)];
+    commands.push(...emitted.map((c) => ({ ...c, rules })));
   }
 
   /**

@@ -12,7 +12,9 @@ import {
   type QpCommand,
   type QpProgram,
   type ScalarType,
+  type RuleOrigin,
   type Terminator,
+  unionOrigins,
 } from '@vixen/queryplan';
 import type { KirBlock, KirCommand, KirKernel, KirKernelBody, KirProgram, KirTerminator, KirVariable, VarId } from '../ir.js';
 import { chooseJoin, isPrefixIndices, loopBlocks, lowerHashJoin, type JoinStrategy } from './join-strategy.js';
@@ -93,6 +95,8 @@ class Lowering {
   private block = '';
   /** Index of the QP command being lowered, recorded on its kernels so profiles can name the operator. */
   private command = 0;
+  /** The rules of that command, copied onto its kernels for the debugging views. */
+  private rules: RuleOrigin[] | undefined;
   /**
    * Pairs `a|b` of relation variables known to hold disjoint sets: set by `a := a' − b`, dropped when either is
    * written again. The union of the semi-naive loop (`full := full ∪ (new − full)`) then needs no unique pass.
@@ -182,6 +186,7 @@ class Lowering {
     this.empty = new Set(this.emptyAtEntry.get(b.label));
     b.commands.forEach((c, i) => {
       this.command = i;
+      this.rules = c.rules;
       this.lowerCommand(c);
       // A union updates its target's indexes itself; any other write rebuilds them (clear empties them).
       if (c.kind === 'clear') this.clearIndexes(this.rel(c.target));
@@ -214,7 +219,7 @@ class Lowering {
 
   private launch(body: KirKernelBody): void {
     const id = this.kernels.length;
-    this.kernels.push({ ...body, id, origin: { block: this.block, command: this.command } } as KirKernel);
+    this.kernels.push({ ...body, id, origin: { block: this.block, command: this.command }, ...unionOrigins(this.rules) } as KirKernel);
     this.commands.push({ kind: 'launch', kernel: id });
   }
 

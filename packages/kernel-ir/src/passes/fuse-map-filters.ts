@@ -5,6 +5,7 @@
  * intermediate buffer. Arithmetic and built-ins are total (arith.ts), so evaluating P1 inside the fused filter
  * on rows F1 rejects changes nothing. The fused kernel lists the lowered kernels it stands for in `fused`.
  */
+import { unionOrigins } from '@vixen/queryplan';
 import type { KirKernel, KirProgram } from '../ir.js';
 import { substitute, substitutePredicate } from '../analysis/exprs.js';
 import { liveOutSets, soleProducer } from '../analysis/liveness.js';
@@ -15,6 +16,7 @@ type MapFilter = Extract<KirKernel, { kind: 'mapFilter' }>;
 function fuse(first: MapFilter, second: MapFilter): MapFilter {
   return {
     ...second,
+    ...unionOrigins(first.rules, second.rules),
     input: first.input,
     filter: [...first.filter.map((f) => substitutePredicate(f)), ...second.filter.map((f) => substitutePredicate(f, first.project))],
     project: second.project.map((e) => substitute(e, first.project)),

@@ -12,7 +12,7 @@
  * that a column-picking mapFilter makes for the pipeline alone (a dimension's select) goes into the probe as its
  * build filter: the table is built over the mapFilter's input, from the rows the filter keeps.
  */
-import { predicateOperands, type Expr } from '@vixen/queryplan';
+import { predicateOperands, unionOrigins, type Expr } from '@vixen/queryplan';
 import { kernelInputs, type KirKernel, type KirProgram } from '../ir.js';
 import { exprColumns, resegment, substitute, substitutePredicate } from '../analysis/exprs.js';
 import { liveOutSets, soleProducer } from '../analysis/liveness.js';
@@ -25,7 +25,7 @@ type MapFilter = Extract<KirKernel, { kind: 'mapFilter' }>;
 
 /** `k` as a pipeline (its row: the scanned row, then its build rows), when it can start or be one. */
 function asPipeline(p: KirProgram, k: KirKernel): Pipeline | undefined {
-  const origin = k.origin ? { origin: k.origin } : {};
+  const origin = { ...(k.origin ? { origin: k.origin } : {}), ...unionOrigins(k.rules) };
   switch (k.kind) {
     case 'pipeline':
       // An aggregating pipeline writes groups, not the rows a following kernel could take over.
@@ -60,6 +60,7 @@ function extend(p: KirProgram, first: Pipeline, join: HashJoin): Pipeline | unde
     ...first,
     id: join.id,
     ...(join.origin ? { origin: join.origin } : {}),
+    ...unionOrigins(first.rules, join.rules),
     output: join.output,
     filter: first.filter.map((f) => substitutePredicate(f)),
     probes: [...first.probes, { build: join.build, buildKeys: join.buildKeys, probeKeys }],
@@ -81,6 +82,7 @@ function absorb(p: KirProgram, first: Pipeline, map: MapFilter): Pipeline {
     ...first,
     id: map.id,
     ...(map.origin ? { origin: map.origin } : {}),
+    ...unionOrigins(first.rules, map.rules),
     output: map.output,
     filter: [...first.filter.map((f) => substitutePredicate(f)), ...predicates.filter(early)],
     probes: first.probes.map((pr) => ({ ...pr, probeKeys: pr.probeKeys.map((e) => substitute(e)) })),
@@ -92,7 +94,7 @@ function absorb(p: KirProgram, first: Pipeline, map: MapFilter): Pipeline {
 
 /** `first` followed by a hashed aggregate of its rows: the aggregate's own filter and projection (over those rows) absorbed, then its aggregation. */
 function absorbAggregate(p: KirProgram, first: Pipeline, agg: Pipeline): Pipeline {
-  const origin = agg.origin ? { origin: agg.origin } : {};
+  const origin = { ...(agg.origin ? { origin: agg.origin } : {}), ...unionOrigins(agg.rules) };
   const map: MapFilter = { kind: 'mapFilter', id: agg.id, ...origin, input: agg.input, output: agg.output, filter: agg.filter, project: agg.project, fused: agg.fused };
   return { ...absorb(p, first, map), aggregate: agg.aggregate! };
 }
@@ -116,6 +118,7 @@ function absorbBuildSelect(p: KirProgram, pipe: Pipeline, j: number, map: MapFil
   const buildFilter = [...map.filter.map((f) => substitutePredicate(f)), ...(pr.buildFilter ?? []).map((f) => substitutePredicate(f, map.project))];
   return {
     ...pipe,
+    ...unionOrigins(pipe.rules, map.rules),
     filter: pipe.filter.map((f) => substitutePredicate(f)),
     probes: pipe.probes.map((q, n) => ({
       ...q,

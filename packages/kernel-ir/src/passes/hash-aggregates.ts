@@ -9,7 +9,7 @@
  * (32-bit atomics; float32's NaN rule needs the first row). An aggregate over rows already in group order (no sort)
  * stays a reduction by key: it reads them once and needs no table.
  */
-import type { Expr } from '@vixen/queryplan';
+import { unionOrigins, type Expr } from '@vixen/queryplan';
 import type { KirCommand, KirKernel, KirProgram } from '../ir.js';
 import { iota } from '../lower/from-plan.js';
 import { liveOutSets } from '../analysis/liveness.js';
@@ -58,7 +58,7 @@ function run(p: KirProgram): KirProgram {
       const used = [...new Set([...k.groupBy, ...k.aggregates.flatMap((a) => (a.column === undefined ? [] : [a.column]))])].sort((x, y) => x - y);
       const at = (c: number): number => used.indexOf(c);
       const project = used.map((c): Expr => ({ kind: 'col', index: c, type: p.variables[source]!.columns[c]! }));
-      const origin = k.origin ? { origin: k.origin } : {};
+      const origin = { ...(k.origin ? { origin: k.origin } : {}), ...unionOrigins(k.rules) };
       const aggregate = { groupBy: k.groupBy.map(at), aggregates: k.aggregates.map((a) => (a.column === undefined ? a : { ...a, column: at(a.column) })) };
       // Without group columns there is at most one row, in canonical order already.
       const sorted = k.groupBy.length > 0;

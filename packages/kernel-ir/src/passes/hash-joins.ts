@@ -8,7 +8,7 @@
  * producer. Both joins give the same rows in no particular order (properties.ts). Inside loops merge joins stay,
  * as join-strategy.ts says.
  */
-import type { ScalarType } from '@vixen/queryplan';
+import { unionOrigins, type ScalarType } from '@vixen/queryplan';
 import type { KirBlock, KirCommand, KirKernel, KirKernelBody, KirProgram, VarId } from '../ir.js';
 import { buildSide, loopBlocks, lowerHashJoin } from '../lower/join-strategy.js';
 import { liveOutSets } from '../analysis/liveness.js';
@@ -50,7 +50,7 @@ function run(p: KirProgram): KirProgram {
         // The first kernel takes the merge join's id (its origin kept), a filter after it a new one.
         launch: (body: KirKernelBody): void => {
           const id = launched.length === 0 ? k.id : kernels.length;
-          const origin = k.origin ? { origin: k.origin } : {};
+          const origin = { ...(k.origin ? { origin: k.origin } : {}), ...unionOrigins(k.rules) };
           kernels[id] = { ...body, id, ...origin } as KirKernel;
           launched.push({ kind: 'launch', kernel: id });
         },

@@ -7,7 +7,7 @@
  * values known empty.
  * Copies then vanish in propagate-copies.
  */
-import type { Expr } from '@vixen/queryplan';
+import { unionOrigins, type Expr } from '@vixen/queryplan';
 import type { KirCommand, KirKernel, KirProgram } from '../ir.js';
 import { substitute, substitutePredicate } from '../analysis/exprs.js';
 import { blockEntryStates, distinct, kernelProps, propsOf, sortedBy, transfer, type PropState } from '../analysis/properties.js';
@@ -25,7 +25,7 @@ function selfJoinAsMap(p: KirProgram, s: PropState, k: KirKernel): MapFilter | u
     const key = propsOf(s, v).key;
     return key !== undefined && key.every((c) => keys.includes(c));
   };
-  const base = { kind: 'mapFilter' as const, id: k.id, ...(k.origin ? { origin: k.origin } : {}), output: k.output };
+  const base = { kind: 'mapFilter' as const, id: k.id, ...(k.origin ? { origin: k.origin } : {}), ...unionOrigins(k.rules), output: k.output };
   switch (k.kind) {
     case 'mergeJoin': {
       if (k.left !== k.right || k.leftKeys.join() !== k.rightKeys.join() || !coversKey(k.left, k.leftKeys)) return undefined;
@@ -46,7 +46,7 @@ function selfJoinAsMap(p: KirProgram, s: PropState, k: KirKernel): MapFilter | u
 
 /** The copy equivalent to `k` in state `s`, if any. */
 function asCopy(p: KirProgram, s: PropState, k: KirKernel): Copy | undefined {
-  const copy = (input: number): Copy => ({ kind: 'copy', id: k.id, ...(k.origin ? { origin: k.origin } : {}), input, output: k.output });
+  const copy = (input: number): Copy => ({ kind: 'copy', id: k.id, ...(k.origin ? { origin: k.origin } : {}), ...unionOrigins(k.rules), input, output: k.output });
   const empty = (v: number): boolean => propsOf(s, v).empty;
   switch (k.kind) {
     case 'merge':

@@ -6,6 +6,7 @@
  */
 import { commandInputs, relationUses, type QpCommand, type QpProgram } from '../ir.js';
 import { printCommand } from '../print.js';
+import { unionOrigins } from '../rule-origin.js';
 import type { QpPass } from '../pipeline.js';
 
 /** The command with every relation it reads renamed through `rename`. */
@@ -38,7 +39,7 @@ function run(plan: QpProgram): QpProgram {
   const rename = (name: string): string => renamed.get(name) ?? name;
   const blocks = plan.blocks.map((b) => {
     /** Computation text (the command without its target) -> the temporary holding it and what it read. */
-    const available = new Map<string, { target: string; inputs: string[] }>();
+    const available = new Map<string, { target: string; inputs: string[]; at: number }>();
     const commands: QpCommand[] = [];
     for (const original of b.commands) {
       const c = renameInputs(original, rename);
@@ -46,12 +47,14 @@ function run(plan: QpProgram): QpProgram {
       const earlier = key === undefined ? undefined : available.get(key);
       if (earlier && single(c.target) && types.get(earlier.target) === types.get(c.target)) {
         renamed.set(c.target, earlier.target);
+        const kept = commands[earlier.at]!;
+        commands[earlier.at] = { ...kept, ...unionOrigins(kept.rules, c.rules) };
         continue;
       }
       commands.push(c);
       // A write invalidates what was computed from the old value.
       for (const [k, a] of available) if (a.target === c.target || a.inputs.includes(c.target)) available.delete(k);
-      if (key !== undefined && single(c.target)) available.set(key, { target: c.target, inputs: commandInputs(c) });
+      if (key !== undefined && single(c.target)) available.set(key, { target: c.target, inputs: commandInputs(c), at: commands.length - 1 });
     }
     return { ...b, commands };
   });

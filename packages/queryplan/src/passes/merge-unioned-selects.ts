@@ -10,6 +10,7 @@
  */
 import { relationUses, type Predicate, type QpCommand, type QpProgram } from '../ir.js';
 import { printExpr } from '../print.js';
+import { unionOrigins } from '../rule-origin.js';
 import type { QpPass } from '../pipeline.js';
 
 type MapFilter = Extract<QpCommand, { kind: 'mapFilter' }>;
@@ -62,7 +63,12 @@ function run(plan: QpProgram): QpProgram {
         out.push(select);
         continue;
       }
-      out[out.length - 2] = { ...prevSelect, filter: disjunction([...alternatives(prevSelect.filter), ...alternatives(select.filter)]) };
+      out[out.length - 2] = {
+        ...prevSelect,
+        filter: disjunction([...alternatives(prevSelect.filter), ...alternatives(select.filter)]),
+        ...unionOrigins(prevSelect.rules, select.rules),
+      };
+      out[out.length - 1] = { ...prevUnion, ...unionOrigins(prevUnion.rules, union.rules) };
       dropped.add(select.target);
       i++;
     }
