@@ -212,7 +212,8 @@ class SouffleParser extends EmbeddedActionsParser {
           const kw = this.CONSUME(T.Type);
           const name = this.CONSUME(T.Identifier);
           const alternatives: IToken[] = [];
-          this.OR2([
+          // Before Soufflé 2.0 a bare `.type T` declared a symbol type (`.type T <: symbol`).
+          this.OPTION3(() => this.OR2([
             {
               ALT: () => {
                 this.CONSUME(T.Subtype);
@@ -253,13 +254,19 @@ class SouffleParser extends EmbeddedActionsParser {
                 ]);
               },
             },
-          ]);
-          return this.ACTION((): SItem => ({
-            kind: 'type',
-            name: this.name(name),
-            alternatives: alternatives.map((t) => this.name(t)),
-            span: joinSpans(this.span(kw), this.span(alternatives[alternatives.length - 1]!)),
-          }));
+          ]));
+          return this.ACTION((): SItem => {
+            if (alternatives.length === 0) {
+              const span = this.span(name);
+              return { kind: 'type', name: this.name(name), alternatives: [{ name: 'symbol', span }], span: joinSpans(this.span(kw), span) };
+            }
+            return {
+              kind: 'type',
+              name: this.name(name),
+              alternatives: alternatives.map((t) => this.name(t)),
+              span: joinSpans(this.span(kw), this.span(alternatives[alternatives.length - 1]!)),
+            };
+          });
         },
       },
       {

@@ -1,0 +1,67 @@
+/**
+ * Soufflé's own `tests/evaluation` programs, unchanged (tests/souffle/evaluation, see its README for their source
+ * and license). Each case either gives Soufflé's expected output files (`expected/<relation>.csv`) or fails to
+ * compile with located "not supported" errors, the first of which `unsupported.txt` names; never a different
+ * answer. Soufflé itself does not fix the order of output lines (its test harness sorts them), so lines are
+ * compared sorted. Each case runs on real WebGPU and on the reference interpreter.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { compileFile, openGpu, type Gpu, type Program } from '@vixen/runtime';
+import { souffleLines } from '@vixen/io';
+import { VixenError, type Row } from '@vixen/queryplan';
+
+const casesDir = join(import.meta.dirname, 'souffle', 'evaluation');
+const cases = readdirSync(casesDir).filter((name) => existsSync(join(casesDir, name, 'program.dl'))).sort();
+
+/** The lines Soufflé would write for `rows`, sorted. */
+function lines(program: Program, rel: string, rows: readonly Row[]): string[] {
+  return souffleLines(program.relations.find((r) => r.name === rel)!, rows).split('\n').filter((l) => l !== '').sort();
+}
+
+let gpu: Gpu;
+beforeAll(async () => {
+  gpu = await openGpu();
+});
+afterAll(() => gpu?.dispose());
+
+describe("Soufflé's evaluation suite", () => {
+  for (const name of cases) {
+    const dir = join(casesDir, name);
+    const unsupported = join(dir, 'unsupported.txt');
+    if (existsSync(unsupported)) {
+      test(`${name} (not supported)`, () => {
+        const expected = readFileSync(unsupported, 'utf8').trim();
+        let thrown: unknown;
+        try {
+          compileFile(join(dir, 'program.dl'));
+        } catch (e) {
+          thrown = e;
+        }
+        expect(thrown).toBeInstanceOf(VixenError);
+        const errors = (thrown as VixenError).diagnostics.filter((d) => d.severity === 'error');
+        expect(errors[0]?.message).toBe(expected);
+        for (const d of errors) {
+          expect(d.span, d.message).toBeDefined();
+          expect(d.message).toMatch(/not supported/);
+        }
+      });
+      continue;
+    }
+    test(name, async () => {
+      const program = compileFile(join(dir, 'program.dl'));
+      const expectedDir = join(dir, 'expected');
+      const files = readdirSync(expectedDir).filter((f) => f.endsWith('.csv')).map((f) => f.replace(/\.csv$/, ''));
+      expect(program.outputNames.sort()).toEqual(files.sort());
+      const sources = { factsDir: join(dir, 'facts') };
+      const reference = await program.interpret(sources);
+      const onGpu = await program.run({ ...sources, gpu });
+      for (const rel of files) {
+        const expected = readFileSync(join(expectedDir, `${rel}.csv`), 'utf8').split('\n').filter((l) => l !== '').sort();
+        expect(lines(program, rel, reference.get(rel)!), `${name}: ${rel} (interpreter)`).toEqual(expected);
+        expect(lines(program, rel, onGpu.relations.get(rel)!), `${name}: ${rel}`).toEqual(expected);
+      }
+    });
+  }
+});
