@@ -74,7 +74,19 @@ export type SItem =
   | { kind: 'type'; name: Name; alternatives: Name[]; span: SourceSpan }
   | { kind: 'fact'; atom: SAtom; span: SourceSpan }
   /** `h1(x), h2(x) :- body.`: several heads share one body. */
-  | { kind: 'rule'; heads: SAtom[]; body: SFormula; span: SourceSpan };
+  | { kind: 'rule'; heads: SAtom[]; body: SFormula; span: SourceSpan }
+  /** `.comp Name<T...> : Base<A...>, ... { items }`: a template, expanded where `.init` instantiates it (components.ts). */
+  | { kind: 'comp'; name: Name; params: Name[]; bases: CompRef[]; items: SItem[]; span: SourceSpan }
+  /** `.init instance = Comp<A...>` */
+  | { kind: 'init'; name: Name; comp: CompRef; span: SourceSpan }
+  /** `.override rel` in a component: the inherited rules of `rel` are dropped. */
+  | { kind: 'override'; rel: Name; span: SourceSpan };
+
+/** A component named with its type arguments: `Graph<number>`. */
+export interface CompRef {
+  name: Name;
+  args: Name[];
+}
 
 export interface SouffleAst {
   file: string;

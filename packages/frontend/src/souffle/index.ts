@@ -4,6 +4,7 @@
  */
 import type { Diagnostic, QpProgram } from '@vixen/queryplan';
 import type { SourceFile } from '../syntax/load.js';
+import { expandComponents } from './components.js';
 import { parseSouffleTokens } from './parser.js';
 import { preprocess } from './preprocess.js';
 import { toLogic, type SouffleProgram } from './to-logic.js';
@@ -15,7 +16,7 @@ export function isSouffleFile(path: string): boolean {
   return path.endsWith('.dl');
 }
 
-/** Preprocesses (`#include`, `#define`), parses and converts Soufflé files. */
+/** Preprocesses (`#include`, `#define`), parses, expands components and converts Soufflé files. */
 export function loadSouffle(
   files: SourceFile[],
   readFile: ((path: string) => string | undefined) | undefined,
@@ -27,7 +28,7 @@ export function loadSouffle(
     diagnostics.push(...parsed.diagnostics);
     return parsed.ast;
   });
-  return { ...toLogic(asts, diagnostics), sources };
+  return { ...toLogic(expandComponents(asts, diagnostics), diagnostics), sources };
 }
 
 /** A relation declared in a `.dl` file is an output exactly when it is marked `.output`. */

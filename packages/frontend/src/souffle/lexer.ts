@@ -13,7 +13,8 @@ export const Preprocessor = createToken({ name: 'Preprocessor', pattern: /#[^\n\
 export const FloatLit = createToken({ name: 'FloatLit', pattern: /[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?/, label: 'a number' });
 export const IntLit = createToken({ name: 'IntLit', pattern: /0x[0-9a-fA-F]+|0b[01]+|[0-9]+u?/, label: 'a number' });
 
-export const Identifier = createToken({ name: 'Identifier', pattern: /[A-Za-z_?][A-Za-z0-9_?]*/, label: 'a name' });
+/** A name, qualified or not: `edge`, and `London.train.edge` for a relation of a component instance. */
+export const Identifier = createToken({ name: 'Identifier', pattern: /[A-Za-z_?][A-Za-z0-9_?]*(?:\.[A-Za-z_?][A-Za-z0-9_?]*)*/, label: 'a name' });
 
 /** Constructs of full Soufflé outside the subset, lexed so the parser can name them. */
 export const UserFunctor = createToken({ name: 'UserFunctor', pattern: /@[A-Za-z_?][A-Za-z0-9_?]*/, label: 'a functor' });

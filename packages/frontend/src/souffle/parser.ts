@@ -10,7 +10,7 @@ import type { ArithOp } from '../syntax/ast.js';
 import { StringLit } from '../syntax/lexer.js';
 import { afterToken, MessageProvider } from '../syntax/parser.js';
 import { joinSpans, tokenSpan } from '../syntax/span.js';
-import type { AggregateFn, Attribute, IoOption, IoTarget, Name, SAtom, SFormula, SItem, SouffleAst, STerm } from './ast.js';
+import type { AggregateFn, Attribute, CompRef, IoOption, IoTarget, Name, SAtom, SFormula, SItem, SouffleAst, STerm } from './ast.js';
 import * as T from './lexer.js';
 import { preprocess } from './preprocess.js';
 
@@ -736,11 +736,87 @@ function pragma(tokens: IToken[], start: number, file: string, diagnostics: Diag
   return end;
 }
 
+/**
+ * The component directives, read token by token (their bodies are items like any other): `.comp` with its
+ * header and body, `.init` and `.override`. Returns the item (undefined after reporting why there is none) and
+ * where the next item starts.
+ */
+function componentItem(tokens: IToken[], start: number, file: string, diagnostics: Diagnostic[]): { item?: SItem; end: number } {
+  const kw = tokens[start]!;
+  let at = start + 1;
+  const span = (t: IToken): SourceSpan => tokenSpan(t, file);
+  const name = (t: IToken): Name => ({ name: t.image, span: span(t) });
+  const is = (type: TokenType): boolean => tokens[at]?.tokenType === type;
+  const fail = (what: string): { end: number } => {
+    const t = tokens[at];
+    diagnostics.push(errorAt(`expected ${what} in ${kw.image}`, t ? span(t) : afterToken(tokens[at - 1]!, file)));
+    return { end: kw.image === '.comp' ? afterBraces(tokens, start) : resumeAt(tokens, at, start) };
+  };
+  const identifier = (): IToken | undefined => (is(T.Identifier) ? tokens[at++] : undefined);
+  /** `<A, B>` after a component name, if there. */
+  const typeList = (): Name[] | undefined => {
+    const names: Name[] = [];
+    if (!is(T.Lt)) return names;
+    at++;
+    for (;;) {
+      const t = identifier();
+      if (!t) return undefined;
+      names.push(name(t));
+      if (is(T.Gt)) break;
+      if (!is(T.Comma)) return undefined;
+      at++;
+    }
+    at++;
+    return names;
+  };
+  const compRef = (): CompRef | undefined => {
+    const t = identifier();
+    const args = t && typeList();
+    return t && args ? { name: name(t), args } : undefined;
+  };
+  if (kw.image === '.override') {
+    const rel = identifier();
+    return rel ? { item: { kind: 'override', rel: name(rel), span: joinSpans(span(kw), span(rel)) }, end: at } : fail('a relation name');
+  }
+  if (kw.image === '.init') {
+    const instance = identifier();
+    if (!instance) return fail('an instance name');
+    if (!is(T.Eq)) return fail("'='");
+    at++;
+    const comp = compRef();
+    if (!comp) return fail('a component, as in .init g = Graph<number>');
+    return { item: { kind: 'init', name: name(instance), comp, span: joinSpans(span(kw), span(tokens[at - 1]!)) }, end: at };
+  }
+  const compName = identifier();
+  const params = compName && typeList();
+  if (!compName || !params) return fail('a component name, as in .comp Graph<N> { ... }');
+  const bases: CompRef[] = [];
+  if (is(T.Colon)) {
+    do {
+      at++;
+      const base = compRef();
+      if (!base) return fail('a base component');
+      bases.push(base);
+    } while (is(T.Comma));
+  }
+  if (!is(T.LBrace)) return fail("'{'");
+  const end = afterBraces(tokens, at);
+  if (tokens[end - 1]?.tokenType !== T.RBrace) {
+    diagnostics.push(errorAt(`unclosed '{' of component ${compName.image}`, span(tokens[at]!)));
+    return { end };
+  }
+  const body = parseSouffleTokens(tokens.slice(at + 1, end - 1), file);
+  diagnostics.push(...body.diagnostics);
+  const item: SItem = { kind: 'comp', name: name(compName), params, bases, items: body.ast.items, span: joinSpans(span(kw), span(tokens[end - 1]!)) };
+  return { item, end };
+}
+
+const COMPONENT_DIRECTIVES: ReadonlySet<string> = new Set(['.comp', '.init', '.override']);
+
 /** Parses one file's tokens: the items that parsed, and a diagnostic per broken item. */
 export function parseSouffleTokens(tokens: IToken[], file: string): { ast: SouffleAst; diagnostics: Diagnostic[] } {
   shared ??= new SouffleParser(new MessageProvider(RULE_DESCRIPTIONS));
   const parser = shared;
-  parser.file = file;
   const items: SItem[] = [];
   const diagnostics: Diagnostic[] = [];
   let start = 0;
@@ -750,12 +826,19 @@ export function parseSouffleTokens(tokens: IToken[], file: string): { ast: Souff
       start = pragma(tokens, start, file, diagnostics);
       continue;
     }
-    if (first.tokenType === T.OtherDirective) {
-      const what = first.image === '.comp' ? 'components (.comp) are' : `the ${first.image} directive is`;
-      diagnostics.push(errorAt(`${what} not supported`, tokenSpan(first, file)));
-      start = first.image === '.comp' ? afterBraces(tokens, start) : resumeAt(tokens, start + 1, start);
+    if (first.tokenType === T.OtherDirective && COMPONENT_DIRECTIVES.has(first.image)) {
+      const { item, end } = componentItem(tokens, start, file, diagnostics);
+      if (item) items.push(item);
+      start = end;
       continue;
     }
+    if (first.tokenType === T.OtherDirective) {
+      diagnostics.push(errorAt(`the ${first.image} directive is not supported`, tokenSpan(first, file)));
+      start = resumeAt(tokens, start + 1, start);
+      continue;
+    }
+    // A component's body is parsed by a nested call: the file is set per item.
+    parser.file = file;
     parser.semantic = [];
     parser.messages.offending = undefined;
     parser.input = tokens.slice(start);

@@ -225,12 +225,22 @@ class Converter {
     const head = this.atom(lifted.clause.head);
     // `p(1) :- true.` is a fact.
     if (lifted.clause.body.length === 0) return head ? [{ kind: 'fact', head, span }] : [];
-    const disjuncts = this.disjuncts(lifted.clause.body, span);
+    const disjuncts = this.disjuncts(lifted.clause.body, span)?.map((d) => this.grounded(d, span));
     const aggregates = lifted.aggregates.flatMap((a) => this.aggregateRule(a));
     const helpers = lifted.helpers.flatMap((h) => this.lowered(h, h.head.span));
     if (!head || !disjuncts) return [];
     const body: Formula = disjuncts.length === 1 ? conj(disjuncts[0]!) : { kind: 'or', items: disjuncts.map(conj), span };
     return [{ kind: 'rule', head, body, span }, ...aggregates, ...helpers];
+  }
+
+  /**
+   * A conjunction with no positive atom (`r("x") :- !p("a").`, `r(1) :- 1 < 2.`) reads the one-row unit
+   * relation: Soufflé evaluates such bodies once, LogiQL wants an atom to range over.
+   */
+  private grounded(conjunction: Formula[], span: SourceSpan): Formula[] {
+    if (conjunction.some((f) => f.kind === 'atom')) return conjunction;
+    this.helpers.add(UNIT);
+    return [{ kind: 'atom', pred: UNIT, args: [{ kind: 'wildcard', span }], span, predSpan: span }, ...conjunction];
   }
 
   /** `$aggK(g..., r) <- agg<<r = fn(v)>> body`: the body is a conjunction free of aggregates. */
@@ -388,6 +398,10 @@ export function toLogic(asts: SouffleAst[], diagnostics: Diagnostic[]): SouffleP
           return c.rules(item);
         case 'type':
         case 'io':
+        // Expanded before conversion (components.ts).
+        case 'comp':
+        case 'init':
+        case 'override':
           return [];
       }
     });
