@@ -44,6 +44,14 @@ export const BUILTINS = {
   'string:like': { args: ['string', 'string'], result: 'boolean', table: 'bits' },
   'string:startswith': { args: ['string', 'string'], result: 'boolean', table: 'bits' },
   'string:endswith': { args: ['string', 'string'], result: 'boolean', table: 'bits' },
+  /** Length in UTF-8 bytes (Soufflé's `strlen`). */
+  'string:byte_length': { args: ['string'], result: 'int32', table: 'words' },
+  /** Whether the second string occurs in the first (Soufflé's `contains`, arguments swapped). */
+  'string:contains': { args: ['string', 'string'], result: 'boolean', table: 'bits' },
+  /** Whether the whole string matches a regular expression, as C++'s std::regex_match does (Soufflé's `match`). */
+  'string:matches': { args: ['string', 'string'], result: 'boolean', table: 'bits' },
+  /** A leading decimal integer, as C++'s std::stoi reads it; 0 where there is none or it overflows (Soufflé's `to_number`). */
+  'string:to_int32': { args: ['string'], result: 'int32', table: 'words' },
 } as const satisfies Record<string, BuiltinSignature>;
 
 export type BuiltinFn = keyof typeof BUILTINS;
@@ -120,6 +128,49 @@ function likeLiteral(pieces: readonly string[]): (s: string) => boolean {
   };
 }
 
+const utf8 = new TextEncoder();
+
+/** `s` as one character per UTF-8 byte: C++ regular expressions over std::string see bytes. */
+function bytes(s: string): string {
+  // Only non-ASCII strings need it; ASCII is its own byte string.
+  return /^[\x00-\x7f]*$/.test(s) ? s : String.fromCharCode(...utf8.encode(s));
+}
+
+/**
+ * Why a regular expression is outside what `regexMatches` runs as C++'s std::regex (ECMAScript grammar) would,
+ * or undefined when it is inside: JavaScript-only syntax (lookbehind, named groups, `\p`, `\u`, `\k`), POSIX
+ * classes (C++ only) and patterns JavaScript rejects.
+ */
+export function regexProblem(pattern: string): string | undefined {
+  if (/\(\?<|\\[pPuk]|\[\[[:.=]/.test(pattern)) return 'it uses syntax whose meaning differs between C++ and JavaScript';
+  try {
+    new RegExp(bytes(pattern));
+  } catch (e) {
+    return (e as Error).message;
+  }
+  return undefined;
+}
+
+const regexes = new Map<string, RegExp>();
+
+/** std::regex_match(s, std::regex(pattern)): the whole string matches, over bytes. */
+export function regexMatches(s: string, pattern: string): boolean {
+  let re = regexes.get(pattern);
+  if (!re) regexes.set(pattern, (re = new RegExp(`^(?:${bytes(pattern)})$`)));
+  return re.test(bytes(s));
+}
+
+/**
+ * std::stoi(s) as Soufflé's to_number uses it: leading blanks, a sign and decimal digits, the rest ignored. Where
+ * stoi throws (no digits, out of range) Soufflé stops the program; the table has to hold something: 0.
+ */
+export function leadingInt32(s: string): number {
+  const m = /^[ \t\n\v\f\r]*([+-]?[0-9]+)/.exec(s);
+  if (!m) return 0;
+  const n = BigInt(m[1]!);
+  return n >= -(2n ** 31n) && n < 2n ** 31n ? Number(n) : 0;
+}
+
 const MS_PER_DAY = 86_400_000;
 
 export function evalBuiltin(fn: BuiltinFn, args: readonly Value[]): Value {
@@ -168,5 +219,13 @@ export function evalBuiltin(fn: BuiltinFn, args: readonly Value[]): Value {
       return (a as string).startsWith(b as string);
     case 'string:endswith':
       return (a as string).endsWith(b as string);
+    case 'string:byte_length':
+      return utf8.encode(a as string).length;
+    case 'string:contains':
+      return (a as string).includes(b as string);
+    case 'string:matches':
+      return regexMatches(a as string, b as string);
+    case 'string:to_int32':
+      return leadingInt32(a as string);
   }
 }

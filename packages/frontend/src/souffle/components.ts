@@ -6,7 +6,8 @@
  * visible inside the component that defines them. The result has no component items left.
  */
 import { errorAt, formatSpan, type Diagnostic } from '@vixen/queryplan';
-import type { CompRef, Name, SAtom, SFormula, SItem, SouffleAst, STerm } from './ast.js';
+import type { CompRef, Name, SAtom, SFormula, SItem, SouffleAst } from './ast.js';
+import { mapArgs, mapAtoms } from './traverse.js';
 
 type Comp = Extract<SItem, { kind: 'comp' }>;
 type Init = Extract<SItem, { kind: 'init' }>;
@@ -145,42 +146,11 @@ function rename(item: SItem, rel: Renamer, type: Renamer): SItem {
 }
 
 function renameAtom(a: SAtom, rel: Renamer): SAtom {
-  return { ...a, rel: rel(a.rel), args: a.args.map((t) => renameTerm(t, rel)) };
+  return { ...mapArgs(a, (inner) => renameAtom(inner, rel)), rel: rel(a.rel) };
 }
 
 function renameFormula(f: SFormula, rel: Renamer): SFormula {
-  switch (f.kind) {
-    case 'atom':
-      return renameAtom(f, rel);
-    case 'compare':
-      return { ...f, left: renameTerm(f.left, rel), right: renameTerm(f.right, rel) };
-    case 'not':
-      return { ...f, body: renameFormula(f.body, rel) };
-    case 'bool':
-      return f;
-    case 'and':
-    case 'or':
-      return { ...f, items: f.items.map((i) => renameFormula(i, rel)) };
-  }
-}
-
-function renameTerm(t: STerm, rel: Renamer): STerm {
-  switch (t.kind) {
-    case 'var':
-    case 'wildcard':
-    case 'int':
-    case 'float':
-    case 'string':
-      return t;
-    case 'neg':
-      return { ...t, operand: renameTerm(t.operand, rel) };
-    case 'binary':
-      return { ...t, left: renameTerm(t.left, rel), right: renameTerm(t.right, rel) };
-    case 'call':
-      return { ...t, args: t.args.map((a) => renameTerm(a, rel)) };
-    case 'aggregate':
-      return { ...t, ...(t.target ? { target: renameTerm(t.target, rel) } : {}), body: renameFormula(t.body, rel) };
-  }
+  return mapAtoms(f, (a) => ({ ...a, rel: rel(a.rel) }));
 }
 
 /** The program's files with components expanded; components may be defined in one file and used in another. */

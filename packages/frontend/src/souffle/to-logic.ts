@@ -11,6 +11,7 @@ import type { Atom, Clause, Formula, SourceAst, Term } from '../syntax/ast.js';
 import { liftAggregates, UNIT, type AggregateRule } from './aggregates.js';
 import { dnf, extremes, normalizeAggregates, normalizeHead, renameTargets, simpleArguments, type Fresh } from './normalize.js';
 import { allAtoms, type SClause } from './scoping.js';
+import { functorTerm, STRING_FUNCTORS, testsAsComparisons } from './functors.js';
 import { groundWitnesses } from './witnesses.js';
 import type { IoTarget, Name, SAtom, SFormula, SItem, SouffleAst, STerm } from './ast.js';
 
@@ -19,8 +20,6 @@ const PRIMITIVES: Readonly<Record<string, ScalarType>> = { number: 'int32', unsi
 /** Qualifiers that only tune Soufflé's data structures or optimizer: no effect on results. */
 const IGNORED_QUALIFIERS: ReadonlySet<string> = new Set(['brie', 'btree', 'btree_delete', 'inline', 'no_inline', 'magic', 'no_magic', 'overridable']);
 
-/** Soufflé's string functors: Vixen's string built-ins are not reachable from `.dl` programs yet. */
-const STRING_FUNCTORS: ReadonlySet<string> = new Set(['cat', 'strlen', 'substr', 'ord', 'contains', 'match', 'to_string', 'to_number', 'to_float', 'to_unsigned']);
 
 /** Where an `.input` relation's facts come from: `filename` in the facts directory (or absolute), split at `delimiter`. */
 export interface SouffleInput {
@@ -197,7 +196,8 @@ class Converter {
    * One LogiQL rule per head and disjunct of the body, as Soufflé splits rules before its scoping analyses, plus
    * the rules of its aggregates (see normalize.ts, witnesses.ts, aggregates.ts).
    */
-  rules(item: Extract<SItem, { kind: 'rule' }>): Clause[] {
+  rules(rule: Extract<SItem, { kind: 'rule' }>): Clause[] {
+    const item = { ...rule, body: testsAsComparisons(rule.body, (name) => this.decls.has(name)) };
     if (!this.defined([...item.heads, ...allAtoms(item.body)])) return [];
     const problems: [string, SourceSpan][] = [];
     const heads = item.heads.map((h) => normalizeHead(h, problems));
@@ -345,7 +345,14 @@ class Converter {
       }
       case 'call':
         if (t.name === 'as') return this.error('type casts as(...) are not supported', t.nameSpan);
-        if (STRING_FUNCTORS.has(t.name)) return this.error(`the string functor ${t.name} is not supported yet`, t.nameSpan);
+        if (STRING_FUNCTORS.has(t.name)) {
+          const args = t.args.map((a) => this.term(a));
+          if (!complete(args)) return undefined;
+          const problems: [string, SourceSpan][] = [];
+          const term = functorTerm(t, args, problems);
+          this.none(problems);
+          return term;
+        }
         return this.error(`functors are not supported: ${t.name}(...) (expected a variable, constant or arithmetic)`, t.nameSpan);
       case 'aggregate':
         // Rules lift their aggregates first: one here stands in a fact.
