@@ -310,6 +310,28 @@ function builtinCode(fn: BuiltinFn, [a, b]: string[]): string {
       return `mul64(${a}, vec2<u32>(10000u, 0u))`;
     case 'float32:from_int32':
       return `canonF32(f32(bitcast<i32>(${a})))`;
+    case 'int32:band':
+      return `(${a} & ${b})`;
+    case 'int32:bor':
+      return `(${a} | ${b})`;
+    case 'int32:bxor':
+      return `(${a} ^ ${b})`;
+    case 'int32:bshl':
+      return `(${a} << (${b} & 31u))`;
+    case 'int32:bshr':
+      return `bitcast<u32>(bitcast<i32>(${a}) >> (${b} & 31u))`;
+    case 'int32:bshru':
+      return `(${a} >> (${b} & 31u))`;
+    case 'int32:bnot':
+      return `(~${a})`;
+    case 'int32:land':
+      return `select(0u, 1u, ${a} != 0u && ${b} != 0u)`;
+    case 'int32:lor':
+      return `select(0u, 1u, ${a} != 0u || ${b} != 0u)`;
+    case 'int32:lxor':
+      return `select(0u, 1u, (${a} != 0u) != (${b} != 0u))`;
+    case 'int32:lnot':
+      return `select(0u, 1u, ${a} == 0u)`;
     case 'string:length':
     case 'string:substring':
     case 'string:like':

@@ -44,6 +44,21 @@ export const BUILTINS = {
   'string:like': { args: ['string', 'string'], result: 'boolean', table: 'bits' },
   'string:startswith': { args: ['string', 'string'], result: 'boolean', table: 'bits' },
   'string:endswith': { args: ['string', 'string'], result: 'boolean', table: 'bits' },
+  /**
+   * Soufflé's bitwise and logical operators on numbers: shifts take the count modulo 32 (as Soufflé masks it),
+   * `bshr` keeps the sign and `bshru` does not; logical ones give 0 or 1.
+   */
+  'int32:band': { args: ['int32', 'int32'], result: 'int32' },
+  'int32:bor': { args: ['int32', 'int32'], result: 'int32' },
+  'int32:bxor': { args: ['int32', 'int32'], result: 'int32' },
+  'int32:bshl': { args: ['int32', 'int32'], result: 'int32' },
+  'int32:bshr': { args: ['int32', 'int32'], result: 'int32' },
+  'int32:bshru': { args: ['int32', 'int32'], result: 'int32' },
+  'int32:bnot': { args: ['int32'], result: 'int32' },
+  'int32:land': { args: ['int32', 'int32'], result: 'int32' },
+  'int32:lor': { args: ['int32', 'int32'], result: 'int32' },
+  'int32:lxor': { args: ['int32', 'int32'], result: 'int32' },
+  'int32:lnot': { args: ['int32'], result: 'int32' },
   /** Length in UTF-8 bytes (Soufflé's `strlen`). */
   'string:byte_length': { args: ['string'], result: 'int32', table: 'words' },
   /** Whether the second string occurs in the first (Soufflé's `contains`, arguments swapped). */
@@ -219,6 +234,28 @@ export function evalBuiltin(fn: BuiltinFn, args: readonly Value[]): Value {
       return (a as string).startsWith(b as string);
     case 'string:endswith':
       return (a as string).endsWith(b as string);
+    case 'int32:band':
+      return (a as number) & (b as number);
+    case 'int32:bor':
+      return (a as number) | (b as number);
+    case 'int32:bxor':
+      return (a as number) ^ (b as number);
+    case 'int32:bshl':
+      return (a as number) << ((b as number) & 31);
+    case 'int32:bshr':
+      return (a as number) >> ((b as number) & 31);
+    case 'int32:bshru':
+      return ((a as number) >>> ((b as number) & 31)) | 0;
+    case 'int32:bnot':
+      return ~(a as number);
+    case 'int32:land':
+      return a !== 0 && b !== 0 ? 1 : 0;
+    case 'int32:lor':
+      return a !== 0 || b !== 0 ? 1 : 0;
+    case 'int32:lxor':
+      return (a !== 0) !== (b !== 0) ? 1 : 0;
+    case 'int32:lnot':
+      return a === 0 ? 1 : 0;
     case 'string:byte_length':
       return utf8.encode(a as string).length;
     case 'string:contains':

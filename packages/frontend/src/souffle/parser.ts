@@ -62,6 +62,19 @@ const AGGREGATES: ReadonlyMap<TokenType, AggregateFn> = new Map([
   [T.Max, 'max'],
   [T.Mean, 'mean'],
 ]);
+/** Soufflé's binary word operators, weakest first (its grammar's precedence); all group to the left. */
+const WORD_PRECEDENCE: Readonly<Record<string, number>> = {
+  lor: 1,
+  lxor: 2,
+  land: 3,
+  bor: 4,
+  bxor: 5,
+  band: 6,
+  bshl: 7,
+  bshr: 7,
+  bshru: 7,
+};
+const UNARY_WORD_OPS: ReadonlySet<string> = new Set(['bnot', 'lnot']);
 const ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', n: '\n', t: '\t', r: '\r' };
 
 function describe(p: SFormula): string {
@@ -427,7 +440,48 @@ class SouffleParser extends EmbeddedActionsParser {
     });
   });
 
+  /** Sums joined by Soufflé's binary word operators (`x band 3`), grouped by their precedence (wordTree). */
   private expr = this.RULE('expr', (): Parsed => {
+    const operands: Parsed[] = [this.SUBRULE(this.sum)];
+    const ops: IToken[] = [];
+    this.MANY(() => {
+      ops.push(this.CONSUME(T.WordOp));
+      operands.push(this.SUBRULE2(this.sum));
+    });
+    return this.ACTION(() => this.wordTree(operands, ops));
+  });
+
+  /** `a op1 b op2 c ...` with the tighter operator first, left to right among equals (operator precedence parsing). */
+  private wordTree(operands: Parsed[], ops: IToken[]): Parsed {
+    const out: Parsed[] = [operands[0]!];
+    const pending: IToken[] = [];
+    for (const t of ops) {
+      if (WORD_PRECEDENCE[t.image] === undefined) this.semantic.push(errorAt(`${t.image} takes one operand, as in ${t.image} x`, this.span(t)));
+    }
+    const precedence = (t: IToken): number => WORD_PRECEDENCE[t.image] ?? 0;
+    const reduce = (): void => {
+      const right = out.pop()!;
+      const left = out.pop()!;
+      out.push(this.wordCall(pending.pop()!, [left, right]));
+    };
+    ops.forEach((op, i) => {
+      while (pending.length > 0 && precedence(pending[pending.length - 1]!) >= precedence(op)) reduce();
+      pending.push(op);
+      out.push(operands[i + 1]!);
+    });
+    while (pending.length > 0) reduce();
+    return out[0]!;
+  }
+
+  /** A word operator as the call `band(a, b)`: lowered like the functors (to-logic.ts). */
+  private wordCall(op: IToken, operands: Parsed[]): STerm {
+    const args = operands.map((p) => this.asTerm(p));
+    const nameSpan = this.span(op);
+    const span = joinSpans(args.length === 1 ? nameSpan : args[0]!.span, args[args.length - 1]!.span);
+    return { kind: 'call', name: op.image, args, span, nameSpan };
+  }
+
+  private sum = this.RULE('sum', (): Parsed => {
     let left = this.SUBRULE(this.product);
     this.MANY(() => {
       const t = this.OR([{ ALT: () => this.CONSUME(T.Plus) }, { ALT: () => this.CONSUME(T.Minus) }]);
@@ -444,13 +498,9 @@ class SouffleParser extends EmbeddedActionsParser {
         { ALT: () => this.CONSUME(T.Star) },
         { ALT: () => this.CONSUME(T.Slash) },
         { ALT: () => this.CONSUME(T.Percent) },
-        { ALT: () => this.CONSUME(T.WordOp) },
       ]);
       const right = this.SUBRULE2(this.power);
-      this.ACTION(() => {
-        if (t.tokenType === T.WordOp) this.semantic.push(errorAt(`the operator ${t.image} is not supported`, this.span(t)));
-        left = this.binary(t.tokenType === T.WordOp ? '*' : (t.image as ArithOp), left, right);
-      });
+      this.ACTION(() => (left = this.binary(t.image as ArithOp, left, right)));
     });
     return left;
   });
@@ -491,8 +541,8 @@ class SouffleParser extends EmbeddedActionsParser {
           const op = this.CONSUME(T.WordOp);
           const operand = this.SUBRULE2(this.unary);
           return this.ACTION((): STerm => {
-            this.semantic.push(errorAt(`the operator ${op.image} is not supported`, this.span(op)));
-            return { kind: 'neg', operand: this.asTerm(operand), span: joinSpans(this.span(op), operand.span) };
+            if (!UNARY_WORD_OPS.has(op.image)) this.semantic.push(errorAt(`expected an operand before ${op.image}`, this.span(op)));
+            return this.wordCall(op, [operand]);
           });
         },
       },

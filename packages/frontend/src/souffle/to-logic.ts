@@ -21,6 +21,9 @@ const PRIMITIVES: Readonly<Record<string, ScalarType>> = { number: 'int32', unsi
 const IGNORED_QUALIFIERS: ReadonlySet<string> = new Set(['brie', 'btree', 'btree_delete', 'inline', 'no_inline', 'magic', 'no_magic', 'overridable']);
 
 
+/** Soufflé's word operators (`x band y`, `lnot x`), each the built-in `int32:<name>`. */
+const WORD_OPERATORS: ReadonlySet<string> = new Set(['band', 'bor', 'bxor', 'bshl', 'bshr', 'bshru', 'bnot', 'land', 'lor', 'lxor', 'lnot']);
+
 /** Where an `.input` relation's facts come from: `filename` in the facts directory (or absolute), split at `delimiter`. */
 export interface SouffleInput {
   filename: string;
@@ -345,6 +348,11 @@ class Converter {
       }
       case 'call':
         if (t.name === 'as') return this.error('type casts as(...) are not supported', t.nameSpan);
+        if (WORD_OPERATORS.has(t.name)) {
+          // Soufflé's bitwise and logical operators on numbers (the parser makes them calls).
+          const args = t.args.map((a) => this.term(a));
+          return complete(args) ? { kind: 'apply', name: `int32:${t.name}`, args, span: t.span, nameSpan: t.nameSpan } : undefined;
+        }
         if (STRING_FUNCTORS.has(t.name)) {
           const args = t.args.map((a) => this.term(a));
           if (!complete(args)) return undefined;
