@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { renderDiagnostics } from '@vixen/queryplan';
 import { compileLogic } from '../src/index.js';
-import { errors, expectError } from './helpers.js';
+import { errors, expectError, plan } from './helpers.js';
 
 const EDGE = 'edge(x, y) -> int32(x), int32(y).\n';
 
@@ -68,8 +68,9 @@ describe('diagnostics', () => {
     expectError('big(x) -> int64(x).\nbig(9223372036854775808).', 'int64 literal 9223372036854775808 is out of range', 2, 5);
   });
 
-  it('nullary predicates', () => {
-    expectError(`${EDGE}done() <- edge(_, _).`, 'predicates need at least one argument', 2, 1);
+  it('nullary predicates are propositions', () => {
+    expect(plan(`${EDGE}done() <- edge(_, _).\nloose(x) <- edge(x, _), !done().`).relations.map((r) => r.name)).toContain('done');
+    expectError(`${EDGE}done() <- edge(_, _).\nagain(x) <- done(x), edge(x, _).`, 'arity mismatch: done expects 0 arguments', 3, 13);
   });
 
   it('non-ground facts', () => {

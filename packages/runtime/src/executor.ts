@@ -25,7 +25,7 @@ import {
 } from './gpu/index.js';
 import { internals } from './gpu/device.js';
 import { encodeValue, StringDictionary } from '@vixen/io';
-import { DeviceLimitError, GuessMissed, settle, syncCounts, type GuessingRun } from './gpu/relations.js';
+import { DeviceLimitError, exactCount, GuessMissed, settle, syncCounts, type GuessingRun } from './gpu/relations.js';
 import { chunkedOf, leaves, releaseUnshared, uploadForSort } from './gpu/chunks.js';
 import { deviceRowsRelation } from './gpu/parse-text.js';
 import type { EncodedFacts } from '@vixen/io';
@@ -808,6 +808,9 @@ async function readOutputs(
     if (id === undefined) throw new VixenError({ severity: 'error', message: `no relation named ${name}` });
     return id;
   });
-  const words = await downloadRelations(gpu, ids.map(valueOf), submitted);
-  return new Map(names.map((name, i) => [name, ResultTable.fromWords(program.variables[ids[i]!]!.columns, words[i]!, dict, program.orders?.[name])]));
+  const rels = ids.map(valueOf);
+  const words = await downloadRelations(gpu, rels, submitted);
+  // Rows of a nullary relation have no words: its count says whether it holds.
+  const counts = await Promise.all(rels.map((r) => (r.width === 0 ? exactCount(internals(gpu), r) : undefined)));
+  return new Map(names.map((name, i) => [name, ResultTable.fromWords(program.variables[ids[i]!]!.columns, words[i]!, dict, program.orders?.[name], counts[i])]));
 }

@@ -23,10 +23,13 @@ export class ResultTable {
     this.size = order?.limit === undefined ? count : Math.min(count, order.limit);
   }
 
-  /** Rows as the device holds them: `count` rows of the column types' words, sorted by unsigned words. */
-  static fromWords(columns: readonly ScalarType[], words: Uint32Array, dict: StringDictionary, order?: OutputOrder): ResultTable {
+  /**
+   * Rows as the device holds them: the column types' words, sorted by unsigned words. A nullary relation's rows
+   * have no words, so `nullaryCount` says how many there are.
+   */
+  static fromWords(columns: readonly ScalarType[], words: Uint32Array, dict: StringDictionary, order?: OutputOrder, nullaryCount?: number): ResultTable {
     const width = rowWords(columns);
-    return new ResultTable(columns, { kind: 'words', words, dict, count: width === 0 ? 0 : words.length / width }, order);
+    return new ResultTable(columns, { kind: 'words', words, dict, count: width === 0 ? (nullaryCount ?? 0) : words.length / width }, order);
   }
 
   /** Duplicate-free rows in any order (the reference interpreter's). */

@@ -50,10 +50,6 @@ class Resolver {
 
   /** Records a use of `atom`; false (with a diagnostic) if its arity is wrong or zero. */
   private use(atom: Atom): boolean {
-    if (atom.args.length === 0) {
-      this.error(`predicates need at least one argument: ${atom.pred}() has none`, atom.span);
-      return false;
-    }
     const info = this.entry(atom.pred, atom.args.length, atom.predSpan);
     if (info.arity === atom.args.length) return true;
     const how = info.declared ? 'declared' : 'first used';
@@ -97,9 +93,6 @@ class Resolver {
   declaration(fullHead: Head, body: Formula, span: SourceSpan): void {
     const head = fullHead.kind === 'funcAtom' ? flatten(fullHead) : fullHead;
     const typeAtoms = conjuncts(body);
-    if (head.args.length === 0) {
-      return this.error(`predicates need at least one argument: ${head.pred}() has none`, head.span);
-    }
     const existing = this.preds.get(head.pred);
     if (existing?.declared) {
       const first = formatSpan(existing.decl!.span);

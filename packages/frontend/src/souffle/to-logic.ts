@@ -113,7 +113,6 @@ class Converter {
   /** A `.decl` as a LogiQL declaration `p(x, y) -> int32(x), string(y).`; undefined when a type is wrong. */
   declaration(item: Extract<SItem, { kind: 'decl' }>): Clause | undefined {
     const name = item.rel.name;
-    if (item.attributes.length === 0) this.error(`nullary relations are not supported: ${name}() has no attributes`, item.rel.span);
     const types = item.attributes.map((a) => this.scalar(a.type));
     for (const q of item.qualifiers) {
       if (q.name === 'input') this.input({ rel: item.rel, options: [] });
@@ -123,8 +122,8 @@ class Converter {
       else if (!IGNORED_QUALIFIERS.has(q.name)) this.error(`the ${q.name} qualifier is not supported`, q.span);
     }
     // A second declaration goes on to the LogiQL checks, which report the duplicate.
-    if (!this.decls.has(name)) this.decls.set(name, complete(types) && types.length > 0);
-    if (!complete(types) || types.length === 0) return undefined;
+    if (!this.decls.has(name)) this.decls.set(name, complete(types));
+    if (!complete(types)) return undefined;
     const head: Atom = {
       kind: 'atom',
       pred: item.rel.name,
