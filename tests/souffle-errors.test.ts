@@ -23,7 +23,7 @@ const cases: Array<[string, string, RegExp, number, number]> = [
   ['subsumption', `${r}r(x) <= r(y) :- q(x), q(y), x < y.\n`, /^subsumption \(<=\) is not supported$/, 4, 6],
   ['functor declaration', `${q}.functor f(x: number): number\n`, /^the \.functor directive is not supported$/, 3, 1],
   ['user-defined functor', `${r}r(y) :- q(x), y = @f(x).\n`, /^user-defined functors are not supported: @f$/, 4, 19],
-  ['eqrel', `${q}.decl e(x: number, y: number) eqrel\n`, /^eqrel relations are not supported$/, 3, 31],
+  ['eqrel of two types', `${q}.decl e(x: number, y: symbol) eqrel\n`, /^an eqrel relation has two attributes of one type: e has two types$/, 3, 31],
   ['plan', `${r}r(x) :- q(x), q(x).\n.plan 0: (1, 2)\n`, /^the \.plan directive is not supported$/, 5, 1],
   ['pragma', `.pragma "provenance" "explain"\n${q}`, /^the pragma "provenance" is not supported$/, 1, 1],
   ['cat of a variable', `.decl w(s: symbol)\nw("a").\n.decl s(s: symbol)\ns(t) :- w(x), t = cat(x, "b").\n`, /^cat with non-constant arguments is not supported: it makes new strings/, 4, 19],

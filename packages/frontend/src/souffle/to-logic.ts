@@ -4,7 +4,8 @@
  * `.type` aliases, `.input`/`.output` (an `.input` relation with rules reads its file into a helper), "every
  * relation is declared", multi-head rules and disjunctions and negations anywhere in a body (one clause per head
  * and disjunct, as Soufflé splits them: normalize.ts), and aggregates used as values (scoped as Soufflé scopes
- * them, witnesses included, and lifted into LogiQL aggregation rules: scoping.ts, witnesses.ts, aggregates.ts).
+ * them, witnesses included, and lifted into LogiQL aggregation rules: scoping.ts, witnesses.ts, aggregates.ts),
+ * functors (functors.ts), and `eqrel` relations as their closure rules.
  */
 import { errorAt, formatSpan, type Diagnostic, type ScalarType, type SourceSpan } from '@vixen/queryplan';
 import type { Atom, Clause, Formula, SourceAst, Term } from '../syntax/ast.js';
@@ -117,7 +118,9 @@ class Converter {
     for (const q of item.qualifiers) {
       if (q.name === 'input') this.input({ rel: item.rel, options: [] });
       else if (q.name === 'output') this.output({ rel: item.rel, options: [] });
-      else if (q.name === 'eqrel') this.error('eqrel relations are not supported', q.span);
+      else if (q.name === 'eqrel') {
+        if (types.length !== 2 || (complete(types) && types[0] !== types[1])) this.error(`an eqrel relation has two attributes of one type: ${name} has ${types.length === 2 ? 'two types' : types.length}`, q.span);
+      }
       else if (q.name === 'choice-domain') this.error('choice-domain is not supported', q.span);
       else if (!IGNORED_QUALIFIERS.has(q.name)) this.error(`the ${q.name} qualifier is not supported`, q.span);
     }
@@ -389,8 +392,27 @@ function joinAll(spans: SourceSpan[]): SourceSpan {
   return { file: spans[0]!.file, start: spans[0]!.start, end: spans[spans.length - 1]!.end };
 }
 
-export function toLogic(asts: SouffleAst[], diagnostics: Diagnostic[]): SouffleProgram {
+/**
+ * The rules that make an `eqrel` relation an equivalence: symmetric, transitive, and reflexive over the elements
+ * it relates. Soufflé stores such relations as union-find; as rules, the closure is the same set of pairs.
+ */
+function eqrelClosure(decl: Extract<SItem, { kind: 'decl' }>): SItem[] {
+  const span = decl.qualifiers.find((q) => q.name === 'eqrel')!.span;
+  const v = (name: string): STerm => ({ kind: 'var', name, span });
+  const atom = (...args: STerm[]): SAtom => ({ kind: 'atom', rel: decl.rel.name, args, span, relSpan: span });
+  const rule = (head: SAtom, ...body: SAtom[]): SItem => ({ kind: 'rule', heads: [head], body: body.length === 1 ? body[0]! : { kind: 'and', items: body, span }, span });
+  return [
+    rule(atom(v('y'), v('x')), atom(v('x'), v('y'))),
+    rule(atom(v('x'), v('z')), atom(v('x'), v('y')), atom(v('y'), v('z'))),
+    rule(atom(v('x'), v('x')), atom(v('x'), { kind: 'wildcard', span })),
+  ];
+}
+
+export function toLogic(parsed: SouffleAst[], diagnostics: Diagnostic[]): SouffleProgram {
   const c = new Converter(diagnostics);
+  const isEqrel = (item: SItem): item is Extract<SItem, { kind: 'decl' }> =>
+    item.kind === 'decl' && item.attributes.length === 2 && item.qualifiers.some((q) => q.name === 'eqrel');
+  const asts = parsed.map((ast) => ({ ...ast, items: [...ast.items, ...ast.items.filter(isEqrel).flatMap(eqrelClosure)] }));
   const items = asts.flatMap((ast) => ast.items);
   // Types and declarations first: Soufflé lets uses come before them.
   for (const item of items) if (item.kind === 'type') c.collectType(item);
