@@ -71,7 +71,7 @@ export type SItem =
    * `.type T <: number`, `.type T = A | B`, `.number_type T`, `.symbol_type T`: a name for a primitive type
    * (or a union of names for one).
    */
-  | { kind: 'type'; name: Name; alternatives: Name[]; span: SourceSpan }
+  | { kind: 'type'; name: Name; alternatives: Name[]; span: SourceSpan; /** `[` of a record type `.type P = [x: number]`. */ record?: SourceSpan }
   | { kind: 'fact'; atom: SAtom; span: SourceSpan }
   /** `h1(x), h2(x) :- body.`: several heads share one body. */
   | { kind: 'rule'; heads: SAtom[]; body: SFormula; span: SourceSpan }

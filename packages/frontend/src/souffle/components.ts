@@ -87,8 +87,10 @@ class Expander {
       inherited.push(...members.items.filter((i) => !definesOnly(i, overridden)));
     }
     const own = comp.items.filter((i) => i.kind !== 'comp' && i.kind !== 'override').map((i) => (i.kind === 'init' ? i : substituteTypes(i, binding)));
-    // Inits keep the bindings they were written under: their type arguments are resolved here.
-    const inits = own.map((i) => (i.kind === 'init' ? { ...i, comp: { ...i.comp, args: i.comp.args.map((a) => ({ ...a, name: binding.get(a.name) ?? a.name })) } } : i));
+    // Inits keep the bindings they were written under: their component (a parameter may name one, as in
+    // `.init impl = T`) and type arguments are resolved here.
+    const bound = (n: Name): Name => ({ ...n, name: binding.get(n.name) ?? n.name });
+    const inits = own.map((i) => (i.kind === 'init' ? { ...i, comp: { name: bound(i.comp.name), args: i.comp.args.map(bound) } } : i));
     return { items: [...inherited, ...inits], scope: inner };
   }
 

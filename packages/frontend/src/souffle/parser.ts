@@ -225,6 +225,7 @@ class SouffleParser extends EmbeddedActionsParser {
           const kw = this.CONSUME(T.Type);
           const name = this.CONSUME(T.Identifier);
           const alternatives: IToken[] = [];
+          let record: IToken | undefined;
           // Before Soufflé 2.0 a bare `.type T` declared a symbol type (`.type T <: symbol`).
           this.OPTION3(() => this.OR2([
             {
@@ -239,10 +240,9 @@ class SouffleParser extends EmbeddedActionsParser {
                 this.OR4([
                   {
                     ALT: () => {
-                      const open = this.CONSUME(T.LBracket);
+                      record = this.CONSUME(T.LBracket);
                       this.SUBRULE(this.fields);
                       alternatives.push(this.CONSUME(T.RBracket));
-                      this.ACTION(() => this.semantic.push(errorAt('record types are not supported', this.span(open))));
                     },
                   },
                   {
@@ -273,6 +273,8 @@ class SouffleParser extends EmbeddedActionsParser {
               const span = this.span(name);
               return { kind: 'type', name: this.name(name), alternatives: [{ name: 'symbol', span }], span: joinSpans(this.span(kw), span) };
             }
+            // Kept, so that its uses are reported as record uses (to-logic.ts), not as unknown types.
+            if (record) return { kind: 'type', name: this.name(name), alternatives: [], record: this.span(record), span: joinSpans(this.span(kw), this.span(alternatives[0]!)) };
             return {
               kind: 'type',
               name: this.name(name),

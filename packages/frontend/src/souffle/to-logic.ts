@@ -87,6 +87,7 @@ class Converter {
     if (PRIMITIVES[item.name.name]) this.error(`cannot redefine the primitive type ${item.name.name}`, item.name.span);
     else if (prior) this.error(`duplicate type ${item.name.name} (first defined at ${formatSpan(prior.name.span)})`, item.name.span);
     else this.types.set(item.name.name, item);
+    if (item.record) this.error('record types are not supported', item.record);
   }
 
   /** The primitive type a type name stands for; undefined after reporting why there is none. */
@@ -97,6 +98,7 @@ class Converter {
     const def = this.types.get(t.name);
     if (!def) return this.error(`unknown type ${t.name}: expected number, unsigned, float, symbol or a .type name`, t.span);
     if (active.includes(t.name)) return this.error(`type ${t.name} is defined in terms of itself`, def.name.span);
+    if (def.record) return this.error(`type ${t.name} is a record type: record types are not supported`, t.span);
     const bases = def.alternatives.map((a) => this.scalar(a, [...active, t.name]));
     let result: ScalarType | undefined;
     if (bases.every((b) => b !== undefined)) {
