@@ -55,7 +55,7 @@ class Expander {
         case 'comp':
           return [];
         case 'init':
-          return this.instance(item, scope, new Map(), '', 0);
+          return this.instance(item, scope, new Map(), '', (name) => name, 0);
         case 'override':
           this.error('.override is only meaningful inside a component', item.rel);
           return [];
@@ -94,18 +94,21 @@ class Expander {
     return { items: [...inherited, ...inits], scope: inner };
   }
 
-  /** An instance's items, every name it declares qualified with `prefix` (which ends with its own name). */
-  private instance(init: Init, scope: Scope, types: Map<string, string>, outer: string, depth: number): SItem[] {
+  /**
+   * An instance's items, every name it declares qualified with `prefix` (which ends with its own name); other
+   * names are resolved as the enclosing instance resolves them (`outerRel`), as Soufflé looks them up outwards.
+   */
+  private instance(init: Init, scope: Scope, types: Map<string, string>, outer: string, outerRel: Renamer, depth: number): SItem[] {
     const members = this.members(init.comp, scope, types, depth);
     if (!members) return [];
     const prefix = `${outer}${init.name.name}.`;
     const relations = new Set(members.items.flatMap((i) => (i.kind === 'decl' ? [i.rel.name] : [])));
     const localTypes = new Set(members.items.flatMap((i) => (i.kind === 'type' ? [i.name.name] : [])));
     const instances = new Set(members.items.flatMap((i) => (i.kind === 'init' ? [i.name.name] : [])));
-    const rel = (name: string): string => (relations.has(name) || instances.has(name.split('.')[0]!) ? prefix + name : name);
+    const rel = (name: string): string => (relations.has(name) || instances.has(name.split('.')[0]!) ? prefix + name : outerRel(name));
     const type = (name: string): string => (localTypes.has(name) ? prefix + name : name);
     return members.items.flatMap((item): SItem[] => {
-      if (item.kind === 'init') return this.instance(item, members.scope, new Map(), prefix, depth + 1);
+      if (item.kind === 'init') return this.instance(item, members.scope, new Map(), prefix, rel, depth + 1);
       return [rename(item, rel, type)];
     });
   }
