@@ -764,8 +764,17 @@ function afterBraces(tokens: IToken[], from: number): number {
   return tokens.length;
 }
 
-/** Pragmas that only tune how Soufflé evaluates a program (optimisations, threads, warnings): ignored here. */
+/**
+ * Pragmas that only tune how Soufflé evaluates or reports a program (optimisations, threads, warnings, profiles,
+ * its compiler, old syntax it accepts anyway): ignored here.
+ */
 const IGNORED_PRAGMAS: ReadonlySet<string> = new Set([
+  'auto-schedule',
+  'compile',
+  'debug-report',
+  'index-stats',
+  'legacy',
+  'profile',
   'magic-transform',
   'magic-transform-exclude',
   'inline-exclude',
