@@ -92,10 +92,10 @@ describe('vixen run prog.dl', () => {
   test('an unsupported construct fails with its location', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vixen-souffle-'));
     const file = join(dir, 'bad.dl');
-    writeFileSync(file, '.decl q(x: number)\nq(1).\n.decl e(x: number, y: number) eqrel\n');
+    writeFileSync(file, '.decl q(x: number)\nq(1).\n.decl e(x: number, y: number) choice-domain x\n');
     const r = await cli('run', file);
     expect(r.code).toBe(1);
-    expect(r.err).toContain('bad.dl:3:31: error: eqrel relations are not supported');
+    expect(r.err).toContain('bad.dl:3:31: error: choice-domain is not supported');
   });
 });
 
