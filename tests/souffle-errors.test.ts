@@ -46,6 +46,7 @@ const cases: Array<[string, string, RegExp, number, number]> = [
   ['witness of a nested aggregate', `${q}.decl s(x: number, n: number)\ns(x, n) :- n = count : { q(y), y = max z : q(x) }.\n`, /^witness x of a nested aggregate/, 4, 36],
   ['printsize', `${q}.printsize q\n`, /^the \.printsize directive is not supported$/, 3, 1],
   ['mixed union type', '.type A <: number\n.type B <: symbol\n.type U = A | B\n.decl u(x: U)\n', /^union type U mixes number and symbol/, 3, 1],
+  ['nullary input', `.decl flag()\n.input flag\n`, /^reading a nullary relation from a file is not supported: flag\(\)/, 2, 8],
   ['other IO kind', `${q}.output q(IO=sqlite)\n`, /^IO=sqlite is not supported: expected IO=file or IO=stdout$/, 3, 11],
   ['unknown IO option', `${q}.input q(headers=true)\n`, /^the IO option headers is not supported/, 3, 10],
   ['#ifdef', `#ifdef X\n${q}#endif\n`, /^the preprocessor directive #ifdef is not supported/, 1, 1],

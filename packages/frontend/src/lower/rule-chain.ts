@@ -175,8 +175,9 @@ export function compileRuleBody(
       };
       for (const [name] of at) if (later.has(name)) keep(name);
       for (const name of later) if (!at.has(name)) keep(name);
-      // A relation needs a column: when nothing is needed later, keep one to carry "some match exists".
-      if (kept.length === 0) {
+      // A relation needs a column: when nothing is needed later, keep one to carry "some match exists" (a nullary
+      // atom has none to keep: its zero-width rows carry it).
+      if (kept.length === 0 && (at.size > 0 || atom.args.length > 0)) {
         const [name, b] = [...at.entries()][0] ?? ['_', { index: leftArity, type: atom.args[0]!.type }];
         kept.push({ name, expr: col(b.index, b.type), type: b.type });
       }

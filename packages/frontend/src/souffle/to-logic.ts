@@ -55,6 +55,8 @@ class Converter {
   private readonly resolvedTypes = new Map<string, ScalarType | undefined>();
   /** Declared relations, by name: false when the first declaration has a bad type (reported there). */
   private readonly decls = new Map<string, boolean>();
+  /** Declared relations without attributes. */
+  private readonly nullary = new Set<string>();
   /** Relations introduced for aggregates (never printed). */
   readonly helpers = new Set<string>();
   private freshCount = 0;
@@ -117,6 +119,7 @@ class Converter {
   declaration(item: Extract<SItem, { kind: 'decl' }>): Clause | undefined {
     const name = item.rel.name;
     const types = item.attributes.map((a) => this.scalar(a.type));
+    if (types.length === 0) this.nullary.add(name);
     for (const q of item.qualifiers) {
       if (q.name === 'input') this.input({ rel: item.rel, options: [] });
       else if (q.name === 'output') this.output({ rel: item.rel, options: [] });
@@ -157,6 +160,8 @@ class Converter {
   /** `.input p(IO=file, filename="...", delimiter="...")`: a file in the facts directory, by default `p.facts`. */
   private input(target: IoTarget): void {
     const rel = target.rel.name;
+    // How Soufflé spells a nullary tuple in an input file is not pinned down; refused rather than guessed.
+    if (this.nullary.has(rel)) return void this.error(`reading a nullary relation from a file is not supported: ${rel}() has no attributes`, target.rel.span);
     const problems = this.optionProblems(target, ['file'], ['IO', 'filename', 'delimiter']);
     if (!this.none(problems)) return;
     this.inputs.set(rel, target.rel);
