@@ -2,13 +2,15 @@
  * Soufflé's string functors as LogiQL terms. Strings are dictionary ids on the device, so a functor runs there
  * only as a table the host builds over the dictionary: one string argument, the others constants (`strlen`,
  * `to_number`, `contains` with a constant substring, `match` with a constant pattern). Calls whose arguments are
- * all constants are evaluated here, as Soufflé would (`cat("a", "b")` is "ab"). The rest, and the functors that
- * make new strings from variables (`cat`, `substr`, `to_string`), are located "not supported" errors: the
- * device cannot make strings during evaluation.
+ * all constants are evaluated here, as Soufflé would (`cat("a", "b")` is "ab"), and so are those whose variables
+ * range over the facts of a relation that has nothing else (specializeTests makes one rule per value). The
+ * rest, and the functors that make new strings from other variables (`cat`, `substr`, `to_string`), are located
+ * "not supported" errors: the device cannot make strings during evaluation.
  */
 import { leadingInt32, regexMatches, regexProblem, type BuiltinFn, type SourceSpan } from '@vixen/queryplan';
 import type { Term } from '../syntax/ast.js';
-import type { SFormula, STerm } from './ast.js';
+import type { SAtom, SFormula, STerm } from './ast.js';
+import { termVars } from './scoping.js';
 import { mapAtoms } from './traverse.js';
 
 /** Functors that are tests, written like atoms in a body: `contains(sub, s)`, `match(pattern, s)`. */
@@ -110,4 +112,117 @@ export function functorTerm(t: Extract<STerm, { kind: 'call' }>, args: Term[], p
     default:
       return fail(`the functor ${t.name} is not supported`);
   }
+}
+
+/** At most this many copies of a rule for the values of a test's pattern or substring (specializeTests). */
+const MAX_COPIES = 64;
+
+/** Functors that make strings: they run only with constant arguments (evaluated when compiling). */
+const MAKERS: ReadonlySet<string> = new Set(['cat', 'substr', 'to_string']);
+
+/** Variables that must be constants where they stand in `t`: arguments of string makers, tests' patterns. */
+function needsConstant(t: STerm): string[] {
+  if (t.kind === 'neg') return needsConstant(t.operand);
+  if (t.kind === 'binary') return [...needsConstant(t.left), ...needsConstant(t.right)];
+  if (t.kind !== 'call') return [];
+  const own = MAKERS.has(t.name) ? t.args : TESTS.has(t.name) ? t.args.slice(0, 1) : [];
+  return [...own.flatMap((a) => (a.kind === 'var' ? [a.name] : [])), ...t.args.flatMap(needsConstant)];
+}
+
+function formulaNeeds(f: SFormula): string[] {
+  switch (f.kind) {
+    case 'atom':
+      return f.args.flatMap(needsConstant);
+    case 'compare':
+      return [...needsConstant(f.left), ...needsConstant(f.right)];
+    case 'not':
+      return formulaNeeds(f.body);
+    case 'bool':
+      return [];
+    case 'and':
+    case 'or':
+      return f.items.flatMap(formulaNeeds);
+  }
+}
+
+/** `f` with variable `name` replaced by `value`; undefined when an aggregate mentions it (its scope differs). */
+function substitute(f: SFormula, name: string, value: STerm): SFormula | undefined {
+  let blocked = false;
+  const term = (t: STerm): STerm => {
+    switch (t.kind) {
+      case 'var':
+        return t.name === name ? { ...value, span: t.span } : t;
+      case 'wildcard':
+      case 'int':
+      case 'float':
+      case 'string':
+        return t;
+      case 'neg':
+        return { ...t, operand: term(t.operand) };
+      case 'binary':
+        return { ...t, left: term(t.left), right: term(t.right) };
+      case 'call':
+        return { ...t, args: t.args.map(term) };
+      case 'aggregate':
+        blocked ||= termVars(t).includes(name);
+        return t;
+    }
+  };
+  const formula = (g: SFormula): SFormula => {
+    switch (g.kind) {
+      case 'atom':
+        return { ...g, args: g.args.map(term) };
+      case 'compare':
+        return { ...g, left: term(g.left), right: term(g.right) };
+      case 'not':
+        return { ...g, body: formula(g.body) };
+      case 'bool':
+        return g;
+      case 'and':
+      case 'or':
+        return { ...g, items: g.items.map(formula) };
+    }
+  };
+  const out = formula(f);
+  return blocked ? undefined : out;
+}
+
+/**
+ * A rule where a functor needs a constant but has a variable (a `match` pattern, a `cat` argument), as one rule
+ * per value that variable can have, when a positive atom of the body binds it from a relation of facts only (no
+ * rules, no input file): the host then knows every value, and each copy has a constant there
+ * (`pattern(p), word(w), match(p, w)` is `pattern("a.*"), word(w), match("a.*", w)` and so on; the atom, now
+ * with the constant, keeps only the copies that hold). Otherwise the rule comes back unchanged.
+ */
+export function specializeTests(
+  rule: { heads: SAtom[]; body: SFormula },
+  factsOnly: (rel: string) => SAtom[] | undefined,
+): { heads: SAtom[]; body: SFormula }[] {
+  const conjuncts = rule.body.kind === 'and' ? rule.body.items : [rule.body];
+  const wanted = new Set([...rule.heads.flatMap(formulaNeeds), ...conjuncts.flatMap(formulaNeeds)]);
+  for (const name of wanted) {
+    for (const atom of conjuncts) {
+      if (atom.kind !== 'atom') continue;
+      const column = atom.args.findIndex((t) => t.kind === 'var' && t.name === name);
+      const facts = column < 0 ? undefined : factsOnly(atom.rel);
+      if (!facts) continue;
+      const values = new Map<string, STerm>();
+      for (const f of facts) {
+        const v = f.args[column];
+        if (v?.kind !== 'string' && v?.kind !== 'int') return [rule];
+        values.set(JSON.stringify(v.kind === 'string' ? v.value : String(v.value)), v);
+      }
+      if (values.size > MAX_COPIES) return [rule];
+      const copies: { heads: SAtom[]; body: SFormula }[] = [];
+      for (const value of values.values()) {
+        const body = substitute(rule.body, name, value);
+        const heads = rule.heads.map((h) => substitute(h, name, value));
+        if (!body || heads.some((h) => h === undefined)) return [rule];
+        copies.push(...specializeTests({ heads: heads as SAtom[], body }, factsOnly));
+        if (copies.length > MAX_COPIES) return [rule];
+      }
+      return copies;
+    }
+  }
+  return [rule];
 }

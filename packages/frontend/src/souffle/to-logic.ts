@@ -12,7 +12,7 @@ import type { Atom, Clause, Formula, SourceAst, Term } from '../syntax/ast.js';
 import { liftAggregates, UNIT, type AggregateRule } from './aggregates.js';
 import { dnf, extremes, normalizeAggregates, normalizeHead, renameTargets, simpleArguments, type Fresh } from './normalize.js';
 import { allAtoms, type SClause } from './scoping.js';
-import { functorTerm, STRING_FUNCTORS, testsAsComparisons } from './functors.js';
+import { functorTerm, specializeTests, STRING_FUNCTORS, testsAsComparisons } from './functors.js';
 import { groundWitnesses } from './witnesses.js';
 import type { IoTarget, Name, SAtom, SFormula, SItem, SouffleAst, STerm } from './ast.js';
 
@@ -209,7 +209,28 @@ class Converter {
    * the rules of its aggregates (see normalize.ts, witnesses.ts, aggregates.ts).
    */
   rules(rule: Extract<SItem, { kind: 'rule' }>): Clause[] {
-    const item = { ...rule, body: testsAsComparisons(rule.body, (name) => this.decls.has(name)) };
+    const tests = { ...rule, body: testsAsComparisons(rule.body, (name) => this.decls.has(name)) };
+    return specializeTests(tests, (rel) => this.factsOnly(rel)).flatMap((copy) => this.ruleClauses({ ...tests, ...copy }));
+  }
+
+  /** Facts of each relation, and the relations with rules (see factsOnly). */
+  private readonly facts = new Map<string, SAtom[]>();
+  private readonly ruleHeads = new Set<string>();
+
+  knowClauses(items: SItem[]): void {
+    for (const item of items) {
+      if (item.kind === 'fact') this.facts.set(item.atom.rel, [...(this.facts.get(item.atom.rel) ?? []), item.atom]);
+      if (item.kind === 'rule') for (const h of item.heads) this.ruleHeads.add(h.rel);
+    }
+  }
+
+  /** The facts of a relation that has nothing else (no rules, no input file); undefined for others. */
+  private factsOnly(rel: string): SAtom[] | undefined {
+    if (!this.decls.has(rel) || this.ruleHeads.has(rel) || this.inputs.has(rel)) return undefined;
+    return this.facts.get(rel) ?? [];
+  }
+
+  private ruleClauses(item: Extract<SItem, { kind: 'rule' }>): Clause[] {
     if (!this.defined([...item.heads, ...allAtoms(item.body)])) return [];
     const problems: [string, SourceSpan][] = [];
     const heads = item.heads.map((h) => normalizeHead(h, problems));
@@ -426,6 +447,7 @@ export function toLogic(parsed: SouffleAst[], diagnostics: Diagnostic[]): Souffl
   const decls = new Map<SItem, Clause | undefined>(items.flatMap((item) => (item.kind === 'decl' ? [[item, c.declaration(item)]] : [])));
   for (const item of items) if (item.kind === 'io') c.ioDirective(item);
   c.checkSources(items);
+  c.knowClauses(items);
   const files = asts.map((ast): SourceAst => {
     const clauses = ast.items.flatMap((item): Clause[] => {
       switch (item.kind) {
