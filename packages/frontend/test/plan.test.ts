@@ -31,6 +31,36 @@ describe('plan', () => {
     expect(block(p.blocks, 'entry').commands[0]!.rules).toEqual([{ file: 'main.logic', line: 2, text: 'p(x, y) <- e(x, y)' }]);
   });
 
+  it('a min-recursive head keeps the best value per key, merging only improved keys', () => {
+    const p = plan(
+      'edge(x, y, w) -> int32(x), int32(y), int32(w).\ndist[0] = 0.\n' +
+        'dist[y] = d <- agg<<d = min(c)>> dist[x] = u, edge(x, y, w), c = u + w.\n',
+    );
+    const best = { kind: 'aggregate', groupBy: [0], aggregates: [{ fn: 'min', column: 1, type: 'int32' }] };
+    expect(block(p.blocks, 'entry').commands).toEqual([
+      { ...best, target: 'dist', source: 'dist' },
+      { kind: 'copy', target: '$delta_dist', source: 'dist' },
+    ]);
+    const loop = block(p.blocks, 'loop_dist').commands;
+    const [first] = joinsAndFilters(loop);
+    expect(first).toMatchObject({ kind: 'mapJoin', left: '$delta_dist', right: 'edge' });
+    const merge = loop.slice(loop.findIndex((c) => c.kind === 'aggregate' && c.target === '$new_dist'));
+    const improves = { kind: 'compare', op: '<', left: col(1), right: col(3) };
+    expect(merge.map((c) => [c.kind, c.target, 'left' in c ? c.left : 'source' in c ? c.source : '', 'right' in c ? c.right : ''])).toEqual([
+      ['aggregate', '$new_dist', '$new_dist', ''],
+      ['mapJoin', expect.any(String), '$new_dist', 'dist'],
+      ['mapJoin', expect.any(String), '$new_dist', 'dist'],
+      ['difference', expect.any(String), '$new_dist', expect.any(String)],
+      ['union', '$delta_dist', expect.any(String), expect.any(String)],
+      ['mapJoin', expect.any(String), expect.any(String), 'dist'],
+      ['difference', 'dist', 'dist', expect.any(String)],
+      ['union', 'dist', 'dist', '$delta_dist'],
+      ['clear', '$new_dist', '', ''],
+    ]);
+    expect(merge[2]).toMatchObject({ leftKeys: [0], rightKeys: [0], filter: [improves] });
+    expect(block(p.blocks, 'loop_dist').terminator).toMatchObject({ kind: 'branch', condition: { kind: 'empty', relations: ['$delta_dist'] } });
+  });
+
   it('shortens long rule text to about 60 characters', () => {
     const p = planWithOrigins('e(x, y) -> int32(x), int32(y).\nlongname(aaaaaaaa, bbbbbbbb) <- e(aaaaaaaa, bbbbbbbb), aaaaaaaa < bbbbbbbb, bbbbbbbb > 3.\n');
     const text = block(p.blocks, 'entry').commands[0]!.rules![0]!.text;
