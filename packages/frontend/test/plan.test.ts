@@ -32,10 +32,9 @@ describe('plan', () => {
   });
 
   it('a min-recursive head keeps the best value per key, merging only improved keys', () => {
-    const p = plan(
-      'edge(x, y, w) -> int32(x), int32(y), int32(w).\ndist[0] = 0.\n' +
-        'dist[y] = d <- agg<<d = min(c)>> dist[x] = u, edge(x, y, w), c = u + w.\n',
-    );
+    const rules = 'edge(x, y, w) -> int32(x), int32(y), int32(w).\ndist[0] = 0.\ndist[y] = d <- agg<<d = min(c)>> dist[x] = u, edge(x, y, w), c = u + w.\n';
+    // A plain rule in the loop too: its candidates and the aggregate's need one more cut to the best per key.
+    const p = plan(`${rules}dist[y] = d <- dist[x] = d, edge(x, y, 0).\n`);
     const best = { kind: 'aggregate', groupBy: [0], aggregates: [{ fn: 'min', column: 1, type: 'int32' }] };
     expect(block(p.blocks, 'entry').commands).toEqual([
       { ...best, target: 'dist', source: 'dist' },
@@ -59,6 +58,11 @@ describe('plan', () => {
     ]);
     expect(merge[2]).toMatchObject({ leftKeys: [0], rightKeys: [0], filter: [improves] });
     expect(block(p.blocks, 'loop_dist').terminator).toMatchObject({ kind: 'branch', condition: { kind: 'empty', relations: ['$delta_dist'] } });
+    // One aggregate rule alone already gives one candidate per key; no functional check of dist is left.
+    const single = plan(rules);
+    expect(block(single.blocks, 'loop_dist').commands.filter((c) => c.kind === 'aggregate')).toHaveLength(1);
+    expect(single.relations.map((r) => r.name)).not.toContain('$functional_dist');
+    expect(single.constraints ?? []).toEqual([]);
   });
 
   it('shortens long rule text to about 60 characters', () => {

@@ -64,6 +64,24 @@ export function stratify(program: CheckedProgram): Stratum[] {
   });
 }
 
+/**
+ * The program without the functional-dependency checks of lattice predicates: their lowering keeps one value per
+ * key, so the check (a self-join of the relation) could never find a violation.
+ */
+export function withoutLatticeChecks(program: CheckedProgram, strata: readonly Stratum[]): { program: CheckedProgram; strata: Stratum[] } {
+  const lattice = new Set(strata.filter((s) => s.lattice).flatMap((s) => s.preds));
+  const checks = new Set(program.constraints.filter((c) => c.kind === 'functional' && lattice.has(c.text)).map((c) => c.relation));
+  return {
+    program: {
+      ...program,
+      relations: program.relations.filter((r) => !checks.has(r.name)),
+      rules: program.rules.filter((r) => !checks.has(r.head.pred)),
+      constraints: program.constraints.filter((c) => !checks.has(c.relation)),
+    },
+    strata: strata.filter((s) => !s.preds.every((p) => checks.has(p))),
+  };
+}
+
 /** Shortest path from `from` to `to` along "is read by" edges inside one stratum (both ends included). */
 function pathWithin(s: Stratum, from: string, to: string): string[] {
   const prev = new Map<string, string>([[from, from]]);

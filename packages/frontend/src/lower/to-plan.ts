@@ -214,8 +214,11 @@ class PlanBuilder {
         filter,
         project,
       });
+      // One aggregate rule reading the component once already gives one candidate per key.
+      const variants = s.rules.filter((r) => r.head.pred === p).flatMap((r) => r.atoms.filter((a) => s.preds.includes(a.pred)).map(() => r));
+      const cut = variants.length === 1 && variants[0]!.aggregate ? [] : [best(p, fresh(p), fresh(p))];
       return [
-        best(p, fresh(p), fresh(p)),
+        ...cut,
         join(known, fresh(p), [], cols(0)),
         join(better, fresh(p), [improves], cols(0)),
         { kind: 'difference', target: unknown, left: fresh(p), right: known },
