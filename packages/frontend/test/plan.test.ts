@@ -44,19 +44,18 @@ describe('plan', () => {
     const [first] = joinsAndFilters(loop);
     expect(first).toMatchObject({ kind: 'mapJoin', left: '$delta_dist', right: 'edge' });
     const merge = loop.slice(loop.findIndex((c) => c.kind === 'aggregate' && c.target === '$new_dist'));
-    const improves = { kind: 'compare', op: '<', left: col(1), right: col(3) };
+    const noBetter = { kind: 'compare', op: '>=', left: col(1), right: col(3) };
     expect(merge.map((c) => [c.kind, c.target, 'left' in c ? c.left : 'source' in c ? c.source : '', 'right' in c ? c.right : ''])).toEqual([
       ['aggregate', '$new_dist', '$new_dist', ''],
       ['mapJoin', expect.any(String), '$new_dist', 'dist'],
-      ['mapJoin', expect.any(String), '$new_dist', 'dist'],
-      ['difference', expect.any(String), '$new_dist', expect.any(String)],
-      ['union', '$delta_dist', expect.any(String), expect.any(String)],
-      ['mapJoin', expect.any(String), expect.any(String), 'dist'],
+      ['difference', '$delta_dist', '$new_dist', expect.any(String)],
+      ['mapJoin', expect.any(String), '$delta_dist', 'dist'],
       ['difference', 'dist', 'dist', expect.any(String)],
       ['union', 'dist', 'dist', '$delta_dist'],
       ['clear', '$new_dist', '', ''],
     ]);
-    expect(merge[2]).toMatchObject({ leftKeys: [0], rightKeys: [0], filter: [improves] });
+    expect(merge[1]).toMatchObject({ leftKeys: [0], rightKeys: [0], filter: [noBetter], project: [col(0), col(1)] });
+    expect(merge[3]).toMatchObject({ leftKeys: [0], rightKeys: [0], filter: [], project: [col(2), col(3)] });
     expect(block(p.blocks, 'loop_dist').terminator).toMatchObject({ kind: 'branch', condition: { kind: 'empty', relations: ['$delta_dist'] } });
     // One aggregate rule alone already gives one candidate per key; no functional check of dist is left.
     const single = plan(rules);

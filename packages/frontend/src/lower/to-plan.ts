@@ -177,9 +177,10 @@ class PlanBuilder {
    * A recursive stratum through min (max): each predicate holds one row per key (all columns but the last) with
    * the best value so far. Semi-naive over improved keys: `$delta_p` holds the rows whose value improved (or whose
    * key is new) in the last iteration; the rules read it as in `recursiveStratum`, writing candidate rows into
-   * `$new_p`, which one aggregate per key cuts to the best candidate. Candidates better than p's value, or of keys
-   * p lacks, are the next delta, and replace p's rows of their keys. The aggregate and the joins work on the
-   * candidates, never on all of p; the last two steps merge the changed rows into p.
+   * `$new_p`, which one aggregate per key cuts to the best candidate. The candidates less those no better than p's
+   * value (a join on the key) are the next delta: better values and new keys. They replace p's rows of their keys.
+   * The aggregate and the joins work on the candidates, never on all of p; the last two steps merge the changed
+   * rows into p.
    */
   private latticeStratum(s: Stratum, fn: 'min' | 'max'): void {
     const newTemp = (columns: Column[]) => this.temp(`$t${++this.temps}`, columns);
@@ -197,10 +198,11 @@ class PlanBuilder {
     this.semiNaiveLoop(s, (p) => [best(p, p, p)], (p) => {
       const { columns, keys, v, type } = shape(p);
       const cols = (offset: number): Expr[] => columns.map((c, i) => ({ kind: 'col', index: offset + i, type: c.type }));
-      const [known, better, unknown, replaced] = [0, 1, 2, 3].map(() => newTemp(columns)) as [string, string, string, string];
-      const improves: Predicate = {
+      const [worse, replaced] = [newTemp(columns), newTemp(columns)];
+      // Not better than p's value: >= for min, <= for max.
+      const noBetter: Predicate = {
         kind: 'compare',
-        op: fn === 'min' ? '<' : '>',
+        op: fn === 'min' ? '>=' : '<=',
         left: { kind: 'col', index: v, type },
         right: { kind: 'col', index: columns.length + v, type },
       };
@@ -219,11 +221,9 @@ class PlanBuilder {
       const cut = variants.length === 1 && variants[0]!.aggregate ? [] : [best(p, fresh(p), fresh(p))];
       return [
         ...cut,
-        join(known, fresh(p), [], cols(0)),
-        join(better, fresh(p), [improves], cols(0)),
-        { kind: 'difference', target: unknown, left: fresh(p), right: known },
-        { kind: 'union', target: delta(p), left: unknown, right: better },
-        join(replaced, better, [], cols(columns.length)),
+        join(worse, fresh(p), [noBetter], cols(0)),
+        { kind: 'difference', target: delta(p), left: fresh(p), right: worse },
+        join(replaced, delta(p), [], cols(columns.length)),
         { kind: 'difference', target: p, left: p, right: replaced },
         { kind: 'union', target: p, left: p, right: delta(p) },
       ];
