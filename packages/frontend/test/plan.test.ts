@@ -62,6 +62,9 @@ describe('plan', () => {
     expect(block(single.blocks, 'loop_dist').commands.filter((c) => c.kind === 'aggregate')).toHaveLength(1);
     expect(single.relations.map((r) => r.name)).not.toContain('$functional_dist');
     expect(single.constraints ?? []).toEqual([]);
+    // With a second value column the key does not determine it: that dependency is still checked.
+    const wide = plan('e(x, y) -> int32(x), int32(y).\np[1] = 5, 0.\np[y] = a, v <- agg<<v = min(w)>> p(x, a, u), e(x, y), w = u + 1.\n');
+    expect(wide.constraints).toMatchObject([{ kind: 'functional', relation: '$functional_p', keys: 1 }]);
   });
 
   it('shortens long rule text to about 60 characters', () => {

@@ -6,7 +6,7 @@
  * (LANGUAGE.md "Recursion through min and max"): each predicate holds, per key (all columns but the last), the
  * least (greatest) value of its derivations; `unstratifiedCycles` checks that it has that shape.
  */
-import { errorAt, type Diagnostic } from '@vixen/queryplan';
+import { errorAt, type Constraint, type Diagnostic } from '@vixen/queryplan';
 import type { CheckedProgram, TypedRule } from '../check/program.js';
 
 export interface Stratum {
@@ -65,12 +65,15 @@ export function stratify(program: CheckedProgram): Stratum[] {
 }
 
 /**
- * The program without the functional-dependency checks of lattice predicates: their lowering keeps one value per
- * key, so the check (a self-join of the relation) could never find a violation.
+ * The program without the functional-dependency checks of lattice predicates whose key is all columns but the
+ * value: their lowering keeps one value per such key, so the check (a self-join) could never find a violation.
  */
 export function withoutLatticeChecks(program: CheckedProgram, strata: readonly Stratum[]): { program: CheckedProgram; strata: Stratum[] } {
   const lattice = new Set(strata.filter((s) => s.lattice).flatMap((s) => s.preds));
-  const checks = new Set(program.constraints.filter((c) => c.kind === 'functional' && lattice.has(c.text)).map((c) => c.relation));
+  const arity = (name: string): number => program.relations.find((r) => r.name === name)!.columns.length;
+  // Only a dependency of the value on all other columns: `p[k] = a, v` still has `a` to check.
+  const implied = (c: Constraint): boolean => c.kind === 'functional' && lattice.has(c.text) && c.keys === arity(c.text) - 1;
+  const checks = new Set(program.constraints.filter(implied).map((c) => c.relation));
   return {
     program: {
       ...program,
