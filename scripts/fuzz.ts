@@ -1,7 +1,8 @@
 /**
  * Differential fuzzing for a while: `pnpm exec tsx scripts/fuzz.ts --minutes N [--seed S] [--verbose]`.
  * Runs the property of tests/fuzz/differential.test.ts in batches with seeds S, S+1, ... (S random by
- * default) until the time is up, and prints every mismatch with its shrunk program. Exits 1 on mismatches.
+ * default) until the time is up (odd seeds: programs recursing through min or max), and prints every mismatch
+ * with its shrunk program. Exits 1 on mismatches.
  * `--verbose` prints every program tried.
  */
 import { parseArgs } from 'node:util';
@@ -36,7 +37,9 @@ let tried = 0;
 const mismatches: { seed: number; path: string | null; first: string }[] = [];
 try {
   for (let seed = firstSeed; Date.now() < deadline; seed++) {
-    const result = await fc.check(differentialProperty(gpu, stats, onProgram ? { onProgram } : {}), {
+    // Every other batch: programs recursing through min or max.
+    const lattice = seed % 2 === 1;
+    const result = await fc.check(differentialProperty(gpu, stats, { lattice, ...(onProgram ? { onProgram } : {}) }), {
       seed,
       numRuns: BATCH,
       interruptAfterTimeLimit: Math.max(1, deadline - Date.now()),
@@ -49,7 +52,7 @@ try {
       mismatches.push({ seed, path: result.counterexamplePath, first: error.split('\n')[0]! });
       console.log(`\n=== MISMATCH (seed ${seed}, path ${result.counterexamplePath}, shrunk ${result.numShrinks} times) ===\n${error}`);
     }
-    console.log(`seed ${seed}: ${result.numRuns} programs${result.interrupted ? ' (time up)' : ''}; ${tried} tried, ${mismatches.length} mismatches`);
+    console.log(`seed ${seed}${lattice ? ' (min/max recursion)' : ''}: ${result.numRuns} programs${result.interrupted ? ' (time up)' : ''}; ${tried} tried, ${mismatches.length} mismatches`);
   }
 } finally {
   gpu.dispose();

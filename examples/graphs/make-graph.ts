@@ -6,7 +6,8 @@
  * Graph kinds write DIR/edge.tsv: rmat (--scale --edge-factor [--a --b --c --d]), uniform (--nodes --edges),
  * chain/cycle (--nodes), grid (--width --height), tree (--depth), snap (--input FILE: convert a SNAP edge list).
  * Graph options: --self-loops/--duplicates keep them (rmat, uniform), --symmetric adds every edge reversed,
- * --source N also writes DIR/source.tsv for reach.logic.
+ * --source N also writes DIR/source.tsv (reach, sssp, bfs, widest), --weighted a third column of weights 1..64
+ * (a hash of the edge's ends: sssp.logic, widest.logic).
  * Points-to kinds write their EDB relations: andersen (addressOf, assign, load, store) and cspa (assign,
  * dereference), sized by --variables.
  */
@@ -51,6 +52,7 @@ const OPTIONS = {
   'self-loops': { type: 'boolean', default: false },
   duplicates: { type: 'boolean', default: false },
   symmetric: { type: 'boolean', default: false },
+  weighted: { type: 'boolean', default: false },
 } as const;
 
 const KINDS = ['rmat', 'uniform', 'chain', 'cycle', 'grid', 'tree', 'snap', 'andersen', 'cspa'];
@@ -116,7 +118,7 @@ export async function makeGraph(argv: string[]): Promise<string[]> {
   }
   let g = await graphOf(values);
   if (values.symmetric) g = symmetric(g);
-  const files = [await writeEdgeTsv(out, g)];
+  const files = [await writeEdgeTsv(out, g, 'edge', values.weighted)];
   if (values.source !== undefined) {
     const s = num(values, 'source');
     if (!Number.isInteger(s) || s < 0 || s >= g.nodes) fail(`--source must be a node id in 0..${g.nodes - 1}, got ${s}`);

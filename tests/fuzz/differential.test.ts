@@ -21,6 +21,16 @@ beforeAll(async () => {
 });
 afterAll(() => gpu?.dispose());
 
+// Programs recursing through min or max: fewer, as each runs a loop of more kernels.
+const LATTICE_SEEDS = [39, 20261128];
+const LATTICE_RUNS = 150;
+
+test.each(LATTICE_SEEDS)(`GPU agrees with both oracles on ${LATTICE_RUNS} random min/max-recursive programs (seed %i)`, { timeout: 1_200_000 }, async (seed) => {
+  const stats: FuzzStats = { programs: 0 };
+  await fc.assert(differentialProperty(gpu, stats, { lattice: true }), { seed, numRuns: LATTICE_RUNS, endOnFailure: false });
+  expect(stats.programs).toBe(LATTICE_RUNS);
+});
+
 test.each(SEEDS)(`GPU agrees with the reference interpreter on ${RUNS} random programs (seed %i)`, { timeout: 1_200_000 }, async (seed) => {
   const stats: FuzzStats = { programs: 0 };
   await fc.assert(differentialProperty(gpu, stats), { seed, numRuns: RUNS, endOnFailure: false });

@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { compile, type Gpu, type JoinStrategy } from '@vixen/runtime';
 import { renderDiagnostics, VixenError, type Row, type Value } from '@vixen/queryplan';
 import { evaluate } from './oracle.js';
+import { latticeProgramArb } from './generate-lattice.js';
 import { programArb, relationNames, renderApiFacts, renderProgram, rowKey, type GenOptions, type GenProgram } from './generate.js';
 
 export class Mismatch extends Error {
@@ -86,15 +87,19 @@ export interface FuzzStats {
   programs: number;
 }
 
-/** The property; `stats` counts programs and `onProgram` sees each before it runs (for verbose logs). */
+/**
+ * The property; `stats` counts programs and `onProgram` sees each before it runs (for verbose logs). `lattice`:
+ * programs recursing through min or max (generate-lattice.ts) instead of the foundation subset.
+ */
 export function differentialProperty(
   gpu: Gpu,
   stats: FuzzStats,
-  options?: { generator?: GenOptions; onProgram?: (p: GenProgram) => void },
+  options?: { generator?: GenOptions; lattice?: boolean; onProgram?: (p: GenProgram) => void },
 ): fc.IAsyncPropertyWithHooks<[GenProgram, JoinStrategy]> {
   // Each program runs with one join lowering, so every lowering meets every kind of program.
   const strategy = fc.constantFrom<JoinStrategy>('auto', 'hash', 'sort-merge');
-  return fc.asyncProperty(programArb(options?.generator), strategy, async (p, joinStrategy) => {
+  const programs = options?.lattice ? latticeProgramArb() : programArb(options?.generator);
+  return fc.asyncProperty(programs, strategy, async (p, joinStrategy) => {
     stats.programs++;
     options?.onProgram?.(p);
     await checkProgram(gpu, p, joinStrategy);

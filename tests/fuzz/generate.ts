@@ -29,12 +29,20 @@ export interface Atom {
   args: Term[];
 }
 
-/** Body literals. Future kinds: `{ kind: 'neg'; atom }`, `{ kind: 'assign'; ... }`. */
-export type BodyLiteral = { kind: 'atom'; atom: Atom } | { kind: 'cmp'; op: CmpOp; left: Term; right: Term };
+/**
+ * Body literals. `assign` binds `name` to `from op by` (`+`/`-` of a bound variable and a variable or constant of
+ * its type), after the atoms. Future kinds: `{ kind: 'neg'; atom }`.
+ */
+export type BodyLiteral =
+  | { kind: 'atom'; atom: Atom }
+  | { kind: 'cmp'; op: CmpOp; left: Term; right: Term }
+  | { kind: 'assign'; name: string; type: ColType; from: Term; op: '+' | '-'; by: Term };
 
 export interface Rule {
   head: Atom;
   body: BodyLiteral[];
+  /** `head <- agg<<result = fn(arg)>> body` (recursion through min or max: the head is a lattice relation). */
+  agg?: { fn: 'min' | 'max'; result: string; arg: string };
 }
 
 export interface RelSpec {
@@ -43,6 +51,8 @@ export interface RelSpec {
   kind: 'edb' | 'idb';
   /** Whether the source declares it (always for EDB). */
   declared: boolean;
+  /** A lattice relation: per key (all columns but the last), the least (min) or greatest (max) value derived. */
+  lattice?: 'min' | 'max';
 }
 
 export interface GenProgram {
@@ -352,6 +362,8 @@ function renderLiteral(l: BodyLiteral, suffix: boolean): string {
       return renderAtom(l.atom, suffix);
     case 'cmp':
       return `${renderTerm(l.left, suffix)} ${l.op} ${renderTerm(l.right, suffix)}`;
+    case 'assign':
+      return `${l.name} = ${renderTerm(l.from, suffix)} ${l.op} ${renderTerm(l.by, suffix)}`;
   }
 }
 
@@ -369,7 +381,8 @@ export function renderProgram(p: GenProgram): string {
   for (const rule of p.rules) {
     // An unsuffixed integer in the head of an undeclared relation would make its column int32.
     const head = renderAtom(rule.head, p.int64Suffix || !declared.has(rule.head.rel));
-    lines.push(`${head} <- ${rule.body.map((l) => renderLiteral(l, p.int64Suffix)).join(', ')}.`);
+    const agg = rule.agg ? `agg<<${rule.agg.result} = ${rule.agg.fn}(${rule.agg.arg})>> ` : '';
+    lines.push(`${head} <- ${agg}${rule.body.map((l) => renderLiteral(l, p.int64Suffix)).join(', ')}.`);
   }
   return lines.join('\n') + '\n';
 }

@@ -66,7 +66,15 @@ function evalBody(body: BodyLiteral[], rels: Map<string, Map<string, Row>>): Bin
     }
     bindings = next;
   }
-  // Comparisons filter once everything is bound: body order does not matter.
+  // Assignments come after the atoms, in order; comparisons filter once everything is bound.
+  for (const lit of body) {
+    if (lit.kind !== 'assign') continue;
+    bindings = bindings.map((b) => {
+      const [x, y] = [termValue(lit.from, b)!, termValue(lit.by, b)!];
+      const v = typeof x === 'bigint' ? (lit.op === '+' ? x + (y as bigint) : x - (y as bigint)) : lit.op === '+' ? (x as number) + (y as number) : (x as number) - (y as number);
+      return new Map(b).set(lit.name, v);
+    });
+  }
   for (const lit of body) {
     if (lit.kind !== 'cmp') continue;
     bindings = bindings.filter((b) => holds(lit.op, termValue(lit.left, b)!, termValue(lit.right, b)!));
@@ -84,26 +92,43 @@ function sortRows(rows: Row[]): Row[] {
   });
 }
 
-/** Every relation's rows (sorted by columns), by naive fixpoint iteration. */
+/**
+ * Every relation's rows (sorted by columns), by naive fixpoint iteration. A lattice relation is held by key (all
+ * columns but the last): a row replaces the key's row when its value is better, and an aggregate rule into it is
+ * one derivation per binding with the aggregated value (the best of them wins the same way).
+ */
 export function evaluate(p: GenProgram): Map<string, Row[]> {
   const rels = new Map<string, Map<string, Row>>(p.relations.map((r) => [r.name, new Map()]));
+  const lattice = new Map(p.relations.filter((r) => r.lattice).map((r) => [r.name, r.lattice!]));
   const add = (name: string, row: Row): boolean => {
     const rel = rels.get(name)!;
-    const k = rowKey(row);
-    if (rel.has(k)) return false;
+    const kind = lattice.get(name);
+    const k = rowKey(kind ? row.slice(0, -1) : row);
+    const old = rel.get(k);
+    if (old && (!kind || cmp(row.at(-1)!, old.at(-1)!) * (kind === 'min' ? 1 : -1) >= 0)) return false;
     rel.set(k, row);
     return true;
   };
   for (const facts of [p.inlineFacts, p.apiFacts]) {
     for (const [name, rows] of Object.entries(facts)) for (const r of rows) add(name, r);
   }
-  for (let changed = true; changed; ) {
-    changed = false;
-    for (const rule of p.rules) {
-      for (const b of evalBody(rule.body, rels)) {
-        if (add(rule.head.rel, rule.head.args.map((t) => termValue(t, b)!))) changed = true;
+  const fixpoint = (rules: GenProgram['rules']): void => {
+    for (let changed = true; changed; ) {
+      changed = false;
+      for (const rule of rules) {
+        const agg = rule.agg;
+        for (const b of evalBody(rule.body, rels)) {
+          const head = rule.head.args.map((t) => (agg && t.kind === 'var' && t.name === agg.result ? b.get(agg.arg)! : termValue(t, b)!));
+          if (add(rule.head.rel, head)) changed = true;
+        }
       }
     }
-  }
+  };
+  // A rule reading a lattice relation into a set one runs once the lattice values are final (a later stratum):
+  // it would keep rows made from values that improve later.
+  const readsLattice = (r: GenProgram['rules'][number]): boolean =>
+    !lattice.has(r.head.rel) && r.body.some((l) => l.kind === 'atom' && lattice.has(l.atom.rel));
+  fixpoint(p.rules.filter((r) => !readsLattice(r)));
+  fixpoint(p.rules);
   return new Map([...rels].map(([name, rows]) => [name, sortRows([...rows.values()])]));
 }

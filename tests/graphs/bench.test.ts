@@ -7,16 +7,16 @@ import { cli } from '../helpers/cli.js';
 import type { GraphBenchReport } from '@vixen/bench';
 
 describe('vixen bench graphs', () => {
-  test('a 5 x 4 grid: every workload agrees with DuckDB; iterations and tuple counts follow the grid', { timeout: 120_000 }, async () => {
+  test('a 5 x 4 grid: every workload agrees with DuckDB (lattice ones on their values too); iterations and tuple counts follow the grid', { timeout: 120_000 }, async () => {
     const json = join(mkdtempSync(join(tmpdir(), 'vixen-bench-')), 'report.json');
-    const r = await cli('bench', 'graphs', '--graph', 'grid', '--width', '5', '--height', '4', '--workload', 'tc,tc-nonlinear,reach,sg,cc', '--json', json);
+    const r = await cli('bench', 'graphs', '--graph', 'grid', '--width', '5', '--height', '4', '--workload', 'tc,tc-nonlinear,reach,sg,cc,sssp,bfs,widest', '--json', json);
     expect(r.err).not.toMatch(/error/i);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/workload\s+iterations\s+tuples/);
     const report = JSON.parse(readFileSync(json, 'utf8')) as GraphBenchReport;
     expect(report.graph).toMatchObject({ kind: 'grid', nodes: 20, edges: 4 * 4 + 5 * 3 });
     const by = new Map(report.results.map((x) => [x.workload, x]));
-    expect([...by.keys()]).toEqual(['tc', 'tc-nonlinear', 'reach', 'sg', 'cc']);
+    expect([...by.keys()]).toEqual(['tc', 'tc-nonlinear', 'reach', 'sg', 'cc', 'sssp', 'bfs', 'widest']);
     for (const x of report.results) {
       expect(x.duckdb?.agrees, x.workload).toBe(true);
       expect(x.milliseconds).toBeGreaterThan(0);
@@ -26,9 +26,14 @@ describe('vixen bench graphs', () => {
     expect(by.get('tc')!.checked.path).toBe(15 * 10 - 20);
     expect(by.get('tc')!.iterations).toBe(4 + 3);
     expect(by.get('reach')!.checked.reach).toBe(20);
-    // Undirected grid: one component of 20 nodes, every node labelled by every node.
-    expect(by.get('cc')!.checked).toEqual({ label: 400, component: 20 });
+    // Undirected grid: one component of 20 nodes, all labelled 0, one row per node.
+    expect(by.get('cc')!.checked).toEqual({ component: 20, 'component sum': 0 });
     expect(by.get('cc')!.iterations).toBe(4 + 3 + 1);
+    // Edges go right and down from node 0 at a corner: node (i, j) is i + j edges away; every node is reached.
+    expect(by.get('bfs')!.checked).toEqual({ level: 20, 'level sum': 4 * (0 + 1 + 2 + 3 + 4) + 5 * (0 + 1 + 2 + 3) });
+    expect(by.get('bfs')!.iterations).toBe(4 + 3 + 1);
+    expect(by.get('sssp')!.checked.dist).toBe(20);
+    expect(by.get('widest')!.checked.width).toBe(20);
   });
 
   test('a bad option is a user error naming the option', async () => {

@@ -12,6 +12,7 @@ import type { Row } from '@vixen/queryplan';
 import {
   andersenFacts,
   binaryTree,
+  weightedEdgeRows,
   chain,
   cspaFacts,
   cycle,
@@ -278,7 +279,7 @@ function minLabels(g: Graph): Row[] {
   return [...nodes].sort((x, y) => x - y).map((x) => [x, find(x)]);
 }
 
-describe('connected components (cc.logic): min-label propagation, then aggregation in a later stratum', () => {
+describe('connected components (cc.logic): min-label propagation as a lattice predicate', () => {
   const p = load('cc');
   const undirected: Record<string, Graph> = {
     ...Object.fromEntries(Object.entries(GRAPHS).map(([name, g]) => [name, symmetric(g)])),
@@ -304,5 +305,55 @@ describe('connected components (cc.logic): min-label propagation, then aggregati
     for (const [w, h] of [[5, 4], [8, 2]] as const) expect(await iterations(grid(w, h))).toEqual([w - 1 + h - 1 + 1]);
     // A cycle of n nodes, undirected: diameter floor(n / 2).
     expect(await iterations(cycle(11))).toEqual([6]);
+  });
+});
+
+/** Bellman-Ford from `sources` over (x, y, w) rows: the least path weight of every reached node. */
+function bellmanFord(nodes: number, edges: readonly (readonly number[])[], sources: number[], combine: 'sum' | 'bottleneck'): Row[] {
+  const best = new Map<number, number>(sources.map((s) => [s, combine === 'sum' ? 0 : 2147483647]));
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const [x, y, w] of edges) {
+      const at = best.get(x!);
+      if (at === undefined) continue;
+      const via = combine === 'sum' ? at + w! : Math.min(at, w!);
+      const old = best.get(y!);
+      if (old === undefined || (combine === 'sum' ? via < old : via > old)) {
+        best.set(y!, via);
+        changed = true;
+      }
+    }
+  }
+  return [...best].sort((a, b) => a[0] - b[0]).map(([k, v]) => [k, v]);
+}
+
+describe('shortest paths (sssp.logic), BFS levels (bfs.logic), widest paths (widest.logic): lattice predicates', () => {
+  const sssp = load('sssp');
+  const bfs = load('bfs');
+  const widest = load('widest');
+  for (const [name, g] of Object.entries(GRAPHS)) {
+    test(`${name}: GPU = interpreter = Bellman-Ford and BFS`, async () => {
+      const edge = weightedEdgeRows(g);
+      const source = [[0]];
+      expect((await runChecked(sssp, { edge, source })).relations.get('dist')).toEqual(bellmanFord(g.nodes, edge, [0], 'sum'));
+      const unit = edgeRows(g).map(([x, y]) => [x, y, 1]);
+      expect((await runChecked(bfs, { edge: edgeRows(g), source })).relations.get('level')).toEqual(bellmanFord(g.nodes, unit, [0], 'sum'));
+      expect((await runChecked(widest, { edge, source })).relations.get('width')).toEqual(bellmanFord(g.nodes, edge, [0], 'bottleneck'));
+    });
+  }
+
+  test('negative weights without a negative cycle; ties; several sources; unreachable nodes', async () => {
+    // 0 -> 1 (5), 0 -> 2 (2), 2 -> 1 (-4): 1 is nearer through the negative edge; 3 ties through 1 and 2.
+    const edge = [[0, 1, 5], [0, 2, 2], [2, 1, -4], [1, 3, 3], [2, 3, -1], [4, 5, 1], [3, 6, -10], [6, 0, 20]];
+    const r = await runChecked(sssp, { edge, source: [[0]] });
+    expect(r.relations.get('dist')).toEqual(bellmanFord(7, edge, [0], 'sum'));
+    expect(r.relations.get('dist')).toEqual([[0, 0], [1, -2], [2, 2], [3, 1], [6, -9]]);
+    const two = await runChecked(sssp, { edge, source: [[0], [4]] });
+    expect(two.relations.get('dist')).toEqual(bellmanFord(7, edge, [0, 4], 'sum'));
+  });
+
+  test('a negative cycle lowers distances forever: the iteration limit stops it', async () => {
+    const edge = [[0, 1, 1], [1, 2, -3], [2, 1, 1]];
+    await expect(sssp.run({ gpu, facts: { edge, source: [[0]] }, maxIterations: 50 })).rejects.toThrow(/50 iterations|more than 50/);
   });
 });

@@ -11,6 +11,7 @@ import {
   cspaFacts,
   cycle,
   edgeRows,
+  edgeWeight,
   filterEdges,
   grid,
   Rng,
@@ -206,11 +207,17 @@ describe('make-graph.ts', () => {
     expect(lines(files[0]!)).toEqual(edgeRows(rmat({ scale: 6, edgeFactor: 4, seed: 9 })).map((r) => r.join('\t')));
   });
 
-  test('--symmetric and --source', async () => {
+  test('--symmetric, --source and --weighted', async () => {
     const dir = tmp();
     await makeGraph(['--kind', 'chain', '--nodes', '3', '--symmetric', '--source', '2', '--out', dir]);
     expect(lines(join(dir, 'edge.tsv'))).toEqual(['0\t1', '1\t0', '1\t2', '2\t1']);
     expect(lines(join(dir, 'source.tsv'))).toEqual(['2']);
+    // --weighted: a third column, the same weight both ways, in 1..64.
+    await makeGraph(['--kind', 'chain', '--nodes', '3', '--symmetric', '--weighted', '--out', dir]);
+    const pairs = [[0, 1], [1, 0], [1, 2], [2, 1]] as const;
+    expect(lines(join(dir, 'edge.tsv'))).toEqual(pairs.map(([x, y]) => `${x}\t${y}\t${edgeWeight(x, y)}`));
+    expect(edgeWeight(1, 2)).toBe(edgeWeight(2, 1));
+    expect(pairs.every(([x, y]) => edgeWeight(x, y) >= 1 && edgeWeight(x, y) <= 64)).toBe(true);
   });
 
   test('--kind andersen and cspa write their relations', async () => {

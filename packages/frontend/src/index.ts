@@ -8,7 +8,7 @@ import { resolveOrders } from './check/order.js';
 import { checkSafety } from './check/safety.js';
 import { resolve } from './check/resolve.js';
 import { checkTypes } from './check/types.js';
-import { unstratifiedCycles, stratify } from './lower/stratify.js';
+import { unstratifiedCycles, stratify, withoutLatticeChecks } from './lower/stratify.js';
 import { toPlan } from './lower/to-plan.js';
 import { isSouffleFile, loadSouffle, souffleOutputs, type SouffleIo } from './souffle/index.js';
 import { loadProgram, type SourceFile } from './syntax/load.js';
@@ -62,7 +62,8 @@ export function compileLogic(files: SourceFile[], options: FrontendOptions = {})
   let plan: QpProgram;
   try {
     const ctx = { ...(options.outputs ? { outputs: options.outputs } : {}), seeded: Object.keys(souffle.io.inputs) };
-    plan = runPipeline(qpPipeline, souffleOutputs(toPlan(checked, strata, orders), souffle), ctx, options.passes);
+    const lowered = withoutLatticeChecks(checked, strata);
+    plan = runPipeline(qpPipeline, souffleOutputs(toPlan(lowered.program, lowered.strata, orders), souffle), ctx, options.passes);
   } catch (e) {
     // Outputs the program lacks (restrict-outputs), bad pass options.
     if (!(e instanceof VixenError)) throw e;

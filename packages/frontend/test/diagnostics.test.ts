@@ -103,6 +103,58 @@ describe('diagnostics', () => {
     );
   });
 
+  describe('recursion through min and max', () => {
+    const W = 'edge(x, y, w) -> int32(x), int32(y), int32(w).\nsource(s) -> int32(s).\nd[s] = v <- source(s), v = 0.\n';
+    const minRule = 'd[y] = v <- agg<<v = min(c)>> d[x] = u, edge(x, y, w), c = u + w.\n';
+
+    it('accepts min rules and plain rules of one head, and max alone', () => {
+      expect(compileLogic([{ path: 'main.logic', text: `${W}${minRule}` }]).diagnostics).toEqual([]);
+      const widest = `${W}d[y] = v <- agg<<v = max(c)>> d[x] = u, edge(x, y, w), c = u + w.\n`;
+      expect(compileLogic([{ path: 'main.logic', text: widest }]).diagnostics).toEqual([]);
+    });
+
+    it('rejects min with max, count, sum or avg in one cycle, naming it', () => {
+      for (const fn of ['max', 'sum']) {
+        expectError(
+          `${W}${minRule}e[y] = v <- agg<<v = ${fn}(u)>> d[y] = u.\nd[y] = v <- e[y] = v.`,
+          `recursion through min and ${fn}: e has a ${fn} rule in a cycle through min (cycle e -> d -> e)`,
+          5,
+          1,
+        );
+      }
+      expectError(
+        `${W}${minRule}d[y] = v <- agg<<v = count()>> d[x] = _, edge(x, y, _).`,
+        'recursion through min and count: d has a count rule in a cycle through min (cycle d -> d); expected the rules of a recursive min',
+        5,
+        1,
+      );
+    });
+
+    it('rejects negation in the cycle at the negated atom', () => {
+      expectError(
+        `${W}d[y] = v <- agg<<v = min(c)>> d[x] = u, edge(x, y, w), c = u + w, !far(x).\nfar(x) <- d[x] = u, u > 10.`,
+        'recursion through negation: d negates far, which depends on d (cycle d -> far -> d)',
+        4,
+        68,
+      );
+    });
+
+    it('rejects a set predicate in the cycle and a head with two values', () => {
+      expectError(
+        `${W}d[y] = v <- agg<<v = min(c)>> e(x, u), edge(x, y, w), c = u + w.\ne(x, u) <- d[x] = u.`,
+        'recursion through min: e is in a cycle through min (cycle e -> d -> e) but has no min rule',
+        5,
+        1,
+      );
+      expectError(
+        `${W}m[y] = v, n <- agg<<v = min(c), n = min(w)>> m(x, u, _), edge(x, y, w), c = u + w.\nm[s] = 0, 0 <- source(s).`,
+        'recursion through min: m (cycle m -> m) must hold one min value per key; expected one aggregate whose result is the head',
+        4,
+        1,
+      );
+    });
+  });
+
   it('bad aggregate uses are located at the aggregate', () => {
     const cases: [string, string, number, number][] = [
       ['p[x] = n <- agg<<n = median(y)>> edge(x, y).', 'bad aggregate use: unknown aggregate median; expected count, sum, min, max or avg', 2, 18],

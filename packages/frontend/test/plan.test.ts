@@ -31,6 +31,42 @@ describe('plan', () => {
     expect(block(p.blocks, 'entry').commands[0]!.rules).toEqual([{ file: 'main.logic', line: 2, text: 'p(x, y) <- e(x, y)' }]);
   });
 
+  it('a min-recursive head keeps the best value per key, merging only improved keys', () => {
+    const rules = 'edge(x, y, w) -> int32(x), int32(y), int32(w).\ndist[0] = 0.\ndist[y] = d <- agg<<d = min(c)>> dist[x] = u, edge(x, y, w), c = u + w.\n';
+    // A plain rule in the loop too: its candidates and the aggregate's need one more cut to the best per key.
+    const p = plan(`${rules}dist[y] = d <- dist[x] = d, edge(x, y, 0).\n`);
+    const best = { kind: 'aggregate', groupBy: [0], aggregates: [{ fn: 'min', column: 1, type: 'int32' }] };
+    expect(block(p.blocks, 'entry').commands).toEqual([
+      { ...best, target: 'dist', source: 'dist' },
+      { kind: 'copy', target: '$delta_dist', source: 'dist' },
+    ]);
+    const loop = block(p.blocks, 'loop_dist').commands;
+    const [first] = joinsAndFilters(loop);
+    expect(first).toMatchObject({ kind: 'mapJoin', left: '$delta_dist', right: 'edge' });
+    const merge = loop.slice(loop.findIndex((c) => c.kind === 'aggregate' && c.target === '$new_dist'));
+    const noBetter = { kind: 'compare', op: '>=', left: col(1), right: col(3) };
+    expect(merge.map((c) => [c.kind, c.target, 'left' in c ? c.left : 'source' in c ? c.source : '', 'right' in c ? c.right : ''])).toEqual([
+      ['aggregate', '$new_dist', '$new_dist', ''],
+      ['mapJoin', expect.any(String), '$new_dist', 'dist'],
+      ['difference', '$delta_dist', '$new_dist', expect.any(String)],
+      ['mapJoin', expect.any(String), '$delta_dist', 'dist'],
+      ['difference', 'dist', 'dist', expect.any(String)],
+      ['union', 'dist', 'dist', '$delta_dist'],
+      ['clear', '$new_dist', '', ''],
+    ]);
+    expect(merge[1]).toMatchObject({ leftKeys: [0], rightKeys: [0], filter: [noBetter], project: [col(0), col(1)] });
+    expect(merge[3]).toMatchObject({ leftKeys: [0], rightKeys: [0], filter: [], project: [col(2), col(3)] });
+    expect(block(p.blocks, 'loop_dist').terminator).toMatchObject({ kind: 'branch', condition: { kind: 'empty', relations: ['$delta_dist'] } });
+    // One aggregate rule alone already gives one candidate per key; no functional check of dist is left.
+    const single = plan(rules);
+    expect(block(single.blocks, 'loop_dist').commands.filter((c) => c.kind === 'aggregate')).toHaveLength(1);
+    expect(single.relations.map((r) => r.name)).not.toContain('$functional_dist');
+    expect(single.constraints ?? []).toEqual([]);
+    // With a second value column the key does not determine it: that dependency is still checked.
+    const wide = plan('e(x, y) -> int32(x), int32(y).\np[1] = 5, 0.\np[y] = a, v <- agg<<v = min(w)>> p(x, a, u), e(x, y), w = u + 1.\n');
+    expect(wide.constraints).toMatchObject([{ kind: 'functional', relation: '$functional_p', keys: 1 }]);
+  });
+
   it('shortens long rule text to about 60 characters', () => {
     const p = planWithOrigins('e(x, y) -> int32(x), int32(y).\nlongname(aaaaaaaa, bbbbbbbb) <- e(aaaaaaaa, bbbbbbbb), aaaaaaaa < bbbbbbbb, bbbbbbbb > 3.\n');
     const text = block(p.blocks, 'entry').commands[0]!.rules![0]!.text;

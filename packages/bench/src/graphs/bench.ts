@@ -1,8 +1,11 @@
 /**
  * Graph benchmark: the recursive programs of examples/graphs on a generated graph, each timed on the device and
- * next to DuckDB evaluating the same fixpoint as a recursive CTE (UNION, so set semantics) on the same edges.
- * Vixen's figure is the run (facts upload included, nothing read back: the tuple counts are host-known row
- * counts); DuckDB's is the query alone, its tables loaded beforehand. Both must derive the same number of tuples.
+ * next to DuckDB evaluating the same fixpoint as a recursive CTE on the same edges: UNION (set semantics), or for
+ * the lattice programs (cc, sssp, bfs, widest) `USING KEY` (DuckDB >= 1.3), whose rows replace those of their key
+ * and whose recursive step reads the rows changed in the last iteration, as Vixen's semi-naive loop does.
+ * Vixen's figure is the evaluation (nothing read back: the tuple counts are host-known row counts); DuckDB's is
+ * the query alone, its tables loaded beforehand. Both must derive the same number of tuples and, for the lattice
+ * programs, the same sum of values (read back from one more, untimed, run).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,7 +13,7 @@ import { VixenError, type Row } from '@vixen/queryplan';
 import { compile, type Program } from '@vixen/runtime';
 import type { Gpu } from '@vixen/runtime/gpu';
 import { binaryTree, chain, cycle, grid, rmat, uniformRandom } from './generators.js';
-import { edgeRows, symmetric, type Graph } from './graph.js';
+import { edgeRows, symmetric, weightedEdgeRows, type Graph } from './graph.js';
 import { alignedTable, median, si } from '../operators.js';
 import type { ExecuteStats } from '@vixen/runtime';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -20,7 +23,7 @@ import { examplesDir } from '../examples-dir.js';
 /** Rows a relation held at the end of the run. */
 const rowsOf = (stats: ExecuteStats, relation: string): number => stats.relationRows.find((r) => r.name === relation)?.rows ?? 0;
 
-export const GRAPH_WORKLOADS = ['tc', 'tc-nonlinear', 'reach', 'sg', 'cc'] as const;
+export const GRAPH_WORKLOADS = ['tc', 'tc-nonlinear', 'reach', 'sg', 'cc', 'sssp', 'bfs', 'widest'] as const;
 export type GraphWorkload = (typeof GRAPH_WORKLOADS)[number];
 
 export const GRAPH_KINDS = ['rmat', 'chain', 'cycle', 'grid', 'tree', 'uniform'] as const;
@@ -49,11 +52,13 @@ export interface GraphSpec {
 
 interface WorkloadDef {
   file: string;
-  /** Facts of the program from the graph (`source` is the reach source). */
+  /** Facts of the program from the graph (`source` is the source of reach, sssp, bfs and widest). */
   facts(g: Graph, source: number): Record<string, Row[]>;
   /** Relations whose row counts are compared with DuckDB's, in the order the SQL returns their counts. */
   checked: string[];
-  /** One row: the count of each checked relation. Tables: edge(x, y), source(x). */
+  /** Relations whose last column's sum is compared with DuckDB's, returned by the SQL after the counts. */
+  sums?: string[];
+  /** One row: the count of each checked relation. Tables: edge(x, y) or edge(x, y, w) as `facts` gives, source(x). */
   sql: string;
   /** The program reads the graph made undirected. */
   undirected?: boolean;
@@ -93,15 +98,50 @@ SELECT count(*) FROM sg`,
     file: 'cc.logic',
     facts: (g) => ({ edge: edgeRows(g) }),
     undirected: true,
-    checked: ['label', 'component'],
-    sql: `WITH RECURSIVE label(x, l) AS (
-  SELECT x, x FROM (SELECT x FROM edge UNION SELECT y FROM edge)
-  UNION
-  SELECT edge.y, label.l FROM label JOIN edge ON label.x = edge.x),
-component AS (SELECT x, min(l) AS c FROM label GROUP BY x)
-SELECT (SELECT count(*) FROM label), (SELECT count(*) FROM component)`,
+    checked: ['component'],
+    sums: ['component'],
+    sql: latticeSql('component', `SELECT x, x FROM (SELECT x FROM edge UNION SELECT y FROM edge)`, 'min', 'min(component.v)'),
+  },
+  sssp: {
+    file: 'sssp.logic',
+    facts: (g, source) => ({ edge: weightedEdgeRows(g), source: [[source]] }),
+    checked: ['dist'],
+    sums: ['dist'],
+    sql: latticeSql('dist', 'SELECT x, 0 FROM source', 'min', 'min(dist.v + edge.w)'),
+  },
+  bfs: {
+    file: 'bfs.logic',
+    facts: (g, source) => ({ edge: edgeRows(g), source: [[source]] }),
+    checked: ['level'],
+    sums: ['level'],
+    sql: latticeSql('level', 'SELECT x, 0 FROM source', 'min', 'min(level.v + 1)'),
+  },
+  widest: {
+    file: 'widest.logic',
+    facts: (g, source) => ({ edge: weightedEdgeRows(g), source: [[source]] }),
+    checked: ['width'],
+    sums: ['width'],
+    sql: latticeSql('width', 'SELECT x, 2147483647 FROM source', 'max', 'max(least(width.v, edge.w))'),
   },
 };
+
+/**
+ * A lattice program as a recursive CTE `name(x, v) USING KEY (x)`: each step offers, per node reached from the rows
+ * changed in the last iteration, the best `value` over its in-edges, kept only where it beats the node's value so
+ * far (`recurring.name`, the whole table; a node without one takes it); the row replaces the node's row.
+ * Returns the table's row count and value sum.
+ */
+function latticeSql(name: string, init: string, kind: 'min' | 'max', value: string): string {
+  const better = kind === 'min' ? '<' : '>';
+  return `WITH RECURSIVE ${name}(x, v) USING KEY (x) AS (
+  ${init}
+  UNION
+  (SELECT edge.y, ${value} FROM ${name} JOIN edge ON ${name}.x = edge.x
+   LEFT JOIN recurring.${name} AS known ON known.x = edge.y
+   GROUP BY edge.y, known.v
+   HAVING known.v IS NULL OR ${value} ${better} known.v))
+SELECT count(*), sum(v)::BIGINT FROM ${name}`;
+}
 
 export interface GraphBenchOptions {
   workloads: readonly GraphWorkload[];
@@ -133,7 +173,7 @@ export interface GraphBenchResult {
   buffersCreated: number;
   /** Rows of all derived (idb) relations at the end. */
   tuples: number;
-  /** Row counts of the relations compared with DuckDB. */
+  /** Row counts of the relations compared with DuckDB, and `<relation> sum`: a lattice relation's value sum. */
   checked: Record<string, number>;
   /**
    * Median over the timed runs of evaluation time: the run's time less loading its facts (checking, encoding,
@@ -210,7 +250,8 @@ async function loadTable(db: DuckDBConnection, name: string, columns: string[], 
 }
 
 async function runDuckDb(db: DuckDBConnection, def: WorkloadDef, facts: Record<string, Row[]>): Promise<{ milliseconds: number; counts: number[] }> {
-  await loadTable(db, 'edge', ['x', 'y'], facts.edge ?? []);
+  const edges = facts.edge ?? [];
+  await loadTable(db, 'edge', ['x', 'y', 'w'].slice(0, edges[0]?.length ?? 2), edges);
   await loadTable(db, 'source', ['x'], facts.source ?? []);
   const t0 = performance.now();
   const reader = await db.runAndReadAll(def.sql);
@@ -262,6 +303,10 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
       const derived = program.relations.filter((r) => r.kind === 'idb');
       const tuples = derived.reduce((n, r) => n + rowsOf(stats, r.name), 0);
       const checked = Object.fromEntries(def.checked.map((r) => [r, rowsOf(stats, r)]));
+      if (duck && def.sums) {
+        const answers = (await program.run({ ...run, facts, outputs: def.sums })).relations;
+        for (const r of def.sums) checked[`${r} sum`] = answers.get(r)!.reduce((n, row) => n + (row.at(-1) as number), 0);
+      }
       const result: GraphBenchResult = {
         workload,
         nodes: g.nodes,
@@ -279,12 +324,13 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
       };
       if (duck) {
         const d = await runDuckDb(duck.connection, def, facts);
-        const theirs = Object.fromEntries(def.checked.map((r, i) => [r, d.counts[i]!]));
+        const compared = [...def.checked, ...(def.sums ?? []).map((r) => `${r} sum`)];
+        const theirs = Object.fromEntries(compared.map((r, i) => [r, d.counts[i]!]));
         result.duckdb = {
           milliseconds: d.milliseconds,
           checked: theirs,
           ratio: d.milliseconds / milliseconds,
-          agrees: def.checked.every((r) => theirs[r] === checked[r]),
+          agrees: compared.every((r) => theirs[r] === checked[r]),
         };
       }
       options.onResult?.(result);

@@ -24,6 +24,24 @@ export function edgeRows(g: Graph): [number, number][] {
   return rows;
 }
 
+/**
+ * The weight of edge x -> y: 1..maxWeight, a hash of the pair, so that a graph's edges keep their weights whatever
+ * order they come in, and an edge and its reverse weigh the same (the symmetric view stays undirected).
+ */
+export function edgeWeight(x: number, y: number, maxWeight = 64): number {
+  const [a, b] = x < y ? [x, y] : [y, x];
+  let h = Math.imul(a, 0x9e3779b1) ^ Math.imul(b + 0x7f4a7c15, 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d);
+  return 1 + ((h ^ (h >>> 13)) >>> 0) % maxWeight;
+}
+
+/** Rows (x, y, weight) of the graph's edges, weights from `edgeWeight`. */
+export function weightedEdgeRows(g: Graph, maxWeight?: number): [number, number, number][] {
+  const rows: [number, number, number][] = new Array(g.src.length);
+  for (let i = 0; i < g.src.length; i++) rows[i] = [g.src[i]!, g.dst[i]!, edgeWeight(g.src[i]!, g.dst[i]!, maxWeight)];
+  return rows;
+}
+
 /** The graph with every edge also present reversed (undirected view), duplicates removed. */
 export function symmetric(g: Graph): Graph {
   const m = g.src.length;

@@ -8,7 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { errorAt, VixenError, type Diagnostic, type SourceSpan } from '@vixen/queryplan';
-import type { Graph } from './graph.js';
+import { edgeWeight, type Graph } from './graph.js';
 
 /** Enough to show a user what is wrong without flooding the terminal. */
 const MAX_DIAGNOSTICS = 20;
@@ -104,7 +104,7 @@ function grow(a: Int32Array): Int32Array<ArrayBuffer> {
  * Writes `dir/<relation>.tsv` (tab separated, one edge per line), creating `dir` if needed; returns the path.
  * Writes in chunks so large graphs never become one string.
  */
-export async function writeEdgeTsv(dir: string, graph: Graph, relation = 'edge'): Promise<string> {
+export async function writeEdgeTsv(dir: string, graph: Graph, relation = 'edge', weighted = false): Promise<string> {
   const path = join(dir, `${relation}.tsv`);
   try {
     await mkdir(dir, { recursive: true });
@@ -114,7 +114,10 @@ export async function writeEdgeTsv(dir: string, graph: Graph, relation = 'edge')
     for (let i = 0; i < graph.src.length; i += CHUNK) {
       let text = '';
       const end = Math.min(graph.src.length, i + CHUNK);
-      for (let k = i; k < end; k++) text += `${graph.src[k]}\t${graph.dst[k]}\n`;
+      for (let k = i; k < end; k++) {
+        const [x, y] = [graph.src[k]!, graph.dst[k]!];
+        text += weighted ? `${x}\t${y}\t${edgeWeight(x, y)}\n` : `${x}\t${y}\n`;
+      }
       if (!out.write(text)) await once(out, 'drain');
     }
     out.end();

@@ -2,7 +2,7 @@
  * Lowers the checked program to a QP: relation declarations, inline facts, and a CFG evaluating the strata
  * in order. A non-recursive stratum is straight-line code; a recursive one is a semi-naive loop block.
  */
-import { ruleOrigin, type BasicBlock, type Column, type Expr, type OutputOrder, type QpCommand, type QpProgram, type RelationDecl, type ScalarType } from '@vixen/queryplan';
+import { ruleOrigin, type BasicBlock, type Column, type Expr, type OutputOrder, type Predicate, type QpCommand, type QpProgram, type RelationDecl, type ScalarType } from '@vixen/queryplan';
 import type { CheckedProgram, TypedAggBinding, TypedRule, TypedTerm } from '../check/program.js';
 import { compileRuleBody } from './rule-chain.js';
 import type { Stratum } from './stratify.js';
@@ -114,7 +114,8 @@ class PlanBuilder {
   }
 
   stratum(s: Stratum): void {
-    if (s.recursive) this.recursiveStratum(s);
+    if (s.lattice) this.latticeStratum(s, s.lattice);
+    else if (s.recursive) this.recursiveStratum(s);
     else for (const r of s.rules) this.emitRule(r, r.atoms.map((a) => a.pred), 0, r.head.pred, this.current.commands);
     for (const p of s.preds) this.limitIfRead(p);
   }
@@ -127,18 +128,21 @@ class PlanBuilder {
     if (read) this.current.commands.push({ kind: 'limit', target: p, source: p, keys: order.keys, count: order.limit });
   }
 
-  private recursiveStratum(s: Stratum): void {
+  /**
+   * A semi-naive loop: init rules (those not reading the component), then every tuple so far (facts included) is
+   * the first delta; each iteration runs each rule once per body atom in the component, reading that atom's delta
+   * and full relations elsewhere, into `$new_p`, and `merge` folds `$new_p` into p and the next delta.
+   */
+  private semiNaiveLoop(s: Stratum, initial: (p: string) => QpCommand[], merge: (p: string) => QpCommand[]): void {
     const inScc = (pred: string): boolean => s.preds.includes(pred);
-    // Init: rules not reading the component, then every tuple so far (facts included) is the first delta.
     for (const r of s.rules.filter((r) => !r.atoms.some((a) => inScc(a.pred)))) {
       this.emitRule(r, r.atoms.map((a) => a.pred), 0, r.head.pred, this.current.commands);
     }
     for (const p of s.preds) {
       this.temp(delta(p), this.columnsOf(p));
       this.temp(fresh(p), this.columnsOf(p));
-      this.current.commands.push({ kind: 'copy', target: delta(p), source: p });
+      this.current.commands.push(...initial(p), { kind: 'copy', target: delta(p), source: p });
     }
-    // Loop: each rule once per body atom in the component, reading that atom's delta and full relations elsewhere.
     const name = s.preds[0]!;
     const loop: BasicBlock = { label: `loop_${name}`, commands: [], terminator: { kind: 'halt' } };
     for (const r of s.rules) {
@@ -148,24 +152,82 @@ class PlanBuilder {
         this.emitRule(r, sources, i, fresh(r.head.pred), loop.commands);
       });
     }
-    for (const p of s.preds) {
-      loop.commands.push(
-        { kind: 'difference', target: fresh(p), left: fresh(p), right: p },
-        { kind: 'union', target: p, left: p, right: fresh(p) },
-        { kind: 'copy', target: delta(p), source: fresh(p) },
-        { kind: 'clear', target: fresh(p) },
-      );
-    }
+    for (const p of s.preds) loop.commands.push(...merge(p), { kind: 'clear', target: fresh(p) });
     const after = `after_${name}`;
-    loop.terminator = {
-      kind: 'branch',
-      condition: { kind: 'empty', relations: s.preds.map(delta) },
-      ifTrue: after,
-      ifFalse: loop.label,
-    };
+    loop.terminator = { kind: 'branch', condition: { kind: 'empty', relations: s.preds.map(delta) }, ifTrue: after, ifFalse: loop.label };
     this.current.terminator = { kind: 'jump', target: loop.label };
     this.blocks.push(this.current, loop);
     this.current = { label: after, commands: [], terminator: { kind: 'halt' } };
+  }
+
+  /** Set semantics: the new tuples not yet in p are the next delta. */
+  private recursiveStratum(s: Stratum): void {
+    this.semiNaiveLoop(
+      s,
+      () => [],
+      (p) => [
+        { kind: 'difference', target: fresh(p), left: fresh(p), right: p },
+        { kind: 'union', target: p, left: p, right: fresh(p) },
+        { kind: 'copy', target: delta(p), source: fresh(p) },
+      ],
+    );
+  }
+
+  /**
+   * A recursive stratum through min (max): each predicate holds one row per key (all columns but the last) with
+   * the best value so far. Semi-naive over improved keys: `$delta_p` holds the rows whose value improved (or whose
+   * key is new) in the last iteration; the rules read it as in `recursiveStratum`, writing candidate rows into
+   * `$new_p`, which one aggregate per key cuts to the best candidate. The candidates less those no better than p's
+   * value (a join on the key) are the next delta: better values and new keys. They replace p's rows of their keys.
+   * The aggregate and the joins work on the candidates, never on all of p; the last two steps merge the changed
+   * rows into p.
+   */
+  private latticeStratum(s: Stratum, fn: 'min' | 'max'): void {
+    const newTemp = (columns: Column[]) => this.temp(`$t${++this.temps}`, columns);
+    const shape = (p: string) => {
+      const columns = this.columnsOf(p);
+      const keys = columns.slice(1).map((_, i) => i);
+      return { columns, keys, v: keys.length, type: columns[keys.length]!.type };
+    };
+    /** Per key, the best value of `source`'s rows. */
+    const best = (p: string, target: string, source: string): QpCommand => {
+      const { keys, v, type } = shape(p);
+      return { kind: 'aggregate', target, source, groupBy: keys, aggregates: [{ fn, column: v, type }] };
+    };
+    // Plain rules and facts may give a key several values: keep the best.
+    this.semiNaiveLoop(s, (p) => [best(p, p, p)], (p) => {
+      const { columns, keys, v, type } = shape(p);
+      const cols = (offset: number): Expr[] => columns.map((c, i) => ({ kind: 'col', index: offset + i, type: c.type }));
+      const [worse, replaced] = [newTemp(columns), newTemp(columns)];
+      // Not better than p's value: >= for min, <= for max.
+      const noBetter: Predicate = {
+        kind: 'compare',
+        op: fn === 'min' ? '>=' : '<=',
+        left: { kind: 'col', index: v, type },
+        right: { kind: 'col', index: columns.length + v, type },
+      };
+      const join = (target: string, left: string, filter: Predicate[], project: Expr[]): QpCommand => ({
+        kind: 'mapJoin',
+        target,
+        left,
+        right: p,
+        leftKeys: keys,
+        rightKeys: keys,
+        filter,
+        project,
+      });
+      // One aggregate rule reading the component once already gives one candidate per key.
+      const variants = s.rules.filter((r) => r.head.pred === p).flatMap((r) => r.atoms.filter((a) => s.preds.includes(a.pred)).map(() => r));
+      const cut = variants.length === 1 && variants[0]!.aggregate ? [] : [best(p, fresh(p), fresh(p))];
+      return [
+        ...cut,
+        join(worse, fresh(p), [noBetter], cols(0)),
+        { kind: 'difference', target: delta(p), left: fresh(p), right: worse },
+        join(replaced, delta(p), [], cols(columns.length)),
+        { kind: 'difference', target: p, left: p, right: replaced },
+        { kind: 'union', target: p, left: p, right: delta(p) },
+      ];
+    });
   }
 
   finish(): QpProgram {

@@ -239,7 +239,8 @@ export function kernelProps(p: KirProgram, s: PropState, k: KirKernel): VarProps
     }
     case 'difference': {
       const left = propsOf(s, k.left);
-      return left.empty || left.single ? left : canonical(arity(k.output));
+      // Some of the left rows: a key of the left side stays one.
+      return left.empty || left.single ? left : { ...canonical(arity(k.output)), key: left.key ?? iota(arity(k.output)) };
     }
     case 'concat': {
       const left = propsOf(s, k.left);

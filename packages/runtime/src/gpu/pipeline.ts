@@ -238,7 +238,10 @@ export async function pipelineAggregateRows(
           }
           if (full) {
             if (slots === maxSlots) throw new ResultLimitError(`more than ${room} groups in a group table of ${slots} slots`);
-            room *= 16;
+            // Each pass that finds its table full reads every row again, so grow to room for a quarter of the rows
+            // at once where that is more: a loop's aggregate may meet far more groups than last time (a lattice
+            // loop's first iteration, sized by the last iteration of the run before, would grow 16-fold a pass).
+            room = Math.max(room * 16, Math.ceil(rows / 4));
             continue;
           }
           if (overflow) throw new VixenError({ severity: 'error', message: `decimal overflow: a decimal sum or average (kernel ${kernel.id}) is outside the 64-bit decimal range` });
