@@ -430,13 +430,13 @@ async function printVersions(out: (s: string) => void): Promise<void> {
   gpu.dispose();
 }
 
-/** Exit status of a run stopped by --max-iterations, --max-tuples, --timeout or --max-device-memory. */
+/** Exit status of a run stopped by --max-iterations, --max-tuples, --timeout or --max-device-memory, or out of device memory. */
 export const EXIT_LIMIT = 4;
 
 /**
- * Runs the CLI and returns the exit code (0 ok, 1 bad input, 2 bad command line or internal error, 3 violated
- * constraints, 4 a run limit); user errors are rendered, never thrown. Without `err`, stderr is the
- * process's, and a TTY there shows fixpoint progress.
+ * Runs the CLI and returns the exit code (0 ok, 1 bad input or a device fault, 2 bad command line or internal
+ * error, 3 violated constraints, 4 a run limit or out of device memory); user errors are rendered, never thrown.
+ * Without `err`, stderr is the process's, and a TTY there shows fixpoint progress.
  */
 export async function runCli(
   argv: readonly string[],
@@ -455,12 +455,14 @@ export async function runCli(
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
     // Errors other than the command line's come from the commands, which have loaded the engine.
-    const { ConstraintViolations, RunLimitError } = await engine();
+    const { ConstraintViolations, DeviceFault, RunLimitError } = await engine();
     if (e instanceof ConstraintViolations) {
       err(e.message);
       return 3;
     }
-    if (e instanceof RunLimitError) {
+    if (e instanceof DeviceFault && process.env.VIXEN_DEBUG) err(`device: ${e.detail}\n`);
+    // Running out of device memory is a limit met, as --max-device-memory's is.
+    if (e instanceof RunLimitError || (e instanceof DeviceFault && e.kind === 'out-of-memory')) {
       err(renderDiagnostics(e.diagnostics, e.sources) + '\n');
       return EXIT_LIMIT;
     }

@@ -361,6 +361,8 @@ export async function executeKir(
       }
     }
   } finally {
+    // Kept until the run's error scopes are popped: their errors name what ran last.
+    internals(gpu).activity = '';
     // Rows parsed on the device for relations the run never loaded.
     initial.releaseDevice();
   }
@@ -501,7 +503,7 @@ async function evaluate(
     // Per buffer: a chunked relation (gpu/chunks.ts) has one per chunk.
     for (const { buffer } of leaves(next)) {
       const n = holders.get(buffer!) ?? 0;
-      if (n === 0) liveBytes += buffer!.size;
+      if (n === 0) g.heldBytes = liveBytes += buffer!.size;
       holders.set(buffer!, n + 1);
       peakBytes = Math.max(peakBytes, liveBytes);
     }
@@ -513,7 +515,7 @@ async function evaluate(
       if (n > 0) holders.set(buffer, n);
       else {
         holders.delete(buffer);
-        liveBytes -= buffer.size;
+        g.heldBytes = liveBytes -= buffer.size;
         if (!pinned.has(buffer)) releaseRelation(gpu, part);
       }
     }
@@ -624,6 +626,7 @@ async function evaluate(
             const inputIds = kernelInputs(kernel);
             const inputs = inputIds.map(valueOf);
             const t0 = performance.now();
+            g.activity = `${describeKernel(kernel)} computing ${describeOutput(program, kernel)}`;
             const table = tablesOf(kernel);
             const bound = table?.buffer ? { buffer: table.buffer, words: table.count } : undefined;
             const out = await runKernel(gpu, kernel, shaders[kernel.id]!, inputs, constWords[kernel.id]!, variables, bound).catch(
@@ -687,6 +690,7 @@ async function evaluate(
         // One sync reads the outputs and resolves every pending count (relationRows' too); it reports any device
         // error of the run before handing out rows.
         const readStart = performance.now();
+        g.activity = 'reading back the output relations';
         const relations = await readOutputs(gpu, program, options.outputs, dict, valueOf, attempt.endScopes);
         // Rows handed out must not rest on a guess that no sync checked (an output-less run reads nothing back).
         if (guessesOpen()) await resolveCounts();
@@ -750,6 +754,7 @@ async function loadInitialRelations(
       throw new VixenError({ severity: 'error', message: `rows given for derived relation ${name}: this compiled program starts it empty` });
     }
     const decl = decls.get(name)!;
+    internals(gpu).activity = `loading the facts of ${name} (${rel.count + rel.device.reduce((n, d) => n + d.count, 0)} rows)`;
     // The facts are made canonical and checked with every loaded column, those the device keeps or not.
     const variables = program.variables.map((v) => (v.id === id ? { ...v, columns: decl.columns.map((c) => c.type) } : v));
     const all = decl.columns.map((_, i) => i);
