@@ -14,7 +14,7 @@ import {
   type KirVariable,
   type VarId,
 } from '@vixen/kernel-ir';
-import { rowWords, VixenError, type RelationDecl, type RuleOrigin } from '@vixen/queryplan';
+import { printOrigin, rowWords, VixenError, type RelationDecl, type RuleOrigin } from '@vixen/queryplan';
 import {
   downloadRelations,
   releaseRelation,
@@ -318,9 +318,11 @@ function describeOutput(program: KirProgram, k: KirKernel): string {
   return target ? `${own} for ${describeVariable(program, target.output)}` : own;
 }
 
+/** `kernel k5 (join, from block b2 command 3, rule tc.logic:3: path(x, z) <- ...)`: where its errors come from. */
 function describeKernel(k: KirKernel): string {
   const from = k.origin ? `, from block ${k.origin.block} command ${k.origin.command}` : '';
-  return `kernel k${k.id} (${k.kind}${from})`;
+  const rules = k.rules?.length ? `, rule${k.rules.length > 1 ? 's' : ''} ${k.rules.map(printOrigin).join('; ')}` : '';
+  return `kernel k${k.id} (${k.kind}${from}${rules})`;
 }
 
 /**
