@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { create, globals } from 'webgpu';
 import { CommandBatch } from './batch.js';
 import { allocationFault, DeviceFault, deviceErrorFault, lostFault } from './device-fault.js';
+import { defaultBudget, deviceMemoryBytes } from './device-memory.js';
 import { BufferPool } from './pool.js';
 import type { PassLayout } from './recorder.js';
 import { PassTimer } from './timing.js';
@@ -196,6 +197,11 @@ export class GpuImpl implements Gpu {
   activity = '';
   /** Bytes of relations the current run holds on the device (the executor's count), for out-of-memory errors. */
   heldBytes = 0;
+  /**
+   * Device memory a run's relations may hold when the run names no budget (RunOptions.maxDeviceMemory): the
+   * device's memory less a margin, or undefined where nothing reports it (gpu/device-memory.ts).
+   */
+  readonly memoryBudget: number | undefined;
   /** Why the device is unusable (lost, or an internal error); the next call throws it. */
   private failure: DeviceFault | null = null;
   private lost = false;
@@ -222,6 +228,7 @@ export class GpuImpl implements Gpu {
     // Reallocating (and zeroing) a large buffer costs far more than the kernels that fill it: on a GPU, keep
     // enough free memory pooled for a fixpoint's working set at 2^28 rows; on a CPU adapter it is host memory.
     this.subgroups = device.features.has('subgroups');
+    this.memoryBudget = defaultBudget(deviceMemoryBytes(software));
     this.pool = new BufferPool(device, limits.maxBufferSize, software ? 256 * 2 ** 20 : 16 * 2 ** 30, () => this.activity);
     this.batch = new CommandBatch(device, this.pool);
     this.lostSignal = device.lost.then((info) => {

@@ -148,11 +148,21 @@ export class BufferPool {
     else buffer.destroy();
   }
 
-  dispose(): void {
-    for (const b of this.pooled) b.destroy();
-    this.destroysReleased();
+  /** Bytes of free buffers kept for reuse. */
+  get freeBytes(): number {
+    return this.pooledBytes;
+  }
+
+  /** Destroys every pooled buffer: device memory for a run near its budget (see executor.ts makeRoom). */
+  trim(): void {
+    for (const b of this.pooled) this.destroy(b);
     this.pooled.clear();
     this.free.clear();
     this.pooledBytes = 0;
+  }
+
+  dispose(): void {
+    this.trim();
+    this.destroysReleased();
   }
 }
