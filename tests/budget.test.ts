@@ -23,7 +23,7 @@ async function underBudget(program: Program, options: RunOptions, budget: number
   try {
     return await program.run({ ...options, gpu, maxDeviceMemory: budget });
   } catch (e) {
-    if (e instanceof RunLimitError && /device memory limit exceeded: .* could not spill/.test(e.message)) return undefined;
+    if (e instanceof RunLimitError && /device memory limit exceeded: .* (could not be spilled|more than the whole budget)/.test(e.message)) return undefined;
     throw e;
   }
 }

@@ -559,6 +559,11 @@ async function evaluate(
     (spills.relations > 0 ? ` (after spilling ${formatBytes(spills.bytes)} to host memory in ${spills.relations} spills)` : '') +
     (hostFull ? '; host memory has no room for more spilling' : '');
   let hostFull = false;
+  /** Bytes the last makeRoom could not spill (the kernel's own relations, shared and resident ones). */
+  let unspillable = 0;
+  /** Why `bytes` more do not fit: alone, or beside what could not be spilled. */
+  const beside = (bytes: number): string =>
+    bytes > limit! ? 'more than the whole budget (relations are not partitioned)' : `while ${formatBytes(unspillable)} were live that could not be spilled`;
 
   /**
    * Makes room on the device for `bytes` more of relations within the budget: frees the pool's free buffers, then
@@ -572,8 +577,9 @@ async function evaluate(
       !keep.has(id) && leaves(values.get(id)).every(({ buffer }) => holders.get(buffer!) === 1 && !pinned.has(buffer!) && !reserved.has(buffer!));
     const victims = [...values.keys()].filter(spillable).sort((a, b) => (lastUse.get(a) ?? -1) - (lastUse.get(b) ?? -1));
     const bytesOf = (id: VarId): number => leaves(values.get(id)).reduce((n, l) => n + l.buffer!.size, 0);
+    unspillable = liveBytes - victims.reduce((n, id) => n + bytesOf(id), 0);
     // Spilling that cannot make the room would only cost time.
-    if (liveBytes - victims.reduce((n, id) => n + bytesOf(id), 0) + bytes > limit) return false;
+    if (unspillable + bytes > limit) return false;
     for (const id of victims) {
       if (liveBytes + bytes <= limit) break;
       const rel = values.get(id)!;
@@ -598,7 +604,7 @@ async function evaluate(
       if (!(await makeRoom(s.deviceBytes, keep))) {
         throw await limitError(
           `device memory limit exceeded: ${describeKernel(kernel)} reads ${describeVariable(program, id)} of ${s.count} rows, ` +
-            `${formatBytes(s.deviceBytes)}, while ${formatBytes(liveBytes)} were live that it could not spill${spillSummary()}; ${budgetText(limit!)}`,
+            `${formatBytes(s.deviceBytes)}, ${beside(s.deviceBytes)}${spillSummary()}; ${budgetText(limit!)}`,
         );
       }
       assign(id, spills.reload(s));
@@ -631,8 +637,7 @@ async function evaluate(
       releaseRefused(next);
       throw await limitError(
         `device memory limit exceeded: ${by} made ${describeVariable(program, id)} of ${rows} rows, ` +
-          `${formatBytes(extra)}, while ${formatBytes(liveBytes)} were live that it could not spill${spillSummary()}; ` +
-          `${budgetText(limit)}`,
+          `${formatBytes(extra)}, ${beside(extra)}${spillSummary()}; ${budgetText(limit)}`,
       );
     }
     if (relation !== undefined && options.maxTuples !== undefined && next.count > options.maxTuples) {
