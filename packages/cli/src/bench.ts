@@ -205,6 +205,7 @@ const graphBenchOptionsSchema = z.object({
   duckdb: z.boolean().default(true),
   maxIterations: count,
   maxDeviceMemory: z.string().min(1).optional(),
+  timeout: z.coerce.number().positive().optional(),
   programs: z.string().min(1).optional(),
   runs: z.coerce.number().int().min(1).default(1),
   profile: z.boolean().default(false),
@@ -348,6 +349,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
     .option('--no-duckdb', 'do not run DuckDB')
     .option('--max-iterations <n>', 'fail when a fixpoint loop needs more than n iterations')
     .option('--max-device-memory <bytes>', "device memory budget of each run (as run's; default: the device's less a margin)")
+    .option('--timeout <seconds>', 'stop a workload whose run takes longer (wall clock); the next workload runs')
     .option('--programs <dir>', 'directory of the workload programs (default: examples/graphs)')
     .option('--runs <n>', 'timed runs of each workload (median reported; DuckDB runs once)', '1')
     .option('--profile', 'after the timed runs, profile one more run of each workload and print it on stderr (as run --profile)', false)
@@ -380,6 +382,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
           duckdb: o.duckdb,
           ...(o.maxIterations !== undefined ? { maxIterations: o.maxIterations } : {}),
           ...(o.maxDeviceMemory !== undefined ? { maxDeviceMemory: parseByteSize(o.maxDeviceMemory, 'option --max-device-memory') } : {}),
+          ...(o.timeout !== undefined ? { timeout: o.timeout } : {}),
           ...(o.programs !== undefined ? { programsDir: o.programs } : {}),
           runs: o.runs,
           ...(o.profile ? { onProfile: (workload, stats, program) => err(`profile of ${workload}:\n${formatProfile(stats, program.plan)}\n`) } : {}),

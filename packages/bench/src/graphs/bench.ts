@@ -115,6 +115,8 @@ export interface GraphBenchOptions {
   maxIterations?: number;
   /** Device memory budget of each run (RunOptions.maxDeviceMemory; default: the device's memory less a margin). */
   maxDeviceMemory?: number;
+  /** Wall-clock limit of each run in seconds (RunOptions.timeout): a workload past it is stopped, the next runs. */
+  timeout?: number;
   /** Timed runs of each workload on the device (the median is reported); default 1. DuckDB runs once. */
   runs?: number;
   /** When given, one more run of each workload with a device profile after the timed ones, handed here. */
@@ -262,13 +264,14 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
         outputs: [],
         ...(options.maxIterations !== undefined ? { maxIterations: options.maxIterations } : {}),
         ...(options.maxDeviceMemory !== undefined ? { maxDeviceMemory: options.maxDeviceMemory } : {}),
+        ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
       };
-      // Pipelines are cached per device and do not depend on the data: a tiny graph compiles them all untimed.
-      await program.run({ ...run, facts: def.facts(chain(3), 0) });
       const runsMs: number[] = [];
       const loadMs: number[] = [];
       let stats: ExecuteStats | undefined;
       try {
+        // Pipelines are cached per device and do not depend on the data: a tiny graph compiles them all untimed.
+        await program.run({ ...run, facts: def.facts(chain(3), 0) });
         for (let k = 0; k < (options.runs ?? 1); k++) {
           const t0 = performance.now();
           stats = (await program.run({ ...run, facts })).stats;
