@@ -592,6 +592,8 @@ async function evaluate(
       assign(id, undefined);
       spilled.set(id, s);
     }
+    // The spilled relations' buffers went to the pool: give their memory back to the device.
+    g.pool.trim();
     return liveBytes + bytes <= limit;
   };
 
