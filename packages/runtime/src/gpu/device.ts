@@ -400,9 +400,9 @@ export class GpuImpl implements Gpu {
     );
   }
 
-  /** The fault of the first buffer the device refused since the last check, if any. */
-  private async refusal(): Promise<DeviceFault | undefined> {
-    const f = await this.pool.takeFailure();
+  /** The fault of the first buffer the device refused since the last check, if any (see BufferPool.takeFailure). */
+  private async refusal(wait = true): Promise<DeviceFault | undefined> {
+    const f = await this.pool.takeFailure(wait);
     return f && allocationFault(f, this.heldBytes, this.limits.maxBufferSize);
   }
 
@@ -428,7 +428,8 @@ export class GpuImpl implements Gpu {
   /** Throws the first GPU error of any scoped work so far (its message names the work). */
   async settle(): Promise<void> {
     const error = await this.orLost(this.unsettled);
-    const refused = await this.refusal();
+    // Waiting for every creation's scopes would cost each host sync; the run's end waits for them (runScoped).
+    const refused = await this.refusal(error !== undefined);
     if (refused ?? error) throw this.fail((refused ?? error)!);
   }
 }

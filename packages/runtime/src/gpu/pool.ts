@@ -93,9 +93,12 @@ export class BufferPool {
     return buffer;
   }
 
-  /** The first buffer the device refused since the last call (once every creation so far is checked), if any. */
-  async takeFailure(): Promise<AllocationFailure | undefined> {
-    while (this.checking.size > 0) await Promise.all(this.checking);
+  /**
+   * The first buffer the device refused since the last call, if any: once every creation so far is checked when
+   * `wait`, else among those checked already (a host sync need not wait for the scopes of the others).
+   */
+  async takeFailure(wait = true): Promise<AllocationFailure | undefined> {
+    while (wait && this.checking.size > 0) await Promise.all(this.checking);
     const first = this.failures[0];
     this.failures = [];
     return first;
