@@ -77,6 +77,14 @@ describe('limits', () => {
     expect(enough.out.split('\n').filter((l) => /^\d+,\d+$/.test(l))).toHaveLength(pathRows(12));
   });
 
+  test('a --max-device-memory below the peak spills relations to host memory and gives the same answer', async () => {
+    const r = await cli('run', tcFile, '--facts', chain12, '--max-device-memory', '1.5KiB', '--format', 'csv', '--stats');
+    expect(r.code).toBe(0);
+    expect(r.out.split('\n').filter((l) => /^\d+,\d+$/.test(l))).toHaveLength(pathRows(12));
+    expect(r.err).toMatch(/peak device memory: [\d.]+ KiB \(\d+ bytes\) of a 1\.5 KiB \(1536 bytes\) budget/);
+    expect(r.err).toMatch(/spilled to host memory: [\d.]+ KiB \(\d+ bytes\) in \d+ spills, uploaded again: [\d.]+ KiB/);
+  });
+
   test('--max-tuples stops a runaway recursion with exit 4, partial stats, and no output files', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vixen-limit-out-'));
     writeFileSync(join(dir, 'count.csv'), 'earlier result\n');

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { compileFile, Database } from '@vixen/runtime';
+import { compileFile, Database, RunLimitError } from '@vixen/runtime';
 import { compareAnswers, compileTpchQuery, dbgen, dbgenParallel, factsFor, TblDuckDb, TPCH_QUERIES, TPCH_TABLES, tpchQuerySql, tpchSchema } from '@vixen/bench';
 import { runCli } from '@vixen/cli';
 import { importStore } from '@vixen/io';
@@ -86,6 +86,44 @@ describe('TPC-H queries at SF 0.01 match DuckDB', () => {
       expect(compareAnswers(run.relations.get('result')!, types, expected.rows), `Q${q}`).toEqual([]);
     }, 120_000);
   }
+});
+
+describe('TPC-H queries at SF 0.01 under a device memory budget of half their peak match DuckDB', () => {
+  // Joins of several tables: relations the current kernel does not read spill to host memory (executor.ts makeRoom).
+  // Where one relation (lineitem) alone is more than half, as the pool sized its buffer, three quarters; in Q1, Q3,
+  // Q6, Q8, Q9, Q14, Q15, Q20 and Q22 it is more than that too: joins are not partitioned yet, so those stop with
+  // the budget error (below).
+  for (const q of [5, 7, 10, 18, 19, 21]) {
+    test(`Q${q}`, async () => {
+      const program = compileTpchQuery(queriesDir, q);
+      const facts = factsFor(program, data.facts);
+      const peak = (await program.run({ facts, gpu: data.gpu, outputs: ['result'] })).stats.peakDeviceBytes;
+      const within = async (budget: number) => {
+        try {
+          return await program.run({ facts, gpu: data.gpu, outputs: ['result'], maxDeviceMemory: budget });
+        } catch (e) {
+          if (e instanceof RunLimitError && /more than the whole budget/.test(e.message)) return undefined;
+          throw e;
+        }
+      };
+      let budget = Math.floor(peak / 2);
+      const run = (await within(budget)) ?? (await within((budget = Math.floor((peak * 3) / 4))));
+      expect(run, `Q${q} within 3/4 of its peak ${peak}`).toBeDefined();
+      expect(run!.stats.peakDeviceBytes).toBeLessThanOrEqual(budget);
+      expect(run!.stats.spilledBytes).toBeGreaterThan(0);
+      const types = program.relations.find((r) => r.name === 'result')!.columns.map((c) => c.type);
+      const expected = await data.duck.query(tpchQuerySql(queriesDir, q));
+      expect(compareAnswers(run!.relations.get('result')!, types, expected.rows), `Q${q}`).toEqual([]);
+    }, 120_000);
+  }
+
+  test('Q6 under a budget below its lineitem stops, naming the relation, its size and the budget', async () => {
+    const program = compileTpchQuery(queriesDir, 6);
+    const run = program.run({ facts: factsFor(program, data.facts), gpu: data.gpu, outputs: ['result'], maxDeviceMemory: '1MiB' });
+    await expect(run).rejects.toThrow(
+      /^device memory limit exceeded: loading the facts of lineitem made relation lineitem of \d+ rows, [\d.]+ MiB \(\d+ bytes\), more than the whole budget .*; the limit is 1\.0 MiB \(1048576 bytes\)/,
+    );
+  });
 });
 
 describe('TPC-H queries at SF 0.01 from a columnar store match DuckDB', () => {

@@ -3,7 +3,7 @@
  * compile, and its GPU run, the reference interpreter and the independent oracle must agree on every relation.
  */
 import fc from 'fast-check';
-import { compile, type Gpu, type JoinStrategy } from '@vixen/runtime';
+import { compile, RunLimitError, type Gpu, type JoinStrategy } from '@vixen/runtime';
 import { renderDiagnostics, VixenError, type Row, type Value } from '@vixen/queryplan';
 import { evaluate } from './oracle.js';
 import { latticeProgramArb } from './generate-lattice.js';
@@ -35,8 +35,20 @@ export function describeProgram(p: GenProgram): string {
   return `--- program ---\n${renderProgram(p)}--- API facts ---\n${api === '' ? '(none)' : api}\n`;
 }
 
-/** Throws a Mismatch describing the program when anything disagrees or fails. */
-export async function checkProgram(gpu: Gpu, p: GenProgram, joinStrategy: JoinStrategy = 'auto'): Promise<void> {
+/** Runs under half their unbudgeted device memory peak (checkProgram's `budget`): how they went. */
+export interface BudgetStats {
+  /** Runs that gave the answers, and of those, runs that spilled relations to host memory. */
+  answered: number;
+  spilled: number;
+  /** Runs stopped by the budget error: one kernel's own relations need more. */
+  refused: number;
+}
+
+/**
+ * Throws a Mismatch describing the program when anything disagrees or fails. With `budget`, the program also runs
+ * under half the device memory its relations peaked at, and must give the same answers or stop with the budget error.
+ */
+export async function checkProgram(gpu: Gpu, p: GenProgram, joinStrategy: JoinStrategy = 'auto', budget?: BudgetStats): Promise<void> {
   const source = renderProgram(p);
   let outputs = relationNames(p);
   const fail = (why: string): never => {
@@ -60,10 +72,27 @@ export async function checkProgram(gpu: Gpu, p: GenProgram, joinStrategy: JoinSt
     return fail(`reference interpreter failed: ${e instanceof Error ? e.stack : String(e)}`);
   }
   let onGpu: Map<string, Row[]>;
+  let peak: number;
   try {
-    onGpu = (await program!.run({ ...options, gpu })).relations;
+    const run = await program!.run({ ...options, gpu });
+    onGpu = run.relations;
+    peak = run.stats.peakDeviceBytes;
   } catch (e) {
     return fail(`GPU run failed: ${e instanceof Error ? e.stack : String(e)}`);
+  }
+  if (budget && peak > 0) {
+    try {
+      const run = await program!.run({ ...options, gpu, maxDeviceMemory: Math.floor(peak / 2) });
+      budget.answered++;
+      if (run.stats.spills > 0) budget.spilled++;
+      for (const name of outputs) {
+        const d = diff(name, `GPU under a ${Math.floor(peak / 2)}-byte budget vs reference interpreter`, reference.get(name)!, run.relations.get(name)!);
+        if (d) fail(d);
+      }
+    } catch (e) {
+      if (e instanceof RunLimitError && /^device memory limit exceeded: /.test(e.message)) budget.refused++;
+      else return fail(`GPU run under a budget failed: ${e instanceof Error ? e.stack : String(e)}`);
+    }
   }
   const problems: string[] = [];
   for (const name of outputs) {
@@ -94,7 +123,7 @@ export interface FuzzStats {
 export function differentialProperty(
   gpu: Gpu,
   stats: FuzzStats,
-  options?: { generator?: GenOptions; lattice?: boolean; onProgram?: (p: GenProgram) => void },
+  options?: { generator?: GenOptions; lattice?: boolean; onProgram?: (p: GenProgram) => void; budget?: BudgetStats },
 ): fc.IAsyncPropertyWithHooks<[GenProgram, JoinStrategy]> {
   // Each program runs with one join lowering, so every lowering meets every kind of program.
   const strategy = fc.constantFrom<JoinStrategy>('auto', 'hash', 'sort-merge');
@@ -102,6 +131,6 @@ export function differentialProperty(
   return fc.asyncProperty(programs, strategy, async (p, joinStrategy) => {
     stats.programs++;
     options?.onProgram?.(p);
-    await checkProgram(gpu, p, joinStrategy);
+    await checkProgram(gpu, p, joinStrategy, options?.budget);
   });
 }

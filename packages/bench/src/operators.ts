@@ -10,7 +10,7 @@ import { generateKernelShaders, kernelConstants, type JoinOutputWord, type Kerne
 import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
 import type { Expr, ScalarType } from '@vixen/queryplan';
 import { encodeValue, StringDictionary } from '@vixen/io';
-import { buildHashTable, type DeviceRelation, exactRows, fitsOneChunk, type Gpu, hashGroupBy, internals, probeHashTable, releaseHashTable, releaseRelation, runKernel, settle, uploadRelation } from '@vixen/runtime/gpu';
+import { buildHashTable, DeviceFault, type DeviceRelation, exactRows, fitsOneChunk, type Gpu, hashGroupBy, internals, probeHashTable, releaseHashTable, releaseRelation, runKernel, settle, uploadRelation } from '@vixen/runtime/gpu';
 
 export interface BenchOptions {
   /** log2 of the row counts; default 20..22 on a software adapter, 20..26 on a GPU. */
@@ -550,7 +550,7 @@ export async function benchOperators(gpu: Gpu, options: BenchOptions = {}): Prom
         measured = await benchCase(gpu, c, runs, warmup);
       } catch (e) {
         const reason = e instanceof Error ? e.message : String(e);
-        if (!/maxStorageBufferBindingSize|out of GPU memory/.test(reason)) throw e;
+        if (!/maxStorageBufferBindingSize/.test(reason) && !(e instanceof DeviceFault && e.kind === 'out-of-memory')) throw e;
         skipped.push({ operator: c.operator, variant: c.variant, log2n, reason });
         options.onSkip?.(skipped[skipped.length - 1]!);
         continue;

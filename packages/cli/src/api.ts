@@ -14,6 +14,8 @@ export {
   PROGRAM_VERSION,
   ResultTable,
   RunLimitError,
+  DeviceFault,
+  type DeviceFaultKind,
   type CompileOptions,
   type DatabaseOptions,
   type DatabaseRunOptions,

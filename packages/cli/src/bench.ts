@@ -204,6 +204,8 @@ const graphBenchOptionsSchema = z.object({
   source: z.coerce.number().int().min(0).default(0),
   duckdb: z.boolean().default(true),
   maxIterations: count,
+  maxDeviceMemory: z.string().min(1).optional(),
+  timeout: z.coerce.number().positive().optional(),
   programs: z.string().min(1).optional(),
   runs: z.coerce.number().int().min(1).default(1),
   profile: z.boolean().default(false),
@@ -346,6 +348,8 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
     .option('--source <n>', 'reach, sssp, bfs, widest: source node', '0')
     .option('--no-duckdb', 'do not run DuckDB')
     .option('--max-iterations <n>', 'fail when a fixpoint loop needs more than n iterations')
+    .option('--max-device-memory <bytes>', "device memory budget of each run (as run's; default: the device's less a margin)")
+    .option('--timeout <seconds>', 'stop a workload whose run takes longer (wall clock); the next workload runs')
     .option('--programs <dir>', 'directory of the workload programs (default: examples/graphs)')
     .option('--runs <n>', 'timed runs of each workload (median reported; DuckDB runs once)', '1')
     .option('--profile', 'after the timed runs, profile one more run of each workload and print it on stderr (as run --profile)', false)
@@ -377,17 +381,23 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
           source: o.source,
           duckdb: o.duckdb,
           ...(o.maxIterations !== undefined ? { maxIterations: o.maxIterations } : {}),
+          ...(o.maxDeviceMemory !== undefined ? { maxDeviceMemory: parseByteSize(o.maxDeviceMemory, 'option --max-device-memory') } : {}),
+          ...(o.timeout !== undefined ? { timeout: o.timeout } : {}),
           ...(o.programs !== undefined ? { programsDir: o.programs } : {}),
           runs: o.runs,
           ...(o.profile ? { onProfile: (workload, stats, program) => err(`profile of ${workload}:\n${formatProfile(stats, program.plan)}\n`) } : {}),
           onResult: (x) =>
             err(`  ${x.workload}: ${x.iterations} iterations, ${x.tuples} tuples, ${x.milliseconds.toFixed(1)} ms` +
               (x.duckdb ? `; DuckDB ${x.duckdb.milliseconds.toFixed(1)} ms` : '') + '\n'),
+          onStopped: (x) => err(`  ${x.workload}: stopped: ${x.message}\n`),
         });
         out(formatGraphBenchReport(report) + '\n');
         if (o.json !== undefined) writeJsonReport(o.json, report, err);
         const disagree = report.results.filter((x) => x.duckdb && !x.duckdb.agrees).map((x) => x.workload);
         if (disagree.length > 0) throw new VixenError({ severity: 'error', message: `DuckDB derives different tuple counts for ${disagree.join(', ')}` });
+        if (report.stopped.length > 0) {
+          throw new VixenError({ severity: 'error', message: `stopped: ${report.stopped.map((x) => x.workload).join(', ')} (the reasons are above)` });
+        }
       } finally {
         gpu.dispose();
       }

@@ -174,7 +174,7 @@ async function buildCommand(argv: readonly string[], out: (s: string) => void, e
     .option('--stats', 'print run statistics on stderr', false)
     .option('--profile', 'print per-operator and per-kernel launches, device time, rows and bytes on stderr', false)
     .option('--max-iterations <n>', 'fail when a fixpoint loop needs more than n iterations')
-    .option('--max-device-memory <bytes>', 'fail when variables need more device memory (e.g. 512MiB, 2GiB)')
+    .option('--max-device-memory <bytes>', 'device memory budget (e.g. 512MiB, 2GiB; default: the device\'s less a margin): past it relations spill to host memory; fail when a kernel\'s own do not fit')
     .option('--max-tuples <n>', 'fail when any one base or derived relation would hold more than n tuples')
     .option('--timeout <seconds>', 'fail when the run takes longer (wall clock, checked between kernel launches)')
     .addOption(joinStrategyOption())
@@ -430,13 +430,13 @@ async function printVersions(out: (s: string) => void): Promise<void> {
   gpu.dispose();
 }
 
-/** Exit status of a run stopped by --max-iterations, --max-tuples, --timeout or --max-device-memory. */
+/** Exit status of a run stopped by --max-iterations, --max-tuples, --timeout or --max-device-memory, or out of device memory. */
 export const EXIT_LIMIT = 4;
 
 /**
- * Runs the CLI and returns the exit code (0 ok, 1 bad input, 2 bad command line or internal error, 3 violated
- * constraints, 4 a run limit); user errors are rendered, never thrown. Without `err`, stderr is the
- * process's, and a TTY there shows fixpoint progress.
+ * Runs the CLI and returns the exit code (0 ok, 1 bad input or a device fault, 2 bad command line or internal
+ * error, 3 violated constraints, 4 a run limit or out of device memory); user errors are rendered, never thrown.
+ * Without `err`, stderr is the process's, and a TTY there shows fixpoint progress.
  */
 export async function runCli(
   argv: readonly string[],
@@ -455,12 +455,14 @@ export async function runCli(
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
     // Errors other than the command line's come from the commands, which have loaded the engine.
-    const { ConstraintViolations, RunLimitError } = await engine();
+    const { ConstraintViolations, DeviceFault, RunLimitError } = await engine();
     if (e instanceof ConstraintViolations) {
       err(e.message);
       return 3;
     }
-    if (e instanceof RunLimitError) {
+    if (e instanceof DeviceFault && process.env.VIXEN_DEBUG) err(`device: ${e.detail}\n`);
+    // Running out of device memory is a limit met, as --max-device-memory's is.
+    if (e instanceof RunLimitError || (e instanceof DeviceFault && e.kind === 'out-of-memory')) {
       err(renderDiagnostics(e.diagnostics, e.sources) + '\n');
       return EXIT_LIMIT;
     }

@@ -13,7 +13,7 @@ import { parse, type SourceFile } from '@vixen/frontend';
 import { printKir } from '@vixen/kernel-ir';
 import { isInternalName, printPlan, renderDiagnostics, VixenError, type RelationDecl } from '@vixen/queryplan';
 import { locateFileFacts, readTextFile } from '@vixen/io';
-import { compile, Database, openGpu, RunLimitError, type Gpu, type Program, type RunResult } from '@vixen/runtime';
+import { compile, Database, DeviceFault, openGpu, RunLimitError, type Gpu, type Program, type RunResult } from '@vixen/runtime';
 import { ConstraintViolations, renderResults, writeOutputDir } from './format.js';
 import { formatProfile, missingFactsWarning } from './report.js';
 
@@ -86,7 +86,8 @@ class Session {
   private readonly warned = new Set<string>();
 
   constructor(
-    private readonly gpu: Gpu,
+    /** Replaced by a new device when the device fails (see run). */
+    public gpu: Gpu,
     private readonly options: ShellOptions,
   ) {
     if (options.file) this.base = [{ path: options.file, text: readTextFile(options.file, 'program file') }];
@@ -182,16 +183,29 @@ class Session {
   }
 
   /** Runs `prog` on the session's facts; violated constraints are the answer instead (ConstraintViolations). */
+  private async newDevice(): Promise<void> {
+    this.gpu.dispose();
+    this.gpu = await openGpu(this.options.backend ? { backend: this.options.backend } : {});
+    if (this.db) this.db = new Database(this.gpu, this.db.factsDir);
+    this.options.err(`the device failed: opened a new one (${this.gpu.adapterName})\n`);
+  }
+
   private async run(prog: Program, outputs: readonly string[]): Promise<RunResult> {
     const options = { outputs, profile: this.profile };
     let result: RunResult;
-    if (this.db) result = await this.db.run(prog, options);
-    else {
-      // Each base relation without facts is named once a session.
-      const unwarned = prog.relationsWithoutFacts({}).filter((r) => !this.warned.has(r));
-      for (const r of unwarned) this.warned.add(r);
-      this.options.err(missingFactsWarning(unwarned));
-      result = await prog.run({ ...options, gpu: this.gpu });
+    try {
+      if (this.db) result = await this.db.run(prog, options);
+      else {
+        // Each base relation without facts is named once a session.
+        const unwarned = prog.relationsWithoutFacts({}).filter((r) => !this.warned.has(r));
+        for (const r of unwarned) this.warned.add(r);
+        this.options.err(missingFactsWarning(unwarned));
+        result = await prog.run({ ...options, gpu: this.gpu });
+      }
+    } catch (e) {
+      // A failed (or lost) device runs nothing more: the session goes on with a new one, its facts loaded again.
+      if (e instanceof DeviceFault && e.kind !== 'out-of-memory') await this.newDevice();
+      throw e;
     }
     if (result.violations.length === 0) return result;
     const violations = this.db ? await locateFileFacts(result.violations, prog.relations, this.db.factsDir) : result.violations;
@@ -215,8 +229,14 @@ function readHistory(): string[] {
 /** Runs a session until `.quit` or the end of input. */
 export async function runShell(options: ShellOptions): Promise<void> {
   const gpu = await openGpu(options.backend ? { backend: options.backend } : {});
+  let session: Session;
   try {
-    const session = new Session(gpu, options);
+    session = new Session(gpu, options);
+  } catch (e) {
+    gpu.dispose();
+    throw e;
+  }
+  try {
     const completer: Completer = (line) => completions(session.names, line);
     const rl = createInterface({
       input: options.input,
@@ -235,7 +255,7 @@ export async function runShell(options: ShellOptions): Promise<void> {
       rl.setPrompt(more ? '   ...> ' : 'vixen> ');
       rl.prompt();
     };
-    if (options.interactive) options.out(`vixen shell on ${gpu.adapterName}; .help for help\n`);
+    if (options.interactive) options.out(`vixen shell on ${session.gpu.adapterName}; .help for help\n`);
     prompt(false);
     let pending = '';
     for await (const line of rl) {
@@ -256,6 +276,6 @@ export async function runShell(options: ShellOptions): Promise<void> {
     rl.close();
     if (pending.trim() !== '') options.err(`error: input ended inside a clause (no '.' after it): ${pending.trim()}\n`);
   } finally {
-    gpu.dispose();
+    session.gpu.dispose();
   }
 }

@@ -25,6 +25,7 @@ import type { ResidentRelations } from './executor.js';
 import { downloadRelation, releaseRelation, uploadRelation, type DeviceRelation, type Gpu } from './gpu/index.js';
 import { runLimits, type Program, type RunOptions, type RunResult } from './program.js';
 import { leaves } from './gpu/chunks.js';
+import { DeviceFault } from './gpu/device-fault.js';
 
 export interface ResidentRelation {
   name: string;
@@ -208,6 +209,10 @@ export class Database {
     };
     try {
       return Object.assign(await program.execute(this.gpu, facts, outputs, limits, resident), { hostLoadMilliseconds });
+    } catch (e) {
+      // A relation loaded by a run the device failed may sit in a buffer it refused: it is not kept.
+      if (e instanceof DeviceFault) for (const f of fresh.values()) this.drop(keyOf(f.decl));
+      throw e;
     } finally {
       this.evict(run);
     }
@@ -238,9 +243,15 @@ export class Database {
     for (const [key, e] of victims) {
       if (total <= limit) break;
       total -= bytes(e);
-      releaseRelation(this.gpu, e.relation);
-      this.entries.delete(key);
+      this.drop(key);
     }
+  }
+
+  private drop(key: string): void {
+    const e = this.entries.get(key);
+    if (!e) return;
+    releaseRelation(this.gpu, e.relation);
+    this.entries.delete(key);
   }
 
   /** Rewrites `e`'s string words from its dictionary's ids to `dict`'s, when any differs. */

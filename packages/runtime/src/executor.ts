@@ -14,7 +14,7 @@ import {
   type KirVariable,
   type VarId,
 } from '@vixen/kernel-ir';
-import { rowWords, VixenError, type RelationDecl, type RuleOrigin } from '@vixen/queryplan';
+import { printOrigin, rowWords, VixenError, type RelationDecl, type RuleOrigin } from '@vixen/queryplan';
 import {
   downloadRelations,
   releaseRelation,
@@ -32,6 +32,7 @@ import type { EncodedFacts } from '@vixen/io';
 import { ResultTable } from './result-table.js';
 import { checkDeclaredKeys } from './keys.js';
 import { formatBytes, RunLimitError } from './limits.js';
+import { Spills, type SpilledRelation } from './spill.js';
 import { dictionaryFor, kernelTableWords } from './tables.js';
 
 export interface ExecuteOptions {
@@ -41,7 +42,11 @@ export interface ExecuteOptions {
   maxBlockSteps?: number;
   /** Most iterations one run of a fixpoint loop may take; one more fails with a RunLimitError. */
   maxIterations?: number;
-  /** Most bytes the variables' device buffers may hold at once; more fails with a RunLimitError. */
+  /**
+   * Device memory budget: most bytes the variables' device buffers may hold at once (default: the device's memory
+   * less a margin, where known). Past it, relations the current kernel does not read are spilled to host memory
+   * and uploaded again when read; a kernel whose own relations do not fit fails with a RunLimitError.
+   */
   maxDeviceMemory?: number;
   /**
    * Most rows any one base or derived relation (not temporaries or deltas) may hold; a relation that would hold
@@ -169,6 +174,12 @@ export interface ExecuteStats {
   waitMilliseconds: number;
   /** Most bytes the variables' device buffers held at once (kernel scratch buffers not included). */
   peakDeviceBytes: number;
+  /** The device memory budget the run kept to (ExecuteOptions.maxDeviceMemory or the default), if any. */
+  deviceMemoryBudget?: number;
+  /** Bytes of relations spilled to host memory to stay within the budget, in how many spills, and uploaded again. */
+  spilledBytes: number;
+  spills: number;
+  reloadedBytes: number;
   /** Times each block ran, in program order. */
   blocks: Array<{ label: string; executions: number }>;
   loops: LoopStats[];
@@ -318,9 +329,11 @@ function describeOutput(program: KirProgram, k: KirKernel): string {
   return target ? `${own} for ${describeVariable(program, target.output)}` : own;
 }
 
+/** `kernel k5 (join, from block b2 command 3, rule tc.logic:3: path(x, z) <- ...)`: where its errors come from. */
 function describeKernel(k: KirKernel): string {
   const from = k.origin ? `, from block ${k.origin.block} command ${k.origin.command}` : '';
-  return `kernel k${k.id} (${k.kind}${from})`;
+  const rules = k.rules?.length ? `, rule${k.rules.length > 1 ? 's' : ''} ${k.rules.map(printOrigin).join('; ')}` : '';
+  return `kernel k${k.id} (${k.kind}${from}${rules})`;
 }
 
 /**
@@ -361,6 +374,8 @@ export async function executeKir(
       }
     }
   } finally {
+    // Kept until the run's error scopes are popped: their errors name what ran last.
+    internals(gpu).activity = '';
     // Rows parsed on the device for relations the run never loaded.
     initial.releaseDevice();
   }
@@ -390,7 +405,11 @@ async function evaluate(
   const variables = program.variables;
   const values = new Map<VarId, DeviceRelation>();
   const emptyOf = (v: KirVariable): DeviceRelation => ({ buffer: null, count: 0, width: rowWords(v.columns) });
-  const valueOf = (id: VarId): DeviceRelation => settle(values.get(id) ?? emptyOf(variables[id]!));
+  /** A variable's relation; a spilled one's only tells its rows (kernels reload it first: reloadInputs). */
+  const valueOf = (id: VarId): DeviceRelation => {
+    const s = spilled.get(id);
+    return settle(values.get(id) ?? (s ? { buffer: null, count: s.count, width: s.width } : emptyOf(variables[id]!)));
+  };
   const constWords = program.kernels.map((k) => constantWords(k, dict));
   // String built-in tables, built and uploaded at a kernel's first launch; they live until the run ends, or as
   // long as the resident relations' owner keeps them (the same dictionary's runs share them).
@@ -435,7 +454,13 @@ async function evaluate(
   const holders = new Map<GPUBuffer, number>();
   let liveBytes = 0;
   let peakBytes = 0;
-  const limit = options.maxDeviceMemory;
+  const limit = options.maxDeviceMemory ?? g.memoryBudget;
+  const spills = new Spills(gpu);
+  /** Variables whose rows are in host memory (spilled), not on the device. */
+  const spilled = new Map<VarId, SpilledRelation>();
+  /** When each variable was last read or written by a kernel: the least recently used spill first. */
+  const lastUse = new Map<VarId, number>();
+  let uses = 0;
   /** Variables holding a whole base or derived relation, the ones maxTuples bounds. */
   const relationIds = new Map<VarId, string>();
   for (const r of program.relations) {
@@ -457,6 +482,10 @@ async function evaluate(
     readbackMilliseconds: readbackMs,
     waitMilliseconds: g.waitMilliseconds - waitStart,
     peakDeviceBytes: peakBytes,
+    ...(limit !== undefined ? { deviceMemoryBudget: limit } : {}),
+    spilledBytes: spills.bytes,
+    spills: spills.relations,
+    reloadedBytes: spills.reloadedBytes,
     blocks: program.blocks.map((b) => ({ label: b.label, executions: executions.get(b.label)! })),
     loops: [...loopStats.values()],
     kernels: kernelProfiles,
@@ -501,21 +530,86 @@ async function evaluate(
     // Per buffer: a chunked relation (gpu/chunks.ts) has one per chunk.
     for (const { buffer } of leaves(next)) {
       const n = holders.get(buffer!) ?? 0;
-      if (n === 0) liveBytes += buffer!.size;
+      if (n === 0) g.heldBytes = liveBytes += buffer!.size;
       holders.set(buffer!, n + 1);
       peakBytes = Math.max(peakBytes, liveBytes);
     }
     if (next) values.set(id, next);
     else values.delete(id);
+    spilled.delete(id);
     for (const part of leaves(old)) {
       const buffer = part.buffer!;
       const n = holders.get(buffer)! - 1;
       if (n > 0) holders.set(buffer, n);
       else {
         holders.delete(buffer);
-        liveBytes -= buffer.size;
+        g.heldBytes = liveBytes -= buffer.size;
         if (!pinned.has(buffer)) releaseRelation(gpu, part);
       }
+    }
+  };
+
+  /** `the limit is 2.0 GiB (...)`, saying where a budget nobody gave comes from. */
+  const budgetText = (bytes: number): string =>
+    options.maxDeviceMemory !== undefined
+      ? `the limit is ${formatBytes(bytes)} (maxDeviceMemory / --max-device-memory)`
+      : `the budget is ${formatBytes(bytes)}, the device's memory less a margin (maxDeviceMemory / --max-device-memory)`;
+  /** What spilling did so far, for the budget's errors. */
+  const spillSummary = (): string =>
+    (spills.relations > 0 ? ` (after spilling ${formatBytes(spills.bytes)} to host memory in ${spills.relations} spills)` : '') +
+    (hostFull ? '; host memory has no room for more spilling' : '');
+  let hostFull = false;
+  /** Bytes the last makeRoom could not spill (the kernel's own relations, shared and resident ones). */
+  let unspillable = 0;
+  /** Why `bytes` more do not fit: alone, or beside what could not be spilled. */
+  const beside = (bytes: number): string =>
+    bytes > limit! ? 'more than the whole budget (relations are not partitioned)' : `while ${formatBytes(unspillable)} were live that could not be spilled`;
+
+  /**
+   * Makes room on the device for `bytes` more of relations within the budget: frees the pool's free buffers, then
+   * spills the least recently used variables outside `keep` (and not holding a buffer of `reserved`, nor one another
+   * variable or a resident relation shares) to host memory. False when that is not enough.
+   */
+  const makeRoom = async (bytes: number, keep: ReadonlySet<VarId>, reserved: ReadonlySet<GPUBuffer> = new Set()): Promise<boolean> => {
+    if (limit === undefined || liveBytes + g.pool.freeBytes + bytes <= limit) return true;
+    g.pool.trim();
+    const spillable = (id: VarId): boolean =>
+      !keep.has(id) && leaves(values.get(id)).every(({ buffer }) => holders.get(buffer!) === 1 && !pinned.has(buffer!) && !reserved.has(buffer!));
+    const victims = [...values.keys()].filter(spillable).sort((a, b) => (lastUse.get(a) ?? -1) - (lastUse.get(b) ?? -1));
+    const bytesOf = (id: VarId): number => leaves(values.get(id)).reduce((n, l) => n + l.buffer!.size, 0);
+    unspillable = liveBytes - victims.reduce((n, id) => n + bytesOf(id), 0);
+    // Spilling that cannot make the room would only cost time.
+    if (unspillable + bytes > limit) return false;
+    for (const id of victims) {
+      if (liveBytes + bytes <= limit) break;
+      const rel = values.get(id)!;
+      const deviceBytes = bytesOf(id);
+      if (!spills.fits(deviceBytes)) {
+        hostFull = true;
+        break;
+      }
+      const s = await spills.spill(rel, deviceBytes);
+      assign(id, undefined);
+      spilled.set(id, s);
+    }
+    // The spilled relations' buffers went to the pool: give their memory back to the device.
+    g.pool.trim();
+    return liveBytes + bytes <= limit;
+  };
+
+  /** Uploads the kernel's spilled inputs again, making room for them first. */
+  const reloadInputs = async (ids: readonly VarId[], kernel: KirKernel): Promise<void> => {
+    const keep = new Set(ids);
+    for (const id of keep) {
+      const s = spilled.get(id);
+      if (!s) continue;
+      if (!(await makeRoom(s.deviceBytes, keep))) {
+        throw await limitError(
+          `device memory limit exceeded: ${describeKernel(kernel)} reads ${describeVariable(program, id)} of ${s.count} rows, ` +
+            `${formatBytes(s.deviceBytes)}, ${beside(s.deviceBytes)}${spillSummary()}; ${budgetText(limit!)}`,
+        );
+      }
+      assign(id, spills.reload(s));
     }
   };
 
@@ -530,21 +624,22 @@ async function evaluate(
    * is resolved only when its bound passes maxTuples, so the check costs no host sync until then.
    */
   const store = async (id: VarId, next: DeviceRelation, by: string): Promise<void> => {
-    const extra = leaves(next).reduce((n, { buffer }) => n + (holders.has(buffer!) ? 0 : buffer!.size), 0);
+    const reused = new Set(leaves(next).map((l) => l.buffer!));
+    // The old value is freed only after: both were on the device while the kernel ran.
+    const extra = [...reused].reduce((n, buffer) => n + (holders.has(buffer) ? 0 : buffer.size), 0);
     const relation = relationIds.get(id);
     if (relation !== undefined && options.maxTuples !== undefined && next.count > options.maxTuples && next.pending) {
       await resolveCounts();
       settle(next);
     }
-    if (limit !== undefined && liveBytes + extra > limit) {
+    if (limit !== undefined && !(await makeRoom(extra, new Set([id]), reused))) {
       // The message names the exact rows (the buffer may have room for more).
       await resolveCounts().catch(() => undefined);
       const rows = settle(next).count;
       releaseRefused(next);
       throw await limitError(
         `device memory limit exceeded: ${by} made ${describeVariable(program, id)} of ${rows} rows, ` +
-          `${formatBytes(extra)}, while ${formatBytes(liveBytes)} were already live; ` +
-          `the limit is ${formatBytes(limit)} (maxDeviceMemory / --max-device-memory)`,
+          `${formatBytes(extra)}, ${beside(extra)}${spillSummary()}; ${budgetText(limit)}`,
       );
     }
     if (relation !== undefined && options.maxTuples !== undefined && next.count > options.maxTuples) {
@@ -622,8 +717,14 @@ async function evaluate(
             await checkTimeout();
             const kernel = program.kernels[cmd.kernel]!;
             const inputIds = kernelInputs(kernel);
+            await reloadInputs(inputIds, kernel);
+            // Room for an output as large as the inputs, where spilling can make it: the budget then holds while
+            // the kernel runs, not only between kernels (a guess; store() checks the real output).
+            await makeRoom(inputIds.reduce((n, v) => n + leaves(values.get(v)).reduce((m, l) => m + l.buffer!.size, 0), 0), new Set(inputIds));
+            for (const id of [...inputIds, kernel.output]) lastUse.set(id, ++uses);
             const inputs = inputIds.map(valueOf);
             const t0 = performance.now();
+            g.activity = `${describeKernel(kernel)} computing ${describeOutput(program, kernel)}`;
             const table = tablesOf(kernel);
             const bound = table?.buffer ? { buffer: table.buffer, words: table.count } : undefined;
             const out = await runKernel(gpu, kernel, shaders[kernel.id]!, inputs, constWords[kernel.id]!, variables, bound).catch(
@@ -687,7 +788,8 @@ async function evaluate(
         // One sync reads the outputs and resolves every pending count (relationRows' too); it reports any device
         // error of the run before handing out rows.
         const readStart = performance.now();
-        const relations = await readOutputs(gpu, program, options.outputs, dict, valueOf, attempt.endScopes);
+        g.activity = 'reading back the output relations';
+        const relations = await readOutputs(gpu, program, options.outputs, dict, valueOf, attempt.endScopes, (id) => spilled.get(id)?.words);
         // Rows handed out must not rest on a guess that no sync checked (an output-less run reads nothing back).
         if (guessesOpen()) await resolveCounts();
         checkGuesses();
@@ -750,6 +852,7 @@ async function loadInitialRelations(
       throw new VixenError({ severity: 'error', message: `rows given for derived relation ${name}: this compiled program starts it empty` });
     }
     const decl = decls.get(name)!;
+    internals(gpu).activity = `loading the facts of ${name} (${rel.count + rel.device.reduce((n, d) => n + d.count, 0)} rows)`;
     // The facts are made canonical and checked with every loaded column, those the device keeps or not.
     const variables = program.variables.map((v) => (v.id === id ? { ...v, columns: decl.columns.map((c) => c.type) } : v));
     const all = decl.columns.map((_, i) => i);
@@ -801,6 +904,8 @@ async function readOutputs(
   valueOf: (id: VarId) => DeviceRelation,
   /** Called once the readback is queued, when one round trip reads all outputs (downloadRelations). */
   submitted: () => void,
+  /** The rows of an output spilled to host memory (valueOf gives no buffer for it). */
+  hostWords: (id: VarId) => Uint32Array | undefined,
 ): Promise<Map<string, ResultTable>> {
   const names = wanted ?? program.relations.filter((r) => r.output).map((r) => r.name);
   const ids = names.map((name) => {
@@ -809,8 +914,8 @@ async function readOutputs(
     return id;
   });
   const rels = ids.map(valueOf);
-  const words = await downloadRelations(gpu, rels, submitted);
-  // Rows of a nullary relation have no words: its count says whether it holds.
+  const words = (await downloadRelations(gpu, rels, submitted)).map((w, i) => hostWords(ids[i]!) ?? w);
+  // Rows of a nullary relation have no words: its count says whether it holds (a spilled one's is on the host).
   const counts = await Promise.all(rels.map((r) => (r.width === 0 ? exactCount(internals(gpu), r) : undefined)));
   return new Map(names.map((name, i) => [name, ResultTable.fromWords(program.variables[ids[i]!]!.columns, words[i]!, dict, program.orders?.[name], counts[i])]));
 }

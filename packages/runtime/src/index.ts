@@ -15,6 +15,7 @@ export {
   type ResidentRelations,
 } from './executor.js';
 export { formatBytes, parseByteSize, RunLimitError } from './limits.js';
+export { DeviceFault, type DeviceFaultKind } from './gpu/device-fault.js';
 export { PARSE_MODES, factsLoader, type ParseMode } from './facts-parse.js';
 export { openGpu, type Gpu, type GpuOptions } from './gpu/index.js';
 export { PROGRAM_FORMAT, PROGRAM_VERSION, type ProgramFile } from './program-file.js';

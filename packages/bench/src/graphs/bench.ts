@@ -153,12 +153,25 @@ export interface GraphBenchOptions {
   /** Also time DuckDB (default true). */
   duckdb?: boolean;
   maxIterations?: number;
+  /** Device memory budget of each run (RunOptions.maxDeviceMemory; default: the device's memory less a margin). */
+  maxDeviceMemory?: number;
+  /** Wall-clock limit of each run in seconds (RunOptions.timeout): a workload past it is stopped, the next runs. */
+  timeout?: number;
   /** Timed runs of each workload on the device (the median is reported); default 1. DuckDB runs once. */
   runs?: number;
   /** When given, one more run of each workload with a device profile after the timed ones, handed here. */
   onProfile?: (workload: GraphWorkload, stats: ExecuteStats, program: Program) => void;
   /** Called with each result as it is measured (progress). */
   onResult?: (r: GraphBenchResult) => void;
+  /** Called with each workload a user error stopped (progress). */
+  onStopped?: (s: GraphBenchStopped) => void;
+}
+
+/** A workload that a run limit, the device memory budget or a device fault stopped: the bench goes on. */
+export interface GraphBenchStopped {
+  workload: GraphWorkload;
+  /** The error's message (VixenError: never raw device text). */
+  message: string;
 }
 
 export interface GraphBenchResult {
@@ -186,6 +199,8 @@ export interface GraphBenchResult {
   loadMilliseconds: number;
   tuplesPerSecond: number;
   peakDeviceBytes: number;
+  /** Bytes spilled to host memory to keep within the device memory budget (ExecuteStats.spilledBytes). */
+  spilledBytes: number;
   duckdb?: {
     milliseconds: number;
     checked: Record<string, number>;
@@ -203,6 +218,7 @@ export interface GraphBenchReport {
   date: string;
   graph: GraphSpec & { description: string; nodes: number; edges: number };
   results: GraphBenchResult[];
+  stopped: GraphBenchStopped[];
 }
 
 function need(spec: GraphSpec, field: keyof GraphSpec): number {
@@ -277,25 +293,41 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
   const dir = options.programsDir ?? examplesDir('graphs');
   const duck = options.duckdb === false ? undefined : await openDuckDb('run without DuckDB (--no-duckdb)');
   const results: GraphBenchResult[] = [];
+  const stopped: GraphBenchStopped[] = [];
   try {
     for (const workload of options.workloads) {
       const def = WORKLOADS[workload];
       const g = def.undirected ? undirected : directed;
       const program = load(dir, def);
       const facts = def.facts(g, source);
-      const run = { gpu, outputs: [], ...(options.maxIterations !== undefined ? { maxIterations: options.maxIterations } : {}) };
-      // Pipelines are cached per device and do not depend on the data: a tiny graph compiles them all untimed.
-      await program.run({ ...run, facts: def.facts(chain(3), 0) });
+      const run = {
+        gpu,
+        outputs: [],
+        ...(options.maxIterations !== undefined ? { maxIterations: options.maxIterations } : {}),
+        ...(options.maxDeviceMemory !== undefined ? { maxDeviceMemory: options.maxDeviceMemory } : {}),
+        ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
+      };
       const runsMs: number[] = [];
       const loadMs: number[] = [];
       let stats: ExecuteStats | undefined;
-      for (let k = 0; k < (options.runs ?? 1); k++) {
-        const t0 = performance.now();
-        stats = (await program.run({ ...run, facts })).stats;
-        const wall = performance.now() - t0;
-        const evaluation = stats.milliseconds - stats.loadMilliseconds;
-        runsMs.push(evaluation);
-        loadMs.push(wall - evaluation);
+      try {
+        // Pipelines are cached per device and do not depend on the data: a tiny graph compiles them all untimed.
+        await program.run({ ...run, facts: def.facts(chain(3), 0) });
+        for (let k = 0; k < (options.runs ?? 1); k++) {
+          const t0 = performance.now();
+          stats = (await program.run({ ...run, facts })).stats;
+          const wall = performance.now() - t0;
+          const evaluation = stats.milliseconds - stats.loadMilliseconds;
+          runsMs.push(evaluation);
+          loadMs.push(wall - evaluation);
+        }
+      } catch (e) {
+        // A workload past the device's memory (or a limit) is a result of the bench, not the end of it.
+        if (!(e instanceof VixenError)) throw e;
+        const s = { workload, message: e.message };
+        stopped.push(s);
+        options.onStopped?.(s);
+        continue;
       }
       if (stats === undefined) throw new Error('benchGraphs: runs must be >= 1');
       const milliseconds = median(runsMs);
@@ -321,6 +353,7 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
         loadMilliseconds: median(loadMs),
         tuplesPerSecond: tuples / (milliseconds / 1000),
         peakDeviceBytes: stats.peakDeviceBytes,
+        spilledBytes: stats.spilledBytes,
       };
       if (duck) {
         const d = await runDuckDb(duck.connection, def, facts);
@@ -346,12 +379,13 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
     date: new Date().toISOString(),
     graph: { ...options.graph, description, nodes: directed.nodes, edges: directed.src.length },
     results,
+    stopped,
   };
 }
 
 /** The report as an aligned text table, one row per workload. */
 export function formatGraphBenchReport(report: GraphBenchReport): string {
-  const head = ['workload', 'iterations', 'tuples', 'ms', 'load ms', 'tuples/s', 'host syncs', 'DuckDB ms', 'DuckDB/Vixen', 'same answer'];
+  const head = ['workload', 'iterations', 'tuples', 'ms', 'load ms', 'tuples/s', 'host syncs', 'peak MiB', 'spilled MiB', 'DuckDB ms', 'DuckDB/Vixen', 'same answer'];
   const rows = report.results.map((r) => [
     r.workload,
     String(r.iterations),
@@ -360,6 +394,8 @@ export function formatGraphBenchReport(report: GraphBenchReport): string {
     r.loadMilliseconds.toFixed(1),
     si(r.tuplesPerSecond),
     String(r.hostSyncs),
+    (r.peakDeviceBytes / 2 ** 20).toFixed(1),
+    (r.spilledBytes / 2 ** 20).toFixed(1),
     r.duckdb ? r.duckdb.milliseconds.toFixed(1) : '-',
     r.duckdb ? `${r.duckdb.ratio.toFixed(2)}x` : '-',
     r.duckdb ? (r.duckdb.agrees ? 'yes' : `NO (${JSON.stringify(r.duckdb.checked)} vs ${JSON.stringify(r.checked)})`) : '-',
@@ -368,5 +404,6 @@ export function formatGraphBenchReport(report: GraphBenchReport): string {
     `adapter: ${report.adapter}; graph: ${report.graph.description} (${report.graph.nodes} nodes, ${report.graph.edges} edges)`,
     'ms: evaluation on the device (median of the runs); load ms: the edges handed to the run made device relations; DuckDB ms: its query on tables loaded beforehand',
     ...alignedTable(head, rows, 1),
+    ...report.stopped.map((x) => `stopped: ${x.workload}: ${x.message}`),
   ].join('\n');
 }

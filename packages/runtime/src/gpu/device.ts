@@ -7,6 +7,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { create, globals } from 'webgpu';
 import { CommandBatch } from './batch.js';
+import { allocationFault, DeviceFault, deviceErrorFault, lostFault } from './device-fault.js';
+import { defaultBudget, deviceMemoryBytes } from './device-memory.js';
 import { BufferPool } from './pool.js';
 import type { PassLayout } from './recorder.js';
 import { PassTimer } from './timing.js';
@@ -188,15 +190,27 @@ export class GpuImpl implements Gpu {
   guessing: GuessingRun | null = null;
   /** Program runs in progress on this device (executor.ts). */
   runsInProgress = 0;
-  /** Why the device is unusable (lost, or an error no scope caught); the next call throws it. */
-  private failure: string | null = null;
+  /**
+   * What the device is working on, for the errors it reports (a kernel and the relation it computes, or a load);
+   * the executor sets it before each step, and a buffer the device refuses is reported with it.
+   */
+  activity = '';
+  /** Bytes of relations the current run holds on the device (the executor's count), for out-of-memory errors. */
+  heldBytes = 0;
+  /**
+   * Device memory a run's relations may hold when the run names no budget (RunOptions.maxDeviceMemory): the
+   * device's memory less a margin, or undefined where nothing reports it (gpu/device-memory.ts).
+   */
+  readonly memoryBudget: number | undefined;
+  /** Why the device is unusable (lost, or an internal error); the next call throws it. */
+  private failure: DeviceFault | null = null;
   private lost = false;
   /** Times compute passes while a profile asks for device times (see startTiming). */
   timer: PassTimer | null = null;
   /** Tail of the chain serializing scoped work (see serial). */
   private tail: Promise<unknown> = Promise.resolve();
   /** The first GPU error of the scoped work so far, once its scopes are popped (see scoped). */
-  private unsettled: Promise<string | undefined> = Promise.resolve(undefined);
+  private unsettled: Promise<DeviceFault | undefined> = Promise.resolve(undefined);
   /** Open run scopes (runScoped); while there are any, scoped() pushes no scopes. */
   private runScopes = 0;
   private readonly lostSignal: Promise<never>;
@@ -214,17 +228,19 @@ export class GpuImpl implements Gpu {
     // Reallocating (and zeroing) a large buffer costs far more than the kernels that fill it: on a GPU, keep
     // enough free memory pooled for a fixpoint's working set at 2^28 rows; on a CPU adapter it is host memory.
     this.subgroups = device.features.has('subgroups');
-    this.pool = new BufferPool(device, limits.maxBufferSize, software ? 256 * 2 ** 20 : 16 * 2 ** 30);
+    this.memoryBudget = defaultBudget(deviceMemoryBytes(software));
+    this.pool = new BufferPool(device, limits.maxBufferSize, software ? 256 * 2 ** 20 : 16 * 2 ** 30, () => this.activity);
     this.batch = new CommandBatch(device, this.pool);
     this.lostSignal = device.lost.then((info) => {
       this.lost = true;
-      this.failure ??= `GPU device lost (${info.reason}): ${info.message || 'no message'}`;
-      throw new Error(this.failure);
+      this.failure ??= lostFault(info.reason, this.activity, info.message || 'no message');
+      throw this.failure;
     });
     // Nobody awaits lostSignal unless a call is in flight; keep its rejection from being "unhandled".
     this.lostSignal.catch(() => undefined);
     device.onuncapturederror = (ev) => {
-      this.failure ??= `uncaught GPU error: ${ev.error.message}`;
+      const kind = ev.error instanceof GPUOutOfMemoryError ? 'out-of-memory' : ev.error instanceof GPUValidationError ? 'validation' : 'internal';
+      this.failure ??= deviceErrorFault(kind, this.activity, ev.error.message);
     };
   }
 
@@ -260,7 +276,7 @@ export class GpuImpl implements Gpu {
     if (this.lost) return;
     this.batch.drop();
     this.stopTiming();
-    this.failure ??= 'GPU device was disposed';
+    this.failure ??= lostFault('destroyed', '', 'GPU device was disposed');
     this.pool.dispose();
     this.pipelines.clear();
     this.layouts.clear();
@@ -270,7 +286,7 @@ export class GpuImpl implements Gpu {
 
   /** Throws if the device is gone or an earlier error went uncaught. */
   check(): void {
-    if (this.failure) throw new Error(this.failure);
+    if (this.failure) throw this.failure;
   }
 
   /** Resolves with `p`, or rejects as soon as the device is lost (so waits on the GPU never hang). */
@@ -307,7 +323,8 @@ export class GpuImpl implements Gpu {
         // An earlier scope's error is the cause (on the H100 a relation buffer that could not be created surfaced
         // as a later copy's 'invalid due to a previous error'), so the first error of all scopes wins here too.
         const error = (await this.orLost(this.unsettled)) ?? (await this.orLost(errors));
-        if (error !== undefined) throw new Error(error);
+        // The work failed and is abandoned: the device stays usable (a shader that does not compile breaks nothing).
+        if (error !== undefined) throw this.fail(await this.cause(error, result.error), false);
         throw result.error;
       }
       // The first error of all scopes so far wins; never rejects, so it cannot go unhandled.
@@ -330,7 +347,7 @@ export class GpuImpl implements Gpu {
     await this.serial(() => {
       if (this.runScopes++ === 0) this.pushScopes();
     });
-    let early: Promise<string | undefined> | undefined;
+    let early: Promise<DeviceFault | undefined> | undefined;
     /**
      * Pops the scopes now when this is the only run scope open: the run calls it once its last commands are
      * submitted, so that the pops settle while the host waits for its readback. Scoped work is serialized, so no
@@ -345,12 +362,11 @@ export class GpuImpl implements Gpu {
     // Wrapped: the chain must not wait for the pops to settle.
     const { errors } = early
       ? { errors: early }
-      : await this.serial(() => ({ errors: --this.runScopes === 0 ? this.popScopes(what) : Promise.resolve(undefined) }));
+      : await this.serial(() => ({ errors: --this.runScopes === 0 ? this.popScopes(what) : Promise.resolve<DeviceFault | undefined>(undefined) }));
     const error = (await this.orLost(this.unsettled)) ?? (await this.orLost(errors));
-    if (error !== undefined) {
-      this.failure ??= error;
-      throw new Error(error);
-    }
+    // A refused buffer explains the run's failure (and a run that stopped on its own error may have met one).
+    const refused = await this.cause(undefined, result.ok ? undefined : result.error);
+    if (refused ?? error) throw this.fail((refused ?? error)!);
     if (!result.ok) throw result.error;
     this.check();
     return result.value;
@@ -367,26 +383,54 @@ export class GpuImpl implements Gpu {
     for (const f of SCOPE_FILTERS) this.device.pushErrorScope(f);
   }
 
-  /** Pops what pushScopes() pushed: the first error of each scope, joined and prefixed with `what`, or undefined. */
-  private popScopes(what: string): Promise<string | undefined> {
-    const pops = [...SCOPE_FILTERS].reverse().map((f) =>
-      this.device.popErrorScope().then((e) => (e ? `${f === 'out-of-memory' ? 'out of GPU memory' : `GPU ${f} error`}: ${e.message}` : undefined)),
-    );
+  /**
+   * Pops what pushScopes() pushed: a fault for the first error of the scopes (out of memory first), naming the
+   * activity when the popping started (else `what`), or undefined.
+   */
+  private popScopes(what: string): Promise<DeviceFault | undefined> {
+    const activity = this.activity || what;
+    const pops = [...SCOPE_FILTERS].reverse().map((f) => this.device.popErrorScope().then((e) => (e ? { f, e } : undefined)));
     return Promise.all(pops).then(
       (es) => {
         const found = es.filter((e) => e !== undefined);
-        return found.length > 0 ? `${what}: ${found.join('; ')}` : undefined;
+        const first = found.find((e) => e.f === 'out-of-memory') ?? found[0];
+        return first ? deviceErrorFault(first.f, activity, found.map((e) => `${e.f}: ${e.e.message}`).join('; ')) : undefined;
       },
-      (e: unknown) => `${what}: ${e instanceof Error ? e.message : String(e)}`,
+      (e: unknown) => deviceErrorFault('internal', activity, e instanceof Error ? e.message : String(e)),
     );
   }
 
-  /** Throws the first GPU error of any scoped work so far (its message names the work); it also fails the device. */
+  /** The fault of the first buffer the device refused since the last check, if any (see BufferPool.takeFailure). */
+  private async refusal(wait = true): Promise<DeviceFault | undefined> {
+    const f = await this.pool.takeFailure(wait);
+    return f && allocationFault(f, this.heldBytes, this.limits.maxBufferSize);
+  }
+
+  /**
+   * The refused buffer behind a failure, else the fault work threw (settle() found it during the work: it is more
+   * specific than the errors its consequences raised in the scopes), else `error`.
+   */
+  private async cause<E extends DeviceFault | undefined>(error: E, thrown: unknown): Promise<DeviceFault | E> {
+    return (await this.refusal()) ?? (thrown instanceof DeviceFault ? thrown : error);
+  }
+
+  /**
+   * Records `fault` and returns it. Running out of memory leaves the device usable (the run's buffers are freed,
+   * refused ones destroyed), so the next run can use it; any other fault is a bug or a lost device, and fails it.
+   */
+  private fail(fault: DeviceFault, failsDevice = fault.kind !== 'out-of-memory'): DeviceFault {
+    if (failsDevice) this.failure ??= fault;
+    // Reported once: later work is not blamed for it.
+    this.unsettled = Promise.resolve(undefined);
+    return fault;
+  }
+
+  /** Throws the first GPU error of any scoped work so far (its message names the work). */
   async settle(): Promise<void> {
     const error = await this.orLost(this.unsettled);
-    if (error === undefined) return;
-    this.failure ??= error;
-    throw new Error(error);
+    // Waiting for every creation's scopes would cost each host sync; the run's end waits for them (runScoped).
+    const refused = await this.refusal(error !== undefined);
+    if (refused ?? error) throw this.fail((refused ?? error)!);
   }
 }
 

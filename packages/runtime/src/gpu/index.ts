@@ -2,6 +2,7 @@
  * The device layer for code that drives kernels itself (the operator bench, the device's own tests): the engine's
  * API is the package's index.
  */
+export { DeviceFault } from './device-fault.js';
 export { internals, openGpu, type Gpu, type GpuLimits, type GpuOptions } from './device.js';
 export { chunkRows, fitsOneChunk } from './chunks.js';
 export { DeviceLimitError, downloadRelation, downloadRelations, exactRows, releaseRelation, settle, uploadRelation, type DeviceRelation } from './relations.js';

@@ -1,4 +1,5 @@
 /** Reuses released GPU buffers by (usage, size class) so the executor's many short-lived relations are cheap. */
+import type { AllocationFailure } from './device-fault.js';
 
 /** Size classes 2^k and 1.5 * 2^k (at least 256 bytes): at most 33% slack. */
 function sizeClass(bytes: number): number {
@@ -26,11 +27,19 @@ export class BufferPool {
    */
   private doomed: GPUBuffer[] | null = null;
 
+  /** Buffers the device refused to create (invalid): never pooled. */
+  private readonly invalid = new WeakSet<GPUBuffer>();
+  /** Refusals not yet taken (takeFailure), and the creations whose error scopes are still being popped. */
+  private failures: AllocationFailure[] = [];
+  private readonly checking = new Set<Promise<void>>();
+
   constructor(
     private readonly device: GPUDevice,
     private readonly maxBufferSize: number,
     /** Bytes of free buffers kept for reuse; beyond this, released buffers are destroyed. */
     private readonly maxPooledBytes: number,
+    /** What the run is doing now (GpuImpl.activity): a refused buffer is reported with it. */
+    private readonly activity: () => string = () => '',
   ) {}
 
   /**
@@ -53,8 +62,46 @@ export class BufferPool {
         }
       }
     }
+    return this.create(size, usage);
+  }
+
+  /**
+   * A new buffer, inside error scopes of its own: a buffer the device cannot allocate (or larger than its limit)
+   * is recorded with its size and the activity that asked for it, so that the run's error names them rather than
+   * the invalid-buffer errors its later uses raise. Pool misses are rare and cost an allocation and a zero fill,
+   * so two more scopes do not show.
+   */
+  private create(size: number, usage: GPUBufferUsageFlags): GPUBuffer {
     this.created += 1;
-    return this.device.createBuffer({ size, usage });
+    this.device.pushErrorScope('out-of-memory');
+    this.device.pushErrorScope('validation');
+    const buffer = this.device.createBuffer({ size, usage });
+    const validation = this.device.popErrorScope();
+    const oom = this.device.popErrorScope();
+    const activity = this.activity();
+    const check: Promise<void> = Promise.all([oom, validation]).then(
+      ([o, v]) => {
+        this.checking.delete(check);
+        const error = o ?? v;
+        if (!error) return;
+        this.invalid.add(buffer);
+        this.failures.push({ bytes: size, activity, kind: o ? 'out-of-memory' : 'validation', detail: error.message });
+      },
+      () => void this.checking.delete(check),
+    );
+    this.checking.add(check);
+    return buffer;
+  }
+
+  /**
+   * The first buffer the device refused since the last call, if any: once every creation so far is checked when
+   * `wait`, else among those checked already (a host sync need not wait for the scopes of the others).
+   */
+  async takeFailure(wait = true): Promise<AllocationFailure | undefined> {
+    while (wait && this.checking.size > 0) await Promise.all(this.checking);
+    const first = this.failures[0];
+    this.failures = [];
+    return first;
   }
 
   /**
@@ -63,7 +110,7 @@ export class BufferPool {
    */
   release(buffer: GPUBuffer): void {
     if (this.pooled.has(buffer)) throw new Error('internal: GPU buffer released twice');
-    if (buffer.size > this.maxPooledBytes) {
+    if (buffer.size > this.maxPooledBytes || this.invalid.has(buffer)) {
       this.destroy(buffer);
       return;
     }
@@ -104,11 +151,21 @@ export class BufferPool {
     else buffer.destroy();
   }
 
-  dispose(): void {
-    for (const b of this.pooled) b.destroy();
-    this.destroysReleased();
+  /** Bytes of free buffers kept for reuse. */
+  get freeBytes(): number {
+    return this.pooledBytes;
+  }
+
+  /** Destroys every pooled buffer: device memory for a run near its budget (see executor.ts makeRoom). */
+  trim(): void {
+    for (const b of this.pooled) this.destroy(b);
     this.pooled.clear();
     this.free.clear();
     this.pooledBytes = 0;
+  }
+
+  dispose(): void {
+    this.trim();
+    this.destroysReleased();
   }
 }

@@ -48,7 +48,12 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
     }
     const [read] = await submitAndSync(g, rec, [{ buffer: offsets.buffer, offset: n * 4, words: wraps ? 2 : 1 }]);
     const [total, wrapped] = read!;
-    if (wrapped) throw new DeviceLimitError(`the result has more than ${0xffffffff} rows (row offsets are 32-bit)`);
+    if (wrapped) {
+      throw new DeviceLimitError(
+        `joining ${n} rows with up to ${c.right} rows each gives more than ${0xffffffff} rows, ` +
+          `past the 32-bit row offsets of one relation`,
+      );
+    }
     checkResultSize(g, total! * c.outWidth, `relation of ${total} rows x ${c.outWidth} words`);
     const out = allocRelation(g, total!, c.outWidth);
     if (total === 0) return out;

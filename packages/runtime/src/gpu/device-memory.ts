@@ -1,0 +1,49 @@
+/**
+ * How much memory the device has, where the system says: WebGPU reports no memory size (Dawn's memory-heaps
+ * adapter feature is not in the Node bindings), so NVIDIA GPUs are asked through nvidia-smi and AMD ones through
+ * sysfs; a CPU adapter (llvmpipe) allocates host memory. The default device memory budget is this less a margin.
+ */
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { totalmem } from 'node:os';
+
+let gpuMemory: number | null | undefined;
+
+/** The smallest GPU's memory in bytes (the adapter may be any of them), or null where no tool says. */
+function gpuMemoryBytes(): number | null {
+  try {
+    const out = execFileSync('nvidia-smi', ['--query-gpu=memory.total', '--format=csv,noheader,nounits'], { encoding: 'utf8', timeout: 5000, stdio: ['ignore', 'pipe', 'ignore'] });
+    const mib = out.split('\n').map((l) => Number(l.trim())).filter((n) => Number.isFinite(n) && n > 0);
+    if (mib.length > 0) return Math.min(...mib) * 2 ** 20;
+  } catch {
+    // No NVIDIA driver tools: try sysfs.
+  }
+  try {
+    const sizes = readdirSync('/sys/class/drm')
+      .filter((d) => /^card\d+$/.test(d))
+      .map((d) => {
+        try {
+          return Number(readFileSync(`/sys/class/drm/${d}/device/mem_info_vram_total`, 'utf8').trim());
+        } catch {
+          return NaN;
+        }
+      })
+      .filter((n) => Number.isFinite(n) && n > 0);
+    if (sizes.length > 0) return Math.min(...sizes);
+  } catch {
+    // No sysfs (not Linux).
+  }
+  return null;
+}
+
+/** Device memory in bytes (host memory for a CPU adapter), or undefined where unknown; asked once per process. */
+export function deviceMemoryBytes(software: boolean): number | undefined {
+  if (software) return totalmem();
+  if (gpuMemory === undefined) gpuMemory = gpuMemoryBytes();
+  return gpuMemory ?? undefined;
+}
+
+/** The default budget: the memory less 10% (at least 1 GiB) for the driver, kernels' scratch and other processes. */
+export function defaultBudget(memory: number | undefined): number | undefined {
+  return memory === undefined ? undefined : Math.floor(Math.max(memory - Math.max(2 ** 30, memory / 10), memory / 2));
+}
