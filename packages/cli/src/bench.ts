@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { z } from 'zod';
 import { openGpu, parseByteSize, type Gpu } from '@vixen/runtime';
-import { BENCH_OPERATORS, benchEndToEnd, benchGraphs, benchLoad, compileSsbQuery, compileTpchQuery, END_TO_END_FORMATS, formatEndToEndReport, formatLoadReport, ssbQuerySql, ssbSchema, tpchQuerySql, tpchSchema, type EndToEndQuery, benchOperators, benchSsb, benchTpch, dbgenParallel, defaultBenchSizes, examplesDir, formatBenchReport, formatGraphBenchReport, formatSsbReport, formatTpchReport, GRAPH_KINDS, GRAPH_WORKLOADS, SSB_QUERIES, ssbgenParallel, TPCH_QUERIES, type TblBenchOptions } from '@vixen/bench';
+import { BENCH_OPERATORS, benchEndToEnd, benchGraphs, benchLoad, compileSsbQuery, compileTpchQuery, END_TO_END_FORMATS, formatEndToEndReport, formatLoadReport, ssbQuerySql, ssbSchema, tpchQuerySql, tpchSchema, type EndToEndQuery, benchOperators, benchSsb, benchTpch, dbgenParallel, defaultBenchSizes, examplesDir, formatBenchReport, formatGraphBenchReport, formatSsbReport, formatTpchReport, GRAPH_KINDS, GRAPH_WORKLOADS, LOOP_DEFAULTS, SSB_QUERIES, ssbgenParallel, TPCH_QUERIES, type TblBenchOptions } from '@vixen/bench';
 import { VixenError, type RelationDecl } from '@vixen/queryplan';
 import { BENCH_DESCRIPTION, PARSE_MODES, parseOption, parseOptions, writeJsonReport } from './options.js';
 import { formatProfile } from './report.js';
@@ -202,6 +202,10 @@ const graphBenchOptionsSchema = z.object({
   height: count,
   depth: z.coerce.number().int().min(0).max(25).optional(),
   source: z.coerce.number().int().min(0).default(0),
+  chainNodes: count,
+  gridWidth: count,
+  gridHeight: count,
+  countTo: z.coerce.number().int().min(0).max(2 ** 31 - 2).optional(),
   duckdb: z.boolean().default(true),
   maxIterations: count,
   programs: z.string().min(1).optional(),
@@ -344,6 +348,10 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
     .option('--height <n>', 'grid height')
     .option('--depth <n>', 'tree depth')
     .option('--source <n>', 'reach: source node', '0')
+    .option('--chain-nodes <n>', `chain workload: reach along a chain of n nodes (default ${LOOP_DEFAULTS.chainNodes})`)
+    .option('--grid-width <n>', `grid workload: reach over a grid this wide (default ${LOOP_DEFAULTS.gridWidth})`)
+    .option('--grid-height <n>', `... and this high (default ${LOOP_DEFAULTS.gridHeight})`)
+    .option('--count-to <n>', `count-up workload: the bound (2n iterations of one tuple; default ${LOOP_DEFAULTS.countTo})`)
     .option('--no-duckdb', 'do not run DuckDB')
     .option('--max-iterations <n>', 'fail when a fixpoint loop needs more than n iterations')
     .option('--programs <dir>', 'directory of the workload programs (default: examples/graphs)')
@@ -375,6 +383,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
           workloads: o.workload,
           graph,
           source: o.source,
+          ...defined({ chainNodes: o.chainNodes, gridWidth: o.gridWidth, gridHeight: o.gridHeight, countTo: o.countTo }),
           duckdb: o.duckdb,
           ...(o.maxIterations !== undefined ? { maxIterations: o.maxIterations } : {}),
           ...(o.programs !== undefined ? { programsDir: o.programs } : {}),

@@ -138,6 +138,15 @@ export interface LoopStats {
   relations: string[];
   /** Iterations over all runs of the loop. */
   iterations: number;
+  /**
+   * Times the loop's exit test was decided on the host: each ends a batch of iterations the device ran without
+   * the host deciding in between (one iteration each unless loop control ran several per batch).
+   */
+  batches: number;
+  /** Host round trips while the loop's blocks ran (its exit tests' and its kernels' own). */
+  hostSyncs: number;
+  /** Compute dispatches encoded while the loop's blocks ran. */
+  dispatches: number;
 }
 
 export interface ExecuteStats {
@@ -415,7 +424,12 @@ async function evaluate(
   }));
   const { operators, byKernel } = operatorProfiles(program);
   const loops = fixpointLoops(program);
-  const loopStats = new Map([...loops].map(([block, l]) => [block, { block, relations: [...l.relations], iterations: 0 }]));
+  const loopStats = new Map<string, LoopStats>(
+    [...loops].map(([block, l]) => [block, { block, relations: [...l.relations], iterations: 0, batches: 0, hostSyncs: 0, dispatches: 0 }]),
+  );
+  /** The loop whose body holds each block (the first found), for the loop statistics. */
+  const loopOfBlock = new Map<string, LoopStats>();
+  for (const [block, l] of loops) for (const b of l.body) if (!loopOfBlock.has(b)) loopOfBlock.set(b, loopStats.get(block)!);
   /** Iterations of the current run of each loop. */
   const loopRun = new Map<string, number>();
   const executions = new Map(program.blocks.map((b) => [b.label, 0]));
@@ -444,7 +458,26 @@ async function evaluate(
   }
   const runStart = options.startedAt ?? started;
 
-  const stats = (): ExecuteStats => ({
+  /** The loop the blocks since the last account() belong to, and the device counters then. */
+  let accounted: LoopStats | undefined;
+  let syncMark = g.hostSyncs;
+  let dispatchMark = g.batch.dispatched;
+  /** Adds the host syncs and dispatches since the last call to the loop that ran them; `label`'s loop runs next. */
+  const account = (label?: string): void => {
+    if (accounted) {
+      accounted.hostSyncs += g.hostSyncs - syncMark;
+      accounted.dispatches += g.batch.dispatched - dispatchMark;
+    }
+    accounted = label === undefined ? undefined : loopOfBlock.get(label);
+    syncMark = g.hostSyncs;
+    dispatchMark = g.batch.dispatched;
+  };
+
+  const stats = (): ExecuteStats => {
+    account();
+    return statsNow();
+  };
+  const statsNow = (): ExecuteStats => ({
     blockSteps: steps,
     launches,
     milliseconds: performance.now() - started,
@@ -604,6 +637,7 @@ async function evaluate(
         throw await limitError(`evaluation did not reach a fixpoint within ${maxSteps} block steps`);
       }
       executions.set(label, executions.get(label)! + 1);
+      account(label);
       const loop = loops.get(label);
       if (loop) {
         const iteration = (loopRun.get(label) ?? 0) + 1;
@@ -704,6 +738,7 @@ async function evaluate(
       checkGuesses();
       label = t.condition.vars.every((v) => valueOf(v).count === 0) ? t.ifTrue : t.ifFalse;
       if (loop) {
+        loopStats.get(block.label)!.batches += 1;
         const iteration = loopRun.get(block.label)!;
         if (!loop.body.has(label)) loopRun.delete(block.label);
         options.onProgress?.({

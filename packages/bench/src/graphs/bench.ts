@@ -20,7 +20,7 @@ import { examplesDir } from '../examples-dir.js';
 /** Rows a relation held at the end of the run. */
 const rowsOf = (stats: ExecuteStats, relation: string): number => stats.relationRows.find((r) => r.name === relation)?.rows ?? 0;
 
-export const GRAPH_WORKLOADS = ['tc', 'tc-nonlinear', 'reach', 'sg', 'cc'] as const;
+export const GRAPH_WORKLOADS = ['tc', 'tc-nonlinear', 'reach', 'sg', 'cc', 'chain', 'grid', 'count-up'] as const;
 export type GraphWorkload = (typeof GRAPH_WORKLOADS)[number];
 
 export const GRAPH_KINDS = ['rmat', 'chain', 'cycle', 'grid', 'tree', 'uniform'] as const;
@@ -49,12 +49,19 @@ export interface GraphSpec {
 
 interface WorkloadDef {
   file: string;
-  /** Facts of the program from the graph (`source` is the reach source). */
-  facts(g: Graph, source: number): Record<string, Row[]>;
+  /** Facts of the program from the graph (`source` is the reach source, `countTo` count-up's bound). */
+  facts(g: Graph, source: number, countTo: number): Record<string, Row[]>;
+  /**
+   * The workload's own graph, made from the options instead of --graph (the loop workloads: many iterations of
+   * small deltas), and its description.
+   */
+  graph?(o: GraphBenchOptions): { graph: Graph; description: string };
   /** Relations whose row counts are compared with DuckDB's, in the order the SQL returns their counts. */
   checked: string[];
-  /** One row: the count of each checked relation. Tables: edge(x, y), source(x). */
+  /** One row: the count of each checked relation. Tables: edge(x, y), source(x), unless `tables` says. */
   sql: string;
+  /** The SQL's tables and their columns, one per facts relation. */
+  tables?: Record<string, string[]>;
   /** The program reads the graph made undirected. */
   undirected?: boolean;
 }
@@ -65,19 +72,57 @@ const TC_SQL = `WITH RECURSIVE path(x, y) AS (
   SELECT path.x, edge.y FROM path JOIN edge ON path.y = edge.x)
 SELECT count(*) FROM path`;
 
+const REACH_SQL = `WITH RECURSIVE reach(x) AS (
+  SELECT x FROM source
+  UNION
+  SELECT edge.y FROM reach JOIN edge ON reach.x = edge.x)
+SELECT count(*) FROM reach`;
+
+const reachFacts = (g: Graph, source: number): Record<string, Row[]> => ({ edge: edgeRows(g), source: [[source]] });
+
+/** Nodes of the `chain` workload's chain, and the `grid` workload's grid, unless given. */
+export const LOOP_DEFAULTS = { chainNodes: 3000, gridWidth: 1000, gridHeight: 10, countTo: 1000 } as const;
+
 const WORKLOADS: Record<GraphWorkload, WorkloadDef> = {
   tc: { file: 'tc.logic', facts: (g) => ({ edge: edgeRows(g) }), checked: ['path'], sql: TC_SQL },
   // DuckDB allows one recursive reference: it runs the linear form, which has the same answer.
   'tc-nonlinear': { file: 'tc-nonlinear.logic', facts: (g) => ({ edge: edgeRows(g) }), checked: ['path'], sql: TC_SQL },
-  reach: {
+  reach: { file: 'reach.logic', facts: reachFacts, checked: ['reach'], sql: REACH_SQL },
+  // Reach along a chain from its first node: one iteration per node, each with a one-tuple delta.
+  chain: {
     file: 'reach.logic',
-    facts: (g, source) => ({ edge: edgeRows(g), source: [[source]] }),
+    graph: (o) => {
+      const n = o.chainNodes ?? LOOP_DEFAULTS.chainNodes;
+      return { graph: chain(n), description: `chain of ${n} nodes` };
+    },
+    facts: (g) => reachFacts(g, 0),
     checked: ['reach'],
-    sql: `WITH RECURSIVE reach(x) AS (
-  SELECT x FROM source
+    sql: REACH_SQL,
+  },
+  // Reach over a long, narrow grid from its corner: width + height - 1 iterations, deltas of up to height nodes.
+  grid: {
+    file: 'reach.logic',
+    graph: (o) => {
+      const [w, h] = [o.gridWidth ?? LOOP_DEFAULTS.gridWidth, o.gridHeight ?? LOOP_DEFAULTS.gridHeight];
+      return { graph: grid(w, h), description: `${w} x ${h} grid` };
+    },
+    facts: (g) => reachFacts(g, 0),
+    checked: ['reach'],
+    sql: REACH_SQL,
+  },
+  // Counting to a bound one tuple an iteration (two iterations a step); no graph. DuckDB allows one recursive
+  // reference, so its CTE counts a alone (b is a without the start).
+  'count-up': {
+    file: 'count-up.logic',
+    graph: (o) => ({ graph: chain(0), description: `counting to ${o.countTo ?? LOOP_DEFAULTS.countTo}` }),
+    facts: (_g, _source, countTo) => ({ start: [[0]], bound: [[countTo]], c: [[1]], d: [[1]] }),
+    checked: ['a', 'b'],
+    tables: { start: ['x'], bound: ['n'], c: ['x'], d: ['x'] },
+    sql: `WITH RECURSIVE a(x) AS (
+  SELECT x FROM start
   UNION
-  SELECT edge.y FROM reach JOIN edge ON reach.x = edge.x)
-SELECT count(*) FROM reach`,
+  SELECT a.x + 1 FROM a JOIN bound ON a.x < bound.n WHERE EXISTS (SELECT 1 FROM c JOIN d ON c.x = d.x))
+SELECT count(*), count(*) FILTER (WHERE x > (SELECT min(x) FROM start)) FROM a`,
   },
   sg: {
     file: 'sg.logic',
@@ -110,6 +155,13 @@ export interface GraphBenchOptions {
   programsDir?: string;
   /** Source node of `reach` (default 0). */
   source?: number;
+  /** Nodes of the `chain` workload's chain (LOOP_DEFAULTS otherwise). */
+  chainNodes?: number;
+  /** Width and height of the `grid` workload's grid. */
+  gridWidth?: number;
+  gridHeight?: number;
+  /** The bound `count-up` counts to. */
+  countTo?: number;
   /** Also time DuckDB (default true). */
   duckdb?: boolean;
   maxIterations?: number;
@@ -123,12 +175,20 @@ export interface GraphBenchOptions {
 
 export interface GraphBenchResult {
   workload: GraphWorkload;
+  /** The graph it ran on (the workload's own, or --graph's). */
+  graph: string;
   nodes: number;
   edges: number;
   /** Fixpoint iterations over all loops of the run. */
   iterations: number;
   /** Host round trips of the run (ExecuteStats.hostSyncs). */
   hostSyncs: number;
+  /** Exit tests of the loops decided on the host (LoopStats.batches): batches of iterations. */
+  batches: number;
+  /** Compute dispatches of the loops per iteration. */
+  dispatchesPerIteration: number;
+  /** Evaluation time over the iterations: on `chain`, the per-iteration cost of a one-tuple delta. */
+  microsecondsPerIteration: number;
   /** GPU buffers the run created (ExecuteStats.buffersCreated): pool misses. */
   buffersCreated: number;
   /** Rows of all derived (idb) relations at the end. */
@@ -210,8 +270,7 @@ async function loadTable(db: DuckDBConnection, name: string, columns: string[], 
 }
 
 async function runDuckDb(db: DuckDBConnection, def: WorkloadDef, facts: Record<string, Row[]>): Promise<{ milliseconds: number; counts: number[] }> {
-  await loadTable(db, 'edge', ['x', 'y'], facts.edge ?? []);
-  await loadTable(db, 'source', ['x'], facts.source ?? []);
+  for (const [name, columns] of Object.entries(def.tables ?? { edge: ['x', 'y'], source: ['x'] })) await loadTable(db, name, columns, facts[name] ?? []);
   const t0 = performance.now();
   const reader = await db.runAndReadAll(def.sql);
   const milliseconds = performance.now() - t0;
@@ -232,6 +291,7 @@ function load(dir: string, def: WorkloadDef): Program {
 export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise<GraphBenchReport> {
   const { graph: directed, description } = makeGraph(options.graph);
   const undirected = options.workloads.some((w) => WORKLOADS[w].undirected) ? symmetric(directed) : directed;
+  const countTo = options.countTo ?? LOOP_DEFAULTS.countTo;
   const source = options.source ?? 0;
   const dir = options.programsDir ?? examplesDir('graphs');
   const duck = options.duckdb === false ? undefined : await openDuckDb('run without DuckDB (--no-duckdb)');
@@ -239,12 +299,13 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
   try {
     for (const workload of options.workloads) {
       const def = WORKLOADS[workload];
-      const g = def.undirected ? undirected : directed;
+      const own = def.graph?.(options);
+      const g = own?.graph ?? (def.undirected ? undirected : directed);
       const program = load(dir, def);
-      const facts = def.facts(g, source);
+      const facts = def.facts(g, source, countTo);
       const run = { gpu, outputs: [], ...(options.maxIterations !== undefined ? { maxIterations: options.maxIterations } : {}) };
       // Pipelines are cached per device and do not depend on the data: a tiny graph compiles them all untimed.
-      await program.run({ ...run, facts: def.facts(chain(3), 0) });
+      await program.run({ ...run, facts: def.facts(chain(3), 0, 3) });
       const runsMs: number[] = [];
       const loadMs: number[] = [];
       let stats: ExecuteStats | undefined;
@@ -262,12 +323,17 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
       const derived = program.relations.filter((r) => r.kind === 'idb');
       const tuples = derived.reduce((n, r) => n + rowsOf(stats, r.name), 0);
       const checked = Object.fromEntries(def.checked.map((r) => [r, rowsOf(stats, r)]));
+      const iterations = stats.loops.reduce((n, l) => n + l.iterations, 0);
       const result: GraphBenchResult = {
         workload,
+        graph: own?.description ?? description,
         nodes: g.nodes,
         edges: g.src.length,
-        iterations: stats.loops.reduce((n, l) => n + l.iterations, 0),
+        iterations,
         hostSyncs: stats.hostSyncs,
+        batches: stats.loops.reduce((n, l) => n + l.batches, 0),
+        dispatchesPerIteration: iterations > 0 ? stats.loops.reduce((n, l) => n + l.dispatches, 0) / iterations : 0,
+        microsecondsPerIteration: iterations > 0 ? (milliseconds * 1000) / iterations : 0,
         buffersCreated: stats.buffersCreated,
         tuples,
         checked,
@@ -305,10 +371,14 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
 
 /** The report as an aligned text table, one row per workload. */
 export function formatGraphBenchReport(report: GraphBenchReport): string {
-  const head = ['workload', 'iterations', 'tuples', 'ms', 'load ms', 'tuples/s', 'host syncs', 'DuckDB ms', 'DuckDB/Vixen', 'same answer'];
+  const head = ['workload', 'graph', 'iterations', 'batches', 'us/iter', 'dispatches/iter', 'tuples', 'ms', 'load ms', 'tuples/s', 'host syncs', 'DuckDB ms', 'DuckDB/Vixen', 'same answer'];
   const rows = report.results.map((r) => [
     r.workload,
+    r.graph,
     String(r.iterations),
+    String(r.batches),
+    r.microsecondsPerIteration.toFixed(1),
+    r.dispatchesPerIteration.toFixed(1),
     String(r.tuples),
     r.milliseconds.toFixed(1),
     r.loadMilliseconds.toFixed(1),
@@ -318,9 +388,12 @@ export function formatGraphBenchReport(report: GraphBenchReport): string {
     r.duckdb ? `${r.duckdb.ratio.toFixed(2)}x` : '-',
     r.duckdb ? (r.duckdb.agrees ? 'yes' : `NO (${JSON.stringify(r.duckdb.checked)} vs ${JSON.stringify(r.checked)})`) : '-',
   ]);
+  const chainRun = report.results.find((r) => r.workload === 'chain');
   return [
     `adapter: ${report.adapter}; graph: ${report.graph.description} (${report.graph.nodes} nodes, ${report.graph.edges} edges)`,
     'ms: evaluation on the device (median of the runs); load ms: the edges handed to the run made device relations; DuckDB ms: its query on tables loaded beforehand',
-    ...alignedTable(head, rows, 1),
+    'us/iter: evaluation time over the fixpoint iterations; batches: loop exit tests decided on the host',
+    ...alignedTable(head, rows, 2),
+    ...(chainRun ? [`per-iteration cost of a one-tuple delta: ${chainRun.microsecondsPerIteration.toFixed(1)} us (reach along a ${chainRun.graph})`] : []),
   ].join('\n');
 }
