@@ -5,7 +5,8 @@ import type { KernelShaders } from '../passes.js';
 
 /**
  * Per left row: binary-search the [lo, hi) range of right rows with equal key words (empty keys: all
- * rows), count the pairs passing the filter; scan; write pass re-walks the range and emits projections.
+ * rows), count the pairs passing the filter; scan; write pass re-walks the range and emits projections. joinRuns
+ * finds the longest run of equal right keys: times the left rows, it bounds the output.
  */
 export function mergeJoinShaders(
   leftTypes: readonly ScalarType[],
@@ -72,5 +73,34 @@ ${prelude}${threadMain(`  if (i >= u[0].x) { return; }
 ${walk(`      let ob = o * WO;
 ${projectCode(project, 'outp', 'ob', cols, constOffsets)}
       o = o + 1u;`)}`)}`;
-  return { joinCount, joinWrite };
+  const rightPairs = rightKeys.flatMap((rk) => {
+    const a = columnWords('rhs', 'a * WR', rightTypes, rk);
+    const b = columnWords('rhs', 'b * WR', rightTypes, rk);
+    return a.map((x, w): [string, string] => [x, b[w]!]);
+  });
+  // Each thread takes every WG-th row; a row starting a run binary-searches its end.
+  const joinRuns = `${header('joinRuns', ['rhs', 'runs'])}
+const WR: u32 = ${rowWords(rightTypes)}u;
+${lexCompareFn('cmpRight', rightPairs)}
+var<workgroup> most: atomic<u32>;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_id) lid: vec3<u32>) {
+  let m = u[0].x;
+  for (var i = lid.x; i < m; i = i + WG) {
+    if (i == 0u || cmpRight(i - 1u, i) != 0) {
+      var lo = i + 1u;
+      var hi = m;
+      while (lo < hi) {
+        let mid = lo + (hi - lo) / 2u;
+        if (cmpRight(i, mid) == 0) { lo = mid + 1u; } else { hi = mid; }
+      }
+      atomicMax(&most, lo - i);
+    }
+  }
+  workgroupBarrier();
+  if (lid.x == 0u) { runs[0] = atomicLoad(&most); }
+}
+`;
+  return { joinCount, joinWrite, joinRuns };
 }

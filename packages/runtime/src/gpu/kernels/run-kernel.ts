@@ -19,7 +19,7 @@ import { bound, exactCount, ResultLimitError, sizeOf, type DeviceRelation } from
 import { concatenate } from './concat.js';
 import { orderedLookups } from './lookup-order.js';
 import { mergeRows } from './merge.js';
-import { compact } from './merge-join.js';
+import { compact, rightRun } from './merge-join.js';
 import { project } from './project.js';
 import { select } from './select.js';
 import { sortRows } from './sort.js';
@@ -79,8 +79,9 @@ async function run(
         constants: constWords,
         outWidth,
       });
-    case 'mergeJoin':
+    case 'mergeJoin': {
       if (a.count === 0 || b.count === 0) return empty;
+      const run = await rightRun(g, shaders, b);
       return compact(g, shaders, {
         count: { pass: 'joinCount', inputs: [bound(a), bound(b)] },
         write: { pass: 'joinWrite', inputs: [bound(a), bound(b)] },
@@ -90,7 +91,9 @@ async function run(
         constants: constWords,
         outWidth,
         ...(tables ? { tables } : {}),
+        ...(run !== undefined ? { rightRun: run } : {}),
       });
+    }
     case 'hashJoin': {
       if (a.count === 0 || b.count === 0) return empty;
       // Sizes are known only now (bounds, for pending counts): build on the smaller side (a smaller table, and the probe's first pass has
