@@ -34,8 +34,11 @@ export function describeProgram(p: GenProgram): string {
   return `--- program ---\n${renderProgram(p)}--- API facts ---\n${api === '' ? '(none)' : api}\n`;
 }
 
-/** Throws a Mismatch describing the program when anything disagrees or fails. */
-export async function checkProgram(gpu: Gpu, p: GenProgram, joinStrategy: JoinStrategy = 'auto'): Promise<void> {
+/**
+ * Throws a Mismatch describing the program when anything disagrees or fails; otherwise returns the most fixpoint
+ * iterations one loop of the GPU run took.
+ */
+export async function checkProgram(gpu: Gpu, p: GenProgram, joinStrategy: JoinStrategy = 'auto'): Promise<number> {
   const source = renderProgram(p);
   let outputs = relationNames(p);
   const fail = (why: string): never => {
@@ -59,8 +62,11 @@ export async function checkProgram(gpu: Gpu, p: GenProgram, joinStrategy: JoinSt
     return fail(`reference interpreter failed: ${e instanceof Error ? e.stack : String(e)}`);
   }
   let onGpu: Map<string, Row[]>;
+  let iterations = 0;
   try {
-    onGpu = (await program!.run({ ...options, gpu })).relations;
+    const run = await program!.run({ ...options, gpu });
+    onGpu = run.relations;
+    iterations = Math.max(0, ...run.stats.loops.map((l) => l.iterations));
   } catch (e) {
     return fail(`GPU run failed: ${e instanceof Error ? e.stack : String(e)}`);
   }
@@ -79,12 +85,18 @@ export async function checkProgram(gpu: Gpu, p: GenProgram, joinStrategy: JoinSt
     if (d2) problems.push(d2);
   }
   if (problems.length > 0) fail(problems.join('\n'));
+  return iterations;
 }
 
 export interface FuzzStats {
   /** Programs checked, shrinking steps included. */
   programs: number;
+  /** Of which: programs with a fixpoint loop of at least LONG_LOOP iterations. */
+  longLoops?: number;
 }
+
+/** Iterations from which FuzzStats counts a loop as long. */
+export const LONG_LOOP = 100;
 
 /** The property; `stats` counts programs and `onProgram` sees each before it runs (for verbose logs). */
 export function differentialProperty(
@@ -97,6 +109,6 @@ export function differentialProperty(
   return fc.asyncProperty(programArb(options?.generator), strategy, async (p, joinStrategy) => {
     stats.programs++;
     options?.onProgram?.(p);
-    await checkProgram(gpu, p, joinStrategy);
+    if ((await checkProgram(gpu, p, joinStrategy)) >= LONG_LOOP) stats.longLoops = (stats.longLoops ?? 0) + 1;
   });
 }
