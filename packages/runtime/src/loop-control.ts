@@ -30,8 +30,14 @@ export function batchableLoop(program: KirProgram, label: string, body: Readonly
 const FIRST_BATCH = 4;
 const MAX_BATCH = 1024;
 
-/** Most rows of pending deltas (their bounds) an iteration may leave for the next without the host looking. */
-const SMALL_DELTA_ROWS = 2 ** 16;
+/**
+ * Most rows of pending deltas (their bounds) an iteration may leave for the next without the host looking. Bounds
+ * grow through joins (twice a grid's delta each iteration), and passes are sized by them: kept where sorts of a few
+ * times that many rows still rank in one pass (kernels/sort.ts), so a batch needs no radix sort's key-mask sync and
+ * no large grid of idle threads (costly on a CPU adapter).
+ */
+const SMALL_DELTA_ROWS = 2 ** 12;
+const SMALL_DELTA_ROWS_SOFTWARE = 2 ** 8;
 
 /** What the exit test of a batched loop does: go on without the host (`continue`), or have the host decide. */
 export type LoopStep = 'continue' | 'decide';
@@ -67,7 +73,7 @@ export class LoopBatch {
       return 'continue';
     }
     if (pending.length === 0 || this.ran >= this.limit || iteration >= last) return 'decide';
-    if (pending.reduce((n, v) => n + v.count, 0) > SMALL_DELTA_ROWS) {
+    if (pending.reduce((n, v) => n + v.count, 0) > (this.g.software ? SMALL_DELTA_ROWS_SOFTWARE : SMALL_DELTA_ROWS)) {
       this.large = true;
       return 'decide';
     }
