@@ -45,8 +45,9 @@ export const PASS_LAYOUTS = {
   /** Emits left row i's matches at offsets[i]... (left, right, offsets, output, u) u0 = (nLeft, nRight). */
   joinWrite: ['read', 'read', 'read', 'write', 'uniform'],
   /**
-   * One workgroup: runs[0] = the most rows of the sorted right side sharing one key (the most matches one left row
-   * can have), so a join's output is bounded without reading its total back. (right, runs, u) u0 = (nRight).
+   * runs[0] (zeroed by the host) = the most rows of the sorted right side sharing one key (the most matches one left
+   * row can have), so a join's output is bounded without reading its total back; a thread per right row.
+   * (right, runs, u) u0 = (nRight).
    */
   joinRuns: ['read', 'write', 'uniform'],
   /**

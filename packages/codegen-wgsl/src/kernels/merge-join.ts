@@ -1,6 +1,6 @@
 import { rowWords, wordsOf } from '@vixen/queryplan';
 import type { Expr, Predicate, ScalarType } from '@vixen/queryplan';
-import { columnWords, filterCode, header, lexCompareFn, projectCode, threadMain, type ColumnResolver } from '../wgsl.js';
+import { atomicBinding, columnWords, filterCode, header, lexCompareFn, projectCode, threadMain, type ColumnResolver } from '../wgsl.js';
 import type { KernelShaders } from '../passes.js';
 
 /**
@@ -78,29 +78,17 @@ ${projectCode(project, 'outp', 'ob', cols, constOffsets)}
     const b = columnWords('rhs', 'b * WR', rightTypes, rk);
     return a.map((x, w): [string, string] => [x, b[w]!]);
   });
-  // Each thread takes every WG-th row; a row starting a run binary-searches its end.
-  const joinRuns = `${header('joinRuns', ['rhs', 'runs'])}
+  // A thread per row; a row that starts a run binary-searches its end. runs[0] is zeroed by the host.
+  const joinRuns = `${atomicBinding(header('joinRuns', ['rhs', 'runs']), 'runs')}
 const WR: u32 = ${rowWords(rightTypes)}u;
-${lexCompareFn('cmpRight', rightPairs)}
-var<workgroup> most: atomic<u32>;
-
-@compute @workgroup_size(WG)
-fn main(@builtin(local_invocation_id) lid: vec3<u32>) {
-  let m = u[0].x;
-  for (var i = lid.x; i < m; i = i + WG) {
-    if (i == 0u || cmpRight(i - 1u, i) != 0) {
-      var lo = i + 1u;
-      var hi = m;
-      while (lo < hi) {
-        let mid = lo + (hi - lo) / 2u;
-        if (cmpRight(i, mid) == 0) { lo = mid + 1u; } else { hi = mid; }
-      }
-      atomicMax(&most, lo - i);
-    }
+${lexCompareFn('cmpRight', rightPairs)}${threadMain(`  let m = u[0].x;
+  if (i >= m || (i > 0u && cmpRight(i - 1u, i) == 0)) { return; }
+  var lo = i + 1u;
+  var hi = m;
+  while (lo < hi) {
+    let mid = lo + (hi - lo) / 2u;
+    if (cmpRight(i, mid) == 0) { lo = mid + 1u; } else { hi = mid; }
   }
-  workgroupBarrier();
-  if (lid.x == 0u) { runs[0] = atomicLoad(&most); }
-}
-`;
+  atomicMax(&runs[0], lo - i);`)}`;
   return { joinCount, joinWrite, joinRuns };
 }

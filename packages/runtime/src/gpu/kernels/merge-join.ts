@@ -53,7 +53,8 @@ export async function rightRun(g: GpuImpl, shaders: KernelShaders, right: Device
   const most = acquireBound(g, 1, 'longest key run');
   try {
     const rec = new Recorder(g, shaders);
-    rec.dispatch('joinRuns', [bound(right), most], [right.count], g.limits.workgroupSize);
+    rec.clear(most.buffer, 4);
+    rec.dispatch('joinRuns', [bound(right), most], [right.count], right.count);
     const run = (await submitAndSync(g, rec, [{ buffer: most.buffer, offset: 0, words: 1 }]))[0]![0]!;
     runs.set(right, run);
     return run;
