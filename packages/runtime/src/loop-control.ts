@@ -15,14 +15,23 @@ import { relationUsage, type DeviceRelation, type DeviceWord } from './gpu/relat
 /** Kernel kinds whose output only grows with their inputs (sets in, sets out): a loop of them may overshoot its fixpoint. */
 const MONOTONE: ReadonlySet<KirKernel['kind']> = new Set(['mapFilter', 'sort', 'unique', 'mergeJoin', 'hashJoin', 'pipeline', 'difference', 'concat', 'merge', 'copy']);
 
-/** Whether the loop branching at `label` is one block that loops to itself and launches only monotone kernels. */
+/**
+ * Whether the loop branching at `label` is one block that loops to itself, launches only monotone kernels, and
+ * writes its relations (not temporaries) only by merging into them (`p := merge p, $new_p`): then an iteration on
+ * empty deltas leaves every relation as it was.
+ */
 export function batchableLoop(program: KirProgram, label: string, body: ReadonlySet<string>): boolean {
   const block = program.blocks.find((b) => b.label === label);
   if (!block || body.size !== 1 || block.terminator.kind !== 'branch' || block.terminator.ifFalse !== label) return false;
+  const temporary = new Set(program.relations.filter((r) => r.kind === 'temp').map((r) => r.name));
   return block.commands.every((c) => {
+    if (c.kind === 'clear') return program.variables[c.var]!.relation === undefined || temporary.has(program.variables[c.var]!.relation!);
     if (c.kind !== 'launch') return true;
     const k = program.kernels[c.kernel]!;
-    return MONOTONE.has(k.kind) && !(k.kind === 'pipeline' && k.aggregate);
+    if (!MONOTONE.has(k.kind) || (k.kind === 'pipeline' && k.aggregate)) return false;
+    const relation = program.variables[k.output]!.relation;
+    if (relation === undefined || temporary.has(relation)) return true;
+    return (k.kind === 'merge' || k.kind === 'concat') && (k.left === k.output || k.right === k.output);
   });
 }
 
