@@ -51,6 +51,13 @@ describe('vixen bench graphs', () => {
     // a = 0..20 and b = 1..20, one new tuple every iteration.
     expect(by.get('count-up')).toMatchObject({ checked: { a: 21, b: 20 }, iterations: 2 * 20 + 1 });
     expect(r.out).toMatch(/per-iteration cost of a one-tuple delta: [\d.]+ us \(reach along a chain of 40 nodes\)/);
+    // Without loop control's batches every exit test is the host's: one batch per iteration, more host syncs.
+    const json2 = join(mkdtempSync(join(tmpdir(), 'vixen-bench-')), 'report.json');
+    const off = await cli('bench', 'graphs', '--workload', 'chain', '--chain-nodes', '40', '--no-duckdb', '--no-loop-batches', '--json', json2);
+    expect(off.code).toBe(0);
+    const unbatched = (JSON.parse(readFileSync(json2, 'utf8')) as GraphBenchReport).results[0]!;
+    expect(unbatched).toMatchObject({ iterations: 40, batches: 40, checked: { reach: 40 } });
+    expect(unbatched.hostSyncs).toBeGreaterThan(by.get('chain')!.hostSyncs);
   });
 
   test('a bad option is a user error naming the option', async () => {

@@ -207,6 +207,7 @@ const graphBenchOptionsSchema = z.object({
   gridHeight: count,
   countTo: z.coerce.number().int().min(0).max(2 ** 31 - 2).optional(),
   duckdb: z.boolean().default(true),
+  loopBatches: z.boolean().default(true),
   maxIterations: count,
   programs: z.string().min(1).optional(),
   runs: z.coerce.number().int().min(1).default(1),
@@ -353,6 +354,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
     .option('--grid-height <n>', `... and this high (default ${LOOP_DEFAULTS.gridHeight})`)
     .option('--count-to <n>', `count-up workload: the bound (2n iterations of one tuple; default ${LOOP_DEFAULTS.countTo})`)
     .option('--no-duckdb', 'do not run DuckDB')
+    .option('--no-loop-batches', 'decide every fixpoint iteration on the host (to compare with loop control)')
     .option('--max-iterations <n>', 'fail when a fixpoint loop needs more than n iterations')
     .option('--programs <dir>', 'directory of the workload programs (default: examples/graphs)')
     .option('--runs <n>', 'timed runs of each workload (median reported; DuckDB runs once)', '1')
@@ -385,6 +387,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
           source: o.source,
           ...defined({ chainNodes: o.chainNodes, gridWidth: o.gridWidth, gridHeight: o.gridHeight, countTo: o.countTo }),
           duckdb: o.duckdb,
+          loopBatches: o.loopBatches,
           ...(o.maxIterations !== undefined ? { maxIterations: o.maxIterations } : {}),
           ...(o.programs !== undefined ? { programsDir: o.programs } : {}),
           runs: o.runs,

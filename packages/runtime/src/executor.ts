@@ -65,6 +65,8 @@ export interface ExecuteOptions {
   onProgress?: (progress: FixpointProgress) => void;
   /** Base relations kept on the device across runs (database.ts). */
   resident?: ResidentRelations;
+  /** false: every fixpoint iteration's exit test is decided on the host (loop-control.ts batches none). */
+  loopBatches?: boolean;
 }
 
 /**
@@ -438,7 +440,7 @@ async function evaluate(
   );
   /** Loop control of the loops that may run several iterations per host decision (loop-control.ts); not with a profile. */
   const batches = new Map<string, LoopBatch>();
-  if (!options.profile) for (const [label, l] of loops) if (batchableLoop(program, label, l.body)) batches.set(label, new LoopBatch(g));
+  if (!options.profile && options.loopBatches !== false) for (const [label, l] of loops) if (batchableLoop(program, label, l.body)) batches.set(label, new LoopBatch(g));
   /** The loop whose body holds each block (the first found), for the loop statistics. */
   const loopOfBlock = new Map<string, LoopStats>();
   for (const [block, l] of loops) for (const b of l.body) if (!loopOfBlock.has(b)) loopOfBlock.set(b, loopStats.get(block)!);

@@ -164,6 +164,8 @@ export interface GraphBenchOptions {
   countTo?: number;
   /** Also time DuckDB (default true). */
   duckdb?: boolean;
+  /** false: runs without loop control's batches (RunOptions.loopBatches), for comparison. */
+  loopBatches?: boolean;
   maxIterations?: number;
   /** Timed runs of each workload on the device (the median is reported); default 1. DuckDB runs once. */
   runs?: number;
@@ -303,7 +305,12 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
       const g = own?.graph ?? (def.undirected ? undirected : directed);
       const program = load(dir, def);
       const facts = def.facts(g, source, countTo);
-      const run = { gpu, outputs: [], ...(options.maxIterations !== undefined ? { maxIterations: options.maxIterations } : {}) };
+      const run = {
+        gpu,
+        outputs: [],
+        ...(options.maxIterations !== undefined ? { maxIterations: options.maxIterations } : {}),
+        ...(options.loopBatches === false ? { loopBatches: false } : {}),
+      };
       // Pipelines are cached per device and do not depend on the data: a tiny graph compiles them all untimed.
       await program.run({ ...run, facts: def.facts(chain(3), 0, 3) });
       const runsMs: number[] = [];
