@@ -1,15 +1,16 @@
 /**
- * Differential fuzzing for a while: `pnpm exec tsx scripts/fuzz.ts --minutes N [--seed S] [--verbose]`.
+ * Differential fuzzing for a while: `pnpm exec tsx scripts/fuzz.ts --minutes N [--seed S] [--verbose] [--long-loops]`.
  * Runs the property of tests/fuzz/differential.test.ts in batches with seeds S, S+1, ... (S random by
  * default) until the time is up (odd seeds: programs recursing through min or max), and prints every mismatch
  * with its shrunk program. Exits 1 on mismatches.
- * `--verbose` prints every program tried.
+ * `--verbose` prints every program tried. `--long-loops` generates long thin loops: base relations that are chains of
+ * up to 300 links, so fixpoints run hundreds of iterations of small deltas (batched loop control, issue 44).
  */
 import { parseArgs } from 'node:util';
 import fc from 'fast-check';
 import { openGpu } from '@vixen/runtime';
-import { differentialProperty, type FuzzStats } from '../tests/fuzz/differential.js';
-import { renderProgram, type GenProgram } from '../tests/fuzz/generate.js';
+import { differentialProperty, LONG_LOOP, type FuzzStats } from '../tests/fuzz/differential.js';
+import { LONG_LOOP_OPTIONS, renderProgram, type GenProgram } from '../tests/fuzz/generate.js';
 
 const BATCH = 100;
 
@@ -18,6 +19,7 @@ const { values } = parseArgs({
     minutes: { type: 'string', default: '1' },
     seed: { type: 'string' },
     verbose: { type: 'boolean', default: false },
+    'long-loops': { type: 'boolean', default: false },
   },
 });
 const minutes = Number(values.minutes);
@@ -37,9 +39,10 @@ let tried = 0;
 const mismatches: { seed: number; path: string | null; first: string }[] = [];
 try {
   for (let seed = firstSeed; Date.now() < deadline; seed++) {
-    // Every other batch: programs recursing through min or max.
-    const lattice = seed % 2 === 1;
-    const result = await fc.check(differentialProperty(gpu, stats, { lattice, ...(onProgram ? { onProgram } : {}) }), {
+    // Every other batch: programs recursing through min or max, unless --long-loops asks for long thin loops.
+    const lattice = !values['long-loops'] && seed % 2 === 1;
+    const generator = values['long-loops'] ? { generator: LONG_LOOP_OPTIONS } : { lattice };
+    const result = await fc.check(differentialProperty(gpu, stats, { ...generator, ...(onProgram ? { onProgram } : {}) }), {
       seed,
       numRuns: BATCH,
       interruptAfterTimeLimit: Math.max(1, deadline - Date.now()),
@@ -57,6 +60,8 @@ try {
 } finally {
   gpu.dispose();
 }
-console.log(`\ndone: ${tried} programs tried (${stats.programs} checked, shrinking included), ${mismatches.length} mismatches`);
+console.log(
+  `\ndone: ${tried} programs tried (${stats.programs} checked, shrinking included; ${stats.longLoops ?? 0} with a loop of ${LONG_LOOP}+ iterations), ${mismatches.length} mismatches`,
+);
 for (const m of mismatches) console.log(`  seed ${m.seed} path ${m.path}: ${m.first}`);
 process.exitCode = mismatches.length > 0 ? 1 : 0;

@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { openGpu, type Gpu } from '@vixen/runtime';
 import { differentialProperty, type BudgetStats, type FuzzStats } from './differential.js';
+import { LONG_LOOP_OPTIONS } from './generate.js';
 
 // About 0.1-0.2 s per program on llvmpipe with 2 cores once Mesa's shader cache holds the programs' kernels:
 // 4 seeds x 500 programs take ~3-6 min. With a cold cache (a fresh machine) every kernel is compiled first: a seed
@@ -43,4 +44,13 @@ test('random programs under half their device memory give the same answers, spil
   // Most programs hold several relations at once, so half their peak is reached by spilling the idle ones.
   expect(budget.answered).toBeGreaterThan(budget.refused);
   expect(budget.spilled).toBeGreaterThan(budget.answered / 2);
+});
+
+// Long thin loops (base relations that are chains of up to 200 links): loop control's batches against the interpreter.
+test('GPU agrees with the reference interpreter on long thin loops (seed 44)', { timeout: 1_200_000 }, async () => {
+  const stats: FuzzStats = { programs: 0 };
+  await fc.assert(differentialProperty(gpu, stats, { generator: LONG_LOOP_OPTIONS }), { seed: 44, numRuns: 10, endOnFailure: false });
+  expect(stats.programs).toBe(10);
+  // The generator does make long loops: some programs iterate along a long chain.
+  expect(stats.longLoops).toBeGreaterThan(0);
 });

@@ -45,10 +45,11 @@ export interface BudgetStats {
 }
 
 /**
- * Throws a Mismatch describing the program when anything disagrees or fails. With `budget`, the program also runs
- * under half the device memory its relations peaked at, and must give the same answers or stop with the budget error.
+ * Throws a Mismatch describing the program when anything disagrees or fails; otherwise returns the most fixpoint
+ * iterations one loop of the GPU run took. With `budget`, the program also runs under half the device memory its
+ * relations peaked at, and must give the same answers or stop with the budget error.
  */
-export async function checkProgram(gpu: Gpu, p: GenProgram, joinStrategy: JoinStrategy = 'auto', budget?: BudgetStats): Promise<void> {
+export async function checkProgram(gpu: Gpu, p: GenProgram, joinStrategy: JoinStrategy = 'auto', budget?: BudgetStats): Promise<number> {
   const source = renderProgram(p);
   let outputs = relationNames(p);
   const fail = (why: string): never => {
@@ -73,10 +74,12 @@ export async function checkProgram(gpu: Gpu, p: GenProgram, joinStrategy: JoinSt
   }
   let onGpu: Map<string, Row[]>;
   let peak: number;
+  let iterations = 0;
   try {
     const run = await program!.run({ ...options, gpu });
     onGpu = run.relations;
     peak = run.stats.peakDeviceBytes;
+    iterations = Math.max(0, ...run.stats.loops.map((l) => l.iterations));
   } catch (e) {
     return fail(`GPU run failed: ${e instanceof Error ? e.stack : String(e)}`);
   }
@@ -109,12 +112,18 @@ export async function checkProgram(gpu: Gpu, p: GenProgram, joinStrategy: JoinSt
     if (d2) problems.push(d2);
   }
   if (problems.length > 0) fail(problems.join('\n'));
+  return iterations;
 }
 
 export interface FuzzStats {
   /** Programs checked, shrinking steps included. */
   programs: number;
+  /** Of which: programs with a fixpoint loop of at least LONG_LOOP iterations. */
+  longLoops?: number;
 }
+
+/** Iterations from which FuzzStats counts a loop as long. */
+export const LONG_LOOP = 100;
 
 /**
  * The property; `stats` counts programs and `onProgram` sees each before it runs (for verbose logs). `lattice`:
@@ -131,6 +140,6 @@ export function differentialProperty(
   return fc.asyncProperty(programs, strategy, async (p, joinStrategy) => {
     stats.programs++;
     options?.onProgram?.(p);
-    await checkProgram(gpu, p, joinStrategy, options?.budget);
+    if ((await checkProgram(gpu, p, joinStrategy, options?.budget)) >= LONG_LOOP) stats.longLoops = (stats.longLoops ?? 0) + 1;
   });
 }

@@ -114,6 +114,12 @@ export interface GenOptions {
   facts: { max: number };
   bodyAtoms: { min: number; max: number };
   comparisons: { max: number };
+  /**
+   * Longest chain of links an EDB relation may hold. Up to 16 the chain runs through the value table (it wraps);
+   * longer ones (long thin loops: a fixpoint of one iteration per link) run through the integers 0, 1, 2, ... (and
+   * their int64 and string forms), which meet the table's small values at their start.
+   */
+  chain: { max: number };
 }
 
 export const DEFAULT_OPTIONS: GenOptions = {
@@ -123,7 +129,11 @@ export const DEFAULT_OPTIONS: GenOptions = {
   facts: { max: 30 },
   bodyAtoms: { min: 1, max: 3 },
   comparisons: { max: 2 },
+  chain: { max: 16 },
 };
+
+/** Long thin loops (scripts/fuzz.ts --long-loops): EDB chains of up to 200 links, fewer relations and rules. */
+export const LONG_LOOP_OPTIONS: GenOptions = { ...DEFAULT_OPTIONS, idbs: { min: 1, max: 3 }, rules: { min: 1, max: 4 }, chain: { max: 200 } };
 
 // ---------------------------------------------------------------- blueprint
 
@@ -145,6 +155,11 @@ export interface Blueprint {
     cmps: { op: number; left: number; rightKind: number; right: number; value: number; flip: boolean; at: number }[];
   }[];
   int64Suffix: boolean;
+  /**
+   * Long thin loops (GenOptions.chain over 16): a chain `link` of this many links of this type, and `walk`, the
+   * nodes reachable along it from its first: one fixpoint iteration per link. Other rules may use both.
+   */
+  walk?: { links: number; type: number };
 }
 
 export function blueprintArb(o: GenOptions = DEFAULT_OPTIONS): fc.Arbitrary<Blueprint> {
@@ -156,7 +171,11 @@ export function blueprintArb(o: GenOptions = DEFAULT_OPTIONS): fc.Arbitrary<Blue
         // 0-1 API facts, 2 inline, 3 split between both.
         where: fc.nat({ max: 3 }),
         // 0-3 random rows; otherwise a chain of that many links (value k, k+1, ... in each row).
-        chain: fc.oneof({ arbitrary: fc.constant(0), weight: 4 }, fc.integer({ min: 4, max: 16 })),
+        chain: fc.oneof(
+          { arbitrary: fc.constant(0), weight: 4 },
+          fc.integer({ min: 4, max: Math.min(16, o.chain.max) }),
+          ...(o.chain.max > 16 ? [{ arbitrary: fc.integer({ min: 17, max: o.chain.max }), weight: 2 }] : []),
+        ),
       }),
       { minLength: o.edbs.min, maxLength: o.edbs.max },
     ),
@@ -193,6 +212,7 @@ export function blueprintArb(o: GenOptions = DEFAULT_OPTIONS): fc.Arbitrary<Blue
       { minLength: o.rules.min, maxLength: o.rules.max },
     ),
     int64Suffix: fc.boolean(),
+    ...(o.chain.max > 16 ? { walk: fc.record({ links: fc.integer({ min: 17, max: o.chain.max }), type: fc.nat({ max: 2 }) }) } : {}),
   });
 }
 
@@ -201,6 +221,11 @@ export function blueprintArb(o: GenOptions = DEFAULT_OPTIONS): fc.Arbitrary<Blue
 function value(type: ColType, seed: number): Value {
   const table = VALUES[type];
   return table[seed % table.length]!;
+}
+
+/** Value `k` of a long chain (more links than the value table has values): the integer k in the column's type. */
+function chainValue(type: ColType, k: number): Value {
+  return type === 'int32' ? k : type === 'int64' ? BigInt(k) : `n${k}`;
 }
 
 function typeOf(seed: number): ColType {
@@ -295,8 +320,16 @@ export function buildProgram(bp: Blueprint): GenProgram {
   // Only relations that head some rule exist; bodies may use any of them (self, mutual, non-linear recursion).
   const heads = bp.rules.map((r) => idbSpecs[r.head % idbSpecs.length]!);
   const idbs = idbSpecs.filter((d) => heads.includes(d));
-  const bodyRels = [...edbs, ...idbs];
-  const rules = bp.rules.map((r, i) => buildRule(r, heads[i]!, [...edbs, ...new Set(heads.slice(0, i))], bodyRels));
+  const walk = bp.walk && walkRules(bp.walk.links, typeOf(bp.walk.type));
+  const bodyRels = [...edbs, ...idbs, ...(walk ? [walk.link, walk.walk] : [])];
+  const rules = [
+    ...(walk?.rules ?? []),
+    ...bp.rules.map((r, i) => buildRule(r, heads[i]!, [...edbs, ...(walk ? [walk.walk] : []), ...new Set(heads.slice(0, i))], bodyRels)),
+  ];
+  if (walk) {
+    edbs.push(walk.link);
+    idbs.push(walk.walk);
+  }
 
   const mustDeclare = needDeclaration([...edbs, ...idbs], rules);
   for (const d of idbs) if (mustDeclare.has(d.name)) d.declared = true;
@@ -306,18 +339,33 @@ export function buildProgram(bp: Blueprint): GenProgram {
   bp.edbs.forEach((e, i) => {
     const rel = edbs[i]!;
     const seeds = e.chain > 0 ? Array.from({ length: e.chain }, (_, k) => [k, k + 1, k + 2]) : e.rows;
-    const rows = seeds.map((row) => rel.types.map((t, c) => value(t, row[c]!)));
+    const long = e.chain > 16;
+    const rows = seeds.map((row) => rel.types.map((t, c) => (long ? chainValue(t, row[c]!) : value(t, row[c]!))));
     // Duplicate rows are legal input (set semantics) and are kept.
     const half = Math.ceil(rows.length / 2);
     const [inline, api] = e.where === 2 ? [rows, []] : e.where === 3 ? [rows.slice(0, half), rows.slice(half)] : [[], rows];
     if (inline.length > 0) inlineFacts[rel.name] = inline;
     if (api.length > 0) apiFacts[rel.name] = api;
   });
+  if (walk) inlineFacts[walk.link.name] = walk.facts;
   bp.idbs.forEach((d, i) => {
     const rel = idbSpecs[i]!;
     if (idbs.includes(rel) && d.rows.length > 0) inlineFacts[rel.name] = d.rows.map((seeds) => rel.types.map((t, c) => value(t, seeds[c]!)));
   });
   return { relations: [...edbs, ...idbs], inlineFacts, apiFacts, rules, int64Suffix: bp.int64Suffix };
+}
+
+/** `link`, a chain of `links` links through chainValue, and `walk(y) <- walk(x), link(x, y)` from its first node. */
+function walkRules(links: number, type: ColType): { link: RelSpec; walk: RelSpec; rules: Rule[]; facts: Row[] } {
+  const link: RelSpec = { name: 'link', types: [type, type], kind: 'edb', declared: true };
+  const walk: RelSpec = { name: 'walk', types: [type], kind: 'idb', declared: true };
+  const v = (name: string): Term => ({ kind: 'var', name, type });
+  const rules: Rule[] = [
+    { head: { rel: 'walk', args: [v('x')] }, body: [{ kind: 'atom', atom: { rel: 'link', args: [v('x'), { kind: 'wild' }] } }, { kind: 'cmp', op: '=', left: v('x'), right: { kind: 'const', value: chainValue(type, 0), type } }] },
+    { head: { rel: 'walk', args: [v('y')] }, body: [{ kind: 'atom', atom: { rel: 'walk', args: [v('x')] } }, { kind: 'atom', atom: { rel: 'link', args: [v('x'), v('y')] } }] },
+  ];
+  const facts = Array.from({ length: links }, (_, k): Row => [chainValue(type, k), chainValue(type, k + 1)]);
+  return { link, walk, rules, facts };
 }
 
 export function programArb(o: GenOptions = DEFAULT_OPTIONS): fc.Arbitrary<GenProgram> {

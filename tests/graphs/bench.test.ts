@@ -12,7 +12,7 @@ describe('vixen bench graphs', () => {
     const r = await cli('bench', 'graphs', '--graph', 'grid', '--width', '5', '--height', '4', '--workload', 'tc,tc-nonlinear,reach,sg,cc,sssp,bfs,widest', '--json', json);
     expect(r.err).not.toMatch(/error/i);
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(/workload\s+iterations\s+tuples/);
+    expect(r.out).toMatch(/workload\s+graph\s+iterations\s+batches\s+us\/iter\s+dispatches\/iter\s+tuples/);
     const report = JSON.parse(readFileSync(json, 'utf8')) as GraphBenchReport;
     expect(report.graph).toMatchObject({ kind: 'grid', nodes: 20, edges: 4 * 4 + 5 * 3 });
     const by = new Map(report.results.map((x) => [x.workload, x]));
@@ -55,6 +55,35 @@ describe('vixen bench graphs', () => {
     expect(stopped.out).toMatch(/^stopped: cc: device memory limit exceeded: .* rule cc\.logic:\d+: .*; the limit is 2\.0 KiB/m);
     expect(stopped.err).toMatch(/error: stopped: tc, cc \(the reasons are above\)/);
     expect(stopped.err).not.toMatch(/Dawn|Invalid Buffer|\n\s+at /);
+  });
+
+  test('the loop workloads: reach along a chain and a long grid, count-up; per-iteration cost and loop figures', { timeout: 120_000 }, async () => {
+    const json = join(mkdtempSync(join(tmpdir(), 'vixen-bench-')), 'report.json');
+    const r = await cli('bench', 'graphs', '--workload', 'chain,grid,count-up', '--chain-nodes', '40', '--grid-width', '30', '--grid-height', '3', '--count-to', '20', '--json', json);
+    expect(r.err).not.toMatch(/error/i);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(readFileSync(json, 'utf8')) as GraphBenchReport;
+    const by = new Map(report.results.map((x) => [x.workload, x]));
+    for (const x of report.results) {
+      expect(x.duckdb?.agrees, x.workload).toBe(true);
+      expect(x.batches, x.workload).toBeGreaterThanOrEqual(1);
+      expect(x.batches, x.workload).toBeLessThanOrEqual(x.iterations);
+      expect(x.dispatchesPerIteration, x.workload).toBeGreaterThan(0);
+      expect(x.microsecondsPerIteration, x.workload).toBeCloseTo((x.milliseconds * 1000) / x.iterations);
+    }
+    // One iteration per node along the chain (the last finds nothing new), one per anti-diagonal of the grid.
+    expect(by.get('chain')).toMatchObject({ graph: 'chain of 40 nodes', iterations: 40, checked: { reach: 40 } });
+    expect(by.get('grid')).toMatchObject({ graph: '30 x 3 grid', iterations: 30 + 3 - 1, checked: { reach: 90 } });
+    // a = 0..20 and b = 1..20, one new tuple every iteration.
+    expect(by.get('count-up')).toMatchObject({ checked: { a: 21, b: 20 }, iterations: 2 * 20 + 1 });
+    expect(r.out).toMatch(/per-iteration cost of a one-tuple delta: [\d.]+ us \(reach along a chain of 40 nodes\)/);
+    // Without loop control's batches every exit test is the host's: one batch per iteration, more host syncs.
+    const json2 = join(mkdtempSync(join(tmpdir(), 'vixen-bench-')), 'report.json');
+    const off = await cli('bench', 'graphs', '--workload', 'chain', '--chain-nodes', '40', '--no-duckdb', '--no-loop-batches', '--json', json2);
+    expect(off.code).toBe(0);
+    const unbatched = (JSON.parse(readFileSync(json2, 'utf8')) as GraphBenchReport).results[0]!;
+    expect(unbatched).toMatchObject({ iterations: 40, batches: 40, checked: { reach: 40 } });
+    expect(unbatched.hostSyncs).toBeGreaterThan(by.get('chain')!.hostSyncs);
   });
 
   test('a bad option is a user error naming the option', async () => {

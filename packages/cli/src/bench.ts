@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { z } from 'zod';
 import { openGpu, parseByteSize, type Gpu } from '@vixen/runtime';
-import { BENCH_OPERATORS, benchEndToEnd, benchGraphs, benchLoad, compileSsbQuery, compileTpchQuery, END_TO_END_FORMATS, formatEndToEndReport, formatLoadReport, ssbQuerySql, ssbSchema, tpchQuerySql, tpchSchema, type EndToEndQuery, benchOperators, benchSsb, benchTpch, dbgenParallel, defaultBenchSizes, examplesDir, formatBenchReport, formatGraphBenchReport, formatSsbReport, formatTpchReport, GRAPH_KINDS, GRAPH_WORKLOADS, SSB_QUERIES, ssbgenParallel, TPCH_QUERIES, type TblBenchOptions } from '@vixen/bench';
+import { BENCH_OPERATORS, benchEndToEnd, benchGraphs, benchLoad, compileSsbQuery, compileTpchQuery, END_TO_END_FORMATS, formatEndToEndReport, formatLoadReport, ssbQuerySql, ssbSchema, tpchQuerySql, tpchSchema, type EndToEndQuery, benchOperators, benchSsb, benchTpch, dbgenParallel, defaultBenchSizes, examplesDir, formatBenchReport, formatGraphBenchReport, formatSsbReport, formatTpchReport, GRAPH_KINDS, GRAPH_WORKLOADS, LOOP_DEFAULTS, SSB_QUERIES, ssbgenParallel, TPCH_QUERIES, type TblBenchOptions } from '@vixen/bench';
 import { VixenError, type RelationDecl } from '@vixen/queryplan';
 import { BENCH_DESCRIPTION, PARSE_MODES, parseOption, parseOptions, writeJsonReport } from './options.js';
 import { formatProfile } from './report.js';
@@ -202,7 +202,12 @@ const graphBenchOptionsSchema = z.object({
   height: count,
   depth: z.coerce.number().int().min(0).max(25).optional(),
   source: z.coerce.number().int().min(0).default(0),
+  chainNodes: count,
+  gridWidth: count,
+  gridHeight: count,
+  countTo: z.coerce.number().int().min(0).max(2 ** 31 - 2).optional(),
   duckdb: z.boolean().default(true),
+  loopBatches: z.boolean().default(true),
   maxIterations: count,
   maxDeviceMemory: z.string().min(1).optional(),
   timeout: z.coerce.number().positive().optional(),
@@ -346,7 +351,12 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
     .option('--height <n>', 'grid height')
     .option('--depth <n>', 'tree depth')
     .option('--source <n>', 'reach, sssp, bfs, widest: source node', '0')
+    .option('--chain-nodes <n>', `chain workload: reach along a chain of n nodes (default ${LOOP_DEFAULTS.chainNodes})`)
+    .option('--grid-width <n>', `grid workload: reach over a grid this wide (default ${LOOP_DEFAULTS.gridWidth})`)
+    .option('--grid-height <n>', `... and this high (default ${LOOP_DEFAULTS.gridHeight})`)
+    .option('--count-to <n>', `count-up workload: the bound (2n iterations of one tuple; default ${LOOP_DEFAULTS.countTo})`)
     .option('--no-duckdb', 'do not run DuckDB')
+    .option('--no-loop-batches', 'decide every fixpoint iteration on the host (to compare with loop control)')
     .option('--max-iterations <n>', 'fail when a fixpoint loop needs more than n iterations')
     .option('--max-device-memory <bytes>', "device memory budget of each run (as run's; default: the device's less a margin)")
     .option('--timeout <seconds>', 'stop a workload whose run takes longer (wall clock); the next workload runs')
@@ -379,7 +389,9 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
           workloads: o.workload,
           graph,
           source: o.source,
+          ...defined({ chainNodes: o.chainNodes, gridWidth: o.gridWidth, gridHeight: o.gridHeight, countTo: o.countTo }),
           duckdb: o.duckdb,
+          loopBatches: o.loopBatches,
           ...(o.maxIterations !== undefined ? { maxIterations: o.maxIterations } : {}),
           ...(o.maxDeviceMemory !== undefined ? { maxDeviceMemory: parseByteSize(o.maxDeviceMemory, 'option --max-device-memory') } : {}),
           ...(o.timeout !== undefined ? { timeout: o.timeout } : {}),

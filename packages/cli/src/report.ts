@@ -4,7 +4,7 @@
  */
 import { cfgToDot, kirDotCfg, printKir, terminatorEdges, type DotCfg } from '@vixen/kernel-ir';
 import { printCommand, printOrigin, printPlan, printTerminator, type PassEntry, type QpProgram } from '@vixen/queryplan';
-import { formatBytes, type ExecuteStats, type FixpointProgress, type Program } from '@vixen/runtime';
+import { formatBytes, type ExecuteStats, type FixpointProgress, type LoopStats, type Program } from '@vixen/runtime';
 
 const ms = (x: number): string => x.toFixed(2);
 
@@ -22,6 +22,13 @@ export function formatPasses(passes: readonly PassEntry[]): string {
   return table(['stage', 'pass', 'kind', 'runs within'], rows, [false, false, false, false]).join('\n') + '\n';
 }
 
+/** A loop's iterations, batches, host syncs and dispatches per iteration, for --stats and the profile. */
+function loopSummary(l: LoopStats): string {
+  const count = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
+  const perIteration = l.iterations > 0 ? (l.dispatches / l.iterations).toFixed(1) : '0';
+  return `${count(l.iterations, 'iteration', 'iterations')} in ${count(l.batches, 'batch', 'batches')}, ${count(l.hostSyncs, 'host sync', 'host syncs')}, ${perIteration} dispatches per iteration`;
+}
+
 /** The one-paragraph summary `--stats` prints; `hostLoadMs`, when known, the facts read before the run. */
 export function formatStats(s: ExecuteStats, hostLoadMs?: number): string {
   const lines = [
@@ -34,7 +41,7 @@ export function formatStats(s: ExecuteStats, hostLoadMs?: number): string {
     ...(s.spills > 0
       ? [`spilled to host memory: ${formatBytes(s.spilledBytes)} in ${s.spills} spill${s.spills === 1 ? '' : 's'}, uploaded again: ${formatBytes(s.reloadedBytes)}`]
       : []),
-    ...s.loops.map((l) => `fixpoint loop ${l.block} (${l.relations.join(', ')}): ${l.iterations} iteration${l.iterations === 1 ? '' : 's'}`),
+    ...s.loops.map((l) => `fixpoint loop ${l.block} (${l.relations.join(', ')}): ${loopSummary(l)}`),
     ...(s.startedAgain ? ['started again without guesses: a kernel guessed from its last run, and the guess failed'] : []),
   ];
   return lines.join('\n') + '\n';
@@ -88,6 +95,7 @@ export function formatProfile(s: ExecuteStats, plan: QpProgram | undefined): str
     ...(s.operators.length > 0 ? ['QP operators:', ...ops] : []),
     'kernels:',
     ...kernels,
+    ...s.loops.map((l) => `fixpoint loop ${l.block} (${l.relations.join(', ')}): ${loopSummary(l)}`),
   ].join('\n') + '\n';
 }
 

@@ -45,6 +45,12 @@ export const PASS_LAYOUTS = {
   /** Emits left row i's matches at offsets[i]... (left, right, offsets, output, u) u0 = (nLeft, nRight). */
   joinWrite: ['read', 'read', 'read', 'write', 'uniform'],
   /**
+   * runs[0] (zeroed by the host) = the most rows of the sorted right side sharing one key (the most matches one left
+   * row can have), so a join's output is bounded without reading its total back; a thread per right row.
+   * (right, runs, u) u0 = (nRight).
+   */
+  joinRuns: ['read', 'write', 'uniform'],
+  /**
    * Merge of two runs sorted by the same key words, left first among equals (kernels/merge.ts): splits[t] = the left
    * rows among the first min(t * MERGE_TILE, nLeft + nRight) output rows, t = 0 .. ceil((nLeft + nRight) /
    * MERGE_TILE). (left, right, splits, u) u0 = (nLeft, nRight).

@@ -134,7 +134,7 @@ const expectedPasses: Record<KirKernel['kind'], Array<PassName | `${PassName}${t
     'scanAdd',
   ],
   unique: ['select', `select${SUBGROUP_VARIANT}`],
-  mergeJoin: ['joinCount', 'joinWrite', 'scanBlock', `scanBlock${SUBGROUP_VARIANT}`, 'scanAdd', 'scanWrapped'],
+  mergeJoin: ['joinCount', 'joinWrite', 'joinRuns', 'scanBlock', `scanBlock${SUBGROUP_VARIANT}`, 'scanAdd', 'scanWrapped'],
   hashJoin: ['hashBuild', 'hashProbe', `hashProbe${SUBGROUP_VARIANT}`],
   // One build pass per probe, named hashBuild.<probe>.
   pipeline: ['hashBuild.0', 'hashBuild.1', 'pipelineProbe', `pipelineProbe${SUBGROUP_VARIANT}`],

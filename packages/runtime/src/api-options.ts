@@ -38,6 +38,7 @@ const runOptionsSchema = z.object({
   parse: z.enum(PARSE_MODES).optional(),
   onProgress: callback().optional(),
   onLoadProgress: callback().optional(),
+  loopBatches: z.boolean().optional(),
 });
 
 const compileArgsSchema = z.object({

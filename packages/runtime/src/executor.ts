@@ -34,6 +34,7 @@ import { checkDeclaredKeys } from './keys.js';
 import { formatBytes, RunLimitError } from './limits.js';
 import { Spills, type SpilledRelation } from './spill.js';
 import { dictionaryFor, kernelTableWords } from './tables.js';
+import { batchableLoop, LoopBatch } from './loop-control.js';
 
 export interface ExecuteOptions {
   /** Relations to read back (default: those marked output). */
@@ -62,10 +63,15 @@ export interface ExecuteOptions {
   startedAt?: number;
   /** Waits for the device after every kernel, so per-kernel times are device times (slower runs). */
   profile?: boolean;
-  /** Called after every fixpoint iteration (for progress displays). */
+  /**
+   * Called after every fixpoint iteration whose exit test the host decides (for progress displays): each iteration,
+   * or the last of each batch where loop control runs several per host decision (loop-control.ts).
+   */
   onProgress?: (progress: FixpointProgress) => void;
   /** Base relations kept on the device across runs (database.ts). */
   resident?: ResidentRelations;
+  /** false: every fixpoint iteration's exit test is decided on the host (loop-control.ts batches none). */
+  loopBatches?: boolean;
 }
 
 /**
@@ -143,6 +149,20 @@ export interface LoopStats {
   relations: string[];
   /** Iterations over all runs of the loop. */
   iterations: number;
+  /**
+   * Times the loop's exit test was decided on the host: each ends a batch of iterations the device ran without
+   * the host deciding in between (one iteration each unless loop control ran several per batch).
+   */
+  batches: number;
+  /** Host round trips while the loop's blocks ran (its exit tests' and its kernels' own). */
+  hostSyncs: number;
+  /** Compute dispatches encoded while the loop's blocks ran. */
+  dispatches: number;
+  /**
+   * Iterations a batch ran past the loop's stop, on empty deltas (loop-control.ts): not counted in `iterations` nor
+   * in the block's executions and blockSteps, but their dispatches are in `dispatches`.
+   */
+  overshoot: number;
 }
 
 export interface ExecuteStats {
@@ -434,7 +454,15 @@ async function evaluate(
   }));
   const { operators, byKernel } = operatorProfiles(program);
   const loops = fixpointLoops(program);
-  const loopStats = new Map([...loops].map(([block, l]) => [block, { block, relations: [...l.relations], iterations: 0 }]));
+  const loopStats = new Map<string, LoopStats>(
+    [...loops].map(([block, l]) => [block, { block, relations: [...l.relations], iterations: 0, batches: 0, hostSyncs: 0, dispatches: 0, overshoot: 0 }]),
+  );
+  /** Loop control of the loops that may run several iterations per host decision (loop-control.ts); not with a profile. */
+  const batches = new Map<string, LoopBatch>();
+  if (!options.profile && options.loopBatches !== false) for (const [label, l] of loops) if (batchableLoop(program, label, l.body)) batches.set(label, new LoopBatch(g));
+  /** The loop whose body holds each block (the first found), for the loop statistics. */
+  const loopOfBlock = new Map<string, LoopStats>();
+  for (const [block, l] of loops) for (const b of l.body) if (!loopOfBlock.has(b)) loopOfBlock.set(b, loopStats.get(block)!);
   /** Iterations of the current run of each loop. */
   const loopRun = new Map<string, number>();
   const executions = new Map(program.blocks.map((b) => [b.label, 0]));
@@ -469,7 +497,26 @@ async function evaluate(
   }
   const runStart = options.startedAt ?? started;
 
-  const stats = (): ExecuteStats => ({
+  /** The loop the blocks since the last account() belong to, and the device counters then. */
+  let accounted: LoopStats | undefined;
+  let syncMark = g.hostSyncs;
+  let dispatchMark = g.batch.dispatched;
+  /** Adds the host syncs and dispatches since the last call to the loop that ran them; `label`'s loop runs next. */
+  const account = (label?: string): void => {
+    if (accounted) {
+      accounted.hostSyncs += g.hostSyncs - syncMark;
+      accounted.dispatches += g.batch.dispatched - dispatchMark;
+    }
+    accounted = label === undefined ? undefined : loopOfBlock.get(label);
+    syncMark = g.hostSyncs;
+    dispatchMark = g.batch.dispatched;
+  };
+
+  const stats = (): ExecuteStats => {
+    account();
+    return statsNow();
+  };
+  const statsNow = (): ExecuteStats => ({
     blockSteps: steps,
     launches,
     milliseconds: performance.now() - started,
@@ -699,6 +746,7 @@ async function evaluate(
         throw await limitError(`evaluation did not reach a fixpoint within ${maxSteps} block steps`);
       }
       executions.set(label, executions.get(label)! + 1);
+      account(label);
       const loop = loops.get(label);
       if (loop) {
         const iteration = (loopRun.get(label) ?? 0) + 1;
@@ -800,12 +848,38 @@ async function evaluate(
         label = t.target;
         continue;
       }
-      // The empty test needs the deltas' exact counts: the loop's one host sync when the body ran without one.
-      // Open guesses too: a branch must not follow counts of a failed guess's rows.
-      if (t.condition.vars.some((v) => valueOf(v).pending) || guessesOpen()) await resolveCounts();
-      checkGuesses();
-      label = t.condition.vars.every((v) => valueOf(v).count === 0) ? t.ifTrue : t.ifFalse;
+      const control = batches.get(block.label);
+      if (control && !guessesOpen()) {
+        const iteration = loopRun.get(block.label)!;
+        const step = control.step(iteration, t.condition.vars.map(valueOf), options.maxIterations ?? Infinity);
+        if (step === 'continue') {
+          label = t.ifFalse;
+          continue;
+        }
+      }
+      // The empty test needs the deltas' exact counts: the loop's one host sync when the body ran without one (with
+      // a batch's exit tests recorded on the device). Open guesses too: a branch must not follow counts of a failed
+      // guess's rows.
+      const history = control?.ranges() ?? [];
+      let recorded: Uint32Array | undefined;
+      if (t.condition.vars.some((v) => valueOf(v).pending) || guessesOpen() || history.length > 0) {
+        [recorded] = await syncCounts(g, history);
+        checkGuesses();
+      }
+      const stopped = control?.finish(recorded);
+      label = stopped !== undefined || t.condition.vars.every((v) => valueOf(v).count === 0) ? t.ifTrue : t.ifFalse;
       if (loop) {
+        const loopStat = loopStats.get(block.label)!;
+        loopStat.batches += 1;
+        if (stopped !== undefined) {
+          // The iterations after the stop ran on empty deltas (loop-control.ts): they do not count.
+          const past = loopRun.get(block.label)! - stopped;
+          loopStat.iterations -= past;
+          loopStat.overshoot += past;
+          executions.set(block.label, executions.get(block.label)! - past);
+          steps -= past;
+          loopRun.set(block.label, stopped);
+        }
         const iteration = loopRun.get(block.label)!;
         if (!loop.body.has(label)) loopRun.delete(block.label);
         options.onProgress?.({
@@ -826,6 +900,7 @@ async function evaluate(
     }
     for (const id of [...values.keys()]) assign(id, undefined);
     if (!options.resident?.table) for (const t of tables.values()) releaseRelation(gpu, t);
+    for (const b of batches.values()) b.release();
     batch.endDeferring();
     if (timer) g.stopTiming();
   }

@@ -103,6 +103,8 @@ export interface RunOptions extends FactSources {
   parse?: ParseMode;
   /** Called after every fixpoint iteration. */
   onProgress?: ExecuteOptions['onProgress'];
+  /** Loop control may run several fixpoint iterations per host decision (default true; false to measure without). */
+  loopBatches?: boolean;
 }
 
 /** What a run gives back: the output relations and the constraints they violate. */
@@ -136,7 +138,7 @@ function assertValid(stage: string, diagnostics: Diagnostic[]): void {
 /** The executor options a run asks for, checked (bad limits are user errors). */
 export function runLimits(options: RunOptions, startedAt: number): ExecuteOptions {
   checkRunOptions(options, 'run');
-  const { maxIterations, maxTuples, timeout, maxDeviceMemory, profile, onProgress } = options;
+  const { maxIterations, maxTuples, timeout, maxDeviceMemory, profile, onProgress, loopBatches } = options;
   return {
     ...(maxIterations !== undefined ? { maxIterations } : {}),
     ...(maxTuples !== undefined ? { maxTuples } : {}),
@@ -144,6 +146,7 @@ export function runLimits(options: RunOptions, startedAt: number): ExecuteOption
     ...(maxDeviceMemory !== undefined ? { maxDeviceMemory: parseByteSize(maxDeviceMemory, 'maxDeviceMemory') } : {}),
     ...(profile !== undefined ? { profile } : {}),
     ...(onProgress ? { onProgress } : {}),
+    ...(loopBatches !== undefined ? { loopBatches } : {}),
   };
 }
 

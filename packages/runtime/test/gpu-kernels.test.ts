@@ -45,7 +45,8 @@ async function run(kernel: KirKernel, variables: KirVariable[], inputs: Array<{ 
   expect(out.width).toBe(rowWords(outVar.columns));
   const words = await downloadRelation(gpu, out);
   expect(words.length).toBe(out.count * out.width);
-  for (const r of [...rels, out]) releaseRelation(gpu, r);
+  // A kernel may pass an input through (sort and unique of a canonical input, or of at most one row).
+  for (const r of new Set([...rels, out])) releaseRelation(gpu, r);
   return Array.from(words);
 }
 
@@ -215,7 +216,7 @@ describe('sort', () => {
     expect(sorted.pending).toBeDefined();
     const words = await downloadRelation(gpu, sorted);
     expect(Array.from(words)).toEqual(Array.from(encode(one, sortByKeys(one, rows.filter(([v]) => (v as number) < 0), [0]))));
-    for (const rel of [input, kept, sorted]) releaseRelation(gpu, rel);
+    for (const rel of new Set([input, kept, sorted])) releaseRelation(gpu, rel);
   });
 
   // Two-word rows are sorted as the radix pairs themselves (no index pairs, no gather).
@@ -278,7 +279,7 @@ describe('hashed unique', () => {
       expect(input.chunks).toBeUndefined();
       const out = await runKernel(small, kernel, generateKernelShaders(kernel, variables), [input], new Uint32Array(0), variables);
       expect(Array.from(await downloadRelation(small, out)).sort((x, y) => x - y)).toEqual(Array.from({ length: n / 2 }, (_, i) => i));
-      for (const r of [input, out]) releaseRelation(small, r);
+      for (const r of new Set([input, out])) releaseRelation(small, r);
     } finally {
       small.dispose();
     }
@@ -361,7 +362,7 @@ describe('mergeJoin', () => {
       const words = await downloadRelation(small, out);
       const got = sortedRows(words, 4, out.count);
       expect(got).toEqual(rows.flatMap(([x]) => rows.map(([y]) => `${x},${y},1,2`)).sort());
-      for (const r of [...rels, out]) releaseRelation(small, r);
+      for (const r of new Set([...rels, out])) releaseRelation(small, r);
     } finally {
       small.dispose();
     }

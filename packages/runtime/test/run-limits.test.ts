@@ -111,12 +111,19 @@ describe('profile', () => {
     expect(s.blocks.find((b) => b.label === loop.block)!.executions).toBe(5);
   });
 
-  it('reports fixpoint progress once per iteration', async () => {
+  it('reports fixpoint progress once per host decision, with a profile once per iteration', async () => {
     const seen: FixpointProgress[] = [];
-    await tc.run({ gpu, facts: { edge: chain(4) }, onProgress: (p) => seen.push(p) });
+    await tc.run({ gpu, facts: { edge: chain(4) }, profile: true, onProgress: (p) => seen.push(p) });
     expect(seen.map((p) => p.iteration)).toEqual([1, 2, 3, 4]);
     expect(seen[0]!.relations).toEqual(['path']);
     expect(seen.map((p) => p.deltas[0]!.rows)).toEqual([3, 2, 1, 0]);
+    // Without a profile, loop control may run several iterations per host decision: fewer reports, the last at 4.
+    const batched: FixpointProgress[] = [];
+    const r = await tc.run({ gpu, facts: { edge: chain(4) }, onProgress: (p) => batched.push(p) });
+    expect(batched.length).toBe(r.stats.loops[0]!.batches);
+    expect(batched.length).toBeLessThanOrEqual(4);
+    expect(batched.at(-1)).toMatchObject({ iteration: 4, deltas: [{ rows: 0 }] });
+    expect(batched.map((p) => p.iteration)).toEqual([...batched.map((p) => p.iteration)].sort((a, b) => a - b));
   });
 });
 

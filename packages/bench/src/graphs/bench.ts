@@ -23,7 +23,7 @@ import { examplesDir } from '../examples-dir.js';
 /** Rows a relation held at the end of the run. */
 const rowsOf = (stats: ExecuteStats, relation: string): number => stats.relationRows.find((r) => r.name === relation)?.rows ?? 0;
 
-export const GRAPH_WORKLOADS = ['tc', 'tc-nonlinear', 'reach', 'sg', 'cc', 'sssp', 'bfs', 'widest'] as const;
+export const GRAPH_WORKLOADS = ['tc', 'tc-nonlinear', 'reach', 'sg', 'cc', 'sssp', 'bfs', 'widest', 'chain', 'grid', 'count-up'] as const;
 export type GraphWorkload = (typeof GRAPH_WORKLOADS)[number];
 
 export const GRAPH_KINDS = ['rmat', 'chain', 'cycle', 'grid', 'tree', 'uniform'] as const;
@@ -52,14 +52,21 @@ export interface GraphSpec {
 
 interface WorkloadDef {
   file: string;
-  /** Facts of the program from the graph (`source` is the source of reach, sssp, bfs and widest). */
-  facts(g: Graph, source: number): Record<string, Row[]>;
+  /** Facts of the program from the graph (`source` is the source of reach, sssp, bfs and widest; `countTo` count-up's bound). */
+  facts(g: Graph, source: number, countTo: number): Record<string, Row[]>;
+  /**
+   * The workload's own graph, made from the options instead of --graph (the loop workloads: many iterations of
+   * small deltas), and its description.
+   */
+  graph?(o: GraphBenchOptions): { graph: Graph; description: string };
   /** Relations whose row counts are compared with DuckDB's, in the order the SQL returns their counts. */
   checked: string[];
   /** Relations whose last column's sum is compared with DuckDB's, returned by the SQL after the counts. */
   sums?: string[];
-  /** One row: the count of each checked relation. Tables: edge(x, y) or edge(x, y, w) as `facts` gives, source(x). */
+  /** One row: the count of each checked relation. Tables: edge(x, y) or edge(x, y, w) as `facts` gives, source(x), unless `tables` says. */
   sql: string;
+  /** The SQL's tables and their columns, one per facts relation. */
+  tables?: Record<string, string[]>;
   /** The program reads the graph made undirected. */
   undirected?: boolean;
 }
@@ -70,19 +77,57 @@ const TC_SQL = `WITH RECURSIVE path(x, y) AS (
   SELECT path.x, edge.y FROM path JOIN edge ON path.y = edge.x)
 SELECT count(*) FROM path`;
 
+const REACH_SQL = `WITH RECURSIVE reach(x) AS (
+  SELECT x FROM source
+  UNION
+  SELECT edge.y FROM reach JOIN edge ON reach.x = edge.x)
+SELECT count(*) FROM reach`;
+
+const reachFacts = (g: Graph, source: number): Record<string, Row[]> => ({ edge: edgeRows(g), source: [[source]] });
+
+/** Nodes of the `chain` workload's chain, and the `grid` workload's grid, unless given. */
+export const LOOP_DEFAULTS = { chainNodes: 3000, gridWidth: 1000, gridHeight: 10, countTo: 1000 } as const;
+
 const WORKLOADS: Record<GraphWorkload, WorkloadDef> = {
   tc: { file: 'tc.logic', facts: (g) => ({ edge: edgeRows(g) }), checked: ['path'], sql: TC_SQL },
   // DuckDB allows one recursive reference: it runs the linear form, which has the same answer.
   'tc-nonlinear': { file: 'tc-nonlinear.logic', facts: (g) => ({ edge: edgeRows(g) }), checked: ['path'], sql: TC_SQL },
-  reach: {
+  reach: { file: 'reach.logic', facts: reachFacts, checked: ['reach'], sql: REACH_SQL },
+  // Reach along a chain from its first node: one iteration per node, each with a one-tuple delta.
+  chain: {
     file: 'reach.logic',
-    facts: (g, source) => ({ edge: edgeRows(g), source: [[source]] }),
+    graph: (o) => {
+      const n = o.chainNodes ?? LOOP_DEFAULTS.chainNodes;
+      return { graph: chain(n), description: `chain of ${n} nodes` };
+    },
+    facts: (g) => reachFacts(g, 0),
     checked: ['reach'],
-    sql: `WITH RECURSIVE reach(x) AS (
-  SELECT x FROM source
+    sql: REACH_SQL,
+  },
+  // Reach over a long, narrow grid from its corner: width + height - 1 iterations, deltas of up to height nodes.
+  grid: {
+    file: 'reach.logic',
+    graph: (o) => {
+      const [w, h] = [o.gridWidth ?? LOOP_DEFAULTS.gridWidth, o.gridHeight ?? LOOP_DEFAULTS.gridHeight];
+      return { graph: grid(w, h), description: `${w} x ${h} grid` };
+    },
+    facts: (g) => reachFacts(g, 0),
+    checked: ['reach'],
+    sql: REACH_SQL,
+  },
+  // Counting to a bound one tuple an iteration (two iterations a step); no graph. DuckDB allows one recursive
+  // reference, so its CTE counts a alone (b is a without the start).
+  'count-up': {
+    file: 'count-up.logic',
+    graph: (o) => ({ graph: chain(0), description: `counting to ${o.countTo ?? LOOP_DEFAULTS.countTo}` }),
+    facts: (_g, _source, countTo) => ({ start: [[0]], bound: [[countTo]], c: [[1]], d: [[1]] }),
+    checked: ['a', 'b'],
+    tables: { start: ['x'], bound: ['n'], c: ['x'], d: ['x'] },
+    sql: `WITH RECURSIVE a(x) AS (
+  SELECT x FROM start
   UNION
-  SELECT edge.y FROM reach JOIN edge ON reach.x = edge.x)
-SELECT count(*) FROM reach`,
+  SELECT a.x + 1 FROM a JOIN bound ON a.x < bound.n WHERE EXISTS (SELECT 1 FROM c JOIN d ON c.x = d.x))
+SELECT count(*), count(*) FILTER (WHERE x > (SELECT min(x) FROM start)) FROM a`,
   },
   sg: {
     file: 'sg.logic',
@@ -150,8 +195,17 @@ export interface GraphBenchOptions {
   programsDir?: string;
   /** Source node of `reach` (default 0). */
   source?: number;
+  /** Nodes of the `chain` workload's chain (LOOP_DEFAULTS otherwise). */
+  chainNodes?: number;
+  /** Width and height of the `grid` workload's grid. */
+  gridWidth?: number;
+  gridHeight?: number;
+  /** The bound `count-up` counts to. */
+  countTo?: number;
   /** Also time DuckDB (default true). */
   duckdb?: boolean;
+  /** false: runs without loop control's batches (RunOptions.loopBatches), for comparison. */
+  loopBatches?: boolean;
   maxIterations?: number;
   /** Device memory budget of each run (RunOptions.maxDeviceMemory; default: the device's memory less a margin). */
   maxDeviceMemory?: number;
@@ -176,12 +230,20 @@ export interface GraphBenchStopped {
 
 export interface GraphBenchResult {
   workload: GraphWorkload;
+  /** The graph it ran on (the workload's own, or --graph's). */
+  graph: string;
   nodes: number;
   edges: number;
   /** Fixpoint iterations over all loops of the run. */
   iterations: number;
   /** Host round trips of the run (ExecuteStats.hostSyncs). */
   hostSyncs: number;
+  /** Exit tests of the loops decided on the host (LoopStats.batches): batches of iterations. */
+  batches: number;
+  /** Compute dispatches of the loops per iteration. */
+  dispatchesPerIteration: number;
+  /** Evaluation time over the iterations: on `chain`, the per-iteration cost of a one-tuple delta. */
+  microsecondsPerIteration: number;
   /** GPU buffers the run created (ExecuteStats.buffersCreated): pool misses. */
   buffersCreated: number;
   /** Rows of all derived (idb) relations at the end. */
@@ -267,8 +329,8 @@ async function loadTable(db: DuckDBConnection, name: string, columns: string[], 
 
 async function runDuckDb(db: DuckDBConnection, def: WorkloadDef, facts: Record<string, Row[]>): Promise<{ milliseconds: number; counts: number[] }> {
   const edges = facts.edge ?? [];
-  await loadTable(db, 'edge', ['x', 'y', 'w'].slice(0, edges[0]?.length ?? 2), edges);
-  await loadTable(db, 'source', ['x'], facts.source ?? []);
+  const tables = def.tables ?? { edge: ['x', 'y', 'w'].slice(0, edges[0]?.length ?? 2), source: ['x'] };
+  for (const [name, columns] of Object.entries(tables)) await loadTable(db, name, columns, facts[name] ?? []);
   const t0 = performance.now();
   const reader = await db.runAndReadAll(def.sql);
   const milliseconds = performance.now() - t0;
@@ -289,6 +351,7 @@ function load(dir: string, def: WorkloadDef): Program {
 export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise<GraphBenchReport> {
   const { graph: directed, description } = makeGraph(options.graph);
   const undirected = options.workloads.some((w) => WORKLOADS[w].undirected) ? symmetric(directed) : directed;
+  const countTo = options.countTo ?? LOOP_DEFAULTS.countTo;
   const source = options.source ?? 0;
   const dir = options.programsDir ?? examplesDir('graphs');
   const duck = options.duckdb === false ? undefined : await openDuckDb('run without DuckDB (--no-duckdb)');
@@ -297,22 +360,24 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
   try {
     for (const workload of options.workloads) {
       const def = WORKLOADS[workload];
-      const g = def.undirected ? undirected : directed;
+      const own = def.graph?.(options);
+      const g = own?.graph ?? (def.undirected ? undirected : directed);
       const program = load(dir, def);
-      const facts = def.facts(g, source);
+      const facts = def.facts(g, source, countTo);
       const run = {
         gpu,
         outputs: [],
         ...(options.maxIterations !== undefined ? { maxIterations: options.maxIterations } : {}),
         ...(options.maxDeviceMemory !== undefined ? { maxDeviceMemory: options.maxDeviceMemory } : {}),
         ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
+        ...(options.loopBatches === false ? { loopBatches: false } : {}),
       };
       const runsMs: number[] = [];
       const loadMs: number[] = [];
       let stats: ExecuteStats | undefined;
       try {
         // Pipelines are cached per device and do not depend on the data: a tiny graph compiles them all untimed.
-        await program.run({ ...run, facts: def.facts(chain(3), 0) });
+        await program.run({ ...run, facts: def.facts(chain(3), 0, 3) });
         for (let k = 0; k < (options.runs ?? 1); k++) {
           const t0 = performance.now();
           stats = (await program.run({ ...run, facts })).stats;
@@ -339,12 +404,17 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
         const answers = (await program.run({ ...run, facts, outputs: def.sums })).relations;
         for (const r of def.sums) checked[`${r} sum`] = answers.get(r)!.reduce((n, row) => n + (row.at(-1) as number), 0);
       }
+      const iterations = stats.loops.reduce((n, l) => n + l.iterations, 0);
       const result: GraphBenchResult = {
         workload,
+        graph: own?.description ?? description,
         nodes: g.nodes,
         edges: g.src.length,
-        iterations: stats.loops.reduce((n, l) => n + l.iterations, 0),
+        iterations,
         hostSyncs: stats.hostSyncs,
+        batches: stats.loops.reduce((n, l) => n + l.batches, 0),
+        dispatchesPerIteration: iterations > 0 ? stats.loops.reduce((n, l) => n + l.dispatches, 0) / iterations : 0,
+        microsecondsPerIteration: iterations > 0 ? (milliseconds * 1000) / iterations : 0,
         buffersCreated: stats.buffersCreated,
         tuples,
         checked,
@@ -385,10 +455,14 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
 
 /** The report as an aligned text table, one row per workload. */
 export function formatGraphBenchReport(report: GraphBenchReport): string {
-  const head = ['workload', 'iterations', 'tuples', 'ms', 'load ms', 'tuples/s', 'host syncs', 'peak MiB', 'spilled MiB', 'DuckDB ms', 'DuckDB/Vixen', 'same answer'];
+  const head = ['workload', 'graph', 'iterations', 'batches', 'us/iter', 'dispatches/iter', 'tuples', 'ms', 'load ms', 'tuples/s', 'host syncs', 'peak MiB', 'spilled MiB', 'DuckDB ms', 'DuckDB/Vixen', 'same answer'];
   const rows = report.results.map((r) => [
     r.workload,
+    r.graph,
     String(r.iterations),
+    String(r.batches),
+    r.microsecondsPerIteration.toFixed(1),
+    r.dispatchesPerIteration.toFixed(1),
     String(r.tuples),
     r.milliseconds.toFixed(1),
     r.loadMilliseconds.toFixed(1),
@@ -400,10 +474,13 @@ export function formatGraphBenchReport(report: GraphBenchReport): string {
     r.duckdb ? `${r.duckdb.ratio.toFixed(2)}x` : '-',
     r.duckdb ? (r.duckdb.agrees ? 'yes' : `NO (${JSON.stringify(r.duckdb.checked)} vs ${JSON.stringify(r.checked)})`) : '-',
   ]);
+  const chainRun = report.results.find((r) => r.workload === 'chain');
   return [
     `adapter: ${report.adapter}; graph: ${report.graph.description} (${report.graph.nodes} nodes, ${report.graph.edges} edges)`,
     'ms: evaluation on the device (median of the runs); load ms: the edges handed to the run made device relations; DuckDB ms: its query on tables loaded beforehand',
-    ...alignedTable(head, rows, 1),
+    'us/iter: evaluation time over the fixpoint iterations; batches: loop exit tests decided on the host',
+    ...alignedTable(head, rows, 2),
     ...report.stopped.map((x) => `stopped: ${x.workload}: ${x.message}`),
+    ...(chainRun ? [`per-iteration cost of a one-tuple delta: ${chainRun.microsecondsPerIteration.toFixed(1)} us (reach along a ${chainRun.graph})`] : []),
   ].join('\n');
 }

@@ -9,6 +9,7 @@ export {
   makeGraph,
   GRAPH_KINDS,
   GRAPH_WORKLOADS,
+  LOOP_DEFAULTS,
   type GraphBenchOptions,
   type GraphBenchReport,
   type GraphBenchResult,

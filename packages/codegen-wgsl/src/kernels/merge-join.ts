@@ -1,11 +1,12 @@
 import { rowWords, wordsOf } from '@vixen/queryplan';
 import type { Expr, Predicate, ScalarType } from '@vixen/queryplan';
-import { columnWords, filterCode, header, lexCompareFn, projectCode, threadMain, type ColumnResolver } from '../wgsl.js';
+import { atomicBinding, columnWords, filterCode, header, lexCompareFn, projectCode, threadMain, type ColumnResolver } from '../wgsl.js';
 import type { KernelShaders } from '../passes.js';
 
 /**
  * Per left row: binary-search the [lo, hi) range of right rows with equal key words (empty keys: all
- * rows), count the pairs passing the filter; scan; write pass re-walks the range and emits projections.
+ * rows), count the pairs passing the filter; scan; write pass re-walks the range and emits projections. joinRuns
+ * finds the longest run of equal right keys: times the left rows, it bounds the output.
  */
 export function mergeJoinShaders(
   leftTypes: readonly ScalarType[],
@@ -72,5 +73,22 @@ ${prelude}${threadMain(`  if (i >= u[0].x) { return; }
 ${walk(`      let ob = o * WO;
 ${projectCode(project, 'outp', 'ob', cols, constOffsets)}
       o = o + 1u;`)}`)}`;
-  return { joinCount, joinWrite };
+  const rightPairs = rightKeys.flatMap((rk) => {
+    const a = columnWords('rhs', 'a * WR', rightTypes, rk);
+    const b = columnWords('rhs', 'b * WR', rightTypes, rk);
+    return a.map((x, w): [string, string] => [x, b[w]!]);
+  });
+  // A thread per row; a row that starts a run binary-searches its end. runs[0] is zeroed by the host.
+  const joinRuns = `${atomicBinding(header('joinRuns', ['rhs', 'runs']), 'runs')}
+const WR: u32 = ${rowWords(rightTypes)}u;
+${lexCompareFn('cmpRight', rightPairs)}${threadMain(`  let m = u[0].x;
+  if (i >= m || (i > 0u && cmpRight(i - 1u, i) == 0)) { return; }
+  var lo = i + 1u;
+  var hi = m;
+  while (lo < hi) {
+    let mid = lo + (hi - lo) / 2u;
+    if (cmpRight(i, mid) == 0) { lo = mid + 1u; } else { hi = mid; }
+  }
+  atomicMax(&runs[0], lo - i);`)}`;
+  return { joinCount, joinWrite, joinRuns };
 }

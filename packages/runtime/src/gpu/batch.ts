@@ -37,6 +37,8 @@ export class CommandBatch {
   private arenaCopied = false;
   /** Encoders opened so far. */
   opened = 0;
+  /** Dispatches encoded so far (the loop statistics count them per iteration). */
+  dispatched = 0;
 
   constructor(
     private readonly device: GPUDevice,
@@ -98,6 +100,7 @@ export class CommandBatch {
   /** Counts `n` dispatches just encoded; submits unless deferring (and short of MAX_DISPATCHES). */
   encoded(n: number): void {
     this.dispatches += n;
+    this.dispatched += n;
     if (this.deferring === 0 || this.dispatches >= MAX_DISPATCHES) this.flush();
   }
 

@@ -1,12 +1,13 @@
 /**
  * Host driver of mergeJoin (codegen-wgsl kernels/merge-join.ts): joinCount writes per-row counts, an exclusive scan
- * turns them into output offsets, and joinWrite writes the rows. No input bounds the output, so the total is read
- * back to size it.
+ * turns them into output offsets, and joinWrite writes the rows. The total is read back to size the output, unless
+ * the longest run of equal keys on the right side (rightRun) bounds it closely enough: then the output has room for
+ * that bound and its count stays pending on the device, so a fixpoint's iterations need no host sync for the join.
  */
 import type { KernelShaders, PassName } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from '../device.js';
 import { Recorder, type Bound } from '../recorder.js';
-import { acquireBound, allocRelation, bound, checkResultSize, DeviceLimitError, submitAndSync, type DeviceRelation, type Size } from '../relations.js';
+import { acquireBound, allocPending, allocRelation, bound, checkResultSize, DeviceLimitError, submitAndSync, type DeviceRelation, type Size } from '../relations.js';
 import { encodeScan } from './scan.js';
 
 interface Compaction {
@@ -24,6 +25,42 @@ interface Compaction {
   outWidth: number;
   /** The kernel's string built-in tables, bound to both passes. */
   tables?: Bound;
+  /** The most right rows one left row can match (rightRun), when known: rows * rightRun bounds the output. */
+  rightRun?: number;
+}
+
+/**
+ * Output rows a join may allocate by its bound (left rows times the longest right run) rather than by its total read
+ * back, unless the bound is at most twice the left rows: small outputs, or a bound close to what they need.
+ */
+const BOUNDED_JOIN_ROWS = 2 ** 16;
+
+/** Per join's passes, per right relation: its longest run of equal keys, or 'seen' after its first join. */
+const rightRuns = new WeakMap<KernelShaders, WeakMap<DeviceRelation, number | 'seen'>>();
+
+/**
+ * The most rows of `right` (sorted by the join's right keys, count host-known) that share one key, when the join
+ * `shaders` has joined it before: the relation is then likely loop-invariant (a fixpoint's base relation) and the
+ * one pass and host sync that find it pay off over the launches after. undefined on a first join.
+ */
+export async function rightRun(g: GpuImpl, shaders: KernelShaders, right: DeviceRelation): Promise<number | undefined> {
+  if (right.pending || right.chunks || shaders.joinRuns === undefined) return undefined;
+  let runs = rightRuns.get(shaders);
+  if (!runs) rightRuns.set(shaders, (runs = new WeakMap()));
+  const known = runs.get(right);
+  if (known === undefined) runs.set(right, 'seen');
+  if (known !== 'seen') return known;
+  const most = acquireBound(g, 1, 'longest key run');
+  try {
+    const rec = new Recorder(g, shaders);
+    rec.clear(most.buffer, 4);
+    rec.dispatch('joinRuns', [bound(right), most], [right.count], right.count);
+    const run = (await submitAndSync(g, rec, [{ buffer: most.buffer, offset: 0, words: 1 }]))[0]![0]!;
+    runs.set(right, run);
+    return run;
+  } finally {
+    g.pool.release(most.buffer);
+  }
 }
 
 /**
@@ -32,6 +69,10 @@ interface Compaction {
  */
 export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction): Promise<DeviceRelation> {
   const n = c.rows;
+  const bounded = c.rightRun === undefined ? undefined : n * c.rightRun;
+  if (bounded !== undefined && (bounded <= BOUNDED_JOIN_ROWS || bounded <= 2 * n) && (bounded * c.outWidth + 1) * 4 <= g.limits.maxStorageBufferBindingSize) {
+    return boundedCompact(g, shaders, c, bounded);
+  }
   // Per-row counts (at most n * m rows) and an overflow flag.
   const wraps = n * c.right > 0xffffffff;
   const words = n + 1 + (wraps ? 1 : 0);
@@ -60,6 +101,28 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
     const writing = new Recorder(g, shaders);
     writing.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], sizes, n, c.constants, c.tables);
     await writing.submit();
+    return out;
+  } finally {
+    g.pool.release(offsets.buffer);
+  }
+}
+
+/**
+ * compact() into an output with room for `capacity` rows (a bound on the total, under 2^32): the scanned total is
+ * copied to the output's count word, which stays pending. No host sync.
+ */
+async function boundedCompact(g: GpuImpl, shaders: KernelShaders, c: Compaction, capacity: number): Promise<DeviceRelation> {
+  const n = c.rows;
+  const sizes: Size[] = [c.sizes[0]!, c.sizes[1]!, n];
+  const offsets = acquireBound(g, n + 1, `offsets for ${n} rows`);
+  try {
+    const out = allocPending(g, capacity, c.outWidth);
+    const rec = new Recorder(g, shaders);
+    rec.dispatch(c.count.pass, [...c.count.inputs, offsets], sizes, n + 1, c.constants, c.tables);
+    encodeScan(rec, offsets, n + 1);
+    rec.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], sizes, n, c.constants, c.tables);
+    rec.copy(offsets.buffer, n * 4, out.buffer!, out.pending!.offset, 4);
+    await rec.submit();
     return out;
   } finally {
     g.pool.release(offsets.buffer);

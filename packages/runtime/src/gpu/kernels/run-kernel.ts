@@ -19,7 +19,7 @@ import { bound, exactCount, ResultLimitError, sizeOf, type DeviceRelation } from
 import { concatenate } from './concat.js';
 import { orderedLookups } from './lookup-order.js';
 import { mergeRows } from './merge.js';
-import { compact } from './merge-join.js';
+import { compact, rightRun } from './merge-join.js';
 import { project } from './project.js';
 import { select } from './select.js';
 import { sortRows } from './sort.js';
@@ -55,6 +55,7 @@ async function run(
       if (a.count === 0) return empty;
       if (kernel.kind === 'mapFilter' && isProjection(columns(kernel.input), kernel.filter, outWidth)) return project(g, shaders, a, outWidth, constWords, tables);
       if (kernel.kind === 'unique' && a.canonical) return a;
+      if (kernel.kind === 'unique' && a.count === 1 && !a.chunks) return atMostOneRow(a);
       if (kernel.kind === 'unique' && kernel.hashed) return hashedUnique(g, shaders, a, outWidth);
       const out = await select(g, shaders, {
         pass: 'select',
@@ -79,8 +80,9 @@ async function run(
         constants: constWords,
         outWidth,
       });
-    case 'mergeJoin':
+    case 'mergeJoin': {
       if (a.count === 0 || b.count === 0) return empty;
+      const run = await rightRun(g, shaders, b);
       return compact(g, shaders, {
         count: { pass: 'joinCount', inputs: [bound(a), bound(b)] },
         write: { pass: 'joinWrite', inputs: [bound(a), bound(b)] },
@@ -90,7 +92,9 @@ async function run(
         constants: constWords,
         outWidth,
         ...(tables ? { tables } : {}),
+        ...(run !== undefined ? { rightRun: run } : {}),
       });
+    }
     case 'hashJoin': {
       if (a.count === 0 || b.count === 0) return empty;
       // Sizes are known only now (bounds, for pending counts): build on the smaller side (a smaller table, and the probe's first pass has
@@ -124,6 +128,7 @@ async function run(
       const arity = columns(kernel.input).length;
       // A canonical relation is already in the order of a sort by all its columns.
       if (a.canonical && kernel.keys.length === arity && kernel.keys.every((k, i) => k === i)) return a;
+      if (a.count === 1 && !a.chunks) return atMostOneRow(a);
       return sortRows(g, shaders, a, sortKeyWords(columns(kernel.input), kernel.keys));
     }
     case 'concat':
@@ -146,6 +151,16 @@ async function run(
       return aggregateRows(g, shaders, a, kernel.aggregates, argTypes, outWidth, `kernel ${kernel.id}`);
     }
   }
+}
+
+/**
+ * `rel` itself, marked canonical: at most one row (a count of 1, or pending with room for 1 — a fixpoint's one-tuple
+ * delta) is sorted and duplicate-free, so sort and unique pass it through (as they do a canonical input) instead of
+ * a dispatch each.
+ */
+function atMostOneRow(rel: DeviceRelation): DeviceRelation {
+  rel.canonical = true;
+  return rel;
 }
 
 /**

@@ -1,0 +1,135 @@
+/**
+ * Loop control with fewer host syncs (issue 44): a fixpoint loop of one block may run several iterations without the
+ * host deciding its exit test in between. Each such iteration copies its exit test's pending delta counts into a
+ * history buffer on the device, and the host reads the history back with the next sync, which ends the batch: the
+ * first iteration whose deltas were all empty is where the loop stopped. The iterations after it ran on empty
+ * deltas and derived nothing: a loop of set-monotone kernels stops at its least fixpoint, and applying its rules
+ * there again yields only rows it holds, so every delta stays empty (batchableLoop admits only such kernels, and
+ * finish() checks that the deltas stayed empty). The batch grows while deltas stay small and the iterations needed no
+ * host sync of their own, and shrinks when deltas grow.
+ */
+import type { KirKernel, KirProgram } from '@vixen/kernel-ir';
+import type { GpuImpl } from './gpu/device.js';
+import { relationUsage, type DeviceRelation, type DeviceWord } from './gpu/relations.js';
+
+/** Kernel kinds whose output only grows with their inputs (sets in, sets out): a loop of them may overshoot its fixpoint. */
+const MONOTONE: ReadonlySet<KirKernel['kind']> = new Set(['mapFilter', 'sort', 'unique', 'mergeJoin', 'hashJoin', 'pipeline', 'difference', 'concat', 'merge', 'copy']);
+
+/**
+ * Whether the loop branching at `label` is one block that loops to itself, launches only monotone kernels, and
+ * writes its relations (not temporaries) only by merging into them (`p := merge p, $new_p`): then an iteration on
+ * empty deltas leaves every relation as it was.
+ */
+export function batchableLoop(program: KirProgram, label: string, body: ReadonlySet<string>): boolean {
+  const block = program.blocks.find((b) => b.label === label);
+  if (!block || body.size !== 1 || block.terminator.kind !== 'branch' || block.terminator.ifFalse !== label) return false;
+  const temporary = new Set(program.relations.filter((r) => r.kind === 'temp').map((r) => r.name));
+  return block.commands.every((c) => {
+    if (c.kind === 'clear') return program.variables[c.var]!.relation === undefined || temporary.has(program.variables[c.var]!.relation!);
+    if (c.kind !== 'launch') return true;
+    const k = program.kernels[c.kernel]!;
+    if (!MONOTONE.has(k.kind) || (k.kind === 'pipeline' && k.aggregate)) return false;
+    const relation = program.variables[k.output]!.relation;
+    if (relation === undefined || temporary.has(relation)) return true;
+    return (k.kind === 'merge' || k.kind === 'concat') && (k.left === k.output || k.right === k.output);
+  });
+}
+
+/** Iterations of the first batch; it doubles up to MAX_BATCH while iterations stay small and sync-free. */
+const FIRST_BATCH = 4;
+const MAX_BATCH = 1024;
+
+/**
+ * Most rows of pending deltas (their bounds) an iteration may leave for the next without the host looking. Bounds
+ * grow through joins (twice a grid's delta each iteration), and passes are sized by them: kept where sorts of a few
+ * times that many rows still rank in one pass (kernels/sort.ts), so a batch needs no radix sort's key-mask sync and
+ * no large grid of idle threads (costly on a CPU adapter).
+ */
+const SMALL_DELTA_ROWS = 2 ** 12;
+const SMALL_DELTA_ROWS_SOFTWARE = 2 ** 8;
+
+/** What the exit test of a batched loop does: go on without the host (`continue`), or have the host decide. */
+export type LoopStep = 'continue' | 'decide';
+
+export class LoopBatch {
+  /** Iterations the current batch may run without the host deciding. */
+  private limit = FIRST_BATCH;
+  /** Iterations run in the current batch. */
+  private ran = 0;
+  /** The iterations whose exit tests the device recorded: their iteration number, first history word and words. */
+  private entries: Array<{ iteration: number; at: number; words: number }> = [];
+  private history: GPUBuffer | null = null;
+  private used = 0;
+  /** Host syncs when the batch began (after the last decision's). */
+  private syncsAtStart: number;
+  /** The batch ended because its deltas grew past SMALL_DELTA_ROWS. */
+  private large = false;
+
+  constructor(private readonly g: GpuImpl) {
+    this.syncsAtStart = g.hostSyncs;
+  }
+
+  /**
+   * The exit test of iteration `iteration` on the deltas `vars` (settled): `continue` when the loop goes on without
+   * the host, recording pending counts in the history; `decide` when the host must decide (with ranges() read back).
+   * `last`: the last iteration the run may take (maxIterations), past which the host decides.
+   */
+  step(iteration: number, vars: readonly DeviceRelation[], last: number): LoopStep {
+    const pending = vars.filter((v) => v.pending);
+    // A known non-empty delta: the loop goes on, nothing to record.
+    if (vars.some((v) => !v.pending && v.count > 0) && this.ran < this.limit && iteration < last) {
+      this.ran += 1;
+      return 'continue';
+    }
+    if (pending.length === 0 || this.ran >= this.limit || iteration >= last) return 'decide';
+    if (pending.reduce((n, v) => n + v.count, 0) > (this.g.software ? SMALL_DELTA_ROWS_SOFTWARE : SMALL_DELTA_ROWS)) {
+      this.large = true;
+      return 'decide';
+    }
+    if (!this.history) this.history = this.g.pool.acquire(4 * this.limit * vars.length, relationUsage());
+    const encoder = this.g.batch.commands();
+    for (const v of pending) {
+      const word: DeviceWord = v.pending!;
+      encoder.copyBufferToBuffer(word.buffer, word.offset, this.history, 4 * this.used, 4);
+      this.used += 1;
+    }
+    this.entries.push({ iteration, at: this.used - pending.length, words: pending.length });
+    this.ran += 1;
+    return 'continue';
+  }
+
+  /** The history words the deciding sync reads back (none when the batch recorded nothing). */
+  ranges(): Array<{ buffer: GPUBuffer; offset: number; words: number }> {
+    return this.history && this.used > 0 ? [{ buffer: this.history, offset: 0, words: this.used }] : [];
+  }
+
+  /**
+   * Ends the batch with the history read back (`words`, ranges()' order): the iteration at which the loop stopped,
+   * or undefined when it did not stop in the batch. Sizes the next batch.
+   */
+  finish(words: Uint32Array | undefined): number | undefined {
+    let stopped: number | undefined;
+    for (const e of this.entries) {
+      const empty = words!.subarray(e.at, e.at + e.words).every((w) => w === 0);
+      if (stopped === undefined && empty) stopped = e.iteration;
+      else if (stopped !== undefined && !empty) throw new Error(`internal: a batched fixpoint loop derived rows in iteration ${e.iteration}, after it stopped at ${stopped}`);
+    }
+    // The deciding sync is the batch's one; more were kernels' own.
+    const syncFree = this.g.hostSyncs - this.syncsAtStart <= 1;
+    if (this.large) this.limit = Math.max(1, this.limit >> 1);
+    else if (this.ran >= this.limit && syncFree) this.limit = Math.min(MAX_BATCH, 2 * this.limit);
+    this.release();
+    return stopped;
+  }
+
+  /** Forgets the batch (its history buffer back to the pool). */
+  release(): void {
+    if (this.history) this.g.pool.release(this.history);
+    this.history = null;
+    this.used = 0;
+    this.entries = [];
+    this.ran = 0;
+    this.large = false;
+    this.syncsAtStart = this.g.hostSyncs;
+  }
+}
