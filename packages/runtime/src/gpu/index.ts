@@ -2,7 +2,8 @@
  * The device layer for code that drives kernels itself (the operator bench, the device's own tests): the engine's
  * API is the package's index.
  */
-export { internals, openGpu, type Gpu, type GpuLimits, type GpuOptions } from './device.js';
+export { internals, openDevice, type Gpu, type GpuLimits, type GpuOptions } from './device.js';
+export { openGpu } from './dawn.js';
 export { chunkRows, fitsOneChunk } from './chunks.js';
 export { DeviceLimitError, downloadRelation, downloadRelations, exactRows, releaseRelation, settle, uploadRelation, type DeviceRelation } from './relations.js';
 export { runKernel } from './kernels/run-kernel.js';
