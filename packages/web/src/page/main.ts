@@ -17,6 +17,9 @@ import { factsFileRelation, parseFacts } from '../facts.js';
 import { logiql, souffle } from './highlight.js';
 
 const PAGE_ROWS = 50;
+/** Facts text past this many characters is shown in part, read-only. */
+const LARGE_FACTS = 200_000;
+const PREVIEW_LINES = 20;
 
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
 
@@ -117,11 +120,14 @@ function renderFacts(): void {
         renderFacts();
       };
       const text = document.createElement('textarea');
-      text.value = f.text;
+      const lines = f.text.split('\n').filter((l) => l.length > 0).length;
+      // Megabytes of generated or dropped facts would make the editor crawl: show their start, read-only.
+      const large = f.text.length > LARGE_FACTS;
+      text.value = large ? `${f.text.split('\n', PREVIEW_LINES).join('\n')}\n... (${lines} lines in all, shown in part)` : f.text;
+      text.readOnly = large;
       text.rows = 4;
       text.spellcheck = false;
       text.oninput = () => (f.text = text.value);
-      const lines = f.text.split('\n').filter((l) => l.length > 0).length;
       const count = document.createElement('span');
       count.className = 'muted';
       count.textContent = `${lines} line${lines === 1 ? '' : 's'}`;
