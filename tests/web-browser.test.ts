@@ -71,6 +71,7 @@ describe.skipIf(!found)('the playground in chromium', () => {
   });
 
   test('the page has WebGPU', async () => {
+    await page.waitForFunction("document.querySelector('#status').textContent.startsWith('ready: ')", { timeout: 60_000 });
     expect(await page.evaluate("'gpu' in navigator")).toBe(true);
     expect(await page.evaluate("document.querySelector('#no-webgpu').hidden")).toBe(true);
   });
@@ -110,6 +111,24 @@ describe.skipIf(!found)('the playground in chromium', () => {
     expect(await page.evaluate("document.querySelectorAll('#view-profile tbody tr').length")).toBeGreaterThan(0);
     await page.screenshot({ path: join(ARTIFACTS, 'view-profile.png') });
     await page.click('.tab[data-view="results"]');
+  }, 120_000);
+
+  test('a browser whose WebGPU offers no adapter is told so, and Run is off', async () => {
+    // Without --enable-unsafe-webgpu this chromium has navigator.gpu but no adapter.
+    const plain = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS.filter((f) => f !== '--enable-unsafe-webgpu') });
+    try {
+      const other = await plain.newPage();
+      await other.setViewport({ width: 1400, height: 900 });
+      await other.goto(site.url);
+      await other.waitForFunction("!document.querySelector('#no-webgpu').hidden", { timeout: 60_000 });
+      await other.screenshot({ path: join(ARTIFACTS, 'no-webgpu.png') });
+      expect(await other.evaluate("document.querySelector('#no-webgpu-reason').textContent")).toMatch(/no adapter|no WebGPU/);
+      expect(await other.evaluate("document.querySelector('#run').disabled")).toBe(true);
+      // The compiler still works there: the plan view shows the gallery's first program.
+      expect(await other.evaluate("document.querySelector('#view-plan').textContent")).toMatch(/even/);
+    } finally {
+      await plain.close();
+    }
   }, 120_000);
 
   test('an error typed into the editor is marked where it is', async () => {

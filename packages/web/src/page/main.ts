@@ -396,11 +396,15 @@ function start(): void {
     const files = (e.target as HTMLInputElement).files;
     if (files) void addDroppedFiles(files);
   };
-  if (!('gpu' in navigator)) {
-    const banner = $('no-webgpu');
-    banner.hidden = false;
-    $<HTMLButtonElement>('run').disabled = true;
-  }
+  // The device is opened up front: a browser without WebGPU, or whose WebGPU offers no adapter, is told so at once.
+  gpu().then(
+    (device) => setStatus('idle', `ready: ${device.adapterName}`),
+    (e: unknown) => {
+      $('no-webgpu-reason').textContent = e instanceof Error ? e.message : String(e);
+      $('no-webgpu').hidden = false;
+      $<HTMLButtonElement>('run').disabled = true;
+    },
+  );
   selectView('results');
   loadGallery(GALLERY[0]!);
 }
