@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-const PIPELINE = ['queryplan', 'frontend', 'kernel-ir', 'codegen-wgsl', 'io', 'runtime', 'bench', 'cli'];
+const PIPELINE = ['queryplan', 'frontend', 'kernel-ir', 'codegen-wgsl', 'io', 'runtime', 'bench', 'web', 'cli'];
 const root = join(import.meta.dirname, '..', 'packages');
 
 function sourceFiles(dir: string): string[] {

@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { compileFile, Database, RunLimitError } from '@vixen/runtime';
-import { compareAnswers, compileTpchQuery, dbgen, dbgenParallel, factsFor, TblDuckDb, TPCH_QUERIES, TPCH_TABLES, tpchQuerySql, tpchSchema } from '@vixen/bench';
+import { compareAnswers, compileTpchQuery, dbgen, dbgenParallel, dbgenText, factsFor, TblDuckDb, TPCH_QUERIES, TPCH_TABLES, tpchQuerySql, tpchSchema } from '@vixen/bench';
 import { runCli } from '@vixen/cli';
 import { importStore } from '@vixen/io';
 import { useTblData } from './helpers/tbl-data.js';
@@ -75,6 +75,11 @@ test('dbgenParallel writes the files dbgen writes, byte for byte, whatever the c
   for (const t of [...TPCH_TABLES].sort()) hash.update(readFileSync(join(data.dir, `${t}.tbl`)));
   expect(hash.digest('hex')).toBe('c9775919387db9c8465f9831382fe72a4f6dc12e409f9b185e8a28848fa2b1c5');
 }, 120_000);
+
+test('dbgenText makes in memory the bytes dbgen writes (the playground generates its TPC-H data so)', () => {
+  const text = dbgenText({ sf: 0.01, seed: 10 });
+  for (const t of TPCH_TABLES) expect(text[t] === readFileSync(join(data.dir, `${t}.tbl`), 'latin1'), t).toBe(true);
+});
 
 describe('TPC-H queries at SF 0.01 match DuckDB', () => {
   for (const q of TPCH_QUERIES) {

@@ -85,6 +85,10 @@ const bundleOptionsSchema = z.object({
   minify: z.boolean().default(true),
 });
 
+const serveOptionsSchema = z.object({
+  port: z.coerce.number().int().min(0).max(65535).default(8080),
+});
+
 const compileOptionsSchema = z.object({
   out: z.string().min(1),
   output: outputList,
@@ -382,6 +386,19 @@ async function buildCommand(argv: readonly string[], out: (s: string) => void, e
         backend: opts.backend,
         interactive: process.stdin.isTTY === true,
       });
+    });
+
+  program
+    .command('serve')
+    .description("serve the browser playground on 127.0.0.1: programs compile and run on the page's WebGPU")
+    .option('--port <n>', 'port to listen on (0: any free one)', '8080')
+    .action(async (raw: unknown) => {
+      const opts = parseOptions(serveOptionsSchema, raw);
+      // Imported here: only this command builds and serves the page.
+      const { serveSite } = await import('@vixen/web');
+      const site = await serveSite({ port: opts.port });
+      out(`Vixen playground: ${site.url} (Ctrl+C stops)\n`);
+      await new Promise<void>((resolve) => process.once('SIGINT', () => void site.close().then(resolve)));
     });
 
   // `vixen bench`'s options list the benchmarks' queries, which come with the engine: elsewhere (`vixen --help`) a

@@ -24,7 +24,9 @@ export {
   type FactsFileLoader,
   type Format,
 } from './facts/index.js';
-export { addInlineFacts, externalFacts, type FactSources } from './sources.js';
+export { externalFacts, type FactSources } from './sources.js';
+export { addApiFacts, addInlineFacts } from './facts/rows.js';
+export { convert, quoted } from './facts/convert.js';
 export type { LoadProgress, LoadProgressListener } from './load-progress.js';
 export { importStore, type ImportedStore, type ImportStoreOptions } from './store/import.js';
 export { writeFilesAtomically, writeLines, type OutputFile } from './output-files.js';

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { VixenError } from '@vixen/queryplan';
 import { JOIN_STRATEGIES } from '@vixen/kernel-ir';
-import { PARSE_MODES } from './facts-parse.js';
+import { PARSE_MODES } from './parse-mode.js';
 
 const callback = () => z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function', 'expected a function');
 const positiveInteger = z.number().refine((n) => Number.isSafeInteger(n) && n > 0, 'expected a positive whole number');

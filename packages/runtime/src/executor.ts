@@ -15,19 +15,14 @@ import {
   type VarId,
 } from '@vixen/kernel-ir';
 import { printOrigin, rowWords, VixenError, type RelationDecl, type RuleOrigin } from '@vixen/queryplan';
-import {
-  downloadRelations,
-  releaseRelation,
-  runKernel,
-  uploadRelation,
-  type DeviceRelation,
-  type Gpu,
-} from './gpu/index.js';
-import { internals } from './gpu/device.js';
+// The device modules themselves, not gpu/index.ts: that barrel also opens Dawn, which a browser build lacks.
+import { downloadRelations, releaseRelation, uploadRelation, type DeviceRelation } from './gpu/relations.js';
+import { runKernel } from './gpu/kernels/run-kernel.js';
+import { internals, type Gpu } from './gpu/device.js';
 import { encodeValue, StringDictionary } from '@vixen/io';
 import { DeviceLimitError, exactCount, GuessMissed, settle, syncCounts, type GuessingRun } from './gpu/relations.js';
 import { chunkedOf, leaves, releaseUnshared, uploadForSort } from './gpu/chunks.js';
-import { deviceRowsRelation } from './gpu/parse-text.js';
+import { deviceRowsRelation } from './gpu/parsed-rows.js';
 import type { EncodedFacts } from '@vixen/io';
 import { ResultTable } from './result-table.js';
 import { checkDeclaredKeys } from './keys.js';

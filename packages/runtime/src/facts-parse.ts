@@ -8,9 +8,7 @@ import { stat } from 'node:fs/promises';
 import { columnTypes, factsColumns, factsFormat, loadKeptColumns, type FactsFileLoader } from '@vixen/io';
 import type { Gpu } from './gpu/index.js';
 import { parseTextOnDevice } from './gpu/parse-text.js';
-
-export const PARSE_MODES = ['host', 'device', 'auto'] as const;
-export type ParseMode = (typeof PARSE_MODES)[number];
+import type { ParseMode } from './parse-mode.js';
 
 /** In `auto` mode, files at least this large parse on the device (on a GPU). */
 export const AUTO_DEVICE_BYTES = 16 * 2 ** 20;

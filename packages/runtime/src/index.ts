@@ -16,7 +16,10 @@ export {
 } from './executor.js';
 export { formatBytes, parseByteSize, RunLimitError } from './limits.js';
 export { DeviceFault, type DeviceFaultKind } from './gpu/device-fault.js';
-export { PARSE_MODES, factsLoader, type ParseMode } from './facts-parse.js';
+export { factsLoader } from './facts-parse.js';
+export { PARSE_MODES, type ParseMode } from './parse-mode.js';
 export { openGpu, type Gpu, type GpuOptions } from './gpu/index.js';
+// A page's navigator.gpu (the browser build's device; browser.ts).
+export { openDefaultGpu as openBrowserGpu } from './host-browser.js';
 export { PROGRAM_FORMAT, PROGRAM_VERSION, type ProgramFile } from './program-file.js';
 export { dawnAddonPath } from './dawn-path.js';

@@ -6,7 +6,9 @@
 import { generateKernelShaders } from '@vixen/codegen-wgsl';
 import type { KirKernel, KirProgram, VarId } from '@vixen/kernel-ir';
 import { keyConstraint, KeyViolationError, rowWords, VIOLATION_ROWS, type DeclaredKey, type RelationDecl } from '@vixen/queryplan';
-import { downloadRelation, releaseRelation, runKernel, type DeviceRelation, type Gpu } from './gpu/index.js';
+import { downloadRelation, releaseRelation, type DeviceRelation } from './gpu/relations.js';
+import { runKernel } from './gpu/kernels/run-kernel.js';
+import type { Gpu } from './gpu/device.js';
 import { internals } from './gpu/device.js';
 import { releaseUnshared } from './gpu/chunks.js';
 import { settle, syncCounts } from './gpu/relations.js';

@@ -2,7 +2,6 @@
  * The programmatic API: compile LogiQL source into a Program (QP, KIR and WGSL), run it on WebGPU,
  * run the reference interpreter on the same plan, and save/load the compiled form.
  */
-import { existsSync } from 'node:fs';
 import { compileLogic, type Dialect, type SourceFile, type SouffleIo } from '@vixen/frontend';
 import { generateProgramShaders, type KernelShaders } from '@vixen/codegen-wgsl';
 import { kirPipeline, planToKernels, printKir, validateKir, type JoinStrategy, type KirProgram } from '@vixen/kernel-ir';
@@ -30,10 +29,12 @@ import {
 import { executeKir, type ExecuteOptions, type ExecuteStats, type ResidentRelations } from './executor.js';
 import { parseByteSize } from './limits.js';
 import { checkCompileArgs, checkRunOptions } from './api-options.js';
-import { addInlineFacts, externalFacts, locateFileFacts, type FactSources, readTextFile } from '@vixen/io';
+import { addInlineFacts, type FactSources } from '@vixen/io';
+// Node's files and Dawn, or a browser page's rows and navigator.gpu (package.json `imports`).
+import { loadExternalFacts, locateFileFacts, openDefaultGpu, readIncludedFile, readProgramFile } from '#host';
 import type { EncodedFacts } from '@vixen/io';
-import { openGpu, type Gpu, type GpuOptions } from './gpu/index.js';
-import { factsLoader, type ParseMode } from './facts-parse.js';
+import type { Gpu, GpuOptions } from './gpu/device.js';
+import type { ParseMode } from './parse-mode.js';
 import { parseProgramFile, serializeProgram, type ProgramFile } from './program-file.js';
 import { ResultTable } from './result-table.js';
 
@@ -123,11 +124,6 @@ export interface RunResult extends RunOutput {
   stats: ExecuteStats;
 }
 
-/** Included files: a missing one is the front end's diagnostic; one that is not UTF-8 is an error here. */
-function readFileOrUndefined(path: string): string | undefined {
-  return existsSync(path) ? readTextFile(path, 'included file') : undefined;
-}
-
 /** Internal invariant checks: a failure here is a compiler bug, reported as such. */
 function assertValid(stage: string, diagnostics: Diagnostic[]): void {
   if (diagnostics.length > 0) {
@@ -156,7 +152,7 @@ export function compile(source: string | SourceFile[], options: CompileOptions =
   checkPassOptions(passes, compilerPasses());
   const files = typeof source === 'string' ? [{ path: options.filename ?? '<input>', text: source }] : source;
   const front = compileLogic(files, {
-    readFile: options.readFile ?? readFileOrUndefined,
+    readFile: options.readFile ?? readIncludedFile,
     ...(options.dialect ? { dialect: options.dialect } : {}),
     ...(options.outputs ? { outputs: options.outputs } : {}),
     passes: stagePasses(passes, printPlan),
@@ -179,7 +175,7 @@ export function compile(source: string | SourceFile[], options: CompileOptions =
 
 /** Compiles a `.logic` or `.dl` file from disk (includes resolve relative to it). */
 export function compileFile(path: string, options: Pick<CompileOptions, 'dialect' | 'joinStrategy' | 'fusion' | 'outputs' | 'onWarnings' | 'passes'> = {}): Program {
-  return compile([{ path, text: readTextFile(path, 'program file') }], options);
+  return compile([{ path, text: readProgramFile(path) }], options);
 }
 
 export class Program {
@@ -238,12 +234,12 @@ export class Program {
     const limits = runLimits(options, startedAt);
     const outputs = this.checkOutputs(options.outputs);
     // The device is open first: it may parse the facts files.
-    const gpu = options.gpu ?? (await openGpu(options.backend ? { backend: options.backend } : {}));
+    const gpu = options.gpu ?? (await openDefaultGpu(options.backend ? { backend: options.backend } : {}));
     let result: RunResult & { hostLoadMilliseconds: number };
     try {
       const loadStart = performance.now();
-      const loadFile = factsLoader(gpu, options.parse ?? 'auto');
-      const external = await externalFacts(this.kir.relations, this.kir.facts, options, this.souffleIo?.inputs, loadFile);
+      const device = { gpu, parse: options.parse ?? 'auto' };
+      const external = await loadExternalFacts(this.kir.relations, this.kir.facts, options, this.souffleIo?.inputs, device);
       const initial = addInlineFacts(external, this.kir.relations, this.kir.facts);
       const hostLoadMilliseconds = performance.now() - loadStart;
       result = Object.assign(await this.execute(gpu, initial, outputs, limits), { hostLoadMilliseconds });
@@ -286,7 +282,7 @@ export class Program {
       throw new VixenError({ severity: 'error', message: `the reference interpreter does not enforce run limits (${limits.join(', ')})` });
     }
     const outputs = this.checkOutputs(options.outputs);
-    const external = await externalFacts(this.kir.relations, this.kir.facts, options, this.souffleIo?.inputs);
+    const external = await loadExternalFacts(this.kir.relations, this.kir.facts, options, this.souffleIo?.inputs);
     const all = interpret(this.plan, Object.fromEntries(external.toRows()));
     const tables = new Map([...all].map(([name, rows]) => [name, ResultTable.fromRows(this.columnTypes(name), rows, this.kir.orders?.[name])]));
     const output = this.finish(outputs, tables);

@@ -15,7 +15,8 @@ import { compile, Database, openGpu, type Gpu } from '../src/index.js';
 import { internals } from '../src/gpu/device.js';
 import { BufferPool } from '../src/gpu/pool.js';
 import { downloadRelation, releaseRelation } from '../src/gpu/index.js';
-import { deviceRowsRelation, parseTextOnDevice } from '../src/gpu/parse-text.js';
+import { parseTextOnDevice } from '../src/gpu/parse-text.js';
+import { deviceRowsRelation } from '../src/gpu/parsed-rows.js';
 
 let gpu: Gpu;
 let dir: string;

@@ -21,8 +21,6 @@ import {
   type Emit,
   END_DATE,
   type Gen,
-  generate,
-  generateParallel,
   type GenResult,
   MODES,
   NATIONS,
@@ -36,11 +34,11 @@ import {
   type TableChunk,
   tableChunk,
   type TableChunkResult,
-  TblWriter,
   TYPE_S1,
   TYPE_S2,
   TYPE_S3,
 } from '../tpch/dbgen.js';
+import { generate, generateParallel, TblWriter } from '../tpch/dbgen-files.js';
 
 export const SSB_TABLES = ['lineorder', 'customer', 'supplier', 'part', 'dwdate'] as const;
 export type SsbTable = (typeof SSB_TABLES)[number];

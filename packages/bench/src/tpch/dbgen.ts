@@ -6,11 +6,8 @@
  * seed but does not reproduce dbgen's random streams, so its rows differ from the official dbgen's. Rows stream
  * to `.tbl` files (`|`-separated, trailing `|`) in large chunks.
  */
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Rng } from '../graphs/prng.js';
-import { defineTask, runInWorker, type Task } from '@vixen/io';
+import { defineTask, type Task } from '@vixen/io';
 
 export const TPCH_TABLES = ['region', 'nation', 'supplier', 'customer', 'part', 'partsupp', 'orders', 'lineitem'] as const;
 export type TpchTable = (typeof TPCH_TABLES)[number];
@@ -94,36 +91,6 @@ function dayNumber(y: number, m: number, d: number): number {
 export const START_DATE = dayNumber(1992, 1, 1);
 export const END_DATE = dayNumber(1998, 12, 31);
 const CURRENT_DATE = dayNumber(1995, 6, 17);
-
-/** Buffered writer of one `.tbl` file: rows are appended as text and flushed in ~1 MiB writes. */
-export class TblWriter {
-  private fd: number;
-  private parts: string[] = [];
-  private size = 0;
-  rows = 0;
-
-  constructor(path: string) {
-    this.fd = openSync(path, 'w');
-  }
-
-  row(line: string): void {
-    this.parts.push(line);
-    this.size += line.length;
-    this.rows++;
-    if (this.size > 1 << 20) this.flush();
-  }
-
-  private flush(): void {
-    if (this.parts.length > 0) writeSync(this.fd, this.parts.join(''));
-    this.parts = [];
-    this.size = 0;
-  }
-
-  close(): void {
-    this.flush();
-    closeSync(this.fd);
-  }
-}
 
 /** Generation state: the random source, the text pool, and formatting caches. */
 export class Gen {
@@ -270,18 +237,17 @@ function sparseOrderKey(i: number): number {
   return Math.floor(i / 8) * 32 + (i % 8) + 1;
 }
 
-/** Checks the scale factor and makes the output folder; the seeded source and row counts scaled by SF (at least 1). */
-function startGen(options: DbgenOptions): { g: Gen; scaled: (base: number) => number } {
-  if (!(options.sf > 0)) throw new Error(`scale factor must be positive, got ${options.sf}`);
-  mkdirSync(options.out, { recursive: true });
-  return { g: new Gen(options.seed ?? 1), scaled: (base) => Math.max(1, Math.floor(base * options.sf)) };
+/** Checks the scale factor; row counts scaled by it (at least 1). */
+export function scaling(sf: number): (base: number) => number {
+  if (!(sf > 0)) throw new Error(`scale factor must be positive, got ${sf}`);
+  return (base) => Math.max(1, Math.floor(base * sf));
 }
 
 /** Where a line goes; undefined in a pass that only advances the random stream (no line is made). */
 export type Emit = ((line: string) => void) | undefined;
 
 /** The sizes of one scale factor and what the tables after nation share. */
-interface TpchSizes {
+export interface TpchSizes {
   sf: number;
   nSupp: number;
   nPart: number;
@@ -298,7 +264,7 @@ interface TpchSizes {
  */
 const CHUNKED = ['supplier', 'customer', 'part', 'orders'] as const;
 type ChunkedTable = (typeof CHUNKED)[number];
-const TPCH: ChunkedTables<ChunkedTable, TpchTable, TpchSizes> = {
+export const TPCH: ChunkedTables<ChunkedTable, TpchTable, TpchSizes> = {
   tables: CHUNKED,
   files: { supplier: ['supplier'], customer: ['customer'], part: ['part', 'partsupp'], orders: ['orders', 'lineitem'] },
   count: (z, t) => ({ supplier: z.nSupp, customer: z.nCust, part: z.nPart, orders: z.nOrders })[t],
@@ -309,7 +275,7 @@ const TPCH: ChunkedTables<ChunkedTable, TpchTable, TpchSizes> = {
 };
 
 /** region and nation (few rows, made first), then the special suppliers: the draws before the chunked tables. */
-function startTables(g: Gen, sf: number, scaled: (base: number) => number, region: Emit, nation: Emit): TpchSizes {
+export function startTables(g: Gen, sf: number, scaled: (base: number) => number, region: Emit, nation: Emit): TpchSizes {
   REGIONS.forEach((name, k) => {
     const comment = g.text(31, 115);
     region?.(`${k}|${name}|${comment}|\n`);
@@ -438,23 +404,6 @@ function tableRows(g: Gen, z: TpchSizes, t: ChunkedTable, from: number, to: numb
   return [to - from, second];
 }
 
-/** Writes region.tbl and nation.tbl; the sizes of the other tables. */
-function writeStart(g: Gen, options: DbgenOptions, scaled: (base: number) => number, rows: Record<TpchTable, number>): TpchSizes {
-  const region = new TblWriter(join(options.out, 'region.tbl'));
-  const nation = new TblWriter(join(options.out, 'nation.tbl'));
-  const z = startTables(g, options.sf, scaled, (l) => region.row(l), (l) => nation.row(l));
-  region.close();
-  nation.close();
-  rows.region = region.rows;
-  rows.nation = nation.rows;
-  return z;
-}
-
-export const dbgen = (options: DbgenOptions): DbgenResult => generate(TPCH, options, writeStart);
-
-/** dbgen on every core (generateParallel): the same bytes. */
-export const dbgenParallel = (options: ParallelOptions): Promise<DbgenResult> => generateParallel(TPCH, options, writeStart);
-
 export type DbgenChunk = TableChunk<ChunkedTable, TpchSizes>;
 /** A chunk of a TPC-H table (the worker pool's task). */
 export const dbgenChunkTask = defineTask('bench/dbgen-chunk', import.meta.url, (c: DbgenChunk): TableChunkResult => tableChunk(TPCH, c));
@@ -483,27 +432,10 @@ export interface ChunkedTables<T extends string, F extends string, Z> {
 }
 
 /** Writes the tables before the chunked ones (their rows into `rows`); the sizes of the chunked ones. */
-type StartTables<F extends string, Z> = (g: Gen, options: DbgenOptions, scaled: (base: number) => number, rows: Record<F, number>) => Z;
+export type StartTables<F extends string, Z> = (g: Gen, options: DbgenOptions, scaled: (base: number) => number, rows: Record<F, number>) => Z;
 
 /** Options of a parallel run; chunkRows (all tables) is for tests. */
 export type ParallelOptions = DbgenOptions & { chunkRows?: number };
-
-/** Every table on this thread. */
-export function generate<T extends string, F extends string, Z>(c: ChunkedTables<T, F, Z>, options: DbgenOptions, start: StartTables<F, Z>): GenResult<F> {
-  const t0 = performance.now();
-  const { g, scaled } = startGen(options);
-  const rows = {} as Record<F, number>;
-  const z = start(g, options, scaled, rows);
-  for (const t of c.tables) {
-    const writers = c.files[t].map((f) => new TblWriter(join(options.out, `${f}.tbl`)));
-    c.rows(g, z, t, 0, c.count(z, t), writers.map((w) => (line: string) => w.row(line)));
-    writers.forEach((w, i) => {
-      w.close();
-      rows[c.files[t][i]!] = w.rows;
-    });
-  }
-  return { rows, ms: performance.now() - t0 };
-}
 
 /** A chunk of one table, for a worker: the stream's state where the chunk starts. */
 export interface TableChunk<T extends string, Z> {
@@ -556,59 +488,15 @@ export function tableChunk<T extends string, F extends string, Z>(c: ChunkedTabl
 }
 
 /**
- * `generate` on every core: one pass on this thread only advances the random stream (no text), noting its state
- * at the start of each chunk of rows, and worker threads make the chunks' text from there, so the files are
- * byte-identical to generate's for the same seed.
+ * Every table's `.tbl` text in memory, the bytes `dbgen` writes for the same scale factor and seed: for a browser
+ * page (packages/web), which has no files. This module imports no Node built-in for that reason (the file writers
+ * are dbgen-files.ts).
  */
-export async function generateParallel<T extends string, F extends string, Z>(c: ChunkedTables<T, F, Z>, options: ParallelOptions, start: StartTables<F, Z>): Promise<GenResult<F>> {
-  const t0 = performance.now();
-  const { g, scaled } = startGen(options);
-  const seed = options.seed ?? 1;
-  const rows = {} as Record<F, number>;
-  const z = start(g, options, scaled, rows);
-  const files = new Map<F, FileHandle>();
-  for (const t of c.tables) for (const f of c.files[t]) (files.set(f, await open(join(options.out, `${f}.tbl`), 'w')), (rows[f] = 0));
-  /** Chunks done but waiting for an earlier one, so that each file is written in order. */
-  const done = new Map<number, { table: T; r: TableChunkResult }>();
-  let nextToWrite = 0;
-  // Writes run off this thread, which meanwhile skips ahead to the next chunks.
-  let writing = Promise.resolve();
-  const writeReady = (): void => {
-    for (let d = done.get(nextToWrite); d; d = done.get(++nextToWrite)) {
-      done.delete(nextToWrite);
-      c.files[d.table].forEach((f, i) => {
-        const bytes = d.r.files[i]!;
-        writing = writing.then(async () => void (await files.get(f)!.write(bytes)));
-        rows[f] += d.r.rows[i]!;
-      });
-    }
-  };
-  const pending: Promise<void>[] = [];
-  let chunkIndex = 0;
-  try {
-    g.skip = true;
-    for (const t of c.tables) {
-      const n = c.count(z, t);
-      const step = options.chunkRows ?? c.chunkRows[t];
-      for (let from = 0; from < n; from += step) {
-        const to = Math.min(n, from + step);
-        const index = chunkIndex++;
-        pending.push(
-          runInWorker(c.task(), { seed, sizes: z, table: t, from, to, state: g.rng.state() }).then((r) => {
-            done.set(index, { table: t, r });
-            writeReady();
-          }),
-        );
-        c.rows(g, z, t, from, to, []);
-        // Let the workers have their chunks while this thread skips ahead.
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-    }
-    await Promise.all(pending);
-    await writing;
-  } finally {
-    g.skip = false;
-    for (const f of files.values()) await f.close();
-  }
-  return { rows, ms: performance.now() - t0 };
+export function dbgenText(options: Omit<DbgenOptions, 'out'>): Record<TpchTable, string> {
+  const scaled = scaling(options.sf);
+  const g = new Gen(options.seed ?? 1);
+  const lines = Object.fromEntries(TPCH_TABLES.map((t) => [t, [] as string[]])) as Record<TpchTable, string[]>;
+  const z = startTables(g, options.sf, scaled, (l) => lines.region.push(l), (l) => lines.nation.push(l));
+  for (const t of TPCH.tables) TPCH.rows(g, z, t, 0, TPCH.count(z, t), TPCH.files[t].map((f) => (l: string) => void lines[f].push(l)));
+  return Object.fromEntries(TPCH_TABLES.map((t) => [t, lines[t].join('')])) as Record<TpchTable, string>;
 }

@@ -1,4 +1,5 @@
-export { dbgen, dbgenParallel, TPCH_TABLES, type DbgenOptions, type DbgenResult, type TpchTable } from './dbgen.js';
+export { dbgenText, TPCH_TABLES, type DbgenOptions, type DbgenResult, type TpchTable } from './dbgen.js';
+export { dbgen, dbgenParallel } from './dbgen-files.js';
 export {
   benchTpch,
   compileTpchQuery,

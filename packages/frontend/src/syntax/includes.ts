@@ -3,7 +3,8 @@
  * once, depth first, so that an included file is scanned where its include stands. Include targets resolve
  * against the including file's folder; cycles and unreadable files are diagnostics.
  */
-import { posix } from 'node:path';
+// pathe: POSIX paths without Node's path module, so the front end also runs in a browser.
+import { dirname, join, normalize } from 'pathe';
 import { errorAt, type Diagnostic, type SourceSpan } from '@vixen/queryplan';
 
 export interface SourceFile {
@@ -28,7 +29,7 @@ export function walkIncludes(
   diagnostics: Diagnostic[],
   scan: (path: string, text: string, include: (target: string, at: IncludeAt, enter: () => void) => void) => void,
 ): Map<string, string> {
-  const given = new Map(roots.map((f) => [posix.normalize(f.path), f.text]));
+  const given = new Map(roots.map((f) => [normalize(f.path), f.text]));
   const sources = new Map<string, string>();
   const done = new Set<string>();
   const active: string[] = [];
@@ -37,7 +38,7 @@ export function walkIncludes(
     active.push(path);
     sources.set(path, text);
     scan(path, text, (relative, at, enter) => {
-      const target = posix.normalize(posix.join(posix.dirname(path), relative));
+      const target = normalize(join(dirname(path), relative));
       if (active.includes(target)) {
         diagnostics.push(errorAt(`include cycle: ${[...active.slice(active.indexOf(target)), target].join(' -> ')}`, at.span));
         return;

@@ -80,3 +80,8 @@ export function convert(text: string, col: Column): Value | { problem: string } 
     }
   }
 }
+
+/** A field's text for a message, cut short when long (a 10 MB field must not become a 10 MB message). */
+export function quoted(text: string): string {
+  return text.length <= 80 ? JSON.stringify(text) : `${JSON.stringify(text.slice(0, 40))}... (${text.length} characters)`;
+}

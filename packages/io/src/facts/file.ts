@@ -14,7 +14,7 @@ import { watchUtf8 } from '../utf8.js';
 import { encodeValue, type StringIds } from '../encoding.js';
 import { EncodedRelation, StringInterner, columnTypes } from './encoded.js';
 import { NeedsCsvParse, splitRecords } from './records.js';
-import { convert } from './convert.js';
+import { convert, quoted } from './convert.js';
 import { readProblem } from './open-file.js';
 import type { BinaryFactsLoader } from './column-words.js';
 import { loadParquetInto } from './parquet.js';
@@ -66,11 +66,6 @@ export interface RowStart {
 
 /** Enough to show a user what is wrong without flooding the terminal. */
 const MAX_DIAGNOSTICS = 20;
-
-/** A field's text for a message, cut short when long (a 10 MB field must not become a 10 MB message). */
-export function quoted(text: string): string {
-  return text.length <= 80 ? JSON.stringify(text) : `${JSON.stringify(text.slice(0, 40))}... (${text.length} characters)`;
-}
 
 interface FieldStart {
   /** Index into the record's raw text. */

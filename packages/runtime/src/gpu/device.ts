@@ -1,11 +1,8 @@
 /**
- * WebGPU device selection and the per-device state shared by the drivers (pipeline cache, buffer pool,
+ * The Gpu over a WebGPU device and the per-device state shared by the drivers (pipeline cache, buffer pool,
  * error tracking). Device errors are turned into thrown Errors: every kernel runs inside error scopes,
  * stray errors are recorded by onuncapturederror and device loss is remembered; both fail the next call.
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { create, globals } from 'webgpu';
 import { CommandBatch } from './batch.js';
 import { allocationFault, DeviceFault, deviceErrorFault, lostFault } from './device-fault.js';
 import { defaultBudget, deviceMemoryBytes } from './device-memory.js';
@@ -27,7 +24,7 @@ export interface GpuLimits {
 export interface Gpu {
   device: GPUDevice;
   adapterName: string;
-  /** 'vulkan' or 'opengles'. */
+  /** 'vulkan' or 'opengles' (Dawn), or 'webgpu' (a browser's own). */
   backend: string;
   /** A CPU implementation (llvmpipe, SwiftShader, lavapipe) rather than a GPU. */
   software: boolean;
@@ -45,48 +42,13 @@ export interface GpuOptions {
   subgroups?: boolean;
 }
 
-let globalsInstalled = false;
-
-function installGlobals(): void {
-  if (globalsInstalled) return;
-  Object.assign(globalThis, globals);
-  globalsInstalled = true;
-}
-
 const SOFTWARE_ADAPTER = /swiftshader|llvmpipe|lavapipe|softpipe|software/i;
 
 /** CPU adapters (SwiftShader, llvmpipe, lavapipe) are not worth preferring Vulkan over GL for. */
-function isRealGpu(adapter: GPUAdapter): boolean {
+export function isRealGpu(adapter: GPUAdapter): boolean {
   const info = adapter.info as GPUAdapterInfo & { type?: string };
   if (info.type === 'cpu' || info.isFallbackAdapter) return false;
   return ![info.vendor, info.architecture, info.device, info.description].some((s) => SOFTWARE_ADAPTER.test(s ?? ''));
-}
-
-const VULKAN_LOADER_DIRS = ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib64', '/usr/lib', '/lib/x86_64-linux-gnu', '/lib64'];
-
-/**
- * Whether a Vulkan loader is installed. Without one Dawn prints a loud warning when asked for a Vulkan adapter,
- * so 'auto' skips straight to OpenGL ES on machines (like CI) that have none.
- */
-function hasVulkanLoader(): boolean {
-  if (process.platform !== 'linux') return true;
-  const dirs = [...(process.env.LD_LIBRARY_PATH ?? '').split(':').filter((d) => d.length > 0), ...VULKAN_LOADER_DIRS];
-  return dirs.some((d) => existsSync(join(d, 'libvulkan.so.1')));
-}
-
-async function vulkanAdapter(): Promise<{ instance: GPU; adapter: GPUAdapter } | null> {
-  // Dawn quantizes timestamps by default (a browser's guard against timing attacks): H100 profiles showed every
-  // pass time as a multiple of 65,536 ns, so short passes read as 0. Profiles need the device's own resolution.
-  const instance = create(['disable-dawn-features=timestamp_quantization']);
-  const adapter = await instance.requestAdapter({ powerPreference: 'high-performance' });
-  return adapter ? { instance, adapter } : null;
-}
-
-async function glAdapter(): Promise<{ instance: GPU; adapter: GPUAdapter } | null> {
-  process.env.EGL_PLATFORM ??= 'surfaceless';
-  const instance = create(['backend=opengles']);
-  const adapter = await instance.requestAdapter({ featureLevel: 'compatibility' });
-  return adapter ? { instance, adapter } : null;
 }
 
 function describe(adapter: GPUAdapter, backend: string): string {
@@ -95,22 +57,11 @@ function describe(adapter: GPUAdapter, backend: string): string {
   return `${[...new Set(parts)].join(' ')} (${backend})`;
 }
 
-export async function openGpu(options: GpuOptions = {}): Promise<Gpu> {
-  installGlobals();
-  const want = options.backend ?? 'auto';
-  let found: { instance: GPU; adapter: GPUAdapter } | null = null;
-  let backend = want;
-  if (want === 'vulkan' || (want === 'auto' && hasVulkanLoader())) {
-    found = await vulkanAdapter();
-    if (want === 'auto' && found && !isRealGpu(found.adapter)) found = null;
-    backend = 'vulkan';
-  }
-  if (!found && want !== 'vulkan') {
-    found = await glAdapter();
-    backend = 'opengles';
-  }
-  if (!found) throw new Error(`no WebGPU adapter found (backend: ${want})`);
-  const { instance, adapter } = found;
+/**
+ * The Gpu on `adapter` of `instance`, whichever WebGPU implementation made them: Dawn in Node (dawn.ts), or a
+ * browser's `navigator.gpu`. Asks for the adapter's own limits (the defaults are far below a GPU's).
+ */
+export async function openDevice(instance: GPU, adapter: GPUAdapter, backend: string, options: Pick<GpuOptions, 'maxStorageBufferBindingSize' | 'subgroups'> = {}): Promise<Gpu> {
   const a = adapter.limits;
   const workgroupSize = a.maxComputeInvocationsPerWorkgroup >= 256 && a.maxComputeWorkgroupSizeX >= 256 ? 256 : 128;
   const wanted: GPUFeatureName[] = ['subgroups', 'timestamp-query'];
@@ -263,7 +214,8 @@ export class GpuImpl implements Gpu {
   writeBuffer(buffer: GPUBuffer, offset: number, data: Uint32Array): void {
     this.batch.flush();
     this.writes += 1;
-    this.device.queue.writeBuffer(buffer, offset, data);
+    // With lib.dom (the page's type check) writeBuffer takes no views of shared memory; these never are.
+    this.device.queue.writeBuffer(buffer, offset, data as Uint32Array<ArrayBuffer>);
   }
 
   /** Resolves once every command encoded so far has run on the device. */

@@ -3,7 +3,8 @@
  * API is the package's index.
  */
 export { DeviceFault } from './device-fault.js';
-export { internals, openGpu, type Gpu, type GpuLimits, type GpuOptions } from './device.js';
+export { internals, openDevice, type Gpu, type GpuLimits, type GpuOptions } from './device.js';
+export { openGpu } from './dawn.js';
 export { chunkRows, fitsOneChunk } from './chunks.js';
 export { DeviceLimitError, downloadRelation, downloadRelations, exactRows, releaseRelation, settle, uploadRelation, type DeviceRelation } from './relations.js';
 export { runKernel } from './kernels/run-kernel.js';

@@ -14,9 +14,10 @@
 import { isUtf8 } from 'node:buffer';
 import { open } from 'node:fs/promises';
 import { rowWords, type ScalarType } from '@vixen/queryplan';
-import { PARSE_SEGMENT_BYTES, deviceParses, parseInternShaders, parseStringsShaders, parseTextShaders, type TextLayout } from '@vixen/codegen-wgsl';
+import { PARSE_SEGMENT_BYTES, deviceParses, parseInternShaders, parseTextShaders, type TextLayout } from '@vixen/codegen-wgsl';
 import { ByteInterner, stringWordOffsets, type DeviceRows, type Format, type StringInterner } from '@vixen/io';
-import { chunkedOf, leaves } from './chunks.js';
+import { chunkedOf } from './chunks.js';
+import { ParsedRows } from './parsed-rows.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { encodeScan } from './kernels/scan.js';
 import { memoShaders, Recorder, type Bound } from './recorder.js';
@@ -27,35 +28,6 @@ export const PARSE_CHUNK_BYTES = 64 * 2 ** 20;
 
 /** The device leaves the file to the host parser. */
 class HostParses extends Error {}
-
-/**
- * Rows of one file on the device (see io's DeviceRows): `stringIds` holds each chunk's distinct strings as temporary
- * ids, the chunk's string words index them; leaf j's from `mapStarts[j]` on.
- */
-class ParsedRows implements DeviceRows {
-  private taken = false;
-  constructor(
-    private readonly gpu: Gpu,
-    readonly relation: DeviceRelation,
-    readonly stringIds: Uint32Array,
-    readonly mapStarts: readonly number[],
-  ) {}
-
-  get count(): number {
-    return this.relation.count;
-  }
-
-  /** The relation, owned by the caller from now on. */
-  take(): DeviceRelation {
-    this.taken = true;
-    return this.relation;
-  }
-
-  release(): void {
-    if (!this.taken) for (const l of leaves(this.relation)) releaseRelation(this.gpu, l);
-    this.taken = true;
-  }
-}
 
 export interface TextFile {
   path: string;
@@ -279,35 +251,4 @@ async function* lineChunks(path: string, chunkBytes: number): AsyncGenerator<Buf
 function checked(chunk: Buffer): Buffer {
   if (!isUtf8(chunk)) throw new HostParses();
   return chunk;
-}
-
-/**
- * The device relation of rows a device parsed (relation of column `types`), string words turned into `rows`'
- * (remapped) ids; the caller owns it.
- */
-export async function deviceRowsRelation(gpu: Gpu, rows: DeviceRows, types: readonly ScalarType[]): Promise<DeviceRelation> {
-  if (!(rows instanceof ParsedRows)) throw new Error('internal: device rows of another loader');
-  const relation = rows.take();
-  const offsets = stringWordOffsets(types);
-  if (offsets.length === 0) return relation;
-  const g = internals(gpu);
-  const shaders = memoShaders({ parseStrings: [relation.width, offsets] }, () => parseStringsShaders(relation.width, offsets));
-  const held: GPUBuffer[] = [];
-  try {
-    const rec = new Recorder(g, shaders);
-    leaves(relation).forEach((leaf, j) => {
-      const map = rows.stringIds.subarray(rows.mapStarts[j]!, rows.mapStarts[j + 1] ?? rows.stringIds.length);
-      const b = acquireBound(g, map.length, 'string ids');
-      held.push(b.buffer);
-      g.writeBuffer(b.buffer, 0, map);
-      rec.dispatch('parseStrings', [b, bound(leaf)], [leaf.count], leaf.count);
-    });
-    await rec.submit();
-  } catch (e) {
-    for (const l of leaves(relation)) releaseRelation(gpu, l);
-    throw e;
-  } finally {
-    for (const b of held) g.pool.release(b);
-  }
-  return relation;
 }

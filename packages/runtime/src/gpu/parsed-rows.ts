@@ -1,0 +1,71 @@
+/**
+ * Rows a device parsed (parse-text.ts) as the executor takes them over: apart from the parser, which reads files,
+ * so that the executor runs where there are none (a browser).
+ */
+import type { ScalarType } from '@vixen/queryplan';
+import { parseStringsShaders } from '@vixen/codegen-wgsl';
+import { stringWordOffsets, type DeviceRows } from '@vixen/io';
+import { leaves } from './chunks.js';
+import { internals, type Gpu } from './device.js';
+import { memoShaders, Recorder } from './recorder.js';
+import { acquireBound, bound, releaseRelation, type DeviceRelation } from './relations.js';
+
+/**
+ * Rows of one file on the device (see io's DeviceRows): `stringIds` holds each chunk's distinct strings as temporary
+ * ids, the chunk's string words index them; leaf j's from `mapStarts[j]` on.
+ */
+export class ParsedRows implements DeviceRows {
+  private taken = false;
+  constructor(
+    private readonly gpu: Gpu,
+    readonly relation: DeviceRelation,
+    readonly stringIds: Uint32Array,
+    readonly mapStarts: readonly number[],
+  ) {}
+
+  get count(): number {
+    return this.relation.count;
+  }
+
+  /** The relation, owned by the caller from now on. */
+  take(): DeviceRelation {
+    this.taken = true;
+    return this.relation;
+  }
+
+  release(): void {
+    if (!this.taken) for (const l of leaves(this.relation)) releaseRelation(this.gpu, l);
+    this.taken = true;
+  }
+}
+
+/**
+ * The device relation of rows a device parsed (relation of column `types`), string words turned into `rows`'
+ * (remapped) ids; the caller owns it.
+ */
+export async function deviceRowsRelation(gpu: Gpu, rows: DeviceRows, types: readonly ScalarType[]): Promise<DeviceRelation> {
+  if (!(rows instanceof ParsedRows)) throw new Error('internal: device rows of another loader');
+  const relation = rows.take();
+  const offsets = stringWordOffsets(types);
+  if (offsets.length === 0) return relation;
+  const g = internals(gpu);
+  const shaders = memoShaders({ parseStrings: [relation.width, offsets] }, () => parseStringsShaders(relation.width, offsets));
+  const held: GPUBuffer[] = [];
+  try {
+    const rec = new Recorder(g, shaders);
+    leaves(relation).forEach((leaf, j) => {
+      const map = rows.stringIds.subarray(rows.mapStarts[j]!, rows.mapStarts[j + 1] ?? rows.stringIds.length);
+      const b = acquireBound(g, map.length, 'string ids');
+      held.push(b.buffer);
+      g.writeBuffer(b.buffer, 0, map);
+      rec.dispatch('parseStrings', [b, bound(leaf)], [leaf.count], leaf.count);
+    });
+    await rec.submit();
+  } catch (e) {
+    for (const l of leaves(relation)) releaseRelation(gpu, l);
+    throw e;
+  } finally {
+    for (const b of held) g.pool.release(b);
+  }
+  return relation;
+}
