@@ -5,6 +5,7 @@
  * strings without touching text.
  */
 import { VixenError, rowWords, type Row, type ScalarType, type Value } from '@vixen/queryplan';
+import { StringMap } from './string-map.js';
 
 /** Strings to word ids and back: the final dictionary, or the interner that gives ids while facts load. */
 export interface StringIds {
@@ -25,32 +26,18 @@ export function sortDistinct(strings: string[]): string[] {
   return strings;
 }
 
-/**
- * Most distinct strings one Map holds (V8's limit, 2^24); a dictionary or interner past it would fail with V8's
- * own "Map maximum size exceeded".
- */
-export const MAX_DISTINCT_STRINGS = 2 ** 24 - 1;
-
-/** The user error of a run whose strings pass MAX_DISTINCT_STRINGS. */
-export function tooManyStrings(where: string): VixenError {
-  return new VixenError({
-    severity: 'error',
-    message: `${where}: more than ${MAX_DISTINCT_STRINGS.toLocaleString('en-US')} distinct strings in one run, the most a string dictionary holds; read fewer string columns (a program reads only the columns its rules use)`,
-  });
-}
-
 export class StringDictionary implements StringIds {
-  private readonly ids = new Map<string, number>();
+  private readonly ids: StringMap;
   readonly strings: readonly string[];
 
   /**
    * Ids follow JS code-unit order, the same order the reference interpreter uses (sortDistinct). `sortedDistinct`: `values` is already an array in that order, without
    * duplicates (sortDistinctInWorkers made it), and becomes the dictionary's strings.
    */
-  constructor(values: Iterable<string>, sortedDistinct = false) {
+  constructor(values: Iterable<string>, sortedDistinct = false, shardLimit?: number) {
     const sorted = sortedDistinct && Array.isArray(values) ? (values as string[]) : sortDistinct([...values]);
-    if (sorted.length > MAX_DISTINCT_STRINGS) throw tooManyStrings('the run\'s string dictionary');
-    sorted.forEach((s, i) => this.ids.set(s, i));
+    this.ids = new StringMap('the run\'s string dictionary', shardLimit);
+    sorted.forEach((s, i) => this.ids.add(s, i));
     this.strings = sorted;
   }
 

@@ -6,18 +6,22 @@
  * not copies: millions of strings copied back would double their memory for as long as the dictionary lives.
  * A prefix shared by most strings leaves most of them to one worker: no faster than sorting on one thread.
  */
-import { defineTask, runAllInWorkers, sortDistinct, workerCount } from '@vixen/io';
+import { defineTask, runAllInWorkers, sortDistinct, StringMap, workerCount } from '@vixen/io';
 
 /** Below this many strings one thread sorts them: handing them to workers copies them. */
 const PARALLEL_STRINGS = 1 << 20;
 
 /** Indices of `strings`' distinct values in sorted order (a worker's task): the first index of each value. */
 export function sortedOrder(strings: readonly string[]): Uint32Array {
-  const first = new Map<string, number>();
+  const first = new StringMap('sorting strings');
+  const distinct: string[] = [];
   strings.forEach((s, i) => {
-    if (!first.has(s)) first.set(s, i);
+    if (!first.has(s)) {
+      first.add(s, i);
+      distinct.push(s);
+    }
   });
-  return Uint32Array.from([...first.keys()].sort(), (s) => first.get(s)!);
+  return Uint32Array.from(distinct.sort(), (s) => first.get(s)!);
 }
 
 const sortedOrderTask = defineTask('runtime/sorted-order', import.meta.url, sortedOrder);

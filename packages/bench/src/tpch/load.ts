@@ -4,9 +4,7 @@
  * loading the same columns of the same files (read_csv) in the same run. Each Vixen run is a fresh Database running a
  * program per table that reads those columns and keeps no row (its filter holds for none), one table after another,
  * so its time is the load: parsing, upload, the sort and duplicate removal that make relations canonical, and the key
- * checks. The comment columns no query reads are left out, and each table is its own run: at SF 10 lineitem's
- * comments alone, or the strings of all eight tables together, are more distinct strings than one run's dictionary
- * takes (MAX_DISTINCT_STRINGS).
+ * checks. The comment columns no query reads are left out, and each table is its own run, as the queries load them.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
