@@ -5,7 +5,9 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { VixenError, errorAt, type Diagnostic, type RelationDecl, type Row } from '@vixen/queryplan';
-import { FACTS_EXTENSIONS, loadFactsFileInto } from './file.js';
+import { FACTS_EXTENSIONS, isBinaryFactsFile, loadFactsFileInto } from './file.js';
+import { parseFileInParts } from './parse-file.js';
+import { projectParts } from './project.js';
 import { EncodedFacts, columnTypes, factsColumns } from './encoded.js';
 import { progressCounter, type LoadProgressListener } from '../load-progress.js';
 import { STORE_MANIFEST } from '../store/manifest.js';
@@ -37,9 +39,24 @@ export async function loadFactsDir(
 /** Encodes the facts of relation `decl` from its file `path` into `facts`; `onBytes`, where it can, hears the bytes read. */
 export type FactsFileLoader = (decl: RelationDecl, path: string, facts: EncodedFacts, onBytes?: (bytes: number) => void) => Promise<void>;
 
-/** Parses the columns the program reads (`pruned.loadColumns`), or all of them. */
-export const loadKeptColumns: FactsFileLoader = (decl, path, facts, onBytes) =>
-  loadFactsFileInto(path, factsColumns(decl), facts.relation(decl.name, columnTypes(decl.columns)), facts.strings, decl.name, undefined, decl.pruned?.loadColumns, onBytes);
+/**
+ * Parses the columns the program reads (`pruned.loadColumns`), or all of them: a text file by byte ranges on the
+ * worker pool (parse-file.ts), only those columns' fields converted and their strings interned; file.ts where the
+ * byte parser gives up (it says where the problem is), or for a binary file.
+ */
+export const loadKeptColumns: FactsFileLoader = async (decl, path, facts, onBytes) => {
+  const columns = factsColumns(decl);
+  const kept = decl.pruned?.loadColumns ?? columns.map((_, i) => i);
+  // A relation read for its row count alone keeps no word: file.ts counts its rows.
+  if (kept.length > 0 && !isBinaryFactsFile(path)) {
+    const parts = await parseFileInParts(path, columnTypes(columns), kept, onBytes);
+    if (parts) {
+      const keptTypes = kept.map((c) => columns[c]!.type);
+      return projectParts(parts, keptTypes, keptTypes.map((_, k) => k), decl, facts);
+    }
+  }
+  return loadFactsFileInto(path, columns, facts.relation(decl.name, columnTypes(decl.columns)), facts.strings, decl.name, undefined, decl.pruned?.loadColumns, onBytes);
+};
 
 /**
  * `loadFactsDir`, encoding the rows into `facts` as they are read (by `loadFile`, one file at a time; a store is
