@@ -254,7 +254,13 @@ export function parseRange(task: RangeTask): RangeResult {
     return true;
   };
 
-  const fd = openSync(task.path, 'r');
+  let fd: number;
+  try {
+    fd = openSync(task.path, 'r');
+  } catch {
+    // Unreadable: file.ts says why.
+    return { ok: false };
+  }
   try {
     let buf = Buffer.allocUnsafe(BLOCK);
     /** File offset of buf[0]; buf[0, len) holds file bytes. */
