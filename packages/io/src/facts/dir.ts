@@ -59,8 +59,10 @@ export const loadKeptColumns: FactsFileLoader = async (decl, path, facts, onByte
 };
 
 /**
- * `loadFactsDir`, encoding the rows into `facts` as they are read (by `loadFile`, one file at a time; a store is
+ * `loadFactsDir`, encoding the rows into `facts` as they are read (by `loadFile`, every file at once: the worker pool
+ * and the device then have one file's ranges or chunks to work on while another's wait for the main thread; a store is
  * read by store/load.ts instead). `onProgress` hears of each file as it starts, as it is read, and once it is read.
+ * `oneAtATime`: files in turn, for a `loadFile` that changes `facts` between files.
  */
 export async function loadFactsDirInto(
   dir: string,
@@ -70,6 +72,7 @@ export async function loadFactsDirInto(
   facts: EncodedFacts,
   loadFile: FactsFileLoader = loadKeptColumns,
   onProgress?: LoadProgressListener,
+  oneAtATime = false,
 ): Promise<void> {
   const entries = await listDir(dir);
   if (entries.has(STORE_MANIFEST)) return loadStoreInto(dir, relations, wanted, optional, facts, onProgress);
@@ -96,6 +99,8 @@ export async function loadFactsDirInto(
   // Sizes only for a listener: a run without one does no more file system round trips than it needs.
   const sizes = onProgress ? await Promise.all(files.map(([, path]) => stat(path).then((s) => s.size, () => 0))) : [];
   const step = progressCounter(sizes.reduce((n, s) => n + s, 0), onProgress);
+  // Relations in the order of their files, whichever file's rows come first.
+  for (const [decl] of files) facts.relation(decl.name, columnTypes(decl.columns));
   await loadEach(files.map((f, i) => [...f, sizes[i] ?? 0] as const), async ([decl, path, size]) => {
     // A listener hears the file's name first, then its bytes as the loader reads them, all of them once it is done.
     let read = 0;
@@ -107,21 +112,25 @@ export async function loadFactsDirInto(
     onBytes(0);
     await loadFile(decl, path, facts, onProgress ? onBytes : undefined);
     onBytes(size - read);
-  }, diags);
+  }, diags, !oneAtATime);
 }
 
 /**
- * Runs `load` on each item in turn; the diagnostics of every failed load, after `diags` (problems found
- * before), end in one VixenError, so a user sees every bad file at once.
+ * Runs `load` on each item, in turn or (`concurrent`) all at once; the diagnostics of every failed load, after
+ * `diags` (problems found before), end in one VixenError in the items' order, so a user sees every bad file at once.
  */
-export async function loadEach<T>(items: readonly T[], load: (item: T) => Promise<void>, diags: Diagnostic[] = []): Promise<void> {
-  for (const item of items) {
-    try {
-      await load(item);
-    } catch (e) {
-      if (!(e instanceof VixenError)) throw e;
-      diags.push(...e.diagnostics);
-    }
+export async function loadEach<T>(items: readonly T[], load: (item: T) => Promise<void>, diags: Diagnostic[] = [], concurrent = false): Promise<void> {
+  const attempt = (item: T): Promise<Diagnostic[] | Error | undefined> =>
+    load(item).then(
+      () => undefined,
+      (e: unknown) => (e instanceof VixenError ? e.diagnostics : e instanceof Error ? e : new Error(String(e))),
+    );
+  const outcomes: (Diagnostic[] | Error | undefined)[] = [];
+  if (concurrent) outcomes.push(...(await Promise.all(items.map(attempt))));
+  else for (const item of items) outcomes.push(await attempt(item));
+  for (const o of outcomes) {
+    if (o instanceof Error) throw o;
+    if (o) diags.push(...o);
   }
   if (diags.length > 0) throw new VixenError(diags);
 }

@@ -101,6 +101,8 @@ export async function importStore(options: ImportStoreOptions): Promise<Imported
         into.strings = new StringInterner();
       },
       onProgress,
+      // The hook replaces the interner between files.
+      true,
     );
     // A store as the source is loaded whole, without the file hook.
     for (const [name, rel] of facts.relations) await writeRelation(full.find((r) => r.name === name)!, rel, facts.strings);
