@@ -89,7 +89,8 @@ describe('string dictionary size', () => {
   it('the dictionary past one Map keeps order-preserving ids for every string', () => {
     const dict = new StringDictionary(strings, false, 97);
     expect(dict.strings).toEqual(distinct);
-    distinct.forEach((s, i) => expect(dict.id(s)).toBe(i));
+    // Past the lookups answered by binary search, so the map (in several Maps) answers too.
+    for (let round = 0; round < 3; round++) distinct.forEach((s, i) => expect(dict.id(s)).toBe(i));
     expect(dict.has('absent')).toBe(false);
   });
 

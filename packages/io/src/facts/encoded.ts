@@ -248,12 +248,16 @@ export class EncodedFacts {
     for (const row of rows) rel.push(row, this.strings);
   }
 
-  /** Rewrites every relation's string words from temporary ids to `ids`'s, once. */
-  remapStrings(ids: StringIds): void {
+  /**
+   * Rewrites every relation's string words from temporary ids to `ids`'s, once: a dictionary, or each temporary id's
+   * dictionary id (an array at least as long as the interner's strings).
+   */
+  remapStrings(ids: StringIds | Uint32Array): void {
     if (this.remapped) throw new Error('internal: facts were already remapped to a dictionary');
     this.remapped = true;
     const map = new Uint32Array(this.strings.strings.length);
-    this.strings.strings.forEach((s, i) => (map[i] = ids.id(s)));
+    if (ids instanceof Uint32Array) map.set(ids.subarray(0, map.length));
+    else this.strings.strings.forEach((s, i) => (map[i] = ids.id(s)));
     for (const rel of this.relations.values()) rel.remapStrings(map);
     this.strings = new StringInterner();
   }
