@@ -67,6 +67,21 @@ describe('columnar store', () => {
     expect(fromStore.err).toMatch(/facts read on the host: [\d.]+ ms/);
   });
 
+  it('vixen import --columns read stores the columns one program reads; another program is told what is missing', async () => {
+    const narrow = join(root, 'narrow.logic');
+    writeFileSync(narrow, `${program.split('\n').slice(0, 4).join('\n')}\nnamed(i, s) <- t(i, _, _, _, _, _, _, s), tag(s, _).\n`);
+    const imported = await cli('import', narrow, '--facts', join(root, 'text'), '-o', join(root, 'narrow-store'), '--columns', 'read');
+    expect(imported, imported.err).toMatchObject({ code: 0, out: '' });
+    const fromText = await cli('run', narrow, '--facts', join(root, 'text'), '--format', 'csv', '--output', 'named');
+    const fromStore = await cli('run', narrow, '--facts', join(root, 'narrow-store'), '--format', 'csv', '--output', 'named');
+    expect(fromStore.code, fromStore.err).toBe(0);
+    expect(fromStore.out).toBe(fromText.out);
+    expect(fromStore.out).toBe('i,s\n1,plain\n4,inline\n');
+    const wider = await cli('run', join(root, 'program.logic'), '--facts', join(root, 'narrow-store'), '--format', 'csv');
+    expect(wider.code).toBe(1);
+    expect(wider.err).toContain(`error: relation t: store ${join(root, 'narrow-store')} omits columns 2 (u), 3 (l), 4 (f), 5 (d), 6 (b), 7 (dt), which the program reads`);
+  });
+
   it('the API, the reference interpreter and a Database read a store, and a load reports its progress', async () => {
     const store = join(root, 'store');
     const prog = compile(program);

@@ -318,10 +318,10 @@ export const cliCases: CliCase[] = [
   {
     kind: 'store',
     name: 'a store of another version',
-    setup: brokenStore((dir) => writeFileSync(join(dir, 'vixen-store.json'), readFileSync(join(dir, 'vixen-store.json'), 'utf8').replace('"version": 1', '"version": 2'))),
+    setup: brokenStore((dir) => writeFileSync(join(dir, 'vixen-store.json'), readFileSync(join(dir, 'vixen-store.json'), 'utf8').replace('"version": 1', '"version": 3'))),
     args: storeRun(),
     code: 1,
-    stderr: /^error: .*store\/vixen-store\.json: store version 2 is not supported \(this Vixen reads version 1; import the facts again with vixen import\)\n$/,
+    stderr: /^error: .*store\/vixen-store\.json: store version 3 is not supported \(this Vixen reads versions 1 and 2; import the facts again with vixen import\)\n$/,
   },
   {
     kind: 'store',

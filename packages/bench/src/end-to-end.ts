@@ -57,7 +57,7 @@ export interface EndToEndReport {
   sf: number;
   adapter: string;
   date: string;
-  /** Making each format's files from the `.tbl` files (the store: `vixen import`; Parquet: DuckDB's COPY). */
+  /** Making each format's files from the `.tbl` files (the store: `vixen import --columns read` of the queries' columns; Parquet: DuckDB's COPY). */
   prepareMs: Partial<Record<EndToEndFormat, number>>;
   /**
    * Every table, the columns the queries read, from the files into device memory (Vixen: read and upload) or into
@@ -73,10 +73,15 @@ const duckFormat = (format: EndToEndFormat): 'tbl' | 'parquet' => (format === 'p
 /** The `.tbl` folder, or the folder `format` was written into. */
 const formatDir = (o: EndToEndOptions, format: EndToEndFormat): string => (format === 'tbl' ? o.dataDir : join(o.workDir, format));
 
-async function prepare(o: EndToEndOptions, format: EndToEndFormat): Promise<void> {
+/** Writes `format`'s files; the store holds only the `keep` columns (those the queries read) of the tables it lists. */
+async function prepare(o: EndToEndOptions, format: EndToEndFormat, keep: ReadonlyMap<string, readonly number[]>): Promise<void> {
   const out = formatDir(o, format);
   if (format === 'store') {
-    await importStore({ relations: o.schema, factsDir: o.dataDir, out });
+    const relations = o.schema.map((r) => {
+      const kept = keep.get(r.name);
+      return kept ? { ...r, columns: kept.map((c) => r.columns[c]!), pruned: { sourceColumns: r.columns, loadColumns: [...kept] } } : r;
+    });
+    await importStore({ relations, factsDir: o.dataDir, out, columns: 'read' });
   } else if (format === 'parquet') {
     mkdirSync(out, { recursive: true });
     const duck = await TblDuckDb.open(o.dataDir, o.schema, o.duckdbThreads);
@@ -162,18 +167,6 @@ export async function benchEndToEnd(gpu: Gpu, o: EndToEndOptions): Promise<EndTo
   const prepareMs: EndToEndReport['prepareMs'] = {};
   const ready: EndToEndFormat[] = [];
   const loadAll: EndToEndReport['loadAll'] = [];
-  for (const format of o.formats) {
-    const t0 = performance.now();
-    try {
-      await prepare(o, format);
-      if (format !== 'tbl') prepareMs[format] = performance.now() - t0;
-      ready.push(format);
-    } catch (e) {
-      loadAll.push({ format, vixenMs: NaN, duckdbMs: NaN, message: `preparing ${format}: ${firstLine(e)}` });
-      continue;
-    }
-    step(`${format}: ready${format === 'tbl' ? '' : ` in ${fmt(prepareMs[format]!, 0)} ms`}`);
-  }
   // Each query compiled once, untimed, for the columns it reads; its timed runs compile it again.
   const programs = o.queries.map((q) => {
     try {
@@ -184,6 +177,18 @@ export async function benchEndToEnd(gpu: Gpu, o: EndToEndOptions): Promise<EndTo
   });
   const keepOf = programs.map((p) => (p ? columnsRead([p], o.schema) : undefined));
   const keep = columnsRead(programs.filter((p): p is Program => p !== undefined), o.schema);
+  for (const format of o.formats) {
+    const t0 = performance.now();
+    try {
+      await prepare(o, format, keep);
+      if (format !== 'tbl') prepareMs[format] = performance.now() - t0;
+      ready.push(format);
+    } catch (e) {
+      loadAll.push({ format, vixenMs: NaN, duckdbMs: NaN, message: `preparing ${format}: ${firstLine(e)}` });
+      continue;
+    }
+    step(`${format}: ready${format === 'tbl' ? '' : ` in ${fmt(prepareMs[format]!, 0)} ms`}`);
+  }
   for (const format of ready) {
     const duckdbMs = format === 'store' ? NaN : await duckLoadAll(o, format, keep);
     try {

@@ -99,6 +99,7 @@ const compileOptionsSchema = z.object({
 const importOptionsSchema = z.object({
   facts: z.string().min(1),
   out: z.string().min(1),
+  columns: z.enum(['all', 'read']).default('all'),
 });
 
 type SourceOptions = Pick<CompileOptions, 'dialect' | 'joinStrategy' | 'fusion' | 'outputs' | 'onWarnings'>;
@@ -337,6 +338,7 @@ async function buildCommand(argv: readonly string[], out: (s: string) => void, e
     .argument('<file>', '.logic source declaring the base relations (e.g. a schema)')
     .requiredOption('-F, --facts <dir>', 'directory of <relation>.csv|.tsv|.facts|.tbl files (or a store) to read')
     .requiredOption('-o, --out <dir>', 'store folder to write (an existing store is replaced; anything else there is an error)')
+    .addOption(new Option('--columns <which>', 'every column of each base relation, or only those the program reads (a smaller store that serves only programs reading no others)').choices(['all', 'read']).default('all'))
     .action(async (file: string, raw: unknown) => {
       const opts = parseOptions(importOptionsSchema, raw);
       const { importStore, loadProgressBar } = await engine();
@@ -344,7 +346,7 @@ async function buildCommand(argv: readonly string[], out: (s: string) => void, e
       if (prog.souffleIo) throw new VixenError({ severity: 'error', message: 'vixen import reads LogiQL declarations; a Soufflé program reads its .input files as text' });
       const bar = progress ? loadProgressBar(process.stderr) : undefined;
       try {
-        const r = await importStore({ relations: prog.relations, inline: prog.kir.facts, factsDir: opts.facts, out: opts.out, ...(bar ? { onProgress: bar.update } : {}) });
+        const r = await importStore({ relations: prog.relations, inline: prog.kir.facts, factsDir: opts.facts, out: opts.out, columns: opts.columns, ...(bar ? { onProgress: bar.update } : {}) });
         const rows = r.relations.reduce((n, x) => n + x.rows, 0);
         err(`wrote ${opts.out}: ${r.relations.length} relations, ${rows} rows, ${r.strings} strings, ${(r.bytes / 2 ** 20).toFixed(1)} MiB\n`);
       } finally {

@@ -5,6 +5,7 @@
  * strings without touching text.
  */
 import { VixenError, rowWords, type Row, type ScalarType, type Value } from '@vixen/queryplan';
+import { MAX_DISTINCT_STRINGS, StringMap, tooManyStrings } from './string-map.js';
 
 /** Strings to word ids and back: the final dictionary, or the interner that gives ids while facts load. */
 export interface StringIds {
@@ -25,42 +26,58 @@ export function sortDistinct(strings: string[]): string[] {
   return strings;
 }
 
-/**
- * Most distinct strings one Map holds (V8's limit, 2^24); a dictionary or interner past it would fail with V8's
- * own "Map maximum size exceeded".
- */
-export const MAX_DISTINCT_STRINGS = 2 ** 24 - 1;
-
-/** The user error of a run whose strings pass MAX_DISTINCT_STRINGS. */
-export function tooManyStrings(where: string): VixenError {
-  return new VixenError({
-    severity: 'error',
-    message: `${where}: more than ${MAX_DISTINCT_STRINGS.toLocaleString('en-US')} distinct strings in one run, the most a string dictionary holds; read fewer string columns (a program reads only the columns its rules use)`,
-  });
-}
+/** Lookups a dictionary answers by binary search before it builds its map (kernel constants, a few inline facts). */
+const SEARCHED_LOOKUPS = 4096;
 
 export class StringDictionary implements StringIds {
-  private readonly ids = new Map<string, number>();
+  /**
+   * Built on the first lookup past SEARCHED_LOOKUPS: a run whose facts were mapped to ids as the strings were
+   * sorted (sortDistinctInWorkers) may never need it, and it costs seconds for millions of strings.
+   */
+  private ids: StringMap | undefined;
+  private lookups = 0;
   readonly strings: readonly string[];
 
   /**
    * Ids follow JS code-unit order, the same order the reference interpreter uses (sortDistinct). `sortedDistinct`: `values` is already an array in that order, without
    * duplicates (sortDistinctInWorkers made it), and becomes the dictionary's strings.
    */
-  constructor(values: Iterable<string>, sortedDistinct = false) {
+  constructor(
+    values: Iterable<string>,
+    sortedDistinct = false,
+    /** See StringMap (tests). */
+    private readonly shardLimit?: number,
+  ) {
     const sorted = sortedDistinct && Array.isArray(values) ? (values as string[]) : sortDistinct([...values]);
     if (sorted.length > MAX_DISTINCT_STRINGS) throw tooManyStrings('the run\'s string dictionary');
-    sorted.forEach((s, i) => this.ids.set(s, i));
     this.strings = sorted;
   }
 
+  /** The id of `s`, or -1. */
+  private find(s: string): number {
+    if (!this.ids && ++this.lookups > SEARCHED_LOOKUPS) {
+      this.ids = new StringMap('the run\'s string dictionary', this.shardLimit);
+      this.strings.forEach((t, i) => this.ids!.add(t, i));
+    }
+    if (this.ids) return this.ids.get(s) ?? -1;
+    // Code-unit order, as the strings were sorted.
+    let lo = 0;
+    let hi = this.strings.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.strings[mid]! < s) lo = mid + 1;
+      else hi = mid;
+    }
+    return this.strings[lo] === s ? lo : -1;
+  }
+
   has(s: string): boolean {
-    return this.ids.has(s);
+    return this.find(s) >= 0;
   }
 
   id(s: string): number {
-    const id = this.ids.get(s);
-    if (id === undefined) throw new Error(`internal: string ${JSON.stringify(s)} missing from the dictionary`);
+    const id = this.find(s);
+    if (id < 0) throw new Error(`internal: string ${JSON.stringify(s)} missing from the dictionary`);
     return id;
   }
 

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { parseDecimal, VixenError, type Row, type ScalarType } from '@vixen/queryplan';
 import { describe, expect, it } from 'vitest';
-import { encodeValue, MAX_DISTINCT_STRINGS, StringDictionary } from '../src/encoding.js';
+import { encodeValue, StringDictionary } from '../src/encoding.js';
+import { StringMap } from '../src/string-map.js';
 import { EncodedFacts, EncodedRelation, StringInterner } from '../src/facts/encoded.js';
 import { loadFactsFile } from '../src/facts/file.js';
 
@@ -81,9 +82,31 @@ describe('int64 and decimal without BigInt', () => {
 });
 
 describe('string dictionary size', () => {
-  it('a run with more distinct strings than one dictionary holds is a user error that says so, not V8 text', () => {
-    const tooMany = new Array<string>(MAX_DISTINCT_STRINGS + 1);
-    expect(() => new StringDictionary(tooMany, true)).toThrow(VixenError);
-    expect(() => new StringDictionary(tooMany, true)).toThrow(/more than 16,777,215 distinct strings/);
+  // Random strings, some repeated, crossing several shard boundaries of a lowered shard limit.
+  const strings = Array.from({ length: 3000 }, (_, i) => `s${(i * 7919) % 2000}-${'x'.repeat(i % 5)}`);
+  const distinct = [...new Set(strings)].sort();
+
+  it('the dictionary past one Map keeps order-preserving ids for every string', () => {
+    const dict = new StringDictionary(strings, false, 97);
+    expect(dict.strings).toEqual(distinct);
+    // Past the lookups answered by binary search, so the map (in several Maps) answers too.
+    for (let round = 0; round < 3; round++) distinct.forEach((s, i) => expect(dict.id(s)).toBe(i));
+    expect(dict.has('absent')).toBe(false);
+  });
+
+  it('the interner past one Map gives each string one id', () => {
+    const interner = new StringInterner(61);
+    const ids = strings.map((s) => interner.id(s));
+    expect(interner.strings.length).toBe(distinct.length);
+    strings.forEach((s, i) => expect(interner.text(ids[i]!)).toBe(s));
+    expect(new Set(ids).size).toBe(distinct.length);
+  });
+
+  it('more distinct strings than a run holds is a user error that says so, not V8 text', () => {
+    const map = new StringMap('loading facts', 10, 25);
+    for (let i = 0; i < 25; i++) map.add(`s${i}`, i);
+    expect(map.get('s24')).toBe(24);
+    expect(() => map.add('one more', 25)).toThrow(VixenError);
+    expect(() => map.add('one more', 25)).toThrow(/loading facts: more than .* distinct strings/);
   });
 });

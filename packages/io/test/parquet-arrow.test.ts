@@ -180,6 +180,21 @@ describe('Parquet', () => {
     expect(await message(loadFactsFile(far, cols('d:date')))).toMatch(/row 1: expected date in column 1 \(d; Parquet "d"\) of far, found -\d{4}-\d\d-\d\d \(out of range: years 0000 to 9999\)$/);
   });
 
+  it('decodes a larger file\'s row groups on the worker pool: the same rows, located errors', async () => {
+    // Uncompressed and with many distinct strings, so the kept columns pass the size decoded in parallel.
+    const select = `SELECT i::BIGINT a, 'name ' || (i * 7919 % 100003) s, ['AIR', 'RAIL', 'TRUCK'][i % 3 + 1] m, (i * 0.25)::DECIMAL(15,2) d
+      FROM range(120000) t(i)`;
+    const path = await parquet('wide.parquet', select, 'COMPRESSION uncompressed, ROW_GROUP_SIZE 8192');
+    expect(parquetMetadata(readFileSync(path).buffer).row_groups.length).toBeGreaterThan(8);
+    const rows = await loadFactsFile(path, cols('a:int64 s:string m:string d:decimal'));
+    const expected = (await duck.runAndReadAll(select)).getRows().map((r) => [r[0] as bigint, r[1] as string, r[2] as string, (r[3] as { value: bigint }).value * 100n]);
+    expect(rows).toEqual(expected);
+    const nulls = await parquet('wide-null.parquet', `SELECT * REPLACE (CASE WHEN a = 100000 THEN NULL ELSE s END AS s) FROM (${select})`, 'COMPRESSION uncompressed, ROW_GROUP_SIZE 8192');
+    expect(await message(loadFactsFile(nulls, cols('a:int64 s:string m:string d:decimal')))).toBe(
+      `${nulls}: row 100001: expected string in column 2 (s; Parquet "s") of wide-null, found null (Vixen has no nulls)`,
+    );
+  });
+
   it('says a corrupt or truncated file is not valid Parquet', async () => {
     const good = readFileSync(await parquet('good.parquet', `SELECT i::INTEGER a, 'row ' || i s FROM range(5000) t(i)`, 'COMPRESSION zstd'));
     const truncated = join(root, 'truncated.parquet');

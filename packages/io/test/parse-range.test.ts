@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeRow } from '../src/encoding.js';
 import { parseRange, type RangeTask } from '../src/facts/parse-range.js';
 import { parseFileInParts, type ParsedPart } from '../src/facts/parse-file.js';
-import { EncodedFacts, FactsCache, loadFactsFile, loadKeptColumns } from '../src/facts/index.js';
+import { EncodedFacts, FactsCache, loadFactsFile, loadFactsFileInto, loadKeptColumns } from '../src/facts/index.js';
 import type { Column, RelationDecl, Row, ScalarType } from '@vixen/queryplan';
 
 const dir = mkdtempSync(join(tmpdir(), 'vixen-parse-range-'));
@@ -117,10 +117,27 @@ describe('parseRange', () => {
       const cached = new EncodedFacts();
       cached.strings.id('before');
       await new FactsCache().load(decl, path, cached);
+      // Parsed by ranges on the workers, only the kept columns; file.ts's rows are the reference.
+      const kept = new EncodedFacts();
+      await loadKeptColumns(decl, path, kept);
       const plain = new EncodedFacts();
-      await loadKeptColumns(decl, path, plain);
-      expect(cached.toRows().get('big')).toEqual(plain.toRows().get('big'));
-      expect(new Set(cached.relations.get('big')!.usedStrings(cached.strings))).toEqual(new Set(plain.relations.get('big')!.usedStrings(plain.strings)));
+      await loadFactsFileInto(path, columns, plain.relation('big', decl.columns.map((c) => c.type)), plain.strings, 'big', undefined, loadColumns);
+      for (const facts of [cached, kept]) {
+        expect(facts.toRows().get('big')).toEqual(plain.toRows().get('big'));
+        expect(new Set(facts.relations.get('big')!.usedStrings(facts.strings))).toEqual(new Set(plain.relations.get('big')!.usedStrings(plain.strings)));
+      }
+    }
+    // Several string columns, some skipped: the kept ones' strings, and only theirs, reach the run.
+    const texts: Column[] = [0, 1, 2].map((i) => ({ name: `t${i}`, type: 'string' }));
+    const textPath = write('texts.tbl', Array.from({ length: 200_000 }, (_, i) => `a${i % 7}|b${i}|c${i % 3}|`).join('\n') + '\n');
+    for (const loadColumns of [[2], [0, 2], [1]]) {
+      const decl: RelationDecl = { name: 'texts', columns: loadColumns.map((c) => texts[c]!), kind: 'edb', output: false, pruned: { sourceColumns: texts, loadColumns } };
+      const kept = new EncodedFacts();
+      await loadKeptColumns(decl, textPath, kept);
+      const plain = new EncodedFacts();
+      await loadFactsFileInto(textPath, texts, plain.relation('texts', decl.columns.map((c) => c.type)), plain.strings, 'texts', undefined, loadColumns);
+      expect(kept.toRows().get('texts')).toEqual(plain.toRows().get('texts'));
+      expect(new Set(kept.relations.get('texts')!.usedStrings(kept.strings))).toEqual(new Set(plain.relations.get('texts')!.usedStrings(plain.strings)));
     }
     // One bad line anywhere: the whole file goes to file.ts.
     lines[77_777] = lines[77_777]!.replace('|', '|"');

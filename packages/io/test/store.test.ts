@@ -156,6 +156,22 @@ describe('columnar store', () => {
     expect(await load(dictionary, [decl('t', [0, 6])])).toEqual(await load(text, [decl('t', [0, 6])]));
   });
 
+  it('imports only the columns the program reads with columns: read, and names an omitted column a program reads', async () => {
+    const subset = join(root, 'subset');
+    const r = await importStore({ relations: [decl('t', [0, 7]), otherDecl], factsDir: text, out: subset, columns: 'read' });
+    expect(r.relations).toEqual([{ name: 't', rows: 5 }, { name: 'other', rows: 2 }]);
+    const manifest = JSON.parse(readFileSync(join(subset, STORE_MANIFEST), 'utf8'));
+    expect(manifest.version).toBe(2);
+    expect(manifest.relations.t.columns.map((c: { file?: string; omitted?: true }) => c.file ?? c.omitted)).toEqual(['t/0.u32', true, true, true, true, true, true, 't/7.u32']);
+    expect(readdirSync(join(subset, 't')).sort()).toEqual(['0.u32', '7.offsets', '7.strings', '7.u32']);
+    for (const keep of [[0, 7], [7], [0]]) expect(await load(subset, [decl('t', keep), otherDecl])).toEqual(await load(text, [decl('t', keep), otherDecl]));
+    expect(await failure(load(subset, [decl('t', [0, 1, 6])]))).toBe(
+      `relation t: store ${subset} omits columns 2 (u), 7 (dt), which the program reads (imported with --columns read for another program: import the facts again)`,
+    );
+    // Every column kept: a version 1 store, as older Vixens read.
+    expect(JSON.parse(readFileSync(join(store, STORE_MANIFEST), 'utf8')).version).toBe(1);
+  });
+
   it('names a manifest of another version, format or shape', async () => {
     await imported;
     const edit = (name: string, change: (m: Record<string, unknown>) => unknown): string => {
@@ -165,7 +181,7 @@ describe('columnar store', () => {
       return dir;
     };
     const relations = [decl('t')];
-    expect(await failure(load(edit('v0', (m) => void (m.version = 0)), relations))).toMatch(/v0\/vixen-store\.json: store version 0 is not supported \(this Vixen reads version 1; import the facts again/);
+    expect(await failure(load(edit('v0', (m) => void (m.version = 0)), relations))).toMatch(/v0\/vixen-store\.json: store version 0 is not supported \(this Vixen reads versions 1 and 2; import the facts again/);
     expect(await failure(load(edit('format', (m) => void (m.format = 'parquet')), relations))).toMatch(/format\/vixen-store\.json: not a Vixen store manifest/);
     expect(await failure(load(edit('shape', (m) => void ((m.relations as Record<string, { rows: unknown }>).t!.rows = -1)), relations))).toMatch(/shape\/vixen-store\.json: corrupt store manifest: relations\.t\.rows: /);
     expect(await failure(load(edit('undictionary', (m) => void delete (m.relations as Record<string, { columns: { dictionary?: unknown }[] }>).t!.columns[7]!.dictionary), relations))).toMatch(

@@ -3,7 +3,9 @@
  * their first two code units, in ranges of those prefixes cut to about equal counts, so each worker's sorted,
  * duplicate-free share is one contiguous stretch of the whole and the shares are concatenated, not merged.
  * Workers answer with the order of their share's strings (indices), so the result holds the caller's strings,
- * not copies: millions of strings copied back would double their memory for as long as the dictionary lives.
+ * not copies: millions of strings copied back would double their memory for as long as the dictionary lives. They
+ * also give each string its rank, so the caller maps its strings to dictionary ids without a lookup per string on
+ * its own thread (a Map of 2M strings took seconds there).
  * A prefix shared by most strings leaves most of them to one worker: no faster than sorting on one thread.
  */
 import { defineTask, runAllInWorkers, sortDistinct, workerCount } from '@vixen/io';
@@ -11,13 +13,28 @@ import { defineTask, runAllInWorkers, sortDistinct, workerCount } from '@vixen/i
 /** Below this many strings one thread sorts them: handing them to workers copies them. */
 const PARALLEL_STRINGS = 1 << 20;
 
-/** Indices of `strings`' distinct values in sorted order (a worker's task): the first index of each value. */
-export function sortedOrder(strings: readonly string[]): Uint32Array {
-  const first = new Map<string, number>();
-  strings.forEach((s, i) => {
-    if (!first.has(s)) first.set(s, i);
+/**
+ * A worker's task: `order`, the indices of `strings`' distinct values in sorted order (the first index of each
+ * value), and `rank`, per string its value's position in that order. Indices are sorted by their strings, ties by
+ * index, so each value's first index leads its run: no Map, which cost more than the sort (every string arrives
+ * freshly copied, its hash not yet computed).
+ */
+export function sortedOrder(strings: readonly string[]): { order: Uint32Array; rank: Uint32Array } {
+  const byString = new Uint32Array(strings.length);
+  for (let i = 0; i < byString.length; i++) byString[i] = i;
+  byString.sort((a, b) => {
+    const x = strings[a]!;
+    const y = strings[b]!;
+    return x < y ? -1 : x > y ? 1 : a - b;
   });
-  return Uint32Array.from([...first.keys()].sort(), (s) => first.get(s)!);
+  const rank = new Uint32Array(strings.length);
+  const order: number[] = [];
+  for (let k = 0; k < byString.length; k++) {
+    const i = byString[k]!;
+    if (k === 0 || strings[i] !== strings[order[order.length - 1]!]) order.push(i);
+    rank[i] = order.length - 1;
+  }
+  return { order: Uint32Array.from(order), rank };
 }
 
 const sortedOrderTask = defineTask('runtime/sorted-order', import.meta.url, sortedOrder);
@@ -33,10 +50,13 @@ function prefixBin(s: string): number {
   return 1 + c0 * 129 + (s.length > 1 ? Math.min(s.charCodeAt(1), 127) + 1 : 0);
 }
 
-/** sortDistinct of `strings` (which it may reorder), on the worker pool when there are many. */
-export async function sortDistinctInWorkers(strings: string[]): Promise<string[]> {
+/**
+ * sortDistinct of `strings` (which it may reorder), on the worker pool when there are many; then also `ids`: per
+ * string of `strings` (in the order given), its position in `sorted`.
+ */
+export async function sortDistinctInWorkers(strings: string[]): Promise<{ sorted: string[]; ids?: Uint32Array }> {
   const workers = workerCount();
-  if (strings.length < PARALLEL_STRINGS || workers < 2) return sortDistinct(strings);
+  if (strings.length < PARALLEL_STRINGS || workers < 2) return { sorted: sortDistinct(strings) };
   const bins = new Uint32Array(strings.length);
   const counts = new Uint32Array(BINS);
   for (let i = 0; i < strings.length; i++) counts[(bins[i] = prefixBin(strings[i]!))]!++;
@@ -52,12 +72,25 @@ export async function sortDistinctInWorkers(strings: string[]): Promise<string[]
     inShare += counts[b]!;
   }
   const shares: string[][] = Array.from({ length: workers }, () => []);
-  for (let i = 0; i < strings.length; i++) shares[shareOf[bins[i]!]!]!.push(strings[i]!);
-  const used = shares.filter((s) => s.length > 0);
-  const orders = await runAllInWorkers(sortedOrderTask, used);
+  // Per string, its share and its index there.
+  const shareIndex = new Uint32Array(strings.length);
+  for (let i = 0; i < strings.length; i++) {
+    const share = shares[shareOf[bins[i]!]!]!;
+    shareIndex[i] = share.length;
+    share.push(strings[i]!);
+  }
+  const results = await runAllInWorkers(sortedOrderTask, shares);
   const out: string[] = [];
-  used.forEach((share, w) => {
-    for (const i of orders[w]!) out.push(share[i]!);
+  // Each share's values follow the shares before it.
+  const base = new Uint32Array(workers);
+  results.forEach(({ order }, w) => {
+    base[w] = out.length;
+    for (const i of order) out.push(shares[w]![i]!);
   });
-  return out;
+  const ids = new Uint32Array(strings.length);
+  for (let i = 0; i < strings.length; i++) {
+    const w = shareOf[bins[i]!]!;
+    ids[i] = base[w]! + results[w]!.rank[shareIndex[i]!]!;
+  }
+  return { sorted: out, ids };
 }

@@ -43,11 +43,16 @@ export const tablesKey = (specs: readonly TableSpec[]): string => specs.map(spec
 /** The substring tables (by key) each dictionary was closed over when it was built (dictionaryFor). */
 const closedOver = new WeakMap<StringDictionary, ReadonlySet<string>>();
 
-/** The order-preserving dictionary of `strings` closed over the substring tables among `specs` (sorted on workers when large). */
-export async function dictionaryFor(strings: Iterable<string>, specs: readonly TableSpec[]): Promise<StringDictionary> {
-  const dict = new StringDictionary(await sortDistinctInWorkers([...closeOverSubstrings(strings, specs)]), true);
+/**
+ * The order-preserving dictionary of `strings` closed over the substring tables among `specs` (sorted on workers when
+ * large), and where the workers gave them, `ids`: per string of `strings` (an array, without substring tables), its id.
+ */
+export async function dictionaryFor(strings: Iterable<string>, specs: readonly TableSpec[]): Promise<{ dict: StringDictionary; ids?: Uint32Array }> {
+  const all = closeOverSubstrings(strings, specs);
+  const { sorted, ids } = await sortDistinctInWorkers([...all]);
+  const dict = new StringDictionary(sorted, true);
   closedOver.set(dict, new Set(specs.filter((s) => s.fn === 'string:substring').map(specKey)));
-  return dict;
+  return all === strings && Array.isArray(strings) && ids ? { dict, ids } : { dict };
 }
 
 /** Whether every substring table among `specs` finds all its results in `dict` (it was closed over them). */

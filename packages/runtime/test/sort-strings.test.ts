@@ -17,11 +17,15 @@ describe('sortDistinctInWorkers', () => {
     }
     const want = sortDistinct([...strings]);
     expect(want.length).toBeGreaterThan(100_000);
-    const got = await sortDistinctInWorkers([...strings]);
+    const { sorted: got, ids } = await sortDistinctInWorkers([...strings]);
     // Compared one by one: a failing toEqual would diff a million strings, for minutes, on the thread that times out
     // tests (a full suite once hung here at 100% CPU).
     expect(got.length).toBe(want.length);
     const at = got.findIndex((s, i) => s !== want[i]);
     expect(at === -1 ? null : { at, got: got[at], want: want[at] }).toBeNull();
+    // Each string's id is its position among the sorted ones.
+    expect(ids?.length).toBe(strings.length);
+    const wrong = strings.findIndex((s, i) => got[ids![i]!] !== s);
+    expect(wrong === -1 ? null : { at: wrong, string: strings[wrong], id: ids![wrong] }).toBeNull();
   }, 120_000);
 });

@@ -5,7 +5,9 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { VixenError, errorAt, type Diagnostic, type RelationDecl, type Row } from '@vixen/queryplan';
-import { FACTS_EXTENSIONS, loadFactsFileInto } from './file.js';
+import { FACTS_EXTENSIONS, isBinaryFactsFile, loadFactsFileInto } from './file.js';
+import { parseFileInParts } from './parse-file.js';
+import { projectParts } from './project.js';
 import { EncodedFacts, columnTypes, factsColumns } from './encoded.js';
 import { progressCounter, type LoadProgressListener } from '../load-progress.js';
 import { STORE_MANIFEST } from '../store/manifest.js';
@@ -37,13 +39,30 @@ export async function loadFactsDir(
 /** Encodes the facts of relation `decl` from its file `path` into `facts`; `onBytes`, where it can, hears the bytes read. */
 export type FactsFileLoader = (decl: RelationDecl, path: string, facts: EncodedFacts, onBytes?: (bytes: number) => void) => Promise<void>;
 
-/** Parses the columns the program reads (`pruned.loadColumns`), or all of them. */
-export const loadKeptColumns: FactsFileLoader = (decl, path, facts, onBytes) =>
-  loadFactsFileInto(path, factsColumns(decl), facts.relation(decl.name, columnTypes(decl.columns)), facts.strings, decl.name, undefined, decl.pruned?.loadColumns, onBytes);
+/**
+ * Parses the columns the program reads (`pruned.loadColumns`), or all of them: a text file by byte ranges on the
+ * worker pool (parse-file.ts), only those columns' fields converted and their strings interned; file.ts where the
+ * byte parser gives up (it says where the problem is), or for a binary file.
+ */
+export const loadKeptColumns: FactsFileLoader = async (decl, path, facts, onBytes) => {
+  const columns = factsColumns(decl);
+  const kept = decl.pruned?.loadColumns ?? columns.map((_, i) => i);
+  // A relation read for its row count alone keeps no word: file.ts counts its rows.
+  if (kept.length > 0 && !isBinaryFactsFile(path)) {
+    const parts = await parseFileInParts(path, columnTypes(columns), kept, onBytes);
+    if (parts) {
+      const keptTypes = kept.map((c) => columns[c]!.type);
+      return projectParts(parts, keptTypes, keptTypes.map((_, k) => k), decl, facts);
+    }
+  }
+  return loadFactsFileInto(path, columns, facts.relation(decl.name, columnTypes(decl.columns)), facts.strings, decl.name, undefined, decl.pruned?.loadColumns, onBytes);
+};
 
 /**
- * `loadFactsDir`, encoding the rows into `facts` as they are read (by `loadFile`, one file at a time; a store is
+ * `loadFactsDir`, encoding the rows into `facts` as they are read (by `loadFile`, every file at once: the worker pool
+ * and the device then have one file's ranges or chunks to work on while another's wait for the main thread; a store is
  * read by store/load.ts instead). `onProgress` hears of each file as it starts, as it is read, and once it is read.
+ * `oneAtATime`: files in turn, for a `loadFile` that changes `facts` between files.
  */
 export async function loadFactsDirInto(
   dir: string,
@@ -53,6 +72,7 @@ export async function loadFactsDirInto(
   facts: EncodedFacts,
   loadFile: FactsFileLoader = loadKeptColumns,
   onProgress?: LoadProgressListener,
+  oneAtATime = false,
 ): Promise<void> {
   const entries = await listDir(dir);
   if (entries.has(STORE_MANIFEST)) return loadStoreInto(dir, relations, wanted, optional, facts, onProgress);
@@ -79,6 +99,8 @@ export async function loadFactsDirInto(
   // Sizes only for a listener: a run without one does no more file system round trips than it needs.
   const sizes = onProgress ? await Promise.all(files.map(([, path]) => stat(path).then((s) => s.size, () => 0))) : [];
   const step = progressCounter(sizes.reduce((n, s) => n + s, 0), onProgress);
+  // Relations in the order of their files, whichever file's rows come first.
+  for (const [decl] of files) facts.relation(decl.name, columnTypes(decl.columns));
   await loadEach(files.map((f, i) => [...f, sizes[i] ?? 0] as const), async ([decl, path, size]) => {
     // A listener hears the file's name first, then its bytes as the loader reads them, all of them once it is done.
     let read = 0;
@@ -90,21 +112,25 @@ export async function loadFactsDirInto(
     onBytes(0);
     await loadFile(decl, path, facts, onProgress ? onBytes : undefined);
     onBytes(size - read);
-  }, diags);
+  }, diags, !oneAtATime);
 }
 
 /**
- * Runs `load` on each item in turn; the diagnostics of every failed load, after `diags` (problems found
- * before), end in one VixenError, so a user sees every bad file at once.
+ * Runs `load` on each item, in turn or (`concurrent`) all at once; the diagnostics of every failed load, after
+ * `diags` (problems found before), end in one VixenError in the items' order, so a user sees every bad file at once.
  */
-export async function loadEach<T>(items: readonly T[], load: (item: T) => Promise<void>, diags: Diagnostic[] = []): Promise<void> {
-  for (const item of items) {
-    try {
-      await load(item);
-    } catch (e) {
-      if (!(e instanceof VixenError)) throw e;
-      diags.push(...e.diagnostics);
-    }
+export async function loadEach<T>(items: readonly T[], load: (item: T) => Promise<void>, diags: Diagnostic[] = [], concurrent = false): Promise<void> {
+  const attempt = (item: T): Promise<Diagnostic[] | Error | undefined> =>
+    load(item).then(
+      () => undefined,
+      (e: unknown) => (e instanceof VixenError ? e.diagnostics : e instanceof Error ? e : new Error(String(e))),
+    );
+  const outcomes: (Diagnostic[] | Error | undefined)[] = [];
+  if (concurrent) outcomes.push(...(await Promise.all(items.map(attempt))));
+  else for (const item of items) outcomes.push(await attempt(item));
+  for (const o of outcomes) {
+    if (o instanceof Error) throw o;
+    if (o) diags.push(...o);
   }
   if (diags.length > 0) throw new VixenError(diags);
 }

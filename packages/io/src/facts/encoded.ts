@@ -5,12 +5,18 @@
  * the executor builds the sorted dictionary and `remapStrings` rewrites those ids in place.
  */
 import { rowWords, type Column, type RelationDecl, type Row, type ScalarType } from '@vixen/queryplan';
-import { decodeRow, encodeValue, MAX_DISTINCT_STRINGS, tooManyStrings, type StringIds } from '../encoding.js';
+import { decodeRow, encodeValue, type StringIds } from '../encoding.js';
+import { StringMap } from '../string-map.js';
 
 /** Temporary string ids in first-seen order. */
 export class StringInterner implements StringIds {
-  private readonly ids = new Map<string, number>();
+  private readonly ids: StringMap;
   readonly strings: string[] = [];
+
+  /** `shardLimit`: see StringMap. */
+  constructor(shardLimit?: number) {
+    this.ids = new StringMap('loading facts', shardLimit);
+  }
 
   /**
    * A new id for `s` without looking it up: for the strings of one parsed part's table (distinct within it), where
@@ -25,9 +31,8 @@ export class StringInterner implements StringIds {
   id(s: string): number {
     let id = this.ids.get(s);
     if (id === undefined) {
-      if (this.ids.size >= MAX_DISTINCT_STRINGS) throw tooManyStrings('loading facts');
       id = this.strings.length;
-      this.ids.set(s, id);
+      this.ids.add(s, id);
       this.strings.push(s);
     }
     return id;
@@ -190,14 +195,21 @@ export class EncodedRelation {
       }
       return out;
     }
-    const out = new Set<string>();
-    for (const d of this.device) for (const id of d.stringIds) out.add(strings.text(id));
+    const seen = new StringMap('loading facts');
+    const out: string[] = [];
+    const note = (s: string): void => {
+      if (!seen.has(s)) {
+        seen.add(s, 0);
+        out.push(s);
+      }
+    };
+    for (const d of this.device) for (const id of d.stringIds) note(strings.text(id));
     for (const words of this.pieces()) {
       for (const off of this.stringWords) {
-        for (let at = off; at < words.length; at += this.width) out.add(strings.text(words[at]!));
+        for (let at = off; at < words.length; at += this.width) note(strings.text(words[at]!));
       }
     }
-    return [...out];
+    return out;
   }
 
   rows(strings: StringIds): Row[] {
@@ -236,12 +248,16 @@ export class EncodedFacts {
     for (const row of rows) rel.push(row, this.strings);
   }
 
-  /** Rewrites every relation's string words from temporary ids to `ids`'s, once. */
-  remapStrings(ids: StringIds): void {
+  /**
+   * Rewrites every relation's string words from temporary ids to `ids`'s, once: a dictionary, or each temporary id's
+   * dictionary id (an array at least as long as the interner's strings).
+   */
+  remapStrings(ids: StringIds | Uint32Array): void {
     if (this.remapped) throw new Error('internal: facts were already remapped to a dictionary');
     this.remapped = true;
     const map = new Uint32Array(this.strings.strings.length);
-    this.strings.strings.forEach((s, i) => (map[i] = ids.id(s)));
+    if (ids instanceof Uint32Array) map.set(ids.subarray(0, map.length));
+    else this.strings.strings.forEach((s, i) => (map[i] = ids.id(s)));
     for (const rel of this.relations.values()) rel.remapStrings(map);
     this.strings = new StringInterner();
   }

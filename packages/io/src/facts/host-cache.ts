@@ -5,14 +5,13 @@
  * file again. Splitting a file into fields costs most of a parse whatever columns are kept, so parsing all of
  * them once is cheaper than parsing a few columns per program.
  */
-import { VixenError, rowWords, type RelationDecl, type ScalarType } from '@vixen/queryplan';
-import { EncodedRelation, StringInterner, columnTypes, columnWordOffsets, factsColumns, type EncodedFacts } from './encoded.js';
+import { VixenError, type ScalarType } from '@vixen/queryplan';
+import { EncodedRelation, StringInterner, columnTypes, columnWordOffsets, factsColumns } from './encoded.js';
 import { loadKeptColumns, type FactsFileLoader } from './dir.js';
 import { isBinaryFactsFile, loadFactsFileInto } from './file.js';
 import { parseFileInParts, type ParsedPart } from './parse-file.js';
 import { stringColumnBits } from './parse-range.js';
-import { projectRows, projectTask, type ProjectTask } from './project.js';
-import { runAllInWorkers } from '../parallel/pool.js';
+import { projectParts } from './project.js';
 
 interface CachedFile {
   /** Every column of the file. */
@@ -65,7 +64,7 @@ export class FactsCache {
       this.reads++;
       return loadKeptColumns(decl, path, facts);
     }
-    await project(file, decl, facts);
+    await projectParts(file.parts, file.types, decl.pruned?.loadColumns ?? file.types.map((_, i) => i), decl, facts);
   };
 
   clear(): void {
@@ -85,57 +84,4 @@ function stringColumns(rows: EncodedRelation, stringCount: number): Uint32Array 
     });
   }
   return out;
-}
-
-/** Parts at least this many words are projected on the worker pool (when their words are shared). */
-const WORKER_WORDS = 1 << 16;
-
-/**
- * Appends `decl`'s kept columns of `file`'s rows to its relation in `facts`: the strings the kept columns hold get
- * the run's ids here, and the rows are projected on the worker pool.
- */
-async function project(file: CachedFile, decl: RelationDecl, facts: EncodedFacts): Promise<void> {
-  const source = file.types;
-  const width = rowWords(source);
-  const offsets = columnWordOffsets(source);
-  const kept = decl.pruned?.loadColumns ?? source.map((_, i) => i);
-  const bits = stringColumnBits(source);
-  // Per word of an output row: the source word it copies, and whether it is a string id to map.
-  const fromList: number[] = [];
-  const stringList: number[] = [];
-  let keptBits = 0;
-  for (const c of kept) {
-    keptBits |= bits[c]!;
-    for (let w = 0; w < rowWords([source[c]!]); w++) {
-      fromList.push(offsets[c]! + w);
-      stringList.push(source[c] === 'string' ? 1 : 0);
-    }
-  }
-  const from = Int32Array.from(fromList);
-  const isString = Uint8Array.from(stringList);
-  const target = facts.relation(decl.name, columnTypes(decl.columns));
-  const tasks: ProjectTask[] = [];
-  const runIds: Uint32Array[] = [];
-  for (const part of file.parts) {
-    // Shared, so worker tasks read it in place.
-    const ids = new Int32Array(new SharedArrayBuffer(keptBits === 0 ? 0 : part.stringCount * 4));
-    const used: number[] = [];
-    if (keptBits !== 0) {
-      for (let s = 0; s < part.stringCount; s++) {
-        if ((part.columns[s]! & keptBits) === 0) continue;
-        const id = facts.strings.add(part.strings.text(s));
-        ids[s] = id;
-        used.push(id);
-      }
-    }
-    // The part's strings are noted with its first piece.
-    part.pieces.forEach((words, i) => {
-      tasks.push({ words, width, from, isString, ids });
-      runIds.push(Uint32Array.from(i === 0 ? used : []));
-    });
-  }
-  const onWorker = (t: ProjectTask): boolean => t.words.buffer instanceof SharedArrayBuffer && t.words.length >= WORKER_WORDS;
-  const projected = await runAllInWorkers(projectTask, tasks.filter(onWorker));
-  let next = 0;
-  tasks.forEach((t, i) => target.adopt(onWorker(t) ? projected[next++]! : projectRows(t), runIds[i]!));
 }

@@ -5,7 +5,7 @@
  */
 import { stat } from 'node:fs/promises';
 import type { ScalarType } from '@vixen/queryplan';
-import { runAllInWorkers, workerCount } from '../parallel/pool.js';
+import { runInWorker, workerCount } from '../parallel/pool.js';
 import { factsFormat } from './file.js';
 import { parseRange, parseRangeTask, type ByteStrings, type RangeResult, type RangeTask } from './parse-range.js';
 
@@ -39,8 +39,17 @@ class ByteStringTable {
   }
 }
 
-/** Every column of `path` typed by `types`, in parts, or undefined where file.ts must parse it. */
-export async function parseFileInParts(path: string, types: readonly ScalarType[]): Promise<ParsedPart[] | undefined> {
+/**
+ * The `kept` columns (default all) of `path`, whose columns `types` gives, in parts; undefined where file.ts must
+ * parse it.
+ */
+export async function parseFileInParts(
+  path: string,
+  types: readonly ScalarType[],
+  kept?: readonly number[],
+  /** Hears the bytes of each range once it is parsed (a load's progress). */
+  onBytes?: (bytes: number) => void,
+): Promise<ParsedPart[] | undefined> {
   const format = factsFormat(path);
   if (!format || format.delimiter.length !== 1 || /[\r\n"]/.test(format.delimiter)) return undefined;
   const size = await stat(path).then(
@@ -48,7 +57,7 @@ export async function parseFileInParts(path: string, types: readonly ScalarType[
     () => undefined,
   );
   if (size === undefined) return undefined;
-  const base = { path, delimiter: format.delimiter.charCodeAt(0), quoting: format.quoting, trailingDelimiter: format.trailingDelimiter, types };
+  const base = { path, delimiter: format.delimiter.charCodeAt(0), quoting: format.quoting, trailingDelimiter: format.trailingDelimiter, types, ...(kept ? { kept } : {}) };
   let results: RangeResult[];
   if (size < SMALL_FILE) {
     results = [parseRange({ ...base, start: 0, end: size })];
@@ -56,7 +65,7 @@ export async function parseFileInParts(path: string, types: readonly ScalarType[
     const n = Math.max(workerCount(), Math.ceil(size / RANGE_BYTES));
     const tasks: RangeTask[] = [];
     for (let i = 0; i < n; i++) tasks.push({ ...base, start: Math.floor((size * i) / n), end: Math.floor((size * (i + 1)) / n) });
-    results = await runAllInWorkers(parseRangeTask, tasks);
+    results = await Promise.all(tasks.map((t) => runInWorker(parseRangeTask, t).then((r) => (onBytes?.(t.end - t.start), r))));
   }
   const parts: ParsedPart[] = [];
   for (const r of results) {

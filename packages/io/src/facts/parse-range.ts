@@ -26,13 +26,19 @@ export interface RangeTask {
   trailingDelimiter: boolean;
   /** Every column of the file. */
   types: readonly ScalarType[];
+  /**
+   * The columns whose words the rows hold, ascending (default all). The others' fields are skipped unchecked, as
+   * file.ts skips them (the field count is still checked): a comment column costs more to intern than the rest of
+   * the row.
+   */
+  kept?: readonly number[];
 }
 
 /** Distinct strings as UTF-8 bytes: string `i` is bytes[ends[i - 1] ?? 0, ends[i]). */
 export interface ByteStrings {
   bytes: Uint8Array;
   ends: Uint32Array;
-  /** Per string, the string columns holding it (their stringColumnBits, or-ed). */
+  /** Per string, the string columns holding it (their stringColumnBits among the kept columns, or-ed). */
   columns: Uint32Array;
 }
 
@@ -184,13 +190,18 @@ function shortDecimalBytes(buf: Uint8Array, s: number, e: number): number {
 export function parseRange(task: RangeTask): RangeResult {
   const { types, delimiter } = task;
   if (types.length === 0) return { ok: false };
-  const width = rowWords(types);
-  const offsets: number[] = [];
-  for (let c = 0, at = 0; c < types.length; c++) {
-    offsets.push(at);
-    at += rowWords([types[c]!]);
+  const kept = task.kept ?? types.map((_, c) => c);
+  const width = rowWords(kept.map((c) => types[c]!));
+  // Per column, its word offset in a row, or -1 where it is skipped.
+  const offsets: number[] = types.map(() => -1);
+  for (let k = 0, at = 0; k < kept.length; k++) {
+    offsets[kept[k]!] = at;
+    at += rowWords([types[kept[k]!]!]);
   }
-  const bits = stringColumnBits(types);
+  // Numbered among the kept columns, as the rows' columns are (project.ts reads them so).
+  const keptBits = stringColumnBits(kept.map((c) => types[c]!));
+  const bits = types.map(() => 0);
+  kept.forEach((c, k) => (bits[c] = keptBits[k]!));
   const strings = new ByteInterner();
   /** Day numbers by the date's digits as one number (yyyymmdd): few distinct dates, each converted once. */
   const dates = new Map<number, number>();
@@ -243,7 +254,13 @@ export function parseRange(task: RangeTask): RangeResult {
     return true;
   };
 
-  const fd = openSync(task.path, 'r');
+  let fd: number;
+  try {
+    fd = openSync(task.path, 'r');
+  } catch {
+    // Unreadable: file.ts says why.
+    return { ok: false };
+  }
   try {
     let buf = Buffer.allocUnsafe(BLOCK);
     /** File offset of buf[0]; buf[0, len) holds file bytes. */
@@ -310,7 +327,7 @@ export function parseRange(task: RangeTask): RangeResult {
           const s = i;
           let b = 0;
           while (i < r && (b = buf[i]!) !== delimiter && b !== 10) i++;
-          if (!field(buf, s, i, c, w + offsets[c]!)) return { ok: false };
+          if (offsets[c]! >= 0 && !field(buf, s, i, c, w + offsets[c]!)) return { ok: false };
           if (c < types.length - 1) {
             if (i >= r || buf[i] !== delimiter) return { ok: false };
             i++;

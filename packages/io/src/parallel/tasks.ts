@@ -4,8 +4,8 @@
  * first request of that kind. The pool knows no task kinds of its own.
  */
 
-/** A function a worker runs: plain data in (structured-cloned), plain data and typed arrays out. */
-export type TaskFunction<P, R> = (payload: P) => R;
+/** A function a worker runs: plain data in (structured-cloned), plain data and typed arrays out (or a promise of them). */
+export type TaskFunction<P, R> = (payload: P) => R | Promise<R>;
 
 /** What the pool sends a worker. */
 export interface TaskRequest {

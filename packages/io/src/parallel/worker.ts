@@ -20,9 +20,7 @@ function transfers(value: unknown, depth = 2, out = new Set<ArrayBuffer>()): Arr
 
 parentPort?.on('message', (request: TaskRequest) => {
   taskFunction(request)
-    .then((run) => {
-      const value = run(request.payload);
-      parentPort!.postMessage({ ok: true, value }, transfers(value));
-    })
+    .then((run) => run(request.payload))
+    .then((value) => parentPort!.postMessage({ ok: true, value }, transfers(value)))
     .catch((e: unknown) => parentPort!.postMessage({ ok: false, message: e instanceof Error ? (e.stack ?? e.message) : String(e) }));
 });

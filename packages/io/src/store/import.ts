@@ -10,16 +10,20 @@ import { basename, dirname, join } from 'node:path';
 import { rowWords, type RelationDecl, type Row } from '@vixen/queryplan';
 import { StringDictionary } from '../encoding.js';
 import { EncodedFacts, StringInterner, columnWordOffsets, factsColumns, type EncodedRelation } from '../facts/encoded.js';
-import { loadFactsDirInto } from '../facts/dir.js';
-import { FactsCache } from '../facts/host-cache.js';
+import { loadFactsDirInto, loadKeptColumns } from '../facts/dir.js';
 import type { LoadProgressListener } from '../load-progress.js';
 import { writeDictionary } from './dictionary.js';
 import { wordBytes, writeStoreFile } from './files.js';
-import { STORE_FORMAT, STORE_MANIFEST, STORE_VERSION, storeError, type StoreColumn, type StoreManifest } from './manifest.js';
+import { STORE_FORMAT, STORE_MANIFEST, STORE_VERSION, storeError, type OmittedColumn, type StoreColumn, type StoreManifest } from './manifest.js';
 
 export interface ImportStoreOptions {
-  /** The program's relations: its base (EDB) relations are imported, every column of each. */
+  /** The program's relations: its base (EDB) relations are imported. */
   relations: readonly RelationDecl[];
+  /**
+   * `all` (default): every column of each relation; `read`: only the columns the program reads (`pruned`), the
+   * others omitted from the store (a store of TPC-H SF 10's query columns leaves out 60M distinct comments).
+   */
+  columns?: 'all' | 'read';
   /** The program's inline facts: a relation that has some may have no facts file (as for a run). */
   inline?: Readonly<Record<string, readonly Row[]>>;
   /** Where the facts are read from: a facts directory or a store. */
@@ -38,7 +42,7 @@ export interface ImportedStore {
 }
 
 export async function importStore(options: ImportStoreOptions): Promise<ImportedStore> {
-  const { relations, inline = {}, factsDir, out, onProgress } = options;
+  const { relations, inline = {}, factsDir, out, onProgress, columns: which = 'all' } = options;
   const replaces = await existingStore(out);
   const building = await mkdtemp(join(dirname(out), `.${basename(out)}.importing-`)).catch((e: Error) => {
     throw storeError(`cannot create store ${out}: ${e.message}`);
@@ -48,16 +52,25 @@ export async function importStore(options: ImportStoreOptions): Promise<Imported
     const written: StoreManifest['relations'] = {};
     let bytes = 0;
     let strings = 0;
+    let omits = false;
     const writeRelation = async (decl: RelationDecl, rel: EncodedRelation, interner: StringInterner): Promise<void> => {
       const folder = encodeURIComponent(decl.name);
       await mkdir(join(building, folder));
       const columns = factsColumns(decl);
-      const offsets = columnWordOffsets(rel.types);
-      const stored: StoreColumn[] = [];
+      // The rows hold the loaded columns: their word offsets by column.
+      const loaded = decl.pruned?.loadColumns ?? columns.map((_, c) => c);
+      const offsets = new Map(columnWordOffsets(rel.types).map((o, k) => [loaded[k]!, o]));
+      const stored: (StoreColumn | OmittedColumn)[] = [];
       const scratch = new Int32Array(columns.some((c) => c.type === 'string') ? interner.strings.length : 0);
       for (let c = 0; c < columns.length; c++) {
         const { name, type } = columns[c]!;
-        const words = columnOf(rel, offsets[c]!, rowWords([type]));
+        const offset = offsets.get(c);
+        if (offset === undefined) {
+          stored.push({ name, type, omitted: true });
+          omits = true;
+          continue;
+        }
+        const words = columnOf(rel, offset, rowWords([type]));
         const base = `${folder}/${c}`;
         const dictionary = type === 'string' ? ownDictionary(words, interner, scratch) : undefined;
         const column: StoreColumn = { name, type, ...(await writeStoreFile(building, `${base}.u32`, wordBytes(words))) };
@@ -71,9 +84,8 @@ export async function importStore(options: ImportStoreOptions): Promise<Imported
       }
       written[decl.name] = { rows: rel.count, columns: stored };
     };
-    // Every column of each relation, whatever the program reads.
-    const full = relations.filter((r) => r.kind === 'edb').map(({ pruned, ...r }) => ({ ...r, columns: pruned?.sourceColumns ?? r.columns }));
-    const cache = new FactsCache();
+    // Every column of each relation, whatever the program reads, or only those it reads (loaded as a run loads them).
+    const full = relations.filter((r) => r.kind === 'edb').map(({ pruned, ...r }) => (which === 'read' && pruned ? { ...r, pruned } : { ...r, columns: pruned?.sourceColumns ?? r.columns }));
     const hasInline = (r: RelationDecl): boolean => (inline[r.name]?.length ?? 0) > 0;
     await loadFactsDirInto(
       factsDir,
@@ -81,20 +93,22 @@ export async function importStore(options: ImportStoreOptions): Promise<Imported
       full.filter((r) => !hasInline(r)).map((r) => r.name),
       full.filter(hasInline).map((r) => r.name),
       facts,
-      async (decl, path, into) => {
-        await cache.load(decl, path, into);
-        cache.clear();
+      async (decl, path, into, onBytes) => {
+        await loadKeptColumns(decl, path, into, onBytes);
         await writeRelation(decl, into.relations.get(decl.name)!, into.strings);
         // Written, and nothing else is held: the next relation starts from an empty interner.
         into.relations.delete(decl.name);
         into.strings = new StringInterner();
       },
       onProgress,
+      // The hook replaces the interner between files.
+      true,
     );
     // A store as the source is loaded whole, without the file hook.
     for (const [name, rel] of facts.relations) await writeRelation(full.find((r) => r.name === name)!, rel, facts.strings);
 
-    const manifest: StoreManifest = { format: STORE_FORMAT, version: STORE_VERSION, relations: written };
+    // Version 1 where nothing is omitted, so that older Vixens read the store.
+    const manifest: StoreManifest = { format: STORE_FORMAT, version: omits ? STORE_VERSION : 1, relations: written };
     await writeFile(join(building, STORE_MANIFEST), JSON.stringify(manifest, null, 1) + '\n');
     // mkdtemp's folder is private; a store is as readable as the folders beside it.
     await chmod(building, 0o777 & ~process.umask());

@@ -10,15 +10,15 @@ import { CHUNK_WORDS, columnTypes, factsColumns, type EncodedFacts } from '../fa
 import { progressCounter, type LoadProgressListener } from '../load-progress.js';
 import { StoreDictionary } from './dictionary.js';
 import { readStoreFile } from './files.js';
-import { readStoreManifest, storeError, type StoreColumn, type StoreManifest } from './manifest.js';
+import { isOmitted, readStoreManifest, storeError, type StoreColumn, type StoreManifest } from './manifest.js';
 
 type StoredRelation = StoreManifest['relations'][string];
 
 interface RelationLoad {
   decl: RelationDecl;
   stored: StoredRelation;
-  /** Indices of the stored columns it reads. */
-  kept: number[];
+  /** The stored columns it reads, in order. */
+  kept: StoreColumn[];
 }
 
 /** Why the store's relation cannot be read as `decl` declares it (column count, then each column's type), or undefined. */
@@ -58,14 +58,19 @@ export async function loadStoreInto(
       if (required.has(name)) diags.push(errorAt(`no relation ${name} in store ${dir} (import it with vixen import)`));
     } else {
       const problem = schemaProblem(dir, decl, stored);
+      const read = (decl.pruned?.loadColumns ?? stored.columns.map((_, i) => i)).map((c) => [c, stored.columns[c]!] as const);
+      const omitted = read.filter(([, column]) => isOmitted(column));
       if (problem) diags.push(errorAt(problem));
-      else loads.push({ decl, stored, kept: decl.pruned?.loadColumns ?? stored.columns.map((_, i) => i) });
+      else if (omitted.length > 0) {
+        const names = omitted.map(([c, column]) => `${c + 1} (${column.name})`).join(', ');
+        diags.push(errorAt(`relation ${decl.name}: store ${dir} omits column${omitted.length > 1 ? 's' : ''} ${names}, which the program reads (imported with --columns read for another program: import the facts again)`));
+      } else loads.push({ decl, stored, kept: read.map(([, column]) => column as StoreColumn) });
     }
   }
   if (diags.length > 0) throw new VixenError(diags);
 
   const fileBytes = (c: StoreColumn): number => c.bytes + (c.dictionary ? c.dictionary.bytes.bytes + c.dictionary.offsets.bytes : 0);
-  const step = progressCounter(loads.reduce((n, l) => n + l.kept.reduce((m, c) => m + fileBytes(l.stored.columns[c]!), 0), 0), onProgress);
+  const step = progressCounter(loads.reduce((n, l) => n + l.kept.reduce((m, c) => m + fileBytes(c), 0), 0), onProgress);
   for (const load of loads) await loadRelation(dir, load, facts, (bytes) => step(load.decl.name, bytes));
 }
 
@@ -101,8 +106,7 @@ async function loadRelation(dir: string, { decl, stored, kept }: RelationLoad, f
   const used: number[] = [];
   const columns: ColumnWords[] = [];
   let at = 0;
-  for (const c of kept) {
-    const column = stored.columns[c]!;
+  for (const column of kept) {
     const path = join(dir, column.file);
     const width = rowWords([column.type]);
     if (column.bytes !== stored.rows * width * 4) {

@@ -11,7 +11,13 @@ import { VixenError, errorAt, type ScalarType } from '@vixen/queryplan';
 
 export const STORE_MANIFEST = 'vixen-store.json';
 export const STORE_FORMAT = 'vixen-store';
-export const STORE_VERSION = 1;
+/**
+ * The newest store version, 2: a column may be omitted (`vixen import --columns read`). A store without omitted
+ * columns is written as version 1, which older Vixens read too; an older Vixen names a version 2 store as such.
+ */
+export const STORE_VERSION = 2;
+/** Versions this Vixen reads. */
+const READ_VERSIONS = [1, 2];
 
 const SCALAR_TYPES = ['int32', 'uint32', 'int64', 'float32', 'decimal', 'boolean', 'date', 'string'] as const satisfies readonly ScalarType[];
 
@@ -29,19 +35,24 @@ const dictionarySchema = z.object({
   offsets: fileSchema,
 });
 
-const columnSchema = fileSchema
+const storedColumnSchema = fileSchema
   .extend({ name: z.string(), type: z.enum(SCALAR_TYPES), dictionary: dictionarySchema.optional() })
   .refine((c) => (c.type === 'string') === (c.dictionary !== undefined), 'expected a dictionary for a string column, and only for one');
+/** A column left out of the store (version 2): the program that imported it did not read it. */
+const omittedColumnSchema = z.object({ name: z.string(), type: z.enum(SCALAR_TYPES), omitted: z.literal(true) }).strict();
+const columnSchema = z.union([omittedColumnSchema, storedColumnSchema]);
 
 const manifestSchema = z.object({
   format: z.literal(STORE_FORMAT),
-  version: z.literal(STORE_VERSION),
+  version: z.union([z.literal(1), z.literal(2)]),
   relations: z.record(z.string(), z.object({ rows: count, columns: z.array(columnSchema) })),
 });
 
 export type StoreManifest = z.infer<typeof manifestSchema>;
 export type StoreFile = z.infer<typeof fileSchema>;
-export type StoreColumn = StoreManifest['relations'][string]['columns'][number];
+export type StoreColumn = z.infer<typeof storedColumnSchema>;
+export type OmittedColumn = z.infer<typeof omittedColumnSchema>;
+export const isOmitted = (c: StoreColumn | OmittedColumn): c is OmittedColumn => 'omitted' in c;
 export type StoreDictionaryFiles = z.infer<typeof dictionarySchema>;
 
 /** A user error about a store file. */
@@ -58,8 +69,8 @@ export async function readStoreManifest(dir: string): Promise<StoreManifest> {
   }
   const head = z.object({ format: z.string(), version: z.number() }).safeParse(json);
   if (!head.success || head.data.format !== STORE_FORMAT) throw storeError(`${path}: not a Vixen store manifest (expected "format": "${STORE_FORMAT}")`);
-  if (head.data.version !== STORE_VERSION) {
-    throw storeError(`${path}: store version ${head.data.version} is not supported (this Vixen reads version ${STORE_VERSION}; import the facts again with vixen import)`);
+  if (!READ_VERSIONS.includes(head.data.version)) {
+    throw storeError(`${path}: store version ${head.data.version} is not supported (this Vixen reads versions ${READ_VERSIONS.join(' and ')}; import the facts again with vixen import)`);
   }
   const r = manifestSchema.safeParse(json);
   if (!r.success) throw storeError(`${path}: corrupt store manifest: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);

@@ -73,12 +73,28 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
     return read;
   };
   let next = readAhead();
+  /**
+   * Chunks being parsed, oldest first: the next chunk is parsed while the host waits for this one's results and
+   * interns its strings, so the device is not idle for a round trip per chunk.
+   */
+  const inFlight: { chunk: Buffer; parsed: Promise<ParsedChunk> }[] = [];
   try {
-    for (;;) {
-      const { value: chunk, done } = await next;
-      if (done) break;
-      next = readAhead();
-      const part = await parseChunk(g, shaders, internShaders, chunk, format.quoting, width, offsets.length);
+    for (let done = false; !done || inFlight.length > 0; ) {
+      if (!done && inFlight.length < CHUNKS_IN_FLIGHT) {
+        const read = await next;
+        done = read.done === true;
+        if (!done) {
+          next = readAhead();
+          const parsed = parseChunk(g, shaders, internShaders, read.value, format.quoting, width, offsets.length);
+          // Awaited in order below; until then a failure must not go unhandled.
+          parsed.catch(() => undefined);
+          inFlight.push({ chunk: read.value, parsed });
+          continue;
+        }
+        if (inFlight.length === 0) break;
+      }
+      const { chunk, parsed } = inFlight.shift()!;
+      const part = await parsed;
       file.onBytes?.(chunk.length);
       if (part.rows.count === 0) continue;
       parts.push(part.rows);
@@ -87,6 +103,11 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
       maps.push(map);
     }
   } catch (e) {
+    // Chunks still being parsed finish first; their rows go back with the others.
+    for (const { parsed } of inFlight.splice(0)) {
+      const part = await parsed.catch(() => undefined);
+      if (part) releaseRelation(gpu, part.rows);
+    }
     for (const p of parts) releaseRelation(gpu, p);
     // The reader closes the file once the read ahead has settled.
     await chunks.return(undefined);
@@ -116,10 +137,16 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
   return new ParsedRows(gpu, chunkedOf(parts, width), all, mapStarts);
 }
 
-/**
- * One chunk's rows on the device, string words as indices of the chunk's distinct strings, whose byte spans
- * (start, end) `distinct` holds.
- */
+/** One chunk's rows on the device, string words as indices of the chunk's distinct strings, whose byte spans (start, end) `distinct` holds. */
+interface ParsedChunk {
+  rows: DeviceRelation;
+  distinct: Uint32Array;
+}
+
+/** Chunks parsed at once (each holds its text, rows and string tables on the device). */
+const CHUNKS_IN_FLIGHT = 2;
+
+/** A chunk's ParsedChunk. */
 async function parseChunk(
   g: GpuImpl,
   shaders: Record<string, string>,
@@ -128,7 +155,7 @@ async function parseChunk(
   quoting: boolean,
   width: number,
   stringCount: number,
-): Promise<{ rows: DeviceRelation; distinct: Uint32Array }> {
+): Promise<ParsedChunk> {
   const n = chunk.length;
   const segments = Math.ceil(n / PARSE_SEGMENT_BYTES);
   const words = chunkWords(chunk);
