@@ -36,6 +36,7 @@ describe('vixen plan --passes', () => {
       'KIR simplify-kernels optional',
       'KIR propagate-copies optional',
       'KIR skip-unneeded-order optional',
+      'KIR anti-joins optional',
       'KIR hash-joins optional',
       'KIR hash-unique optional',
       'KIR hash-aggregates optional',

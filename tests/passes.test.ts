@@ -19,6 +19,7 @@ const cases = [
   'cases/agg-sum-count',
   'cases/agg-after-recursion',
   'cases/union-of-rules',
+  'cases/negation-constants',
   'cases/func-multikey',
   'souffle/disjunction',
   'souffle/min-max',

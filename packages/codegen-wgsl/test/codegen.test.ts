@@ -116,6 +116,35 @@ const kernels: KirKernel[] = [
   },
   // No filter: a projection pass (rows of 4 words in, read as a vec4; 6 out, written as 3 vec2s).
   { kind: 'mapFilter', id: 15, input: 0, output: 2, filter: [], project: [col(1, 'int64'), col(2, 'string'), { ...i32 }, { ...i64 }] },
+  // An anti-join before a join: a rows absent from the filtered a2, looked up in b; the row is a ++ b (the negated
+  // probe adds no columns).
+  {
+    kind: 'pipeline',
+    id: 16,
+    input: 0,
+    output: 2,
+    filter: [],
+    probes: [
+      { build: 3, buildKeys: [0], probeKeys: [col(0, 'int32')], buildFilter: [{ kind: 'compare', op: '!=', left: col(1, 'int64'), right: { ...i64 } }], negated: true },
+      { build: 1, buildKeys: [0, 1], probeKeys: [col(2, 'string'), col(1, 'int64')] },
+    ],
+    check: [{ kind: 'compare', op: '!=', left: col(4, 'int64'), right: col(1, 'int64') }],
+    project: [col(4, 'int64'), col(3, 'string'), col(0, 'int32'), { ...i64 }],
+    fused: [1, 2, 3],
+  },
+  // Only an anti-join, aggregated: per string of a absent from b, the count and the sum of a's int64.
+  {
+    kind: 'pipeline',
+    id: 17,
+    input: 0,
+    output: 6,
+    filter: [{ kind: 'compare', op: '>=', left: col(0, 'int32'), right: { ...i32 } }],
+    probes: [{ build: 1, buildKeys: [0, 1], probeKeys: [col(2, 'string'), col(1, 'int64')], negated: true }],
+    check: [],
+    project: [col(2, 'string'), col(1, 'int64')],
+    aggregate: { groupBy: [0], aggregates: [{ fn: 'count', type: 'int32' }, { fn: 'sum', column: 1, type: 'int64' }] },
+    fused: [1, 2],
+  },
 ];
 
 const expectedPasses: Record<KirKernel['kind'], Array<PassName | `${PassName}${typeof SUBGROUP_VARIANT}` | `hashBuild.${number}`>> = {
@@ -151,6 +180,7 @@ const expectedById: Record<number, string[]> = {
   12: ['radixMask', 'radixHist', 'radixScatterKeys', `radixScatterKeys${SUBGROUP_VARIANT}`, 'rankSort', 'scanBlock', `scanBlock${SUBGROUP_VARIANT}`, 'scanAdd'],
   14: ['hashBuild.0', 'hashBuild.1', 'pipelineAggregate', 'pipelineGroups'],
   15: ['project'],
+  17: ['hashBuild.0', 'pipelineAggregate', 'pipelineGroups'],
 };
 
 let gpu: CompileDevice;
@@ -213,6 +243,20 @@ describe('generateKernelShaders', () => {
       const body = code.slice(code.indexOf(`fn ${fn}(`), code.indexOf('\n}\n', code.indexOf(`fn ${fn}(`)));
       expect(body.match(/\bloop \{|\bfor \(|\bwhile /g)).toEqual(['loop {']);
     }
+  });
+
+  it("looks a pipeline's negated probes up first, dropping the rows their tables hold, and lists an aggregate's misses", () => {
+    const code = generateKernelShaders(kernels.find((k) => k.id === 16)!, variables).pipelineProbe!;
+    expect(code.indexOf('if (nh0 != 0u) { continue; }')).toBeGreaterThan(0);
+    expect(code.indexOf('if (nh0 != 0u) { continue; }')).toBeLessThan(code.indexOf('let fh1 = hashed['));
+    // No build row of the negated probe is read: the output's first column is b's int64 (probe 1's row).
+    expect(code).not.toMatch(/\bbo0\b/);
+    expect(code).toMatch(/hashed\[bo1 \+ 1u\]/);
+    const agg = generateKernelShaders(kernels.find((k) => k.id === 17)!, variables).pipelineAggregate!;
+    // The filtered tile is listed, then the rows lookup 0 misses; the last loop looks nothing up.
+    expect(agg.match(/listed\[at\] = ids\[r\]/g)).toHaveLength(2);
+    expect(agg).toMatch(/\(live & 1u\) != 0u && !\(lh0 != 0u/);
+    expect(agg).not.toMatch(/let fh0 = /);
   });
 
   it('projects rows without a filter as vectors, row i to row i', () => {

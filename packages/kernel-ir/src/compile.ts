@@ -2,6 +2,7 @@
 import { fixpoint, runPipeline, sequence, when, type Pass, type PassOptions, type Pipeline, type QpProgram } from '@vixen/queryplan';
 import type { KirProgram } from './ir.js';
 import { lowerPlan, type LowerOptions } from './lower/from-plan.js';
+import { antiJoins } from './passes/anti-joins.js';
 import { assumeEmptyOnEntry } from './passes/assume-empty-on-entry.js';
 import { compactKernels } from './passes/compact-kernels.js';
 import { fuseMapFilters } from './passes/fuse-map-filters.js';
@@ -44,7 +45,7 @@ const round = sequence<KirProgram, KirPassContext>(
   simplifyKernels,
   propagateCopies,
   skipUnneededOrder,
-  when('join strategy is not sort-merge', (ctx) => ctx.joinStrategy !== 'sort-merge', hashJoins),
+  when('join strategy is not sort-merge', (ctx) => ctx.joinStrategy !== 'sort-merge', sequence(antiJoins, hashJoins)),
   hashUnique,
   hashAggregates,
   when('fusion', fusion, fuseMapFilters),

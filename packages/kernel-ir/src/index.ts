@@ -5,6 +5,7 @@ export { assumeEmptyOnEntry } from './passes/assume-empty-on-entry.js';
 export { simplifyKernels } from './passes/simplify-kernels.js';
 export { propagateCopies } from './passes/propagate-copies.js';
 export { skipUnneededOrder } from './passes/skip-unneeded-order.js';
+export { antiJoins } from './passes/anti-joins.js';
 export { hashJoins } from './passes/hash-joins.js';
 export { hashUnique } from './passes/hash-unique.js';
 export { hashAggregates } from './passes/hash-aggregates.js';

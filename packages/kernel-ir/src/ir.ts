@@ -28,6 +28,16 @@ export interface PipelineProbe {
   buildKeys: number[];
   probeKeys: Expr[];
   buildFilter?: Predicate[];
+  /**
+   * An anti-join (a negated atom): the row goes on only where the table holds no row of its key, and the probe
+   * adds no columns to the pipeline's row (there is no build row to read).
+   */
+  negated?: true;
+}
+
+/** The build sides whose rows a pipeline's row holds after the scanned row, in order: its probes that are not negated. */
+export function rowProbes(probes: readonly PipelineProbe[]): PipelineProbe[] {
+  return probes.filter((pr) => !pr.negated);
 }
 
 /**
@@ -105,8 +115,9 @@ export type KirKernel = { origin?: KirOrigin; rules?: RuleOrigin[] } & (
       project: HashJoinColumn[];
     }
   /**
-   * Fused pipeline (Crystal-style, one pass over `input`): for each input row t where `filter(t)` and each
-   * combination of build rows b1..bn (bj a row of probes[j].build whose `buildKeys` equal `probeKeys[j](t)`)
+   * Fused pipeline (Crystal-style, one pass over `input`): for each input row t where `filter(t)`, that no negated
+   * probe's table holds the key of, and each combination of build rows b1..bn of the other probes (bj a row of
+   * probes[j].build whose `buildKeys` equal `probeKeys[j](t)`)
    * where `check(t ++ b1 ++ ... ++ bn)`, output := `project(t ++ b1 ++ ... ++ bn)` (columns: t's, then b1's, ...),
    * in no particular order; with `aggregate`, output := those rows aggregated. `fused`: the ids (in the program
    * lowering gave) of the kernels it stands for (one, for an aggregate that only hashes).

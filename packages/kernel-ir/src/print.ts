@@ -32,7 +32,7 @@ function formatKernel(k: KirKernel, name: (v: VarId) => string): string {
         const where = k.filter.length > 0 ? ` where ${k.filter.map(printPredicate).join(' and ')}` : '';
         const probes = k.probes.map((pr) => {
           const kept = pr.buildFilter?.length ? ` where ${pr.buildFilter.map(printPredicate).join(' and ')}` : '';
-          return `, probe ${name(pr.build)}${kept} on ${columnList(pr.buildKeys)} = (${pr.probeKeys.map(printExpr).join(', ')})`;
+          return `, ${pr.negated ? 'absent from' : 'probe'} ${name(pr.build)}${kept} on ${columnList(pr.buildKeys)} = (${pr.probeKeys.map(printExpr).join(', ')})`;
         });
         const check = k.check.length > 0 ? ` check ${k.check.map(printPredicate).join(' and ')}` : '';
         const aggregate = k.aggregate ? ` aggregate by ${columnList(k.aggregate.groupBy)} compute (${k.aggregate.aggregates.map(printAggregate).join(', ')})` : '';

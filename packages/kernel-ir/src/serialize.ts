@@ -157,7 +157,7 @@ const kernel = z.discriminatedUnion('kind', [
     input: varId,
     output: varId,
     filter: z.array(predicate),
-    probes: z.array(z.strictObject({ build: varId, buildKeys: z.array(index), probeKeys: z.array(expr), buildFilter: z.array(predicate).optional() })),
+    probes: z.array(z.strictObject({ build: varId, buildKeys: z.array(index), probeKeys: z.array(expr), buildFilter: z.array(predicate).optional(), negated: z.literal(true).optional() })),
     check: z.array(predicate),
     project: z.array(expr),
     aggregate: z.strictObject({ groupBy: z.array(index), aggregates: z.array(aggregate) }).optional(),

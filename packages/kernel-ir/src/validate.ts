@@ -5,7 +5,7 @@
  */
 import { aggregateType, arithDefined, type Aggregate, BUILTINS, constantArgs, errorAt, keysProblem, prunedProblem, valueHasType as qpValueHasType, type Diagnostic, type Expr, type Predicate, type ScalarType, type Value } from '@vixen/queryplan';
 import type { KirKernel, KirProgram, KirTerminator, VarId } from './ir.js';
-import { kernelInputs } from './ir.js';
+import { kernelInputs, rowProbes } from './ir.js';
 import { hashableAggregate } from './analysis/hashable-aggregate.js';
 
 /** Whether a JS value is a valid value of the scalar type (see `Value` in @vixen/queryplan). */
@@ -163,7 +163,7 @@ class Validator {
       }
       case 'pipeline': {
         const input = this.columnsOf(k.input);
-        const row = [...input, ...k.probes.flatMap((pr) => this.columnsOf(pr.build))];
+        const row = [...input, ...rowProbes(k.probes).flatMap((pr) => this.columnsOf(pr.build))];
         k.probes.forEach((pr, j) => {
           const build = this.columnsOf(pr.build);
           const at = `${where} probe ${j}`;

@@ -151,6 +151,11 @@ export function runKir(p: KirProgram, maxSteps = 10_000): RunResult {
         let rows = read(k.input).filter((t) => k.filter.every((f) => predicateHolds(f, t))).map((t) => ({ t, row: [...t] }));
         for (const pr of k.probes) {
           const build = read(pr.build).filter((b) => (pr.buildFilter ?? []).every((f) => predicateHolds(f, b)));
+          const matches = (t: Row, b: Row): boolean => pr.buildKeys.every((bk, i) => compareValues(b[bk]!, evalExpr(pr.probeKeys[i]!, t)) === 0);
+          if (pr.negated) {
+            rows = rows.filter(({ t }) => !build.some((b) => matches(t, b)));
+            continue;
+          }
           rows = rows.flatMap(({ t, row }) =>
             build.filter((b) => pr.buildKeys.every((bk, i) => compareValues(b[bk]!, evalExpr(pr.probeKeys[i]!, t)) === 0)).map((b) => ({ t, row: [...row, ...b] })),
           );

@@ -244,6 +244,52 @@ describe('hash-joins', () => {
   });
 });
 
+describe('anti-joins', () => {
+  /**
+   * out(b, a) <- r(a, b), b > 0, !s(a, 7): `$t` the kept rows of r, `$k` those with a partner in s (the join the
+   * front end lowers a negated atom to), `$rest` their difference.
+   */
+  function negation(r: Row[], s: Row[]): QpProgram {
+    const pair = ['int32', 'int32'] as const;
+    return program(
+      [rel('r', [...pair], 'edb'), rel('s', [...pair], 'edb'), rel('$t', [...pair], 'temp'), rel('$k', [...pair], 'temp'), rel('$rest', [...pair], 'temp'), rel('out', [...pair])],
+      [
+        block('b', [
+          mapFilter('$t', 'r', cols(0, 1), [cmp(col(1), '>', lit(0))]),
+          mapJoin('$k', '$t', 's', [0], [0], cols(0, 1), [cmp(col(3), '=', lit(7))]),
+          difference('$rest', '$t', '$k'),
+          mapFilter('out', '$rest', cols(1, 0)),
+        ]),
+      ],
+      { r, s },
+    );
+  }
+  const r: Row[] = [[1, 1], [1, 2], [2, 5], [3, 0], [4, 4], [5, 1], [5, 9]];
+  const s: Row[] = [[1, 7], [2, 6], [4, 7], [4, 8], [5, 6]];
+
+  it("probes a table of the negated side's keys instead of joining, sorting the matches and taking the difference", () => {
+    const merged = kernelLines(planToKernels(negation(r, s), { fusion: false, joinStrategy: 'sort-merge' }), 'b');
+    expect(merged.some((l) => l.includes('mergeJoin'))).toBe(true);
+    expect(merged.some((l) => l.includes('difference'))).toBe(true);
+    const probed = kernelLines(planToKernels(negation(r, s), { fusion: false }), 'b');
+    expect(probed.some((l) => /mergeJoin|hashJoin|difference/.test(l))).toBe(false);
+    // The join's filter on s becomes the table's build filter.
+    expect(probed.find((l) => l.includes('pipeline'))).toMatch(/:= pipeline \S+, absent from s where #1 = 7 on \(#0\) = \(#0\) -> \(#0, #1\)$/);
+    expectSameResults(negation(r, s));
+  });
+
+  it("fuses the kept rows' producer and reader into the anti-join's scan", () => {
+    const fused = kernelLines(planToKernels(negation(r, s)), 'b');
+    expect(fused.filter((l) => l.includes('pipeline'))).toEqual([expect.stringMatching(/:= pipeline r where #1 > 0, absent from s where #1 = 7 on \(#0\) = \(#0\) -> \(#1, #0\)$/)]);
+    expect(launches(planToKernels(negation(r, s)))).toBeLessThan(launches(planToKernels(negation(r, s), { joinStrategy: 'sort-merge' })));
+  });
+
+  it('gives the answers of the reference interpreter on random rows, an empty side included', () => {
+    const rows = fc.array(fc.tuple(fc.integer({ min: -2, max: 6 }), fc.integer({ min: -2, max: 9 })), { maxLength: 20 });
+    fc.assert(fc.property(rows, rows, (rr, ss) => expectSameResults(negation(rr, ss))), { numRuns: 40 });
+  });
+});
+
 describe('propagate-copies and remove-dead-kernels', () => {
   it('writes the relation in place of the temporary, and drops copies nothing reads', () => {
     const p = compactKernels.run(removeDeadKernels.run(propagateCopies.run(simplifyKernels.run(lowered(unionIntoEmpty())))));

@@ -20,6 +20,7 @@ describe('the KIR pipeline', () => {
       'simplify-kernels optional fixpoint #1',
       'propagate-copies optional fixpoint #1',
       'skip-unneeded-order optional fixpoint #1',
+      'anti-joins optional fixpoint #1 when join strategy is not sort-merge',
       'hash-joins optional fixpoint #1 when join strategy is not sort-merge',
       'hash-unique optional fixpoint #1',
       'hash-aggregates optional fixpoint #1',

@@ -1,7 +1,7 @@
 /** Every KIR kernel kind on a real WebGPU device against plain-JS references on seeded random data. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKernelShaders, kernelConstants } from '@vixen/codegen-wgsl';
-import type { HashJoinColumn, KirKernel, KirVariable } from '@vixen/kernel-ir';
+import type { HashJoinColumn, KirKernel, KirVariable, PipelineProbe } from '@vixen/kernel-ir';
 import { rowWords, type CompareOp, type Expr, type Predicate, type ScalarType } from '@vixen/queryplan';
 import { downloadRelation, exactRows, openGpu, releaseRelation, runKernel, uploadRelation, type Gpu } from '../src/gpu/index.js';
 import { internals } from '../src/gpu/device.js';
@@ -466,6 +466,87 @@ describe('pipeline', () => {
     if (n1 > 0) expect(want.length).toBeGreaterThan(0);
     const width = rowWords(outTypes);
     expect(sortedRows(got, width)).toEqual(sortedRows(want, width));
+  });
+
+  // Anti-joins: the input rows whose (int32, int64) key the filtered b1 lacks, then (optionally) joined with b2 on
+  // the string. Empty sides, several tiles, repeated keys on both sides (domain 5 over 2 words: 25 keys).
+  it.each([
+    [0, 5, 300, true],
+    [7, 0, 300, true],
+    [7, 3, 0, true],
+    [1, 3, 7, true],
+    [129, 40, 2049, true],
+    [60, 7, 5000, false],
+    [0, 0, 129, false],
+    [300, 0, 5000, false],
+  ])('keeps the rows a negated probe misses, negated build %i rows, joined build %i, input %i, joined %s', async (n1, n2, m, joined) => {
+    const r = rng(1400 + n1 + n2 + m);
+    const [b1, b2, probe] = [randomRows(r, B1, n1, 5), randomRows(r, B2, n2, 5), randomRows(r, P, m, 5)];
+    const kept = (x: TestRow): boolean => Number(x[0]) !== 2;
+    const absent: PipelineProbe = {
+      build: 1,
+      buildKeys: [0, 1],
+      probeKeys: [col(1, P), col(2, P)],
+      buildFilter: [{ kind: 'compare', op: '!=', left: col(0, B1), right: c32(2) }],
+      negated: true,
+    };
+    // Row p ++ b2 (the negated probe adds no columns): b2's columns at 3..4.
+    const types: ScalarType[] = joined ? ['int64', 'int32', 'string'] : ['int64', 'string'];
+    const kernel: KirKernel = {
+      kind: 'pipeline',
+      id: 0,
+      input: 0,
+      output: 3,
+      filter: [],
+      probes: joined ? [absent, { build: 2, buildKeys: [0], probeKeys: [col(0, P)] }] : [absent],
+      check: [],
+      project: joined ? [col(2, P), { kind: 'col', index: 4, type: 'int32' }, col(0, P)] : [col(2, P), col(0, P)],
+      fused: [0, 1, 2],
+    };
+    const got = await run(kernel, vars(P, B1, B2, types), [{ types: P, rows: probe }, { types: B1, rows: b1 }, ...(joined ? [{ types: B2, rows: b2 }] : [])]);
+    const want: number[] = [];
+    const misses = probe.filter((p) => !b1.some((x) => kept(x) && keyWords(B1, x, [0, 1]).join() === keyWords(P, p, [1, 2]).join()));
+    for (const p of misses) {
+      if (!joined) want.push(...rowWordsOf(types, [p[2]!, p[0]!]));
+      else for (const y of b2.filter((y) => keyWords(B2, y, [0]).join() === keyWords(P, p, [0]).join())) want.push(...rowWordsOf(types, [p[2]!, y[1]!, p[0]!]));
+    }
+    // Some rows are dropped and some kept where both can happen.
+    if (n1 > 100 && m > 0) expect(misses.length).toBeGreaterThan(0);
+    if (n1 > 100 && m > 0) expect(misses.length).toBeLessThan(m);
+    const width = rowWords(types);
+    expect(sortedRows(got, width)).toEqual(sortedRows(want, width));
+  });
+
+  it.each([
+    [0, 300],
+    [7, 0],
+    [129, 2049],
+    [40, 5000],
+  ])('counts per group the rows a negated probe misses, build %i rows, input %i', async (n, m) => {
+    const r = rng(1500 + n + m);
+    const [b1, probe] = [randomRows(r, B1, n, 5), randomRows(r, P, m, 5)];
+    const types: ScalarType[] = ['string', 'int32'];
+    const kernel: KirKernel = {
+      kind: 'pipeline',
+      id: 0,
+      input: 0,
+      output: 2,
+      filter: [],
+      probes: [{ build: 1, buildKeys: [0, 1], probeKeys: [col(1, P), col(2, P)], negated: true }],
+      check: [],
+      project: [col(0, P)],
+      aggregate: { groupBy: [0], aggregates: [{ fn: 'count', type: 'int32' }] },
+      fused: [0, 1],
+    };
+    const got = await run(kernel, vars(P, B1, types), [{ types: P, rows: probe }, { types: B1, rows: b1 }]);
+    const counts = new Map<string, { s: TestRow[number]; n: number }>();
+    for (const p of probe.filter((p) => !b1.some((x) => keyWords(B1, x, [0, 1]).join() === keyWords(P, p, [1, 2]).join()))) {
+      const g = counts.get(String(p[0])) ?? { s: p[0]!, n: 0 };
+      g.n++;
+      counts.set(String(p[0]), g);
+    }
+    const want = [...counts.values()].flatMap((g) => rowWordsOf(types, [g.s, g.n]));
+    expect(sortedRows(got, 2)).toEqual(sortedRows(want, 2));
   });
 });
 

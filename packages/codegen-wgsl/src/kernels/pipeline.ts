@@ -93,6 +93,11 @@ interface ProbeParts {
   rowCols: ColumnResolver;
   /** Key words of each probe's table. */
   widths: number[];
+  /** The probes that add build rows to the row, and the negated ones (anti-joins), each in lookup order. */
+  joined: number[];
+  absent: number[];
+  /** The negated probes' lookups of the scanned row: `continue` where a table holds its key. */
+  absentLookups: string;
   /** lookup<j> functions. */
   lookups: string;
   /** Each probe's parameters and whether its build keys repeat. */
@@ -104,26 +109,29 @@ interface ProbeParts {
   /** Probe j's lookup of `keys` going on past the slot `slot` (whose key was another): the chain head, or 0. */
   probeOn(j: number, keys: readonly string[], slot: string): string;
   /**
-   * Per probe, the lookup of the scanned row's key (x<j>: chain head; `continue` on a miss); with `counts`, c<j> = its
-   * chain's length; with `together`, all probes' first table reads before any lookup goes on.
+   * Per joined probe, the lookup of the scanned row's key (x<j>: chain head; `continue` on a miss); with `counts`,
+   * c<j> = its chain's length; with `together`, all their first table reads before any lookup goes on.
    */
   probes(counts: boolean, together: boolean): string;
-  /** `body` once per combination of the row's matches, starting from chain heads `head(j)`. */
+  /** `body` once per combination of the row's matches (of the joined probes), starting from chain heads `head(j)`. */
   combinations(body: string, head: (j: number) => string): string;
 }
 
 function probeParts({ kernel, inputTypes, buildTypes, builds, constOffsets, constWords, lookupOrder }: PipelineSource): ProbeParts {
-  const N = builds.length;
   const params = pipelineParamsAt(constWords) / 4 + 1;
+  const joined = lookupOrder.filter((j) => !kernel.probes[j]!.negated);
+  const absent = lookupOrder.filter((j) => kernel.probes[j]!.negated);
   // The scanned rows come in as vectors (vectorRows): only the probe rows' words are read one by one.
   const { load: rowLoad, column: inputCols, binding: inputBinding } = vectorRows('inp', inputTypes);
-  // Output columns: the input row's, then each build row's (at word bo<j> of `hashed`).
-  const firstColumn = builds.map((_, j) => inputTypes.length + buildTypes.slice(0, j).reduce((n, t) => n + t.length, 0));
+  // Output columns: the input row's, then each joined probe's build row (at word bo<j> of `hashed`), in probe order.
+  const rowSides = builds.map((_, j) => j).filter((j) => !kernel.probes[j]!.negated);
+  const firstColumn = rowSides.map((_, s) => inputTypes.length + rowSides.slice(0, s).reduce((n, j) => n + buildTypes[j]!.length, 0));
   const rowCols: ColumnResolver = (c) => {
     if (c < inputTypes.length) return inputCols(c);
-    let j = N - 1;
-    while (firstColumn[j]! > c) j--;
-    return columnWords('hashed', `bo${j}`, buildTypes[j]!, c - firstColumn[j]!);
+    let s = rowSides.length - 1;
+    while (firstColumn[s]! > c) s--;
+    const j = rowSides[s]!;
+    return columnWords('hashed', `bo${j}`, buildTypes[j]!, c - firstColumn[s]!);
   };
   const widths = builds.map((l) => l.keyWords.length);
   const lookups = builds.map((layout, j) => {
@@ -155,12 +163,12 @@ fn lookup${j}(${keyArgs(K).split(', ').map((k) => `${k}: u32`).join(', ')}, s0: 
   // the last matched already (an aggregating pipeline's last list). Else a miss skips the later probes' reads.
   const probes = (counts: boolean, together: boolean): string => {
     const keys = (j: number): string[] => keyOf(j).map((_, k) => `k${j}_${k}`);
-    const first = lookupOrder.map(
+    const first = joined.map(
       (j) => `      ${keyOf(j).map((w, k) => `let k${j}_${k} = ${w};`).join(' ')}
       let fs${j} = hashKey${widths[j]}(${keys(j).join(', ')}) & p${j}.x;
       ${slotLoads(j, `fs${j}`, `fa${j}`, `let fh${j}`, keys(j).map((_, k) => `let fw${j}_${k}`))}`,
     );
-    const resolve = lookupOrder.map(
+    const resolve = joined.map(
       (j) => `      var x${j} = fh${j};
       if (x${j} != 0u && !(${keys(j).map((k, w) => `fw${j}_${w} == ${k}`).join(' && ')})) { x${j} = ${probeOn(j, keys(j), `fs${j}`)}; }
       if (x${j} == 0u) { continue; }${
@@ -181,11 +189,23 @@ fn lookup${j}(${keyArgs(K).split(', ').map((k) => `${k}: u32`).join(', ')}, s0: 
   let chained${j} = hashed[p${j}.y + (p${j}.x + 1u) * ${SW}u] != 0u;`;
     })
     .join('\n');
-  const buildRows = builds.map((l, j) => `let bo${j} = p${j}.w + (x${j} - 1u) * ${l.width}u;`).join('\n');
+  const absentLookups = absent
+    .map((j) => {
+      const keys = keyOf(j).map((_, k) => `nk${j}_${k}`);
+      return `      {
+        ${keyOf(j).map((w, k) => `let ${keys[k]} = ${w};`).join(' ')}
+        let ns${j} = hashKey${widths[j]}(${keys.join(', ')}) & p${j}.x;
+        ${slotLoads(j, `ns${j}`, `na${j}`, `var nh${j}`, keys.map((_, k) => `let nw${j}_${k}`))}
+        if (nh${j} != 0u && !(${keys.map((k, w) => `nw${j}_${w} == ${k}`).join(' && ')})) { nh${j} = ${probeOn(j, keys, `ns${j}`)}; }
+        if (nh${j} != 0u) { continue; }
+      }`;
+    })
+    .join('\n');
+  const buildRows = joined.map((j) => `let bo${j} = p${j}.w + (x${j} - 1u) * ${builds[j]!.width}u;`).join('\n');
   // One loop per probe, innermost the last, each walking its chain, around `body` (which sees the build rows at bo<j>).
   const combinations = (body: string, head: (j: number) => string): string => {
     let nested = `${buildRows}\n${body}`;
-    for (let j = N - 1; j >= 0; j--) {
+    for (const j of [...rowSides].reverse()) {
       nested = `var x${j} = ${head(j)};
 loop {
 ${nested.replace(/^/gm, '  ')}
@@ -196,13 +216,13 @@ ${nested.replace(/^/gm, '  ')}
     }
     return `{\n${nested.replace(/^/gm, '  ')}\n}`;
   };
-  return { params, rowLoad, inputBinding, inputCols, rowCols, widths, lookups: lookups.join(''), consts, keyOf, slotLoads, probeOn, probes, combinations };
+  return { params, rowLoad, inputBinding, inputCols, rowCols, widths, joined, absent, absentLookups, lookups: lookups.join(''), consts, keyOf, slotLoads, probeOn, probes, combinations };
 }
 
 function probeModule(src: PipelineSource, subgroups: boolean): string {
   const { kernel, inputTypes, builds, constOffsets, constWords } = src;
   const scan = workgroupScan(subgroups);
-  const { rowLoad, inputBinding, inputCols, rowCols, widths, lookups, consts, probes, combinations } = probeParts(src);
+  const { rowLoad, inputBinding, inputCols, rowCols, widths, joined, absentLookups, lookups, consts, probes, combinations } = probeParts(src);
   const check = filterCode(kernel.check, rowCols, constOffsets);
   const head = (j: number): string => `h${j}[k]`;
   const emit = `if (o < capacity) {
@@ -215,7 +235,7 @@ o = o + 1u;`;
   const count =
     kernel.check.length > 0
       ? `var c = 0u;\n${combinations(`if (${check}) { c = c + 1u; }`, head)}\ntotal = total + c;`
-      : `total = total + ${builds.map((_, j) => `c${j}`).join(' * ')};`;
+      : `total = total + ${joined.length > 0 ? joined.map((j) => `c${j}`).join(' * ') : '1u'};`;
   return `${scan.enable}${inputBinding(atomicBinding(header('pipelineProbe', ['inp', 'hashed', 'outp', 'counter'], pipelineParamsAt(constWords) + 4 * builds.length), 'counter'))}
 const OW: u32 = ${rowWords(kernel.project.map((e) => e.type))}u;
 const ITEMS: u32 = ${HASH_ITEMS}u;
@@ -231,19 +251,21 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   let base = (wid.x + wid.y * nwg.x) * TILE;
   if (base >= n) { return; }
 ${consts}
-  // Per row: the chain head in every table (all 0 unless every probe matched), counted as the product of
-  // the chain lengths.
-${builds.map((_, j) => `  var h${j}: array<u32, ITEMS>;`).join('\n')}
+  // Per row: the chain head in every joined probe's table and, in \`passed\`, whether the row matched them all and
+  // no negated probe's; counted as the product of the chain lengths.
+${joined.map((j) => `  var h${j}: array<u32, ITEMS>;`).join('\n')}
+  var passed = 0u;
   var total = 0u;
   // The filter first, over the whole tile (its loads all in flight), then the lookups of the rows it keeps.
 ${tileKeepMask(filterCode(kernel.filter, inputCols, constOffsets), HASH_ITEMS, false, rowLoad)}
   for (var k = 0u; k < ITEMS; k = k + 1u) {
-${builds.map((_, j) => `    h${j}[k] = 0u;`).join('\n')}
     if (((mine >> k) & 1u) == 0u) { continue; }
     let i = base + k * WG + lid;
     ${rowLoad}
+${absentLookups}
 ${probes(kernel.check.length === 0, false)}
-${builds.map((_, j) => `    h${j}[k] = x${j};`).join('\n')}
+${joined.map((j) => `    h${j}[k] = x${j};`).join('\n')}
+    passed = passed | (1u << k);
 ${count.replace(/^/gm, '    ')}
   }
   // Inclusive scan of the per-thread totals; the last thread reserves the tile's range.
@@ -252,7 +274,7 @@ ${count.replace(/^/gm, '    ')}
   workgroupBarrier();
   var o = start + sums[lid] - total;
   for (var k = 0u; k < ITEMS; k = k + 1u) {
-    if (h0[k] == 0u) { continue; }
+    if (((passed >> k) & 1u) == 0u) { continue; }
     let i = base + k * WG + lid;
     ${rowLoad}
 ${write.replace(/^/gm, '    ')}
@@ -322,7 +344,7 @@ type Update = { kind: 'count' } | { kind: 'add'; words: 1 | 2 | 4; value: string
  */
 function aggregateModules(src: PipelineSource, agg: NonNullable<PipelineKernel['aggregate']>): KernelShaders {
   const { kernel, inputTypes, builds, constOffsets, constWords } = src;
-  const { rowLoad, inputBinding, rowCols, inputCols, widths, lookups, consts, keyOf, slotLoads, probeOn, probes, combinations } = probeParts(src);
+  const { rowLoad, inputBinding, rowCols, inputCols, widths, joined, absent, lookups, consts, keyOf, slotLoads, probeOn, probes, combinations } = probeParts(src);
   const types = kernel.project.map((e) => e.type);
   const keyWords = agg.groupBy.flatMap((c) => exprWords(kernel.project[c]!, rowCols, constOffsets));
   const G = keyWords.length;
@@ -480,6 +502,9 @@ ${saltHit}  let h = ${hashOf(keyArgsList)};
 ${G === 0 ? '' : '}'}`;
   const perRow = kernel.check.length > 0 ? `if (${filterCode(kernel.check, rowCols, constOffsets)}) {\n${body}\n}` : body;
   const N = builds.length;
+  // The lookups that list the rows they keep: every negated probe's, then every joined probe's but the last, which
+  // the final loop (over the rows left) repeats with the others to walk their chains.
+  const stages = [...absent, ...joined.slice(0, -1)];
   // A filter is applied to the whole tile first; its rows are then listed like those of a lookup.
   const filtered = kernel.filter.length > 0;
   // The rows ids[r] whose bit r of `bits` is set become the list (barriers: everyone has read the old one first).
@@ -499,10 +524,11 @@ ${G === 0 ? '' : '}'}`;
   // `skip` where there is none.
   const nextRow = (fromList: boolean, skip: string): string =>
     fromList ? `let e = r * WG + lid; if (e >= m) { ${skip} } let i = listed[e];` : `let i = base + r * WG + lid; if (i >= n) { ${skip} }`;
-  // Probe j's lookup of the rows (at most ITEMS a thread): those that match stay listed. Unrolled in three steps (each
+  // Probe j's lookup of the rows (at most ITEMS a thread): those that match (a negated probe's: that miss) stay listed. Unrolled in three steps (each
   // row's key; its first slot's words; the rest of the probing, rarely needed) so that a thread's lookups are in
   // flight together rather than one row's after another's (on the H100, SSB Q2.x-Q4.x's pipelines ran 5-30% faster).
   const lookupStage = (j: number, fromList: boolean): string => {
+    const negated = kernel.probes[j]!.negated === true;
     const K = widths[j]!;
     const items = Array.from({ length: HASH_ITEMS }, (_, r) => r);
     const words = (r: number, v: string): string[] => Array.from({ length: K }, (_, k) => `${v}${r}_${k}`);
@@ -531,7 +557,10 @@ ${G === 0 ? '' : '}'}`;
     );
     const matches = items.map((r) => {
       const equal = words(r, 'lw').map((w, k) => `${w} == lk${r}_${k}`).join(' && ');
-      return `    if (lh${r} != 0u && ((${equal}) || ${probeOn(j, words(r, 'lk'), `ls${r}`)} != 0u)) { found = found | ${1 << r}u; }`;
+      const match = `lh${r} != 0u && ((${equal}) || ${probeOn(j, words(r, 'lk'), `ls${r}`)} != 0u)`;
+      return negated
+        ? `    if ((live & ${1 << r}u) != 0u && !(${match})) { found = found | ${1 << r}u; }`
+        : `    if (${match}) { found = found | ${1 << r}u; }`;
     });
     return `    {
     var found = 0u;
@@ -578,15 +607,12 @@ ${consts}
 ${filtered ? `${tileKeepMask(filterCode(kernel.filter, inputCols, constOffsets), HASH_ITEMS, false, rowLoad).replace(/^/gm, '  ')}
     for (var r = 0u; r < ITEMS; r = r + 1u) { ids[r] = base + r * WG + lid; }
 ${relist('mine')}` : ''}
-${src.lookupOrder
-  .slice(0, N - 1)
-  .map((j, s) => lookupStage(j, filtered || s > 0))
-  .join('\n')}
+${stages.map((j, s) => lookupStage(j, filtered || s > 0)).join('\n')}
     for (var r = 0u; r < ITEMS; r = r + 1u) {
-      ${nextRow(filtered || N > 1, 'continue;')}
+      ${nextRow(filtered || stages.length > 0, 'continue;')}
       ${rowLoad}
 ${probes(false, true)}
-${(N > 0 ? combinations(perRow, (j) => `x${j}`) : `{\n${perRow}\n}`).replace(/^/gm, '      ')}
+${(joined.length > 0 ? combinations(perRow, (j) => `x${j}`) : `{\n${perRow}\n}`).replace(/^/gm, '      ')}
     }
   }
   workgroupBarrier();

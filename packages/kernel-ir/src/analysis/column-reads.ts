@@ -4,7 +4,7 @@
  * relations) and by fuse-pipelines (where a pipeline's row holds each input's columns).
  */
 import { predicateOperands, type Expr, type ScalarType } from '@vixen/queryplan';
-import type { KirKernel, KirProgram, VarId } from '../ir.js';
+import { rowProbes, type KirKernel, type KirProgram, type VarId } from '../ir.js';
 import { exprColumns, resegment, substitute, substitutePredicate } from './exprs.js';
 
 /**
@@ -52,7 +52,9 @@ export function segment(p: KirProgram, k: Extract<KirKernel, { kind: 'pipeline' 
   if (k.input === v) return { at: 0, width: widthOf(v) };
   let at = widthOf(k.input);
   for (const pr of k.probes) {
-    if (pr.build === v) return { at, width: widthOf(v) };
+    // A negated probe's table is read for its keys alone: the row holds nothing of it.
+    if (pr.build === v) return { at, width: pr.negated ? 0 : widthOf(v) };
+    if (pr.negated) continue;
     at += widthOf(pr.build);
   }
   return { at, width: 0 };
@@ -73,9 +75,9 @@ export function readThrough(p: KirProgram, r: KirKernel, from: VarId, to: VarId,
       return { ...r, input: to, filter: r.filter.map((f) => substitutePredicate(f, own)), project: r.project.map(sub) };
     case 'pipeline': {
       const widthOf = (x: VarId): number => (x === from ? fromColumns.length : p.variables[x]!.columns.length);
-      const types = [r.input, ...r.probes.map((pr) => pr.build)].flatMap((x) => (x === from ? fromColumns : p.variables[x]!.columns));
+      const types = [r.input, ...rowProbes(r.probes).map((pr) => pr.build)].flatMap((x) => (x === from ? fromColumns : p.variables[x]!.columns));
       const { at, width } = segment(p, r, from, widthOf);
-      const row = resegment(types, at, width, map.size, (i) => map.get(i));
+      const row = width === 0 ? undefined : resegment(types, at, width, map.size, (i) => map.get(i));
       const scanned = r.input === from;
       return {
         ...r,

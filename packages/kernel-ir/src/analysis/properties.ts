@@ -11,7 +11,7 @@
  */
 import type { Expr } from '@vixen/queryplan';
 import type { KirBlock, KirCommand, KirKernel, KirProgram, VarId } from '../ir.js';
-import { kirSuccessors } from '../ir.js';
+import { kirSuccessors, rowProbes } from '../ir.js';
 import { iota } from '../lower/from-plan.js';
 import { neverHolds } from './exprs.js';
 
@@ -231,10 +231,15 @@ export function kernelProps(p: KirProgram, s: PropState, k: KirKernel): VarProps
     }
     case 'pipeline': {
       // Formed after the property-driven rewrites (compile.ts), so nothing finer than emptiness is needed.
-      const empty = propsOf(s, k.input).empty || k.probes.some((pr) => propsOf(s, pr.build).empty) || [...k.filter, ...k.check].some(neverHolds);
+      const empty = propsOf(s, k.input).empty || rowProbes(k.probes).some((pr) => propsOf(s, pr.build).empty) || [...k.filter, ...k.check].some(neverHolds);
       if (empty) return EMPTY;
       // A hashed aggregate (hash-aggregates.ts, before fusion): one row per group, in no particular order.
       if (k.aggregate) return k.aggregate.groupBy.length === 0 ? SINGLE : { empty: false, single: false, key: iota(k.aggregate.groupBy.length), sorted: [] };
+      // Only anti-joins (anti-joins.ts): a select of the scanned rows, in no particular order.
+      if (rowProbes(k.probes).length === 0 && k.check.length === 0) {
+        const inp = propsOf(s, k.input);
+        return inp.single ? SINGLE : { ...mapProps(inp, { kind: 'mapFilter', id: k.id, input: k.input, output: k.output, filter: k.filter, project: k.project }), sorted: [] };
+      }
       return UNKNOWN;
     }
     case 'difference': {

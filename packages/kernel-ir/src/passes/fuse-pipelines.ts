@@ -7,13 +7,14 @@
  * (the star-schema shape: a fact table filtered and probed against dimension tables). A probe's keys must be
  * computable from the scanned row alone (not from an earlier probe's build row), so the lookups are independent.
  * A hashed aggregate (hash-aggregates.ts: a pipeline that only aggregates its input) absorbs the producer of its
- * rows the same way, so select -> probe -> aggregate is one kernel and the joined rows are never written. Sorts,
+ * rows the same way, so select -> probe -> aggregate is one kernel and the joined rows are never written, and so does
+ * an anti-join (anti-joins.ts: a pipeline of negated probes), whose lookups then run before the chain's own. Sorts,
  * uniques, sorted aggregates and hash builds stay separate kernels: they need all their input first. A build side
  * that a column-picking mapFilter makes for the pipeline alone (a dimension's select) goes into the probe as its
  * build filter: the table is built over the mapFilter's input, from the rows the filter keeps.
  */
 import { predicateOperands, unionOrigins, type Expr } from '@vixen/queryplan';
-import { kernelInputs, type KirKernel, type KirProgram } from '../ir.js';
+import { kernelInputs, rowProbes, type KirKernel, type KirProgram } from '../ir.js';
 import { exprColumns, resegment, substitute, substitutePredicate } from '../analysis/exprs.js';
 import { liveOutSets, soleProducer } from '../analysis/liveness.js';
 import { segment } from '../analysis/column-reads.js';
@@ -53,7 +54,7 @@ function extend(p: KirProgram, first: Pipeline, join: HashJoin): Pipeline | unde
   const probeKeys = join.probeKeys.map((c) => substitute(first.project[c]!));
   if (probeKeys.some((e) => exprColumns(e).some((c) => c >= scanned))) return undefined;
   // The join's build row follows the builds the pipeline already has.
-  const at = scanned + first.probes.reduce((n, pr) => n + p.variables[pr.build]!.columns.length, 0);
+  const at = scanned + rowProbes(first.probes).reduce((n, pr) => n + p.variables[pr.build]!.columns.length, 0);
   const build = p.variables[join.build]!.columns;
   const project = join.project.map((c): Expr => (c.side === 'probe' ? substitute(first.project[c.column]!) : { kind: 'col', index: at + c.column, type: build[c.column]! }));
   return {
@@ -92,11 +93,19 @@ function absorb(p: KirProgram, first: Pipeline, map: MapFilter): Pipeline {
   };
 }
 
-/** `first` followed by a hashed aggregate of its rows: the aggregate's own filter and projection (over those rows) absorbed, then its aggregation. */
-function absorbAggregate(p: KirProgram, first: Pipeline, agg: Pipeline): Pipeline {
-  const origin = { ...(agg.origin ? { origin: agg.origin } : {}), ...unionOrigins(agg.rules) };
-  const map: MapFilter = { kind: 'mapFilter', id: agg.id, ...origin, input: agg.input, output: agg.output, filter: agg.filter, project: agg.project, fused: agg.fused };
-  return { ...absorb(p, first, map), aggregate: agg.aggregate! };
+/**
+ * `first` followed by a pipeline of its rows that only filters them (a hashed aggregate, an anti-join): that
+ * pipeline's filter and projection (over those rows) absorbed, then its negated probes, whose keys must come from
+ * `first`'s scanned row (they are looked up before its probes), and its aggregation.
+ */
+function absorbPipeline(p: KirProgram, first: Pipeline, next: Pipeline): Pipeline | undefined {
+  const scanned = p.variables[first.input]!.columns.length;
+  const negated = next.probes.map((pr) => ({ ...pr, probeKeys: pr.probeKeys.map((e) => substitute(e, first.project)) }));
+  if (negated.some((pr) => pr.probeKeys.some((e) => exprColumns(e).some((c) => c >= scanned)))) return undefined;
+  const origin = { ...(next.origin ? { origin: next.origin } : {}), ...unionOrigins(next.rules) };
+  const map: MapFilter = { kind: 'mapFilter', id: next.id, ...origin, input: next.input, output: next.output, filter: next.filter, project: next.project, fused: next.fused };
+  const fused = absorb(p, first, map);
+  return { ...fused, probes: [...fused.probes, ...negated], ...(next.aggregate ? { aggregate: next.aggregate } : {}) };
 }
 
 /**
@@ -113,8 +122,9 @@ function absorbBuildSelect(p: KirProgram, pipe: Pipeline, j: number, map: MapFil
   // The pipeline reads pr.build once (fusePipelines checks), so its segment is probe j's.
   const { at } = segment(p, pipe, pr.build);
   const columns = p.variables[map.input]!.columns;
-  const types = [...p.variables[pipe.input]!.columns, ...pipe.probes.flatMap((q) => p.variables[q.build]!.columns)];
-  const row = resegment(types, at, picked.length, columns.length, (c) => picked[c]);
+  const types = [...p.variables[pipe.input]!.columns, ...rowProbes(pipe.probes).flatMap((q) => p.variables[q.build]!.columns)];
+  // A negated probe's build row is not part of the pipeline's row.
+  const row = pr.negated ? undefined : resegment(types, at, picked.length, columns.length, (c) => picked[c]);
   const buildFilter = [...map.filter.map((f) => substitutePredicate(f)), ...(pr.buildFilter ?? []).map((f) => substitutePredicate(f, map.project))];
   return {
     ...pipe,
@@ -160,16 +170,17 @@ function run(p: KirProgram): KirProgram {
           break;
         }
       }
-      // A join extends a chain ending in its probe side; a mapFilter extends one that already probes.
-      const aggregating = next.kind === 'pipeline' && next.aggregate !== undefined && next.probes.length === 0;
-      const t = next.kind === 'hashJoin' && next.build !== next.probe ? next.probe : next.kind === 'mapFilter' || aggregating ? next.input : undefined;
+      // A join extends a chain ending in its probe side; a mapFilter extends one that already probes; a pipeline
+      // that only filters its rows (an aggregate, anti-joins) extends any.
+      const filtering = next.kind === 'pipeline' && next.probes.every((pr) => pr.negated && pr.build !== next.input);
+      const t = next.kind === 'hashJoin' && next.build !== next.probe ? next.probe : next.kind === 'mapFilter' || filtering ? next.input : undefined;
       const i = t === undefined ? undefined : producer(j, t);
       const ci = i === undefined ? undefined : b.commands[i];
       if (ci?.kind !== 'launch') continue;
       const before = kernels[ci.kernel]!;
       // Consecutive mapFilters are fuse-map-filters' work.
       const first = next.kind !== 'mapFilter' || before.kind !== 'mapFilter' ? asPipeline(p, before) : undefined;
-      const fused = !first ? undefined : next.kind === 'hashJoin' ? extend(p, first, next) : next.kind === 'mapFilter' ? absorb(p, first, next) : aggregating ? absorbAggregate(p, first, next) : undefined;
+      const fused = !first ? undefined : next.kind === 'hashJoin' ? extend(p, first, next) : next.kind === 'mapFilter' ? absorb(p, first, next) : filtering ? absorbPipeline(p, first, next) : undefined;
       if (!fused) continue;
       kernels[cj.kernel] = fused;
       changed = true;

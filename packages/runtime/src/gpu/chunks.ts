@@ -230,9 +230,10 @@ export async function runChunked(
       // An aggregating pipeline takes the scanned chunks itself, into one group table.
       if (kernel.aggregate) return withWhole(g, builds, what, (whole) => single(kernel, [scanned!, ...whole]));
       if (pipelinePastBinding(g, kernel, inputs, variables)) {
-        // The build sides' tables would not fit one buffer: once per half of the largest (a join distributes over a
-        // union of build rows), the outputs the chunks of the result.
-        const j = builds.reduce((m, b, i) => (b.count > builds[m]!.count ? i : m), 0);
+        // The build sides' tables would not fit one buffer: once per half of the largest joined side (a join distributes
+        // over a union of build rows; an anti-join does not), the outputs the chunks of the result.
+        const j = builds.reduce((m, b, i) => (!kernel.probes[i]!.negated && (m < 0 || b.count > builds[m]!.count) ? i : m), -1);
+        if (j < 0) throw new DeviceLimitError(`${what}: its negated probes' hash tables need more than one binding`);
         const rows = await exactCount(g, builds[j]!);
         if (rows <= 1) throw new DeviceLimitError(`${what}: its hash tables need more than one binding for a build side of ${rows} row`);
         const withPart = (c: DeviceRelation): DeviceRelation[] => inputs.map((x, i) => (i === j + 1 ? c : x));

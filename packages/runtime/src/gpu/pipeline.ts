@@ -40,9 +40,12 @@ export function pipelineTableOffsets(
   return { offsets, words };
 }
 
-/** Whether a launch on these rows builds and scans nothing: no input rows, or a build side without rows to join. */
-export function launchIsEmpty(input: DeviceRelation | undefined, builds: readonly DeviceRelation[]): boolean {
-  return !input || input.count === 0 || builds.some((b) => b.count === 0);
+/**
+ * Whether a launch on these rows builds and scans nothing: no input rows, or a build side without rows to join (a
+ * negated probe's empty side keeps every row).
+ */
+export function launchIsEmpty(kernel: Extract<KirKernel, { kind: 'pipeline' }>, input: DeviceRelation | undefined, builds: readonly DeviceRelation[]): boolean {
+  return !input || input.count === 0 || builds.some((b, j) => b.count === 0 && !kernel.probes[j]!.negated);
 }
 
 /**
@@ -83,11 +86,16 @@ async function withProbeTables<T>(
       const slots = joinTableSlots(build.count);
       const keyWords = layouts[j]!.keyWords;
       params.push(slots - 1, at.table, at.next, at.rows);
-      rec.copy(build.buffer!, 0, hashed.buffer, at.rows * 4, build.count * build.width * 4);
-      const filtered = kernel.probes[j]!.buildFilter?.length ? { constants: launch.constWords, tables: launch.tables } : undefined;
-      const table = { buffer: hashed.buffer, offset: at.table, words: joinTableWords(build.count, keyWords.length) };
-      const next = { buffer: hashed.buffer, offset: at.next, words: build.count };
-      recordBuild(rec.using({ hashBuild: launch.shaders[pipelineBuildPass(j)]! }), { relation: build, keyWords }, table, next, filtered);
+      if (build.count === 0) {
+        // A negated probe of no rows: an empty table (its kept-row count 0 too), which holds no key.
+        rec.clear(hashed.buffer, joinTableWords(0, keyWords.length) * 4, at.table * 4);
+      } else {
+        rec.copy(build.buffer!, 0, hashed.buffer, at.rows * 4, build.count * build.width * 4);
+        const filtered = kernel.probes[j]!.buildFilter?.length ? { constants: launch.constWords, tables: launch.tables } : undefined;
+        const table = { buffer: hashed.buffer, offset: at.table, words: joinTableWords(build.count, keyWords.length) };
+        const next = { buffer: hashed.buffer, offset: at.next, words: build.count };
+        recordBuild(rec.using({ hashBuild: launch.shaders[pipelineBuildPass(j)]! }), { relation: build, keyWords }, table, next, filtered);
+      }
       const kept = launch.keptTo[j];
       if (kept) rec.copy(hashed.buffer, (at.table + keptRowsWord(slots, keyWords.length)) * 4, kept.buffer, kept.offset, 4);
     }
@@ -115,7 +123,7 @@ export async function pipelineRows(
   buildTypes: readonly (readonly ScalarType[])[],
   outWidth: number,
 ): Promise<DeviceRelation> {
-  if (launchIsEmpty(input, builds)) return { buffer: null, count: 0, width: outWidth };
+  if (launchIsEmpty(kernel, input, builds)) return { buffer: null, count: 0, width: outWidth };
   const { shaders, constWords, tables } = launch;
   return withProbeTables(g, kernel, launch, builds, buildTypes, rec, (hashed, params) => {
     const constants = pipelineConstants(constWords, params);
@@ -163,7 +171,7 @@ export async function pipelineAggregateRows(
   const { shaders, constWords, tables } = launch;
   const empty: DeviceRelation = { buffer: null, count: 0, width: outWidth };
   const parts = leaves(input);
-  if (launchIsEmpty(input, builds)) return empty;
+  if (launchIsEmpty(kernel, input, builds)) return empty;
   const { slotWords } = groupSlotLayout(kernel.aggregate!, projectTypes);
   const rows = parts.reduce((n, c) => n + c.count, 0);
   return withProbeTables(g, kernel, launch, builds, buildTypes, launchSteps, async (hashed, params) => {

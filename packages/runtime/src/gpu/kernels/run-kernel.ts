@@ -115,7 +115,7 @@ async function run(
       // One recorder for the launch: its count copies, builds and probe or aggregation passes go out together.
       const steps = new Recorder(g, {});
       const builds = inputs.slice(1);
-      const launch = { ...orderedLookups(g, kernel, shaders, builds, variables, !launchIsEmpty(a, builds), steps), constWords, tables };
+      const launch = { ...orderedLookups(g, kernel, shaders, builds, variables, !launchIsEmpty(kernel, a, builds), steps), constWords, tables };
       const rec = steps.using(launch.shaders);
       const out = kernel.aggregate
         ? await pipelineAggregateRows(g, kernel, launch, rec, inputs, kernel.project.map((e) => e.type), buildTypes, outWidth)
