@@ -44,6 +44,7 @@ describe('vixen plan --passes', () => {
       'KIR remove-dead-kernels optional',
       'KIR fuse-pipelines optional',
       'KIR remove-dead-kernels optional',
+      'KIR limit-outputs optional',
       'KIR narrow-columns optional',
       'KIR compact-kernels optional',
       'KIR narrow-base-relations optional',

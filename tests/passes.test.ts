@@ -20,6 +20,7 @@ const cases = [
   'cases/agg-after-recursion',
   'cases/union-of-rules',
   'cases/negation-constants',
+  'cases/order-limit-top-k',
   'cases/func-multikey',
   'souffle/disjunction',
   'souffle/min-max',

@@ -14,6 +14,7 @@ import { mergeShaders } from './kernels/merge.js';
 import { mergeJoinShaders } from './kernels/merge-join.js';
 import { pipelineShaders } from './kernels/pipeline.js';
 import { sortShaders } from './kernels/sort.js';
+import { topKOnDevice, topKShaders } from './kernels/top-k.js';
 import { hashedUniqueShaders, uniqueShaders } from './kernels/unique.js';
 import type { KernelShaders } from './passes.js';
 import { SCAN_ADD, SCAN_WRAPPED, scanBlock } from './scan.js';
@@ -66,9 +67,12 @@ function kernelSkeletons(kernel: KirKernel, variables: readonly KirVariable[], o
     case 'copy':
       // Pure buffer copies on the host queue.
       return {};
-    case 'limit':
-      // Runs on the host.
-      return {};
+    case 'limit': {
+      // A device top-k, then a sort of the rows it keeps into canonical order; float32 rows are limited on the host.
+      const input = types(kernel.input);
+      if (!topKOnDevice(input)) return {};
+      return { ...topKShaders(input, kernel.keys), ...sortShaders(input, input.map((_, c) => c)), ...scanShaders };
+    }
     case 'aggregate':
       return { ...aggregateShaders(types(kernel.input), kernel.groupBy, kernel.aggregates), ...scanShaders };
   }

@@ -14,3 +14,4 @@ export { aggregateSlotWords, groupSlotLayout, pipelineBuildLayouts, pipelineBuil
 export { isProjection } from './kernels/project.js';
 export { rangeSelectShaders } from './kernels/range-select.js';
 export { RADIX_BITS, radixItems, sortKeyWords } from './kernels/sort.js';
+export { TOPK_BINS, TOPK_STATE_HEAD, topKLevels } from './kernels/top-k.js';

@@ -145,23 +145,30 @@ const kernels: KirKernel[] = [
     aggregate: { groupBy: [0], aggregates: [{ fn: 'count', type: 'int32' }, { fn: 'sum', column: 1, type: 'int64' }] },
     fused: [1, 2],
   },
+  // The first 5 rows of a by its int64 descending (ties: all columns): a device top-k, then a sort of those rows.
+  { kind: 'limit', id: 18, input: 0, output: 3, keys: [{ column: 1, descending: true }], count: 5 },
 ];
 
-const expectedPasses: Record<KirKernel['kind'], Array<PassName | `${PassName}${typeof SUBGROUP_VARIANT}` | `hashBuild.${number}`>> = {
+type ExpectedPass = PassName | `${PassName}${typeof SUBGROUP_VARIANT}` | `hashBuild.${number}`;
+
+/** The passes of a sort of wide rows. */
+const sortPasses: ExpectedPass[] = [
+  'radixMask',
+  'radixKeys',
+  'radixHist',
+  'radixScatter',
+  `radixScatter${SUBGROUP_VARIANT}`,
+  'radixScatterRows',
+  `radixScatterRows${SUBGROUP_VARIANT}`,
+  'rankSort',
+  'scanBlock',
+  `scanBlock${SUBGROUP_VARIANT}`,
+  'scanAdd',
+];
+
+const expectedPasses: Record<KirKernel['kind'], ExpectedPass[]> = {
   mapFilter: ['select', `select${SUBGROUP_VARIANT}`],
-  sort: [
-    'radixMask',
-    'radixKeys',
-    'radixHist',
-    'radixScatter',
-    `radixScatter${SUBGROUP_VARIANT}`,
-    'radixScatterRows',
-    `radixScatterRows${SUBGROUP_VARIANT}`,
-    'rankSort',
-    'scanBlock',
-    `scanBlock${SUBGROUP_VARIANT}`,
-    'scanAdd',
-  ],
+  sort: sortPasses,
   unique: ['select', `select${SUBGROUP_VARIANT}`],
   mergeJoin: ['joinCount', 'joinWrite', 'joinRuns', 'scanBlock', `scanBlock${SUBGROUP_VARIANT}`, 'scanAdd', 'scanWrapped'],
   hashJoin: ['hashBuild', 'hashProbe', `hashProbe${SUBGROUP_VARIANT}`],
@@ -172,7 +179,8 @@ const expectedPasses: Record<KirKernel['kind'], Array<PassName | `${PassName}${t
   merge: ['mergeSplits', 'merge', 'countSum'],
   copy: [],
   aggregate: ['flags', 'aggCarry', 'scatter', 'scanBlock', `scanBlock${SUBGROUP_VARIANT}`, 'scanAdd'],
-  limit: [],
+  // A top-k, then the sort of the rows it keeps.
+  limit: ['topkHist', 'topkPick', 'topkWrite', ...sortPasses],
 };
 /** Sorts generate only the passes of their row width: wide rows (above), no words, one word. */
 const expectedById: Record<number, string[]> = {

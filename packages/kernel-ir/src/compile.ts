@@ -11,6 +11,7 @@ import { hashAggregates } from './passes/hash-aggregates.js';
 import { hashJoins } from './passes/hash-joins.js';
 import { hashUnique } from './passes/hash-unique.js';
 import { insertFrees } from './passes/insert-frees.js';
+import { limitOutputs } from './passes/limit-outputs.js';
 import { narrowBaseRelations } from './passes/narrow-base-relations.js';
 import { narrowColumns } from './passes/narrow-columns.js';
 import { propagateCopies } from './passes/propagate-copies.js';
@@ -64,6 +65,8 @@ export const kirPipeline: Pipeline<KirProgram, KirPassContext> = {
     fixpoint(round),
     // Pipelines form once the property-driven rewrites are done: the property analysis sees through hash joins, not pipelines.
     when('fusion', fusion, fixpoint(sequence(fusePipelines, removeDeadKernels))),
+    // Limited outputs keep only their first rows (a top-k instead of the sort of all of them).
+    limitOutputs,
     // Narrowing last: the rewrites above may drop readers (a unique needs every column) and fuse producers. Base
     // relations after temporaries (narrowing a temporary narrows what its producer reads) and after dead kernels go.
     // Selects learn last whether their readers need input order.

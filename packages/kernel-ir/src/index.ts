@@ -12,6 +12,7 @@ export { hashAggregates } from './passes/hash-aggregates.js';
 export { fuseMapFilters } from './passes/fuse-map-filters.js';
 export { fusePipelines } from './passes/fuse-pipelines.js';
 export { removeDeadKernels } from './passes/remove-dead-kernels.js';
+export { limitOutputs, TOP_K_MAX } from './passes/limit-outputs.js';
 export { narrowColumns } from './passes/narrow-columns.js';
 export { compactKernels } from './passes/compact-kernels.js';
 export { narrowBaseRelations } from './passes/narrow-base-relations.js';

@@ -151,8 +151,9 @@ export type KirKernel = { origin?: KirOrigin; rules?: RuleOrigin[] } & (
    */
   | { kind: 'aggregate'; id: number; input: VarId; output: VarId; groupBy: number[]; aggregates: Aggregate[] }
   /**
-   * output := the first `count` rows of input (canonical) in the typed order `keys` (ties: all columns
-   * ascending), as QP `limit`. Output canonical. The runtime runs it on the host (it reads the input back).
+   * output := the first `count` rows of input (duplicate-free, in any order) in the typed order `keys` (ties: all
+   * columns ascending), as QP `limit`. Output canonical. The runtime runs it on the device (a top-k), or for
+   * float32 rows on the host (it reads the input back).
    */
   | { kind: 'limit'; id: number; input: VarId; output: VarId; keys: OutputOrder['keys']; count: number }
 );

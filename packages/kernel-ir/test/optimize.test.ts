@@ -16,6 +16,7 @@ import {
   removeDeadKernels,
   simplifyKernels,
   skipUnneededOrder,
+  TOP_K_MAX,
   validateKir,
   type KirPass,
   type KirProgram,
@@ -287,6 +288,38 @@ describe('anti-joins', () => {
   it('gives the answers of the reference interpreter on random rows, an empty side included', () => {
     const rows = fc.array(fc.tuple(fc.integer({ min: -2, max: 6 }), fc.integer({ min: -2, max: 9 })), { maxLength: 20 });
     fc.assert(fc.property(rows, rows, (rr, ss) => expectSameResults(negation(rr, ss))), { numRuns: 40 });
+  });
+});
+
+describe('limit-outputs', () => {
+  /** t(v, k) <- r(k, v), printed by v descending, first `limit` rows; `u` reads t where `read`. */
+  function ranked(limit: number, read = false): QpProgram {
+    const pair = ['int32', 'int32'] as const;
+    const plan = program(
+      [rel('r', [...pair], 'edb'), rel('t', [...pair]), rel('u', [...pair])],
+      [block('b', [mapFilter('t', 'r', cols(1, 0)), ...(read ? [mapFilter('u', 't', cols(1, 0))] : [])])],
+      { r: [[1, 5], [2, 7], [3, 7], [4, 1], [5, 9], [6, 7]] },
+    );
+    return { ...plan, orders: { t: { keys: [{ column: 0, descending: true }], limit } } };
+  }
+
+  it('keeps only the first rows of a limited output no kernel reads, instead of sorting all of them', () => {
+    const kir = planToKernels(ranked(2));
+    expect(kernelLines(kir, 'b')).toContainEqual(expect.stringMatching(/^t := limit %k\d+ by \(#0 desc\) to 2$/));
+    // The largest v, then of the three rows with v = 7 the first by all columns ascending; in canonical order.
+    expect(runKir(kir).relations.get('t')).toEqual([
+      [7, 2],
+      [9, 5],
+    ]);
+    expect(runKir(planToKernels(ranked(3))).relations.get('t')).toEqual([
+      [7, 2],
+      [7, 3],
+      [9, 5],
+    ]);
+  });
+
+  it('leaves outputs that kernels read, and limits past TOP_K_MAX, sorted whole', () => {
+    for (const plan of [ranked(2, true), ranked(TOP_K_MAX + 1)]) expect(kernelLines(planToKernels(plan), 'b').some((l) => l.includes('limit'))).toBe(false);
   });
 });
 

@@ -28,6 +28,7 @@ describe('the KIR pipeline', () => {
       'remove-dead-kernels optional fixpoint #1',
       'fuse-pipelines optional when fusion fixpoint #2',
       'remove-dead-kernels optional when fusion fixpoint #2',
+      'limit-outputs optional',
       'narrow-columns optional fixpoint #3',
       'compact-kernels optional',
       'narrow-base-relations optional',

@@ -210,7 +210,8 @@ export interface ExecuteStats {
   readbackBytes: number;
   /**
    * Host round trips: each read of row counts, sort key masks or flags (every pending row count resolved in the
-   * same one), a limit kernel's rows, and the read of the outputs at the end (with the counts still pending).
+   * same one), a limit kernel's rows where the host limits them (float32 rows), and the read of the outputs at the
+   * end (with the counts still pending).
    */
   hostSyncs: number;
   /** GPU buffers the run created because the pool had none to reuse (scratch buffers included). */

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKernelShaders, kernelConstants } from '@vixen/codegen-wgsl';
 import type { HashJoinColumn, KirKernel, KirVariable, PipelineProbe } from '@vixen/kernel-ir';
-import { rowWords, type CompareOp, type Expr, type Predicate, type ScalarType } from '@vixen/queryplan';
+import { rowWords, type CompareOp, type Expr, type OutputOrder, type Predicate, type ScalarType } from '@vixen/queryplan';
 import { downloadRelation, exactRows, openGpu, releaseRelation, runKernel, uploadRelation, type Gpu } from '../src/gpu/index.js';
 import { internals } from '../src/gpu/device.js';
 import {
@@ -19,6 +19,7 @@ import {
   sortByKeys,
   sortedRows,
   type TestRow,
+  type TestValue,
 } from './gpu-fixtures.js';
 
 let gpu: Gpu;
@@ -547,6 +548,48 @@ describe('pipeline', () => {
     }
     const want = [...counts.values()].flatMap((g) => rowWordsOf(types, [g.s, g.n]));
     expect(sortedRows(got, 2)).toEqual(sortedRows(want, 2));
+  });
+});
+
+describe('limit (top-k on the device)', () => {
+  const T: ScalarType[] = ['int64', 'int32', 'string'];
+  const typedCompare = (a: TestValue, b: TestValue): number => (a < b ? -1 : a > b ? 1 : 0);
+  // Small domains: many rows tie on the order's keys, and the tie order (all columns ascending) decides.
+  it.each([
+    [0, 3, [{ column: 0, descending: true }]],
+    [1, 0, [{ column: 0, descending: true }]],
+    [1, 1, [{ column: 0, descending: true }]],
+    [7, 20, [{ column: 1, descending: false }]],
+    [129, 129, [{ column: 2, descending: true }]],
+    [129, 5, [{ column: 0, descending: true }]],
+    [2049, 1, [{ column: 1, descending: true }, { column: 2, descending: false }]],
+    [2049, 20, [{ column: 0, descending: false }]],
+    [5000, 300, [{ column: 2, descending: false }, { column: 0, descending: true }]],
+    [5000, 4999, [{ column: 1, descending: true }]],
+  ] as Array<[number, number, OutputOrder['keys']]>)('keeps the first k of %i rows, k = %i, by %j, in canonical order', async (n, k, keys) => {
+    const rows = canonical(T, randomRows(rng(1600 + n + k), T, n, 9));
+    // Any input order: the rows reversed.
+    const input = [...rows].reverse();
+    const kernel: KirKernel = { kind: 'limit', id: 0, input: 0, output: 1, keys, count: k };
+    const got = await run(kernel, vars(T, T), [{ types: T, rows: input }]);
+    const typed = [...keys, ...T.map((_, column) => ({ column, descending: false }))];
+    const first = [...rows]
+      .sort((a, b) => {
+        for (const { column, descending } of typed) {
+          const c = typedCompare(a[column]!, b[column]!);
+          if (c !== 0) return descending ? -c : c;
+        }
+        return 0;
+      })
+      .slice(0, k);
+    expect(got).toEqual(Array.from(encode(T, canonical(T, first))));
+  });
+
+  it('generates the device passes for every type but float32, whose rows the host limits', () => {
+    const kernel = (types: ScalarType[]): KirKernel => ({ kind: 'limit', id: 0, input: 0, output: 1, keys: [{ column: 0, descending: true }], count: 3 });
+    expect(generateKernelShaders(kernel(T), vars(T, T)).topkHist).toBeDefined();
+    const floats: ScalarType[] = ['float32', 'int32'];
+    expect(generateKernelShaders(kernel(floats), vars(floats, floats)).topkHist).toBeUndefined();
   });
 });
 

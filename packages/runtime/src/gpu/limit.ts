@@ -1,11 +1,47 @@
 /**
- * Host driver of the limit kernel (`order P by ... limit N` on a relation that rules read): read the rows back,
- * pick the first `count` in typed order, upload them in canonical (word) order. The limit applies once per run
- * of its stratum to a complete relation, so a round trip through the host is cheap next to computing it.
+ * Drivers of the limit kernel (`order P by ... limit N`): on the device, a top-k (codegen-wgsl kernels/top-k.ts)
+ * whose few rows a sort then puts in canonical order, with no host round trip; on the host, for rows the device
+ * cannot order (float32), read the rows back, pick the first `count` in typed order, upload them in canonical
+ * (word) order.
  */
+import { TOPK_BINS, TOPK_STATE_HEAD, type KernelShaders } from '@vixen/codegen-wgsl';
 import { wordsOf, type OutputOrder, type ScalarType } from '@vixen/queryplan';
 import type { GpuImpl } from './device.js';
-import { readWords, uploadRelation, type DeviceRelation } from './relations.js';
+import { Recorder } from './recorder.js';
+import { acquireBound, bound, pendingRelation, readWords, sizeOf, uploadRelation, type DeviceRelation } from './relations.js';
+
+/**
+ * The first `count` rows of `input` (duplicate-free, any order) in the kernel's typed order, in no particular order:
+ * `levels` radix select levels (topKLevels) and the write pass in one submission; the count stays pending.
+ */
+export async function topKRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelation, levels: number, count: number): Promise<DeviceRelation> {
+  const { width } = input;
+  const rows = input.count;
+  const capacity = Math.min(count, rows);
+  const state = acquireBound(g, TOPK_STATE_HEAD + levels, 'top-k state');
+  const hist = acquireBound(g, TOPK_BINS, 'top-k histogram');
+  let out: ReturnType<typeof acquireBound> | undefined = acquireBound(g, capacity * width + 1, `top-k output of ${capacity} rows`);
+  try {
+    const rec = new Recorder(g, shaders);
+    rec.clear(state.buffer, state.words * 4);
+    rec.clear(hist.buffer, hist.words * 4);
+    const n = sizeOf(input);
+    for (let d = 0; d < levels; d++) {
+      rec.dispatch('topkHist', [bound(input), state, hist], [n, d], rows);
+      rec.dispatch('topkPick', [state, hist], [n, d, count], 1);
+    }
+    rec.dispatch('topkWrite', [bound(input), state, out], [n, capacity], rows);
+    rec.copy(state.buffer, 4 * 4, out.buffer, capacity * width * 4, 4);
+    await rec.submit();
+    const result = pendingRelation(g, out.buffer, capacity, width);
+    out = undefined;
+    return result;
+  } finally {
+    g.pool.release(state.buffer);
+    g.pool.release(hist.buffer);
+    if (out) g.pool.release(out.buffer);
+  }
+}
 
 const f32 = new Float32Array(1);
 const f32Bits = new Uint32Array(f32.buffer);

@@ -6,13 +6,13 @@
  * one binding, and results that would pass one, run through gpu/chunks.ts.
  */
 import { rowWords, type ScalarType } from '@vixen/queryplan';
-import { generateKernelShaders, hashJoinLayout, isProjection, sortKeyWords, swapHashJoin, type KernelShaders } from '@vixen/codegen-wgsl';
+import { generateKernelShaders, hashJoinLayout, isProjection, sortKeyWords, swapHashJoin, topKLevels, type KernelShaders } from '@vixen/codegen-wgsl';
 import { kernelInputs, type KirKernel, type KirVariable, type VarId } from '@vixen/kernel-ir';
 import { aggregateRows } from '../aggregate.js';
 import { mergesPastBinding, pipelinePastBinding, releaseUnshared, runChunked } from '../chunks.js';
 import { internals, type Gpu, type GpuImpl } from '../device.js';
 import { hashJoinRows } from '../hash.js';
-import { limitRows } from '../limit.js';
+import { limitRows, topKRows } from '../limit.js';
 import { launchIsEmpty, pipelineAggregateRows, pipelineRows } from '../pipeline.js';
 import { Recorder, type Bound } from '../recorder.js';
 import { bound, exactCount, ResultLimitError, sizeOf, type DeviceRelation } from '../relations.js';
@@ -140,10 +140,19 @@ async function run(
       return mergeRows(g, shaders, a, b, outWidth);
     case 'copy':
       return concatenate(g, [a], outWidth);
-    case 'limit':
+    case 'limit': {
+      if (a.count === 0 || kernel.count === 0) return empty;
+      const types = columns(kernel.input);
+      if (shaders.topkHist !== undefined) {
+        const picked = await topKRows(g, shaders, a, topKLevels(types, kernel.keys), kernel.count);
+        const sorted = await sortRows(g, shaders, picked, sortKeyWords(types, types.map((_, c) => c)));
+        releaseUnshared(g, picked, sorted);
+        return sorted;
+      }
       await exactCount(g, a);
       if (a.count <= kernel.count) return concatenate(g, [a], outWidth);
-      return limitRows(g, a, columns(kernel.input), kernel.keys, kernel.count);
+      return limitRows(g, a, types, kernel.keys, kernel.count);
+    }
     case 'aggregate': {
       await exactCount(g, a);
       const types = columns(kernel.input);

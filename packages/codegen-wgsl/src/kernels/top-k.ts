@@ -1,0 +1,154 @@
+/**
+ * The KIR `limit` kernel on the device (a top-k: `order P by ... limit N`, TPC-H Q10 keeps 20 of 381K rows): a
+ * radix select over each row's typed key (the order's key columns, then every column ascending: the tie order
+ * of QP `limit`), read as 8-bit digits from the most significant. Level d counts, per digit, the rows whose first
+ * d digits are the ones chosen so far (topkHist), and one thread picks the digit in which the k-th row lies
+ * (topkPick). Once the rows up to and including that digit's are exactly the k wanted, the level and the digits
+ * are the threshold, and later levels return at once; a pass then writes the rows at or below it (topkWrite), in
+ * no particular order (the host sorts those few). The levels need no host round trip: the state stays on the
+ * device. The rows are duplicate-free, so their keys differ and the last level always finds exactly k.
+ *
+ * state: [done, depth, remaining, written, kept, digit 0, digit 1, ...]. A typed key word: int32 and date with
+ * the sign bit flipped, int64 and decimal their high word so then the low word, other types as they are (string
+ * ids are in string order); descending keys complemented. float32 has none here (the host limits those rows).
+ */
+import { rowWords, wordsOf, type OutputOrder, type ScalarType } from '@vixen/queryplan';
+import type { KernelShaders } from '../passes.js';
+import { atomicBinding, header, threadMain } from '../wgsl.js';
+
+/** Words of the state before the chosen digits. */
+export const TOPK_STATE_HEAD = 5;
+
+/** Histogram bins: one per 8-bit digit. */
+export const TOPK_BINS = 256;
+
+/** Whether the device can pick these rows: every column has an order-preserving key word (no float32), and there is one. */
+export function topKOnDevice(types: readonly ScalarType[]): boolean {
+  return rowWords(types) > 0 && !types.includes('float32');
+}
+
+/** Typed key words of a row of `types` at word `base` of `buf`, for `keys` then every column. */
+function typedKeyWords(types: readonly ScalarType[], keys: OutputOrder['keys'], buf: string, base: string): string[] {
+  const at = types.map((_, c) => types.slice(0, c).reduce((n, t) => n + wordsOf(t), 0));
+  const column = (c: number, descending: boolean): string[] => {
+    const w = (k: number): string => `${buf}[${base} + ${at[c]! + k}u]`;
+    const words = ((): string[] => {
+      switch (types[c]!) {
+        case 'int32':
+        case 'date':
+          return [`(${w(0)} ^ 0x80000000u)`];
+        case 'int64':
+        case 'decimal':
+          return [`(${w(1)} ^ 0x80000000u)`, w(0)];
+        case 'uint32':
+        case 'boolean':
+        case 'string':
+          return [w(0)];
+        case 'float32':
+          throw new Error('internal: a device top-k of float32 rows');
+      }
+    })();
+    return descending ? words.map((x) => `(~${x})`) : words;
+  };
+  return [...keys.flatMap((k) => column(k.column, k.descending)), ...types.flatMap((_, c) => column(c, false))];
+}
+
+/** Digit levels of rows of `types` (four per typed key word). */
+export function topKLevels(types: readonly ScalarType[], keys: OutputOrder['keys']): number {
+  return 4 * (keys.reduce((n, k) => n + wordsOf(types[k.column]!), 0) + rowWords(types));
+}
+
+export function topKShaders(types: readonly ScalarType[], keys: OutputOrder['keys']): KernelShaders {
+  const width = rowWords(types);
+  const words = typedKeyWords(types, keys, 'inp', 'i * RW');
+  const W = words.length;
+  // The row's typed key, then its digit l (0: the most significant).
+  const keyLoad = `var kw: array<u32, ${W}>;
+${words.map((x, k) => `  kw[${k}] = ${x};`).join('\n')}`;
+  const digitFn = `fn digit(kw: ptr<function, array<u32, ${W}>>, l: u32) -> u32 {
+  return ((*kw)[l / 4u] >> (24u - 8u * (l % 4u))) & 0xffu;
+}`;
+  const consts = `const RW: u32 = ${width}u;
+const HEAD: u32 = ${TOPK_STATE_HEAD}u;
+const BINS: u32 = ${TOPK_BINS}u;`;
+  // Level d = u0.y: each workgroup counts its rows in workgroup memory, then adds its non-zero bins.
+  const hist = `${atomicBinding(header('topkHist', ['inp', 'state', 'hist']), 'hist')}
+${consts}
+${digitFn}
+var<workgroup> lh: array<atomic<u32>, ${TOPK_BINS}>;
+var<workgroup> stop: u32;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) nwg: vec3<u32>) {
+  if (lid == 0u) { stop = state[0]; }
+  if (workgroupUniformLoad(&stop) != 0u) { return; }
+  for (var b = lid; b < BINS; b = b + WG) { atomicStore(&lh[b], 0u); }
+  workgroupBarrier();
+  let i = gid.x + gid.y * nwg.x * WG;
+  let n = u[0].x;
+  let d = u[0].y;
+  if (i < n) {
+  ${keyLoad}
+    var on = true;
+    for (var l = 0u; l < d; l = l + 1u) {
+      if (digit(&kw, l) != state[HEAD + l]) { on = false; break; }
+    }
+    if (on) { atomicAdd(&lh[digit(&kw, d)], 1u); }
+  }
+  workgroupBarrier();
+  for (var b = lid; b < BINS; b = b + WG) {
+    let c = atomicLoad(&lh[b]);
+    if (c != 0u) { atomicAdd(&hist[b], c); }
+  }
+}
+`;
+  // One thread: the digit holding the remaining-th row of this level's prefix; the histogram cleared for the next.
+  const pick = `${header('topkPick', ['state', 'hist'])}
+const HEAD: u32 = ${TOPK_STATE_HEAD}u;
+const BINS: u32 = ${TOPK_BINS}u;
+const LEVELS: u32 = ${4 * W}u;
+${threadMain(`  if (i != 0u || state[0] != 0u) { return; }
+  let n = u[0].x;
+  let d = u[0].y;
+  let k = u[0].z;
+  var r = state[2];
+  if (d == 0u) {
+    // No more rows than wanted: all of them (depth 0).
+    if (n <= k) { state[0] = 1u; state[1] = 0u; return; }
+    r = k;
+  }
+  var before = 0u;
+  var b = 0u;
+  loop {
+    if (b + 1u >= BINS || before + hist[b] >= r) { break; }
+    before = before + hist[b];
+    b = b + 1u;
+  }
+  state[HEAD + d] = b;
+  state[2] = r - before;
+  if (hist[b] == r - before || d + 1u == LEVELS) { state[0] = 1u; state[1] = d + 1u; }
+  for (var c = 0u; c < BINS; c = c + 1u) { hist[c] = 0u; }`)}`;
+  // Rows whose key's first `depth` digits are at or below the chosen ones; at most `capacity` written (rows that
+  // are all equal past that would be duplicates, which the input has none of).
+  const write = `${atomicBinding(header('topkWrite', ['inp', 'state', 'outp']), 'state')}
+${consts}
+${digitFn}
+${threadMain(`  let n = u[0].x;
+  let capacity = u[0].y;
+  if (i >= n) { return; }
+  ${keyLoad}
+  let depth = atomicLoad(&state[1]);
+  var inside = true;
+  for (var l = 0u; l < depth; l = l + 1u) {
+    let x = digit(&kw, l);
+    let c = atomicLoad(&state[HEAD + l]);
+    if (x < c) { break; }
+    if (x > c) { inside = false; break; }
+  }
+  if (!inside) { return; }
+  let o = atomicAdd(&state[3], 1u);
+  if (o >= capacity) { return; }
+  atomicMax(&state[4], o + 1u);
+${Array.from({ length: width }, (_, w) => `  outp[o * RW + ${w}u] = inp[i * RW + ${w}u];`).join('\n')}`)}`;
+  return { topkHist: hist, topkPick: pick, topkWrite: write };
+}
