@@ -6,7 +6,7 @@
  * shrunk one — builds a valid program: each variable's type is fixed by its first positive occurrence,
  * later uses only pick variables of the same type, and head columns only take bound variables or constants.
  *
- * To grow the language: add a `BodyLiteral` kind (negation, assignment, ...), a blueprint field that drives
+ * To grow the language: add a `BodyLiteral` kind (assignment, ...), a blueprint field that drives
  * it, a case in `buildRule`, `renderLiteral` and `oracle.ts`, and a flag in `GenOptions`.
  */
 import fc from 'fast-check';
@@ -31,12 +31,14 @@ export interface Atom {
 
 /**
  * Body literals. `assign` binds `name` to `from op by` (`+`/`-` of a bound variable and a variable or constant of
- * its type), after the atoms. Future kinds: `{ kind: 'neg'; atom }`.
+ * its type), after the atoms. `neg`: a negated atom of a base relation (always stratified), its variables bound by
+ * the rule's atoms.
  */
 export type BodyLiteral =
   | { kind: 'atom'; atom: Atom }
   | { kind: 'cmp'; op: CmpOp; left: Term; right: Term }
-  | { kind: 'assign'; name: string; type: ColType; from: Term; op: '+' | '-'; by: Term };
+  | { kind: 'assign'; name: string; type: ColType; from: Term; op: '+' | '-'; by: Term }
+  | { kind: 'neg'; atom: Atom };
 
 export interface Rule {
   head: Atom;
@@ -120,6 +122,7 @@ export interface GenOptions {
    * their int64 and string forms), which meet the table's small values at their start.
    */
   chain: { max: number };
+  negations: { max: number };
 }
 
 export const DEFAULT_OPTIONS: GenOptions = {
@@ -130,6 +133,7 @@ export const DEFAULT_OPTIONS: GenOptions = {
   bodyAtoms: { min: 1, max: 3 },
   comparisons: { max: 2 },
   chain: { max: 16 },
+  negations: { max: 1 },
 };
 
 /** Long thin loops (scripts/fuzz.ts --long-loops): EDB chains of up to 200 links, fewer relations and rules. */
@@ -153,6 +157,7 @@ export interface Blueprint {
     headArgs: { pick: number; value: number }[];
     atoms: { rel: number; args: { kind: number; pick: number; value: number }[] }[];
     cmps: { op: number; left: number; rightKind: number; right: number; value: number; flip: boolean; at: number }[];
+    negs: { rel: number; args: { kind: number; pick: number; value: number }[]; at: number }[];
   }[];
   int64Suffix: boolean;
   /**
@@ -208,6 +213,9 @@ export function blueprintArb(o: GenOptions = DEFAULT_OPTIONS): fc.Arbitrary<Blue
           }),
           { maxLength: o.comparisons.max },
         ),
+        negs: fc.array(fc.record({ rel: fc.nat({ max: 15 }), args: fc.array(argSeed, { minLength: 3, maxLength: 3 }), at: fc.nat({ max: 7 }) }), {
+          maxLength: o.negations.max,
+        }),
       }),
       { minLength: o.rules.min, maxLength: o.rules.max },
     ),
@@ -241,7 +249,7 @@ export function rowKey(row: readonly Value[]): string {
  * `grounded` are the EDB relations and the heads of earlier rules: the first atom comes from them, so most
  * relations derive something; later atoms may name any relation (self, mutual and non-linear recursion).
  */
-function buildRule(bp: Blueprint['rules'][number], head: RelSpec, grounded: RelSpec[], bodyRels: RelSpec[]): Rule {
+function buildRule(bp: Blueprint['rules'][number], head: RelSpec, grounded: RelSpec[], bodyRels: RelSpec[], bases: RelSpec[]): Rule {
   const vars: { name: string; type: ColType }[] = [];
   const body: BodyLiteral[] = [];
   for (const [n, a] of bp.atoms.entries()) {
@@ -275,6 +283,17 @@ function buildRule(bp: Blueprint['rules'][number], head: RelSpec, grounded: RelS
     const lit: BodyLiteral = c.flip ? { kind: 'cmp', op: CMP_OPS[c.op % 6]!, left: right, right: l } : { kind: 'cmp', op: CMP_OPS[c.op % 6]!, left: l, right };
     // Comparisons may stand before the atoms that bind their variables: order in a body does not matter.
     body.splice(c.at % (atomCount + 1), 0, lit);
+  }
+  for (const n of bp.negs) {
+    const rel = bases[n.rel % bases.length]!;
+    // Each argument a variable the atoms bound (of its type; mostly), a constant or `_`.
+    const args = rel.types.map((type, i): Term => {
+      const s = n.args[i]!;
+      const same = vars.filter((v) => v.type === type);
+      if (s.kind < 7 && same.length > 0) return { kind: 'var', ...same[s.pick % same.length]! };
+      return s.kind < 9 ? { kind: 'const', value: value(type, s.value), type } : { kind: 'wild' };
+    });
+    body.splice(n.at % (body.length + 1), 0, { kind: 'neg', atom: { rel: rel.name, args } });
   }
   const headArgs = head.types.map((type, i): Term => {
     const s = bp.headArgs[i]!;
@@ -324,7 +343,7 @@ export function buildProgram(bp: Blueprint): GenProgram {
   const bodyRels = [...edbs, ...idbs, ...(walk ? [walk.link, walk.walk] : [])];
   const rules = [
     ...(walk?.rules ?? []),
-    ...bp.rules.map((r, i) => buildRule(r, heads[i]!, [...edbs, ...(walk ? [walk.walk] : []), ...new Set(heads.slice(0, i))], bodyRels)),
+    ...bp.rules.map((r, i) => buildRule(r, heads[i]!, [...edbs, ...(walk ? [walk.walk] : []), ...new Set(heads.slice(0, i))], bodyRels, edbs)),
   ];
   if (walk) {
     edbs.push(walk.link);
@@ -412,6 +431,8 @@ function renderLiteral(l: BodyLiteral, suffix: boolean): string {
       return `${renderTerm(l.left, suffix)} ${l.op} ${renderTerm(l.right, suffix)}`;
     case 'assign':
       return `${l.name} = ${renderTerm(l.from, suffix)} ${l.op} ${renderTerm(l.by, suffix)}`;
+    case 'neg':
+      return `!${renderAtom(l.atom, suffix)}`;
   }
 }
 

@@ -66,7 +66,7 @@ function evalBody(body: BodyLiteral[], rels: Map<string, Map<string, Row>>): Bin
     }
     bindings = next;
   }
-  // Assignments come after the atoms, in order; comparisons filter once everything is bound.
+  // Assignments come after the atoms, in order; comparisons and negated atoms filter once everything is bound.
   for (const lit of body) {
     if (lit.kind !== 'assign') continue;
     bindings = bindings.map((b) => {
@@ -76,8 +76,11 @@ function evalBody(body: BodyLiteral[], rels: Map<string, Map<string, Row>>): Bin
     });
   }
   for (const lit of body) {
-    if (lit.kind !== 'cmp') continue;
-    bindings = bindings.filter((b) => holds(lit.op, termValue(lit.left, b)!, termValue(lit.right, b)!));
+    if (lit.kind === 'cmp') bindings = bindings.filter((b) => holds(lit.op, termValue(lit.left, b)!, termValue(lit.right, b)!));
+    if (lit.kind === 'neg') {
+      const rows = [...rels.get(lit.atom.rel)!.values()];
+      bindings = bindings.filter((b) => !rows.some((r) => match(lit.atom, r, b)));
+    }
   }
   return bindings;
 }
