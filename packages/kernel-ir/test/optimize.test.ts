@@ -237,6 +237,28 @@ describe('hash-joins', () => {
     expectSameResults(plan);
   });
 
+  it("hashes a merge join that only an aggregate reads, its table over the side the keys identify, into the aggregate's scan", () => {
+    // rev[c] = sum(x) over orders(o, c) ⋈ item(o, ln, x) -> (c, o, ln, x): both sides sorted by o already (no sort
+    // to drop), the joined rows duplicate-free (item's key kept).
+    const orders = { ...rel('orders', ['int32', 'int32'], 'edb'), keys: [{ columns: [0], text: 'orders key' }] };
+    const item = { ...rel('item', ['int32', 'int32', 'int32'], 'edb'), keys: [{ columns: [0, 1], text: 'item key' }] };
+    const plan = program(
+      [orders, item, rel('$j', ['int32', 'int32', 'int32', 'int32'], 'temp'), rel('rev', ['int32', 'int32'])],
+      [
+        block('b', [
+          mapJoin('$j', 'orders', 'item', [0], [0], cols(1, 0, 3, 4)),
+          { kind: 'aggregate', target: 'rev', source: '$j', groupBy: [0], aggregates: [{ fn: 'sum', column: 3, type: 'int32' }] },
+        ]),
+      ],
+      { orders: [[1, 7], [2, 8], [3, 7], [5, 9]], item: [[1, 1, 10], [1, 2, 5], [2, 1, 3], [3, 1, 4], [4, 1, 100], [5, 3, 2]] },
+    );
+    const fused = kernelLines(planToKernels(plan), 'b');
+    expect(fused.some((l) => l.includes('mergeJoin') || l.includes('hashJoin'))).toBe(false);
+    expect(fused.find((l) => l.includes('pipeline'))).toMatch(/:= pipeline item, probe orders on \(#0\) = \(#0\) -> .* aggregate by \(#0\)/);
+    expect(kernelLines(planToKernels(plan, { joinStrategy: 'sort-merge' }), 'b').some((l) => l.includes('mergeJoin'))).toBe(true);
+    expectSameResults(plan);
+  });
+
   it('keeps merge joins in fixpoint loops', () => {
     const p = planToKernels(transitiveClosure([[1, 2], [2, 3], [3, 1]]));
     const body = kernelLines(p, 'body');

@@ -5,7 +5,9 @@
  * only for the join (TPC-H Q7 sorted 18M joined lineitem rows by all their columns, 19 ms on the H100, to merge
  * them with orders). `%s := sort x; j := mergeJoin %s, y` (%s read by the join alone) becomes a hash join of x
  * and y, its table over x; remove-dead-kernels drops the sort, and fuse-pipelines can fold the probe into y's
- * producer. Both joins give the same rows in no particular order (properties.ts). Inside loops merge joins stay,
+ * producer. Both joins give the same rows in no particular order (properties.ts). A merge join whose rows only a
+ * hashed aggregate reads becomes a hash join too, so that the aggregate absorbs it (Q10's revenue per customer: the
+ * join of the quarter's orders with the returned lines, summed as it probes). Inside loops merge joins stay,
  * as join-strategy.ts says.
  */
 import { unionOrigins, type ScalarType } from '@vixen/queryplan';
@@ -13,9 +15,26 @@ import type { KirBlock, KirCommand, KirKernel, KirKernelBody, KirProgram, VarId 
 import { buildSide, loopBlocks, lowerHashJoin } from '../lower/join-strategy.js';
 import { liveOutSets } from '../analysis/liveness.js';
 import { BlockReaders } from '../analysis/block-readers.js';
+import { blockEntryStates, propsOf, transfer, type PropState } from '../analysis/properties.js';
 import type { KirPass } from '../compile.js';
 
 export const hashJoins = { name: 'hash-joins', required: false, run } satisfies KirPass;
+
+/**
+ * Whether only hashed aggregates (pipelines that aggregate and probe nothing) read what command `i` writes: as a
+ * hash join, fuse-pipelines folds the join into the aggregate, and its rows are never written.
+ */
+function aggregatedOnly(rd: BlockReaders, i: number): boolean {
+  const readers = rd.readers(i);
+  return (
+    readers !== undefined &&
+    readers.length > 0 &&
+    readers.every((n) => {
+      const r = rd.kernelAt(n);
+      return r?.kind === 'pipeline' && r.aggregate !== undefined && r.probes.length === 0;
+    })
+  );
+}
 
 function run(p: KirProgram): KirProgram {
   const loops = loopBlocks(p.blocks);
@@ -23,9 +42,17 @@ function run(p: KirProgram): KirProgram {
   const kernels = [...p.kernels];
   const variables = [...p.variables];
   let changed = false;
+  const entry = blockEntryStates(p);
   const blocks = p.blocks.map((b): KirBlock => {
     if (loops.has(b.label)) return b;
     const rd = new BlockReaders(p, b, liveOut.get(b.label)!);
+    // Properties before each command (unreachable blocks have none).
+    const states: PropState[] = [];
+    let s: PropState = entry.get(b.label) ?? new Map();
+    for (const c of b.commands) {
+      states.push(s);
+      s = transfer(p, s, c);
+    }
     /** The input of the sort writing `v` for command `i` alone, when nothing writes that input in between. */
     const sortedFor = (i: number, v: VarId): VarId | undefined => {
       const found = rd.soleSort(i, v);
@@ -37,7 +64,8 @@ function run(p: KirProgram): KirProgram {
       if (k?.kind !== 'mergeJoin' || k.leftKeys.length === 0 || k.left === k.right) return [c];
       const left = sortedFor(i, k.left);
       const right = sortedFor(i, k.right);
-      if (left === undefined && right === undefined) return [c];
+      const aggregated = left === undefined && right === undefined;
+      if (aggregated && !aggregatedOnly(rd, i)) return [c];
       hashed = true;
       const launched: KirCommand[] = [];
       const lw = {
@@ -58,7 +86,11 @@ function run(p: KirProgram): KirProgram {
       const [l, r] = [left ?? k.left, right ?? k.right];
       // The table goes over the side that was to be sorted: the other one, sorted already, may be a whole base
       // relation (Q5's lineitem, 60M rows), better scanned once than hashed.
-      const build = left === undefined ? 'right' : right === undefined ? 'left' : buildSide(k, variables[l]!.columns.length, variables[r]!.columns.length);
+      // For an aggregate, the table goes over the side its keys identify rows of (one match per probe row, no
+      // chains: in Q10 the quarter's orders, while the aggregate scans the returned lines).
+      const unique = (v: VarId, keys: readonly number[]): boolean => propsOf(states[i]!, v).key?.every((x) => keys.includes(x)) ?? false;
+      const keyed = aggregated && unique(l, k.leftKeys) !== unique(r, k.rightKeys) ? (unique(l, k.leftKeys) ? 'left' : 'right') : undefined;
+      const build = keyed ?? (left === undefined ? 'right' : right === undefined ? 'left' : buildSide(k, variables[l]!.columns.length, variables[r]!.columns.length));
       lowerHashJoin(lw, k, l, r, build, k.output);
       return launched;
     });
