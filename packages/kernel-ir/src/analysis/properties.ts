@@ -298,6 +298,18 @@ export function transfer(p: KirProgram, s: PropState, c: KirCommand): PropState 
   }
 }
 
+/** The state before each command of block `b`, given the block entry states; undefined for an unreachable block. */
+export function commandStates(p: KirProgram, entry: ReadonlyMap<string, PropState>, b: KirBlock): PropState[] | undefined {
+  let s = entry.get(b.label);
+  if (!s) return undefined;
+  const states: PropState[] = [];
+  for (const c of b.commands) {
+    states.push(s);
+    s = transfer(p, s, c);
+  }
+  return states;
+}
+
 /** Relations the analysis may assume empty when the program starts. */
 export function emptyOnEntry(p: KirProgram, seeded: readonly string[] = []): string[] {
   const outside = new Set(seeded);

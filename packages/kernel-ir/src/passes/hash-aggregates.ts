@@ -13,7 +13,7 @@ import { unionOrigins, type Expr } from '@vixen/queryplan';
 import type { KirCommand, KirKernel, KirProgram } from '../ir.js';
 import { iota } from '../lower/from-plan.js';
 import { liveOutSets } from '../analysis/liveness.js';
-import { blockEntryStates, sortedBy, transfer, type PropState } from '../analysis/properties.js';
+import { blockEntryStates, commandStates, sortedBy } from '../analysis/properties.js';
 import { BlockReaders } from '../analysis/block-readers.js';
 import { hashableAggregate } from '../analysis/hashable-aggregate.js';
 import type { KirPass } from '../compile.js';
@@ -31,13 +31,8 @@ function run(p: KirProgram): KirProgram {
     const rd = new BlockReaders(p, b, liveOut.get(b.label)!);
     const added: Array<{ after: number; command: KirCommand }> = [];
     // Properties before each command (unreachable blocks have none: left as they are).
-    const states: PropState[] = [];
-    let s = entry.get(b.label);
-    if (!s) continue;
-    for (const c of b.commands) {
-      states.push(s);
-      s = transfer(p, s, c);
-    }
+    const states = commandStates(p, entry, b);
+    if (!states) continue;
     for (let i = 0; i < b.commands.length; i++) {
       const k = rd.kernelAt(i);
       if (k?.kind !== 'aggregate') continue;

@@ -15,7 +15,7 @@ import type { KirBlock, KirCommand, KirKernel, KirKernelBody, KirProgram, VarId 
 import { buildSide, loopBlocks, lowerHashJoin } from '../lower/join-strategy.js';
 import { liveOutSets } from '../analysis/liveness.js';
 import { BlockReaders } from '../analysis/block-readers.js';
-import { blockEntryStates, propsOf, transfer, type PropState } from '../analysis/properties.js';
+import { blockEntryStates, commandStates, propsOf } from '../analysis/properties.js';
 import type { KirPass } from '../compile.js';
 
 export const hashJoins = { name: 'hash-joins', required: false, run } satisfies KirPass;
@@ -46,13 +46,8 @@ function run(p: KirProgram): KirProgram {
   const blocks = p.blocks.map((b): KirBlock => {
     if (loops.has(b.label)) return b;
     const rd = new BlockReaders(p, b, liveOut.get(b.label)!);
-    // Properties before each command (unreachable blocks have none).
-    const states: PropState[] = [];
-    let s: PropState = entry.get(b.label) ?? new Map();
-    for (const c of b.commands) {
-      states.push(s);
-      s = transfer(p, s, c);
-    }
+    // Properties before each command (an unreachable block: none known).
+    const states = commandStates(p, entry, b);
     /** The input of the sort writing `v` for command `i` alone, when nothing writes that input in between. */
     const sortedFor = (i: number, v: VarId): VarId | undefined => {
       const found = rd.soleSort(i, v);
@@ -88,7 +83,7 @@ function run(p: KirProgram): KirProgram {
       // relation (Q5's lineitem, 60M rows), better scanned once than hashed.
       // For an aggregate, the table goes over the side its keys identify rows of (one match per probe row, no
       // chains: in Q10 the quarter's orders, while the aggregate scans the returned lines).
-      const unique = (v: VarId, keys: readonly number[]): boolean => propsOf(states[i]!, v).key?.every((x) => keys.includes(x)) ?? false;
+      const unique = (v: VarId, keys: readonly number[]): boolean => (states && propsOf(states[i]!, v).key?.every((x) => keys.includes(x))) ?? false;
       const keyed = aggregated && unique(l, k.leftKeys) !== unique(r, k.rightKeys) ? (unique(l, k.leftKeys) ? 'left' : 'right') : undefined;
       const build = keyed ?? (left === undefined ? 'right' : right === undefined ? 'left' : buildSide(k, variables[l]!.columns.length, variables[r]!.columns.length));
       lowerHashJoin(lw, k, l, r, build, k.output);

@@ -9,7 +9,7 @@
 import type { KirBlock, KirKernel, KirProgram, VarId } from '../ir.js';
 import { variablesRead } from '../ir.js';
 import { allColumns } from '../analysis/block-readers.js';
-import { blockEntryStates, distinct, propsOf, transfer, type PropState, type VarProps } from '../analysis/properties.js';
+import { blockEntryStates, commandStates, distinct, propsOf, type PropState } from '../analysis/properties.js';
 import { loopBlocks } from '../lower/join-strategy.js';
 import type { KirPass } from '../compile.js';
 
@@ -18,14 +18,11 @@ export const TOP_K_MAX = 2 ** 14;
 
 export const limitOutputs = { name: 'limit-outputs', required: false, run } satisfies KirPass;
 
-/** Properties of `v` before the launch of kernel `id` in block `b`. */
-function propsBefore(p: KirProgram, entry: Map<string, PropState>, b: KirBlock, id: number, v: VarId): VarProps {
-  let s = entry.get(b.label) ?? new Map();
-  for (const c of b.commands) {
-    if (c.kind === 'launch' && c.kernel === id) break;
-    s = transfer(p, s, c);
-  }
-  return propsOf(s, v);
+/** Whether `v` is known duplicate-free before the launch of kernel `id` in block `b`. */
+function distinctBefore(p: KirProgram, entry: Map<string, PropState>, b: KirBlock, id: number, v: VarId): boolean {
+  const at = b.commands.findIndex((c) => c.kind === 'launch' && c.kernel === id);
+  const states = commandStates(p, entry, b);
+  return states !== undefined && distinct(propsOf(states[at]!, v));
 }
 
 function run(p: KirProgram): KirProgram {
@@ -47,7 +44,7 @@ function run(p: KirProgram): KirProgram {
     const only = writes.length === 1 ? writes[0]! : undefined;
     const sort = only?.k?.kind === 'sort' && !loops.has(only.b.label) && allColumns(p, only.k) ? only.k : undefined;
     // The top-k tells rows apart by all their columns: x must be known duplicate-free where the sort reads it.
-    if (!sort || !distinct(propsBefore(p, entry, only!.b, sort.id, sort.input))) continue;
+    if (!sort || !distinctBefore(p, entry, only!.b, sort.id, sort.input)) continue;
     const limit: KirKernel = {
       kind: 'limit',
       id: sort.id,
