@@ -11,5 +11,7 @@ export async function runInWorker<P, R>(task: Task<P, R>, payload: P): Promise<R
 }
 
 export async function runAllInWorkers<P, R>(task: Task<P, R>, payloads: readonly P[]): Promise<R[]> {
-  return payloads.map((p) => task.run(p));
+  const results: R[] = [];
+  for (const p of payloads) results.push(await task.run(p));
+  return results;
 }
