@@ -400,7 +400,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
           ...(o.profile ? { onProfile: (workload, stats, program) => err(`profile of ${workload}:\n${formatProfile(stats, program.plan)}\n`) } : {}),
           onResult: (x) =>
             err(`  ${x.workload}: ${x.iterations} iterations, ${x.tuples} tuples, ${x.milliseconds.toFixed(1)} ms` +
-              (x.duckdb ? `; DuckDB ${x.duckdb.milliseconds.toFixed(1)} ms` : '') + '\n'),
+              (x.duckdb ? `; DuckDB ${x.duckdb.milliseconds.toFixed(1)} ms, ${x.duckdb.agrees ? 'same answer' : 'DIFFERENT answer'}` : '') + '\n'),
           onStopped: (x) => err(`  ${x.workload}: stopped: ${x.message}\n`),
         });
         out(formatGraphBenchReport(report) + '\n');
