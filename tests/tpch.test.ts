@@ -96,9 +96,9 @@ describe('TPC-H queries at SF 0.01 match DuckDB', () => {
 describe('TPC-H queries at SF 0.01 under a device memory budget of half their peak match DuckDB', () => {
   // Joins of several tables: relations the current kernel does not read spill to host memory (executor.ts makeRoom).
   // Where one relation (lineitem) alone is more than half, as the pool sized its buffer, three quarters; in Q1, Q3,
-  // Q6, Q8, Q9, Q14, Q15, Q20 and Q22 it is more than that too: joins are not partitioned yet, so those stop with
-  // the budget error (below).
-  for (const q of [5, 7, 10, 18, 19, 21]) {
+  // Q6, Q8, Q9, Q14, Q15, Q20 and Q22 it is more than that too, and in Q10 since one kernel scans lineitem, probes
+  // orders and aggregates (hash-joins): joins are not partitioned yet, so those stop with the budget error (below).
+  for (const q of [5, 7, 18, 19, 21]) {
     test(`Q${q}`, async () => {
       const program = compileTpchQuery(queriesDir, q);
       const facts = factsFor(program, data.facts);
