@@ -17,6 +17,12 @@ export async function openDefaultGpu(options: GpuOptions = {}): Promise<Gpu> {
   return openDevice(gpu, adapter, 'webgpu', { ...(options.subgroups !== undefined ? { subgroups: options.subgroups } : {}) });
 }
 
+/**
+ * A page cannot tell its free memory; it spills only under a budget its caller names (a page's device has no
+ * default budget), so the caller's budget is the bound.
+ */
+export const hostFreeMemory = (): number => Number.POSITIVE_INFINITY;
+
 /** A page has no file system: an included file is never found (the front end reports it where it is included). */
 export function readIncludedFile(_path: string): string | undefined {
   return undefined;

@@ -3,6 +3,7 @@
  * included files and facts files. host-browser.ts is the same interface in a browser.
  */
 import { existsSync } from 'node:fs';
+import { freemem } from 'node:os';
 import type { SouffleInput } from '@vixen/frontend';
 import type { RelationDecl, Row } from '@vixen/queryplan';
 import { externalFacts, readTextFile, type EncodedFacts, type FactSources } from '@vixen/io';
@@ -12,6 +13,9 @@ import type { ParseMode } from './parse-mode.js';
 
 export { openGpu as openDefaultGpu } from './gpu/dawn.js';
 export { locateFileFacts } from '@vixen/io';
+
+/** Free host memory in bytes: spilling relations to host memory keeps some of it free. */
+export const hostFreeMemory = (): number => freemem();
 
 /** Included files: a missing one is the front end's diagnostic; one that is not UTF-8 is an error here. */
 export function readIncludedFile(path: string): string | undefined {

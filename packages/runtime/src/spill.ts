@@ -3,8 +3,9 @@
  * relation read back is kept as host words, and uploaded again when a kernel reads it. Rows keep their order,
  * so a canonical relation stays canonical; a chunked one comes back in chunks of the binding size.
  */
-import { freemem } from 'node:os';
-import { downloadRelation, settle, uploadRelation, type DeviceRelation, type Gpu } from './gpu/index.js';
+import { hostFreeMemory } from '#host';
+import type { Gpu } from './gpu/device.js';
+import { downloadRelation, settle, uploadRelation, type DeviceRelation } from './gpu/relations.js';
 
 /** A relation's rows in host memory. */
 export interface SpilledRelation {
@@ -30,7 +31,7 @@ export class Spills {
 
   /** Whether host memory has room for `rel`'s rows (its buffers' bytes bound them). */
   fits(deviceBytes: number): boolean {
-    return deviceBytes + HOST_RESERVE <= freemem();
+    return deviceBytes + HOST_RESERVE <= hostFreeMemory();
   }
 
   /** `rel`'s rows on the host; the caller frees its buffers. */

@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { create, globals } from 'webgpu';
+import { defaultBudget, deviceMemoryBytes } from './device-memory.js';
 import { isRealGpu, openDevice, type Gpu, type GpuOptions } from './device.js';
 
 let globalsInstalled = false;
@@ -58,5 +59,5 @@ export async function openGpu(options: GpuOptions = {}): Promise<Gpu> {
   }
   if (!found) throw new Error(`no WebGPU adapter found (backend: ${want})`);
   const { instance, adapter } = found;
-  return openDevice(instance, adapter, backend, options);
+  return openDevice(instance, adapter, backend, options, defaultBudget(deviceMemoryBytes(!isRealGpu(adapter))));
 }

@@ -5,7 +5,6 @@
  */
 import { CommandBatch } from './batch.js';
 import { allocationFault, DeviceFault, deviceErrorFault, lostFault } from './device-fault.js';
-import { defaultBudget, deviceMemoryBytes } from './device-memory.js';
 import { BufferPool } from './pool.js';
 import type { PassLayout } from './recorder.js';
 import { PassTimer } from './timing.js';
@@ -59,9 +58,16 @@ function describe(adapter: GPUAdapter, backend: string): string {
 
 /**
  * The Gpu on `adapter` of `instance`, whichever WebGPU implementation made them: Dawn in Node (dawn.ts), or a
- * browser's `navigator.gpu`. Asks for the adapter's own limits (the defaults are far below a GPU's).
+ * browser's `navigator.gpu`. Asks for the adapter's own limits (the defaults are far below a GPU's). `memoryBudget`:
+ * the default device memory budget, where the host can tell the device's memory (WebGPU does not; dawn.ts asks).
  */
-export async function openDevice(instance: GPU, adapter: GPUAdapter, backend: string, options: Pick<GpuOptions, 'maxStorageBufferBindingSize' | 'subgroups'> = {}): Promise<Gpu> {
+export async function openDevice(
+  instance: GPU,
+  adapter: GPUAdapter,
+  backend: string,
+  options: Pick<GpuOptions, 'maxStorageBufferBindingSize' | 'subgroups'> = {},
+  memoryBudget?: number,
+): Promise<Gpu> {
   const a = adapter.limits;
   const workgroupSize = a.maxComputeInvocationsPerWorkgroup >= 256 && a.maxComputeWorkgroupSizeX >= 256 ? 256 : 128;
   const wanted: GPUFeatureName[] = ['subgroups', 'timestamp-query'];
@@ -77,7 +83,7 @@ export async function openDevice(instance: GPU, adapter: GPUAdapter, backend: st
     },
   });
   const d = device.limits;
-  return new GpuImpl(instance, device, describe(adapter, backend), backend, !isRealGpu(adapter), {
+  return new GpuImpl(instance, device, describe(adapter, backend), backend, !isRealGpu(adapter), memoryBudget, {
     workgroupSize,
     maxStorageBufferBindingSize: Math.min(d.maxStorageBufferBindingSize, options.maxStorageBufferBindingSize ?? Infinity),
     maxBufferSize: d.maxBufferSize,
@@ -148,11 +154,6 @@ export class GpuImpl implements Gpu {
   activity = '';
   /** Bytes of relations the current run holds on the device (the executor's count), for out-of-memory errors. */
   heldBytes = 0;
-  /**
-   * Device memory a run's relations may hold when the run names no budget (RunOptions.maxDeviceMemory): the
-   * device's memory less a margin, or undefined where nothing reports it (gpu/device-memory.ts).
-   */
-  readonly memoryBudget: number | undefined;
   /** Why the device is unusable (lost, or an internal error); the next call throws it. */
   private failure: DeviceFault | null = null;
   private lost = false;
@@ -174,12 +175,16 @@ export class GpuImpl implements Gpu {
     readonly adapterName: string,
     readonly backend: string,
     readonly software: boolean,
+    /**
+     * Device memory a run's relations may hold when the run names no budget (RunOptions.maxDeviceMemory): the
+     * device's memory less a margin, or undefined where nothing reports it (gpu/device-memory.ts).
+     */
+    readonly memoryBudget: number | undefined,
     readonly limits: GpuLimits,
   ) {
     // Reallocating (and zeroing) a large buffer costs far more than the kernels that fill it: on a GPU, keep
     // enough free memory pooled for a fixpoint's working set at 2^28 rows; on a CPU adapter it is host memory.
     this.subgroups = device.features.has('subgroups');
-    this.memoryBudget = defaultBudget(deviceMemoryBytes(software));
     this.pool = new BufferPool(device, limits.maxBufferSize, software ? 256 * 2 ** 20 : 16 * 2 ** 30, () => this.activity);
     this.batch = new CommandBatch(device, this.pool);
     this.lostSignal = device.lost.then((info) => {
