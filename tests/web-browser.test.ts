@@ -1,15 +1,19 @@
 /**
  * The playground in a real browser: Debian's chromium, headless, WebGPU on its SwiftShader (the CPU), driven by
  * puppeteer-core. Every gallery program runs on the page and its tables must equal the API's answers in Node
- * (Dawn); a program typed with an error must get the front end's marker at the error's place. Screenshots of each
+ * (Dawn); a program typed with an error must get the front end's marker at the error's place; a Parquet file
+ * written by DuckDB, uploaded on the page, runs as the API runs DuckDB's rows of it, and one whose column type does
+ * not fit the declaration gets io's located message. Screenshots of each
  * go to test-artifacts/web/ (gitignored). Without chromium the test is skipped, saying so, except under CI, where
  * it must run (.ci/run installs chromium).
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { formatValue } from '@vixen/queryplan';
+import { formatValue, type Row } from '@vixen/queryplan';
 import { compile } from '@vixen/runtime';
 import { factsFileRelation, GALLERY, parseFacts, serveSite, type GalleryProgram, type Site } from '@vixen/web';
 
@@ -22,15 +26,17 @@ const FLAGS = ['--headless=new', '--no-sandbox', '--enable-unsafe-webgpu', '--di
 if (!found && process.env.CI) throw new Error(`chromium not found at ${CHROMIUM}: CI must run the browser test (scripts/install.sh installs it)`);
 if (!found) console.warn(`skipping the browser test: no chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
 
-/** The API's answer for a gallery program, formatted as the page's tables are. */
-async function apiAnswer(g: GalleryProgram): Promise<Record<string, string[][]>> {
+/** The API's answer for a gallery program (with `given` rows instead of its facts), formatted as the page's tables are. */
+async function apiAnswer(g: GalleryProgram, given?: Record<string, Row[]>): Promise<Record<string, string[][]>> {
   const program = compile([{ path: g.file, text: g.source }], g.outputs ? { outputs: g.outputs } : {});
-  const facts = Object.fromEntries(
-    Object.entries(g.facts).map(([file, text]) => {
-      const rel = program.relations.find((r) => r.name === factsFileRelation(file)!.relation)!;
-      return [rel.name, parseFacts(file, text, rel)];
-    }),
-  );
+  const facts =
+    given ??
+    Object.fromEntries(
+      Object.entries(g.facts).map(([file, text]) => {
+        const rel = program.relations.find((r) => r.name === factsFileRelation(file)!.relation)!;
+        return [rel.name, parseFacts(file, text, rel)];
+      }),
+    );
   const result = await program.run({ facts });
   return Object.fromEntries(
     [...result.tables].map(([name, table]) => {
@@ -130,6 +136,56 @@ describe.skipIf(!found)('the playground in chromium', () => {
       await plain.close();
     }
   }, 120_000);
+
+  test('a Parquet file uploaded on the page runs as the API runs its rows; a column of another type is a located error', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vixen-web-parquet-'));
+    const duck = await (await DuckDBInstance.create(':memory:', { threads: '1' })).connect();
+    try {
+      const tc = GALLERY.findIndex((g) => g.name === 'Transitive closure');
+      // A graph of 30 nodes with two chains and a cycle, in two row groups; the API gets the rows as DuckDB reads them.
+      const edges = 'SELECT (i % 30)::INTEGER AS x, ((i * 7 + 3) % 30)::INTEGER AS y FROM range(45) t(i)';
+      mkdirSync(join(dir, 'good'));
+      mkdirSync(join(dir, 'bad'));
+      await duck.run(`COPY (${edges}) TO '${join(dir, 'good', 'edge.parquet')}' (FORMAT PARQUET, ROW_GROUP_SIZE 20)`);
+      await duck.run(`COPY (SELECT x, y::VARCHAR AS y FROM (${edges})) TO '${join(dir, 'bad', 'edge.parquet')}' (FORMAT PARQUET)`);
+      const rows = (await duck.runAndReadAll(edges)).getRows() as Row[];
+
+      await page.select('#gallery', String(tc));
+      // The gallery's own edge.csv goes; the Parquet file is the only facts.
+      await page.evaluate("document.querySelectorAll('.facts-entry button').forEach((b) => b.click())");
+      const upload = async (path: string): Promise<void> => {
+        const input = (await page.$('#file-input'))!;
+        await input.uploadFile(path);
+        await page.waitForFunction(`[...document.querySelectorAll('.facts-entry')].some((e) => e.textContent.includes('Parquet, ${rows.length} rows'))`, { timeout: 30_000 });
+      };
+      await upload(join(dir, 'good', 'edge.parquet'));
+      expect(await page.evaluate("[...document.querySelectorAll('.facts-entry')].map((e) => [e.querySelector('input').value, e.querySelector('.muted').textContent])")).toEqual([
+        ['edge.parquet', `Parquet, ${rows.length} rows`],
+      ]);
+      await page.click('#run');
+      await page.waitForFunction("['done', 'error'].includes(document.querySelector('#status').dataset.state)", { timeout: 300_000 });
+      await page.screenshot({ path: join(ARTIFACTS, 'parquet.png') });
+      const state = (await page.evaluate('window.vixenPlayground.state')) as PageState;
+      expect(state.error).toBeUndefined();
+      expect(state.status).toBe('done');
+      const expected = await apiAnswer(GALLERY[tc]!, { edge: rows });
+      expect(expected.path!.length).toBeGreaterThan(rows.length);
+      expect(state.relations).toEqual(expected);
+
+      // The same name again replaces the entry.
+      await upload(join(dir, 'bad', 'edge.parquet'));
+      expect(await page.evaluate("document.querySelectorAll('.facts-entry').length")).toBe(1);
+      await page.click('#run');
+      await page.waitForFunction("['done', 'error'].includes(document.querySelector('#status').dataset.state)", { timeout: 300_000 });
+      const failed = (await page.evaluate('window.vixenPlayground.state')) as PageState;
+      expect(failed.status).toBe('error');
+      expect(failed.error).toContain('edge.parquet: expected int32 in column 2 (y; Parquet "y") of edge, found BYTE_ARRAY (UTF8)');
+      expect(await page.evaluate("document.querySelector('#error').textContent")).toContain('column 2 (y; Parquet "y") of edge');
+    } finally {
+      duck.closeSync();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 600_000);
 
   test('an error typed into the editor is marked where it is', async () => {
     await page.select('#gallery', '1');

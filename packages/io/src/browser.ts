@@ -11,3 +11,4 @@ export { convert, quoted } from './facts/convert.js';
 export type { FactSources } from './sources.js';
 export { defineTask, type Task } from './parallel/tasks.js';
 export { runAllInWorkers, runInWorker, workerCount } from './parallel/pool-inline.js';
+export { parquetRowCount, parquetRows } from './facts/parquet-decode.js';

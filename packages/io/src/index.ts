@@ -28,6 +28,7 @@ export {
 export { externalFacts, type FactSources } from './sources.js';
 export { addApiFacts, addInlineFacts } from './facts/rows.js';
 export { convert, quoted } from './facts/convert.js';
+export { parquetRowCount, parquetRows } from './facts/parquet-decode.js';
 export type { LoadProgress, LoadProgressListener } from './load-progress.js';
 export { importStore, type ImportedStore, type ImportStoreOptions } from './store/import.js';
 export { writeFilesAtomically, writeLines, type OutputFile } from './output-files.js';

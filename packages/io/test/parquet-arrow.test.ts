@@ -2,7 +2,8 @@
  * Parquet and Arrow IPC facts files (facts/parquet.ts, facts/arrow.ts): Parquet written by DuckDB, Arrow by
  * apache-arrow's own writer, read back typed as declared and compared with the values the writer was given; every
  * column type, dictionary columns, several row groups and record batches, each codec DuckDB writes, extreme values,
- * and the messages for files that do not fit their declaration.
+ * and the messages for files that do not fit their declaration; and parquetRows, the same decoding from a file's
+ * bytes as the playground reads a dropped file.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,7 @@ import * as A from 'apache-arrow';
 import { parquetMetadata } from 'hyparquet';
 import { VixenError, type Column, type RelationDecl, type Row, type ScalarType } from '@vixen/queryplan';
 import { EncodedRelation, StringInterner, columnTypes, loadFactsDir, loadFactsFile, loadFactsFileInto } from '../src/facts/index.js';
+import { parquetRowCount, parquetRows } from '../src/facts/parquet-decode.js';
 
 const root = mkdtempSync(join(tmpdir(), 'vixen-binary-facts-'));
 let instance: DuckDBInstance;
@@ -32,6 +34,8 @@ const cols = (spec: string): Column[] =>
     const [name, type] = s.split(':');
     return { name: name!, type: type as ScalarType };
   });
+
+const decl = (name: string, columns: Column[]): RelationDecl => ({ name, columns, kind: 'edb', output: false });
 
 /** The message of the VixenError that `p` rejects with. */
 async function message(p: Promise<unknown>): Promise<string> {
@@ -195,6 +199,21 @@ describe('Parquet', () => {
     );
   });
 
+  it('parquetRows reads a file\'s bytes into API rows as loadFactsFile reads it, with the same messages', async () => {
+    const bytes = (path: string): ArrayBuffer => new Uint8Array(readFileSync(path)).buffer;
+    const path = await parquet('bytes.parquet', select, 'COMPRESSION zstd, ROW_GROUP_SIZE 2048');
+    expect(await parquetRowCount('all.parquet', bytes(path))).toBe(10_000);
+    expect(await parquetRows('all.parquet', bytes(path), decl('all', declared))).toEqual(expected);
+    const typed = await parquet('typed.parquet', `SELECT 1::INTEGER a, 2.5::DOUBLE b, 'x' c, TIMESTAMP '2020-01-01 10:00:00' ts`);
+    const columns = cols('a:int32 b:int64 c:string ts:date');
+    expect(await message(parquetRows(typed, bytes(typed), decl('typed', columns)))).toBe(await message(loadFactsFile(typed, columns)));
+    const big = await parquet('big.parquet', `SELECT i::BIGINT a FROM range(5) t(i) UNION ALL SELECT 3000000000`);
+    expect(await message(parquetRows('big.parquet', bytes(big), decl('big', cols('a:int32'))))).toBe(
+      'big.parquet: row 6: expected int32 in column 1 (a; Parquet "a") of big, found 3000000000 (out of range)',
+    );
+    expect(await message(parquetRowCount('no.parquet', new TextEncoder().encode('a,b\n1,2\n').buffer))).toMatch(/^no\.parquet: not a valid Parquet file: /);
+  });
+
   it('says a corrupt or truncated file is not valid Parquet', async () => {
     const good = readFileSync(await parquet('good.parquet', `SELECT i::INTEGER a, 'row ' || i s FROM range(5000) t(i)`, 'COMPRESSION zstd'));
     const truncated = join(root, 'truncated.parquet');
@@ -348,7 +367,6 @@ it('reports the bytes read, a row group or record batch at a time', async () => 
 });
 
 describe('facts directories', () => {
-  const decl = (name: string, columns: Column[]): RelationDecl => ({ name, columns, kind: 'edb', output: false });
 
   it('find <relation>.parquet and .arrow, and list them in messages', async () => {
     const dir = mkdtempSync(join(root, 'dir-'));

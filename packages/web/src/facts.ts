@@ -2,6 +2,7 @@
  * Facts text given on the page (typed in, pasted, or a dropped `.csv`, `.tsv`, `.facts` or `.tbl` file) into API
  * rows of a relation: split by csv-parse as io's host parser splits those formats, each field converted by io's
  * `convert` (the same rules and messages as `--facts`). A bad field is a VixenError naming the file, line and column.
+ * A dropped `.parquet` file is read by io's Parquet decoder (`parquetRows`), as `--facts` reads one.
  */
 // The browser build: it brings its own Buffer, which a page lacks.
 import { parse } from 'csv-parse/browser/esm/sync';
@@ -14,6 +15,11 @@ export function factsFileRelation(file: string): { relation: string; delimiter: 
   if (!m) return undefined;
   const ext = m[2]!.toLowerCase();
   return { relation: m[1]!, delimiter: ext === 'csv' ? ',' : ext === 'tbl' ? '|' : '\t' };
+}
+
+/** The relation a Parquet facts file is for: `edge.parquet` is edge. */
+export function parquetFileRelation(file: string): string | undefined {
+  return /^([^/\\]+)\.parquet$/i.exec(file)?.[1];
 }
 
 export function parseFacts(file: string, text: string, rel: RelationDecl): Row[] {

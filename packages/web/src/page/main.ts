@@ -11,9 +11,10 @@ import { linter, lintGutter, forceLinting, type Diagnostic as EditorDiagnostic }
 import { instance as vizInstance } from '@viz-js/viz';
 import { kirToDot, printKir } from '@vixen/kernel-ir';
 import { formatValue, planToDot, printPlan, renderDiagnostics, VixenError, type Diagnostic, type Row } from '@vixen/queryplan';
+import { parquetRowCount, parquetRows } from '@vixen/io';
 import { compile, openBrowserGpu, type Gpu, type Program, type RunResult } from '@vixen/runtime';
 import { GALLERY, type GalleryProgram } from '../gallery.js';
-import { factsFileRelation, parseFacts } from '../facts.js';
+import { factsFileRelation, parquetFileRelation, parseFacts } from '../facts.js';
 import { logiql, souffle } from './highlight.js';
 
 const PAGE_ROWS = 50;
@@ -23,10 +24,8 @@ const PREVIEW_LINES = 20;
 
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
 
-interface FactsEntry {
-  file: string;
-  text: string;
-}
+/** Facts text (typed, pasted, or a dropped text file), or a dropped Parquet file's bytes and row count. */
+type FactsEntry = { file: string; text: string } | { file: string; parquet: ArrayBuffer; rows: number };
 
 /** What the page shows and the browser test reads (window.vixenPlayground). */
 interface PlaygroundState {
@@ -111,14 +110,23 @@ function renderFacts(): void {
       box.className = 'facts-entry';
       const name = document.createElement('input');
       name.value = f.file;
-      name.title = '<relation>.csv, .tsv, .facts or .tbl';
-      name.oninput = () => (f.file = name.value);
       const remove = document.createElement('button');
       remove.textContent = 'remove';
       remove.onclick = () => {
         facts.splice(i, 1);
         renderFacts();
       };
+      const count = document.createElement('span');
+      count.className = 'muted';
+      if ('parquet' in f) {
+        // Its name says its format: renaming it to text would not make it text.
+        name.readOnly = true;
+        count.textContent = `Parquet, ${f.rows} row${f.rows === 1 ? '' : 's'}`;
+        box.append(name, count, remove);
+        return box;
+      }
+      name.title = '<relation>.csv, .tsv, .facts or .tbl';
+      name.oninput = () => (f.file = name.value);
       const text = document.createElement('textarea');
       const lines = f.text.split('\n').filter((l) => l.length > 0).length;
       // Megabytes of generated or dropped facts would make the editor crawl: show their start, read-only.
@@ -128,8 +136,6 @@ function renderFacts(): void {
       text.rows = 4;
       text.spellcheck = false;
       text.oninput = () => (f.text = text.value);
-      const count = document.createElement('span');
-      count.className = 'muted';
       count.textContent = `${lines} line${lines === 1 ? '' : 's'}`;
       box.append(name, count, remove, text);
       return box;
@@ -139,8 +145,19 @@ function renderFacts(): void {
 
 async function addDroppedFiles(files: FileList): Promise<void> {
   for (const f of Array.from(files)) {
-    if (/\.(parquet|arrow|feather)$/i.test(f.name)) {
-      showError(`${f.name}: Parquet and Arrow files are read by the io package's readers, which use Node's files; the page takes CSV, TSV, .facts and .tbl text`);
+    if (/\.(arrow|feather)$/i.test(f.name)) {
+      showError(`${f.name}: Arrow files are read by the io package's reader, which uses Node's files; the page takes Parquet files and CSV, TSV, .facts and .tbl text`);
+      continue;
+    }
+    if (parquetFileRelation(f.name)) {
+      const parquet = await f.arrayBuffer();
+      try {
+        // Its metadata only: the rows are decoded at Run, against the program's declaration then.
+        const rows = await parquetRowCount(f.name, parquet);
+        facts = [...facts.filter((e) => e.file !== f.name), { file: f.name, parquet, rows }];
+      } catch (e) {
+        showError(errorText(e));
+      }
       continue;
     }
     if (/\.(logic|dl)$/i.test(f.name)) {
@@ -214,6 +231,11 @@ function selectView(view: string): void {
 
 // ---- running ----
 
+/** A VixenError's rendered diagnostics, or another error's message. */
+function errorText(e: unknown): string {
+  return e instanceof VixenError ? renderDiagnostics(e.diagnostics, e.sources) : e instanceof Error ? e.message : String(e);
+}
+
 function showError(message: string): void {
   const box = $('error');
   box.textContent = message;
@@ -234,13 +256,13 @@ function gpu(): Promise<Gpu> {
 }
 
 /** API rows of the facts entries whose relation the program declares; the others are named as an error. */
-function factRows(p: Program): Record<string, Row[]> {
+async function factRows(p: Program): Promise<Record<string, Row[]>> {
   const out: Record<string, Row[]> = {};
   for (const f of facts) {
-    const kind = factsFileRelation(f.file);
-    const rel = kind && p.relations.find((r) => r.name === kind.relation && r.kind === 'edb');
-    if (!rel) throw new VixenError({ severity: 'error', message: `${f.file}: the program has no base relation ${kind?.relation ?? f.file}` });
-    out[rel.name] = [...(out[rel.name] ?? []), ...parseFacts(f.file, f.text, rel)];
+    const relation = 'parquet' in f ? parquetFileRelation(f.file) : factsFileRelation(f.file)?.relation;
+    const rel = relation !== undefined ? p.relations.find((r) => r.name === relation && r.kind === 'edb') : undefined;
+    if (!rel) throw new VixenError({ severity: 'error', message: `${f.file}: the program has no base relation ${relation ?? f.file}` });
+    out[rel.name] = [...(out[rel.name] ?? []), ...('parquet' in f ? await parquetRows(f.file, f.parquet, rel) : parseFacts(f.file, f.text, rel))];
   }
   return out;
 }
@@ -253,7 +275,7 @@ async function run(): Promise<void> {
     const p = compile([{ path: file, text }], outputs ? { outputs } : {});
     compiled = p;
     showCompilerViews(p);
-    const rows = factRows(p);
+    const rows = await factRows(p);
     setStatus('running', 'running on WebGPU...');
     const device = await gpu();
     const start = performance.now();
@@ -265,7 +287,7 @@ async function run(): Promise<void> {
     state.milliseconds = ms;
     setStatus('done', `${ms.toFixed(1)} ms on ${result.adapter}`);
   } catch (e) {
-    const message = e instanceof VixenError ? renderDiagnostics(e.diagnostics, e.sources) : e instanceof Error ? e.message : String(e);
+    const message = errorText(e);
     state.error = message;
     showError(message);
     setStatus('error', 'failed');
