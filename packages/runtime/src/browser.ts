@@ -21,3 +21,4 @@ export { formatBytes, parseByteSize, RunLimitError } from './limits.js';
 export { openDevice, type Gpu, type GpuOptions } from './gpu/device.js';
 export { openDefaultGpu as openBrowserGpu } from './host-browser.js';
 export { PROGRAM_FORMAT, PROGRAM_VERSION, type ProgramFile } from './program-file.js';
+export { DeviceFault, type DeviceFaultKind } from './gpu/device-fault.js';
