@@ -2,13 +2,14 @@
  * The graph workloads of examples/graphs on real WebGPU: every program on several generated graphs must agree
  * with the reference interpreter, and the answers must match what graph theory says independently of the engine.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { compile, openGpu, type Gpu, type Program, type RunResult } from '@vixen/runtime';
+import { openGpu, type Gpu, type Program, type RunResult } from '@vixen/runtime';
 import { kirSuccessors } from '@vixen/kernel-ir';
 import type { Row } from '@vixen/queryplan';
+import { loadGraphExample as load } from '../helpers/graph-examples.js';
 import {
   andersenFacts,
   binaryTree,
@@ -24,12 +25,6 @@ import {
   type Graph,
 } from '@vixen/bench';
 
-const examples = join(import.meta.dirname, '..', '..', 'examples', 'graphs');
-
-function load(name: string): Program {
-  const filename = join(examples, `${name}.logic`);
-  return compile(readFileSync(filename, 'utf8'), { filename });
-}
 
 let gpu: Gpu;
 beforeAll(async () => {

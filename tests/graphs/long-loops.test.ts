@@ -3,19 +3,11 @@
  * and count-up (one tuple an iteration), must equal the reference interpreter, with loop control deciding the exit
  * test on the host once per batch of iterations: a handful of host syncs, not two an iteration.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { compile, openGpu, type Gpu, type Program, type RunResult } from '@vixen/runtime';
+import { openGpu, type Gpu, type Program, type RunResult } from '@vixen/runtime';
 import type { Row } from '@vixen/queryplan';
 import { chain, edgeRows, grid } from '@vixen/bench';
-
-const examples = join(import.meta.dirname, '..', '..', 'examples', 'graphs');
-
-function load(name: string): Program {
-  const filename = join(examples, `${name}.logic`);
-  return compile(readFileSync(filename, 'utf8'), { filename });
-}
+import { loadGraphExample as load } from '../helpers/graph-examples.js';
 
 let gpu: Gpu;
 beforeAll(async () => {
