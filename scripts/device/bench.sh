@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the lent GPU (no Node): run the bundled CLI's benches, JSON reports and logs under $OUT (or /tmp/vx-out).
 # Usage (repo root, .devcarry/bundle and .gl carried): bash scripts/device/bench.sh SUITE [bench options...]
-#   SUITE: operators | graphs | tpch | ssb | smoke
+#   SUITE: operators | graphs | tpch | ssb | load | smoke
 #   VX_CPU_PROF=1: CPU profiles of the main thread and workers under $OUT/prof (a `bundle --no-minify` names functions)
 set -u
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
