@@ -15,7 +15,8 @@ import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { formatValue, type Row } from '@vixen/queryplan';
 import { compile } from '@vixen/runtime';
-import { factsFileRelation, GALLERY, parseFacts, serveSite, type GalleryProgram, type Site } from '@vixen/web';
+import { factsFileRelation, parseFacts, serveSite, type Site } from '@vixen/web';
+import { GALLERY, type GalleryProgram } from '@vixen/web/gallery';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const found = existsSync(CHROMIUM);

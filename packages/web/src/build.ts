@@ -3,9 +3,9 @@
  * and runtime pick their browser entries, so the bundle holds no Node built-in; a Node-only import anywhere on
  * the page's path fails the build), beside its HTML and CSS.
  */
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 import { VixenError } from '@vixen/queryplan';
 
 const PAGE = join(import.meta.dirname, 'page');
@@ -19,6 +19,15 @@ export interface BuildSiteResult {
   /** Modules the script imports from outside the bundle: none in a working build. */
   externalImports: string[];
 }
+
+/** `import text from './file?raw'`: the file's text, as Vite gives it (the gallery imports the examples so). */
+const rawText: Plugin = {
+  name: 'raw-text',
+  setup(b) {
+    b.onResolve({ filter: /\?raw$/ }, (a) => ({ path: join(a.resolveDir, a.path.slice(0, -'?raw'.length)), namespace: 'raw-text' }));
+    b.onLoad({ filter: /.*/, namespace: 'raw-text' }, (a) => ({ contents: readFileSync(a.path, 'utf8'), loader: 'text' }));
+  },
+};
 
 export async function buildSite(outDir: string, options: { minify?: boolean } = {}): Promise<BuildSiteResult> {
   // The page is built from its sources, which a bundled CLI (the release package, `vixen bundle`) does not carry.
@@ -34,6 +43,7 @@ export async function buildSite(outDir: string, options: { minify?: boolean } = 
     minify: options.minify ?? true,
     logLevel: 'silent',
     metafile: true,
+    plugins: [rawText],
   });
   for (const f of ['index.html', 'style.css']) copyFileSync(join(PAGE, f), join(outDir, f));
   const output = Object.values(result.metafile.outputs)[0]!;
