@@ -10,6 +10,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { compile, Database, type Gpu, type ParseMode, type Program } from '@vixen/runtime';
 import type { RelationDecl } from '@vixen/queryplan';
+import { median } from '../operators.js';
 import { TblDuckDb } from '../tbl-duckdb.js';
 import { columnsRead, fmt, type TblBenchOptions } from '../tbl-suite.js';
 import { TPCH_TABLES } from './dbgen.js';
@@ -48,8 +49,6 @@ function loadProgram(queriesDir: string, r: RelationDecl, keep: ReadonlyMap<stri
   const rule = `load_${r.name}(${kept.map((i) => `v${i}`).join(', ')}) <- ${r.name}(${args}), v0 < -1.`;
   return compile(`${readFileSync(join(queriesDir, 'schema.logic'), 'utf8')}\n${rule}\n`, { filename: `load-${r.name}.logic` });
 }
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOptions, parse: ParseMode): Promise<{ timing: LoadTiming; rows: number }> {
   const walls: number[] = [];
