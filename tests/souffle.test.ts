@@ -18,7 +18,7 @@ const update = process.env.VIXEN_UPDATE_GOLDEN === '1';
 
 /** The file Soufflé would write for `rows` (tab-separated). */
 function text(program: Program, rel: string, rows: readonly Row[]): string {
-  return souffleLines(program.relations.find((r) => r.name === rel)!, rows);
+  return souffleLines(program.relations.find((r) => r.name === rel)!, rows, '\t', program.souffleIo?.records?.[rel]);
 }
 
 /**

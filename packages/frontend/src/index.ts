@@ -16,7 +16,7 @@ import { loadProgram, type SourceFile } from './syntax/load.js';
 export type * from './syntax/ast.js';
 export type * from './check/program.js';
 export { parse } from './syntax/parse.js';
-export { parseSouffle, type SouffleInput, type SouffleIo, type SouffleOutput } from './souffle/index.js';
+export { layoutWidth, parseSouffle, type PrintLayout, type RecordLayouts, type SouffleInput, type SouffleIo, type SouffleOutput } from './souffle/index.js';
 export type * from './souffle/ast.js';
 export { stratify, type Stratum } from './lower/stratify.js';
 export type { SourceFile };

@@ -10,48 +10,96 @@
  * sort by code unit here.
  */
 import { isAbsolute, join } from 'node:path';
-import type { SouffleIo, SouffleOutput } from '@vixen/frontend';
+import { layoutWidth, type PrintLayout, type SouffleIo, type SouffleOutput } from '@vixen/frontend';
 import { formatValue, type RelationDecl, type Row, type ScalarType, type Value } from '@vixen/queryplan';
 import { writeFilesAtomically, writeLines, type OutputFile } from './output-files.js';
 
-/** C++'s `ostream << float` at precision 9: `%.9g` (shortest of fixed and exponent form, zeros trimmed). */
-export function formatSouffleFloat(x: number): string {
+/**
+ * C++'s `ostream << float` at precision 9 (`%.9g`: shortest of fixed and exponent form, zeros trimmed), or at
+ * `digits` (Soufflé prints floats inside records at the stream's default, 6).
+ */
+export function formatSouffleFloat(x: number, digits = 9): string {
   if (Number.isNaN(x)) return 'nan';
   if (!Number.isFinite(x)) return x > 0 ? 'inf' : '-inf';
   if (x === 0) return Object.is(x, -0) ? '-0' : '0';
-  const [mantissa, exp] = x.toExponential(8).split('e') as [string, string];
+  const [mantissa, exp] = x.toExponential(digits - 1).split('e') as [string, string];
   const e = Number(exp);
   const trim = (s: string): string => (s.includes('.') ? s.replace(/0+$/, '').replace(/\.$/, '') : s);
-  if (e < -4 || e >= 9) return `${trim(mantissa)}e${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(2, '0')}`;
-  return trim(x.toFixed(8 - e));
+  if (e < -4 || e >= digits) return `${trim(mantissa)}e${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(2, '0')}`;
+  return trim(x.toFixed(digits - 1 - e));
 }
 
 function souffleValue(v: Value, type: ScalarType | undefined): string {
   return type === 'float32' ? formatSouffleFloat(v as number) : formatValue(v, type);
 }
 
-/** Soufflé's line (without its newline) for each of `rows` of `decl`. */
-function* souffleRowLines(decl: RelationDecl, rows: Iterable<Row>, delimiter: string): IterableIterator<string> {
+/**
+ * The attribute at column `at` of `row` as Soufflé prints it: `nil`, `[1, a]`, `$A(1)`, `$B`; values inside
+ * records print as its record writer prints them (floats at the stream's default precision).
+ */
+function souffleAttribute(l: PrintLayout, row: Row, at: number, types: readonly (ScalarType | undefined)[], inRecord: boolean): string {
+  switch (l.kind) {
+    case 'value':
+      return inRecord && types[at] === 'float32' ? formatSouffleFloat(row[at] as number, 6) : souffleValue(row[at]!, types[at]);
+    case 'record': {
+      if (Number(row[at]) === 0) return 'nil';
+      const fields: string[] = [];
+      let next = at + 1;
+      for (const f of l.fields) {
+        fields.push(souffleAttribute(f, row, next, types, true));
+        next += layoutWidth(f);
+      }
+      return `[${fields.join(', ')}]`;
+    }
+    case 'adt': {
+      const taken = Number(row[at]);
+      let next = at + 1;
+      for (const b of l.branches.slice(0, taken)) next += b.fields.reduce((n, f) => n + layoutWidth(f), 0);
+      const branch = l.branches[taken]!;
+      const fields: string[] = [];
+      for (const f of branch.fields) {
+        fields.push(souffleAttribute(f, row, next, types, true));
+        next += layoutWidth(f);
+      }
+      return fields.length === 0 ? `$${branch.name}` : `$${branch.name}(${fields.join(', ')})`;
+    }
+  }
+}
+
+/** Soufflé's line (without its newline) for each of `rows` of `decl`; `layout` groups record columns. */
+function* souffleRowLines(decl: RelationDecl, rows: Iterable<Row>, delimiter: string, layout: readonly PrintLayout[] | undefined): IterableIterator<string> {
   const types = decl.columns.map((c) => c.type);
-  for (const r of rows) yield r.length === 0 ? '()' : r.map((v, i) => souffleValue(v, types[i])).join(delimiter);
+  for (const r of rows) {
+    if (r.length === 0) yield '()';
+    else if (!layout) yield r.map((v, i) => souffleValue(v, types[i])).join(delimiter);
+    else {
+      const parts: string[] = [];
+      let at = 0;
+      for (const l of layout) {
+        parts.push(souffleAttribute(l, r, at, types, false));
+        at += layoutWidth(l);
+      }
+      yield parts.join(delimiter);
+    }
+  }
 }
 
 /** Writes the lines Soufflé writes for `rows` of `decl` through `out`, in chunks (never one string per relation). */
-function writeSouffleLines(decl: RelationDecl, rows: Iterable<Row>, delimiter: string, out: (s: string) => void): void {
-  writeLines(souffleRowLines(decl, rows, delimiter), out);
+function writeSouffleLines(decl: RelationDecl, rows: Iterable<Row>, delimiter: string, layout: readonly PrintLayout[] | undefined, out: (s: string) => void): void {
+  writeLines(souffleRowLines(decl, rows, delimiter, layout), out);
 }
 
-/** The lines Soufflé writes for `rows` of `decl`. */
-export function souffleLines(decl: RelationDecl, rows: Iterable<Row>, delimiter = '\t'): string {
+/** The lines Soufflé writes for `rows` of `decl` (`layout`: its record attributes, from `SouffleIo.records`). */
+export function souffleLines(decl: RelationDecl, rows: Iterable<Row>, delimiter = '\t', layout?: readonly PrintLayout[]): string {
   const parts: string[] = [];
-  writeSouffleLines(decl, rows, delimiter, (s) => parts.push(s));
+  writeSouffleLines(decl, rows, delimiter, layout, (s) => parts.push(s));
   return parts.join('');
 }
 
 /** What Soufflé prints for an `IO=stdout` relation, through `out`. */
-function writeSouffleStdout(decl: RelationDecl, rows: Iterable<Row>, delimiter: string, out: (s: string) => void): void {
+function writeSouffleStdout(decl: RelationDecl, rows: Iterable<Row>, delimiter: string, layout: readonly PrintLayout[] | undefined, out: (s: string) => void): void {
   out(`---------------\n${decl.name}\n===============\n`);
-  writeSouffleLines(decl, rows, delimiter, out);
+  writeSouffleLines(decl, rows, delimiter, layout, out);
   out('===============\n');
 }
 
@@ -72,15 +120,16 @@ export function writeSouffleOutputs<Table extends Iterable<Row>>(
   const unwritten = new Map<string, Table>();
   for (const [name, table] of tables) {
     const decl = decls.get(name)!;
+    const layout = io.records?.[name];
     const targets: SouffleOutput[] = io.outputs[name] ?? [{ kind: 'file', filename: `${name}.csv`, delimiter: '\t' }];
     for (const target of targets) {
       if (target.kind === 'stdout' || outputDir === '-') {
-        writeSouffleStdout(decl, table, target.delimiter, stdout);
+        writeSouffleStdout(decl, table, target.delimiter, layout, stdout);
       } else if (outputDir === undefined) {
         unwritten.set(name, table);
       } else {
         const path = isAbsolute(target.filename) ? target.filename : join(outputDir, target.filename);
-        files.push({ path, write: (out) => writeSouffleLines(decl, table, target.delimiter, out) });
+        files.push({ path, write: (out) => writeSouffleLines(decl, table, target.delimiter, layout, out) });
       }
     }
   }

@@ -1,12 +1,20 @@
 /** The compiled-program file (`vixen compile -o PROG.json`): versioned KIR plus its WGSL, validated with zod on load. */
 import { z } from 'zod';
 import type { KernelShaders } from '@vixen/codegen-wgsl';
-import type { SouffleIo } from '@vixen/frontend';
+import type { PrintLayout, SouffleIo } from '@vixen/frontend';
 import { parseKir, serializeKir, type KirProgram } from '@vixen/kernel-ir';
 import { VixenError } from '@vixen/queryplan';
 
 export const PROGRAM_FORMAT = 'vixen-program';
 export const PROGRAM_VERSION = 1;
+
+const printLayoutSchema: z.ZodType<PrintLayout> = z.lazy(() =>
+  z.discriminatedUnion('kind', [
+    z.object({ kind: z.literal('value') }),
+    z.object({ kind: z.literal('record'), fields: z.array(printLayoutSchema) }),
+    z.object({ kind: z.literal('adt'), branches: z.array(z.object({ name: z.string(), fields: z.array(printLayoutSchema) })) }),
+  ]),
+);
 
 const souffleIoSchema = z.object({
   inputs: z.record(z.string(), z.object({ filename: z.string().min(1), delimiter: z.string().min(1) })),
@@ -19,6 +27,8 @@ const souffleIoSchema = z.object({
       ]),
     ),
   ),
+  /** How record and ADT columns print (absent where the program has none). */
+  records: z.record(z.string(), z.array(printLayoutSchema)).optional(),
 });
 
 const programFileSchema = z.object({

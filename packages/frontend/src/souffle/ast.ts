@@ -27,7 +27,11 @@ export type STerm =
    * `count : { body }`, `sum x : { body }`; `target` is absent for count. `materialized` is set by normalisation
    * (normalize.ts), from the body as written: whether Soufflé aggregates over a relation of its named variables.
    */
-  | { kind: 'aggregate'; fn: AggregateFn; target?: STerm; body: SFormula; span: SourceSpan; fnSpan: SourceSpan; materialized?: boolean };
+  | { kind: 'aggregate'; fn: AggregateFn; target?: STerm; body: SFormula; span: SourceSpan; fnSpan: SourceSpan; materialized?: boolean }
+  /** A record `[a, b]` (records.ts lowers it to its fields before conversion). */
+  | { kind: 'record'; args: STerm[]; span: SourceSpan }
+  /** A branch of an algebraic data type `$A(1, x)` (`$A` without arguments). */
+  | { kind: 'branch'; name: string; args: STerm[]; span: SourceSpan; nameSpan: SourceSpan };
 
 export interface SAtom {
   kind: 'atom';
@@ -51,6 +55,12 @@ export interface Attribute {
   type: Name;
 }
 
+/** A branch `A {x: number}` of an algebraic data type. */
+export interface Branch {
+  name: Name;
+  fields: Attribute[];
+}
+
 /** `key=value` in `.input p(IO=file, filename="p.csv", delimiter=",")`. */
 export interface IoOption {
   key: string;
@@ -71,7 +81,16 @@ export type SItem =
    * `.type T <: number`, `.type T = A | B`, `.number_type T`, `.symbol_type T`: a name for a primitive type
    * (or a union of names for one).
    */
-  | { kind: 'type'; name: Name; alternatives: Name[]; span: SourceSpan; /** `[` of a record type `.type P = [x: number]`. */ record?: SourceSpan }
+  | {
+      kind: 'type';
+      name: Name;
+      alternatives: Name[];
+      span: SourceSpan;
+      /** The fields of a record type `.type P = [x: number, y: P]`. */
+      record?: Attribute[];
+      /** The branches of an algebraic data type `.type T = A {x: number} | B {}`. */
+      branches?: Branch[];
+    }
   | { kind: 'fact'; atom: SAtom; span: SourceSpan }
   /** `h1(x), h2(x) :- body.`: several heads share one body. */
   | { kind: 'rule'; heads: SAtom[]; body: SFormula; span: SourceSpan }

@@ -6,7 +6,7 @@
  * visible inside the component that defines them. The result has no component items left.
  */
 import { errorAt, formatSpan, type Diagnostic } from '@vixen/queryplan';
-import type { CompRef, Name, SAtom, SFormula, SItem, SouffleAst } from './ast.js';
+import type { Attribute, CompRef, Name, SAtom, SFormula, SItem, SouffleAst } from './ast.js';
 import { mapArgs, mapAtoms } from './traverse.js';
 
 type Comp = Extract<SItem, { kind: 'comp' }>;
@@ -124,8 +124,19 @@ function definesOnly(item: SItem, overridden: ReadonlySet<string>): boolean {
 function substituteTypes(item: SItem, binding: ReadonlyMap<string, string>): SItem {
   if (item.kind !== 'decl' && item.kind !== 'type') return item;
   const sub = (n: Name): Name => ({ ...n, name: binding.get(n.name) ?? n.name });
-  if (item.kind === 'type') return { ...item, alternatives: item.alternatives.map(sub) };
+  if (item.kind === 'type') return renameTypeItem(item, sub);
   return { ...item, attributes: item.attributes.map((a) => ({ ...a, type: sub(a.type) })) };
+}
+
+/** A `.type` item with the type names it uses renamed: alternatives, and record and branch field types. */
+function renameTypeItem(item: Extract<SItem, { kind: 'type' }>, sub: (n: Name) => Name): Extract<SItem, { kind: 'type' }> {
+  const fields = (fs: Attribute[]): Attribute[] => fs.map((f) => ({ ...f, type: sub(f.type) }));
+  return {
+    ...item,
+    alternatives: item.alternatives.map(sub),
+    ...(item.record ? { record: fields(item.record) } : {}),
+    ...(item.branches ? { branches: item.branches.map((b) => ({ ...b, fields: fields(b.fields) })) } : {}),
+  };
 }
 
 type Renamer = (name: string) => string;
@@ -138,7 +149,7 @@ function rename(item: SItem, rel: Renamer, type: Renamer): SItem {
     case 'io':
       return { ...item, targets: item.targets.map((t) => ({ ...t, rel: name(t.rel, rel) })) };
     case 'type':
-      return { ...item, name: name(item.name, type), alternatives: item.alternatives.map((a) => name(a, type)) };
+      return { ...renameTypeItem(item, (a) => name(a, type)), name: name(item.name, type) };
     case 'fact':
       return { ...item, atom: renameAtom(item.atom, rel) };
     case 'rule':

@@ -162,6 +162,8 @@ function substitute(f: SFormula, name: string, value: STerm): SFormula | undefin
       case 'binary':
         return { ...t, left: term(t.left), right: term(t.right) };
       case 'call':
+      case 'record':
+      case 'branch':
         return { ...t, args: t.args.map(term) };
       case 'aggregate':
         blocked ||= termVars(t).includes(name);

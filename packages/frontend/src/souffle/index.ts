@@ -7,9 +7,11 @@ import type { SourceFile } from '../syntax/load.js';
 import { expandComponents } from './components.js';
 import { parseSouffleTokens } from './parser.js';
 import { preprocess } from './preprocess.js';
+import { lowerRecords } from './records.js';
 import { toLogic, type SouffleProgram } from './to-logic.js';
 
 export { parseSouffle } from './parser.js';
+export { layoutWidth, type PrintLayout, type RecordLayouts } from './records.js';
 export type { SouffleInput, SouffleIo, SouffleOutput, SouffleProgram } from './to-logic.js';
 
 export function isSouffleFile(path: string): boolean {
@@ -28,7 +30,10 @@ export function loadSouffle(
     diagnostics.push(...parsed.diagnostics);
     return parsed.ast;
   });
-  return { ...toLogic(expandComponents(asts, diagnostics), diagnostics), sources };
+  const { asts: flat, layouts } = lowerRecords(expandComponents(asts, diagnostics), diagnostics);
+  const program = toLogic(flat, diagnostics);
+  if (Object.keys(layouts).length > 0) program.io.records = layouts;
+  return { ...program, sources };
 }
 
 /** A relation declared in a `.dl` file is an output exactly when it is marked `.output`. */

@@ -10,7 +10,7 @@ import type { ArithOp } from '../syntax/ast.js';
 import { StringLit } from '../syntax/lexer.js';
 import { afterToken, MessageProvider } from '../syntax/parser.js';
 import { joinSpans, tokenSpan } from '../syntax/span.js';
-import type { AggregateFn, Attribute, CompRef, IoOption, IoTarget, Name, SAtom, SFormula, SItem, SouffleAst, STerm } from './ast.js';
+import type { AggregateFn, Attribute, Branch, CompRef, IoOption, IoTarget, Name, SAtom, SFormula, SItem, SouffleAst, STerm } from './ast.js';
 import * as T from './lexer.js';
 import { preprocess } from './preprocess.js';
 
@@ -225,7 +225,9 @@ class SouffleParser extends EmbeddedActionsParser {
           const kw = this.CONSUME(T.Type);
           const name = this.CONSUME(T.Identifier);
           const alternatives: IToken[] = [];
-          let record: IToken | undefined;
+          let record: Attribute[] | undefined;
+          const branches: Branch[] = [];
+          let last: IToken | undefined;
           // Before Soufflé 2.0 a bare `.type T` declared a symbol type (`.type T <: symbol`).
           this.OPTION3(() => this.OR2([
             {
@@ -240,9 +242,9 @@ class SouffleParser extends EmbeddedActionsParser {
                 this.OR4([
                   {
                     ALT: () => {
-                      record = this.CONSUME(T.LBracket);
-                      this.SUBRULE(this.fields);
-                      alternatives.push(this.CONSUME(T.RBracket));
+                      this.CONSUME(T.LBracket);
+                      record = this.SUBRULE(this.fields);
+                      last = this.CONSUME(T.RBracket);
                     },
                   },
                   {
@@ -252,14 +254,13 @@ class SouffleParser extends EmbeddedActionsParser {
                         DEF: () => {
                           const alt = this.CONSUME3(T.Identifier);
                           alternatives.push(alt);
+                          last = alt;
                           // `A {x: number} | B {}`: an algebraic data type.
                           this.OPTION2(() => {
                             this.CONSUME(T.LBrace);
-                            this.SUBRULE2(this.fields);
-                            alternatives.push(this.CONSUME(T.RBrace));
-                            this.ACTION(() =>
-                              this.semantic.push(errorAt(`algebraic data types are not supported (branch ${alt.image})`, this.span(alt))),
-                            );
+                            const fields = this.SUBRULE2(this.fields);
+                            last = this.CONSUME(T.RBrace);
+                            this.ACTION(() => branches.push({ name: this.name(alt), fields }));
                           });
                         },
                       }),
@@ -269,18 +270,18 @@ class SouffleParser extends EmbeddedActionsParser {
             },
           ]));
           return this.ACTION((): SItem => {
-            if (alternatives.length === 0) {
+            if (alternatives.length === 0 && !record) {
               const span = this.span(name);
               return { kind: 'type', name: this.name(name), alternatives: [{ name: 'symbol', span }], span: joinSpans(this.span(kw), span) };
             }
-            // Kept, so that its uses are reported as record uses (to-logic.ts), not as unknown types.
-            if (record) return { kind: 'type', name: this.name(name), alternatives: [], record: this.span(record), span: joinSpans(this.span(kw), this.span(alternatives[0]!)) };
-            return {
-              kind: 'type',
-              name: this.name(name),
-              alternatives: alternatives.map((t) => this.name(t)),
-              span: joinSpans(this.span(kw), this.span(alternatives[alternatives.length - 1]!)),
-            };
+            const span = joinSpans(this.span(kw), this.span(last ?? alternatives[alternatives.length - 1]!));
+            if (record) return { kind: 'type', name: this.name(name), alternatives: [], record, span };
+            if (branches.length > 0) {
+              const bare = alternatives.find((a) => !branches.some((b) => b.name.name === a.image));
+              if (bare) this.semantic.push(errorAt(`expected '{' after the branch ${bare.image}: an algebraic data type's branches all have fields in braces`, this.span(bare)));
+              return { kind: 'type', name: this.name(name), alternatives: [], branches, span };
+            }
+            return { kind: 'type', name: this.name(name), alternatives: alternatives.map((t) => this.name(t)), span };
           });
         },
       },
@@ -299,16 +300,19 @@ class SouffleParser extends EmbeddedActionsParser {
     ]),
   );
 
-  /** `x: number, y: symbol` in record and ADT types (only parsed, to be reported). */
-  private fields = this.RULE('fields', (): void => {
+  /** `x: number, y: symbol` in record and ADT types. */
+  private fields = this.RULE('fields', (): Attribute[] => {
+    const fields: Attribute[] = [];
     this.MANY_SEP({
       SEP: T.Comma,
       DEF: () => {
-        this.CONSUME(T.Identifier);
+        const name = this.CONSUME(T.Identifier);
         this.CONSUME(T.Colon);
-        this.CONSUME2(T.Identifier);
+        const type = this.CONSUME2(T.Identifier);
+        this.ACTION(() => fields.push({ name: this.name(name), type: this.name(type) }));
       },
     });
+    return fields;
   });
 
   /** A fact `p(1, "a").` or a rule `h(x), g(x) :- body.` */
@@ -589,35 +593,40 @@ class SouffleParser extends EmbeddedActionsParser {
       {
         ALT: () => {
           const open = this.CONSUME(T.LBracket);
-          this.SUBRULE2(this.args);
+          const args = this.SUBRULE2(this.args);
           const close = this.CONSUME(T.RBracket);
-          return this.unsupported('records are not supported', open, close);
+          return this.ACTION((): STerm => ({ kind: 'record', args, span: joinSpans(this.span(open), this.span(close)) }));
         },
       },
       {
         ALT: () => {
           const at = this.CONSUME(T.UserFunctor);
-          const close = this.SUBRULE(this.callArgs);
-          return this.unsupported(`user-defined functors are not supported: ${at.image}`, at, close ?? at);
+          const call = this.SUBRULE(this.callArgs);
+          return this.unsupported(`user-defined functors are not supported: ${at.image}`, at, call?.close ?? at);
         },
       },
       {
         ALT: () => {
           const dollar = this.CONSUME(T.Dollar);
-          const close = this.SUBRULE2(this.callArgs);
-          const what = dollar.image === '$' ? 'the $ counter is not supported' : `algebraic data types are not supported: ${dollar.image}`;
-          return this.unsupported(what, dollar, close ?? dollar);
+          const call = this.SUBRULE2(this.callArgs);
+          if (dollar.image === '$') return this.unsupported('the $ counter is not supported', dollar, call?.close ?? dollar);
+          return this.ACTION((): STerm => {
+            const nameSpan = this.span(dollar);
+            const span = joinSpans(nameSpan, this.span(call?.close ?? dollar));
+            return { kind: 'branch', name: dollar.image.slice(1), args: call?.args ?? [], span, nameSpan };
+          });
         },
       },
     ]),
   );
 
-  /** Optional `(args)` after a functor or constructor name; the closing parenthesis when present. */
-  private callArgs = this.RULE('callArgs', (): IToken | undefined =>
+  /** Optional `(args)` after a functor or constructor name, with its closing parenthesis. */
+  private callArgs = this.RULE('callArgs', (): { args: STerm[]; close: IToken } | undefined =>
     this.OPTION(() => {
       this.CONSUME(T.LParen);
-      this.SUBRULE(this.args);
-      return this.CONSUME(T.RParen);
+      const args = this.SUBRULE(this.args);
+      const close = this.CONSUME(T.RParen);
+      return { args, close };
     }),
   );
 

@@ -28,6 +28,8 @@ function children(t: STerm): STerm[] {
     case 'binary':
       return [t.left, t.right];
     case 'call':
+    case 'record':
+    case 'branch':
       return t.args;
     default:
       return [];
@@ -116,6 +118,8 @@ export function mapTerm(t: STerm, fn: (t: STerm) => STerm | undefined): STerm {
     case 'binary':
       return { ...t, left: mapTerm(t.left, fn), right: mapTerm(t.right, fn) };
     case 'call':
+    case 'record':
+    case 'branch':
       return { ...t, args: t.args.map((a) => mapTerm(a, fn)) };
     case 'aggregate':
       return { ...t, ...(t.target ? { target: mapTerm(t.target, fn) } : {}), body: mapFormula(t.body, fn) };
@@ -197,6 +201,8 @@ export function groundedVars(body: SFormula[], view: (a: Aggregate) => Aggregate
       case 'binary':
         return isGrounded(t.left) && isGrounded(t.right);
       case 'call':
+      case 'record':
+      case 'branch':
         return t.args.every(isGrounded);
       case 'aggregate':
         return view(t) !== 'ungrounded';

@@ -14,6 +14,7 @@ import { dnf, extremes, normalizeAggregates, normalizeHead, renameTargets, simpl
 import { allAtoms, type SClause } from './scoping.js';
 import { functorTerm, specializeTests, STRING_FUNCTORS, testsAsComparisons } from './functors.js';
 import { groundWitnesses } from './witnesses.js';
+import type { RecordLayouts } from './records.js';
 import type { IoTarget, Name, SAtom, SFormula, SItem, SouffleAst, STerm } from './ast.js';
 
 const PRIMITIVES: Readonly<Record<string, ScalarType>> = { number: 'int32', unsigned: 'uint32', float: 'float32', symbol: 'string' };
@@ -38,6 +39,8 @@ export type SouffleOutput = { kind: 'file'; filename: string; delimiter: string 
 export interface SouffleIo {
   inputs: Record<string, SouffleInput>;
   outputs: Record<string, SouffleOutput[]>;
+  /** How the flattened record and ADT columns of relations print (records.ts); absent without records. */
+  records?: RecordLayouts;
 }
 
 export interface SouffleProgram {
@@ -89,7 +92,6 @@ class Converter {
     if (PRIMITIVES[item.name.name]) this.error(`cannot redefine the primitive type ${item.name.name}`, item.name.span);
     else if (prior) this.error(`duplicate type ${item.name.name} (first defined at ${formatSpan(prior.name.span)})`, item.name.span);
     else this.types.set(item.name.name, item);
-    if (item.record) this.error('record types are not supported', item.record);
   }
 
   /** The primitive type a type name stands for; undefined after reporting why there is none. */
@@ -100,7 +102,8 @@ class Converter {
     const def = this.types.get(t.name);
     if (!def) return this.error(`unknown type ${t.name}: expected number, unsigned, float, symbol or a .type name`, t.span);
     if (active.includes(t.name)) return this.error(`type ${t.name} is defined in terms of itself`, def.name.span);
-    if (def.record) return this.error(`type ${t.name} is a record type: record types are not supported`, t.span);
+    // records.ts flattens the record and ADT types of attributes; one is left only inside another type.
+    if (def.record || def.branches) return this.error(`type ${t.name} is a record or algebraic data type: records are not supported here`, t.span);
     const bases = def.alternatives.map((a) => this.scalar(a, [...active, t.name]));
     let result: ScalarType | undefined;
     if (bases.every((b) => b !== undefined)) {
@@ -358,7 +361,7 @@ class Converter {
   private term(t: STerm): Term | undefined {
     switch (t.kind) {
       case 'var':
-        return t.name === 'nil' ? this.error('records are not supported: nil', t.span) : t;
+        return t.name === 'nil' ? this.error('nil is a record: expected a value of a record type here', t.span) : t;
       case 'wildcard':
       case 'string':
         return t;
@@ -395,6 +398,9 @@ class Converter {
       case 'aggregate':
         // Rules lift their aggregates first: one here stands in a fact.
         return this.error(`facts must be ground: expected a constant, not an aggregate`, t.fnSpan);
+      case 'record':
+      case 'branch':
+        throw new Error('records and ADT values are flattened before conversion (records.ts)');
     }
   }
 }

@@ -37,6 +37,8 @@ export function mapTermAtoms(t: STerm, f: AtomMap): STerm {
     case 'binary':
       return { ...t, left: mapTermAtoms(t.left, f), right: mapTermAtoms(t.right, f) };
     case 'call':
+    case 'record':
+    case 'branch':
       return { ...t, args: t.args.map((a) => mapTermAtoms(a, f)) };
     case 'aggregate':
       return { ...t, ...(t.target ? { target: mapTermAtoms(t.target, f) } : {}), body: mapAtoms(t.body, f) };
