@@ -7,6 +7,7 @@ import { EncodedFacts, columnTypes, factsColumns, loadEach, loadFactsDirInto, lo
 import type { LoadProgressListener } from './load-progress.js';
 import { STORE_MANIFEST } from './store/manifest.js';
 import { addApiFacts } from './facts/rows.js';
+import { souffleRecordFields } from './facts/souffle-records.js';
 
 export interface FactSources {
   /**
@@ -88,7 +89,11 @@ async function loadSouffleInputs(
       const input = inputs[rel.name]!;
       const path = isAbsolute(input.filename) ? input.filename : join(dir, input.filename);
       const target = out.relation(rel.name, columnTypes(rel.columns));
-      return loadFactsFileInto(path, factsColumns(rel), target, out.strings, rel.name, input.delimiter, rel.pruned?.loadColumns);
+      const columns = factsColumns(rel);
+      const layout = input.records;
+      const types = columns.map((c) => c.type);
+      const expand = layout && ((fields: string[]) => souffleRecordFields(fields, input.delimiter, layout, types));
+      return loadFactsFileInto(path, columns, target, out.strings, rel.name, input.delimiter, rel.pruned?.loadColumns, undefined, undefined, expand);
     },
   );
 }

@@ -17,7 +17,7 @@ const printLayoutSchema: z.ZodType<PrintLayout> = z.lazy(() =>
 );
 
 const souffleIoSchema = z.object({
-  inputs: z.record(z.string(), z.object({ filename: z.string().min(1), delimiter: z.string().min(1) })),
+  inputs: z.record(z.string(), z.object({ filename: z.string().min(1), delimiter: z.string().min(1), records: z.array(printLayoutSchema).optional() })),
   outputs: z.record(
     z.string(),
     z.array(

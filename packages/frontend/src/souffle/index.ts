@@ -31,7 +31,7 @@ export function loadSouffle(
     return parsed.ast;
   });
   const { asts: flat, layouts } = lowerRecords(expandComponents(asts, diagnostics), diagnostics);
-  const program = toLogic(flat, diagnostics);
+  const program = toLogic(flat, diagnostics, layouts);
   if (Object.keys(layouts).length > 0) program.io.records = layouts;
   return { ...program, sources };
 }

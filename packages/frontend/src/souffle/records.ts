@@ -7,9 +7,8 @@
  * column-wise, and a record never needs an id: no value is made during evaluation, so fixpoints stay as they
  * are. Soufflé instead interns records in a table of ids; the answers are the same, only ordering differs
  * (Soufflé compares record ids), so `<` and friends on records are refused. A recursive type (a list) has no
- * finite set of columns: it is a located "not supported" error, as is reading records from a file.
- * `RecordLayouts` tell the output writer how to print the columns again as Soufflé does (`[1, a]`, `nil`,
- * `$A(1)`).
+ * finite set of columns: it is a located "not supported" error. `RecordLayouts` tell io how Soufflé spells the
+ * columns in files (`[1, a]`, `nil`, `$A(1)`), to print outputs and read `.input` files.
  */
 import { errorAt, type Diagnostic, type SourceSpan } from '@vixen/queryplan';
 import type { Attribute, Name, SAtom, SFormula, SItem, SouffleAst, STerm } from './ast.js';
@@ -406,9 +405,6 @@ export function lowerRecords(asts: SouffleAst[], diagnostics: Diagnostic[]): { a
       }
       case 'io': {
         const targets = item.targets.filter((t) => !dropped.has(t.rel.name));
-        if (item.direction === 'input') {
-          for (const t of targets) if (relations.has(t.rel.name)) problems.push([`reading records from a file is not supported: ${t.rel.name} has record attributes`, t.rel.span]);
-        }
         return targets.length > 0 ? [{ ...item, targets }] : [];
       }
       case 'fact': {
@@ -431,12 +427,6 @@ export function lowerRecords(asts: SouffleAst[], diagnostics: Diagnostic[]): { a
     }
   };
   const lowered = asts.map((ast) => ({ ...ast, items: ast.items.flatMap(lowerItem) }));
-  // Decls with the `input` qualifier read files too.
-  for (const item of items) {
-    if (item.kind === 'decl' && relations.has(item.rel.name) && item.qualifiers.some((q) => q.name === 'input')) {
-      problems.push([`reading records from a file is not supported: ${item.rel.name} has record attributes`, item.rel.span]);
-    }
-  }
   const seen = new Set<string>();
   for (const [message, span] of problems) {
     const key = `${span.file}:${span.start.offset}:${message}`;

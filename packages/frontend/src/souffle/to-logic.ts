@@ -14,7 +14,7 @@ import { dnf, extremes, normalizeAggregates, normalizeHead, renameTargets, simpl
 import { allAtoms, type SClause } from './scoping.js';
 import { functorTerm, specializeTests, STRING_FUNCTORS, testsAsComparisons } from './functors.js';
 import { groundWitnesses } from './witnesses.js';
-import type { RecordLayouts } from './records.js';
+import type { PrintLayout, RecordLayouts } from './records.js';
 import type { IoTarget, Name, SAtom, SFormula, SItem, SouffleAst, STerm } from './ast.js';
 
 const PRIMITIVES: Readonly<Record<string, ScalarType>> = { number: 'int32', unsigned: 'uint32', float: 'float32', symbol: 'string' };
@@ -30,6 +30,8 @@ const WORD_OPERATORS: ReadonlySet<string> = new Set(['band', 'bor', 'bxor', 'bsh
 export interface SouffleInput {
   filename: string;
   delimiter: string;
+  /** How the file spells the relation's record and ADT attributes (records.ts), where it has some. */
+  records?: PrintLayout[];
 }
 
 /** Where an `.output` relation goes: `filename` in the output directory (or absolute), or standard output. */
@@ -69,7 +71,10 @@ class Converter {
   readonly outputs = new Set<string>();
   readonly io: SouffleIo = { inputs: {}, outputs: {} };
 
-  constructor(private readonly diagnostics: Diagnostic[]) {}
+  constructor(
+    private readonly diagnostics: Diagnostic[],
+    private readonly layouts: RecordLayouts,
+  ) {}
 
   /** Each problem once: a rule's heads and disjuncts become clauses that may meet the same one. */
   private readonly reported = new Set<string>();
@@ -168,7 +173,8 @@ class Converter {
     const problems = this.optionProblems(target, ['file'], ['IO', 'filename', 'delimiter']);
     if (!this.none(problems)) return;
     this.inputs.set(rel, target.rel);
-    this.io.inputs[rel] = { filename: option(target, 'filename') ?? `${rel}.facts`, delimiter: option(target, 'delimiter') ?? '\t' };
+    const records = this.layouts[rel];
+    this.io.inputs[rel] = { filename: option(target, 'filename') ?? `${rel}.facts`, delimiter: option(target, 'delimiter') ?? '\t', ...(records ? { records } : {}) };
   }
 
   /** `.output p(IO=file, filename=..., delimiter=...)` (default `p.csv` in the output directory) or `IO=stdout`. */
@@ -442,8 +448,8 @@ function eqrelClosure(decl: Extract<SItem, { kind: 'decl' }>): SItem[] {
   ];
 }
 
-export function toLogic(parsed: SouffleAst[], diagnostics: Diagnostic[]): SouffleProgram {
-  const c = new Converter(diagnostics);
+export function toLogic(parsed: SouffleAst[], diagnostics: Diagnostic[], layouts: RecordLayouts = {}): SouffleProgram {
+  const c = new Converter(diagnostics, layouts);
   const isEqrel = (item: SItem): item is Extract<SItem, { kind: 'decl' }> =>
     item.kind === 'decl' && item.attributes.length === 2 && item.qualifiers.some((q) => q.name === 'eqrel');
   const asts = parsed.map((ast) => ({ ...ast, items: [...ast.items, ...ast.items.filter(isEqrel).flatMap(eqrelClosure)] }));

@@ -15,6 +15,7 @@ import { encodeValue, type StringIds } from '../encoding.js';
 import { EncodedRelation, StringInterner, columnTypes } from './encoded.js';
 import { NeedsCsvParse, splitRecords } from './records.js';
 import { convert, quoted } from './convert.js';
+import { RecordFieldError } from './souffle-records.js';
 import { readProblem } from './open-file.js';
 import type { BinaryFactsLoader } from './column-words.js';
 import { loadParquetInto } from './parquet.js';
@@ -174,6 +175,8 @@ export async function loadFactsFileInto(
   onBytes?: (bytes: number) => void,
   /** Receives where each row appended to `target` starts in the file, in order (violations name the facts' lines). */
   rowStarts?: RowStart[],
+  /** Turns a line's fields into the columns' (Soufflé records: souffleRecordFields); throws RecordFieldError. */
+  expand?: (fields: string[]) => string[],
 ): Promise<void> {
   const kept = keep ?? columns.map((_, i) => i);
   const binary = delimiter === undefined ? BINARY_FORMATS[extname(path).toLowerCase()] : undefined;
@@ -212,10 +215,19 @@ export async function loadFactsFileInto(
       diags.push(errorAt(`NUL byte in field ${nul + 1}: facts files are text (is this file UTF-16 or binary?)`, fieldSpan(raw, nul, 1)));
       throw new TooManyProblems();
     }
-    const fields =
+    let fields =
       format.trailingDelimiter && record.length > columns.length && record[record.length - 1] === ''
         ? record.slice(0, -1)
         : record;
+    if (expand) {
+      try {
+        fields = expand(fields);
+      } catch (e) {
+        if (!(e instanceof RecordFieldError)) throw e;
+        diags.push(errorAt(`${e.message} in field ${e.field + 1} of ${relation}`, fieldSpan(raw, e.field, Math.max(1, fields[e.field]?.length ?? 1))));
+        return;
+      }
+    }
     if (fields.length !== columns.length) {
       // Point at the first extra field, or at the whole (first) line when fields are missing.
       const extra = fields.length > columns.length ? columns.length : -1;
