@@ -42,6 +42,17 @@ describe('vixen run prog.dl', () => {
     expect(r.out).toBe(frame('small') + frame('copy'));
   });
 
+  test('records are written as Soufflé writes them, and shown one column per attribute', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'vixen-souffle-'));
+    const dir = join(cases, 'adts');
+    const written = await cli('run', join(dir, 'program.dl'), '-D', out, '--output', 'shape');
+    expect(written.code).toBe(0);
+    expect(readFileSync(join(out, 'shape.csv'), 'utf8')).toBe(expected('adts', 'shape.csv'));
+    const shown = await cli('run', join(dir, 'program.dl'), '--output', 'shape', '--format', 'csv');
+    expect(shown.code).toBe(0);
+    expect(shown.out).toBe('s,c\n"$Circle([0, 0], 2)",$Red\n"$Circle([5, 5], 1)",$Blue\n$Empty,$Blue\n"$Square([1, 1], 3)",$Green\n');
+  });
+
   test('a .pragma that only tunes Soufflé is accepted, with a note on stderr', async () => {
     const prog = join(mkdtempSync(join(tmpdir(), 'vixen-souffle-')), 'p.dl');
     writeFileSync(prog, '.pragma "magic-transform" "*"\n.decl q(x: number)\nq(1).\n.output q(IO=stdout)\n');

@@ -187,7 +187,7 @@ async function buildCommand(argv: readonly string[], out: (s: string) => void, e
     .action(async (file: string, raw: unknown) => {
       const opts = parseOptions(runOptionsSchema, raw);
       const { checkOutputDir, ConstraintViolations, formatProfile, formatStats, KeyViolationError, missingFactsWarning, parseByteSize } = await engine();
-      const { renderResults, writeOutputDir, writeSouffleOutputs } = await engine();
+      const { renderResults, souffleRecordResults, writeOutputDir, writeSouffleOutputs } = await engine();
       // Checked before compiling, so a bad size is reported as an option error.
       const maxDeviceMemory =
         opts.maxDeviceMemory === undefined ? undefined : parseByteSize(opts.maxDeviceMemory, 'option --max-device-memory');
@@ -236,7 +236,10 @@ async function buildCommand(argv: readonly string[], out: (s: string) => void, e
         // Soufflé's `.output` directives decide where each relation goes; file outputs need --output-dir.
         const { written, unwritten } = writeSouffleOutputs(prog.souffleIo, output.tables, decls, opts.outputDir, out);
         for (const path of written) err(`wrote ${path}\n`);
-        if (unwritten.size > 0) renderResults(opts.format as OutputFormat, unwritten, decls, out);
+        if (unwritten.size > 0) {
+          const shown = souffleRecordResults(prog.souffleIo, unwritten, decls);
+          renderResults(opts.format as OutputFormat, shown.tables, shown.decls, out);
+        }
       } else if (opts.outputDir !== undefined) {
         for (const path of writeOutputDir(opts.outputDir, output.tables, decls)) err(`wrote ${path}\n`);
       } else {

@@ -2,8 +2,9 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatValue, formatViolation, VixenError, type RelationDecl, type Row, type Value, type Violation } from '@vixen/queryplan';
-import { type ResultTable } from '@vixen/runtime';
-import { writeFilesAtomically, writeLines } from '@vixen/io';
+import { ResultTable } from '@vixen/runtime';
+import { souffleRecordView, writeFilesAtomically, writeLines } from '@vixen/io';
+import type { SouffleIo } from '@vixen/frontend';
 
 export type OutputFormat = 'table' | 'csv' | 'json' | 'count';
 
@@ -86,6 +87,24 @@ export function renderResults(
       write([...tables].map(([name, t]) => `${name}: ${t.size} row${t.size === 1 ? '' : 's'}`).join('\n') + '\n');
       return;
   }
+}
+
+/** Soufflé relations with record attributes as renderResults shows them: one column per attribute, as printed. */
+export function souffleRecordResults(
+  io: SouffleIo,
+  tables: ReadonlyMap<string, ResultTable>,
+  decls: ReadonlyMap<string, RelationDecl>,
+): { tables: Map<string, ResultTable>; decls: Map<string, RelationDecl> } {
+  const shownTables = new Map(tables);
+  const shownDecls = new Map(decls);
+  for (const [name, table] of tables) {
+    const layout = io.records?.[name];
+    if (!layout) continue;
+    const view = souffleRecordView(decls.get(name)!, layout);
+    shownDecls.set(name, view.decl);
+    shownTables.set(name, ResultTable.fromRows(view.decl.columns.map((c) => c.type), table.rows().map(view.row)));
+  }
+  return { tables: shownTables, decls: shownDecls };
 }
 
 /** Fails before a run whose --output-dir could not be written: a path that exists and is not a directory. */

@@ -32,7 +32,7 @@ export { parquetRowCount, parquetRows } from './facts/parquet-decode.js';
 export type { LoadProgress, LoadProgressListener } from './load-progress.js';
 export { importStore, type ImportedStore, type ImportStoreOptions } from './store/import.js';
 export { writeFilesAtomically, writeLines, type OutputFile } from './output-files.js';
-export { formatSouffleFloat, souffleLines, writeSouffleOutputs } from './souffle-output.js';
+export { formatSouffleFloat, souffleLines, souffleRecordView, writeSouffleOutputs } from './souffle-output.js';
 export { firstInvalidUtf8, readTextFile, watchUtf8 } from './utf8.js';
 export { runAllInWorkers, runInWorker, workerCount } from './parallel/pool.js';
 export { defineTask, type Task } from './parallel/tasks.js';

@@ -66,6 +66,27 @@ function souffleAttribute(l: PrintLayout, row: Row, at: number, types: readonly 
   }
 }
 
+/**
+ * A relation with record attributes seen one column per declared attribute (tables, JSON, CSV): record and ADT
+ * attributes become string columns holding what Soufflé prints (`[1, a]`), named as declared.
+ */
+export function souffleRecordView(decl: RelationDecl, layout: readonly PrintLayout[]): { decl: RelationDecl; row: (r: Row) => Row } {
+  const types = decl.columns.map((c) => c.type);
+  const starts: number[] = [];
+  let at = 0;
+  for (const l of layout) {
+    starts.push(at);
+    at += layoutWidth(l);
+  }
+  // Flattened columns are named `<attribute>$<k>` (records.ts).
+  const columns = layout.map((l, i) => {
+    const c = decl.columns[starts[i]!]!;
+    return l.kind === 'value' ? c : { name: c.name.replace(/\$0$/, ''), type: 'string' as const };
+  });
+  const row = (r: Row): Row => layout.map((l, i) => (l.kind === 'value' ? r[starts[i]!]! : souffleAttribute(l, r, starts[i]!, types, false)));
+  return { decl: { ...decl, columns }, row };
+}
+
 /** Soufflé's line (without its newline) for each of `rows` of `decl`; `layout` groups record columns. */
 function* souffleRowLines(decl: RelationDecl, rows: Iterable<Row>, delimiter: string, layout: readonly PrintLayout[] | undefined): IterableIterator<string> {
   const types = decl.columns.map((c) => c.type);
