@@ -71,6 +71,15 @@ describe('vixen run prog.dl', () => {
     expect(readFileSync(join(tmp, 'out', 'dept.csv'), 'utf8')).toBe(expected('input-file-options', 'dept.csv'));
   });
 
+  test('a compiled Soufflé program keeps how its records are read and written', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'vixen-souffle-'));
+    const dir = join(cases, 'record-input');
+    expect((await cli('compile', join(dir, 'program.dl'), '-o', join(tmp, 'p.json'))).code).toBe(0);
+    const r = await cli('run', join(tmp, 'p.json'), '-F', join(dir, 'facts'), '-D', join(tmp, 'out'));
+    expect(r.code).toBe(0);
+    for (const rel of ['labels', 'said']) expect(readFileSync(join(tmp, 'out', `${rel}.csv`), 'utf8')).toBe(expected('record-input', `${rel}.csv`));
+  });
+
   test('floats are written with 9 significant digits', async () => {
     const out = mkdtempSync(join(tmpdir(), 'vixen-souffle-'));
     const dir = join(cases, 'float-arithmetic');
