@@ -12,3 +12,4 @@ export type { FactSources } from './sources.js';
 export { defineTask, type Task } from './parallel/tasks.js';
 export { runAllInWorkers, runInWorker, workerCount } from './parallel/pool-inline.js';
 export { parquetRowCount, parquetRows } from './facts/parquet-decode.js';
+export { souffleRecordView } from './souffle-values.js';

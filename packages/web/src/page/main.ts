@@ -11,7 +11,7 @@ import { linter, lintGutter, forceLinting, type Diagnostic as EditorDiagnostic }
 import { instance as vizInstance } from '@viz-js/viz';
 import { kirToDot, printKir } from '@vixen/kernel-ir';
 import { formatValue, planToDot, printPlan, renderDiagnostics, VixenError, type Diagnostic, type Row } from '@vixen/queryplan';
-import { parquetRowCount, parquetRows } from '@vixen/io';
+import { parquetRowCount, parquetRows, souffleRecordView } from '@vixen/io';
 import { compile, openBrowserGpu, type Gpu, type Program, type RunResult } from '@vixen/runtime';
 import { GALLERY, type GalleryProgram } from '../gallery.js';
 import { factsFileRelation, parquetFileRelation, parseFacts } from '../facts.js';
@@ -297,8 +297,12 @@ async function run(): Promise<void> {
 function showResults(p: Program, result: RunResult, ms: number): void {
   const relations: Record<string, string[][]> = {};
   const sections = [...result.tables].map(([name, table]) => {
-    const decl = p.relations.find((r) => r.name === name)!;
-    const rows = table.rows().map((row) => row.map((v, c) => formatValue(v, decl.columns[c]?.type)));
+    // A Soufflé relation with records shows each record attribute as one column of Soufflé's text.
+    const layout = p.souffleIo?.records?.[name];
+    const flat = p.relations.find((r) => r.name === name)!;
+    const view = layout ? souffleRecordView(flat, layout) : undefined;
+    const decl = view?.decl ?? flat;
+    const rows = table.rows().map((row) => (view ? view.row(row) : row).map((v, c) => formatValue(v, decl.columns[c]?.type)));
     relations[name] = rows;
     return resultSection(name, decl.columns.map((c) => c.name), rows);
   });
