@@ -407,17 +407,22 @@ export function lowerRecords(asts: SouffleAst[], diagnostics: Diagnostic[]): { a
         const targets = item.targets.filter((t) => !dropped.has(t.rel.name));
         return targets.length > 0 ? [{ ...item, targets }] : [];
       }
+      // A clause with a record problem is dropped after its error: what is left of it would only mislead.
       case 'fact': {
         if (uses([item.atom])) return [];
+        const before = problems.length;
         const c = new ClauseLowering(relations, problems);
         c.infer([item.atom]);
-        return [{ ...item, atom: c.atom(item.atom) }];
+        const lowered: SItem = { ...item, atom: c.atom(item.atom) };
+        return problems.length === before ? [lowered] : [];
       }
       case 'rule': {
         if (uses([...item.heads, ...allAtoms(item.body)])) return [];
+        const before = problems.length;
         const c = new ClauseLowering(relations, problems);
         c.infer([...item.heads, item.body]);
-        return [{ ...item, heads: item.heads.map((h) => c.atom(h)), body: c.formula(item.body) }];
+        const lowered: SItem = { ...item, heads: item.heads.map((h) => c.atom(h)), body: c.formula(item.body) };
+        return problems.length === before ? [lowered] : [];
       }
       case 'type':
       case 'comp':
