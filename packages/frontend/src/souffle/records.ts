@@ -170,7 +170,7 @@ class Types {
       const fs = fields(item.record);
       result = fs && { kind: 'record', type: t.name, fields: fs };
     } else if (item.branches) {
-      // Soufflé numbers branches in the order of their names.
+      // Branches indexed in name order; the index decides only how rows sort (ordering comparisons are refused).
       const sorted = [...item.branches].sort((a, b) => (a.name.name < b.name.name ? -1 : a.name.name > b.name.name ? 1 : 0));
       const branches = sorted.map((b) => ({ name: b.name.name, fields: fields(b.fields) }));
       result = branches.every((b) => b.fields) ? { kind: 'adt', type: t.name, branches: branches as { name: string; fields: Layout[] }[] } : undefined;
