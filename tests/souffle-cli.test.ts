@@ -53,6 +53,16 @@ describe('vixen run prog.dl', () => {
     expect(shown.out).toBe('s,c\n"$Circle([0, 0], 2)",$Red\n"$Circle([5, 5], 1)",$Blue\n$Empty,$Blue\n"$Square([1, 1], 3)",$Green\n');
   });
 
+  test('printsize (qualifier or directive) prints <relation>\t<size> as Soufflé does, and writes no file', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'vixen-souffle-'));
+    const prog = join(tmp, 'p.dl');
+    writeFileSync(prog, '.decl q(x: number) printsize\nq(1). q(2). q(3).\n.decl r(x: number)\nr(x) :- q(x), x > 1.\n.printsize r\n');
+    const r = await cli('run', prog, '-D', join(tmp, 'out'));
+    expect(r.code).toBe(0);
+    expect(r.out.split('\n').sort()).toEqual(['', 'q\t3', 'r\t2']);
+    expect(r.err).not.toMatch(/wrote/);
+  });
+
   test('a .pragma that only tunes Soufflé is accepted, with a note on stderr', async () => {
     const prog = join(mkdtempSync(join(tmpdir(), 'vixen-souffle-')), 'p.dl');
     writeFileSync(prog, '.pragma "magic-transform" "*"\n.decl q(x: number)\nq(1).\n.output q(IO=stdout)\n');

@@ -46,7 +46,7 @@ const cases: Array<[string, string, RegExp, number, number]> = [
   ['count over several atoms with _', `${r}r(n) :- n = count : { q(x), q(_) }.\n`, /^count over several atoms with _ arguments is not supported/, 4, 13],
   ['witness of a max over an expression', `${q}.decl s(x: number, n: number)\ns(x, n) :- n = max x + 1 : { q(x) }.\n`, /^witness x of a max over an expression is not supported/, 4, 16],
   ['witness of a nested aggregate', `${q}.decl s(x: number, n: number)\ns(x, n) :- n = count : { q(y), y = max z : q(x) }.\n`, /^witness x of a nested aggregate/, 4, 36],
-  ['printsize', `${q}.printsize q\n`, /^the \.printsize directive is not supported$/, 3, 1],
+  ['limitsize', `${q}.limitsize q\n`, /^the \.limitsize directive is not supported$/, 3, 1],
   ['mixed union type', '.type A <: number\n.type B <: symbol\n.type U = A | B\n.decl u(x: U)\n', /^union type U mixes number and symbol/, 3, 1],
   ['nullary input', `.decl flag()\n.input flag\n`, /^reading a nullary relation from a file is not supported: flag\(\)/, 2, 8],
   ['other IO kind', `${q}.output q(IO=sqlite)\n`, /^IO=sqlite is not supported: expected IO=file or IO=stdout$/, 3, 11],

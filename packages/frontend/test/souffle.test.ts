@@ -162,7 +162,7 @@ describe('soufflé diagnostics', () => {
     expectError(`${EDGE}.decl p(x: symbol)\np(s) :- edge(x, _), s = to_string(x).`, 'to_string with non-constant arguments is not supported', 4, 25);
     expectError(`${EDGE}.decl p(x: number)\np(y) :- edge(x, _), y = x ^ 2.`, 'the power operator ^ is not supported yet', 4, 25);
     expectError('#if 1\n.decl p(x: number)\np(1).', 'the preprocessor directive #if is not supported', 1, 1);
-    expectError('.decl p(x: number)\n.printsize p\np(1).', 'the .printsize directive is not supported', 2, 1);
+    expectError('.decl p(x: number)\n.limitsize p\np(1).', 'the .limitsize directive is not supported', 2, 1);
     expectError('.decl p(x: number) eqrel', 'an eqrel relation has two attributes of one type: p has 1', 1, 20);
   });
 

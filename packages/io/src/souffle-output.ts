@@ -2,7 +2,8 @@
  * Results of a Soufflé program written the way Soufflé writes them, so files can be compared one to one:
  * `<rel>.csv` (or the directive's `filename`) in the output directory, one tuple a line, fields split by the
  * delimiter (tab by default), floats with 9 significant digits (`max_digits10` of a float), `()` for a tuple
- * of a nullary relation, and `IO=stdout` relations framed by Soufflé's dashed and double rules.
+ * of a nullary relation, `IO=stdout` relations framed by Soufflé's dashed and double rules, and `printsize`
+ * relations as `<rel>\t<size>` lines.
  *
  * Row order: rows come sorted by their columns (numbers by value, unsigned as unsigned, floats by value). That is
  * Soufflé's order for number columns when its primary index is in column order (the usual case); Soufflé orders
@@ -52,8 +53,15 @@ function writeSouffleStdout(decl: RelationDecl, rows: Iterable<Row>, delimiter: 
   out('===============\n');
 }
 
+function count(rows: Iterable<Row>): number {
+  let n = 0;
+  for (const _ of rows) n++;
+  return n;
+}
+
 /**
- * Writes each relation as its `.output` directives say: files into `outputDir`, `IO=stdout` through `stdout`.
+ * Writes each relation as its `.output` directives say: files into `outputDir`, `IO=stdout` through `stdout`,
+ * and `printsize` as Soufflé prints it (`<rel>\t<size>`) through `stdout`.
  * A relation with no directive (asked for by name) is a `<rel>.csv` file. `outputDir` `-` sends files to
  * `stdout` too, as Soufflé's `-D-` does. Without `outputDir` no file is written: the relations meant for files
  * come back in `unwritten`, for the caller to show some other way.
@@ -72,7 +80,9 @@ export function writeSouffleOutputs<Table extends Iterable<Row>>(
     const layout = io.records?.[name];
     const targets: SouffleOutput[] = io.outputs[name] ?? [{ kind: 'file', filename: `${name}.csv`, delimiter: '\t' }];
     for (const target of targets) {
-      if (target.kind === 'stdout' || outputDir === '-') {
+      if (target.kind === 'size') {
+        stdout(`${name}\t${count(table)}\n`);
+      } else if (target.kind === 'stdout' || outputDir === '-') {
         writeSouffleStdout(decl, table, target.delimiter, layout, stdout);
       } else if (outputDir === undefined) {
         unwritten.set(name, table);

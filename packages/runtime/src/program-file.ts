@@ -24,6 +24,7 @@ const souffleIoSchema = z.object({
       z.discriminatedUnion('kind', [
         z.object({ kind: z.literal('file'), filename: z.string().min(1), delimiter: z.string().min(1) }),
         z.object({ kind: z.literal('stdout'), delimiter: z.string().min(1) }),
+        z.object({ kind: z.literal('size') }),
       ]),
     ),
   ),

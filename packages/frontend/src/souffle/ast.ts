@@ -76,7 +76,7 @@ export interface IoTarget {
 export type SItem =
   /** `.decl p(x: number, y: symbol) btree`; `input`/`output` qualifiers are kept (old-style IO). */
   | { kind: 'decl'; rel: Name; attributes: Attribute[]; qualifiers: Name[]; span: SourceSpan }
-  | { kind: 'io'; direction: 'input' | 'output'; targets: IoTarget[]; span: SourceSpan }
+  | { kind: 'io'; direction: 'input' | 'output' | 'printsize'; targets: IoTarget[]; span: SourceSpan }
   /**
    * `.type T <: number`, `.type T = A | B`, `.number_type T`, `.symbol_type T`: a name for a primitive type
    * (or a union of names for one).

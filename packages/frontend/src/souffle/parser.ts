@@ -197,8 +197,8 @@ class SouffleParser extends EmbeddedActionsParser {
       },
     });
     return this.ACTION((): SItem => {
-      if (kw.tokenType === T.SizeDirective) this.semantic.push(errorAt(`the ${kw.image} directive is not supported`, this.span(kw)));
-      const direction = kw.tokenType === T.Input ? 'input' : 'output';
+      if (kw.image === '.limitsize') this.semantic.push(errorAt(`the ${kw.image} directive is not supported`, this.span(kw)));
+      const direction = kw.tokenType === T.Input ? 'input' : kw.tokenType === T.Output ? 'output' : 'printsize';
       return { kind: 'io', direction, targets, span: joinSpans(this.span(kw), this.span(last)) };
     });
   });

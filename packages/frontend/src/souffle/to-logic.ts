@@ -34,8 +34,11 @@ export interface SouffleInput {
   records?: PrintLayout[];
 }
 
-/** Where an `.output` relation goes: `filename` in the output directory (or absolute), or standard output. */
-export type SouffleOutput = { kind: 'file'; filename: string; delimiter: string } | { kind: 'stdout'; delimiter: string };
+/**
+ * Where an output relation goes: `filename` in the output directory (or absolute), framed lines on standard output
+ * (`IO=stdout`), or its size on standard output (`printsize`).
+ */
+export type SouffleOutput = { kind: 'file'; filename: string; delimiter: string } | { kind: 'stdout'; delimiter: string } | { kind: 'size' };
 
 /** A `.dl` program's IO directives, as Soufflé resolves them (defaults `<rel>.facts` and `<rel>.csv`, tab). */
 export interface SouffleIo {
@@ -134,6 +137,7 @@ class Converter {
       else if (q.name === 'eqrel') {
         if (types.length !== 2 || (complete(types) && types[0] !== types[1])) this.error(`an eqrel relation has two attributes of one type: ${name} has ${types.length === 2 ? 'two types' : types.length}`, q.span);
       }
+      else if (q.name === 'printsize') this.printsize(item.rel);
       else if (q.name === 'choice-domain') this.error('choice-domain is not supported', q.span);
       else if (!IGNORED_QUALIFIERS.has(q.name)) this.error(`the ${q.name} qualifier is not supported`, q.span);
     }
@@ -161,6 +165,7 @@ class Converter {
     for (const target of item.targets) {
       if (!this.decls.has(target.rel.name)) this.error(`undefined relation ${target.rel.name}: expected a .decl for it`, target.rel.span);
       else if (item.direction === 'input') this.input(target);
+      else if (item.direction === 'printsize') this.printsize(target.rel, target.options[0]?.span);
       else this.output(target);
     }
   }
@@ -187,6 +192,13 @@ class Converter {
     const out: SouffleOutput =
       option(target, 'IO') === 'stdout' ? { kind: 'stdout', delimiter } : { kind: 'file', filename: option(target, 'filename') ?? `${rel}.csv`, delimiter };
     (this.io.outputs[rel] ??= []).push(out);
+  }
+
+  /** `printsize`: Soufflé prints `<rel>\t<number of tuples>` on stdout; the relation is an output for that. */
+  private printsize(rel: Name, option?: SourceSpan): void {
+    if (option) return void this.error('.printsize takes no IO options', option);
+    this.outputs.add(rel.name);
+    (this.io.outputs[rel.name] ??= []).push({ kind: 'size' });
   }
 
   private optionProblems(target: IoTarget, kinds: string[], keys: string[]): [string, SourceSpan][] {
