@@ -97,7 +97,11 @@ class Converter {
 
   collectType(item: Extract<SItem, { kind: 'type' }>): void {
     const prior = this.types.get(item.name.name);
-    if (PRIMITIVES[item.name.name]) this.error(`cannot redefine the primitive type ${item.name.name}`, item.name.span);
+    // Older Soufflé programs declare `.type number` bare; it names the primitive type, so it changes nothing.
+    const alt = item.alternatives[0];
+    const bare = item.alternatives.length === 1 && alt!.name === 'symbol' && formatSpan(alt!.span) === formatSpan(item.name.span);
+    if (PRIMITIVES[item.name.name] && bare) this.diagnostics.push({ severity: 'warning', message: `.type ${item.name.name} is the primitive type: the declaration is ignored`, span: item.name.span });
+    else if (PRIMITIVES[item.name.name]) this.error(`cannot redefine the primitive type ${item.name.name}`, item.name.span);
     else if (prior) this.error(`duplicate type ${item.name.name} (first defined at ${formatSpan(prior.name.span)})`, item.name.span);
     else this.types.set(item.name.name, item);
   }
