@@ -1,11 +1,12 @@
 /**
- * Soufflé's own `tests/evaluation` programs, unchanged (tests/souffle/evaluation, see its README for their source
- * and license). Each case either gives Soufflé's expected output files (`expected/<relation>.csv`) or fails to
- * compile with located "not supported" errors, the first of which `unsupported.txt` names; never a different
- * answer. `unchecked.txt` names outputs whose expected file the mirror the cases come from does not hold (it
- * stores each file content once), so only their presence is checked. `stdout.txt` is what Soufflé prints (its
- * `<case>.out`: `printsize` lines). Soufflé itself does not fix the order of output lines (its test harness sorts
- * them), so lines are compared sorted. Each case runs on real WebGPU and on the reference interpreter.
+ * Soufflé's own `tests/evaluation` and `tests/example` programs, unchanged (tests/souffle/evaluation and
+ * tests/souffle/example; see the first's README for their source and license). Each case either gives Soufflé's
+ * expected output files (`expected/<relation>.csv`) or fails to compile with located "not supported" errors, the
+ * first of which `unsupported.txt` names; never a different answer. `unchecked.txt` names outputs whose expected
+ * file the mirror the cases come from does not hold (it stores each file content once), so only their presence
+ * is checked. `stdout.txt` is what Soufflé prints (its `<case>.out`: `printsize` lines). Soufflé itself does not
+ * fix the order of output lines (its test harness sorts them), so lines are compared sorted. Each case runs on
+ * real WebGPU and on the reference interpreter.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,8 +15,17 @@ import { compileFile, openGpu, type Gpu, type Program } from '@vixen/runtime';
 import { souffleLines, writeSouffleOutputs } from '@vixen/io';
 import { VixenError, type Row } from '@vixen/queryplan';
 
-const casesDir = join(import.meta.dirname, 'souffle', 'evaluation');
-const cases = readdirSync(casesDir).filter((name) => existsSync(join(casesDir, name, 'program.dl'))).sort();
+/** Soufflé's `tests/evaluation` cases by their names, its `tests/example` ones as `example/<name>`. */
+const suites = [
+  ['evaluation', ''],
+  ['example', 'example/'],
+].map(([dir, prefix]) => [join(import.meta.dirname, 'souffle', dir!), prefix!] as const);
+const cases = suites.flatMap(([dir, prefix]) =>
+  readdirSync(dir)
+    .filter((name) => existsSync(join(dir, name, 'program.dl')))
+    .sort()
+    .map((name) => ({ name: `${prefix}${name}`, dir: join(dir, name) })),
+);
 
 /** The lines Soufflé would write for `rows`, sorted. */
 function lines(program: Program, rel: string, rows: readonly Row[]): string[] {
@@ -30,8 +40,7 @@ beforeAll(async () => {
 afterAll(() => gpu?.dispose());
 
 describe("Soufflé's evaluation suite", () => {
-  for (const name of cases) {
-    const dir = join(casesDir, name);
+  for (const { name, dir } of cases) {
     const unsupported = join(dir, 'unsupported.txt');
     if (existsSync(unsupported)) {
       test(`${name} (not supported)`, () => {
