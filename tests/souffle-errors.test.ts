@@ -29,6 +29,7 @@ const cases: Array<[string, string, RegExp, number, number]> = [
   ['plan', `${r}r(x) :- q(x), q(x).\n.plan 0: (1, 2)\n`, /^the \.plan directive is not supported$/, 5, 1],
   ['pragma', `.pragma "provenance" "explain"\n${q}`, /^the pragma "provenance" is not supported$/, 1, 1],
   ['cat of a variable', `.decl w(s: symbol)\n.input w\n.decl s(s: symbol)\ns(t) :- w(x), t = cat(x, "b").\n`, /^cat with non-constant arguments is not supported: it makes new strings/, 4, 19],
+  ['+ on a symbol variable', `.decl w(s: symbol)\n.input w\n.decl s(s: symbol)\ns(t) :- w(x), t = x + "b".\n`, /^cat with non-constant arguments is not supported: it makes new strings/, 4, 19],
   ['to_string of a variable', `.decl n(x: number)\n.input n\n.decl s(s: symbol)\ns(t) :- n(x), t = to_string(x).\n`, /^to_string with non-constant arguments is not supported/, 4, 19],
   ['contains with a variable substring', `.decl w(s: symbol)\n.input w\n.decl s(s: symbol)\ns(x) :- w(x), w(y), contains(y, x).\n`, /^contains\(sub, s\) with a non-constant substring is not supported/, 4, 21],
   ['match with a variable pattern', `.decl w(s: symbol)\n.input w\n.decl s(s: symbol)\ns(x) :- w(x), w(y), match(y, x).\n`, /^match\(pattern, s\) with a non-constant pattern is not supported/, 4, 21],

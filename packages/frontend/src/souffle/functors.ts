@@ -105,7 +105,10 @@ export function functorTerm(t: Extract<STerm, { kind: 'call' }>, args: Term[], p
     case 'to_string': {
       if (!arity(1)) return undefined;
       const n = int(args[0]!);
-      return n !== undefined ? string(String(n)) : fail(makesStrings);
+      if (n !== undefined) return string(String(n));
+      // C++'s std::to_string of a float: "%f" of its (32-bit) value, below 1e21 where toFixed writes digits too.
+      const x = args[0]!.kind === 'real' ? Math.fround(Number(args[0]!.text)) : undefined;
+      return x !== undefined && Math.abs(x) < 1e21 && !Object.is(x, -0) ? string(x.toFixed(6)) : fail(makesStrings);
     }
     case 'ord':
       return fail("ord is not supported: it gives a symbol's number in Soufflé's symbol table, which Vixen does not reproduce");

@@ -15,6 +15,7 @@ import { allAtoms, type SClause } from './scoping.js';
 import { functorTerm, specializeTests, STRING_FUNCTORS, testsAsComparisons } from './functors.js';
 import { groundWitnesses } from './witnesses.js';
 import type { PrintLayout, RecordLayouts } from './records.js';
+import { concatTerm, symbolConcat } from './concat.js';
 import type { IoTarget, Name, SAtom, SFormula, SItem, SouffleAst, STerm } from './ast.js';
 
 const PRIMITIVES: Readonly<Record<string, ScalarType>> = { number: 'int32', unsigned: 'uint32', float: 'float32', symbol: 'string' };
@@ -71,6 +72,8 @@ class Converter {
   /** Fresh variable and relation names (`$` keeps them apart from Soufflé names). */
   private readonly fresh: Fresh = (base) => `$${base}${++this.freshCount}`;
   readonly inputs = new Map<string, Name>();
+  /** Each declared relation's column types (undefined where a type is wrong), for `+` on symbols. */
+  private readonly columnTypes = new Map<string, (ScalarType | undefined)[]>();
   readonly outputs = new Set<string>();
   readonly io: SouffleIo = { inputs: {}, outputs: {} };
 
@@ -147,6 +150,7 @@ class Converter {
     }
     // A second declaration goes on to the LogiQL checks, which report the duplicate.
     if (!this.decls.has(name)) this.decls.set(name, complete(types));
+    if (!this.columnTypes.has(name)) this.columnTypes.set(name, types);
     if (!complete(types)) return undefined;
     const head: Atom = {
       kind: 'atom',
@@ -224,7 +228,7 @@ class Converter {
   }
 
   fact(item: Extract<SItem, { kind: 'fact' }>): Clause | undefined {
-    const head = this.atom(item.atom);
+    const head = this.atom({ ...item.atom, args: item.atom.args.map((t) => concatTerm(t, new Set())) });
     if (!this.defined([item.atom]) || !head) return undefined;
     return { kind: 'fact', head, span: item.span };
   }
@@ -234,7 +238,8 @@ class Converter {
    * the rules of its aggregates (see normalize.ts, witnesses.ts, aggregates.ts).
    */
   rules(rule: Extract<SItem, { kind: 'rule' }>): Clause[] {
-    const tests = { ...rule, body: testsAsComparisons(rule.body, (name) => this.decls.has(name)) };
+    const concat = symbolConcat(rule, (rel, i) => this.columnTypes.get(rel)?.[i]);
+    const tests = { ...concat, body: testsAsComparisons(concat.body, (name) => this.decls.has(name)) };
     return specializeTests(tests, (rel) => this.factsOnly(rel)).flatMap((copy) => this.ruleClauses({ ...tests, ...copy }));
   }
 
