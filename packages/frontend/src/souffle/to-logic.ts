@@ -16,6 +16,7 @@ import { functorTerm, specializeTests, STRING_FUNCTORS, testsAsComparisons } fro
 import { groundWitnesses } from './witnesses.js';
 import type { PrintLayout, RecordLayouts } from './records.js';
 import { concatTerm, symbolConcat } from './concat.js';
+import { expandRanges } from './range.js';
 import type { IoTarget, Name, SAtom, SFormula, SItem, SouffleAst, STerm } from './ast.js';
 
 const PRIMITIVES: Readonly<Record<string, ScalarType>> = { number: 'int32', unsigned: 'uint32', float: 'float32', symbol: 'string' };
@@ -473,7 +474,7 @@ export function toLogic(parsed: SouffleAst[], diagnostics: Diagnostic[], layouts
   const c = new Converter(diagnostics, layouts);
   const isEqrel = (item: SItem): item is Extract<SItem, { kind: 'decl' }> =>
     item.kind === 'decl' && item.attributes.length === 2 && item.qualifiers.some((q) => q.name === 'eqrel');
-  const asts = parsed.map((ast) => ({ ...ast, items: [...ast.items, ...ast.items.filter(isEqrel).flatMap(eqrelClosure)] }));
+  const asts = expandRanges(parsed, diagnostics).map((ast) => ({ ...ast, items: [...ast.items, ...ast.items.filter(isEqrel).flatMap(eqrelClosure)] }));
   const items = asts.flatMap((ast) => ast.items);
   // Types and declarations first: Soufflé lets uses come before them.
   for (const item of items) if (item.kind === 'type') c.collectType(item);
