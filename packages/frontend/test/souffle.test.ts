@@ -180,4 +180,16 @@ describe('soufflé diagnostics', () => {
       { message: 'relation p has no facts or rules and is not .input: it is always empty', severity: 'warning', line: 1, column: 7 },
     ]);
   });
+
+  it('an invalid regular expression matches nothing, with a warning (as Soufflé does)', () => {
+    expect(diagnostics('.decl w(s: symbol)\nw("a[").\n.decl m(s: symbol)\n.output m\nm(x) :- w(x), match("a[", x).')).toEqual([
+      { message: 'match never holds: the regular expression "a[" is invalid (Invalid regular expression: /a[/: Unterminated character class)', severity: 'warning', line: 5, column: 15 },
+    ]);
+  });
+
+  it('.type number names the primitive type: a warning, not an error', () => {
+    expect(diagnostics('.type number\n.decl p(x: number)\n.output p\np(1).')).toEqual([
+      { message: '.type number is the primitive type: the declaration is ignored', severity: 'warning', line: 1, column: 7 },
+    ]);
+  });
 });

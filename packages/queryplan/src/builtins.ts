@@ -153,15 +153,16 @@ function bytes(s: string): string {
 
 /**
  * Why a regular expression is outside what `regexMatches` runs as C++'s std::regex (ECMAScript grammar) would,
- * or undefined when it is inside: JavaScript-only syntax (lookbehind, named groups, `\p`, `\u`, `\k`), POSIX
- * classes (C++ only) and patterns JavaScript rejects.
+ * or undefined when it is inside: `differs` for JavaScript-only syntax (lookbehind, named groups, `\p`, `\u`, `\k`)
+ * and POSIX classes (C++ only); `invalid` for patterns JavaScript rejects, which std::regex rejects too (its
+ * ECMAScript grammar is the stricter one).
  */
-export function regexProblem(pattern: string): string | undefined {
-  if (/\(\?<|\\[pPuk]|\[\[[:.=]/.test(pattern)) return 'it uses syntax whose meaning differs between C++ and JavaScript';
+export function regexProblem(pattern: string): { kind: 'differs' | 'invalid'; message: string } | undefined {
+  if (/\(\?<|\\[pPuk]|\[\[[:.=]/.test(pattern)) return { kind: 'differs', message: 'it uses syntax whose meaning differs between C++ and JavaScript' };
   try {
     new RegExp(bytes(pattern));
   } catch (e) {
-    return (e as Error).message;
+    return { kind: 'invalid', message: (e as Error).message };
   }
   return undefined;
 }

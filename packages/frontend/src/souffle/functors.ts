@@ -51,7 +51,12 @@ function substr(s: string, i: number, n: number): string {
 }
 
 /** The LogiQL term for functor call `t` with its arguments already converted; undefined after a problem. */
-export function functorTerm(t: Extract<STerm, { kind: 'call' }>, args: Term[], problems: Problems): Term | undefined {
+export function functorTerm(
+  t: Extract<STerm, { kind: 'call' }>,
+  args: Term[],
+  problems: Problems,
+  warn: (message: string) => void,
+): Term | undefined {
   const span = t.span;
   const fail = (message: string): undefined => {
     problems.push([message, t.nameSpan]);
@@ -86,7 +91,12 @@ export function functorTerm(t: Extract<STerm, { kind: 'call' }>, args: Term[], p
       const [pattern, s] = [str(args[0]!), str(args[1]!)];
       if (pattern === undefined) return fail('match(pattern, s) with a non-constant pattern is not supported: the device tests strings against constants only');
       const problem = regexProblem(pattern);
-      if (problem) return fail(`the regular expression "${pattern}" is not supported: ${problem}`);
+      // Soufflé catches std::regex's exception, warns and matches nothing.
+      if (problem?.kind === 'invalid') {
+        warn(`match never holds: the regular expression "${pattern}" is invalid (${problem.message})`);
+        return bool(false);
+      }
+      if (problem) return fail(`the regular expression "${pattern}" is not supported: ${problem.message}`);
       return s !== undefined ? bool(regexMatches(s, pattern)) : apply('string:matches', [args[1]!, args[0]!]);
     }
     case 'cat': {

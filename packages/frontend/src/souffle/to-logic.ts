@@ -418,7 +418,7 @@ class Converter {
           const args = t.args.map((a) => this.term(a));
           if (!complete(args)) return undefined;
           const problems: [string, SourceSpan][] = [];
-          const term = functorTerm(t, args, problems);
+          const term = functorTerm(t, args, problems, (message) => this.diagnostics.push({ severity: 'warning', message, span: t.nameSpan }));
           this.none(problems);
           return term;
         }
