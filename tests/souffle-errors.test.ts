@@ -33,6 +33,8 @@ const cases: Array<[string, string, RegExp, number, number]> = [
   ['range of a variable', `.decl n(x: number)\n.input n\n.decl r(x: number)\nr(y) :- n(x), y = range(0, x).\n`, /^range with non-constant arguments is not supported/, 4, 19],
   ['range in an aggregate', `.decl r(x: number)\nr(c) :- c = count : { y = range(0, 3) }.\n`, /^range inside an aggregate is not supported$/, 2, 27],
   ['a huge range', `.decl r(x: number)\nr(y) :- y = range(0, 1000000000).\n`, /^a range of more than 100000 values is not supported/, 2, 13],
+  ['btree_sum', `.decl p(x: number, c: number) btree_sum\np(1, 2).\n`, /^the btree_sum qualifier is not supported/, 1, 31],
+  ['btree_min', `.decl p(x: number, s: symbol) btree_min\np(1, "a").\n`, /^a btree_min relation keeps the min of its last column, which must be a number: p has a symbol there$/, 1, 31],
   ['to_string of a variable', `.decl n(x: number)\n.input n\n.decl s(s: symbol)\ns(t) :- n(x), t = to_string(x).\n`, /^to_string with non-constant arguments is not supported/, 4, 19],
   ['contains with a variable substring', `.decl w(s: symbol)\n.input w\n.decl s(s: symbol)\ns(x) :- w(x), w(y), contains(y, x).\n`, /^contains\(sub, s\) with a non-constant substring is not supported/, 4, 21],
   ['match with a variable pattern', `.decl w(s: symbol)\n.input w\n.decl s(s: symbol)\ns(x) :- w(x), w(y), match(y, x).\n`, /^match\(pattern, s\) with a non-constant pattern is not supported/, 4, 21],

@@ -44,6 +44,9 @@ const QUALIFIERS: ReadonlySet<string> = new Set([
   'brie',
   'btree',
   'btree_delete',
+  'btree_min',
+  'btree_max',
+  'btree_sum',
   'eqrel',
 ]);
 

@@ -17,6 +17,7 @@ import { groundWitnesses } from './witnesses.js';
 import type { PrintLayout, RecordLayouts } from './records.js';
 import { concatTerm, symbolConcat } from './concat.js';
 import { expandRanges } from './range.js';
+import { LATTICE_QUALIFIERS, latticeRule } from './lattice.js';
 import type { IoTarget, Name, SAtom, SFormula, SItem, SouffleAst, STerm } from './ast.js';
 
 const PRIMITIVES: Readonly<Record<string, ScalarType>> = { number: 'int32', unsigned: 'uint32', float: 'float32', symbol: 'string' };
@@ -73,6 +74,8 @@ class Converter {
   /** Fresh variable and relation names (`$` keeps them apart from Soufflé names). */
   private readonly fresh: Fresh = (base) => `$${base}${++this.freshCount}`;
   readonly inputs = new Map<string, Name>();
+  /** Relations declared `btree_min` or `btree_max`, with the aggregate their last column combines by. */
+  readonly lattices = new Map<string, 'min' | 'max'>();
   /** Each declared relation's column types (undefined where a type is wrong), for `+` on symbols. */
   private readonly columnTypes = new Map<string, (ScalarType | undefined)[]>();
   readonly outputs = new Set<string>();
@@ -146,6 +149,12 @@ class Converter {
         if (types.length !== 2 || (complete(types) && types[0] !== types[1])) this.error(`an eqrel relation has two attributes of one type: ${name} has ${types.length === 2 ? 'two types' : types.length}`, q.span);
       }
       else if (q.name === 'printsize') this.printsize(item.rel);
+      else if (LATTICE_QUALIFIERS[q.name]) {
+        const value = types[types.length - 1];
+        if (value === undefined || value === 'string') this.error(`a ${q.name} relation keeps the ${LATTICE_QUALIFIERS[q.name]} of its last column, which must be a number: ${name} has ${types.length === 0 ? 'no columns' : 'a symbol there'}`, q.span);
+        else this.lattices.set(name, LATTICE_QUALIFIERS[q.name]!);
+      }
+      else if (q.name === 'btree_sum') this.error("the btree_sum qualifier is not supported: Soufflé's sums depend on its evaluation order", q.span);
       else if (q.name === 'choice-domain') this.error('choice-domain is not supported', q.span);
       else if (!IGNORED_QUALIFIERS.has(q.name)) this.error(`the ${q.name} qualifier is not supported`, q.span);
     }
@@ -487,7 +496,8 @@ export function toLogic(parsed: SouffleAst[], diagnostics: Diagnostic[], layouts
       switch (item.kind) {
         case 'decl': {
           const decl = decls.get(item);
-          return decl ? [decl] : [];
+          const lattice = c.lattices.get(item.rel.name);
+          return !decl ? [] : lattice ? [decl, latticeRule(item.rel.name, item.attributes.length, lattice, item.span)] : [decl];
         }
         case 'fact': {
           const fact = c.fact(item);
