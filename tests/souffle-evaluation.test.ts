@@ -1,12 +1,12 @@
 /**
- * Soufflé's own `tests/evaluation` and `tests/example` programs, unchanged (tests/souffle/evaluation and
- * tests/souffle/example; see the first's README for their source and license). Each case either gives Soufflé's
- * expected output files (`expected/<relation>.csv`) or fails to compile with located "not supported" errors, the
- * first of which `unsupported.txt` names; never a different answer. `unchecked.txt` names outputs whose expected
- * file the mirror the cases come from does not hold (it stores each file content once), so only their presence
- * is checked. `stdout.txt` is what Soufflé prints (its `<case>.out`: `printsize` lines). Soufflé itself does not
- * fix the order of output lines (its test harness sorts them), so lines are compared sorted. Each case runs on
- * real WebGPU and on the reference interpreter.
+ * Soufflé's own `tests/evaluation`, `tests/example` and `tests/semantic` programs, unchanged (tests/souffle/
+ * evaluation, example and semantic; see the first's README for their source and license). Each case either gives
+ * Soufflé's expected output files (`expected/<relation>.csv`) or fails to compile with located "not supported"
+ * errors, the first of which `unsupported.txt` names; never a different answer. `unchecked.txt` names outputs whose
+ * expected file the mirror the cases come from does not hold (it stores each file content once), so only their
+ * presence is checked. `stdout.txt` is what Soufflé prints (its `<case>.out`: `printsize` lines). Soufflé itself
+ * does not fix the order of output lines (its test harness sorts them), so lines are compared sorted. Each case runs
+ * on real WebGPU and on the reference interpreter.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,10 +15,11 @@ import { compileFile, openGpu, type Gpu, type Program } from '@vixen/runtime';
 import { souffleLines, writeSouffleOutputs } from '@vixen/io';
 import { VixenError, type Row } from '@vixen/queryplan';
 
-/** Soufflé's `tests/evaluation` cases by their names, its `tests/example` ones as `example/<name>`. */
+/** Soufflé's `tests/evaluation` cases by their names, its `tests/example` and `tests/semantic` ones prefixed. */
 const suites = [
   ['evaluation', ''],
   ['example', 'example/'],
+  ['semantic', 'semantic/'],
 ].map(([dir, prefix]) => [join(import.meta.dirname, 'souffle', dir!), prefix!] as const);
 const cases = suites.flatMap(([dir, prefix]) =>
   readdirSync(dir)
