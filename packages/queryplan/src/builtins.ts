@@ -176,15 +176,37 @@ export function regexMatches(s: string, pattern: string): boolean {
   return re.test(bytes(s));
 }
 
+/** Digits of each base std::stoi reads. */
+const DIGITS: Readonly<Record<number, RegExp>> = { 2: /^[01]+/, 8: /^[0-7]+/, 10: /^[0-9]+/, 16: /^[0-9a-fA-F]+/ };
+
 /**
- * std::stoi(s) as Soufflé's to_number uses it: leading blanks, a sign and decimal digits, the rest ignored. Where
- * stoi throws (no digits, out of range) Soufflé stops the program; the table has to hold something: 0.
+ * std::stoi(s, nullptr, base): leading blanks, a sign, then digits of the base, the rest ignored; base 0 reads
+ * `0x` as hexadecimal and a leading `0` as octal. Undefined where stoi throws (no digits, out of range).
+ */
+function stoi(s: string, base: 0 | 2): number | undefined {
+  const m = /^[ \t\n\v\f\r]*([+-]?)(.*)$/s.exec(s)!;
+  let rest = m[2]!;
+  let radix = base === 2 ? 2 : 10;
+  if (base === 0 && /^0[xX][0-9a-fA-F]/.test(rest)) [radix, rest] = [16, rest.slice(2)];
+  else if (base === 0 && rest.startsWith('0')) radix = 8;
+  const digits = DIGITS[radix]!.exec(rest)?.[0];
+  if (digits === undefined) return undefined;
+  const prefix = radix === 16 ? '0x' : radix === 8 ? '0o' : radix === 2 ? '0b' : '';
+  const n = (m[1] === '-' ? -1n : 1n) * BigInt(prefix + digits);
+  return n >= -(2n ** 31n) && n < 2n ** 31n ? Number(n) : undefined;
+}
+
+/**
+ * Soufflé's to_number on a string (symbol2numeric, RamSignedFromString with base 0): `0b` or `-0b` and binary
+ * digits, else std::stoi with base 0 (decimal, `0x` hexadecimal, a leading `0` octal). Where that throws (no
+ * digits, out of range) Soufflé stops the program; the table has to hold something: 0.
  */
 export function leadingInt32(s: string): number {
-  const m = /^[ \t\n\v\f\r]*([+-]?[0-9]+)/.exec(s);
-  if (!m) return 0;
-  const n = BigInt(m[1]!);
-  return n >= -(2n ** 31n) && n < 2n ** 31n ? Number(n) : 0;
+  if (s.startsWith('-0b')) {
+    const n = stoi(s.slice(3), 2);
+    return n === undefined ? 0 : -n | 0;
+  }
+  return (s.startsWith('0b') ? stoi(s.slice(2), 2) : stoi(s, 0)) ?? 0;
 }
 
 const MS_PER_DAY = 86_400_000;

@@ -57,6 +57,14 @@ describe('string built-ins', () => {
     );
   });
 
+  it("string:to_int32 reads numbers as Soufflé's to_number does: decimal, 0x, 0b, a leading 0 as octal", () => {
+    const read = (s: string) => evalBuiltin('string:to_int32', [s]);
+    expect(['10', '-10', ' 42abc', '0xcafe', '-0xBEEF', '0b100', '-0b100', '010', '08'].map(read)).toEqual([10, -10, 42, 51966, -48879, 4, -4, 8, 0]);
+    // Where std::stoi throws (Soufflé stops the program), the table holds 0.
+    expect(['abc', '', '0b', '99999999999'].map(read)).toEqual([0, 0, 0, 0]);
+    expect(read('-2147483648')).toBe(-2147483648);
+  });
+
   it('string:startswith and string:endswith compare prefixes and suffixes', () => {
     expect(evalBuiltin('string:startswith', ['PROMO PLATED', 'PROMO'])).toBe(true);
     expect(evalBuiltin('string:startswith', ['PROM', 'PROMO'])).toBe(false);
