@@ -16,7 +16,7 @@ import { mapAtoms } from './traverse.js';
 /** Functors that are tests, written like atoms in a body: `contains(sub, s)`, `match(pattern, s)`. */
 const TESTS: ReadonlySet<string> = new Set(['contains', 'match']);
 
-export const STRING_FUNCTORS: ReadonlySet<string> = new Set([...TESTS, 'cat', 'strlen', 'substr', 'ord', 'to_string', 'to_number', 'to_float', 'to_unsigned']);
+export const STRING_FUNCTORS: ReadonlySet<string> = new Set([...TESTS, 'cat', 'strlen', 'len', 'substr', 'ord', 'to_string', 'to_number', 'to_float', 'to_unsigned']);
 
 /**
  * Test functors in a body (those that are no declared relation) as the comparisons `contains(a, b) = true`, so
@@ -69,6 +69,8 @@ export function functorTerm(
   const bool = (value: boolean): Term => ({ kind: 'var', name: String(value), span });
   const makesStrings = `${t.name} with non-constant arguments is not supported: it makes new strings, and the device cannot make strings during evaluation`;
   switch (t.name) {
+    // `len` is older Soufflé's name for strlen.
+    case 'len':
     case 'strlen': {
       if (!arity(1)) return undefined;
       const s = str(args[0]!);
