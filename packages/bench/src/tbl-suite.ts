@@ -103,6 +103,8 @@ export interface VixenTiming {
   queryRunsMs: number[];
   /** Median time the timed runs waited for the device (ExecuteStats.waitMilliseconds); the rest is host work. */
   waitMs: number;
+  /** Host round trips of the last timed run (ExecuteStats.hostSyncs), the final readback's included. */
+  hostSyncs: number;
   /** The first run's load of the tables it read that were not resident yet: host parse, upload and sort. */
   loadMs: number;
   /** Median whole-run time of the timed runs (with the run's dictionary and readback). */
@@ -140,6 +142,7 @@ export async function timeVixenQuery(
   const wallTimes: number[] = [];
   const waitTimes: number[] = [];
   let rows = setup.relations.get('result')!;
+  let hostSyncs = setup.stats.hostSyncs;
   await warmUp(warmup, data.warmMs, async () => (await run()).stats.milliseconds);
   for (let i = 0; i < runs; i++) {
     const r = await run();
@@ -147,12 +150,14 @@ export async function timeVixenQuery(
     wallTimes.push(r.stats.milliseconds);
     waitTimes.push(r.stats.waitMilliseconds);
     rows = r.relations.get('result')!;
+    hostSyncs = r.stats.hostSyncs;
   }
   if (profile) profile((await run({ profile: true })).stats);
   return {
     queryMs: median(queryTimes),
     queryRunsMs: queryTimes,
     waitMs: median(waitTimes),
+    hostSyncs,
     loadMs: setup.hostLoadMilliseconds + setup.stats.loadMilliseconds,
     wallMs: median(wallTimes),
     uploads: setup.stats.uploads,

@@ -66,6 +66,8 @@ export interface SsbQueryResult {
   unfusedRunsMs: number[];
   /** Of fusedMs: the median time the host waited for the device (the rest is host work). */
   fusedWaitMs: number;
+  /** Host round trips of a timed fused run (the final readback's included). */
+  fusedHostSyncs: number;
   /** The fused variant's first run: loading the tables it read that were not resident yet. */
   loadMs: number;
   duckdbMs: number;
@@ -102,6 +104,7 @@ export async function benchSsb(gpu: Gpu, options: SsbBenchOptions): Promise<SsbB
     const times = { fused: NaN, unfused: NaN };
     const runTimes: Record<'fused' | 'unfused', number[]> = { fused: [], unfused: [] };
     let fusedWaitMs = NaN;
+    let fusedHostSyncs = NaN;
     let loadMs = NaN;
     let readMs = NaN;
     let rows = expected.rows.length;
@@ -117,6 +120,7 @@ export async function benchSsb(gpu: Gpu, options: SsbBenchOptions): Promise<SsbB
         if (v.name === 'fused') {
           loadMs = r.loadMs;
           fusedWaitMs = r.waitMs;
+          fusedHostSyncs = r.hostSyncs;
           readMs = columnReadMs(r.inputBytes, data.copyGbps);
         }
         rows = r.rows.length;
@@ -133,6 +137,7 @@ export async function benchSsb(gpu: Gpu, options: SsbBenchOptions): Promise<SsbB
       fusedRunsMs: runTimes.fused,
       unfusedRunsMs: runTimes.unfused,
       fusedWaitMs,
+      fusedHostSyncs,
       loadMs,
       duckdbMs: expected.ms,
       ratio: expected.ms / times.fused,
@@ -159,13 +164,13 @@ export async function benchSsb(gpu: Gpu, options: SsbBenchOptions): Promise<SsbB
 export function formatSsbReport(r: SsbBenchReport): string {
   const lines = [
     ...reportHeader('SSB', r),
-    'query  status    fused ms  unfused ms  load ms  duckdb ms  ratio  x read  rows',
+    'query  status    fused ms  unfused ms  load ms  duckdb ms  ratio  x read  syncs  rows',
   ];
   for (const q of r.queries) {
     lines.push(
       `${`Q${q.query}`.padEnd(5)}  ${q.status.padEnd(8)}  ${fmt(q.fusedMs).padStart(8)}  ${fmt(q.unfusedMs).padStart(10)}  ` +
         `${fmt(q.loadMs).padStart(7)}  ${fmt(q.duckdbMs).padStart(9)}  ${fmt(q.ratio, 3).padStart(5)}  ${fmt(q.readRatio, 2).padStart(6)}  ` +
-        `${String(q.rows).padStart(4)}` +
+        `${String(q.fusedHostSyncs).padStart(5)}  ${String(q.rows).padStart(4)}` +
         (q.message ? `  ${q.message}` : ''),
     );
   }

@@ -66,6 +66,8 @@ export interface TpchQueryResult {
   vixenRunsMs: number[];
   /** Of vixenMs: the median time the host waited for the device (the rest is host work). */
   vixenWaitMs: number;
+  /** Host round trips of a timed run (the final readback's included). */
+  hostSyncs: number;
   /** What the first run uploaded: rows and words per row of each table. */
   uploads: ExecuteStats['uploads'];
   duckdbMs: number;
@@ -100,7 +102,7 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
     const duckRows = duckAnswer.rows;
     try {
       const program = compileTpchQuery(options.queriesDir, q);
-      const { queryMs: vixenMs, queryRunsMs, waitMs, loadMs, wallMs, uploads, inputBytes, rows } = await timeVixenQuery(
+      const { queryMs: vixenMs, queryRunsMs, waitMs, hostSyncs, loadMs, wallMs, uploads, inputBytes, rows } = await timeVixenQuery(
         program,
         data,
         warmup,
@@ -117,6 +119,7 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
         vixenWallMs: wallMs,
         vixenRunsMs: queryRunsMs,
         vixenWaitMs: waitMs,
+        hostSyncs,
         uploads,
         duckdbMs,
         speedup: duckdbMs / vixenMs,
@@ -126,7 +129,7 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
         ...(diffs.length > 0 ? { message: diffs.join('; ') } : {}),
       };
     } catch (e) {
-      const failed = { vixenMs: NaN, vixenLoadMs: NaN, vixenWallMs: NaN, vixenRunsMs: [], vixenWaitMs: NaN, uploads: [], speedup: NaN, readMs: NaN, readRatio: NaN };
+      const failed = { vixenMs: NaN, vixenLoadMs: NaN, vixenWallMs: NaN, vixenRunsMs: [], vixenWaitMs: NaN, hostSyncs: NaN, uploads: [], speedup: NaN, readMs: NaN, readRatio: NaN };
       return { query: q, status: 'error', ...failed, duckdbMs, rows: duckRows.length, message: firstLine(e) };
     }
   };
@@ -148,12 +151,12 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
 export function formatTpchReport(r: TpchBenchReport): string {
   const lines = [
     ...reportHeader('TPC-H', r),
-    'query  status    vixen ms  load ms  duckdb ms  speedup  x read  rows',
+    'query  status    vixen ms  load ms  duckdb ms  speedup  x read  syncs  rows',
   ];
   for (const q of r.queries) {
     lines.push(
       `${`Q${q.query}`.padEnd(5)}  ${q.status.padEnd(8)}  ${fmt(q.vixenMs).padStart(8)}  ${fmt(q.vixenLoadMs).padStart(7)}  ` +
-        `${fmt(q.duckdbMs).padStart(9)}  ${fmt(q.speedup, 3).padStart(7)}  ${fmt(q.readRatio, 2).padStart(6)}  ${String(q.rows).padStart(4)}` +
+        `${fmt(q.duckdbMs).padStart(9)}  ${fmt(q.speedup, 3).padStart(7)}  ${fmt(q.readRatio, 2).padStart(6)}  ${String(q.hostSyncs).padStart(5)}  ${String(q.rows).padStart(4)}` +
         (q.message ? `  ${q.message}` : ''),
     );
   }
