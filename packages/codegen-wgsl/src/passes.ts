@@ -70,6 +70,12 @@ export const PASS_LAYOUTS = {
   /** data[at] = a + b, one thread: the row count of a merge whose input counts are device words. (data, u) u0 = (a, b, at). */
   countSum: ['write', 'uniform'],
   /**
+   * data[at] = min(a, b), one thread: the row count of an output sized by a guess, from the device's total (a) and
+   * the rows it has room for (b), so later passes never read past its rows (the guess is checked at the next sync).
+   * (data, u) u0 = (a, b, at).
+   */
+  countClamp: ['write', 'uniform'],
+  /**
    * Sort of a few rows by counting (kernels/sort.ts): input row i goes to output row rank(i), the rows before it
    * in the sort's order (smaller keys, or equal keys and a smaller index: stable). P threads per row (WG / P rows a
    * workgroup, P a power of two up to 32 dividing WG), n^2 key comparisons in one pass. (input, output, u) u0 = (n, P).

@@ -662,3 +662,7 @@ ${steps}
 }
 `;
 }
+
+/** The countClamp pass (PASS_LAYOUTS.countClamp): any kernel's driver may add it to its passes. */
+export const COUNT_CLAMP = `${header('countClamp', ['data'])}
+${threadMain(`  if (i == 0u) { data[u[0].z] = min(u[0].x, u[0].y); }`)}`;

@@ -64,3 +64,44 @@ it('runs an aggregation again on a guess, and once more without guesses when the
   expect(a.relations.get('total')).toEqual(missed.relations.get('total'));
   expect(b.relations.get('total')).toEqual(guessed.relations.get('total'));
 });
+
+/** A facts folder with `rows` rows each of `e(a, k)` and `f(b, k)` over `keys` keys; the rows. */
+function keyed(rows: number, keys: number): { dir: string; facts: Record<string, number[][]> } {
+  const dir = mkdtempSync(join(tmpdir(), 'vixen-guess-'));
+  dirs.push(dir);
+  const facts = { e: Array.from({ length: rows }, (_, i) => [i, i % keys]), f: Array.from({ length: rows }, (_, i) => [i + 1, i % keys]) };
+  for (const [rel, rs] of Object.entries(facts)) writeFileSync(join(dir, `${rel}.csv`), rs.map((r) => r.join(',')).join('\n') + '\n');
+  return { dir, facts };
+}
+
+it.each(['hash', 'sort-merge'] as const)('a %s join guesses its output rows, starts again when they outgrow the guess, then guesses right', async (joinStrategy) => {
+  const joined = compile(
+    `e(a, k) -> int32(a), int32(k).
+f(b, k) -> int32(b), int32(k).
+pair(a, b) <- e(a, k), f(b, k).`,
+    { joinStrategy },
+  );
+  // One row a key on each side (300 pairs), and every key 6 times on each side (36 pairs a key, 1,800 in all).
+  const single = keyed(300, 300);
+  const fanned = keyed(300, 50);
+  const oracle = async (facts: Record<string, number[][]>) => (await joined.interpret({ facts })).get('pair');
+  const few = new Database(gpu, single.dir);
+  const many = new Database(gpu, fanned.dir);
+  expect((await many.run(joined)).relations.get('pair')).toEqual(await oracle(fanned.facts));
+  expect((await few.run(joined)).relations.get('pair')).toHaveLength(300);
+  // On resident relations, room for the 300 pairs seen last: no readback before the end.
+  const guessed = await few.run(joined);
+  expect(guessed.relations.get('pair')).toEqual(await oracle(single.facts));
+  expect(guessed.stats.hostSyncs).toBe(1);
+  expect(guessed.stats.startedAgain).toBe(false);
+  // 1,800 pairs in room for 300: the guess fails at the end, and the run without guesses answers.
+  const missed = await many.run(joined);
+  expect(missed.relations.get('pair')).toEqual(await oracle(fanned.facts));
+  expect(missed.relations.get('pair')).toHaveLength(1800);
+  expect(missed.stats.startedAgain).toBe(true);
+  // It learnt the 1,800 pairs: the next run's guess holds.
+  const held = await many.run(joined);
+  expect(held.relations.get('pair')).toEqual(missed.relations.get('pair'));
+  expect(held.stats.hostSyncs).toBe(1);
+  expect(held.stats.startedAgain).toBe(false);
+});

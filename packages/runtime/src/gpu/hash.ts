@@ -21,8 +21,8 @@ import {
   type KernelShaders,
 } from '@vixen/codegen-wgsl';
 import { internals, type Gpu, type GpuImpl } from './device.js';
-import { memoShaders, Recorder, type Bound } from './recorder.js';
-import { acquireBound, bound, checkResultSize, DeviceLimitError, exactCount, sizeOf, submitAndSync, type DeviceRelation } from './relations.js';
+import { CLAMP_PASSES, guessHeld, mayGuess, memoShaders, Recorder, type Bound } from './recorder.js';
+import { acquireBound, bound, checkResultSize, DeviceLimitError, exactCount, pendingRelation, sizeOf, submitAndSync, type DeviceRelation } from './relations.js';
 import { combineGroups, mapChunks } from './chunks.js';
 
 /** A relation and the row offsets of its key words, in key order (an int64 key column is two words). */
@@ -120,8 +120,9 @@ function releaseTable(g: GpuImpl, t: HashTable): void {
 /**
  * One row of `output` words per (probe row, build row) with equal keys, in no particular order; by default the
  * pair of row indices. One probe pass writes into room for one match per probe row (all a unique-key table
- * can give) and counts the matches on the device; the count is the one readback, and only when it exceeds
- * that room (repeated build keys) does the pass run again with room for exactly that many.
+ * can give) and counts the matches on the device; the count is the one readback (none in a run that may start
+ * again: countedOutput), and only when it exceeds that room (repeated build keys) does the pass run again with
+ * room for exactly that many.
  */
 export function probeHashTable(gpu: Gpu, t: HashTable, probe: KeyedRelation, output: readonly JoinOutputWord[] = JOIN_PAIRS): Promise<DeviceRelation> {
   const g = internals(gpu);
@@ -150,10 +151,16 @@ async function probeTable(g: GpuImpl, t: HashTable, probe: KeyedRelation, output
   );
 }
 
+/** Per pass set (a join's or pipeline's shaders), the rows its last output needed (countedOutput's next guess). */
+const rowsSeen = new WeakMap<KernelShaders, number>();
+
 /**
  * Rows of `width` words a pass appends at an atomic counter (counting, not writing, rows at or past `capacity`),
- * `record`ed with room for `rows` rows at first (one match per input row); the counter is the one readback, and
- * only when it exceeds that room does the pass run again with room for exactly that many.
+ * `record`ed with room for `rows` rows at first (one match per input row). In a run that may start again
+ * (GpuImpl.guessing) that room is a guess: the counter, clamped to the room, becomes the output's pending count
+ * and the counter is a Guess the run's next sync checks, so the host goes on without a round trip. Otherwise the
+ * counter is the one readback, and only when it exceeds that room does the pass run again with room for exactly
+ * that many.
  */
 export async function countedOutput(
   g: GpuImpl,
@@ -166,9 +173,34 @@ export async function countedOutput(
 ): Promise<DeviceRelation> {
   const empty: DeviceRelation = { buffer: null, count: 0, width };
   const counter = acquireBound(g, 1, 'output counter');
+  let counterHeld = true;
   try {
     // Room for one row per input row, or as many rows as one binding holds.
-    let capacity = Math.max(1, Math.min(rows, Math.floor(g.limits.maxStorageBufferBindingSize / (4 * width))));
+    let capacity = Math.max(1, Math.min(rows, Math.floor((g.limits.maxStorageBufferBindingSize - 4) / (4 * width))));
+    const run = g.guessing;
+    if (run !== null && mayGuess(shaders)) {
+      // Room for what it needed last time where that is more (a guess that failed sized it).
+      capacity = Math.max(capacity, Math.min(rowsSeen.get(shaders) ?? 0, Math.floor((g.limits.maxStorageBufferBindingSize - 4) / (4 * width))));
+      checkResultSize(g, width * capacity + 1, `output of ${capacity} rows x ${width} words`);
+      const out = acquireBound(g, width * capacity + 1, `output of ${capacity} rows x ${width} words`);
+      const rec = first ?? new Recorder(g, shaders);
+      rec.clear(counter.buffer, 4);
+      record(rec, { buffer: out.buffer, words: width * capacity }, capacity, counter);
+      rec.using(CLAMP_PASSES).dispatch('countClamp', [out], [{ buffer: counter.buffer, offset: 0 }, capacity, width * capacity], 1);
+      await rec.submit();
+      const room = capacity;
+      g.guesses.push({
+        buffer: counter.buffer,
+        words: 1,
+        run,
+        holds: ([total]) => {
+          rowsSeen.set(shaders, total!);
+          return guessHeld(shaders, total! <= room);
+        },
+      });
+      counterHeld = false;
+      return pendingRelation(g, out.buffer, capacity, width);
+    }
     for (;;) {
       checkResultSize(g, width * capacity, `output of ${capacity} rows x ${width} words`);
       const out = acquireBound(g, width * capacity, `output of ${capacity} rows x ${width} words`);
@@ -177,6 +209,7 @@ export async function countedOutput(
       rec.clear(counter.buffer, 4);
       record(rec, out, capacity, counter);
       const total = (await submitAndSync(g, rec, [{ buffer: counter.buffer, offset: 0, words: 1 }]))[0]![0]!;
+      rowsSeen.set(shaders, total);
       if (total <= capacity) {
         if (total > 0) return { buffer: out.buffer, count: total, width };
         g.pool.release(out.buffer);
@@ -186,7 +219,7 @@ export async function countedOutput(
       capacity = total;
     }
   } finally {
-    g.pool.release(counter.buffer);
+    if (counterHeld) g.pool.release(counter.buffer);
   }
 }
 

@@ -2,7 +2,8 @@
  * Host driver of the fused `pipeline` kernel (codegen-wgsl kernels/pipeline.ts): copy each probe's build rows into
  * one buffer and build its join table and chains there (hash.ts recordBuild, with the kernel's own build pass),
  * then one probe pass over the input writes the output rows (hash.ts countedOutput: one readback, a second run
- * only when the rows outgrow one per input row), or, for an aggregating pipeline, aggregates them into groups.
+ * only when the rows outgrow one per input row; no readback in a run that may start again), or, for an aggregating
+ * pipeline, aggregates them into groups.
  * A launch records into one recorder: the builds and the probe or aggregation passes share a compute pass.
  */
 import { aggregateSlotWords, groupSlotLayout, HASH_ITEMS, pipelineBuildLayouts, pipelineBuildPass, pipelineParamsAt, type KernelShaders } from '@vixen/codegen-wgsl';

@@ -3,7 +3,7 @@
  * (sizes + constants) of all dispatches of a submission share one buffer bound with dynamic offsets. Pipelines are
  * compiled once per (pass, WGSL text, workgroup size) and cached on the device.
  */
-import { PASS_LAYOUTS, SUBGROUP_VARIANT, TABLES_GROUP, uniformVec4s, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
+import { COUNT_CLAMP, PASS_LAYOUTS, SUBGROUP_VARIANT, TABLES_GROUP, uniformVec4s, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from './device.js';
 import { bindingBytes, relationUsage, type DeviceWord, type Size } from './relations.js';
 
@@ -120,6 +120,24 @@ export function memoShaders(from: unknown, make: () => KernelShaders): KernelSha
     memo.set(key, shaders);
   }
   return shaders;
+}
+
+/** The countClamp pass, for recorders of any kernel's passes (Recorder.using): an output sized by a guess. */
+export const CLAMP_PASSES: KernelShaders = { countClamp: COUNT_CLAMP };
+
+/**
+ * Guessed output sizes that failed, per pass set (a kernel's shaders): each failure costs the whole run again (it
+ * starts over without guesses), so passes whose guesses failed twice read their sizes back instead.
+ */
+const missedGuesses = new WeakMap<KernelShaders, number>();
+
+/** Whether `shaders`' passes may size an output by a guess (see missedGuesses). */
+export const mayGuess = (shaders: KernelShaders): boolean => (missedGuesses.get(shaders) ?? 0) < 2;
+
+/** Notes whether a guess of `shaders`' passes held, for mayGuess; returns `held`. */
+export function guessHeld(shaders: KernelShaders, held: boolean): boolean {
+  if (!held) missedGuesses.set(shaders, (missedGuesses.get(shaders) ?? 0) + 1);
+  return held;
 }
 
 export class Recorder {

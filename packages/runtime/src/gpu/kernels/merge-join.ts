@@ -2,12 +2,13 @@
  * Host driver of mergeJoin (codegen-wgsl kernels/merge-join.ts): joinCount writes per-row counts, an exclusive scan
  * turns them into output offsets, and joinWrite writes the rows. The total is read back to size the output, unless
  * the longest run of equal keys on the right side (rightRun) bounds it closely enough: then the output has room for
- * that bound and its count stays pending on the device, so a fixpoint's iterations need no host sync for the join.
+ * that bound and its count stays pending on the device, so a fixpoint's iterations need no host sync for the join,
+ * or, in a run that may start again, the room is guessed (the total it had last time) and checked at the next sync.
  */
 import type { KernelShaders, PassName } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from '../device.js';
-import { Recorder, type Bound } from '../recorder.js';
-import { acquireBound, allocPending, allocRelation, bound, checkResultSize, DeviceLimitError, submitAndSync, type DeviceRelation, type Size } from '../relations.js';
+import { CLAMP_PASSES, guessHeld, mayGuess, Recorder, type Bound } from '../recorder.js';
+import { acquireBound, allocPending, allocRelation, bound, checkResultSize, DeviceLimitError, submitAndSync, type DeviceRelation, type GuessingRun, type Size } from '../relations.js';
 import { encodeScan } from './scan.js';
 
 interface Compaction {
@@ -65,7 +66,8 @@ export async function rightRun(g: GpuImpl, shaders: KernelShaders, right: Device
 
 /**
  * Joins: per-row counts, an exclusive scan into offsets, one host sync that reads the total (and resolves every
- * pending count), then the output gets exactly that many rows.
+ * pending count), then the output gets exactly that many rows. Without the sync where the output's room is a
+ * bound (boundedCompact) or, in a run that may start again, a guess (guessedCompact).
  */
 export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction): Promise<DeviceRelation> {
   const n = c.rows;
@@ -75,6 +77,12 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
   }
   // Per-row counts (at most n * m rows) and an overflow flag.
   const wraps = n * c.right > 0xffffffff;
+  const run = g.guessing;
+  if (run !== null && !wraps && mayGuess(shaders)) {
+    // A run that may start again guesses the room: a row per left row, or the total this join had last time.
+    const capacity = Math.max(1, n, totalsSeen.get(shaders) ?? 0);
+    if ((capacity * c.outWidth + 1) * 4 <= g.limits.maxStorageBufferBindingSize) return guessedCompact(g, shaders, c, capacity, run);
+  }
   const words = n + 1 + (wraps ? 1 : 0);
   // The passes read the bound on left rows from u0.z.
   const sizes: Size[] = [c.sizes[0]!, c.sizes[1]!, n];
@@ -89,6 +97,7 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
     }
     const [read] = await submitAndSync(g, rec, [{ buffer: offsets.buffer, offset: n * 4, words: wraps ? 2 : 1 }]);
     const [total, wrapped] = read!;
+    totalsSeen.set(shaders, total!);
     if (wrapped) {
       throw new DeviceLimitError(
         `joining ${n} rows with up to ${c.right} rows each gives more than ${0xffffffff} rows, ` +
@@ -102,6 +111,46 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
     writing.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], sizes, n, c.constants, c.tables);
     await writing.submit();
     return out;
+  } finally {
+    g.pool.release(offsets.buffer);
+  }
+}
+
+/** Per join's passes, the total of its last output whose size a sync read: the next guess's room (guessedCompact). */
+const totalsSeen = new WeakMap<KernelShaders, number>();
+
+/**
+ * compact() into an output with room for `capacity` rows, a guess of a run that may start again (GpuImpl.guessing):
+ * the total, clamped to the room, becomes the output's pending count, and the total is a Guess the run's next sync
+ * checks (rows past the room are lost, and the run starts again). No host sync.
+ */
+async function guessedCompact(g: GpuImpl, shaders: KernelShaders, c: Compaction, capacity: number, run: GuessingRun): Promise<DeviceRelation> {
+  const n = c.rows;
+  const sizes: Size[] = [c.sizes[0]!, c.sizes[1]!, n];
+  const offsets = acquireBound(g, n + 1, `offsets for ${n} rows`);
+  const total = acquireBound(g, 1, 'join total');
+  try {
+    const out = allocPending(g, capacity, c.outWidth);
+    const rec = new Recorder(g, shaders);
+    rec.dispatch(c.count.pass, [...c.count.inputs, offsets], sizes, n + 1, c.constants, c.tables);
+    encodeScan(rec, offsets, n + 1);
+    rec.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], sizes, n, c.constants, c.tables);
+    rec.copy(offsets.buffer, n * 4, total.buffer, 0, 4);
+    rec.using(CLAMP_PASSES).dispatch('countClamp', [{ buffer: out.buffer!, words: capacity * c.outWidth + 1 }], [{ buffer: total.buffer, offset: 0 }, capacity, out.pending!.offset / 4], 1);
+    await rec.submit();
+    g.guesses.push({
+      buffer: total.buffer,
+      words: 1,
+      run,
+      holds: ([rows]) => {
+        totalsSeen.set(shaders, rows!);
+        return guessHeld(shaders, rows! <= capacity);
+      },
+    });
+    return out;
+  } catch (e) {
+    g.pool.release(total.buffer);
+    throw e;
   } finally {
     g.pool.release(offsets.buffer);
   }
