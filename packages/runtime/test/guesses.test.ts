@@ -105,3 +105,30 @@ pair(a, b) <- e(a, k), f(b, k).`,
   expect(held.stats.hostSyncs).toBe(1);
   expect(held.stats.startedAgain).toBe(false);
 });
+
+it('a sorted aggregate keeps its group count on the device, and its decimal overflow still stops the run', async () => {
+  // Grouped by the leading column of a canonical relation: the sorted aggregate kernel (as TPC-H Q18's).
+  const summed = compile(`sale(o, ln, q) -> int32(o), int32(ln), decimal(q).
+line(o, ln, q) <- sale(o, ln, q).
+total[o] = s <- agg<<s = sum(q)>> line(o, ln, q).`);
+  expect(summed.kir.kernels.some((k) => k.kind === 'aggregate')).toBe(true);
+  const dir = mkdtempSync(join(tmpdir(), 'vixen-guess-'));
+  dirs.push(dir);
+  const facts = Array.from({ length: 400 }, (_, i) => [i % 37, i, `${(i % 11) - 3}.25`]);
+  writeFileSync(join(dir, 'sale.csv'), facts.map((r) => r.join(',')).join('\n') + '\n');
+  const db = new Database(gpu, dir);
+  const expected = (await summed.interpret({ factsDir: dir })).get('total');
+  expect((await db.run(summed)).relations.get('total')).toEqual(expected);
+  const resident = await db.run(summed);
+  expect(resident.relations.get('total')).toEqual(expected);
+  expect(resident.relations.get('total')).toHaveLength(37);
+  expect(resident.stats.hostSyncs).toBe(1);
+  // Two rows of one group whose sum leaves the 64-bit decimal range: the flag is a guess that fails, and the run
+  // without guesses reports the overflow as the first run did.
+  const big = mkdtempSync(join(tmpdir(), 'vixen-guess-'));
+  dirs.push(big);
+  writeFileSync(join(big, 'sale.csv'), '1,1,900000000000000\n1,2,900000000000000\n2,1,1\n');
+  const over = new Database(gpu, big);
+  await expect(over.run(summed)).rejects.toThrow(/decimal overflow/);
+  await expect(over.run(summed)).rejects.toThrow(/decimal overflow/);
+});
