@@ -181,6 +181,7 @@ export class Database {
         for (const e of used) await this.remap(e, dict);
         return new Map(used.map((e) => [e.name, e.relation]));
       },
+      keeps: (name) => fresh.has(name),
       keep: (name, relation) => {
         const f = fresh.get(name);
         if (!f || !runDictionary) return false;

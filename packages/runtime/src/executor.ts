@@ -85,6 +85,8 @@ export interface ResidentRelations {
   adopt(dict: StringDictionary): Promise<ReadonlyMap<string, DeviceRelation>>;
   /** Offered each relation the run loads, once canonical; true when the owner keeps it beyond the run. */
   keep(name: string, rel: DeviceRelation): boolean;
+  /** Whether keep() would keep relation `name`: only those need an exact row count before it is offered. */
+  keeps(name: string): boolean;
   /**
    * A kernel's string built-in tables over `dict` (kernelTableWords) on the device, uploaded by `make` when the
    * owner has none for them and that dictionary yet; the owner frees them.
@@ -309,6 +311,9 @@ function findFixpointLoops(program: KirProgram): Map<string, FixpointLoop> {
  */
 const EARLY_SUBMIT_ROWS = 2 ** 22;
 
+/** Host words of the facts a run that may start again keeps through the run at most (executeKir). */
+const KEPT_HOST_WORDS = 2 ** 16;
+
 const noTraffic = (): Traffic => ({ launches: 0, rowsIn: 0, rowsOut: 0, bytesIn: 0, bytesOut: 0, milliseconds: 0 });
 
 /** Operators in program order, one per (block, command) that some kernel came from. */
@@ -373,14 +378,16 @@ export async function executeKir(
   const dict = kept ?? (await buildDictionary(program, initial, tableSpecs.flat(), options.resident?.strings));
   // The run's own strings (per-run facts) are all in a kept dictionary: their temporary ids become its ids.
   if (kept) initial.remapStrings(kept);
-  // Loading hands the facts' host words over to the device: such a run could not start again.
-  const restartable = [...initial.relations.values()].every((r) => r.empty);
+  // Loading hands facts' host words over to the device: such a run could not start again. A Database's run keeps
+  // the few host rows of relations loaded for it alone (inline facts, such as TPC-H Q22's country codes) instead.
+  const resident = options.resident;
+  const restartable = [...initial.relations].every(([name, r]) => r.empty || (resident !== undefined && !resident.keeps(name) && r.device.length === 0 && r.count * r.width <= KEPT_HOST_WORDS));
   try {
     for (let again = false; ; again = true) {
       const run: GuessingRun | null = restartable && !again ? { missed: false } : null;
       try {
         const result = await internals(gpu).runScoped('running the program', (endScopes) =>
-          evaluate(gpu, program, shaders, initial, dict, tableSpecs, { run, startedAgain: again, endScopes }, options),
+          evaluate(gpu, program, shaders, initial, dict, tableSpecs, { run, startedAgain: again, endScopes, restartable }, options),
         );
         // The run's time includes settling its error scopes.
         result.stats.milliseconds = performance.now() - started;
@@ -409,7 +416,7 @@ async function evaluate(
    * `run`: the run kernels may guess for (null: no guesses); `endScopes` pops the run's error scopes once its last
    * commands are queued (GpuImpl.runScoped).
    */
-  attempt: { run: GuessingRun | null; startedAgain: boolean; endScopes: () => void },
+  attempt: { run: GuessingRun | null; startedAgain: boolean; endScopes: () => void; restartable: boolean },
   options: ExecuteOptions,
 ): Promise<ExecuteResult> {
   const started = performance.now();
@@ -717,7 +724,7 @@ async function evaluate(
     const keep = options.resident ? options.resident.keep.bind(options.resident) : () => false;
     await loadInitialRelations(gpu, program, initial, dict, async (id, rel, by, name, parsedOnDevice) => {
       // A relation kept resident outlives the run's syncs: its count must be exact before the Database keeps it.
-      if (rel.pending && options.resident) {
+      if (rel.pending && options.resident?.keeps(name)) {
         await resolveCounts();
         settle(rel);
       }
@@ -725,7 +732,7 @@ async function evaluate(
       inputs.push({ name, rows: rel.count, width: rel.width });
       await store(id, rel, by);
       if (leaves(rel).length > 0 && keep(name, rel)) for (const part of leaves(rel)) pinned.add(part.buffer!);
-    });
+    }, attempt.restartable);
     // Loading is timed to the device's completion so evaluation time does not include it (a run on resident
     // relations alone may queue nothing, and then need not wait).
     if (g.queued !== queuedAtStart) await g.idle();
@@ -913,6 +920,8 @@ async function loadInitialRelations(
   initial: EncodedFacts,
   dict: StringDictionary,
   store: (id: VarId, v: DeviceRelation, by: string, name: string, parsedOnDevice: boolean) => Promise<void>,
+  /** The run may start again: the host rows stay in `initial` for it. */
+  keepHostWords: boolean,
 ): Promise<void> {
   const assumedEmpty = new Set(program.emptyOnEntry ?? []);
   const decls = new Map(program.relations.map((r) => [r.name, r]));
@@ -933,8 +942,8 @@ async function loadInitialRelations(
     const parsedOnDevice = rel.device.length > 0;
     for (const rows of rel.device.splice(0)) parts.push(await deviceRowsRelation(gpu, rows, rel.types));
     const raw = chunkedOf(parts, rel.width);
-    // The device has its copy: a large relation's host words need not live through the run.
-    initial.relations.delete(name);
+    // The device has its copy: the host words need not live through the run, unless it may start again.
+    if (!keepHostWords) initial.relations.delete(name);
     const run = (k: KirKernel, input: DeviceRelation): Promise<DeviceRelation> =>
       runKernel(gpu, k, generateKernelShaders(k, variables), [input], new Uint32Array(0), variables);
     const sorted = await run({ kind: 'sort', id: -1, input: id, output: id, keys: all }, raw);

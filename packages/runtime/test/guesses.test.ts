@@ -132,3 +132,27 @@ total[o] = s <- agg<<s = sum(q)>> line(o, ln, q).`);
   await expect(over.run(summed)).rejects.toThrow(/decimal overflow/);
   await expect(over.run(summed)).rejects.toThrow(/decimal overflow/);
 });
+
+it('a run with inline facts keeps their host rows, so it guesses too and can start again', async () => {
+  const picked = compile(`e(a, k) -> int32(a), int32(k).
+f(b, k) -> int32(b), int32(k).
+pick(k) -> int32(k).
+${Array.from({ length: 50 }, (_, k) => `pick(${k}).`).join(' ')}
+pair(a, b) <- pick(k), e(a, k), f(b, k).`);
+  const single = keyed(300, 300);
+  const fanned = keyed(300, 50);
+  const oracle = async (facts: Record<string, number[][]>) => (await picked.interpret({ facts })).get('pair');
+  const few = new Database(gpu, single.dir);
+  const many = new Database(gpu, fanned.dir);
+  await many.run(picked);
+  await few.run(picked);
+  // The inline facts are loaded for each run: a run that loads them may guess now.
+  const guessed = await few.run(picked);
+  expect(guessed.relations.get('pair')).toEqual(await oracle(single.facts));
+  expect(guessed.stats.hostSyncs).toBe(1);
+  // 1,800 pairs in room for the 300 rows of a side: it starts again, loading the inline facts again.
+  const missed = await many.run(picked);
+  expect(missed.stats.startedAgain).toBe(true);
+  expect(missed.relations.get('pair')).toEqual(await oracle(fanned.facts));
+  expect(missed.relations.get('pair')).toHaveLength(1800);
+});
