@@ -26,10 +26,11 @@ export const PASS_LAYOUTS = {
   scanWrapped: ['write', 'uniform'],
   /**
    * Sorted aggregation's tile pass (kernels/aggregate.ts): group starts per tile and tile states. (input, counts, u)
-   * u0 = (n).
+   * u0 = (n, _, tiles): tiles of the host's bound on n lay out counts and states (n may be a pending count); tiles
+   * without rows leave their counts as they are (zeroed by the host).
    */
   flags: ['read', 'write', 'uniform'],
-  /** Sorted aggregation's output: one row per group at its rank (kernels/aggregate.ts). (input, offsets, output, u) u0 = (n, groups). */
+  /** Sorted aggregation's output: one row per group at its rank (kernels/aggregate.ts). (input, offsets, output, u) u0 = (n, groups, tiles), as flags'; groups places the overflow flag. */
   scatter: ['read', 'read', 'write', 'uniform'],
   /**
    * Single-pass compaction (kernels/compaction.ts): the input rows passing the kernel's keep test, projected, at
@@ -157,7 +158,7 @@ export const PASS_LAYOUTS = {
   /**
    * Sorted aggregation (kernels/aggregate.ts), one workgroup: the tile states after the scanned group-start
    * counts of `flags` (offsets[tiles + 1 + t * SW..]) become, in place, the state open at each tile's start.
-   * (offsets, u) u0 = (n).
+   * (offsets, u) u0 = (_, _, tiles), as flags'.
    */
   aggCarry: ['write', 'uniform'],
   /** CSV text (kernels/parse-text.ts): the quotes of each segment (quotes[segments] = 0). (text, quotes, u) u0 = (bytes, segments). */

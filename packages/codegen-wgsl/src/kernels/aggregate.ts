@@ -289,7 +289,8 @@ ${scan.decls}`;
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let n = u[0].x;
-  let tiles = (n + TILE - 1u) / TILE;
+  // The layout's tiles, of the host's bound on n (n may be a row count the device copied in).
+  let tiles = u[0].z;
   let t = wid.x + wid.y * nwg.x;
   let base = t * TILE;
 ${body}
@@ -312,8 +313,7 @@ override TILE: u32 = ITEMS * WG;
 ${scan.decls}${carryState}
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32) {
-  let n = u[0].x;
-  let tiles = (n + TILE - 1u) / TILE;
+  let tiles = u[0].z;
   let per = (tiles + WG - 1u) / WG;
   let first = min(lid * per, tiles);
   let last = min(first + per, tiles);

@@ -11,7 +11,7 @@ import { aggregateStateWords, AGG_ITEMS, type KernelShaders } from '@vixen/codeg
 import type { GpuImpl } from './device.js';
 import { encodeScan } from './kernels/scan.js';
 import { Recorder, type Bound } from './recorder.js';
-import { acquireBound, bindingBytes, checkBindingSize, relationUsage, syncCounts, type DeviceRelation } from './relations.js';
+import { acquireBound, bindingBytes, checkBindingSize, relationUsage, sizeOf, syncCounts, type DeviceRelation } from './relations.js';
 
 /** Outputs up to this many bytes are sized by the input's rows rather than by a readback of the group count. */
 const BOUNDED_BYTES = 2 ** 26;
@@ -39,16 +39,20 @@ export async function aggregateRows(
   const run = g.guessing;
   try {
     const counting = new Recorder(g, shaders);
-    counting.dispatch('flags', [rows, offsets], [n], tiles * wg);
+    // A pending input: n is a bound, the passes read the row count on the device, and tiles past its rows count
+    // no group starts.
+    const size = sizeOf(input);
+    if (input.pending) counting.clear(offsets.buffer, (tiles + 1) * 4);
+    counting.dispatch('flags', [rows, offsets], [size, 0, tiles], tiles * wg);
     encodeScan(counting, offsets, tiles + 1);
-    counting.dispatch('aggCarry', [offsets], [n], wg);
+    counting.dispatch('aggCarry', [offsets], [size, 0, tiles], wg);
     if ((!checked || run !== null) && boundWords * 4 <= Math.min(BOUNDED_BYTES, g.limits.maxStorageBufferBindingSize)) {
       // Room for n groups: no readback, the group count stays pending on the device. The scatter's flag word goes
       // after that room (its group count is the bound), where a guess checks it in a run that may start again
       // (one that fails runs again without guesses: the readback below then reports the overflow).
       const buffer = g.pool.acquire(bindingBytes(boundWords), relationUsage());
       counting.clear(buffer, 4, n * outWidth * 4);
-      counting.dispatch('scatter', [rows, offsets, { buffer, words: boundWords }], [n, n], tiles * wg);
+      counting.dispatch('scatter', [rows, offsets, { buffer, words: boundWords }], [size, n, tiles], tiles * wg);
       const pending = { buffer, offset: (n * outWidth + 1) * 4 };
       counting.copy(offsets.buffer, tiles * 4, buffer, pending.offset, 4);
       let flag: Bound | undefined;
@@ -68,7 +72,7 @@ export async function aggregateRows(
     const buffer = g.pool.acquire(bindingBytes(outWords), relationUsage());
     g.writeBuffer(buffer, groups * outWidth * 4, new Uint32Array(1));
     const reducing = new Recorder(g, shaders);
-    reducing.dispatch('scatter', [rows, offsets, { buffer, words: outWords }], [n, groups], tiles * wg);
+    reducing.dispatch('scatter', [rows, offsets, { buffer, words: outWords }], [size, groups, tiles], tiles * wg);
     await reducing.submit();
     if (checked && (await syncCounts(g, [{ buffer, offset: groups * outWidth * 4, words: 1 }]))[0]![0] !== 0) {
       g.pool.release(buffer);

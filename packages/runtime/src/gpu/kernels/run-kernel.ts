@@ -154,7 +154,6 @@ async function run(
       return limitRows(g, a, types, kernel.keys, kernel.count);
     }
     case 'aggregate': {
-      await exactCount(g, a);
       const types = columns(kernel.input);
       const argTypes = kernel.aggregates.map((x) => (x.column === undefined ? undefined : types[x.column]));
       return aggregateRows(g, shaders, a, kernel.aggregates, argTypes, outWidth, `kernel ${kernel.id}`);
