@@ -79,8 +79,10 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
   const wraps = n * c.right > 0xffffffff;
   const run = g.guessing;
   if (run !== null && !wraps && mayGuess(shaders)) {
-    // A run that may start again guesses the room: a row per left row, or the total this join had last time.
-    const capacity = Math.max(1, n, totalsSeen.get(shaders) ?? 0);
+    // A run that may start again guesses the room: the total this join had last time and an eighth more (not the
+    // left rows, far more than a selective join's total), or a row per left row at a first join.
+    const seen = totalsSeen.get(shaders);
+    const capacity = Math.max(1, seen === undefined ? n : seen + (seen >>> 3));
     if ((capacity * c.outWidth + 1) * 4 <= g.limits.maxStorageBufferBindingSize) return guessedCompact(g, shaders, c, capacity, run);
   }
   const words = n + 1 + (wraps ? 1 : 0);
