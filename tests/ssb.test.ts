@@ -140,7 +140,7 @@ test('vixen bench ssb generates data, runs fused and unfused queries and DuckDB,
     (x) => (err += x),
   );
   expect(code, err).toBe(0);
-  expect(out).toMatch(/^query +status +fused ms +unfused ms +load ms +duckdb ms +ratio +x read +rows$/m);
+  expect(out).toMatch(/^query +status +fused ms +unfused ms +load ms +duckdb ms +ratio +x read +syncs +rows$/m);
   expect(out).toMatch(/^Q1\.1 +ok /m);
   expect(out).toMatch(/^Q4\.1 +ok /m);
   expect(out).toMatch(/geometric mean over 2 matching queries: fused [\d.]+ ms, unfused [\d.]+ ms, duckdb [\d.]+ ms/);
@@ -158,6 +158,7 @@ test('vixen bench ssb generates data, runs fused and unfused queries and DuckDB,
       fusedRunsMs: number[];
       unfusedRunsMs: number[];
       fusedWaitMs: number;
+      fusedHostSyncs: number;
       readMs: number;
       readRatio: number;
     }>;
@@ -172,6 +173,8 @@ test('vixen bench ssb generates data, runs fused and unfused queries and DuckDB,
     expect(q.fusedWaitMs).toBeGreaterThan(0);
     expect(q.fusedWaitMs).toBeLessThanOrEqual(q.fusedMs);
     expect(q.readRatio).toBeCloseTo(q.fusedMs / q.readMs, 9);
+    // On resident tables a query's only host round trip is its final readback (issue 43).
+    expect(q.fusedHostSyncs).toBe(1);
   }
   // The read bound counts the device columns: Q1.1 streams 4 words a line and reads the 2557 dates (some words each).
   expect(report.copyGbps).toBeGreaterThan(0);
