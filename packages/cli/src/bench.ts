@@ -288,14 +288,21 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
     .option('--runs <n>', 'timed loads of each kind (median reported)', '3')
     .option('--warmup <n>', 'untimed loads first', '1')
     .option('--seed <n>', 'generator seed', '1')
+    .option('--upload-bytes <size>', 'bytes of the upload rows (host -> device GB/s by method), e.g. 1GiB; 0: none (default 1GiB, 16MiB on a CPU adapter)')
     .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
     .action(async (raw: unknown) => {
-      const opts = parseOptions(z.object(tblBenchOptions), raw);
+      const opts = parseOptions(z.object({ ...tblBenchOptions, uploadBytes: z.string().min(1).optional() }), raw);
+      const uploadBytes = opts.uploadBytes === undefined ? undefined : opts.uploadBytes === '0' ? 0 : parseByteSize(opts.uploadBytes, 'option --upload-bytes');
       await runTblBench(
         opts,
         {
           ...tpchData(opts),
-          bench: (gpu, common) => benchLoad(gpu, common),
+          bench: (gpu, common) =>
+            benchLoad(gpu, {
+              ...common,
+              ...(uploadBytes !== undefined ? { uploadBytes } : {}),
+              onUpload: (c) => err(`  upload ${c.method} (${c.source}): ${c.gbPerSecond.toFixed(2)} GB/s\n`),
+            }),
           format: formatLoadReport,
         },
         out,

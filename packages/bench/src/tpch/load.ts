@@ -14,10 +14,16 @@ import { median } from '../operators.js';
 import { TblDuckDb } from '../tbl-duckdb.js';
 import { columnsRead, fmt, type TblBenchOptions } from '../tbl-suite.js';
 import { TPCH_TABLES } from './dbgen.js';
+import { benchUpload, formatUploadReport, type UploadCase, type UploadReport } from '../upload.js';
 import { compileTpchQuery, TPCH_QUERIES, tpchSchema } from './bench.js';
 
 /** As the query benches take them (runs default 3, warmup 1); only schema.logic of the queries folder is read. */
-export type LoadBenchOptions = Pick<TblBenchOptions<never>, 'sf' | 'dataDir' | 'queriesDir' | 'runs' | 'warmup' | 'duckdbThreads'>;
+export type LoadBenchOptions = Pick<TblBenchOptions<never>, 'sf' | 'dataDir' | 'queriesDir' | 'runs' | 'warmup' | 'duckdbThreads'> & {
+  /** Bytes of the upload rows (benchUpload); default 1 GiB on a GPU, 16 MiB on a CPU adapter; 0: none. */
+  uploadBytes?: number;
+  /** Hears of each upload row as it is measured (progress). */
+  onUpload?: (c: UploadCase) => void;
+};
 
 export interface LoadTiming {
   /** Median wall time from files to canonical device relations. */
@@ -38,6 +44,8 @@ export interface LoadBenchReport {
   host: LoadTiming;
   device: LoadTiming;
   duckdbMs: number;
+  /** Host-to-device upload bandwidth by method, measured first. */
+  upload?: UploadReport;
 }
 
 /** A program reading the `keep` columns of table `r` and keeping no row. */
@@ -84,6 +92,8 @@ export async function benchLoad(gpu: Gpu, o: LoadBenchOptions): Promise<LoadBenc
   const keep = columnsRead(TPCH_QUERIES.map((q) => compileTpchQuery(o.queriesDir, q)), schema);
   const programs = schema.map((r) => loadProgram(o.queriesDir, r, keep));
   const bytes = TPCH_TABLES.reduce((n, t) => n + statSync(join(o.dataDir, `${t}.tbl`)).size, 0);
+  const uploadSize = o.uploadBytes ?? (gpu.software ? 16 : 1024) * 2 ** 20;
+  const upload = uploadSize > 0 ? await benchUpload(gpu, uploadSize, o.runs ?? 3, o.warmup ?? 1, o.onUpload) : undefined;
   const host = await timeLoad(gpu, programs, o, 'host');
   const device = await timeLoad(gpu, programs, o, 'device');
   const duck: number[] = [];
@@ -93,7 +103,7 @@ export async function benchLoad(gpu: Gpu, o: LoadBenchOptions): Promise<LoadBenc
     if (i >= (o.warmup ?? 1)) duck.push(performance.now() - t0);
     db.close();
   }
-  return { sf: o.sf, adapter: gpu.adapterName, bytes, rows: device.rows, host: host.timing, device: device.timing, duckdbMs: median(duck) };
+  return { sf: o.sf, adapter: gpu.adapterName, bytes, rows: device.rows, host: host.timing, device: device.timing, duckdbMs: median(duck), ...(upload ? { upload } : {}) };
 }
 
 export function formatLoadReport(r: LoadBenchReport): string {
@@ -108,5 +118,6 @@ export function formatLoadReport(r: LoadBenchReport): string {
     line('duckdb', undefined, r.duckdbMs),
     `parsed on the device: ${r.device.parsedOnDevice.length === TPCH_TABLES.length ? 'all tables' : r.device.parsedOnDevice.join(', ') || 'none'}` +
       `; device vs host: ${fmt(r.host.ms / r.device.ms, 2)}x`,
+    ...(r.upload ? ['', formatUploadReport(r.upload)] : []),
   ].join('\n');
 }

@@ -9,3 +9,4 @@ export { chunkRows, fitsOneChunk } from './chunks.js';
 export { DeviceLimitError, downloadRelation, downloadRelations, exactRows, releaseRelation, settle, uploadRelation, type DeviceRelation } from './relations.js';
 export { runKernel } from './kernels/run-kernel.js';
 export { buildHashTable, hashGroupBy, hashJoin, HASH_GROUPS, probeHashTable, releaseHashTable, type HashTable, type KeyedRelation } from './hash.js';
+export { defaultUploadPlan, uploadBytes, uploadWords, type UploadFill, type UploadMethod, type UploadPlan } from './upload.js';
