@@ -16,12 +16,12 @@ import {
 } from '@vixen/kernel-ir';
 import { printOrigin, rowWords, VixenError, type RelationDecl, type RuleOrigin } from '@vixen/queryplan';
 // The device modules themselves, not gpu/index.ts: that barrel also opens Dawn, which a browser build lacks.
-import { downloadRelations, releaseRelation, uploadRelation, type DeviceRelation } from './gpu/relations.js';
+import { downloadRelations, releaseRelation, uploadRelation, uploadRelationStaged, type DeviceRelation } from './gpu/relations.js';
 import { runKernel } from './gpu/kernels/run-kernel.js';
 import { internals, type Gpu } from './gpu/device.js';
 import { encodeValue, StringDictionary } from '@vixen/io';
 import { DeviceLimitError, exactCount, GuessMissed, settle, syncCounts, type GuessingRun } from './gpu/relations.js';
-import { chunkedOf, leaves, releaseUnshared, uploadForSort } from './gpu/chunks.js';
+import { chunkedOf, leaves, releaseUnshared } from './gpu/chunks.js';
 import { deviceRowsRelation } from './gpu/parsed-rows.js';
 import type { EncodedFacts } from '@vixen/io';
 import { ResultTable } from './result-table.js';
@@ -938,7 +938,7 @@ async function loadInitialRelations(
     const variables = program.variables.map((v) => (v.id === id ? { ...v, columns: decl.columns.map((c) => c.type) } : v));
     const all = decl.columns.map((_, i) => i);
     // Host rows uploaded, and rows parsed on the device (their string words filled in), one relation to sort.
-    const parts = rel.count > 0 ? [uploadForSort(gpu, rel.pieces(), rel.width, rel.count)] : [];
+    const parts = rel.count > 0 ? [await uploadRelationStaged(gpu, rel.pieces(), rel.width, rel.count)] : [];
     const parsedOnDevice = rel.device.length > 0;
     for (const rows of rel.device.splice(0)) parts.push(await deviceRowsRelation(gpu, rows, rel.types));
     const raw = chunkedOf(parts, rel.width);

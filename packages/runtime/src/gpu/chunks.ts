@@ -13,7 +13,7 @@
  *   chunk sorted: the chunks in order are the sorted relation, and equal rows share a chunk, so unique runs per
  *   chunk (otherwise unique drops a chunk's first row equal to the last row before it).
  * Other inputs are gathered into one buffer when they fit one binding (whole), else a DeviceLimitError.
- * Loaded facts past one binding are uploaded as consecutive chunks (uploadForSort) and sorted as above.
+ * Loaded facts past one binding are uploaded as consecutive chunks (chunkPieces) and sorted as above.
  */
 import { rowWords, wordsOf, type Aggregate, type ScalarType } from '@vixen/queryplan';
 import { hashJoinLayout, sortKeyWords, type HashAggregate } from '@vixen/codegen-wgsl';
@@ -103,14 +103,14 @@ async function chunkWords(g: GpuImpl, rel: DeviceRelation): Promise<Uint32Array[
   return out;
 }
 
-/** uploadRelation of rows that do not fit one binding: consecutive chunks of chunkRows rows. */
-export function uploadChunks(g: GpuImpl, pieces: readonly Uint32Array[], width: number, rows: number): DeviceRelation {
+/** Rows that do not fit one binding as the pieces of consecutive chunks of chunkRows rows each. */
+export function chunkPieces(g: GpuImpl, pieces: readonly Uint32Array[], width: number): Uint32Array[][] {
   const per = chunkRows(g, width) * width;
-  const parts: DeviceRelation[] = [];
+  const groups: Uint32Array[][] = [];
   let current: Uint32Array[] = [];
   let words = 0;
   const flush = (): void => {
-    if (words > 0) parts.push(uploadRelation(g, current, width));
+    if (words > 0) groups.push(current);
     current = [];
     words = 0;
   };
@@ -124,9 +124,7 @@ export function uploadChunks(g: GpuImpl, pieces: readonly Uint32Array[], width: 
     }
   }
   flush();
-  const out = chunkedOf(parts, width);
-  if (out.count !== rows) throw new Error(`internal: uploaded ${out.count} of ${rows} rows`);
-  return out;
+  return groups;
 }
 
 /**
@@ -422,14 +420,6 @@ export function releaseUnshared(gpu: Gpu, old: DeviceRelation, kept: DeviceRelat
   for (const l of leaves(old)) if (!held.has(l.buffer)) releaseRelation(gpu, l);
 }
 
-/**
- * Host rows to be sorted: one relation when they fit one binding, else consecutive chunks (the chunked sort then
- * range-partitions them on the device).
- */
-export function uploadForSort(gpu: Gpu, pieces: readonly Uint32Array[], width: number, rows: number): DeviceRelation {
-  const g = internals(gpu);
-  return fitsOneChunk(g, rows, width) ? uploadRelation(g, pieces, width, rows) : uploadChunks(g, pieces, width, rows);
-}
 
 /** Compares row `i` of `a` with row `j` of `b` by `keyWords` as u32 (the radix sort's order). */
 function compareKeys(a: Uint32Array, i: number, b: Uint32Array, j: number, keyWords: readonly number[]): number {

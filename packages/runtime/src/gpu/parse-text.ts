@@ -21,6 +21,7 @@ import { ParsedRows } from './parsed-rows.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { encodeScan } from './kernels/scan.js';
 import { memoShaders, Recorder, type Bound } from './recorder.js';
+import { uploadWords } from './upload.js';
 import { acquireBound, allocRelation, bound, DeviceLimitError, readWords, releaseRelation, submitAndSync, type DeviceRelation } from './relations.js';
 
 /** Default bytes read and parsed at a time. */
@@ -168,7 +169,7 @@ async function parseChunk(
   let rows: DeviceRelation | undefined;
   try {
     const text = acquire(words.length, `a chunk of ${n} bytes`);
-    g.writeBuffer(text.buffer, 0, words);
+    await uploadWords(g, text.buffer, 0, [words]);
     const counts = acquire(segments + 1, 'record counts');
     // The flag of something left to the host, and the count of distinct strings.
     const state = acquire(2, 'parse state');

@@ -4,7 +4,8 @@
  */
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import type { Bound, Recorder } from './recorder.js';
-import { chunkedDownload, chunkedRelease, fitsOneChunk, settleChunks, uploadChunks } from './chunks.js';
+import { chunkedDownload, chunkedOf, chunkedRelease, chunkPieces, fitsOneChunk, settleChunks } from './chunks.js';
+import { uploadWords } from './upload.js';
 
 export interface DeviceRelation {
   /** null when count == 0, or when the rows are `chunks`. */
@@ -265,13 +266,8 @@ export function sameCount(g: GpuImpl, rec: Recorder, input: DeviceRelation, widt
   return out;
 }
 
-/**
- * `count` is needed only for zero-width rows (nullary relations), where words cannot tell it. `words` may come in
- * pieces (rows back to back), so a large host relation needs no contiguous copy.
- */
-export function uploadRelation(gpu: Gpu, words: Uint32Array | readonly Uint32Array[], width: number, count?: number): DeviceRelation {
-  const g = internals(gpu);
-  g.check();
+/** `words` as pieces and their row count, checked against `width` and `count` (see uploadRelation). */
+function uploadRows(words: Uint32Array | readonly Uint32Array[], width: number, count?: number): { pieces: readonly Uint32Array[]; rows: number } {
   if (width === 0 && count === undefined) throw new Error('uploadRelation: a zero-width relation needs an explicit count');
   const pieces = words instanceof Uint32Array ? [words] : words;
   const total = pieces.reduce((n, p) => n + p.length, 0);
@@ -279,12 +275,44 @@ export function uploadRelation(gpu: Gpu, words: Uint32Array | readonly Uint32Arr
   if (!Number.isInteger(rows) || rows * width !== total) {
     throw new Error(`uploadRelation: ${total} words is not ${count ?? 'a whole number of'} rows of ${width} words`);
   }
-  if (!fitsOneChunk(g, rows, width)) return uploadChunks(g, pieces, width, rows);
+  return { pieces, rows };
+}
+
+/**
+ * `count` is needed only for zero-width rows (nullary relations), where words cannot tell it. `words` may come in
+ * pieces (rows back to back), so a large host relation needs no contiguous copy. Written with queue.writeBuffer:
+ * for small relations, or where the caller cannot wait; large ones go through uploadRelationStaged.
+ */
+export function uploadRelation(gpu: Gpu, words: Uint32Array | readonly Uint32Array[], width: number, count?: number): DeviceRelation {
+  const g = internals(gpu);
+  g.check();
+  const { pieces, rows } = uploadRows(words, width, count);
+  if (!fitsOneChunk(g, rows, width)) return chunkedOf(chunkPieces(g, pieces, width).map((group) => uploadRelation(g, group, width)), width);
   const rel = allocRelation(g, rows, width);
   let at = 0;
   for (const p of pieces) {
     if (rel.buffer && p.length > 0) g.writeBuffer(rel.buffer, at * 4, p);
     at += p.length;
+  }
+  return rel;
+}
+
+/** uploadRelation through the device's upload plan (gpu/upload.ts: a staging ring on a GPU), for large relations. */
+export async function uploadRelationStaged(gpu: Gpu, words: Uint32Array | readonly Uint32Array[], width: number, count?: number): Promise<DeviceRelation> {
+  const g = internals(gpu);
+  g.check();
+  const { pieces, rows } = uploadRows(words, width, count);
+  if (!fitsOneChunk(g, rows, width)) {
+    const parts: DeviceRelation[] = [];
+    for (const group of chunkPieces(g, pieces, width)) parts.push(await uploadRelationStaged(g, group, width));
+    return chunkedOf(parts, width);
+  }
+  const rel = allocRelation(g, rows, width);
+  try {
+    if (rel.buffer) await uploadWords(g, rel.buffer, 0, pieces);
+  } catch (e) {
+    releaseRelation(g, rel);
+    throw e;
   }
   return rel;
 }

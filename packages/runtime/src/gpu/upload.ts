@@ -39,12 +39,21 @@ interface Slot {
 class StagingRing {
   private readonly slots: Slot[] = [];
   private next = 0;
+  /** The upload using the ring now: uploads take turns (two at once could take the same slot). */
+  private turn: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly g: GpuImpl,
     readonly chunkBytes: number,
     readonly size: number,
   ) {}
+
+  /** Runs `upload` once the uploads before it are done. */
+  exclusive(upload: () => Promise<void>): Promise<void> {
+    const run = this.turn.then(upload);
+    this.turn = run.catch(() => undefined);
+    return run;
+  }
 
   /** The next slot, mapped (a new buffer mapped at creation while the ring is not full). */
   async take(): Promise<Slot> {
@@ -108,12 +117,21 @@ export async function uploadBytes(gpu: Gpu, dst: GPUBuffer, offset: number, byte
     return;
   }
   const ring = ringFor(g, plan);
-  for (let at = 0; at < bytes; at += ring.chunkBytes) {
-    const n = Math.min(ring.chunkBytes, bytes - at);
-    const slot = await ring.take();
-    await fill(new Uint8Array(slot.buffer.getMappedRange(0, n)), at);
-    ring.send(slot, dst, offset + at, n);
-  }
+  await ring.exclusive(async () => {
+    for (let at = 0; at < bytes; at += ring.chunkBytes) {
+      const n = Math.min(ring.chunkBytes, bytes - at);
+      const slot = await ring.take();
+      try {
+        await fill(new Uint8Array(slot.buffer.getMappedRange(0, n)), at);
+      } catch (e) {
+        // The slot's range stays handed out (a second getMappedRange of it would fail): the next upload gets a new ring.
+        rings.delete(g);
+        ring.destroy();
+        throw e;
+      }
+      ring.send(slot, dst, offset + at, n);
+    }
+  });
 }
 
 /** An UploadFill of `pieces` of words back to back. */
