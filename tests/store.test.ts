@@ -104,6 +104,28 @@ describe('columnar store', () => {
     }
   });
 
+  it('a relation past one storage binding loads from a store in chunks, strings of two dictionaries included', async () => {
+    const dir = join(root, 'big');
+    mkdirSync(join(dir, 'text'), { recursive: true });
+    const big = `r(k, a, l, b) -> int32(k), string(a), int64(l), string(b).\nout(k, a, l, b) <- r(k, a, l, b), a < "s3", k > -1.\n`;
+    writeFileSync(join(dir, 'big.logic'), big);
+    // 3000 rows of 5 words: 60 KB, four chunks of a 16 KiB binding; b's strings partly repeat a's.
+    const rows = Array.from({ length: 3000 }, (_, k) => `${k},s${(k * 7) % 101},${(k - 1500) * 2 ** 33},${k % 3 === 0 ? `s${k % 101}` : `t${k % 13}`}`);
+    writeFileSync(join(dir, 'text', 'r.csv'), rows.join('\n') + '\n');
+    const imported = await cli('import', join(dir, 'big.logic'), '--facts', join(dir, 'text'), '-o', join(dir, 'store'));
+    expect(imported.code, imported.err).toBe(0);
+    const small = await openGpu({ maxStorageBufferBindingSize: 16 * 1024 });
+    try {
+      const prog = compile(big);
+      const fromStore = await prog.run({ gpu: small, factsDir: join(dir, 'store') });
+      const fromText = await prog.run({ gpu, factsDir: join(dir, 'text') });
+      expect(fromStore.relations.get('out')!.length).toBeGreaterThan(500);
+      expect(fromStore.relations).toEqual(fromText.relations);
+    } finally {
+      small.dispose();
+    }
+  });
+
   it('a Soufflé program is told that it reads text', async () => {
     writeFileSync(join(root, 'e.dl'), '.decl e(x: number)\n.input e\n.decl p(x: number)\n.output p\np(x) :- e(x).\n');
     const r = await cli('run', join(root, 'e.dl'), '--facts', join(root, 'store'));

@@ -14,6 +14,7 @@
  */
 import { chmodSync, cpSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
 import { DuckDBInstance } from '@duckdb/node-api';
 import * as A from 'apache-arrow';
 import { compile, Program } from '@vixen/runtime';
@@ -344,6 +345,22 @@ export const cliCases: CliCase[] = [
     args: storeRun(),
     code: 1,
     stderr: /^error: store file .*store\/t\/0\.u32 is corrupt: its CRC-32 differs from the manifest's \(import the facts again\)\n$/,
+  },
+  {
+    kind: 'store',
+    name: 'a string id outside its dictionary (a file written wrong, its checksum matching)',
+    setup: brokenStore((dir) => {
+      const file = join(dir, 't/7.u32');
+      const bytes = readFileSync(file);
+      bytes.writeUInt32LE(7, 4);
+      writeFileSync(file, bytes);
+      const manifest = JSON.parse(readFileSync(join(dir, 'vixen-store.json'), 'utf8')) as { relations: { t: { columns: Array<{ file: string; crc32: number }> } } };
+      manifest.relations.t.columns.find((c) => c.file === 't/7.u32')!.crc32 = crc32(bytes);
+      writeFileSync(join(dir, 'vixen-store.json'), JSON.stringify(manifest));
+    }),
+    args: storeRun(),
+    code: 1,
+    stderr: /^error: store .*store: relation t holds a string id outside its column's dictionary \(corrupt store: import the facts again\)\n$/,
   },
   {
     kind: 'store',

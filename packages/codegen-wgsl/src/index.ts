@@ -9,6 +9,7 @@ export { HASH_ITEMS, JOIN_PAIRS, hashBuildShaders, hashProbeShaders, joinSlotWor
 export { GROUP_ITEMS, groupRowWords, groupSlotWords, hashAggregateShaders, type HashAggregate } from './kernels/hash-aggregate.js';
 export { hashJoinLayout, swapHashJoin } from './kernels/hash-join.js';
 export { MERGE_TILE } from './kernels/merge.js';
+export { storeColumnShaders } from './kernels/store-columns.js';
 export { PARSE_SEGMENT_BYTES, deviceParses, parseInternShaders, parseStringsShaders, parseTextShaders, type TextLayout } from './kernels/parse-text.js';
 export { aggregateSlotWords, groupSlotLayout, pipelineBuildLayouts, pipelineBuildPass, pipelineParamsAt } from './kernels/pipeline.js';
 export { isProjection } from './kernels/project.js';

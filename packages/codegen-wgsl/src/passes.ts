@@ -186,6 +186,11 @@ export const PASS_LAYOUTS = {
   parseStringIds: ['read', 'read', 'write', 'read', 'uniform'],
   /** Parsed rows' string words (distinct indices) to dictionary ids through `dict`. (dict, rows, u) u0 = (rows). */
   parseStrings: ['read', 'write', 'uniform'],
+  /**
+   * A store column's values into rows (kernels/store-columns.ts). (column, rows, state, u) u0 = (rows, row width,
+   * word offset in a row, words per value), u1 = (string id base, dictionary size, is a string column).
+   */
+  storeColumn: ['read', 'write', 'write', 'uniform'],
 } as const satisfies Record<string, readonly BindingKind[]>;
 
 export type PassName = keyof typeof PASS_LAYOUTS;

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import type { SouffleInput } from '@vixen/frontend';
 import { VixenError, type RelationDecl, type Row } from '@vixen/queryplan';
+import type { StoreDeviceLoader } from './store/load.js';
 import { EncodedFacts, columnTypes, factsColumns, loadEach, loadFactsDirInto, loadFactsFileInto, type FactsFileLoader } from './facts/index.js';
 import type { LoadProgressListener } from './load-progress.js';
 import { STORE_MANIFEST } from './store/manifest.js';
@@ -37,11 +38,13 @@ export async function externalFacts(
   souffleInputs?: Readonly<Record<string, SouffleInput>>,
   /** Reads each file of the facts directory (default: parsed on the host, loadKeptColumns). */
   loadFile?: FactsFileLoader,
+  /** Reads a store's relations into device memory (default: into host memory). */
+  storeOnDevice?: StoreDeviceLoader,
 ): Promise<EncodedFacts> {
   const byName = new Map(relations.filter((r) => r.kind !== 'temp').map((r) => [r.name, r]));
   const out = new EncodedFacts();
   try {
-    await addExternal(out, byName, relations, inline, sources, souffleInputs, loadFile);
+    await addExternal(out, byName, relations, inline, sources, souffleInputs, loadFile, storeOnDevice);
   } catch (e) {
     // Nothing stays half-loaded: rows a device parsed before a later file failed are given back.
     out.releaseDevice();
@@ -58,6 +61,7 @@ async function addExternal(
   sources: FactSources,
   souffleInputs: Readonly<Record<string, SouffleInput>> | undefined,
   loadFile: FactsFileLoader | undefined,
+  storeOnDevice: StoreDeviceLoader | undefined,
 ): Promise<void> {
   addApiFacts(out, byName, sources.facts ?? {});
   const given = new Set(out.relations.keys());
@@ -71,7 +75,7 @@ async function addExternal(
     const fromFiles = relations.filter((r) => r.kind === 'edb' && !given.has(r.name));
     const required = fromFiles.filter((r) => !(inline[r.name]?.length)).map((r) => r.name);
     const optional = fromFiles.filter((r) => inline[r.name]?.length).map((r) => r.name);
-    await loadFactsDirInto(sources.factsDir, [...relations], required, optional, out, loadFile, sources.onLoadProgress);
+    await loadFactsDirInto(sources.factsDir, [...relations], required, optional, out, loadFile, sources.onLoadProgress, false, storeOnDevice);
   }
 }
 

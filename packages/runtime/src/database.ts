@@ -19,7 +19,8 @@ import { kernelConstants, kernelTables } from '@vixen/codegen-wgsl';
 import { closedUnder, tablesKey } from './tables.js';
 import { variablesRead, type KirProgram, type VarId } from '@vixen/kernel-ir';
 import { VixenError, type RelationDecl } from '@vixen/queryplan';
-import { addInlineFacts, columnTypes, EncodedFacts, FactsCache, loadFactsDirInto, loadKeptColumns, StringDictionary, stringWordOffsets, type FactsFileLoader } from '@vixen/io';
+import { addInlineFacts, columnTypes, EncodedFacts, FactsCache, loadFactsDirInto, loadKeptColumns, StringDictionary, stringWordOffsets, type FactsFileLoader, type StoreDeviceLoader } from '@vixen/io';
+import { loadStoreOnDevice } from './gpu/store-columns.js';
 import { factsLoader } from './facts-parse.js';
 import type { ParseMode } from './parse-mode.js';
 import type { ResidentRelations } from './executor.js';
@@ -155,7 +156,9 @@ export class Database {
     try {
       // A run on resident relations alone lists no directory: two file system round trips, each a turn of the event loop.
       if (missing.length + perRun.length > 0) {
-        await loadFactsDirInto(this.factsDir, kir.relations, missing.map((r) => r.name), perRun.map((r) => r.name), facts, loadFile, options.onLoadProgress);
+        // A store's columns go straight to the device (gpu/store-columns.ts).
+        const storeOnDevice: StoreDeviceLoader = (read, strings, step) => loadStoreOnDevice(this.gpu, read, strings, step);
+        await loadFactsDirInto(this.factsDir, kir.relations, missing.map((r) => r.name), perRun.map((r) => r.name), facts, loadFile, options.onLoadProgress, false, storeOnDevice);
       }
     } catch (e) {
       facts.releaseDevice();

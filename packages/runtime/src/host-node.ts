@@ -9,6 +9,7 @@ import type { RelationDecl, Row } from '@vixen/queryplan';
 import { externalFacts, readTextFile, type EncodedFacts, type FactSources } from '@vixen/io';
 import type { Gpu } from './gpu/device.js';
 import { factsLoader } from './facts-parse.js';
+import { loadStoreOnDevice } from './gpu/store-columns.js';
 import type { ParseMode } from './parse-mode.js';
 
 export { openGpu as openDefaultGpu } from './gpu/dawn.js';
@@ -34,5 +35,6 @@ export function loadExternalFacts(
   souffleInputs: Readonly<Record<string, SouffleInput>> | undefined,
   device?: { gpu: Gpu; parse: ParseMode },
 ): Promise<EncodedFacts> {
-  return externalFacts(relations, inline, sources, souffleInputs, device ? factsLoader(device.gpu, device.parse) : undefined);
+  if (!device) return externalFacts(relations, inline, sources, souffleInputs);
+  return externalFacts(relations, inline, sources, souffleInputs, factsLoader(device.gpu, device.parse), (read, strings, step) => loadStoreOnDevice(device.gpu, read, strings, step));
 }

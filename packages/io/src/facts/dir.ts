@@ -11,7 +11,7 @@ import { projectParts } from './project.js';
 import { EncodedFacts, columnTypes, factsColumns } from './encoded.js';
 import { progressCounter, type LoadProgressListener } from '../load-progress.js';
 import { STORE_MANIFEST } from '../store/manifest.js';
-import { loadStoreInto } from '../store/load.js';
+import { loadStoreInto, type StoreDeviceLoader } from '../store/load.js';
 
 async function listDir(dir: string): Promise<Set<string>> {
   const info = await stat(dir).catch(() => undefined);
@@ -62,7 +62,8 @@ export const loadKeptColumns: FactsFileLoader = async (decl, path, facts, onByte
  * `loadFactsDir`, encoding the rows into `facts` as they are read (by `loadFile`, every file at once: the worker pool
  * and the device then have one file's ranges or chunks to work on while another's wait for the main thread; a store is
  * read by store/load.ts instead). `onProgress` hears of each file as it starts, as it is read, and once it is read.
- * `oneAtATime`: files in turn, for a `loadFile` that changes `facts` between files.
+ * `oneAtATime`: files in turn, for a `loadFile` that changes `facts` between files. `storeOnDevice`: the loader of a
+ * store's relations into device memory (the host reads those it leaves).
  */
 export async function loadFactsDirInto(
   dir: string,
@@ -73,9 +74,10 @@ export async function loadFactsDirInto(
   loadFile: FactsFileLoader = loadKeptColumns,
   onProgress?: LoadProgressListener,
   oneAtATime = false,
+  storeOnDevice?: StoreDeviceLoader,
 ): Promise<void> {
   const entries = await listDir(dir);
-  if (entries.has(STORE_MANIFEST)) return loadStoreInto(dir, relations, wanted, optional, facts, onProgress);
+  if (entries.has(STORE_MANIFEST)) return loadStoreInto(dir, relations, wanted, optional, facts, onProgress, storeOnDevice);
   const decls = new Map(relations.map((r) => [r.name, r]));
   const required = new Set(wanted);
   const diags: Diagnostic[] = [];

@@ -3,7 +3,7 @@
  * 5.9 GB/s on the CPU machine, against 1.8 GB/s for sha256; a load spends more on interleaving columns into rows
  * than on it, so every load verifies every file it reads, and a corrupt file is never a wrong answer).
  */
-import { open, writeFile } from 'node:fs/promises';
+import { open, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { storeError, type StoreFile } from './manifest.js';
@@ -18,28 +18,73 @@ export function checksum(bytes: Uint8Array, crc = 0): number {
 }
 
 /**
+ * A store file read from start to end in pieces of the caller's choosing (into host memory, or on into a device's
+ * staging buffers), its size checked on opening and its CRC-32 once every byte is read (`finish`): missing, shorter,
+ * longer or changed is a VixenError naming the file.
+ */
+export class StoreFileReader {
+  private at = 0;
+  private crc = 0;
+
+  private constructor(
+    readonly path: string,
+    private readonly file: StoreFile,
+    private readonly handle: FileHandle,
+  ) {}
+
+  static async open(dir: string, file: StoreFile): Promise<StoreFileReader> {
+    const path = join(dir, file.file);
+    const handle = await open(path, 'r').catch((e: NodeJS.ErrnoException) => {
+      throw storeError(e.code === 'ENOENT' ? `store file missing: ${path}` : `cannot read store file ${path}: ${e.message}`);
+    });
+    try {
+      const size = (await handle.stat()).size;
+      if (size !== file.bytes) throw storeError(`store file ${path} has ${size} bytes, the manifest says ${file.bytes} (truncated or rewritten: import the facts again)`);
+    } catch (e) {
+      await handle.close();
+      throw e;
+    }
+    return new StoreFileReader(path, file, handle);
+  }
+
+  /** Fills `into` with the file's next bytes. */
+  async read(into: Uint8Array): Promise<void> {
+    for (let done = 0; done < into.length; ) {
+      const { bytesRead } = await this.handle.read(into, done, Math.min(STEP, into.length - done), this.at);
+      if (bytesRead === 0) throw storeError(`store file ${this.path} ended after ${this.at} of ${this.file.bytes} bytes`);
+      this.at += bytesRead;
+      done += bytesRead;
+    }
+    this.crc = checksum(into, this.crc);
+  }
+
+  /** Checks that the whole file was read and its CRC-32 is the manifest's, and closes it. */
+  async finish(): Promise<void> {
+    await this.close();
+    if (this.at !== this.file.bytes) throw new Error(`internal: ${this.at} of ${this.file.bytes} bytes of ${this.path} read`);
+    if (this.crc !== this.file.crc32) throw storeError(`store file ${this.path} is corrupt: its CRC-32 differs from the manifest's (import the facts again)`);
+  }
+
+  close(): Promise<void> {
+    return this.handle.close();
+  }
+}
+
+/**
  * The bytes of `file` in the store `dir`, in a buffer of their own (so u32 and u64 views of it are aligned),
- * checked against the manifest: missing, shorter, longer or changed is a VixenError naming the file.
+ * checked as StoreFileReader checks them.
  */
 export async function readStoreFile(dir: string, file: StoreFile): Promise<Uint8Array> {
-  const path = join(dir, file.file);
-  const handle = await open(path, 'r').catch((e: NodeJS.ErrnoException) => {
-    throw storeError(e.code === 'ENOENT' ? `store file missing: ${path}` : `cannot read store file ${path}: ${e.message}`);
-  });
+  const reader = await StoreFileReader.open(dir, file);
+  const bytes = new Uint8Array(file.bytes);
   try {
-    const size = (await handle.stat()).size;
-    if (size !== file.bytes) throw storeError(`store file ${path} has ${size} bytes, the manifest says ${file.bytes} (truncated or rewritten: import the facts again)`);
-    const bytes = new Uint8Array(size);
-    for (let at = 0; at < size; ) {
-      const { bytesRead } = await handle.read(bytes, at, Math.min(STEP, size - at), at);
-      if (bytesRead === 0) throw storeError(`store file ${path} ended after ${at} of ${size} bytes`);
-      at += bytesRead;
-    }
-    if (checksum(bytes) !== file.crc32) throw storeError(`store file ${path} is corrupt: its CRC-32 differs from the manifest's (import the facts again)`);
-    return bytes;
-  } finally {
-    await handle.close();
+    await reader.read(bytes);
+  } catch (e) {
+    await reader.close();
+    throw e;
   }
+  await reader.finish();
+  return bytes;
 }
 
 /** Writes `bytes` as `file` of the store being built in `dir`; returns its manifest entry. */

@@ -6,13 +6,27 @@
  */
 import { join } from 'node:path';
 import { VixenError, errorAt, rowWords, type Diagnostic, type RelationDecl } from '@vixen/queryplan';
-import { CHUNK_WORDS, columnTypes, factsColumns, type EncodedFacts } from '../facts/encoded.js';
+import { CHUNK_WORDS, columnTypes, factsColumns, type DeviceRows, type EncodedFacts, type StringInterner } from '../facts/encoded.js';
 import { progressCounter, type LoadProgressListener } from '../load-progress.js';
 import { StoreDictionary } from './dictionary.js';
 import { readStoreFile } from './files.js';
 import { isOmitted, readStoreManifest, storeError, type StoreColumn, type StoreManifest } from './manifest.js';
 
 type StoredRelation = StoreManifest['relations'][string];
+
+/** A store relation as a device loader gets it: the stored columns the program reads, their sizes checked against `rows`. */
+export interface StoreRelationRead {
+  dir: string;
+  name: string;
+  rows: number;
+  columns: readonly StoreColumn[];
+}
+
+/**
+ * Loads a store relation elsewhere than in host memory (the runtime: straight into device buffers), string ids as
+ * ids of `strings`, `step` hearing the bytes read: the rows, or undefined to leave the relation to the host.
+ */
+export type StoreDeviceLoader = (read: StoreRelationRead, strings: StringInterner, step: (bytes: number) => void) => Promise<DeviceRows | undefined>;
 
 interface RelationLoad {
   decl: RelationDecl;
@@ -44,6 +58,7 @@ export async function loadStoreInto(
   optional: readonly string[],
   facts: EncodedFacts,
   onProgress?: LoadProgressListener,
+  onDevice?: StoreDeviceLoader,
 ): Promise<void> {
   const manifest = await readStoreManifest(dir);
   const decls = new Map(relations.map((r) => [r.name, r]));
@@ -71,7 +86,7 @@ export async function loadStoreInto(
 
   const fileBytes = (c: StoreColumn): number => c.bytes + (c.dictionary ? c.dictionary.bytes.bytes + c.dictionary.offsets.bytes : 0);
   const step = progressCounter(loads.reduce((n, l) => n + l.kept.reduce((m, c) => m + fileBytes(c), 0), 0), onProgress);
-  for (const load of loads) await loadRelation(dir, load, facts, (bytes) => step(load.decl.name, bytes));
+  for (const load of loads) await loadRelation(dir, load, facts, (bytes) => step(load.decl.name, bytes), onDevice);
 }
 
 /**
@@ -100,8 +115,18 @@ interface ColumnWords {
   at: number;
 }
 
-async function loadRelation(dir: string, { decl, stored, kept }: RelationLoad, facts: EncodedFacts, step: (bytes: number) => void): Promise<void> {
+async function loadRelation(dir: string, { decl, stored, kept }: RelationLoad, facts: EncodedFacts, step: (bytes: number) => void, onDevice?: StoreDeviceLoader): Promise<void> {
   const target = facts.relation(decl.name, columnTypes(decl.columns));
+  for (const column of kept) {
+    if (column.bytes !== stored.rows * rowWords([column.type]) * 4) {
+      throw storeError(`store file ${join(dir, column.file)}: the manifest gives it ${column.bytes} bytes for ${stored.rows} rows of ${column.type} (corrupt manifest)`);
+    }
+  }
+  const onTheDevice = onDevice && target.width > 0 ? await onDevice({ dir, name: decl.name, rows: stored.rows, columns: kept }, facts.strings, step) : undefined;
+  if (onTheDevice) {
+    target.addDevice(onTheDevice);
+    return;
+  }
   /** The run's ids of the strings the relation holds (a string in two columns twice). */
   const used: number[] = [];
   const columns: ColumnWords[] = [];
@@ -109,9 +134,6 @@ async function loadRelation(dir: string, { decl, stored, kept }: RelationLoad, f
   for (const column of kept) {
     const path = join(dir, column.file);
     const width = rowWords([column.type]);
-    if (column.bytes !== stored.rows * width * 4) {
-      throw storeError(`store file ${path}: the manifest gives it ${column.bytes} bytes for ${stored.rows} rows of ${column.type} (corrupt manifest)`);
-    }
     const bytes = await readStoreFile(dir, column);
     const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
     if (column.dictionary) {

@@ -1,0 +1,101 @@
+/**
+ * A columnar store's relation straight into device memory (io's StoreDeviceLoader): each column file the program
+ * reads is read in pieces (its CRC-32 checked as it goes, io's StoreFileReader), handed to the staging ring and
+ * copied to the device, where a pass writes its values into the relation's rows (codegen-wgsl storeColumn). No value
+ * is touched on the host, which used to interleave every column into rows and map every string id. A string
+ * column's dictionary is decoded once, its strings added to the load's interner; the rows' string words become
+ * indices of that map (ParsedRows), which the executor maps to the run's dictionary ids on the device as it does
+ * for device-parsed text.
+ */
+import { rowWords } from '@vixen/queryplan';
+import { storeColumnShaders } from '@vixen/codegen-wgsl';
+import { StoreDictionary, StoreFileReader, storeError, type DeviceRows, type StoreRelationRead, type StringInterner } from '@vixen/io';
+import { chunkedOf, chunkRows } from './chunks.js';
+import { internals, type Gpu } from './device.js';
+import { ParsedRows } from './parsed-rows.js';
+import { memoShaders, Recorder } from './recorder.js';
+import { acquireBound, allocRelation, bound, releaseRelation, syncCounts, type DeviceRelation } from './relations.js';
+import { defaultUploadPlan, uploadBytes } from './upload.js';
+
+/**
+ * The kept columns of `read` as rows on the device, strings as ids of `strings`; undefined for rows of no word
+ * (the host counts those).
+ */
+export async function loadStoreOnDevice(gpu: Gpu, read: StoreRelationRead, strings: StringInterner, step: (bytes: number) => void): Promise<DeviceRows | undefined> {
+  const g = internals(gpu);
+  const widths = read.columns.map((c) => rowWords([c.type]));
+  const width = widths.reduce((n, w) => n + w, 0);
+  if (width === 0 || read.rows === 0) return undefined;
+  // Each string column's dictionary, as ids of `strings`, one after another in `map`.
+  const bases: number[] = [];
+  const sizes: number[] = [];
+  const maps: Uint32Array[] = [];
+  let mapped = 0;
+  for (const c of read.columns) {
+    bases.push(c.dictionary ? mapped : 0);
+    sizes.push(0);
+    if (!c.dictionary) continue;
+    const dictionary = await StoreDictionary.read(read.dir, c.dictionary);
+    const ids = new Uint32Array(dictionary.size);
+    for (let id = 0; id < ids.length; id++) ids[id] = strings.add(dictionary.text(id));
+    maps.push(ids);
+    sizes[sizes.length - 1] = ids.length;
+    mapped += ids.length;
+    step(c.dictionary.bytes.bytes + c.dictionary.offsets.bytes);
+  }
+  const shaders = memoShaders({ storeColumn: true }, () => storeColumnShaders());
+  const plan = defaultUploadPlan(gpu);
+  // Pieces are read into host memory first: the CRC reads them, and mapped staging memory is slow to read.
+  const host = new Uint8Array(Math.min(plan.chunkBytes, Math.max(...read.columns.map((c) => c.bytes))));
+  const readers: StoreFileReader[] = [];
+  const parts: DeviceRelation[] = [];
+  const state = acquireBound(g, 1, 'store load state');
+  try {
+    for (const c of read.columns) readers.push(await StoreFileReader.open(read.dir, c));
+    const clear = new Recorder(g, shaders);
+    clear.clear(state.buffer, 4);
+    await clear.submit();
+    const per = chunkRows(g, width);
+    for (let first = 0; first < read.rows; first += per) {
+      const rows = Math.min(per, read.rows - first);
+      const rel = allocRelation(g, rows, width);
+      parts.push(rel);
+      let at = 0;
+      for (const [k, reader] of readers.entries()) {
+        const w = widths[k]!;
+        const column = acquireBound(g, rows * w, `column ${read.columns[k]!.name} of ${read.name}`);
+        try {
+          await uploadBytes(gpu, column.buffer, 0, rows * w * 4, async (into) => {
+            const piece = host.subarray(0, into.length);
+            await reader.read(piece);
+            into.set(piece);
+          }, plan);
+          const rec = new Recorder(g, shaders);
+          rec.dispatch('storeColumn', [column, bound(rel), state], [rows, width, at, w], rows, Uint32Array.of(bases[k]!, sizes[k]!, read.columns[k]!.dictionary ? 1 : 0));
+          await rec.submit();
+        } finally {
+          // Later uploads into it queue after the pass that reads it.
+          g.pool.release(column.buffer);
+        }
+        step(rows * w * 4);
+        at += w;
+      }
+    }
+    const finished = await Promise.allSettled(readers.splice(0).map((r) => r.finish()));
+    for (const f of finished) if (f.status === 'rejected') throw f.reason;
+    const [flag] = await syncCounts(g, [{ buffer: state.buffer, offset: 0, words: 1 }]);
+    if (flag![0] !== 0) throw storeError(`store ${read.dir}: relation ${read.name} holds a string id outside its column's dictionary (corrupt store: import the facts again)`);
+  } catch (e) {
+    for (const p of parts) releaseRelation(g, p);
+    await Promise.all(readers.map((r) => r.close()));
+    throw e;
+  } finally {
+    g.pool.release(state.buffer);
+  }
+  // Each chunk's string words index the same map: one copy of it per chunk (ParsedRows maps chunk by chunk).
+  const map = new Uint32Array(mapped);
+  maps.reduce((at, m) => (map.set(m, at), at + m.length), 0);
+  const stringIds = new Uint32Array(mapped * parts.length);
+  for (let j = 0; j < parts.length; j++) stringIds.set(map, j * mapped);
+  return new ParsedRows(gpu, chunkedOf(parts, width), stringIds, parts.map((_, j) => j * mapped));
+}
