@@ -74,8 +74,30 @@ test('bench load times host and device parsing against DuckDB and writes JSON', 
   expect(r.out).toMatch(/^vixen device +[\d.]+/m);
   expect(r.out).toMatch(/^duckdb +[\d.]+/m);
   expect(r.out).toMatch(/parsed on the device: all tables/);
-  const report = JSON.parse(readFileSync(json, 'utf8')) as { sf: number; rows: number; host: { ms: number }; device: { ms: number; parsedOnDevice: string[] }; duckdbMs: number };
+  expect(r.out).toMatch(/^vixen store +[\d.]+/m);
+  expect(r.out).toMatch(/^vixen parquet +[\d.]+/m);
+  expect(r.out).toMatch(/^duckdb parquet +[\d.]+/m);
+  expect(r.out).toMatch(/^staging ring 4 MiB x 4 +memory +[\d.]+ +[\d.]+$/m);
+  type Timing = { ms: number; parsedOnDevice: string[] };
+  const report = JSON.parse(readFileSync(json, 'utf8')) as {
+    sf: number;
+    rows: number;
+    host: Timing;
+    device: Timing;
+    store: Timing;
+    parquet: Timing;
+    duckdbMs: number;
+    duckdbParquetMs: number;
+    storeBytes: number;
+    upload: { bytes: number; cases: Array<{ method: string; source: string; medianMs: number; gbPerSecond: number }> };
+  };
   expect(report.sf).toBe(0.01);
   expect(report.device.parsedOnDevice.length).toBe(8);
-  expect(report.host.ms > 0 && report.device.ms > 0 && report.duckdbMs > 0).toBe(true);
+  expect([report.host, report.device, report.store, report.parquet].every((t) => t.ms > 0) && report.duckdbMs > 0 && report.duckdbParquetMs > 0).toBe(true);
+  // Store rows are device rows: read straight into device memory.
+  expect(report.store.parsedOnDevice.length).toBe(8);
+  expect(report.storeBytes).toBeGreaterThan(0);
+  expect(report.upload.bytes).toBe(16 * 2 ** 20);
+  expect(report.upload.cases.length).toBeGreaterThanOrEqual(8);
+  for (const c of report.upload.cases) expect(c.gbPerSecond).toBeCloseTo(report.upload.bytes / c.medianMs / 1e6, 6);
 }, 300_000);

@@ -70,11 +70,14 @@ export interface EndToEndReport {
 /** What DuckDB reads for `format`: it has no reader of the store, so there it reads the store's source, the .tbl files. */
 const duckFormat = (format: EndToEndFormat): 'tbl' | 'parquet' => (format === 'parquet' ? 'parquet' : 'tbl');
 
+/** Where the formats' files are: the `.tbl` files, and the folders the others are written into. */
+export type FormatDirs = Pick<EndToEndOptions, 'dataDir' | 'workDir' | 'schema' | 'duckdbThreads'>;
+
 /** The `.tbl` folder, or the folder `format` was written into. */
-const formatDir = (o: EndToEndOptions, format: EndToEndFormat): string => (format === 'tbl' ? o.dataDir : join(o.workDir, format));
+export const formatDir = (o: FormatDirs, format: EndToEndFormat): string => (format === 'tbl' ? o.dataDir : join(o.workDir, format));
 
 /** Writes `format`'s files; the store holds only the `keep` columns (those the queries read) of the tables it lists. */
-async function prepare(o: EndToEndOptions, format: EndToEndFormat, keep: ReadonlyMap<string, readonly number[]>): Promise<void> {
+export async function prepareFormat(o: FormatDirs, format: EndToEndFormat, keep: ReadonlyMap<string, readonly number[]>): Promise<void> {
   const out = formatDir(o, format);
   if (format === 'store') {
     const relations = o.schema.map((r) => {
@@ -180,7 +183,7 @@ export async function benchEndToEnd(gpu: Gpu, o: EndToEndOptions): Promise<EndTo
   for (const format of o.formats) {
     const t0 = performance.now();
     try {
-      await prepare(o, format, keep);
+      await prepareFormat(o, format, keep);
       if (format !== 'tbl') prepareMs[format] = performance.now() - t0;
       ready.push(format);
     } catch (e) {

@@ -1,15 +1,20 @@
 /**
  * `vixen bench load`: the TPC-H tables from their `.tbl` files into device memory, all eight with every column that
  * one of the 22 queries reads, with facts parsed on the host and on the device (RunOptions.parse), against DuckDB
- * loading the same columns of the same files (read_csv) in the same run. Each Vixen run is a fresh Database (without
- * the host cache, as `vixen run` reads files) running a program per table that reads those columns and keeps no row
- * (its filter holds for none), one table after another, so its time is the load: parsing, upload, the sort and
- * duplicate removal that make relations canonical, and the key checks. The comment columns no query reads are left out, and each table is its own run, as the queries load them.
+ * loading the same columns of the same files (read_csv) in the same run; then the same columns from a store
+ * (`vixen import --columns read`, read straight into device memory) and from Parquet files DuckDB wrote, against
+ * DuckDB's read_parquet of them; and first, host-to-device upload bandwidth by method (upload.ts). Each Vixen run is
+ * a fresh Database (without the host cache, as `vixen run` reads files) running a program per table that reads those
+ * columns and keeps no row (its filter holds for none), one table after another, so its time is the load: reading or
+ * parsing, upload, the sort and duplicate removal that make relations canonical, and the key checks. The comment
+ * columns no query reads are left out, and each table is its own run, as the queries load them.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compile, Database, type Gpu, type ParseMode, type Program } from '@vixen/runtime';
 import type { RelationDecl } from '@vixen/queryplan';
+import { formatDir, prepareFormat, type FormatDirs } from '../end-to-end.js';
 import { median } from '../operators.js';
 import { TblDuckDb } from '../tbl-duckdb.js';
 import { columnsRead, fmt, type TblBenchOptions } from '../tbl-suite.js';
@@ -44,6 +49,17 @@ export interface LoadBenchReport {
   host: LoadTiming;
   device: LoadTiming;
   duckdbMs: number;
+  /** The same columns from a store (`vixen import --columns read` of the .tbl files). */
+  store: LoadTiming;
+  /** The same columns from Parquet files DuckDB wrote from its .tbl load. */
+  parquet: LoadTiming;
+  /** DuckDB loading the same columns of the same Parquet files (read_parquet). */
+  duckdbParquetMs: number;
+  /** Bytes of the store's files and of the Parquet files. */
+  storeBytes: number;
+  parquetBytes: number;
+  /** Making the store and the Parquet files (not part of any load). */
+  prepareMs: { store: number; parquet: number };
   /** Host-to-device upload bandwidth by method, measured first. */
   upload?: UploadReport;
 }
@@ -96,28 +112,75 @@ export async function benchLoad(gpu: Gpu, o: LoadBenchOptions): Promise<LoadBenc
   const upload = uploadSize > 0 ? await benchUpload(gpu, uploadSize, o.runs ?? 3, o.warmup ?? 1, o.onUpload) : undefined;
   const host = await timeLoad(gpu, programs, o, 'host');
   const device = await timeLoad(gpu, programs, o, 'device');
-  const duck: number[] = [];
+  const duckdbMs = await timeDuckLoad(o, o.dataDir, 'tbl', schema, keep);
+  const work = mkdtempSync(join(tmpdir(), 'vixen-load-'));
+  try {
+    const dirs: FormatDirs = { dataDir: o.dataDir, workDir: work, schema, ...(o.duckdbThreads !== undefined ? { duckdbThreads: o.duckdbThreads } : {}) };
+    const prepareMs = { store: 0, parquet: 0 };
+    for (const format of ['store', 'parquet'] as const) {
+      const t0 = performance.now();
+      await prepareFormat(dirs, format, keep);
+      prepareMs[format] = performance.now() - t0;
+    }
+    const store = await timeLoad(gpu, programs, { ...o, dataDir: formatDir(dirs, 'store') }, 'auto');
+    const parquet = await timeLoad(gpu, programs, { ...o, dataDir: formatDir(dirs, 'parquet') }, 'auto');
+    const duckdbParquetMs = await timeDuckLoad(o, formatDir(dirs, 'parquet'), 'parquet', schema, keep);
+    return {
+      sf: o.sf,
+      adapter: gpu.adapterName,
+      bytes,
+      rows: device.rows,
+      host: host.timing,
+      device: device.timing,
+      duckdbMs,
+      store: store.timing,
+      parquet: parquet.timing,
+      duckdbParquetMs,
+      storeBytes: folderBytes(formatDir(dirs, 'store')),
+      parquetBytes: folderBytes(formatDir(dirs, 'parquet')),
+      prepareMs,
+      ...(upload ? { upload } : {}),
+    };
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** Median time of DuckDB loading the `keep` columns of the tables' files in `dir`. */
+async function timeDuckLoad(o: LoadBenchOptions, dir: string, format: 'tbl' | 'parquet', schema: readonly RelationDecl[], keep: ReadonlyMap<string, readonly number[]>): Promise<number> {
+  const times: number[] = [];
   for (let i = 0; i < (o.warmup ?? 1) + (o.runs ?? 3); i++) {
     const t0 = performance.now();
-    const db = await TblDuckDb.open(o.dataDir, schema, o.duckdbThreads, 'tbl', keep);
-    if (i >= (o.warmup ?? 1)) duck.push(performance.now() - t0);
+    const db = await TblDuckDb.open(dir, schema, o.duckdbThreads, format, keep);
+    if (i >= (o.warmup ?? 1)) times.push(performance.now() - t0);
     db.close();
   }
-  return { sf: o.sf, adapter: gpu.adapterName, bytes, rows: device.rows, host: host.timing, device: device.timing, duckdbMs: median(duck), ...(upload ? { upload } : {}) };
+  return median(times);
+}
+
+/** Bytes of the files under `dir`. */
+function folderBytes(dir: string): number {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .reduce((n, e) => n + statSync(join(e.parentPath, e.name)).size, 0);
 }
 
 export function formatLoadReport(r: LoadBenchReport): string {
-  const mbps = (ms: number): string => fmt(r.bytes / 1e6 / (ms / 1000), 1);
-  const line = (name: string, t: LoadTiming | undefined, ms: number): string =>
-    `${name.padEnd(14)}${fmt(ms, 1).padStart(11)}${(t ? fmt(t.parseMs, 1) : '-').padStart(11)}${(t ? fmt(t.deviceLoadMs, 1) : '-').padStart(13)}${mbps(ms).padStart(8)}${fmt(ms / r.duckdbMs, 2).padStart(10)}`;
+  const mbps = (bytes: number, ms: number): string => fmt(bytes / 1e6 / (ms / 1000), 1);
+  const line = (name: string, t: LoadTiming | undefined, ms: number, bytes: number, peer: number): string =>
+    `${name.padEnd(16)}${fmt(ms, 1).padStart(11)}${(t ? fmt(t.parseMs, 1) : '-').padStart(11)}${(t ? fmt(t.deviceLoadMs, 1) : '-').padStart(13)}${mbps(bytes, ms).padStart(8)}${fmt(ms / peer, 2).padStart(10)}`;
   return [
     `TPC-H load at SF ${r.sf}: ${(r.bytes / 1e6).toFixed(1)} MB of .tbl (the columns the 22 queries read), ${r.rows} rows; adapter: ${r.adapter}`,
-    `${'load'.padEnd(14)}${'total ms'.padStart(11)}${'parse ms'.padStart(11)}${'device ms'.padStart(13)}${'MB/s'.padStart(8)}${'x duckdb'.padStart(10)}`,
-    line('vixen host', r.host, r.host.ms),
-    line('vixen device', r.device, r.device.ms),
-    line('duckdb', undefined, r.duckdbMs),
+    `store: ${(r.storeBytes / 1e6).toFixed(1)} MB (made in ${fmt(r.prepareMs.store, 0)} ms); Parquet: ${(r.parquetBytes / 1e6).toFixed(1)} MB (written by DuckDB in ${fmt(r.prepareMs.parquet, 0)} ms)`,
+    `${'load'.padEnd(16)}${'total ms'.padStart(11)}${'read ms'.padStart(11)}${'device ms'.padStart(13)}${'MB/s'.padStart(8)}${'x duckdb'.padStart(10)}`,
+    line('vixen host', r.host, r.host.ms, r.bytes, r.duckdbMs),
+    line('vixen device', r.device, r.device.ms, r.bytes, r.duckdbMs),
+    line('duckdb', undefined, r.duckdbMs, r.bytes, r.duckdbMs),
+    line('vixen store', r.store, r.store.ms, r.storeBytes, r.duckdbMs),
+    line('vixen parquet', r.parquet, r.parquet.ms, r.parquetBytes, r.duckdbParquetMs),
+    line('duckdb parquet', undefined, r.duckdbParquetMs, r.parquetBytes, r.duckdbParquetMs),
     `parsed on the device: ${r.device.parsedOnDevice.length === TPCH_TABLES.length ? 'all tables' : r.device.parsedOnDevice.join(', ') || 'none'}` +
-      `; device vs host: ${fmt(r.host.ms / r.device.ms, 2)}x`,
+      `; device vs host: ${fmt(r.host.ms / r.device.ms, 2)}x. MB/s: of the files read; x duckdb: over DuckDB's load of .tbl (store too) or Parquet`,
     ...(r.upload ? ['', formatUploadReport(r.upload)] : []),
   ].join('\n');
 }
