@@ -65,7 +65,10 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
   // A chunk's text, and for lines of 8 bytes and more its rows, spans and string table, fit one binding each (a
   // chunk with more rows than that is given up: DeviceLimitError).
   const chunkBytes = Math.max(4, Math.min(file.chunkBytes ?? PARSE_CHUNK_BYTES, Math.floor(g.limits.maxStorageBufferBindingSize / Math.max(8, 2 * width))));
-  const chunks = lineChunks(file.path, chunkBytes);
+  // Buffers of chunks whose strings were cut, read into again: a fresh 64 MiB buffer per chunk made the garbage
+  // collector run full collections over the load's strings again and again.
+  const spare: ArrayBuffer[] = [];
+  const chunks = lineChunks(file.path, chunkBytes, spare);
   // The next chunk is read while the device parses this one. A read that fails while a chunk is parsed is handled
   // (it would end the process as an unhandled rejection) and reported when awaited.
   const readAhead = (): Promise<IteratorResult<Buffer>> => {
@@ -97,11 +100,13 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
       const { chunk, parsed } = inFlight.shift()!;
       const part = await parsed;
       file.onBytes?.(chunk.length);
-      if (part.rows.count === 0) continue;
-      parts.push(part.rows);
-      const map = new Uint32Array(part.distinct.length / 2);
-      for (let d = 0; d < map.length; d++) map[d] = interner.id(chunk, part.distinct[2 * d]!, part.distinct[2 * d + 1]!, 0);
-      maps.push(map);
+      if (part.rows.count > 0) {
+        parts.push(part.rows);
+        const map = new Uint32Array(part.distinct.length / 2);
+        for (let d = 0; d < map.length; d++) map[d] = interner.id(chunk, part.distinct[2 * d]!, part.distinct[2 * d + 1]!, 0);
+        maps.push(map);
+      }
+      spare.push(chunk.buffer as ArrayBuffer);
     }
   } catch (e) {
     // Chunks still being parsed finish first; their rows go back with the others.
@@ -238,16 +243,20 @@ function chunkWords(chunk: Buffer): Uint32Array {
 /**
  * The file's bytes in chunks of whole lines, each at least `chunkBytes` long where the file has that many left (a
  * longer line makes a longer chunk), a UTF-8 BOM at the start dropped; the last ends with a newline added when the
- * file does not end with one.
+ * file does not end with one. Each chunk is a view of a buffer of its own, read from `spare` where one fits.
  */
-async function* lineChunks(path: string, chunkBytes: number): AsyncGenerator<Buffer> {
+async function* lineChunks(path: string, chunkBytes: number, spare: ArrayBuffer[]): AsyncGenerator<Buffer> {
   const fh = await open(path, 'r');
   try {
     let carry = Buffer.alloc(0);
     let first = true;
     for (;;) {
-      // Room for a final newline and the last word's padding; large buffers start 4-byte aligned (chunkWords).
-      const buf = Buffer.allocUnsafe(carry.length + chunkBytes + 4);
+      // Room for a final newline and the last word's padding; large buffers start 4-byte aligned (chunkWords). A
+      // spare one large enough is read into again (the caller hands back those it is done with).
+      const need = carry.length + chunkBytes + 4;
+      const reused = spare.findIndex((b) => b.byteLength >= need);
+      // Never from Node's shared pool: a pooled buffer handed back would be written over under other Buffers.
+      const buf = reused >= 0 ? Buffer.from(spare.splice(reused, 1)[0]!) : Buffer.allocUnsafeSlow(need);
       carry.copy(buf, 0);
       const { bytesRead } = await fh.read(buf, carry.length, chunkBytes, null);
       const len = carry.length + bytesRead;
