@@ -23,7 +23,9 @@ export function checksum(bytes: Uint8Array, crc = 0): number {
  * longer or changed is a VixenError naming the file.
  */
 export class StoreFileReader {
-  private at = 0;
+  /** Bytes asked for so far (reads may be in flight), and bytes checked (in order). */
+  private fetched = 0;
+  private checked = 0;
   private crc = 0;
 
   private constructor(
@@ -47,21 +49,36 @@ export class StoreFileReader {
     return new StoreFileReader(path, file, handle);
   }
 
-  /** Fills `into` with the file's next bytes. */
-  async read(into: Uint8Array): Promise<void> {
+  /**
+   * Fills `into` with the file's next bytes, unchecked: a second fetch may start before this one ends (it reads the
+   * bytes after these). Each fetched piece goes to `check`, in order.
+   */
+  async fetch(into: Uint8Array): Promise<void> {
+    const from = this.fetched;
+    this.fetched += into.length;
     for (let done = 0; done < into.length; ) {
-      const { bytesRead } = await this.handle.read(into, done, Math.min(STEP, into.length - done), this.at);
-      if (bytesRead === 0) throw storeError(`store file ${this.path} ended after ${this.at} of ${this.file.bytes} bytes`);
-      this.at += bytesRead;
+      const { bytesRead } = await this.handle.read(into, done, Math.min(STEP, into.length - done), from + done);
+      if (bytesRead === 0) throw storeError(`store file ${this.path} ended after ${from + done} of ${this.file.bytes} bytes`);
       done += bytesRead;
     }
-    this.crc = checksum(into, this.crc);
+  }
+
+  /** Adds the next fetched piece to the checksum. */
+  check(bytes: Uint8Array): void {
+    this.crc = checksum(bytes, this.crc);
+    this.checked += bytes.length;
+  }
+
+  /** Fills `into` with the file's next bytes, checked. */
+  async read(into: Uint8Array): Promise<void> {
+    await this.fetch(into);
+    this.check(into);
   }
 
   /** Checks that the whole file was read and its CRC-32 is the manifest's, and closes it. */
   async finish(): Promise<void> {
     await this.close();
-    if (this.at !== this.file.bytes) throw new Error(`internal: ${this.at} of ${this.file.bytes} bytes of ${this.path} read`);
+    if (this.checked !== this.file.bytes) throw new Error(`internal: ${this.checked} of ${this.file.bytes} bytes of ${this.path} read`);
     if (this.crc !== this.file.crc32) throw storeError(`store file ${this.path} is corrupt: its CRC-32 differs from the manifest's (import the facts again)`);
   }
 

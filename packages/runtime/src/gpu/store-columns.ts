@@ -15,13 +15,45 @@ import { internals, type Gpu } from './device.js';
 import { ParsedRows } from './parsed-rows.js';
 import { memoShaders, Recorder } from './recorder.js';
 import { acquireBound, allocRelation, bound, releaseRelation, syncCounts, type DeviceRelation } from './relations.js';
-import { defaultUploadPlan, uploadBytes } from './upload.js';
+import { defaultUploadPlan, uploadBytes, type UploadFill, type UploadPlan } from './upload.js';
+
+/**
+ * An UploadFill of the next `total` bytes of `reader`, in pieces of at most the buffers' size (uploadBytes asks for
+ * full pieces but the last): the next piece is read while this one is checked and copied into the staging buffer.
+ */
+function readAhead(reader: StoreFileReader, total: number, buffers: readonly [Uint8Array, Uint8Array]): UploadFill {
+  let fetched = 0;
+  let k = 0;
+  let next: Promise<Uint8Array> | undefined;
+  const fetch = (bytes: number): Promise<Uint8Array> => {
+    k ^= 1;
+    const into = buffers[k]!.subarray(0, bytes);
+    fetched += bytes;
+    const read = reader.fetch(into).then(() => into);
+    // Awaited by the next fill; an upload that failed before then must not leave it unhandled.
+    read.catch(() => undefined);
+    return read;
+  };
+  return async (into) => {
+    const bytes = await (next ?? fetch(into.length));
+    if (bytes.length !== into.length) throw new Error(`internal: read ahead ${bytes.length} bytes for a piece of ${into.length}`);
+    next = fetched < total ? fetch(Math.min(buffers[0].length, total - fetched)) : undefined;
+    reader.check(bytes);
+    into.set(bytes);
+  };
+}
 
 /**
  * The kept columns of `read` as rows on the device, strings as ids of `strings`; undefined for rows of no word
- * (the host counts those).
+ * (the host counts those). `plan`: how pieces are uploaded (tests use small pieces).
  */
-export async function loadStoreOnDevice(gpu: Gpu, read: StoreRelationRead, strings: StringInterner, step: (bytes: number) => void): Promise<DeviceRows | undefined> {
+export async function loadStoreOnDevice(
+  gpu: Gpu,
+  read: StoreRelationRead,
+  strings: StringInterner,
+  step: (bytes: number) => void,
+  plan: UploadPlan = defaultUploadPlan(gpu),
+): Promise<DeviceRows | undefined> {
   const g = internals(gpu);
   const widths = read.columns.map((c) => rowWords([c.type]));
   const width = widths.reduce((n, w) => n + w, 0);
@@ -44,9 +76,10 @@ export async function loadStoreOnDevice(gpu: Gpu, read: StoreRelationRead, strin
     step(c.dictionary.bytes.bytes + c.dictionary.offsets.bytes);
   }
   const shaders = memoShaders({ storeColumn: true }, () => storeColumnShaders());
-  const plan = defaultUploadPlan(gpu);
-  // Pieces are read into host memory first: the CRC reads them, and mapped staging memory is slow to read.
-  const host = new Uint8Array(Math.min(plan.chunkBytes, Math.max(...read.columns.map((c) => c.bytes))));
+  // Pieces are read into host memory first (the CRC reads them, and mapped staging memory is slow to read), each
+  // while the one before is checked and copied on: two buffers.
+  const piece = Math.min(plan.chunkBytes, Math.max(...read.columns.map((c) => c.bytes)));
+  const host: [Uint8Array, Uint8Array] = [new Uint8Array(piece), new Uint8Array(piece)];
   const readers: StoreFileReader[] = [];
   const parts: DeviceRelation[] = [];
   const state = acquireBound(g, 1, 'store load state');
@@ -65,11 +98,7 @@ export async function loadStoreOnDevice(gpu: Gpu, read: StoreRelationRead, strin
         const w = widths[k]!;
         const column = acquireBound(g, rows * w, `column ${read.columns[k]!.name} of ${read.name}`);
         try {
-          await uploadBytes(gpu, column.buffer, 0, rows * w * 4, async (into) => {
-            const piece = host.subarray(0, into.length);
-            await reader.read(piece);
-            into.set(piece);
-          }, plan);
+          await uploadBytes(gpu, column.buffer, 0, rows * w * 4, readAhead(reader, rows * w * 4, host), plan);
           const rec = new Recorder(g, shaders);
           rec.dispatch('storeColumn', [column, bound(rel), state], [rows, width, at, w], rows, Uint32Array.of(bases[k]!, sizes[k]!, read.columns[k]!.dictionary ? 1 : 0));
           await rec.submit();
