@@ -4,7 +4,8 @@
  * device finds the records, splits them and converts the kept columns into row words, one relation chunk per file
  * chunk. The device also finds each chunk's distinct string fields (hashing their bytes) and writes each field's
  * distinct index into its row word; only the distinct strings' spans come back, and the host cuts their text from
- * the chunk it read, interned by bytes across chunks, so no row costs host work. Once the run's dictionary is known
+ * the chunk it read, interned by bytes across chunks (unless most are distinct: names, comments), so no row costs
+ * host work. Once the run's dictionary is known
  * a pass maps the indices to dictionary ids (`deviceRowsRelation`). CSV quoted fields are parsed on the device too
  * (quotes doubled inside, newlines inside). Anything the device does not take exactly as io's host parser does
  * (malformed quoting, a chunk cut inside a quoted field, a NUL byte, invalid UTF-8, a CR ending the file, a field in
@@ -60,8 +61,10 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
   const internShaders = offsets.length > 0 ? memoShaders({ parseIntern: [width, offsets] }, () => parseInternShaders(width, offsets)) : undefined;
   const interner = new ByteInterner();
   const parts: DeviceRelation[] = [];
-  /** Per part, its distinct strings as ids of `interner`. */
-  const maps: Uint32Array[] = [];
+  /** Per part, its distinct strings: ids of `interner`, or their text (a chunk of mostly distinct strings). */
+  const maps: Array<Uint32Array | string[]> = [];
+  // A CSV string's span is a quoted field's inside (an unquoted one has no quote): its quotes come doubled.
+  const unquoted = (raw: string): string => (format.quoting && raw.includes('"') ? raw.replaceAll('""', '"') : raw);
   // A chunk's text, and for lines of 8 bytes and more its rows, spans and string table, fit one binding each (a
   // chunk with more rows than that is given up: DeviceLimitError).
   const chunkBytes = Math.max(4, Math.min(file.chunkBytes ?? PARSE_CHUNK_BYTES, Math.floor(g.limits.maxStorageBufferBindingSize / Math.max(8, 2 * width))));
@@ -102,9 +105,18 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
       file.onBytes?.(chunk.length);
       if (part.rows.count > 0) {
         parts.push(part.rows);
-        const map = new Uint32Array(part.distinct.length / 2);
-        for (let d = 0; d < map.length; d++) map[d] = interner.id(chunk, part.distinct[2 * d]!, part.distinct[2 * d + 1]!, 0);
-        maps.push(map);
+        const distinct = part.distinct.length / 2;
+        if (distinct > DISTINCT_SHARE * part.rows.count * offsets.length) {
+          // Names, comments: strings seldom seen in another chunk, so interning them across chunks (hashing and
+          // copying each) would merge next to none; each is decoded here, the dictionary merges the few repeats.
+          const texts = new Array<string>(distinct);
+          for (let d = 0; d < distinct; d++) texts[d] = unquoted(chunk.toString('utf8', part.distinct[2 * d]!, part.distinct[2 * d + 1]!));
+          maps.push(texts);
+        } else {
+          const map = new Uint32Array(distinct);
+          for (let d = 0; d < distinct; d++) map[d] = interner.id(chunk, part.distinct[2 * d]!, part.distinct[2 * d + 1]!, 0);
+          maps.push(map);
+        }
       }
       spare.push(chunk.buffer as ArrayBuffer);
     }
@@ -127,17 +139,14 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
   const table = interner.table();
   const text = Buffer.from(table.bytes.buffer, table.bytes.byteOffset, table.bytes.byteLength);
   const runIds = new Uint32Array(table.ends.length);
-  for (let s = 0; s < runIds.length; s++) {
-    const raw = text.toString('utf8', s === 0 ? 0 : table.ends[s - 1]!, table.ends[s]!);
-    // A CSV string's span is a quoted field's inside (an unquoted one has no quote): its quotes come doubled.
-    runIds[s] = strings.add(format.quoting && raw.includes('"') ? raw.replaceAll('""', '"') : raw);
-  }
+  for (let s = 0; s < runIds.length; s++) runIds[s] = strings.add(unquoted(text.toString('utf8', s === 0 ? 0 : table.ends[s - 1]!, table.ends[s]!)));
   const all = new Uint32Array(maps.reduce((n, m) => n + m.length, 0));
   const mapStarts: number[] = [];
   let at = 0;
   for (const m of maps) {
     mapStarts.push(at);
-    for (let i = 0; i < m.length; i++) all[at + i] = runIds[m[i]!]!;
+    if (Array.isArray(m)) for (let i = 0; i < m.length; i++) all[at + i] = strings.add(m[i]!);
+    else for (let i = 0; i < m.length; i++) all[at + i] = runIds[m[i]!]!;
     at += m.length;
   }
   return new ParsedRows(gpu, chunkedOf(parts, width), all, mapStarts);
@@ -148,6 +157,12 @@ interface ParsedChunk {
   rows: DeviceRelation;
   distinct: Uint32Array;
 }
+
+/**
+ * A chunk whose distinct strings pass this share of its string fields has its strings decoded as they are, not
+ * interned across chunks (see parseTextOnDevice).
+ */
+const DISTINCT_SHARE = 0.25;
 
 /** Chunks parsed at once (each holds its text, rows and string tables on the device). */
 const CHUNKS_IN_FLIGHT = 2;
