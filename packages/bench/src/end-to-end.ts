@@ -10,8 +10,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RelationDecl, Row } from '@vixen/queryplan';
 import { EncodedFacts, importStore, loadFactsDirInto } from '@vixen/io';
-import { Database, type Program } from '@vixen/runtime';
-import { internals, releaseRelation, uploadRelation, type Gpu } from '@vixen/runtime/gpu';
+import { Database, factsLoader, type Program } from '@vixen/runtime';
+import { internals, loadStoreOnDevice, releaseRelation, uploadRelationStaged, type DeviceRelation, type Gpu } from '@vixen/runtime/gpu';
 import { compareAnswers } from './answers.js';
 import { columnsRead, firstLine, fmt, geomean, resultTypes } from './tbl-suite.js';
 import { TblDuckDb } from './tbl-duckdb.js';
@@ -96,7 +96,10 @@ export async function prepareFormat(o: FormatDirs, format: EndToEndFormat, keep:
   }
 }
 
-/** The `keep` columns of every table read and uploaded, until the device's queue has done the copies. */
+/**
+ * The `keep` columns of every table read and uploaded as a run loads them (text parsed where `auto` says, a store
+ * read straight into device memory, host rows through the staging ring), until the device's queue has done the copies.
+ */
 async function vixenLoadAll(gpu: Gpu, o: EndToEndOptions, format: EndToEndFormat, keep: ReadonlyMap<string, readonly number[]>): Promise<number> {
   const t0 = performance.now();
   const facts = new EncodedFacts();
@@ -106,12 +109,16 @@ async function vixenLoadAll(gpu: Gpu, o: EndToEndOptions, format: EndToEndFormat
     const kept = keep.get(r.name) ?? r.columns.map((_, i) => i);
     return { ...r, columns: kept.map((c) => r.columns[c]!), pruned: { sourceColumns: r.columns, loadColumns: [...kept] } };
   });
-  await loadFactsDirInto(formatDir(o, format), decls, names, [], facts);
-  const uploaded = [...facts.relations.values()].map((rel) => uploadRelation(gpu, rel.pieces(), rel.width, rel.count));
+  const uploaded: DeviceRelation[] = [];
   try {
+    await loadFactsDirInto(formatDir(o, format), decls, names, [], facts, factsLoader(gpu, 'auto'), undefined, false, (read, strings, step) =>
+      loadStoreOnDevice(gpu, read, strings, step),
+    );
+    for (const rel of facts.relations.values()) if (rel.count > 0) uploaded.push(await uploadRelationStaged(gpu, rel.pieces(), rel.width, rel.count));
     await internals(gpu).device.queue.onSubmittedWorkDone();
     return performance.now() - t0;
   } finally {
+    facts.releaseDevice();
     for (const rel of uploaded) releaseRelation(gpu, rel);
   }
 }
