@@ -288,6 +288,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
     .option('--runs <n>', 'timed loads of each kind (median reported)', '3')
     .option('--warmup <n>', 'untimed loads first', '1')
     .option('--seed <n>', 'generator seed', '1')
+    .option('--formats <list>', `the inputs loaded, of ${END_TO_END_FORMATS.join(', ')} (tbl: parsed on the host and on the device)`, END_TO_END_FORMATS.join(','))
     .option('--upload-bytes <size>', 'bytes of the upload rows (host -> device GB/s by method), e.g. 1GiB; 0: none (default 1GiB, 16MiB on a CPU adapter)')
     .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
     .action(async (raw: unknown) => {
@@ -300,6 +301,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
           bench: (gpu, common) =>
             benchLoad(gpu, {
               ...common,
+              formats: opts.formats,
               ...(uploadBytes !== undefined ? { uploadBytes } : {}),
               onUpload: (c) => err(`  upload ${c.method} (${c.source}): ${c.gbPerSecond.toFixed(2)} GB/s\n`),
             }),

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compile, Database, type Gpu, type ParseMode, type Program } from '@vixen/runtime';
 import type { RelationDecl } from '@vixen/queryplan';
-import { formatDir, prepareFormat, type FormatDirs } from '../end-to-end.js';
+import { END_TO_END_FORMATS, formatDir, prepareFormat, type EndToEndFormat, type FormatDirs } from '../end-to-end.js';
 import { median } from '../operators.js';
 import { TblDuckDb } from '../tbl-duckdb.js';
 import { columnsRead, fmt, type TblBenchOptions } from '../tbl-suite.js';
@@ -28,6 +28,8 @@ export type LoadBenchOptions = Pick<TblBenchOptions<never>, 'sf' | 'dataDir' | '
   uploadBytes?: number;
   /** Hears of each upload row as it is measured (progress). */
   onUpload?: (c: UploadCase) => void;
+  /** The inputs loaded: tbl (parsed on the host and on the device), store, parquet; default all. */
+  formats?: readonly EndToEndFormat[];
 };
 
 export interface LoadTiming {
@@ -46,20 +48,15 @@ export interface LoadBenchReport {
   adapter: string;
   bytes: number;
   rows: number;
-  host: LoadTiming;
-  device: LoadTiming;
+  /** DuckDB loading the same columns of the .tbl files (read_csv): the peer of the .tbl and store rows. */
   duckdbMs: number;
+  /** Rows of the formats below (absent: a format not asked for). */
+  host?: LoadTiming;
+  device?: LoadTiming;
   /** The same columns from a store (`vixen import --columns read` of the .tbl files). */
-  store: LoadTiming;
-  /** The same columns from Parquet files DuckDB wrote from its .tbl load. */
-  parquet: LoadTiming;
-  /** DuckDB loading the same columns of the same Parquet files (read_parquet). */
-  duckdbParquetMs: number;
-  /** Bytes of the store's files and of the Parquet files. */
-  storeBytes: number;
-  parquetBytes: number;
-  /** Making the store and the Parquet files (not part of any load). */
-  prepareMs: { store: number; parquet: number };
+  store?: LoadTiming & { bytes: number; prepareMs: number };
+  /** The same columns from Parquet files DuckDB wrote from its .tbl load, and DuckDB's read_parquet of them. */
+  parquet?: LoadTiming & { bytes: number; prepareMs: number; duckdbMs: number };
   /** Host-to-device upload bandwidth by method, measured first. */
   upload?: UploadReport;
 }
@@ -110,37 +107,28 @@ export async function benchLoad(gpu: Gpu, o: LoadBenchOptions): Promise<LoadBenc
   const bytes = TPCH_TABLES.reduce((n, t) => n + statSync(join(o.dataDir, `${t}.tbl`)).size, 0);
   const uploadSize = o.uploadBytes ?? (gpu.software ? 16 : 1024) * 2 ** 20;
   const upload = uploadSize > 0 ? await benchUpload(gpu, uploadSize, o.runs ?? 3, o.warmup ?? 1, o.onUpload) : undefined;
-  const host = await timeLoad(gpu, programs, o, 'host');
-  const device = await timeLoad(gpu, programs, o, 'device');
+  const formats = new Set(o.formats ?? END_TO_END_FORMATS);
+  const host = formats.has('tbl') ? await timeLoad(gpu, programs, o, 'host') : undefined;
+  const device = formats.has('tbl') ? await timeLoad(gpu, programs, o, 'device') : undefined;
   const duckdbMs = await timeDuckLoad(o, o.dataDir, 'tbl', schema, keep);
+  const report: LoadBenchReport = { sf: o.sf, adapter: gpu.adapterName, bytes, rows: 0, duckdbMs, ...(upload ? { upload } : {}) };
+  if (host && device) Object.assign(report, { rows: device.rows, host: host.timing, device: device.timing });
   const work = mkdtempSync(join(tmpdir(), 'vixen-load-'));
   try {
     const dirs: FormatDirs = { dataDir: o.dataDir, workDir: work, schema, ...(o.duckdbThreads !== undefined ? { duckdbThreads: o.duckdbThreads } : {}) };
-    const prepareMs = { store: 0, parquet: 0 };
     for (const format of ['store', 'parquet'] as const) {
+      if (!formats.has(format)) continue;
       const t0 = performance.now();
       await prepareFormat(dirs, format, keep);
-      prepareMs[format] = performance.now() - t0;
+      const prepareMs = performance.now() - t0;
+      const dir = formatDir(dirs, format);
+      const { timing, rows } = await timeLoad(gpu, programs, { ...o, dataDir: dir }, 'auto');
+      report.rows ||= rows;
+      const files = { ...timing, bytes: folderBytes(dir), prepareMs };
+      if (format === 'store') report.store = files;
+      else report.parquet = { ...files, duckdbMs: await timeDuckLoad(o, dir, 'parquet', schema, keep) };
     }
-    const store = await timeLoad(gpu, programs, { ...o, dataDir: formatDir(dirs, 'store') }, 'auto');
-    const parquet = await timeLoad(gpu, programs, { ...o, dataDir: formatDir(dirs, 'parquet') }, 'auto');
-    const duckdbParquetMs = await timeDuckLoad(o, formatDir(dirs, 'parquet'), 'parquet', schema, keep);
-    return {
-      sf: o.sf,
-      adapter: gpu.adapterName,
-      bytes,
-      rows: device.rows,
-      host: host.timing,
-      device: device.timing,
-      duckdbMs,
-      store: store.timing,
-      parquet: parquet.timing,
-      duckdbParquetMs,
-      storeBytes: folderBytes(formatDir(dirs, 'store')),
-      parquetBytes: folderBytes(formatDir(dirs, 'parquet')),
-      prepareMs,
-      ...(upload ? { upload } : {}),
-    };
+    return report;
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -169,18 +157,22 @@ export function formatLoadReport(r: LoadBenchReport): string {
   const mbps = (bytes: number, ms: number): string => fmt(bytes / 1e6 / (ms / 1000), 1);
   const line = (name: string, t: LoadTiming | undefined, ms: number, bytes: number, peer: number): string =>
     `${name.padEnd(16)}${fmt(ms, 1).padStart(11)}${(t ? fmt(t.parseMs, 1) : '-').padStart(11)}${(t ? fmt(t.deviceLoadMs, 1) : '-').padStart(13)}${mbps(bytes, ms).padStart(8)}${fmt(ms / peer, 2).padStart(10)}`;
+  const made = (what: string, f: { bytes: number; prepareMs: number } | undefined, how: string): string[] =>
+    f ? [`${what}: ${(f.bytes / 1e6).toFixed(1)} MB (${how} in ${fmt(f.prepareMs, 0)} ms)`] : [];
   return [
     `TPC-H load at SF ${r.sf}: ${(r.bytes / 1e6).toFixed(1)} MB of .tbl (the columns the 22 queries read), ${r.rows} rows; adapter: ${r.adapter}`,
-    `store: ${(r.storeBytes / 1e6).toFixed(1)} MB (made in ${fmt(r.prepareMs.store, 0)} ms); Parquet: ${(r.parquetBytes / 1e6).toFixed(1)} MB (written by DuckDB in ${fmt(r.prepareMs.parquet, 0)} ms)`,
+    ...made('store', r.store, 'vixen import --columns read'),
+    ...made('Parquet', r.parquet, 'written by DuckDB'),
     `${'load'.padEnd(16)}${'total ms'.padStart(11)}${'read ms'.padStart(11)}${'device ms'.padStart(13)}${'MB/s'.padStart(8)}${'x duckdb'.padStart(10)}`,
-    line('vixen host', r.host, r.host.ms, r.bytes, r.duckdbMs),
-    line('vixen device', r.device, r.device.ms, r.bytes, r.duckdbMs),
+    ...(r.host ? [line('vixen host', r.host, r.host.ms, r.bytes, r.duckdbMs)] : []),
+    ...(r.device ? [line('vixen device', r.device, r.device.ms, r.bytes, r.duckdbMs)] : []),
     line('duckdb', undefined, r.duckdbMs, r.bytes, r.duckdbMs),
-    line('vixen store', r.store, r.store.ms, r.storeBytes, r.duckdbMs),
-    line('vixen parquet', r.parquet, r.parquet.ms, r.parquetBytes, r.duckdbParquetMs),
-    line('duckdb parquet', undefined, r.duckdbParquetMs, r.parquetBytes, r.duckdbParquetMs),
-    `parsed on the device: ${r.device.parsedOnDevice.length === TPCH_TABLES.length ? 'all tables' : r.device.parsedOnDevice.join(', ') || 'none'}` +
-      `; device vs host: ${fmt(r.host.ms / r.device.ms, 2)}x. MB/s: of the files read; x duckdb: over DuckDB's load of .tbl (store too) or Parquet`,
+    ...(r.store ? [line('vixen store', r.store, r.store.ms, r.store.bytes, r.duckdbMs)] : []),
+    ...(r.parquet ? [line('vixen parquet', r.parquet, r.parquet.ms, r.parquet.bytes, r.parquet.duckdbMs), line('duckdb parquet', undefined, r.parquet.duckdbMs, r.parquet.bytes, r.parquet.duckdbMs)] : []),
+    ...(r.host && r.device
+      ? [`parsed on the device: ${r.device.parsedOnDevice.length === TPCH_TABLES.length ? 'all tables' : r.device.parsedOnDevice.join(', ') || 'none'}; device vs host: ${fmt(r.host.ms / r.device.ms, 2)}x`]
+      : []),
+    'MB/s: of the files read; x duckdb: over DuckDB\'s load of .tbl (for the store too) or of Parquet',
     ...(r.upload ? ['', formatUploadReport(r.upload)] : []),
   ].join('\n');
 }
