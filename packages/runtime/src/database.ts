@@ -24,7 +24,7 @@ import { loadStoreOnDevice } from './gpu/store-columns.js';
 import { factsLoader } from './facts-parse.js';
 import type { ParseMode } from './parse-mode.js';
 import type { ResidentRelations } from './executor.js';
-import { downloadRelation, releaseRelation, uploadRelation, type DeviceRelation, type Gpu } from './gpu/index.js';
+import { downloadRelation, releaseRelation, uploadRelationStaged, type DeviceRelation, type Gpu } from './gpu/index.js';
 import { runLimits, type Program, type RunOptions, type RunResult } from './program.js';
 import { leaves } from './gpu/chunks.js';
 import { DeviceFault } from './gpu/device-fault.js';
@@ -273,7 +273,7 @@ export class Database {
       const words = await downloadRelation(this.gpu, e.relation);
       const width = e.relation.width;
       for (const off of e.stringWords) for (let at = off; at < words.length; at += width) words[at] = map[words[at]!]!;
-      const next = uploadRelation(this.gpu, words, width, e.relation.count);
+      const next = await uploadRelationStaged(this.gpu, words, width, e.relation.count);
       releaseRelation(this.gpu, e.relation);
       e.relation = { ...next, canonical: e.relation.canonical ?? false };
     }
