@@ -78,6 +78,7 @@ function cases(gpu: Gpu): Array<{ method: string; source: UploadCase['source']; 
     },
     { method: `staging ring ${small} MiB x 4`, source: 'memory', body: words(plan('staging', small, 4)) },
     { method: `staging ring ${large} MiB x 4`, source: 'memory', body: words(plan('staging', large, 4)) },
+    { method: `staging ring ${small} MiB x 8`, source: 'memory', body: words(plan('staging', small, 8)) },
     { method: `staging ring ${large} MiB x 8`, source: 'memory', body: words(plan('staging', large, 8)) },
     {
       method: 'file read only (no device)',
@@ -89,6 +90,7 @@ function cases(gpu: Gpu): Array<{ method: string; source: UploadCase['source']; 
       },
     },
     { method: `file -> writeBuffer, ${large} MiB calls`, source: 'file', body: file(plan('write', large)) },
+    { method: `file -> staging ring ${small} MiB x 4`, source: 'file', body: file(plan('staging', small, 4)) },
     { method: `file -> staging ring ${large} MiB x 4`, source: 'file', body: file(plan('staging', large, 4)) },
   ];
 }
