@@ -10,8 +10,13 @@
  */
 import { defineTask, runAllInWorkers, sortDistinct, workerCount } from '@vixen/io';
 
-/** Below this many strings one thread sorts them: handing them to workers copies them. */
-const PARALLEL_STRINGS = 1 << 20;
+/**
+ * Below this many strings one thread sorts them: handing them to workers copies them. Not higher: the workers also
+ * give each string its id, and without those the facts' words are mapped through a map of every string (StringMap
+ * get and add took 6.8 s of the main thread over bench load --sf 1 on the lent H200 with this at 2^20: customer's
+ * and part's 150K-600K strings sorted on one thread).
+ */
+const PARALLEL_STRINGS = 1 << 16;
 
 /**
  * A worker's task: `order`, the indices of `strings`' distinct values in sorted order (the first index of each
