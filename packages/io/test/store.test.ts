@@ -13,6 +13,7 @@ import { EncodedFacts, loadFactsDir, loadFactsDirInto } from '../src/facts/index
 import { importStore } from '../src/store/import.js';
 import type { LoadProgress } from '../src/load-progress.js';
 import { STORE_MANIFEST } from '../src/store/manifest.js';
+import { StoreDictionary, writeDictionary } from '../src/store/dictionary.js';
 
 const root = mkdtempSync(join(tmpdir(), 'vixen-store-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -199,5 +200,20 @@ describe('columnar store', () => {
     expect(await failure(load(store, [retyped]))).toMatch(/^relation other, column 2 \(name\): the program declares int32, store .*store holds string \(column name\)$/);
     const narrower: RelationDecl = { ...otherDecl, columns: [other[0]!] };
     expect(await failure(load(store, [narrower]))).toMatch(/^relation other has 2 columns in store .*store, the program declares 1$/);
+  });
+
+  it('decodes a dictionary whole as its strings one by one decode: ASCII in windows past 64 MiB, and not ASCII', async () => {
+    const dir = mkdtempSync(join(root, 'dictionary-'));
+    // 1.2M ASCII strings of about 60 bytes: more than one 64 MiB window, strings cut at no window's edge.
+    const ascii = Array.from({ length: 1_200_000 }, (_, i) => `${String(i).padStart(8, '0')} ${'x'.repeat(i % 97)}`);
+    const other = ['', 'a', 'ünïcödé', '😀 z'];
+    for (const [name, strings] of [['ascii', ascii], ['other', other]] as const) {
+      const files = await writeDictionary(dir, name, strings);
+      const dictionary = await StoreDictionary.read(dir, files);
+      const texts = dictionary.texts();
+      expect(texts.length).toBe(strings.length);
+      expect(texts.findIndex((t, i) => t !== strings[i])).toBe(-1);
+      expect(dictionary.text(strings.length - 1)).toBe(strings.at(-1));
+    }
   });
 });

@@ -242,7 +242,8 @@ async function buildDictionary(
   for (const k of program.kernels) {
     for (const c of kernelConstants(k)) if (c.type === 'string') strings.push(c.value as string);
   }
-  const { dict, ids } = await dictionaryFor(strings, specs);
+  // The facts' strings come first: the interner's sorted runs are runs of `strings` too.
+  const { dict, ids } = await dictionaryFor(strings, specs, initial.strings.sortedRuns);
   // The facts' strings come first in `strings`: their ids, where the sort gave them, map the words without lookups.
   initial.remapStrings(ids ?? dict);
   return dict;

@@ -99,3 +99,45 @@ export async function sortDistinctInWorkers(strings: string[]): Promise<{ sorted
   }
   return { sorted: out, ids };
 }
+
+/** Runs merged at most: each output string compares the heads of all runs. */
+const MERGED_RUNS = 16;
+
+/**
+ * sortDistinctInWorkers where `runs` (ranges [start, end) of `strings`, disjoint) hold sorted, distinct strings: the
+ * runs and the other strings, sorted, are merged (a store's dictionaries are sorted already: no sort of millions of
+ * strings, no map). Undefined where the runs do not cover most of the strings or are too many to merge.
+ */
+export function mergeSortedRuns(strings: readonly string[], runs: ReadonlyArray<readonly [number, number]>): { sorted: string[]; ids: Uint32Array } | undefined {
+  const inRuns = runs.reduce((n, [a, b]) => n + b - a, 0);
+  if (runs.length === 0 || runs.length >= MERGED_RUNS || inRuns < strings.length / 2) return undefined;
+  const covered = new Uint8Array(strings.length);
+  for (const [a, b] of runs) covered.fill(1, a, b);
+  const rest: number[] = [];
+  for (let i = 0; i < strings.length; i++) if (covered[i] === 0) rest.push(i);
+  rest.sort((a, b) => (strings[a]! < strings[b]! ? -1 : strings[a]! > strings[b]! ? 1 : a - b));
+  // Each list's next index: a run's position, or a position in `rest`.
+  const lists: Array<{ at: number; end: number; index: (k: number) => number }> = runs.map(([a, b]) => ({ at: a, end: b, index: (k) => k }));
+  if (rest.length > 0) lists.push({ at: 0, end: rest.length, index: (k) => rest[k]! });
+  const sorted: string[] = [];
+  const ids = new Uint32Array(strings.length);
+  for (;;) {
+    let best = -1;
+    let bestText = '';
+    for (let l = 0; l < lists.length; l++) {
+      const list = lists[l]!;
+      if (list.at === list.end) continue;
+      const t = strings[list.index(list.at)]!;
+      if (best < 0 || t < bestText) {
+        best = l;
+        bestText = t;
+      }
+    }
+    if (best < 0) break;
+    const list = lists[best]!;
+    if (sorted.length === 0 || sorted[sorted.length - 1] !== bestText) sorted.push(bestText);
+    ids[list.index(list.at)] = sorted.length - 1;
+    list.at++;
+  }
+  return { sorted, ids };
+}

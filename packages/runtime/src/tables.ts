@@ -5,7 +5,7 @@
 import type { TableSpec } from '@vixen/codegen-wgsl';
 import { builtinTable, evalBuiltin, type Value } from '@vixen/queryplan';
 import { StringDictionary } from '@vixen/io';
-import { sortDistinctInWorkers } from './sort-strings.js';
+import { mergeSortedRuns, sortDistinctInWorkers } from './sort-strings.js';
 
 /**
  * `strings` plus every string the substring tables can produce from them, repeatedly (a substring of a
@@ -47,9 +47,15 @@ const closedOver = new WeakMap<StringDictionary, ReadonlySet<string>>();
  * The order-preserving dictionary of `strings` closed over the substring tables among `specs` (sorted on workers when
  * large), and where the workers gave them, `ids`: per string of `strings` (an array, without substring tables), its id.
  */
-export async function dictionaryFor(strings: Iterable<string>, specs: readonly TableSpec[]): Promise<{ dict: StringDictionary; ids?: Uint32Array }> {
+export async function dictionaryFor(
+  strings: Iterable<string>,
+  specs: readonly TableSpec[],
+  /** Ranges of `strings` (an array) that are sorted and distinct already (StringInterner.sortedRuns). */
+  sortedRuns: ReadonlyArray<readonly [number, number]> = [],
+): Promise<{ dict: StringDictionary; ids?: Uint32Array }> {
   const all = closeOverSubstrings(strings, specs);
-  const { sorted, ids } = await sortDistinctInWorkers([...all]);
+  const merged = all === strings && Array.isArray(strings) ? mergeSortedRuns(strings, sortedRuns) : undefined;
+  const { sorted, ids } = merged ?? (await sortDistinctInWorkers([...all]));
   const dict = new StringDictionary(sorted, true);
   closedOver.set(dict, new Set(specs.filter((s) => s.fn === 'string:substring').map(specKey)));
   return all === strings && Array.isArray(strings) && ids ? { dict, ids } : { dict };

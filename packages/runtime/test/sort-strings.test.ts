@@ -1,7 +1,7 @@
 /** The dictionary's string sort on worker threads: the same strings, in the same order, as one thread's sort. */
 import { describe, expect, it } from 'vitest';
 import { sortDistinct } from '@vixen/io';
-import { sortDistinctInWorkers } from '../src/sort-strings.js';
+import { mergeSortedRuns, sortDistinctInWorkers } from '../src/sort-strings.js';
 
 describe('sortDistinctInWorkers', () => {
   it('sorts and drops duplicates as one thread does, over prefixes of every kind', async () => {
@@ -28,4 +28,29 @@ describe('sortDistinctInWorkers', () => {
     const wrong = strings.findIndex((s, i) => got[ids![i]!] !== s);
     expect(wrong === -1 ? null : { at: wrong, string: strings[wrong], id: ids![wrong] }).toBeNull();
   }, 120_000);
+});
+
+describe('mergeSortedRuns', () => {
+  it('merges sorted runs and the other strings into what sortDistinct gives, with each string its id', () => {
+    let seed = 11;
+    const next = (n: number): number => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n);
+    const units = ['', 'a', 'b', 'z', 'A', '~', '\u0080', 'é', '\u4e2d', '\ud83d\ude00', '\uffff', ' '];
+    const word = (): string => Array.from({ length: next(4) }, () => units[next(units.length)]).join('');
+    const strings: string[] = [];
+    const runs: Array<[number, number]> = [];
+    // Unsorted strings between the runs; strings repeat within and across the runs and the rest.
+    for (let r = 0; r < 5; r++) {
+      for (let i = next(30); i > 0; i--) strings.push(word());
+      const run = sortDistinct(Array.from({ length: 200 + next(300) }, word));
+      runs.push([strings.length, strings.length + run.length]);
+      strings.push(...run);
+    }
+    const merged = mergeSortedRuns(strings, runs)!;
+    expect(merged.sorted).toEqual(sortDistinct([...strings]));
+    const wrong = strings.findIndex((s, i) => merged.sorted[merged.ids[i]!] !== s);
+    expect(wrong).toBe(-1);
+    // Runs covering too little, or too many runs, are left to the sort.
+    expect(mergeSortedRuns(strings, [runs[0]!])).toBeUndefined();
+    expect(mergeSortedRuns(strings, [])).toBeUndefined();
+  });
 });

@@ -28,6 +28,20 @@ export class StringInterner implements StringIds {
     return this.strings.length - 1;
   }
 
+  /**
+   * Ranges [start, end) of ids added by `addSorted`: each range's strings are distinct and in code-unit order, so the
+   * dictionary merges them rather than sorting them (a store's column dictionaries).
+   */
+  readonly sortedRuns: Array<[number, number]> = [];
+
+  /** `add` of each of `sorted` (distinct, in code-unit order); returns the first one's id. */
+  addSorted(sorted: readonly string[]): number {
+    const start = this.strings.length;
+    for (const s of sorted) this.strings.push(s);
+    if (sorted.length > 0) this.sortedRuns.push([start, this.strings.length]);
+    return start;
+  }
+
   id(s: string): number {
     let id = this.ids.get(s);
     if (id === undefined) {

@@ -4,7 +4,7 @@
  * holds ids into it. One per column rather than one per store: a load reads the dictionaries of the columns it
  * keeps only (TPC-H Q1's two flag columns have 3 and 2 strings; one store dictionary was 42 MB at SF 0.1).
  */
-import { constants } from 'node:buffer';
+import { constants, isAscii } from 'node:buffer';
 import { join } from 'node:path';
 import { readStoreFile, wordBytes, writeStoreFile } from './files.js';
 import { storeError, type StoreDictionaryFiles } from './manifest.js';
@@ -32,6 +32,9 @@ export async function writeDictionary(dir: string, column: string, strings: read
   };
 }
 
+/** Bytes of ASCII text StoreDictionary.texts decodes at a time. */
+const TEXT_WINDOW = 64 * 2 ** 20;
+
 /** A column's dictionary, read (and verified) whole; strings are decoded one at a time, as a load meets them. */
 export class StoreDictionary {
   private constructor(
@@ -50,10 +53,36 @@ export class StoreDictionary {
     return new StoreDictionary(join(dir, dictionary.bytes.file), Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), words, dictionary.strings);
   }
 
+  /**
+   * Every string, in id order. ASCII text (TPC-H's, most names and comments) is decoded once as a whole and cut into
+   * slices, not decoded string by string.
+   */
+  texts(): string[] {
+    if (!isAscii(this.bytes)) return Array.from({ length: this.size }, (_, id) => this.text(id));
+    const out = new Array<string>(this.size);
+    // Windows of whole strings, each decoded once: one string of all of them could pass V8's longest string.
+    for (let id = 0; id < this.size; ) {
+      const [from] = this.span(id);
+      let last = id;
+      while (last + 1 < this.size && this.span(last + 1)[1] - from <= TEXT_WINDOW) last++;
+      const window = this.bytes.toString('latin1', from, this.span(last)[1]);
+      for (; id <= last; id++) {
+        const [start, end] = this.span(id);
+        out[id] = window.slice(start - from, end - from);
+      }
+    }
+    return out;
+  }
+
   text(id: number): string {
+    return this.bytes.toString('utf8', ...this.span(id));
+  }
+
+  /** The byte range of string `id`, checked against the bytes. */
+  private span(id: number): [number, number] {
     const start = this.offsets[2 * id]! + this.offsets[2 * id + 1]! * 2 ** 32;
     const end = this.offsets[2 * id + 2]! + this.offsets[2 * id + 3]! * 2 ** 32;
     if (!(start <= end && end <= this.bytes.length)) throw storeError(`store dictionary ${this.path}: string ${id} lies outside its bytes (corrupt store)`);
-    return this.bytes.toString('utf8', start, end);
+    return [start, end];
   }
 }

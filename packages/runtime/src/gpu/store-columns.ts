@@ -68,8 +68,11 @@ export async function loadStoreOnDevice(
     sizes.push(0);
     if (!c.dictionary) continue;
     const dictionary = await StoreDictionary.read(read.dir, c.dictionary);
-    const ids = new Uint32Array(dictionary.size);
-    for (let id = 0; id < ids.length; id++) ids[id] = strings.add(dictionary.text(id));
+    // Sorted and distinct already: the run's dictionary merges it with the others (StringInterner.addSorted).
+    const texts = dictionary.texts();
+    const first = strings.addSorted(texts);
+    const ids = new Uint32Array(texts.length);
+    for (let id = 0; id < ids.length; id++) ids[id] = first + id;
     maps.push(ids);
     sizes[sizes.length - 1] = ids.length;
     mapped += ids.length;
