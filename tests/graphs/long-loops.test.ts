@@ -60,6 +60,8 @@ describe('long thin loops', () => {
     expect(r.relations.get('b')!.length).toBe(500);
     expect(r.stats.loops[0]!.iterations).toBe(1001);
     expect(r.stats.hostSyncs).toBeLessThanOrEqual(24);
+    // Mutual recursion of a and b: all but the general path's first and last iterations inside the small-loop kernel.
+    expect(r.stats.loops[0]!.inKernel).toBeGreaterThan(990);
   });
 
   test('with a profile, or an iteration limit inside a batch, the host decides every exit test it must', { timeout: 120_000 }, async () => {
@@ -71,5 +73,43 @@ describe('long thin loops', () => {
     await expect(reach.run({ gpu, facts, maxIterations: 25 })).rejects.toMatchObject({ stats: { loops: [expect.objectContaining({ iterations: 25 })] } });
     const within = await reach.run({ gpu, facts, maxIterations: 40 });
     expect(within.stats.loops[0]!.iterations).toBe(40);
+  });
+});
+
+describe('small-delta iterations inside one dispatch', () => {
+  test('a chain longer than the first log: the log grows, the kernel hands back and resumes', { timeout: 120_000 }, async () => {
+    const n = 4200;
+    const r = await runChecked(load('reach'), { edge: edgeRows(chain(n)), source: [[0]] });
+    const [loop] = r.stats.loops;
+    expect(loop!.iterations).toBe(n);
+    expect(loop!.inKernel).toBeGreaterThan(n - 20);
+    expect(r.stats.hostSyncs).toBeLessThanOrEqual(40);
+  });
+
+  test('a delta outgrowing the kernel mid-loop goes back to the general path, then into the kernel again', { timeout: 120_000 }, async () => {
+    // A chain of 40, a fan-out to 1,500 nodes (more rows than the kernel has room for on a CPU adapter), a fan-in
+    // to one node and another chain of 40.
+    const fan = 1500;
+    const edges: Row[] = [];
+    for (let i = 0; i < 40; i++) edges.push([i, i + 1]);
+    for (let k = 0; k < fan; k++) edges.push([40, 1000 + k], [1000 + k, 41]);
+    for (let i = 41; i < 80; i++) edges.push([i, i + 1]);
+    const r = await runChecked(load('reach'), { edge: edges, source: [[0]] });
+    expect(r.relations.get('reach')!.length).toBe(81 + fan);
+    const [loop] = r.stats.loops;
+    expect(loop!.iterations).toBe(82);
+    expect(loop!.inKernel).toBeGreaterThan(40);
+    expect(loop!.inKernel).toBeLessThan(82);
+  });
+
+  test('smallLoops: false runs every iteration on the general path, with the same answers', { timeout: 120_000 }, async () => {
+    const p = load('count-up');
+    const facts = { start: [[0]], bound: [[60]], c: [[1]], d: [[1]] };
+    const off = await p.run({ gpu, facts, smallLoops: false });
+    const on = await p.run({ gpu, facts });
+    expect(off.stats.loops[0]!.inKernel).toBe(0);
+    expect(on.stats.loops[0]!.inKernel).toBeGreaterThan(0);
+    for (const name of ['a', 'b']) expect(off.relations.get(name)).toEqual(on.relations.get(name));
+    expect(off.stats.loops[0]!.iterations).toBe(on.stats.loops[0]!.iterations);
   });
 });

@@ -22,11 +22,15 @@ export function formatPasses(passes: readonly PassEntry[]): string {
   return table(['stage', 'pass', 'kind', 'runs within'], rows, [false, false, false, false]).join('\n') + '\n';
 }
 
-/** A loop's iterations, batches, host syncs and dispatches per iteration, for --stats and the profile. */
+/**
+ * A loop's iterations (those run inside the small-loop kernel among them), batches, host syncs and dispatches per
+ * iteration, for --stats and the profile.
+ */
 function loopSummary(l: LoopStats): string {
   const count = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
   const perIteration = l.iterations > 0 ? (l.dispatches / l.iterations).toFixed(1) : '0';
-  return `${count(l.iterations, 'iteration', 'iterations')} in ${count(l.batches, 'batch', 'batches')}, ${count(l.hostSyncs, 'host sync', 'host syncs')}, ${perIteration} dispatches per iteration`;
+  const inKernel = l.inKernel > 0 ? ` (${l.inKernel} in-kernel)` : '';
+  return `${count(l.iterations, 'iteration', 'iterations')}${inKernel} in ${count(l.batches, 'batch', 'batches')}, ${count(l.hostSyncs, 'host sync', 'host syncs')}, ${perIteration} dispatches per iteration`;
 }
 
 /** The one-paragraph summary `--stats` prints; `hostLoadMs`, when known, the facts read before the run. */

@@ -16,3 +16,4 @@ export { isProjection } from './kernels/project.js';
 export { rangeSelectShaders } from './kernels/range-select.js';
 export { RADIX_BITS, radixItems, sortKeyWords } from './kernels/sort.js';
 export { TOPK_BINS, TOPK_STATE_HEAD, topKLevels } from './kernels/top-k.js';
+export { SMALL_LOOP_STATUS, smallLoopConstants, smallLoopLayout, smallLoopShaders, type SmallLoopLayout } from './kernels/small-loop.js';

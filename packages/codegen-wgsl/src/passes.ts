@@ -191,6 +191,11 @@ export const PASS_LAYOUTS = {
    * word offset in a row, words per value), u1 = (string id base, dictionary size, is a string column).
    */
   storeColumn: ['read', 'write', 'write', 'uniform'],
+  /**
+   * Many iterations of a small-delta fixpoint loop in one workgroup (kernels/small-loop.ts). (fixed, rows, control,
+   * u) u0 = (iterations this dispatch, most iterations in all, rows per scratch variable, rows per relation log).
+   */
+  smallLoop: ['read', 'write', 'write', 'uniform'],
 } as const satisfies Record<string, readonly BindingKind[]>;
 
 export type PassName = keyof typeof PASS_LAYOUTS;

@@ -26,3 +26,4 @@ export { printKir } from './print.js';
 export { cfgToDot, kirDotCfg, kirToDot, terminatorEdges, type CfgNotes, type DotBlock, type DotCfg } from './dot.js';
 export { validateKir } from './validate.js';
 export { kirProgramSchema, parseKir, serializeKir } from './serialize.js';
+export { smallLoopPlan, type SmallLoopPlan, type SmallLoopStep } from './analysis/small-loop.js';

@@ -39,6 +39,7 @@ const runOptionsSchema = z.object({
   onProgress: callback().optional(),
   onLoadProgress: callback().optional(),
   loopBatches: z.boolean().optional(),
+  smallLoops: z.boolean().optional(),
 });
 
 const compileArgsSchema = z.object({

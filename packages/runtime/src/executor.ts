@@ -7,6 +7,7 @@
 import { generateKernelShaders, kernelConstants, kernelTables, type KernelShaders, type TableSpec } from '@vixen/codegen-wgsl';
 import {
   kernelInputs,
+  smallLoopPlan,
   kirSuccessors,
   type KirKernel,
   type KirOrigin,
@@ -30,6 +31,7 @@ import { formatBytes, RunLimitError } from './limits.js';
 import { Spills, type SpilledRelation } from './spill.js';
 import { dictionaryFor, kernelTableWords } from './tables.js';
 import { batchableLoop, LoopBatch } from './loop-control.js';
+import { SmallLoop, smallLoopConstantWords } from './small-loop.js';
 
 export interface ExecuteOptions {
   /** Relations to read back (default: those marked output). */
@@ -67,6 +69,8 @@ export interface ExecuteOptions {
   resident?: ResidentRelations;
   /** false: every fixpoint iteration's exit test is decided on the host (loop-control.ts batches none). */
   loopBatches?: boolean;
+  /** false: no loop runs iterations inside one dispatch (small-loop.ts). */
+  smallLoops?: boolean;
 }
 
 /**
@@ -160,6 +164,8 @@ export interface LoopStats {
    * in the block's executions and blockSteps, but their dispatches are in `dispatches`.
    */
   overshoot: number;
+  /** Iterations run inside the small-loop kernel (small-loop.ts), counted in `iterations` too. */
+  inKernel: number;
 }
 
 export interface ExecuteStats {
@@ -460,11 +466,19 @@ async function evaluate(
   const { operators, byKernel } = operatorProfiles(program);
   const loops = fixpointLoops(program);
   const loopStats = new Map<string, LoopStats>(
-    [...loops].map(([block, l]) => [block, { block, relations: [...l.relations], iterations: 0, batches: 0, hostSyncs: 0, dispatches: 0, overshoot: 0 }]),
+    [...loops].map(([block, l]) => [block, { block, relations: [...l.relations], iterations: 0, batches: 0, hostSyncs: 0, dispatches: 0, overshoot: 0, inKernel: 0 }]),
   );
   /** Loop control of the loops that may run several iterations per host decision (loop-control.ts); not with a profile. */
   const batches = new Map<string, LoopBatch>();
   if (!options.profile && options.loopBatches !== false) for (const [label, l] of loops) if (batchableLoop(program, label, l.body)) batches.set(label, new LoopBatch(g));
+  /** Loops whose small-delta iterations may run inside one dispatch (small-loop.ts); not with a profile. */
+  const smallLoops = new Map<string, SmallLoop>();
+  if (!options.profile && options.smallLoops !== false) {
+    for (const [label, l] of loops) {
+      const plan = smallLoopPlan(program, label, l.body);
+      if (plan) smallLoops.set(label, new SmallLoop(g, program, plan, shaders, smallLoopConstantWords(plan, constWords)));
+    }
+  }
   /** The loop whose body holds each block (the first found), for the loop statistics. */
   const loopOfBlock = new Map<string, LoopStats>();
   for (const [block, l] of loops) for (const b of l.body) if (!loopOfBlock.has(b)) loopOfBlock.set(b, loopStats.get(block)!);
@@ -763,6 +777,23 @@ async function evaluate(
         }
         loopRun.set(label, iteration);
         loopStats.get(label)!.iterations += 1;
+        const small = smallLoops.get(label);
+        const most = (options.maxIterations ?? 2 ** 31) - iteration;
+        if (small && most > 0 && !guessesOpen() && small.ready(iteration, valueOf)) {
+          g.activity = `the small-delta kernel of the fixpoint loop computing ${loop.relations.join(', ')}`;
+          const ran = await small.run(gpu, valueOf, iteration, most);
+          checkGuesses();
+          for (const [id, rel] of ran.values) {
+            lastUse.set(id, ++uses);
+            await store(id, rel, `the small-delta kernel of block ${label}`);
+          }
+          // The kernel ran iterations from this one on; the block now runs the one after them.
+          loopRun.set(label, iteration + ran.iterations);
+          const stat = loopStats.get(label)!;
+          stat.iterations += ran.iterations;
+          stat.inKernel += ran.iterations;
+          executions.set(label, executions.get(label)! + ran.iterations);
+        }
       }
       for (const cmd of block.commands) {
         switch (cmd.kind) {

@@ -106,6 +106,8 @@ export interface RunOptions extends FactSources {
   onProgress?: ExecuteOptions['onProgress'];
   /** Loop control may run several fixpoint iterations per host decision (default true; false to measure without). */
   loopBatches?: boolean;
+  /** Small-delta loops may run many iterations in one dispatch (default true; false to measure without). */
+  smallLoops?: boolean;
 }
 
 /** What a run gives back: the output relations and the constraints they violate. */
@@ -134,7 +136,7 @@ function assertValid(stage: string, diagnostics: Diagnostic[]): void {
 /** The executor options a run asks for, checked (bad limits are user errors). */
 export function runLimits(options: RunOptions, startedAt: number): ExecuteOptions {
   checkRunOptions(options, 'run');
-  const { maxIterations, maxTuples, timeout, maxDeviceMemory, profile, onProgress, loopBatches } = options;
+  const { maxIterations, maxTuples, timeout, maxDeviceMemory, profile, onProgress, loopBatches, smallLoops } = options;
   return {
     ...(maxIterations !== undefined ? { maxIterations } : {}),
     ...(maxTuples !== undefined ? { maxTuples } : {}),
@@ -143,6 +145,7 @@ export function runLimits(options: RunOptions, startedAt: number): ExecuteOption
     ...(profile !== undefined ? { profile } : {}),
     ...(onProgress ? { onProgress } : {}),
     ...(loopBatches !== undefined ? { loopBatches } : {}),
+    ...(smallLoops !== undefined ? { smallLoops } : {}),
   };
 }
 
