@@ -12,7 +12,7 @@ describe('vixen bench graphs', () => {
     const r = await cli('bench', 'graphs', '--graph', 'grid', '--width', '5', '--height', '4', '--workload', 'tc,tc-nonlinear,reach,sg,cc,sssp,bfs,widest', '--json', json);
     expect(r.err).not.toMatch(/error/i);
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(/workload\s+graph\s+iterations\s+batches\s+us\/iter\s+dispatches\/iter\s+tuples/);
+    expect(r.out).toMatch(/workload\s+graph\s+iterations\s+in-kernel\s+batches\s+us\/iter\s+dispatches\/iter\s+tuples/);
     const report = JSON.parse(readFileSync(json, 'utf8')) as GraphBenchReport;
     expect(report.graph).toMatchObject({ kind: 'grid', nodes: 20, edges: 4 * 4 + 5 * 3 });
     const by = new Map(report.results.map((x) => [x.workload, x]));
@@ -77,12 +77,15 @@ describe('vixen bench graphs', () => {
     // a = 0..20 and b = 1..20, one new tuple every iteration.
     expect(by.get('count-up')).toMatchObject({ checked: { a: 21, b: 20 }, iterations: 2 * 20 + 1 });
     expect(r.out).toMatch(/per-iteration cost of a one-tuple delta: [\d.]+ us \(reach along a chain of 40 nodes\)/);
-    // Without loop control's batches every exit test is the host's: one batch per iteration, more host syncs.
+    // One-tuple deltas run inside the small-loop kernel, all but the general path's first few and last.
+    for (const w of ['chain', 'count-up'] as const) expect(by.get(w)!.inKernel, w).toBeGreaterThan(by.get(w)!.iterations - 10);
+    // Without loop control's batches and the small-loop kernel every exit test is the host's: one batch per
+    // iteration, more host syncs.
     const json2 = join(mkdtempSync(join(tmpdir(), 'vixen-bench-')), 'report.json');
-    const off = await cli('bench', 'graphs', '--workload', 'chain', '--chain-nodes', '40', '--no-duckdb', '--no-loop-batches', '--json', json2);
+    const off = await cli('bench', 'graphs', '--workload', 'chain', '--chain-nodes', '40', '--no-duckdb', '--no-loop-batches', '--no-small-loops', '--json', json2);
     expect(off.code).toBe(0);
     const unbatched = (JSON.parse(readFileSync(json2, 'utf8')) as GraphBenchReport).results[0]!;
-    expect(unbatched).toMatchObject({ iterations: 40, batches: 40, checked: { reach: 40 } });
+    expect(unbatched).toMatchObject({ iterations: 40, inKernel: 0, batches: 40, checked: { reach: 40 } });
     expect(unbatched.hostSyncs).toBeGreaterThan(by.get('chain')!.hostSyncs);
   });
 

@@ -208,6 +208,7 @@ const graphBenchOptionsSchema = z.object({
   countTo: z.coerce.number().int().min(0).max(2 ** 31 - 2).optional(),
   duckdb: z.boolean().default(true),
   loopBatches: z.boolean().default(true),
+  smallLoops: z.boolean().default(true),
   maxIterations: count,
   maxDeviceMemory: z.string().min(1).optional(),
   timeout: z.coerce.number().positive().optional(),
@@ -366,6 +367,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
     .option('--count-to <n>', `count-up workload: the bound (2n iterations of one tuple; default ${LOOP_DEFAULTS.countTo})`)
     .option('--no-duckdb', 'do not run DuckDB')
     .option('--no-loop-batches', 'decide every fixpoint iteration on the host (to compare with loop control)')
+    .option('--no-small-loops', 'run no small-delta iterations inside one dispatch (to compare with the kernel)')
     .option('--max-iterations <n>', 'fail when a fixpoint loop needs more than n iterations')
     .option('--max-device-memory <bytes>', "device memory budget of each run (as run's; default: the device's less a margin)")
     .option('--timeout <seconds>', 'stop a workload whose run takes longer (wall clock); the next workload runs')
@@ -401,6 +403,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
           ...defined({ chainNodes: o.chainNodes, gridWidth: o.gridWidth, gridHeight: o.gridHeight, countTo: o.countTo }),
           duckdb: o.duckdb,
           loopBatches: o.loopBatches,
+          smallLoops: o.smallLoops,
           ...(o.maxIterations !== undefined ? { maxIterations: o.maxIterations } : {}),
           ...(o.maxDeviceMemory !== undefined ? { maxDeviceMemory: parseByteSize(o.maxDeviceMemory, 'option --max-device-memory') } : {}),
           ...(o.timeout !== undefined ? { timeout: o.timeout } : {}),

@@ -206,6 +206,8 @@ export interface GraphBenchOptions {
   duckdb?: boolean;
   /** false: runs without loop control's batches (RunOptions.loopBatches), for comparison. */
   loopBatches?: boolean;
+  /** false: runs without the small-loop kernel (RunOptions.smallLoops), for comparison. */
+  smallLoops?: boolean;
   maxIterations?: number;
   /** Device memory budget of each run (RunOptions.maxDeviceMemory; default: the device's memory less a margin). */
   maxDeviceMemory?: number;
@@ -236,6 +238,8 @@ export interface GraphBenchResult {
   edges: number;
   /** Fixpoint iterations over all loops of the run. */
   iterations: number;
+  /** Of those, the ones run inside the small-loop kernel (LoopStats.inKernel). */
+  inKernel: number;
   /** Host round trips of the run (ExecuteStats.hostSyncs). */
   hostSyncs: number;
   /** Exit tests of the loops decided on the host (LoopStats.batches): batches of iterations. */
@@ -371,6 +375,7 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
         ...(options.maxDeviceMemory !== undefined ? { maxDeviceMemory: options.maxDeviceMemory } : {}),
         ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
         ...(options.loopBatches === false ? { loopBatches: false } : {}),
+        ...(options.smallLoops === false ? { smallLoops: false } : {}),
       };
       const runsMs: number[] = [];
       const loadMs: number[] = [];
@@ -411,6 +416,7 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
         nodes: g.nodes,
         edges: g.src.length,
         iterations,
+        inKernel: stats.loops.reduce((n, l) => n + l.inKernel, 0),
         hostSyncs: stats.hostSyncs,
         batches: stats.loops.reduce((n, l) => n + l.batches, 0),
         dispatchesPerIteration: iterations > 0 ? stats.loops.reduce((n, l) => n + l.dispatches, 0) / iterations : 0,
@@ -455,11 +461,12 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
 
 /** The report as an aligned text table, one row per workload. */
 export function formatGraphBenchReport(report: GraphBenchReport): string {
-  const head = ['workload', 'graph', 'iterations', 'batches', 'us/iter', 'dispatches/iter', 'tuples', 'ms', 'load ms', 'tuples/s', 'host syncs', 'peak MiB', 'spilled MiB', 'DuckDB ms', 'DuckDB/Vixen', 'same answer'];
+  const head = ['workload', 'graph', 'iterations', 'in-kernel', 'batches', 'us/iter', 'dispatches/iter', 'tuples', 'ms', 'load ms', 'tuples/s', 'host syncs', 'peak MiB', 'spilled MiB', 'DuckDB ms', 'DuckDB/Vixen', 'same answer'];
   const rows = report.results.map((r) => [
     r.workload,
     r.graph,
     String(r.iterations),
+    String(r.inKernel),
     String(r.batches),
     r.microsecondsPerIteration.toFixed(1),
     r.dispatchesPerIteration.toFixed(1),
