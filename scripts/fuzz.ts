@@ -61,7 +61,7 @@ try {
   gpu.dispose();
 }
 console.log(
-  `\ndone: ${tried} programs tried (${stats.programs} checked, shrinking included; ${stats.longLoops ?? 0} with a loop of ${LONG_LOOP}+ iterations), ${mismatches.length} mismatches`,
+  `\ndone: ${tried} programs tried (${stats.programs} checked, shrinking included; ${stats.longLoops ?? 0} with a loop of ${LONG_LOOP}+ iterations, ${stats.inKernel ?? 0} with in-kernel iterations), ${mismatches.length} mismatches`,
 );
 for (const m of mismatches) console.log(`  seed ${m.seed} path ${m.path}: ${m.first}`);
 process.exitCode = mismatches.length > 0 ? 1 : 0;

@@ -46,10 +46,10 @@ export interface BudgetStats {
 
 /**
  * Throws a Mismatch describing the program when anything disagrees or fails; otherwise returns the most fixpoint
- * iterations one loop of the GPU run took. With `budget`, the program also runs under half the device memory its
+ * iterations one loop of the GPU run took, and the iterations its loops ran inside the small-loop kernel. With `budget`, the program also runs under half the device memory its
  * relations peaked at, and must give the same answers or stop with the budget error.
  */
-export async function checkProgram(gpu: Gpu, p: GenProgram, joinStrategy: JoinStrategy = 'auto', budget?: BudgetStats): Promise<number> {
+export async function checkProgram(gpu: Gpu, p: GenProgram, joinStrategy: JoinStrategy = 'auto', budget?: BudgetStats): Promise<{ iterations: number; inKernel: number }> {
   const source = renderProgram(p);
   let outputs = relationNames(p);
   const fail = (why: string): never => {
@@ -75,11 +75,13 @@ export async function checkProgram(gpu: Gpu, p: GenProgram, joinStrategy: JoinSt
   let onGpu: Map<string, Row[]>;
   let peak: number;
   let iterations = 0;
+  let inKernel = 0;
   try {
     const run = await program!.run({ ...options, gpu });
     onGpu = run.relations;
     peak = run.stats.peakDeviceBytes;
     iterations = Math.max(0, ...run.stats.loops.map((l) => l.iterations));
+    inKernel = run.stats.loops.reduce((n, l) => n + l.inKernel, 0);
   } catch (e) {
     return fail(`GPU run failed: ${e instanceof Error ? e.stack : String(e)}`);
   }
@@ -112,7 +114,7 @@ export async function checkProgram(gpu: Gpu, p: GenProgram, joinStrategy: JoinSt
     if (d2) problems.push(d2);
   }
   if (problems.length > 0) fail(problems.join('\n'));
-  return iterations;
+  return { iterations, inKernel };
 }
 
 export interface FuzzStats {
@@ -120,6 +122,8 @@ export interface FuzzStats {
   programs: number;
   /** Of which: programs with a fixpoint loop of at least LONG_LOOP iterations. */
   longLoops?: number;
+  /** Of which: programs whose loops ran iterations inside the small-loop kernel. */
+  inKernel?: number;
 }
 
 /** Iterations from which FuzzStats counts a loop as long. */
@@ -140,6 +144,8 @@ export function differentialProperty(
   return fc.asyncProperty(programs, strategy, async (p, joinStrategy) => {
     stats.programs++;
     options?.onProgram?.(p);
-    if ((await checkProgram(gpu, p, joinStrategy, options?.budget)) >= LONG_LOOP) stats.longLoops = (stats.longLoops ?? 0) + 1;
+    const { iterations, inKernel } = await checkProgram(gpu, p, joinStrategy, options?.budget);
+    if (iterations >= LONG_LOOP) stats.longLoops = (stats.longLoops ?? 0) + 1;
+    if (inKernel > 0) stats.inKernel = (stats.inKernel ?? 0) + 1;
   });
 }
