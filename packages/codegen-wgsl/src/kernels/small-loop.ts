@@ -258,7 +258,6 @@ ${Array.from({ length: w }, (_, k) => `  h = (h ^ dt[b + ${k}u]) * 16777619u;`).
         );
         const slotList = `TCAP * ${layout.rowsWords - plan.recursive.length + r}u`;
         const log = `(TCAP * ${layout.rowsWords}u + LCAP * ${layout.logAt[r]}u)`;
-        const out = view(s.output);
         // Phase 1: rows absent from the relation claim a hash slot (tagged with their input row until phase 2).
         const phase1 = `  {
     let n = ${input.count};
@@ -289,7 +288,10 @@ ${Array.from({ length: w }, (_, k) => `  h = (h ^ dt[b + ${k}u]) * 16777619u;`).
       }
     }
   }`;
-        // Phase 2: the new rows go to the log; their slots then name the log row.
+        // Phase 2: the new rows go to the log; their slots then name the log row. The output (a delta, where the
+        // insert writes it) is read where phase 1 wrote it.
+        written.add(s.output);
+        const out = view(s.output);
         const phase2 = `  {
     let n = ${out.count};
     let b0 = ${out.base};
@@ -328,6 +330,12 @@ var<private> TCAP: u32;
 var<private> LCAP: u32;
 var<private> HS: u32;
 ${helpers.join('\n')}
+// The rows an iteration writes start empty: its locals and the carried variables' slots it writes.
+fn resetCounts() {
+${plan.locals.map((_, i) => `  atomicStore(&cnt[${i}u], 0u);`).join('\n')}
+${plan.carried.map((_, c) => `  atomicStore(&cnt[${nl + 2 * c}u + 1u - slots[${c}]], 0u);`).join('\n')}
+  atomicStore(&ovf, 0u);
+}
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32) {
   TCAP = u[0].z;
@@ -341,16 +349,11 @@ ${carriedInit.join('\n')}
 ${plan.carried.map((_, c) => `    slots[${c}] = atomicLoad(&ct[${layout.carriedControl[c]}u]);\n    atomicStore(&cnt[${nl + 2 * c}u + slots[${c}]], atomicLoad(&ct[${layout.carriedControl[c]! + 1}u]));`).join('\n')}
 ${plan.recursive.map((_, r) => `    logn[${r}] = atomicLoad(&ct[${layout.logControl[r]}u]);`).join('\n')}
     ran = 0u;
+    resetCounts();
     go = select(0u, 1u, atomicLoad(&ct[0]) == ${SMALL_LOOP_STATUS.running}u && atomicLoad(&ct[1]) < u[0].y && u[0].x > 0u);
   }
   if (workgroupUniformLoad(&go) == 0u) { return; }
   loop {
-    if (lid == 0u) {
-${plan.locals.map((_, i) => `      atomicStore(&cnt[${i}u], 0u);`).join('\n')}
-${plan.carried.map((_, c) => `      atomicStore(&cnt[${nl + 2 * c}u + 1u - slots[${c}]], 0u);`).join('\n')}
-      atomicStore(&ovf, 0u);
-    }
-${barrier}
 ${stages.join(`\n${barrier}\n`)}
 ${barrier}
     if (lid == 0u) {
@@ -373,6 +376,7 @@ ${plan.carried.map((_, c) => `        slots[${c}] = 1u - slots[${c}];`).join('\n
         }
       }
       atomicStore(&ct[0], status);
+      resetCounts();
       go = select(0u, 1u, status == ${SMALL_LOOP_STATUS.running}u && ran < u[0].x);
     }
     if (workgroupUniformLoad(&go) == 0u) { break; }

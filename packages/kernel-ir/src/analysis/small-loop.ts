@@ -141,12 +141,64 @@ export function smallLoopPlan(program: KirProgram, label: string, body: Readonly
     const ks = writes.get(v)!;
     if (ks.length !== 1 || ks[0]!.kind !== 'copy' || !inserted.has(ks[0]!.input) || isRelation(v)) return undefined;
   }
-  for (const v of written) if (!carried.includes(v)) locals.push(v);
+  // A sort, unique or copy of a local that nothing reads afterwards reads that local's rows in place: no stage.
+  const alias = new Map<VarId, VarId>();
+  const resolve = (v: VarId): VarId => alias.get(v) ?? v;
+  const exit = [...block.terminator.condition.vars];
+  const staged: SmallLoopStep[] = [];
+  steps.forEach((s, i) => {
+    const from = s.kind === 'rows' && s.inputs.length === 1 ? s.inputs[0]! : undefined;
+    const readLater = (v: VarId): boolean => exit.includes(v) || steps.slice(i + 1).some((t) => stepInputs(t).includes(v));
+    if (from !== undefined && written.has(from) && !carried.includes(from) && !carried.includes(s.output) && !readLater(from)) {
+      alias.set(s.output, resolve(from));
+      return;
+    }
+    // A delta copied from an insert's new rows, read by nothing in between: the insert writes the delta itself.
+    const insert = staged.findIndex((t) => t.kind === 'insert' && t.output === from);
+    if (from !== undefined && insert >= 0 && carried.includes(s.output) && !steps.slice(i + 1).some((t) => stepInputs(t).includes(from))) {
+      const at = steps.findIndex((t) => t.kind === 'insert' && t.output === from);
+      if (!steps.slice(at + 1, i).some((t) => stepInputs(t).includes(s.output))) {
+        staged[insert] = { ...staged[insert]!, output: s.output };
+        alias.set(from, s.output);
+        return;
+      }
+    }
+    staged.push(withStepInputs(s, resolve));
+  });
+  for (const v of written) if (!carried.includes(v) && !alias.has(v)) locals.push(v);
   // Insert steps in the order of `recursive`.
-  const order = steps.flatMap((s) => (s.kind === 'insert' ? [s.relation] : []));
+  const order = staged.flatMap((s) => (s.kind === 'insert' ? [s.relation] : []));
   if (order.length === 0 || order.length !== recursive.size) return undefined;
   // Rows of no words have no hash and no order to search: such loops stay on the general path.
   if ([...invariants, ...order, ...carried, ...locals].some((v) => program.variables[v]!.columns.length === 0)) return undefined;
   const merges = order.map((v) => recursive.get(v)!.merge.id);
-  return { block: label, steps, invariants, recursive: order, merges, carried, locals, exit: [...block.terminator.condition.vars], kernels };
+  return { block: label, steps: staged, invariants, recursive: order, merges, carried, locals, exit: exit.map(resolve), kernels };
+}
+
+/** The variables a step reads rows of (not the relations it searches). */
+function stepInputs(s: SmallLoopStep): VarId[] {
+  switch (s.kind) {
+    case 'map':
+    case 'absent':
+    case 'insert':
+      return [s.input];
+    case 'join':
+      return [s.left];
+    case 'rows':
+      return s.inputs;
+  }
+}
+
+/** `s` reading `f(v)` for each variable v of stepInputs. */
+function withStepInputs(s: SmallLoopStep, f: (v: VarId) => VarId): SmallLoopStep {
+  switch (s.kind) {
+    case 'map':
+    case 'absent':
+    case 'insert':
+      return { ...s, input: f(s.input) };
+    case 'join':
+      return { ...s, left: f(s.left) };
+    case 'rows':
+      return { ...s, inputs: s.inputs.map(f) };
+  }
 }
