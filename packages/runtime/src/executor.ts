@@ -779,7 +779,7 @@ async function evaluate(
         loopStats.get(label)!.iterations += 1;
         const small = smallLoops.get(label);
         const most = (options.maxIterations ?? 2 ** 31) - iteration;
-        if (small && most > 0 && !guessesOpen() && small.ready(iteration, valueOf)) {
+        if (small && most > 0 && !guessesOpen() && small.ready(iteration, valueOf) && (await small.available())) {
           g.activity = `the small-delta kernel of the fixpoint loop computing ${loop.relations.join(', ')}`;
           const ran = await small.run(gpu, valueOf, iteration, most);
           checkGuesses();

@@ -11,7 +11,7 @@ import { generateKernelShaders, SMALL_LOOP_STATUS, smallLoopLayout, smallLoopSha
 import type { KirKernel, KirProgram, SmallLoopPlan, VarId } from '@vixen/kernel-ir';
 import type { Gpu, GpuImpl } from './gpu/device.js';
 import { runKernel } from './gpu/kernels/run-kernel.js';
-import { Recorder } from './gpu/recorder.js';
+import { passCompiles, Recorder } from './gpu/recorder.js';
 import { allocRelation, bindingBytes, releaseRelation, relationUsage, submitAndSync, type DeviceRelation } from './gpu/relations.js';
 
 /** Most rows of the deltas on entry, and rows each variable of an iteration has room for (a GPU, a CPU adapter). */
@@ -35,6 +35,7 @@ export class SmallLoop {
   private readonly layout: SmallLoopLayout;
   private readonly sorts = new Map<VarId, { kernel: KirKernel; shaders: KernelShaders }>();
   private logRows = FIRST_LOG_ROWS;
+  private compiles: Promise<boolean> | undefined;
   /** After deltas outgrew the kernel: iterations of the general path before trying again, and the next such wait. */
   private waitUntil = 0;
   private wait = 4;
@@ -49,6 +50,11 @@ export class SmallLoop {
   ) {
     this.shaders = smallLoopShaders(plan, program);
     this.layout = smallLoopLayout(plan, program);
+  }
+
+  /** Whether the adapter takes the loop kernel at all; where it does not, the loop runs on the general path. */
+  available(): Promise<boolean> {
+    return (this.compiles ??= passCompiles(this.g, this.shaders, 'smallLoop'));
   }
 
   private get scratchRows(): number {

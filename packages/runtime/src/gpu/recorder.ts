@@ -104,6 +104,23 @@ function pipelineFor(g: GpuImpl, pass: PassName, code: string, withTables: boole
 }
 
 /**
+ * Whether pass `pass` of `shaders` compiles on this device: for passes that are an optimization, which an adapter
+ * that refuses them skips instead of failing the run. Shader module errors go to an error scope of its own, so the
+ * run's scopes see none.
+ */
+export async function passCompiles(g: GpuImpl, shaders: KernelShaders, pass: PassName): Promise<boolean> {
+  const code = shaders[pass];
+  if (code === undefined) return false;
+  g.device.pushErrorScope('validation');
+  const compiled = pipelineFor(g, pass, code, false).then(
+    () => true,
+    () => false,
+  );
+  const error = await g.device.popErrorScope();
+  return (await compiled) && error === null;
+}
+
+/**
  * Passes by what they are generated from (any JSON value): generating them again costs more host time than a small
  * kernel takes on a GPU (hashAggregateShaders 47 us, hashProbeShaders 60 us on the development machine). Cleared
  * once it holds MEMO_SHADERS: callers use few layouts.
