@@ -102,6 +102,14 @@ describe('small-delta iterations inside one dispatch', () => {
     expect(loop!.inKernel).toBeLessThan(82);
   });
 
+  test('the time limit stops a long stay in the kernel between its host syncs', { timeout: 120_000 }, async () => {
+    const started = performance.now();
+    const run = load('count-up').run({ gpu, facts: { start: [[0]], bound: [[1_000_000]], c: [[1]], d: [[1]] }, timeout: 1 });
+    await expect(run).rejects.toThrow(/timed out after/);
+    // Dispatches per sync are bounded, so the stop comes within a few seconds of the limit, not at the fixpoint.
+    expect(performance.now() - started).toBeLessThan(30_000);
+  });
+
   test('smallLoops: false runs every iteration on the general path, with the same answers', { timeout: 120_000 }, async () => {
     const p = load('count-up');
     const facts = { start: [[0]], bound: [[60]], c: [[1]], d: [[1]] };

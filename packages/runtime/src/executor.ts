@@ -781,7 +781,7 @@ async function evaluate(
         const most = (options.maxIterations ?? 2 ** 31) - iteration;
         if (small && most > 0 && !guessesOpen() && small.ready(iteration, valueOf) && (await small.available())) {
           g.activity = `the small-delta kernel of the fixpoint loop computing ${loop.relations.join(', ')}`;
-          const ran = await small.run(gpu, valueOf, iteration, most);
+          const ran = await small.run(gpu, valueOf, iteration, most, checkTimeout);
           checkGuesses();
           for (const [id, rel] of ran.values) {
             lastUse.set(id, ++uses);

@@ -83,8 +83,11 @@ export class SmallLoop {
     return this.scratchRows * this.layout.rowsWords + this.logRows * this.layout.logWords;
   }
 
-  /** Runs iterations in the kernel from the current state, at most `most`, and hands back. */
-  async run(gpu: Gpu, valueOf: (id: VarId) => DeviceRelation, iteration: number, most: number): Promise<SmallLoopResult> {
+  /**
+   * Runs iterations in the kernel from the current state, at most `most`, and hands back. `between` runs after each
+   * host sync that finds the kernel still going (the run's time limit: it may throw, abandoning the stay).
+   */
+  async run(gpu: Gpu, valueOf: (id: VarId) => DeviceRelation, iteration: number, most: number, between: () => Promise<void>): Promise<SmallLoopResult> {
     const g = this.g;
     const { plan, layout } = this;
     const width = (v: VarId): number => rowWords(this.program.variables[v]!.columns);
@@ -130,6 +133,7 @@ export class SmallLoop {
         dispatches += perSync;
         [words] = (await submitAndSync(g, recorder, [{ buffer: control, offset: 0, words: layout.controlWords }])) as [Uint32Array];
         if (words[0] !== SMALL_LOOP_STATUS.running) break;
+        await between();
         perSync = Math.min(MAX_DISPATCHES_PER_SYNC, 2 * perSync);
         recorder = new Recorder(g, this.shaders);
       }
