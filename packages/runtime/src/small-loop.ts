@@ -17,8 +17,11 @@ import { allocRelation, bindingBytes, releaseRelation, relationUsage, submitAndS
 /** Most rows of the deltas on entry, and rows each variable of an iteration has room for (a GPU, a CPU adapter). */
 const ENTER_ROWS = { gpu: 1024, software: 64 };
 const SCRATCH_ROWS = { gpu: 8192, software: 512 };
-/** Rows of each relation's log on the first entry; a full log hands back and the next entry's is 8 times larger. */
-const FIRST_LOG_ROWS = 2 ** 12;
+/**
+ * Rows of each relation's log on the first entry (a GPU, a CPU adapter); a full log hands back and the next entry's is
+ * 8 times larger. The log's hash set (4 slots a row) is cleared on every entry.
+ */
+const FIRST_LOG_ROWS = { gpu: 2 ** 16, software: 2 ** 12 };
 /** Iterations one dispatch may run (a bound on one dispatch's time), and dispatches per host sync at most. */
 const DISPATCH_ITERATIONS = { gpu: 4096, software: 256 };
 const MAX_DISPATCHES_PER_SYNC = 32;
@@ -34,7 +37,7 @@ export class SmallLoop {
   private readonly shaders: KernelShaders;
   private readonly layout: SmallLoopLayout;
   private readonly sorts = new Map<VarId, { kernel: KirKernel; shaders: KernelShaders }>();
-  private logRows = FIRST_LOG_ROWS;
+  private logRows: number;
   private compiles: Promise<boolean> | undefined;
   /** After deltas outgrew the kernel: iterations of the general path before trying again, and the next such wait. */
   private waitUntil = 0;
@@ -50,6 +53,7 @@ export class SmallLoop {
   ) {
     this.shaders = smallLoopShaders(plan, program);
     this.layout = smallLoopLayout(plan, program);
+    this.logRows = g.software ? FIRST_LOG_ROWS.software : FIRST_LOG_ROWS.gpu;
   }
 
   /** Whether the adapter takes the loop kernel at all; where it does not, the loop runs on the general path. */
