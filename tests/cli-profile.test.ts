@@ -47,7 +47,7 @@ describe('run --profile and --stats', () => {
     const r = await cli('run', tcFile, '--facts', chain12, '--stats', '--output', 'path');
     expect(r.code).toBe(0);
     expect(r.err).toMatch(/peak device memory: [\d.]+ KiB \(\d+ bytes\)/);
-    expect(r.err).toMatch(/fixpoint loop loop_path \(path\): 12 iterations in \d+ batch(es)?, \d+ host syncs?, [\d.]+ dispatches per iteration/);
+    expect(r.err).toMatch(/fixpoint loop loop_path \(path\): 12 iterations( \(\d+ in-kernel\))? in \d+ batch(es)?, \d+ host syncs?, [\d.]+ dispatches per iteration/);
     const [, batches, syncs] = /(\d+) batch(?:es)?, (\d+) host sync/.exec(r.err)!;
     // Every batch ends in one exit test read on the host, and the loop's syncs are among the run's.
     expect(Number(batches)).toBeGreaterThanOrEqual(1);

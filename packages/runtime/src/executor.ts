@@ -781,7 +781,10 @@ async function evaluate(
         const most = (options.maxIterations ?? 2 ** 31) - iteration;
         if (small && most > 0 && !guessesOpen() && small.ready(iteration, valueOf) && (await small.available())) {
           g.activity = `the small-delta kernel of the fixpoint loop computing ${loop.relations.join(', ')}`;
-          const ran = await small.run(gpu, valueOf, iteration, most, checkTimeout);
+          // Past the time limit the kernel hands back at its next sync; the next launch's check stops the run, with
+          // the kernel's iterations and rows in the statistics.
+          const timedOut = (): boolean => options.timeoutMs !== undefined && performance.now() - runStart > options.timeoutMs;
+          const ran = await small.run(gpu, valueOf, iteration, { most, maxTuples: options.maxTuples, stop: timedOut });
           checkGuesses();
           for (const [id, rel] of ran.values) {
             lastUse.set(id, ++uses);

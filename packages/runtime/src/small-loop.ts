@@ -88,17 +88,25 @@ export class SmallLoop {
   }
 
   /**
-   * Runs iterations in the kernel from the current state, at most `most`, and hands back. `between` runs after each
-   * host sync that finds the kernel still going (the run's time limit: it may throw, abandoning the stay).
+   * Runs iterations in the kernel from the current state, at most `most`, and hands back. `stop` is asked after each
+   * host sync that finds the kernel still going, with the iterations run so far (the run's time limit): true hands
+   * back there. A log holds at most `maxTuples` less its relation's rows, so the iteration that would pass the limit
+   * runs on the general path, which stops the run naming the kernel as it would without the loop kernel.
    */
-  async run(gpu: Gpu, valueOf: (id: VarId) => DeviceRelation, iteration: number, most: number, between: () => Promise<void>): Promise<SmallLoopResult> {
+  async run(
+    gpu: Gpu,
+    valueOf: (id: VarId) => DeviceRelation,
+    iteration: number,
+    limits: { most: number; maxTuples?: number | undefined; stop: (iterations: number) => boolean },
+  ): Promise<SmallLoopResult> {
+    const most = limits.most;
     const g = this.g;
     const { plan, layout } = this;
     const width = (v: VarId): number => rowWords(this.program.variables[v]!.columns);
     const tcap = this.scratchRows;
     const lcap = this.logRows;
     // The fixed buffer: packed relations' offsets and rows, the deltas' rows on entry, then the relations' rows.
-    const head = new Uint32Array(2 * layout.packed.length + plan.carried.length);
+    const head = new Uint32Array(2 * layout.packed.length + plan.carried.length + 1);
     let at = head.length;
     const packed = layout.packed.map((v, j) => {
       const rel = valueOf(v);
@@ -109,6 +117,8 @@ export class SmallLoop {
       return { rel, at: here };
     });
     plan.carried.forEach((v, c) => (head[2 * layout.packed.length + c] = valueOf(v).count));
+    const room = plan.recursive.map((v) => (limits.maxTuples ?? Infinity) - valueOf(v).count);
+    head[head.length - 1] = Math.max(0, Math.min(lcap, ...room));
     const fixed = g.pool.acquire(bindingBytes(at), relationUsage());
     const rows = g.pool.acquire(bindingBytes(this.rowsWords()), relationUsage());
     const controlWords = layout.controlWords + 4 * lcap * plan.recursive.length;
@@ -136,18 +146,21 @@ export class SmallLoop {
         for (let d = 0; d < perSync; d++) recorder.dispatch('smallLoop', bind, [perDispatch, most, tcap, lcap], g.limits.workgroupSize, this.constants);
         dispatches += perSync;
         [words] = (await submitAndSync(g, recorder, [{ buffer: control, offset: 0, words: layout.controlWords }])) as [Uint32Array];
-        if (words[0] !== SMALL_LOOP_STATUS.running) break;
-        await between();
+        if (words[0] !== SMALL_LOOP_STATUS.running || limits.stop(words[1]!)) break;
         perSync = Math.min(MAX_DISPATCHES_PER_SYNC, 2 * perSync);
         recorder = new Recorder(g, this.shaders);
       }
       const status = words[0]!;
       const iterations = words[1]!;
       if (status === SMALL_LOOP_STATUS.overflow) {
-        // A full log grows for the next entry; deltas that outgrew the kernel stay on the general path a while.
-        const grown = 8 * lcap;
+        // A full log grows for the next entry, unless it was full at the tuple limit: then the general path runs the
+        // iteration that passes it. Deltas that outgrew the kernel (or a log that cannot grow) wait on the general
+        // path a while.
         const logFull = (words[3]! & 2) !== 0;
-        if (logFull && tcap * layout.rowsWords + grown * layout.logWords <= g.limits.maxStorageBufferBindingSize / 4) this.logRows = grown;
+        const grown = 8 * lcap;
+        const fits = tcap * layout.rowsWords + grown * layout.logWords <= g.limits.maxStorageBufferBindingSize / 4;
+        if (logFull && lcap >= Math.min(...room)) this.wait = 4;
+        else if (logFull && fits) this.logRows = grown;
         else {
           this.waitUntil = iteration + iterations + this.wait;
           this.wait = Math.min(1024, 2 * this.wait);

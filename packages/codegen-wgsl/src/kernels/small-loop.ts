@@ -13,7 +13,8 @@ export const SMALL_LOOP_STATUS = { running: 0, stopped: 1, overflow: 2, limit: 3
 /**
  * Where the loop kernel keeps what (runtime small-loop.ts lays the buffers out so):
  * - fixed (read): words 2j, 2j + 1 = word offset and rows of packed relation j (the invariants, then the recursive
- *   relations as the kernel found them), then the carried variables' rows on entry, one word each; rows after that.
+ *   relations as the kernel found them), then the carried variables' rows on entry, one word each, then the most
+ *   rows a log may take (the run's tuple limit less the relation's rows); rows after that.
  * - rows: per local variable `TCAP` rows, per carried variable two slots of `TCAP` rows (the iteration's input and
  *   its output), per insert step `TCAP` words (the hash slot each new row took), then per recursive relation a log of
  *   `LCAP` rows (`rowsWords` words per TCAP, `logWords` per LCAP).
@@ -298,7 +299,7 @@ ${Array.from({ length: w }, (_, k) => `  h = (h ^ dt[b + ${k}u]) * 16777619u;`).
     let l0 = ${log};
     for (var k = lid; k < n; k = k + WG) {
       let at = logn[${r}] + k;
-      if (at >= LCAP) { atomicOr(&ovf, 2u); continue; }
+      if (at >= LMAX) { atomicOr(&ovf, 2u); continue; }
 ${Array.from({ length: w }, (_, q) => `      dt[l0 + at * ${w}u + ${q}u] = dt[b0 + k * ${w}u + ${q}u];`).join('\n')}
       atomicStore(&ct[dt[${slotList} + k]], at + 1u);
     }
@@ -329,6 +330,7 @@ var<workgroup> ran: u32;
 var<private> TCAP: u32;
 var<private> LCAP: u32;
 var<private> HS: u32;
+var<private> LMAX: u32;
 ${helpers.join('\n')}
 // The rows an iteration writes start empty: its locals and the carried variables' slots it writes.
 fn resetCounts() {
@@ -341,6 +343,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
   TCAP = u[0].z;
   LCAP = u[0].w;
   HS = 4u * LCAP;
+  LMAX = min(LCAP, rd[${2 * layout.packed.length + plan.carried.length}u]);
   if (lid == 0u) {
     if (atomicLoad(&ct[2]) == 0u) {
       atomicStore(&ct[2], 1u);
