@@ -67,19 +67,22 @@ export class SmallLoop {
 
   /**
    * Whether iteration `iteration` may run in the kernel: every variable it reads has an exact count and lies in one
-   * buffer on the device, the deltas are small, and the buffers fit one binding each.
+   * buffer on the device, the deltas are small, and the kernel's buffers fit one binding each and `spareBytes` (what
+   * the run's device memory budget leaves: they copy the relations the loop reads).
    */
-  ready(iteration: number, valueOf: (id: VarId) => DeviceRelation): boolean {
+  ready(iteration: number, valueOf: (id: VarId) => DeviceRelation, spareBytes = Infinity): boolean {
     if (iteration < this.waitUntil) return false;
     const enter = this.g.software ? ENTER_ROWS.software : ENTER_ROWS.gpu;
     const onDevice = (r: DeviceRelation): boolean => !r.pending && !r.chunks && (r.count === 0 || r.buffer !== null);
     if (!this.plan.carried.every((v) => onDevice(valueOf(v)) && valueOf(v).count <= enter)) return false;
     if (!this.layout.packed.every((v) => onDevice(valueOf(v)))) return false;
-    return this.fixedWords(valueOf) * 4 <= this.g.limits.maxStorageBufferBindingSize && this.rowsWords() * 4 <= this.g.limits.maxStorageBufferBindingSize;
+    const bytes = 4 * (this.fixedWords(valueOf) + this.rowsWords() + this.layout.controlWords + 4 * this.logRows * this.plan.recursive.length);
+    const binding = this.g.limits.maxStorageBufferBindingSize;
+    return this.fixedWords(valueOf) * 4 <= binding && this.rowsWords() * 4 <= binding && bytes <= spareBytes;
   }
 
   private fixedWords(valueOf: (id: VarId) => DeviceRelation): number {
-    const head = 2 * this.layout.packed.length + this.plan.carried.length;
+    const head = 2 * this.layout.packed.length + this.plan.carried.length + 1;
     return this.layout.packed.reduce((n, v) => n + valueOf(v).count * valueOf(v).width, head);
   }
 
