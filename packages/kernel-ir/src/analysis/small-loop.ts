@@ -123,7 +123,8 @@ export function smallLoopPlan(program: KirProgram, label: string, body: Readonly
         steps.push({ kind: 'rows', inputs: [k.left, k.right], output: k.output });
         break;
       case 'difference':
-        if (recursive.has(k.right)) steps.push({ kind: 'insert', input: k.left, relation: k.right, output: k.output });
+        // New rows are rows the iteration derived (the kernel hashes them where it holds them).
+        if (recursive.has(k.right) && writes.has(k.left)) steps.push({ kind: 'insert', input: k.left, relation: k.right, output: k.output });
         else if (invariants.includes(k.right)) steps.push({ kind: 'absent', input: k.left, right: k.right, output: k.output });
         else return undefined;
         break;
