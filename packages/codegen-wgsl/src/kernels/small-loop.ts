@@ -156,19 +156,20 @@ ${rowWordsCode}${extra}
     }`;
   const barrier = '  storageBarrier();\n  workgroupBarrier();';
 
-  const stage = (s: SmallLoopStep, index: number): string => {
+  /** A step's code: one part per barrier interval it needs (an insert's second part reads what its first wrote). */
+  const stage = (s: SmallLoopStep, index: number): string[] => {
     switch (s.kind) {
       case 'map': {
         const input = view(s.input);
         const cols: ColumnResolver = (c) => columnWords(input.buffer, 'b', input.types, c);
-        return `  {
+        return [`  {
     let n = ${input.count};
     let b0 = ${input.base};
     for (var i = lid; i < n; i = i + WG) {
       let b = b0 + i * ${rowWords(input.types)}u;
       if (${filterCode(s.filter, cols, offsets)}) ${emit(s.output, projectCode(s.project, 'dt', 'ob', cols, offsets))}
     }
-  }`;
+  }`];
       }
       case 'join': {
         const left = view(s.left);
@@ -184,7 +185,7 @@ ${rowWordsCode}${extra}
         helpers.push(lexCompareFn(cmp, pairs));
         const cols: ColumnResolver = (c) =>
           c < left.types.length ? columnWords(left.buffer, 'lb', left.types, c) : columnWords('rd', 'rb', right.types, c - left.types.length);
-        return `  {
+        return [`  {
     let n = ${left.count};
     let l0 = ${left.base};
     let r0 = ${right.base};
@@ -208,10 +209,11 @@ ${rowWordsCode}${extra}
         if (${filterCode(s.filter, cols, offsets)}) ${emit(s.output, projectCode(s.project, 'dt', 'ob', cols, offsets))}
       }
     }
-  }`;
+  }`];
       }
       case 'rows':
-        return s.inputs
+        return [
+          s.inputs
           .map((v) => {
             const input = view(v);
             return `  {
@@ -222,14 +224,15 @@ ${rowWordsCode}${extra}
       ${emit(s.output, copyRow(input, 'b'))}
     }
   }`;
-          })
-          .join('\n');
+            })
+            .join('\n'),
+        ];
       case 'absent': {
         const input = view(s.input);
         const right = view(s.right);
         const w = rowWords(input.types);
         const cmp = rowCompare(input.buffer, 'rd', w);
-        return `  {
+        return [`  {
     let n = ${input.count};
     let b0 = ${input.base};
     for (var i = lid; i < n; i = i + WG) {
@@ -237,7 +240,7 @@ ${rowWordsCode}${extra}
       ${search(cmp, 'b', right.base, right.count, w)}
       if (!found) ${emit(s.output, copyRow(input, 'b'))}
     }
-  }`;
+  }`];
       }
       case 'insert': {
         const r = plan.recursive.indexOf(s.relation);
@@ -304,16 +307,23 @@ ${Array.from({ length: w }, (_, q) => `      dt[l0 + at * ${w}u + ${q}u] = dt[b0
       atomicStore(&ct[dt[${slotList} + k]], at + 1u);
     }
   }`;
-        return `${phase1}\n${barrier}\n${phase2}`;
+        return [phase1, phase2];
       }
     }
   };
-  const outputOf = (s: SmallLoopStep): VarId => s.output;
-  const stages: string[] = [];
+  // Steps run as early as their inputs allow: those of one level share the barrier interval (each writes rows of its
+  // own; a delta read before its write in the block reads the slot the write does not touch). A variable's level is
+  // that of the part that wrote its rows, an insert's first.
+  const levels: string[][] = [];
+  const producedAt = new Map<VarId, number>();
   plan.steps.forEach((s, i) => {
-    stages.push(stage(s, i));
-    written.add(outputOf(s));
+    const inputs = s.kind === 'join' ? [s.left] : s.kind === 'rows' ? s.inputs : [s.input];
+    const level = Math.max(0, ...inputs.map((v) => (producedAt.has(v) ? producedAt.get(v)! + 1 : 0)));
+    stage(s, i).forEach((part, k) => (levels[level + k] ??= []).push(part));
+    producedAt.set(s.output, level);
+    written.add(s.output);
   });
+  const stages = levels.map((parts) => parts.join('\n'));
   const nc = plan.carried.length;
   const nr = plan.recursive.length;
   const counters = nl + 2 * nc;
