@@ -145,11 +145,14 @@ export class SmallLoop {
       let perSync = 1;
       let words: Uint32Array;
       let recorder = rec;
+      let before = 0;
       for (;;) {
         for (let d = 0; d < perSync; d++) recorder.dispatch('smallLoop', bind, [perDispatch, most, tcap, lcap], g.limits.workgroupSize, this.constants);
         dispatches += perSync;
         [words] = (await submitAndSync(g, recorder, [{ buffer: control, offset: 0, words: layout.controlWords }])) as [Uint32Array];
-        if (words[0] !== SMALL_LOOP_STATUS.running || limits.stop(words[1]!)) break;
+        // A sync whose dispatches ran no iteration and left the kernel going would repeat forever: hand back instead.
+        if (words[0] !== SMALL_LOOP_STATUS.running || limits.stop(words[1]!) || words[1] === before) break;
+        before = words[1]!;
         perSync = Math.min(MAX_DISPATCHES_PER_SYNC, 2 * perSync);
         recorder = new Recorder(g, this.shaders);
       }
