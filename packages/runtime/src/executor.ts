@@ -169,6 +169,7 @@ export interface LoopStats {
 }
 
 export interface ExecuteStats {
+  /** Blocks executed, the iterations run inside the small-loop kernel (small-loop.ts) included. */
   blockSteps: number;
   launches: number;
   /** Wall time of the whole run: loading, evaluation and readback. */
@@ -486,6 +487,8 @@ async function evaluate(
   const loopRun = new Map<string, number>();
   const executions = new Map(program.blocks.map((b) => [b.label, 0]));
   let steps = 0;
+  /** Block executions the small-loop kernel ran: in blockSteps, but not held against maxBlockSteps (maxIterations bounds them). */
+  let inKernelSteps = 0;
   let launches = 0;
   let loadMs = 0;
   const uploads: ExecuteStats['uploads'] = [];
@@ -536,7 +539,7 @@ async function evaluate(
     return statsNow();
   };
   const statsNow = (): ExecuteStats => ({
-    blockSteps: steps,
+    blockSteps: steps + inKernelSteps,
     launches,
     milliseconds: performance.now() - started,
     loadMilliseconds: loadMs,
@@ -796,6 +799,7 @@ async function evaluate(
           stat.iterations += ran.iterations;
           stat.inKernel += ran.iterations;
           executions.set(label, executions.get(label)! + ran.iterations);
+          inKernelSteps += ran.iterations;
         }
       }
       for (const cmd of block.commands) {
