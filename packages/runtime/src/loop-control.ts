@@ -3,36 +3,96 @@
  * host deciding its exit test in between. Each such iteration copies its exit test's pending delta counts into a
  * history buffer on the device, and the host reads the history back with the next sync, which ends the batch: the
  * first iteration whose deltas were all empty is where the loop stopped. The iterations after it ran on empty
- * deltas and derived nothing: a loop of set-monotone kernels stops at its least fixpoint, and applying its rules
- * there again yields only rows it holds, so every delta stays empty (batchableLoop admits only such kernels, and
- * finish() checks that the deltas stayed empty). The batch grows while deltas stay small and the iterations needed no
+ * deltas and changed nothing (batchableLoop admits only loops where it shows that, and finish() checks that the deltas
+ * stayed empty). The batch grows while deltas stay small and the iterations needed no
  * host sync of their own, and shrinks when deltas grow.
  */
-import type { KirKernel, KirProgram } from '@vixen/kernel-ir';
+import type { KirKernel, KirProgram, VarId } from '@vixen/kernel-ir';
 import type { GpuImpl } from './gpu/device.js';
 import { relationUsage, type DeviceRelation, type DeviceWord } from './gpu/relations.js';
 
-/** Kernel kinds whose output only grows with their inputs (sets in, sets out): a loop of them may overshoot its fixpoint. */
-const MONOTONE: ReadonlySet<KirKernel['kind']> = new Set(['mapFilter', 'sort', 'unique', 'mergeJoin', 'hashJoin', 'pipeline', 'difference', 'concat', 'merge', 'copy']);
+/** What an iteration after the loop's stop holds in a variable: no rows, exactly relation variable `same`, or anything. */
+type Overshoot = 'empty' | 'unknown' | { same: VarId };
+
+/** A kernel's output in an iteration after the stop, from what its inputs hold then. */
+function overshootOf(k: KirKernel, of: (v: VarId) => Overshoot, variables: KirProgram['variables']): Overshoot {
+  const empty = (v: VarId): boolean => of(v) === 'empty';
+  switch (k.kind) {
+    case 'mapFilter':
+    case 'limit':
+      return empty(k.input) ? 'empty' : 'unknown';
+    case 'sort': {
+      // Sorted by all its columns in order, a canonical relation is itself.
+      const all = k.keys.length === variables[k.input]!.columns.length && k.keys.every((c, i) => c === i);
+      return empty(k.input) ? 'empty' : all && typeof of(k.input) === 'object' ? of(k.input) : 'unknown';
+    }
+    case 'unique':
+    case 'copy':
+      return empty(k.input) ? 'empty' : typeof of(k.input) === 'object' ? of(k.input) : 'unknown';
+    case 'mergeJoin':
+    case 'difference':
+      if (empty(k.left)) return 'empty';
+      if (k.kind === 'mergeJoin') return empty(k.right) ? 'empty' : 'unknown';
+      return empty(k.right) ? of(k.left) : 'unknown';
+    case 'hashJoin':
+      return empty(k.build) || empty(k.probe) ? 'empty' : 'unknown';
+    case 'pipeline':
+      // Without group columns an aggregate of no rows is a row.
+      return empty(k.input) && (!k.aggregate || k.aggregate.groupBy.length > 0) ? 'empty' : 'unknown';
+    case 'aggregate':
+      return empty(k.input) && k.groupBy.length > 0 ? 'empty' : 'unknown';
+    case 'concat':
+    case 'merge':
+      if (empty(k.left)) return of(k.right);
+      return empty(k.right) ? of(k.left) : 'unknown';
+  }
+}
 
 /**
- * Whether the loop branching at `label` is one block that loops to itself, launches only monotone kernels, and
- * writes its relations (not temporaries) only by merging into them (`p := merge p, $new_p`): then an iteration on
- * empty deltas leaves every relation as it was.
+ * Whether the loop branching at `label` is one block that loops to itself and whose iterations after the stop change
+ * nothing: at the stop its exit test's variables are empty, and so are the variables copied from them (the deltas
+ * the next iteration reads). Run on that, every relation the block writes must come out as it was and those variables
+ * empty again (then every further iteration is alike). Semi-naive loops of joins pass (their new rows are differences
+ * of empty deltas' consequences), and so do lattice loops whose aggregates group rows (no rows in, none out).
  */
 export function batchableLoop(program: KirProgram, label: string, body: ReadonlySet<string>): boolean {
   const block = program.blocks.find((b) => b.label === label);
   if (!block || body.size !== 1 || block.terminator.kind !== 'branch' || block.terminator.ifFalse !== label) return false;
   const temporary = new Set(program.relations.filter((r) => r.kind === 'temp').map((r) => r.name));
-  return block.commands.every((c) => {
-    if (c.kind === 'clear') return program.variables[c.var]!.relation === undefined || temporary.has(program.variables[c.var]!.relation!);
-    if (c.kind !== 'launch') return true;
-    const k = program.kernels[c.kernel]!;
-    if (!MONOTONE.has(k.kind) || (k.kind === 'pipeline' && k.aggregate)) return false;
-    const relation = program.variables[k.output]!.relation;
-    if (relation === undefined || temporary.has(relation)) return true;
-    return (k.kind === 'merge' || k.kind === 'concat') && (k.left === k.output || k.right === k.output);
+  const isRelation = (v: VarId): boolean => program.variables[v]!.relation !== undefined && !temporary.has(program.variables[v]!.relation!);
+  // Variables empty at the stop: the exit test's, and those whose last write clears them or copies one of them that
+  // is not written after the copy.
+  const emptyAtStop = new Set(block.terminator.condition.vars);
+  const lastWrite = new Map<VarId, { at: number; by: KirKernel | 'clear' }>();
+  block.commands.forEach((c, at) => {
+    if (c.kind === 'clear') lastWrite.set(c.var, { at, by: 'clear' });
+    if (c.kind === 'launch') lastWrite.set(program.kernels[c.kernel]!.output, { at, by: program.kernels[c.kernel]! });
   });
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [v, { at, by }] of lastWrite) {
+      if (emptyAtStop.has(v)) continue;
+      const copied = by !== 'clear' && by.kind === 'copy' && emptyAtStop.has(by.input) && (lastWrite.get(by.input)?.at ?? -1) < at;
+      if (by === 'clear' || copied) {
+        emptyAtStop.add(v);
+        grew = true;
+      }
+    }
+  }
+  const state = new Map<VarId, Overshoot>();
+  const of = (v: VarId): Overshoot => state.get(v) ?? (emptyAtStop.has(v) ? 'empty' : isRelation(v) ? { same: v } : 'unknown');
+  for (const c of block.commands) {
+    if (c.kind === 'clear') state.set(c.var, 'empty');
+    if (c.kind === 'launch') {
+      const k = program.kernels[c.kernel]!;
+      state.set(k.output, overshootOf(k, of, program.variables));
+    }
+  }
+  for (const v of lastWrite.keys()) {
+    const end = of(v);
+    if (isRelation(v) && !(typeof end === 'object' && end.same === v)) return false;
+  }
+  return [...emptyAtStop].every((v) => of(v) === 'empty');
 }
 
 /** Iterations of the first batch; it doubles up to MAX_BATCH while iterations stay small and sync-free. */

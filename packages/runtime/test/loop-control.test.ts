@@ -27,4 +27,16 @@ describe('batchableLoop', () => {
     const aggregate = withReachWriter(reach, (m) => ({ kind: 'aggregate', id: m.id, input: m.right, output: m.output, groupBy: [0], aggregates: [] }));
     expect(batchableLoop(aggregate, loop, new Set([loop]))).toBe(false);
   });
+
+  it('takes a lattice loop whose aggregate groups rows (sssp: no rows in, none out), not one that aggregates all rows', () => {
+    const sssp = compile(readFileSync(join(import.meta.dirname, '..', '..', '..', 'examples', 'graphs', 'sssp.logic'), 'utf8'), { filename: 'sssp.logic' }).kir;
+    const label = sssp.blocks.find((b) => b.terminator.kind === 'branch' && b.terminator.ifFalse === b.label)!.label;
+    expect(batchableLoop(sssp, label, new Set([label]))).toBe(true);
+    // Without group columns an aggregate of no rows is a row: an iteration after the stop would derive it.
+    const ungrouped: KirProgram = {
+      ...sssp,
+      kernels: sssp.kernels.map((k) => (k.kind === 'pipeline' && k.aggregate ? { ...k, aggregate: { ...k.aggregate, groupBy: [] } } : k)),
+    };
+    expect(batchableLoop(ungrouped, label, new Set([label]))).toBe(false);
+  });
 });
