@@ -151,16 +151,66 @@ function bytes(s: string): string {
   return /^[\x00-\x7f]*$/.test(s) ? s : String.fromCharCode(...utf8.encode(s));
 }
 
+/** The ranges of std::regex's POSIX classes (`[[:digit:]]`) in the "C" locale, as JavaScript writes them in brackets. */
+const POSIX_CLASSES: Readonly<Record<string, string>> = {
+  alnum: '0-9A-Za-z',
+  alpha: 'A-Za-z',
+  blank: '\\t ',
+  cntrl: '\\x00-\\x1f\\x7f',
+  d: '0-9',
+  digit: '0-9',
+  graph: '!-~',
+  lower: 'a-z',
+  print: ' -~',
+  punct: '!-\\/:-@\\[-`{-~',
+  s: '\\t\\n\\v\\f\\r ',
+  space: '\\t\\n\\v\\f\\r ',
+  upper: 'A-Z',
+  w: '0-9A-Za-z_',
+  xdigit: '0-9A-Fa-f',
+};
+
+/**
+ * `pattern` with each POSIX class inside a bracket expression (`[^[:alpha:]_]`) written as its ranges, which
+ * JavaScript reads as C++ reads the class; undefined for a class name C++ does not know.
+ */
+function posixClasses(pattern: string): string | undefined {
+  let out = '';
+  let inBracket = false;
+  for (let k = 0; k < pattern.length; k++) {
+    const ch = pattern[k]!;
+    if (ch === '\\') {
+      out += pattern.slice(k, k + 2);
+      k++;
+    } else if (inBracket && pattern.startsWith('[:', k)) {
+      const end = pattern.indexOf(':]', k + 2);
+      const ranges = end < 0 ? undefined : POSIX_CLASSES[pattern.slice(k + 2, end)];
+      if (ranges === undefined) return undefined;
+      out += ranges;
+      k = end + 1;
+    } else {
+      if (!inBracket && ch === '[') inBracket = true;
+      else if (inBracket && ch === ']') inBracket = false;
+      out += ch;
+    }
+  }
+  return out;
+}
+
 /**
  * Why a regular expression is outside what `regexMatches` runs as C++'s std::regex (ECMAScript grammar) would,
- * or undefined when it is inside: `differs` for JavaScript-only syntax (lookbehind, named groups, `\p`, `\u`, `\k`)
- * and POSIX classes (C++ only); `invalid` for patterns JavaScript rejects, which std::regex rejects too (its
+ * or undefined when it is inside: `differs` for JavaScript-only syntax (lookbehind, named groups, `\p`, `\u`, `\k`),
+ * collating elements and equivalence classes (`[[.a.]]`, `[[=a=]]`, C++ only) and unknown POSIX classes (POSIX
+ * classes are rewritten as ranges); `invalid` for patterns JavaScript rejects, which std::regex rejects too (its
  * ECMAScript grammar is the stricter one).
  */
 export function regexProblem(pattern: string): { kind: 'differs' | 'invalid'; message: string } | undefined {
-  if (/\(\?<|\\[pPuk]|\[\[[:.=]/.test(pattern)) return { kind: 'differs', message: 'it uses syntax whose meaning differs between C++ and JavaScript' };
+  const differs = { kind: 'differs', message: 'it uses syntax whose meaning differs between C++ and JavaScript' } as const;
+  if (/\(\?<|\\[pPuk]|\[\[[.=]/.test(pattern)) return differs;
+  const js = posixClasses(pattern);
+  if (js === undefined) return differs;
   try {
-    new RegExp(bytes(pattern));
+    new RegExp(bytes(js));
   } catch (e) {
     return { kind: 'invalid', message: (e as Error).message };
   }
@@ -172,7 +222,7 @@ const regexes = new Map<string, RegExp>();
 /** std::regex_match(s, std::regex(pattern)): the whole string matches, over bytes. */
 export function regexMatches(s: string, pattern: string): boolean {
   let re = regexes.get(pattern);
-  if (!re) regexes.set(pattern, (re = new RegExp(`^(?:${bytes(pattern)})$`)));
+  if (!re) regexes.set(pattern, (re = new RegExp(`^(?:${bytes(posixClasses(pattern) ?? pattern)})$`)));
   return re.test(bytes(s));
 }
 

@@ -1,7 +1,7 @@
 /** Reference semantics of the string built-ins (LANGUAGE.md; builtins.ts), which the device tables reproduce. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { builtinTable, constantArgs, evalBuiltin, like, substring } from '../src/index.js';
+import { builtinTable, constantArgs, evalBuiltin, like, regexMatches, regexProblem, substring } from '../src/index.js';
 
 describe('string built-ins', () => {
   it('string:length counts code points', () => {
@@ -80,5 +80,16 @@ describe('string built-ins', () => {
     expect(constantArgs('string:substring')).toEqual([1, 2]);
     expect(constantArgs('string:length')).toEqual([]);
     expect(constantArgs('date:add_days')).toEqual([]);
+  });
+
+  it("std::regex's POSIX classes in brackets read as in C++'s \"C\" locale", () => {
+    expect(regexProblem('a[[:digit:]]+#')).toBeUndefined();
+    expect(regexMatches('a123#', 'a[[:digit:]]+#')).toBe(true);
+    expect(regexMatches('a12x#', 'a[[:digit:]]+#')).toBe(false);
+    expect(regexMatches('x_', '[^[:digit:][:upper:]][_[:punct:]]')).toBe(true);
+    expect(regexMatches('X_', '[^[:digit:][:upper:]][_[:punct:]]')).toBe(false);
+    expect(regexMatches('[:digit:]', '\\[:digit:]')).toBe(true);
+    expect(regexProblem('[[:nodigit:]]')?.kind).toBe('differs');
+    expect(regexProblem('[[.a.]]')?.kind).toBe('differs');
   });
 });

@@ -3,7 +3,8 @@
  * only as a table the host builds over the dictionary: one string argument, the others constants (`strlen`,
  * `to_number`, `contains` with a constant substring, `match` with a constant pattern). Calls whose arguments are
  * all constants are evaluated here, as Soufflé would (`cat("a", "b")` is "ab"), and so are those whose variables
- * range over the facts of a relation that has nothing else (specializeTests makes one rule per value). The
+ * range over the facts of a relation that has nothing else (specializeTests makes one rule per value, and
+ * propagateConstants folds what the value determines: `len = strlen(id), substr(id, 0, len - 5)`). The
  * rest, and the functors that make new strings from other variables (`cat`, `substr`, `to_string`), are located
  * "not supported" errors: the device cannot make strings during evaluation.
  */
@@ -204,6 +205,93 @@ function substitute(f: SFormula, name: string, value: STerm): SFormula | undefin
   return blocked ? undefined : out;
 }
 
+/** The int32 range of Soufflé's `number`: folding stops where a result leaves it (the device wraps). */
+const INT32 = { min: -(2n ** 31n), max: 2n ** 31n - 1n };
+
+/**
+ * The constant that ground term `t` evaluates to (integer arithmetic and the string functors, as functorTerm
+ * folds them), or undefined where `t` has a variable, another operator, or a result the device would compute
+ * differently (int32 overflow, division by zero).
+ */
+function constantOf(t: STerm): Extract<STerm, { kind: 'int' | 'string' }> | undefined {
+  switch (t.kind) {
+    case 'int':
+      return t.unsigned ? undefined : t;
+    case 'string':
+      return t;
+    case 'neg': {
+      const v = constantOf(t.operand);
+      return v?.kind === 'int' ? intConstant(-v.value, t.span) : undefined;
+    }
+    case 'binary': {
+      const [l, r] = [constantOf(t.left), constantOf(t.right)];
+      if (l?.kind !== 'int' || r?.kind !== 'int') return undefined;
+      const [a, b] = [l.value, r.value];
+      // BigInt division truncates toward zero, as C++'s does.
+      const ops: Partial<Record<string, () => bigint | undefined>> = {
+        '+': () => a + b,
+        '-': () => a - b,
+        '*': () => a * b,
+        '/': () => (b === 0n ? undefined : a / b),
+        '%': () => (b === 0n ? undefined : a % b),
+      };
+      const value = ops[t.op]?.();
+      return value === undefined ? undefined : intConstant(value, t.span);
+    }
+    case 'call': {
+      if (!STRING_FUNCTORS.has(t.name) || TESTS.has(t.name)) return undefined;
+      const args = t.args.map(constantOf);
+      if (!args.every((a) => a !== undefined)) return undefined;
+      const problems: Problems = [];
+      const terms: Term[] = args.map((a) => (a.kind === 'int' ? { kind: 'int', value: a.value, suffix: '', span: a.span } : a));
+      const out = functorTerm(t, terms, problems, () => undefined);
+      if (problems.length > 0 || !out) return undefined;
+      if (out.kind === 'string') return { kind: 'string', value: out.value, span: t.span };
+      return out.kind === 'int' ? intConstant(out.value, t.span) : undefined;
+    }
+    case 'var':
+    case 'wildcard':
+    case 'float':
+    case 'aggregate':
+    case 'record':
+    case 'branch':
+      return undefined;
+  }
+}
+
+function intConstant(value: bigint, span: SourceSpan): Extract<STerm, { kind: 'int' }> | undefined {
+  return value < INT32.min || value > INT32.max ? undefined : { kind: 'int', value, unsigned: false, span };
+}
+
+/**
+ * `rule` with each variable that an equality of its body binds to a ground term (`len = strlen("abc")`) replaced
+ * by that term's value everywhere else, so that functors on it fold to constants (`substr(s, 0, len - 1)` in a
+ * copy of specializeTests). The equality stays, with the value, binding the variable as before.
+ */
+function propagateConstants(rule: { heads: SAtom[]; body: SFormula }): { heads: SAtom[]; body: SFormula } {
+  let conjuncts = rule.body.kind === 'and' ? rule.body.items : [rule.body];
+  let heads = rule.heads;
+  const done = new Set<string>();
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const [j, c] of conjuncts.entries()) {
+      if (c.kind !== 'compare' || c.op !== '=') continue;
+      const [v, value] = c.left.kind === 'var' ? [c.left, constantOf(c.right)] : c.right.kind === 'var' ? [c.right, constantOf(c.left)] : [];
+      if (!v || !value || done.has(v.name)) continue;
+      done.add(v.name);
+      const others = conjuncts.map((d, k) => (k === j ? { ...c, left: v, right: value } : substitute(d, v.name, value)));
+      const newHeads = heads.map((h) => substitute(h, v.name, value));
+      // An aggregate that mentions the variable has its own scope: leave the rule as it is.
+      if (others.some((d) => d === undefined) || newHeads.some((h) => h === undefined)) continue;
+      conjuncts = others as SFormula[];
+      heads = newHeads as SAtom[];
+      changed = true;
+    }
+  }
+  if (done.size === 0) return rule;
+  return { heads, body: conjuncts.length === 1 ? conjuncts[0]! : { ...(rule.body as Extract<SFormula, { kind: 'and' }>), items: conjuncts } };
+}
+
 /**
  * A rule where a functor needs a constant but has a variable (a `match` pattern, a `cat` argument), as one rule
  * per value that variable can have, when a positive atom of the body binds it from a relation of facts only (no
@@ -212,9 +300,10 @@ function substitute(f: SFormula, name: string, value: STerm): SFormula | undefin
  * with the constant, keeps only the copies that hold). Otherwise the rule comes back unchanged.
  */
 export function specializeTests(
-  rule: { heads: SAtom[]; body: SFormula },
+  original: { heads: SAtom[]; body: SFormula },
   factsOnly: (rel: string) => SAtom[] | undefined,
 ): { heads: SAtom[]; body: SFormula }[] {
+  const rule = propagateConstants(original);
   const conjuncts = rule.body.kind === 'and' ? rule.body.items : [rule.body];
   const wanted = new Set([...rule.heads.flatMap(formulaNeeds), ...conjuncts.flatMap(formulaNeeds)]);
   for (const name of wanted) {
