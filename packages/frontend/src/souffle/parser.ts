@@ -612,10 +612,11 @@ class SouffleParser extends EmbeddedActionsParser {
         ALT: () => {
           const dollar = this.CONSUME(T.Dollar);
           const call = this.SUBRULE2(this.callArgs);
-          if (dollar.image === '$') return this.unsupported('the $ counter is not supported', dollar, call?.close ?? dollar);
           return this.ACTION((): STerm => {
             const nameSpan = this.span(dollar);
             const span = joinSpans(nameSpan, this.span(call?.close ?? dollar));
+            // A bare `$` is the old spelling of autoinc() (counter.ts).
+            if (dollar.image === '$' && !call) return { kind: 'call', name: 'autoinc', args: [], span, nameSpan };
             return { kind: 'branch', name: dollar.image.slice(1), args: call?.args ?? [], span, nameSpan };
           });
         },

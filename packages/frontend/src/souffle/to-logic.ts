@@ -18,6 +18,7 @@ import type { PrintLayout, RecordLayouts } from './records.js';
 import { concatTerm, symbolConcat } from './concat.js';
 import { expandRanges } from './range.js';
 import { LATTICE_QUALIFIERS, latticeRule } from './lattice.js';
+import { numberCounters } from './counter.js';
 import type { IoTarget, Name, SAtom, SFormula, SItem, SouffleAst, STerm } from './ast.js';
 
 const PRIMITIVES: Readonly<Record<string, ScalarType>> = { number: 'int32', unsigned: 'uint32', float: 'float32', symbol: 'string' };
@@ -230,6 +231,11 @@ class Converter {
     return problems;
   }
 
+  /** The type of column `column` of relation `rel`; undefined where it is wrong or there is none. */
+  columnType(rel: string, column: number): ScalarType | undefined {
+    return this.columnTypes.get(rel)?.[column];
+  }
+
   /** Every relation a clause names must be declared; the clause is dropped if one is not. */
   private defined(atoms: SAtom[]): boolean {
     const undefinedAt = atoms.filter((a) => !this.decls.has(a.rel));
@@ -248,7 +254,7 @@ class Converter {
    * the rules of its aggregates (see normalize.ts, witnesses.ts, aggregates.ts).
    */
   rules(rule: Extract<SItem, { kind: 'rule' }>): Clause[] {
-    const concat = symbolConcat(rule, (rel, i) => this.columnTypes.get(rel)?.[i]);
+    const concat = symbolConcat(rule, (rel, i) => this.columnType(rel, i));
     const tests = { ...concat, body: testsAsComparisons(concat.body, (name) => this.decls.has(name)) };
     return specializeTests(tests, (rel) => this.factsOnly(rel)).flatMap((copy) => this.ruleClauses({ ...tests, ...copy }));
   }
@@ -491,6 +497,7 @@ export function toLogic(parsed: SouffleAst[], diagnostics: Diagnostic[], layouts
   for (const item of items) if (item.kind === 'io') c.ioDirective(item);
   c.checkSources(items);
   c.knowClauses(items);
+  const counted = numberCounters(items, { outputs: c.outputs, inputs: new Set(c.inputs.keys()), columnType: (rel, i) => c.columnType(rel, i) }, diagnostics);
   const files = asts.map((ast): SourceAst => {
     const clauses = ast.items.flatMap((item): Clause[] => {
       switch (item.kind) {
@@ -503,8 +510,11 @@ export function toLogic(parsed: SouffleAst[], diagnostics: Diagnostic[], layouts
           const fact = c.fact(item);
           return fact ? [fact] : [];
         }
-        case 'rule':
-          return c.rules(item);
+        case 'rule': {
+          // A rule with a refused counter is dropped (its error is reported).
+          const rule = counted.has(item) ? counted.get(item) : item;
+          return rule?.kind === 'rule' ? c.rules(rule) : [];
+        }
         case 'type':
         case 'io':
         // Expanded before conversion (components.ts).
