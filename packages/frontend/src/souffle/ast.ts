@@ -99,7 +99,12 @@ export type SItem =
   /** `.init instance = Comp<A...>` */
   | { kind: 'init'; name: Name; comp: CompRef; span: SourceSpan }
   /** `.override rel` in a component: the inherited rules of `rel` are dropped. */
-  | { kind: 'override'; rel: Name; span: SourceSpan };
+  | { kind: 'override'; rel: Name; span: SourceSpan }
+  /**
+   * `r(k..., a) <= r(k..., b) :- b < a.`: a subsumption that keeps, per key, the least (`min`) or greatest (`max`)
+   * last column (subsumption.ts); the parser refuses other subsumptions.
+   */
+  | { kind: 'subsume'; rel: Name; fn: 'min' | 'max'; span: SourceSpan };
 
 /** A component named with its type arguments: `Graph<number>`. */
 export interface CompRef {

@@ -154,6 +154,8 @@ function rename(item: SItem, rel: Renamer, type: Renamer): SItem {
       return { ...item, atom: renameAtom(item.atom, rel) };
     case 'rule':
       return { ...item, heads: item.heads.map((h) => renameAtom(h, rel)), body: renameFormula(item.body, rel) };
+    case 'subsume':
+      return { ...item, rel: name(item.rel, rel) };
     case 'comp':
     case 'init':
     case 'override':

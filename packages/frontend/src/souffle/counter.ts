@@ -14,7 +14,7 @@
 import { errorAt, type Diagnostic, type ScalarType, type SourceSpan } from '@vixen/queryplan';
 import type { SAtom, SFormula, SItem, STerm } from './ast.js';
 import { literals } from './scoping.js';
-import { mapAtoms } from './traverse.js';
+import { mapAtoms, relationsRead } from './traverse.js';
 
 type Rule = Extract<SItem, { kind: 'rule' }>;
 type Call = Extract<STerm, { kind: 'call' }>;
@@ -87,6 +87,7 @@ export interface CounterContext {
 export function numberCounters(items: readonly SItem[], context: CounterContext, diagnostics: Diagnostic[]): Map<SItem, SItem | undefined> {
   const rules = items.filter((i): i is Rule => i.kind === 'rule');
   const out = new Map<SItem, SItem | undefined>();
+  const reads = relationsRead(items);
   const users = rules.filter((r) => termsOf(r).some(({ term }) => isCounter(term)));
   for (const [n, rule] of users.entries()) {
     const problem = (message: string, span: SourceSpan): void => {
@@ -95,7 +96,7 @@ export function numberCounters(items: readonly SItem[], context: CounterContext,
     };
     const calls = termsOf(rule).filter((t): t is { term: Call; at?: [SAtom, number] } => isCounter(t.term));
     const call = calls[0]!.term;
-    const recursive = rule.heads.find((h) => readsItself(rule, h.rel, rules));
+    const recursive = rule.heads.find((h) => atomsOf(rule.body).some((a) => a.rel === h.rel || reads(a.rel).has(h.rel)));
     if (recursive) problem(`${recursive.rel} is recursive, and Vixen numbers tuples by their rule body`, call.nameSpan);
     else if (n > 0) problem('only one rule of a program may use it (Vixen numbers tuples by their rule body, not by one counter)', call.nameSpan);
     else if (call.args.length > 0) problem(`autoinc takes no arguments, found ${call.args.length}`, call.nameSpan);
@@ -104,21 +105,6 @@ export function numberCounters(items: readonly SItem[], context: CounterContext,
     } else refuseOrNumber(rule, calls[0]!.at, items, context, problem, out);
   }
   return out;
-}
-
-/** Whether the body of `rule` reads `rel`, directly or through other relations' rules. */
-function readsItself(rule: Rule, rel: string, rules: Rule[]): boolean {
-  const reads = new Map<string, Set<string>>();
-  for (const r of rules) for (const h of r.heads) for (const a of atomsOf(r.body)) (reads.get(h.rel) ?? reads.set(h.rel, new Set()).get(h.rel)!).add(a.rel);
-  const seen = new Set<string>();
-  const pending = atomsOf(rule.body).map((a) => a.rel);
-  while (pending.length > 0) {
-    const next = pending.pop()!;
-    if (seen.has(next)) continue;
-    seen.add(next);
-    pending.push(...(reads.get(next) ?? []));
-  }
-  return seen.has(rel);
 }
 
 function refuseOrNumber(

@@ -13,6 +13,7 @@ import { joinSpans, tokenSpan } from '../syntax/span.js';
 import type { AggregateFn, Attribute, Branch, CompRef, IoOption, IoTarget, Name, SAtom, SFormula, SItem, SouffleAst, STerm } from './ast.js';
 import * as T from './lexer.js';
 import { preprocess } from './preprocess.js';
+import { preference, SUBSUMPTION_FORMS } from './subsumption.js';
 
 /** What the parser builds below the item level: values and formulas share expression syntax. */
 type Parsed = STerm | SFormula;
@@ -350,13 +351,16 @@ class SouffleParser extends EmbeddedActionsParser {
         // `r(x) <= r(y) :- body.`
         ALT: () => {
           const le = this.CONSUME(T.Le);
-          this.SUBRULE2(this.atom);
+          const dominating = this.SUBRULE2(this.atom);
           this.CONSUME2(T.If);
-          this.SUBRULE2(this.disjunction);
+          const body = this.SUBRULE2(this.disjunction);
           const dot = this.CONSUME3(T.Dot);
           return this.ACTION((): SItem => {
-            this.semantic.push(errorAt('subsumption (<=) is not supported', this.span(le)));
-            return { kind: 'fact', atom: heads[0]!, span: joinSpans(heads[0]!.span, this.span(dot)) };
+            const span = joinSpans(heads[0]!.span, this.span(dot));
+            const fn = heads.length === 1 ? preference(heads[0]!, dominating, this.asFormula(body)) : undefined;
+            if (fn) return { kind: 'subsume', rel: { name: dominating.rel, span: dominating.relSpan }, fn, span };
+            this.semantic.push(errorAt(SUBSUMPTION_FORMS, this.span(le)));
+            return { kind: 'fact', atom: heads[0]!, span };
           });
         },
       },

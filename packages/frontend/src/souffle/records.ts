@@ -424,6 +424,10 @@ export function lowerRecords(asts: SouffleAst[], diagnostics: Diagnostic[]): { a
         const lowered: SItem = { ...item, heads: item.heads.map((h) => c.atom(h)), body: c.formula(item.body) };
         return problems.length === before ? [lowered] : [];
       }
+      case 'subsume':
+        // The preference is on the last column: a record there is several columns.
+        if (relations.has(item.rel.name)) problems.push([`subsumption on ${item.rel.name} is not supported: it has record attributes`, item.span]);
+        return relations.has(item.rel.name) || dropped.has(item.rel.name) ? [] : [item];
       case 'type':
       case 'comp':
       case 'init':

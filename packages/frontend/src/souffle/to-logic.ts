@@ -5,7 +5,8 @@
  * relation is declared", multi-head rules and disjunctions and negations anywhere in a body (one clause per head
  * and disjunct, as Soufflé splits them: normalize.ts), and aggregates used as values (scoped as Soufflé scopes
  * them, witnesses included, and lifted into LogiQL aggregation rules: scoping.ts, witnesses.ts, aggregates.ts),
- * functors (functors.ts), and `eqrel` relations as their closure rules.
+ * functors (functors.ts), the `$` counter where its numbering cannot show (counter.ts), subsumption that prefers
+ * a least or greatest value as a lattice (subsumption.ts), and `eqrel` relations as their closure rules.
  */
 import { errorAt, formatSpan, type Diagnostic, type ScalarType, type SourceSpan } from '@vixen/queryplan';
 import type { Atom, Clause, Formula, SourceAst, Term } from '../syntax/ast.js';
@@ -19,6 +20,7 @@ import { concatTerm, symbolConcat } from './concat.js';
 import { expandRanges } from './range.js';
 import { LATTICE_QUALIFIERS, latticeRule } from './lattice.js';
 import { numberCounters } from './counter.js';
+import { subsumptionLattices } from './subsumption.js';
 import type { IoTarget, Name, SAtom, SFormula, SItem, SouffleAst, STerm } from './ast.js';
 
 const PRIMITIVES: Readonly<Record<string, ScalarType>> = { number: 'int32', unsigned: 'uint32', float: 'float32', symbol: 'string' };
@@ -229,6 +231,17 @@ class Converter {
       else if (o.key === 'filename' && option(target, 'IO') === 'stdout') problems.push(['filename is meaningless with IO=stdout', o.span]);
     }
     return problems;
+  }
+
+  /** Subsumption makes `rel` a lattice (subsumption.ts), as `btree_min` or `btree_max` would. */
+  subsumes(rel: string, fn: 'min' | 'max', items: readonly SItem[]): void {
+    const at = items.find((i): i is Extract<SItem, { kind: 'subsume' }> => i.kind === 'subsume' && i.rel.name === rel)!.rel.span;
+    const types = this.columnTypes.get(rel);
+    const prior = this.lattices.get(rel);
+    if (!types) this.error(`undefined relation ${rel}: expected a .decl for it`, at);
+    else if (prior && prior !== fn) this.error(`subsumption on ${rel} is not supported: it keeps the ${fn}, its declaration the ${prior}`, at);
+    else if (types[types.length - 1] === 'string') this.error(`subsumption on ${rel} is not supported: it prefers by the last column, which is a symbol`, at);
+    else if (types.every((t) => t !== undefined)) this.lattices.set(rel, fn);
   }
 
   /** The type of column `column` of relation `rel`; undefined where it is wrong or there is none. */
@@ -495,6 +508,7 @@ export function toLogic(parsed: SouffleAst[], diagnostics: Diagnostic[], layouts
   for (const item of items) if (item.kind === 'type') c.collectType(item);
   const decls = new Map<SItem, Clause | undefined>(items.flatMap((item) => (item.kind === 'decl' ? [[item, c.declaration(item)]] : [])));
   for (const item of items) if (item.kind === 'io') c.ioDirective(item);
+  for (const [rel, fn] of subsumptionLattices(items, diagnostics)) c.subsumes(rel, fn, items);
   c.checkSources(items);
   c.knowClauses(items);
   const counted = numberCounters(items, { outputs: c.outputs, inputs: new Set(c.inputs.keys()), columnType: (rel, i) => c.columnType(rel, i) }, diagnostics);
@@ -517,6 +531,8 @@ export function toLogic(parsed: SouffleAst[], diagnostics: Diagnostic[], layouts
         }
         case 'type':
         case 'io':
+        // Lattices now (subsumptionLattices).
+        case 'subsume':
         // Expanded before conversion (components.ts).
         case 'comp':
         case 'init':

@@ -1,5 +1,5 @@
 /** Maps over the atoms of Soufflé formulas, aggregate bodies inside terms included. */
-import type { SAtom, SFormula, STerm } from './ast.js';
+import type { SAtom, SFormula, SItem, STerm } from './ast.js';
 
 export type AtomMap = (a: SAtom) => SFormula;
 
@@ -43,4 +43,30 @@ export function mapTermAtoms(t: STerm, f: AtomMap): STerm {
     case 'aggregate':
       return { ...t, ...(t.target ? { target: mapTermAtoms(t.target, f) } : {}), body: mapAtoms(t.body, f) };
   }
+}
+
+/** Per relation, the relations its rules read, directly or through other relations' rules (itself if recursive). */
+export function relationsRead(items: readonly SItem[]): (rel: string) => ReadonlySet<string> {
+  const direct = new Map<string, Set<string>>();
+  for (const item of items) {
+    if (item.kind !== 'rule') continue;
+    const body: string[] = [];
+    mapAtoms(item.body, (a) => (body.push(a.rel), a));
+    for (const h of item.heads) for (const rel of body) (direct.get(h.rel) ?? direct.set(h.rel, new Set()).get(h.rel)!).add(rel);
+  }
+  const closed = new Map<string, Set<string>>();
+  return (rel) => {
+    let seen = closed.get(rel);
+    if (seen) return seen;
+    seen = new Set<string>();
+    const pending = [...(direct.get(rel) ?? [])];
+    while (pending.length > 0) {
+      const next = pending.pop()!;
+      if (seen.has(next)) continue;
+      seen.add(next);
+      pending.push(...(direct.get(next) ?? []));
+    }
+    closed.set(rel, seen);
+    return seen;
+  };
 }
