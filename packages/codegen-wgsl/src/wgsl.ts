@@ -334,6 +334,7 @@ function builtinCode(fn: BuiltinFn, [a, b]: string[]): string {
       return `select(0u, 1u, ${a} == 0u)`;
     case 'string:length':
     case 'string:substring':
+    case 'string:substr':
     case 'string:like':
     case 'string:startswith':
     case 'string:endswith':

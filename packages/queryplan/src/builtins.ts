@@ -9,6 +9,7 @@
  * kernels look the result up; hence all arguments but the first must be constants (`constantArgs`).
  */
 import { DECIMAL_SCALE, type ScalarType, type Value } from './types.js';
+import { VixenError } from './diagnostics.js';
 
 export interface BuiltinSignature {
   args: ScalarType[];
@@ -65,6 +66,11 @@ export const BUILTINS = {
   'string:contains': { args: ['string', 'string'], result: 'boolean', table: 'bits' },
   /** Whether the whole string matches a regular expression, as C++'s std::regex_match does (Soufflé's `match`). */
   'string:matches': { args: ['string', 'string'], result: 'boolean', table: 'bits' },
+  /**
+   * Soufflé's `substr(s, i, n)`: std::string::substr over UTF-8 bytes, 0-based; "" where `i` is past the end, `n`
+   * clipped (negative values are huge unsigned ones in C++). A cut inside a multi-byte character is an error.
+   */
+  'string:substr': { args: ['string', 'int32', 'int32'], result: 'string', table: 'words' },
   /** A leading decimal integer, as C++'s std::stoi reads it; 0 where there is none or it overflows (Soufflé's `to_number`). */
   'string:to_int32': { args: ['string'], result: 'int32', table: 'words' },
 } as const satisfies Record<string, BuiltinSignature>;
@@ -101,6 +107,28 @@ export function substring(s: string, start: number, count: number): string {
   const to = Math.min(start + count, chars.length + 1);
   if (from >= to) return '';
   return wide ? (chars as string[]).slice(from - 1, to - 1).join('') : s.slice(from - 1, to - 1);
+}
+
+/** Whether a table built-in makes strings, so that the dictionary must hold its results before a run. */
+export function makesStrings(fn: BuiltinFn): boolean {
+  return builtinTable(fn) !== undefined && BUILTINS[fn].result === 'string';
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Soufflé's `substr` (see BUILTINS['string:substr']). */
+export function souffleSubstr(s: string, i: number, n: number): string {
+  const ascii = /^[\x00-\x7f]*$/.test(s);
+  const units = ascii ? s : new TextEncoder().encode(s);
+  if (i < 0 || i > units.length) return '';
+  const end = n < 0 ? units.length : Math.min(i + n, units.length);
+  if (typeof units === 'string') return units.slice(i, end);
+  try {
+    return strictUtf8.decode(units.subarray(i, end));
+  } catch {
+    const message = `substr(${JSON.stringify(s)}, ${i}, ${n}) is not supported: it cuts a multi-byte UTF-8 character, and Soufflé's bytes would be no string here`;
+    throw new VixenError({ severity: 'error', message });
+  }
 }
 
 /** Compiled LIKE patterns: tables and the interpreter test many strings (millions of ids) against few patterns. */
@@ -301,6 +329,8 @@ export function evalBuiltin(fn: BuiltinFn, args: readonly Value[]): Value {
       return stringLength(a as string);
     case 'string:substring':
       return substring(a as string, b as number, c as number);
+    case 'string:substr':
+      return souffleSubstr(a as string, b as number, c as number);
     case 'string:like':
       return like(a as string, b as string);
     case 'string:startswith':

@@ -1,7 +1,7 @@
 /** Reference semantics of the string built-ins (LANGUAGE.md; builtins.ts), which the device tables reproduce. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { builtinTable, constantArgs, evalBuiltin, like, regexMatches, regexProblem, substring } from '../src/index.js';
+import { builtinTable, constantArgs, evalBuiltin, like, regexMatches, regexProblem, substring, VixenError } from '../src/index.js';
 
 describe('string built-ins', () => {
   it('string:length counts code points', () => {
@@ -91,5 +91,17 @@ describe('string built-ins', () => {
     expect(regexMatches('[:digit:]', '\\[:digit:]')).toBe(true);
     expect(regexProblem('[[:nodigit:]]')?.kind).toBe('differs');
     expect(regexProblem('[[.a.]]')?.kind).toBe('differs');
+  });
+
+  it("string:substr is Soufflé's substr: 0-based over UTF-8 bytes, clipped, and a cut character is an error", () => {
+    expect(evalBuiltin('string:substr', ['hello', 1, 3])).toBe('ell');
+    expect(evalBuiltin('string:substr', ['hello', 3, 10])).toBe('lo');
+    expect(evalBuiltin('string:substr', ['hello', 5, 1])).toBe('');
+    expect(evalBuiltin('string:substr', ['hello', 6, 1])).toBe('');
+    expect(evalBuiltin('string:substr', ['hello', -1, 1])).toBe('');
+    expect(evalBuiltin('string:substr', ['hello', 2, -1])).toBe('llo');
+    expect(evalBuiltin('string:substr', ['héllo', 0, 3])).toBe('hé');
+    expect(evalBuiltin('string:substr', ['héllo', 3, 2])).toBe('ll');
+    expect(() => evalBuiltin('string:substr', ['héllo', 0, 2])).toThrow(VixenError);
   });
 });

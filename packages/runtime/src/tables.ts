@@ -3,17 +3,17 @@
  * dictionary is final the host tabulates each (function, constants) a kernel uses over every dictionary id.
  */
 import type { TableSpec } from '@vixen/codegen-wgsl';
-import { builtinTable, evalBuiltin, type Value } from '@vixen/queryplan';
+import { builtinTable, evalBuiltin, makesStrings, type Value } from '@vixen/queryplan';
 import { StringDictionary } from '@vixen/io';
 import { mergeSortedRuns, sortDistinctInWorkers } from './sort-strings.js';
 
 /**
- * `strings` plus every string the substring tables can produce from them, repeatedly (a substring of a
- * substring is one too), so that the order-preserving dictionary gives every result an id. Each new string is
- * a substring of an original one, so this ends.
+ * `strings` plus every string the substring tables (`string:substring`, Soufflé's `string:substr`) can produce
+ * from them, repeatedly (a substring of a substring is one too), so that the order-preserving dictionary gives
+ * every result an id. Each new string is a substring of an original one, so this ends.
  */
 export function closeOverSubstrings(strings: Iterable<string>, specs: readonly TableSpec[]): Iterable<string> {
-  const substrings = specs.filter((s) => s.fn === 'string:substring');
+  const substrings = specs.filter((s) => makesStrings(s.fn));
   // Without substring tables there is nothing to add (the dictionary drops duplicates itself).
   if (substrings.length === 0) return strings;
   const all = new Set(strings);
@@ -57,14 +57,14 @@ export async function dictionaryFor(
   const merged = all === strings && Array.isArray(strings) ? mergeSortedRuns(strings, sortedRuns) : undefined;
   const { sorted, ids } = merged ?? (await sortDistinctInWorkers([...all]));
   const dict = new StringDictionary(sorted, true);
-  closedOver.set(dict, new Set(specs.filter((s) => s.fn === 'string:substring').map(specKey)));
+  closedOver.set(dict, new Set(specs.filter((s) => makesStrings(s.fn)).map(specKey)));
   return all === strings && Array.isArray(strings) && ids ? { dict, ids } : { dict };
 }
 
 /** Whether every substring table among `specs` finds all its results in `dict` (it was closed over them). */
 export function closedUnder(dict: StringDictionary, specs: readonly TableSpec[]): boolean {
   const closed = closedOver.get(dict);
-  return specs.every((s) => s.fn !== 'string:substring' || (closed?.has(specKey(s)) ?? false));
+  return specs.every((s) => !makesStrings(s.fn) || (closed?.has(specKey(s)) ?? false));
 }
 
 /** One table's words: bit id of word id >> 5 for tests, else one word per id (a length, or a result's id). */

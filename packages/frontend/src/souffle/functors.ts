@@ -1,14 +1,15 @@
 /**
  * Soufflé's string functors as LogiQL terms. Strings are dictionary ids on the device, so a functor runs there
  * only as a table the host builds over the dictionary: one string argument, the others constants (`strlen`,
- * `to_number`, `contains` with a constant substring, `match` with a constant pattern). Calls whose arguments are
+ * `to_number`, `contains` with a constant substring, `match` with a constant pattern, `substr` with a constant
+ * index and length, whose results the host adds to the dictionary before the run). Calls whose arguments are
  * all constants are evaluated here, as Soufflé would (`cat("a", "b")` is "ab"), and so are those whose variables
  * range over the facts of a relation that has nothing else (specializeTests makes one rule per value, and
  * propagateConstants folds what the value determines: `len = strlen(id), substr(id, 0, len - 5)`). The
  * rest, and the functors that make new strings from other variables (`cat`, `substr`, `to_string`), are located
  * "not supported" errors: the device cannot make strings during evaluation.
  */
-import { leadingInt32, regexMatches, regexProblem, type BuiltinFn, type SourceSpan } from '@vixen/queryplan';
+import { leadingInt32, regexMatches, regexProblem, souffleSubstr, VixenError, type BuiltinFn, type SourceSpan } from '@vixen/queryplan';
 import type { Term } from '../syntax/ast.js';
 import type { SAtom, SFormula, STerm } from './ast.js';
 import { termVars } from './scoping.js';
@@ -34,7 +35,6 @@ export function testsAsComparisons(f: SFormula, isRelation: (name: string) => bo
 type Problems = [string, SourceSpan][];
 
 const utf8 = new TextEncoder();
-const isAscii = (s: string): boolean => /^[\x00-\x7f]*$/.test(s);
 
 function str(t: Term): string | undefined {
   return t.kind === 'string' ? t.value : undefined;
@@ -42,13 +42,6 @@ function str(t: Term): string | undefined {
 
 function int(t: Term): number | undefined {
   return t.kind === 'int' && t.suffix === '' ? Number(t.value) : undefined;
-}
-
-/** `std::string::substr(i, n)` of Soufflé's `substr`, on ASCII: "" where `i` is past the end, `n` clipped. */
-function substr(s: string, i: number, n: number): string {
-  // Negative arguments become huge unsigned values in C++: an index past the end, a length to the end.
-  if (i < 0 || i > s.length) return '';
-  return n < 0 ? s.slice(i) : s.slice(i, i + n);
 }
 
 /** The LogiQL term for functor call `t` with its arguments already converted; undefined after a problem. */
@@ -110,10 +103,15 @@ export function functorTerm(
     case 'substr': {
       if (!arity(3)) return undefined;
       const [s, i, n] = [str(args[0]!), int(args[1]!), int(args[2]!)];
-      if (s === undefined || i === undefined || n === undefined) return fail(makesStrings);
-      // Soufflé counts bytes: only ASCII strings have as many characters.
-      if (!isAscii(s)) return fail('substr of a non-ASCII string is not supported: Soufflé counts bytes, not characters');
-      return string(substr(s, i, n));
+      if (i === undefined || n === undefined) return fail(`substr with a non-constant index or length is not supported: the device looks substrings up in a table per (index, length)`);
+      // Of a variable: a table over the dictionary, which the host closes over its results before the run.
+      if (s === undefined) return apply('string:substr', args);
+      try {
+        return string(souffleSubstr(s, i, n));
+      } catch (e) {
+        if (e instanceof VixenError) return fail(e.diagnostics[0]!.message);
+        throw e;
+      }
     }
     case 'to_string': {
       if (!arity(1)) return undefined;
