@@ -40,6 +40,7 @@ const cases: Array<[string, string, RegExp, number, number]> = [
   ['pragma', `.pragma "provenance" "explain"\n${q}`, /^the pragma "provenance" is not supported$/, 1, 1],
   ['cat of a variable', `.decl w(s: symbol)\n.input w\n.decl s(s: symbol)\ns(t) :- w(x), t = cat(x, "b").\n`, /^cat with non-constant arguments is not supported: it makes new strings/, 4, 19],
   ['substr with a variable length', `.decl w(s: symbol)\n.input w\n.decl s(s: symbol)\ns(t) :- w(x), t = substr(x, 0, strlen(x) - 1).\n`, /^substr with a non-constant index or length is not supported/, 4, 19],
+  ['ord in an order comparison', `.decl w(s: symbol)\n.input w\n.decl s(s: symbol)\ns(x) :- w(x), w(y), ord(x) < ord(y).\n`, /^ord is not supported/, 4, 21],
   ['+ on a symbol variable', `.decl w(s: symbol)\n.input w\n.decl s(s: symbol)\ns(t) :- w(x), t = x + "b".\n`, /^cat with non-constant arguments is not supported: it makes new strings/, 4, 19],
   ['range in a fact with computed bounds', `.decl r(x: number)\nr(range(0, 1 + 1)).\n`, /^range with non-constant arguments in a fact is not supported$/, 2, 3],
   ['range bounded by its own value', `.decl r(x: number)\nr(y) :- y = range(0, y).\n`, /^range with bounds that only the range itself binds is not supported$/, 2, 13],

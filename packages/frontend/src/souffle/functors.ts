@@ -122,7 +122,7 @@ export function functorTerm(
       return x !== undefined && Math.abs(x) < 1e21 && !Object.is(x, -0) ? string(x.toFixed(6)) : fail(makesStrings);
     }
     case 'ord':
-      return fail("ord is not supported: it gives a symbol's number in Soufflé's symbol table, which Vixen does not reproduce");
+      return fail("ord is not supported here: it gives a symbol's number in Soufflé's symbol table, which Vixen does not reproduce (only ord(a) = ord(b) and != are, as a = b and a != b)");
     default:
       return fail(`the functor ${t.name} is not supported`);
   }

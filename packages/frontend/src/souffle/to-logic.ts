@@ -394,6 +394,9 @@ class Converter {
       case 'atom':
         return this.atom(f);
       case 'compare': {
+        // `ord(a) = ord(b)` holds where `a = b` does, whatever the symbol table's numbers (ord alone is refused).
+        const ords = [f.left, f.right].map((t) => (t.kind === 'call' && t.name === 'ord' && t.args.length === 1 ? t.args[0]! : undefined));
+        if ((f.op === '=' || f.op === '!=') && ords[0] && ords[1]) return this.literal({ ...f, left: ords[0], right: ords[1] });
         const left = this.term(f.left);
         const right = this.term(f.right);
         return left && right && { kind: 'compare', op: f.op, left, right, span: f.span };
