@@ -19,6 +19,7 @@ const cases: Array<[string, string, RegExp, number, number]> = [
   ['nil for an ADT', `${q}.type T = A {} | B {}\n.decl t(a: T)\nt(nil).\n`, /^nil is a record: expected a value of type T$/, 5, 3],
   ['record variable of two types', `${q}.type P = [x: number]\n.type R = [x: number]\n.decl p(a: P)\n.decl r(a: R)\np([1]).\nr(a) :- p(a).\n`, /^variable a is of type R and of type P$/, 8, 11],
   ['counter $ in a body', `${r}r(x) :- q(_), x = $.\n`, /^autoinc\(\) is not supported here: it must be a head argument/, 4, 19],
+  ['counter with arguments', `${q}.decl b(c: number, x: number)\nb($(x), x) :- q(x).\n`, /^autoinc\(\) is not supported here: autoinc takes no arguments, found 1$/, 4, 3],
   ['counter in a printed relation', `${q}.decl b(c: number, x: number)\n.output b\nb($, x) :- q(x).\n`, /^autoinc\(\) is not supported here: b is printed/, 5, 3],
   ['counter values used', `${q}.decl b(c: number, x: number)\n.decl o(c: number)\n.output o\nb($, x) :- q(x).\no(c) :- b(c, _).\n`, /^autoinc\(\) is not supported here: a rule uses the numbers of b as values/, 7, 3],
   ['counter over two variables', `${q}.decl b(c: number, x: number, y: number)\nb(autoinc(), x, y) :- q(x), q(y).\n`, /^autoinc\(\) is not supported here: Vixen numbers the matches of a rule body by its one variable/, 4, 3],

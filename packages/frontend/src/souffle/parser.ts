@@ -620,7 +620,7 @@ class SouffleParser extends EmbeddedActionsParser {
             const nameSpan = this.span(dollar);
             const span = joinSpans(nameSpan, this.span(call?.close ?? dollar));
             // A bare `$` is the old spelling of autoinc() (counter.ts).
-            if (dollar.image === '$' && !call) return { kind: 'call', name: 'autoinc', args: [], span, nameSpan };
+            if (dollar.image === '$') return { kind: 'call', name: 'autoinc', args: call?.args ?? [], span, nameSpan };
             return { kind: 'branch', name: dollar.image.slice(1), args: call?.args ?? [], span, nameSpan };
           });
         },
