@@ -6,11 +6,11 @@
  * a warm-up, and each operator's bytes (input read + output written) over its time is reported as a
  * fraction of the copy bandwidth.
  */
-import { generateKernelShaders, kernelConstants, type JoinOutputWord, type KernelShaders } from '@vixen/codegen-wgsl';
+import { generateKernelShaders, kernelConstants, sortKeyWords, type JoinOutputWord, type KernelShaders } from '@vixen/codegen-wgsl';
 import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
-import type { Expr, ScalarType } from '@vixen/queryplan';
+import { rowWords, type Expr, type ScalarType } from '@vixen/queryplan';
 import { encodeValue, StringDictionary } from '@vixen/io';
-import { buildHashTable, DeviceFault, type DeviceRelation, exactRows, fitsOneChunk, type Gpu, hashGroupBy, internals, probeHashTable, releaseHashTable, releaseRelation, runKernel, settle, uploadRelation } from '@vixen/runtime/gpu';
+import { buildHashTable, DeviceFault, type DeviceRelation, downloadRelation, exactRows, fitsOneChunk, type Gpu, hashGroupBy, internals, probeHashTable, releaseHashTable, releaseRelation, runKernel, settle, uploadRelation } from '@vixen/runtime/gpu';
 
 export interface BenchOptions {
   /** log2 of the row counts; default 20..22 on a software adapter, 20..26 on a GPU. */
@@ -299,6 +299,8 @@ interface OperatorCase {
   readWords?: number;
   /** Items the throughput counts; default n (the rows of the first input). */
   items?: number;
+  /** What is wrong with the output's words (checked once, untimed), if anything. */
+  check?: (words: Uint32Array) => string | undefined;
   prepare(gpu: Gpu, rels: DeviceRelation[]): Promise<Prepared>;
 }
 
@@ -325,6 +327,30 @@ function kernelCase(
   const shaders: KernelShaders = generateKernelShaders(kernel, vars);
   if (kernelConstants(kernel).length > 0 && constants.length === 0) throw new Error(`internal: bench case ${operator} lacks constants`);
   return { operator, variant, unit, inputs, prepare: async (gpu, rels) => ({ body: () => runKernel(gpu, kernel, shaders, rels, constants, vars), dispose: () => undefined }) };
+}
+
+/**
+ * What is wrong with `got` as `input` (rows of `width` words) sorted by the key words at `keyWords`: rows out of key
+ * order, or another multiset of rows (compared by a sum of row hashes).
+ */
+function sortError(input: Uint32Array, got: Uint32Array, width: number, keyWords: readonly number[]): string | undefined {
+  if (got.length !== input.length) return `${got.length / width} rows, not ${input.length / width}`;
+  const hash = (w: Uint32Array, i: number): number => {
+    let h = 0x811c9dc5;
+    for (let k = 0; k < width; k++) h = Math.imul(h ^ w[i * width + k]!, 0x01000193);
+    return h >>> 0;
+  };
+  let sumIn = 0;
+  let sumOut = 0;
+  for (let i = 0; i < input.length / width; i++) {
+    sumIn = (sumIn + hash(input, i)) >>> 0;
+    sumOut = (sumOut + hash(got, i)) >>> 0;
+    if (i === 0) continue;
+    let c = 0;
+    for (let k = 0; k < keyWords.length && c === 0; k++) c = Math.sign(got[i * width + keyWords[k]!]! - got[(i - 1) * width + keyWords[k]!]!);
+    if (c < 0) return `row ${i} has a smaller key than row ${i - 1}`;
+  }
+  return sumIn === sumOut ? undefined : 'its rows are not the input rows';
 }
 
 /** Distinct u32 keys: i times an odd constant is a bijection mod 2^32, so no two i share a key. */
@@ -359,10 +385,16 @@ function cases(n: number, selectivities: readonly number[], groupCounts: readonl
     out.push(kernelCase('project', '(int32, int32) swapped, every row', 'rows/s', project, variables(I2, I2), [{ words: table(n, 2, (i, k) => (k === 0 ? i : r())), width: 2 }]));
   }
   if (want('sort')) {
-    const sort: KirKernel = { kind: 'sort', id: 0, input: 0, output: 1, keys: [0] };
-    out.push(kernelCase('sort', 'int32 keys, random', 'keys/s', sort, variables(['int32'], ['int32']), [{ words: table(n, 1, () => r()), width: 1 }]));
-    out.push(kernelCase('sort', 'int32 key + int32 payload, random', 'pairs/s', sort, variables(I2, I2), [{ words: table(n, 2, (i, k) => (k === 0 ? r() : i)), width: 2 }]));
-    out.push(kernelCase('sort', 'int64 keys, random', 'keys/s', sort, variables(['int64'], ['int64']), [{ words: table(n, 2, () => r()), width: 2 }]));
+    // Each output is checked once: the bench is where the GPU's passes (look-back waits, subgroup variants) run.
+    const sortCase = (variant: string, unit: string, types: ScalarType[], keys: number[], words: Uint32Array): OperatorCase => ({
+      ...kernelCase('sort', variant, unit, { kind: 'sort', id: 0, input: 0, output: 1, keys }, variables(types, types), [{ words, width: rowWords(types) }]),
+      check: (got) => sortError(words, got, rowWords(types), sortKeyWords(types, keys)),
+    });
+    out.push(sortCase('int32 keys, random', 'keys/s', ['int32'], [0], table(n, 1, () => r())));
+    out.push(sortCase('int32 key + int32 payload, random', 'pairs/s', I2, [0], table(n, 2, (i, k) => (k === 0 ? r() : i))));
+    out.push(sortCase('int64 keys, random', 'keys/s', ['int64'], [0], table(n, 2, () => r())));
+    // 96-bit keys (an int64 then an int32, a few values of the first): index pairs, a digit pass per window of each word.
+    out.push(sortCase('int64 + int32 keys (96 bits), random', 'keys/s', ['int64', 'int32'], [0, 1], table(n, 3, (_, k) => (k === 1 ? r() & 3 : r()))));
   }
   if (want('unique')) {
     const kernel: KirKernel = { kind: 'unique', id: 0, input: 0, output: 1 };
@@ -489,6 +521,12 @@ async function benchCase(
       outputWidth = result.width;
       releaseRelation(gpu, result);
     };
+    await call();
+    if (c.check && out) {
+      const wrong = c.check(await downloadRelation(gpu, out));
+      if (wrong !== undefined) throw new Error(`bench ${c.operator} (${c.variant}) gave a wrong output: ${wrong}`);
+    }
+    await finish();
     const times = await measure(gpu, runs, warmup, call, finish);
     const device = await deviceTime(gpu, Math.min(runs, 5), call, finish);
     return { times, ...device, ...(countReads.length > 0 ? { countReadMs: median(countReads) } : {}), outputRows, outputWidth };

@@ -53,6 +53,18 @@ it('benches copy, hash build/probe, group-by, a projection and a selectivity, wi
   await expect(benchOperators(gpu, { sizes: [10], operators: ['groupBy'], groups: [0] })).rejects.toThrow(/group counts/);
 });
 
+it('benches radix sorts of 32-, 64- and 96-bit keys, each output checked, in keys or pairs per second', async () => {
+  const report = await benchOperators(gpu, { sizes: [13], runs: 1, warmup: 0, operators: ['sort'] });
+  const sorts = report.results.filter((r) => r.operator === 'sort');
+  expect(sorts.map((r) => `${r.variant}: ${r.outputRows}`)).toEqual([
+    'int32 keys, random: 8192',
+    'int32 key + int32 payload, random: 8192',
+    'int64 keys, random: 8192',
+    'int64 + int32 keys (96 bits), random: 8192',
+  ]);
+  expect(formatBenchReport(report)).toMatch(/sort +int32 keys, random +2\^13 .* keys\/s .*%/);
+});
+
 it('warms up for the runs asked and on until the time asked has passed, and not at all with no runs asked', async () => {
   const runs = async (warmup: number, minMs: number): Promise<number> => {
     let k = 0;
@@ -79,5 +91,5 @@ it('the operator bench runs mapFilter, hash probe and group-by cases larger than
   // one-word keys (4 MiB) fit one binding, as they do one sort (one-word rows are sorted as bare keys).
   const sorts = await benchOperators(medium, { ...opts, operators: ['sort'] });
   expect(sorts.results.map((x) => `${x.operator} ${x.variant}`)).toEqual(['copy vec4<u32> per thread', 'sort int32 keys, random']);
-  expect(sorts.skipped.filter((x) => /through the host/.test(x.reason)).length).toBe(2);
+  expect(sorts.skipped.filter((x) => /through the host/.test(x.reason)).length).toBe(3);
 });

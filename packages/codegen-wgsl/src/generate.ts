@@ -46,7 +46,7 @@ function kernelSkeletons(kernel: KirKernel, variables: readonly KirVariable[], o
       return mapFilterShaders(types(kernel.input), kernel.filter, kernel.project, offsets, words);
     }
     case 'sort':
-      return { ...sortShaders(types(kernel.input), kernel.keys), ...scanShaders };
+      return sortShaders(types(kernel.input), kernel.keys);
     case 'unique':
       return (kernel.hashed ? hashedUniqueShaders : uniqueShaders)(types(kernel.input));
     case 'mergeJoin':
@@ -71,7 +71,7 @@ function kernelSkeletons(kernel: KirKernel, variables: readonly KirVariable[], o
       // A device top-k, then a sort of the rows it keeps into canonical order; float32 rows are limited on the host.
       const input = types(kernel.input);
       if (!topKOnDevice(input)) return {};
-      return { ...topKShaders(input, kernel.keys), ...sortShaders(input, input.map((_, c) => c)), ...scanShaders };
+      return { ...topKShaders(input, kernel.keys), ...sortShaders(input, input.map((_, c) => c)) };
     }
     case 'aggregate':
       return { ...aggregateShaders(types(kernel.input), kernel.groupBy, kernel.aggregates), ...scanShaders };

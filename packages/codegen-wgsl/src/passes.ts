@@ -83,31 +83,39 @@ export const PASS_LAYOUTS = {
    */
   rankSort: ['read', 'write', 'uniform'],
   /**
-   * mask[k] |= key word k of each row XOR that of row 0 (mask zeroed by the host), and the block digit counts
-   * of the last key word at shift 0 into hist, as radixHist writes them (the first digit pass's, which then
-   * needs no radixHist). (input, mask, hist, u) u0 = (n, 0, blocks, per) as radixHist's.
+   * Radix sort's counts (kernels/sort.ts): for key words k = k0.. k0 + RADIX_COUNT_WORDS - 1 (those there are),
+   * mask[k] |= key word k of each row XOR that of row 0, and hist[(k * RADIX_WINDOWS + w) * 256 + d] += the rows
+   * whose key word k has digit d at shift 8w (mask and hist zeroed by the host). Block b = tiles
+   * [b * per, (b + 1) * per) of TILE = radixItems(width) * WG rows, one workgroup each.
+   * (input, mask, hist, u) u0 = (n, k0, blocks, per).
    */
-  radixMask: ['read', 'write', 'write', 'uniform'],
+  radixCount: ['read', 'write', 'write', 'uniform'],
   /**
    * pairs[2i] = word `off` of row pairs[2i+1] (the next key word, through the permutation so far).
    * (input, pairs, u) u0 = (n, off).
    */
   radixKeys: ['read', 'write', 'uniform'],
   /**
-   * Block digit counts: block b = tiles [b * per, (b + 1) * per) of TILE = radixItems(width) * WG items, one
-   * workgroup each; hist[d * blocks + b] = pairs of block b whose key digit at `shift` is d.
-   * The key word is word u1.x (0 or 1) of each pair, or, when u1.y = 1, word u1.z of each input row (`pairs` is
-   * the input, the index is the row's); one-word rows are bare keys, `pairs` the keys. (pairs, hist, u) u0 = (n, shift, blocks, per), u1 = (kp, fromRows, off,
-   * mask): mask = the key word's varying bits (radixMask's word, copied in on the device); a window without any
-   * writes nothing (the scatter then copies).
+   * One digit pass of the radix sort: a stable scatter of the pairs by their key digit at `shift`, one tile of
+   * TILE = radixItems(width) * WG pairs per workgroup, the tiles numbered by state[0] (zeroed by the host with the
+   * tile statuses after it) and each tile's offsets found by a look-back over the statuses of the tiles before it.
+   * The key word is word u1.x (0 or 1) of each pair, or, when u1.y = 1, word u1.z of each input row (`src` is the
+   * input, the index is the row's); hist from word `counts` on holds the window's global digit counts (radixCount's).
+   * u1.w = the key word's varying bits (radixCount's mask word, copied in on the device): a window without any is a
+   * copy. (src, hist, state, dst, u) u0 = (n, shift, counts), u1 = (kp, fromRows, off, mask).
    */
-  radixHist: ['read', 'write', 'uniform'],
-  /** Stable scatter of block b's pairs by digit d from offsets[d * blocks + b] on. (src, offsets, dst, u) u0, u1 as radixHist. */
-  radixScatter: ['read', 'read', 'write', 'uniform'],
-  /** As radixScatter, writing input row (pair's index) instead of the pair. (src, offsets, input, dst, u) u0, u1 as radixHist. */
-  radixScatterRows: ['read', 'read', 'read', 'write', 'uniform'],
-  /** As radixScatter for one-word rows, sorted as bare keys (tiles of radixItems(1) * WG keys). (src, offsets, dst, u) u0, u1 as radixHist. */
-  radixScatterKeys: ['read', 'read', 'write', 'uniform'],
+  radixSweep: ['read', 'read', 'write', 'write', 'uniform'],
+  /**
+   * For a CPU adapter, before each radixSweep: tile t's status of digit d = AGGREGATE | its items of digit d (the
+   * key as radixSweep reads it). (src, state, u) u0, u1 as radixSweep.
+   */
+  radixTiles: ['read', 'write', 'uniform'],
+  /** Then every tile's statuses made PREFIX | the inclusive prefix, one thread per digit. (hist, state, u) u0 as radixSweep. */
+  radixTilePrefix: ['read', 'write', 'uniform'],
+  /** As radixSweep, writing input row (pair's index) instead of the pair. (src, hist, input, state, dst, u) u0, u1 as radixSweep. */
+  radixSweepRows: ['read', 'read', 'read', 'write', 'write', 'uniform'],
+  /** As radixSweep for one-word rows, sorted as bare keys (tiles of radixItems(1) * WG keys). (src, hist, state, dst, u) u0, u1 as radixSweep. */
+  radixSweepKeys: ['read', 'read', 'write', 'write', 'uniform'],
   /**
    * Hash table build (kernels/hash.ts): build row i goes into the linear-probing table of mask + 1 slots of
    * 1 + K words (head row + 1, then the key words; 0 = empty); an equal key already there makes row i the

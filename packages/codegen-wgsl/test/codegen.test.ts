@@ -153,17 +153,15 @@ type ExpectedPass = PassName | `${PassName}${typeof SUBGROUP_VARIANT}` | `hashBu
 
 /** The passes of a sort of wide rows. */
 const sortPasses: ExpectedPass[] = [
-  'radixMask',
+  'radixCount',
+  'radixTiles',
+  'radixTilePrefix',
   'radixKeys',
-  'radixHist',
-  'radixScatter',
-  `radixScatter${SUBGROUP_VARIANT}`,
-  'radixScatterRows',
-  `radixScatterRows${SUBGROUP_VARIANT}`,
+  'radixSweep',
+  `radixSweep${SUBGROUP_VARIANT}`,
+  'radixSweepRows',
+  `radixSweepRows${SUBGROUP_VARIANT}`,
   'rankSort',
-  'scanBlock',
-  `scanBlock${SUBGROUP_VARIANT}`,
-  'scanAdd',
 ];
 
 const expectedPasses: Record<KirKernel['kind'], ExpectedPass[]> = {
@@ -184,8 +182,8 @@ const expectedPasses: Record<KirKernel['kind'], ExpectedPass[]> = {
 };
 /** Sorts generate only the passes of their row width: wide rows (above), no words, one word. */
 const expectedById: Record<number, string[]> = {
-  9: ['radixMask', 'radixHist', 'radixScatter', `radixScatter${SUBGROUP_VARIANT}`, 'scanBlock', `scanBlock${SUBGROUP_VARIANT}`, 'scanAdd'],
-  12: ['radixMask', 'radixHist', 'radixScatterKeys', `radixScatterKeys${SUBGROUP_VARIANT}`, 'rankSort', 'scanBlock', `scanBlock${SUBGROUP_VARIANT}`, 'scanAdd'],
+  9: ['radixCount', 'radixTiles', 'radixTilePrefix', 'radixSweep', `radixSweep${SUBGROUP_VARIANT}`],
+  12: ['radixCount', 'radixTiles', 'radixTilePrefix', 'radixSweepKeys', `radixSweepKeys${SUBGROUP_VARIANT}`, 'rankSort'],
   14: ['hashBuild.0', 'hashBuild.1', 'pipelineAggregate', 'pipelineGroups'],
   15: ['project'],
   17: ['hashBuild.0', 'pipelineAggregate', 'pipelineGroups'],
@@ -351,7 +349,7 @@ describe('generateProgramShaders', () => {
     const program: KirProgram = { relations: [], relationVars: {}, facts: {}, variables, kernels, blocks: [], entry: 'main' };
     const all = generateProgramShaders(program);
     expect(all).toHaveLength(kernels.length);
-    expect(Object.keys(all[1]!)).toContain('radixScatter');
+    expect(Object.keys(all[1]!)).toContain('radixSweep');
     expect(all[6]).toEqual({});
   });
 });

@@ -23,10 +23,10 @@ const sortShaders = generateKernelShaders({ kind: 'sort', id: 0, input: 0, outpu
 const keySortShaders = generateKernelShaders({ kind: 'sort', id: 0, input: 2, output: 2, keys: [0] }, variables);
 const withVariants: Array<[string, KernelShaders, string]> = [
   ['hash probe', hashProbeShaders({ width: 3, keyWords: [2, 0] }, 4, [{ from: 'probe', word: 1 }, { from: 'build', word: 3 }, { from: 'buildIndex' }]), 'hashProbe'],
-  ['radix sort', sortShaders, 'radixScatter'],
-  ['radix sort, last pass', sortShaders, 'radixScatterRows'],
-  ['radix sort of one-word rows', keySortShaders, 'radixScatterKeys'],
-  ['block scan', sortShaders, 'scanBlock'],
+  ['radix sort', sortShaders, 'radixSweep'],
+  ['radix sort, last pass', sortShaders, 'radixSweepRows'],
+  ['radix sort of one-word rows', keySortShaders, 'radixSweepKeys'],
+  ['block scan', generateKernelShaders({ kind: 'mergeJoin', id: 0, left: 0, right: 1, output: 2, leftKeys: [], rightKeys: [], filter: [], project: [] }, variables), 'scanBlock'],
   ['select', generateKernelShaders({ kind: 'mapFilter', id: 0, input: 0, output: 1, filter: [{ kind: 'compare', op: '!=', left: { kind: 'col', index: 0, type: 'int32' }, right: { kind: 'const', type: 'int32', value: 0 } }], project: [{ kind: 'col', index: 0, type: 'int32' }, { kind: 'col', index: 1, type: 'int64' }] }, variables), 'select'],
 ];
 

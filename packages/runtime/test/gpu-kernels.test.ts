@@ -163,6 +163,23 @@ describe('sort', () => {
     await checkSort(['int64'], n, () => [BigInt(Math.floor(r() * 2 ** 32)) * 2n ** 32n + BigInt(Math.floor(r() * 16)) - 2n ** 63n]);
   });
 
+  // Keys of one, two and three words (int32; int64; int64 then int32) with the input position as payload, in random
+  // order (half the keys repeating an earlier one), already sorted and reversed; sizes not a multiple of a tile.
+  it.each([4097, 20_001])('sorts 32-, 64- and 96-bit keys with a payload: random, sorted, reversed, n=%i', async (n) => {
+    const r = rng(1100 + n);
+    const shapes: Array<[ScalarType[], () => TestRow]> = [
+      [['int32'], () => [Math.floor(r() * 2 ** 32) - 2 ** 31]],
+      [['int64'], () => [BigInt(Math.floor(r() * 2 ** 32)) * 2n ** 32n + BigInt(Math.floor(r() * 2 ** 32)) - 2n ** 63n]],
+      [['int64', 'int32'], () => [BigInt(Math.floor(r() * 64)) - 32n, Math.floor(r() * 2 ** 32) - 2 ** 31]],
+    ];
+    for (const [keyTypes, value] of shapes) {
+      const random = Array.from({ length: n }, value);
+      for (let i = 1; i < n; i += 2) random[i] = random[Math.floor(r() * i)]!;
+      const sorted = sortByKeys(keyTypes, random, keyTypes.map((_, k) => k));
+      for (const order of [random, sorted, [...sorted].reverse()]) await checkSort(keyTypes, n, (i) => order[i]!);
+    }
+  });
+
   // Index pairs: the first digit pass reads keys from the rows, the last writes rows; here one pass does both.
   it.each([1, 1000, 70_000])('sorts one-word rows, and wide rows whose key varies in one digit only, n=%i', async (n) => {
     const r = rng(960 + n);
@@ -192,7 +209,7 @@ describe('sort', () => {
     }
   });
 
-  // The sort's passes read the row count from the device word (radixMask's digit counts included).
+  // The sort's passes read the row count from the device word (radixCount's digit counts included).
   // Small sorts rank each row against all others in one pass (rankSort, up to 16 key words; 2^10 rows on a CPU
   // adapter, 2^14 on a GPU): wide keys with many ties (equal rows across 64-row tiles), then one key word more
   // than rankSort takes (radix passes).

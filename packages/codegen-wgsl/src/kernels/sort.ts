@@ -23,108 +23,144 @@ export function sortKeyWords(types: readonly ScalarType[], keys: readonly number
   });
 }
 
-/**
- * The radix passes work per block: workgroup `blk` owns the `per` consecutive tiles blk * per.. (a tile is
- * TILE = radixItems(width) * WG items), so the digit-count table has one column per block, not per tile.
- */
+/** Key words whose digits one radixCount dispatch counts (its workgroup counters: RADIX_COUNT_WORDS * 4 * 256 words). */
+export const RADIX_COUNT_WORDS = 3;
+
+/** Digit windows of a key word: the least significant first. */
+export const RADIX_WINDOWS = 32 / RADIX_BITS;
+
+/** Words of a radixSweep state buffer before the tile statuses: the tile counter. */
+export const RADIX_STATE_HEAD = 1;
+
 const tilePrelude = (width: number): string => `const ITEMS: u32 = ${radixItems(width)}u;
 override TILE: u32 = ITEMS * WG;
 const RADIX: u32 = ${2 ** RADIX_BITS}u;
 fn digitOf(key: u32, shift: u32) -> u32 { return (key >> shift) & (RADIX - 1u); }
 `;
-/** For the digit passes: u1.w is the key word's varying bits (radixMask's word). */
-const windowTest = `// No varying bit in this pass's window: every key has the same digit, and the stable order is the current one.
-fn constantWindow(shift: u32) -> bool { return digitOf(u[1].w, shift) == 0u; }
-`;
-
-const blockMain = (body: string, builtins = ''): string => `
-@compute @workgroup_size(WG)
-fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>${builtins}) {
-  let n = u[0].x;
-  let shift = u[0].y;
-  let blocks = u[0].z;
-  let per = u[0].w;
-  let blk = wid.x + wid.y * nwg.x;
-  if (blk >= blocks) { return; }
-${body}
-}
-`;
 
 /**
- * LSD radix sort, stable, in unsigned lexicographic order of the key words. Items are (key word, row index)
- * pairs whose first digit pass reads the key words from the rows and whose last digit pass writes the rows the
- * indices pick; two-word rows are sorted as the pairs themselves (the key word at position kp = u1.x of each
- * pair, the other word carried) and one-word rows as bare keys, neither with a pair-making pass or a row gather.
- * radixMask first finds which key bits vary (OR of every key word XOR row 0's), counting the first digit
- * pass's digits in the same read; the host runs one digit pass per 8-bit window, least significant first, and
- * the device copies that word of the mask into each pass's uniform (u1.w), so a window with no varying bits is
- * a plain copy, with no host round trip: radixKeys loads the pairs' key word (the permutation so far picks the row), then per digit a block
- * histogram, a global exclusive scan of the digit-major counts, and a scatter that walks the block's tiles in
- * order, ranks each tile stably in workgroup memory (two 4-bit counting rounds, no atomics) and writes runs
- * of equal digits contiguously.
+ * LSD radix sort in the manner of Onesweep (Adinets and Merrill 2022), stable, in unsigned lexicographic order of
+ * the key words. Items are (key word, row index) pairs whose first digit pass reads the key words from the rows and
+ * whose last digit pass writes the rows the indices pick; two-word rows are sorted as the pairs themselves (the key
+ * word at position kp = u1.x of each pair, the other word carried) and one-word rows as bare keys, neither with a
+ * pair-making pass or a row gather. radixCount reads the key words once and counts the digits of every 8-bit window
+ * of every key word (a key word's counts do not depend on the order its rows are in), and finds which key bits vary
+ * (OR of every key word XOR row 0's). Then one radixSweep per window, least significant first: each workgroup takes
+ * the next tile from an atomic counter, ranks it stably in workgroup memory, publishes its per-digit counts and
+ * finds the counts of the tiles before it by a decoupled look-back, then writes its runs of equal digits. The device
+ * copies the key word's mask into each pass's uniform (u1.w), so a window with no varying bits is a plain copy, with
+ * no host round trip; radixKeys loads the pairs' next key word (the permutation so far picks the row).
  */
 export function sortShaders(types: readonly ScalarType[], keys: readonly number[]): KernelShaders {
   const width = rowWords(types);
   const keyWords = sortKeyWords(types, keys);
   const K = Math.max(1, keyWords.length);
-  // Each thread ORs its rows' key words XOR row 0's, and counts the first digit pass's digits (the last key
-  // word's at shift 0); then one workgroup atomic per thread and key word, one global one per workgroup.
-  const orWords = keyWords.map((off, k) => `    x[${k}] = x[${k}] | (inp[b + ${off}u] ^ inp[${off}u]);`).join('\n');
-  const radixMask = `${atomicBinding(header('radixMask', ['inp', 'mask', 'hist']), 'mask')}
+  const KC = Math.min(K, RADIX_COUNT_WORDS);
+  // Each thread ORs its rows' key words XOR row 0's and counts their digits in workgroup counters; then one
+  // workgroup atomic per thread and key word, and one global atomic per nonzero counter.
+  const radixCount = `${atomicBinding(atomicBinding(header('radixCount', ['inp', 'mask', 'hist']), 'mask'), 'hist')}
 const W: u32 = ${width}u;
 const K: u32 = ${K}u;
+const KC: u32 = ${KC}u;
+const WINDOWS: u32 = ${RADIX_WINDOWS}u;
 ${tilePrelude(width)}
-var<workgroup> part: array<atomic<u32>, K>;
-var<workgroup> h: array<atomic<u32>, RADIX>;
-${blockMain(`  let end = min(n, (blk + 1u) * per * TILE);
-  var x: array<u32, K>;
+var<private> OFFS: array<u32, K> = array<u32, K>(${(keyWords.length > 0 ? keyWords : [0]).map((o) => `${o}u`).join(', ')});
+var<workgroup> part: array<atomic<u32>, KC>;
+var<workgroup> h: array<atomic<u32>, KC * WINDOWS * RADIX>;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let n = u[0].x;
+  let k0 = u[0].y;
+  let blocks = u[0].z;
+  let per = u[0].w;
+  let blk = wid.x + wid.y * nwg.x;
+  if (blk >= blocks) { return; }
+  let kc = min(KC, K - k0);
+  let end = min(n, (blk + 1u) * per * TILE);
+  var x: array<u32, KC>;
   for (var p = blk * per * TILE + lid; p < end; p = p + WG) {
-    let b = p * W;
-${orWords}
-    atomicAdd(&h[digitOf(inp[b + ${keyWords[keyWords.length - 1] ?? 0}u], 0u)], 1u);
+    for (var j = 0u; j < kc; j = j + 1u) {
+      let o = OFFS[k0 + j];
+      let v = inp[p * W + o];
+      x[j] = x[j] | (v ^ inp[o]);
+      for (var w = 0u; w < WINDOWS; w = w + 1u) { atomicAdd(&h[(j * WINDOWS + w) * RADIX + digitOf(v, 8u * w)], 1u); }
+    }
   }
-  for (var k = 0u; k < K; k = k + 1u) {
-    if (x[k] != 0u) { atomicOr(&part[k], x[k]); }
+  for (var j = 0u; j < kc; j = j + 1u) {
+    if (x[j] != 0u) { atomicOr(&part[j], x[j]); }
   }
   workgroupBarrier();
-  for (var k = lid; k < K; k = k + WG) {
-    let v = atomicLoad(&part[k]);
-    if (v != 0u) { atomicOr(&mask[k], v); }
+  for (var j = lid; j < kc; j = j + WG) {
+    let v = atomicLoad(&part[j]);
+    if (v != 0u) { atomicOr(&mask[k0 + j], v); }
   }
-  for (var d = lid; d < RADIX; d = d + WG) { hist[d * blocks + blk] = atomicLoad(&h[d]); }`)}`;
+  for (var c = lid; c < kc * WINDOWS * RADIX; c = c + WG) {
+    let v = atomicLoad(&h[c]);
+    if (v != 0u) { atomicAdd(&hist[k0 * WINDOWS * RADIX + c], v); }
+  }
+}
+`;
 
-  const radixKeys = `${header('radixKeys', ['inp', 'pairs'])}
-const W: u32 = ${width}u;
-${threadMain(`  if (i >= u[0].x) { return; }
-  pairs[2u * i] = inp[pairs[2u * i + 1u] * W + u[0].y];`)}`;
-
-  // Where the key word is: word kp of each pair, or word off of each row (one-word rows: the key itself).
-  const histKey =
+  // Where a digit pass reads an item's key: word kp of each pair, or word off of each row (one-word rows: the key).
+  const keyOf = (q: string): string => (width === 1 ? `src[${q}]` : `select(src[2u * ${q} + kp], src[${q} * W + off], fromRows)`);
+  const keyAt =
     width === 1
       ? ''
       : `  let kp = u[1].x;
   let fromRows = u[1].y == 1u;
   let off = u[1].z;
 `;
-  const radixHist = `${header('radixHist', ['pairs', 'hist'], 1)}
+  // For CPU adapters, whose digit passes find their statuses published already (runtime radix-sort.ts says why):
+  // each tile's digit counts, then every tile's prefixes, one thread per digit walking the tiles.
+  const radixTiles = `${atomicBinding(header('radixTiles', ['src', 'state'], 1), 'state')}
 const W: u32 = ${width}u;
-${tilePrelude(width)}${windowTest}
+${tilePrelude(width)}const HEAD: u32 = ${RADIX_STATE_HEAD}u;
+const AGGREGATE: u32 = 0x40000000u;
 var<workgroup> h: array<atomic<u32>, RADIX>;
-${blockMain(`  if (constantWindow(shift)) { return; }
-  let end = min(n, (blk + 1u) * per * TILE);
-${histKey}  for (var p = blk * per * TILE + lid; p < end; p = p + WG) {
-    ${histKey ? 'var key: u32;\n    if (fromRows) { key = pairs[p * W + off]; } else { key = pairs[2u * p + kp]; }' : 'let key = pairs[p];'}
-    atomicAdd(&h[digitOf(key, shift)], 1u);
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let n = u[0].x;
+  let shift = u[0].y;
+${keyAt}  let t = wid.x + wid.y * nwg.x;
+  let base = t * TILE;
+  if (base >= n) { return; }
+  for (var k = 0u; k < ITEMS; k = k + 1u) {
+    let p = base + k * WG + lid;
+    if (p < n) { atomicAdd(&h[digitOf(${keyOf('p')}, shift)], 1u); }
   }
   workgroupBarrier();
-  for (var d = lid; d < RADIX; d = d + WG) { hist[d * blocks + blk] = atomicLoad(&h[d]); }`)}`;
+  for (var d = lid; d < RADIX; d = d + WG) { atomicStore(&state[HEAD + t * RADIX + d], AGGREGATE | atomicLoad(&h[d])); }
+}
+`;
+  const radixTilePrefix = `${header('radixTilePrefix', ['hist', 'state'])}
+${tilePrelude(width)}const HEAD: u32 = ${RADIX_STATE_HEAD}u;
+const PREFIX: u32 = 0x80000000u;
+const COUNT: u32 = 0x3fffffffu;
+${threadMain(`  let d = i;
+  if (d >= RADIX) { return; }
+  let n = u[0].x;
+  let counts = u[0].z;
+  var run = 0u;
+  for (var e = 0u; e < d; e = e + 1u) { run = run + hist[counts + e]; }
+  for (var t = 0u; t * TILE < n; t = t + 1u) {
+    let at = HEAD + t * RADIX + d;
+    run = run + (state[at] & COUNT);
+    state[at] = PREFIX | run;
+  }`)}`;
+
+  const radixKeys = `${header('radixKeys', ['inp', 'pairs'])}
+const W: u32 = ${width}u;
+${threadMain(`  if (i >= u[0].x) { return; }
+  pairs[2u * i] = inp[pairs[2u * i + 1u] * W + u[0].y];`)}`;
 
   /**
-   * The scatter of one digit pass: `pairs` from pairs to pairs, `rows` (the last pass of index pairs) from pairs
-   * to the rows their indices pick, `keys` (one-word rows) from keys to keys. A tile item takes S words of
-   * workgroup memory: the key, then (pairs) the other word.
+   * The digit pass: `pairs` from pairs to pairs, `rows` (the last pass of index pairs) from pairs to the rows their
+   * indices pick, `keys` (one-word rows) from keys to keys. A tile item takes S words of workgroup memory: the key,
+   * then (pairs) the other word.
    */
-  const radixScatter = (subgroups: boolean, mode: 'pairs' | 'rows' | 'keys'): string => {
+  const radixSweep = (subgroups: boolean, mode: 'pairs' | 'rows' | 'keys'): string => {
     const scan = workgroupScan(subgroups);
     const pairs = mode !== 'keys';
     // Writes item (key, val) at output position o.
@@ -135,11 +171,14 @@ ${histKey}  for (var p = blk * per * TILE + lid; p < end; p = p + WG) {
         for (var w = 0u; w < W; w = w + 1u) { dst[o * W + w] = inp[s + w]; }`,
       keys: 'dst[o] = key;',
     }[mode];
-    const bindings = {
-      pairs: header('radixScatter', ['src', 'offs', 'dst'], 1),
-      rows: header('radixScatterRows', ['src', 'offs', 'inp', 'dst'], 1),
-      keys: header('radixScatterKeys', ['src', 'offs', 'dst'], 1),
-    }[mode];
+    const bindings = atomicBinding(
+      {
+        pairs: header('radixSweep', ['src', 'hist', 'state', 'dst'], 1),
+        rows: header('radixSweepRows', ['src', 'hist', 'inp', 'state', 'dst'], 1),
+        keys: header('radixSweepKeys', ['src', 'hist', 'state', 'dst'], 1),
+      }[mode],
+      'state',
+    );
     // Loads the item at input position q into the key (and val) of its current local order.
     const load = (q: string): string =>
       pairs
@@ -147,13 +186,25 @@ ${histKey}  for (var p = blk * per * TILE + lid; p < end; p = p + WG) {
         : `key = src[${q}];`;
     return `${scan.enable}${bindings}
 const W: u32 = ${width}u;
-${tilePrelude(width)}${windowTest}const S: u32 = ${pairs ? 2 : 1}u;
+${tilePrelude(width)}const S: u32 = ${pairs ? 2 : 1}u;
+const HEAD: u32 = ${RADIX_STATE_HEAD}u;
+// Tile t's status of digit d, state[HEAD + t * RADIX + d]: 0 until published, then AGGREGATE | the tile's items of
+// digit d, then PREFIX | the output position past them (the items of digit d of tiles 0..t and of all smaller
+// digits). Counts fit 30 bits (the host bounds n).
+const AGGREGATE: u32 = 0x40000000u;
+const PREFIX: u32 = 0x80000000u;
+const COUNT: u32 = 0x3fffffffu;
+// No varying bit in this pass's window (u1.w: the key word's varying bits): every key has the same digit, and the
+// stable order is the current one.
+fn constantWindow(shift: u32) -> bool { return digitOf(u[1].w, shift) == 0u; }
 // The tile's items in their current local order; during ranking, the 4-bit counters (8 * WG <= S * TILE).
 var<workgroup> tile: array<u32, S * TILE>;
-${scan.decls}// Local position of the first item of each digit once the tile is sorted.
+${scan.decls}// Local positions of the first item of each digit and past its last once the tile is sorted (equal: none).
 var<workgroup> first: array<u32, RADIX>;
-// Output position of the block's next item of each digit.
+var<workgroup> past: array<u32, RADIX>;
+// Output position of the tile's first item of each digit.
 var<workgroup> next: array<u32, RADIX>;
+var<workgroup> tileId: u32;
 
 // Stable local sort of the first \`count\` items of the tile by the 4 key bits at \`shift\`. Thread lid owns
 // items lid * ITEMS.. in order; counters[d][lid] (digit-major, digits d and d + 8 packed as 16-bit halves
@@ -169,7 +220,7 @@ ${pairs ? '  var val: array<u32, ITEMS>;\n' : ''}  var sub: array<u32, ITEMS>;
   for (var j = 0u; j < 8u; j = j + 1u) { tile[j * WG + lid] = 0u; }
   for (var k = 0u; k < ITEMS; k = k + 1u) {
     if (lid * ITEMS + k < count) {
-      let d = select((key[k] >> shift) & 15u, 0u, shift >= 32u);
+      let d = (key[k] >> shift) & 15u;
       let a = (d & 7u) * WG + lid;
       let s = (d >> 3u) * 16u;
       let c = tile[a];
@@ -194,7 +245,7 @@ ${pairs ? '  var val: array<u32, ITEMS>;\n' : ''}  var sub: array<u32, ITEMS>;
   var pos: array<u32, ITEMS>;
   for (var k = 0u; k < ITEMS; k = k + 1u) {
     if (lid * ITEMS + k < count) {
-      let d = select((key[k] >> shift) & 15u, 0u, shift >= 32u);
+      let d = (key[k] >> shift) & 15u;
       let s = (d >> 3u) * 16u;
       pos[k] = ((tile[(d & 7u) * WG + lid] >> s) & 0xffffu) + select(0u, low, d >= 8u) + sub[k];
     }
@@ -207,79 +258,120 @@ ${pairs ? '  var val: array<u32, ITEMS>;\n' : ''}  var sub: array<u32, ITEMS>;
   }
   workgroupBarrier();
 }
-${blockMain(`${
-      pairs
-        ? `  let kp = u[1].x;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32${scan.builtins}) {
+  // Tiles in the order workgroups start: a tile waits only on tiles before it, which have started, so the look-back
+  // makes progress wherever started workgroups run to completion.
+  if (lid == 0u) { tileId = atomicAdd(&state[0], 1u); }
+  let t = workgroupUniformLoad(&tileId);
+  let n = u[0].x;
+  let shift = u[0].y;
+  // This window's global digit counts (radixCount's).
+  let counts = u[0].z;
+${
+  pairs
+    ? `  let kp = u[1].x;
   let fromRows = u[1].y == 1u;
   let off = u[1].z;
 `
-        : ''
-    }  if (constantWindow(shift)) {
-    // Uniform (from the uniform block): the whole workgroup copies its block's items in place.
-    let end = min(n, (blk + 1u) * per * TILE);
-    for (var p = blk * per * TILE + lid; p < end; p = p + WG) {
-      var key: u32;
-${pairs ? '      var val: u32;\n' : ''}      ${load('p')}
-      let o = p;
-      ${write}
-    }
-    return;
-  }
-  for (var d = lid; d < RADIX; d = d + WG) { next[d] = offs[d * blocks + blk]; }
-  for (var tt = 0u; tt < per; tt = tt + 1u) {
-    let base = (blk * per + tt) * TILE;
-    if (base >= n) { break; }
-    let count = min(TILE, n - base);
+    : ''
+}  let base = t * TILE;
+  // The grid covers the host's bound on n: tiles past the rows have nothing to do, and no tile waits on them.
+  if (base >= n) { return; }
+  let count = min(TILE, n - base);
+  if (constantWindow(shift)) {
+    // Uniform (from the uniform block): the whole workgroup copies its tile's items in place.
     for (var k = 0u; k < ITEMS; k = k + 1u) {
       let p = k * WG + lid;
       if (p < count) {
         var key: u32;
 ${pairs ? '        var val: u32;\n' : ''}        ${load('(base + p)')}
-        tile[S * p] = key;${pairs ? '\n        tile[S * p + 1u] = val;' : ''}
-      }
-    }
-    workgroupBarrier();
-    rankNibble(lid, shift, count, ${scan.sg});
-    rankNibble(lid, shift + 4u, count, ${scan.sg});
-    for (var k = 0u; k < ITEMS; k = k + 1u) {
-      let p = k * WG + lid;
-      if (p < count) {
-        let d = digitOf(tile[S * p], shift);
-        if (p == 0u || digitOf(tile[S * (p - 1u)], shift) != d) { first[d] = p; }
-      }
-    }
-    workgroupBarrier();
-    for (var k = 0u; k < ITEMS; k = k + 1u) {
-      let p = k * WG + lid;
-      if (p < count) {
-        let key = tile[S * p];
-${pairs ? '        let val = tile[S * p + 1u];\n' : ''}        let o = next[digitOf(key, shift)] + p - first[digitOf(key, shift)];
+        let o = base + p;
         ${write}
       }
     }
-    workgroupBarrier();
-    // The last item of each digit's run advances that digit's output position past the run.
-    for (var k = 0u; k < ITEMS; k = k + 1u) {
-      let p = k * WG + lid;
-      if (p < count) {
-        let d = digitOf(tile[S * p], shift);
-        if (p + 1u == count || digitOf(tile[S * (p + 1u)], shift) != d) { next[d] = next[d] + p + 1u - first[d]; }
-      }
+    return;
+  }
+  for (var d = lid; d < RADIX; d = d + WG) {
+    first[d] = 0u;
+    past[d] = 0u;
+  }
+  for (var k = 0u; k < ITEMS; k = k + 1u) {
+    let p = k * WG + lid;
+    if (p < count) {
+      var key: u32;
+${pairs ? '      var val: u32;\n' : ''}      ${load('(base + p)')}
+      tile[S * p] = key;${pairs ? '\n      tile[S * p + 1u] = val;' : ''}
     }
-    workgroupBarrier();
-  }`, scan.builtins)}`;
+  }
+  workgroupBarrier();
+  rankNibble(lid, shift, count, ${scan.sg});
+  rankNibble(lid, shift + 4u, count, ${scan.sg});
+  for (var k = 0u; k < ITEMS; k = k + 1u) {
+    let p = k * WG + lid;
+    if (p < count) {
+      let d = digitOf(tile[S * p], shift);
+      if (p == 0u || digitOf(tile[S * (p - 1u)], shift) != d) { first[d] = p; }
+      if (p + 1u == count || digitOf(tile[S * (p + 1u)], shift) != d) { past[d] = p + 1u; }
+    }
+  }
+  if (t == 0u && lid == 0u) {
+    // Tile 0 starts each digit's run where the global counts of the smaller digits end.
+    var run = 0u;
+    for (var d = 0u; d < RADIX; d = d + 1u) {
+      next[d] = run;
+      run = run + hist[counts + d];
+    }
+  }
+  workgroupBarrier();
+  // The counts go out before any look-back, so that the tiles after this one wait on them as little as possible.
+  for (var d = lid; d < RADIX; d = d + WG) {
+    let c = past[d] - first[d];
+    atomicStore(&state[HEAD + t * RADIX + d], select(AGGREGATE | c, PREFIX | (next[d] + c), t == 0u));
+  }
+  if (t > 0u) {
+    // One thread per digit walks back over the tiles before, adding their counts up to the first prefix.
+    for (var d = lid; d < RADIX; d = d + WG) {
+      var before = 0u;
+      var k = t;
+      loop {
+        // 0: not published yet, read it again.
+        let s = atomicLoad(&state[HEAD + (k - 1u) * RADIX + d]);
+        if (s != 0u) {
+          before = before + (s & COUNT);
+          if ((s & PREFIX) != 0u) { break; }
+          k = k - 1u;
+        }
+      }
+      atomicStore(&state[HEAD + t * RADIX + d], PREFIX | (before + past[d] - first[d]));
+      next[d] = before;
+    }
+  }
+  workgroupBarrier();
+  for (var k = 0u; k < ITEMS; k = k + 1u) {
+    let p = k * WG + lid;
+    if (p < count) {
+      let key = tile[S * p];
+${pairs ? '      let val = tile[S * p + 1u];\n' : ''}      let d = digitOf(key, shift);
+      let o = next[d] + p - first[d];
+      ${write}
+    }
+  }
+}
+`;
   };
 
   // Only the passes the row width uses: keys alone (one word), pairs (two words), or index pairs.
-  const scatters: KernelShaders =
+  const sweeps: KernelShaders =
     width === 1
-      ? { radixScatterKeys: radixScatter(false, 'keys'), [`radixScatterKeys${SUBGROUP_VARIANT}`]: radixScatter(true, 'keys') }
+      ? { radixSweepKeys: radixSweep(false, 'keys'), [`radixSweepKeys${SUBGROUP_VARIANT}`]: radixSweep(true, 'keys') }
       : {
-          radixScatter: radixScatter(false, 'pairs'),
-          [`radixScatter${SUBGROUP_VARIANT}`]: radixScatter(true, 'pairs'),
-          ...(width > 2 ? { radixKeys, radixScatterRows: radixScatter(false, 'rows'), [`radixScatterRows${SUBGROUP_VARIANT}`]: radixScatter(true, 'rows') } : {}),
+          radixSweep: radixSweep(false, 'pairs'),
+          [`radixSweep${SUBGROUP_VARIANT}`]: radixSweep(true, 'pairs'),
+          ...(width > 2 ? { radixKeys, radixSweepRows: radixSweep(false, 'rows'), [`radixSweepRows${SUBGROUP_VARIANT}`]: radixSweep(true, 'rows') } : {}),
         };
-  return { radixMask, radixHist, ...scatters, ...(keyWords.length > 0 && keyWords.length <= RANK_SORT_KEY_WORDS ? { rankSort: rankSort(width, keyWords) } : {}) };
+  return { radixCount, radixTiles, radixTilePrefix, ...sweeps, ...(keyWords.length > 0 && keyWords.length <= RANK_SORT_KEY_WORDS ? { rankSort: rankSort(width, keyWords) } : {}) };
 }
 
 /** Key words up to which a sort has a rankSort pass (each thread holds its row's key words in registers). */
