@@ -56,7 +56,12 @@ describe.each(withVariants)('%s', (_, shaders, pass) => {
       .replace(/^enable subgroups;\n/, '')
       .replace(builtins, '')
       .replaceAll('subgroupExclusiveAdd(', 'stubExclusiveAdd(')
-      .concat('\nconst sgi: u32 = 0u;\nconst sgs: u32 = 32u;\nfn stubExclusiveAdd(x: u32) -> u32 { return x; }\n');
+      .replaceAll('subgroupBallot(', 'stubBallot(')
+      .replaceAll('subgroupShuffle(', 'stubShuffle(')
+      .concat(
+        '\nconst sgi: u32 = 0u;\nconst sgs: u32 = 32u;\nfn stubExclusiveAdd(x: u32) -> u32 { return x; }\n',
+        'fn stubBallot(x: bool) -> vec4<u32> { return vec4<u32>(select(0u, 1u, x), 0u, 0u, 0u); }\nfn stubShuffle(x: u32, l: u32) -> u32 { return x + l; }\n',
+      );
     expect(stubbed).not.toMatch(/subgroup/);
     expect(await compileErrors(stubbed)).toEqual([]);
   });

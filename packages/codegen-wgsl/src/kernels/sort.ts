@@ -184,6 +184,137 @@ ${threadMain(`  if (i >= u[0].x) { return; }
       pairs
         ? `if (fromRows) { key = src[${q} * W + off]; val = ${q}; } else { key = src[2u * ${q} + kp]; val = src[2u * ${q} + 1u - kp]; }`
         : `key = src[${q}];`;
+    // The tile ranked by two 4-bit counting rounds in workgroup memory (items k * WG + lid loaded into it), then
+    // each digit's run found in the ranked tile.
+    const nibbleRank = `  for (var d = lid; d < RADIX; d = d + WG) {
+    first[d] = 0u;
+    past[d] = 0u;
+  }
+  for (var k = 0u; k < ITEMS; k = k + 1u) {
+    let p = k * WG + lid;
+    if (p < count) {
+      var key: u32;
+${pairs ? '      var val: u32;\n' : ''}      ${load('(base + p)')}
+      tile[S * p] = key;${pairs ? '\n      tile[S * p + 1u] = val;' : ''}
+    }
+  }
+  workgroupBarrier();
+  rankNibble(lid, shift, count, ${scan.sg});
+  rankNibble(lid, shift + 4u, count, ${scan.sg});
+  for (var k = 0u; k < ITEMS; k = k + 1u) {
+    let p = k * WG + lid;
+    if (p < count) {
+      let d = digitOf(tile[S * p], shift);
+      if (p == 0u || digitOf(tile[S * (p - 1u)], shift) != d) { first[d] = p; }
+      if (p + 1u == count || digitOf(tile[S * (p + 1u)], shift) != d) { past[d] = p + 1u; }
+    }
+  }
+`;
+    // Subgroups of 32 to 128 invocations (the tile's warps; their digit counters fill the tile's memory, 8 * WG
+    // words, until the items go there): warp w ranks its ITEMS * sgs consecutive items a round of sgs at a time,
+    // each item's rank among the warp's items of its digit found from RADIX_BITS ballots (the lanes whose digit
+    // matches, as Onesweep's match-any), the lowest such lane adding their count to the warp's counter; then the
+    // counters scanned across warps and digits give each item's place in the tile.
+    const ballotRank = `let w = lid / sgs;
+for (var j = lid; j < (WG / 32u) * RADIX; j = j + WG) { tile[j] = 0u; }
+workgroupBarrier();
+let below = lanesBelow(sgi);
+var keys: array<u32, ITEMS>;
+${pairs ? 'var vals: array<u32, ITEMS>;\n' : ''}var rank: array<u32, ITEMS>;
+for (var k = 0u; k < ITEMS; k = k + 1u) {
+  let p = (w * ITEMS + k) * sgs + sgi;
+  let live = p < count;
+  var d = 0u;
+  if (live) {
+    var key: u32;
+${pairs ? '    var val: u32;\n' : ''}    ${load('(base + p)')}
+    keys[k] = key;${pairs ? '\n    vals[k] = val;' : ''}
+    d = digitOf(key, shift);
+  }
+  var m = subgroupBallot(live);
+  for (var b = 0u; b < ${RADIX_BITS}u; b = b + 1u) {
+    let bit = ((d >> b) & 1u) != 0u;
+    let v = subgroupBallot(bit);
+    m = m & select(~v, v, bit);
+  }
+  let r = lanes(m & below);
+  var old = 0u;
+  if (live && r == 0u) {
+    let a = w * RADIX + d;
+    old = tile[a];
+    tile[a] = old + lanes(m);
+  }
+  rank[k] = subgroupShuffle(old, lowestLane(m, sgs)) + r;
+}
+workgroupBarrier();
+// Per digit: the warps' counters become their exclusive prefixes, the tile's count goes to past.
+for (var d = lid; d < RADIX; d = d + WG) {
+  var run = 0u;
+  for (var v = 0u; v < WG / sgs; v = v + 1u) {
+    let c = tile[v * RADIX + d];
+    tile[v * RADIX + d] = run;
+    run = run + c;
+  }
+  past[d] = run;
+}
+workgroupBarrier();
+// Each thread's DPT digits, scanned across threads: each digit's first place in the tile.
+var mine = 0u;
+for (var j = 0u; j < DPT; j = j + 1u) {
+  let d = lid * DPT + j;
+  if (d < RADIX) { mine = mine + past[d]; }
+}
+scanSums(lid, mine, ${scan.sg});
+var at = sums[lid] - mine;
+for (var j = 0u; j < DPT; j = j + 1u) {
+  let d = lid * DPT + j;
+  if (d < RADIX) {
+    let c = past[d];
+    first[d] = at;
+    past[d] = at + c;
+    at = at + c;
+  }
+}
+workgroupBarrier();
+var pos: array<u32, ITEMS>;
+for (var k = 0u; k < ITEMS; k = k + 1u) {
+  if ((w * ITEMS + k) * sgs + sgi < count) {
+    let d = digitOf(keys[k], shift);
+    pos[k] = first[d] + tile[w * RADIX + d] + rank[k];
+  }
+}
+workgroupBarrier();
+for (var k = 0u; k < ITEMS; k = k + 1u) {
+  if ((w * ITEMS + k) * sgs + sgi < count) {
+    tile[S * pos[k]] = keys[k];${pairs ? '\n    tile[S * pos[k] + 1u] = vals[k];' : ''}
+  }
+}
+workgroupBarrier();`;
+    // Ballot helpers: lanes below lane l, lanes in a ballot, the lowest lane of a ballot (0 for none).
+    const ballotHelpers = subgroups
+      ? `var<workgroup> wide: u32;
+override DPT: u32 = (RADIX + WG - 1u) / WG;
+fn lanesBelow(l: u32) -> vec4<u32> {
+  var m = vec4<u32>(0u);
+  for (var c = 0u; c < 4u; c = c + 1u) {
+    if (l >= 32u * c + 32u) { m[c] = 0xffffffffu; } else if (l > 32u * c) { m[c] = (1u << (l - 32u * c)) - 1u; }
+  }
+  return m;
+}
+fn lanes(m: vec4<u32>) -> u32 {
+  let c = countOneBits(m);
+  return c.x + c.y + c.z + c.w;
+}
+fn lowestLane(m: vec4<u32>, sgs: u32) -> u32 {
+  var l = 128u;
+  if (m.w != 0u) { l = 96u + countTrailingZeros(m.w); }
+  if (m.z != 0u) { l = 64u + countTrailingZeros(m.z); }
+  if (m.y != 0u) { l = 32u + countTrailingZeros(m.y); }
+  if (m.x != 0u) { l = countTrailingZeros(m.x); }
+  return select(0u, l, l < sgs);
+}
+`
+      : '';
     return `${scan.enable}${bindings}
 const W: u32 = ${width}u;
 ${tilePrelude(width)}const S: u32 = ${pairs ? 2 : 1}u;
@@ -205,7 +336,7 @@ var<workgroup> past: array<u32, RADIX>;
 // Output position of the tile's first item of each digit.
 var<workgroup> next: array<u32, RADIX>;
 var<workgroup> tileId: u32;
-
+${ballotHelpers}
 // Stable local sort of the first \`count\` items of the tile by the 4 key bits at \`shift\`. Thread lid owns
 // items lid * ITEMS.. in order; counters[d][lid] (digit-major, digits d and d + 8 packed as 16-bit halves
 // of one word) are scanned in (digit, thread) order, which is each item's rank among equal digits.
@@ -293,30 +424,13 @@ ${pairs ? '        var val: u32;\n' : ''}        ${load('(base + p)')}
     }
     return;
   }
-  for (var d = lid; d < RADIX; d = d + WG) {
-    first[d] = 0u;
-    past[d] = 0u;
+${subgroups ? `  if (lid == 0u) { wide = select(0u, 1u, sgs >= 32u && sgs <= 128u); }
+  if (workgroupUniformLoad(&wide) == 1u) {
+${ballotRank.replace(/^/gm, '  ')}
+  } else {
+${nibbleRank.replace(/^/gm, '  ')}
   }
-  for (var k = 0u; k < ITEMS; k = k + 1u) {
-    let p = k * WG + lid;
-    if (p < count) {
-      var key: u32;
-${pairs ? '      var val: u32;\n' : ''}      ${load('(base + p)')}
-      tile[S * p] = key;${pairs ? '\n      tile[S * p + 1u] = val;' : ''}
-    }
-  }
-  workgroupBarrier();
-  rankNibble(lid, shift, count, ${scan.sg});
-  rankNibble(lid, shift + 4u, count, ${scan.sg});
-  for (var k = 0u; k < ITEMS; k = k + 1u) {
-    let p = k * WG + lid;
-    if (p < count) {
-      let d = digitOf(tile[S * p], shift);
-      if (p == 0u || digitOf(tile[S * (p - 1u)], shift) != d) { first[d] = p; }
-      if (p + 1u == count || digitOf(tile[S * (p + 1u)], shift) != d) { past[d] = p + 1u; }
-    }
-  }
-  if (t == 0u && lid == 0u) {
+` : nibbleRank}  if (t == 0u && lid == 0u) {
     // Tile 0 starts each digit's run where the global counts of the smaller digits end.
     var run = 0u;
     for (var d = 0u; d < RADIX; d = d + 1u) {
