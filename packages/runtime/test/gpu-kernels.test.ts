@@ -139,8 +139,8 @@ describe('sort', () => {
     expect(got).toEqual(Array.from(encode(types, sortByKeys(types, rows, keys))));
   }
 
-  // Tiles are 4 * workgroup size (1024 or 512) pairs: sizes around and across tile boundaries.
-  const RADIX_SIZES = [0, 1, 2, 511, 512, 513, 1023, 1024, 1025, 3000, 70_000];
+  // Tiles are 5 * workgroup size (1280 or 640) pairs: sizes around and across tile boundaries.
+  const RADIX_SIZES = [0, 1, 2, 639, 640, 641, 1279, 1280, 1281, 3000, 70_000];
 
   it.each(RADIX_SIZES)('keeps input order when all keys are equal, n=%i', async (n) => {
     await checkSort(['int32', 'int64'], n, () => [-7, 5n]);
@@ -190,9 +190,9 @@ describe('sort', () => {
     await checkSort(['string', 'int64'], n, () => [Math.floor(r() * 256) << 8, 5n], [0]);
   });
 
-  // One-word rows are sorted as bare keys (tiles of 8 * workgroup size keys: 2048 or 1024); past 64 tiles a
+  // One-word rows are sorted as bare keys (tiles of 11 * workgroup size keys: 2816 or 1408); past 64 tiles a
   // CPU adapter's workgroups walk several tiles each.
-  it.each([0, 1, 2, 1023, 1024, 1025, 2047, 2048, 2049, 5000, 70_001, 200_003])('sorts one-word rows as keys: random, equal, skewed, high bits, n=%i', async (n) => {
+  it.each([0, 1, 2, 1407, 1408, 1409, 2815, 2816, 2817, 5000, 70_001, 200_003])('sorts one-word rows as keys: random, equal, skewed, high bits, n=%i', async (n) => {
     const r = rng(970 + n);
     const cases: Array<[ScalarType, () => number]> = [
       ['int32', () => Math.floor(r() * 2 ** 32) - 2 ** 31],

@@ -7,11 +7,13 @@ import type { KernelShaders } from '../passes.js';
 export const RADIX_BITS = 8;
 
 /**
- * Items per thread of a radix tile (a tile is radixItems * WG items) for rows of `width` words: one-word rows
- * are sorted as bare keys, whose tile of 8 per thread takes the workgroup memory of 4 (key, index) pairs.
+ * Items per thread of a radix tile (a tile is radixItems * WG items) for rows of `width` words: as many as fit the
+ * 16 KiB of workgroup memory WebGPU promises beside the digit pass's other arrays (1,090 words at WG = 256), since
+ * each tile costs a status word per digit written twice and read by the tiles after it. One-word rows are sorted as
+ * bare keys (one word of the tile each), others as pairs (two).
  */
 export function radixItems(width: number): number {
-  return width === 1 ? 8 : 4;
+  return width === 1 ? 11 : 5;
 }
 
 /** Row word offsets of the key words, most significant first (the words of `keys` columns in order). */
