@@ -327,7 +327,6 @@ const HEAD: u32 = ${RADIX_STATE_HEAD}u;
 const AGGREGATE: u32 = 0x40000000u;
 const PREFIX: u32 = 0x80000000u;
 const COUNT: u32 = 0x3fffffffu;
-const LOOK: u32 = 16u;
 // No varying bit in this pass's window (u1.w: the key word's varying bits): every key has the same digit, and the
 // stable order is the current one.
 fn constantWindow(shift: u32) -> bool { return digitOf(u[1].w, shift) == 0u; }
@@ -448,29 +447,18 @@ ${nibbleRank.replace(/^/gm, '  ')}
     atomicStore(&state[HEAD + t * RADIX + d], select(AGGREGATE | c, PREFIX | (next[d] + c), t == 0u));
   }
   if (t > 0u) {
-    // One thread per digit walks back over the tiles before, adding their counts up to the first prefix. It reads
-    // LOOK statuses at a time (the nearest first): the tiles in flight with it have counts but no prefix yet, and a
-    // walk of one status per memory round trip over them took most of a digit pass on the H200.
+    // One thread per digit walks back over the tiles before, adding their counts up to the first prefix.
     for (var d = lid; d < RADIX; d = d + WG) {
       var before = 0u;
       var k = t;
       loop {
-        var s: array<u32, LOOK>;
-        for (var j = 0u; j < LOOK; j = j + 1u) {
-          if (j < k) { s[j] = atomicLoad(&state[HEAD + (k - 1u - j) * RADIX + d]); }
-        }
-        var found = false;
-        // Up to the first status not published yet (0: the next round reads it again) or the first prefix.
-        for (var j = 0u; j < LOOK; j = j + 1u) {
-          if (s[j] == 0u) { break; }
-          before = before + (s[j] & COUNT);
+        // 0: not published yet, read it again.
+        let s = atomicLoad(&state[HEAD + (k - 1u) * RADIX + d]);
+        if (s != 0u) {
+          before = before + (s & COUNT);
+          if ((s & PREFIX) != 0u) { break; }
           k = k - 1u;
-          if ((s[j] & PREFIX) != 0u) {
-            found = true;
-            break;
-          }
         }
-        if (found) { break; }
       }
       atomicStore(&state[HEAD + t * RADIX + d], PREFIX | (before + past[d] - first[d]));
       next[d] = before;
