@@ -174,6 +174,8 @@ export async function runChunked(
     case 'copy':
       return perChunk(g, a, outWidth, (c) => single(kernel, [c]));
     case 'difference':
+      // A left side sorted by all its words: each of its rows looked up in the one right chunk of its key range.
+      if (b.chunks && a.canonical) return differenceSegments(g, a, b, (x, y) => single(kernel, [x, y]));
       // The right side's chunks removed one after another (each sorted, as the whole is).
       if (b.chunks && !fitsOneChunk(g, await exactCount(g, b), b.width)) {
         let left = a;
@@ -261,12 +263,156 @@ export async function runChunked(
     case 'merge': {
       // Larger than one binding: the rows of both, sorted by the keys as a chunked sort does.
       if (fitsOneChunk(g, (await exactCount(g, a)) + (await exactCount(g, b)), outWidth)) return onWhole(g, kernel, inputs, what, single);
+      const keyWords = sortKeyWords(columns(kernel.left), kernel.keys);
+      // Keys of every word (a semi-naive union's): merged segment by segment, no sort.
+      if (new Set(keyWords).size === outWidth) {
+        const out = await mergeSegments(g, a, b, keyWords, (x, y) => single(kernel, [x, y]));
+        // Equal rows of `a` may straddle its chunks unless it is one buffer, duplicate-free or ranged.
+        if (a.chunks && !a.canonical && !a.ranged?.every((w, i) => w === keyWords[i])) delete out.ranged;
+        return out;
+      }
       const sort: KirKernel = { kind: 'sort', id: kernel.id, input: kernel.left, output: kernel.output, keys: kernel.keys };
       return runChunked(g, sort, [chunkedOf([...parts(a), ...parts(b)], outWidth)], variables, single);
     }
     case 'limit':
       return onWhole(g, kernel, inputs, what, single);
   }
+}
+
+/**
+ * Each chunk's first row, for `rel`'s chunks that have rows, read in one sync that also resolves every pending
+ * count: the lower ends of their key ranges when the chunks are sorted in order.
+ */
+async function chunkStarts(g: GpuImpl, rel: DeviceRelation): Promise<{ chunks: DeviceRelation[]; lows: Uint32Array[] }> {
+  const maybe = parts(rel);
+  const firsts = await syncCounts(g, maybe.map((c) => ({ buffer: c.buffer!, offset: 0, words: rel.width })));
+  const held = maybe.map((c) => settle(c).count > 0);
+  return { chunks: maybe.filter((_, i) => held[i]), lows: firsts.filter((_, i) => held[i]) };
+}
+
+/**
+ * `a` (sorted by all its words: canonical) less the rows of `b` (sorted, in chunks): the rows of each chunk of `a`
+ * in each right chunk's key range (range selects by the right chunks' first rows) looked up in that chunk only, so
+ * a row costs one search, not one per right chunk. The output is canonical.
+ */
+async function differenceSegments(
+  g: GpuImpl,
+  a: DeviceRelation,
+  b: DeviceRelation,
+  difference: (x: DeviceRelation, y: DeviceRelation) => Promise<DeviceRelation>,
+): Promise<DeviceRelation> {
+  const { chunks, lows } = await chunkStarts(g, b);
+  const order = Array.from({ length: a.width }, (_, w) => w);
+  const outs: DeviceRelation[] = [];
+  for (const left of parts(a)) {
+    if (chunks.length === 0) outs.push(await difference(left, { buffer: null, count: 0, width: b.width }));
+    for (const [i, right] of chunks.entries()) {
+      const slice = chunks.length === 1 ? left : await selectRange(g, left, order, i === 0 ? undefined : lows[i], lows[i + 1]);
+      outs.push(await difference(slice, right));
+      if (slice !== left) releaseRelation(g, slice);
+    }
+  }
+  return { ...(await compacted(g, chunkedOf(outs, a.width, order), 'a difference')), canonical: true };
+}
+
+/**
+ * `rel` in one buffer when its rows (exact after a sync) fit one chunk: a kernel's output in several small parts
+ * would make each kernel after it run per part (a sort of them range-partition). Else `rel` as it is.
+ */
+async function compacted(g: GpuImpl, rel: DeviceRelation, what: string): Promise<DeviceRelation> {
+  if (!rel.chunks || !fitsOneChunk(g, await exactCount(g, rel), rel.width)) return rel;
+  const out = await whole(g, rel, what);
+  releaseUnshared(g, rel, out);
+  return out;
+}
+
+/**
+ * A merge past one binding of `a` (one buffer, or chunks range-partitioned by `keyWords`, which are every word of a
+ * row) and `b` (sorted by them): each chunk of `a` merged with the rows of `b` in its key range (a range select of
+ * `b` by the chunks' first rows, read back in one sync), so the work is one pass over both, not a sort. A chunk
+ * that `b` adds no rows to is kept as it is; one that would pass one binding is split (splitMerge). The output's
+ * chunks are range-partitioned by `keyWords`.
+ */
+async function mergeSegments(
+  g: GpuImpl,
+  a: DeviceRelation,
+  b: DeviceRelation,
+  keyWords: readonly number[],
+  merge: (x: DeviceRelation, y: DeviceRelation) => Promise<DeviceRelation>,
+): Promise<DeviceRelation> {
+  const width = a.width;
+  if (b.chunks && fitsOneChunk(g, await exactCount(g, b), width)) {
+    const gathered = await whole(g, b, 'a merge');
+    const out = await mergeSegments(g, a, gathered, keyWords, merge);
+    if (!b.chunks.includes(gathered)) releaseUnshared(g, gathered, out);
+    return out;
+  }
+  if (b.chunks) {
+    // Sorted chunks of b merged in one after another (a pass over a each; deltas past one binding are rare).
+    let acc = a;
+    for (const c of parts(b)) {
+      const next = await mergeSegments(g, acc, c, keyWords, merge);
+      // Chunks of a and b that the merges kept as they are belong to the inputs.
+      if (acc !== a) releaseUnshared(g, acc, chunkedOf([next, a, b], width));
+      acc = next;
+    }
+    return acc;
+  }
+  const { chunks, lows } = await chunkStarts(g, a);
+  settle(b);
+  if (b.count === 0) return chunkedOf(chunks, width, keyWords);
+  const capacity = chunkRows(g, width);
+  // Rows of b before the second chunk's first row go to the first chunk, and so on.
+  const slices: DeviceRelation[] = [];
+  for (let i = 0; i < chunks.length; i++) {
+    slices.push(chunks.length === 1 ? b : await selectRange(g, b, keyWords, i === 0 ? undefined : lows[i], lows[i + 1]));
+  }
+  if (chunks.some((c, i) => c.count + slices[i]!.count > capacity)) await syncCounts(g);
+  const outs: DeviceRelation[] = [];
+  try {
+    for (const [i, c] of chunks.entries()) {
+      const s = settle(slices[i]!);
+      if (s.count === 0 && !s.pending) outs.push(c);
+      else outs.push(c.count + s.count > capacity ? await splitMerge(g, c, s, keyWords, capacity, merge) : await merge(c, s));
+    }
+  } finally {
+    for (const s of slices) if (s !== b) releaseUnshared(g, s, chunkedOf(outs, width));
+  }
+  return chunkedOf(outs, width, keyWords);
+}
+
+/**
+ * The merge of `x` and `y` (one buffer each, exact counts) whose rows pass one chunk: both split at the middle row
+ * of the larger by range selects (equal rows stay together), each half merged (and split again while too large).
+ */
+async function splitMerge(
+  g: GpuImpl,
+  x: DeviceRelation,
+  y: DeviceRelation,
+  keyWords: readonly number[],
+  capacity: number,
+  merge: (x: DeviceRelation, y: DeviceRelation) => Promise<DeviceRelation>,
+): Promise<DeviceRelation> {
+  if (x.count + y.count <= capacity) return y.count === 0 ? x : x.count === 0 ? y : merge(x, y);
+  const [big] = x.count >= y.count ? [x] : [y];
+  const [key] = await syncCounts(g, [{ buffer: big.buffer!, offset: Math.floor(big.count / 2) * big.width * 4, words: big.width }]);
+  const halves = [
+    [await selectRange(g, x, keyWords, undefined, key), await selectRange(g, y, keyWords, undefined, key)],
+    [await selectRange(g, x, keyWords, key, undefined), await selectRange(g, y, keyWords, key, undefined)],
+  ] as const;
+  await syncCounts(g);
+  const pieces = halves.flat();
+  pieces.forEach(settle);
+  const outs: DeviceRelation[] = [];
+  try {
+    if (halves.some(([p, q]) => p.count + q.count === x.count + y.count)) {
+      throw new DeviceLimitError(`merging ${x.count + y.count} rows: more equal rows than one storage binding (${g.limits.maxStorageBufferBindingSize} bytes) holds`);
+    }
+    for (const [p, q] of halves) outs.push(await splitMerge(g, p, q, keyWords, capacity, merge));
+  } finally {
+    for (const p of pieces) releaseUnshared(g, p, chunkedOf(outs, x.width));
+  }
+  return chunkedOf(outs, x.width, keyWords);
 }
 
 /** A pipeline whose build sides' hash tables (with their rows) would not fit one buffer (runChunked splits one). */
