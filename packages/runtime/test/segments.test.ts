@@ -118,3 +118,20 @@ path(x, z) <- path(x, y), edge(y, z).`;
     expect(got.relations.get('path')).toEqual(oracle.get('path'));
   }, 120_000);
 });
+
+describe('VIXEN_MAX_BINDING_BYTES', () => {
+  it('caps the binding size a Gpu assumes (a test knob: CLI runs and benches take the segment paths on small data)', async () => {
+    const was = process.env.VIXEN_MAX_BINDING_BYTES;
+    try {
+      process.env.VIXEN_MAX_BINDING_BYTES = '8KiB';
+      const capped = await openGpu();
+      expect(capped.limits.maxStorageBufferBindingSize).toBe(8192);
+      capped.dispose();
+      process.env.VIXEN_MAX_BINDING_BYTES = 'lots';
+      await expect(openGpu()).rejects.toThrow(/VIXEN_MAX_BINDING_BYTES: 'lots' is not a byte size/);
+    } finally {
+      if (was === undefined) delete process.env.VIXEN_MAX_BINDING_BYTES;
+      else process.env.VIXEN_MAX_BINDING_BYTES = was;
+    }
+  });
+});

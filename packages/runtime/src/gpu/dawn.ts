@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { create, globals } from 'webgpu';
 import { defaultBudget, deviceMemoryBytes } from './device-memory.js';
 import { isRealGpu, openDevice, type Gpu, type GpuOptions } from './device.js';
+import { parseByteSize } from '../limits.js';
 
 let globalsInstalled = false;
 
@@ -59,5 +60,8 @@ export async function openGpu(options: GpuOptions = {}): Promise<Gpu> {
   }
   if (!found) throw new Error(`no WebGPU adapter found (backend: ${want})`);
   const { instance, adapter } = found;
-  return openDevice(instance, adapter, backend, options, defaultBudget(deviceMemoryBytes(!isRealGpu(adapter))));
+  // A test knob: the CLI and the benches then run the segmented paths of relations past one binding on small data.
+  const cap = process.env.VIXEN_MAX_BINDING_BYTES;
+  const capped = options.maxStorageBufferBindingSize === undefined && cap ? { ...options, maxStorageBufferBindingSize: parseByteSize(cap, 'VIXEN_MAX_BINDING_BYTES') } : options;
+  return openDevice(instance, adapter, backend, capped, defaultBudget(deviceMemoryBytes(!isRealGpu(adapter))));
 }
