@@ -584,12 +584,6 @@ export async function benchOperators(gpu: Gpu, options: BenchOptions = {}): Prom
       copyRatio: 1,
     });
     for (const c of cases(n, selectivities, options.groups, want)) {
-      if (c.operator === 'sort' && c.inputs.some((i) => !fitsOneChunk(internals(gpu), i.words.length / i.width, i.width))) {
-        // Past one binding a sort range-partitions its rows on the host (gpu/chunks.ts): not a device operator's time.
-        skipped.push({ operator: c.operator, variant: c.variant, log2n, reason: 'rows larger than one storage binding (maxStorageBufferBindingSize) are sorted through the host' });
-        options.onSkip?.(skipped[skipped.length - 1]!);
-        continue;
-      }
       let measured: Awaited<ReturnType<typeof benchCase>>;
       try {
         measured = await benchCase(gpu, c, runs, warmup);
