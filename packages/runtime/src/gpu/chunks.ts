@@ -188,19 +188,26 @@ export async function runChunked(
       }
       if (a.chunks) return withWhole(g, [b], what, ([right]) => perChunk(g, a, outWidth, (c) => single(kernel, [c, right!])));
       return onWhole(g, kernel, inputs, what, single);
-    case 'mergeJoin':
-      // A right side past one binding: the join with each of its chunks (each sorted, as the whole is).
+    case 'mergeJoin': {
+      // A right side past one binding: each right chunk joined with the left rows of its key range.
+      const leftKeys = sortKeyWords(columns(kernel.left), kernel.leftKeys);
+      if (b.chunks && leftKeys.length > 0 && !fitsOneChunk(g, await exactCount(g, b), b.width)) {
+        const rightKeys = sortKeyWords(columns(kernel.right), kernel.rightKeys);
+        return joinSegments(g, a, b, leftKeys, rightKeys, outWidth, (x, y) => single(kernel, [x, y]));
+      }
+      // Without keys (a cross product): with each right chunk (each sorted, as the whole is).
       if (b.chunks && !fitsOneChunk(g, await exactCount(g, b), b.width)) return perChunk(g, b, outWidth, (c) => runChunked(g, kernel, [a, c], variables, single));
       // Row by row over the left side (in parts where the result would pass one binding); the right side whole.
       return withWhole(g, [b], what, ([right]) => perChunk(g, a, outWidth, (c) => single(kernel, [c, right!])));
+    }
     case 'hashJoin': {
       // The larger side is probed chunk by chunk against a table of the other (kernels/run-kernel.ts builds on the smaller side),
       // or of each of its chunks when it too passes one binding.
       const [big, other] = b.count > a.count ? [1, 0] : [0, 1];
       const table = inputs[other]!;
-      // Rows whose table (pow2(2 * rows) slots of 1 + K words) fits one binding.
+      // Rows whose table (pow2(2 * rows) slots of 1 + K words, and two more words) fits one binding.
       const K = hashJoinLayout(kernel, columns(kernel.build), columns(kernel.probe)).build.keyWords.length;
-      const tableRows = Math.min(chunkRows(g, table.width), 2 ** Math.floor(Math.log2((g.limits.maxStorageBufferBindingSize / 4 - 1) / (1 + K))) / 2);
+      const tableRows = Math.min(chunkRows(g, table.width), 2 ** Math.floor(Math.log2((g.limits.maxStorageBufferBindingSize / 4 - 2) / (1 + K))) / 2);
       if ((await exactCount(g, table)) > tableRows) {
         return perChunk(g, table, outWidth, (c) => runChunked(g, kernel, other === 0 ? [c, inputs[big]!] : [inputs[big]!, c], variables, single), undefined, tableRows);
       }
@@ -327,6 +334,56 @@ async function compacted(g: GpuImpl, rel: DeviceRelation, what: string): Promise
 }
 
 /**
+ * A merge join of `a` with `b` (sorted by its keys, in chunks): the rows of each chunk of `a` whose key lies
+ * between the first keys of a right chunk and of the next one (both included: equal keys may straddle two right
+ * chunks) joined with that chunk only (in parts where the result would pass one binding), so a left row is searched
+ * in one chunk (two at a shared key), not in every one. Each pair is found once, as the right chunks hold
+ * distinct rows; the output's order is not the unchunked join's (nothing reads a join's order).
+ */
+async function joinSegments(
+  g: GpuImpl,
+  a: DeviceRelation,
+  b: DeviceRelation,
+  leftKeys: readonly number[],
+  rightKeys: readonly number[],
+  width: number,
+  join: (x: DeviceRelation, y: DeviceRelation) => Promise<DeviceRelation>,
+): Promise<DeviceRelation> {
+  const { chunks, lows } = await chunkStarts(g, b);
+  const outs: DeviceRelation[] = [];
+  for (const left of parts(a)) {
+    for (const [i, right] of chunks.entries()) {
+      const hi = i + 1 < chunks.length ? keyAfter(wordsAt(lows[i + 1]!, rightKeys)) : undefined;
+      const slice = chunks.length === 1 ? left : await selectRange(g, left, leftKeys, i === 0 ? undefined : wordsAt(lows[i]!, rightKeys), hi);
+      try {
+        outs.push(await perChunk(g, slice, width, (x) => join(x, right)));
+      } finally {
+        if (slice !== left) releaseRelation(g, slice);
+      }
+    }
+  }
+  return chunkedOf(outs, width);
+}
+
+/** The words of `row` at `order`: a key as range selects take it. */
+function wordsAt(row: Uint32Array, order: readonly number[]): Uint32Array {
+  return Uint32Array.from(order, (w) => row[w]!);
+}
+
+/** The least key after `key` in the u32 order of its words, or undefined for the last one (no upper bound). */
+function keyAfter(key: Uint32Array): Uint32Array | undefined {
+  const next = key.slice();
+  for (let k = next.length - 1; k >= 0; k--) {
+    if (next[k] !== 0xffffffff) {
+      next[k]! += 1;
+      return next;
+    }
+    next[k] = 0;
+  }
+  return undefined;
+}
+
+/**
  * A merge past one binding of `a` (one buffer, or chunks range-partitioned by `keyWords`, which are every word of a
  * row) and `b` (sorted by them): each chunk of `a` merged with the rows of `b` in its key range (a range select of
  * `b` by the chunks' first rows, read back in one sync), so the work is one pass over both, not a sort. A chunk
@@ -365,7 +422,8 @@ async function mergeSegments(
   // Rows of b before the second chunk's first row go to the first chunk, and so on.
   const slices: DeviceRelation[] = [];
   for (let i = 0; i < chunks.length; i++) {
-    slices.push(chunks.length === 1 ? b : await selectRange(g, b, keyWords, i === 0 ? undefined : lows[i], lows[i + 1]));
+    const [lo, hi] = [lows[i], lows[i + 1]].map((row) => row && wordsAt(row, keyWords));
+    slices.push(chunks.length === 1 ? b : await selectRange(g, b, keyWords, i === 0 ? undefined : lo, hi));
   }
   if (chunks.some((c, i) => c.count + slices[i]!.count > capacity)) await syncCounts(g);
   const outs: DeviceRelation[] = [];
@@ -395,7 +453,8 @@ async function splitMerge(
 ): Promise<DeviceRelation> {
   if (x.count + y.count <= capacity) return y.count === 0 ? x : x.count === 0 ? y : merge(x, y);
   const [big] = x.count >= y.count ? [x] : [y];
-  const [key] = await syncCounts(g, [{ buffer: big.buffer!, offset: Math.floor(big.count / 2) * big.width * 4, words: big.width }]);
+  const [row] = await syncCounts(g, [{ buffer: big.buffer!, offset: Math.floor(big.count / 2) * big.width * 4, words: big.width }]);
+  const key = wordsAt(row!, keyWords);
   const halves = [
     [await selectRange(g, x, keyWords, undefined, key), await selectRange(g, y, keyWords, undefined, key)],
     [await selectRange(g, x, keyWords, key, undefined), await selectRange(g, y, keyWords, key, undefined)],

@@ -89,6 +89,8 @@ async function buildTable(g: GpuImpl, build: KeyedRelation, shaders: KernelShade
   const K = layoutOf(build, 'hash build').keyWords.length;
   if (n === 0) return { table: null, next: null, slots: 0, keyWords: K, build: build.relation };
   const slots = joinTableSlots(n);
+  // A table past one binding for a build side within one: the join runs per part of the build side (gpu/chunks.ts).
+  checkResultSize(g, joinTableWords(n, K), `hash table of ${slots} slots`);
   const table = acquireBound(g, joinTableWords(n, K), `hash table of ${slots} slots`);
   const next = acquireBound(g, n, `hash chains of ${n} rows`);
   const rec = new Recorder(g, shaders);
