@@ -9,7 +9,7 @@ import { generateKernelShaders } from '@vixen/codegen-wgsl';
 import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
 import type { ScalarType } from '@vixen/queryplan';
 import { compile } from '../src/index.js';
-import { chunkRows, downloadRelation, openGpu, releaseRelation, runKernel, uploadRelation, type DeviceRelation, type Gpu } from '../src/gpu/index.js';
+import { chunkRows, downloadRelation, hashGroupBy, openGpu, releaseRelation, runKernel, uploadRelation, type DeviceRelation, type Gpu } from '../src/gpu/index.js';
 import { internals } from '../src/gpu/device.js';
 import { canonical, encode, randomRows, rng, type TestRow } from './gpu-fixtures.js';
 
@@ -148,6 +148,36 @@ path(x, z) <- path(x, y), edge(y, z).`;
     expect(oracle.get('path')!.length).toBeGreaterThan(4 * chunkRows(internals(small), 2));
     expect(got.relations.get('path')).toEqual(oracle.get('path'));
   }, 120_000);
+});
+
+describe('segments: hash group-by past one binding', () => {
+  it.each([1, 2])('groups chunked rows by a key of %i words (one word: one table on the device for every chunk)', async (keyWords) => {
+    const r = rng(keyWords);
+    // 3000 rows x 3 words: several chunks; 6 or 30 keys (a table of 128 slots fits the 4096-byte binding).
+    const rows = Array.from({ length: 3000 }, () => [Math.floor(r() * 6), Math.floor(r() * 5), Math.floor(r() * 2000) - 1000]);
+    const rel = uploadRelation(small, Uint32Array.from(rows.flat(), (v) => v >>> 0), 3);
+    expect(rel.chunks!.length).toBeGreaterThan(2);
+    const key = (row: number[]) => row.slice(0, keyWords).join();
+    const want = new Map<string, number[]>();
+    for (const row of rows) {
+      const [n, sum, max] = want.get(key(row)) ?? [0, 0, -Infinity];
+      want.set(key(row), [n! + 1, sum! + row[2]!, Math.max(max!, row[2]!)]);
+    }
+    const g = internals(small);
+    const syncs = g.hostSyncs;
+    const out = await hashGroupBy(small, { relation: rel, keyWords: keyWords === 1 ? [0] : [0, 1] }, [{ fn: 'count' }, { fn: 'sum', word: 2, type: 'int32' }, { fn: 'max', word: 2 }]);
+    // One word: the count and the groups read back, no partial rows.
+    if (keyWords === 1) expect(g.hostSyncs - syncs).toBeLessThanOrEqual(2);
+    const words = await downloadRelation(small, out);
+    const w = keyWords + 4;
+    const got = new Map<string, number[]>();
+    for (let i = 0; i < out.count; i++) {
+      const row = words.subarray(i * w, i * w + w);
+      got.set(Array.from(row.subarray(0, keyWords)).join(), [row[keyWords]!, row[keyWords + 1]! | 0, row[keyWords + 3]! | 0]);
+    }
+    expect(got).toEqual(want);
+    for (const x of [rel, out]) releaseRelation(small, x);
+  });
 });
 
 describe('VIXEN_MAX_BINDING_BYTES', () => {

@@ -23,7 +23,7 @@ import {
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { CLAMP_PASSES, guessHeld, mayGuess, memoShaders, Recorder, type Bound } from './recorder.js';
 import { acquireBound, bound, checkResultSize, DeviceLimitError, exactCount, pendingRelation, sizeOf, submitAndSync, type DeviceRelation } from './relations.js';
-import { combineGroups, mapChunks } from './chunks.js';
+import { combineGroups, leaves, mapChunks } from './chunks.js';
 
 /** A relation and the row offsets of its key words, in key order (an int64 key column is two words). */
 export interface KeyedRelation {
@@ -264,21 +264,35 @@ export function hashGroupBy(gpu: Gpu, input: KeyedRelation, aggregates: readonly
   const layout = layoutOf(input, 'hash group-by');
   const outWidth = groupRowWords(layout, aggregates);
   const shaders = memoShaders(['group-by', layout, aggregates], () => hashAggregateShaders(layout, aggregates));
-  return g.scoped('hash group-by', () => {
+  return g.scoped('hash group-by', async () => {
     if (!input.relation.chunks) return groupBy(g, input, aggregates, outWidth, shaders);
+    // One-word keys are the slots' own words: every chunk updates one table, and its groups are the output.
+    if (layout.keyWords.length === 1) {
+      try {
+        return await groupBy(g, input, aggregates, outWidth, shaders);
+      } catch (e) {
+        if (!(e instanceof DeviceLimitError)) throw e;
+      }
+    }
     // Per chunk, then the partial groups combined.
     return combineGroups(g, input.relation, layout.keyWords.length, aggregates, (c) => groupBy(g, { ...input, relation: c }, aggregates, outWidth, shaders));
   });
 }
 
-/** hashGroupBy of one buffer inside the caller's scope. */
+/**
+ * hashGroupBy of one buffer, or of the chunks of a relation keyed by one word (whose slots need no row of theirs
+ * to emit a group), inside the caller's scope.
+ */
 async function groupBy(g: GpuImpl, input: KeyedRelation, aggregates: readonly HashAggregate[], outWidth: number, shaders: KernelShaders): Promise<DeviceRelation> {
   const n = await exactCount(g, input.relation);
   if (n === 0) return { buffer: null, count: 0, width: outWidth };
+  const parts = leaves(input.relation).filter((p) => p.count > 0);
   const meta = acquireBound(g, 2, 'group-by counters');
   try {
-    // At most slots / 2 groups: linear probing stays short.
-    let slots = pow2(2 * Math.min(n, HASH_GROUPS));
+    // At most slots / 2 groups: linear probing stays short. Rows past one binding may still have few groups: the
+    // first table is at most the largest one binding holds.
+    const most = 2 ** Math.floor(Math.log2(g.limits.maxStorageBufferBindingSize / 4 / groupSlotWords(aggregates) - 1));
+    let slots = Math.min(pow2(2 * Math.min(n, HASH_GROUPS)), Math.max(2, most));
     for (;;) {
       // One slot more than probed: one-word keys keep the key KEY_SALT there.
       const table = acquireBound(g, (slots + 1) * groupSlotWords(aggregates), `group table of ${slots} slots`);
@@ -287,9 +301,11 @@ async function groupBy(g: GpuImpl, input: KeyedRelation, aggregates: readonly Ha
       const rec = new Recorder(g, shaders);
       rec.clear(table.buffer, table.words * 4);
       rec.clear(meta.buffer, 8);
-      const tiles = Math.ceil(n / (GROUP_ITEMS * g.limits.workgroupSize));
-      rec.dispatch('groupInsert', [bound(input.relation), table, meta], [n, slots - 1, slots / 2], tiles * g.limits.workgroupSize);
-      rec.dispatch('groupEmit', [bound(input.relation), table, out], [slots + 1], slots + 1);
+      for (const part of parts) {
+        const tiles = Math.ceil(part.count / (GROUP_ITEMS * g.limits.workgroupSize));
+        rec.dispatch('groupInsert', [bound(part), table, meta], [part.count, slots - 1, slots / 2], tiles * g.limits.workgroupSize);
+      }
+      rec.dispatch('groupEmit', [bound(parts[0]!), table, out], [slots + 1], slots + 1);
       const [groups, full] = (await submitAndSync(g, rec, [{ buffer: meta.buffer, offset: 0, words: 2 }]).finally(() => g.pool.release(table.buffer)))[0]!;
       if (full === 0) return { buffer: out.buffer, count: groups!, width: outWidth };
       g.pool.release(out.buffer);
