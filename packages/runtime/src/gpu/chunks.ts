@@ -5,11 +5,14 @@
  * - row by row, once per chunk, giving a chunked output: mapFilter, copy, concat, the left side of difference and
  *   merge join, the probe side of a hash join (a chunk whose result would pass one binding is halved and run again;
  *   so is a join of inputs in one buffer each whose result passes one binding: kernels/run-kernel.ts catches ResultLimitError);
- * - chunk against chunk: a merge join with each chunk of a right side past one binding, a hash join with a table
- *   of each piece of a build side whose table would not fit, a difference removing each right chunk in turn;
+ * - segment by segment, by key range (the chunks' first rows read back in one sync, the other side range-selected on
+ *   the device): a merge join with a right side past one binding, a difference from a canonical left side, and the
+ *   merge by all words of a delta into a relation past one binding (a fixpoint's hot loop: one pass, no sort);
+ * - chunk against chunk: a hash join with a table of each piece of a build side whose table would not fit, a
+ *   difference from any other left side removing each right chunk in turn;
  * - aggregate: each chunk into partial rows, the partials combined (counts and sums summed, min/max again; a
  *   decimal average as sum and count, divided on the host);
- * - sort (and merge past one binding): rows range-partitioned on the device by the key (then the other words), each
+ * - sort (and other merges past one binding): rows range-partitioned on the device by the key (then the other words), each
  *   chunk sorted: the chunks in order are the sorted relation, and equal rows share a chunk, so unique runs per
  *   chunk (otherwise unique drops a chunk's first row equal to the last row before it).
  * Other inputs are gathered into one buffer when they fit one binding (whole), else a DeviceLimitError.
