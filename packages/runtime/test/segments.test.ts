@@ -105,19 +105,27 @@ describe('segments: merge and difference past one binding', () => {
     for (const x of [a, b, out]) releaseRelation(small, x);
   });
 
-  it("joins the left rows of each right chunk's key range with that chunk, keys straddling chunks included", async () => {
+  it.each([
+    ['unsorted left rows in one buffer', 300, false],
+    ['left chunks sorted by the key (range-partitioned)', 1500, true],
+  ] as const)("joins the left rows of each right chunk's key range with that chunk, keys straddling chunks included: %s", async (_, n, sorted) => {
     const r = rng(11);
     // 40 keys over 1500 right rows: runs of equal keys cross the chunk boundaries.
     const right = canonical(INT2, randomRows(r, INT2, 1500, 1 << 12).map((row): TestRow => [Number(row[0]) % 40, row[1]!]));
-    const left = randomRows(r, INT2, 300, 1 << 12).map((row): TestRow => [Number(row[0]) % 45, row[1]!]);
+    const left = randomRows(r, INT2, n, 1 << 12).map((row): TestRow => [Number(row[0]) % 45, row[1]!]);
     const col = (index: number) => ({ kind: 'col' as const, index, type: 'int32' as const });
     const join: KirKernel = { kind: 'mergeJoin', id: 0, left: 0, right: 1, output: 2, leftKeys: [0], rightKeys: [0], filter: [], project: [col(0), col(1), col(3)] };
     const vars: KirVariable[] = [...variables.slice(0, 2), { id: 2, name: 'v2', columns: ['int32', 'int32', 'int32'] }];
-    const a = uploadRelation(small, encode(INT2, left), 2);
+    const uploaded = uploadRelation(small, encode(INT2, left), 2);
+    const a = sorted ? await run({ kind: 'sort', id: 0, input: 0, output: 1, keys: [0] }, [uploaded]) : uploaded;
+    if (sorted) {
+      expect(a.ranged?.[0]).toBe(0);
+      releaseRelation(small, uploaded);
+    }
     const b = chunked(right);
     const out = await runKernel(small, join, generateKernelShaders(join, vars), [a, b], new Uint32Array(0), vars);
     const want = left.flatMap((l) => right.filter((x) => x[0] === l[0]).map((x) => [l[0], l[1], x[1]].join()));
-    expect(want.length).toBeGreaterThan(1000);
+    expect(want.length).toBeGreaterThan(n * 3);
     const words = await downloadRelation(small, out);
     const got = Array.from({ length: words.length / 3 }, (_, i) => Array.from(words.subarray(3 * i, 3 * i + 3), (w) => w | 0).join());
     expect(got.sort()).toEqual(want.sort());

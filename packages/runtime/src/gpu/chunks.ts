@@ -353,11 +353,19 @@ async function joinSegments(
   join: (x: DeviceRelation, y: DeviceRelation) => Promise<DeviceRelation>,
 ): Promise<DeviceRelation> {
   const { chunks, lows } = await chunkStarts(g, b);
+  // Left chunks range-partitioned by the keys (a chunked sort's): each meets only the right chunks its range does.
+  const ranged = a.chunks && leftKeys.every((w, i) => a.ranged?.[i] === w) ? await chunkStarts(g, a) : undefined;
+  const lefts = ranged?.chunks ?? parts(a);
+  const before = (x: Uint32Array, y: Uint32Array): boolean => compareKeys(x, 0, y, 0, Array.from(x, (_, k) => k)) < 0;
   const outs: DeviceRelation[] = [];
-  for (const left of parts(a)) {
+  for (const [j, left] of lefts.entries()) {
+    const [first, next] = [ranged?.lows[j], ranged?.lows[j + 1]].map((row) => row && wordsAt(row, leftKeys));
     for (const [i, right] of chunks.entries()) {
-      const hi = i + 1 < chunks.length ? keyAfter(wordsAt(lows[i + 1]!, rightKeys)) : undefined;
-      const slice = chunks.length === 1 ? left : await selectRange(g, left, leftKeys, i === 0 ? undefined : wordsAt(lows[i]!, rightKeys), hi);
+      const [lo, top] = [i === 0 ? undefined : lows[i], lows[i + 1]].map((row) => row && wordsAt(row, rightKeys));
+      // This left chunk's keys lie in [first, next], the right chunk's in [lo, top] (equal keys may straddle chunks).
+      if ((next && lo && before(next, lo)) || (first && top && before(top, first))) continue;
+      const hi = top && keyAfter(top);
+      const slice = chunks.length === 1 ? left : await selectRange(g, left, leftKeys, lo, hi);
       try {
         outs.push(await perChunk(g, slice, width, (x) => join(x, right)));
       } finally {
