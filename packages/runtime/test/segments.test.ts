@@ -188,6 +188,22 @@ describe('segments: hash group-by past one binding', () => {
   });
 });
 
+describe('segments: aggregates whose partial groups pass one binding', () => {
+  it('combines the partial rows of consecutive chunks, cut between groups (sums, counts, decimal averages)', async () => {
+    const source = `sale(id, store, qty, price) -> int32(id), int32(store), int32(qty), decimal(price).
+per[id, s] = t, n <- agg<<t = sum(q), n = count()>> sale(id, s, q, _).
+avg[id] = v <- agg<<v = avg(p)>> sale(id, _, _, p).`;
+    const r = rng(21);
+    // 1500 ids, two rows each: 1500 groups, whose partial rows (4 and 3 words) are several bindings.
+    const sale = Array.from({ length: 3000 }, (_, i) => [i >> 1, i % 3, Math.floor(r() * 100) - 20, BigInt(Math.floor(r() * 1e6)) * 100n]);
+    const p = compile(source, { filename: 'agg.logic' });
+    const oracle = await p.interpret({ facts: { sale } as never });
+    const got = await p.run({ gpu: small, facts: { sale } as never });
+    expect(oracle.get('per')!.length * 4).toBeGreaterThan(4 * (BINDING / 4));
+    for (const [name, rows] of oracle) expect(got.relations.get(name), name).toEqual(rows);
+  }, 120_000);
+});
+
 describe('VIXEN_MAX_BINDING_BYTES', () => {
   it('caps the binding size a Gpu assumes (a test knob: CLI runs and benches take the segment paths on small data)', async () => {
     const was = process.env.VIXEN_MAX_BINDING_BYTES;

@@ -589,7 +589,7 @@ async function uniqueChunks(g: GpuImpl, a: DeviceRelation, width: number, unique
     const first = ends[2 * i]!;
     if (!last || first.some((w, k) => w !== last![k])) result.push(o);
     else {
-      if (o.count > 1) result.push(await dropFirstRow(g, o));
+      if (o.count > 1) result.push(await copyRows(g, o, 1, o.count - 1));
       drop(o);
       if (o.count === 1) continue;
     }
@@ -598,11 +598,11 @@ async function uniqueChunks(g: GpuImpl, a: DeviceRelation, width: number, unique
   return { ...chunkedOf(result, width), canonical: true };
 }
 
-/** A copy of `rel` (exact count, one buffer) without its first row. */
-async function dropFirstRow(g: GpuImpl, rel: DeviceRelation): Promise<DeviceRelation> {
-  const out = allocRelation(g, rel.count - 1, rel.width);
+/** A copy of `count` rows of `rel` (exact count, one buffer) from row `from`. */
+async function copyRows(g: GpuImpl, rel: DeviceRelation, from: number, count: number): Promise<DeviceRelation> {
+  const out = allocRelation(g, count, rel.width);
   const rec = new Recorder(g, {});
-  rec.copy(rel.buffer!, rel.width * 4, out.buffer!, 0, (rel.count - 1) * rel.width * 4);
+  rec.copy(rel.buffer!, from * rel.width * 4, out.buffer!, 0, count * rel.width * 4);
   await rec.submit();
   return out;
 }
@@ -755,14 +755,69 @@ async function aggregateChunked(
   const partials = await perChunk(g, input, rowWords(partialColumns), (c) => single(chunkKernel, [c], vars));
   let combined: DeviceRelation;
   try {
-    combined = await withWhole(g, [partials], `combining the partial aggregates of ${what}`, ([all]) => single(combine, [all!], vars));
+    combined = await combineByGroups(g, partials, rowWords(groupTypes), `combining the partial aggregates of ${what}`, (all) => single(combine, [all], vars));
   } finally {
     releaseRelation(g, partials);
   }
   if (!kernel.aggregates.some((x) => x.fn === 'avg')) return combined;
-  const [words = new Uint32Array(0)] = await chunkWords(g, combined);
+  const words = await chunkedDownload(g, combined, (await exactCount(g, combined)) * combined.width);
   releaseRelation(g, combined);
   return uploadRelation(g, finishAverages(words, groupTypes, kernel.aggregates, partial), rowWords([...groupTypes, ...kernel.aggregates.map((x) => x.type)]));
+}
+
+/**
+ * `combine` (a sorted aggregation) over partial rows in chunks, sorted by their first `keyWords` words across the
+ * chunks in order: on consecutive chunks gathered into one buffer up to one binding, cut only between chunks whose
+ * boundary rows differ in those words (each chunk's first and last rows read back in one sync), so no group is
+ * split between two combines. One buffer when the partials fit it.
+ */
+async function combineByGroups(
+  g: GpuImpl,
+  partials: DeviceRelation,
+  keyWords: number,
+  what: string,
+  combine: (rel: DeviceRelation) => Promise<DeviceRelation>,
+): Promise<DeviceRelation> {
+  if (!partials.chunks || fitsOneChunk(g, await exactCount(g, partials), partials.width)) {
+    return withWhole(g, [partials], what, ([all]) => combine(all!));
+  }
+  const chunks = parts(partials);
+  const width = partials.width;
+  const row = (c: DeviceRelation, r: number) => ({ buffer: c.buffer!, offset: r * width * 4, words: keyWords });
+  const ends = await syncCounts(g, chunks.flatMap((c) => [row(c, 0), row(c, c.count - 1)]));
+  // A chunk has one partial row per group: a group crossing a cut is one chunk's first row, moved to the piece before.
+  const room = chunkRows(g, width) - 1;
+  const outs: DeviceRelation[] = [];
+  const made: DeviceRelation[] = [];
+  let piece: DeviceRelation[] = [];
+  let rows = 0;
+  const flush = async (): Promise<void> => {
+    if (piece.length > 0) outs.push(await withWhole(g, [chunkedOf(piece, width)], what, ([all]) => combine(all!)));
+    piece = [];
+    rows = 0;
+  };
+  try {
+    for (const [k, chunk] of chunks.entries()) {
+      let c = chunk;
+      if (piece.length > 0 && rows + c.count > room) {
+        if (k > 0 && ends[2 * k]!.every((w, i) => w === ends[2 * k - 1]![i])) {
+          const head = await copyRows(g, c, 0, 1);
+          made.push(head);
+          piece.push(head);
+          rows += 1;
+          if (c.count === 1) continue;
+          made.push((c = await copyRows(g, c, 1, c.count - 1)));
+        }
+        await flush();
+      }
+      piece.push(c);
+      rows += c.count;
+    }
+    await flush();
+  } finally {
+    for (const m of made) releaseRelation(g, m);
+  }
+  return chunkedOf(outs, width);
 }
 
 /** Output rows from combined partial rows: each decimal average its sum (scaled) / count, truncated toward zero. */
