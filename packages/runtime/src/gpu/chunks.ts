@@ -436,7 +436,8 @@ async function mergeSegments(
     const [lo, hi] = [lows[i], lows[i + 1]].map((row) => row && wordsAt(row, keyWords));
     slices.push(chunks.length === 1 ? b : await selectRange(g, b, keyWords, i === 0 ? undefined : lo, hi));
   }
-  if (chunks.some((c, i) => c.count + slices[i]!.count > capacity)) await syncCounts(g);
+  // Exact slice counts: a chunk that gets no rows is kept, not copied (a fixpoint's late deltas touch few chunks).
+  if (chunks.length > 1 || chunks[0]!.count + b.count > capacity) await syncCounts(g);
   const outs: DeviceRelation[] = [];
   try {
     for (const [i, c] of chunks.entries()) {
