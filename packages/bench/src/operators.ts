@@ -216,15 +216,21 @@ async function benchCopy(gpu: Gpu, words: number, runs: number, warmup: number, 
   const src = device.createBuffer({ size: bytes, usage });
   const dst = device.createBuffer({ size: bytes, usage });
   device.queue.writeBuffer(src, 0, new Uint32Array(bytes / 4).fill(7));
-  const group = device.createBindGroup({
-    layout: pipeline.getBindGroupLayout(0),
-    entries: [
-      { binding: 0, resource: { buffer: src } },
-      { binding: 1, resource: { buffer: dst } },
-    ],
+  // Past one binding (2^29 words and more) the copy runs per segment of at most one binding.
+  const most = Math.floor(g.limits.maxStorageBufferBindingSize / 256) * 256;
+  const segments = Array.from({ length: Math.ceil(bytes / most) }, (_, k) => {
+    const range = { offset: k * most, size: Math.min(most, bytes - k * most) };
+    const group = device.createBindGroup({
+      layout: pipeline.getBindGroupLayout(0),
+      entries: [
+        { binding: 0, resource: { buffer: src, ...range } },
+        { binding: 1, resource: { buffer: dst, ...range } },
+      ],
+    });
+    const groups = Math.ceil(range.size / 16 / wg);
+    const x = Math.min(groups, g.limits.maxComputeWorkgroupsPerDimension);
+    return { group, x, y: Math.ceil(groups / x) };
   });
-  const groups = Math.ceil(bytes / 16 / wg);
-  const x = Math.min(groups, g.limits.maxComputeWorkgroupsPerDimension);
   const reps = Math.max(1, Math.min(64, Math.ceil(movedBytes / (2 * bytes))));
   try {
     const times = await measure(gpu, runs, warmup, async () => {
@@ -232,8 +238,10 @@ async function benchCopy(gpu: Gpu, words: number, runs: number, warmup: number, 
       for (let k = 0; k < reps; k++) {
         const pass = encoder.beginComputePass();
         pass.setPipeline(pipeline);
-        pass.setBindGroup(0, group);
-        pass.dispatchWorkgroups(x, Math.ceil(groups / x));
+        for (const { group, x, y } of segments) {
+          pass.setBindGroup(0, group);
+          pass.dispatchWorkgroups(x, y);
+        }
         pass.end();
       }
       device.queue.submit([encoder.finish()]);
