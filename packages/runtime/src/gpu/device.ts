@@ -185,7 +185,8 @@ export class GpuImpl implements Gpu {
     // Reallocating (and zeroing) a large buffer costs far more than the kernels that fill it: on a GPU, keep
     // enough free memory pooled for a fixpoint's working set at 2^28 rows; on a CPU adapter it is host memory.
     this.subgroups = device.features.has('subgroups');
-    this.pool = new BufferPool(device, limits.maxBufferSize, software ? 256 * 2 ** 20 : 16 * 2 ** 30, () => this.activity);
+    // Past one binding a fixpoint's working set is larger: up to half the memory budget (makeRoom trims the pool first).
+    this.pool = new BufferPool(device, limits.maxBufferSize, software ? 256 * 2 ** 20 : Math.max(16 * 2 ** 30, (memoryBudget ?? 0) / 2), () => this.activity);
     this.batch = new CommandBatch(device, this.pool);
     this.lostSignal = device.lost.then((info) => {
       this.lost = true;
