@@ -508,6 +508,14 @@ function cases(n: number, selectivities: readonly number[], groupCounts: readonl
   return out;
 }
 
+/**
+ * cases() one operator at a time: at 2^28 rows and more, making every case's data before the first case ran took
+ * longer than the cases (tens of GB and over a minute of host time before the first result).
+ */
+function* casesByOperator(n: number, selectivities: readonly number[], groupCounts: readonly number[] | undefined, want: (operator: string) => boolean): Generator<OperatorCase> {
+  for (const op of BENCH_OPERATORS) if (want(op)) yield* cases(n, selectivities, groupCounts, (o) => o === op);
+}
+
 async function benchCase(
   gpu: Gpu,
   c: OperatorCase,
@@ -595,7 +603,7 @@ export async function benchOperators(gpu: Gpu, options: BenchOptions = {}): Prom
       gbPerSecond: copyGbps,
       copyRatio: 1,
     });
-    for (const c of cases(n, selectivities, options.groups, want)) {
+    for (const c of casesByOperator(n, selectivities, options.groups, want)) {
       let measured: Awaited<ReturnType<typeof benchCase>>;
       try {
         measured = await benchCase(gpu, c, runs, warmup);
