@@ -316,10 +316,15 @@ async function differenceSegments(
   const outs: DeviceRelation[] = [];
   for (const left of parts(a)) {
     if (chunks.length === 0) outs.push(await difference(left, { buffer: null, count: 0, width: b.width }));
-    for (const [i, right] of chunks.entries()) {
-      const slice = chunks.length === 1 ? left : await selectRange(g, left, order, i === 0 ? undefined : lows[i], lows[i + 1]);
-      outs.push(await difference(slice, right));
-      if (slice !== left) releaseRelation(g, slice);
+    if (chunks.length === 1) outs.push(await difference(left, chunks[0]!));
+    if (chunks.length <= 1) continue;
+    const slices: DeviceRelation[] = [];
+    for (const i of chunks.keys()) slices.push(await selectRange(g, left, order, i === 0 ? undefined : lows[i], lows[i + 1]));
+    // Exact slice counts: each difference's output is sized by its slice, not by the whole left side.
+    await syncCounts(g);
+    for (const [i, slice] of slices.entries()) {
+      if (settle(slice).count > 0) outs.push(await difference(slice, chunks[i]!));
+      releaseRelation(g, slice);
     }
   }
   return { ...(await compacted(g, chunkedOf(outs, a.width, order), 'a difference')), canonical: true };
