@@ -528,6 +528,11 @@ async function benchCase(
   let prepared: Prepared | null = null;
   let out: DeviceRelation | null = null;
   const countReads: number[] = [];
+  // An output may keep an input's buffers (a merge past one binding keeps the chunks it adds no rows to).
+  const releaseOwn = (result: DeviceRelation): void => {
+    const inputs = new Set(rels.flatMap((r) => (r.chunks ?? [r]).map((c) => c.buffer)));
+    for (const part of result.chunks ?? [result]) if (part.buffer && !inputs.has(part.buffer)) releaseRelation(gpu, part);
+  };
   try {
     for (const i of c.inputs) rels.push(Object.assign(uploadRelation(gpu, i.words, i.width), i.canonical ? { canonical: true } : {}));
     prepared = await c.prepare(gpu, rels);
@@ -545,7 +550,7 @@ async function benchCase(
       outputRows = await exactRows(gpu, result);
       if (pending) countReads.push(performance.now() - t0);
       outputWidth = result.width;
-      releaseRelation(gpu, result);
+      releaseOwn(result);
     };
     const words = c.inputs.reduce((s, i) => s + i.words.length, 0);
     if (c.check && words <= CHECKED_WORDS) {
@@ -558,7 +563,7 @@ async function benchCase(
     const device = await deviceTime(gpu, Math.min(runs, 5), call, finish);
     return { times, ...device, ...(countReads.length > 0 ? { countReadMs: median(countReads) } : {}), outputRows, outputWidth };
   } finally {
-    if (out) releaseRelation(gpu, out);
+    if (out) releaseOwn(out);
     prepared?.dispose();
     for (const r of rels) releaseRelation(gpu, r);
   }

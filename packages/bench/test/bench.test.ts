@@ -99,3 +99,15 @@ it('the operator bench sorts and merges rows larger than one binding on the devi
   expect(outputs(chunked)).toEqual(outputs(whole));
   expect(outputs(chunked).length).toBe(7);
 }, 240_000);
+
+it('a merge past one binding whose output keeps an input chunk releases each buffer once', async () => {
+  // 2^20 - 10 rows a chunk: the last 10 rows of the left side (keys from 2^21 - 20) get none of the delta's rows
+  // (keys up to 2^21 - 127), so the output keeps that chunk.
+  const tail = await openGpu({ maxStorageBufferBindingSize: 4 * (2 * (2 ** 20 - 10) + 1) });
+  try {
+    const report = await benchOperators(tail, { sizes: [20], runs: 2, warmup: 1, operators: ['merge'] });
+    expect(report.results.filter((x) => x.operator === 'merge').map((x) => x.outputRows)).toEqual([2 ** 21, 2 ** 20 + 2 ** 14]);
+  } finally {
+    tail.dispose();
+  }
+}, 240_000);
