@@ -10,7 +10,7 @@ import { generateKernelShaders, kernelConstants, sortKeyWords, type JoinOutputWo
 import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
 import { rowWords, type Expr, type ScalarType } from '@vixen/queryplan';
 import { encodeValue, StringDictionary } from '@vixen/io';
-import { buildHashTable, DeviceFault, type DeviceRelation, downloadRelation, exactRows, fitsOneChunk, type Gpu, hashGroupBy, internals, probeHashTable, releaseHashTable, releaseRelation, runKernel, settle, uploadRelation } from '@vixen/runtime/gpu';
+import { buildHashTable, DeviceFault, type DeviceRelation, downloadRelation, exactRows, type Gpu, hashGroupBy, internals, probeHashTable, releaseHashTable, releaseRelation, runKernel, settle, uploadRelation } from '@vixen/runtime/gpu';
 
 export interface BenchOptions {
   /** log2 of the row counts; default 20..22 on a software adapter, 20..26 on a GPU. */
