@@ -141,7 +141,7 @@ async function run(
     case 'copy':
       // Kernels never write their inputs, so the copy shares the rows (the executor counts a buffer's holders): a
       // fixpoint's delta := new rows cost 8.7 ms an iteration of 1.3 GB on the H200 as a copy.
-      return a.width === outWidth ? { ...a } : concatenate(g, [a], outWidth);
+      return a.width === outWidth ? a : concatenate(g, [a], outWidth);
     case 'limit': {
       if (a.count === 0 || kernel.count === 0) return empty;
       const types = columns(kernel.input);
