@@ -6,7 +6,7 @@
  */
 export { decodeRow, encodeRows, encodeValue, sortDistinct, StringDictionary, type StringIds } from './encoding.js';
 export { EncodedFacts, EncodedRelation, StringInterner, columnTypes, factsColumns, stringWordOffsets, type DeviceRows } from './facts/encoded.js';
-export { addApiFacts, addInlineFacts } from './facts/rows.js';
+export { addApiFacts, addInlineFacts, type ColumnFacts, type FactColumn, type FactRelation } from './facts/rows.js';
 export { convert, quoted } from './facts/convert.js';
 export type { FactSources } from './sources.js';
 export { defineTask, type Task } from './parallel/tasks.js';

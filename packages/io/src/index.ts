@@ -26,7 +26,7 @@ export {
   type Format,
 } from './facts/index.js';
 export { externalFacts, type FactSources } from './sources.js';
-export { addApiFacts, addInlineFacts } from './facts/rows.js';
+export { addApiFacts, addInlineFacts, type ColumnFacts, type FactColumn, type FactRelation } from './facts/rows.js';
 export { convert, quoted } from './facts/convert.js';
 export { parquetRowCount, parquetRows } from './facts/parquet-decode.js';
 export type { LoadProgress, LoadProgressListener } from './load-progress.js';

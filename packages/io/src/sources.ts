@@ -7,15 +7,17 @@ import type { StoreDeviceLoader } from './store/load.js';
 import { EncodedFacts, columnTypes, factsColumns, loadEach, loadFactsDirInto, loadFactsFileInto, type FactsFileLoader } from './facts/index.js';
 import type { LoadProgressListener } from './load-progress.js';
 import { STORE_MANIFEST } from './store/manifest.js';
-import { addApiFacts } from './facts/rows.js';
+import { addApiFacts, type FactRelation } from './facts/rows.js';
 import { souffleRecordFields } from './facts/souffle-records.js';
 
 export interface FactSources {
   /**
-   * Rows per relation, typed as the relation declares (see `Value`: int32/uint32/float32/date number, int64
-   * bigint or safe-integer number, decimal bigint scaled by 10^4, string string, boolean boolean).
+   * Facts per relation: rows, typed as the relation declares (see `Value`: int32/uint32/float32/date number, int64
+   * bigint or safe-integer number, decimal bigint scaled by 10^4, string string, boolean boolean), or
+   * `{ columns }`, one array per declared column: a typed array (Int32Array for int32 and date, Uint32Array,
+   * Float32Array or Float64Array for float32, BigInt64Array for int64 and decimal) or an array of such values.
    */
-  facts?: Record<string, readonly Row[]>;
+  facts?: Record<string, FactRelation>;
   /**
    * Directory with `<relation>.csv|.tsv|.facts|.tbl|.parquet|.arrow|.feather` files for the base (EDB)
    * relations, or a columnar store (`vixen import`) (Soufflé programs: their `.input` files; default `.`).

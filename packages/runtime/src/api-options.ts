@@ -12,19 +12,32 @@ const callback = () => z.custom<(...args: never[]) => unknown>((v) => typeof v =
 const positiveInteger = z.number().refine((n) => Number.isSafeInteger(n) && n > 0, 'expected a positive whole number');
 
 /**
- * An array of rows, each an array, checked by one plain loop: zod's nested array schema walks every value (about
- * 100 ms per million rows, inside a run's time). Values are checked per column type when facts are loaded
- * (facts-input.ts), with row numbers in the message.
+ * A relation's facts: an array of rows, each an array, checked by one plain loop (zod's nested array schema walks
+ * every value: about 100 ms per million rows, inside a run's time), or `{ columns }`, arrays (typed or plain) of one
+ * length. Values are checked per column type when facts are loaded (facts/rows.ts), with row or column in the message.
  */
-const factRows = z
-  .custom<unknown[][]>((v) => Array.isArray(v), 'expected an array of rows')
-  .superRefine((rows, ctx) => {
-    const i = rows.findIndex((row) => !Array.isArray(row));
-    if (i >= 0) ctx.addIssue({ code: 'custom', path: [i], message: `expected array, received ${typeof rows[i]}` });
+const factRelation = z.custom<unknown>().superRefine((given, ctx) => {
+  if (Array.isArray(given)) {
+    const i = given.findIndex((row) => !Array.isArray(row));
+    if (i >= 0) ctx.addIssue({ code: 'custom', path: [i], message: `expected array, received ${typeof given[i]}` });
+    return;
+  }
+  const columns: unknown = typeof given === 'object' && given !== null ? (given as { columns?: unknown }).columns : undefined;
+  if (!Array.isArray(columns)) {
+    ctx.addIssue({ code: 'custom', message: 'expected an array of rows or { columns: [...] }, one array per column' });
+    return;
+  }
+  const isColumn = (c: unknown): c is ArrayLike<unknown> => Array.isArray(c) || (ArrayBuffer.isView(c) && !(c instanceof DataView));
+  columns.forEach((c: unknown, i) => {
+    if (!isColumn(c)) ctx.addIssue({ code: 'custom', path: ['columns', i], message: `expected an array or a typed array, received ${typeof c}` });
+    else if (isColumn(columns[0]) && c.length !== columns[0].length) {
+      ctx.addIssue({ code: 'custom', path: ['columns', i], message: `expected ${columns[0].length} values (as columns.0), found ${c.length}` });
+    }
   });
+});
 
 const runOptionsSchema = z.object({
-  facts: z.record(z.string(), factRows).optional(),
+  facts: z.record(z.string(), factRelation).optional(),
   factsDir: z.string().min(1).optional(),
   outputs: z.array(z.string()).optional(),
   gpu: z.object({ device: z.unknown() }).loose().optional(),
@@ -40,6 +53,13 @@ const runOptionsSchema = z.object({
   onLoadProgress: callback().optional(),
   loopBatches: z.boolean().optional(),
   smallLoops: z.boolean().optional(),
+});
+
+const databaseOptionsSchema = z.object({
+  maxResidentBytes: z.number().nonnegative().optional(),
+  hostCache: z.boolean().optional(),
+  parse: z.enum(PARSE_MODES).optional(),
+  facts: runOptionsSchema.shape.facts,
 });
 
 const compileArgsSchema = z.object({
@@ -77,6 +97,10 @@ function fail(what: string, issues: readonly string[]): never {
 function check(schema: z.ZodType, value: unknown, what: string): void {
   const r = schema.safeParse(value);
   if (!r.success) fail(what, r.error.issues.map((i) => issueText(i.path, i.message)));
+}
+
+export function checkDatabaseOptions(options: unknown): void {
+  check(databaseOptionsSchema, options, 'Database options');
 }
 
 export function checkCompileArgs(source: unknown, options: unknown): void {

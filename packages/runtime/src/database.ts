@@ -19,8 +19,9 @@ import { kernelConstants, kernelTables } from '@vixen/codegen-wgsl';
 import { closedUnder, tablesKey } from './tables.js';
 import { variablesRead, type KirProgram, type VarId } from '@vixen/kernel-ir';
 import { VixenError, type RelationDecl } from '@vixen/queryplan';
-import { addInlineFacts, columnTypes, EncodedFacts, FactsCache, loadFactsDirInto, loadKeptColumns, StringDictionary, stringWordOffsets, type FactsFileLoader, type StoreDeviceLoader } from '@vixen/io';
+import { addApiFacts, addInlineFacts, columnTypes, EncodedFacts, FactsCache, loadFactsDirInto, loadKeptColumns, StringDictionary, stringWordOffsets, type FactRelation, type FactsFileLoader, type StoreDeviceLoader } from '@vixen/io';
 import { loadStoreOnDevice } from './gpu/store-columns.js';
+import { checkDatabaseOptions } from './api-options.js';
 import { factsLoader } from './facts-parse.js';
 import type { ParseMode } from './parse-mode.js';
 import type { ResidentRelations } from './executor.js';
@@ -86,6 +87,11 @@ export interface DatabaseOptions {
    * their relations stay resident on the device, and another column set of the table parses the file again.
    */
   parse?: ParseMode;
+  /**
+   * Facts given through the API (rows or columns, as `RunOptions.facts`) for some base relations: these are not
+   * read from the facts directory; the first run that reads one loads it from here, and it stays resident.
+   */
+  facts?: Record<string, FactRelation>;
 }
 
 export class Database {
@@ -109,6 +115,7 @@ export class Database {
     readonly factsDir: string,
     readonly options: DatabaseOptions = {},
   ) {
+    checkDatabaseOptions(options);
     this.cache = options.hostCache === false ? undefined : new FactsCache();
   }
 
@@ -155,10 +162,14 @@ export class Database {
     const loadFile = factsLoader(this.gpu, this.options.parse ?? 'auto', host);
     try {
       // A run on resident relations alone lists no directory: two file system round trips, each a turn of the event loop.
-      if (missing.length + perRun.length > 0) {
+      const given = this.options.facts ?? {};
+      const fromApi = missing.filter((r) => Object.hasOwn(given, r.name));
+      if (fromApi.length > 0) addApiFacts(facts, new Map(fromApi.map((r) => [r.name, r])), Object.fromEntries(fromApi.map((r) => [r.name, given[r.name]!])));
+      const fromDir = missing.filter((r) => !Object.hasOwn(given, r.name));
+      if (fromDir.length + perRun.length > 0) {
         // A store's columns go straight to the device (gpu/store-columns.ts).
         const storeOnDevice: StoreDeviceLoader = (read, strings, step) => loadStoreOnDevice(this.gpu, read, strings, step);
-        await loadFactsDirInto(this.factsDir, kir.relations, missing.map((r) => r.name), perRun.map((r) => r.name), facts, loadFile, options.onLoadProgress, false, storeOnDevice);
+        await loadFactsDirInto(this.factsDir, kir.relations, fromDir.map((r) => r.name), perRun.map((r) => r.name), facts, loadFile, options.onLoadProgress, false, storeOnDevice);
       }
     } catch (e) {
       facts.releaseDevice();
