@@ -89,6 +89,22 @@ describe('vixen bench graphs', () => {
     expect(unbatched.hostSyncs).toBeGreaterThan(by.get('chain')!.hostSyncs);
   });
 
+  test('R-MAT made on the worker pool; set-up timed apart; DuckDB past --duckdb-timeout is reported stopped, not failed', { timeout: 120_000 }, async () => {
+    const json = join(mkdtempSync(join(tmpdir(), 'vixen-bench-')), 'report.json');
+    const r = await cli('bench', 'graphs', '--workload', 'tc,cc', '--scale', '9', '--edge-factor', '4', '--duckdb-timeout', '0.001', '--json', json);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(readFileSync(json, 'utf8')) as GraphBenchReport;
+    expect(report.setup.graphMilliseconds).toBeGreaterThan(0);
+    expect(report.setup.undirectedMilliseconds).toBeGreaterThan(0);
+    expect(r.out).toMatch(/^set-up \(host\): graph [\d.]+ s, symmetric view [\d.]+ s, facts columns [\d.]+ s$/m);
+    const tc = report.results.find((x) => x.workload === 'tc')!;
+    // A 1 ms limit: DuckDB's transitive closure of 512 nodes takes longer.
+    expect(tc.duckdb).toMatchObject({ stopped: true, agrees: false, checked: {} });
+    expect(tc.duckdb!.milliseconds).toBeGreaterThanOrEqual(0.5);
+    expect(tc.checked.path).toBeGreaterThan(10_000);
+    expect(r.out).toMatch(/^tc .* >= [\d.]+ +>= [\d.]+x +stopped /m);
+  });
+
   test('a bad option is a user error naming the option', async () => {
     const r = await cli('bench', 'graphs', '--workload', 'tc,nope');
     expect(r.code).toBe(1);

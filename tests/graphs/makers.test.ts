@@ -10,13 +10,16 @@ import {
   chain,
   cspaFacts,
   cycle,
+  distinctEdgesInWorkers,
   edgeRows,
   edgeWeight,
   filterEdges,
   grid,
   Rng,
   rmat,
+  rmatInWorkers,
   symmetric,
+  symmetricInWorkers,
   uniformRandom,
   type Graph,
 } from '@vixen/bench';
@@ -167,6 +170,35 @@ describe('helpers', () => {
     expect(edgeRows(filterEdges(g, {}))).toEqual([[0, 1], [1, 0]]);
     expect(edgeRows(filterEdges(g, { selfLoops: true }))).toEqual([[0, 1], [1, 0], [2, 2]]);
     expect(edgeRows(filterEdges(g, { duplicates: true }))).toEqual([[0, 1], [1, 0], [1, 0]]);
+  });
+
+  test('filterEdges sorts by (src, dst) whether node ids span few or many values', () => {
+    const pairs = Array.from({ length: 300 }, (_, i) => [(i * 37) % 23, (i * 11) % 19] as const);
+    const expected = [...new Set(pairs.map(([s, d]) => s * 100 + d))].sort((a, b) => a - b).map((k) => [Math.floor(k / 100), k % 100]);
+    const dense: Graph = { nodes: 23, src: Int32Array.from(pairs, (p) => p[0]), dst: Int32Array.from(pairs, (p) => p[1]) };
+    expect(edgeRows(filterEdges(dense, { selfLoops: true }))).toEqual(expected);
+    // 2^26 nodes for 300 edges: the packed-key sort, with the same answer.
+    const sparse: Graph = { ...dense, nodes: 2 ** 26, src: dense.src.map((v) => v * 2 ** 20), dst: dense.dst.map((v) => v * 3000) };
+    expect(edgeRows(filterEdges(sparse, { selfLoops: true }))).toEqual(expected.map(([s, d]) => [s! * 2 ** 20, d! * 3000]));
+  });
+
+  test('on the worker pool, R-MAT and the symmetric view are the edges the one-thread makers give', async () => {
+    // Parts of 700 edges: several random streams, and buckets by src.
+    const options = { scale: 9, edgeFactor: 8, seed: 4, partEdges: 700 };
+    const g = rmat(options);
+    expect(g.src.length).toBeGreaterThan(2000);
+    const inWorkers = await rmatInWorkers(options);
+    expect(keys(inWorkers)).toEqual(keys(g));
+    expect(keys(await symmetricInWorkers(g))).toEqual(keys(symmetric(g)));
+    // Buckets of at least 300 edges: several ranges of src, each sorted on a worker, put back in order.
+    const bucketed = await distinctEdgesInWorkers(g.nodes, [g, { src: g.dst, dst: g.src }], { bucketEdges: 300 });
+    expect(keys(bucketed)).toEqual(keys(symmetric(g)));
+    expect(keys(await distinctEdgesInWorkers(g.nodes, [g], { both: true, bucketEdges: 300 }))).toEqual(keys(symmetric(g)));
+    const loops = { ...options, selfLoops: true };
+    expect(keys(await rmatInWorkers(loops))).toEqual(keys(rmat(loops)));
+    expect(selfLoops(rmat(loops))).toBeGreaterThan(0);
+    // One part: the stream of `seed` alone, as before parts existed.
+    expect(keys(rmat({ scale: 9, edgeFactor: 8, seed: 4 }))).not.toEqual(keys(g));
   });
 });
 

@@ -5,6 +5,8 @@ import { VixenError } from '@vixen/queryplan';
 /** A connection to DuckDB running in memory, and how to close both. */
 export interface DuckDb {
   connection: DuckDBConnection;
+  /** The module, for its classes and types (data chunks) without importing it where DuckDB may be missing. */
+  api: typeof import('@duckdb/node-api');
   close(): void;
 }
 
@@ -22,6 +24,7 @@ export async function openDuckDb(hint: string, threads?: number): Promise<DuckDb
   const connection = await instance.connect();
   return {
     connection,
+    api,
     close: () => {
       connection.closeSync();
       instance.closeSync();

@@ -207,6 +207,7 @@ const graphBenchOptionsSchema = z.object({
   gridHeight: count,
   countTo: z.coerce.number().int().min(0).max(2 ** 31 - 2).optional(),
   duckdb: z.boolean().default(true),
+  duckdbTimeout: z.coerce.number().positive().optional(),
   loopBatches: z.boolean().default(true),
   smallLoops: z.boolean().default(true),
   maxIterations: count,
@@ -366,6 +367,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
     .option('--grid-height <n>', `... and this high (default ${LOOP_DEFAULTS.gridHeight})`)
     .option('--count-to <n>', `count-up workload: the bound (2n iterations of one tuple; default ${LOOP_DEFAULTS.countTo})`)
     .option('--no-duckdb', 'do not run DuckDB')
+    .option('--duckdb-timeout <seconds>', "stop DuckDB's query after this long and report it as at least that (>=)")
     .option('--no-loop-batches', 'decide every fixpoint iteration on the host (to compare with loop control)')
     .option('--no-small-loops', 'run no small-delta iterations inside one dispatch (to compare with the kernel)')
     .option('--max-iterations <n>', 'fail when a fixpoint loop needs more than n iterations')
@@ -402,6 +404,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
           source: o.source,
           ...defined({ chainNodes: o.chainNodes, gridWidth: o.gridWidth, gridHeight: o.gridHeight, countTo: o.countTo }),
           duckdb: o.duckdb,
+          ...(o.duckdbTimeout !== undefined ? { duckdbTimeout: o.duckdbTimeout } : {}),
           loopBatches: o.loopBatches,
           smallLoops: o.smallLoops,
           ...(o.maxIterations !== undefined ? { maxIterations: o.maxIterations } : {}),
@@ -410,14 +413,19 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
           ...(o.programs !== undefined ? { programsDir: o.programs } : {}),
           runs: o.runs,
           ...(o.profile ? { onProfile: (workload, stats, program) => err(`profile of ${workload}:\n${formatProfile(stats, program.plan)}\n`) } : {}),
+          onSetup: (x) => err(`  set-up: graph ${(x.graphMilliseconds / 1000).toFixed(2)} s, symmetric view ${(x.undirectedMilliseconds / 1000).toFixed(2)} s\n`),
           onResult: (x) =>
-            err(`  ${x.workload}: ${x.iterations} iterations, ${x.tuples} tuples, ${x.milliseconds.toFixed(1)} ms` +
-              (x.duckdb ? `; DuckDB ${x.duckdb.milliseconds.toFixed(1)} ms, ${x.duckdb.agrees ? 'same answer' : 'DIFFERENT answer'}` : '') + '\n'),
+            err(`  ${x.workload}: ${x.iterations} iterations, ${x.tuples} tuples, ${x.milliseconds.toFixed(1)} ms (load ${x.loadMilliseconds.toFixed(0)} ms)` +
+              (x.duckdb
+                ? x.duckdb.stopped
+                  ? `; DuckDB stopped after ${(x.duckdb.milliseconds / 1000).toFixed(1)} s`
+                  : `; DuckDB ${x.duckdb.milliseconds.toFixed(1)} ms, ${x.duckdb.agrees ? 'same answer' : 'DIFFERENT answer'}`
+                : '') + '\n'),
           onStopped: (x) => err(`  ${x.workload}: stopped: ${x.message}\n`),
         });
         out(formatGraphBenchReport(report) + '\n');
         if (o.json !== undefined) writeJsonReport(o.json, report, err);
-        const disagree = report.results.filter((x) => x.duckdb && !x.duckdb.agrees).map((x) => x.workload);
+        const disagree = report.results.filter((x) => x.duckdb && !x.duckdb.stopped && !x.duckdb.agrees).map((x) => x.workload);
         if (disagree.length > 0) throw new VixenError({ severity: 'error', message: `DuckDB derives different tuple counts for ${disagree.join(', ')}` });
         if (report.stopped.length > 0) {
           throw new VixenError({ severity: 'error', message: `stopped: ${report.stopped.map((x) => x.workload).join(', ')} (the reasons are above)` });

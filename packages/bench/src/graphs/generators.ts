@@ -1,7 +1,8 @@
 /** Deterministic graph makers for the graph workloads: regular shapes, uniform random graphs and R-MAT. */
 import { VixenError } from '@vixen/queryplan';
-import { checkInt, filterEdges, MAX_NODES, randomPairs, type EdgeFilter, type Graph } from './graph.js';
+import { checkInt, distinctEdgesInWorkers, filterEdges, MAX_NODES, randomPairs, type EdgeFilter, type Graph } from './graph.js';
 import { Rng } from './prng.js';
+import { defineTask, runAllInWorkers } from '@vixen/io';
 
 function fromPairs(nodes: number, m: number, edge: (i: number) => readonly [number, number]): Graph {
   const src = new Int32Array(m);
@@ -72,14 +73,29 @@ export interface RmatOptions extends EdgeFilter {
   c?: number;
   d?: number;
   seed?: number;
+  /**
+   * Edges drawn from one random stream (default RMAT_PART_EDGES): part p of the edges has a stream of its own, seeded
+   * from `seed` and p (part 0 from `seed` alone), so the parts can be drawn on worker threads and the graph does not
+   * depend on how many there are.
+   */
+  partEdges?: number;
 }
 
-/**
- * R-MAT / Kronecker graph (Chakrabarti et al. 2004, as in Graph500): each edge descends `scale` levels of the
- * adjacency matrix, choosing a quadrant with probabilities a (top left), b (top right), c, d. Skewed degrees,
- * small diameter. Dropping self-loops/duplicates (the default) leaves fewer than edgeFactor * 2^scale edges.
- */
-export function rmat(options: RmatOptions): Graph {
+/** Edges of one R-MAT random stream: small graphs are one part. */
+export const RMAT_PART_EDGES = 1 << 21;
+
+/** What one part of an R-MAT graph needs: structured-cloned to a worker. */
+interface RmatPart {
+  scale: number;
+  a: number;
+  b: number;
+  c: number;
+  seed: number;
+  count: number;
+}
+
+/** The checked parameters of an R-MAT graph and its parts. */
+function rmatParts(options: RmatOptions): { nodes: number; parts: RmatPart[] } {
   const { scale, edgeFactor } = options;
   checkInt('R-MAT scale', scale, 0, 26);
   if (!(edgeFactor >= 0 && edgeFactor <= 1024)) {
@@ -102,10 +118,23 @@ export function rmat(options: RmatOptions): Graph {
   const nodes = 2 ** scale;
   const m = Math.round(edgeFactor * nodes);
   if (m > 2 ** 28) throw new VixenError({ severity: 'error', message: `R-MAT: ${m} edges is too many to generate in memory` });
-  const rng = new Rng(options.seed ?? 1);
-  const src = new Int32Array(m);
-  const dst = new Int32Array(m);
-  for (let i = 0; i < m; i++) {
+  const size = options.partEdges ?? RMAT_PART_EDGES;
+  checkInt('R-MAT part size', size, 1, 2 ** 28);
+  const seed = options.seed ?? 1;
+  const parts: RmatPart[] = [];
+  for (let first = 0, p = 0; first < m; first += size, p++) {
+    parts.push({ scale, a, b, c, seed: (seed + Math.imul(p, 0x632be5ab)) >>> 0, count: Math.min(size, m - first) });
+  }
+  return { nodes, parts };
+}
+
+/** The edges of one part, as (src, dst) arrays. */
+function rmatPart({ scale, a, b, c, seed, count }: RmatPart): { src: Int32Array; dst: Int32Array } {
+  const nodes = 2 ** scale;
+  const rng = new Rng(seed);
+  const src = new Int32Array(count);
+  const dst = new Int32Array(count);
+  for (let i = 0; i < count; i++) {
     let s = 0;
     let t = 0;
     for (let bit = nodes >> 1; bit > 0; bit >>= 1) {
@@ -121,5 +150,39 @@ export function rmat(options: RmatOptions): Graph {
     src[i] = s;
     dst[i] = t;
   }
+  return { src, dst };
+}
+
+/** One part of an R-MAT graph on a worker thread. */
+export const rmatPartTask = defineTask('bench/rmat-part', import.meta.url, rmatPart);
+
+function joinParts(nodes: number, parts: readonly { src: Int32Array; dst: Int32Array }[], options: EdgeFilter): Graph {
+  if (parts.length === 1) return filterEdges({ nodes, ...parts[0]! }, options);
+  const m = parts.reduce((n, p) => n + p.src.length, 0);
+  const src = new Int32Array(m);
+  const dst = new Int32Array(m);
+  let at = 0;
+  for (const p of parts) {
+    src.set(p.src, at);
+    dst.set(p.dst, at);
+    at += p.src.length;
+  }
   return filterEdges({ nodes, src, dst }, options);
+}
+
+/**
+ * R-MAT / Kronecker graph (Chakrabarti et al. 2004, as in Graph500): each edge descends `scale` levels of the
+ * adjacency matrix, choosing a quadrant with probabilities a (top left), b (top right), c, d. Skewed degrees,
+ * small diameter. Dropping self-loops/duplicates (the default) leaves fewer than edgeFactor * 2^scale edges.
+ */
+export function rmat(options: RmatOptions): Graph {
+  const { nodes, parts } = rmatParts(options);
+  return joinParts(nodes, parts.map(rmatPart), options);
+}
+
+/** rmat's graph, its parts drawn and its edges sorted on the worker pool (benchmarks of 10^8 edges). */
+export async function rmatInWorkers(options: RmatOptions): Promise<Graph> {
+  const { nodes, parts } = rmatParts(options);
+  const drawn = await runAllInWorkers(rmatPartTask, parts);
+  return options.duplicates ? joinParts(nodes, drawn, options) : distinctEdgesInWorkers(nodes, drawn, options);
 }
