@@ -33,7 +33,7 @@ describe('plan', () => {
 
   it('a min-recursive head keeps the best value per key, merging only improved keys', () => {
     const rules = 'edge(x, y, w) -> int32(x), int32(y), int32(w).\ndist[0] = 0.\ndist[y] = d <- agg<<d = min(c)>> dist[x] = u, edge(x, y, w), c = u + w.\n';
-    // A plain rule in the loop too: its candidates and the aggregate's need one more cut to the best per key.
+    // A plain rule in the loop too: its candidates join the aggregate's in $new_dist.
     const p = plan(`${rules}dist[y] = d <- dist[x] = d, edge(x, y, 0).\n`);
     const best = { kind: 'aggregate', groupBy: [0], aggregates: [{ fn: 'min', column: 1, type: 'int32' }] };
     expect(block(p.blocks, 'entry').commands).toEqual([
@@ -43,23 +43,23 @@ describe('plan', () => {
     const loop = block(p.blocks, 'loop_dist').commands;
     const [first] = joinsAndFilters(loop);
     expect(first).toMatchObject({ kind: 'mapJoin', left: '$delta_dist', right: 'edge' });
-    const merge = loop.slice(loop.findIndex((c) => c.kind === 'aggregate' && c.target === '$new_dist'));
-    const noBetter = { kind: 'compare', op: '>=', left: col(1), right: col(3) };
+    // dist and the candidates merged, cut to the best per key; what dist lacks of that is the next delta.
+    const merge = loop.slice(loop.findIndex((c) => c.kind === 'union' && c.left === 'dist'));
+    const merged = merge[0]!.target;
     expect(merge.map((c) => [c.kind, c.target, 'left' in c ? c.left : 'source' in c ? c.source : '', 'right' in c ? c.right : ''])).toEqual([
-      ['aggregate', '$new_dist', '$new_dist', ''],
-      ['mapJoin', expect.any(String), '$new_dist', 'dist'],
-      ['difference', '$delta_dist', '$new_dist', expect.any(String)],
-      ['mapJoin', expect.any(String), '$delta_dist', 'dist'],
-      ['difference', 'dist', 'dist', expect.any(String)],
-      ['union', 'dist', 'dist', '$delta_dist'],
+      ['union', merged, 'dist', '$new_dist'],
+      ['aggregate', merged, merged, ''],
+      ['difference', '$delta_dist', merged, 'dist'],
+      ['copy', 'dist', merged, ''],
       ['clear', '$new_dist', '', ''],
     ]);
-    expect(merge[1]).toMatchObject({ leftKeys: [0], rightKeys: [0], filter: [noBetter], project: [col(0), col(1)] });
-    expect(merge[3]).toMatchObject({ leftKeys: [0], rightKeys: [0], filter: [], project: [col(2), col(3)] });
+    expect(merge[1]).toMatchObject(best);
+    // No join reads dist in the loop: only the rules' join with the delta.
+    expect(joinsAndFilters(loop).filter((c) => c.kind === 'mapJoin' && (c.left === 'dist' || c.right === 'dist'))).toEqual([]);
     expect(block(p.blocks, 'loop_dist').terminator).toMatchObject({ kind: 'branch', condition: { kind: 'empty', relations: ['$delta_dist'] } });
-    // One aggregate rule alone already gives one candidate per key; no functional check of dist is left.
+    // One aggregate rule alone: its aggregate and the cut after the merge; no functional check of dist is left.
     const single = plan(rules);
-    expect(block(single.blocks, 'loop_dist').commands.filter((c) => c.kind === 'aggregate')).toHaveLength(1);
+    expect(block(single.blocks, 'loop_dist').commands.filter((c) => c.kind === 'aggregate')).toHaveLength(2);
     expect(single.relations.map((r) => r.name)).not.toContain('$functional_dist');
     expect(single.constraints ?? []).toEqual([]);
     // With a second value column the key does not determine it: that dependency is still checked.

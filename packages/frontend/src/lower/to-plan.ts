@@ -177,55 +177,25 @@ class PlanBuilder {
    * A recursive stratum through min (max): each predicate holds one row per key (all columns but the last) with
    * the best value so far. Semi-naive over improved keys: `$delta_p` holds the rows whose value improved (or whose
    * key is new) in the last iteration; the rules read it as in `recursiveStratum`, writing candidate rows into
-   * `$new_p`, which one aggregate per key cuts to the best candidate. The candidates less those no better than p's
-   * value (a join on the key) are the next delta: better values and new keys. They replace p's rows of their keys.
-   * The aggregate and the joins work on the candidates, never on all of p; the last two steps merge the changed
-   * rows into p.
+   * `$new_p`. p's rows and the candidates, merged (both sorted), are cut to the best row per key by a segmented
+   * aggregate over the merged order; the rows of that which p lacks are the next delta. Joins and sorts work on the
+   * candidates alone; the merge, the aggregate and the difference are linear passes over p (no join with p, no sort
+   * of its rows).
    */
   private latticeStratum(s: Stratum, fn: 'min' | 'max'): void {
-    const newTemp = (columns: Column[]) => this.temp(`$t${++this.temps}`, columns);
-    const shape = (p: string) => {
+    const best = (p: string, target: string, source: string): QpCommand => {
       const columns = this.columnsOf(p);
       const keys = columns.slice(1).map((_, i) => i);
-      return { columns, keys, v: keys.length, type: columns[keys.length]!.type };
-    };
-    /** Per key, the best value of `source`'s rows. */
-    const best = (p: string, target: string, source: string): QpCommand => {
-      const { keys, v, type } = shape(p);
-      return { kind: 'aggregate', target, source, groupBy: keys, aggregates: [{ fn, column: v, type }] };
+      return { kind: 'aggregate', target, source, groupBy: keys, aggregates: [{ fn, column: keys.length, type: columns[keys.length]!.type }] };
     };
     // Plain rules and facts may give a key several values: keep the best.
     this.semiNaiveLoop(s, (p) => [best(p, p, p)], (p) => {
-      const { columns, keys, v, type } = shape(p);
-      const cols = (offset: number): Expr[] => columns.map((c, i) => ({ kind: 'col', index: offset + i, type: c.type }));
-      const [worse, replaced] = [newTemp(columns), newTemp(columns)];
-      // Not better than p's value: >= for min, <= for max.
-      const noBetter: Predicate = {
-        kind: 'compare',
-        op: fn === 'min' ? '>=' : '<=',
-        left: { kind: 'col', index: v, type },
-        right: { kind: 'col', index: columns.length + v, type },
-      };
-      const join = (target: string, left: string, filter: Predicate[], project: Expr[]): QpCommand => ({
-        kind: 'mapJoin',
-        target,
-        left,
-        right: p,
-        leftKeys: keys,
-        rightKeys: keys,
-        filter,
-        project,
-      });
-      // One aggregate rule reading the component once already gives one candidate per key.
-      const variants = s.rules.filter((r) => r.head.pred === p).flatMap((r) => r.atoms.filter((a) => s.preds.includes(a.pred)).map(() => r));
-      const cut = variants.length === 1 && variants[0]!.aggregate ? [] : [best(p, fresh(p), fresh(p))];
+      const merged = this.temp(`$t${++this.temps}`, this.columnsOf(p));
       return [
-        ...cut,
-        join(worse, fresh(p), [noBetter], cols(0)),
-        { kind: 'difference', target: delta(p), left: fresh(p), right: worse },
-        join(replaced, delta(p), [], cols(columns.length)),
-        { kind: 'difference', target: p, left: p, right: replaced },
-        { kind: 'union', target: p, left: p, right: delta(p) },
+        { kind: 'union', target: merged, left: p, right: fresh(p) },
+        best(p, merged, merged),
+        { kind: 'difference', target: delta(p), left: merged, right: p },
+        { kind: 'copy', target: p, source: merged },
       ];
     });
   }
