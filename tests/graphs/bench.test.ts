@@ -48,11 +48,12 @@ describe('vixen bench graphs', () => {
       expect(x.peakDeviceBytes, x.workload).toBeLessThanOrEqual(6 * 1024);
     }
     expect(report.results.some((x) => x.spilledBytes > 0)).toBe(true);
-    // Neither fits 2 KiB: both are reported stopped, and the exit status says so.
-    const stopped = await cli(...grid, '--max-device-memory', '2KiB', '--json', join(dir, 'stopped.json'));
+    // Neither fits 512 bytes (cc's loop, which joins only its delta with the edges, fits 2 KiB): both are reported
+    // stopped, and the exit status says so.
+    const stopped = await cli(...grid, '--max-device-memory', '512B', '--json', join(dir, 'stopped.json'));
     expect(stopped.code).toBe(1);
-    expect(stopped.out).toMatch(/^stopped: tc: device memory limit exceeded: .* relation path .*; the limit is 2\.0 KiB/m);
-    expect(stopped.out).toMatch(/^stopped: cc: device memory limit exceeded: .* rule cc\.logic:\d+: .*; the limit is 2\.0 KiB/m);
+    expect(stopped.out).toMatch(/^stopped: tc: device memory limit exceeded: .* rule tc\.logic:\d+: .*; the limit is 512 bytes/m);
+    expect(stopped.out).toMatch(/^stopped: cc: device memory limit exceeded: .* rule cc\.logic:\d+: .*; the limit is 512 bytes/m);
     expect(stopped.err).toMatch(/error: stopped: tc, cc \(the reasons are above\)/);
     expect(stopped.err).not.toMatch(/Dawn|Invalid Buffer|\n\s+at /);
   });
