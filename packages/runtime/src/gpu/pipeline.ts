@@ -141,8 +141,19 @@ const AGGREGATE_WORKGROUPS = 1024;
 /** Groups a first table has room for when the kernel has not run before. */
 const FIRST_GROUPS = 2 ** 12;
 
-/** Groups each aggregating kernel found last time: the next run's first table is sized for them. */
-const groupsSeen = new WeakMap<KirKernel, number>();
+/** Groups each aggregating kernel found last time, and the rows it read then: the next table is sized for them. */
+const groupsSeen = new WeakMap<KirKernel, { groups: number; rows: number }>();
+
+/**
+ * The groups to size a table for: as many as last time, or more in proportion where the kernel reads more rows
+ * than then. A loop's aggregate reads more rows in some iterations than in others (a lattice loop's first
+ * iteration, of a run after another, meets every edge where the last one met a few), and a table sized for fewer
+ * groups fills, reads every row again and syncs with the host.
+ */
+function expectedGroups(seen: { groups: number; rows: number } | undefined, rows: number): number | undefined {
+  if (seen === undefined) return undefined;
+  return rows > seen.rows ? Math.ceil((seen.groups * rows) / Math.max(1, seen.rows)) : seen.groups;
+}
 
 /** The salt each aggregating kernel last ran with (one no key word met): the next run starts with it. */
 const saltsSeen = new WeakMap<KirKernel, number>();
@@ -191,7 +202,7 @@ export async function pipelineAggregateRows(
       const seen = groupsSeen.get(kernel);
       const run = g.guessing;
       const guess = mayRunAgain && run !== null && seen !== undefined;
-      let room = mayRunAgain ? Math.max(1, Math.min(rows, seen ?? FIRST_GROUPS, maxSlots / 2)) : 1;
+      let room = mayRunAgain ? Math.max(1, Math.min(rows, expectedGroups(seen, rows) ?? FIRST_GROUPS, maxSlots / 2)) : 1;
       let salt = saltsSeen.get(kernel) ?? 0x5bd1e995;
       for (;;) {
         // At most half the slots hold groups: linear probing stays short.
@@ -229,7 +240,7 @@ export async function pipelineAggregateRows(
                   const held = !(full || saltHit || overflow);
                   // Failed: the run starts again without this guess, whose readback then sizes the table (or reports
                   // the overflow).
-                  if (held) groupsSeen.set(kernel, groups!);
+                  if (held) groupsSeen.set(kernel, { groups: groups!, rows });
                   else groupsSeen.delete(kernel);
                   return held;
                 },
@@ -250,11 +261,13 @@ export async function pipelineAggregateRows(
             // Each pass that finds its table full reads every row again, so grow to room for a quarter of the rows
             // at once where that is more: a loop's aggregate may meet far more groups than last time (a lattice
             // loop's first iteration, sized by the last iteration of the run before, would grow 16-fold a pass).
-            room = Math.max(room * 16, Math.ceil(rows / 4));
+            // Up to 2^20 rows, room for all of them at least: that table is small, and another pass costs more. (A
+            // pipeline's probes may give more rows, and groups, than it scans: the room always grows.)
+            room = Math.max(room * 16, rows <= 2 ** 20 ? rows : Math.ceil(rows / 4));
             continue;
           }
           if (overflow) throw new VixenError({ severity: 'error', message: `decimal overflow: a decimal sum or average (kernel ${kernel.id}) is outside the 64-bit decimal range` });
-          groupsSeen.set(kernel, groups!);
+          groupsSeen.set(kernel, { groups: groups!, rows });
           if (groups === 0) return empty;
           const result: DeviceRelation = { buffer: out.buffer, count: groups!, width: outWidth };
           out = undefined;
