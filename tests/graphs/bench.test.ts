@@ -33,6 +33,8 @@ describe('vixen bench graphs', () => {
     expect(by.get('bfs')!.checked).toEqual({ level: 20, 'level sum': 4 * (0 + 1 + 2 + 3 + 4) + 5 * (0 + 1 + 2 + 3) });
     expect(by.get('bfs')!.iterations).toBe(4 + 3 + 1);
     expect(by.get('sssp')!.checked.dist).toBe(20);
+    // The host's union-find and bucket queue agree on every lattice workload it knows.
+    for (const w of ['cc', 'sssp', 'bfs']) expect(by.get(w as 'cc')!.host, w).toMatchObject({ agrees: true, checked: by.get(w as 'cc')!.checked });
     expect(by.get('widest')!.checked.width).toBe(20);
   });
 

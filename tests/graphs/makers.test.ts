@@ -8,7 +8,9 @@ import {
   andersenFacts,
   binaryTree,
   chain,
+  componentsOnHost,
   cspaFacts,
+  distancesOnHost,
   cycle,
   distinctEdgesInWorkers,
   edgeRows,
@@ -199,6 +201,19 @@ describe('helpers', () => {
     expect(selfLoops(rmat(loops))).toBeGreaterThan(0);
     // One part: the stream of `seed` alone, as before parts existed.
     expect(keys(rmat({ scale: 9, edgeFactor: 8, seed: 4 }))).not.toEqual(keys(g));
+  });
+});
+
+describe('host answers of the lattice workloads', () => {
+  test('components by union-find: the least id per node; distances by a bucket queue from the source', () => {
+    // 5 - 3 - 4 and 1 - 2 (both directions), 0 alone: components {3, 4, 5} -> 3 and {1, 2} -> 1; 0 is in no edge.
+    const g = symmetric({ nodes: 7, src: Int32Array.from([5, 3, 2]), dst: Int32Array.from([3, 4, 1]) });
+    expect(componentsOnHost(g)).toEqual({ rows: 5, sum: 3 * 3 + 1 * 2 });
+    // 0 -> 1 (5), 0 -> 2 (1), 2 -> 1 (1), 1 -> 3 (2); 4 unreachable.
+    const w: Graph = { nodes: 5, src: Int32Array.from([0, 0, 2, 1]), dst: Int32Array.from([1, 2, 1, 3]) };
+    expect(distancesOnHost(w, 0, Int32Array.from([5, 1, 1, 2]))).toEqual({ rows: 4, sum: 0 + 2 + 1 + 4 });
+    expect(distancesOnHost(w, 0)).toEqual({ rows: 4, sum: 0 + 1 + 1 + 2 });
+    expect(distancesOnHost(w, 4)).toEqual({ rows: 1, sum: 0 });
   });
 });
 

@@ -420,13 +420,16 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
                 ? x.duckdb.stopped
                   ? `; DuckDB stopped after ${(x.duckdb.milliseconds / 1000).toFixed(1)} s`
                   : `; DuckDB ${x.duckdb.milliseconds.toFixed(1)} ms, ${x.duckdb.agrees ? 'same answer' : 'DIFFERENT answer'}`
-                : '') + '\n'),
+                : '') +
+              (x.host ? `; host check ${x.host.agrees ? 'same answer' : 'DIFFERENT answer'}` : '') + '\n'),
           onStopped: (x) => err(`  ${x.workload}: stopped: ${x.message}\n`),
         });
         out(formatGraphBenchReport(report) + '\n');
         if (o.json !== undefined) writeJsonReport(o.json, report, err);
         const disagree = report.results.filter((x) => x.duckdb && !x.duckdb.stopped && !x.duckdb.agrees).map((x) => x.workload);
         if (disagree.length > 0) throw new VixenError({ severity: 'error', message: `DuckDB derives different tuple counts for ${disagree.join(', ')}` });
+        const wrong = report.results.filter((x) => x.host && !x.host.agrees).map((x) => x.workload);
+        if (wrong.length > 0) throw new VixenError({ severity: 'error', message: `the host's union-find or shortest paths give other answers for ${wrong.join(', ')}` });
         if (report.stopped.length > 0) {
           throw new VixenError({ severity: 'error', message: `stopped: ${report.stopped.map((x) => x.workload).join(', ')} (the reasons are above)` });
         }

@@ -15,6 +15,7 @@ import type { Gpu } from '@vixen/runtime/gpu';
 import type { ColumnFacts } from '@vixen/io';
 import { binaryTree, chain, cycle, grid, rmatInWorkers, uniformRandom } from './generators.js';
 import { edgeWeights, symmetricInWorkers, type Graph } from './graph.js';
+import { componentsOnHost, distancesOnHost } from './host-answers.js';
 import { alignedTable, median, si } from '../operators.js';
 import type { ExecuteStats } from '@vixen/runtime';
 import type { DuckDBIntegerVector } from '@duckdb/node-api';
@@ -73,6 +74,8 @@ interface WorkloadDef {
   tables?: Record<string, string[]>;
   /** The program reads the graph made undirected. */
   undirected?: boolean;
+  /** The checked figures (`checked`, then `<relation> sum` of `sums`) computed on the host from the same facts. */
+  host?(g: Graph, source: number, facts: Record<string, Facts>): Record<string, number>;
 }
 
 const TC_SQL = `WITH RECURSIVE path(x, y) AS (
@@ -154,6 +157,10 @@ SELECT count(*) FROM sg`,
     undirected: true,
     checked: ['component'],
     sums: ['component'],
+    host: (g) => {
+      const { rows, sum } = componentsOnHost(g);
+      return { component: rows, 'component sum': sum };
+    },
     sql: latticeSql('component', `SELECT x, x FROM (SELECT x FROM edge UNION SELECT y FROM edge)`, 'min', 'min(component.v)'),
   },
   sssp: {
@@ -161,6 +168,10 @@ SELECT count(*) FROM sg`,
     facts: (g, source) => ({ edge: weighted(g), source: one(source) }),
     checked: ['dist'],
     sums: ['dist'],
+    host: (g, source, facts) => {
+      const { rows, sum } = distancesOnHost(g, source, facts.edge!.columns[2]);
+      return { dist: rows, 'dist sum': sum };
+    },
     sql: latticeSql('dist', 'SELECT x, 0 FROM source', 'min', 'min(dist.v + edge.w)'),
   },
   bfs: {
@@ -168,6 +179,10 @@ SELECT count(*) FROM sg`,
     facts: (g, source) => ({ edge: edges(g), source: one(source) }),
     checked: ['level'],
     sums: ['level'],
+    host: (g, source) => {
+      const { rows, sum } = distancesOnHost(g, source);
+      return { level: rows, 'level sum': sum };
+    },
     sql: latticeSql('level', 'SELECT x, 0 FROM source', 'min', 'min(level.v + 1)'),
   },
   widest: {
@@ -282,6 +297,13 @@ export interface GraphBenchResult {
   spilledBytes: number;
   /** Host time making the workload's facts columns from the graph (edge weights). */
   factsMilliseconds: number;
+  /** The lattice workloads' figures computed on the host (host-answers.ts): a check that needs no DuckDB. */
+  host?: {
+    milliseconds: number;
+    checked: Record<string, number>;
+    /** Every figure equals Vixen's. */
+    agrees: boolean;
+  };
   duckdb?: {
     /** Its query's time; when `stopped`, the time limit it was stopped at (it would take at least this long). */
     milliseconds: number;
@@ -478,7 +500,7 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
       const derived = program.relations.filter((r) => r.kind === 'idb');
       const tuples = derived.reduce((n, r) => n + rowsOf(stats, r.name), 0);
       const checked = Object.fromEntries(def.checked.map((r) => [r, rowsOf(stats, r)]));
-      if (duck && def.sums) {
+      if ((duck || def.host) && def.sums) {
         const answers = (await program.run({ ...run, facts, outputs: def.sums })).tables;
         for (const r of def.sums) {
           let sum = 0;
@@ -509,6 +531,11 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
         spilledBytes: stats.spilledBytes,
         factsMilliseconds,
       };
+      if (def.host) {
+        const t0 = performance.now();
+        const theirs = def.host(g, source, facts);
+        result.host = { milliseconds: performance.now() - t0, checked: theirs, agrees: Object.entries(theirs).every(([r, n]) => checked[r] === n) };
+      }
       if (duck) {
         const d = await runDuckDb(duck, def, facts, options.duckdbTimeout);
         const compared = [...def.checked, ...(def.sums ?? []).map((r) => `${r} sum`)];
@@ -542,7 +569,7 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
 
 /** The report as an aligned text table, one row per workload. */
 export function formatGraphBenchReport(report: GraphBenchReport): string {
-  const head = ['workload', 'graph', 'iterations', 'in-kernel', 'batches', 'us/iter', 'dispatches/iter', 'tuples', 'ms', 'load ms', 'tuples/s', 'host syncs', 'peak MiB', 'spilled MiB', 'DuckDB ms', 'DuckDB/Vixen', 'same answer', 'DuckDB load ms'];
+  const head = ['workload', 'graph', 'iterations', 'in-kernel', 'batches', 'us/iter', 'dispatches/iter', 'tuples', 'ms', 'load ms', 'tuples/s', 'host syncs', 'peak MiB', 'spilled MiB', 'DuckDB ms', 'DuckDB/Vixen', 'same answer', 'DuckDB load ms', 'host check'];
   const rows = report.results.map((r) => [
     r.workload,
     r.graph,
@@ -562,13 +589,14 @@ export function formatGraphBenchReport(report: GraphBenchReport): string {
     r.duckdb ? `${r.duckdb.stopped ? '>= ' : ''}${r.duckdb.ratio.toFixed(2)}x` : '-',
     r.duckdb ? (r.duckdb.stopped ? 'stopped' : r.duckdb.agrees ? 'yes' : `NO (${JSON.stringify(r.duckdb.checked)} vs ${JSON.stringify(r.checked)})`) : '-',
     r.duckdb ? r.duckdb.loadMilliseconds.toFixed(1) : '-',
+    r.host ? (r.host.agrees ? 'yes' : `NO (${JSON.stringify(r.host.checked)} vs ${JSON.stringify(r.checked)})`) : '-',
   ]);
   const chainRun = report.results.find((r) => r.workload === 'chain');
   return [
     `adapter: ${report.adapter}; graph: ${report.graph.description} (${report.graph.nodes} nodes, ${report.graph.edges} edges)`,
     `set-up (host): graph ${(report.setup.graphMilliseconds / 1000).toFixed(2)} s, symmetric view ${(report.setup.undirectedMilliseconds / 1000).toFixed(2)} s, facts columns ${(report.results.reduce((n, r) => n + r.factsMilliseconds, 0) / 1000).toFixed(2)} s`,
     'ms: evaluation on the device (median of the runs); load ms: the edges handed to the run made device relations; DuckDB ms: its query on tables loaded beforehand (>=: stopped at --duckdb-timeout)',
-    'us/iter: evaluation time over the fixpoint iterations; batches: loop exit tests decided on the host',
+    'us/iter: evaluation time over the fixpoint iterations; batches: loop exit tests decided on the host; host check: the same figures by union-find or Dial on the host',
     ...alignedTable(head, rows, 2),
     ...report.stopped.map((x) => `stopped: ${x.workload}: ${x.message}`),
     ...(chainRun ? [`per-iteration cost of a one-tuple delta: ${chainRun.microsecondsPerIteration.toFixed(1)} us (reach along a ${chainRun.graph})`] : []),

@@ -16,3 +16,4 @@ export {
   type GraphSpec,
   type GraphWorkload,
 } from './bench.js';
+export { componentsOnHost, distancesOnHost } from './host-answers.js';
