@@ -353,6 +353,12 @@ describe('mergeJoin', () => {
     await check(n, Math.max(0, Math.floor(n / 2) + 3), [0, 1], [1, 2], [], n >= 50_000 ? 400 : 5);
   });
 
+  it('spreads the writes of left rows with hundreds of matches, and of rows with none, over the output', async () => {
+    // About 750 right rows a key: a thread writes 64 output rows, so one left row's pairs span many threads.
+    await check(300, 3000, [0, 1], [1, 2], [], 2);
+    await check(40, 2000, [2], [0], [], 3);
+  });
+
   it.each([0, 1, 7, 129])('joins on string with a filter across sides, n=%i', async (n) => {
     const filter: Predicate[] = [
       { kind: 'compare', op: '<', left: col(0, LR), right: col(4, LR) },

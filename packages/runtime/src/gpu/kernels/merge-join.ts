@@ -28,7 +28,12 @@ interface Compaction {
   tables?: Bound;
   /** The most right rows one left row can match (rightRun), when known: rows * rightRun bounds the output. */
   rightRun?: number;
+  /** Output rows per thread of the write pass when it is spread over the output (joinWriteRows), else one left row a thread. */
+  spread?: number;
 }
+
+/** Threads of the write pass for an output of (at most) `rows` rows. */
+const writeThreads = (c: Compaction, rows: number): number => (c.spread === undefined ? c.rows : Math.ceil(rows / c.spread));
 
 /**
  * Output rows a join may allocate by its bound (left rows times the longest right run) rather than by its total read
@@ -110,7 +115,7 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
     const out = allocRelation(g, total!, c.outWidth);
     if (total === 0) return out;
     const writing = new Recorder(g, shaders);
-    writing.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], sizes, n, c.constants, c.tables);
+    writing.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], sizes, writeThreads(c, total!), c.constants, c.tables);
     await writing.submit();
     return out;
   } finally {
@@ -171,7 +176,7 @@ async function boundedCompact(g: GpuImpl, shaders: KernelShaders, c: Compaction,
     const rec = new Recorder(g, shaders);
     rec.dispatch(c.count.pass, [...c.count.inputs, offsets], sizes, n + 1, c.constants, c.tables);
     encodeScan(rec, offsets, n + 1);
-    rec.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], sizes, n, c.constants, c.tables);
+    rec.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], sizes, writeThreads(c, capacity), c.constants, c.tables);
     rec.copy(offsets.buffer, n * 4, out.buffer!, out.pending!.offset, 4);
     await rec.submit();
     return out;
