@@ -14,8 +14,11 @@ import { relationUsage, type DeviceRelation, type DeviceWord } from './gpu/relat
 /** What an iteration after the loop's stop holds in a variable: no rows, exactly relation variable `same`, or anything. */
 type Overshoot = 'empty' | 'unknown' | { same: VarId };
 
-/** A kernel's output in an iteration after the stop, from what its inputs hold then. */
-function overshootOf(k: KirKernel, of: (v: VarId) => Overshoot, variables: KirProgram['variables']): Overshoot {
+/**
+ * A kernel's output in an iteration after the stop, from what its inputs hold then. `grouped(v, k)`: relation v holds
+ * one row per group of aggregate k (so k, a min or max, gives v back).
+ */
+function overshootOf(k: KirKernel, of: (v: VarId) => Overshoot, variables: KirProgram['variables'], grouped: (v: VarId, k: KirKernel) => boolean): Overshoot {
   const empty = (v: VarId): boolean => of(v) === 'empty';
   switch (k.kind) {
     case 'mapFilter':
@@ -30,17 +33,24 @@ function overshootOf(k: KirKernel, of: (v: VarId) => Overshoot, variables: KirPr
     case 'copy':
       return empty(k.input) ? 'empty' : typeof of(k.input) === 'object' ? of(k.input) : 'unknown';
     case 'mergeJoin':
-    case 'difference':
+    case 'difference': {
       if (empty(k.left)) return 'empty';
       if (k.kind === 'mergeJoin') return empty(k.right) ? 'empty' : 'unknown';
-      return empty(k.right) ? of(k.left) : 'unknown';
+      const [left, right] = [of(k.left), of(k.right)];
+      // A relation less itself: a lattice loop's next delta after the stop.
+      if (typeof left === 'object' && typeof right === 'object' && left.same === right.same) return 'empty';
+      return empty(k.right) ? left : 'unknown';
+    }
     case 'hashJoin':
       return empty(k.build) || empty(k.probe) ? 'empty' : 'unknown';
     case 'pipeline':
       // Without group columns an aggregate of no rows is a row.
       return empty(k.input) && (!k.aggregate || k.aggregate.groupBy.length > 0) ? 'empty' : 'unknown';
-    case 'aggregate':
-      return empty(k.input) && k.groupBy.length > 0 ? 'empty' : 'unknown';
+    case 'aggregate': {
+      if (empty(k.input) && k.groupBy.length > 0) return 'empty';
+      const input = of(k.input);
+      return typeof input === 'object' && grouped(input.same, k) ? input : 'unknown';
+    }
     case 'concat':
     case 'merge':
       if (empty(k.left)) return of(k.right);
@@ -79,13 +89,22 @@ export function batchableLoop(program: KirProgram, label: string, body: Readonly
       }
     }
   }
+  // A lattice relation: its last write copies (or is) a min or max aggregate of the same groups, so at the stop it
+  // holds one row per group and that aggregate gives it back.
+  const grouped = (v: VarId, k: KirKernel): boolean => {
+    if (k.kind !== 'aggregate' || k.groupBy.length === 0 || !k.aggregates.every((a) => a.fn === 'min' || a.fn === 'max')) return false;
+    let w = lastWrite.get(v);
+    if (w && w.by !== 'clear' && w.by.kind === 'copy') w = lastWrite.get(w.by.input);
+    const by = w?.by;
+    return by !== undefined && by !== 'clear' && by.kind === 'aggregate' && JSON.stringify([by.groupBy, by.aggregates]) === JSON.stringify([k.groupBy, k.aggregates]);
+  };
   const state = new Map<VarId, Overshoot>();
   const of = (v: VarId): Overshoot => state.get(v) ?? (emptyAtStop.has(v) ? 'empty' : isRelation(v) ? { same: v } : 'unknown');
   for (const c of block.commands) {
     if (c.kind === 'clear') state.set(c.var, 'empty');
     if (c.kind === 'launch') {
       const k = program.kernels[c.kernel]!;
-      state.set(k.output, overshootOf(k, of, program.variables));
+      state.set(k.output, overshootOf(k, of, program.variables, grouped));
     }
   }
   for (const v of lastWrite.keys()) {
