@@ -215,6 +215,7 @@ const graphBenchOptionsSchema = z.object({
   timeout: z.coerce.number().positive().optional(),
   programs: z.string().min(1).optional(),
   runs: z.coerce.number().int().min(1).default(1),
+  warmup: z.coerce.number().int().min(0).default(1),
   profile: z.boolean().default(false),
   json: z.string().min(1).optional(),
   backend: z.enum(['auto', 'vulkan', 'opengles']).default('auto'),
@@ -375,6 +376,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
     .option('--timeout <seconds>', 'stop a workload whose run takes longer (wall clock); the next workload runs')
     .option('--programs <dir>', 'directory of the workload programs (default: examples/graphs)')
     .option('--runs <n>', 'timed runs of each workload (median reported; DuckDB runs once)', '1')
+    .option('--warmup <n>', 'untimed runs of each workload first (on a GPU, for at least 2 s)', '1')
     .option('--profile', 'after the timed runs, profile one more run of each workload and print it on stderr (as run --profile)', false)
     .option('--json <file>', 'also write the report as JSON')
     .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
@@ -412,6 +414,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
           ...(o.timeout !== undefined ? { timeout: o.timeout } : {}),
           ...(o.programs !== undefined ? { programsDir: o.programs } : {}),
           runs: o.runs,
+          warmup: o.warmup,
           ...(o.profile ? { onProfile: (workload, stats, program) => err(`profile of ${workload}:\n${formatProfile(stats, program.plan)}\n`) } : {}),
           onSetup: (x) => err(`  set-up: graph ${(x.graphMilliseconds / 1000).toFixed(2)} s, symmetric view ${(x.undirectedMilliseconds / 1000).toFixed(2)} s\n`),
           onResult: (x) =>
