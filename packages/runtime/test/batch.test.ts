@@ -79,9 +79,9 @@ describe('deferred submission', () => {
     const g = internals(gpu);
     deferSubmission();
     const variables: KirVariable[] = [0, 1].map((id) => ({ id, name: `v${id}`, columns: ['int32'] }));
-    // A sort's passes include the block scan used below.
-    const sort: KirKernel = { kind: 'sort', id: 0, input: 0, output: 1, keys: [0] };
-    const shaders = generateKernelShaders(sort, variables);
+    // A sorted aggregate's passes include the block scan used below (the onesweep sort has none).
+    const aggregate: KirKernel = { kind: 'aggregate', id: 0, input: 0, output: 1, groupBy: [0], aggregates: [] };
+    const shaders = generateKernelShaders(aggregate, variables);
     const ones = (): ReturnType<typeof uploadRelation> => uploadRelation(gpu, new Uint32Array(8).fill(1), 1);
     const [d, e, f] = [ones(), ones(), ones()];
     const count = uploadRelation(gpu, Uint32Array.from([8]), 1);
@@ -106,7 +106,7 @@ describe('deferred submission', () => {
 describe('compute passes and uniform uploads', () => {
   const scanShaders = () => {
     const variables: KirVariable[] = [0, 1].map((id) => ({ id, name: `v${id}`, columns: ['int32'] }));
-    return generateKernelShaders({ kind: 'sort', id: 0, input: 0, output: 1, keys: [0] }, variables);
+    return generateKernelShaders({ kind: 'aggregate', id: 0, input: 0, output: 1, groupBy: [0], aggregates: [] }, variables);
   };
   const ones = (): ReturnType<typeof uploadRelation> => uploadRelation(gpu, new Uint32Array(8).fill(1), 1);
 
