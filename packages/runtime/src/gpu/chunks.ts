@@ -240,10 +240,11 @@ export async function runChunked(
       // An aggregating pipeline takes the scanned chunks itself, into one group table.
       if (kernel.aggregate) return withWhole(g, builds, what, (whole) => single(kernel, [scanned!, ...whole]));
       if (pipelinePastBinding(g, kernel, inputs, variables)) {
-        // The build sides' tables would not fit one buffer: once per half of the largest joined side (a join distributes
-        // over a union of build rows; an anti-join does not), the outputs the chunks of the result.
-        const j = builds.reduce((m, b, i) => (!kernel.probes[i]!.negated && (m < 0 || b.count > builds[m]!.count) ? i : m), -1);
-        if (j < 0) throw new DeviceLimitError(`${what}: its negated probes' hash tables need more than one binding`);
+        // The build sides' tables would not fit one buffer. The largest side a negated probe's: that anti-join on its own,
+        // part by part. Otherwise once per half of the largest joined side (a join distributes over a union of build
+        // rows; an anti-join does not), the outputs the chunks of the result.
+        const j = builds.reduce((m, b, i) => (m < 0 || b.count > builds[m]!.count ? i : m), -1);
+        if (kernel.probes[j]!.negated) return antiJoinInParts(g, kernel, j, inputs, variables, single);
         const rows = await exactCount(g, builds[j]!);
         if (rows <= 1) throw new DeviceLimitError(`${what}: its hash tables need more than one binding for a build side of ${rows} row`);
         const withPart = (c: DeviceRelation): DeviceRelation[] => inputs.map((x, i) => (i === j + 1 ? c : x));
@@ -287,6 +288,62 @@ export async function runChunked(
     case 'limit':
       return onWhole(g, kernel, inputs, what, single);
   }
+}
+
+/** The kernels a pipeline runs instead with one negated probe apart (antiJoinInParts), by pipeline and probe. */
+const peeled = new WeakMap<KirKernel, Map<number, { anti: KirKernel; rest: KirKernel }>>();
+
+/**
+ * A pipeline whose negated probe `n`'s table does not fit one binding (with the others'): the scanned rows go
+ * through that anti-join alone, against each part of its build side that fits in turn (a row goes on only if no
+ * part holds its key, so part k's kept rows are part k + 1's input), then through the pipeline without that probe.
+ */
+async function antiJoinInParts(
+  g: GpuImpl,
+  kernel: Extract<KirKernel, { kind: 'pipeline' }>,
+  n: number,
+  inputs: DeviceRelation[],
+  variables: readonly KirVariable[],
+  single: RunSingle,
+): Promise<DeviceRelation> {
+  let byProbe = peeled.get(kernel);
+  if (!byProbe) peeled.set(kernel, (byProbe = new Map()));
+  let made = byProbe.get(n);
+  if (!made) {
+    const types = variables.find((v) => v.id === kernel.input)!.columns;
+    const probes = kernel.probes.filter((_, i) => i !== n);
+    const { filter, check, project } = kernel;
+    made = {
+      anti: { kind: 'pipeline', id: kernel.id, input: kernel.input, output: kernel.input, filter: [], probes: [kernel.probes[n]!], check: [], project: types.map((type, index) => ({ kind: 'col', index, type })), fused: kernel.fused },
+      // Without probes the check reads the scanned row only: a mapFilter's filter.
+      rest: probes.length > 0 ? { ...kernel, probes } : { kind: 'mapFilter', id: kernel.id, input: kernel.input, output: kernel.output, filter: [...filter, ...check], project },
+    };
+    byProbe.set(n, made);
+  }
+  const [scanned, ...builds] = inputs as [DeviceRelation, ...DeviceRelation[]];
+  const side = builds[n]!;
+  // Rows per part: halved until the one table (and its rows) fits one binding.
+  let rows = Math.max(1, await exactCount(g, side));
+  const fits = (r: number): boolean => !pipelinePastBinding(g, made.anti, [scanned, { ...side, count: r }], variables);
+  while (rows > 1 && !fits(rows)) rows = Math.ceil(rows / 2);
+  if (!fits(rows)) throw new DeviceLimitError(`pipeline kernel ${kernel.id}: a negated probe's hash table needs more than one binding for one row`);
+  let kept = scanned;
+  await perChunk(
+    g,
+    side,
+    scanned.width,
+    async (part) => {
+      const next = await runChunked(g, made.anti, [kept, part], variables, single);
+      if (kept !== scanned) releaseUnshared(g, kept, next);
+      kept = next;
+      return { buffer: null, count: 0, width: scanned.width };
+    },
+    undefined,
+    rows,
+  );
+  const out = await runChunked(g, made.rest, [kept, ...builds.filter((_, i) => i !== n)], variables, single);
+  if (kept !== scanned) releaseUnshared(g, kept, out);
+  return out;
 }
 
 /**

@@ -5,8 +5,8 @@
  * exactly sync with the host (syncCounts), resolving every pending count in the same round trip. Relations past
  * one binding, and results that would pass one, run through gpu/chunks.ts.
  */
-import { rowWords, type ScalarType } from '@vixen/queryplan';
-import { generateKernelShaders, hashJoinLayout, isProjection, joinWriteRows, sortKeyWords, swapHashJoin, topKLevels, type KernelShaders } from '@vixen/codegen-wgsl';
+import { rowWords, wordsOf, type Expr, type ScalarType } from '@vixen/queryplan';
+import { generateKernelShaders, hashJoinLayout, kernelConstants, kernelTables, isProjection, joinWriteRows, sortKeyWords, swapHashJoin, topKLevels, type KernelShaders } from '@vixen/codegen-wgsl';
 import { kernelInputs, type KirKernel, type KirVariable, type VarId } from '@vixen/kernel-ir';
 import { aggregateRows } from '../aggregate.js';
 import { mergesPastBinding, pipelinePastBinding, releaseUnshared, runChunked } from '../chunks.js';
@@ -15,7 +15,7 @@ import { hashJoinRows } from '../hash.js';
 import { limitRows, topKRows } from '../limit.js';
 import { launchIsEmpty, pipelineAggregateRows, pipelineRows } from '../pipeline.js';
 import { Recorder, type Bound } from '../recorder.js';
-import { bound, exactCount, ResultLimitError, sizeOf, type DeviceRelation } from '../relations.js';
+import { bound, DeviceLimitError, exactCount, ResultLimitError, sizeOf, type DeviceRelation } from '../relations.js';
 import { concatenate } from './concat.js';
 import { orderedLookups } from './lookup-order.js';
 import { mergeRows } from './merge.js';
@@ -226,8 +226,28 @@ async function runUnscoped(
   }
   // Relations larger than one binding: per chunk, or whole (gpu/chunks.ts); its own kernels get their own passes.
   return runChunked(g, kernel, inputs, variables, (k, ins, vars = variables) =>
-    run(g, k, k === kernel ? shaders : chunkShaders(k, vars), ins, constWords, vars, tables),
+    k === kernel ? run(g, k, shaders, ins, constWords, vars, tables) : run(g, k, chunkShaders(k, vars), ins, constantsFor(k, kernel, constWords), vars, tables),
   );
+}
+
+/**
+ * `constWords` (`from`'s constants, encoded) laid out for `k`, a kernel gpu/chunks.ts made up of `from`'s expressions
+ * (a pipeline's negated probe run apart reads only some of them). Its string tables must be `from`'s, in order.
+ */
+function constantsFor(k: KirKernel, from: KirKernel, constWords: Uint32Array): Uint32Array {
+  const wanted = kernelConstants(k);
+  if (wanted.length === 0) return constWords;
+  const tables = kernelTables(k);
+  if (tables.length > 0 && JSON.stringify(tables) !== JSON.stringify(kernelTables(from))) {
+    throw new DeviceLimitError(`${from.kind} kernel ${from.id}: a negated probe with string built-ins past one binding`);
+  }
+  const at = new Map<Expr, number>();
+  let words = 0;
+  for (const c of kernelConstants(from)) {
+    at.set(c, words);
+    words += wordsOf(c.type);
+  }
+  return Uint32Array.from(wanted.flatMap((c) => [...constWords.subarray(at.get(c)!, at.get(c)! + wordsOf(c.type))]));
 }
 
 /** The kernels an aggregating pipeline runs instead when its groups outgrow a table (sortedGroups), by kernel. */
