@@ -9,7 +9,8 @@
  *   the device): a merge join with a right side past one binding, a difference from a canonical left side, and the
  *   merge by all words of a delta into a relation past one binding (a fixpoint's hot loop: one pass, no sort);
  * - chunk against chunk: a hash join with a table of each piece of a build side whose table would not fit, a
- *   difference from any other left side removing each right chunk in turn;
+ *   difference from any other left side removing each right chunk in turn, a pipeline's anti-join (negated probe)
+ *   whose table would not fit against each piece of its side in turn (antiJoinInParts);
  * - aggregate: each chunk into partial rows, the partials combined (counts and sums summed, min/max again; a
  *   decimal average as sum and count, divided on the host);
  * - sort (and other merges past one binding): rows range-partitioned on the device by the key (then the other words), each
@@ -314,7 +315,17 @@ async function antiJoinInParts(
     const probes = kernel.probes.filter((_, i) => i !== n);
     const { filter, check, project } = kernel;
     made = {
-      anti: { kind: 'pipeline', id: kernel.id, input: kernel.input, output: kernel.input, filter: [], probes: [kernel.probes[n]!], check: [], project: types.map((type, index) => ({ kind: 'col', index, type })), fused: kernel.fused },
+      anti: {
+        kind: 'pipeline',
+        id: kernel.id,
+        input: kernel.input,
+        output: kernel.input,
+        filter: [],
+        probes: [kernel.probes[n]!],
+        check: [],
+        project: types.map((type, index) => ({ kind: 'col', index, type })),
+        fused: kernel.fused,
+      },
       // Without probes the check reads the scanned row only: a mapFilter's filter.
       rest: probes.length > 0 ? { ...kernel, probes } : { kind: 'mapFilter', id: kernel.id, input: kernel.input, output: kernel.output, filter: [...filter, ...check], project },
     };

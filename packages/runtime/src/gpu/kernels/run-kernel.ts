@@ -6,7 +6,7 @@
  * one binding, and results that would pass one, run through gpu/chunks.ts.
  */
 import { rowWords, wordsOf, type Expr, type ScalarType } from '@vixen/queryplan';
-import { generateKernelShaders, hashJoinLayout, kernelConstants, kernelTables, isProjection, joinWriteRows, sortKeyWords, swapHashJoin, topKLevels, type KernelShaders } from '@vixen/codegen-wgsl';
+import { generateKernelShaders, hashJoinLayout, isProjection, joinWriteRows, kernelConstants, kernelTables, sortKeyWords, swapHashJoin, topKLevels, type KernelShaders } from '@vixen/codegen-wgsl';
 import { kernelInputs, type KirKernel, type KirVariable, type VarId } from '@vixen/kernel-ir';
 import { aggregateRows } from '../aggregate.js';
 import { mergesPastBinding, pipelinePastBinding, releaseUnshared, runChunked } from '../chunks.js';
@@ -247,7 +247,13 @@ function constantsFor(k: KirKernel, from: KirKernel, constWords: Uint32Array): U
     at.set(c, words);
     words += wordsOf(c.type);
   }
-  return Uint32Array.from(wanted.flatMap((c) => [...constWords.subarray(at.get(c)!, at.get(c)! + wordsOf(c.type))]));
+  return Uint32Array.from(
+    wanted.flatMap((c) => {
+      const o = at.get(c);
+      if (o === undefined) throw new Error(`internal: ${k.kind} kernel ${k.id} reads a constant ${from.kind} kernel ${from.id} lacks`);
+      return [...constWords.subarray(o, o + wordsOf(c.type))];
+    }),
+  );
 }
 
 /** The kernels an aggregating pipeline runs instead when its groups outgrow a table (sortedGroups), by kernel. */
