@@ -21,7 +21,7 @@ import {
   type KernelShaders,
 } from '@vixen/codegen-wgsl';
 import { internals, type Gpu, type GpuImpl } from './device.js';
-import { CLAMP_PASSES, guessHeld, mayGuess, memoShaders, Recorder, type Bound } from './recorder.js';
+import { CLAMP_PASSES, checkGuessAtSync, lastTotal, mayGuess, memoShaders, noteTotal, Recorder, type Bound } from './recorder.js';
 import { acquireBound, bound, checkResultSize, DeviceLimitError, exactCount, pendingRelation, sizeOf, submitAndSync, type DeviceRelation } from './relations.js';
 import { combineGroups, leaves, mapChunks } from './chunks.js';
 
@@ -153,9 +153,6 @@ async function probeTable(g: GpuImpl, t: HashTable, probe: KeyedRelation, output
   );
 }
 
-/** Per pass set (a join's or pipeline's shaders), the rows its last output needed (countedOutput's next guess). */
-const rowsSeen = new WeakMap<KernelShaders, number>();
-
 /**
  * Rows of `width` words a pass appends at an atomic counter (counting, not writing, rows at or past `capacity`),
  * `record`ed with room for `rows` rows at first (one match per input row). In a run that may start again
@@ -184,7 +181,7 @@ export async function countedOutput(
       // Room for what it needed last time and an eighth more: later passes size their work by this bound, and a
       // selective probe needs far less than a row per input row (a sort of TPC-H Q17's 123 matches took 490 ms on
       // llvmpipe over room for the 59,822 probe rows). A row per input row where it has not run before.
-      const seen = rowsSeen.get(shaders);
+      const seen = lastTotal(shaders);
       if (seen !== undefined) capacity = Math.max(1, Math.min(seen + (seen >>> 3), Math.floor((g.limits.maxStorageBufferBindingSize - 4) / (4 * width))));
       checkResultSize(g, width * capacity + 1, `output of ${capacity} rows x ${width} words`);
       const out = acquireBound(g, width * capacity + 1, `output of ${capacity} rows x ${width} words`);
@@ -193,16 +190,7 @@ export async function countedOutput(
       record(rec, { buffer: out.buffer, words: width * capacity }, capacity, counter);
       rec.using(CLAMP_PASSES).dispatch('countClamp', [out], [{ buffer: counter.buffer, offset: 0 }, capacity, width * capacity], 1);
       await rec.submit();
-      const room = capacity;
-      g.guesses.push({
-        buffer: counter.buffer,
-        words: 1,
-        run,
-        holds: ([total]) => {
-          rowsSeen.set(shaders, total!);
-          return guessHeld(shaders, total! <= room);
-        },
-      });
+      checkGuessAtSync(g, run, counter.buffer, shaders, capacity);
       counterHeld = false;
       return pendingRelation(g, out.buffer, capacity, width);
     }
@@ -214,7 +202,7 @@ export async function countedOutput(
       rec.clear(counter.buffer, 4);
       record(rec, out, capacity, counter);
       const total = (await submitAndSync(g, rec, [{ buffer: counter.buffer, offset: 0, words: 1 }]))[0]![0]!;
-      rowsSeen.set(shaders, total);
+      noteTotal(shaders, total);
       if (total <= capacity) {
         if (total > 0) return { buffer: out.buffer, count: total, width };
         g.pool.release(out.buffer);

@@ -5,7 +5,7 @@
  */
 import { COUNT_CLAMP, PASS_LAYOUTS, SUBGROUP_VARIANT, TABLES_GROUP, uniformVec4s, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from './device.js';
-import { bindingBytes, relationUsage, type DeviceWord, type Size } from './relations.js';
+import { bindingBytes, relationUsage, type DeviceWord, type GuessingRun, type Size } from './relations.js';
 
 /**
  * A storage binding: a buffer and how many u32 words of it the pass sees. With `offset` (in words; 4 * offset a
@@ -155,6 +155,33 @@ export const mayGuess = (shaders: KernelShaders): boolean => (missedGuesses.get(
 export function guessHeld(shaders: KernelShaders, held: boolean): boolean {
   if (!held) missedGuesses.set(shaders, (missedGuesses.get(shaders) ?? 0) + 1);
   return held;
+}
+
+/** Per pass set (a join's or pipeline's shaders), the rows its last output needed: the room of its next guess. */
+const totalsSeen = new WeakMap<KernelShaders, number>();
+
+/** The rows `shaders`' last output needed, where a sync read them. */
+export const lastTotal = (shaders: KernelShaders): number | undefined => totalsSeen.get(shaders);
+
+/** Notes the rows `shaders`' output needed (read at a sync), for lastTotal. */
+export function noteTotal(shaders: KernelShaders, total: number): void {
+  totalsSeen.set(shaders, total);
+}
+
+/**
+ * Leaves a guessed room to the run's next sync: the total in `counter`'s first word must not pass `room` (else the
+ * run starts again without guesses); the total becomes lastTotal either way.
+ */
+export function checkGuessAtSync(g: GpuImpl, run: GuessingRun, counter: GPUBuffer, shaders: KernelShaders, room: number): void {
+  g.guesses.push({
+    buffer: counter,
+    words: 1,
+    run,
+    holds: ([total]) => {
+      noteTotal(shaders, total!);
+      return guessHeld(shaders, total! <= room);
+    },
+  });
 }
 
 export class Recorder {

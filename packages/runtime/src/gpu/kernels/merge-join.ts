@@ -7,7 +7,7 @@
  */
 import type { KernelShaders, PassName } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from '../device.js';
-import { CLAMP_PASSES, guessHeld, mayGuess, Recorder, type Bound } from '../recorder.js';
+import { CLAMP_PASSES, checkGuessAtSync, lastTotal, mayGuess, noteTotal, Recorder, type Bound } from '../recorder.js';
 import { acquireBound, allocPending, allocRelation, bound, checkResultSize, DeviceLimitError, submitAndSync, type DeviceRelation, type GuessingRun, type Size } from '../relations.js';
 import { encodeScan } from './scan.js';
 
@@ -86,7 +86,7 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
   if (run !== null && !wraps && mayGuess(shaders)) {
     // A run that may start again guesses the room: the total this join had last time and an eighth more (not the
     // left rows, far more than a selective join's total), or a row per left row at a first join.
-    const seen = totalsSeen.get(shaders);
+    const seen = lastTotal(shaders);
     const capacity = Math.max(1, seen === undefined ? n : seen + (seen >>> 3));
     if ((capacity * c.outWidth + 1) * 4 <= g.limits.maxStorageBufferBindingSize) return guessedCompact(g, shaders, c, capacity, run);
   }
@@ -104,7 +104,7 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
     }
     const [read] = await submitAndSync(g, rec, [{ buffer: offsets.buffer, offset: n * 4, words: wraps ? 2 : 1 }]);
     const [total, wrapped] = read!;
-    totalsSeen.set(shaders, total!);
+    noteTotal(shaders, total!);
     if (wrapped) {
       throw new DeviceLimitError(
         `joining ${n} rows with up to ${c.right} rows each gives more than ${0xffffffff} rows, ` +
@@ -122,9 +122,6 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
     g.pool.release(offsets.buffer);
   }
 }
-
-/** Per join's passes, the total of its last output whose size a sync read: the next guess's room (guessedCompact). */
-const totalsSeen = new WeakMap<KernelShaders, number>();
 
 /**
  * compact() into an output with room for `capacity` rows, a guess of a run that may start again (GpuImpl.guessing):
@@ -145,15 +142,7 @@ async function guessedCompact(g: GpuImpl, shaders: KernelShaders, c: Compaction,
     rec.copy(offsets.buffer, n * 4, total.buffer, 0, 4);
     rec.using(CLAMP_PASSES).dispatch('countClamp', [{ buffer: out.buffer!, words: capacity * c.outWidth + 1 }], [{ buffer: total.buffer, offset: 0 }, capacity, out.pending!.offset / 4], 1);
     await rec.submit();
-    g.guesses.push({
-      buffer: total.buffer,
-      words: 1,
-      run,
-      holds: ([rows]) => {
-        totalsSeen.set(shaders, rows!);
-        return guessHeld(shaders, rows! <= capacity);
-      },
-    });
+    checkGuessAtSync(g, run, total.buffer, shaders, capacity);
     return out;
   } catch (e) {
     g.pool.release(total.buffer);
