@@ -9,6 +9,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { internals, uploadBytes, uploadWords, type Gpu, type UploadFill, type UploadPlan } from '@vixen/runtime/gpu';
+import { readExactly } from '@vixen/io';
 import { median } from './operators.js';
 
 export interface UploadCase {
@@ -34,14 +35,9 @@ function spread(dst: readonly GPUBuffer[], words: Uint32Array): Array<[GPUBuffer
   return dst.map((d, i) => [d, words.subarray(i * per, Math.min(words.length, (i + 1) * per))]);
 }
 
-/** Reads `into.length` bytes of `file` at `position` (a short read continues). */
-async function readFully(file: FileHandle, into: Uint8Array, position: number): Promise<void> {
-  for (let done = 0; done < into.length; ) {
-    const { bytesRead } = await file.read(into, done, into.length - done, position + done);
-    if (bytesRead === 0) throw new Error(`upload bench: file ended after ${position + done} bytes`);
-    done += bytesRead;
-  }
-}
+/** Reads `into.length` bytes of `file` at `position`. */
+const readFully = (file: FileHandle, into: Uint8Array, position: number): Promise<void> =>
+  readExactly(file, into, position, (at) => new Error(`upload bench: file ended after ${at} bytes`));
 
 const fromFile = (file: FileHandle, base: number): UploadFill => (into, at) => readFully(file, into, base + at);
 

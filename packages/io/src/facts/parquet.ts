@@ -10,16 +10,13 @@ import { defineTask } from '../parallel/tasks.js';
 import type { BinaryFactsLoader } from './column-words.js';
 import { columnTypes, stringWordOffsets, StringInterner } from './encoded.js';
 import { openFactsFile } from './open-file.js';
+import { readExactly } from '../read-exactly.js';
 import { checkParquet, keptBytes, openParquet, readGroups } from './parquet-decode.js';
 
 /** Bytes `start..end` of an open file, as hyparquet asks for them. */
 async function readRange(handle: FileHandle, start: number, end: number): Promise<ArrayBuffer> {
   const bytes = new Uint8Array(end - start);
-  for (let done = 0; done < bytes.length; ) {
-    const { bytesRead } = await handle.read(bytes, done, bytes.length - done, start + done);
-    if (bytesRead === 0) throw new Error(`the file ended at byte ${start + done}, before byte ${end}`);
-    done += bytesRead;
-  }
+  await readExactly(handle, bytes, start, (at) => new Error(`the file ended at byte ${at}, before byte ${end}`));
   return bytes.buffer;
 }
 

@@ -7,6 +7,7 @@ import { open, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { storeError, type StoreFile } from './manifest.js';
+import { readExactly } from '../read-exactly.js';
 
 /** Bytes per read or checksum call (reads of more than 2 GiB fail; zlib takes 32-bit lengths). */
 const STEP = 1 << 30;
@@ -56,11 +57,7 @@ export class StoreFileReader {
   async fetch(into: Uint8Array): Promise<void> {
     const from = this.fetched;
     this.fetched += into.length;
-    for (let done = 0; done < into.length; ) {
-      const { bytesRead } = await this.handle.read(into, done, Math.min(STEP, into.length - done), from + done);
-      if (bytesRead === 0) throw storeError(`store file ${this.path} ended after ${from + done} of ${this.file.bytes} bytes`);
-      done += bytesRead;
-    }
+    await readExactly(this.handle, into, from, (at) => storeError(`store file ${this.path} ended after ${at} of ${this.file.bytes} bytes`), STEP);
   }
 
   /** Adds the next fetched piece to the checksum. */
