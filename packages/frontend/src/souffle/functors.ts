@@ -12,7 +12,7 @@
 import { leadingInt32, regexMatches, regexProblem, souffleSubstr, VixenError, type BuiltinFn, type SourceSpan } from '@vixen/queryplan';
 import type { Term } from '../syntax/ast.js';
 import type { SAtom, SFormula, STerm } from './ast.js';
-import { termVars } from './scoping.js';
+import { formulaTerms, termVars } from './scoping.js';
 import { mapAtoms } from './traverse.js';
 
 /** Functors that are tests, written like atoms in a body: `contains(sub, s)`, `match(pattern, s)`. */
@@ -143,21 +143,8 @@ function needsConstant(t: STerm): string[] {
   return [...own.flatMap((a) => (a.kind === 'var' ? [a.name] : [])), ...t.args.flatMap(needsConstant)];
 }
 
-function formulaNeeds(f: SFormula): string[] {
-  switch (f.kind) {
-    case 'atom':
-      return f.args.flatMap(needsConstant);
-    case 'compare':
-      return [...needsConstant(f.left), ...needsConstant(f.right)];
-    case 'not':
-      return formulaNeeds(f.body);
-    case 'bool':
-      return [];
-    case 'and':
-    case 'or':
-      return f.items.flatMap(formulaNeeds);
-  }
-}
+/** needsConstant over the terms of a formula (atoms, comparisons, negations). */
+const formulaNeeds = (f: SFormula): string[] => formulaTerms(f).flatMap(needsConstant);
 
 /** `f` with variable `name` replaced by `value`; undefined when an aggregate mentions it (its scope differs). */
 function substitute(f: SFormula, name: string, value: STerm): SFormula | undefined {

@@ -48,7 +48,7 @@ export function formulaVars(f: SFormula): string[] {
 }
 
 /** The terms a formula holds directly (aggregates among them, not looked into). */
-function formulaTerms(f: SFormula): STerm[] {
+export function formulaTerms(f: SFormula): STerm[] {
   switch (f.kind) {
     case 'atom':
       return f.args;
