@@ -59,6 +59,12 @@ export class BlockReaders {
     return c.kind === 'launch' ? this.p.kernels[c.kernel] : undefined;
   }
 
+  /** Whether the value command `i` writes has readers and each is a kernel `test` accepts. */
+  readOnlyBy(i: number, test: (k: KirKernel | undefined) => boolean): boolean {
+    const readers = this.readers(i);
+    return readers !== undefined && readers.length > 0 && readers.every((n) => test(this.kernelAt(n)));
+  }
+
   /** Whether a command strictly between `from` and `to` writes or frees `v`. */
   clobbers(from: number, to: number, v: VarId): boolean {
     for (let n = from + 1; n < to; n++) {
@@ -87,14 +93,9 @@ export class BlockReaders {
 
   /** Whether only aggregates by `keys` (in any order of rows within a group) read the value command `n` writes. */
   private onlyGroupedBy(n: number, keys: readonly number[]): boolean {
-    const readers = this.readers(n);
-    return (
-      readers !== undefined &&
-      readers.length > 0 &&
-      readers.every((r) => {
-        const a = this.kernelAt(r);
-        return a?.kind === 'aggregate' && [...a.groupBy].sort((x, y) => x - y).join() === [...keys].sort((x, y) => x - y).join() && aggregateIgnores(this.p, { ...a, groupBy: [] }, 'order');
-      })
+    return this.readOnlyBy(
+      n,
+      (a) => a?.kind === 'aggregate' && [...a.groupBy].sort((x, y) => x - y).join() === [...keys].sort((x, y) => x - y).join() && aggregateIgnores(this.p, { ...a, groupBy: [] }, 'order'),
     );
   }
 

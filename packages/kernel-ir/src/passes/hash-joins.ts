@@ -25,15 +25,7 @@ export const hashJoins = { name: 'hash-joins', required: false, run } satisfies 
  * hash join, fuse-pipelines folds the join into the aggregate, and its rows are never written.
  */
 function aggregatedOnly(rd: BlockReaders, i: number): boolean {
-  const readers = rd.readers(i);
-  return (
-    readers !== undefined &&
-    readers.length > 0 &&
-    readers.every((n) => {
-      const r = rd.kernelAt(n);
-      return r?.kind === 'pipeline' && r.aggregate !== undefined && r.probes.length === 0;
-    })
-  );
+  return rd.readOnlyBy(i, (r) => r?.kind === 'pipeline' && r.aggregate !== undefined && r.probes.length === 0);
 }
 
 function run(p: KirProgram): KirProgram {
