@@ -48,12 +48,17 @@ export const PASS_LAYOUTS = {
   /** As select, keeping left rows absent from the sorted right: (left, right, state, output, u) u0 = (nLeft, nRight, write). */
   selectAbsent: ['read', 'read', 'write', 'write', 'uniform'],
   /**
-   * counts[i] (i < nLeft) = matches of left row i passing the filter; counts[i] = 0 for nLeft <= i <= slots.
-   * (left, right, counts, u) u0 = (nLeft, nRight, slots): slots >= nLeft from the host.
+   * counts[i] (i < nLeft) = matches of left row i passing the filter; counts[i] = 0 for nLeft <= i <= slots;
+   * starts[i] (i < nLeft) = the first right row with left row i's key. (left, right, counts, starts, u)
+   * u0 = (nLeft, nRight, slots): slots >= nLeft from the host.
    */
-  joinCount: ['read', 'read', 'write', 'uniform'],
-  /** Emits left row i's matches at offsets[i]... (left, right, offsets, output, u) u0 = (nLeft, nRight). */
-  joinWrite: ['read', 'read', 'read', 'write', 'uniform'],
+  joinCount: ['read', 'read', 'write', 'write', 'uniform'],
+  /**
+   * Emits left row i's matches at offsets[i].., from joinCount's starts: a thread per left row, or per output row
+   * below min(offsets[nLeft], room) (joinWritesPerOutputRow). (left, right, offsets, starts, output, u)
+   * u0 = (nLeft, nRight, _, room).
+   */
+  joinWrite: ['read', 'read', 'read', 'read', 'write', 'uniform'],
   /**
    * runs[0] (zeroed by the host) = the most rows of the sorted right side sharing one key (the most matches one left
    * row can have), so a join's output is bounded without reading its total back; a thread per right row.

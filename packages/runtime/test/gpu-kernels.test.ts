@@ -325,9 +325,9 @@ describe('mergeJoin', () => {
   const R: ScalarType[] = ['string', 'int32', 'int64'];
   const LR = [...L, ...R];
 
-  async function check(n: number, m: number, leftKeys: number[], rightKeys: number[], filter: Predicate[], domain: number): Promise<void> {
+  async function check(n: number, m: number, leftKeys: number[], rightKeys: number[], filter: Predicate[], domain: number, leftSorted = true): Promise<void> {
     const r = rng(400 + n * 7 + m);
-    const left = sortByKeys(L, randomRows(r, L, n, domain), leftKeys);
+    const left = leftSorted ? sortByKeys(L, randomRows(r, L, n, domain), leftKeys) : randomRows(r, L, n, domain);
     const right = sortByKeys(R, randomRows(r, R, m, domain), rightKeys);
     const project: Expr[] = [col(5, LR), col(0, LR), c32(-9), col(3, LR), col(1, LR), cStr(77)];
     const outTypes: ScalarType[] = ['int64', 'int32', 'int32', 'string', 'int64', 'string'];
@@ -354,9 +354,14 @@ describe('mergeJoin', () => {
   });
 
   it('spreads the writes of left rows with hundreds of matches, and of rows with none, over the output', async () => {
-    // About 750 right rows a key: a thread writes 64 output rows, so one left row's pairs span many threads.
+    // About 750 right rows a key: a thread writes an output row, so one left row's pairs span many threads.
     await check(300, 3000, [0, 1], [1, 2], [], 2);
     await check(40, 2000, [2], [0], [], 3);
+  });
+
+  it("joins a left side in no order (rows outside their workgroup's window search all right rows)", async () => {
+    await check(3000, 2000, [0], [1], [], 500, false);
+    await check(700, 900, [2], [0], [{ kind: 'compare', op: '<', left: col(0, LR), right: col(4, LR) }], 50, false);
   });
 
   it.each([0, 1, 7, 129])('joins on string with a filter across sides, n=%i', async (n) => {

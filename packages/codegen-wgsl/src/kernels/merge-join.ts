@@ -4,20 +4,27 @@ import { atomicBinding, columnWords, filterCode, header, lexCompareFn, projectCo
 import type { KernelShaders } from '../passes.js';
 
 /**
- * Output rows each thread of a join's write pass writes when the join has no filter (every pair in a key's range
- * is written), or undefined: then a thread writes one left row's pairs. The host sizes the dispatch by it.
+ * Whether a join's write pass runs a thread per output row (no filter: every pair of a key's range is written, so
+ * the output rows of a left row are known from its count alone) rather than one per left row.
  */
-export const joinWriteRows = (filter: readonly Predicate[]): number | undefined => (filter.length === 0 ? 64 : undefined);
+export const joinWritesPerOutputRow = (filter: readonly Predicate[]): boolean => filter.length === 0;
 
 /**
- * Per left row: binary-search the [lo, hi) range of right rows with equal key words (empty keys: all
- * rows), count the pairs passing the filter; scan; write pass re-walks the range and emits projections. joinRuns
- * finds the longest run of equal right keys: times the left rows, it bounds the output.
- *
- * Without a filter the count is the range's length, and the write pass is spread over the output: thread i writes
- * rows [i K, i K + K) (K = joinWriteRows), finding the left row of the first by a binary search of the offsets and
- * walking on from there. A left row with many matches (a hub of a skewed graph: 10^5 edges of one node of R-MAT
- * scale 22) is then written by many threads, not by one that the whole dispatch waits for.
+ * joinCount, a thread per left row: the first right row of its key by a binary search, the end of that key's run
+ * by a galloping one (a step or two for a short run, its logarithm for a hub), the pairs passing the filter counted;
+ * the run's start goes to `starts`. A scan turns counts into offsets. joinWrite then writes the pairs:
+ * - Without a filter, a thread per output row o: its left row l is the last with offs[l] <= o (a binary search of
+ *   the offsets) and its right row starts[l] + o - offs[l]. Neighbouring threads write neighbouring rows from
+ *   neighbouring inputs, so loads and stores coalesce, and a left row with many matches (a hub of a skewed graph:
+ *   10^5 edges of one node of R-MAT scale 22) is written by many threads, not by one the dispatch waits for.
+ *   (Giving each thread 64 output rows instead made neighbouring threads read rows 64 apart: the H200 ran the
+ *   operator bench's 2^26-row join in 124 ms, against 6.6 ms a thread per left row.)
+ * - With one, a thread per left row walks its run and writes the pairs that pass.
+ * Searches over a workgroup's rows start from a window: two threads search for the workgroup's first and last rows
+ * over everything, and a row whose key (or offset) lies between theirs searches only the right rows (left rows)
+ * between their results, a few steps in cache. A left side sorted by its keys (the usual: neighbouring rows search
+ * alike) has every row in its window; a row outside it searches everything. joinRuns finds the longest run of
+ * equal right keys: times the left rows, it bounds the output.
  */
 export function mergeJoinShaders(
   leftTypes: readonly ScalarType[],
@@ -30,94 +37,135 @@ export function mergeJoinShaders(
   constWords: number,
 ): KernelShaders {
   if (leftKeys.length !== rightKeys.length) throw new Error('internal: mergeJoin key arity mismatch');
-  const pairs = leftKeys.flatMap((lk, k) => {
-    const rk = rightKeys[k]!;
-    if (wordsOf(leftTypes[lk]!) !== wordsOf(rightTypes[rk]!)) throw new Error('internal: mergeJoin key types differ');
-    const a = columnWords('lhs', 'a * WL', leftTypes, lk);
-    const b = columnWords('rhs', 'b * WR', rightTypes, rk);
-    return a.map((x, w): [string, string] => [x, b[w]!]);
-  });
+  const keyPairs = (x: string, xTypes: readonly ScalarType[], xKeys: readonly number[], xW: string, y: string, yTypes: readonly ScalarType[], yKeys: readonly number[], yW: string) =>
+    xKeys.flatMap((xk, k) => {
+      const yk = yKeys[k]!;
+      if (wordsOf(xTypes[xk]!) !== wordsOf(yTypes[yk]!)) throw new Error('internal: mergeJoin key types differ');
+      const a = columnWords(x, `a * ${xW}`, xTypes, xk);
+      const b = columnWords(y, `b * ${yW}`, yTypes, yk);
+      return a.map((w, i): [string, string] => [w, b[i]!]);
+    });
   const cols: ColumnResolver = (c) =>
     c < leftTypes.length ? columnWords('lhs', 'lb', leftTypes, c) : columnWords('rhs', 'rb', rightTypes, c - leftTypes.length);
   const keep = filterCode(filter, cols, constOffsets);
   const prelude = `const WL: u32 = ${rowWords(leftTypes)}u;
 const WR: u32 = ${rowWords(rightTypes)}u;
 const WO: u32 = ${project.reduce((n, e) => n + wordsOf(e.type), 0)}u;
-${lexCompareFn('cmpKey', pairs)}
-// [lo, hi) of right rows whose key equals left row l's key.
-fn matchRange(l: u32, m: u32) -> vec2<u32> {
-  var lo = 0u;
-  var hi = m;
+${lexCompareFn('cmpKey', keyPairs('lhs', leftTypes, leftKeys, 'WL', 'rhs', rightTypes, rightKeys, 'WR'))}`;
+  const searches = `${lexCompareFn('cmpLeft', keyPairs('lhs', leftTypes, leftKeys, 'WL', 'lhs', leftTypes, leftKeys, 'WL'))}
+// The first right row in [lo, hi) whose key is not below left row l's, else hi.
+fn lowerBound(l: u32, lo0: u32, hi0: u32) -> u32 {
+  var lo = lo0;
+  var hi = hi0;
   while (lo < hi) {
     let mid = lo + (hi - lo) / 2u;
     if (cmpKey(l, mid) > 0) { lo = mid + 1u; } else { hi = mid; }
   }
-  var end = lo;
-  hi = m;
-  while (end < hi) {
-    let mid = end + (hi - end) / 2u;
-    if (cmpKey(l, mid) >= 0) { end = mid + 1u; } else { hi = mid; }
+  return lo;
+}
+// The end of the run of right rows with left row l's key that starts at lo <= m: galloping steps of 1, 2, 4, ..
+// past it, then a binary search of the last step.
+fn runEnd(l: u32, lo: u32, m: u32) -> u32 {
+  var a = lo;
+  var b = m;
+  var step = 1u;
+  loop {
+    if (step > m - a) { break; }
+    let p = a + step - 1u;
+    if (cmpKey(l, p) < 0) { b = p; break; }
+    a = p + 1u;
+    step = step * 2u;
   }
-  return vec2<u32>(lo, end);
+  while (a < b) {
+    let mid = a + (b - a) / 2u;
+    if (cmpKey(l, mid) >= 0) { a = mid + 1u; } else { b = mid; }
+  }
+  return a;
 }
 `;
-  const walk = (inner: string): string => `  let r = matchRange(i, u[0].y);
-  let lb = i * WL;
-  for (var j = r.x; j < r.y; j = j + 1u) {
+  // Entry point with the workgroup's window: `setup` runs before the barrier, `body` after it.
+  const windowed = (setup: string, body: string): string => `var<workgroup> window: vec2<u32>;
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let i = gid.x + gid.y * nwg.x * WG;
+  let first = i - lid;
+${setup}
+  workgroupBarrier();
+${body}
+}
+`;
+  const perOutputRow = joinWritesPerOutputRow(filter);
+  const counted = perOutputRow
+    ? '  counts[i] = runEnd(i, s, m) - s;'
+    : `  let lb = i * WL;
+  let e = runEnd(i, s, m);
+  var count = 0u;
+  for (var j = s; j < e; j = j + 1u) {
     let rb = j * WR;
-    if (${keep}) {
-${inner}
-    }
-  }`;
-  const spread = joinWriteRows(filter);
-  const joinCount = `${header('joinCount', ['lhs', 'rhs', 'counts'], constWords)}
-${prelude}${threadMain(`  let n = u[0].x;
-  // Slots up to u0.z (the host's bound on n) past n count nothing, so the scan ends in the total.
+    if (${keep}) { count = count + 1u; }
+  }
+  counts[i] = count;`;
+  const joinCount = `${header('joinCount', ['lhs', 'rhs', 'counts', 'starts'], constWords)}
+${prelude}${searches}${windowed(
+    `  let n = u[0].x;
+  let m = u[0].y;
+  let last = min(first + WG, n) - 1u;
+  if (first < n) {
+    if (lid == 0u) { window.x = lowerBound(first, 0u, m); }
+    if (lid == 1u) { window.y = runEnd(last, lowerBound(last, 0u, m), m); }
+  }`,
+    `  // Slots up to u0.z (the host's bound on n) past n count nothing, so the scan ends in the total.
   if (i > u[0].z) { return; }
   if (i >= n) { counts[i] = 0u; return; }
-${spread === undefined ? `  var count = 0u;
-${walk('      count = count + 1u;')}
-  counts[i] = count;` : `  let r = matchRange(i, u[0].y);
-  counts[i] = r.y - r.x;`}`)}`;
-  const perRow = `  if (i >= u[0].x) { return; }
-  var o = offs[i];
-  if (offs[i + 1u] == o) { return; }
-${walk(`      let ob = o * WO;
-${projectCode(project, 'outp', 'ob', cols, constOffsets)}
-      o = o + 1u;`)}`;
-  const spreadOver = `  let n = u[0].x;
-  let total = offs[n];
-  let first = i * ${spread}u;
-  if (first >= total) { return; }
-  let last = min(first + ${spread}u, total);
-  // The left row of output row first: the last l < n with offs[l] <= first.
-  var lo = 0u;
-  var hi = n - 1u;
+  var s = 0u;
+  if (cmpLeft(first, i) <= 0 && cmpLeft(i, last) <= 0) { s = lowerBound(i, window.x, window.y); } else { s = lowerBound(i, 0u, m); }
+  starts[i] = s;
+${counted}`,
+  )}`;
+  const joinWrite = perOutputRow
+    ? `${header('joinWrite', ['lhs', 'rhs', 'offs', 'starts', 'outp'], constWords)}
+${prelude}
+// The left row of output row o: the last l in [lo, hi] with offs[l] <= o.
+fn leftOf(o: u32, lo0: u32, hi0: u32) -> u32 {
+  var lo = lo0;
+  var hi = hi0;
   while (lo < hi) {
     let mid = hi - (hi - lo) / 2u;
-    if (offs[mid] <= first) { lo = mid; } else { hi = mid - 1u; }
+    if (offs[mid] <= o) { lo = mid; } else { hi = mid - 1u; }
   }
-  var l = lo;
-  var j = matchRange(l, u[0].y).x + (first - offs[l]);
-  for (var o = first; o < last; o = o + 1u) {
-    // Past left row l's pairs: the next left row with any.
-    while (o >= offs[l + 1u]) {
-      l = l + 1u;
-      j = matchRange(l, u[0].y).x;
-    }
-    let lb = l * WL;
+  return lo;
+}
+${windowed(
+  `  let n = u[0].x;
+  // Rows past the output's room (u0.w, a guess's) are not written.
+  let total = min(offs[n], u[0].w);
+  if (first < total) {
+    if (lid == 0u) { window.x = leftOf(first, 0u, n - 1u); }
+    if (lid == 1u) { window.y = leftOf(min(first + WG, total) - 1u, 0u, n - 1u); }
+  }`,
+  `  if (i >= total) { return; }
+  let l = leftOf(i, window.x, window.y);
+  let lb = l * WL;
+  let rb = (starts[l] + i - offs[l]) * WR;
+  let ob = i * WO;
+${projectCode(project, 'outp', 'ob', cols, constOffsets)}`,
+)}`
+    : `${header('joinWrite', ['lhs', 'rhs', 'offs', 'starts', 'outp'], constWords)}
+${prelude}${searches}${threadMain(`  if (i >= u[0].x) { return; }
+  var o = offs[i];
+  if (offs[i + 1u] == o) { return; }
+  let s = starts[i];
+  let lb = i * WL;
+  let e = runEnd(i, s, u[0].y);
+  for (var j = s; j < e; j = j + 1u) {
     let rb = j * WR;
-    let ob = o * WO;
+    if (${keep}) {
+      let ob = o * WO;
 ${projectCode(project, 'outp', 'ob', cols, constOffsets)}
-    j = j + 1u;
-  }`;
-  const joinWrite = `${header('joinWrite', ['lhs', 'rhs', 'offs', 'outp'], constWords)}
-${prelude}${threadMain(spread === undefined ? perRow : spreadOver)}`;
-  const rightPairs = rightKeys.flatMap((rk) => {
-    const a = columnWords('rhs', 'a * WR', rightTypes, rk);
-    const b = columnWords('rhs', 'b * WR', rightTypes, rk);
-    return a.map((x, w): [string, string] => [x, b[w]!]);
-  });
+      o = o + 1u;
+    }
+  }`)}`;
+  const rightPairs = keyPairs('rhs', rightTypes, rightKeys, 'WR', 'rhs', rightTypes, rightKeys, 'WR');
   // A thread per row; a row that starts a run binary-searches its end. runs[0] is zeroed by the host.
   const joinRuns = `${atomicBinding(header('joinRuns', ['rhs', 'runs']), 'runs')}
 const WR: u32 = ${rowWords(rightTypes)}u;

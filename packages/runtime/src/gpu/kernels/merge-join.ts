@@ -1,6 +1,6 @@
 /**
- * Host driver of mergeJoin (codegen-wgsl kernels/merge-join.ts): joinCount writes per-row counts, an exclusive scan
- * turns them into output offsets, and joinWrite writes the rows. The total is read back to size the output, unless
+ * Host driver of mergeJoin (codegen-wgsl kernels/merge-join.ts): joinCount writes per-row counts (and where each
+ * left row's matches start), an exclusive scan turns the counts into output offsets, and joinWrite writes the rows. The total is read back to size the output, unless
  * the longest run of equal keys on the right side (rightRun) bounds it closely enough: then the output has room for
  * that bound and its count stays pending on the device, so a fixpoint's iterations need no host sync for the join,
  * or, in a run that may start again, the room is guessed (the total it had last time) and checked at the next sync.
@@ -28,12 +28,12 @@ interface Compaction {
   tables?: Bound;
   /** The most right rows one left row can match (rightRun), when known: rows * rightRun bounds the output. */
   rightRun?: number;
-  /** Output rows per thread of the write pass when it is spread over the output (joinWriteRows), else one left row a thread. */
-  spread?: number;
+  /** The write pass runs a thread per output row (joinWritesPerOutputRow), else one per left row. */
+  perOutputRow: boolean;
 }
 
-/** Threads of the write pass for an output of (at most) `rows` rows. */
-const writeThreads = (c: Compaction, rows: number): number => (c.spread === undefined ? c.rows : Math.ceil(rows / c.spread));
+/** Threads of the write pass for an output with room for `rows` rows. */
+const writeThreads = (c: Compaction, rows: number): number => (c.perOutputRow ? rows : c.rows);
 
 /**
  * Output rows a join may allocate by its bound (left rows times the longest right run) rather than by its total read
@@ -94,9 +94,10 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
   // The passes read the bound on left rows from u0.z.
   const sizes: Size[] = [c.sizes[0]!, c.sizes[1]!, n];
   const offsets = acquireBound(g, words, `offsets for ${n} rows`);
+  const starts = acquireBound(g, n, `match starts of ${n} rows`);
   try {
     const rec = new Recorder(g, shaders);
-    rec.dispatch(c.count.pass, [...c.count.inputs, offsets], sizes, n + 1, c.constants, c.tables);
+    rec.dispatch(c.count.pass, [...c.count.inputs, offsets, starts], sizes, n + 1, c.constants, c.tables);
     encodeScan(rec, offsets, n + 1);
     if (wraps) {
       g.writeBuffer(offsets.buffer, (n + 1) * 4, new Uint32Array(1));
@@ -115,11 +116,12 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
     const out = allocRelation(g, total!, c.outWidth);
     if (total === 0) return out;
     const writing = new Recorder(g, shaders);
-    writing.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], sizes, writeThreads(c, total!), c.constants, c.tables);
+    writing.dispatch(c.write.pass, [...c.write.inputs, offsets, starts, bound(out)], [...sizes, total!], writeThreads(c, total!), c.constants, c.tables);
     await writing.submit();
     return out;
   } finally {
     g.pool.release(offsets.buffer);
+    g.pool.release(starts.buffer);
   }
 }
 
@@ -132,13 +134,14 @@ async function guessedCompact(g: GpuImpl, shaders: KernelShaders, c: Compaction,
   const n = c.rows;
   const sizes: Size[] = [c.sizes[0]!, c.sizes[1]!, n];
   const offsets = acquireBound(g, n + 1, `offsets for ${n} rows`);
+  const starts = acquireBound(g, n, `match starts of ${n} rows`);
   const total = acquireBound(g, 1, 'join total');
   try {
     const out = allocPending(g, capacity, c.outWidth);
     const rec = new Recorder(g, shaders);
-    rec.dispatch(c.count.pass, [...c.count.inputs, offsets], sizes, n + 1, c.constants, c.tables);
+    rec.dispatch(c.count.pass, [...c.count.inputs, offsets, starts], sizes, n + 1, c.constants, c.tables);
     encodeScan(rec, offsets, n + 1);
-    rec.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], sizes, n, c.constants, c.tables);
+    rec.dispatch(c.write.pass, [...c.write.inputs, offsets, starts, bound(out)], [...sizes, capacity], writeThreads(c, capacity), c.constants, c.tables);
     rec.copy(offsets.buffer, n * 4, total.buffer, 0, 4);
     rec.using(CLAMP_PASSES).dispatch('countClamp', [{ buffer: out.buffer!, words: capacity * c.outWidth + 1 }], [{ buffer: total.buffer, offset: 0 }, capacity, out.pending!.offset / 4], 1);
     await rec.submit();
@@ -149,6 +152,7 @@ async function guessedCompact(g: GpuImpl, shaders: KernelShaders, c: Compaction,
     throw e;
   } finally {
     g.pool.release(offsets.buffer);
+    g.pool.release(starts.buffer);
   }
 }
 
@@ -160,16 +164,18 @@ async function boundedCompact(g: GpuImpl, shaders: KernelShaders, c: Compaction,
   const n = c.rows;
   const sizes: Size[] = [c.sizes[0]!, c.sizes[1]!, n];
   const offsets = acquireBound(g, n + 1, `offsets for ${n} rows`);
+  const starts = acquireBound(g, n, `match starts of ${n} rows`);
   try {
     const out = allocPending(g, capacity, c.outWidth);
     const rec = new Recorder(g, shaders);
-    rec.dispatch(c.count.pass, [...c.count.inputs, offsets], sizes, n + 1, c.constants, c.tables);
+    rec.dispatch(c.count.pass, [...c.count.inputs, offsets, starts], sizes, n + 1, c.constants, c.tables);
     encodeScan(rec, offsets, n + 1);
-    rec.dispatch(c.write.pass, [...c.write.inputs, offsets, bound(out)], sizes, writeThreads(c, capacity), c.constants, c.tables);
+    rec.dispatch(c.write.pass, [...c.write.inputs, offsets, starts, bound(out)], [...sizes, capacity], writeThreads(c, capacity), c.constants, c.tables);
     rec.copy(offsets.buffer, n * 4, out.buffer!, out.pending!.offset, 4);
     await rec.submit();
     return out;
   } finally {
     g.pool.release(offsets.buffer);
+    g.pool.release(starts.buffer);
   }
 }

@@ -6,7 +6,7 @@
  * one binding, and results that would pass one, run through gpu/chunks.ts.
  */
 import { rowWords, wordsOf, type Expr, type ScalarType } from '@vixen/queryplan';
-import { generateKernelShaders, hashJoinLayout, isProjection, joinWriteRows, kernelConstants, kernelTables, sortKeyWords, swapHashJoin, topKLevels, type KernelShaders } from '@vixen/codegen-wgsl';
+import { generateKernelShaders, hashJoinLayout, isProjection, joinWritesPerOutputRow, kernelConstants, kernelTables, sortKeyWords, swapHashJoin, topKLevels, type KernelShaders } from '@vixen/codegen-wgsl';
 import { kernelInputs, type KirKernel, type KirVariable, type VarId } from '@vixen/kernel-ir';
 import { aggregateRows } from '../aggregate.js';
 import { mergesPastBinding, pipelinePastBinding, releaseUnshared, runChunked } from '../chunks.js';
@@ -83,7 +83,6 @@ async function run(
     case 'mergeJoin': {
       if (a.count === 0 || b.count === 0) return empty;
       const run = await rightRun(g, shaders, b);
-      const spread = joinWriteRows(kernel.filter);
       return compact(g, shaders, {
         count: { pass: 'joinCount', inputs: [bound(a), bound(b)] },
         write: { pass: 'joinWrite', inputs: [bound(a), bound(b)] },
@@ -94,7 +93,7 @@ async function run(
         outWidth,
         ...(tables ? { tables } : {}),
         ...(run !== undefined ? { rightRun: run } : {}),
-        ...(spread !== undefined ? { spread } : {}),
+        perOutputRow: joinWritesPerOutputRow(kernel.filter),
       });
     }
     case 'hashJoin': {
