@@ -439,12 +439,19 @@ function cases(n: number, selectivities: readonly number[], groupCounts: readonl
   }
   if (want('difference')) {
     const kernel: KirKernel = { kind: 'difference', id: 0, left: 0, right: 1, output: 2 };
-    out.push(
-      kernelCase('difference', 'int32 pairs, 50% removed', 'rows/s', kernel, variables(I2, I2, I2), [
+    out.push({
+      ...kernelCase('difference', 'int32 pairs, 50% removed', 'rows/s', kernel, variables(I2, I2, I2), [
         { words: table(n, 2, (i, k) => (k === 0 ? i : 0)), width: 2, canonical: true },
         { words: table(n, 2, (i, k) => (k === 0 ? 2 * i : 0)), width: 2 },
       ]),
-    );
+      // The odd keys are kept: (2k + 1, 0), in order.
+      check: (got) => {
+        const rows = n >>> 1;
+        if (got.length !== 2 * rows) return `${got.length / 2} rows, not ${rows}`;
+        for (let k = 0; k < rows; k++) if (got[2 * k] !== 2 * k + 1 || got[2 * k + 1] !== 0) return `row ${k} is (${got[2 * k]}, ${got[2 * k + 1]})`;
+        return undefined;
+      },
+    });
   }
   if (want('merge')) {
     // The semi-naive union: a sorted relation of n rows and a disjoint sorted delta, as large (keys 2i and 2i+1)

@@ -318,6 +318,17 @@ describe('difference', () => {
     // An empty side.
     expect(await run(kernel, v, [{ types, rows: left }, { types, rows: [] }])).toEqual(Array.from(encode(types, left)));
   });
+
+  it("keeps the order of a left side in no order (rows outside their group's window search all right rows)", async () => {
+    const types: ScalarType[] = ['int32', 'int32'];
+    const r = rng(377);
+    const left = randomRows(r, types, 20_000, 300);
+    const right = canonical(types, [...left.filter(() => r() < 0.5), ...randomRows(r, types, 5000, 300)]);
+    const rightKeys = new Set(right.map((x) => x.join(',')));
+    const want = left.filter((x) => !rightKeys.has(x.join(',')));
+    const kernel: KirKernel = { kind: 'difference', id: 0, left: 0, right: 1, output: 2 };
+    expect(await run(kernel, vars(types, types, types), [{ types, rows: left }, { types, rows: right }])).toEqual(Array.from(encode(types, want)));
+  });
 });
 
 describe('mergeJoin', () => {

@@ -63,6 +63,11 @@ export interface Selection {
    * would copy the loop COMPACT_ITEMS times into the pass.
    */
   keepLoops?: boolean;
+  /**
+   * WGSL every thread of a workgroup runs once its tile (rows base.. below n) is known, before any row is tested,
+   * followed by a barrier: workgroup state `keep` reads (a search window, say).
+   */
+  tileSetup?: string;
   project: readonly Expr[];
   constOffsets: ReadonlyMap<Expr, number>;
   constWords: number;
@@ -173,7 +178,9 @@ fn main(@builtin(local_invocation_index) lid: u32${scan.builtins}) {
   // bound on n) have nothing to do, and no tile waits on them.
   let last = select(0u, (n - 1u) / TILE, n > 0u);
   if (t > last) { return; }
-  let base = t * TILE;
+  let base = t * TILE;${s.tileSetup === undefined ? '' : `
+${s.tileSetup}
+  workgroupBarrier();`}
   // Bit k: row base + k * WG + lid is kept.
 ${keepMask}
   kept[lid] = mine;
