@@ -8,7 +8,7 @@ export { COMPACT_ITEMS, SELECT_STATE_HEAD, SELECT_UNORDERED } from './kernels/co
 export { HASH_ITEMS, JOIN_PAIRS, hashBuildShaders, hashProbeShaders, joinSlotWords, type HashKeyLayout, type JoinOutputWord } from './kernels/hash.js';
 export { GROUP_ITEMS, groupRowWords, groupSlotWords, hashAggregateShaders, type HashAggregate } from './kernels/hash-aggregate.js';
 export { hashJoinLayout, swapHashJoin } from './kernels/hash-join.js';
-export { MERGE_TILE } from './kernels/merge.js';
+export { MERGE_ROWS, MERGE_TILE } from './kernels/merge.js';
 export { storeColumnShaders } from './kernels/store-columns.js';
 export { joinWritesPerOutputRow } from './kernels/merge-join.js';
 export { PARSE_SEGMENT_BYTES, deviceParses, parseInternShaders, parseStringsShaders, parseTextShaders, type TextLayout } from './kernels/parse-text.js';

@@ -1,4 +1,4 @@
-import { MERGE_TILE, type KernelShaders } from '@vixen/codegen-wgsl';
+import { MERGE_ROWS, MERGE_TILE, type KernelShaders } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from '../device.js';
 import { Recorder } from '../recorder.js';
 import { allocPending, allocRelation, bound, settle, sizeOf, syncCounts, type DeviceRelation } from '../relations.js';
@@ -6,7 +6,7 @@ import { concatenate } from './concat.js';
 
 /**
  * Two relations sorted by the same keys merged into one (codegen-wgsl kernels/merge.ts): mergeSplits finds where
- * each output tile starts in both inputs, then one thread per output row writes it.
+ * each output tile starts in both inputs, then a thread per MERGE_ROWS output rows writes them.
  */
 export async function mergeRows(g: GpuImpl, shaders: KernelShaders, a: DeviceRelation, b: DeviceRelation, outWidth: number): Promise<DeviceRelation> {
   if (a.count === 0 || b.count === 0) return concatenate(g, [a, b], outWidth);
@@ -24,7 +24,7 @@ export async function mergeRows(g: GpuImpl, shaders: KernelShaders, a: DeviceRel
   const tiles = Math.ceil(capacity / MERGE_TILE);
   const splits = rec.scratch(tiles + 1);
   rec.dispatch('mergeSplits', [bound(a), bound(b), splits], [na, nb], tiles + 1);
-  rec.dispatch('merge', [bound(a), bound(b), splits, bound(out)], [na, nb], capacity);
+  rec.dispatch('merge', [bound(a), bound(b), splits, bound(out)], [na, nb], tiles * (MERGE_TILE / MERGE_ROWS));
   if (out.pending) rec.dispatch('countSum', [{ buffer: out.buffer!, words: capacity * outWidth + 1 }], [na, nb, out.pending.offset / 4], 1);
   await rec.submit();
   return out;
