@@ -370,7 +370,7 @@ describe('mergeJoin', () => {
     await check(40, 2000, [2], [0], [], 3);
   });
 
-  it("joins a left side in no order (rows outside their workgroup's window search all right rows)", async () => {
+  it("joins a left side in no order (rows outside their group's window search all right rows)", async () => {
     await check(3000, 2000, [0], [1], [], 500, false);
     await check(700, 900, [2], [0], [{ kind: 'compare', op: '<', left: col(0, LR), right: col(4, LR) }], 50, false);
   });

@@ -10,6 +10,13 @@ import type { KernelShaders } from '../passes.js';
 export const joinWritesPerOutputRow = (filter: readonly Predicate[]): boolean => filter.length === 0;
 
 /**
+ * Rows a thread of joinCount (and output rows a thread of a joinWrite per output row) takes: a tile of JOIN_ROWS *
+ * WG rows a workgroup, whose window searches (one dependent chain of loads through the whole right side or offsets)
+ * its rows share.
+ */
+export const JOIN_ROWS = 8;
+
+/**
  * joinCount, a thread per left row: the first right row of its key by a binary search, the end of that key's run
  * by a galloping one (a step or two for a short run, its logarithm for a hub), the pairs passing the filter counted;
  * the run's start goes to `starts`. A scan turns counts into offsets. joinWrite then writes the pairs:
@@ -83,43 +90,47 @@ fn runEnd(l: u32, lo: u32, m: u32) -> u32 {
   return a;
 }
 `;
-  // Entry point with the workgroup's window: `setup` runs before the barrier, `body` after it.
-  const windowed = (setup: string, body: string): string => `var<workgroup> window: vec2<u32>;
+  // Entry point over tiles of ROWS * WG rows (or output rows) below rows, thread lid taking rows base + k * WG +
+  // lid: first edges[e] = edge(min(base + e * WG, rows - 1)) for e <= ROWS, the searches for each group's first row
+  // (and the tile's last), in parallel, then body for each row i of group k.
+  const tiled = (edge: string, rows: string, setup: string, body: string): string => `const ROWS: u32 = ${JOIN_ROWS}u;
+var<workgroup> edges: array<u32, ${JOIN_ROWS + 1}>;
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let i = gid.x + gid.y * nwg.x * WG;
-  let first = i - lid;
+  let base = (gid.x + gid.y * nwg.x * WG - lid) * ROWS;
 ${setup}
+  for (var e = lid; e <= ROWS && base < ${rows}; e = e + WG) { edges[e] = ${edge.replace('ROW', `min(base + e * WG, ${rows} - 1u)`)}; }
   workgroupBarrier();
+  for (var k = 0u; k < ROWS; k = k + 1u) {
+    let i = base + k * WG + lid;
 ${body}
+  }
 }
 `;
   const perOutputRow = joinWritesPerOutputRow(filter);
   const counted = perOutputRow
-    ? '  counts[i] = runEnd(i, s, m) - s;'
-    : `  let lb = i * WL;
-  let e = runEnd(i, s, m);
-  var count = 0u;
-  for (var j = s; j < e; j = j + 1u) {
-    let rb = j * WR;
-    if (${keep}) { count = count + 1u; }
-  }
-  counts[i] = count;`;
+    ? '    counts[i] = runEnd(i, s, m) - s;'
+    : `    let lb = i * WL;
+    let e = runEnd(i, s, m);
+    var count = 0u;
+    for (var j = s; j < e; j = j + 1u) {
+      let rb = j * WR;
+      if (${keep}) { count = count + 1u; }
+    }
+    counts[i] = count;`;
+  // A row's search takes its group's window when its key lies between those of the group's bounding rows.
   const joinCount = `${header('joinCount', ['lhs', 'rhs', 'counts', 'starts'], constWords)}
-${prelude}${searches}${windowed(
+${prelude}${searches}${tiled(
+    'lowerBound(ROW, 0u, m)',
+    'n',
     `  let n = u[0].x;
-  let m = u[0].y;
-  let last = min(first + WG, n) - 1u;
-  if (first < n) {
-    if (lid == 0u) { window.x = lowerBound(first, 0u, m); }
-    if (lid == 1u) { window.y = runEnd(last, lowerBound(last, 0u, m), m); }
-  }`,
-    `  // Slots up to u0.z (the host's bound on n) past n count nothing, so the scan ends in the total.
-  if (i > u[0].z) { return; }
-  if (i >= n) { counts[i] = 0u; return; }
-  var s = 0u;
-  if (cmpLeft(first, i) <= 0 && cmpLeft(i, last) <= 0) { s = lowerBound(i, window.x, window.y); } else { s = lowerBound(i, 0u, m); }
-  starts[i] = s;
+  let m = u[0].y;`,
+    `    // Slots up to u0.z (the host's bound on n) past n count nothing, so the scan ends in the total.
+    if (i > u[0].z) { break; }
+    if (i >= n) { counts[i] = 0u; continue; }
+    var s = 0u;
+    if (cmpLeft(base + k * WG, i) <= 0 && cmpLeft(i, min(base + (k + 1u) * WG, n - 1u)) <= 0) { s = lowerBound(i, edges[k], edges[k + 1u]); } else { s = lowerBound(i, 0u, m); }
+    starts[i] = s;
 ${counted}`,
   )}`;
   const joinWrite = perOutputRow
@@ -135,19 +146,17 @@ fn leftOf(o: u32, lo0: u32, hi0: u32) -> u32 {
   }
   return lo;
 }
-${windowed(
+${tiled(
+  'leftOf(ROW, 0u, n - 1u)',
+  'total',
   `  let n = u[0].x;
   // Rows past the output's room (u0.w, a guess's) are not written.
-  let total = min(offs[n], u[0].w);
-  if (first < total) {
-    if (lid == 0u) { window.x = leftOf(first, 0u, n - 1u); }
-    if (lid == 1u) { window.y = leftOf(min(first + WG, total) - 1u, 0u, n - 1u); }
-  }`,
-  `  if (i >= total) { return; }
-  let l = leftOf(i, window.x, window.y);
-  let lb = l * WL;
-  let rb = (starts[l] + i - offs[l]) * WR;
-  let ob = i * WO;
+  let total = min(offs[n], u[0].w);`,
+  `    if (i >= total) { break; }
+    let l = leftOf(i, edges[k], edges[k + 1u]);
+    let lb = l * WL;
+    let rb = (starts[l] + i - offs[l]) * WR;
+    let ob = i * WO;
 ${projectCode(project, 'outp', 'ob', cols, constOffsets)}`,
 )}`
     : `${header('joinWrite', ['lhs', 'rhs', 'offs', 'starts', 'outp'], constWords)}

@@ -5,7 +5,7 @@
  * that bound and its count stays pending on the device, so a fixpoint's iterations need no host sync for the join,
  * or, in a run that may start again, the room is guessed (the total it had last time) and checked at the next sync.
  */
-import type { KernelShaders, PassName } from '@vixen/codegen-wgsl';
+import { JOIN_ROWS, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from '../device.js';
 import { CLAMP_PASSES, checkGuessAtSync, lastTotal, mayGuess, noteTotal, Recorder, type Bound } from '../recorder.js';
 import { acquireBound, allocPending, allocRelation, bound, checkResultSize, DeviceLimitError, submitAndSync, type DeviceRelation, type GuessingRun, type Size } from '../relations.js';
@@ -32,8 +32,11 @@ interface Compaction {
   perOutputRow: boolean;
 }
 
+/** Threads for `rows` rows taken JOIN_ROWS a thread, a tile of them a workgroup (see codegen's joinCount). */
+const tiledThreads = (g: GpuImpl, rows: number): number => Math.ceil(rows / (JOIN_ROWS * g.limits.workgroupSize)) * g.limits.workgroupSize;
+
 /** Threads of the write pass for an output with room for `rows` rows. */
-const writeThreads = (c: Compaction, rows: number): number => (c.perOutputRow ? rows : c.rows);
+const writeThreads = (g: GpuImpl, c: Compaction, rows: number): number => (c.perOutputRow ? tiledThreads(g, rows) : c.rows);
 
 /**
  * Output rows a join may allocate by its bound (left rows times the longest right run) rather than by its total read
@@ -97,7 +100,7 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
   const starts = acquireBound(g, n, `match starts of ${n} rows`);
   try {
     const rec = new Recorder(g, shaders);
-    rec.dispatch(c.count.pass, [...c.count.inputs, offsets, starts], sizes, n + 1, c.constants, c.tables);
+    rec.dispatch(c.count.pass, [...c.count.inputs, offsets, starts], sizes, tiledThreads(g, n + 1), c.constants, c.tables);
     encodeScan(rec, offsets, n + 1);
     if (wraps) {
       g.writeBuffer(offsets.buffer, (n + 1) * 4, new Uint32Array(1));
@@ -116,7 +119,7 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
     const out = allocRelation(g, total!, c.outWidth);
     if (total === 0) return out;
     const writing = new Recorder(g, shaders);
-    writing.dispatch(c.write.pass, [...c.write.inputs, offsets, starts, bound(out)], [...sizes, total!], writeThreads(c, total!), c.constants, c.tables);
+    writing.dispatch(c.write.pass, [...c.write.inputs, offsets, starts, bound(out)], [...sizes, total!], writeThreads(g, c, total!), c.constants, c.tables);
     await writing.submit();
     return out;
   } finally {
@@ -139,9 +142,9 @@ async function guessedCompact(g: GpuImpl, shaders: KernelShaders, c: Compaction,
   try {
     const out = allocPending(g, capacity, c.outWidth);
     const rec = new Recorder(g, shaders);
-    rec.dispatch(c.count.pass, [...c.count.inputs, offsets, starts], sizes, n + 1, c.constants, c.tables);
+    rec.dispatch(c.count.pass, [...c.count.inputs, offsets, starts], sizes, tiledThreads(g, n + 1), c.constants, c.tables);
     encodeScan(rec, offsets, n + 1);
-    rec.dispatch(c.write.pass, [...c.write.inputs, offsets, starts, bound(out)], [...sizes, capacity], writeThreads(c, capacity), c.constants, c.tables);
+    rec.dispatch(c.write.pass, [...c.write.inputs, offsets, starts, bound(out)], [...sizes, capacity], writeThreads(g, c, capacity), c.constants, c.tables);
     rec.copy(offsets.buffer, n * 4, total.buffer, 0, 4);
     rec.using(CLAMP_PASSES).dispatch('countClamp', [{ buffer: out.buffer!, words: capacity * c.outWidth + 1 }], [{ buffer: total.buffer, offset: 0 }, capacity, out.pending!.offset / 4], 1);
     await rec.submit();
@@ -168,9 +171,9 @@ async function boundedCompact(g: GpuImpl, shaders: KernelShaders, c: Compaction,
   try {
     const out = allocPending(g, capacity, c.outWidth);
     const rec = new Recorder(g, shaders);
-    rec.dispatch(c.count.pass, [...c.count.inputs, offsets, starts], sizes, n + 1, c.constants, c.tables);
+    rec.dispatch(c.count.pass, [...c.count.inputs, offsets, starts], sizes, tiledThreads(g, n + 1), c.constants, c.tables);
     encodeScan(rec, offsets, n + 1);
-    rec.dispatch(c.write.pass, [...c.write.inputs, offsets, starts, bound(out)], [...sizes, capacity], writeThreads(c, capacity), c.constants, c.tables);
+    rec.dispatch(c.write.pass, [...c.write.inputs, offsets, starts, bound(out)], [...sizes, capacity], writeThreads(g, c, capacity), c.constants, c.tables);
     rec.copy(offsets.buffer, n * 4, out.buffer!, out.pending!.offset, 4);
     await rec.submit();
     return out;
