@@ -24,7 +24,10 @@ afterAll(() => small.dispose());
 it('spills and reloads chunked relations under a budget and answers as the reference', async () => {
   const facts = { edge: Array.from({ length: 60 }, (_, i) => [i, i + 1]) };
   const free = await program.run({ gpu: small, facts });
-  const budget = Math.floor(free.stats.peakDeviceBytes / 2);
+  // Budgets from about 46% to 49% of the peak spill pairs during the loop (above, the loop's rows go instead; below,
+  // the pairs join does not fit): half the peak was at that window's edge, where 1 KiB more of a join's scratch
+  // (merge join starts) took it past.
+  const budget = Math.floor(free.stats.peakDeviceBytes * 0.47);
   const run = await program.run({ gpu: small, facts, maxDeviceMemory: budget });
   expect(run.stats.peakDeviceBytes).toBeLessThanOrEqual(budget);
   // pairs, four chunks, went to host memory and came back for both.
