@@ -48,11 +48,12 @@ export const PASS_LAYOUTS = {
   /** As select, keeping left rows absent from the sorted right: (left, right, state, output, u) u0 = (nLeft, nRight, write). */
   selectAbsent: ['read', 'read', 'write', 'write', 'uniform'],
   /**
-   * counts[i] (i < nLeft) = matches of left row i passing the filter; counts[i] = 0 for nLeft <= i <= slots;
-   * starts[i] (i < nLeft) = the first right row with left row i's key. (left, right, counts, starts, u)
+   * The matches of each left row i passing the filter (none for nLeft <= i <= slots), scanned as scanBlock does:
+   * counts[i] = the exclusive sum over i's block of WG slots, totals[block] = the block's sum, for i <= slots;
+   * starts[i] (i < nLeft) = the first right row with left row i's key. (left, right, counts, starts, totals, u)
    * u0 = (nLeft, nRight, slots): slots >= nLeft from the host.
    */
-  joinCount: ['read', 'read', 'write', 'write', 'uniform'],
+  joinCount: ['read', 'read', 'write', 'write', 'write', 'uniform'],
   /**
    * Emits left row i's matches at offsets[i].., from joinCount's starts: a thread per left row, or per output row
    * below min(offsets[nLeft], room) (joinWritesPerOutputRow). (left, right, offsets, starts, output, u)

@@ -168,7 +168,7 @@ const expectedPasses: Record<KirKernel['kind'], ExpectedPass[]> = {
   mapFilter: ['select', `select${SUBGROUP_VARIANT}`],
   sort: sortPasses,
   unique: ['select', `select${SUBGROUP_VARIANT}`],
-  mergeJoin: ['joinCount', 'joinWrite', 'joinRuns', 'scanBlock', `scanBlock${SUBGROUP_VARIANT}`, 'scanAdd', 'scanWrapped'],
+  mergeJoin: ['joinCount', `joinCount${SUBGROUP_VARIANT}`, 'joinWrite', 'joinRuns', 'scanBlock', `scanBlock${SUBGROUP_VARIANT}`, 'scanAdd', 'scanWrapped'],
   hashJoin: ['hashBuild', 'hashProbe', `hashProbe${SUBGROUP_VARIANT}`],
   // One build pass per probe, named hashBuild.<probe>.
   pipeline: ['hashBuild.0', 'hashBuild.1', 'pipelineProbe', `pipelineProbe${SUBGROUP_VARIANT}`],

@@ -27,6 +27,7 @@ const withVariants: Array<[string, KernelShaders, string]> = [
   ['radix sort, last pass', sortShaders, 'radixSweepRows'],
   ['radix sort of one-word rows', keySortShaders, 'radixSweepKeys'],
   ['block scan', generateKernelShaders({ kind: 'mergeJoin', id: 0, left: 0, right: 1, output: 2, leftKeys: [], rightKeys: [], filter: [], project: [] }, variables), 'scanBlock'],
+  ['join count (its blocks scanned)', generateKernelShaders({ kind: 'mergeJoin', id: 0, left: 0, right: 1, output: 2, leftKeys: [0], rightKeys: [0], filter: [], project: [] }, variables), 'joinCount'],
   ['select', generateKernelShaders({ kind: 'mapFilter', id: 0, input: 0, output: 1, filter: [{ kind: 'compare', op: '!=', left: { kind: 'col', index: 0, type: 'int32' }, right: { kind: 'const', type: 'int32', value: 0 } }], project: [{ kind: 'col', index: 0, type: 'int32' }, { kind: 'col', index: 1, type: 'int64' }] }, variables), 'select'],
 ];
 

@@ -1,6 +1,6 @@
 import { rowWords, wordsOf } from '@vixen/queryplan';
 import type { Expr, Predicate, ScalarType } from '@vixen/queryplan';
-import { atomicBinding, columnWords, filterCode, header, lexCompareFn, projectCode, threadMain, type ColumnResolver } from '../wgsl.js';
+import { atomicBinding, columnWords, filterCode, header, lexCompareFn, projectCode, SUBGROUP_VARIANT, threadMain, workgroupScan, type ColumnResolver } from '../wgsl.js';
 import type { KernelShaders } from '../passes.js';
 
 /**
@@ -17,9 +17,10 @@ export const joinWritesPerOutputRow = (filter: readonly Predicate[]): boolean =>
 export const JOIN_ROWS = 8;
 
 /**
- * joinCount, a thread per left row: the first right row of its key by a binary search, the end of that key's run
- * by a galloping one (a step or two for a short run, its logarithm for a hub), the pairs passing the filter counted;
- * the run's start goes to `starts`. A scan turns counts into offsets. joinWrite then writes the pairs:
+ * joinCount, per left row: the first right row of its key by a binary search, the end of that key's run by a
+ * galloping one (a step or two for a short run, its logarithm for a hub), the pairs passing the filter counted; the
+ * run's start goes to `starts`, and the counts are scanned within blocks of WG rows (the first pass of the offsets'
+ * scan). The rest of the scan turns them into offsets. joinWrite then writes the pairs:
  * - Without a filter, a thread per output row o: its left row l is the last with offs[l] <= o (a binary search of
  *   the offsets) and its right row starts[l] + o - offs[l]. Neighbouring threads write neighbouring rows from
  *   neighbouring inputs, so loads and stores coalesce, and a left row with many matches (a hub of a skewed graph:
@@ -93,10 +94,10 @@ fn runEnd(l: u32, lo: u32, m: u32) -> u32 {
   // Entry point over tiles of ROWS * WG rows (or output rows) below rows, thread lid taking rows base + k * WG +
   // lid: first edges[e] = edge(min(base + e * WG, rows - 1)) for e <= ROWS, the searches for each group's first row
   // (and the tile's last), in parallel, then body for each row i of group k.
-  const tiled = (edge: string, rows: string, setup: string, body: string): string => `const ROWS: u32 = ${JOIN_ROWS}u;
+  const tiled = (edge: string, rows: string, setup: string, body: string, builtins = ''): string => `const ROWS: u32 = ${JOIN_ROWS}u;
 var<workgroup> edges: array<u32, ${JOIN_ROWS + 1}>;
 @compute @workgroup_size(WG)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32${builtins}) {
   let base = (gid.x + gid.y * nwg.x * WG - lid) * ROWS;
 ${setup}
   for (var e = lid; e <= ROWS && base < ${rows}; e = e + WG) { edges[e] = ${edge.replace('ROW', `min(base + e * WG, ${rows} - 1u)`)}; }
@@ -109,30 +110,44 @@ ${body}
 `;
   const perOutputRow = joinWritesPerOutputRow(filter);
   const counted = perOutputRow
-    ? '    counts[i] = runEnd(i, s, m) - s;'
-    : `    let lb = i * WL;
-    let e = runEnd(i, s, m);
-    var count = 0u;
-    for (var j = s; j < e; j = j + 1u) {
-      let rb = j * WR;
-      if (${keep}) { count = count + 1u; }
+    ? '      c = runEnd(i, s, m) - s;'
+    : `      let lb = i * WL;
+      let e = runEnd(i, s, m);
+      for (var j = s; j < e; j = j + 1u) {
+        let rb = j * WR;
+        if (${keep}) { c = c + 1u; }
+      }`;
+  // A row's search takes its group's window when its key lies between those of the group's bounding rows. A group
+  // of WG rows is a block of the offsets' scan (scan.ts): the pass scans it too, as scanBlock would.
+  const joinCount = (subgroups: boolean): string => {
+    const scan = workgroupScan(subgroups);
+    // The counts first (the searches of a thread's rows free of barriers), then the blocks' scans.
+    return `${scan.enable}${header('joinCount', ['lhs', 'rhs', 'counts', 'starts', 'totals'], constWords)}
+${prelude}${searches}${scan.decls}${tiled(
+      'lowerBound(ROW, 0u, m)',
+      'n',
+      `  let n = u[0].x;
+  let m = u[0].y;
+  var held: array<u32, ROWS>;`,
+      `    var c = 0u;
+    if (i < n) {
+      var s = 0u;
+      if (cmpLeft(base + k * WG, i) <= 0 && cmpLeft(i, min(base + (k + 1u) * WG, n - 1u)) <= 0) { s = lowerBound(i, edges[k], edges[k + 1u]); } else { s = lowerBound(i, 0u, m); }
+      starts[i] = s;
+${counted}
     }
-    counts[i] = count;`;
-  // A row's search takes its group's window when its key lies between those of the group's bounding rows.
-  const joinCount = `${header('joinCount', ['lhs', 'rhs', 'counts', 'starts'], constWords)}
-${prelude}${searches}${tiled(
-    'lowerBound(ROW, 0u, m)',
-    'n',
-    `  let n = u[0].x;
-  let m = u[0].y;`,
-    `    // Slots up to u0.z (the host's bound on n) past n count nothing, so the scan ends in the total.
-    if (i > u[0].z) { break; }
-    if (i >= n) { counts[i] = 0u; continue; }
-    var s = 0u;
-    if (cmpLeft(base + k * WG, i) <= 0 && cmpLeft(i, min(base + (k + 1u) * WG, n - 1u)) <= 0) { s = lowerBound(i, edges[k], edges[k + 1u]); } else { s = lowerBound(i, 0u, m); }
-    starts[i] = s;
-${counted}`,
-  )}`;
+    held[k] = c;
+  }
+  for (var k = 0u; k < ROWS; k = k + 1u) {
+    let i = base + k * WG + lid;
+    let c = held[k];
+    scanSums(lid, c, ${scan.sg});
+    // Slots up to u0.z (the host's bound on n) past n count nothing, so the scan ends in the total.
+    if (i <= u[0].z) { counts[i] = sums[lid] - c; }
+    if (lid == WG - 1u && i - lid <= u[0].z) { totals[i / WG] = sums[lid]; }`,
+      scan.builtins,
+    )}`;
+  };
   const joinWrite = perOutputRow
     ? `${header('joinWrite', ['lhs', 'rhs', 'offs', 'starts', 'outp'], constWords)}
 ${prelude}
@@ -187,5 +202,5 @@ ${lexCompareFn('cmpRight', rightPairs)}${threadMain(`  let m = u[0].x;
     if (cmpRight(i, mid) == 0) { lo = mid + 1u; } else { hi = mid; }
   }
   atomicMax(&runs[0], lo - i);`)}`;
-  return { joinCount, joinWrite, joinRuns };
+  return { joinCount: joinCount(false), [`joinCount${SUBGROUP_VARIANT}`]: joinCount(true), joinWrite, joinRuns };
 }

@@ -9,7 +9,7 @@ import { JOIN_ROWS, type KernelShaders, type PassName } from '@vixen/codegen-wgs
 import type { GpuImpl } from '../device.js';
 import { CLAMP_PASSES, checkGuessAtSync, lastTotal, mayGuess, noteTotal, Recorder, type Bound } from '../recorder.js';
 import { acquireBound, allocPending, allocRelation, bound, checkResultSize, DeviceLimitError, submitAndSync, type DeviceRelation, type GuessingRun, type Size } from '../relations.js';
-import { encodeScan } from './scan.js';
+import { addBlockTotals, scanTotals } from './scan.js';
 
 interface Compaction {
   /** Pass writing per-row counts, after the buffers it reads. */
@@ -100,8 +100,9 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
   const starts = acquireBound(g, n, `match starts of ${n} rows`);
   try {
     const rec = new Recorder(g, shaders);
-    rec.dispatch(c.count.pass, [...c.count.inputs, offsets, starts], sizes, tiledThreads(g, n + 1), c.constants, c.tables);
-    encodeScan(rec, offsets, n + 1);
+    const totals = scanTotals(rec, n + 1);
+    rec.dispatch(c.count.pass, [...c.count.inputs, offsets, starts, totals], sizes, tiledThreads(g, n + 1), c.constants, c.tables);
+    addBlockTotals(rec, offsets, n + 1, totals);
     if (wraps) {
       g.writeBuffer(offsets.buffer, (n + 1) * 4, new Uint32Array(1));
       rec.dispatch('scanWrapped', [offsets], [n + 1], n + 1);
@@ -142,8 +143,9 @@ async function guessedCompact(g: GpuImpl, shaders: KernelShaders, c: Compaction,
   try {
     const out = allocPending(g, capacity, c.outWidth);
     const rec = new Recorder(g, shaders);
-    rec.dispatch(c.count.pass, [...c.count.inputs, offsets, starts], sizes, tiledThreads(g, n + 1), c.constants, c.tables);
-    encodeScan(rec, offsets, n + 1);
+    const totals = scanTotals(rec, n + 1);
+    rec.dispatch(c.count.pass, [...c.count.inputs, offsets, starts, totals], sizes, tiledThreads(g, n + 1), c.constants, c.tables);
+    addBlockTotals(rec, offsets, n + 1, totals);
     rec.dispatch(c.write.pass, [...c.write.inputs, offsets, starts, bound(out)], [...sizes, capacity], writeThreads(g, c, capacity), c.constants, c.tables);
     rec.copy(offsets.buffer, n * 4, total.buffer, 0, 4);
     rec.using(CLAMP_PASSES).dispatch('countClamp', [{ buffer: out.buffer!, words: capacity * c.outWidth + 1 }], [{ buffer: total.buffer, offset: 0 }, capacity, out.pending!.offset / 4], 1);
@@ -171,8 +173,9 @@ async function boundedCompact(g: GpuImpl, shaders: KernelShaders, c: Compaction,
   try {
     const out = allocPending(g, capacity, c.outWidth);
     const rec = new Recorder(g, shaders);
-    rec.dispatch(c.count.pass, [...c.count.inputs, offsets, starts], sizes, tiledThreads(g, n + 1), c.constants, c.tables);
-    encodeScan(rec, offsets, n + 1);
+    const totals = scanTotals(rec, n + 1);
+    rec.dispatch(c.count.pass, [...c.count.inputs, offsets, starts, totals], sizes, tiledThreads(g, n + 1), c.constants, c.tables);
+    addBlockTotals(rec, offsets, n + 1, totals);
     rec.dispatch(c.write.pass, [...c.write.inputs, offsets, starts, bound(out)], [...sizes, capacity], writeThreads(g, c, capacity), c.constants, c.tables);
     rec.copy(offsets.buffer, n * 4, out.buffer!, out.pending!.offset, 4);
     await rec.submit();
