@@ -458,16 +458,22 @@ function cases(n: number, selectivities: readonly number[], groupCounts: readonl
     // and as a fixpoint's late iterations see it (n / 64 rows spread over the whole key range).
     const kernel: KirKernel = { kind: 'merge', id: 0, left: 0, right: 1, output: 2, keys: [0, 1] };
     const small = Math.max(1, n >>> 6);
-    out.push(
-      kernelCase('merge', 'int32 pairs, n + n rows', 'left rows/s', kernel, variables(I2, I2, I2), [
+    // Rows (key, 0) with the keys of both sides in order.
+    const mergeCase = (variant: string, right: number, rightKey: (i: number) => number): OperatorCase => ({
+      ...kernelCase('merge', variant, 'left rows/s', kernel, variables(I2, I2, I2), [
         { words: table(n, 2, (i, k) => (k === 0 ? 2 * i : 0)), width: 2 },
-        { words: table(n, 2, (i, k) => (k === 0 ? 2 * i + 1 : 0)), width: 2 },
+        { words: table(right, 2, (i, k) => (k === 0 ? rightKey(i) : 0)), width: 2 },
       ]),
-      kernelCase('merge', 'int32 pairs, n + n/64 rows', 'left rows/s', kernel, variables(I2, I2, I2), [
-        { words: table(n, 2, (i, k) => (k === 0 ? 2 * i : 0)), width: 2 },
-        { words: table(small, 2, (i, k) => (k === 0 ? 128 * i + 1 : 0)), width: 2 },
-      ]),
-    );
+      check: (got) => {
+        if (got.length !== 2 * (n + right)) return `${got.length / 2} rows, not ${n + right}`;
+        for (let i = 0, j = 0; i + j < n + right; ) {
+          const key = j === right || (i < n && 2 * i < rightKey(j)) ? 2 * i++ : rightKey(j++);
+          if (got[2 * (i + j - 1)] !== key || got[2 * (i + j - 1) + 1] !== 0) return `row ${i + j - 1} has key ${got[2 * (i + j - 1)]}, not ${key}`;
+        }
+        return undefined;
+      },
+    });
+    out.push(mergeCase('int32 pairs, n + n rows', n, (i) => 2 * i + 1), mergeCase('int32 pairs, n + n/64 rows', small, (i) => 128 * i + 1));
   }
   // Hash join: build n / 4 distinct int32 keys (with a payload), probe n rows of which half find their key.
   const nb = Math.max(1, n >>> 2);
