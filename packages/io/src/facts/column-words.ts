@@ -17,7 +17,7 @@ import {
   type ScalarType,
 } from '@vixen/queryplan';
 import { encodeValue, type StringIds } from '../encoding.js';
-import { columnTypes, columnWordOffsets, type EncodedRelation } from './encoded.js';
+import { columnTypes, columnWordOffsets, type EncodedRelation, type StringInterner } from './encoded.js';
 
 /**
  * Appends the rows of a binary facts file to `target`, the columns `kept` (indices into `columns`, the relation's
@@ -28,7 +28,8 @@ export type BinaryFactsLoader = (
   path: string,
   columns: readonly Column[],
   target: EncodedRelation,
-  strings: StringIds,
+  /** Parquet adds a row group's distinct strings without looking them up (StringInterner.add). */
+  strings: StringInterner,
   relation: string,
   kept: readonly number[],
   onBytes?: (bytes: number) => void,
@@ -120,14 +121,14 @@ export class ColumnWriter {
   /** Words of a row of the kept columns. */
   readonly width: number;
   /** Word offset of each kept column within a row. */
-  private readonly offsets: number[];
+  readonly offsets: readonly number[];
 
   constructor(
     private readonly path: string,
     private readonly format: 'Parquet' | 'Arrow',
     private readonly relation: string,
     /** Every column of the relation's facts, as declared. */
-    private readonly columns: readonly Column[],
+    readonly columns: readonly Column[],
     /** The columns read (indices into `columns`, ascending). */
     readonly kept: readonly number[],
     /** The file's columns. */
@@ -175,17 +176,36 @@ export class ColumnWriter {
   }
 
   /**
-   * Writes the `k`th kept column of a batch's rows into `words` (rows of `width` words): `values` holds the batch's
-   * values of that column as its kind says (see ColumnKind; null or undefined where the file has a null), and the
-   * batch starts at file row `firstRow` (for messages).
+   * Writes the `k`th kept column of a batch's rows into `words` (rows of `width` words), from row `into` on: `values`
+   * holds the batch's values of that column as its kind says (see ColumnKind; null or undefined where the file has a
+   * null), and the batch starts at file row `firstRow` (for messages).
    */
-  write(words: Uint32Array, firstRow: number, k: number, values: ArrayLike<unknown>): void {
+  write(words: Uint32Array, firstRow: number, k: number, values: ArrayLike<unknown>, into = 0): void {
+    this.writeStrided(words, this.offsets[k]! + into * this.width, this.width, firstRow, k, values);
+  }
+
+  /**
+   * The words of the `k`th kept column's `values` back to back (a Parquet dictionary's entries, converted once), or
+   * undefined where one of them does not fit: only a row that uses it may say so, with its row number.
+   */
+  encodeDictionary(k: number, values: ArrayLike<unknown>): Uint32Array | undefined {
+    const words = rowWords([this.columns[this.kept[k]!]!.type]);
+    const out = new Uint32Array(values.length * words);
+    try {
+      this.writeStrided(out, 0, words, 0, k, values);
+    } catch (e) {
+      if (e instanceof VixenError) return undefined;
+      throw e;
+    }
+    return out;
+  }
+
+  /** `write`, the column's first word at `words[at]` and the next row's `width` words further. */
+  private writeStrided(words: Uint32Array, at: number, width: number, firstRow: number, k: number, values: ArrayLike<unknown>): void {
     const c = this.kept[k]!;
     const type = this.columns[c]!.type;
     const kind = this.fileColumns[c]!.kind;
-    const width = this.width;
     const n = values.length;
-    let at = this.offsets[k]!;
     const value = (r: number): unknown => {
       const v = values[r];
       if (v === undefined || v === null) this.failNull(firstRow + r, c);

@@ -162,7 +162,7 @@ export async function loadFactsFileInto(
   path: string,
   columns: readonly Column[],
   target: EncodedRelation,
-  strings: StringIds,
+  strings: StringInterner,
   relation: string = basename(path, extname(path)),
   delimiter?: string,
   /**

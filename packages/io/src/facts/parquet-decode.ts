@@ -1,14 +1,21 @@
 /**
- * Parquet facts decoded with hyparquet (hyparquet-compressors adds GZIP, ZSTD, Brotli and LZ4 to its Snappy) from
- * any AsyncBuffer: which column types fit the declaration and row groups into row words (column-words.ts). No Node
- * API, so the playground reads a dropped file with the same rules and messages as `--facts` (parquet.ts adds the
- * files and the worker pool). Strings are interned as hyparquet decodes them, so a dictionary-encoded column
- * interns each dictionary entry once per row group and its rows get the entries' ids.
+ * Parquet facts decoded with hyparquet's page readers (hyparquet-compressors adds GZIP, ZSTD, Brotli and LZ4 to its
+ * Snappy) from any AsyncBuffer: which column types fit the declaration, and row groups into row words
+ * (column-words.ts) a column chunk at a time. No Node API, so the playground reads a dropped file with the same rules
+ * and messages as `--facts` (parquet.ts adds the files and the worker pool). Strings are interned by their bytes
+ * (byte-strings.ts), a dictionary page's entries once each; the caller decodes each distinct one once
+ * (`adoptStrings`).
  */
-import { parquetMetadataAsync, parquetSchema, parquetScan, type AsyncBuffer, type FileMetaData, type SchemaElement, type SchemaTree } from 'hyparquet';
+import { parquetMetadataAsync, parquetSchema, type AsyncBuffer, type CompressionCodec, type DecodedArray, type FileMetaData, type SchemaElement, type SchemaTree } from 'hyparquet';
+import { parquetHeader } from 'hyparquet/src/column.js';
+import { DEFAULT_PARSERS } from 'hyparquet/src/convert.js';
+import { decompressPage, readDataPage, readDataPageV2 } from 'hyparquet/src/datapage.js';
+import { readPlain } from 'hyparquet/src/plain.js';
+import { getMaxDefinitionLevel, getSchemaPath } from 'hyparquet/src/schema.js';
 import { compressors } from 'hyparquet-compressors';
-import { VixenError, errorAt, type Column, type RelationDecl, type Row } from '@vixen/queryplan';
+import { VixenError, errorAt, rowWords, type Column, type RelationDecl, type Row } from '@vixen/queryplan';
 import { decodeRow, type StringIds } from '../encoding.js';
+import { ByteInterner, type ByteStrings } from './byte-strings.js';
 import { ColumnWriter, fromReader, type ColumnKind, type FileColumn } from './column-words.js';
 import { columnTypes, factsColumns, StringInterner } from './encoded.js';
 
@@ -65,57 +72,236 @@ function bigEndian(bytes: Uint8Array): bigint {
 }
 
 /** The file's metadata, its columns' writer (checked against the declaration), and the file as hyparquet reads it. */
-export async function openParquet(path: string, file: AsyncBuffer, columns: readonly Column[], relation: string, kept: readonly number[], strings: StringIds) {
+export async function openParquet(path: string, file: AsyncBuffer, columns: readonly Column[], relation: string, kept: readonly number[]) {
   const metadata = await fromReader(path, 'Parquet', () => parquetMetadataAsync(file));
   const top = parquetSchema(metadata).children;
-  const writer = new ColumnWriter(path, 'Parquet', relation, columns, kept, top.map(fileColumn), strings);
+  // The writer's strings are ids already (see ChunkDecoder): it never interns.
+  const writer = new ColumnWriter(path, 'Parquet', relation, columns, kept, top.map(fileColumn), NO_STRINGS);
   return { file, metadata, top, writer };
 }
 
-/** Rows of row groups [first, end) of a Parquet file, each group's words with the bytes of its kept columns. */
-export interface GroupWords {
-  words: Uint32Array;
-  bytes: number;
+export type OpenedParquet = Awaited<ReturnType<typeof openParquet>>;
+
+const NO_STRINGS: StringIds = {
+  id: () => {
+    throw new Error('internal: a Parquet string reached encodeValue');
+  },
+  text: () => '',
+};
+
+type ColumnDecoder = Parameters<typeof readDataPage>[2];
+type DataPage = ReturnType<typeof readDataPage>;
+
+/** Whether an INT32 or INT64 column holds unsigned integers (hyparquet hands over their bits as signed). */
+function unsigned(e: SchemaElement): boolean {
+  const logical = e.logical_type;
+  return e.converted_type === 'UINT_32' || e.converted_type === 'UINT_64' || (logical?.type === 'INTEGER' && !logical.isSigned && logical.bitWidth >= 32);
 }
 
-/** Decodes row groups [first, end) of an opened Parquet file (`openParquet`), one group's words at a time. */
-export async function* readGroups({ file, metadata, top, writer }: Awaited<ReturnType<typeof openParquet>>, path: string, strings: StringIds, first: number, end: number): AsyncGenerator<GroupWords> {
-  const kept = writer.kept;
-  const names = kept.map((c) => top[c]!.element.name);
-  for (const c of kept) {
-    // hyparquet turns decimals into floats; without the annotation it hands over the exact unscaled integers.
-    if (top[c]!.element.converted_type === 'DECIMAL') delete top[c]!.element.converted_type;
+/**
+ * Signed or unsigned 64-bit integers as numbers where every one is a safe integer (decimals and keys nearly always
+ * are): the writer's number arithmetic is much cheaper than a BigInt per value. Else the BigInts.
+ */
+function int64Values(raw: BigInt64Array, isUnsigned: boolean): Float64Array | BigInt64Array | BigUint64Array {
+  // Low and high halves, little-endian: no BigInt is made for a value that fits.
+  const halves = new Int32Array(raw.buffer, raw.byteOffset, raw.length * 2);
+  const out = new Float64Array(raw.length);
+  for (let i = 0; i < raw.length; i++) {
+    const hi = halves[2 * i + 1]!;
+    // |value| < 2^53 exactly when -2^21 < hi < 2^21 (unsigned: hi < 2^21).
+    if (hi <= -0x200000 || hi >= 0x200000 || (isUnsigned && hi < 0)) return isUnsigned ? new BigUint64Array(raw.buffer, raw.byteOffset, raw.length) : raw;
+    out[i] = hi * 4294967296 + (halves[2 * i]! >>> 0);
   }
-  const decoder = new TextDecoder();
-  const scan = await fromReader(path, 'Parquet', () =>
-    parquetScan({
-      file,
-      metadata,
-      columns: names,
-      compressors,
-      parsers: {
-        dateFromDays: (days: number) => days,
-        // Interned as decoded: a dictionary page's entries once each, its rows then take their ids.
-        stringFromBytes: (bytes: Uint8Array | undefined) => bytes && strings.id(decoder.decode(bytes)),
-      },
-    }),
-  );
-  // Without a filter, the scan has one range per row group, in order.
-  for (let g = first; g < end; g++) {
-    const { rowStart, rowEnd } = scan.ranges[g]!;
-    const words = new Uint32Array((rowEnd - rowStart) * writer.width);
-    for (let k = 0; k < kept.length; k++) {
-      let values = await fromReader(path, 'Parquet', async () => {
-        const v = await scan.readColumn({ column: names[k]!, rowStart, rowEnd });
-        if (v.length !== rowEnd - rowStart) throw new Error(`column "${names[k]}" has ${v.length} values in a row group of ${rowEnd - rowStart} rows`);
-        return v;
-      });
-      if (top[kept[k]!]!.element.type === 'FIXED_LEN_BYTE_ARRAY') values = Array.from(values as ArrayLike<Uint8Array | undefined>, (b) => b && bigEndian(b));
-      writer.write(words, rowStart, k, values);
+  return out;
+}
+
+/**
+ * One kept column of one row group, decoded page by page with hyparquet's page readers straight into the group's
+ * row words: a dictionary page's entries are converted (and their strings interned) once, then each row of a
+ * dictionary-encoded page is one lookup; plain pages' typed arrays are written as they are. No value per row goes
+ * through a JS array of values or hyparquet's list assembly.
+ */
+class ChunkDecoder {
+  /** The dictionary's entries as column words, or undefined where one of them does not fit (`dictionaryValues`). */
+  private dictionaryWords: Uint32Array | undefined;
+  private dictionaryValues: ArrayLike<unknown> = [];
+  private readonly columnWords: number;
+  private readonly maxDefinition: number;
+  private readonly isUnsigned: boolean;
+
+  constructor(
+    private readonly writer: ColumnWriter,
+    private readonly k: number,
+    private readonly decoder: ColumnDecoder,
+    private readonly strings: ByteInterner,
+  ) {
+    this.columnWords = rowWords([writer.columns[writer.kept[k]!]!.type]);
+    this.maxDefinition = getMaxDefinitionLevel(decoder.schemaPath);
+    this.isUnsigned = unsigned(decoder.element);
+  }
+
+  /** Raw values as ColumnWriter.write takes them for the column's kind (strings as ids of `strings`). */
+  private values(raw: DecodedArray): ArrayLike<unknown> {
+    switch (this.decoder.type) {
+      case 'BYTE_ARRAY': {
+        const ids = new Int32Array(raw.length);
+        for (let i = 0; i < raw.length; i++) {
+          const b = raw[i] as Uint8Array;
+          ids[i] = this.strings.id(b, 0, b.length, 1);
+        }
+        return ids;
+      }
+      case 'FIXED_LEN_BYTE_ARRAY':
+        return Array.from(raw as Uint8Array[], bigEndian);
+      case 'INT64':
+        return raw instanceof BigInt64Array ? int64Values(raw, this.isUnsigned) : raw;
+      case 'INT32':
+        return this.isUnsigned && raw instanceof Int32Array ? new Uint32Array(raw.buffer, raw.byteOffset, raw.length) : raw;
+      default:
+        return raw;
     }
-    yield { words, bytes: keptBytes(metadata, kept, g, g + 1) };
+  }
+
+  /**
+   * Decodes the column chunk `chunk` (its pages back to back) into rows [0, rows) of `words`, whose first row is
+   * file row `firstRow`.
+   */
+  decode(chunk: Uint8Array, words: Uint32Array, rows: number, firstRow: number, codec: CompressionCodec): void {
+    this.decoder.codec = codec;
+    this.dictionaryWords = undefined;
+    this.dictionaryValues = [];
+    const { type, element } = this.decoder;
+    const reader = { view: new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength), offset: 0 };
+    let row = 0;
+    while (row < rows) {
+      if (reader.offset >= chunk.length) throw new Error(`column "${element.name}" ends after ${row} of its row group's ${rows} rows`);
+      const header = parquetHeader(reader);
+      const compressed = chunk.subarray(reader.offset, reader.offset + header.compressed_page_size);
+      reader.offset += header.compressed_page_size;
+      let page: DataPage;
+      let encoding: string;
+      let n: number;
+      if (header.type === 'DICTIONARY_PAGE' && header.dictionary_page_header) {
+        const bytes = decompressPage(compressed, header.uncompressed_page_size, codec, compressors);
+        const raw = readPlain({ view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 }, type, header.dictionary_page_header.num_values, element.type_length);
+        this.dictionaryValues = this.values(raw);
+        this.dictionaryWords = this.writer.encodeDictionary(this.k, this.dictionaryValues);
+        continue;
+      } else if (header.type === 'DATA_PAGE' && header.data_page_header) {
+        const daph = header.data_page_header;
+        page = readDataPage(decompressPage(compressed, header.uncompressed_page_size, codec, compressors), daph, this.decoder);
+        ({ encoding, num_values: n } = daph);
+      } else if (header.type === 'DATA_PAGE_V2' && header.data_page_header_v2) {
+        page = readDataPageV2(compressed, header, this.decoder);
+        ({ encoding, num_rows: n } = header.data_page_header_v2);
+      } else {
+        continue;
+      }
+      const levels = page.definitionLevels;
+      if (levels && levels.length > 0) {
+        for (let i = 0; i < levels.length; i++) if (levels[i] !== this.maxDefinition) this.writer.failNull(firstRow + row + i, this.writer.kept[this.k]!);
+      }
+      const data = page.dataPage;
+      if (data.length !== n || row + n > rows) throw new Error(`column "${element.name}" has a page of ${data.length} values where ${Math.min(n, rows - row)} rows were left`);
+      if (encoding.endsWith('_DICTIONARY')) this.lookUp(data as ArrayLike<number>, words, row, firstRow);
+      else this.writer.write(words, firstRow + row, this.k, this.values(data), row);
+      row += n;
+    }
+  }
+
+  /** Rows [row, row + indices.length) of `words` from a dictionary-encoded page's `indices`. */
+  private lookUp(indices: ArrayLike<number>, words: Uint32Array, row: number, firstRow: number): void {
+    const dict = this.dictionaryWords;
+    const entries = this.dictionaryValues.length;
+    for (let i = 0; i < indices.length; i++) if (!(indices[i]! < entries)) throw new Error(`column "${this.decoder.element.name}" refers to dictionary entry ${indices[i]} of ${entries}`);
+    if (!dict) {
+      // An entry that does not fit: the rows that use it get the message.
+      this.writer.write(words, firstRow + row, this.k, Array.from(indices, (i) => this.dictionaryValues[i]), row);
+      return;
+    }
+    const width = this.writer.width;
+    let at = this.writer.offsets[this.k]! + row * width;
+    if (this.columnWords === 1) {
+      for (let i = 0; i < indices.length; i++, at += width) words[at] = dict[indices[i]!]!;
+    } else {
+      for (let i = 0; i < indices.length; i++, at += width) {
+        const e = 2 * indices[i]!;
+        words[at] = dict[e]!;
+        words[at + 1] = dict[e + 1]!;
+      }
+    }
   }
 }
+
+/** Decoded row groups: their rows, string words as ids of `strings`, and each group's bytes. */
+export interface DecodedGroups {
+  words: Uint32Array[];
+  bytes: number[];
+  strings: ByteStrings;
+}
+
+/** Decodes row groups [first, end) of an opened Parquet file (`openParquet`) into row words. */
+export async function decodeGroups({ file, metadata, top, writer }: OpenedParquet, path: string, first: number, end: number): Promise<DecodedGroups> {
+  const strings = new ByteInterner();
+  const kept = writer.kept;
+  const decoders = kept.map((c, k) => {
+    const element = top[c]!.element;
+    const decoder: ColumnDecoder = {
+      pathInSchema: [element.name],
+      type: element.type!,
+      element,
+      schemaPath: getSchemaPath(metadata.schema, [element.name]),
+      codec: 'UNCOMPRESSED',
+      parsers: DEFAULT_PARSERS,
+      compressors,
+    };
+    return new ChunkDecoder(writer, k, decoder, strings);
+  });
+  const out: DecodedGroups = { words: [], bytes: [], strings: { bytes: new Uint8Array(0), ends: new Uint32Array(0), columns: new Uint32Array(0) } };
+  let firstRow = 0;
+  for (let g = 0; g < first; g++) firstRow += Number(metadata.row_groups[g]!.num_rows);
+  for (let g = first; g < end; g++) {
+    const group = metadata.row_groups[g]!;
+    const rows = Number(group.num_rows);
+    const words = new Uint32Array(rows * writer.width);
+    for (let k = 0; k < kept.length; k++) {
+      const meta = group.columns[kept[k]!]?.meta_data;
+      await fromReader(path, 'Parquet', async () => {
+        if (!meta) throw new Error(`row group ${g} has no metadata for column "${top[kept[k]!]!.element.name}"`);
+        const start = Number(meta.dictionary_page_offset || meta.data_page_offset);
+        const chunk = new Uint8Array(await file.slice(start, start + Number(meta.total_compressed_size)));
+        decoders[k]!.decode(chunk, words, rows, firstRow, meta.codec);
+      });
+    }
+    out.words.push(words);
+    out.bytes.push(keptBytes(metadata, kept, g, g + 1));
+    firstRow += rows;
+  }
+  out.strings = strings.table();
+  return out;
+}
+
+/**
+ * Adds decoded groups' strings to `strings` (without a lookup: a string two tasks hold gets two ids, which the run's
+ * dictionary maps to one) and rewrites the rows' string words to those ids. Returns them.
+ */
+export function adoptStrings(decoded: DecodedGroups, writer: ColumnWriter, strings: StringInterner): Uint32Array {
+  const { bytes, ends } = decoded.strings;
+  const ids = new Uint32Array(ends.length);
+  // One decode of all the bytes, then slices, is several times cheaper than a decode per string; the offsets of the
+  // bytes are those of the text where each byte became one UTF-16 unit (ASCII, or lone bytes that are not UTF-8,
+  // each U+FFFD either way: a multi-byte character would make the text shorter).
+  const text = utf8.decode(bytes);
+  const whole = text.length === bytes.length;
+  for (let i = 0, from = 0; i < ends.length; from = ends[i]!, i++) ids[i] = strings.add(whole ? text.slice(from, ends[i]!) : utf8.decode(bytes.subarray(from, ends[i]!)));
+  const stringWords = writer.kept.flatMap((c, k) => (writer.columns[c]!.type === 'string' ? [writer.offsets[k]!] : []));
+  if (stringWords.length === 0) return ids;
+  const width = writer.width;
+  for (const words of decoded.words) for (let at = 0; at < words.length; at += width) for (const o of stringWords) words[at + o] = ids[words[at + o]!]!;
+  return ids;
+}
+
+const utf8 = new TextDecoder();
 
 /** Compressed bytes of the `kept` columns in row groups [first, end). */
 export function keptBytes(metadata: FileMetaData, kept: readonly number[], first: number, end: number): number {
@@ -156,12 +342,14 @@ export async function parquetRowCount(path: string, bytes: ArrayBuffer): Promise
 export async function parquetRows(path: string, bytes: ArrayBuffer, rel: RelationDecl): Promise<Row[]> {
   const columns = factsColumns(rel);
   const kept = columns.map((_, c) => c);
-  const strings = new StringInterner();
-  const opened = await openParquet(path, bytes, columns, rel.name, kept, strings);
+  const opened = await openParquet(path, bytes, columns, rel.name, kept);
   checkParquet(opened, path);
+  const decoded = await decodeGroups(opened, path, 0, opened.metadata.row_groups.length);
+  const strings = new StringInterner();
+  adoptStrings(decoded, opened.writer, strings);
   const types = columnTypes(columns);
   const rows: Row[] = [];
-  for await (const { words } of readGroups(opened, path, strings, 0, opened.metadata.row_groups.length)) {
+  for (const words of decoded.words) {
     for (let at = 0; at < words.length; at += opened.writer.width) rows.push(decodeRow(words, at, types, strings));
   }
   return rows;

@@ -1,6 +1,6 @@
 /**
- * Parquet facts files, decoded by parquet-decode.ts: row groups on the worker pool (hyparquet decodes value by
- * value on one thread), only the columns the program reads, written column-wise into row words (column-words.ts).
+ * Parquet facts files, decoded by parquet-decode.ts: row groups on the worker pool (a few tasks per worker, so they
+ * finish together), only the columns the program reads, written column-wise into row words (column-words.ts).
  */
 import type { FileHandle } from 'node:fs/promises';
 import type { AsyncBuffer } from 'hyparquet';
@@ -8,10 +8,9 @@ import { VixenError, type Column, type Diagnostic } from '@vixen/queryplan';
 import { runInWorker, workerCount } from '../parallel/pool.js';
 import { defineTask } from '../parallel/tasks.js';
 import type { BinaryFactsLoader } from './column-words.js';
-import { columnTypes, stringWordOffsets, StringInterner } from './encoded.js';
 import { openFactsFile } from './open-file.js';
 import { readExactly } from '../read-exactly.js';
-import { checkParquet, keptBytes, openParquet, readGroups } from './parquet-decode.js';
+import { adoptStrings, checkParquet, decodeGroups, keptBytes, openParquet, type DecodedGroups } from './parquet-decode.js';
 
 /** Bytes `start..end` of an open file, as hyparquet asks for them. */
 async function readRange(handle: FileHandle, start: number, end: number): Promise<ArrayBuffer> {
@@ -34,23 +33,16 @@ interface GroupsTask {
 }
 
 /**
- * A worker's rows: per group its words, string words as ids of `strings` (the task's own, distinct); or the
- * diagnostics of the VixenError it met (a plain object crosses threads, an error's class does not).
+ * A worker's rows (string words as ids of its own distinct strings); or the diagnostics of the VixenError it met (a
+ * plain object crosses threads, an error's class does not).
  */
-type GroupsResult = { ok: true; words: Uint32Array[]; bytes: number[]; strings: string[] } | { ok: false; diagnostics: Diagnostic[] };
+type GroupsResult = ({ ok: true } & DecodedGroups) | { ok: false; diagnostics: Diagnostic[] };
 
-async function decodeGroups(task: GroupsTask): Promise<GroupsResult> {
-  const strings = new StringInterner();
+async function decodeGroupsOfFile(task: GroupsTask): Promise<GroupsResult> {
   const { handle, size } = await openFactsFile(task.path);
   try {
-    const opened = await openParquet(task.path, fileBuffer(handle, size), task.columns, task.relation, task.kept, strings);
-    const words: Uint32Array[] = [];
-    const bytes: number[] = [];
-    for await (const g of readGroups(opened, task.path, strings, task.first, task.end)) {
-      words.push(g.words);
-      bytes.push(g.bytes);
-    }
-    return { ok: true, words, bytes, strings: strings.strings };
+    const opened = await openParquet(task.path, fileBuffer(handle, size), task.columns, task.relation, task.kept);
+    return { ok: true, ...(await decodeGroups(opened, task.path, task.first, task.end)) };
   } catch (e) {
     if (e instanceof VixenError) return { ok: false, diagnostics: e.diagnostics };
     throw e;
@@ -59,8 +51,8 @@ async function decodeGroups(task: GroupsTask): Promise<GroupsResult> {
   }
 }
 
-/** decodeGroups on the worker pool. */
-const decodeGroupsTask = defineTask<GroupsTask, GroupsResult>('io/parquet-groups', import.meta.url, decodeGroups);
+/** decodeGroupsOfFile on the worker pool. */
+const decodeGroupsTask = defineTask<GroupsTask, GroupsResult>('io/parquet-groups', import.meta.url, decodeGroupsOfFile);
 
 /** Files whose kept columns take fewer compressed bytes than this are decoded on the calling thread. */
 const PARALLEL_BYTES = 1 << 20;
@@ -72,35 +64,31 @@ const PARALLEL_BYTES = 1 << 20;
 export const loadParquetInto: BinaryFactsLoader = async (path, columns, target, strings, relation, kept, onBytes) => {
   const { handle, size } = await openFactsFile(path);
   try {
-    const opened = await openParquet(path, fileBuffer(handle, size), columns, relation, kept, strings);
+    const opened = await openParquet(path, fileBuffer(handle, size), columns, relation, kept);
     const { metadata, writer } = opened;
     checkParquet(opened, path);
     const groups = metadata.row_groups.length;
+    let results: Array<Promise<GroupsResult>>;
     if (groups < 2 || workerCount() < 2 || keptBytes(metadata, kept, 0, groups) < PARALLEL_BYTES) {
-      for await (const g of readGroups(opened, path, strings, 0, groups)) {
-        target.adopt(g.words);
-        onBytes?.(g.bytes);
+      results = [decodeGroups(opened, path, 0, groups).then((d) => ({ ok: true, ...d }))];
+    } else {
+      const n = Math.min(groups, 4 * workerCount());
+      results = [];
+      for (let i = 0; i < n; i++) {
+        const task: GroupsTask = { path, columns, relation, kept, first: Math.floor((groups * i) / n), end: Math.floor((groups * (i + 1)) / n) };
+        const result = runInWorker(decodeGroupsTask, task);
+        // Awaited in order below; a later one's failure must not go unhandled meanwhile.
+        result.catch(() => undefined);
+        results.push(result);
       }
-      return;
     }
-    const n = Math.min(groups, 4 * workerCount());
-    const results: Promise<GroupsResult>[] = [];
-    for (let i = 0; i < n; i++) {
-      const task: GroupsTask = { path, columns, relation, kept, first: Math.floor((groups * i) / n), end: Math.floor((groups * (i + 1)) / n) };
-      const result = runInWorker(decodeGroupsTask, task);
-      // Awaited in order below; a later one's failure must not go unhandled meanwhile.
-      result.catch(() => undefined);
-      results.push(result);
-    }
-    const stringWords = stringWordOffsets(columnTypes(kept.map((c) => columns[c]!)));
     for (const pending of results) {
       const r = await pending;
       if (!r.ok) throw new VixenError(r.diagnostics);
-      // The task's string ids to the run's.
-      const ids = Uint32Array.from(r.strings, (s) => strings.id(s));
+      const ids = adoptStrings(r, writer, strings);
+      // The task's strings are noted with its first group, so the run lists them without reading the rows.
       r.words.forEach((words, i) => {
-        if (stringWords.length > 0) for (let at = 0; at < words.length; at += writer.width) for (const o of stringWords) words[at + o] = ids[words[at + o]!]!;
-        target.adopt(words);
+        target.adopt(words, i === 0 ? ids : NONE);
         onBytes?.(r.bytes[i]!);
       });
     }
@@ -108,3 +96,5 @@ export const loadParquetInto: BinaryFactsLoader = async (path, columns, target, 
     await handle.close();
   }
 };
+
+const NONE = new Uint32Array(0);

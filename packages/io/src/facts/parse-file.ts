@@ -7,7 +7,8 @@ import { stat } from 'node:fs/promises';
 import type { ScalarType } from '@vixen/queryplan';
 import { runInWorker, workerCount } from '../parallel/pool.js';
 import { factsFormat } from './file.js';
-import { parseRange, parseRangeTask, type ByteStrings, type RangeResult, type RangeTask } from './parse-range.js';
+import type { ByteStrings } from './byte-strings.js';
+import { parseRange, parseRangeTask, type RangeResult, type RangeTask } from './parse-range.js';
 
 /** Rows of one range of a file, with string words as ids of its own string table. */
 export interface ParsedPart {
