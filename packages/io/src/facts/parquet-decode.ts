@@ -6,10 +6,11 @@
  * (byte-strings.ts), a dictionary page's entries once each; the caller decodes each distinct one once
  * (`adoptStrings`).
  */
-import { parquetMetadataAsync, parquetSchema, type AsyncBuffer, type CompressionCodec, type DecodedArray, type FileMetaData, type SchemaElement, type SchemaTree } from 'hyparquet';
+import { parquetMetadataAsync, parquetSchema, type AsyncBuffer, type CompressionCodec, type DataPageHeader, type DecodedArray, type FileMetaData, type SchemaElement, type SchemaTree } from 'hyparquet';
 import { parquetHeader } from 'hyparquet/src/column.js';
 import { DEFAULT_PARSERS } from 'hyparquet/src/convert.js';
 import { decompressPage, readDataPage, readDataPageV2 } from 'hyparquet/src/datapage.js';
+import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
 import { readPlain } from 'hyparquet/src/plain.js';
 import { getMaxDefinitionLevel, getSchemaPath } from 'hyparquet/src/schema.js';
 import { compressors } from 'hyparquet-compressors';
@@ -90,7 +91,6 @@ const NO_STRINGS: StringIds = {
 };
 
 type ColumnDecoder = Parameters<typeof readDataPage>[2];
-type DataPage = ReturnType<typeof readDataPage>;
 
 /** Whether an INT32 or INT64 column holds unsigned integers (hyparquet hands over their bits as signed). */
 function unsigned(e: SchemaElement): boolean {
@@ -128,6 +128,11 @@ class ChunkDecoder {
   private readonly columnWords: number;
   private readonly maxDefinition: number;
   private readonly isUnsigned: boolean;
+  /** `decoder` as if the column were REQUIRED: readDataPage then reads no definition levels (pageV1 has). */
+  private readonly required: ColumnDecoder;
+  /** Reused by pageV1. */
+  private levels = new Uint8Array(0);
+  private indices = new Uint32Array(0);
 
   constructor(
     private readonly writer: ColumnWriter,
@@ -138,6 +143,8 @@ class ChunkDecoder {
     this.columnWords = rowWords([writer.columns[writer.kept[k]!]!.type]);
     this.maxDefinition = getMaxDefinitionLevel(decoder.schemaPath);
     this.isUnsigned = unsigned(decoder.element);
+    const [root, leaf] = decoder.schemaPath;
+    this.required = { ...decoder, schemaPath: [root!, { ...leaf!, element: { ...leaf!.element, repetition_type: 'REQUIRED' } }] };
   }
 
   /** Raw values as ColumnWriter.write takes them for the column's kind (strings as ids of `strings`). */
@@ -178,59 +185,103 @@ class ChunkDecoder {
       const header = parquetHeader(reader);
       const compressed = chunk.subarray(reader.offset, reader.offset + header.compressed_page_size);
       reader.offset += header.compressed_page_size;
-      let page: DataPage;
-      let encoding: string;
-      let n: number;
+      const v1 = header.type === 'DATA_PAGE' ? header.data_page_header : undefined;
+      const v2 = header.type === 'DATA_PAGE_V2' ? header.data_page_header_v2 : undefined;
       if (header.type === 'DICTIONARY_PAGE' && header.dictionary_page_header) {
         const bytes = decompressPage(compressed, header.uncompressed_page_size, codec, compressors);
         const raw = readPlain({ view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 }, type, header.dictionary_page_header.num_values, element.type_length);
         this.dictionaryValues = this.values(raw);
         this.dictionaryWords = this.writer.encodeDictionary(this.k, this.dictionaryValues);
         continue;
-      } else if (header.type === 'DATA_PAGE' && header.data_page_header) {
-        const daph = header.data_page_header;
-        page = readDataPage(decompressPage(compressed, header.uncompressed_page_size, codec, compressors), daph, this.decoder);
-        ({ encoding, num_values: n } = daph);
-      } else if (header.type === 'DATA_PAGE_V2' && header.data_page_header_v2) {
-        page = readDataPageV2(compressed, header, this.decoder);
-        ({ encoding, num_rows: n } = header.data_page_header_v2);
+      }
+      if (!v1 && !v2) continue;
+      const n = v1 ? v1.num_values : v2!.num_rows;
+      if (row + n > rows) throw new Error(`column "${element.name}" has a page of ${n} values where ${rows - row} rows were left`);
+      if (v1) {
+        this.pageV1(decompressPage(compressed, header.uncompressed_page_size, codec, compressors), v1, words, row, firstRow);
       } else {
-        continue;
+        const { definitionLevels, dataPage } = readDataPageV2(compressed, header, this.decoder);
+        if (v2!.num_nulls > 0 && definitionLevels) this.failAtNull(definitionLevels, firstRow + row);
+        this.write(v2!.encoding, dataPage, n, words, row, firstRow);
       }
-      const levels = page.definitionLevels;
-      if (levels && levels.length > 0) {
-        for (let i = 0; i < levels.length; i++) if (levels[i] !== this.maxDefinition) this.writer.failNull(firstRow + row + i, this.writer.kept[this.k]!);
-      }
-      const data = page.dataPage;
-      if (data.length !== n || row + n > rows) throw new Error(`column "${element.name}" has a page of ${data.length} values where ${Math.min(n, rows - row)} rows were left`);
-      if (encoding.endsWith('_DICTIONARY')) this.lookUp(data as ArrayLike<number>, words, row, firstRow);
-      else this.writer.write(words, firstRow + row, this.k, this.values(data), row);
       row += n;
     }
+  }
+
+  /**
+   * A version 1 data page: hyparquet's readDataPage, but with the definition levels read first into a reused typed
+   * array, where finding a null is one indexOf (readDataPage makes a JS array of them, then counts the nulls), and
+   * dictionary indices into another (rather than a JS array).
+   */
+  private pageV1(bytes: Uint8Array, header: DataPageHeader, words: Uint32Array, row: number, firstRow: number): void {
+    const n = header.num_values;
+    const reader = { view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 };
+    if (this.maxDefinition > 0) {
+      // A flat column's levels are 0 (null) or 1.
+      const levels = (this.levels = fit(this.levels, n)).subarray(0, n);
+      readRleBitPackedHybrid(reader, 1, levels);
+      const nul = levels.indexOf(0);
+      if (nul >= 0) this.writer.failNull(firstRow + row + nul, this.writer.kept[this.k]!);
+    }
+    // The values follow, as in a column without levels: no value is null.
+    if (header.encoding === 'PLAIN_DICTIONARY' || header.encoding === 'RLE_DICTIONARY') {
+      const indices = (this.indices = fit(this.indices, n)).subarray(0, n);
+      const bitWidth = reader.view.getUint8(reader.offset++);
+      if (bitWidth === 0) indices.fill(0);
+      else readRleBitPackedHybrid(reader, bitWidth, indices, bytes.length - reader.offset);
+      this.lookUp(indices, words, row, firstRow);
+    } else {
+      this.write(header.encoding, readDataPage(bytes.subarray(reader.offset), header, this.required).dataPage, n, words, row, firstRow);
+    }
+  }
+
+  /** Throws the message for the first null among a version 2 page's definition levels, the first at file row `first`. */
+  private failAtNull(levels: ArrayLike<number>, first: number): never {
+    let i = 0;
+    while (i < levels.length && levels[i] === this.maxDefinition) i++;
+    this.writer.failNull(first + i, this.writer.kept[this.k]!);
+  }
+
+  /** A data page's `n` values (`data`, as hyparquet decoded them with `encoding`) into rows [row, row + n). */
+  private write(encoding: string, data: DecodedArray, n: number, words: Uint32Array, row: number, firstRow: number): void {
+    if (data.length !== n) throw new Error(`column "${this.decoder.element.name}" has a page of ${data.length} values where its header says ${n}`);
+    if (encoding.endsWith('_DICTIONARY')) this.lookUp(data as ArrayLike<number>, words, row, firstRow);
+    else this.writer.write(words, firstRow + row, this.k, this.values(data), row);
   }
 
   /** Rows [row, row + indices.length) of `words` from a dictionary-encoded page's `indices`. */
   private lookUp(indices: ArrayLike<number>, words: Uint32Array, row: number, firstRow: number): void {
     const dict = this.dictionaryWords;
     const entries = this.dictionaryValues.length;
-    for (let i = 0; i < indices.length; i++) if (!(indices[i]! < entries)) throw new Error(`column "${this.decoder.element.name}" refers to dictionary entry ${indices[i]} of ${entries}`);
-    if (!dict) {
-      // An entry that does not fit: the rows that use it get the message.
-      this.writer.write(words, firstRow + row, this.k, Array.from(indices, (i) => this.dictionaryValues[i]), row);
-      return;
-    }
     const width = this.writer.width;
     let at = this.writer.offsets[this.k]! + row * width;
-    if (this.columnWords === 1) {
-      for (let i = 0; i < indices.length; i++, at += width) words[at] = dict[indices[i]!]!;
+    const bad = (i: number): never => {
+      throw new Error(`column "${this.decoder.element.name}" refers to dictionary entry ${indices[i]} of ${entries}`);
+    };
+    if (!dict) {
+      for (let i = 0; i < indices.length; i++) if (!(indices[i]! < entries)) bad(i);
+      // An entry that does not fit: the rows that use it get the message.
+      this.writer.write(words, firstRow + row, this.k, Array.from(indices, (i) => this.dictionaryValues[i]), row);
+    } else if (this.columnWords === 1) {
+      for (let i = 0; i < indices.length; i++, at += width) {
+        const e = indices[i]!;
+        if (!(e < entries)) bad(i);
+        words[at] = dict[e]!;
+      }
     } else {
       for (let i = 0; i < indices.length; i++, at += width) {
-        const e = 2 * indices[i]!;
-        words[at] = dict[e]!;
-        words[at + 1] = dict[e + 1]!;
+        const e = indices[i]!;
+        if (!(e < entries)) bad(i);
+        words[at] = dict[2 * e]!;
+        words[at + 1] = dict[2 * e + 1]!;
       }
     }
   }
+}
+
+/** `a`, or a larger array of its kind where it has fewer than `n` elements. */
+function fit<T extends Uint8Array | Uint32Array>(a: T, n: number): T {
+  return a.length >= n ? a : (new (a.constructor as new (n: number) => T)(Math.max(n, 2 * a.length)));
 }
 
 /** Decoded row groups: their rows, string words as ids of `strings`, and each group's bytes. */
