@@ -3,8 +3,8 @@
  * Snappy) from any AsyncBuffer: which column types fit the declaration, and row groups into row words
  * (column-words.ts) a column chunk at a time. No Node API, so the playground reads a dropped file with the same rules
  * and messages as `--facts` (parquet.ts adds the files and the worker pool). Strings are interned by their bytes
- * (byte-strings.ts), a dictionary page's entries once each; the caller decodes each distinct one once
- * (`adoptStrings`).
+ * (byte-strings.ts), a dictionary page's entries once each; the caller decodes each distinct one once (`addStrings`)
+ * and gives the rows the run's ids (`remapStringWords`).
  */
 import { parquetMetadataAsync, parquetSchema, type AsyncBuffer, type CompressionCodec, type DataPageHeader, type DecodedArray, type FileMetaData, type SchemaElement, type SchemaTree } from 'hyparquet';
 import { parquetHeader } from 'hyparquet/src/column.js';
@@ -18,14 +18,14 @@ import { VixenError, errorAt, rowWords, type Column, type RelationDecl, type Row
 import { decodeRow, type StringIds } from '../encoding.js';
 import { ByteInterner, type ByteStrings } from './byte-strings.js';
 import { ColumnWriter, fromReader, type ColumnKind, type FileColumn } from './column-words.js';
-import { columnTypes, factsColumns, StringInterner } from './encoded.js';
+import { columnTypes, factsColumns, StringInterner, stringWordOffsets } from './encoded.js';
 
 /** The Vixen side of a Parquet column's physical and logical types. */
 function kindOf(e: SchemaElement): ColumnKind {
   const logical = e.logical_type?.type;
   const converted = e.converted_type;
   if (logical === 'DECIMAL' || converted === 'DECIMAL') {
-    // hyparquet decodes BYTE_ARRAY decimals only to floats; the other layouts stay exact (see `exact`).
+    // hyparquet decodes BYTE_ARRAY decimals only to floats; the other layouts are read as the exact integers.
     return e.type === 'BYTE_ARRAY' ? { kind: 'unsupported' } : { kind: 'integer', scale: e.scale ?? 0 };
   }
   switch (e.type) {
@@ -333,11 +333,11 @@ export async function decodeGroups({ file, metadata, top, writer }: OpenedParque
 }
 
 /**
- * Adds decoded groups' strings to `strings` (without a lookup: a string two tasks hold gets two ids, which the run's
- * dictionary maps to one) and rewrites the rows' string words to those ids. Returns them.
+ * Adds a decode's distinct strings to `strings`, without a lookup (a string two tasks hold gets two ids, which the
+ * run's dictionary maps to one); returns their ids there, by their ids in `table`.
  */
-export function adoptStrings(decoded: DecodedGroups, writer: ColumnWriter, strings: StringInterner): Uint32Array {
-  const { bytes, ends } = decoded.strings;
+export function addStrings(table: ByteStrings, strings: StringInterner): Uint32Array {
+  const { bytes, ends } = table;
   const ids = new Uint32Array(ends.length);
   // One decode of all the bytes, then slices, is several times cheaper than a decode per string; the offsets of the
   // bytes are those of the text where each byte became one UTF-16 unit (ASCII, or lone bytes that are not UTF-8,
@@ -345,11 +345,22 @@ export function adoptStrings(decoded: DecodedGroups, writer: ColumnWriter, strin
   const text = utf8.decode(bytes);
   const whole = text.length === bytes.length;
   for (let i = 0, from = 0; i < ends.length; from = ends[i]!, i++) ids[i] = strings.add(whole ? text.slice(from, ends[i]!) : utf8.decode(bytes.subarray(from, ends[i]!)));
-  const stringWords = writer.kept.flatMap((c, k) => (writer.columns[c]!.type === 'string' ? [writer.offsets[k]!] : []));
-  if (stringWords.length === 0) return ids;
-  const width = writer.width;
-  for (const words of decoded.words) for (let at = 0; at < words.length; at += width) for (const o of stringWords) words[at + o] = ids[words[at + o]!]!;
   return ids;
+}
+
+/** Rows (of `width` words) whose string words (at `stringWords` in a row) are ids of a decode's strings. */
+export interface StringRemap {
+  words: Uint32Array[];
+  width: number;
+  stringWords: readonly number[];
+  /** A decode's string id -> the run's (`addStrings`). */
+  ids: Uint32Array;
+}
+
+/** Rewrites the rows' string words to the run's ids; returns the rows. */
+export function remapStringWords({ words, width, stringWords, ids }: StringRemap): Uint32Array[] {
+  if (stringWords.length > 0) for (const w of words) for (let at = 0; at < w.length; at += width) for (const o of stringWords) w[at + o] = ids[w[at + o]!]!;
+  return words;
 }
 
 const utf8 = new TextDecoder();
@@ -397,8 +408,8 @@ export async function parquetRows(path: string, bytes: ArrayBuffer, rel: Relatio
   checkParquet(opened, path);
   const decoded = await decodeGroups(opened, path, 0, opened.metadata.row_groups.length);
   const strings = new StringInterner();
-  adoptStrings(decoded, opened.writer, strings);
   const types = columnTypes(columns);
+  remapStringWords({ words: decoded.words, width: opened.writer.width, stringWords: stringWordOffsets(types), ids: addStrings(decoded.strings, strings) });
   const rows: Row[] = [];
   for (const words of decoded.words) {
     for (let at = 0; at < words.length; at += opened.writer.width) rows.push(decodeRow(words, at, types, strings));

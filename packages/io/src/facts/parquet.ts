@@ -10,7 +10,8 @@ import { defineTask } from '../parallel/tasks.js';
 import type { BinaryFactsLoader } from './column-words.js';
 import { openFactsFile } from './open-file.js';
 import { readExactly } from '../read-exactly.js';
-import { adoptStrings, checkParquet, decodeGroups, keptBytes, openParquet, type DecodedGroups } from './parquet-decode.js';
+import { columnTypes, stringWordOffsets } from './encoded.js';
+import { addStrings, checkParquet, decodeGroups, keptBytes, openParquet, remapStringWords, type DecodedGroups, type StringRemap } from './parquet-decode.js';
 
 /** Bytes `start..end` of an open file, as hyparquet asks for them. */
 async function readRange(handle: FileHandle, start: number, end: number): Promise<ArrayBuffer> {
@@ -54,12 +55,16 @@ async function decodeGroupsOfFile(task: GroupsTask): Promise<GroupsResult> {
 /** decodeGroupsOfFile on the worker pool. */
 const decodeGroupsTask = defineTask<GroupsTask, GroupsResult>('io/parquet-groups', import.meta.url, decodeGroupsOfFile);
 
+/** remapStringWords on the worker pool: it touches every row, where the main thread has the strings to add. */
+const remapTask = defineTask<StringRemap, Uint32Array[]>('io/parquet-remap', import.meta.url, remapStringWords);
+
 /** Files whose kept columns take fewer compressed bytes than this are decoded on the calling thread. */
 const PARALLEL_BYTES = 1 << 20;
 
 /**
  * Appends the rows of the Parquet file `path` to `target` (see `loadFactsFileInto`): row groups on the worker
- * pool, a few tasks per worker so they finish together, where the file has several and enough bytes to read.
+ * pool, a few tasks per worker so they finish together, where the file has several and enough bytes to read; the
+ * main thread adds each task's strings to the run's as the task ends, and the pool gives its rows those ids.
  */
 export const loadParquetInto: BinaryFactsLoader = async (path, columns, target, strings, relation, kept, onBytes) => {
   const { handle, size } = await openFactsFile(path);
@@ -68,29 +73,38 @@ export const loadParquetInto: BinaryFactsLoader = async (path, columns, target, 
     const { metadata, writer } = opened;
     checkParquet(opened, path);
     const groups = metadata.row_groups.length;
-    let results: Array<Promise<GroupsResult>>;
+    const stringWords = stringWordOffsets(columnTypes(kept.map((c) => columns[c]!)));
+    const remap = (words: Uint32Array[], ids: Uint32Array): StringRemap => ({ words, width: writer.width, stringWords, ids });
+    const adopt = (words: Uint32Array[], ids: Uint32Array): void => {
+      // The task's strings are noted with its first group, so the run lists them without reading the rows.
+      words.forEach((w, i) => target.adopt(w, i === 0 ? ids : NONE));
+    };
     if (groups < 2 || workerCount() < 2 || keptBytes(metadata, kept, 0, groups) < PARALLEL_BYTES) {
-      results = [decodeGroups(opened, path, 0, groups).then((d) => ({ ok: true, ...d }))];
-    } else {
-      const n = Math.min(groups, 4 * workerCount());
-      results = [];
-      for (let i = 0; i < n; i++) {
-        const task: GroupsTask = { path, columns, relation, kept, first: Math.floor((groups * i) / n), end: Math.floor((groups * (i + 1)) / n) };
-        const result = runInWorker(decodeGroupsTask, task);
-        // Awaited in order below; a later one's failure must not go unhandled meanwhile.
-        result.catch(() => undefined);
-        results.push(result);
-      }
+      const decoded = await decodeGroups(opened, path, 0, groups);
+      const ids = addStrings(decoded.strings, strings);
+      adopt(remapStringWords(remap(decoded.words, ids)), ids);
+      for (const b of decoded.bytes) onBytes?.(b);
+      return;
     }
+    const n = Math.min(groups, 4 * workerCount());
+    const results: Array<Promise<GroupsResult>> = [];
+    for (let i = 0; i < n; i++) {
+      const task: GroupsTask = { path, columns, relation, kept, first: Math.floor((groups * i) / n), end: Math.floor((groups * (i + 1)) / n) };
+      results.push(handled(runInWorker(decodeGroupsTask, task)));
+    }
+    // Rows are adopted once every task has ended well: nothing is half-loaded after an error.
+    const remapped: Array<Promise<{ words: Uint32Array[]; ids: Uint32Array }>> = [];
     for (const pending of results) {
       const r = await pending;
       if (!r.ok) throw new VixenError(r.diagnostics);
-      const ids = adoptStrings(r, writer, strings);
-      // The task's strings are noted with its first group, so the run lists them without reading the rows.
-      r.words.forEach((words, i) => {
-        target.adopt(words, i === 0 ? ids : NONE);
-        onBytes?.(r.bytes[i]!);
-      });
+      const ids = addStrings(r.strings, strings);
+      const words = stringWords.length === 0 ? Promise.resolve(r.words) : runInWorker(remapTask, remap(r.words, ids), r.words.map((w) => w.buffer as ArrayBuffer));
+      remapped.push(handled(words.then((w) => ({ words: w, ids }))));
+      for (const b of r.bytes) onBytes?.(b);
+    }
+    for (const pending of remapped) {
+      const { words, ids } = await pending;
+      adopt(words, ids);
     }
   } finally {
     await handle.close();
@@ -98,3 +112,9 @@ export const loadParquetInto: BinaryFactsLoader = async (path, columns, target, 
 };
 
 const NONE = new Uint32Array(0);
+
+/** `p`, marked handled: promises awaited in turn must not go unhandled while an earlier one is awaited, or failed. */
+function handled<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => undefined);
+  return p;
+}

@@ -59,8 +59,8 @@ function release(w: Worker): void {
   idle.push(w);
 }
 
-/** Runs `task` on `payload` on a worker of the pool. */
-export async function runInWorker<P, R>(task: Task<P, R>, payload: P): Promise<R> {
+/** Runs `task` on `payload` on a worker of the pool; the buffers in `transfer` are moved there, not copied. */
+export async function runInWorker<P, R>(task: Task<P, R>, payload: P, transfer: readonly ArrayBuffer[] = []): Promise<R> {
   const request: TaskRequest = { key: task.key, module: task.module, payload };
   const w = await acquire();
   w.ref();
@@ -88,7 +88,7 @@ export async function runInWorker<P, R>(task: Task<P, R>, payload: P): Promise<R
     };
     w.on('message', onMessage);
     w.on('error', onError);
-    w.postMessage(request);
+    w.postMessage(request, transfer);
   });
 }
 
