@@ -14,7 +14,8 @@ import * as A from 'apache-arrow';
 import { parquetMetadata } from 'hyparquet';
 import { VixenError, type Column, type RelationDecl, type Row, type ScalarType } from '@vixen/queryplan';
 import { EncodedRelation, StringInterner, columnTypes, loadFactsDir, loadFactsFile, loadFactsFileInto } from '../src/facts/index.js';
-import { parquetRowCount, parquetRows } from '../src/facts/parquet-decode.js';
+import { addStrings, parquetRowCount, parquetRows } from '../src/facts/parquet-decode.js';
+import { ByteInterner } from '../src/facts/byte-strings.js';
 
 const root = mkdtempSync(join(tmpdir(), 'vixen-binary-facts-'));
 let instance: DuckDBInstance;
@@ -212,6 +213,25 @@ describe('Parquet', () => {
       'big.parquet: row 6: expected int32 in column 1 (a; Parquet "a") of big, found 3000000000 (out of range)',
     );
     expect(await message(parquetRowCount('no.parquet', new TextEncoder().encode('a,b\n1,2\n').buffer))).toMatch(/^no\.parquet: not a valid Parquet file: /);
+  });
+
+  it('addStrings decodes a decode\'s strings as TextDecoder decodes each: ASCII, other UTF-8, bytes that are not UTF-8', () => {
+    const decode = (parts: number[][]): string[] => {
+      const interner = new ByteInterner();
+      for (const p of parts) interner.id(Uint8Array.from(p), 0, p.length, 1);
+      const strings = new StringInterner();
+      return Array.from(addStrings(interner.table(), strings), (id) => strings.text(id));
+    };
+    const utf8 = (s: string): number[] => [...new TextEncoder().encode(s)];
+    const each = (parts: number[][]): string[] => parts.map((p) => new TextDecoder().decode(Uint8Array.from(p)));
+    // All ASCII: one decode, cut at the byte offsets.
+    const ascii = [utf8('AIR'), utf8(''), utf8('a longer string of text')];
+    expect(decode(ascii)).toEqual(['AIR', '', 'a longer string of text']);
+    // Lone bytes that are not UTF-8 become one U+FFFD each, cut or not; a sequence cut between two strings does not
+    // join up again, nor does a character of several bytes go unnoticed.
+    for (const parts of [[[0x61, 0xff], [0x80, 0x62], utf8('x')], [[0xe2, 0x82], [0xac], utf8('y')], [utf8('é'), utf8('ab')], [[0xf0, 0x9f, 0x98, 0x80], [0x7a]]]) {
+      expect(decode(parts)).toEqual(each(parts));
+    }
   });
 
   it('says a corrupt or truncated file is not valid Parquet', async () => {
