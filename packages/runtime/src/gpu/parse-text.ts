@@ -1,19 +1,19 @@
 /**
  * Facts files parsed on the device (codegen-wgsl kernels/parse-text.ts): the file is read in large chunks of whole
- * lines (the next one read while the device parses this one), each chunk's bytes uploaded as they are, and the
+ * lines (text-chunks.ts: several reads ahead, several chunks uploaded and parsed while the host waits for the oldest
+ * one's answer; files loaded together share the device's chunk slots), each chunk's bytes uploaded as they are, and the
  * device finds the records, splits them and converts the kept columns into row words, one relation chunk per file
  * chunk. The device also finds each chunk's distinct string fields (hashing their bytes) and writes each field's
  * distinct index into its row word; only the distinct strings' spans come back, and the host cuts their text from
  * the chunk it read, interned by bytes across chunks (unless most are distinct: names, comments), so no row costs
- * host work. Once the run's dictionary is known
- * a pass maps the indices to dictionary ids (`deviceRowsRelation`). CSV quoted fields are parsed on the device too
+ * host work. Two host round trips per chunk: its record count (to size its rows), then its flags and (where no
+ * more than the file's chunks so far had) its distinct strings' spans. Once the run's dictionary is known a pass
+ * maps the indices to dictionary ids (`deviceRowsRelation`). CSV quoted fields are parsed on the device too
  * (quotes doubled inside, newlines inside). Anything the device does not take exactly as io's host parser does
  * (malformed quoting, a chunk cut inside a quoted field, a NUL byte, invalid UTF-8, a CR ending the file, a field in
  * a rarer form or malformed, float32 columns) makes `parseTextOnDevice` give the file up: the caller parses it on
  * the host, whose rows or messages are then the answer. Nothing of a file given up stays on the device.
  */
-import { isUtf8 } from 'node:buffer';
-import { open } from 'node:fs/promises';
 import { rowWords, type ScalarType } from '@vixen/queryplan';
 import { PARSE_SEGMENT_BYTES, deviceParses, parseInternShaders, parseTextShaders, type TextLayout } from '@vixen/codegen-wgsl';
 import { ByteInterner, stringWordOffsets, type DeviceRows, type Format, type StringInterner } from '@vixen/io';
@@ -22,14 +22,12 @@ import { ParsedRows } from './parsed-rows.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { encodeScan } from './kernels/scan.js';
 import { memoShaders, Recorder, type Bound } from './recorder.js';
-import { uploadWords } from './upload.js';
+import { uploadBytes, uploadWords } from './upload.js';
+import { HostParses, TextChunkReader, TextChunkSlots, type TextChunk } from './text-chunks.js';
 import { acquireBound, allocRelation, bound, DeviceLimitError, readWords, releaseRelation, submitAndSync, type DeviceRelation } from './relations.js';
 
 /** Default bytes read and parsed at a time. */
 export const PARSE_CHUNK_BYTES = 64 * 2 ** 20;
-
-/** The device leaves the file to the host parser. */
-class HostParses extends Error {}
 
 export interface TextFile {
   path: string;
@@ -43,6 +41,19 @@ export interface TextFile {
   /** Hears of each chunk's bytes once the device parsed them (a load's progress). */
   onBytes?: (bytes: number) => void;
 }
+
+/** Chunk buffers held at once across the files a device loads (TextChunkSlots), and per file. */
+const CHUNK_SLOTS = { total: 8, perFile: 4 };
+/** A CPU adapter parses no faster for more: fewer, as before. */
+const SOFTWARE_CHUNK_SLOTS = { total: 4, perFile: 2 };
+
+const slotsOf = new WeakMap<GpuImpl, TextChunkSlots>();
+
+/**
+ * Host time of the device parser so far (all files): waiting for reads, copying chunks into upload buffers, waiting
+ * for the device's answers, cutting and decoding strings (`vixen bench load` prints it).
+ */
+export const textParseTimes = { chunks: 0, bytes: 0, readWaitMs: 0, uploadMs: 0, syncWaitMs: 0, stringsMs: 0 };
 
 /**
  * The kept columns of `file` parsed on the device, strings as ids of `strings` (added without lookup: the dictionary
@@ -68,73 +79,96 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
   // A chunk's text, and for lines of 8 bytes and more its rows, spans and string table, fit one binding each (a
   // chunk with more rows than that is given up: DeviceLimitError).
   const chunkBytes = Math.max(4, Math.min(file.chunkBytes ?? PARSE_CHUNK_BYTES, Math.floor(g.limits.maxStorageBufferBindingSize / Math.max(8, 2 * width))));
-  // Buffers of chunks whose strings were cut, read into again: a fresh 64 MiB buffer per chunk made the garbage
-  // collector run full collections over the load's strings again and again.
-  const spare: ArrayBuffer[] = [];
-  const chunks = lineChunks(file.path, chunkBytes, spare);
-  // The next chunk is read while the device parses this one. A read that fails while a chunk is parsed is handled
-  // (it would end the process as an unhandled rejection) and reported when awaited.
-  const readAhead = (): Promise<IteratorResult<Buffer>> => {
-    const read = chunks.next();
-    read.catch(() => undefined);
-    return read;
-  };
-  let next = readAhead();
-  /**
-   * Chunks being parsed, oldest first: the next chunk is parsed while the host waits for this one's results and
-   * interns its strings, so the device is not idle for a round trip per chunk.
-   */
-  const inFlight: { chunk: Buffer; parsed: Promise<ParsedChunk> }[] = [];
+  const limits = gpu.software ? SOFTWARE_CHUNK_SLOTS : CHUNK_SLOTS;
+  let slots = slotsOf.get(g);
+  if (!slots) slotsOf.set(g, (slots = new TextChunkSlots(limits.total)));
+  let reader: TextChunkReader;
   try {
-    for (let done = false; !done || inFlight.length > 0; ) {
-      if (!done && inFlight.length < CHUNKS_IN_FLIGHT) {
-        const read = await next;
-        done = read.done === true;
-        if (!done) {
-          next = readAhead();
-          const parsed = parseChunk(g, shaders, internShaders, read.value, format.quoting, width, offsets.length);
+    reader = await TextChunkReader.open(file.path, chunkBytes, slots);
+  } catch {
+    // The host parser says what is wrong with a file it cannot read.
+    return undefined;
+  }
+  /**
+   * Chunks being parsed, oldest first: later chunks are read, uploaded and parsed while the host waits for this
+   * one's results and cuts its strings, so neither the disk nor the device waits on a round trip per chunk.
+   */
+  const inFlight: { chunk: TextChunk; parsed: Promise<ParsedChunk> }[] = [];
+  /** Distinct strings read back with a chunk's answer (more cost a second readback): the most a chunk had so far. */
+  let distinctGuess = 256;
+  const timed = async <T>(what: 'readWaitMs' | 'syncWaitMs', p: Promise<T>): Promise<T> => {
+    const t0 = performance.now();
+    try {
+      return await p;
+    } finally {
+      textParseTimes[what] += performance.now() - t0;
+    }
+  };
+  try {
+    for (;;) {
+      await reader.fill(limits.perFile);
+      if (inFlight.length < limits.perFile && (reader.queued > 0 || inFlight.length === 0)) {
+        const chunk = await timed('readWaitMs', reader.next());
+        if (chunk) {
+          const parsed = parseChunk(g, shaders, internShaders, chunk.bytes, format.quoting, width, offsets.length, distinctGuess);
           // Awaited in order below; until then a failure must not go unhandled.
           parsed.catch(() => undefined);
-          inFlight.push({ chunk: read.value, parsed });
+          inFlight.push({ chunk, parsed });
           continue;
         }
-        if (inFlight.length === 0) break;
       }
-      const { chunk, parsed } = inFlight.shift()!;
-      const part = await parsed;
-      file.onBytes?.(chunk.length);
+      const oldest = inFlight.shift();
+      if (!oldest) break;
+      const { chunk, parsed } = oldest;
+      let part: ParsedChunk;
+      try {
+        part = await timed('syncWaitMs', parsed);
+      } catch (e) {
+        reader.done(chunk.bytes);
+        throw e;
+      }
+      const t0 = performance.now();
+      const text = chunk.bytes;
+      textParseTimes.chunks++;
+      textParseTimes.bytes += text.length;
+      file.onBytes?.(text.length);
       if (part.rows.count > 0) {
         parts.push(part.rows);
         const distinct = part.distinct.length / 2;
+        distinctGuess = Math.max(distinctGuess, distinct + (distinct >> 2));
         if (distinct > DISTINCT_SHARE * part.rows.count * offsets.length) {
           // Names, comments: strings seldom seen in another chunk, so interning them across chunks (hashing and
           // copying each) would merge next to none; each is decoded here, the dictionary merges the few repeats.
           const texts = new Array<string>(distinct);
-          for (let d = 0; d < distinct; d++) texts[d] = unquoted(chunk.toString('utf8', part.distinct[2 * d]!, part.distinct[2 * d + 1]!));
+          const encoding = chunk.ascii ? 'latin1' : 'utf8';
+          for (let d = 0; d < distinct; d++) texts[d] = unquoted(text.toString(encoding, part.distinct[2 * d]!, part.distinct[2 * d + 1]!));
           maps.push(texts);
         } else {
           const map = new Uint32Array(distinct);
-          for (let d = 0; d < distinct; d++) map[d] = interner.id(chunk, part.distinct[2 * d]!, part.distinct[2 * d + 1]!, 0);
+          for (let d = 0; d < distinct; d++) map[d] = interner.id(text, part.distinct[2 * d]!, part.distinct[2 * d + 1]!, 0);
           maps.push(map);
         }
       }
-      spare.push(chunk.buffer as ArrayBuffer);
+      reader.done(text);
+      textParseTimes.stringsMs += performance.now() - t0;
     }
   } catch (e) {
     // Chunks still being parsed finish first; their rows go back with the others.
-    for (const { parsed } of inFlight.splice(0)) {
+    for (const { chunk, parsed } of inFlight.splice(0)) {
       const part = await parsed.catch(() => undefined);
       if (part) releaseRelation(gpu, part.rows);
+      reader.done(chunk.bytes);
     }
     for (const p of parts) releaseRelation(gpu, p);
-    // The reader closes the file once the read ahead has settled.
-    await chunks.return(undefined);
+    await reader.close();
     if (e instanceof HostParses || e instanceof DeviceLimitError) return undefined;
     // The host parser says what is wrong with a file it cannot read.
     if ((e as NodeJS.ErrnoException).code !== undefined) return undefined;
     throw e;
   }
+  await reader.close();
   if (parts.length === 0) return undefined;
+  const t0 = performance.now();
   // Each distinct string decoded once, with a temporary id of the run's interner.
   const table = interner.table();
   const text = Buffer.from(table.bytes.buffer, table.bytes.byteOffset, table.bytes.byteLength);
@@ -149,6 +183,7 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
     else for (let i = 0; i < m.length; i++) all[at + i] = runIds[m[i]!]!;
     at += m.length;
   }
+  textParseTimes.stringsMs += performance.now() - t0;
   return new ParsedRows(gpu, chunkedOf(parts, width), all, mapStarts);
 }
 
@@ -164,9 +199,6 @@ interface ParsedChunk {
  */
 const DISTINCT_SHARE = 0.25;
 
-/** Chunks parsed at once (each holds its text, rows and string tables on the device). */
-const CHUNKS_IN_FLIGHT = 2;
-
 /** A chunk's ParsedChunk. */
 async function parseChunk(
   g: GpuImpl,
@@ -176,10 +208,10 @@ async function parseChunk(
   quoting: boolean,
   width: number,
   stringCount: number,
+  distinctGuess: number,
 ): Promise<ParsedChunk> {
   const n = chunk.length;
   const segments = Math.ceil(n / PARSE_SEGMENT_BYTES);
-  const words = chunkWords(chunk);
   const held: Bound[] = [];
   const acquire = (count: number, what: string): Bound => {
     const b = acquireBound(g, count, what);
@@ -188,8 +220,10 @@ async function parseChunk(
   };
   let rows: DeviceRelation | undefined;
   try {
-    const text = acquire(words.length, `a chunk of ${n} bytes`);
-    await uploadWords(g, text.buffer, 0, [words]);
+    const text = acquire(Math.ceil(n / 4), `a chunk of ${n} bytes`);
+    const t0 = performance.now();
+    await uploadChunk(g, text.buffer, chunk);
+    textParseTimes.uploadMs += performance.now() - t0;
     const counts = acquire(segments + 1, 'record counts');
     // The flag of something left to the host, and the count of distinct strings.
     const state = acquire(2, 'parse state');
@@ -231,10 +265,21 @@ async function parseChunk(
       interning.dispatch('parseIntern', [text, spans, table, distinct, fieldSlots, state], [fields, slots - 1], fields);
       interning.dispatch('parseStringIds', [table, fieldSlots, bound(rows), state], [fields], fields);
     }
-    const [read] = await submitAndSync(g, parsing, [{ buffer: state.buffer, offset: 0, words: 2 }]);
+    // The distinct strings' spans come back with the state where a chunk has no more than the file's chunks had
+    // so far (a second readback otherwise).
+    const guess = distinct ? Math.min(fields, distinctGuess) : 0;
+    const [read, spans0] = await submitAndSync(g, parsing, [
+      { buffer: state.buffer, offset: 0, words: 2 },
+      ...(distinct && guess > 0 ? [{ buffer: distinct.buffer, offset: 0, words: 2 * guess }] : []),
+    ]);
     if (read![0] !== 0) throw new HostParses();
     const found = read![1]!;
-    return { rows, distinct: distinct && found > 0 ? await readWords(g, distinct.buffer, 0, 2 * found) : new Uint32Array(0) };
+    if (!distinct || found === 0) return { rows, distinct: new Uint32Array(0) };
+    if (found <= guess) return { rows, distinct: spans0!.slice(0, 2 * found) };
+    const all = new Uint32Array(2 * found);
+    all.set(spans0!);
+    all.set(await readWords(g, distinct.buffer, 8 * guess, 2 * (found - guess)), 2 * guess);
+    return { rows, distinct: all };
   } catch (e) {
     if (rows) releaseRelation(g, rows);
     throw e;
@@ -244,63 +289,12 @@ async function parseChunk(
 }
 
 /**
- * `chunk` as u32 words (the bytes past its end in the last word are never read): a view where it lies 4-byte aligned
- * with room for the last word (lineChunks reads into such buffers), else a copy.
+ * Uploads `chunk` (its buffer has room for the last word's padding, bytes the kernels never read): as words where it
+ * lies 4-byte aligned, else copied into the upload's buffers (chunks after the first start after a part line).
  */
-function chunkWords(chunk: Buffer): Uint32Array {
-  const words = Math.ceil(chunk.length / 4);
-  if (chunk.byteOffset % 4 === 0 && chunk.byteOffset + 4 * words <= chunk.buffer.byteLength) return new Uint32Array(chunk.buffer, chunk.byteOffset, words);
-  const out = new Uint32Array(words);
-  new Uint8Array(out.buffer).set(chunk);
-  return out;
-}
-
-/**
- * The file's bytes in chunks of whole lines, each at least `chunkBytes` long where the file has that many left (a
- * longer line makes a longer chunk), a UTF-8 BOM at the start dropped; the last ends with a newline added when the
- * file does not end with one. Each chunk is a view of a buffer of its own, read from `spare` where one fits.
- */
-async function* lineChunks(path: string, chunkBytes: number, spare: ArrayBuffer[]): AsyncGenerator<Buffer> {
-  const fh = await open(path, 'r');
-  try {
-    let carry = Buffer.alloc(0);
-    let first = true;
-    for (;;) {
-      // Room for a final newline and the last word's padding; large buffers start 4-byte aligned (chunkWords). A
-      // spare one large enough is read into again (the caller hands back those it is done with).
-      const need = carry.length + chunkBytes + 4;
-      const reused = spare.findIndex((b) => b.byteLength >= need);
-      // Never from Node's shared pool: a pooled buffer handed back would be written over under other Buffers.
-      const buf = reused >= 0 ? Buffer.from(spare.splice(reused, 1)[0]!) : Buffer.allocUnsafeSlow(need);
-      carry.copy(buf, 0);
-      const { bytesRead } = await fh.read(buf, carry.length, chunkBytes, null);
-      const len = carry.length + bytesRead;
-      const start = first && len >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0;
-      first = false;
-      if (bytesRead === 0) {
-        if (len === start) return;
-        // The host keeps a CR that ends the file (it strips one only before a newline).
-        if (buf[len - 1] === 13) throw new HostParses();
-        let end = len;
-        if (buf[len - 1] !== 10) buf[end++] = 10;
-        yield checked(buf.subarray(start, end));
-        return;
-      }
-      const nl = buf.lastIndexOf(10, len - 1);
-      if (nl < start) {
-        carry = buf.subarray(start, len);
-        continue;
-      }
-      carry = Buffer.from(buf.subarray(nl + 1, len));
-      yield checked(buf.subarray(start, nl + 1));
-    }
-  } finally {
-    await fh.close();
-  }
-}
-
-/** `chunk` when it is UTF-8 (it holds whole lines, so no character is cut); the host reports invalid text. */
-function checked(chunk: Buffer): Buffer {
-  if (!isUtf8(chunk)) throw new HostParses();
-  return chunk;
+function uploadChunk(gpu: Gpu, dst: GPUBuffer, chunk: Buffer): Promise<void> {
+  const padded = Math.ceil(chunk.length / 4) * 4;
+  if (chunk.byteOffset % 4 === 0) return uploadWords(gpu, dst, 0, [new Uint32Array(chunk.buffer, chunk.byteOffset, padded / 4)]);
+  const bytes = new Uint8Array(chunk.buffer, chunk.byteOffset, padded);
+  return uploadBytes(gpu, dst, 0, padded, (into, at) => into.set(bytes.subarray(at, at + into.length)));
 }
