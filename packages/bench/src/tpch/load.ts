@@ -13,6 +13,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compile, Database, type Gpu, type ParseMode, type Program } from '@vixen/runtime';
+import { textParseTimes } from '@vixen/runtime/gpu';
 import type { RelationDecl } from '@vixen/queryplan';
 import { END_TO_END_FORMATS, formatDir, prepareFormat, type EndToEndFormat, type FormatDirs } from '../end-to-end.js';
 import { median } from '../operators.js';
@@ -41,6 +42,8 @@ export interface LoadTiming {
   deviceLoadMs: number;
   /** Tables whose files the device parsed (the others fell back to the host parser). */
   parsedOnDevice: string[];
+  /** The device parser's host time by phase over the timed loads, per load (gpu/parse-text.ts textParseTimes). */
+  deviceParse?: typeof textParseTimes;
 }
 
 export interface LoadBenchReport {
@@ -77,7 +80,9 @@ async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOpti
   const loads: number[] = [];
   let parsedOnDevice: string[] = [];
   let rows = 0;
+  const parseTimes = { ...textParseTimes };
   for (let i = 0; i < (o.warmup ?? 1) + (o.runs ?? 3); i++) {
+    if (i === (o.warmup ?? 1)) Object.assign(parseTimes, textParseTimes);
     // No host cache: it would parse every column of each file for later programs (comments included), where a run
     // of a program parses the columns it reads.
     const db = new Database(gpu, o.dataDir, { parse, hostCache: false });
@@ -97,7 +102,9 @@ async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOpti
       db.clear();
     }
   }
-  return { timing: { ms: median(walls), parseMs: median(parses), deviceLoadMs: median(loads), parsedOnDevice }, rows };
+  const runs = o.runs ?? 3;
+  const deviceParse = Object.fromEntries(Object.entries(textParseTimes).map(([k, v]) => [k, (v - parseTimes[k as keyof typeof textParseTimes]) / runs])) as typeof textParseTimes;
+  return { timing: { ms: median(walls), parseMs: median(parses), deviceLoadMs: median(loads), parsedOnDevice, ...(deviceParse.chunks > 0 ? { deviceParse } : {}) }, rows };
 }
 
 export async function benchLoad(gpu: Gpu, o: LoadBenchOptions): Promise<LoadBenchReport> {
@@ -169,6 +176,11 @@ export function formatLoadReport(r: LoadBenchReport): string {
     line('duckdb', undefined, r.duckdbMs, r.bytes, r.duckdbMs),
     ...(r.store ? [line('vixen store', r.store, r.store.ms, r.store.bytes, r.duckdbMs)] : []),
     ...(r.parquet ? [line('vixen parquet', r.parquet, r.parquet.ms, r.parquet.bytes, r.parquet.duckdbMs), line('duckdb parquet', undefined, r.parquet.duckdbMs, r.parquet.bytes, r.parquet.duckdbMs)] : []),
+    ...(r.device?.deviceParse
+      ? [
+          `device parse, host ms per load: waiting for reads ${fmt(r.device.deviceParse.readWaitMs, 1)}, uploads ${fmt(r.device.deviceParse.uploadMs, 1)}, waiting for the device ${fmt(r.device.deviceParse.syncWaitMs, 1)}, strings ${fmt(r.device.deviceParse.stringsMs, 1)} (${fmt(r.device.deviceParse.chunks, 0)} chunks, ${fmt(r.device.deviceParse.bytes / 1e6, 1)} MB)`,
+        ]
+      : []),
     ...(r.host && r.device
       ? [`parsed on the device: ${r.device.parsedOnDevice.length === TPCH_TABLES.length ? 'all tables' : r.device.parsedOnDevice.join(', ') || 'none'}; device vs host: ${fmt(r.host.ms / r.device.ms, 2)}x`]
       : []),
