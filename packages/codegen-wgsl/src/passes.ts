@@ -198,6 +198,16 @@ export const PASS_LAYOUTS = {
   parseIntern: ['read', 'read', 'write', 'write', 'write', 'write', 'uniform'],
   /** Each string field's distinct index into its row word. (table, fieldSlots, rows, state, u) u0 = (fields). */
   parseStringIds: ['read', 'read', 'write', 'read', 'uniform'],
+  /**
+   * The byte length of distinct string d (0 past the state[1] found) to starts[d], starts[fields] = 0, for an
+   * exclusive scan. (distinct, state, starts, u) u0 = (fields).
+   */
+  parseSpanLengths: ['read', 'read', 'write', 'uniform'],
+  /**
+   * The distinct strings' bytes back to back (string d at the scanned starts[d]), word i of them to out[i].
+   * (text, distinct, starts, state, out, u) u0 = (words of out, fields).
+   */
+  parseGather: ['read', 'read', 'read', 'read', 'write', 'uniform'],
   /** Parsed rows' string words (distinct indices) to dictionary ids through `dict`. (dict, rows, u) u0 = (rows). */
   parseStrings: ['read', 'write', 'uniform'],
   /**

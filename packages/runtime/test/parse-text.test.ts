@@ -209,6 +209,31 @@ test('repeated, colliding and prefix strings read as the host reads them, across
   for (const chunkBytes of [1 << 20, 4096, 100]) expect(await deviceRows(path, types, [0, 1, 2, 3], chunkBytes)).toEqual(host);
 });
 
+test('files parsed at once share the chunk slots; mostly distinct strings, a line many reads long', async () => {
+  // Six files at once (more than a CPU adapter's chunk slots, so some wait for others), names and comments all
+  // distinct (sliced from the chunk's gathered bytes), some non-ASCII, quoted CSV ones with doubled quotes, and a
+  // line of 100,000 bytes (past the room kept in front of each read for a part line).
+  const paths = Array.from({ length: 6 }, (_, f) => {
+    const csv = f % 2 === 1;
+    const lines = Array.from({ length: 400 }, (_, i) => {
+      const name = f === 2 && i % 3 === 0 ? `näme ${i} ü` : `name ${f}-${i}`;
+      const comment = f === 4 && i === 200 ? 'y'.repeat(60_000) : csv && i % 5 === 0 ? `"say ""${i}"", then"` : `comment ${i * 7919}`;
+      return csv ? `${i},${name},${comment}` : `${i}|${name}|${comment}|`;
+    });
+    const path = join(dir, `distinct-${f}.${csv ? 'csv' : 'tbl'}`);
+    writeFileSync(path, lines.join('\n'));
+    return path;
+  });
+  const types: ScalarType[] = ['int32', 'string', 'string'];
+  const columns = types.map((type, i) => ({ name: `c${i}`, type }));
+  for (const chunkBytes of [1 << 16, 1000]) {
+    const hosts = await Promise.all(paths.map((p) => hostRows(p, columns, [0, 1, 2])));
+    const devices = await Promise.all(paths.map((p) => deviceRows(p, types, [0, 1, 2], chunkBytes)));
+    expect(devices).toEqual(hosts);
+    expect((hosts[4] as Row[])[200]![2]).toBe('y'.repeat(60_000));
+  }
+});
+
 test('CSV quoted fields parse on the device: commas, doubled quotes, newlines, quoted numbers', async () => {
   const path = join(dir, 'quoted.csv');
   writeFileSync(path, '1,"a, b","2024-01-02"\r\n"2","say ""hi""\nthere",2024-01-03\r\n3,"",\"1999-12-31\"\n\n4,plain,2000-02-29');

@@ -11,7 +11,9 @@
  *   converts the kept columns into the relation's row words; string fields become (start, end) byte spans;
  * - parseIntern / parseStringIds (parseInternShaders): the distinct strings of the chunk, found by hashing the
  *   spans' bytes, and each string field's distinct index in its row word; parseStrings later maps those indices to
- *   dictionary ids.
+ *   dictionary ids;
+ * - parseSpanLengths, a scan, parseGather: the distinct strings' bytes back to back, so the host reads back only
+ *   those and decodes them as one string (slicing each from it costs far less than a decode per string).
  * The segment passes read their words through workgroup memory (segmentMain), coalesced.
  * Conversions take the forms io's convert.ts takes, exactly (integers of up to 18 digits, the short decimal form,
  * YYYY-MM-DD dates, booleans): any other field (blanks around it, a long number, anything malformed) sets the state
@@ -442,7 +444,30 @@ ${threadMain(`  if (i >= u[0].x || atomicLoad(&state[0]) != 0u) { return; }
   const ids = `${header('parseStringIds', ['table', 'fieldSlots', 'rows', 'state'])}${threadMain(`  if (i >= u[0].x || state[0] != 0u) { return; }
   var offs = ${offs};
   rows[(i / ${S}u) * ${width}u + offs[i % ${S}u]] = table[2u * fieldSlots[i] + 1u];`)}`;
-  return { parseIntern: atomicBinding(atomicBinding(intern, 'table'), 'state'), parseStringIds: ids };
+  const lengths = `${header('parseSpanLengths', ['distinct', 'state', 'starts'])}${threadMain(`  if (i > u[0].x) { return; }
+  starts[i] = select(0u, distinct[2u * i + 1u] - distinct[2u * i], i < u[0].x && i < state[1]);`)}`;
+  // Thread i packs bytes [4i, 4i + 4) of the strings: a binary search for the string holding the first (the last d
+  // with starts[d] <= 4i), then on through the strings after it (empty ones skipped).
+  const gather = `${header('parseGather', ['text', 'distinct', 'starts', 'state', 'out'])}${BYTES}${threadMain(`  if (i >= u[0].x) { return; }
+  let total = starts[u[0].y];
+  let q0 = i * 4u;
+  if (q0 >= total) { return; }
+  var lo = 0u;
+  var hi = state[1];
+  while (hi - lo > 1u) {
+    let mid = (lo + hi) / 2u;
+    if (starts[mid] <= q0) { lo = mid; } else { hi = mid; }
+  }
+  var d = lo;
+  var w = 0u;
+  for (var k = 0u; k < 4u; k = k + 1u) {
+    let q = q0 + k;
+    if (q >= total) { break; }
+    while (starts[d + 1u] <= q) { d = d + 1u; }
+    w = w | (byteAt(distinct[2u * d] + q - starts[d]) << (8u * k));
+  }
+  out[i] = w;`)}`;
+  return { parseIntern: atomicBinding(atomicBinding(intern, 'table'), 'state'), parseStringIds: ids, parseSpanLengths: lengths, parseGather: gather };
 }
 
 /**

@@ -95,7 +95,7 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
    */
   const inFlight: { chunk: TextChunk; parsed: Promise<ParsedChunk> }[] = [];
   /** Distinct strings read back with a chunk's answer (more cost a second readback): the most a chunk had so far. */
-  let distinctGuess = 256;
+  const guess: DistinctGuess = { spans: 256, words: 4096 };
   const timed = async <T>(what: 'readWaitMs' | 'syncWaitMs', p: Promise<T>): Promise<T> => {
     const t0 = performance.now();
     try {
@@ -110,7 +110,7 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
       if (inFlight.length < limits.perFile && (reader.queued > 0 || inFlight.length === 0)) {
         const chunk = await timed('readWaitMs', reader.next());
         if (chunk) {
-          const parsed = parseChunk(g, shaders, internShaders, chunk.bytes, format.quoting, width, offsets.length, distinctGuess);
+          const parsed = parseChunk(g, shaders, internShaders, chunk.bytes, format.quoting, width, offsets.length, { ...guess });
           // Awaited in order below; until then a failure must not go unhandled.
           parsed.catch(() => undefined);
           inFlight.push({ chunk, parsed });
@@ -134,18 +134,29 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
       file.onBytes?.(text.length);
       if (part.rows.count > 0) {
         parts.push(part.rows);
-        const distinct = part.distinct.length / 2;
-        distinctGuess = Math.max(distinctGuess, distinct + (distinct >> 2));
+        const { spans, bytes } = part;
+        const distinct = spans.length / 2;
+        guess.spans = Math.max(guess.spans, distinct + (distinct >> 2));
+        guess.words = Math.max(guess.words, (bytes.length + (bytes.length >> 2)) >> 2);
         if (distinct > DISTINCT_SHARE * part.rows.count * offsets.length) {
           // Names, comments: strings seldom seen in another chunk, so interning them across chunks (hashing and
-          // copying each) would merge next to none; each is decoded here, the dictionary merges the few repeats.
+          // copying each) would merge next to none; each is cut here, the dictionary merges the few repeats. ASCII
+          // bytes are decoded at once and each string sliced from them (a decode per string cost 2-4 times more).
           const texts = new Array<string>(distinct);
-          const encoding = chunk.ascii ? 'latin1' : 'utf8';
-          for (let d = 0; d < distinct; d++) texts[d] = unquoted(text.toString(encoding, part.distinct[2 * d]!, part.distinct[2 * d + 1]!));
+          const all = chunk.ascii ? bytes.toString('latin1') : undefined;
+          for (let d = 0, at = 0; d < distinct; d++) {
+            const end = at + spans[2 * d + 1]! - spans[2 * d]!;
+            texts[d] = unquoted(all !== undefined ? all.slice(at, end) : bytes.toString('utf8', at, end));
+            at = end;
+          }
           maps.push(texts);
         } else {
           const map = new Uint32Array(distinct);
-          for (let d = 0; d < distinct; d++) map[d] = interner.id(text, part.distinct[2 * d]!, part.distinct[2 * d + 1]!, 0);
+          for (let d = 0, at = 0; d < distinct; d++) {
+            const end = at + spans[2 * d + 1]! - spans[2 * d]!;
+            map[d] = interner.id(bytes, at, end, 0);
+            at = end;
+          }
           maps.push(map);
         }
       }
@@ -187,10 +198,29 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
   return new ParsedRows(gpu, chunkedOf(parts, width), all, mapStarts);
 }
 
-/** One chunk's rows on the device, string words as indices of the chunk's distinct strings, whose byte spans (start, end) `distinct` holds. */
+/**
+ * One chunk's rows on the device, string words as indices of the chunk's distinct strings: `spans` holds their
+ * (start, end) in the chunk, `bytes` their bytes back to back in that order.
+ */
 interface ParsedChunk {
   rows: DeviceRelation;
-  distinct: Uint32Array;
+  spans: Uint32Array;
+  bytes: Buffer;
+}
+
+/** Words of the chunk's distinct strings read back with its answer (DistinctGuess). */
+interface DistinctGuess {
+  spans: number;
+  words: number;
+}
+
+/** The first `count` words of `buffer`, of which `first` came back already (a second readback for the others). */
+async function rest(g: GpuImpl, first: Uint32Array, buffer: GPUBuffer, count: number): Promise<Uint32Array> {
+  if (count <= first.length) return first.subarray(0, count);
+  const all = new Uint32Array(count);
+  all.set(first);
+  all.set(await readWords(g, buffer, 4 * first.length, count - first.length), first.length);
+  return all;
 }
 
 /**
@@ -208,7 +238,7 @@ async function parseChunk(
   quoting: boolean,
   width: number,
   stringCount: number,
-  distinctGuess: number,
+  guess: DistinctGuess,
 ): Promise<ParsedChunk> {
   const n = chunk.length;
   const segments = Math.ceil(n / PARSE_SEGMENT_BYTES);
@@ -246,40 +276,50 @@ async function parseChunk(
     if (flag![0] !== 0 || (quoted && quoted[0]! % 2 !== 0)) throw new HostParses();
     const records = total![0]!;
     rows = allocRelation(g, records, width);
-    if (records === 0) return { rows, distinct: new Uint32Array(0) };
+    if (records === 0) return { rows, spans: new Uint32Array(0), bytes: Buffer.alloc(0) };
     const ends = acquire(records, 'record ends');
     const fields = records * stringCount;
     const spans = acquire(Math.max(1, 2 * fields), 'string spans');
     const parsing = new Recorder(g, shaders);
     parsing.dispatch('parseEnds', [text, quotes, counts, ends], [n, segments], segments);
     parsing.dispatch('parseRows', [text, ends, bound(rows), spans, state], [n, segments, records], records);
-    let distinct: Bound | undefined;
-    if (internShaders && fields > 0) {
-      // Twice as many slots as fields at least, so probes stay short.
-      const slots = 2 ** Math.ceil(Math.log2(2 * fields));
-      const table = acquire(2 * slots, 'string table');
-      const fieldSlots = acquire(fields, 'string slots');
-      distinct = acquire(2 * fields, 'distinct strings');
-      const interning = parsing.using(internShaders);
-      interning.clear(table.buffer, 8 * slots);
-      interning.dispatch('parseIntern', [text, spans, table, distinct, fieldSlots, state], [fields, slots - 1], fields);
-      interning.dispatch('parseStringIds', [table, fieldSlots, bound(rows), state], [fields], fields);
+    if (!internShaders || fields === 0) {
+      const [read] = await submitAndSync(g, parsing, [{ buffer: state.buffer, offset: 0, words: 1 }]);
+      if (read![0] !== 0) throw new HostParses();
+      return { rows, spans: new Uint32Array(0), bytes: Buffer.alloc(0) };
     }
-    // The distinct strings' spans come back with the state where a chunk has no more than the file's chunks had
-    // so far (a second readback otherwise).
-    const guess = distinct ? Math.min(fields, distinctGuess) : 0;
-    const [read, spans0] = await submitAndSync(g, parsing, [
+    // Twice as many slots as fields at least, so probes stay short.
+    const slots = 2 ** Math.ceil(Math.log2(2 * fields));
+    const table = acquire(2 * slots, 'string table');
+    const fieldSlots = acquire(fields, 'string slots');
+    const distinct = acquire(2 * fields, 'distinct strings');
+    const starts = acquire(fields + 1, 'string starts');
+    // The distinct strings are fields of the chunk, so their bytes fit in as many as the chunk's.
+    const words = Math.ceil(n / 4);
+    const gathered = acquire(words, 'distinct string bytes');
+    const interning = parsing.using(internShaders);
+    interning.clear(table.buffer, 8 * slots);
+    interning.dispatch('parseIntern', [text, spans, table, distinct, fieldSlots, state], [fields, slots - 1], fields);
+    interning.dispatch('parseStringIds', [table, fieldSlots, bound(rows), state], [fields], fields);
+    interning.dispatch('parseSpanLengths', [distinct, state, starts], [fields], fields + 1);
+    encodeScan(parsing, starts, fields + 1);
+    interning.dispatch('parseGather', [text, distinct, starts, state, gathered], [words, fields], words);
+    // The distinct strings' spans and bytes come back with the state where a chunk has no more than the file's
+    // chunks had so far (a second readback otherwise).
+    const spanGuess = Math.min(fields, guess.spans);
+    const wordGuess = Math.min(words, guess.words);
+    const [read, byteTotal, spans0, words0] = await submitAndSync(g, parsing, [
       { buffer: state.buffer, offset: 0, words: 2 },
-      ...(distinct && guess > 0 ? [{ buffer: distinct.buffer, offset: 0, words: 2 * guess }] : []),
+      { buffer: starts.buffer, offset: 4 * fields, words: 1 },
+      { buffer: distinct.buffer, offset: 0, words: 2 * spanGuess },
+      { buffer: gathered.buffer, offset: 0, words: wordGuess },
     ]);
     if (read![0] !== 0) throw new HostParses();
     const found = read![1]!;
-    if (!distinct || found === 0) return { rows, distinct: new Uint32Array(0) };
-    if (found <= guess) return { rows, distinct: spans0!.slice(0, 2 * found) };
-    const all = new Uint32Array(2 * found);
-    all.set(spans0!);
-    all.set(await readWords(g, distinct.buffer, 8 * guess, 2 * (found - guess)), 2 * guess);
-    return { rows, distinct: all };
+    const byteCount = byteTotal![0]!;
+    const spanWords = await rest(g, spans0!, distinct.buffer, 2 * found);
+    const byteWords = await rest(g, words0!, gathered.buffer, Math.ceil(byteCount / 4));
+    return { rows, spans: spanWords, bytes: Buffer.from(byteWords.buffer, byteWords.byteOffset, byteCount) };
   } catch (e) {
     if (rows) releaseRelation(g, rows);
     throw e;
