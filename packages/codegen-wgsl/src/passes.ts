@@ -179,7 +179,8 @@ export const PASS_LAYOUTS = {
   parseQuotes: ['read', 'write', 'uniform'],
   /**
    * Facts text (kernels/parse-text.ts): per segment of PARSE_SEGMENT_BYTES bytes its record ends to counts[i]
-   * (counts[segments] = 0), state[0] |= 1 at a byte left to the host; CSV: quotes[i] = the quotes before segment i.
+   * (counts[segments] = 0), state[0] |= 1 at a byte left to the host (NUL, invalid UTF-8), state[2] |= 1 at a
+   * byte past ASCII; CSV: quotes[i] = the quotes before segment i.
    * (text, quotes, counts, state, u) u0 = (bytes, segments).
    */
   parseCount: ['read', 'read', 'write', 'write', 'uniform'],

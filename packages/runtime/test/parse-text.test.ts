@@ -234,6 +234,22 @@ test('files parsed at once share the chunk slots; mostly distinct strings, a lin
   }
 });
 
+test('invalid UTF-8 is left to the host, which says where; valid forms of every length are taken', async () => {
+  const good = join(dir, 'utf8.tsv');
+  // 2, 3 and 4 byte forms at their edges (U+0080, U+07FF, U+0800, U+FFFF, U+10000, U+10FFFF), next to U+D7FF.
+  writeFileSync(good, ['1\t\u0080\u07ff', '2\t\u0800\uffff\ud7ff', '3\t\u{10000}\u{10ffff}', '4\tplain'].join('\n'));
+  const types: ScalarType[] = ['int32', 'string'];
+  const columns = types.map((type, i) => ({ name: `c${i}`, type }));
+  expect(await deviceRows(good, types, [0, 1], 1 << 16)).toEqual(await hostRows(good, columns, [0, 1]));
+  const bad = [[0xff], [0xc0, 0x80], [0xe0, 0x80, 0x80], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0x80], [0xc3], [0xe2, 0x82], [0xc3, 0xa9, 0xa9]];
+  for (const [k, bytes] of bad.entries()) {
+    const path = join(dir, `bad-utf8-${k}.tsv`);
+    writeFileSync(path, Buffer.concat([Buffer.from('1\tok\n2\tx'), Buffer.from(bytes), Buffer.from('y\n3\tok\n')]));
+    expect(await deviceRows(path, types, [0, 1], 1 << 16)).toBeUndefined();
+    expect(await hostRows(path, columns, [0, 1])).toMatch(/UTF-8/);
+  }
+});
+
 test('CSV quoted fields parse on the device: commas, doubled quotes, newlines, quoted numbers', async () => {
   const path = join(dir, 'quoted.csv');
   writeFileSync(path, '1,"a, b","2024-01-02"\r\n"2","say ""hi""\nthere",2024-01-03\r\n3,"",\"1999-12-31\"\n\n4,plain,2000-02-29');

@@ -4,7 +4,7 @@
  * - CSV only: parseQuotes counts each segment's quotes, and a scan gives the quotes before each segment, so a byte
  *   knows whether it lies inside a quoted field;
  * - parseCount: each thread counts the record ends (a newline ending a non-empty line, outside quotes) of its
- *   PARSE_SEGMENT_BYTES bytes, and flags a NUL byte, which the device leaves to the host;
+ *   PARSE_SEGMENT_BYTES bytes, and flags a NUL byte or invalid UTF-8, which the device leaves to the host;
  * - an exclusive scan of the counts (scan.ts) gives each segment's first record;
  * - parseEnds: each thread writes its record ends at those offsets;
  * - parseRows: one thread per record splits it at the delimiter (CSV: quoted fields too), checks the field count and
@@ -119,13 +119,54 @@ function quotesPass(): string {
   )}`;
 }
 
+/**
+ * UTF-8 as the host's isUtf8 takes it (no overlong forms, surrogates or code points past U+10FFFF): each lead byte
+ * checks its continuation bytes, each continuation byte that a lead before it reaches it.
+ */
+const UTF8 = `
+fn leadLength(c: u32) -> u32 {
+  if (c >= 0xc2u && c <= 0xdfu) { return 2u; }
+  if (c >= 0xe0u && c <= 0xefu) { return 3u; }
+  if (c >= 0xf0u && c <= 0xf4u) { return 4u; }
+  return 0u;
+}
+
+// Whether the byte b (past ASCII) at p of the n bytes belongs to a well-formed sequence.
+fn utf8At(p: u32, b: u32, n: u32) -> bool {
+  if ((b & 0xc0u) == 0x80u) {
+    for (var k = 1u; k <= 3u && k <= p; k = k + 1u) {
+      let c = byteAt(p - k);
+      if ((c & 0xc0u) != 0x80u) { return leadLength(c) > k; }
+    }
+    return false;
+  }
+  let len = leadLength(b);
+  if (len == 0u || p + len > n) { return false; }
+  let c1 = byteAt(p + 1u);
+  var lo = 0x80u;
+  var hi = 0xbfu;
+  if (b == 0xe0u) { lo = 0xa0u; } else if (b == 0xedu) { hi = 0x9fu; } else if (b == 0xf0u) { lo = 0x90u; } else if (b == 0xf4u) { hi = 0x8fu; }
+  if (c1 < lo || c1 > hi) { return false; }
+  for (var k = 2u; k < len; k = k + 1u) {
+    if ((byteAt(p + k) & 0xc0u) != 0x80u) { return false; }
+  }
+  return true;
+}
+`;
+
 function countPass(layout: TextLayout): string {
-  const code = `${header('parseCount', ['text', 'quotes', 'counts', 'state'])}${BYTES}${segmentMain(
+  // Bytes past ASCII are rare in most facts: they set state[2] (the host then decodes strings as UTF-8) and are
+  // checked here, as the chunk never passed through the host.
+  const code = `${header('parseCount', ['text', 'quotes', 'counts', 'state'])}${BYTES}${UTF8}${segmentMain(
     `  if (i > u[0].y) { return; }
   if (i == u[0].y) { counts[i] = 0u; return; }`,
     '  var c = 0u;',
     `        if (${recordEnd(layout.quoting)}) { c = c + 1u; }
-        if (b == 0u) { atomicOr(&state[0], 1u); }`,
+        if (b == 0u) { atomicOr(&state[0], 1u); }
+        if (b >= 0x80u) {
+          atomicOr(&state[2], 1u);
+          if (!utf8At(p, b, n)) { atomicOr(&state[0], 1u); }
+        }`,
     '  counts[i] = c;',
     layout.quoting,
   )}`;

@@ -22,8 +22,7 @@ import { ParsedRows } from './parsed-rows.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { encodeScan } from './kernels/scan.js';
 import { memoShaders, Recorder, type Bound } from './recorder.js';
-import { uploadBytes, uploadWords } from './upload.js';
-import { HostParses, TextChunkReader, TextChunkSlots, type TextChunk } from './text-chunks.js';
+import { HostParses, TextChunkReader, TextChunkSlots, type ReadMemory, type TextChunk } from './text-chunks.js';
 import { acquireBound, allocRelation, bound, DeviceLimitError, readWords, releaseRelation, submitAndSync, type DeviceRelation } from './relations.js';
 
 /** Default bytes read and parsed at a time. */
@@ -82,9 +81,10 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
   const limits = gpu.software ? SOFTWARE_CHUNK_SLOTS : CHUNK_SLOTS;
   let slots = slotsOf.get(g);
   if (!slots) slotsOf.set(g, (slots = new TextChunkSlots(limits.total)));
-  let reader: TextChunkReader;
+  const memory = new MappedReads(g);
+  let reader: TextChunkReader<GPUBuffer>;
   try {
-    reader = await TextChunkReader.open(file.path, chunkBytes, slots);
+    reader = await TextChunkReader.open(file.path, chunkBytes, slots, memory);
   } catch {
     // The host parser says what is wrong with a file it cannot read.
     return undefined;
@@ -93,7 +93,7 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
    * Chunks being parsed, oldest first: later chunks are read, uploaded and parsed while the host waits for this
    * one's results and cuts its strings, so neither the disk nor the device waits on a round trip per chunk.
    */
-  const inFlight: { chunk: TextChunk; parsed: Promise<ParsedChunk> }[] = [];
+  const inFlight: { chunk: TextChunk<GPUBuffer>; parsed: Promise<ParsedChunk> }[] = [];
   /** Distinct strings read back with a chunk's answer (more cost a second readback): the most a chunk had so far. */
   const guess: DistinctGuess = { spans: 256, words: 4096 };
   const timed = async <T>(what: 'readWaitMs' | 'syncWaitMs', p: Promise<T>): Promise<T> => {
@@ -110,7 +110,7 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
       if (inFlight.length < limits.perFile && (reader.queued > 0 || inFlight.length === 0)) {
         const chunk = await timed('readWaitMs', reader.next());
         if (chunk) {
-          const parsed = parseChunk(g, shaders, internShaders, chunk.bytes, format.quoting, width, offsets.length, { ...guess });
+          const parsed = parseChunk(g, shaders, internShaders, chunk, format.quoting, width, offsets.length, { ...guess });
           // Awaited in order below; until then a failure must not go unhandled.
           parsed.catch(() => undefined);
           inFlight.push({ chunk, parsed });
@@ -124,14 +124,14 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
       try {
         part = await timed('syncWaitMs', parsed);
       } catch (e) {
-        reader.done(chunk.bytes);
+        reader.done(chunk);
         throw e;
       }
       const t0 = performance.now();
-      const text = chunk.bytes;
+      const length = part.bytesParsed - chunk.lead;
       textParseTimes.chunks++;
-      textParseTimes.bytes += text.length;
-      file.onBytes?.(text.length);
+      textParseTimes.bytes += length;
+      file.onBytes?.(length);
       if (part.rows.count > 0) {
         parts.push(part.rows);
         const { spans, bytes } = part;
@@ -143,7 +143,7 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
           // copying each) would merge next to none; each is cut here, the dictionary merges the few repeats. ASCII
           // bytes are decoded at once and each string sliced from them (a decode per string cost 2-4 times more).
           const texts = new Array<string>(distinct);
-          const all = chunk.ascii ? bytes.toString('latin1') : undefined;
+          const all = part.ascii ? bytes.toString('latin1') : undefined;
           for (let d = 0, at = 0; d < distinct; d++) {
             const end = at + spans[2 * d + 1]! - spans[2 * d]!;
             texts[d] = unquoted(all !== undefined ? all.slice(at, end) : bytes.toString('utf8', at, end));
@@ -160,7 +160,7 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
           maps.push(map);
         }
       }
-      reader.done(text);
+      reader.done(chunk);
       textParseTimes.stringsMs += performance.now() - t0;
     }
   } catch (e) {
@@ -168,16 +168,18 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
     for (const { chunk, parsed } of inFlight.splice(0)) {
       const part = await parsed.catch(() => undefined);
       if (part) releaseRelation(gpu, part.rows);
-      reader.done(chunk.bytes);
+      reader.done(chunk);
     }
     for (const p of parts) releaseRelation(gpu, p);
     await reader.close();
+    memory.destroy();
     if (e instanceof HostParses || e instanceof DeviceLimitError) return undefined;
     // The host parser says what is wrong with a file it cannot read.
     if ((e as NodeJS.ErrnoException).code !== undefined) return undefined;
     throw e;
   }
   await reader.close();
+  memory.destroy();
   if (parts.length === 0) return undefined;
   const t0 = performance.now();
   // Each distinct string decoded once, with a temporary id of the run's interner.
@@ -206,6 +208,10 @@ interface ParsedChunk {
   rows: DeviceRelation;
   spans: Uint32Array;
   bytes: Buffer;
+  /** The chunk's bytes, its aligning lead included. */
+  bytesParsed: number;
+  /** No byte of the chunk is past ASCII: its strings decode as latin1. */
+  ascii: boolean;
 }
 
 /** Words of the chunk's distinct strings read back with its answer (DistinctGuess). */
@@ -234,13 +240,13 @@ async function parseChunk(
   g: GpuImpl,
   shaders: Record<string, string>,
   internShaders: Record<string, string> | undefined,
-  chunk: Buffer,
+  chunk: TextChunk<GPUBuffer>,
   quoting: boolean,
   width: number,
   stringCount: number,
   guess: DistinctGuess,
 ): Promise<ParsedChunk> {
-  const n = chunk.length;
+  const n = chunk.bytes.length;
   const segments = Math.ceil(n / PARSE_SEGMENT_BYTES);
   const held: Bound[] = [];
   const acquire = (count: number, what: string): Bound => {
@@ -252,16 +258,20 @@ async function parseChunk(
   try {
     const text = acquire(Math.ceil(n / 4), `a chunk of ${n} bytes`);
     const t0 = performance.now();
-    await uploadChunk(g, text.buffer, chunk);
+    // The chunk was read into a mapped upload buffer: the device copies it (whole words: the buffer has room).
+    const from = chunk.bytes.byteOffset;
+    chunk.buffer.unmap();
+    g.batch.commands().copyBufferToBuffer(chunk.buffer, from, text.buffer, 0, 4 * Math.ceil(n / 4));
+    g.batch.flush();
     textParseTimes.uploadMs += performance.now() - t0;
     const counts = acquire(segments + 1, 'record counts');
-    // The flag of something left to the host, and the count of distinct strings.
-    const state = acquire(2, 'parse state');
+    // The flag of something left to the host, the count of distinct strings, and whether a byte is past ASCII.
+    const state = acquire(3, 'parse state');
     // CSV: the quotes before each segment (and in all: an odd count is a chunk cut inside a quoted field, or an
     // unclosed quote); other formats bind a word they never read.
     const quotes = acquire(quoting ? segments + 1 : 1, 'quote counts');
     const counting = new Recorder(g, shaders);
-    counting.clear(state.buffer, 8);
+    counting.clear(state.buffer, 12);
     if (quoting) {
       counting.dispatch('parseQuotes', [text, quotes], [n, segments], segments + 1);
       encodeScan(counting, quotes, segments + 1);
@@ -270,13 +280,14 @@ async function parseChunk(
     encodeScan(counting, counts, segments + 1);
     const [total, flag, quoted] = await submitAndSync(g, counting, [
       { buffer: counts.buffer, offset: segments * 4, words: 1 },
-      { buffer: state.buffer, offset: 0, words: 1 },
+      { buffer: state.buffer, offset: 0, words: 3 },
       ...(quoting ? [{ buffer: quotes.buffer, offset: segments * 4, words: 1 }] : []),
     ]);
     if (flag![0] !== 0 || (quoted && quoted[0]! % 2 !== 0)) throw new HostParses();
+    const ascii = flag![2] === 0;
     const records = total![0]!;
     rows = allocRelation(g, records, width);
-    if (records === 0) return { rows, spans: new Uint32Array(0), bytes: Buffer.alloc(0) };
+    if (records === 0) return { rows, spans: new Uint32Array(0), bytes: Buffer.alloc(0), bytesParsed: n, ascii };
     const ends = acquire(records, 'record ends');
     const fields = records * stringCount;
     const spans = acquire(Math.max(1, 2 * fields), 'string spans');
@@ -286,7 +297,7 @@ async function parseChunk(
     if (!internShaders || fields === 0) {
       const [read] = await submitAndSync(g, parsing, [{ buffer: state.buffer, offset: 0, words: 1 }]);
       if (read![0] !== 0) throw new HostParses();
-      return { rows, spans: new Uint32Array(0), bytes: Buffer.alloc(0) };
+      return { rows, spans: new Uint32Array(0), bytes: Buffer.alloc(0), bytesParsed: n, ascii };
     }
     // Twice as many slots as fields at least, so probes stay short.
     const slots = 2 ** Math.ceil(Math.log2(2 * fields));
@@ -319,7 +330,7 @@ async function parseChunk(
     const byteCount = byteTotal![0]!;
     const spanWords = await rest(g, spans0!, distinct.buffer, 2 * found);
     const byteWords = await rest(g, words0!, gathered.buffer, Math.ceil(byteCount / 4));
-    return { rows, spans: spanWords, bytes: Buffer.from(byteWords.buffer, byteWords.byteOffset, byteCount) };
+    return { rows, spans: spanWords, bytes: Buffer.from(byteWords.buffer, byteWords.byteOffset, byteCount), bytesParsed: n, ascii };
   } catch (e) {
     if (rows) releaseRelation(g, rows);
     throw e;
@@ -329,12 +340,63 @@ async function parseChunk(
 }
 
 /**
- * Uploads `chunk` (its buffer has room for the last word's padding, bytes the kernels never read): as words where it
- * lies 4-byte aligned, else copied into the upload's buffers (chunks after the first start after a part line).
+ * Reads land in mapped upload buffers (MAP_WRITE, COPY_SRC): the file's bytes go from the page cache straight into
+ * memory the device copies from, on libuv's threads, and never through the main thread. Buffers of the usual size
+ * are mapped again once their chunk's copy is done, for later reads of the file.
  */
-function uploadChunk(gpu: Gpu, dst: GPUBuffer, chunk: Buffer): Promise<void> {
-  const padded = Math.ceil(chunk.length / 4) * 4;
-  if (chunk.byteOffset % 4 === 0) return uploadWords(gpu, dst, 0, [new Uint32Array(chunk.buffer, chunk.byteOffset, padded / 4)]);
-  const bytes = new Uint8Array(chunk.buffer, chunk.byteOffset, padded);
-  return uploadBytes(gpu, dst, 0, padded, (into, at) => into.set(bytes.subarray(at, at + into.length)));
+class MappedReads implements ReadMemory<GPUBuffer> {
+  /** Mapped buffers to read into again, with their mapped range (a second getMappedRange of a mapping fails). */
+  private readonly spare: Array<{ buffer: GPUBuffer; bytes: Uint8Array }> = [];
+  private readonly ranges = new Map<GPUBuffer, Uint8Array>();
+  private readonly all = new Set<GPUBuffer>();
+  private usual = 0;
+
+  constructor(private readonly g: GpuImpl) {}
+
+  async take(size: number): Promise<{ buffer: GPUBuffer; bytes: Uint8Array }> {
+    const bytes = Math.ceil(size / 4) * 4;
+    this.usual ||= bytes;
+    const reused = bytes <= this.usual ? this.spare.pop() : undefined;
+    if (reused) return reused;
+    const buffer = this.g.device.createBuffer({ size: Math.max(bytes, this.usual), usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC, mappedAtCreation: true });
+    this.all.add(buffer);
+    return { buffer, bytes: this.range(buffer) };
+  }
+
+  private range(buffer: GPUBuffer): Uint8Array {
+    const bytes = new Uint8Array(buffer.getMappedRange());
+    this.ranges.set(buffer, bytes);
+    return bytes;
+  }
+
+  give(buffer: GPUBuffer): void {
+    if (buffer.size !== this.usual || !this.all.has(buffer)) {
+      this.drop(buffer);
+      return;
+    }
+    const mapped = this.ranges.get(buffer);
+    if (buffer.mapState === 'mapped' && mapped) {
+      this.spare.push({ buffer, bytes: mapped });
+      return;
+    }
+    this.ranges.delete(buffer);
+    buffer.mapAsync(GPUMapMode.WRITE).then(
+      () => (this.all.has(buffer) ? this.spare.push({ buffer, bytes: this.range(buffer) }) : undefined),
+      () => this.drop(buffer),
+    );
+  }
+
+  private drop(buffer: GPUBuffer): void {
+    this.all.delete(buffer);
+    this.ranges.delete(buffer);
+    buffer.destroy();
+  }
+
+  /** Every buffer destroyed (the file is read; a buffer still being mapped is destroyed too). */
+  destroy(): void {
+    for (const b of this.all) b.destroy();
+    this.all.clear();
+    this.ranges.clear();
+    this.spare.length = 0;
+  }
 }

@@ -1,11 +1,12 @@
 /**
  * A text file's bytes in chunks of whole lines for the device parser (parse-text.ts), read ahead: several positional
- * reads of the file are in flight at once (libuv runs them on its threads), each into a buffer of its own with room
- * in front for the part line the read before it ended with, so stitching copies a part line, never a chunk. The
- * buffers a load holds (read, being parsed, or waiting for their strings to be cut) are counted per device across
- * every file loaded at once (TextChunkSlots), which bounds host and device memory while several files load together.
+ * reads of the file are in flight at once (libuv runs them on its threads), each into memory of its own (ReadMemory:
+ * the device's mapped upload buffers, so no byte of a chunk passes through the main thread) with room in front for
+ * the part line the read before it ended with, so stitching copies a part line, never a chunk. The host looks at a
+ * chunk's last bytes only; the device checks its text (UTF-8 included). The chunks a load holds (read, being parsed,
+ * or waiting for their strings to be cut) are counted per device across every file loaded at once (TextChunkSlots),
+ * which bounds host and device memory while several files load together.
  */
-import { isAscii, isUtf8 } from 'node:buffer';
 import { open, type FileHandle } from 'node:fs/promises';
 
 /** The device leaves the file to the host parser. */
@@ -42,30 +43,49 @@ export class TextChunkSlots {
   }
 }
 
-/** A chunk of whole lines: a view of a buffer with at least 3 bytes of room after it (uploads round up to words). */
-export interface TextChunk {
-  bytes: Buffer;
-  /** Only ASCII bytes: strings decode as latin1, cheaper than UTF-8. */
-  ascii: boolean;
+/** Memory reads land in: `bytes`, writable, views all of `buffer`. */
+export interface ReadMemory<B> {
+  take(size: number): Promise<{ buffer: B; bytes: Uint8Array }>;
+  /** `buffer` is not needed any more (kept for a later take, or dropped). */
+  give(buffer: B): void;
 }
 
-/** A read's buffer: the bytes lie at [HEAD, HEAD + bytes). */
-interface Piece {
-  buf: Buffer;
+/** Host buffers (tests, and a reader with no device). */
+export const hostMemory: ReadMemory<Uint8Array> = {
+  take: (size) => {
+    const bytes = new Uint8Array(size);
+    return Promise.resolve({ buffer: bytes, bytes });
+  },
+  give: () => undefined,
+};
+
+/**
+ * A chunk of whole lines: `bytes`, a view of `buffer` that starts 4-byte aligned (its first `lead` bytes are newlines
+ * put there to align it, empty lines to a parser) with at least 3 bytes of room after it (uploads round up to words).
+ */
+export interface TextChunk<B> {
+  buffer: B;
+  bytes: Uint8Array;
+  lead: number;
+}
+
+/** A read's memory: the bytes lie at [HEAD, HEAD + bytes). */
+interface Piece<B> {
+  buffer: B;
+  mem: Uint8Array;
   bytes: number;
 }
 
-/** Room in front of each read for the part line before it; a longer one is copied with the read into a new buffer. */
+/** Room in front of each read for the part line before it; a longer one is copied with the read into new memory. */
 const HEAD = 64 * 1024;
 
-export class TextChunkReader {
+export class TextChunkReader<B> {
   private offset = 0;
-  private readonly reads: Promise<Piece>[] = [];
-  /** The part line the last read ended with (with room for a newline and padding after it). */
-  private carry = Buffer.alloc(4);
+  private readonly reads: Promise<Piece<B>>[] = [];
+  /** The part line the last read ended with. */
+  private carry = new Uint8Array(4);
   private carried = 0;
   private first = true;
-  private readonly spare: Buffer[] = [];
   /** Slots this file holds (reads queued, chunks given out and not yet done). */
   private held = 0;
 
@@ -74,26 +94,27 @@ export class TextChunkReader {
     private size: number,
     private readonly chunkBytes: number,
     private readonly slots: TextChunkSlots,
+    private readonly memory: ReadMemory<B>,
   ) {}
 
-  static async open(path: string, chunkBytes: number, slots: TextChunkSlots): Promise<TextChunkReader> {
+  static async open<B>(path: string, chunkBytes: number, slots: TextChunkSlots, memory: ReadMemory<B>): Promise<TextChunkReader<B>> {
     const fh = await open(path, 'r');
     try {
-      return new TextChunkReader(fh, (await fh.stat()).size, chunkBytes, slots);
+      return new TextChunkReader(fh, (await fh.stat()).size, chunkBytes, slots, memory);
     } catch (e) {
       await fh.close();
       throw e;
     }
   }
 
-  /** Whether bytes are left to read or to hand out. */
-  get more(): boolean {
-    return this.offset < this.size || this.reads.length > 0 || this.carried > 0;
-  }
-
   /** Reads queued ahead. */
   get queued(): number {
     return this.reads.length;
+  }
+
+  /** The size of each read's memory. */
+  get pieceBytes(): number {
+    return HEAD + this.chunkBytes + 4;
   }
 
   /**
@@ -113,11 +134,17 @@ export class TextChunkReader {
     const at = this.offset;
     const n = Math.min(this.chunkBytes, this.size - at);
     this.offset += n;
-    const buf = this.spare.pop() ?? Buffer.allocUnsafeSlow(HEAD + this.chunkBytes + 4);
-    const read = this.fh.read(buf, HEAD, n, at).then(({ bytesRead }) => {
-      // A file that shrank while read: its end is where a read came short.
-      if (bytesRead < n) this.size = Math.min(this.size, at + bytesRead);
-      return { buf, bytes: bytesRead };
+    // Through a resolved promise: a take that throws is a failed read, its slot accounted like any other's.
+    const read = Promise.resolve(this.pieceBytes).then((size) => this.memory.take(size)).then(async ({ buffer, bytes: mem }) => {
+      try {
+        const { bytesRead } = await this.fh.read(mem, HEAD, n, at);
+        // A file that shrank while read: its end is where a read came short.
+        if (bytesRead < n) this.size = Math.min(this.size, at + bytesRead);
+        return { buffer, mem, bytes: bytesRead };
+      } catch (e) {
+        this.memory.give(buffer);
+        throw e;
+      }
     });
     // Awaited in order by next(); until then a failure must not go unhandled.
     read.catch(() => undefined);
@@ -129,7 +156,7 @@ export class TextChunkReader {
    * at the start dropped, the last ending with a newline added where the file does not end with one; undefined at
    * the end. Give each back with done().
    */
-  async next(): Promise<TextChunk | undefined> {
+  async next(): Promise<TextChunk<B> | undefined> {
     for (;;) {
       // A file holding slots for chunks it has not finished takes one past the limit rather than wait.
       if (this.reads.length === 0 && this.offset < this.size) {
@@ -138,95 +165,103 @@ export class TextChunkReader {
       }
       const read = this.reads.shift();
       if (!read) return this.lastLine();
-      const { buf, bytes } = await read;
+      let piece: Piece<B>;
+      try {
+        piece = await read;
+      } catch (e) {
+        this.giveSlot();
+        throw e;
+      }
+      let { buffer, mem } = piece;
       let start = HEAD - this.carried;
-      let chunk = buf;
       if (this.carried > HEAD) {
-        chunk = Buffer.allocUnsafeSlow(this.carried + bytes + 4);
-        buf.copy(chunk, this.carried, HEAD, HEAD + bytes);
-        // The new buffer holds the read's slot.
-        this.recycle(buf);
+        const big = await this.memory.take(this.carried + piece.bytes + 8);
+        big.bytes.set(mem.subarray(HEAD, HEAD + piece.bytes), this.carried);
+        // The new memory holds the read's slot.
+        this.memory.give(buffer);
+        ({ buffer, bytes: mem } = big);
         start = 0;
       }
-      this.carry.copy(chunk, start, 0, this.carried);
-      const end = start + this.carried + bytes;
+      mem.set(this.carry.subarray(0, this.carried), start);
+      const end = start + this.carried + piece.bytes;
       this.carried = 0;
-      if (this.first && end - start >= 3 && chunk[start] === 0xef && chunk[start + 1] === 0xbb && chunk[start + 2] === 0xbf) start += 3;
+      if (this.first && end - start >= 3 && mem[start] === 0xef && mem[start + 1] === 0xbb && mem[start + 2] === 0xbf) start += 3;
       this.first = false;
-      if (this.reads.length === 0 && this.offset >= this.size) return this.ending(chunk, start, end);
-      const nl = chunk.lastIndexOf(10, end - 1);
+      if (this.reads.length === 0 && this.offset >= this.size) return this.ending(buffer, mem, start, end);
+      const nl = mem.lastIndexOf(10, end - 1);
       if (nl < start) {
-        this.keep(chunk, start, end);
-        this.done(chunk);
+        this.keep(mem, start, end);
+        this.release(buffer);
         continue;
       }
-      this.keep(chunk, nl + 1, end);
-      return this.checked(chunk, start, nl + 1);
+      this.keep(mem, nl + 1, end);
+      return aligned(buffer, mem, start, nl + 1);
     }
   }
 
-  /** The last chunk, [start, end) of `buf`, with a final newline. */
-  private ending(buf: Buffer, start: number, end: number): TextChunk | undefined {
+  /** The last chunk, [start, end) of `mem`, with a final newline. */
+  private ending(buffer: B, mem: Uint8Array, start: number, end: number): TextChunk<B> | undefined {
     if (end === start) {
-      this.done(buf);
+      this.release(buffer);
       return undefined;
     }
     // The host keeps a CR that ends the file (it strips one only before a newline).
-    if (buf[end - 1] === 13) {
-      this.done(buf);
+    if (mem[end - 1] === 13) {
+      this.release(buffer);
       throw new HostParses();
     }
-    if (buf[end - 1] !== 10) buf[end++] = 10;
-    return this.checked(buf, start, end);
+    if (mem[end - 1] !== 10) mem[end++] = 10;
+    return aligned(buffer, mem, start, end);
   }
 
   /** The part line left at the end, made a chunk (only where the last read came short of the file's stat size). */
-  private lastLine(): TextChunk | undefined {
+  private async lastLine(): Promise<TextChunk<B> | undefined> {
     if (this.carried === 0) return undefined;
-    const buf = Buffer.allocUnsafeSlow(this.carried + 4);
-    this.carry.copy(buf, 0, 0, this.carried);
     const n = this.carried;
     this.carried = 0;
     this.held++;
     this.slots.take(true);
-    return this.ending(buf, 0, n);
+    const { buffer, bytes } = await this.memory.take(n + 8);
+    bytes.set(this.carry.subarray(0, n));
+    return this.ending(buffer, bytes, 0, n);
   }
 
-  /** [start, end) of `buf` when it is UTF-8 (whole lines, so no character is cut); the host reports invalid text. */
-  private checked(buf: Buffer, start: number, end: number): TextChunk {
-    const bytes = buf.subarray(start, end);
-    if (isAscii(bytes)) return { bytes, ascii: true };
-    if (isUtf8(bytes)) return { bytes, ascii: false };
-    this.done(buf);
-    throw new HostParses();
-  }
-
-  private keep(buf: Buffer, start: number, end: number): void {
+  private keep(mem: Uint8Array, start: number, end: number): void {
     const n = end - start;
-    if (this.carry.length < n + 4) this.carry = Buffer.allocUnsafeSlow(Math.max(n + 4, 2 * this.carry.length));
-    buf.copy(this.carry, 0, start, end);
+    if (this.carry.length < n) this.carry = new Uint8Array(Math.max(n, 2 * this.carry.length));
+    this.carry.set(mem.subarray(start, end));
     this.carried = n;
   }
 
-  /** Gives back the buffer of a chunk next() returned (or of one it used up). */
-  done(chunk: Buffer): void {
-    this.recycle(chunk.buffer.byteLength === HEAD + this.chunkBytes + 4 ? Buffer.from(chunk.buffer as ArrayBuffer) : undefined);
+  /** Gives back the memory of a chunk next() returned. */
+  done(chunk: TextChunk<B>): void {
+    this.release(chunk.buffer);
+  }
+
+  private release(buffer: B): void {
+    this.memory.give(buffer);
+    this.giveSlot();
+  }
+
+  private giveSlot(): void {
     this.held--;
     this.slots.give();
   }
 
-  private recycle(buf: Buffer | undefined): void {
-    if (buf) this.spare.push(buf);
-  }
-
-  /** Waits for the reads still queued, gives their slots back and closes the file. */
+  /** Waits for the reads still queued, gives their memory and slots back and closes the file. */
   async close(): Promise<void> {
     for (const read of this.reads.splice(0)) {
-      await read.catch(() => undefined);
-      this.held--;
-      this.slots.give();
+      const piece = await read.catch(() => undefined);
+      if (piece) this.memory.give(piece.buffer);
+      this.giveSlot();
     }
     await this.fh.close();
   }
 }
 
+/** [start, end) of `mem` as a chunk starting 4-byte aligned: the bytes before it, up to 3, made newlines. */
+function aligned<B>(buffer: B, mem: Uint8Array, start: number, end: number): TextChunk<B> {
+  const from = start - (start % 4);
+  mem.fill(10, from, start);
+  return { buffer, bytes: mem.subarray(from, end), lead: start - from };
+}
