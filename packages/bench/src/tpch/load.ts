@@ -178,7 +178,7 @@ export function formatLoadReport(r: LoadBenchReport): string {
     ...(r.parquet ? [line('vixen parquet', r.parquet, r.parquet.ms, r.parquet.bytes, r.parquet.duckdbMs), line('duckdb parquet', undefined, r.parquet.duckdbMs, r.parquet.bytes, r.parquet.duckdbMs)] : []),
     ...(r.device?.deviceParse
       ? [
-          `device parse, host ms per load: waiting for reads ${fmt(r.device.deviceParse.readWaitMs, 1)}, uploads ${fmt(r.device.deviceParse.uploadMs, 1)}, waiting for the device ${fmt(r.device.deviceParse.syncWaitMs, 1)}, strings ${fmt(r.device.deviceParse.stringsMs, 1)} (${fmt(r.device.deviceParse.chunks, 0)} chunks, ${fmt(r.device.deviceParse.bytes / 1e6, 1)} MB)`,
+          `device parse, host ms per load: waiting for reads ${fmt(r.device.deviceParse.readWaitMs, 1)}, handing chunks to the device ${fmt(r.device.deviceParse.uploadMs, 1)}, waiting for the device ${fmt(r.device.deviceParse.syncWaitMs, 1)}, strings ${fmt(r.device.deviceParse.stringsMs, 1)} (${fmt(r.device.deviceParse.chunks, 0)} chunks, ${fmt(r.device.deviceParse.bytes / 1e6, 1)} MB)`,
         ]
       : []),
     ...(r.host && r.device

@@ -1,18 +1,19 @@
 /**
  * Facts files parsed on the device (codegen-wgsl kernels/parse-text.ts): the file is read in large chunks of whole
- * lines (text-chunks.ts: several reads ahead, several chunks uploaded and parsed while the host waits for the oldest
- * one's answer; files loaded together share the device's chunk slots), each chunk's bytes uploaded as they are, and the
- * device finds the records, splits them and converts the kept columns into row words, one relation chunk per file
- * chunk. The device also finds each chunk's distinct string fields (hashing their bytes) and writes each field's
- * distinct index into its row word; only the distinct strings' spans come back, and the host cuts their text from
- * the chunk it read, interned by bytes across chunks (unless most are distinct: names, comments), so no row costs
- * host work. Two host round trips per chunk: its record count (to size its rows), then its flags and (where no
- * more than the file's chunks so far had) its distinct strings' spans. Once the run's dictionary is known a pass
- * maps the indices to dictionary ids (`deviceRowsRelation`). CSV quoted fields are parsed on the device too
- * (quotes doubled inside, newlines inside). Anything the device does not take exactly as io's host parser does
- * (malformed quoting, a chunk cut inside a quoted field, a NUL byte, invalid UTF-8, a CR ending the file, a field in
- * a rarer form or malformed, float32 columns) makes `parseTextOnDevice` give the file up: the caller parses it on
- * the host, whose rows or messages are then the answer. Nothing of a file given up stays on the device.
+ * lines (text-chunks.ts: several reads ahead, straight into mapped upload buffers, so no byte of the text passes
+ * through the main thread; files loaded together share the device's chunk slots), several chunks copied and parsed
+ * while the host waits for the oldest one's answer. The device checks the text (UTF-8 included), finds the records,
+ * splits them and converts the kept columns into row words, one relation chunk per file chunk. It also finds each
+ * chunk's distinct string fields (hashing their bytes), writes each field's distinct index into its row word and
+ * gathers the distinct strings' bytes back to back; only those come back, with their spans, and the host interns
+ * them by bytes across chunks or (most distinct: names, comments) slices them from one decode, so no row costs host
+ * work. Two host round trips per chunk: its record count (to size its rows), then its flags and (where no more
+ * than the file's chunks so far had) its distinct strings. Once the run's dictionary is known a pass maps the
+ * indices to dictionary ids (`deviceRowsRelation`). CSV quoted fields are parsed on the device too (quotes doubled
+ * inside, newlines inside). Anything the device does not take exactly as io's host parser does (malformed quoting, a
+ * chunk cut inside a quoted field, a NUL byte, invalid UTF-8, a CR ending the file, a field in a rarer form or
+ * malformed, float32 columns) makes `parseTextOnDevice` give the file up: the caller parses it on the host, whose
+ * rows or messages are then the answer. Nothing of a file given up stays on the device.
  */
 import { rowWords, type ScalarType } from '@vixen/queryplan';
 import { PARSE_SEGMENT_BYTES, deviceParses, parseInternShaders, parseTextShaders, type TextLayout } from '@vixen/codegen-wgsl';
@@ -49,8 +50,8 @@ const SOFTWARE_CHUNK_SLOTS = { total: 4, perFile: 2 };
 const slotsOf = new WeakMap<GpuImpl, TextChunkSlots>();
 
 /**
- * Host time of the device parser so far (all files): waiting for reads, copying chunks into upload buffers, waiting
- * for the device's answers, cutting and decoding strings (`vixen bench load` prints it).
+ * Host time of the device parser so far (all files): waiting for reads, handing chunks to the device, waiting for
+ * the device's answers, cutting and decoding strings (`vixen bench load` prints it).
  */
 export const textParseTimes = { chunks: 0, bytes: 0, readWaitMs: 0, uploadMs: 0, syncWaitMs: 0, stringsMs: 0 };
 
