@@ -12,8 +12,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { compile, Database, type Gpu, type ParseMode, type Program } from '@vixen/runtime';
-import { textParseTimes } from '@vixen/runtime/gpu';
+import { compile, Database, textParseTimes, type Gpu, type ParseMode, type Program } from '@vixen/runtime';
 import type { RelationDecl } from '@vixen/queryplan';
 import { END_TO_END_FORMATS, formatDir, prepareFormat, type EndToEndFormat, type FormatDirs } from '../end-to-end.js';
 import { median } from '../operators.js';

@@ -11,4 +11,3 @@ export { loadStoreOnDevice } from './store-columns.js';
 export { runKernel } from './kernels/run-kernel.js';
 export { buildHashTable, hashGroupBy, hashJoin, HASH_GROUPS, probeHashTable, releaseHashTable, type HashTable, type KeyedRelation } from './hash.js';
 export { defaultUploadPlan, uploadBytes, uploadWords, type UploadFill, type UploadMethod, type UploadPlan } from './upload.js';
-export { textParseTimes } from './parse-text.js';
