@@ -42,7 +42,10 @@ export interface TextFile {
   onBytes?: (bytes: number) => void;
 }
 
-/** Chunk buffers held at once across the files a device loads (TextChunkSlots), and per file. */
+/**
+ * Reads held at once across the files a device loads (TextChunkSlots) and per file, which is also the most chunks of
+ * a file the device parses at once.
+ */
 const CHUNK_SLOTS = { total: 8, perFile: 4 };
 /** A CPU adapter parses no faster for more: fewer, as before. */
 const SOFTWARE_CHUNK_SLOTS = { total: 4, perFile: 2 };
@@ -91,10 +94,10 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
     return undefined;
   }
   /**
-   * Chunks being parsed, oldest first: later chunks are read, uploaded and parsed while the host waits for this
-   * one's results and cuts its strings, so neither the disk nor the device waits on a round trip per chunk.
+   * Chunks being parsed, oldest first: later chunks are read, copied and parsed while the host waits for this one's
+   * results and cuts its strings, so neither the disk nor the device waits on a round trip per chunk.
    */
-  const inFlight: { chunk: TextChunk<GPUBuffer>; parsed: Promise<ParsedChunk> }[] = [];
+  const inFlight: { lead: number; parsed: Promise<ParsedChunk> }[] = [];
   /** Distinct strings read back with a chunk's answer (more cost a second readback): the most a chunk had so far. */
   const guess: DistinctGuess = { spans: 256, words: 4096 };
   const timed = async <T>(what: 'readWaitMs' | 'syncWaitMs', p: Promise<T>): Promise<T> => {
@@ -114,22 +117,18 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
           const parsed = parseChunk(g, shaders, internShaders, chunk, format.quoting, width, offsets.length, { ...guess });
           // Awaited in order below; until then a failure must not go unhandled.
           parsed.catch(() => undefined);
-          inFlight.push({ chunk, parsed });
+          // parseChunk copied the chunk to the device before its first await: its memory takes the next reads while
+          // the device parses it.
+          reader.done(chunk);
+          inFlight.push({ lead: chunk.lead, parsed });
           continue;
         }
       }
       const oldest = inFlight.shift();
       if (!oldest) break;
-      const { chunk, parsed } = oldest;
-      let part: ParsedChunk;
-      try {
-        part = await timed('syncWaitMs', parsed);
-      } catch (e) {
-        reader.done(chunk);
-        throw e;
-      }
+      const part = await timed('syncWaitMs', oldest.parsed);
       const t0 = performance.now();
-      const length = part.bytesParsed - chunk.lead;
+      const length = part.bytesParsed - oldest.lead;
       textParseTimes.chunks++;
       textParseTimes.bytes += length;
       file.onBytes?.(length);
@@ -161,15 +160,13 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
           maps.push(map);
         }
       }
-      reader.done(chunk);
       textParseTimes.stringsMs += performance.now() - t0;
     }
   } catch (e) {
     // Chunks still being parsed finish first; their rows go back with the others.
-    for (const { chunk, parsed } of inFlight.splice(0)) {
+    for (const { parsed } of inFlight.splice(0)) {
       const part = await parsed.catch(() => undefined);
       if (part) releaseRelation(gpu, part.rows);
-      reader.done(chunk);
     }
     for (const p of parts) releaseRelation(gpu, p);
     await reader.close();

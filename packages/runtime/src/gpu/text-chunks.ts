@@ -3,9 +3,9 @@
  * reads of the file are in flight at once (libuv runs them on its threads), each into memory of its own (ReadMemory:
  * the device's mapped upload buffers, so no byte of a chunk passes through the main thread) with room in front for
  * the part line the read before it ended with, so stitching copies a part line, never a chunk. The host looks at a
- * chunk's last bytes only; the device checks its text (UTF-8 included). The chunks a load holds (read, being parsed,
- * or waiting for their strings to be cut) are counted per device across every file loaded at once (TextChunkSlots),
- * which bounds host and device memory while several files load together.
+ * chunk's last bytes only; the device checks its text (UTF-8 included). The reads a load holds (queued, or a chunk
+ * not yet handed to the device) are counted per device across every file loaded at once (TextChunkSlots), which
+ * bounds the memory they take while several files load together.
  */
 import { open, type FileHandle } from 'node:fs/promises';
 
@@ -13,8 +13,8 @@ import { open, type FileHandle } from 'node:fs/promises';
 export class HostParses extends Error {}
 
 /**
- * Chunk buffers held at once by every file a device loads: a file takes one before each read and gives it back once
- * the chunk is done. A file holding none waits for one; a file holding some only takes a free one, or (`force`) one
+ * Read buffers held at once by every file a device loads: a file takes one before each read and gives it back once
+ * the chunk is handed to the device (done()). A file holding none waits for one; a file holding some only takes a free one, or (`force`) one
  * past the limit when it cannot go on otherwise (a line longer than a read), so no two files wait on each other.
  */
 export class TextChunkSlots {
