@@ -75,8 +75,11 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
   const internShaders = offsets.length > 0 ? memoShaders({ parseIntern: [width, offsets] }, () => parseInternShaders(width, offsets)) : undefined;
   const interner = new ByteInterner();
   const parts: DeviceRelation[] = [];
-  /** Per part, its distinct strings: ids of `interner`, or their text (a chunk of mostly distinct strings). */
-  const maps: Array<Uint32Array | string[]> = [];
+  /**
+   * Per part, its distinct strings: ids of `interner`, or (a chunk of mostly distinct strings) their bytes back to
+   * back, decoded at once where ASCII, with their spans in the chunk (the lengths).
+   */
+  const maps: Array<Uint32Array | { spans: Uint32Array; text: string | Buffer }> = [];
   // A CSV string's span is a quoted field's inside (an unquoted one has no quote): its quotes come doubled.
   const unquoted = (raw: string): string => (format.quoting && raw.includes('"') ? raw.replaceAll('""', '"') : raw);
   // A chunk's text, and for lines of 8 bytes and more its rows, spans and string table, fit one binding each (a
@@ -140,16 +143,10 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
         guess.words = Math.max(guess.words, (bytes.length + (bytes.length >> 2)) >> 2);
         if (distinct > DISTINCT_SHARE * part.rows.count * offsets.length) {
           // Names, comments: strings seldom seen in another chunk, so interning them across chunks (hashing and
-          // copying each) would merge next to none; each is cut here, the dictionary merges the few repeats. ASCII
-          // bytes are decoded at once and each string sliced from them (a decode per string cost 2-4 times more).
-          const texts = new Array<string>(distinct);
-          const all = part.ascii ? bytes.toString('latin1') : undefined;
-          for (let d = 0, at = 0; d < distinct; d++) {
-            const end = at + spans[2 * d + 1]! - spans[2 * d]!;
-            texts[d] = unquoted(all !== undefined ? all.slice(at, end) : bytes.toString('utf8', at, end));
-            at = end;
-          }
-          maps.push(texts);
+          // copying each) would merge next to none; each is cut at the end (once the file is known good), the
+          // dictionary merges the few repeats. ASCII bytes are decoded at once and each string sliced from them (a
+          // decode per string cost 2-4 times more).
+          maps.push({ spans, text: part.ascii ? bytes.toString('latin1') : bytes });
         } else {
           const map = new Uint32Array(distinct);
           for (let d = 0, at = 0; d < distinct; d++) {
@@ -185,14 +182,22 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
   const text = Buffer.from(table.bytes.buffer, table.bytes.byteOffset, table.bytes.byteLength);
   const runIds = new Uint32Array(table.ends.length);
   for (let s = 0; s < runIds.length; s++) runIds[s] = strings.add(unquoted(text.toString('utf8', s === 0 ? 0 : table.ends[s - 1]!, table.ends[s]!)));
-  const all = new Uint32Array(maps.reduce((n, m) => n + m.length, 0));
+  const all = new Uint32Array(maps.reduce((n, m) => n + (m instanceof Uint32Array ? m.length : m.spans.length / 2), 0));
   const mapStarts: number[] = [];
   let at = 0;
   for (const m of maps) {
     mapStarts.push(at);
-    if (Array.isArray(m)) for (let i = 0; i < m.length; i++) all[at + i] = strings.add(m[i]!);
-    else for (let i = 0; i < m.length; i++) all[at + i] = runIds[m[i]!]!;
-    at += m.length;
+    if (m instanceof Uint32Array) {
+      for (let i = 0; i < m.length; i++) all[at + i] = runIds[m[i]!]!;
+      at += m.length;
+      continue;
+    }
+    const { spans, text } = m;
+    for (let d = 0, from = 0; 2 * d < spans.length; d++, at++) {
+      const end = from + spans[2 * d + 1]! - spans[2 * d]!;
+      all[at] = strings.add(unquoted(typeof text === 'string' ? text.slice(from, end) : text.toString('utf8', from, end)));
+      from = end;
+    }
   }
   textParseTimes.stringsMs += performance.now() - t0;
   return new ParsedRows(gpu, chunkedOf(parts, width), all, mapStarts);
