@@ -387,13 +387,14 @@ export const cliCases: CliCase[] = [
   { kind: 'options', name: 'zero timeout', args: (p) => [...edge(p), '--timeout', '0'], code: 1, stderr: /^error: option --timeout: .*expected number to be >0\n$/ },
   { kind: 'options', name: 'fractional iteration limit', args: (p) => [...edge(p), '--max-iterations', '2.5'], code: 1, stderr: /^error: option --max-iterations: .*expected int/ },
   { kind: 'options', name: 'bad byte size', args: (p) => [...edge(p), '--max-device-memory', 'lots'], code: 1, stderr: /^error: option --max-device-memory: 'lots' is not a byte size/ },
-  // A budget below one relation: spilling cannot help, so the run stops naming the relation, its size and the budget.
+  // A budget below one relation's buffer: neither spilling nor partitions help, so the run stops naming the relation,
+  // its size and the budget.
   {
     kind: 'options',
     name: 'a device memory budget below one relation',
     args: (p) => ['run', p.bad('uses-edge.logic'), '--facts', p.bad('facts-edge'), '--max-device-memory', '100'],
     code: 4,
-    stderr: /^error: device memory limit exceeded: loading the facts of edge made relation edge of 3 rows, 256 bytes, more than the whole budget \(relations are not partitioned\); the limit is 100 bytes \(maxDeviceMemory \/ --max-device-memory\); stopped after/,
+    stderr: /^error: device memory limit exceeded: loading the facts of edge made relation edge of 3 rows, 256 bytes, more than the whole budget; the limit is 100 bytes \(maxDeviceMemory \/ --max-device-memory\); stopped after/,
   },
   { kind: 'options', name: 'a run limit with --reference', args: (p) => [...edge(p), '--reference', '--timeout', '5'], code: 1, stderr: /^error: the reference interpreter does not enforce run limits \(timeout\)\n$/ },
   { kind: 'options', name: 'unknown output relation', args: (p) => [...edge(p), '--output', 'nosuch'], code: 1, stderr: /^error: unknown output relation: nosuch \(known: edge, path\)\n$/ },

@@ -4,7 +4,7 @@
  * row counts. Counts may stay pending on the device (gpu/relations.ts); the branches, limits and outputs read
  * them in as few host syncs as they can. Only output relations are read back in full.
  */
-import { generateKernelShaders, kernelConstants, kernelTables, type KernelShaders, type TableSpec } from '@vixen/codegen-wgsl';
+import { generateKernelShaders, kernelConstants, kernelTables, sortKeyWords, type KernelShaders, type TableSpec } from '@vixen/codegen-wgsl';
 import {
   kernelInputs,
   smallLoopPlan,
@@ -17,7 +17,7 @@ import {
 } from '@vixen/kernel-ir';
 import { printOrigin, rowWords, VixenError, type RelationDecl, type RuleOrigin } from '@vixen/queryplan';
 // The device modules themselves, not gpu/index.ts: that barrel also opens Dawn, which a browser build lacks.
-import { downloadRelations, releaseRelation, uploadRelation, uploadRelationStaged, type DeviceRelation } from './gpu/relations.js';
+import { downloadRelation, downloadRelations, releaseRelation, uploadRelation, uploadRelationStaged, type DeviceRelation } from './gpu/relations.js';
 import { runKernel } from './gpu/kernels/run-kernel.js';
 import { internals, type Gpu } from './gpu/device.js';
 import { encodeValue, StringDictionary } from '@vixen/io';
@@ -26,9 +26,10 @@ import { chunkedOf, leaves, releaseUnshared } from './gpu/chunks.js';
 import { deviceRowsRelation } from './gpu/parsed-rows.js';
 import type { EncodedFacts } from '@vixen/io';
 import { ResultTable } from './result-table.js';
-import { checkDeclaredKeys } from './keys.js';
+import { checkDeclaredKeys, checkDeclaredKeysOnHost } from './keys.js';
 import { formatBytes, RunLimitError } from './limits.js';
 import { Spills, type SpilledRelation } from './spill.js';
+import { allWords, concatRows, PartitionLimit, pickWords, runPartitioned, sortRows, uniqueSorted, type HostRows, type PartitionDevice } from './partitioned.js';
 import { dictionaryFor, kernelTableWords } from './tables.js';
 import { batchableLoop, LoopBatch } from './loop-control.js';
 import { SmallLoop, smallLoopConstantWords } from './small-loop.js';
@@ -204,6 +205,12 @@ export interface ExecuteStats {
   spilledBytes: number;
   spills: number;
   reloadedBytes: number;
+  /**
+   * Kernels whose own relations did not fit the budget together, run in steps over partitions of their inputs
+   * (partitioned.ts), and the steps those runs took.
+   */
+  partitionedLaunches: number;
+  partitions: number;
   /** Times each block ran, in program order. */
   blocks: Array<{ label: string; executions: number }>;
   loops: LoopStats[];
@@ -555,6 +562,8 @@ async function evaluate(
     spilledBytes: spills.bytes,
     spills: spills.relations,
     reloadedBytes: spills.reloadedBytes,
+    partitionedLaunches,
+    partitions: partitionDevice?.steps ?? 0,
     blocks: program.blocks.map((b) => ({ label: b.label, executions: executions.get(b.label)! })),
     loops: [...loopStats.values()],
     kernels: kernelProfiles,
@@ -632,7 +641,7 @@ async function evaluate(
   let unspillable = 0;
   /** Why `bytes` more do not fit: alone, or beside what could not be spilled. */
   const beside = (bytes: number): string =>
-    bytes > limit! ? 'more than the whole budget (relations are not partitioned)' : `while ${formatBytes(unspillable)} were live that could not be spilled`;
+    bytes > limit! ? 'more than the whole budget' : `while ${formatBytes(unspillable)} were live that could not be spilled`;
 
   /**
    * Makes room on the device for `bytes` more of relations within the budget: frees the pool's free buffers, then
@@ -682,6 +691,99 @@ async function evaluate(
     }
   };
 
+  let partitionedLaunches = 0;
+  /** The device side of partitioned kernels (partitioned.ts); its room is set per kernel. */
+  let partitionDevice: PartitionDevice | undefined;
+  /** Device bytes variable `id` takes, on the device or (once reloaded) from host memory. */
+  const deviceBytesOf = (id: VarId): number => spilled.get(id)?.deviceBytes ?? leaves(values.get(id)).reduce((n, l) => n + l.buffer!.size, 0);
+  /** Whether a kernel's inputs and an output half their size cannot share the budget: it runs in partitions. */
+  const tooLarge = (ids: readonly VarId[]): boolean => limit !== undefined && [...new Set(ids)].reduce((n, id) => n + deviceBytesOf(id), 0) * 1.5 > limit;
+  /** Variable `id`'s rows in host memory: spilled there first where they are on the device. */
+  const toHost = async (id: VarId, kernel: KirKernel): Promise<HostRows> => {
+    const s = spilled.get(id);
+    if (s) return s;
+    const rel = values.get(id);
+    if (leaves(rel).length === 0) return { words: new Uint32Array(0), count: valueOf(id).count, width: valueOf(id).width };
+    const bytes = deviceBytesOf(id);
+    if (!spills.fits(bytes)) {
+      hostFull = true;
+      throw await limitError(
+        `device memory limit exceeded: ${describeKernel(kernel)} reads ${describeVariable(program, id)}, ${formatBytes(bytes)}, which does not fit the ` +
+          `budget with its other relations${spillSummary()}; ${budgetText(limit!)}`,
+      );
+    }
+    const spill = await spills.spill(rel!, bytes);
+    assign(id, undefined);
+    spilled.set(id, spill);
+    return spill;
+  };
+  /** Shaders of kernels partitioned.ts makes up, by kernel. */
+  const madeShaders = new WeakMap<KirKernel, KernelShaders>();
+  /** One step of a partitioned kernel: its inputs uploaded, counted against the budget with its output, read back. */
+  const step: PartitionDevice['step'] = async (k, ins, vars) => {
+    const rels = ins.map((r) => uploadRelation(gpu, r.words, r.width, r.count));
+    const buffers = (rs: readonly DeviceRelation[]): Set<GPUBuffer> => new Set(rs.flatMap((r) => leaves(r).map((l) => l.buffer!)));
+    const owned = buffers(rels);
+    let held = [...owned].reduce((n, b) => n + b.size, 0);
+    try {
+      if (liveBytes + held > limit!) return undefined;
+      g.heldBytes = liveBytes += held;
+      peakBytes = Math.max(peakBytes, liveBytes);
+      const own = program.kernels[k.id] === k;
+      let made = own ? shaders[k.id]! : madeShaders.get(k);
+      if (!made) madeShaders.set(k, (made = generateKernelShaders(k, vars)));
+      const table = kernelTables(k).length > 0 ? tablesOf(program.kernels[k.id]!) : undefined;
+      const out = await runKernel(gpu, k, made, rels, own ? constWords[k.id]! : constantWords(k, dict), vars, table?.buffer ? { buffer: table.buffer, words: table.count } : undefined);
+      const fresh = [...buffers([out])].filter((b) => !owned.has(b));
+      const outBytes = fresh.reduce((n, b) => n + b.size, 0);
+      const fits = liveBytes + outBytes <= limit!;
+      let rows: HostRows | undefined;
+      if (fits) {
+        g.heldBytes = liveBytes += outBytes;
+        held += outBytes;
+        peakBytes = Math.max(peakBytes, liveBytes);
+        const words = await downloadRelation(gpu, out);
+        rows = { words, count: settle(out).count, width: out.width };
+      }
+      for (const l of leaves(out)) if (!owned.has(l.buffer!)) releaseRelation(gpu, l);
+      return rows;
+    } finally {
+      for (const r of rels) releaseRelation(gpu, r);
+      g.heldBytes = liveBytes -= held;
+    }
+  };
+  /**
+   * Runs `kernel` in steps over partitions of its inputs, which go to host memory (partitioned.ts), as do its output's
+   * rows; the steps have the budget less what could not be spilled.
+   */
+  const launchPartitioned = async (kernel: KirKernel, inputIds: readonly VarId[]): Promise<{ inputs: HostRows[]; output: HostRows }> => {
+    partitionedLaunches += 1;
+    const host: HostRows[] = [];
+    for (const id of inputIds) host.push(await toHost(id, kernel));
+    await makeRoom(Math.ceil(limit! / 2), new Set());
+    g.pool.trim();
+    const device = (partitionDevice ??= { room: 0, steps: 0, step });
+    device.room = limit! - liveBytes;
+    let out: HostRows;
+    try {
+      out = await runPartitioned(device, kernel, host, variables);
+    } catch (e) {
+      if (!(e instanceof PartitionLimit)) throw e;
+      const id = inputIds[e.input]!;
+      const whole = host[e.input]!;
+      throw await limitError(
+        `device memory limit exceeded: ${describeKernel(kernel)} reads ${describeVariable(program, id)} of ${whole.count} rows, ` +
+          `${formatBytes(whole.count * whole.width * 4)}; its smallest partition, ${e.rows} row${e.rows === 1 ? '' : 's'}, ${formatBytes(e.bytes)}, with the rows it meets is ` +
+          `more than the whole budget${spillSummary()}; ${budgetText(limit!)}`,
+      );
+    } finally {
+      g.pool.trim();
+    }
+    assign(kernel.output, undefined);
+    spilled.set(kernel.output, spills.kept(out, false));
+    return { inputs: host, output: out };
+  };
+
   /** Releases the buffers of a value store() refuses that no variable holds (nor a resident relation). */
   const releaseRefused = (next: DeviceRelation): void => {
     for (const part of leaves(next)) if (!holders.has(part.buffer!) && !pinned.has(part.buffer!)) releaseRelation(gpu, part);
@@ -692,7 +794,7 @@ async function evaluate(
    * pending count's buffer has room for its bound) or the relation would pass maxTuples. A pending count
    * is resolved only when its bound passes maxTuples, so the check costs no host sync until then.
    */
-  const store = async (id: VarId, next: DeviceRelation, by: string): Promise<void> => {
+  const store = async (id: VarId, next: DeviceRelation, by: string, orElse?: () => Promise<void>): Promise<void> => {
     const reused = new Set(leaves(next).map((l) => l.buffer!));
     // The old value is freed only after: both were on the device while the kernel ran.
     const extra = [...reused].reduce((n, buffer) => n + (holders.has(buffer) ? 0 : buffer.size), 0);
@@ -702,6 +804,10 @@ async function evaluate(
       settle(next);
     }
     if (limit !== undefined && !(await makeRoom(extra, new Set([id]), reused))) {
+      if (orElse) {
+        releaseRefused(next);
+        return orElse();
+      }
       // The message names the exact rows (the buffer may have room for more).
       await resolveCounts().catch(() => undefined);
       const rows = settle(next).count;
@@ -750,7 +856,18 @@ async function evaluate(
       inputs.push({ name, rows: rel.count, width: rel.width });
       await store(id, rel, by);
       if (leaves(rel).length > 0 && keep(name, rel)) for (const part of leaves(rel)) pinned.add(part.buffer!);
-    }, attempt.restartable);
+    }, attempt.restartable, limit === undefined ? undefined : {
+      limit,
+      store: async (id, rows, by, name, parsedOnDevice) => {
+        if (options.maxTuples !== undefined && relationIds.has(id) && rows.count > options.maxTuples) {
+          throw await limitError(`tuple limit exceeded: ${by} made relation ${name} hold ${rows.count} tuples; the limit is ${options.maxTuples} per relation (maxTuples / --max-tuples)`);
+        }
+        uploads.push({ name, rows: rows.count, width: rows.width, ...(parsedOnDevice ? { parsedOnDevice } : {}) });
+        inputs.push({ name, rows: rows.count, width: rows.width });
+        assign(id, undefined);
+        spilled.set(id, spills.kept(rows, !program.relations.find((r) => r.name === name)?.deviceColumns));
+      },
+    });
     // Loading is timed to the device's completion so evaluation time does not include it (a run on resident
     // relations alone may queue nothing, and then need not wait).
     if (g.queued !== queuedAtStart) await g.idle();
@@ -808,6 +925,28 @@ async function evaluate(
             await checkTimeout();
             const kernel = program.kernels[cmd.kernel]!;
             const inputIds = kernelInputs(kernel);
+            const p = kernelProfiles[kernel.id]!;
+            /** The kernel in partitions, its output in host memory (partitioned.ts). */
+            const partitioned = async (): Promise<void> => {
+              const t = performance.now();
+              g.activity = `${describeKernel(kernel)} computing ${describeOutput(program, kernel)} in partitions`;
+              const ran = await launchPartitioned(kernel, inputIds);
+              p.milliseconds += performance.now() - t;
+              p.wallMilliseconds += performance.now() - t;
+              for (const r of ran.inputs) {
+                p.rowsIn += r.count;
+                p.bytesIn += r.count * r.width * 4;
+              }
+              p.rowsOut += ran.output.count;
+              p.bytesOut += ran.output.count * ran.output.width * 4;
+            };
+            if (tooLarge(inputIds)) {
+              for (const id of [...inputIds, kernel.output]) lastUse.set(id, ++uses);
+              await partitioned();
+              launches += 1;
+              p.launches += 1;
+              break;
+            }
             await reloadInputs(inputIds, kernel);
             // Room for an output as large as the inputs, where spilling can make it: the budget then holds while
             // the kernel runs, not only between kernels (a guess; store() checks the real output).
@@ -836,7 +975,6 @@ async function evaluate(
             const ms = timer ? (await timer.collect()).nanoseconds / 1e6 : wall;
             launches += 1;
             const bytes = (r: DeviceRelation): number => r.count * r.width * 4;
-            const p = kernelProfiles[kernel.id]!;
             p.milliseconds += ms;
             p.wallMilliseconds += wall;
             p.launches += 1;
@@ -861,7 +999,8 @@ async function evaluate(
                 op.bytesOut += bytes(out);
               }
             }
-            await store(kernel.output, out, describeKernel(kernel));
+            // An output that does not fit beside what cannot be spilled: the kernel again, in partitions.
+            await store(kernel.output, out, describeKernel(kernel), partitioned);
             // The kernel's own syncs may have found a guess failed: its rows are wrong.
             checkGuesses();
             break;
@@ -961,6 +1100,11 @@ async function loadInitialRelations(
   store: (id: VarId, v: DeviceRelation, by: string, name: string, parsedOnDevice: boolean) => Promise<void>,
   /** The run may start again: the host rows stay in `initial` for it. */
   keepHostWords: boolean,
+  /**
+   * Where a relation's loading (its rows sorted on the device) would not fit the device memory budget: made canonical
+   * in host memory and kept there, for kernels to read in partitions. Undefined without a budget.
+   */
+  storeHost?: { limit: number; store: (id: VarId, rows: HostRows, by: string, name: string, parsedOnDevice: boolean) => Promise<void> },
 ): Promise<void> {
   const assumedEmpty = new Set(program.emptyOnEntry ?? []);
   const decls = new Map(program.relations.map((r) => [r.name, r]));
@@ -976,6 +1120,25 @@ async function loadInitialRelations(
     // The facts are made canonical and checked with every loaded column, those the device keeps or not.
     const variables = program.variables.map((v) => (v.id === id ? { ...v, columns: decl.columns.map((c) => c.type) } : v));
     const all = decl.columns.map((_, i) => i);
+    const rows = rel.count + rel.device.reduce((n, d) => n + d.count, 0);
+    // The raw rows, the sorted ones and the sort's scratch: past the budget, in host memory.
+    if (storeHost && rows * rel.width * 4 * 3 > storeHost.limit) {
+      const pieces = rel.count > 0 ? rel.pieces() : [];
+      const parsedOnDevice = rel.device.length > 0;
+      for (const parsed of rel.device.splice(0)) {
+        const onDevice = await deviceRowsRelation(gpu, parsed, rel.types);
+        pieces.push(await downloadRelation(gpu, onDevice));
+        releaseRelation(gpu, onDevice);
+      }
+      if (!keepHostWords) initial.relations.delete(name);
+      const types = decl.columns.map((c) => c.type);
+      const all = concatRows(pieces.map((words) => ({ words, count: words.length / rel.width, width: rel.width })), rel.width);
+      const canonical = uniqueSorted(sortRows(all, allWords(rel.width)));
+      checkDeclaredKeysOnHost(decl, canonical, dict);
+      const kept = decl.deviceColumns ? pickWords(canonical, sortKeyWords(types, decl.deviceColumns)) : canonical;
+      await storeHost.store(id, kept, `loading the facts of ${name}`, name, parsedOnDevice);
+      continue;
+    }
     // Host rows uploaded, and rows parsed on the device (their string words filled in), one relation to sort.
     const parts = rel.count > 0 ? [await uploadRelationStaged(gpu, rel.pieces(), rel.width, rel.count)] : [];
     const parsedOnDevice = rel.device.length > 0;

@@ -3,9 +3,10 @@
  * kernel IR leaves duplicate elimination out where a key proves rows distinct, so facts that break one stop the
  * run before anything is evaluated (KeyViolationError), naming the key values held by several rows.
  */
-import { generateKernelShaders } from '@vixen/codegen-wgsl';
+import { generateKernelShaders, sortKeyWords } from '@vixen/codegen-wgsl';
 import type { KirKernel, KirProgram, VarId } from '@vixen/kernel-ir';
-import { keyConstraint, KeyViolationError, rowWords, VIOLATION_ROWS, type DeclaredKey, type RelationDecl } from '@vixen/queryplan';
+import { keyConstraint, KeyViolationError, rowWords, VIOLATION_ROWS, type DeclaredKey, type RelationDecl, type ScalarType } from '@vixen/queryplan';
+import { allWords, pickWords, sortRows, type HostRows } from './partitioned.js';
 import { downloadRelation, releaseRelation, type DeviceRelation } from './gpu/relations.js';
 import { runKernel } from './gpu/kernels/run-kernel.js';
 import type { Gpu } from './gpu/device.js';
@@ -23,6 +24,30 @@ export async function checkDeclaredKeys(gpu: Gpu, program: KirProgram, decl: Rel
     const broken = await keyViolations(gpu, program, decl, key, id, rel, dict);
     if (broken) throw new KeyViolationError([{ constraint: keyConstraint(decl.name, key), ...broken }]);
   }
+}
+
+/** checkDeclaredKeys for canonical rows in host memory (relations loaded past the device memory budget). */
+export function checkDeclaredKeysOnHost(decl: RelationDecl, rows: HostRows, dict: StringDictionary): void {
+  const types = decl.columns.map((c) => c.type);
+  for (const key of decl.keys ?? []) {
+    if (key.columns.length === decl.columns.length) continue;
+    const keyWords = sortKeyWords(types, key.columns);
+    const sorted = sortRows(pickWords(rows, keyWords), allWords(keyWords.length));
+    const broken = repeatedKeys(sorted.words, key.columns.map((c) => types[c]!), dict);
+    if (broken) throw new KeyViolationError([{ constraint: keyConstraint(decl.name, key), ...broken }]);
+  }
+}
+
+/** Sorted key rows `words`: each key held by several rows once, in order (undefined when there is none). */
+function repeatedKeys(words: Uint32Array, types: ScalarType[], dict: StringDictionary): { rows: ReturnType<ResultTable['rows']>; count: number } | undefined {
+  const width = rowWords(types);
+  const same = (a: number, b: number): boolean => words.subarray(a * width, (a + 1) * width).every((w, i) => w === words[b * width + i]);
+  const repeated: number[] = [];
+  for (let r = 1; r * width < words.length; r++) if (same(r, r - 1) && (r === 1 || !same(r - 1, r - 2))) repeated.push(r);
+  if (repeated.length === 0) return undefined;
+  const shown = new Uint32Array(Math.min(repeated.length, VIOLATION_ROWS) * width);
+  repeated.slice(0, VIOLATION_ROWS).forEach((r, i) => shown.set(words.subarray(r * width, (r + 1) * width), i * width));
+  return { rows: ResultTable.fromWords(types, shown, dict).rows(), count: repeated.length };
 }
 
 /** Sorts the key columns of `rel` and compares the distinct count with its rows; on a difference, the repeated keys. */
@@ -49,15 +74,7 @@ async function keyViolations(
   await syncCounts(internals(gpu));
   try {
     if (settle(distinct).count === settle(rel).count) return undefined;
-    // Sorted: rows with one key are adjacent. Each repeated key once, in order.
-    const words = await downloadRelation(gpu, settle(sorted));
-    const width = rowWords(types);
-    const same = (a: number, b: number): boolean => words.subarray(a * width, (a + 1) * width).every((w, i) => w === words[b * width + i]);
-    const repeated: number[] = [];
-    for (let r = 1; r * width < words.length; r++) if (same(r, r - 1) && (r === 1 || !same(r - 1, r - 2))) repeated.push(r);
-    const shown = new Uint32Array(Math.min(repeated.length, VIOLATION_ROWS) * width);
-    repeated.slice(0, VIOLATION_ROWS).forEach((r, i) => shown.set(words.subarray(r * width, (r + 1) * width), i * width));
-    return { rows: ResultTable.fromWords(types, shown, dict).rows(), count: repeated.length };
+    return repeatedKeys(await downloadRelation(gpu, settle(sorted)), types, dict);
   } finally {
     releaseUnshared(gpu, sorted, distinct);
     releaseRelation(gpu, distinct);

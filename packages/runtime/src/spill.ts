@@ -5,7 +5,9 @@
  */
 import { hostFreeMemory } from '#host';
 import type { Gpu } from './gpu/device.js';
-import { downloadRelation, settle, uploadRelation, type DeviceRelation } from './gpu/relations.js';
+import { bindingBytes, downloadRelation, settle, uploadRelation, type DeviceRelation } from './gpu/relations.js';
+import { sizeClass } from './gpu/pool.js';
+import type { HostRows } from './partitioned.js';
 
 /** A relation's rows in host memory. */
 export interface SpilledRelation {
@@ -40,6 +42,14 @@ export class Spills {
     this.bytes += words.byteLength;
     this.relations += 1;
     return { words, count: settle(rel).count, width: rel.width, canonical: rel.canonical === true, deviceBytes };
+  }
+
+  /** Rows kept in host memory from the start (loaded past the budget) or made there (partitioned.ts), counted as spilled. */
+  kept(rows: HostRows, canonical: boolean): SpilledRelation {
+    this.bytes += rows.count * rows.width * 4;
+    this.relations += 1;
+    const words = rows.count * rows.width;
+    return { ...rows, canonical, deviceBytes: words === 0 ? 0 : sizeClass(bindingBytes(words)) };
   }
 
   /** `s`'s rows on the device again. */

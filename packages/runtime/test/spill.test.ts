@@ -1,7 +1,6 @@
 /**
  * Spilling relations larger than one storage binding (gpu/chunks.ts): under a budget below its peak, a relation of
- * several chunks that the fixpoint does not read is spilled while it runs and reloaded (in chunks again) after it,
- * and the answers are the reference interpreter's.
+ * several chunks goes to host memory and is read from there, and the answers are the reference interpreter's.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { compile, openGpu, type Gpu } from '../src/index.js';
@@ -30,9 +29,11 @@ it('spills and reloads chunked relations under a budget and answers as the refer
   const budget = Math.floor(free.stats.peakDeviceBytes * 0.47);
   const run = await program.run({ gpu: small, facts, maxDeviceMemory: budget });
   expect(run.stats.peakDeviceBytes).toBeLessThanOrEqual(budget);
-  // pairs, four chunks, went to host memory and came back for both.
+  // pairs, four chunks, went to host memory: sorted there (its sort's input, output and scratch do not fit the
+  // budget beside each other: executor.ts runs such kernels in partitions) and read in partitions by both's join.
   expect(run.stats.spilledBytes).toBeGreaterThanOrEqual(1770 * 8);
-  expect(run.stats.reloadedBytes).toBeGreaterThanOrEqual(1770 * 8);
+  expect(run.stats.partitionedLaunches).toBeGreaterThanOrEqual(2);
+  expect(run.stats.reloadedBytes).toBeGreaterThan(0);
   const reference = await program.interpret({ facts });
   for (const name of ['pairs', 'path', 'both']) expect(run.relations.get(name), name).toEqual(reference.get(name));
   expect(reference.get('pairs')!.length).toBe(1770);

@@ -805,9 +805,7 @@ async function aggregateChunked(
   const types = variables.find((v) => v.id === kernel.input)!.columns;
   const argOf = (x: Aggregate): ScalarType | undefined => (x.column === undefined ? undefined : types[x.column]);
   if (kernel.aggregates.some((x) => x.fn === 'avg' && argOf(x) !== 'decimal')) return onWhole(g, kernel, [input], what, single);
-  const partial: Aggregate[] = kernel.aggregates.flatMap((x): Aggregate[] =>
-    x.fn === 'avg' ? [{ fn: 'sum', column: x.column!, type: 'decimal' }, { fn: 'count', type: 'int32' }] : [x],
-  );
+  const partial = partialAggregates(kernel.aggregates);
   const groupTypes = kernel.groupBy.map((c) => types[c]!);
   const G = groupTypes.length;
   const partialColumns = [...groupTypes, ...partial.map((p) => p.type)];
@@ -894,8 +892,13 @@ async function combineByGroups(
   return chunkedOf(outs, width);
 }
 
+/** Aggregates whose partial results combine into theirs: a decimal average as its sum and count. */
+export function partialAggregates(aggregates: readonly Aggregate[]): Aggregate[] {
+  return aggregates.flatMap((x): Aggregate[] => (x.fn === 'avg' ? [{ fn: 'sum', column: x.column!, type: 'decimal' }, { fn: 'count', type: 'int32' }] : [x]));
+}
+
 /** Output rows from combined partial rows: each decimal average its sum (scaled) / count, truncated toward zero. */
-function finishAverages(words: Uint32Array, groupTypes: readonly ScalarType[], aggregates: readonly Aggregate[], partial: readonly Aggregate[]): Uint32Array {
+export function finishAverages(words: Uint32Array, groupTypes: readonly ScalarType[], aggregates: readonly Aggregate[], partial: readonly Aggregate[]): Uint32Array {
   const inWidth = rowWords([...groupTypes, ...partial.map((p) => p.type)]);
   const outWidth = rowWords([...groupTypes, ...aggregates.map((x) => x.type)]);
   const rows = words.length / inWidth;

@@ -2,7 +2,7 @@
 import type { AllocationFailure } from './device-fault.js';
 
 /** Size classes 2^k and 1.5 * 2^k (at least 256 bytes): at most 33% slack. */
-function sizeClass(bytes: number): number {
+export function sizeClass(bytes: number): number {
   if (bytes <= 256) return 256;
   const p = 2 ** Math.ceil(Math.log2(bytes));
   return (p / 4) * 3 >= bytes ? (p / 4) * 3 : p;

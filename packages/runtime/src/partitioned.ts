@@ -1,0 +1,402 @@
+/**
+ * Kernels whose own relations do not fit the device memory budget together (executor.ts): their inputs are in host
+ * memory, and the kernel runs in steps that each fit, every step's inputs uploaded, its output read back and
+ * appended to the result in host memory.
+ * - Row by row (mapFilter, pipeline, join sides, aggregate and limit): the largest input that the kernel distributes
+ *   over streams in consecutive row ranges against the other inputs whole (a join distributes over a union of rows of
+ *   either side, a pipeline over one of its scanned or joined, not anti-joined, relations).
+ * - Join pairs: where the other side does not fit either, both sides are split by a hash of their key words into
+ *   partitions, and each pair of matching partitions is joined as above (stably, so a merge join's right side stays
+ *   sorted); again with another hash where one pair is still too large.
+ * - Group by group: a pipeline's hashed aggregation writes its rows unaggregated, and those are aggregated per
+ *   partition of a hash of the group words (a group's rows all in one); a sorted aggregate's row ranges end at group
+ *   boundaries.
+ * - Order-based kernels (sort, unique, difference, merge, concat, copy) work on the host rows directly.
+ * Only where one step cannot fit (one partition pair, one group, one row) does it stop, with a PartitionLimit.
+ */
+import { sortKeyWords } from '@vixen/codegen-wgsl';
+import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
+import { rowWords, type Aggregate, type ScalarType } from '@vixen/queryplan';
+import { finishAverages, partialAggregates } from './gpu/chunks.js';
+
+/** Rows in host memory, back to back. */
+export interface HostRows {
+  words: Uint32Array;
+  count: number;
+  width: number;
+}
+
+export interface PartitionDevice {
+  /** Device bytes one step may hold: its inputs and its output. */
+  room: number;
+  /**
+   * Runs `kernel` (given `variables`, its own or made up here) on the device with `inputs` uploaded, and reads its
+   * output back; undefined when the step held more than `room`.
+   */
+  step(kernel: KirKernel, inputs: readonly HostRows[], variables: readonly KirVariable[]): Promise<HostRows | undefined>;
+  /** Steps run (every partition or row range of every kernel). */
+  steps: number;
+}
+
+/** One step cannot fit: input `input` (kernelInputs order) of `rows` rows, `bytes` bytes, even alone with its partners. */
+export class PartitionLimit extends Error {
+  constructor(
+    readonly input: number,
+    readonly rows: number,
+    readonly bytes: number,
+  ) {
+    super(`one partition of input ${input} (${rows} rows, ${bytes} bytes) does not fit`);
+  }
+}
+
+/** Device bytes rows of this size take at most (buffers come in size classes up to 1.5 times the bytes asked). */
+const deviceBytes = (r: HostRows): number => Math.ceil(r.count * r.width * 4 * 1.5) + 256;
+/** More hash partitions than a join's keys can spread are useless: after this many rounds a pair is too large. */
+const MAX_ROUNDS = 3;
+
+export function sliceRows(r: HostRows, start: number, end: number): HostRows {
+  return { words: r.words.subarray(start * r.width, end * r.width), count: end - start, width: r.width };
+}
+
+export function concatRows(parts: readonly HostRows[], width: number): HostRows {
+  if (parts.length === 1) return parts[0]!;
+  const count = parts.reduce((n, p) => n + p.count, 0);
+  const words = new Uint32Array(count * width);
+  let at = 0;
+  for (const p of parts) {
+    words.set(p.words.subarray(0, p.count * width), at);
+    at += p.count * width;
+  }
+  return { words, count, width };
+}
+
+/** Compares rows `i` of `a` and `j` of `b` by words `keys` (unsigned), as the device's sort orders them. */
+function compareBy(a: HostRows, i: number, b: HostRows, j: number, keys: readonly number[]): number {
+  for (const k of keys) {
+    const x = a.words[i * a.width + k]!;
+    const y = b.words[j * b.width + k]!;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+export const allWords = (width: number): number[] => Array.from({ length: width }, (_, i) => i);
+
+/** Words `picked` of each row of `r`, in that order (columns projected, as sortKeyWords lists their words). */
+export function pickWords(r: HostRows, picked: readonly number[]): HostRows {
+  const words = new Uint32Array(r.count * picked.length);
+  for (let i = 0, at = 0; i < r.count; i++) for (const w of picked) words[at++] = r.words[i * r.width + w]!;
+  return { words, count: r.count, width: picked.length };
+}
+
+function gather(r: HostRows, rows: readonly number[]): HostRows {
+  const words = new Uint32Array(rows.length * r.width);
+  rows.forEach((row, i) => words.set(r.words.subarray(row * r.width, (row + 1) * r.width), i * r.width));
+  return { words, count: rows.length, width: r.width };
+}
+
+/** `r` sorted by words `keys`, stably (ties keep their order, as the device's radix sort keeps them). */
+export function sortRows(r: HostRows, keys: readonly number[]): HostRows {
+  const order = Array.from({ length: r.count }, (_, i) => i).sort((i, j) => compareBy(r, i, r, j, keys));
+  return gather(r, order);
+}
+
+/** Sorted `r` without adjacent equal rows. */
+export function uniqueSorted(r: HostRows): HostRows {
+  const all = allWords(r.width);
+  const kept: number[] = [];
+  for (let i = 0; i < r.count; i++) if (i === 0 || compareBy(r, i, r, i - 1, all) !== 0) kept.push(i);
+  return kept.length === r.count ? r : gather(r, kept);
+}
+
+/** The first of each set of equal rows of `r`, in `r`'s order. */
+function uniqueFirst(r: HostRows): HostRows {
+  const seen = new Set<string>();
+  const kept: number[] = [];
+  for (let i = 0; i < r.count; i++) {
+    const key = r.words.subarray(i * r.width, (i + 1) * r.width).join(',');
+    if (!seen.has(key)) {
+      seen.add(key);
+      kept.push(i);
+    }
+  }
+  return gather(r, kept);
+}
+
+/** Canonical `a` less canonical `b` (both sorted by all words, duplicate-free). */
+function difference(a: HostRows, b: HostRows): HostRows {
+  const all = allWords(a.width);
+  const kept: number[] = [];
+  let j = 0;
+  for (let i = 0; i < a.count; i++) {
+    while (j < b.count && compareBy(b, j, a, i, all) < 0) j++;
+    if (j >= b.count || compareBy(b, j, a, i, all) !== 0) kept.push(i);
+  }
+  return gather(a, kept);
+}
+
+/** `a` and `b`, both sorted by words `keys`, merged (left first among equal keys). */
+function mergeSorted(a: HostRows, b: HostRows, keys: readonly number[]): HostRows {
+  const words = new Uint32Array((a.count + b.count) * a.width);
+  let i = 0;
+  let j = 0;
+  for (let at = 0; i < a.count || j < b.count; at += a.width) {
+    const fromA = j >= b.count || (i < a.count && compareBy(a, i, b, j, keys) <= 0);
+    const [src, row] = fromA ? [a, i++] : [b, j++];
+    words.set(src.words.subarray(row * src.width, (row + 1) * src.width), at);
+  }
+  return { words, count: a.count + b.count, width: a.width };
+}
+
+/** `r`'s rows split into `parts` by a hash (seeded by `round`) of words `keys`; each part keeps the rows' order. */
+export function hashPartitions(r: HostRows, keys: readonly number[], parts: number, round: number): HostRows[] {
+  const part = new Uint32Array(r.count);
+  const sizes = new Array<number>(parts).fill(0);
+  for (let i = 0; i < r.count; i++) {
+    let h = (0x9e3779b9 * (round + 1)) | 0;
+    for (const k of keys) h = Math.imul(h ^ r.words[i * r.width + k]!, 0x85ebca6b) ^ (h >>> 13);
+    h = Math.imul(h ^ (h >>> 16), 0xc2b2ae35);
+    const p = ((h ^ (h >>> 15)) >>> 0) % parts;
+    part[i] = p;
+    sizes[p]! += 1;
+  }
+  const out = sizes.map((n) => ({ words: new Uint32Array(n * r.width), count: 0, width: r.width }));
+  for (let i = 0; i < r.count; i++) {
+    const o = out[part[i]!]!;
+    o.words.set(r.words.subarray(i * r.width, (i + 1) * r.width), o.count * r.width);
+    o.count += 1;
+  }
+  return out;
+}
+
+/** Runs `kernel` (inputs in kernelInputs order, in host memory) in steps that fit `device.room`. */
+export async function runPartitioned(device: PartitionDevice, kernel: KirKernel, inputs: readonly HostRows[], variables: readonly KirVariable[]): Promise<HostRows> {
+  const columns = (id: number): ScalarType[] => variables[id]!.columns;
+  const outWidth = rowWords(columns(kernel.output));
+  const [a, b] = inputs as [HostRows, HostRows];
+  const streamOrFail = async (k: KirKernel, ins: readonly HostRows[], s: number, vars = variables, cut?: Cut): Promise<HostRows> => {
+    const out = await stream(device, k, ins, s, vars, cut);
+    if (out) return out;
+    // Not one row beside the other inputs: the largest of them (or the streamed one alone) names the limit.
+    const other = ins.reduce((m, r, i) => (i !== s && r.count * r.width > ins[m]!.count * ins[m]!.width ? i : m), s);
+    const rows = other === s ? Math.min(1, ins[s]!.count) : ins[other]!.count;
+    throw new PartitionLimit(other, rows, rows * ins[other]!.width * 4);
+  };
+  switch (kernel.kind) {
+    case 'mapFilter':
+      return streamOrFail(kernel, inputs, 0);
+    case 'copy':
+      return a;
+    case 'concat':
+      return concatRows([a, b], outWidth);
+    case 'sort':
+      return sortRows(a, sortKeyWords(columns(kernel.input), kernel.keys));
+    case 'unique':
+      return kernel.hashed ? uniqueFirst(a) : uniqueSorted(a);
+    case 'difference':
+      return difference(a, b);
+    case 'merge':
+      return mergeSorted(a, b, sortKeyWords(columns(kernel.left), kernel.keys));
+    case 'aggregate': {
+      // Row ranges that end where a group does: the groups' outputs, in order, are the whole output.
+      const group = sortKeyWords(columns(kernel.input), kernel.groupBy);
+      return streamOrFail(kernel, inputs, 0, variables, (r, end) => {
+        while (end < r.count && end > 0 && compareBy(r, end, r, end - 1, group) === 0) end++;
+        return end;
+      });
+    }
+    case 'limit': {
+      // The first rows of each range hold the first rows of the whole.
+      const before = device.steps;
+      const firsts = await streamOrFail(kernel, inputs, 0);
+      if (device.steps - before === 1) return firsts;
+      if (firsts.count < a.count) return runPartitioned(device, kernel, [firsts], variables);
+      throw new PartitionLimit(0, a.count, a.count * a.width * 4);
+    }
+    case 'hashJoin':
+      return joinPairs(device, kernel, inputs, [sortKeyWords(columns(kernel.build), kernel.buildKeys), sortKeyWords(columns(kernel.probe), kernel.probeKeys)], variables, 0);
+    case 'mergeJoin':
+      return joinPairs(device, kernel, inputs, [sortKeyWords(columns(kernel.left), kernel.leftKeys), sortKeyWords(columns(kernel.right), kernel.rightKeys)], variables, 0);
+    case 'pipeline': {
+      if (!kernel.aggregate) return pipelineRows(device, kernel, inputs, variables, 0);
+      const types = kernel.project.map((e) => e.type);
+      const { aggregate, ...rest } = kernel;
+      const identity = (cols: readonly ScalarType[]) => cols.map((type, index) => ({ kind: 'col' as const, index, type }));
+      const grouping = (input: number, output: number, cols: ScalarType[], agg: typeof aggregate): KirKernel => ({
+        kind: 'pipeline',
+        id: kernel.id,
+        input,
+        output,
+        filter: [],
+        probes: [],
+        check: [],
+        project: identity(cols),
+        aggregate: agg,
+        fused: kernel.fused,
+      });
+      const argOf = (x: Aggregate): ScalarType | undefined => (x.column === undefined ? undefined : types[x.column]);
+      if (aggregate.aggregates.some((x) => x.fn === 'avg' && argOf(x) !== 'decimal')) {
+        // An integer average has no partial form here: the projected rows unaggregated, then aggregated group by group.
+        const rowsVar = variables.length;
+        const vars = [...variables, { id: rowsVar, name: `${variables[kernel.output]!.name} rows`, columns: types }];
+        const rows = await pipelineRows(device, { ...rest, output: rowsVar }, inputs, vars, 0);
+        return byGroups(device, grouping(rowsVar, kernel.output, types, aggregate), rows, sortKeyWords(types, aggregate.groupBy), vars, 0);
+      }
+      // Partial aggregates per step (a decimal average as its sum and count), combined group by group.
+      const partial = partialAggregates(aggregate.aggregates);
+      const groupTypes = aggregate.groupBy.map((c) => types[c]!);
+      const G = groupTypes.length;
+      const partialColumns = [...groupTypes, ...partial.map((x) => x.type)];
+      const [partialVar, combinedVar] = [variables.length, variables.length + 1];
+      const vars: KirVariable[] = [
+        ...variables,
+        { id: partialVar, name: `${variables[kernel.output]!.name} partial`, columns: partialColumns },
+        { id: combinedVar, name: `${variables[kernel.output]!.name} combined`, columns: partialColumns },
+      ];
+      const partials = await pipelineRows(device, { ...kernel, output: partialVar, aggregate: { groupBy: aggregate.groupBy, aggregates: partial } }, inputs, vars, 0);
+      const combine = grouping(partialVar, combinedVar, partialColumns, {
+        groupBy: groupTypes.map((_, i) => i),
+        aggregates: partial.map((x, j) => ({ fn: x.fn === 'count' ? 'sum' : x.fn, column: G + j, type: x.type })),
+      });
+      const combined = await combineAll(device, combine, partials, allWords(rowWords(groupTypes)), vars);
+      if (!aggregate.aggregates.some((x) => x.fn === 'avg')) return combined;
+      return { words: finishAverages(combined.words, groupTypes, aggregate.aggregates, partial), count: combined.count, width: outWidth };
+    }
+  }
+}
+
+/** Where a row range that would end before row `end` of `r` ends instead (a range's last group kept whole). */
+type Cut = (r: HostRows, end: number) => number;
+
+/**
+ * `kernel` once per row range of input `s`, the other inputs whole, the outputs appended; undefined when the other
+ * inputs leave no room for a range. A range whose step does not fit is halved; a PartitionLimit for one row.
+ */
+async function stream(device: PartitionDevice, kernel: KirKernel, inputs: readonly HostRows[], s: number, variables: readonly KirVariable[], cut?: Cut): Promise<HostRows | undefined> {
+  const fixed = inputs.reduce((n, r, i) => (i === s ? n : n + deviceBytes(r)), 0);
+  const streamed = inputs[s]!;
+  // A range and an output as large as it beside the other inputs.
+  const free = device.room - fixed;
+  if (free <= 0) return undefined;
+  let rows = Math.max(1, Math.floor(free / 2 / Math.max(4, streamed.width * 4 * 1.5)));
+  const outs: HostRows[] = [];
+  let start = 0;
+  do {
+    let end = Math.min(streamed.count, start + rows);
+    if (cut) end = cut(streamed, end);
+    const out = await device.step(kernel, inputs.map((r, i) => (i === s ? sliceRows(streamed, start, end) : r)), variables);
+    if (out) {
+      device.steps += 1;
+      outs.push(out);
+      start = end;
+    } else if (rows > 1 && end > start) rows = Math.max(1, Math.floor(Math.min(rows, end - start) / 2));
+    // Not even one row (or one group, or nothing) beside the other inputs: they do not fit.
+    else if (outs.length === 0) return undefined;
+    else throw new PartitionLimit(s, end - start, (end - start) * streamed.width * 4);
+  } while (start < streamed.count);
+  const width = rowWords(variables[kernel.output]!.columns);
+  return concatRows(outs, width);
+}
+
+/**
+ * A pipeline's output, streaming the largest of its scanned and (not anti-)joined relations; where the others do not
+ * fit beside it, per hash partition of the scanned rows and of the largest build side whose probe keys are columns.
+ */
+async function pipelineRows(
+  device: PartitionDevice,
+  kernel: Extract<KirKernel, { kind: 'pipeline' }>,
+  inputs: readonly HostRows[],
+  variables: readonly KirVariable[],
+  round: number,
+): Promise<HostRows> {
+  const size = (i: number): number => inputs[i]!.count * inputs[i]!.width;
+  const candidates = [0, ...kernel.probes.flatMap((p, i) => (p.negated ? [] : [i + 1]))];
+  const s = candidates.reduce((m, i) => (size(i) > size(m) ? i : m), 0);
+  const out = await stream(device, kernel, inputs, s, variables);
+  if (out) return out;
+  // A row matches only build rows of its key, in the partition of the same hash: a join and an anti-join alike.
+  const j = kernel.probes.reduce((m, p, i) => (p.probeKeys.every((e) => e.kind === 'col') && (m < 0 || size(i + 1) > size(m + 1)) ? i : m), -1);
+  if (j < 0 || round >= MAX_ROUNDS) {
+    const other = inputs.reduce((m, _, i) => (i !== s && (m < 0 || size(i) > size(m)) ? i : m), -1);
+    throw new PartitionLimit(other, inputs[other]!.count, size(other) * 4);
+  }
+  const probe = kernel.probes[j]!;
+  const scanWords = sortKeyWords(variables[kernel.input]!.columns, probe.probeKeys.map((e) => (e.kind === 'col' ? e.index : -1)));
+  const buildWords = sortKeyWords(variables[probe.build]!.columns, probe.buildKeys);
+  const parts = Math.max(2, Math.ceil((deviceBytes(inputs[j + 1]!) * 3) / device.room));
+  const scanned = hashPartitions(inputs[0]!, scanWords, parts, round);
+  const built = hashPartitions(inputs[j + 1]!, buildWords, parts, round);
+  const outs: HostRows[] = [];
+  // Every pair, empty ones included: an aggregate of no rows may still have a row.
+  for (let p = 0; p < parts; p++) {
+    outs.push(await pipelineRows(device, kernel, inputs.map((r, i) => (i === 0 ? scanned[p]! : i === j + 1 ? built[p]! : r)), variables, round + 1));
+  }
+  return concatRows(outs, rowWords(variables[kernel.output]!.columns));
+}
+
+/** A join streaming its larger side against the other whole, or pair by pair of hash partitions of both sides' key words. */
+async function joinPairs(
+  device: PartitionDevice,
+  kernel: KirKernel,
+  inputs: readonly HostRows[],
+  keys: readonly [number[], number[]],
+  variables: readonly KirVariable[],
+  round: number,
+): Promise<HostRows> {
+  const bytes = inputs.map((r) => r.count * r.width);
+  const big = bytes[1]! > bytes[0]! ? 1 : 0;
+  const out = await stream(device, kernel, inputs, big, variables);
+  if (out) return out;
+  const small = 1 - big;
+  if (keys[0].length === 0 || round >= MAX_ROUNDS) throw new PartitionLimit(small, inputs[small]!.count, bytes[small]! * 4);
+  // Each partition of the smaller side about a third of the room, beside a range of the other's and its output.
+  const parts = Math.max(2, Math.ceil((deviceBytes(inputs[small]!) * 3) / device.room));
+  const left = hashPartitions(inputs[0]!, keys[0], parts, round);
+  const right = hashPartitions(inputs[1]!, keys[1], parts, round);
+  const outs: HostRows[] = [];
+  for (let p = 0; p < parts; p++) {
+    // An inner join of an empty partition is empty.
+    if (left[p]!.count === 0 || right[p]!.count === 0) continue;
+    outs.push(await joinPairs(device, kernel, [left[p]!, right[p]!], keys, variables, round + 1));
+  }
+  const width = rowWords(variables[kernel.output]!.columns);
+  return concatRows(outs.length > 0 ? outs : [{ words: new Uint32Array(0), count: 0, width }], width);
+}
+
+/**
+ * Partial aggregates combined (`combine` is its own partial form): in one step where they fit, else range by range
+ * while that leaves fewer rows (few groups), else per hash partition of the group words (many groups).
+ */
+async function combineAll(device: PartitionDevice, combine: KirKernel, partials: HostRows, group: readonly number[], variables: readonly KirVariable[]): Promise<HostRows> {
+  for (let rows = partials; ; ) {
+    if (deviceBytes(rows) * 2 <= device.room) {
+      const out = await device.step(combine, [rows], variables);
+      if (out) {
+        device.steps += 1;
+        return out;
+      }
+    }
+    const fewer = await stream(device, combine, [rows], 0, variables);
+    if (!fewer || fewer.count >= rows.count) return byGroups(device, combine, rows, group, variables, 0);
+    rows = fewer;
+  }
+}
+
+/** A hashed aggregation of `rows`, whole where it fits, else per hash partition of the group words. */
+async function byGroups(device: PartitionDevice, kernel: KirKernel, rows: HostRows, group: readonly number[], variables: readonly KirVariable[], round: number): Promise<HostRows> {
+  if (deviceBytes(rows) * 2 <= device.room || rows.count <= 1) {
+    const out = await device.step(kernel, [rows], variables);
+    if (out) {
+      device.steps += 1;
+      return out;
+    }
+  }
+  if (group.length === 0 || round >= MAX_ROUNDS) throw new PartitionLimit(0, rows.count, rows.count * rows.width * 4);
+  const parts = Math.max(2, Math.ceil((deviceBytes(rows) * 3) / device.room));
+  const outs: HostRows[] = [];
+  for (const part of hashPartitions(rows, group, parts, round)) {
+    if (part.count > 0) outs.push(await byGroups(device, kernel, part, group, variables, round + 1));
+  }
+  const width = rowWords(variables[kernel.output]!.columns);
+  return concatRows(outs.length > 0 ? outs : [{ words: new Uint32Array(0), count: 0, width }], width);
+}
