@@ -2,7 +2,8 @@
  * Device memory as a budget (executor.ts makeRoom, spill.ts): every golden case under a device memory budget of half
  * the peak its relations need without one (three quarters where one kernel's own relations need more) gives the
  * reference interpreter's answers, spilling relations to host memory and uploading them again, and its relations
- * never hold more than the budget.
+ * never hold more than the budget. Under an eighth of that peak (at least 1 KiB: four of the smallest buffers), kernels whose own relations do not fit run in
+ * partitions (partitioned.ts), with the same answers.
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -63,5 +64,41 @@ describe('golden cases under half their device memory', () => {
   test('most cases spill, and spilled relations come back', () => {
     expect(cannotSpill.length).toBeLessThanOrEqual(3);
     expect(reloaded).toBeGreaterThan(0);
+  });
+});
+
+const tooSmall: string[] = [];
+let partitioned = 0;
+
+describe('golden cases under an eighth of their device memory (at least 1 KiB), in partitions', () => {
+  for (const name of readdirSync(casesDir).sort()) {
+    const dir = join(casesDir, name);
+    test(name, async () => {
+      const program = compileFile(join(dir, 'program.logic'));
+      const sources = existsSync(join(dir, 'facts')) ? { factsDir: join(dir, 'facts') } : {};
+      const peak = (await program.run({ ...sources, gpu })).stats.peakDeviceBytes;
+      if (peak === 0) return;
+      const budget = Math.max(Math.floor(peak / 8), 1024);
+      let run;
+      try {
+        run = await program.run({ ...sources, gpu, maxDeviceMemory: budget });
+      } catch (e) {
+        // Buffers take at least 256 bytes: where one row and its output need more than the budget, the run stops.
+        if (!(e instanceof RunLimitError && /^device memory limit exceeded: .* more than the whole budget/.test(e.message))) throw e;
+        tooSmall.push(name);
+        return;
+      }
+      expect(run.stats.peakDeviceBytes).toBeLessThanOrEqual(budget);
+      partitioned += run.stats.partitionedLaunches;
+      const reference = await program.interpret(sources);
+      for (const [rel, rows] of reference) expect(text(run.relations.get(rel)!), `${name}: ${rel}`).toEqual(text(rows));
+    });
+  }
+
+  test('most cases run, kernels in partitions', () => {
+    // The cases' relations are a few rows (buffers of 256 bytes): a pipeline reading four relations needs more than
+    // 1 KiB for one row (language-examples, negation-constants).
+    expect(tooSmall.length).toBeLessThanOrEqual(3);
+    expect(partitioned).toBeGreaterThanOrEqual(10);
   });
 });

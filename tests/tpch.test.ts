@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { compileFile, Database, openGpu, RunLimitError } from '@vixen/runtime';
+import { compileFile, Database, openGpu } from '@vixen/runtime';
 import { compareAnswers, compileTpchQuery, dbgen, dbgenParallel, dbgenText, factsFor, TblDuckDb, TPCH_QUERIES, TPCH_TABLES, tpchQuerySql, tpchSchema } from '@vixen/bench';
 import { runCli } from '@vixen/cli';
 import { importStore } from '@vixen/io';
@@ -109,40 +109,30 @@ test('Q13 and Q16 match DuckDB with bindings of 64 KiB (their anti-joins\' table
   }
 }, 240_000);
 
-describe('TPC-H queries at SF 0.01 under a device memory budget of half their peak match DuckDB', () => {
-  // Joins of several tables: relations the current kernel does not read spill to host memory (executor.ts makeRoom).
-  // Where one relation (lineitem) alone is more than half, as the pool sized its buffer, three quarters; in Q1, Q3,
-  // Q6, Q8, Q9, Q14, Q15, Q20 and Q22 it is more than that too, and in Q10 since one kernel scans lineitem, probes
-  // orders and aggregates (hash-joins): joins are not partitioned yet, so those stop with the budget error (below).
-  for (const q of [5, 7, 18, 19, 21]) {
+describe('TPC-H queries at SF 0.01 under a device memory budget far below their data match DuckDB', () => {
+  // 64 KiB against lineitem's 2.5 MiB: relations past it load into host memory, and kernels whose relations do not
+  // fit it together run in partitions (partitioned.ts): row ranges streamed, join sides split by a hash of the keys,
+  // pipelines' aggregates combined from partial ones.
+  const budget = 64 * 1024;
+  for (const q of TPCH_QUERIES) {
     test(`Q${q}`, async () => {
       const program = compileTpchQuery(queriesDir, q);
-      const facts = factsFor(program, data.facts);
-      const peak = (await program.run({ facts, gpu: data.gpu, outputs: ['result'] })).stats.peakDeviceBytes;
-      const within = async (budget: number) => {
-        try {
-          return await program.run({ facts, gpu: data.gpu, outputs: ['result'], maxDeviceMemory: budget });
-        } catch (e) {
-          if (e instanceof RunLimitError && /more than the whole budget/.test(e.message)) return undefined;
-          throw e;
-        }
-      };
-      let budget = Math.floor(peak / 2);
-      const run = (await within(budget)) ?? (await within((budget = Math.floor((peak * 3) / 4))));
-      expect(run, `Q${q} within 3/4 of its peak ${peak}`).toBeDefined();
-      expect(run!.stats.peakDeviceBytes).toBeLessThanOrEqual(budget);
-      expect(run!.stats.spilledBytes).toBeGreaterThan(0);
+      const run = await program.run({ facts: factsFor(program, data.facts), gpu: data.gpu, outputs: ['result'], maxDeviceMemory: budget });
+      expect(run.stats.peakDeviceBytes).toBeLessThanOrEqual(budget);
+      // Every query but Q22 (customer and orders only, 1,500 and 15,000 rows) reads a relation past the budget.
+      if (q !== 22) expect(run.stats.partitionedLaunches, `Q${q}`).toBeGreaterThan(0);
       const types = program.relations.find((r) => r.name === 'result')!.columns.map((c) => c.type);
       const expected = await data.duck.query(tpchQuerySql(queriesDir, q));
-      expect(compareAnswers(run!.relations.get('result')!, types, expected.rows), `Q${q}`).toEqual([]);
+      expect(compareAnswers(run.relations.get('result')!, types, expected.rows), `Q${q}`).toEqual([]);
     }, 120_000);
   }
 
-  test('Q6 under a budget below its lineitem stops, naming the relation, its size and the budget', async () => {
+  // One row's buffer and its output's (256 bytes each, the least a buffer takes) do not fit 400 bytes.
+  test('Q6 under a budget below one row beside its output stops, naming the relation, its size and the budget', async () => {
     const program = compileTpchQuery(queriesDir, 6);
-    const run = program.run({ facts: factsFor(program, data.facts), gpu: data.gpu, outputs: ['result'], maxDeviceMemory: '1MiB' });
+    const run = program.run({ facts: factsFor(program, data.facts), gpu: data.gpu, outputs: ['result'], maxDeviceMemory: 400 });
     await expect(run).rejects.toThrow(
-      /^device memory limit exceeded: loading the facts of lineitem made relation lineitem of \d+ rows, [\d.]+ MiB \(\d+ bytes\), more than the whole budget .*; the limit is 1\.0 MiB \(1048576 bytes\)/,
+      /^device memory limit exceeded: kernel k\d+ \(pipeline, .*\) reads relation lineitem of \d+ rows, [\d.]+ MiB \(\d+ bytes\); its smallest partition, 1 row, \d+ bytes, with the rows it meets is more than the whole budget .*; the limit is 400 bytes \(maxDeviceMemory/,
     );
   });
 });

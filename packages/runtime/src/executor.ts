@@ -634,7 +634,7 @@ async function evaluate(
       : `the budget is ${formatBytes(bytes)}, the device's memory less a margin (maxDeviceMemory / --max-device-memory)`;
   /** What spilling did so far, for the budget's errors. */
   const spillSummary = (): string =>
-    (spills.relations > 0 ? ` (after spilling ${formatBytes(spills.bytes)} to host memory in ${spills.relations} spills)` : '') +
+    (spills.relations > 0 ? ` (after spilling ${formatBytes(spills.bytes)} to host memory in ${spills.relations} spill${spills.relations === 1 ? '' : 's'})` : '') +
     (hostFull ? '; host memory has no room for more spilling' : '');
   let hostFull = false;
   /** Bytes the last makeRoom could not spill (the kernel's own relations, shared and resident ones). */
@@ -721,6 +721,8 @@ async function evaluate(
   const madeShaders = new WeakMap<KirKernel, KernelShaders>();
   /** One step of a partitioned kernel: its inputs uploaded, counted against the budget with its output, read back. */
   const step: PartitionDevice['step'] = async (k, ins, vars) => {
+    // A kernel in many steps is checked against the time limit between them.
+    await checkTimeout();
     const rels = ins.map((r) => uploadRelation(gpu, r.words, r.width, r.count));
     const buffers = (rs: readonly DeviceRelation[]): Set<GPUBuffer> => new Set(rs.flatMap((r) => leaves(r).map((l) => l.buffer!)));
     const owned = buffers(rels);
@@ -931,6 +933,10 @@ async function evaluate(
               const t = performance.now();
               g.activity = `${describeKernel(kernel)} computing ${describeOutput(program, kernel)} in partitions`;
               const ran = await launchPartitioned(kernel, inputIds);
+              // Its steps read their outputs back: a guess one of them found failed makes the rows wrong.
+              checkGuesses();
+              // Device times of the steps are in the wall time: the timer's queries are dropped.
+              await timer?.collect();
               p.milliseconds += performance.now() - t;
               p.wallMilliseconds += performance.now() - t;
               for (const r of ran.inputs) {
