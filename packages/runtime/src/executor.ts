@@ -29,7 +29,7 @@ import { ResultTable } from './result-table.js';
 import { checkDeclaredKeys, checkDeclaredKeysOnHost } from './keys.js';
 import { formatBytes, RunLimitError } from './limits.js';
 import { Spills, type SpilledRelation } from './spill.js';
-import { allWords, concatRows, PartitionLimit, pickWords, runPartitioned, sortRows, uniqueSorted, type HostRows, type PartitionDevice } from './partitioned.js';
+import { allWords, concatRows, PartitionLimit, pickWords, runPartitioned, sortWords, uniqueSorted, type HostRows, type PartitionDevice } from './partitioned.js';
 import { dictionaryFor, kernelTableWords } from './tables.js';
 import { batchableLoop, LoopBatch } from './loop-control.js';
 import { SmallLoop, smallLoopConstantWords } from './small-loop.js';
@@ -717,6 +717,13 @@ async function evaluate(
     spilled.set(id, spill);
     return spill;
   };
+  /** The device side of partitioned work, its room what the budget leaves now. */
+  const partitionsWithin = (): PartitionDevice => {
+    g.pool.trim();
+    const device = (partitionDevice ??= { room: 0, steps: 0, step });
+    device.room = limit! - liveBytes;
+    return device;
+  };
   /** Shaders of kernels partitioned.ts makes up, by kernel. */
   const madeShaders = new WeakMap<KirKernel, KernelShaders>();
   /** One step of a partitioned kernel: its inputs uploaded, counted against the budget with its output, read back. */
@@ -763,9 +770,7 @@ async function evaluate(
     const host: HostRows[] = [];
     for (const id of inputIds) host.push(await toHost(id, kernel));
     await makeRoom(Math.ceil(limit! / 2), new Set());
-    g.pool.trim();
-    const device = (partitionDevice ??= { room: 0, steps: 0, step });
-    device.room = limit! - liveBytes;
+    const device = partitionsWithin();
     let out: HostRows;
     try {
       out = await runPartitioned(device, kernel, host, variables);
@@ -868,6 +873,10 @@ async function evaluate(
         inputs.push({ name, rows: rows.count, width: rows.width });
         assign(id, undefined);
         spilled.set(id, spills.kept(rows, !program.relations.find((r) => r.name === name)?.deviceColumns));
+      },
+      sort: async (rows, keys) => {
+        await makeRoom(Math.ceil(limit / 2), new Set());
+        return sortWords(partitionsWithin(), rows, keys);
       },
     });
     // Loading is timed to the device's completion so evaluation time does not include it (a run on resident
@@ -1110,7 +1119,12 @@ async function loadInitialRelations(
    * Where a relation's loading (its rows sorted on the device) would not fit the device memory budget: made canonical
    * in host memory and kept there, for kernels to read in partitions. Undefined without a budget.
    */
-  storeHost?: { limit: number; store: (id: VarId, rows: HostRows, by: string, name: string, parsedOnDevice: boolean) => Promise<void> },
+  storeHost?: {
+    limit: number;
+    store: (id: VarId, rows: HostRows, by: string, name: string, parsedOnDevice: boolean) => Promise<void>;
+    /** Rows sorted by the given words, in steps within the budget (partitioned.ts sortWords). */
+    sort: (rows: HostRows, keys: readonly number[]) => Promise<HostRows>;
+  },
 ): Promise<void> {
   const assumedEmpty = new Set(program.emptyOnEntry ?? []);
   const decls = new Map(program.relations.map((r) => [r.name, r]));
@@ -1139,8 +1153,8 @@ async function loadInitialRelations(
       if (!keepHostWords) initial.relations.delete(name);
       const types = decl.columns.map((c) => c.type);
       const all = concatRows(pieces.map((words) => ({ words, count: words.length / rel.width, width: rel.width })), rel.width);
-      const canonical = uniqueSorted(sortRows(all, allWords(rel.width)));
-      checkDeclaredKeysOnHost(decl, canonical, dict);
+      const canonical = uniqueSorted(await storeHost.sort(all, allWords(rel.width)));
+      await checkDeclaredKeysOnHost(decl, canonical, dict, storeHost.sort);
       const kept = decl.deviceColumns ? pickWords(canonical, sortKeyWords(types, decl.deviceColumns)) : canonical;
       await storeHost.store(id, kept, `loading the facts of ${name}`, name, parsedOnDevice);
       continue;

@@ -6,7 +6,7 @@
 import { generateKernelShaders, sortKeyWords } from '@vixen/codegen-wgsl';
 import type { KirKernel, KirProgram, VarId } from '@vixen/kernel-ir';
 import { keyConstraint, KeyViolationError, rowWords, VIOLATION_ROWS, type DeclaredKey, type RelationDecl, type ScalarType } from '@vixen/queryplan';
-import { allWords, pickWords, sortRows, type HostRows } from './partitioned.js';
+import { allWords, pickWords, type HostRows } from './partitioned.js';
 import { downloadRelation, releaseRelation, type DeviceRelation } from './gpu/relations.js';
 import { runKernel } from './gpu/kernels/run-kernel.js';
 import type { Gpu } from './gpu/device.js';
@@ -26,13 +26,21 @@ export async function checkDeclaredKeys(gpu: Gpu, program: KirProgram, decl: Rel
   }
 }
 
-/** checkDeclaredKeys for canonical rows in host memory (relations loaded past the device memory budget). */
-export function checkDeclaredKeysOnHost(decl: RelationDecl, rows: HostRows, dict: StringDictionary): void {
+/**
+ * checkDeclaredKeys for canonical rows in host memory (relations loaded past the device memory budget), `sort` sorting
+ * rows by the given words (partitioned.ts sortWords).
+ */
+export async function checkDeclaredKeysOnHost(
+  decl: RelationDecl,
+  rows: HostRows,
+  dict: StringDictionary,
+  sort: (rows: HostRows, keys: readonly number[]) => Promise<HostRows>,
+): Promise<void> {
   const types = decl.columns.map((c) => c.type);
   for (const key of decl.keys ?? []) {
     if (key.columns.length === decl.columns.length) continue;
     const keyWords = sortKeyWords(types, key.columns);
-    const sorted = sortRows(pickWords(rows, keyWords), allWords(keyWords.length));
+    const sorted = await sort(pickWords(rows, keyWords), allWords(keyWords.length));
     const broken = repeatedKeys(sorted.words, key.columns.map((c) => types[c]!), dict);
     if (broken) throw new KeyViolationError([{ constraint: keyConstraint(decl.name, key), ...broken }]);
   }

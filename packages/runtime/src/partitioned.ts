@@ -51,6 +51,8 @@ export class PartitionLimit extends Error {
 
 /** Device bytes rows of this size take at most (buffers come in size classes up to 1.5 times the bytes asked). */
 const deviceBytes = (r: HostRows): number => Math.ceil(r.count * r.width * 4 * 1.5) + 256;
+/** Below this room a sort step has too few rows to be worth a launch. */
+const MIN_STEP_BYTES = 4096;
 /** More hash partitions than a join's keys can spread are useless: after this many rounds a pair is too large. */
 const MAX_ROUNDS = 3;
 
@@ -95,8 +97,8 @@ function gather(r: HostRows, rows: readonly number[]): HostRows {
   return { words, count: rows.length, width: r.width };
 }
 
-/** `r` sorted by words `keys`, stably (ties keep their order, as the device's radix sort keeps them). */
-export function sortRows(r: HostRows, keys: readonly number[]): HostRows {
+/** `r` sorted by words `keys`, stably (ties keep their order, as the device's radix sort keeps them), on the host. */
+function sortRows(r: HostRows, keys: readonly number[]): HostRows {
   const order = Array.from({ length: r.count }, (_, i) => i).sort((i, j) => compareBy(r, i, r, j, keys));
   return gather(r, order);
 }
@@ -169,6 +171,61 @@ export function hashPartitions(r: HostRows, keys: readonly number[], parts: numb
   return out;
 }
 
+/**
+ * `r` sorted by words `keys` on the device: in one step where it fits, else split into ranges of its first key word
+ * (splitters from a sample), each range sorted (so again), the ranges in order. A range of one first word too large for a
+ * step is sorted on the host.
+ */
+export async function sortWords(device: PartitionDevice, r: HostRows, keys: readonly number[]): Promise<HostRows> {
+  if (r.count <= 1 || keys.length === 0 || r.width === 0) return r;
+  // Rows as words: the sort kernel orders by the words of its key columns, whatever their types.
+  const variables: KirVariable[] = [{ id: 0, name: 'rows', columns: new Array<ScalarType>(r.width).fill('uint32') }];
+  return sortRanges(device, { kind: 'sort', id: -1, input: 0, output: 0, keys: [...keys] }, r, variables);
+}
+
+async function sortRanges(device: PartitionDevice, kernel: Extract<KirKernel, { kind: 'sort' }>, r: HostRows, variables: readonly KirVariable[]): Promise<HostRows> {
+  // Its input, its output and the sort's scratch, about as much again.
+  if (deviceBytes(r) * 3 <= device.room) {
+    const out = await device.step(kernel, [r], variables);
+    if (out) {
+      device.steps += 1;
+      return out;
+    }
+  }
+  // No room for a few rows' buffers: sorted on the host.
+  if (device.room < MIN_STEP_BYTES) return sortRows(r, kernel.keys);
+  const word = kernel.keys[0]!;
+  const parts = Math.min(r.count, Math.max(2, 2 * Math.ceil((deviceBytes(r) * 3) / device.room)));
+  const sample = new Uint32Array(Math.min(r.count, parts * 32));
+  for (let i = 0; i < sample.length; i++) sample[i] = r.words[Math.floor((i * r.count) / sample.length) * r.width + word]!;
+  sample.sort();
+  const splitters = [...new Set(Array.from({ length: parts - 1 }, (_, p) => sample[Math.floor(((p + 1) * sample.length) / parts)]!))].filter((w) => w > sample[0]!);
+  // Range b holds the rows whose first key word is at least splitter b - 1 and below splitter b.
+  const range = (w: number): number => {
+    let lo = 0;
+    let hi = splitters.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (splitters[mid]! <= w) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  const of = new Uint32Array(r.count);
+  const sizes = new Array<number>(splitters.length + 1).fill(0);
+  for (let i = 0; i < r.count; i++) sizes[(of[i] = range(r.words[i * r.width + word]!))]! += 1;
+  if (sizes.some((n) => n === r.count)) return sortRows(r, kernel.keys);
+  const ranges = sizes.map((n) => ({ words: new Uint32Array(n * r.width), count: 0, width: r.width }));
+  for (let i = 0; i < r.count; i++) {
+    const o = ranges[of[i]!]!;
+    o.words.set(r.words.subarray(i * r.width, (i + 1) * r.width), o.count * r.width);
+    o.count += 1;
+  }
+  const outs: HostRows[] = [];
+  for (const part of ranges) if (part.count > 0) outs.push(await sortRanges(device, kernel, part, variables));
+  return concatRows(outs, r.width);
+}
+
 /** Runs `kernel` (inputs in kernelInputs order, in host memory) in steps that fit `device.room`. */
 export async function runPartitioned(device: PartitionDevice, kernel: KirKernel, inputs: readonly HostRows[], variables: readonly KirVariable[]): Promise<HostRows> {
   const columns = (id: number): ScalarType[] => variables[id]!.columns;
@@ -190,7 +247,7 @@ export async function runPartitioned(device: PartitionDevice, kernel: KirKernel,
     case 'concat':
       return concatRows([a, b], outWidth);
     case 'sort':
-      return sortRows(a, sortKeyWords(columns(kernel.input), kernel.keys));
+      return sortWords(device, a, sortKeyWords(columns(kernel.input), kernel.keys));
     case 'unique':
       return kernel.hashed ? uniqueFirst(a) : uniqueSorted(a);
     case 'difference':
