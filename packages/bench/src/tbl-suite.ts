@@ -135,7 +135,8 @@ export async function timeVixenQuery(
   /** When given, one more run with a device profile after the timed ones, handed here. */
   profile?: (stats: ExecuteStats) => void,
 ): Promise<VixenTiming> {
-  const run = (options: { profile?: boolean } = {}) => data.db.run(program, { outputs: ['result'], ...options });
+  const budget = data.maxDeviceMemory !== undefined ? { maxDeviceMemory: data.maxDeviceMemory } : {};
+  const run = (options: { profile?: boolean } = {}) => data.db.run(program, { outputs: ['result'], ...budget, ...options });
   const setup = await run();
   data.hostLoadMs += setup.hostLoadMilliseconds;
   const queryTimes: number[] = [];
@@ -179,6 +180,11 @@ export interface TblBenchOptions<Result> {
   duckdbThreads?: number;
   /** Device memory resident tables may keep between queries (Database maxResidentBytes; default: no limit). */
   maxResidentBytes?: number;
+  /**
+   * Device memory budget of each run (RunOptions.maxDeviceMemory): tables past it stay in host memory and kernels
+   * whose relations do not fit it run in partitions (default: the device's less a margin).
+   */
+  maxDeviceMemory?: number;
   /** Where the Database parses the `.tbl` files (DatabaseOptions.parse; default auto). */
   parse?: ParseMode;
   onQuery?: (r: Result) => void;
@@ -233,6 +239,8 @@ export interface TblSuiteData {
    * clocks drop while DuckDB runs; 0 on a CPU adapter).
    */
   warmMs: number;
+  /** The runs' device memory budget (TblBenchOptions.maxDeviceMemory). */
+  maxDeviceMemory?: number;
 }
 
 async function openTblSuite<R>(gpu: Gpu, options: TblBenchOptions<R>, schema: readonly RelationDecl[]): Promise<TblSuiteData> {
@@ -245,7 +253,15 @@ async function openTblSuite<R>(gpu: Gpu, options: TblBenchOptions<R>, schema: re
     ...(options.maxResidentBytes !== undefined ? { maxResidentBytes: options.maxResidentBytes } : {}),
     ...(options.parse ? { parse: options.parse } : {}),
   });
-  return { db, duck, hostLoadMs: 0, duckdbLoadMs, copyGbps, warmMs: gpu.software ? 0 : GPU_WARM_MS };
+  return {
+    db,
+    duck,
+    hostLoadMs: 0,
+    duckdbLoadMs,
+    copyGbps,
+    warmMs: gpu.software ? 0 : GPU_WARM_MS,
+    ...(options.maxDeviceMemory !== undefined ? { maxDeviceMemory: options.maxDeviceMemory } : {}),
+  };
 }
 
 /** The first line of a failure's message, for a report's table. */

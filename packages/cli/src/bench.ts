@@ -53,6 +53,7 @@ const tblBenchOptions = {
   warmup: z.coerce.number().int().min(0).default(1),
   seed: z.coerce.number().int().default(1),
   maxResidentMemory: z.string().min(1).optional(),
+  maxDeviceMemory: z.string().min(1).optional(),
   backend: z.enum(['auto', 'vulkan', 'opengles']).default('auto'),
   profile: z.boolean().default(false),
   endToEnd: z.boolean().default(false),
@@ -87,6 +88,7 @@ function addTblBenchOptions(command: Command, examples: string, queriesHelp: str
     .option('--warmup <n>', 'untimed runs first', '1')
     .option('--seed <n>', 'generator seed', '1')
     .option('--max-resident-memory <size>', 'most device memory resident tables keep between queries, e.g. 40GiB (default: no limit)')
+    .option('--max-device-memory <size>', "device memory budget of each run (as run's): tables past it stay in host memory, kernels run in partitions")
     .option('--profile', 'after the timed runs, profile one more run of each query and print it on stderr (as run --profile)', false)
     .option('--end-to-end', 'from files to answers instead: each query in a fresh Database, against DuckDB loading the same files', false)
     .option('--formats <list>', `with --end-to-end: the inputs, of ${END_TO_END_FORMATS.join(', ')}`, END_TO_END_FORMATS.join(','))
@@ -124,6 +126,7 @@ async function runTblBench<R>(
   }
   const maxResidentBytes =
     opts.maxResidentMemory === undefined ? undefined : parseByteSize(opts.maxResidentMemory, 'option --max-resident-memory');
+  const maxDeviceMemory = opts.maxDeviceMemory === undefined ? undefined : parseByteSize(opts.maxDeviceMemory, 'option --max-device-memory');
   const generated = opts.data === undefined ? mkdtempSync(join(tmpdir(), `vixen-${suite.examples}-`)) : undefined;
   const gpu = await openGpu({ backend: opts.backend });
   try {
@@ -154,6 +157,7 @@ async function runTblBench<R>(
       runs: opts.runs,
       warmup: opts.warmup,
       ...(maxResidentBytes !== undefined ? { maxResidentBytes } : {}),
+      ...(maxDeviceMemory !== undefined ? { maxDeviceMemory } : {}),
       parse: opts.parse,
       ...(opts.profile ? { onProfile: (query, stats, program) => err(`profile of ${query}:\n${formatProfile(stats, program.plan)}\n`) } : {}),
     });
