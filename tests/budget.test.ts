@@ -31,35 +31,46 @@ async function underBudget(program: Program, options: RunOptions, budget: number
 
 const text = (rows: readonly Row[]) => rows.map((r) => r.map((v) => formatValue(v)).join('\t'));
 
+/** A test per golden case: its program, facts and its relations' device memory peak without a budget. */
+function eachCase(body: (c: { name: string; program: Program; sources: RunOptions; peak: number }) => Promise<void>): void {
+  for (const name of readdirSync(casesDir).sort()) {
+    test(name, async () => {
+      const dir = join(casesDir, name);
+      const program = compileFile(join(dir, 'program.logic'));
+      const sources = existsSync(join(dir, 'facts')) ? { factsDir: join(dir, 'facts') } : {};
+      const peak = (await program.run({ ...sources, gpu })).stats.peakDeviceBytes;
+      // Nothing on the device, no budget to keep.
+      if (peak > 0) await body({ name, program, sources, peak });
+    });
+  }
+}
+
+/** `run`'s relations are the reference interpreter's. */
+async function expectReference(name: string, program: Program, sources: RunOptions, run: { relations: ReadonlyMap<string, readonly Row[]> }) {
+  const reference = await program.interpret(sources);
+  for (const [rel, rows] of reference) expect(text(run.relations.get(rel)!), `${name}: ${rel}`).toEqual(text(rows));
+}
+
 const cannotSpill: string[] = [];
 let reloaded = 0;
 
 describe('golden cases under half their device memory', () => {
-  for (const name of readdirSync(casesDir).sort()) {
-    const dir = join(casesDir, name);
-    test(name, async () => {
-      const program = compileFile(join(dir, 'program.logic'));
-      const sources = existsSync(join(dir, 'facts')) ? { factsDir: join(dir, 'facts') } : {};
-      const peak = (await program.run({ ...sources, gpu })).stats.peakDeviceBytes;
-      // Nothing on the device, nothing to spill.
-      if (peak === 0) return;
-      let budget = Math.floor(peak / 2);
-      let run = await underBudget(program, sources, budget);
-      if (!run) run = await underBudget(program, sources, (budget = Math.floor((peak * 3) / 4)));
-      // A case whose one kernel reads and writes most of its peak (two 256-byte buffers of 512) cannot spill: it
-      // stops with the budget error (underBudget checked its wording).
-      if (!run) {
-        cannotSpill.push(name);
-        return;
-      }
-      expect(run.stats.deviceMemoryBudget).toBe(budget);
-      expect(run.stats.peakDeviceBytes).toBeLessThanOrEqual(budget);
-      expect(run.stats.spilledBytes).toBeGreaterThan(0);
-      reloaded += run.stats.reloadedBytes;
-      const reference = await program.interpret(sources);
-      for (const [rel, rows] of reference) expect(text(run.relations.get(rel)!), `${name}: ${rel}`).toEqual(text(rows));
-    });
-  }
+  eachCase(async ({ name, program, sources, peak }) => {
+    let budget = Math.floor(peak / 2);
+    let run = await underBudget(program, sources, budget);
+    if (!run) run = await underBudget(program, sources, (budget = Math.floor((peak * 3) / 4)));
+    // A case whose one kernel reads and writes most of its peak (two 256-byte buffers of 512) cannot spill: it
+    // stops with the budget error (underBudget checked its wording).
+    if (!run) {
+      cannotSpill.push(name);
+      return;
+    }
+    expect(run.stats.deviceMemoryBudget).toBe(budget);
+    expect(run.stats.peakDeviceBytes).toBeLessThanOrEqual(budget);
+    expect(run.stats.spilledBytes).toBeGreaterThan(0);
+    reloaded += run.stats.reloadedBytes;
+    await expectReference(name, program, sources, run);
+  });
 
   test('most cases spill, and spilled relations come back', () => {
     expect(cannotSpill.length).toBeLessThanOrEqual(3);
@@ -71,29 +82,21 @@ const tooSmall: string[] = [];
 let partitioned = 0;
 
 describe('golden cases under an eighth of their device memory (at least 1 KiB), in partitions', () => {
-  for (const name of readdirSync(casesDir).sort()) {
-    const dir = join(casesDir, name);
-    test(name, async () => {
-      const program = compileFile(join(dir, 'program.logic'));
-      const sources = existsSync(join(dir, 'facts')) ? { factsDir: join(dir, 'facts') } : {};
-      const peak = (await program.run({ ...sources, gpu })).stats.peakDeviceBytes;
-      if (peak === 0) return;
-      const budget = Math.max(Math.floor(peak / 8), 1024);
-      let run;
-      try {
-        run = await program.run({ ...sources, gpu, maxDeviceMemory: budget });
-      } catch (e) {
-        // Buffers take at least 256 bytes: where one row and its output need more than the budget, the run stops.
-        if (!(e instanceof RunLimitError && /^device memory limit exceeded: .* more than the whole budget/.test(e.message))) throw e;
-        tooSmall.push(name);
-        return;
-      }
-      expect(run.stats.peakDeviceBytes).toBeLessThanOrEqual(budget);
-      partitioned += run.stats.partitionedLaunches;
-      const reference = await program.interpret(sources);
-      for (const [rel, rows] of reference) expect(text(run.relations.get(rel)!), `${name}: ${rel}`).toEqual(text(rows));
-    });
-  }
+  eachCase(async ({ name, program, sources, peak }) => {
+    const budget = Math.max(Math.floor(peak / 8), 1024);
+    let run;
+    try {
+      run = await program.run({ ...sources, gpu, maxDeviceMemory: budget });
+    } catch (e) {
+      // Buffers take at least 256 bytes: where one row and its output need more than the budget, the run stops.
+      if (!(e instanceof RunLimitError && /^device memory limit exceeded: .* more than the whole budget/.test(e.message))) throw e;
+      tooSmall.push(name);
+      return;
+    }
+    expect(run.stats.peakDeviceBytes).toBeLessThanOrEqual(budget);
+    partitioned += run.stats.partitionedLaunches;
+    await expectReference(name, program, sources, run);
+  });
 
   test('most cases run, kernels in partitions', () => {
     // The cases' relations are a few rows (buffers of 256 bytes): a pipeline reading four relations needs more than
