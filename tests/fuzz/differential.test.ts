@@ -46,6 +46,13 @@ test('random programs under half their device memory give the same answers, spil
   expect(budget.spilled).toBeGreaterThan(budget.answered / 2);
 });
 
+test('random programs under an eighth of their device memory (at least 1 KiB) give the same answers, in partitions', { timeout: 1_200_000 }, async () => {
+  const budget: BudgetStats = { divisor: 8, least: 1024, answered: 0, spilled: 0, refused: 0 };
+  await fc.assert(differentialProperty(gpu, { programs: 0 }, { budget }), { seed: 39, numRuns: 30, endOnFailure: false });
+  expect(budget.answered).toBeGreaterThan(budget.refused);
+  expect(budget.partitioned).toBeGreaterThan(0);
+});
+
 // Long thin loops (base relations that are chains of up to 200 links): loop control's batches against the interpreter.
 test('GPU agrees with the reference interpreter on long thin loops (seed 44)', { timeout: 1_200_000 }, async () => {
   const stats: FuzzStats = { programs: 0 };

@@ -35,11 +35,18 @@ export function describeProgram(p: GenProgram): string {
   return `--- program ---\n${renderProgram(p)}--- API facts ---\n${api === '' ? '(none)' : api}\n`;
 }
 
-/** Runs under half their unbudgeted device memory peak (checkProgram's `budget`): how they went. */
+/**
+ * Runs under a part of their unbudgeted device memory peak (checkProgram's `budget`): how they went. `divisor`: the
+ * budget is the peak over it, at least `least` bytes (default: half, no least).
+ */
 export interface BudgetStats {
+  divisor?: number;
+  least?: number;
   /** Runs that gave the answers, and of those, runs that spilled relations to host memory. */
   answered: number;
   spilled: number;
+  /** Launches run in partitions (partitioned.ts) by the runs that gave the answers. */
+  partitioned?: number;
   /** Runs stopped by the budget error: one kernel's own relations need more. */
   refused: number;
 }
@@ -87,11 +94,13 @@ export async function checkProgram(gpu: Gpu, p: GenProgram, joinStrategy: JoinSt
   }
   if (budget && peak > 0) {
     try {
-      const run = await program!.run({ ...options, gpu, maxDeviceMemory: Math.floor(peak / 2) });
+      const limit = Math.max(Math.floor(peak / (budget.divisor ?? 2)), budget.least ?? 0);
+      const run = await program!.run({ ...options, gpu, maxDeviceMemory: limit });
       budget.answered++;
       if (run.stats.spills > 0) budget.spilled++;
+      budget.partitioned = (budget.partitioned ?? 0) + run.stats.partitionedLaunches;
       for (const name of outputs) {
-        const d = diff(name, `GPU under a ${Math.floor(peak / 2)}-byte budget vs reference interpreter`, reference.get(name)!, run.relations.get(name)!);
+        const d = diff(name, `GPU under a ${limit}-byte budget vs reference interpreter`, reference.get(name)!, run.relations.get(name)!);
         if (d) fail(d);
       }
     } catch (e) {
