@@ -733,29 +733,37 @@ async function evaluate(
     const rels = ins.map((r) => uploadRelation(gpu, r.words, r.width, r.count));
     const buffers = (rs: readonly DeviceRelation[]): Set<GPUBuffer> => new Set(rs.flatMap((r) => leaves(r).map((l) => l.buffer!)));
     const owned = buffers(rels);
-    let held = [...owned].reduce((n, b) => n + b.size, 0);
-    try {
-      if (liveBytes + held > limit!) return undefined;
-      g.heldBytes = liveBytes += held;
+    /** Bytes of this step counted in liveBytes, given back when it ends. */
+    let held = 0;
+    const hold = (bytes: number): void => {
+      g.heldBytes = liveBytes += bytes;
+      held += bytes;
       peakBytes = Math.max(peakBytes, liveBytes);
+    };
+    try {
+      const inBytes = [...owned].reduce((n, b) => n + b.size, 0);
+      if (liveBytes + inBytes > limit!) return undefined;
+      hold(inBytes);
       const own = program.kernels[k.id] === k;
       let made = own ? shaders[k.id]! : madeShaders.get(k);
       if (!made) madeShaders.set(k, (made = generateKernelShaders(k, vars)));
       const table = kernelTables(k).length > 0 ? tablesOf(program.kernels[k.id]!) : undefined;
       const out = await runKernel(gpu, k, made, rels, own ? constWords[k.id]! : constantWords(k, dict), vars, table?.buffer ? { buffer: table.buffer, words: table.count } : undefined);
-      const fresh = [...buffers([out])].filter((b) => !owned.has(b));
-      const outBytes = fresh.reduce((n, b) => n + b.size, 0);
-      const fits = liveBytes + outBytes <= limit!;
-      let rows: HostRows | undefined;
-      if (fits) {
-        g.heldBytes = liveBytes += outBytes;
-        held += outBytes;
-        peakBytes = Math.max(peakBytes, liveBytes);
-        const words = await downloadRelation(gpu, out);
-        rows = { words, count: settle(out).count, width: out.width };
+      let words: Uint32Array | undefined;
+      try {
+        const outBytes = [...buffers([out])].filter((b) => !owned.has(b)).reduce((n, b) => n + b.size, 0);
+        if (liveBytes + outBytes > limit!) return undefined;
+        hold(outBytes);
+        words = await downloadRelation(gpu, out);
+      } finally {
+        for (const l of leaves(out)) if (!owned.has(l.buffer!)) releaseRelation(gpu, l);
       }
-      for (const l of leaves(out)) if (!owned.has(l.buffer!)) releaseRelation(gpu, l);
-      return rows;
+      // The steps' outputs gather in host memory, which must keep its reserve.
+      if (!spills.fits(words.byteLength)) {
+        hostFull = true;
+        throw await limitError(`device memory limit exceeded: ${g.activity}: its partitions' output does not fit host memory${spillSummary()}; ${budgetText(limit!)}`);
+      }
+      return { words, count: settle(out).count, width: out.width };
     } finally {
       for (const r of rels) releaseRelation(gpu, r);
       g.heldBytes = liveBytes -= held;
