@@ -15,6 +15,7 @@ export { PARSE_SEGMENT_BYTES, deviceParses, parseInternShaders, parseStringsShad
 export { aggregateSlotWords, groupSlotLayout, pipelineBuildLayouts, pipelineBuildPass, pipelineParamsAt } from './kernels/pipeline.js';
 export { isProjection } from './kernels/project.js';
 export { rangeSelectShaders } from './kernels/range-select.js';
+export { hashSelectShaders } from './kernels/hash-select.js';
 export { RADIX_BITS, RADIX_COUNT_WORDS, RADIX_STATE_HEAD, RADIX_WINDOWS, radixItems, sortKeyWords } from './kernels/sort.js';
 export { TOPK_BINS, TOPK_STATE_HEAD, topKLevels } from './kernels/top-k.js';
 export { SMALL_LOOP_STATUS, smallLoopConstants, smallLoopLayout, smallLoopShaders, type SmallLoopLayout } from './kernels/small-loop.js';

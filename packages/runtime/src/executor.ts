@@ -19,6 +19,7 @@ import { printOrigin, rowWords, VixenError, type RelationDecl, type RuleOrigin }
 // The device modules themselves, not gpu/index.ts: that barrel also opens Dawn, which a browser build lacks.
 import { downloadRelation, downloadRelations, releaseRelation, uploadRelation, uploadRelationStaged, type DeviceRelation } from './gpu/relations.js';
 import { runKernel } from './gpu/kernels/run-kernel.js';
+import { selectHashed } from './gpu/kernels/select.js';
 import { internals, type Gpu } from './gpu/device.js';
 import { encodeValue, StringDictionary } from '@vixen/io';
 import { DeviceLimitError, exactCount, GuessMissed, settle, syncCounts, type GuessingRun } from './gpu/relations.js';
@@ -720,7 +721,7 @@ async function evaluate(
   /** The device side of partitioned work, its room what the budget leaves now. */
   const partitionsWithin = (): PartitionDevice => {
     g.pool.trim();
-    const device = (partitionDevice ??= { room: 0, steps: 0, step });
+    const device = (partitionDevice ??= { room: 0, steps: 0, step, partition });
     device.room = limit! - liveBytes;
     return device;
   };
@@ -768,6 +769,55 @@ async function evaluate(
       for (const r of rels) releaseRelation(gpu, r);
       g.heldBytes = liveBytes -= held;
     }
+  };
+  /**
+   * Hash partitions of host rows made on the device: a range of rows uploaded, one select per partition read back
+   * (each has room for the whole range), the ranges halved where a range and a partition do not fit the budget.
+   */
+  const partition: PartitionDevice['partition'] = async (r, keys, parts, round) => {
+    const pieces: HostRows[][] = Array.from({ length: parts }, () => []);
+    // A range and a select's output as large beside it, in buffers up to twice the size asked.
+    let rows = Math.max(1, Math.floor(partitionDevice!.room / 4 / Math.max(4, r.width * 4)));
+    for (let start = 0; start < r.count; ) {
+      const end = Math.min(r.count, start + rows);
+      const range = uploadRelation(gpu, r.words.subarray(start * r.width, end * r.width), r.width, end - start);
+      const inBytes = leaves(range).reduce((n, l) => n + l.buffer!.size, 0);
+      const got: HostRows[] = [];
+      try {
+        if (liveBytes + inBytes > limit! || range.chunks) {
+          if (end - start === 1) return undefined;
+          rows = Math.ceil((end - start) / 2);
+          continue;
+        }
+        g.heldBytes = liveBytes += inBytes;
+        try {
+          for (let p = 0; p < parts; p++) {
+            const out = await selectHashed(g, range, keys, parts, p, round);
+            const outBytes = leaves(out).reduce((n, l) => n + l.buffer!.size, 0);
+            const fits = liveBytes + outBytes <= limit!;
+            if (fits) {
+              peakBytes = Math.max(peakBytes, liveBytes + outBytes);
+              got.push({ words: await downloadRelation(gpu, out), count: settle(out).count, width: r.width });
+            }
+            releaseRelation(gpu, out);
+            if (!fits) break;
+          }
+        } finally {
+          g.heldBytes = liveBytes -= inBytes;
+        }
+      } finally {
+        releaseRelation(gpu, range);
+      }
+      if (got.length < parts) {
+        if (end - start === 1) return undefined;
+        rows = Math.ceil((end - start) / 2);
+        continue;
+      }
+      got.forEach((piece, p) => pieces[p]!.push(piece));
+      partitionDevice!.steps += 1;
+      start = end;
+    }
+    return pieces.map((ps) => concatRows(ps.length > 0 ? ps : [{ words: new Uint32Array(0), count: 0, width: r.width }], r.width));
   };
   /**
    * Runs `kernel` in steps over partitions of its inputs, which go to host memory (partitioned.ts), as do its output's

@@ -5,8 +5,8 @@
  * - Row by row (mapFilter, pipeline, join sides, aggregate and limit): the largest input that the kernel distributes
  *   over streams in consecutive row ranges against the other inputs whole (a join distributes over a union of rows of
  *   either side, a pipeline over one of its scanned or joined, not anti-joined, relations).
- * - Join pairs: where the other side does not fit either, both sides are split by a hash of their key words into
- *   partitions, and each pair of matching partitions is joined as above (stably, so a merge join's right side stays
+ * - Join pairs: where the other side does not fit either, both sides are split on the device (a select per
+ *   partition, codegen-wgsl hash-select.ts) by a hash of their key words into partitions, and each pair of matching partitions is joined as above (stably, so a merge join's right side stays
  *   sorted); again with another hash where one pair is still too large.
  * - Group by group: a pipeline's hashed aggregation writes its rows unaggregated, and those are aggregated per
  *   partition of a hash of the group words (a group's rows all in one); a sorted aggregate's row ranges end at group
@@ -34,6 +34,11 @@ export interface PartitionDevice {
    * output back; undefined when the step held more than `room`.
    */
   step(kernel: KirKernel, inputs: readonly HostRows[], variables: readonly KirVariable[]): Promise<HostRows | undefined>;
+  /**
+   * `rows` split on the device into `parts` by a hash (seeded by `round`) of words `keys`, each part in the rows'
+   * order; undefined when not even one row and its part fit `room`.
+   */
+  partition(rows: HostRows, keys: readonly number[], parts: number, round: number): Promise<HostRows[] | undefined>;
   /** Steps run (every partition or row range of every kernel). */
   steps: number;
 }
@@ -150,24 +155,10 @@ function mergeSorted(a: HostRows, b: HostRows, keys: readonly number[]): HostRow
   return { words, count: a.count + b.count, width: a.width };
 }
 
-/** `r`'s rows split into `parts` by a hash (seeded by `round`) of words `keys`; each part keeps the rows' order. */
-export function hashPartitions(r: HostRows, keys: readonly number[], parts: number, round: number): HostRows[] {
-  const part = new Uint32Array(r.count);
-  const sizes = new Array<number>(parts).fill(0);
-  for (let i = 0; i < r.count; i++) {
-    let h = (0x9e3779b9 * (round + 1)) | 0;
-    for (const k of keys) h = Math.imul(h ^ r.words[i * r.width + k]!, 0x85ebca6b) ^ (h >>> 13);
-    h = Math.imul(h ^ (h >>> 16), 0xc2b2ae35);
-    const p = ((h ^ (h >>> 15)) >>> 0) % parts;
-    part[i] = p;
-    sizes[p]! += 1;
-  }
-  const out = sizes.map((n) => ({ words: new Uint32Array(n * r.width), count: 0, width: r.width }));
-  for (let i = 0; i < r.count; i++) {
-    const o = out[part[i]!]!;
-    o.words.set(r.words.subarray(i * r.width, (i + 1) * r.width), o.count * r.width);
-    o.count += 1;
-  }
+/** `r` split by device.partition, or a PartitionLimit naming input `input` where not one row fits. */
+async function partitions(device: PartitionDevice, r: HostRows, keys: readonly number[], parts: number, round: number, input: number): Promise<HostRows[]> {
+  const out = await device.partition(r, keys, parts, round);
+  if (!out) throw new PartitionLimit(input, Math.min(1, r.count), Math.min(1, r.count) * r.width * 4);
   return out;
 }
 
@@ -381,8 +372,8 @@ async function pipelineRows(
   const scanWords = sortKeyWords(variables[kernel.input]!.columns, probe.probeKeys.map((e) => (e.kind === 'col' ? e.index : -1)));
   const buildWords = sortKeyWords(variables[probe.build]!.columns, probe.buildKeys);
   const parts = Math.max(2, Math.ceil((deviceBytes(inputs[j + 1]!) * 3) / device.room));
-  const scanned = hashPartitions(inputs[0]!, scanWords, parts, round);
-  const built = hashPartitions(inputs[j + 1]!, buildWords, parts, round);
+  const scanned = await partitions(device, inputs[0]!, scanWords, parts, round, 0);
+  const built = await partitions(device, inputs[j + 1]!, buildWords, parts, round, j + 1);
   const outs: HostRows[] = [];
   // Every pair, empty ones included: an aggregate of no rows may still have a row.
   for (let p = 0; p < parts; p++) {
@@ -408,8 +399,8 @@ async function joinPairs(
   if (keys[0].length === 0 || round >= MAX_ROUNDS) throw new PartitionLimit(small, inputs[small]!.count, bytes[small]! * 4);
   // Each partition of the smaller side about a third of the room, beside a range of the other's and its output.
   const parts = Math.max(2, Math.ceil((deviceBytes(inputs[small]!) * 3) / device.room));
-  const left = hashPartitions(inputs[0]!, keys[0], parts, round);
-  const right = hashPartitions(inputs[1]!, keys[1], parts, round);
+  const left = await partitions(device, inputs[0]!, keys[0], parts, round, 0);
+  const right = await partitions(device, inputs[1]!, keys[1], parts, round, 1);
   const outs: HostRows[] = [];
   for (let p = 0; p < parts; p++) {
     // An inner join of an empty partition is empty.
@@ -451,7 +442,7 @@ async function byGroups(device: PartitionDevice, kernel: KirKernel, rows: HostRo
   if (group.length === 0 || round >= MAX_ROUNDS) throw new PartitionLimit(0, rows.count, rows.count * rows.width * 4);
   const parts = Math.max(2, Math.ceil((deviceBytes(rows) * 3) / device.room));
   const outs: HostRows[] = [];
-  for (const part of hashPartitions(rows, group, parts, round)) {
+  for (const part of await partitions(device, rows, group, parts, round, 0)) {
     if (part.count > 0) outs.push(await byGroups(device, kernel, part, group, variables, round + 1));
   }
   const width = rowWords(variables[kernel.output]!.columns);

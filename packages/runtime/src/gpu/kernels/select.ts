@@ -1,5 +1,5 @@
 /** The select pass: mapFilter, unique and difference, and the range selections that partition a chunked sort (chunks.ts). */
-import { COMPACT_ITEMS, rangeSelectShaders, SELECT_STATE_HEAD, SELECT_UNORDERED, type KernelShaders } from '@vixen/codegen-wgsl';
+import { COMPACT_ITEMS, hashSelectShaders, rangeSelectShaders, SELECT_STATE_HEAD, SELECT_UNORDERED, type KernelShaders } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from '../device.js';
 import { memoShaders, Recorder, type Bound } from '../recorder.js';
 import { acquireBound, allocPending, allocRelation, bound, checkResultSize, DeviceLimitError, sizeOf, submitAndSync, type DeviceRelation, type Size } from '../relations.js';
@@ -72,4 +72,14 @@ export async function selectRange(g: GpuImpl, rel: DeviceRelation, order: readon
   const shaders = memoShaders(['range', rel.width, order, lo !== undefined, hi !== undefined], () => rangeSelectShaders(rel.width, order, lo !== undefined, hi !== undefined));
   const constants = new Uint32Array([...(lo ?? []), ...(hi ?? [])]);
   return select(g, shaders, { pass: 'select', inputs: [bound(rel)], rows: rel.count, sizes: [sizeOf(rel)], constants, outWidth: rel.width });
+}
+
+/**
+ * The rows of `rel` (one buffer) whose words `keys` hash (seeded by `seed`) to partition `part` of `parts`, in input
+ * order; the count stays pending on the device.
+ */
+export async function selectHashed(g: GpuImpl, rel: DeviceRelation, keys: readonly number[], parts: number, part: number, seed: number): Promise<DeviceRelation> {
+  if (rel.count === 0) return { buffer: null, count: 0, width: rel.width };
+  const shaders = memoShaders(['hash', rel.width, keys], () => hashSelectShaders(rel.width, keys));
+  return select(g, shaders, { pass: 'select', inputs: [bound(rel)], rows: rel.count, sizes: [sizeOf(rel)], constants: new Uint32Array([parts, part, seed]), outWidth: rel.width });
 }
