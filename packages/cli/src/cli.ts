@@ -179,7 +179,7 @@ async function buildCommand(argv: readonly string[], out: (s: string) => void, e
     .option('--stats', 'print run statistics on stderr', false)
     .option('--profile', 'print per-operator and per-kernel launches, device time, rows and bytes on stderr', false)
     .option('--max-iterations <n>', 'fail when a fixpoint loop needs more than n iterations')
-    .option('--max-device-memory <bytes>', 'device memory budget (e.g. 512MiB, 2GiB; default: the device\'s less a margin): past it relations spill to host memory; fail when a kernel\'s own do not fit')
+    .option('--max-device-memory <bytes>', 'device memory budget (e.g. 512MiB, 2GiB; default: the device\'s less a margin): past it relations spill to host memory and kernels run in partitions')
     .option('--max-tuples <n>', 'fail when any one base or derived relation would hold more than n tuples')
     .option('--timeout <seconds>', 'fail when the run takes longer (wall clock, checked between kernel launches)')
     .addOption(joinStrategyOption())

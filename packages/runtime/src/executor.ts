@@ -45,7 +45,8 @@ export interface ExecuteOptions {
   /**
    * Device memory budget: most bytes the variables' device buffers may hold at once (default: the device's memory
    * less a margin, where known). Past it, relations the current kernel does not read are spilled to host memory
-   * and uploaded again when read; a kernel whose own relations do not fit fails with a RunLimitError.
+   * and uploaded again when read; a kernel whose own relations do not fit runs in partitions (partitioned.ts), and
+   * fails with a RunLimitError only where one of its steps cannot fit.
    */
   maxDeviceMemory?: number;
   /**
