@@ -5,13 +5,15 @@
  * - Row by row (mapFilter, pipeline, join sides, aggregate and limit): the largest input that the kernel distributes
  *   over streams in consecutive row ranges against the other inputs whole (a join distributes over a union of rows of
  *   either side, a pipeline over one of its scanned or joined, not anti-joined, relations).
- * - Join pairs: where the other side does not fit either, both sides are split on the device (a select per
- *   partition, codegen-wgsl hash-select.ts) by a hash of their key words into partitions, and each pair of matching partitions is joined as above (stably, so a merge join's right side stays
- *   sorted); again with another hash where one pair is still too large.
- * - Group by group: a pipeline's hashed aggregation writes its rows unaggregated, and those are aggregated per
- *   partition of a hash of the group words (a group's rows all in one); a sorted aggregate's row ranges end at group
- *   boundaries.
- * - Order-based kernels (sort, unique, difference, merge, concat, copy) work on the host rows directly.
+ * - Join pairs: where the other side does not fit either, both sides are split on the device by a hash of their key
+ *   words (a select per partition, codegen-wgsl hash-select.ts, keeping the rows' order, so a merge join's right side
+ *   stays sorted), and each pair of matching partitions is joined as above; again with another hash where one pair is
+ *   still too large.
+ * - Group by group: a pipeline's hashed aggregation gives partial aggregates per step (a decimal average as its sum
+ *   and count), combined range by range while that makes them fewer, else per hash partition of the group words; a
+ *   sorted aggregate's row ranges end at group boundaries.
+ * - Sort: on the device, in ranges of the first key word. Unique, difference, merge, concat and copy: on the host
+ *   rows, in one pass.
  * Only where one step cannot fit (one partition pair, one group, one row) does it stop, with a PartitionLimit.
  */
 import { sortKeyWords } from '@vixen/codegen-wgsl';
@@ -61,7 +63,7 @@ const MIN_STEP_BYTES = 4096;
 /** More hash partitions than a join's keys can spread are useless: after this many rounds a pair is too large. */
 const MAX_ROUNDS = 3;
 
-export function sliceRows(r: HostRows, start: number, end: number): HostRows {
+function sliceRows(r: HostRows, start: number, end: number): HostRows {
   return { words: r.words.subarray(start * r.width, end * r.width), count: end - start, width: r.width };
 }
 
