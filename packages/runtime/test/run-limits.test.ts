@@ -50,12 +50,20 @@ describe('maxIterations', () => {
 });
 
 describe('maxDeviceMemory', () => {
-  it('fails a run that needs more with a clear error naming the variable and sizes', async () => {
-    const run = tc.run({ gpu, facts: { edge: chain(40) }, maxDeviceMemory: '2KiB' });
+  it('fails a run whose one step needs more with a clear error naming the variable and sizes', async () => {
+    // One row of each join side and its output: three 256-byte buffers, more than 600 bytes.
+    const run = tc.run({ gpu, facts: { edge: chain(40) }, maxDeviceMemory: 600 });
     await expect(run).rejects.toBeInstanceOf(RunLimitError);
     const e = (await run.catch((x: unknown) => x)) as RunLimitError;
-    expect(e.message).toMatch(/device memory limit exceeded: .* made .* of \d+ rows, .*bytes.* the limit is 2\.0 KiB \(2048 bytes\)/);
-    expect(e.stats.peakDeviceBytes).toBeLessThanOrEqual(2048);
+    expect(e.message).toMatch(/device memory limit exceeded: .* reads .* of \d+ rows, \d+ bytes; its smallest partition, 1 row, 8 bytes, .* the limit is 600 bytes/);
+    expect(e.stats.peakDeviceBytes).toBeLessThanOrEqual(600);
+  });
+
+  it('runs kernels whose relations pass the limit together in partitions, with the same answer', async () => {
+    const r = await tc.run({ gpu, facts: { edge: chain(40) }, maxDeviceMemory: '2KiB' });
+    expect(r.relations.get('path')).toEqual(closure(40));
+    expect(r.stats.peakDeviceBytes).toBeLessThanOrEqual(2048);
+    expect(r.stats.partitionedLaunches).toBeGreaterThan(0);
   });
 
   it('gives the right answer under a sufficient limit and reports the peak', async () => {
