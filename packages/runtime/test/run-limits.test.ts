@@ -66,6 +66,23 @@ describe('maxDeviceMemory', () => {
     expect(r.stats.partitionedLaunches).toBeGreaterThan(0);
   });
 
+  it('checks the declared keys of facts loaded past the limit (in host memory) as it does on the device', async () => {
+    const fd = compile('q(x, y) -> int32(x), int32(y).\nq(x, y), q(x, z) -> y = z.\nr(x, y) <- q(x, y).\n');
+    const facts = { q: [...Array.from({ length: 300 }, (_, i) => [i, 2 * i]), [7, 15], [250, 1]] };
+    const message = async (options: { maxDeviceMemory?: number }): Promise<string> =>
+      fd.run({ gpu, facts, ...options }).then(
+        () => 'no error',
+        (e: unknown) => (e as Error).message,
+      );
+    const onDevice = await message({});
+    expect(onDevice).toMatch(/^key violated: q /);
+    // 302 rows of 8 bytes, sorted with room for three copies: more than 2 KiB.
+    expect(await message({ maxDeviceMemory: 2048 })).toBe(onDevice);
+    const ok = await fd.run({ gpu, facts: { q: facts.q.slice(0, 300) }, maxDeviceMemory: 2048 });
+    expect(ok.relations.get('r')).toEqual(facts.q.slice(0, 300));
+    expect(ok.stats.spilledBytes).toBeGreaterThanOrEqual(300 * 8);
+  });
+
   it('gives the right answer under a sufficient limit and reports the peak', async () => {
     const r = await tc.run({ gpu, facts: { edge: chain(40) }, maxDeviceMemory: '64MiB' });
     expect(r.relations.get('path')).toEqual(closure(40));
