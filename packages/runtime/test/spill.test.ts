@@ -29,8 +29,8 @@ it('spills and reloads chunked relations under a budget and answers as the refer
   const budget = Math.floor(free.stats.peakDeviceBytes * 0.47);
   const run = await program.run({ gpu: small, facts, maxDeviceMemory: budget });
   expect(run.stats.peakDeviceBytes).toBeLessThanOrEqual(budget);
-  // pairs, four chunks, went to host memory: sorted there (its sort's input, output and scratch do not fit the
-  // budget beside each other: executor.ts runs such kernels in partitions) and read in partitions by both's join.
+  // pairs, four chunks, went to host memory: its sort's input, output and scratch do not fit the budget beside each
+  // other, so executor.ts ran it in partitions (key ranges sorted on the device), and both's join read it so too.
   expect(run.stats.spilledBytes).toBeGreaterThanOrEqual(1770 * 8);
   expect(run.stats.partitionedLaunches).toBeGreaterThanOrEqual(2);
   expect(run.stats.reloadedBytes).toBeGreaterThan(0);
