@@ -26,17 +26,37 @@ export function sortDistinct(strings: string[]): string[] {
   return strings;
 }
 
+/**
+ * Distinct strings in JS code-unit order that are decoded one at a time, when asked (a store column's dictionary): a
+ * run's dictionary merged from such lists (sort-strings.ts mergeSortedLists) decodes only the strings it shows.
+ */
+export interface SortedStrings {
+  readonly size: number;
+  text(i: number): string;
+  /** Every string's bytes when all are ASCII (byte order is then code-unit order): merged without decoding. */
+  readonly ascii?: AsciiStrings;
+}
+
+/** ASCII strings back to back: string i is bytes [starts[i], starts[i + 1]). */
+export interface AsciiStrings {
+  bytes: Uint8Array;
+  starts: Uint32Array;
+}
+
 /** Lookups a dictionary answers by binary search before it builds its map (kernel constants, a few inline facts). */
 const SEARCHED_LOOKUPS = 4096;
 
 export class StringDictionary implements StringIds {
   /**
    * Built on the first lookup past SEARCHED_LOOKUPS: a run whose facts were mapped to ids as the strings were
-   * sorted (sortDistinctInWorkers) may never need it, and it costs seconds for millions of strings.
+   * sorted (sortDistinctInWorkers, mergeSortedLists) may never need it, and it costs seconds for millions of strings.
    */
   private ids: StringMap | undefined;
   private lookups = 0;
-  readonly strings: readonly string[];
+  /** The strings by id, as far as decoded: all of them but in a dictionary made by `lazy`. */
+  private texts: Array<string | undefined>;
+  /** Decodes a string not decoded yet (`lazy`); undefined once all are. */
+  private decode: ((id: number) => string) | undefined;
 
   /**
    * Ids follow JS code-unit order, the same order the reference interpreter uses (sortDistinct). `sortedDistinct`: `values` is already an array in that order, without
@@ -50,7 +70,32 @@ export class StringDictionary implements StringIds {
   ) {
     const sorted = sortedDistinct && Array.isArray(values) ? (values as string[]) : sortDistinct([...values]);
     if (sorted.length > MAX_DISTINCT_STRINGS) throw tooManyStrings('the run\'s string dictionary');
-    this.strings = sorted;
+    this.texts = sorted;
+  }
+
+  /**
+   * A dictionary of `size` distinct strings in code-unit order, string `id` being `decode(id)`, each decoded when first
+   * asked for: a run that shows few strings decodes few (a store's dictionaries, merged).
+   */
+  static lazy(size: number, decode: (id: number) => string, shardLimit?: number): StringDictionary {
+    if (size > MAX_DISTINCT_STRINGS) throw tooManyStrings('the run\'s string dictionary');
+    const dict = new StringDictionary([], true, shardLimit);
+    dict.texts = new Array<string | undefined>(size);
+    dict.decode = decode;
+    return dict;
+  }
+
+  get size(): number {
+    return this.texts.length;
+  }
+
+  /** Every string, in id order (decoding those not decoded yet). */
+  get strings(): readonly string[] {
+    if (this.decode) {
+      for (let id = 0; id < this.texts.length; id++) this.text(id);
+      this.decode = undefined;
+    }
+    return this.texts as string[];
   }
 
   /** The id of `s`, or -1. */
@@ -62,13 +107,13 @@ export class StringDictionary implements StringIds {
     if (this.ids) return this.ids.get(s) ?? -1;
     // Code-unit order, as the strings were sorted.
     let lo = 0;
-    let hi = this.strings.length;
+    let hi = this.size;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.strings[mid]! < s) lo = mid + 1;
+      if (this.text(mid) < s) lo = mid + 1;
       else hi = mid;
     }
-    return this.strings[lo] === s ? lo : -1;
+    return lo < this.size && this.text(lo) === s ? lo : -1;
   }
 
   has(s: string): boolean {
@@ -82,9 +127,10 @@ export class StringDictionary implements StringIds {
   }
 
   text(id: number): string {
-    const s = this.strings[id];
-    if (s === undefined) throw new Error(`internal: dictionary id ${id} out of range`);
-    return s;
+    const s = this.texts[id];
+    if (s !== undefined) return s;
+    if (!this.decode || !(id >= 0 && id < this.size)) throw new Error(`internal: dictionary id ${id} out of range`);
+    return (this.texts[id] = this.decode(id));
   }
 }
 

@@ -102,6 +102,36 @@ describe('string dictionary size', () => {
     expect(new Set(ids).size).toBe(distinct.length);
   });
 
+  it('the interner holds sorted lists undecoded between strings added one at a time, and maps all their ids', () => {
+    const interner = new StringInterner();
+    let decoded = 0;
+    const list = (texts: string[]) => ({ size: texts.length, text: (i: number) => (decoded++, texts[i]!) });
+    const a = interner.add('x');
+    const first = interner.addSorted(list(['b', 'c']));
+    const y = interner.id('y');
+    const second = interner.addSorted(list(['a', 'x', 'z']));
+    const b = interner.add('b');
+    expect([a, first, y, second, b]).toEqual([0, 1, 3, 4, 7]);
+    expect(decoded).toBe(0);
+    expect(interner.size).toBe(8);
+    expect(interner.texts()).toEqual(['x', 'b', 'c', 'y', 'a', 'x', 'z', 'b']);
+    // Dictionary ids of the added strings (x, y, b) and of each list's strings, in the dictionary a b c x y z.
+    const map = interner.idMap(Uint32Array.of(3, 4, 1), [Uint32Array.of(1, 2), Uint32Array.of(0, 3, 5)]);
+    expect([...map]).toEqual([3, 1, 2, 4, 0, 3, 5, 1]);
+  });
+
+  it('a lazy dictionary decodes only the strings asked for, and finds strings by them', () => {
+    let decoded = 0;
+    const dict = StringDictionary.lazy(distinct.length, (id) => (decoded++, distinct[id]!));
+    expect(dict.text(5)).toBe(distinct[5]);
+    expect(dict.id(distinct[1234]!)).toBe(1234);
+    expect(dict.has('absent')).toBe(false);
+    expect(decoded).toBeLessThan(40);
+    expect(dict.strings).toEqual(distinct);
+    expect(decoded).toBe(distinct.length);
+    expect(() => dict.text(distinct.length)).toThrow(/out of range/);
+  });
+
   it('more distinct strings than a run holds is a user error that says so, not V8 text', () => {
     const map = new StringMap('loading facts', 10, 25);
     for (let i = 0; i < 25; i++) map.add(`s${i}`, i);

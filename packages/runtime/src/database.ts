@@ -40,8 +40,8 @@ export interface ResidentRelation {
 interface Entry extends ResidentRelation {
   /** The dictionary its string words are ids of. */
   dictionary: StringDictionary;
-  /** The distinct strings it holds. */
-  strings: readonly string[];
+  /** The distinct strings it holds (decoded as they are iterated: a store's stay undecoded until a run needs them). */
+  strings: Iterable<string>;
   /** Word offsets of its string columns within a row. */
   stringWords: number[];
   /** The run that used it last (for eviction). */
@@ -183,7 +183,7 @@ export class Database {
     const hostLoadMilliseconds = performance.now() - hostStart;
 
     // Strings loaded for this run only (inline facts, e.g. Q22's country codes) may be in the kept dictionary too.
-    const reusable = missing.length === 0 ? this.reusableDictionary(kir, used, facts.strings.strings) : undefined;
+    const reusable = missing.length === 0 ? this.reusableDictionary(kir, used, facts.strings.texts()) : undefined;
     let runDictionary: StringDictionary | undefined;
     const resident: ResidentRelations = {
       // Read only when the run builds a dictionary: copying them all (a dimension's names) cost a resident SSB
@@ -273,7 +273,7 @@ export class Database {
   /** Rewrites `e`'s string words from its dictionary's ids to `dict`'s, when any differs. */
   private async remap(e: Entry, dict: StringDictionary): Promise<void> {
     if (e.dictionary === dict) return;
-    const map = new Uint32Array(e.dictionary.strings.length);
+    const map = new Uint32Array(e.dictionary.size);
     let changed = false;
     for (const s of e.strings) {
       const from = e.dictionary.id(s);

@@ -254,14 +254,14 @@ async function buildDictionary(
   specs: readonly TableSpec[],
   resident: Iterable<string> = [],
 ): Promise<StringDictionary> {
-  const strings: string[] = [...initial.strings.strings, ...resident];
+  const interner = initial.strings;
+  const strings: string[] = [...interner.strings, ...resident];
   for (const k of program.kernels) {
     for (const c of kernelConstants(k)) if (c.type === 'string') strings.push(c.value as string);
   }
-  // The facts' strings come first: the interner's sorted runs are runs of `strings` too.
-  const { dict, ids } = await dictionaryFor(strings, specs, initial.strings.sortedRuns);
-  // The facts' strings come first in `strings`: their ids, where the sort gave them, map the words without lookups.
-  initial.remapStrings(ids ?? dict);
+  // The interner's strings come first in `strings`: their ids, where known, map the facts' words without lookups.
+  const { dict, ids, listIds } = await dictionaryFor(strings, specs, interner.lists.map((l) => l.list));
+  initial.remapStrings(ids && listIds ? interner.idMap(ids, listIds) : dict);
   return dict;
 }
 

@@ -8,7 +8,7 @@
  * its own thread (a Map of 2M strings took seconds there).
  * A prefix shared by most strings leaves most of them to one worker: no faster than sorting on one thread.
  */
-import { defineTask, runAllInWorkers, sortDistinct, workerCount } from '@vixen/io';
+import { defineTask, runAllInWorkers, sortDistinct, StringDictionary, workerCount, type SortedStrings } from '@vixen/io';
 
 /**
  * Below this many strings one thread sorts them: handing them to workers copies them. Not higher: the workers also
@@ -100,44 +100,122 @@ export async function sortDistinctInWorkers(strings: string[]): Promise<{ sorted
   return { sorted: out, ids };
 }
 
-/** Runs merged at most: each output string compares the heads of all runs. */
-const MERGED_RUNS = 16;
+/** < 0, 0 or > 0 as bytes [p, pe) of x are below, equal to or above bytes [q, qe) of y. */
+function compareBytes(x: Uint8Array, p: number, pe: number, y: Uint8Array, q: number, qe: number): number {
+  for (; p < pe && q < qe; p++, q++) {
+    const d = x[p]! - y[q]!;
+    if (d !== 0) return d;
+  }
+  return pe - p - (qe - q);
+}
+
+/** Lists merged at most: each merged string compares the heads of all lists. */
+export const MERGED_LISTS = 16;
 
 /**
- * sortDistinctInWorkers where `runs` (ranges [start, end) of `strings`, disjoint) hold sorted, distinct strings: the
- * runs and the other strings, sorted, are merged (a store's dictionaries are sorted already: no sort of millions of
- * strings, no map). Undefined where the runs do not cover most of the strings or are too many to merge.
+ * `strings` (any order, repeats) sorted and distinct, with `ids`: per string, its position in `sorted`. On the worker
+ * pool when there are many, else on this thread through sortedOrder (no map of strings either way).
  */
-export function mergeSortedRuns(strings: readonly string[], runs: ReadonlyArray<readonly [number, number]>): { sorted: string[]; ids: Uint32Array } | undefined {
-  const inRuns = runs.reduce((n, [a, b]) => n + b - a, 0);
-  if (runs.length === 0 || runs.length >= MERGED_RUNS || inRuns < strings.length / 2) return undefined;
-  const covered = new Uint8Array(strings.length);
-  for (const [a, b] of runs) covered.fill(1, a, b);
-  const rest: number[] = [];
-  for (let i = 0; i < strings.length; i++) if (covered[i] === 0) rest.push(i);
-  rest.sort((a, b) => (strings[a]! < strings[b]! ? -1 : strings[a]! > strings[b]! ? 1 : a - b));
-  // Each list's next index: a run's position, or a position in `rest`.
-  const lists: Array<{ at: number; end: number; index: (k: number) => number }> = runs.map(([a, b]) => ({ at: a, end: b, index: (k) => k }));
-  if (rest.length > 0) lists.push({ at: 0, end: rest.length, index: (k) => rest[k]! });
-  const sorted: string[] = [];
-  const ids = new Uint32Array(strings.length);
-  for (;;) {
-    let best = -1;
-    let bestText = '';
-    for (let l = 0; l < lists.length; l++) {
-      const list = lists[l]!;
-      if (list.at === list.end) continue;
-      const t = strings[list.index(list.at)]!;
-      if (best < 0 || t < bestText) {
-        best = l;
-        bestText = t;
+export async function sortWithIds(strings: readonly string[]): Promise<{ sorted: string[]; ids: Uint32Array }> {
+  if (strings.length >= PARALLEL_STRINGS && workerCount() >= 2) {
+    const { sorted, ids } = await sortDistinctInWorkers([...strings]);
+    if (ids) return { sorted, ids };
+  }
+  const { order, rank } = sortedOrder(strings);
+  return { sorted: Array.from(order, (i) => strings[i]!), ids: rank };
+}
+
+/** `sorted` (in code-unit order, distinct) as a SortedStrings, with its bytes where all are ASCII (and few). */
+export function sortedList(sorted: readonly string[]): SortedStrings {
+  const list = { size: sorted.length, text: (i: number) => sorted[i]! };
+  // One string of all of them: only for few (kernel constants, inline facts), far below V8's longest string.
+  if (sorted.length > PARALLEL_STRINGS) return list;
+  const joined = sorted.join('');
+  const bytes = Buffer.from(joined, 'utf8');
+  // Any code unit past 127 takes more than one UTF-8 byte.
+  if (bytes.length !== joined.length || bytes.length >= 2 ** 32) return list;
+  const starts = new Uint32Array(sorted.length + 1);
+  sorted.forEach((s, i) => (starts[i + 1] = starts[i]! + s.length));
+  return { ...list, ascii: { bytes, starts } };
+}
+
+/**
+ * The union of `lists` (each sorted and distinct) as a dictionary, and per list each string's id in it: a k-way merge
+ * (at most MERGED_LISTS lists), comparing bytes where every list is ASCII, so no string is decoded (the dictionary
+ * decodes a string when it is first asked for); otherwise the lists are decoded and their strings compared.
+ */
+export function mergeSortedLists(lists: readonly SortedStrings[]): { dict: StringDictionary; ids: Uint32Array[] } {
+  if (lists.length > MERGED_LISTS) throw new Error(`internal: ${lists.length} lists to merge, more than ${MERGED_LISTS}`);
+  const k = lists.length;
+  const sizes = lists.map((l) => l.size);
+  const total = sizes.reduce((n, m) => n + m, 0);
+  const ids = sizes.map((n) => new Uint32Array(n));
+  /** Per dictionary id, the list and the entry of its string. */
+  const listOf = new Uint8Array(total);
+  const entryOf = new Uint32Array(total);
+  const ascii = lists.every((l) => l.ascii) ? lists.map((l) => l.ascii!) : undefined;
+  const texts = ascii ? [] : lists.map((l) => Array.from({ length: l.size }, (_, i) => l.text(i)));
+  /** < 0, 0 or > 0 as string i of list a is below, equal to or above string j of list b. */
+  const compare = ascii
+    ? (a: number, i: number, b: number, j: number): number => {
+        const x = ascii[a]!;
+        const y = ascii[b]!;
+        return compareBytes(x.bytes, x.starts[i]!, x.starts[i + 1]!, y.bytes, y.starts[j]!, y.starts[j + 1]!);
       }
+    : (a: number, i: number, b: number, j: number): number => {
+        const x = texts[a]![i]!;
+        const y = texts[b]![j]!;
+        return x < y ? -1 : x > y ? 1 : 0;
+      };
+  /** The first entry from `i` on of list a that is not below string j of list b (a's strings, from i, all distinct). */
+  const below = ascii
+    ? (a: number, i: number, b: number, j: number): number => {
+        const { bytes, starts } = ascii[a]!;
+        const y = ascii[b]!;
+        const q = y.starts[j]!;
+        const qe = y.starts[j + 1]!;
+        for (const size = sizes[a]!; i < size; i++) if (compareBytes(bytes, starts[i]!, starts[i + 1]!, y.bytes, q, qe) >= 0) break;
+        return i;
+      }
+    : (a: number, i: number, b: number, j: number): number => {
+        const x = texts[a]!;
+        const y = texts[b]![j]!;
+        while (i < x.length && x[i]! < y) i++;
+        return i;
+      };
+  const at = new Uint32Array(k);
+  let n = 0;
+  for (;;) {
+    // The list with the least head, and the one with the next least: strings come from the first while they stay below
+    // the second's head, one comparison each (lists of other ranges, a name column and a comment column, run long).
+    let best = -1;
+    let second = -1;
+    for (let l = 0; l < k; l++) {
+      if (at[l] === sizes[l]) continue;
+      if (best < 0 || compare(l, at[l]!, best, at[best]!) < 0) {
+        second = best;
+        best = l;
+      } else if (second < 0 || compare(l, at[l]!, second, at[second]!) < 0) second = l;
     }
     if (best < 0) break;
-    const list = lists[best]!;
-    if (sorted.length === 0 || sorted[sorted.length - 1] !== bestText) sorted.push(bestText);
-    ids[list.index(list.at)] = sorted.length - 1;
-    list.at++;
+    const own = ids[best]!;
+    const size = sizes[best]!;
+    let e = at[best]!;
+    // Lists share strings (a name in two columns): the same string comes out of each in turn.
+    if (n > 0 && listOf[n - 1] !== best && compare(best, e, listOf[n - 1]!, entryOf[n - 1]!) === 0) own[e++] = n - 1;
+    else {
+      listOf[n] = best;
+      entryOf[n] = e;
+      own[e++] = n++;
+    }
+    const end = second < 0 ? size : below(best, e, second, at[second]!);
+    listOf.fill(best, n, n + end - e);
+    for (; e < end; e++) {
+      entryOf[n] = e;
+      own[e] = n++;
+    }
+    at[best] = e;
   }
-  return { sorted, ids };
+  const decode = ascii ? (id: number) => lists[listOf[id]!]!.text(entryOf[id]!) : (id: number) => texts[listOf[id]!]![entryOf[id]!]!;
+  return { dict: StringDictionary.lazy(n, decode), ids };
 }

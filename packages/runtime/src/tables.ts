@@ -4,8 +4,8 @@
  */
 import type { TableSpec } from '@vixen/codegen-wgsl';
 import { builtinTable, evalBuiltin, makesStrings, type Value } from '@vixen/queryplan';
-import { StringDictionary } from '@vixen/io';
-import { mergeSortedRuns, sortDistinctInWorkers } from './sort-strings.js';
+import { StringDictionary, type SortedStrings } from '@vixen/io';
+import { MERGED_LISTS, mergeSortedLists, sortDistinctInWorkers, sortedList, sortWithIds } from './sort-strings.js';
 
 /**
  * `strings` plus every string the substring tables (`string:substring`, Soufflé's `string:substr`) can produce
@@ -44,21 +44,44 @@ export const tablesKey = (specs: readonly TableSpec[]): string => specs.map(spec
 const closedOver = new WeakMap<StringDictionary, ReadonlySet<string>>();
 
 /**
- * The order-preserving dictionary of `strings` closed over the substring tables among `specs` (sorted on workers when
- * large), and where the workers gave them, `ids`: per string of `strings` (an array, without substring tables), its id.
+ * The order-preserving dictionary of `strings` and `lists` (sorted and distinct each: a store's column dictionaries)
+ * closed over the substring tables among `specs`, and where known without lookups, `ids`: per string of `strings`
+ * (an array), its id, and `listIds`: per list, each of its strings' ids. Without substring tables the lists are
+ * merged (mergeSortedLists) with `strings` sorted (on workers when many), and their strings decoded only when asked
+ * for; with them, every string is decoded and sorted.
  */
 export async function dictionaryFor(
   strings: Iterable<string>,
   specs: readonly TableSpec[],
-  /** Ranges of `strings` (an array) that are sorted and distinct already (StringInterner.sortedRuns). */
-  sortedRuns: ReadonlyArray<readonly [number, number]> = [],
-): Promise<{ dict: StringDictionary; ids?: Uint32Array }> {
-  const all = closeOverSubstrings(strings, specs);
-  const merged = all === strings && Array.isArray(strings) ? mergeSortedRuns(strings, sortedRuns) : undefined;
-  const { sorted, ids } = merged ?? (await sortDistinctInWorkers([...all]));
-  const dict = new StringDictionary(sorted, true);
-  closedOver.set(dict, new Set(specs.filter((s) => makesStrings(s.fn)).map(specKey)));
-  return all === strings && Array.isArray(strings) && ids ? { dict, ids } : { dict };
+  lists: readonly SortedStrings[] = [],
+): Promise<{ dict: StringDictionary; ids?: Uint32Array; listIds?: Uint32Array[] }> {
+  const substrings = specs.some((s) => makesStrings(s.fn));
+  const closed = (dict: StringDictionary): StringDictionary => {
+    closedOver.set(dict, new Set(specs.filter((s) => makesStrings(s.fn)).map(specKey)));
+    return dict;
+  };
+  if (!substrings && Array.isArray(strings) && lists.length > 0 && lists.length < MERGED_LISTS) {
+    const free = await sortWithIds(strings);
+    const merged = mergeSortedLists(free.sorted.length > 0 ? [sortedList(free.sorted), ...lists] : lists);
+    const listIds = free.sorted.length > 0 ? merged.ids.slice(1) : merged.ids;
+    const ids = free.sorted.length > 0 ? free.ids.map((rank) => merged.ids[0]![rank]!) : free.ids;
+    return { dict: closed(merged.dict), ids, listIds };
+  }
+  const decoded = lists.flatMap((l) => Array.from({ length: l.size }, (_, i) => l.text(i)));
+  if (substrings) {
+    const { sorted } = await sortDistinctInWorkers([...closeOverSubstrings([...strings, ...decoded], specs)]);
+    return { dict: closed(new StringDictionary(sorted, true)) };
+  }
+  const free = [...strings];
+  if (lists.length === 0) {
+    const { sorted, ids } = await sortDistinctInWorkers(free);
+    const dict = closed(new StringDictionary(sorted, true));
+    return ids ? { dict, ids, listIds: [] } : { dict };
+  }
+  // More lists than are merged: sorted with the other strings.
+  const { sorted, ids } = await sortWithIds([...free, ...decoded]);
+  let at = free.length;
+  return { dict: closed(new StringDictionary(sorted, true)), ids: ids.subarray(0, at), listIds: lists.map((l) => ids.subarray(at, (at += l.size))) };
 }
 
 /** Whether every substring table among `specs` finds all its results in `dict` (it was closed over them). */

@@ -1,7 +1,8 @@
 /** The dictionary's string sort on worker threads: the same strings, in the same order, as one thread's sort. */
 import { describe, expect, it } from 'vitest';
 import { sortDistinct } from '@vixen/io';
-import { mergeSortedRuns, sortDistinctInWorkers } from '../src/sort-strings.js';
+import { MERGED_LISTS, mergeSortedLists, sortDistinctInWorkers, sortedList } from '../src/sort-strings.js';
+import { dictionaryFor } from '../src/tables.js';
 
 describe('sortDistinctInWorkers', () => {
   it('sorts and drops duplicates as one thread does, over prefixes of every kind', async () => {
@@ -30,27 +31,48 @@ describe('sortDistinctInWorkers', () => {
   }, 120_000);
 });
 
-describe('mergeSortedRuns', () => {
-  it('merges sorted runs and the other strings into what sortDistinct gives, with each string its id', () => {
-    let seed = 11;
-    const next = (n: number): number => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n);
-    const units = ['', 'a', 'b', 'z', 'A', '~', '\u0080', 'é', '\u4e2d', '\ud83d\ude00', '\uffff', ' '];
-    const word = (): string => Array.from({ length: next(4) }, () => units[next(units.length)]).join('');
-    const strings: string[] = [];
-    const runs: Array<[number, number]> = [];
-    // Unsorted strings between the runs; strings repeat within and across the runs and the rest.
-    for (let r = 0; r < 5; r++) {
-      for (let i = next(30); i > 0; i--) strings.push(word());
-      const run = sortDistinct(Array.from({ length: 200 + next(300) }, word));
-      runs.push([strings.length, strings.length + run.length]);
-      strings.push(...run);
-    }
-    const merged = mergeSortedRuns(strings, runs)!;
-    expect(merged.sorted).toEqual(sortDistinct([...strings]));
-    const wrong = strings.findIndex((s, i) => merged.sorted[merged.ids[i]!] !== s);
-    expect(wrong).toBe(-1);
-    // Runs covering too little, or too many runs, are left to the sort.
-    expect(mergeSortedRuns(strings, [runs[0]!])).toBeUndefined();
-    expect(mergeSortedRuns(strings, [])).toBeUndefined();
+describe('mergeSortedLists', () => {
+  let seed = 11;
+  const next = (n: number): number => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n);
+  const word = (units: readonly string[]) => (): string => Array.from({ length: next(4) }, () => units[next(units.length)]).join('');
+  /** Sorted lists of words that repeat within and across lists, and loose strings (repeats, any order). */
+  const lists = (units: readonly string[]): { lists: string[][]; loose: string[] } => ({
+    lists: Array.from({ length: 5 }, () => sortDistinct(Array.from({ length: 200 + next(300) }, word(units)))),
+    loose: Array.from({ length: 100 }, word(units)),
+  });
+
+  for (const [kind, units] of [
+    ['ASCII, compared as bytes', ['', 'a', 'b', 'z', 'A', '~', ' ', '\u007f', '0']],
+    ['not ASCII, decoded', ['', 'a', 'b', 'z', 'A', '~', '\u0080', 'é', '\u4e2d', '\ud83d\ude00', '\uffff', ' ']],
+  ] as const) {
+    it(`merges lists into what sortDistinct gives, with each string its id: ${kind}`, async () => {
+      const { lists: sorted, loose } = lists(units);
+      let decoded = 0;
+      const sortedStrings = sorted.map((l) => {
+        const list = sortedList(l);
+        return { ...list, text: (i: number) => (decoded++, list.text(i)) };
+      });
+      expect(sortedStrings.every((l) => l.ascii !== undefined)).toBe(kind.startsWith('ASCII'));
+      const want = sortDistinct([...sorted.flat(), ...loose]);
+      const { dict, ids, listIds } = await dictionaryFor(loose, [], sortedStrings);
+      // Byte comparisons decode nothing until the dictionary is read.
+      if (kind.startsWith('ASCII')) expect(decoded).toBe(0);
+      expect(dict.size).toBe(want.length);
+      expect(dict.strings).toEqual(want);
+      expect(loose.findIndex((s, i) => dict.text(ids![i]!) !== s)).toBe(-1);
+      sorted.forEach((l, k) => expect(l.findIndex((s, i) => dict.text(listIds![k]![i]!) !== s)).toBe(-1));
+      expect(dict.id(want[7]!)).toBe(7);
+      expect(dict.has('not there at all')).toBe(false);
+    });
+  }
+
+  it('merges lists alone, and sorts more lists than it merges', async () => {
+    const { lists: sorted } = lists(['a', 'b', 'c', 'é']);
+    const merged = mergeSortedLists(sorted.map(sortedList));
+    expect(merged.dict.strings).toEqual(sortDistinct(sorted.flat()));
+    const many = Array.from({ length: MERGED_LISTS + 1 }, (_, i) => sortedList([`s${i}`, `t${i % 3}`]));
+    const { dict, listIds } = await dictionaryFor([], [], many);
+    expect(dict.strings).toEqual(sortDistinct(many.flatMap((l) => [l.text(0), l.text(1)])));
+    expect(listIds!.every((ids, k) => dict.text(ids[0]!) === many[k]!.text(0) && dict.text(ids[1]!) === many[k]!.text(1))).toBe(true);
   });
 });

@@ -5,17 +5,39 @@
  * the executor builds the sorted dictionary and `remapStrings` rewrites those ids in place.
  */
 import { rowWords, type Column, type RelationDecl, type Row, type ScalarType } from '@vixen/queryplan';
-import { decodeRow, encodeValue, type StringIds } from '../encoding.js';
+import { decodeRow, encodeValue, type SortedStrings, type StringIds } from '../encoding.js';
 import { StringMap } from '../string-map.js';
 
-/** Temporary string ids in first-seen order. */
+/** A sorted list the interner holds (StringInterner.addSorted): its ids, and how many added strings come before it. */
+export interface InternedList {
+  /** The id of its first string; its others follow. */
+  start: number;
+  /** Strings of `StringInterner.strings` added before it. */
+  before: number;
+  list: SortedStrings;
+}
+
+/**
+ * Temporary string ids in first-seen order: strings added one at a time (`strings`), and sorted lists (a store's
+ * column dictionaries), whose strings take consecutive ids but are decoded only when asked for.
+ */
 export class StringInterner implements StringIds {
   private readonly ids: StringMap;
+  /** The strings added one at a time, in id order (their ids are their indices while there are no `lists`). */
   readonly strings: string[] = [];
+  /** The sorted lists added, in id order: the run's dictionary merges them rather than sorting them. */
+  readonly lists: InternedList[] = [];
+  /** Ids the lists take. */
+  private listed = 0;
 
   /** `shardLimit`: see StringMap. */
   constructor(shardLimit?: number) {
     this.ids = new StringMap('loading facts', shardLimit);
+  }
+
+  /** Ids given so far. */
+  get size(): number {
+    return this.strings.length + this.listed;
   }
 
   /**
@@ -25,27 +47,21 @@ export class StringInterner implements StringIds {
    */
   add(s: string): number {
     this.strings.push(s);
-    return this.strings.length - 1;
+    return this.size - 1;
   }
 
-  /**
-   * Ranges [start, end) of ids added by `addSorted`: each range's strings are distinct and in code-unit order, so the
-   * dictionary merges them rather than sorting them (a store's column dictionaries).
-   */
-  readonly sortedRuns: Array<[number, number]> = [];
-
-  /** `add` of each of `sorted` (distinct, in code-unit order); returns the first one's id. */
-  addSorted(sorted: readonly string[]): number {
-    const start = this.strings.length;
-    for (const s of sorted) this.strings.push(s);
-    if (sorted.length > 0) this.sortedRuns.push([start, this.strings.length]);
+  /** Ids for the strings of `list` (sorted, distinct), none decoded; returns the first one's id. */
+  addSorted(list: SortedStrings): number {
+    const start = this.size;
+    this.lists.push({ start, before: this.strings.length, list });
+    this.listed += list.size;
     return start;
   }
 
   id(s: string): number {
     let id = this.ids.get(s);
     if (id === undefined) {
-      id = this.strings.length;
+      id = this.size;
       this.ids.add(s, id);
       this.strings.push(s);
     }
@@ -53,9 +69,37 @@ export class StringInterner implements StringIds {
   }
 
   text(id: number): string {
-    const s = this.strings[id];
+    let before = 0;
+    for (const { start, list } of this.lists) {
+      if (id < start) break;
+      if (id < start + list.size) return list.text(id - start);
+      before += list.size;
+    }
+    const s = this.strings[id - before];
     if (s === undefined) throw new Error(`internal: temporary string id ${id} out of range`);
     return s;
+  }
+
+  /** Every string by id (the lists' decoded). */
+  texts(): string[] {
+    if (this.lists.length === 0) return this.strings;
+    return Array.from({ length: this.size }, (_, id) => this.text(id));
+  }
+
+  /**
+   * Per id, its id in a dictionary: `added` gives those of `strings` (in order), `listed` those of each list's
+   * strings.
+   */
+  idMap(added: Uint32Array, listed: readonly Uint32Array[]): Uint32Array {
+    const map = new Uint32Array(this.size);
+    let k = 0;
+    this.lists.forEach(({ start, before, list }, l) => {
+      map.set(added.subarray(k, before), start - (before - k));
+      map.set(listed[l]!.subarray(0, list.size), start);
+      k = before;
+    });
+    map.set(added.subarray(k, this.strings.length), this.size - (this.strings.length - k));
+    return map;
   }
 }
 
@@ -191,23 +235,26 @@ export class EncodedRelation {
 
   /**
    * The strings the rows' string words refer to (ids of `strings`), each id once: distinct strings, except that
-   * strings added to the interner without lookup (`StringInterner.add`) may repeat.
+   * strings added to the interner without lookup (`StringInterner.add`) may repeat. Where the ids were noted, the
+   * strings are decoded as the list is iterated (a store's millions are never decoded by a run that shows none).
    */
-  usedStrings(strings: StringIds): string[] {
+  usedStrings(strings: StringIds): Iterable<string> {
     if (this.noted) {
       // Marks by id, not a Set of strings: a large file's strings (millions) are listed in one pass.
       const seen = new Uint8Array(this.noted.reduce((m, ids) => Math.max(m, maxOf(ids)), -1) + 1);
-      const out: string[] = [];
+      let count = 0;
       for (const ids of this.noted) {
         for (let i = 0; i < ids.length; i++) {
           const id = ids[i]!;
           if (seen[id] === 0) {
             seen[id] = 1;
-            out.push(strings.text(id));
+            count++;
           }
         }
       }
-      return out;
+      const used = new Uint32Array(count);
+      for (let id = 0, k = 0; k < count; id++) if (seen[id] === 1) used[k++] = id;
+      return { *[Symbol.iterator]() { for (const id of used) yield strings.text(id); } };
     }
     const seen = new StringMap('loading facts');
     const out: string[] = [];
@@ -264,14 +311,14 @@ export class EncodedFacts {
 
   /**
    * Rewrites every relation's string words from temporary ids to `ids`'s, once: a dictionary, or each temporary id's
-   * dictionary id (an array at least as long as the interner's strings).
+   * dictionary id (an array at least as long as the interner's ids: StringInterner.idMap).
    */
   remapStrings(ids: StringIds | Uint32Array): void {
     if (this.remapped) throw new Error('internal: facts were already remapped to a dictionary');
     this.remapped = true;
-    const map = new Uint32Array(this.strings.strings.length);
+    const map = new Uint32Array(this.strings.size);
     if (ids instanceof Uint32Array) map.set(ids.subarray(0, map.length));
-    else this.strings.strings.forEach((s, i) => (map[i] = ids.id(s)));
+    else for (let i = 0; i < map.length; i++) map[i] = ids.id(this.strings.text(i));
     for (const rel of this.relations.values()) rel.remapStrings(map);
     this.strings = new StringInterner();
   }

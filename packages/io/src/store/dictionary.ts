@@ -7,6 +7,8 @@
 import { constants, isAscii } from 'node:buffer';
 import { join } from 'node:path';
 import { readStoreFile, wordBytes, writeStoreFile } from './files.js';
+import type { VixenError } from '@vixen/queryplan';
+import type { AsciiStrings, SortedStrings } from '../encoding.js';
 import { storeError, type StoreDictionaryFiles } from './manifest.js';
 
 /**
@@ -35,14 +37,21 @@ export async function writeDictionary(dir: string, column: string, strings: read
 /** Bytes of ASCII text StoreDictionary.texts decodes at a time. */
 const TEXT_WINDOW = 64 * 2 ** 20;
 
-/** A column's dictionary, read (and verified) whole; strings are decoded one at a time, as a load meets them. */
-export class StoreDictionary {
+/**
+ * A column's dictionary, read (and verified) whole; strings are decoded one at a time, when asked for. ASCII text
+ * (TPC-H's, most names and comments) is also offered as its bytes, which a run's dictionary merges without decoding.
+ */
+export class StoreDictionary implements SortedStrings {
+  readonly ascii: AsciiStrings | undefined;
+
   private constructor(
     private readonly path: string,
     private readonly bytes: Buffer,
     private readonly offsets: Uint32Array,
     readonly size: number,
-  ) {}
+  ) {
+    this.ascii = this.asciiStrings();
+  }
 
   static async read(dir: string, dictionary: StoreDictionaryFiles): Promise<StoreDictionary> {
     if (dictionary.offsets.bytes !== 8 * (dictionary.strings + 1)) {
@@ -53,28 +62,41 @@ export class StoreDictionary {
     return new StoreDictionary(join(dir, dictionary.bytes.file), Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), words, dictionary.strings);
   }
 
+  /** The strings' bytes and starts when all are ASCII and fit u32 offsets, the offsets checked. */
+  private asciiStrings(): AsciiStrings | undefined {
+    if (this.bytes.length >= 2 ** 32 || !isAscii(this.bytes)) return undefined;
+    const starts = new Uint32Array(this.size + 1);
+    let last = 0;
+    for (let i = 0; i <= this.size; i++) {
+      const at = this.offsets[2 * i]!;
+      if (this.offsets[2 * i + 1] !== 0 || at < last || at > this.bytes.length) throw this.corrupt(Math.max(0, i - 1));
+      starts[i] = last = at;
+    }
+    return { bytes: this.bytes, starts };
+  }
+
   /**
-   * Every string, in id order. ASCII text (TPC-H's, most names and comments) is decoded once as a whole and cut into
-   * slices, not decoded string by string.
+   * Every string, in id order. ASCII text is decoded once as a whole and cut into slices, not decoded string by
+   * string.
    */
   texts(): string[] {
-    if (!isAscii(this.bytes)) return Array.from({ length: this.size }, (_, id) => this.text(id));
+    const starts = this.ascii?.starts;
+    if (!starts) return Array.from({ length: this.size }, (_, id) => this.text(id));
     const out = new Array<string>(this.size);
     // Windows of whole strings, each decoded once: one string of all of them could pass V8's longest string.
     for (let id = 0; id < this.size; ) {
-      const [from] = this.span(id);
+      const from = starts[id]!;
       let last = id;
-      while (last + 1 < this.size && this.span(last + 1)[1] - from <= TEXT_WINDOW) last++;
-      const window = this.bytes.toString('latin1', from, this.span(last)[1]);
-      for (; id <= last; id++) {
-        const [start, end] = this.span(id);
-        out[id] = window.slice(start - from, end - from);
-      }
+      while (last + 1 < this.size && starts[last + 2]! - from <= TEXT_WINDOW) last++;
+      const window = this.bytes.toString('latin1', from, starts[last + 1]!);
+      for (; id <= last; id++) out[id] = window.slice(starts[id]! - from, starts[id + 1]! - from);
     }
     return out;
   }
 
   text(id: number): string {
+    const starts = this.ascii?.starts;
+    if (starts && id >= 0 && id < this.size) return this.bytes.toString('latin1', starts[id]!, starts[id + 1]!);
     return this.bytes.toString('utf8', ...this.span(id));
   }
 
@@ -82,7 +104,11 @@ export class StoreDictionary {
   private span(id: number): [number, number] {
     const start = this.offsets[2 * id]! + this.offsets[2 * id + 1]! * 2 ** 32;
     const end = this.offsets[2 * id + 2]! + this.offsets[2 * id + 3]! * 2 ** 32;
-    if (!(start <= end && end <= this.bytes.length)) throw storeError(`store dictionary ${this.path}: string ${id} lies outside its bytes (corrupt store)`);
+    if (!(start <= end && end <= this.bytes.length)) throw this.corrupt(id);
     return [start, end];
+  }
+
+  private corrupt(id: number): VixenError {
+    return storeError(`store dictionary ${this.path}: string ${id} lies outside its bytes (corrupt store)`);
   }
 }

@@ -1,8 +1,8 @@
 /**
  * Loading facts from a columnar store: only the columns a program reads (`pruned.loadColumns`), each column file
  * read whole with one read (and verified, files.ts), then interleaved into the relation's row-major words in
- * chunks that the relation adopts; no value is parsed. A string column holds ids of its own dictionary: each of
- * its strings is decoded and added to the run's interner once, and ids are mapped through one array.
+ * chunks that the relation adopts; no value is parsed. A string column holds ids of its own dictionary, which the
+ * run's interner takes as it is (sorted, undecoded): ids are shifted, not looked up.
  */
 import { join } from 'node:path';
 import { VixenError, errorAt, rowWords, type Diagnostic, type RelationDecl } from '@vixen/queryplan';
@@ -90,21 +90,17 @@ export async function loadStoreInto(
 }
 
 /**
- * Rewrites the ids of `dictionary` in `words` (of the file `path`) to ids of the run's interner, in place: each
- * string the column holds is decoded and added once, and noted in `used`.
+ * Rewrites the ids of `dictionary` in `words` (of the file `path`) to ids of the run's interner, in place: the
+ * dictionary's strings take consecutive ids there, undecoded (StringInterner.addSorted), all noted in `used`.
  */
 function mapStrings(words: Uint32Array, path: string, dictionary: StoreDictionary, facts: EncodedFacts, used: number[]): void {
-  const runIds = new Int32Array(dictionary.size).fill(-1);
+  const first = facts.strings.addSorted(dictionary);
   for (let i = 0; i < words.length; i++) {
     const id = words[i]!;
     if (id >= dictionary.size) throw storeError(`store file ${path}: string id ${id} outside its dictionary of ${dictionary.size} strings (corrupt store)`);
-    let run = runIds[id]!;
-    if (run < 0) {
-      runIds[id] = run = facts.strings.add(dictionary.text(id));
-      used.push(run);
-    }
-    words[i] = run;
+    words[i] = first + id;
   }
+  for (let id = 0; id < dictionary.size; id++) used.push(first + id);
 }
 
 interface ColumnWords {

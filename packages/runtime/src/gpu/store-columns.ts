@@ -3,9 +3,9 @@
  * reads is read in pieces (its CRC-32 checked as it goes, io's StoreFileReader), handed to the staging ring and
  * copied to the device, where a pass writes its values into the relation's rows (codegen-wgsl storeColumn). No value
  * is touched on the host, which used to interleave every column into rows and map every string id. A string
- * column's dictionary is decoded once, its strings added to the load's interner; the rows' string words become
- * indices of that map (ParsedRows), which the executor maps to the run's dictionary ids on the device as it does
- * for device-parsed text.
+ * column's dictionary goes to the load's interner as it is, undecoded (a sorted list the run's dictionary merges);
+ * the rows' string words become indices of the interner's ids (ParsedRows), which the executor maps to the run's
+ * dictionary ids on the device as it does for device-parsed text.
  */
 import { rowWords } from '@vixen/queryplan';
 import { storeColumnShaders } from '@vixen/codegen-wgsl';
@@ -68,10 +68,9 @@ export async function loadStoreOnDevice(
     sizes.push(0);
     if (!c.dictionary) continue;
     const dictionary = await StoreDictionary.read(read.dir, c.dictionary);
-    // Sorted and distinct already: the run's dictionary merges it with the others (StringInterner.addSorted).
-    const texts = dictionary.texts();
-    const first = strings.addSorted(texts);
-    const ids = new Uint32Array(texts.length);
+    // Sorted and distinct already: the run's dictionary merges it with the others, undecoded (StringInterner.addSorted).
+    const first = strings.addSorted(dictionary);
+    const ids = new Uint32Array(dictionary.size);
     for (let id = 0; id < ids.length; id++) ids[id] = first + id;
     maps.push(ids);
     sizes[sizes.length - 1] = ids.length;
