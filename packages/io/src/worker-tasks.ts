@@ -2,3 +2,4 @@
 import './facts/parse-range.js';
 import './facts/project.js';
 import './facts/parquet.js';
+import './sorted-order.js';

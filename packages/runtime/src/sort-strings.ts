@@ -8,7 +8,7 @@
  * its own thread (a Map of 2M strings took seconds there).
  * A prefix shared by most strings leaves most of them to one worker: no faster than sorting on one thread.
  */
-import { defineTask, runAllInWorkers, sortDistinct, StringDictionary, workerCount, type SortedStrings } from '@vixen/io';
+import { runAllInWorkers, sortDistinct, sortedOrder, sortedOrderTask, StringDictionary, workerCount, type SortedStrings } from '@vixen/io';
 
 /**
  * Below this many strings one thread sorts them: handing them to workers copies them. Not higher: the workers also
@@ -18,31 +18,6 @@ import { defineTask, runAllInWorkers, sortDistinct, StringDictionary, workerCoun
  */
 const PARALLEL_STRINGS = 1 << 16;
 
-/**
- * A worker's task: `order`, the indices of `strings`' distinct values in sorted order (the first index of each
- * value), and `rank`, per string its value's position in that order. Indices are sorted by their strings, ties by
- * index, so each value's first index leads its run: no Map, which cost more than the sort (every string arrives
- * freshly copied, its hash not yet computed).
- */
-export function sortedOrder(strings: readonly string[]): { order: Uint32Array; rank: Uint32Array } {
-  const byString = new Uint32Array(strings.length);
-  for (let i = 0; i < byString.length; i++) byString[i] = i;
-  byString.sort((a, b) => {
-    const x = strings[a]!;
-    const y = strings[b]!;
-    return x < y ? -1 : x > y ? 1 : a - b;
-  });
-  const rank = new Uint32Array(strings.length);
-  const order: number[] = [];
-  for (let k = 0; k < byString.length; k++) {
-    const i = byString[k]!;
-    if (k === 0 || strings[i] !== strings[order[order.length - 1]!]) order.push(i);
-    rank[i] = order.length - 1;
-  }
-  return { order: Uint32Array.from(order), rank };
-}
-
-const sortedOrderTask = defineTask('runtime/sorted-order', import.meta.url, sortedOrder);
 
 /** Bins of prefixBin: the empty string, 129 per ASCII first unit (no second unit, then each, 127+ together), the rest. */
 const BINS = 1 + 128 * 129 + (65536 - 128);

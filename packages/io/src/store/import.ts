@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { rowWords, type RelationDecl, type Row } from '@vixen/queryplan';
-import { StringDictionary } from '../encoding.js';
+import { sortedOrder } from '../sorted-order.js';
 import { EncodedFacts, StringInterner, columnWordOffsets, factsColumns, type EncodedRelation } from '../facts/encoded.js';
 import { loadFactsDirInto, loadKeptColumns } from '../facts/dir.js';
 import type { LoadProgressListener } from '../load-progress.js';
@@ -61,7 +61,7 @@ export async function importStore(options: ImportStoreOptions): Promise<Imported
       const loaded = decl.pruned?.loadColumns ?? columns.map((_, c) => c);
       const offsets = new Map(columnWordOffsets(rel.types).map((o, k) => [loaded[k]!, o]));
       const stored: (StoreColumn | OmittedColumn)[] = [];
-      const scratch = new Int32Array(columns.some((c) => c.type === 'string') ? interner.strings.length : 0);
+      const scratch = new Int32Array(columns.some((c) => c.type === 'string') ? interner.size : 0);
       for (let c = 0; c < columns.length; c++) {
         const { name, type } = columns[c]!;
         const offset = offsets.get(c);
@@ -134,11 +134,12 @@ function ownDictionary(words: Uint32Array, interner: StringInterner, scratch: In
       distinct.push(w);
     }
   }
-  // The interner may hold a string under several ids (StringInterner.add): the dictionary gives them one.
-  const dictionary = new StringDictionary(distinct.map((w) => interner.text(w)));
-  for (const w of distinct) scratch[w] = dictionary.id(interner.text(w));
+  // The interner may hold a string under several ids (StringInterner.add): the sort gives them one rank.
+  const texts = distinct.map((w) => interner.text(w));
+  const { order, rank } = sortedOrder(texts);
+  distinct.forEach((w, k) => (scratch[w] = rank[k]!));
   for (let i = 0; i < words.length; i++) words[i] = scratch[words[i]!]!;
-  return dictionary.strings as string[];
+  return Array.from(order, (k) => texts[k]!);
 }
 
 /** Whether `out` is a store (to replace) rather than absent; anything else there is a user error. */
@@ -162,10 +163,14 @@ async function replace(out: string, building: string, replaces: boolean): Promis
 function columnOf(rel: EncodedRelation, offset: number, width: number): Uint32Array {
   const out = new Uint32Array(rel.count * width);
   let o = 0;
+  const stride = rel.width;
   for (const words of rel.pieces()) {
-    for (let at = offset; at < words.length; at += rel.width) {
-      out[o++] = words[at]!;
-      if (width === 2) out[o++] = words[at + 1]!;
+    if (width === 1) for (let at = offset; at < words.length; at += stride) out[o++] = words[at]!;
+    else {
+      for (let at = offset; at < words.length; at += stride) {
+        out[o++] = words[at]!;
+        out[o++] = words[at + 1]!;
+      }
     }
   }
   return out;
