@@ -120,6 +120,28 @@ export class StringDictionary implements StringIds {
     return this.find(s) >= 0;
   }
 
+  /**
+   * The id of `s`, or -1, looked for from id `from` on (the id of a string below `s`, or 0) by galloping: strings looked
+   * up in order cost a few comparisons each, and no map (Database remaps a resident relation's ids so).
+   */
+  seek(s: string, from: number): number {
+    let step = 1;
+    let lo = from;
+    let hi = from;
+    while (hi < this.size && this.text(hi) < s) {
+      lo = hi + 1;
+      hi += step;
+      step *= 2;
+    }
+    hi = Math.min(hi, this.size);
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.text(mid) < s) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < this.size && this.text(lo) === s ? lo : -1;
+  }
+
   id(s: string): number {
     const id = this.find(s);
     if (id < 0) throw new Error(`internal: string ${JSON.stringify(s)} missing from the dictionary`);

@@ -132,6 +132,19 @@ describe('string dictionary size', () => {
     expect(() => dict.text(distinct.length)).toThrow(/out of range/);
   });
 
+  it('seeks strings in order from an id below them, and misses absent ones', () => {
+    const dict = new StringDictionary(distinct);
+    let at = 0;
+    for (const [i, s] of distinct.entries()) {
+      if (i % 3 === 0) continue;
+      at = dict.seek(s, at);
+      expect(at).toBe(i);
+    }
+    expect(dict.seek('absent', 0)).toBe(-1);
+    expect(dict.seek(distinct[0]!, 0)).toBe(0);
+    expect(dict.seek(`${distinct.at(-1)}~`, 0)).toBe(-1);
+  });
+
   it('more distinct strings than a run holds is a user error that says so, not V8 text', () => {
     const map = new StringMap('loading facts', 10, 25);
     for (let i = 0; i < 25; i++) map.add(`s${i}`, i);

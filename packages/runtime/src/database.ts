@@ -94,6 +94,12 @@ export interface DatabaseOptions {
   facts?: Record<string, FactRelation>;
 }
 
+/**
+ * A resident relation holding more than 1/SEEK_ALL of its dictionary's strings is remapped by a walk over that whole
+ * dictionary (StringDictionary.seek), one holding fewer by lookups of its own strings.
+ */
+const SEEK_ALL = 8;
+
 export class Database {
   private readonly entries = new Map<string, Entry>();
   private runs = 0;
@@ -275,10 +281,22 @@ export class Database {
     if (e.dictionary === dict) return;
     const map = new Uint32Array(e.dictionary.size);
     let changed = false;
-    for (const s of e.strings) {
-      const from = e.dictionary.id(s);
-      map[from] = dict.id(s);
-      changed ||= map[from] !== from;
+    const strings = [...e.strings];
+    if (strings.length * SEEK_ALL > map.length) {
+      // Both dictionaries are sorted: the old one's strings, in order, are found in the new one by galloping, not
+      // through maps of both (millions of strings each). Strings the new one lacks (other relations') are skipped.
+      for (let from = 0, at = 0; from < map.length; from++) {
+        const id = dict.seek(e.dictionary.text(from), at);
+        if (id < 0) continue;
+        map[from] = at = id;
+        changed ||= id !== from;
+      }
+    } else {
+      for (const s of strings) {
+        const from = e.dictionary.id(s);
+        map[from] = dict.id(s);
+        changed ||= map[from] !== from;
+      }
     }
     if (changed && e.stringWords.length > 0 && e.relation.count > 0) {
       const words = await downloadRelation(this.gpu, e.relation);
