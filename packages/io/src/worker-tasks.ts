@@ -3,3 +3,4 @@ import './facts/parse-range.js';
 import './facts/project.js';
 import './facts/parquet.js';
 import './sorted-order.js';
+import './store/files.js';

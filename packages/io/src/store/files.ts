@@ -7,6 +7,8 @@ import { open, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { storeError, type StoreFile } from './manifest.js';
+import { runInWorker } from '../parallel/pool.js';
+import { defineTask } from '../parallel/tasks.js';
 import { readExactly } from '../read-exactly.js';
 
 /** Bytes per read or checksum call (reads of more than 2 GiB fail; zlib takes 32-bit lengths). */
@@ -18,6 +20,9 @@ export function checksum(bytes: Uint8Array, crc = 0): number {
   return crc;
 }
 
+/** `checksum` on a worker (StoreFileReader.checkShared). */
+const checksumTask = defineTask('io/store-checksum', import.meta.url, ({ bytes, crc }: { bytes: Uint8Array; crc: number }) => checksum(bytes, crc));
+
 /**
  * A store file read from start to end in pieces of the caller's choosing (into host memory, or on into a device's
  * staging buffers), its size checked on opening and its CRC-32 once every byte is read (`finish`): missing, shorter,
@@ -28,6 +33,8 @@ export class StoreFileReader {
   private fetched = 0;
   private checked = 0;
   private crc = 0;
+  /** The checksum so far where pieces go to `checkShared`. */
+  private pending: Promise<number> | undefined;
 
   private constructor(
     readonly path: string,
@@ -62,8 +69,20 @@ export class StoreFileReader {
 
   /** Adds the next fetched piece to the checksum. */
   check(bytes: Uint8Array): void {
+    if (this.pending) throw new Error(`internal: ${this.path} checked on this thread after pieces checked on workers`);
     this.crc = checksum(bytes, this.crc);
     this.checked += bytes.length;
+  }
+
+  /**
+   * `check` on a worker thread, for a piece in shared memory (a SharedArrayBuffer's), so that this thread copies it on
+   * meanwhile; resolves once the piece is added (then it may be overwritten). Pieces are added in order.
+   */
+  checkShared(bytes: Uint8Array): Promise<void> {
+    this.checked += bytes.length;
+    const added = (this.pending ?? Promise.resolve(this.crc)).then((crc) => runInWorker(checksumTask, { bytes, crc }));
+    this.pending = added;
+    return added.then(() => undefined);
   }
 
   /** Fills `into` with the file's next bytes, checked. */
@@ -75,6 +94,7 @@ export class StoreFileReader {
   /** Checks that the whole file was read and its CRC-32 is the manifest's, and closes it. */
   async finish(): Promise<void> {
     await this.close();
+    if (this.pending) this.crc = await this.pending;
     if (this.checked !== this.file.bytes) throw new Error(`internal: ${this.checked} of ${this.file.bytes} bytes of ${this.path} read`);
     if (this.crc !== this.file.crc32) throw storeError(`store file ${this.path} is corrupt: its CRC-32 differs from the manifest's (import the facts again)`);
   }

@@ -18,27 +18,46 @@ import { acquireBound, allocRelation, bound, releaseRelation, syncCounts, type D
 import { defaultUploadPlan, uploadBytes, type UploadFill, type UploadPlan } from './upload.js';
 
 /**
- * An UploadFill of the next `total` bytes of `reader`, in pieces of at most the buffers' size (uploadBytes asks for
- * full pieces but the last): the next piece is read while this one is checked and copied into the staging buffer.
+ * Two host buffers in shared memory that pieces are read into, each reused once the checksum of the piece it held
+ * (on a worker, StoreFileReader.checkShared) is done: the columns of a relation take turns with them.
  */
-function readAhead(reader: StoreFileReader, total: number, buffers: readonly [Uint8Array, Uint8Array]): UploadFill {
+class HostPieces {
+  readonly buffers: [Uint8Array, Uint8Array];
+  /** Per buffer, the check of the piece it holds. */
+  readonly checked: [Promise<void>, Promise<void>] = [Promise.resolve(), Promise.resolve()];
+  /** The buffer the next piece goes to. */
+  next = 0;
+
+  constructor(bytes: number) {
+    this.buffers = [new Uint8Array(new SharedArrayBuffer(bytes)), new Uint8Array(new SharedArrayBuffer(bytes))];
+  }
+}
+
+/**
+ * An UploadFill of the next `total` bytes of `reader`, in pieces of at most the buffers' size (uploadBytes asks for
+ * full pieces but the last): the next piece is read while this one is copied into the staging buffer and its
+ * checksum taken on a worker.
+ */
+function readAhead(reader: StoreFileReader, total: number, host: HostPieces): UploadFill {
   let fetched = 0;
-  let k = 0;
-  let next: Promise<Uint8Array> | undefined;
-  const fetch = (bytes: number): Promise<Uint8Array> => {
-    k ^= 1;
-    const into = buffers[k]!.subarray(0, bytes);
+  let next: Promise<{ bytes: Uint8Array; k: number }> | undefined;
+  const fetch = (bytes: number): Promise<{ bytes: Uint8Array; k: number }> => {
+    const k = host.next;
+    host.next ^= 1;
+    const into = host.buffers[k].subarray(0, bytes);
     fetched += bytes;
-    const read = reader.fetch(into).then(() => into);
+    const read = host.checked[k].then(() => reader.fetch(into)).then(() => ({ bytes: into, k }));
     // Awaited by the next fill; an upload that failed before then must not leave it unhandled.
     read.catch(() => undefined);
     return read;
   };
   return async (into) => {
-    const bytes = await (next ?? fetch(into.length));
+    const { bytes, k } = await (next ?? fetch(into.length));
     if (bytes.length !== into.length) throw new Error(`internal: read ahead ${bytes.length} bytes for a piece of ${into.length}`);
-    next = fetched < total ? fetch(Math.min(buffers[0].length, total - fetched)) : undefined;
-    reader.check(bytes);
+    next = fetched < total ? fetch(Math.min(host.buffers[0].length, total - fetched)) : undefined;
+    const checked = reader.checkShared(bytes);
+    // A failed check fails the file's finish; until then the buffer waits on it.
+    host.checked[k] = checked.catch(() => undefined);
     into.set(bytes);
   };
 }
@@ -63,11 +82,13 @@ export async function loadStoreOnDevice(
   const sizes: number[] = [];
   const maps: Uint32Array[] = [];
   let mapped = 0;
-  for (const c of read.columns) {
+  // Read together: each one's checksum while the others are read.
+  const dictionaries = await Promise.all(read.columns.map((c) => c.dictionary && StoreDictionary.read(read.dir, c.dictionary)));
+  for (const [k, c] of read.columns.entries()) {
     bases.push(c.dictionary ? mapped : 0);
     sizes.push(0);
-    if (!c.dictionary) continue;
-    const dictionary = await StoreDictionary.read(read.dir, c.dictionary);
+    const dictionary = dictionaries[k];
+    if (!c.dictionary || !dictionary) continue;
     // Sorted and distinct already: the run's dictionary merges it with the others, undecoded (StringInterner.addSorted).
     const first = strings.addSorted(dictionary);
     const ids = new Uint32Array(dictionary.size);
@@ -79,9 +100,9 @@ export async function loadStoreOnDevice(
   }
   const shaders = memoShaders({ storeColumn: true }, () => storeColumnShaders());
   // Pieces are read into host memory first (the CRC reads them, and mapped staging memory is slow to read), each
-  // while the one before is checked and copied on: two buffers.
+  // while the one before is copied on: two buffers.
   const piece = Math.min(plan.chunkBytes, Math.max(...read.columns.map((c) => c.bytes)));
-  const host: [Uint8Array, Uint8Array] = [new Uint8Array(piece), new Uint8Array(piece)];
+  const host = new HostPieces(piece);
   const readers: StoreFileReader[] = [];
   const parts: DeviceRelation[] = [];
   const state = acquireBound(g, 1, 'store load state');
