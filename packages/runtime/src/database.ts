@@ -40,8 +40,9 @@ export interface ResidentRelation {
 interface Entry extends ResidentRelation {
   /** The dictionary its string words are ids of. */
   dictionary: StringDictionary;
-  /** The distinct strings it holds (decoded as they are iterated: a store's stay undecoded until a run needs them). */
-  strings: Iterable<string>;
+  /** The distinct strings it holds: their ids in `dictionary`, ascending, where its loader noted them, else the strings. */
+  ids?: Uint32Array;
+  strings?: Iterable<string>;
   /** Word offsets of its string columns within a row. */
   stringWords: number[];
   /** The run that used it last (for eviction). */
@@ -184,7 +185,11 @@ export class Database {
     addInlineFacts(facts, kir.relations, kir.facts);
     // The strings of each relation that will stay resident, read before the run rewrites the temporary ids.
     const fresh = new Map(
-      missing.map((r) => [r.name, { decl: r, strings: facts.relations.get(r.name)?.usedStrings(facts.strings) ?? [] }]),
+      missing.map((r) => {
+        const rel = facts.relations.get(r.name);
+        const ids = rel?.usedIds();
+        return [r.name, ids ? { decl: r, ids } : { decl: r, strings: rel?.usedStrings(facts.strings) ?? [] }];
+      }),
     );
     const hostLoadMilliseconds = performance.now() - hostStart;
 
@@ -194,11 +199,14 @@ export class Database {
     const resident: ResidentRelations = {
       // Read only when the run builds a dictionary: copying them all (a dimension's names) cost a resident SSB
       // query more host time than its kernels.
-      strings: { *[Symbol.iterator]() { for (const e of used) yield* e.strings; } },
+      strings: { *[Symbol.iterator]() { for (const e of used) if (!e.ids) yield* e.strings ?? []; } },
+      // A relation's strings in the order of its ids are sorted: merged into the run's dictionary, not sorted again.
+      lists: used.filter((e) => e.ids).map(({ ids, dictionary }) => ({ size: ids!.length, text: (i: number) => dictionary.text(ids![i]!) })),
       ...(reusable ? { dictionary: reusable } : {}),
-      adopt: async (dict) => {
+      adopt: async (dict, listIds) => {
         runDictionary = dict;
-        for (const e of used) await this.remap(e, dict);
+        let k = 0;
+        for (const e of used) await this.remap(e, dict, e.ids && listIds ? listIds[k++] : undefined);
         return new Map(used.map((e) => [e.name, e.relation]));
       },
       keeps: (name) => fresh.has(name),
@@ -212,7 +220,7 @@ export class Database {
           // One that keeps fewer columns than it loaded is no longer canonical by its own columns.
           relation: { ...relation, canonical: f.decl.deviceColumns === undefined },
           dictionary: runDictionary,
-          strings: f.strings,
+          ...(f.ids ? { ids: facts.dictionaryIds(f.ids) } : { strings: f.strings }),
           stringWords: stringWordOffsets(columnTypes(f.decl.columns)),
           lastRun: run,
         });
@@ -276,28 +284,39 @@ export class Database {
     this.entries.delete(key);
   }
 
-  /** Rewrites `e`'s string words from its dictionary's ids to `dict`'s, when any differs. */
-  private async remap(e: Entry, dict: StringDictionary): Promise<void> {
+  /**
+   * Rewrites `e`'s string words from its dictionary's ids to `dict`'s, when any differs. `ids`, where the dictionary's
+   * merge gave them: the new ids of `e.ids`.
+   */
+  private async remap(e: Entry, dict: StringDictionary, ids?: Uint32Array): Promise<void> {
     if (e.dictionary === dict) return;
     const map = new Uint32Array(e.dictionary.size);
     let changed = false;
-    const strings = [...e.strings];
-    if (strings.length * SEEK_ALL > map.length) {
-      // Both dictionaries are sorted: the old one's strings, in order, are found in the new one by galloping, not
-      // through maps of both (millions of strings each). Strings the new one lacks (other relations') are skipped.
-      for (let from = 0, at = 0; from < map.length; from++) {
-        const id = dict.seek(e.dictionary.text(from), at);
-        if (id < 0) continue;
-        map[from] = at = id;
-        changed ||= id !== from;
-      }
+    if (ids) {
+      e.ids!.forEach((from, i) => {
+        map[from] = ids[i]!;
+        changed ||= ids[i] !== from;
+      });
     } else {
-      for (const s of strings) {
-        const from = e.dictionary.id(s);
-        map[from] = dict.id(s);
-        changed ||= map[from] !== from;
+      const own = e.ids ? undefined : [...(e.strings ?? [])];
+      if ((e.ids?.length ?? own!.length) * SEEK_ALL > map.length) {
+        // Both dictionaries are sorted: the old one's strings, in order, are found in the new one by galloping, not
+        // through maps of both (millions of strings each). Strings the new one lacks (other relations') are skipped.
+        for (let from = 0, at = 0; from < map.length; from++) {
+          const id = dict.seek(e.dictionary.text(from), at);
+          if (id < 0) continue;
+          map[from] = at = id;
+          changed ||= id !== from;
+        }
+      } else {
+        for (const s of own ?? Array.from(e.ids!, (id) => e.dictionary.text(id))) {
+          const from = e.dictionary.id(s);
+          map[from] = dict.id(s);
+          changed ||= map[from] !== from;
+        }
       }
     }
+    if (e.ids) e.ids = ids ?? e.ids.map((id) => map[id]!);
     if (changed && e.stringWords.length > 0 && e.relation.count > 0) {
       const words = await downloadRelation(this.gpu, e.relation);
       const width = e.relation.width;

@@ -21,7 +21,7 @@ import { downloadRelation, downloadRelations, releaseRelation, uploadRelation, u
 import { runKernel } from './gpu/kernels/run-kernel.js';
 import { selectHashed } from './gpu/kernels/select.js';
 import { internals, type Gpu } from './gpu/device.js';
-import { encodeValue, StringDictionary } from '@vixen/io';
+import { encodeValue, StringDictionary, type SortedStrings } from '@vixen/io';
 import { DeviceLimitError, exactCount, GuessMissed, settle, syncCounts, type GuessingRun } from './gpu/relations.js';
 import { chunkedOf, leaves, releaseUnshared } from './gpu/chunks.js';
 import { deviceRowsRelation } from './gpu/parsed-rows.js';
@@ -84,12 +84,20 @@ export interface ResidentRelations {
   /** The strings the resident relations' words refer to: they join the run's dictionary. */
   strings: Iterable<string>;
   /**
+   * More of them as sorted lists (a relation's strings, in the order of their ids in its dictionary): merged into the
+   * run's dictionary rather than sorted, each list's new ids handed to `adopt`.
+   */
+  lists?: readonly SortedStrings[];
+  /**
    * A dictionary to use as it is instead of building one (sorting every string again): given when it holds every
    * string the run loads or can meet (a superset keeps ids in order).
    */
   dictionary?: StringDictionary;
-  /** Rewrites the resident string words to `dict`'s ids (order-preserving), then gives the relations by name. */
-  adopt(dict: StringDictionary): Promise<ReadonlyMap<string, DeviceRelation>>;
+  /**
+   * Rewrites the resident string words to `dict`'s ids (order-preserving), then gives the relations by name.
+   * `listIds`, where known: per list of `lists`, its strings' ids in `dict`.
+   */
+  adopt(dict: StringDictionary, listIds?: readonly Uint32Array[]): Promise<ReadonlyMap<string, DeviceRelation>>;
   /** Offered each relation the run loads, once canonical; true when the owner keeps it beyond the run. */
   keep(name: string, rel: DeviceRelation): boolean;
   /** Whether keep() would keep relation `name`: only those need an exact row count before it is offered. */
@@ -252,17 +260,18 @@ async function buildDictionary(
   program: KirProgram,
   initial: EncodedFacts,
   specs: readonly TableSpec[],
-  resident: Iterable<string> = [],
-): Promise<StringDictionary> {
+  resident?: ResidentRelations,
+): Promise<{ dict: StringDictionary; residentIds?: Uint32Array[] }> {
   const interner = initial.strings;
-  const strings: string[] = [...interner.strings, ...resident];
+  const strings: string[] = [...interner.strings, ...(resident?.strings ?? [])];
   for (const k of program.kernels) {
     for (const c of kernelConstants(k)) if (c.type === 'string') strings.push(c.value as string);
   }
-  // The interner's strings come first in `strings`: their ids, where known, map the facts' words without lookups.
-  const { dict, ids, listIds } = await dictionaryFor(strings, specs, interner.lists.map((l) => l.list));
+  // The interner's strings and lists come first: their ids, where known, map the facts' words without lookups.
+  const lists = interner.lists.map((l) => l.list);
+  const { dict, ids, listIds } = await dictionaryFor(strings, specs, [...lists, ...(resident?.lists ?? [])]);
   initial.remapStrings(ids && listIds ? interner.idMap(ids, listIds) : dict);
-  return dict;
+  return listIds ? { dict, residentIds: listIds.slice(lists.length) } : { dict };
 }
 
 function constantWords(kernel: KirKernel, dict: StringDictionary): Uint32Array {
@@ -392,7 +401,12 @@ export async function executeKir(
   const started = performance.now();
   const tableSpecs = program.kernels.map(kernelTables);
   const kept = options.resident?.dictionary;
-  const dict = kept ?? (await buildDictionary(program, initial, tableSpecs.flat(), options.resident?.strings));
+  const built = kept ? undefined : await buildDictionary(program, initial, tableSpecs.flat(), options.resident);
+  const dict = kept ?? built!.dict;
+  // The resident lists' new ids, known from the dictionary's merge, go with its adoption.
+  const residentIds = built?.residentIds;
+  const given = options.resident;
+  const runOptions = given && residentIds ? { ...options, resident: { ...given, adopt: (d: StringDictionary) => given.adopt(d, residentIds) } } : options;
   // The run's own strings (per-run facts) are all in a kept dictionary: their temporary ids become its ids.
   if (kept) initial.remapStrings(kept);
   // Loading hands facts' host words over to the device: such a run could not start again. A Database's run keeps
@@ -404,7 +418,7 @@ export async function executeKir(
       const run: GuessingRun | null = restartable && !again ? { missed: false } : null;
       try {
         const result = await internals(gpu).runScoped('running the program', (endScopes) =>
-          evaluate(gpu, program, shaders, initial, dict, tableSpecs, { run, startedAgain: again, endScopes, restartable }, options),
+          evaluate(gpu, program, shaders, initial, dict, tableSpecs, { run, startedAgain: again, endScopes, restartable }, runOptions),
         );
         // The run's time includes settling its error scopes.
         result.stats.milliseconds = performance.now() - started;

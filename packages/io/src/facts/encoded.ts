@@ -233,29 +233,34 @@ export class EncodedRelation {
     }
   }
 
+  /** The string ids the rows hold, each once, ascending, where they were noted (`adopt`, `addDevice`); else undefined. */
+  usedIds(): Uint32Array | undefined {
+    if (!this.noted) return undefined;
+    // Marks by id, not a Set of strings: a large file's strings (millions) are listed in one pass.
+    const seen = new Uint8Array(this.noted.reduce((m, ids) => Math.max(m, maxOf(ids)), -1) + 1);
+    let count = 0;
+    for (const ids of this.noted) {
+      for (let i = 0; i < ids.length; i++) {
+        const id = ids[i]!;
+        if (seen[id] === 0) {
+          seen[id] = 1;
+          count++;
+        }
+      }
+    }
+    const used = new Uint32Array(count);
+    for (let id = 0, k = 0; k < count; id++) if (seen[id] === 1) used[k++] = id;
+    return used;
+  }
+
   /**
    * The strings the rows' string words refer to (ids of `strings`), each id once: distinct strings, except that
    * strings added to the interner without lookup (`StringInterner.add`) may repeat. Where the ids were noted, the
    * strings are decoded as the list is iterated (a store's millions are never decoded by a run that shows none).
    */
   usedStrings(strings: StringIds): Iterable<string> {
-    if (this.noted) {
-      // Marks by id, not a Set of strings: a large file's strings (millions) are listed in one pass.
-      const seen = new Uint8Array(this.noted.reduce((m, ids) => Math.max(m, maxOf(ids)), -1) + 1);
-      let count = 0;
-      for (const ids of this.noted) {
-        for (let i = 0; i < ids.length; i++) {
-          const id = ids[i]!;
-          if (seen[id] === 0) {
-            seen[id] = 1;
-            count++;
-          }
-        }
-      }
-      const used = new Uint32Array(count);
-      for (let id = 0, k = 0; k < count; id++) if (seen[id] === 1) used[k++] = id;
-      return { *[Symbol.iterator]() { for (const id of used) yield strings.text(id); } };
-    }
+    const used = this.usedIds();
+    if (used) return { *[Symbol.iterator]() { for (const id of used) yield strings.text(id); } };
     const seen = new StringMap('loading facts');
     const out: string[] = [];
     const note = (s: string): void => {
@@ -294,8 +299,8 @@ export class EncodedFacts {
   /** Emptied by `remapStrings`: the dictionary then holds the strings, and the interner's index is dead weight. */
   strings = new StringInterner();
   readonly relations = new Map<string, EncodedRelation>();
-  /** Set once string words hold final dictionary ids. */
-  private remapped = false;
+  /** Per temporary id its dictionary id, once string words hold dictionary ids. */
+  private remapped: Uint32Array | undefined;
 
   /** The relation's buffer, created on first use. */
   relation(name: string, types: readonly ScalarType[]): EncodedRelation {
@@ -315,12 +320,22 @@ export class EncodedFacts {
    */
   remapStrings(ids: StringIds | Uint32Array): void {
     if (this.remapped) throw new Error('internal: facts were already remapped to a dictionary');
-    this.remapped = true;
     const map = new Uint32Array(this.strings.size);
+    this.remapped = map;
     if (ids instanceof Uint32Array) map.set(ids.subarray(0, map.length));
     else for (let i = 0; i < map.length; i++) map[i] = ids.id(this.strings.text(i));
     for (const rel of this.relations.values()) rel.remapStrings(map);
     this.strings = new StringInterner();
+  }
+
+  /** The dictionary ids of temporary ids `ids`, once remapped: ascending, each once. */
+  dictionaryIds(ids: Uint32Array): Uint32Array {
+    const map = this.remapped;
+    if (!map) throw new Error('internal: facts not remapped to a dictionary yet');
+    const out = ids.map((id) => map[id]!).sort();
+    let distinct = 0;
+    for (let i = 0; i < out.length; i++) if (distinct === 0 || out[i] !== out[distinct - 1]) out[distinct++] = out[i]!;
+    return out.subarray(0, distinct);
   }
 
   /** Gives back the device memory of rows no run took (a load that failed, a run that did not start). */
