@@ -16,7 +16,8 @@ export function sortedOrder(strings: readonly string[]): { order: Uint32Array; r
   byString.sort((a, b) => {
     const x = strings[a]!;
     const y = strings[b]!;
-    return x < y ? -1 : x > y ? 1 : a - b;
+    // Equality before order: strings of other lengths differ at once, where `>` compares their units again.
+    return x < y ? -1 : x === y ? a - b : 1;
   });
   const rank = new Uint32Array(strings.length);
   const order: number[] = [];
