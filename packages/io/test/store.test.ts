@@ -202,6 +202,19 @@ describe('columnar store', () => {
     expect(await failure(load(store, [narrower]))).toMatch(/^relation other has 2 columns in store .*store, the program declares 1$/);
   });
 
+  it('imports string columns whose dictionaries are sorted on workers, each with its own ids', async () => {
+    const dir = mkdtempSync(join(root, 'many-'));
+    mkdirSync(join(dir, 'text'));
+    // Two string columns of more distinct strings than one thread sorts, sharing some, with repeats, out of order.
+    const rows = Array.from({ length: 90_000 }, (_, i) => [i, `k${(i * 7919) % 80_000}`, `v${(i * 31) % 70_001}`] as const);
+    writeFileSync(join(dir, 'text', 'kv.csv'), rows.map((r) => r.join(',')).join('\n') + '\n');
+    const kv: RelationDecl = { name: 'kv', kind: 'edb', output: false, columns: [{ name: 'i', type: 'int32' }, { name: 'k', type: 'string' }, { name: 'v', type: 'string' }] };
+    await importStore({ relations: [kv], factsDir: join(dir, 'text'), out: join(dir, 'store') });
+    const loaded = (await load(join(dir, 'store'), [kv])).kv!;
+    expect(loaded.length).toBe(rows.length);
+    expect(loaded.findIndex((r, i) => r[0] !== rows[i]![0] || r[1] !== rows[i]![1] || r[2] !== rows[i]![2])).toBe(-1);
+  });
+
   it('decodes a dictionary whole as its strings one by one decode: ASCII in windows past 64 MiB, and not ASCII', async () => {
     const dir = mkdtempSync(join(root, 'dictionary-'));
     // 1.2M ASCII strings of about 60 bytes: more than one 64 MiB window, strings cut at no window's edge.

@@ -8,7 +8,8 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { rowWords, type RelationDecl, type Row } from '@vixen/queryplan';
-import { sortedOrder } from '../sorted-order.js';
+import { runInWorker } from '../parallel/pool.js';
+import { sortedOrder, sortedOrderTask } from '../sorted-order.js';
 import { EncodedFacts, StringInterner, columnWordOffsets, factsColumns, type EncodedRelation } from '../facts/encoded.js';
 import { loadFactsDirInto, loadKeptColumns } from '../facts/dir.js';
 import type { LoadProgressListener } from '../load-progress.js';
@@ -61,7 +62,14 @@ export async function importStore(options: ImportStoreOptions): Promise<Imported
       const loaded = decl.pruned?.loadColumns ?? columns.map((_, c) => c);
       const offsets = new Map(columnWordOffsets(rel.types).map((o, k) => [loaded[k]!, o]));
       const stored: (StoreColumn | OmittedColumn)[] = [];
-      const scratch = new Int32Array(columns.some((c) => c.type === 'string') ? interner.size : 0);
+      // The string columns' dictionaries are sorted first, all at once (large ones on workers).
+      const sorted = new Map<number, Promise<{ words: Uint32Array; dictionary: string[] }>>();
+      columns.forEach(({ type }, c) => {
+        const offset = offsets.get(c);
+        if (type === 'string' && offset !== undefined) sorted.set(c, ownDictionary(columnOf(rel, offset, 1), interner));
+      });
+      // Awaited below in column order; a failed write must not leave the others unhandled.
+      for (const p of sorted.values()) p.catch(() => undefined);
       for (let c = 0; c < columns.length; c++) {
         const { name, type } = columns[c]!;
         const offset = offsets.get(c);
@@ -70,9 +78,8 @@ export async function importStore(options: ImportStoreOptions): Promise<Imported
           omits = true;
           continue;
         }
-        const words = columnOf(rel, offset, rowWords([type]));
+        const { words, dictionary } = (await sorted.get(c)) ?? { words: columnOf(rel, offset, rowWords([type])) };
         const base = `${folder}/${c}`;
-        const dictionary = type === 'string' ? ownDictionary(words, interner, scratch) : undefined;
         const column: StoreColumn = { name, type, ...(await writeStoreFile(building, `${base}.u32`, wordBytes(words))) };
         if (dictionary) {
           column.dictionary = await writeDictionary(building, base, dictionary);
@@ -120,26 +127,30 @@ export async function importStore(options: ImportStoreOptions): Promise<Imported
   }
 }
 
+/** Distinct strings of a column from which its dictionary is sorted on a worker (they are copied there). */
+const SORTED_ON_WORKER = 1 << 16;
+
 /**
- * The sorted distinct strings of a string column whose `words` are `interner` ids, those words rewritten in place
- * to ids of that list. `scratch` (one slot per interner id) is the id map.
+ * The sorted distinct strings of a string column whose `words` are `interner` ids, and those words rewritten in place
+ * to ids of that list.
  */
-function ownDictionary(words: Uint32Array, interner: StringInterner, scratch: Int32Array): string[] {
-  scratch.fill(-1);
+async function ownDictionary(words: Uint32Array, interner: StringInterner): Promise<{ words: Uint32Array; dictionary: string[] }> {
+  /** Per interner id, its id in the dictionary. */
+  const ids = new Int32Array(interner.size).fill(-1);
   const distinct: number[] = [];
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
-    if (scratch[w] === -1) {
-      scratch[w] = 0;
+    if (ids[w] === -1) {
+      ids[w] = 0;
       distinct.push(w);
     }
   }
   // The interner may hold a string under several ids (StringInterner.add): the sort gives them one rank.
   const texts = distinct.map((w) => interner.text(w));
-  const { order, rank } = sortedOrder(texts);
-  distinct.forEach((w, k) => (scratch[w] = rank[k]!));
-  for (let i = 0; i < words.length; i++) words[i] = scratch[words[i]!]!;
-  return Array.from(order, (k) => texts[k]!);
+  const { order, rank } = texts.length >= SORTED_ON_WORKER ? await runInWorker(sortedOrderTask, texts) : sortedOrder(texts);
+  distinct.forEach((w, k) => (ids[w] = rank[k]!));
+  for (let i = 0; i < words.length; i++) words[i] = ids[words[i]!]!;
+  return { words, dictionary: Array.from(order, (k) => texts[k]!) };
 }
 
 /** Whether `out` is a store (to replace) rather than absent; anything else there is a user error. */
