@@ -83,6 +83,12 @@ export const PASS_LAYOUTS = {
    */
   countClamp: ['write', 'uniform'],
   /**
+   * Rows of one part appended to an output on the device (kernels/concat.ts), a thread per word: output words
+   * [at * w, (at + n) * w) = input words [0, n * w), and output[countAt] = at + n, the count after it. n and at may be
+   * pending counts (at: the output's count word, which the part before wrote). (input, output, u) u0 = (n, at, w, countAt).
+   */
+  appendRows: ['read', 'write', 'uniform'],
+  /**
    * Sort of a few rows by counting (kernels/sort.ts): input row i goes to output row rank(i), the rows before it
    * in the sort's order (smaller keys, or equal keys and a smaller index: stable). P threads per row (WG / P rows a
    * workgroup, P a power of two up to 32 dividing WG), n^2 key comparisons in one pass. (input, output, u) u0 = (n, P).

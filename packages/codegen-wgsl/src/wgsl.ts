@@ -667,3 +667,8 @@ ${steps}
 /** The countClamp pass (PASS_LAYOUTS.countClamp): any kernel's driver may add it to its passes. */
 export const COUNT_CLAMP = `${header('countClamp', ['data'])}
 ${threadMain(`  if (i == 0u) { data[u[0].z] = min(u[0].x, u[0].y); }`)}`;
+
+/** The appendRows pass (PASS_LAYOUTS.appendRows): parts with pending counts concatenated without a host sync. */
+export const APPEND_ROWS = `${header('appendRows', ['input', 'output'])}
+${threadMain(`  if (i < u[0].x * u[0].z) { output[u[0].y * u[0].z + i] = input[i]; }
+  if (i == 0u) { output[u[0].w] = u[0].y + u[0].x; }`)}`;

@@ -642,6 +642,30 @@ describe('concat and copy', () => {
     );
     expect(await run({ kind: 'copy', id: 1, input: 0, output: 1 }, v, [{ types: TYPES, rows }])).toEqual(Array.from(encode(TYPES, rows)));
   });
+
+  it.each([1, 300, 5000])('concatenates parts whose counts are pending on the device, with no host sync, n=%i', async (n) => {
+    // Two filter outputs (counts pending) around a host-known part: the rows land after the counts the device wrote.
+    const two: ScalarType[] = ['int32', 'int64'];
+    const r = rng(700 + n);
+    const rows = (k: number): TestRow[] => Array.from({ length: k }, (): TestRow => [Math.floor(r() * 200) - 100, BigInt(Math.floor(r() * 2 ** 40))]);
+    const filter: KirKernel = { kind: 'mapFilter', id: 0, input: 0, output: 1, filter: [{ kind: 'compare', op: '<', left: col(0, two), right: c32(0) }], project: [col(0, two), col(1, two)] };
+    const concat: KirKernel = { kind: 'concat', id: 1, left: 1, right: 1, output: 1 };
+    const vs = vars(two, two);
+    const [a, b, c] = [rows(n), rows(7), rows(2 * n)];
+    const inputs = [a, c].map((x) => uploadRelation(gpu, encode(two, x), rowWords(two)));
+    const kept = await Promise.all(inputs.map((i) => runKernel(gpu, filter, generateKernelShaders(filter, vs), [i], constWords(kernelConstants(filter)), vs)));
+    const known = uploadRelation(gpu, encode(two, b), rowWords(two));
+    const g = internals(gpu);
+    const syncs = g.hostSyncs;
+    const shaders = generateKernelShaders(concat, vs);
+    const first = await runKernel(gpu, concat, shaders, [kept[0]!, known], new Uint32Array(0), vs);
+    const out = await runKernel(gpu, concat, shaders, [first, kept[1]!], new Uint32Array(0), vs);
+    expect(g.hostSyncs).toBe(syncs);
+    expect(out.pending).toBeDefined();
+    const negative = (x: TestRow[]): TestRow[] => x.filter(([v]) => (v as number) < 0);
+    expect(Array.from(await downloadRelation(gpu, out))).toEqual(Array.from(encode(two, [...negative(a), ...b, ...negative(c)])));
+    for (const rel of new Set([...inputs, ...kept, known, first, out])) releaseRelation(gpu, rel);
+  });
 });
 
 describe('device', () => {

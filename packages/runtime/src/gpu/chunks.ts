@@ -23,6 +23,7 @@ import { rowWords, wordsOf, type Aggregate, type ScalarType } from '@vixen/query
 import { hashJoinLayout, sortKeyWords, type HashAggregate } from '@vixen/codegen-wgsl';
 import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
 import { internals, type Gpu, type GpuImpl } from './device.js';
+import { concatenate } from './kernels/concat.js';
 import { selectRange } from './kernels/select.js';
 import { pipelineTableOffsets } from './pipeline.js';
 import { Recorder } from './recorder.js';
@@ -137,6 +138,11 @@ export function chunkPieces(g: GpuImpl, pieces: readonly Uint32Array[], width: n
  */
 export async function whole(g: GpuImpl, rel: DeviceRelation, what: string): Promise<DeviceRelation> {
   if (!rel.chunks) return rel;
+  // Pending counts whose bounds fit one binding together: gathered on the device, the count still pending.
+  if (settle(rel).pending && (rel.count * rel.width + 1) * 4 <= g.limits.maxStorageBufferBindingSize) {
+    const held = rel.chunks.filter((c) => c.count > 0);
+    return held.length === 1 ? whole(g, held[0]!, what) : concatenate(g, held, rel.width);
+  }
   const rows = await exactCount(g, rel);
   const parts = rel.chunks.filter((c) => c.count > 0);
   if (parts.length <= 1) return whole(g, parts[0] ?? { buffer: null, count: 0, width: rel.width }, what);
@@ -212,7 +218,8 @@ export async function runChunked(
       // Rows whose table (pow2(2 * rows) slots of 1 + K words, and two more words) fits one binding.
       const K = hashJoinLayout(kernel, columns(kernel.build), columns(kernel.probe)).build.keyWords.length;
       const tableRows = Math.min(chunkRows(g, table.width), 2 ** Math.floor(Math.log2((g.limits.maxStorageBufferBindingSize / 4 - 2) / (1 + K))) / 2);
-      if ((await exactCount(g, table)) > tableRows) {
+      // A pending count's bound that fits needs no sync.
+      if (table.count > tableRows && (await exactCount(g, table)) > tableRows) {
         return perChunk(g, table, outWidth, (c) => runChunked(g, kernel, other === 0 ? [c, inputs[big]!] : [inputs[big]!, c], variables, single), undefined, tableRows);
       }
       return withWhole(g, [table], what, ([built]) =>
@@ -232,7 +239,9 @@ export async function runChunked(
       // Unsorted chunks may share equal rows: sorted by all columns (ranged chunks keep equal rows together) first.
       const keys = columns(kernel.input).map((_, i) => i);
       const sorted = await runChunked(g, { kind: 'sort', id: kernel.id, input: kernel.input, output: kernel.input, keys }, [a], variables, single);
-      const out = await runChunked(g, { kind: 'unique', id: kernel.id, input: kernel.input, output: kernel.output }, [sorted], variables, single);
+      const unique: KirKernel = { kind: 'unique', id: kernel.id, input: kernel.input, output: kernel.output };
+      // Sorted into one buffer (rows that fit one binding): a unique of it alone, no chunk ends to read back.
+      const out = sorted.chunks ? await runChunked(g, unique, [sorted], variables, single) : await single(unique, [sorted]);
       if (sorted !== a) releaseUnshared(g, sorted, out);
       return out;
     }
@@ -259,7 +268,7 @@ export async function runChunked(
       if (a.canonical && kernel.keys.length === types.length && kernel.keys.every((k, i) => k === i)) return a;
       const keyWords = sortKeyWords(types, kernel.keys);
       if (a.ranged && keyWords.every((w, i) => a.ranged![i] === w)) return perChunk(g, a, outWidth, (c) => single(kernel, [c]), a.ranged);
-      if (fitsOneChunk(g, await exactCount(g, a), a.width)) return onWhole(g, kernel, inputs, what, single);
+      if (fitsOneChunk(g, a.count, a.width) || fitsOneChunk(g, await exactCount(g, a), a.width)) return onWhole(g, kernel, inputs, what, single);
       // Partitioned by the key, then the other words: ties on the key may span chunks, equal rows may not.
       const order = [...keyWords, ...Array.from({ length: a.width }, (_, w) => w).filter((w) => !keyWords.includes(w))];
       const outs: DeviceRelation[] = [];

@@ -49,8 +49,10 @@ const rightRuns = new WeakMap<KernelShaders, WeakMap<DeviceRelation, number | 's
 
 /**
  * The most rows of `right` (sorted by the join's right keys, count host-known) that share one key, when the join
- * `shaders` has joined it before: the relation is then likely loop-invariant (a fixpoint's base relation) and the
- * one pass and host sync that find it pay off over the launches after. undefined on a first join.
+ * `shaders` has joined it before: the relation is then likely loop-invariant (a fixpoint's base relation, or a
+ * Database's resident table) and the one pass that finds it pays off over the launches after. undefined on a first
+ * join. In a run that guesses (GpuImpl.guessing: a query on resident tables) the pass's word is read at the run's
+ * next sync, for the joins after it, instead of in a host round trip of its own; a fixpoint's run reads it at once.
  */
 export async function rightRun(g: GpuImpl, shaders: KernelShaders, right: DeviceRelation): Promise<number | undefined> {
   if (right.pending || right.chunks || shaders.joinRuns === undefined) return undefined;
@@ -60,13 +62,20 @@ export async function rightRun(g: GpuImpl, shaders: KernelShaders, right: Device
   if (known === undefined) runs.set(right, 'seen');
   if (known !== 'seen') return known;
   const most = acquireBound(g, 1, 'longest key run');
+  const rec = new Recorder(g, shaders);
+  rec.clear(most.buffer, 4);
+  rec.dispatch('joinRuns', [bound(right), most], [right.count], right.count);
+  const run = g.guessing;
+  if (run !== null) {
+    await rec.submit();
+    // Never fails: a note for later joins, released by the sync that reads it (or the run's end).
+    g.guesses.push({ buffer: most.buffer, words: 1, run, holds: ([longest]) => (runs.set(right, longest!), true) });
+    return undefined;
+  }
   try {
-    const rec = new Recorder(g, shaders);
-    rec.clear(most.buffer, 4);
-    rec.dispatch('joinRuns', [bound(right), most], [right.count], right.count);
-    const run = (await submitAndSync(g, rec, [{ buffer: most.buffer, offset: 0, words: 1 }]))[0]![0]!;
-    runs.set(right, run);
-    return run;
+    const longest = (await submitAndSync(g, rec, [{ buffer: most.buffer, offset: 0, words: 1 }]))[0]![0]!;
+    runs.set(right, longest);
+    return longest;
   } finally {
     g.pool.release(most.buffer);
   }
