@@ -20,6 +20,7 @@ import { printOrigin, rowWords, VixenError, type RelationDecl, type RuleOrigin }
 import { downloadRelation, downloadRelations, releaseRelation, uploadRelation, uploadRelationStaged, type DeviceRelation } from './gpu/relations.js';
 import { runKernel } from './gpu/kernels/run-kernel.js';
 import { selectHashed } from './gpu/kernels/select.js';
+import { madeUpShaders } from './gpu/recorder.js';
 import { internals, type Gpu } from './gpu/device.js';
 import { encodeValue, StringDictionary, type SortedStrings } from '@vixen/io';
 import { DeviceLimitError, exactCount, GuessMissed, settle, syncCounts, type GuessingRun } from './gpu/relations.js';
@@ -1240,7 +1241,7 @@ async function loadInitialRelations(
     // The device has its copy: the host words need not live through the run, unless it may start again.
     if (!keepHostWords) initial.relations.delete(name);
     const run = (k: KirKernel, input: DeviceRelation): Promise<DeviceRelation> =>
-      runKernel(gpu, k, generateKernelShaders(k, variables), [input], new Uint32Array(0), variables);
+      runKernel(gpu, k, madeUpShaders(k, variables), [input], new Uint32Array(0), variables);
     const sorted = await run({ kind: 'sort', id: -1, input: id, output: id, keys: all }, raw);
     releaseUnshared(gpu, raw, sorted);
     const canonical = await run({ kind: 'unique', id: -1, input: id, output: id }, sorted);
@@ -1266,7 +1267,7 @@ async function keptColumns(gpu: Gpu, loaded: readonly KirVariable[], kept: KirVa
   const project = decl.deviceColumns.map((c) => ({ kind: 'col' as const, index: c, type: decl.columns[c]!.type }));
   const k: KirKernel = { kind: 'mapFilter', id: -1, input: id, output: out, filter: [], project };
   try {
-    return await runKernel(gpu, k, generateKernelShaders(k, variables), [canonical], new Uint32Array(0), variables);
+    return await runKernel(gpu, k, madeUpShaders(k, variables), [canonical], new Uint32Array(0), variables);
   } finally {
     releaseRelation(gpu, canonical);
   }

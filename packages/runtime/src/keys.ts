@@ -3,12 +3,13 @@
  * kernel IR leaves duplicate elimination out where a key proves rows distinct, so facts that break one stop the
  * run before anything is evaluated (KeyViolationError), naming the key values held by several rows.
  */
-import { generateKernelShaders, sortKeyWords } from '@vixen/codegen-wgsl';
+import { sortKeyWords } from '@vixen/codegen-wgsl';
 import type { KirKernel, KirProgram, VarId } from '@vixen/kernel-ir';
 import { keyConstraint, KeyViolationError, rowWords, VIOLATION_ROWS, type DeclaredKey, type RelationDecl, type ScalarType } from '@vixen/queryplan';
 import { allWords, pickWords, type HostRows } from './partitioned.js';
 import { downloadRelation, releaseRelation, type DeviceRelation } from './gpu/relations.js';
 import { runKernel } from './gpu/kernels/run-kernel.js';
+import { madeUpShaders } from './gpu/recorder.js';
 import type { Gpu } from './gpu/device.js';
 import { internals } from './gpu/device.js';
 import { releaseUnshared } from './gpu/chunks.js';
@@ -73,7 +74,7 @@ async function keyViolations(
   const variables = [...program.variables, { id: keyVar, name: `${decl.name} key`, columns: types }];
   const all = types.map((_, i) => i);
   const none = new Uint32Array(0);
-  const run = (k: KirKernel, inputs: DeviceRelation[]): Promise<DeviceRelation> => runKernel(gpu, k, generateKernelShaders(k, variables), inputs, none, variables);
+  const run = (k: KirKernel, inputs: DeviceRelation[]): Promise<DeviceRelation> => runKernel(gpu, k, madeUpShaders(k, variables), inputs, none, variables);
   const project = key.columns.map((c) => ({ kind: 'col' as const, index: c, type: decl.columns[c]!.type }));
   const keys = await run({ kind: 'mapFilter', id: -1, input: id, output: keyVar, filter: [], project }, [rel]);
   const sorted = await run({ kind: 'sort', id: -1, input: keyVar, output: keyVar, keys: all }, [keys]);

@@ -3,7 +3,8 @@
  * (sizes + constants) of all dispatches of a submission share one buffer bound with dynamic offsets. Pipelines are
  * compiled once per (pass, WGSL text, workgroup size) and cached on the device.
  */
-import { COUNT_CLAMP, PASS_LAYOUTS, SUBGROUP_VARIANT, TABLES_GROUP, uniformVec4s, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
+import { COUNT_CLAMP, generateKernelShaders, PASS_LAYOUTS, SUBGROUP_VARIANT, TABLES_GROUP, uniformVec4s, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
+import { kernelInputs, type KirKernel, type KirVariable } from '@vixen/kernel-ir';
 import type { GpuImpl } from './device.js';
 import { bindingBytes, relationUsage, type DeviceWord, type GuessingRun, type Size } from './relations.js';
 
@@ -137,6 +138,16 @@ export function memoShaders(from: unknown, make: () => KernelShaders): KernelSha
     memo.set(key, shaders);
   }
   return shaders;
+}
+
+/**
+ * The passes of a kernel the runtime makes up (a load's sort, unique and kept-columns projection, a key check's),
+ * by the kernel and its variables' columns: a run on resident tables loads its inline facts every time, and
+ * generating those passes took more host time than the rest of TPC-H Q19's run (1.4 ms on the development machine).
+ */
+export function madeUpShaders(kernel: KirKernel, variables: readonly KirVariable[]): KernelShaders {
+  const columns = [...kernelInputs(kernel), kernel.output].map((id) => variables.find((v) => v.id === id)!.columns);
+  return memoShaders({ kernel, columns }, () => generateKernelShaders(kernel, variables));
 }
 
 /** The countClamp pass, for recorders of any kernel's passes (Recorder.using): an output sized by a guess. */
