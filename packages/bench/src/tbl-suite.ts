@@ -6,6 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { variablesRead } from '@vixen/kernel-ir';
 import { VixenError, type RelationDecl, type Row, type ScalarType } from '@vixen/queryplan';
 import { compileFile, Database, type Program } from '@vixen/runtime';
@@ -114,6 +115,52 @@ export interface VixenTiming {
   /** Bytes of the relations a run starts from (ExecuteStats.inputs): the columns it reads, as the device holds them. */
   inputBytes: number;
   rows: Row[];
+  /** What made timed runs slower than their kernels need, summed over them (slowRunCauses). */
+  causes: SlowRunCauses;
+}
+
+/**
+ * Host work a timed run on resident tables should not need, summed over the timed runs: what to look at when a
+ * query's time is far from its kernels' (TPC-H Q16 took 32.6 ms in one SF 10 run on the H200 and 2.6 ms in another).
+ */
+export interface SlowRunCauses {
+  /** Runs that started again because a guess failed (ExecuteStats.startedAgain): twice the work. */
+  startedAgain: number;
+  /** Runs that built a dictionary (and string tables) instead of keeping the resident relations' one. */
+  dictionaryBuilt: number;
+  /** GPU buffers created because the pool had none to reuse (each an allocation and Dawn's zero fill). */
+  buffersCreated: number;
+  /** Bytes spilled to host memory to stay within the device memory budget. */
+  spilledBytes: number;
+  /** Milliseconds of host garbage collection during the timed runs. */
+  gcMs: number;
+}
+
+/** `; timed runs: ...` naming each cause that occurred, or nothing. */
+export function formatSlowRunCauses(c: SlowRunCauses | undefined, runs: number): string {
+  if (!c) return '';
+  const said = [
+    c.startedAgain > 0 ? `${c.startedAgain} started again` : '',
+    c.dictionaryBuilt > 0 ? `${c.dictionaryBuilt} built a dictionary` : '',
+    c.buffersCreated > 0 ? `${c.buffersCreated} buffers created` : '',
+    c.spilledBytes > 0 ? `${(c.spilledBytes / 2 ** 20).toFixed(1)} MiB spilled` : '',
+    c.gcMs >= 0.05 * runs ? `host GC ${(c.gcMs / runs).toFixed(1)} ms a run` : '',
+  ].filter((x) => x !== '');
+  return said.length > 0 ? `; timed runs: ${said.join(', ')}` : '';
+}
+
+/** Starts summing the host's garbage collection pauses; the function returned stops and gives the milliseconds. */
+function observeGc(): () => number {
+  let ms = 0;
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) ms += e.duration;
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return () => {
+    for (const e of observer.takeRecords()) ms += e.duration;
+    observer.disconnect();
+    return ms;
+  };
 }
 
 /**
@@ -145,6 +192,8 @@ export async function timeVixenQuery(
   let rows = setup.relations.get('result')!;
   let hostSyncs = setup.stats.hostSyncs;
   await warmUp(warmup, data.warmMs, async () => (await run()).stats.milliseconds);
+  const causes: SlowRunCauses = { startedAgain: 0, dictionaryBuilt: 0, buffersCreated: 0, spilledBytes: 0, gcMs: 0 };
+  const gcMs = observeGc();
   for (let i = 0; i < runs; i++) {
     const r = await run();
     queryTimes.push(r.stats.milliseconds - r.stats.loadMilliseconds);
@@ -152,7 +201,12 @@ export async function timeVixenQuery(
     waitTimes.push(r.stats.waitMilliseconds);
     rows = r.relations.get('result')!;
     hostSyncs = r.stats.hostSyncs;
+    causes.startedAgain += r.stats.startedAgain ? 1 : 0;
+    causes.dictionaryBuilt += r.stats.residentDictionary ? 0 : 1;
+    causes.buffersCreated += r.stats.buffersCreated;
+    causes.spilledBytes += r.stats.spilledBytes;
   }
+  causes.gcMs = gcMs();
   if (profile) profile((await run({ profile: true })).stats);
   return {
     queryMs: median(queryTimes),
@@ -164,6 +218,7 @@ export async function timeVixenQuery(
     uploads: setup.stats.uploads,
     inputBytes: setup.stats.inputs.reduce((n, r) => n + 4 * r.rows * r.width, 0),
     rows,
+    causes,
   };
 }
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { z } from 'zod';
 import { openGpu, parseByteSize, type Gpu } from '@vixen/runtime';
-import { BENCH_OPERATORS, benchEndToEnd, benchGraphs, benchLoad, compileSsbQuery, compileTpchQuery, END_TO_END_FORMATS, formatEndToEndReport, formatLoadReport, ssbQuerySql, ssbSchema, tpchQuerySql, tpchSchema, type EndToEndQuery, benchOperators, benchSsb, benchTpch, dbgenParallel, defaultBenchSizes, examplesDir, formatBenchReport, formatGraphBenchReport, formatSsbReport, formatTpchReport, GRAPH_KINDS, GRAPH_WORKLOADS, LOOP_DEFAULTS, SSB_QUERIES, ssbgenParallel, TPCH_QUERIES, type TblBenchOptions } from '@vixen/bench';
+import { BENCH_OPERATORS, benchEndToEnd, benchGraphs, benchLoad, compileSsbQuery, compileTpchQuery, END_TO_END_FORMATS, formatEndToEndReport, formatLoadReport, ssbQuerySql, ssbSchema, tpchQuerySql, tpchSchema, type EndToEndQuery, benchOperators, benchSsb, benchTpch, dbgenParallel, defaultBenchSizes, examplesDir, formatBenchReport, formatGraphBenchReport, formatSlowRunCauses, formatSsbReport, formatTpchReport, GRAPH_KINDS, GRAPH_WORKLOADS, LOOP_DEFAULTS, SSB_QUERIES, ssbgenParallel, TPCH_QUERIES, type TblBenchOptions } from '@vixen/bench';
 import { VixenError, type RelationDecl } from '@vixen/queryplan';
 import { BENCH_DESCRIPTION, PARSE_MODES, parseOption, parseOptions, writeJsonReport } from './options.js';
 import { formatProfile } from './report.js';
@@ -277,7 +277,10 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
               ...common,
               queries: opts.queries ?? TPCH_QUERIES,
               onQuery: (q) =>
-                err(`  Q${q.query}: ${q.status}, vixen ${q.vixenMs.toFixed(1)} ms (load ${q.vixenLoadMs.toFixed(1)} ms), duckdb ${q.duckdbMs.toFixed(1)} ms\n`),
+                err(
+                  `  Q${q.query}: ${q.status}, vixen ${q.vixenMs.toFixed(1)} ms (load ${q.vixenLoadMs.toFixed(1)} ms), duckdb ${q.duckdbMs.toFixed(1)} ms` +
+                    `${formatSlowRunCauses(q.causes, q.vixenRunsMs.length)}\n`,
+                ),
             }),
           format: formatTpchReport,
         },

@@ -20,6 +20,7 @@ import {
   suiteSchema,
   timeDuckQuery,
   timeVixenQuery,
+  type SlowRunCauses,
   type TblBenchOptions,
   type TblBenchReportBase,
   type TblSuiteData,
@@ -78,6 +79,8 @@ export interface TpchQueryResult {
   /** vixenMs / readMs: 1 would be a scan of those columns at the copy bandwidth. */
   readRatio: number;
   rows: number;
+  /** What made the timed runs slower than their kernels need (absent when Vixen failed). */
+  causes?: SlowRunCauses;
   message?: string;
 }
 
@@ -102,7 +105,7 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
     const duckRows = duckAnswer.rows;
     try {
       const program = compileTpchQuery(options.queriesDir, q);
-      const { queryMs: vixenMs, queryRunsMs, waitMs, hostSyncs, loadMs, wallMs, uploads, inputBytes, rows } = await timeVixenQuery(
+      const { queryMs: vixenMs, queryRunsMs, waitMs, hostSyncs, loadMs, wallMs, uploads, inputBytes, rows, causes } = await timeVixenQuery(
         program,
         data,
         warmup,
@@ -126,6 +129,7 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
         readMs,
         readRatio: vixenMs / readMs,
         rows: rows.length,
+        causes,
         ...(diffs.length > 0 ? { message: diffs.join('; ') } : {}),
       };
     } catch (e) {
