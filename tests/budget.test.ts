@@ -73,7 +73,9 @@ describe('golden cases under half their device memory', () => {
   });
 
   test('most cases spill, and spilled relations come back', () => {
-    expect(cannotSpill.length).toBeLessThanOrEqual(3);
+    // Those whose peak is three 256-byte buffers cannot: five, as idb-seed-facts and tc-left-linear load their few
+    // facts canonical from the host (no sort buffers), and their peak fell from 1024 and 1152 bytes to 768.
+    expect(cannotSpill.length).toBeLessThanOrEqual(5);
     expect(reloaded).toBeGreaterThan(0);
   });
 });

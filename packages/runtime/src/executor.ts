@@ -31,7 +31,7 @@ import { ResultTable } from './result-table.js';
 import { checkDeclaredKeys, checkDeclaredKeysOnHost } from './keys.js';
 import { formatBytes, RunLimitError } from './limits.js';
 import { Spills, type SpilledRelation } from './spill.js';
-import { allWords, concatRows, PartitionLimit, pickWords, runPartitioned, sortWords, uniqueSorted, type HostRows, type PartitionDevice } from './partitioned.js';
+import { allWords, concatRows, PartitionLimit, pickWords, runPartitioned, sortRows, sortWords, uniqueSorted, type HostRows, type PartitionDevice } from './partitioned.js';
 import { dictionaryFor, kernelTableWords } from './tables.js';
 import { batchableLoop, LoopBatch } from './loop-control.js';
 import { SmallLoop, smallLoopConstantWords } from './small-loop.js';
@@ -1233,19 +1233,27 @@ async function loadInitialRelations(
       await storeHost.store(id, kept, `loading the facts of ${name}`, name, parsedOnDevice);
       continue;
     }
-    // Host rows uploaded, and rows parsed on the device (their string words filled in), one relation to sort.
-    const parts = rel.count > 0 ? [await uploadRelationStaged(gpu, rel.pieces(), rel.width, rel.count)] : [];
     const parsedOnDevice = rel.device.length > 0;
-    for (const rows of rel.device.splice(0)) parts.push(await deviceRowsRelation(gpu, rows, rel.types));
-    const raw = chunkedOf(parts, rel.width);
+    let canonical: DeviceRelation;
+    if (!parsedOnDevice && rel.width > 0 && rel.count * rel.width <= HOST_CANONICAL_WORDS) {
+      // A few host rows (inline facts, loaded by every run on resident tables): sorted and made distinct here.
+      const host = concatRows(rel.pieces().map((words) => ({ words, count: words.length / rel.width, width: rel.width })), rel.width);
+      const { words, count } = uniqueSorted(sortRows(host, allWords(rel.width)));
+      canonical = { ...uploadRelation(gpu, words, rel.width, count), canonical: true };
+    } else {
+      // Host rows uploaded, and rows parsed on the device (their string words filled in), one relation to sort.
+      const parts = rel.count > 0 ? [await uploadRelationStaged(gpu, rel.pieces(), rel.width, rel.count)] : [];
+      for (const rows of rel.device.splice(0)) parts.push(await deviceRowsRelation(gpu, rows, rel.types));
+      const raw = chunkedOf(parts, rel.width);
+      const run = (k: KirKernel, input: DeviceRelation): Promise<DeviceRelation> =>
+        runKernel(gpu, k, madeUpShaders(k, variables), [input], new Uint32Array(0), variables);
+      const sorted = await run({ kind: 'sort', id: -1, input: id, output: id, keys: all }, raw);
+      releaseUnshared(gpu, raw, sorted);
+      canonical = await run({ kind: 'unique', id: -1, input: id, output: id }, sorted);
+      releaseUnshared(gpu, sorted, canonical);
+    }
     // The device has its copy: the host words need not live through the run, unless it may start again.
     if (!keepHostWords) initial.relations.delete(name);
-    const run = (k: KirKernel, input: DeviceRelation): Promise<DeviceRelation> =>
-      runKernel(gpu, k, madeUpShaders(k, variables), [input], new Uint32Array(0), variables);
-    const sorted = await run({ kind: 'sort', id: -1, input: id, output: id, keys: all }, raw);
-    releaseUnshared(gpu, raw, sorted);
-    const canonical = await run({ kind: 'unique', id: -1, input: id, output: id }, sorted);
-    releaseUnshared(gpu, sorted, canonical);
     try {
       await checkDeclaredKeys(gpu, { ...program, variables }, decl, id, canonical, dict);
     } catch (e) {
@@ -1255,6 +1263,13 @@ async function loadInitialRelations(
     await store(id, await keptColumns(gpu, variables, program.variables[id]!, decl, id, canonical), `loading the facts of ${name}`, name, parsedOnDevice);
   }
 }
+
+/**
+ * Host rows of at most this many words are made canonical on the host (partitioned.ts sortRows and uniqueSorted,
+ * in the device sort's order) instead of by the sort and unique kernels: for TPC-H Q19's three parameter tables
+ * those were more launches per run than the query's own.
+ */
+const HOST_CANONICAL_WORDS = 2 ** 12;
 
 /**
  * Loaded relation `canonical` (variable `id` of `loaded`, every loaded column) with only the columns its variable

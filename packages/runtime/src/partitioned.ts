@@ -105,7 +105,7 @@ function gather(r: HostRows, rows: readonly number[]): HostRows {
 }
 
 /** `r` sorted by words `keys`, stably (ties keep their order, as the device's radix sort keeps them), on the host. */
-function sortRows(r: HostRows, keys: readonly number[]): HostRows {
+export function sortRows(r: HostRows, keys: readonly number[]): HostRows {
   const order = Array.from({ length: r.count }, (_, i) => i).sort((i, j) => compareBy(r, i, r, j, keys));
   return gather(r, order);
 }
