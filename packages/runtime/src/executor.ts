@@ -457,7 +457,7 @@ async function evaluate(
   const syncStart = g.hostSyncs;
   const waitStart = g.waitMilliseconds;
   const createdStart = g.pool.created;
-  const queuedAtStart = g.queued;
+  const encodersAtStart = g.batch.opened;
   const variables = program.variables;
   const values = new Map<VarId, DeviceRelation>();
   const emptyOf = (v: KirVariable): DeviceRelation => ({ buffer: null, count: 0, width: rowWords(v.columns) });
@@ -953,9 +953,9 @@ async function evaluate(
         return sortWords(partitionsWithin(), rows, keys);
       },
     });
-    // Loading is timed to the device's completion so evaluation time does not include it (a run on resident
-    // relations alone may queue nothing, and then need not wait).
-    if (g.queued !== queuedAtStart) await g.idle();
+    // Loading is timed to the device's completion so evaluation time does not include it. A run that encoded no
+    // commands to load (resident relations alone, or with a few host rows written as they are) need not wait.
+    if (g.batch.opened !== encodersAtStart) await g.idle();
     await timer?.collect();
     loadMs = performance.now() - started;
 

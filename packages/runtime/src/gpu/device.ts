@@ -134,11 +134,6 @@ export class GpuImpl implements Gpu {
   hostSyncs = 0;
   /** Milliseconds the host spent waiting for the device to hand back mapped readbacks so far (see waitFor). */
   waitMilliseconds = 0;
-  /** Work handed to the queue so far: command encoders opened plus buffer writes (did a span of code queue any?). */
-  get queued(): number {
-    return this.batch.opened + this.writes;
-  }
-  private writes = 0;
   /** Row counts on the device no sync has read yet (relations alive with `pending`). */
   readonly pending = new Set<DeviceWord>();
   /** Guesses the next sync checks (see Guess). */
@@ -219,7 +214,6 @@ export class GpuImpl implements Gpu {
    */
   writeBuffer(buffer: GPUBuffer, offset: number, data: Uint32Array): void {
     this.batch.flush();
-    this.writes += 1;
     // With lib.dom (the page's type check) writeBuffer takes no views of shared memory; these never are.
     this.device.queue.writeBuffer(buffer, offset, data as Uint32Array<ArrayBuffer>);
   }
