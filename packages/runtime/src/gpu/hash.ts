@@ -21,7 +21,7 @@ import {
   type KernelShaders,
 } from '@vixen/codegen-wgsl';
 import { internals, type Gpu, type GpuImpl } from './device.js';
-import { CLAMP_PASSES, checkGuessAtSync, lastTotal, mayGuess, memoShaders, noteTotal, Recorder, type Bound } from './recorder.js';
+import { CLAMP_PASSES, checkGuessAtSync, expectedTotal, mayGuess, roomFor, memoShaders, noteTotal, Recorder, type Bound } from './recorder.js';
 import { acquireBound, bound, checkResultSize, DeviceLimitError, exactCount, pendingRelation, sizeOf, submitAndSync, type DeviceRelation } from './relations.js';
 import { combineGroups, leaves, mapChunks } from './chunks.js';
 
@@ -178,11 +178,11 @@ export async function countedOutput(
     let capacity = Math.max(1, Math.min(rows, Math.floor((g.limits.maxStorageBufferBindingSize - 4) / (4 * width))));
     const run = g.guessing;
     if (run !== null && mayGuess(shaders)) {
-      // Room for what it needed last time and an eighth more: later passes size their work by this bound, and a
+      // Room for what it needed last time (in proportion to its input rows) and more (roomFor): later passes size their work by this bound, and a
       // selective probe needs far less than a row per input row (a sort of TPC-H Q17's 123 matches took 490 ms on
       // llvmpipe over room for the 59,822 probe rows). A row per input row where it has not run before.
-      const seen = lastTotal(shaders);
-      if (seen !== undefined) capacity = Math.max(1, Math.min(seen + (seen >>> 3), Math.floor((g.limits.maxStorageBufferBindingSize - 4) / (4 * width))));
+      const seen = expectedTotal(shaders, rows);
+      if (seen !== undefined) capacity = Math.max(1, Math.min(roomFor(seen), Math.floor((g.limits.maxStorageBufferBindingSize - 4) / (4 * width))));
       checkResultSize(g, width * capacity + 1, `output of ${capacity} rows x ${width} words`);
       const out = acquireBound(g, width * capacity + 1, `output of ${capacity} rows x ${width} words`);
       const rec = first ?? new Recorder(g, shaders);
@@ -190,7 +190,7 @@ export async function countedOutput(
       record(rec, { buffer: out.buffer, words: width * capacity }, capacity, counter);
       rec.using(CLAMP_PASSES).dispatch('countClamp', [out], [{ buffer: counter.buffer, offset: 0 }, capacity, width * capacity], 1);
       await rec.submit();
-      checkGuessAtSync(g, run, counter.buffer, shaders, capacity);
+      checkGuessAtSync(g, run, counter.buffer, shaders, capacity, rows);
       counterHeld = false;
       return pendingRelation(g, out.buffer, capacity, width);
     }
@@ -202,7 +202,7 @@ export async function countedOutput(
       rec.clear(counter.buffer, 4);
       record(rec, out, capacity, counter);
       const total = (await submitAndSync(g, rec, [{ buffer: counter.buffer, offset: 0, words: 1 }]))[0]![0]!;
-      noteTotal(shaders, total);
+      noteTotal(shaders, total, rows);
       if (total <= capacity) {
         if (total > 0) return { buffer: out.buffer, count: total, width };
         g.pool.release(out.buffer);

@@ -7,7 +7,7 @@
  */
 import { JOIN_ROWS, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from '../device.js';
-import { CLAMP_PASSES, checkGuessAtSync, lastTotal, mayGuess, noteTotal, Recorder, type Bound } from '../recorder.js';
+import { CLAMP_PASSES, checkGuessAtSync, expectedTotal, mayGuess, roomFor, noteTotal, Recorder, type Bound } from '../recorder.js';
 import { acquireBound, allocPending, allocRelation, bound, checkResultSize, DeviceLimitError, submitAndSync, type DeviceRelation, type GuessingRun, type Size } from '../relations.js';
 import { addBlockTotals, scanTotals } from './scan.js';
 
@@ -96,10 +96,10 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
   const wraps = n * c.right > 0xffffffff;
   const run = g.guessing;
   if (run !== null && !wraps && mayGuess(shaders)) {
-    // A run that may start again guesses the room: the total this join had last time and an eighth more (not the
+    // A run that may start again guesses the room: the total this join had last time and more (roomFor; not the
     // left rows, far more than a selective join's total), or a row per left row at a first join.
-    const seen = lastTotal(shaders);
-    const capacity = Math.max(1, seen === undefined ? n : seen + (seen >>> 3));
+    const seen = expectedTotal(shaders, n);
+    const capacity = Math.max(1, seen === undefined ? n : roomFor(seen));
     if ((capacity * c.outWidth + 1) * 4 <= g.limits.maxStorageBufferBindingSize) return guessedCompact(g, shaders, c, capacity, run);
   }
   const words = n + 1 + (wraps ? 1 : 0);
@@ -118,7 +118,7 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
     }
     const [read] = await submitAndSync(g, rec, [{ buffer: offsets.buffer, offset: n * 4, words: wraps ? 2 : 1 }]);
     const [total, wrapped] = read!;
-    noteTotal(shaders, total!);
+    noteTotal(shaders, total!, n);
     if (wrapped) {
       throw new DeviceLimitError(
         `joining ${n} rows with up to ${c.right} rows each gives more than ${0xffffffff} rows, ` +
@@ -159,7 +159,7 @@ async function guessedCompact(g: GpuImpl, shaders: KernelShaders, c: Compaction,
     rec.copy(offsets.buffer, n * 4, total.buffer, 0, 4);
     rec.using(CLAMP_PASSES).dispatch('countClamp', [{ buffer: out.buffer!, words: capacity * c.outWidth + 1 }], [{ buffer: total.buffer, offset: 0 }, capacity, out.pending!.offset / 4], 1);
     await rec.submit();
-    checkGuessAtSync(g, run, total.buffer, shaders, capacity);
+    checkGuessAtSync(g, run, total.buffer, shaders, capacity, c.rows);
     return out;
   } catch (e) {
     g.pool.release(total.buffer);
