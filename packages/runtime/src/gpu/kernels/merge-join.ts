@@ -92,8 +92,8 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
   if (bounded !== undefined && (bounded <= BOUNDED_JOIN_ROWS || bounded <= 2 * n) && (bounded * c.outWidth + 1) * 4 <= g.limits.maxStorageBufferBindingSize) {
     return boundedCompact(g, shaders, c, bounded);
   }
-  // Per-row counts (at most n * m rows) and an overflow flag.
-  const wraps = n * c.right > 0xffffffff;
+  // Per-row counts (at most n * m rows, or n times the longest key run on the right where known) and an overflow flag.
+  const wraps = n * (c.rightRun ?? c.right) > 0xffffffff;
   const run = g.guessing;
   if (run !== null && !wraps && mayGuess(shaders)) {
     // A run that may start again guesses the room: the total this join had last time and more (roomFor; not the
