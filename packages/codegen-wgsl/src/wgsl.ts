@@ -209,7 +209,7 @@ export type ColumnResolver = (index: number) => string[];
  * WGSL value of `e`: a u32 (its bits) for one-word types, a vec2<u32> (lo, hi) for int64 and decimal.
  * Arithmetic calls helpers that `withArithHelpers` appends to the modules using them.
  */
-function exprValue(e: Expr, cols: ColumnResolver, constOffsets: ReadonlyMap<Expr, number>): string {
+export function exprValue(e: Expr, cols: ColumnResolver, constOffsets: ReadonlyMap<Expr, number>): string {
   if (e.kind === 'binary') return arithCode(e.op, e.type, exprValue(e.left, cols, constOffsets), exprValue(e.right, cols, constOffsets));
   if (e.kind === 'call') {
     const table = builtinTable(e.fn);
@@ -578,11 +578,54 @@ fn abs64(a: vec2<u32>) -> vec2<u32> { return select(a, neg64(a), isNeg64(a)); }`
 }`,
   },
   // Decimals are scaled by 10^4: a * b / 10^4 and a * 10^4 / b, exact through 128 bits, truncated toward zero.
+  // The division by 10^4 takes 16-bit digits with a constant divisor, which compilers turn into multiplications
+  // (divmodU128's path divides by a run-time value: TPC-H Q1's four products a row cost more than its reads), of
+  // the product's nonzero words only; operands whose magnitudes fit 32 bits (prices, rates) take one of mulU128's
+  // four partial products, a product of one such operand two.
   mulDec: {
-    deps: ['abs64', 'mulU128', 'divmodU128'],
+    deps: ['abs64', 'mulU128', 'div10k'],
     code: `fn mulDec(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
-  let q = divmodU128(mulU128(abs64(a), abs64(b)), vec4<u32>(10000u, 0u, 0u, 0u)).q.xy;
+  let a0 = abs64(a);
+  let b0 = abs64(b);
+  // y: the operand with the smaller high word.
+  let small = a0.y < b0.y;
+  let x = select(a0, b0, small);
+  let y = select(b0, a0, small);
+  var q: vec2<u32>;
+  if (x.y == 0u) {
+    let p = mulWide(x.x, y.x);
+    let q1 = divDigits10k(0u, p.y);
+    q = vec2<u32>(divDigits10k(q1.y, p.x).x, q1.x);
+  } else if (y.y == 0u) {
+    let ll = mulWide(x.x, y.x);
+    let hl = mulWide(x.y, y.x);
+    let mid = ll.y + hl.x;
+    let q2 = divDigits10k(0u, hl.y + select(0u, 1u, mid < ll.y));
+    let q1 = divDigits10k(q2.y, mid);
+    q = vec2<u32>(divDigits10k(q1.y, ll.x).x, q1.x);
+  } else {
+    q = div10k(mulU128(x, y));
+  }
   return select(q, neg64(q), isNeg64(a) != isNeg64(b));
+}`,
+  },
+  // The low 64 bits of n / 10^4, one word at a time from the top (divDigits10k: remainder r < 10^4 carried in,
+  // (quotient word, remainder) out), by 16-bit digits: the remainder and the next digit fit a u32.
+  div10k: {
+    deps: [],
+    code: `fn divDigits10k(r: u32, w: u32) -> vec2<u32> {
+  let hi = (r << 16u) | (w >> 16u);
+  let qh = hi / 10000u;
+  let lo = ((hi - qh * 10000u) << 16u) | (w & 0xffffu);
+  let ql = lo / 10000u;
+  return vec2<u32>((qh << 16u) | ql, lo - ql * 10000u);
+}
+fn div10k(n: vec4<u32>) -> vec2<u32> {
+  let q3 = divDigits10k(0u, n.w);
+  let q2 = divDigits10k(q3.y, n.z);
+  let q1 = divDigits10k(q2.y, n.y);
+  let q0 = divDigits10k(q1.y, n.x);
+  return vec2<u32>(q0.x, q1.x);
 }`,
   },
   divDec: {
