@@ -252,6 +252,16 @@ describe('sorted aggregation on the GPU', () => {
   });
 });
 
+/** `rows` in a random order. */
+function shuffled(r: () => number, rows: readonly V[][]): V[][] {
+  const out = [...rows];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(r() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
 /** The aggregates of `c` a hash table can take (no float32 sums or averages, no two-word min or max). */
 function hashable(c: Case): Case {
   return { ...c, aggregates: c.aggregates.filter((a) => hashableAggregate(a.fn, a.column === undefined ? undefined : c.types[a.column])) };
@@ -280,12 +290,16 @@ describe('hashed aggregation on the GPU (workgroup tables, then the global table
     const r = rng(14);
     const types: ScalarType[] = ['int32', 'decimal', 'int32'];
     const c = hashable({ types, rows: groupedRows(r, types, Array.from({ length: 6_000 }, () => 1 + Math.floor(r() * 2))), aggregates: [...ALL(1, 'decimal'), { fn: 'count' }, ...ALL(2, 'int32')] });
-    const shuffled = [...c.rows];
-    for (let i = shuffled.length - 1; i > 0; i--) {
-      const j = Math.floor(r() * (i + 1));
-      [shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!];
-    }
-    expect(await onGpu({ ...c, rows: shuffled }, 'hashed')).toEqual(reference(c));
+    expect(await onGpu({ ...c, rows: shuffled(r, c.rows) }, 'hashed')).toEqual(reference(c));
+  });
+
+  it('few groups in shuffled order: each thread sums its first groups in registers, the others in the tables', async () => {
+    const r = rng(15);
+    const types: ScalarType[] = ['int32', 'decimal', 'int32', 'int64'];
+    // Seven groups, more than a thread keeps in registers, one of them of two rows.
+    const sizes = [20_000, 10_000, 10_000, 5_000, 2_500, 1_500, 2];
+    const c = hashable({ types, rows: groupedRows(r, types, sizes), aggregates: [{ fn: 'count' }, ...ALL(1, 'decimal'), ...ALL(2, 'int32'), ...ALL(3, 'int64')] });
+    expect(await onGpu({ ...c, rows: shuffled(r, c.rows) }, 'hashed')).toEqual(reference(c));
   });
 
   it('a decimal sum whose running total leaves the 64-bit range but whose total fits; one just past it is an error', async () => {

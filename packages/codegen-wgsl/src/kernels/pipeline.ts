@@ -10,7 +10,7 @@
  */
 import { rowWords, type Aggregate, type Expr, type ScalarType } from '@vixen/queryplan';
 import type { KirKernel } from '@vixen/kernel-ir';
-import { atomicBinding, columnWords, exprWords, filterCode, header, projectCode, SUBGROUP_VARIANT, threadMain, tileKeepMask, vectorRows, workgroupScan, type ColumnResolver } from '../wgsl.js';
+import { atomicBinding, columnWords, exprValue, exprWords, filterCode, header, projectCode, SUBGROUP_VARIANT, threadMain, tileKeepMask, vectorRows, workgroupScan, type ColumnResolver } from '../wgsl.js';
 import { as64 } from './aggregate.js';
 import type { KernelShaders } from '../passes.js';
 import { HASH_ITEMS, hashBuildShaders, hashFunctions, joinSlotWords, keyArgs, keyEquals, type HashKeyLayout } from './hash.js';
@@ -308,18 +308,70 @@ export function aggregateSlotWords(a: Aggregate, arg: ScalarType | undefined): n
  * A global group slot of an aggregating pipeline whose projected rows have column types `types`: tag, group id,
  * key words, the count, then each aggregate's words from `offsets[k]` (relative to the count word).
  */
-export function groupSlotLayout(agg: NonNullable<PipelineKernel['aggregate']>, types: readonly ScalarType[]): { offsets: number[]; slotWords: number } {
+export function groupSlotLayout(
+  agg: NonNullable<PipelineKernel['aggregate']>,
+  types: readonly ScalarType[],
+): { offsets: number[]; slotWords: number; owners: number[] } {
   const offsets: number[] = [];
+  // The aggregate whose words each one reads: sums and averages of one column (TPC-H Q1's sum(q) and avg(q)) keep
+  // the same 128-bit sum, added once a row.
+  const owners: number[] = [];
   let words = 1;
-  for (const a of agg.aggregates) {
-    offsets.push(words);
-    words += aggregateSlotWords(a, a.column === undefined ? undefined : types[a.column]);
-  }
-  return { offsets, slotWords: 2 + rowWords(agg.groupBy.map((c) => types[c]!)) + words };
+  const wide = (a: Aggregate): number => aggregateSlotWords(a, a.column === undefined ? undefined : types[a.column]);
+  agg.aggregates.forEach((a, k) => {
+    const owner = wide(a) === 4 ? agg.aggregates.findIndex((b, j) => j < k && b.column === a.column && wide(b) === 4) : -1;
+    owners.push(owner < 0 ? k : owner);
+    offsets.push(owner < 0 ? words : offsets[owner]!);
+    if (owner < 0) words += wide(a);
+  });
+  return { offsets, slotWords: 2 + rowWords(agg.groupBy.map((c) => types[c]!)) + words, owners };
 }
 
-/** How one aggregate updates its words of a group's slot (after the count word every slot has). */
+/**
+ * How one aggregate updates its words of a group's slot (after the count word every slot has). `value`: a row's
+ * value, a u32 for max and one-word sums, else a vec2<u32> (a 4-word sum's 64-bit signed value, sign-extended).
+ */
 type Update = { kind: 'count' } | { kind: 'add'; words: 1 | 2 | 4; value: string } | { kind: 'max'; value: string; decode: (w: string) => string };
+
+/**
+ * Rows of a group a thread keeps in registers (count and aggregates) before they reach the workgroup's table: the
+ * first CACHE_ENTRIES groups the thread meets, at most CACHE_WORDS words of them. With few groups (TPC-H Q1's 4) a
+ * thread's rows then cost one table update per group, not one per row on the few words every thread of the
+ * workgroup updates.
+ */
+const CACHE_ENTRIES = 4;
+const CACHE_WORDS = 64;
+
+/** A register accumulator of an update: its WGSL type, its first value, one more value added, and its table words (a vec4). */
+function accumulator(up: Exclude<Update, { kind: 'count' }>): { type: string; init: (v: string) => string; add: (a: string, v: string) => string; wide: (a: string) => string } {
+  if (up.kind === 'max') return { type: 'u32', init: (v) => v, add: (a, v) => `max(${a}, ${v})`, wide: (a) => a };
+  switch (up.words) {
+    case 1:
+      return { type: 'u32', init: (v) => v, add: (a, v) => `(${a} + ${v})`, wide: (a) => `vec4<u32>(${a}, 0u, 0u, 0u)` };
+    case 2:
+      return { type: 'vec2<u32>', init: (v) => v, add: (a, v) => `add64(${a}, ${v})`, wide: (a) => `vec4<u32>(${a}, 0u, 0u)` };
+    case 4:
+      // 96 bits: a thread adds fewer than 2^32 values below 2^63 in magnitude.
+      return {
+        type: 'vec3<u32>',
+        init: (v) => `ext128(${v}).xyz`,
+        add: (a, v) => `add96(${a}, ${v})`,
+        wide: (a) => `vec4<u32>(${a}, select(0u, 0xffffffffu, (${a}.z >> 31u) != 0u))`,
+      };
+  }
+}
+
+/** A 96-bit accumulator plus a sign-extended 64-bit value. */
+const ADD96 = `fn add96(a: vec3<u32>, v: vec2<u32>) -> vec3<u32> {
+  let x = a.x + v.x;
+  let y0 = a.y + v.y;
+  let y = y0 + select(0u, 1u, x < a.x);
+  let c = select(0u, 1u, y0 < a.y) + select(0u, 1u, y < y0);
+  return vec3<u32>(x, y, a.z + c + select(0u, 0xffffffffu, (v.y >> 31u) != 0u));
+}`;
+
+/** Words of an accumulator's WGSL type. */
+const typeWords = (type: string): number => (type === 'u32' ? 1 : Number(/vec(\d)/.exec(type)![1]));
 
 /**
  * The aggregating pipeline's passes (kernels/pipeline.ts's rows, aggregated instead of written):
@@ -351,8 +403,7 @@ function aggregateModules(src: PipelineSource, agg: NonNullable<PipelineKernel['
   const updates = agg.aggregates.map((a): Update => {
     if (a.fn === 'count') return { kind: 'count' };
     const arg = types[a.column!]!;
-    const argWords = exprWords(kernel.project[a.column!]!, rowCols, constOffsets);
-    const v = argWords.length === 1 ? argWords[0]! : `vec2<u32>(${argWords.join(', ')})`;
+    const v = exprValue(kernel.project[a.column!]!, rowCols, constOffsets);
     if (a.fn === 'min' || a.fn === 'max') {
       const signed = arg === 'int32' || arg === 'date';
       const enc = (x: string): string => (signed ? `(${x} ^ 0x80000000u)` : x);
@@ -361,10 +412,11 @@ function aggregateModules(src: PipelineSource, agg: NonNullable<PipelineKernel['
     }
     // The slot's width for it says how the value is added: as it is (32 or 64 bits) or sign-extended to 128.
     const words = aggregateSlotWords(a, arg) as 1 | 2 | 4;
-    const value = words === 1 ? `vec4<u32>(${v}, 0u, 0u, 0u)` : words === 2 ? `vec4<u32>(${v}, 0u, 0u)` : `ext128(${as64(arg, v)})`;
-    return { kind: 'add', words, value };
+    return { kind: 'add', words, value: words === 4 ? as64(arg, v) : v };
   });
-  const { offsets, slotWords: SW } = groupSlotLayout(agg, types);
+  const { offsets, slotWords: SW, owners } = groupSlotLayout(agg, types);
+  // The updates a row makes: one per owner of slot words (see groupSlotLayout), none for count (the slot's count).
+  const owned = updates.flatMap((up, k) => (up.kind !== 'count' && owners[k] === k ? [{ k, up, acc: accumulator(up) }] : []));
   const LW = SW - 1;
   const LS = G === 0 ? 1 : 2 ** Math.floor(Math.log2(Math.max(1, Math.min(256, LOCAL_TABLE_WORDS / LW))));
   const keyParams = Array.from({ length: G }, (_, w) => `e${w}: u32`).join(', ');
@@ -462,51 +514,88 @@ ${words}
 ${add(arr)}`;
   };
   const A = `${2 + G}u`;
-  // A row's updates of the slot at `at` of table `arr` (aggregate words from word `first` of the slot).
-  const rowUpdates = (fn: string, arr: string, first: string): string =>
+  // Updates of the slot at `at` of table `arr` (aggregate words from word `first` of the slot) by `count` rows
+  // whose owned updates' totals are `value(o)` (vec4s for adds).
+  const slotUpdates = (fn: string, arr: string, first: string, count: string, value: (o: (typeof owned)[number]) => string): string =>
     [
-      `atomicAdd(&${arr}[at + ${first}], 1u);`,
-      ...updates.map((up, k) =>
-        up.kind === 'count' ? '' : up.kind === 'add' ? `${fn}(at + ${first} + ${offsets[k]}u, ${up.value}, ${up.words}u);` : `atomicMax(&${arr}[at + ${first} + ${offsets[k]}u], ${up.value});`,
+      `atomicAdd(&${arr}[at + ${first}], ${count});`,
+      ...owned.map((o) =>
+        o.up.kind === 'add' ? `${fn}(at + ${first} + ${offsets[o.k]}u, ${value(o)}, ${o.up.words}u);` : `atomicMax(&${arr}[at + ${first} + ${offsets[o.k]}u], ${value(o)});`,
       ),
-    ]
-      .filter(Boolean)
-      .join('\n      ');
+    ].join('\n      ');
+  // Those updates of the group e0.. (hash h) in the workgroup's table, or, where it has no room, the global one.
+  const tableUpdates = (count: string, value: (o: (typeof owned)[number]) => string): string => `var at = localSlot(${withKeyArgs('h')});
+  if (at != NONE) {
+    ${slotUpdates('lAdd', 'lt', `${1 + G}u`, count, value)}
+  } else {
+    at = globalSlot(${withKeyArgs('h')});
+    if (at != NONE) {
+      ${slotUpdates('gAdd', 'table', A, count, value)}
+    }
+  }`;
   // A local slot's totals added to a global slot.
   const merges = [
     `atomicAdd(&table[g + ${A}], atomicLoad(&lt[at + ${1 + G}u]));`,
-    ...updates.map((up, k) => {
+    ...owned.map(({ k, up }) => {
       const from = `at + ${1 + G + offsets[k]!}u`;
-      if (up.kind === 'count') return '';
       if (up.kind === 'max') return `atomicMax(&table[g + ${A} + ${offsets[k]}u], atomicLoad(&lt[${from}]));`;
       const words = Array.from({ length: 4 }, (_, w) => (w < up.words ? `atomicLoad(&lt[${from} + ${w}u])` : '0u'));
       return `gAdd(g + ${A} + ${offsets[k]}u, vec4<u32>(${words.join(', ')}), ${up.words}u);`;
     }),
-  ]
-    .filter(Boolean)
-    .join('\n      ');
+  ].join('\n      ');
   const hashOf = (args: string): string => (G === 0 ? '0x9e3779b9u' : `hashKey${G}(${args})`);
+  // The register cache (CACHE_ENTRIES): entry c's key words c<c>k<w> (as encoded), count c<c>n and accumulators
+  // c<c>a<k>; cached = entries in use. Without group-by columns one entry takes every row.
+  const entryWords = G + 1 + owned.reduce((n, o) => n + typeWords(o.acc.type), 0);
+  const C = G === 0 ? 1 : Math.min(CACHE_ENTRIES, Math.floor(CACHE_WORDS / entryWords));
+  const entries = Array.from({ length: C }, (_, c) => c);
+  const cacheDecls = [
+    'var cached = 0u;',
+    ...entries.map((c) => [...Array.from({ length: G }, (_, w) => `var c${c}k${w} = 0u;`), `var c${c}n = 0u;`, ...owned.map((o) => `var c${c}a${o.k}: ${o.acc.type};`)].join(' ')),
+  ].join('\n  ');
+  const sameKey = (c: number): string => [`cached > ${c}u`, ...Array.from({ length: G }, (_, w) => `e${w} == c${c}k${w}`)].join(' && ');
+  const hit = (c: number): string => [`c${c}n = c${c}n + 1u;`, ...owned.map((o) => `c${c}a${o.k} = ${o.acc.add(`c${c}a${o.k}`, `v${o.k}`)};`)].join(' ');
+  const claim = (c: number): string =>
+    [...Array.from({ length: G }, (_, w) => `c${c}k${w} = e${w};`), `c${c}n = 1u;`, ...owned.map((o) => `c${c}a${o.k} = ${o.acc.init(`v${o.k}`)};`)].join(' ');
+  const rowValue = (o: (typeof owned)[number]): string => (o.up.kind === 'add' && o.up.words === 4 ? `ext128(v${o.k})` : o.acc.wide(`v${o.k}`));
+  const cacheOrTable =
+    C === 0
+      ? `let h = ${hashOf(keyArgsList)};\n  ${tableUpdates('1u', rowValue)}`
+      : `${entries.map((c) => `if (${sameKey(c)}) { ${hit(c)} }`).join('\n  else ')}
+  else if (cached < ${C}u) {
+    ${entries.map((c) => `if (cached == ${c}u) { ${claim(c)} }`).join('\n    else ')}
+    cached = cached + 1u;
+  } else {
+    let h = ${hashOf(keyArgsList)};
+    ${tableUpdates('1u', rowValue).replace(/\n/g, '\n  ')}
+  }`;
+  // The cached groups into the tables, at the end of the thread's rows.
+  const flush = entries
+    .map(
+      (c) => `  if (cached > ${c}u) {
+${Array.from({ length: G }, (_, w) => `    let e${w} = c${c}k${w};`).join('\n')}
+    let h = ${hashOf(keyArgsList)};
+    ${tableUpdates(`c${c}n`, (o) => o.acc.wide(`c${c}a${o.k}`)).replace(/\n/g, '\n  ')}
+  }`,
+    )
+    .join('\n');
   const encoded = keyWords.map((w, k) => `let e${k} = (${w}) ^ salt;`).join(' ');
+  const values = owned.map((o) => `let v${o.k} = ${o.up.value};`).join('\n  ');
   const saltHit = G === 0 ? '' : `if (${Array.from({ length: G }, (_, k) => `e${k} == 0u`).join(' || ')}) { atomicStore(&flags[2], 1u); } else {\n`;
   const body = `${encoded}
-${saltHit}  let h = ${hashOf(keyArgsList)};
-  var at = localSlot(${withKeyArgs('h')});
-  if (at != NONE) {
-    ${rowUpdates('lAdd', 'lt', `${1 + G}u`)}
-  } else {
-    at = globalSlot(${withKeyArgs('h')});
-    if (at != NONE) {
-      ${rowUpdates('gAdd', 'table', A)}
-    }
-  }
+${saltHit}  ${values}
+  ${cacheOrTable}
 ${G === 0 ? '' : '}'}`;
   const perRow = kernel.check.length > 0 ? `if (${filterCode(kernel.check, rowCols, constOffsets)}) {\n${body}\n}` : body;
   const N = builds.length;
   // The lookups that list the rows they keep: every negated probe's, then every joined probe's but the last, which
   // the final loop (over the rows left) repeats with the others to walk their chains.
   const stages = [...absent, ...joined.slice(0, -1)];
-  // A filter is applied to the whole tile first; its rows are then listed like those of a lookup.
+  // A filter is applied to the whole tile first; its rows are then listed like those of a lookup. Without lookups
+  // each thread aggregates the rows of its own bits of the filter instead: no barriers, no list to read the rows'
+  // ids from first (TPC-H Q1 keeps 98% of its rows).
   const filtered = kernel.filter.length > 0;
+  const listFiltered = filtered && N > 0;
   // The rows ids[r] whose bit r of `bits` is set become the list (barriers: everyone has read the old one first).
   const relist = (bits: string): string => `    workgroupBarrier();
     if (lid == 0u) { atomicStore(&listing, 0u); }
@@ -523,7 +612,11 @@ ${G === 0 ? '' : '}'}`;
   // A stage's r-th row, i: the listed one, or (`fromList` false: the tile unfiltered) the tile's own, coalesced;
   // `skip` where there is none.
   const nextRow = (fromList: boolean, skip: string): string =>
-    fromList ? `let e = r * WG + lid; if (e >= m) { ${skip} } let i = listed[e];` : `let i = base + r * WG + lid; if (i >= n) { ${skip} }`;
+    fromList
+      ? `let e = r * WG + lid; if (e >= m) { ${skip} } let i = listed[e];`
+      : filtered
+        ? `if (((mine >> r) & 1u) == 0u) { ${skip} } let i = base + r * WG + lid;`
+        : `let i = base + r * WG + lid; if (i >= n) { ${skip} }`;
   // Probe j's lookup of the rows (at most ITEMS a thread): those that match (a negated probe's: that miss) stay listed. Unrolled in three steps (each
   // row's key; its first slot's words; the rest of the probing, rarely needed) so that a thread's lookups are in
   // flight together rather than one row's after another's (on the H100, SSB Q2.x-Q4.x's pipelines ran 5-30% faster).
@@ -580,6 +673,7 @@ const LPROBES: u32 = ${Math.min(LS, LOCAL_PROBES)}u;
 const GPROBES: u32 = ${GLOBAL_PROBES}u;
 const NONE: u32 = 0xffffffffu;
 ${hashFunctions([...widths, ...(G > 0 ? [G] : [])])}
+${owned.some((o) => o.acc.type === 'vec3<u32>') ? ADD96 : ''}
 ${lookups}
 var<workgroup> lt: array<atomic<u32>, ${LS * LW}>;
 var<workgroup> lfill: atomic<u32>;
@@ -602,19 +696,20 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
 ${consts}
   var ids: array<u32, ITEMS>;
   var m = 0u;
+  ${cacheDecls}
   for (var t = wid.x + wid.y * nwg.x; t < tiles; t = t + groups) {
     let base = t * TILE;
 ${filtered ? `${tileKeepMask(filterCode(kernel.filter, inputCols, constOffsets), HASH_ITEMS, false, rowLoad).replace(/^/gm, '  ')}
-    for (var r = 0u; r < ITEMS; r = r + 1u) { ids[r] = base + r * WG + lid; }
-${relist('mine')}` : ''}
-${stages.map((j, s) => lookupStage(j, filtered || s > 0)).join('\n')}
+${listFiltered ? `    for (var r = 0u; r < ITEMS; r = r + 1u) { ids[r] = base + r * WG + lid; }\n${relist('mine')}` : ''}` : ''}
+${stages.map((j, s) => lookupStage(j, listFiltered || s > 0)).join('\n')}
     for (var r = 0u; r < ITEMS; r = r + 1u) {
-      ${nextRow(filtered || stages.length > 0, 'continue;')}
+      ${nextRow(listFiltered || stages.length > 0, 'continue;')}
       ${rowLoad}
 ${probes(false, true)}
 ${(joined.length > 0 ? combinations(perRow, (j) => `x${j}`) : `{\n${perRow}\n}`).replace(/^/gm, '      ')}
     }
   }
+${flush}
   workgroupBarrier();
   // The workgroup's groups into the global table.
   for (var s = lid; s < LS; s = s + WG) {
