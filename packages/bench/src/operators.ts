@@ -8,7 +8,7 @@
  */
 import { generateKernelShaders, kernelConstants, sortKeyWords, type JoinOutputWord, type KernelShaders } from '@vixen/codegen-wgsl';
 import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
-import { rowWords, type Expr, type ScalarType } from '@vixen/queryplan';
+import { rowWords, wordsOf, type Aggregate, type Expr, type ScalarType } from '@vixen/queryplan';
 import { encodeValue, StringDictionary } from '@vixen/io';
 import { buildHashTable, DeviceFault, type DeviceRelation, downloadRelation, exactRows, type Gpu, hashGroupBy, internals, probeHashTable, releaseHashTable, releaseRelation, runKernel, settle, uploadRelation } from '@vixen/runtime/gpu';
 
@@ -514,20 +514,99 @@ function cases(n: number, selectivities: readonly number[], groupCounts: readonl
   }
   if (want('groupBy')) {
     // Many groups (up to 2^16, the target case) and few (where every row of a tile hits the same few slots).
+    // Each as the hash group-by kernel, and as the aggregating pipeline queries compile their group-bys to.
+    const pipeline: KirKernel = {
+      kind: 'pipeline',
+      id: 0,
+      input: 0,
+      output: 1,
+      filter: [],
+      probes: [],
+      check: [],
+      project: [col(0, 'int32'), col(1, 'int32')],
+      aggregate: { groupBy: [0], aggregates: [{ fn: 'count', type: 'int32' }, { fn: 'sum', column: 1, type: 'int32' }, { fn: 'max', column: 1, type: 'int32' }] },
+      fused: [0],
+    };
     for (const groups of groupCounts ?? [Math.min(2 ** 16, Math.max(1, n >>> 4)), 16]) {
+      const inputs = [{ words: table(n, 2, (i, k) => (k === 0 ? distinctKey(distinctKey(i) % groups) : r() >>> 16)), width: 2 }];
       out.push({
         operator: 'groupBy',
         variant: `int32 key, ${groups} groups: count, sum64, max of int32`,
         unit: 'rows/s',
-        inputs: [{ words: table(n, 2, (i, k) => (k === 0 ? distinctKey(distinctKey(i) % groups) : r() >>> 16)), width: 2 }],
+        inputs,
         prepare: async (gpu, [rel]) => ({
           body: () => hashGroupBy(gpu, { relation: rel!, keyWords: key0 }, [{ fn: 'count' }, { fn: 'sum', word: 1, type: 'int32' }, { fn: 'max', word: 1 }]),
           dispose: () => undefined,
         }),
       });
+      out.push(kernelCase('groupBy', `int32 key, ${groups} groups: count, sum, max of int32 (pipeline)`, 'rows/s', pipeline, variables(I2, ['int32', 'int32', 'int32', 'int32']), inputs));
     }
+    out.push(q1GroupBy(n, r));
   }
   return out;
+}
+
+/**
+ * TPC-H Q1's aggregation as the fused pipeline it compiles to, without its filter: rows (flag, quantity, price,
+ * discount, tax) with Q1's shares of 4 groups (49%, 25%, 25%, 0.7%) and value ranges; sums and averages
+ * of decimals and of products of them, and a count, per group.
+ */
+function q1GroupBy(n: number, r: () => number): OperatorCase {
+  const types: ScalarType[] = ['int32', 'decimal', 'decimal', 'decimal', 'decimal'];
+  const dec = (v: Expr, w: Expr, op: '*' | '-' | '+'): Expr => ({ kind: 'binary', op, left: v, right: w, type: 'decimal' });
+  const num = (value: bigint): Expr => ({ kind: 'const', type: 'decimal', value });
+  const [flag, q, p, d, t] = types.map((type, k) => col(k, type)) as [Expr, Expr, Expr, Expr, Expr];
+  const one = num(10000n);
+  const project = [flag, q, p, dec(p, dec(one, d, '-'), '*'), dec(dec(dec(p, num(1000000n), '*'), dec(one, d, '-'), '*'), dec(one, t, '+'), '*'), d];
+  const aggregates: Aggregate[] = [
+    ...[1, 2, 3, 4].map((column): Aggregate => ({ fn: 'sum', column, type: 'decimal' })),
+    ...[1, 2, 5].map((column): Aggregate => ({ fn: 'avg', column, type: 'decimal' })),
+    { fn: 'count', type: 'int32' },
+  ];
+  const kernel: KirKernel = { kind: 'pipeline', id: 0, input: 0, output: 1, filter: [], probes: [], check: [], project, aggregate: { groupBy: [0], aggregates }, fused: [0] };
+  const constants = new Uint32Array(kernelConstants(kernel).reduce((w, c) => w + wordsOf(c.type), 0));
+  kernelConstants(kernel).reduce((at, c) => encodeValue(c.type, c.value, new StringDictionary([]), constants, at), 0);
+  const outTypes: ScalarType[] = ['int32', ...aggregates.map((a) => a.type)];
+  // Scaled by 10^4: quantities 1-50, prices 900.00-104,949.50, discounts 0.00-0.10, taxes 0.00-0.08 (high words 0).
+  const W = rowWords(types);
+  const words = new Uint32Array(n * W);
+  const below = (k: number): number => Math.floor((r() / 2 ** 32) * k);
+  for (let i = 0; i < n; i++) {
+    const x = r() / 2 ** 32;
+    words[i * W] = x < 0.0066 ? 3 : x < 0.2566 ? 1 : x < 0.5066 ? 2 : 0;
+    words[i * W + 1] = (1 + below(50)) * 10000;
+    words[i * W + 3] = 9_000_000 + below(10_404_951) * 100;
+    words[i * W + 5] = below(11) * 100;
+    words[i * W + 7] = below(9) * 100;
+  }
+  // Every value and product is positive (truncation is the floor): the exact answer in bigints.
+  const check = (got: Uint32Array): string | undefined => {
+    const want = new Map<number, bigint[]>();
+    const S = 10000n;
+    for (let i = 0; i < n; i++) {
+      const [qi, pi, di, ti] = [1, 3, 5, 7].map((k) => BigInt(words[i * W + k]!)) as [bigint, bigint, bigint, bigint];
+      const dp = (pi * (S - di)) / S;
+      const c100 = (((((pi * 1000000n) / S) * (S - di)) / S) * (S + ti)) / S;
+      const acc = want.get(words[i * W]!) ?? [0n, 0n, 0n, 0n, 0n, 0n];
+      [qi, pi, dp, c100, di, 1n].forEach((v, k) => (acc[k] = acc[k]! + v));
+      want.set(words[i * W]!, acc);
+    }
+    if (got.length !== want.size * 16) return `${got.length / 16} groups, not ${want.size}`;
+    for (let g = 0; g < want.size; g++) {
+      const row = got.subarray(g * 16, g * 16 + 16);
+      const acc = want.get(row[0]!);
+      if (!acc) return `a group of key ${row[0]} that no row has`;
+      const [sq, sp, sdp, sc, sd, count] = acc as [bigint, bigint, bigint, bigint, bigint, bigint];
+      const expected = [sq, sp, sdp, sc, sq / count, sp / count, sd / count];
+      const at = (k: number): bigint => BigInt(row[1 + 2 * k]!) | (BigInt(row[2 + 2 * k]!) << 32n);
+      const k = expected.findIndex((v, j) => at(j) !== v);
+      if (k >= 0) return `group ${row[0]}: aggregate ${k} is ${at(k)}, not ${expected[k]}`;
+      if (BigInt(row[15]!) !== count) return `group ${row[0]}: count ${row[15]}, not ${count}`;
+    }
+    return undefined;
+  };
+  const variant = 'int32 key, 4 groups as TPC-H Q1: decimal sums and averages of 4 columns and 2 products, count (pipeline)';
+  return { ...kernelCase('groupBy', variant, 'rows/s', kernel, variables(types, outTypes), [{ words, width: W }], constants), check };
 }
 
 /**
