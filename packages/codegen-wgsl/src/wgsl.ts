@@ -585,35 +585,41 @@ fn abs64(a: vec2<u32>) -> vec2<u32> { return select(a, neg64(a), isNeg64(a)); }`
   mulDec: {
     deps: ['abs64', 'mulU128', 'div10k'],
     code: `fn mulDec(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
-  let a0 = abs64(a);
-  let b0 = abs64(b);
+  // Non-negative operands (most: prices, rates) need no magnitudes nor a negated quotient.
+  if (((a.y | b.y) >> 31u) == 0u) { return mulDecMagnitudes(a, b); }
+  let q = mulDecMagnitudes(abs64(a), abs64(b));
+  return select(q, neg64(q), isNeg64(a) != isNeg64(b));
+}
+fn mulDecMagnitudes(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
   // y: the operand with the smaller high word.
-  let small = a0.y < b0.y;
-  let x = select(a0, b0, small);
-  let y = select(b0, a0, small);
-  var q: vec2<u32>;
+  let small = a.y < b.y;
+  let x = select(a, b, small);
+  let y = select(b, a, small);
   if (x.y == 0u) {
     let p = mulWide(x.x, y.x);
-    let q1 = divDigits10k(0u, p.y);
-    q = vec2<u32>(divDigits10k(q1.y, p.x).x, q1.x);
-  } else if (y.y == 0u) {
+    let q1 = divTop10k(p.y);
+    return vec2<u32>(divDigits10k(q1.y, p.x).x, q1.x);
+  }
+  if (y.y == 0u) {
     let ll = mulWide(x.x, y.x);
     let hl = mulWide(x.y, y.x);
     let mid = ll.y + hl.x;
-    let q2 = divDigits10k(0u, hl.y + select(0u, 1u, mid < ll.y));
+    let q2 = divTop10k(hl.y + select(0u, 1u, mid < ll.y));
     let q1 = divDigits10k(q2.y, mid);
-    q = vec2<u32>(divDigits10k(q1.y, ll.x).x, q1.x);
-  } else {
-    q = div10k(mulU128(x, y));
+    return vec2<u32>(divDigits10k(q1.y, ll.x).x, q1.x);
   }
-  return select(q, neg64(q), isNeg64(a) != isNeg64(b));
+  return div10k(mulU128(x, y));
 }`,
   },
-  // The low 64 bits of n / 10^4, one word at a time from the top (divDigits10k: remainder r < 10^4 carried in,
-  // (quotient word, remainder) out), by 16-bit digits: the remainder and the next digit fit a u32.
+  // The low 64 bits of n / 10^4, one word at a time from the top (divTop10k: the top word, (quotient, remainder);
+  // divDigits10k: remainder r < 10^4 carried in), by 16-bit digits: the remainder and the next digit fit a u32.
   div10k: {
     deps: [],
-    code: `fn divDigits10k(r: u32, w: u32) -> vec2<u32> {
+    code: `fn divTop10k(w: u32) -> vec2<u32> {
+  let q = w / 10000u;
+  return vec2<u32>(q, w - q * 10000u);
+}
+fn divDigits10k(r: u32, w: u32) -> vec2<u32> {
   let hi = (r << 16u) | (w >> 16u);
   let qh = hi / 10000u;
   let lo = ((hi - qh * 10000u) << 16u) | (w & 0xffffu);
@@ -621,11 +627,10 @@ fn abs64(a: vec2<u32>) -> vec2<u32> { return select(a, neg64(a), isNeg64(a)); }`
   return vec2<u32>((qh << 16u) | ql, lo - ql * 10000u);
 }
 fn div10k(n: vec4<u32>) -> vec2<u32> {
-  let q3 = divDigits10k(0u, n.w);
+  let q3 = divTop10k(n.w);
   let q2 = divDigits10k(q3.y, n.z);
   let q1 = divDigits10k(q2.y, n.y);
-  let q0 = divDigits10k(q1.y, n.x);
-  return vec2<u32>(q0.x, q1.x);
+  return vec2<u32>(divDigits10k(q1.y, n.x).x, q1.x);
 }`,
   },
   divDec: {
