@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGG_ITEMS, generateKernelShaders } from '@vixen/codegen-wgsl';
 import { hashableAggregate, type KirKernel, type KirVariable } from '@vixen/kernel-ir';
-import { aggregateType, evalAggregate, rowWords, VixenError, type Aggregate, type AggregateFn, type Expr, type ScalarType, type Value } from '@vixen/queryplan';
+import { aggregateType, evalAggregate, rowWords, VixenError, type Aggregate, type AggregateFn, type Expr, type Predicate, type ScalarType, type Value } from '@vixen/queryplan';
 import { compile, type Gpu } from '../src/index.js';
 import { downloadRelation, openGpu, releaseRelation, runKernel, uploadRelation } from '../src/gpu/index.js';
 import { rng } from './gpu-fixtures.js';
@@ -81,6 +81,8 @@ interface Case {
   rows: V[][];
   aggregates: Array<{ fn: AggregateFn; column?: number }>;
   nullary?: boolean;
+  /** Hashed only: aggregate the rows whose int32 column `keep[0]` is below column `keep[1]` (a pipeline's filter). */
+  keep?: [number, number];
 }
 
 /** Rows of `sizes.length` groups of those sizes (key = group index), arguments random. */
@@ -103,10 +105,11 @@ function plan(c: Case, way: Way = 'sorted'): { kernel: KirKernel; variables: Kir
     { id: 1, name: 'out', columns: [...groupBy.map((k) => c.types[k]!), ...aggs.map((a) => a.type)] },
   ];
   const project = c.types.map((type, index): Expr => ({ kind: 'col', index, type }));
+  const filter: Predicate[] = c.keep ? [{ kind: 'compare', op: '<', left: project[c.keep[0]]!, right: project[c.keep[1]]! }] : [];
   const kernel: KirKernel =
     way === 'sorted'
       ? { kind: 'aggregate', id: 0, input: 0, output: 1, groupBy, aggregates: aggs }
-      : { kind: 'pipeline', id: 0, input: 0, output: 1, filter: [], probes: [], check: [], project, aggregate: { groupBy, aggregates: aggs }, fused: [0] };
+      : { kind: 'pipeline', id: 0, input: 0, output: 1, filter, probes: [], check: [], project, aggregate: { groupBy, aggregates: aggs }, fused: [0] };
   return { kernel, variables, aggs };
 }
 
@@ -139,14 +142,15 @@ async function onGpu(c: Case, way: Way = 'sorted'): Promise<V[][]> {
   }
 }
 
-/** evalAggregate per group of adjacent equal keys, in input order. */
+/** evalAggregate per group of adjacent equal keys (of the rows `keep` keeps), in input order. */
 function reference(c: Case): V[][] {
   const { aggs } = plan(c);
   const out: V[][] = [];
-  for (let i = 0; i < c.rows.length; ) {
+  const rows = c.keep ? c.rows.filter((row) => Number(row[c.keep![0]]) < Number(row[c.keep![1]])) : c.rows;
+  for (let i = 0; i < rows.length; ) {
     let j = i;
-    while (j < c.rows.length && (c.nullary || c.rows[j]![0] === c.rows[i]![0])) j++;
-    const group = c.rows.slice(i, j);
+    while (j < rows.length && (c.nullary || rows[j]![0] === rows[i]![0])) j++;
+    const group = rows.slice(i, j);
     const key = c.nullary ? [] : [group[0]![0]!];
     const values = aggs.map((a) => {
       const arg = a.column === undefined ? undefined : c.types[a.column]!;
@@ -295,11 +299,14 @@ describe('hashed aggregation on the GPU (workgroup tables, then the global table
 
   it('few groups in shuffled order: each thread sums its first groups in registers, the others in the tables', async () => {
     const r = rng(15);
-    const types: ScalarType[] = ['int32', 'decimal', 'int32', 'int64'];
+    const types: ScalarType[] = ['int32', 'decimal', 'int32', 'int64', 'int32'];
     // Seven groups, more than a thread keeps in registers, one of them of two rows.
     const sizes = [20_000, 10_000, 10_000, 5_000, 2_500, 1_500, 2];
     const c = hashable({ types, rows: groupedRows(r, types, sizes), aggregates: [{ fn: 'count' }, ...ALL(1, 'decimal'), ...ALL(2, 'int32'), ...ALL(3, 'int64')] });
     expect(await onGpu({ ...c, rows: shuffled(r, c.rows) }, 'hashed')).toEqual(reference(c));
+    // With a filter and no probes each thread aggregates the rows of its own filter bits.
+    const kept = { ...c, keep: [2, 4] as [number, number] };
+    expect(await onGpu({ ...kept, rows: shuffled(r, c.rows) }, 'hashed')).toEqual(reference(kept));
   });
 
   it('a decimal sum whose running total leaves the 64-bit range but whose total fits; one just past it is an error', async () => {
