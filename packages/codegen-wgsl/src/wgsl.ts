@@ -210,6 +210,13 @@ export type ColumnResolver = (index: number) => string[];
  * Arithmetic calls helpers that `withArithHelpers` appends to the modules using them.
  */
 export function exprValue(e: Expr, cols: ColumnResolver, constOffsets: ReadonlyMap<Expr, number>): string {
+  if (e.kind === 'binary' && e.op === '*' && e.type === 'decimal') {
+    // A decimal times a whole constant k (TPC-H Q1's p * 100) is exactly the 64-bit product by k: no division.
+    const k = wholeDecimal(e.right);
+    if (k !== undefined) return `mul64(${exprValue(e.left, cols, constOffsets)}, ${k})`;
+    const j = wholeDecimal(e.left);
+    if (j !== undefined) return `mul64(${exprValue(e.right, cols, constOffsets)}, ${j})`;
+  }
   if (e.kind === 'binary') return arithCode(e.op, e.type, exprValue(e.left, cols, constOffsets), exprValue(e.right, cols, constOffsets));
   if (e.kind === 'call') {
     const table = builtinTable(e.fn);
@@ -220,6 +227,18 @@ export function exprValue(e: Expr, cols: ColumnResolver, constOffsets: ReadonlyM
   }
   const words = exprWords(e, cols, constOffsets);
   return words.length === 1 ? words[0]! : `vec2<u32>(${words.join(', ')})`;
+}
+
+/**
+ * The WGSL vec2 of k where `e` is the decimal constant k, a whole number (its value scaled by 10^4 a multiple of
+ * 10^4): mulDec(a, k * 10^4) truncates nothing, and its low 64 bits are those of a * k.
+ */
+function wholeDecimal(e: Expr): string | undefined {
+  if (e.kind !== 'const' || e.type !== 'decimal') return undefined;
+  const scaled = BigInt(e.value as bigint | number);
+  if (scaled % 10000n !== 0n) return undefined;
+  const k = BigInt.asUintN(64, scaled / 10000n);
+  return `vec2<u32>(${k & 0xffffffffn}u, ${k >> 32n}u)`;
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * 64-bit and decimal arithmetic on the GPU (128-bit products and long division in WGSL) against the reference
- * interpreter: divisors below and above 2^16 (the short-division path and the bitwise one), signs, zero.
+ * interpreter: divisors below and above 2^16 (the short-division path and the bitwise one), signs, zero, products
+ * by whole and fractional constants.
  */
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import fc from 'fast-check';
@@ -13,6 +14,9 @@ dec(i, p, q) <- v(i, a, b, _, _), p = a * b, q = a / b.
 int(i, p, q, r) -> int32(i), int64(p), int64(q), int64(r).
 int(i, p, q, r) <- v(i, _, _, x, y), p = x * y, q = x / y, r = x % y.
 mean[] = m <- agg<<m = avg(a)>> v(_, a, _, _, _).
+// Whole constants multiply without a division by 10^4 (mul64); a fraction takes mulDec.
+byConst(i, p, q, r, s) -> int32(i), decimal(p), decimal(q), decimal(r), decimal(s).
+byConst(i, p, q, r, s) <- v(i, a, _, _, _), p = a * 100d, q = 3d * a, r = a * -2d, s = a * 0.5d.
 `;
 
 let gpu: Gpu;
@@ -33,7 +37,7 @@ test('decimal and int64 products, quotients and remainders match the interpreter
       const facts = { v: rows.map(([a, b, x, y], i) => [i, a, b, Number(x), Number(y)]) };
       const reference = await program.interpret({ facts });
       const onGpu = await program.run({ facts, gpu });
-      for (const rel of ['dec', 'int', 'mean']) expect(onGpu.relations.get(rel)).toEqual(reference.get(rel));
+      for (const rel of ['dec', 'int', 'mean', 'byConst']) expect(onGpu.relations.get(rel)).toEqual(reference.get(rel));
     }),
     { numRuns: 25 },
   );
