@@ -541,32 +541,19 @@ function cases(n: number, selectivities: readonly number[], groupCounts: readonl
       });
       out.push(kernelCase('groupBy', `int32 key, ${groups} groups: count, sum, max of int32 (pipeline)`, 'rows/s', pipeline, variables(I2, ['int32', 'int32', 'int32', 'int32']), inputs));
     }
-    out.push(q1GroupBy(n, r));
+    out.push(...q1GroupBys(n, r));
   }
   return out;
 }
 
 /**
  * TPC-H Q1's aggregation as the fused pipeline it compiles to, without its filter: rows (flag, quantity, price,
- * discount, tax) with Q1's shares of 4 groups (49%, 25%, 25%, 0.7%) and value ranges; sums and averages
- * of decimals and of products of them, and a count, per group.
+ * discount, tax) with Q1's shares of 4 groups (49%, 25%, 25%, 0.7%) and value ranges; sums and averages of decimals
+ * and of products of them, and a count, per group. Then the same with the discount and the tax in place of the
+ * products: what the products cost.
  */
-function q1GroupBy(n: number, r: () => number): OperatorCase {
+function q1GroupBys(n: number, r: () => number): OperatorCase[] {
   const types: ScalarType[] = ['int32', 'decimal', 'decimal', 'decimal', 'decimal'];
-  const dec = (v: Expr, w: Expr, op: '*' | '-' | '+'): Expr => ({ kind: 'binary', op, left: v, right: w, type: 'decimal' });
-  const num = (value: bigint): Expr => ({ kind: 'const', type: 'decimal', value });
-  const [flag, q, p, d, t] = types.map((type, k) => col(k, type)) as [Expr, Expr, Expr, Expr, Expr];
-  const one = num(10000n);
-  const project = [flag, q, p, dec(p, dec(one, d, '-'), '*'), dec(dec(dec(p, num(1000000n), '*'), dec(one, d, '-'), '*'), dec(one, t, '+'), '*'), d];
-  const aggregates: Aggregate[] = [
-    ...[1, 2, 3, 4].map((column): Aggregate => ({ fn: 'sum', column, type: 'decimal' })),
-    ...[1, 2, 5].map((column): Aggregate => ({ fn: 'avg', column, type: 'decimal' })),
-    { fn: 'count', type: 'int32' },
-  ];
-  const kernel: KirKernel = { kind: 'pipeline', id: 0, input: 0, output: 1, filter: [], probes: [], check: [], project, aggregate: { groupBy: [0], aggregates }, fused: [0] };
-  const constants = new Uint32Array(kernelConstants(kernel).reduce((w, c) => w + wordsOf(c.type), 0));
-  kernelConstants(kernel).reduce((at, c) => encodeValue(c.type, c.value, new StringDictionary([]), constants, at), 0);
-  const outTypes: ScalarType[] = ['int32', ...aggregates.map((a) => a.type)];
   // Scaled by 10^4: quantities 1-50, prices 900.00-104,949.50, discounts 0.00-0.10, taxes 0.00-0.08 (high words 0).
   const W = rowWords(types);
   const words = new Uint32Array(n * W);
@@ -579,34 +566,56 @@ function q1GroupBy(n: number, r: () => number): OperatorCase {
     words[i * W + 5] = below(11) * 100;
     words[i * W + 7] = below(9) * 100;
   }
-  // Every value and product is positive (truncation is the floor): the exact answer in bigints.
-  const check = (got: Uint32Array): string | undefined => {
-    const want = new Map<number, bigint[]>();
-    const S = 10000n;
-    for (let i = 0; i < n; i++) {
-      const [qi, pi, di, ti] = [1, 3, 5, 7].map((k) => BigInt(words[i * W + k]!)) as [bigint, bigint, bigint, bigint];
-      const dp = (pi * (S - di)) / S;
-      const c100 = (((((pi * 1000000n) / S) * (S - di)) / S) * (S + ti)) / S;
-      const acc = want.get(words[i * W]!) ?? [0n, 0n, 0n, 0n, 0n, 0n];
-      [qi, pi, dp, c100, di, 1n].forEach((v, k) => (acc[k] = acc[k]! + v));
-      want.set(words[i * W]!, acc);
-    }
-    if (got.length !== want.size * 16) return `${got.length / 16} groups, not ${want.size}`;
-    for (let g = 0; g < want.size; g++) {
-      const row = got.subarray(g * 16, g * 16 + 16);
-      const acc = want.get(row[0]!);
-      if (!acc) return `a group of key ${row[0]} that no row has`;
-      const [sq, sp, sdp, sc, sd, count] = acc as [bigint, bigint, bigint, bigint, bigint, bigint];
-      const expected = [sq, sp, sdp, sc, sq / count, sp / count, sd / count];
-      const at = (k: number): bigint => BigInt(row[1 + 2 * k]!) | (BigInt(row[2 + 2 * k]!) << 32n);
-      const k = expected.findIndex((v, j) => at(j) !== v);
-      if (k >= 0) return `group ${row[0]}: aggregate ${k} is ${at(k)}, not ${expected[k]}`;
-      if (BigInt(row[15]!) !== count) return `group ${row[0]}: count ${row[15]}, not ${count}`;
-    }
-    return undefined;
-  };
-  const variant = 'int32 key, 4 groups as TPC-H Q1: decimal sums and averages of 4 columns and 2 products, count (pipeline)';
-  return { ...kernelCase('groupBy', variant, 'rows/s', kernel, variables(types, outTypes), [{ words, width: W }], constants), check };
+  const dec = (v: Expr, w: Expr, op: '*' | '-' | '+'): Expr => ({ kind: 'binary', op, left: v, right: w, type: 'decimal' });
+  const num = (value: bigint): Expr => ({ kind: 'const', type: 'decimal', value });
+  const [flag, q, p, d, t] = types.map((type, k) => col(k, type)) as [Expr, Expr, Expr, Expr, Expr];
+  const one = num(10000n);
+  const aggregates: Aggregate[] = [
+    ...[1, 2, 3, 4].map((column): Aggregate => ({ fn: 'sum', column, type: 'decimal' })),
+    ...[1, 2, 5].map((column): Aggregate => ({ fn: 'avg', column, type: 'decimal' })),
+    { fn: 'count', type: 'int32' },
+  ];
+  const outTypes: ScalarType[] = ['int32', ...aggregates.map((a) => a.type)];
+  const S = 10000n;
+  const variants = [
+    {
+      variant: 'decimal sums and averages of 4 columns and 2 products, count',
+      project: [flag, q, p, dec(p, dec(one, d, '-'), '*'), dec(dec(dec(p, num(1000000n), '*'), dec(one, d, '-'), '*'), dec(one, t, '+'), '*'), d],
+      // Every value and product is positive (truncation is the floor).
+      summed: (pi: bigint, di: bigint, ti: bigint): [bigint, bigint] => [(pi * (S - di)) / S, (((((pi * 1000000n) / S) * (S - di)) / S) * (S + ti)) / S],
+    },
+    { variant: 'decimal sums and averages of 4 columns, count, no products', project: [flag, q, p, d, t, d], summed: (_: bigint, di: bigint, ti: bigint): [bigint, bigint] => [di, ti] },
+  ];
+  return variants.map(({ variant, project, summed }) => {
+    const kernel: KirKernel = { kind: 'pipeline', id: 0, input: 0, output: 1, filter: [], probes: [], check: [], project, aggregate: { groupBy: [0], aggregates }, fused: [0] };
+    const constants = new Uint32Array(kernelConstants(kernel).reduce((w, c) => w + wordsOf(c.type), 0));
+    kernelConstants(kernel).reduce((at, c) => encodeValue(c.type, c.value, new StringDictionary([]), constants, at), 0);
+    // The exact answer in bigints.
+    const check = (got: Uint32Array): string | undefined => {
+      const want = new Map<number, bigint[]>();
+      for (let i = 0; i < n; i++) {
+        const [qi, pi, di, ti] = [1, 3, 5, 7].map((k) => BigInt(words[i * W + k]!)) as [bigint, bigint, bigint, bigint];
+        const acc = want.get(words[i * W]!) ?? [0n, 0n, 0n, 0n, 0n, 0n];
+        [qi, pi, ...summed(pi, di, ti), di, 1n].forEach((v, k) => (acc[k] = acc[k]! + v));
+        want.set(words[i * W]!, acc);
+      }
+      if (got.length !== want.size * 16) return `${got.length / 16} groups, not ${want.size}`;
+      for (let g = 0; g < want.size; g++) {
+        const row = got.subarray(g * 16, g * 16 + 16);
+        const acc = want.get(row[0]!);
+        if (!acc) return `a group of key ${row[0]} that no row has`;
+        const [sq, sp, s3, s4, sd, count] = acc as [bigint, bigint, bigint, bigint, bigint, bigint];
+        const expected = [sq, sp, s3, s4, sq / count, sp / count, sd / count];
+        const at = (k: number): bigint => BigInt(row[1 + 2 * k]!) | (BigInt(row[2 + 2 * k]!) << 32n);
+        const k = expected.findIndex((v, j) => at(j) !== v);
+        if (k >= 0) return `group ${row[0]}: aggregate ${k} is ${at(k)}, not ${expected[k]}`;
+        if (BigInt(row[15]!) !== count) return `group ${row[0]}: count ${row[15]}, not ${count}`;
+      }
+      return undefined;
+    };
+    const name = `int32 key, 4 groups as TPC-H Q1: ${variant} (pipeline)`;
+    return { ...kernelCase('groupBy', name, 'rows/s', kernel, variables(types, outTypes), [{ words, width: W }], constants), check };
+  });
 }
 
 /**
