@@ -38,6 +38,21 @@ const tiledThreads = (g: GpuImpl, rows: number): number => Math.ceil(rows / (JOI
 /** Threads of the write pass for an output with room for `rows` rows. */
 const writeThreads = (g: GpuImpl, c: Compaction, rows: number): number => (c.perOutputRow ? tiledThreads(g, rows) : c.rows);
 
+/** The passes' sizes: both inputs' counts, then the host bound on left rows (u0.z). */
+const passSizes = (c: Compaction): Size[] => [c.sizes[0]!, c.sizes[1]!, c.rows];
+
+/** Records joinCount and the scan that turns its counts into output offsets (offsets[rows] is the total). */
+function encodeCounts(g: GpuImpl, rec: Recorder, c: Compaction, offsets: Bound, starts: Bound): void {
+  const totals = scanTotals(rec, c.rows + 1);
+  rec.dispatch(c.count.pass, [...c.count.inputs, offsets, starts, totals], passSizes(c), tiledThreads(g, c.rows + 1), c.constants, c.tables);
+  addBlockTotals(rec, offsets, c.rows + 1, totals);
+}
+
+/** Records joinWrite into `out`, which has room for `room` rows (u0.w: rows past it are not written). */
+function encodeWrite(g: GpuImpl, rec: Recorder, c: Compaction, offsets: Bound, starts: Bound, out: DeviceRelation, room: number): void {
+  rec.dispatch(c.write.pass, [...c.write.inputs, offsets, starts, bound(out)], [...passSizes(c), room], writeThreads(g, c, room), c.constants, c.tables);
+}
+
 /**
  * Output rows a join may allocate by its bound (left rows times the longest right run) rather than by its total read
  * back, unless the bound is at most twice the left rows: small outputs, or a bound close to what they need.
@@ -103,15 +118,11 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
     if ((capacity * c.outWidth + 1) * 4 <= g.limits.maxStorageBufferBindingSize) return guessedCompact(g, shaders, c, capacity, run);
   }
   const words = n + 1 + (wraps ? 1 : 0);
-  // The passes read the bound on left rows from u0.z.
-  const sizes: Size[] = [c.sizes[0]!, c.sizes[1]!, n];
   const offsets = acquireBound(g, words, `offsets for ${n} rows`);
   const starts = acquireBound(g, n, `match starts of ${n} rows`);
   try {
     const rec = new Recorder(g, shaders);
-    const totals = scanTotals(rec, n + 1);
-    rec.dispatch(c.count.pass, [...c.count.inputs, offsets, starts, totals], sizes, tiledThreads(g, n + 1), c.constants, c.tables);
-    addBlockTotals(rec, offsets, n + 1, totals);
+    encodeCounts(g, rec, c, offsets, starts);
     if (wraps) {
       g.writeBuffer(offsets.buffer, (n + 1) * 4, new Uint32Array(1));
       rec.dispatch('scanWrapped', [offsets], [n + 1], n + 1);
@@ -129,7 +140,7 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
     const out = allocRelation(g, total!, c.outWidth);
     if (total === 0) return out;
     const writing = new Recorder(g, shaders);
-    writing.dispatch(c.write.pass, [...c.write.inputs, offsets, starts, bound(out)], [...sizes, total!], writeThreads(g, c, total!), c.constants, c.tables);
+    encodeWrite(g, writing, c, offsets, starts, out, total!);
     await writing.submit();
     return out;
   } finally {
@@ -145,17 +156,14 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
  */
 async function guessedCompact(g: GpuImpl, shaders: KernelShaders, c: Compaction, capacity: number, run: GuessingRun): Promise<DeviceRelation> {
   const n = c.rows;
-  const sizes: Size[] = [c.sizes[0]!, c.sizes[1]!, n];
   const offsets = acquireBound(g, n + 1, `offsets for ${n} rows`);
   const starts = acquireBound(g, n, `match starts of ${n} rows`);
   const total = acquireBound(g, 1, 'join total');
   try {
     const out = allocPending(g, capacity, c.outWidth);
     const rec = new Recorder(g, shaders);
-    const totals = scanTotals(rec, n + 1);
-    rec.dispatch(c.count.pass, [...c.count.inputs, offsets, starts, totals], sizes, tiledThreads(g, n + 1), c.constants, c.tables);
-    addBlockTotals(rec, offsets, n + 1, totals);
-    rec.dispatch(c.write.pass, [...c.write.inputs, offsets, starts, bound(out)], [...sizes, capacity], writeThreads(g, c, capacity), c.constants, c.tables);
+    encodeCounts(g, rec, c, offsets, starts);
+    encodeWrite(g, rec, c, offsets, starts, out, capacity);
     rec.copy(offsets.buffer, n * 4, total.buffer, 0, 4);
     rec.using(CLAMP_PASSES).dispatch('countClamp', [{ buffer: out.buffer!, words: capacity * c.outWidth + 1 }], [{ buffer: total.buffer, offset: 0 }, capacity, out.pending!.offset / 4], 1);
     await rec.submit();
@@ -176,16 +184,13 @@ async function guessedCompact(g: GpuImpl, shaders: KernelShaders, c: Compaction,
  */
 async function boundedCompact(g: GpuImpl, shaders: KernelShaders, c: Compaction, capacity: number): Promise<DeviceRelation> {
   const n = c.rows;
-  const sizes: Size[] = [c.sizes[0]!, c.sizes[1]!, n];
   const offsets = acquireBound(g, n + 1, `offsets for ${n} rows`);
   const starts = acquireBound(g, n, `match starts of ${n} rows`);
   try {
     const out = allocPending(g, capacity, c.outWidth);
     const rec = new Recorder(g, shaders);
-    const totals = scanTotals(rec, n + 1);
-    rec.dispatch(c.count.pass, [...c.count.inputs, offsets, starts, totals], sizes, tiledThreads(g, n + 1), c.constants, c.tables);
-    addBlockTotals(rec, offsets, n + 1, totals);
-    rec.dispatch(c.write.pass, [...c.write.inputs, offsets, starts, bound(out)], [...sizes, capacity], writeThreads(g, c, capacity), c.constants, c.tables);
+    encodeCounts(g, rec, c, offsets, starts);
+    encodeWrite(g, rec, c, offsets, starts, out, capacity);
     rec.copy(offsets.buffer, n * 4, out.buffer!, out.pending!.offset, 4);
     await rec.submit();
     return out;
