@@ -203,9 +203,11 @@ export async function timeVixenQuery(
   const waitTimes: number[] = [];
   let rows = setup.relations.get('result')!;
   let hostSyncs = setup.stats.hostSyncs;
+  // Collected before the warm-up, not after it: on the H200 a query's first runs after a full collection ran
+  // 1.5-3x slower (TPC-H Q12 at SF 3: 10-20 ms against 5-7), which 3-5 timed runs right after it took as their median.
+  collectGarbage();
   await warmUp(warmup, data.warmMs, async () => (await run()).stats.milliseconds);
   const causes: SlowRunCauses = { startedAgain: 0, dictionaryBuilt: 0, buffersCreated: 0, spilledBytes: 0, gcMs: 0 };
-  collectGarbage();
   const gcMs = observeGc();
   for (let i = 0; i < runs; i++) {
     const r = await run();
