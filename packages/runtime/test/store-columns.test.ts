@@ -1,9 +1,9 @@
 /**
  * A store's columns read straight into device memory (gpu/store-columns.ts) give the rows the host's store loader
- * gives: every type, two string columns, pieces of a small staging plan (so every column is read ahead piece by
- * piece), relations past one binding in chunks.
+ * gives: every type, two string columns, small pieces (so every column is read in many pieces, several in flight),
+ * relations past one binding in chunks; a file changed after import fails the load.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -50,7 +50,7 @@ describe('loadStoreOnDevice', () => {
     const host = new EncodedFacts();
     await loadFactsDirInto(join(root, 'store'), [d], ['r'], [], host);
     const facts = new EncodedFacts();
-    const plan = { method: 'staging' as const, chunkBytes: 16 * 1024, inFlight: 3 };
+    const plan = { pieceBytes: 16 * 1024, inFlight: 3 };
     await loadFactsDirInto(join(root, 'store'), [d], ['r'], [], facts, undefined, undefined, false, (read, strings, step) => loadStoreOnDevice(gpu, read, strings, step, plan));
     const rel = facts.relations.get('r')!;
     expect(rel.count).toBe(0);
@@ -66,5 +66,19 @@ describe('loadStoreOnDevice', () => {
     } finally {
       releaseRelation(gpu, device);
     }
+  });
+
+  it('a column file changed after import (same size) fails the load with its name, keeping no rows', async () => {
+    const bad = join(root, 'bad-store');
+    cpSync(join(root, 'store'), bad, { recursive: true });
+    const file = join(bad, 'r', '2.u32');
+    const bytes = readFileSync(file);
+    bytes[bytes.length - 5]! ^= 1;
+    writeFileSync(file, bytes);
+    const facts = new EncodedFacts();
+    const plan = { pieceBytes: 16 * 1024, inFlight: 3 };
+    const load = loadFactsDirInto(bad, [decl], ['r'], [], facts, undefined, undefined, false, (read, strings, step) => loadStoreOnDevice(gpu, read, strings, step, plan));
+    await expect(load).rejects.toThrow(/store file .*bad-store\/r\/2\.u32 is corrupt: its CRC-32 differs from the manifest's/);
+    expect(facts.relations.get('r')?.device.length ?? 0).toBe(0);
   });
 });

@@ -12,7 +12,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { compile, Database, textParseTimes, type Gpu, type ParseMode, type Program } from '@vixen/runtime';
+import { compile, Database, storeLoadTimes, textParseTimes, type Gpu, type ParseMode, type Program } from '@vixen/runtime';
 import type { RelationDecl } from '@vixen/queryplan';
 import { END_TO_END_FORMATS, formatDir, prepareFormat, type EndToEndFormat, type FormatDirs } from '../end-to-end.js';
 import { median } from '../operators.js';
@@ -43,6 +43,8 @@ export interface LoadTiming {
   parsedOnDevice: string[];
   /** The device parser's host time by phase over the timed loads, per load (gpu/parse-text.ts textParseTimes). */
   deviceParse?: typeof textParseTimes;
+  /** The store loader's host time by phase over the timed loads, per load (gpu/store-columns.ts storeLoadTimes). */
+  storeLoad?: typeof storeLoadTimes;
 }
 
 export interface LoadBenchReport {
@@ -80,8 +82,12 @@ async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOpti
   let parsedOnDevice: string[] = [];
   let rows = 0;
   const parseTimes = { ...textParseTimes };
+  const storeTimes = { ...storeLoadTimes };
   for (let i = 0; i < (o.warmup ?? 1) + (o.runs ?? 3); i++) {
-    if (i === (o.warmup ?? 1)) Object.assign(parseTimes, textParseTimes);
+    if (i === (o.warmup ?? 1)) {
+      Object.assign(parseTimes, textParseTimes);
+      Object.assign(storeTimes, storeLoadTimes);
+    }
     // No host cache: it would parse every column of each file for later programs (comments included), where a run
     // of a program parses the columns it reads.
     const db = new Database(gpu, o.dataDir, { parse, hostCache: false });
@@ -102,8 +108,13 @@ async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOpti
     }
   }
   const runs = o.runs ?? 3;
-  const deviceParse = Object.fromEntries(Object.entries(textParseTimes).map(([k, v]) => [k, (v - parseTimes[k as keyof typeof textParseTimes]) / runs])) as typeof textParseTimes;
-  return { timing: { ms: median(walls), parseMs: median(parses), deviceLoadMs: median(loads), parsedOnDevice, ...(deviceParse.chunks > 0 ? { deviceParse } : {}) }, rows };
+  const perLoad = <T extends Record<string, number>>(now: T, before: T): T => Object.fromEntries(Object.entries(now).map(([k, v]) => [k, (v - before[k]!) / runs])) as T;
+  const deviceParse = perLoad(textParseTimes, parseTimes);
+  const storeLoad = perLoad(storeLoadTimes, storeTimes);
+  return {
+    timing: { ms: median(walls), parseMs: median(parses), deviceLoadMs: median(loads), parsedOnDevice, ...(deviceParse.chunks > 0 ? { deviceParse } : {}), ...(storeLoad.relations > 0 ? { storeLoad } : {}) },
+    rows,
+  };
 }
 
 export async function benchLoad(gpu: Gpu, o: LoadBenchOptions): Promise<LoadBenchReport> {
@@ -178,6 +189,13 @@ export function formatLoadReport(r: LoadBenchReport): string {
     ...(r.device?.deviceParse
       ? [
           `device parse, host ms per load: waiting for reads ${fmt(r.device.deviceParse.readWaitMs, 1)}, handing chunks to the device ${fmt(r.device.deviceParse.uploadMs, 1)}, waiting for the device ${fmt(r.device.deviceParse.syncWaitMs, 1)}, strings ${fmt(r.device.deviceParse.stringsMs, 1)} (${fmt(r.device.deviceParse.chunks, 0)} chunks, ${fmt(r.device.deviceParse.bytes / 1e6, 1)} MB)`,
+        ]
+      : []),
+    ...(r.store?.storeLoad
+      ? [
+          `store, host ms per load: dictionaries ${fmt(r.store.storeLoad.dictionariesMs, 1)}, opening files ${fmt(r.store.storeLoad.openMs, 1)}, reading and sending pieces ${fmt(r.store.storeLoad.piecesMs, 1)} ` +
+            `(reads ${fmt(r.store.storeLoad.readsMs, 1)} summed over those in flight, handing to the device ${fmt(r.store.storeLoad.sendMs, 1)}), waiting for checksums ${fmt(r.store.storeLoad.verifyWaitMs, 1)}, ` +
+            `for the device ${fmt(r.store.storeLoad.deviceWaitMs, 1)} (${fmt(r.store.storeLoad.relations, 0)} relations, ${fmt(r.store.storeLoad.bytes / 1e6, 1)} MB of columns)`,
         ]
       : []),
     ...(r.host && r.device

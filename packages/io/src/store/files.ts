@@ -1,11 +1,13 @@
 /**
- * Reading and writing a store's files whole, with their size and CRC-32 (node:zlib's, hardware CRC: about
- * 5.9 GB/s on the CPU machine, against 1.8 GB/s for sha256; a load spends more on interleaving columns into rows
- * than on it, so every load verifies every file it reads, and a corrupt file is never a wrong answer).
+ * Reading and writing a store's files, with their size and CRC-32 (node:zlib's, hardware CRC: about 5.9 GB/s on the
+ * CPU machine, against 1.8 GB/s for sha256, and on workers beside a device load: every load verifies every file it
+ * reads, and a corrupt file is never a wrong answer).
  */
+import { readSync } from 'node:fs';
 import { open, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
+import type { VixenError } from '@vixen/queryplan';
 import { storeError, type StoreFile } from './manifest.js';
 import { runInWorker } from '../parallel/pool.js';
 import { defineTask } from '../parallel/tasks.js';
@@ -20,21 +22,36 @@ export function checksum(bytes: Uint8Array, crc = 0): number {
   return crc;
 }
 
-/** `checksum` on a worker (StoreFileReader.checkShared). */
-const checksumTask = defineTask('io/store-checksum', import.meta.url, ({ bytes, crc }: { bytes: Uint8Array; crc: number }) => checksum(bytes, crc));
+/** Bytes a worker reads at a time to checksum a file (small enough that the checksum reads them from the cache). */
+const VERIFY_STEP = 1 << 20;
 
 /**
- * A store file read from start to end in pieces of the caller's choosing (into host memory, or on into a device's
- * staging buffers), its size checked on opening and its CRC-32 once every byte is read (`finish`): missing, shorter,
- * longer or changed is a VixenError naming the file.
+ * The CRC-32 of an open file (`fd`, shared by the process's threads) and its bytes to the end, read on a worker from
+ * the start; reading stops past `bytes` (a file longer than the manifest says is bad anyway).
+ */
+const verifyTask = defineTask('io/store-verify', import.meta.url, ({ fd, bytes }: { fd: number; bytes: number }) => {
+  const buffer = Buffer.allocUnsafe(VERIFY_STEP);
+  let crc = 0;
+  let at = 0;
+  for (;;) {
+    const n = readSync(fd, buffer, 0, Math.min(VERIFY_STEP, bytes + 1 - at), at);
+    if (n === 0) break;
+    crc = crc32(buffer.subarray(0, n), crc);
+    at += n;
+    if (at > bytes) break;
+  }
+  return { crc, bytes: at };
+});
+
+/**
+ * A store file opened, its size checked, read from start to end in pieces (`read`, its CRC-32 taken on this thread,
+ * checked by `finish`) or at any positions (`readAt`, while `verify` takes the CRC-32 on a worker): missing,
+ * shorter, longer or changed is a VixenError naming the file.
  */
 export class StoreFileReader {
-  /** Bytes asked for so far (reads may be in flight), and bytes checked (in order). */
-  private fetched = 0;
+  /** Bytes read and checked so far by `read`, in order. */
   private checked = 0;
   private crc = 0;
-  /** The checksum so far where pieces go to `checkShared`. */
-  private pending: Promise<number> | undefined;
 
   private constructor(
     readonly path: string,
@@ -57,46 +74,42 @@ export class StoreFileReader {
     return new StoreFileReader(path, file, handle);
   }
 
-  /**
-   * Fills `into` with the file's next bytes, unchecked: a second fetch may start before this one ends (it reads the
-   * bytes after these). Each fetched piece goes to `check`, in order.
-   */
-  async fetch(into: Uint8Array): Promise<void> {
-    const from = this.fetched;
-    this.fetched += into.length;
-    await readExactly(this.handle, into, from, (at) => storeError(`store file ${this.path} ended after ${at} of ${this.file.bytes} bytes`), STEP);
+  /** Fills `into` with the file's bytes from `position`, unchecked (reads at other positions may be in flight). */
+  readAt(into: Uint8Array, position: number): Promise<void> {
+    return readExactly(this.handle, into, position, (at) => this.ended(at), STEP);
   }
 
-  /** Adds the next fetched piece to the checksum. */
-  check(bytes: Uint8Array): void {
-    if (this.pending) throw new Error(`internal: ${this.path} checked on this thread after pieces checked on workers`);
-    this.crc = checksum(bytes, this.crc);
-    this.checked += bytes.length;
+  private ended(at: number): VixenError {
+    return storeError(`store file ${this.path} ended after ${at} of ${this.file.bytes} bytes`);
   }
 
   /**
-   * `check` on a worker thread, for a piece in shared memory (a SharedArrayBuffer's), so that this thread copies it on
-   * meanwhile; resolves once the piece is added (then it may be overwritten). Pieces are added in order.
+   * Checks the whole file's CRC-32 on a worker, which reads it itself from this open file (the bytes `readAt` gives:
+   * a corrupt file reads the same both times, and the store is only ever replaced whole, never written in place). The
+   * file must stay open until it settles.
    */
-  checkShared(bytes: Uint8Array): Promise<void> {
-    this.checked += bytes.length;
-    const added = (this.pending ?? Promise.resolve(this.crc)).then((crc) => runInWorker(checksumTask, { bytes, crc }));
-    this.pending = added;
-    return added.then(() => undefined);
+  async verify(): Promise<void> {
+    const { crc, bytes } = await runInWorker(verifyTask, { fd: this.handle.fd, bytes: this.file.bytes });
+    if (bytes < this.file.bytes) throw this.ended(bytes);
+    this.checkCrc(bytes, crc);
   }
 
-  /** Fills `into` with the file's next bytes, checked. */
+  private checkCrc(bytes: number, crc: number): void {
+    if (bytes !== this.file.bytes) throw new Error(`internal: ${bytes} of ${this.file.bytes} bytes of ${this.path} checked`);
+    if (crc !== this.file.crc32) throw storeError(`store file ${this.path} is corrupt: its CRC-32 differs from the manifest's (import the facts again)`);
+  }
+
+  /** Fills `into` with the file's next bytes, checked on this thread. */
   async read(into: Uint8Array): Promise<void> {
-    await this.fetch(into);
-    this.check(into);
+    await this.readAt(into, this.checked);
+    this.crc = checksum(into, this.crc);
+    this.checked += into.length;
   }
 
-  /** Checks that the whole file was read and its CRC-32 is the manifest's, and closes it. */
+  /** Checks that `read` read the whole file and its CRC-32 is the manifest's, and closes it. */
   async finish(): Promise<void> {
     await this.close();
-    if (this.pending) this.crc = await this.pending;
-    if (this.checked !== this.file.bytes) throw new Error(`internal: ${this.checked} of ${this.file.bytes} bytes of ${this.path} read`);
-    if (this.crc !== this.file.crc32) throw storeError(`store file ${this.path} is corrupt: its CRC-32 differs from the manifest's (import the facts again)`);
+    this.checkCrc(this.checked, this.crc);
   }
 
   close(): Promise<void> {

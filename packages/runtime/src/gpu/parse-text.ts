@@ -23,7 +23,8 @@ import { ParsedRows } from './parsed-rows.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { encodeScan } from './kernels/scan.js';
 import { memoShaders, Recorder, type Bound } from './recorder.js';
-import { HostParses, TextChunkReader, TextChunkSlots, type ReadMemory, type TextChunk } from './text-chunks.js';
+import { HostParses, TextChunkReader, TextChunkSlots, type TextChunk } from './text-chunks.js';
+import { MappedReads } from './mapped-reads.js';
 import { acquireBound, allocRelation, bound, DeviceLimitError, readWords, releaseRelation, submitAndSync, type DeviceRelation } from './relations.js';
 
 /** Default bytes read and parsed at a time. */
@@ -339,67 +340,5 @@ async function parseChunk(
     throw e;
   } finally {
     for (const b of held) g.pool.release(b.buffer);
-  }
-}
-
-/**
- * Reads land in mapped upload buffers (MAP_WRITE, COPY_SRC): the file's bytes go from the page cache straight into
- * memory the device copies from, on libuv's threads, and never through the main thread. Buffers of the usual size
- * are mapped again once their chunk's copy is done, for later reads of the file.
- */
-class MappedReads implements ReadMemory<GPUBuffer> {
-  /** Mapped buffers to read into again, with their mapped range (a second getMappedRange of a mapping fails). */
-  private readonly spare: Array<{ buffer: GPUBuffer; bytes: Uint8Array }> = [];
-  private readonly ranges = new Map<GPUBuffer, Uint8Array>();
-  private readonly all = new Set<GPUBuffer>();
-  private usual = 0;
-
-  constructor(private readonly g: GpuImpl) {}
-
-  async take(size: number): Promise<{ buffer: GPUBuffer; bytes: Uint8Array }> {
-    const bytes = Math.ceil(size / 4) * 4;
-    this.usual ||= bytes;
-    const reused = bytes <= this.usual ? this.spare.pop() : undefined;
-    if (reused) return reused;
-    const buffer = this.g.device.createBuffer({ size: Math.max(bytes, this.usual), usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC, mappedAtCreation: true });
-    this.all.add(buffer);
-    return { buffer, bytes: this.range(buffer) };
-  }
-
-  private range(buffer: GPUBuffer): Uint8Array {
-    const bytes = new Uint8Array(buffer.getMappedRange());
-    this.ranges.set(buffer, bytes);
-    return bytes;
-  }
-
-  give(buffer: GPUBuffer): void {
-    if (buffer.size !== this.usual || !this.all.has(buffer)) {
-      this.drop(buffer);
-      return;
-    }
-    const mapped = this.ranges.get(buffer);
-    if (buffer.mapState === 'mapped' && mapped) {
-      this.spare.push({ buffer, bytes: mapped });
-      return;
-    }
-    this.ranges.delete(buffer);
-    buffer.mapAsync(GPUMapMode.WRITE).then(
-      () => (this.all.has(buffer) ? this.spare.push({ buffer, bytes: this.range(buffer) }) : undefined),
-      () => this.drop(buffer),
-    );
-  }
-
-  private drop(buffer: GPUBuffer): void {
-    this.all.delete(buffer);
-    this.ranges.delete(buffer);
-    buffer.destroy();
-  }
-
-  /** Every buffer destroyed (the file is read; a buffer still being mapped is destroyed too). */
-  destroy(): void {
-    for (const b of this.all) b.destroy();
-    this.all.clear();
-    this.ranges.clear();
-    this.spare.length = 0;
   }
 }

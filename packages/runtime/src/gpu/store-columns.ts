@@ -1,82 +1,70 @@
 /**
- * A columnar store's relation straight into device memory (io's StoreDeviceLoader): each column file the program
- * reads is read in pieces (its CRC-32 checked as it goes, io's StoreFileReader), handed to the staging ring and
- * copied to the device, where a pass writes its values into the relation's rows (codegen-wgsl storeColumn). No value
- * is touched on the host, which used to interleave every column into rows and map every string id. A string
- * column's dictionary goes to the load's interner as it is, undecoded (a sorted list the run's dictionary merges);
- * the rows' string words become indices of the interner's ids (ParsedRows), which the executor maps to the run's
- * dictionary ids on the device as it does for device-parsed text.
+ * A columnar store's relation straight into device memory (io's StoreDeviceLoader): every column file the program
+ * reads is opened at once (its size checked) and read in pieces, several positional reads in flight across the
+ * files, each straight into a mapped upload buffer (MappedReads, as the device text parser reads: on libuv's
+ * threads, no byte through the main thread), then copied to the device, where a pass writes the piece's values into
+ * the relation's rows (codegen-wgsl storeColumn). Meanwhile a worker per file reads it again from the same open file
+ * and takes its CRC-32 (StoreFileReader.verify): the load ends only once every file is verified, and a bad one
+ * fails it with nothing kept. No value is touched on the host. A string column's dictionary goes to the load's
+ * interner as it is, undecoded (a sorted list the run's dictionary merges); the rows' string words become indices
+ * of the interner's ids (ParsedRows), which the executor maps to the run's dictionary ids on the device as it does
+ * for device-parsed text.
  */
 import { rowWords } from '@vixen/queryplan';
 import { storeColumnShaders } from '@vixen/codegen-wgsl';
 import { StoreDictionary, StoreFileReader, storeError, type DeviceRows, type StoreRelationRead, type StringInterner } from '@vixen/io';
 import { chunkedOf, chunkRows } from './chunks.js';
 import { internals, type Gpu } from './device.js';
+import { MappedReads } from './mapped-reads.js';
 import { ParsedRows } from './parsed-rows.js';
 import { memoShaders, Recorder } from './recorder.js';
 import { acquireBound, allocRelation, bound, releaseRelation, syncCounts, type DeviceRelation } from './relations.js';
-import { defaultUploadPlan, uploadBytes, type UploadFill, type UploadPlan } from './upload.js';
 
-/**
- * Two host buffers in shared memory that pieces are read into, each reused once the checksum of the piece it held
- * (on a worker, StoreFileReader.checkShared) is done: the columns of a relation take turns with them.
- */
-class HostPieces {
-  readonly buffers: [Uint8Array, Uint8Array];
-  /** Per buffer, the check of the piece it holds. */
-  readonly checked: [Promise<void>, Promise<void>] = [Promise.resolve(), Promise.resolve()];
-  /** The buffer the next piece goes to. */
-  next = 0;
-
-  constructor(bytes: number) {
-    this.buffers = [new Uint8Array(new SharedArrayBuffer(bytes)), new Uint8Array(new SharedArrayBuffer(bytes))];
-  }
+/** How a relation's column files are read: bytes per read (a mapped buffer each) and reads in flight. */
+export interface StoreReadPlan {
+  pieceBytes: number;
+  inFlight: number;
 }
 
 /**
- * An UploadFill of the next `total` bytes of `reader`, in pieces of at most the buffers' size (uploadBytes asks for
- * full pieces but the last): the next piece is read while this one is copied into the staging buffer and its
- * checksum taken on a worker.
+ * 32 MiB reads, 8 in flight: libuv's 4 threads each have a read queued behind the one they are doing, and the
+ * mapped buffers (at most twice the reads: one being read into, one being mapped again after its copy) stay small.
  */
-function readAhead(reader: StoreFileReader, total: number, host: HostPieces): UploadFill {
-  let fetched = 0;
-  let next: Promise<{ bytes: Uint8Array; k: number }> | undefined;
-  const fetch = (bytes: number): Promise<{ bytes: Uint8Array; k: number }> => {
-    const k = host.next;
-    host.next ^= 1;
-    const into = host.buffers[k].subarray(0, bytes);
-    fetched += bytes;
-    const read = host.checked[k].then(() => reader.fetch(into)).then(() => ({ bytes: into, k }));
-    // Awaited by the next fill; an upload that failed before then must not leave it unhandled.
-    read.catch(() => undefined);
-    return read;
-  };
-  return async (into) => {
-    const { bytes, k } = await (next ?? fetch(into.length));
-    if (bytes.length !== into.length) throw new Error(`internal: read ahead ${bytes.length} bytes for a piece of ${into.length}`);
-    next = fetched < total ? fetch(Math.min(host.buffers[0].length, total - fetched)) : undefined;
-    const checked = reader.checkShared(bytes);
-    // A failed check fails the file's finish; until then the buffer waits on it.
-    host.checked[k] = checked.catch(() => undefined);
-    into.set(bytes);
-  };
+export const STORE_READ_PLAN: StoreReadPlan = { pieceBytes: 32 * 2 ** 20, inFlight: 8 };
+
+/**
+ * Host time of store loads so far, in ms (`vixen bench load` prints it per load): reading and merging dictionaries,
+ * opening the files, the reads of the pieces (summed over the reads in flight, so more than the time they took),
+ * handing pieces to the device, then waiting for the last checksums and for the device.
+ */
+export const storeLoadTimes = { relations: 0, bytes: 0, dictionariesMs: 0, openMs: 0, readsMs: 0, sendMs: 0, piecesMs: 0, verifyWaitMs: 0, deviceWaitMs: 0 };
+
+/** A piece of a column file: `rows` values from row `row` of relation chunk `part`, at byte `at` of the file. */
+interface Piece {
+  part: DeviceRelation;
+  column: number;
+  row: number;
+  rows: number;
+  at: number;
 }
 
 /**
  * The kept columns of `read` as rows on the device, strings as ids of `strings`; undefined for rows of no word
- * (the host counts those). `plan`: how pieces are uploaded (tests use small pieces).
+ * (the host counts those). `plan`: how the files are read (tests use small pieces).
  */
 export async function loadStoreOnDevice(
   gpu: Gpu,
   read: StoreRelationRead,
   strings: StringInterner,
   step: (bytes: number) => void,
-  plan: UploadPlan = defaultUploadPlan(gpu),
+  plan: StoreReadPlan = STORE_READ_PLAN,
 ): Promise<DeviceRows | undefined> {
   const g = internals(gpu);
   const widths = read.columns.map((c) => rowWords([c.type]));
   const width = widths.reduce((n, w) => n + w, 0);
   if (width === 0 || read.rows === 0) return undefined;
+  const times = storeLoadTimes;
+  let t0 = performance.now();
   // Each string column's dictionary, as ids of `strings`, one after another in `map`.
   const bases: number[] = [];
   const sizes: number[] = [];
@@ -98,50 +86,100 @@ export async function loadStoreOnDevice(
     mapped += ids.length;
     step(c.dictionary.bytes.bytes + c.dictionary.offsets.bytes);
   }
+  times.dictionariesMs += performance.now() - t0;
+  t0 = performance.now();
   const shaders = memoShaders({ storeColumn: true }, () => storeColumnShaders());
-  // Pieces are read into host memory first (the CRC reads them, and mapped staging memory is slow to read), each
-  // while the one before is copied on: two buffers.
-  const piece = Math.min(plan.chunkBytes, Math.max(...read.columns.map((c) => c.bytes)));
-  const host = new HostPieces(piece);
+  const memory = new MappedReads(g, 2 * plan.inFlight);
   const readers: StoreFileReader[] = [];
+  const verified: Promise<void>[] = [];
   const parts: DeviceRelation[] = [];
   const state = acquireBound(g, 1, 'store load state');
   try {
-    for (const c of read.columns) readers.push(await StoreFileReader.open(read.dir, c));
+    const opened = await Promise.allSettled(read.columns.map((c) => StoreFileReader.open(read.dir, c)));
+    for (const o of opened) if (o.status === 'fulfilled') readers.push(o.value);
+    for (const o of opened) if (o.status === 'rejected') throw o.reason;
+    for (const r of readers) verified.push(r.verify());
+    // Awaited once every piece is sent; a failure must not go unhandled until then.
+    for (const v of verified) v.catch(() => undefined);
+    times.openMs += performance.now() - t0;
+    t0 = performance.now();
     const clear = new Recorder(g, shaders);
     clear.clear(state.buffer, 4);
     await clear.submit();
+    const pieces: Piece[] = [];
     const per = chunkRows(g, width);
     for (let first = 0; first < read.rows; first += per) {
       const rows = Math.min(per, read.rows - first);
-      const rel = allocRelation(g, rows, width);
-      parts.push(rel);
-      let at = 0;
-      for (const [k, reader] of readers.entries()) {
-        const w = widths[k]!;
-        const column = acquireBound(g, rows * w, `column ${read.columns[k]!.name} of ${read.name}`);
-        try {
-          await uploadBytes(gpu, column.buffer, 0, rows * w * 4, readAhead(reader, rows * w * 4, host), plan);
-          const rec = new Recorder(g, shaders);
-          rec.dispatch('storeColumn', [column, bound(rel), state], [rows, width, at, w], rows, Uint32Array.of(bases[k]!, sizes[k]!, read.columns[k]!.dictionary ? 1 : 0));
-          await rec.submit();
-        } finally {
-          // Later uploads into it queue after the pass that reads it.
-          g.pool.release(column.buffer);
-        }
-        step(rows * w * 4);
-        at += w;
+      const part = allocRelation(g, rows, width);
+      parts.push(part);
+      for (const [column, w] of widths.entries()) {
+        const most = Math.max(1, Math.floor(plan.pieceBytes / (4 * w)));
+        for (let row = 0; row < rows; row += most) pieces.push({ part, column, row, rows: Math.min(most, rows - row), at: 4 * w * (first + row) });
       }
     }
-    const finished = await Promise.allSettled(readers.splice(0).map((r) => r.finish()));
-    for (const f of finished) if (f.status === 'rejected') throw f.reason;
+    const at = widths.map((_, k) => widths.slice(0, k).reduce((n, w) => n + w, 0));
+    // Every read takes a buffer of the largest piece's size, so buffers are reused whatever piece they held.
+    const pieceBytes = Math.max(...pieces.map((p) => 4 * widths[p.column]! * p.rows));
+    let next = 0;
+    let failed = false;
+    /** Reads the next piece into a mapped buffer and hands it to the device; false once none is left. */
+    const send = async (): Promise<boolean> => {
+      if (failed || next >= pieces.length) return false;
+      const p = pieces[next++]!;
+      const w = widths[p.column]!;
+      const bytes = 4 * w * p.rows;
+      const { buffer, bytes: mem } = await g.orLost(memory.take(pieceBytes));
+      try {
+        const r0 = performance.now();
+        await readers[p.column]!.readAt(mem.subarray(0, bytes), p.at);
+        const s0 = performance.now();
+        times.readsMs += s0 - r0;
+        buffer.unmap();
+        const rec = new Recorder(g, shaders);
+        const column = rec.scratch(w * p.rows);
+        rec.copy(buffer, 0, column.buffer, 0, bytes);
+        const string = read.columns[p.column]!.dictionary ? 1 : 0;
+        rec.dispatch('storeColumn', [column, bound(p.part), state], [p.rows, width, at[p.column]!, w], p.rows, Uint32Array.of(bases[p.column]!, sizes[p.column]!, string, p.row));
+        await rec.submit();
+        g.batch.flush();
+        times.sendMs += performance.now() - s0;
+      } finally {
+        // Mapped again once its copy is done, for a later piece.
+        memory.give(buffer);
+      }
+      step(bytes);
+      return true;
+    };
+    // Lanes of reads in flight; a failed one stops the others taking more.
+    const lane = async (): Promise<void> => {
+      try {
+        while (await send());
+      } catch (e) {
+        failed = true;
+        throw e;
+      }
+    };
+    const lanes = await Promise.allSettled(Array.from({ length: Math.max(1, plan.inFlight) }, lane));
+    for (const l of lanes) if (l.status === 'rejected') throw l.reason;
+    times.piecesMs += performance.now() - t0;
+    t0 = performance.now();
+    const checks = await Promise.allSettled(verified);
+    for (const c of checks) if (c.status === 'rejected') throw c.reason;
+    times.verifyWaitMs += performance.now() - t0;
+    t0 = performance.now();
     const [flag] = await syncCounts(g, [{ buffer: state.buffer, offset: 0, words: 1 }]);
+    times.deviceWaitMs += performance.now() - t0;
     if (flag![0] !== 0) throw storeError(`store ${read.dir}: relation ${read.name} holds a string id outside its column's dictionary (corrupt store: import the facts again)`);
+    times.relations++;
+    times.bytes += read.columns.reduce((n, c) => n + c.bytes, 0);
   } catch (e) {
     for (const p of parts) releaseRelation(g, p);
-    await Promise.all(readers.map((r) => r.close()));
     throw e;
   } finally {
+    // The workers read the files by descriptor: they are closed once every check is done.
+    await Promise.allSettled(verified);
+    await Promise.all(readers.map((r) => r.close()));
+    memory.destroy();
     g.pool.release(state.buffer);
   }
   // Each chunk's string words index the same map: one copy of it per chunk (ParsedRows maps chunk by chunk).
