@@ -83,6 +83,8 @@ test('bench load times host and device parsing against DuckDB and writes JSON', 
   expect(r.out).toMatch(/^vixen parquet +[\d.]+/m);
   expect(r.out).toMatch(/^duckdb parquet +[\d.]+/m);
   expect(r.out).toMatch(/^staging ring 4 MiB x 4 +memory +[\d.]+ +[\d.]+$/m);
+  expect(r.out).toMatch(/^store, host ms per load: dictionaries [\d.]+, .* \(8 relations, [\d.]+ MB of columns\)$/m);
+  expect(r.out).toMatch(/^vixen store: tables in canonical order as loaded \(not sorted again\): /m);
   type Timing = { ms: number; parsedOnDevice: string[] };
   const report = JSON.parse(readFileSync(json, 'utf8')) as {
     sf: number;

@@ -10,6 +10,7 @@ export { GROUP_ITEMS, groupRowWords, groupSlotWords, hashAggregateShaders, type 
 export { hashJoinLayout, swapHashJoin } from './kernels/hash-join.js';
 export { MERGE_ROWS, MERGE_TILE } from './kernels/merge.js';
 export { storeColumnShaders } from './kernels/store-columns.js';
+export { rowsOrderShaders } from './kernels/rows-order.js';
 export { JOIN_ROWS, joinWritesPerOutputRow } from './kernels/merge-join.js';
 export { PARSE_SEGMENT_BYTES, deviceParses, parseInternShaders, parseStringsShaders, parseTextShaders, type TextLayout } from './kernels/parse-text.js';
 export { aggregateSlotWords, groupSlotLayout, pipelineBuildLayouts, pipelineBuildPass, pipelineParamsAt } from './kernels/pipeline.js';

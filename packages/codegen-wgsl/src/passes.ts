@@ -219,9 +219,16 @@ export const PASS_LAYOUTS = {
   parseStrings: ['read', 'write', 'uniform'],
   /**
    * A store column's values into rows (kernels/store-columns.ts). (column, rows, state, u) u0 = (rows, row width,
-   * word offset in a row, words per value), u1 = (string id base, dictionary size, is a string column).
+   * word offset in a row, words per value), u1 = (string id base, dictionary size, is a string column, the rows' first
+   * row).
    */
   storeColumn: ['read', 'write', 'write', 'uniform'],
+  /**
+   * Whether rows are strictly ascending by all words (kernels/rows-order.ts): state[0] |= 1 where one is not below
+   * the next, state[1] = max over adjacent rows of the leading words they share (zeroed by the host). (rows, next,
+   * state, u) u0 = (n, words per row, whether `next` holds the row after the last).
+   */
+  rowsOrder: ['read', 'read', 'write', 'uniform'],
   /**
    * Many iterations of a small-delta fixpoint loop in one workgroup (kernels/small-loop.ts). (fixed, rows, control,
    * u) u0 = (iterations this dispatch, most iterations in all, rows per scratch variable, rows per relation log).

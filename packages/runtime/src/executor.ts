@@ -20,6 +20,7 @@ import { printOrigin, rowWords, VixenError, type RelationDecl, type RuleOrigin }
 import { downloadRelation, downloadRelations, releaseRelation, uploadRelation, uploadRelationStaged, type DeviceRelation } from './gpu/relations.js';
 import { runKernel } from './gpu/kernels/run-kernel.js';
 import { selectHashed } from './gpu/kernels/select.js';
+import { rowsOrder, type RowsOrder } from './gpu/kernels/rows-order.js';
 import { madeUpShaders } from './gpu/recorder.js';
 import { internals, type Gpu } from './gpu/device.js';
 import { encodeValue, StringDictionary, type SortedStrings } from '@vixen/io';
@@ -190,9 +191,9 @@ export interface ExecuteStats {
   loadMilliseconds: number;
   /**
    * The relations uploaded from facts (rows and words per row); resident ones are not. `parsedOnDevice`: rows that
-   * the device parsed from their file (RunOptions.parse).
+   * the device parsed from their file (RunOptions.parse); `inOrder`: rows loaded in canonical order (not sorted again).
    */
-  uploads: Array<{ name: string; rows: number; width: number; parsedOnDevice?: true }>;
+  uploads: Array<{ name: string; rows: number; width: number; parsedOnDevice?: true; inOrder?: true }>;
   /** The base relations taken from `resident` instead. */
   residentRelations: string[];
   /** Every relation the run started from, resident or uploaded: rows and device words per row (its bytes in). */
@@ -927,13 +928,13 @@ async function evaluate(
       }
     }
     const keep = options.resident ? options.resident.keep.bind(options.resident) : () => false;
-    await loadInitialRelations(gpu, program, initial, dict, async (id, rel, by, name, parsedOnDevice) => {
+    await loadInitialRelations(gpu, program, initial, dict, async (id, rel, by, name, parsedOnDevice, inOrder) => {
       // A relation kept resident outlives the run's syncs: its count must be exact before the Database keeps it.
       if (rel.pending && options.resident?.keeps(name)) {
         await resolveCounts();
         settle(rel);
       }
-      uploads.push({ name, rows: rel.count, width: rel.width, ...(parsedOnDevice ? { parsedOnDevice } : {}) });
+      uploads.push({ name, rows: rel.count, width: rel.width, ...(parsedOnDevice ? { parsedOnDevice } : {}), ...(inOrder ? { inOrder } : {}) });
       inputs.push({ name, rows: rel.count, width: rel.width });
       await store(id, rel, by);
       if (leaves(rel).length > 0 && keep(name, rel)) for (const part of leaves(rel)) pinned.add(part.buffer!);
@@ -1186,7 +1187,8 @@ async function loadInitialRelations(
   program: KirProgram,
   initial: EncodedFacts,
   dict: StringDictionary,
-  store: (id: VarId, v: DeviceRelation, by: string, name: string, parsedOnDevice: boolean) => Promise<void>,
+  /** `inOrder`: the rows were loaded in canonical order (no sort ran). */
+  store: (id: VarId, v: DeviceRelation, by: string, name: string, parsedOnDevice: boolean, inOrder: boolean) => Promise<void>,
   /** The run may start again: the host rows stay in `initial` for it. */
   keepHostWords: boolean,
   /**
@@ -1235,6 +1237,7 @@ async function loadInitialRelations(
     }
     const parsedOnDevice = rel.device.length > 0;
     let canonical: DeviceRelation;
+    let order: RowsOrder | undefined;
     if (!parsedOnDevice && rel.width > 0 && rel.count * rel.width <= HOST_CANONICAL_WORDS) {
       // A few host rows (inline facts, loaded by every run on resident tables): sorted and made distinct here.
       const host = concatRows(rel.pieces().map((words) => ({ words, count: words.length / rel.width, width: rel.width })), rel.width);
@@ -1245,6 +1248,9 @@ async function loadInitialRelations(
       const parts = rel.count > 0 ? [await uploadRelationStaged(gpu, rel.pieces(), rel.width, rel.count)] : [];
       for (const rows of rel.device.splice(0)) parts.push(await deviceRowsRelation(gpu, rows, rel.types));
       const raw = chunkedOf(parts, rel.width);
+      // Rows loaded in canonical order already (a store or file written sorted) need no sort: one pass says so.
+      order = rows >= ORDER_CHECK_ROWS ? await rowsOrder(internals(gpu), raw) : undefined;
+      if (order?.ascending) raw.canonical = true;
       const run = (k: KirKernel, input: DeviceRelation): Promise<DeviceRelation> =>
         runKernel(gpu, k, madeUpShaders(k, variables), [input], new Uint32Array(0), variables);
       const sorted = await run({ kind: 'sort', id: -1, input: id, output: id, keys: all }, raw);
@@ -1255,14 +1261,20 @@ async function loadInitialRelations(
     // The device has its copy: the host words need not live through the run, unless it may start again.
     if (!keepHostWords) initial.relations.delete(name);
     try {
-      await checkDeclaredKeys(gpu, { ...program, variables }, decl, id, canonical, dict);
+      await checkDeclaredKeys(gpu, { ...program, variables }, decl, id, canonical, dict, order?.ascending ? order.shared : undefined);
     } catch (e) {
       releaseRelation(gpu, canonical);
       throw e;
     }
-    await store(id, await keptColumns(gpu, variables, program.variables[id]!, decl, id, canonical), `loading the facts of ${name}`, name, parsedOnDevice);
+    await store(id, await keptColumns(gpu, variables, program.variables[id]!, decl, id, canonical), `loading the facts of ${name}`, name, parsedOnDevice, order?.ascending ?? false);
   }
 }
+
+/**
+ * Loaded rows from which their order is checked before a sort (kernels/rows-order.ts): a pass and a round trip cost
+ * more than sorting fewer.
+ */
+const ORDER_CHECK_ROWS = 2 ** 16;
 
 /**
  * Host rows of at most this many words are made canonical on the host (partitioned.ts sortRows and uniqueSorted,

@@ -1,14 +1,19 @@
 /**
  * Relations known to be canonical (a unique kernel's output) skip the sort, unique and concat work that would
  * only restore that form: a union into an empty relation and re-canonicalizing its rows become no-ops, and
- * the result still equals the canonical form computed from scratch.
+ * the result still equals the canonical form computed from scratch. Facts loaded in canonical order are found so
+ * by one pass (rowsOrder) and not sorted again; rows out of order, repeated or breaking a key still are.
  */
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { generateKernelShaders } from '@vixen/codegen-wgsl';
 import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
+import type { Row } from '@vixen/queryplan';
 import { downloadRelation, exactRows, openGpu, releaseRelation, runKernel, uploadRelation, type Gpu } from '../src/gpu/index.js';
 import { encode, randomRows, rng } from './gpu-fixtures.js';
 import { compile } from '../src/index.js';
+import { internals } from '../src/gpu/device.js';
+import { chunkedOf } from '../src/gpu/chunks.js';
+import { rowsOrder } from '../src/gpu/kernels/rows-order.js';
 
 let gpu: Gpu;
 beforeAll(async () => {
@@ -66,4 +71,58 @@ n[] = c <- agg<<c = count()>> f(_, _, _).`,
   expect(run.relations.get('j')).toEqual(oracle.get('j'));
   expect(run.relations.get('n')).toEqual(oracle.get('n'));
   expect(run.relations.get('n')).toEqual([[5]]);
+});
+
+test('rowsOrder finds rows strictly ascending by all words, across chunks, and the leading words neighbours share', async () => {
+  // Two-word rows (a, b): a = floor(i / 3), b = 2i; unsigned word order, so a negative int32 sorts after positives.
+  const words = (n: number, edit?: (w: Uint32Array) => void): Uint32Array => {
+    const w = new Uint32Array(2 * n);
+    for (let i = 0; i < n; i++) {
+      w[2 * i] = Math.floor(i / 3);
+      w[2 * i + 1] = 2 * i;
+    }
+    edit?.(w);
+    return w;
+  };
+  const chunks = (w: Uint32Array, cut: number) => chunkedOf([uploadRelation(gpu, w.subarray(0, 2 * cut), 2), uploadRelation(gpu, w.subarray(2 * cut), 2)], 2);
+  const cases: Array<[string, Uint32Array, { ascending: boolean; shared: number }]> = [
+    ['in order', words(1000), { ascending: true, shared: 1 }],
+    ['in order, keys distinct', words(1000, (w) => w.forEach((_, k) => k % 2 === 0 && (w[k] = k))), { ascending: true, shared: 0 }],
+    ['a repeated row', words(1000, (w) => w.set([w[2 * 500]!, w[2 * 500 + 1]!], 2 * 501)), { ascending: false, shared: 2 }],
+    ['a row after a larger one', words(1000, (w) => (w[2 * 700 + 1] = 1)), { ascending: false, shared: 1 }],
+    ['a negative int32 last', words(1000, (w) => (w[2 * 999] = -1 >>> 0)), { ascending: true, shared: 1 }],
+    ['the last row of a chunk above the next chunk', words(1000, (w) => (w[2 * 599] = 400)), { ascending: false, shared: 1 }],
+  ];
+  for (const [what, w, expected] of cases) {
+    const rel = chunks(w, 600);
+    expect({ what, ...(await rowsOrder(internals(gpu), rel)) }).toEqual({ what, ...expected });
+    releaseRelation(gpu, rel);
+  }
+});
+
+test('facts loaded in order are not sorted again; out of order, repeated or breaking a key, they are as before', async () => {
+  const program = compile(
+    `f(a, b, s) -> int32(a), int32(b), string(s).
+f(a, b, s), f(a, b2, s2) -> b = b2, s = s2.
+n[] = c <- agg<<c = count()>> f(_, _, _).
+t[] = x <- agg<<x = sum(b)>> f(_, b, _).
+top(a, s) <- f(a, _, s), a > 69990.`,
+  );
+  // Past the rows from which the order is checked; string ids follow string order ("k00010" < "k00011").
+  const n = 70_000;
+  const inOrder: Row[] = Array.from({ length: n }, (_, i) => [i, i % 7, `k${String(i % 1000).padStart(5, '0')}`]);
+  const cases: Array<[string, Row[], boolean]> = [
+    ['in order', inOrder, true],
+    ['two rows swapped', inOrder.map((r, i) => inOrder[i === 100 ? 101 : i === 101 ? 100 : i]!), false],
+    ['a row repeated', [...inOrder.slice(0, 500), inOrder[499]!, ...inOrder.slice(500)], false],
+  ];
+  for (const [what, f, sorted] of cases) {
+    const run = await program.run({ gpu, facts: { f }, outputs: ['n', 't', 'top'] });
+    const oracle = await program.interpret({ facts: { f }, outputs: ['n', 't', 'top'] });
+    expect({ what, inOrder: run.stats.uploads.find((u) => u.name === 'f')?.inOrder ?? false }).toEqual({ what, inOrder: sorted });
+    for (const r of ['n', 't', 'top']) expect(run.relations.get(r)).toEqual(oracle.get(r));
+  }
+  // In order, but two rows share a key: the key check still runs and names it.
+  const broken = inOrder.map((r, i) => (i === 5000 ? [4999, 1, 'x'] : r)).sort((x, y) => (x[0] as number) - (y[0] as number) || (x[1] as number) - (y[1] as number));
+  await expect(program.run({ gpu, facts: { f: broken } })).rejects.toThrow(/^key violated: f /);
 });

@@ -41,6 +41,8 @@ export interface LoadTiming {
   deviceLoadMs: number;
   /** Tables whose files the device parsed (the others fell back to the host parser). */
   parsedOnDevice: string[];
+  /** Tables whose rows loaded in canonical order (found so on the device, not sorted again). */
+  inOrder: string[];
   /** The device parser's host time by phase over the timed loads, per load (gpu/parse-text.ts textParseTimes). */
   deviceParse?: typeof textParseTimes;
   /** The store loader's host time by phase over the timed loads, per load (gpu/store-columns.ts storeLoadTimes). */
@@ -80,6 +82,7 @@ async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOpti
   const parses: number[] = [];
   const loads: number[] = [];
   let parsedOnDevice: string[] = [];
+  let inOrder: string[] = [];
   let rows = 0;
   const parseTimes = { ...textParseTimes };
   const storeTimes = { ...storeLoadTimes };
@@ -102,6 +105,7 @@ async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOpti
       loads.push(runs.reduce((n, r) => n + r.stats.loadMilliseconds, 0));
       const uploads = runs.flatMap((r) => r.stats.uploads);
       parsedOnDevice = uploads.filter((u) => u.parsedOnDevice).map((u) => u.name);
+      inOrder = uploads.filter((u) => u.inOrder).map((u) => u.name);
       rows = uploads.reduce((n, u) => n + u.rows, 0);
     } finally {
       db.clear();
@@ -112,7 +116,7 @@ async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOpti
   const deviceParse = perLoad(textParseTimes, parseTimes);
   const storeLoad = perLoad(storeLoadTimes, storeTimes);
   return {
-    timing: { ms: median(walls), parseMs: median(parses), deviceLoadMs: median(loads), parsedOnDevice, ...(deviceParse.chunks > 0 ? { deviceParse } : {}), ...(storeLoad.relations > 0 ? { storeLoad } : {}) },
+    timing: { ms: median(walls), parseMs: median(parses), deviceLoadMs: median(loads), parsedOnDevice, inOrder, ...(deviceParse.chunks > 0 ? { deviceParse } : {}), ...(storeLoad.relations > 0 ? { storeLoad } : {}) },
     rows,
   };
 }
@@ -174,6 +178,7 @@ export function formatLoadReport(r: LoadBenchReport): string {
   const mbps = (bytes: number, ms: number): string => fmt(bytes / 1e6 / (ms / 1000), 1);
   const line = (name: string, t: LoadTiming | undefined, ms: number, bytes: number, peer: number): string =>
     `${name.padEnd(16)}${fmt(ms, 1).padStart(11)}${(t ? fmt(t.parseMs, 1) : '-').padStart(11)}${(t ? fmt(t.deviceLoadMs, 1) : '-').padStart(13)}${mbps(bytes, ms).padStart(8)}${fmt(ms / peer, 2).padStart(10)}`;
+  const loads: Array<[string, LoadTiming | undefined]> = [['vixen host', r.host], ['vixen device', r.device], ['vixen store', r.store], ['vixen parquet', r.parquet]];
   const made = (what: string, f: { bytes: number; prepareMs: number } | undefined, how: string): string[] =>
     f ? [`${what}: ${(f.bytes / 1e6).toFixed(1)} MB (${how} in ${fmt(f.prepareMs, 0)} ms)`] : [];
   return [
@@ -198,6 +203,7 @@ export function formatLoadReport(r: LoadBenchReport): string {
             `for the device ${fmt(r.store.storeLoad.deviceWaitMs, 1)} (${fmt(r.store.storeLoad.relations, 0)} relations, ${fmt(r.store.storeLoad.bytes / 1e6, 1)} MB of columns)`,
         ]
       : []),
+    ...loads.flatMap(([name, t]) => (t ? [`${name}: tables in canonical order as loaded (not sorted again): ${t.inOrder.join(', ') || 'none'}`] : [])),
     ...(r.host && r.device
       ? [`parsed on the device: ${r.device.parsedOnDevice.length === TPCH_TABLES.length ? 'all tables' : r.device.parsedOnDevice.join(', ') || 'none'}; device vs host: ${fmt(r.host.ms / r.device.ms, 2)}x`]
       : []),
