@@ -70,15 +70,25 @@ export async function importStore(options: ImportStoreOptions): Promise<Imported
       });
       // Awaited below in column order; a failed write must not leave the others unhandled.
       for (const p of sorted.values()) p.catch(() => undefined);
+      const kept: { c: number; words: Uint32Array; width: number; dictionary?: string[] }[] = [];
+      for (let c = 0; c < columns.length; c++) {
+        const offset = offsets.get(c);
+        if (offset === undefined) continue;
+        const width = rowWords([columns[c]!.type]);
+        kept.push({ c, width, ...((await sorted.get(c)) ?? { words: columnOf(rel, offset, width) }) });
+      }
+      // Rows written in the device's canonical order where they are near it: a load of these columns finds them so.
+      const order = canonicalOrder(kept, rel.count);
+      if (order) for (const k of kept) k.words = permuted(k.words, k.width, order);
       for (let c = 0; c < columns.length; c++) {
         const { name, type } = columns[c]!;
-        const offset = offsets.get(c);
-        if (offset === undefined) {
+        const values = kept.find((k) => k.c === c);
+        if (!values) {
           stored.push({ name, type, omitted: true });
           omits = true;
           continue;
         }
-        const { words, dictionary } = (await sorted.get(c)) ?? { words: columnOf(rel, offset, rowWords([type])) };
+        const { words, dictionary } = values;
         const base = `${folder}/${c}`;
         const column: StoreColumn = { name, type, ...(await writeStoreFile(building, `${base}.u32`, wordBytes(words))) };
         if (dictionary) {
@@ -182,6 +192,70 @@ function columnOf(rel: EncodedRelation, offset: number, width: number): Uint32Ar
         out[o++] = words[at]!;
         out[o++] = words[at + 1]!;
       }
+    }
+  }
+  return out;
+}
+
+/** The longest run of rows sharing their first word that an import sorts (by insertion). */
+const SORTED_RUN = 64;
+
+/**
+ * The row order of a sort by all words (unsigned, column after column, each column's words in order: the order the
+ * device's sort gives, so a load finds the rows canonical and sorts nothing: runtime kernels/rows-order.ts), where
+ * the rows are sorted by their first word already in runs of at most SORTED_RUN rows (most tables by their key,
+ * lineitem by its order key): each run sorted by insertion. Undefined where the rows are in that order already, or
+ * further from it (sorting them on the host would cost the import more than the device's sort costs a load).
+ */
+function canonicalOrder(columns: readonly { words: Uint32Array; width: number }[], rows: number): Uint32Array | undefined {
+  // Each word of a row: its column's words, that column's width and the word's place in a value.
+  const arrays = columns.flatMap((c) => Array.from({ length: c.width }, () => c.words));
+  const widths = columns.flatMap((c) => Array.from({ length: c.width }, () => c.width));
+  const places = columns.flatMap((c) => Array.from({ length: c.width }, (_, k) => k));
+  const compare = (r: number, s: number): number => {
+    for (let k = 0; k < arrays.length; k++) {
+      const w = widths[k]!;
+      const a = arrays[k]![r * w + places[k]!]!;
+      const b = arrays[k]![s * w + places[k]!]!;
+      if (a !== b) return a < b ? -1 : 1;
+    }
+    return 0;
+  };
+  let r = 1;
+  while (r < rows && compare(r - 1, r) <= 0) r++;
+  if (r >= rows) return undefined;
+  const first = arrays[0]!;
+  const step = widths[0]!;
+  for (let start = 0, i = 1; i <= rows; i++) {
+    if (i < rows && first[i * step] === first[start * step]) continue;
+    if (i - start > SORTED_RUN || (i < rows && first[i * step]! < first[start * step]!)) return undefined;
+    start = i;
+  }
+  const order = new Uint32Array(rows);
+  for (let i = 0; i < rows; i++) order[i] = i;
+  for (let start = 0; start < rows; ) {
+    let end = start + 1;
+    while (end < rows && first[end * step] === first[start * step]) end++;
+    for (let i = start + 1; i < end; i++) {
+      const row = order[i]!;
+      let j = i;
+      for (; j > start && compare(order[j - 1]!, row) > 0; j--) order[j] = order[j - 1]!;
+      order[j] = row;
+    }
+    start = end;
+  }
+  return order;
+}
+
+/** `words` (values of `width` words) in the row order `order`. */
+function permuted(words: Uint32Array, width: number, order: Uint32Array): Uint32Array {
+  const out = new Uint32Array(words.length);
+  if (width === 1) for (let i = 0; i < order.length; i++) out[i] = words[order[i]!]!;
+  else {
+    for (let i = 0; i < order.length; i++) {
+      const from = 2 * order[i]!;
+      out[2 * i] = words[from]!;
+      out[2 * i + 1] = words[from + 1]!;
     }
   }
   return out;
