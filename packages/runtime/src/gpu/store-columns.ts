@@ -33,8 +33,8 @@ export interface StoreReadPlan {
 export const STORE_READ_PLAN: StoreReadPlan = { pieceBytes: 32 * 2 ** 20, inFlight: 8 };
 
 /**
- * Host time of store loads so far, in ms (`vixen bench load` prints it per load): reading and merging dictionaries,
- * opening the files, the reads of the pieces (summed over the reads in flight, so more than the time they took),
+ * Host time of store loads so far, in ms (`vixen bench load` prints it per load): handing the dictionaries (read
+ * meanwhile) to the interner, opening the files, the reads of the pieces (summed over the reads in flight, so more than the time they took),
  * handing pieces to the device, then waiting for the last checksums and for the device.
  */
 export const storeLoadTimes = { relations: 0, bytes: 0, dictionariesMs: 0, openMs: 0, readsMs: 0, sendMs: 0, piecesMs: 0, verifyWaitMs: 0, deviceWaitMs: 0 };
@@ -64,36 +64,28 @@ export async function loadStoreOnDevice(
   const width = widths.reduce((n, w) => n + w, 0);
   if (width === 0 || read.rows === 0) return undefined;
   const times = storeLoadTimes;
-  let t0 = performance.now();
-  // Each string column's dictionary, as ids of `strings`, one after another in `map`.
+  // Each string column's dictionary takes the manifest's count of ids, one after another in `map`.
   const bases: number[] = [];
   const sizes: number[] = [];
-  const maps: Uint32Array[] = [];
   let mapped = 0;
-  // Read together: each one's checksum while the others are read.
-  const dictionaries = await Promise.all(read.columns.map((c) => c.dictionary && StoreDictionary.read(read.dir, c.dictionary)));
-  for (const [k, c] of read.columns.entries()) {
+  for (const c of read.columns) {
+    // The pass adds a column's base to its words: 0 for other columns.
     bases.push(c.dictionary ? mapped : 0);
-    sizes.push(0);
-    const dictionary = dictionaries[k];
-    if (!c.dictionary || !dictionary) continue;
-    // Sorted and distinct already: the run's dictionary merges it with the others, undecoded (StringInterner.addSorted).
-    const first = strings.addSorted(dictionary);
-    const ids = new Uint32Array(dictionary.size);
-    for (let id = 0; id < ids.length; id++) ids[id] = first + id;
-    maps.push(ids);
-    sizes[sizes.length - 1] = ids.length;
-    mapped += ids.length;
-    step(c.dictionary.bytes.bytes + c.dictionary.offsets.bytes);
+    sizes.push(c.dictionary?.strings ?? 0);
+    mapped += c.dictionary?.strings ?? 0;
   }
-  times.dictionariesMs += performance.now() - t0;
-  t0 = performance.now();
+  // Read (each with its checksum) while the columns are; taken by the interner once they are.
+  const dictionaries = Promise.all(read.columns.map((c) => c.dictionary && StoreDictionary.read(read.dir, c.dictionary)));
+  dictionaries.catch(() => undefined);
+  let t0 = performance.now();
   const shaders = memoShaders({ storeColumn: true }, () => storeColumnShaders());
   const memory = new MappedReads(g, 2 * plan.inFlight);
   const readers: StoreFileReader[] = [];
   const verified: Promise<void>[] = [];
   const parts: DeviceRelation[] = [];
   const state = acquireBound(g, 1, 'store load state');
+  /** Per string column, its dictionary's ids of `strings` from bases[k] on. */
+  const map = new Uint32Array(mapped);
   try {
     const opened = await Promise.allSettled(read.columns.map((c) => StoreFileReader.open(read.dir, c)));
     for (const o of opened) if (o.status === 'fulfilled') readers.push(o.value);
@@ -170,6 +162,16 @@ export async function loadStoreOnDevice(
     const [flag] = await syncCounts(g, [{ buffer: state.buffer, offset: 0, words: 1 }]);
     times.deviceWaitMs += performance.now() - t0;
     if (flag![0] !== 0) throw storeError(`store ${read.dir}: relation ${read.name} holds a string id outside its column's dictionary (corrupt store: import the facts again)`);
+    t0 = performance.now();
+    for (const [k, dictionary] of (await dictionaries).entries()) {
+      const c = read.columns[k]!;
+      if (!c.dictionary || !dictionary) continue;
+      // Sorted and distinct already: the run's dictionary merges it with the others, undecoded (StringInterner.addSorted).
+      const first = strings.addSorted(dictionary);
+      for (let id = 0; id < dictionary.size; id++) map[bases[k]! + id] = first + id;
+      step(c.dictionary.bytes.bytes + c.dictionary.offsets.bytes);
+    }
+    times.dictionariesMs += performance.now() - t0;
     times.relations++;
     times.bytes += read.columns.reduce((n, c) => n + c.bytes, 0);
   } catch (e) {
@@ -177,14 +179,12 @@ export async function loadStoreOnDevice(
     throw e;
   } finally {
     // The workers read the files by descriptor: they are closed once every check is done.
-    await Promise.allSettled(verified);
+    await Promise.allSettled([...verified, dictionaries]);
     await Promise.all(readers.map((r) => r.close()));
     memory.destroy();
     g.pool.release(state.buffer);
   }
   // Each chunk's string words index the same map: one copy of it per chunk (ParsedRows maps chunk by chunk).
-  const map = new Uint32Array(mapped);
-  maps.reduce((at, m) => (map.set(m, at), at + m.length), 0);
   const stringIds = new Uint32Array(mapped * parts.length);
   for (let j = 0; j < parts.length; j++) stringIds.set(map, j * mapped);
   return new ParsedRows(gpu, chunkedOf(parts, width), stringIds, parts.map((_, j) => j * mapped));
