@@ -91,6 +91,7 @@ export class StoreFileReader {
   async verify(): Promise<void> {
     const { crc, bytes } = await runInWorker(verifyTask, { fd: this.handle.fd, bytes: this.file.bytes });
     if (bytes < this.file.bytes) throw this.ended(bytes);
+    if (bytes > this.file.bytes) throw storeError(`store file ${this.path} has more than the ${this.file.bytes} bytes the manifest says (rewritten: import the facts again)`);
     this.checkCrc(bytes, crc);
   }
 

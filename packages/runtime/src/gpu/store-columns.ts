@@ -86,13 +86,21 @@ export async function loadStoreOnDevice(
   const state = acquireBound(g, 1, 'store load state');
   /** Per string column, its dictionary's ids of `strings` from bases[k] on. */
   const map = new Uint32Array(mapped);
+  /** A read or check failed: no more pieces are read. */
+  let failed = false;
   try {
     const opened = await Promise.allSettled(read.columns.map((c) => StoreFileReader.open(read.dir, c)));
     for (const o of opened) if (o.status === 'fulfilled') readers.push(o.value);
     for (const o of opened) if (o.status === 'rejected') throw o.reason;
-    for (const r of readers) verified.push(r.verify());
-    // Awaited once every piece is sent; a failure must not go unhandled until then.
-    for (const v of verified) v.catch(() => undefined);
+    // A failed check stops the reads; awaited once every piece is sent, it must not go unhandled until then.
+    for (const r of readers) {
+      const check = r.verify().catch((e: unknown) => {
+        failed = true;
+        throw e;
+      });
+      check.catch(() => undefined);
+      verified.push(check);
+    }
     times.openMs += performance.now() - t0;
     t0 = performance.now();
     const clear = new Recorder(g, shaders);
@@ -113,7 +121,6 @@ export async function loadStoreOnDevice(
     // Every read takes a buffer of the largest piece's size, so buffers are reused whatever piece they held.
     const pieceBytes = Math.max(...pieces.map((p) => 4 * widths[p.column]! * p.rows));
     let next = 0;
-    let failed = false;
     /** Reads the next piece into a mapped buffer and hands it to the device; false once none is left. */
     const send = async (): Promise<boolean> => {
       if (failed || next >= pieces.length) return false;
