@@ -35,6 +35,10 @@ test('canonical relations skip sort, unique and a concat with an empty side', as
   const canonical = await launch(unique, [sorted]);
   expect(canonical.canonical).toBe(true);
   expect(await exactRows(gpu, canonical)).toBeLessThan(5000);
+  // The pass that finds loaded rows canonical agrees with the sort and unique kernels (negative and 64-bit values).
+  expect((await rowsOrder(internals(gpu), canonical))?.ascending).toBe(true);
+  expect((await rowsOrder(internals(gpu), sorted))?.ascending).toBe(false);
+  expect((await rowsOrder(internals(gpu), raw))?.ascending).toBe(false);
 
   const empty = { buffer: null, count: 0, width: 3 };
   expect(await launch(concat, [empty, canonical])).toBe(canonical);
