@@ -14,7 +14,7 @@ import { rowWords } from '@vixen/queryplan';
 import { storeColumnShaders } from '@vixen/codegen-wgsl';
 import { StoreDictionary, StoreFileReader, storeError, type DeviceRows, type StoreRelationRead, type StringInterner } from '@vixen/io';
 import { chunkedOf, chunkRows } from './chunks.js';
-import { internals, type Gpu } from './device.js';
+import { internals, type Gpu, type GpuImpl } from './device.js';
 import { MappedReads } from './mapped-reads.js';
 import { ParsedRows } from './parsed-rows.js';
 import { memoShaders, Recorder } from './recorder.js';
@@ -27,8 +27,8 @@ export interface StoreReadPlan {
 }
 
 /**
- * 32 MiB reads, 8 in flight: libuv's 4 threads each have a read queued behind the one they are doing, and the
- * mapped buffers (at most twice the reads: one being read into, one being mapped again after its copy) stay small.
+ * 32 MiB reads, 8 in flight: libuv's 4 threads each have a read queued behind the one they are doing; the mapped
+ * buffers (12, 384 MiB of host memory) stay with the device for later loads.
  */
 export const STORE_READ_PLAN: StoreReadPlan = { pieceBytes: 32 * 2 ** 20, inFlight: 8 };
 
@@ -38,6 +38,23 @@ export const STORE_READ_PLAN: StoreReadPlan = { pieceBytes: 32 * 2 ** 20, inFlig
  * handing pieces to the device, then waiting for the last checksums and for the device.
  */
 export const storeLoadTimes = { relations: 0, bytes: 0, dictionariesMs: 0, openMs: 0, readsMs: 0, sendMs: 0, piecesMs: 0, verifyWaitMs: 0, deviceWaitMs: 0 };
+
+/**
+ * Per device, the mapped buffers store loads read into, kept from one load to the next (making a mapped buffer, which
+ * Dawn zeroes, costs more than a read into it); remade for another plan.
+ */
+const readMemory = new WeakMap<GpuImpl, { plan: StoreReadPlan; memory: MappedReads }>();
+
+function memoryFor(g: GpuImpl, plan: StoreReadPlan): MappedReads {
+  let kept = readMemory.get(g);
+  if (!kept || kept.plan.pieceBytes !== plan.pieceBytes || kept.plan.inFlight !== plan.inFlight) {
+    kept?.memory.destroy();
+    // Reads in flight, and a few more being mapped again after their copies.
+    kept = { plan, memory: new MappedReads(g, plan.inFlight + 4) };
+    readMemory.set(g, kept);
+  }
+  return kept.memory;
+}
 
 /** A piece of a column file: `rows` values from row `row` of relation chunk `part`, at byte `at` of the file. */
 interface Piece {
@@ -79,7 +96,7 @@ export async function loadStoreOnDevice(
   dictionaries.catch(() => undefined);
   let t0 = performance.now();
   const shaders = memoShaders({ storeColumn: true }, () => storeColumnShaders());
-  const memory = new MappedReads(g, 2 * plan.inFlight);
+  const memory = memoryFor(g, plan);
   const readers: StoreFileReader[] = [];
   const verified: Promise<void>[] = [];
   const parts: DeviceRelation[] = [];
@@ -118,8 +135,6 @@ export async function loadStoreOnDevice(
       }
     }
     const at = widths.map((_, k) => widths.slice(0, k).reduce((n, w) => n + w, 0));
-    // Every read takes a buffer of the largest piece's size, so buffers are reused whatever piece they held.
-    const pieceBytes = Math.max(...pieces.map((p) => 4 * widths[p.column]! * p.rows));
     let next = 0;
     /** Reads the next piece into a mapped buffer and hands it to the device; false once none is left. */
     const send = async (): Promise<boolean> => {
@@ -127,7 +142,8 @@ export async function loadStoreOnDevice(
       const p = pieces[next++]!;
       const w = widths[p.column]!;
       const bytes = 4 * w * p.rows;
-      const { buffer, bytes: mem } = await g.orLost(memory.take(pieceBytes));
+      // Every read takes a buffer of the plan's size, so buffers are reused whatever piece they held.
+      const { buffer, bytes: mem } = await g.orLost(memory.take(plan.pieceBytes));
       try {
         const r0 = performance.now();
         await readers[p.column]!.readAt(mem.subarray(0, bytes), p.at);
@@ -188,7 +204,6 @@ export async function loadStoreOnDevice(
     // The workers read the files by descriptor: they are closed once every check is done.
     await Promise.allSettled([...verified, dictionaries]);
     await Promise.all(readers.map((r) => r.close()));
-    memory.destroy();
     g.pool.release(state.buffer);
   }
   // Each chunk's string words index the same map: one copy of it per chunk (ParsedRows maps chunk by chunk).
