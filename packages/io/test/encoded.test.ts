@@ -32,6 +32,20 @@ describe('encoded facts', () => {
     expect(() => facts.remapStrings(dict)).toThrow(/already remapped/);
   });
 
+  it('gives the dictionary ids of temporary ids ascending and each once, from ascending runs (merged) or not', () => {
+    // Each block ascending, as a store column's dictionary maps; past 64 blocks they are sorted instead.
+    fc.assert(
+      fc.property(fc.array(fc.array(fc.nat(1000), { maxLength: 40 }), { maxLength: 90 }), fc.boolean(), (blocks, sortBlocks) => {
+        const values = blocks.flatMap((b) => (sortBlocks ? [...b].sort((x, y) => x - y) : b));
+        const facts = new EncodedFacts();
+        values.forEach((_, i) => facts.strings.add(`s${i}`));
+        facts.remapStrings(Uint32Array.from(values));
+        const ids = Uint32Array.from(values, (_, i) => i);
+        expect(Array.from(facts.dictionaryIds(ids))).toEqual([...new Set(values)].sort((x, y) => x - y));
+      }),
+    );
+  });
+
   it('drops the rows of a load that starts over, across chunks', () => {
     const strings = new StringInterner();
     const rel = new EncodedRelation(['int32']);
