@@ -34,8 +34,9 @@ export const STORE_READ_PLAN: StoreReadPlan = { pieceBytes: 32 * 2 ** 20, inFlig
 
 /**
  * Host time of store loads so far, in ms (`vixen bench load` prints it per load): handing the dictionaries (read
- * meanwhile) to the interner, opening the files, the reads of the pieces (summed over the reads in flight, so more than the time they took),
- * handing pieces to the device, then waiting for the last checksums and for the device.
+ * meanwhile) to the interner, opening the files, reading and sending the pieces (and of that, the reads summed over
+ * those in flight, so more than the time they took, and handing pieces to the device), then waiting for the last
+ * checksums and for the device.
  */
 export const storeLoadTimes = { relations: 0, bytes: 0, dictionariesMs: 0, openMs: 0, readsMs: 0, sendMs: 0, piecesMs: 0, verifyWaitMs: 0, deviceWaitMs: 0 };
 
