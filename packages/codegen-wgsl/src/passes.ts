@@ -95,6 +95,16 @@ export const PASS_LAYOUTS = {
    */
   rankSort: ['read', 'write', 'uniform'],
   /**
+   * Each workgroup's tile of SORT_TILE_ITEMS * WG input rows sorted (stably) into the same output rows, by a merge
+   * sort in workgroup memory (kernels/sort.ts): the sorted runs mergeRanks starts from. (input, output, u) u0 = (n).
+   */
+  sortTiles: ['read', 'write', 'uniform'],
+  /**
+   * One pass of the merge sort of few rows (kernels/sort.ts): sorted runs of L rows of src, each MERGE_RANK_FAN of
+   * them merged into one run of dst (stable), a thread per row. (src, dst, u) u0 = (n, L).
+   */
+  mergeRanks: ['read', 'write', 'uniform'],
+  /**
    * Radix sort's counts (kernels/sort.ts): for key words k = k0.. k0 + RADIX_COUNT_WORDS - 1 (those there are),
    * mask[k] |= key word k of each row XOR that of row 0, and hist[(k * RADIX_WINDOWS + w) * 256 + d] += the rows
    * whose key word k has digit d at shift 8w (mask and hist zeroed by the host). Block b = tiles

@@ -162,6 +162,8 @@ const sortPasses: ExpectedPass[] = [
   'radixSweepRows',
   `radixSweepRows${SUBGROUP_VARIANT}`,
   'rankSort',
+  'sortTiles',
+  'mergeRanks',
 ];
 
 const expectedPasses: Record<KirKernel['kind'], ExpectedPass[]> = {
@@ -183,7 +185,7 @@ const expectedPasses: Record<KirKernel['kind'], ExpectedPass[]> = {
 /** Sorts generate only the passes of their row width: wide rows (above), no words, one word. */
 const expectedById: Record<number, string[]> = {
   9: ['radixCount', 'radixTiles', 'radixTilePrefix', 'radixSweep', `radixSweep${SUBGROUP_VARIANT}`],
-  12: ['radixCount', 'radixTiles', 'radixTilePrefix', 'radixSweepKeys', `radixSweepKeys${SUBGROUP_VARIANT}`, 'rankSort'],
+  12: ['radixCount', 'radixTiles', 'radixTilePrefix', 'radixSweepKeys', `radixSweepKeys${SUBGROUP_VARIANT}`, 'rankSort', 'sortTiles', 'mergeRanks'],
   14: ['hashBuild.0', 'hashBuild.1', 'pipelineAggregate', 'pipelineGroups'],
   15: ['project'],
   17: ['hashBuild.0', 'pipelineAggregate', 'pipelineGroups'],

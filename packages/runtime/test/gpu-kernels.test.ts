@@ -1,10 +1,11 @@
 /** Every KIR kernel kind on a real WebGPU device against plain-JS references on seeded random data. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKernelShaders, kernelConstants } from '@vixen/codegen-wgsl';
+import { generateKernelShaders, kernelConstants, sortKeyWords } from '@vixen/codegen-wgsl';
 import type { HashJoinColumn, KirKernel, KirVariable, PipelineProbe } from '@vixen/kernel-ir';
 import { rowWords, type CompareOp, type Expr, type OutputOrder, type Predicate, type ScalarType } from '@vixen/queryplan';
 import { downloadRelation, exactRows, openGpu, releaseRelation, runKernel, uploadRelation, type Gpu } from '../src/gpu/index.js';
 import { internals } from '../src/gpu/device.js';
+import { sortRows } from '../src/gpu/kernels/sort.js';
 import {
   canonical,
   constWords,
@@ -209,15 +210,41 @@ describe('sort', () => {
     }
   });
 
-  // The sort's passes read the row count from the device word (radixCount's digit counts included).
-  // Small sorts rank each row against all others in one pass (rankSort, up to 16 key words; 2^10 rows on a CPU
-  // adapter, 2^14 on a GPU): wide keys with many ties (equal rows across 64-row tiles), then one key word more
-  // than rankSort takes (radix passes).
+  // Small sorts (up to 16 key words; 2^13 rows on a CPU adapter) rank each row against all others (rankSort, up to
+  // 256 rows here) or sort tiles and merge them: wide keys with many ties (equal rows across rankSort's 64-row
+  // stages), then one key word more than they take (radix passes).
   it.each([65, 200, 1000])('sorts small inputs by rank: 16 key words, and 17 by radix passes, ties across tiles, n=%i', async (n) => {
     const r = rng(880 + n);
     const wide = (): bigint => BigInt(Math.floor(r() * 3)) * 2n ** 40n - 1n;
     await checkSort(Array<ScalarType>(8).fill('int64'), n, () => Array.from({ length: 8 }, wide));
     await checkSort([...Array<ScalarType>(8).fill('int64'), 'int32'], n, () => [...Array.from({ length: 8 }, wide), Math.floor(r() * 2) - 1]);
+  });
+
+  // rankSort up to 256 rows, then sortTiles (tiles of 4 * workgroup size rows: 1024 or 512 here) and mergeRanks
+  // passes (four runs into one), radix passes past 2^13 rows: random key columns, key orders and domains (ties within and
+  // across tiles), the sizes around those boundaries.
+  const MERGE_SIZES = [2, 255, 256, 257, 511, 512, 513, 1023, 1024, 1025, 2049, 3000, 4097, 8191, 8192, 8193];
+  it.each(MERGE_SIZES)('sorts random key widths and domains as the host does (stable), n=%i', async (n) => {
+    const r = rng(1300 + n);
+    const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+    for (const domain of [2, 40, 2 ** 30]) {
+      const keyTypes = Array.from({ length: 1 + Math.floor(r() * 4) }, () => pick<ScalarType>(['int32', 'int64', 'string']));
+      // A random non-empty subset of the columns in random order.
+      const keys = keyTypes.map((_, k) => k).sort(() => r() - 0.5).slice(0, 1 + Math.floor(r() * keyTypes.length));
+      await checkSort(keyTypes, n, () => randomRows(r, keyTypes, 1, domain)[0]!, keys);
+    }
+  });
+
+  // The driver run directly, on more rows than a sort ranks and merges here (many doublings; the GPU's bounds).
+  it.each([20_000, 70_001])('sorts by tiles and merges past the rows a CPU adapter ranks, n=%i', async (n) => {
+    const r = rng(1400 + n);
+    const types: ScalarType[] = ['int64', 'string', 'int32'];
+    const rows = Array.from({ length: n }, (_, i): TestRow => [BigInt(Math.floor(r() * 7) - 3) * 2n ** 33n, Math.floor(r() * 5), i]);
+    const kernel: KirKernel = { kind: 'sort', id: 0, input: 0, output: 1, keys: [1, 0] };
+    const input = uploadRelation(gpu, encode(types, rows), rowWords(types));
+    const out = await sortRows(internals(gpu), generateKernelShaders(kernel, vars(types, types)), input, sortKeyWords(types, [1, 0]), 'rank');
+    expect(Array.from(await downloadRelation(gpu, out))).toEqual(Array.from(encode(types, sortByKeys(types, rows, [1, 0]))));
+    for (const rel of [input, out]) releaseRelation(gpu, rel);
   });
 
   it.each([300, 3000, 70_000])('sorts one-word rows whose count is pending (a filter output), n=%i', async (n) => {

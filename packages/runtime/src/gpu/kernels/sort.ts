@@ -1,4 +1,4 @@
-/** The sort kernel: a copy where there is nothing to sort, a rank sort of few rows, else a radix sort. */
+/** The sort kernel: a copy where there is nothing to sort, a rank or merge sort of few rows, else a radix sort. */
 import type { KernelShaders } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from '../device.js';
 import { settle, type DeviceRelation } from '../relations.js';
@@ -6,19 +6,26 @@ import { concatenate } from './concat.js';
 import { radixSortRows } from './radix-sort.js';
 import { rankSortRows } from './rank-sort.js';
 
+/** Which sort runs: by the row count (`auto`), or one of them (the operator bench compares them). */
+export type SortPath = 'auto' | 'rank' | 'radix';
+
 /** `input` sorted by the key words at row offsets `keyWords` (most significant first). */
-export async function sortRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelation, keyWords: readonly number[]): Promise<DeviceRelation> {
+export async function sortRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelation, keyWords: readonly number[], path: SortPath = 'auto'): Promise<DeviceRelation> {
   const n = settle(input).count;
   if (n <= 1 || keyWords.length === 0) return concatenate(g, [input], input.width);
-  if (n <= (g.software ? RANK_SORT_ROWS_SOFTWARE : RANK_SORT_ROWS) && shaders.rankSort !== undefined) return rankSortRows(g, shaders, input);
-  return radixSortRows(g, shaders, input, keyWords);
+  const ranked = shaders.rankSort !== undefined && (path === 'rank' || (path === 'auto' && n <= rankSortLimit(g)));
+  return ranked ? rankSortRows(g, shaders, input) : radixSortRows(g, shaders, input, keyWords);
 }
 
 /**
- * Rows (a bound on them, for a pending count) up to which a sort ranks each row by comparing it with all others
- * (rankSort: one pass, n^2 comparisons) instead of radix sorting: a digit pass costs a few dispatches whatever
- * the rows, and a sort of 4,739 nine-word rows (TPC-H Q2 at SF 10) took 36 of them, 2.9 ms on the H100. A CPU
- * adapter pays for every comparison.
+ * Rows (a bound on them, for a pending count) up to which a sort compares whole keys (rankSortRows: a rank sort, or
+ * tiles sorted in workgroup memory and merged four runs a pass, few dispatches whatever the key width) instead of
+ * radix sorting (a dispatch and a clear per 8-bit window of every key word: 26 and 22 for five key words). On the
+ * H200 (wall time of a run), a sort of 2^17 rows took 0.13-0.24 ms so against 0.25-0.88 ms by radix (one to five
+ * key words); merging pairs of runs instead (slower than four at every size measured), 2^18 int32 keys took 0.18
+ * against 0.42 ms, and TPC-H Q12's four sorts of 19K-94K five-word rows at SF 3 0.10-0.14 ms each against
+ * 0.46-0.62 ms. Larger sorts were not measured. A CPU adapter pays for every comparison.
  */
-const RANK_SORT_ROWS = 2 ** 14;
-const RANK_SORT_ROWS_SOFTWARE = 2 ** 10;
+function rankSortLimit(g: GpuImpl): number {
+  return g.software ? 2 ** 13 : 2 ** 18;
+}
