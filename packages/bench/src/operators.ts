@@ -10,7 +10,7 @@ import { generateKernelShaders, kernelConstants, sortKeyWords, type JoinOutputWo
 import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
 import { rowWords, wordsOf, type Aggregate, type Expr, type ScalarType } from '@vixen/queryplan';
 import { encodeValue, StringDictionary } from '@vixen/io';
-import { buildHashTable, DeviceFault, type DeviceRelation, downloadRelation, exactRows, type Gpu, hashGroupBy, internals, probeHashTable, releaseHashTable, releaseRelation, runKernel, settle, uploadRelation } from '@vixen/runtime/gpu';
+import { buildHashTable, DeviceFault, type DeviceRelation, downloadRelation, exactRows, type Gpu, hashGroupBy, internals, probeHashTable, releaseHashTable, releaseRelation, runKernel, settle, sortRows, type SortPath, uploadRelation } from '@vixen/runtime/gpu';
 
 export interface BenchOptions {
   /** log2 of the row counts; default 20..22 on a software adapter, 20..26 on a GPU. */
@@ -348,6 +348,12 @@ function kernelCase(
 const CHECKED_WORDS = 2 ** 27;
 
 /**
+ * Rows up to which the sort cases also run each sort the runtime picks from (rank and merge, radix) on its own (the
+ * rows fit one binding: past one, only the runtime's sort partitions them), and a five-column case.
+ */
+const SORT_PATH_ROWS = 2 ** 18;
+
+/**
  * What is wrong with `got` as `input` (rows of `width` words) sorted by the key words at `keyWords`: rows out of key
  * order, or another multiset of rows (compared by a sum of row hashes).
  */
@@ -404,15 +410,28 @@ function cases(n: number, selectivities: readonly number[], groupCounts: readonl
   }
   if (want('sort')) {
     // Each output is checked once: the bench is where the GPU's passes (look-back waits, subgroup variants) run.
-    const sortCase = (variant: string, unit: string, types: ScalarType[], keys: number[], words: Uint32Array): OperatorCase => ({
-      ...kernelCase('sort', variant, unit, { kind: 'sort', id: 0, input: 0, output: 1, keys }, variables(types, types), [{ words, width: rowWords(types) }]),
-      check: (got) => sortError(words, got, rowWords(types), sortKeyWords(types, keys)),
-    });
-    out.push(sortCase('int32 keys, random', 'keys/s', ['int32'], [0], table(n, 1, () => r())));
-    out.push(sortCase('int32 key + int32 payload, random', 'pairs/s', I2, [0], table(n, 2, (i, k) => (k === 0 ? r() : i))));
-    out.push(sortCase('int64 keys, random', 'keys/s', ['int64'], [0], table(n, 2, () => r())));
-    // 96-bit keys (an int64 then an int32, a few values of the first): index pairs, a digit pass per window of each word.
-    out.push(sortCase('int64 + int32 keys (96 bits), random', 'keys/s', ['int64', 'int32'], [0, 1], table(n, 3, (_, k) => (k === 1 ? r() & 3 : r()))));
+    const sortCase = (variant: string, unit: string, types: ScalarType[], keys: number[], words: Uint32Array, path: SortPath): OperatorCase => {
+      const kernel: KirKernel = { kind: 'sort', id: 0, input: 0, output: 1, keys };
+      const vars = variables(types, types);
+      const keyWords = sortKeyWords(types, keys);
+      const base = kernelCase('sort', path === 'auto' ? variant : `${variant}, ${path} sort`, unit, kernel, vars, [{ words, width: rowWords(types) }]);
+      const check = (got: Uint32Array): string | undefined => sortError(words, got, rowWords(types), keyWords);
+      if (path === 'auto') return { ...base, check };
+      // The runtime's choice by row count set aside: each sort at the same sizes, to place the switch between them.
+      const shaders = generateKernelShaders(kernel, vars);
+      return { ...base, check, prepare: async (gpu, [rel]) => ({ body: () => sortRows(internals(gpu), shaders, rel!, keyWords, path), dispose: () => undefined }) };
+    };
+    const inputs: Array<[string, string, ScalarType[], number[], Uint32Array]> = [
+      ['int32 keys, random', 'keys/s', ['int32'], [0], table(n, 1, () => r())],
+      ['int32 key + int32 payload, random', 'pairs/s', I2, [0], table(n, 2, (i, k) => (k === 0 ? r() : i))],
+      ['int64 keys, random', 'keys/s', ['int64'], [0], table(n, 2, () => r())],
+      // 96-bit keys (an int64 then an int32, a few values of the first): index pairs, a digit pass per window of each word.
+      ['int64 + int32 keys (96 bits), random', 'keys/s', ['int64', 'int32'], [0, 1], table(n, 3, (_, k) => (k === 1 ? r() & 3 : r()))],
+    ];
+    // As TPC-H Q12's unions sort their rows: five int32 columns, all of them the key (few values in the first).
+    if (n <= SORT_PATH_ROWS) inputs.push(['5 int32 columns, all keys', 'rows/s', Array<ScalarType>(5).fill('int32'), [0, 1, 2, 3, 4], table(n, 5, (_, k) => (k === 0 ? r() & 7 : r()))]);
+    const paths: SortPath[] = n <= SORT_PATH_ROWS ? ['auto', 'rank', 'radix'] : ['auto'];
+    for (const path of paths) for (const [variant, unit, types, keys, words] of inputs) out.push(sortCase(variant, unit, types, keys, words, path));
   }
   if (want('unique')) {
     const kernel: KirKernel = { kind: 'unique', id: 0, input: 0, output: 1 };

@@ -9,5 +9,6 @@ export { chunkRows, fitsOneChunk } from './chunks.js';
 export { DeviceLimitError, downloadRelation, downloadRelations, exactRows, releaseRelation, settle, uploadRelation, uploadRelationStaged, type DeviceRelation } from './relations.js';
 export { loadStoreOnDevice } from './store-columns.js';
 export { runKernel } from './kernels/run-kernel.js';
+export { sortRows, type SortPath } from './kernels/sort.js';
 export { buildHashTable, hashGroupBy, hashJoin, HASH_GROUPS, probeHashTable, releaseHashTable, type HashTable, type KeyedRelation } from './hash.js';
 export { defaultUploadPlan, uploadBytes, uploadWords, type UploadFill, type UploadMethod, type UploadPlan } from './upload.js';
