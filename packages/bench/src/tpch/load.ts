@@ -37,8 +37,15 @@ export interface LoadTiming {
   ms: number;
   /** Median time in facts loaders (the host parse, or the device parse with its reads). */
   parseMs: number;
+  /** Median time building each run's string dictionary and mapping the loaded strings to it. */
+  dictionaryMs: number;
   /** Median time uploading, sorting and checking the parsed relations (the executor's load). */
   deviceLoadMs: number;
+  /**
+   * The rest of `ms`: the programs' evaluation and readback (they keep no row) and the Database's work between
+   * runs (its dictionary of kept relations, evicting); with the three above it makes up the whole.
+   */
+  otherMs: number;
   /** Tables whose files the device parsed (the others fell back to the host parser). */
   parsedOnDevice: string[];
   /** Tables whose rows loaded in canonical order (found so on the device, not sorted again). */
@@ -80,6 +87,7 @@ function loadProgram(queriesDir: string, r: RelationDecl, keep: ReadonlyMap<stri
 async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOptions, parse: ParseMode): Promise<{ timing: LoadTiming; rows: number }> {
   const walls: number[] = [];
   const parses: number[] = [];
+  const dictionaries: number[] = [];
   const loads: number[] = [];
   let parsedOnDevice: string[] = [];
   let inOrder: string[] = [];
@@ -102,6 +110,7 @@ async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOpti
       if (i < (o.warmup ?? 1)) continue;
       walls.push(wall);
       parses.push(runs.reduce((n, r) => n + r.hostLoadMilliseconds, 0));
+      dictionaries.push(runs.reduce((n, r) => n + r.stats.dictionaryMilliseconds, 0));
       loads.push(runs.reduce((n, r) => n + r.stats.loadMilliseconds, 0));
       const uploads = runs.flatMap((r) => r.stats.uploads);
       parsedOnDevice = uploads.filter((u) => u.parsedOnDevice).map((u) => u.name);
@@ -115,8 +124,10 @@ async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOpti
   const perLoad = <T extends Record<string, number>>(now: T, before: T): T => Object.fromEntries(Object.entries(now).map(([k, v]) => [k, (v - before[k]!) / runs])) as T;
   const deviceParse = perLoad(textParseTimes, parseTimes);
   const storeLoad = perLoad(storeLoadTimes, storeTimes);
+  const [ms, parseMs, dictionaryMs, deviceLoadMs] = [walls, parses, dictionaries, loads].map(median) as [number, number, number, number];
+  const otherMs = ms - parseMs - dictionaryMs - deviceLoadMs;
   return {
-    timing: { ms: median(walls), parseMs: median(parses), deviceLoadMs: median(loads), parsedOnDevice, inOrder, ...(deviceParse.chunks > 0 ? { deviceParse } : {}), ...(storeLoad.relations > 0 ? { storeLoad } : {}) },
+    timing: { ms, parseMs, dictionaryMs, deviceLoadMs, otherMs, parsedOnDevice, inOrder, ...(deviceParse.chunks > 0 ? { deviceParse } : {}), ...(storeLoad.relations > 0 ? { storeLoad } : {}) },
     rows,
   };
 }
@@ -176,26 +187,27 @@ function folderBytes(dir: string): number {
 
 export function formatLoadReport(r: LoadBenchReport): string {
   const mbps = (bytes: number, ms: number): string => fmt(bytes / 1e6 / (ms / 1000), 1);
+  const cell = (t: LoadTiming | undefined, ms: (t: LoadTiming) => number, width: number): string => (t ? fmt(ms(t), 1) : '-').padStart(width);
   const line = (name: string, t: LoadTiming | undefined, ms: number, bytes: number, peer: number): string =>
-    `${name.padEnd(16)}${fmt(ms, 1).padStart(11)}${(t ? fmt(t.parseMs, 1) : '-').padStart(11)}${(t ? fmt(t.deviceLoadMs, 1) : '-').padStart(13)}${mbps(bytes, ms).padStart(8)}${fmt(ms / peer, 2).padStart(10)}`;
+    `${name.padEnd(16)}${fmt(ms, 1).padStart(11)}${cell(t, (t) => t.parseMs, 11)}${cell(t, (t) => t.dictionaryMs, 9)}${cell(t, (t) => t.deviceLoadMs, 13)}${cell(t, (t) => t.otherMs, 10)}${mbps(bytes, ms).padStart(8)}${fmt(ms / peer, 2).padStart(10)}`;
   const loads: Array<[string, LoadTiming | undefined]> = [['vixen host', r.host], ['vixen device', r.device], ['vixen store', r.store], ['vixen parquet', r.parquet]];
+  const phases = (p: typeof textParseTimes, parseMs: number): string => {
+    const other = parseMs - p.readWaitMs - p.uploadMs - p.syncWaitMs - p.stringsMs;
+    return `device parse, host ms per load: read ms ${fmt(parseMs, 1)} = waiting for reads ${fmt(p.readWaitMs, 1)} + handing chunks to the device ${fmt(p.uploadMs, 1)} + waiting for the device ${fmt(p.syncWaitMs, 1)} + strings ${fmt(p.stringsMs, 1)} + other ${fmt(other, 1)} (${fmt(p.chunks, 0)} chunks, ${fmt(p.bytes / 1e6, 1)} MB)`;
+  };
   const made = (what: string, f: { bytes: number; prepareMs: number } | undefined, how: string): string[] =>
     f ? [`${what}: ${(f.bytes / 1e6).toFixed(1)} MB (${how} in ${fmt(f.prepareMs, 0)} ms)`] : [];
   return [
     `TPC-H load at SF ${r.sf}: ${(r.bytes / 1e6).toFixed(1)} MB of .tbl (the columns the 22 queries read), ${r.rows} rows; adapter: ${r.adapter}`,
     ...made('store', r.store, 'vixen import --columns read'),
     ...made('Parquet', r.parquet, 'written by DuckDB'),
-    `${'load'.padEnd(16)}${'total ms'.padStart(11)}${'read ms'.padStart(11)}${'device ms'.padStart(13)}${'MB/s'.padStart(8)}${'x duckdb'.padStart(10)}`,
+    `${'load'.padEnd(16)}${'total ms'.padStart(11)}${'read ms'.padStart(11)}${'dict ms'.padStart(9)}${'device ms'.padStart(13)}${'other ms'.padStart(10)}${'MB/s'.padStart(8)}${'x duckdb'.padStart(10)}`,
     ...(r.host ? [line('vixen host', r.host, r.host.ms, r.bytes, r.duckdbMs)] : []),
     ...(r.device ? [line('vixen device', r.device, r.device.ms, r.bytes, r.duckdbMs)] : []),
     line('duckdb', undefined, r.duckdbMs, r.bytes, r.duckdbMs),
     ...(r.store ? [line('vixen store', r.store, r.store.ms, r.store.bytes, r.duckdbMs)] : []),
     ...(r.parquet ? [line('vixen parquet', r.parquet, r.parquet.ms, r.parquet.bytes, r.parquet.duckdbMs), line('duckdb parquet', undefined, r.parquet.duckdbMs, r.parquet.bytes, r.parquet.duckdbMs)] : []),
-    ...(r.device?.deviceParse
-      ? [
-          `device parse, host ms per load: waiting for reads ${fmt(r.device.deviceParse.readWaitMs, 1)}, handing chunks to the device ${fmt(r.device.deviceParse.uploadMs, 1)}, waiting for the device ${fmt(r.device.deviceParse.syncWaitMs, 1)}, strings ${fmt(r.device.deviceParse.stringsMs, 1)} (${fmt(r.device.deviceParse.chunks, 0)} chunks, ${fmt(r.device.deviceParse.bytes / 1e6, 1)} MB)`,
-        ]
-      : []),
+    ...(r.device?.deviceParse ? [phases(r.device.deviceParse, r.device.parseMs)] : []),
     ...(r.store?.storeLoad
       ? [
           `store, host ms per load: dictionaries ${fmt(r.store.storeLoad.dictionariesMs, 1)}, opening files ${fmt(r.store.storeLoad.openMs, 1)}, reading and sending pieces ${fmt(r.store.storeLoad.piecesMs, 1)} ` +
@@ -207,6 +219,7 @@ export function formatLoadReport(r: LoadBenchReport): string {
     ...(r.host && r.device
       ? [`parsed on the device: ${r.device.parsedOnDevice.length === TPCH_TABLES.length ? 'all tables' : r.device.parsedOnDevice.join(', ') || 'none'}; device vs host: ${fmt(r.host.ms / r.device.ms, 2)}x`]
       : []),
+    'total = read (files parsed or read on the host) + dict (the string dictionary) + device (upload, sort, key checks) + other (evaluation, readback, between runs)',
     'MB/s: of the files read; x duckdb: over DuckDB\'s load of .tbl (for the store too) or of Parquet',
     ...(r.upload ? ['', formatUploadReport(r.upload)] : []),
   ].join('\n');
