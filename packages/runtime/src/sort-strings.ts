@@ -8,7 +8,7 @@
  * its own thread (a Map of 2M strings took seconds there).
  * A prefix shared by most strings leaves most of them to one worker: no faster than sorting on one thread.
  */
-import { runAllInWorkers, sortDistinct, sortedOrder, sortedOrderTask, StringDictionary, workerCount, type SortedStrings } from '@vixen/io';
+import { runAllInWorkers, sortDistinct, sortedByteStrings, sortedByteStringsTask, sortedOrder, sortedOrderTask, StringDictionary, workerCount, type AsciiStrings, type SortedStrings } from '@vixen/io';
 
 /**
  * Below this many strings one thread sorts them: handing them to workers copies them. Not higher: the workers also
@@ -30,6 +30,21 @@ function prefixBin(s: string): number {
   return 1 + c0 * 129 + (s.length > 1 ? Math.min(s.charCodeAt(1), 127) + 1 : 0);
 }
 
+/** The share of each bin: consecutive bins (of `counts` strings each) up to about 1/workers of the `total` each. */
+function binShares(counts: Uint32Array, total: number, workers: number): Uint8Array {
+  const shareOf = new Uint8Array(counts.length);
+  const per = Math.ceil(total / workers);
+  for (let b = 0, share = 0, inShare = 0; b < counts.length; b++) {
+    if (inShare >= per && share < workers - 1) {
+      share++;
+      inShare = 0;
+    }
+    shareOf[b] = share;
+    inShare += counts[b]!;
+  }
+  return shareOf;
+}
+
 /**
  * sortDistinct of `strings` (which it may reorder), on the worker pool when there are many; then also `ids`: per
  * string of `strings` (in the order given), its position in `sorted`.
@@ -40,17 +55,7 @@ export async function sortDistinctInWorkers(strings: string[]): Promise<{ sorted
   const bins = new Uint32Array(strings.length);
   const counts = new Uint32Array(BINS);
   for (let i = 0; i < strings.length; i++) counts[(bins[i] = prefixBin(strings[i]!))]!++;
-  // Share of each bin: consecutive bins up to about 1/workers of the strings each.
-  const shareOf = new Uint8Array(BINS);
-  const per = Math.ceil(strings.length / workers);
-  for (let b = 0, share = 0, inShare = 0; b < BINS; b++) {
-    if (inShare >= per && share < workers - 1) {
-      share++;
-      inShare = 0;
-    }
-    shareOf[b] = share;
-    inShare += counts[b]!;
-  }
+  const shareOf = binShares(counts, strings.length, workers);
   const shares: string[][] = Array.from({ length: workers }, () => []);
   // Per string, its share and its index there.
   const shareIndex = new Uint32Array(strings.length);
@@ -73,6 +78,69 @@ export async function sortDistinctInWorkers(strings: string[]): Promise<{ sorted
     ids[i] = base[w]! + results[w]!.rank[shareIndex[i]!]!;
   }
   return { sorted: out, ids };
+}
+
+/** Bins of byteBin: the empty string, then 257 per first byte (no second byte, then each). */
+const BYTE_BINS = 1 + 256 * 257;
+
+/**
+ * Strings given as bytes (string i is bytes [starts[i], starts[i + 1])) sorted by their bytes, distinct, back to
+ * back, and per string its position among them; no JS string made. On the worker pool when there are many: each
+ * worker sorts the strings of a range of first two bytes (sortedByteStrings), reading `bytes` and `starts` in shared
+ * memory, so its sorted share is one stretch of the whole and the shares are concatenated.
+ */
+export async function sortByteStrings(bytes: Uint8Array, starts: Uint32Array): Promise<{ sorted: AsciiStrings; rank: Uint32Array }> {
+  const n = starts.length - 1;
+  const workers = workerCount();
+  if (n < PARALLEL_STRINGS || workers < 2) {
+    const all = sortedByteStrings({ bytes, starts, indices: Uint32Array.from({ length: n }, (_, i) => i) });
+    return { sorted: { bytes: all.bytes, starts: all.starts }, rank: all.rank };
+  }
+  const shared = <T extends Uint8Array | Uint32Array>(a: T): T => {
+    if (a.buffer instanceof SharedArrayBuffer) return a;
+    const b = new (a.constructor as new (buffer: SharedArrayBuffer) => T)(new SharedArrayBuffer(a.byteLength));
+    b.set(a);
+    return b;
+  };
+  const [sharedBytes, sharedStarts] = [shared(bytes), shared(starts)];
+  const bins = new Uint32Array(n);
+  const counts = new Uint32Array(BYTE_BINS);
+  for (let i = 0; i < n; i++) {
+    const s = starts[i]!;
+    const len = starts[i + 1]! - s;
+    counts[(bins[i] = len === 0 ? 0 : 1 + bytes[s]! * 257 + (len > 1 ? bytes[s + 1]! + 1 : 0))]!++;
+  }
+  const shareOf = binShares(counts, n, workers);
+  const sizes = new Uint32Array(workers);
+  for (let b = 0; b < BYTE_BINS; b++) sizes[shareOf[b]!]! += counts[b]!;
+  const indices = Array.from(sizes, (size) => new Uint32Array(size));
+  const filled = new Uint32Array(workers);
+  for (let i = 0; i < n; i++) {
+    const w = shareOf[bins[i]!]!;
+    indices[w]![filled[w]!++] = i;
+  }
+  const results = await runAllInWorkers(sortedByteStringsTask, indices.map((ix) => ({ bytes: sharedBytes, starts: sharedStarts, indices: ix })));
+  const out = new Uint8Array(results.reduce((m, r) => m + r.bytes.length, 0));
+  const outStarts = new Uint32Array(results.reduce((m, r) => m + r.starts.length - 1, 0) + 1);
+  const rank = new Uint32Array(n);
+  let at = 0;
+  let d = 0;
+  results.forEach((r, w) => {
+    out.set(r.bytes, at);
+    for (let k = 1; k < r.starts.length; k++) outStarts[d + k] = at + r.starts[k]!;
+    const ix = indices[w]!;
+    for (let k = 0; k < ix.length; k++) rank[ix[k]!] = d + r.rank[k]!;
+    at += r.bytes.length;
+    d += r.starts.length - 1;
+  });
+  return { sorted: { bytes: out, starts: outStarts }, rank };
+}
+
+/** ASCII strings, sorted and distinct, as a list the run's dictionary merges without decoding them (mergeSortedLists). */
+export function asciiList(ascii: AsciiStrings): SortedStrings {
+  const { bytes, starts } = ascii;
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return { size: starts.length - 1, ascii, text: (i) => text.toString('latin1', starts[i]!, starts[i + 1]!) };
 }
 
 /** < 0, 0 or > 0 as bytes [p, pe) of x are below, equal to or above bytes [q, qe) of y. */

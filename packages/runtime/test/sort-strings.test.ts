@@ -1,7 +1,7 @@
 /** The dictionary's string sort on worker threads: the same strings, in the same order, as one thread's sort. */
 import { describe, expect, it } from 'vitest';
 import { sortDistinct } from '@vixen/io';
-import { MERGED_LISTS, mergeSortedLists, sortDistinctInWorkers, sortedList } from '../src/sort-strings.js';
+import { asciiList, MERGED_LISTS, mergeSortedLists, sortByteStrings, sortDistinctInWorkers, sortedList } from '../src/sort-strings.js';
 import { dictionaryFor } from '../src/tables.js';
 
 describe('sortDistinctInWorkers', () => {
@@ -29,6 +29,34 @@ describe('sortDistinctInWorkers', () => {
     const wrong = strings.findIndex((s, i) => got[ids![i]!] !== s);
     expect(wrong === -1 ? null : { at: wrong, string: strings[wrong], id: ids![wrong] }).toBeNull();
   }, 120_000);
+});
+
+describe('sortByteStrings', () => {
+  for (const count of [3000, (1 << 17) + 77]) {
+    it(`sorts ${count} ASCII strings as bytes as sortDistinct does, each with its position (${count < 1 << 16 ? 'one thread' : 'workers'})`, async () => {
+      let seed = 5;
+      const next = (n: number): number => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n);
+      // Long shared prefixes (past several 3-byte digits), strings that end where others go on, empty ones, NUL and
+      // DEL bytes, repeats near and far.
+      const units = ['', 'a', 'b', 'ab', 'abc', '\u0000', '\u007f', 'Customer#0000', ' ', 'z'];
+      const strings = Array.from({ length: count }, (_, i) => {
+        let s = '';
+        for (let k = next(6); k > 0; k--) s += units[next(units.length)]!;
+        return i % 5 === 0 ? s : s + (next(50_000) % 997);
+      });
+      const bytes = Buffer.from(strings.join(''), 'latin1');
+      const starts = new Uint32Array(count + 1);
+      strings.forEach((s, i) => (starts[i + 1] = starts[i]! + s.length));
+      const want = sortDistinct([...strings]);
+      const { sorted, rank } = await sortByteStrings(bytes, starts);
+      const list = asciiList(sorted);
+      expect(list.size).toBe(want.length);
+      const at = want.findIndex((s, i) => list.text(i) !== s);
+      expect(at === -1 ? null : { at, got: list.text(at), want: want[at] }).toBeNull();
+      const wrong = strings.findIndex((s, i) => list.text(rank[i]!) !== s);
+      expect(wrong === -1 ? null : { at: wrong, string: strings[wrong], rank: rank[wrong] }).toBeNull();
+    }, 120_000);
+  }
 });
 
 describe('mergeSortedLists', () => {

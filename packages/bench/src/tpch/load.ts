@@ -192,8 +192,8 @@ export function formatLoadReport(r: LoadBenchReport): string {
     `${name.padEnd(16)}${fmt(ms, 1).padStart(11)}${cell(t, (t) => t.parseMs, 11)}${cell(t, (t) => t.dictionaryMs, 9)}${cell(t, (t) => t.deviceLoadMs, 13)}${cell(t, (t) => t.otherMs, 10)}${mbps(bytes, ms).padStart(8)}${fmt(ms / peer, 2).padStart(10)}`;
   const loads: Array<[string, LoadTiming | undefined]> = [['vixen host', r.host], ['vixen device', r.device], ['vixen store', r.store], ['vixen parquet', r.parquet]];
   const phases = (p: typeof textParseTimes, parseMs: number): string => {
-    const other = parseMs - p.readWaitMs - p.uploadMs - p.syncWaitMs - p.stringsMs;
-    return `device parse, host ms per load: read ms ${fmt(parseMs, 1)} = waiting for reads ${fmt(p.readWaitMs, 1)} + handing chunks to the device ${fmt(p.uploadMs, 1)} + waiting for the device ${fmt(p.syncWaitMs, 1)} + strings ${fmt(p.stringsMs, 1)} + other ${fmt(other, 1)} (${fmt(p.chunks, 0)} chunks, ${fmt(p.bytes / 1e6, 1)} MB)`;
+    const other = parseMs - p.readWaitMs - p.uploadMs - p.syncWaitMs - p.stringsMs - p.dictionaryMs;
+    return `device parse, host ms per load: read ms ${fmt(parseMs, 1)} = waiting for reads ${fmt(p.readWaitMs, 1)} + handing chunks to the device ${fmt(p.uploadMs, 1)} + waiting for the device ${fmt(p.syncWaitMs, 1)} + chunk strings ${fmt(p.stringsMs, 1)} + sorting a file's strings ${fmt(p.dictionaryMs, 1)} + other ${fmt(other, 1)} (${fmt(p.chunks, 0)} chunks, ${fmt(p.bytes / 1e6, 1)} MB)`;
   };
   const made = (what: string, f: { bytes: number; prepareMs: number } | undefined, how: string): string[] =>
     f ? [`${what}: ${(f.bytes / 1e6).toFixed(1)} MB (${how} in ${fmt(f.prepareMs, 0)} ms)`] : [];

@@ -6,8 +6,10 @@
  * splits them and converts the kept columns into row words, one relation chunk per file chunk. It also finds each
  * chunk's distinct string fields (hashing their bytes), writes each field's distinct index into its row word and
  * gathers the distinct strings' bytes back to back; only those come back, with their spans, and the host interns
- * them by bytes across chunks or (most distinct: names, comments) slices them from one decode, so no row costs host
- * work. Two host round trips per chunk: its record count (to size its rows), then its flags and (where no more
+ * them by bytes across chunks or (most distinct: names, comments) keeps them as they came, so no row costs host
+ * work. At the end of the file its distinct strings are sorted as bytes on workers into one list of the run's
+ * interner (ASCII text; other text is decoded into JS strings), which the run's dictionary merges undecoded, as it
+ * does a store's. Two host round trips per chunk: its record count (to size its rows), then its flags and (where no more
  * than the file's chunks so far had) its distinct strings. Once the run's dictionary is known a pass maps the
  * indices to dictionary ids (`deviceRowsRelation`). CSV quoted fields are parsed on the device too (quotes doubled
  * inside, newlines inside). Anything the device does not take exactly as io's host parser does (malformed quoting, a
@@ -17,7 +19,9 @@
  */
 import { rowWords, type ScalarType } from '@vixen/queryplan';
 import { PARSE_SEGMENT_BYTES, deviceParses, parseInternShaders, parseTextShaders, type TextLayout } from '@vixen/codegen-wgsl';
+import { isAscii } from 'node:buffer';
 import { ByteInterner, stringWordOffsets, type DeviceRows, type Format, type StringInterner } from '@vixen/io';
+import { asciiList, sortByteStrings } from '../sort-strings.js';
 import { chunkedOf } from './chunks.js';
 import { ParsedRows } from './parsed-rows.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
@@ -55,9 +59,10 @@ const slotsOf = new WeakMap<GpuImpl, TextChunkSlots>();
 
 /**
  * Host time of the device parser so far (all files): waiting for reads, handing chunks to the device, waiting for
- * the device's answers, cutting and decoding strings (`vixen bench load` prints it).
+ * the device's answers, interning each chunk's strings, and sorting each file's distinct strings into its list
+ * (`vixen bench load` prints it).
  */
-export const textParseTimes = { chunks: 0, bytes: 0, readWaitMs: 0, uploadMs: 0, syncWaitMs: 0, stringsMs: 0 };
+export const textParseTimes = { chunks: 0, bytes: 0, readWaitMs: 0, uploadMs: 0, syncWaitMs: 0, stringsMs: 0, dictionaryMs: 0 };
 
 /**
  * The kept columns of `file` parsed on the device, strings as ids of `strings` (added without lookup: the dictionary
@@ -78,9 +83,11 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
   const parts: DeviceRelation[] = [];
   /**
    * Per part, its distinct strings: ids of `interner`, or (a chunk of mostly distinct strings) their bytes back to
-   * back, decoded at once where ASCII, with their spans in the chunk (the lengths).
+   * back with their spans in the chunk (the lengths).
    */
-  const maps: Array<Uint32Array | { spans: Uint32Array; text: string | Buffer }> = [];
+  const maps: Array<Uint32Array | { spans: Uint32Array; bytes: Buffer }> = [];
+  /** Every chunk's text is ASCII, and no CSV string needs its quotes undoubled: the strings stay bytes (see below). */
+  let bytesOnly = true;
   // A CSV string's span is a quoted field's inside (an unquoted one has no quote): its quotes come doubled.
   const unquoted = (raw: string): string => (format.quoting && raw.includes('"') ? raw.replaceAll('""', '"') : raw);
   // A chunk's text, and for lines of 8 bytes and more its rows, spans and string table, fit one binding each (a
@@ -139,15 +146,15 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
       if (part.rows.count > 0) {
         parts.push(part.rows);
         const { spans, bytes } = part;
+        bytesOnly &&= part.ascii && !(format.quoting && bytes.includes(34));
         const distinct = spans.length / 2;
         guess.spans = Math.max(guess.spans, distinct + (distinct >> 2));
         guess.words = Math.max(guess.words, (bytes.length + (bytes.length >> 2)) >> 2);
         if (distinct > DISTINCT_SHARE * part.rows.count * offsets.length) {
           // Names, comments: strings seldom seen in another chunk, so interning them across chunks (hashing and
-          // copying each) would merge next to none; each is cut at the end (once the file is known good), the
-          // dictionary merges the few repeats. ASCII bytes are decoded at once and each string sliced from them (a
-          // decode per string cost 2-4 times more).
-          maps.push({ spans, text: part.ascii ? bytes.toString('latin1') : bytes });
+          // copying each) would merge next to none; they are sorted with the others at the end (once the file is
+          // known good), which merges the few repeats.
+          maps.push({ spans, bytes });
         } else {
           const map = new Uint32Array(distinct);
           for (let d = 0, at = 0; d < distinct; d++) {
@@ -178,14 +185,51 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
   memory.destroy();
   if (parts.length === 0) return undefined;
   const t0 = performance.now();
-  // Each distinct string decoded once, with a temporary id of the run's interner.
   const table = interner.table();
-  const text = Buffer.from(table.bytes.buffer, table.bytes.byteOffset, table.bytes.byteLength);
-  const runIds = new Uint32Array(table.ends.length);
-  for (let s = 0; s < runIds.length; s++) runIds[s] = strings.add(unquoted(text.toString('utf8', s === 0 ? 0 : table.ends[s - 1]!, table.ends[s]!)));
+  const loose = maps.filter((m) => !(m instanceof Uint32Array)) as Array<{ spans: Uint32Array; bytes: Buffer }>;
+  const byteCount = loose.reduce((n, m) => n + m.bytes.length, table.bytes.length);
+  /** Per interned string, then per string of each mostly-distinct chunk in order, its temporary id. */
+  let runIds: Uint32Array;
+  if (bytesOnly && byteCount < 2 ** 32) {
+    // Every distinct string (the interner's, then the mostly-distinct chunks') as bytes, sorted and deduplicated on
+    // workers into the list the run's dictionary merges without decoding (as a store's dictionaries): millions of
+    // names and comments never become JS strings, unless the run shows them.
+    const count = loose.reduce((n, m) => n + m.spans.length / 2, table.ends.length);
+    const bytes = new Uint8Array(new SharedArrayBuffer(byteCount));
+    const starts = new Uint32Array(new SharedArrayBuffer(4 * (count + 1)));
+    bytes.set(table.bytes);
+    starts.set(table.ends, 1);
+    let at = table.bytes.length;
+    let s = table.ends.length;
+    for (const { spans, bytes: b } of loose) {
+      bytes.set(b, at);
+      for (let d = 0; 2 * d < spans.length; d++) starts[++s] = at += spans[2 * d + 1]! - spans[2 * d]!;
+    }
+    const { sorted, rank } = await sortByteStrings(bytes, starts);
+    const first = strings.addSorted(asciiList(sorted));
+    runIds = rank;
+    for (let i = 0; i < runIds.length; i++) runIds[i]! += first;
+  } else {
+    // Each distinct string decoded once, with a temporary id of the run's interner (added without lookup: the
+    // dictionary merges repeats).
+    runIds = new Uint32Array(loose.reduce((n, m) => n + m.spans.length / 2, table.ends.length));
+    const text = Buffer.from(table.bytes.buffer, table.bytes.byteOffset, table.bytes.byteLength);
+    let s = 0;
+    for (; s < table.ends.length; s++) runIds[s] = strings.add(unquoted(text.toString('utf8', s === 0 ? 0 : table.ends[s - 1]!, table.ends[s]!)));
+    for (const { spans, bytes } of loose) {
+      // ASCII bytes are decoded at once and each string sliced from them (a decode per string cost 2-4 times more).
+      const ascii = isAscii(bytes) ? bytes.toString('latin1') : undefined;
+      for (let d = 0, from = 0; 2 * d < spans.length; d++) {
+        const end = from + spans[2 * d + 1]! - spans[2 * d]!;
+        runIds[s++] = strings.add(unquoted(ascii !== undefined ? ascii.slice(from, end) : bytes.toString('utf8', from, end)));
+        from = end;
+      }
+    }
+  }
   const all = new Uint32Array(maps.reduce((n, m) => n + (m instanceof Uint32Array ? m.length : m.spans.length / 2), 0));
   const mapStarts: number[] = [];
   let at = 0;
+  let next = table.ends.length;
   for (const m of maps) {
     mapStarts.push(at);
     if (m instanceof Uint32Array) {
@@ -193,14 +237,10 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
       at += m.length;
       continue;
     }
-    const { spans, text } = m;
-    for (let d = 0, from = 0; 2 * d < spans.length; d++, at++) {
-      const end = from + spans[2 * d + 1]! - spans[2 * d]!;
-      all[at] = strings.add(unquoted(typeof text === 'string' ? text.slice(from, end) : text.toString('utf8', from, end)));
-      from = end;
-    }
+    all.set(runIds.subarray(next, (next += m.spans.length / 2)), at);
+    at += m.spans.length / 2;
   }
-  textParseTimes.stringsMs += performance.now() - t0;
+  textParseTimes.dictionaryMs += performance.now() - t0;
   return new ParsedRows(gpu, chunkedOf(parts, width), all, mapStarts);
 }
 
