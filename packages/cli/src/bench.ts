@@ -300,6 +300,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
     .option('--seed <n>', 'generator seed', '1')
     .option('--formats <list>', `the inputs loaded, of ${END_TO_END_FORMATS.join(', ')} (tbl: parsed on the host and on the device)`, END_TO_END_FORMATS.join(','))
     .option('--upload-bytes <size>', 'bytes of the upload rows (host -> device GB/s by method), e.g. 1GiB; 0: none (default 1GiB, 16MiB on a CPU adapter)')
+    .addOption(new Option('--parse <where>', 'the .tbl loads: parsed on the host, on the device, or auto (both)').choices(PARSE_MODES).default('auto'))
     .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
     .action(async (raw: unknown) => {
       const opts = parseOptions(z.object({ ...tblBenchOptions, uploadBytes: z.string().min(1).optional() }), raw);
@@ -312,6 +313,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
             benchLoad(gpu, {
               ...common,
               formats: opts.formats,
+              ...(opts.parse !== 'auto' ? { parse: opts.parse } : {}),
               ...(uploadBytes !== undefined ? { uploadBytes } : {}),
               onUpload: (c) => err(`  upload ${c.method} (${c.source}): ${c.gbPerSecond.toFixed(2)} GB/s\n`),
             }),

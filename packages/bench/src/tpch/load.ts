@@ -30,6 +30,8 @@ export type LoadBenchOptions = Pick<TblBenchOptions<never>, 'sf' | 'dataDir' | '
   onUpload?: (c: UploadCase) => void;
   /** The inputs loaded: tbl (parsed on the host and on the device), store, parquet; default all. */
   formats?: readonly EndToEndFormat[];
+  /** The .tbl loads: parsed on the host or on the device only; default (auto) both. */
+  parse?: ParseMode;
 };
 
 export interface LoadTiming {
@@ -140,11 +142,12 @@ export async function benchLoad(gpu: Gpu, o: LoadBenchOptions): Promise<LoadBenc
   const uploadSize = o.uploadBytes ?? (gpu.software ? 16 : 1024) * 2 ** 20;
   const upload = uploadSize > 0 ? await benchUpload(gpu, uploadSize, o.runs ?? 3, o.warmup ?? 1, o.onUpload) : undefined;
   const formats = new Set(o.formats ?? END_TO_END_FORMATS);
-  const host = formats.has('tbl') ? await timeLoad(gpu, programs, o, 'host') : undefined;
-  const device = formats.has('tbl') ? await timeLoad(gpu, programs, o, 'device') : undefined;
+  const host = formats.has('tbl') && o.parse !== 'device' ? await timeLoad(gpu, programs, o, 'host') : undefined;
+  const device = formats.has('tbl') && o.parse !== 'host' ? await timeLoad(gpu, programs, o, 'device') : undefined;
   const duckdbMs = await timeDuckLoad(o, o.dataDir, 'tbl', schema, keep);
-  const report: LoadBenchReport = { sf: o.sf, adapter: gpu.adapterName, bytes, rows: 0, duckdbMs, ...(upload ? { upload } : {}) };
-  if (host && device) Object.assign(report, { rows: device.rows, host: host.timing, device: device.timing });
+  const report: LoadBenchReport = { sf: o.sf, adapter: gpu.adapterName, bytes, rows: device?.rows ?? host?.rows ?? 0, duckdbMs, ...(upload ? { upload } : {}) };
+  if (host) report.host = host.timing;
+  if (device) report.device = device.timing;
   const work = mkdtempSync(join(tmpdir(), 'vixen-load-'));
   try {
     const dirs: FormatDirs = { dataDir: o.dataDir, workDir: work, schema, ...(o.duckdbThreads !== undefined ? { duckdbThreads: o.duckdbThreads } : {}) };
