@@ -48,14 +48,8 @@ export interface SortedByteStrings {
   rank: Uint32Array;
 }
 
-/**
- * Digits of the most-significant-digit radix sort below: 3 bytes, each as byte + 1 (0: past the string's end), so a
- * digit is below 257^3 < 2^25 and a digit with an index below 2^28 fits a double exactly.
- */
-const DIGIT = 257;
-const INDEX = 2 ** 28;
 /** Ranges this short are sorted by comparing their bytes. */
-const SHORT_RANGE = 24;
+const SHORT_RANGE = 32;
 
 /** < 0, 0 or > 0 as bytes [p, pe) are below, equal to or above bytes [q, qe) (of the same array). */
 function compareRanges(b: Uint8Array, p: number, pe: number, q: number, qe: number): number {
@@ -68,19 +62,25 @@ function compareRanges(b: Uint8Array, p: number, pe: number, q: number, qe: numb
 
 /**
  * The strings of a share sorted by their bytes (byte order is code-unit order for ASCII text) without a JS string
- * each: a most-significant-digit radix sort on 3-byte digits, each level a native sort of doubles (digit, index),
- * short ranges by comparison. Dictionaries of millions of names or comments (device-parsed text, parse-text.ts).
+ * each: a most-significant-digit radix sort (American flag sort: each range counted by its byte at the depth its
+ * strings share and moved into buckets, 0 for strings that end there), short ranges by comparing bytes. Dictionaries
+ * of millions of names or comments (device-parsed text, parse-text.ts).
  */
 export function sortedByteStrings({ bytes, starts, indices }: ByteStringsShare): SortedByteStrings {
   const n = indices.length;
-  if (n >= INDEX) throw new Error(`internal: ${n} strings to sort in one share, more than ${INDEX}`);
-  const from = (k: number): number => starts[indices[k]!]!;
-  const to = (k: number): number => starts[indices[k]! + 1]!;
+  const from = new Uint32Array(n);
+  const to = new Uint32Array(n);
+  for (let k = 0; k < n; k++) {
+    from[k] = starts[indices[k]!]!;
+    to[k] = starts[indices[k]! + 1]!;
+  }
   /** Positions into `indices`, sorted in place range by range. */
   const perm = new Uint32Array(n);
   for (let k = 0; k < n; k++) perm[k] = k;
-  const keys = new Float64Array(n);
-  const compareFrom = (a: number, b: number, depth: number): number => compareRanges(bytes, from(a) + depth, to(a), from(b) + depth, to(b));
+  const moved = new Uint32Array(n);
+  const digits = new Uint16Array(n);
+  const counts = new Uint32Array(257);
+  const ends = new Uint32Array(257);
   // Ranges left to sort: lo, hi, depth (bytes every string of the range shares).
   const stack: number[] = [0, n, 0];
   while (stack.length > 0) {
@@ -90,30 +90,44 @@ export function sortedByteStrings({ bytes, starts, indices }: ByteStringsShare):
     if (hi - lo <= SHORT_RANGE) {
       for (let k = lo + 1; k < hi; k++) {
         const x = perm[k]!;
+        const xs = from[x]! + depth;
+        const xe = to[x]!;
         let j = k - 1;
-        for (; j >= lo && compareFrom(perm[j]!, x, depth) > 0; j--) perm[j + 1] = perm[j]!;
+        for (; j >= lo; j--) {
+          const y = perm[j]!;
+          if (compareRanges(bytes, from[y]! + depth, to[y]!, xs, xe) <= 0) break;
+          perm[j + 1] = y;
+        }
         perm[j + 1] = x;
       }
       continue;
     }
+    counts.fill(0);
     for (let k = lo; k < hi; k++) {
       const i = perm[k]!;
-      const s = from(i) + depth;
-      const e = to(i);
-      const digit = (s < e ? bytes[s]! + 1 : 0) * DIGIT * DIGIT + (s + 1 < e ? bytes[s + 1]! + 1 : 0) * DIGIT + (s + 2 < e ? bytes[s + 2]! + 1 : 0);
-      keys[k] = digit * INDEX + i;
+      const at = from[i]! + depth;
+      const d = at < to[i]! ? bytes[at]! + 1 : 0;
+      digits[k] = d;
+      counts[d]!++;
     }
-    keys.subarray(lo, hi).sort();
-    let run = lo;
-    let last = -1;
-    for (let k = lo; k <= hi; k++) {
-      const digit = k < hi ? Math.floor(keys[k]! / INDEX) : -1;
-      if (k < hi) perm[k] = keys[k]! - digit * INDEX;
-      if (digit === last) continue;
-      // A run of one digit goes on at the next digit unless its strings ended within it (they are then equal).
-      if (k - run > 1 && last % DIGIT !== 0) stack.push(run, k, depth + 3);
-      run = k;
-      last = digit;
+    // A range whose strings all share the byte moves nothing: the next byte.
+    const only = counts[digits[lo]!] === hi - lo;
+    if (only) {
+      if (digits[lo] !== 0) stack.push(lo, hi, depth + 1);
+      continue;
+    }
+    for (let d = 0, at = lo; d < 257; d++) {
+      const c = counts[d]!;
+      counts[d] = at;
+      at += c;
+      ends[d] = at;
+    }
+    for (let k = lo; k < hi; k++) moved[counts[digits[k]!]!++] = perm[k]!;
+    perm.set(moved.subarray(lo, hi), lo);
+    // Bucket 0 holds strings that end here: all equal.
+    for (let d = 1, at = ends[0]!; d < 257; d++) {
+      if (ends[d]! - at > 1) stack.push(at, ends[d]!, depth + 1);
+      at = ends[d]!;
     }
   }
   const rank = new Uint32Array(n);
@@ -121,9 +135,10 @@ export function sortedByteStrings({ bytes, starts, indices }: ByteStringsShare):
   let size = 0;
   for (let k = 0; k < n; k++) {
     const i = perm[k]!;
-    if (k === 0 || compareFrom(perm[k - 1]!, i, 0) !== 0) {
+    const p = perm[k - 1]!;
+    if (k === 0 || compareRanges(bytes, from[p]!, to[p]!, from[i]!, to[i]!) !== 0) {
       distinct++;
-      size += to(i) - from(i);
+      size += to[i]! - from[i]!;
     }
     rank[i] = distinct - 1;
   }
@@ -133,7 +148,7 @@ export function sortedByteStrings({ bytes, starts, indices }: ByteStringsShare):
     const i = perm[k]!;
     // Ranks run 0, 0, 1, 2, 2, ... in sorted order: a string whose rank is `d` is the next distinct one.
     if (rank[i] === d) {
-      for (let p = from(i), e = to(i); p < e; p++) out[at++] = bytes[p]!;
+      for (let p = from[i]!, e = to[i]!; p < e; p++) out[at++] = bytes[p]!;
       outStarts[++d] = at;
     }
   }
