@@ -12,7 +12,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { compile, Database, storeLoadTimes, textParseTimes, type Gpu, type ParseMode, type Program } from '@vixen/runtime';
+import { compile, Database, storeLoadTimes, textParseTimes, timeTextParseKernels, type Gpu, type ParseMode, type Program } from '@vixen/runtime';
 import type { RelationDecl } from '@vixen/queryplan';
 import { END_TO_END_FORMATS, formatDir, prepareFormat, type EndToEndFormat, type FormatDirs } from '../end-to-end.js';
 import { median } from '../operators.js';
@@ -143,7 +143,16 @@ export async function benchLoad(gpu: Gpu, o: LoadBenchOptions): Promise<LoadBenc
   const upload = uploadSize > 0 ? await benchUpload(gpu, uploadSize, o.runs ?? 3, o.warmup ?? 1, o.onUpload) : undefined;
   const formats = new Set(o.formats ?? END_TO_END_FORMATS);
   const host = formats.has('tbl') && o.parse !== 'device' ? await timeLoad(gpu, programs, o, 'host') : undefined;
-  const device = formats.has('tbl') && o.parse !== 'host' ? await timeLoad(gpu, programs, o, 'device') : undefined;
+  let device: Awaited<ReturnType<typeof timeLoad>> | undefined;
+  if (formats.has('tbl') && o.parse !== 'host') {
+    // The parse's device time beside the host's wait for it (its timestamps cost a readback per file).
+    timeTextParseKernels(true);
+    try {
+      device = await timeLoad(gpu, programs, o, 'device');
+    } finally {
+      timeTextParseKernels(false);
+    }
+  }
   const duckdbMs = await timeDuckLoad(o, o.dataDir, 'tbl', schema, keep);
   const report: LoadBenchReport = { sf: o.sf, adapter: gpu.adapterName, bytes, rows: device?.rows ?? host?.rows ?? 0, duckdbMs, ...(upload ? { upload } : {}) };
   if (host) report.host = host.timing;
@@ -196,7 +205,8 @@ export function formatLoadReport(r: LoadBenchReport): string {
   const loads: Array<[string, LoadTiming | undefined]> = [['vixen host', r.host], ['vixen device', r.device], ['vixen store', r.store], ['vixen parquet', r.parquet]];
   const phases = (p: typeof textParseTimes, parseMs: number): string => {
     const other = parseMs - p.readWaitMs - p.uploadMs - p.syncWaitMs - p.stringsMs - p.dictionaryMs;
-    return `device parse, host ms per load: read ms ${fmt(parseMs, 1)} = waiting for reads ${fmt(p.readWaitMs, 1)} + handing chunks to the device ${fmt(p.uploadMs, 1)} + waiting for the device ${fmt(p.syncWaitMs, 1)} + chunk strings ${fmt(p.stringsMs, 1)} + sorting a file's strings ${fmt(p.dictionaryMs, 1)} + other ${fmt(other, 1)} (${fmt(p.chunks, 0)} chunks, ${fmt(p.bytes / 1e6, 1)} MB)`;
+    const kernels = p.kernelMs > 0 ? `; the parse's compute passes took ${fmt(p.kernelMs, 1)} ms of device time` : '';
+    return `device parse, host ms per load: read ms ${fmt(parseMs, 1)} = waiting for reads ${fmt(p.readWaitMs, 1)} + handing chunks to the device ${fmt(p.uploadMs, 1)} + waiting for the device ${fmt(p.syncWaitMs, 1)} + chunk strings ${fmt(p.stringsMs, 1)} + sorting a file's strings ${fmt(p.dictionaryMs, 1)} + other ${fmt(other, 1)} (${fmt(p.chunks, 0)} chunks, ${fmt(p.bytes / 1e6, 1)} MB)${kernels}`;
   };
   const made = (what: string, f: { bytes: number; prepareMs: number } | undefined, how: string): string[] =>
     f ? [`${what}: ${(f.bytes / 1e6).toFixed(1)} MB (${how} in ${fmt(f.prepareMs, 0)} ms)`] : [];

@@ -62,13 +62,37 @@ const slotsOf = new WeakMap<GpuImpl, TextChunkSlots>();
  * the device's answers, interning each chunk's strings, and sorting each file's distinct strings into its list
  * (`vixen bench load` prints it).
  */
-export const textParseTimes = { chunks: 0, bytes: 0, readWaitMs: 0, uploadMs: 0, syncWaitMs: 0, stringsMs: 0, dictionaryMs: 0 };
+export const textParseTimes = { chunks: 0, bytes: 0, readWaitMs: 0, uploadMs: 0, syncWaitMs: 0, stringsMs: 0, dictionaryMs: 0, kernelMs: 0 };
+
+let timeKernels = false;
+
+/**
+ * Whether each file's parse also sums the device time of its compute passes into `textParseTimes.kernelMs`
+ * (timestamp queries, where the device has them; a file parsed while another is timed goes into that one's). For
+ * `vixen bench load`: it tells the device's own work from the wait for it.
+ */
+export function timeTextParseKernels(on: boolean): void {
+  timeKernels = on;
+}
 
 /**
  * The kept columns of `file` parsed on the device, strings as ids of `strings` (added without lookup: the dictionary
  * merges repeats), or undefined where the host must parse the file.
  */
 export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: StringInterner): Promise<DeviceRows | undefined> {
+  const g = internals(gpu);
+  const timing = timeKernels && g.timer === null && g.startTiming();
+  try {
+    return await parseFile(gpu, file, strings);
+  } finally {
+    if (timing && g.timer) {
+      textParseTimes.kernelMs += (await g.timer.collect()).nanoseconds / 1e6;
+      g.stopTiming();
+    }
+  }
+}
+
+async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Promise<DeviceRows | undefined> {
   const { format, types, kept } = file;
   const keptTypes = kept.map((c) => types[c]!);
   const width = rowWords(keptTypes);
