@@ -76,3 +76,13 @@ test('a file ending with a CR is left to the host, its slots given back', async 
   expect(slots.take() && slots.take()).toBe(true);
   expect(slots.take()).toBe(false);
 });
+
+test('reads larger than a read part come back whole, in order', async () => {
+  // 40 MiB of numbered lines read 33 MiB at a time: parts of 16, 16 and 1 MiB, then the rest.
+  const lines = Array.from({ length: 1 << 20 }, (_, i) => `${i}|${'v'.repeat(i % 61)}`);
+  const text = `${lines.join('\n')}\n`;
+  const path = join(dir, 'large.txt');
+  writeFileSync(path, text);
+  expect(text.length).toBeGreaterThan(33 * 2 ** 20);
+  expect(await chunksOf(path, 33 * 2 ** 20, new TextChunkSlots(2), 2)).toBe(text);
+});

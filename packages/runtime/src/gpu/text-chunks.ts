@@ -78,6 +78,8 @@ interface Piece<B> {
 
 /** Room in front of each read for the part line before it; a longer one is copied with the read into new memory. */
 const HEAD = 64 * 1024;
+/** Bytes of a read's parts (see issue). */
+const READ_PART = 16 * 2 ** 20;
 
 export class TextChunkReader<B> {
   private offset = 0;
@@ -137,7 +139,15 @@ export class TextChunkReader<B> {
     // Through a resolved promise: a take that throws is a failed read, its slot accounted like any other's.
     const read = Promise.resolve(this.pieceBytes).then((size) => this.memory.take(size)).then(async ({ buffer, bytes: mem }) => {
       try {
-        const { bytesRead } = await this.fh.read(mem, HEAD, n, at);
+        // In parts read at once (libuv's threads), so a file's first chunk, which the device waits for, comes sooner.
+        const parts = Array.from({ length: Math.ceil(n / READ_PART) }, (_, j) => this.fh.read(mem, HEAD + j * READ_PART, Math.min(READ_PART, n - j * READ_PART), at + j * READ_PART));
+        let bytesRead = 0;
+        // Every part settled before the memory may go back (a failed read's siblings still write into it).
+        for (const part of await Promise.allSettled(parts)) {
+          if (part.status === 'rejected') throw part.reason;
+          bytesRead += part.value.bytesRead;
+          if (part.value.bytesRead < READ_PART) break;
+        }
         // A file that shrank while read: its end is where a read came short.
         if (bytesRead < n) this.size = Math.min(this.size, at + bytesRead);
         return { buffer, mem, bytes: bytesRead };
