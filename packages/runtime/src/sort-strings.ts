@@ -136,6 +136,19 @@ export async function sortByteStrings(bytes: Uint8Array, starts: Uint32Array): P
   return { sorted: { bytes: out, starts: outStarts }, rank };
 }
 
+let warmed = false;
+
+/**
+ * Starts the worker pool's threads for sortByteStrings (once per process), without waiting: a device parse calls it
+ * as a file starts, so the workers load while the device parses rather than when the file's strings wait for them.
+ */
+export function warmByteSortWorkers(): void {
+  if (warmed || workerCount() < 2) return;
+  warmed = true;
+  const none = { bytes: new Uint8Array(0), starts: new Uint32Array(1), indices: new Uint32Array(0) };
+  runAllInWorkers(sortedByteStringsTask, Array.from({ length: workerCount() }, () => none)).catch(() => undefined);
+}
+
 /** ASCII strings, sorted and distinct, as a list the run's dictionary merges without decoding them (mergeSortedLists). */
 export function asciiList(ascii: AsciiStrings): SortedStrings {
   const { bytes, starts } = ascii;

@@ -21,7 +21,7 @@ import { rowWords, type ScalarType } from '@vixen/queryplan';
 import { PARSE_SEGMENT_BYTES, deviceParses, parseInternShaders, parseTextShaders, type TextLayout } from '@vixen/codegen-wgsl';
 import { isAscii } from 'node:buffer';
 import { ByteInterner, stringWordOffsets, type DeviceRows, type Format, type StringInterner } from '@vixen/io';
-import { asciiList, sortByteStrings } from '../sort-strings.js';
+import { asciiList, sortByteStrings, warmByteSortWorkers } from '../sort-strings.js';
 import { chunkedOf } from './chunks.js';
 import { ParsedRows } from './parsed-rows.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
@@ -103,6 +103,7 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
   const shaders = memoShaders({ parseText: layout }, () => parseTextShaders(layout));
   const offsets = stringWordOffsets(keptTypes);
   const internShaders = offsets.length > 0 ? memoShaders({ parseIntern: [width, offsets] }, () => parseInternShaders(width, offsets)) : undefined;
+  if (offsets.length > 0) warmByteSortWorkers();
   const interner = new ByteInterner();
   const parts: DeviceRelation[] = [];
   /**
