@@ -227,8 +227,11 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
     starts.set(table.ends, 1);
     let at = table.bytes.length;
     let s = table.ends.length;
-    for (const { spans, bytes: b } of loose) {
-      bytes.set(b, at);
+    for (const m of loose) {
+      const { spans } = m;
+      bytes.set(m.bytes, at);
+      // Copied: a large file's chunks need not hold their strings' bytes a second time while they are sorted.
+      m.bytes = EMPTY;
       for (let d = 0; 2 * d < spans.length; d++) starts[++s] = at += spans[2 * d + 1]! - spans[2 * d]!;
     }
     const { sorted, rank } = await sortByteStrings(bytes, starts);
@@ -269,6 +272,8 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
   textParseTimes.dictionaryMs += performance.now() - t0;
   return new ParsedRows(gpu, chunkedOf(parts, width), all, mapStarts);
 }
+
+const EMPTY = Buffer.alloc(0);
 
 /**
  * One chunk's rows on the device, string words as indices of the chunk's distinct strings: `spans` holds their
