@@ -103,7 +103,6 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
   const shaders = memoShaders({ parseText: layout }, () => parseTextShaders(layout));
   const offsets = stringWordOffsets(keptTypes);
   const internShaders = offsets.length > 0 ? memoShaders({ parseIntern: [width, offsets] }, () => parseInternShaders(width, offsets)) : undefined;
-  if (offsets.length > 0) warmByteSortWorkers();
   const interner = new ByteInterner();
   const parts: DeviceRelation[] = [];
   /**
@@ -130,6 +129,8 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
     // The host parser says what is wrong with a file it cannot read.
     return undefined;
   }
+  // Strings of a file this large likely go to the workers at its end.
+  if (offsets.length > 0 && reader.fileBytes >= PARSE_CHUNK_BYTES) warmByteSortWorkers();
   /**
    * Chunks being parsed, oldest first: later chunks are read, copied and parsed while the host waits for this one's
    * results and cuts its strings, so neither the disk nor the device waits on a round trip per chunk.

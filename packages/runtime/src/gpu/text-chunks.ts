@@ -109,6 +109,11 @@ export class TextChunkReader<B> {
     }
   }
 
+  /** The file's size when opened. */
+  get fileBytes(): number {
+    return this.size;
+  }
+
   /** Reads queued ahead. */
   get queued(): number {
     return this.reads.length;
