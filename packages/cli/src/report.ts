@@ -46,7 +46,11 @@ export function formatStats(s: ExecuteStats, hostLoadMs?: number): string {
       ? [`spilled to host memory: ${formatBytes(s.spilledBytes)} in ${s.spills} spill${s.spills === 1 ? '' : 's'}, uploaded again: ${formatBytes(s.reloadedBytes)}`]
       : []),
     ...(s.partitionedLaunches > 0
-      ? [`run in partitions (their relations past the budget together): ${s.partitionedLaunches} kernel launch${s.partitionedLaunches === 1 ? '' : 'es'}, ${s.partitions} partition step${s.partitions === 1 ? '' : 's'}`]
+      ? [
+          `run in partitions (their relations past the budget together): ${s.partitionedLaunches} kernel launch${s.partitionedLaunches === 1 ? '' : 'es'}, ${s.partitions} partition step${s.partitions === 1 ? '' : 's'}: ` +
+            s.partitionedKinds.map((k) => `${k.kind} ${k.launches}/${k.steps}${k.onHost > 0 ? ` (${k.onHost} on the host)` : ''}`).join(', ') +
+            ' (launches/steps)',
+        ]
       : []),
     ...s.loops.map((l) => `fixpoint loop ${l.block} (${l.relations.join(', ')}): ${loopSummary(l)}`),
     ...(s.startedAgain ? ['started again without guesses: a kernel guessed from its last run, and the guess failed'] : []),

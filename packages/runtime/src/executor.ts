@@ -225,6 +225,8 @@ export interface ExecuteStats {
    */
   partitionedLaunches: number;
   partitions: number;
+  /** Those launches by kernel kind: launches, steps, and work done on their host rows instead (PartitionDevice.onHost). */
+  partitionedKinds: Array<{ kind: KirKernel['kind']; launches: number; steps: number; onHost: number }>;
   /** Times each block ran, in program order. */
   blocks: Array<{ label: string; executions: number }>;
   loops: LoopStats[];
@@ -588,6 +590,7 @@ async function evaluate(
     reloadedBytes: spills.reloadedBytes,
     partitionedLaunches,
     partitions: partitionDevice?.steps ?? 0,
+    partitionedKinds: [...partitionedKinds.values()],
     blocks: program.blocks.map((b) => ({ label: b.label, executions: executions.get(b.label)! })),
     loops: [...loopStats.values()],
     kernels: kernelProfiles,
@@ -716,6 +719,7 @@ async function evaluate(
   };
 
   let partitionedLaunches = 0;
+  const partitionedKinds = new Map<KirKernel['kind'], ExecuteStats['partitionedKinds'][number]>();
   /** The device side of partitioned kernels (partitioned.ts); its room is set per kernel. */
   let partitionDevice: PartitionDevice | undefined;
   /** Device bytes variable `id` takes, on the device or (once reloaded) from host memory. */
@@ -744,7 +748,7 @@ async function evaluate(
   /** The device side of partitioned work, its room what the budget leaves now. */
   const partitionsWithin = (): PartitionDevice => {
     g.pool.trim();
-    const device = (partitionDevice ??= { room: 0, steps: 0, step, partition });
+    const device = (partitionDevice ??= { room: 0, steps: 0, onHost: 0, step, partition });
     device.room = limit! - liveBytes;
     return device;
   };
@@ -852,9 +856,15 @@ async function evaluate(
     for (const id of inputIds) host.push(await toHost(id, kernel));
     await makeRoom(Math.ceil(limit! / 2), new Set());
     const device = partitionsWithin();
+    const [steps, onHost] = [device.steps, device.onHost];
     let out: HostRows;
     try {
       out = await runPartitioned(device, kernel, host, variables);
+      let kind = partitionedKinds.get(kernel.kind);
+      if (!kind) partitionedKinds.set(kernel.kind, (kind = { kind: kernel.kind, launches: 0, steps: 0, onHost: 0 }));
+      kind.launches += 1;
+      kind.steps += device.steps - steps;
+      kind.onHost += device.onHost - onHost;
     } catch (e) {
       if (!(e instanceof PartitionLimit)) throw e;
       const id = inputIds[e.input]!;

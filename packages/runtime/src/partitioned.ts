@@ -12,8 +12,11 @@
  * - Group by group: a pipeline's hashed aggregation gives partial aggregates per step (a decimal average as its sum
  *   and count), combined range by range while that makes them fewer, else per hash partition of the group words; a
  *   sorted aggregate's row ranges end at group boundaries.
- * - Sort: on the device, in ranges of the first key word. Unique, difference, merge, concat and copy: on the host
- *   rows, in one pass.
+ * - Sort: on the device, in ranges of the first key word.
+ * - Sorted inputs (unique, difference, merge): both inputs cut at the same key boundaries, found by a merge-path search
+ *   of the host rows (so each step's rows follow the previous step's in the output's order), one step per range; a
+ *   range of one side alone is that side's rows as they are. A hashed unique: per hash partition of its rows.
+ * - Concat and copy: the host rows appended, as the device would.
  * Only where one step cannot fit (one partition pair, one group, one row) does it stop, with a PartitionLimit.
  */
 import { sortKeyWords } from '@vixen/codegen-wgsl';
@@ -43,6 +46,8 @@ export interface PartitionDevice {
   partition(rows: HostRows, keys: readonly number[], parts: number, round: number): Promise<HostRows[] | undefined>;
   /** Steps run (every partition or row range of every kernel). */
   steps: number;
+  /** Work done on the host rows instead of a step: copies, concatenations, sort ranges too small for one. */
+  onHost: number;
 }
 
 /** One step cannot fit: input `input` (kernelInputs order) of `rows` rows, `bytes` bytes, even alone with its partners. */
@@ -133,7 +138,7 @@ function uniqueFirst(r: HostRows): HostRows {
 }
 
 /** Canonical `a` less canonical `b` (both sorted by all words, duplicate-free). */
-function difference(a: HostRows, b: HostRows): HostRows {
+function differenceRows(a: HostRows, b: HostRows): HostRows {
   const all = allWords(a.width);
   const kept: number[] = [];
   let j = 0;
@@ -145,7 +150,7 @@ function difference(a: HostRows, b: HostRows): HostRows {
 }
 
 /** `a` and `b`, both sorted by words `keys`, merged (left first among equal keys). */
-function mergeSorted(a: HostRows, b: HostRows, keys: readonly number[]): HostRows {
+function mergeRows(a: HostRows, b: HostRows, keys: readonly number[]): HostRows {
   const words = new Uint32Array((a.count + b.count) * a.width);
   let i = 0;
   let j = 0;
@@ -176,6 +181,11 @@ export async function sortWords(device: PartitionDevice, r: HostRows, keys: read
   return sortRanges(device, { kind: 'sort', id: -1, input: 0, output: 0, keys: [...keys] }, r, variables);
 }
 
+function sortOnHost(device: PartitionDevice, r: HostRows, keys: readonly number[]): HostRows {
+  device.onHost += 1;
+  return sortRows(r, keys);
+}
+
 async function sortRanges(device: PartitionDevice, kernel: Extract<KirKernel, { kind: 'sort' }>, r: HostRows, variables: readonly KirVariable[]): Promise<HostRows> {
   // Its input, its output and the sort's scratch, about as much again.
   if (deviceBytes(r) * 3 <= device.room) {
@@ -186,7 +196,7 @@ async function sortRanges(device: PartitionDevice, kernel: Extract<KirKernel, { 
     }
   }
   // No room for a few rows' buffers: sorted on the host.
-  if (device.room < MIN_STEP_BYTES) return sortRows(r, kernel.keys);
+  if (device.room < MIN_STEP_BYTES) return sortOnHost(device, r, kernel.keys);
   const word = kernel.keys[0]!;
   const parts = Math.min(r.count, Math.max(2, 2 * Math.ceil((deviceBytes(r) * 3) / device.room)));
   const sample = new Uint32Array(Math.min(r.count, parts * 32));
@@ -207,7 +217,7 @@ async function sortRanges(device: PartitionDevice, kernel: Extract<KirKernel, { 
   const of = new Uint32Array(r.count);
   const sizes = new Array<number>(splitters.length + 1).fill(0);
   for (let i = 0; i < r.count; i++) sizes[(of[i] = range(r.words[i * r.width + word]!))]! += 1;
-  if (sizes.some((n) => n === r.count)) return sortRows(r, kernel.keys);
+  if (sizes.some((n) => n === r.count)) return sortOnHost(device, r, kernel.keys);
   const ranges = sizes.map((n) => ({ words: new Uint32Array(n * r.width), count: 0, width: r.width }));
   for (let i = 0; i < r.count; i++) {
     const o = ranges[of[i]!]!;
@@ -236,25 +246,32 @@ export async function runPartitioned(device: PartitionDevice, kernel: KirKernel,
     case 'mapFilter':
       return streamOrFail(kernel, inputs, 0);
     case 'copy':
+      device.onHost += 1;
       return a;
     case 'concat':
+      device.onHost += 1;
       return concatRows([a, b], outWidth);
     case 'sort':
       return sortWords(device, a, sortKeyWords(columns(kernel.input), kernel.keys));
     case 'unique':
-      return kernel.hashed ? uniqueFirst(a) : uniqueSorted(a);
+      try {
+        // A hashed unique is its own partial form, and nothing reads its rows' order: as partial aggregates combine.
+        if (kernel.hashed) return await combineAll(device, kernel, a, allWords(a.width), variables);
+        // Row ranges that end where a run of equal rows does: their outputs, in order, are the whole output.
+        return await streamOrFail(kernel, inputs, 0, variables, groupCut(allWords(a.width)));
+      } catch (e) {
+        // Not one row (or one run of equal rows) beside what cannot be spilled: on the host, as a sort that small.
+        if (!(e instanceof PartitionLimit)) throw e;
+        device.onHost += 1;
+        return kernel.hashed ? uniqueFirst(a) : uniqueSorted(a);
+      }
     case 'difference':
-      return difference(a, b);
+      return sortedPairs(device, kernel, a, b, allWords(a.width), variables);
     case 'merge':
-      return mergeSorted(a, b, sortKeyWords(columns(kernel.left), kernel.keys));
-    case 'aggregate': {
+      return sortedPairs(device, kernel, a, b, sortKeyWords(columns(kernel.left), kernel.keys), variables);
+    case 'aggregate':
       // Row ranges that end where a group does: the groups' outputs, in order, are the whole output.
-      const group = sortKeyWords(columns(kernel.input), kernel.groupBy);
-      return streamOrFail(kernel, inputs, 0, variables, (r, end) => {
-        while (end < r.count && end > 0 && compareBy(r, end, r, end - 1, group) === 0) end++;
-        return end;
-      });
-    }
+      return streamOrFail(kernel, inputs, 0, variables, groupCut(sortKeyWords(columns(kernel.input), kernel.groupBy)));
     case 'limit': {
       // The first rows of each range hold the first rows of the whole.
       const before = device.steps;
@@ -318,6 +335,94 @@ export async function runPartitioned(device: PartitionDevice, kernel: KirKernel,
 /** Where a row range that would end before row `end` of `r` ends instead (a range's last group kept whole). */
 type Cut = (r: HostRows, end: number) => number;
 
+/** A Cut past the rows equal to a range's last in words `keys`. */
+const groupCut =
+  (keys: readonly number[]): Cut =>
+  (r, end) => {
+    while (end < r.count && end > 0 && compareBy(r, end, r, end - 1, keys) === 0) end++;
+    return end;
+  };
+
+/** Rows of `width` words a step may take where `free` bytes hold them and an output as large. */
+const rowsWithin = (free: number, width: number): number => Math.max(1, Math.floor(free / 2 / Math.max(4, width * 4 * 1.5)));
+
+/**
+ * How many of the first `d` rows of the merge of `a` from row `i` and `b` from row `j` (both sorted by words `keys`,
+ * a's row first among equal keys) come from each: a merge-path search.
+ */
+function mergePath(a: HostRows, i: number, b: HostRows, j: number, keys: readonly number[], d: number): [number, number] {
+  let lo = Math.max(0, d - (b.count - j));
+  let hi = Math.min(d, a.count - i);
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    // a's row mid comes before b's row d - mid - 1: the first d rows hold more of a.
+    if (compareBy(a, i + mid, b, j + d - mid - 1, keys) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return [lo, d - lo];
+}
+
+/** The first row of `b` from row `from` on that is not below row `i` of `a` in words `keys`. */
+function lowerBound(b: HostRows, from: number, a: HostRows, i: number, keys: readonly number[]): number {
+  let lo = from;
+  let hi = b.count;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (compareBy(b, mid, a, i, keys) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * A merge or a difference of inputs sorted by words `keys` in steps: consecutive ranges of both sides, cut at one
+ * place of their merged order, so each step's output follows the last one's. A difference keeps a row and its equal
+ * in one step, and skips the right rows below its next left row (they remove nothing). A range of one side alone
+ * needs no step: a merge's output is those rows, a difference's the left ones.
+ */
+async function sortedPairs(
+  device: PartitionDevice,
+  kernel: Extract<KirKernel, { kind: 'merge' | 'difference' }>,
+  a: HostRows,
+  b: HostRows,
+  keys: readonly number[],
+  variables: readonly KirVariable[],
+): Promise<HostRows> {
+  const difference = kernel.kind === 'difference';
+  const outs: HostRows[] = [];
+  let rows = rowsWithin(device.room, a.width);
+  let i = 0;
+  let j = 0;
+  while (i < a.count || (!difference && j < b.count)) {
+    if (difference) j = lowerBound(b, j, a, i, keys);
+    let [da, db] = mergePath(a, i, b, j, keys, Math.min(rows, a.count - i + b.count - j));
+    if (difference && da > 0 && j + db < b.count && compareBy(a, i + da - 1, b, j + db, keys) === 0) db += 1;
+    const left = sliceRows(a, i, i + da);
+    const right = sliceRows(b, j, j + db);
+    if (da === 0 || db === 0) {
+      outs.push(da === 0 ? (difference ? left : right) : left);
+    } else {
+      const out = await device.step(kernel, [left, right], variables);
+      if (!out) {
+        if (da + db > 1 && rows > 1) {
+          rows = Math.max(1, Math.floor(Math.min(rows, da + db) / 2));
+          continue;
+        }
+        // Not one row and its equal beside what cannot be spilled: the rest on the host, as a sort that small.
+        device.onHost += 1;
+        const [restA, restB] = [sliceRows(a, i, a.count), sliceRows(b, j, b.count)];
+        outs.push(difference ? differenceRows(restA, restB) : mergeRows(restA, restB, keys));
+        break;
+      }
+      device.steps += 1;
+      outs.push(out);
+    }
+    i += da;
+    j += db;
+  }
+  return concatRows(outs.length > 0 ? outs : [sliceRows(a, 0, 0)], a.width);
+}
+
 /**
  * `kernel` once per row range of input `s`, the other inputs whole, the outputs appended; undefined when the other
  * inputs leave no room for a range. A range whose step does not fit is halved; a PartitionLimit for one row.
@@ -328,7 +433,7 @@ async function stream(device: PartitionDevice, kernel: KirKernel, inputs: readon
   // A range and an output as large as it beside the other inputs.
   const free = device.room - fixed;
   if (free <= 0) return undefined;
-  let rows = Math.max(1, Math.floor(free / 2 / Math.max(4, streamed.width * 4 * 1.5)));
+  let rows = rowsWithin(free, streamed.width);
   const outs: HostRows[] = [];
   let start = 0;
   do {

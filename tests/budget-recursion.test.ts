@@ -1,0 +1,65 @@
+/**
+ * Recursive programs under a device memory budget far below their relations (partitioned.ts): the semi-naive loop's
+ * unique, difference and merge run on the device in key ranges of their sorted inputs, in several steps, none on the
+ * host, and the answers are the run's without a budget.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { compileFile, openGpu, type ExecuteStats, type Gpu } from '@vixen/runtime';
+
+const graphs = join(import.meta.dirname, '..', 'examples', 'graphs');
+
+let gpu: Gpu;
+beforeAll(async () => {
+  gpu = await openGpu();
+});
+afterAll(() => gpu?.dispose());
+
+/** `edges` distinct random edges over `nodes` nodes, no self-loops (a fixed LCG: the same graph every run). */
+function uniform(nodes: number, edges: number, seed: number): number[][] {
+  let state = seed;
+  const next = (): number => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) >>> 16) % nodes;
+  const seen = new Set<number>();
+  const out: number[][] = [];
+  while (out.length < edges) {
+    const [x, y] = [next(), next()];
+    if (x === y || seen.has(x * nodes + y)) continue;
+    seen.add(x * nodes + y);
+    out.push([x, y]);
+  }
+  return out;
+}
+
+/** Parent to child edges of a complete binary tree of `depth` levels (node i's children 2i + 1 and 2i + 2). */
+const tree = (depth: number): number[][] => Array.from({ length: 2 ** (depth - 1) - 1 }, (_, i) => [[i, 2 * i + 1], [i, 2 * i + 2]]).flat();
+
+const kinds = (s: ExecuteStats) => new Map(s.partitionedKinds.map((k) => [k.kind, k]));
+
+describe('recursive programs under a small budget run their sorted operators on the device in steps', () => {
+  const cases: Array<{ name: string; program: string; edge: number[][]; output: string; budget: number; partitioned: readonly string[] }> = [
+    { name: 'transitive closure', program: 'tc.logic', edge: uniform(120, 240, 7), output: 'path', budget: 32 * 1024, partitioned: ['unique', 'difference', 'merge'] },
+    { name: 'non-linear transitive closure', program: 'tc-nonlinear.logic', edge: uniform(100, 160, 3), output: 'path', budget: 32 * 1024, partitioned: ['difference', 'merge'] },
+    { name: 'same generation', program: 'sg.logic', edge: tree(7), output: 'sg', budget: 16 * 1024, partitioned: ['difference', 'merge'] },
+  ];
+  for (const c of cases) {
+    test(c.name, async () => {
+      const program = compileFile(join(graphs, c.program));
+      const facts = { edge: c.edge };
+      const free = await program.run({ gpu, facts });
+      const rows = free.relations.get(c.output)!;
+      // Far past the budget: the loop's relations cannot share it.
+      expect(rows.length * 8).toBeGreaterThan(c.budget / 2);
+      const run = await program.run({ gpu, facts, maxDeviceMemory: c.budget });
+      expect(run.relations.get(c.output)).toEqual(rows);
+      expect(run.stats.peakDeviceBytes).toBeLessThanOrEqual(c.budget);
+      const by = kinds(run.stats);
+      for (const kind of c.partitioned) {
+        const k = by.get(kind as ExecuteStats['partitionedKinds'][number]['kind']);
+        expect(k, kind).toBeDefined();
+        // Several steps a launch, and no work left to the host.
+        expect(k!.steps, kind).toBeGreaterThan(k!.launches);
+        expect(k!.onHost, kind).toBe(0);
+      }
+    });
+  }
+});
