@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { compileFile, openGpu, type ExecuteStats, type Gpu } from '@vixen/runtime';
+import { compile, compileFile, openGpu, type ExecuteStats, type Gpu } from '@vixen/runtime';
 
 const graphs = join(import.meta.dirname, '..', 'examples', 'graphs');
 
@@ -62,4 +62,22 @@ describe('recursive programs under a small budget run their sorted operators on 
       }
     });
   }
+});
+
+test('an input that every step reads is uploaded once, not at every step', async () => {
+  const program = compile(`
+big(x, y) -> int32(x), int32(y).
+small(y, z) -> int32(y), int32(z).
+out(x, z) <- big(x, y), small(y, z), z > 2.
+`);
+  // 2,000 rows of big (16 KB) stream against 40 rows of small (320 bytes) under 6 KiB.
+  const facts = { big: Array.from({ length: 2000 }, (_, i) => [i, i % 40]), small: Array.from({ length: 40 }, (_, i) => [i, i % 5]) };
+  const free = await program.run({ gpu, facts });
+  const run = await program.run({ gpu, facts, maxDeviceMemory: 6 * 1024 });
+  expect(run.relations.get('out')).toEqual(free.relations.get('out'));
+  expect(run.stats.peakDeviceBytes).toBeLessThanOrEqual(6 * 1024);
+  // The join streams big's rows in several steps, each with all of small: uploaded once, big's rows and small's.
+  const join = kinds(run.stats).get('pipeline')!;
+  expect(join.steps).toBeGreaterThanOrEqual(4);
+  expect(join.uploadBytes).toBe(2000 * 8 + 40 * 8);
 });

@@ -47,7 +47,7 @@ export function formatStats(s: ExecuteStats, hostLoadMs?: number): string {
       : []),
     ...(s.partitionedLaunches > 0
       ? [
-          `run in partitions (their relations past the budget together): ${s.partitionedLaunches} kernel launch${s.partitionedLaunches === 1 ? '' : 'es'}, ${s.partitions} partition step${s.partitions === 1 ? '' : 's'}: ` +
+          `run in partitions (their relations past the budget together): ${s.partitionedLaunches} kernel launch${s.partitionedLaunches === 1 ? '' : 'es'}, ${s.partitions} partition step${s.partitions === 1 ? '' : 's'} uploading ${formatBytes(s.partitionUploadBytes)}: ` +
             s.partitionedKinds.map((k) => `${k.kind} ${k.launches}/${k.steps}${k.onHost > 0 ? ` (${k.onHost} on the host)` : ''}`).join(', ') +
             ' (launches/steps)',
         ]

@@ -32,7 +32,7 @@ import { ResultTable } from './result-table.js';
 import { checkDeclaredKeys, checkDeclaredKeysOnHost } from './keys.js';
 import { formatBytes, RunLimitError } from './limits.js';
 import { Spills, type SpilledRelation } from './spill.js';
-import { allWords, concatRows, PartitionLimit, pickWords, runPartitioned, sortRows, sortWords, uniqueSorted, type HostRows, type PartitionDevice } from './partitioned.js';
+import { allWords, concatRows, PartitionLimit, pickWords, runPartitioned, sliceRows, sortRows, sortWords, uniqueSorted, type HostRows, type PartitionDevice } from './partitioned.js';
 import { dictionaryFor, kernelTableWords } from './tables.js';
 import { batchableLoop, LoopBatch } from './loop-control.js';
 import { SmallLoop, smallLoopConstantWords } from './small-loop.js';
@@ -225,8 +225,13 @@ export interface ExecuteStats {
    */
   partitionedLaunches: number;
   partitions: number;
-  /** Those launches by kernel kind: launches, steps, and work done on their host rows instead (PartitionDevice.onHost). */
-  partitionedKinds: Array<{ kind: KirKernel['kind']; launches: number; steps: number; onHost: number }>;
+  /** Bytes of host rows their steps uploaded (inputs that steps share, once). */
+  partitionUploadBytes: number;
+  /**
+   * Those launches by kernel kind: launches, steps, bytes their steps uploaded, and work done on their host rows
+   * instead (PartitionDevice.onHost).
+   */
+  partitionedKinds: Array<{ kind: KirKernel['kind']; launches: number; steps: number; uploadBytes: number; onHost: number }>;
   /** Times each block ran, in program order. */
   blocks: Array<{ label: string; executions: number }>;
   loops: LoopStats[];
@@ -590,6 +595,7 @@ async function evaluate(
     reloadedBytes: spills.reloadedBytes,
     partitionedLaunches,
     partitions: partitionDevice?.steps ?? 0,
+    partitionUploadBytes,
     partitionedKinds: [...partitionedKinds.values()],
     blocks: program.blocks.map((b) => ({ label: b.label, executions: executions.get(b.label)! })),
     loops: [...loopStats.values()],
@@ -719,6 +725,12 @@ async function evaluate(
   };
 
   let partitionedLaunches = 0;
+  let partitionUploadBytes = 0;
+  /** Host rows uploaded for a partitioned step, counted. */
+  const uploadStep = (r: HostRows): DeviceRelation => {
+    partitionUploadBytes += r.count * r.width * 4;
+    return uploadRelation(gpu, r.words, r.width, r.count);
+  };
   const partitionedKinds = new Map<KirKernel['kind'], ExecuteStats['partitionedKinds'][number]>();
   /** The device side of partitioned kernels (partitioned.ts); its room is set per kernel. */
   let partitionDevice: PartitionDevice | undefined;
@@ -748,18 +760,44 @@ async function evaluate(
   /** The device side of partitioned work, its room what the budget leaves now. */
   const partitionsWithin = (): PartitionDevice => {
     g.pool.trim();
-    const device = (partitionDevice ??= { room: 0, steps: 0, onHost: 0, step, partition });
+    const device = (partitionDevice ??= { room: 0, steps: 0, onHost: 0, step, partition, keep, drop });
     device.room = limit! - liveBytes;
     return device;
   };
   /** Shaders of kernels partitioned.ts makes up, by kernel. */
   const madeShaders = new WeakMap<KirKernel, KernelShaders>();
-  /** One step of a partitioned kernel: its inputs uploaded, counted against the budget with its output, read back. */
+  const buffers = (rs: readonly DeviceRelation[]): Set<GPUBuffer> => new Set(rs.flatMap((r) => leaves(r).map((l) => l.buffer!)));
+  /** Host rows that steps share, on the device (PartitionDevice.keep), counted in liveBytes. */
+  const keptRows = new Map<HostRows, DeviceRelation>();
+  const keep: PartitionDevice['keep'] = (r) => {
+    if (keptRows.has(r)) return false;
+    const rel = uploadStep(r);
+    const bytes = [...buffers([rel])].reduce((n, b) => n + b.size, 0);
+    if (liveBytes + bytes > limit!) {
+      releaseRelation(gpu, rel);
+      return false;
+    }
+    keptRows.set(r, rel);
+    g.heldBytes = liveBytes += bytes;
+    peakBytes = Math.max(peakBytes, liveBytes);
+    return true;
+  };
+  const drop: PartitionDevice['drop'] = (r) => {
+    const rel = keptRows.get(r)!;
+    keptRows.delete(r);
+    g.heldBytes = liveBytes -= [...buffers([rel])].reduce((n, b) => n + b.size, 0);
+    releaseRelation(gpu, rel);
+  };
+  /**
+   * One step of a partitioned kernel: its inputs uploaded (unless kept), counted against the budget with its output,
+   * read back.
+   */
   const step: PartitionDevice['step'] = async (k, ins, vars) => {
     // A kernel in many steps is checked against the time limit between them.
     await checkTimeout();
-    const rels = ins.map((r) => uploadRelation(gpu, r.words, r.width, r.count));
-    const buffers = (rs: readonly DeviceRelation[]): Set<GPUBuffer> => new Set(rs.flatMap((r) => leaves(r).map((l) => l.buffer!)));
+    const uploaded = new Map(ins.filter((r) => !keptRows.has(r)).map((r) => [r, uploadStep(r)]));
+    const rels = ins.map((r) => keptRows.get(r) ?? uploaded.get(r)!);
+    // Not the output's: its inputs' buffers, kept ones included (a kernel may hand an input on as its output).
     const owned = buffers(rels);
     /** Bytes of this step counted in liveBytes, given back when it ends. */
     let held = 0;
@@ -769,7 +807,7 @@ async function evaluate(
       peakBytes = Math.max(peakBytes, liveBytes);
     };
     try {
-      const inBytes = [...owned].reduce((n, b) => n + b.size, 0);
+      const inBytes = [...buffers([...uploaded.values()])].reduce((n, b) => n + b.size, 0);
       if (liveBytes + inBytes > limit!) return undefined;
       hold(inBytes);
       const own = program.kernels[k.id] === k;
@@ -793,7 +831,7 @@ async function evaluate(
       }
       return { words, count: settle(out).count, width: out.width };
     } finally {
-      for (const r of rels) releaseRelation(gpu, r);
+      for (const r of uploaded.values()) releaseRelation(gpu, r);
       g.heldBytes = liveBytes -= held;
     }
   };
@@ -807,7 +845,7 @@ async function evaluate(
     let rows = Math.max(1, Math.floor(partitionDevice!.room / 4 / Math.max(4, r.width * 4)));
     for (let start = 0; start < r.count; ) {
       const end = Math.min(r.count, start + rows);
-      const range = uploadRelation(gpu, r.words.subarray(start * r.width, end * r.width), r.width, end - start);
+      const range = uploadStep(sliceRows(r, start, end));
       const inBytes = leaves(range).reduce((n, l) => n + l.buffer!.size, 0);
       const got: HostRows[] = [];
       try {
@@ -856,14 +894,15 @@ async function evaluate(
     for (const id of inputIds) host.push(await toHost(id, kernel));
     await makeRoom(Math.ceil(limit! / 2), new Set());
     const device = partitionsWithin();
-    const [steps, onHost] = [device.steps, device.onHost];
+    const [steps, onHost, uploaded] = [device.steps, device.onHost, partitionUploadBytes];
     let out: HostRows;
     try {
       out = await runPartitioned(device, kernel, host, variables);
       let kind = partitionedKinds.get(kernel.kind);
-      if (!kind) partitionedKinds.set(kernel.kind, (kind = { kind: kernel.kind, launches: 0, steps: 0, onHost: 0 }));
+      if (!kind) partitionedKinds.set(kernel.kind, (kind = { kind: kernel.kind, launches: 0, steps: 0, uploadBytes: 0, onHost: 0 }));
       kind.launches += 1;
       kind.steps += device.steps - steps;
+      kind.uploadBytes += partitionUploadBytes - uploaded;
       kind.onHost += device.onHost - onHost;
     } catch (e) {
       if (!(e instanceof PartitionLimit)) throw e;

@@ -17,6 +17,7 @@
  *   of the host rows (so each step's rows follow the previous step's in the output's order), one step per range; a
  *   range of one side alone is that side's rows as they are. A hashed unique: per hash partition of its rows.
  * - Concat and copy: the host rows appended, as the device would.
+ * Inputs the steps of one kernel share (all but the streamed one) stay on the device across those steps.
  * Only where one step cannot fit (one partition pair, one group, one row) does it stop, with a PartitionLimit.
  */
 import { sortKeyWords } from '@vixen/codegen-wgsl';
@@ -44,6 +45,12 @@ export interface PartitionDevice {
    * order; undefined when not even one row and its part fit `room`.
    */
   partition(rows: HostRows, keys: readonly number[], parts: number, round: number): Promise<HostRows[] | undefined>;
+  /**
+   * Keeps `rows` on the device, within `room`, until drop(rows): steps given them use that copy rather than upload
+   * them again. False (nothing kept) where they do not fit.
+   */
+  keep(rows: HostRows): boolean;
+  drop(rows: HostRows): void;
   /** Steps run (every partition or row range of every kernel). */
   steps: number;
   /** Work done on the host rows instead of a step: copies, concatenations, sort ranges too small for one. */
@@ -68,7 +75,8 @@ const MIN_STEP_BYTES = 4096;
 /** More hash partitions than a join's keys can spread are useless: after this many rounds a pair is too large. */
 const MAX_ROUNDS = 3;
 
-function sliceRows(r: HostRows, start: number, end: number): HostRows {
+/** Rows `start` to `end` of `r`, sharing its words. */
+export function sliceRows(r: HostRows, start: number, end: number): HostRows {
   return { words: r.words.subarray(start * r.width, end * r.width), count: end - start, width: r.width };
 }
 
@@ -436,19 +444,25 @@ async function stream(device: PartitionDevice, kernel: KirKernel, inputs: readon
   let rows = rowsWithin(free, streamed.width);
   const outs: HostRows[] = [];
   let start = 0;
-  do {
-    let end = Math.min(streamed.count, start + rows);
-    if (cut) end = cut(streamed, end);
-    const out = await device.step(kernel, inputs.map((r, i) => (i === s ? sliceRows(streamed, start, end) : r)), variables);
-    if (out) {
-      device.steps += 1;
-      outs.push(out);
-      start = end;
-    } else if (rows > 1 && end > start) rows = Math.max(1, Math.floor(Math.min(rows, end - start) / 2));
-    // Not even one row (or one group, or nothing) beside the other inputs: they do not fit.
-    else if (outs.length === 0) return undefined;
-    else throw new PartitionLimit(s, end - start, (end - start) * streamed.width * 4);
-  } while (start < streamed.count);
+  // The other inputs are the same in every step: uploaded once.
+  const kept = [...new Set(inputs.filter((_, i) => i !== s))].filter((r) => device.keep(r));
+  try {
+    do {
+      let end = Math.min(streamed.count, start + rows);
+      if (cut) end = cut(streamed, end);
+      const out = await device.step(kernel, inputs.map((r, i) => (i === s ? sliceRows(streamed, start, end) : r)), variables);
+      if (out) {
+        device.steps += 1;
+        outs.push(out);
+        start = end;
+      } else if (rows > 1 && end > start) rows = Math.max(1, Math.floor(Math.min(rows, end - start) / 2));
+      // Not even one row (or one group, or nothing) beside the other inputs: they do not fit.
+      else if (outs.length === 0) return undefined;
+      else throw new PartitionLimit(s, end - start, (end - start) * streamed.width * 4);
+    } while (start < streamed.count);
+  } finally {
+    for (const r of kept) device.drop(r);
+  }
   const width = rowWords(variables[kernel.output]!.columns);
   return concatRows(outs, width);
 }
