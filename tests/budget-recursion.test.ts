@@ -36,10 +36,13 @@ const tree = (depth: number): number[][] => Array.from({ length: 2 ** (depth - 1
 const kinds = (s: ExecuteStats) => new Map(s.partitionedKinds.map((k) => [k.kind, k]));
 
 describe('recursive programs under a small budget run their sorted operators on the device in steps', () => {
-  const cases: Array<{ name: string; program: string; edge: number[][]; output: string; budget: number; partitioned: readonly string[] }> = [
-    { name: 'transitive closure', program: 'tc.logic', edge: uniform(120, 240, 7), output: 'path', budget: 32 * 1024, partitioned: ['unique', 'difference', 'merge'] },
-    { name: 'non-linear transitive closure', program: 'tc-nonlinear.logic', edge: uniform(100, 160, 3), output: 'path', budget: 32 * 1024, partitioned: ['difference', 'merge'] },
-    { name: 'same generation', program: 'sg.logic', edge: tree(7), output: 'sg', budget: 16 * 1024, partitioned: ['difference', 'merge'] },
+  // `scratchBound`: the storage peak, scratch included, is within the budget but for least-size buffers of steps of a
+  // few rows (which run whatever they need) and a kind's first launch past them. Not yet where a join keeps one side
+  // whole through steps of a few rows of the other (non-linear closure: about 1.6 times the budget).
+  const cases: Array<{ name: string; program: string; edge: number[][]; output: string; budget: number; partitioned: readonly string[]; scratchBound: boolean }> = [
+    { name: 'transitive closure', program: 'tc.logic', edge: uniform(120, 240, 7), output: 'path', budget: 32 * 1024, partitioned: ['unique', 'difference', 'merge'], scratchBound: true },
+    { name: 'non-linear transitive closure', program: 'tc-nonlinear.logic', edge: uniform(100, 160, 3), output: 'path', budget: 32 * 1024, partitioned: ['difference', 'merge'], scratchBound: false },
+    { name: 'same generation', program: 'sg.logic', edge: tree(7), output: 'sg', budget: 16 * 1024, partitioned: ['difference', 'merge'], scratchBound: true },
   ];
   for (const c of cases) {
     test(c.name, async () => {
@@ -52,6 +55,9 @@ describe('recursive programs under a small budget run their sorted operators on 
       const run = await program.run({ gpu, facts, maxDeviceMemory: c.budget });
       expect(run.relations.get(c.output)).toEqual(rows);
       expect(run.stats.peakDeviceBytes).toBeLessThanOrEqual(c.budget);
+      // Kernels' scratch counted too (ExecuteStats.peakStorageBytes).
+      expect(run.stats.peakStorageBytes).toBeGreaterThanOrEqual(run.stats.peakDeviceBytes);
+      if (c.scratchBound) expect(run.stats.peakStorageBytes).toBeLessThanOrEqual(c.budget + 2 * 1024);
       const by = kinds(run.stats);
       for (const kind of c.partitioned) {
         const k = by.get(kind as ExecuteStats['partitionedKinds'][number]['kind']);

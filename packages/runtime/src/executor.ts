@@ -24,7 +24,7 @@ import { rowsOrder, type RowsOrder } from './gpu/kernels/rows-order.js';
 import { madeUpShaders } from './gpu/recorder.js';
 import { internals, type Gpu } from './gpu/device.js';
 import { encodeValue, StringDictionary, type SortedStrings } from '@vixen/io';
-import { DeviceLimitError, exactCount, GuessMissed, settle, syncCounts, type GuessingRun } from './gpu/relations.js';
+import { DeviceLimitError, exactCount, GuessMissed, OutputRoomError, settle, syncCounts, type GuessingRun } from './gpu/relations.js';
 import { chunkedOf, leaves, releaseUnshared } from './gpu/chunks.js';
 import { deviceRowsRelation } from './gpu/parsed-rows.js';
 import type { EncodedFacts } from '@vixen/io';
@@ -32,7 +32,7 @@ import { ResultTable } from './result-table.js';
 import { checkDeclaredKeys, checkDeclaredKeysOnHost } from './keys.js';
 import { formatBytes, RunLimitError } from './limits.js';
 import { Spills, type SpilledRelation } from './spill.js';
-import { allWords, concatRows, PartitionLimit, pickWords, runPartitioned, sliceRows, sortRows, sortWords, uniqueSorted, type HostRows, type PartitionDevice } from './partitioned.js';
+import { allWords, concatRows, deviceBytes as rowsDeviceBytes, PartitionLimit, pickWords, runPartitioned, sliceRows, sortRows, sortWords, uniqueSorted, type HostRows, type PartitionDevice } from './partitioned.js';
 import { dictionaryFor, kernelTableWords } from './tables.js';
 import { batchableLoop, LoopBatch } from './loop-control.js';
 import { SmallLoop, smallLoopConstantWords } from './small-loop.js';
@@ -213,6 +213,11 @@ export interface ExecuteStats {
   waitMilliseconds: number;
   /** Most bytes the variables' device buffers held at once (kernel scratch buffers not included). */
   peakDeviceBytes: number;
+  /**
+   * Most bytes of storage buffers in use at once (BufferPool.inUseBytes): relations and kernels' scratch, not the
+   * pool's free buffers; where runs share the device at once, theirs too.
+   */
+  peakStorageBytes: number;
   /** The device memory budget the run kept to (ExecuteOptions.maxDeviceMemory or the default), if any. */
   deviceMemoryBudget?: number;
   /** Bytes of relations spilled to host memory to stay within the budget, in how many spills, and uploaded again. */
@@ -469,6 +474,8 @@ async function evaluate(
   const syncStart = g.hostSyncs;
   const waitStart = g.waitMilliseconds;
   const createdStart = g.pool.created;
+  // The run's storage buffers at once, from what it starts with (resident relations of others included).
+  g.pool.peakInUseBytes = g.pool.inUseBytes;
   const encodersAtStart = g.batch.opened;
   const variables = program.variables;
   const values = new Map<VarId, DeviceRelation>();
@@ -589,6 +596,7 @@ async function evaluate(
     readbackMilliseconds: readbackMs,
     waitMilliseconds: g.waitMilliseconds - waitStart,
     peakDeviceBytes: peakBytes,
+    peakStorageBytes: g.pool.peakInUseBytes,
     ...(limit !== undefined ? { deviceMemoryBudget: limit } : {}),
     spilledBytes: spills.bytes,
     spills: spills.relations,
@@ -736,8 +744,39 @@ async function evaluate(
   let partitionDevice: PartitionDevice | undefined;
   /** Device bytes variable `id` takes, on the device or (once reloaded) from host memory. */
   const deviceBytesOf = (id: VarId): number => spilled.get(id)?.deviceBytes ?? leaves(values.get(id)).reduce((n, l) => n + l.buffer!.size, 0);
-  /** Whether a kernel's inputs and an output half their size cannot share the budget: it runs in partitions. */
-  const tooLarge = (ids: readonly VarId[]): boolean => limit !== undefined && [...new Set(ids)].reduce((n, id) => n + deviceBytesOf(id), 0) * 1.5 > limit;
+  /**
+   * The most storage bytes a kernel of each kind held beyond its inputs (its output and scratch) per byte of its
+   * inputs, in this run's launches and steps.
+   */
+  const beyondInputs = new Map<KirKernel['kind'], number>();
+  /** Bytes a kernel of `kind` reading `inBytes` needs beyond them: as learned, or at least `least` of them. */
+  const needBeyond = (kind: KirKernel['kind'], inBytes: number, least: number): number => Math.ceil(Math.max(least, beyondInputs.get(kind) ?? 0) * inBytes);
+  /**
+   * Runs `f` (a kernel of `kind` reading `inBytes`, on the device), learning what it held beyond them (beyondInputs);
+   * its output may be allocated while the storage buffers in use stay within the budget and `spillable` bytes
+   * (GpuImpl.storageCap: store() spills them for it).
+   */
+  const measured = async <T>(kind: KirKernel['kind'], inBytes: number, spillable: number, f: () => Promise<T>): Promise<T> => {
+    const runPeak = g.pool.peakInUseBytes;
+    const base = g.pool.inUseBytes;
+    g.pool.peakInUseBytes = base;
+    if (limit !== undefined) g.storageCap = limit + spillable;
+    try {
+      return await f();
+    } finally {
+      g.storageCap = Infinity;
+      const beyond = g.pool.peakInUseBytes - base;
+      // Less a few buffers of the least size, which small launches' scratch is.
+      beyondInputs.set(kind, Math.max(beyondInputs.get(kind) ?? 0, (beyond - SMALL_STEP_BYTES / 2) / Math.max(inBytes, 256)));
+      g.pool.peakInUseBytes = Math.max(runPeak, g.pool.peakInUseBytes);
+    }
+  };
+  /** Whether a kernel's inputs and an output half their size (or what it held before) cannot share the budget: it runs in partitions. */
+  const tooLarge = (kernel: KirKernel, ids: readonly VarId[]): boolean => {
+    if (limit === undefined) return false;
+    const inBytes = [...new Set(ids)].reduce((n, id) => n + deviceBytesOf(id), 0);
+    return inBytes + needBeyond(kernel.kind, inBytes, 0.5) > limit;
+  };
   /** Variable `id`'s rows in host memory: spilled there first where they are on the device. */
   const toHost = async (id: VarId, kernel: KirKernel): Promise<HostRows> => {
     const s = spilled.get(id);
@@ -795,6 +834,11 @@ async function evaluate(
   const step: PartitionDevice['step'] = async (k, ins, vars) => {
     // A kernel in many steps is checked against the time limit between them.
     await checkTimeout();
+    // What it would hold beyond its inputs, by the kind's earlier launches: a step uploading more than a few rows
+    // that would pass the budget so is refused (made smaller) before anything is uploaded.
+    const inBytes = ins.reduce((n, r) => n + rowsDeviceBytes(r), 0);
+    const newBytes = ins.reduce((n, r) => n + (keptRows.has(r) ? 0 : rowsDeviceBytes(r)), 0);
+    if (newBytes >= SMALL_STEP_BYTES && liveBytes + newBytes + needBeyond(k.kind, inBytes, 1) > limit!) return undefined;
     const uploaded = new Map(ins.filter((r) => !keptRows.has(r)).map((r) => [r, uploadStep(r)]));
     const rels = ins.map((r) => keptRows.get(r) ?? uploaded.get(r)!);
     // Not the output's: its inputs' buffers, kept ones included (a kernel may hand an input on as its output).
@@ -807,14 +851,21 @@ async function evaluate(
       peakBytes = Math.max(peakBytes, liveBytes);
     };
     try {
-      const inBytes = [...buffers([...uploaded.values()])].reduce((n, b) => n + b.size, 0);
-      if (liveBytes + inBytes > limit!) return undefined;
-      hold(inBytes);
+      const upBytes = [...buffers([...uploaded.values()])].reduce((n, b) => n + b.size, 0);
+      if (liveBytes + upBytes > limit!) return undefined;
+      hold(upBytes);
       const own = program.kernels[k.id] === k;
       let made = own ? shaders[k.id]! : madeShaders.get(k);
       if (!made) madeShaders.set(k, (made = generateKernelShaders(k, vars)));
       const table = kernelTables(k).length > 0 ? tablesOf(program.kernels[k.id]!) : undefined;
-      const out = await runKernel(gpu, k, made, rels, own ? constWords[k.id]! : constantWords(k, dict), vars, table?.buffer ? { buffer: table.buffer, words: table.count } : undefined);
+      const out = await measured(k.kind, inBytes, 0, () =>
+        runKernel(gpu, k, made, rels, own ? constWords[k.id]! : constantWords(k, dict), vars, table?.buffer ? { buffer: table.buffer, words: table.count } : undefined),
+      ).catch((e: unknown) => {
+        // An output past the room: a smaller step.
+        if (e instanceof OutputRoomError) return undefined;
+        throw e;
+      });
+      if (!out) return undefined;
       let words: Uint32Array | undefined;
       try {
         const outBytes = [...buffers([out])].filter((b) => !owned.has(b)).reduce((n, b) => n + b.size, 0);
@@ -1085,29 +1136,46 @@ async function evaluate(
               p.rowsOut += ran.output.count;
               p.bytesOut += ran.output.count * ran.output.width * 4;
             };
-            if (tooLarge(inputIds)) {
+            // In partitions where its inputs cannot share the budget with an output half their size, or (once on the
+            // device, past a few rows) spilling cannot make room for an output as large as them, or for what the
+            // kind held beyond its inputs before (output and scratch): the budget then holds while the kernel runs,
+            // not only between kernels (a guess; store() checks the real output).
+            let inParts = tooLarge(kernel, inputIds);
+            let inBytes = 0;
+            if (!inParts) {
+              await reloadInputs(inputIds, kernel);
+              inBytes = [...new Set(inputIds)].reduce((n, v) => n + leaves(values.get(v)).reduce((m, l) => m + l.buffer!.size, 0), 0);
+              inParts = !(await makeRoom(needBeyond(kernel.kind, inBytes, 2), new Set(inputIds))) && inBytes >= SMALL_STEP_BYTES;
+            }
+            const inPartsNow = async (): Promise<void> => {
               for (const id of [...inputIds, kernel.output]) lastUse.set(id, ++uses);
               await partitioned();
               launches += 1;
               p.launches += 1;
+            };
+            if (inParts) {
+              await inPartsNow();
               break;
             }
-            await reloadInputs(inputIds, kernel);
-            // Room for an output as large as the inputs, where spilling can make it: the budget then holds while
-            // the kernel runs, not only between kernels (a guess; store() checks the real output).
-            await makeRoom(inputIds.reduce((n, v) => n + leaves(values.get(v)).reduce((m, l) => m + l.buffer!.size, 0), 0), new Set(inputIds));
             for (const id of [...inputIds, kernel.output]) lastUse.set(id, ++uses);
             const inputs = inputIds.map(valueOf);
             const t0 = performance.now();
             g.activity = `${describeKernel(kernel)} computing ${describeOutput(program, kernel)}`;
             const table = tablesOf(kernel);
             const bound = table?.buffer ? { buffer: table.buffer, words: table.count } : undefined;
-            const out = await runKernel(gpu, kernel, shaders[kernel.id]!, inputs, constWords[kernel.id]!, variables, bound).catch(
+            // Its output may take what spilling can free: all but its inputs.
+            const out = await measured(kernel.kind, inBytes, liveBytes - inBytes, () => runKernel(gpu, kernel, shaders[kernel.id]!, inputs, constWords[kernel.id]!, variables, bound)).catch(
               async (e: unknown) => {
+                // Its output does not fit what the budget leaves: in partitions.
+                if (e instanceof OutputRoomError) return undefined;
                 if (!(e instanceof DeviceLimitError)) throw e;
                 throw await limitError(`${describeKernel(kernel)} computing ${describeOutput(program, kernel)}: ${e.message}`);
               },
             );
+            if (!out) {
+              await inPartsNow();
+              break;
+            }
             // A kernel over many rows goes to the device at once, to run while the host encodes the ones after it.
             if (inputs.reduce((n, r) => n + r.count, 0) >= EARLY_SUBMIT_ROWS) batch.flush();
             // A profile counts exact rows (and times the kernel with its count): resolve now.
@@ -1330,6 +1398,12 @@ async function loadInitialRelations(
  * more than sorting fewer.
  */
 const ORDER_CHECK_ROWS = 2 ** 16;
+
+/**
+ * Partition steps reading fewer bytes run whatever their kind held beyond its inputs before: their scratch is a few
+ * buffers of the least size (half this, which launches' figures leave out).
+ */
+const SMALL_STEP_BYTES = 4096;
 
 /**
  * Host rows of at most this many words are made canonical on the host (partitioned.ts sortRows and uniqueSorted,

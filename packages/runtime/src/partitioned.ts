@@ -69,7 +69,7 @@ export class PartitionLimit extends Error {
 }
 
 /** Device bytes rows of this size take at most (buffers come in size classes up to 1.5 times the bytes asked). */
-const deviceBytes = (r: HostRows): number => Math.ceil(r.count * r.width * 4 * 1.5) + 256;
+export const deviceBytes = (r: HostRows): number => Math.ceil(r.count * r.width * 4 * 1.5) + 256;
 /** Below this room a sort step has too few rows to be worth a launch. */
 const MIN_STEP_BYTES = 4096;
 /** More hash partitions than a join's keys can spread are useless: after this many rounds a pair is too large. */

@@ -35,4 +35,18 @@ describe('BufferPool', () => {
     expect(pool.acquire(1024, usage())).not.toBe(a);
     pool.dispose();
   });
+  it('counts storage buffers handed out, not free or mapped ones, and the most at once', () => {
+    const pool = new BufferPool(gpu.device, gpu.limits.maxBufferSize, 1 << 20);
+    const a = pool.acquire(1000, usage());
+    const b = pool.acquire(300, usage());
+    pool.acquire(4096, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+    expect(pool.inUseBytes).toBe(a.size + b.size);
+    pool.release(a);
+    expect(pool.inUseBytes).toBe(b.size);
+    expect(pool.peakInUseBytes).toBe(a.size + b.size);
+    // Reused from the free list: handed out again, counted again.
+    expect(pool.acquire(900, usage())).toBe(a);
+    expect(pool.inUseBytes).toBe(a.size + b.size);
+    pool.dispose();
+  });
 });

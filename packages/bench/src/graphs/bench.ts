@@ -301,6 +301,9 @@ export interface GraphBenchResult {
   peakDeviceBytes: number;
   /** Bytes spilled to host memory to keep within the device memory budget (ExecuteStats.spilledBytes). */
   spilledBytes: number;
+  /** Steps of kernels run in partitions to keep within it (ExecuteStats.partitions), and storage buffers' peak, scratch included. */
+  partitionSteps: number;
+  peakStorageBytes: number;
   /** Host time making the workload's facts columns from the graph (edge weights). */
   factsMilliseconds: number;
   /** The lattice workloads' figures computed on the host (host-answers.ts): a check that needs no DuckDB. */
@@ -535,6 +538,8 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
         tuplesPerSecond: tuples / (milliseconds / 1000),
         peakDeviceBytes: stats.peakDeviceBytes,
         spilledBytes: stats.spilledBytes,
+        partitionSteps: stats.partitions,
+        peakStorageBytes: stats.peakStorageBytes,
         factsMilliseconds,
       };
       if (def.host) {
@@ -575,7 +580,7 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
 
 /** The report as an aligned text table, one row per workload. */
 export function formatGraphBenchReport(report: GraphBenchReport): string {
-  const head = ['workload', 'graph', 'iterations', 'in-kernel', 'batches', 'us/iter', 'dispatches/iter', 'tuples', 'ms', 'load ms', 'tuples/s', 'host syncs', 'peak MiB', 'spilled MiB', 'DuckDB ms', 'DuckDB/Vixen', 'same answer', 'DuckDB load ms', 'host check'];
+  const head = ['workload', 'graph', 'iterations', 'in-kernel', 'batches', 'us/iter', 'dispatches/iter', 'tuples', 'ms', 'load ms', 'tuples/s', 'host syncs', 'peak MiB', 'with scratch MiB', 'spilled MiB', 'partition steps', 'DuckDB ms', 'DuckDB/Vixen', 'same answer', 'DuckDB load ms', 'host check'];
   const rows = report.results.map((r) => [
     r.workload,
     r.graph,
@@ -590,7 +595,9 @@ export function formatGraphBenchReport(report: GraphBenchReport): string {
     si(r.tuplesPerSecond),
     String(r.hostSyncs),
     (r.peakDeviceBytes / 2 ** 20).toFixed(1),
+    (r.peakStorageBytes / 2 ** 20).toFixed(1),
     (r.spilledBytes / 2 ** 20).toFixed(1),
+    String(r.partitionSteps),
     r.duckdb ? `${r.duckdb.stopped ? '>= ' : ''}${r.duckdb.milliseconds.toFixed(1)}` : '-',
     r.duckdb ? `${r.duckdb.stopped ? '>= ' : ''}${r.duckdb.ratio.toFixed(2)}x` : '-',
     r.duckdb ? (r.duckdb.stopped ? 'stopped' : r.duckdb.agrees ? 'yes' : `NO (${JSON.stringify(r.duckdb.checked)} vs ${JSON.stringify(r.checked)})`) : '-',

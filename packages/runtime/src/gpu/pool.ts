@@ -22,6 +22,13 @@ export class BufferPool {
   /** Buffers acquire() had to create so far (pool misses): each costs an allocation and Dawn's zero fill. */
   created = 0;
   /**
+   * Bytes of storage buffers handed out and not yet released (relations and kernels' scratch), and the most at once
+   * since a caller last set peakInUseBytes: what a device memory budget must hold besides the pool's free buffers.
+   */
+  inUseBytes = 0;
+  peakInUseBytes = 0;
+  private readonly handedOut = new WeakSet<GPUBuffer>();
+  /**
    * Buffers to destroy once recorded commands that may use them are submitted (see holdDestroys); null when
    * nothing is recorded but unsubmitted, and buffers are destroyed at once.
    */
@@ -48,6 +55,16 @@ export class BufferPool {
    * expensive: the driver allocates and Dawn zero-fills them.
    */
   acquire(bytes: number, usage: GPUBufferUsageFlags): GPUBuffer {
+    const buffer = this.take(bytes, usage);
+    if (usage & GPUBufferUsage.STORAGE) {
+      this.handedOut.add(buffer);
+      this.inUseBytes += buffer.size;
+      this.peakInUseBytes = Math.max(this.peakInUseBytes, this.inUseBytes);
+    }
+    return buffer;
+  }
+
+  private take(bytes: number, usage: GPUBufferUsageFlags): GPUBuffer {
     let size = sizeClass(bytes);
     if (size > this.maxBufferSize) size = Math.ceil(bytes / 4) * 4;
     const bySize = this.free.get(usage);
@@ -110,6 +127,7 @@ export class BufferPool {
    */
   release(buffer: GPUBuffer): void {
     if (this.pooled.has(buffer)) throw new Error('internal: GPU buffer released twice');
+    if (this.handedOut.delete(buffer)) this.inUseBytes -= buffer.size;
     if (buffer.size > this.maxPooledBytes || this.invalid.has(buffer)) {
       this.destroy(buffer);
       return;

@@ -223,6 +223,11 @@ export class DeviceLimitError extends Error {
   override name = 'DeviceLimitError';
 }
 
+/** A kernel's output, its rows counted, needs more than GpuImpl.outputRoom: nothing of it was allocated. */
+export class OutputRoomError extends Error {
+  override name = 'OutputRoomError';
+}
+
 /**
  * A kernel's result (a join's rows) or working table (a hashed unique's) does not fit one binding though its
  * inputs do: gpu/chunks.ts runs the kernel again on parts of its row-wise input, or a hashed unique sorted.

@@ -8,7 +8,7 @@
 import { JOIN_ROWS, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from '../device.js';
 import { CLAMP_PASSES, checkGuessAtSync, expectedTotal, mayGuess, roomFor, noteTotal, Recorder, type Bound } from '../recorder.js';
-import { acquireBound, allocPending, allocRelation, bound, checkResultSize, DeviceLimitError, submitAndSync, type DeviceRelation, type GuessingRun, type Size } from '../relations.js';
+import { acquireBound, allocPending, allocRelation, bound, checkResultSize, DeviceLimitError, OutputRoomError, submitAndSync, type DeviceRelation, type GuessingRun, type Size } from '../relations.js';
 import { addBlockTotals, scanTotals } from './scan.js';
 
 interface Compaction {
@@ -96,6 +96,10 @@ export async function rightRun(g: GpuImpl, shaders: KernelShaders, right: Device
   }
 }
 
+/** Whether an output of `bytes` may be allocated (GpuImpl.storageCap); one of a few rows always may. */
+const fitsCap = (g: GpuImpl, bytes: number): boolean => bytes <= SMALL_OUTPUT_BYTES || g.pool.inUseBytes + bytes <= g.storageCap;
+const SMALL_OUTPUT_BYTES = 4096;
+
 /**
  * Joins: per-row counts, an exclusive scan into offsets, one host sync that reads the total (and resolves every
  * pending count), then the output gets exactly that many rows. Without the sync where the output's room is a
@@ -104,7 +108,8 @@ export async function rightRun(g: GpuImpl, shaders: KernelShaders, right: Device
 export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction): Promise<DeviceRelation> {
   const n = c.rows;
   const bounded = c.rightRun === undefined ? undefined : n * c.rightRun;
-  if (bounded !== undefined && (bounded <= BOUNDED_JOIN_ROWS || bounded <= 2 * n) && (bounded * c.outWidth + 1) * 4 <= g.limits.maxStorageBufferBindingSize) {
+  const boundBytes = bounded === undefined ? Infinity : (bounded * c.outWidth + 1) * 4;
+  if (bounded !== undefined && (bounded <= BOUNDED_JOIN_ROWS || bounded <= 2 * n) && boundBytes <= g.limits.maxStorageBufferBindingSize && fitsCap(g, boundBytes)) {
     return boundedCompact(g, shaders, c, bounded);
   }
   // Per-row counts (at most n * m rows, or n times the longest key run on the right where known) and an overflow flag.
@@ -115,7 +120,8 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
     // left rows, far more than a selective join's total), or a row per left row at a first join.
     const seen = expectedTotal(shaders, n);
     const capacity = Math.max(1, seen === undefined ? n : roomFor(seen));
-    if ((capacity * c.outWidth + 1) * 4 <= g.limits.maxStorageBufferBindingSize) return guessedCompact(g, shaders, c, capacity, run);
+    const guessBytes = (capacity * c.outWidth + 1) * 4;
+    if (guessBytes <= g.limits.maxStorageBufferBindingSize && fitsCap(g, guessBytes)) return guessedCompact(g, shaders, c, capacity, run);
   }
   const words = n + 1 + (wraps ? 1 : 0);
   const offsets = acquireBound(g, words, `offsets for ${n} rows`);
@@ -137,6 +143,7 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
       );
     }
     checkResultSize(g, total! * c.outWidth, `relation of ${total} rows x ${c.outWidth} words`);
+    if (!fitsCap(g, total! * c.outWidth * 4)) throw new OutputRoomError(`a join's ${total} rows need more than the device memory budget leaves`);
     const out = allocRelation(g, total!, c.outWidth);
     if (total === 0) return out;
     const writing = new Recorder(g, shaders);
