@@ -753,18 +753,18 @@ async function evaluate(
   const needBeyond = (kind: KirKernel['kind'], inBytes: number, least: number): number => Math.ceil(Math.max(least, beyondInputs.get(kind) ?? 0) * inBytes);
   /**
    * Runs `f` (a kernel of `kind` reading `inBytes`, on the device), learning what it held beyond them (beyondInputs);
-   * its output may be allocated while the storage buffers in use stay within the budget and `spillable` bytes
-   * (GpuImpl.storageCap: store() spills them for it).
+   * an output by a bound or guess may be allocated while the storage buffers in use stay within the budget, an exact
+   * one within it and `spillable` bytes (GpuImpl.storageCap: store() spills them for it).
    */
   const measured = async <T>(kind: KirKernel['kind'], inBytes: number, spillable: number, f: () => Promise<T>): Promise<T> => {
     const runPeak = g.pool.peakInUseBytes;
     const base = g.pool.inUseBytes;
     g.pool.peakInUseBytes = base;
-    if (limit !== undefined) g.storageCap = limit + spillable;
+    if (limit !== undefined) [g.storageCap, g.spillableBytes] = [limit, spillable];
     try {
       return await f();
     } finally {
-      g.storageCap = Infinity;
+      [g.storageCap, g.spillableBytes] = [Infinity, 0];
       const beyond = g.pool.peakInUseBytes - base;
       // Less a few buffers of the least size, which small launches' scratch is.
       beyondInputs.set(kind, Math.max(beyondInputs.get(kind) ?? 0, (beyond - SMALL_STEP_BYTES / 2) / Math.max(inBytes, 256)));
@@ -1137,9 +1137,9 @@ async function evaluate(
               p.bytesOut += ran.output.count * ran.output.width * 4;
             };
             // In partitions where its inputs cannot share the budget with an output half their size, or (once on the
-            // device, past a few rows) spilling cannot make room for an output as large as them, or for what the
-            // kind held beyond its inputs before (output and scratch): the budget then holds while the kernel runs,
-            // not only between kernels (a guess; store() checks the real output).
+            // device, past a few rows) spilling cannot make room for an output and scratch as large as them each, or
+            // for what the kind held beyond its inputs before: the budget then holds while the kernel runs, not only
+            // between kernels (a guess: a kind's first launch may need more; store() checks the real output).
             let inParts = tooLarge(kernel, inputIds);
             let inBytes = 0;
             if (!inParts) {

@@ -151,10 +151,12 @@ export class GpuImpl implements Gpu {
   heldBytes = 0;
   /**
    * Most bytes of storage buffers in use (BufferPool.inUseBytes) once a merge join's output of more than a few rows
-   * is allocated (executor.ts: the device memory budget, and what spilling can free): a room by a bound or a guess
-   * past it is not taken, and an exact count past it throws OutputRoomError.
+   * is allocated (executor.ts: the device memory budget): a room by a bound or a guess past it is not taken, and an
+   * exact count past it and `spillableBytes` (which the executor can spill once the kernel is done) throws
+   * OutputRoomError.
    */
   storageCap = Infinity;
+  spillableBytes = 0;
   /** Why the device is unusable (lost, or an internal error); the next call throws it. */
   private failure: DeviceFault | null = null;
   private lost = false;

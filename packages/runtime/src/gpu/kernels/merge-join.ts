@@ -96,8 +96,9 @@ export async function rightRun(g: GpuImpl, shaders: KernelShaders, right: Device
   }
 }
 
-/** Whether an output of `bytes` may be allocated (GpuImpl.storageCap); one of a few rows always may. */
-const fitsCap = (g: GpuImpl, bytes: number): boolean => bytes <= SMALL_OUTPUT_BYTES || g.pool.inUseBytes + bytes <= g.storageCap;
+/** Whether an output of `bytes` (`exact`: counted) may be allocated (GpuImpl.storageCap); one of a few rows always may. */
+const fitsCap = (g: GpuImpl, bytes: number, exact = false): boolean =>
+  bytes <= SMALL_OUTPUT_BYTES || g.pool.inUseBytes + bytes <= g.storageCap + (exact ? g.spillableBytes : 0);
 const SMALL_OUTPUT_BYTES = 4096;
 
 /**
@@ -143,7 +144,7 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
       );
     }
     checkResultSize(g, total! * c.outWidth, `relation of ${total} rows x ${c.outWidth} words`);
-    if (!fitsCap(g, total! * c.outWidth * 4)) throw new OutputRoomError(`a join's ${total} rows need more than the device memory budget leaves`);
+    if (!fitsCap(g, total! * c.outWidth * 4, true)) throw new OutputRoomError(`a join's ${total} rows need more than the device memory budget leaves`);
     const out = allocRelation(g, total!, c.outWidth);
     if (total === 0) return out;
     const writing = new Recorder(g, shaders);
