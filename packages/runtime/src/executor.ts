@@ -748,7 +748,9 @@ async function evaluate(
    * The most storage bytes a kernel of each kind held beyond its inputs (its output and scratch) per byte of its
    * inputs, in this run's launches and steps.
    */
-  const beyondInputs = new Map<KirKernel['kind'], number>();
+  // A sort's radix passes hold its output and a copy of its rows and keys beside its inputs: about 3.6 times them
+  // on llvmpipe, before any launch teaches it.
+  const beyondInputs = new Map<KirKernel['kind'], number>([['sort', 4]]);
   /** Bytes a kernel of `kind` reading `inBytes` needs beyond them: as learned, or at least `least` of them. */
   const needBeyond = (kind: KirKernel['kind'], inBytes: number, least: number): number => Math.ceil(Math.max(least, beyondInputs.get(kind) ?? 0) * inBytes);
   /**
