@@ -12,7 +12,7 @@
  * - Group by group: a pipeline's hashed aggregation gives partial aggregates per step (a decimal average as its sum
  *   and count), combined range by range while that makes them fewer, else per hash partition of the group words; a
  *   sorted aggregate's row ranges end at group boundaries.
- * - Sort: on the device, in ranges of the first key word.
+ * - Sort: on the device, in ranges of the first key word whose values differ.
  * - Sorted inputs (unique, difference, merge): both inputs cut at the same key boundaries, found by a merge-path search
  *   of the host rows (so each step's rows follow the previous step's in the output's order), one step per range; a
  *   range of one side alone is that side's rows as they are. A hashed unique: per hash partition of its rows.
@@ -179,19 +179,14 @@ async function partitions(device: PartitionDevice, r: HostRows, keys: readonly n
 
 /**
  * `r` sorted by words `keys` on the device: in one step where it fits, else split into ranges of its first key word
- * (splitters from a sample), each range sorted (so again), the ranges in order. A range of one first word too large for a
- * step is sorted on the host.
+ * whose values differ (splitters from a sample), each range sorted (so again), the ranges in order. Only a budget
+ * without room for a few rows' buffers sorts on the host.
  */
 export async function sortWords(device: PartitionDevice, r: HostRows, keys: readonly number[]): Promise<HostRows> {
   if (r.count <= 1 || keys.length === 0 || r.width === 0) return r;
   // Rows as words: the sort kernel orders by the words of its key columns, whatever their types.
   const variables: KirVariable[] = [{ id: 0, name: 'rows', columns: new Array<ScalarType>(r.width).fill('uint32') }];
   return sortRanges(device, { kind: 'sort', id: -1, input: 0, output: 0, keys: [...keys] }, r, variables);
-}
-
-function sortOnHost(device: PartitionDevice, r: HostRows, keys: readonly number[]): HostRows {
-  device.onHost += 1;
-  return sortRows(r, keys);
 }
 
 async function sortRanges(device: PartitionDevice, kernel: Extract<KirKernel, { kind: 'sort' }>, r: HostRows, variables: readonly KirVariable[]): Promise<HostRows> {
@@ -204,14 +199,23 @@ async function sortRanges(device: PartitionDevice, kernel: Extract<KirKernel, { 
     }
   }
   // No room for a few rows' buffers: sorted on the host.
-  if (device.room < MIN_STEP_BYTES) return sortOnHost(device, r, kernel.keys);
-  const word = kernel.keys[0]!;
+  if (device.room < MIN_STEP_BYTES) {
+    device.onHost += 1;
+    return sortRows(r, kernel.keys);
+  }
+  // Ranges of the first key word whose values differ among the rows (those before it are equal); none: the rows are
+  // in order already (a stable sort keeps them).
+  const word = kernel.keys.find((k) => {
+    for (let i = 1; i < r.count; i++) if (r.words[i * r.width + k] !== r.words[k]) return true;
+    return false;
+  });
+  if (word === undefined) return r;
   const parts = Math.min(r.count, Math.max(2, 2 * Math.ceil((deviceBytes(r) * 3) / device.room)));
   const sample = new Uint32Array(Math.min(r.count, parts * 32));
   for (let i = 0; i < sample.length; i++) sample[i] = r.words[Math.floor((i * r.count) / sample.length) * r.width + word]!;
   sample.sort();
-  const splitters = [...new Set(Array.from({ length: parts - 1 }, (_, p) => sample[Math.floor(((p + 1) * sample.length) / parts)]!))].filter((w) => w > sample[0]!);
-  // Range b holds the rows whose first key word is at least splitter b - 1 and below splitter b.
+  let splitters = [...new Set(Array.from({ length: parts - 1 }, (_, p) => sample[Math.floor(((p + 1) * sample.length) / parts)]!))].filter((w) => w > sample[0]!);
+  // Range b holds the rows whose word is at least splitter b - 1 and below splitter b.
   const range = (w: number): number => {
     let lo = 0;
     let hi = splitters.length;
@@ -223,9 +227,19 @@ async function sortRanges(device: PartitionDevice, kernel: Extract<KirKernel, { 
     return lo;
   };
   const of = new Uint32Array(r.count);
-  const sizes = new Array<number>(splitters.length + 1).fill(0);
-  for (let i = 0; i < r.count; i++) sizes[(of[i] = range(r.words[i * r.width + word]!))]! += 1;
-  if (sizes.some((n) => n === r.count)) return sortOnHost(device, r, kernel.keys);
+  let sizes: number[] = [];
+  const place = (): void => {
+    sizes = new Array<number>(splitters.length + 1).fill(0);
+    for (let i = 0; i < r.count; i++) sizes[(of[i] = range(r.words[i * r.width + word]!))]! += 1;
+  };
+  place();
+  if (sizes.some((n) => n === r.count)) {
+    // The sample missed the word's spread: two ranges, at the middle of its values.
+    let [least, most] = [r.words[word]!, r.words[word]!];
+    for (let i = 1; i < r.count; i++) [least, most] = [Math.min(least, r.words[i * r.width + word]!), Math.max(most, r.words[i * r.width + word]!)];
+    splitters = [least + Math.floor((most - least) / 2) + 1];
+    place();
+  }
   const ranges = sizes.map((n) => ({ words: new Uint32Array(n * r.width), count: 0, width: r.width }));
   for (let i = 0; i < r.count; i++) {
     const o = ranges[of[i]!]!;
