@@ -833,14 +833,14 @@ async function evaluate(
    * One step of a partitioned kernel: its inputs uploaded (unless kept), counted against the budget with its output,
    * read back.
    */
-  const step: PartitionDevice['step'] = async (k, ins, vars) => {
+  const step: PartitionDevice['step'] = async (k, ins, vars, smaller) => {
     // A kernel in many steps is checked against the time limit between them.
     await checkTimeout();
     // What it would hold beyond its inputs, by the kind's earlier launches: a step uploading more than a few rows
-    // that would pass the budget so is refused (made smaller) before anything is uploaded.
+    // that would pass the budget so, and can be made smaller, is refused before anything is uploaded.
     const inBytes = ins.reduce((n, r) => n + rowsDeviceBytes(r), 0);
     const newBytes = ins.reduce((n, r) => n + (keptRows.has(r) ? 0 : rowsDeviceBytes(r)), 0);
-    if (newBytes >= SMALL_STEP_BYTES && liveBytes + newBytes + needBeyond(k.kind, inBytes, 1) > limit!) return undefined;
+    if (smaller && newBytes >= SMALL_STEP_BYTES && liveBytes + newBytes + needBeyond(k.kind, inBytes, 1) > limit!) return undefined;
     const uploaded = new Map(ins.filter((r) => !keptRows.has(r)).map((r) => [r, uploadStep(r)]));
     const rels = ins.map((r) => keptRows.get(r) ?? uploaded.get(r)!);
     // Not the output's: its inputs' buffers, kept ones included (a kernel may hand an input on as its output).

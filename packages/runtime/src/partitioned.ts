@@ -37,9 +37,10 @@ export interface PartitionDevice {
   room: number;
   /**
    * Runs `kernel` (given `variables`, its own or made up here) on the device with `inputs` uploaded, and reads its
-   * output back; undefined when the step held more than `room`.
+   * output back; undefined when the step held more than `room`, or (`smaller`: the caller can make it smaller) would
+   * by what its kind held beyond its inputs before, checked before anything is uploaded.
    */
-  step(kernel: KirKernel, inputs: readonly HostRows[], variables: readonly KirVariable[]): Promise<HostRows | undefined>;
+  step(kernel: KirKernel, inputs: readonly HostRows[], variables: readonly KirVariable[], smaller?: boolean): Promise<HostRows | undefined>;
   /**
    * `rows` split on the device into `parts` by a hash (seeded by `round`) of words `keys`, each part in the rows'
    * order; undefined when not even one row and its part fit `room`.
@@ -424,7 +425,7 @@ async function sortedPairs(
     if (da === 0 || db === 0) {
       outs.push(da === 0 ? (difference ? left : right) : left);
     } else {
-      const out = await device.step(kernel, [left, right], variables);
+      const out = await device.step(kernel, [left, right], variables, da + db > 2);
       if (!out) {
         if (da + db > 1 && rows > 1) {
           rows = Math.max(1, Math.floor(Math.min(rows, da + db) / 2));
@@ -464,7 +465,7 @@ async function stream(device: PartitionDevice, kernel: KirKernel, inputs: readon
     do {
       let end = Math.min(streamed.count, start + rows);
       if (cut) end = cut(streamed, end);
-      const out = await device.step(kernel, inputs.map((r, i) => (i === s ? sliceRows(streamed, start, end) : r)), variables);
+      const out = await device.step(kernel, inputs.map((r, i) => (i === s ? sliceRows(streamed, start, end) : r)), variables, end - start > 1);
       if (out) {
         device.steps += 1;
         outs.push(out);
