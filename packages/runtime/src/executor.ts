@@ -768,8 +768,9 @@ async function evaluate(
     } finally {
       [g.storageCap, g.spillableBytes] = [Infinity, 0];
       const beyond = g.pool.peakInUseBytes - base;
-      // Less a few buffers of the least size, which small launches' scratch is.
-      beyondInputs.set(kind, Math.max(beyondInputs.get(kind) ?? 0, (beyond - SMALL_STEP_BYTES / 2) / Math.max(inBytes, 256)));
+      // Less a few buffers of the least size; small launches' outputs (a join's room for a bound of rows) are no
+      // measure of larger ones', and past MAX_BEYOND an output is store()'s to find room for, as it was.
+      if (inBytes >= SMALL_STEP_BYTES) beyondInputs.set(kind, Math.min(MAX_BEYOND, Math.max(beyondInputs.get(kind) ?? 0, (beyond - SMALL_STEP_BYTES / 2) / inBytes)));
       g.pool.peakInUseBytes = Math.max(runPeak, g.pool.peakInUseBytes);
     }
   };
@@ -1402,10 +1403,12 @@ async function loadInitialRelations(
 const ORDER_CHECK_ROWS = 2 ** 16;
 
 /**
- * Partition steps reading fewer bytes run whatever their kind held beyond its inputs before: their scratch is a few
- * buffers of the least size (half this, which launches' figures leave out).
+ * Launches and steps reading fewer bytes run whatever their kind held beyond its inputs before, and teach nothing of
+ * it: their scratch is a few buffers of the least size (half this, which the figures learned leave out).
  */
 const SMALL_STEP_BYTES = 4096;
+/** The most room beyond its inputs a launch makes first, per byte of them (a sort's radix scratch: about 3.6). */
+const MAX_BEYOND = 4;
 
 /**
  * Host rows of at most this many words are made canonical on the host (partitioned.ts sortRows and uniqueSorted,
