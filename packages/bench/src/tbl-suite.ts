@@ -106,6 +106,11 @@ export interface VixenTiming {
   queryRunsMs: number[];
   /** Median time the timed runs waited for the device (ExecuteStats.waitMilliseconds); the rest is host work. */
   waitMs: number;
+  /** Of the rest: median time Dawn took the timed runs' submissions (ExecuteStats.submitMilliseconds). */
+  submitMs: number;
+  /** Compute dispatches and queue submissions of the last timed run. */
+  dispatches: number;
+  submissions: number;
   /** Host round trips of the last timed run (ExecuteStats.hostSyncs), the final readback's included. */
   hostSyncs: number;
   /** The first run's load of the tables it read that were not resident yet: host parse, upload and sort. */
@@ -201,8 +206,9 @@ export async function timeVixenQuery(
   const queryTimes: number[] = [];
   const wallTimes: number[] = [];
   const waitTimes: number[] = [];
+  const submitTimes: number[] = [];
   let rows = setup.relations.get('result')!;
-  let hostSyncs = setup.stats.hostSyncs;
+  let { hostSyncs, dispatches, submissions } = setup.stats;
   // Collected before the warm-up, not after it: on the H200 a query's first runs after a full collection ran
   // 1.5-3x slower (TPC-H Q12 at SF 3: 10-20 ms against 5-7), which 3-5 timed runs right after it took as their median.
   collectGarbage();
@@ -214,8 +220,9 @@ export async function timeVixenQuery(
     queryTimes.push(r.stats.milliseconds - r.stats.loadMilliseconds);
     wallTimes.push(r.stats.milliseconds);
     waitTimes.push(r.stats.waitMilliseconds);
+    submitTimes.push(r.stats.submitMilliseconds);
     rows = r.relations.get('result')!;
-    hostSyncs = r.stats.hostSyncs;
+    ({ hostSyncs, dispatches, submissions } = r.stats);
     causes.startedAgain += r.stats.startedAgain ? 1 : 0;
     causes.dictionaryBuilt += r.stats.residentDictionary ? 0 : 1;
     causes.buffersCreated += r.stats.buffersCreated;
@@ -227,6 +234,9 @@ export async function timeVixenQuery(
     queryMs: median(queryTimes),
     queryRunsMs: queryTimes,
     waitMs: median(waitTimes),
+    submitMs: median(submitTimes),
+    dispatches,
+    submissions,
     hostSyncs,
     loadMs: setup.hostLoadMilliseconds + setup.stats.loadMilliseconds,
     wallMs: median(wallTimes),

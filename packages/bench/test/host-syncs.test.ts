@@ -39,6 +39,11 @@ describe('host syncs of linear transitive closure', () => {
         // Each sync waits for the device; those waits are part of the run's time.
         expect(run.stats.waitMilliseconds).toBeGreaterThan(0);
         expect(run.stats.waitMilliseconds).toBeLessThanOrEqual(run.stats.milliseconds);
+        // Handing submissions to Dawn is host work, apart from the waits.
+        expect(run.stats.submissions).toBeGreaterThan(0);
+        expect(run.stats.dispatches).toBeGreaterThan(0);
+        expect(run.stats.submitMilliseconds).toBeGreaterThan(0);
+        expect(run.stats.submitMilliseconds + run.stats.waitMilliseconds).toBeLessThanOrEqual(run.stats.milliseconds);
         // Per iteration: the join's output total and the empty test of the delta; a hash probe runs again (one
         // more sync) when repeated build keys overflow its first output buffer. Plus loading and the end.
         expect(syncs).toBeLessThanOrEqual(3 * iterations + 2);

@@ -211,6 +211,14 @@ export interface ExecuteStats {
    * `milliseconds` is host work: planning, encoding and submitting kernels, decoding the outputs.
    */
   waitMilliseconds: number;
+  /**
+   * Of the rest: Dawn taking the run's submissions (GPU commands recorded natively, uniforms written); what is left
+   * is the host's own work.
+   */
+  submitMilliseconds: number;
+  /** Queue submissions and compute dispatches of the run. */
+  submissions: number;
+  dispatches: number;
   /** Most bytes the variables' device buffers held at once (kernel scratch buffers not included). */
   peakDeviceBytes: number;
   /**
@@ -477,6 +485,7 @@ async function evaluate(
   // The run's storage buffers at once, from what it starts with (resident relations of others included).
   g.pool.peakInUseBytes = g.pool.inUseBytes;
   const encodersAtStart = g.batch.opened;
+  const { dispatched: dispatchStart, submitted: submitStart, submitMilliseconds: submitMsStart } = g.batch;
   const variables = program.variables;
   const values = new Map<VarId, DeviceRelation>();
   const emptyOf = (v: KirVariable): DeviceRelation => ({ buffer: null, count: 0, width: rowWords(v.columns) });
@@ -595,6 +604,9 @@ async function evaluate(
     startedAgain: attempt.startedAgain,
     readbackMilliseconds: readbackMs,
     waitMilliseconds: g.waitMilliseconds - waitStart,
+    submitMilliseconds: g.batch.submitMilliseconds - submitMsStart,
+    submissions: g.batch.submitted - submitStart,
+    dispatches: g.batch.dispatched - dispatchStart,
     peakDeviceBytes: peakBytes,
     peakStorageBytes: g.pool.peakInUseBytes,
     ...(limit !== undefined ? { deviceMemoryBudget: limit } : {}),

@@ -67,6 +67,13 @@ export interface TpchQueryResult {
   vixenRunsMs: number[];
   /** Of vixenMs: the median time the host waited for the device (the rest is host work). */
   vixenWaitMs: number;
+  /** Of vixenMs: the host's work, vixenMs less vixenWaitMs (what bounds small queries on a fast GPU). */
+  vixenHostMs: number;
+  /** Of vixenHostMs: the median time Dawn took the run's submissions (ExecuteStats.submitMilliseconds). */
+  vixenSubmitMs: number;
+  /** Compute dispatches and queue submissions of a timed run. */
+  dispatches: number;
+  submissions: number;
   /** Host round trips of a timed run (the final readback's included). */
   hostSyncs: number;
   /** What the first run uploaded: rows and words per row of each table. */
@@ -105,7 +112,7 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
     const duckRows = duckAnswer.rows;
     try {
       const program = compileTpchQuery(options.queriesDir, q);
-      const { queryMs: vixenMs, queryRunsMs, waitMs, hostSyncs, loadMs, wallMs, uploads, inputBytes, rows, causes } = await timeVixenQuery(
+      const { queryMs: vixenMs, queryRunsMs, waitMs, submitMs, dispatches, submissions, hostSyncs, loadMs, wallMs, uploads, inputBytes, rows, causes } = await timeVixenQuery(
         program,
         data,
         warmup,
@@ -122,6 +129,10 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
         vixenWallMs: wallMs,
         vixenRunsMs: queryRunsMs,
         vixenWaitMs: waitMs,
+        vixenHostMs: vixenMs - waitMs,
+        vixenSubmitMs: submitMs,
+        dispatches,
+        submissions,
         hostSyncs,
         uploads,
         duckdbMs,
@@ -133,7 +144,7 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
         ...(diffs.length > 0 ? { message: diffs.join('; ') } : {}),
       };
     } catch (e) {
-      const failed = { vixenMs: NaN, vixenLoadMs: NaN, vixenWallMs: NaN, vixenRunsMs: [], vixenWaitMs: NaN, hostSyncs: NaN, uploads: [], speedup: NaN, readMs: NaN, readRatio: NaN };
+      const failed = { vixenMs: NaN, vixenLoadMs: NaN, vixenWallMs: NaN, vixenRunsMs: [], vixenWaitMs: NaN, vixenHostMs: NaN, vixenSubmitMs: NaN, dispatches: NaN, submissions: NaN, hostSyncs: NaN, uploads: [], speedup: NaN, readMs: NaN, readRatio: NaN };
       return { query: q, status: 'error', ...failed, duckdbMs, rows: duckRows.length, message: firstLine(e) };
     }
   };
@@ -155,12 +166,14 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
 export function formatTpchReport(r: TpchBenchReport): string {
   const lines = [
     ...reportHeader('TPC-H', r),
-    'query  status    vixen ms  load ms  duckdb ms  speedup  x read  syncs  rows',
+    'host ms: of vixen ms, the host working (the rest waited for the device); submit ms: of host ms, Dawn taking submissions',
+    'query  status    vixen ms  host ms  submit ms  load ms  duckdb ms  speedup  x read  syncs  dispatches  rows',
   ];
   for (const q of r.queries) {
     lines.push(
-      `${`Q${q.query}`.padEnd(5)}  ${q.status.padEnd(8)}  ${fmt(q.vixenMs).padStart(8)}  ${fmt(q.vixenLoadMs).padStart(7)}  ` +
-        `${fmt(q.duckdbMs).padStart(9)}  ${fmt(q.speedup, 3).padStart(7)}  ${fmt(q.readRatio, 2).padStart(6)}  ${String(q.hostSyncs).padStart(5)}  ${String(q.rows).padStart(4)}` +
+      `${`Q${q.query}`.padEnd(5)}  ${q.status.padEnd(8)}  ${fmt(q.vixenMs).padStart(8)}  ${fmt(q.vixenHostMs).padStart(7)}  ${fmt(q.vixenSubmitMs).padStart(9)}  ` +
+        `${fmt(q.vixenLoadMs).padStart(7)}  ${fmt(q.duckdbMs).padStart(9)}  ${fmt(q.speedup, 3).padStart(7)}  ${fmt(q.readRatio, 2).padStart(6)}  ${String(q.hostSyncs).padStart(5)}  ` +
+        `${String(q.dispatches).padStart(10)}  ${String(q.rows).padStart(4)}` +
         (q.message ? `  ${q.message}` : ''),
     );
   }

@@ -39,6 +39,13 @@ export class CommandBatch {
   opened = 0;
   /** Dispatches encoded so far (the loop statistics count them per iteration). */
   dispatched = 0;
+  /** Submissions so far. */
+  submitted = 0;
+  /**
+   * Host milliseconds spent in Dawn handing submissions over so far (the arena's writeBuffer, finish, submit): on
+   * a GPU Dawn records a submission's native commands there, apart from the JavaScript that encoded them.
+   */
+  submitMilliseconds = 0;
 
   constructor(
     private readonly device: GPUDevice,
@@ -108,6 +115,7 @@ export class CommandBatch {
   flush(): void {
     const encoder = this.encoder;
     if (!encoder) return;
+    const start = performance.now();
     const arena = this.arena;
     if (arena && this.used > 0) {
       const words = this.uniforms.subarray(0, this.used / 4);
@@ -125,6 +133,8 @@ export class CommandBatch {
     this.dispatches = 0;
     this.arenaCopied = false;
     this.device.queue.submit([encoder.finish()]);
+    this.submitted += 1;
+    this.submitMilliseconds += performance.now() - start;
     // Later submissions run after this one, so the arena may be handed out again right away.
     if (arena) this.pool.release(arena);
     this.pool.destroysReleased();
