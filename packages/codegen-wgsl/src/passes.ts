@@ -119,12 +119,13 @@ export const PASS_LAYOUTS = {
   radixKeys: ['read', 'write', 'uniform'],
   /**
    * One digit pass of the radix sort: a stable scatter of the pairs by their key digit at `shift`, one tile of
-   * TILE = radixItems(width) * WG pairs per workgroup, the tiles numbered by state[0] (zeroed by the host with the
-   * tile statuses after it) and each tile's offsets found by a look-back over the statuses of the tiles before it.
+   * TILE = radixItems(width) * WG pairs per workgroup, the tiles numbered by state[u0.w] (zeroed by the host with the
+   * tile statuses after it: a sort's passes may each have their own state in one buffer) and each tile's offsets
+   * found by a look-back over the statuses of the tiles before it.
    * The key word is word u1.x (0 or 1) of each pair, or, when u1.y = 1, word u1.z of each input row (`src` is the
    * input, the index is the row's); hist from word `counts` on holds the window's global digit counts (radixCount's).
    * u1.w = the key word's varying bits (radixCount's mask word, copied in on the device): a window without any is a
-   * copy. (src, hist, state, dst, u) u0 = (n, shift, counts), u1 = (kp, fromRows, off, mask).
+   * copy. (src, hist, state, dst, u) u0 = (n, shift, counts, state offset), u1 = (kp, fromRows, off, mask).
    */
   radixSweep: ['read', 'read', 'write', 'write', 'uniform'],
   /**

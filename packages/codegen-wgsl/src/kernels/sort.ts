@@ -133,7 +133,8 @@ ${keyAt}  let t = wid.x + wid.y * nwg.x;
     if (p < n) { atomicAdd(&h[digitOf(${keyOf('p')}, shift)], 1u); }
   }
   workgroupBarrier();
-  for (var d = lid; d < RADIX; d = d + WG) { atomicStore(&state[HEAD + t * RADIX + d], AGGREGATE | atomicLoad(&h[d])); }
+  let head = u[0].w + HEAD;
+  for (var d = lid; d < RADIX; d = d + WG) { atomicStore(&state[head + t * RADIX + d], AGGREGATE | atomicLoad(&h[d])); }
 }
 `;
   const radixTilePrefix = `${header('radixTilePrefix', ['hist', 'state'])}
@@ -147,7 +148,7 @@ ${threadMain(`  let d = i;
   var run = 0u;
   for (var e = 0u; e < d; e = e + 1u) { run = run + hist[counts + e]; }
   for (var t = 0u; t * TILE < n; t = t + 1u) {
-    let at = HEAD + t * RADIX + d;
+    let at = u[0].w + HEAD + t * RADIX + d;
     run = run + (state[at] & COUNT);
     state[at] = PREFIX | run;
   }`)}`;
@@ -321,7 +322,7 @@ fn lowestLane(m: vec4<u32>, sgs: u32) -> u32 {
 const W: u32 = ${width}u;
 ${tilePrelude(width)}const S: u32 = ${pairs ? 2 : 1}u;
 const HEAD: u32 = ${RADIX_STATE_HEAD}u;
-// Tile t's status of digit d, state[HEAD + t * RADIX + d]: 0 until published, then AGGREGATE | the tile's items of
+// Tile t's status of digit d, state[u0.w + HEAD + t * RADIX + d]: 0 until published, then AGGREGATE | the tile's items of
 // digit d, then PREFIX | the output position past them (the items of digit d of tiles 0..t and of all smaller
 // digits). Counts fit 30 bits (the host bounds n).
 const AGGREGATE: u32 = 0x40000000u;
@@ -396,12 +397,13 @@ ${pairs ? '  var val: array<u32, ITEMS>;\n' : ''}  var sub: array<u32, ITEMS>;
 fn main(@builtin(local_invocation_index) lid: u32${scan.builtins}) {
   // Tiles in the order workgroups start: a tile waits only on tiles before it, which have started, so the look-back
   // makes progress wherever started workgroups run to completion.
-  if (lid == 0u) { tileId = atomicAdd(&state[0], 1u); }
+  if (lid == 0u) { tileId = atomicAdd(&state[u[0].w], 1u); }
   let t = workgroupUniformLoad(&tileId);
   let n = u[0].x;
   let shift = u[0].y;
   // This window's global digit counts (radixCount's).
   let counts = u[0].z;
+  let head = u[0].w + HEAD;
 ${
   pairs
     ? `  let kp = u[1].x;
@@ -444,7 +446,7 @@ ${nibbleRank.replace(/^/gm, '  ')}
   // The counts go out before any look-back, so that the tiles after this one wait on them as little as possible.
   for (var d = lid; d < RADIX; d = d + WG) {
     let c = past[d] - first[d];
-    atomicStore(&state[HEAD + t * RADIX + d], select(AGGREGATE | c, PREFIX | (next[d] + c), t == 0u));
+    atomicStore(&state[head + t * RADIX + d], select(AGGREGATE | c, PREFIX | (next[d] + c), t == 0u));
   }
   if (t > 0u) {
     // One thread per digit walks back over the tiles before, adding their counts up to the first prefix.
@@ -453,14 +455,14 @@ ${nibbleRank.replace(/^/gm, '  ')}
       var k = t;
       loop {
         // 0: not published yet, read it again.
-        let s = atomicLoad(&state[HEAD + (k - 1u) * RADIX + d]);
+        let s = atomicLoad(&state[head + (k - 1u) * RADIX + d]);
         if (s != 0u) {
           before = before + (s & COUNT);
           if ((s & PREFIX) != 0u) { break; }
           k = k - 1u;
         }
       }
-      atomicStore(&state[HEAD + t * RADIX + d], PREFIX | (before + past[d] - first[d]));
+      atomicStore(&state[head + t * RADIX + d], PREFIX | (before + past[d] - first[d]));
       next[d] = before;
     }
   }

@@ -19,6 +19,12 @@ function windows(m: number): number[] {
 const SOFTWARE_MASK_READBACK = 2 ** 12;
 
 /**
+ * Bytes of digit pass states up to which every pass gets its own, zeroed together (see sortPasses): the 20 passes
+ * of a sort of 5 key words over about 2^20 pairs; larger sorts are bound by their passes' traffic, not by pass breaks.
+ */
+const STATE_REGION_BYTES = 16 * 2 ** 20;
+
+/**
  * Onesweep-style LSD radix sort of (key word, row index) pairs, the last pass writing whole rows; one-word rows are
  * sorted as bare keys and two-word rows as the pairs themselves. radixCount counts the digits of every window of
  * every key word in one read of the rows, and finds which key bits vary; then one radixSweep per window (a digit
@@ -66,16 +72,23 @@ async function sortPasses(g: GpuImpl, rec: Recorder, input: DeviceRelation, keyW
   }
   plan.reverse();
   const out = sameCount(g, rec, input, input.width);
-  // The tile counter and statuses, zeroed before each pass.
-  const state = rec.scratch(RADIX_STATE_HEAD + tiles * RADIX);
+  // The tile counter and statuses of a digit pass, zeroed before it. Where all passes' fit STATE_REGION_BYTES,
+  // each pass has its own (at word u0.w of one buffer), all zeroed by one clear: a clear ends a compute pass, and
+  // on a GPU each pass break costs host encoding and a device drain, more than a small sort's digit pass.
+  const digits = plan.reduce((n, p) => n + p.shifts.length, 0);
+  const stateWords = RADIX_STATE_HEAD + tiles * RADIX;
+  const regions = digits * stateWords * 4 <= Math.min(STATE_REGION_BYTES, g.limits.maxStorageBufferBindingSize);
+  const state = rec.scratch(regions ? digits * stateWords : stateWords);
+  if (regions) rec.clear(state.buffer, digits * stateWords * 4);
+  let passes = 0;
   /**
    * One digit pass from src to dst by the window at `shift` of key word k (with varying bits `bits`), at position
    * kp of each pair, or (fromRows) at row offset `off` of the input rows themselves; `toRows`: dst gets the input rows.
    */
   const digit = (src: Bound, dst: Bound, k: number, shift: number, bits: Size, kp: number, toRows = false, fromRows: number | null = null): void => {
     const keyAt: Size[] = [kp, fromRows === null ? 0 : 1, fromRows ?? 0, bits];
-    const sizes: Size[] = [rows, shift, (k * RADIX_WINDOWS + shift / RADIX_BITS) * RADIX];
-    rec.clear(state.buffer, state.words * 4);
+    const sizes: Size[] = [rows, shift, (k * RADIX_WINDOWS + shift / RADIX_BITS) * RADIX, regions ? stateWords * passes++ : 0];
+    if (!regions) rec.clear(state.buffer, state.words * 4);
     if (g.software) {
       // llvmpipe ends a shader's loops after 65,535 iterations in all (Mesa's LP_MAX_TGSI_LOOP_ITERATIONS), so a
       // look-back polling a tile the OS had not run for a while gave up with a wrong offset (1 run in 5 of a
