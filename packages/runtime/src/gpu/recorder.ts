@@ -419,14 +419,11 @@ export class Recorder {
         }
       }
       // Slots whose fill sources this step writes are closed.
+      const written = bufferUses(s).writes;
       for (let j = open.length - 1; j >= 0; j--) {
-        const fills = (this.steps[open[j]!] as Dispatch).fills;
-        for (const f of fills) {
-          if (!writes(s, f.word.buffer)) continue;
-          open.splice(j, 1);
-          openSlot.splice(j, 1);
-          break;
-        }
+        if (!(this.steps[open[j]!] as Dispatch).fills.some((f) => written.includes(f.word.buffer))) continue;
+        open.splice(j, 1);
+        openSlot.splice(j, 1);
       }
     }
     return slotOf;
@@ -438,26 +435,24 @@ export class Recorder {
    * Returns the first slot whose fills are not encoded.
    */
   private encodeFills(encoder: GPUCommandEncoder, i: number, k: number, slotOf: readonly number[], offsets: readonly number[], arena: GPUBuffer): number {
-    const from = i;
     let next = slotOf[k]!;
+    /** Buffers the steps from dispatch `k` on, before step `i`, may write (linear: a sort records hundreds). */
+    const written = new Set<GPUBuffer>();
     for (; i < this.steps.length; i++) {
       const s = this.steps[i]!;
-      if (s.kind !== 'dispatch') continue;
-      const slot = slotOf[k++]!;
-      // A later dispatch of an earlier slot: its words are copied already.
-      if (slot !== next) continue;
-      if (s.fills.some((f) => this.written(from, i, f.word.buffer))) break;
-      for (const f of s.fills) encoder.copyBufferToBuffer(f.word.buffer, f.word.offset, arena, offsets[slot]! + 4 * f.index, 4);
-      if (s.fills.length > 0) this.g.batch.copiesIntoArena();
-      next++;
+      if (s.kind === 'dispatch') {
+        const slot = slotOf[k++]!;
+        // A later dispatch of an earlier slot: its words are copied already.
+        if (slot === next) {
+          if (s.fills.some((f) => written.has(f.word.buffer))) break;
+          for (const f of s.fills) encoder.copyBufferToBuffer(f.word.buffer, f.word.offset, arena, offsets[slot]! + 4 * f.index, 4);
+          if (s.fills.length > 0) this.g.batch.copiesIntoArena();
+          next++;
+        }
+      }
+      for (const b of bufferUses(s).writes) written.add(b);
     }
     return next;
-  }
-
-  /** Whether a step in [from, to) may write `buffer`. */
-  private written(from: number, to: number, buffer: GPUBuffer): boolean {
-    for (let i = from; i < to; i++) if (writes(this.steps[i]!, buffer)) return true;
-    return false;
   }
 }
 
@@ -515,11 +510,6 @@ function bufferUses(s: Step): BufferUses {
   s.buffers.forEach((b, j) => (kinds[j] === 'write' ? uses.writes : uses.reads).push(b.buffer));
   if (s.tables) uses.reads.push(s.tables.buffer);
   return uses;
-}
-
-/** Whether step `s` may write `buffer`. */
-function writes(s: Step, buffer: GPUBuffer): boolean {
-  return bufferUses(s).writes.includes(buffer);
 }
 
 /** Same uniform words, host and device-filled. */
