@@ -10,11 +10,11 @@ export type BindingKind = 'read' | 'write' | 'uniform';
 
 export const PASS_LAYOUTS = {
   /**
-   * Top-k level d (kernels/top-k.ts): counts per digit d the rows whose first d digits are the chosen ones, unless
-   * state[0] (done). (input, state, hist, u) u0 = (n, d).
+   * Top-k level d = state[1] (kernels/top-k.ts): counts per digit d the rows whose first d digits are the chosen
+   * ones, unless state[0] (done). (input, state, hist, u) u0 = (n).
    */
   topkHist: ['read', 'read', 'write', 'uniform'],
-  /** Picks level d's digit from the histogram (one thread), then zeroes it. (state, hist, u) u0 = (n, d, k). */
+  /** Picks level state[1]'s digit from the histogram (one thread), advances the level, zeroes the histogram. (state, hist, u) u0 = (n, 0, k). */
   topkPick: ['write', 'write', 'uniform'],
   /** Writes the rows at or below the chosen digits, at most `capacity`; their count to state[4]. (input, state, output, u) u0 = (n, capacity). */
   topkWrite: ['read', 'write', 'write', 'uniform'],

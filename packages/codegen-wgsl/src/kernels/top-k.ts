@@ -8,7 +8,7 @@
  * no particular order (the host sorts those few). The levels need no host round trip: the state stays on the
  * device. The rows are duplicate-free, so their keys differ and the last level always finds exactly k.
  *
- * state: [done, depth, remaining, written, kept, digit 0, digit 1, ...]. A typed key word: int32 and date with
+ * state: [done, depth (the level being picked until done), remaining, written, kept, digit 0, digit 1, ...]. A typed key word: int32 and date with
  * the sign bit flipped, int64 and decimal their high word so then the low word, other types as they are (string
  * ids are in string order); descending keys complemented. float32 has none here (the host limits those rows).
  */
@@ -71,7 +71,8 @@ ${words.map((x, k) => `  kw[${k}] = ${x};`).join('\n')}`;
   const consts = `const RW: u32 = ${width}u;
 const HEAD: u32 = ${TOPK_STATE_HEAD}u;
 const BINS: u32 = ${TOPK_BINS}u;`;
-  // Level d = u0.y: each workgroup counts its rows in workgroup memory, then adds its non-zero bins.
+  // Level d = state[1] (the pick before advanced it): each workgroup counts its rows in workgroup memory, then adds
+  // its non-zero bins.
   const hist = `${atomicBinding(header('topkHist', ['inp', 'state', 'hist']), 'hist')}
 ${consts}
 ${digitFn}
@@ -86,7 +87,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation
   workgroupBarrier();
   let i = gid.x + gid.y * nwg.x * WG;
   let n = u[0].x;
-  let d = u[0].y;
+  let d = state[1];
   if (i < n) {
   ${keyLoad}
     var on = true;
@@ -102,14 +103,16 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation
   }
 }
 `;
-  // One thread: the digit holding the remaining-th row of this level's prefix; the histogram cleared for the next.
+  // One thread: the digit holding the remaining-th row of this level's prefix, the level advanced (every level's
+  // dispatches then have the same uniforms: one arena slot, no copy of the pending row count per level) and the
+  // histogram cleared for the next.
   const pick = `${header('topkPick', ['state', 'hist'])}
 const HEAD: u32 = ${TOPK_STATE_HEAD}u;
 const BINS: u32 = ${TOPK_BINS}u;
 const LEVELS: u32 = ${4 * W}u;
 ${threadMain(`  if (i != 0u || state[0] != 0u) { return; }
   let n = u[0].x;
-  let d = u[0].y;
+  let d = state[1];
   let k = u[0].z;
   var r = state[2];
   if (d == 0u) {
@@ -126,7 +129,8 @@ ${threadMain(`  if (i != 0u || state[0] != 0u) { return; }
   }
   state[HEAD + d] = b;
   state[2] = r - before;
-  if (hist[b] == r - before || d + 1u == LEVELS) { state[0] = 1u; state[1] = d + 1u; }
+  state[1] = d + 1u;
+  if (hist[b] == r - before || d + 1u == LEVELS) { state[0] = 1u; }
   for (var c = 0u; c < BINS; c = c + 1u) { hist[c] = 0u; }`)}`;
   // Rows whose key's first `depth` digits are at or below the chosen ones; at most `capacity` written (rows that
   // are all equal past that would be duplicates, which the input has none of).

@@ -26,9 +26,10 @@ export async function topKRows(g: GpuImpl, shaders: KernelShaders, input: Device
     rec.clear(state.buffer, state.words * 4);
     rec.clear(hist.buffer, hist.words * 4);
     const n = sizeOf(input);
+    // The level is on the device (state[1]): every level's dispatches share their uniforms.
     for (let d = 0; d < levels; d++) {
-      rec.dispatch('topkHist', [bound(input), state, hist], [n, d], rows);
-      rec.dispatch('topkPick', [state, hist], [n, d, count], 1);
+      rec.dispatch('topkHist', [bound(input), state, hist], [n], rows);
+      rec.dispatch('topkPick', [state, hist], [n, 0, count], 1);
     }
     rec.dispatch('topkWrite', [bound(input), state, out], [n, capacity], rows);
     rec.copy(state.buffer, 4 * 4, out.buffer, capacity * width * 4, 4);
