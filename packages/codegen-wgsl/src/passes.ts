@@ -107,7 +107,8 @@ export const PASS_LAYOUTS = {
   /**
    * Radix sort's counts (kernels/sort.ts): for key words k = k0.. k0 + RADIX_COUNT_WORDS - 1 (those there are),
    * mask[k] |= key word k of each row XOR that of row 0, and hist[(k * RADIX_WINDOWS + w) * 256 + d] += the rows
-   * whose key word k has digit d at shift 8w (mask and hist zeroed by the host). Block b = tiles
+   * whose key word k has digit d at shift 8w (mask and hist zeroed by the host; the runtime binds both in one buffer,
+   * the mask after the counts, where the digit passes read it). Block b = tiles
    * [b * per, (b + 1) * per) of TILE = radixItems(width) * WG rows, one workgroup each.
    * (input, mask, hist, u) u0 = (n, k0, blocks, per).
    */
@@ -124,8 +125,9 @@ export const PASS_LAYOUTS = {
    * found by a look-back over the statuses of the tiles before it.
    * The key word is word u1.x (0 or 1) of each pair, or, when u1.y = 1, word u1.z of each input row (`src` is the
    * input, the index is the row's); hist from word `counts` on holds the window's global digit counts (radixCount's).
-   * u1.w = the key word's varying bits (radixCount's mask word, copied in on the device): a window without any is a
-   * copy. (src, hist, state, dst, u) u0 = (n, shift, counts, state offset), u1 = (kp, fromRows, off, mask).
+   * u1.w = 1 + the word of hist holding the key word's varying bits (radixCount's mask), or 0 where the host planned
+   * varying windows only: a window without any is a copy.
+   * (src, hist, state, dst, u) u0 = (n, shift, counts, state offset), u1 = (kp, fromRows, off, mask).
    */
   radixSweep: ['read', 'read', 'write', 'write', 'uniform'],
   /**

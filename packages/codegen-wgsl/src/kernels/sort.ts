@@ -49,9 +49,9 @@ fn digitOf(key: u32, shift: u32) -> u32 { return (key >> shift) & (RADIX - 1u); 
  * of every key word (a key word's counts do not depend on the order its rows are in), and finds which key bits vary
  * (OR of every key word XOR row 0's). Then one radixSweep per window, least significant first: each workgroup takes
  * the next tile from an atomic counter, ranks it stably in workgroup memory, publishes its per-digit counts and
- * finds the counts of the tiles before it by a decoupled look-back, then writes its runs of equal digits. The device
- * copies the key word's mask into each pass's uniform (u1.w), so a window with no varying bits is a plain copy, with
- * no host round trip; radixKeys loads the pairs' next key word (the permutation so far picks the row).
+ * finds the counts of the tiles before it by a decoupled look-back, then writes its runs of equal digits. Each pass
+ * reads the key word's mask where radixCount left it (u1.w names the word), so a window with no varying bits is a
+ * plain copy, with no host round trip; radixKeys loads the pairs' next key word (the permutation so far picks the row).
  */
 export function sortShaders(types: readonly ScalarType[], keys: readonly number[]): KernelShaders {
   const width = rowWords(types);
@@ -328,9 +328,11 @@ const HEAD: u32 = ${RADIX_STATE_HEAD}u;
 const AGGREGATE: u32 = 0x40000000u;
 const PREFIX: u32 = 0x80000000u;
 const COUNT: u32 = 0x3fffffffu;
-// No varying bit in this pass's window (u1.w: the key word's varying bits): every key has the same digit, and the
-// stable order is the current one.
-fn constantWindow(shift: u32) -> bool { return digitOf(u[1].w, shift) == 0u; }
+// No varying bit in this pass's window (u1.w: 0 where the host planned only varying windows, else 1 + the word of
+// hist holding the key word's varying bits, radixCount's mask): every key has the same digit, and the stable order is
+// the current one.
+fn constantWindow(shift: u32) -> bool { return u[1].w != 0u && digitOf(hist[u[1].w - 1u], shift) == 0u; }
+var<workgroup> windowConstant: u32;
 // The tile's items in their current local order; during ranking, the 4-bit counters (8 * WG <= S * TILE).
 var<workgroup> tile: array<u32, S * TILE>;
 ${scan.decls}// Local positions of the first item of each digit and past its last once the tile is sorted (equal: none).
@@ -415,8 +417,9 @@ ${
   // The grid covers the host's bound on n: tiles past the rows have nothing to do, and no tile waits on them.
   if (base >= n) { return; }
   let count = min(TILE, n - base);
-  if (constantWindow(shift)) {
-    // Uniform (from the uniform block): the whole workgroup copies its tile's items in place.
+  if (lid == 0u) { windowConstant = select(0u, 1u, constantWindow(shift)); }
+  if (workgroupUniformLoad(&windowConstant) == 1u) {
+    // The whole workgroup copies its tile's items in place.
     for (var k = 0u; k < ITEMS; k = k + 1u) {
       let p = k * WG + lid;
       if (p < count) {

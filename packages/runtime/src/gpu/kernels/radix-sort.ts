@@ -37,18 +37,21 @@ export async function radixSortRows(g: GpuImpl, shaders: KernelShaders, input: D
   const n = settle(input).count;
   checkBindingSize(g, Math.min(2, input.width) * n, `radix sort items for ${n} rows`);
   // Not scratch buffers: the mask and the digit counts must outlive the submit before a mask readback.
-  const mask = acquireBound(g, keyWords.length, 'radix sort key mask');
-  const hist = acquireBound(g, keyWords.length * RADIX_WINDOWS * RADIX, 'radix sort digit counts');
+  // The key mask follows the digit counts in one buffer (counts words are a multiple of any binding alignment): the
+  // digit passes read it where they read the counts, with no copy of it into each pass's uniforms.
+  const countWords = keyWords.length * RADIX_WINDOWS * RADIX;
+  const counts = acquireBound(g, countWords + keyWords.length, 'radix sort digit counts and key mask');
   try {
+    const hist = { buffer: counts.buffer, offset: 0, words: countWords };
+    const mask = { buffer: counts.buffer, offset: countWords, words: keyWords.length };
     return await sortPasses(g, new Recorder(g, shaders), input, keyWords, mask, hist);
   } finally {
-    g.pool.release(mask.buffer);
-    g.pool.release(hist.buffer);
+    g.pool.release(counts.buffer);
   }
 }
 
 /** radixSortRows once its buffers are there: radixCount, then the plan and its digit passes. */
-async function sortPasses(g: GpuImpl, rec: Recorder, input: DeviceRelation, keyWords: readonly number[], mask: Bound, hist: Bound): Promise<DeviceRelation> {
+async function sortPasses(g: GpuImpl, rec: Recorder, input: DeviceRelation, keyWords: readonly number[], mask: Required<Bound>, hist: Required<Bound>): Promise<DeviceRelation> {
   const n = input.count;
   const K = keyWords.length;
   const rows = sizeOf(input);
@@ -58,17 +61,17 @@ async function sortPasses(g: GpuImpl, rec: Recorder, input: DeviceRelation, keyW
   // few workgroups at a time), few enough that each flushes its counters to few global atomics.
   const per = Math.ceil(tiles / (g.software ? 64 : 2048));
   const blocks = Math.ceil(tiles / per);
-  rec.clear(mask.buffer, K * 4);
-  rec.clear(hist.buffer, hist.words * 4);
+  rec.clear(hist.buffer, (hist.words + mask.words) * 4);
   for (let k0 = 0; k0 < K; k0 += RADIX_COUNT_WORDS) rec.dispatch('radixCount', [bound(input), mask, hist], [rows, k0, blocks, per], blocks * wg);
-  // Per key word (least significant first): its index, row offset, mask (host number or device word) and windows.
-  let plan: Array<{ k: number; offset: number; mask: Size; shifts: number[] }>;
+  // Per key word (least significant first): its index, row offset, mask (0: every window varies, else 1 + the word
+  // of the mask in the counts buffer) and windows.
+  let plan: Array<{ k: number; offset: number; mask: number; shifts: number[] }>;
   if (input.pending === undefined && g.software && n * K > SOFTWARE_MASK_READBACK) {
-    const masks = (await submitAndSync(g, rec, [{ buffer: mask.buffer, offset: 0, words: K }]))[0]!;
-    plan = keyWords.map((offset, k) => ({ k, offset, mask: masks[k]!, shifts: windows(masks[k]!) })).filter((p) => p.shifts.length > 0);
+    const masks = (await submitAndSync(g, rec, [{ buffer: mask.buffer, offset: mask.offset * 4, words: K }]))[0]!;
+    plan = keyWords.map((offset, k) => ({ k, offset, mask: 0, shifts: windows(masks[k]!) })).filter((p) => p.shifts.length > 0);
     if (plan.length === 0) return concatenate(g, [input], input.width);
   } else {
-    plan = keyWords.map((offset, k) => ({ k, offset, mask: { buffer: mask.buffer, offset: 4 * k }, shifts: windows(0xffffffff) }));
+    plan = keyWords.map((offset, k) => ({ k, offset, mask: 1 + mask.offset + k, shifts: windows(0xffffffff) }));
   }
   plan.reverse();
   const out = sameCount(g, rec, input, input.width);
@@ -82,11 +85,13 @@ async function sortPasses(g: GpuImpl, rec: Recorder, input: DeviceRelation, keyW
   if (regions) rec.clear(state.buffer, digits * stateWords * 4);
   let passes = 0;
   /**
-   * One digit pass from src to dst by the window at `shift` of key word k (with varying bits `bits`), at position
+   * One digit pass from src to dst by the window at `shift` of key word k (`mask`: as in the plan), at position
    * kp of each pair, or (fromRows) at row offset `off` of the input rows themselves; `toRows`: dst gets the input rows.
    */
-  const digit = (src: Bound, dst: Bound, k: number, shift: number, bits: Size, kp: number, toRows = false, fromRows: number | null = null): void => {
-    const keyAt: Size[] = [kp, fromRows === null ? 0 : 1, fromRows ?? 0, bits];
+  // The digit passes read the key mask after the counts.
+  const counts: Bound = { buffer: hist.buffer, offset: 0, words: hist.words + mask.words };
+  const digit = (src: Bound, dst: Bound, k: number, shift: number, bits: number, kp: number, toRows = false, fromRows: number | null = null): void => {
+    const keyAt = [kp, fromRows === null ? 0 : 1, fromRows ?? 0, bits];
     const sizes: Size[] = [rows, shift, (k * RADIX_WINDOWS + shift / RADIX_BITS) * RADIX, regions ? stateWords * passes++ : 0];
     if (!regions) rec.clear(state.buffer, state.words * 4);
     if (g.software) {
@@ -97,8 +102,8 @@ async function sortPasses(g: GpuImpl, rec: Recorder, input: DeviceRelation, keyW
       rec.dispatch('radixTiles', [src, state], sizes, tiles * wg, keyAt);
       rec.dispatch('radixTilePrefix', [hist, state], sizes, RADIX);
     }
-    if (toRows) rec.dispatch('radixSweepRows', [src, hist, bound(input), state, dst], sizes, tiles * wg, keyAt);
-    else rec.dispatch(input.width === 1 ? 'radixSweepKeys' : 'radixSweep', [src, hist, state, dst], sizes, tiles * wg, keyAt);
+    if (toRows) rec.dispatch('radixSweepRows', [src, counts, bound(input), state, dst], sizes, tiles * wg, keyAt);
+    else rec.dispatch(input.width === 1 ? 'radixSweepKeys' : 'radixSweep', [src, counts, state, dst], sizes, tiles * wg, keyAt);
   };
   if (input.width <= 2) {
     // One-word rows are the keys and two-word rows pairs already: no index pairs, no gather; the last pass
