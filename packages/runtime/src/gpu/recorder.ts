@@ -357,6 +357,7 @@ export class Recorder {
     const encoder = batch.commands();
     const dynamicOffset = new Uint32Array(1);
     let pass: GPUComputePassEncoder | null = null;
+    let pipeline: GPUComputePipeline | null = null;
     let k = 0;
     /** Slots before this one have their fills encoded. */
     let filled = 0;
@@ -378,9 +379,12 @@ export class Recorder {
       if (!pass) {
         const timestampWrites = g.timer?.passWrites();
         pass = encoder.beginComputePass(timestampWrites ? { timestampWrites } : undefined);
+        pipeline = null;
       }
       const layout = layoutFor(g, s.pass, s.tables !== undefined);
-      pass.setPipeline(pipelines[k]!);
+      // A pass keeps its pipeline between dispatches: each call into Dawn costs host time (a sort's digit passes
+      // run one pipeline several times in a row).
+      if (pipelines[k] !== pipeline) pass.setPipeline((pipeline = pipelines[k]!));
       dynamicOffset[0] = offsets[slot]!;
       pass.setBindGroup(0, this.bindGroup(s.tables ? `${s.pass}+tables` : s.pass, layout.group, s.buffers, arena!, s.uniform.byteLength), dynamicOffset, 0, 1);
       if (s.tables && layout.tables) pass.setBindGroup(TABLES_GROUP, this.bindGroup(`${s.pass} tables`, layout.tables, [s.tables]));
