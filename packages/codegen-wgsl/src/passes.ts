@@ -127,6 +127,7 @@ export const PASS_LAYOUTS = {
    * input, the index is the row's); hist from word `counts` on holds the window's global digit counts (radixCount's).
    * u1.w = 1 + the word of hist holding the key word's varying bits (radixCount's mask), or 0 where the host planned
    * varying windows only: a window without any is a copy.
+   * u0.x = n, or 0xffffffff where n is in hist after the K mask words (a pending count copied there once per sort).
    * (src, hist, state, dst, u) u0 = (n, shift, counts, state offset), u1 = (kp, fromRows, off, mask).
    */
   radixSweep: ['read', 'read', 'write', 'write', 'uniform'],

@@ -31,6 +31,9 @@ export const RADIX_COUNT_WORDS = 3;
 /** Digit windows of a key word: the least significant first. */
 export const RADIX_WINDOWS = 32 / RADIX_BITS;
 
+/** radixSweep's u0.x where its rows are not a uniform but the word of hist after the key mask. */
+export const RADIX_ROWS_IN_HIST = 0xffffffff;
+
 /** Words of a radixSweep state buffer before the tile statuses: the tile counter. */
 export const RADIX_STATE_HEAD = 1;
 
@@ -333,6 +336,11 @@ const COUNT: u32 = 0x3fffffffu;
 // the current one.
 fn constantWindow(shift: u32) -> bool { return u[1].w != 0u && digitOf(hist[u[1].w - 1u], shift) == 0u; }
 var<workgroup> windowConstant: u32;
+// The rows: u0.x, or where it is ROWS_IN_HIST the word of hist after the key mask (a pending count the host copied
+// there once for all of a sort's passes, not into each pass's uniforms).
+const ROWS_IN_HIST: u32 = ${RADIX_ROWS_IN_HIST}u;
+const ROWS_AT: u32 = ${K * RADIX_WINDOWS * 2 ** RADIX_BITS + K}u;
+var<workgroup> sweepRows: u32;
 // The tile's items in their current local order; during ranking, the 4-bit counters (8 * WG <= S * TILE).
 var<workgroup> tile: array<u32, S * TILE>;
 ${scan.decls}// Local positions of the first item of each digit and past its last once the tile is sorted (equal: none).
@@ -399,9 +407,12 @@ ${pairs ? '  var val: array<u32, ITEMS>;\n' : ''}  var sub: array<u32, ITEMS>;
 fn main(@builtin(local_invocation_index) lid: u32${scan.builtins}) {
   // Tiles in the order workgroups start: a tile waits only on tiles before it, which have started, so the look-back
   // makes progress wherever started workgroups run to completion.
-  if (lid == 0u) { tileId = atomicAdd(&state[u[0].w], 1u); }
+  if (lid == 0u) {
+    tileId = atomicAdd(&state[u[0].w], 1u);
+    sweepRows = select(u[0].x, hist[ROWS_AT], u[0].x == ROWS_IN_HIST);
+  }
   let t = workgroupUniformLoad(&tileId);
-  let n = u[0].x;
+  let n = workgroupUniformLoad(&sweepRows);
   let shift = u[0].y;
   // This window's global digit counts (radixCount's).
   let counts = u[0].z;

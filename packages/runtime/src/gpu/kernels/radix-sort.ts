@@ -1,4 +1,4 @@
-import { RADIX_BITS, RADIX_COUNT_WORDS, RADIX_STATE_HEAD, RADIX_WINDOWS, radixItems, type KernelShaders } from '@vixen/codegen-wgsl';
+import { RADIX_BITS, RADIX_COUNT_WORDS, RADIX_ROWS_IN_HIST, RADIX_STATE_HEAD, RADIX_WINDOWS, radixItems, type KernelShaders } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from '../device.js';
 import { Recorder, type Bound } from '../recorder.js';
 import { acquireBound, bound, checkBindingSize, sameCount, settle, sizeOf, submitAndSync, type DeviceRelation, type Size } from '../relations.js';
@@ -40,7 +40,7 @@ export async function radixSortRows(g: GpuImpl, shaders: KernelShaders, input: D
   // The key mask follows the digit counts in one buffer (counts words are a multiple of any binding alignment): the
   // digit passes read it where they read the counts, with no copy of it into each pass's uniforms.
   const countWords = keyWords.length * RADIX_WINDOWS * RADIX;
-  const counts = acquireBound(g, countWords + keyWords.length, 'radix sort digit counts and key mask');
+  const counts = acquireBound(g, countWords + keyWords.length + 1, 'radix sort digit counts, key mask and rows');
   try {
     const hist = { buffer: counts.buffer, offset: 0, words: countWords };
     const mask = { buffer: counts.buffer, offset: countWords, words: keyWords.length };
@@ -84,15 +84,19 @@ async function sortPasses(g: GpuImpl, rec: Recorder, input: DeviceRelation, keyW
   const state = rec.scratch(regions ? digits * stateWords : stateWords);
   if (regions) rec.clear(state.buffer, digits * stateWords * 4);
   let passes = 0;
+  // The digit passes read the key mask after the counts, and a pending row count after it, copied there once: each
+  // pass's uniforms would need a copy of their own.
+  const counts: Bound = { buffer: hist.buffer, offset: 0, words: hist.words + mask.words + 1 };
+  if (typeof rows !== 'number') rec.copy(rows.buffer, rows.offset, hist.buffer, (hist.words + mask.words) * 4, 4);
+  const sweepRows = typeof rows === 'number' ? rows : RADIX_ROWS_IN_HIST;
   /**
    * One digit pass from src to dst by the window at `shift` of key word k (`mask`: as in the plan), at position
    * kp of each pair, or (fromRows) at row offset `off` of the input rows themselves; `toRows`: dst gets the input rows.
    */
-  // The digit passes read the key mask after the counts.
-  const counts: Bound = { buffer: hist.buffer, offset: 0, words: hist.words + mask.words };
   const digit = (src: Bound, dst: Bound, k: number, shift: number, bits: number, kp: number, toRows = false, fromRows: number | null = null): void => {
     const keyAt = [kp, fromRows === null ? 0 : 1, fromRows ?? 0, bits];
-    const sizes: Size[] = [rows, shift, (k * RADIX_WINDOWS + shift / RADIX_BITS) * RADIX, regions ? stateWords * passes++ : 0];
+    const state0 = regions ? stateWords * passes++ : 0;
+    const sizes: Size[] = [rows, shift, (k * RADIX_WINDOWS + shift / RADIX_BITS) * RADIX, state0];
     if (!regions) rec.clear(state.buffer, state.words * 4);
     if (g.software) {
       // llvmpipe ends a shader's loops after 65,535 iterations in all (Mesa's LP_MAX_TGSI_LOOP_ITERATIONS), so a
@@ -102,8 +106,9 @@ async function sortPasses(g: GpuImpl, rec: Recorder, input: DeviceRelation, keyW
       rec.dispatch('radixTiles', [src, state], sizes, tiles * wg, keyAt);
       rec.dispatch('radixTilePrefix', [hist, state], sizes, RADIX);
     }
-    if (toRows) rec.dispatch('radixSweepRows', [src, counts, bound(input), state, dst], sizes, tiles * wg, keyAt);
-    else rec.dispatch(input.width === 1 ? 'radixSweepKeys' : 'radixSweep', [src, counts, state, dst], sizes, tiles * wg, keyAt);
+    const sweep = [sweepRows, ...sizes.slice(1)];
+    if (toRows) rec.dispatch('radixSweepRows', [src, counts, bound(input), state, dst], sweep, tiles * wg, keyAt);
+    else rec.dispatch(input.width === 1 ? 'radixSweepKeys' : 'radixSweep', [src, counts, state, dst], sweep, tiles * wg, keyAt);
   };
   if (input.width <= 2) {
     // One-word rows are the keys and two-word rows pairs already: no index pairs, no gather; the last pass
