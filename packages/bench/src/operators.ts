@@ -317,7 +317,7 @@ interface OperatorCase {
 }
 
 /** Operator names the bench can run (besides copy). */
-export const BENCH_OPERATORS = ['mapFilter', 'project', 'sort', 'unique', 'mergeJoin', 'merge', 'difference', 'hashBuild', 'hashProbe', 'groupBy'] as const;
+export const BENCH_OPERATORS = ['mapFilter', 'project', 'sort', 'unique', 'mergeJoin', 'merge', 'difference', 'hashBuild', 'hashProbe', 'groupBy', 'sortedGroupBy'] as const;
 
 const col = (index: number, type: ScalarType): Expr => ({ kind: 'col', index, type });
 const I2: ScalarType[] = ['int32', 'int32'];
@@ -562,7 +562,37 @@ function cases(n: number, selectivities: readonly number[], groupCounts: readonl
     }
     out.push(...q1GroupBys(n, r));
   }
+  if (want('sortedGroupBy')) out.push(sortedGroupBy(n, r));
   return out;
+}
+
+/**
+ * The sorted group-by (KIR `aggregate`) in TPC-H Q18's shape: rows (order key, quantity) in key order, groups of 1-7
+ * rows (4 on average, as lineitems per order), the decimal sum of each group's quantities (1-50); checked against
+ * the sums made on the host.
+ */
+function sortedGroupBy(n: number, r: () => number): OperatorCase {
+  const types: ScalarType[] = ['int32', 'decimal'];
+  const words = new Uint32Array(n * 3);
+  for (let i = 0, key = 0; i < n; key++) {
+    for (let end = Math.min(n, i + 1 + Math.floor((r() / 2 ** 32) * 7)); i < end; i++) {
+      words[3 * i] = key;
+      words[3 * i + 1] = (1 + Math.floor((r() / 2 ** 32) * 50)) * 10000;
+    }
+  }
+  const kernel: KirKernel = { kind: 'aggregate', id: 0, input: 0, output: 1, groupBy: [0], aggregates: [{ fn: 'sum', column: 1, type: 'decimal' }] };
+  const check = (got: Uint32Array): string | undefined => {
+    let g = 0;
+    for (let i = 0; i < n; g++) {
+      let sum = 0;
+      const key = words[3 * i]!;
+      for (; i < n && words[3 * i] === key; i++) sum += words[3 * i + 1]!;
+      if (3 * g + 2 >= got.length) return `${got.length / 3} groups, fewer than the input's`;
+      if (got[3 * g] !== key || got[3 * g + 1] !== sum % 2 ** 32 || got[3 * g + 2] !== Math.floor(sum / 2 ** 32)) return `group ${g} is (${got.subarray(3 * g, 3 * g + 3).join(', ')}), not key ${key} sum ${sum}`;
+    }
+    return got.length === 3 * g ? undefined : `${got.length / 3} groups, not ${g}`;
+  };
+  return { ...kernelCase('sortedGroupBy', 'int32 key, groups of 1-7 rows: decimal sum (TPC-H Q18)', 'rows/s', kernel, variables(types, types), [{ words, width: 3 }]), check };
 }
 
 /**
