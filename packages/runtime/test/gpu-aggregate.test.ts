@@ -215,6 +215,21 @@ describe('sorted aggregation on the GPU', () => {
     });
   });
 
+  it('rows too wide to stage (read from the buffer), and two-word keys differing in either word', async () => {
+    const tile = AGG_ITEMS * gpu.limits.workgroupSize;
+    const r = rng(12);
+    const sizes = [1, AGG_ITEMS + 1, tile - 1, tile + 1, 2, 3 * tile + 5, 7];
+    for (let k = 0; k < 12; k++) sizes.push(1 + Math.floor(r() * tile));
+    // Each key differs from the previous in one word only: the high word for odd groups, the low word for even ones.
+    const key = (g: number): bigint => (BigInt(g % 2 === 1 ? g : Math.max(0, g - 1)) << 32n) | BigInt(g % 2 === 0 ? g : g - 1);
+    const keyed = (types: ScalarType[]): V[][] => groupedRows(r, types, sizes).map(([g, ...rest]) => [key(Number(g)), ...rest]);
+    // 2 + 8 x 2 words a row: past the 15 words a thread stages.
+    const wide: ScalarType[] = ['int64', ...Array<ScalarType>(8).fill('decimal')];
+    await check({ types: wide, rows: keyed(wide), aggregates: [{ fn: 'count' }, ...ALL(1, 'decimal'), ...ALL(8, 'decimal')] });
+    const narrow: ScalarType[] = ['int64', 'decimal'];
+    await check({ types: narrow, rows: keyed(narrow), aggregates: [{ fn: 'sum', column: 1 }, { fn: 'count' }] });
+  });
+
   it('many tiny groups', async () => {
     const r = rng(3);
     const sizes = Array.from({ length: 40_000 }, () => 1 + Math.floor(r() * 3));

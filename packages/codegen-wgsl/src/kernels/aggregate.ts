@@ -6,19 +6,23 @@
  * keeps the earlier of equal minima and maxima.
  * - `flags`: workgroup t owns the tile of TILE rows from t * TILE; each thread folds ITEMS consecutive rows, a
  *   segmented scan over the threads gives the tile's state (rows from its last head to its end, or all its
- *   rows). counts[t] = heads in the tile (scanned by the host into group ranks), the state after the counts.
+ *   rows). counts[t] = heads in the tile (scanned by the host into group ranks), the state after the counts; and
+ *   per thread, the heads before its rows in the tile and the state open at its first row (the scan's exclusive
+ *   prefix), after the tile states.
  * - `aggCarry`: one workgroup turns the tile states in place into carries: the state of the segment open at
  *   each tile's start (a segmented exclusive scan over tiles, tiles / WG per thread).
- * - `scatter`: each tile again, the tile's carry combined with the thread scan, then each thread walks its rows
- *   and writes a group's output row (group columns, aggregates) at the group's last row, at its rank.
- * No loop runs more than ITEMS rows, log2(WG) steps or tiles / WG tiles per thread. Decimal sums and averages
- * accumulate in 128 bits; one that does not fit the 64-bit result sets the word after the output rows
- * (u0.y = number of groups), which the host checks. float32 sums add in a fixed tree order (rows of a thread,
- * then threads, then tiles), not strictly row by row.
+ * - `scatter`: each thread starts from the tile's carry and its own prefix, walks its rows and writes a group's
+ *   output row (group columns, aggregates) at the group's rank once it has seen the group's last row.
+ * Rows are read coalesced: a thread's ITEMS rows go through workgroup memory in rounds of SUB rows, consecutive
+ * threads loading consecutive words of the round (a thread reading its own rows from memory loads words
+ * 12 x ITEMS bytes apart from its neighbours': TPC-H Q18's 18M rows took 19x their read time on the H200). Rows
+ * too wide to stage are read from the buffer. No loop runs more than ITEMS rows, log2(WG) steps or tiles / WG
+ * tiles per thread. Decimal sums and averages accumulate in 128 bits; one that does not fit the 64-bit result
+ * sets the word after the output rows (u0.y = room for groups), which the host checks. float32 sums add in a
+ * fixed tree order (rows of a thread, then threads, then tiles), not strictly row by row.
  */
 import { rowWords, wordsOf, type Aggregate, type ScalarType } from '@vixen/queryplan';
-import { sortKeyWords } from './sort.js';
-import { columnWords, compareCode, header, lexCompareFn, workgroupScan } from '../wgsl.js';
+import { compareCode, header, workgroupScan } from '../wgsl.js';
 import type { KernelShaders } from '../passes.js';
 
 /** Consecutive rows per thread of a tile (TILE = AGG_ITEMS * WG rows): more rows per scan of the workgroup. */
@@ -29,6 +33,23 @@ export const AGG_ITEMS = 32;
  * memory every device has.
  */
 const SCAN_SLOTS = 3;
+
+/**
+ * Words per thread of workgroup memory the rows of a round are staged in, shared with the scan's slots (which
+ * come after the fold): with the head counts, 16 x 4 bytes x 256 threads, the 16 KiB every device has.
+ */
+const STAGE_WORDS = 15;
+
+/**
+ * Words of the scratch buffer of `n` rows: group starts per tile (scanned into ranks), one state per tile, then each
+ * thread's prefix (heads before it in its tile, then the state open at its first row).
+ */
+export function aggregateScratchWords(n: number, workgroupSize: number, aggregates: readonly Aggregate[], argTypes: readonly (ScalarType | undefined)[]): number {
+  const tiles = Math.ceil(n / (AGG_ITEMS * workgroupSize));
+  const sw = aggregateStateWords(aggregates, argTypes);
+  // Threads with rows only (thread r0 / ITEMS for its first row r0): few rows must fit small bindings too.
+  return tiles + 1 + tiles * sw + Math.ceil(n / AGG_ITEMS) * (sw + 1);
+}
 
 type FieldType = 'u32' | 'f32' | 'vec2<u32>' | 'vec4<u32>';
 
@@ -51,9 +72,12 @@ interface Output {
   words: string[];
 }
 
-/** WGSL value (u32, or vec2 for 2-word types) of column `c` of row `row`. */
-function value(types: readonly ScalarType[], c: number, row: string): string {
-  const words = columnWords('inp', `${row} * W_IN`, types, c);
+/** The WGSL words of column `c` of the row at hand. */
+type ColumnWords = (c: number) => string[];
+
+/** WGSL value (u32, or vec2 for 2-word types) of column `c`. */
+function value(col: ColumnWords, c: number): string {
+  const words = col(c);
   return words.length === 1 ? words[0]! : `vec2<u32>(${words.join(', ')})`;
 }
 
@@ -83,17 +107,17 @@ function fieldType(fn: Aggregate['fn'], arg: ScalarType | undefined): FieldType 
 }
 
 /** Words of one tile state (count + fields) of `aggregates` over arguments of `argTypes`; the host sizes its buffer by it. */
-export function aggregateStateWords(aggregates: readonly Aggregate[], argTypes: readonly (ScalarType | undefined)[]): number {
+function aggregateStateWords(aggregates: readonly Aggregate[], argTypes: readonly (ScalarType | undefined)[]): number {
   return aggregates.reduce((n, a, k) => {
     const type = fieldType(a.fn, argTypes[k]);
     return n + (type ? FIELD_WORDS[type] : 0);
   }, 1);
 }
 
-function output(a: Aggregate, k: number, types: readonly ScalarType[]): Output {
+function output(a: Aggregate, k: number, types: readonly ScalarType[], col: ColumnWords): Output {
   const f = `s.f${k}`;
   const arg = a.column === undefined ? undefined : types[a.column]!;
-  const v = a.column === undefined ? '' : value(types, a.column, 'i');
+  const v = a.column === undefined ? '' : value(col, a.column);
   const type = fieldType(a.fn, arg);
   const words = (x: string): string[] => (arg !== undefined && wordsOf(arg) === 2 ? [`${x}.x`, `${x}.y`] : [x]);
   const overflow = `outp[u[0].y * W_OUT] = 1u;`;
@@ -170,13 +194,14 @@ function fromWords(type: FieldType, words: string[]): string {
 }
 
 /**
- * State code shared by the three passes: struct St, rowSt, merge, loadSt / storeSt on buffer `buf` (the
- * scanned counts buffer; tile t's state at tiles + 1 + t * SW), and scanSt, the segmented inclusive scan of
- * the workgroup's states (heads per thread already scanned into `sums`) with each thread's exclusive prefix.
- * The scan moves fields packed in vec4 slots through workgroup memory, SCAN_SLOTS per round of log2(WG) steps,
- * so workgroup memory does not grow with the number of aggregates.
+ * State code shared by the three passes: struct St, merge, loadSt / storeSt on buffer `buf` (the scanned counts
+ * buffer; tile t's state at tiles + 1 + t * SW) and, with `scan`, scanSt: the segmented inclusive scan of the
+ * workgroup's states (heads per thread already scanned into `sums`) with each thread's exclusive prefix. The scan
+ * moves fields packed in vec4 slots through workgroup memory `wgm` (component-major: no bank conflicts), SCAN_SLOTS
+ * per round of log2(WG) steps, so workgroup memory does not grow with the number of aggregates. `wgm` also has
+ * `stageWords` words per thread for the rows of a round (used before the scan, never during it).
  */
-function stateCode(fields: ReadonlyArray<{ name: string; field: Field }>, buf: string, rows: boolean, writes: boolean): string {
+function stateCode(fields: ReadonlyArray<{ name: string; field: Field }>, buf: string, writes: boolean, scan: boolean, stageWords: number): string {
   const all = [{ name: 'c', field: { type: 'u32' as FieldType, init: '1u', merge: 'a + b' } }, ...fields];
   let at = 0;
   const loads: string[] = [];
@@ -196,48 +221,55 @@ function stateCode(fields: ReadonlyArray<{ name: string; field: Field }>, buf: s
     if (slot) slot.push({ name, type: field.type, at: used(slot) });
     else slots.push([{ name, type: field.type, at: 0 }]);
   }
-  const packSlot = (slot: (typeof slots)[number], from: string): string => {
-    const ws = slot.flatMap((f) => fieldWords(f.type, `${from}.${f.name}`));
-    return `vec4<u32>(${[...ws, '0u', '0u', '0u'].slice(0, 4).join(', ')})`;
-  };
-  const unpackField = (f: (typeof slots)[number][number], v: string): string =>
-    fromWords(f.type, Array.from({ length: FIELD_WORDS[f.type] }, (_, w) => `${v}.${'xyzw'[f.at + w]}`));
+  // Word c of slot j of thread x.
+  const slotWord = (j: number, c: number, x: string): string => `wgm[${j * 4 + c}u * WG + ${x}]`;
+  const put = (round: typeof slots): string =>
+    round
+      .flatMap((slot, j) => {
+        const ws = slot.flatMap((f) => fieldWords(f.type, `inc.${f.name}`));
+        return ws.map((w, c) => `${slotWord(j, c, 'lid')} = ${w};`);
+      })
+      .join(' ');
+  const unpackField = (j: number, f: (typeof slots)[number][number], x: string): string =>
+    fromWords(f.type, Array.from({ length: FIELD_WORDS[f.type] }, (_, w) => slotWord(j, f.at + w, x)));
   const scans: string[] = [];
   for (let r = 0; r < slots.length; r += SCAN_SLOTS) {
     const round = slots.slice(r, r + SCAN_SLOTS);
-    const put = round.map((slot, j) => `sv${j}[lid] = ${packSlot(slot, 'inc')};`).join(' ');
-    const take = (at: string, into: string, merged: boolean): string =>
+    const take = (x: string, into: string, merged: boolean): string =>
       round
-        .flatMap((slot, j) => slot.map((f) => (merged ? `${into}.${f.name} = m_${f.name}(${unpackField(f, `sv${j}[${at}]`)}, ${into}.${f.name});` : `${into}.${f.name} = ${unpackField(f, `sv${j}[${at}]`)};`)))
+        .flatMap((slot, j) => slot.map((f) => (merged ? `${into}.${f.name} = m_${f.name}(${unpackField(j, f, x)}, ${into}.${f.name});` : `${into}.${f.name} = ${unpackField(j, f, x)};`)))
         .join('\n      ');
     scans.push(`  for (var off = 1u; off < WG; off = off * 2u) {
-    ${put}
+    ${put(round)}
     workgroupBarrier();
     if (lid >= off && sums[lid] == sums[lid - off]) {
       ${take('lid - off', 'inc', true)}
     }
     workgroupBarrier();
   }
-  ${put}
+  ${put(round)}
   workgroupBarrier();
   if (lid > 0u) {
       ${take('lid - 1u', 'exc', false)}
   }
   workgroupBarrier();`);
   }
-  const svDecls = Array.from({ length: Math.min(slots.length, SCAN_SLOTS) }, (_, j) => `var<workgroup> sv${j}: array<vec4<u32>, WG>;`).join('\n');
+  const wgmWords = Math.max(scan ? 4 * Math.min(slots.length, SCAN_SLOTS) : 0, stageWords);
   const code = `
 const SW: u32 = ${at}u;
 struct St { ${all.map(({ name, field }) => `${name}: ${field.type}`).join(', ')} }
 ${mergeFns.join('\n')}
-${rows ? `fn rowSt(i: u32) -> St { return St(${all.map(({ field }) => field.init).join(', ')}); }\n` : ''}// a: the earlier rows; an empty a (count 0) is the identity.
+// A row's state: the count 1 and each aggregate's field of the row.
+fn rowSt(${all.length > 1 ? all.slice(1).map(({ name, field }) => `${name}: ${field.type}`).join(', ') : ''}) -> St { return St(1u${all.slice(1).map(({ name }) => `, ${name}`).join('')}); }
+// a: the earlier rows; an empty a (count 0) is the identity.
 fn merge(a: St, b: St) -> St {
   if (a.c == 0u) { return b; }
   return St(${all.map(({ name }) => `m_${name}(a.${name}, b.${name})`).join(', ')});
 }
 fn loadSt(at: u32) -> St { return St(${loads.join(', ')}); }
-${writes ? `fn storeSt(at: u32, s: St) {\n${stores.join('\n')}\n}\n` : ''}${svDecls}
-// (inclusive, exclusive) segmented scan; a range merges into a later one only when the later has no head
+${writes ? `fn storeSt(at: u32, s: St) {\n${stores.join('\n')}\n}\n` : ''}${wgmWords > 0 ? `var<workgroup> wgm: array<u32, ${wgmWords}u * WG>;\n` : ''}${
+    scan
+      ? `// (inclusive, exclusive) segmented scan; a range merges into a later one only when the later has no head
 // (equal inclusive head counts at both ends). The exclusive prefix of thread 0 is its own state.
 fn scanSt(lid: u32, x: St) -> array<St, 2> {
   var inc = x;
@@ -245,46 +277,83 @@ fn scanSt(lid: u32, x: St) -> array<St, 2> {
 ${scans.join('\n')}
   return array<St, 2>(inc, exc);
 }
-`;
+`
+      : ''
+  }`;
   return code;
 }
 
 export function aggregateShaders(types: readonly ScalarType[], groupBy: readonly number[], aggregates: readonly Aggregate[]): KernelShaders {
   const width = rowWords(types);
-  const cmpKey = lexCompareFn(
-    'cmpKey',
-    sortKeyWords(types, groupBy).map((o): [string, string] => [`inp[a * ${width}u + ${o}u]`, `inp[b * ${width}u + ${o}u]`]),
-  );
-  const outs = aggregates.map((a, k) => output(a, k, types));
+  const at = types.map((_, c) => types.slice(0, c).reduce((n, t) => n + wordsOf(t), 0));
+  // Rows of a round per thread: as many as fit STAGE_WORDS; rows wider than that (or of no words) are read from
+  // the buffer, in one round.
+  const staged = width > 0 && width <= STAGE_WORDS;
+  const perRound = staged ? Math.min(AGG_ITEMS, Math.floor(STAGE_WORDS / width)) : AGG_ITEMS;
+  const rounds = Math.ceil(AGG_ITEMS / perRound);
+  // Words of a thread's rows in a round, then its stride in `wgm`: odd, so that consecutive threads' rows start in
+  // different banks (an even round is at most 14 words, so one more still fits).
+  const seg = perRound * width;
+  const segPad = seg % 2 === 1 ? seg : seg + 1;
+  // A row's word w: staged (thread lid's k-th row of the round at lid * SEGP + k * W_IN) or from the buffer.
+  const rowWord = (w: number): string => (staged ? `wgm[sb + ${w}u]` : `inp[i * W_IN + ${w}u]`);
+  const col: ColumnWords = (c) => Array.from({ length: wordsOf(types[c]!) }, (_, w) => rowWord(at[c]! + w));
+  // The group key's words (the group columns' words, in output order).
+  const keyWords = groupBy.flatMap((c) => Array.from({ length: wordsOf(types[c]!) }, (_, w) => at[c]! + w));
+  const KW = keyWords.length;
+  const outs = aggregates.map((a, k) => output(a, k, types, col));
   const fields = outs.flatMap((o, k) => (o.field ? [{ name: `f${k}`, field: o.field }] : []));
-  const words = [...groupBy.flatMap((c) => columnWords('inp', 'i * W_IN', types, c)), ...outs.flatMap((o) => o.words)];
+  const words = [...keyWords.map((_, w) => `key[${w}]`), ...outs.flatMap((o) => o.words)];
   const outWords = rowWords([...groupBy.map((c) => types[c]!), ...aggregates.map((a) => a.type)]);
   if (words.length !== outWords) throw new Error('internal: aggregate output words');
+  const stageWords = staged ? segPad : 0;
   const scan = workgroupScan(false);
+  const x = `rowSt(${fields.map(({ field }) => field.init).join(', ')})`;
+  // The key of the previous row (cur) and whether row i starts a group, read from the row at hand.
+  const keyDecl = KW > 0 ? `var cur: array<u32, ${KW}>;` : '';
+  const headOf = KW > 0 ? `i == 0u || ${keyWords.map((o, w) => `${rowWord(o)} != cur[${w}]`).join(' || ')}` : 'i == 0u';
+  const keepKey = keyWords.map((o, w) => `cur[${w}] = ${rowWord(o)};`).join(' ');
+  // cur from row j of the buffer (the row before a thread's first, or the one after its last).
+  const keyFrom = (j: string): string => keyWords.map((o, w) => `cur[${w}] = inp[${j} * W_IN + ${o}u];`).join(' ');
+  const differsFrom = (j: string): string => (KW > 0 ? keyWords.map((o, w) => `inp[${j} * W_IN + ${o}u] != cur[${w}]`).join(' || ') : 'false');
   const tilePrelude = `const W_IN: u32 = ${width}u;
 const ITEMS: u32 = ${AGG_ITEMS}u;
+const SUB: u32 = ${perRound}u;
+const ROUNDS: u32 = ${rounds}u;
+const SEG: u32 = ${seg}u;
+const SEGP: u32 = ${segPad}u;
 override TILE: u32 = ITEMS * WG;
-${cmpKey}
-fn isHead(i: u32) -> bool { return i == 0u || cmpKey(i - 1u, i) != 0; }
 ${scan.decls}`;
-  // Thread lid's rows r0.. r0 + ITEMS (clipped at n): heads and the state from the last head (or r0) on.
-  const fold = `  let r0 = base + lid * ITEMS;
-  var s: St;
-  var heads = 0u;
-  for (var k = 0u; k < ITEMS; k = k + 1u) {
-    let i = r0 + k;
-    if (i < n) {
-      let x = rowSt(i);
-      if (isHead(i)) {
-        heads = heads + 1u;
-        s = x;
-      } else {
-        s = merge(s, x);
+  // Round r of the tile's rows into wgm: word o of thread t's rows at t * SEGP + o, consecutive threads loading
+  // consecutive words. The barriers are in uniform control flow: every thread runs every round.
+  const stage = staged
+    ? `    workgroupBarrier();
+    for (var w = lid; w < SEG * WG; w = w + WG) {
+      let th = w / SEG;
+      let o = w - th * SEG;
+      let j = r * SUB + o / W_IN;
+      if (j < ITEMS && base + th * ITEMS + j < n) { wgm[th * SEGP + o] = inp[(base + th * ITEMS + r * SUB) * W_IN + o]; }
+    }
+    workgroupBarrier();
+`
+    : '';
+  // The rows of thread lid (r0 .. r0 + ITEMS, clipped at n) in order: `body` sees row i and its state x.
+  const walk = (body: string): string => `  let r0 = base + lid * ITEMS;
+  ${keyDecl}
+  if (r0 > 0u && r0 < n) { ${keyFrom('(r0 - 1u)')} }
+  for (var r = 0u; r < ROUNDS; r = r + 1u) {
+${stage}    for (var k = 0u; k < SUB; k = k + 1u) {
+      let j = r * SUB + k;
+      let i = r0 + j;
+      if (j < ITEMS && i < n) {
+        let sb = lid * SEGP + k * W_IN;
+        let x = ${x};
+        let head = ${headOf};
+${body}
+        ${keepKey}
       }
     }
-  }
-  scanSums(lid, heads, ${scan.sg});
-  let scanned = scanSt(lid, s);`;
+  }`;
   const main = (body: string): string => `
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -293,20 +362,37 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   let tiles = u[0].z;
   let t = wid.x + wid.y * nwg.x;
   let base = t * TILE;
+  // Thread lid's prefix (at its first row r0 / ITEMS = t * WG + lid, for threads with rows): the heads before
+  // its rows in the tile, then the state open at its first row.
+  let pre = tiles + 1u + tiles * SW + (t * WG + lid) * (SW + 1u);
 ${body}
 }
 `;
-  const tileState = stateCode(fields, 'counts', true, true);
+  const tileState = stateCode(fields, 'counts', true, true, stageWords);
   const flags = `${header('flags', ['inp', 'counts'])}
 ${tilePrelude}${tileState}${main(`  if (t == 0u && lid == 0u) { counts[tiles] = 0u; }
   if (base >= n) { return; }
-${fold}
+  // Heads among the thread's rows, and the state from the last of them (or its first row) on.
+  var s: St;
+  var heads = 0u;
+${walk(`        if (head) {
+          heads = heads + 1u;
+          s = x;
+        } else {
+          s = merge(s, x);
+        }`)}
+  scanSums(lid, heads, ${scan.sg});
+  let scanned = scanSt(lid, s);
   // The last thread with rows holds the tile's state.
   if (lid == (min(n - base, TILE) - 1u) / ITEMS) {
     counts[t] = sums[lid];
     storeSt(tiles + 1u + t * SW, scanned[0]);
+  }
+  if (r0 < n) {
+    counts[pre] = sums[lid] - heads;
+    storeSt(pre + 1u, scanned[1]);
   }`)}`;
-  const carryState = stateCode(fields, 'offs', false, true);
+  const carryState = stateCode(fields, 'offs', true, true, 0);
   const carry = `${header('aggCarry', ['offs'])}
 const ITEMS: u32 = ${AGG_ITEMS}u;
 override TILE: u32 = ITEMS * WG;
@@ -338,37 +424,41 @@ fn main(@builtin(local_invocation_index) lid: u32) {
   }
 }
 `;
-  const emitState = stateCode(fields, 'offs', true, false);
+  const emitState = stateCode(fields, 'offs', false, false, stageWords);
   const emit = `${header('scatter', ['inp', 'offs', 'outp'])}
 const W_OUT: u32 = ${outWords}u;
-${tilePrelude}${emitState}${main(`  if (base >= n) { return; }
-${fold}
-  // Heads before this thread's rows in the tile; the state open at r0: the tile's carry, continued by the
-  // threads before when none of them has a head.
-  var before = sums[lid] - heads;
-  var s0 = loadSt(tiles + 1u + t * SW);
-  if (lid > 0u) {
-    if (before > 0u) { s0 = scanned[1]; } else { s0 = merge(s0, scanned[1]); }
+${tilePrelude}${emitState}
+// Group rank g's output row from its state s and key (rows past the room u0.y are not written: a guessed room
+// that was too small, which the host checks).
+fn emit(s: St, g: u32${KW > 0 ? `, key: array<u32, ${KW}>` : ''}) {
+  if (g >= u[0].y) { return; }
+  ${outs.map((o) => o.finish).filter(Boolean).join('\n  ')}
+  let ob = g * W_OUT;
+${words.map((w, k) => `  outp[ob + ${k}u] = ${w};`).join('\n')}
+}
+${main(`  if (base >= n) { return; }
+  // The state open at r0 (the tile's carry, continued by the threads before when none of them has a head) and
+  // the heads before it in the tile.
+  var acc: St;
+  var before = 0u;
+  if (base + lid * ITEMS < n) {
+    acc = loadSt(tiles + 1u + t * SW);
+    if (lid > 0u) {
+      before = offs[pre];
+      let e = loadSt(pre + 1u);
+      if (before > 0u) { acc = e; } else { acc = merge(acc, e); }
+    }
   }
-  var acc = s0;
-  var head = r0 < n && isHead(r0);
-  for (var k = 0u; k < ITEMS; k = k + 1u) {
-    let i = r0 + k;
-    if (i >= n) { break; }
-    let x = rowSt(i);
-    if (head) {
-      before = before + 1u;
-      acc = x;
-    } else {
-      acc = merge(acc, x);
-    }
-    head = i + 1u >= n || isHead(i + 1u);
-    if (head) {
-      let s = acc;
-      ${outs.map((o) => o.finish).filter(Boolean).join('\n      ')}
-      let ob = (offs[t] + before - 1u) * W_OUT;
-${words.map((w, k) => `      outp[ob + ${k}u] = ${w};`).join('\n')}
-    }
-  }`)}`;
+  // A group is written at the head of the next (its last row is before it), or at the thread's end where the
+  // next row starts a group or there is none.
+${walk(`        if (head) {
+          if (i > r0) { emit(acc, offs[t] + before - 1u${KW > 0 ? ', cur' : ''}); }
+          before = before + 1u;
+          acc = x;
+        } else {
+          acc = merge(acc, x);
+        }`)}
+  let end = min(r0 + ITEMS, n);
+  if (r0 < n && (end == n || ${differsFrom('end')})) { emit(acc, offs[t] + before - 1u${KW > 0 ? ', cur' : ''}); }`)}`;
   return { flags, aggCarry: carry, scatter: emit };
 }

@@ -7,7 +7,7 @@
  * readback), where the kernel has no flag or the run may start again (the flag is then a Guess).
  */
 import { VixenError, type Aggregate, type ScalarType } from '@vixen/queryplan';
-import { aggregateStateWords, AGG_ITEMS, type KernelShaders } from '@vixen/codegen-wgsl';
+import { aggregateScratchWords, AGG_ITEMS, type KernelShaders } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from './device.js';
 import { encodeScan } from './kernels/scan.js';
 import { Recorder, type Bound } from './recorder.js';
@@ -30,8 +30,8 @@ export async function aggregateRows(
   const rows: Bound = { buffer: input.buffer, words: n * input.width };
   const wg = g.limits.workgroupSize;
   const tiles = Math.ceil(n / (AGG_ITEMS * wg));
-  // Group starts per tile (scanned into ranks), then one state per tile.
-  const words = tiles + 1 + tiles * aggregateStateWords(aggregates, argTypes);
+  // Group starts per tile (scanned into ranks), one state per tile, then each thread's prefix.
+  const words = aggregateScratchWords(n, wg, aggregates, argTypes);
   const offsets = acquireBound(g, words, `group starts and tile states of ${n} rows`);
   const checked = aggregates.some((a, i) => (a.fn === 'sum' || a.fn === 'avg') && argTypes[i] !== 'float32' && (a.fn === 'avg' || argTypes[i] === 'decimal'));
   // Rows for every input row (at most n groups), the overflow flag, then the group count.
