@@ -133,6 +133,40 @@ total[o] = s <- agg<<s = sum(q)>> line(o, ln, q).`);
   await expect(over.run(summed)).rejects.toThrow(/decimal overflow/);
 });
 
+it('a sorted aggregate sizes its output for the groups it had last time, and starts again when they outgrow it', async () => {
+  const summed = compile(`sale(o, ln, q) -> int32(o), int32(ln), decimal(q).
+line(o, ln, q) <- sale(o, ln, q).
+total[o] = s <- agg<<s = sum(q)>> line(o, ln, q).`);
+  expect(summed.kir.kernels.some((k) => k.kind === 'aggregate')).toBe(true);
+  // 400 rows in 37 groups, and 3,000 rows in 1,500 groups.
+  const folder = (rows: number, groups: number): string => {
+    const dir = mkdtempSync(join(tmpdir(), 'vixen-guess-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'sale.csv'), Array.from({ length: rows }, (_, i) => `${i % groups},${i},${(i % 11) - 3}.25`).join('\n') + '\n');
+    return dir;
+  };
+  const [fewDir, manyDir] = [folder(400, 37), folder(3000, 1500)];
+  const [fewWant, manyWant] = await Promise.all([fewDir, manyDir].map(async (factsDir) => (await summed.interpret({ factsDir })).get('total')));
+  const few = new Database(gpu, fewDir);
+  const many = new Database(gpu, manyDir);
+  expect((await many.run(summed)).relations.get('total')).toEqual(manyWant);
+  expect((await few.run(summed)).relations.get('total')).toEqual(fewWant);
+  // Room for the 37 groups seen last (and more), not for 400: one sync, for the readback.
+  const guessed = await few.run(summed);
+  expect(guessed.relations.get('total')).toEqual(fewWant);
+  expect(guessed.stats.hostSyncs).toBe(1);
+  expect(guessed.stats.startedAgain).toBe(false);
+  // 1,500 groups in room for 37 in proportion to the rows (278 and more): the guess fails, the run without answers.
+  const missed = await many.run(summed);
+  expect(missed.relations.get('total')).toEqual(manyWant);
+  expect(missed.relations.get('total')).toHaveLength(1500);
+  expect(missed.stats.startedAgain).toBe(true);
+  const held = await many.run(summed);
+  expect(held.relations.get('total')).toEqual(manyWant);
+  expect(held.stats.hostSyncs).toBe(1);
+  expect(held.stats.startedAgain).toBe(false);
+});
+
 it('a run with inline facts keeps their host rows, so it guesses too and can start again', async () => {
   const picked = compile(`e(a, k) -> int32(a), int32(k).
 f(b, k) -> int32(b), int32(k).

@@ -2,15 +2,16 @@
  * Host driver of the aggregate kernel (see codegen-wgsl kernels/aggregate.ts): reduce each tile (group starts
  * and the state of its last group), scan the group starts, turn tile states into carries, read back the number
  * of groups, then reduce again with the carries and write each group's output row. The word after the output
- * rows is the overflow flag of decimal sums and averages; it is read back only when the kernel has one. A small
- * enough output instead gets room for a group per input row and keeps its group count on the device (no
- * readback), where the kernel has no flag or the run may start again (the flag is then a Guess).
+ * rows is the overflow flag of decimal sums and averages; it is read back only when the kernel has one. Without
+ * that readback, the output gets room for groups and keeps its group count on the device: a group per input row
+ * where that is small enough and the kernel has no flag (or the run may start again: the flag is then a Guess),
+ * and in a run that may start again, the groups of the kernel's last run and more (the group total a Guess too).
  */
 import { VixenError, type Aggregate, type ScalarType } from '@vixen/queryplan';
 import { aggregateScratchWords, AGG_ITEMS, type KernelShaders } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from './device.js';
 import { encodeScan } from './kernels/scan.js';
-import { Recorder, type Bound } from './recorder.js';
+import { CLAMP_PASSES, checkGuessAtSync, expectedTotal, mayGuess, noteTotal, Recorder, roomFor, type Bound } from './recorder.js';
 import { acquireBound, bindingBytes, checkBindingSize, relationUsage, sizeOf, syncCounts, type DeviceRelation } from './relations.js';
 
 /** Outputs up to this many bytes are sized by the input's rows rather than by a readback of the group count. */
@@ -34,9 +35,19 @@ export async function aggregateRows(
   const words = aggregateScratchWords(n, wg, aggregates, argTypes);
   const offsets = acquireBound(g, words, `group starts and tile states of ${n} rows`);
   const checked = aggregates.some((a, i) => (a.fn === 'sum' || a.fn === 'avg') && argTypes[i] !== 'float32' && (a.fn === 'avg' || argTypes[i] === 'decimal'));
-  // Rows for every input row (at most n groups), the overflow flag, then the group count.
-  const boundWords = n * outWidth + 2;
+  // Room for groups without a readback: in a run that may start again, the groups of the kernel's last run and
+  // more (roomFor), where a sync read them (later kernels size their work by the room: TPC-H Q18 has 4.5M groups
+  // of 18M rows); else a group per input row where that is small enough.
   const run = g.guessing;
+  const seen = run !== null && mayGuess(shaders) ? expectedTotal(shaders, n) : undefined;
+  const guessed = seen === undefined ? n : Math.max(1, Math.min(n, roomFor(seen)));
+  const bytes = (groups: number): number => (groups * outWidth + 2) * 4;
+  const room =
+    guessed < n && bytes(guessed) <= g.limits.maxStorageBufferBindingSize
+      ? guessed
+      : (!checked || run !== null) && bytes(n) <= Math.min(BOUNDED_BYTES, g.limits.maxStorageBufferBindingSize)
+        ? n
+        : undefined;
   try {
     const counting = new Recorder(g, shaders);
     // A pending input: n is a bound, the passes read the row count on the device, and tiles past its rows count
@@ -46,27 +57,34 @@ export async function aggregateRows(
     counting.dispatch('flags', [rows, offsets], [size, 0, tiles], tiles * wg);
     encodeScan(counting, offsets, tiles + 1);
     counting.dispatch('aggCarry', [offsets], [size, 0, tiles], wg);
-    if ((!checked || run !== null) && boundWords * 4 <= Math.min(BOUNDED_BYTES, g.limits.maxStorageBufferBindingSize)) {
-      // Room for n groups: no readback, the group count stays pending on the device. The scatter's flag word goes
-      // after that room (its group count is the bound), where a guess checks it in a run that may start again
-      // (one that fails runs again without guesses: the readback below then reports the overflow).
-      const buffer = g.pool.acquire(bindingBytes(boundWords), relationUsage());
-      counting.clear(buffer, 4, n * outWidth * 4);
-      counting.dispatch('scatter', [rows, offsets, { buffer, words: boundWords }], [size, n, tiles], tiles * wg);
-      const pending = { buffer, offset: (n * outWidth + 1) * 4 };
-      counting.copy(offsets.buffer, tiles * 4, buffer, pending.offset, 4);
+    if (room !== undefined) {
+      // Rows for `room` groups, the scatter's overflow flag (it writes no group past the room), then the group
+      // count: pending on the device, no readback. A guess (the flag, a guessed room) is checked in a run that
+      // may start again; one that fails runs again without guesses, where the readback below reports an overflow.
+      const words = room * outWidth + 2;
+      const buffer = g.pool.acquire(bindingBytes(words), relationUsage());
+      counting.clear(buffer, 4, room * outWidth * 4);
+      counting.dispatch('scatter', [rows, offsets, { buffer, words }], [size, room, tiles], tiles * wg);
+      const pending = { buffer, offset: (room * outWidth + 1) * 4 };
+      // The group total, for the next guess's room (and checked against a guessed room).
+      const total = run !== null ? acquireBound(g, 1, 'group total') : undefined;
+      if (total) counting.copy(offsets.buffer, tiles * 4, total.buffer, 0, 4);
+      if (room === n) counting.copy(offsets.buffer, tiles * 4, buffer, pending.offset, 4);
+      else counting.using(CLAMP_PASSES).dispatch('countClamp', [{ buffer, words }], [{ buffer: total!.buffer, offset: 0 }, room, pending.offset / 4], 1);
       let flag: Bound | undefined;
       if (checked) {
         flag = acquireBound(g, 1, 'decimal overflow flag');
-        counting.copy(buffer, n * outWidth * 4, flag.buffer, 0, 4);
+        counting.copy(buffer, room * outWidth * 4, flag.buffer, 0, 4);
       }
       await counting.submit();
+      if (total) checkGuessAtSync(g, run!, total.buffer, shaders, room, n);
       if (flag) g.guesses.push({ buffer: flag.buffer, words: 1, run: run!, holds: ([overflow]) => overflow === 0 });
       g.pending.add(pending);
-      return { buffer, count: n, width: outWidth, pending };
+      return { buffer, count: room, width: outWidth, pending };
     }
     await counting.submit();
     const groups = (await syncCounts(g, [{ buffer: offsets.buffer, offset: tiles * 4, words: 1 }]))[0]![0]!;
+    noteTotal(shaders, groups, n);
     const outWords = groups * outWidth + 1;
     checkBindingSize(g, outWords, `aggregate of ${groups} groups x ${outWidth} words`);
     const buffer = g.pool.acquire(bindingBytes(outWords), relationUsage());
