@@ -18,6 +18,12 @@ export const PASS_LAYOUTS = {
   topkPick: ['write', 'write', 'uniform'],
   /** Writes the rows at or below the chosen digits, at most `capacity`; their count to state[4]. (input, state, output, u) u0 = (n, capacity). */
   topkWrite: ['read', 'write', 'write', 'uniform'],
+  /**
+   * Top-k of a few rows in one pass (kernels/top-k.ts): row i goes to output row rank(i) where that is below the
+   * room, P threads a row as rankSort's; thread 0 writes min(n, room) after the room's rows. (input, output, u)
+   * u0 = (n, P, room).
+   */
+  topkRank: ['read', 'write', 'uniform'],
   /** In-place exclusive scan of each WG-element block; block totals to `sums`. u0 = (n). */
   scanBlock: ['write', 'write', 'uniform'],
   /** data[i] += sums[block of i]. u0 = (n). */

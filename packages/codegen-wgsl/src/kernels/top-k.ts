@@ -11,6 +11,10 @@
  * state: [done, depth (the level being picked until done), remaining, written, kept, digit 0, digit 1, ...]. A typed key word: int32 and date with
  * the sign bit flipped, int64 and decimal their high word so then the low word, other types as they are (string
  * ids are in string order); descending keys complemented. float32 has none here (the host limits those rows).
+ *
+ * Few rows (TPC-H Q18 keeps 100 of 216) take one pass instead (topkRank): each row's rank is the rows whose typed
+ * key is smaller, counted by P threads a row as rankSort counts (kernels/sort.ts), and a row ranked below k is
+ * written at its rank. The levels' two dispatches each (88 for Q18's 11 key words) cost 0.37 ms on the H200.
  */
 import { rowWords, wordsOf, type OutputOrder, type ScalarType } from '@vixen/queryplan';
 import type { KernelShaders } from '../passes.js';
@@ -154,5 +158,75 @@ ${threadMain(`  let n = u[0].x;
   if (o >= capacity) { return; }
   atomicMax(&state[4], o + 1u);
 ${Array.from({ length: width }, (_, w) => `  outp[o * RW + ${w}u] = inp[i * RW + ${w}u];`).join('\n')}`)}`;
-  return { topkHist: hist, topkPick: pick, topkWrite: write };
+  return { topkHist: hist, topkPick: pick, topkWrite: write, ...(W <= TOPK_RANK_KEY_WORDS ? { topkRank: rankPass(width, types, keys) } : {}) };
+}
+
+/** Typed key words up to which a top-k has a topkRank pass (a thread holds its row's in registers). */
+const TOPK_RANK_KEY_WORDS = 24;
+
+/**
+ * topkRank: row i's rank is the rows with a smaller typed key (or an equal one and a smaller index), counted by
+ * P = u0.y threads a row (a slice of the other rows each), the key words of RANK_TILE rows at a time staged in
+ * workgroup memory by all threads (those past n too: the barriers need every thread). A row ranked below
+ * u0.z (the room) is written at its rank, so the rows kept are the first min(n, room) in typed order.
+ */
+function rankPass(width: number, types: readonly ScalarType[], keys: OutputOrder['keys']): string {
+  const staged = typedKeyWords(types, keys, 'inp', 'src');
+  const mine = typedKeyWords(types, keys, 'inp', 'at');
+  const K = staged.length;
+  const compare = staged.map((_, k) => `        let a${k} = keys[b + ${k}u];\n        lt = lt || (eq && a${k} < m${k});\n        eq = eq && a${k} == m${k};`).join('\n');
+  return `${header('topkRank', ['inp', 'out'])}
+const RW: u32 = ${width}u;
+const K: u32 = ${K}u;
+const RANK_TILE: u32 = 128u;
+var<workgroup> keys: array<u32, ${128 * K}>;
+// Each thread's count, then (at the row's first thread) the row's rank.
+var<workgroup> counts: array<u32, WG>;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let n = u[0].x;
+  let P = u[0].y;
+  let room = u[0].z;
+  let s = lid % P;
+  let i = (wid.x + wid.y * nwg.x) * (WG / P) + lid / P;
+  let live = i < n;
+  if (i == 0u && s == 0u) { out[room * RW] = min(n, room); }
+  // A thread past n reads row 0 (the buffer has room for it) and writes nothing.
+  let at = select(0u, i, live) * RW;
+${mine.map((x, k) => `  let m${k} = ${x};`).join('\n')}
+  var rank = 0u;
+  for (var t = 0u; t < n; t = t + RANK_TILE) {
+    workgroupBarrier();
+    for (var r = lid; r < RANK_TILE; r = r + WG) {
+      if (t + r < n) {
+        let src = (t + r) * RW;
+${staged.map((x, k) => `        keys[r * K + ${k}u] = ${x};`).join('\n')}
+      }
+    }
+    workgroupBarrier();
+    if (live) {
+      let m = min(RANK_TILE, n - t);
+      for (var j = s; j < m; j = j + P) {
+        let b = j * K;
+        var lt = false;
+        var eq = true;
+${compare}
+        if (lt || (eq && t + j < i)) { rank = rank + 1u; }
+      }
+    }
+  }
+  counts[lid] = rank;
+  workgroupBarrier();
+  if (live && s == 0u) {
+    for (var q = 1u; q < P; q = q + 1u) { rank = rank + counts[lid + q]; }
+    counts[lid] = rank;
+  }
+  workgroupBarrier();
+  if (live && counts[lid - s] < room) {
+    let to = counts[lid - s] * RW;
+    for (var w = s; w < RW; w = w + P) { out[to + w] = inp[at + w]; }
+  }
+}
+`;
 }

@@ -7,17 +7,40 @@
 import { TOPK_BINS, TOPK_STATE_HEAD, type KernelShaders } from '@vixen/codegen-wgsl';
 import { wordsOf, type OutputOrder, type ScalarType } from '@vixen/queryplan';
 import type { GpuImpl } from './device.js';
+import { rankSlices } from './kernels/rank-sort.js';
 import { Recorder } from './recorder.js';
 import { acquireBound, bound, pendingRelation, readWords, sizeOf, uploadRelation, type DeviceRelation } from './relations.js';
 
 /**
+ * Rows (a bound on them) up to which a top-k ranks each row against all others in one pass (topkRank, n^2
+ * comparisons) instead of dispatching two passes per radix select level; as rank sorts (kernels/sort.ts).
+ */
+const TOPK_RANK_ROWS = 2 ** 14;
+const TOPK_RANK_ROWS_SOFTWARE = 2 ** 10;
+
+/**
  * The first `count` rows of `input` (duplicate-free, any order) in the kernel's typed order, in no particular order:
- * `levels` radix select levels (topKLevels) and the write pass in one submission; the count stays pending.
+ * `levels` radix select levels (topKLevels) and the write pass in one submission, or for few rows one ranking
+ * pass; the count stays pending.
  */
 export async function topKRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelation, levels: number, count: number): Promise<DeviceRelation> {
   const { width } = input;
   const rows = input.count;
   const capacity = Math.min(count, rows);
+  if (shaders.topkRank !== undefined && rows <= (g.software ? TOPK_RANK_ROWS_SOFTWARE : TOPK_RANK_ROWS)) {
+    const out = acquireBound(g, capacity * width + 1, `top-k output of ${capacity} rows`);
+    try {
+      const rec = new Recorder(g, shaders);
+      const slices = rankSlices(g, rows);
+      const wg = g.limits.workgroupSize;
+      rec.dispatch('topkRank', [bound(input), out], [sizeOf(input), slices, capacity], Math.ceil((rows * slices) / wg) * wg);
+      await rec.submit();
+    } catch (e) {
+      g.pool.release(out.buffer);
+      throw e;
+    }
+    return pendingRelation(g, out.buffer, capacity, width);
+  }
   const state = acquireBound(g, TOPK_STATE_HEAD + levels, 'top-k state');
   const hist = acquireBound(g, TOPK_BINS, 'top-k histogram');
   let out: ReturnType<typeof acquireBound> | undefined = acquireBound(g, capacity * width + 1, `top-k output of ${capacity} rows`);

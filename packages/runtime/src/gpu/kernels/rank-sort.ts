@@ -8,7 +8,7 @@ import { bound, sameCount, settle, sizeOf, type DeviceRelation } from '../relati
  * workgroup size) while n times it stays within RANK_SORT_THREADS. With one thread a row, the 6,249 rows of a
  * TPC-H Q12 sort at SF 1 ran as 25 workgroups, one long loop each, and took 1.5 ms of the H100.
  */
-function rankSlices(g: GpuImpl, n: number): number {
+export function rankSlices(g: GpuImpl, n: number): number {
   const most = Math.min(32, g.limits.workgroupSize);
   let p = 1;
   while (2 * p <= most && 2 * p * n <= (g.software ? RANK_SORT_THREADS_SOFTWARE : RANK_SORT_THREADS)) p *= 2;
