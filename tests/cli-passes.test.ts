@@ -46,6 +46,8 @@ describe('vixen plan --passes', () => {
       'KIR remove-dead-kernels optional',
       'KIR limit-outputs optional',
       'KIR narrow-columns optional',
+      'KIR fuse-aggregate-inputs optional',
+      'KIR remove-dead-kernels optional',
       'KIR compact-kernels optional',
       'KIR narrow-base-relations optional',
       'KIR unordered-selects optional',

@@ -5,6 +5,7 @@ import { lowerPlan, type LowerOptions } from './lower/from-plan.js';
 import { antiJoins } from './passes/anti-joins.js';
 import { assumeEmptyOnEntry } from './passes/assume-empty-on-entry.js';
 import { compactKernels } from './passes/compact-kernels.js';
+import { fuseAggregateInputs } from './passes/fuse-aggregate-inputs.js';
 import { fuseMapFilters } from './passes/fuse-map-filters.js';
 import { fusePipelines } from './passes/fuse-pipelines.js';
 import { hashAggregates } from './passes/hash-aggregates.js';
@@ -71,6 +72,8 @@ export const kirPipeline: Pipeline<KirProgram, KirPassContext> = {
     // relations after temporaries (narrowing a temporary narrows what its producer reads) and after dead kernels go.
     // Selects learn last whether their readers need input order.
     fixpoint(narrowColumns),
+    // An aggregate reads what a projection alone would have written for it.
+    when('fusion', fusion, fixpoint(sequence(fuseAggregateInputs, removeDeadKernels))),
     compactKernels,
     narrowBaseRelations,
     unorderedSelects,

@@ -14,6 +14,7 @@ export { fusePipelines } from './passes/fuse-pipelines.js';
 export { removeDeadKernels } from './passes/remove-dead-kernels.js';
 export { limitOutputs, TOP_K_MAX } from './passes/limit-outputs.js';
 export { narrowColumns } from './passes/narrow-columns.js';
+export { fuseAggregateInputs } from './passes/fuse-aggregate-inputs.js';
 export { compactKernels } from './passes/compact-kernels.js';
 export { narrowBaseRelations } from './passes/narrow-base-relations.js';
 export { unorderedSelects } from './passes/unordered-selects.js';

@@ -5,6 +5,7 @@ import {
   blockEntryStates,
   compactKernels,
   emptyOnEntry,
+  fuseAggregateInputs,
   fuseMapFilters,
   fusePipelines,
   kirPipeline,
@@ -828,6 +829,36 @@ describe('keys', () => {
     ]);
     expect(kernelLines(planToKernels(plan), 'b')).toEqual(['total := aggregate r by (#0) compute (sum(#1): int32)', 'out := mapFilter total -> (#0, 0)']);
     expectSameResults(plan);
+  });
+});
+
+describe('fuse-aggregate-inputs', () => {
+  /** $p := the columns `project` of r (`width` int32 columns, sorted); total := sum of $p's #1 by its #0 (sorted by it: no sort). */
+  const projected = (width: number, project: Expr[], filter: Predicate[] = []): QpProgram =>
+    program(
+      [rel('r', Array<'int32'>(width).fill('int32'), 'edb'), rel('$p', Array<'int32'>(project.length).fill('int32'), 'temp'), rel('total', ['int32', 'int32', 'int32'])],
+      [block('b', [mapFilter('$p', 'r', project, filter), { kind: 'aggregate', target: 'total', source: '$p', groupBy: [0], aggregates: [{ fn: 'sum', column: 1, type: 'int32' }, { fn: 'count', type: 'int32' }] }])],
+      { r: [[1, 5, 2, ...Array<number>(width - 3).fill(0)], [1, 6, 3, ...Array<number>(width - 3).fill(0)], [2, 7, 4, ...Array<number>(width - 3).fill(1)], [2, 8, 4, ...Array<number>(width - 3).fill(1)]] },
+    );
+
+  it('lets an aggregate read the relation a projection alone read for it', () => {
+    const plan = projected(3, cols(0, 2, 1));
+    expect(kernelLines(planToKernels(plan), 'b')).toEqual(['total := aggregate r by (#0) compute (sum(#2): int32, count(): int32)']);
+    expect(kernelLines(planToKernels(plan, { fusion: false }), 'b')[0]).toMatch(/^%k\d+ := mapFilter r -> \(#0, #2(, #1)?\)$/);
+    expectSameResults(plan);
+    const p = lowered(plan);
+    expect(fuseAggregateInputs.run(fuseAggregateInputs.run(p))).toEqual(fuseAggregateInputs.run(p));
+  });
+
+  it('keeps a projection that filters, computes, or reads rows over twice as wide as it writes', () => {
+    const plus1: Expr = { kind: 'binary', op: '+', left: col(2), right: lit(1), type: 'int32' };
+    // The last: all 7 columns, narrowed to the 2 the aggregate reads.
+    for (const plan of [projected(3, cols(0, 2, 1), [cmp(col(2), '>', lit(2))]), projected(3, [col(0), plus1, col(1)]), projected(7, cols(0, 2, 1, 3, 4, 5, 6))]) {
+      const lines = kernelLines(planToKernels(plan), 'b');
+      expect(lines[0]).toMatch(/ := mapFilter r /);
+      expect(lines.filter((l) => l.includes(':= aggregate r '))).toEqual([]);
+      expectSameResults(plan);
+    }
   });
 });
 

@@ -30,6 +30,8 @@ describe('the KIR pipeline', () => {
       'remove-dead-kernels optional when fusion fixpoint #2',
       'limit-outputs optional',
       'narrow-columns optional fixpoint #3',
+      'fuse-aggregate-inputs optional when fusion fixpoint #4',
+      'remove-dead-kernels optional when fusion fixpoint #4',
       'compact-kernels optional',
       'narrow-base-relations optional',
       'unordered-selects optional',

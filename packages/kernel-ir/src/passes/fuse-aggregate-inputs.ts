@@ -1,0 +1,50 @@
+/**
+ * `t := mapFilter a -> (#i, #j, ...)` (no filter, columns only) whose value only `u := aggregate t by ... compute
+ * ...` reads becomes `u := aggregate a` with the group and argument columns renamed through the projection: a
+ * projection keeps rows and their order, so the groups of adjacent rows and the multiset each group sums are
+ * the same in a. The aggregate reads a's rows twice (its tile and output passes), so only where a's rows are at
+ * most twice t's: TPC-H Q18 projected 18M lineitem rows of 4 words to 3 (0.21 ms of the H200 at SF 3) for the
+ * aggregate to read.
+ */
+import { rowWords, unionOrigins } from '@vixen/queryplan';
+import type { KirKernel, KirProgram } from '../ir.js';
+import { liveOutSets, soleProducer } from '../analysis/liveness.js';
+import type { KirPass } from '../compile.js';
+
+export const fuseAggregateInputs = { name: 'fuse-aggregate-inputs', required: false, run } satisfies KirPass;
+
+function run(p: KirProgram): KirProgram {
+  const kernels = [...p.kernels];
+  const liveOut = liveOutSets(p);
+  let changed = false;
+  for (const b of p.blocks) {
+    const producer = soleProducer(p, kernels, b, liveOut.get(b.label)!);
+    // One fusion per block and round: it changes the block's liveness (the pipeline repeats the pass), not other blocks'.
+    for (let j = 0; j < b.commands.length; j++) {
+      const cj = b.commands[j]!;
+      if (cj.kind !== 'launch') continue;
+      const aggregate = kernels[cj.kernel]!;
+      if (aggregate.kind !== 'aggregate') continue;
+      const i = producer(j, aggregate.input);
+      const ci = i === undefined ? undefined : b.commands[i];
+      if (ci?.kind !== 'launch') continue;
+      const first = kernels[ci.kernel]!;
+      if (first.kind !== 'mapFilter' || first.filter.length > 0) continue;
+      const columns: number[] = [];
+      for (const e of first.project) if (e.kind === 'col') columns.push(e.index);
+      if (columns.length !== first.project.length) continue;
+      if (rowWords(p.variables[first.input]!.columns) > 2 * rowWords(p.variables[first.output]!.columns)) continue;
+      const fused: KirKernel = {
+        ...aggregate,
+        ...unionOrigins(first.rules, aggregate.rules),
+        input: first.input,
+        groupBy: aggregate.groupBy.map((c) => columns[c]!),
+        aggregates: aggregate.aggregates.map((a) => (a.column === undefined ? a : { ...a, column: columns[a.column]! })),
+      };
+      kernels[cj.kernel] = fused;
+      changed = true;
+      break;
+    }
+  }
+  return changed ? { ...p, kernels } : p;
+}
