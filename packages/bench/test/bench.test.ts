@@ -53,6 +53,16 @@ it('benches copy, hash build/probe, group-by, a projection and a selectivity, wi
   await expect(benchOperators(gpu, { sizes: [10], operators: ['groupBy'], groups: [0] })).rejects.toThrow(/group counts/);
 });
 
+it('benches the sorted group-by in TPC-H Q18\'s shape, its output checked against the host\'s sums', async () => {
+  const n = 2 ** 13;
+  const report = await benchOperators(gpu, { sizes: [13], runs: 1, warmup: 0, operators: ['sortedGroupBy'] });
+  const [r] = report.results.filter((x) => x.operator === 'sortedGroupBy');
+  // Groups of 1-7 rows, 4 on average (seeded data: within a few percent).
+  expect(Math.abs(r!.outputRows / (n / 4) - 1)).toBeLessThan(0.05);
+  // Rows of 3 words in, groups of 3 words out.
+  expect(r!.bytes).toBe(12 * (n + r!.outputRows));
+});
+
 it('benches radix sorts of 32-, 64- and 96-bit keys, each output checked, in keys or pairs per second', async () => {
   const report = await benchOperators(gpu, { sizes: [13], runs: 1, warmup: 0, operators: ['sort'] });
   const sorts = report.results.filter((r) => r.operator === 'sort');
