@@ -262,3 +262,10 @@ export function withInputs(k: KirKernel, f: (v: VarId) => VarId): KirKernel {
       return kernelInputs(k).every((v) => f(v) === v) ? k : { ...k, input: f(k.input), probes: k.probes.map((pr) => ({ ...pr, build: f(pr.build) })) };
   }
 }
+
+/**
+ * Words a row may have for the aggregate kernel to read it coalesced (codegen-wgsl stages up to this many words a
+ * thread in workgroup memory; wider rows are read from the buffer, 32 rows a thread, far slower): a fusion does not
+ * widen an aggregate's input past it.
+ */
+export const AGGREGATE_STAGED_WORDS = 15;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { fixpoint, interpret, runPipeline, type Expr, type Predicate, type QpCommand, type QpProgram, type RelationDecl, type Row } from '@vixen/queryplan';
+import { fixpoint, interpret, runPipeline, type Aggregate, type Expr, type Predicate, type QpCommand, type QpProgram, type RelationDecl, type Row } from '@vixen/queryplan';
 import {
   blockEntryStates,
   compactKernels,
@@ -833,11 +833,29 @@ describe('keys', () => {
 });
 
 describe('fuse-aggregate-inputs', () => {
-  /** $p := the columns `project` of r (`width` int32 columns, sorted); total := sum of $p's #1 by its #0 (sorted by it: no sort). */
-  const projected = (width: number, project: Expr[], filter: Predicate[] = []): QpProgram =>
+  /**
+   * $p := the columns `project` of r (`width` int32 columns, sorted); total := by $p's #0 (sorted by it: no sort),
+   * the sums of its columns 1..`sums` and a count.
+   */
+  const projected = (width: number, project: Expr[], filter: Predicate[] = [], sums = 1): QpProgram =>
     program(
-      [rel('r', Array<'int32'>(width).fill('int32'), 'edb'), rel('$p', Array<'int32'>(project.length).fill('int32'), 'temp'), rel('total', ['int32', 'int32', 'int32'])],
-      [block('b', [mapFilter('$p', 'r', project, filter), { kind: 'aggregate', target: 'total', source: '$p', groupBy: [0], aggregates: [{ fn: 'sum', column: 1, type: 'int32' }, { fn: 'count', type: 'int32' }] }])],
+      [
+        rel('r', Array<'int32'>(width).fill('int32'), 'edb'),
+        rel('$p', Array<'int32'>(project.length).fill('int32'), 'temp'),
+        rel('total', Array<'int32'>(sums + 2).fill('int32')),
+      ],
+      [
+        block('b', [
+          mapFilter('$p', 'r', project, filter),
+          {
+            kind: 'aggregate',
+            target: 'total',
+            source: '$p',
+            groupBy: [0],
+            aggregates: [...Array.from({ length: sums }, (_, k): Aggregate => ({ fn: 'sum', column: 1 + k, type: 'int32' })), { fn: 'count', type: 'int32' }],
+          },
+        ]),
+      ],
       { r: [[1, 5, 2, ...Array<number>(width - 3).fill(0)], [1, 6, 3, ...Array<number>(width - 3).fill(0)], [2, 7, 4, ...Array<number>(width - 3).fill(1)], [2, 8, 4, ...Array<number>(width - 3).fill(1)]] },
     );
 
@@ -852,8 +870,12 @@ describe('fuse-aggregate-inputs', () => {
 
   it('keeps a projection that filters, computes, or reads rows over twice as wide as it writes', () => {
     const plus1: Expr = { kind: 'binary', op: '+', left: col(2), right: lit(1), type: 'int32' };
-    // The last: all 7 columns, narrowed to the 2 the aggregate reads.
-    for (const plan of [projected(3, cols(0, 2, 1), [cmp(col(2), '>', lit(2))]), projected(3, [col(0), plus1, col(1)]), projected(7, cols(0, 2, 1, 3, 4, 5, 6))]) {
+    // All columns (the first two swapped: no copy): narrowed to what the aggregate reads.
+    const all = (width: number): Expr[] => cols(0, 2, 1, ...Array.from({ length: width - 3 }, (_, c) => c + 3));
+    // The last two: 7 columns narrowed to 2; 16 narrowed to 9, within twice their width but past the 15 words the
+    // aggregate reads coalesced.
+    const plans = [projected(3, cols(0, 2, 1), [cmp(col(2), '>', lit(2))]), projected(3, [col(0), plus1, col(1)]), projected(7, all(7)), projected(16, all(16), [], 8)];
+    for (const plan of plans) {
       const lines = kernelLines(planToKernels(plan), 'b');
       expect(lines[0]).toMatch(/ := mapFilter r /);
       expect(lines.filter((l) => l.includes(':= aggregate r '))).toEqual([]);

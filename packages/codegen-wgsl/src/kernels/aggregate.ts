@@ -22,6 +22,7 @@
  * fixed tree order (rows of a thread, then threads, then tiles), not strictly row by row.
  */
 import { rowWords, wordsOf, type Aggregate, type ScalarType } from '@vixen/queryplan';
+import { AGGREGATE_STAGED_WORDS } from '@vixen/kernel-ir';
 import { compareCode, header, workgroupScan } from '../wgsl.js';
 import type { KernelShaders } from '../passes.js';
 
@@ -35,10 +36,11 @@ export const AGG_ITEMS = 32;
 const SCAN_SLOTS = 3;
 
 /**
- * Words per thread of workgroup memory the rows of a round are staged in, shared with the scan's slots (which
- * come after the fold): with the head counts, 16 x 4 bytes x 256 threads, the 16 KiB every device has.
+ * Words per thread of workgroup memory the rows of a round are staged in (15), shared with the scan's slots
+ * (4 x SCAN_SLOTS, which come after the fold): with the head counts, 16 x 4 bytes x 256 threads, the 16 KiB every
+ * device has.
  */
-const STAGE_WORDS = 15;
+const STAGE_WORDS = AGGREGATE_STAGED_WORDS;
 
 /**
  * Words of the scratch buffer of `n` rows: group starts per tile (scanned into ranks), one state per tile, then each

@@ -3,11 +3,11 @@
  * ...` reads becomes `u := aggregate a` with the group and argument columns renamed through the projection: a
  * projection keeps rows and their order, so the groups of adjacent rows and the multiset each group sums are
  * the same in a. The aggregate reads a's rows twice (its tile and output passes), so only where a's rows are at
- * most twice t's: TPC-H Q18 projected 18M lineitem rows of 4 words to 3 (0.21 ms of the H200 at SF 3) for the
- * aggregate to read.
+ * most twice t's, and not where that makes them too wide to read coalesced (AGGREGATE_STAGED_WORDS): TPC-H Q18
+ * projected 18M lineitem rows of 4 words to 3 (0.21 ms of the H200 at SF 3) for the aggregate to read.
  */
 import { rowWords, unionOrigins } from '@vixen/queryplan';
-import type { KirKernel, KirProgram } from '../ir.js';
+import { AGGREGATE_STAGED_WORDS, type KirKernel, type KirProgram } from '../ir.js';
 import { liveOutSets, soleProducer } from '../analysis/liveness.js';
 import type { KirPass } from '../compile.js';
 
@@ -33,7 +33,8 @@ function run(p: KirProgram): KirProgram {
       const columns: number[] = [];
       for (const e of first.project) if (e.kind === 'col') columns.push(e.index);
       if (columns.length !== first.project.length) continue;
-      if (rowWords(p.variables[first.input]!.columns) > 2 * rowWords(p.variables[first.output]!.columns)) continue;
+      const [wide, narrow] = [first.input, first.output].map((v) => rowWords(p.variables[v]!.columns)) as [number, number];
+      if (wide > 2 * narrow || (wide > AGGREGATE_STAGED_WORDS && narrow <= AGGREGATE_STAGED_WORDS)) continue;
       const fused: KirKernel = {
         ...aggregate,
         ...unionOrigins(first.rules, aggregate.rules),
