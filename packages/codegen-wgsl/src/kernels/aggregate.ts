@@ -328,22 +328,28 @@ override TILE: u32 = ITEMS * WG;
 ${scan.decls}`;
   // Round r of the tile's rows into wgm: word o of thread t's rows at t * SEGP + o, consecutive threads loading
   // consecutive words. The barriers are in uniform control flow: every thread runs every round.
+  // Each thread loads SEG words of a round (word e * WG + lid; a word past the rows reads word 0 and is never read
+  // back), unrolled and without branches so that they are all in flight at once; those of round r + 1 while it
+  // folds round r's (software pipelining: a workgroup waits on its loads only where its first round starts).
+  const load = (round: string): string =>
+    Array.from(
+      { length: seg },
+      (_, e) => `    { let w = ${e}u * WG + lid; let th = w / SEG; let o = w - th * SEG; let j = ${round} * SUB + o / W_IN;
+      v${e} = inp[select(0u, (base + th * ITEMS + ${round} * SUB) * W_IN + o, j < ITEMS && base + th * ITEMS + j < n)]; }`,
+    ).join('\n');
+  const stageDecl = staged ? `  ${Array.from({ length: seg }, (_, e) => `var v${e}: u32;`).join(' ')}\n${load('0u')}\n` : '';
   const stage = staged
     ? `    workgroupBarrier();
-    for (var w = lid; w < SEG * WG; w = w + WG) {
-      let th = w / SEG;
-      let o = w - th * SEG;
-      let j = r * SUB + o / W_IN;
-      if (j < ITEMS && base + th * ITEMS + j < n) { wgm[th * SEGP + o] = inp[(base + th * ITEMS + r * SUB) * W_IN + o]; }
-    }
+${Array.from({ length: seg }, (_, e) => `    { let w = ${e}u * WG + lid; let th = w / SEG; wgm[th * SEGP + w - th * SEG] = v${e}; }`).join('\n')}
     workgroupBarrier();
+${load('(r + 1u)')}
 `
     : '';
   // The rows of thread lid (r0 .. r0 + ITEMS, clipped at n) in order: `body` sees row i and its state x.
   const walk = (body: string): string => `  let r0 = base + lid * ITEMS;
   ${keyDecl}
   if (r0 > 0u && r0 < n) { ${keyFrom('(r0 - 1u)')} }
-  for (var r = 0u; r < ROUNDS; r = r + 1u) {
+${stageDecl}  for (var r = 0u; r < ROUNDS; r = r + 1u) {
 ${stage}    for (var k = 0u; k < SUB; k = k + 1u) {
       let j = r * SUB + k;
       let i = r0 + j;
