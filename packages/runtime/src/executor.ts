@@ -25,7 +25,7 @@ import { madeUpShaders } from './gpu/recorder.js';
 import { internals, type Gpu } from './gpu/device.js';
 import { encodeValue, StringDictionary, type SortedStrings } from '@vixen/io';
 import { DeviceLimitError, exactCount, GuessMissed, OutputRoomError, settle, syncCounts, type GuessingRun } from './gpu/relations.js';
-import { chunkedOf, leaves, releaseUnshared } from './gpu/chunks.js';
+import { chunkedOf, leaves, packChunks, releaseUnshared } from './gpu/chunks.js';
 import { deviceRowsRelation } from './gpu/parsed-rows.js';
 import type { EncodedFacts } from '@vixen/io';
 import { ResultTable } from './result-table.js';
@@ -1385,10 +1385,16 @@ async function loadInitialRelations(
       // Host rows uploaded, and rows parsed on the device (their string words filled in), one relation to sort.
       const parts = rel.count > 0 ? [await uploadRelationStaged(gpu, rel.pieces(), rel.width, rel.count)] : [];
       for (const rows of rel.device.splice(0)) parts.push(await deviceRowsRelation(gpu, rows, rel.types));
-      const raw = chunkedOf(parts, rel.width);
-      // Rows loaded in canonical order already (a store or file written sorted) need no sort: one pass says so.
+      let raw = chunkedOf(parts, rel.width);
+      // Rows loaded in canonical order already (a store or file written sorted) need no sort: one pass says so. Their
+      // pieces (a parsed text chunk or an upload each) are then gathered into chunks as large as a binding allows.
       order = rows >= ORDER_CHECK_ROWS ? await rowsOrder(internals(gpu), raw) : undefined;
-      if (order?.ascending) raw.canonical = true;
+      if (order?.ascending) {
+        const packed = await packChunks(internals(gpu), raw);
+        releaseUnshared(gpu, raw, packed);
+        raw = packed;
+        raw.canonical = true;
+      }
       const run = (k: KirKernel, input: DeviceRelation): Promise<DeviceRelation> =>
         runKernel(gpu, k, madeUpShaders(k, variables), [input], new Uint32Array(0), variables);
       const sorted = await run({ kind: 'sort', id: -1, input: id, output: id, keys: all }, raw);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compile, Database, openGpu, type Gpu } from '../src/index.js';
 import { internals } from '../src/gpu/device.js';
-import { chunkRows } from '../src/gpu/chunks.js';
+import { chunkedOf, chunkRows, leaves, packChunks } from '../src/gpu/chunks.js';
 import { downloadRelation, hashGroupBy, hashJoin, releaseRelation, uploadRelation, type DeviceRelation } from '../src/gpu/index.js';
 import { rng, sortedRows } from './gpu-fixtures.js';
 import { printKir } from '@vixen/kernel-ir';
@@ -188,5 +188,18 @@ path(x, z) <- path(x, y), edge(y, z).`;
     expect(results[0]![0]!.length).toBeGreaterThan(100);
     expect(results[0]![1]!.length).toBe(300);
     expect(results[1]).toEqual(results[0]);
+  });
+  it('many small pieces of rows are packed into as few chunks as a binding allows, in order', async () => {
+    // 9 pieces of 50 three-word rows (a parsed text chunk each) on a device whose binding holds 341 such rows.
+    const words = new Uint32Array(9 * 50 * 3).map((_, i) => i);
+    const pieces = Array.from({ length: 9 }, (_, k) => uploadRelation(small, words.subarray(k * 150, (k + 1) * 150), 3));
+    const rel = chunkedOf(pieces, 3);
+    const packed = await packChunks(internals(small), rel);
+    expect(leaves(packed).map((l) => l.count)).toEqual([chunkRows(internals(small), 3), 450 - chunkRows(internals(small), 3)]);
+    expect(Array.from(await downloadRelation(small, packed))).toEqual(Array.from(words));
+    // Already as few chunks as possible: kept as it is.
+    expect(await packChunks(internals(small), packed)).toBe(packed);
+    releaseRelation(small, rel);
+    releaseRelation(small, packed);
   });
 });

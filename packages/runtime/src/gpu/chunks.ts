@@ -164,6 +164,38 @@ export async function whole(g: GpuImpl, rel: DeviceRelation, what: string): Prom
   return out;
 }
 
+/**
+ * `rel`'s rows (counts exact) in as few chunks as one binding each allows, copied in order on the device; `rel`
+ * itself when it has no more leaves than that. Loaded rows found in canonical order skip the sort that gathered
+ * them: left as one leaf per parsed text chunk (115 for lineitem at TPC-H SF 10), every kernel reading them would
+ * dispatch once per leaf (Q6's aggregate 117 times a run on the H200).
+ */
+export async function packChunks(g: GpuImpl, rel: DeviceRelation): Promise<DeviceRelation> {
+  const parts = leaves(rel).filter((l) => l.count > 0);
+  const rows = parts.reduce((n, p) => n + p.count, 0);
+  const per = chunkRows(g, rel.width);
+  if (rel.width === 0 || parts.length <= Math.ceil(rows / per)) return rel;
+  const bytes = 4 * rel.width;
+  const out: DeviceRelation[] = [];
+  const rec = new Recorder(g, {});
+  let filled = 0;
+  for (const p of parts) {
+    for (let at = 0; at < p.count; ) {
+      let last = out[out.length - 1];
+      if (!last || filled === last.count) {
+        out.push((last = allocRelation(g, Math.min(per, rows - out.length * per), rel.width)));
+        filled = 0;
+      }
+      const take = Math.min(p.count - at, last.count - filled);
+      rec.copy(p.buffer!, at * bytes, last.buffer!, filled * bytes, take * bytes);
+      at += take;
+      filled += take;
+    }
+  }
+  await rec.submit();
+  return chunkedOf(out, rel.width);
+}
+
 /** Runs one (non-chunked) kernel on inputs of one buffer each; `variables` when the kernel is made up here. */
 export type RunSingle = (kernel: KirKernel, inputs: DeviceRelation[], variables?: readonly KirVariable[]) => Promise<DeviceRelation>;
 
