@@ -520,13 +520,36 @@ const RANK_SORT_KEY_WORDS = 16;
  * every thread).
  */
 function rankSort(width: number, keyWords: readonly number[]): string {
-  const K = keyWords.length;
-  const words = keyWords.map((_, k) => k);
+  const rank = rankCount(
+    'rankSort',
+    width,
+    keyWords.map((w) => `inp[at + ${w}u]`),
+    keyWords.map((w) => `inp[src + ${w}u]`),
+  );
+  return `${rank.head}
+${rank.body}
+  if (live) {
+    let to = counts[lid - s] * RW;
+    for (var w = s; w < RW; w = w + P) { out[to + w] = inp[at + w]; }
+  }
+}
+`;
+}
+
+/**
+ * What rankSort and a top-k's topkRank share: the pass `name` over rows of `width` words (RW) up to row i's rank (the
+ * rows with smaller key words, or equal ones and a smaller index) counted by P threads a row, a slice of the other
+ * rows each, the key words of RANK_TILE rows at a time staged in workgroup memory by all threads (those past n too:
+ * the barriers need every thread); after `body` counts[lid - s] holds it. `mine`: the row's key words (row offset
+ * `at`); `staged`: row `src`'s. The caller writes the row and closes main.
+ */
+export function rankCount(name: 'rankSort' | 'topkRank', width: number, mine: readonly string[], staged: readonly string[]): { head: string; body: string } {
+  const K = staged.length;
   // Branch-free lexicographic comparison, unrolled: the row's key words stay in registers (m<k>), and no thread of
   // a warp waits on another's early exit.
-  const compare = words.map((k) => `        let a${k} = keys[b + ${k}u];\n        lt = lt || (eq && a${k} < m${k});\n        eq = eq && a${k} == m${k};`).join('\n');
-  return `${header('rankSort', ['inp', 'out'])}
-const W: u32 = ${width}u;
+  const compare = staged.map((_, k) => `        let a${k} = keys[b + ${k}u];\n        lt = lt || (eq && a${k} < m${k});\n        eq = eq && a${k} == m${k};`).join('\n');
+  const head = `${header(name, ['inp', 'out'])}
+const RW: u32 = ${width}u;
 const K: u32 = ${K}u;
 const RANK_TILE: u32 = 128u;
 var<workgroup> keys: array<u32, ${128 * K}>;
@@ -541,15 +564,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let i = (wid.x + wid.y * nwg.x) * (WG / P) + lid / P;
   let live = i < n;
   // A thread past n reads row 0 (the buffer has room for it) and writes nothing.
-  let at = select(0u, i, live) * W;
-${words.map((k) => `  let m${k} = inp[at + ${keyWords[k]}u];`).join('\n')}
+  let at = select(0u, i, live) * RW;`;
+  const body = `${mine.map((x, k) => `  let m${k} = ${x};`).join('\n')}
   var rank = 0u;
   for (var t = 0u; t < n; t = t + RANK_TILE) {
     workgroupBarrier();
     for (var r = lid; r < RANK_TILE; r = r + WG) {
       if (t + r < n) {
-        let src = (t + r) * W;
-${words.map((k) => `        keys[r * K + ${k}u] = inp[src + ${keyWords[k]}u];`).join('\n')}
+        let src = (t + r) * RW;
+${staged.map((x, k) => `        keys[r * K + ${k}u] = ${x};`).join('\n')}
       }
     }
     workgroupBarrier();
@@ -570,13 +593,8 @@ ${compare}
     for (var q = 1u; q < P; q = q + 1u) { rank = rank + counts[lid + q]; }
     counts[lid] = rank;
   }
-  workgroupBarrier();
-  if (live) {
-    let to = counts[lid - s] * W;
-    for (var w = s; w < W; w = w + P) { out[to + w] = inp[at + w]; }
-  }
-}
-`;
+  workgroupBarrier();`;
+  return { head, body };
 }
 
 /** Rows of a sortTiles tile per thread (a tile is SORT_TILE_ITEMS * WG rows). */

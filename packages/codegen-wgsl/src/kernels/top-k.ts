@@ -19,6 +19,7 @@
 import { rowWords, wordsOf, type OutputOrder, type ScalarType } from '@vixen/queryplan';
 import type { KernelShaders } from '../passes.js';
 import { atomicBinding, header, threadMain } from '../wgsl.js';
+import { rankCount } from './sort.js';
 
 /** Words of the state before the chosen digits. */
 export const TOPK_STATE_HEAD = 5;
@@ -171,58 +172,11 @@ const TOPK_RANK_KEY_WORDS = 24;
  * u0.z (the room) is written at its rank, so the rows kept are the first min(n, room) in typed order.
  */
 function rankPass(width: number, types: readonly ScalarType[], keys: OutputOrder['keys']): string {
-  const staged = typedKeyWords(types, keys, 'inp', 'src');
-  const mine = typedKeyWords(types, keys, 'inp', 'at');
-  const K = staged.length;
-  const compare = staged.map((_, k) => `        let a${k} = keys[b + ${k}u];\n        lt = lt || (eq && a${k} < m${k});\n        eq = eq && a${k} == m${k};`).join('\n');
-  return `${header('topkRank', ['inp', 'out'])}
-const RW: u32 = ${width}u;
-const K: u32 = ${K}u;
-const RANK_TILE: u32 = 128u;
-var<workgroup> keys: array<u32, ${128 * K}>;
-// Each thread's count, then (at the row's first thread) the row's rank.
-var<workgroup> counts: array<u32, WG>;
-
-@compute @workgroup_size(WG)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let n = u[0].x;
-  let P = u[0].y;
+  const rank = rankCount('topkRank', width, typedKeyWords(types, keys, 'inp', 'at'), typedKeyWords(types, keys, 'inp', 'src'));
+  return `${rank.head}
   let room = u[0].z;
-  let s = lid % P;
-  let i = (wid.x + wid.y * nwg.x) * (WG / P) + lid / P;
-  let live = i < n;
   if (i == 0u && s == 0u) { out[room * RW] = min(n, room); }
-  // A thread past n reads row 0 (the buffer has room for it) and writes nothing.
-  let at = select(0u, i, live) * RW;
-${mine.map((x, k) => `  let m${k} = ${x};`).join('\n')}
-  var rank = 0u;
-  for (var t = 0u; t < n; t = t + RANK_TILE) {
-    workgroupBarrier();
-    for (var r = lid; r < RANK_TILE; r = r + WG) {
-      if (t + r < n) {
-        let src = (t + r) * RW;
-${staged.map((x, k) => `        keys[r * K + ${k}u] = ${x};`).join('\n')}
-      }
-    }
-    workgroupBarrier();
-    if (live) {
-      let m = min(RANK_TILE, n - t);
-      for (var j = s; j < m; j = j + P) {
-        let b = j * K;
-        var lt = false;
-        var eq = true;
-${compare}
-        if (lt || (eq && t + j < i)) { rank = rank + 1u; }
-      }
-    }
-  }
-  counts[lid] = rank;
-  workgroupBarrier();
-  if (live && s == 0u) {
-    for (var q = 1u; q < P; q = q + 1u) { rank = rank + counts[lid + q]; }
-    counts[lid] = rank;
-  }
-  workgroupBarrier();
+${rank.body}
   if (live && counts[lid - s] < room) {
     let to = counts[lid - s] * RW;
     for (var w = s; w < RW; w = w + P) { out[to + w] = inp[at + w]; }
