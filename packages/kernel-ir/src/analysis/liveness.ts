@@ -91,7 +91,7 @@ export function freeableVariable(p: KirProgram): (v: VarId) => boolean {
  * itself and nothing between the two redefines or frees what the producer reads (the fused kernel, launched at
  * j, reads those instead of t). `kernels` is the caller's working copy of p.kernels.
  */
-export function soleProducer(p: KirProgram, kernels: readonly KirKernel[], b: KirBlock, liveOut: ReadonlySet<VarId>): (j: number, t: VarId) => number | undefined {
+function soleProducer(p: KirProgram, kernels: readonly KirKernel[], b: KirBlock, liveOut: ReadonlySet<VarId>): (j: number, t: VarId) => number | undefined {
   const freeable = freeableVariable(p);
   const useDef = b.commands.map((c) => commandUseDef({ ...p, kernels: [...kernels] }, c));
   const liveAfter: Array<Set<VarId>> = [];
@@ -117,4 +117,33 @@ export function soleProducer(p: KirProgram, kernels: readonly KirKernel[], b: Ki
     for (let n = i + 1; n < j; n++) if (inputs.some((v) => useDef[n]!.defs.includes(v) || freed(n, v))) return undefined;
     return i;
   };
+}
+
+/**
+ * The fusion passes' round: in each block, the first launch whose kernel `fuse` merges with the launches that alone
+ * produce what it reads (`producerOf(t)`: that launch's kernel, as soleProducer finds it, else undefined) gets the
+ * fused kernel. One fusion per block and round: each changes the block's liveness (the pipeline repeats the pass),
+ * not other blocks'. The new program, or `p` unchanged.
+ */
+export function fuseWithProducers(p: KirProgram, fuse: (k: KirKernel, producerOf: (t: VarId) => KirKernel | undefined) => KirKernel | undefined): KirProgram {
+  const kernels = [...p.kernels];
+  const liveOut = liveOutSets(p);
+  let changed = false;
+  for (const b of p.blocks) {
+    const producer = soleProducer(p, kernels, b, liveOut.get(b.label)!);
+    for (let j = 0; j < b.commands.length; j++) {
+      const cj = b.commands[j]!;
+      if (cj.kind !== 'launch') continue;
+      const producerOf = (t: VarId): KirKernel | undefined => {
+        const ci = b.commands[producer(j, t) ?? -1];
+        return ci?.kind === 'launch' ? kernels[ci.kernel] : undefined;
+      };
+      const fused = fuse(kernels[cj.kernel]!, producerOf);
+      if (!fused) continue;
+      kernels[cj.kernel] = fused;
+      changed = true;
+      break;
+    }
+  }
+  return changed ? { ...p, kernels } : p;
 }

@@ -8,44 +8,27 @@
  */
 import { rowWords, unionOrigins } from '@vixen/queryplan';
 import { AGGREGATE_STAGED_WORDS, type KirKernel, type KirProgram } from '../ir.js';
-import { liveOutSets, soleProducer } from '../analysis/liveness.js';
+import { fuseWithProducers } from '../analysis/liveness.js';
 import type { KirPass } from '../compile.js';
 
 export const fuseAggregateInputs = { name: 'fuse-aggregate-inputs', required: false, run } satisfies KirPass;
 
 function run(p: KirProgram): KirProgram {
-  const kernels = [...p.kernels];
-  const liveOut = liveOutSets(p);
-  let changed = false;
-  for (const b of p.blocks) {
-    const producer = soleProducer(p, kernels, b, liveOut.get(b.label)!);
-    // One fusion per block and round: it changes the block's liveness (the pipeline repeats the pass), not other blocks'.
-    for (let j = 0; j < b.commands.length; j++) {
-      const cj = b.commands[j]!;
-      if (cj.kind !== 'launch') continue;
-      const aggregate = kernels[cj.kernel]!;
-      if (aggregate.kind !== 'aggregate') continue;
-      const i = producer(j, aggregate.input);
-      const ci = i === undefined ? undefined : b.commands[i];
-      if (ci?.kind !== 'launch') continue;
-      const first = kernels[ci.kernel]!;
-      if (first.kind !== 'mapFilter' || first.filter.length > 0) continue;
-      const columns: number[] = [];
-      for (const e of first.project) if (e.kind === 'col') columns.push(e.index);
-      if (columns.length !== first.project.length) continue;
-      const [wide, narrow] = [first.input, first.output].map((v) => rowWords(p.variables[v]!.columns)) as [number, number];
-      if (wide > 2 * narrow || (wide > AGGREGATE_STAGED_WORDS && narrow <= AGGREGATE_STAGED_WORDS)) continue;
-      const fused: KirKernel = {
-        ...aggregate,
-        ...unionOrigins(first.rules, aggregate.rules),
-        input: first.input,
-        groupBy: aggregate.groupBy.map((c) => columns[c]!),
-        aggregates: aggregate.aggregates.map((a) => (a.column === undefined ? a : { ...a, column: columns[a.column]! })),
-      };
-      kernels[cj.kernel] = fused;
-      changed = true;
-      break;
-    }
-  }
-  return changed ? { ...p, kernels } : p;
+  return fuseWithProducers(p, (aggregate, producerOf) => {
+    if (aggregate.kind !== 'aggregate') return undefined;
+    const first = producerOf(aggregate.input);
+    if (first?.kind !== 'mapFilter' || first.filter.length > 0) return undefined;
+    const columns: number[] = [];
+    for (const e of first.project) if (e.kind === 'col') columns.push(e.index);
+    if (columns.length !== first.project.length) return undefined;
+    const [wide, narrow] = [first.input, first.output].map((v) => rowWords(p.variables[v]!.columns)) as [number, number];
+    if (wide > 2 * narrow || (wide > AGGREGATE_STAGED_WORDS && narrow <= AGGREGATE_STAGED_WORDS)) return undefined;
+    return {
+      ...aggregate,
+      ...unionOrigins(first.rules, aggregate.rules),
+      input: first.input,
+      groupBy: aggregate.groupBy.map((c) => columns[c]!),
+      aggregates: aggregate.aggregates.map((a) => (a.column === undefined ? a : { ...a, column: columns[a.column]! })),
+    };
+  });
 }

@@ -8,7 +8,7 @@
 import { unionOrigins } from '@vixen/queryplan';
 import type { KirKernel, KirProgram } from '../ir.js';
 import { substitute, substitutePredicate } from '../analysis/exprs.js';
-import { liveOutSets, soleProducer } from '../analysis/liveness.js';
+import { fuseWithProducers } from '../analysis/liveness.js';
 import type { KirPass } from '../compile.js';
 
 type MapFilter = Extract<KirKernel, { kind: 'mapFilter' }>;
@@ -27,26 +27,9 @@ function fuse(first: MapFilter, second: MapFilter): MapFilter {
 export const fuseMapFilters = { name: 'fuse-map-filters', required: false, run } satisfies KirPass;
 
 function run(p: KirProgram): KirProgram {
-  const kernels = [...p.kernels];
-  const liveOut = liveOutSets(p);
-  let changed = false;
-  for (const b of p.blocks) {
-    const producer = soleProducer(p, kernels, b, liveOut.get(b.label)!);
-    // One fusion per block and round: it changes the block's liveness (fixpoint repeats the pass), not other blocks'.
-    for (let j = 0; j < b.commands.length; j++) {
-      const cj = b.commands[j]!;
-      if (cj.kind !== 'launch') continue;
-      const second = kernels[cj.kernel]!;
-      if (second.kind !== 'mapFilter') continue;
-      const i = producer(j, second.input);
-      const ci = i === undefined ? undefined : b.commands[i];
-      if (ci?.kind !== 'launch') continue;
-      const first = kernels[ci.kernel]!;
-      if (first.kind !== 'mapFilter') continue;
-      kernels[cj.kernel] = fuse(first, second);
-      changed = true;
-      break;
-    }
-  }
-  return changed ? { ...p, kernels } : p;
+  return fuseWithProducers(p, (second, producerOf) => {
+    if (second.kind !== 'mapFilter') return undefined;
+    const first = producerOf(second.input);
+    return first?.kind === 'mapFilter' ? fuse(first, second) : undefined;
+  });
 }

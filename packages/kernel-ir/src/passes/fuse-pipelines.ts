@@ -16,7 +16,7 @@
 import { predicateOperands, unionOrigins, type Expr } from '@vixen/queryplan';
 import { kernelInputs, rowProbes, type KirKernel, type KirProgram } from '../ir.js';
 import { exprColumns, resegment, substitute, substitutePredicate } from '../analysis/exprs.js';
-import { liveOutSets, soleProducer } from '../analysis/liveness.js';
+import { fuseWithProducers } from '../analysis/liveness.js';
 import { segment } from '../analysis/column-reads.js';
 import type { KirPass } from '../compile.js';
 
@@ -144,48 +144,24 @@ function absorbBuildSelect(p: KirProgram, pipe: Pipeline, j: number, map: MapFil
 export const fusePipelines = { name: 'fuse-pipelines', required: false, run } satisfies KirPass;
 
 function run(p: KirProgram): KirProgram {
-  const kernels = [...p.kernels];
-  const liveOut = liveOutSets(p);
-  let changed = false;
-  for (const b of p.blocks) {
-    const producer = soleProducer(p, kernels, b, liveOut.get(b.label)!);
-    // One fusion per block and round, as in fuse-map-filters: each changes the block's liveness.
-    for (let j = 0; j < b.commands.length; j++) {
-      const cj = b.commands[j]!;
-      if (cj.kind !== 'launch') continue;
-      const next = kernels[cj.kernel]!;
-      if (next.kind === 'pipeline') {
-        let fused: Pipeline | undefined;
-        for (const [q, pr] of next.probes.entries()) {
-          // A side the pipeline reads twice keeps its producer for the other read.
-          if (kernelInputs(next).filter((v) => v === pr.build).length !== 1) continue;
-          const i = producer(j, pr.build);
-          const ci = i === undefined ? undefined : b.commands[i];
-          const map = ci?.kind === 'launch' ? kernels[ci.kernel]! : undefined;
-          if (map?.kind === 'mapFilter' && (fused = absorbBuildSelect(p, next, q, map))) break;
-        }
-        if (fused) {
-          kernels[cj.kernel] = fused;
-          changed = true;
-          break;
-        }
+  return fuseWithProducers(p, (next, producerOf) => {
+    if (next.kind === 'pipeline') {
+      for (const [q, pr] of next.probes.entries()) {
+        // A side the pipeline reads twice keeps its producer for the other read.
+        if (kernelInputs(next).filter((v) => v === pr.build).length !== 1) continue;
+        const map = producerOf(pr.build);
+        const fused = map?.kind === 'mapFilter' ? absorbBuildSelect(p, next, q, map) : undefined;
+        if (fused) return fused;
       }
-      // A join extends a chain ending in its probe side; a mapFilter extends one that already probes; a pipeline
-      // that only filters its rows (an aggregate, anti-joins) extends any.
-      const filtering = next.kind === 'pipeline' && next.probes.every((pr) => pr.negated && pr.build !== next.input);
-      const t = next.kind === 'hashJoin' && next.build !== next.probe ? next.probe : next.kind === 'mapFilter' || filtering ? next.input : undefined;
-      const i = t === undefined ? undefined : producer(j, t);
-      const ci = i === undefined ? undefined : b.commands[i];
-      if (ci?.kind !== 'launch') continue;
-      const before = kernels[ci.kernel]!;
-      // Consecutive mapFilters are fuse-map-filters' work.
-      const first = next.kind !== 'mapFilter' || before.kind !== 'mapFilter' ? asPipeline(p, before) : undefined;
-      const fused = !first ? undefined : next.kind === 'hashJoin' ? extend(p, first, next) : next.kind === 'mapFilter' ? absorb(p, first, next) : filtering ? absorbPipeline(p, first, next) : undefined;
-      if (!fused) continue;
-      kernels[cj.kernel] = fused;
-      changed = true;
-      break;
     }
-  }
-  return changed ? { ...p, kernels } : p;
+    // A join extends a chain ending in its probe side; a mapFilter extends one that already probes; a pipeline
+    // that only filters its rows (an aggregate, anti-joins) extends any.
+    const filtering = next.kind === 'pipeline' && next.probes.every((pr) => pr.negated && pr.build !== next.input);
+    const t = next.kind === 'hashJoin' && next.build !== next.probe ? next.probe : next.kind === 'mapFilter' || filtering ? next.input : undefined;
+    const before = t === undefined ? undefined : producerOf(t);
+    if (!before) return undefined;
+    // Consecutive mapFilters are fuse-map-filters' work.
+    const first = next.kind !== 'mapFilter' || before.kind !== 'mapFilter' ? asPipeline(p, before) : undefined;
+    return !first ? undefined : next.kind === 'hashJoin' ? extend(p, first, next) : next.kind === 'mapFilter' ? absorb(p, first, next) : filtering ? absorbPipeline(p, first, next) : undefined;
+  });
 }
