@@ -22,8 +22,8 @@
  */
 import { sortKeyWords } from '@vixen/codegen-wgsl';
 import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
-import { rowWords, type Aggregate, type ScalarType } from '@vixen/queryplan';
-import { finishAverages, partialAggregates } from './gpu/chunks.js';
+import { rowWords, type ScalarType } from '@vixen/queryplan';
+import { finishAverages, partialPlan } from './gpu/chunks.js';
 
 /** Rows in host memory, back to back. */
 export interface HostRows {
@@ -324,33 +324,21 @@ export async function runPartitioned(device: PartitionDevice, kernel: KirKernel,
         aggregate: agg,
         fused: kernel.fused,
       });
-      const argOf = (x: Aggregate): ScalarType | undefined => (x.column === undefined ? undefined : types[x.column]);
-      if (aggregate.aggregates.some((x) => x.fn === 'avg' && argOf(x) !== 'decimal')) {
+      const name = variables[kernel.output]!.name;
+      const plan = partialPlan(aggregate, types, variables, [`${name} partial`, `${name} combined`]);
+      if (!plan) {
         // An integer average has no partial form here: the projected rows unaggregated, then aggregated group by group.
         const rowsVar = variables.length;
-        const vars = [...variables, { id: rowsVar, name: `${variables[kernel.output]!.name} rows`, columns: types }];
+        const vars = [...variables, { id: rowsVar, name: `${name} rows`, columns: types }];
         const rows = await pipelineRows(device, { ...rest, output: rowsVar }, inputs, vars, 0);
         return byGroups(device, grouping(rowsVar, kernel.output, types, aggregate), rows, sortKeyWords(types, aggregate.groupBy), vars, 0);
       }
       // Partial aggregates per step (a decimal average as its sum and count), combined group by group.
-      const partial = partialAggregates(aggregate.aggregates);
-      const groupTypes = aggregate.groupBy.map((c) => types[c]!);
-      const G = groupTypes.length;
-      const partialColumns = [...groupTypes, ...partial.map((x) => x.type)];
-      const [partialVar, combinedVar] = [variables.length, variables.length + 1];
-      const vars: KirVariable[] = [
-        ...variables,
-        { id: partialVar, name: `${variables[kernel.output]!.name} partial`, columns: partialColumns },
-        { id: combinedVar, name: `${variables[kernel.output]!.name} combined`, columns: partialColumns },
-      ];
-      const partials = await pipelineRows(device, { ...kernel, output: partialVar, aggregate: { groupBy: aggregate.groupBy, aggregates: partial } }, inputs, vars, 0);
-      const combine = grouping(partialVar, combinedVar, partialColumns, {
-        groupBy: groupTypes.map((_, i) => i),
-        aggregates: partial.map((x, j) => ({ fn: x.fn === 'count' ? 'sum' : x.fn, column: G + j, type: x.type })),
-      });
-      const combined = await combineAll(device, combine, partials, allWords(rowWords(groupTypes)), vars);
+      const partials = await pipelineRows(device, { ...kernel, output: plan.partialVar, aggregate: { groupBy: aggregate.groupBy, aggregates: plan.partial } }, inputs, plan.variables, 0);
+      const combine = grouping(plan.partialVar, plan.combinedVar, plan.columns, plan.combined);
+      const combined = await combineAll(device, combine, partials, allWords(rowWords(plan.groupTypes)), plan.variables);
       if (!aggregate.aggregates.some((x) => x.fn === 'avg')) return combined;
-      return { words: finishAverages(combined.words, groupTypes, aggregate.aggregates, partial), count: combined.count, width: outWidth };
+      return { words: finishAverages(combined.words, plan.groupTypes, aggregate.aggregates, plan.partial), count: combined.count, width: outWidth };
     }
   }
 }

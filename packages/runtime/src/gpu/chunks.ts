@@ -844,38 +844,22 @@ async function aggregateChunked(
 ): Promise<DeviceRelation> {
   const what = `aggregate kernel ${kernel.id}`;
   const types = variables.find((v) => v.id === kernel.input)!.columns;
-  const argOf = (x: Aggregate): ScalarType | undefined => (x.column === undefined ? undefined : types[x.column]);
-  if (kernel.aggregates.some((x) => x.fn === 'avg' && argOf(x) !== 'decimal')) return onWhole(g, kernel, [input], what, single);
-  const partial = partialAggregates(kernel.aggregates);
-  const groupTypes = kernel.groupBy.map((c) => types[c]!);
-  const G = groupTypes.length;
-  const partialColumns = [...groupTypes, ...partial.map((p) => p.type)];
-  const [partialVar, combinedVar] = [variables.length, variables.length + 1];
-  const vars: KirVariable[] = [
-    ...variables,
-    { id: partialVar, name: `${kernel.id}$partial`, columns: partialColumns },
-    { id: combinedVar, name: `${kernel.id}$combined`, columns: partialColumns },
-  ];
-  const chunkKernel: KirKernel = { ...kernel, output: partialVar, aggregates: partial };
-  const combine: KirKernel = {
-    kind: 'aggregate',
-    id: kernel.id,
-    input: partialVar,
-    output: combinedVar,
-    groupBy: groupTypes.map((_, i) => i),
-    aggregates: partial.map((p, j) => ({ fn: p.fn === 'count' ? 'sum' : p.fn, column: G + j, type: p.type })),
-  };
-  const partials = await perChunk(g, input, rowWords(partialColumns), (c) => single(chunkKernel, [c], vars));
+  const plan = partialPlan(kernel, types, variables, [`${kernel.id}$partial`, `${kernel.id}$combined`]);
+  if (!plan) return onWhole(g, kernel, [input], what, single);
+  const vars = plan.variables;
+  const chunkKernel: KirKernel = { ...kernel, output: plan.partialVar, aggregates: plan.partial };
+  const combine: KirKernel = { kind: 'aggregate', id: kernel.id, input: plan.partialVar, output: plan.combinedVar, ...plan.combined };
+  const partials = await perChunk(g, input, rowWords(plan.columns), (c) => single(chunkKernel, [c], vars));
   let combined: DeviceRelation;
   try {
-    combined = await combineByGroups(g, partials, rowWords(groupTypes), `combining the partial aggregates of ${what}`, (all) => single(combine, [all], vars));
+    combined = await combineByGroups(g, partials, rowWords(plan.groupTypes), `combining the partial aggregates of ${what}`, (all) => single(combine, [all], vars));
   } finally {
     releaseRelation(g, partials);
   }
   if (!kernel.aggregates.some((x) => x.fn === 'avg')) return combined;
   const words = await chunkedDownload(g, combined, (await exactCount(g, combined)) * combined.width);
   releaseRelation(g, combined);
-  return uploadRelation(g, finishAverages(words, groupTypes, kernel.aggregates, partial), rowWords([...groupTypes, ...kernel.aggregates.map((x) => x.type)]));
+  return uploadRelation(g, finishAverages(words, plan.groupTypes, kernel.aggregates, plan.partial), rowWords([...plan.groupTypes, ...kernel.aggregates.map((x) => x.type)]));
 }
 
 /**
@@ -933,9 +917,50 @@ async function combineByGroups(
   return chunkedOf(outs, width);
 }
 
-/** Aggregates whose partial results combine into theirs: a decimal average as its sum and count. */
-export function partialAggregates(aggregates: readonly Aggregate[]): Aggregate[] {
-  return aggregates.flatMap((x): Aggregate[] => (x.fn === 'avg' ? [{ fn: 'sum', column: x.column!, type: 'decimal' }, { fn: 'count', type: 'int32' }] : [x]));
+/** An aggregation split into partial aggregations of row ranges and their combination (partialPlan). */
+export interface PartialPlan {
+  /** The partial aggregates: a decimal average as its sum and count, the others as they are. */
+  partial: Aggregate[];
+  groupTypes: ScalarType[];
+  /** A partial row's columns: the groups', then the partial aggregates'. */
+  columns: ScalarType[];
+  /** The caller's variables, then partialVar (the partial rows) and combinedVar (their combination). */
+  variables: KirVariable[];
+  partialVar: number;
+  combinedVar: number;
+  /** The combination of partial rows (partialVar): counts and sums summed, minima and maxima taken again. */
+  combined: { groupBy: number[]; aggregates: Aggregate[] };
+}
+
+/**
+ * How an aggregation of rows of `types` splits into partial aggregations of row ranges and their combination, the
+ * two new variables named `names`; undefined where an average of another type than decimal has no partial form
+ * (its sums are not exact in the argument's type).
+ */
+export function partialPlan(
+  aggregation: { groupBy: readonly number[]; aggregates: readonly Aggregate[] },
+  types: readonly ScalarType[],
+  variables: readonly KirVariable[],
+  names: readonly [string, string],
+): PartialPlan | undefined {
+  if (aggregation.aggregates.some((x) => x.fn === 'avg' && (x.column === undefined || types[x.column] !== 'decimal'))) return undefined;
+  const partial = aggregation.aggregates.flatMap((x): Aggregate[] => (x.fn === 'avg' ? [{ fn: 'sum', column: x.column!, type: 'decimal' }, { fn: 'count', type: 'int32' }] : [x]));
+  const groupTypes = aggregation.groupBy.map((c) => types[c]!);
+  const G = groupTypes.length;
+  const columns = [...groupTypes, ...partial.map((x) => x.type)];
+  const [partialVar, combinedVar] = [variables.length, variables.length + 1];
+  return {
+    partial,
+    groupTypes,
+    columns,
+    variables: [...variables, { id: partialVar, name: names[0], columns }, { id: combinedVar, name: names[1], columns }],
+    partialVar,
+    combinedVar,
+    combined: {
+      groupBy: groupTypes.map((_, i) => i),
+      aggregates: partial.map((x, j) => ({ fn: x.fn === 'count' ? 'sum' : x.fn, column: G + j, type: x.type })),
+    },
+  };
 }
 
 /** Output rows from combined partial rows: each decimal average its sum (scaled) / count, truncated toward zero. */
