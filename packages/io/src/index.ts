@@ -3,7 +3,7 @@
  * sources a run's facts come from, writers of output files, and the worker pool that host-side work scales on.
  */
 export { decodeRow, encodeRows, encodeValue, sortDistinct, StringDictionary, type AsciiStrings, type SortedStrings, type StringIds } from './encoding.js';
-export { sortedByteStrings, sortedByteStringsTask, sortedOrder, sortedOrderTask, type ByteStringsShare, type SortedByteStrings } from './sorted-order.js';
+export { compareBytes, sortedByteStrings, sortedByteStringsTask, sortedOrder, sortedOrderTask, type ByteStringsShare, type SortedByteStrings } from './sorted-order.js';
 export { MAX_DISTINCT_STRINGS, StringMap } from './string-map.js';
 export {
   ByteInterner,

@@ -51,10 +51,10 @@ export interface SortedByteStrings {
 /** Ranges this short are sorted by comparing their bytes. */
 const SHORT_RANGE = 32;
 
-/** < 0, 0 or > 0 as bytes [p, pe) are below, equal to or above bytes [q, qe) (of the same array). */
-function compareRanges(b: Uint8Array, p: number, pe: number, q: number, qe: number): number {
+/** < 0, 0 or > 0 as bytes [p, pe) of x are below, equal to or above bytes [q, qe) of y. */
+export function compareBytes(x: Uint8Array, p: number, pe: number, y: Uint8Array, q: number, qe: number): number {
   for (; p < pe && q < qe; p++, q++) {
-    const d = b[p]! - b[q]!;
+    const d = x[p]! - y[q]!;
     if (d !== 0) return d;
   }
   return pe - p - (qe - q);
@@ -95,7 +95,7 @@ export function sortedByteStrings({ bytes, starts, indices }: ByteStringsShare):
         let j = k - 1;
         for (; j >= lo; j--) {
           const y = perm[j]!;
-          if (compareRanges(bytes, from[y]! + depth, to[y]!, xs, xe) <= 0) break;
+          if (compareBytes(bytes, from[y]! + depth, to[y]!, bytes, xs, xe) <= 0) break;
           perm[j + 1] = y;
         }
         perm[j + 1] = x;
@@ -136,7 +136,7 @@ export function sortedByteStrings({ bytes, starts, indices }: ByteStringsShare):
   for (let k = 0; k < n; k++) {
     const i = perm[k]!;
     const p = perm[k - 1]!;
-    if (k === 0 || compareRanges(bytes, from[p]!, to[p]!, from[i]!, to[i]!) !== 0) {
+    if (k === 0 || compareBytes(bytes, from[p]!, to[p]!, bytes, from[i]!, to[i]!) !== 0) {
       distinct++;
       size += to[i]! - from[i]!;
     }

@@ -8,7 +8,7 @@
  * its own thread (a Map of 2M strings took seconds there).
  * A prefix shared by most strings leaves most of them to one worker: no faster than sorting on one thread.
  */
-import { runAllInWorkers, sortDistinct, sortedByteStrings, sortedByteStringsTask, sortedOrder, sortedOrderTask, StringDictionary, workerCount, type AsciiStrings, type SortedStrings } from '@vixen/io';
+import { compareBytes, runAllInWorkers, sortDistinct, sortedByteStrings, sortedByteStringsTask, sortedOrder, sortedOrderTask, StringDictionary, workerCount, type AsciiStrings, type SortedStrings } from '@vixen/io';
 
 /**
  * Below this many strings one thread sorts them: handing them to workers copies them. Not higher: the workers also
@@ -154,15 +154,6 @@ export function asciiList(ascii: AsciiStrings): SortedStrings {
   const { bytes, starts } = ascii;
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   return { size: starts.length - 1, ascii, text: (i) => text.toString('latin1', starts[i]!, starts[i + 1]!) };
-}
-
-/** < 0, 0 or > 0 as bytes [p, pe) of x are below, equal to or above bytes [q, qe) of y. */
-function compareBytes(x: Uint8Array, p: number, pe: number, y: Uint8Array, q: number, qe: number): number {
-  for (; p < pe && q < qe; p++, q++) {
-    const d = x[p]! - y[q]!;
-    if (d !== 0) return d;
-  }
-  return pe - p - (qe - q);
 }
 
 /** Lists merged at most: each merged string compares the heads of all lists. */
