@@ -29,6 +29,29 @@ export function sortedOrder(strings: readonly string[]): { order: Uint32Array; r
   return { order: Uint32Array.from(order), rank };
 }
 
+/**
+ * Below this many strings one thread sorts them: handing them to workers copies them. Not higher: the workers also
+ * give each string its id, and without those the facts' words are mapped through a map of every string (StringMap
+ * get and add took 6.8 s of the main thread over bench load --sf 1 on the lent H200 with this at 2^20: customer's
+ * and part's 150K-600K strings sorted on one thread).
+ */
+export const PARALLEL_STRINGS = 1 << 16;
+
+/** The share of each bin: consecutive bins (of `counts` strings each) up to about 1/workers of the `total` each. */
+export function binShares(counts: Uint32Array, total: number, workers: number): Uint8Array {
+  const shareOf = new Uint8Array(counts.length);
+  const per = Math.ceil(total / workers);
+  for (let b = 0, share = 0, inShare = 0; b < counts.length; b++) {
+    if (inShare >= per && share < workers - 1) {
+      share++;
+      inShare = 0;
+    }
+    shareOf[b] = share;
+    inShare += counts[b]!;
+  }
+  return shareOf;
+}
+
 /** sortedOrder on a worker. */
 export const sortedOrderTask = defineTask('io/sorted-order', import.meta.url, sortedOrder);
 

@@ -147,7 +147,7 @@ describe('Parquet', () => {
     const rows = target.rows(strings);
     expect(rows.length).toBe(3000);
     expect(rows[7]).toEqual(['x7', 35000n]);
-    expect(strings.strings.length).toBe(3000);
+    expect(strings.size).toBe(3000);
   });
 
   it('reads an empty file as an empty relation', async () => {
@@ -194,6 +194,14 @@ describe('Parquet', () => {
     const rows = await loadFactsFile(path, cols('a:int64 s:string m:string d:decimal'));
     const expected = (await duck.runAndReadAll(select)).getRows().map((r) => [r[0] as bigint, r[1] as string, r[2] as string, (r[3] as { value: bigint }).value * 100n]);
     expect(rows).toEqual(expected);
+    // The tasks' strings sorted together: each distinct one takes one of the run's ids, however many tasks met it.
+    const strings = new StringInterner();
+    await loadFactsFileInto(path, cols('a:int64 s:string m:string d:decimal'), new EncodedRelation(['string', 'string']), strings, 'wide', undefined, [1, 2]);
+    expect(strings.size).toBe(new Set(expected.flatMap((r) => [r[1], r[2]])).size);
+    // Not all ASCII: each task's strings decoded and added as they are, with the same rows.
+    const accented = select.replace("'TRUCK'", "'TRÜCK'");
+    const utf8 = await parquet('wide-utf8.parquet', accented, 'COMPRESSION uncompressed, ROW_GROUP_SIZE 8192');
+    expect(await loadFactsFile(utf8, cols('a:int64 s:string m:string d:decimal'))).toEqual(expected.map((r) => r.map((v) => (v === 'TRUCK' ? 'TRÜCK' : v))));
     const nulls = await parquet('wide-null.parquet', `SELECT * REPLACE (CASE WHEN a = 100000 THEN NULL ELSE s END AS s) FROM (${select})`, 'COMPRESSION uncompressed, ROW_GROUP_SIZE 8192');
     expect(await message(loadFactsFile(nulls, cols('a:int64 s:string m:string d:decimal')))).toBe(
       `${nulls}: row 100001: expected string in column 2 (s; Parquet "s") of wide-null, found null (Vixen has no nulls)`,

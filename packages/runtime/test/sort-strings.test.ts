@@ -1,7 +1,7 @@
 /** The dictionary's string sort on worker threads: the same strings, in the same order, as one thread's sort. */
 import { describe, expect, it } from 'vitest';
-import { sortDistinct } from '@vixen/io';
-import { asciiList, MERGED_LISTS, mergeSortedLists, sortByteStrings, sortDistinctInWorkers, sortedList } from '../src/sort-strings.js';
+import { asciiList, sortByteStrings, sortDistinct } from '@vixen/io';
+import { MERGED_LISTS, mergeSortedLists, sortDistinctInWorkers, sortedList } from '../src/sort-strings.js';
 import { dictionaryFor } from '../src/tables.js';
 
 describe('sortDistinctInWorkers', () => {

@@ -3,8 +3,8 @@
  * Snappy) from any AsyncBuffer: which column types fit the declaration, and row groups into row words
  * (column-words.ts) a column chunk at a time. No Node API, so the playground reads a dropped file with the same rules
  * and messages as `--facts` (parquet.ts adds the files and the worker pool). Strings are interned by their bytes
- * (byte-strings.ts), a dictionary page's entries once each; the caller decodes each distinct one once (`addStrings`)
- * and gives the rows the run's ids (`remapStringWords`).
+ * (byte-strings.ts), a dictionary page's entries once each; the caller gives them the run's ids (parquet.ts sorts
+ * ASCII ones as bytes; `addStrings` decodes the others) and the rows those ids (`remapStringWords`).
  */
 import { parquetMetadataAsync, parquetSchema, type AsyncBuffer, type CompressionCodec, type DataPageHeader, type DecodedArray, type FileMetaData, type SchemaElement, type SchemaTree } from 'hyparquet';
 import { parquetHeader } from 'hyparquet/src/column.js';

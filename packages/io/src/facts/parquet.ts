@@ -2,6 +2,7 @@
  * Parquet facts files, decoded by parquet-decode.ts: row groups on the worker pool (a few tasks per worker, so they
  * finish together), only the columns the program reads, written column-wise into row words (column-words.ts).
  */
+import { isAscii } from 'node:buffer';
 import type { FileHandle } from 'node:fs/promises';
 import type { AsyncBuffer } from 'hyparquet';
 import { VixenError, type Column, type Diagnostic } from '@vixen/queryplan';
@@ -10,8 +11,10 @@ import { defineTask } from '../parallel/tasks.js';
 import type { BinaryFactsLoader } from './column-words.js';
 import { openFactsFile } from './open-file.js';
 import { readExactly } from '../read-exactly.js';
-import { columnTypes, stringWordOffsets } from './encoded.js';
+import { columnTypes, stringWordOffsets, type StringInterner } from './encoded.js';
 import { addStrings, checkParquet, decodeGroups, keptBytes, openParquet, remapStringWords, type DecodedGroups, type StringRemap } from './parquet-decode.js';
+import type { ByteStrings } from './byte-strings.js';
+import { asciiList, sortByteStrings } from '../sort-byte-strings.js';
 
 /** Bytes `start..end` of an open file, as hyparquet asks for them. */
 async function readRange(handle: FileHandle, start: number, end: number): Promise<ArrayBuffer> {
@@ -34,16 +37,17 @@ interface GroupsTask {
 }
 
 /**
- * A worker's rows (string words as ids of its own distinct strings); or the diagnostics of the VixenError it met (a
- * plain object crosses threads, an error's class does not).
+ * A worker's rows (string words as ids of its own distinct strings, `ascii` where all of those are ASCII); or the
+ * diagnostics of the VixenError it met (a plain object crosses threads, an error's class does not).
  */
-type GroupsResult = ({ ok: true } & DecodedGroups) | { ok: false; diagnostics: Diagnostic[] };
+type GroupsResult = ({ ok: true; ascii: boolean } & DecodedGroups) | { ok: false; diagnostics: Diagnostic[] };
 
 async function decodeGroupsOfFile(task: GroupsTask): Promise<GroupsResult> {
   const { handle, size } = await openFactsFile(task.path);
   try {
     const opened = await openParquet(task.path, fileBuffer(handle, size), task.columns, task.relation, task.kept);
-    return { ok: true, ...(await decodeGroups(opened, task.path, task.first, task.end)) };
+    const decoded = await decodeGroups(opened, task.path, task.first, task.end);
+    return { ok: true, ascii: isAscii(decoded.strings.bytes), ...decoded };
   } catch (e) {
     if (e instanceof VixenError) return { ok: false, diagnostics: e.diagnostics };
     throw e;
@@ -62,9 +66,39 @@ const remapTask = defineTask<StringRemap, Uint32Array[]>('io/parquet-remap', imp
 const PARALLEL_BYTES = 1 << 20;
 
 /**
+ * Per decode, the run's ids of its distinct strings (`tables`). Where all are ASCII, their bytes are sorted and
+ * deduplicated together on the worker pool into one list that the run's dictionary merges without decoding it
+ * (StringInterner.addSorted): millions of names and comments never become JS strings, unless the run shows them.
+ * Otherwise each is decoded and added (addStrings).
+ */
+async function runStringIds(tables: ReadonlyArray<ByteStrings & { ascii: boolean }>, strings: StringInterner): Promise<Uint32Array[]> {
+  const count = tables.reduce((n, t) => n + t.ends.length, 0);
+  const byteCount = tables.reduce((n, t) => n + t.bytes.length, 0);
+  if (count === 0 || !tables.every((t) => t.ascii) || byteCount >= 2 ** 32) return tables.map((t) => addStrings(t, strings));
+  // Shared, so the sorting workers read them where they are.
+  const bytes = new Uint8Array(new SharedArrayBuffer(byteCount));
+  const starts = new Uint32Array(new SharedArrayBuffer(4 * (count + 1)));
+  let at = 0;
+  let s = 0;
+  for (const t of tables) {
+    bytes.set(t.bytes, at);
+    for (let i = 0; i < t.ends.length; i++) starts[++s] = at + t.ends[i]!;
+    at += t.bytes.length;
+  }
+  const { sorted, rank } = await sortByteStrings(bytes, starts);
+  const first = strings.addSorted(asciiList(sorted));
+  let from = 0;
+  return tables.map((t) => {
+    const ids = rank.slice(from, (from += t.ends.length));
+    for (let i = 0; i < ids.length; i++) ids[i]! += first;
+    return ids;
+  });
+}
+
+/**
  * Appends the rows of the Parquet file `path` to `target` (see `loadFactsFileInto`): row groups on the worker
- * pool, a few tasks per worker so they finish together, where the file has several and enough bytes to read; the
- * main thread adds each task's strings to the run's as the task ends, and the pool gives its rows those ids.
+ * pool, a few tasks per worker so they finish together, where the file has several and enough bytes to read; then
+ * every task's strings get the run's ids together (runStringIds), and the pool gives the rows those ids.
  */
 export const loadParquetInto: BinaryFactsLoader = async (path, columns, target, strings, relation, kept, onBytes) => {
   const { handle, size } = await openFactsFile(path);
@@ -74,37 +108,35 @@ export const loadParquetInto: BinaryFactsLoader = async (path, columns, target, 
     checkParquet(opened, path);
     const groups = metadata.row_groups.length;
     const stringWords = stringWordOffsets(columnTypes(kept.map((c) => columns[c]!)));
-    const remap = (words: Uint32Array[], ids: Uint32Array): StringRemap => ({ words, width: writer.width, stringWords, ids });
-    const adopt = (words: Uint32Array[], ids: Uint32Array): void => {
-      // The task's strings are noted with its first group, so the run lists them without reading the rows.
-      words.forEach((w, i) => target.adopt(w, i === 0 ? ids : NONE));
-    };
+    const decoded: Array<DecodedGroups & { ascii: boolean }> = [];
     if (groups < 2 || workerCount() < 2 || keptBytes(metadata, kept, 0, groups) < PARALLEL_BYTES) {
-      const decoded = await decodeGroups(opened, path, 0, groups);
-      const ids = addStrings(decoded.strings, strings);
-      adopt(remapStringWords(remap(decoded.words, ids)), ids);
-      for (const b of decoded.bytes) onBytes?.(b);
-      return;
-    }
-    const n = Math.min(groups, 4 * workerCount());
-    const results: Array<Promise<GroupsResult>> = [];
-    for (let i = 0; i < n; i++) {
-      const task: GroupsTask = { path, columns, relation, kept, first: Math.floor((groups * i) / n), end: Math.floor((groups * (i + 1)) / n) };
-      results.push(handled(runInWorker(decodeGroupsTask, task)));
+      const d = await decodeGroups(opened, path, 0, groups);
+      decoded.push({ ...d, ascii: isAscii(d.strings.bytes) });
+      for (const b of d.bytes) onBytes?.(b);
+    } else {
+      const n = Math.min(groups, 4 * workerCount());
+      const results: Array<Promise<GroupsResult>> = [];
+      for (let i = 0; i < n; i++) {
+        const task: GroupsTask = { path, columns, relation, kept, first: Math.floor((groups * i) / n), end: Math.floor((groups * (i + 1)) / n) };
+        results.push(handled(runInWorker(decodeGroupsTask, task)));
+      }
+      for (const pending of results) {
+        const r = await pending;
+        if (!r.ok) throw new VixenError(r.diagnostics);
+        decoded.push(r);
+        for (const b of r.bytes) onBytes?.(b);
+      }
     }
     // Rows are adopted once every task has ended well: nothing is half-loaded after an error.
-    const remapped: Array<Promise<{ words: Uint32Array[]; ids: Uint32Array }>> = [];
-    for (const pending of results) {
-      const r = await pending;
-      if (!r.ok) throw new VixenError(r.diagnostics);
-      const ids = addStrings(r.strings, strings);
-      const words = stringWords.length === 0 ? Promise.resolve(r.words) : runInWorker(remapTask, remap(r.words, ids), r.words.map((w) => w.buffer as ArrayBuffer));
-      remapped.push(handled(words.then((w) => ({ words: w, ids }))));
-      for (const b of r.bytes) onBytes?.(b);
-    }
-    for (const pending of remapped) {
-      const { words, ids } = await pending;
-      adopt(words, ids);
+    const ids = await runStringIds(decoded.map((d) => ({ ...d.strings, ascii: d.ascii })), strings);
+    const remapped = decoded.map((d, i) => {
+      const remap: StringRemap = { words: d.words, width: writer.width, stringWords, ids: ids[i]! };
+      if (stringWords.length === 0 || decoded.length === 1) return Promise.resolve(remapStringWords(remap));
+      return handled(runInWorker(remapTask, remap, d.words.map((w) => w.buffer as ArrayBuffer)));
+    });
+    for (let i = 0; i < decoded.length; i++) {
+      // The task's strings are noted with its first group, so the run lists them without reading the rows.
+      (await remapped[i]!).forEach((w, k) => target.adopt(w, k === 0 ? ids[i] : NONE));
     }
   } finally {
     await handle.close();

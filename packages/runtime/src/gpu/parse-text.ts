@@ -20,8 +20,7 @@
 import { rowWords, type ScalarType } from '@vixen/queryplan';
 import { PARSE_SEGMENT_BYTES, deviceParses, parseInternShaders, parseTextShaders, type TextLayout } from '@vixen/codegen-wgsl';
 import { isAscii } from 'node:buffer';
-import { ByteInterner, stringWordOffsets, type DeviceRows, type Format, type StringInterner } from '@vixen/io';
-import { asciiList, sortByteStrings, warmByteSortWorkers } from '../sort-strings.js';
+import { asciiList, ByteInterner, sortByteStrings, stringWordOffsets, warmByteSortWorkers, type DeviceRows, type Format, type StringInterner } from '@vixen/io';
 import { chunkedOf } from './chunks.js';
 import { ParsedRows } from './parsed-rows.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
