@@ -14,7 +14,8 @@ import * as A from 'apache-arrow';
 import { parquetMetadata } from 'hyparquet';
 import { VixenError, type Column, type RelationDecl, type Row, type ScalarType } from '@vixen/queryplan';
 import { EncodedRelation, StringInterner, columnTypes, loadFactsDir, loadFactsFile, loadFactsFileInto } from '../src/facts/index.js';
-import { addStrings, parquetRowCount, parquetRows } from '../src/facts/parquet-decode.js';
+import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
+import { addStrings, parquetRowCount, parquetRows, readIndices } from '../src/facts/parquet-decode.js';
 import { ByteInterner } from '../src/facts/byte-strings.js';
 
 const root = mkdtempSync(join(tmpdir(), 'vixen-binary-facts-'));
@@ -240,6 +241,46 @@ describe('Parquet', () => {
     for (const parts of [[[0x61, 0xff], [0x80, 0x62], utf8('x')], [[0xe2, 0x82], [0xac], utf8('y')], [utf8('é'), utf8('ab')], [[0xf0, 0x9f, 0x98, 0x80], [0x7a]]]) {
       expect(decode(parts)).toEqual(each(parts));
     }
+  });
+
+  it('readIndices decodes RLE / bit-packed hybrid runs as hyparquet does, every width up to 24', () => {
+    let seed = 11;
+    const next = (n: number): number => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n;
+    const varint = (v: number, out: number[]): void => {
+      for (; v >= 0x80; v = Math.floor(v / 128)) out.push((v % 128) | 0x80);
+      out.push(v);
+    };
+    for (let width = 1; width <= 24; width++) {
+      for (let trial = 0; trial < 20; trial++) {
+        // Runs of either kind; the last bit-packed group may hold more values than the page.
+        const bytes: number[] = [];
+        let n = 0;
+        for (let runs = 1 + next(6); runs > 0; runs--) {
+          const value = () => next(2 ** Math.min(width, 20)) * 2 ** Math.max(0, width - 20) + next(2 ** Math.max(0, width - 20));
+          if (next(2) === 0) {
+            const count = 1 + next(300);
+            varint(count * 2, bytes);
+            const v = value();
+            for (let i = 0; i < width; i += 8) bytes.push(Math.floor(v / 2 ** i) % 256);
+            n += count;
+          } else {
+            const groups = 1 + next(40);
+            varint(groups * 2 + 1, bytes);
+            let acc = 0n;
+            for (let i = 0; i < groups * 8; i++) acc |= BigInt(value()) << BigInt(i * width);
+            for (let i = 0; i < groups * width; i++) bytes.push(Number((acc >> BigInt(8 * i)) & 255n));
+            n += groups * 8 - (runs === 1 ? next(8) : 0);
+          }
+        }
+        const page = Uint8Array.from(bytes);
+        const want = new Uint32Array(n);
+        readRleBitPackedHybrid({ view: new DataView(page.buffer), offset: 0 }, width, want, page.length);
+        const got = new Uint32Array(n);
+        readIndices(page, 0, width, got, 'c');
+        expect(got).toEqual(want);
+      }
+    }
+    expect(() => readIndices(Uint8Array.of(2 * 5, 1), 0, 3, new Uint32Array(8), 'c')).toThrow('column "c" has a page whose dictionary indices end after 5 of its 8 values');
   });
 
   it('says a corrupt or truncated file is not valid Parquet', async () => {

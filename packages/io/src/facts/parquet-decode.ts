@@ -228,6 +228,7 @@ class ChunkDecoder {
       const indices = (this.indices = fit(this.indices, n)).subarray(0, n);
       const bitWidth = reader.view.getUint8(reader.offset++);
       if (bitWidth === 0) indices.fill(0);
+      else if (bitWidth <= 24) readIndices(bytes, reader.offset, bitWidth, indices, this.decoder.element.name);
       else readRleBitPackedHybrid(reader, bitWidth, indices, bytes.length - reader.offset);
       this.lookUp(indices, words, row, firstRow);
     } else {
@@ -275,6 +276,43 @@ class ChunkDecoder {
         words[at] = dict[2 * e]!;
         words[at + 1] = dict[2 * e + 1]!;
       }
+    }
+  }
+}
+
+/**
+ * A dictionary-encoded page's indices of `width` bits (1 to 24), RLE / bit-packed hybrid from `bytes[at]` on, into
+ * all of `out`. As hyparquet's readRleBitPackedHybrid, which takes a branch per bit step and a DataView call per
+ * byte, where this reads each value from the four bytes it lies in (twice as fast; the indices are most of the
+ * values of a TPC-H load).
+ */
+export function readIndices(bytes: Uint8Array, at: number, width: number, out: Uint32Array, column: string): void {
+  const n = out.length;
+  const mask = (1 << width) - 1;
+  let seen = 0;
+  while (seen < n) {
+    if (at >= bytes.length) throw new Error(`column "${column}" has a page whose dictionary indices end after ${seen} of its ${n} values`);
+    let header = 0;
+    for (let shift = 0; ; shift += 7) {
+      const b = bytes[at++]!;
+      header += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80 || shift > 28) break;
+    }
+    const count = Math.floor(header / 2);
+    if (header % 2 === 1) {
+      // `count` groups of 8 values, `width` bytes each, lowest bits first; bits past the end of `bytes` are 0.
+      const last = Math.min(n, seen + 8 * count);
+      for (let bit = at * 8; seen < last; bit += width) {
+        const b = bit >>> 3;
+        const word = b + 3 < bytes.length ? bytes[b]! | (bytes[b + 1]! << 8) | (bytes[b + 2]! << 16) | (bytes[b + 3]! << 24) : (bytes[b] ?? 0) | ((bytes[b + 1] ?? 0) << 8) | ((bytes[b + 2] ?? 0) << 16);
+        out[seen++] = (word >>> (bit & 7)) & mask;
+      }
+      at += count * width;
+    } else {
+      let value = 0;
+      for (let i = 0; i < width; i += 8) value |= (bytes[at++] ?? 0) << i;
+      out.fill(value >>> 0, seen, Math.min(n, seen + count));
+      seen += count;
     }
   }
 }
