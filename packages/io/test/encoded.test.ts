@@ -8,6 +8,7 @@ import { encodeValue, StringDictionary } from '../src/encoding.js';
 import { StringMap } from '../src/string-map.js';
 import { EncodedFacts, EncodedRelation, StringInterner } from '../src/facts/encoded.js';
 import { loadFactsFile } from '../src/facts/file.js';
+import { runInWorker } from '../src/parallel/pool.js';
 
 const types: ScalarType[] = ['int32', 'string', 'decimal', 'boolean', 'string'];
 /** Enough rows to fill several chunks (a chunk holds at most 2^22 words; these rows are 6 words). */
@@ -15,7 +16,7 @@ const N = 1_500_000;
 const row = (i: number): Row => [i - 7, `s${i % 1000}`, BigInt(i) * 10_001n - 5n, i % 3 === 0, `t${i % 7}`];
 
 describe('encoded facts', () => {
-  it('keeps rows across chunks and rewrites string ids to the dictionary in place', () => {
+  it('keeps rows across chunks and rewrites string ids to the dictionary in place', async () => {
     const facts = new EncodedFacts();
     for (let i = 0; i < N; i++) facts.relation('r', types).push(row(i), facts.strings);
     const rel = facts.relations.get('r')!;
@@ -26,24 +27,54 @@ describe('encoded facts', () => {
     for (const i of [0, 1, 15, 16, 17, 699_049, 699_050, N - 1]) expect(rows[i]).toEqual(row(i));
 
     const dict = new StringDictionary(['a', ...facts.strings.strings]);
-    facts.remapStrings(dict);
+    await facts.remapStrings(dict);
     const decoded = rel.rows(dict);
     for (const i of [0, 16, 699_050, N - 1]) expect(decoded[i]).toEqual(row(i));
-    expect(() => facts.remapStrings(dict)).toThrow(/already remapped/);
+    await expect(facts.remapStrings(dict)).rejects.toThrow(/already remapped/);
   });
 
-  it('gives the dictionary ids of temporary ids ascending and each once, from ascending runs (merged) or not', () => {
+  it('gives the dictionary ids of temporary ids ascending and each once, from ascending runs (merged) or not', async () => {
     // Each block ascending, as a store column's dictionary maps; past 64 blocks they are sorted instead.
-    fc.assert(
-      fc.property(fc.array(fc.array(fc.nat(1000), { maxLength: 40 }), { maxLength: 90 }), fc.boolean(), (blocks, sortBlocks) => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.array(fc.nat(1000), { maxLength: 40 }), { maxLength: 90 }), fc.boolean(), async (blocks, sortBlocks) => {
         const values = blocks.flatMap((b) => (sortBlocks ? [...b].sort((x, y) => x - y) : b));
         const facts = new EncodedFacts();
         values.forEach((_, i) => facts.strings.add(`s${i}`));
-        facts.remapStrings(Uint32Array.from(values));
+        await facts.remapStrings(Uint32Array.from(values));
         const ids = Uint32Array.from(values, (_, i) => i);
         expect(Array.from(facts.dictionaryIds(ids))).toEqual([...new Set(values)].sort((x, y) => x - y));
       }),
     );
+  });
+
+  it('gives adopted rows their loader ids\' interner ids, read or remapped on the worker pool or here', async () => {
+    // Chunks of rows (int32, string, string) whose string words index a loader's own table of the interner's ids;
+    // two of them past the words the pool remaps.
+    const load = (): { facts: EncodedFacts; want: Row[] } => {
+      const facts = new EncodedFacts();
+      const rel = facts.relation('r', ['int32', 'string', 'string']);
+      const want: Row[] = [];
+      for (const [rows, distinct] of [[100_000, 5], [1000, 900], [90_000, 30_000]] as const) {
+        const ids = Uint32Array.from({ length: distinct }, (_, i) => facts.strings.id(`v${(i * 7) % 90_001}`));
+        const words = new Uint32Array(rows * 3);
+        for (let r = 0; r < rows; r++) {
+          words.set([r, r % distinct, (r * 13) % distinct], 3 * r);
+          want.push([r, `v${((r % distinct) * 7) % 90_001}`, `v${(((r * 13) % distinct) * 7) % 90_001}`]);
+        }
+        rel.adopt(words, undefined, ids);
+      }
+      rel.push([-1, 'last', 'v0'], facts.strings);
+      want.push([-1, 'last', 'v0']);
+      return { facts, want };
+    };
+    const read = load();
+    expect(read.facts.relations.get('r')!.rows(read.facts.strings)).toEqual(read.want);
+    for (const run of [undefined, runInWorker]) {
+      const { facts, want } = load();
+      const dict = new StringDictionary(['a', ...facts.strings.strings]);
+      await facts.remapStrings(dict, run);
+      expect(facts.relations.get('r')!.rows(dict)).toEqual(want);
+    }
   });
 
   it('drops the rows of a load that starts over, across chunks', () => {

@@ -23,7 +23,7 @@ import { selectHashed } from './gpu/kernels/select.js';
 import { rowsOrder, type RowsOrder } from './gpu/kernels/rows-order.js';
 import { madeUpShaders } from './gpu/recorder.js';
 import { internals, type Gpu } from './gpu/device.js';
-import { encodeValue, StringDictionary, type SortedStrings } from '@vixen/io';
+import { encodeValue, runInWorker, StringDictionary, type SortedStrings } from '@vixen/io';
 import { DeviceLimitError, exactCount, GuessMissed, OutputRoomError, settle, syncCounts, type GuessingRun } from './gpu/relations.js';
 import { chunkedOf, leaves, packChunks, releaseUnshared } from './gpu/chunks.js';
 import { deviceRowsRelation } from './gpu/parsed-rows.js';
@@ -294,7 +294,8 @@ async function buildDictionary(
   // The interner's strings and lists come first: their ids, where known, map the facts' words without lookups.
   const lists = interner.lists.map((l) => l.list);
   const { dict, ids, listIds } = await dictionaryFor(strings, specs, [...lists, ...(resident?.lists ?? [])]);
-  initial.remapStrings(ids && listIds ? interner.idMap(ids, listIds) : dict);
+  // On the worker pool: millions of rows' string words, rewritten where the main thread would take seconds.
+  await initial.remapStrings(ids && listIds ? interner.idMap(ids, listIds) : dict, runInWorker);
   return listIds ? { dict, residentIds: listIds.slice(lists.length) } : { dict };
 }
 
@@ -432,7 +433,7 @@ export async function executeKir(
   const given = options.resident;
   const runOptions = given && residentIds ? { ...options, resident: { ...given, adopt: (d: StringDictionary) => given.adopt(d, residentIds) } } : options;
   // The run's own strings (per-run facts) are all in a kept dictionary: their temporary ids become its ids.
-  if (kept) initial.remapStrings(kept);
+  if (kept) await initial.remapStrings(kept, runInWorker);
   const dictionaryMilliseconds = performance.now() - started;
   // Loading hands facts' host words over to the device: such a run could not start again. A Database's run keeps
   // the few host rows of relations loaded for it alone (inline facts, such as TPC-H Q22's country codes) instead.

@@ -7,6 +7,7 @@
 import { rowWords, type Column, type RelationDecl, type Row, type ScalarType } from '@vixen/queryplan';
 import { decodeRow, encodeValue, type SortedStrings, type StringIds } from '../encoding.js';
 import { StringMap } from '../string-map.js';
+import { defineTask, type Task } from '../parallel/tasks.js';
 
 /** A sorted list the interner holds (StringInterner.addSorted): its ids, and how many added strings come before it. */
 export interface InternedList {
@@ -129,6 +130,11 @@ export class EncodedRelation {
   count = 0;
   /** Full chunks, then the one being filled. Each holds a whole number of rows. */
   private readonly chunks: Uint32Array[] = [];
+  /**
+   * Per chunk, where its string words are indices of a loader's own strings (`adopt`), the interner's ids of those;
+   * applied when the rows are read (`pieces`) or, with the dictionary's, when they are remapped (`remapStrings`).
+   */
+  private readonly pending: Array<Uint32Array | undefined> = [];
   /** Rows in the chunks before the last. */
   private rowsBefore = 0;
   /** Word offsets of the string columns within a row. */
@@ -158,6 +164,7 @@ export class EncodedRelation {
       if (last) this.rowsBefore += last.length / Math.max(this.width, 1);
       const rows = last ? Math.max(1, Math.min(2 * (last.length / Math.max(this.width, 1)), Math.floor(CHUNK_WORDS / Math.max(this.width, 1)))) : FIRST_CHUNK_ROWS;
       this.chunks.push((last = new Uint32Array(rows * this.width)));
+      this.pending.push(undefined);
       at = 0;
     }
     return { words: last, at };
@@ -169,9 +176,10 @@ export class EncodedRelation {
 
   /**
    * Appends `words`, whole rows back to back, as a chunk of its own (not copied: the relation owns it from now on);
-   * `stringIds`, when given, holds every string id they hold.
+   * `stringIds`, when given, holds every string id they hold. Where `ids` is given, their string words are indices
+   * of it, and it holds the interner's ids: the rows get those when read or remapped, without a pass of their own.
    */
-  adopt(words: Uint32Array, stringIds?: ArrayLike<number>): void {
+  adopt(words: Uint32Array, stringIds?: ArrayLike<number>, ids?: Uint32Array): void {
     if (stringIds && this.noted) this.noted.push(stringIds);
     else if (this.stringWords.length > 0) this.noted = undefined;
     const rows = this.width === 0 ? 0 : words.length / this.width;
@@ -184,6 +192,7 @@ export class EncodedRelation {
       this.rowsBefore += filled;
     }
     this.chunks.push(words);
+    this.pending.push(this.stringWords.length > 0 ? ids : undefined);
     this.count += rows;
   }
 
@@ -191,6 +200,7 @@ export class EncodedRelation {
   truncate(count: number): void {
     while (this.chunks.length > 0 && this.rowsBefore > count) {
       this.chunks.pop();
+      this.pending.pop();
       this.rowsBefore -= this.chunks[this.chunks.length - 1]!.length / this.width;
     }
     this.count = Math.min(this.count, count);
@@ -205,6 +215,10 @@ export class EncodedRelation {
 
   /** The rows' words in pieces, rows back to back (views, not copies). */
   pieces(): Uint32Array[] {
+    this.pending.forEach((ids, i) => {
+      if (ids) remapWords({ words: this.chunks[i]!, width: this.width, stringWords: this.stringWords, map: ids });
+      this.pending[i] = undefined;
+    });
     const out = this.chunks.slice(0, -1);
     const last = this.chunks[this.chunks.length - 1];
     if (last) out.push(last.subarray(0, (this.count - this.rowsBefore) * this.width));
@@ -222,15 +236,27 @@ export class EncodedRelation {
     return this.count === 0 && this.device.length === 0;
   }
 
-  /** Rewrites every string word `id` to `map[id]`. */
-  remapStrings(map: Uint32Array): void {
+  /**
+   * Rewrites every string word `id` to `map[id]` (a chunk's loader ids to the interner's first: `adopt`). Given
+   * `run` (the worker pool's runInWorker), chunks of PARALLEL_WORDS words and more are rewritten on the pool, in
+   * one pass each, moved there and back rather than copied; `map` is then best in shared memory.
+   */
+  async remapStrings(map: Uint32Array, run?: RunTask): Promise<void> {
     if (this.stringWords.length === 0) return;
     for (const d of this.device) for (let i = 0; i < d.stringIds.length; i++) d.stringIds[i] = map[d.stringIds[i]!]!;
-    for (const words of this.pieces()) {
-      for (const off of this.stringWords) {
-        for (let at = off; at < words.length; at += this.width) words[at] = map[words[at]!]!;
-      }
-    }
+    const filled = this.count - this.rowsBefore;
+    const jobs: Array<Promise<void>> = [];
+    this.chunks.forEach((chunk, i) => {
+      // The chunk being filled: only its rows.
+      const words = i === this.chunks.length - 1 ? chunk.subarray(0, filled * this.width) : chunk;
+      const job: WordsRemap = { words, width: this.width, stringWords: this.stringWords, map, ...(this.pending[i] ? { first: this.pending[i] } : {}) };
+      this.pending[i] = undefined;
+      // Only a chunk that is its buffer's whole can move (adopted rows, chunks grown here).
+      const whole = words.byteOffset === 0 && words.byteLength === words.buffer.byteLength && words.buffer instanceof ArrayBuffer;
+      if (!run || words.length < PARALLEL_WORDS || !whole) remapWords(job);
+      else jobs.push(run(remapWordsTask, job, [words.buffer as ArrayBuffer]).then((moved) => void (this.chunks[i] = moved)));
+    });
+    await Promise.all(jobs);
   }
 
   /** The string ids the rows hold, each once, ascending, where they were noted (`adopt`, `addDevice`); else undefined. */
@@ -294,6 +320,34 @@ function maxOf(ids: ArrayLike<number>): number {
   return m;
 }
 
+/** Runs a task on the worker pool, its `transfer` buffers moved there (pool.ts runInWorker). */
+export type RunTask = <P, R>(task: Task<P, R>, payload: P, transfer?: readonly ArrayBuffer[]) => Promise<R>;
+
+/** Chunks of fewer words are remapped on the calling thread: moving them costs more than the pass. */
+const PARALLEL_WORDS = 1 << 18;
+
+/** Rows (of `width` words) whose string words (at `stringWords` in a row) are rewritten `id` -> `map[first[id]]`. */
+export interface WordsRemap {
+  words: Uint32Array;
+  width: number;
+  stringWords: readonly number[];
+  /** Where given, the words hold indices of it, and it holds the ids `map` maps. */
+  first?: Uint32Array;
+  map: Uint32Array;
+}
+
+/** Rewrites the string words of `words` in place (see WordsRemap); returns them. */
+export function remapWords({ words, width, stringWords, first, map }: WordsRemap): Uint32Array {
+  for (const off of stringWords) {
+    if (first) for (let at = off; at < words.length; at += width) words[at] = map[first[words[at]!]!]!;
+    else for (let at = off; at < words.length; at += width) words[at] = map[words[at]!]!;
+  }
+  return words;
+}
+
+/** remapWords on a worker. */
+export const remapWordsTask = defineTask<WordsRemap, Uint32Array>('io/remap-words', import.meta.url, remapWords);
+
 /** The facts of one run, by relation, with the interner their string words refer to. */
 export class EncodedFacts {
   /** Emptied by `remapStrings`: the dictionary then holds the strings, and the interner's index is dead weight. */
@@ -318,13 +372,16 @@ export class EncodedFacts {
    * Rewrites every relation's string words from temporary ids to `ids`'s, once: a dictionary, or each temporary id's
    * dictionary id (an array at least as long as the interner's ids: StringInterner.idMap).
    */
-  remapStrings(ids: StringIds | Uint32Array): void {
+  async remapStrings(ids: StringIds | Uint32Array, run?: RunTask): Promise<void> {
     if (this.remapped) throw new Error('internal: facts were already remapped to a dictionary');
-    const map = new Uint32Array(this.strings.size);
+    // Shared where the pool reads it, so every task sees it without a copy (a page that is not cross-origin isolated
+    // has no SharedArrayBuffer, and its pool runs tasks in turn on its own thread).
+    const shared = run !== undefined && typeof SharedArrayBuffer === 'function';
+    const map = shared ? new Uint32Array(new SharedArrayBuffer(4 * this.strings.size)) : new Uint32Array(this.strings.size);
     this.remapped = map;
     if (ids instanceof Uint32Array) map.set(ids.subarray(0, map.length));
     else for (let i = 0; i < map.length; i++) map[i] = ids.id(this.strings.text(i));
-    for (const rel of this.relations.values()) rel.remapStrings(map);
+    await Promise.all([...this.relations.values()].map((rel) => rel.remapStrings(map, run)));
     this.strings = new StringInterner();
   }
 

@@ -11,8 +11,8 @@ import { defineTask } from '../parallel/tasks.js';
 import type { BinaryFactsLoader } from './column-words.js';
 import { openFactsFile } from './open-file.js';
 import { readExactly } from '../read-exactly.js';
-import { columnTypes, stringWordOffsets, type StringInterner } from './encoded.js';
-import { addStrings, checkParquet, decodeGroups, keptBytes, openParquet, remapStringWords, type DecodedGroups, type StringRemap } from './parquet-decode.js';
+import type { StringInterner } from './encoded.js';
+import { addStrings, checkParquet, decodeGroups, keptBytes, openParquet, type DecodedGroups } from './parquet-decode.js';
 import type { ByteStrings } from './byte-strings.js';
 import { asciiList, sortByteStrings } from '../sort-byte-strings.js';
 
@@ -59,9 +59,6 @@ async function decodeGroupsOfFile(task: GroupsTask): Promise<GroupsResult> {
 /** decodeGroupsOfFile on the worker pool. */
 const decodeGroupsTask = defineTask<GroupsTask, GroupsResult>('io/parquet-groups', import.meta.url, decodeGroupsOfFile);
 
-/** remapStringWords on the worker pool: it touches every row, where the main thread has the strings to add. */
-const remapTask = defineTask<StringRemap, Uint32Array[]>('io/parquet-remap', import.meta.url, remapStringWords);
-
 /** Files whose kept columns take fewer compressed bytes than this are decoded on the calling thread. */
 const PARALLEL_BYTES = 1 << 20;
 
@@ -98,16 +95,15 @@ async function runStringIds(tables: ReadonlyArray<ByteStrings & { ascii: boolean
 /**
  * Appends the rows of the Parquet file `path` to `target` (see `loadFactsFileInto`): row groups on the worker
  * pool, a few tasks per worker so they finish together, where the file has several and enough bytes to read; then
- * every task's strings get the run's ids together (runStringIds), and the pool gives the rows those ids.
+ * every task's strings get the run's ids together (runStringIds), which the rows take with the run's dictionary.
  */
 export const loadParquetInto: BinaryFactsLoader = async (path, columns, target, strings, relation, kept, onBytes) => {
   const { handle, size } = await openFactsFile(path);
   try {
     const opened = await openParquet(path, fileBuffer(handle, size), columns, relation, kept);
-    const { metadata, writer } = opened;
+    const { metadata } = opened;
     checkParquet(opened, path);
     const groups = metadata.row_groups.length;
-    const stringWords = stringWordOffsets(columnTypes(kept.map((c) => columns[c]!)));
     const decoded: Array<DecodedGroups & { ascii: boolean }> = [];
     if (groups < 2 || workerCount() < 2 || keptBytes(metadata, kept, 0, groups) < PARALLEL_BYTES) {
       const d = await decodeGroups(opened, path, 0, groups);
@@ -129,15 +125,11 @@ export const loadParquetInto: BinaryFactsLoader = async (path, columns, target, 
     }
     // Rows are adopted once every task has ended well: nothing is half-loaded after an error.
     const ids = await runStringIds(decoded.map((d) => ({ ...d.strings, ascii: d.ascii })), strings);
-    const remapped = decoded.map((d, i) => {
-      const remap: StringRemap = { words: d.words, width: writer.width, stringWords, ids: ids[i]! };
-      if (stringWords.length === 0 || decoded.length === 1) return Promise.resolve(remapStringWords(remap));
-      return handled(runInWorker(remapTask, remap, d.words.map((w) => w.buffer as ArrayBuffer)));
+    decoded.forEach((d, i) => {
+      // The task's strings are noted with its first group, so the run lists them without reading the rows; the rows
+      // get their ids when the run's dictionary is known, in the same pass as the dictionary's (EncodedRelation.adopt).
+      d.words.forEach((w, k) => target.adopt(w, k === 0 ? ids[i] : NONE, ids[i]));
     });
-    for (let i = 0; i < decoded.length; i++) {
-      // The task's strings are noted with its first group, so the run lists them without reading the rows.
-      (await remapped[i]!).forEach((w, k) => target.adopt(w, k === 0 ? ids[i] : NONE));
-    }
   } finally {
     await handle.close();
   }
