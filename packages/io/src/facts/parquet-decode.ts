@@ -116,10 +116,20 @@ function int64Values(raw: BigInt64Array, isUnsigned: boolean): Float64Array | Bi
 }
 
 /**
- * One kept column of one row group, decoded page by page with hyparquet's page readers straight into the group's
- * row words: a dictionary page's entries are converted (and their strings interned) once, then each row of a
- * dictionary-encoded page is one lookup; plain pages' typed arrays are written as they are. No value per row goes
- * through a JS array of values or hyparquet's list assembly.
+ * A page's rows [row, row + n) of a column chunk, decoded but not yet written: dictionary indices (in the decoder's
+ * `column`, at those rows) with the dictionary they index, or values as ColumnWriter.write takes them.
+ */
+type Segment = { row: number; n: number } & ({ dictionary: Uint32Array | undefined; entries: ArrayLike<unknown> } | { values: ArrayLike<unknown> });
+
+/** Rows written into a row group's words at a time: every kept column's, while they are in the cache (~300 KB). */
+const BLOCK_ROWS = 4096;
+
+/**
+ * One kept column of a row group, decoded page by page with hyparquet's page readers (`decode`), then written into
+ * the group's row words a block of rows at a time with the other columns (`write`), so each block's rows are written
+ * while in the cache rather than each column striding through all of them: a dictionary page's entries are converted
+ * (and their strings interned) once, then each row of a dictionary-encoded page is one lookup; plain pages' typed
+ * arrays are written as they are. No value per row goes through a JS array of values or hyparquet's list assembly.
  */
 class ChunkDecoder {
   /** The dictionary's entries as column words, or undefined where one of them does not fit (`dictionaryValues`). */
@@ -132,7 +142,11 @@ class ChunkDecoder {
   private readonly required: ColumnDecoder;
   /** Reused by pageV1. */
   private levels = new Uint8Array(0);
-  private indices = new Uint32Array(0);
+  /** Per row of the chunk, its dictionary index, or its string's id in a plain page (reused). */
+  private column = new Uint32Array(0);
+  /** The chunk's pages, decoded, and the first not yet written whole. */
+  private segments: Segment[] = [];
+  private next = 0;
 
   constructor(
     private readonly writer: ColumnWriter,
@@ -169,14 +183,14 @@ class ChunkDecoder {
     }
   }
 
-  /**
-   * Decodes the column chunk `chunk` (its pages back to back) into rows [0, rows) of `words`, whose first row is
-   * file row `firstRow`.
-   */
-  decode(chunk: Uint8Array, words: Uint32Array, rows: number, firstRow: number, codec: CompressionCodec): void {
+  /** Decodes the column chunk `chunk` (its pages back to back) of a row group of `rows` rows, for `write`. */
+  decode(chunk: Uint8Array, rows: number, firstRow: number, codec: CompressionCodec): void {
     this.decoder.codec = codec;
     this.dictionaryWords = undefined;
     this.dictionaryValues = [];
+    this.column = fit(this.column, rows);
+    this.segments = [];
+    this.next = 0;
     const { type, element } = this.decoder;
     const reader = { view: new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength), offset: 0 };
     let row = 0;
@@ -198,11 +212,11 @@ class ChunkDecoder {
       const n = v1 ? v1.num_values : v2!.num_rows;
       if (row + n > rows) throw new Error(`column "${element.name}" has a page of ${n} values where ${rows - row} rows were left`);
       if (v1) {
-        this.pageV1(decompressPage(compressed, header.uncompressed_page_size, codec, compressors), v1, words, row, firstRow);
+        this.pageV1(decompressPage(compressed, header.uncompressed_page_size, codec, compressors), v1, row, firstRow);
       } else {
         const { definitionLevels, dataPage } = readDataPageV2(compressed, header, this.decoder);
         if (v2!.num_nulls > 0 && definitionLevels) this.failAtNull(definitionLevels, firstRow + row);
-        this.write(v2!.encoding, dataPage, n, words, row, firstRow);
+        this.page(v2!.encoding, dataPage, n, row);
       }
       row += n;
     }
@@ -211,9 +225,9 @@ class ChunkDecoder {
   /**
    * A version 1 data page: hyparquet's readDataPage, but with the definition levels read first into a reused typed
    * array, where finding a null is one indexOf (readDataPage makes a JS array of them, then counts the nulls), and
-   * dictionary indices into another (rather than a JS array).
+   * dictionary indices and plain strings' ids into the chunk's `column` (rather than a JS array).
    */
-  private pageV1(bytes: Uint8Array, header: DataPageHeader, words: Uint32Array, row: number, firstRow: number): void {
+  private pageV1(bytes: Uint8Array, header: DataPageHeader, row: number, firstRow: number): void {
     const n = header.num_values;
     const reader = { view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 };
     if (this.maxDefinition > 0) {
@@ -224,15 +238,25 @@ class ChunkDecoder {
       if (nul >= 0) this.writer.failNull(firstRow + row + nul, this.writer.kept[this.k]!);
     }
     // The values follow, as in a column without levels: no value is null.
+    const into = this.column.subarray(row, row + n);
     if (header.encoding === 'PLAIN_DICTIONARY' || header.encoding === 'RLE_DICTIONARY') {
-      const indices = (this.indices = fit(this.indices, n)).subarray(0, n);
       const bitWidth = reader.view.getUint8(reader.offset++);
-      if (bitWidth === 0) indices.fill(0);
-      else if (bitWidth <= 24) readIndices(bytes, reader.offset, bitWidth, indices, this.decoder.element.name);
-      else readRleBitPackedHybrid(reader, bitWidth, indices, bytes.length - reader.offset);
-      this.lookUp(indices, words, row, firstRow);
+      if (bitWidth === 0) into.fill(0);
+      else if (bitWidth <= 24) readIndices(bytes, reader.offset, bitWidth, into, this.decoder.element.name);
+      else readRleBitPackedHybrid(reader, bitWidth, into, bytes.length - reader.offset);
+      this.segments.push({ row, n, dictionary: this.dictionaryWords, entries: this.dictionaryValues });
+    } else if (header.encoding === 'PLAIN' && this.decoder.type === 'BYTE_ARRAY') {
+      // Each string interned from the page's bytes where it lies: no array of a view per value.
+      for (let i = 0, at = reader.offset; i < n; i++) {
+        const start = at + 4;
+        const end = start + (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24));
+        if (!(end <= bytes.length)) throw new Error(`column "${this.decoder.element.name}" has a page that ends inside its value ${i + 1} of ${n}`);
+        into[i] = this.strings.id(bytes, start, end, 1);
+        at = end;
+      }
+      this.segments.push({ row, n, values: into });
     } else {
-      this.write(header.encoding, readDataPage(bytes.subarray(reader.offset), header, this.required).dataPage, n, words, row, firstRow);
+      this.page(header.encoding, readDataPage(bytes.subarray(reader.offset), header, this.required).dataPage, n, row);
     }
   }
 
@@ -243,41 +267,61 @@ class ChunkDecoder {
     this.writer.failNull(first + i, this.writer.kept[this.k]!);
   }
 
-  /** A data page's `n` values (`data`, as hyparquet decoded them with `encoding`) into rows [row, row + n). */
-  private write(encoding: string, data: DecodedArray, n: number, words: Uint32Array, row: number, firstRow: number): void {
+  /** A data page's `n` values (`data`, as hyparquet decoded them with `encoding`) for rows [row, row + n). */
+  private page(encoding: string, data: DecodedArray, n: number, row: number): void {
     if (data.length !== n) throw new Error(`column "${this.decoder.element.name}" has a page of ${data.length} values where its header says ${n}`);
-    if (encoding.endsWith('_DICTIONARY')) this.lookUp(data as ArrayLike<number>, words, row, firstRow);
-    else this.writer.write(words, firstRow + row, this.k, this.values(data), row);
+    if (encoding.endsWith('_DICTIONARY')) {
+      this.column.set(data as ArrayLike<number>, row);
+      this.segments.push({ row, n, dictionary: this.dictionaryWords, entries: this.dictionaryValues });
+    } else this.segments.push({ row, n, values: this.values(data) });
   }
 
-  /** Rows [row, row + indices.length) of `words` from a dictionary-encoded page's `indices`. */
-  private lookUp(indices: ArrayLike<number>, words: Uint32Array, row: number, firstRow: number): void {
-    const dict = this.dictionaryWords;
-    const entries = this.dictionaryValues.length;
+  /** Writes the decoded rows [from, to) into `words` (see `decode`), whose first row is file row `firstRow`. */
+  write(words: Uint32Array, from: number, to: number, firstRow: number): void {
+    const segments = this.segments;
+    while (this.next < segments.length && segments[this.next]!.row + segments[this.next]!.n <= from) this.next++;
+    for (let s = this.next; s < segments.length && segments[s]!.row < to; s++) {
+      const seg = segments[s]!;
+      const a = Math.max(from, seg.row);
+      const b = Math.min(to, seg.row + seg.n);
+      if ('entries' in seg) this.lookUp(this.column.subarray(a, b), seg.dictionary, seg.entries, words, a, firstRow);
+      else this.writer.write(words, firstRow + a, this.k, slice(seg.values, a - seg.row, b - seg.row), a);
+    }
+  }
+
+  /** Rows [row, row + indices.length) of `words` from dictionary indices into `entries` (as words: `dict`). */
+  private lookUp(indices: Uint32Array, dict: Uint32Array | undefined, entries: ArrayLike<unknown>, words: Uint32Array, row: number, firstRow: number): void {
+    const size = entries.length;
     const width = this.writer.width;
     let at = this.writer.offsets[this.k]! + row * width;
     const bad = (i: number): never => {
-      throw new Error(`column "${this.decoder.element.name}" refers to dictionary entry ${indices[i]} of ${entries}`);
+      throw new Error(`column "${this.decoder.element.name}" refers to dictionary entry ${indices[i]} of ${size}`);
     };
     if (!dict) {
-      for (let i = 0; i < indices.length; i++) if (!(indices[i]! < entries)) bad(i);
+      for (let i = 0; i < indices.length; i++) if (!(indices[i]! < size)) bad(i);
       // An entry that does not fit: the rows that use it get the message.
-      this.writer.write(words, firstRow + row, this.k, Array.from(indices, (i) => this.dictionaryValues[i]), row);
+      this.writer.write(words, firstRow + row, this.k, Array.from(indices, (i) => entries[i]), row);
     } else if (this.columnWords === 1) {
       for (let i = 0; i < indices.length; i++, at += width) {
         const e = indices[i]!;
-        if (!(e < entries)) bad(i);
+        if (!(e < size)) bad(i);
         words[at] = dict[e]!;
       }
     } else {
       for (let i = 0; i < indices.length; i++, at += width) {
         const e = indices[i]!;
-        if (!(e < entries)) bad(i);
+        if (!(e < size)) bad(i);
         words[at] = dict[2 * e]!;
         words[at + 1] = dict[2 * e + 1]!;
       }
     }
   }
+}
+
+/** Values [from, to) of `values`: a view of a typed array, a copy of an array. */
+function slice(values: ArrayLike<unknown>, from: number, to: number): ArrayLike<unknown> {
+  if (from === 0 && to === values.length) return values;
+  return ArrayBuffer.isView(values) ? (values as Uint32Array).subarray(from, to) : Array.prototype.slice.call(values, from, to);
 }
 
 /**
@@ -359,9 +403,12 @@ export async function decodeGroups({ file, metadata, top, writer }: OpenedParque
         if (!meta) throw new Error(`row group ${g} has no metadata for column "${top[kept[k]!]!.element.name}"`);
         const start = Number(meta.dictionary_page_offset || meta.data_page_offset);
         const chunk = new Uint8Array(await file.slice(start, start + Number(meta.total_compressed_size)));
-        decoders[k]!.decode(chunk, words, rows, firstRow, meta.codec);
+        decoders[k]!.decode(chunk, rows, firstRow, meta.codec);
       });
     }
+    await fromReader(path, 'Parquet', () => {
+      for (let from = 0; from < rows; from += BLOCK_ROWS) for (const d of decoders) d.write(words, from, Math.min(rows, from + BLOCK_ROWS), firstRow);
+    });
     out.words.push(words);
     out.bytes.push(keptBytes(metadata, kept, g, g + 1));
     firstRow += rows;
