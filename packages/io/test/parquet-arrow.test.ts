@@ -15,7 +15,7 @@ import { parquetMetadata } from 'hyparquet';
 import { VixenError, type Column, type RelationDecl, type Row, type ScalarType } from '@vixen/queryplan';
 import { EncodedRelation, StringInterner, columnTypes, loadFactsDir, loadFactsFile, loadFactsFileInto } from '../src/facts/index.js';
 import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
-import { addStrings, parquetRowCount, parquetRows, readIndices } from '../src/facts/parquet-decode.js';
+import { addStrings, firstNull, parquetRowCount, parquetRows, readIndices } from '../src/facts/parquet-decode.js';
 import { ByteInterner } from '../src/facts/byte-strings.js';
 
 const root = mkdtempSync(join(tmpdir(), 'vixen-binary-facts-'));
@@ -243,44 +243,64 @@ describe('Parquet', () => {
     }
   });
 
-  it('readIndices decodes RLE / bit-packed hybrid runs as hyparquet does, every width up to 24', () => {
-    let seed = 11;
-    const next = (n: number): number => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n;
+  /** A random RLE / bit-packed hybrid stream of `width`-bit values (`value` draws one) and how many values it holds. */
+  const hybrid = (width: number, next: (n: number) => number, value: () => number): { page: Uint8Array; n: number } => {
     const varint = (v: number, out: number[]): void => {
       for (; v >= 0x80; v = Math.floor(v / 128)) out.push((v % 128) | 0x80);
       out.push(v);
     };
+    // Runs of either kind; the last bit-packed group may hold more values than the page.
+    const bytes: number[] = [];
+    let n = 0;
+    for (let runs = 1 + next(6); runs > 0; runs--) {
+      if (next(2) === 0) {
+        const count = 1 + next(300);
+        varint(count * 2, bytes);
+        const v = value();
+        for (let i = 0; i < width; i += 8) bytes.push(Math.floor(v / 2 ** i) % 256);
+        n += count;
+      } else {
+        const groups = 1 + next(40);
+        varint(groups * 2 + 1, bytes);
+        let acc = 0n;
+        for (let i = 0; i < groups * 8; i++) acc |= BigInt(value()) << BigInt(i * width);
+        for (let i = 0; i < groups * width; i++) bytes.push(Number((acc >> BigInt(8 * i)) & 255n));
+        n += groups * 8 - (runs === 1 ? next(8) : 0);
+      }
+    }
+    return { page: Uint8Array.from(bytes), n };
+  };
+  const hyparquet = (page: Uint8Array, width: number, n: number): Uint32Array => {
+    const out = new Uint32Array(n);
+    readRleBitPackedHybrid({ view: new DataView(page.buffer), offset: 0 }, width, out, page.length);
+    return out;
+  };
+
+  it('readIndices decodes RLE / bit-packed hybrid runs as hyparquet does, every width up to 24', () => {
+    let seed = 11;
+    const next = (n: number): number => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n;
     for (let width = 1; width <= 24; width++) {
       for (let trial = 0; trial < 20; trial++) {
-        // Runs of either kind; the last bit-packed group may hold more values than the page.
-        const bytes: number[] = [];
-        let n = 0;
-        for (let runs = 1 + next(6); runs > 0; runs--) {
-          const value = () => next(2 ** Math.min(width, 20)) * 2 ** Math.max(0, width - 20) + next(2 ** Math.max(0, width - 20));
-          if (next(2) === 0) {
-            const count = 1 + next(300);
-            varint(count * 2, bytes);
-            const v = value();
-            for (let i = 0; i < width; i += 8) bytes.push(Math.floor(v / 2 ** i) % 256);
-            n += count;
-          } else {
-            const groups = 1 + next(40);
-            varint(groups * 2 + 1, bytes);
-            let acc = 0n;
-            for (let i = 0; i < groups * 8; i++) acc |= BigInt(value()) << BigInt(i * width);
-            for (let i = 0; i < groups * width; i++) bytes.push(Number((acc >> BigInt(8 * i)) & 255n));
-            n += groups * 8 - (runs === 1 ? next(8) : 0);
-          }
-        }
-        const page = Uint8Array.from(bytes);
-        const want = new Uint32Array(n);
-        readRleBitPackedHybrid({ view: new DataView(page.buffer), offset: 0 }, width, want, page.length);
+        const value = () => next(2 ** Math.min(width, 20)) * 2 ** Math.max(0, width - 20) + next(2 ** Math.max(0, width - 20));
+        const { page, n } = hybrid(width, next, value);
         const got = new Uint32Array(n);
         readIndices(page, 0, width, got, 'c');
-        expect(got).toEqual(want);
+        expect(got).toEqual(hyparquet(page, width, n));
       }
     }
     expect(() => readIndices(Uint8Array.of(2 * 5, 1), 0, 3, new Uint32Array(8), 'c')).toThrow('column "c" has a page whose dictionary indices end after 5 of its 8 values');
+  });
+
+  it('firstNull finds the first 0 among definition levels as hyparquet\'s levels do', () => {
+    let seed = 5;
+    const next = (n: number): number => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n;
+    for (let trial = 0; trial < 2000; trial++) {
+      // Mostly 1s (no null), so that nulls come late, early and not at all.
+      const rare = 1 + next(3000);
+      const { page, n } = hybrid(1, next, () => (next(rare) === 0 ? 0 : 1));
+      expect(firstNull(page, n, 'c')).toBe(hyparquet(page, 1, n).indexOf(0));
+    }
+    expect(() => firstNull(Uint8Array.of(2 * 5, 1), 8, 'c')).toThrow('column "c" has a page whose definition levels end after 5 of its 8 values');
   });
 
   it('says a corrupt or truncated file is not valid Parquet', async () => {

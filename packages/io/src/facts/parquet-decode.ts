@@ -140,8 +140,6 @@ class ChunkDecoder {
   private readonly isUnsigned: boolean;
   /** `decoder` as if the column were REQUIRED: readDataPage then reads no definition levels (pageV1 has). */
   private readonly required: ColumnDecoder;
-  /** Reused by pageV1. */
-  private levels = new Uint8Array(0);
   /** Per row of the chunk, its dictionary index, or its string's id in a plain page (reused). */
   private column = new Uint32Array(0);
   /** The chunk's pages, decoded, and the first not yet written whole. */
@@ -231,11 +229,11 @@ class ChunkDecoder {
     const n = header.num_values;
     const reader = { view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 };
     if (this.maxDefinition > 0) {
-      // A flat column's levels are 0 (null) or 1.
-      const levels = (this.levels = fit(this.levels, n)).subarray(0, n);
-      readRleBitPackedHybrid(reader, 1, levels);
-      const nul = levels.indexOf(0);
+      // A flat column's levels are 0 (null) or 1, after their length.
+      const length = reader.view.getUint32(reader.offset, true);
+      const nul = firstNull(bytes.subarray(reader.offset + 4, reader.offset + 4 + length), n, this.decoder.element.name);
       if (nul >= 0) this.writer.failNull(firstRow + row + nul, this.writer.kept[this.k]!);
+      reader.offset += 4 + length;
     }
     // The values follow, as in a column without levels: no value is null.
     const into = this.column.subarray(row, row + n);
@@ -359,6 +357,42 @@ export function readIndices(bytes: Uint8Array, at: number, width: number, out: U
       seen += count;
     }
   }
+}
+
+/**
+ * The first of `n` definition levels of a flat column (RLE / bit-packed hybrid, 1 bit each) that is 0 (a null), or
+ * -1: without making the array of levels hyparquet's readRleBitPackedHybrid makes (a non-null column's pages are
+ * one run of 1s each).
+ */
+export function firstNull(bytes: Uint8Array, n: number, column: string): number {
+  let seen = 0;
+  let at = 0;
+  while (seen < n) {
+    if (at >= bytes.length) throw new Error(`column "${column}" has a page whose definition levels end after ${seen} of its ${n} values`);
+    let header = 0;
+    for (let shift = 0; ; shift += 7) {
+      const b = bytes[at++]!;
+      header += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80 || shift > 28) break;
+    }
+    const count = Math.floor(header / 2);
+    if (header % 2 === 1) {
+      // `count` bytes of 8 levels each, lowest bit first.
+      for (let i = 0; i < count && seen < n; i++, seen += 8) {
+        const b = bytes[at + i] ?? 0;
+        if (b !== 0xff) {
+          const nul = seen + 31 - Math.clz32(~b & (b + 1));
+          if (nul < n) return nul;
+        }
+      }
+      at += count;
+    } else {
+      if (count > 0 && (bytes[at] ?? 0) === 0) return seen;
+      at += 1;
+      seen += count;
+    }
+  }
+  return -1;
 }
 
 /** `a`, or a larger array of its kind where it has fewer than `n` elements. */
