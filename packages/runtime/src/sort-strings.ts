@@ -114,27 +114,33 @@ export function mergeSortedLists(lists: readonly SortedStrings[]): { dict: Strin
         const y = texts[b]![j]!;
         return x < y ? -1 : x > y ? 1 : 0;
       };
-  /** The first entry from `i` on of list a that is not below string j of list b (a's strings, from i, all distinct). */
-  const below = ascii
-    ? (a: number, i: number, b: number, j: number): number => {
-        const { bytes, starts } = ascii[a]!;
-        const y = ascii[b]!;
-        const q = y.starts[j]!;
-        const qe = y.starts[j + 1]!;
-        for (const size = sizes[a]!; i < size; i++) if (compareBytes(bytes, starts[i]!, starts[i + 1]!, y.bytes, q, qe) >= 0) break;
-        return i;
-      }
-    : (a: number, i: number, b: number, j: number): number => {
-        const x = texts[a]!;
-        const y = texts[b]![j]!;
-        while (i < x.length && x[i]! < y) i++;
-        return i;
-      };
+  /**
+   * The first entry from `i` on of list a that is not below string j of list b (a's strings, from i, all distinct):
+   * found by galloping (steps of 1, 2, 4, ... then halving), so a long run of one list (a column's millions of names
+   * between two of the few kernel constants) costs a few comparisons, not one per string.
+   */
+  const below = (a: number, i: number, b: number, j: number): number => {
+    const size = sizes[a]!;
+    let lo = i;
+    let step = 1;
+    while (lo + step - 1 < size && compare(a, lo + step - 1, b, j) < 0) {
+      lo += step;
+      step *= 2;
+    }
+    // Entries before lo are below; the first not below lies in [lo, hi].
+    let hi = Math.min(size, lo + step - 1);
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compare(a, mid, b, j) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
   const at = new Uint32Array(k);
   let n = 0;
   for (;;) {
     // The list with the least head, and the one with the next least: strings come from the first while they stay below
-    // the second's head, one comparison each (lists of other ranges, a name column and a comment column, run long).
+    // the second's head (lists of other ranges, a name column and a comment column, run long).
     let best = -1;
     let second = -1;
     for (let l = 0; l < k; l++) {

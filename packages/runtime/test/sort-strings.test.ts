@@ -98,6 +98,12 @@ describe('mergeSortedLists', () => {
     const { lists: sorted } = lists(['a', 'b', 'c', 'é']);
     const merged = mergeSortedLists(sorted.map(sortedList));
     expect(merged.dict.strings).toEqual(sortDistinct(sorted.flat()));
+    // Long runs of one list between the other's few strings (a column's names and a program's constants).
+    const long = sortDistinct(Array.from({ length: 50_000 }, (_, i) => `name ${i * 7}`));
+    const few = ['', 'name 35', 'name 4', 'name 99999', 'zz'];
+    const runs = mergeSortedLists([sortedList(long), sortedList(few)]);
+    expect(runs.dict.strings).toEqual(sortDistinct([...long, ...few]));
+    expect([0, 1].every((k) => [long, few][k]!.every((t, i) => runs.dict.text(runs.ids[k]![i]!) === t))).toBe(true);
     const many = Array.from({ length: MERGED_LISTS + 1 }, (_, i) => sortedList([`s${i}`, `t${i % 3}`]));
     const { dict, listIds } = await dictionaryFor([], [], many);
     expect(dict.strings).toEqual(sortDistinct(many.flatMap((l) => [l.text(0), l.text(1)])));
