@@ -10,21 +10,28 @@ import { runInWorker, workerCount } from '../parallel/pool.js';
 import { defineTask } from '../parallel/tasks.js';
 import type { BinaryFactsLoader } from './column-words.js';
 import { openFactsFile } from './open-file.js';
-import { readExactly } from '../read-exactly.js';
+import { readExactly, readExactlySync } from '../read-exactly.js';
 import type { StringInterner } from './encoded.js';
 import { addStrings, checkParquet, decodeGroups, keptBytes, openParquet, type DecodedGroups } from './parquet-decode.js';
 import type { ByteStrings } from './byte-strings.js';
 import { asciiList, sortByteStrings } from '../sort-byte-strings.js';
 
-/** Bytes `start..end` of an open file, as hyparquet asks for them. */
-async function readRange(handle: FileHandle, start: number, end: number): Promise<ArrayBuffer> {
-  const bytes = new Uint8Array(end - start);
-  await readExactly(handle, bytes, start, (at) => new Error(`the file ended at byte ${at}, before byte ${end}`));
-  return bytes.buffer;
+/**
+ * An open file of `size` bytes as hyparquet reads it: read asynchronously, or on this thread where `sync` (a
+ * worker's task: readExactlySync).
+ */
+function fileBuffer(handle: FileHandle, size: number, sync = false): AsyncBuffer {
+  const slice = (start: number, end = size): ArrayBuffer | Promise<ArrayBuffer> => {
+    const bytes = new Uint8Array(end - start);
+    const ended = (at: number): Error => new Error(`the file ended at byte ${at}, before byte ${end}`);
+    if (sync) {
+      readExactlySync(handle, bytes, start, ended);
+      return bytes.buffer;
+    }
+    return readExactly(handle, bytes, start, ended).then(() => bytes.buffer);
+  };
+  return { byteLength: size, slice };
 }
-
-/** An open file of `size` bytes as hyparquet reads it. */
-const fileBuffer = (handle: FileHandle, size: number): AsyncBuffer => ({ byteLength: size, slice: (start, end = size) => readRange(handle, start, end) });
 
 /** Row groups [first, end) of a Parquet file, decoded by a worker. */
 interface GroupsTask {
@@ -45,7 +52,7 @@ type GroupsResult = ({ ok: true; ascii: boolean } & DecodedGroups) | { ok: false
 async function decodeGroupsOfFile(task: GroupsTask): Promise<GroupsResult> {
   const { handle, size } = await openFactsFile(task.path);
   try {
-    const opened = await openParquet(task.path, fileBuffer(handle, size), task.columns, task.relation, task.kept);
+    const opened = await openParquet(task.path, fileBuffer(handle, size, true), task.columns, task.relation, task.kept);
     const decoded = await decodeGroups(opened, task.path, task.first, task.end);
     return { ok: true, ascii: isAscii(decoded.strings.bytes), ...decoded };
   } catch (e) {
