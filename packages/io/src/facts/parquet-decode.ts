@@ -73,8 +73,16 @@ function bigEndian(bytes: Uint8Array): bigint {
 }
 
 /** The file's metadata, its columns' writer (checked against the declaration), and the file as hyparquet reads it. */
-export async function openParquet(path: string, file: AsyncBuffer, columns: readonly Column[], relation: string, kept: readonly number[]) {
-  const metadata = await fromReader(path, 'Parquet', () => parquetMetadataAsync(file));
+export async function openParquet(
+  path: string,
+  file: AsyncBuffer,
+  columns: readonly Column[],
+  relation: string,
+  kept: readonly number[],
+  /** The file's metadata, where the caller has it (a worker's task gets its row groups'), rather than its footer. */
+  known?: FileMetaData,
+) {
+  const metadata = known ?? (await fromReader(path, 'Parquet', () => parquetMetadataAsync(file)));
   const top = parquetSchema(metadata).children;
   // The writer's strings are ids already (see ChunkDecoder): it never interns.
   const writer = new ColumnWriter(path, 'Parquet', relation, columns, kept, top.map(fileColumn), NO_STRINGS);
@@ -407,8 +415,11 @@ export interface DecodedGroups {
   strings: ByteStrings;
 }
 
-/** Decodes row groups [first, end) of an opened Parquet file (`openParquet`) into row words. */
-export async function decodeGroups({ file, metadata, top, writer }: OpenedParquet, path: string, first: number, end: number): Promise<DecodedGroups> {
+/**
+ * Decodes row groups [first, end) of an opened Parquet file (`openParquet`) into row words; `firstRow` is the file
+ * row of group `first`'s first row (by default counted from the metadata).
+ */
+export async function decodeGroups({ file, metadata, top, writer }: OpenedParquet, path: string, first: number, end: number, firstRow = rowsBefore(metadata, first)): Promise<DecodedGroups> {
   const strings = new ByteInterner();
   const kept = writer.kept;
   const decoders = kept.map((c, k) => {
@@ -425,8 +436,6 @@ export async function decodeGroups({ file, metadata, top, writer }: OpenedParque
     return new ChunkDecoder(writer, k, decoder, strings);
   });
   const out: DecodedGroups = { words: [], bytes: [], strings: { bytes: new Uint8Array(0), ends: new Uint32Array(0), columns: new Uint32Array(0) } };
-  let firstRow = 0;
-  for (let g = 0; g < first; g++) firstRow += Number(metadata.row_groups[g]!.num_rows);
   for (let g = first; g < end; g++) {
     const group = metadata.row_groups[g]!;
     const rows = Number(group.num_rows);
@@ -449,6 +458,13 @@ export async function decodeGroups({ file, metadata, top, writer }: OpenedParque
   }
   out.strings = strings.table();
   return out;
+}
+
+/** Rows of row groups [0, group). */
+export function rowsBefore(metadata: FileMetaData, group: number): number {
+  let rows = 0;
+  for (let g = 0; g < group; g++) rows += Number(metadata.row_groups[g]!.num_rows);
+  return rows;
 }
 
 /**

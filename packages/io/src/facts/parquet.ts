@@ -4,7 +4,7 @@
  */
 import { isAscii } from 'node:buffer';
 import type { FileHandle } from 'node:fs/promises';
-import type { AsyncBuffer } from 'hyparquet';
+import type { AsyncBuffer, FileMetaData } from 'hyparquet';
 import { VixenError, type Column, type Diagnostic } from '@vixen/queryplan';
 import { runInWorker, workerCount } from '../parallel/pool.js';
 import { defineTask } from '../parallel/tasks.js';
@@ -12,7 +12,7 @@ import type { BinaryFactsLoader } from './column-words.js';
 import { openFactsFile } from './open-file.js';
 import { readExactly, readExactlySync } from '../read-exactly.js';
 import type { StringInterner } from './encoded.js';
-import { addStrings, checkParquet, decodeGroups, keptBytes, openParquet, type DecodedGroups } from './parquet-decode.js';
+import { addStrings, checkParquet, decodeGroups, keptBytes, openParquet, rowsBefore, type DecodedGroups } from './parquet-decode.js';
 import type { ByteStrings } from './byte-strings.js';
 import { asciiList, sortByteStrings } from '../sort-byte-strings.js';
 
@@ -33,14 +33,17 @@ function fileBuffer(handle: FileHandle, size: number, sync = false): AsyncBuffer
   return { byteLength: size, slice };
 }
 
-/** Row groups [first, end) of a Parquet file, decoded by a worker. */
+/**
+ * Row groups of a Parquet file, decoded by a worker: `metadata` holds the file's, but of its row groups only those
+ * (the caller parsed the footer once, not each task), the first starting at file row `firstRow`.
+ */
 interface GroupsTask {
   path: string;
   columns: readonly Column[];
   relation: string;
   kept: readonly number[];
-  first: number;
-  end: number;
+  metadata: FileMetaData;
+  firstRow: number;
 }
 
 /**
@@ -52,8 +55,8 @@ type GroupsResult = ({ ok: true; ascii: boolean } & DecodedGroups) | { ok: false
 async function decodeGroupsOfFile(task: GroupsTask): Promise<GroupsResult> {
   const { handle, size } = await openFactsFile(task.path);
   try {
-    const opened = await openParquet(task.path, fileBuffer(handle, size, true), task.columns, task.relation, task.kept);
-    const decoded = await decodeGroups(opened, task.path, task.first, task.end);
+    const opened = await openParquet(task.path, fileBuffer(handle, size, true), task.columns, task.relation, task.kept, task.metadata);
+    const decoded = await decodeGroups(opened, task.path, 0, task.metadata.row_groups.length, task.firstRow);
     return { ok: true, ascii: isAscii(decoded.strings.bytes), ...decoded };
   } catch (e) {
     if (e instanceof VixenError) return { ok: false, diagnostics: e.diagnostics };
@@ -120,7 +123,8 @@ export const loadParquetInto: BinaryFactsLoader = async (path, columns, target, 
       const n = Math.min(groups, 4 * workerCount());
       const results: Array<Promise<GroupsResult>> = [];
       for (let i = 0; i < n; i++) {
-        const task: GroupsTask = { path, columns, relation, kept, first: Math.floor((groups * i) / n), end: Math.floor((groups * (i + 1)) / n) };
+        const [first, end] = [Math.floor((groups * i) / n), Math.floor((groups * (i + 1)) / n)];
+        const task: GroupsTask = { path, columns, relation, kept, metadata: { ...metadata, row_groups: metadata.row_groups.slice(first, end) }, firstRow: rowsBefore(metadata, first) };
         results.push(handled(runInWorker(decodeGroupsTask, task)));
       }
       for (const pending of results) {
