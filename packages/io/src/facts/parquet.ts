@@ -73,25 +73,56 @@ const decodeGroupsTask = defineTask<GroupsTask, GroupsResult>('io/parquet-groups
 const PARALLEL_BYTES = 1 << 20;
 
 /**
- * Per decode, the run's ids of its distinct strings (`tables`). Where all are ASCII, their bytes are sorted and
- * deduplicated together on the worker pool into one list that the run's dictionary merges without decoding it
- * (StringInterner.addSorted): millions of names and comments never become JS strings, unless the run shows them.
- * Otherwise each is decoded and added (addStrings).
+ * The decodes' distinct strings back to back, in shared memory (for sortByteStrings' workers), copied as each decode
+ * arrives: the calling thread copies a task's while later ones still decode. Room for `parts` decodes like the first
+ * (tasks of a file are alike), grown if short.
  */
-async function runStringIds(tables: ReadonlyArray<ByteStrings & { ascii: boolean }>, strings: StringInterner): Promise<Uint32Array[]> {
-  const count = tables.reduce((n, t) => n + t.ends.length, 0);
-  const byteCount = tables.reduce((n, t) => n + t.bytes.length, 0);
-  if (count === 0 || !tables.every((t) => t.ascii) || byteCount >= 2 ** 32) return tables.map((t) => addStrings(t, strings));
-  // Shared, so the sorting workers read them where they are.
-  const bytes = new Uint8Array(new SharedArrayBuffer(byteCount));
-  const starts = new Uint32Array(new SharedArrayBuffer(4 * (count + 1)));
-  let at = 0;
-  let s = 0;
-  for (const t of tables) {
-    bytes.set(t.bytes, at);
-    for (let i = 0; i < t.ends.length; i++) starts[++s] = at + t.ends[i]!;
-    at += t.bytes.length;
+class JoinedStrings {
+  private bytes: Uint8Array = new Uint8Array(new SharedArrayBuffer(0));
+  private used = 0;
+  private ends = new Uint32Array(1 << 10);
+  private count = 0;
+  /** Whether every decode's strings are ASCII (those that are not are not kept: addStrings decodes them). */
+  ascii = true;
+
+  constructor(private readonly parts: number) {}
+
+  add(table: ByteStrings, ascii: boolean): void {
+    this.ascii &&= ascii;
+    if (!this.ascii || this.used + table.bytes.length >= 2 ** 32) return void (this.ascii = false);
+    if (this.used + table.bytes.length > this.bytes.length) {
+      const room = this.used === 0 ? Math.ceil(1.25 * this.parts * table.bytes.length) : 2 * this.bytes.length;
+      const bigger = new Uint8Array(new SharedArrayBuffer(Math.min(2 ** 32 - 1, Math.max(this.used + table.bytes.length, room))));
+      bigger.set(this.bytes.subarray(0, this.used));
+      this.bytes = bigger;
+    }
+    this.bytes.set(table.bytes, this.used);
+    if (this.count + table.ends.length > this.ends.length) {
+      const bigger = new Uint32Array(Math.max(this.count + table.ends.length, 2 * this.ends.length));
+      bigger.set(this.ends.subarray(0, this.count));
+      this.ends = bigger;
+    }
+    for (let i = 0; i < table.ends.length; i++) this.ends[this.count++] = this.used + table.ends[i]!;
+    this.used += table.bytes.length;
   }
+
+  /** The strings as sortByteStrings takes them (string i is bytes [starts[i], starts[i + 1])). */
+  shared(): { bytes: Uint8Array; starts: Uint32Array; count: number } {
+    const starts = new Uint32Array(new SharedArrayBuffer(4 * (this.count + 1)));
+    starts.set(this.ends.subarray(0, this.count), 1);
+    return { bytes: this.bytes.subarray(0, this.used), starts, count: this.count };
+  }
+}
+
+/**
+ * Per decode, the run's ids of its distinct strings (`tables`, also `joined`). Where all are ASCII, their bytes are
+ * sorted and deduplicated together on the worker pool into one list that the run's dictionary merges without
+ * decoding it (StringInterner.addSorted): millions of names and comments never become JS strings, unless the run
+ * shows them. Otherwise each is decoded and added (addStrings).
+ */
+async function runStringIds(tables: readonly ByteStrings[], joined: JoinedStrings, strings: StringInterner): Promise<Uint32Array[]> {
+  const { bytes, starts, count } = joined.shared();
+  if (count === 0 || !joined.ascii) return tables.map((t) => addStrings(t, strings));
   const { sorted, rank } = await sortByteStrings(bytes, starts);
   const first = strings.addSorted(asciiList(sorted));
   let from = 0;
@@ -114,16 +145,19 @@ export const loadParquetInto: BinaryFactsLoader = async (path, columns, target, 
     const { metadata } = opened;
     checkParquet(opened, path);
     const groups = metadata.row_groups.length;
-    const decoded: Array<DecodedGroups & { ascii: boolean }> = [];
-    if (groups < 2 || workerCount() < 2 || keptBytes(metadata, kept, 0, groups) < PARALLEL_BYTES) {
+    const decoded: DecodedGroups[] = [];
+    const parallel = groups >= 2 && workerCount() >= 2 && keptBytes(metadata, kept, 0, groups) >= PARALLEL_BYTES;
+    const tasks = parallel ? Math.min(groups, 4 * workerCount()) : 1;
+    const joined = new JoinedStrings(tasks);
+    if (!parallel) {
       const d = await decodeGroups(opened, path, 0, groups);
-      decoded.push({ ...d, ascii: isAscii(d.strings.bytes) });
+      decoded.push(d);
+      joined.add(d.strings, isAscii(d.strings.bytes));
       for (const b of d.bytes) onBytes?.(b);
     } else {
-      const n = Math.min(groups, 4 * workerCount());
       const results: Array<Promise<GroupsResult>> = [];
-      for (let i = 0; i < n; i++) {
-        const [first, end] = [Math.floor((groups * i) / n), Math.floor((groups * (i + 1)) / n)];
+      for (let i = 0; i < tasks; i++) {
+        const [first, end] = [Math.floor((groups * i) / tasks), Math.floor((groups * (i + 1)) / tasks)];
         const task: GroupsTask = { path, columns, relation, kept, metadata: { ...metadata, row_groups: metadata.row_groups.slice(first, end) }, firstRow: rowsBefore(metadata, first) };
         results.push(handled(runInWorker(decodeGroupsTask, task)));
       }
@@ -131,11 +165,12 @@ export const loadParquetInto: BinaryFactsLoader = async (path, columns, target, 
         const r = await pending;
         if (!r.ok) throw new VixenError(r.diagnostics);
         decoded.push(r);
+        joined.add(r.strings, r.ascii);
         for (const b of r.bytes) onBytes?.(b);
       }
     }
     // Rows are adopted once every task has ended well: nothing is half-loaded after an error.
-    const ids = await runStringIds(decoded.map((d) => ({ ...d.strings, ascii: d.ascii })), strings);
+    const ids = await runStringIds(decoded.map((d) => d.strings), joined, strings);
     decoded.forEach((d, i) => {
       // The task's strings are noted with its first group, so the run lists them without reading the rows; the rows
       // get their ids when the run's dictionary is known, in the same pass as the dictionary's (EncodedRelation.adopt).
