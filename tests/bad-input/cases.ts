@@ -59,6 +59,18 @@ const typedPrefix = '1,2,3,1.5,2.25,true,2024-01-02,';
 const tenMegabytes = 10_000_000;
 /** Runs all-types.logic on the store `dir` gives (default: the broken copy setup made). */
 const storeRun = (dir: (p: Paths) => string = (p) => p.gen('store')) => (p: Paths) => ['run', p.bad(types), '--facts', dir(p), '--output', 'row', '--format', 'csv'];
+/** The parts of a store manifest the cases break. */
+interface Manifest {
+  version: number;
+  relations: { t: { columns: Array<{ crc32: number; encoding?: Record<string, unknown> }> } };
+}
+/** Rewrites the manifest of the store `dir` as `change` changes it. */
+const editManifest = (dir: string, change: (m: Manifest) => unknown): void => {
+  const path = join(dir, 'vixen-store.json');
+  const manifest = JSON.parse(readFileSync(path, 'utf8')) as Manifest;
+  change(manifest);
+  writeFileSync(path, JSON.stringify(manifest));
+};
 /** A setup that copies store-all-types to the case's folder and breaks the copy with `breakIt`. */
 const brokenStore = (breakIt: (dir: string) => void) => (p: Paths) => {
   cpSync(p.bad('store-all-types'), p.gen('store'), { recursive: true });
@@ -314,49 +326,98 @@ export const cliCases: CliCase[] = [
     stderr: /error: cannot read facts file .*edge\.csv: .*permission denied/,
   },
 
-  // Columnar stores (vixen import): store-all-types is facts-crlf's t, imported; setup copies it and breaks the copy.
+  // Columnar stores (vixen import): store-all-types is facts-crlf's t, imported (every column one byte a value: a
+  // frame of reference); store-v2 is its columns i and s as a version 2 store (before column encodings) wrote them
+  // (`vixen import --columns read` of store-v2.logic). setup copies a store and breaks the copy.
   { kind: 'store', name: 'a store is read as its facts were', args: storeRun((p) => p.bad('store-all-types')), code: 0, stderr: /adapter:/, stdout: 'i,s\n1,first\n2,second\n' },
+  { kind: 'store', name: 'a store of version 2 (device words) is still read', args: (p) => ['run', p.bad('store-v2.logic'), '--facts', p.bad('store-v2'), '--format', 'csv'], code: 0, stderr: /adapter:/, stdout: 'i,s\n1,first\n2,second\n' },
   {
     kind: 'store',
     name: 'a store of another version',
-    setup: brokenStore((dir) => writeFileSync(join(dir, 'vixen-store.json'), readFileSync(join(dir, 'vixen-store.json'), 'utf8').replace('"version": 1', '"version": 3'))),
+    setup: brokenStore((dir) => editManifest(dir, (m) => (m.version = 4))),
     args: storeRun(),
     code: 1,
-    stderr: /^error: .*store\/vixen-store\.json: store version 3 is not supported \(this Vixen reads versions 1 and 2; import the facts again with vixen import\)\n$/,
+    stderr: /^error: .*store\/vixen-store\.json: store version 4 is not supported \(this Vixen reads versions 1, 2 and 3; import the facts again with vixen import\)\n$/,
   },
   {
     kind: 'store',
     name: 'a corrupt store manifest',
-    setup: brokenStore((dir) => writeFileSync(join(dir, 'vixen-store.json'), '{"format": "vixen-store", "version": 1, "relations": {"t": {"rows": 2}}}')),
+    setup: brokenStore((dir) => writeFileSync(join(dir, 'vixen-store.json'), '{"format": "vixen-store", "version": 3, "relations": {"t": {"rows": 2}}}')),
     args: storeRun(),
     code: 1,
     stderr: /^error: .*store\/vixen-store\.json: corrupt store manifest: relations\.t\.columns: /,
   },
-  { kind: 'store', name: 'a missing column file', setup: brokenStore((dir) => rmSync(join(dir, 't/7.u32'))), args: storeRun(), code: 1, stderr: /^error: store file missing: .*store\/t\/7\.u32\n$/ },
-  { kind: 'store', name: 'a truncated column file', setup: brokenStore((dir) => truncateSync(join(dir, 't/0.u32'), 6)), args: storeRun(), code: 1, stderr: /^error: store file .*store\/t\/0\.u32 has 6 bytes, the manifest says 8 \(truncated or rewritten: import the facts again\)\n$/ },
+  {
+    kind: 'store',
+    name: 'a column encoding this Vixen does not know',
+    setup: brokenStore((dir) => editManifest(dir, (m) => (m.relations.t.columns[7]!.encoding = { kind: 'rle', width: 1 }))),
+    args: storeRun(),
+    code: 1,
+    stderr: /^error: .*store\/vixen-store\.json: corrupt store manifest: relations\.t\.columns\.7\.encoding\.kind: Invalid discriminator value\. Expected 'words' \| 'frame'\n$/,
+  },
+  {
+    kind: 'store',
+    name: 'a narrow column of a width the format does not have',
+    setup: brokenStore((dir) => editManifest(dir, (m) => (m.relations.t.columns[0]!.encoding!.width = 3))),
+    args: storeRun(),
+    code: 1,
+    stderr: /^error: .*store\/vixen-store\.json: corrupt store manifest: relations\.t\.columns\.0\.encoding\.width: Invalid option: expected one of 1\|2\|4\n$/,
+  },
+  {
+    kind: 'store',
+    name: 'a frame of reference whose base has the wrong number of words',
+    setup: brokenStore((dir) => editManifest(dir, (m) => (m.relations.t.columns[2]!.encoding!.base = [0]))),
+    args: storeRun(),
+    code: 1,
+    stderr: /^error: .*store\/vixen-store\.json: corrupt store manifest: relations\.t\.columns\.2\.encoding\.base: expected as many base words as the type has words\n$/,
+  },
+  {
+    kind: 'store',
+    name: 'a frame of reference with a step of zero',
+    setup: brokenStore((dir) => editManifest(dir, (m) => (m.relations.t.columns[0]!.encoding!.step = 0))),
+    args: storeRun(),
+    code: 1,
+    stderr: /^error: .*store\/vixen-store\.json: corrupt store manifest: relations\.t\.columns\.0\.encoding\.step: Too small: expected number to be >=1\n$/,
+  },
+  {
+    kind: 'store',
+    name: 'a version 3 column without its encoding',
+    setup: brokenStore((dir) => editManifest(dir, (m) => delete m.relations.t.columns[0]!.encoding)),
+    args: storeRun(),
+    code: 1,
+    stderr: /^error: .*store\/vixen-store\.json: corrupt store manifest: relations\.t\.columns\.0\.encoding: Invalid input: expected object, received undefined\n$/,
+  },
+  {
+    kind: 'store',
+    name: 'a column encoding wider than its file (size and checksum matching)',
+    setup: brokenStore((dir) => editManifest(dir, (m) => (m.relations.t.columns[0]!.encoding!.width = 2))),
+    args: storeRun(),
+    code: 1,
+    stderr: /^error: store file .*store\/t\/0\.u8: the manifest gives it 2 bytes for 2 rows of int32 at 2 bytes each \(corrupt manifest\)\n$/,
+  },
+  { kind: 'store', name: 'a missing column file', setup: brokenStore((dir) => rmSync(join(dir, 't/7.u8'))), args: storeRun(), code: 1, stderr: /^error: store file missing: .*store\/t\/7\.u8\n$/ },
+  { kind: 'store', name: 'a truncated column file', setup: brokenStore((dir) => truncateSync(join(dir, 't/0.u8'), 1)), args: storeRun(), code: 1, stderr: /^error: store file .*store\/t\/0\.u8 has 1 bytes, the manifest says 2 \(truncated or rewritten: import the facts again\)\n$/ },
   {
     kind: 'store',
     name: 'a column file with a bad checksum',
     setup: brokenStore((dir) => {
-      const bytes = readFileSync(join(dir, 't/0.u32'));
+      const bytes = readFileSync(join(dir, 't/0.u8'));
       bytes[0]! ^= 0x10;
-      writeFileSync(join(dir, 't/0.u32'), bytes);
+      writeFileSync(join(dir, 't/0.u8'), bytes);
     }),
     args: storeRun(),
     code: 1,
-    stderr: /^error: store file .*store\/t\/0\.u32 is corrupt: its CRC-32 differs from the manifest's \(import the facts again\)\n$/,
+    stderr: /^error: store file .*store\/t\/0\.u8 is corrupt: its CRC-32 differs from the manifest's \(import the facts again\)\n$/,
   },
   {
     kind: 'store',
     name: 'a string id outside its dictionary (a file written wrong, its checksum matching)',
     setup: brokenStore((dir) => {
-      const file = join(dir, 't/7.u32');
+      const file = join(dir, 't/7.u8');
       const bytes = readFileSync(file);
-      bytes.writeUInt32LE(7, 4);
+      bytes[1] = 7;
       writeFileSync(file, bytes);
-      const manifest = JSON.parse(readFileSync(join(dir, 'vixen-store.json'), 'utf8')) as { relations: { t: { columns: Array<{ file: string; crc32: number }> } } };
-      manifest.relations.t.columns.find((c) => c.file === 't/7.u32')!.crc32 = crc32(bytes);
-      writeFileSync(join(dir, 'vixen-store.json'), JSON.stringify(manifest));
+      editManifest(dir, (m) => (m.relations.t.columns[7]!.crc32 = crc32(bytes)));
     }),
     args: storeRun(),
     code: 1,

@@ -240,7 +240,7 @@ export const PASS_LAYOUTS = {
   /**
    * A store column's values into rows (kernels/store-columns.ts). (column, rows, state, u) u0 = (rows, row width,
    * word offset in a row, words per value), u1 = (string id base, dictionary size, is a string column, the rows' first
-   * row).
+   * row), u2 = (bytes per narrow value, 0 for words; the frame's base lo, base hi, step).
    */
   storeColumn: ['read', 'write', 'write', 'uniform'],
   /**

@@ -37,6 +37,7 @@ export { StoreDictionary } from './store/dictionary.js';
 export { StoreFileReader } from './store/files.js';
 export type { StoreDeviceLoader, StoreRelationRead } from './store/load.js';
 export { storeError, type StoreColumn } from './store/manifest.js';
+export { bytesPerValue, narrowColumn, widenColumn, type ColumnEncoding } from './store/column-encoding.js';
 export { writeFilesAtomically, writeLines, type OutputFile } from './output-files.js';
 export { souffleLines, writeSouffleOutputs } from './souffle-output.js';
 export { formatSouffleFloat, souffleRecordView } from './souffle-values.js';

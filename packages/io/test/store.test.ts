@@ -55,6 +55,9 @@ writeFileSync(join(text, 'other.tsv'), '5\tplain\n6\tonly here\n');
 const store = join(root, 'store');
 const imported = importStore({ relations: [decl('t', [0]), otherDecl], factsDir: text, out: store });
 
+/** The file of column `c` of `relation` in the store `dir`, as its manifest names it. */
+const columnFile = (dir: string, relation: string, c: number): string => JSON.parse(readFileSync(join(dir, STORE_MANIFEST), 'utf8')).relations[relation].columns[c].file;
+
 /** A fresh copy of the store, to break. */
 function copy(name: string): string {
   const to = join(root, name);
@@ -77,8 +80,12 @@ describe('columnar store', () => {
     expect(r.strings).toBe(6);
     const manifest = JSON.parse(readFileSync(join(store, STORE_MANIFEST), 'utf8'));
     expect(manifest.relations.t.columns.map((c: { file: string; bytes: number }) => [c.file, c.bytes])).toEqual([
-      ['t/0.u32', 20], ['t/1.u32', 20], ['t/2.u32', 40], ['t/3.u32', 20], ['t/4.u32', 40], ['t/5.u32', 20], ['t/6.u32', 20], ['t/7.u32', 20],
+      // Narrow where the values' range allows: u (0, 2^32 - 1 read as -1, 7, 8, 9), the booleans, the string ids.
+      ['t/0.u32', 20], ['t/1.u8', 5], ['t/2.u32', 40], ['t/3.u32', 20], ['t/4.u32', 40], ['t/5.u8', 5], ['t/6.u32', 20], ['t/7.u8', 5],
     ]);
+    expect(manifest.version).toBe(3);
+    expect(manifest.relations.t.columns[1].encoding).toEqual({ kind: 'frame', width: 1, base: [2 ** 32 - 1], step: 1 });
+    expect(manifest.relations.t.columns[0].encoding).toEqual({ kind: 'words' });
   });
 
   it('loads the rows the text files give: all columns, and any subset', async () => {
@@ -92,8 +99,8 @@ describe('columnar store', () => {
   it('reads only the column files a program keeps', async () => {
     await imported;
     const dir = copy('pruned');
-    for (const c of [0, 1, 3, 4, 5, 6]) rmSync(join(dir, `t/${c}.u32`));
-    rmSync(join(dir, 'other/1.u32'));
+    for (const c of [0, 1, 3, 4, 5, 6]) rmSync(join(dir, columnFile(dir, 't', c)));
+    rmSync(join(dir, columnFile(dir, 'other', 1)));
     const relations = [decl('t', [2, 7]), { ...otherDecl, columns: [other[0]!], pruned: { sourceColumns: other, loadColumns: [0] } }];
     expect(await load(dir, relations)).toEqual(await load(text, relations));
     expect(await failure(load(dir, [decl('t', [0])]))).toMatch(/^store file missing: .*pruned\/t\/0\.u32$/);
@@ -162,15 +169,13 @@ describe('columnar store', () => {
     const r = await importStore({ relations: [decl('t', [0, 7]), otherDecl], factsDir: text, out: subset, columns: 'read' });
     expect(r.relations).toEqual([{ name: 't', rows: 5 }, { name: 'other', rows: 2 }]);
     const manifest = JSON.parse(readFileSync(join(subset, STORE_MANIFEST), 'utf8'));
-    expect(manifest.version).toBe(2);
-    expect(manifest.relations.t.columns.map((c: { file?: string; omitted?: true }) => c.file ?? c.omitted)).toEqual(['t/0.u32', true, true, true, true, true, true, 't/7.u32']);
-    expect(readdirSync(join(subset, 't')).sort()).toEqual(['0.u32', '7.offsets', '7.strings', '7.u32']);
+    expect(manifest.version).toBe(3);
+    expect(manifest.relations.t.columns.map((c: { file?: string; omitted?: true }) => c.file ?? c.omitted)).toEqual(['t/0.u32', true, true, true, true, true, true, 't/7.u8']);
+    expect(readdirSync(join(subset, 't')).sort()).toEqual(['0.u32', '7.offsets', '7.strings', '7.u8']);
     for (const keep of [[0, 7], [7], [0]]) expect(await load(subset, [decl('t', keep), otherDecl])).toEqual(await load(text, [decl('t', keep), otherDecl]));
     expect(await failure(load(subset, [decl('t', [0, 1, 6])]))).toBe(
       `relation t: store ${subset} omits columns 2 (u), 7 (dt), which the program reads (imported with --columns read for another program: import the facts again)`,
     );
-    // Every column kept: a version 1 store, as older Vixens read.
-    expect(JSON.parse(readFileSync(join(store, STORE_MANIFEST), 'utf8')).version).toBe(1);
   });
 
   it('names a manifest of another version, format or shape', async () => {
@@ -182,7 +187,7 @@ describe('columnar store', () => {
       return dir;
     };
     const relations = [decl('t')];
-    expect(await failure(load(edit('v0', (m) => void (m.version = 0)), relations))).toMatch(/v0\/vixen-store\.json: store version 0 is not supported \(this Vixen reads versions 1 and 2; import the facts again/);
+    expect(await failure(load(edit('v0', (m) => void (m.version = 0)), relations))).toMatch(/v0\/vixen-store\.json: store version 0 is not supported \(this Vixen reads versions 1, 2 and 3; import the facts again/);
     expect(await failure(load(edit('format', (m) => void (m.format = 'parquet')), relations))).toMatch(/format\/vixen-store\.json: not a Vixen store manifest/);
     expect(await failure(load(edit('shape', (m) => void ((m.relations as Record<string, { rows: unknown }>).t!.rows = -1)), relations))).toMatch(/shape\/vixen-store\.json: corrupt store manifest: relations\.t\.rows: /);
     expect(await failure(load(edit('undictionary', (m) => void delete (m.relations as Record<string, { columns: { dictionary?: unknown }[] }>).t!.columns[7]!.dictionary), relations))).toMatch(

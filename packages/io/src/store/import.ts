@@ -14,7 +14,8 @@ import { EncodedFacts, StringInterner, columnWordOffsets, factsColumns, type Enc
 import { loadFactsDirInto, loadKeptColumns } from '../facts/dir.js';
 import type { LoadProgressListener } from '../load-progress.js';
 import { writeDictionary } from './dictionary.js';
-import { wordBytes, writeStoreFile } from './files.js';
+import { writeStoreFile } from './files.js';
+import { narrowColumn } from './column-encoding.js';
 import { STORE_FORMAT, STORE_MANIFEST, STORE_VERSION, storeError, type OmittedColumn, type StoreColumn, type StoreManifest } from './manifest.js';
 
 export interface ImportStoreOptions {
@@ -53,7 +54,6 @@ export async function importStore(options: ImportStoreOptions): Promise<Imported
     const written: StoreManifest['relations'] = {};
     let bytes = 0;
     let strings = 0;
-    let omits = false;
     const writeRelation = async (decl: RelationDecl, rel: EncodedRelation, interner: StringInterner): Promise<void> => {
       const folder = encodeURIComponent(decl.name);
       await mkdir(join(building, folder));
@@ -85,19 +85,22 @@ export async function importStore(options: ImportStoreOptions): Promise<Imported
         const values = kept.find((k) => k.c === c);
         if (!values) {
           stored.push({ name, type, omitted: true });
-          omits = true;
           continue;
         }
-        const { words, dictionary } = values;
+        const { words, dictionary, width } = values;
         const base = `${folder}/${c}`;
-        const column: StoreColumn = { name, type, ...(await writeStoreFile(building, `${base}.u32`, wordBytes(words))) };
+        // The narrowest encoding that holds the column (fewer bytes for a load to read and upload).
+        const { encoding, bytes: narrow } = narrowColumn(words, width);
+        // Named by the unsigned integers it holds: u32 for words, u8, u16 or u32 for a frame's offsets.
+        const file = `${base}.u${encoding.kind === 'words' ? 32 : 8 * encoding.width}`;
+        const column: StoreColumn = { name, type, encoding, ...(await writeStoreFile(building, file, narrow)) };
         if (dictionary) {
           column.dictionary = await writeDictionary(building, base, dictionary);
           bytes += column.dictionary.bytes.bytes + column.dictionary.offsets.bytes;
           strings += dictionary.length;
         }
         stored.push(column);
-        bytes += words.byteLength;
+        bytes += column.bytes;
       }
       written[decl.name] = { rows: rel.count, columns: stored };
     };
@@ -124,8 +127,7 @@ export async function importStore(options: ImportStoreOptions): Promise<Imported
     // A store as the source is loaded whole, without the file hook.
     for (const [name, rel] of facts.relations) await writeRelation(full.find((r) => r.name === name)!, rel, facts.strings);
 
-    // Version 1 where nothing is omitted, so that older Vixens read the store.
-    const manifest: StoreManifest = { format: STORE_FORMAT, version: omits ? STORE_VERSION : 1, relations: written };
+    const manifest: StoreManifest = { format: STORE_FORMAT, version: STORE_VERSION, relations: written };
     await writeFile(join(building, STORE_MANIFEST), JSON.stringify(manifest, null, 1) + '\n');
     // mkdtemp's folder is private; a store is as readable as the folders beside it.
     await chmod(building, 0o777 & ~process.umask());

@@ -1,6 +1,6 @@
 /**
  * Loading facts from a columnar store: only the columns a program reads (`pruned.loadColumns`), each column file
- * read whole with one read (and verified, files.ts), then interleaved into the relation's row-major words in
+ * read whole with one read (and verified, files.ts), widened to words where it is narrower, then interleaved into the relation's row-major words in
  * chunks that the relation adopts; no value is parsed. A string column holds ids of its own dictionary, which the
  * run's interner takes as it is (sorted, undecoded): ids are shifted, not looked up.
  */
@@ -10,6 +10,7 @@ import { CHUNK_WORDS, columnTypes, factsColumns, type DeviceRows, type EncodedFa
 import { progressCounter, type LoadProgressListener } from '../load-progress.js';
 import { StoreDictionary } from './dictionary.js';
 import { readStoreFile } from './files.js';
+import { bytesPerValue, widenColumn } from './column-encoding.js';
 import { isOmitted, readStoreManifest, storeError, type StoreColumn, type StoreManifest } from './manifest.js';
 
 type StoredRelation = StoreManifest['relations'][string];
@@ -114,8 +115,9 @@ interface ColumnWords {
 async function loadRelation(dir: string, { decl, stored, kept }: RelationLoad, facts: EncodedFacts, step: (bytes: number) => void, onDevice?: StoreDeviceLoader): Promise<void> {
   const target = facts.relation(decl.name, columnTypes(decl.columns));
   for (const column of kept) {
-    if (column.bytes !== stored.rows * rowWords([column.type]) * 4) {
-      throw storeError(`store file ${join(dir, column.file)}: the manifest gives it ${column.bytes} bytes for ${stored.rows} rows of ${column.type} (corrupt manifest)`);
+    const per = bytesPerValue(column.encoding, rowWords([column.type]));
+    if (column.bytes !== stored.rows * per) {
+      throw storeError(`store file ${join(dir, column.file)}: the manifest gives it ${column.bytes} bytes for ${stored.rows} rows of ${column.type} at ${per} bytes each (corrupt manifest)`);
     }
   }
   const onTheDevice = onDevice && target.width > 0 ? await onDevice({ dir, name: decl.name, rows: stored.rows, columns: kept }, facts.strings, step) : undefined;
@@ -130,8 +132,7 @@ async function loadRelation(dir: string, { decl, stored, kept }: RelationLoad, f
   for (const column of kept) {
     const path = join(dir, column.file);
     const width = rowWords([column.type]);
-    const bytes = await readStoreFile(dir, column);
-    const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+    const words = widenColumn(await readStoreFile(dir, column), column.encoding, stored.rows, width);
     if (column.dictionary) {
       mapStrings(words, path, await StoreDictionary.read(dir, column.dictionary), facts, used);
       step(column.dictionary.bytes.bytes + column.dictionary.offsets.bytes);

@@ -1,23 +1,26 @@
 /**
  * The manifest of a columnar store (`vixen-store.json`), checked with zod: the format and version first (so an
- * older or newer store is named as such), then every field. A store is a folder of little-endian u32 column files
- * in the device word encoding (encoding.ts), one per column per relation, and a dictionary per string column; the manifest
- * gives each file's size and CRC-32, so a truncated, rewritten or corrupt file is an error, never a wrong answer.
+ * older or newer store is named as such), then every field. A store is a folder of column files, one per column per
+ * relation, each in its encoding (column-encoding.ts: the device words of encoding.ts, or narrower), and a dictionary
+ * per string column; the manifest gives each file's encoding, size and CRC-32, so a truncated, rewritten or corrupt
+ * file is an error, never a wrong answer. docs/store.md describes the format.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { VixenError, errorAt, type ScalarType } from '@vixen/queryplan';
+import { VixenError, errorAt, wordsOf, type ScalarType } from '@vixen/queryplan';
+import { WORDS_ENCODING, type ColumnEncoding } from './column-encoding.js';
 
 export const STORE_MANIFEST = 'vixen-store.json';
 export const STORE_FORMAT = 'vixen-store';
 /**
- * The newest store version, 2: a column may be omitted (`vixen import --columns read`). A store without omitted
- * columns is written as version 1, which older Vixens read too; an older Vixen names a version 2 store as such.
+ * The store version written, 3: each column file has an encoding (narrow ones for most columns). Version 2 could omit
+ * a column (`vixen import --columns read`; version 3 can too); versions 1 and 2 hold device words only, and are still
+ * read. An older Vixen names a version 3 store as one it does not read.
  */
-export const STORE_VERSION = 2;
+export const STORE_VERSION = 3;
 /** Versions this Vixen reads. */
-const READ_VERSIONS = [1, 2];
+const READ_VERSIONS = [1, 2, 3];
 
 const SCALAR_TYPES = ['int32', 'uint32', 'int64', 'float32', 'decimal', 'boolean', 'date', 'string'] as const satisfies readonly ScalarType[];
 
@@ -35,24 +38,41 @@ const dictionarySchema = z.object({
   offsets: fileSchema,
 });
 
-const storedColumnSchema = fileSchema
-  .extend({ name: z.string(), type: z.enum(SCALAR_TYPES), dictionary: dictionarySchema.optional() })
-  .refine((c) => (c.type === 'string') === (c.dictionary !== undefined), 'expected a dictionary for a string column, and only for one');
-/** A column left out of the store (version 2): the program that imported it did not read it. */
+const word = z.number().int().min(0).max(2 ** 32 - 1);
+/** A column file's encoding (version 3; column-encoding.ts). */
+const encodingSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('words') }).strict(),
+  z.object({ kind: z.literal('frame'), width: z.literal([1, 2, 4]), base: z.array(word), step: word.min(1) }).strict(),
+]) satisfies z.ZodType<ColumnEncoding>;
+
+/** A stored column, its encoding as the manifest's version has it: required from version 3, absent (words) before. */
+const storedColumn = <E extends z.ZodTypeAny>(encoding: E) =>
+  fileSchema
+    // `omitted` only tells it from an omitted column, so that an error is named in the stored column's fields.
+    .extend({ name: z.string(), type: z.enum(SCALAR_TYPES), encoding, dictionary: dictionarySchema.optional(), omitted: z.literal(false).optional() })
+    .refine((c) => (c.type === 'string') === (c.dictionary !== undefined), 'expected a dictionary for a string column, and only for one')
+    .refine((c) => {
+      const e = (c as unknown as { encoding: ColumnEncoding }).encoding;
+      return e.kind !== 'frame' || e.base.length === wordsOf(c.type);
+    }, { message: 'expected as many base words as the type has words', path: ['encoding', 'base'] });
+/** A column left out of the store (version 2 on): the program that imported it did not read it. */
 const omittedColumnSchema = z.object({ name: z.string(), type: z.enum(SCALAR_TYPES), omitted: z.literal(true) }).strict();
-const columnSchema = z.union([omittedColumnSchema, storedColumnSchema]);
 
-const manifestSchema = z.object({
-  format: z.literal(STORE_FORMAT),
-  version: z.union([z.literal(1), z.literal(2)]),
-  relations: z.record(z.string(), z.object({ rows: count, columns: z.array(columnSchema) })),
-});
+const manifestOf = <E extends z.ZodTypeAny, V extends z.ZodTypeAny>(version: V, encoding: E) =>
+  z.object({
+    format: z.literal(STORE_FORMAT),
+    version,
+    relations: z.record(z.string(), z.object({ rows: count, columns: z.array(z.discriminatedUnion('omitted', [omittedColumnSchema, storedColumn(encoding)])) })),
+  });
+const manifestSchema = manifestOf(z.literal(STORE_VERSION), encodingSchema);
+/** Versions 1 and 2: every file holds device words. */
+const wordsManifestSchema = manifestOf(z.union([z.literal(1), z.literal(2)]), z.undefined().optional().transform((): ColumnEncoding => WORDS_ENCODING));
 
-export type StoreManifest = z.infer<typeof manifestSchema>;
+export type StoreManifest = z.infer<typeof manifestSchema> | z.infer<typeof wordsManifestSchema>;
 export type StoreFile = z.infer<typeof fileSchema>;
-export type StoreColumn = z.infer<typeof storedColumnSchema>;
+export type StoreColumn = z.infer<ReturnType<typeof storedColumn<typeof encodingSchema>>>;
 export type OmittedColumn = z.infer<typeof omittedColumnSchema>;
-export const isOmitted = (c: StoreColumn | OmittedColumn): c is OmittedColumn => 'omitted' in c;
+export const isOmitted = (c: StoreColumn | OmittedColumn): c is OmittedColumn => c.omitted === true;
 export type StoreDictionaryFiles = z.infer<typeof dictionarySchema>;
 
 /** A user error about a store file. */
@@ -70,9 +90,10 @@ export async function readStoreManifest(dir: string): Promise<StoreManifest> {
   const head = z.object({ format: z.string(), version: z.number() }).safeParse(json);
   if (!head.success || head.data.format !== STORE_FORMAT) throw storeError(`${path}: not a Vixen store manifest (expected "format": "${STORE_FORMAT}")`);
   if (!READ_VERSIONS.includes(head.data.version)) {
-    throw storeError(`${path}: store version ${head.data.version} is not supported (this Vixen reads versions ${READ_VERSIONS.join(' and ')}; import the facts again with vixen import)`);
+    throw storeError(`${path}: store version ${head.data.version} is not supported (this Vixen reads versions ${READ_VERSIONS.slice(0, -1).join(', ')} and ${READ_VERSIONS.at(-1)}; import the facts again with vixen import)`);
   }
-  const r = manifestSchema.safeParse(json);
+  // An older store is read as one of this version whose files hold words.
+  const r = head.data.version === STORE_VERSION ? manifestSchema.safeParse(json) : wordsManifestSchema.safeParse(json);
   if (!r.success) throw storeError(`${path}: corrupt store manifest: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
   return r.data;
 }

@@ -3,7 +3,8 @@
  * reads is opened at once (its size checked) and read in pieces, several positional reads in flight across the
  * files, each straight into a mapped upload buffer (MappedReads, as the device text parser reads: on libuv's
  * threads, no byte through the main thread), then copied to the device, where a pass writes the piece's values into
- * the relation's rows (codegen-wgsl storeColumn). Meanwhile a worker per file reads it again from the same open file
+ * the relation's rows (codegen-wgsl storeColumn), widening a narrow file's values (io store/column-encoding.ts) there:
+ * the bytes read and copied are the file's, often a quarter of the rows' words. Meanwhile a worker per file reads it again from the same open file
  * and takes its CRC-32 (StoreFileReader.verify): the load ends only once every file is verified, and a bad one
  * fails it with nothing kept. No value is touched on the host. A string column's dictionary goes to the load's
  * interner as it is, undecoded (a sorted list the run's dictionary merges); the rows' string words become indices
@@ -12,7 +13,7 @@
  */
 import { rowWords } from '@vixen/queryplan';
 import { storeColumnShaders } from '@vixen/codegen-wgsl';
-import { StoreDictionary, StoreFileReader, storeError, type DeviceRows, type StoreRelationRead, type StringInterner } from '@vixen/io';
+import { bytesPerValue, StoreDictionary, StoreFileReader, storeError, type DeviceRows, type StoreRelationRead, type StringInterner } from '@vixen/io';
 import { chunkedOf, chunkRows } from './chunks.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { MappedReads } from './mapped-reads.js';
@@ -79,6 +80,8 @@ export async function loadStoreOnDevice(
 ): Promise<DeviceRows | undefined> {
   const g = internals(gpu);
   const widths = read.columns.map((c) => rowWords([c.type]));
+  /** Bytes per value in each column's file. */
+  const sizesOf = read.columns.map((c, k) => bytesPerValue(c.encoding, widths[k]!));
   const width = widths.reduce((n, w) => n + w, 0);
   if (width === 0 || read.rows === 0) return undefined;
   const times = storeLoadTimes;
@@ -130,9 +133,9 @@ export async function loadStoreOnDevice(
       const rows = Math.min(per, read.rows - first);
       const part = allocRelation(g, rows, width);
       parts.push(part);
-      for (const [column, w] of widths.entries()) {
-        const most = Math.max(1, Math.floor(plan.pieceBytes / (4 * w)));
-        for (let row = 0; row < rows; row += most) pieces.push({ part, column, row, rows: Math.min(most, rows - row), at: 4 * w * (first + row) });
+      for (const [column, size] of sizesOf.entries()) {
+        const most = Math.max(1, Math.floor(plan.pieceBytes / size));
+        for (let row = 0; row < rows; row += most) pieces.push({ part, column, row, rows: Math.min(most, rows - row), at: size * (first + row) });
       }
     }
     const at = widths.map((_, k) => widths.slice(0, k).reduce((n, w) => n + w, 0));
@@ -142,7 +145,9 @@ export async function loadStoreOnDevice(
       if (failed || next >= pieces.length) return false;
       const p = pieces[next++]!;
       const w = widths[p.column]!;
-      const bytes = 4 * w * p.rows;
+      const bytes = sizesOf[p.column]! * p.rows;
+      // A narrow piece is copied in whole words, its last one partly past the piece (lanes the pass does not read).
+      const words = Math.ceil(bytes / 4);
       // Every read takes a buffer of the plan's size, so buffers are reused whatever piece they held.
       const { buffer, bytes: mem } = await g.orLost(memory.take(plan.pieceBytes));
       try {
@@ -152,10 +157,11 @@ export async function loadStoreOnDevice(
         times.readsMs += s0 - r0;
         buffer.unmap();
         const rec = new Recorder(g, shaders);
-        const column = rec.scratch(w * p.rows);
-        rec.copy(buffer, 0, column.buffer, 0, bytes);
-        const string = read.columns[p.column]!.dictionary ? 1 : 0;
-        rec.dispatch('storeColumn', [column, bound(p.part), state], [p.rows, width, at[p.column]!, w], p.rows, Uint32Array.of(bases[p.column]!, sizes[p.column]!, string, p.row));
+        const column = rec.scratch(words);
+        rec.copy(buffer, 0, column.buffer, 0, 4 * words);
+        const { dictionary, encoding } = read.columns[p.column]!;
+        const frame = encoding.kind === 'frame' ? [encoding.width, encoding.base[0]!, encoding.base[1] ?? 0, encoding.step] : [0, 0, 0, 0];
+        rec.dispatch('storeColumn', [column, bound(p.part), state], [p.rows, width, at[p.column]!, w], p.rows, Uint32Array.of(bases[p.column]!, sizes[p.column]!, dictionary ? 1 : 0, p.row, ...frame));
         await rec.submit();
         g.batch.flush();
         times.sendMs += performance.now() - s0;

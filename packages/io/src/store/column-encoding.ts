@@ -1,0 +1,116 @@
+/**
+ * How a store column file holds its values (store version 3). `words`: the device words as they are (wordsOf(type)
+ * per value). `frame`: frame of reference: value = base + n * step, n an unsigned little-endian integer of `width`
+ * bytes, computed in the words' own arithmetic (modulo 2^32 for one word; for two, the low word with its carry into
+ * the high one), so it is exact for any bits: ints, dates, decimals as scaled ints, dictionary ids, booleans. An
+ * import picks per column the narrowest encoding that holds every value (narrowColumn); a load uploads those bytes and
+ * widens them on the device (codegen-wgsl storeColumn) or here on the host (widenColumn).
+ */
+export type ColumnEncoding = { kind: 'words' } | FrameEncoding;
+
+export interface FrameEncoding {
+  kind: 'frame';
+  /** Bytes per value. */
+  width: 1 | 2 | 4;
+  /** The base value's words (lo, hi for a two-word value). */
+  base: number[];
+  /** What one unit of n adds, >= 1. */
+  step: number;
+}
+
+export const WORDS_ENCODING: ColumnEncoding = { kind: 'words' };
+
+/** Bytes per value of a column of `valueWords` words per value in `encoding`. */
+export const bytesPerValue = (encoding: ColumnEncoding, valueWords: number): number => (encoding.kind === 'words' ? 4 * valueWords : encoding.width);
+
+/** Greatest common divisor of two integers below 2^53. */
+function gcd(a: number, b: number): number {
+  while (b !== 0) [a, b] = [b, a % b];
+  return a;
+}
+
+/**
+ * The narrowest encoding of a column's `words` (`valueWords` words per value, back to back) that holds every value
+ * exactly, and its bytes: frame of reference where the values' range (divided by the gcd of their distances from the
+ * minimum) fits 1, 2 or 4 bytes and that is fewer bytes than the words; else the words themselves.
+ */
+export function narrowColumn(words: Uint32Array, valueWords: number): { encoding: ColumnEncoding; bytes: Uint8Array } {
+  const plain = { encoding: WORDS_ENCODING, bytes: new Uint8Array(words.buffer, words.byteOffset, words.byteLength) };
+  const rows = words.length / valueWords;
+  if (rows === 0 || valueWords > 2) return plain;
+  let base: number[];
+  let range: number;
+  /** The low word of value i less the base's, modulo 2^32: the distance from the base where range < 2^32. */
+  if (valueWords === 1) {
+    // One word: the smaller range of the words read unsigned and read signed (either wraps to the same bits).
+    let umin = words[0]!;
+    let umax = umin;
+    let smin = umin | 0;
+    let smax = smin;
+    for (let i = 1; i < rows; i++) {
+      const w = words[i]!;
+      if (w < umin) umin = w;
+      else if (w > umax) umax = w;
+      const s = w | 0;
+      if (s < smin) smin = s;
+      else if (s > smax) smax = s;
+    }
+    const signed = smax - smin < umax - umin;
+    base = [signed ? smin >>> 0 : umin];
+    range = signed ? smax - smin : umax - umin;
+  } else {
+    // Two words (int64, decimal): signed 64-bit order, the high word signed, then the low one unsigned.
+    let minAt = 0;
+    let maxAt = 0;
+    for (let i = 1; i < rows; i++) {
+      const hi = words[2 * i + 1]! | 0;
+      const lo = words[2 * i]!;
+      const minHi = words[2 * minAt + 1]! | 0;
+      const maxHi = words[2 * maxAt + 1]! | 0;
+      if (hi < minHi || (hi === minHi && lo < words[2 * minAt]!)) minAt = i;
+      else if (hi > maxHi || (hi === maxHi && lo > words[2 * maxAt]!)) maxAt = i;
+    }
+    const hiSpan = (words[2 * maxAt + 1]! | 0) - (words[2 * minAt + 1]! | 0);
+    // Inexact past 2^53, but then far past 2^32 as well.
+    range = hiSpan * 2 ** 32 + words[2 * maxAt]! - words[2 * minAt]!;
+    if (range >= 2 ** 32) return plain;
+    base = [words[2 * minAt]!, words[2 * minAt + 1]!];
+  }
+  const lo = base[0]!;
+  let step = 0;
+  for (let i = 0; i < rows && step !== 1; i++) step = gcd(step, (words[i * valueWords]! - lo) >>> 0);
+  step ||= 1;
+  const most = range / step;
+  const width = most < 2 ** 8 ? 1 : most < 2 ** 16 ? 2 : 4;
+  if (width >= 4 * valueWords) return plain;
+  const bytes = new Uint8Array(rows * width);
+  const n = width === 1 ? bytes : width === 2 ? new Uint16Array(bytes.buffer) : new Uint32Array(bytes.buffer);
+  for (let i = 0; i < rows; i++) n[i] = ((words[i * valueWords]! - lo) >>> 0) / step;
+  return { encoding: { kind: 'frame', width, base, step }, bytes };
+}
+
+/**
+ * The words (`valueWords` per value) of the `rows` values of `bytes` (a column file, in its own buffer) in `encoding`;
+ * `bytes` must hold exactly those values.
+ */
+export function widenColumn(bytes: Uint8Array, encoding: ColumnEncoding, rows: number, valueWords: number): Uint32Array {
+  if (bytes.length !== rows * bytesPerValue(encoding, valueWords)) throw new Error(`internal: ${bytes.length} bytes for ${rows} values`);
+  if (encoding.kind === 'words') return new Uint32Array(bytes.buffer, bytes.byteOffset, rows * valueWords);
+  const { width, base, step } = encoding;
+  const n = width === 1 ? bytes : width === 2 ? new Uint16Array(bytes.buffer, bytes.byteOffset, rows) : new Uint32Array(bytes.buffer, bytes.byteOffset, rows);
+  const out = new Uint32Array(rows * valueWords);
+  const lo = base[0]!;
+  if (valueWords === 1) {
+    // Math.imul wraps as the device's u32 product does.
+    for (let i = 0; i < rows; i++) out[i] = lo + Math.imul(n[i]!, step);
+    return out;
+  }
+  const hi = base[1]!;
+  for (let i = 0; i < rows; i++) {
+    const d = Math.imul(n[i]!, step) >>> 0;
+    const sum = (lo + d) >>> 0;
+    out[2 * i] = sum;
+    out[2 * i + 1] = hi + (sum < d ? 1 : 0);
+  }
+  return out;
+}
