@@ -358,10 +358,10 @@ export const cliCases: CliCase[] = [
   {
     kind: 'store',
     name: 'a narrow column of a width the format does not have',
-    setup: brokenStore((dir) => editManifest(dir, (m) => (m.relations.t.columns[0]!.encoding!.width = 3))),
+    setup: brokenStore((dir) => editManifest(dir, (m) => (m.relations.t.columns[0]!.encoding!.width = 8))),
     args: storeRun(),
     code: 1,
-    stderr: /^error: .*store\/vixen-store\.json: corrupt store manifest: relations\.t\.columns\.0\.encoding\.width: Invalid option: expected one of 1\|2\|4\n$/,
+    stderr: /^error: .*store\/vixen-store\.json: corrupt store manifest: relations\.t\.columns\.0\.encoding\.width: Invalid option: expected one of 1\|2\|3\|4\n$/,
   },
   {
     kind: 'store',

@@ -1,7 +1,8 @@
 /**
  * Store column encodings (store/column-encoding.ts): any column of one- or two-word values, edge values included
- * (minimum, maximum, negative, all equal, ranges of exactly 2^8, 2^16, 2^31 - 1, 2^32 - 1 and 2^32, common steps),
- * widens back to its words exactly, in the narrowest width its range over its step allows.
+ * (minimum, maximum, negative, all equal, ranges of exactly 2^8, 2^16, 2^24, 2^31 - 1, 2^32 - 1, 2^32 and 2^53,
+ * common steps, steps of 2^32 and past), widens back to its words exactly, in the narrowest width its range over its
+ * step allows.
  */
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
@@ -9,8 +10,8 @@ import { narrowColumn, widenColumn } from '../src/store/column-encoding.js';
 
 const U32 = 2n ** 32n;
 /** The value's unsigned span a column takes (either wrap of one word; signed 64-bit for two). */
-const SPANS = [0n, 1n, 255n, 256n, 65535n, 65536n, 2n ** 31n - 1n, U32 - 1n, U32, 2n ** 40n];
-const STEPS = [1n, 2n, 100n, 10_000n, 65_537n];
+const SPANS = [0n, 1n, 255n, 256n, 65535n, 65536n, 2n ** 24n, 2n ** 31n - 1n, U32 - 1n, U32, 2n ** 40n, 2n ** 53n - 1n, 2n ** 53n];
+const STEPS = [1n, 2n, 100n, 10_000n, 65_537n, U32 - 1n, U32, 3n * U32];
 
 /** A column as values (BigInt: signed 64-bit for two words, any 32 bits for one) and its words. */
 const column$ = fc
@@ -45,13 +46,13 @@ function leastWidth(words: Uint32Array, valueWords: number): number {
     return { span: vs.reduce((a, b) => (b > a ? b : a)) - min, min };
   };
   const { span, min } = [spanOf(values), ...(valueWords === 1 ? [spanOf(values.map((v) => BigInt.asIntN(32, v)))] : [])].reduce((a, b) => (b.span < a.span ? b : a));
-  if (span >= U32) return 4 * valueWords;
+  if (span >= 2n ** 53n) return 4 * valueWords;
   const gcd = (a: bigint, b: bigint): bigint => (b === 0n ? a : gcd(b, a % b));
   const signed = valueWords === 1 && span !== spanOf(values).span;
   const step = values.reduce((g, v) => gcd(g, (signed ? BigInt.asIntN(32, v) : v) - min), 0n) || 1n;
   const units = span / step;
-  const width = units < 256n ? 1 : units < 65536n ? 2 : 4;
-  return width < 4 * valueWords ? width : 4 * valueWords;
+  const width = units < 2n ** 8n ? 1 : units < 2n ** 16n ? 2 : units < 2n ** 24n ? 3 : units < U32 ? 4 : 8;
+  return width < 4 * valueWords && step < U32 ? width : 4 * valueWords;
 }
 
 describe('column encodings', () => {
@@ -69,7 +70,7 @@ describe('column encodings', () => {
       { numRuns: 2000, seed: 37 },
     );
     // A one-word frame of 4 bytes is no narrower than the words.
-    expect([...seen].sort()).toEqual(['1:1', '1:2', '1:words', '2:1', '2:2', '2:4', '2:words']);
+    expect([...seen].sort()).toEqual(['1:1', '1:2', '1:3', '1:words', '2:1', '2:2', '2:3', '2:4', '2:words']);
   });
 
   test('all-equal, one-value and extreme columns', () => {
@@ -89,6 +90,10 @@ describe('column encodings', () => {
       [[0xffffffff, 0xffffffff, 0, 0], 2, 'frame 1'],
       [[0xffffffff, 0, 0, 1], 2, 'frame 1'],
       [[0, 0, 0, 1], 2, 'words'],
+      // 2^32 apart (a step the device does not multiply by), and 2^32 - 1 apart (widened through a 64-bit product).
+      [[0, 0, 0, 1, 0, 2], 2, 'words'],
+      [[0, 0, 0xffffffff, 0, 0xfffffffe, 1], 2, 'frame 1'],
+      [[0, 0, 1, 0, 0xffffff, 0], 1, 'frame 3'],
       [[0, 5, 0, 5, 0, 5], 2, 'frame 1'],
     ];
     for (const [values, valueWords, expected] of cases) {

@@ -80,8 +80,9 @@ describe('columnar store', () => {
     expect(r.strings).toBe(6);
     const manifest = JSON.parse(readFileSync(join(store, STORE_MANIFEST), 'utf8'));
     expect(manifest.relations.t.columns.map((c: { file: string; bytes: number }) => [c.file, c.bytes])).toEqual([
-      // Narrow where the values' range allows: u (0, 2^32 - 1 read as -1, 7, 8, 9), the booleans, the string ids.
-      ['t/0.u32', 20], ['t/1.u8', 5], ['t/2.u32', 40], ['t/3.u32', 20], ['t/4.u32', 40], ['t/5.u8', 5], ['t/6.u32', 20], ['t/7.u8', 5],
+      // Narrow where the values' range allows: u (0, 2^32 - 1 read as -1, 7, 8, 9), the booleans, the dates (3.65M
+      // days), the string ids.
+      ['t/0.u32', 20], ['t/1.u8', 5], ['t/2.u32', 40], ['t/3.u32', 20], ['t/4.u32', 40], ['t/5.u8', 5], ['t/6.u24', 15], ['t/7.u8', 5],
     ]);
     expect(manifest.version).toBe(3);
     expect(manifest.relations.t.columns[1].encoding).toEqual({ kind: 'frame', width: 1, base: [2 ** 32 - 1], step: 1 });

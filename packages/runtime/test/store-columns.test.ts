@@ -155,11 +155,24 @@ describe('loadStoreOnDevice', () => {
         expect(sorted(host.toRows().get('r')!)).toEqual(sorted(text.toRows().get('r')!));
         rmSync(dir, { recursive: true });
       }),
-      // And one table sure to take two-byte frames (300 distinct values) and a four-byte one of two words.
-      { numRuns: 40, seed: 37, examples: [[{ types: ['int32', 'int64', 'string', 'decimal'], lines: Array.from({ length: 300 }, (_, i) => `${-i},${7 * i - 1000},s${i},${i * i}`), pieceBytes: 60 }]] },
+      // And one table sure to take every width: two bytes (300 distinct values), three (i * i), four of two words,
+      // and a 64-bit product (values 2^32 - 1 apart).
+      {
+        numRuns: 40,
+        seed: 37,
+        examples: [
+          [
+            {
+              types: ['int32', 'int64', 'string', 'decimal', 'int32', 'int64', 'int64'],
+              lines: Array.from({ length: 300 }, (_, i) => `${-i},${7 * i - 1000},s${i},${i * i * 1000 + i},${i * i},${i * i},${BigInt(i) * (2n ** 32n - 1n) - 2n ** 62n}`),
+              pieceBytes: 60,
+            },
+          ],
+        ],
+      },
     );
     // Every width a one-word column can take (four bytes are no fewer than its word), and every one of two words.
-    expect([...seen].sort()).toEqual(['1:1', '1:2', '1:words', '2:1', '2:2', '2:4', '2:words']);
+    expect([...seen].sort()).toEqual(['1:1', '1:2', '1:3', '1:words', '2:1', '2:2', '2:3', '2:4', '2:words']);
   }, 300_000);
 
   it('a column file changed after import (same size) fails the load with its name, keeping no rows', async () => {

@@ -2,11 +2,11 @@
  * A columnar store's column into the rows of a relation on the device (runtime gpu/store-columns.ts): the column
  * file's bytes are uploaded as they are, a piece at a time, and this pass writes value i of a piece into row
  * `first + i` (u[1].w). A file of device words is copied; a narrow one (io store/column-encoding.ts: frame of
- * reference, `u[2].x` bytes a value) is widened: value = base + n * step, in u32 arithmetic with the carry into the
- * high word of a two-word value. WGSL has no 8- or 16-bit storage, so n is a lane of the piece's u32 words. String
- * ids, of the column's own dictionary, move by the dictionary's place in the load's string map (`base`); an id at or
- * past the dictionary's size sets state[0] (a corrupt store the CRC did not catch: a file written wrong, not damaged
- * since).
+ * reference, `u[2].x` bytes a value) is widened: value = base + n * step, modulo 2^32 for a one-word value, modulo
+ * 2^64 for a two-word one (the product n * step taken whole). WGSL has no 8- or 16-bit storage, so n is read from the
+ * piece's u32 words (a three-byte n may span two). String ids, of the column's own dictionary, move by the
+ * dictionary's place in the load's string map (`base`); an id at or past the dictionary's size sets state[0] (a
+ * corrupt store the CRC did not catch: a file written wrong, not damaged since).
  */
 import { atomicBinding, header, threadMain } from '../wgsl.js';
 
@@ -24,16 +24,35 @@ export function storeColumnShaders(): Record<string, string> {
     v = column[i];
   } else {
     let at = i * narrow;
-    let mask = select(0xffffffffu, (1u << (8u * narrow)) - 1u, narrow < 4u);
-    let d = ((column[at / 4u] >> (8u * (at % 4u))) & mask) * u[2].w;
-    v = u[2].y + d;
+    let lane = at % 4u;
+    var n = column[at / 4u] >> (8u * lane);
+    // A shift by 32 is no shift in WGSL: the next word only where the value reaches into it.
+    if (lane + narrow > 4u) { n = n | (column[at / 4u + 1u] << (32u - 8u * lane)); }
+    n = n & select(0xffffffffu, (1u << (8u * narrow)) - 1u, narrow < 4u);
     if (u[0].w == 2u) {
-      rows[row] = v;
-      rows[row + 1u] = u[2].z + select(0u, 1u, v < d);
+      let d = mulWide(n, u[2].w);
+      let lo = u[2].y + d.x;
+      rows[row] = lo;
+      rows[row + 1u] = u[2].z + d.y + select(0u, 1u, lo < d.x);
       return;
     }
+    v = u[2].y + n * u[2].w;
   }
   if (u[1].z != 0u && v >= u[1].y) { atomicOr(&state[0], 1u); }
   rows[row] = v + u[1].x;`;
-  return { storeColumn: atomicBinding(`${header('storeColumn', ['column', 'rows', 'state'], 8)}${threadMain(body)}`, 'state') };
+  const mulWide = `
+// The 64-bit product of a and b as (lo, hi), from 16-bit halves.
+fn mulWide(a: u32, b: u32) -> vec2<u32> {
+  let a0 = a & 0xffffu;
+  let a1 = a >> 16u;
+  let b0 = b & 0xffffu;
+  let b1 = b >> 16u;
+  let p00 = a0 * b0;
+  let p01 = a0 * b1;
+  let p10 = a1 * b0;
+  let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+  return vec2<u32>((p00 & 0xffffu) | (mid << 16u), a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u));
+}
+`;
+  return { storeColumn: atomicBinding(`${header('storeColumn', ['column', 'rows', 'state'], 8)}${mulWide}${threadMain(body)}`, 'state') };
 }

@@ -1,8 +1,8 @@
 /**
  * How a store column file holds its values (store version 3). `words`: the device words as they are (wordsOf(type)
  * per value). `frame`: frame of reference: value = base + n * step, n an unsigned little-endian integer of `width`
- * bytes, computed in the words' own arithmetic (modulo 2^32 for one word; for two, the low word with its carry into
- * the high one), so it is exact for any bits: ints, dates, decimals as scaled ints, dictionary ids, booleans. An
+ * bytes, computed in the words' own arithmetic (modulo 2^32 for one word, modulo 2^64 for two), so it is exact for
+ * any bits: ints, dates, decimals as scaled ints, dictionary ids, booleans. An
  * import picks per column the narrowest encoding that holds every value (narrowColumn); a load uploads those bytes and
  * widens them on the device (codegen-wgsl storeColumn) or here on the host (widenColumn).
  */
@@ -11,7 +11,7 @@ export type ColumnEncoding = { kind: 'words' } | FrameEncoding;
 export interface FrameEncoding {
   kind: 'frame';
   /** Bytes per value. */
-  width: 1 | 2 | 4;
+  width: 1 | 2 | 3 | 4;
   /** The base value's words (lo, hi for a two-word value). */
   base: number[];
   /** What one unit of n adds, >= 1. */
@@ -31,8 +31,8 @@ function gcd(a: number, b: number): number {
 
 /**
  * The narrowest encoding of a column's `words` (`valueWords` words per value, back to back) that holds every value
- * exactly, and its bytes: frame of reference where the values' range (divided by the gcd of their distances from the
- * minimum) fits 1, 2 or 4 bytes and that is fewer bytes than the words; else the words themselves.
+ * exactly, and its bytes: frame of reference where the values' range divided by the gcd of their distances from the
+ * minimum fits 1 to 4 bytes, fewer than the words; else the words themselves.
  */
 export function narrowColumn(words: Uint32Array, valueWords: number): { encoding: ColumnEncoding; bytes: Uint8Array } {
   const plain = { encoding: WORDS_ENCODING, bytes: new Uint8Array(words.buffer, words.byteOffset, words.byteLength) };
@@ -40,7 +40,8 @@ export function narrowColumn(words: Uint32Array, valueWords: number): { encoding
   if (rows === 0 || valueWords > 2) return plain;
   let base: number[];
   let range: number;
-  /** The low word of value i less the base's, modulo 2^32: the distance from the base where range < 2^32. */
+  /** Value i's distance from the base (exact: the range is below 2^53). */
+  let distance: (i: number) => number;
   if (valueWords === 1) {
     // One word: the smaller range of the words read unsigned and read signed (either wraps to the same bits).
     let umin = words[0]!;
@@ -56,8 +57,10 @@ export function narrowColumn(words: Uint32Array, valueWords: number): { encoding
       else if (s > smax) smax = s;
     }
     const signed = smax - smin < umax - umin;
-    base = [signed ? smin >>> 0 : umin];
+    const lo = signed ? smin >>> 0 : umin;
+    base = [lo];
     range = signed ? smax - smin : umax - umin;
+    distance = (i) => (words[i]! - lo) >>> 0;
   } else {
     // Two words (int64, decimal): signed 64-bit order, the high word signed, then the low one unsigned.
     let minAt = 0;
@@ -70,22 +73,33 @@ export function narrowColumn(words: Uint32Array, valueWords: number): { encoding
       if (hi < minHi || (hi === minHi && lo < words[2 * minAt]!)) minAt = i;
       else if (hi > maxHi || (hi === maxHi && lo > words[2 * maxAt]!)) maxAt = i;
     }
-    const hiSpan = (words[2 * maxAt + 1]! | 0) - (words[2 * minAt + 1]! | 0);
-    // Inexact past 2^53, but then far past 2^32 as well.
-    range = hiSpan * 2 ** 32 + words[2 * maxAt]! - words[2 * minAt]!;
-    if (range >= 2 ** 32) return plain;
-    base = [words[2 * minAt]!, words[2 * minAt + 1]!];
+    const lo = words[2 * minAt]!;
+    const hi = words[2 * minAt + 1]! | 0;
+    distance = (i) => ((words[2 * i + 1]! | 0) - hi) * 2 ** 32 + (words[2 * i]! - lo);
+    // Inexact past 2^53, but then the units cannot fit 32 bits below a step of 2^21 (not worth finding).
+    range = distance(maxAt);
+    if (range >= 2 ** 53) return plain;
+    base = [lo, hi >>> 0];
   }
-  const lo = base[0]!;
   let step = 0;
-  for (let i = 0; i < rows && step !== 1; i++) step = gcd(step, (words[i * valueWords]! - lo) >>> 0);
+  for (let i = 0; i < rows && step !== 1; i++) step = gcd(step, distance(i));
   step ||= 1;
   const most = range / step;
-  const width = most < 2 ** 8 ? 1 : most < 2 ** 16 ? 2 : 4;
-  if (width >= 4 * valueWords) return plain;
+  const width = most < 2 ** 8 ? 1 : most < 2 ** 16 ? 2 : most < 2 ** 24 ? 3 : most < 2 ** 32 ? 4 : 0;
+  // The device multiplies by a one-word step (two-word values 2^32 or more apart, only, have a wider one).
+  if (width === 0 || width >= 4 * valueWords || step >= 2 ** 32) return plain;
   const bytes = new Uint8Array(rows * width);
-  const n = width === 1 ? bytes : width === 2 ? new Uint16Array(bytes.buffer) : new Uint32Array(bytes.buffer);
-  for (let i = 0; i < rows; i++) n[i] = ((words[i * valueWords]! - lo) >>> 0) / step;
+  if (width === 3) {
+    for (let i = 0; i < rows; i++) {
+      const n = distance(i) / step;
+      bytes[3 * i] = n;
+      bytes[3 * i + 1] = n >>> 8;
+      bytes[3 * i + 2] = n >>> 16;
+    }
+  } else {
+    const n = width === 1 ? bytes : width === 2 ? new Uint16Array(bytes.buffer) : new Uint32Array(bytes.buffer);
+    for (let i = 0; i < rows; i++) n[i] = distance(i) / step;
+  }
   return { encoding: { kind: 'frame', width, base, step }, bytes };
 }
 
@@ -97,7 +111,14 @@ export function widenColumn(bytes: Uint8Array, encoding: ColumnEncoding, rows: n
   if (bytes.length !== rows * bytesPerValue(encoding, valueWords)) throw new Error(`internal: ${bytes.length} bytes for ${rows} values`);
   if (encoding.kind === 'words') return new Uint32Array(bytes.buffer, bytes.byteOffset, rows * valueWords);
   const { width, base, step } = encoding;
-  const n = width === 1 ? bytes : width === 2 ? new Uint16Array(bytes.buffer, bytes.byteOffset, rows) : new Uint32Array(bytes.buffer, bytes.byteOffset, rows);
+  const n: ArrayLike<number> =
+    width === 1
+      ? bytes
+      : width === 2
+        ? new Uint16Array(bytes.buffer, bytes.byteOffset, rows)
+        : width === 3
+          ? Uint32Array.from({ length: rows }, (_, i) => bytes[3 * i]! | (bytes[3 * i + 1]! << 8) | (bytes[3 * i + 2]! << 16))
+          : new Uint32Array(bytes.buffer, bytes.byteOffset, rows);
   const out = new Uint32Array(rows * valueWords);
   const lo = base[0]!;
   if (valueWords === 1) {
@@ -107,10 +128,13 @@ export function widenColumn(bytes: Uint8Array, encoding: ColumnEncoding, rows: n
   }
   const hi = base[1]!;
   for (let i = 0; i < rows; i++) {
-    const d = Math.imul(n[i]!, step) >>> 0;
-    const sum = (lo + d) >>> 0;
+    // Exact for a column an import wrote (below 2^53); as the device's 64-bit sum for any other.
+    const d = n[i]! * step;
+    const dHi = Math.floor(d / 2 ** 32);
+    const dLo = d - dHi * 2 ** 32;
+    const sum = (lo + dLo) >>> 0;
     out[2 * i] = sum;
-    out[2 * i + 1] = hi + (sum < d ? 1 : 0);
+    out[2 * i + 1] = hi + dHi + (sum < dLo ? 1 : 0);
   }
   return out;
 }

@@ -91,7 +91,7 @@ export async function importStore(options: ImportStoreOptions): Promise<Imported
         const base = `${folder}/${c}`;
         // The narrowest encoding that holds the column (fewer bytes for a load to read and upload).
         const { encoding, bytes: narrow } = narrowColumn(words, width);
-        // Named by the unsigned integers it holds: u32 for words, u8, u16 or u32 for a frame's offsets.
+        // Named by the unsigned integers it holds: u32 for words, u8 to u32 for a frame's (u24: three bytes).
         const file = `${base}.u${encoding.kind === 'words' ? 32 : 8 * encoding.width}`;
         const column: StoreColumn = { name, type, encoding, ...(await writeStoreFile(building, file, narrow)) };
         if (dictionary) {

@@ -3,7 +3,7 @@
  * older or newer store is named as such), then every field. A store is a folder of column files, one per column per
  * relation, each in its encoding (column-encoding.ts: the device words of encoding.ts, or narrower), and a dictionary
  * per string column; the manifest gives each file's encoding, size and CRC-32, so a truncated, rewritten or corrupt
- * file is an error, never a wrong answer. docs/store.md describes the format.
+ * file is an error, never a wrong answer. README.md (Columnar store) describes the format.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -42,7 +42,7 @@ const word = z.number().int().min(0).max(2 ** 32 - 1);
 /** A column file's encoding (version 3; column-encoding.ts). */
 const encodingSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('words') }).strict(),
-  z.object({ kind: z.literal('frame'), width: z.literal([1, 2, 4]), base: z.array(word), step: word.min(1) }).strict(),
+  z.object({ kind: z.literal('frame'), width: z.literal([1, 2, 3, 4]), base: z.array(word), step: word.min(1) }).strict(),
 ]) satisfies z.ZodType<ColumnEncoding>;
 
 /** A stored column, its encoding as the manifest's version has it: required from version 3, absent (words) before. */
