@@ -111,14 +111,12 @@ export function widenColumn(bytes: Uint8Array, encoding: ColumnEncoding, rows: n
   if (bytes.length !== rows * bytesPerValue(encoding, valueWords)) throw new Error(`internal: ${bytes.length} bytes for ${rows} values`);
   if (encoding.kind === 'words') return new Uint32Array(bytes.buffer, bytes.byteOffset, rows * valueWords);
   const { width, base, step } = encoding;
-  const n: ArrayLike<number> =
-    width === 1
-      ? bytes
-      : width === 2
-        ? new Uint16Array(bytes.buffer, bytes.byteOffset, rows)
-        : width === 3
-          ? Uint32Array.from({ length: rows }, (_, i) => bytes[3 * i]! | (bytes[3 * i + 1]! << 8) | (bytes[3 * i + 2]! << 16))
-          : new Uint32Array(bytes.buffer, bytes.byteOffset, rows);
+  let n: ArrayLike<number>;
+  if (width === 3) {
+    const three = new Uint32Array(rows);
+    for (let i = 0, at = 0; i < rows; i++, at += 3) three[i] = bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16);
+    n = three;
+  } else n = width === 1 ? bytes : width === 2 ? new Uint16Array(bytes.buffer, bytes.byteOffset, rows) : new Uint32Array(bytes.buffer, bytes.byteOffset, rows);
   const out = new Uint32Array(rows * valueWords);
   const lo = base[0]!;
   if (valueWords === 1) {
