@@ -2,9 +2,9 @@
  * How a store column file holds its values (store version 3). `words`: the device words as they are (wordsOf(type)
  * per value). `frame`: frame of reference: value = base + n * step, n an unsigned little-endian integer of `width`
  * bytes, computed in the words' own arithmetic (modulo 2^32 for one word, modulo 2^64 for two), so it is exact for
- * any bits: ints, dates, decimals as scaled ints, dictionary ids, booleans. An
- * import picks per column the narrowest encoding that holds every value (narrowColumn); a load uploads those bytes and
- * widens them on the device (codegen-wgsl storeColumn) or here on the host (widenColumn).
+ * any bits: ints, dates, decimals as scaled ints, dictionary ids, booleans. An import picks per column the narrowest
+ * encoding that holds every value (narrowColumn); a load uploads those bytes and widens them on the device
+ * (codegen-wgsl storeColumn) or here on the host (widenColumn).
  */
 export type ColumnEncoding = { kind: 'words' } | FrameEncoding;
 

@@ -1,7 +1,7 @@
 /**
  * Loading facts from a columnar store: only the columns a program reads (`pruned.loadColumns`), each column file
- * read whole with one read (and verified, files.ts), widened to words where it is narrower, then interleaved into the relation's row-major words in
- * chunks that the relation adopts; no value is parsed. A string column holds ids of its own dictionary, which the
+ * read whole with one read (and verified, files.ts), widened to words where it is narrower (column-encoding.ts), then
+ * interleaved into the relation's row-major words in chunks that the relation adopts; no value is parsed. A string column holds ids of its own dictionary, which the
  * run's interner takes as it is (sorted, undecoded): ids are shifted, not looked up.
  */
 import { join } from 'node:path';

@@ -3,13 +3,13 @@
  * reads is opened at once (its size checked) and read in pieces, several positional reads in flight across the
  * files, each straight into a mapped upload buffer (MappedReads, as the device text parser reads: on libuv's
  * threads, no byte through the main thread), then copied to the device, where a pass writes the piece's values into
- * the relation's rows (codegen-wgsl storeColumn), widening a narrow file's values (io store/column-encoding.ts) there:
- * the bytes read and copied are the file's, often a quarter of the rows' words. Meanwhile a worker per file reads it again from the same open file
- * and takes its CRC-32 (StoreFileReader.verify): the load ends only once every file is verified, and a bad one
- * fails it with nothing kept. No value is touched on the host. A string column's dictionary goes to the load's
- * interner as it is, undecoded (a sorted list the run's dictionary merges); the rows' string words become indices
- * of the interner's ids (ParsedRows), which the executor maps to the run's dictionary ids on the device as it does
- * for device-parsed text.
+ * the relation's rows (codegen-wgsl storeColumn), widening a narrow file's values (io store/column-encoding.ts): the
+ * bytes read and copied are the file's, often a third of the rows' words. Meanwhile a worker per file reads it again
+ * from the same open file and takes its CRC-32 (StoreFileReader.verify): the load ends only once every file is
+ * verified, and a bad one fails it with nothing kept. No value is touched on the host. A string column's dictionary
+ * goes to the load's interner as it is, undecoded (a sorted list the run's dictionary merges); the rows' string words
+ * become indices of the interner's ids (ParsedRows), which the executor maps to the run's dictionary ids on the
+ * device as it does for device-parsed text.
  */
 import { rowWords } from '@vixen/queryplan';
 import { storeColumnShaders } from '@vixen/codegen-wgsl';
@@ -81,7 +81,7 @@ export async function loadStoreOnDevice(
   const g = internals(gpu);
   const widths = read.columns.map((c) => rowWords([c.type]));
   /** Bytes per value in each column's file. */
-  const sizesOf = read.columns.map((c, k) => bytesPerValue(c.encoding, widths[k]!));
+  const valueBytes = read.columns.map((c, k) => bytesPerValue(c.encoding, widths[k]!));
   const width = widths.reduce((n, w) => n + w, 0);
   if (width === 0 || read.rows === 0) return undefined;
   const times = storeLoadTimes;
@@ -133,7 +133,7 @@ export async function loadStoreOnDevice(
       const rows = Math.min(per, read.rows - first);
       const part = allocRelation(g, rows, width);
       parts.push(part);
-      for (const [column, size] of sizesOf.entries()) {
+      for (const [column, size] of valueBytes.entries()) {
         const most = Math.max(1, Math.floor(plan.pieceBytes / size));
         for (let row = 0; row < rows; row += most) pieces.push({ part, column, row, rows: Math.min(most, rows - row), at: size * (first + row) });
       }
@@ -145,7 +145,7 @@ export async function loadStoreOnDevice(
       if (failed || next >= pieces.length) return false;
       const p = pieces[next++]!;
       const w = widths[p.column]!;
-      const bytes = sizesOf[p.column]! * p.rows;
+      const bytes = valueBytes[p.column]! * p.rows;
       // A narrow piece is copied in whole words, its last one partly past the piece (lanes the pass does not read).
       const words = Math.ceil(bytes / 4);
       // Every read takes a buffer of the plan's size, so buffers are reused whatever piece they held.
