@@ -4,7 +4,7 @@
  * (missing, truncated or corrupt file, another version, a corrupt manifest) or does not fit the program's
  * declaration is a VixenError naming the file or column, never rows.
  */
-import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -177,6 +177,25 @@ describe('columnar store', () => {
     expect(await failure(load(subset, [decl('t', [0, 1, 6])]))).toBe(
       `relation t: store ${subset} omits columns 2 (u), 7 (dt), which the program reads (imported with --columns read for another program: import the facts again)`,
     );
+  });
+
+  it('names a large dictionary file changed after import (checked on a worker) and a manifest changed since the last load', async () => {
+    const dir = mkdtempSync(join(root, 'large-'));
+    mkdirSync(join(dir, 'text'));
+    // 2 MB of strings: past the size readStoreFile checks on its own thread.
+    writeFileSync(join(dir, 'text', 'other.csv'), Array.from({ length: 100_000 }, (_, i) => `${i},name ${String(i).padStart(14, '0')}`).join('\n') + '\n');
+    const large = join(dir, 'store');
+    await importStore({ relations: [otherDecl], factsDir: join(dir, 'text'), out: large });
+    expect(statSync(join(large, 'other/1.strings')).size).toBeGreaterThan(2 ** 20);
+    expect(await load(large, [otherDecl])).toEqual(await load(join(dir, 'text'), [otherDecl]));
+    const bytes = readFileSync(join(large, 'other/1.strings'));
+    bytes[bytes.length >> 1]! ^= 1;
+    writeFileSync(join(large, 'other/1.strings'), bytes);
+    expect(await failure(load(large, [otherDecl]))).toMatch(/^store file .*large-.*\/store\/other\/1\.strings is corrupt: its CRC-32 differs from the manifest's/);
+    // The manifest read by the loads above is not taken for a changed one.
+    const manifest = JSON.parse(readFileSync(join(large, STORE_MANIFEST), 'utf8'));
+    writeFileSync(join(large, STORE_MANIFEST), JSON.stringify({ ...manifest, version: 4 }));
+    expect(await failure(load(large, [otherDecl]))).toMatch(/store version 4 is not supported/);
   });
 
   it('names a manifest of another version, format or shape', async () => {

@@ -78,12 +78,23 @@ export type StoreDictionaryFiles = z.infer<typeof dictionarySchema>;
 /** A user error about a store file. */
 export const storeError = (message: string): VixenError => new VixenError(errorAt(message));
 
+/**
+ * The last manifests read, by path, with their text: a run reads its store's manifest at every load, and checking it
+ * again (zod) cost as much as opening the relation's files. A manifest whose text changed is read again.
+ */
+const lastRead = new Map<string, { text: string; manifest: StoreManifest }>();
+const LAST_READ = 8;
+
 /** The manifest of the store in `dir`, checked: a corrupt one, or one of another format or version, is a VixenError naming it. */
 export async function readStoreManifest(dir: string): Promise<StoreManifest> {
   const path = join(dir, STORE_MANIFEST);
+  let text: string;
   let json: unknown;
   try {
-    json = JSON.parse(await readFile(path, 'utf8'));
+    text = await readFile(path, 'utf8');
+    const last = lastRead.get(path);
+    if (last?.text === text) return last.manifest;
+    json = JSON.parse(text);
   } catch (e) {
     throw storeError(`cannot read store manifest ${path}: ${(e as Error).message}`);
   }
@@ -95,5 +106,8 @@ export async function readStoreManifest(dir: string): Promise<StoreManifest> {
   // An older store is read as one of this version whose files hold words.
   const r = head.data.version === STORE_VERSION ? manifestSchema.safeParse(json) : wordsManifestSchema.safeParse(json);
   if (!r.success) throw storeError(`${path}: corrupt store manifest: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+  lastRead.delete(path);
+  lastRead.set(path, { text, manifest: r.data });
+  if (lastRead.size > LAST_READ) lastRead.delete(lastRead.keys().next().value!);
   return r.data;
 }
