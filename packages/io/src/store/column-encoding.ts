@@ -25,7 +25,11 @@ export const bytesPerValue = (encoding: ColumnEncoding, valueWords: number): num
 
 /** Greatest common divisor of two integers below 2^53. */
 function gcd(a: number, b: number): number {
-  while (b !== 0) [a, b] = [b, a % b];
+  while (b !== 0) {
+    const r = a % b;
+    a = b;
+    b = r;
+  }
   return a;
 }
 
@@ -82,7 +86,11 @@ export function narrowColumn(words: Uint32Array, valueWords: number): { encoding
     base = [lo, hi >>> 0];
   }
   let step = 0;
-  for (let i = 0; i < rows && step !== 1; i++) step = gcd(step, distance(i));
+  // Most distances are multiples of the step found so far: one remainder each, Euclid only for the others.
+  for (let i = 0; i < rows && step !== 1; i++) {
+    const d = distance(i);
+    if (step === 0 || d % step !== 0) step = gcd(step, d);
+  }
   step ||= 1;
   const most = range / step;
   const width = most < 2 ** 8 ? 1 : most < 2 ** 16 ? 2 : most < 2 ** 24 ? 3 : most < 2 ** 32 ? 4 : 0;
