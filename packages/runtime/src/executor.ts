@@ -15,17 +15,17 @@ import {
   type KirVariable,
   type VarId,
 } from '@vixen/kernel-ir';
-import { printOrigin, rowWords, VixenError, type RelationDecl, type RuleOrigin } from '@vixen/queryplan';
+import { printOrigin, rowWords, VixenError, type RuleOrigin } from '@vixen/queryplan';
 // The device modules themselves, not gpu/index.ts: that barrel also opens Dawn, which a browser build lacks.
 import { downloadRelation, downloadRelations, releaseRelation, uploadRelation, uploadRelationStaged, type DeviceRelation } from './gpu/relations.js';
 import { runKernel } from './gpu/kernels/run-kernel.js';
 import { selectHashed } from './gpu/kernels/select.js';
-import { rowsOrder, type RowsOrder } from './gpu/kernels/rows-order.js';
-import { madeUpShaders } from './gpu/recorder.js';
+import type { RowsOrder } from './gpu/kernels/rows-order.js';
+import { canonicalOnDevice, keptColumns } from './canonical-load.js';
 import { internals, type Gpu } from './gpu/device.js';
 import { encodeValue, runInWorker, StringDictionary, type SortedStrings } from '@vixen/io';
 import { DeviceLimitError, exactCount, GuessMissed, OutputRoomError, settle, syncCounts, type GuessingRun } from './gpu/relations.js';
-import { chunkedOf, leaves, packChunks, releaseUnshared } from './gpu/chunks.js';
+import { chunkedOf, leaves } from './gpu/chunks.js';
 import { deviceRowsRelation } from './gpu/parsed-rows.js';
 import type { EncodedFacts } from '@vixen/io';
 import { ResultTable } from './result-table.js';
@@ -1354,7 +1354,6 @@ async function loadInitialRelations(
     internals(gpu).activity = `loading the facts of ${name} (${rel.count + rel.device.reduce((n, d) => n + d.count, 0)} rows)`;
     // The facts are made canonical and checked with every loaded column, those the device keeps or not.
     const variables = program.variables.map((v) => (v.id === id ? { ...v, columns: decl.columns.map((c) => c.type) } : v));
-    const all = decl.columns.map((_, i) => i);
     const rows = rel.count + rel.device.reduce((n, d) => n + d.count, 0);
     // The raw rows, the sorted ones and the sort's scratch: past the budget, in host memory.
     if (storeHost && rows * rel.width * 4 * 3 > storeHost.limit) {
@@ -1386,22 +1385,7 @@ async function loadInitialRelations(
       // Host rows uploaded, and rows parsed on the device (their string words filled in), one relation to sort.
       const parts = rel.count > 0 ? [await uploadRelationStaged(gpu, rel.pieces(), rel.width, rel.count)] : [];
       for (const rows of rel.device.splice(0)) parts.push(await deviceRowsRelation(gpu, rows, rel.types));
-      let raw = chunkedOf(parts, rel.width);
-      // Rows loaded in canonical order already (a store or file written sorted) need no sort: one pass says so. Their
-      // pieces (a parsed text chunk or an upload each) are then gathered into chunks as large as a binding allows.
-      order = rows >= ORDER_CHECK_ROWS ? await rowsOrder(internals(gpu), raw) : undefined;
-      if (order?.ascending) {
-        const packed = await packChunks(internals(gpu), raw);
-        releaseUnshared(gpu, raw, packed);
-        raw = packed;
-        raw.canonical = true;
-      }
-      const run = (k: KirKernel, input: DeviceRelation): Promise<DeviceRelation> =>
-        runKernel(gpu, k, madeUpShaders(k, variables), [input], new Uint32Array(0), variables);
-      const sorted = await run({ kind: 'sort', id: -1, input: id, output: id, keys: all }, raw);
-      releaseUnshared(gpu, raw, sorted);
-      canonical = await run({ kind: 'unique', id: -1, input: id, output: id }, sorted);
-      releaseUnshared(gpu, sorted, canonical);
+      ({ canonical, order } = await canonicalOnDevice(gpu, variables, id, chunkedOf(parts, rel.width)));
     }
     // The device has its copy: the host words need not live through the run, unless it may start again.
     if (!keepHostWords) initial.relations.delete(name);
@@ -1414,12 +1398,6 @@ async function loadInitialRelations(
     await store(id, await keptColumns(gpu, variables, program.variables[id]!, decl, id, canonical), `loading the facts of ${name}`, name, parsedOnDevice, order?.ascending ?? false);
   }
 }
-
-/**
- * Loaded rows from which their order is checked before a sort (kernels/rows-order.ts): a pass and a round trip cost
- * more than sorting fewer.
- */
-const ORDER_CHECK_ROWS = 2 ** 16;
 
 /**
  * Launches and steps reading fewer bytes run whatever their kind held beyond its inputs before, and teach nothing of
@@ -1435,23 +1413,6 @@ const MAX_BEYOND = 4;
  * those were more launches per run than the query's own.
  */
 const HOST_CANONICAL_WORDS = 2 ** 12;
-
-/**
- * Loaded relation `canonical` (variable `id` of `loaded`, every loaded column) with only the columns its variable
- * `kept` holds (RelationDecl.deviceColumns), rows in their order.
- */
-async function keptColumns(gpu: Gpu, loaded: readonly KirVariable[], kept: KirVariable, decl: RelationDecl, id: VarId, canonical: DeviceRelation): Promise<DeviceRelation> {
-  if (!decl.deviceColumns) return canonical;
-  const out = loaded.length;
-  const variables = [...loaded, { ...kept, id: out }];
-  const project = decl.deviceColumns.map((c) => ({ kind: 'col' as const, index: c, type: decl.columns[c]!.type }));
-  const k: KirKernel = { kind: 'mapFilter', id: -1, input: id, output: out, filter: [], project };
-  try {
-    return await runKernel(gpu, k, madeUpShaders(k, variables), [canonical], new Uint32Array(0), variables);
-  } finally {
-    releaseRelation(gpu, canonical);
-  }
-}
 
 async function readOutputs(
   gpu: Gpu,

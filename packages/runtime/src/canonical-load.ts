@@ -1,0 +1,69 @@
+/**
+ * Loaded rows brought into canonical form (sorted by all columns, duplicate-free) on the device, then narrowed to
+ * the columns their variable keeps: the executor's load of facts (executor.ts loadInitialRelations) and a
+ * Database's projection of a resident relation (project-resident.ts) share these steps, so both give the same rows.
+ */
+import type { KirKernel, KirVariable, VarId } from '@vixen/kernel-ir';
+import type { RelationDecl } from '@vixen/queryplan';
+import { releaseRelation, type DeviceRelation } from './gpu/relations.js';
+import { runKernel } from './gpu/kernels/run-kernel.js';
+import { rowsOrder, type RowsOrder } from './gpu/kernels/rows-order.js';
+import { madeUpShaders } from './gpu/recorder.js';
+import { internals, type Gpu } from './gpu/device.js';
+import { packChunks, releaseUnshared } from './gpu/chunks.js';
+
+/**
+ * Loaded rows from which their order is checked before a sort (kernels/rows-order.ts): a pass and a round trip cost
+ * more than sorting fewer.
+ */
+const ORDER_CHECK_ROWS = 2 ** 16;
+
+/**
+ * `raw` (variable `id` of `variables`, every loaded column; released here unless returned) sorted and made
+ * duplicate-free, and its `order` where it was checked. `sorted`: the rows are known to be sorted already (equal
+ * ones adjacent), so only the unique runs.
+ */
+export async function canonicalOnDevice(
+  gpu: Gpu,
+  variables: readonly KirVariable[],
+  id: VarId,
+  raw: DeviceRelation,
+  sorted = false,
+): Promise<{ canonical: DeviceRelation; order?: RowsOrder }> {
+  const run = (k: KirKernel, input: DeviceRelation): Promise<DeviceRelation> => runKernel(gpu, k, madeUpShaders(k, variables), [input], new Uint32Array(0), variables);
+  let order: RowsOrder | undefined;
+  let rows = raw;
+  if (!sorted) {
+    // Rows loaded in canonical order already (a store or file written sorted) need no sort: one pass says so. Their
+    // pieces (a parsed text chunk or an upload each) are then gathered into chunks as large as a binding allows.
+    order = raw.count >= ORDER_CHECK_ROWS ? await rowsOrder(internals(gpu), raw) : undefined;
+    if (order?.ascending) {
+      const packed = await packChunks(internals(gpu), raw);
+      releaseUnshared(gpu, raw, packed);
+      raw = packed;
+      raw.canonical = true;
+    }
+    rows = await run({ kind: 'sort', id: -1, input: id, output: id, keys: variables[id]!.columns.map((_, i) => i) }, raw);
+    releaseUnshared(gpu, raw, rows);
+  }
+  const canonical = await run({ kind: 'unique', id: -1, input: id, output: id }, rows);
+  releaseUnshared(gpu, rows, canonical);
+  return { canonical, ...(order ? { order } : {}) };
+}
+
+/**
+ * Loaded relation `canonical` (variable `id` of `loaded`, every loaded column) with only the columns its variable
+ * `kept` holds (RelationDecl.deviceColumns), rows in their order.
+ */
+export async function keptColumns(gpu: Gpu, loaded: readonly KirVariable[], kept: KirVariable, decl: RelationDecl, id: VarId, canonical: DeviceRelation): Promise<DeviceRelation> {
+  if (!decl.deviceColumns) return canonical;
+  const out = loaded.length;
+  const variables = [...loaded, { ...kept, id: out }];
+  const project = decl.deviceColumns.map((c) => ({ kind: 'col' as const, index: c, type: decl.columns[c]!.type }));
+  const k: KirKernel = { kind: 'mapFilter', id: -1, input: id, output: out, filter: [], project };
+  try {
+    return await runKernel(gpu, k, madeUpShaders(k, variables), [canonical], new Uint32Array(0), variables);
+  } finally {
+    releaseRelation(gpu, canonical);
+  }
+}
