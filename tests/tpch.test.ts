@@ -176,10 +176,11 @@ test.each([
   const gpu = binding === undefined ? data.gpu : await openGpu({ maxStorageBufferBindingSize: binding });
   const db = new Database(gpu, data.dir);
   const syncs: string[] = [];
+  const projected = new Set<string>();
   try {
     for (const q of TPCH_QUERIES) {
       const program = compileTpchQuery(queriesDir, q);
-      await db.run(program, { outputs: ['result'] });
+      for (const p of (await db.run(program, { outputs: ['result'] })).projectedOnDevice) projected.add(p.name);
       // The first run loaded the tables (and read the sizes its guesses start from); the next ones guess them (the
       // second also notes what later joins size their outputs by, at its one sync).
       const expected = (await data.duck.query(tpchQuerySql(queriesDir, q))).rows;
@@ -195,6 +196,8 @@ test.each([
     if (gpu !== data.gpu) gpu.dispose();
   }
   expect(syncs).toEqual(TPCH_QUERIES.flatMap((q) => [`Q${q} 1`, `Q${q} 1`]));
+  // Later queries' column sets of lineitem and orders were made on the device from earlier queries' resident ones.
+  expect([...projected]).toEqual(expect.arrayContaining(['lineitem', 'orders']));
 }, 600_000);
 
 test('fused and unfused kernel plans give identical answers on Q1, Q6 and Q14 (and match DuckDB)', async () => {

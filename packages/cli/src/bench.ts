@@ -279,7 +279,8 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
               onQuery: (q) =>
                 err(
                   `  Q${q.query}: ${q.status}, vixen ${q.vixenMs.toFixed(1)} ms (host ${q.vixenHostMs.toFixed(1)}, submit ${q.vixenSubmitMs.toFixed(1)}, ` +
-                    `${q.dispatches} dispatches in ${q.submissions} submissions; load ${q.vixenLoadMs.toFixed(1)} ms), duckdb ${q.duckdbMs.toFixed(1)} ms` +
+                    `${q.dispatches} dispatches in ${q.submissions} submissions; load ${q.vixenLoadMs.toFixed(1)} ms` +
+                    `${q.vixenProjected.length > 0 ? `, ${q.vixenProjected.join(', ')} projected on the device` : ''}), duckdb ${q.duckdbMs.toFixed(1)} ms` +
                     `${formatSlowRunCauses(q.causes, q.vixenRunsMs.length)}\n`,
                 ),
             }),

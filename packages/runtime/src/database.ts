@@ -12,8 +12,11 @@
  * mapped on the host and uploaded again (not parsed or sorted again: the map keeps the order, so the rows stay
  * canonical). Runs never write or free resident buffers (executor.ts ResidentRelations).
  *
- * Loading a relation with other kept columns than the resident ones does not read its file again: the host cache
- * (facts/host-cache.ts) holds every file read so far, all columns parsed, and projects the columns a run keeps.
+ * Loading a relation with other kept columns than the resident ones does not read its file again. Where a resident
+ * relation of the table holds every column it loads, it is made from that one on the device (project-resident.ts:
+ * gathered, sorted, made distinct and key-checked as a load is), within the run's device memory budget; otherwise
+ * the host cache (facts/host-cache.ts), which holds every file read so far with all columns parsed, projects the
+ * columns a run keeps.
  */
 import { kernelConstants, kernelTables } from '@vixen/codegen-wgsl';
 import { closedUnder, tablesKey } from './tables.js';
@@ -29,6 +32,8 @@ import { downloadRelation, releaseRelation, uploadRelationStaged, type DeviceRel
 import { runLimits, type Program, type RunOptions, type RunResult } from './program.js';
 import { leaves } from './gpu/chunks.js';
 import { DeviceFault } from './gpu/device-fault.js';
+import { internals } from './gpu/device.js';
+import { heldTypes, loadedBytes, loadedStringColumns, projectionFrom, projectResident } from './project-resident.js';
 
 export interface ResidentRelation {
   name: string;
@@ -38,6 +43,8 @@ export interface ResidentRelation {
 }
 
 interface Entry extends ResidentRelation {
+  /** The declaration it was loaded by: the columns its words hold (project-resident.ts heldColumns). */
+  decl: RelationDecl;
   /** The dictionary its string words are ids of. */
   dictionary: StringDictionary;
   /** The distinct strings it holds: their ids in `dictionary`, ascending, where its loader noted them, else the strings. */
@@ -54,6 +61,14 @@ export type DatabaseRunOptions = Omit<RunOptions, 'facts' | 'factsDir' | 'gpu' |
 export interface DatabaseRunResult extends RunResult {
   /** Reading the facts of relations that were not resident: parse, or projection from the host cache (host time, before the run). */
   hostLoadMilliseconds: number;
+  /**
+   * Relations that were not resident made on the device from a resident relation of their table holding their
+   * columns, before the run (no facts read, nothing uploaded): each with the facts columns it loads and those of
+   * the relation it came from (absent: all), and its rows and words per row.
+   */
+  projectedOnDevice: Array<{ name: string; loadColumns?: readonly number[]; from?: readonly number[]; rows: number; width: number }>;
+  /** Making them, device time waited for included. */
+  deviceProjectMilliseconds: number;
 }
 
 /** Residency key: a relation is reusable with the same name, loaded and device columns (deviceColumns) and column types. */
@@ -163,6 +178,13 @@ export class Database {
         } else missing.push(r);
       }
     }
+    const projectStart = performance.now();
+    const projected = await this.projectFromResident(kir, missing, run, limits.maxDeviceMemory ?? internals(this.gpu).memoryBudget);
+    const deviceProjectMilliseconds = performance.now() - projectStart;
+    for (const p of projected) {
+      missing.splice(missing.indexOf(p.decl), 1);
+      used.push(p.entry);
+    }
     const facts = new EncodedFacts();
     const hostStart = performance.now();
     const host: FactsFileLoader = this.cache?.load ?? ((decl, path, into) => (this.uncachedReads++, loadKeptColumns(decl, path, into)));
@@ -217,6 +239,7 @@ export class Database {
         this.entries.set(keyOf(f.decl), {
           name,
           ...(loadColumns ? { loadColumns } : {}),
+          decl: f.decl,
           // One that keeps fewer columns than it loaded is no longer canonical by its own columns.
           relation: { ...relation, canonical: f.decl.deviceColumns === undefined },
           dictionary: runDictionary,
@@ -237,15 +260,66 @@ export class Database {
         return t;
       },
     };
+    const projectedOnDevice = projected.map(({ decl, entry, from }) => ({
+      name: decl.name,
+      ...(decl.pruned ? { loadColumns: decl.pruned.loadColumns } : {}),
+      ...(from.pruned ? { from: from.pruned.loadColumns } : {}),
+      rows: entry.relation.count,
+      width: entry.relation.width,
+    }));
     try {
-      return Object.assign(await program.execute(this.gpu, facts, outputs, limits, resident), { hostLoadMilliseconds });
+      return Object.assign(await program.execute(this.gpu, facts, outputs, limits, resident), { hostLoadMilliseconds, projectedOnDevice, deviceProjectMilliseconds });
     } catch (e) {
       // A relation loaded by a run the device failed may sit in a buffer it refused: it is not kept.
-      if (e instanceof DeviceFault) for (const f of fresh.values()) this.drop(keyOf(f.decl));
+      if (e instanceof DeviceFault) for (const d of [...fresh.values(), ...projected].map((f) => f.decl)) this.drop(keyOf(d));
       throw e;
     } finally {
       this.evict(run);
     }
+  }
+
+  /**
+   * Makes each relation of `missing` that a resident relation of its table can give (one holding every column it
+   * loads: projectionFrom) resident, on the device (project-resident.ts), and returns those made, with the
+   * declaration of the relation each came from. One whose loaded rows, sorted, would not fit `limit` (the run's
+   * device memory budget) three times over is left to the facts, as the run's load keeps such rows in host memory.
+   */
+  private async projectFromResident(kir: KirProgram, missing: readonly RelationDecl[], run: number, limit: number | undefined): Promise<Array<{ decl: RelationDecl; entry: Entry; from: RelationDecl }>> {
+    const made: Array<{ decl: RelationDecl; entry: Entry; from: RelationDecl }> = [];
+    for (const decl of missing) {
+      if (kir.facts[decl.name]?.length) continue;
+      // The narrowest relation holding the columns: the gather reads all of its words.
+      let best: { e: Entry; at: number[] } | undefined;
+      for (const e of this.entries.values()) {
+        const at = projectionFrom(decl, e.decl);
+        if (at && leaves(e.relation).length > 0 && (!best || e.relation.width < best.e.relation.width)) best = { e, at };
+      }
+      if (!best) continue;
+      const source = best.e;
+      const bytes = loadedBytes(decl, source.relation.count);
+      if (limit !== undefined && 3 * bytes > limit) continue;
+      // The pool's free buffers count against the budget, as a run's makeRoom counts them.
+      const pool = internals(this.gpu).pool;
+      if (limit !== undefined && pool.freeBytes + 3 * bytes > limit) pool.trim();
+      // Its strings: the source's when it loads the same string columns, none when it loads none, else found on the device.
+      const strings = loadedStringColumns(decl);
+      const same = strings.join() === loadedStringColumns(source.decl).join();
+      const p = await projectResident(this.gpu, kir, decl, source.relation, source.decl, best.at, source.dictionary, !same && strings.length > 0);
+      const loadColumns = decl.pruned?.loadColumns;
+      const entry: Entry = {
+        name: decl.name,
+        ...(loadColumns ? { loadColumns } : {}),
+        decl,
+        relation: { ...p.relation, canonical: decl.deviceColumns === undefined },
+        dictionary: source.dictionary,
+        ...(same ? (source.ids ? { ids: source.ids } : { strings: source.strings ?? [] }) : { ids: p.ids ?? new Uint32Array(0) }),
+        stringWords: stringWordOffsets(heldTypes(decl)),
+        lastRun: run,
+      };
+      this.entries.set(keyOf(decl), entry);
+      made.push({ decl, entry, from: source.decl });
+    }
+    return made;
   }
 
   /**

@@ -1,8 +1,8 @@
 /**
  * Resident relations (database.ts): programs run against one Database give the answers fresh runs give, reuse
  * the relations earlier runs made resident, remap their string ids when a program's strings shift the
- * dictionary, and never change a resident buffer. Other column sets of a table are projected from the host
- * cache, never read from its file again.
+ * dictionary, and never change a resident buffer. Other column sets of a table are made on the device from a
+ * resident relation holding their columns, or else projected from the host cache, never read from its file again.
  */
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -200,11 +200,20 @@ describe('Database', () => {
       expect(n.stats.uploads).toEqual([{ name: 'person', rows: 61, width: 2 }]);
       expect(n.relations).toEqual(await fresh(notes));
       expect(db.fileReads).toBe(2);
-      // With the file unreadable as person, a new column set still loads: from the cache.
+      // id and city are held by the first program's person: made of those on the device, nothing read or uploaded
+      // (the other note of 5 gives no other row here).
+      const ci = await db.run(cities);
+      expect(ci.projectedOnDevice).toEqual([{ name: 'person', loadColumns: [0, 2], from: [0, 1, 2], rows: 60, width: 2 }]);
+      expect(ci.stats.uploads).toEqual([]);
+      expect(ci.relations).toEqual(await fresh(cities));
+      // With the file unreadable as person, a new column set still loads: from the cache (name and note are held by
+      // no resident relation, which would give it on the device).
       writeFileSync(join(own, 'person.csv'), 'not,a,person\n');
-      const c = await db.run(cities);
+      const named = compile(`${schema}p10(name, note) <- person(_, name, _, note).`);
+      const c = await db.run(named);
       expect(c.stats.uploads.map((u) => u.name)).toEqual(['person']);
-      expect(c.relations).toEqual(await fresh(cities));
+      expect(c.projectedOnDevice).toEqual([]);
+      expect(c.relations).toEqual(await fresh(named));
       expect(db.fileReads).toBe(2);
     } finally {
       db.clear();
@@ -229,9 +238,12 @@ describe('Database', () => {
     const db = new Database(gpu, own);
     try {
       expect((await db.run(visitors)).relations.get('v')).toEqual([[1, 'zoo'], [2, 'park']]);
-      expect((await db.run(places)).relations.get('w')).toEqual([['park'], ['zoo']]);
-      // The whole file once (it fails), then the kept columns per column set.
-      expect(db.fileReads).toBe(3);
+      const w = await db.run(places);
+      expect(w.relations.get('w')).toEqual([['park'], ['zoo']]);
+      // The whole file once (it fails), then the kept columns of the first column set; the second, which those hold,
+      // is made of them on the device.
+      expect(w.projectedOnDevice.map((p) => p.name)).toEqual(['visit']);
+      expect(db.fileReads).toBe(2);
     } finally {
       db.clear();
       rmSync(own, { recursive: true, force: true });
@@ -263,6 +275,121 @@ sale(id, r, a), sale(id, r2, a2) -> r = r2, a = a2.
     } finally {
       db.clear();
       rmSync(own, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('Database: column sets made on the device from resident ones', () => {
+  const items = `item(k, cat, qty, price) -> int32(k), string(cat), int32(qty), decimal(price).\n`;
+  // Holds every column; the others load fewer: a prefix (k, cat), columns out of order (cat, qty) with many equal
+  // rows, no string column (k, qty), and all of them but kept on the device as (qty, price) only.
+  const whole = compile(`${items}all(k, c, q, p) <- item(k, c, q, p).`);
+  const narrower = [
+    compile(`${items}pre(k, c) <- item(k, c, _, _), k > 5.`),
+    compile(`${items}mix(c, q) <- item(_, c, q, _).`),
+    compile(`${items}ints(k) <- item(k, _, q, _), q > 2.`),
+    compile(`${items}cost[q] = s <- agg<<s = sum(p)>> item(_, _, q, p).`),
+  ];
+  let own: string;
+  beforeAll(() => {
+    own = mkdtempSync(join(tmpdir(), 'vixen-db-project-'));
+    const cats = ['tools', 'garden', 'books', 'toys', 'food'];
+    // Exact duplicate lines: a load drops them, and so must a projection.
+    const lines = Array.from({ length: 700 }, (_, i) => `${(i * 37) % 650},${cats[(i * 7) % 5]},${i % 9},${(i % 11) * 2.5}`);
+    writeFileSync(join(own, 'item.csv'), lines.join('\n') + '\n');
+  });
+  afterAll(() => rmSync(own, { recursive: true, force: true }));
+
+  /** The first (`whole`'s) or the last made resident relation of item, read back. */
+  const itemWords = async (on: Gpu, db: Database, which: 'first' | 'last') => {
+    const items = db.resident.filter((r) => r.name === 'item');
+    return downloadRelation(on, items[which === 'first' ? 0 : items.length - 1]!.relation);
+  };
+
+  /**
+   * Runs `whole`, then each narrower program on one Database of `on`: every answer a fresh Database's, every resident
+   * relation the words a fresh Database loads, nothing read or uploaded from the host for those. Returns what each
+   * run projected on the device.
+   */
+  const againstFresh = async (on: Gpu, budget?: number) => {
+    const options = budget === undefined ? {} : { maxDeviceMemory: budget };
+    const db = new Database(on, own);
+    const projected: string[][] = [];
+    try {
+      await db.run(whole);
+      for (const p of narrower) {
+        const single = new Database(on, own);
+        try {
+          const expected = await single.run(p, options);
+          const r = await db.run(p, options);
+          expect(r.relations).toEqual(expected.relations);
+          projected.push(r.projectedOnDevice.map((x) => `${x.name} [${x.loadColumns ?? '*'}] from [${x.from ?? '*'}]`));
+          if (r.projectedOnDevice.length === 0) continue;
+          // Not read, not uploaded: made of the resident columns, the rows a load of the file makes.
+          expect(db.fileReads).toBe(1);
+          expect(r.stats.uploads).toEqual([]);
+          expect(r.stats.residentRelations).toEqual(['item']);
+          expect(r.projectedOnDevice.map(({ rows, width }) => ({ rows, width }))).toEqual(expected.stats.uploads.map(({ rows, width }) => ({ rows, width })));
+          // The same dictionary (the same strings), so the same words in the same order.
+          expect(await itemWords(on, db, 'last')).toEqual(await itemWords(on, single, 'last'));
+          // Resident now: the next run reads it as it is.
+          const again = await db.run(p, options);
+          expect(again.relations).toEqual(expected.relations);
+          expect(again.projectedOnDevice).toEqual([]);
+        } finally {
+          single.clear();
+        }
+      }
+      // The first relation's words never changed.
+      const single = new Database(on, own);
+      try {
+        await single.run(whole);
+        expect(await itemWords(on, db, 'first')).toEqual(await itemWords(on, single, 'first'));
+      } finally {
+        single.clear();
+      }
+    } finally {
+      db.clear();
+    }
+    return projected;
+  };
+
+  // The sum keeps one row per fact: it loads every column, and keeps qty and price.
+  const all = ['item [0,1] from [*]', 'item [1,2] from [*]', 'item [0,2] from [*]', 'item [*] from [*]'].map((x) => [x]);
+
+  it('gives the rows, words and answers a load from the facts gives', async () => {
+    expect(await againstFresh(gpu)).toEqual(all);
+  });
+
+  it('works on relations in several chunks', async () => {
+    // 700 rows x 5 words: several 4096-byte bindings.
+    const small = await openGpu({ maxStorageBufferBindingSize: 4096 });
+    try {
+      expect(await againstFresh(small)).toEqual(all);
+    } finally {
+      small.dispose();
+    }
+  });
+
+  it('keeps to the device memory budget: past it, the facts load as before', async () => {
+    // 700 loaded rows of 2 or 3 words, sorted, fit 64 KiB; they do not fit 16 KiB three times over.
+    expect(await againstFresh(gpu, 64 * 1024)).toEqual(all);
+    expect(await againstFresh(gpu, 16 * 1024)).toEqual(narrower.map(() => []));
+  });
+
+  it('checks the keys a program declares on the projected rows, as a load does', async () => {
+    // (cat, qty) is no key of these facts: the run stops with the repeated keys, whichever way the rows came.
+    const keyed = compile(`${items}item(k, c, q, p), item(k2, c, q, p2) -> k = k2, p = p2.\nmix(k, c, q) <- item(k, c, q, _).`);
+    const db = new Database(gpu, own);
+    const single = new Database(gpu, own);
+    try {
+      await db.run(whole);
+      const message = await single.run(keyed).then(() => 'no error', (e: Error) => e.message);
+      expect(message).toMatch(/key/);
+      await expect(db.run(keyed)).rejects.toThrow(message);
+    } finally {
+      db.clear();
+      single.clear();
     }
   });
 });

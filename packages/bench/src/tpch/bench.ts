@@ -58,9 +58,12 @@ export interface TpchQueryResult {
   vixenMs: number;
   /**
    * The first run's load of the tables it read that were not resident yet: host parse of their files (or projection
-   * of the kept columns from the host cache), upload and sort (0 when earlier queries made them all resident).
+   * of the kept columns from the host cache), upload and sort, or a projection on the device of a resident table's
+   * columns (0 when earlier queries made them all resident).
    */
   vixenLoadMs: number;
+  /** The tables the first run made on the device from resident columns. */
+  vixenProjected: string[];
   /** Median whole-run time of the timed runs (with the run's dictionary and readback). */
   vixenWallMs: number;
   /** Each timed run's query time, in run order. */
@@ -112,7 +115,7 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
     const duckRows = duckAnswer.rows;
     try {
       const program = compileTpchQuery(options.queriesDir, q);
-      const { queryMs: vixenMs, queryRunsMs, waitMs, submitMs, dispatches, submissions, hostSyncs, loadMs, wallMs, uploads, inputBytes, rows, causes } = await timeVixenQuery(
+      const { queryMs: vixenMs, queryRunsMs, waitMs, submitMs, dispatches, submissions, hostSyncs, loadMs, projectedOnDevice, wallMs, uploads, inputBytes, rows, causes } = await timeVixenQuery(
         program,
         data,
         warmup,
@@ -126,6 +129,7 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
         status: diffs.length === 0 ? 'ok' : 'mismatch',
         vixenMs,
         vixenLoadMs: loadMs,
+        vixenProjected: projectedOnDevice,
         vixenWallMs: wallMs,
         vixenRunsMs: queryRunsMs,
         vixenWaitMs: waitMs,
@@ -144,7 +148,7 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
         ...(diffs.length > 0 ? { message: diffs.join('; ') } : {}),
       };
     } catch (e) {
-      const failed = { vixenMs: NaN, vixenLoadMs: NaN, vixenWallMs: NaN, vixenRunsMs: [], vixenWaitMs: NaN, vixenHostMs: NaN, vixenSubmitMs: NaN, dispatches: NaN, submissions: NaN, hostSyncs: NaN, uploads: [], speedup: NaN, readMs: NaN, readRatio: NaN };
+      const failed = { vixenMs: NaN, vixenLoadMs: NaN, vixenProjected: [], vixenWallMs: NaN, vixenRunsMs: [], vixenWaitMs: NaN, vixenHostMs: NaN, vixenSubmitMs: NaN, dispatches: NaN, submissions: NaN, hostSyncs: NaN, uploads: [], speedup: NaN, readMs: NaN, readRatio: NaN };
       return { query: q, status: 'error', ...failed, duckdbMs, rows: duckRows.length, message: firstLine(e) };
     }
   };
