@@ -22,7 +22,7 @@ import { kernelConstants, kernelTables } from '@vixen/codegen-wgsl';
 import { closedUnder, tablesKey } from './tables.js';
 import { variablesRead, type KirProgram, type VarId } from '@vixen/kernel-ir';
 import { VixenError, type RelationDecl } from '@vixen/queryplan';
-import { addApiFacts, addInlineFacts, columnTypes, EncodedFacts, FactsCache, loadFactsDirInto, loadKeptColumns, StringDictionary, stringWordOffsets, type FactRelation, type FactsFileLoader, type StoreDeviceLoader } from '@vixen/io';
+import { addApiFacts, addInlineFacts, EncodedFacts, FactsCache, loadFactsDirInto, loadKeptColumns, StringDictionary, stringWordOffsets, type FactRelation, type FactsFileLoader, type StoreDeviceLoader } from '@vixen/io';
 import { loadStoreOnDevice } from './gpu/store-columns.js';
 import { checkDatabaseOptions } from './api-options.js';
 import { factsLoader } from './facts-parse.js';
@@ -50,7 +50,7 @@ interface Entry extends ResidentRelation {
   /** The distinct strings it holds: their ids in `dictionary`, ascending, where its loader noted them, else the strings. */
   ids?: Uint32Array;
   strings?: Iterable<string>;
-  /** Word offsets of its string columns within a row. */
+  /** Word offsets of its string columns within a row of the columns it holds (deviceColumns, where set). */
   stringWords: number[];
   /** The run that used it last (for eviction). */
   lastRun: number;
@@ -244,7 +244,7 @@ export class Database {
           relation: { ...relation, canonical: f.decl.deviceColumns === undefined },
           dictionary: runDictionary,
           ...(f.ids ? { ids: facts.dictionaryIds(f.ids) } : { strings: f.strings }),
-          stringWords: stringWordOffsets(columnTypes(f.decl.columns)),
+          stringWords: stringWordOffsets(heldTypes(f.decl)),
           lastRun: run,
         });
         return true;

@@ -272,6 +272,12 @@ sale(id, r, a), sale(id, r2, a2) -> r = r2, a = a2.
       expect(r.relations.get('row')).toEqual([[1, 'north', 5], [2, 'north', 5], [3, 'south', 7]]);
       expect(r.stats.uploads.map((u) => u.name)).toEqual(['sale']);
       expect((await db.run(totals)).stats.uploads).toEqual([]);
+      // "east" sorts before both regions: the kept (region, amount) rows' string words are remapped, not the amounts.
+      const east = compile(`${keyed}total[r] = s <- agg<<s = sum(a)>> sale(_, r, a), r != "east".`);
+      const shifted = await db.run(east);
+      expect(shifted.stats.residentRelations).toEqual(['sale']);
+      expect(shifted.relations.get('total')).toEqual([['north', 10], ['south', 7]]);
+      expect((await db.run(totals)).relations.get('total')).toEqual([['north', 10], ['south', 7]]);
     } finally {
       db.clear();
       rmSync(own, { recursive: true, force: true });
