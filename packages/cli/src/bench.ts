@@ -59,6 +59,7 @@ const tblBenchOptions = {
   endToEnd: z.boolean().default(false),
   formats: listSchema.pipe(z.array(z.enum(END_TO_END_FORMATS, { error: `formats are ${END_TO_END_FORMATS.join(', ')}` })).min(1)).default([...END_TO_END_FORMATS]),
   parse: z.enum(PARSE_MODES).default('auto'),
+  project: z.enum(PARSE_MODES).default('auto'),
 };
 
 const tpchOptionsSchema = z.object({
@@ -93,6 +94,11 @@ function addTblBenchOptions(command: Command, examples: string, queriesHelp: str
     .option('--end-to-end', 'from files to answers instead: each query in a fresh Database, against DuckDB loading the same files', false)
     .option('--formats <list>', `with --end-to-end: the inputs, of ${END_TO_END_FORMATS.join(', ')}`, END_TO_END_FORMATS.join(','))
     .addOption(parseOption())
+    .addOption(
+      new Option('--project <where>', "a query's column sets that earlier queries' resident tables hold: made of those on the device, read from the host, or auto (the device on a GPU)")
+        .choices(PARSE_MODES)
+        .default('auto'),
+    )
     .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'));
 }
 
@@ -159,6 +165,7 @@ async function runTblBench<R>(
       ...(maxResidentBytes !== undefined ? { maxResidentBytes } : {}),
       ...(maxDeviceMemory !== undefined ? { maxDeviceMemory } : {}),
       parse: opts.parse,
+      project: opts.project,
       ...(opts.profile ? { onProfile: (query, stats, program) => err(`profile of ${query}:\n${formatProfile(stats, program.plan)}\n`) } : {}),
     });
     out(suite.format(report) + '\n');

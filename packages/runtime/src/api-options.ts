@@ -59,6 +59,7 @@ const databaseOptionsSchema = z.object({
   maxResidentBytes: z.number().nonnegative().optional(),
   hostCache: z.boolean().optional(),
   parse: z.enum(PARSE_MODES).optional(),
+  project: z.enum(PARSE_MODES).optional(),
   facts: runOptionsSchema.shape.facts,
 });
 

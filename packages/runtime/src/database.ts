@@ -14,15 +14,17 @@
  *
  * Loading a relation with other kept columns than the resident ones does not read its file again. Where a resident
  * relation of the table holds every column it loads, it is made from that one on the device (project-resident.ts:
- * gathered, sorted, made distinct and key-checked as a load is), within the run's device memory budget; otherwise
- * the host cache (facts/host-cache.ts), which holds every file read so far with all columns parsed, projects the
- * columns a run keeps.
+ * gathered, sorted, made distinct and key-checked as a load is), within the run's device memory budget; where none
+ * does but other column sets of the table are resident, one relation of their columns and its own is loaded first
+ * (loadWide) and it is made from that, so a table is read again only for a column no program read before (on a GPU
+ * adapter; DatabaseOptions.project). Otherwise the host cache (facts/host-cache.ts), which holds every file read so
+ * far with all columns parsed, projects the columns a run keeps.
  */
 import { kernelConstants, kernelTables } from '@vixen/codegen-wgsl';
 import { closedUnder, tablesKey } from './tables.js';
 import { variablesRead, type KirProgram, type VarId } from '@vixen/kernel-ir';
-import { VixenError, type RelationDecl } from '@vixen/queryplan';
-import { addApiFacts, addInlineFacts, EncodedFacts, FactsCache, loadFactsDirInto, loadKeptColumns, StringDictionary, stringWordOffsets, type FactRelation, type FactsFileLoader, type StoreDeviceLoader } from '@vixen/io';
+import { rowWords, VixenError, type RelationDecl } from '@vixen/queryplan';
+import { addApiFacts, addInlineFacts, columnTypes, EncodedFacts, factsColumns, FactsCache, loadFactsDirInto, loadKeptColumns, runInWorker, StringDictionary, stringWordOffsets, type FactRelation, type FactsFileLoader, type StoreDeviceLoader } from '@vixen/io';
 import { loadStoreOnDevice } from './gpu/store-columns.js';
 import { checkDatabaseOptions } from './api-options.js';
 import { factsLoader } from './facts-parse.js';
@@ -33,7 +35,8 @@ import { runLimits, type Program, type RunOptions, type RunResult } from './prog
 import { leaves } from './gpu/chunks.js';
 import { DeviceFault } from './gpu/device-fault.js';
 import { internals } from './gpu/device.js';
-import { heldTypes, loadedBytes, loadedStringColumns, projectionFrom, projectResident } from './project-resident.js';
+import { heldColumns, heldTypes, loadedBytes, loadedColumns, loadedStringColumns, projectionFrom, projectResident, sameFacts, uploadCanonical } from './project-resident.js';
+import { dictionaryFor } from './tables.js';
 
 export interface ResidentRelation {
   name: string;
@@ -54,6 +57,8 @@ interface Entry extends ResidentRelation {
   stringWords: number[];
   /** The run that used it last (for eviction). */
   lastRun: number;
+  /** Loaded for projections of it (loadWide), not for a program's relation. */
+  wide?: boolean;
 }
 
 export type DatabaseRunOptions = Omit<RunOptions, 'facts' | 'factsDir' | 'gpu' | 'backend'>;
@@ -69,6 +74,11 @@ export interface DatabaseRunResult extends RunResult {
   projectedOnDevice: Array<{ name: string; loadColumns?: readonly number[]; from?: readonly number[]; rows: number; width: number }>;
   /** Making them, device time waited for included. */
   deviceProjectMilliseconds: number;
+  /**
+   * Relations loaded from the facts to project others from (Database.loadWide), before the run: the facts columns
+   * each holds (absent: all), its rows and words per row, and its load's time (in hostLoadMilliseconds).
+   */
+  wideLoads: Array<{ name: string; loadColumns?: readonly number[]; rows: number; width: number; milliseconds: number }>;
 }
 
 /** Residency key: a relation is reusable with the same name, loaded and device columns (deviceColumns) and column types. */
@@ -104,6 +114,13 @@ export interface DatabaseOptions {
    */
   parse?: ParseMode;
   /**
+   * Where a relation is made whose columns resident relations of its table hold, or can hold (loadWide): `device`,
+   * from those (project-resident.ts), or `host`, from the facts (the host cache's projection, or a parse of the
+   * file). `auto` (the default): the device on a GPU adapter; the host on a CPU adapter (llvmpipe), whose device
+   * sorts cost more than the host's projection.
+   */
+  project?: ParseMode;
+  /**
    * Facts given through the API (rows or columns, as `RunOptions.facts`) for some base relations: these are not
    * read from the facts directory; the first run that reads one loads it from here, and it stays resident.
    */
@@ -116,12 +133,21 @@ export interface DatabaseOptions {
  */
 const SEEK_ALL = 8;
 
+/**
+ * A resident relation holding at most this many distinct strings gives its string columns to a relation loaded to
+ * project from (Database.loadWide); one with more (TPC-H orders' comments) only its other columns, so that a
+ * program that never reads them does not parse and sort its strings again.
+ */
+const WIDE_STRINGS = 2 ** 16;
+
 export class Database {
   private readonly entries = new Map<string, Entry>();
   private runs = 0;
   private readonly cache: FactsCache | undefined;
   /** Files read without the host cache. */
   private uncachedReads = 0;
+  /** Tables whose facts did not load as a relation to project from (loadWide): each column set loads its own. */
+  private readonly noWide = new Set<string>();
   /**
    * String built-in tables on the device (ResidentRelations.table), for one dictionary: runs that reuse it
    * reuse them (uploading a table over Q22's 1.5M phone numbers took longer than its kernels on the H100).
@@ -178,17 +204,28 @@ export class Database {
         } else missing.push(r);
       }
     }
+    const host: FactsFileLoader = this.cache?.load ?? ((decl, path, into) => (this.uncachedReads++, loadKeptColumns(decl, path, into)));
+    const loadFile = factsLoader(this.gpu, this.options.parse ?? 'auto', host);
+    // A store's columns go straight to the device (gpu/store-columns.ts).
+    const storeOnDevice: StoreDeviceLoader = (read, strings, step) => loadStoreOnDevice(this.gpu, read, strings, step);
     const projectStart = performance.now();
-    const projected = await this.projectFromResident(kir, missing, run, limits.maxDeviceMemory ?? internals(this.gpu).memoryBudget);
-    const deviceProjectMilliseconds = performance.now() - projectStart;
+    const wideLoads: DatabaseRunResult['wideLoads'] = [];
+    const limit = limits.maxDeviceMemory ?? internals(this.gpu).memoryBudget;
+    const mode = this.options.project ?? 'auto';
+    const onDevice = mode === 'device' || (mode === 'auto' && !this.gpu.software);
+    const projected = !onDevice ? [] : await this.projectFromResident(kir, missing, run, limit, async (decl) => {
+      const t0 = performance.now();
+      const wide = await this.loadWide(decl, run, limit, loadFile, storeOnDevice, options.onLoadProgress);
+      if (wide) wideLoads.push({ name: wide.name, ...(wide.loadColumns ? { loadColumns: wide.loadColumns } : {}), rows: wide.relation.count, width: wide.relation.width, milliseconds: performance.now() - t0 });
+      return wide !== undefined;
+    });
+    const deviceProjectMilliseconds = performance.now() - projectStart - wideLoads.reduce((n, w) => n + w.milliseconds, 0);
     for (const p of projected) {
       missing.splice(missing.indexOf(p.decl), 1);
       used.push(p.entry);
     }
     const facts = new EncodedFacts();
     const hostStart = performance.now();
-    const host: FactsFileLoader = this.cache?.load ?? ((decl, path, into) => (this.uncachedReads++, loadKeptColumns(decl, path, into)));
-    const loadFile = factsLoader(this.gpu, this.options.parse ?? 'auto', host);
     try {
       // A run on resident relations alone lists no directory: two file system round trips, each a turn of the event loop.
       const given = this.options.facts ?? {};
@@ -196,8 +233,6 @@ export class Database {
       if (fromApi.length > 0) addApiFacts(facts, new Map(fromApi.map((r) => [r.name, r])), Object.fromEntries(fromApi.map((r) => [r.name, given[r.name]!])));
       const fromDir = missing.filter((r) => !Object.hasOwn(given, r.name));
       if (fromDir.length + perRun.length > 0) {
-        // A store's columns go straight to the device (gpu/store-columns.ts).
-        const storeOnDevice: StoreDeviceLoader = (read, strings, step) => loadStoreOnDevice(this.gpu, read, strings, step);
         await loadFactsDirInto(this.factsDir, kir.relations, fromDir.map((r) => r.name), perRun.map((r) => r.name), facts, loadFile, options.onLoadProgress, false, storeOnDevice);
       }
     } catch (e) {
@@ -213,7 +248,7 @@ export class Database {
         return [r.name, ids ? { decl: r, ids } : { decl: r, strings: rel?.usedStrings(facts.strings) ?? [] }];
       }),
     );
-    const hostLoadMilliseconds = performance.now() - hostStart;
+    const hostLoadMilliseconds = performance.now() - hostStart + wideLoads.reduce((n, w) => n + w.milliseconds, 0);
 
     // Strings loaded for this run only (inline facts, e.g. Q22's country codes) may be in the kept dictionary too.
     const reusable = missing.length === 0 ? this.reusableDictionary(kir, used, facts.strings.texts()) : undefined;
@@ -268,7 +303,7 @@ export class Database {
       width: entry.relation.width,
     }));
     try {
-      return Object.assign(await program.execute(this.gpu, facts, outputs, limits, resident), { hostLoadMilliseconds, projectedOnDevice, deviceProjectMilliseconds });
+      return Object.assign(await program.execute(this.gpu, facts, outputs, limits, resident), { hostLoadMilliseconds, projectedOnDevice, deviceProjectMilliseconds, wideLoads });
     } catch (e) {
       // A relation loaded by a run the device failed may sit in a buffer it refused: it is not kept.
       if (e instanceof DeviceFault) for (const d of [...fresh.values(), ...projected].map((f) => f.decl)) this.drop(keyOf(d));
@@ -284,20 +319,32 @@ export class Database {
    * declaration of the relation each came from. One whose loaded rows, sorted, would not fit `limit` (the run's
    * device memory budget) three times over is left to the facts, as the run's load keeps such rows in host memory.
    */
-  private async projectFromResident(kir: KirProgram, missing: readonly RelationDecl[], run: number, limit: number | undefined): Promise<Array<{ decl: RelationDecl; entry: Entry; from: RelationDecl }>> {
+  private async projectFromResident(
+    kir: KirProgram,
+    missing: readonly RelationDecl[],
+    run: number,
+    limit: number | undefined,
+    /** Loads a relation that holds the columns of `decl` and of other resident ones of its table (loadWide): whether it did. */
+    loadWide: (decl: RelationDecl) => Promise<boolean>,
+  ): Promise<Array<{ decl: RelationDecl; entry: Entry; from: RelationDecl }>> {
     const made: Array<{ decl: RelationDecl; entry: Entry; from: RelationDecl }> = [];
     for (const decl of missing) {
       if (kir.facts[decl.name]?.length) continue;
       // The narrowest relation holding the columns: the gather reads all of its words.
-      let best: { e: Entry; at: number[] } | undefined;
-      for (const e of this.entries.values()) {
-        const at = projectionFrom(decl, e.decl);
-        if (at && leaves(e.relation).length > 0 && (!best || e.relation.width < best.e.relation.width)) best = { e, at };
-      }
+      const find = (): { e: Entry; at: number[] } | undefined => {
+        let best: { e: Entry; at: number[] } | undefined;
+        for (const e of this.entries.values()) {
+          const at = projectionFrom(decl, e.decl);
+          if (at && leaves(e.relation).length > 0 && (!best || e.relation.width < best.e.relation.width)) best = { e, at };
+        }
+        return best;
+      };
+      const best = find() ?? ((await loadWide(decl)) ? find() : undefined);
       if (!best) continue;
       const source = best.e;
       const bytes = loadedBytes(decl, source.relation.count);
       if (limit !== undefined && 3 * bytes > limit) continue;
+      source.lastRun = run;
       // The pool's free buffers count against the budget, as a run's makeRoom counts them.
       const pool = internals(this.gpu).pool;
       if (limit !== undefined && pool.freeBytes + 3 * bytes > limit) pool.trim();
@@ -320,6 +367,84 @@ export class Database {
       made.push({ decl, entry, from: source.decl });
     }
     return made;
+  }
+
+  /**
+   * Where no resident relation holds the columns `decl` loads but others of its table are resident (so programs read
+   * several column sets of it), loads from the facts, before the run, one relation of the columns of them all (of a
+   * resident relation with many strings, its other columns only), canonical and with no keys of its own, for this
+   * and later column sets to be projected from on the device: a table is then read again only for a column no
+   * program read before. It replaces the relations it loaded so that it holds. Undefined where it loads nothing:
+   * no other column set resident, one past the device memory budget (`limit`) three times over, or facts that do not
+   * load (a bad value in a column `decl` does not read: its own load then says what it says).
+   */
+  private async loadWide(
+    decl: RelationDecl,
+    run: number,
+    limit: number | undefined,
+    loadFile: FactsFileLoader,
+    storeOnDevice: StoreDeviceLoader,
+    onLoadProgress: DatabaseRunOptions['onLoadProgress'],
+  ): Promise<Entry | undefined> {
+    const same = [...this.entries.values()].filter((e) => sameFacts(e.decl, decl));
+    if (same.length === 0 || this.noWide.has(decl.name)) return undefined;
+    const source = factsColumns(decl);
+    const columns = new Set(loadedColumns(decl));
+    for (const e of same) {
+      const few = (e.ids?.length ?? Infinity) <= WIDE_STRINGS;
+      for (const c of heldColumns(e.decl)) if (few || source[c]!.type !== 'string') columns.add(c);
+    }
+    const load = [...columns].sort((a, b) => a - b);
+    const wide: RelationDecl = {
+      name: decl.name,
+      kind: 'edb',
+      output: false,
+      columns: load.map((c) => source[c]!),
+      ...(load.length < source.length ? { pruned: { sourceColumns: source, loadColumns: load } } : {}),
+    };
+    const types = columnTypes(wide.columns);
+    const rows = Math.max(...same.map((e) => e.relation.count));
+    // Where it would be the relation itself, the run loads that, its keys checked.
+    if (this.entries.has(keyOf(wide)) || keyOf(wide) === keyOf(decl) || (limit !== undefined && 3 * rows * rowWords(types) * 4 > limit)) return undefined;
+    const facts = new EncodedFacts();
+    try {
+      const given = this.options.facts ?? {};
+      if (Object.hasOwn(given, decl.name)) addApiFacts(facts, new Map([[decl.name, wide]]), { [decl.name]: given[decl.name]! });
+      else await loadFactsDirInto(this.factsDir, [wide], [decl.name], [], facts, loadFile, onLoadProgress, false, storeOnDevice);
+    } catch (e) {
+      facts.releaseDevice();
+      if (!(e instanceof VixenError)) throw e;
+      this.noWide.add(decl.name);
+      return undefined;
+    }
+    const rel = facts.relation(decl.name, types);
+    // Its strings, read before the dictionary rewrites the temporary ids; the dictionary holds just those.
+    const usedIds = rel.usedIds();
+    const strings = usedIds ? undefined : [...rel.usedStrings(facts.strings)];
+    const interner = facts.strings;
+    const { dict, ids, listIds } = await dictionaryFor([...interner.strings], [], interner.lists.map((l) => l.list));
+    await facts.remapStrings(ids && listIds ? interner.idMap(ids, listIds) : dict, runInWorker);
+    let relation: DeviceRelation;
+    try {
+      relation = await uploadCanonical(this.gpu, wide, rel);
+    } finally {
+      facts.releaseDevice();
+    }
+    // The relations it holds the columns of that were loaded so: they would only take memory.
+    for (const [key, e] of this.entries) if (e.wide && e.lastRun < run && projectionFrom(e.decl, wide)) this.drop(key);
+    const entry: Entry = {
+      name: decl.name,
+      ...(wide.pruned ? { loadColumns: wide.pruned.loadColumns } : {}),
+      decl: wide,
+      relation: { ...relation, canonical: true },
+      dictionary: dict,
+      ...(usedIds ? { ids: facts.dictionaryIds(usedIds) } : { strings: strings! }),
+      stringWords: stringWordOffsets(types),
+      lastRun: run,
+      wide: true,
+    };
+    this.entries.set(keyOf(wide), entry);
+    return entry;
   }
 
   /**
@@ -405,6 +530,7 @@ export class Database {
   /** Returns every resident relation's buffer to the device's pool and drops the host cache; the database is empty afterwards. */
   clear(): void {
     this.cache?.clear();
+    this.noWide.clear();
     for (const e of this.entries.values()) releaseRelation(this.gpu, e.relation);
     this.entries.clear();
     this.releaseTables();

@@ -11,16 +11,18 @@
  */
 import type { KirKernel, KirProgram, KirVariable, VarId } from '@vixen/kernel-ir';
 import { rowWords, type RelationDecl, type ScalarType } from '@vixen/queryplan';
-import { columnTypes, factsColumns, type StringDictionary } from '@vixen/io';
+import { columnTypes, factsColumns, type EncodedRelation, type StringDictionary } from '@vixen/io';
 import { canonicalOnDevice, keptColumns } from './canonical-load.js';
 import { checkDeclaredKeys } from './keys.js';
-import { downloadRelation, exactCount, releaseRelation, type DeviceRelation } from './gpu/relations.js';
+import { downloadRelation, exactCount, releaseRelation, uploadRelationStaged, type DeviceRelation } from './gpu/relations.js';
+import { chunkedOf } from './gpu/chunks.js';
+import { deviceRowsRelation } from './gpu/parsed-rows.js';
 import { runKernel } from './gpu/kernels/run-kernel.js';
 import { madeUpShaders } from './gpu/recorder.js';
 import { internals, type Gpu } from './gpu/device.js';
 
 /** The facts columns (indices into factsColumns(decl)) that the loaded relation of `decl` holds, in order. */
-const loadedColumns = (decl: RelationDecl): readonly number[] => decl.pruned?.loadColumns ?? decl.columns.map((_, i) => i);
+export const loadedColumns = (decl: RelationDecl): readonly number[] => decl.pruned?.loadColumns ?? decl.columns.map((_, i) => i);
 
 /** The facts columns a resident relation of `decl` holds in its words, in order (deviceColumns of the loaded ones). */
 export function heldColumns(decl: RelationDecl): number[] {
@@ -36,11 +38,14 @@ export const heldTypes = (decl: RelationDecl): ScalarType[] => (decl.deviceColum
  * held, or the two read facts of other column types (they parse the same file differently).
  */
 export function projectionFrom(decl: RelationDecl, source: RelationDecl): number[] | undefined {
-  if (decl.name !== source.name || columnTypes(factsColumns(decl)).join() !== columnTypes(factsColumns(source)).join()) return undefined;
+  if (!sameFacts(decl, source)) return undefined;
   const held = heldColumns(source);
   const at = loadedColumns(decl).map((c) => held.indexOf(c));
   return at.every((p) => p >= 0) ? at : undefined;
 }
+
+/** Whether two declarations read the same facts the same way: one relation, the same column types. */
+export const sameFacts = (a: RelationDecl, b: RelationDecl): boolean => a.name === b.name && columnTypes(factsColumns(a)).join() === columnTypes(factsColumns(b)).join();
 
 /**
  * Facts columns of string type that `decl` loads: a relation's strings (those its dictionary must hold) are those
@@ -122,3 +127,21 @@ async function distinctStrings(gpu: Gpu, variables: readonly KirVariable[], id: 
 
 /** Device bytes of `decl`'s loaded rows for `rows` rows: what a projection's gathered rows take before their sort. */
 export const loadedBytes = (decl: RelationDecl, rows: number): number => rows * rowWords(columnTypes(decl.columns)) * 4;
+
+/**
+ * The rows of `decl` in `rel` (host rows, and rows the device parsed; string words already ids of their dictionary)
+ * on the device in canonical form (sorted by all columns, duplicate-free), their count exact: a relation loaded to
+ * project others from, with no keys of its own to check.
+ */
+export async function uploadCanonical(gpu: Gpu, decl: RelationDecl, rel: EncodedRelation): Promise<DeviceRelation> {
+  const g = internals(gpu);
+  g.activity = `loading the facts of ${decl.name} (${rel.count + rel.device.reduce((n, d) => n + d.count, 0)} rows) to project from`;
+  return g.runScoped(`loading ${decl.name} to project from`, async () => {
+    const parts = rel.count > 0 ? [await uploadRelationStaged(gpu, rel.pieces(), rel.width, rel.count)] : [];
+    for (const rows of rel.device.splice(0)) parts.push(await deviceRowsRelation(gpu, rows, rel.types));
+    const variables: KirVariable[] = [{ id: 0, name: decl.name, columns: columnTypes(decl.columns), relation: decl.name }];
+    const { canonical } = await canonicalOnDevice(gpu, variables, 0, chunkedOf(parts, rel.width));
+    await exactCount(g, canonical);
+    return canonical;
+  });
+}

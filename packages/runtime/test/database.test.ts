@@ -1,8 +1,9 @@
 /**
  * Resident relations (database.ts): programs run against one Database give the answers fresh runs give, reuse
  * the relations earlier runs made resident, remap their string ids when a program's strings shift the
- * dictionary, and never change a resident buffer. Other column sets of a table are made on the device from a
- * resident relation holding their columns, or else projected from the host cache, never read from its file again.
+ * dictionary, and never change a resident buffer. Other column sets of a table are projected from the host
+ * cache, never read from its file again, or (DatabaseOptions.project, on a GPU by default) made on the device from
+ * resident relations holding their columns.
  */
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -188,7 +189,7 @@ describe('Database', () => {
   it('reads each facts file once for any column sets, with the answers of fresh runs', async () => {
     const own = mkdtempSync(join(tmpdir(), 'vixen-db-cache-'));
     for (const f of ['person.csv', 'visit.csv']) copyFileSync(join(dir, f), join(own, f));
-    const db = new Database(gpu, own);
+    const db = new Database(gpu, own, { project: 'host' });
     try {
       expect((await db.run(museum)).relations).toEqual(await fresh(museum));
       expect(db.fileReads).toBe(2);
@@ -200,20 +201,11 @@ describe('Database', () => {
       expect(n.stats.uploads).toEqual([{ name: 'person', rows: 61, width: 2 }]);
       expect(n.relations).toEqual(await fresh(notes));
       expect(db.fileReads).toBe(2);
-      // id and city are held by the first program's person: made of those on the device, nothing read or uploaded
-      // (the other note of 5 gives no other row here).
-      const ci = await db.run(cities);
-      expect(ci.projectedOnDevice).toEqual([{ name: 'person', loadColumns: [0, 2], from: [0, 1, 2], rows: 60, width: 2 }]);
-      expect(ci.stats.uploads).toEqual([]);
-      expect(ci.relations).toEqual(await fresh(cities));
-      // With the file unreadable as person, a new column set still loads: from the cache (name and note are held by
-      // no resident relation, which would give it on the device).
+      // With the file unreadable as person, a new column set still loads: from the cache.
       writeFileSync(join(own, 'person.csv'), 'not,a,person\n');
-      const named = compile(`${schema}p10(name, note) <- person(_, name, _, note).`);
-      const c = await db.run(named);
+      const c = await db.run(cities);
       expect(c.stats.uploads.map((u) => u.name)).toEqual(['person']);
-      expect(c.projectedOnDevice).toEqual([]);
-      expect(c.relations).toEqual(await fresh(named));
+      expect(c.relations).toEqual(await fresh(cities));
       expect(db.fileReads).toBe(2);
     } finally {
       db.clear();
@@ -222,7 +214,7 @@ describe('Database', () => {
   });
 
   it('reads the file per column set without the host cache, and where an unread column is bad', async () => {
-    const uncached = new Database(gpu, dir, { hostCache: false });
+    const uncached = new Database(gpu, dir, { hostCache: false, project: 'host' });
     try {
       await uncached.run(museum);
       expect((await uncached.run(notes)).relations).toEqual(await fresh(notes));
@@ -235,15 +227,12 @@ describe('Database', () => {
     writeFileSync(join(own, 'visit.csv'), '1,zoo,2024-01-01\n2,park,someday\n');
     const visitors = compile(`${schema}v(pid, place) <- visit(pid, place, _).`);
     const places = compile(`${schema}w(place) <- visit(_, place, _).`);
-    const db = new Database(gpu, own);
+    const db = new Database(gpu, own, { project: 'host' });
     try {
       expect((await db.run(visitors)).relations.get('v')).toEqual([[1, 'zoo'], [2, 'park']]);
-      const w = await db.run(places);
-      expect(w.relations.get('w')).toEqual([['park'], ['zoo']]);
-      // The whole file once (it fails), then the kept columns of the first column set; the second, which those hold,
-      // is made of them on the device.
-      expect(w.projectedOnDevice.map((p) => p.name)).toEqual(['visit']);
-      expect(db.fileReads).toBe(2);
+      expect((await db.run(places)).relations.get('w')).toEqual([['park'], ['zoo']]);
+      // The whole file once (it fails), then the kept columns per column set.
+      expect(db.fileReads).toBe(3);
     } finally {
       db.clear();
       rmSync(own, { recursive: true, force: true });
@@ -319,7 +308,7 @@ describe('Database: column sets made on the device from resident ones', () => {
    */
   const againstFresh = async (on: Gpu, budget?: number) => {
     const options = budget === undefined ? {} : { maxDeviceMemory: budget };
-    const db = new Database(on, own);
+    const db = new Database(on, own, { project: 'device' });
     const projected: string[][] = [];
     try {
       await db.run(whole);
@@ -383,10 +372,64 @@ describe('Database: column sets made on the device from resident ones', () => {
     expect(await againstFresh(gpu, 16 * 1024)).toEqual(narrower.map(() => []));
   });
 
+  it('loads the columns of several column sets at once, for later ones to be made of them', async () => {
+    const programs = [
+      compile(`${items}a(k, c) <- item(k, c, _, _), k < 100.`),
+      compile(`${items}b(k, q) <- item(k, _, q, _), q > 4.`),
+      compile(`${items}c(c, q) <- item(_, c, q, _).`),
+    ];
+    const db = new Database(gpu, own, { hostCache: false, project: 'device' });
+    try {
+      const runs = [];
+      for (const p of programs) {
+        const r = await db.run(p);
+        expect(r.relations).toEqual((await p.run({ gpu, factsDir: own })).relations);
+        runs.push(r);
+      }
+      // a loads its columns; b those and its own, which b and then c are made of: the file is read twice.
+      expect(runs.map((r) => r.wideLoads.map((w) => `${w.name} [${w.loadColumns}] ${w.rows}x${w.width}`))).toEqual([[], ['item [0,1,2] 700x3'], []]);
+      expect(runs.map((r) => r.projectedOnDevice.map((p) => `${p.name} [${p.loadColumns}] from [${p.from}]`))).toEqual([[], ['item [0,2] from [0,1,2]'], ['item [1,2] from [0,1,2]']]);
+      expect(db.fileReads).toBe(2);
+    } finally {
+      db.clear();
+    }
+  });
+
+  it('leaves a column set whose wider load fails to its own load, which fails as a fresh one does', async () => {
+    const bad = mkdtempSync(join(tmpdir(), 'vixen-db-wide-bad-'));
+    writeFileSync(join(bad, 'item.csv'), '1,tools,3,2.5\n2,books,4,1.0\n');
+    // Without the host cache, which would keep the first contents.
+    const db = new Database(gpu, bad, { hostCache: false, project: 'device' });
+    try {
+      await db.run(compile(`${items}a(k, c) <- item(k, c, _, _).`));
+      // The file changed since: its quantities no longer parse.
+      writeFileSync(join(bad, 'item.csv'), '1,tools,three,2.5\n2,books,4,1.0\n');
+      const b = compile(`${items}b(k, q) <- item(k, _, q, _).`);
+      const message = await b.run({ gpu, factsDir: bad }).then(() => 'no error', (e: Error) => e.message);
+      expect(message).toMatch(/item\.csv:1/);
+      await expect(db.run(b)).rejects.toThrow(message);
+    } finally {
+      db.clear();
+      rmSync(bad, { recursive: true, force: true });
+    }
+  });
+
+  it('makes them by default on a GPU only: on a CPU adapter the host projects faster than its device sorts', async () => {
+    const db = new Database(gpu, own);
+    try {
+      await db.run(whole);
+      const r = await db.run(narrower[0]!);
+      expect(r.projectedOnDevice.length > 0).toBe(!gpu.software);
+      expect(r.stats.uploads.length > 0).toBe(gpu.software);
+    } finally {
+      db.clear();
+    }
+  });
+
   it('checks the keys a program declares on the projected rows, as a load does', async () => {
     // (cat, qty) is no key of these facts: the run stops with the repeated keys, whichever way the rows came.
     const keyed = compile(`${items}item(k, c, q, p), item(k2, c, q, p2) -> k = k2, p = p2.\nmix(k, c, q) <- item(k, c, q, _).`);
-    const db = new Database(gpu, own);
+    const db = new Database(gpu, own, { project: 'device' });
     const single = new Database(gpu, own);
     try {
       await db.run(whole);
