@@ -414,6 +414,33 @@ describe('Database: column sets made on the device from resident ones', () => {
     }
   });
 
+  it('frees past maxResidentBytes the relations a run neither read nor projected from', async () => {
+    const db = new Database(gpu, own, { project: 'device', maxResidentBytes: 1 });
+    try {
+      await db.run(whole);
+      const [pre, mix] = narrower as [Program, Program];
+      // Made of whole's relation, which it keeps for this run: both stay.
+      const a = await db.run(pre);
+      expect(a.relations).toEqual((await pre.run({ gpu, factsDir: own })).relations);
+      expect(db.resident.map((r) => r.loadColumns?.join() ?? '*')).toEqual(['*', '0,1']);
+      // Made of whole's relation again; pre's, which this run did not read, goes.
+      const b = await db.run(mix);
+      expect(b.relations).toEqual((await mix.run({ gpu, factsDir: own })).relations);
+      expect(b.projectedOnDevice.map((p) => p.from?.join() ?? '*')).toEqual(['*']);
+      expect(db.resident.map((r) => r.loadColumns?.join() ?? '*')).toEqual(['*', '1,2']);
+      // A run on mix's relation alone lets whole's go; then pre's columns are in no resident relation: they load
+      // with mix's, and pre is made of those.
+      await db.run(mix);
+      expect(db.resident.map((r) => r.loadColumns?.join() ?? '*')).toEqual(['1,2']);
+      const c = await db.run(pre);
+      expect(c.relations).toEqual(a.relations);
+      expect(c.wideLoads.map((w) => w.loadColumns?.join())).toEqual(['0,1,2']);
+      expect(db.resident.map((r) => r.loadColumns?.join() ?? '*')).toEqual(['0,1,2', '0,1']);
+    } finally {
+      db.clear();
+    }
+  });
+
   it('makes them by default on a GPU only: on a CPU adapter the host projects faster than its device sorts', async () => {
     const db = new Database(gpu, own);
     try {
