@@ -110,19 +110,26 @@ export async function projectResident(
 async function distinctStrings(gpu: Gpu, variables: readonly KirVariable[], id: VarId, rel: DeviceRelation, decl: RelationDecl): Promise<Uint32Array> {
   const one = variables.length;
   const vars: KirVariable[] = [...variables, { id: one, name: `${decl.name} strings`, columns: ['string'] }];
-  const seen = new Set<number>();
+  // Each column's ids, distinct and ascending (millions for a comment column: typed arrays, not a Set).
+  const lists: Uint32Array[] = [];
   for (const [index, c] of decl.columns.entries()) {
     if (c.type !== 'string') continue;
     const pick: KirKernel = { kind: 'mapFilter', id: -1, input: id, output: one, filter: [], project: [{ kind: 'col', index, type: 'string' }] };
     const column = await runKernel(gpu, pick, madeUpShaders(pick, vars), [rel], new Uint32Array(0), vars);
     const { canonical } = await canonicalOnDevice(gpu, vars, one, column);
     try {
-      for (const w of await downloadRelation(gpu, canonical)) seen.add(w);
+      lists.push(await downloadRelation(gpu, canonical));
     } finally {
       releaseRelation(gpu, canonical);
     }
   }
-  return Uint32Array.from(seen).sort();
+  if (lists.length === 1) return lists[0]!;
+  const all = new Uint32Array(lists.reduce((n, l) => n + l.length, 0));
+  lists.reduce((at, l) => (all.set(l, at), at + l.length), 0);
+  all.sort();
+  let distinct = 0;
+  for (let i = 0; i < all.length; i++) if (distinct === 0 || all[i] !== all[distinct - 1]) all[distinct++] = all[i]!;
+  return all.subarray(0, distinct);
 }
 
 /** Device bytes of `decl`'s loaded rows for `rows` rows: what a projection's gathered rows take before their sort. */
