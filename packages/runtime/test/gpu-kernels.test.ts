@@ -6,6 +6,7 @@ import { rowWords, type CompareOp, type Expr, type OutputOrder, type Predicate, 
 import { downloadRelation, exactRows, openGpu, releaseRelation, runKernel, uploadRelation, type Gpu } from '../src/gpu/index.js';
 import { internals } from '../src/gpu/device.js';
 import { sortRows } from '../src/gpu/kernels/sort.js';
+import { madeUpShaders } from '../src/gpu/recorder.js';
 import {
   canonical,
   constWords,
@@ -117,6 +118,25 @@ describe('mapFilter', () => {
   it('compacts 70k rows (three scan levels)', async () => {
     const rows = randomRows(rng(70), TYPES, 70_000, 1000);
     await check([{ kind: 'compare', op: '<', left: col(0, TYPES), right: c32(100) }], rows);
+  });
+});
+
+describe('madeUpShaders', () => {
+  it('finds the passes of a kernel made up again, int64 constants and all, by what it is', () => {
+    // gpu/chunks.ts makes kernels up anew in every run; a filter of one may hold bigint constants, which plain
+    // JSON cannot key.
+    const make = (bound: bigint): KirKernel => ({
+      kind: 'mapFilter',
+      id: 3,
+      input: 0,
+      output: 1,
+      filter: [{ kind: 'compare', op: '<', left: col(1, TYPES), right: c64(bound) }],
+      project: [col(1, TYPES)],
+    });
+    const variables = vars(TYPES, ['int64']);
+    const passes = madeUpShaders(make(-(2n ** 40n)), variables);
+    expect(madeUpShaders(make(-(2n ** 40n)), variables)).toBe(passes);
+    expect(madeUpShaders(make(2n ** 40n), variables)).not.toBe(passes);
   });
 });
 

@@ -122,15 +122,18 @@ export async function passCompiles(g: GpuImpl, shaders: KernelShaders, pass: Pas
 }
 
 /**
- * Passes by what they are generated from (any JSON value): generating them again costs more host time than a small
- * kernel takes on a GPU (hashAggregateShaders 47 us, hashProbeShaders 60 us on the development machine). Cleared
- * once it holds MEMO_SHADERS: callers use few layouts.
+ * Passes by what they are generated from (any JSON value, bigints too: a kernel's int64 and decimal constants):
+ * generating them again costs more host time than a small kernel takes on a GPU (hashAggregateShaders 47 us,
+ * hashProbeShaders 60 us on the development machine). Cleared once it holds MEMO_SHADERS: callers use few layouts.
  */
 const memo = new Map<string, KernelShaders>();
 const MEMO_SHADERS = 256;
 
+/** A bigint as JSON: its digits and `n` (a constant's type, beside it in the kernel, tells it from a string). */
+const bigintAsText = (_: string, v: unknown): unknown => (typeof v === 'bigint' ? `${v}n` : v);
+
 export function memoShaders(from: unknown, make: () => KernelShaders): KernelShaders {
-  const key = JSON.stringify(from);
+  const key = JSON.stringify(from, bigintAsText);
   let shaders = memo.get(key);
   if (!shaders) {
     if (memo.size >= MEMO_SHADERS) memo.clear();
