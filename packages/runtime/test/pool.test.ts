@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openGpu, type Gpu } from '../src/index.js';
+import { compile, openGpu, type Gpu } from '../src/index.js';
+import { internals } from '../src/gpu/device.js';
 import { BufferPool } from '../src/gpu/pool.js';
 
 let gpu: Gpu;
@@ -35,6 +36,19 @@ describe('BufferPool', () => {
     expect(pool.acquire(1024, usage())).not.toBe(a);
     pool.dispose();
   });
+  it('hands out the oldest free buffer of a class, so a repeated run gets the buffers of the run before it', () => {
+    const pool = new BufferPool(gpu.device, gpu.limits.maxBufferSize, 1 << 20);
+    const first = [pool.acquire(1024, usage()), pool.acquire(1024, usage()), pool.acquire(1024, usage())];
+    // Released in another order than taken, as a run's scratch and relations are.
+    for (const i of [1, 2, 0]) pool.release(first[i]!);
+    // By identity (toEqual would find any two buffers of one size and usage equal).
+    const which = (buffers: GPUBuffer[]) => buffers.map((b) => first.indexOf(b));
+    const second = [pool.acquire(1024, usage()), pool.acquire(1024, usage()), pool.acquire(1024, usage())];
+    expect(which(second)).toEqual([0, 1, 2]);
+    for (const i of [2, 0, 1]) pool.release(second[i]!);
+    expect(which([pool.acquire(1024, usage()), pool.acquire(1024, usage())])).toEqual([0, 1]);
+    pool.dispose();
+  });
   it('counts storage buffers handed out, not free or mapped ones, and the most at once', () => {
     const pool = new BufferPool(gpu.device, gpu.limits.maxBufferSize, 1 << 20);
     const a = pool.acquire(1000, usage());
@@ -48,5 +62,30 @@ describe('BufferPool', () => {
     expect(pool.acquire(900, usage())).toBe(a);
     expect(pool.inUseBytes).toBe(a.size + b.size);
     pool.dispose();
+  });
+});
+
+describe('bind groups of repeated runs', () => {
+  it('a run like the one before it creates none, and rows that changed between runs give their own answers', async () => {
+    // A join and an aggregate over rows given per run: the same sizes each run, so the same pooled buffers and
+    // cached bind groups, with other contents.
+    const program = compile(`e(x, y) -> int32(x), int32(y).
+p(x, z) <- e(x, y), e(y, z).
+n[x] = c <- agg<<c = count()>> e(x, _).`);
+    const facts = (k: number) => ({ e: Array.from({ length: 200 }, (_, i) => [i % 50, (i * k + 1) % 50]) });
+    const check = async (k: number): Promise<void> => {
+      const run = await program.run({ gpu, facts: facts(k), outputs: ['p', 'n'] });
+      const oracle = await program.interpret({ facts: facts(k) });
+      expect(run.relations.get('p')).toEqual(oracle.get('p'));
+      expect(run.relations.get('n')).toEqual(oracle.get('n'));
+    };
+    const groups = internals(gpu).bindGroups;
+    await check(3);
+    await check(7);
+    await check(3);
+    const before = groups.size;
+    await check(7);
+    await check(3);
+    expect(groups.size).toBe(before);
   });
 });
