@@ -20,7 +20,7 @@ export interface Bound {
   offset?: number;
 }
 
-type Step =
+type Step = (
   | {
       kind: 'dispatch';
       pass: PassName;
@@ -33,7 +33,11 @@ type Step =
       tables: Bound | undefined;
     }
   | { kind: 'copy'; from: GPUBuffer; fromOffset: number; to: GPUBuffer; toOffset: number; bytes: number }
-  | { kind: 'clear'; buffer: GPUBuffer; offset: number; bytes: number };
+  | { kind: 'clear'; buffer: GPUBuffer; offset: number; bytes: number }
+) & {
+  /** What bufferUses found, kept: passOrder, slots and encodeFills each ask for every step. */
+  uses?: BufferUses;
+};
 
 export interface PassLayout {
   group: GPUBindGroupLayout;
@@ -85,6 +89,9 @@ async function compile(g: GpuImpl, pass: PassName, code: string, withTables: boo
   }
 }
 
+/** Compiled pipelines once their compiles resolve, by the promise pipelineFor handed out: submit() need not wait. */
+const compiled = new WeakMap<Promise<GPUComputePipeline>, GPUComputePipeline>();
+
 /**
  * Keyed first by the WGSL text itself, whose hash V8 computes once per string: a key concatenated with the text
  * was rehashed in full at every dispatch.
@@ -96,8 +103,10 @@ function pipelineFor(g: GpuImpl, pass: PassName, code: string, withTables: boole
   const key = withTables ? `${pass}+tables` : pass;
   let p = variants.get(key);
   if (!p) {
-    p = compile(g, pass, code, withTables);
+    const compiling = compile(g, pass, code, withTables);
+    p = compiling;
     variants.set(key, p);
+    p.then((pipeline) => compiled.set(compiling, pipeline), () => undefined);
     // A failed compile is reported to its caller; retrying later recompiles.
     p.catch(() => variants.delete(key));
   }
@@ -333,7 +342,9 @@ export class Recorder {
     const ordered = passOrder(this.steps);
     if (ordered !== this.steps) this.steps.splice(0, ordered.length, ...ordered);
     const dispatches = this.steps.filter((s) => s.kind === 'dispatch');
-    const pipelines = await Promise.all(dispatches.map((s) => s.pipeline));
+    // Compiled already (a run on resident tables): no wait, no turn of the event loop.
+    const ready = dispatches.map((s) => compiled.get(s.pipeline));
+    const pipelines = ready.every((p) => p !== undefined) ? (ready as GPUComputePipeline[]) : await Promise.all(dispatches.map((s) => s.pipeline));
     const slotOf = this.slots();
     const align = g.limits.minUniformBufferOffsetAlignment;
     /** Arena byte offset by slot (slots are numbered by their first dispatch, in order). */
@@ -412,6 +423,8 @@ export class Recorder {
     /** Indices (in `steps`) of the first dispatches of the slots later dispatches may share, and those slots. */
     const open: number[] = [];
     const openSlot: number[] = [];
+    /** Open slots with fills: only those can be closed. */
+    let openFills = 0;
     let slots = 0;
     for (let i = 0; i < this.steps.length; i++) {
       const s = this.steps[i]!;
@@ -423,14 +436,17 @@ export class Recorder {
           open.push(i);
           openSlot.push(slots);
           slotOf.push(slots++);
+          if (s.fills.length > 0) openFills++;
         }
       }
+      if (openFills === 0) continue;
       // Slots whose fill sources this step writes are closed.
       const written = bufferUses(s).writes;
       for (let j = open.length - 1; j >= 0; j--) {
         if (!(this.steps[open[j]!] as Dispatch).fills.some((f) => written.includes(f.word.buffer))) continue;
         open.splice(j, 1);
         openSlot.splice(j, 1);
+        openFills--;
       }
     }
     return slotOf;
@@ -508,13 +524,17 @@ interface BufferUses {
   writes: GPUBuffer[];
 }
 
-/** The buffers a step reads and writes (a dispatch reads its fills' sources and string tables too). */
+/** The buffers a step reads and writes (a dispatch reads its fills' sources and string tables too), found once. */
 function bufferUses(s: Step): BufferUses {
+  return (s.uses ??= findUses(s));
+}
+
+function findUses(s: Step): BufferUses {
   if (s.kind === 'copy') return { reads: [s.from], writes: [s.to] };
   if (s.kind === 'clear') return { reads: [], writes: [s.buffer] };
   const kinds = PASS_LAYOUTS[s.pass];
   const uses: BufferUses = { reads: s.fills.map((f) => f.word.buffer), writes: [] };
-  s.buffers.forEach((b, j) => (kinds[j] === 'write' ? uses.writes : uses.reads).push(b.buffer));
+  for (let j = 0; j < s.buffers.length; j++) (kinds[j] === 'write' ? uses.writes : uses.reads).push(s.buffers[j]!.buffer);
   if (s.tables) uses.reads.push(s.tables.buffer);
   return uses;
 }
