@@ -391,8 +391,24 @@ function describeVariable(program: KirProgram, id: VarId): string {
   return v.relation === undefined ? `temporary ${v.name}` : v.relation === v.name ? `relation ${v.name}` : `${v.name} (relation ${v.relation})`;
 }
 
+/**
+ * Descriptions made once per kernel: a launch names its kernel and output in GpuImpl.activity before it runs, and
+ * building those strings (the rules printed, the kernel found by its origin) allocated ~25 KB a run of TPC-H Q12
+ * and cost host time at every launch.
+ */
+const outputDescriptions = new WeakMap<KirProgram, WeakMap<KirKernel, string>>();
+const kernelDescriptions = new WeakMap<KirKernel, string>();
+
 /** A kernel's output, with the relation its plan command computes when the output is a temporary. */
 function describeOutput(program: KirProgram, k: KirKernel): string {
+  let byKernel = outputDescriptions.get(program);
+  if (!byKernel) outputDescriptions.set(program, (byKernel = new WeakMap()));
+  let text = byKernel.get(k);
+  if (text === undefined) byKernel.set(k, (text = findOutputDescription(program, k)));
+  return text;
+}
+
+function findOutputDescription(program: KirProgram, k: KirKernel): string {
   const own = describeVariable(program, k.output);
   if (program.variables[k.output]!.relation !== undefined || !k.origin) return own;
   const { block, command } = k.origin;
@@ -404,6 +420,12 @@ function describeOutput(program: KirProgram, k: KirKernel): string {
 
 /** `kernel k5 (join, from block b2 command 3, rule tc.logic:3: path(x, z) <- ...)`: where its errors come from. */
 function describeKernel(k: KirKernel): string {
+  let text = kernelDescriptions.get(k);
+  if (text === undefined) kernelDescriptions.set(k, (text = kernelDescription(k)));
+  return text;
+}
+
+function kernelDescription(k: KirKernel): string {
   const from = k.origin ? `, from block ${k.origin.block} command ${k.origin.command}` : '';
   const rules = k.rules?.length ? `, rule${k.rules.length > 1 ? 's' : ''} ${k.rules.map(printOrigin).join('; ')}` : '';
   return `kernel k${k.id} (${k.kind}${from}${rules})`;
