@@ -324,6 +324,19 @@ describe('hashed aggregation on the GPU (workgroup tables, then the global table
     expect(await onGpu({ ...kept, rows: shuffled(r, c.rows) }, 'hashed')).toEqual(reference(kept));
   });
 
+  it('rows of an odd width are staged in workgroup memory; past 2^20 rows a workgroup strides over several tiles', async () => {
+    const r = rng(16);
+    // 5-word rows (an odd width: staged), filtered on column 2 < column 3.
+    const types: ScalarType[] = ['int32', 'decimal', 'int32', 'int32'];
+    const sizes = [600_000, 400_000, 150_000, 3];
+    const c = hashable({ types, rows: groupedRows(r, types, sizes), aggregates: [{ fn: 'count' }, { fn: 'sum', column: 1 }, { fn: 'max', column: 2 }] });
+    const kept = { ...c, keep: [2, 3] as [number, number] };
+    const rows = shuffled(r, c.rows);
+    expect(await onGpu({ ...kept, rows }, 'hashed')).toEqual(reference(kept));
+    const nullary = { ...kept, nullary: true };
+    expect(await onGpu({ ...nullary, rows }, 'hashed')).toEqual(reference(nullary));
+  });
+
   it('a decimal sum whose running total leaves the 64-bit range but whose total fits; one just past it is an error', async () => {
     const big = 2n ** 62n;
     const rows: V[][] = [...Array.from({ length: 100_000 }, () => [0, big - 1n]), ...Array.from({ length: 100_000 }, () => [0, -big])];

@@ -10,7 +10,7 @@
  */
 import { rowWords, type Aggregate, type Expr, type ScalarType } from '@vixen/queryplan';
 import type { KirKernel } from '@vixen/kernel-ir';
-import { atomicBinding, columnWords, exprValue, exprWords, filterCode, header, projectCode, SUBGROUP_VARIANT, threadMain, tileKeepMask, vectorRows, workgroupScan, type ColumnResolver } from '../wgsl.js';
+import { atomicBinding, columnWords, exprValue, exprWords, filterCode, header, projectCode, SUBGROUP_VARIANT, threadMain, tileKeepMask, vectorRows, vectorWidth, workgroupScan, type ColumnResolver } from '../wgsl.js';
 import { as64 } from './aggregate.js';
 import type { KernelShaders } from '../passes.js';
 import { HASH_ITEMS, hashBuildShaders, hashFunctions, joinSlotWords, keyArgs, keyEquals, type HashKeyLayout } from './hash.js';
@@ -289,6 +289,15 @@ ${write.replace(/^/gm, '    ')}
  */
 const LOCAL_TABLE_WORDS = 2560;
 
+/**
+ * Workgroup words a staged pipeline (see aggregateModules) gives its staged rows and its local table together: 15
+ * KiB of the 16 every device has.
+ */
+const STAGED_WORDS = 3840;
+
+/** Threads of a workgroup at most (the runtime's WG): a staging step holds one row for each. */
+const MAX_WG = 256;
+
 /** Probes of the local table before a row goes to the global one. */
 const LOCAL_PROBES = 8;
 
@@ -335,12 +344,12 @@ type Update = { kind: 'count' } | { kind: 'add'; words: 1 | 2 | 4; value: string
 
 /**
  * Rows of a group a thread keeps in registers (count and aggregates) before they reach the workgroup's table: the
- * first CACHE_ENTRIES groups the thread meets, at most CACHE_WORDS words of them. With few groups (TPC-H Q1's 4) a
- * thread's rows then cost one table update per group, not one per row on the few words every thread of the
- * workgroup updates.
+ * first CACHE_ENTRIES groups the thread meets, at most CACHE_WORDS words of them. With few groups (TPC-H Q1's 4, of
+ * 18 words each) a thread's rows then cost one table update per group, not one per row on the few words every
+ * thread of the workgroup updates.
  */
 const CACHE_ENTRIES = 4;
-const CACHE_WORDS = 64;
+const CACHE_WORDS = 96;
 
 /** A register accumulator of an update: its WGSL type, its first value, one more value added, and its table words (a vec4). */
 function accumulator(up: Exclude<Update, { kind: 'count' }>): { type: string; init: (v: string) => string; add: (a: string, v: string) => string; wide: (a: string) => string } {
@@ -418,7 +427,17 @@ function aggregateModules(src: PipelineSource, agg: NonNullable<PipelineKernel['
   // The updates a row makes: one per owner of slot words (see groupSlotLayout), none for count (the slot's count).
   const owned = updates.flatMap((up, k) => (up.kind !== 'count' && owners[k] === k ? [{ k, up, acc: accumulator(up) }] : []));
   const LW = SW - 1;
-  const LS = G === 0 ? 1 : 2 ** Math.floor(Math.log2(Math.max(1, Math.min(256, LOCAL_TABLE_WORDS / LW))));
+  const N = builds.length;
+  // Rows of an odd number of words load as single words, so each of a warp's loads of one column touches as many
+  // cache lines as the row has words (TPC-H Q1's 11-word lineitem rows: 11 lines a load, 121 for 32 rows' words).
+  // Without lookups such rows are staged instead: the workgroup copies WG rows at a time into workgroup memory with
+  // coalesced loads (consecutive threads, consecutive words), and each thread reads its row there (an odd stride:
+  // no bank conflicts). The local table then has what is left of STAGED_WORDS.
+  const W = rowWords(inputTypes);
+  const stagedSlots = (STAGED_WORDS - MAX_WG * W) / LW;
+  const staged = N === 0 && vectorWidth(W) === 1 && stagedSlots >= (G === 0 ? 1 : 16);
+  const tableWords = staged ? stagedSlots * LW : LOCAL_TABLE_WORDS;
+  const LS = G === 0 ? 1 : 2 ** Math.floor(Math.log2(Math.max(1, Math.min(256, tableWords / LW))));
   const keyParams = Array.from({ length: G }, (_, w) => `e${w}: u32`).join(', ');
   const keyArgsList = Array.from({ length: G }, (_, w) => `e${w}`).join(', ');
   const withKeys = (rest: string): string => [keyParams, rest].filter(Boolean).join(', ');
@@ -587,7 +606,6 @@ ${saltHit}  ${values}
   ${cacheOrTable}
 ${G === 0 ? '' : '}'}`;
   const perRow = kernel.check.length > 0 ? `if (${filterCode(kernel.check, rowCols, constOffsets)}) {\n${body}\n}` : body;
-  const N = builds.length;
   // The lookups that list the rows they keep: every negated probe's, then every joined probe's but the last, which
   // the final loop (over the rows left) repeats with the others to walk their chains.
   const stages = [...absent, ...joined.slice(0, -1)];
@@ -662,6 +680,28 @@ ${[...first, ...slots, ...matches].join('\n')}
 ${relist('found')}
     }`;
   };
+  // A staged tile: per step, its WG rows (W words a row, p<k>: word lid + k * WG of them, loaded the step before)
+  // into `stage` (barriers: everyone has read the last step's rows first, and every word is in before anyone reads
+  // a row); then the next step's words are loaded, so that their latency hides behind this step's rows: each
+  // thread's row, filtered, aggregated.
+  const rowWordsAt = Array.from({ length: W }, (_, k) => k);
+  const prefetch = (step0: string): string => `{ let wb = (${step0}) * W + lid; ${rowWordsAt.map((k) => `if (wb + ${k}u * WG < nw) { p${k} = inp[wb + ${k}u * WG]; }`).join(' ')} }`;
+  const stagedPrologue = `let nw = n * W;
+  ${rowWordsAt.map((k) => `var p${k} = 0u;`).join(' ')}
+  ${prefetch('(wid.x + wid.y * nwg.x) * TILE')}`;
+  const stagedRows = `    for (var r = 0u; r < ITEMS; r = r + 1u) {
+      let step0 = base + r * WG;
+      workgroupBarrier();
+      ${rowWordsAt.map((k) => `stage[lid + ${k}u * WG] = p${k};`).join(' ')}
+      workgroupBarrier();
+      ${prefetch('select(step0 + WG, (t + groups) * TILE, r + 1u == ITEMS)')}
+      if (step0 + lid < n) {
+        ${rowWordsAt.map((k) => `let r${k} = stage[lid * W + ${k}u];`).join(' ')}
+        if (${filterCode(kernel.filter, inputCols, constOffsets)}) {
+${perRow.replace(/^/gm, '          ')}
+        }
+      }
+    }`;
   const insert = `${inputBinding(atomicBinding(atomicBinding(header('pipelineAggregate', ['inp', 'hashed', 'table', 'flags'], pipelineParamsAt(constWords) + 4 * N), 'table'), 'flags'))}
 const ITEMS: u32 = ${HASH_ITEMS}u;
 override TILE: u32 = ITEMS * WG;
@@ -677,11 +717,15 @@ ${owned.some((o) => o.acc.type === 'vec3<u32>') ? ADD96 : ''}
 ${lookups}
 var<workgroup> lt: array<atomic<u32>, ${LS * LW}>;
 var<workgroup> lfill: atomic<u32>;
-// The tile's rows still to look up (in no particular order), so that each lookup runs on dense lanes rather than
+${
+    N > 0
+      ? `// The tile's rows still to look up (in no particular order), so that each lookup runs on dense lanes rather than
 // on the few lanes of each warp whose rows are left: listed[0..m), gathered through 'listing'.
 var<workgroup> listed: array<u32, TILE>;
 var<workgroup> listing: atomic<u32>;
-var<workgroup> listedRows: u32;
+var<workgroup> listedRows: u32;`
+      : ''
+  }${staged ? `\nconst W: u32 = ${W}u;\n// WG rows of the input, copied coalesced: thread t's row at stage[t * W].\nvar<workgroup> stage: array<u32, WG * W>;` : ''}
 ${slotFns('table', false)}
 ${slotFns('lt', true)}
 @compute @workgroup_size(WG)
@@ -694,12 +738,10 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   let tiles = (n + TILE - 1u) / TILE;
   let groups = nwg.x * nwg.y;
 ${consts}
-  var ids: array<u32, ITEMS>;
-  var m = 0u;
-  ${cacheDecls}
+  ${N > 0 ? 'var ids: array<u32, ITEMS>;\n  var m = 0u;\n  ' : ''}${staged ? `${stagedPrologue}\n  ` : ''}${cacheDecls}
   for (var t = wid.x + wid.y * nwg.x; t < tiles; t = t + groups) {
     let base = t * TILE;
-${filtered ? `${tileKeepMask(filterCode(kernel.filter, inputCols, constOffsets), HASH_ITEMS, false, rowLoad).replace(/^/gm, '  ')}
+${staged ? stagedRows : `${filtered ? `${tileKeepMask(filterCode(kernel.filter, inputCols, constOffsets), HASH_ITEMS, false, rowLoad).replace(/^/gm, '  ')}
 ${listFiltered ? `    for (var r = 0u; r < ITEMS; r = r + 1u) { ids[r] = base + r * WG + lid; }\n${relist('mine')}` : ''}` : ''}
 ${stages.map((j, s) => lookupStage(j, listFiltered || s > 0)).join('\n')}
     for (var r = 0u; r < ITEMS; r = r + 1u) {
@@ -707,7 +749,7 @@ ${stages.map((j, s) => lookupStage(j, listFiltered || s > 0)).join('\n')}
       ${rowLoad}
 ${probes(false, true)}
 ${(joined.length > 0 ? combinations(perRow, (j) => `x${j}`) : `{\n${perRow}\n}`).replace(/^/gm, '      ')}
-    }
+    }`}
   }
 ${flush}
   workgroupBarrier();
