@@ -555,6 +555,31 @@ describe('pipeline', () => {
     expect(sortedRows(got, width)).toEqual(sortedRows(want, width));
   });
 
+  // A selective build filter: its kept rows fill the first slots of a table sized for all build rows (1,024 of
+  // 65,536 for 300 of 20,000 rows, each key twice: chains), or none of it.
+  // Probe rows of 3 words: an odd width, staged in workgroup memory.
+  it.each([300, 0])('joins the %i rows a build filter keeps of 20,000', async (keep) => {
+    const I2: ScalarType[] = ['int32', 'int32'];
+    const I3: ScalarType[] = ['int32', 'int32', 'int32'];
+    const build: TestRow[] = Array.from({ length: 20_000 }, (_, i) => [i % 150, i]);
+    const probe: TestRow[] = Array.from({ length: 3000 }, (_, i) => [(i * 7) % 200, i, -i]);
+    const kernel: KirKernel = {
+      kind: 'pipeline',
+      id: 0,
+      input: 0,
+      output: 2,
+      filter: [],
+      probes: [{ build: 1, buildKeys: [0], probeKeys: [col(0, I3)], buildFilter: [{ kind: 'compare', op: '<', left: col(1, I2), right: c32(keep) }] }],
+      check: [],
+      project: [col(2, I3), { kind: 'col', index: 4, type: 'int32' }],
+      fused: [0, 1],
+    };
+    const got = await run(kernel, vars(I3, I2, I2), [{ types: I3, rows: probe }, { types: I2, rows: build }]);
+    const want = probe.flatMap((p) => build.filter((b) => Number(b[1]) < keep && b[0] === p[0]).flatMap((b) => rowWordsOf(I2, [p[2]!, b[1]!])));
+    if (keep > 0) expect(want.length).toBeGreaterThan(0);
+    expect(sortedRows(got, 2)).toEqual(sortedRows(want, 2));
+  });
+
   // Anti-joins: the input rows whose (int32, int64) key the filtered b1 lacks, then (optionally) joined with b2 on
   // the string. Empty sides, several tiles, repeated keys on both sides (domain 5 over 2 words: 25 keys).
   it.each([

@@ -13,7 +13,7 @@ import type { KirKernel } from '@vixen/kernel-ir';
 import { atomicBinding, columnWords, exprValue, exprWords, filterCode, header, projectCode, SUBGROUP_VARIANT, threadMain, tileKeepMask, vectorRows, vectorWidth, workgroupScan, type ColumnResolver } from '../wgsl.js';
 import { as64 } from './aggregate.js';
 import type { KernelShaders } from '../passes.js';
-import { HASH_ITEMS, hashBuildShaders, hashFunctions, joinSlotWords, keyArgs, keyEquals, type HashKeyLayout } from './hash.js';
+import { HASH_ITEMS, hashBuildShaders, hashFunctions, joinSlotWords, KEPT_MASK, keyArgs, keyEquals, type HashKeyLayout } from './hash.js';
 import { sortKeyWords } from './sort.js';
 
 export type PipelineKernel = Extract<KirKernel, { kind: 'pipeline' }>;
@@ -137,7 +137,7 @@ function probeParts({ kernel, inputTypes, buildTypes, builds, constOffsets, cons
   const lookups = builds.map((layout, j) => {
     const K = layout.keyWords.length;
     return `// Chain head (build row + 1; 0: no match) of key k0.. in probe ${j}'s table, probing from slot s0.
-fn lookup${j}(${keyArgs(K).split(', ').map((k) => `${k}: u32`).join(', ')}, s0: u32) -> u32 {
+fn lookup${j}(${keyArgs(K).split(', ').map((k) => `${k}: u32`).join(', ')}, s0: u32, mask: u32) -> u32 {
   let p = u[${params + j}u];
   var s = s0;
   loop {
@@ -145,7 +145,7 @@ fn lookup${j}(${keyArgs(K).split(', ').map((k) => `${k}: u32`).join(', ')}, s0: 
     let r = hashed[at];
     if (r == 0u) { return 0u; }
     if (${keyEquals(K, (k) => `hashed[at + ${k + 1}u]`)}) { return r; }
-    s = (s + 1u) & p.x;
+    s = (s + 1u) & mask;
   }
 }
 `;
@@ -157,7 +157,7 @@ fn lookup${j}(${keyArgs(K).split(', ').map((k) => `${k}: u32`).join(', ')}, s0: 
   };
   const slotLoads = (j: number, slot: string, at: string, head: string, words: readonly string[]): string =>
     `let ${at} = p${j}.y + ${slot} * ${joinSlotWords(widths[j]!)}u; ${head} = hashed[${at}]; ${words.map((w, k) => `${w} = hashed[${at} + ${k + 1}u];`).join(' ')}`;
-  const probeOn = (j: number, keys: readonly string[], slot: string): string => `lookup${j}(${keys.join(', ')}, (${slot} + 1u) & p${j}.x)`;
+  const probeOn = (j: number, keys: readonly string[], slot: string): string => `lookup${j}(${keys.join(', ')}, (${slot} + 1u) & m${j}, m${j})`;
   // With `together`, every probe's first slot of the row's key is read before any is looked at (the lookups are
   // independent), so a row's lookups wait for one table read, not one per probe: for rows every earlier lookup but
   // the last matched already (an aggregating pipeline's last list). Else a miss skips the later probes' reads.
@@ -165,7 +165,7 @@ fn lookup${j}(${keyArgs(K).split(', ').map((k) => `${k}: u32`).join(', ')}, s0: 
     const keys = (j: number): string[] => keyOf(j).map((_, k) => `k${j}_${k}`);
     const first = joined.map(
       (j) => `      ${keyOf(j).map((w, k) => `let k${j}_${k} = ${w};`).join(' ')}
-      let fs${j} = hashKey${widths[j]}(${keys(j).join(', ')}) & p${j}.x;
+      let fs${j} = hashKey${widths[j]}(${keys(j).join(', ')}) & m${j};
       ${slotLoads(j, `fs${j}`, `fa${j}`, `let fh${j}`, keys(j).map((_, k) => `let fw${j}_${k}`))}`,
     );
     const resolve = joined.map(
@@ -184,7 +184,10 @@ fn lookup${j}(${keyArgs(K).split(', ').map((k) => `${k}: u32`).join(', ')}, s0: 
   const consts = builds
     .map((l, j) => {
       const SW = joinSlotWords(l.keyWords.length);
+      // A filtered build's rows fill the first slots of its table (hash.ts keptMask), as many as it kept rows for.
+      const mask = kernel.probes[j]!.buildFilter?.length ? `keptMask(hashed[p${j}.y + (p${j}.x + 1u) * ${SW}u + 1u], p${j}.x)` : `p${j}.x`;
       return `  let p${j} = u[${params + j}u];
+  let m${j} = ${mask};
   // Whether any key of probe ${j}'s build side repeats (the word after its slots): else chains are never walked.
   let chained${j} = hashed[p${j}.y + (p${j}.x + 1u) * ${SW}u] != 0u;`;
     })
@@ -194,7 +197,7 @@ fn lookup${j}(${keyArgs(K).split(', ').map((k) => `${k}: u32`).join(', ')}, s0: 
       const keys = keyOf(j).map((_, k) => `nk${j}_${k}`);
       return `      {
         ${keyOf(j).map((w, k) => `let ${keys[k]} = ${w};`).join(' ')}
-        let ns${j} = hashKey${widths[j]}(${keys.join(', ')}) & p${j}.x;
+        let ns${j} = hashKey${widths[j]}(${keys.join(', ')}) & m${j};
         ${slotLoads(j, `ns${j}`, `na${j}`, `var nh${j}`, keys.map((_, k) => `let nw${j}_${k}`))}
         if (nh${j} != 0u && !(${keys.map((k, w) => `nw${j}_${w} == ${k}`).join(' && ')})) { nh${j} = ${probeOn(j, keys, `ns${j}`)}; }
         if (nh${j} != 0u) { continue; }
@@ -216,7 +219,7 @@ ${nested.replace(/^/gm, '  ')}
     }
     return `{\n${nested.replace(/^/gm, '  ')}\n}`;
   };
-  return { params, rowLoad, inputBinding, inputCols, rowCols, widths, joined, absent, absentLookups, lookups: lookups.join(''), consts, keyOf, slotLoads, probeOn, probes, combinations };
+  return { params, rowLoad, inputBinding, inputCols, rowCols, widths, joined, absent, absentLookups, lookups: (kernel.probes.some((pr) => pr.buildFilter?.length) ? KEPT_MASK : '') + lookups.join(''), consts, keyOf, slotLoads, probeOn, probes, combinations };
 }
 
 function probeModule(src: PipelineSource, subgroups: boolean): string {
@@ -662,7 +665,7 @@ ${G === 0 ? '' : '}'}`;
     const slots = items.map(
       (r) => `    var lh${r} = 0u; ${words(r, 'lw').map((w) => `var ${w} = 0u;`).join(' ')}
     if ((live & ${1 << r}u) != 0u) {
-      ls${r} = hashKey${K}(${words(r, 'lk').join(', ')}) & p${j}.x;
+      ls${r} = hashKey${K}(${words(r, 'lk').join(', ')}) & m${j};
       ${slotLoads(j, `ls${r}`, 'at', `lh${r}`, words(r, 'lw'))}
     }`,
     );

@@ -107,7 +107,10 @@ async function buildTable(g: GpuImpl, build: KeyedRelation, shaders: KernelShade
 export function recordBuild(rec: Recorder, build: KeyedRelation, table: Bound, next: Bound, filtered?: BuildInputs): void {
   const rows = build.relation.count;
   rec.clear(table.buffer, table.words * 4, 4 * (table.offset ?? 0));
-  rec.dispatch('hashBuild', [bound(build.relation), table, next], [sizeOf(build.relation), joinTableSlots(rows) - 1], rows, filtered?.constants, filtered?.tables);
+  const sizes = [sizeOf(build.relation), joinTableSlots(rows) - 1];
+  // A filtered build counts its kept rows first, then inserts them into as many slots as they need (hash.ts keptMask).
+  if (filtered) rec.dispatch('hashBuild', [bound(build.relation), table, next], [...sizes, 0], rows, filtered.constants, filtered.tables);
+  rec.dispatch('hashBuild', [bound(build.relation), table, next], filtered ? [...sizes, 1] : sizes, rows, filtered?.constants, filtered?.tables);
 }
 
 export function releaseHashTable(gpu: Gpu, t: HashTable): void {
