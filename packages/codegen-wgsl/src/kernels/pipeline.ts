@@ -222,12 +222,44 @@ ${nested.replace(/^/gm, '  ')}
   return { params, rowLoad, inputBinding, inputCols, rowCols, widths, joined, absent, absentLookups, lookups: (kernel.probes.some((pr) => pr.buildFilter?.length) ? KEPT_MASK : '') + lookups.join(''), consts, keyOf, slotLoads, probeOn, probes, combinations };
 }
 
-function probeModule(src: PipelineSource, subgroups: boolean): string {
-  const { kernel, inputTypes, builds, constOffsets, constWords } = src;
-  const scan = workgroupScan(subgroups);
-  const { rowLoad, inputBinding, inputCols, rowCols, widths, joined, absentLookups, lookups, consts, probes, combinations } = probeParts(src);
+/**
+ * Workgroup words a staged pipeline (see aggregateModules) gives its staged rows and its local table together: 15
+ * KiB of the 16 every device has.
+ */
+const STAGED_WORDS = 3840;
+
+/** Threads of a workgroup at most (the runtime's WG): a staging step holds one row for each. */
+const MAX_WG = 256;
+
+/**
+ * Rows of W words (an odd W: single-word loads) staged in workgroup memory, WG rows a step: each thread's words
+ * lid + k * WG of a step (pf<k>) are loaded a step ahead, so that their latency hides behind the current step's rows,
+ * stored into `stage` (coalesced), and its row read there as r0.. (an odd stride: no bank conflicts). Needs `n`
+ * (rows), `lid` and `inp` (single words).
+ */
+function staging(W: number): { decl: string; prologue: (firstStep: string) => string; store: string; prefetch: (step0: string) => string; load: string } {
+  const ks = Array.from({ length: W }, (_, k) => k);
+  const prefetch = (step0: string): string => `{ let wb = (${step0}) * W + lid; ${ks.map((k) => `if (wb + ${k}u * WG < nw) { pf${k} = inp[wb + ${k}u * WG]; }`).join(' ')} }`;
+  return {
+    decl: `const W: u32 = ${W}u;\n// WG rows of the input, copied coalesced: thread t's row at stage[t * W].\nvar<workgroup> stage: array<u32, WG * W>;`,
+    prologue: (first) => `let nw = n * W;\n  ${ks.map((k) => `var pf${k} = 0u;`).join(' ')}\n  ${prefetch(first)}`,
+    store: ks.map((k) => `stage[lid + ${k}u * WG] = pf${k};`).join(' '),
+    prefetch,
+    load: ks.map((k) => `let r${k} = stage[lid * W + ${k}u];`).join(' '),
+  };
+}
+
+/** Workgroup words a staged probe pass's rows may take: the rest of STAGED_WORDS holds its scan's totals. */
+const STAGED_PROBE_WORDS = STAGED_WORDS - MAX_WG - MAX_WG / 4;
+
+/**
+ * A probe pass's module declarations, its entry point up to the tile's first row (`base`), the writes of a row's
+ * combinations of matches (from chain heads `head(j)`, at output row `o` on) and their count (added to `total`).
+ */
+function probeOutput(src: PipelineSource, parts: ProbeParts, scan: ReturnType<typeof workgroupScan>, head: (j: number) => string): { write: string; count: string; decls: string; entry: string } {
+  const { kernel, builds, constOffsets, constWords } = src;
+  const { inputBinding, rowCols, widths, joined, lookups, consts, combinations } = parts;
   const check = filterCode(kernel.check, rowCols, constOffsets);
-  const head = (j: number): string => `h${j}[k]`;
   const emit = `if (o < capacity) {
   let ob = o * OW;
 ${projectCode(kernel.project, 'outp', 'ob', rowCols, constOffsets)}
@@ -239,21 +271,33 @@ o = o + 1u;`;
     kernel.check.length > 0
       ? `var c = 0u;\n${combinations(`if (${check}) { c = c + 1u; }`, head)}\ntotal = total + c;`
       : `total = total + ${joined.length > 0 ? joined.map((j) => `c${j}`).join(' * ') : '1u'};`;
-  return `${scan.enable}${inputBinding(atomicBinding(header('pipelineProbe', ['inp', 'hashed', 'outp', 'counter'], pipelineParamsAt(constWords) + 4 * builds.length), 'counter'))}
+  const decls = `${scan.enable}${inputBinding(atomicBinding(header('pipelineProbe', ['inp', 'hashed', 'outp', 'counter'], pipelineParamsAt(constWords) + 4 * builds.length), 'counter'))}
 const OW: u32 = ${rowWords(kernel.project.map((e) => e.type))}u;
 const ITEMS: u32 = ${HASH_ITEMS}u;
 override TILE: u32 = ITEMS * WG;
 ${hashFunctions(widths)}
 ${lookups}
-${scan.decls}var<workgroup> start: u32;
-
-@compute @workgroup_size(WG)
+${scan.decls}var<workgroup> start: u32;`;
+  const entry = `@compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>${scan.builtins}) {
   let n = u[0].x;
   let capacity = u[0].y;
   let base = (wid.x + wid.y * nwg.x) * TILE;
   if (base >= n) { return; }
-${consts}
+${consts}`;
+  return { write, count, decls, entry };
+}
+
+function probeModule(src: PipelineSource, subgroups: boolean): string {
+  const W = rowWords(src.inputTypes);
+  if (vectorWidth(W) === 1 && MAX_WG * W <= STAGED_PROBE_WORDS) return stagedProbeModule(src, subgroups, W);
+  const { kernel, constOffsets } = src;
+  const scan = workgroupScan(subgroups);
+  const parts = probeParts(src);
+  const { rowLoad, inputCols, joined, absentLookups, probes } = parts;
+  const { write, count, decls, entry } = probeOutput(src, parts, scan, (j) => `h${j}[k]`);
+  return `${decls}
+${entry}
   // Per row: the chain head in every joined probe's table and, in \`passed\`, whether the row matched them all and
   // no negated probe's; counted as the product of the chain lengths.
 ${joined.map((j) => `  var h${j}: array<u32, ITEMS>;`).join('\n')}
@@ -287,19 +331,62 @@ ${write.replace(/^/gm, '    ')}
 }
 
 /**
+ * probeModule for rows of an odd width W (single-word loads, each of a warp's touching W cache lines): the tile is
+ * staged (`staging`) a step of WG rows at a time, and each step filters, looks up, counts, reserves its output range
+ * (one atomic) and writes its rows, all reading the rows from workgroup memory.
+ */
+function stagedProbeModule(src: PipelineSource, subgroups: boolean, W: number): string {
+  const { kernel, constOffsets } = src;
+  const scan = workgroupScan(subgroups);
+  const parts = probeParts(src);
+  const { inputCols, joined, absentLookups, probes } = parts;
+  const stg = staging(W);
+  const { write, count, decls, entry } = probeOutput(src, parts, scan, (j) => `h${j}`);
+  return `${decls}
+${stg.decl}
+${entry}
+  ${stg.prologue('base')}
+  for (var r = 0u; r < ITEMS; r = r + 1u) {
+    let step0 = base + r * WG;
+    workgroupBarrier();
+    ${stg.store}
+    workgroupBarrier();
+    if (r + 1u < ITEMS) ${stg.prefetch('step0 + WG')}
+    // The row's chain head in every joined probe's table and, in \`passed\`, whether it matched them all and no
+    // negated probe's; counted as the product of the chain lengths. (One pass of the loop: \`continue\` drops the row.)
+${joined.map((j) => `    var h${j} = 0u;`).join('\n')}
+    var passed = false;
+    var total = 0u;
+    for (var once = 0u; once < 1u; once = once + 1u) {
+      if (step0 + lid >= n) { continue; }
+      ${stg.load}
+      if (!(${filterCode(kernel.filter, inputCols, constOffsets)})) { continue; }
+${absentLookups}
+${probes(kernel.check.length === 0, false)}
+${joined.map((j) => `      h${j} = x${j};`).join('\n')}
+      passed = true;
+${count.replace(/^/gm, '      ')}
+    }
+    // Inclusive scan of the per-thread totals; the last thread reserves the step's range.
+    scanSums(lid, total, ${scan.sg});
+    if (lid == WG - 1u) { start = atomicAdd(&counter[0], sums[lid]); }
+    workgroupBarrier();
+    var o = start + sums[lid] - total;
+    if (passed) {
+      ${stg.load}
+${write.replace(/^/gm, '      ')}
+    }
+  }
+}
+`;
+}
+
+/**
  * Words of a local (workgroup) table at most: with an aggregating pipeline's list of a tile's rows (at most 1,024
  * words: HASH_ITEMS rows a thread, 256 threads), 14 KiB of the 16 every device has.
  */
 const LOCAL_TABLE_WORDS = 2560;
 
-/**
- * Workgroup words a staged pipeline (see aggregateModules) gives its staged rows and its local table together: 15
- * KiB of the 16 every device has.
- */
-const STAGED_WORDS = 3840;
-
-/** Threads of a workgroup at most (the runtime's WG): a staging step holds one row for each. */
-const MAX_WG = 256;
 
 /** Probes of the local table before a row goes to the global one. */
 const LOCAL_PROBES = 8;
@@ -683,23 +770,19 @@ ${[...first, ...slots, ...matches].join('\n')}
 ${relist('found')}
     }`;
   };
-  // A staged tile: per step, its WG rows (W words a row, p<k>: word lid + k * WG of them, loaded the step before)
-  // into `stage` (barriers: everyone has read the last step's rows first, and every word is in before anyone reads
-  // a row); then the next step's words are loaded, so that their latency hides behind this step's rows: each
-  // thread's row, filtered, aggregated.
-  const rowWordsAt = Array.from({ length: W }, (_, k) => k);
-  const prefetch = (step0: string): string => `{ let wb = (${step0}) * W + lid; ${rowWordsAt.map((k) => `if (wb + ${k}u * WG < nw) { p${k} = inp[wb + ${k}u * WG]; }`).join(' ')} }`;
-  const stagedPrologue = `let nw = n * W;
-  ${rowWordsAt.map((k) => `var p${k} = 0u;`).join(' ')}
-  ${prefetch('(wid.x + wid.y * nwg.x) * TILE')}`;
+  // A staged tile: per step, its WG rows into `stage` (barriers: everyone has read the last step's rows first, and
+  // every word is in before anyone reads a row), the next step's words loaded; then each thread's row, filtered,
+  // aggregated.
+  const stg = staging(W);
+  const stagedPrologue = stg.prologue('(wid.x + wid.y * nwg.x) * TILE');
   const stagedRows = `    for (var r = 0u; r < ITEMS; r = r + 1u) {
       let step0 = base + r * WG;
       workgroupBarrier();
-      ${rowWordsAt.map((k) => `stage[lid + ${k}u * WG] = p${k};`).join(' ')}
+      ${stg.store}
       workgroupBarrier();
-      ${prefetch('select(step0 + WG, (t + groups) * TILE, r + 1u == ITEMS)')}
+      ${stg.prefetch('select(step0 + WG, (t + groups) * TILE, r + 1u == ITEMS)')}
       if (step0 + lid < n) {
-        ${rowWordsAt.map((k) => `let r${k} = stage[lid * W + ${k}u];`).join(' ')}
+        ${stg.load}
         if (${filterCode(kernel.filter, inputCols, constOffsets)}) {
 ${perRow.replace(/^/gm, '          ')}
         }
@@ -728,7 +811,7 @@ var<workgroup> listed: array<u32, TILE>;
 var<workgroup> listing: atomic<u32>;
 var<workgroup> listedRows: u32;`
       : ''
-  }${staged ? `\nconst W: u32 = ${W}u;\n// WG rows of the input, copied coalesced: thread t's row at stage[t * W].\nvar<workgroup> stage: array<u32, WG * W>;` : ''}
+  }${staged ? `\n${stg.decl}` : ''}
 ${slotFns('table', false)}
 ${slotFns('lt', true)}
 @compute @workgroup_size(WG)
