@@ -231,6 +231,9 @@ const STAGED_WORDS = 3840;
 /** Threads of a workgroup at most (the runtime's WG): a staging step holds one row for each. */
 const MAX_WG = 256;
 
+/** Whether rows of W words load as single words a row apart (an odd W but 1), which staging makes coalesced. */
+const strided = (W: number): boolean => W > 1 && vectorWidth(W) === 1;
+
 /**
  * Rows of W words (an odd W: single-word loads) staged in workgroup memory, WG rows a step: each thread's words
  * lid + k * WG of a step (pf<k>) are loaded a step ahead, so that their latency hides behind the current step's rows,
@@ -290,7 +293,7 @@ ${consts}`;
 
 function probeModule(src: PipelineSource, subgroups: boolean): string {
   const W = rowWords(src.inputTypes);
-  if (vectorWidth(W) === 1 && MAX_WG * W <= STAGED_PROBE_WORDS) return stagedProbeModule(src, subgroups, W);
+  if (strided(W) && MAX_WG * W <= STAGED_PROBE_WORDS) return stagedProbeModule(src, subgroups, W);
   const { kernel, constOffsets } = src;
   const scan = workgroupScan(subgroups);
   const parts = probeParts(src);
@@ -525,7 +528,7 @@ function aggregateModules(src: PipelineSource, agg: NonNullable<PipelineKernel['
   // no bank conflicts). The local table then has what is left of STAGED_WORDS.
   const W = rowWords(inputTypes);
   const stagedSlots = (STAGED_WORDS - MAX_WG * W) / LW;
-  const staged = N === 0 && vectorWidth(W) === 1 && stagedSlots >= (G === 0 ? 1 : 16);
+  const staged = N === 0 && strided(W) && stagedSlots >= (G === 0 ? 1 : 16);
   const tableWords = staged ? stagedSlots * LW : LOCAL_TABLE_WORDS;
   const LS = G === 0 ? 1 : 2 ** Math.floor(Math.log2(Math.max(1, Math.min(256, tableWords / LW))));
   const keyParams = Array.from({ length: G }, (_, w) => `e${w}: u32`).join(', ');
