@@ -614,6 +614,15 @@ fn mulDecMagnitudes(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
   let small = a.y < b.y;
   let x = select(a, b, small);
   let y = select(b, a, small);
+  // A rate (y below 2^16: 1 - discount, 1 + tax) times x below 2^48: three 16 x 32-bit partial products, exact in
+  // 64 bits.
+  if (y.y == 0u && y.x < 65536u && x.y < 65536u) {
+    let a0 = (x.x & 0xffffu) * y.x;
+    let a1 = (x.x >> 16u) * y.x;
+    let lo = a0 + (a1 << 16u);
+    let q1 = divTop10k((a1 >> 16u) + x.y * y.x + select(0u, 1u, lo < a0));
+    return vec2<u32>(divDigits10k(q1.y, lo).x, q1.x);
+  }
   if (x.y == 0u) {
     let p = mulWide(x.x, y.x);
     let q1 = divTop10k(p.y);

@@ -30,6 +30,28 @@ const decimal = fc.oneof(fc.bigInt({ min: -(10n ** 11n), max: 10n ** 11n }), fc.
 const int64 = fc.oneof(fc.bigInt({ min: -(2n ** 31n), max: 2n ** 31n }), fc.constantFrom(0n, 1n, -1n, 7n, 65535n, 65536n, -65536n, 4294967296n));
 const row = fc.tuple(decimal, decimal, int64, int64);
 
+// Products of a rate (below 2^16 scaled, or just past it) and a magnitude around 2^48: the 16 x 32-bit path and the
+// others at its edges.
+const RATES = `w(i, a, b) -> int32(i), decimal(a), decimal(b).
+prod(i, p) -> int32(i), decimal(p).
+prod(i, p) <- w(i, a, b), p = a * b.
+`;
+const wide = fc.oneof(fc.bigInt({ min: -(2n ** 48n) - 4096n, max: 2n ** 48n + 4096n }), fc.constantFrom(2n ** 48n - 1n, 2n ** 48n, -(2n ** 48n), 2n ** 32n - 1n, 2n ** 32n));
+const rate = fc.oneof(fc.bigInt({ min: -70000n, max: 70000n }), fc.constantFrom(65535n, 65536n, -65535n, -65536n, 0n, 10000n));
+
+test('decimal products of rates and 48-bit magnitudes match the interpreter', async () => {
+  const program = compile(RATES);
+  await fc.assert(
+    fc.asyncProperty(fc.array(fc.tuple(wide, rate, fc.boolean()), { minLength: 1, maxLength: 40 }), async (rows) => {
+      const facts = { w: rows.map(([a, b, swap], i) => (swap ? [i, b, a] : [i, a, b])) };
+      const reference = await program.interpret({ facts });
+      const onGpu = await program.run({ facts, gpu });
+      expect(onGpu.relations.get('prod')).toEqual(reference.get('prod'));
+    }),
+    { numRuns: 15 },
+  );
+}, 120_000);
+
 test('decimal and int64 products, quotients and remainders match the interpreter', async () => {
   const program = compile(SOURCE);
   await fc.assert(
