@@ -483,7 +483,8 @@ const typeWords = (type: string): number => (type === 'u32' ? 1 : Number(/vec(\d
  *   and workgroup, not per row). The rows a tile's filter keeps, and those each lookup but the last matches, are
  *   listed in workgroup memory, and the next lookup runs over the list: otherwise every lookup would run on the few
  *   lanes of each warp whose rows are left, at the full latency of a warp (SSB Q1.x's pipeline on an H100: 0.45-1.07
- *   ms before, 0.34 ms listed, which is the copy bandwidth over its 960 MB).
+ *   ms before, 0.34 ms listed, which is the copy bandwidth over its 960 MB). Without lookups, rows of an odd width
+ *   are staged (`staging`) and each thread aggregates its row of each step.
  * - `pipelineGroups`: one output row per occupied global slot, at its group id.
  * A slot is (tag, group id, key words, count, aggregate words); the local one has no group id. Key words are stored
  * XOR the salt in u0.z, so 0 marks a word not yet written: the thread that claims a slot (compare-exchange of the
