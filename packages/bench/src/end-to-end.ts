@@ -13,7 +13,7 @@ import { EncodedFacts, importStore, loadFactsDirInto } from '@vixen/io';
 import { Database, factsLoader, type Program } from '@vixen/runtime';
 import { internals, loadStoreOnDevice, releaseRelation, uploadRelationStaged, type DeviceRelation, type Gpu } from '@vixen/runtime/gpu';
 import { compareAnswers } from './answers.js';
-import { columnsRead, firstLine, fmt, geomean, resultTypes } from './tbl-suite.js';
+import { columnsRead, firstLine, fmt, geomean, resultOrder, resultTypes } from './tbl-suite.js';
 import { TblDuckDb } from './tbl-duckdb.js';
 
 export const END_TO_END_FORMATS = ['tbl', 'store', 'parquet'] as const;
@@ -154,7 +154,7 @@ async function measure(
     const run = await db.run(compiled, { outputs: ['result'] });
     const vixenMs = performance.now() - v0;
     const rows: Row[] = run.relations.get('result')!;
-    const diffs = compareAnswers(rows, resultTypes(compiled), answer.rows);
+    const diffs = compareAnswers(rows, resultTypes(compiled), answer.rows, resultOrder(compiled));
     return {
       query: q.label,
       format,

@@ -10,7 +10,7 @@ import { PerformanceObserver } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { variablesRead } from '@vixen/kernel-ir';
-import { VixenError, type RelationDecl, type Row, type ScalarType } from '@vixen/queryplan';
+import { VixenError, type OutputOrder, type RelationDecl, type Row, type ScalarType } from '@vixen/queryplan';
 import { compileFile, Database, type Program } from '@vixen/runtime';
 import type { ExecuteStats, ParseMode } from '@vixen/runtime';
 import { loadFactsDir } from '@vixen/io';
@@ -77,6 +77,11 @@ export function columnsRead(programs: readonly Program[], schema: readonly Relat
 /** Column types of the query's `result` relation, as the answer comparison takes them. */
 export function resultTypes(program: Program): ScalarType[] {
   return program.relations.find((r) => r.name === 'result')!.columns.map((c) => c.type);
+}
+
+/** The declared order of the query's `result` relation (`order result by ...`), as the answer comparison takes it. */
+export function resultOrder(program: Program): OutputOrder | undefined {
+  return program.kir.orders?.result;
 }
 
 export const geomean = (xs: readonly number[]): number => (xs.length === 0 ? NaN : Math.exp(xs.reduce((a, x) => a + Math.log(Math.max(x, 1e-6)), 0) / xs.length));

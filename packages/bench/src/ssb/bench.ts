@@ -15,6 +15,7 @@ import {
   geomean,
   runTblSuite,
   reportHeader,
+  resultOrder,
   resultTypes,
   suiteSchema,
   timeDuckQuery,
@@ -124,7 +125,7 @@ export async function benchSsb(gpu: Gpu, options: SsbBenchOptions): Promise<SsbB
           readMs = columnReadMs(r.inputBytes, data.copyGbps);
         }
         rows = r.rows.length;
-        diffs.push(...compareAnswers(r.rows, resultTypes(program), expected.rows).map((d) => `${v.name}: ${d}`));
+        diffs.push(...compareAnswers(r.rows, resultTypes(program), expected.rows, resultOrder(program)).map((d) => `${v.name}: ${d}`));
       } catch (e) {
         error ??= `${v.name}: ${firstLine(e)}`;
       }

@@ -16,6 +16,7 @@ import {
   geomean,
   runTblSuite,
   reportHeader,
+  resultOrder,
   resultTypes,
   suiteSchema,
   timeDuckQuery,
@@ -122,7 +123,7 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
         runs,
         options.onProfile && ((stats) => options.onProfile!(`Q${q}`, stats, program)),
       );
-      const diffs = compareAnswers(rows, resultTypes(program), duckRows);
+      const diffs = compareAnswers(rows, resultTypes(program), duckRows, resultOrder(program));
       const readMs = columnReadMs(inputBytes, data.copyGbps);
       return {
         query: q,
