@@ -197,6 +197,29 @@ test.each([
   expect(syncs).toEqual(TPCH_QUERIES.flatMap((q) => [`Q${q} 1`, `Q${q} 1`]));
 }, 600_000);
 
+test('a query compiled again on tables another program made resident keeps its guesses past its first run (2 MiB bindings)', async () => {
+  // Q9's first run guesses a row per input row, so its `amount` (lineitem's chunks' rows) passes one binding and the
+  // probe of it runs once per part; the second run's rooms, sized by those totals, fit one binding, one launch.
+  const gpu = await openGpu({ maxStorageBufferBindingSize: 2 * 2 ** 20 });
+  const db = new Database(gpu, data.dir);
+  try {
+    await db.run(compileTpchQuery(queriesDir, 9), { outputs: ['result'] });
+    const program = compileTpchQuery(queriesDir, 9);
+    const expected = (await data.duck.query(tpchQuerySql(queriesDir, 9))).rows;
+    const types = program.relations.find((r) => r.name === 'result')!.columns.map((c) => c.type);
+    const runs: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const run = await db.run(program, { outputs: ['result'] });
+      expect(compareAnswers(run.relations.get('result')!, types, expected)).toEqual([]);
+      runs.push(`${run.stats.startedAgain ? 'started again' : 'guessed'}${i > 0 ? `, ${run.stats.hostSyncs} sync` : ''}`);
+    }
+    expect(runs).toEqual(['guessed', 'guessed, 1 sync', 'guessed, 1 sync']);
+  } finally {
+    db.clear();
+    gpu.dispose();
+  }
+}, 120_000);
+
 test.each([
   ['', undefined],
   [' with bindings of 2 MiB (in chunks)', 2 * 2 ** 20],

@@ -181,8 +181,8 @@ export function guessHeld(shaders: KernelShaders, held: boolean): boolean {
 }
 
 /**
- * Per pass set (a join's or pipeline's shaders), the rows its last output needed and the input rows it had then:
- * the room of its next guess.
+ * Per pass set (a join's or pipeline's shaders), the rows its last output needed and the input rows it had then
+ * (or what else its output grows with: countedOutput's `pairs`): the room of its next guess.
  */
 const totalsSeen = new WeakMap<KernelShaders, { total: number; rows: number }>();
 
