@@ -6,6 +6,7 @@
  */
 import { VixenError, rowWords, type Row, type ScalarType, type Value } from '@vixen/queryplan';
 import { MAX_DISTINCT_STRINGS, StringMap, tooManyStrings } from './string-map.js';
+import type { ByteStrings } from './sorted-order.js';
 
 /** Strings to word ids and back: the final dictionary, or the interner that gives ids while facts load. */
 export interface StringIds {
@@ -38,10 +39,7 @@ export interface SortedStrings {
 }
 
 /** ASCII strings back to back: string i is bytes [starts[i], starts[i + 1]). */
-export interface AsciiStrings {
-  bytes: Uint8Array;
-  starts: Uint32Array;
-}
+export type AsciiStrings = ByteStrings;
 
 /** Lookups a dictionary answers by binary search before it builds its map (kernel constants, a few inline facts). */
 const SEARCHED_LOOKUPS = 4096;

@@ -1,80 +1,137 @@
 /**
- * Sorting millions of strings given as UTF-8 bytes on the worker pool (sorted-order.ts sortedByteStrings), with no
- * JS string made: the strings of device-parsed text and of Parquet files, which the run's dictionary then merges as
- * lists without decoding them.
+ * Sorting millions of strings given as UTF-8 bytes on the worker pool (a sample sort: sorted-order.ts binByteSlice
+ * and sortByteBin), with no JS string made: the strings of device-parsed text and of Parquet files, which the run's
+ * dictionary then merges as lists without decoding them.
  */
 import { Buffer } from 'node:buffer';
 import type { AsciiStrings, SortedStrings } from './encoding.js';
 import { runAllInWorkers, workerCount } from './parallel/pool.js';
-import { binShares, PARALLEL_STRINGS, sortedByteStrings, sortedByteStringsTask } from './sorted-order.js';
+import { binByteSlice, binByteSliceTask, compareBytes, PARALLEL_STRINGS, sortByteBin, sortByteBinTask, type ByteBin, type ByteSlice, type ByteStrings } from './sorted-order.js';
 
-/** Bins of byteBin: the empty string, then 257 per first byte (no second byte, then each). */
-const BYTE_BINS = 1 + 256 * 257;
+/** Samples per bin that choose the bins' splitters. */
+const SAMPLES_PER_BIN = 256;
+/** Lists a ByteStringSort takes at most (a bin numbers its strings' lists in 16 bits). */
+const MAX_LISTS = 1 << 16;
+
+/**
+ * Lists of strings given as bytes (string i of a list is bytes [starts[i], starts[i + 1]) of it), sorted by their
+ * bytes into one list, distinct, back to back, and per list each string's position there; no JS string made. A
+ * sample sort on the worker pool: strings sampled evenly from all lists choose splitters, workers put each string of
+ * a slice in its bin between two of them (binByteSlice), then each sorts one bin (sortByteBin), a stretch of the
+ * whole, and the stretches are concatenated. Bins by a string's first two bytes instead left a quarter of a TPC-H
+ * customer file's strings (every name "Customer#...") to one worker, which then sorted them through their 12 shared
+ * bytes.
+ */
+export class ByteStringSort {
+  private readonly lists: Array<ByteStrings & { bins: Uint8Array; rank: Uint32Array }> = [];
+  private count = 0;
+
+  /** Adds a list, its arrays copied where they are not in shared memory (workers read them): the list as kept. */
+  add(bytes: Uint8Array, starts: Uint32Array): ByteStrings {
+    if (this.lists.length >= MAX_LISTS) throw new Error(`internal: more than ${MAX_LISTS} lists of strings to sort`);
+    const n = starts.length - 1;
+    const list = { bytes: shared(bytes), starts: shared(starts), bins: new Uint8Array(new SharedArrayBuffer(n)), rank: new Uint32Array(new SharedArrayBuffer(4 * n)) };
+    this.lists.push(list);
+    this.count += n;
+    return list;
+  }
+
+  /** Every list's strings sorted and distinct, and per list, per string, its position among them. */
+  async finish(): Promise<{ sorted: AsciiStrings; ranks: Uint32Array[] }> {
+    const workers = workerCount();
+    const parallel = workers >= 2 && this.count >= PARALLEL_STRINGS;
+    const binCount = parallel ? workers : 1;
+    const splitters = this.splitters(binCount);
+    // Slices of about equal counts, none across two lists.
+    const slices: ByteSlice[] = this.lists.flatMap((list) => {
+      const n = list.starts.length - 1;
+      const parts = Math.max(1, Math.round((n * binCount) / this.count));
+      return Array.from({ length: parts }, (_, j) => ({ ...list, lo: Math.floor((j * n) / parts), hi: Math.floor(((j + 1) * n) / parts), splitters }));
+    });
+    const sizes = parallel ? await runAllInWorkers(binByteSliceTask, slices) : slices.map(binByteSlice);
+    const bins = Array.from({ length: binCount }, (_, bin): ByteBin => ({
+      lists: this.lists,
+      bin,
+      strings: sizes.reduce((n, s) => n + s[2 * bin]!, 0),
+      bytes: sizes.reduce((n, s) => n + s[2 * bin + 1]!, 0),
+    }));
+    const results = parallel ? await runAllInWorkers(sortByteBinTask, bins) : bins.map(sortByteBin);
+    const bytes = new Uint8Array(results.reduce((n, r) => n + r.bytes.length, 0));
+    const starts = new Uint32Array(results.reduce((n, r) => n + r.starts.length - 1, 0) + 1);
+    /** Per bin, the distinct strings of the bins before it. */
+    const base = new Uint32Array(binCount);
+    let at = 0;
+    let d = 0;
+    results.forEach((r, bin) => {
+      base[bin] = d;
+      bytes.set(r.bytes, at);
+      for (let k = 1; k < r.starts.length; k++) starts[d + k] = at + r.starts[k]!;
+      at += r.bytes.length;
+      d += r.starts.length - 1;
+    });
+    const ranks = this.lists.map(({ bins, rank }) => {
+      const own = new Uint32Array(rank.length);
+      for (let i = 0; i < rank.length; i++) own[i] = rank[i]! + base[bins[i]!]!;
+      return own;
+    });
+    return { sorted: { bytes, starts }, ranks };
+  }
+
+  /** `count` - 1 strings, sorted, that cut the strings sampled evenly from every list into `count` bins alike. */
+  private splitters(count: number): ByteStrings {
+    const samples: Array<{ list: ByteStrings; i: number }> = [];
+    if (count > 1) {
+      const every = this.count / (count * SAMPLES_PER_BIN);
+      let next = every / 2;
+      let before = 0;
+      for (const list of this.lists) {
+        const n = list.starts.length - 1;
+        for (; next < before + n; next += every) samples.push({ list, i: Math.floor(next - before) });
+        before += n;
+      }
+    }
+    const span = ({ list, i }: { list: ByteStrings; i: number }): Uint8Array => list.bytes.subarray(list.starts[i], list.starts[i + 1]);
+    samples.sort((a, b) => compareBytes(a.list.bytes, a.list.starts[a.i]!, a.list.starts[a.i + 1]!, b.list.bytes, b.list.starts[b.i]!, b.list.starts[b.i + 1]!));
+    const cuts = Array.from({ length: count - 1 }, (_, b) => span(samples[Math.floor(((b + 1) * samples.length) / count)]!));
+    const starts = new Uint32Array(cuts.length + 1);
+    cuts.forEach((c, b) => (starts[b + 1] = starts[b]! + c.length));
+    const bytes = new Uint8Array(starts[cuts.length]!);
+    cuts.forEach((c, b) => bytes.set(c, starts[b]));
+    return { bytes, starts };
+  }
+}
+
+/** `a` in shared memory (copied where it is not). */
+function shared<T extends Uint8Array | Uint32Array>(a: T): T {
+  if (a.buffer instanceof SharedArrayBuffer) return a;
+  const b = new (a.constructor as new (buffer: SharedArrayBuffer) => T)(new SharedArrayBuffer(a.byteLength));
+  b.set(a);
+  return b;
+}
 
 /**
  * Strings given as bytes (string i is bytes [starts[i], starts[i + 1])) sorted by their bytes, distinct, back to
- * back, and per string its position among them; no JS string made. On the worker pool when there are many: each
- * worker sorts the strings of a range of first two bytes (sortedByteStrings), reading `bytes` and `starts` in shared
- * memory, so its sorted share is one stretch of the whole and the shares are concatenated.
+ * back, and per string its position among them (ByteStringSort of one list).
  */
 export async function sortByteStrings(bytes: Uint8Array, starts: Uint32Array): Promise<{ sorted: AsciiStrings; rank: Uint32Array }> {
-  const n = starts.length - 1;
-  const workers = workerCount();
-  if (n < PARALLEL_STRINGS || workers < 2) {
-    const all = sortedByteStrings({ bytes, starts, indices: Uint32Array.from({ length: n }, (_, i) => i) });
-    return { sorted: { bytes: all.bytes, starts: all.starts }, rank: all.rank };
-  }
-  const shared = <T extends Uint8Array | Uint32Array>(a: T): T => {
-    if (a.buffer instanceof SharedArrayBuffer) return a;
-    const b = new (a.constructor as new (buffer: SharedArrayBuffer) => T)(new SharedArrayBuffer(a.byteLength));
-    b.set(a);
-    return b;
-  };
-  const [sharedBytes, sharedStarts] = [shared(bytes), shared(starts)];
-  const bins = new Uint32Array(n);
-  const counts = new Uint32Array(BYTE_BINS);
-  for (let i = 0; i < n; i++) {
-    const s = starts[i]!;
-    const len = starts[i + 1]! - s;
-    counts[(bins[i] = len === 0 ? 0 : 1 + bytes[s]! * 257 + (len > 1 ? bytes[s + 1]! + 1 : 0))]!++;
-  }
-  const shareOf = binShares(counts, n, workers);
-  const sizes = new Uint32Array(workers);
-  for (let b = 0; b < BYTE_BINS; b++) sizes[shareOf[b]!]! += counts[b]!;
-  const indices = Array.from(sizes, (size) => new Uint32Array(size));
-  const filled = new Uint32Array(workers);
-  for (let i = 0; i < n; i++) {
-    const w = shareOf[bins[i]!]!;
-    indices[w]![filled[w]!++] = i;
-  }
-  const results = await runAllInWorkers(sortedByteStringsTask, indices.map((ix) => ({ bytes: sharedBytes, starts: sharedStarts, indices: ix })));
-  const out = new Uint8Array(results.reduce((m, r) => m + r.bytes.length, 0));
-  const outStarts = new Uint32Array(results.reduce((m, r) => m + r.starts.length - 1, 0) + 1);
-  const rank = new Uint32Array(n);
-  let at = 0;
-  let d = 0;
-  results.forEach((r, w) => {
-    out.set(r.bytes, at);
-    for (let k = 1; k < r.starts.length; k++) outStarts[d + k] = at + r.starts[k]!;
-    const ix = indices[w]!;
-    for (let k = 0; k < ix.length; k++) rank[ix[k]!] = d + r.rank[k]!;
-    at += r.bytes.length;
-    d += r.starts.length - 1;
-  });
-  return { sorted: { bytes: out, starts: outStarts }, rank };
+  const sort = new ByteStringSort();
+  sort.add(bytes, starts);
+  const { sorted, ranks } = await sort.finish();
+  return { sorted, rank: ranks[0]! };
 }
 
 let warmed = false;
 
 /**
- * Starts the worker pool's threads for sortByteStrings (once per process), without waiting: a device parse calls it
+ * Starts the worker pool's threads for ByteStringSort (once per process), without waiting: a device parse calls it
  * as a file starts, so the workers load while the device parses rather than when the file's strings wait for them.
  */
 export function warmByteSortWorkers(): void {
   if (warmed || workerCount() < 2) return;
   warmed = true;
-  const none = { bytes: new Uint8Array(0), starts: new Uint32Array(1), indices: new Uint32Array(0) };
-  runAllInWorkers(sortedByteStringsTask, Array.from({ length: workerCount() }, () => none)).catch(() => undefined);
+  const none = { bytes: new Uint8Array(0), starts: new Uint32Array(1) };
+  const slice = { ...none, lo: 0, hi: 0, splitters: none, bins: new Uint8Array(0) };
+  runAllInWorkers(binByteSliceTask, Array.from({ length: workerCount() }, () => slice)).catch(() => undefined);
 }
 
 /** ASCII strings, sorted and distinct, as a list the run's dictionary merges without decoding them (mergeSortedLists). */

@@ -1,6 +1,6 @@
 /** The dictionary's string sort on worker threads: the same strings, in the same order, as one thread's sort. */
 import { describe, expect, it } from 'vitest';
-import { asciiList, sortByteStrings, sortDistinct } from '@vixen/io';
+import { asciiList, ByteStringSort, sortByteStrings, sortDistinct } from '@vixen/io';
 import { MERGED_LISTS, mergeSortedLists, sortDistinctInWorkers, sortedList } from '../src/sort-strings.js';
 import { dictionaryFor } from '../src/tables.js';
 
@@ -57,6 +57,33 @@ describe('sortByteStrings', () => {
       expect(wrong === -1 ? null : { at: wrong, string: strings[wrong], rank: rank[wrong] }).toBeNull();
     }, 120_000);
   }
+});
+
+describe('ByteStringSort', () => {
+  it('sorts several lists into one, with repeats across them and a prefix most strings share, each string its position', async () => {
+    let seed = 9;
+    const next = (n: number): number => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n);
+    // A list past the workers' threshold, small ones, an empty one; names that share 12 bytes as TPC-H's do.
+    const lists = [70_000, 3, 0, 40_000].map((count) =>
+      Array.from({ length: count }, () => (next(4) === 0 ? `Customer#${String(next(30_000)).padStart(9, '0')}` : `${'furiously '.slice(next(9))}${next(5000)}`)),
+    );
+    const sort = new ByteStringSort();
+    for (const list of lists) {
+      const starts = new Uint32Array(list.length + 1);
+      list.forEach((s, i) => (starts[i + 1] = starts[i]! + s.length));
+      sort.add(Buffer.from(list.join(''), 'latin1'), starts);
+    }
+    const { sorted, ranks } = await sort.finish();
+    const want = sortDistinct(lists.flat());
+    const list = asciiList(sorted);
+    expect(list.size).toBe(want.length);
+    const at = want.findIndex((s, i) => list.text(i) !== s);
+    expect(at === -1 ? null : { at, got: list.text(at), want: want[at] }).toBeNull();
+    lists.forEach((strings, l) => {
+      const wrong = strings.findIndex((s, i) => list.text(ranks[l]![i]!) !== s);
+      expect(wrong === -1 ? null : { list: l, at: wrong, string: strings[wrong] }).toBeNull();
+    });
+  }, 120_000);
 });
 
 describe('mergeSortedLists', () => {

@@ -20,7 +20,7 @@
 import { rowWords, type ScalarType } from '@vixen/queryplan';
 import { PARSE_SEGMENT_BYTES, deviceParses, parseInternShaders, parseTextShaders, type TextLayout } from '@vixen/codegen-wgsl';
 import { isAscii } from 'node:buffer';
-import { asciiList, ByteInterner, sortByteStrings, stringWordOffsets, warmByteSortWorkers, type DeviceRows, type Format, type StringInterner } from '@vixen/io';
+import { asciiList, ByteInterner, ByteStringSort, stringWordOffsets, warmByteSortWorkers, type ByteStrings, type DeviceRows, type Format, type StringInterner } from '@vixen/io';
 import { chunkedOf } from './chunks.js';
 import { ParsedRows } from './parsed-rows.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
@@ -59,7 +59,7 @@ const slotsOf = new WeakMap<GpuImpl, TextChunkSlots>();
 /**
  * Host time of the device parser so far (all files): waiting for reads, handing chunks to the device, waiting for
  * the device's answers, interning each chunk's strings, and sorting each file's distinct strings into its list (of
- * which `sortMs` in sortByteStrings; `vixen bench load` prints it).
+ * which `sortMs` in ByteStringSort.finish; `vixen bench load` prints it).
  */
 export const textParseTimes = { chunks: 0, bytes: 0, readWaitMs: 0, uploadMs: 0, syncWaitMs: 0, stringsMs: 0, dictionaryMs: 0, sortMs: 0, kernelMs: 0 };
 
@@ -108,7 +108,9 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
    * Per part, its distinct strings: ids of `interner`, or (a chunk of mostly distinct strings) their bytes back to
    * back with their spans in the chunk (the lengths).
    */
-  const maps: Array<Uint32Array | { spans: Uint32Array; bytes: Buffer }> = [];
+  const maps: Array<Uint32Array | Loose> = [];
+  /** The mostly-distinct chunks' strings, as they come (into shared memory while later chunks parse), and the interner's. */
+  const sort = new ByteStringSort();
   /** Every chunk's text is ASCII, and no CSV string needs its quotes undoubled: the strings stay bytes (see below). */
   let bytesOnly = true;
   // A CSV string's span is a quoted field's inside (an unquoted one has no quote): its quotes come doubled.
@@ -181,7 +183,9 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
           // Names, comments: strings seldom seen in another chunk, so interning them across chunks (hashing and
           // copying each) would merge next to none; they are sorted with the others at the end (once the file is
           // known good), which merges the few repeats.
-          maps.push({ spans, bytes });
+          const starts = new Uint32Array(distinct + 1);
+          for (let d = 0; d < distinct; d++) starts[d + 1] = starts[d]! + spans[2 * d + 1]! - spans[2 * d]!;
+          maps.push(bytesOnly ? sort.add(bytes, starts) : { bytes, starts });
         } else {
           const map = new Uint32Array(distinct);
           for (let d = 0, at = 0; d < distinct; d++) {
@@ -213,70 +217,59 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
   if (parts.length === 0) return undefined;
   const t0 = performance.now();
   const table = interner.table();
-  const loose = maps.filter((m) => !(m instanceof Uint32Array)) as Array<{ spans: Uint32Array; bytes: Buffer }>;
+  const tableStarts = new Uint32Array(table.ends.length + 1);
+  tableStarts.set(table.ends, 1);
+  const loose = maps.filter((m): m is Loose => !(m instanceof Uint32Array));
   const byteCount = loose.reduce((n, m) => n + m.bytes.length, table.bytes.length);
-  /** Per interned string, then per string of each mostly-distinct chunk in order, its temporary id. */
-  let runIds: Uint32Array;
+  /** Per interned string, and per mostly-distinct chunk per string, its id among the run's strings. */
+  let tableIds: Uint32Array;
+  let looseIds: Uint32Array[];
   if (bytesOnly && byteCount < 2 ** 32) {
-    // Every distinct string (the interner's, then the mostly-distinct chunks') as bytes, sorted and deduplicated on
-    // workers into the list the run's dictionary merges without decoding (as a store's dictionaries): millions of
-    // names and comments never become JS strings, unless the run shows them.
-    const count = loose.reduce((n, m) => n + m.spans.length / 2, table.ends.length);
-    const bytes = new Uint8Array(new SharedArrayBuffer(byteCount));
-    const starts = new Uint32Array(new SharedArrayBuffer(4 * (count + 1)));
-    bytes.set(table.bytes);
-    starts.set(table.ends, 1);
-    let at = table.bytes.length;
-    let s = table.ends.length;
-    for (const m of loose) {
-      const { spans } = m;
-      bytes.set(m.bytes, at);
-      // Copied: a large file's chunks need not hold their strings' bytes a second time while they are sorted.
-      m.bytes = EMPTY;
-      for (let d = 0; 2 * d < spans.length; d++) starts[++s] = at += spans[2 * d + 1]! - spans[2 * d]!;
-    }
+    // Every distinct string as bytes, sorted and deduplicated on workers into the list the run's dictionary merges
+    // without decoding (as a store's dictionaries): millions of names and comments never become JS strings, unless
+    // the run shows them.
+    sort.add(table.bytes, tableStarts);
     const t1 = performance.now();
-    const { sorted, rank } = await sortByteStrings(bytes, starts);
+    const { sorted, ranks } = await sort.finish();
     textParseTimes.sortMs += performance.now() - t1;
     const first = strings.addSorted(asciiList(sorted));
-    runIds = rank;
-    for (let i = 0; i < runIds.length; i++) runIds[i]! += first;
+    for (const r of ranks) for (let i = 0; i < r.length; i++) r[i]! += first;
+    tableIds = ranks.pop()!;
+    looseIds = ranks;
   } else {
     // Each distinct string decoded once, with a temporary id of the run's interner (added without lookup: the
-    // dictionary merges repeats).
-    runIds = new Uint32Array(loose.reduce((n, m) => n + m.spans.length / 2, table.ends.length));
-    const text = Buffer.from(table.bytes.buffer, table.bytes.byteOffset, table.bytes.byteLength);
-    let s = 0;
-    for (; s < table.ends.length; s++) runIds[s] = strings.add(unquoted(text.toString('utf8', s === 0 ? 0 : table.ends[s - 1]!, table.ends[s]!)));
-    for (const { spans, bytes } of loose) {
-      // ASCII bytes are decoded at once and each string sliced from them (a decode per string cost 2-4 times more).
-      const ascii = isAscii(bytes) ? bytes.toString('latin1') : undefined;
-      for (let d = 0, from = 0; 2 * d < spans.length; d++) {
-        const end = from + spans[2 * d + 1]! - spans[2 * d]!;
-        runIds[s++] = strings.add(unquoted(ascii !== undefined ? ascii.slice(from, end) : bytes.toString('utf8', from, end)));
-        from = end;
-      }
-    }
+    // dictionary merges repeats). ASCII bytes are decoded at once and each string sliced from them (a decode per
+    // string cost 2-4 times more).
+    const decoded = ({ bytes, starts }: Loose): Uint32Array => {
+      const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      const ascii = isAscii(text) ? text.toString('latin1') : undefined;
+      return Uint32Array.from({ length: starts.length - 1 }, (_, d) =>
+        strings.add(unquoted(ascii !== undefined ? ascii.slice(starts[d]!, starts[d + 1]!) : text.toString('utf8', starts[d]!, starts[d + 1]!))),
+      );
+    };
+    tableIds = decoded({ bytes: table.bytes, starts: tableStarts });
+    looseIds = loose.map(decoded);
   }
-  const all = new Uint32Array(maps.reduce((n, m) => n + (m instanceof Uint32Array ? m.length : m.spans.length / 2), 0));
+  const all = new Uint32Array(maps.reduce((n, m) => n + (m instanceof Uint32Array ? m.length : m.starts.length - 1), 0));
   const mapStarts: number[] = [];
   let at = 0;
-  let next = table.ends.length;
+  let next = 0;
   for (const m of maps) {
     mapStarts.push(at);
     if (m instanceof Uint32Array) {
-      for (let i = 0; i < m.length; i++) all[at + i] = runIds[m[i]!]!;
+      for (let i = 0; i < m.length; i++) all[at + i] = tableIds[m[i]!]!;
       at += m.length;
       continue;
     }
-    all.set(runIds.subarray(next, (next += m.spans.length / 2)), at);
-    at += m.spans.length / 2;
+    all.set(looseIds[next++]!, at);
+    at += m.starts.length - 1;
   }
   textParseTimes.dictionaryMs += performance.now() - t0;
   return new ParsedRows(gpu, chunkedOf(parts, width), all, mapStarts);
 }
 
-const EMPTY = Buffer.alloc(0);
+/** A mostly-distinct chunk's distinct strings: string d is bytes [starts[d], starts[d + 1]). */
+type Loose = ByteStrings;
 
 /**
  * One chunk's rows on the device, string words as indices of the chunk's distinct strings: `spans` holds their
