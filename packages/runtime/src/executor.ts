@@ -193,9 +193,11 @@ export interface ExecuteStats {
   loadMilliseconds: number;
   /**
    * The relations uploaded from facts (rows and words per row); resident ones are not. `parsedOnDevice`: rows that
-   * the device parsed from their file (RunOptions.parse); `inOrder`: rows loaded in canonical order (not sorted again).
+   * the device parsed from their file (RunOptions.parse); `inOrder`: rows loaded in canonical order (not sorted again);
+   * `ms`: the host's wall time making them canonical and checking their keys (of loadMilliseconds; the device may
+   * finish later).
    */
-  uploads: Array<{ name: string; rows: number; width: number; parsedOnDevice?: true; inOrder?: true }>;
+  uploads: Array<{ name: string; rows: number; width: number; ms: number; parsedOnDevice?: true; inOrder?: true }>;
   /** The base relations taken from `resident` instead. */
   residentRelations: string[];
   /** Every relation the run started from, resident or uploaded: rows and device words per row (its bytes in). */
@@ -1072,26 +1074,31 @@ async function evaluate(
       }
     }
     const keep = options.resident ? options.resident.keep.bind(options.resident) : () => false;
+    /** When the relation being loaded started (relations load one after another). */
+    let since = performance.now();
     await loadInitialRelations(gpu, program, initial, dict, async (id, rel, by, name, parsedOnDevice, inOrder) => {
       // A relation kept resident outlives the run's syncs: its count must be exact before the Database keeps it.
       if (rel.pending && options.resident?.keeps(name)) {
         await resolveCounts();
         settle(rel);
       }
-      uploads.push({ name, rows: rel.count, width: rel.width, ...(parsedOnDevice ? { parsedOnDevice } : {}), ...(inOrder ? { inOrder } : {}) });
+      const ms = performance.now() - since;
+      uploads.push({ name, rows: rel.count, width: rel.width, ms, ...(parsedOnDevice ? { parsedOnDevice } : {}), ...(inOrder ? { inOrder } : {}) });
       inputs.push({ name, rows: rel.count, width: rel.width });
       await store(id, rel, by);
       if (leaves(rel).length > 0 && keep(name, rel)) for (const part of leaves(rel)) pinned.add(part.buffer!);
+      since = performance.now();
     }, attempt.restartable, limit === undefined ? undefined : {
       limit,
       store: async (id, rows, by, name, parsedOnDevice) => {
         if (options.maxTuples !== undefined && relationIds.has(id) && rows.count > options.maxTuples) {
           throw await limitError(`tuple limit exceeded: ${by} made relation ${name} hold ${rows.count} tuples; the limit is ${options.maxTuples} per relation (maxTuples / --max-tuples)`);
         }
-        uploads.push({ name, rows: rows.count, width: rows.width, ...(parsedOnDevice ? { parsedOnDevice } : {}) });
+        uploads.push({ name, rows: rows.count, width: rows.width, ms: performance.now() - since, ...(parsedOnDevice ? { parsedOnDevice } : {}) });
         inputs.push({ name, rows: rows.count, width: rows.width });
         assign(id, undefined);
         spilled.set(id, spills.kept(rows, !program.relations.find((r) => r.name === name)?.deviceColumns));
+        since = performance.now();
       },
       sort: async (rows, keys) => {
         await makeRoom(Math.ceil(limit / 2), new Set());

@@ -13,6 +13,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compile, Database, storeLoadTimes, textParseTimes, timeTextParseKernels, type Gpu, type ParseMode, type Program } from '@vixen/runtime';
+import { internals } from '@vixen/runtime/gpu';
 import type { RelationDecl } from '@vixen/queryplan';
 import { END_TO_END_FORMATS, formatDir, prepareFormat, type EndToEndFormat, type FormatDirs } from '../end-to-end.js';
 import { median } from '../operators.js';
@@ -56,6 +57,10 @@ export interface LoadTiming {
   deviceParse?: typeof textParseTimes;
   /** The store loader's host time by phase over the timed loads, per load (gpu/store-columns.ts storeLoadTimes). */
   storeLoad?: typeof storeLoadTimes;
+  /** Per table of the last timed load, the executor's load of it (ExecuteStats.uploads ms). */
+  tables: Array<{ name: string; ms: number; inOrder: boolean }>;
+  /** Compute pipelines compiled per timed load, and the wall time in which one was compiling. */
+  compiled: { pipelines: number; milliseconds: number };
 }
 
 export interface LoadBenchReport {
@@ -93,13 +98,17 @@ async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOpti
   const loads: number[] = [];
   let parsedOnDevice: string[] = [];
   let inOrder: string[] = [];
+  let tables: LoadTiming['tables'] = [];
   let rows = 0;
   const parseTimes = { ...textParseTimes };
   const storeTimes = { ...storeLoadTimes };
+  const compiled = internals(gpu).compiled;
+  const compiledBefore = { ...compiled };
   for (let i = 0; i < (o.warmup ?? 1) + (o.runs ?? 3); i++) {
     if (i === (o.warmup ?? 1)) {
       Object.assign(parseTimes, textParseTimes);
       Object.assign(storeTimes, storeLoadTimes);
+      Object.assign(compiledBefore, compiled);
     }
     // No host cache: it would parse every column of each file for later programs (comments included), where a run
     // of a program parses the columns it reads.
@@ -117,6 +126,7 @@ async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOpti
       const uploads = runs.flatMap((r) => r.stats.uploads);
       parsedOnDevice = uploads.filter((u) => u.parsedOnDevice).map((u) => u.name);
       inOrder = uploads.filter((u) => u.inOrder).map((u) => u.name);
+      tables = uploads.map((u) => ({ name: u.name, ms: u.ms, inOrder: u.inOrder ?? false }));
       rows = uploads.reduce((n, u) => n + u.rows, 0);
     } finally {
       db.clear();
@@ -126,10 +136,11 @@ async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOpti
   const perLoad = <T extends Record<string, number>>(now: T, before: T): T => Object.fromEntries(Object.entries(now).map(([k, v]) => [k, (v - before[k]!) / runs])) as T;
   const deviceParse = perLoad(textParseTimes, parseTimes);
   const storeLoad = perLoad(storeLoadTimes, storeTimes);
+  const compiledPerLoad = perLoad(compiled, compiledBefore);
   const [ms, parseMs, dictionaryMs, deviceLoadMs] = [walls, parses, dictionaries, loads].map(median) as [number, number, number, number];
   const otherMs = ms - parseMs - dictionaryMs - deviceLoadMs;
   return {
-    timing: { ms, parseMs, dictionaryMs, deviceLoadMs, otherMs, parsedOnDevice, inOrder, ...(deviceParse.chunks > 0 ? { deviceParse } : {}), ...(storeLoad.relations > 0 ? { storeLoad } : {}) },
+    timing: { ms, parseMs, dictionaryMs, deviceLoadMs, otherMs, parsedOnDevice, inOrder, tables, compiled: compiledPerLoad, ...(deviceParse.chunks > 0 ? { deviceParse } : {}), ...(storeLoad.relations > 0 ? { storeLoad } : {}) },
     rows,
   };
 }
@@ -229,6 +240,14 @@ export function formatLoadReport(r: LoadBenchReport): string {
         ]
       : []),
     ...loads.flatMap(([name, t]) => (t ? [`${name}: tables in canonical order as loaded (not sorted again): ${t.inOrder.join(', ') || 'none'}`] : [])),
+    ...loads.flatMap(([name, t]) =>
+      t
+        ? [
+            `${name}: device ms by table (last load): ${t.tables.map((x) => `${x.name} ${fmt(x.ms, 1)}${x.inOrder ? '' : ' sorted'}`).join(', ')}; ` +
+              `per load ${fmt(t.compiled.pipelines, 0)} pipelines compiled, ${fmt(t.compiled.milliseconds, 1)} ms with one compiling`,
+          ]
+        : [],
+    ),
     ...(r.host && r.device
       ? [`parsed on the device: ${r.device.parsedOnDevice.length === TPCH_TABLES.length ? 'all tables' : r.device.parsedOnDevice.join(', ') || 'none'}; device vs host: ${fmt(r.host.ms / r.device.ms, 2)}x`]
       : []),

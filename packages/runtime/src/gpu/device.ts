@@ -134,6 +134,13 @@ export class GpuImpl implements Gpu {
   hostSyncs = 0;
   /** Milliseconds the host spent waiting for the device to hand back mapped readbacks so far (see waitFor). */
   waitMilliseconds = 0;
+  /**
+   * Compute pipelines compiled so far, and the wall time in which at least one was compiling (see compiling): a
+   * first run's load compiles its parse, sort and key check passes, which `vixen bench load` tells apart.
+   */
+  readonly compiled = { pipelines: 0, milliseconds: 0 };
+  private compilesPending = 0;
+  private compilingSince = 0;
   /** Row counts on the device no sync has read yet (relations alive with `pending`). */
   readonly pending = new Set<DeviceWord>();
   /** Guesses the next sync checks (see Guess). */
@@ -247,6 +254,17 @@ export class GpuImpl implements Gpu {
   /** Throws if the device is gone or an earlier error went uncaught. */
   check(): void {
     if (this.failure) throw this.failure;
+  }
+
+  /** `p`, a pipeline being compiled, counted in `compiled`. */
+  async compiling<T>(p: Promise<T>): Promise<T> {
+    if (this.compilesPending++ === 0) this.compilingSince = performance.now();
+    try {
+      return await p;
+    } finally {
+      this.compiled.pipelines++;
+      if (--this.compilesPending === 0) this.compiled.milliseconds += performance.now() - this.compilingSince;
+    }
   }
 
   /** Resolves with `p`, or rejects as soon as the device is lost (so waits on the GPU never hang). */

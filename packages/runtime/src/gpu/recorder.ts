@@ -77,11 +77,13 @@ function layoutFor(g: GpuImpl, pass: PassName, withTables: boolean): PassLayout 
 async function compile(g: GpuImpl, pass: PassName, code: string, withTables: boolean): Promise<GPUComputePipeline> {
   const module = g.device.createShaderModule({ label: pass, code });
   try {
-    return await g.device.createComputePipelineAsync({
-      label: pass,
-      layout: layoutFor(g, pass, withTables).pipeline,
-      compute: { module, entryPoint: 'main', constants: { WG: g.limits.workgroupSize } },
-    });
+    return await g.compiling(
+      g.device.createComputePipelineAsync({
+        label: pass,
+        layout: layoutFor(g, pass, withTables).pipeline,
+        compute: { module, entryPoint: 'main', constants: { WG: g.limits.workgroupSize } },
+      }),
+    );
   } catch (e) {
     const info = await module.getCompilationInfo();
     const errors = info.messages.filter((m) => m.type === 'error').map((m) => `${m.lineNum}:${m.linePos}: ${m.message}`);
