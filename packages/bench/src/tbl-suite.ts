@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { PerformanceObserver } from 'node:perf_hooks';
+import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { variablesRead } from '@vixen/kernel-ir';
@@ -176,17 +176,33 @@ function collectGarbage(): void {
   (runInNewContext('gc') as () => void)();
 }
 
-/** Starts summing the host's garbage collection pauses; the function returned stops and gives the milliseconds. */
-function observeGc(): () => number {
-  let ms = 0;
-  const observer = new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) ms += e.duration;
-  });
+/** The host's garbage collection pauses: all, and the major (mark-compact) ones. */
+export interface GcPauses {
+  ms: number;
+  count: number;
+  majorMs: number;
+  major: number;
+}
+
+/** Starts summing the host's garbage collection pauses; the function returned stops and gives them. */
+export function observeGc(): () => GcPauses {
+  const pauses: GcPauses = { ms: 0, count: 0, majorMs: 0, major: 0 };
+  const add = (entries: readonly PerformanceEntry[]): void => {
+    for (const e of entries) {
+      pauses.ms += e.duration;
+      pauses.count++;
+      if (((e as { detail?: unknown }).detail as { kind?: number } | undefined)?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) {
+        pauses.majorMs += e.duration;
+        pauses.major++;
+      }
+    }
+  };
+  const observer = new PerformanceObserver((list) => add(list.getEntries()));
   observer.observe({ entryTypes: ['gc'] });
   return () => {
-    for (const e of observer.takeRecords()) ms += e.duration;
+    add(observer.takeRecords());
     observer.disconnect();
-    return ms;
+    return pauses;
   };
 }
 
@@ -243,7 +259,7 @@ export async function timeVixenQuery(
     causes.buffersCreated += r.stats.buffersCreated;
     causes.spilledBytes += r.stats.spilledBytes;
   }
-  causes.gcMs = gcMs();
+  causes.gcMs = gcMs().ms;
   const rows = last.relations.get('result')!;
   if (profile) profile((await run({ profile: true })).stats);
   return {

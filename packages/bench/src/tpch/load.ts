@@ -18,7 +18,7 @@ import type { RelationDecl } from '@vixen/queryplan';
 import { END_TO_END_FORMATS, formatDir, prepareFormat, type EndToEndFormat, type FormatDirs } from '../end-to-end.js';
 import { median } from '../operators.js';
 import { TblDuckDb } from '../tbl-duckdb.js';
-import { columnsRead, fmt, type TblBenchOptions } from '../tbl-suite.js';
+import { columnsRead, fmt, observeGc, type GcPauses, type TblBenchOptions } from '../tbl-suite.js';
 import { TPCH_TABLES } from './dbgen.js';
 import { benchUpload, formatUploadReport, type UploadCase, type UploadReport } from '../upload.js';
 import { compileTpchQuery, TPCH_QUERIES, tpchSchema } from './bench.js';
@@ -61,6 +61,8 @@ export interface LoadTiming {
   tables: Array<{ name: string; ms: number; inOrder: boolean }>;
   /** Compute pipelines compiled per timed load, and the wall time in which one was compiling. */
   compiled: { pipelines: number; milliseconds: number };
+  /** The host's garbage collection pauses per timed load. */
+  gc: GcPauses;
 }
 
 export interface LoadBenchReport {
@@ -104,11 +106,13 @@ async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOpti
   const storeTimes = { ...storeLoadTimes };
   const compiled = internals(gpu).compiled;
   const compiledBefore = { ...compiled };
+  let gcPauses: (() => GcPauses) | undefined;
   for (let i = 0; i < (o.warmup ?? 1) + (o.runs ?? 3); i++) {
     if (i === (o.warmup ?? 1)) {
       Object.assign(parseTimes, textParseTimes);
       Object.assign(storeTimes, storeLoadTimes);
       Object.assign(compiledBefore, compiled);
+      gcPauses = observeGc();
     }
     // No host cache: it would parse every column of each file for later programs (comments included), where a run
     // of a program parses the columns it reads.
@@ -137,10 +141,11 @@ async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOpti
   const deviceParse = perLoad(textParseTimes, parseTimes);
   const storeLoad = perLoad(storeLoadTimes, storeTimes);
   const compiledPerLoad = perLoad(compiled, compiledBefore);
+  const gc = perLoad({ ...gcPauses!() }, { ms: 0, count: 0, majorMs: 0, major: 0 });
   const [ms, parseMs, dictionaryMs, deviceLoadMs] = [walls, parses, dictionaries, loads].map(median) as [number, number, number, number];
   const otherMs = ms - parseMs - dictionaryMs - deviceLoadMs;
   return {
-    timing: { ms, parseMs, dictionaryMs, deviceLoadMs, otherMs, parsedOnDevice, inOrder, tables, compiled: compiledPerLoad, ...(deviceParse.chunks > 0 ? { deviceParse } : {}), ...(storeLoad.relations > 0 ? { storeLoad } : {}) },
+    timing: { ms, parseMs, dictionaryMs, deviceLoadMs, otherMs, parsedOnDevice, inOrder, tables, compiled: compiledPerLoad, gc, ...(deviceParse.chunks > 0 ? { deviceParse } : {}), ...(storeLoad.relations > 0 ? { storeLoad } : {}) },
     rows,
   };
 }
@@ -244,7 +249,8 @@ export function formatLoadReport(r: LoadBenchReport): string {
       t
         ? [
             `${name}: device ms by table (last load): ${t.tables.map((x) => `${x.name} ${fmt(x.ms, 1)}${x.inOrder ? '' : ' sorted'}`).join(', ')}; ` +
-              `per load ${fmt(t.compiled.pipelines, 0)} pipelines compiled, ${fmt(t.compiled.milliseconds, 1)} ms with one compiling`,
+              `per load ${fmt(t.compiled.pipelines, 0)} pipelines compiled, ${fmt(t.compiled.milliseconds, 1)} ms with one compiling; ` +
+              `GC pauses ${fmt(t.gc.ms, 1)} ms (${fmt(t.gc.count, 0)}, of which ${fmt(t.gc.major, 0)} major ${fmt(t.gc.majorMs, 1)} ms)`,
           ]
         : [],
     ),

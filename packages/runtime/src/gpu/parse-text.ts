@@ -25,7 +25,7 @@ import { chunkedOf } from './chunks.js';
 import { ParsedRows } from './parsed-rows.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { encodeScan } from './kernels/scan.js';
-import { memoShaders, Recorder, type Bound } from './recorder.js';
+import { memoShaders, precompile, Recorder, type Bound } from './recorder.js';
 import { HostParses, TextChunkReader, TextChunkSlots, type TextChunk } from './text-chunks.js';
 import { MappedReads } from './mapped-reads.js';
 import { acquireBound, allocRelation, bound, DeviceLimitError, readWords, releaseRelation, submitAndSync, type DeviceRelation } from './relations.js';
@@ -102,6 +102,9 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
   const shaders = memoShaders({ parseText: layout }, () => parseTextShaders(layout));
   const offsets = stringWordOffsets(keptTypes);
   const internShaders = offsets.length > 0 ? memoShaders({ parseIntern: [width, offsets] }, () => parseInternShaders(width, offsets)) : undefined;
+  // Compiled while the first chunk is read (a first load compiles each file's row and string passes).
+  precompile(g, shaders);
+  if (internShaders) precompile(g, internShaders);
   const interner = new ByteInterner();
   const parts: DeviceRelation[] = [];
   /**

@@ -116,6 +116,20 @@ function pipelineFor(g: GpuImpl, pass: PassName, code: string, withTables: boole
 }
 
 /**
+ * Starts compiling every pass of `shaders` (the variant dispatch() runs) without waiting, so that passes encoded
+ * later find their pipelines compiled or compiling: a file parse's passes compile together while its first chunk is
+ * read, not each when its dispatch comes. A pass that fails to compile is reported by its dispatch (pipelineFor
+ * forgets a failed compile).
+ */
+export function precompile(g: GpuImpl, shaders: KernelShaders): void {
+  for (const pass of Object.keys(shaders) as PassName[]) {
+    if (pass.endsWith(SUBGROUP_VARIANT)) continue;
+    const code = (g.subgroups ? shaders[`${pass}${SUBGROUP_VARIANT}`] : undefined) ?? shaders[pass]!;
+    pipelineFor(g, pass, code, false).catch(() => undefined);
+  }
+}
+
+/**
  * Whether pass `pass` of `shaders` compiles on this device: for passes that are an optimization, which an adapter
  * that refuses them skips instead of failing the run. Shader module errors go to an error scope of its own, so the
  * run's scopes see none.
