@@ -210,21 +210,28 @@ export const PASS_LAYOUTS = {
    * (text, quotes, counts, state, u) u0 = (bytes, segments).
    */
   parseCount: ['read', 'read', 'write', 'write', 'uniform'],
-  /** Record ends (newline offsets) of each segment at ends[offsets[i]...]. (text, quotes, offsets, ends, u) u0 = (bytes, segments). */
+  /**
+   * Record ends (newline offsets) of each segment at ends[offsets[i]...], those below `room`.
+   * (text, quotes, offsets, ends, u) u0 = (bytes, segments, room).
+   */
   parseEnds: ['read', 'read', 'read', 'write', 'uniform'],
   /**
    * Record r's kept fields converted into row r, string fields as byte spans; state[0] |= 1 at a record left to the
-   * host. (text, ends, rows, spans, state, u) u0 = (bytes, segments, records).
+   * host; records past `room` or the count (counts[segments], scanned) are not read.
+   * (text, ends, rows, spans, state, counts, u) u0 = (bytes, segments, room).
    */
-  parseRows: ['read', 'read', 'write', 'write', 'write', 'uniform'],
+  parseRows: ['read', 'read', 'write', 'write', 'write', 'read', 'uniform'],
   /**
    * Distinct string fields of a parsed chunk (parseInternShaders): the table (2 words a slot) and state[1] zeroed
-   * by the host; each new string's span appended to `distinct`. (text, spans, table, distinct, fieldSlots, state, u)
-   * u0 = (fields, mask).
+   * by the host; each new string's span appended to `distinct`; fields of records past the count (counts[segments])
+   * are not read. (text, spans, table, distinct, fieldSlots, state, counts, u) u0 = (fields room, mask, segments).
    */
-  parseIntern: ['read', 'read', 'write', 'write', 'write', 'write', 'uniform'],
-  /** Each string field's distinct index into its row word. (table, fieldSlots, rows, state, u) u0 = (fields). */
-  parseStringIds: ['read', 'read', 'write', 'read', 'uniform'],
+  parseIntern: ['read', 'read', 'write', 'write', 'write', 'write', 'read', 'uniform'],
+  /**
+   * Each string field's distinct index into its row word. (table, fieldSlots, rows, state, counts, u)
+   * u0 = (fields room, segments).
+   */
+  parseStringIds: ['read', 'read', 'write', 'read', 'read', 'uniform'],
   /**
    * The byte length of distinct string d (0 past the state[1] found) to starts[d], starts[fields] = 0, for an
    * exclusive scan. (distinct, state, starts, u) u0 = (fields).

@@ -15,7 +15,7 @@ import { compile, Database, openGpu, type Gpu } from '../src/index.js';
 import { internals } from '../src/gpu/device.js';
 import { BufferPool } from '../src/gpu/pool.js';
 import { downloadRelation, releaseRelation } from '../src/gpu/index.js';
-import { parseTextOnDevice } from '../src/gpu/parse-text.js';
+import { parseTextOnDevice, textParseTimes } from '../src/gpu/parse-text.js';
 import { deviceRowsRelation } from '../src/gpu/parsed-rows.js';
 
 let gpu: Gpu;
@@ -158,6 +158,7 @@ describe('device text parsing equals the host parser', () => {
   test('random files, every type, tiny chunks', async () => {
     let deviceParsed = 0;
     let quotedParsed = 0;
+    const before = { ...textParseTimes };
     await fc.assert(
       fc.asyncProperty(files$, async ({ f, lines }) => {
         const format = factsFormat(`x${f.ext}`)!;
@@ -194,6 +195,8 @@ describe('device text parsing equals the host parser', () => {
     );
     expect(deviceParsed).toBeGreaterThan(50);
     expect(quotedParsed).toBeGreaterThan(10);
+    // Chunks after a file's first are counted and parsed in one round trip.
+    expect(textParseTimes.oneTrip - before.oneTrip).toBeGreaterThan(0);
   }, 300_000);
 });
 
@@ -207,6 +210,20 @@ test('repeated, colliding and prefix strings read as the host reads them, across
   const types: ScalarType[] = ['int32', 'string', 'string', 'string'];
   const host = await hostRows(path, types.map((type, i) => ({ name: `c${i}`, type })), [0, 1, 2, 3]);
   for (const chunkBytes of [1 << 20, 4096, 100]) expect(await deviceRows(path, types, [0, 1, 2, 3], chunkBytes)).toEqual(host);
+});
+
+test('a chunk of more records than its room (sized by the chunks before it) is parsed again at its count', async () => {
+  // Long lines first, then ever shorter ones: each chunk holds more records than the fewest bytes a record took
+  // before it suggest; strings repeat across chunks and within them.
+  const lines = Array.from({ length: 2000 }, (_, i) => `${i}|${i < 200 ? `long ${'x'.repeat(60 + (i % 7))}` : `s${i % (3 + Math.floor(i / 400))}`}|${i % 9}|`);
+  const path = join(dir, 'shrinking.tbl');
+  writeFileSync(path, lines.join('\n'));
+  const types: ScalarType[] = ['int32', 'string', 'int32'];
+  const host = await hostRows(path, types.map((type, i) => ({ name: `c${i}`, type })), [0, 1, 2]);
+  const before = { ...textParseTimes };
+  expect(await deviceRows(path, types, [0, 1, 2], 2048)).toEqual(host);
+  expect(textParseTimes.roomMissed - before.roomMissed).toBeGreaterThan(0);
+  expect(textParseTimes.oneTrip - before.oneTrip).toBeGreaterThan(textParseTimes.roomMissed - before.roomMissed);
 });
 
 test('files parsed at once share the chunk slots; mostly distinct strings, a line many reads long', async () => {

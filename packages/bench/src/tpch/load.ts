@@ -222,7 +222,7 @@ export function formatLoadReport(r: LoadBenchReport): string {
   const phases = (p: typeof textParseTimes, parseMs: number): string => {
     const other = parseMs - p.readWaitMs - p.uploadMs - p.syncWaitMs - p.stringsMs - p.dictionaryMs;
     const kernels = p.kernelMs > 0 ? `; the parse's compute passes took ${fmt(p.kernelMs, 1)} ms of device time` : '';
-    return `device parse, host ms per load: read ms ${fmt(parseMs, 1)} = waiting for reads ${fmt(p.readWaitMs, 1)} + handing chunks to the device ${fmt(p.uploadMs, 1)} + waiting for the device ${fmt(p.syncWaitMs, 1)} + chunk strings ${fmt(p.stringsMs, 1)} + sorting a file's strings ${fmt(p.dictionaryMs, 1)} (of which the sort ${fmt(p.sortMs, 1)}) + other ${fmt(other, 1)} (${fmt(p.chunks, 0)} chunks, ${fmt(p.bytes / 1e6, 1)} MB)${kernels}`;
+    return `device parse, host ms per load: read ms ${fmt(parseMs, 1)} = waiting for reads ${fmt(p.readWaitMs, 1)} + handing chunks to the device ${fmt(p.uploadMs, 1)} + waiting for the device ${fmt(p.syncWaitMs, 1)} + chunk strings ${fmt(p.stringsMs, 1)} + sorting a file's strings ${fmt(p.dictionaryMs, 1)} (of which the sort ${fmt(p.sortMs, 1)}) + other ${fmt(other, 1)} (${fmt(p.chunks, 0)} chunks, of which ${fmt(p.oneTrip, 0)} counted and parsed in one round trip and ${fmt(p.roomMissed, 0)} parsed again at their count; ${fmt(p.bytes / 1e6, 1)} MB)${kernels}`;
   };
   const made = (what: string, f: { bytes: number; prepareMs: number } | undefined, how: string): string[] =>
     f ? [`${what}: ${(f.bytes / 1e6).toFixed(1)} MB (${how} in ${fmt(f.prepareMs, 0)} ms)`] : [];

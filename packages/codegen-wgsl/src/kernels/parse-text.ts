@@ -177,7 +177,7 @@ function endsPass(layout: TextLayout): string {
   return `${header('parseEnds', ['text', 'quotes', 'offsets', 'ends'])}${BYTES}${segmentMain(
     '  if (i >= u[0].y) { return; }',
     '  var at = offsets[i];',
-    `        if (${recordEnd(layout.quoting)}) { ends[at] = p; at = at + 1u; }`,
+    `        if (${recordEnd(layout.quoting)}) { if (at < u[0].z) { ends[at] = p; } at = at + 1u; }`,
     '',
     layout.quoting,
   )}`;
@@ -402,7 +402,7 @@ function rowsPass(layout: TextLayout): string {
     fields.push(lines.join('\n'));
   });
   const extra = layout.trailingDelimiter ? `p + 1u != lineEnd` : 'true';
-  const code = `${header('parseRows', ['text', 'ends', 'rows', 'spans', 'state'])}${BYTES}${CONVERSIONS}${threadMain(`  if (i >= u[0].z) { return; }
+  const code = `${header('parseRows', ['text', 'ends', 'rows', 'spans', 'state', 'counts'])}${BYTES}${CONVERSIONS}${threadMain(`  if (i >= u[0].z || i >= counts[u[0].y]) { return; }
   let r = i;
   let end = ends[r];
   var p = 0u;
@@ -447,14 +447,14 @@ export function parseTextShaders(layout: TextLayout): Record<string, string> {
  */
 export function parseInternShaders(width: number, offsets: readonly number[]): Record<string, string> {
   const S = offsets.length;
-  const intern = `${header('parseIntern', ['text', 'spans', 'table', 'distinct', 'fieldSlots', 'state'])}${BYTES}
+  const intern = `${header('parseIntern', ['text', 'spans', 'table', 'distinct', 'fieldSlots', 'state', 'counts'])}${BYTES}
 fn sameBytes(a: u32, b: u32, n: u32) -> bool {
   for (var k = 0u; k < n; k = k + 1u) {
     if (byteAt(a + k) != byteAt(b + k)) { return false; }
   }
   return true;
 }
-${threadMain(`  if (i >= u[0].x || atomicLoad(&state[0]) != 0u) { return; }
+${threadMain(`  if (i >= u[0].x || i >= counts[u[0].z] * ${S}u || atomicLoad(&state[0]) != 0u) { return; }
   let mask = u[0].y;
   let s = spans[2u * i];
   let e = spans[2u * i + 1u];
@@ -482,7 +482,7 @@ ${threadMain(`  if (i >= u[0].x || atomicLoad(&state[0]) != 0u) { return; }
     slot = (slot + 1u) & mask;
   }`)}`;
   const offs = `array<u32, ${S}>(${offsets.map((o) => `${o}u`).join(', ')})`;
-  const ids = `${header('parseStringIds', ['table', 'fieldSlots', 'rows', 'state'])}${threadMain(`  if (i >= u[0].x || state[0] != 0u) { return; }
+  const ids = `${header('parseStringIds', ['table', 'fieldSlots', 'rows', 'state', 'counts'])}${threadMain(`  if (i >= u[0].x || i >= counts[u[0].y] * ${S}u || state[0] != 0u) { return; }
   var offs = ${offs};
   rows[(i / ${S}u) * ${width}u + offs[i % ${S}u]] = table[2u * fieldSlots[i] + 1u];`)}`;
   const lengths = `${header('parseSpanLengths', ['distinct', 'state', 'starts'])}${threadMain(`  if (i > u[0].x) { return; }

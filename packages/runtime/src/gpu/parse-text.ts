@@ -7,11 +7,14 @@
  * chunk's distinct string fields (hashing their bytes), writes each field's distinct index into its row word and
  * gathers the distinct strings' bytes back to back; only those come back, with their spans, and the host interns
  * them by bytes across chunks or (most distinct: names, comments) keeps them as they came, so no row costs host
- * work. At the end of the file its distinct strings are sorted as bytes on workers into one list of the run's
- * interner (ASCII text; other text is decoded into JS strings), which the run's dictionary merges undecoded, as it
- * does a store's. Two host round trips per chunk: its record count (to size its rows), then its flags and (where no more
- * than the file's chunks so far had) its distinct strings. Once the run's dictionary is known a pass maps the
- * indices to dictionary ids (`deviceRowsRelation`). CSV quoted fields are parsed on the device too (quotes doubled
+ * work. At the end of the file its distinct strings are sorted as bytes on workers (a sample sort, ByteStringSort;
+ * each mostly-distinct chunk's strings copied into shared memory as they come) into one list of the run's interner
+ * (ASCII text; other text is decoded into JS strings), which the run's dictionary merges undecoded, as it does a
+ * store's. One host round trip per chunk: its rows, spans and string table are sized by a room for the records
+ * that the fewest bytes a record of the file's chunks so far took suggests, and its record count, flags and (where no
+ * more than the file's chunks so far had) distinct strings come back together; a chunk of more records than its room
+ * (and each file's first chunks, parsed before any came back) has its count read first. Once the run's dictionary is
+ * known a pass maps the indices to dictionary ids (`deviceRowsRelation`). CSV quoted fields are parsed on the device too (quotes doubled
  * inside, newlines inside). Anything the device does not take exactly as io's host parser does (malformed quoting, a
  * chunk cut inside a quoted field, a NUL byte, invalid UTF-8, a CR ending the file, a field in a rarer form or
  * malformed, float32 columns) makes `parseTextOnDevice` give the file up: the caller parses it on the host, whose
@@ -59,9 +62,10 @@ const slotsOf = new WeakMap<GpuImpl, TextChunkSlots>();
 /**
  * Host time of the device parser so far (all files): waiting for reads, handing chunks to the device, waiting for
  * the device's answers, interning each chunk's strings, and sorting each file's distinct strings into its list (of
- * which `sortMs` in ByteStringSort.finish; `vixen bench load` prints it).
+ * which `sortMs` in ByteStringSort.finish; `vixen bench load` prints it); and of the chunks, those counted and
+ * parsed in one round trip (`oneTrip`), and of those, the ones with more records than their room (`roomMissed`).
  */
-export const textParseTimes = { chunks: 0, bytes: 0, readWaitMs: 0, uploadMs: 0, syncWaitMs: 0, stringsMs: 0, dictionaryMs: 0, sortMs: 0, kernelMs: 0 };
+export const textParseTimes = { chunks: 0, bytes: 0, oneTrip: 0, roomMissed: 0, readWaitMs: 0, uploadMs: 0, syncWaitMs: 0, stringsMs: 0, dictionaryMs: 0, sortMs: 0, kernelMs: 0 };
 
 let timeKernels = false;
 
@@ -143,6 +147,10 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
   const inFlight: { lead: number; parsed: Promise<ParsedChunk> }[] = [];
   /** Distinct strings read back with a chunk's answer (more cost a second readback): the most a chunk had so far. */
   const guess: DistinctGuess = { spans: 256, words: 4096 };
+  /** The fewest bytes a record of the file's chunks parsed so far took (none yet: a chunk's count is read first). */
+  let perRecord: number | undefined;
+  // A chunk's rows, ends, spans and string table (8 words a field at most) sized by a room fit one binding each.
+  const maxRoom = Math.floor(g.limits.maxStorageBufferBindingSize / 4 / Math.max(width, 8 * offsets.length, 1));
   const timed = async <T>(what: 'readWaitMs' | 'syncWaitMs', p: Promise<T>): Promise<T> => {
     const t0 = performance.now();
     try {
@@ -157,7 +165,9 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
       if (inFlight.length < limits.perFile && (reader.queued > 0 || inFlight.length === 0)) {
         const chunk = await timed('readWaitMs', reader.next());
         if (chunk) {
-          const parsed = parseChunk(g, shaders, internShaders, chunk, format.quoting, width, offsets.length, { ...guess });
+          // Sized by the fewest bytes a record of this file's chunks so far took, and some more.
+          const room = perRecord === undefined ? undefined : Math.min(maxRoom, Math.ceil((ROOM_MARGIN * chunk.bytes.length) / perRecord) + 16);
+          const parsed = parseChunk(g, shaders, internShaders, chunk, format.quoting, width, offsets.length, { ...guess }, room);
           // Awaited in order below; until then a failure must not go unhandled.
           parsed.catch(() => undefined);
           // parseChunk copied the chunk to the device before its first await: its memory takes the next reads while
@@ -176,6 +186,7 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
       textParseTimes.bytes += length;
       file.onBytes?.(length);
       if (part.rows.count > 0) {
+        perRecord = Math.min(perRecord ?? Infinity, part.bytesParsed / part.rows.count);
         parts.push(part.rows);
         const { spans, bytes } = part;
         bytesOnly &&= part.ascii && !(format.quoting && bytes.includes(34));
@@ -303,13 +314,20 @@ async function rest(g: GpuImpl, first: Uint32Array, buffer: GPUBuffer, count: nu
   return all;
 }
 
+/** A chunk's room for records over the count its bytes suggest (see parseChunk). */
+const ROOM_MARGIN = 1.1;
+
 /**
  * A chunk whose distinct strings pass this share of its string fields has its strings decoded as they are, not
  * interned across chunks (see parseTextOnDevice).
  */
 const DISTINCT_SHARE = 0.25;
 
-/** A chunk's ParsedChunk. */
+/**
+ * A chunk's ParsedChunk. With `room` (records the file's chunks so far suggest this one holds at most), its records
+ * are counted and parsed in one submission and one round trip, rows and spans sized by `room`; a chunk with more
+ * records is parsed again at its count (a second round trip). Without, its count is read back first.
+ */
 async function parseChunk(
   g: GpuImpl,
   shaders: Record<string, string>,
@@ -319,6 +337,7 @@ async function parseChunk(
   width: number,
   stringCount: number,
   guess: DistinctGuess,
+  room: number | undefined,
 ): Promise<ParsedChunk> {
   const n = chunk.bytes.length;
   const segments = Math.ceil(n / PARSE_SEGMENT_BYTES);
@@ -328,6 +347,8 @@ async function parseChunk(
     held.push(b);
     return b;
   };
+  /** Buffers of a parse at a room that proved too small, given back before the parse at the count. */
+  let tooSmall: { rows: DeviceRelation; bounds: Bound[] } | undefined;
   let rows: DeviceRelation | undefined;
   try {
     const text = acquire(Math.ceil(n / 4), `a chunk of ${n} bytes`);
@@ -344,74 +365,128 @@ async function parseChunk(
     // CSV: the quotes before each segment (and in all: an odd count is a chunk cut inside a quoted field, or an
     // unclosed quote); other formats bind a word they never read.
     const quotes = acquire(quoting ? segments + 1 : 1, 'quote counts');
-    const counting = new Recorder(g, shaders);
-    counting.clear(state.buffer, 12);
+    const rec = new Recorder(g, shaders);
+    rec.clear(state.buffer, 12);
     if (quoting) {
-      counting.dispatch('parseQuotes', [text, quotes], [n, segments], segments + 1);
-      encodeScan(counting, quotes, segments + 1);
+      rec.dispatch('parseQuotes', [text, quotes], [n, segments], segments + 1);
+      encodeScan(rec, quotes, segments + 1);
     }
-    counting.dispatch('parseCount', [text, quotes, counts, state], [n, segments], segments + 1);
-    encodeScan(counting, counts, segments + 1);
-    const [total, flag, quoted] = await submitAndSync(g, counting, [
+    rec.dispatch('parseCount', [text, quotes, counts, state], [n, segments], segments + 1);
+    encodeScan(rec, counts, segments + 1);
+    const countReads = [
       { buffer: counts.buffer, offset: segments * 4, words: 1 },
       { buffer: state.buffer, offset: 0, words: 3 },
       ...(quoting ? [{ buffer: quotes.buffer, offset: segments * 4, words: 1 }] : []),
-    ]);
-    if (flag![0] !== 0 || (quoted && quoted[0]! % 2 !== 0)) throw new HostParses();
-    const ascii = flag![2] === 0;
-    const records = total![0]!;
-    rows = allocRelation(g, records, width);
-    if (records === 0) return { rows, spans: new Uint32Array(0), bytes: Buffer.alloc(0), bytesParsed: n, ascii };
-    const ends = acquire(records, 'record ends');
-    const fields = records * stringCount;
-    const spans = acquire(Math.max(1, 2 * fields), 'string spans');
-    const parsing = new Recorder(g, shaders);
-    parsing.dispatch('parseEnds', [text, quotes, counts, ends], [n, segments], segments);
-    parsing.dispatch('parseRows', [text, ends, bound(rows), spans, state], [n, segments, records], records);
-    if (!internShaders || fields === 0) {
-      const [read] = await submitAndSync(g, parsing, [{ buffer: state.buffer, offset: 0, words: 1 }]);
-      if (read![0] !== 0) throw new HostParses();
-      return { rows, spans: new Uint32Array(0), bytes: Buffer.alloc(0), bytesParsed: n, ascii };
+    ];
+    /** The count's words read back: whether the chunk is the device's, its records, whether it is ASCII. */
+    const counted = ([total, flag, quoted]: Uint32Array[]): { records: number; ascii: boolean } => {
+      if (flag![0] !== 0 || (quoted && quoted[0]! % 2 !== 0)) throw new HostParses();
+      return { records: total![0]!, ascii: flag![2] === 0 };
+    };
+    /** Records `records` parse at most, and the words read back with them (the distinct strings' spans and bytes). */
+    const parse = (records: number): { rows: DeviceRelation; reads: Array<{ buffer: GPUBuffer; offset: number; words: number }>; finish: (read: Uint32Array[]) => Promise<{ spans: Uint32Array; bytes: Buffer }> } => {
+      const out = allocRelation(g, records, width);
+      const ends = acquire(records, 'record ends');
+      const fields = records * stringCount;
+      const spans = acquire(Math.max(1, 2 * fields), 'string spans');
+      rec.dispatch('parseEnds', [text, quotes, counts, ends], [n, segments, records], segments);
+      rec.dispatch('parseRows', [text, ends, bound(out), spans, state, counts], [n, segments, records], records);
+      if (!internShaders || fields === 0) return { rows: out, reads: [{ buffer: state.buffer, offset: 0, words: 1 }], finish: () => Promise.resolve({ spans: new Uint32Array(0), bytes: Buffer.alloc(0) }) };
+      // Twice as many slots as fields at least, so probes stay short.
+      const slots = 2 ** Math.ceil(Math.log2(2 * fields));
+      const table = acquire(2 * slots, 'string table');
+      const fieldSlots = acquire(fields, 'string slots');
+      const distinct = acquire(2 * fields, 'distinct strings');
+      const starts = acquire(fields + 1, 'string starts');
+      // The distinct strings are fields of the chunk, so their bytes fit in as many as the chunk's.
+      const words = Math.ceil(n / 4);
+      const gathered = acquire(words, 'distinct string bytes');
+      const interning = rec.using(internShaders);
+      interning.clear(table.buffer, 8 * slots);
+      interning.dispatch('parseIntern', [text, spans, table, distinct, fieldSlots, state, counts], [fields, slots - 1, segments], fields);
+      interning.dispatch('parseStringIds', [table, fieldSlots, bound(out), state, counts], [fields, segments], fields);
+      interning.dispatch('parseSpanLengths', [distinct, state, starts], [fields], fields + 1);
+      encodeScan(rec, starts, fields + 1);
+      interning.dispatch('parseGather', [text, distinct, starts, state, gathered], [words, fields], words);
+      // The distinct strings' spans and bytes come back with the state where a chunk has no more than the file's
+      // chunks had so far (a second readback otherwise).
+      const spanGuess = Math.min(fields, guess.spans);
+      const wordGuess = Math.min(words, guess.words);
+      return {
+        rows: out,
+        reads: [
+          { buffer: state.buffer, offset: 0, words: 2 },
+          { buffer: starts.buffer, offset: 4 * fields, words: 1 },
+          { buffer: distinct.buffer, offset: 0, words: 2 * spanGuess },
+          { buffer: gathered.buffer, offset: 0, words: wordGuess },
+        ],
+        finish: async ([read, byteTotal, spans0, words0]) => {
+          const found = read![1]!;
+          const byteCount = byteTotal![0]!;
+          const spanWords = await rest(g, spans0!, distinct.buffer, 2 * found);
+          const byteWords = await rest(g, words0!, gathered.buffer, Math.ceil(byteCount / 4));
+          return { spans: spanWords, bytes: Buffer.from(byteWords.buffer, byteWords.byteOffset, byteCount) };
+        },
+      };
+    };
+    let records: number;
+    let ascii: boolean;
+    let parsed: ReturnType<typeof parse> | undefined;
+    let read: Uint32Array[];
+    if (room !== undefined) {
+      // Counted and parsed at once: its count comes back with its strings.
+      const heldBefore = held.length;
+      parsed = parse(room);
+      rows = parsed.rows;
+      const all = await submitAndSync(g, rec, [...countReads, ...parsed.reads]);
+      ({ records, ascii } = counted(all.slice(0, countReads.length)));
+      read = all.slice(countReads.length);
+      textParseTimes.oneTrip++;
+      if (records > room) {
+        // More records than the room: parsed again at the count.
+        textParseTimes.roomMissed++;
+        tooSmall = { rows, bounds: held.splice(heldBefore) };
+        rows = undefined;
+        parsed = undefined;
+      }
+    } else {
+      ({ records, ascii } = counted(await submitAndSync(g, rec, countReads)));
+      read = [];
     }
-    // Twice as many slots as fields at least, so probes stay short.
-    const slots = 2 ** Math.ceil(Math.log2(2 * fields));
-    const table = acquire(2 * slots, 'string table');
-    const fieldSlots = acquire(fields, 'string slots');
-    const distinct = acquire(2 * fields, 'distinct strings');
-    const starts = acquire(fields + 1, 'string starts');
-    // The distinct strings are fields of the chunk, so their bytes fit in as many as the chunk's.
-    const words = Math.ceil(n / 4);
-    const gathered = acquire(words, 'distinct string bytes');
-    const interning = parsing.using(internShaders);
-    interning.clear(table.buffer, 8 * slots);
-    interning.dispatch('parseIntern', [text, spans, table, distinct, fieldSlots, state], [fields, slots - 1], fields);
-    interning.dispatch('parseStringIds', [table, fieldSlots, bound(rows), state], [fields], fields);
-    interning.dispatch('parseSpanLengths', [distinct, state, starts], [fields], fields + 1);
-    encodeScan(parsing, starts, fields + 1);
-    interning.dispatch('parseGather', [text, distinct, starts, state, gathered], [words, fields], words);
-    // The distinct strings' spans and bytes come back with the state where a chunk has no more than the file's
-    // chunks had so far (a second readback otherwise).
-    const spanGuess = Math.min(fields, guess.spans);
-    const wordGuess = Math.min(words, guess.words);
-    const [read, byteTotal, spans0, words0] = await submitAndSync(g, parsing, [
-      { buffer: state.buffer, offset: 0, words: 2 },
-      { buffer: starts.buffer, offset: 4 * fields, words: 1 },
-      { buffer: distinct.buffer, offset: 0, words: 2 * spanGuess },
-      { buffer: gathered.buffer, offset: 0, words: wordGuess },
-    ]);
-    if (read![0] !== 0) throw new HostParses();
-    const found = read![1]!;
-    const byteCount = byteTotal![0]!;
-    const spanWords = await rest(g, spans0!, distinct.buffer, 2 * found);
-    const byteWords = await rest(g, words0!, gathered.buffer, Math.ceil(byteCount / 4));
-    return { rows, spans: spanWords, bytes: Buffer.from(byteWords.buffer, byteWords.byteOffset, byteCount), bytesParsed: n, ascii };
+    if (!parsed) {
+      if (tooSmall) {
+        releaseRelation(g, tooSmall.rows);
+        for (const b of tooSmall.bounds) g.pool.release(b.buffer);
+        tooSmall = undefined;
+      }
+      if (records === 0) return { rows: allocRelation(g, 0, width), spans: new Uint32Array(0), bytes: Buffer.alloc(0), bytesParsed: n, ascii };
+      // A parse at too small a room counted its distinct strings already.
+      rec.clear(state.buffer, 4, 4);
+      parsed = parse(records);
+      rows = parsed.rows;
+      read = await submitAndSync(g, rec, parsed.reads);
+    }
+    if (read[0]![0] !== 0) throw new HostParses();
+    const { spans, bytes } = await parsed.finish(read);
+    // Rows past the count are room left unused.
+    rows!.count = records;
+    if (records === 0) {
+      releaseRelation(g, rows!);
+      rows = allocRelation(g, 0, width);
+    }
+    return { rows: rows!, spans, bytes, bytesParsed: n, ascii };
   } catch (e) {
     if (rows) releaseRelation(g, rows);
+    if (tooSmall) {
+      releaseRelation(g, tooSmall.rows);
+      for (const b of tooSmall.bounds) g.pool.release(b.buffer);
+    }
     throw e;
   } finally {
     for (const b of held) g.pool.release(b.buffer);
   }
 }
+
 /** A device's kept read buffers are destroyed once no file has been parsed for this long. */
 const IDLE_READS_MS = 5000;
 
