@@ -193,7 +193,7 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
         const distinct = spans.length / 2;
         guess.spans = Math.max(guess.spans, distinct + (distinct >> 2));
         guess.words = Math.max(guess.words, (bytes.length + (bytes.length >> 2)) >> 2);
-        if (distinct > DISTINCT_SHARE * part.rows.count * offsets.length) {
+        if (distinct > DISTINCT_SHARE * part.rows.count) {
           // Names, comments: strings seldom seen in another chunk, so interning them across chunks (hashing and
           // copying each) would merge next to none; they are sorted with the others at the end (once the file is
           // known good), which merges the few repeats.
@@ -318,8 +318,9 @@ async function rest(g: GpuImpl, first: Uint32Array, buffer: GPUBuffer, count: nu
 const ROOM_MARGIN = 1.1;
 
 /**
- * A chunk whose distinct strings pass this share of its string fields has its strings decoded as they are, not
- * interned across chunks (see parseTextOnDevice).
+ * A chunk whose distinct strings pass this share of its records (a column of mostly distinct strings: names,
+ * comments) keeps its strings as they came, not interned across chunks (see parseTextOnDevice). Of its string fields
+ * instead, TPC-H part's names (one of its five string columns) were interned, hashed and copied on the main thread.
  */
 const DISTINCT_SHARE = 0.25;
 
