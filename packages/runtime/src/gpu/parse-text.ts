@@ -10,15 +10,15 @@
  * work. At the end of the file its distinct strings are sorted as bytes on workers (a sample sort, ByteStringSort;
  * each mostly-distinct chunk's strings copied into shared memory as they come) into one list of the run's interner
  * (ASCII text; other text is decoded into JS strings), which the run's dictionary merges undecoded, as it does a
- * store's. One host round trip per chunk: its rows, spans and string table are sized by a room for the records
- * that the fewest bytes a record of the file's chunks so far took suggests, and its record count, flags and (where no
+ * store's. One host round trip per chunk: its rows, spans and string table are sized by a room for the records its
+ * bytes hold at the file's bytes per record so far (and a tenth more), and its record count, flags and (where no
  * more than the file's chunks so far had) distinct strings come back together; a chunk of more records than its room
  * (and each file's first chunks, parsed before any came back) has its count read first. Once the run's dictionary is
- * known a pass maps the indices to dictionary ids (`deviceRowsRelation`). CSV quoted fields are parsed on the device too (quotes doubled
- * inside, newlines inside). Anything the device does not take exactly as io's host parser does (malformed quoting, a
- * chunk cut inside a quoted field, a NUL byte, invalid UTF-8, a CR ending the file, a field in a rarer form or
- * malformed, float32 columns) makes `parseTextOnDevice` give the file up: the caller parses it on the host, whose
- * rows or messages are then the answer. Nothing of a file given up stays on the device.
+ * known a pass maps the indices to dictionary ids (`deviceRowsRelation`). CSV quoted fields are parsed on the device
+ * too (quotes doubled inside, newlines inside). Anything the device does not take exactly as io's host parser does
+ * (malformed quoting, a chunk cut inside a quoted field, a NUL byte, invalid UTF-8, a CR ending the file, a field in a
+ * rarer form or malformed, float32 columns) makes `parseTextOnDevice` give the file up: the caller parses it on the
+ * host, whose rows or messages are then the answer. Nothing of a file given up stays on the device.
  */
 import { rowWords, type ScalarType } from '@vixen/queryplan';
 import { PARSE_SEGMENT_BYTES, deviceParses, parseInternShaders, parseTextShaders, type TextLayout } from '@vixen/codegen-wgsl';
@@ -147,8 +147,12 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
   const inFlight: { lead: number; parsed: Promise<ParsedChunk> }[] = [];
   /** Distinct strings read back with a chunk's answer (more cost a second readback): the most a chunk had so far. */
   const guess: DistinctGuess = { spans: 256, words: 4096 };
-  /** The fewest bytes a record of the file's chunks parsed so far took (none yet: a chunk's count is read first). */
-  let perRecord: number | undefined;
+  /**
+   * Bytes and records of the file's chunks parsed so far: a chunk's room is its bytes at their bytes per record (none
+   * yet: its count is read first). Not the fewest bytes a record of one chunk took: a chunk of short lines would size
+   * every later chunk's rows, kept with the relation, by them.
+   */
+  const seen = { bytes: 0, records: 0 };
   // A chunk's rows, ends, spans and string table (8 words a field at most) sized by a room fit one binding each.
   const maxRoom = Math.floor(g.limits.maxStorageBufferBindingSize / 4 / Math.max(width, 8 * offsets.length, 1));
   const timed = async <T>(what: 'readWaitMs' | 'syncWaitMs', p: Promise<T>): Promise<T> => {
@@ -165,8 +169,7 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
       if (inFlight.length < limits.perFile && (reader.queued > 0 || inFlight.length === 0)) {
         const chunk = await timed('readWaitMs', reader.next());
         if (chunk) {
-          // Sized by the fewest bytes a record of this file's chunks so far took, and some more.
-          const room = perRecord === undefined ? undefined : Math.min(maxRoom, Math.ceil((ROOM_MARGIN * chunk.bytes.length) / perRecord) + 16);
+          const room = seen.records === 0 ? undefined : Math.min(maxRoom, Math.ceil((ROOM_MARGIN * chunk.bytes.length * seen.records) / seen.bytes) + 16);
           const parsed = parseChunk(g, shaders, internShaders, chunk, format.quoting, width, offsets.length, { ...guess }, room);
           // Awaited in order below; until then a failure must not go unhandled.
           parsed.catch(() => undefined);
@@ -186,7 +189,8 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
       textParseTimes.bytes += length;
       file.onBytes?.(length);
       if (part.rows.count > 0) {
-        perRecord = Math.min(perRecord ?? Infinity, part.bytesParsed / part.rows.count);
+        seen.bytes += part.bytesParsed;
+        seen.records += part.rows.count;
         parts.push(part.rows);
         const { spans, bytes } = part;
         bytesOnly &&= part.ascii && !(format.quoting && bytes.includes(34));
@@ -314,7 +318,7 @@ async function rest(g: GpuImpl, first: Uint32Array, buffer: GPUBuffer, count: nu
   return all;
 }
 
-/** A chunk's room for records over the count its bytes suggest (see parseChunk). */
+/** A chunk's room for records over the count its bytes suggest at the file's bytes per record so far (parseChunk). */
 const ROOM_MARGIN = 1.1;
 
 /**
