@@ -21,7 +21,8 @@ const ORDER_CHECK_ROWS = 2 ** 16;
 /**
  * `raw` (variable `id` of `variables`, every loaded column; released here unless returned) sorted and made
  * duplicate-free, and its `order` where it was checked. `sorted`: the rows are known to be sorted already (equal
- * ones adjacent), so only the unique runs.
+ * ones adjacent), so only the unique runs. `keys`: the leading columns the rows are sorted by (default all), where
+ * rows that share them are equal (a declared key among them that the caller checks; executor.ts keyPrefix).
  */
 export async function canonicalOnDevice(
   gpu: Gpu,
@@ -29,6 +30,7 @@ export async function canonicalOnDevice(
   id: VarId,
   raw: DeviceRelation,
   sorted = false,
+  keys?: readonly number[],
 ): Promise<{ canonical: DeviceRelation; order?: RowsOrder }> {
   const run = (k: KirKernel, input: DeviceRelation): Promise<DeviceRelation> => runKernel(gpu, k, madeUpShaders(k, variables), [input], new Uint32Array(0), variables);
   let order: RowsOrder | undefined;
@@ -43,7 +45,7 @@ export async function canonicalOnDevice(
       raw = packed;
       raw.canonical = true;
     }
-    rows = await run({ kind: 'sort', id: -1, input: id, output: id, keys: variables[id]!.columns.map((_, i) => i) }, raw);
+    rows = await run({ kind: 'sort', id: -1, input: id, output: id, keys: [...(keys ?? variables[id]!.columns.map((_, i) => i))] }, raw);
     releaseUnshared(gpu, raw, rows);
   }
   const canonical = await run({ kind: 'unique', id: -1, input: id, output: id }, rows);

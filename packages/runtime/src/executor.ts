@@ -15,7 +15,7 @@ import {
   type KirVariable,
   type VarId,
 } from '@vixen/kernel-ir';
-import { printOrigin, rowWords, VixenError, type RuleOrigin } from '@vixen/queryplan';
+import { printOrigin, rowWords, VixenError, type RelationDecl, type RuleOrigin } from '@vixen/queryplan';
 // The device modules themselves, not gpu/index.ts: that barrel also opens Dawn, which a browser build lacks.
 import { downloadRelation, downloadRelations, releaseRelation, uploadRelation, uploadRelationStaged, type DeviceRelation } from './gpu/relations.js';
 import { runKernel } from './gpu/kernels/run-kernel.js';
@@ -1414,7 +1414,7 @@ async function loadInitialRelations(
       // Host rows uploaded, and rows parsed on the device (their string words filled in), one relation to sort.
       const parts = rel.count > 0 ? [await uploadRelationStaged(gpu, rel.pieces(), rel.width, rel.count)] : [];
       for (const rows of rel.device.splice(0)) parts.push(await deviceRowsRelation(gpu, rows, rel.types));
-      ({ canonical, order } = await canonicalOnDevice(gpu, variables, id, chunkedOf(parts, rel.width)));
+      ({ canonical, order } = await canonicalOnDevice(gpu, variables, id, chunkedOf(parts, rel.width), false, keyPrefix(decl)));
     }
     // The device has its copy: the host words need not live through the run, unless it may start again.
     if (!keepHostWords) initial.relations.delete(name);
@@ -1426,6 +1426,18 @@ async function loadInitialRelations(
     }
     await store(id, await keptColumns(gpu, variables, program.variables[id]!, decl, id, canonical), `loading the facts of ${name}`, name, parsedOnDevice, order?.ascending ?? false);
   }
+}
+
+/**
+ * The leading columns through the last column of the declared key that ends soonest (undefined: no key short of
+ * every column). While the key holds no two rows share them, so rows sorted by them alone are sorted by every column
+ * (and equal rows, which share them, lie together for the unique); where it does not, the load's key check fails
+ * anyway. TPC-H lineitem's key (l_orderkey, l_linenumber) makes its load sort 4 words, not all 20 it keeps.
+ */
+function keyPrefix(decl: RelationDecl): number[] | undefined {
+  const ends = (decl.keys ?? []).filter((k) => k.columns.length < decl.columns.length).map((k) => Math.max(...k.columns) + 1);
+  if (ends.length === 0) return undefined;
+  return Array.from({ length: Math.min(...ends) }, (_, i) => i);
 }
 
 /**
