@@ -22,7 +22,8 @@ import { runKernel } from './gpu/kernels/run-kernel.js';
 import { selectHashed } from './gpu/kernels/select.js';
 import type { RowsOrder } from './gpu/kernels/rows-order.js';
 import { canonicalOnDevice, keptColumns } from './canonical-load.js';
-import { internals, type Gpu } from './gpu/device.js';
+import { internals, type Gpu, type GpuImpl } from './gpu/device.js';
+import { madeUpShaders, precompile } from './gpu/recorder.js';
 import { encodeValue, runInWorker, StringDictionary, type SortedStrings } from '@vixen/io';
 import { DeviceLimitError, exactCount, GuessMissed, OutputRoomError, settle, syncCounts, type GuessingRun } from './gpu/relations.js';
 import { chunkedOf, leaves } from './gpu/chunks.js';
@@ -1372,6 +1373,11 @@ async function loadInitialRelations(
 ): Promise<void> {
   const assumedEmpty = new Set(program.emptyOnEntry ?? []);
   const decls = new Map(program.relations.map((r) => [r.name, r]));
+  // On a GPU every relation's load passes compile at once, not each stage's when it comes (a first load waited
+  // 5.5 s for compiles over bench load --sf 3 on the H200); a CPU adapter compiles only the passes that run.
+  if (!gpu.software) {
+    for (const [name, rel] of initial.relations) if (!rel.empty && decls.has(name)) precompileLoad(internals(gpu), decls.get(name)!);
+  }
   for (const [name, rel] of [...initial.relations]) {
     const id = program.relationVars[name];
     if (id === undefined || rel.empty) continue;
@@ -1426,6 +1432,40 @@ async function loadInitialRelations(
     }
     await store(id, await keptColumns(gpu, variables, program.variables[id]!, decl, id, canonical), `loading the facts of ${name}`, name, parsedOnDevice, order?.ascending ?? false);
   }
+}
+
+/**
+ * Starts compiling the passes that load a relation of `decl` (loadInitialRelations): its sort and unique, the
+ * projection to the columns kept and each key check's projection, sort and unique. Their WGSL depends on the
+ * columns alone, so the dispatches find these pipelines (every pass of a sort: which one runs depends on the rows).
+ */
+export function precompileLoad(g: GpuImpl, decl: RelationDecl): void {
+  const types = decl.columns.map((c) => c.type);
+  const all = types.map((_, i) => i);
+  const variables: KirVariable[] = [{ id: 0, name: decl.name, columns: types }];
+  const kernels: KirKernel[] = [
+    { kind: 'sort', id: -1, input: 0, output: 0, keys: keyPrefix(decl) ?? all },
+    { kind: 'unique', id: -1, input: 0, output: 0 },
+  ];
+  const project = (columns: readonly number[], output: number): KirKernel => ({
+    kind: 'mapFilter',
+    id: -1,
+    input: 0,
+    output,
+    filter: [],
+    project: columns.map((c) => ({ kind: 'col' as const, index: c, type: types[c]! })),
+  });
+  if (decl.deviceColumns) {
+    variables.push({ id: 1, name: `${decl.name} kept`, columns: decl.deviceColumns.map((c) => types[c]!) });
+    kernels.push(project(decl.deviceColumns, 1));
+  }
+  (decl.keys ?? []).forEach((key, k) => {
+    if (key.columns.length === decl.columns.length) return;
+    const id = variables.length;
+    variables.push({ id, name: `${decl.name} key ${k}`, columns: key.columns.map((c) => types[c]!) });
+    kernels.push(project(key.columns, id), { kind: 'sort', id: -1, input: id, output: id, keys: key.columns.map((_, i) => i) }, { kind: 'unique', id: -1, input: id, output: id });
+  });
+  for (const k of kernels) precompile(g, madeUpShaders(k, variables));
 }
 
 /**

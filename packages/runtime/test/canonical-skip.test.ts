@@ -5,7 +5,7 @@
  * by one pass (rowsOrder) and not sorted again; rows out of order, repeated or breaking a key still are.
  */
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { generateKernelShaders } from '@vixen/codegen-wgsl';
+import { generateKernelShaders, SUBGROUP_VARIANT } from '@vixen/codegen-wgsl';
 import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
 import type { Row } from '@vixen/queryplan';
 import { downloadRelation, exactRows, openGpu, releaseRelation, runKernel, uploadRelation, type Gpu } from '../src/gpu/index.js';
@@ -14,6 +14,8 @@ import { compile } from '../src/index.js';
 import { internals } from '../src/gpu/device.js';
 import { chunkedOf } from '../src/gpu/chunks.js';
 import { rowsOrder } from '../src/gpu/kernels/rows-order.js';
+import { precompileLoad } from '../src/executor.js';
+import { madeUpShaders } from '../src/gpu/recorder.js';
 
 let gpu: Gpu;
 beforeAll(async () => {
@@ -153,4 +155,35 @@ all(a, p, l, s, d) <- g(a, p, l, s, d).`,
   // Two rows that share the key, apart: the key check names them.
   const broken = [...facts, [5, 777, 1, 'other', 10000n]];
   await expect(program.run({ gpu, facts: { g: broken } })).rejects.toThrow(/^key violated: g /);
+});
+
+test("a relation's load passes compile ahead of its load, its sort by the columns through its key among them", async () => {
+  const program = compile(
+    `h(a, b, c) -> int32(a), int32(b), string(c).
+h(a, b, c), h(a, b2, c2) -> b = b2, c = c2.
+out(a, b, c) <- h(a, b, c), b > 5.`,
+  );
+  const decl = program.kir.relations.find((r) => r.name === 'h')!;
+  const g = internals(gpu);
+  precompileLoad(g, decl);
+  // The key ends at column 0: the load sorts by it alone, then makes the rows unique.
+  expect(decl.keys?.map((k) => k.columns)).toEqual([[0]]);
+  const variables: KirVariable[] = [{ id: 0, name: 'h', columns: decl.columns.map((c) => c.type) }];
+  const passes = [
+    madeUpShaders({ kind: 'sort', id: -1, input: 0, output: 0, keys: [0] }, variables),
+    madeUpShaders({ kind: 'unique', id: -1, input: 0, output: 0 }, variables),
+  ].flatMap((shaders) =>
+    Object.keys(shaders)
+      .filter((pass) => !pass.endsWith(SUBGROUP_VARIANT))
+      .map((pass) => (g.subgroups ? shaders[`${pass}${SUBGROUP_VARIANT}`] : undefined) ?? shaders[pass]!),
+  );
+  expect(passes.length).toBeGreaterThan(4);
+  expect(passes.filter((code) => !g.pipelines.has(code))).toEqual([]);
+  const compiled = passes.map((code) => g.pipelines.get(code));
+  await Promise.all(compiled.flatMap((variants) => [...variants!.values()]));
+  // A load of rows out of order runs those passes on the pipelines compiled ahead.
+  const facts = Array.from({ length: 70_000 }, (_, i) => [69_999 - i, i, `s${i % 13}`]);
+  const run = await program.run({ gpu, facts: { h: facts }, outputs: ['out'] });
+  expect(run.relations.get('out')).toEqual((await program.interpret({ facts: { h: facts }, outputs: ['out'] })).get('out'));
+  expect(passes.map((code) => g.pipelines.get(code))).toEqual(compiled);
 });
