@@ -8,6 +8,8 @@ import { stat } from 'node:fs/promises';
 import { columnTypes, factsColumns, factsFormat, loadKeptColumns, type FactsFileLoader } from '@vixen/io';
 import type { Gpu } from './gpu/index.js';
 import { parseTextOnDevice } from './gpu/parse-text.js';
+import { internals } from './gpu/device.js';
+import { precompileLoad } from './load-passes.js';
 import type { ParseMode } from './parse-mode.js';
 
 /** In `auto` mode, files at least this large parse on the device (on a GPU). */
@@ -26,6 +28,8 @@ export function factsLoader(gpu: Gpu, mode: ParseMode, host: FactsFileLoader = l
       const columns = factsColumns(decl);
       const kept = decl.pruned?.loadColumns ?? columns.map((_, i) => i);
       const file = { path, format, types: columnTypes(columns), kept, ...(chunkBytes !== undefined ? { chunkBytes } : {}), ...(onBytes ? { onBytes } : {}) };
+      // The passes that load its rows compile while the file parses (a CPU adapter compiles only those that run).
+      if (!gpu.software) precompileLoad(internals(gpu), decl);
       const rows = await parseTextOnDevice(gpu, file, facts.strings);
       if (rows) {
         facts.relation(decl.name, columnTypes(decl.columns)).addDevice(rows);

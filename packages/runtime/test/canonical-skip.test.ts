@@ -14,7 +14,7 @@ import { compile } from '../src/index.js';
 import { internals } from '../src/gpu/device.js';
 import { chunkedOf } from '../src/gpu/chunks.js';
 import { rowsOrder } from '../src/gpu/kernels/rows-order.js';
-import { precompileLoad } from '../src/executor.js';
+import { precompileLoad } from '../src/load-passes.js';
 import { madeUpShaders } from '../src/gpu/recorder.js';
 
 let gpu: Gpu;
