@@ -3,7 +3,7 @@
  * sources a run's facts come from, writers of output files, and the worker pool that host-side work scales on.
  */
 export { decodeRow, encodeRows, encodeValue, sortDistinct, StringDictionary, type AsciiStrings, type SortedStrings, type StringIds } from './encoding.js';
-export { asciiList, ByteStringSort, sortByteStrings, warmByteSortWorkers } from './sort-byte-strings.js';
+export { asciiList, ByteStringSort, byteSortTimes, sortByteStrings, warmByteSortWorkers } from './sort-byte-strings.js';
 export { binByteSlice, binByteSliceTask, binShares, compareBytes, PARALLEL_STRINGS, sortByteBin, sortByteBinTask, sortedByteStrings, sortedOrder, sortedOrderTask, type ByteBin, type ByteSlice, type ByteStrings } from './sorted-order.js';
 export { MAX_DISTINCT_STRINGS, StringMap } from './string-map.js';
 export {

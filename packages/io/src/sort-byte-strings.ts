@@ -14,6 +14,12 @@ const SAMPLES_PER_BIN = 256;
 const MAX_LISTS = 1 << 16;
 
 /**
+ * Time of ByteStringSort.finish so far, by phase: choosing splitters and binning the strings, sorting the bins,
+ * joining the bins' lists and ranks on the calling thread (`vixen bench load` prints them).
+ */
+export const byteSortTimes = { sorts: 0, strings: 0, binMs: 0, sortMs: 0, joinMs: 0 };
+
+/**
  * Lists of strings given as bytes (string i of a list is bytes [starts[i], starts[i + 1]) of it), sorted by their
  * bytes into one list, distinct, back to back, and per list each string's position there; no JS string made. A
  * sample sort on the worker pool: strings sampled evenly from all lists choose splitters, workers put each string of
@@ -38,6 +44,7 @@ export class ByteStringSort {
 
   /** Every list's strings sorted and distinct, and per list, per string, its position among them. */
   async finish(): Promise<{ sorted: AsciiStrings; ranks: Uint32Array[] }> {
+    const t0 = performance.now();
     const workers = workerCount();
     const parallel = workers >= 2 && this.count >= PARALLEL_STRINGS;
     const binCount = parallel ? workers : 1;
@@ -49,6 +56,7 @@ export class ByteStringSort {
       return Array.from({ length: parts }, (_, j) => ({ ...list, lo: Math.floor((j * n) / parts), hi: Math.floor(((j + 1) * n) / parts), splitters }));
     });
     const sizes = parallel ? await runAllInWorkers(binByteSliceTask, slices) : slices.map(binByteSlice);
+    const t1 = performance.now();
     const bins = Array.from({ length: binCount }, (_, bin): ByteBin => ({
       lists: this.lists,
       bin,
@@ -56,6 +64,7 @@ export class ByteStringSort {
       bytes: sizes.reduce((n, s) => n + s[2 * bin + 1]!, 0),
     }));
     const results = parallel ? await runAllInWorkers(sortByteBinTask, bins) : bins.map(sortByteBin);
+    const t2 = performance.now();
     const bytes = new Uint8Array(results.reduce((n, r) => n + r.bytes.length, 0));
     const starts = new Uint32Array(results.reduce((n, r) => n + r.starts.length - 1, 0) + 1);
     /** Per bin, the distinct strings of the bins before it. */
@@ -74,6 +83,11 @@ export class ByteStringSort {
       for (let i = 0; i < rank.length; i++) own[i] = rank[i]! + base[bins[i]!]!;
       return own;
     });
+    byteSortTimes.sorts++;
+    byteSortTimes.strings += this.count;
+    byteSortTimes.binMs += t1 - t0;
+    byteSortTimes.sortMs += t2 - t1;
+    byteSortTimes.joinMs += performance.now() - t2;
     return { sorted: { bytes, starts }, ranks };
   }
 

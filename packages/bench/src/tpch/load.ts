@@ -12,6 +12,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { byteSortTimes } from '@vixen/io';
 import { compile, Database, storeLoadTimes, textParseTimes, timeTextParseKernels, type Gpu, type ParseMode, type Program } from '@vixen/runtime';
 import { internals } from '@vixen/runtime/gpu';
 import type { RelationDecl } from '@vixen/queryplan';
@@ -55,6 +56,8 @@ export interface LoadTiming {
   inOrder: string[];
   /** The device parser's host time by phase over the timed loads, per load (gpu/parse-text.ts textParseTimes). */
   deviceParse?: typeof textParseTimes;
+  /** The byte string sorts' time by phase over the timed loads, per load (io ByteStringSort). */
+  byteSort: typeof byteSortTimes;
   /** The store loader's host time by phase over the timed loads, per load (gpu/store-columns.ts storeLoadTimes). */
   storeLoad?: typeof storeLoadTimes;
   /** Per table of the last timed load, the executor's load of it (ExecuteStats.uploads ms). */
@@ -104,6 +107,7 @@ async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOpti
   let rows = 0;
   const parseTimes = { ...textParseTimes };
   const storeTimes = { ...storeLoadTimes };
+  const sortTimes = { ...byteSortTimes };
   const compiled = internals(gpu).compiled;
   const compiledBefore = { ...compiled };
   let gcPauses: (() => GcPauses) | undefined;
@@ -111,6 +115,7 @@ async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOpti
     if (i === (o.warmup ?? 1)) {
       Object.assign(parseTimes, textParseTimes);
       Object.assign(storeTimes, storeLoadTimes);
+      Object.assign(sortTimes, byteSortTimes);
       Object.assign(compiledBefore, compiled);
       gcPauses = observeGc();
     }
@@ -141,11 +146,12 @@ async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOpti
   const deviceParse = perLoad(textParseTimes, parseTimes);
   const storeLoad = perLoad(storeLoadTimes, storeTimes);
   const compiledPerLoad = perLoad(compiled, compiledBefore);
+  const byteSort = perLoad(byteSortTimes, sortTimes);
   const gc = perLoad({ ...gcPauses!() }, { ms: 0, count: 0, majorMs: 0, major: 0 });
   const [ms, parseMs, dictionaryMs, deviceLoadMs] = [walls, parses, dictionaries, loads].map(median) as [number, number, number, number];
   const otherMs = ms - parseMs - dictionaryMs - deviceLoadMs;
   return {
-    timing: { ms, parseMs, dictionaryMs, deviceLoadMs, otherMs, parsedOnDevice, inOrder, tables, compiled: compiledPerLoad, gc, ...(deviceParse.chunks > 0 ? { deviceParse } : {}), ...(storeLoad.relations > 0 ? { storeLoad } : {}) },
+    timing: { ms, parseMs, dictionaryMs, deviceLoadMs, otherMs, parsedOnDevice, inOrder, tables, compiled: compiledPerLoad, gc, byteSort, ...(deviceParse.chunks > 0 ? { deviceParse } : {}), ...(storeLoad.relations > 0 ? { storeLoad } : {}) },
     rows,
   };
 }
@@ -250,7 +256,10 @@ export function formatLoadReport(r: LoadBenchReport): string {
         ? [
             `${name}: device ms by table (last load): ${t.tables.map((x) => `${x.name} ${fmt(x.ms, 1)}${x.inOrder ? '' : ' sorted'}`).join(', ')}; ` +
               `per load ${fmt(t.compiled.pipelines, 0)} pipelines compiled, ${fmt(t.compiled.milliseconds, 1)} ms with one compiling; ` +
-              `GC pauses ${fmt(t.gc.ms, 1)} ms (${fmt(t.gc.count, 0)}, of which ${fmt(t.gc.major, 0)} major ${fmt(t.gc.majorMs, 1)} ms)`,
+              `GC pauses ${fmt(t.gc.ms, 1)} ms (${fmt(t.gc.count, 0)}, of which ${fmt(t.gc.major, 0)} major ${fmt(t.gc.majorMs, 1)} ms)` +
+              (t.byteSort.sorts > 0
+                ? `; byte string sorts ${fmt(t.byteSort.sorts, 0)} of ${fmt(t.byteSort.strings, 0)} strings: binning ${fmt(t.byteSort.binMs, 1)} ms, sorting the bins ${fmt(t.byteSort.sortMs, 1)}, joining ${fmt(t.byteSort.joinMs, 1)}`
+                : ''),
           ]
         : [],
     ),
