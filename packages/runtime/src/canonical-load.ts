@@ -22,7 +22,7 @@ const ORDER_CHECK_ROWS = 2 ** 16;
  * `raw` (variable `id` of `variables`, every loaded column; released here unless returned) sorted and made
  * duplicate-free, and its `order` where it was checked. `sorted`: the rows are known to be sorted already (equal
  * ones adjacent), so only the unique runs. `keys`: the leading columns the rows are sorted by (default all), where
- * rows that share them are equal (a declared key among them that the caller checks; executor.ts keyPrefix).
+ * rows that share them are equal (a declared key among them that the caller checks; load-passes.ts keyPrefix).
  */
 export async function canonicalOnDevice(
   gpu: Gpu,
