@@ -10,7 +10,8 @@
  * every run that reads it, so the run's dictionary is the one a fresh run would build. When another program's
  * strings shift the ids, the relation's string words are rewritten through the old -> new id map: read back,
  * mapped on the host and uploaded again (not parsed or sorted again: the map keeps the order, so the rows stay
- * canonical). Runs never write or free resident buffers (executor.ts ResidentRelations).
+ * canonical). Runs never write or free resident buffers (executor.ts ResidentRelations). A program that declares a
+ * key no run checked on a resident relation's facts has it checked first, as its own load would (Database.checkKeys).
  *
  * Loading a relation with other kept columns than the resident ones does not read its file again. Where a resident
  * relation of the table holds every column it loads, it is made from that one on the device (project-resident.ts:
@@ -23,7 +24,7 @@
 import { kernelConstants, kernelTables } from '@vixen/codegen-wgsl';
 import { closedUnder, tablesKey } from './tables.js';
 import { variablesRead, type KirProgram, type VarId } from '@vixen/kernel-ir';
-import { rowWords, VixenError, type RelationDecl } from '@vixen/queryplan';
+import { rowWords, VixenError, type DeclaredKey, type RelationDecl } from '@vixen/queryplan';
 import { addApiFacts, addInlineFacts, columnTypes, EncodedFacts, factsColumns, FactsCache, loadFactsDirInto, loadKeptColumns, runInWorker, StringDictionary, stringWordOffsets, type FactRelation, type FactsFileLoader, type StoreDeviceLoader } from '@vixen/io';
 import { loadStoreOnDevice } from './gpu/store-columns.js';
 import { checkDatabaseOptions } from './api-options.js';
@@ -37,6 +38,7 @@ import { DeviceFault } from './gpu/device-fault.js';
 import { internals } from './gpu/device.js';
 import { heldColumns, heldTypes, loadedBytes, loadedColumns, loadedStringColumns, projectionFrom, projectResident, sameFacts, uploadCanonical } from './project-resident.js';
 import { dictionaryFor } from './tables.js';
+import { checkDeclaredKeys } from './keys.js';
 
 export interface ResidentRelation {
   name: string;
@@ -85,6 +87,9 @@ export interface DatabaseRunResult extends RunResult {
 function keyOf(r: RelationDecl): string {
   return `${r.name}/${r.pruned?.loadColumns.join(',') ?? '*'}/${r.deviceColumns?.join(',') ?? '*'}/${r.columns.map((c) => c.type).join(',')}`;
 }
+
+/** A declared key by its columns (indices into the loaded columns, which keyOf fixes), in any order. */
+const keyText = (key: DeclaredKey): string => [...key.columns].sort((a, b) => a - b).join(',');
 
 /** variablesRead of each program run so far: a program runs many times on a Database. */
 const readByProgram = new WeakMap<KirProgram, Set<VarId>>();
@@ -153,6 +158,12 @@ export class Database {
    * reuse them (uploading a table over Q22's 1.5M phone numbers took longer than its kernels on the H100).
    */
   private tables: { dict: StringDictionary; byKey: Map<string, DeviceRelation> } | undefined;
+  /**
+   * Per residency key (keyOf), the declared keys (keyText) its facts were checked against: a program reusing a
+   * resident relation may declare keys the program that loaded it did not, and those are checked before it runs.
+   * Kept past eviction: the facts do not change.
+   */
+  private readonly checkedKeys = new Map<string, Set<string>>();
 
   constructor(
     readonly gpu: Gpu,
@@ -198,7 +209,13 @@ export class Database {
       if (kir.facts[r.name]?.length) perRun.push(r);
       else {
         const e = this.entries.get(keyOf(r));
-        if (e) {
+        const unchecked = this.uncheckedKeys(r);
+        // A relation narrowed to fewer columns than it loaded (deviceColumns) may lack a key's: it loads again, checked.
+        if (e && unchecked.length > 0 && e.decl.deviceColumns) {
+          this.drop(keyOf(r));
+          missing.push(r);
+        } else if (e) {
+          if (unchecked.length > 0) await this.checkKeys(kir, { ...r, keys: unchecked }, e);
           e.lastRun = run;
           used.push(e);
         } else missing.push(r);
@@ -270,6 +287,8 @@ export class Database {
       keep: (name, relation) => {
         const f = fresh.get(name);
         if (!f || !runDictionary) return false;
+        // Its load checked the keys it declares.
+        this.noteKeys(f.decl);
         const loadColumns = f.decl.pruned?.loadColumns;
         this.entries.set(keyOf(f.decl), {
           name,
@@ -364,6 +383,7 @@ export class Database {
         lastRun: run,
       };
       this.entries.set(keyOf(decl), entry);
+      this.noteKeys(decl);
       made.push({ decl, entry, from: source.decl });
     }
     return made;
@@ -445,6 +465,31 @@ export class Database {
     };
     this.entries.set(keyOf(wide), entry);
     return entry;
+  }
+
+  /** Keys `decl` declares that its facts were not checked against (a key of every column always holds). */
+  private uncheckedKeys(decl: RelationDecl): DeclaredKey[] {
+    const checked = this.checkedKeys.get(keyOf(decl));
+    return (decl.keys ?? []).filter((k) => k.columns.length < decl.columns.length && !checked?.has(keyText(k)));
+  }
+
+  /** Notes that the facts of `decl` hold its declared keys. */
+  private noteKeys(decl: RelationDecl): void {
+    const key = keyOf(decl);
+    let checked = this.checkedKeys.get(key);
+    if (!checked) this.checkedKeys.set(key, (checked = new Set()));
+    for (const k of decl.keys ?? []) checked.add(keyText(k));
+  }
+
+  /**
+   * Checks the keys of `decl` (a base relation of `kir`) on resident relation `e`, which holds every column it loads,
+   * as a load of its facts does (KeyViolationError), and notes them.
+   */
+  private async checkKeys(kir: KirProgram, decl: RelationDecl, e: Entry): Promise<void> {
+    const g = internals(this.gpu);
+    g.activity = `checking the keys of resident ${decl.name} (${e.relation.count} rows)`;
+    await g.runScoped(`checking the keys of ${decl.name}`, () => checkDeclaredKeys(this.gpu, kir, decl, kir.relationVars[decl.name]!, e.relation, e.dictionary));
+    this.noteKeys(decl);
   }
 
   /**
@@ -531,6 +576,7 @@ export class Database {
   clear(): void {
     this.cache?.clear();
     this.noWide.clear();
+    this.checkedKeys.clear();
     for (const e of this.entries.values()) releaseRelation(this.gpu, e.relation);
     this.entries.clear();
     this.releaseTables();

@@ -5,7 +5,7 @@
  * cache, never read from its file again, or (DatabaseOptions.project, on a GPU by default) made on the device from
  * resident relations holding their columns.
  */
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -271,6 +271,94 @@ sale(id, r, a), sale(id, r2, a2) -> r = r2, a = a2.
     } finally {
       db.clear();
       rmSync(own, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('Database: keys a program declares on a resident relation', () => {
+  const sale = `sale(id, region, amount) -> int32(id), string(region), int32(amount).\n`;
+  const key = `sale(id, r, a), sale(id, r2, a2) -> r = r2, a = a2.\n`;
+  // The same kept columns with and without the key: one resident relation.
+  const plain = compile(`${sale}row(id, r, a) <- sale(id, r, a).`);
+  const keyed = compile(`${sale}${key}row(id, r, a) <- sale(id, r, a).`);
+  const keyedToo = compile(`${sale}${key}big(id, r) <- sale(id, r, a), a > 4.`);
+  let own: string;
+  const facts = (name: string, text: string): string => {
+    const d = join(own, name);
+    mkdirSync(d);
+    writeFileSync(join(d, 'sale.csv'), text);
+    return d;
+  };
+  beforeAll(() => {
+    own = mkdtempSync(join(tmpdir(), 'vixen-db-reskeys-'));
+  });
+  afterAll(() => rmSync(own, { recursive: true, force: true }));
+
+  it('checks a key the loading program did not declare, with the error a fresh load gives', async () => {
+    // Ids 1 and 3 each name two sales: no key of these facts.
+    const d = facts('broken', '1,north,5\n1,south,7\n2,north,3\n3,east,1\n3,west,2\n');
+    const db = new Database(gpu, d);
+    const single = new Database(gpu, d);
+    try {
+      expect((await db.run(plain)).relations.get('row')).toHaveLength(5);
+      const expected = await single.run(keyed).then(() => undefined, (e: unknown) => e);
+      expect(String(expected)).toMatch(/key violated: sale/);
+      const got = await db.run(keyed).then(() => undefined, (e: unknown) => e);
+      // The same message, and the same violations: the constraint where the program declares it, the repeated ids.
+      expect(String(got)).toBe(String(expected));
+      expect((expected as { violations: unknown[] }).violations).toHaveLength(1);
+      expect((got as { violations: unknown[] }).violations).toEqual((expected as { violations: unknown[] }).violations);
+      // Still not a key on a later run, and the program without it still runs.
+      await expect(db.run(keyedToo)).rejects.toThrow(/key violated: sale/);
+      expect((await db.run(plain)).relations).toEqual((await plain.run({ gpu, factsDir: d })).relations);
+    } finally {
+      db.clear();
+      single.clear();
+    }
+  });
+
+  it('runs on the resident relation where the key holds, checked once, with the answers of fresh runs', async () => {
+    const d = facts('holds', '1,north,5\n2,north,5\n3,south,7\n3,south,7\n4,east,2\n');
+    const db = new Database(gpu, d);
+    try {
+      expect((await db.run(plain)).relations).toEqual((await plain.run({ gpu, factsDir: d })).relations);
+      for (const p of [keyed, keyedToo, keyed, plain]) {
+        const r = await db.run(p);
+        expect(r.relations).toEqual((await p.run({ gpu, factsDir: d })).relations);
+        // Not loaded again: the key was checked on the resident relation.
+        expect(r.stats.uploads).toEqual([]);
+      }
+      expect(db.fileReads).toBe(1);
+    } finally {
+      db.clear();
+    }
+  });
+
+  it('loads again, checked, a relation kept narrower than its load whose key columns it may lack', async () => {
+    // Both keep (region, amount) on the device; the first declares (id, region) a key, the second also id.
+    const pair = `sale(i, r, a), sale(i, r, a2) -> a = a2.\n`;
+    const weak = compile(`${sale}${pair}total[r] = s <- agg<<s = sum(a)>> sale(_, r, a).`);
+    const strong = compile(`${sale}${key}${pair}total[r] = s <- agg<<s = sum(a)>> sale(_, r, a).`);
+    expect(strong.kir.relations.find((r) => r.name === 'sale')!.deviceColumns).toEqual([1, 2]);
+    expect(weak.kir.relations.find((r) => r.name === 'sale')!.deviceColumns).toEqual([1, 2]);
+    const broken = facts('narrow-broken', '1,north,5\n1,south,7\n2,north,3\n');
+    const holds = facts('narrow-holds', '1,north,5\n2,north,5\n3,south,7\n');
+    const db = new Database(gpu, broken);
+    const other = new Database(gpu, holds);
+    try {
+      expect((await db.run(weak)).relations).toEqual((await weak.run({ gpu, factsDir: broken })).relations);
+      const message = await strong.run({ gpu, factsDir: broken }).then(() => 'no error', (e: Error) => e.message);
+      expect(message).toMatch(/key violated: sale/);
+      await expect(db.run(strong)).rejects.toThrow(message);
+      await other.run(weak);
+      const first = await other.run(strong);
+      expect(first.relations).toEqual((await strong.run({ gpu, factsDir: holds })).relations);
+      expect(first.stats.uploads.map((u) => u.name)).toEqual(['sale']);
+      // Both keys now checked: later runs of either reuse it.
+      for (const p of [weak, strong]) expect((await other.run(p)).stats.uploads).toEqual([]);
+    } finally {
+      db.clear();
+      other.clear();
     }
   });
 });
