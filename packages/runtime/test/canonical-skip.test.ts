@@ -45,6 +45,8 @@ test('canonical relations skip sort, unique and a concat with an empty side', as
   const empty = { buffer: null, count: 0, width: 3 };
   expect(await launch(concat, [empty, canonical])).toBe(canonical);
   expect(await launch(sort, [canonical])).toBe(canonical);
+  // A sort by leading columns (a keyed load's sort through its key) finds it in order too.
+  expect(await launch({ ...sort, keys: [0] }, [canonical])).toBe(canonical);
   expect(await launch(unique, [canonical])).toBe(canonical);
   // Sorting by other keys still sorts.
   const byKey1 = await launch({ ...sort, keys: [1, 0] }, [canonical]);

@@ -297,7 +297,7 @@ export async function runChunked(
     }
     case 'sort': {
       const types = columns(kernel.input);
-      if (a.canonical && kernel.keys.length === types.length && kernel.keys.every((k, i) => k === i)) return a;
+      if (a.canonical && kernel.keys.every((k, i) => k === i)) return a;
       const keyWords = sortKeyWords(types, kernel.keys);
       if (a.ranged && keyWords.every((w, i) => a.ranged![i] === w)) return perChunk(g, a, outWidth, (c) => single(kernel, [c]), a.ranged);
       if (fitsOneChunk(g, a.count, a.width) || fitsOneChunk(g, await exactCount(g, a), a.width)) return onWhole(g, kernel, inputs, what, single);

@@ -126,9 +126,9 @@ async function run(
       return out;
     }
     case 'sort': {
-      const arity = columns(kernel.input).length;
-      // A canonical relation is already in the order of a sort by all its columns.
-      if (a.canonical && kernel.keys.length === arity && kernel.keys.every((k, i) => k === i)) return a;
+      // A canonical relation (sorted by all its columns) is already in the order of a sort by any leading ones: a
+      // load whose key lets it sort by the columns through the key (canonical-load.ts) finds rows loaded in order.
+      if (a.canonical && kernel.keys.every((k, i) => k === i)) return a;
       if (a.count === 1 && !a.chunks) return atMostOneRow(a);
       return sortRows(g, shaders, a, sortKeyWords(columns(kernel.input), kernel.keys));
     }
