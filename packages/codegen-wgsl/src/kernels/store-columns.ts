@@ -8,7 +8,7 @@
  * dictionary's place in the load's string map (`base`); an id at or past the dictionary's size sets state[0] (a
  * corrupt store the CRC did not catch: a file written wrong, not damaged since).
  */
-import { atomicBinding, header, threadMain } from '../wgsl.js';
+import { atomicBinding, header, threadMain, withArithHelpers } from '../wgsl.js';
 
 export function storeColumnShaders(): Record<string, string> {
   const body = `  if (i >= u[0].x) { return; }
@@ -40,19 +40,5 @@ export function storeColumnShaders(): Record<string, string> {
   }
   if (u[1].z != 0u && v >= u[1].y) { atomicOr(&state[0], 1u); }
   rows[row] = v + u[1].x;`;
-  const mulWide = `
-// The 64-bit product of a and b as (lo, hi), from 16-bit halves.
-fn mulWide(a: u32, b: u32) -> vec2<u32> {
-  let a0 = a & 0xffffu;
-  let a1 = a >> 16u;
-  let b0 = b & 0xffffu;
-  let b1 = b >> 16u;
-  let p00 = a0 * b0;
-  let p01 = a0 * b1;
-  let p10 = a1 * b0;
-  let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
-  return vec2<u32>((p00 & 0xffffu) | (mid << 16u), a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u));
-}
-`;
-  return { storeColumn: atomicBinding(`${header('storeColumn', ['column', 'rows', 'state'], 8)}${mulWide}${threadMain(body)}`, 'state') };
+  return { storeColumn: atomicBinding(withArithHelpers(`${header('storeColumn', ['column', 'rows', 'state'], 8)}${threadMain(body)}`), 'state') };
 }
