@@ -331,6 +331,21 @@ function slice(values: ArrayLike<unknown>, from: number, to: number): ArrayLike<
 }
 
 /**
+ * The RLE / bit-packed hybrid run at `bytes[at]`: its header (a ULEB128 varint, count * 2, plus 1 where the run is
+ * bit-packed) and where its data start. `what` names the page's values for the error of a page that ends early.
+ */
+function runHeader(bytes: Uint8Array, at: number, column: string, what: string, seen: number, n: number): { count: number; packed: boolean; at: number } {
+  if (at >= bytes.length) throw new Error(`column "${column}" has a page whose ${what} end after ${seen} of its ${n} values`);
+  let header = 0;
+  for (let shift = 0; ; shift += 7) {
+    const b = bytes[at++]!;
+    header += (b & 0x7f) * 2 ** shift;
+    if (b < 0x80 || shift > 28) break;
+  }
+  return { count: Math.floor(header / 2), packed: header % 2 === 1, at };
+}
+
+/**
  * A dictionary-encoded page's indices of `width` bits (1 to 24), RLE / bit-packed hybrid from `bytes[at]` on, into
  * all of `out`. As hyparquet's readRleBitPackedHybrid, which takes a branch per bit step and a DataView call per
  * byte, where this reads each value from the four bytes it lies in (twice as fast; the indices are most of the
@@ -341,15 +356,10 @@ export function readIndices(bytes: Uint8Array, at: number, width: number, out: U
   const mask = (1 << width) - 1;
   let seen = 0;
   while (seen < n) {
-    if (at >= bytes.length) throw new Error(`column "${column}" has a page whose dictionary indices end after ${seen} of its ${n} values`);
-    let header = 0;
-    for (let shift = 0; ; shift += 7) {
-      const b = bytes[at++]!;
-      header += (b & 0x7f) * 2 ** shift;
-      if (b < 0x80 || shift > 28) break;
-    }
-    const count = Math.floor(header / 2);
-    if (header % 2 === 1) {
+    const run = runHeader(bytes, at, column, 'dictionary indices', seen, n);
+    const count = run.count;
+    at = run.at;
+    if (run.packed) {
       // `count` groups of 8 values, `width` bytes each, lowest bits first; bits past the end of `bytes` are 0.
       const last = Math.min(n, seen + 8 * count);
       for (let bit = at * 8; seen < last; bit += width) {
@@ -376,15 +386,10 @@ export function firstNull(bytes: Uint8Array, n: number, column: string): number 
   let seen = 0;
   let at = 0;
   while (seen < n) {
-    if (at >= bytes.length) throw new Error(`column "${column}" has a page whose definition levels end after ${seen} of its ${n} values`);
-    let header = 0;
-    for (let shift = 0; ; shift += 7) {
-      const b = bytes[at++]!;
-      header += (b & 0x7f) * 2 ** shift;
-      if (b < 0x80 || shift > 28) break;
-    }
-    const count = Math.floor(header / 2);
-    if (header % 2 === 1) {
+    const run = runHeader(bytes, at, column, 'definition levels', seen, n);
+    const count = run.count;
+    at = run.at;
+    if (run.packed) {
       // `count` bytes of 8 levels each, lowest bit first.
       for (let i = 0; i < count && seen < n; i++, seen += 8) {
         const b = bytes[at + i] ?? 0;
