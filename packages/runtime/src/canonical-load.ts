@@ -5,18 +5,30 @@
  */
 import type { KirKernel, KirVariable, VarId } from '@vixen/kernel-ir';
 import type { RelationDecl } from '@vixen/queryplan';
-import { releaseRelation, type DeviceRelation } from './gpu/relations.js';
+import type { EncodedRelation } from '@vixen/io';
+import { releaseRelation, uploadRelationStaged, type DeviceRelation } from './gpu/relations.js';
 import { runKernel } from './gpu/kernels/run-kernel.js';
 import { rowsOrder, type RowsOrder } from './gpu/kernels/rows-order.js';
 import { madeUpShaders } from './gpu/recorder.js';
 import { internals, type Gpu } from './gpu/device.js';
-import { packChunks, releaseUnshared } from './gpu/chunks.js';
+import { chunkedOf, packChunks, releaseUnshared } from './gpu/chunks.js';
+import { deviceRowsRelation } from './gpu/parsed-rows.js';
 
 /**
  * Loaded rows from which their order is checked before a sort (kernels/rows-order.ts): a pass and a round trip cost
  * more than sorting fewer.
  */
 const ORDER_CHECK_ROWS = 2 ** 16;
+
+/**
+ * The loaded rows of `rel` on the device as one relation to make canonical: its host rows uploaded, then the rows the
+ * device parsed (their string words filled in), which it hands over.
+ */
+export async function uploadLoaded(gpu: Gpu, rel: EncodedRelation): Promise<DeviceRelation> {
+  const parts = rel.count > 0 ? [await uploadRelationStaged(gpu, rel.pieces(), rel.width, rel.count)] : [];
+  for (const rows of rel.device.splice(0)) parts.push(await deviceRowsRelation(gpu, rows, rel.types));
+  return chunkedOf(parts, rel.width);
+}
 
 /**
  * `raw` (variable `id` of `variables`, every loaded column; released here unless returned) sorted and made

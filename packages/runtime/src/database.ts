@@ -24,8 +24,8 @@
 import { kernelConstants, kernelTables } from '@vixen/codegen-wgsl';
 import { closedUnder, tablesKey } from './tables.js';
 import { variablesRead, type KirProgram, type VarId } from '@vixen/kernel-ir';
-import { rowWords, VixenError, type DeclaredKey, type RelationDecl } from '@vixen/queryplan';
-import { addApiFacts, addInlineFacts, columnTypes, EncodedFacts, factsColumns, FactsCache, loadFactsDirInto, loadKeptColumns, runInWorker, StringDictionary, stringWordOffsets, type FactRelation, type FactsFileLoader, type StoreDeviceLoader } from '@vixen/io';
+import { VixenError, type DeclaredKey, type RelationDecl } from '@vixen/queryplan';
+import { addApiFacts, addInlineFacts, columnTypes, EncodedFacts, factsColumns, FactsCache, loadFactsDirInto, loadKeptColumns, StringDictionary, stringWordOffsets, type FactRelation, type FactsFileLoader, type StoreDeviceLoader } from '@vixen/io';
 import { loadStoreOnDevice } from './gpu/store-columns.js';
 import { checkDatabaseOptions } from './api-options.js';
 import { factsLoader } from './facts-parse.js';
@@ -37,7 +37,7 @@ import { leaves } from './gpu/chunks.js';
 import { DeviceFault } from './gpu/device-fault.js';
 import { internals } from './gpu/device.js';
 import { heldColumns, heldTypes, loadedBytes, loadedColumns, loadedStringColumns, projectionFrom, projectResident, sameFacts, uploadCanonical } from './project-resident.js';
-import { dictionaryFor } from './tables.js';
+import { dictionaryOfFacts } from './tables.js';
 import { checkDeclaredKeys } from './keys.js';
 
 export interface ResidentRelation {
@@ -425,7 +425,7 @@ export class Database {
     const types = columnTypes(wide.columns);
     const rows = Math.max(...same.map((e) => e.relation.count));
     // Where it would be the relation itself, the run loads that, its keys checked.
-    if (this.entries.has(keyOf(wide)) || keyOf(wide) === keyOf(decl) || (limit !== undefined && 3 * rows * rowWords(types) * 4 > limit)) return undefined;
+    if (this.entries.has(keyOf(wide)) || keyOf(wide) === keyOf(decl) || (limit !== undefined && 3 * loadedBytes(wide, rows) > limit)) return undefined;
     const facts = new EncodedFacts();
     try {
       const given = this.options.facts ?? {};
@@ -441,9 +441,7 @@ export class Database {
     // Its strings, read before the dictionary rewrites the temporary ids; the dictionary holds just those.
     const usedIds = rel.usedIds();
     const strings = usedIds ? undefined : [...rel.usedStrings(facts.strings)];
-    const interner = facts.strings;
-    const { dict, ids, listIds } = await dictionaryFor([...interner.strings], [], interner.lists.map((l) => l.list));
-    await facts.remapStrings(ids && listIds ? interner.idMap(ids, listIds) : dict, runInWorker);
+    const { dict } = await dictionaryOfFacts(facts, [...facts.strings.strings], [], facts.strings.lists.map((l) => l.list));
     let relation: DeviceRelation;
     try {
       relation = await uploadCanonical(this.gpu, wide, rel);

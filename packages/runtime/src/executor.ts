@@ -17,16 +17,16 @@ import {
 } from '@vixen/kernel-ir';
 import { printOrigin, rowWords, VixenError, type RuleOrigin } from '@vixen/queryplan';
 // The device modules themselves, not gpu/index.ts: that barrel also opens Dawn, which a browser build lacks.
-import { downloadRelation, downloadRelations, releaseRelation, uploadRelation, uploadRelationStaged, type DeviceRelation } from './gpu/relations.js';
+import { downloadRelation, downloadRelations, releaseRelation, uploadRelation, type DeviceRelation } from './gpu/relations.js';
 import { runKernel } from './gpu/kernels/run-kernel.js';
 import { selectHashed } from './gpu/kernels/select.js';
 import type { RowsOrder } from './gpu/kernels/rows-order.js';
-import { canonicalOnDevice, keptColumns } from './canonical-load.js';
+import { canonicalOnDevice, keptColumns, uploadLoaded } from './canonical-load.js';
 import { internals, type Gpu } from './gpu/device.js';
 import { keyPrefix, precompileLoad } from './load-passes.js';
 import { encodeValue, runInWorker, StringDictionary, type SortedStrings } from '@vixen/io';
 import { DeviceLimitError, exactCount, GuessMissed, OutputRoomError, settle, syncCounts, type GuessingRun } from './gpu/relations.js';
-import { chunkedOf, leaves } from './gpu/chunks.js';
+import { leaves } from './gpu/chunks.js';
 import { deviceRowsRelation } from './gpu/parsed-rows.js';
 import type { EncodedFacts } from '@vixen/io';
 import { ResultTable } from './result-table.js';
@@ -34,7 +34,7 @@ import { checkDeclaredKeys, checkDeclaredKeysOnHost } from './keys.js';
 import { formatBytes, RunLimitError } from './limits.js';
 import { Spills, type SpilledRelation } from './spill.js';
 import { allWords, concatRows, deviceBytes as rowsDeviceBytes, PartitionLimit, pickWords, runPartitioned, sliceRows, sortRows, sortWords, uniqueSorted, type HostRows, type PartitionDevice } from './partitioned.js';
-import { dictionaryFor, kernelTableWords } from './tables.js';
+import { dictionaryOfFacts, kernelTableWords } from './tables.js';
 import { batchableLoop, LoopBatch } from './loop-control.js';
 import { SmallLoop, smallLoopConstantWords } from './small-loop.js';
 
@@ -296,9 +296,7 @@ async function buildDictionary(
   }
   // The interner's strings and lists come first: their ids, where known, map the facts' words without lookups.
   const lists = interner.lists.map((l) => l.list);
-  const { dict, ids, listIds } = await dictionaryFor(strings, specs, [...lists, ...(resident?.lists ?? [])]);
-  // On the worker pool: millions of rows' string words, rewritten where the main thread would take seconds.
-  await initial.remapStrings(ids && listIds ? interner.idMap(ids, listIds) : dict, runInWorker);
+  const { dict, listIds } = await dictionaryOfFacts(initial, strings, specs, [...lists, ...(resident?.lists ?? [])]);
   return listIds ? { dict, residentIds: listIds.slice(lists.length) } : { dict };
 }
 
@@ -1417,10 +1415,7 @@ async function loadInitialRelations(
       const { words, count } = uniqueSorted(sortRows(host, allWords(rel.width)));
       canonical = { ...uploadRelation(gpu, words, rel.width, count), canonical: true };
     } else {
-      // Host rows uploaded, and rows parsed on the device (their string words filled in), one relation to sort.
-      const parts = rel.count > 0 ? [await uploadRelationStaged(gpu, rel.pieces(), rel.width, rel.count)] : [];
-      for (const rows of rel.device.splice(0)) parts.push(await deviceRowsRelation(gpu, rows, rel.types));
-      ({ canonical, order } = await canonicalOnDevice(gpu, variables, id, chunkedOf(parts, rel.width), false, keyPrefix(decl)));
+      ({ canonical, order } = await canonicalOnDevice(gpu, variables, id, await uploadLoaded(gpu, rel), false, keyPrefix(decl)));
     }
     // The device has its copy: the host words need not live through the run, unless it may start again.
     if (!keepHostWords) initial.relations.delete(name);

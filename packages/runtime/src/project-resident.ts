@@ -12,11 +12,9 @@
 import type { KirKernel, KirProgram, KirVariable, VarId } from '@vixen/kernel-ir';
 import { rowWords, type RelationDecl, type ScalarType } from '@vixen/queryplan';
 import { columnTypes, factsColumns, type EncodedRelation, type StringDictionary } from '@vixen/io';
-import { canonicalOnDevice, keptColumns } from './canonical-load.js';
+import { canonicalOnDevice, keptColumns, uploadLoaded } from './canonical-load.js';
 import { checkDeclaredKeys } from './keys.js';
-import { downloadRelation, exactCount, releaseRelation, uploadRelationStaged, type DeviceRelation } from './gpu/relations.js';
-import { chunkedOf } from './gpu/chunks.js';
-import { deviceRowsRelation } from './gpu/parsed-rows.js';
+import { downloadRelation, exactCount, releaseRelation, type DeviceRelation } from './gpu/relations.js';
 import { runKernel } from './gpu/kernels/run-kernel.js';
 import { madeUpShaders } from './gpu/recorder.js';
 import { internals, type Gpu } from './gpu/device.js';
@@ -144,10 +142,8 @@ export async function uploadCanonical(gpu: Gpu, decl: RelationDecl, rel: Encoded
   const g = internals(gpu);
   g.activity = `loading the facts of ${decl.name} (${rel.count + rel.device.reduce((n, d) => n + d.count, 0)} rows) to project from`;
   return g.runScoped(`loading ${decl.name} to project from`, async () => {
-    const parts = rel.count > 0 ? [await uploadRelationStaged(gpu, rel.pieces(), rel.width, rel.count)] : [];
-    for (const rows of rel.device.splice(0)) parts.push(await deviceRowsRelation(gpu, rows, rel.types));
     const variables: KirVariable[] = [{ id: 0, name: decl.name, columns: columnTypes(decl.columns), relation: decl.name }];
-    const { canonical } = await canonicalOnDevice(gpu, variables, 0, chunkedOf(parts, rel.width));
+    const { canonical } = await canonicalOnDevice(gpu, variables, 0, await uploadLoaded(gpu, rel));
     await exactCount(g, canonical);
     return canonical;
   });

@@ -4,7 +4,7 @@
  */
 import type { TableSpec } from '@vixen/codegen-wgsl';
 import { builtinTable, evalBuiltin, makesStrings, type Value } from '@vixen/queryplan';
-import { StringDictionary, type SortedStrings } from '@vixen/io';
+import { runInWorker, StringDictionary, type EncodedFacts, type SortedStrings } from '@vixen/io';
 import { MERGED_LISTS, mergeSortedLists, sortDistinctInWorkers, sortedList, sortWithIds } from './sort-strings.js';
 
 /**
@@ -82,6 +82,22 @@ export async function dictionaryFor(
   const { sorted, ids } = await sortWithIds([...free, ...decoded]);
   let at = free.length;
   return { dict: closed(new StringDictionary(sorted, true)), ids: ids.subarray(0, at), listIds: lists.map((l) => ids.subarray(at, (at += l.size))) };
+}
+
+/**
+ * dictionaryFor of `strings` and `lists`, whose first strings and lists are `facts`' interner's, with the facts'
+ * string words rewritten to its ids: through the ids it gave, where it gave them, on the worker pool (millions of
+ * rows' words, which the main thread would take seconds over).
+ */
+export async function dictionaryOfFacts(
+  facts: EncodedFacts,
+  strings: string[],
+  specs: readonly TableSpec[],
+  lists: readonly SortedStrings[],
+): Promise<{ dict: StringDictionary; listIds?: Uint32Array[] }> {
+  const { dict, ids, listIds } = await dictionaryFor(strings, specs, lists);
+  await facts.remapStrings(ids && listIds ? facts.strings.idMap(ids, listIds) : dict, runInWorker);
+  return listIds ? { dict, listIds } : { dict };
 }
 
 /** Whether every substring table among `specs` finds all its results in `dict` (it was closed over them). */

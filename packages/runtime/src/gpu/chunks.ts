@@ -46,6 +46,12 @@ import {
  * Rows of `width` words one chunk holds: its rows and a pending count word fit one storage binding, and so does
  * anything a sort binds per row (one-word rows are sorted as bare keys, wider ones through at most two words a row).
  */
+
+/**
+ * Whether `rel` is already in the order of a sort by `keys`: a canonical relation (sorted by all its columns) is in
+ * the order of a sort by any leading ones, as a keyed load's sort through its key (canonical-load.ts) asks.
+ */
+export const sortedAlready = (rel: DeviceRelation, keys: readonly number[]): boolean => rel.canonical === true && keys.every((k, i) => k === i);
 export function chunkRows(g: GpuImpl, width: number): number {
   return Math.max(1, Math.floor((Math.floor(g.limits.maxStorageBufferBindingSize / 4) - 1) / Math.max(1, width)));
 }
@@ -297,7 +303,7 @@ export async function runChunked(
     }
     case 'sort': {
       const types = columns(kernel.input);
-      if (a.canonical && kernel.keys.every((k, i) => k === i)) return a;
+      if (sortedAlready(a, kernel.keys)) return a;
       const keyWords = sortKeyWords(types, kernel.keys);
       if (a.ranged && keyWords.every((w, i) => a.ranged![i] === w)) return perChunk(g, a, outWidth, (c) => single(kernel, [c]), a.ranged);
       if (fitsOneChunk(g, a.count, a.width) || fitsOneChunk(g, await exactCount(g, a), a.width)) return onWhole(g, kernel, inputs, what, single);

@@ -354,6 +354,12 @@ async function parseChunk(
   };
   /** Buffers of a parse at a room that proved too small, given back before the parse at the count. */
   let tooSmall: { rows: DeviceRelation; bounds: Bound[] } | undefined;
+  const dropTooSmall = (): void => {
+    if (!tooSmall) return;
+    releaseRelation(g, tooSmall.rows);
+    for (const b of tooSmall.bounds) g.pool.release(b.buffer);
+    tooSmall = undefined;
+  };
   let rows: DeviceRelation | undefined;
   try {
     const text = acquire(Math.ceil(n / 4), `a chunk of ${n} bytes`);
@@ -459,11 +465,7 @@ async function parseChunk(
       read = [];
     }
     if (!parsed) {
-      if (tooSmall) {
-        releaseRelation(g, tooSmall.rows);
-        for (const b of tooSmall.bounds) g.pool.release(b.buffer);
-        tooSmall = undefined;
-      }
+      dropTooSmall();
       if (records === 0) return { rows: allocRelation(g, 0, width), spans: new Uint32Array(0), bytes: Buffer.alloc(0), bytesParsed: n, ascii };
       // A parse at too small a room counted its distinct strings already.
       rec.clear(state.buffer, 4, 4);
@@ -482,10 +484,7 @@ async function parseChunk(
     return { rows: rows!, spans, bytes, bytesParsed: n, ascii };
   } catch (e) {
     if (rows) releaseRelation(g, rows);
-    if (tooSmall) {
-      releaseRelation(g, tooSmall.rows);
-      for (const b of tooSmall.bounds) g.pool.release(b.buffer);
-    }
+    dropTooSmall();
     throw e;
   } finally {
     for (const b of held) g.pool.release(b.buffer);

@@ -115,6 +115,10 @@ function pipelineFor(g: GpuImpl, pass: PassName, code: string, withTables: boole
   return p;
 }
 
+/** The WGSL a dispatch of `pass` runs: its subgroup variant where the device has subgroups and the kernel one. */
+const passCode = (g: GpuImpl, shaders: KernelShaders, pass: PassName): string | undefined =>
+  (g.subgroups ? shaders[`${pass}${SUBGROUP_VARIANT}`] : undefined) ?? shaders[pass];
+
 /**
  * Starts compiling every pass of `shaders` (the variant dispatch() runs) without waiting, so that passes encoded
  * later find their pipelines compiled or compiling: a file parse's passes compile together while its first chunk is
@@ -124,8 +128,7 @@ function pipelineFor(g: GpuImpl, pass: PassName, code: string, withTables: boole
 export function precompile(g: GpuImpl, shaders: KernelShaders): void {
   for (const pass of Object.keys(shaders) as PassName[]) {
     if (pass.endsWith(SUBGROUP_VARIANT)) continue;
-    const code = (g.subgroups ? shaders[`${pass}${SUBGROUP_VARIANT}`] : undefined) ?? shaders[pass]!;
-    pipelineFor(g, pass, code, false).catch(() => undefined);
+    pipelineFor(g, pass, passCode(g, shaders, pass)!, false).catch(() => undefined);
   }
 }
 
@@ -279,7 +282,7 @@ export class Recorder {
     constants: Uint32Array | readonly Size[] = new Uint32Array(0),
     tables?: Bound,
   ): void {
-    const code = (this.g.subgroups ? this.shaders[`${pass}${SUBGROUP_VARIANT}`] : undefined) ?? this.shaders[pass];
+    const code = passCode(this.g, this.shaders, pass);
     if (code === undefined) throw new Error(`internal: no WGSL for pass ${pass}`);
     if (threads === 0) return;
     const uniform = new Uint32Array(4 * uniformVec4s(constants.length));

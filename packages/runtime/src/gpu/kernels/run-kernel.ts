@@ -9,7 +9,7 @@ import { rowWords, wordsOf, type Expr, type ScalarType } from '@vixen/queryplan'
 import { generateKernelShaders, hashJoinLayout, isProjection, joinWritesPerOutputRow, kernelConstants, kernelTables, sortKeyWords, swapHashJoin, topKLevels, type KernelShaders } from '@vixen/codegen-wgsl';
 import { kernelInputs, type KirKernel, type KirVariable, type VarId } from '@vixen/kernel-ir';
 import { aggregateRows } from '../aggregate.js';
-import { mergesPastBinding, pipelinePastBinding, releaseUnshared, runChunked } from '../chunks.js';
+import { mergesPastBinding, pipelinePastBinding, releaseUnshared, runChunked, sortedAlready } from '../chunks.js';
 import { internals, type Gpu, type GpuImpl } from '../device.js';
 import { hashJoinRows } from '../hash.js';
 import { limitRows, topKRows } from '../limit.js';
@@ -126,9 +126,7 @@ async function run(
       return out;
     }
     case 'sort': {
-      // A canonical relation (sorted by all its columns) is already in the order of a sort by any leading ones: a
-      // load whose key lets it sort by the columns through the key (canonical-load.ts) finds rows loaded in order.
-      if (a.canonical && kernel.keys.every((k, i) => k === i)) return a;
+      if (sortedAlready(a, kernel.keys)) return a;
       if (a.count === 1 && !a.chunks) return atMostOneRow(a);
       return sortRows(g, shaders, a, sortKeyWords(columns(kernel.input), kernel.keys));
     }
