@@ -14,6 +14,7 @@ import { rowWords, type RelationDecl, type ScalarType } from '@vixen/queryplan';
 import { columnTypes, factsColumns, type EncodedRelation, type StringDictionary } from '@vixen/io';
 import { canonicalOnDevice, keptColumns, uploadLoaded } from './canonical-load.js';
 import { checkDeclaredKeys } from './keys.js';
+import { keyPrefix } from './load-passes.js';
 import { downloadRelation, exactCount, releaseRelation, type DeviceRelation } from './gpu/relations.js';
 import { runKernel } from './gpu/kernels/run-kernel.js';
 import { madeUpShaders } from './gpu/recorder.js';
@@ -88,7 +89,8 @@ export async function projectResident(
     const raw = await runKernel(gpu, gather, madeUpShaders(gather, variables), [source], new Uint32Array(0), variables);
     // The leading columns of canonical rows come sorted, equal ones adjacent: only their duplicates go.
     const sorted = source.canonical === true && at.every((p, i) => p === i);
-    const { canonical, order } = await canonicalOnDevice(gpu, variables, id, raw, sorted);
+    // Else sorted through the key only, as a load of facts is: the key check right after fails where it does not hold.
+    const { canonical, order } = await canonicalOnDevice(gpu, variables, id, raw, sorted, keyPrefix(decl));
     let ids: Uint32Array | undefined;
     try {
       await checkDeclaredKeys(gpu, { ...kir, variables }, decl, id, canonical, dict, order?.ascending ? order.shared : undefined);
