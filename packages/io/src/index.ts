@@ -4,7 +4,7 @@
  */
 export { decodeRow, encodeRows, encodeValue, sortDistinct, StringDictionary, type AsciiStrings, type SortedStrings, type StringIds } from './encoding.js';
 export { asciiList, ByteStringSort, byteSortTimes, sortByteStrings, warmByteSortWorkers } from './sort-byte-strings.js';
-export { binByteSlice, binByteSliceTask, binShares, compareBytes, PARALLEL_STRINGS, sortByteBin, sortByteBinTask, sortedByteStrings, sortedOrder, sortedOrderTask, type ByteBin, type ByteSlice, type ByteStrings } from './sorted-order.js';
+export { binByteSlice, binByteSliceTask, binShares, compareBytes, PARALLEL_STRINGS, sortByteBin, sortByteBinTask, sortedOrder, sortedOrderTask, type ByteBin, type ByteSlice, type ByteStrings } from './sorted-order.js';
 export { MAX_DISTINCT_STRINGS, StringMap } from './string-map.js';
 export {
   ByteInterner,

@@ -176,17 +176,8 @@ function gatherDistinct({ bytes, starts }: ByteStrings, perm: Uint32Array, same:
   return { bytes: out, starts: outStarts };
 }
 
-/** The strings of `strings`, sorted and distinct, with `rank`: per string, its position among them. One thread. */
-export function sortedByteStrings(strings: ByteStrings): ByteStrings & { rank: Uint32Array } {
-  const n = strings.starts.length - 1;
-  const { perm, same } = sortByteRange(strings, 0, n);
-  const rank = new Uint32Array(n);
-  for (let k = 0, d = -1; k < n; k++) rank[perm[k]!] = k > 0 && same[k] === 1 ? d : ++d;
-  return { ...gatherDistinct(strings, perm, same), rank };
-}
-
 /**
- * A slice of a sample sort over workers (runtime sort-strings.ts): strings [lo, hi) of a list (`bytes`, `starts`, in
+ * A slice of a sample sort over workers (sort-byte-strings.ts ByteStringSort): strings [lo, hi) of a list (`bytes`, `starts`, in
  * shared memory), each put in the bin of the splitters below it (`splitters`: sorted strings; bin b holds the strings
  * not below splitter b - 1 and below splitter b), written to `bins` (per string of the list, shared).
  */

@@ -4,7 +4,7 @@
  * (column-words.ts) a column chunk at a time. No Node API, so the playground reads a dropped file with the same rules
  * and messages as `--facts` (parquet.ts adds the files and the worker pool). Strings are interned by their bytes
  * (byte-strings.ts), a dictionary page's entries once each; the caller gives them the run's ids (parquet.ts sorts
- * ASCII ones as bytes; `addStrings` decodes the others) and the rows those ids (`remapStringWords`).
+ * ASCII ones as bytes; `addStrings` decodes the others) and the rows those ids (encoded.ts `remapWords`).
  */
 import { parquetMetadataAsync, parquetSchema, type AsyncBuffer, type CompressionCodec, type DataPageHeader, type DecodedArray, type FileMetaData, type SchemaElement, type SchemaTree } from 'hyparquet';
 import { parquetHeader } from 'hyparquet/src/column.js';
@@ -18,7 +18,7 @@ import { VixenError, errorAt, rowWords, type Column, type RelationDecl, type Row
 import { decodeRow, type StringIds } from '../encoding.js';
 import { ByteInterner, type ByteStrings } from './byte-strings.js';
 import { ColumnWriter, fromReader, type ColumnKind, type FileColumn } from './column-words.js';
-import { columnTypes, factsColumns, StringInterner, stringWordOffsets } from './encoded.js';
+import { columnTypes, factsColumns, remapWords, StringInterner, stringWordOffsets } from './encoded.js';
 
 /** The Vixen side of a Parquet column's physical and logical types. */
 function kindOf(e: SchemaElement): ColumnKind {
@@ -488,21 +488,6 @@ export function addStrings(table: ByteStrings, strings: StringInterner): Uint32A
   return ids;
 }
 
-/** Rows (of `width` words) whose string words (at `stringWords` in a row) are ids of a decode's strings. */
-export interface StringRemap {
-  words: Uint32Array[];
-  width: number;
-  stringWords: readonly number[];
-  /** A decode's string id -> the run's (`addStrings`). */
-  ids: Uint32Array;
-}
-
-/** Rewrites the rows' string words to the run's ids; returns the rows. */
-export function remapStringWords({ words, width, stringWords, ids }: StringRemap): Uint32Array[] {
-  if (stringWords.length > 0) for (const w of words) for (let at = 0; at < w.length; at += width) for (const o of stringWords) w[at + o] = ids[w[at + o]!]!;
-  return words;
-}
-
 const utf8 = new TextDecoder();
 
 /** Compressed bytes of the `kept` columns in row groups [first, end). */
@@ -549,7 +534,8 @@ export async function parquetRows(path: string, bytes: ArrayBuffer, rel: Relatio
   const decoded = await decodeGroups(opened, path, 0, opened.metadata.row_groups.length);
   const strings = new StringInterner();
   const types = columnTypes(columns);
-  remapStringWords({ words: decoded.words, width: opened.writer.width, stringWords: stringWordOffsets(types), ids: addStrings(decoded.strings, strings) });
+  const remap = { width: opened.writer.width, stringWords: stringWordOffsets(types), map: addStrings(decoded.strings, strings) };
+  for (const words of decoded.words) remapWords({ words, ...remap });
   const rows: Row[] = [];
   for (const words of decoded.words) {
     for (let at = 0; at < words.length; at += opened.writer.width) rows.push(decodeRow(words, at, types, strings));
