@@ -18,7 +18,8 @@
  *   range of one side alone is that side's rows as they are. A hashed unique: per hash partition of its rows.
  * - Concat and copy: the host rows appended, as the device would.
  * Inputs the steps of one kernel share (all but the streamed one) stay on the device across those steps.
- * Only where one step cannot fit (one partition pair, one group, one row) does it stop, with a PartitionLimit.
+ * Where one step of a sort or of sorted inputs cannot fit (one row, or one run of equal rows), that part runs on the
+ * host as a step that small; elsewhere (one partition pair, one group, one row) it stops, with a PartitionLimit.
  */
 import { sortKeyWords } from '@vixen/codegen-wgsl';
 import type { KirKernel, KirVariable } from '@vixen/kernel-ir';

@@ -509,7 +509,7 @@ ${pairs ? '      let val = tile[S * p + 1u];\n' : ''}      let d = digitOf(key, 
   return { radixCount, radixTiles, radixTilePrefix, ...sweeps, ...small };
 }
 
-/** Key words up to which a sort has a rankSort pass (each thread holds its row's key words in registers). */
+/** Key words up to which a sort has its few-rows passes (rankSort, sortTiles, mergeRanks: whole keys compared). */
 const RANK_SORT_KEY_WORDS = 16;
 
 /**
