@@ -58,22 +58,24 @@ export class TblDuckDb {
     keep?: ReadonlyMap<string, readonly number[]>,
   ): Promise<TblDuckDb> {
     const db = new TblDuckDb(await openDuckDb('add it to compare with it', threads));
-    for (const rel of schema) {
-      const table = rel.name;
-      const path = join(dir, `${table}.${format}`).replaceAll("'", "''");
-      const kept = keep?.get(table);
-      const select = kept ? kept.map((c) => rel.columns[c]!.name).join(', ') : '*';
-      if (format === 'parquet') {
-        await db.duck.connection.run(`create table ${table} as select ${select} from read_parquet('${path}')`);
-        continue;
-      }
-      const columns = rel.columns.map((c) => `'${c.name}': '${SQL_TYPES[c.type]}'`).join(', ');
-      await db.duck.connection.run(
-        `create table ${table} as select ${select} from read_csv('${path}', delim = '|', header = false, quote = '', ` +
-          `escape = '', auto_detect = false, columns = {${columns}})`,
-      );
-    }
+    for (const rel of schema) await db.load(dir, rel, format, keep?.get(rel.name));
     return db;
+  }
+
+  /** Loads table `rel` from `dir/<table>.tbl` (or `.parquet`): the `kept` columns (by position), or all. */
+  async load(dir: string, rel: RelationDecl, format: 'tbl' | 'parquet' = 'tbl', kept?: readonly number[]): Promise<void> {
+    const table = rel.name;
+    const path = join(dir, `${table}.${format}`).replaceAll("'", "''");
+    const select = kept ? kept.map((c) => rel.columns[c]!.name).join(', ') : '*';
+    if (format === 'parquet') {
+      await this.duck.connection.run(`create table ${table} as select ${select} from read_parquet('${path}')`);
+      return;
+    }
+    const columns = rel.columns.map((c) => `'${c.name}': '${SQL_TYPES[c.type]}'`).join(', ');
+    await this.duck.connection.run(
+      `create table ${table} as select ${select} from read_csv('${path}', delim = '|', header = false, quote = '', ` +
+        `escape = '', auto_detect = false, columns = {${columns}})`,
+    );
   }
 
   /** Writes every table to `dir/<table>.parquet` (DuckDB's defaults: Snappy, row groups of 122,880 rows). */

@@ -4,17 +4,17 @@
  * they stay resident on the device for its timed runs and later queries), DuckDB on the same files, and geometric
  * means of the times. A first run's load is reported apart from the timed query time.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { variablesRead } from '@vixen/kernel-ir';
 import { VixenError, type OutputOrder, type RelationDecl, type Row, type ScalarType } from '@vixen/queryplan';
-import { compileFile, Database, type Program } from '@vixen/runtime';
+import { compile, compileFile, Database, type Program, type ResidentRelation } from '@vixen/runtime';
 import type { ExecuteStats, ParseMode } from '@vixen/runtime';
 import { loadFactsDir } from '@vixen/io';
-import type { Gpu } from '@vixen/runtime/gpu';
+import { internals, type Gpu } from '@vixen/runtime/gpu';
 import { copyBandwidth, GPU_WARM_MS, median, warmUp } from './operators.js';
 import { TblDuckDb, type DuckValue } from './tbl-duckdb.js';
 
@@ -72,6 +72,18 @@ export function columnsRead(programs: readonly Program[], schema: readonly Relat
     }
   }
   return new Map([...out].map(([t, set]) => [t, [...set].sort((a, b) => a - b)]));
+}
+
+/**
+ * A program reading the `columns` (facts positions) of table `r` of `queriesDir/schema.logic` and keeping no row:
+ * its run on a Database loads them, and they stay resident. Its filter, on the first integer column (a key, at least
+ * 0, in TPC-H's and SSB's tables), holds for none, so nothing is read back.
+ */
+export function tableLoadProgram(queriesDir: string, r: RelationDecl, columns: readonly number[]): Program {
+  const args = r.columns.map((_, i) => (columns.includes(i) ? `v${i}` : '_')).join(', ');
+  const int = columns.find((c) => r.columns[c]!.type === 'int32' || r.columns[c]!.type === 'int64');
+  const rule = `load_${r.name}(${columns.map((i) => `v${i}`).join(', ')}) <- ${r.name}(${args})${int !== undefined ? `, v${int} < -1` : ''}.`;
+  return compile(`${readFileSync(join(queriesDir, 'schema.logic'), 'utf8')}\n${rule}\n`, { filename: `load-${r.name}.logic` });
 }
 
 /** Column types of the query's `result` relation, as the answer comparison takes them. */
@@ -291,7 +303,11 @@ export interface TblBenchOptions<Result> {
   warmup?: number;
   /** DuckDB threads (default: DuckDB's choice, all cores). */
   duckdbThreads?: number;
-  /** Device memory resident tables may keep between queries (Database maxResidentBytes; default: no limit). */
+  /**
+   * Device memory resident tables may keep between queries (default: no limit, or with the tables loaded first, half
+   * the device's memory budget). With the tables loaded first, the relations made for queries are freed past it,
+   * oldest first, and the tables' own loads are kept; otherwise it is the Database's maxResidentBytes.
+   */
   maxResidentBytes?: number;
   /**
    * Device memory budget of each run (RunOptions.maxDeviceMemory): tables past it stay in host memory and kernels
@@ -300,11 +316,45 @@ export interface TblBenchOptions<Result> {
   maxDeviceMemory?: number;
   /** Where the Database parses the `.tbl` files (DatabaseOptions.parse; default auto). */
   parse?: ParseMode;
-  /** Where the Database makes column sets that resident ones hold (DatabaseOptions.project; default auto). */
+  /**
+   * Where the Database makes column sets that resident ones hold (DatabaseOptions.project; default auto, and with the
+   * tables loaded first, the device: each query's relations are made from the tables' loads).
+   */
   project?: ParseMode;
+  /**
+   * Each query's first run loads the columns it reads that are not resident (the Database reading a table again for
+   * columns no earlier query read), instead of every table being loaded once, with the columns the queries read,
+   * before the queries (loadTables).
+   */
+  perQueryLoads?: boolean;
   onQuery?: (r: Result) => void;
+  /** Hears of each table loaded before the queries, as it is. */
+  onTableLoad?: (t: TableLoad) => void;
   /** Profiles one more run of each query (its label, e.g. `Q6`) after the timed ones (fused plans only for SSB). */
   onProfile?: (query: string, stats: ExecuteStats, program: Program) => void;
+}
+
+/**
+ * A table loaded before the queries, once, with the columns they read: by Vixen (a run of tableLoadProgram, after
+ * which the relation stays resident, for each query's relations to be projected from on the device) and by DuckDB
+ * (the same columns of the same file, into its in-memory database).
+ */
+export interface TableLoad {
+  name: string;
+  /** The facts columns loaded (columnsRead of the queries), by position. */
+  columns: number[];
+  /** Vixen's wall time: the file read (parsed on the host or the device), uploaded, sorted and its keys checked. */
+  ms: number;
+  /** Of ms: reading and parsing the file (DatabaseRunResult.hostLoadMilliseconds). */
+  readMs: number;
+  /** The resident relation's rows and words per row (0 when it did not stay resident). */
+  rows: number;
+  width: number;
+  /** Whether it stayed resident; where not, the queries that read the table load it themselves. */
+  resident: boolean;
+  /** Why it did not: the load's error, or its rows past the device memory budget. */
+  message?: string;
+  duckdbMs: number;
 }
 
 /** What every `.tbl` bench report starts with. */
@@ -316,9 +366,15 @@ export interface TblBenchReportBase {
   warmup: number;
   /** Milliseconds of warm-up per engine and query at least (TblSuiteData.warmMs). */
   warmMs: number;
+  /** The tables loaded once before the queries (absent with perQueryLoads), in load order. */
+  tableLoads?: TableLoad[];
+  /** Their load time in all: Vixen's and DuckDB's. */
+  tablesLoadMs?: number;
+  tablesDuckdbLoadMs?: number;
   /**
-   * Host load of the `.tbl` files: each table's file parsed once, then each set of kept columns projected (those
-   * resident columns hold excepted: see deviceProjectMs).
+   * Host load of the `.tbl` files by the queries' first runs: each table's file parsed once, then each set of kept
+   * columns projected (those resident columns hold excepted: see deviceProjectMs); with the tables loaded first, only
+   * tables that did not stay resident.
    */
   hostLoadMs: number;
   /** Sets of kept columns made on the device from resident ones instead (Database projectedOnDevice): their time, and their tables. */
@@ -326,6 +382,9 @@ export interface TblBenchReportBase {
   deviceProjections: string[];
   /** Of the host loads, the tables loaded with the columns of several column sets to project from (Database wideLoads). */
   wideLoads: string[];
+  /** Relations made for queries that were freed to keep resident memory within maxResidentBytes (tables loaded first). */
+  releasedRelations: number;
+  /** DuckDB's load of every table (with the tables loaded first, the same columns as Vixen's: tablesDuckdbLoadMs). */
   duckdbLoadMs: number;
   /** The device's copy bandwidth, measured at the start of the run (copyBandwidth). */
   copyGbps: number;
@@ -341,10 +400,18 @@ function reportBase<R>(gpu: Gpu, options: TblBenchOptions<R>, data: TblSuiteData
     runs: options.runs ?? 3,
     warmup: options.warmup ?? 1,
     warmMs: data.warmMs,
+    ...(data.tableLoads
+      ? {
+          tableLoads: data.tableLoads,
+          tablesLoadMs: data.tableLoads.reduce((n, t) => n + t.ms, 0),
+          tablesDuckdbLoadMs: data.tableLoads.reduce((n, t) => n + t.duckdbMs, 0),
+        }
+      : {}),
     hostLoadMs: data.hostLoadMs,
     deviceProjectMs: data.deviceProjectMs,
     deviceProjections: data.deviceProjections,
     wideLoads: data.wideLoads,
+    releasedRelations: data.releasedRelations,
     duckdbLoadMs: data.duckdbLoadMs,
     copyGbps: data.copyGbps,
     resident: data.db.resident.map((r) => ({ name: r.name, ...(r.loadColumns ? { loadColumns: r.loadColumns } : {}), rows: r.relation.count, width: r.relation.width })),
@@ -355,6 +422,8 @@ function reportBase<R>(gpu: Gpu, options: TblBenchOptions<R>, data: TblSuiteData
 export interface TblSuiteData {
   db: Database;
   duck: TblDuckDb;
+  /** The tables loaded before the queries (absent with perQueryLoads). */
+  tableLoads?: TableLoad[];
   /** Host load of `.tbl` files so far (the Database parses a file at first use and projects kept columns). */
   hostLoadMs: number;
   /** Kept columns made on the device from resident ones so far: time, and the table of each. */
@@ -362,6 +431,10 @@ export interface TblSuiteData {
   deviceProjections: string[];
   /** Tables loaded with several column sets' columns to project from, so far (one entry a load). */
   wideLoads: string[];
+  /** Resident relations freed so far (trimResident). */
+  releasedRelations: number;
+  /** Bytes resident relations may hold after a query (trimResident; with the tables loaded first). */
+  residentCap?: number;
   duckdbLoadMs: number;
   /** The device's copy bandwidth in GB/s (copyBandwidth), measured before the data were loaded. */
   copyGbps: number;
@@ -374,24 +447,105 @@ export interface TblSuiteData {
   maxDeviceMemory?: number;
 }
 
-async function openTblSuite<R>(gpu: Gpu, options: TblBenchOptions<R>, schema: readonly RelationDecl[]): Promise<TblSuiteData> {
+/** Words of a resident relation, in bytes. */
+const residentBytes = (r: ResidentRelation): number => 4 * r.relation.count * r.relation.width;
+
+/** Whether resident relation `r` is the load of a table (TableLoad), which queries project from. */
+const isTableLoad = (r: ResidentRelation, loads: readonly TableLoad[]): boolean =>
+  loads.some((t) => t.resident && t.name === r.name && (r.loadColumns ?? t.columns).join() === t.columns.join());
+
+/**
+ * Loads each table of `schema` that `programs` read, once, with the columns they read (columnsRead): Vixen through
+ * a run of tableLoadProgram on `db` (the relation then stays resident), DuckDB into `duck`, one table after the other.
+ * A table whose load fails or does not stay resident (past the device memory budget) is reported so; the queries
+ * then load it themselves.
+ */
+async function loadTables<R>(db: Database, duck: TblDuckDb, options: TblBenchOptions<R>, schema: readonly RelationDecl[], programs: readonly Program[]): Promise<TableLoad[]> {
+  const keep = columnsRead(programs, schema);
+  const budget = options.maxDeviceMemory !== undefined ? { maxDeviceMemory: options.maxDeviceMemory } : {};
+  const loads: TableLoad[] = [];
+  for (const r of schema) {
+    const columns = keep.get(r.name);
+    if (!columns) continue;
+    const program = tableLoadProgram(options.queriesDir, r, columns);
+    const t0 = performance.now();
+    let load: Omit<TableLoad, 'duckdbMs'>;
+    try {
+      const run = await db.run(program, { outputs: [`load_${r.name}`], ...budget });
+      const ms = performance.now() - t0;
+      const held = db.resident.find((x) => x.name === r.name && (x.loadColumns ?? r.columns.map((_, i) => i)).join() === columns.join());
+      load = {
+        name: r.name,
+        columns,
+        ms,
+        readMs: run.hostLoadMilliseconds,
+        rows: held?.relation.count ?? 0,
+        width: held?.relation.width ?? 0,
+        resident: held !== undefined,
+        ...(held ? {} : { message: `not kept on the device (${run.stats.spilledBytes > 0 ? 'spilled: ' : ''}past the device memory budget)` }),
+      };
+    } catch (e) {
+      load = { name: r.name, columns, ms: performance.now() - t0, readMs: 0, rows: 0, width: 0, resident: false, message: firstLine(e) };
+    }
+    const d0 = performance.now();
+    await duck.load(options.dataDir, r, 'tbl', columns);
+    const t = { ...load, duckdbMs: performance.now() - d0 };
+    loads.push(t);
+    options.onTableLoad?.(t);
+  }
+  return loads;
+}
+
+/**
+ * After a query, with the tables loaded first: frees relations made for queries (never a table's load), oldest
+ * first, while the resident relations hold more than data.residentCap; later queries that read one make it again.
+ */
+function trimResident(data: TblSuiteData): void {
+  if (data.residentCap === undefined || !data.tableLoads) return;
+  const resident = data.db.resident;
+  let bytes = resident.reduce((n, r) => n + residentBytes(r), 0);
+  const freed = new Set<ResidentRelation['relation']>();
+  for (const r of resident) {
+    if (bytes <= data.residentCap) break;
+    if (isTableLoad(r, data.tableLoads)) continue;
+    freed.add(r.relation);
+    bytes -= residentBytes(r);
+  }
+  if (freed.size === 0) return;
+  data.db.release((r) => freed.has(r.relation));
+  data.releasedRelations += freed.size;
+}
+
+async function openTblSuite<R>(gpu: Gpu, options: TblBenchOptions<R>, schema: readonly RelationDecl[], programs: () => Program[]): Promise<TblSuiteData> {
   requireTblFiles(options.dataDir, schema);
   const copyGbps = await copyBandwidth(gpu);
-  const t0 = performance.now();
-  const duck = await TblDuckDb.open(options.dataDir, schema, options.duckdbThreads);
-  const duckdbLoadMs = performance.now() - t0;
+  const first = options.perQueryLoads !== true;
   const db = new Database(gpu, options.dataDir, {
-    ...(options.maxResidentBytes !== undefined ? { maxResidentBytes: options.maxResidentBytes } : {}),
+    ...(options.maxResidentBytes !== undefined && !first ? { maxResidentBytes: options.maxResidentBytes } : {}),
     ...(options.parse ? { parse: options.parse } : {}),
-    ...(options.project ? { project: options.project } : {}),
+    // Loaded first, a table is read once: queries make their relations of it on the device, not from a host copy.
+    ...(first ? { project: options.project === 'host' ? 'host' : 'device', hostCache: options.project === 'host' } : options.project ? { project: options.project } : {}),
   });
+  const t0 = performance.now();
+  const duck = first ? await TblDuckDb.open(options.dataDir, [], options.duckdbThreads) : await TblDuckDb.open(options.dataDir, schema, options.duckdbThreads);
+  let duckdbLoadMs = performance.now() - t0;
+  let tableLoads: TableLoad[] | undefined;
+  if (first) {
+    tableLoads = await loadTables(db, duck, options, schema, programs());
+    duckdbLoadMs += tableLoads.reduce((n, t) => n + t.duckdbMs, 0);
+  }
+  const budget = options.maxDeviceMemory ?? internals(gpu).memoryBudget;
+  const residentCap = options.maxResidentBytes ?? (budget !== undefined ? budget / 2 : undefined);
   return {
     db,
     duck,
+    ...(tableLoads ? { tableLoads } : {}),
     hostLoadMs: 0,
     deviceProjectMs: 0,
     deviceProjections: [],
     wideLoads: [],
+    releasedRelations: 0,
+    ...(first && residentCap !== undefined ? { residentCap } : {}),
     duckdbLoadMs,
     copyGbps,
     warmMs: gpu.software ? 0 : GPU_WARM_MS,
@@ -411,20 +565,34 @@ function formatProjections(tables: readonly string[]): string {
   return counts.size === 0 ? 'none' : [...counts].map(([t, n]) => `${t} ${n}`).join(', ');
 }
 
-/** The two lines a bench report table starts with: what ran where, and the load times. */
+/** The lines a bench report table starts with: what ran where, and the load times. */
 export function reportHeader(suite: string, r: TblBenchReportBase): string[] {
+  const loads = r.tableLoads;
   return [
     `${suite} SF ${r.sf} on ${r.adapter}; median of ${r.runs} runs after ${r.warmup} warm-up${r.warmMs > 0 ? ` (for at least ${r.warmMs / 1000} s per engine and query)` : ''}`,
-    `host parse of .tbl files (each once; kept columns projected; of which loads of several column sets at once: ${formatProjections(r.wideLoads)}) ${fmt(r.hostLoadMs, 0)} ms; ` +
-      `kept columns projected on the device from resident ones ${fmt(r.deviceProjectMs, 0)} ms (${formatProjections(r.deviceProjections)}); DuckDB load ${fmt(r.duckdbLoadMs, 0)} ms`,
+    ...(loads
+      ? [
+          `tables loaded once before the queries (the columns they read) in ${fmt(r.tablesLoadMs!, 0)} ms, of which reading the files ${fmt(loads.reduce((n, t) => n + t.readMs, 0), 0)} ms; ` +
+            `DuckDB loaded the same columns in ${fmt(r.tablesDuckdbLoadMs!, 0)} ms`,
+          ...loads.map(
+            (t) =>
+              `  ${t.name}: ${t.columns.length} columns, vixen ${fmt(t.ms, 0)} ms (read ${fmt(t.readMs, 0)}), duckdb ${fmt(t.duckdbMs, 0)} ms; ` +
+              (t.resident ? `resident ${t.rows}x${t.width}` : `not resident (${t.message ?? ''}): its queries load it`),
+          ),
+        ]
+      : []),
+    `host parse of .tbl files by the queries (each once; kept columns projected; of which loads of several column sets at once: ${formatProjections(r.wideLoads)}) ${fmt(r.hostLoadMs, 0)} ms; ` +
+      `kept columns projected on the device from resident ones ${fmt(r.deviceProjectMs, 0)} ms (${formatProjections(r.deviceProjections)})` +
+      (loads ? `; relations freed to keep resident memory within its limit: ${r.releasedRelations}` : `; DuckDB load ${fmt(r.duckdbLoadMs, 0)} ms`),
     'vixen ms: median query time on resident tables; load ms: the first run making its tables resident (parse, upload, sort; or projection on the device)',
     `x read: a query's time over the time to read its device columns once at the copy bandwidth measured in this run, ${fmt(r.copyGbps)} GB/s`,
   ];
 }
 
 /**
- * One bench run: loads the data, measures each query in order (reporting each result through `onQuery`) and
- * closes DuckDB; the report's common part and the results.
+ * One bench run: loads the data (each table once, with the columns the programs of `compileAll` read, unless
+ * perQueryLoads), measures each query in order (reporting each result through `onQuery`) and closes DuckDB; the
+ * report's common part and the results.
  */
 export async function runTblSuite<Q, R>(
   gpu: Gpu,
@@ -432,14 +600,17 @@ export async function runTblSuite<Q, R>(
   schema: readonly RelationDecl[],
   queries: readonly Q[],
   measure: (q: Q, data: TblSuiteData) => Promise<R>,
+  /** The programs of query q (those that fail to compile left out: measure reports them). */
+  programsOf: (q: Q) => Program[],
 ): Promise<{ base: TblBenchReportBase; results: R[] }> {
-  const data = await openTblSuite(gpu, options, schema);
+  const data = await openTblSuite(gpu, options, schema, () => queries.flatMap(programsOf));
   const results: R[] = [];
   try {
     for (const q of queries) {
       const result = await measure(q, data);
       results.push(result);
       options.onQuery?.(result);
+      trimResident(data);
     }
     return { base: reportBase(gpu, options, data), results };
   } finally {

@@ -60,6 +60,8 @@ const tblBenchOptions = {
   formats: listSchema.pipe(z.array(z.enum(END_TO_END_FORMATS, { error: `formats are ${END_TO_END_FORMATS.join(', ')}` })).min(1)).default([...END_TO_END_FORMATS]),
   parse: z.enum(PARSE_MODES).default('auto'),
   project: z.enum(PARSE_MODES).default('auto'),
+  perQueryLoads: z.boolean().default(false),
+  duckdbThreads: z.coerce.number().int().min(1).optional(),
 };
 
 const tpchOptionsSchema = z.object({
@@ -93,6 +95,8 @@ function addTblBenchOptions(command: Command, examples: string, queriesHelp: str
     .option('--profile', 'after the timed runs, profile one more run of each query and print it on stderr (as run --profile)', false)
     .option('--end-to-end', 'from files to answers instead: each query in a fresh Database, against DuckDB loading the same files', false)
     .option('--formats <list>', `with --end-to-end: the inputs, of ${END_TO_END_FORMATS.join(', ')}`, END_TO_END_FORMATS.join(','))
+    .option('--per-query-loads', "each query's first run loads the columns it reads, instead of each table loaded once first with the columns all the queries read", false)
+    .option('--duckdb-threads <n>', "DuckDB's threads (default: DuckDB's choice, every core)")
     .addOption(parseOption())
     .addOption(
       new Option('--project <where>', "a query's column sets that earlier queries' resident tables hold: made of those on the device, read from the host, or auto (the device on a GPU)")
@@ -166,6 +170,10 @@ async function runTblBench<R>(
       ...(maxDeviceMemory !== undefined ? { maxDeviceMemory } : {}),
       parse: opts.parse,
       project: opts.project,
+      perQueryLoads: opts.perQueryLoads,
+      ...(opts.duckdbThreads !== undefined ? { duckdbThreads: opts.duckdbThreads } : {}),
+      onTableLoad: (t) =>
+        err(`  ${t.name}: loaded in ${t.ms.toFixed(1)} ms (read ${t.readMs.toFixed(1)} ms), duckdb ${t.duckdbMs.toFixed(1)} ms${t.resident ? '' : `; not resident: ${t.message ?? ''}`}\n`),
       ...(opts.profile ? { onProfile: (query, stats, program) => err(`profile of ${query}:\n${formatProfile(stats, program.plan)}\n`) } : {}),
     });
     out(suite.format(report) + '\n');

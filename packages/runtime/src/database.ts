@@ -83,6 +83,8 @@ export interface DatabaseRunResult extends RunResult {
   wideLoads: Array<{ name: string; loadColumns?: readonly number[]; rows: number; width: number; milliseconds: number }>;
 }
 
+const residentOf = ({ name, loadColumns, relation }: Entry): ResidentRelation => ({ name, ...(loadColumns ? { loadColumns } : {}), relation });
+
 /** Residency key: a relation is reusable with the same name, loaded and device columns (deviceColumns) and column types. */
 function keyOf(r: RelationDecl): string {
   return `${r.name}/${r.pruned?.loadColumns.join(',') ?? '*'}/${r.deviceColumns?.join(',') ?? '*'}/${r.columns.map((c) => c.type).join(',')}`;
@@ -185,7 +187,16 @@ export class Database {
 
   /** The relations now resident, in load order. */
   get resident(): ResidentRelation[] {
-    return [...this.entries.values()].map(({ name, loadColumns, relation }) => ({ name, ...(loadColumns ? { loadColumns } : {}), relation }));
+    return [...this.entries.values()].map(residentOf);
+  }
+
+  /**
+   * Frees the resident relations `which` picks (a later run that reads one loads it again): for a caller that knows
+   * which relations its later runs need, where maxResidentBytes frees the least recently used ones (the TPC-H bench
+   * keeps each table's relation of every column its queries read, and frees those made from them per query).
+   */
+  release(which: (r: ResidentRelation) => boolean): void {
+    for (const [key, e] of [...this.entries]) if (which(residentOf(e))) this.drop(key);
   }
 
   /**

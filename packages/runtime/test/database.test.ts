@@ -173,6 +173,21 @@ describe('Database', () => {
     }
   });
 
+  it('frees the relations release picks, and a later run that reads one loads it again', async () => {
+    const db = new Database(gpu, dir);
+    try {
+      await db.run(museum);
+      db.release((r) => r.name === 'visit');
+      expect(db.resident.map((r) => r.name)).toEqual(['person']);
+      const again = await db.run(museum);
+      expect(again.relations).toEqual(await fresh(museum));
+      expect(again.stats.uploads.map((u) => u.name)).toEqual(['visit']);
+      expect(db.resident.map((r) => r.name).sort()).toEqual(['person', 'visit']);
+    } finally {
+      db.clear();
+    }
+  });
+
   it('keeps resident relations intact when a run fails on a limit', async () => {
     const db = new Database(gpu, dir);
     try {

@@ -9,17 +9,17 @@
  * parsing, upload, the sort and duplicate removal that make relations canonical, and the key checks. The comment
  * columns no query reads are left out, and each table is its own run, as the queries load them.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { byteSortTimes } from '@vixen/io';
-import { compile, Database, storeLoadTimes, textParseTimes, timeTextParseKernels, type Gpu, type ParseMode, type Program } from '@vixen/runtime';
+import { Database, storeLoadTimes, textParseTimes, timeTextParseKernels, type Gpu, type ParseMode, type Program } from '@vixen/runtime';
 import { internals } from '@vixen/runtime/gpu';
 import type { RelationDecl } from '@vixen/queryplan';
 import { END_TO_END_FORMATS, formatDir, prepareFormat, type EndToEndFormat, type FormatDirs } from '../end-to-end.js';
 import { median } from '../operators.js';
 import { TblDuckDb } from '../tbl-duckdb.js';
-import { columnsRead, fmt, observeGc, type GcPauses, type TblBenchOptions } from '../tbl-suite.js';
+import { columnsRead, fmt, observeGc, tableLoadProgram, type GcPauses, type TblBenchOptions } from '../tbl-suite.js';
 import { TPCH_TABLES } from './dbgen.js';
 import { benchUpload, formatUploadReport, type UploadCase, type UploadReport } from '../upload.js';
 import { compileTpchQuery, TPCH_QUERIES, tpchSchema } from './bench.js';
@@ -86,16 +86,6 @@ export interface LoadBenchReport {
   upload?: UploadReport;
 }
 
-/** A program reading the `keep` columns of table `r` and keeping no row. */
-function loadProgram(queriesDir: string, r: RelationDecl, keep: ReadonlyMap<string, readonly number[]>): Program {
-  const kept = keep.get(r.name) ?? [0];
-  const args = r.columns.map((_, i) => (kept.includes(i) ? `v${i}` : '_')).join(', ');
-  // Every table's first column is a key of at least 0 that some query reads: the filter keeps nothing.
-  if (!kept.includes(0)) throw new Error(`internal: no TPC-H query reads ${r.name}'s key`);
-  const rule = `load_${r.name}(${kept.map((i) => `v${i}`).join(', ')}) <- ${r.name}(${args}), v0 < -1.`;
-  return compile(`${readFileSync(join(queriesDir, 'schema.logic'), 'utf8')}\n${rule}\n`, { filename: `load-${r.name}.logic` });
-}
-
 async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOptions, parse: ParseMode): Promise<{ timing: LoadTiming; rows: number }> {
   const walls: number[] = [];
   const parses: number[] = [];
@@ -159,7 +149,7 @@ async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOpti
 export async function benchLoad(gpu: Gpu, o: LoadBenchOptions): Promise<LoadBenchReport> {
   const schema = tpchSchema(o.queriesDir);
   const keep = columnsRead(TPCH_QUERIES.map((q) => compileTpchQuery(o.queriesDir, q)), schema);
-  const programs = schema.map((r) => loadProgram(o.queriesDir, r, keep));
+  const programs = schema.map((r) => tableLoadProgram(o.queriesDir, r, keep.get(r.name) ?? [0]));
   const bytes = TPCH_TABLES.reduce((n, t) => n + statSync(join(o.dataDir, `${t}.tbl`)).size, 0);
   const uploadSize = o.uploadBytes ?? (gpu.software ? 16 : 1024) * 2 ** 20;
   const upload = uploadSize > 0 ? await benchUpload(gpu, uploadSize, o.runs ?? 3, o.warmup ?? 1, o.onUpload) : undefined;

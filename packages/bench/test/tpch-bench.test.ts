@@ -1,0 +1,67 @@
+/**
+ * The TPC-H bench loads each table once, with the columns its queries read, before the queries; each query's first
+ * run makes the relations it reads from those on the device. Tiny scale (llvmpipe), real WebGPU, DuckDB's answers.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { openGpu, type Gpu } from '@vixen/runtime';
+import { benchTpch, columnsRead, compileTpchQuery, dbgen, examplesDir, formatTpchReport, TPCH_TABLES, tpchSchema, type TpchQueryResult } from '../src/index.js';
+
+const queriesDir = examplesDir('tpch');
+const queries = [3, 6, 12];
+let gpu: Gpu;
+let dataDir: string;
+beforeAll(async () => {
+  gpu = await openGpu();
+  dataDir = mkdtempSync(join(tmpdir(), 'vixen-tpch-bench-'));
+  dbgen({ sf: 0.002, out: dataDir, seed: 10 });
+});
+afterAll(() => {
+  gpu?.dispose();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** The tables a query's first run uploaded (not its own facts, as Q12's ship modes). */
+const tablesUploaded = (q: TpchQueryResult): string[] => q.uploads.map((u) => u.name).filter((n) => (TPCH_TABLES as readonly string[]).includes(n));
+
+const options = () => ({ sf: 0.002, dataDir, queriesDir, queries, runs: 1, warmup: 0 });
+
+it('loads each table its queries read once, with the columns they read, and answers as DuckDB does', async () => {
+  const report = await benchTpch(gpu, options());
+  expect(report.queries.map((q) => `Q${q.query} ${q.status} ${q.message ?? ''}`)).toEqual(queries.map((q) => `Q${q} ok `));
+  const keep = columnsRead(queries.map((q) => compileTpchQuery(queriesDir, q)), tpchSchema(queriesDir));
+  // Q3, Q6 and Q12 read customer, orders and lineitem: each loaded once, resident with all the columns they read.
+  expect(report.tableLoads!.map((t) => [t.name, t.columns, t.resident])).toEqual([...keep].map(([name, columns]) => [name, columns, true]));
+  for (const t of report.tableLoads!) expect(t.rows > 0 && t.ms > 0 && t.duckdbMs > 0).toBe(true);
+  // The queries read no table's file and upload none (Q12's own facts excepted): their relations are made on the
+  // device from the tables' loads.
+  for (const q of report.queries) expect([q.query, tablesUploaded(q)]).toEqual([q.query, []]);
+  // Customer's load holds just Q3's columns of it, so Q3 reads it as it is.
+  expect(report.queries.find((q) => q.query === 3)!.vixenProjected.sort()).toEqual(['lineitem', 'orders']);
+  expect(report.wideLoads).toEqual([]);
+  expect(report.tablesLoadMs).toBeCloseTo(report.tableLoads!.reduce((n, t) => n + t.ms, 0), 6);
+  expect(formatTpchReport(report)).toMatch(/^tables loaded once before the queries \(the columns they read\) in \d+ ms/m);
+  expect(formatTpchReport(report)).toMatch(/^ {2}lineitem: \d+ columns, vixen \d+ ms \(read \d+\), duckdb \d+ ms; resident \d+x\d+$/m);
+}, 120_000);
+
+it('leaves a table past the device memory budget to the queries, with the same answers, and frees what they made', async () => {
+  // lineitem's 15 columns (about 12,000 rows of 19 words) do not fit 256 KiB; orders' and customer's do.
+  const report = await benchTpch(gpu, { ...options(), maxDeviceMemory: 256 * 2 ** 10, maxResidentBytes: 0 });
+  expect(report.queries.map((q) => `Q${q.query} ${q.status} ${q.message ?? ''}`)).toEqual(queries.map((q) => `Q${q} ok `));
+  expect(report.tableLoads!.map((t) => [t.name, t.resident])).toEqual([['customer', true], ['orders', true], ['lineitem', false]]);
+  expect(report.tableLoads!.find((t) => t.name === 'lineitem')!.message).toMatch(/device memory budget/);
+  // Each query loaded lineitem itself; the relations made for one query were freed after it (a limit of 0).
+  for (const q of report.queries) expect(tablesUploaded(q)).toContain('lineitem');
+  expect(report.releasedRelations).toBeGreaterThan(0);
+  expect(report.resident.map((r) => r.name).sort()).toEqual(['customer', 'orders']);
+  expect(formatTpchReport(report)).toMatch(/^ {2}lineitem: .*not resident \(.*device memory budget.*\): its queries load it$/m);
+}, 120_000);
+
+it('loads per query instead when asked', async () => {
+  const report = await benchTpch(gpu, { ...options(), queries: [6], perQueryLoads: true });
+  expect(report.queries.map((q) => q.status)).toEqual(['ok']);
+  expect(report.tableLoads).toBeUndefined();
+  expect(tablesUploaded(report.queries[0]!)).toEqual(['lineitem']);
+}, 60_000);
