@@ -97,10 +97,12 @@ export class Gen {
   readonly rng: Rng;
   /**
    * Draw as usual but make no output-only strings (vstring, phone): a pass that only advances the stream to where a
-   * chunk of rows starts (dbgenParallel). Strings whose length feeds a later draw (text) are still made (slices).
+   * chunk of rows starts (dbgenParallel). Strings whose length feeds a later draw (text) keep their length.
    */
   skip = false;
   private pool = '';
+  /** The pool's prefixes by length, as text() gives them in a pass that skips. */
+  private readonly prefixes: string[] = [];
   private dateText = new Map<number, string>();
 
   constructor(seed: number) {
@@ -175,6 +177,9 @@ export class Gen {
   text(lo: number, hi: number): string {
     const len = this.int(lo, hi);
     const at = this.rng.nextInt(this.pool.length - len);
+    // A pass that skips needs the length alone (a supplier's comment: the next draw reads it), and a new string per
+    // comment kept its garbage collector busy.
+    if (this.skip) return (this.prefixes[len] ??= this.pool.slice(0, len));
     return this.pool.slice(at, at + len);
   }
 
