@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compile, Database, openGpu, type ExecuteStats, type Gpu, type Program } from '../src/index.js';
 import { downloadRelation } from '../src/gpu/index.js';
+import { leaves } from '../src/gpu/chunks.js';
 
 const schema = `
 person(id, name, city, note) -> int32(id), string(name), string(city), string(note).
@@ -466,6 +467,24 @@ describe('Database: column sets made on the device from resident ones', () => {
     try {
       expect(await againstFresh(small)).toEqual(all);
     } finally {
+      small.dispose();
+    }
+  });
+
+  it('packs a relation made from a wider one into as few chunks as its rows need', async () => {
+    const small = await openGpu({ maxStorageBufferBindingSize: 4096 });
+    const db = new Database(small, own, { project: 'device' });
+    try {
+      await db.run(whole);
+      const r = await db.run(narrower[0]!);
+      expect(r.projectedOnDevice.map((x) => x.name)).toEqual(['item']);
+      const [source, made] = db.resident.map((x) => x.relation);
+      // Rows of fewer words than the source's: fewer chunks of 1024 words than it takes.
+      const chunks = (rel: typeof made) => leaves(rel).filter((l) => l.count > 0).length;
+      expect(chunks(made!)).toBe(Math.ceil(made!.count / Math.floor(1024 / made!.width)));
+      expect(chunks(made!)).toBeLessThan(chunks(source!));
+    } finally {
+      db.clear();
       small.dispose();
     }
   });
