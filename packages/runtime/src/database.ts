@@ -83,6 +83,9 @@ export interface DatabaseRunResult extends RunResult {
   wideLoads: Array<{ name: string; loadColumns?: readonly number[]; rows: number; width: number; milliseconds: number }>;
 }
 
+/** Device bytes of a resident relation's buffers. */
+const entryBytes = (e: Entry): number => leaves(e.relation).reduce((n, l) => n + l.buffer!.size, 0);
+
 const residentOf = ({ name, loadColumns, relation }: Entry): ResidentRelation => ({ name, ...(loadColumns ? { loadColumns } : {}), relation });
 
 /** Residency key: a relation is reusable with the same name, loaded and device columns (deviceColumns) and column types. */
@@ -332,8 +335,12 @@ export class Database {
       rows: entry.relation.count,
       width: entry.relation.width,
     }));
+    // Resident relations the run does not read hold device memory it cannot use: the default budget (the device's) is
+    // what they leave (a run counts those it reads itself). A budget given is the run's own.
+    const idle = [...this.entries.values()].filter((e) => !used.includes(e)).reduce((n, e) => n + entryBytes(e), 0);
+    const budget = limits.maxDeviceMemory === undefined && limit !== undefined && idle > 0 ? { ...limits, maxDeviceMemory: Math.max(0, limit - idle) } : limits;
     try {
-      return Object.assign(await program.execute(this.gpu, facts, outputs, limits, resident), { hostLoadMilliseconds, projectedOnDevice, deviceProjectMilliseconds, wideLoads });
+      return Object.assign(await program.execute(this.gpu, facts, outputs, budget, resident), { hostLoadMilliseconds, projectedOnDevice, deviceProjectMilliseconds, wideLoads });
     } catch (e) {
       // A relation loaded by a run the device failed may sit in a buffer it refused: it is not kept.
       if (e instanceof DeviceFault) for (const d of [...fresh.values(), ...projected].map((f) => f.decl)) this.drop(keyOf(d));
@@ -520,12 +527,11 @@ export class Database {
   private evict(run: number): void {
     const limit = this.options.maxResidentBytes;
     if (limit === undefined) return;
-    const bytes = (e: Entry): number => leaves(e.relation).reduce((n, l) => n + l.buffer!.size, 0);
-    let total = [...this.entries.values()].reduce((n, e) => n + bytes(e), 0);
+    let total = [...this.entries.values()].reduce((n, e) => n + entryBytes(e), 0);
     const victims = [...this.entries].filter(([, e]) => e.lastRun < run).sort(([, a], [, b]) => a.lastRun - b.lastRun);
     for (const [key, e] of victims) {
       if (total <= limit) break;
-      total -= bytes(e);
+      total -= entryBytes(e);
       this.drop(key);
     }
   }

@@ -9,8 +9,8 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compile, Database, openGpu, type ExecuteStats, type Gpu, type Program } from '../src/index.js';
-import { downloadRelation } from '../src/gpu/index.js';
+import { compile, Database, openGpu, type ExecuteStats, type Gpu, type Program, type ResidentRelation } from '../src/index.js';
+import { downloadRelation, internals } from '../src/gpu/index.js';
 import { leaves } from '../src/gpu/chunks.js';
 
 const schema = `
@@ -186,6 +186,32 @@ describe('Database', () => {
       expect(db.resident.map((r) => r.name).sort()).toEqual(['person', 'visit']);
     } finally {
       db.clear();
+    }
+  });
+
+  it("gives a run the device's memory budget less the resident relations it does not read, or the budget given", async () => {
+    const small = await openGpu();
+    // As if the device had 1 MiB: person's resident rows then hold part of it.
+    Object.assign(internals(small), { memoryBudget: 2 ** 20 });
+    const db = new Database(small, dir);
+    const visits = compile(`${schema}v(p) <- visit(p, _, _).`);
+    const bytes = (which: (r: ResidentRelation) => boolean): number =>
+      db.resident.filter(which).reduce((n, r) => n + leaves(r.relation).reduce((m, l) => m + l.buffer!.size, 0), 0);
+    try {
+      await db.run(museum);
+      // museum's person and visit columns are resident; visits reads another column set of visit.
+      const museumBytes = bytes(() => true);
+      expect(museumBytes).toBeGreaterThan(0);
+      const r = await db.run(visits);
+      expect(r.relations).toEqual(await fresh(visits));
+      expect(r.stats.deviceMemoryBudget).toBe(2 ** 20 - museumBytes);
+      const visitsBytes = bytes((x) => x.name === 'visit' && x.loadColumns?.join() === '0');
+      expect(visitsBytes).toBeGreaterThan(0);
+      expect((await db.run(museum)).stats.deviceMemoryBudget).toBe(2 ** 20 - visitsBytes);
+      expect((await db.run(visits, { maxDeviceMemory: 2 ** 19 })).stats.deviceMemoryBudget).toBe(2 ** 19);
+    } finally {
+      db.clear();
+      small.dispose();
     }
   });
 
