@@ -388,11 +388,16 @@ export interface TblBenchReportBase {
   duckdbLoadMs: number;
   /** The device's copy bandwidth, measured at the start of the run (copyBandwidth). */
   copyGbps: number;
+  /**
+   * Wall time of the run's parts: opening (the copy bandwidth, DuckDB), the tables' loads (both engines), and each
+   * query in order (both engines: first run, warm-up, timed runs), for planning runs within a time limit.
+   */
+  wallMs: { open: number; tables: number; queries: number[] };
   /** The tables resident on the device at the end: columns kept (absent: all), rows and words per row. */
   resident: Array<{ name: string; loadColumns?: readonly number[]; rows: number; width: number }>;
 }
 
-function reportBase<R>(gpu: Gpu, options: TblBenchOptions<R>, data: TblSuiteData): TblBenchReportBase {
+function reportBase<R>(gpu: Gpu, options: TblBenchOptions<R>, data: TblSuiteData, wallMs: TblBenchReportBase['wallMs']): TblBenchReportBase {
   return {
     sf: options.sf,
     adapter: gpu.adapterName,
@@ -414,6 +419,7 @@ function reportBase<R>(gpu: Gpu, options: TblBenchOptions<R>, data: TblSuiteData
     releasedRelations: data.releasedRelations,
     duckdbLoadMs: data.duckdbLoadMs,
     copyGbps: data.copyGbps,
+    wallMs,
     resident: data.db.resident.map((r) => ({ name: r.name, ...(r.loadColumns ? { loadColumns: r.loadColumns } : {}), rows: r.relation.count, width: r.relation.width })),
   };
 }
@@ -445,6 +451,8 @@ export interface TblSuiteData {
   warmMs: number;
   /** The runs' device memory budget (TblBenchOptions.maxDeviceMemory). */
   maxDeviceMemory?: number;
+  /** Wall time of the tables' loads, both engines'. */
+  tablesWallMs: number;
 }
 
 /** Words of a resident relation, in bytes. */
@@ -530,6 +538,7 @@ async function openTblSuite<R>(gpu: Gpu, options: TblBenchOptions<R>, schema: re
   const duck = first ? await TblDuckDb.open(options.dataDir, [], options.duckdbThreads) : await TblDuckDb.open(options.dataDir, schema, options.duckdbThreads);
   let duckdbLoadMs = performance.now() - t0;
   let tableLoads: TableLoad[] | undefined;
+  const tablesStart = performance.now();
   if (first) {
     tableLoads = await loadTables(db, duck, options, schema, programs());
     duckdbLoadMs += tableLoads.reduce((n, t) => n + t.duckdbMs, 0);
@@ -550,6 +559,7 @@ async function openTblSuite<R>(gpu: Gpu, options: TblBenchOptions<R>, schema: re
     copyGbps,
     warmMs: gpu.software ? 0 : GPU_WARM_MS,
     ...(options.maxDeviceMemory !== undefined ? { maxDeviceMemory: options.maxDeviceMemory } : {}),
+    tablesWallMs: performance.now() - tablesStart,
   };
 }
 
@@ -584,6 +594,8 @@ export function reportHeader(suite: string, r: TblBenchReportBase): string[] {
     `host parse of .tbl files by the queries (each once; kept columns projected; of which loads of several column sets at once: ${formatProjections(r.wideLoads)}) ${fmt(r.hostLoadMs, 0)} ms; ` +
       `kept columns projected on the device from resident ones ${fmt(r.deviceProjectMs, 0)} ms (${formatProjections(r.deviceProjections)})` +
       (loads ? `; relations freed to keep resident memory within its limit: ${r.releasedRelations}` : `; DuckDB load ${fmt(r.duckdbLoadMs, 0)} ms`),
+    `wall time: opening (copy bandwidth, DuckDB) ${fmt(r.wallMs.open / 1000)} s, tables ${fmt(r.wallMs.tables / 1000)} s, queries ${fmt(r.wallMs.queries.reduce((n, x) => n + x, 0) / 1000)} s ` +
+      `(both engines: first runs, warm-ups, timed runs; the longest ${fmt(Math.max(0, ...r.wallMs.queries) / 1000)} s)`,
     'vixen ms: median query time on resident tables; load ms: the first run making its tables resident (parse, upload, sort; or projection on the device)',
     `x read: a query's time over the time to read its device columns once at the copy bandwidth measured in this run, ${fmt(r.copyGbps)} GB/s`,
   ];
@@ -603,16 +615,21 @@ export async function runTblSuite<Q, R>(
   /** The programs of query q (those that fail to compile left out: measure reports them). */
   programsOf: (q: Q) => Program[],
 ): Promise<{ base: TblBenchReportBase; results: R[] }> {
+  const t0 = performance.now();
   const data = await openTblSuite(gpu, options, schema, () => queries.flatMap(programsOf));
+  const open = performance.now() - t0 - data.tablesWallMs;
   const results: R[] = [];
+  const queryWallMs: number[] = [];
   try {
     for (const q of queries) {
+      const q0 = performance.now();
       const result = await measure(q, data);
+      queryWallMs.push(performance.now() - q0);
       results.push(result);
       options.onQuery?.(result);
       trimResident(data);
     }
-    return { base: reportBase(gpu, options, data), results };
+    return { base: reportBase(gpu, options, data, { open, tables: data.tablesWallMs, queries: queryWallMs }), results };
   } finally {
     data.duck.close();
     data.db.clear();

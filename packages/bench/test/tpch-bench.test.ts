@@ -43,6 +43,10 @@ it('loads each table its queries read once, with the columns they read, and answ
   expect(report.wideLoads).toEqual([]);
   expect(report.tablesLoadMs).toBeCloseTo(report.tableLoads!.reduce((n, t) => n + t.ms, 0), 6);
   expect(formatTpchReport(report)).toMatch(/^tables loaded once before the queries \(the columns they read\) in \d+ ms/m);
+  // Where a run's time went, for planning one within a time limit.
+  expect(report.wallMs.queries.length).toBe(queries.length);
+  expect(report.wallMs.tables).toBeGreaterThanOrEqual(report.tablesLoadMs! + report.tablesDuckdbLoadMs!);
+  expect(formatTpchReport(report)).toMatch(/^wall time: opening \(copy bandwidth, DuckDB\) [\d.]+ s, tables [\d.]+ s, queries [\d.]+ s /m);
   expect(formatTpchReport(report)).toMatch(/^ {2}lineitem: \d+ columns, vixen \d+ ms \(read \d+\), duckdb \d+ ms; resident \d+x\d+$/m);
 }, 120_000);
 
