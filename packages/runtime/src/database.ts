@@ -382,9 +382,11 @@ export class Database {
       const bytes = loadedBytes(decl, source.relation.count);
       if (limit !== undefined && 3 * bytes > limit) continue;
       source.lastRun = run;
-      // The pool's free buffers count against the budget, as a run's makeRoom counts them.
+      // The pool's free buffers count against the budget, as a run's makeRoom counts them, and so do the resident
+      // relations, which the device holds as well.
       const pool = internals(this.gpu).pool;
-      if (limit !== undefined && pool.freeBytes + 3 * bytes > limit) pool.trim();
+      const resident = [...this.entries.values()].reduce((n, e) => n + entryBytes(e), 0);
+      if (limit !== undefined && pool.freeBytes + resident + 3 * bytes > limit) pool.trim();
       // Its strings: the source's when it loads the same string columns, none when it loads none, else found on the device.
       const strings = loadedStringColumns(decl);
       const same = strings.join() === loadedStringColumns(source.decl).join();
