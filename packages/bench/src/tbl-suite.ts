@@ -75,15 +75,17 @@ export function columnsRead(programs: readonly Program[], schema: readonly Relat
 }
 
 /**
- * A program reading the `columns` (facts positions) of table `r` of `queriesDir/schema.logic` and keeping no row:
- * its run on a Database loads them, and they stay resident. Its filter, on the first integer column (a key, at least
- * 0, in TPC-H's and SSB's tables), holds for none, so nothing is read back.
+ * A program reading, of each table `r` of `queriesDir/schema.logic` given, its `columns` (facts positions), and
+ * keeping no row: its run on a Database loads them, and they stay resident. Each table's filter, on its first integer
+ * column (a key, at least 0, in TPC-H's and SSB's tables), holds for none, so nothing is read back.
  */
-export function tableLoadProgram(queriesDir: string, r: RelationDecl, columns: readonly number[]): Program {
-  const args = r.columns.map((_, i) => (columns.includes(i) ? `v${i}` : '_')).join(', ');
-  const int = columns.find((c) => r.columns[c]!.type === 'int32' || r.columns[c]!.type === 'int64');
-  const rule = `load_${r.name}(${columns.map((i) => `v${i}`).join(', ')}) <- ${r.name}(${args})${int !== undefined ? `, v${int} < -1` : ''}.`;
-  return compile(`${readFileSync(join(queriesDir, 'schema.logic'), 'utf8')}\n${rule}\n`, { filename: `load-${r.name}.logic` });
+export function tableLoadProgram(queriesDir: string, tables: ReadonlyArray<readonly [RelationDecl, readonly number[]]>): Program {
+  const rules = tables.map(([r, columns]) => {
+    const args = r.columns.map((_, i) => (columns.includes(i) ? `v${i}` : '_')).join(', ');
+    const int = columns.find((c) => r.columns[c]!.type === 'int32' || r.columns[c]!.type === 'int64');
+    return `load_${r.name}(${columns.map((i) => `v${i}`).join(', ')}) <- ${r.name}(${args})${int !== undefined ? `, v${int} < -1` : ''}.`;
+  });
+  return compile(`${readFileSync(join(queriesDir, 'schema.logic'), 'utf8')}\n${rules.join('\n')}\n`, { filename: `load-${tables.map(([r]) => r.name).join('-')}.logic` });
 }
 
 /** Column types of the query's `result` relation, as the answer comparison takes them. */
@@ -349,9 +351,12 @@ export interface TableLoad {
   name: string;
   /** The facts columns loaded (columnsRead of the queries), by position. */
   columns: number[];
-  /** Vixen's wall time: the file read (parsed on the host or the device), uploaded, sorted and its keys checked. */
+  /**
+   * Vixen's time: the file read (parsed on the host or the device), then uploaded, sorted and its keys checked
+   * (ExecuteStats.uploads); a load of all tables in one run also builds their dictionary, in none of them.
+   */
   ms: number;
-  /** Of ms: reading and parsing the file (DatabaseRunResult.hostLoadMilliseconds). */
+  /** Of ms: reading and parsing the file (to its load's last progress, or DatabaseRunResult.hostLoadMilliseconds). */
   readMs: number;
   /** The resident relation's rows and words per row (0 when it did not stay resident). */
   rows: number;
@@ -374,7 +379,7 @@ export interface TblBenchReportBase {
   warmMs: number;
   /** The tables loaded once before the queries (absent with perQueryLoads), in load order. */
   tableLoads?: TableLoad[];
-  /** Their load time in all: Vixen's and DuckDB's. */
+  /** Their load time in all: Vixen's (its wall time: one run loads them all) and DuckDB's. */
   tablesLoadMs?: number;
   tablesDuckdbLoadMs?: number;
   /**
@@ -414,7 +419,7 @@ function reportBase<R>(gpu: Gpu, options: TblBenchOptions<R>, data: TblSuiteData
     ...(data.tableLoads
       ? {
           tableLoads: data.tableLoads,
-          tablesLoadMs: data.tableLoads.reduce((n, t) => n + t.ms, 0),
+          tablesLoadMs: data.tablesLoadMs!,
           tablesDuckdbLoadMs: data.tableLoads.reduce((n, t) => n + t.duckdbMs, 0),
         }
       : {}),
@@ -434,8 +439,9 @@ function reportBase<R>(gpu: Gpu, options: TblBenchOptions<R>, data: TblSuiteData
 export interface TblSuiteData {
   db: Database;
   duck: TblDuckDb;
-  /** The tables loaded before the queries (absent with perQueryLoads). */
+  /** The tables loaded before the queries (absent with perQueryLoads), and Vixen's wall time loading them. */
   tableLoads?: TableLoad[];
+  tablesLoadMs?: number;
   /** Host load of `.tbl` files so far (the Database parses a file at first use and projects kept columns). */
   hostLoadMs: number;
   /** Kept columns made on the device from resident ones so far: time, and the table of each. */
@@ -470,44 +476,69 @@ const isTableLoad = (r: ResidentRelation, loads: readonly TableLoad[]): boolean 
 
 /**
  * Loads each table of `schema` that `programs` read, once, with the columns they read (columnsRead): Vixen through
- * a run of tableLoadProgram on `db` (the relation then stays resident), DuckDB into `duck`, one table after the other.
- * A table whose load fails or does not stay resident (past the device memory budget) is reported so; the queries
- * then load it themselves.
+ * one run of tableLoadProgram on `db` for them all (the relations then stay resident, their strings in one
+ * dictionary, which the relations made from them share: a query's run then builds no dictionary and remaps no
+ * string), then DuckDB into `duck`, one table after the other. Where that run fails, each table is loaded by a run of
+ * its own; a table whose load fails or does not stay resident (past the device memory budget) is reported so, and
+ * the queries load it themselves.
  */
-async function loadTables<R>(db: Database, duck: TblDuckDb, options: TblBenchOptions<R>, schema: readonly RelationDecl[], programs: readonly Program[]): Promise<TableLoad[]> {
+async function loadTables<R>(db: Database, duck: TblDuckDb, options: TblBenchOptions<R>, schema: readonly RelationDecl[], programs: readonly Program[]): Promise<{ loads: TableLoad[]; vixenMs: number }> {
   const keep = columnsRead(programs, schema);
-  const budget = options.maxDeviceMemory !== undefined ? { maxDeviceMemory: options.maxDeviceMemory } : {};
+  const tables = schema.flatMap((r) => (keep.has(r.name) ? [[r, keep.get(r.name)!] as const] : []));
+  const t0 = performance.now();
+  const vixen = (await loadTogether(db, options, tables)) ?? [];
+  for (const [r, columns] of tables.slice(vixen.length)) vixen.push(...((await loadTogether(db, options, [[r, columns]])) ?? []));
+  const vixenMs = performance.now() - t0;
   const loads: TableLoad[] = [];
-  for (const r of schema) {
-    const columns = keep.get(r.name);
-    if (!columns) continue;
-    const program = tableLoadProgram(options.queriesDir, r, columns);
-    const t0 = performance.now();
-    let load: Omit<TableLoad, 'duckdbMs'>;
-    try {
-      const run = await db.run(program, { outputs: [`load_${r.name}`], ...budget });
-      const ms = performance.now() - t0;
-      const held = db.resident.find((x) => x.name === r.name && (x.loadColumns ?? r.columns.map((_, i) => i)).join() === columns.join());
-      load = {
-        name: r.name,
-        columns,
-        ms,
-        readMs: run.hostLoadMilliseconds,
-        rows: held?.relation.count ?? 0,
-        width: held?.relation.width ?? 0,
-        resident: held !== undefined,
-        ...(held ? {} : { message: `not kept on the device (${run.stats.spilledBytes > 0 ? 'spilled: ' : ''}past the device memory budget)` }),
-      };
-    } catch (e) {
-      load = { name: r.name, columns, ms: performance.now() - t0, readMs: 0, rows: 0, width: 0, resident: false, message: firstLine(e) };
-    }
+  for (const [[r, columns], load] of tables.map((t, i) => [t, vixen[i]!] as const)) {
     const d0 = performance.now();
     await duck.load(options.dataDir, r, 'tbl', columns);
     const t = { ...load, duckdbMs: performance.now() - d0 };
     loads.push(t);
     options.onTableLoad?.(t);
   }
-  return loads;
+  return { loads, vixenMs };
+}
+
+/**
+ * One run loading `tables` on `db`: each table's load (its time the read of its file, from the load's progress, and
+ * its upload, sort and key checks), or undefined where the run failed with several tables (each then loads alone).
+ */
+async function loadTogether<R>(db: Database, options: TblBenchOptions<R>, tables: ReadonlyArray<readonly [RelationDecl, readonly number[]]>): Promise<Array<Omit<TableLoad, 'duckdbMs'>> | undefined> {
+  const budget = options.maxDeviceMemory !== undefined ? { maxDeviceMemory: options.maxDeviceMemory } : {};
+  // The files are read one after the other: each one's read ends with its last progress.
+  const readEnd = new Map<string, number>();
+  const t0 = performance.now();
+  try {
+    const run = await db.run(tableLoadProgram(options.queriesDir, tables), {
+      outputs: tables.map(([r]) => `load_${r.name}`),
+      onLoadProgress: (p) => readEnd.set(p.relation, performance.now()),
+      ...budget,
+    });
+    const ms = performance.now() - t0;
+    let readFrom = t0;
+    return tables.map(([r, columns]) => {
+      const held = db.resident.find((x) => x.name === r.name && (x.loadColumns ?? r.columns.map((_, i) => i)).join() === columns.join());
+      const end = readEnd.get(r.name) ?? readFrom;
+      const readMs = tables.length === 1 ? run.hostLoadMilliseconds : end - readFrom;
+      readFrom = end;
+      const deviceMs = run.stats.uploads.find((u) => u.name === r.name)?.ms ?? 0;
+      return {
+        name: r.name,
+        columns: [...columns],
+        ms: tables.length === 1 ? ms : readMs + deviceMs,
+        readMs,
+        rows: held?.relation.count ?? 0,
+        width: held?.relation.width ?? 0,
+        resident: held !== undefined,
+        ...(held ? {} : { message: `not kept on the device (${run.stats.spilledBytes > 0 ? 'spilled: ' : ''}past the device memory budget)` }),
+      };
+    });
+  } catch (e) {
+    if (tables.length > 1) return undefined;
+    const [[r, columns]] = tables as [readonly [RelationDecl, readonly number[]]];
+    return [{ name: r.name, columns: [...columns], ms: performance.now() - t0, readMs: 0, rows: 0, width: 0, resident: false, message: firstLine(e) }];
+  }
 }
 
 /**
@@ -544,9 +575,10 @@ async function openTblSuite<R>(gpu: Gpu, options: TblBenchOptions<R>, schema: re
   const duck = first ? await TblDuckDb.open(options.dataDir, [], options.duckdbThreads) : await TblDuckDb.open(options.dataDir, schema, options.duckdbThreads);
   let duckdbLoadMs = performance.now() - t0;
   let tableLoads: TableLoad[] | undefined;
+  let tablesLoadMs = 0;
   const tablesStart = performance.now();
   if (first) {
-    tableLoads = await loadTables(db, duck, options, schema, programs());
+    ({ loads: tableLoads, vixenMs: tablesLoadMs } = await loadTables(db, duck, options, schema, programs()));
     duckdbLoadMs += tableLoads.reduce((n, t) => n + t.duckdbMs, 0);
   }
   const budget = options.maxDeviceMemory ?? internals(gpu).memoryBudget;
@@ -554,7 +586,7 @@ async function openTblSuite<R>(gpu: Gpu, options: TblBenchOptions<R>, schema: re
   return {
     db,
     duck,
-    ...(tableLoads ? { tableLoads } : {}),
+    ...(tableLoads ? { tableLoads, tablesLoadMs } : {}),
     hostLoadMs: 0,
     deviceProjectMs: 0,
     deviceProjections: [],

@@ -41,7 +41,8 @@ it('loads each table its queries read once, with the columns they read, and answ
   // Customer's load holds just Q3's columns of it, so Q3 reads it as it is.
   expect(report.queries.find((q) => q.query === 3)!.vixenProjected.sort()).toEqual(['lineitem', 'orders']);
   expect(report.wideLoads).toEqual([]);
-  expect(report.tablesLoadMs).toBeCloseTo(report.tableLoads!.reduce((n, t) => n + t.ms, 0), 6);
+  // One run loads them all: its wall time holds each table's read and device load.
+  expect(report.tablesLoadMs).toBeGreaterThanOrEqual(report.tableLoads!.reduce((n, t) => n + t.ms, 0));
   expect(formatTpchReport(report)).toMatch(/^tables loaded once before the queries \(the columns they read\) in \d+ ms/m);
   // Where a run's time went, for planning one within a time limit.
   expect(report.wallMs.queries.length).toBe(queries.length);

@@ -149,7 +149,7 @@ async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOpti
 export async function benchLoad(gpu: Gpu, o: LoadBenchOptions): Promise<LoadBenchReport> {
   const schema = tpchSchema(o.queriesDir);
   const keep = columnsRead(TPCH_QUERIES.map((q) => compileTpchQuery(o.queriesDir, q)), schema);
-  const programs = schema.map((r) => tableLoadProgram(o.queriesDir, r, keep.get(r.name) ?? [0]));
+  const programs = schema.map((r) => tableLoadProgram(o.queriesDir, [[r, keep.get(r.name) ?? [0]]]));
   const bytes = TPCH_TABLES.reduce((n, t) => n + statSync(join(o.dataDir, `${t}.tbl`)).size, 0);
   const uploadSize = o.uploadBytes ?? (gpu.software ? 16 : 1024) * 2 ** 20;
   const upload = uploadSize > 0 ? await benchUpload(gpu, uploadSize, o.runs ?? 3, o.warmup ?? 1, o.onUpload) : undefined;
