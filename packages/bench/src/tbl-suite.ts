@@ -356,7 +356,10 @@ export interface TableLoad {
    * (ExecuteStats.uploads); a load of all tables in one run also builds their dictionary, in none of them.
    */
   ms: number;
-  /** Of ms: reading and parsing the file (to its load's last progress, or DatabaseRunResult.hostLoadMilliseconds). */
+  /**
+   * Of ms: reading and parsing the file (DatabaseRunResult.hostLoadMilliseconds; where one run loads every table, it
+   * reads their files at once, and this is the time from the run's start to the file's last load progress).
+   */
   readMs: number;
   /** The resident relation's rows and words per row (0 when it did not stay resident). */
   rows: number;
@@ -501,12 +504,13 @@ async function loadTables<R>(db: Database, duck: TblDuckDb, options: TblBenchOpt
 }
 
 /**
- * One run loading `tables` on `db`: each table's load (its time the read of its file, from the load's progress, and
- * its upload, sort and key checks), or undefined where the run failed with several tables (each then loads alone).
+ * One run loading `tables` on `db`: each table's load (its time the read of its file, to the load's last progress of
+ * it, and its upload, sort and key checks), or undefined where the run failed with several tables (each then loads
+ * alone).
  */
 async function loadTogether<R>(db: Database, options: TblBenchOptions<R>, tables: ReadonlyArray<readonly [RelationDecl, readonly number[]]>): Promise<Array<Omit<TableLoad, 'duckdbMs'>> | undefined> {
   const budget = options.maxDeviceMemory !== undefined ? { maxDeviceMemory: options.maxDeviceMemory } : {};
-  // The files are read one after the other: each one's read ends with its last progress.
+  // The run reads the files at once (loadFactsDirInto): each one's read ends with its last progress.
   const readEnd = new Map<string, number>();
   const t0 = performance.now();
   try {
@@ -516,12 +520,9 @@ async function loadTogether<R>(db: Database, options: TblBenchOptions<R>, tables
       ...budget,
     });
     const ms = performance.now() - t0;
-    let readFrom = t0;
     return tables.map(([r, columns]) => {
       const held = db.resident.find((x) => x.name === r.name && (x.loadColumns ?? r.columns.map((_, i) => i)).join() === columns.join());
-      const end = readEnd.get(r.name) ?? readFrom;
-      const readMs = tables.length === 1 ? run.hostLoadMilliseconds : end - readFrom;
-      readFrom = end;
+      const readMs = tables.length === 1 ? run.hostLoadMilliseconds : (readEnd.get(r.name) ?? t0) - t0;
       const deviceMs = run.stats.uploads.find((u) => u.name === r.name)?.ms ?? 0;
       return {
         name: r.name,
@@ -620,7 +621,7 @@ export function reportHeader(suite: string, r: TblBenchReportBase): string[] {
     `${suite} SF ${r.sf} on ${r.adapter}; median of ${r.runs} runs after ${r.warmup} warm-up${r.warmMs > 0 ? ` (for at least ${r.warmMs / 1000} s per engine and query)` : ''}`,
     ...(loads
       ? [
-          `tables loaded once before the queries (the columns they read) in ${fmt(r.tablesLoadMs!, 0)} ms, of which reading the files ${fmt(loads.reduce((n, t) => n + t.readMs, 0), 0)} ms; ` +
+          `tables loaded once before the queries (the columns they read) in ${fmt(r.tablesLoadMs!, 0)} ms (the longest read of a file ${fmt(Math.max(0, ...loads.map((t) => t.readMs)), 0)} ms); ` +
             `DuckDB loaded the same columns in ${fmt(r.tablesDuckdbLoadMs!, 0)} ms`,
           ...loads.map(
             (t) =>

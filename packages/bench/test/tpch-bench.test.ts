@@ -34,16 +34,16 @@ it('loads each table its queries read once, with the columns they read, and answ
   const keep = columnsRead(queries.map((q) => compileTpchQuery(queriesDir, q)), tpchSchema(queriesDir));
   // Q3, Q6 and Q12 read customer, orders and lineitem: each loaded once, resident with all the columns they read.
   expect(report.tableLoads!.map((t) => [t.name, t.columns, t.resident])).toEqual([...keep].map(([name, columns]) => [name, columns, true]));
-  for (const t of report.tableLoads!) expect(t.rows > 0 && t.ms > 0 && t.duckdbMs > 0).toBe(true);
+  for (const t of report.tableLoads!) expect(t.rows > 0 && t.readMs >= 0 && t.ms >= t.readMs && t.duckdbMs > 0).toBe(true);
   // The queries read no table's file and upload none (Q12's own facts excepted): their relations are made on the
   // device from the tables' loads.
   for (const q of report.queries) expect([q.query, tablesUploaded(q)]).toEqual([q.query, []]);
   // Customer's load holds just Q3's columns of it, so Q3 reads it as it is.
   expect(report.queries.find((q) => q.query === 3)!.vixenProjected.sort()).toEqual(['lineitem', 'orders']);
   expect(report.wideLoads).toEqual([]);
-  // One run loads them all: its wall time holds each table's read and device load.
-  expect(report.tablesLoadMs).toBeGreaterThanOrEqual(report.tableLoads!.reduce((n, t) => n + t.ms, 0));
-  expect(formatTpchReport(report)).toMatch(/^tables loaded once before the queries \(the columns they read\) in \d+ ms/m);
+  // One run loads them all (their files read at once): its wall time holds each table's read and device load.
+  for (const t of report.tableLoads!) expect(t.ms).toBeLessThanOrEqual(report.tablesLoadMs!);
+  expect(formatTpchReport(report)).toMatch(/^tables loaded once before the queries \(the columns they read\) in \d+ ms \(the longest read of a file \d+ ms\)/m);
   // Where a run's time went, for planning one within a time limit.
   expect(report.wallMs.queries.length).toBe(queries.length);
   expect(report.wallMs.tables).toBeGreaterThanOrEqual(report.tablesLoadMs! + report.tablesDuckdbLoadMs!);
