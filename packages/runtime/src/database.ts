@@ -518,6 +518,11 @@ export class Database {
   private reusableDictionary(kir: KirProgram, used: readonly Entry[], loads: readonly string[]): StringDictionary | undefined {
     const dict = used[0]?.dictionary;
     if (!dict || used.some((e) => e.dictionary !== dict) || loads.some((s) => !dict.has(s))) return undefined;
+    // A table (LIKE, strlen...) is built over the whole dictionary: where it holds far more strings than the run's
+    // relations (one that relations of many tables share, as the TPC-H bench's, 23M strings at SF 10, for a LIKE over
+    // 2M part names), a dictionary of the run's own strings costs less than the table.
+    const own = used.reduce((n, e) => n + (e.ids?.length ?? Infinity), 0);
+    if (dict.size > SEEK_ALL * own && kir.kernels.some((k) => kernelTables(k).length > 0)) return undefined;
     for (const k of kir.kernels) {
       if (!closedUnder(dict, kernelTables(k))) return undefined;
       if (kernelConstants(k).some((c) => c.type === 'string' && !dict.has(c.value as string))) return undefined;

@@ -215,6 +215,30 @@ describe('Database', () => {
     }
   });
 
+  it('builds a run a dictionary of its own strings where a table over the one it would share costs more', async () => {
+    const db = new Database(gpu, dir, { project: 'device' });
+    // Every column of person: its names, cities and 60 notes in one dictionary.
+    const everyColumn = compile(`${schema}all(id, name, city, note) <- person(id, name, city, note).`);
+    // Made from it on the device: 3 cities, with a LIKE (a table over the dictionary) or with none.
+    const like = compile(`${schema}l(id) <- person(id, _, city, _), string:like(city, "L%").`);
+    const named = compile(`${schema}n(id) <- person(id, name, _, _), name = "Bob".`);
+    try {
+      await db.run(everyColumn);
+      const r = await db.run(like);
+      expect(r.projectedOnDevice.map((p) => p.name)).toEqual(['person']);
+      expect(r.relations).toEqual(await fresh(like));
+      expect(r.stats.residentDictionary).toBe(false);
+      // Its relation now refers to the run's dictionary, which later runs keep.
+      expect((await db.run(like)).stats.residentDictionary).toBe(true);
+      const n = await db.run(named);
+      expect(n.projectedOnDevice.map((p) => p.name)).toEqual(['person']);
+      expect(n.relations).toEqual(await fresh(named));
+      expect(n.stats.residentDictionary).toBe(true);
+    } finally {
+      db.clear();
+    }
+  });
+
   it('keeps resident relations intact when a run fails on a limit', async () => {
     const db = new Database(gpu, dir);
     try {
