@@ -36,6 +36,7 @@ import { runLimits, type Program, type RunOptions, type RunResult } from './prog
 import { leaves } from './gpu/chunks.js';
 import { DeviceFault } from './gpu/device-fault.js';
 import { internals } from './gpu/device.js';
+import { dropIdleReads } from './gpu/mapped-reads.js';
 import { heldColumns, heldTypes, loadedBytes, loadedColumns, loadedStringColumns, projectionFrom, projectResident, sameFacts, uploadCanonical } from './project-resident.js';
 import { dictionaryOfFacts } from './tables.js';
 import { checkDeclaredKeys } from './keys.js';
@@ -594,8 +595,12 @@ export class Database {
     e.dictionary = dict;
   }
 
-  /** Returns every resident relation's buffer to the device's pool and drops the host cache; the database is empty afterwards. */
+  /**
+   * Returns every resident relation's buffer to the device's pool, drops the host cache and the device's kept read
+   * buffers; the database is empty afterwards.
+   */
   clear(): void {
+    dropIdleReads(internals(this.gpu));
     this.cache?.clear();
     this.noWide.clear();
     this.checkedKeys.clear();

@@ -2,7 +2,8 @@
  * A store's columns read straight into device memory (gpu/store-columns.ts) give the rows the host's store loader
  * gives: every type, two string columns, small pieces (so every column is read in many pieces, several in flight),
  * relations past one binding in chunks; random columns of every type and range (edge values, every narrow width)
- * round-trip exactly through an import and a device load; a file changed after import fails the load.
+ * round-trip exactly through an import and a device load; loads of two read plans at once each read through
+ * buffers of their own, which are freed once no load holds them; a file changed after import fails the load.
  */
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +16,9 @@ import { openGpu, type Gpu } from '../src/index.js';
 import { deviceRowsRelation } from '../src/gpu/parsed-rows.js';
 import { downloadRelations, releaseRelation } from '../src/gpu/relations.js';
 import { leaves } from '../src/gpu/chunks.js';
-import { loadStoreOnDevice } from '../src/gpu/store-columns.js';
+import { loadStoreOnDevice, type StoreReadPlan } from '../src/gpu/store-columns.js';
+import { dropIdleReads, keptReadBytes } from '../src/gpu/mapped-reads.js';
+import { internals } from '../src/gpu/device.js';
 
 const columns: Column[] = [
   { name: 'k', type: 'int32' },
@@ -174,6 +177,26 @@ describe('loadStoreOnDevice', () => {
     // Every width a one-word column can take (four bytes are no fewer than its word), and every one of two words.
     expect([...seen].sort()).toEqual(['1:1', '1:2', '1:3', '1:words', '2:1', '2:2', '2:3', '2:4', '2:words']);
   }, 300_000);
+
+  it('loads of two read plans at once both give the rows; the kept read buffers are freed once no load holds them', async () => {
+    const host = new EncodedFacts();
+    await loadFactsDirInto(join(root, 'store'), [decl], ['r'], [], host);
+    const load = async (plan: StoreReadPlan): Promise<EncodedFacts> => {
+      const facts = new EncodedFacts();
+      await loadFactsDirInto(join(root, 'store'), [decl], ['r'], [], facts, undefined, undefined, false, (read, strings, step) => loadStoreOnDevice(gpu, read, strings, step, plan));
+      return facts;
+    };
+    const g = internals(gpu);
+    dropIdleReads(g);
+    const both = await Promise.all([load({ pieceBytes: 16 * 1024, inFlight: 3 }), load({ pieceBytes: 8 * 1024, inFlight: 2 })]);
+    for (const facts of both) expect((await deviceRows(facts, decl)).rows).toEqual(host.toRows().get('r'));
+    // The first load's buffers stay for the next load of its plan (at most its limit of 7 of them), the other's are gone.
+    expect(keptReadBytes(g)).toBeGreaterThan(0);
+    expect(keptReadBytes(g)).toBeLessThanOrEqual(7 * 16 * 1024);
+    // What Database.clear does (and an idle device after a few seconds).
+    dropIdleReads(g);
+    expect(keptReadBytes(g)).toBe(0);
+  });
 
   it('a column file changed after import (same size) fails the load with its name, keeping no rows', async () => {
     const bad = join(root, 'bad-store');

@@ -30,7 +30,7 @@ import { internals, type Gpu, type GpuImpl } from './device.js';
 import { encodeScan } from './kernels/scan.js';
 import { memoShaders, precompile, Recorder, type Bound } from './recorder.js';
 import { HostParses, TextChunkReader, TextChunkSlots, type TextChunk } from './text-chunks.js';
-import { MappedReads } from './mapped-reads.js';
+import { holdReads } from './mapped-reads.js';
 import { acquireBound, allocRelation, bound, DeviceLimitError, readWords, releaseRelation, submitAndSync, type DeviceRelation } from './relations.js';
 
 /** Default bytes read and parsed at a time. */
@@ -489,50 +489,4 @@ async function parseChunk(
   } finally {
     for (const b of held) g.pool.release(b.buffer);
   }
-}
-
-/** A device's kept read buffers are destroyed once no file has been parsed for this long. */
-const IDLE_READS_MS = 5000;
-
-/** A device's read buffers (MappedReads) of one read size, kept from one file parse to the next. */
-interface KeptReads {
-  memory: MappedReads;
-  chunkBytes: number;
-  /** Files being parsed with them. */
-  users: number;
-  idle?: ReturnType<typeof setTimeout>;
-}
-
-const readsOf = new WeakMap<GpuImpl, KeptReads>();
-
-/**
- * Read buffers for a file parse of `chunkBytes` reads, and what to call once it is done with them. A new 64 MiB
- * mapped buffer costs the host its allocation, zeroing and page faults, so a device's buffers are kept from one file
- * to the next (bench load parses eight files one after another) and destroyed once no file has been parsed for
- * IDLE_READS_MS; a file of another read size while they are in use gets buffers of its own.
- */
-function holdReads(g: GpuImpl, chunkBytes: number): { memory: MappedReads; letGo: () => void } {
-  let kept = readsOf.get(g);
-  if (kept && kept.chunkBytes !== chunkBytes && kept.users === 0) {
-    clearTimeout(kept.idle);
-    kept.memory.destroy();
-    kept = undefined;
-  }
-  if (!kept) readsOf.set(g, (kept = { memory: new MappedReads(g), chunkBytes, users: 0 }));
-  if (kept.chunkBytes !== chunkBytes) {
-    const own = new MappedReads(g);
-    return { memory: own, letGo: () => own.destroy() };
-  }
-  const k = kept;
-  k.users++;
-  clearTimeout(k.idle);
-  const letGo = (): void => {
-    if (--k.users > 0) return;
-    k.idle = setTimeout(() => {
-      k.memory.destroy();
-      if (readsOf.get(g) === k) readsOf.delete(g);
-    }, IDLE_READS_MS);
-    k.idle.unref();
-  };
-  return { memory: k.memory, letGo };
 }

@@ -15,8 +15,8 @@ import { rowWords } from '@vixen/queryplan';
 import { storeColumnShaders } from '@vixen/codegen-wgsl';
 import { bytesPerValue, StoreDictionary, StoreFileReader, storeError, type DeviceRows, type StoreRelationRead, type StringInterner } from '@vixen/io';
 import { chunkedOf, chunkRows } from './chunks.js';
-import { internals, type Gpu, type GpuImpl } from './device.js';
-import { MappedReads } from './mapped-reads.js';
+import { internals, type Gpu } from './device.js';
+import { holdReads } from './mapped-reads.js';
 import { ParsedRows } from './parsed-rows.js';
 import { memoShaders, Recorder } from './recorder.js';
 import { acquireBound, allocRelation, bound, releaseRelation, syncCounts, type DeviceRelation } from './relations.js';
@@ -29,7 +29,8 @@ export interface StoreReadPlan {
 
 /**
  * 32 MiB reads, 8 in flight: libuv's 4 threads each have a read queued behind the one they are doing; the mapped
- * buffers (12, 384 MiB of host memory) stay with the device for later loads.
+ * buffers (12, 384 MiB of host memory: reads in flight and a few being mapped again after their copies) stay with
+ * the device for later loads (holdReads).
  */
 export const STORE_READ_PLAN: StoreReadPlan = { pieceBytes: 32 * 2 ** 20, inFlight: 8 };
 
@@ -40,23 +41,6 @@ export const STORE_READ_PLAN: StoreReadPlan = { pieceBytes: 32 * 2 ** 20, inFlig
  * checksums and for the device.
  */
 export const storeLoadTimes = { relations: 0, bytes: 0, dictionariesMs: 0, openMs: 0, readsMs: 0, sendMs: 0, piecesMs: 0, verifyWaitMs: 0, deviceWaitMs: 0 };
-
-/**
- * Per device, the mapped buffers store loads read into, kept from one load to the next (making a mapped buffer, which
- * Dawn zeroes, costs more than a read into it); remade for another plan.
- */
-const readMemory = new WeakMap<GpuImpl, { plan: StoreReadPlan; memory: MappedReads }>();
-
-function memoryFor(g: GpuImpl, plan: StoreReadPlan): MappedReads {
-  let kept = readMemory.get(g);
-  if (!kept || kept.plan.pieceBytes !== plan.pieceBytes || kept.plan.inFlight !== plan.inFlight) {
-    kept?.memory.destroy();
-    // Reads in flight, and a few more being mapped again after their copies.
-    kept = { plan, memory: new MappedReads(g, plan.inFlight + 4) };
-    readMemory.set(g, kept);
-  }
-  return kept.memory;
-}
 
 /** A piece of a column file: `rows` values from row `row` of relation chunk `part`, at byte `at` of the file. */
 interface Piece {
@@ -100,7 +84,7 @@ export async function loadStoreOnDevice(
   dictionaries.catch(() => undefined);
   let t0 = performance.now();
   const shaders = memoShaders({ storeColumn: true }, () => storeColumnShaders());
-  const memory = memoryFor(g, plan);
+  const { memory, letGo } = holdReads(g, plan.pieceBytes, plan.inFlight + 4);
   const readers: StoreFileReader[] = [];
   const verified: Promise<void>[] = [];
   const parts: DeviceRelation[] = [];
@@ -210,6 +194,8 @@ export async function loadStoreOnDevice(
     for (const p of parts) releaseRelation(g, p);
     throw e;
   } finally {
+    // Every lane is done with its buffers.
+    letGo();
     // The workers read the files by descriptor: they are closed once every check is done.
     await Promise.allSettled([...verified, dictionaries]);
     await Promise.all(readers.map((r) => r.close()));
