@@ -31,12 +31,17 @@ export const PASS_LAYOUTS = {
   /** data[n] = 1 when the scanned data[0..n) decreases somewhere (the sum wrapped). u0 = (n). */
   scanWrapped: ['write', 'uniform'],
   /**
-   * Sorted aggregation's tile pass (kernels/aggregate.ts): group starts per tile and tile states. (input, counts, u)
-   * u0 = (n, _, tiles): tiles of the host's bound on n lay out counts and states (n may be a pending count); tiles
-   * without rows leave their counts as they are (zeroed by the host).
+   * Sorted aggregation's tile pass (kernels/aggregate.ts): group starts per tile, tile states, and per thread the
+   * group starts before its rows in the tile and the state open at its first row. (input, counts, u) u0 = (n, _,
+   * tiles): tiles of the host's bound on n lay out counts and states (n may be a pending count); tiles without rows
+   * leave their counts as they are (zeroed by the host).
    */
   flags: ['read', 'write', 'uniform'],
-  /** Sorted aggregation's output: one row per group at its rank (kernels/aggregate.ts). (input, offsets, output, u) u0 = (n, groups, tiles), as flags'; groups places the overflow flag. */
+  /**
+   * Sorted aggregation's output: one row per group at its rank (kernels/aggregate.ts). (input, offsets, output, u)
+   * u0 = (n, room, tiles), as flags': no group at or past the room is written (a guessed room, which the host
+   * checks); a decimal overflow sets the word after the room's rows.
+   */
   scatter: ['read', 'read', 'write', 'uniform'],
   /**
    * Single-pass compaction (kernels/compaction.ts): the input rows passing the kernel's keep test, projected, at
@@ -152,7 +157,9 @@ export const PASS_LAYOUTS = {
    * Hash table build (kernels/hash.ts): build row i goes into the linear-probing table of mask + 1 slots of
    * 1 + K words (head row + 1, then the key words; 0 = empty); an equal key already there makes row i the
    * new head of that key's chain (next[i] = the old head + 1, 0 ends a chain) and sets the word after the
-   * slots (duplicates). The host zeroes the table. (build, table, next, u) u0 = (n, mask).
+   * slots (duplicates). The host zeroes the table. (build, table, next, u) u0 = (n, mask). A filtered build (a
+   * pipeline probe's build filter) runs twice, u0 = (n, mask, phase): phase 0 counts the kept rows into the word
+   * after the duplicates word, phase 1 inserts them into the first slots, as many as keptMask gives for them.
    */
   hashBuild: ['read', 'write', 'write', 'uniform'],
   /**

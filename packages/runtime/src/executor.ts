@@ -196,7 +196,8 @@ export interface ExecuteStats {
    * The relations uploaded from facts (rows and words per row); resident ones are not. `parsedOnDevice`: rows that
    * the device parsed from their file (RunOptions.parse); `inOrder`: rows loaded in canonical order (not sorted again);
    * `ms`: the host's wall time making them canonical and checking their keys (of loadMilliseconds; the device may
-   * finish later).
+   * finish later). On a GPU the load passes of every relation compile together as the load starts, so the first
+   * relation's time includes waiting for all of them.
    */
   uploads: Array<{ name: string; rows: number; width: number; ms: number; parsedOnDevice?: true; inOrder?: true }>;
   /** The base relations taken from `resident` instead. */
