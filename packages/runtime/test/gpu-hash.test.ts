@@ -2,7 +2,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HASH_ITEMS, type HashAggregate, type JoinOutputWord } from '@vixen/codegen-wgsl';
 import { rowWords, wordsOf, type ScalarType } from '@vixen/queryplan';
-import { downloadRelation, hashGroupBy, hashJoin, openGpu, releaseRelation, uploadRelation, type Gpu } from '../src/gpu/index.js';
+import { buildHashTable, downloadRelation, hashGroupBy, hashJoin, openGpu, probeHashTable, releaseHashTable, releaseRelation, uploadRelation, type Gpu } from '../src/gpu/index.js';
+import { internals } from '../src/gpu/device.js';
+import { roomFor, splitSide } from '../src/gpu/recorder.js';
+import type { GuessingRun } from '../src/gpu/relations.js';
 import { encode, keyWords, randomRows, rng, rowWordsOf, type TestRow } from './gpu-fixtures.js';
 
 let gpu: Gpu;
@@ -118,6 +121,54 @@ describe('hashJoin', () => {
     const build = randomRows(r, bt, 1200, 6);
     const probe = randomRows(r, pt, 1300, 6);
     expect(await checkJoin(side(bt, build, [0, 1, 3]), side(pt, probe, [3, 2, 1]))).toBeGreaterThan(0);
+  });
+});
+
+describe('hashJoin guessed rooms', () => {
+  /** Probes 1,000 rows (keys i % 200, width 3) against build rows of `keys` (width 2): the output, its count read back. */
+  async function probe(keys: readonly number[]): Promise<{ room: number; rows: number }> {
+    const b = uploadRelation(gpu, Uint32Array.from(keys.flatMap((k) => [k, 7])), 2, keys.length);
+    const p = uploadRelation(gpu, Uint32Array.from({ length: 3000 }, (_, w) => (w % 3 === 0 ? (w / 3) % 200 : w)), 3, 1000);
+    const t = await buildHashTable(gpu, { relation: b, keyWords: [0] });
+    try {
+      const out = await probeHashTable(gpu, t, { relation: p, keyWords: [0] });
+      const room = out.count;
+      const words = await downloadRelation(gpu, out);
+      releaseRelation(gpu, out);
+      return { room, rows: words.length / 2 };
+    } finally {
+      releaseHashTable(gpu, t);
+      releaseRelation(gpu, b);
+      releaseRelation(gpu, p);
+    }
+  }
+  const range = (from: number, n: number): number[] => Array.from({ length: n }, (_, i) => from + i);
+
+  /** `fn` in a run that guesses, whose guesses all held. */
+  async function guessing<T>(fn: () => Promise<T>): Promise<T> {
+    const g = internals(gpu);
+    const run: GuessingRun = { missed: false };
+    g.guessing = run;
+    try {
+      const out = await fn();
+      expect(run.missed).toBe(false);
+      return out;
+    } finally {
+      g.guessing = null;
+    }
+  }
+
+  it('a probe whose build side grows (as in a fixpoint) guesses by its input rows; a split one by the sum of its parts', async () => {
+    // Keys 0-99 match 500 probe rows; keys from 1,000 on match none.
+    expect((await probe(range(0, 100))).rows).toBe(500);
+    // Four times the build rows, the same 500 matches: room for the 500 seen (not four times as many).
+    expect(await guessing(() => probe([...range(0, 100), ...range(1000, 300)]))).toEqual({ room: roomFor(500), rows: 500 });
+    // The build side in two parts (its table past one binding), the first with every match, the second with none:
+    // their totals are noted summed, so the launch on the whole side expects all 500.
+    const part = splitSide(internals(gpu));
+    expect((await part(0.5, () => probe(range(0, 100)))).rows).toBe(500);
+    expect((await part(0.5, () => probe(range(1000, 100)))).rows).toBe(0);
+    expect(await guessing(() => probe([...range(0, 100), ...range(1000, 100)]))).toEqual({ room: roomFor(500), rows: 500 });
   });
 });
 

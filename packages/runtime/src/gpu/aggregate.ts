@@ -84,7 +84,7 @@ export async function aggregateRows(
     }
     await counting.submit();
     const groups = (await syncCounts(g, [{ buffer: offsets.buffer, offset: tiles * 4, words: 1 }]))[0]![0]!;
-    noteTotal(shaders, groups, n);
+    noteTotal(g, shaders, groups, n);
     const outWords = groups * outWidth + 1;
     checkBindingSize(g, outWords, `aggregate of ${groups} groups x ${outWidth} words`);
     const buffer = g.pool.acquire(bindingBytes(outWords), relationUsage());

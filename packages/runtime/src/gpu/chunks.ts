@@ -26,7 +26,7 @@ import { internals, type Gpu, type GpuImpl } from './device.js';
 import { concatenate } from './kernels/concat.js';
 import { selectRange } from './kernels/select.js';
 import { pipelineTableOffsets } from './pipeline.js';
-import { Recorder } from './recorder.js';
+import { Recorder, splitSide } from './recorder.js';
 import {
   allocRelation,
   bindingBytes,
@@ -257,8 +257,10 @@ export async function runChunked(
       const K = hashJoinLayout(kernel, columns(kernel.build), columns(kernel.probe)).build.keyWords.length;
       const tableRows = Math.min(chunkRows(g, table.width), 2 ** Math.floor(Math.log2((g.limits.maxStorageBufferBindingSize / 4 - 2) / (1 + K))) / 2);
       // A pending count's bound that fits needs no sync.
-      if (table.count > tableRows && (await exactCount(g, table)) > tableRows) {
-        return perChunk(g, table, outWidth, (c) => runChunked(g, kernel, other === 0 ? [c, inputs[big]!] : [inputs[big]!, c], variables, single), undefined, tableRows);
+      const rows = table.count > tableRows ? await exactCount(g, table) : table.count;
+      if (rows > tableRows) {
+        const part = splitSide(g);
+        return perChunk(g, table, outWidth, (c) => part(c.count / rows, () => runChunked(g, kernel, other === 0 ? [c, inputs[big]!] : [inputs[big]!, c], variables, single)), undefined, tableRows);
       }
       return withWhole(g, [table], what, ([built]) =>
         perChunk(g, inputs[big]!, outWidth, (c) => single(kernel, big === 0 ? [c, built!] : [built!, c])),
@@ -296,7 +298,8 @@ export async function runChunked(
         const rows = await exactCount(g, builds[j]!);
         if (rows <= 1) throw new DeviceLimitError(`${what}: its hash tables need more than one binding for a build side of ${rows} row`);
         const withPart = (c: DeviceRelation): DeviceRelation[] => inputs.map((x, i) => (i === j + 1 ? c : x));
-        return perChunk(g, builds[j]!, outWidth, (c) => runChunked(g, kernel, withPart(c), variables, single), undefined, Math.ceil(rows / 2));
+        const part = splitSide(g);
+        return perChunk(g, builds[j]!, outWidth, (c) => part(c.count / rows, () => runChunked(g, kernel, withPart(c), variables, single)), undefined, Math.ceil(rows / 2));
       }
       // The scanned relation chunk by chunk, against whole build sides (their hash tables).
       return withWhole(g, builds, what, (whole) => perChunk(g, scanned!, outWidth, (c) => single(kernel, [c, ...whole])));

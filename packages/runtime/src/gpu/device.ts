@@ -6,7 +6,7 @@
 import { CommandBatch } from './batch.js';
 import { allocationFault, DeviceFault, deviceErrorFault, lostFault } from './device-fault.js';
 import { BufferPool } from './pool.js';
-import type { PassLayout } from './recorder.js';
+import type { LaunchPart, PassLayout } from './recorder.js';
 import { PassTimer } from './timing.js';
 import type { DeviceWord, Guess, GuessingRun } from './relations.js';
 
@@ -147,6 +147,8 @@ export class GpuImpl implements Gpu {
   readonly guesses: Guess[] = [];
   /** The run kernels guess for: set while it is the only run in progress (a guess must be its run's). */
   guessing: GuessingRun | null = null;
+  /** The part of a joined side the kernel now launched runs over, where the side was split (recorder.ts splitSide). */
+  part: LaunchPart | null = null;
   /** Program runs in progress on this device (executor.ts). */
   runsInProgress = 0;
   /**

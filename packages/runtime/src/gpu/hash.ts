@@ -158,8 +158,6 @@ async function probeTable(g: GpuImpl, t: HashTable, probe: KeyedRelation, output
     shaders,
     (rec, out, capacity, counter) =>
       rec.dispatch('hashProbe', [bound(probe.relation), bound(t.build), table, next, out, counter], [sizeOf(probe.relation), t.slots - 1, capacity], tiles * g.limits.workgroupSize),
-    undefined,
-    n * Math.max(1, t.build.count),
   );
 }
 
@@ -179,12 +177,6 @@ export async function countedOutput(
   record: (rec: Recorder, out: Bound, capacity: number, counter: Bound) => void,
   /** Where the first run records (the caller's steps before it: they go to the device together); default a new recorder. */
   first?: Recorder,
-  /**
-   * What the output grows with, for guesses (expectedTotal): the input rows times the rows of the side they are
-   * joined with. A kernel run once per part of that side (its table past one binding) and, in the next run, once on
-   * all of it (the parts' rooms, guessed smaller, fit one binding) needs the parts' rows together then.
-   */
-  pairs = rows,
 ): Promise<DeviceRelation> {
   const empty: DeviceRelation = { buffer: null, count: 0, width };
   const counter = acquireBound(g, 1, 'output counter');
@@ -194,10 +186,10 @@ export async function countedOutput(
     let capacity = Math.max(1, Math.min(rows, Math.floor((g.limits.maxStorageBufferBindingSize - 4) / (4 * width))));
     const run = g.guessing;
     if (run !== null && mayGuess(shaders)) {
-      // Room for what it needed last time (in proportion to `pairs`) and more (roomFor): later passes size their work by this bound, and a
+      // Room for what it needed last time (in proportion to its input rows) and more (roomFor): later passes size their work by this bound, and a
       // selective probe needs far less than a row per input row (a sort of TPC-H Q17's 123 matches took 490 ms on
       // llvmpipe over room for the 59,822 probe rows). A row per input row where it has not run before.
-      const seen = expectedTotal(shaders, pairs);
+      const seen = expectedTotal(shaders, rows);
       if (seen !== undefined) capacity = Math.max(1, Math.min(roomFor(seen), Math.floor((g.limits.maxStorageBufferBindingSize - 4) / (4 * width))));
       checkResultSize(g, width * capacity + 1, `output of ${capacity} rows x ${width} words`);
       const out = acquireBound(g, width * capacity + 1, `output of ${capacity} rows x ${width} words`);
@@ -206,7 +198,7 @@ export async function countedOutput(
       record(rec, { buffer: out.buffer, words: width * capacity }, capacity, counter);
       rec.using(CLAMP_PASSES).dispatch('countClamp', [out], [{ buffer: counter.buffer, offset: 0 }, capacity, width * capacity], 1);
       await rec.submit();
-      checkGuessAtSync(g, run, counter.buffer, shaders, capacity, pairs);
+      checkGuessAtSync(g, run, counter.buffer, shaders, capacity, rows);
       counterHeld = false;
       return pendingRelation(g, out.buffer, capacity, width);
     }
@@ -218,8 +210,9 @@ export async function countedOutput(
       rec.clear(counter.buffer, 4);
       record(rec, out, capacity, counter);
       const total = (await submitAndSync(g, rec, [{ buffer: counter.buffer, offset: 0, words: 1 }]))[0]![0]!;
-      noteTotal(shaders, total, pairs);
       if (total <= capacity) {
+        // Once a launch (a part's total is summed with the other parts': splitSide).
+        noteTotal(g, shaders, total, rows);
         if (total > 0) return { buffer: out.buffer, count: total, width };
         g.pool.release(out.buffer);
         return empty;

@@ -131,9 +131,7 @@ export async function pipelineRows(
     const tiles = Math.ceil(input.count / (HASH_ITEMS * g.limits.workgroupSize));
     const record = (r: Recorder, out: Bound, capacity: number, counter: Bound): void =>
       r.dispatch('pipelineProbe', [bound(input), hashed, out, counter], [sizeOf(input), capacity], tiles * g.limits.workgroupSize, constants, tables);
-    // The largest side joined (not a negated probe's): a launch per part of it when the tables pass one binding.
-    const joined = builds.reduce((m, b, j) => (kernel.probes[j]!.negated ? m : Math.max(m, b.count)), 1);
-    return countedOutput(g, outWidth, input.count, shaders, record, rec, input.count * joined);
+    return countedOutput(g, outWidth, input.count, shaders, record, rec);
   });
 }
 

@@ -200,8 +200,8 @@ export function guessHeld(shaders: KernelShaders, held: boolean): boolean {
 }
 
 /**
- * Per pass set (a join's or pipeline's shaders), the rows its last output needed and the input rows it had then
- * (or what else its output grows with: countedOutput's `pairs`): the room of its next guess.
+ * Per pass set (a join's or pipeline's shaders), the rows its last output needed and the input rows it had then:
+ * the room of its next guess.
  */
 const totalsSeen = new WeakMap<KernelShaders, { total: number; rows: number }>();
 
@@ -223,9 +223,51 @@ export function expectedTotal(shaders: KernelShaders, rows: number): number | un
  */
 export const roomFor = (total: number): number => total + (total >>> 3) + Math.ceil(4 * Math.sqrt(total)) + 16;
 
-/** Notes the rows `shaders`' output needed on `rows` input rows (read at a sync), for expectedTotal. */
-export function noteTotal(shaders: KernelShaders, total: number, rows: number): void {
-  totalsSeen.set(shaders, { total, rows });
+/**
+ * Launches of one kernel over the parts of a side it joins, split where its tables pass one binding (gpu/chunks.ts),
+ * and the share of that side the current launch covers. Their totals are noted as one: their sum, against the input
+ * rows weighed by the shares (the input rows where each part met the same ones), so a later launch over the whole
+ * side, its rooms smaller, expects all of its rows; a launch never split notes its own total, so a fixpoint's probe
+ * of a side that grows is not given room in proportion to that side.
+ */
+export interface LaunchPart {
+  share: number;
+  sums: Map<KernelShaders, { total: number; rows: number }>;
+}
+
+/**
+ * A split of a joined side into parts (within the current part, where a part is split again): what runs `fn` as the
+ * part of `share` of the side.
+ */
+export function splitSide(g: GpuImpl): <T>(share: number, fn: () => Promise<T>) => Promise<T> {
+  const outer = g.part;
+  const sums = outer?.sums ?? new Map<KernelShaders, { total: number; rows: number }>();
+  return async (share, fn) => {
+    const before = g.part;
+    g.part = { share: (outer?.share ?? 1) * share, sums };
+    try {
+      return await fn();
+    } finally {
+      g.part = before;
+    }
+  };
+}
+
+function note(shaders: KernelShaders, total: number, rows: number, part: LaunchPart | null): void {
+  if (!part) {
+    totalsSeen.set(shaders, { total, rows });
+    return;
+  }
+  const sum = part.sums.get(shaders) ?? { total: 0, rows: 0 };
+  sum.total += total;
+  sum.rows += rows * part.share;
+  part.sums.set(shaders, sum);
+  totalsSeen.set(shaders, { ...sum });
+}
+
+/** Notes the rows `shaders`' output needed on `rows` input rows (read at a sync, once a launch), for expectedTotal. */
+export function noteTotal(g: GpuImpl, shaders: KernelShaders, total: number, rows: number): void {
+  note(shaders, total, rows, g.part);
 }
 
 /**
@@ -233,12 +275,13 @@ export function noteTotal(shaders: KernelShaders, total: number, rows: number): 
  * run starts again without guesses); it is noted with the input's `rows` either way.
  */
 export function checkGuessAtSync(g: GpuImpl, run: GuessingRun, counter: GPUBuffer, shaders: KernelShaders, room: number, rows: number): void {
+  const part = g.part;
   g.guesses.push({
     buffer: counter,
     words: 1,
     run,
     holds: ([total]) => {
-      noteTotal(shaders, total!, rows);
+      note(shaders, total!, rows, part);
       return guessHeld(shaders, total! <= room);
     },
   });

@@ -136,7 +136,7 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
     }
     const [read] = await submitAndSync(g, rec, [{ buffer: offsets.buffer, offset: n * 4, words: wraps ? 2 : 1 }]);
     const [total, wrapped] = read!;
-    noteTotal(shaders, total!, n);
+    noteTotal(g, shaders, total!, n);
     if (wrapped) {
       throw new DeviceLimitError(
         `joining ${n} rows with up to ${c.right} rows each gives more than ${0xffffffff} rows, ` +
