@@ -11,7 +11,7 @@ import { VixenError, type Aggregate, type ScalarType } from '@vixen/queryplan';
 import { aggregateScratchWords, AGG_ITEMS, type KernelShaders } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from './device.js';
 import { encodeScan } from './kernels/scan.js';
-import { CLAMP_PASSES, checkGuessAtSync, expectedTotal, mayGuess, noteTotal, Recorder, roomFor, type Bound } from './recorder.js';
+import { CLAMP_PASSES, checkGuessAtSync, guessedRoom, mayGuess, noteTotal, Recorder, type Bound } from './recorder.js';
 import { acquireBound, bindingBytes, checkBindingSize, relationUsage, sizeOf, syncCounts, type DeviceRelation } from './relations.js';
 
 /** Outputs up to this many bytes are sized by the input's rows rather than by a readback of the group count. */
@@ -39,8 +39,7 @@ export async function aggregateRows(
   // more (roomFor), where a sync read them (later kernels size their work by the room: TPC-H Q18 has 4.5M groups
   // of 18M rows); else a group per input row where that is small enough.
   const run = g.guessing;
-  const seen = run !== null && mayGuess(shaders) ? expectedTotal(shaders, n) : undefined;
-  const guessed = seen === undefined ? n : Math.max(1, Math.min(n, roomFor(seen)));
+  const guessed = run !== null && mayGuess(shaders) ? guessedRoom(shaders, n, n) : n;
   const bytes = (groups: number): number => (groups * outWidth + 2) * 4;
   const room =
     guessed < n && bytes(guessed) <= g.limits.maxStorageBufferBindingSize

@@ -21,7 +21,7 @@ import {
   type KernelShaders,
 } from '@vixen/codegen-wgsl';
 import { internals, type Gpu, type GpuImpl } from './device.js';
-import { CLAMP_PASSES, checkGuessAtSync, expectedTotal, mayGuess, roomFor, memoShaders, noteTotal, Recorder, type Bound } from './recorder.js';
+import { CLAMP_PASSES, checkGuessAtSync, guessedRoom, mayGuess, memoShaders, noteTotal, Recorder, type Bound } from './recorder.js';
 import { acquireBound, bound, checkResultSize, DeviceLimitError, exactCount, pendingRelation, sizeOf, submitAndSync, type DeviceRelation } from './relations.js';
 import { combineGroups, leaves, mapChunks } from './chunks.js';
 
@@ -183,14 +183,14 @@ export async function countedOutput(
   let counterHeld = true;
   try {
     // Room for one row per input row, or as many rows as one binding holds.
-    let capacity = Math.max(1, Math.min(rows, Math.floor((g.limits.maxStorageBufferBindingSize - 4) / (4 * width))));
+    const most = Math.floor((g.limits.maxStorageBufferBindingSize - 4) / (4 * width));
+    let capacity = Math.max(1, Math.min(rows, most));
     const run = g.guessing;
     if (run !== null && mayGuess(shaders)) {
       // Room for what it needed last time (in proportion to its input rows) and more (roomFor): later passes size their work by this bound, and a
       // selective probe needs far less than a row per input row (a sort of TPC-H Q17's 123 matches took 490 ms on
       // llvmpipe over room for the 59,822 probe rows). A row per input row where it has not run before.
-      const seen = expectedTotal(shaders, rows);
-      if (seen !== undefined) capacity = Math.max(1, Math.min(roomFor(seen), Math.floor((g.limits.maxStorageBufferBindingSize - 4) / (4 * width))));
+      capacity = guessedRoom(shaders, rows, most);
       checkResultSize(g, width * capacity + 1, `output of ${capacity} rows x ${width} words`);
       const out = acquireBound(g, width * capacity + 1, `output of ${capacity} rows x ${width} words`);
       const rec = first ?? new Recorder(g, shaders);

@@ -210,7 +210,7 @@ const totalsSeen = new WeakMap<KernelShaders, { total: number; rows: number }>()
  * proportion where the input has more rows now (a kernel run per chunk of a relation past one binding meets
  * chunks of several sizes in one run, the largest after the smallest).
  */
-export function expectedTotal(shaders: KernelShaders, rows: number): number | undefined {
+function expectedTotal(shaders: KernelShaders, rows: number): number | undefined {
   const seen = totalsSeen.get(shaders);
   if (seen === undefined) return undefined;
   return rows > seen.rows ? Math.ceil((seen.total * rows) / Math.max(1, seen.rows)) : seen.total;
@@ -222,6 +222,15 @@ export function expectedTotal(shaders: KernelShaders, rows: number): number | un
  * of one SF 0.05 run past 10 MiB bindings).
  */
 export const roomFor = (total: number): number => total + (total >>> 3) + Math.ceil(4 * Math.sqrt(total)) + 16;
+
+/**
+ * The room a guess gives `shaders`' output on `rows` input rows, at most `most`: what it needed last time and more
+ * (roomFor), where a sync read a total of it; else a row per input row.
+ */
+export function guessedRoom(shaders: KernelShaders, rows: number, most = Infinity): number {
+  const seen = expectedTotal(shaders, rows);
+  return Math.max(1, Math.min(seen === undefined ? rows : roomFor(seen), most));
+}
 
 /**
  * Launches of one kernel over the parts of a side it joins, split where its tables pass one binding (gpu/chunks.ts),

@@ -7,7 +7,7 @@
  */
 import { JOIN_ROWS, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from '../device.js';
-import { CLAMP_PASSES, checkGuessAtSync, expectedTotal, mayGuess, roomFor, noteTotal, Recorder, type Bound } from '../recorder.js';
+import { CLAMP_PASSES, checkGuessAtSync, guessedRoom, mayGuess, noteTotal, Recorder, type Bound } from '../recorder.js';
 import { acquireBound, allocPending, allocRelation, bound, checkResultSize, DeviceLimitError, OutputRoomError, submitAndSync, type DeviceRelation, type GuessingRun, type Size } from '../relations.js';
 import { addBlockTotals, scanTotals } from './scan.js';
 
@@ -119,8 +119,7 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
   if (run !== null && !wraps && mayGuess(shaders)) {
     // A run that may start again guesses the room: the total this join had last time and more (roomFor; not the
     // left rows, far more than a selective join's total), or a row per left row at a first join.
-    const seen = expectedTotal(shaders, n);
-    const capacity = Math.max(1, seen === undefined ? n : roomFor(seen));
+    const capacity = guessedRoom(shaders, n);
     const guessBytes = (capacity * c.outWidth + 1) * 4;
     if (guessBytes <= g.limits.maxStorageBufferBindingSize && fitsCap(g, guessBytes)) return guessedCompact(g, shaders, c, capacity, run);
   }
