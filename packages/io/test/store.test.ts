@@ -14,6 +14,7 @@ import { importStore } from '../src/store/import.js';
 import type { LoadProgress } from '../src/load-progress.js';
 import { STORE_MANIFEST } from '../src/store/manifest.js';
 import { StoreDictionary, writeDictionary } from '../src/store/dictionary.js';
+import { readStoreFile, writeStoreFile } from '../src/store/files.js';
 
 const root = mkdtempSync(join(tmpdir(), 'vixen-store-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -196,6 +197,24 @@ describe('columnar store', () => {
     const manifest = JSON.parse(readFileSync(join(large, STORE_MANIFEST), 'utf8'));
     writeFileSync(join(large, STORE_MANIFEST), JSON.stringify({ ...manifest, version: 4 }));
     expect(await failure(load(large, [otherDecl]))).toMatch(/store version 4 is not supported/);
+  });
+
+  it('reads a file of several pieces once as its checksum is taken: its bytes, or a corrupt one named', async () => {
+    const dir = mkdtempSync(join(root, 'pieces-'));
+    // 20 MB of bytes: three of the pieces the worker checks as they are read, the last one short.
+    const bytes = Uint8Array.from({ length: 20_000_003 }, (_, i) => (i * 2654435761) >>> 24);
+    const file = await writeStoreFile(dir, 'f.bin', bytes);
+    const read = await readStoreFile(dir, file);
+    // Compared as buffers (a failed toEqual would print 20M values).
+    expect(read.length).toBe(bytes.length);
+    expect(Buffer.from(read.buffer, read.byteOffset, read.length).equals(bytes)).toBe(true);
+    const path = join(dir, 'f.bin');
+    for (const at of [0, 9 << 20, bytes.length - 1]) {
+      const bad = bytes.slice();
+      bad[at]! ^= 1;
+      writeFileSync(path, bad);
+      await expect(readStoreFile(dir, file)).rejects.toThrow(/f\.bin is corrupt: its CRC-32 differs from the manifest's/);
+    }
   });
 
   it('names a manifest of another version, format or shape', async () => {

@@ -43,6 +43,28 @@ const verifyTask = defineTask('io/store-verify', import.meta.url, ({ fd, bytes }
   return { crc, bytes: at };
 });
 
+/** Bytes read at a time into a file's shared buffer while a worker takes the CRC-32 of those before (readStoreFile). */
+const SHARED_PIECE = 8 << 20;
+
+/**
+ * The CRC-32 of `bytes` (shared memory, read into meanwhile) as they come: `pieces[0]` pieces of SHARED_PIECE bytes
+ * are there (the last one shorter; -1: the reads failed and it stops). Waits for them with Atomics.wait.
+ */
+const crcAsReadTask = defineTask('io/store-crc-as-read', import.meta.url, ({ bytes, pieces }: { bytes: Uint8Array; pieces: Int32Array }) => {
+  let crc = 0;
+  for (let k = 0; k * SHARED_PIECE < bytes.length; ) {
+    const there = Atomics.load(pieces, 0);
+    if (there < 0) break;
+    if (there === k) {
+      Atomics.wait(pieces, 0, k);
+      continue;
+    }
+    crc = checksum(bytes.subarray(k * SHARED_PIECE, there * SHARED_PIECE), crc);
+    k = there;
+  }
+  return crc;
+});
+
 /**
  * A store file opened, its size checked, read from start to end in pieces (`read`, its CRC-32 taken on this thread,
  * checked by `finish`) or at any positions (`readAt`, while `verify` takes the CRC-32 on a worker): missing,
@@ -95,6 +117,30 @@ export class StoreFileReader {
     this.checkCrc(bytes, crc);
   }
 
+  /**
+   * Fills `into` (shared memory, the file's size) with the whole file, read in pieces on libuv's threads while a
+   * worker takes the CRC-32 of each piece read, and checks it: the file read once, its checksum on no thread of ours.
+   */
+  async readChecked(into: Uint8Array): Promise<void> {
+    const pieces = new Int32Array(new SharedArrayBuffer(4));
+    const crc = runInWorker(crcAsReadTask, { bytes: into, pieces });
+    const tell = (n: number): void => {
+      Atomics.store(pieces, 0, n);
+      Atomics.notify(pieces, 0);
+    };
+    try {
+      for (let k = 0; k * SHARED_PIECE < into.length; k++) {
+        await this.readAt(into.subarray(k * SHARED_PIECE, (k + 1) * SHARED_PIECE), k * SHARED_PIECE);
+        tell(k + 1);
+      }
+    } catch (e) {
+      tell(-1);
+      await crc.catch(() => undefined);
+      throw e;
+    }
+    this.checkCrc(into.length, await crc);
+  }
+
   private checkCrc(bytes: number, crc: number): void {
     if (bytes !== this.file.bytes) throw new Error(`internal: ${bytes} of ${this.file.bytes} bytes of ${this.path} checked`);
     if (crc !== this.file.crc32) throw storeError(`store file ${this.path} is corrupt: its CRC-32 differs from the manifest's (import the facts again)`);
@@ -123,13 +169,13 @@ const VERIFIED_ON_WORKER = 1 << 20;
 
 /**
  * The bytes of `file` in the store `dir`, in a buffer of their own (so u32 and u64 views of it are aligned),
- * checked as StoreFileReader checks them: a large file's CRC-32 on a worker while this thread reads it (a run's
- * dictionary of order comments is 84 MB at TPC-H SF 1; its checksum held the thread that hands out the pieces).
+ * checked as StoreFileReader checks them: a large file's CRC-32 on a worker as its pieces are read (readChecked; a
+ * run's dictionary of order comments is 84 MB at TPC-H SF 1; its checksum held the thread that hands out the pieces).
  */
 export async function readStoreFile(dir: string, file: StoreFile): Promise<Uint8Array> {
   const reader = await StoreFileReader.open(dir, file);
-  const bytes = new Uint8Array(file.bytes);
   if (file.bytes < VERIFIED_ON_WORKER) {
+    const bytes = new Uint8Array(file.bytes);
     try {
       await reader.read(bytes);
     } catch (e) {
@@ -139,10 +185,12 @@ export async function readStoreFile(dir: string, file: StoreFile): Promise<Uint8
     await reader.finish();
     return bytes;
   }
-  // Both settle before the file is closed: the worker reads it by descriptor.
-  const done = await Promise.allSettled([reader.readAt(bytes, 0), reader.verify()]);
-  await reader.close();
-  for (const d of done) if (d.status === 'rejected') throw d.reason;
+  const bytes = new Uint8Array(new SharedArrayBuffer(file.bytes));
+  try {
+    await reader.readChecked(bytes);
+  } finally {
+    await reader.close();
+  }
   return bytes;
 }
 
