@@ -2,11 +2,11 @@
  * Store column encodings (store/column-encoding.ts): any column of one- or two-word values, edge values included
  * (minimum, maximum, negative, all equal, ranges of exactly 2^8, 2^16, 2^24, 2^31 - 1, 2^32 - 1, 2^32 and 2^53,
  * common steps, steps of 2^32 and past), widens back to its words exactly, in the narrowest width its range over its
- * step allows.
+ * step allows, widened as a load does: in pieces, into its place in wider rows.
  */
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { narrowColumn, widenColumn } from '../src/store/column-encoding.js';
+import { narrowColumn, widenColumn, type ColumnEncoding } from '../src/store/column-encoding.js';
 
 const U32 = 2n ** 32n;
 /** The value's unsigned span a column takes (either wrap of one word; signed 64-bit for two). */
@@ -55,6 +55,20 @@ function leastWidth(words: Uint32Array, valueWords: number): number {
   return width < 4 * valueWords && step < U32 ? width : 4 * valueWords;
 }
 
+/**
+ * `bytes` (`rows` values) widened as a load widens them: in two pieces, into rows of one more word at word 1; the
+ * column's words read back from the rows (the other word of each row untouched).
+ */
+function widen(bytes: Uint8Array, encoding: ColumnEncoding, rows: number, valueWords: number): Uint32Array {
+  const stride = valueWords + 1;
+  const out = new Uint32Array(rows * stride).fill(0xdeadbeef);
+  const half = rows >> 1;
+  widenColumn(bytes, encoding, valueWords, 0, half, { out, at: 1, stride });
+  widenColumn(bytes, encoding, valueWords, half, rows - half, { out: out.subarray(half * stride), at: 1, stride });
+  for (let r = 0; r < rows; r++) expect(out[r * stride]).toBe(0xdeadbeef);
+  return Uint32Array.from({ length: rows * valueWords }, (_, k) => out[Math.floor(k / valueWords) * stride + 1 + (k % valueWords)]!);
+}
+
 describe('column encodings', () => {
   test('a column widens back to its words, as narrow as its range over its step allows', () => {
     const seen = new Set<string>();
@@ -65,7 +79,7 @@ describe('column encodings', () => {
         seen.add(`${valueWords}:${encoding.kind === 'frame' ? encoding.width : 'words'}`);
         expect(bytes.length).toBe(rows * leastWidth(words, valueWords));
         // Widened from a copy in a buffer of its own, as a load reads a file.
-        expect(widenColumn(bytes.slice(), encoding, rows, valueWords)).toEqual(words);
+        expect(widen(bytes.slice(), encoding, rows, valueWords)).toEqual(words);
       }),
       { numRuns: 2000, seed: 37 },
     );
@@ -100,7 +114,7 @@ describe('column encodings', () => {
       const words = Uint32Array.from(values);
       const { encoding, bytes } = narrowColumn(words, valueWords);
       expect(encoding.kind === 'frame' ? `frame ${encoding.width}` : 'words', JSON.stringify(values)).toBe(expected);
-      expect(widenColumn(bytes.slice(), encoding, words.length / valueWords, valueWords)).toEqual(words);
+      expect(widen(bytes.slice(), encoding, words.length / valueWords, valueWords)).toEqual(words);
     }
   });
 });

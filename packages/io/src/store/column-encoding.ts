@@ -111,36 +111,57 @@ export function narrowColumn(words: Uint32Array, valueWords: number): { encoding
   return { encoding: { kind: 'frame', width, base, step }, bytes };
 }
 
+/** Where widenColumn writes: value i's words at `out[at + i * stride]` on (rows of `stride` words, a column at `at`). */
+export interface WidenTarget {
+  out: Uint32Array;
+  at: number;
+  stride: number;
+}
+
 /**
- * The words (`valueWords` per value) of the `rows` values of `bytes` (a column file, in its own buffer) in `encoding`;
- * `bytes` must hold exactly those values.
+ * The words (`valueWords` per value) of values [first, first + rows) of `bytes` (a column file in `encoding`, in its
+ * own buffer), written straight into rows of `out`.
  */
-export function widenColumn(bytes: Uint8Array, encoding: ColumnEncoding, rows: number, valueWords: number): Uint32Array {
-  if (bytes.length !== rows * bytesPerValue(encoding, valueWords)) throw new Error(`internal: ${bytes.length} bytes for ${rows} values`);
-  if (encoding.kind === 'words') return new Uint32Array(bytes.buffer, bytes.byteOffset, rows * valueWords);
+export function widenColumn(bytes: Uint8Array, encoding: ColumnEncoding, valueWords: number, first: number, rows: number, { out, at, stride }: WidenTarget): void {
+  const per = bytesPerValue(encoding, valueWords);
+  if (bytes.length % per !== 0 || (first + rows) * per > bytes.length) throw new Error(`internal: values ${first} to ${first + rows} of ${bytes.length} bytes`);
+  if (encoding.kind === 'words') {
+    const words = new Uint32Array(bytes.buffer, bytes.byteOffset + first * per, rows * valueWords);
+    if (valueWords === 1) {
+      for (let i = 0, o = at; i < rows; i++, o += stride) out[o] = words[i]!;
+      return;
+    }
+    for (let i = 0, o = at; i < rows; i++, o += stride) {
+      out[o] = words[2 * i]!;
+      out[o + 1] = words[2 * i + 1]!;
+    }
+    return;
+  }
   const { width, base, step } = encoding;
   let n: ArrayLike<number>;
   if (width === 3) {
     const three = new Uint32Array(rows);
-    for (let i = 0, at = 0; i < rows; i++, at += 3) three[i] = bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16);
+    for (let i = 0, b = 3 * first; i < rows; i++, b += 3) three[i] = bytes[b]! | (bytes[b + 1]! << 8) | (bytes[b + 2]! << 16);
     n = three;
-  } else n = width === 1 ? bytes : width === 2 ? new Uint16Array(bytes.buffer, bytes.byteOffset, rows) : new Uint32Array(bytes.buffer, bytes.byteOffset, rows);
-  const out = new Uint32Array(rows * valueWords);
+  } else {
+    const values = bytes.length / width;
+    const all = width === 1 ? bytes : width === 2 ? new Uint16Array(bytes.buffer, bytes.byteOffset, values) : new Uint32Array(bytes.buffer, bytes.byteOffset, values);
+    n = all.subarray(first, first + rows);
+  }
   const lo = base[0]!;
   if (valueWords === 1) {
     // Math.imul wraps as the device's u32 product does.
-    for (let i = 0; i < rows; i++) out[i] = lo + Math.imul(n[i]!, step);
-    return out;
+    for (let i = 0, o = at; i < rows; i++, o += stride) out[o] = lo + Math.imul(n[i]!, step);
+    return;
   }
   const hi = base[1]!;
-  for (let i = 0; i < rows; i++) {
+  for (let i = 0, o = at; i < rows; i++, o += stride) {
     // Exact for a column an import wrote (below 2^53); as the device's 64-bit sum for any other.
     const d = n[i]! * step;
     const dHi = Math.floor(d / 2 ** 32);
     const dLo = d - dHi * 2 ** 32;
     const sum = (lo + dLo) >>> 0;
-    out[2 * i] = sum;
-    out[2 * i + 1] = hi + dHi + (sum < dLo ? 1 : 0);
+    out[o] = sum;
+    out[o + 1] = hi + dHi + (sum < dLo ? 1 : 0);
   }
-  return out;
 }

@@ -1,8 +1,8 @@
 /**
  * Loading facts from a columnar store: only the columns a program reads (`pruned.loadColumns`), each column file
- * read whole with one read (and verified, files.ts), widened to words where it is narrower (column-encoding.ts), then
- * interleaved into the relation's row-major words in chunks that the relation adopts; no value is parsed. A string column holds ids of its own dictionary, which the
- * run's interner takes as it is (sorted, undecoded): ids are shifted, not looked up.
+ * read whole with one read (and verified, files.ts), then widened (column-encoding.ts) straight into the relation's
+ * row-major words, in chunks that the relation adopts; no value is parsed. A string column holds ids of its own
+ * dictionary, which the run's interner takes as it is (sorted, undecoded): ids are shifted, not looked up.
  */
 import { join } from 'node:path';
 import { VixenError, errorAt, rowWords, type Diagnostic, type RelationDecl } from '@vixen/queryplan';
@@ -90,26 +90,16 @@ export async function loadStoreInto(
   for (const load of loads) await loadRelation(dir, load, facts, (bytes) => step(load.decl.name, bytes), onDevice);
 }
 
-/**
- * Rewrites the ids of `dictionary` in `words` (of the file `path`) to ids of the run's interner, in place: the
- * dictionary's strings take consecutive ids there, undecoded (StringInterner.addSorted), all noted in `used`.
- */
-function mapStrings(words: Uint32Array, path: string, dictionary: StoreDictionary, facts: EncodedFacts, used: number[]): void {
-  const first = facts.strings.addSorted(dictionary);
-  for (let i = 0; i < words.length; i++) {
-    const id = words[i]!;
-    if (id >= dictionary.size) throw storeError(`store file ${path}: string id ${id} outside its dictionary of ${dictionary.size} strings (corrupt store)`);
-    words[i] = first + id;
-  }
-  for (let id = 0; id < dictionary.size; id++) used.push(first + id);
-}
-
-interface ColumnWords {
-  words: Uint32Array;
+/** A kept column file's bytes and where its words go in a row. */
+interface ColumnBytes {
+  bytes: Uint8Array;
+  column: StoreColumn;
   /** Words per value. */
   width: number;
   /** Word offset within an output row. */
   at: number;
+  /** A string column's dictionary: its first id of the run's interner, its size and the file's path (for errors). */
+  strings?: { first: number; size: number; path: string };
 }
 
 async function loadRelation(dir: string, { decl, stored, kept }: RelationLoad, facts: EncodedFacts, step: (bytes: number) => void, onDevice?: StoreDeviceLoader): Promise<void> {
@@ -127,17 +117,21 @@ async function loadRelation(dir: string, { decl, stored, kept }: RelationLoad, f
   }
   /** The run's ids of the strings the relation holds (a string in two columns twice). */
   const used: number[] = [];
-  const columns: ColumnWords[] = [];
+  const columns: ColumnBytes[] = [];
   let at = 0;
   for (const column of kept) {
-    const path = join(dir, column.file);
     const width = rowWords([column.type]);
-    const words = widenColumn(await readStoreFile(dir, column), column.encoding, stored.rows, width);
+    const bytes = await readStoreFile(dir, column);
+    let strings: ColumnBytes['strings'];
     if (column.dictionary) {
-      mapStrings(words, path, await StoreDictionary.read(dir, column.dictionary), facts, used);
+      // The dictionary's strings take consecutive ids of the run's interner, undecoded (StringInterner.addSorted).
+      const dictionary = await StoreDictionary.read(dir, column.dictionary);
+      const first = facts.strings.addSorted(dictionary);
+      for (let id = 0; id < dictionary.size; id++) used.push(first + id);
+      strings = { first, size: dictionary.size, path: join(dir, column.file) };
       step(column.dictionary.bytes.bytes + column.dictionary.offsets.bytes);
     }
-    columns.push({ words, width, at });
+    columns.push({ bytes, column, width, at, ...(strings ? { strings } : {}) });
     at += width;
     step(column.bytes);
   }
@@ -150,20 +144,26 @@ async function loadRelation(dir: string, { decl, stored, kept }: RelationLoad, f
     }
     return;
   }
+  // Each column widened straight into its place in the rows; adopted once every id is checked (nothing half-loaded).
+  const chunks: Uint32Array[] = [];
   const chunkRows = Math.max(1, Math.floor(CHUNK_WORDS / width));
   for (let first = 0; first < stored.rows; first += chunkRows) {
     const rows = Math.min(chunkRows, stored.rows - first);
     const out = new Uint32Array(rows * width);
-    for (const { words, width: w, at } of columns) {
-      if (w === 1) {
-        for (let r = 0, o = at, s = first; r < rows; r++, o += width, s++) out[o] = words[s]!;
-      } else {
-        for (let r = 0, o = at, s = 2 * first; r < rows; r++, o += width, s += 2) {
-          out[o] = words[s]!;
-          out[o + 1] = words[s + 1]!;
-        }
-      }
+    for (const { bytes, column, width: w, at, strings } of columns) {
+      widenColumn(bytes, column.encoding, w, first, rows, { out, at, stride: width });
+      if (strings) mapStrings(out, at, width, strings);
     }
-    target.adopt(out, first === 0 ? used : []);
+    chunks.push(out);
+  }
+  chunks.forEach((out, k) => target.adopt(out, k === 0 ? used : []));
+}
+
+/** Rewrites a string column's ids (at word `at` of rows of `stride` words) to the run's interner's. */
+function mapStrings(out: Uint32Array, at: number, stride: number, { first, size, path }: NonNullable<ColumnBytes['strings']>): void {
+  for (let o = at; o < out.length; o += stride) {
+    const id = out[o]!;
+    if (id >= size) throw storeError(`store file ${path}: string id ${id} outside its dictionary of ${size} strings (corrupt store)`);
+    out[o] = first + id;
   }
 }
