@@ -48,16 +48,18 @@ export interface ResidentRelation {
   relation: DeviceRelation;
 }
 
-interface Entry extends ResidentRelation {
-  /** The declaration it was loaded by: the columns its words hold (project-resident.ts heldColumns). */
+interface Entry {
+  /**
+   * The declaration it was loaded by: its name, the facts columns it holds (`pruned.loadColumns`) and the columns its
+   * words hold (project-resident.ts heldColumns).
+   */
   decl: RelationDecl;
+  relation: DeviceRelation;
   /** The dictionary its string words are ids of. */
   dictionary: StringDictionary;
   /** The distinct strings it holds: their ids in `dictionary`, ascending, where its loader noted them, else the strings. */
   ids?: Uint32Array;
   strings?: Iterable<string>;
-  /** Word offsets of its string columns within a row of the columns it holds (deviceColumns, where set). */
-  stringWords: number[];
   /** The run that used it last (for eviction). */
   lastRun: number;
   /** Loaded for projections of it (loadWide), not for a program's relation. */
@@ -87,7 +89,8 @@ export interface DatabaseRunResult extends RunResult {
 /** Device bytes of a resident relation's buffers. */
 const entryBytes = (e: Entry): number => leaves(e.relation).reduce((n, l) => n + l.buffer!.size, 0);
 
-const residentOf = ({ name, loadColumns, relation }: Entry): ResidentRelation => ({ name, ...(loadColumns ? { loadColumns } : {}), relation });
+/** As `Database.resident` lists it. */
+const residentOf = ({ decl, relation }: Entry): ResidentRelation => ({ name: decl.name, ...(decl.pruned ? { loadColumns: decl.pruned.loadColumns } : {}), relation });
 
 /** Residency key: a relation is reusable with the same name, loaded and device columns (deviceColumns) and column types. */
 function keyOf(r: RelationDecl): string {
@@ -248,8 +251,10 @@ export class Database {
     const projected = !onDevice ? [] : await this.projectFromResident(kir, missing, run, limit, async (decl) => {
       const t0 = performance.now();
       const wide = await this.loadWide(decl, run, limit, loadFile, storeOnDevice, options.onLoadProgress);
-      if (wide) wideLoads.push({ name: wide.name, ...(wide.loadColumns ? { loadColumns: wide.loadColumns } : {}), rows: wide.relation.count, width: wide.relation.width, milliseconds: performance.now() - t0 });
-      return wide !== undefined;
+      if (!wide) return false;
+      const { relation, ...named } = residentOf(wide);
+      wideLoads.push({ ...named, rows: relation.count, width: relation.width, milliseconds: performance.now() - t0 });
+      return true;
     });
     const deviceProjectMilliseconds = performance.now() - projectStart - wideLoads.reduce((n, w) => n + w.milliseconds, 0);
     for (const p of projected) {
@@ -296,7 +301,7 @@ export class Database {
         runDictionary = dict;
         let k = 0;
         for (const e of used) await this.remap(e, dict, e.ids && listIds ? listIds[k++] : undefined);
-        return new Map(used.map((e) => [e.name, e.relation]));
+        return new Map(used.map((e) => [e.decl.name, e.relation]));
       },
       keeps: (name) => fresh.has(name),
       keep: (name, relation) => {
@@ -304,16 +309,12 @@ export class Database {
         if (!f || !runDictionary) return false;
         // Its load checked the keys it declares.
         this.noteKeys(f.decl);
-        const loadColumns = f.decl.pruned?.loadColumns;
         this.entries.set(keyOf(f.decl), {
-          name,
-          ...(loadColumns ? { loadColumns } : {}),
           decl: f.decl,
           // One that keeps fewer columns than it loaded is no longer canonical by its own columns.
           relation: { ...relation, canonical: f.decl.deviceColumns === undefined },
           dictionary: runDictionary,
           ...(f.ids ? { ids: facts.dictionaryIds(f.ids) } : { strings: f.strings }),
-          stringWords: stringWordOffsets(heldTypes(f.decl)),
           lastRun: run,
         });
         return true;
@@ -392,15 +393,11 @@ export class Database {
       const strings = loadedStringColumns(decl);
       const same = strings.join() === loadedStringColumns(source.decl).join();
       const p = await projectResident(this.gpu, kir, decl, source.relation, source.decl, best.at, source.dictionary, !same && strings.length > 0);
-      const loadColumns = decl.pruned?.loadColumns;
       const entry: Entry = {
-        name: decl.name,
-        ...(loadColumns ? { loadColumns } : {}),
         decl,
         relation: { ...p.relation, canonical: decl.deviceColumns === undefined },
         dictionary: source.dictionary,
         ...(same ? (source.ids ? { ids: source.ids } : { strings: source.strings ?? [] }) : { ids: p.ids ?? new Uint32Array(0) }),
-        stringWords: stringWordOffsets(heldTypes(decl)),
         lastRun: run,
       };
       this.entries.set(keyOf(decl), entry);
@@ -472,13 +469,10 @@ export class Database {
     // The relations it holds the columns of that were loaded so: they would only take memory.
     for (const [key, e] of this.entries) if (e.wide && e.lastRun < run && projectionFrom(e.decl, wide)) this.drop(key);
     const entry: Entry = {
-      name: decl.name,
-      ...(wide.pruned ? { loadColumns: wide.pruned.loadColumns } : {}),
       decl: wide,
       relation: { ...relation, canonical: true },
       dictionary: dict,
       ...(usedIds ? { ids: facts.dictionaryIds(usedIds) } : { strings: strings! }),
-      stringWords: stringWordOffsets(types),
       lastRun: run,
       wide: true,
     };
@@ -584,10 +578,11 @@ export class Database {
       }
     }
     if (e.ids) e.ids = ids ?? e.ids.map((id) => map[id]!);
-    if (changed && e.stringWords.length > 0 && e.relation.count > 0) {
+    const stringWords = stringWordOffsets(heldTypes(e.decl));
+    if (changed && stringWords.length > 0 && e.relation.count > 0) {
       const words = await downloadRelation(this.gpu, e.relation);
       const width = e.relation.width;
-      for (const off of e.stringWords) for (let at = off; at < words.length; at += width) words[at] = map[words[at]!]!;
+      for (const off of stringWords) for (let at = off; at < words.length; at += width) words[at] = map[words[at]!]!;
       const next = await uploadRelationStaged(this.gpu, words, width, e.relation.count);
       releaseRelation(this.gpu, e.relation);
       e.relation = { ...next, canonical: e.relation.canonical ?? false };
