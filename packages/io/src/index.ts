@@ -9,6 +9,7 @@ export { MAX_DISTINCT_STRINGS, StringMap } from './string-map.js';
 export {
   ByteInterner,
   columnTypes,
+  distinctAscending,
   EncodedFacts,
   EncodedRelation,
   FACTS_EXTENSIONS,

@@ -391,10 +391,7 @@ export class EncodedFacts {
     if (!map) throw new Error('internal: facts not remapped to a dictionary yet');
     const mapped = new Uint32Array(ids.length);
     for (let i = 0; i < ids.length; i++) mapped[i] = map[ids[i]!]!;
-    const out = ascending(mapped);
-    let distinct = 0;
-    for (let i = 0; i < out.length; i++) if (distinct === 0 || out[i] !== out[distinct - 1]) out[distinct++] = out[i]!;
-    return out.subarray(0, distinct);
+    return distinctAscending(mapped);
   }
 
   /** Gives back the device memory of rows no run took (a load that failed, a run that did not start). */
@@ -448,6 +445,14 @@ function ascending(words: Uint32Array): Uint32Array {
   let runs = starts.map((s, k) => words.subarray(s, starts[k + 1] ?? words.length));
   while (runs.length > 1) runs = Array.from({ length: Math.ceil(runs.length / 2) }, (_, k) => (2 * k + 1 < runs.length ? mergeAscending(runs[2 * k]!, runs[2 * k + 1]!) : runs[2 * k]!));
   return runs[0]!;
+}
+
+/** The words of `words`, each once, ascending (in place where it sorts; see `ascending`). */
+export function distinctAscending(words: Uint32Array): Uint32Array {
+  const out = ascending(words);
+  let distinct = 0;
+  for (let i = 0; i < out.length; i++) if (distinct === 0 || out[i] !== out[distinct - 1]) out[distinct++] = out[i]!;
+  return out.subarray(0, distinct);
 }
 
 function mergeAscending(a: Uint32Array, b: Uint32Array): Uint32Array {

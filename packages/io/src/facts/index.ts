@@ -2,4 +2,4 @@ export { FACTS_EXTENSIONS, factsFormat, loadFactsFile, loadFactsFileInto, type F
 export { ByteInterner } from './byte-strings.js';
 export { loadFactsDir, loadEach, loadFactsDirInto, loadKeptColumns, type FactsFileLoader } from './dir.js';
 export { FactsCache } from './host-cache.js';
-export { EncodedFacts, EncodedRelation, type DeviceRows, StringInterner, columnTypes, factsColumns, stringWordOffsets } from './encoded.js';
+export { EncodedFacts, EncodedRelation, type DeviceRows, StringInterner, columnTypes, distinctAscending, factsColumns, stringWordOffsets } from './encoded.js';
