@@ -217,6 +217,14 @@ async function sortRanges(device: PartitionDevice, kernel: Extract<KirKernel, { 
   for (let i = 0; i < sample.length; i++) sample[i] = r.words[Math.floor((i * r.count) / sample.length) * r.width + word]!;
   sample.sort();
   let splitters = [...new Set(Array.from({ length: parts - 1 }, (_, p) => sample[Math.floor(((p + 1) * sample.length) / parts)]!))].filter((w) => w > sample[0]!);
+  if (splitters.length === 0) {
+    // The sample missed the word's spread (it took one value only, so every row would fall in one range): two
+    // ranges, at the middle of its values. Otherwise the sample's least value and its largest splitter, both rows'
+    // words, fall in two ranges.
+    let [least, most] = [r.words[word]!, r.words[word]!];
+    for (let i = 1; i < r.count; i++) [least, most] = [Math.min(least, r.words[i * r.width + word]!), Math.max(most, r.words[i * r.width + word]!)];
+    splitters = [least + Math.floor((most - least) / 2) + 1];
+  }
   // Range b holds the rows whose word is at least splitter b - 1 and below splitter b.
   const range = (w: number): number => {
     let lo = 0;
@@ -229,19 +237,8 @@ async function sortRanges(device: PartitionDevice, kernel: Extract<KirKernel, { 
     return lo;
   };
   const of = new Uint32Array(r.count);
-  let sizes: number[] = [];
-  const place = (): void => {
-    sizes = new Array<number>(splitters.length + 1).fill(0);
-    for (let i = 0; i < r.count; i++) sizes[(of[i] = range(r.words[i * r.width + word]!))]! += 1;
-  };
-  place();
-  if (sizes.some((n) => n === r.count)) {
-    // The sample missed the word's spread: two ranges, at the middle of its values.
-    let [least, most] = [r.words[word]!, r.words[word]!];
-    for (let i = 1; i < r.count; i++) [least, most] = [Math.min(least, r.words[i * r.width + word]!), Math.max(most, r.words[i * r.width + word]!)];
-    splitters = [least + Math.floor((most - least) / 2) + 1];
-    place();
-  }
+  const sizes = new Array<number>(splitters.length + 1).fill(0);
+  for (let i = 0; i < r.count; i++) sizes[(of[i] = range(r.words[i * r.width + word]!))]! += 1;
   const ranges = sizes.map((n) => ({ words: new Uint32Array(n * r.width), count: 0, width: r.width }));
   for (let i = 0; i < r.count; i++) {
     const o = ranges[of[i]!]!;
