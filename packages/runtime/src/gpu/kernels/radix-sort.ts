@@ -36,24 +36,28 @@ const STATE_REGION_BYTES = 16 * 2 ** 20;
 export async function radixSortRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelation, keyWords: readonly number[]): Promise<DeviceRelation> {
   const n = settle(input).count;
   checkBindingSize(g, Math.min(2, input.width) * n, `radix sort items for ${n} rows`);
-  // Not scratch buffers: the mask and the digit counts must outlive the submit before a mask readback.
-  // The key mask follows the digit counts in one buffer (counts words are a multiple of any binding alignment): the
-  // digit passes read it where they read the counts, with no copy of it into each pass's uniforms.
-  const countWords = keyWords.length * RADIX_WINDOWS * RADIX;
-  const counts = acquireBound(g, countWords + keyWords.length + 1, 'radix sort digit counts, key mask and rows');
+  // Not a scratch buffer: the mask and the digit counts must outlive the submit before a mask readback.
+  const counts = acquireBound(g, countWordsOf(keyWords.length) + keyWords.length + 1, 'radix sort digit counts, key mask and rows');
   try {
-    const hist = { buffer: counts.buffer, offset: 0, words: countWords };
-    const mask = { buffer: counts.buffer, offset: countWords, words: keyWords.length };
-    return await sortPasses(g, new Recorder(g, shaders), input, keyWords, mask, hist);
+    return await sortPasses(g, new Recorder(g, shaders), input, keyWords, counts);
   } finally {
     g.pool.release(counts.buffer);
   }
 }
 
-/** radixSortRows once its buffers are there: radixCount, then the plan and its digit passes. */
-async function sortPasses(g: GpuImpl, rec: Recorder, input: DeviceRelation, keyWords: readonly number[], mask: Required<Bound>, hist: Required<Bound>): Promise<DeviceRelation> {
+/** Words of the digit counts of `keys` key words: a multiple of any binding alignment. */
+const countWordsOf = (keys: number): number => keys * RADIX_WINDOWS * RADIX;
+
+/**
+ * radixSortRows once its buffers are there: radixCount, then the plan and its digit passes. `counts` holds the
+ * digit counts, then the key mask, then a word for a pending row count: the digit passes read the mask (and count)
+ * where they read the counts, with no copy of them into each pass's uniforms.
+ */
+async function sortPasses(g: GpuImpl, rec: Recorder, input: DeviceRelation, keyWords: readonly number[], counts: Bound): Promise<DeviceRelation> {
   const n = input.count;
   const K = keyWords.length;
+  const hist = { buffer: counts.buffer, offset: 0, words: countWordsOf(K) };
+  const mask = { buffer: counts.buffer, offset: hist.words, words: K };
   const rows = sizeOf(input);
   const wg = g.limits.workgroupSize;
   const tiles = Math.ceil(n / (radixItems(input.width) * wg));
@@ -84,9 +88,7 @@ async function sortPasses(g: GpuImpl, rec: Recorder, input: DeviceRelation, keyW
   const state = rec.scratch(regions ? digits * stateWords : stateWords);
   if (regions) rec.clear(state.buffer, digits * stateWords * 4);
   let passes = 0;
-  // The digit passes read the key mask after the counts, and a pending row count after it, copied there once: each
-  // pass's uniforms would need a copy of their own.
-  const counts: Bound = { buffer: hist.buffer, offset: 0, words: hist.words + mask.words + 1 };
+  // A pending row count is copied after the mask once (each pass's uniforms would need a copy of their own).
   if (typeof rows !== 'number') rec.copy(rows.buffer, rows.offset, hist.buffer, (hist.words + mask.words) * 4, 4);
   const sweepRows = typeof rows === 'number' ? rows : RADIX_ROWS_IN_HIST;
   /**
