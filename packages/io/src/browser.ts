@@ -13,4 +13,4 @@ export { defineTask, type Task } from './parallel/tasks.js';
 export { runAllInWorkers, runInWorker, workerCount } from './parallel/pool-inline.js';
 export { parquetRowCount, parquetRows } from './facts/parquet-decode.js';
 export { souffleRecordView } from './souffle-values.js';
-export { binShares, compareBytes, PARALLEL_STRINGS, sortedOrder, sortedOrderTask } from './sorted-order.js';
+export { compareBytes, PARALLEL_STRINGS, sortedOrder, sortedOrderTask } from './sorted-order.js';

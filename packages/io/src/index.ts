@@ -4,7 +4,7 @@
  */
 export { decodeRow, encodeRows, encodeValue, sortDistinct, StringDictionary, type AsciiStrings, type SortedStrings, type StringIds } from './encoding.js';
 export { asciiList, ByteStringSort, byteSortTimes, sortByteStrings, warmByteSortWorkers } from './sort-byte-strings.js';
-export { binByteSlice, binByteSliceTask, binShares, compareBytes, PARALLEL_STRINGS, sortByteBin, sortByteBinTask, sortedOrder, sortedOrderTask, type ByteBin, type ByteSlice, type ByteStrings } from './sorted-order.js';
+export { compareBytes, PARALLEL_STRINGS, sortedOrder, sortedOrderTask, type ByteStrings } from './sorted-order.js';
 export { MAX_DISTINCT_STRINGS, StringMap } from './string-map.js';
 export {
   ByteInterner,
@@ -38,7 +38,7 @@ export { StoreDictionary } from './store/dictionary.js';
 export { StoreFileReader } from './store/files.js';
 export type { StoreDeviceLoader, StoreRelationRead } from './store/load.js';
 export { storeError, type StoreColumn } from './store/manifest.js';
-export { bytesPerValue, narrowColumn, widenColumn, type ColumnEncoding } from './store/column-encoding.js';
+export { bytesPerValue, type ColumnEncoding } from './store/column-encoding.js';
 export { writeFilesAtomically, writeLines, type OutputFile } from './output-files.js';
 export { souffleLines, writeSouffleOutputs } from './souffle-output.js';
 export { formatSouffleFloat, souffleRecordView } from './souffle-values.js';

@@ -37,21 +37,6 @@ export function sortedOrder(strings: readonly string[]): { order: Uint32Array; r
  */
 export const PARALLEL_STRINGS = 1 << 16;
 
-/** The share of each bin: consecutive bins (of `counts` strings each) up to about 1/workers of the `total` each. */
-export function binShares(counts: Uint32Array, total: number, workers: number): Uint8Array {
-  const shareOf = new Uint8Array(counts.length);
-  const per = Math.ceil(total / workers);
-  for (let b = 0, share = 0, inShare = 0; b < counts.length; b++) {
-    if (inShare >= per && share < workers - 1) {
-      share++;
-      inShare = 0;
-    }
-    shareOf[b] = share;
-    inShare += counts[b]!;
-  }
-  return shareOf;
-}
-
 /** sortedOrder on a worker. */
 export const sortedOrderTask = defineTask('io/sorted-order', import.meta.url, sortedOrder);
 

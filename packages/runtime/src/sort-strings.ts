@@ -8,7 +8,7 @@
  * its own thread (a Map of 2M strings took seconds there).
  * A prefix shared by most strings leaves most of them to one worker: no faster than sorting on one thread.
  */
-import { binShares, compareBytes, PARALLEL_STRINGS, runAllInWorkers, sortDistinct, sortedOrder, sortedOrderTask, StringDictionary, workerCount, type SortedStrings } from '@vixen/io';
+import { compareBytes, PARALLEL_STRINGS, runAllInWorkers, sortDistinct, sortedOrder, sortedOrderTask, StringDictionary, workerCount, type SortedStrings } from '@vixen/io';
 
 /** Bins of prefixBin: the empty string, 129 per ASCII first unit (no second unit, then each, 127+ together), the rest. */
 const BINS = 1 + 128 * 129 + (65536 - 128);
@@ -19,6 +19,21 @@ function prefixBin(s: string): number {
   const c0 = s.charCodeAt(0);
   if (c0 >= 128) return 1 + 128 * 129 + (c0 - 128);
   return 1 + c0 * 129 + (s.length > 1 ? Math.min(s.charCodeAt(1), 127) + 1 : 0);
+}
+
+/** The share of each bin: consecutive bins (of `counts` strings each) up to about 1/workers of the `total` each. */
+function binShares(counts: Uint32Array, total: number, workers: number): Uint8Array {
+  const shareOf = new Uint8Array(counts.length);
+  const per = Math.ceil(total / workers);
+  for (let b = 0, share = 0, inShare = 0; b < counts.length; b++) {
+    if (inShare >= per && share < workers - 1) {
+      share++;
+      inShare = 0;
+    }
+    shareOf[b] = share;
+    inShare += counts[b]!;
+  }
+  return shareOf;
 }
 
 /**
