@@ -4,7 +4,7 @@
  */
 
 /** Distinct strings as UTF-8 bytes: string `i` is bytes[ends[i - 1] ?? 0, ends[i]). */
-export interface ByteStrings {
+export interface InternedStrings {
   bytes: Uint8Array;
   ends: Uint32Array;
   /** Per string, the string columns holding it (their stringColumnBits among the kept columns, or-ed). */
@@ -79,7 +79,7 @@ export class ByteInterner {
   }
 
   /** The table, trimmed to its contents. */
-  table(): ByteStrings {
+  table(): InternedStrings {
     return { bytes: this.bytes.slice(0, this.used), ends: this.ends.slice(0, this.count), columns: this.columns.slice(0, this.count) };
   }
 }

@@ -73,7 +73,7 @@ export class FactsCache {
   }
 }
 
-/** ByteStrings.columns of rows loaded by file.ts: per string id, the string columns holding it. */
+/** InternedStrings.columns of rows loaded by file.ts: per string id, the string columns holding it. */
 function stringColumns(rows: EncodedRelation, stringCount: number): Uint32Array {
   const out = new Uint32Array(stringCount);
   const offsets = columnWordOffsets(rows.types);

@@ -16,7 +16,7 @@ import { getMaxDefinitionLevel, getSchemaPath } from 'hyparquet/src/schema.js';
 import { compressors } from 'hyparquet-compressors';
 import { VixenError, errorAt, rowWords, type Column, type RelationDecl, type Row } from '@vixen/queryplan';
 import { decodeRow, type StringIds } from '../encoding.js';
-import { ByteInterner, type ByteStrings } from './byte-strings.js';
+import { ByteInterner, type InternedStrings } from './byte-strings.js';
 import { ColumnWriter, fromReader, type ColumnKind, type FileColumn } from './column-words.js';
 import { columnTypes, factsColumns, remapWords, StringInterner, stringWordOffsets } from './encoded.js';
 
@@ -417,7 +417,7 @@ function fit<T extends Uint8Array | Uint32Array>(a: T, n: number): T {
 export interface DecodedGroups {
   words: Uint32Array[];
   bytes: number[];
-  strings: ByteStrings;
+  strings: InternedStrings;
 }
 
 /**
@@ -476,7 +476,7 @@ export function rowsBefore(metadata: FileMetaData, group: number): number {
  * Adds a decode's distinct strings to `strings`, without a lookup (a string two tasks hold gets two ids, which the
  * run's dictionary maps to one); returns their ids there, by their ids in `table`.
  */
-export function addStrings(table: ByteStrings, strings: StringInterner): Uint32Array {
+export function addStrings(table: InternedStrings, strings: StringInterner): Uint32Array {
   const { bytes, ends } = table;
   const ids = new Uint32Array(ends.length);
   // One decode of all the bytes, then slices, is several times cheaper than a decode per string; the offsets of the

@@ -13,7 +13,7 @@ import { openFactsFile } from './open-file.js';
 import { readExactly, readExactlySync } from '../read-exactly.js';
 import type { StringInterner } from './encoded.js';
 import { addStrings, checkParquet, decodeGroups, keptBytes, openParquet, rowsBefore, type DecodedGroups } from './parquet-decode.js';
-import type { ByteStrings } from './byte-strings.js';
+import type { InternedStrings } from './byte-strings.js';
 import { asciiList, sortByteStrings } from '../sort-byte-strings.js';
 
 /**
@@ -87,7 +87,7 @@ class JoinedStrings {
 
   constructor(private readonly parts: number) {}
 
-  add(table: ByteStrings, ascii: boolean): void {
+  add(table: InternedStrings, ascii: boolean): void {
     this.ascii &&= ascii;
     if (!this.ascii || this.used + table.bytes.length >= 2 ** 32) return void (this.ascii = false);
     if (this.used + table.bytes.length > this.bytes.length) {
@@ -120,7 +120,7 @@ class JoinedStrings {
  * decoding it (StringInterner.addSorted): millions of names and comments never become JS strings, unless the run
  * shows them. Otherwise each is decoded and added (addStrings).
  */
-async function runStringIds(tables: readonly ByteStrings[], joined: JoinedStrings, strings: StringInterner): Promise<Uint32Array[]> {
+async function runStringIds(tables: readonly InternedStrings[], joined: JoinedStrings, strings: StringInterner): Promise<Uint32Array[]> {
   const { bytes, starts, count } = joined.shared();
   if (count === 0 || !joined.ascii) return tables.map((t) => addStrings(t, strings));
   const { sorted, rank } = await sortByteStrings(bytes, starts);

@@ -7,7 +7,7 @@ import { stat } from 'node:fs/promises';
 import type { ScalarType } from '@vixen/queryplan';
 import { runInWorker, workerCount } from '../parallel/pool.js';
 import { factsFormat } from './file.js';
-import type { ByteStrings } from './byte-strings.js';
+import type { InternedStrings } from './byte-strings.js';
 import { parseRange, parseRangeTask, type RangeResult, type RangeTask } from './parse-range.js';
 
 /** Rows of one range of a file, with string words as ids of its own string table. */
@@ -17,7 +17,7 @@ export interface ParsedPart {
   strings: { text(id: number): string };
   /** Ids of `strings` are below this. */
   stringCount: number;
-  /** Per string id, the string columns holding it (ByteStrings.columns). */
+  /** Per string id, the string columns holding it (InternedStrings.columns). */
   columns: Uint32Array;
 }
 
@@ -29,7 +29,7 @@ const RANGE_BYTES = 1 << 25;
 /** A range's strings, decoded one at a time as a projection meets them. */
 class ByteStringTable {
   private readonly bytes: Buffer;
-  constructor(private readonly table: ByteStrings) {
+  constructor(private readonly table: InternedStrings) {
     this.bytes = Buffer.from(table.bytes.buffer, table.bytes.byteOffset, table.bytes.byteLength);
   }
 

@@ -1,7 +1,7 @@
 /**
  * A byte-level parser of well-formed facts text, run by worker threads on byte ranges of one file (parallel.ts)
  * so a large file parses on every core. It never makes a JS string per field: numbers and dates are read from the
- * bytes, and strings are deduplicated by their bytes into a table of their own (ByteStrings), which the caller
+ * bytes, and strings are deduplicated by their bytes into a table of their own (InternedStrings), which the caller
  * decodes only for the columns a program keeps (host-cache.ts). It takes only the simple forms: any quote (CSV),
  * carriage return, NUL byte, invalid UTF-8, wrong field count or value that does not convert makes it give up on
  * the range, and the caller parses the file with file.ts, whose messages locate the problem.
@@ -12,7 +12,7 @@ import { rowWords, type ScalarType } from '@vixen/queryplan';
 import { encodeValue, type StringIds } from '../encoding.js';
 import { defineTask } from '../parallel/tasks.js';
 import { convert } from './convert.js';
-import { ByteInterner, grow, type ByteStrings } from './byte-strings.js';
+import { ByteInterner, grow, type InternedStrings } from './byte-strings.js';
 
 export interface RangeTask {
   path: string;
@@ -36,7 +36,7 @@ export interface RangeTask {
 }
 
 /**
- * Per column of `types`, its bit in `ByteStrings.columns` (0 for a column that is not a string): bit k % 32 for the
+ * Per column of `types`, its bit in `InternedStrings.columns` (0 for a column that is not a string): bit k % 32 for the
  * k-th string column (columns past 32 share bits, which only over-counts).
  */
 export function stringColumnBits(types: readonly ScalarType[]): number[] {
@@ -44,7 +44,7 @@ export function stringColumnBits(types: readonly ScalarType[]): number[] {
   return types.map((t) => (t === 'string' ? (1 << k++ % 32) >>> 0 : 0));
 }
 
-export type RangeResult = { ok: true; rows: number; words: Uint32Array; strings: ByteStrings } | { ok: false };
+export type RangeResult = { ok: true; rows: number; words: Uint32Array; strings: InternedStrings } | { ok: false };
 
 /** Bytes read at a time (a line longer than this grows the buffer). */
 const BLOCK = 1 << 22;
