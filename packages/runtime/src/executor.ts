@@ -1375,7 +1375,9 @@ async function loadInitialRelations(
   // On a GPU every relation's load passes compile at once, not each stage's when it comes (a first load waited
   // 5.5 s for compiles over bench load --sf 3 on the H200); a CPU adapter compiles only the passes that run.
   if (!gpu.software) {
-    for (const [name, rel] of initial.relations) if (!rel.empty && decls.has(name)) precompileLoad(internals(gpu), decls.get(name)!);
+    for (const [name, rel] of initial.relations) {
+      if (!rel.empty && decls.has(name)) precompileLoad(internals(gpu), decls.get(name)!, rel.count + rel.device.reduce((n, d) => n + d.count, 0));
+    }
   }
   for (const [name, rel] of [...initial.relations]) {
     const id = program.relationVars[name];

@@ -27,10 +27,22 @@ export function factsLoader(gpu: Gpu, mode: ParseMode, host: FactsFileLoader = l
     if (format && size >= AUTO_DEVICE_BYTES) {
       const columns = factsColumns(decl);
       const kept = decl.pruned?.loadColumns ?? columns.map((_, i) => i);
-      const file = { path, format, types: columnTypes(columns), kept, ...(chunkBytes !== undefined ? { chunkBytes } : {}), ...(onBytes ? { onBytes } : {}) };
-      // The passes that load its rows compile while the file parses (a CPU adapter compiles only those that run).
-      if (!gpu.software) precompileLoad(internals(gpu), decl);
-      const rows = await parseTextOnDevice(gpu, file, facts.strings);
+      // The passes that load its rows compile while the file parses (a CPU adapter compiles only those that run): the
+      // sort's once the first chunk tells about how many rows there are.
+      const ahead = gpu.software ? undefined : (rows?: number) => precompileLoad(internals(gpu), decl, rows);
+      const file = {
+        path,
+        format,
+        types: columnTypes(columns),
+        kept,
+        ...(chunkBytes !== undefined ? { chunkBytes } : {}),
+        ...(onBytes ? { onBytes } : {}),
+        ...(ahead ? { onRecords: ahead } : {}),
+      };
+      // Its parse passes first: Dawn compiles in the order asked, and the first chunk waits on them.
+      const parsing = parseTextOnDevice(gpu, file, facts.strings);
+      ahead?.();
+      const rows = await parsing;
       if (rows) {
         facts.relation(decl.name, columnTypes(decl.columns)).addDevice(rows);
         return;

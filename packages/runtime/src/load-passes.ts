@@ -2,43 +2,51 @@
  * The passes a relation's load runs (executor.ts loadInitialRelations): the columns its rows are sorted by, and
  * compiling its passes ahead (a first load otherwise compiles each stage's passes only when the stage comes).
  */
-import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
-import type { RelationDecl } from '@vixen/queryplan';
+import type { KirVariable } from '@vixen/kernel-ir';
+import { rowWords, type RelationDecl } from '@vixen/queryplan';
 import type { GpuImpl } from './gpu/device.js';
+import { sortPasses } from './gpu/kernels/sort.js';
 import { madeUpShaders, precompile } from './gpu/recorder.js';
 
 /**
- * Starts compiling the passes that load a relation of `decl` (loadInitialRelations): its sort and unique, the
- * projection to the columns kept and each key check's projection, sort and unique. Their WGSL depends on the
- * columns alone, so the dispatches find these pipelines (every pass of a sort: which one runs depends on the rows).
+ * Starts compiling the passes that load a relation of `decl` (loadInitialRelations): its unique, the projection to
+ * the columns kept and each key check's projection and unique, and where `rows` (a bound on its rows) is given its
+ * sort and each key check's: only the passes a sort of that many rows runs (a rank sort or a radix sort, whose
+ * passes, compiled ahead for both, were half of a TPC-H load's). Their WGSL depends on the columns alone, so the
+ * dispatches find these pipelines; passes compiled by other tables of the same columns are not compiled again.
  */
-export function precompileLoad(g: GpuImpl, decl: RelationDecl): void {
+export function precompileLoad(g: GpuImpl, decl: RelationDecl, rows?: number): void {
   const types = decl.columns.map((c) => c.type);
   const all = types.map((_, i) => i);
   const variables: KirVariable[] = [{ id: 0, name: decl.name, columns: types }];
-  const kernels: KirKernel[] = [
-    { kind: 'sort', id: -1, input: 0, output: 0, keys: keyPrefix(decl) ?? all },
-    { kind: 'unique', id: -1, input: 0, output: 0 },
-  ];
-  const project = (columns: readonly number[], output: number): KirKernel => ({
-    kind: 'mapFilter',
-    id: -1,
-    input: 0,
-    output,
-    filter: [],
-    project: columns.map((c) => ({ kind: 'col' as const, index: c, type: types[c]! })),
-  });
+  const sort = (input: number, keys: readonly number[]): void => {
+    if (rows === undefined) return;
+    const shaders = madeUpShaders({ kind: 'sort', id: -1, input, output: input, keys: [...keys] }, variables);
+    precompile(g, shaders, sortPasses(g, shaders, rows, rowWords(variables[input]!.columns)));
+  };
+  const unique = (input: number): void => precompile(g, madeUpShaders({ kind: 'unique', id: -1, input, output: input }, variables));
+  const project = (columns: readonly number[], output: number): void =>
+    precompile(
+      g,
+      madeUpShaders(
+        { kind: 'mapFilter', id: -1, input: 0, output, filter: [], project: columns.map((c) => ({ kind: 'col' as const, index: c, type: types[c]! })) },
+        variables,
+      ),
+    );
+  sort(0, keyPrefix(decl) ?? all);
+  unique(0);
   if (decl.deviceColumns) {
     variables.push({ id: 1, name: `${decl.name} kept`, columns: decl.deviceColumns.map((c) => types[c]!) });
-    kernels.push(project(decl.deviceColumns, 1));
+    project(decl.deviceColumns, 1);
   }
   (decl.keys ?? []).forEach((key, k) => {
     if (key.columns.length === decl.columns.length) return;
     const id = variables.length;
     variables.push({ id, name: `${decl.name} key ${k}`, columns: key.columns.map((c) => types[c]!) });
-    kernels.push(project(key.columns, id), { kind: 'sort', id: -1, input: id, output: id, keys: key.columns.map((_, i) => i) }, { kind: 'unique', id: -1, input: id, output: id });
+    project(key.columns, id);
+    sort(id, key.columns.map((_, i) => i));
+    unique(id);
   });
-  for (const k of kernels) precompile(g, madeUpShaders(k, variables));
 }
 
 /**

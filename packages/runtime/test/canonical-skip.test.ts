@@ -5,7 +5,7 @@
  * by one pass (rowsOrder) and not sorted again; rows out of order, repeated or breaking a key still are.
  */
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { generateKernelShaders, SUBGROUP_VARIANT } from '@vixen/codegen-wgsl';
+import { generateKernelShaders, SUBGROUP_VARIANT, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
 import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
 import type { Row } from '@vixen/queryplan';
 import { downloadRelation, exactRows, openGpu, releaseRelation, runKernel, uploadRelation, type Gpu } from '../src/gpu/index.js';
@@ -16,6 +16,7 @@ import { chunkedOf } from '../src/gpu/chunks.js';
 import { rowsOrder } from '../src/gpu/kernels/rows-order.js';
 import { precompileLoad } from '../src/load-passes.js';
 import { madeUpShaders } from '../src/gpu/recorder.js';
+import { sortPasses } from '../src/gpu/kernels/sort.js';
 
 let gpu: Gpu;
 beforeAll(async () => {
@@ -167,25 +168,37 @@ out(a, b, c) <- h(a, b, c), b > 5.`,
   );
   const decl = program.kir.relations.find((r) => r.name === 'h')!;
   const g = internals(gpu);
-  precompileLoad(g, decl);
+  const facts = Array.from({ length: 70_000 }, (_, i) => [69_999 - i, i, `s${i % 13}`]);
+  precompileLoad(g, decl, facts.length);
   // The key ends at column 0: the load sorts by it alone, then makes the rows unique.
   expect(decl.keys?.map((k) => k.columns)).toEqual([[0]]);
   const variables: KirVariable[] = [{ id: 0, name: 'h', columns: decl.columns.map((c) => c.type) }];
-  const passes = [
-    madeUpShaders({ kind: 'sort', id: -1, input: 0, output: 0, keys: [0] }, variables),
-    madeUpShaders({ kind: 'unique', id: -1, input: 0, output: 0 }, variables),
-  ].flatMap((shaders) =>
-    Object.keys(shaders)
-      .filter((pass) => !pass.endsWith(SUBGROUP_VARIANT))
-      .map((pass) => (g.subgroups ? shaders[`${pass}${SUBGROUP_VARIANT}`] : undefined) ?? shaders[pass]!),
-  );
-  expect(passes.length).toBeGreaterThan(4);
+  const sort = madeUpShaders({ kind: 'sort', id: -1, input: 0, output: 0, keys: [0] }, variables);
+  const unique = madeUpShaders({ kind: 'unique', id: -1, input: 0, output: 0 }, variables);
+  const codeOf = (shaders: KernelShaders, pass: string): string => (g.subgroups ? shaders[`${pass}${SUBGROUP_VARIANT}`] : undefined) ?? shaders[pass]!;
+  // Of the sort, only the passes a sort of that many rows runs.
+  const sortRuns = sortPasses(g, sort, facts.length, 3);
+  const passes = [...sortRuns.map((pass) => codeOf(sort, pass)), ...Object.keys(unique).filter((pass) => !pass.endsWith(SUBGROUP_VARIANT)).map((pass) => codeOf(unique, pass))];
+  expect(sortRuns.length).toBeGreaterThan(2);
   expect(passes.filter((code) => !g.pipelines.has(code))).toEqual([]);
+  const others = Object.keys(sort).filter((pass) => !pass.endsWith(SUBGROUP_VARIANT) && !sortRuns.includes(pass as PassName));
+  expect(others.length).toBeGreaterThan(0);
+  expect(others.filter((pass) => g.pipelines.has(codeOf(sort, pass)))).toEqual([]);
   const compiled = passes.map((code) => g.pipelines.get(code));
   await Promise.all(compiled.flatMap((variants) => [...variants!.values()]));
+  const before = g.compiled.pipelines;
   // A load of rows out of order runs those passes on the pipelines compiled ahead.
-  const facts = Array.from({ length: 70_000 }, (_, i) => [69_999 - i, i, `s${i % 13}`]);
   const run = await program.run({ gpu, facts: { h: facts }, outputs: ['out'] });
   expect(run.relations.get('out')).toEqual((await program.interpret({ facts: { h: facts }, outputs: ['out'] })).get('out'));
   expect(passes.map((code) => g.pipelines.get(code))).toEqual(compiled);
+  // A second relation of the same columns and key loads on the same pipelines: nothing compiles again.
+  const twin = compile(
+    `k(a, b, c) -> int32(a), int32(b), string(c).
+k(a, b, c), k(a, b2, c2) -> b = b2, c = c2.
+out(a, b, c) <- k(a, b, c), b > 5.`,
+  );
+  const after = g.compiled.pipelines;
+  expect(after).toBeGreaterThan(before);
+  await twin.run({ gpu, facts: { k: facts }, outputs: ['out'] });
+  expect(g.compiled.pipelines).toBe(after);
 });

@@ -122,13 +122,13 @@ const passCode = (g: GpuImpl, shaders: KernelShaders, pass: PassName): string | 
 /**
  * Starts compiling every pass of `shaders` (the variant dispatch() runs) without waiting, so that passes encoded
  * later find their pipelines compiled or compiling: a file parse's passes compile together while its first chunk is
- * read, not each when its dispatch comes. A pass that fails to compile is reported by its dispatch (pipelineFor
- * forgets a failed compile).
+ * read, not each when its dispatch comes; `passes`: only those (default: all). A pass that fails to compile is
+ * reported by its dispatch (pipelineFor forgets a failed compile).
  */
-export function precompile(g: GpuImpl, shaders: KernelShaders): void {
-  for (const pass of Object.keys(shaders) as PassName[]) {
-    if (pass.endsWith(SUBGROUP_VARIANT)) continue;
-    pipelineFor(g, pass, passCode(g, shaders, pass)!, false).catch(() => undefined);
+export function precompile(g: GpuImpl, shaders: KernelShaders, passes: readonly PassName[] = Object.keys(shaders) as PassName[]): void {
+  for (const pass of passes) {
+    const code = pass.endsWith(SUBGROUP_VARIANT) ? undefined : passCode(g, shaders, pass);
+    if (code !== undefined) pipelineFor(g, pass, code, false).catch(() => undefined);
   }
 }
 

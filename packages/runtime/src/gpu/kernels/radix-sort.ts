@@ -1,4 +1,4 @@
-import { RADIX_BITS, RADIX_COUNT_WORDS, RADIX_ROWS_IN_HIST, RADIX_STATE_HEAD, RADIX_WINDOWS, radixItems, type KernelShaders } from '@vixen/codegen-wgsl';
+import { RADIX_BITS, RADIX_COUNT_WORDS, RADIX_ROWS_IN_HIST, RADIX_STATE_HEAD, RADIX_WINDOWS, radixItems, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from '../device.js';
 import { Recorder, type Bound } from '../recorder.js';
 import { acquireBound, bound, checkBindingSize, sameCount, settle, sizeOf, submitAndSync, type DeviceRelation, type Size } from '../relations.js';
@@ -23,6 +23,15 @@ const SOFTWARE_MASK_READBACK = 2 ** 12;
  * of a sort of 5 key words over about 2^20 pairs; larger sorts are bound by their passes' traffic, not by pass breaks.
  */
 const STATE_REGION_BYTES = 16 * 2 ** 20;
+
+/**
+ * The passes radixSortRows may dispatch for rows of `width` words: radixTiles and radixTilePrefix only on a CPU
+ * adapter (see digit), index pairs (radixKeys, radixSweepRows) only past two words.
+ */
+export function radixSortPasses(g: GpuImpl, width: number): PassName[] {
+  const sweeps: PassName[] = width === 1 ? ['radixSweepKeys'] : width === 2 ? ['radixSweep'] : ['radixSweep', 'radixKeys', 'radixSweepRows'];
+  return ['radixCount', ...(g.software ? (['radixTiles', 'radixTilePrefix'] as const) : []), ...sweeps];
+}
 
 /**
  * Onesweep-style LSD radix sort of (key word, row index) pairs, the last pass writing whole rows; one-word rows are

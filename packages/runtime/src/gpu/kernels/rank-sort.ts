@@ -1,4 +1,4 @@
-import { MERGE_RANK_FAN, SORT_TILE_ITEMS, type KernelShaders } from '@vixen/codegen-wgsl';
+import { MERGE_RANK_FAN, SORT_TILE_ITEMS, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from '../device.js';
 import { Recorder } from '../recorder.js';
 import { bound, sameCount, settle, sizeOf, type DeviceRelation } from '../relations.js';
@@ -26,6 +26,9 @@ const RANK_SORT_THREADS_SOFTWARE = 2 ** 13;
  */
 const RANK_ROWS = 2 ** 10;
 const RANK_ROWS_SOFTWARE = 2 ** 8;
+
+/** The passes rankSortRows dispatches for `n` rows (a bound). */
+export const rankSortPasses = (g: GpuImpl, n: number): PassName[] => (n <= (g.software ? RANK_ROWS_SOFTWARE : RANK_ROWS) ? ['rankSort'] : ['sortTiles', 'mergeRanks']);
 
 /**
  * The rows sorted by whole-key comparisons in few dispatches, whatever the key width: up to RANK_ROWS, rankSort

@@ -1,10 +1,10 @@
 /** The sort kernel: a copy where there is nothing to sort, a rank or merge sort of few rows, else a radix sort. */
-import type { KernelShaders } from '@vixen/codegen-wgsl';
+import type { KernelShaders, PassName } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from '../device.js';
 import { settle, type DeviceRelation } from '../relations.js';
 import { concatenate } from './concat.js';
-import { radixSortRows } from './radix-sort.js';
-import { rankSortRows } from './rank-sort.js';
+import { radixSortPasses, radixSortRows } from './radix-sort.js';
+import { rankSortPasses, rankSortRows } from './rank-sort.js';
 
 /** Which sort runs: by the row count (`auto`), or one of them (the operator bench compares them). */
 export type SortPath = 'auto' | 'rank' | 'radix';
@@ -15,6 +15,15 @@ export async function sortRows(g: GpuImpl, shaders: KernelShaders, input: Device
   if (n <= 1 || keyWords.length === 0) return concatenate(g, [input], input.width);
   const ranked = shaders.rankSort !== undefined && (path === 'rank' || (path === 'auto' && n <= rankSortLimit(g)));
   return ranked ? rankSortRows(g, shaders, input) : radixSortRows(g, shaders, input, keyWords);
+}
+
+/**
+ * The passes sortRows dispatches (path `auto`) for `n` rows (a bound) of `width` words: a load compiles only these
+ * ahead (load-passes.ts), not every pass of both sorts.
+ */
+export function sortPasses(g: GpuImpl, shaders: KernelShaders, n: number, width: number): PassName[] {
+  if (n <= 1) return [];
+  return shaders.rankSort !== undefined && n <= rankSortLimit(g) ? rankSortPasses(g, n) : radixSortPasses(g, width);
 }
 
 /**
