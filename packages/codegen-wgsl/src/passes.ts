@@ -121,12 +121,13 @@ export const PASS_LAYOUTS = {
    * whose key word k has digit d at shift 8w (mask and hist zeroed by the host; the runtime binds both in one buffer,
    * the mask after the counts, where the digit passes read it). Block b = tiles
    * [b * per, (b + 1) * per) of TILE = radixItems(width) * WG rows, one workgroup each.
-   * (input, mask, hist, u) u0 = (n, k0, blocks, per).
+   * (input, mask, hist, u) u0 = (n, k0, blocks, per), u1 = (row words, key words kc counted from k0), u2 = the row
+   * offsets of those kc (at most RADIX_COUNT_WORDS) key words.
    */
   radixCount: ['read', 'write', 'write', 'uniform'],
   /**
    * pairs[2i] = word `off` of row pairs[2i+1] (the next key word, through the permutation so far).
-   * (input, pairs, u) u0 = (n, off).
+   * (input, pairs, u) u0 = (n, off, row words).
    */
   radixKeys: ['read', 'write', 'uniform'],
   /**
@@ -139,17 +140,18 @@ export const PASS_LAYOUTS = {
    * u1.w = 1 + the word of hist holding the key word's varying bits (radixCount's mask), or 0 where the host planned
    * varying windows only: a window without any is a copy.
    * u0.x = n, or 0xffffffff where n is in hist after the K mask words (a pending count copied there once per sort).
-   * (src, hist, state, dst, u) u0 = (n, shift, counts, state offset), u1 = (kp, fromRows, off, mask).
+   * (src, hist, state, dst, u) u0 = (n, shift, counts, state offset), u1 = (kp, fromRows, off, mask), u2 = (row words,
+   * the word of hist holding a pending n).
    */
   radixSweep: ['read', 'read', 'write', 'write', 'uniform'],
   /**
    * For a CPU adapter, before each radixSweep: tile t's status of digit d = AGGREGATE | its items of digit d (the
-   * key as radixSweep reads it). (src, state, u) u0, u1 as radixSweep.
+   * key as radixSweep reads it). (src, state, u) u0, u1, u2 as radixSweep.
    */
   radixTiles: ['read', 'write', 'uniform'],
   /** Then every tile's statuses made PREFIX | the inclusive prefix, one thread per digit. (hist, state, u) u0 as radixSweep. */
   radixTilePrefix: ['read', 'write', 'uniform'],
-  /** As radixSweep, writing input row (pair's index) instead of the pair. (src, hist, input, state, dst, u) u0, u1 as radixSweep. */
+  /** As radixSweep, writing input row (pair's index) instead of the pair. (src, hist, input, state, dst, u) u0, u1, u2 as radixSweep. */
   radixSweepRows: ['read', 'read', 'read', 'write', 'write', 'uniform'],
   /** As radixSweep for one-word rows, sorted as bare keys (tiles of radixItems(1) * WG keys). (src, hist, state, dst, u) u0, u1 as radixSweep. */
   radixSweepKeys: ['read', 'read', 'write', 'write', 'uniform'],

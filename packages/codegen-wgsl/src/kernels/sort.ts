@@ -59,17 +59,15 @@ fn digitOf(key: u32, shift: u32) -> u32 { return (key >> shift) & (RADIX - 1u); 
 export function sortShaders(types: readonly ScalarType[], keys: readonly number[]): KernelShaders {
   const width = rowWords(types);
   const keyWords = sortKeyWords(types, keys);
-  const K = Math.max(1, keyWords.length);
-  const KC = Math.min(K, RADIX_COUNT_WORDS);
+  // The radix passes take the row width, the key words and where the rows' count lies as uniforms, not constants:
+  // their WGSL depends only on whether rows are one word, so the sorts of all tables share their pipelines (a
+  // cold compile cost ~66 ms of a TPC-H load's wall time per pipeline on the H200).
   // Each thread ORs its rows' key words XOR row 0's and counts their digits in workgroup counters; then one
   // workgroup atomic per thread and key word, and one global atomic per nonzero counter.
-  const radixCount = `${atomicBinding(atomicBinding(header('radixCount', ['inp', 'mask', 'hist']), 'mask'), 'hist')}
-const W: u32 = ${width}u;
-const K: u32 = ${K}u;
-const KC: u32 = ${KC}u;
+  const radixCount = `${atomicBinding(atomicBinding(header('radixCount', ['inp', 'mask', 'hist'], 8), 'mask'), 'hist')}
+const KC: u32 = ${RADIX_COUNT_WORDS}u;
 const WINDOWS: u32 = ${RADIX_WINDOWS}u;
 ${tilePrelude(width)}
-var<private> OFFS: array<u32, K> = array<u32, K>(${(keyWords.length > 0 ? keyWords : [0]).map((o) => `${o}u`).join(', ')});
 var<workgroup> part: array<atomic<u32>, KC>;
 var<workgroup> h: array<atomic<u32>, KC * WINDOWS * RADIX>;
 
@@ -79,14 +77,15 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   let k0 = u[0].y;
   let blocks = u[0].z;
   let per = u[0].w;
+  let W = u[1].x;
+  let kc = u[1].y;
   let blk = wid.x + wid.y * nwg.x;
   if (blk >= blocks) { return; }
-  let kc = min(KC, K - k0);
   let end = min(n, (blk + 1u) * per * TILE);
   var x: array<u32, KC>;
   for (var p = blk * per * TILE + lid; p < end; p = p + WG) {
     for (var j = 0u; j < kc; j = j + 1u) {
-      let o = OFFS[k0 + j];
+      let o = u[2][j];
       let v = inp[p * W + o];
       x[j] = x[j] | (v ^ inp[o]);
       for (var w = 0u; w < WINDOWS; w = w + 1u) { atomicAdd(&h[(j * WINDOWS + w) * RADIX + digitOf(v, 8u * w)], 1u); }
@@ -108,7 +107,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
 `;
 
   // Where a digit pass reads an item's key: word kp of each pair, or word off of each row (one-word rows: the key).
-  const keyOf = (q: string): string => (width === 1 ? `src[${q}]` : `select(src[2u * ${q} + kp], src[${q} * W + off], fromRows)`);
+  const keyOf = (q: string): string => (width === 1 ? `src[${q}]` : `select(src[2u * ${q} + kp], src[${q} * u[2].x + off], fromRows)`);
   const keyAt =
     width === 1
       ? ''
@@ -118,8 +117,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
 `;
   // For CPU adapters, whose digit passes find their statuses published already (runtime radix-sort.ts says why):
   // each tile's digit counts, then every tile's prefixes, one thread per digit walking the tiles.
-  const radixTiles = `${atomicBinding(header('radixTiles', ['src', 'state'], 1), 'state')}
-const W: u32 = ${width}u;
+  const radixTiles = `${atomicBinding(header('radixTiles', ['src', 'state'], 6), 'state')}
 ${tilePrelude(width)}const HEAD: u32 = ${RADIX_STATE_HEAD}u;
 const AGGREGATE: u32 = 0x40000000u;
 var<workgroup> h: array<atomic<u32>, RADIX>;
@@ -157,9 +155,8 @@ ${threadMain(`  let d = i;
   }`)}`;
 
   const radixKeys = `${header('radixKeys', ['inp', 'pairs'])}
-const W: u32 = ${width}u;
 ${threadMain(`  if (i >= u[0].x) { return; }
-  pairs[2u * i] = inp[pairs[2u * i + 1u] * W + u[0].y];`)}`;
+  pairs[2u * i] = inp[pairs[2u * i + 1u] * u[0].z + u[0].y];`)}`;
 
   /**
    * The digit pass: `pairs` from pairs to pairs, `rows` (the last pass of index pairs) from pairs to the rows their
@@ -179,9 +176,9 @@ ${threadMain(`  if (i >= u[0].x) { return; }
     }[mode];
     const bindings = atomicBinding(
       {
-        pairs: header('radixSweep', ['src', 'hist', 'state', 'dst'], 1),
-        rows: header('radixSweepRows', ['src', 'hist', 'inp', 'state', 'dst'], 1),
-        keys: header('radixSweepKeys', ['src', 'hist', 'state', 'dst'], 1),
+        pairs: header('radixSweep', ['src', 'hist', 'state', 'dst'], 6),
+        rows: header('radixSweepRows', ['src', 'hist', 'inp', 'state', 'dst'], 6),
+        keys: header('radixSweepKeys', ['src', 'hist', 'state', 'dst'], 6),
       }[mode],
       'state',
     );
@@ -322,7 +319,6 @@ fn lowestLane(m: vec4<u32>, sgs: u32) -> u32 {
 `
       : '';
     return `${scan.enable}${bindings}
-const W: u32 = ${width}u;
 ${tilePrelude(width)}const S: u32 = ${pairs ? 2 : 1}u;
 const HEAD: u32 = ${RADIX_STATE_HEAD}u;
 // Tile t's status of digit d, state[u0.w + HEAD + t * RADIX + d]: 0 until published, then AGGREGATE | the tile's items of
@@ -336,10 +332,9 @@ const COUNT: u32 = 0x3fffffffu;
 // the current one.
 fn constantWindow(shift: u32) -> bool { return u[1].w != 0u && digitOf(hist[u[1].w - 1u], shift) == 0u; }
 var<workgroup> windowConstant: u32;
-// The rows: u0.x, or where it is ROWS_IN_HIST the word of hist after the key mask (a pending count the host copied
-// there once for all of a sort's passes, not into each pass's uniforms).
+// The rows: u0.x, or where it is ROWS_IN_HIST the word u2.y of hist, after the key mask (a pending count the host
+// copied there once for all of a sort's passes, not into each pass's uniforms).
 const ROWS_IN_HIST: u32 = ${RADIX_ROWS_IN_HIST}u;
-const ROWS_AT: u32 = ${K * RADIX_WINDOWS * 2 ** RADIX_BITS + K}u;
 var<workgroup> sweepRows: u32;
 // The tile's items in their current local order; during ranking, the 4-bit counters (8 * WG <= S * TILE).
 var<workgroup> tile: array<u32, S * TILE>;
@@ -409,8 +404,10 @@ fn main(@builtin(local_invocation_index) lid: u32${scan.builtins}) {
   // makes progress wherever started workgroups run to completion.
   if (lid == 0u) {
     tileId = atomicAdd(&state[u[0].w], 1u);
-    sweepRows = select(u[0].x, hist[ROWS_AT], u[0].x == ROWS_IN_HIST);
+    sweepRows = select(u[0].x, hist[u[2].y], u[0].x == ROWS_IN_HIST);
   }
+  // Words of a row (pairs read from rows, or rows written).
+  let W = u[2].x;
   let t = workgroupUniformLoad(&tileId);
   let n = workgroupUniformLoad(&sweepRows);
   let shift = u[0].y;

@@ -75,7 +75,12 @@ async function sortPasses(g: GpuImpl, rec: Recorder, input: DeviceRelation, keyW
   const per = Math.ceil(tiles / (g.software ? 64 : 2048));
   const blocks = Math.ceil(tiles / per);
   rec.clear(hist.buffer, (hist.words + mask.words) * 4);
-  for (let k0 = 0; k0 < K; k0 += RADIX_COUNT_WORDS) rec.dispatch('radixCount', [bound(input), mask, hist], [rows, k0, blocks, per], blocks * wg);
+  for (let k0 = 0; k0 < K; k0 += RADIX_COUNT_WORDS) {
+    // u1 = (row words, key words counted), u2 = their row offsets.
+    const offs = keyWords.slice(k0, k0 + RADIX_COUNT_WORDS);
+    const keys = [input.width, offs.length, 0, 0, ...offs, ...Array<number>(RADIX_COUNT_WORDS - offs.length).fill(0)];
+    rec.dispatch('radixCount', [bound(input), mask, hist], [rows, k0, blocks, per], blocks * wg, keys);
+  }
   // Per key word (least significant first): its index, row offset, mask (0: every window varies, else 1 + the word
   // of the mask in the counts buffer) and windows.
   let plan: Array<{ k: number; offset: number; mask: number; shifts: number[] }>;
@@ -105,7 +110,8 @@ async function sortPasses(g: GpuImpl, rec: Recorder, input: DeviceRelation, keyW
    * kp of each pair, or (fromRows) at row offset `off` of the input rows themselves; `toRows`: dst gets the input rows.
    */
   const digit = (src: Bound, dst: Bound, k: number, shift: number, bits: number, kp: number, toRows = false, fromRows: number | null = null): void => {
-    const keyAt = [kp, fromRows === null ? 0 : 1, fromRows ?? 0, bits];
+    // u2 = (row words, the word of the counts buffer holding a pending row count).
+    const keyAt = [kp, fromRows === null ? 0 : 1, fromRows ?? 0, bits, input.width, hist.words + mask.words];
     const state0 = regions ? stateWords * passes++ : 0;
     const sizes: Size[] = [rows, shift, (k * RADIX_WINDOWS + shift / RADIX_BITS) * RADIX, state0];
     if (!regions) rec.clear(state.buffer, state.words * 4);
@@ -138,7 +144,7 @@ async function sortPasses(g: GpuImpl, rec: Recorder, input: DeviceRelation, keyW
     let dst = rec.scratch(2 * n);
     plan.forEach(({ k, offset, mask: bits, shifts }, i) => {
       // Later key words are loaded through the permutation so far; the first is read from the rows by its first pass.
-      if (i > 0) rec.dispatch('radixKeys', [bound(input), src], [rows, offset], n);
+      if (i > 0) rec.dispatch('radixKeys', [bound(input), src], [rows, offset, input.width], n);
       shifts.forEach((shift, j) => {
         const from = i === 0 && j === 0 ? bound(input) : src;
         const fromRows = i === 0 && j === 0 ? offset : null;
