@@ -233,12 +233,13 @@ export const PASS_LAYOUTS = {
   /**
    * Distinct string fields of a parsed chunk (parseInternShaders): the table (2 words a slot) and state[1] zeroed
    * by the host; each new string's span appended to `distinct`; fields of records past the count (counts[segments])
-   * are not read. (text, spans, table, distinct, fieldSlots, state, counts, u) u0 = (fields room, mask, segments).
+   * are not read. (text, spans, table, distinct, fieldSlots, state, counts, u) u0 = (fields room, mask, segments, string columns).
    */
   parseIntern: ['read', 'read', 'write', 'write', 'write', 'write', 'read', 'uniform'],
   /**
-   * Each string field's distinct index into its row word. (table, fieldSlots, rows, state, counts, u)
-   * u0 = (fields room, segments).
+   * Each string field's distinct index into its row word, for a group of string columns (PARSE_STRING_GROUP at
+   * most). (table, fieldSlots, rows, state, counts, u) u0 = (the group's fields room, segments), u1 = (string
+   * columns, columns in the group, its first column, row words), u2.. = the group's row word offsets.
    */
   parseStringIds: ['read', 'read', 'write', 'read', 'read', 'uniform'],
   /**
@@ -251,7 +252,10 @@ export const PASS_LAYOUTS = {
    * (text, distinct, starts, state, out, u) u0 = (words of out, fields).
    */
   parseGather: ['read', 'read', 'read', 'read', 'write', 'uniform'],
-  /** Parsed rows' string words (distinct indices) to dictionary ids through `dict`. (dict, rows, u) u0 = (rows). */
+  /**
+   * Parsed rows' string words (distinct indices) to dictionary ids through `dict`, for a group of string columns.
+   * (dict, rows, u) u0 = (rows), u1 = (row words, columns in the group), u2.. = their row word offsets.
+   */
   parseStrings: ['read', 'write', 'uniform'],
   /**
    * A store column's values into rows (kernels/store-columns.ts). (column, rows, state, u) u0 = (rows, row width,

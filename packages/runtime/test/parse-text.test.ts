@@ -17,6 +17,7 @@ import { BufferPool } from '../src/gpu/pool.js';
 import { downloadRelation, releaseRelation } from '../src/gpu/index.js';
 import { parseTextOnDevice, textParseTimes } from '../src/gpu/parse-text.js';
 import { deviceRowsRelation } from '../src/gpu/parsed-rows.js';
+import { PARSE_STRING_GROUP } from '@vixen/codegen-wgsl';
 
 let gpu: Gpu;
 let dir: string;
@@ -210,6 +211,30 @@ test('repeated, colliding and prefix strings read as the host reads them, across
   const types: ScalarType[] = ['int32', 'string', 'string', 'string'];
   const host = await hostRows(path, types.map((type, i) => ({ name: `c${i}`, type })), [0, 1, 2, 3]);
   for (const chunkBytes of [1 << 20, 4096, 100]) expect(await deviceRows(path, types, [0, 1, 2, 3], chunkBytes)).toEqual(host);
+});
+
+test('string passes are shared by every layout; more string columns than one group of them read as the host reads them', async () => {
+  // 25 string columns (two groups of PARSE_STRING_GROUP) between numbers, some kept and some not.
+  const columns = 30;
+  const types: ScalarType[] = Array.from({ length: columns }, (_, c) => (c % 6 === 0 ? 'int32' : 'string'));
+  const lines = Array.from({ length: 700 }, (_, i) => types.map((t, c) => (t === 'int32' ? String(i * columns + c) : `s${(i * (c + 1)) % (5 + c)}-${c}`)).join('|'));
+  const path = join(dir, 'wide.tbl');
+  writeFileSync(path, lines.join('\n'));
+  const all = types.map((_, c) => c);
+  const some = all.filter((c) => c % 5 !== 2);
+  expect(types.filter((t, c) => t === 'string' && some.includes(c)).length).toBeGreaterThan(PARSE_STRING_GROUP);
+  for (const kept of [all, some]) {
+    const host = await hostRows(path, types.map((type, i) => ({ name: `c${i}`, type })), kept);
+    expect(await deviceRows(path, types, kept, 4096)).toEqual(host);
+  }
+  // A file of another layout (other columns, other string offsets) compiles its row pass alone.
+  const g = internals(gpu);
+  const before = g.compiled.pipelines;
+  const other = join(dir, 'other.tsv');
+  writeFileSync(other, Array.from({ length: 50 }, (_, i) => `x${i % 3}\t${i}\ty${i % 4}`).join('\n'));
+  const otherTypes: ScalarType[] = ['string', 'int32', 'string'];
+  expect(await deviceRows(other, otherTypes, [0, 1, 2], 1 << 20)).toEqual(await hostRows(other, otherTypes.map((type, i) => ({ name: `c${i}`, type })), [0, 1, 2]));
+  expect(g.compiled.pipelines - before).toBe(1);
 });
 
 test('a chunk of more records than its room (sized by the chunks before it) is parsed again at its count', async () => {

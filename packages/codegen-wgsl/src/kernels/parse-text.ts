@@ -438,15 +438,23 @@ export function parseTextShaders(layout: TextLayout): Record<string, string> {
 }
 
 /**
- * Passes that find the distinct string fields of a parsed chunk on the device (F = records * S fields, S string
- * columns kept; `offsets` their word offsets in rows of `width` words), so the host decodes each distinct string once
- * and never touches a row: parseIntern hashes each field's bytes (FNV-1a) into a linear-probing table of mask + 1
- * slots of (first field + 1, distinct index) and appends each new string's span to `distinct` (state[1] counts
- * them); parseStringIds writes each field's distinct index into its row word. Nothing runs once state[0] flags the
- * chunk (its spans may be unwritten).
+ * String columns whose row words one parseStringIds or parseStrings dispatch writes (their offsets are uniforms, u2
+ * on): a relation with more takes a dispatch per group of them.
  */
-export function parseInternShaders(width: number, offsets: readonly number[]): Record<string, string> {
-  const S = offsets.length;
+export const PARSE_STRING_GROUP = 16;
+
+/** Word j of the group's offsets (uniform vec4s 2..). */
+const groupOffset = (j: string): string => `u[2u + ${j} / 4u][${j} % 4u]`;
+
+/**
+ * Passes that find the distinct string fields of a parsed chunk on the device (F = records * S fields, S string
+ * columns kept), so the host decodes each distinct string once and never touches a row: parseIntern hashes each
+ * field's bytes (FNV-1a) into a linear-probing table of mask + 1 slots of (first field + 1, distinct index) and
+ * appends each new string's span to `distinct` (state[1] counts them); parseStringIds writes each field's distinct
+ * index into its row word. Nothing runs once state[0] flags the chunk (its spans may be unwritten). The row width,
+ * S and the string columns' word offsets are uniforms: every table's parse shares these pipelines.
+ */
+function parseInternShaders(): Record<string, string> {
   const intern = `${header('parseIntern', ['text', 'spans', 'table', 'distinct', 'fieldSlots', 'state', 'counts'])}${BYTES}
 fn sameBytes(a: u32, b: u32, n: u32) -> bool {
   for (var k = 0u; k < n; k = k + 1u) {
@@ -454,7 +462,7 @@ fn sameBytes(a: u32, b: u32, n: u32) -> bool {
   }
   return true;
 }
-${threadMain(`  if (i >= u[0].x || i >= counts[u[0].z] * ${S}u || atomicLoad(&state[0]) != 0u) { return; }
+${threadMain(`  if (i >= u[0].x || i >= counts[u[0].z] * u[0].w || atomicLoad(&state[0]) != 0u) { return; }
   let mask = u[0].y;
   let s = spans[2u * i];
   let e = spans[2u * i + 1u];
@@ -481,10 +489,13 @@ ${threadMain(`  if (i >= u[0].x || i >= counts[u[0].z] * ${S}u || atomicLoad(&st
     }
     slot = (slot + 1u) & mask;
   }`)}`;
-  const offs = `array<u32, ${S}>(${offsets.map((o) => `${o}u`).join(', ')})`;
-  const ids = `${header('parseStringIds', ['table', 'fieldSlots', 'rows', 'state', 'counts'])}${threadMain(`  if (i >= u[0].x || i >= counts[u[0].y] * ${S}u || state[0] != 0u) { return; }
-  var offs = ${offs};
-  rows[(i / ${S}u) * ${width}u + offs[i % ${S}u]] = table[2u * fieldSlots[i] + 1u];`)}`;
+  // Thread i: field j = i % G of the group (string column k0 + j) of record i / G.
+  const ids = `${header('parseStringIds', ['table', 'fieldSlots', 'rows', 'state', 'counts'], 4 + PARSE_STRING_GROUP)}${threadMain(`  let S = u[1].x;
+  let G = u[1].y;
+  if (i >= u[0].x || i >= counts[u[0].y] * G || state[0] != 0u) { return; }
+  let r = i / G;
+  let j = i % G;
+  rows[r * u[1].w + ${groupOffset('j')}] = table[2u * fieldSlots[r * S + u[1].z + j] + 1u];`)}`;
   const lengths = `${header('parseSpanLengths', ['distinct', 'state', 'starts'])}${threadMain(`  if (i > u[0].x) { return; }
   starts[i] = select(0u, distinct[2u * i + 1u] - distinct[2u * i], i < u[0].x && i < state[1]);`)}`;
   // Thread i packs bytes [4i, 4i + 4) of the strings: a binary search for the string holding the first (the last d
@@ -511,11 +522,18 @@ ${threadMain(`  if (i >= u[0].x || i >= counts[u[0].z] * ${S}u || atomicLoad(&st
   return { parseIntern: atomicBinding(atomicBinding(intern, 'table'), 'state'), parseStringIds: ids, parseSpanLengths: lengths, parseGather: gather };
 }
 
+/** The passes of parseInternShaders, the same for every table. */
+export const PARSE_INTERN = parseInternShaders();
+
 /**
- * The pass turning the string words of parsed rows (rows of `width` words, string columns at word `offsets`) from
- * their chunk's distinct indices into dictionary ids: word = map[word]. u0 = (rows).
+ * The pass turning the string words of parsed rows from their chunk's distinct indices into dictionary ids: word =
+ * map[word], for a group of string columns. u0 = (rows), u1 = (row words, string columns in the group), u2.. = their
+ * word offsets.
  */
-export function parseStringsShaders(width: number, offsets: readonly number[]): Record<string, string> {
-  const stores = offsets.map((off) => `  rows[i * ${width}u + ${off}u] = dict[rows[i * ${width}u + ${off}u]];`).join('\n');
-  return { parseStrings: `${header('parseStrings', ['dict', 'rows'])}${threadMain(`  if (i >= u[0].x) { return; }\n${stores}`)}` };
-}
+export const PARSE_STRINGS: Record<string, string> = {
+  parseStrings: `${header('parseStrings', ['dict', 'rows'], 4 + PARSE_STRING_GROUP)}${threadMain(`  if (i >= u[0].x) { return; }
+  for (var j = 0u; j < u[1].y; j = j + 1u) {
+    let at = i * u[1].x + ${groupOffset('j')};
+    rows[at] = dict[rows[at]];
+  }`)}`,
+};

@@ -21,11 +21,11 @@
  * host, whose rows or messages are then the answer. Nothing of a file given up stays on the device.
  */
 import { rowWords, type ScalarType } from '@vixen/queryplan';
-import { PARSE_SEGMENT_BYTES, deviceParses, parseInternShaders, parseTextShaders, type TextLayout } from '@vixen/codegen-wgsl';
+import { PARSE_INTERN, PARSE_SEGMENT_BYTES, deviceParses, parseTextShaders, type TextLayout } from '@vixen/codegen-wgsl';
 import { isAscii } from 'node:buffer';
 import { asciiList, ByteInterner, ByteStringSort, stringWordOffsets, warmByteSortWorkers, type ByteStrings, type DeviceRows, type Format, type StringInterner } from '@vixen/io';
 import { chunkedOf } from './chunks.js';
-import { ParsedRows } from './parsed-rows.js';
+import { ParsedRows, stringGroups } from './parsed-rows.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { encodeScan } from './kernels/scan.js';
 import { memoShaders, precompile, Recorder, type Bound } from './recorder.js';
@@ -110,7 +110,7 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
   const layout: TextLayout = { delimiter, quoting: format.quoting, trailingDelimiter: format.trailingDelimiter, types, kept };
   const shaders = memoShaders({ parseText: layout }, () => parseTextShaders(layout));
   const offsets = stringWordOffsets(keptTypes);
-  const internShaders = offsets.length > 0 ? memoShaders({ parseIntern: [width, offsets] }, () => parseInternShaders(width, offsets)) : undefined;
+  const internShaders = offsets.length > 0 ? PARSE_INTERN : undefined;
   // Compiled while the first chunk is read (a first load compiles each file's row and string passes).
   precompile(g, shaders);
   if (internShaders) precompile(g, internShaders);
@@ -175,7 +175,7 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
         const chunk = await timed('readWaitMs', reader.next());
         if (chunk) {
           const room = seen.records === 0 ? undefined : Math.min(maxRoom, Math.ceil((ROOM_MARGIN * chunk.bytes.length * seen.records) / seen.bytes) + 16);
-          const parsed = parseChunk(g, shaders, internShaders, chunk, format.quoting, width, offsets.length, { ...guess }, room);
+          const parsed = parseChunk(g, shaders, internShaders, chunk, format.quoting, width, offsets, { ...guess }, room);
           // Awaited in order below; until then a failure must not go unhandled.
           parsed.catch(() => undefined);
           // parseChunk copied the chunk to the device before its first await: its memory takes the next reads while
@@ -346,7 +346,8 @@ async function parseChunk(
   chunk: TextChunk<GPUBuffer>,
   quoting: boolean,
   width: number,
-  stringCount: number,
+  /** The row word offsets of the string columns. */
+  offsets: readonly number[],
   guess: DistinctGuess,
   room: number | undefined,
 ): Promise<ParsedChunk> {
@@ -404,7 +405,7 @@ async function parseChunk(
     const parse = (records: number): { rows: DeviceRelation; reads: Array<{ buffer: GPUBuffer; offset: number; words: number }>; finish: (read: Uint32Array[]) => Promise<{ spans: Uint32Array; bytes: Buffer }> } => {
       const out = allocRelation(g, records, width);
       const ends = acquire(records, 'record ends');
-      const fields = records * stringCount;
+      const fields = records * offsets.length;
       const spans = acquire(Math.max(1, 2 * fields), 'string spans');
       rec.dispatch('parseEnds', [text, quotes, counts, ends], [n, segments, records], segments);
       rec.dispatch('parseRows', [text, ends, bound(out), spans, state, counts], [n, segments, records], records);
@@ -420,8 +421,11 @@ async function parseChunk(
       const gathered = acquire(words, 'distinct string bytes');
       const interning = rec.using(internShaders);
       interning.clear(table.buffer, 8 * slots);
-      interning.dispatch('parseIntern', [text, spans, table, distinct, fieldSlots, state, counts], [fields, slots - 1, segments], fields);
-      interning.dispatch('parseStringIds', [table, fieldSlots, bound(out), state, counts], [fields, segments], fields);
+      interning.dispatch('parseIntern', [text, spans, table, distinct, fieldSlots, state, counts], [fields, slots - 1, segments, offsets.length], fields);
+      for (const { first, count, words } of stringGroups(offsets)) {
+        const groupFields = records * count;
+        interning.dispatch('parseStringIds', [table, fieldSlots, bound(out), state, counts], [groupFields, segments], groupFields, [offsets.length, count, first, width, ...words]);
+      }
       interning.dispatch('parseSpanLengths', [distinct, state, starts], [fields], fields + 1);
       encodeScan(rec, starts, fields + 1);
       interning.dispatch('parseGather', [text, distinct, starts, state, gathered], [words, fields], words);

@@ -3,11 +3,11 @@
  * so that the executor runs where there are none (a browser).
  */
 import type { ScalarType } from '@vixen/queryplan';
-import { parseStringsShaders } from '@vixen/codegen-wgsl';
+import { PARSE_STRING_GROUP, PARSE_STRINGS } from '@vixen/codegen-wgsl';
 import { stringWordOffsets, type DeviceRows } from '@vixen/io';
 import { leaves } from './chunks.js';
 import { internals, type Gpu } from './device.js';
-import { memoShaders, Recorder } from './recorder.js';
+import { Recorder } from './recorder.js';
 import { acquireBound, bound, releaseRelation, type DeviceRelation } from './relations.js';
 
 /**
@@ -40,6 +40,19 @@ export class ParsedRows implements DeviceRows {
 }
 
 /**
+ * The string columns' row word `offsets` in groups of PARSE_STRING_GROUP, as the passes that write string words take
+ * them (parseStringIds, parseStrings): each group's first column, its columns and their offsets (padded).
+ */
+export function stringGroups(offsets: readonly number[]): Array<{ first: number; count: number; words: number[] }> {
+  const groups = [];
+  for (let first = 0; first < offsets.length; first += PARSE_STRING_GROUP) {
+    const words = offsets.slice(first, first + PARSE_STRING_GROUP);
+    groups.push({ first, count: words.length, words: [...words, ...Array<number>(PARSE_STRING_GROUP - words.length).fill(0)] });
+  }
+  return groups;
+}
+
+/**
  * The device relation of rows a device parsed (relation of column `types`), string words turned into `rows`'
  * (remapped) ids; the caller owns it.
  */
@@ -49,16 +62,15 @@ export async function deviceRowsRelation(gpu: Gpu, rows: DeviceRows, types: read
   const offsets = stringWordOffsets(types);
   if (offsets.length === 0) return relation;
   const g = internals(gpu);
-  const shaders = memoShaders({ parseStrings: [relation.width, offsets] }, () => parseStringsShaders(relation.width, offsets));
   const held: GPUBuffer[] = [];
   try {
-    const rec = new Recorder(g, shaders);
+    const rec = new Recorder(g, PARSE_STRINGS);
     leaves(relation).forEach((leaf, j) => {
       const map = rows.stringIds.subarray(rows.mapStarts[j]!, rows.mapStarts[j + 1] ?? rows.stringIds.length);
       const b = acquireBound(g, map.length, 'string ids');
       held.push(b.buffer);
       g.writeBuffer(b.buffer, 0, map);
-      rec.dispatch('parseStrings', [b, bound(leaf)], [leaf.count], leaf.count);
+      for (const { count, words } of stringGroups(offsets)) rec.dispatch('parseStrings', [b, bound(leaf)], [leaf.count], leaf.count, [relation.width, count, 0, 0, ...words]);
     });
     await rec.submit();
   } catch (e) {
