@@ -12,7 +12,7 @@ export { MERGE_ROWS, MERGE_TILE } from './kernels/merge.js';
 export { storeColumnShaders } from './kernels/store-columns.js';
 export { rowsOrderShaders } from './kernels/rows-order.js';
 export { JOIN_ROWS, joinWritesPerOutputRow } from './kernels/merge-join.js';
-export { PARSE_SEGMENT_BYTES, PARSE_STRING_GROUP, PARSE_INTERN, PARSE_STRINGS, deviceParses, parseTextShaders, type TextLayout } from './kernels/parse-text.js';
+export { PARSE_SEGMENT_BYTES, PARSE_STRING_GROUP, PARSE_INTERN, PARSE_STRINGS, deviceParses, parseColumnTable, parseRowsUniform, parseTextShaders, type TextLayout } from './kernels/parse-text.js';
 export { aggregateSlotWords, groupSlotLayout, pipelineBuildLayouts, pipelineBuildPass, pipelineParamsAt } from './kernels/pipeline.js';
 export { isProjection } from './kernels/project.js';
 export { rangeSelectShaders } from './kernels/range-select.js';

@@ -226,10 +226,11 @@ export const PASS_LAYOUTS = {
   parseEnds: ['read', 'read', 'read', 'write', 'uniform'],
   /**
    * Record r's kept fields converted into row r, string fields as byte spans; state[0] |= 1 at a record left to the
-   * host; records past `room` or the count (counts[segments], scanned) are not read.
-   * (text, ends, rows, spans, state, counts, u) u0 = (bytes, segments, room).
+   * host; records past `room` or the count (counts[segments], scanned) are not read. The file's layout is the column
+   * table (parseColumnTable) and u1 (parseRowsUniform).
+   * (text, ends, columns, rows, spans, state, counts, u) u0 = (bytes, segments, room).
    */
-  parseRows: ['read', 'read', 'write', 'write', 'write', 'read', 'uniform'],
+  parseRows: ['read', 'read', 'read', 'write', 'write', 'write', 'read', 'uniform'],
   /**
    * Distinct string fields of a parsed chunk (parseInternShaders): the table (2 words a slot) and state[1] zeroed
    * by the host; each new string's span appended to `distinct`; fields of records past the count (counts[segments])

@@ -154,32 +154,32 @@ fn utf8At(p: u32, b: u32, n: u32) -> bool {
 }
 `;
 
-function countPass(layout: TextLayout): string {
+function countPass(quoting: boolean): string {
   // Bytes past ASCII are rare in most facts: they set state[2] (the host then decodes strings as UTF-8) and are
   // checked here, as the chunk never passed through the host.
   const code = `${header('parseCount', ['text', 'quotes', 'counts', 'state'])}${BYTES}${UTF8}${segmentMain(
     `  if (i > u[0].y) { return; }
   if (i == u[0].y) { counts[i] = 0u; return; }`,
     '  var c = 0u;',
-    `        if (${recordEnd(layout.quoting)}) { c = c + 1u; }
+    `        if (${recordEnd(quoting)}) { c = c + 1u; }
         if (b == 0u) { atomicOr(&state[0], 1u); }
         if (b >= 0x80u) {
           atomicOr(&state[2], 1u);
           if (!utf8At(p, b, n)) { atomicOr(&state[0], 1u); }
         }`,
     '  counts[i] = c;',
-    layout.quoting,
+    quoting,
   )}`;
   return atomicBinding(code, 'state');
 }
 
-function endsPass(layout: TextLayout): string {
+function endsPass(quoting: boolean): string {
   return `${header('parseEnds', ['text', 'quotes', 'offsets', 'ends'])}${BYTES}${segmentMain(
     '  if (i >= u[0].y) { return; }',
     '  var at = offsets[i];',
-    `        if (${recordEnd(layout.quoting)}) { if (at < u[0].z) { ends[at] = p; } at = at + 1u; }`,
+    `        if (${recordEnd(quoting)}) { if (at < u[0].z) { ends[at] = p; } at = at + 1u; }`,
     '',
-    layout.quoting,
+    quoting,
   )}`;
 }
 
@@ -330,79 +330,55 @@ fn convBoolean(s: u32, e: u32) -> vec2<u32> {
 export const deviceParses = (type: ScalarType): boolean => type !== 'float32';
 
 /**
- * WGSL storing field [fs, fe) of a kept column of `type` at output word `at` (string: span `k`); `esc`: the field
- * was quoted and holds doubled quotes, which only a string may.
+ * What parseRows does with each column, by the kind in bits 0..3 of its word of the column table (parseColumnTable):
+ * skip it, convert it (the function, and the words it writes), or keep a string's span.
  */
-function convertField(type: ScalarType, at: string, k: number, strings: number): string {
-  const fail = `atomicOr(&state[0], 1u); return;`;
-  switch (type) {
-    case 'string':
-      return `spans[(r * ${strings}u + ${k}u) * 2u] = fs; spans[(r * ${strings}u + ${k}u) * 2u + 1u] = fe;`;
-    case 'int32':
-    case 'uint32':
-    case 'date':
-    case 'boolean': {
-      const fn = { int32: 'convInt32', uint32: 'convUint32', date: 'convDate', boolean: 'convBoolean' }[type];
-      return `{ let v = ${fn}(fs, fe); if (v.y == 0u || esc) { ${fail} } rows[${at}] = v.x; }`;
-    }
-    case 'int64':
-    case 'decimal':
-      return `{ let v = ${type === 'int64' ? 'convInt64' : 'convDecimal'}(fs, fe); if (v.z == 0u || esc) { ${fail} } rows[${at}] = v.x; rows[${at} + 1u] = v.y; }`;
-    case 'float32':
-      throw new Error('internal: float32 text is parsed on the host');
-  }
-}
+const COLUMN_KINDS: Record<ScalarType, number> = { int32: 1, uint32: 2, date: 3, boolean: 4, int64: 5, decimal: 6, string: 7, float32: 0 };
 
-function rowsPass(layout: TextLayout): string {
-  const { types, kept, delimiter } = layout;
-  const width = rowWords(kept.map((c) => types[c]!));
-  const strings = kept.filter((c) => types[c] === 'string').length;
-  const fail = `atomicOr(&state[0], 1u); return;`;
-  const fields: string[] = [];
+/**
+ * parseRows' column table of `layout`: per column of the file, its kind (COLUMN_KINDS; 0: not kept) | (its first
+ * output word, or for a string its span among the row's) << 8.
+ */
+export function parseColumnTable(layout: TextLayout): Uint32Array {
+  const { types, kept } = layout;
+  const table = new Uint32Array(Math.max(1, types.length));
   let word = 0;
   let k = 0;
-  // A CSV field may be quoted: up to a quote not doubled, which the delimiter or the line's end must follow; an
-  // unquoted one may hold no quote (the host's splitter, io records.ts, reads fields so).
-  const split = layout.quoting
-    ? `  esc = false;
-  if (p < lineEnd && byteAt(p) == 34u) {
-    p = p + 1u;
-    fs = p;
-    loop {
-      if (p >= end) { ${fail} }
-      if (byteAt(p) == 34u) {
-        if (byteAt(p + 1u) != 34u) { break; }
-        esc = true;
-        p = p + 1u;
-      }
-      p = p + 1u;
-    }
-    fe = p;
-    p = p + 1u;
-    if (p < lineEnd && byteAt(p) != ${delimiter}u) { ${fail} }
-  } else {
-    fs = p;
-    while (p < lineEnd && byteAt(p) != ${delimiter}u) {
-      if (byteAt(p) == 34u) { ${fail} }
-      p = p + 1u;
-    }
-    fe = p;
-  }`
-    : `  fs = p;
-  while (p < lineEnd && byteAt(p) != ${delimiter}u) { p = p + 1u; }
-  fe = p;`;
   types.forEach((type, c) => {
-    const lines = [split];
-    if (kept.includes(c)) {
-      lines.push(`  ${convertField(type, `base + ${word}u`, k, strings)}`);
-      word += rowWords([type]);
-      if (type === 'string') k++;
-    }
-    if (c < types.length - 1) lines.push(`  if (p >= lineEnd) { ${fail} }`, `  p = p + 1u;`);
-    fields.push(lines.join('\n'));
+    if (!kept.includes(c)) return;
+    if (!deviceParses(type)) throw new Error('internal: float32 text is parsed on the host');
+    table[c] = COLUMN_KINDS[type] | ((type === 'string' ? k++ : word) << 8);
+    word += rowWords([type]);
   });
-  const extra = layout.trailingDelimiter ? `p + 1u != lineEnd` : 'true';
-  const code = `${header('parseRows', ['text', 'ends', 'rows', 'spans', 'state', 'counts'])}${BYTES}${CONVERSIONS}${threadMain(`  if (i >= u[0].z || i >= counts[u[0].y]) { return; }
+  return table;
+}
+
+/** parseRows' u1 for `layout`: (columns, row words, string columns, quoting | trailing delimiter << 1 | delimiter << 8). */
+export function parseRowsUniform(layout: TextLayout): number[] {
+  const { types, kept } = layout;
+  const width = rowWords(kept.map((c) => types[c]!));
+  const strings = kept.filter((c) => types[c] === 'string').length;
+  return [types.length, width, strings, (layout.quoting ? 1 : 0) | (layout.trailingDelimiter ? 2 : 0) | (layout.delimiter << 8)];
+}
+
+/**
+ * One thread per record: split at the delimiter (CSV: quoted fields too), check the field count and convert the kept
+ * columns into the relation's row words, string fields as (start, end) byte spans. The file's layout is data (the
+ * column table and u1, see parseColumnTable), not code: every file of every table runs this one pipeline (each layout
+ * compiled its own, a ~66 ms cold compile of a load's wall time on the H200), and the threads of a workgroup, on
+ * records of one file, take the same branch at every column.
+ */
+function rowsPass(): string {
+  const fail = `atomicOr(&state[0], 1u); return;`;
+  const one = (fn: string): string => `{ let v = ${fn}(fs, fe); if (v.y == 0u || esc) { ${fail} } rows[at] = v.x; }`;
+  const two = (fn: string): string => `{ let v = ${fn}(fs, fe); if (v.z == 0u || esc) { ${fail} } rows[at] = v.x; rows[at + 1u] = v.y; }`;
+  const code = `${header('parseRows', ['text', 'ends', 'columns', 'rows', 'spans', 'state', 'counts'], 4)}${BYTES}${CONVERSIONS}${threadMain(`  if (i >= u[0].z || i >= counts[u[0].y]) { return; }
+  let fieldCount = u[1].x;
+  let width = u[1].y;
+  let strings = u[1].z;
+  let quoting = (u[1].w & 1u) != 0u;
+  let trailing = (u[1].w & 2u) != 0u;
+  let delimiter = u[1].w >> 8u;
   let r = i;
   let end = ends[r];
   var p = 0u;
@@ -415,22 +391,73 @@ function rowsPass(layout: TextLayout): string {
     break;
   }
   let lineEnd = select(end, end - 1u, byteAt(end - 1u) == 13u);
-  let base = r * ${width}u;
-  var fs = 0u;
-  var fe = 0u;
-  var esc = false;
-${fields.join('\n')}
-  if (p < lineEnd && ${extra}) { ${fail} }`)}`;
+  let base = r * width;
+  for (var c = 0u; c < fieldCount; c = c + 1u) {
+    var fs = p;
+    var fe = p;
+    var esc = false;
+    // A CSV field may be quoted: up to a quote not doubled, which the delimiter or the line's end must follow; an
+    // unquoted one may hold no quote (the host's splitter, io records.ts, reads fields so).
+    if (quoting && p < lineEnd && byteAt(p) == 34u) {
+      p = p + 1u;
+      fs = p;
+      loop {
+        if (p >= end) { ${fail} }
+        if (byteAt(p) == 34u) {
+          if (byteAt(p + 1u) != 34u) { break; }
+          esc = true;
+          p = p + 1u;
+        }
+        p = p + 1u;
+      }
+      fe = p;
+      p = p + 1u;
+      if (p < lineEnd && byteAt(p) != delimiter) { ${fail} }
+    } else {
+      loop {
+        if (p >= lineEnd) { break; }
+        let b = byteAt(p);
+        if (b == delimiter) { break; }
+        if (quoting && b == 34u) { ${fail} }
+        p = p + 1u;
+      }
+      fe = p;
+    }
+    let column = columns[c];
+    let at = base + (column >> 8u);
+    switch (column & 15u) {
+      case 1u: ${one('convInt32')}
+      case 2u: ${one('convUint32')}
+      case 3u: ${one('convDate')}
+      case 4u: ${one('convBoolean')}
+      case 5u: ${two('convInt64')}
+      case 6u: ${two('convDecimal')}
+      case 7u: {
+        let s = (r * strings + (column >> 8u)) * 2u;
+        spans[s] = fs;
+        spans[s + 1u] = fe;
+      }
+      default: {}
+    }
+    if (c + 1u < fieldCount) {
+      if (p >= lineEnd) { ${fail} }
+      p = p + 1u;
+    }
+  }
+  if (p < lineEnd && (!trailing || p + 1u != lineEnd)) { ${fail} }`)}`;
   return atomicBinding(code, 'state');
 }
 
-/** The passes that parse text of `layout` (uniform u0 = (bytes, segments, records)), with the scan's. */
-export function parseTextShaders(layout: TextLayout): Record<string, string> {
+/**
+ * The passes that parse text (CSV: `quoting`; uniform u0 = (bytes, segments, records)), with the scan's; parseRows
+ * takes the file's layout as data (parseColumnTable, parseRowsUniform).
+ */
+export function parseTextShaders(quoting: boolean): Record<string, string> {
   return {
-    ...(layout.quoting ? { parseQuotes: quotesPass() } : {}),
-    parseCount: countPass(layout),
-    parseEnds: endsPass(layout),
-    parseRows: rowsPass(layout),
+    ...(quoting ? { parseQuotes: quotesPass() } : {}),
+    parseCount: countPass(quoting),
+    parseEnds: endsPass(quoting),
+    parseRows: rowsPass(),
     scanBlock: scanBlock(false),
     [`scanBlock${SUBGROUP_VARIANT}`]: scanBlock(true),
     scanAdd: SCAN_ADD,

@@ -21,7 +21,7 @@
  * host, whose rows or messages are then the answer. Nothing of a file given up stays on the device.
  */
 import { rowWords, type ScalarType } from '@vixen/queryplan';
-import { PARSE_INTERN, PARSE_SEGMENT_BYTES, deviceParses, parseTextShaders, type TextLayout } from '@vixen/codegen-wgsl';
+import { PARSE_INTERN, PARSE_SEGMENT_BYTES, deviceParses, parseColumnTable, parseRowsUniform, parseTextShaders, type TextLayout } from '@vixen/codegen-wgsl';
 import { isAscii } from 'node:buffer';
 import { asciiList, ByteInterner, ByteStringSort, stringWordOffsets, warmByteSortWorkers, type ByteStrings, type DeviceRows, type Format, type StringInterner } from '@vixen/io';
 import { chunkedOf } from './chunks.js';
@@ -108,7 +108,7 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
   if (format.delimiter.length !== 1 || delimiter > 127 || [10, 13, 34].includes(delimiter) || width === 0 || !keptTypes.every(deviceParses)) return undefined;
   const g = internals(gpu);
   const layout: TextLayout = { delimiter, quoting: format.quoting, trailingDelimiter: format.trailingDelimiter, types, kept };
-  const shaders = memoShaders({ parseText: layout }, () => parseTextShaders(layout));
+  const shaders = memoShaders({ parseText: layout.quoting }, () => parseTextShaders(layout.quoting));
   const offsets = stringWordOffsets(keptTypes);
   const internShaders = offsets.length > 0 ? PARSE_INTERN : undefined;
   // Compiled while the first chunk is read (a first load compiles each file's row and string passes).
@@ -142,6 +142,10 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
     // The host parser says what is wrong with a file it cannot read.
     return undefined;
   }
+  // The file's layout, which parseRows reads as data (one pipeline for every file).
+  const columnTable = acquireBound(g, Math.max(1, types.length), 'column table');
+  g.writeBuffer(columnTable.buffer, 0, parseColumnTable(layout));
+  const rowsLayout = { columns: columnTable, uniform: parseRowsUniform(layout) };
   // On a GPU the first file with strings starts the workers (the tables loaded first are small, the large ones come
   // soon after); on a CPU adapter (tests) only a file whose strings likely go to the workers does.
   if (offsets.length > 0 && (!gpu.software || reader.fileBytes >= PARSE_CHUNK_BYTES)) warmByteSortWorkers();
@@ -175,7 +179,7 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
         const chunk = await timed('readWaitMs', reader.next());
         if (chunk) {
           const room = seen.records === 0 ? undefined : Math.min(maxRoom, Math.ceil((ROOM_MARGIN * chunk.bytes.length * seen.records) / seen.bytes) + 16);
-          const parsed = parseChunk(g, shaders, internShaders, chunk, format.quoting, width, offsets, { ...guess }, room);
+          const parsed = parseChunk(g, shaders, internShaders, chunk, format.quoting, rowsLayout, width, offsets, { ...guess }, room);
           // Awaited in order below; until then a failure must not go unhandled.
           parsed.catch(() => undefined);
           // parseChunk copied the chunk to the device before its first await: its memory takes the next reads while
@@ -231,6 +235,7 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
     for (const p of parts) releaseRelation(gpu, p);
     await reader.close();
     letGo();
+    g.pool.release(columnTable.buffer);
     if (e instanceof HostParses || e instanceof DeviceLimitError) return undefined;
     // The host parser says what is wrong with a file it cannot read.
     if ((e as NodeJS.ErrnoException).code !== undefined) return undefined;
@@ -238,6 +243,7 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
   }
   await reader.close();
   letGo();
+  g.pool.release(columnTable.buffer);
   if (parts.length === 0) return undefined;
   const t0 = performance.now();
   const table = interner.table();
@@ -345,6 +351,8 @@ async function parseChunk(
   internShaders: Record<string, string> | undefined,
   chunk: TextChunk<GPUBuffer>,
   quoting: boolean,
+  /** parseRows' column table and u1 for the file. */
+  rowsLayout: { columns: Bound; uniform: readonly number[] },
   width: number,
   /** The row word offsets of the string columns. */
   offsets: readonly number[],
@@ -408,7 +416,7 @@ async function parseChunk(
       const fields = records * offsets.length;
       const spans = acquire(Math.max(1, 2 * fields), 'string spans');
       rec.dispatch('parseEnds', [text, quotes, counts, ends], [n, segments, records], segments);
-      rec.dispatch('parseRows', [text, ends, bound(out), spans, state, counts], [n, segments, records], records);
+      rec.dispatch('parseRows', [text, ends, rowsLayout.columns, bound(out), spans, state, counts], [n, segments, records], records, rowsLayout.uniform);
       if (!internShaders || fields === 0) return { rows: out, reads: [{ buffer: state.buffer, offset: 0, words: 1 }], finish: () => Promise.resolve({ spans: new Uint32Array(0), bytes: Buffer.alloc(0) }) };
       // Twice as many slots as fields at least, so probes stay short.
       const slots = 2 ** Math.ceil(Math.log2(2 * fields));
