@@ -1412,7 +1412,8 @@ async function loadInitialRelations(
     const parsedOnDevice = rel.device.length > 0;
     let canonical: DeviceRelation;
     let order: RowsOrder | undefined;
-    if (!parsedOnDevice && rel.width > 0 && rel.count * rel.width <= HOST_CANONICAL_WORDS) {
+    const canonicalOnHost = !parsedOnDevice && rel.width > 0 && rel.count * rel.width <= HOST_CANONICAL_WORDS;
+    if (canonicalOnHost) {
       // A few host rows (inline facts, loaded by every run on resident tables): sorted and made distinct here.
       const host = concatRows(rel.pieces().map((words) => ({ words, count: words.length / rel.width, width: rel.width })), rel.width);
       const { words, count } = uniqueSorted(sortRows(host, allWords(rel.width)));
@@ -1423,7 +1424,9 @@ async function loadInitialRelations(
     // The device has its copy: the host words need not live through the run, unless it may start again.
     if (!keepHostWords) initial.relations.delete(name);
     try {
-      await checkDeclaredKeys(gpu, { ...program, variables }, decl, id, canonical, dict, order?.ascending ? order.shared : undefined);
+      // Host rows were sorted by every column, device rows by the leading columns through the key (keyPrefix).
+      const sortedBy = canonicalOnHost ? decl.columns.length : (keyPrefix(decl)?.length ?? decl.columns.length);
+      await checkDeclaredKeys(gpu, { ...program, variables }, decl, id, canonical, dict, order?.ascending ? order.shared : undefined, sortedBy);
     } catch (e) {
       releaseRelation(gpu, canonical);
       throw e;

@@ -5,13 +5,15 @@
 import type { KirVariable } from '@vixen/kernel-ir';
 import { rowWords, type RelationDecl } from '@vixen/queryplan';
 import type { GpuImpl } from './gpu/device.js';
+import { rowsOrderPasses } from './gpu/kernels/rows-order.js';
 import { sortPasses } from './gpu/kernels/sort.js';
+import { checkedByOrder } from './keys.js';
 import { madeUpShaders, precompile } from './gpu/recorder.js';
 
 /**
  * Starts compiling the passes that load a relation of `decl` (loadInitialRelations): its unique, the projection to
- * the columns kept and each key check's projection and unique, and where `rows` (a bound on its rows) is given its
- * sort and each key check's: only the passes a sort of that many rows runs (a rank sort or a radix sort, whose
+ * the columns kept and each key check's passes (a rowsOrder, or a projection and unique), and where `rows` (a bound on
+ * its rows) is given its sort and each key check's: only the passes a sort of that many rows runs (a rank sort or a radix sort, whose
  * passes, compiled ahead for both, were half of a TPC-H load's). Their WGSL depends on the columns alone, so the
  * dispatches find these pipelines; passes compiled by other tables of the same columns are not compiled again.
  */
@@ -39,8 +41,11 @@ export function precompileLoad(g: GpuImpl, decl: RelationDecl, rows?: number): v
     variables.push({ id: 1, name: `${decl.name} kept`, columns: decl.deviceColumns.map((c) => types[c]!) });
     project(decl.deviceColumns, 1);
   }
+  const sortedBy = (keyPrefix(decl) ?? all).length;
   (decl.keys ?? []).forEach((key, k) => {
     if (key.columns.length === decl.columns.length) return;
+    // Checked by one rowsOrder pass over the sorted rows (checkDeclaredKeys).
+    if (checkedByOrder(key, sortedBy)) return precompile(g, rowsOrderPasses());
     const id = variables.length;
     variables.push({ id, name: `${decl.name} key ${k}`, columns: key.columns.map((c) => types[c]!) });
     project(key.columns, id);

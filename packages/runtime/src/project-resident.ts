@@ -94,7 +94,8 @@ export async function projectResident(
     const { canonical, order } = await canonicalOnDevice(gpu, variables, id, raw, sorted, keyPrefix(decl));
     let ids: Uint32Array | undefined;
     try {
-      await checkDeclaredKeys(gpu, { ...kir, variables }, decl, id, canonical, dict, order?.ascending ? order.shared : undefined);
+      const sortedBy = sorted ? decl.columns.length : (keyPrefix(decl)?.length ?? decl.columns.length);
+      await checkDeclaredKeys(gpu, { ...kir, variables }, decl, id, canonical, dict, order?.ascending ? order.shared : undefined, sortedBy);
       if (stringIds) ids = await distinctStrings(gpu, variables, id, canonical, decl);
     } catch (e) {
       releaseRelation(gpu, canonical);

@@ -162,13 +162,13 @@ all(a, p, l, s, d) <- g(a, p, l, s, d).`,
 
 test("a relation's load passes compile ahead of its load, its sort by the columns through its key among them", async () => {
   const program = compile(
-    `h(a, b, c) -> int32(a), int32(b), string(c).
-h(a, b, c), h(a, b2, c2) -> b = b2, c = c2.
-out(a, b, c) <- h(a, b, c), b > 5.`,
+    `h(a, b, c, d) -> int32(a), int32(b), string(c), int32(d).
+h(a, b, c, d), h(a, b2, c2, d2) -> b = b2, c = c2, d = d2.
+out(a, b, c, d) <- h(a, b, c, d), b > 5.`,
   );
   const decl = program.kir.relations.find((r) => r.name === 'h')!;
   const g = internals(gpu);
-  const facts = Array.from({ length: 70_000 }, (_, i) => [69_999 - i, i, `s${i % 13}`]);
+  const facts = Array.from({ length: 70_000 }, (_, i) => [69_999 - i, i, `s${i % 13}`, i % 5]);
   precompileLoad(g, decl, facts.length);
   // The key ends at column 0: the load sorts by it alone, then makes the rows unique.
   expect(decl.keys?.map((k) => k.columns)).toEqual([[0]]);
@@ -177,7 +177,7 @@ out(a, b, c) <- h(a, b, c), b > 5.`,
   const unique = madeUpShaders({ kind: 'unique', id: -1, input: 0, output: 0 }, variables);
   const codeOf = (shaders: KernelShaders, pass: string): string => (g.subgroups ? shaders[`${pass}${SUBGROUP_VARIANT}`] : undefined) ?? shaders[pass]!;
   // Of the sort, only the passes a sort of that many rows runs.
-  const sortRuns = sortPasses(g, sort, facts.length, 3);
+  const sortRuns = sortPasses(g, sort, facts.length, 4);
   const passes = [...sortRuns.map((pass) => codeOf(sort, pass)), ...Object.keys(unique).filter((pass) => !pass.endsWith(SUBGROUP_VARIANT)).map((pass) => codeOf(unique, pass))];
   expect(sortRuns.length).toBeGreaterThan(2);
   expect(passes.filter((code) => !g.pipelines.has(code))).toEqual([]);
@@ -191,11 +191,21 @@ out(a, b, c) <- h(a, b, c), b > 5.`,
   const run = await program.run({ gpu, facts: { h: facts }, outputs: ['out'] });
   expect(run.relations.get('out')).toEqual((await program.interpret({ facts: { h: facts }, outputs: ['out'] })).get('out'));
   expect(passes.map((code) => g.pipelines.get(code))).toEqual(compiled);
+  // Its key (the leading column) is checked by the sorted rows' order: no projection of its own compiled or run.
+  const keyProject = madeUpShaders(
+    { kind: 'mapFilter', id: -1, input: 0, output: 1, filter: [], project: [{ kind: 'col', index: 0, type: 'int32' }] },
+    [...variables, { id: 1, name: 'h key 0', columns: ['int32'] }],
+  );
+  expect(Object.keys(keyProject).filter((pass) => g.pipelines.has(keyProject[pass]!))).toEqual([]);
+  // Out of order: a row given twice is no violation, two rows that share the key but differ are.
+  const twice = [...facts, facts[123]!];
+  expect((await program.run({ gpu, facts: { h: twice }, outputs: ['out'] })).relations.get('out')).toEqual(run.relations.get('out'));
+  await expect(program.run({ gpu, facts: { h: [...facts, [facts[123]![0]!, 7, 'other', 1]] } })).rejects.toThrow(/^key violated: h /);
   // A second relation of the same columns and key loads on the same pipelines: nothing compiles again.
   const twin = compile(
-    `k(a, b, c) -> int32(a), int32(b), string(c).
-k(a, b, c), k(a, b2, c2) -> b = b2, c = c2.
-out(a, b, c) <- k(a, b, c), b > 5.`,
+    `k(a, b, c, d) -> int32(a), int32(b), string(c), int32(d).
+k(a, b, c, d), k(a, b2, c2, d2) -> b = b2, c = c2, d = d2.
+out(a, b, c, d) <- k(a, b, c, d), b > 5.`,
   );
   const after = g.compiled.pipelines;
   expect(after).toBeGreaterThan(before);

@@ -4,7 +4,7 @@
  * sorted files, most TPC-H tables by their keys) then need no sort, and their leading-column keys no check of their
  * own. A row out of order costs the pass and a round trip, and the sort runs as before.
  */
-import { rowsOrderShaders } from '@vixen/codegen-wgsl';
+import { rowsOrderShaders, type KernelShaders } from '@vixen/codegen-wgsl';
 import { leaves } from '../chunks.js';
 import type { GpuImpl } from '../device.js';
 import { memoShaders, Recorder } from '../recorder.js';
@@ -17,11 +17,14 @@ export interface RowsOrder {
   shared: number;
 }
 
+/** The rowsOrder pass, for any row width. */
+export const rowsOrderPasses = (): KernelShaders => memoShaders({ rowsOrder: true }, () => rowsOrderShaders());
+
 /** The order of `rel`'s rows (its chunks in order), or undefined where a count is pending. */
 export async function rowsOrder(g: GpuImpl, rel: DeviceRelation): Promise<RowsOrder | undefined> {
   const parts = leaves(rel).filter((p) => p.count > 0);
   if (parts.some((p) => p.pending)) return undefined;
-  const shaders = memoShaders({ rowsOrder: true }, () => rowsOrderShaders());
+  const shaders = rowsOrderPasses();
   const state = acquireBound(g, 2, 'row order state');
   try {
     const rec = new Recorder(g, shaders);
