@@ -6,7 +6,8 @@
 import type { KirKernel, KirVariable, VarId } from '@vixen/kernel-ir';
 import type { RelationDecl } from '@vixen/queryplan';
 import type { EncodedRelation } from '@vixen/io';
-import { releaseRelation, uploadRelationStaged, type DeviceRelation } from './gpu/relations.js';
+import { sortKeyWords } from '@vixen/codegen-wgsl';
+import { releaseRelation, settle, syncCounts, uploadRelationStaged, type DeviceRelation } from './gpu/relations.js';
 import { runKernel } from './gpu/kernels/run-kernel.js';
 import { rowsOrder, type RowsOrder } from './gpu/kernels/rows-order.js';
 import { madeUpShaders } from './gpu/recorder.js';
@@ -35,6 +36,9 @@ export async function uploadLoaded(gpu: Gpu, rel: EncodedRelation): Promise<Devi
  * duplicate-free, and its `order` where it was checked. `sorted`: the rows are known to be sorted already (equal
  * ones adjacent), so only the unique runs. `keys`: the leading columns the rows are sorted by (default all), where
  * rows that share them are equal (a declared key among them that the caller checks; load-passes.ts keyPrefix).
+ * Rows sorted by such `keys` of which no two adjacent ones share all their words are distinct and sorted by every
+ * column: one rowsOrder pass finds so (`shared`: the most leading words adjacent rows share) and the unique, a pass
+ * over every row compiled per row width, does not run.
  */
 export async function canonicalOnDevice(
   gpu: Gpu,
@@ -43,7 +47,7 @@ export async function canonicalOnDevice(
   raw: DeviceRelation,
   sorted = false,
   keys?: readonly number[],
-): Promise<{ canonical: DeviceRelation; order?: RowsOrder }> {
+): Promise<{ canonical: DeviceRelation; order?: RowsOrder; shared?: number }> {
   const run = (k: KirKernel, input: DeviceRelation): Promise<DeviceRelation> => runKernel(gpu, k, madeUpShaders(k, variables), [input], new Uint32Array(0), variables);
   let order: RowsOrder | undefined;
   let rows = raw;
@@ -59,6 +63,15 @@ export async function canonicalOnDevice(
     }
     rows = await run({ kind: 'sort', id: -1, input: id, output: id, keys: [...(keys ?? variables[id]!.columns.map((_, i) => i))] }, raw);
     releaseUnshared(gpu, raw, rows);
+    const types = variables[id]!.columns;
+    if (keys !== undefined && keys.length < types.length && !rows.canonical) {
+      await syncCounts(internals(gpu));
+      const after = await rowsOrder(internals(gpu), settle(rows));
+      if (after !== undefined && after.shared < sortKeyWords(types, keys).length) {
+        rows.canonical = true;
+        return { canonical: rows, ...(order ? { order } : {}), shared: after.shared };
+      }
+    }
   }
   const canonical = await run({ kind: 'unique', id: -1, input: id, output: id }, rows);
   releaseUnshared(gpu, rows, canonical);

@@ -1412,6 +1412,8 @@ async function loadInitialRelations(
     const parsedOnDevice = rel.device.length > 0;
     let canonical: DeviceRelation;
     let order: RowsOrder | undefined;
+    /** The most leading words adjacent canonical rows share, where known (canonicalOnDevice). */
+    let shared: number | undefined;
     const canonicalOnHost = !parsedOnDevice && rel.width > 0 && rel.count * rel.width <= HOST_CANONICAL_WORDS;
     if (canonicalOnHost) {
       // A few host rows (inline facts, loaded by every run on resident tables): sorted and made distinct here.
@@ -1419,14 +1421,14 @@ async function loadInitialRelations(
       const { words, count } = uniqueSorted(sortRows(host, allWords(rel.width)));
       canonical = { ...uploadRelation(gpu, words, rel.width, count), canonical: true };
     } else {
-      ({ canonical, order } = await canonicalOnDevice(gpu, variables, id, await uploadLoaded(gpu, rel), false, keyPrefix(decl)));
+      ({ canonical, order, shared } = await canonicalOnDevice(gpu, variables, id, await uploadLoaded(gpu, rel), false, keyPrefix(decl)));
     }
     // The device has its copy: the host words need not live through the run, unless it may start again.
     if (!keepHostWords) initial.relations.delete(name);
     try {
       // Host rows were sorted by every column, device rows by the leading columns through the key (keyPrefix).
       const sortedBy = canonicalOnHost ? decl.columns.length : (keyPrefix(decl)?.length ?? decl.columns.length);
-      await checkDeclaredKeys(gpu, { ...program, variables }, decl, id, canonical, dict, order?.ascending ? order.shared : undefined, sortedBy);
+      await checkDeclaredKeys(gpu, { ...program, variables }, decl, id, canonical, dict, order?.ascending ? order.shared : shared, sortedBy);
     } catch (e) {
       releaseRelation(gpu, canonical);
       throw e;

@@ -11,11 +11,12 @@ import { checkedByOrder } from './keys.js';
 import { madeUpShaders, precompile } from './gpu/recorder.js';
 
 /**
- * Starts compiling the passes that load a relation of `decl` (loadInitialRelations): its unique, the projection to
- * the columns kept and each key check's passes (a rowsOrder, or a projection and unique), and where `rows` (a bound on
- * its rows) is given its sort and each key check's: only the passes a sort of that many rows runs (a rank sort or a radix sort, whose
- * passes, compiled ahead for both, were half of a TPC-H load's). Their WGSL depends on the columns alone, so the
- * dispatches find these pipelines; passes compiled by other tables of the same columns are not compiled again.
+ * Starts compiling the passes that load a relation of `decl` (loadInitialRelations): its unique (or the rowsOrder pass
+ * that finds rows sorted by a key prefix distinct), the projection to the columns kept and each key check's passes (a
+ * rowsOrder, or a projection and a unique), and where `rows` (a bound on its rows) is given its sort and each key
+ * check's: only the passes a sort of that many rows runs (a rank sort or a radix sort, whose passes, compiled ahead
+ * for both, were half of a TPC-H load's). Their WGSL depends on the columns alone, so the dispatches find these
+ * pipelines; passes compiled by other tables of the same columns are not compiled again.
  */
 export function precompileLoad(g: GpuImpl, decl: RelationDecl, rows?: number): void {
   const types = decl.columns.map((c) => c.type);
@@ -35,13 +36,16 @@ export function precompileLoad(g: GpuImpl, decl: RelationDecl, rows?: number): v
         variables,
       ),
     );
-  sort(0, keyPrefix(decl) ?? all);
-  unique(0);
+  const prefix = keyPrefix(decl);
+  sort(0, prefix ?? all);
+  // Rows sorted by a key prefix are found distinct by one rowsOrder pass (canonicalOnDevice), others made unique.
+  if (prefix) precompile(g, rowsOrderPasses());
+  else unique(0);
   if (decl.deviceColumns) {
     variables.push({ id: 1, name: `${decl.name} kept`, columns: decl.deviceColumns.map((c) => types[c]!) });
     project(decl.deviceColumns, 1);
   }
-  const sortedBy = (keyPrefix(decl) ?? all).length;
+  const sortedBy = (prefix ?? all).length;
   (decl.keys ?? []).forEach((key, k) => {
     if (key.columns.length === decl.columns.length) return;
     // Checked by one rowsOrder pass over the sorted rows (checkDeclaredKeys).

@@ -91,11 +91,11 @@ export async function projectResident(
     // The leading columns of canonical rows come sorted, equal ones adjacent: only their duplicates go.
     const sorted = source.canonical === true && at.every((p, i) => p === i);
     // Else sorted through the key only, as a load of facts is: the key check right after fails where it does not hold.
-    const { canonical, order } = await canonicalOnDevice(gpu, variables, id, raw, sorted, keyPrefix(decl));
+    const { canonical, order, shared } = await canonicalOnDevice(gpu, variables, id, raw, sorted, keyPrefix(decl));
     let ids: Uint32Array | undefined;
     try {
       const sortedBy = sorted ? decl.columns.length : (keyPrefix(decl)?.length ?? decl.columns.length);
-      await checkDeclaredKeys(gpu, { ...kir, variables }, decl, id, canonical, dict, order?.ascending ? order.shared : undefined, sortedBy);
+      await checkDeclaredKeys(gpu, { ...kir, variables }, decl, id, canonical, dict, order?.ascending ? order.shared : shared, sortedBy);
       if (stringIds) ids = await distinctStrings(gpu, variables, id, canonical, decl);
     } catch (e) {
       releaseRelation(gpu, canonical);

@@ -13,7 +13,7 @@ import { encode, randomRows, rng } from './gpu-fixtures.js';
 import { compile } from '../src/index.js';
 import { internals } from '../src/gpu/device.js';
 import { chunkedOf } from '../src/gpu/chunks.js';
-import { rowsOrder } from '../src/gpu/kernels/rows-order.js';
+import { rowsOrder, rowsOrderPasses } from '../src/gpu/kernels/rows-order.js';
 import { precompileLoad } from '../src/load-passes.js';
 import { madeUpShaders } from '../src/gpu/recorder.js';
 import { sortPasses } from '../src/gpu/kernels/sort.js';
@@ -170,7 +170,7 @@ out(a, b, c, d) <- h(a, b, c, d), b > 5.`,
   const g = internals(gpu);
   const facts = Array.from({ length: 70_000 }, (_, i) => [69_999 - i, i, `s${i % 13}`, i % 5]);
   precompileLoad(g, decl, facts.length);
-  // The key ends at column 0: the load sorts by it alone, then makes the rows unique.
+  // The key ends at column 0: the load sorts by it alone, then finds the rows distinct by their order.
   expect(decl.keys?.map((k) => k.columns)).toEqual([[0]]);
   const variables: KirVariable[] = [{ id: 0, name: 'h', columns: decl.columns.map((c) => c.type) }];
   const sort = madeUpShaders({ kind: 'sort', id: -1, input: 0, output: 0, keys: [0] }, variables);
@@ -178,12 +178,14 @@ out(a, b, c, d) <- h(a, b, c, d), b > 5.`,
   const codeOf = (shaders: KernelShaders, pass: string): string => (g.subgroups ? shaders[`${pass}${SUBGROUP_VARIANT}`] : undefined) ?? shaders[pass]!;
   // Of the sort, only the passes a sort of that many rows runs.
   const sortRuns = sortPasses(g, sort, facts.length, 4);
-  const passes = [...sortRuns.map((pass) => codeOf(sort, pass)), ...Object.keys(unique).filter((pass) => !pass.endsWith(SUBGROUP_VARIANT)).map((pass) => codeOf(unique, pass))];
+  const passes = [...sortRuns.map((pass) => codeOf(sort, pass)), rowsOrderPasses().rowsOrder!];
+  const uniquePasses = Object.keys(unique).filter((pass) => !pass.endsWith(SUBGROUP_VARIANT)).map((pass) => codeOf(unique, pass));
   expect(sortRuns.length).toBeGreaterThan(2);
   expect(passes.filter((code) => !g.pipelines.has(code))).toEqual([]);
   const others = Object.keys(sort).filter((pass) => !pass.endsWith(SUBGROUP_VARIANT) && !sortRuns.includes(pass as PassName));
   expect(others.length).toBeGreaterThan(0);
   expect(others.filter((pass) => g.pipelines.has(codeOf(sort, pass)))).toEqual([]);
+  expect(uniquePasses.filter((code) => g.pipelines.has(code))).toEqual([]);
   const compiled = passes.map((code) => g.pipelines.get(code));
   await Promise.all(compiled.flatMap((variants) => [...variants!.values()]));
   const before = g.compiled.pipelines;
@@ -197,6 +199,8 @@ out(a, b, c, d) <- h(a, b, c, d), b > 5.`,
     [...variables, { id: 1, name: 'h key 0', columns: ['int32'] }],
   );
   expect(Object.keys(keyProject).filter((pass) => g.pipelines.has(keyProject[pass]!))).toEqual([]);
+  // Nor a unique: no two rows share the key, so none are equal.
+  expect(uniquePasses.filter((code) => g.pipelines.has(code))).toEqual([]);
   // Out of order: a row given twice is no violation, two rows that share the key but differ are.
   const twice = [...facts, facts[123]!];
   expect((await program.run({ gpu, facts: { h: twice }, outputs: ['out'] })).relations.get('out')).toEqual(run.relations.get('out'));
