@@ -6,14 +6,22 @@
 import type { KirKernel, KirVariable, VarId } from '@vixen/kernel-ir';
 import type { RelationDecl } from '@vixen/queryplan';
 import type { EncodedRelation } from '@vixen/io';
-import { sortKeyWords } from '@vixen/codegen-wgsl';
+import { sortKeyWords, type KernelShaders } from '@vixen/codegen-wgsl';
 import { releaseRelation, settle, syncCounts, uploadRelationStaged, type DeviceRelation } from './gpu/relations.js';
 import { runKernel } from './gpu/kernels/run-kernel.js';
 import { rowsOrder, type RowsOrder } from './gpu/kernels/rows-order.js';
 import { madeUpShaders } from './gpu/recorder.js';
-import { internals, type Gpu } from './gpu/device.js';
+import { radixOnly } from './gpu/kernels/sort.js';
+import { internals, type Gpu, type GpuImpl } from './gpu/device.js';
 import { chunkedOf, packChunks, releaseUnshared } from './gpu/chunks.js';
 import { deviceRowsRelation } from './gpu/parsed-rows.js';
+
+/** The passes of a kernel a load runs (madeUpShaders), its sorts radix sorts (radixOnly): one set for every table. */
+export function loadShaders(g: GpuImpl, kernel: KirKernel, variables: readonly KirVariable[]): KernelShaders {
+  const shaders = madeUpShaders(kernel, variables);
+  if (kernel.kind !== 'sort') return shaders;
+  return radixOnly(g, shaders, sortKeyWords(variables.find((v) => v.id === kernel.input)!.columns, kernel.keys).length);
+}
 
 /**
  * Loaded rows from which their order is checked before a sort (kernels/rows-order.ts): a pass and a round trip cost
@@ -48,7 +56,7 @@ export async function canonicalOnDevice(
   sorted = false,
   keys?: readonly number[],
 ): Promise<{ canonical: DeviceRelation; order?: RowsOrder; shared?: number }> {
-  const run = (k: KirKernel, input: DeviceRelation): Promise<DeviceRelation> => runKernel(gpu, k, madeUpShaders(k, variables), [input], new Uint32Array(0), variables);
+  const run = (k: KirKernel, input: DeviceRelation): Promise<DeviceRelation> => runKernel(gpu, k, loadShaders(internals(gpu), k, variables), [input], new Uint32Array(0), variables);
   let order: RowsOrder | undefined;
   let rows = raw;
   if (!sorted) {

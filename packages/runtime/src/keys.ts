@@ -9,7 +9,7 @@ import { keyConstraint, KeyViolationError, rowWords, VIOLATION_ROWS, type Declar
 import { allWords, pickWords, type HostRows } from './partitioned.js';
 import { downloadRelation, releaseRelation, type DeviceRelation } from './gpu/relations.js';
 import { runKernel } from './gpu/kernels/run-kernel.js';
-import { madeUpShaders } from './gpu/recorder.js';
+import { loadShaders } from './canonical-load.js';
 import type { Gpu } from './gpu/device.js';
 import { internals } from './gpu/device.js';
 import { releaseUnshared } from './gpu/chunks.js';
@@ -115,7 +115,7 @@ async function keyViolations(
   const variables = [...program.variables, { id: keyVar, name: `${decl.name} key`, columns: types }];
   const all = types.map((_, i) => i);
   const none = new Uint32Array(0);
-  const run = (k: KirKernel, inputs: DeviceRelation[]): Promise<DeviceRelation> => runKernel(gpu, k, madeUpShaders(k, variables), inputs, none, variables);
+  const run = (k: KirKernel, inputs: DeviceRelation[]): Promise<DeviceRelation> => runKernel(gpu, k, loadShaders(internals(gpu), k, variables), inputs, none, variables);
   const project = key.columns.map((c) => ({ kind: 'col' as const, index: c, type: decl.columns[c]!.type }));
   const keys = await run({ kind: 'mapFilter', id: -1, input: id, output: keyVar, filter: [], project }, [rel]);
   const sorted = await run({ kind: 'sort', id: -1, input: keyVar, output: keyVar, keys: all }, [keys]);

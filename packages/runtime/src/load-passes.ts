@@ -7,6 +7,7 @@ import { rowWords, type RelationDecl } from '@vixen/queryplan';
 import type { GpuImpl } from './gpu/device.js';
 import { rowsOrderPasses } from './gpu/kernels/rows-order.js';
 import { sortPasses } from './gpu/kernels/sort.js';
+import { loadShaders } from './canonical-load.js';
 import { checkedByOrder } from './keys.js';
 import { madeUpShaders, precompile } from './gpu/recorder.js';
 
@@ -24,7 +25,7 @@ export function precompileLoad(g: GpuImpl, decl: RelationDecl, rows?: number): v
   const variables: KirVariable[] = [{ id: 0, name: decl.name, columns: types }];
   const sort = (input: number, keys: readonly number[]): void => {
     if (rows === undefined) return;
-    const shaders = madeUpShaders({ kind: 'sort', id: -1, input, output: input, keys: [...keys] }, variables);
+    const shaders = loadShaders(g, { kind: 'sort', id: -1, input, output: input, keys: [...keys] }, variables);
     precompile(g, shaders, sortPasses(g, shaders, rows, rowWords(variables[input]!.columns)));
   };
   const unique = (input: number): void => precompile(g, madeUpShaders({ kind: 'unique', id: -1, input, output: input }, variables));

@@ -16,6 +16,7 @@ import { chunkedOf } from '../src/gpu/chunks.js';
 import { rowsOrder, rowsOrderPasses } from '../src/gpu/kernels/rows-order.js';
 import { precompileLoad } from '../src/load-passes.js';
 import { madeUpShaders } from '../src/gpu/recorder.js';
+import { loadShaders } from '../src/canonical-load.js';
 import { sortPasses } from '../src/gpu/kernels/sort.js';
 
 let gpu: Gpu;
@@ -173,7 +174,7 @@ out(a, b, c, d) <- h(a, b, c, d), b > 5.`,
   // The key ends at column 0: the load sorts by it alone, then finds the rows distinct by their order.
   expect(decl.keys?.map((k) => k.columns)).toEqual([[0]]);
   const variables: KirVariable[] = [{ id: 0, name: 'h', columns: decl.columns.map((c) => c.type) }];
-  const sort = madeUpShaders({ kind: 'sort', id: -1, input: 0, output: 0, keys: [0] }, variables);
+  const sort = loadShaders(g, { kind: 'sort', id: -1, input: 0, output: 0, keys: [0] }, variables);
   const unique = madeUpShaders({ kind: 'unique', id: -1, input: 0, output: 0 }, variables);
   const codeOf = (shaders: KernelShaders, pass: string): string => (g.subgroups ? shaders[`${pass}${SUBGROUP_VARIANT}`] : undefined) ?? shaders[pass]!;
   // Of the sort, only the passes a sort of that many rows runs.
@@ -182,9 +183,11 @@ out(a, b, c, d) <- h(a, b, c, d), b > 5.`,
   const uniquePasses = Object.keys(unique).filter((pass) => !pass.endsWith(SUBGROUP_VARIANT)).map((pass) => codeOf(unique, pass));
   expect(sortRuns.length).toBeGreaterThan(2);
   expect(passes.filter((code) => !g.pipelines.has(code))).toEqual([]);
-  const others = Object.keys(sort).filter((pass) => !pass.endsWith(SUBGROUP_VARIANT) && !sortRuns.includes(pass as PassName));
-  expect(others.length).toBeGreaterThan(0);
-  expect(others.filter((pass) => g.pipelines.has(codeOf(sort, pass)))).toEqual([]);
+  // Nor the whole-key sort's, compiled per row layout: a load radix sorts.
+  const full = madeUpShaders({ kind: 'sort', id: -1, input: 0, output: 0, keys: [0] }, variables);
+  const others = Object.keys(full).filter((pass) => !pass.endsWith(SUBGROUP_VARIANT) && !sortRuns.includes(pass as PassName));
+  expect(others).toEqual(expect.arrayContaining(['rankSort', 'sortTiles', 'mergeRanks']));
+  expect(others.filter((pass) => g.pipelines.has(codeOf(full, pass)))).toEqual([]);
   expect(uniquePasses.filter((code) => g.pipelines.has(code))).toEqual([]);
   const compiled = passes.map((code) => g.pipelines.get(code));
   await Promise.all(compiled.flatMap((variants) => [...variants!.values()]));
@@ -205,6 +208,10 @@ out(a, b, c, d) <- h(a, b, c, d), b > 5.`,
   const twice = [...facts, facts[123]!];
   expect((await program.run({ gpu, facts: { h: twice }, outputs: ['out'] })).relations.get('out')).toEqual(run.relations.get('out'));
   await expect(program.run({ gpu, facts: { h: [...facts, [facts[123]![0]!, 7, 'other', 1]] } })).rejects.toThrow(/^key violated: h /);
+  // Few rows, which a query's sort would sort by whole keys, are radix sorted too.
+  const few = facts.slice(0, 3000);
+  await program.run({ gpu, facts: { h: few }, outputs: ['out'] });
+  expect(others.filter((pass) => g.pipelines.has(codeOf(full, pass)))).toEqual([]);
   // A second relation of the same columns and key loads on the same pipelines: nothing compiles again.
   const twin = compile(
     `k(a, b, c, d) -> int32(a), int32(b), string(c), int32(d).

@@ -33,6 +33,9 @@ export function radixSortPasses(g: GpuImpl, width: number): PassName[] {
   return ['radixCount', ...(g.software ? (['radixTiles', 'radixTilePrefix'] as const) : []), ...sweeps];
 }
 
+/** Words of a radix sort's digit counts, key mask and pending row count for `keys` key words (one binding). */
+export const radixCountWords = (keys: number): number => countWordsOf(keys) + keys + 1;
+
 /**
  * Onesweep-style LSD radix sort of (key word, row index) pairs, the last pass writing whole rows; one-word rows are
  * sorted as bare keys and two-word rows as the pairs themselves. radixCount counts the digits of every window of
@@ -46,7 +49,7 @@ export async function radixSortRows(g: GpuImpl, shaders: KernelShaders, input: D
   const n = settle(input).count;
   checkBindingSize(g, Math.min(2, input.width) * n, `radix sort items for ${n} rows`);
   // Not a scratch buffer: the mask and the digit counts must outlive the submit before a mask readback.
-  const counts = acquireBound(g, countWordsOf(keyWords.length) + keyWords.length + 1, 'radix sort digit counts, key mask and rows');
+  const counts = acquireBound(g, radixCountWords(keyWords.length), 'radix sort digit counts, key mask and rows');
   try {
     return await sortPasses(g, new Recorder(g, shaders), input, keyWords, counts);
   } finally {

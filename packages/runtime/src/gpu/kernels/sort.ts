@@ -3,7 +3,7 @@ import type { KernelShaders, PassName } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from '../device.js';
 import { settle, type DeviceRelation } from '../relations.js';
 import { concatenate } from './concat.js';
-import { radixSortPasses, radixSortRows } from './radix-sort.js';
+import { radixCountWords, radixSortPasses, radixSortRows } from './radix-sort.js';
 import { rankSortPasses, rankSortRows } from './rank-sort.js';
 
 /** Which sort runs: by the row count (`auto`), or one of them (the operator bench compares them). */
@@ -24,6 +24,25 @@ export async function sortRows(g: GpuImpl, shaders: KernelShaders, input: Device
 export function sortPasses(g: GpuImpl, shaders: KernelShaders, n: number, width: number): PassName[] {
   if (n <= 1) return [];
   return shaders.rankSort !== undefined && n <= rankSortLimit(g) ? rankSortPasses(g, n) : radixSortPasses(g, width);
+}
+
+/** The whole-key passes of a sort (rankSortRows'), compiled per row layout. */
+const WHOLE_KEY_PASSES: ReadonlySet<string> = new Set<PassName>(['rankSort', 'sortTiles', 'mergeRanks']);
+
+const radixOnlyOf = new WeakMap<KernelShaders, KernelShaders>();
+
+/**
+ * `shaders` of a sort by `keyWords` key words without its whole-key passes: sortRows then radix sorts rows of any
+ * count. A load sorts so: the radix passes' WGSL is the same for every table (the layout is uniforms), the whole-key
+ * passes are compiled per row layout (a cold compile cost ~66 ms of a load's wall time on the H200, each), for sorts
+ * they would make faster by well under a millisecond at the sizes they take (see rankSortLimit). All of `shaders`
+ * where the radix sort's counts would not fit one binding (tests of tiny bindings).
+ */
+export function radixOnly(g: GpuImpl, shaders: KernelShaders, keyWords: number): KernelShaders {
+  if (4 * radixCountWords(keyWords) > g.limits.maxStorageBufferBindingSize) return shaders;
+  let radix = radixOnlyOf.get(shaders);
+  if (!radix) radixOnlyOf.set(shaders, (radix = Object.fromEntries(Object.entries(shaders).filter(([pass]) => !WHOLE_KEY_PASSES.has(pass)))));
+  return radix;
 }
 
 /**
