@@ -27,21 +27,11 @@ export function factsLoader(gpu: Gpu, mode: ParseMode, host: FactsFileLoader = l
     if (format && size >= AUTO_DEVICE_BYTES) {
       const columns = factsColumns(decl);
       const kept = decl.pruned?.loadColumns ?? columns.map((_, i) => i);
-      // The passes that load its rows compile while the file parses (a CPU adapter compiles only those that run): the
-      // sort's once the first chunk tells about how many rows there are.
-      const ahead = gpu.software ? undefined : (rows?: number) => precompileLoad(internals(gpu), decl, rows);
-      const file = {
-        path,
-        format,
-        types: columnTypes(columns),
-        kept,
-        ...(chunkBytes !== undefined ? { chunkBytes } : {}),
-        ...(onBytes ? { onBytes } : {}),
-        ...(ahead ? { onRecords: ahead } : {}),
-      };
-      // Its parse passes first: Dawn compiles in the order asked, and the first chunk waits on them.
+      const file = { path, format, types: columnTypes(columns), kept, ...(chunkBytes !== undefined ? { chunkBytes } : {}), ...(onBytes ? { onBytes } : {}) };
+      // Its parse passes are asked for first (Dawn compiles in the order asked, and the first chunk waits on them);
+      // the passes that load its rows compile while the file parses (a CPU adapter compiles only those that run).
       const parsing = parseTextOnDevice(gpu, file, facts.strings);
-      ahead?.();
+      if (!gpu.software) precompileLoad(internals(gpu), decl);
       const rows = await parsing;
       if (rows) {
         facts.relation(decl.name, columnTypes(decl.columns)).addDevice(rows);

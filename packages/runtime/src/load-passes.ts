@@ -14,19 +14,18 @@ import { madeUpShaders, precompile } from './gpu/recorder.js';
 /**
  * Starts compiling the passes that load a relation of `decl` (loadInitialRelations): its unique (or the rowsOrder pass
  * that finds rows sorted by a key prefix distinct), the projection to the columns kept and each key check's passes (a
- * rowsOrder, or a projection and a unique), and where `rows` (a bound on its rows) is given its sort and each key
- * check's: only the passes a sort of that many rows runs (a rank sort or a radix sort, whose passes, compiled ahead
- * for both, were half of a TPC-H load's). Their WGSL depends on the columns alone, so the dispatches find these
- * pipelines; passes compiled by other tables of the same columns are not compiled again.
+ * rowsOrder, or a projection and a unique), and its sort's and each key check's: only the passes a sort of `rows` (a
+ * bound; default: many) runs, which for a load's radix sorts (loadShaders) are the same for every table (passes of
+ * both sorts, compiled ahead, were half of a TPC-H load's). The dispatches find these pipelines; passes compiled for
+ * other tables are not compiled again.
  */
 export function precompileLoad(g: GpuImpl, decl: RelationDecl, rows?: number): void {
   const types = decl.columns.map((c) => c.type);
   const all = types.map((_, i) => i);
   const variables: KirVariable[] = [{ id: 0, name: decl.name, columns: types }];
   const sort = (input: number, keys: readonly number[]): void => {
-    if (rows === undefined) return;
     const shaders = loadShaders(g, { kind: 'sort', id: -1, input, output: input, keys: [...keys] }, variables);
-    precompile(g, shaders, sortPasses(g, shaders, rows, rowWords(variables[input]!.columns)));
+    precompile(g, shaders, sortPasses(g, shaders, rows ?? Infinity, rowWords(variables[input]!.columns)));
   };
   const unique = (input: number): void => precompile(g, madeUpShaders({ kind: 'unique', id: -1, input, output: input }, variables));
   const project = (columns: readonly number[], output: number): void =>

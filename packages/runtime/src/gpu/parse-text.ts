@@ -47,11 +47,6 @@ export interface TextFile {
   chunkBytes?: number;
   /** Hears of each chunk's bytes once the device parsed them (a load's progress). */
   onBytes?: (bytes: number) => void;
-  /**
-   * Hears once, when the first chunk with records is parsed, of about how many records the file holds (its bytes at
-   * that chunk's bytes per record): the load compiles its sort's passes meanwhile.
-   */
-  onRecords?: (estimate: number) => void;
 }
 
 /**
@@ -198,7 +193,6 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
       textParseTimes.bytes += length;
       file.onBytes?.(length);
       if (part.rows.count > 0) {
-        if (seen.records === 0) file.onRecords?.(Math.ceil((reader.fileBytes * part.rows.count) / part.bytesParsed));
         seen.bytes += part.bytesParsed;
         seen.records += part.rows.count;
         parts.push(part.rows);
