@@ -34,7 +34,12 @@ export async function checkDeclaredKeys(
   id: VarId,
   rel: DeviceRelation,
   dict: StringDictionary,
+  /**
+   * The most leading words two adjacent rows share, where known (rows loaded in canonical order, kernels/rows-order.ts,
+   * or found distinct once sorted, canonicalOnDevice).
+   */
   shared?: number,
+  /** The leading columns the rows are sorted by (0: unknown). */
   sortedBy = 0,
 ): Promise<void> {
   const types = decl.columns.map((c) => c.type);
