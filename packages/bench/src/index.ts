@@ -4,6 +4,7 @@
  */
 export { BENCH_OPERATORS, benchOperators, defaultBenchSizes, formatBenchReport, type BenchOptions, type BenchReport, type BenchResult } from './operators.js';
 export { compareAnswers } from './answers.js';
+export { benchCompile, formatCompileReport, type CompileReport } from './compile.js';
 export { examplesDir } from './examples-dir.js';
 export { TblDuckDb, type DuckResult, type DuckValue } from './tbl-duckdb.js';
 export { columnsRead, factsFor, formatSlowRunCauses, loadTblFacts, type SlowRunCauses, type TableLoad, type TblBenchOptions } from './tbl-suite.js';

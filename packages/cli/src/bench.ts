@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { z } from 'zod';
 import { openGpu, parseByteSize, type Gpu } from '@vixen/runtime';
-import { BENCH_OPERATORS, benchEndToEnd, benchGraphs, benchLoad, compileSsbQuery, compileTpchQuery, END_TO_END_FORMATS, formatEndToEndReport, formatLoadReport, ssbQuerySql, ssbSchema, tpchQuerySql, tpchSchema, type EndToEndQuery, benchOperators, benchSsb, benchTpch, dbgenParallel, defaultBenchSizes, examplesDir, formatBenchReport, formatGraphBenchReport, formatSlowRunCauses, formatSsbReport, formatTpchReport, GRAPH_KINDS, GRAPH_WORKLOADS, LOOP_DEFAULTS, SSB_QUERIES, ssbgenParallel, TPCH_QUERIES, type TblBenchOptions } from '@vixen/bench';
+import { BENCH_OPERATORS, benchCompile, benchEndToEnd, benchGraphs, benchLoad, compileSsbQuery, compileTpchQuery, END_TO_END_FORMATS, formatEndToEndReport, formatLoadReport, ssbQuerySql, ssbSchema, tpchQuerySql, tpchSchema, type EndToEndQuery, benchOperators, benchSsb, benchTpch, dbgenParallel, defaultBenchSizes, examplesDir, formatBenchReport, formatCompileReport, formatGraphBenchReport, formatSlowRunCauses, formatSsbReport, formatTpchReport, GRAPH_KINDS, GRAPH_WORKLOADS, LOOP_DEFAULTS, SSB_QUERIES, ssbgenParallel, TPCH_QUERIES, type TblBenchOptions } from '@vixen/bench';
 import { VixenError, type RelationDecl } from '@vixen/queryplan';
 import { BENCH_DESCRIPTION, PARSE_MODES, parseOption, parseOptions, writeJsonReport } from './options.js';
 import { formatProfile } from './report.js';
@@ -272,6 +272,22 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
           onSkip: (x) => err(`  ${x.operator} ${x.variant} 2^${x.log2n}: skipped (${x.reason})\n`),
         });
         out(formatBenchReport(report) + '\n');
+        if (opts.json !== undefined) writeJsonReport(opts.json, report, err);
+      } finally {
+        gpu.dispose();
+      }
+    });
+  bench
+    .command('compile')
+    .description("compile a load's passes one at a time, all at once and synchronously, each round uncached: how many compiles Dawn runs at once")
+    .option('--json <file>', 'also write the report as JSON')
+    .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
+    .action(async (raw: unknown) => {
+      const opts = parseOptions(z.object({ json: z.string().optional(), backend: z.enum(['auto', 'vulkan', 'opengles']) }), raw);
+      const gpu = await openGpu({ backend: opts.backend });
+      try {
+        const report = await benchCompile(gpu);
+        out(formatCompileReport(report) + '\n');
         if (opts.json !== undefined) writeJsonReport(opts.json, report, err);
       } finally {
         gpu.dispose();
