@@ -105,7 +105,7 @@ function repeatedKeys(words: Uint32Array, types: ScalarType[], dict: StringDicti
   return { rows: ResultTable.fromWords(types, shown, dict).rows(), count: repeated.length };
 }
 
-/** Sorts the key columns of `rel` and compares the distinct count with its rows; on a difference, the repeated keys. */
+/** Sorts the key columns of `rel` and finds whether adjacent ones are equal; where some are, the repeated keys. */
 async function keyViolations(
   gpu: Gpu,
   program: KirProgram,
@@ -125,13 +125,13 @@ async function keyViolations(
   const keys = await run({ kind: 'mapFilter', id: -1, input: id, output: keyVar, filter: [], project }, [rel]);
   const sorted = await run({ kind: 'sort', id: -1, input: keyVar, output: keyVar, keys: all }, [keys]);
   releaseUnshared(gpu, keys, sorted);
-  const distinct = await run({ kind: 'unique', id: -1, input: keyVar, output: keyVar }, [sorted]);
-  await syncCounts(internals(gpu));
   try {
-    if (settle(distinct).count === settle(rel).count) return undefined;
+    // Rows holding one key are adjacent once sorted, sharing all its words: one rowsOrder pass (the same pipeline
+    // for every key) tells, where a unique and its count took a pass compiled per key width.
+    const shared = await adjacentWords(gpu, sorted);
+    if (shared !== undefined && shared < rowWords(types)) return undefined;
     return repeatedKeys(await downloadRelation(gpu, settle(sorted)), types, dict);
   } finally {
-    releaseUnshared(gpu, sorted, distinct);
-    releaseRelation(gpu, distinct);
+    releaseRelation(gpu, sorted);
   }
 }

@@ -14,7 +14,7 @@ import { madeUpShaders, precompile } from './gpu/recorder.js';
 /**
  * Starts compiling the passes that load a relation of `decl` (loadInitialRelations): its unique (or the rowsOrder pass
  * that finds rows sorted by a key prefix distinct), the projection to the columns kept and each key check's passes (a
- * rowsOrder, or a projection and a unique), and its sort's and each key check's: only the passes a sort of `rows` (a
+ * rowsOrder, after a projection and sort of its own where the key is not of the leading columns), and its sort's and each key check's: only the passes a sort of `rows` (a
  * bound; default: many) runs, which for a load's radix sorts (loadShaders) are the same for every table (passes of
  * both sorts, compiled ahead, were half of a TPC-H load's). The dispatches find these pipelines; passes compiled for
  * other tables are not compiled again.
@@ -54,7 +54,7 @@ export function precompileLoad(g: GpuImpl, decl: RelationDecl, rows?: number): v
     variables.push({ id, name: `${decl.name} key ${k}`, columns: key.columns.map((c) => types[c]!) });
     project(key.columns, id);
     sort(id, key.columns.map((_, i) => i));
-    unique(id);
+    precompile(g, rowsOrderPasses());
   });
 }
 
