@@ -259,6 +259,25 @@ export const PASS_LAYOUTS = {
    */
   parseStrings: ['read', 'write', 'uniform'],
   /**
+   * Byte string sort (kernels/string-sort.ts): rows (rank, key at `depth`, string) of the kept rows (scanned keep), or
+   * (first = 1) of every string. (bytes, spans, rows, keep, out, u) u0 = (rows or strings, depth, first).
+   */
+  strSortNext: ['read', 'read', 'read', 'read', 'write', 'uniform'],
+  /** Whether each sorted row's key differs from the row before it (heads[rows] = 0, for a scan). (rows, heads, u) u0 = (rows). */
+  strSortHeads: ['read', 'write', 'uniform'],
+  /** Where each new group (scanned heads) and each old group (by rank) starts among the rows. (rows, heads, subHead, groupHead, u) u0 = (rows). */
+  strSortStarts: ['read', 'read', 'write', 'write', 'uniform'],
+  /**
+   * Each row's new rank; the ranks of the strings resolved, a mark and the string of each resolved group's rank;
+   * keep[r] = 1 for the others (keep[rows] = 0). (rows, heads, subHead, groupHead, ranks, keep, mark, u) u0 = (rows, strings).
+   */
+  strSortRefine: ['write', 'read', 'read', 'read', 'write', 'write', 'write', 'uniform'],
+  /**
+   * Ranks to positions among the distinct strings (scanned mark), and each distinct string's start (distinct[d]) and
+   * end (distinct[strings + d]). (spans, mark, ranks, distinct, u) u0 = (strings).
+   */
+  strSortDistinct: ['read', 'read', 'write', 'write', 'uniform'],
+  /**
    * A store column's values into rows (kernels/store-columns.ts). (column, rows, state, u) u0 = (rows, row width,
    * word offset in a row, words per value), u1 = (string id base, dictionary size, is a string column, the rows' first
    * row), u2 = (bytes per narrow value, 0 for words; the frame's base lo, base hi, step).

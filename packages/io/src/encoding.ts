@@ -38,8 +38,20 @@ export interface SortedStrings {
   readonly ascii?: AsciiStrings;
 }
 
-/** ASCII strings back to back: string i is bytes [starts[i], starts[i + 1]). */
-export type AsciiStrings = ByteStrings;
+/**
+ * ASCII strings: string i is bytes [starts[i], starts[i + 1]) of `bytes`, back to back; or, with `ends` (as many as
+ * `starts`), bytes [starts[i], ends[i]), anywhere in them (the device's sort, runtime gpu/string-sort.ts, names each
+ * sorted string where the lists it was given hold it, so its bytes need not be gathered and read back).
+ */
+export interface AsciiStrings extends ByteStrings {
+  readonly ends?: Uint32Array;
+}
+
+/** How many strings `a` holds. */
+export const asciiCount = (a: AsciiStrings): number => (a.ends ? a.ends.length : a.starts.length - 1);
+
+/** Where string i of `a` ends. */
+export const asciiEnd = (a: AsciiStrings, i: number): number => (a.ends ? a.ends[i]! : a.starts[i + 1]!);
 
 /** Lookups a dictionary answers by binary search before it builds its map (kernel constants, a few inline facts). */
 const SEARCHED_LOOKUPS = 4096;

@@ -4,7 +4,7 @@
  * dictionary then merges as lists without decoding them.
  */
 import { Buffer } from 'node:buffer';
-import type { AsciiStrings, SortedStrings } from './encoding.js';
+import { asciiCount, asciiEnd, type AsciiStrings, type SortedStrings } from './encoding.js';
 import { runAllInWorkers, workerCount } from './parallel/pool.js';
 import { binByteSlice, binByteSliceTask, compareBytes, PARALLEL_STRINGS, sortByteBin, sortByteBinTask, type ByteBin, type ByteSlice, type ByteStrings } from './sorted-order.js';
 
@@ -15,9 +15,24 @@ const MAX_LISTS = 1 << 16;
 
 /**
  * Time of ByteStringSort.finish so far, by phase: choosing splitters and binning the strings, sorting the bins,
- * joining the bins' lists and ranks on the calling thread (`vixen bench load` prints them).
+ * joining the bins' lists and ranks on the calling thread; and of the device's sorts (runtime gpu/string-sort.ts):
+ * waiting for the lists' uploads at the end, the rounds of its refinement, the distinct strings' pass and reading
+ * ranks and spans back (`vixen bench load` prints them).
  */
-export const byteSortTimes = { sorts: 0, strings: 0, binMs: 0, sortMs: 0, joinMs: 0 };
+export const byteSortTimes = { sorts: 0, strings: 0, binMs: 0, sortMs: 0, joinMs: 0, deviceSorts: 0, deviceStrings: 0, deviceBytes: 0, deviceRounds: 0, deviceUploadMs: 0, deviceRoundsMs: 0, deviceReadMs: 0 };
+
+/**
+ * Lists of strings given as bytes sorted into one list, distinct, and per list each string's position there: on the
+ * worker pool (ByteStringSort), or on the device (runtime gpu/string-sort.ts).
+ */
+export interface ByteSorter {
+  /** Adds a list (string i is bytes [starts[i], starts[i + 1]) of it): the list as kept. */
+  add(bytes: Uint8Array, starts: Uint32Array): ByteStrings;
+  /** Every list's strings sorted and distinct, and per list, per string, its position among them. */
+  finish(): Promise<{ sorted: AsciiStrings; ranks: Uint32Array[] }>;
+  /** Gives back what the lists hold (device buffers) where finish will not be called: the load failed, or decodes them. */
+  abandon(): Promise<void>;
+}
 
 /**
  * Lists of strings given as bytes (string i of a list is bytes [starts[i], starts[i + 1]) of it), sorted by their
@@ -28,7 +43,7 @@ export const byteSortTimes = { sorts: 0, strings: 0, binMs: 0, sortMs: 0, joinMs
  * customer file's strings (every name "Customer#...") to one worker, which then sorted them through their 12 shared
  * bytes.
  */
-export class ByteStringSort {
+export class ByteStringSort implements ByteSorter {
   private readonly lists: Array<ByteStrings & { bins: Uint8Array; rank: Uint32Array }> = [];
   private count = 0;
 
@@ -89,6 +104,11 @@ export class ByteStringSort {
     byteSortTimes.sortMs += t2 - t1;
     byteSortTimes.joinMs += performance.now() - t2;
     return { sorted: { bytes, starts }, ranks };
+  }
+
+  /** Nothing to give back: the lists' shared memory is garbage collected. */
+  abandon(): Promise<void> {
+    return Promise.resolve();
   }
 
   /** `count` - 1 strings, sorted, that cut the strings sampled evenly from every list into `count` bins alike. */
@@ -152,5 +172,5 @@ export function warmByteSortWorkers(): void {
 export function asciiList(ascii: AsciiStrings): SortedStrings {
   const { bytes, starts } = ascii;
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  return { size: starts.length - 1, ascii, text: (i) => text.toString('latin1', starts[i]!, starts[i + 1]!) };
+  return { size: asciiCount(ascii), ascii, text: (i) => text.toString('latin1', starts[i]!, asciiEnd(ascii, i)) };
 }

@@ -8,7 +8,7 @@
  * its own thread (a Map of 2M strings took seconds there).
  * A prefix shared by most strings leaves most of them to one worker: no faster than sorting on one thread.
  */
-import { compareBytes, PARALLEL_STRINGS, runAllInWorkers, sortDistinct, sortedOrder, sortedOrderTask, StringDictionary, workerCount, type SortedStrings } from '@vixen/io';
+import { asciiEnd, compareBytes, PARALLEL_STRINGS, runAllInWorkers, sortDistinct, sortedOrder, sortedOrderTask, StringDictionary, workerCount, type SortedStrings } from '@vixen/io';
 
 /** Bins of prefixBin: the empty string, 129 per ASCII first unit (no second unit, then each, 127+ together), the rest. */
 const BINS = 1 + 128 * 129 + (65536 - 128);
@@ -122,7 +122,7 @@ export function mergeSortedLists(lists: readonly SortedStrings[]): { dict: Strin
     ? (a: number, i: number, b: number, j: number): number => {
         const x = ascii[a]!;
         const y = ascii[b]!;
-        return compareBytes(x.bytes, x.starts[i]!, x.starts[i + 1]!, y.bytes, y.starts[j]!, y.starts[j + 1]!);
+        return compareBytes(x.bytes, x.starts[i]!, asciiEnd(x, i), y.bytes, y.starts[j]!, asciiEnd(y, j));
       }
     : (a: number, i: number, b: number, j: number): number => {
         const x = texts[a]![i]!;

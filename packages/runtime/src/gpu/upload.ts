@@ -140,8 +140,8 @@ export async function uploadBytes(gpu: Gpu, dst: GPUBuffer, offset: number, byte
   });
 }
 
-/** An UploadFill of `pieces` of words back to back. */
-export function fromWords(pieces: readonly Uint32Array[]): UploadFill {
+/** An UploadFill of `pieces` (of words, or of bytes) back to back. */
+export function fromWords(pieces: readonly ArrayBufferView[]): UploadFill {
   const starts: number[] = [];
   let total = 0;
   for (const p of pieces) {
