@@ -8,6 +8,7 @@ import { rowWords, type Column, type RelationDecl, type Row, type ScalarType } f
 import { decodeRow, encodeValue, type SortedStrings, type StringIds } from '../encoding.js';
 import { StringMap } from '../string-map.js';
 import { defineTask, type Task } from '../parallel/tasks.js';
+import type { ByteSorter } from '../sort-byte-strings.js';
 
 /** A sorted list the interner holds (StringInterner.addSorted): its ids, and how many added strings come before it. */
 export interface InternedList {
@@ -30,6 +31,11 @@ export class StringInterner implements StringIds {
   readonly lists: InternedList[] = [];
   /** Ids the lists take. */
   private listed = 0;
+  /**
+   * The sort of strings given as bytes that loaders into it use (Parquet's), where not ByteStringSort on the worker
+   * pool: a run on a GPU sorts them on the device (runtime gpu/string-sort.ts).
+   */
+  sortBytes?: () => ByteSorter;
 
   /** `shardLimit`: see StringMap. */
   constructor(shardLimit?: number) {

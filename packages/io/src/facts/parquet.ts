@@ -14,7 +14,7 @@ import { readExactly, readExactlySync } from '../read-exactly.js';
 import type { StringInterner } from './encoded.js';
 import { addStrings, checkParquet, decodeGroups, keptBytes, openParquet, rowsBefore, type DecodedGroups } from './parquet-decode.js';
 import type { InternedStrings } from './byte-strings.js';
-import { asciiList, sortByteStrings } from '../sort-byte-strings.js';
+import { asciiList, ByteStringSort, type ByteSorter } from '../sort-byte-strings.js';
 
 /**
  * An open file of `size` bytes as hyparquet reads it: read asynchronously, or on this thread where `sync` (a
@@ -73,70 +73,55 @@ const decodeGroupsTask = defineTask<GroupsTask, GroupsResult>('io/parquet-groups
 const PARALLEL_BYTES = 1 << 20;
 
 /**
- * The decodes' distinct strings back to back, in shared memory (for sortByteStrings' workers), copied as each decode
- * arrives: the calling thread copies a task's while later ones still decode. Room for `parts` decodes like the first
- * (tasks of a file are alike), grown if short.
+ * Per decode, the run's ids of its distinct strings. Where all are ASCII, each decode's strings are added to one sort
+ * (the run's: StringInterner.sortBytes, the device's where it has one; else ByteStringSort on the worker pool) as the
+ * decode arrives, so the sort copies a task's strings while later ones still decode; the sorted, distinct list is one
+ * the run's dictionary merges without decoding it (StringInterner.addSorted): millions of names and comments never
+ * become JS strings, unless the run shows them. Otherwise each is decoded and added (addStrings).
  */
-class JoinedStrings {
-  private bytes: Uint8Array = new Uint8Array(new SharedArrayBuffer(0));
-  private used = 0;
-  private ends = new Uint32Array(1 << 10);
-  private count = 0;
-  /** Whether every decode's strings are ASCII (those that are not are not kept: addStrings decodes them). */
-  ascii = true;
+class TaskStrings {
+  private readonly sort: ByteSorter;
+  private readonly tables: InternedStrings[] = [];
+  private bytes = 0;
+  /** Whether every decode's strings are ASCII, and fewer than 2^32 bytes in all: sorted as bytes. */
+  private ascii = true;
 
-  constructor(private readonly parts: number) {}
+  constructor(private readonly strings: StringInterner) {
+    this.sort = strings.sortBytes?.() ?? new ByteStringSort();
+  }
 
   add(table: InternedStrings, ascii: boolean): void {
-    this.ascii &&= ascii;
-    if (!this.ascii || this.used + table.bytes.length >= 2 ** 32) return void (this.ascii = false);
-    if (this.used + table.bytes.length > this.bytes.length) {
-      const room = this.used === 0 ? Math.ceil(1.25 * this.parts * table.bytes.length) : 2 * this.bytes.length;
-      const bigger = new Uint8Array(new SharedArrayBuffer(Math.min(2 ** 32 - 1, Math.max(this.used + table.bytes.length, room))));
-      bigger.set(this.bytes.subarray(0, this.used));
-      this.bytes = bigger;
-    }
-    this.bytes.set(table.bytes, this.used);
-    if (this.count + table.ends.length > this.ends.length) {
-      const bigger = new Uint32Array(Math.max(this.count + table.ends.length, 2 * this.ends.length));
-      bigger.set(this.ends.subarray(0, this.count));
-      this.ends = bigger;
-    }
-    for (let i = 0; i < table.ends.length; i++) this.ends[this.count++] = this.used + table.ends[i]!;
-    this.used += table.bytes.length;
+    this.tables.push(table);
+    this.bytes += table.bytes.length;
+    this.ascii &&= ascii && this.bytes < 2 ** 32;
+    if (!this.ascii) return;
+    const starts = new Uint32Array(table.ends.length + 1);
+    starts.set(table.ends, 1);
+    this.sort.add(table.bytes, starts);
   }
 
-  /** The strings as sortByteStrings takes them (string i is bytes [starts[i], starts[i + 1])). */
-  shared(): { bytes: Uint8Array; starts: Uint32Array; count: number } {
-    const starts = new Uint32Array(new SharedArrayBuffer(4 * (this.count + 1)));
-    starts.set(this.ends.subarray(0, this.count), 1);
-    return { bytes: this.bytes.subarray(0, this.used), starts, count: this.count };
+  /** Gives back what the sort holds (a decode failed). */
+  abandon(): Promise<void> {
+    return this.sort.abandon();
   }
-}
 
-/**
- * Per decode, the run's ids of its distinct strings (`tables`, also `joined`). Where all are ASCII, their bytes are
- * sorted and deduplicated together on the worker pool into one list that the run's dictionary merges without
- * decoding it (StringInterner.addSorted): millions of names and comments never become JS strings, unless the run
- * shows them. Otherwise each is decoded and added (addStrings).
- */
-async function runStringIds(tables: readonly InternedStrings[], joined: JoinedStrings, strings: StringInterner): Promise<Uint32Array[]> {
-  const { bytes, starts, count } = joined.shared();
-  if (count === 0 || !joined.ascii) return tables.map((t) => addStrings(t, strings));
-  const { sorted, rank } = await sortByteStrings(bytes, starts);
-  const first = strings.addSorted(asciiList(sorted));
-  let from = 0;
-  return tables.map((t) => {
-    const ids = rank.slice(from, (from += t.ends.length));
-    for (let i = 0; i < ids.length; i++) ids[i]! += first;
-    return ids;
-  });
+  /** Per decode added, its strings' ids. */
+  async ids(): Promise<Uint32Array[]> {
+    if (!this.ascii || this.tables.every((t) => t.ends.length === 0)) {
+      await this.sort.abandon();
+      return this.tables.map((t) => addStrings(t, this.strings));
+    }
+    const { sorted, ranks } = await this.sort.finish();
+    const first = this.strings.addSorted(asciiList(sorted));
+    for (const r of ranks) for (let i = 0; i < r.length; i++) r[i]! += first;
+    return ranks;
+  }
 }
 
 /**
  * Appends the rows of the Parquet file `path` to `target` (see `loadFactsFileInto`): row groups on the worker
  * pool, a few tasks per worker so they finish together, where the file has several and enough bytes to read; then
- * every task's strings get the run's ids together (runStringIds), which the rows take with the run's dictionary.
+ * every task's strings get the run's ids together (TaskStrings), which the rows take with the run's dictionary.
  */
 export const loadParquetInto: BinaryFactsLoader = async (path, columns, target, strings, relation, kept, onBytes) => {
   const { handle, size } = await openFactsFile(path);
@@ -148,33 +133,38 @@ export const loadParquetInto: BinaryFactsLoader = async (path, columns, target, 
     const decoded: DecodedGroups[] = [];
     const parallel = groups >= 2 && workerCount() >= 2 && keptBytes(metadata, kept, 0, groups) >= PARALLEL_BYTES;
     const tasks = parallel ? Math.min(groups, 4 * workerCount()) : 1;
-    const joined = new JoinedStrings(tasks);
-    if (!parallel) {
-      const d = await decodeGroups(opened, path, 0, groups);
-      decoded.push(d);
-      joined.add(d.strings, isAscii(d.strings.bytes));
-      for (const b of d.bytes) onBytes?.(b);
-    } else {
-      const results: Array<Promise<GroupsResult>> = [];
-      for (let i = 0; i < tasks; i++) {
-        const [first, end] = [Math.floor((groups * i) / tasks), Math.floor((groups * (i + 1)) / tasks)];
-        const task: GroupsTask = { path, columns, relation, kept, metadata: { ...metadata, row_groups: metadata.row_groups.slice(first, end) }, firstRow: rowsBefore(metadata, first) };
-        results.push(handled(runInWorker(decodeGroupsTask, task)));
+    const ids = new TaskStrings(strings);
+    try {
+      if (!parallel) {
+        const d = await decodeGroups(opened, path, 0, groups);
+        decoded.push(d);
+        ids.add(d.strings, isAscii(d.strings.bytes));
+        for (const b of d.bytes) onBytes?.(b);
+      } else {
+        const results: Array<Promise<GroupsResult>> = [];
+        for (let i = 0; i < tasks; i++) {
+          const [first, end] = [Math.floor((groups * i) / tasks), Math.floor((groups * (i + 1)) / tasks)];
+          const task: GroupsTask = { path, columns, relation, kept, metadata: { ...metadata, row_groups: metadata.row_groups.slice(first, end) }, firstRow: rowsBefore(metadata, first) };
+          results.push(handled(runInWorker(decodeGroupsTask, task)));
+        }
+        for (const pending of results) {
+          const r = await pending;
+          if (!r.ok) throw new VixenError(r.diagnostics);
+          decoded.push(r);
+          ids.add(r.strings, r.ascii);
+          for (const b of r.bytes) onBytes?.(b);
+        }
       }
-      for (const pending of results) {
-        const r = await pending;
-        if (!r.ok) throw new VixenError(r.diagnostics);
-        decoded.push(r);
-        joined.add(r.strings, r.ascii);
-        for (const b of r.bytes) onBytes?.(b);
-      }
+    } catch (e) {
+      await ids.abandon();
+      throw e;
     }
     // Rows are adopted once every task has ended well: nothing is half-loaded after an error.
-    const ids = await runStringIds(decoded.map((d) => d.strings), joined, strings);
+    const tableIds = await ids.ids();
     decoded.forEach((d, i) => {
       // The task's strings are noted with its first group, so the run lists them without reading the rows; the rows
       // get their ids when the run's dictionary is known, in the same pass as the dictionary's (EncodedRelation.adopt).
-      d.words.forEach((w, k) => target.adopt(w, k === 0 ? ids[i] : NONE, ids[i]));
+      d.words.forEach((w, k) => target.adopt(w, k === 0 ? tableIds[i] : NONE, tableIds[i]));
     });
   } finally {
     await handle.close();
