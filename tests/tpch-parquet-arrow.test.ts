@@ -9,6 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import * as A from 'apache-arrow';
+import { byteSortTimes } from '@vixen/io';
 import { Database } from '@vixen/runtime';
 import type { Row, ScalarType } from '@vixen/queryplan';
 import { compareAnswers, compileTpchQuery, dbgen, TPCH_QUERIES, tpchQuerySql, tpchSchema } from '@vixen/bench';
@@ -97,3 +98,23 @@ test('a Database on the Parquet folder answers Q1, Q6 and Q14 as the .tbl files 
     db.clear();
   }
 }, 120_000);
+
+test('with the device sorting the strings (VIXEN_STRING_SORT=device), .tbl parsed on the device and Parquet answer as before', async () => {
+  const before = process.env.VIXEN_STRING_SORT;
+  const sorts = byteSortTimes.deviceSorts;
+  process.env.VIXEN_STRING_SORT = 'device';
+  try {
+    // Names, addresses, phones and comments of customer, supplier, part and nation (Q2, Q10), a date and flags (Q12).
+    for (const q of [2, 10, 12]) {
+      for (const [factsDir, parse] of [[data.dir, 'device'], [parquetDir(), 'auto']] as const) {
+        const run = await compileTpchQuery(queriesDir, q).run({ factsDir, gpu: data.gpu, outputs: ['result'], parse });
+        expect(run.relations.get('result'), `Q${q} from ${factsDir}`).toEqual(await tblAnswer(q));
+      }
+    }
+  } finally {
+    if (before === undefined) delete process.env.VIXEN_STRING_SORT;
+    else process.env.VIXEN_STRING_SORT = before;
+  }
+  // Both loads' strings went to the device: every file the .tbl loads parsed there, and every Parquet file with strings.
+  expect(byteSortTimes.deviceSorts - sorts).toBeGreaterThanOrEqual(12);
+}, 300_000);

@@ -8,6 +8,7 @@ import { stat } from 'node:fs/promises';
 import { columnTypes, factsColumns, factsFormat, loadKeptColumns, type FactsFileLoader } from '@vixen/io';
 import type { Gpu } from './gpu/index.js';
 import { parseTextOnDevice } from './gpu/parse-text.js';
+import { byteSorter } from './gpu/string-sort.js';
 import { internals } from './gpu/device.js';
 import { precompileLoad } from './load-passes.js';
 import type { ParseMode } from './parse-mode.js';
@@ -16,14 +17,16 @@ import type { ParseMode } from './parse-mode.js';
 export const AUTO_DEVICE_BYTES = 16 * 2 ** 20;
 
 /**
- * The loader of facts files for `mode`: `host` itself where the host parses (also for every file the device gives
- * up); `chunkBytes` sets the device's read size (tests).
+ * The loader of facts files for `mode`: `host` where the host parses (also for every file the device gives up), the
+ * run's strings given as bytes sorted by byteSorter either way; `chunkBytes` sets the device's read size (tests).
  */
 export function factsLoader(gpu: Gpu, mode: ParseMode, host: FactsFileLoader = loadKeptColumns, chunkBytes?: number): FactsFileLoader {
-  if (mode === 'host' || (mode === 'auto' && gpu.software)) return host;
+  const device = mode === 'device' || (mode === 'auto' && !gpu.software);
   return async (decl, path, facts, onBytes) => {
-    const format = factsFormat(path);
-    const size = mode === 'auto' ? await stat(path).then((s) => s.size, () => 0) : Infinity;
+    // Strings loaded as bytes (Parquet's) are sorted where the device parse's are.
+    facts.strings.sortBytes ??= () => byteSorter(gpu);
+    const format = device ? factsFormat(path) : undefined;
+    const size = format && mode === 'auto' ? await stat(path).then((s) => s.size, () => 0) : Infinity;
     if (format && size >= AUTO_DEVICE_BYTES) {
       const columns = factsColumns(decl);
       const kept = decl.pruned?.loadColumns ?? columns.map((_, i) => i);

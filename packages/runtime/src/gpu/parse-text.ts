@@ -5,25 +5,25 @@
  * while the host waits for the oldest one's answer. The device checks the text (UTF-8 included), finds the records,
  * splits them and converts the kept columns into row words, one relation chunk per file chunk. It also finds each
  * chunk's distinct string fields (hashing their bytes), writes each field's distinct index into its row word and
- * gathers the distinct strings' bytes back to back; only those come back, with their spans, and the host interns
- * them by bytes across chunks or (most distinct: names, comments) keeps them as they came, so no row costs host
- * work. At the end of the file its distinct strings are sorted as bytes on workers (a sample sort, ByteStringSort;
- * each mostly-distinct chunk's strings copied into shared memory as they come) into one list of the run's interner
- * (ASCII text; other text is decoded into JS strings), which the run's dictionary merges undecoded, as it does a
- * store's. One host round trip per chunk: its rows, spans and string table are sized by a room for the records its
- * bytes hold at the file's bytes per record so far (and a tenth more), and its record count, flags and (where no
- * more than the file's chunks so far had) distinct strings come back together; a chunk of more records than its room
- * (and each file's first chunks, parsed before any came back) has its count read first. Once the run's dictionary is
- * known a pass maps the indices to dictionary ids (`deviceRowsRelation`). CSV quoted fields are parsed on the device
- * too (quotes doubled inside, newlines inside). Anything the device does not take exactly as io's host parser does
- * (malformed quoting, a chunk cut inside a quoted field, a NUL byte, invalid UTF-8, a CR ending the file, a field in a
- * rarer form or malformed, float32 columns) makes `parseTextOnDevice` give the file up: the caller parses it on the
- * host, whose rows or messages are then the answer. Nothing of a file given up stays on the device.
+ * gathers the distinct strings' bytes back to back; only those come back, with their spans, and the host interns them
+ * by bytes across chunks or (most distinct: names, comments) keeps them as they came, so no row costs host work. At the
+ * end of the file its distinct strings are sorted as bytes (byteSorter: on the device, string-sort.ts; or on workers,
+ * ByteStringSort, each mostly-distinct chunk's strings copied into shared memory as they come) into one list of the
+ * run's interner (ASCII text; other text is decoded into JS strings), which the run's dictionary merges undecoded, as
+ * it does a store's. One host round trip per chunk: its rows, spans and string table are sized by a room for the
+ * records its bytes hold at the file's bytes per record so far (and a tenth more), and its record count, flags and
+ * (where no more than the file's chunks so far had) distinct strings come back together; a chunk of more records than
+ * its room (and each file's first chunks, parsed before any came back) has its count read first. Once the run's
+ * dictionary is known a pass maps the indices to dictionary ids (`deviceRowsRelation`). CSV quoted fields are parsed on
+ * the device too (quotes doubled inside, newlines inside). Anything the device does not take exactly as io's host
+ * parser does (malformed quoting, a chunk cut inside a quoted field, a NUL byte, invalid UTF-8, a CR ending the file, a
+ * field in a rarer form or malformed, float32 columns) makes `parseTextOnDevice` give the file up: the caller parses it
+ * on the host, whose rows or messages are then the answer. Nothing of a file given up stays on the device.
  */
 import { rowWords, type ScalarType } from '@vixen/queryplan';
 import { PARSE_INTERN, PARSE_SEGMENT_BYTES, deviceParses, parseColumnTable, parseRowsUniform, parseTextShaders, type TextLayout } from '@vixen/codegen-wgsl';
 import { isAscii } from 'node:buffer';
-import { asciiList, ByteInterner, ByteStringSort, stringWordOffsets, warmByteSortWorkers, type ByteStrings, type DeviceRows, type Format, type StringInterner } from '@vixen/io';
+import { asciiList, ByteInterner, stringWordOffsets, warmByteSortWorkers, type ByteStrings, type DeviceRows, type Format, type StringInterner } from '@vixen/io';
 import { chunkedOf } from './chunks.js';
 import { ParsedRows, stringGroups } from './parsed-rows.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
@@ -31,6 +31,7 @@ import { encodeScan } from './kernels/scan.js';
 import { memoShaders, precompile, Recorder, type Bound } from './recorder.js';
 import { HostParses, TextChunkReader, TextChunkSlots, type TextChunk } from './text-chunks.js';
 import { holdReads } from './mapped-reads.js';
+import { byteSorter } from './string-sort.js';
 import { acquireBound, allocRelation, bound, DeviceLimitError, readWords, releaseRelation, submitAndSync, type DeviceRelation } from './relations.js';
 
 /** Default bytes read and parsed at a time. */
@@ -62,7 +63,7 @@ const slotsOf = new WeakMap<GpuImpl, TextChunkSlots>();
 /**
  * Host time of the device parser so far (all files): waiting for reads, handing chunks to the device, waiting for
  * the device's answers, interning each chunk's strings, and sorting each file's distinct strings into its list (of
- * which `sortMs` in ByteStringSort.finish; `vixen bench load` prints it); and of the chunks, those counted and
+ * which `sortMs` the sort's, byteSortTimes; `vixen bench load` prints it); and of the chunks, those counted and
  * parsed in one round trip (`oneTrip`), and of those, the ones with more records than their room (`roomMissed`).
  */
 export const textParseTimes = { chunks: 0, bytes: 0, oneTrip: 0, roomMissed: 0, readWaitMs: 0, uploadMs: 0, syncWaitMs: 0, stringsMs: 0, dictionaryMs: 0, sortMs: 0, kernelMs: 0 };
@@ -116,8 +117,11 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
    * back with their spans in the chunk (the lengths).
    */
   const maps: Array<Uint32Array | Loose> = [];
-  /** The mostly-distinct chunks' strings, as they come (into shared memory while later chunks parse), and the interner's. */
-  const sort = new ByteStringSort();
+  /**
+   * The mostly-distinct chunks' strings, as they come (to the device or into shared memory, while later chunks parse),
+   * and the interner's.
+   */
+  const sort = byteSorter(gpu);
   /** Every chunk's text is ASCII, and no CSV string needs its quotes undoubled: the strings stay bytes (see below). */
   let bytesOnly = true;
   // A CSV string's span is a quoted field's inside (an unquoted one has no quote): its quotes come doubled.
@@ -227,6 +231,7 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
       if (part) releaseRelation(gpu, part.rows);
     }
     for (const p of parts) releaseRelation(gpu, p);
+    await sort.abandon();
     await reader.close();
     letGo();
     g.pool.release(columnTable.buffer);
@@ -238,7 +243,10 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
   await reader.close();
   letGo();
   g.pool.release(columnTable.buffer);
-  if (parts.length === 0) return undefined;
+  if (parts.length === 0) {
+    await sort.abandon();
+    return undefined;
+  }
   const t0 = performance.now();
   const table = interner.table();
   const tableStarts = new Uint32Array(table.ends.length + 1);
@@ -261,6 +269,7 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
     tableIds = ranks.pop()!;
     looseIds = ranks;
   } else {
+    await sort.abandon();
     // Each distinct string decoded once, with a temporary id of the run's interner (added without lookup: the
     // dictionary merges repeats). ASCII bytes are decoded at once and each string sliced from them (a decode per
     // string cost 2-4 times more).
