@@ -9,8 +9,9 @@
 import { generateKernelShaders, kernelConstants, sortKeyWords, type JoinOutputWord, type KernelShaders } from '@vixen/codegen-wgsl';
 import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
 import { rowWords, wordsOf, type Aggregate, type Expr, type ScalarType } from '@vixen/queryplan';
-import { encodeValue, StringDictionary } from '@vixen/io';
-import { buildHashTable, DeviceFault, type DeviceRelation, downloadRelation, exactRows, type Gpu, hashGroupBy, internals, probeHashTable, releaseHashTable, releaseRelation, runKernel, settle, sortRows, type SortPath, uploadRelation } from '@vixen/runtime/gpu';
+import { asciiCount, asciiEnd, ByteStringSort, compareBytes, encodeValue, StringDictionary, type ByteSorter } from '@vixen/io';
+import { Gen } from './tpch/dbgen.js';
+import { buildHashTable, DeviceByteStringSort, DeviceFault, type DeviceRelation, downloadRelation, exactRows, type Gpu, hashGroupBy, internals, probeHashTable, releaseHashTable, releaseRelation, runKernel, settle, sortRows, type SortPath, uploadRelation } from '@vixen/runtime/gpu';
 
 export interface BenchOptions {
   /** log2 of the row counts; default 20..22 on a software adapter, 20..26 on a GPU. */
@@ -313,11 +314,13 @@ interface OperatorCase {
   items?: number;
   /** What is wrong with the output's words (checked once, untimed), if anything. */
   check?: (words: Uint32Array) => string | undefined;
+  /** The case runs no compute pass (the workers' string sort): no runs for device time. */
+  hostOnly?: true;
   prepare(gpu: Gpu, rels: DeviceRelation[]): Promise<Prepared>;
 }
 
 /** Operator names the bench can run (besides copy). */
-export const BENCH_OPERATORS = ['mapFilter', 'project', 'sort', 'unique', 'mergeJoin', 'merge', 'difference', 'hashBuild', 'hashProbe', 'groupBy', 'sortedGroupBy'] as const;
+export const BENCH_OPERATORS = ['mapFilter', 'project', 'sort', 'unique', 'mergeJoin', 'merge', 'difference', 'hashBuild', 'hashProbe', 'groupBy', 'sortedGroupBy', 'stringSort'] as const;
 
 const col = (index: number, type: ScalarType): Expr => ({ kind: 'col', index, type });
 const I2: ScalarType[] = ['int32', 'int32'];
@@ -563,7 +566,62 @@ function cases(n: number, selectivities: readonly number[], groupCounts: readonl
     out.push(...q1GroupBys(n, r));
   }
   if (want('sortedGroupBy')) out.push(sortedGroupBy(n, r));
+  if (want('stringSort')) out.push(...stringSorts(n, r));
   return out;
+}
+
+/** Lists a stringSort case's strings come in, as a device parse's chunks of one file give them. */
+const STRING_SORT_LISTS = 16;
+
+/**
+ * The dictionary's sort of distinct byte strings (a device parse's or Parquet's): n TPC-H-comment-like strings (cut
+ * from a text pool of the spec's grammar, 10-80 bytes, as dbgen's comments are), in STRING_SORT_LISTS lists, sorted
+ * on the device (runtime gpu/string-sort.ts) and by the worker pool's sample sort (io ByteStringSort), host arrays
+ * in and out. The device's answer is checked against the workers' once, untimed.
+ */
+function stringSorts(n: number, r: () => number): OperatorCase[] {
+  const gen = new Gen(n);
+  const pool = Buffer.from(Array.from({ length: 512 }, () => gen.text(4096, 4096)).join(''), 'latin1');
+  const lengths = Array.from({ length: n }, () => 10 + (r() % 71));
+  const starts = new Uint32Array(n + 1);
+  for (let i = 0; i < n; i++) starts[i + 1] = starts[i]! + lengths[i]!;
+  const bytes = new Uint8Array(starts[n]!);
+  for (let i = 0; i < n; i++) {
+    const at = r() % (pool.length - lengths[i]!);
+    for (let k = 0; k < lengths[i]!; k++) bytes[starts[i]! + k] = pool[at + k]!;
+  }
+  const lists = Array.from({ length: STRING_SORT_LISTS }, (_, l) => {
+    const [lo, hi] = [Math.floor((l * n) / STRING_SORT_LISTS), Math.floor(((l + 1) * n) / STRING_SORT_LISTS)];
+    return { bytes: bytes.subarray(starts[lo], starts[hi]), starts: starts.slice(lo, hi + 1).map((s) => s - starts[lo]!) };
+  });
+  const sortWith = async (sort: ByteSorter): Promise<Awaited<ReturnType<ByteSorter['finish']>>> => {
+    for (const l of lists) sort.add(l.bytes, l.starts);
+    return sort.finish();
+  };
+  const none: DeviceRelation = { buffer: null, count: 0, width: 1 };
+  // The device's case is checked against the workers'; the workers' runs no compute pass.
+  const sortCase = (variant: string, sorter: (gpu: Gpu) => ByteSorter, onDevice: boolean): OperatorCase => ({
+    ...(onDevice ? {} : { hostOnly: true as const }),
+    operator: 'stringSort',
+    variant: `comment-like strings, ${variant}`,
+    unit: 'strings/s',
+    inputs: [],
+    readWords: bytes.length / 4,
+    items: n,
+    prepare: async (gpu) => {
+      if (onDevice) {
+        const [got, want] = [await sortWith(sorter(gpu)), await sortWith(new ByteStringSort())];
+        const same = (a: ArrayLike<number>, b: ArrayLike<number>): boolean => a.length === b.length && Array.prototype.every.call(a, (x: number, i: number) => x === b[i]);
+        const [x, y] = [got.sorted, want.sorted];
+        const sameStrings = asciiCount(x) === asciiCount(y) && Array.from({ length: asciiCount(x) }, (_, i) => compareBytes(x.bytes, x.starts[i]!, asciiEnd(x, i), y.bytes, y.starts[i]!, asciiEnd(y, i))).every((c) => c === 0);
+        if (!sameStrings || !got.ranks.every((rank, l) => same(rank, want.ranks[l]!))) {
+          throw new Error(`bench stringSort (${variant}) gave another order than the workers' sort`);
+        }
+      }
+      return { body: async () => (await sortWith(sorter(gpu)), none), dispose: () => undefined };
+    },
+  });
+  return [sortCase('device sort', (gpu) => new DeviceByteStringSort(gpu, 0), true), sortCase('worker sort', () => new ByteStringSort(), false)];
 }
 
 /**
@@ -721,7 +779,7 @@ async function benchCase(
       await finish();
     }
     const times = await measure(gpu, runs, warmup, call, finish);
-    const device = await deviceTime(gpu, Math.min(runs, 5), call, finish);
+    const device = c.hostOnly ? {} : await deviceTime(gpu, Math.min(runs, 5), call, finish);
     return { times, ...device, ...(countReads.length > 0 ? { countReadMs: median(countReads) } : {}), outputRows, outputWidth };
   } finally {
     if (out) releaseOwn(out);

@@ -63,6 +63,15 @@ it('benches the sorted group-by in TPC-H Q18\'s shape, its output checked agains
   expect(r!.bytes).toBe(12 * (n + r!.outputRows));
 });
 
+it('benches the byte string sort on the device and on workers, the device\'s order checked against the workers\'', async () => {
+  const report = await benchOperators(gpu, { sizes: [12], runs: 1, warmup: 0, operators: ['stringSort'] });
+  const sorts = report.results.filter((r) => r.operator === 'stringSort');
+  expect(sorts.map((r) => `${r.variant}: ${r.rows}`)).toEqual(['comment-like strings, device sort: 4096', 'comment-like strings, worker sort: 4096']);
+  // Strings of 10-80 bytes in (45 on average: within a few percent), nothing out on the device.
+  for (const r of sorts) expect(Math.abs(r.bytes / (45 * 4096) - 1)).toBeLessThan(0.05);
+  expect(formatBenchReport(report)).toMatch(/stringSort +comment-like strings, device sort +2\^12 .* strings\/s/);
+});
+
 it('benches radix sorts of 32-, 64- and 96-bit keys, each output checked, in keys or pairs per second', async () => {
   const report = await benchOperators(gpu, { sizes: [13], runs: 1, warmup: 0, operators: ['sort'] });
   const sorts = report.results.filter((r) => r.operator === 'sort');

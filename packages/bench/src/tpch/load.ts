@@ -56,7 +56,7 @@ export interface LoadTiming {
   inOrder: string[];
   /** The device parser's host time by phase over the timed loads, per load (gpu/parse-text.ts textParseTimes). */
   deviceParse?: typeof textParseTimes;
-  /** The byte string sorts' time by phase over the timed loads, per load (io ByteStringSort). */
+  /** The byte string sorts' time by phase over the timed loads, per load (io ByteStringSort, runtime gpu/string-sort.ts). */
   byteSort: typeof byteSortTimes;
   /** The store loader's host time by phase over the timed loads, per load (gpu/store-columns.ts storeLoadTimes). */
   storeLoad?: typeof storeLoadTimes;
@@ -249,6 +249,10 @@ export function formatLoadReport(r: LoadBenchReport): string {
               `GC pauses ${fmt(t.gc.ms, 1)} ms (${fmt(t.gc.count, 0)}, of which ${fmt(t.gc.major, 0)} major ${fmt(t.gc.majorMs, 1)} ms)` +
               (t.byteSort.sorts > 0
                 ? `; byte string sorts ${fmt(t.byteSort.sorts, 0)} of ${fmt(t.byteSort.strings, 0)} strings: binning ${fmt(t.byteSort.binMs, 1)} ms, sorting the bins ${fmt(t.byteSort.sortMs, 1)}, joining ${fmt(t.byteSort.joinMs, 1)}`
+                : '') +
+              (t.byteSort.deviceSorts > 0
+                ? `; device string sorts ${fmt(t.byteSort.deviceSorts, 0)} of ${fmt(t.byteSort.deviceStrings, 0)} strings (${fmt(t.byteSort.deviceBytes / 2 ** 20, 1)} MiB): upload wait ${fmt(t.byteSort.deviceUploadMs, 1)} ms, ` +
+                  `${fmt(t.byteSort.deviceRounds, 0)} rounds ${fmt(t.byteSort.deviceRoundsMs, 1)}, distinct and readback ${fmt(t.byteSort.deviceReadMs, 1)}`
                 : ''),
           ]
         : [],
