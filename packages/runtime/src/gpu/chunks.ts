@@ -5,12 +5,13 @@
  * - row by row, once per chunk, giving a chunked output: mapFilter, copy, concat, the left side of difference and
  *   merge join, the probe side of a hash join (a chunk whose result would pass one binding is halved and run again;
  *   so is a join of inputs in one buffer each whose result passes one binding: kernels/run-kernel.ts catches ResultLimitError);
- * - segment by segment, by key range (the chunks' first rows read back in one sync, the other side range-selected on
- *   the device): a merge join with a right side past one binding, a difference from a canonical left side, and the
- *   merge by all words of a delta into a relation past one binding (a fixpoint's hot loop: one pass, no sort);
+ * - segment by segment, by key range (where the chunks begin, kept from the merge that made them or their first rows
+ *   read back in one sync; the other side range-selected on the device): a merge join with a right side past one
+ *   binding, and the merge by all words of a delta into a relation past one binding (a fixpoint's hot loop: one
+ *   pass, no sort, no host sync);
  * - chunk against chunk: a hash join with a table of each piece of a build side whose table would not fit, a
- *   difference from any other left side removing each right chunk in turn, a pipeline's anti-join (negated probe)
- *   whose table would not fit against each piece of its side in turn (antiJoinInParts);
+ *   difference removing each right chunk in turn, a pipeline's anti-join (negated probe) whose table would not fit
+ *   against each piece of its side in turn (antiJoinInParts);
  * - aggregate: each chunk into partial rows, the partials combined (counts and sums summed, min/max again; a
  *   decimal average as sum and count, divided on the host);
  * - sort (and other merges past one binding): rows range-partitioned on the device by the key (then the other words), each
@@ -222,17 +223,19 @@ export async function runChunked(
     case 'copy':
       return perChunk(g, a, outWidth, (c) => single(kernel, [c]));
     case 'difference':
-      // A left side sorted by all its words: each of its rows looked up in the one right chunk of its key range.
-      if (b.chunks && a.canonical) return differenceSegments(g, a, b, (x, y) => single(kernel, [x, y]));
-      // The right side's chunks removed one after another (each sorted, as the whole is).
-      if (b.chunks && !fitsOneChunk(g, await exactCount(g, b), b.width)) {
+      // The right side's chunks removed one after another (each sorted, as the whole is), sized by bounds: no host
+      // sync. The left side keeps its order and its chunks (a fixpoint's new rows, canonical, stay canonical, in one
+      // buffer), and its rows outside a chunk's key range pass that chunk without a search (the difference's tile bounds,
+      // codegen-wgsl kernels/difference.ts), so a row costs about one search in all.
+      if (b.chunks && !fitsOneChunk(g, b.count, b.width)) {
         let left = a;
         for (const c of parts(b)) {
           const next = await runChunked(g, kernel, [left, c], variables, single);
           if (left !== a) releaseUnshared(g, left, next);
           left = next;
         }
-        return left === a ? runChunked(g, { kind: 'copy', id: kernel.id, input: kernel.left, output: kernel.output }, [a], variables, single) : left;
+        if (left === a) return runChunked(g, { kind: 'copy', id: kernel.id, input: kernel.left, output: kernel.output }, [a], variables, single);
+        return a.canonical ? { ...left, canonical: true } : left;
       }
       if (a.chunks) return withWhole(g, [b], what, ([right]) => perChunk(g, a, outWidth, (c) => single(kernel, [c, right!])));
       return onWhole(g, kernel, inputs, what, single);
@@ -323,8 +326,11 @@ export async function runChunked(
     case 'aggregate':
       return aggregateChunked(g, kernel, a, variables, single);
     case 'merge': {
-      // Larger than one binding: the rows of both, sorted by the keys as a chunked sort does.
-      if (fitsOneChunk(g, (await exactCount(g, a)) + (await exactCount(g, b)), outWidth)) return onWhole(g, kernel, inputs, what, single);
+      // Larger than one binding: the rows of both, sorted by the keys as a chunked sort does. A chunked left side (a
+      // fixpoint's relation) stays chunked: no host sync for exact counts that might fit one binding.
+      if (fitsOneChunk(g, a.count + b.count, outWidth) || (!a.chunks && fitsOneChunk(g, (await exactCount(g, a)) + (await exactCount(g, b)), outWidth))) {
+        return onWhole(g, kernel, inputs, what, single);
+      }
       const keyWords = sortKeyWords(columns(kernel.left), kernel.keys);
       // Keys of every word (a semi-naive union's): merged segment by segment, no sort.
       if (new Set(keyWords).size === outWidth) {
@@ -419,47 +425,6 @@ async function chunkStarts(g: GpuImpl, rel: DeviceRelation): Promise<{ chunks: D
 }
 
 /**
- * `a` (sorted by all its words: canonical) less the rows of `b` (sorted, in chunks): the rows of each chunk of `a`
- * in each right chunk's key range (range selects by the right chunks' first rows) looked up in that chunk only, so
- * a row costs one search, not one per right chunk. The output is canonical.
- */
-async function differenceSegments(
-  g: GpuImpl,
-  a: DeviceRelation,
-  b: DeviceRelation,
-  difference: (x: DeviceRelation, y: DeviceRelation) => Promise<DeviceRelation>,
-): Promise<DeviceRelation> {
-  const { chunks, lows } = await chunkStarts(g, b);
-  const order = Array.from({ length: a.width }, (_, w) => w);
-  const outs: DeviceRelation[] = [];
-  for (const left of parts(a)) {
-    if (chunks.length === 0) outs.push(await difference(left, { buffer: null, count: 0, width: b.width }));
-    if (chunks.length === 1) outs.push(await difference(left, chunks[0]!));
-    if (chunks.length <= 1) continue;
-    const slices: DeviceRelation[] = [];
-    for (const i of chunks.keys()) slices.push(await selectRange(g, left, order, i === 0 ? undefined : lows[i], lows[i + 1]));
-    // Exact slice counts: each difference's output is sized by its slice, not by the whole left side.
-    await syncCounts(g);
-    for (const [i, slice] of slices.entries()) {
-      if (settle(slice).count > 0) outs.push(await difference(slice, chunks[i]!));
-      releaseRelation(g, slice);
-    }
-  }
-  return { ...(await compacted(g, chunkedOf(outs, a.width, order), 'a difference')), canonical: true };
-}
-
-/**
- * `rel` in one buffer when its rows (exact after a sync) fit one chunk: a kernel's output in several small parts
- * would make each kernel after it run per part (a sort of them range-partition). Else `rel` as it is.
- */
-async function compacted(g: GpuImpl, rel: DeviceRelation, what: string): Promise<DeviceRelation> {
-  if (!rel.chunks || !fitsOneChunk(g, await exactCount(g, rel), rel.width)) return rel;
-  const out = await whole(g, rel, what);
-  releaseUnshared(g, rel, out);
-  return out;
-}
-
-/**
  * A merge join of `a` with `b` (sorted by its keys, in chunks): the rows of each chunk of `a` whose key lies
  * between the first keys of a right chunk and of the next one (both included: equal keys may straddle two right
  * chunks) joined with that chunk only (in parts where the result would pass one binding), so a left row is searched
@@ -520,9 +485,10 @@ function keyAfter(key: Uint32Array): Uint32Array | undefined {
 /**
  * A merge past one binding of `a` (one buffer, or chunks range-partitioned by `keyWords`, which are every word of a
  * row) and `b` (sorted by them): each chunk of `a` merged with the rows of `b` in its key range (a range select of
- * `b` by the chunks' first rows, read back in one sync), so the work is one pass over both, not a sort. A chunk
- * that `b` adds no rows to is kept as it is; one that would pass one binding is split (splitMerge). The output's
- * chunks are range-partitioned by `keyWords`.
+ * `b` by where the chunks begin: chunkSplits), so the work is one pass over both, not a sort. The slices are sized
+ * by bounds, so a fixpoint's union needs no host sync, unless a chunk and the bound of its slice would pass one
+ * binding: then one sync reads every count, a chunk that `b` adds no rows to is kept as it is, and one that would
+ * pass one binding is split (splitMerge). The output's chunks are range-partitioned by `keyWords`, their splits known.
  */
 async function mergeSegments(
   g: GpuImpl,
@@ -549,29 +515,65 @@ async function mergeSegments(
     }
     return acc;
   }
-  const { chunks, lows } = await chunkStarts(g, a);
+  const { chunks, splits } = await chunkSplits(g, a, keyWords);
   settle(b);
-  if (b.count === 0) return chunkedOf(chunks, width, keyWords);
+  if (b.count === 0) return withSplits(chunks, splits, width, keyWords);
   const capacity = chunkRows(g, width);
-  // Rows of b before the second chunk's first row go to the first chunk, and so on.
+  // Rows of b before the first split go to the first chunk, and so on.
   const slices: DeviceRelation[] = [];
-  for (let i = 0; i < chunks.length; i++) {
-    const [lo, hi] = [lows[i], lows[i + 1]].map((row) => row && wordsAt(row, keyWords));
-    slices.push(chunks.length === 1 ? b : await selectRange(g, b, keyWords, i === 0 ? undefined : lo, hi));
-  }
-  // Exact slice counts: a chunk that gets no rows is kept, not copied (a fixpoint's late deltas touch few chunks).
-  if (chunks.length > 1 || chunks[0]!.count + b.count > capacity) await syncCounts(g);
+  for (const i of chunks.keys()) slices.push(chunks.length === 1 ? b : await selectRange(g, b, keyWords, splits[i - 1], splits[i]));
   const outs: DeviceRelation[] = [];
   try {
     for (const [i, c] of chunks.entries()) {
       const s = settle(slices[i]!);
+      if (settle(c).count + s.count > capacity && (c.pending || s.pending)) {
+        await syncCounts(g);
+        [c, s].forEach(settle);
+      }
       if (s.count === 0 && !s.pending) outs.push(c);
       else outs.push(c.count + s.count > capacity ? await splitMerge(g, c, s, keyWords, capacity, merge) : await merge(c, s));
     }
   } finally {
     for (const s of slices) if (s !== b) releaseUnshared(g, s, chunkedOf(outs, width));
   }
-  return chunkedOf(outs, width, keyWords);
+  return withSplits(outs, splits, width, keyWords);
+}
+
+/**
+ * The chunks of `rel` that may have rows, sorted in order by the words `order`, and where each after the first
+ * begins (keys of `order`'s words): known (DeviceRelation.splits), none for one buffer, or read from the chunks'
+ * first rows in one sync.
+ */
+async function chunkSplits(g: GpuImpl, rel: DeviceRelation, order: readonly number[]): Promise<{ chunks: DeviceRelation[]; splits: Uint32Array[] }> {
+  if (!rel.chunks) return { chunks: parts(rel), splits: [] };
+  const known = rel.splits;
+  if (known && known.order.length === order.length && known.order.every((w, i) => w === order[i])) return { chunks: rel.chunks, splits: [...known.keys] };
+  const { chunks, lows } = await chunkStarts(g, rel);
+  return { chunks, splits: lows.slice(1).map((row) => wordsAt(row, order)) };
+}
+
+/**
+ * `outs` in order as one relation, range-partitioned by `order`: out i + 1 begins at `splits[i]`. An out without
+ * rows is left out with the split before it (its range joins the one before); an out in chunks brings its own
+ * splits, unless it does not know them: then neither does the result.
+ */
+function withSplits(outs: readonly DeviceRelation[], splits: readonly Uint32Array[], width: number, order: readonly number[]): DeviceRelation {
+  const chunks: DeviceRelation[] = [];
+  const keys: Uint32Array[] = [];
+  let known = true;
+  for (const [i, o] of outs.entries()) {
+    const inner = o.chunks ?? (o.buffer ? [o] : []);
+    if (inner.length === 0) continue;
+    if (chunks.length > 0) keys.push(splits[i - 1]!);
+    if (o.chunks) {
+      if (o.splits && o.splits.order.every((w, k) => w === order[k])) keys.push(...o.splits.keys);
+      else known = false;
+    }
+    chunks.push(...inner.flatMap(leaves));
+  }
+  const out = chunkedOf(chunks, width, order);
+  if (out.chunks && known && keys.length === out.chunks.length - 1) out.splits = { order, keys };
+  return out;
 }
 
 /**
@@ -606,7 +608,7 @@ async function splitMerge(
   } finally {
     for (const p of pieces) releaseUnshared(g, p, chunkedOf(outs, x.width));
   }
-  return chunkedOf(outs, x.width, keyWords);
+  return withSplits(outs, [key], x.width, keyWords);
 }
 
 /** A pipeline whose build sides' hash tables (with their rows) would not fit one buffer (runChunked splits one). */

@@ -36,6 +36,12 @@ export interface DeviceRelation {
    * share a chunk, so a sort with these leading key words, or a unique, may run per chunk.
    */
   ranged?: readonly number[];
+  /**
+   * With `chunks`: where each chunk after the first begins, known on the host (a merge past one binding keeps them,
+   * so a fixpoint's union need not read the chunks' first rows back each iteration): `keys[i]`, the row words at
+   * `order` (compared as u32), is at or after every key of chunks 0..i and at or before every key of the later ones.
+   */
+  splits?: { order: readonly number[]; keys: readonly Uint32Array[] };
 }
 
 /** A u32 in device memory at byte `offset` of `buffer` (a row count, a key mask); `value` once a host sync read it. */
