@@ -187,7 +187,7 @@ async function buildCommand(argv: readonly string[], out: (s: string) => void, e
     .action(async (file: string, raw: unknown) => {
       const opts = parseOptions(runOptionsSchema, raw);
       const { checkOutputDir, ConstraintViolations, formatProfile, formatStats, KeyViolationError, missingFactsWarning, parseByteSize } = await engine();
-      const { renderResults, souffleRecordResults, writeOutputDir, writeSouffleOutputs } = await engine();
+      const { renderCounts, renderResults, souffleRecordResults, writeOutputDir, writeSouffleOutputs } = await engine();
       // Checked before compiling, so a bad size is reported as an option error.
       const maxDeviceMemory =
         opts.maxDeviceMemory === undefined ? undefined : parseByteSize(opts.maxDeviceMemory, 'option --max-device-memory');
@@ -197,6 +197,9 @@ async function buildCommand(argv: readonly string[], out: (s: string) => void, e
       const prog = await loadProgram(file, { ...sourceOptions(opts), onWarnings });
       const sources = { ...(opts.facts !== undefined ? { factsDir: opts.facts } : {}) };
       let output: RunOutput;
+      // Counts printed to the terminal need no rows read back (files and Soufflé's outputs do).
+      const countsOnly = opts.format === 'count' && opts.outputDir === undefined && !prog.souffleIo;
+      let counts: ReadonlyMap<string, number> | undefined;
       const limits = {
         ...(opts.maxIterations !== undefined ? { maxIterations: opts.maxIterations } : {}),
         ...(opts.maxTuples !== undefined ? { maxTuples: opts.maxTuples } : {}),
@@ -220,9 +223,11 @@ async function buildCommand(argv: readonly string[], out: (s: string) => void, e
             backend: opts.backend,
             parse: opts.parse,
             profile: opts.profile,
+            countsOnly,
             ...limits,
           }),
         );
+        if (countsOnly) counts = result.counts;
         err(`adapter: ${result.adapter}\n`);
         if (opts.stats) err(formatStats(result.stats, result.hostLoadMilliseconds));
         if (opts.profile) err(formatProfile(result.stats, prog.plan));
@@ -242,6 +247,8 @@ async function buildCommand(argv: readonly string[], out: (s: string) => void, e
         }
       } else if (opts.outputDir !== undefined) {
         for (const path of writeOutputDir(opts.outputDir, output.tables, decls)) err(`wrote ${path}\n`);
+      } else if (counts) {
+        renderCounts(counts, out);
       } else {
         renderResults(opts.format as OutputFormat, output.tables, decls, out);
       }

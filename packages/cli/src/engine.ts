@@ -7,7 +7,7 @@ export { importStore, readTextFile, writeSouffleOutputs } from '@vixen/io';
 export { printKir } from '@vixen/kernel-ir';
 export { KeyViolationError, planToDot, printPlan } from '@vixen/queryplan';
 export { buildBundle } from './bundle.js';
-export { checkOutputDir, ConstraintViolations, renderResults, souffleRecordResults, writeOutputDir } from './format.js';
+export { checkOutputDir, ConstraintViolations, renderCounts, renderResults, souffleRecordResults, writeOutputDir } from './format.js';
 export { loadProgressBar } from './load-progress.js';
 export { explainDot, explainText, formatPasses, formatProfile, formatStats, missingFactsWarning, progressLine } from './report.js';
 export { runShell } from './shell.js';

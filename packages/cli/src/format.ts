@@ -84,9 +84,14 @@ export function renderResults(
       return;
     }
     case 'count':
-      write([...tables].map(([name, t]) => `${name}: ${t.size} row${t.size === 1 ? '' : 's'}`).join('\n') + '\n');
+      renderCounts(new Map([...tables].map(([name, t]) => [name, t.size])), write);
       return;
   }
+}
+
+/** `--format count`: rows per relation, from the tables or from the counts alone (RunOptions.countsOnly). */
+export function renderCounts(counts: ReadonlyMap<string, number>, write: (s: string) => void): void {
+  write([...counts].map(([name, n]) => `${name}: ${n} row${n === 1 ? '' : 's'}`).join('\n') + '\n');
 }
 
 /** Soufflé relations with record attributes as renderResults shows them: one column per attribute, as printed. */

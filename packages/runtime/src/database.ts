@@ -342,7 +342,7 @@ export class Database {
     const idle = [...this.entries.values()].filter((e) => !used.includes(e)).reduce((n, e) => n + entryBytes(e), 0);
     const budget = limits.maxDeviceMemory === undefined && limit !== undefined && idle > 0 ? { ...limits, maxDeviceMemory: Math.max(0, limit - idle) } : limits;
     try {
-      return Object.assign(await program.execute(this.gpu, facts, outputs, budget, resident), { hostLoadMilliseconds, projectedOnDevice, deviceProjectMilliseconds, wideLoads });
+      return Object.assign(await program.execute(this.gpu, facts, outputs, budget, resident, options.countsOnly), { hostLoadMilliseconds, projectedOnDevice, deviceProjectMilliseconds, wideLoads });
     } catch (e) {
       // A relation loaded by a run the device failed may sit in a buffer it refused: it is not kept.
       if (e instanceof DeviceFault) for (const d of [...fresh.values(), ...projected].map((f) => f.decl)) this.drop(keyOf(d));
