@@ -206,13 +206,17 @@ export async function packChunks(g: GpuImpl, rel: DeviceRelation): Promise<Devic
 /** Runs one (non-chunked) kernel on inputs of one buffer each; `variables` when the kernel is made up here. */
 export type RunSingle = (kernel: KirKernel, inputs: DeviceRelation[], variables?: readonly KirVariable[]) => Promise<DeviceRelation>;
 
-/** A kernel with at least one chunked input (kernelInputs order), through `single` per chunk or on whole inputs. */
+/**
+ * A kernel with at least one chunked input (kernelInputs order), through `single` per chunk or on whole inputs.
+ * `past`: the kernel on inputs of one buffer each found its result past one binding (its rows, where counted).
+ */
 export async function runChunked(
   g: GpuImpl,
   kernel: KirKernel,
   inputs: DeviceRelation[],
   variables: readonly KirVariable[],
   single: RunSingle,
+  past?: ResultLimitError,
 ): Promise<DeviceRelation> {
   const columns = (id: number): ScalarType[] => variables.find((v) => v.id === id)!.columns;
   const outWidth = rowWords(columns(kernel.output));
@@ -248,8 +252,10 @@ export async function runChunked(
       }
       // Without keys (a cross product): with each right chunk (each sorted, as the whole is).
       if (b.chunks && !fitsOneChunk(g, await exactCount(g, b), b.width)) return perChunk(g, b, outWidth, (c) => runChunked(g, kernel, [a, c], variables, single));
-      // Row by row over the left side (in parts where the result would pass one binding); the right side whole.
-      return withWhole(g, [b], what, ([right]) => perChunk(g, a, outWidth, (c) => single(kernel, [c, right!])));
+      // Row by row over the left side (in parts where the result would pass one binding: as many as its counted rows
+      // need, not the whole again); the right side whole.
+      const most = past?.rows !== undefined && !settle(a).pending ? Math.ceil(a.count / resultParts(g, past.rows, outWidth)) : Infinity;
+      return withWhole(g, [b], what, ([right]) => perChunk(g, a, outWidth, (c) => single(kernel, [c, right!]), undefined, most));
     }
     case 'hashJoin': {
       // The larger side is probed chunk by chunk against a table of the other (kernels/run-kernel.ts builds on the smaller side),
@@ -484,11 +490,12 @@ function keyAfter(key: Uint32Array): Uint32Array | undefined {
 
 /**
  * A merge past one binding of `a` (one buffer, or chunks range-partitioned by `keyWords`, which are every word of a
- * row) and `b` (sorted by them): each chunk of `a` merged with the rows of `b` in its key range (a range select of
- * `b` by where the chunks begin: chunkSplits), so the work is one pass over both, not a sort. The slices are sized
- * by bounds, so a fixpoint's union needs no host sync, unless a chunk and the bound of its slice would pass one
- * binding: then one sync reads every count, a chunk that `b` adds no rows to is kept as it is, and one that would
- * pass one binding is split (splitMerge). The output's chunks are range-partitioned by `keyWords`, their splits known.
+ * row) and `b` (sorted by them; one buffer, or chunks in order): each chunk of `a` merged with the rows of `b` in its
+ * key range (range selects of `b`'s pieces by where the chunks begin: chunkSplits), so the work is one pass over
+ * both, not a sort. The slices are sized by bounds, so a fixpoint's union needs no host sync, unless a chunk and the
+ * bound of its slice would pass one binding: then one sync reads every count, a chunk that `b` adds no rows to is
+ * kept as it is, and one that would pass one binding is split (splitMerge). The output's chunks are
+ * range-partitioned by `keyWords`, their splits known.
  */
 async function mergeSegments(
   g: GpuImpl,
@@ -498,43 +505,54 @@ async function mergeSegments(
   merge: (x: DeviceRelation, y: DeviceRelation) => Promise<DeviceRelation>,
 ): Promise<DeviceRelation> {
   const width = a.width;
-  if (b.chunks && fitsOneChunk(g, await exactCount(g, b), width)) {
-    const gathered = await whole(g, b, 'a merge');
-    const out = await mergeSegments(g, a, gathered, keyWords, merge);
-    if (!b.chunks.includes(gathered)) releaseUnshared(g, gathered, out);
-    return out;
-  }
-  if (b.chunks) {
-    // Sorted chunks of b merged in one after another (a pass over a each; deltas past one binding are rare).
-    let acc = a;
-    for (const c of parts(b)) {
-      const next = await mergeSegments(g, acc, c, keyWords, merge);
-      // Chunks of a and b that the merges kept as they are belong to the inputs.
-      if (acc !== a) releaseUnshared(g, acc, chunkedOf([next, a, b], width));
-      acc = next;
-    }
-    return acc;
-  }
   const { chunks, splits } = await chunkSplits(g, a, keyWords);
-  settle(b);
-  if (b.count === 0) return withSplits(chunks, splits, width, keyWords);
+  const pieces = parts(b);
+  if (chunks.length === 0 || pieces.length === 0) return chunks.length === 0 ? { ...b } : withSplits(chunks, splits, width, keyWords);
   const capacity = chunkRows(g, width);
   // Rows of b before the first split go to the first chunk, and so on.
-  const slices: DeviceRelation[] = [];
-  for (const i of chunks.keys()) slices.push(chunks.length === 1 ? b : await selectRange(g, b, keyWords, splits[i - 1], splits[i]));
+  const slices: DeviceRelation[][] = [];
+  for (const i of chunks.keys()) {
+    const own: DeviceRelation[] = [];
+    for (const p of pieces) own.push(chunks.length === 1 ? p : await selectRange(g, p, keyWords, splits[i - 1], splits[i]));
+    slices.push(own);
+  }
+  const rows = (i: number): number => slices[i]!.reduce((n, x) => n + settle(x).count, 0);
+  const pending = (i: number): boolean => settle(chunks[i]!).pending !== undefined || slices[i]!.some((x) => settle(x).pending);
+  if (chunks.some((c, i) => c.count + rows(i) > capacity && pending(i))) await syncCounts(g);
   const outs: DeviceRelation[] = [];
+  const made: DeviceRelation[] = slices.flat().filter((x) => !pieces.includes(x));
   try {
     for (const [i, c] of chunks.entries()) {
-      const s = settle(slices[i]!);
-      if (settle(c).count + s.count > capacity && (c.pending || s.pending)) {
-        await syncCounts(g);
-        [c, s].forEach(settle);
+      const n = rows(i);
+      if (n === 0 && !pending(i)) {
+        outs.push(c);
+        continue;
       }
-      if (s.count === 0 && !s.pending) outs.push(c);
-      else outs.push(c.count + s.count > capacity ? await splitMerge(g, c, s, keyWords, capacity, merge) : await merge(c, s));
+      if (n > capacity) {
+        // More new rows in one chunk's range than one binding holds (deltas past one binding: rare): b's pieces
+        // merged in one after another.
+        let acc = c;
+        for (const x of slices[i]!) {
+          const next = await mergeSegments(g, acc, x, keyWords, merge);
+          if (acc !== c) made.push(acc);
+          acc = next;
+        }
+        outs.push(acc);
+        continue;
+      }
+      // Past the sync, or with room for the bounds: one buffer (gathered on the device), exact where it may not fit.
+      const y = await whole(g, chunkedOf(slices[i]!, width), 'a merge');
+      if (!slices[i]!.includes(y)) made.push(y);
+      outs.push(c.count + y.count > capacity ? await splitMerge(g, c, y, keyWords, capacity, merge) : await merge(c, y));
     }
   } finally {
-    for (const s of slices) if (s !== b) releaseUnshared(g, s, chunkedOf(outs, width));
+    const kept = new Set([...leaves(chunkedOf(outs, width)), ...leaves(a), ...leaves(b)].map((l) => l.buffer));
+    const freed = new Set<GPUBuffer>();
+    for (const l of made.flatMap(leaves)) {
+      if (kept.has(l.buffer) || freed.has(l.buffer!)) continue;
+      freed.add(l.buffer!);
+      releaseRelation(g, l);
+    }
   }
   return withSplits(outs, splits, width, keyWords);
 }
@@ -649,7 +667,10 @@ async function perChunk(
   maxRows = Infinity,
 ): Promise<DeviceRelation> {
   const outs: DeviceRelation[] = [];
-  /** `fn` on rows [at, at + rows) of `c` (a copy unless all of them), halved while the result passes one binding. */
+  /**
+   * `fn` on rows [at, at + rows) of `c` (a copy unless all of them), in parts while the result passes one binding:
+   * as many as its counted rows need, else halves.
+   */
   const run = async (c: DeviceRelation, at: number, rows: number): Promise<void> => {
     const piece = rows === c.count ? c : allocRelation(g, rows, c.width);
     if (piece !== c) {
@@ -671,9 +692,8 @@ async function perChunk(
     // A whole chunk's count may have been a bound (pending) until the kernel's sync.
     if (piece === c) rows = await exactCount(g, c);
     if (rows < 2) throw failure;
-    const half = Math.ceil(rows / 2);
-    await run(c, at, half);
-    await run(c, at + half, rows - half);
+    const step = Math.ceil(rows / (failure.rows === undefined ? 2 : resultParts(g, failure.rows, width)));
+    for (let from = at; from < at + rows; from += step) await run(c, from, Math.min(step, at + rows - from));
   };
   for (const c of parts(rel)) {
     if ((fitsOneChunk(g, c.count, width) && c.count <= maxRows) || (fitsOneChunk(g, await exactCount(g, c), width) && c.count <= maxRows)) {
@@ -684,6 +704,14 @@ async function perChunk(
     for (let at = 0; at < c.count; at += rows) await run(c, at, Math.min(rows, c.count - at));
   }
   return chunkedOf(outs, width, ranged);
+}
+
+/**
+ * Parts (at least two) of a row-wise input whose result of `rows` rows of `width` words passed one binding, so that
+ * each part's result fits one with room to spare (rows spread unevenly over the input's).
+ */
+function resultParts(g: GpuImpl, rows: number, width: number): number {
+  return Math.max(2, Math.ceil((1.25 * rows) / chunkRows(g, width)));
 }
 
 /**
@@ -803,15 +831,24 @@ async function rangePartition(g: GpuImpl, rel: DeviceRelation, order: readonly n
     }
     const out: DeviceRelation[] = [];
     let fits = true;
+    // Every bucket's pieces (room for all the rows each) selected before one sync where the device memory budget
+    // holds them all (a fixpoint's join output past one binding, on a large device), else bucket by bucket.
+    const together = g.pool.inUseBytes + buckets * rows * width * 4 <= g.storageCap;
     // A row goes to the bucket after the last splitter <= its key.
-    for (let j = 0; j < buckets && fits; j++) {
-      const pieces: DeviceRelation[] = [];
-      for (const c of chunks) pieces.push(await selectRange(g, c, order, splitters[j - 1], splitters[j]));
+    for (let j = 0; j < buckets && fits; ) {
+      const group: DeviceRelation[][] = [];
+      for (const end = together ? buckets : j + 1; j < end; j++) {
+        const pieces: DeviceRelation[] = [];
+        for (const c of chunks) pieces.push(await selectRange(g, c, order, splitters[j - 1], splitters[j]));
+        group.push(pieces);
+      }
       await syncCounts(g);
-      const n = pieces.reduce((sum, p) => sum + settle(p).count, 0);
-      fits = n <= capacity;
-      if (fits && n > 0) out.push(await whole(g, chunkedOf(pieces, width), what));
-      for (const p of pieces) if (!out.some((o) => o.buffer === p.buffer)) releaseRelation(g, p);
+      for (const pieces of group) {
+        const n = pieces.reduce((sum, p) => sum + settle(p).count, 0);
+        fits &&= n <= capacity;
+        if (fits && n > 0) out.push(await whole(g, chunkedOf(pieces, width), what));
+        for (const p of pieces) if (!out.some((o) => o.buffer === p.buffer)) releaseRelation(g, p);
+      }
     }
     if (fits) return out;
     for (const o of out) releaseRelation(g, o);

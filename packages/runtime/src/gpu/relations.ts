@@ -248,14 +248,19 @@ export class OutputRoomError extends Error {
  * A kernel's result (a join's rows) or working table (a hashed unique's) does not fit one binding though its
  * inputs do: gpu/chunks.ts runs the kernel again on parts of its row-wise input, or a hashed unique sorted.
  */
-export class ResultLimitError extends DeviceLimitError {}
+export class ResultLimitError extends DeviceLimitError {
+  /** `rows`: the result's rows where counted (a join's total), so its parts can be sized at once. */
+  constructor(message: string, readonly rows?: number) {
+    super(message);
+  }
+}
 
-/** Throws a ResultLimitError when a result of `words` u32 does not fit one storage binding. */
-export function checkResultSize(g: GpuImpl, words: number, what: string): void {
+/** Throws a ResultLimitError when a result of `words` u32 (`rows` rows, where counted) does not fit one storage binding. */
+export function checkResultSize(g: GpuImpl, words: number, what: string, rows?: number): void {
   try {
     checkBindingSize(g, words, what);
   } catch (e) {
-    throw new ResultLimitError((e as Error).message);
+    throw new ResultLimitError((e as Error).message, rows);
   }
 }
 

@@ -142,7 +142,7 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
           `past the 32-bit row offsets of one relation`,
       );
     }
-    checkResultSize(g, total! * c.outWidth, `relation of ${total} rows x ${c.outWidth} words`);
+    checkResultSize(g, total! * c.outWidth, `relation of ${total} rows x ${c.outWidth} words`, total);
     if (!fitsCap(g, total! * c.outWidth * 4, true)) throw new OutputRoomError(`a join's ${total} rows need more than the device memory budget leaves`);
     const out = allocRelation(g, total!, c.outWidth);
     if (total === 0) return out;

@@ -213,17 +213,25 @@ async function runUnscoped(
       return sortedGroups(g, kernel, inputs, constWords, variables, tables);
     }
   }
+  let past: ResultLimitError | undefined;
   if (!inputs.some((r) => r.chunks) && !mergesPastBinding(g, kernel, inputs, variables) && !pipelinePastBinding(g, kernel, inputs, variables)) {
     try {
       return await run(g, kernel, shaders, inputs, constWords, variables, tables);
     } catch (e) {
       // A join whose result passes one binding runs again on parts of its row-wise side.
       if (!(e instanceof ResultLimitError)) throw e;
+      past = e;
     }
   }
   // Relations larger than one binding: per chunk, or whole (gpu/chunks.ts); its own kernels get their own passes.
-  return runChunked(g, kernel, inputs, variables, (k, ins, vars = variables) =>
-    k === kernel ? run(g, k, shaders, ins, constWords, vars, tables) : run(g, k, chunkShaders(k, vars), ins, constantsFor(k, kernel, constWords), vars, tables),
+  return runChunked(
+    g,
+    kernel,
+    inputs,
+    variables,
+    (k, ins, vars = variables) =>
+      k === kernel ? run(g, k, shaders, ins, constWords, vars, tables) : run(g, k, chunkShaders(k, vars), ins, constantsFor(k, kernel, constWords), vars, tables),
+    past,
   );
 }
 
