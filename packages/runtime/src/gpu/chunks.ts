@@ -518,7 +518,15 @@ async function mergeSegments(
   }
   const rows = (i: number): number => slices[i]!.reduce((n, x) => n + settle(x).count, 0);
   const pending = (i: number): boolean => settle(chunks[i]!).pending !== undefined || slices[i]!.some((x) => settle(x).pending);
-  if (chunks.some((c, i) => c.count + rows(i) > capacity && pending(i))) await syncCounts(g);
+  // The sync also reads the two rows about the middle of each chunk that may pass one binding and whose count is
+  // exact already (a fixpoint's exit test resolved it): a split of that chunk then needs no sync of its own.
+  const middles = new Map<number, Uint32Array>();
+  if (chunks.some((c, i) => c.count + rows(i) > capacity && pending(i))) {
+    const split = [...chunks.keys()].filter((i) => chunks[i]!.count + rows(i) > capacity && !chunks[i]!.pending && chunks[i]!.count >= 2);
+    const middle = (c: DeviceRelation) => ({ buffer: c.buffer!, offset: (Math.floor(c.count / 2) - 1) * width * 4, words: 2 * width });
+    const read = await syncCounts(g, split.map((i) => middle(chunks[i]!)));
+    split.forEach((i, k) => middles.set(i, read[k]!));
+  }
   const outs: DeviceRelation[] = [];
   const made: DeviceRelation[] = slices.flat().filter((x) => !pieces.includes(x));
   try {
@@ -543,7 +551,7 @@ async function mergeSegments(
       // Past the sync, or with room for the bounds: one buffer (gathered on the device), exact where it may not fit.
       const y = await whole(g, chunkedOf(slices[i]!, width), 'a merge');
       if (!slices[i]!.includes(y)) made.push(y);
-      outs.push(c.count + y.count > capacity ? await splitMerge(g, c, y, keyWords, capacity, merge) : await merge(c, y));
+      outs.push(c.count + y.count > capacity ? await splitMerge(g, c, y, keyWords, capacity, merge, middles.get(i)) : await merge(c, y));
     }
   } finally {
     const kept = new Set([...leaves(chunkedOf(outs, width)), ...leaves(a), ...leaves(b)].map((l) => l.buffer));
@@ -597,6 +605,9 @@ function withSplits(outs: readonly DeviceRelation[], splits: readonly Uint32Arra
 /**
  * The merge of `x` and `y` (one buffer each, exact counts) whose rows pass one chunk: both split at the middle row
  * of the larger by range selects (equal rows stay together), each half merged (and split again while too large).
+ * `middle`: x's two rows about its middle (rows x.count / 2 - 1 and x.count / 2), read with an earlier sync: where
+ * they differ x splits between them, a copy of each half, and where each half has room for all of y, the halves
+ * merge with y's range selects as they are, with no sync.
  */
 async function splitMerge(
   g: GpuImpl,
@@ -605,8 +616,21 @@ async function splitMerge(
   keyWords: readonly number[],
   capacity: number,
   merge: (x: DeviceRelation, y: DeviceRelation) => Promise<DeviceRelation>,
+  middle?: Uint32Array,
 ): Promise<DeviceRelation> {
   if (x.count + y.count <= capacity) return y.count === 0 ? x : x.count === 0 ? y : merge(x, y);
+  const m = Math.floor(x.count / 2);
+  if (middle && compareKeys(middle, 0, middle, x.width, keyWords) < 0 && Math.max(m, x.count - m) + y.count <= capacity) {
+    const key = wordsAt(middle.subarray(x.width), keyWords);
+    const pieces = [await copyRows(g, x, 0, m), await copyRows(g, x, m, x.count - m), await selectRange(g, y, keyWords, undefined, key), await selectRange(g, y, keyWords, key, undefined)];
+    const outs: DeviceRelation[] = [];
+    try {
+      for (const k of [0, 1]) outs.push(await merge(pieces[k]!, pieces[k + 2]!));
+    } finally {
+      for (const p of pieces) releaseUnshared(g, p, chunkedOf(outs, x.width));
+    }
+    return withSplits(outs, [key], x.width, keyWords);
+  }
   const [big] = x.count >= y.count ? [x] : [y];
   const [row] = await syncCounts(g, [{ buffer: big.buffer!, offset: Math.floor(big.count / 2) * big.width * 4, words: big.width }]);
   const key = wordsAt(row!, keyWords);
