@@ -165,6 +165,17 @@ describe('first steps', () => {
     expect((await cli('run', join(root, 'examples/even-odd.logic'), '--format', 'count')).err).not.toMatch(/warning/);
   });
 
+  test('--format count reads back row counts only, as many as the rows a run returns', async () => {
+    const counted = await cli('run', tc, '--facts', tcFacts, '--format', 'count', '--stats');
+    const rows = await cli('run', tc, '--facts', tcFacts, '--format', 'json', '--stats');
+    const json = JSON.parse(rows.out) as Record<string, { rows: unknown[] }>;
+    expect(counted.out).toBe(Object.entries(json).map(([name, t]) => `${name}: ${t.rows.length} row${t.rows.length === 1 ? '' : 's'}\n`).join(''));
+    expect(json.path!.rows.length).toBeGreaterThan(1);
+    // Pending counts at most, none of the rows (8 bytes a path row).
+    const readBack = (err: string): number => Number(/read back: (\d+) bytes/.exec(err)?.[1] ?? /read back: [^(]*\((\d+) bytes\)/.exec(err)?.[1]);
+    expect(readBack(counted.err)).toBeLessThanOrEqual(readBack(rows.err) - 8 * json.path!.rows.length);
+  });
+
   test('--output-dir files read back through --facts as the same rows, strings with commas, quotes and newlines too', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vixen-roundtrip-'));
     const strings = ['a,b', 'say "hi"', 'tab\there', '', ' lead', 'line\nbreak', '#x', 'ünï'];

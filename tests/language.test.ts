@@ -105,4 +105,14 @@ describe('output order', () => {
     const loaded = Program.fromJSON(JSON.parse(JSON.stringify(program.toJSON())));
     expect((await loaded.run({ gpu })).relations.get('t')).toEqual(want);
   });
+
+  test('countsOnly returns the outputs\' row counts (after the limit) and reads none of their rows', async () => {
+    const program = compile('s(k, v) -> int32(k), int32(v).\ns(1, 5). s(2, 9). s(3, 7). s(4, 9).\nt(k, v) <- s(k, v).\nu(k) <- s(k, 9).\norder t by v desc limit 3.');
+    const full = await program.run({ gpu });
+    const counted = await program.run({ gpu, countsOnly: true });
+    expect([...counted.counts]).toEqual([['t', 3], ['u', 2]]);
+    expect([...full.counts]).toEqual([...full.tables].map(([name, t]) => [name, t.size]));
+    expect(counted.tables.size).toBe(0);
+    expect(counted.stats.readbackBytes).toBeLessThan(full.stats.readbackBytes);
+  });
 });
