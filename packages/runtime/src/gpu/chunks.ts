@@ -518,49 +518,55 @@ async function mergeSegments(
   }
   const rows = (i: number): number => slices[i]!.reduce((n, x) => n + settle(x).count, 0);
   const pending = (i: number): boolean => settle(chunks[i]!).pending !== undefined || slices[i]!.some((x) => settle(x).pending);
-  // The sync also reads the two rows about the middle of each chunk that may pass one binding and whose count is
-  // exact already (a fixpoint's exit test resolved it): a split of that chunk then needs no sync of its own.
+  // One sync resolves the counts where a chunk and the bound of its slice may pass one binding, or where the
+  // slices' bounds would give the merges room for a chunk's rows or more beyond the rows they get (a large delta,
+  // whose iteration's exit test syncs anyway): then the merges' rooms are exact, and chunks that get no rows are kept.
+  // It also reads the two rows about the middle of each chunk that may pass one binding and whose count is exact
+  // already (a fixpoint's exit test resolved it): a split of that chunk then needs no sync of its own.
   const middles = new Map<number, Uint32Array>();
-  if (chunks.some((c, i) => c.count + rows(i) > capacity && pending(i))) {
+  const large = chunks.length > 1 && (chunks.length - 1) * settle(b).count > capacity;
+  if (chunks.some((c, i) => pending(i) && (large || c.count + rows(i) > capacity))) {
     const split = [...chunks.keys()].filter((i) => chunks[i]!.count + rows(i) > capacity && !chunks[i]!.pending && chunks[i]!.count >= 2);
     const middle = (c: DeviceRelation) => ({ buffer: c.buffer!, offset: (Math.floor(c.count / 2) - 1) * width * 4, words: 2 * width });
     const read = await syncCounts(g, split.map((i) => middle(chunks[i]!)));
     split.forEach((i, k) => middles.set(i, read[k]!));
   }
   const outs: DeviceRelation[] = [];
-  const made: DeviceRelation[] = slices.flat().filter((x) => !pieces.includes(x));
+  // What this merge made for each chunk (slices, gathered slices, partial merges), released once that chunk is done.
+  const made: DeviceRelation[][] = slices.map((own) => own.filter((x) => !pieces.includes(x)));
+  const release = (list: readonly DeviceRelation[], kept: readonly DeviceRelation[]): void => {
+    const held = new Set([...kept, a, b].flatMap(leaves).map((l) => l.buffer));
+    for (const l of list.flatMap(leaves)) {
+      if (held.has(l.buffer)) continue;
+      held.add(l.buffer);
+      releaseRelation(g, l);
+    }
+  };
   try {
     for (const [i, c] of chunks.entries()) {
       const n = rows(i);
-      if (n === 0 && !pending(i)) {
-        outs.push(c);
-        continue;
-      }
-      if (n > capacity) {
+      if (n === 0 && !pending(i)) outs.push(c);
+      else if (n > capacity) {
         // More new rows in one chunk's range than one binding holds (deltas past one binding: rare): b's pieces
         // merged in one after another.
         let acc = c;
         for (const x of slices[i]!) {
           const next = await mergeSegments(g, acc, x, keyWords, merge);
-          if (acc !== c) made.push(acc);
+          if (acc !== c) made[i]!.push(acc);
           acc = next;
         }
         outs.push(acc);
-        continue;
+      } else {
+        // Past the sync, or with room for the bounds: one buffer (gathered on the device), exact where it may not fit.
+        const y = await whole(g, chunkedOf(slices[i]!, width), 'a merge');
+        if (!slices[i]!.includes(y)) made[i]!.push(y);
+        outs.push(c.count + y.count > capacity ? await splitMerge(g, c, y, keyWords, capacity, merge, middles.get(i)) : await merge(c, y));
       }
-      // Past the sync, or with room for the bounds: one buffer (gathered on the device), exact where it may not fit.
-      const y = await whole(g, chunkedOf(slices[i]!, width), 'a merge');
-      if (!slices[i]!.includes(y)) made.push(y);
-      outs.push(c.count + y.count > capacity ? await splitMerge(g, c, y, keyWords, capacity, merge, middles.get(i)) : await merge(c, y));
+      release(made[i]!, [outs[i]!]);
+      made[i] = [];
     }
   } finally {
-    const kept = new Set([...leaves(chunkedOf(outs, width)), ...leaves(a), ...leaves(b)].map((l) => l.buffer));
-    const freed = new Set<GPUBuffer>();
-    for (const l of made.flatMap(leaves)) {
-      if (kept.has(l.buffer) || freed.has(l.buffer!)) continue;
-      freed.add(l.buffer!);
-      releaseRelation(g, l);
-    }
+    release(made.flat(), outs);
   }
   return withSplits(outs, splits, width, keyWords);
 }
