@@ -11,6 +11,7 @@ export { hashJoinLayout, swapHashJoin } from './kernels/hash-join.js';
 export { MERGE_ROWS, MERGE_TILE } from './kernels/merge.js';
 export { storeColumnShaders } from './kernels/store-columns.js';
 export { rowsOrderShaders } from './kernels/rows-order.js';
+export { sampleRowsShaders } from './kernels/sample-rows.js';
 export { JOIN_ROWS, joinWritesPerOutputRow } from './kernels/merge-join.js';
 export { STRING_SORT_BYTES, STRING_SORT_ROW, stringSortShaders } from './kernels/string-sort.js';
 export { PARSE_SEGMENT_BYTES, PARSE_STRING_GROUP, PARSE_INTERN, PARSE_STRINGS, deviceParses, parseColumnTable, parseRowsUniform, parseTextShaders, type TextLayout } from './kernels/parse-text.js';

@@ -290,6 +290,11 @@ export const PASS_LAYOUTS = {
    */
   rowsOrder: ['read', 'read', 'write', 'uniform'],
   /**
+   * Evenly spaced sample rows of one chunk into the samples (kernels/sample-rows.ts). (rows, out, u) u0 = (the
+   * chunk's samples, its first sample, q, r: the relation's rows = q * samples + r), u1 = (samples, the chunk's first row).
+   */
+  sampleRows: ['read', 'write', 'uniform'],
+  /**
    * Many iterations of a small-delta fixpoint loop in one workgroup (kernels/small-loop.ts). (fixed, rows, control,
    * u) u0 = (iterations this dispatch, most iterations in all, rows per scratch variable, rows per relation log).
    */

@@ -21,16 +21,17 @@
  * Loaded facts past one binding are uploaded as consecutive chunks (chunkPieces) and sorted as above.
  */
 import { rowWords, wordsOf, type Aggregate, type ScalarType } from '@vixen/queryplan';
-import { hashJoinLayout, sortKeyWords, type HashAggregate } from '@vixen/codegen-wgsl';
+import { hashJoinLayout, sampleRowsShaders, sortKeyWords, type HashAggregate } from '@vixen/codegen-wgsl';
 import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { concatenate } from './kernels/concat.js';
 import { selectRange } from './kernels/select.js';
 import { pipelineTableOffsets } from './pipeline.js';
-import { Recorder, splitSide } from './recorder.js';
+import { memoShaders, Recorder, splitSide } from './recorder.js';
 import {
   allocRelation,
   bindingBytes,
+  bound,
   DeviceLimitError,
   exactCount,
   readWords,
@@ -889,17 +890,29 @@ async function rangePartition(g: GpuImpl, rel: DeviceRelation, order: readonly n
 /** `samples` rows of `chunks` (`rows` in all) evenly spaced, read back: rows back to back. */
 async function sampleRows(g: GpuImpl, chunks: readonly DeviceRelation[], rows: number, samples: number): Promise<Uint32Array> {
   const width = chunks[0]!.width;
-  // Only copied and read back, never bound: it may pass one binding.
+  // Gathered by a pass a chunk where the samples fit one binding (and its u32 arithmetic), else copied row by row:
+  // only copied and read back, the buffer may pass one binding.
+  const gather = samples * width * 4 <= g.limits.maxStorageBufferBindingSize && samples < 2 ** 16;
   const buffer = { buffer: g.pool.acquire(bindingBytes(samples * width), relationUsage()), count: samples, width };
   try {
-    const rec = new Recorder(g, {});
+    const rec = new Recorder(g, gather ? memoShaders(['sampleRows', width], () => sampleRowsShaders(width)) : {});
     let chunk = 0;
     let before = 0;
+    let first = 0;
+    const dispatch = (end: number): void => {
+      const sizes = [end - first, first, Math.floor(rows / samples), rows % samples];
+      rec.dispatch('sampleRows', [bound(chunks[chunk]!), { buffer: buffer.buffer!, words: samples * width }], sizes, end - first, new Uint32Array([samples, before]));
+      first = end;
+    };
     for (let s = 0; s < samples; s++) {
       const r = Math.floor((s * rows) / samples);
-      while (r >= before + chunks[chunk]!.count) before += chunks[chunk++]!.count;
-      rec.copy(chunks[chunk]!.buffer!, (r - before) * width * 4, buffer.buffer!, s * width * 4, width * 4);
+      while (r >= before + chunks[chunk]!.count) {
+        if (gather && s > first) dispatch(s);
+        before += chunks[chunk++]!.count;
+      }
+      if (!gather) rec.copy(chunks[chunk]!.buffer!, (r - before) * width * 4, buffer.buffer!, s * width * 4, width * 4);
     }
+    if (gather && samples > first) dispatch(samples);
     await rec.submit();
     return await readWords(g, buffer.buffer!, 0, samples * width);
   } finally {
