@@ -53,6 +53,7 @@ const runOptionsSchema = z.object({
   onLoadProgress: callback().optional(),
   loopBatches: z.boolean().optional(),
   smallLoops: z.boolean().optional(),
+  replay: z.boolean().optional(),
 });
 
 const databaseOptionsSchema = z.object({

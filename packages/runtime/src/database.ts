@@ -40,6 +40,7 @@ import { dropIdleReads } from './gpu/mapped-reads.js';
 import { heldColumns, heldTypes, loadedBytes, loadedColumns, loadedStringColumns, projectionFrom, projectResident, sameFacts, uploadCanonical } from './project-resident.js';
 import { dictionaryOfFacts } from './tables.js';
 import { checkDeclaredKeys } from './keys.js';
+import { Replays } from './replay.js';
 
 export interface ResidentRelation {
   name: string;
@@ -173,6 +174,11 @@ export class Database {
    * Kept past eviction: the facts do not change.
    */
   private readonly checkedKeys = new Map<string, Set<string>>();
+  /**
+   * Records of runs to replay (replay.ts): released whenever a resident relation or the string tables change, which
+   * their runs read (a record also checks the relations it was made on before it replays).
+   */
+  private readonly replays = new Replays();
 
   constructor(
     readonly gpu: Gpu,
@@ -329,6 +335,7 @@ export class Database {
         if (!t) this.tables.byKey.set(key, (t = make()));
         return t;
       },
+      replays: this.replays,
     };
     const projectedOnDevice = projected.map(({ decl, entry, from }) => ({
       name: decl.name,
@@ -345,7 +352,10 @@ export class Database {
       return Object.assign(await program.execute(this.gpu, facts, outputs, budget, resident, options.countsOnly), { hostLoadMilliseconds, projectedOnDevice, deviceProjectMilliseconds, wideLoads });
     } catch (e) {
       // A relation loaded by a run the device failed may sit in a buffer it refused: it is not kept.
-      if (e instanceof DeviceFault) for (const d of [...fresh.values(), ...projected].map((f) => f.decl)) this.drop(keyOf(d));
+      if (e instanceof DeviceFault) {
+        for (const d of [...fresh.values(), ...projected].map((f) => f.decl)) this.drop(keyOf(d));
+        this.replays.clear();
+      }
       throw e;
     } finally {
       this.evict(run);
@@ -541,6 +551,7 @@ export class Database {
   private drop(key: string): void {
     const e = this.entries.get(key);
     if (!e) return;
+    this.replays.clear();
     releaseRelation(this.gpu, e.relation);
     this.entries.delete(key);
   }
@@ -584,6 +595,7 @@ export class Database {
       const width = e.relation.width;
       for (const off of stringWords) for (let at = off; at < words.length; at += width) words[at] = map[words[at]!]!;
       const next = await uploadRelationStaged(this.gpu, words, width, e.relation.count);
+      this.replays.clear();
       releaseRelation(this.gpu, e.relation);
       e.relation = { ...next, canonical: e.relation.canonical ?? false };
     }
@@ -605,6 +617,7 @@ export class Database {
   }
 
   private releaseTables(): void {
+    this.replays.clear();
     for (const t of this.tables?.byKey.values() ?? []) releaseRelation(this.gpu, t);
     this.tables = undefined;
   }

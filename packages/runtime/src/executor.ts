@@ -37,6 +37,8 @@ import { allWords, concatRows, deviceBytes as rowsDeviceBytes, PartitionLimit, p
 import { dictionaryOfFacts, kernelTableWords } from './tables.js';
 import { batchableLoop, LoopBatch } from './loop-control.js';
 import { SmallLoop, smallLoopConstantWords } from './small-loop.js';
+import { releaseReplays, replayBytes } from './gpu/replay.js';
+import type { Recording, Replays } from './replay.js';
 
 export interface ExecuteOptions {
   /** Relations to read back (default: those marked output). */
@@ -77,6 +79,8 @@ export interface ExecuteOptions {
   loopBatches?: boolean;
   /** false: no loop runs iterations inside one dispatch (small-loop.ts). */
   smallLoops?: boolean;
+  /** false: the run neither replays the device work of an earlier run of the program nor is recorded (replay.ts). */
+  replay?: boolean;
 }
 
 /**
@@ -110,6 +114,8 @@ export interface ResidentRelations {
    * owner has none for them and that dictionary yet; the owner frees them.
    */
   table?(specs: readonly TableSpec[], dict: StringDictionary, make: () => DeviceRelation): DeviceRelation;
+  /** The owner's records of runs to replay (replay.ts); without them, runs are neither recorded nor replayed. */
+  replays?: Replays;
 }
 
 export interface FixpointProgress {
@@ -208,6 +214,11 @@ export interface ExecuteStats {
   residentDictionary: boolean;
   /** A kernel's guess failed (gpu/relations.ts Guess), and the program ran again without guesses: these figures are that run's. */
   startedAgain: boolean;
+  /**
+   * The run replayed the device work recorded from an earlier run of the program (replay.ts): every kernel ran, no
+   * kernel was planned. The figures of launches, blocks, kernels and rows are the recorded run's.
+   */
+  replayed: boolean;
   /** Of which: copying the output relations back to the host (and waiting for the kernels before that copy). */
   readbackMilliseconds: number;
   /**
@@ -463,18 +474,34 @@ export async function executeKir(
   // the few host rows of relations loaded for it alone (inline facts, such as TPC-H Q22's country codes) instead.
   const resident = options.resident;
   const restartable = [...initial.relations].every(([name, r]) => r.empty || (resident !== undefined && !resident.keeps(name) && r.device.length === 0 && r.count * r.width <= KEPT_HOST_WORDS));
+  // Runs that may start again on resident relations replay or are recorded (replay.ts); not profiled ones, whose
+  // times are per kernel, nor those reporting progress between iterations.
+  const replays = restartable && options.replay !== false && !options.profile && !options.onProgress ? resident?.replays : undefined;
   try {
+    if (replays && kept) {
+      const replayed = await replays.replay(gpu, program, kept, initial, runOptions, (valueOf, submitted) =>
+        readOutputs(gpu, program, options.outputs, kept, valueOf, submitted, () => undefined),
+      );
+      if (replayed) {
+        replayed.stats.milliseconds = performance.now() - started;
+        replayed.stats.dictionaryMilliseconds = dictionaryMilliseconds;
+        return replayed;
+      }
+    }
     for (let again = false; ; again = true) {
       const run: GuessingRun | null = restartable && !again ? { missed: false } : null;
+      const recording = replays && !again ? replays.recording(program, dict, initial, options) : undefined;
       try {
         const result = await internals(gpu).runScoped('running the program', (endScopes) =>
-          evaluate(gpu, program, shaders, initial, dict, tableSpecs, { run, startedAgain: again, endScopes, restartable }, runOptions),
+          evaluate(gpu, program, shaders, initial, dict, tableSpecs, { run, startedAgain: again, endScopes, restartable, recording }, runOptions),
         );
+        recording?.keep(result.stats);
         // The run's time includes settling its error scopes.
         result.stats.milliseconds = performance.now() - started;
         result.stats.dictionaryMilliseconds = dictionaryMilliseconds;
         return result;
       } catch (e) {
+        recording?.discard();
         // Whatever stopped a run whose guess failed (GuessMissed, or a limit met on wrong rows), running again decides.
         if (!run?.missed) throw e;
       }
@@ -498,7 +525,7 @@ async function evaluate(
    * `run`: the run kernels may guess for (null: no guesses); `endScopes` pops the run's error scopes once its last
    * commands are queued (GpuImpl.runScoped).
    */
-  attempt: { run: GuessingRun | null; startedAgain: boolean; endScopes: () => void; restartable: boolean },
+  attempt: { run: GuessingRun | null; startedAgain: boolean; endScopes: () => void; restartable: boolean; recording?: Recording | undefined },
   options: ExecuteOptions,
 ): Promise<ExecuteResult> {
   const started = performance.now();
@@ -627,6 +654,7 @@ async function evaluate(
     inputs,
     residentDictionary: options.resident?.dictionary !== undefined,
     startedAgain: attempt.startedAgain,
+    replayed: false,
     readbackMilliseconds: readbackMs,
     waitMilliseconds: g.waitMilliseconds - waitStart,
     submitMilliseconds: g.batch.submitMilliseconds - submitMsStart,
@@ -727,7 +755,9 @@ async function evaluate(
    * variable or a resident relation shares) to host memory. False when that is not enough.
    */
   const makeRoom = async (bytes: number, keep: ReadonlySet<VarId>, reserved: ReadonlySet<GPUBuffer> = new Set()): Promise<boolean> => {
-    if (limit === undefined || liveBytes + g.pool.freeBytes + bytes <= limit) return true;
+    if (limit === undefined || liveBytes + g.pool.freeBytes + replayBytes(g) + bytes <= limit) return true;
+    // Records of runs to replay hold device memory a run needs more.
+    releaseReplays(g);
     g.pool.trim();
     const spillable = (id: VarId): boolean =>
       !keep.has(id) && leaves(values.get(id)).every(({ buffer }) => holders.get(buffer!) === 1 && !pinned.has(buffer!) && !reserved.has(buffer!));
@@ -1057,13 +1087,18 @@ async function evaluate(
 
   // Kernels' commands go to the queue together, when the run reads something back (see CommandBatch).
   const batch = g.batch;
+  attempt.recording?.start(g);
   batch.beginDeferring();
   // A guess is checked by its own run: kernels guess only while one run is in progress.
   g.runsInProgress += 1;
+  // A trace holds one run's commands.
+  if (g.runsInProgress > 1) batch.trace?.stop('another run started');
   g.guessing = g.runsInProgress === 1 ? attempt.run : null;
   try {
     if (options.resident) {
-      for (const [name, rel] of await options.resident.adopt(dict)) {
+      const adopted = await options.resident.adopt(dict);
+      attempt.recording?.adopted(adopted);
+      for (const [name, rel] of adopted) {
         const id = program.relationVars[name];
         if (id === undefined || leaves(rel).length === 0) continue;
         // Pinned before store(), whose failure paths release a new buffer unless it is pinned.
@@ -1276,6 +1311,17 @@ async function evaluate(
         // One sync reads the outputs and resolves every pending count (relationRows' too); it reports any device
         // error of the run before handing out rows.
         const readStart = performance.now();
+        if (attempt.recording) {
+          const ids = (options.outputs ?? program.relations.filter((r) => r.output).map((r) => r.name)).map((name) => program.relationVars[name]);
+          const outputs = new Map(ids.flatMap((id) => (id === undefined || spilled.has(id) ? [] : [[id, valueOf(id)] as const])));
+          const why =
+            g.hostSyncs !== syncStart ? 'a host sync before the final readback'
+            : spills.relations > 0 || partitionedLaunches > 0 ? 'it spilled or ran in partitions'
+            : outputs.size !== new Set(ids).size ? 'an output in host memory'
+            : g.runsInProgress !== 1 ? 'another run was in progress'
+            : undefined;
+          attempt.recording.cut(g, outputs, g.guesses.filter((q) => q.run === attempt.run), why, limit);
+        }
         g.activity = 'reading back the output relations';
         const relations = await readOutputs(gpu, program, options.outputs, dict, valueOf, attempt.endScopes, (id) => spilled.get(id)?.words);
         // Rows handed out must not rest on a guess that no sync checked (an output-less run reads nothing back).
@@ -1332,6 +1378,7 @@ async function evaluate(
       }
     }
   } finally {
+    attempt.recording?.stop(g);
     g.runsInProgress -= 1;
     if (g.guessing === attempt.run) g.guessing = null;
     // Guesses of a run that failed are never checked.

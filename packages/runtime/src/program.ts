@@ -114,6 +114,11 @@ export interface RunOptions extends FactSources {
    * a graph of 40,000 nodes).
    */
   countsOnly?: boolean;
+  /**
+   * A Database's run may replay the device work recorded from the program's last run on the same resident relations
+   * instead of planning its kernels (default true; false: never recorded nor replayed). See replay.ts.
+   */
+  replay?: boolean;
 }
 
 /** What a run gives back: the output relations and the constraints they violate. */
@@ -144,7 +149,7 @@ function assertValid(stage: string, diagnostics: Diagnostic[]): void {
 /** The executor options a run asks for, checked (bad limits are user errors). */
 export function runLimits(options: RunOptions, startedAt: number): ExecuteOptions {
   checkRunOptions(options, 'run');
-  const { maxIterations, maxTuples, timeout, maxDeviceMemory, profile, onProgress, loopBatches, smallLoops } = options;
+  const { maxIterations, maxTuples, timeout, maxDeviceMemory, profile, onProgress, loopBatches, smallLoops, replay } = options;
   return {
     ...(maxIterations !== undefined ? { maxIterations } : {}),
     ...(maxTuples !== undefined ? { maxTuples } : {}),
@@ -154,6 +159,7 @@ export function runLimits(options: RunOptions, startedAt: number): ExecuteOption
     ...(onProgress ? { onProgress } : {}),
     ...(loopBatches !== undefined ? { loopBatches } : {}),
     ...(smallLoops !== undefined ? { smallLoops } : {}),
+    ...(replay !== undefined ? { replay } : {}),
   };
 }
 

@@ -8,6 +8,7 @@
  * holds those words already.
  */
 import type { BufferPool } from './pool.js';
+import type { Trace } from './replay.js';
 
 /** Uniform arena of one submission (at least; one recorder needing more gets a larger one). */
 const ARENA_BYTES = 64 * 1024;
@@ -46,6 +47,8 @@ export class CommandBatch {
    * a GPU Dawn records a submission's native commands there, apart from the JavaScript that encoded them.
    */
   submitMilliseconds = 0;
+  /** While a run is traced for replay (gpu/replay.ts): its commands and the host's writes go there too. */
+  trace: Trace | null = null;
 
   constructor(
     private readonly device: GPUDevice,
@@ -56,7 +59,8 @@ export class CommandBatch {
   commands(): GPUCommandEncoder {
     if (!this.encoder) {
       this.opened += 1;
-      this.encoder = this.spare ?? this.device.createCommandEncoder();
+      const encoder = this.spare ?? this.device.createCommandEncoder();
+      this.encoder = this.trace ? this.trace.encoder(encoder) : encoder;
       this.spare = null;
       // Buffers released from now on may be used by what gets encoded before the flush.
       this.pool.holdDestroys();
@@ -111,6 +115,16 @@ export class CommandBatch {
     if (this.deferring === 0 || this.dispatches >= MAX_DISPATCHES) this.flush();
   }
 
+  /** Counts `n` dispatches encoded outside recorders (a replay, gpu/replay.ts), submitting nothing. */
+  counted(n: number): void {
+    this.dispatched += n;
+  }
+
+  /** The uniform arena of the open submission and its words so far, if it has one (written when it is submitted). */
+  openArena(): { arena: GPUBuffer; words: Uint32Array } | undefined {
+    return this.encoder && this.arena && this.used > 0 ? { arena: this.arena, words: this.uniforms.subarray(0, this.used / 4) } : undefined;
+  }
+
   /** Submits what is encoded (none: nothing to do). */
   flush(): void {
     const encoder = this.encoder;
@@ -120,6 +134,8 @@ export class CommandBatch {
     if (arena && this.used > 0) {
       const n = this.used / 4;
       const words = this.uniforms;
+      // Traced whether written or not: a replay writes them whatever the arena holds.
+      this.trace?.arena(arena, words.subarray(0, n));
       // Runs at queue time, ahead of the command buffer: its copies of device words into the arena win. An arena
       // that holds these words already (a resident query run again: same sizes, same pooled arena) is not written:
       // a writeBuffer took 23 us of host time on the H100.

@@ -231,6 +231,7 @@ export class GpuImpl implements Gpu {
    */
   writeBuffer(buffer: GPUBuffer, offset: number, data: Uint32Array): void {
     this.batch.flush();
+    this.batch.trace?.write(buffer, offset, data);
     // With lib.dom (the page's type check) writeBuffer takes no views of shared memory; these never are.
     this.device.queue.writeBuffer(buffer, offset, data as Uint32Array<ArrayBuffer>);
   }

@@ -45,6 +45,15 @@ export class BufferPool {
    */
   private doomed: GPUBuffer[] | null = null;
 
+  /**
+   * Buffers replay records hold (gpu/replay.ts), by how many hold them: their other holder's release() keeps them out
+   * of the pool (noted in `letGo`) until the last record lets them go (unclaim).
+   */
+  private readonly claims = new Map<GPUBuffer, number>();
+  private readonly letGo = new Set<GPUBuffer>();
+  /** Buffers destroyed (or doomed to be): a record must not hold one. */
+  private readonly destroyed = new WeakSet<GPUBuffer>();
+
   /** Buffers the device refused to create (invalid): never pooled. */
   private readonly invalid = new WeakSet<GPUBuffer>();
   /** Refusals not yet taken (takeFailure), and the creations whose error scopes are still being popped. */
@@ -138,7 +147,12 @@ export class BufferPool {
    * using it is queued or recorded: later commands run after it, and destroying waits for recorded ones' submit.
    */
   release(buffer: GPUBuffer): void {
-    if (this.pooled.has(buffer)) throw new Error('internal: GPU buffer released twice');
+    if (this.pooled.has(buffer) || this.letGo.has(buffer)) throw new Error('internal: GPU buffer released twice');
+    if (this.claims.has(buffer)) {
+      // A record holds it: it stays in use (and counted) until the record lets it go.
+      this.letGo.add(buffer);
+      return;
+    }
     if (this.handedOut.delete(buffer)) this.inUseBytes -= buffer.size;
     if (buffer.size > this.maxPooledBytes || this.invalid.has(buffer)) {
       this.destroy(buffer);
@@ -146,10 +160,7 @@ export class BufferPool {
     }
     for (const old of this.pooled) {
       if (this.pooledBytes + buffer.size <= this.maxPooledBytes) break;
-      const list = this.free.get(old.usage)!.get(old.size)!;
-      list.splice(list.indexOf(old), 1);
-      this.pooled.delete(old);
-      this.pooledBytes -= old.size;
+      this.unpool(old);
       this.destroy(old);
     }
     let bySize = this.free.get(buffer.usage);
@@ -168,6 +179,45 @@ export class BufferPool {
     list.splice(lo, 0, buffer);
     this.pooled.add(buffer);
     this.pooledBytes += buffer.size;
+  }
+
+  /** Takes a free buffer out of its list. */
+  private unpool(buffer: GPUBuffer): void {
+    const list = this.free.get(buffer.usage)!.get(buffer.size)!;
+    list.splice(list.indexOf(buffer), 1);
+    this.pooled.delete(buffer);
+    this.pooledBytes -= buffer.size;
+  }
+
+  /**
+   * A replay record holds `buffer` (gpu/replay.ts) until it calls unclaim: a free one is taken out of the pool (in use,
+   * by the record: 'own'); one handed out or held by another record ('shared') goes back to the pool only once its holder and every record let
+   * it go. False for a buffer destroyed or refused, which no record can hold.
+   */
+  claim(buffer: GPUBuffer): 'own' | 'shared' | false {
+    if (this.destroyed.has(buffer) || this.invalid.has(buffer)) return false;
+    const n = this.claims.get(buffer) ?? 0;
+    this.claims.set(buffer, n + 1);
+    if (!this.pooled.has(buffer)) return 'shared';
+    this.unpool(buffer);
+    this.letGo.add(buffer);
+    if (buffer.usage & GPUBufferUsage.STORAGE) {
+      this.handedOut.add(buffer);
+      this.inUseBytes += buffer.size;
+      this.peakInUseBytes = Math.max(this.peakInUseBytes, this.inUseBytes);
+    }
+    return 'own';
+  }
+
+  /** A record lets `buffer` go (see claim). */
+  unclaim(buffer: GPUBuffer): void {
+    const n = this.claims.get(buffer)! - 1;
+    if (n > 0) {
+      this.claims.set(buffer, n);
+      return;
+    }
+    this.claims.delete(buffer);
+    if (this.letGo.delete(buffer)) this.release(buffer);
   }
 
   /** `buffer`'s number in the order the pool first saw it (given now if it has none). */
@@ -193,6 +243,7 @@ export class BufferPool {
   }
 
   private destroy(buffer: GPUBuffer): void {
+    this.destroyed.add(buffer);
     if (this.doomed) this.doomed.push(buffer);
     else buffer.destroy();
   }

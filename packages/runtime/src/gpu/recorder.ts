@@ -471,6 +471,7 @@ export class Recorder {
       // run one pipeline several times in a row).
       if (pipelines[k] !== pipeline) pass.setPipeline((pipeline = pipelines[k]!));
       dynamicOffset[0] = offsets[slot]!;
+      batch.trace?.binds(s.buffers, s.tables);
       pass.setBindGroup(0, this.bindGroup(s.tables ? `${s.pass}+tables` : s.pass, layout.group, s.buffers, arena!, s.uniform.byteLength), dynamicOffset, 0, 1);
       if (s.tables && layout.tables) pass.setBindGroup(TABLES_GROUP, this.bindGroup(`${s.pass} tables`, layout.tables, [s.tables]));
       const x = this.gridX(s.threads);

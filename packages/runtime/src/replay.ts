@@ -1,0 +1,297 @@
+/**
+ * Runs of a program on a Database's resident relations that replay the device work of its last run (gpu/replay.ts
+ * holds the device side) instead of planning each kernel again: on a GPU, small queries are bound by that host work.
+ *
+ * A run is traced when it may start again (a Database run loading no relation to keep) and no other run is in
+ * progress. It is recorded when its one host sync was the final readback (every size it planned by was known on the
+ * host, or stayed on the device and went into uniforms by copies the trace holds), it spilled and partitioned
+ * nothing, and its outputs are single buffers. A later run replays the record when it is of the same program with the
+ * same options, on the same resident relations (the same objects: a Database replaces a relation whose words change,
+ * and drops its records when a relation or its string tables change), with the same string dictionary and the same
+ * run-only facts (inline facts: their words are compared). The replay encodes the recorded commands into one
+ * submission with the readback's copies, then reads the outputs back and decodes them as a run does. The guesses the
+ * traced run made (a table sized by the run before it) are read with the outputs and checked: where one failed, the
+ * replay's answer is dropped with the record, and the program runs as usual. A run that needs device memory releases
+ * every record (executor.ts makeRoom), as does a device fault.
+ */
+import type { KirProgram, VarId } from '@vixen/kernel-ir';
+import type { EncodedFacts, StringDictionary } from '@vixen/io';
+import { internals, type Gpu, type GpuImpl } from './gpu/device.js';
+import { ReplayRecord, Trace } from './gpu/replay.js';
+import { syncCounts, type DeviceRelation, type DeviceWord, type Guess } from './gpu/relations.js';
+import type { ExecuteOptions, ExecuteResult, ExecuteStats } from './executor.js';
+import type { ResultTable } from './result-table.js';
+
+/** Records a Database keeps: programs run in turn keep theirs; past this, the least recently run ones go. */
+const MAX_RECORDS = 8;
+
+/** Run-only facts as a run loads them (words in the run's dictionary), for the replay's comparison. */
+type FactsPrint = ReadonlyArray<{ name: string; width: number; count: number; words: Uint32Array }>;
+
+interface Recorded {
+  record: ReplayRecord;
+  key: string;
+  dict: StringDictionary;
+  facts: FactsPrint;
+  resident: ReadonlyMap<string, DeviceRelation>;
+  /** The outputs as the readback found them, counts pending on the device. */
+  outputs: ReadonlyMap<VarId, DeviceRelation>;
+  guesses: ReadonlyArray<Pick<Guess, 'buffer' | 'words' | 'holds'>>;
+  stats: ExecuteStats;
+}
+
+/** The options a recorded run's plan depends on. */
+function optionsKey(o: ExecuteOptions): string {
+  return JSON.stringify([o.outputs, o.maxDeviceMemory, o.maxTuples, o.maxIterations, o.maxBlockSteps, o.loopBatches, o.smallLoops]);
+}
+
+/** The facts a run loads, or undefined where some are rows on the device (parsed there: not compared). */
+function factsPrint(initial: EncodedFacts): FactsPrint | undefined {
+  const out: Array<{ name: string; width: number; count: number; words: Uint32Array }> = [];
+  for (const [name, rel] of initial.relations) {
+    if (rel.empty) continue;
+    if (rel.device.length > 0) return undefined;
+    const pieces = rel.pieces();
+    const words = new Uint32Array(pieces.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of pieces) {
+      words.set(p, at);
+      at += p.length;
+    }
+    out.push({ name, width: rel.width, count: rel.count, words });
+  }
+  return out;
+}
+
+function sameFacts(a: FactsPrint, b: FactsPrint | undefined): boolean {
+  return (
+    b !== undefined &&
+    a.length === b.length &&
+    a.every((r, i) => {
+      const s = b[i]!;
+      return r.name === s.name && r.width === s.width && r.count === s.count && r.words.length === s.words.length && r.words.every((w, j) => w === s.words[j]);
+    })
+  );
+}
+
+const sameRelations = (a: ReadonlyMap<string, DeviceRelation>, b: ReadonlyMap<string, DeviceRelation>): boolean =>
+  a.size === b.size && [...a].every(([name, rel]) => b.get(name) === rel);
+
+/** An output's relation at the cut, its count pending on the device as then (the readback settles a copy). */
+function template(rel: DeviceRelation): DeviceRelation {
+  const { buffer, count, width, canonical, pending } = rel;
+  return { buffer, count, width, ...(canonical !== undefined ? { canonical } : {}), ...(pending ? { pending: { buffer: pending.buffer, offset: pending.offset } } : {}) };
+}
+
+/** A relation like `t` whose pending count (if any) the next sync reads. */
+function fresh(g: GpuImpl, t: DeviceRelation): DeviceRelation {
+  if (!t.pending) return { ...t };
+  const pending: DeviceWord = { buffer: t.pending.buffer, offset: t.pending.offset };
+  g.pending.add(pending);
+  return { ...t, pending };
+}
+
+/** The replay records of one Database (ResidentRelations.replays), by program. */
+export class Replays {
+  private readonly records = new Map<KirProgram, Recorded>();
+
+  /**
+   * A trace of a run of `program` about to start (executeKir), or undefined where its facts cannot be compared (rows
+   * parsed on the device).
+   */
+  recording(program: KirProgram, dict: StringDictionary, initial: EncodedFacts, options: ExecuteOptions): Recording | undefined {
+    const facts = factsPrint(initial);
+    return facts && new Recording(this, program, optionsKey(options), dict, facts);
+  }
+
+  /**
+   * The outputs of `program` by a replay of its record, or undefined where it has none that holds for this run (the
+   * run then goes as usual). `read` reads the outputs back as a run does (executor.ts readOutputs).
+   */
+  async replay(
+    gpu: Gpu,
+    program: KirProgram,
+    dict: StringDictionary,
+    initial: EncodedFacts,
+    options: ExecuteOptions,
+    read: (valueOf: (id: VarId) => DeviceRelation, submitted: () => void) => Promise<Map<string, ResultTable>>,
+  ): Promise<ExecuteResult | undefined> {
+    const r = this.records.get(program);
+    const g = internals(gpu);
+    // Another run in flight shares the device's counters and command batch: this one plans its kernels.
+    if (!r || g.runsInProgress > 0 || g.batch.trace) return undefined;
+    if (!r.record.live || r.dict !== dict || r.key !== optionsKey(options) || !sameFacts(r.facts, factsPrint(initial))) {
+      this.drop(program);
+      return undefined;
+    }
+    const adopted = (await options.resident?.adopt(dict)) ?? new Map<string, DeviceRelation>();
+    if (!sameRelations(adopted, r.resident)) {
+      this.drop(program);
+      return undefined;
+    }
+    this.records.delete(program);
+    this.records.set(program, r);
+    const started = performance.now();
+    const { hostSyncs, waitMilliseconds, readbackBytes } = g;
+    const { submitted, submitMilliseconds, dispatched } = g.batch;
+    const created = g.pool.created;
+    let readStart = 0;
+    const relations = await g.runScoped('replaying the program', async (endScopes) => {
+      g.runsInProgress += 1;
+      g.batch.beginDeferring();
+      const outputs = new Map([...r.outputs].map(([id, t]) => [id, fresh(g, t)]));
+      const guessWords = r.guesses.map((q) =>
+        Array.from({ length: q.words }, (_, i): DeviceWord => {
+          const w = { buffer: q.buffer, offset: 4 * i };
+          g.pending.add(w);
+          return w;
+        }),
+      );
+      try {
+        r.record.encode();
+        readStart = performance.now();
+        let read_: Map<string, ResultTable> | undefined;
+        let failed: { error: unknown } | undefined;
+        try {
+          read_ = await read((id) => outputs.get(id)!, endScopes);
+        } catch (error) {
+          failed = { error };
+        }
+        // A readback of nothing (outputs known empty) read no guess either.
+        if (guessWords.some((ws) => ws.some((w) => w.value === undefined))) await syncCounts(g);
+        // The answer is only as good as the guesses it rests on: a failed one drops it, whatever the readback did.
+        if (!r.guesses.every((q, i) => q.holds(Uint32Array.from(guessWords[i]!, (w) => w.value!)))) return undefined;
+        if (failed) throw failed.error;
+        return read_;
+      } finally {
+        for (const w of guessWords.flat()) g.pending.delete(w);
+        for (const o of outputs.values()) if (o.pending) g.pending.delete(o.pending);
+        g.batch.endDeferring();
+        g.runsInProgress -= 1;
+      }
+    });
+    if (!relations) {
+      this.drop(program);
+      return undefined;
+    }
+    const now = performance.now();
+    const stats: ExecuteStats = {
+      ...r.stats,
+      replayed: true,
+      milliseconds: now - started,
+      loadMilliseconds: 0,
+      readbackMilliseconds: now - readStart,
+      residentDictionary: options.resident?.dictionary !== undefined,
+      startedAgain: false,
+      waitMilliseconds: g.waitMilliseconds - waitMilliseconds,
+      submitMilliseconds: g.batch.submitMilliseconds - submitMilliseconds,
+      submissions: g.batch.submitted - submitted,
+      dispatches: g.batch.dispatched - dispatched,
+      hostSyncs: g.hostSyncs - hostSyncs,
+      readbackBytes: g.readbackBytes - readbackBytes,
+      buffersCreated: g.pool.created - created,
+    };
+    return { relations, stats };
+  }
+
+  /** Keeps `recorded` as `program`'s record, releasing the one it had and the least recently run past MAX_RECORDS. */
+  store(program: KirProgram, recorded: Recorded): void {
+    this.drop(program);
+    this.records.set(program, recorded);
+    for (const [p] of this.records) {
+      if (this.records.size <= MAX_RECORDS) break;
+      this.drop(p);
+    }
+  }
+
+  drop(program: KirProgram): void {
+    this.records.get(program)?.record.release();
+    this.records.delete(program);
+  }
+
+  /** Releases every record (a resident relation or the string tables changed, or the Database is cleared). */
+  clear(): void {
+    for (const r of this.records.values()) r.record.release();
+    this.records.clear();
+  }
+
+  /** Whether `program` has a record (tests). */
+  has(program: KirProgram): boolean {
+    return this.records.get(program)?.record.live ?? false;
+  }
+}
+
+/** The trace of one run (executor.ts evaluate), made a record at its final readback if the run is replayable. */
+export class Recording {
+  private readonly trace = new Trace();
+  private resident: ReadonlyMap<string, DeviceRelation> = new Map();
+  private made: Omit<Recorded, 'stats'> | undefined;
+
+  constructor(
+    private readonly replays: Replays,
+    private readonly program: KirProgram,
+    private readonly key: string,
+    private readonly dict: StringDictionary,
+    private readonly facts: FactsPrint,
+  ) {}
+
+  /** The run begins: its commands are traced from now on, unless another run is in progress. */
+  start(g: GpuImpl): void {
+    if (g.runsInProgress > 0 || g.batch.trace) {
+      this.trace.stop('another run was in progress');
+      return;
+    }
+    // Commands encoded before are not the run's.
+    g.batch.flush();
+    g.batch.trace = this.trace;
+  }
+
+  /** The resident relations the run adopted: a replay needs the same. */
+  adopted(resident: ReadonlyMap<string, DeviceRelation>): void {
+    this.resident = resident;
+  }
+
+  /**
+   * The run reaches its final readback: the trace ends, and it becomes a record unless `why` says the run cannot be
+   * replayed. `outputs`: the output relations now; `guesses`: the run's, unchecked (the readback checks them);
+   * `limit`: the run's device memory budget, a quarter of which a record may hold.
+   */
+  cut(g: GpuImpl, outputs: ReadonlyMap<VarId, DeviceRelation>, guesses: readonly Guess[], why: string | undefined, limit: number | undefined): void {
+    if (why) this.trace.stop(why);
+    for (const rel of outputs.values()) if (rel.chunks) this.trace.stop('an output past one binding');
+    if (g.batch.trace !== this.trace) return;
+    const extra = [...outputs.values(), ...guesses].flatMap((x) => (x.buffer ? [x.buffer] : []));
+    const record = ReplayRecord.make(g, this.trace, extra, g.batch.openArena());
+    if (typeof record === 'string') return;
+    if (limit !== undefined && record.bytes > limit / 4) {
+      record.release();
+      return;
+    }
+    this.made = {
+      record,
+      key: this.key,
+      dict: this.dict,
+      facts: this.facts,
+      resident: this.resident,
+      outputs: new Map([...outputs].map(([id, rel]) => [id, template(rel)])),
+      guesses: guesses.map(({ buffer, words, holds }) => ({ buffer, words, holds })),
+    };
+  }
+
+  /** The run ends (either way): nothing more is traced. */
+  stop(g: GpuImpl): void {
+    if (g.batch.trace === this.trace) g.batch.trace = null;
+  }
+
+  /** The run succeeded with `stats`: its record (if it made one) is the program's now. */
+  keep(stats: ExecuteStats): void {
+    if (this.made) this.replays.store(this.program, { ...this.made, stats });
+    this.made = undefined;
+  }
+
+  /** The run failed: its record (if it made one) is released. */
+  discard(): void {
+    this.made?.record.release();
+    this.made = undefined;
+  }
+}
