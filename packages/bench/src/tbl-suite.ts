@@ -132,6 +132,8 @@ export interface VixenTiming {
   submissions: number;
   /** Host round trips of the last timed run (ExecuteStats.hostSyncs), the final readback's included. */
   hostSyncs: number;
+  /** The last timed run replayed the device work recorded from an earlier run (ExecuteStats.replayed). */
+  replayed: boolean;
   /**
    * The first run's load of the tables it read that were not resident yet: host parse, upload and sort, or a
    * projection on the device of a resident table's columns.
@@ -240,7 +242,8 @@ export async function timeVixenQuery(
   profile?: (stats: ExecuteStats) => void,
 ): Promise<VixenTiming> {
   const budget = data.maxDeviceMemory !== undefined ? { maxDeviceMemory: data.maxDeviceMemory } : {};
-  const run = (options: { profile?: boolean } = {}) => data.db.run(program, { outputs: ['result'], ...budget, ...options });
+  const replay = data.replay === false ? { replay: false } : {};
+  const run = (options: { profile?: boolean } = {}) => data.db.run(program, { outputs: ['result'], ...budget, ...replay, ...options });
   const setup = await run();
   data.hostLoadMs += setup.hostLoadMilliseconds;
   data.deviceProjectMs += setup.deviceProjectMilliseconds;
@@ -253,7 +256,7 @@ export async function timeVixenQuery(
   // Rows are decoded from the last run alone: decoding each timed run's (27,840 rows with strings for TPC-H Q16)
   // left garbage whose collections fell inside later runs (25 ms a run at SF 10 on the H200).
   let last = setup;
-  let { hostSyncs, dispatches, submissions } = setup.stats;
+  let { hostSyncs, dispatches, submissions, replayed } = setup.stats;
   // Collected before the warm-up, not after it: on the H200 a query's first runs after a full collection ran
   // 1.5-3x slower (TPC-H Q12 at SF 3: 10-20 ms against 5-7), which 3-5 timed runs right after it took as their median.
   collectGarbage();
@@ -273,7 +276,7 @@ export async function timeVixenQuery(
     waitTimes.push(r.stats.waitMilliseconds);
     submitTimes.push(r.stats.submitMilliseconds);
     last = r;
-    ({ hostSyncs, dispatches, submissions } = r.stats);
+    ({ hostSyncs, dispatches, submissions, replayed } = r.stats);
     causes.startedAgain += r.stats.startedAgain ? 1 : 0;
     causes.dictionaryBuilt += r.stats.residentDictionary ? 0 : 1;
     causes.buffersCreated += r.stats.buffersCreated;
@@ -290,6 +293,7 @@ export async function timeVixenQuery(
     dispatches,
     submissions,
     hostSyncs,
+    replayed,
     loadMs: setup.hostLoadMilliseconds + setup.deviceProjectMilliseconds + setup.stats.loadMilliseconds,
     projectedOnDevice: setup.projectedOnDevice.map((p) => p.name),
     wallMs: median(wallTimes),
@@ -324,6 +328,8 @@ export interface TblBenchOptions<Result> {
   maxDeviceMemory?: number;
   /** Where the Database parses the `.tbl` files (DatabaseOptions.parse; default auto). */
   parse?: ParseMode;
+  /** false: no run replays the device work recorded from an earlier one (RunOptions.replay; default true). */
+  replay?: boolean;
   /**
    * Where the Database makes column sets that resident ones hold (DatabaseOptions.project; default auto, and with the
    * tables loaded first, the device: each query's relations are made from the tables' loads).
@@ -468,6 +474,8 @@ export interface TblSuiteData {
   maxDeviceMemory?: number;
   /** Wall time of the tables' loads, both engines'. */
   tablesWallMs: number;
+  /** TblBenchOptions.replay. */
+  replay?: boolean;
 }
 
 /** Words of a resident relation, in bytes. */
@@ -599,6 +607,7 @@ async function openTblSuite<R>(gpu: Gpu, options: TblBenchOptions<R>, schema: re
     warmMs: gpu.software ? 0 : GPU_WARM_MS,
     ...(options.maxDeviceMemory !== undefined ? { maxDeviceMemory: options.maxDeviceMemory } : {}),
     tablesWallMs: performance.now() - tablesStart,
+    ...(options.replay !== undefined ? { replay: options.replay } : {}),
   };
 }
 

@@ -62,6 +62,7 @@ const tblBenchOptions = {
   project: z.enum(PARSE_MODES).default('auto'),
   perQueryLoads: z.boolean().default(false),
   duckdbThreads: z.coerce.number().int().min(1).optional(),
+  replay: z.boolean().default(true),
 };
 
 const tpchOptionsSchema = z.object({
@@ -93,6 +94,7 @@ function addTblBenchOptions(command: Command, examples: string, queriesHelp: str
     .option('--max-resident-memory <size>', 'most device memory resident tables keep between queries, e.g. 40GiB (default: no limit)')
     .option('--max-device-memory <size>', "device memory budget of each run (as run's): tables past it stay in host memory, kernels run in partitions")
     .option('--profile', 'after the timed runs, profile one more run of each query and print it on stderr (as run --profile)', false)
+    .option('--no-replay', "plan every run's kernels: no run replays the device work recorded from the query's last run")
     .option('--end-to-end', 'from files to answers instead: each query in a fresh Database, against DuckDB loading the same files', false)
     .option('--formats <list>', `with --end-to-end: the inputs, of ${END_TO_END_FORMATS.join(', ')}`, END_TO_END_FORMATS.join(','))
     .option('--per-query-loads', "each query's first run loads the columns it reads, instead of each table loaded once first with the columns all the queries read", false)
@@ -174,6 +176,7 @@ async function runTblBench<R>(
       ...(opts.duckdbThreads !== undefined ? { duckdbThreads: opts.duckdbThreads } : {}),
       onTableLoad: (t) =>
         err(`  ${t.name}: loaded in ${t.ms.toFixed(1)} ms (read ${t.readMs.toFixed(1)} ms), duckdb ${t.duckdbMs.toFixed(1)} ms${t.resident ? '' : `; not resident: ${t.message ?? ''}`}\n`),
+      replay: opts.replay,
       ...(opts.profile ? { onProfile: (query, stats, program) => err(`profile of ${query}:\n${formatProfile(stats, program.plan)}\n`) } : {}),
     });
     out(suite.format(report) + '\n');

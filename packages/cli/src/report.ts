@@ -55,6 +55,7 @@ export function formatStats(s: ExecuteStats, hostLoadMs?: number): string {
       : []),
     ...s.loops.map((l) => `fixpoint loop ${l.block} (${l.relations.join(', ')}): ${loopSummary(l)}`),
     ...(s.startedAgain ? ['started again without guesses: a kernel guessed from its last run, and the guess failed'] : []),
+    ...(s.replayed ? [`replayed the device work recorded from an earlier run of the program: ${s.dispatches} dispatches in ${s.submissions} submission${s.submissions === 1 ? '' : 's'}, no kernel planned`] : []),
   ];
   return lines.join('\n') + '\n';
 }

@@ -79,6 +79,8 @@ export interface TpchQueryResult {
   /** Compute dispatches and queue submissions of a timed run. */
   dispatches: number;
   submissions: number;
+  /** A timed run replayed the device work recorded from an earlier run (ExecuteStats.replayed). */
+  replayed: boolean;
   /** Host round trips of a timed run (the final readback's included). */
   hostSyncs: number;
   /** What the first run uploaded: rows and words per row of each table. */
@@ -132,7 +134,7 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
     try {
       const program = compileOnce(q);
       if (program instanceof Error) throw program;
-      const { queryMs: vixenMs, queryRunsMs, waitMs, submitMs, dispatches, submissions, hostSyncs, loadMs, projectedOnDevice, wallMs, uploads, inputBytes, rows, causes } = await timeVixenQuery(
+      const { queryMs: vixenMs, queryRunsMs, waitMs, submitMs, dispatches, submissions, replayed, hostSyncs, loadMs, projectedOnDevice, wallMs, uploads, inputBytes, rows, causes } = await timeVixenQuery(
         program,
         data,
         warmup,
@@ -154,6 +156,7 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
         vixenSubmitMs: submitMs,
         dispatches,
         submissions,
+        replayed,
         hostSyncs,
         uploads,
         duckdbMs,
@@ -165,7 +168,7 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
         ...(diffs.length > 0 ? { message: diffs.join('; ') } : {}),
       };
     } catch (e) {
-      const failed = { vixenMs: NaN, vixenLoadMs: NaN, vixenProjected: [], vixenWallMs: NaN, vixenRunsMs: [], vixenWaitMs: NaN, vixenHostMs: NaN, vixenSubmitMs: NaN, dispatches: NaN, submissions: NaN, hostSyncs: NaN, uploads: [], speedup: NaN, readMs: NaN, readRatio: NaN };
+      const failed = { vixenMs: NaN, vixenLoadMs: NaN, vixenProjected: [], vixenWallMs: NaN, vixenRunsMs: [], vixenWaitMs: NaN, vixenHostMs: NaN, vixenSubmitMs: NaN, dispatches: NaN, submissions: NaN, replayed: false, hostSyncs: NaN, uploads: [], speedup: NaN, readMs: NaN, readRatio: NaN };
       return { query: q, status: 'error', ...failed, duckdbMs, rows: duckRows.length, message: firstLine(e) };
     }
   };
@@ -192,13 +195,13 @@ export function formatTpchReport(r: TpchBenchReport): string {
   const lines = [
     ...reportHeader('TPC-H', r),
     'host ms: of vixen ms, the host working (the rest waited for the device); submit ms: of host ms, Dawn taking submissions',
-    'query  status    vixen ms  host ms  submit ms  load ms  duckdb ms  speedup  x read  syncs  dispatches  rows',
+    'query  status    vixen ms  host ms  submit ms  load ms  duckdb ms  speedup  x read  syncs  dispatches  replay  rows',
   ];
   for (const q of r.queries) {
     lines.push(
       `${`Q${q.query}`.padEnd(5)}  ${q.status.padEnd(8)}  ${fmt(q.vixenMs).padStart(8)}  ${fmt(q.vixenHostMs).padStart(7)}  ${fmt(q.vixenSubmitMs).padStart(9)}  ` +
         `${fmt(q.vixenLoadMs).padStart(7)}  ${fmt(q.duckdbMs).padStart(9)}  ${fmt(q.speedup, 3).padStart(7)}  ${fmt(q.readRatio, 2).padStart(6)}  ${String(q.hostSyncs).padStart(5)}  ` +
-        `${String(q.dispatches).padStart(10)}  ${String(q.rows).padStart(4)}` +
+        `${String(q.dispatches).padStart(10)}  ${(q.replayed ? 'yes' : 'no').padStart(6)}  ${String(q.rows).padStart(4)}` +
         (q.message ? `  ${q.message}` : ''),
     );
   }
