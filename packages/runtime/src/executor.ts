@@ -478,9 +478,9 @@ export async function executeKir(
   // times are per kernel, nor those reporting progress between iterations.
   const replays = restartable && options.replay !== false && !options.profile && !options.onProgress ? resident?.replays : undefined;
   try {
-    if (replays && kept) {
-      const replayed = await replays.replay(gpu, program, kept, initial, runOptions, (valueOf, submitted) =>
-        readOutputs(gpu, program, options.outputs, kept, valueOf, submitted, () => undefined),
+    if (replays) {
+      const replayed = await replays.replay(gpu, program, dict, initial, runOptions, (valueOf, submitted) =>
+        readOutputs(gpu, program, options.outputs, dict, valueOf, submitted, () => undefined),
       );
       if (replayed) {
         replayed.stats.milliseconds = performance.now() - started;

@@ -74,6 +74,16 @@ function sameFacts(a: FactsPrint, b: FactsPrint | undefined): boolean {
   );
 }
 
+/**
+ * Dictionaries a run's words can be compared under: the same one (a Database's runs keep theirs), or one a run built
+ * again from the same strings (programs on run-only facts), compared while small.
+ */
+const sameDictionary = (a: StringDictionary, b: StringDictionary): boolean =>
+  a === b || (a.size === b.size && a.size <= MAX_COMPARED_STRINGS && a.strings.every((s, i) => s === b.text(i)));
+
+/** Strings of the largest dictionary compared by content (sameDictionary). */
+const MAX_COMPARED_STRINGS = 2 ** 12;
+
 const sameRelations = (a: ReadonlyMap<string, DeviceRelation>, b: ReadonlyMap<string, DeviceRelation>): boolean =>
   a.size === b.size && [...a].every(([name, rel]) => b.get(name) === rel);
 
@@ -94,6 +104,12 @@ function fresh(g: GpuImpl, t: DeviceRelation): DeviceRelation {
 /** The replay records of one Database (ResidentRelations.replays), by program. */
 export class Replays {
   private readonly records = new Map<KirProgram, Recorded>();
+  /**
+   * Programs a run of which could have been recorded but guessed (see Recording.cut): the next such run is recorded.
+   * A first run sizes by bounds what it has no earlier totals for (a group per row), and a record would keep those
+   * sizes for good; the run after it guesses from the totals it read (TPC-H Q18's group table: a quarter of its rows).
+   */
+  readonly guessedOnce = new WeakSet<KirProgram>();
 
   /**
    * A trace of a run of `program` about to start (executeKir), or undefined where its facts cannot be compared (rows
@@ -120,7 +136,7 @@ export class Replays {
     const g = internals(gpu);
     // Another run in flight shares the device's counters and command batch: this one plans its kernels.
     if (!r || g.runsInProgress > 0 || g.batch.trace) return undefined;
-    if (!r.record.live || r.dict !== dict || r.key !== optionsKey(options) || !sameFacts(r.facts, factsPrint(initial))) {
+    if (!r.record.live || !sameDictionary(r.dict, dict) || r.key !== optionsKey(options) || !sameFacts(r.facts, factsPrint(initial))) {
       this.drop(program);
       return undefined;
     }
@@ -260,6 +276,10 @@ export class Recording {
     if (why) this.trace.stop(why);
     for (const rel of outputs.values()) if (rel.chunks) this.trace.stop('an output past one binding');
     if (g.batch.trace !== this.trace) return;
+    if (!this.trace.broken && guesses.length > 0 && !this.replays.guessedOnce.has(this.program)) {
+      this.replays.guessedOnce.add(this.program);
+      this.trace.stop('the first run that could be recorded, and it guessed');
+    }
     const extra = [...outputs.values(), ...guesses].flatMap((x) => (x.buffer ? [x.buffer] : []));
     const record = ReplayRecord.make(g, this.trace, extra, g.batch.openArena());
     if (typeof record === 'string') return;
