@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { compile, compileFile, Database, type Gpu } from '@vixen/runtime';
+import { compile, compileFile, Database, type Gpu, type Program } from '@vixen/runtime';
 import { compareAnswers, compileTpchQuery, dbgen, TPCH_QUERIES, tpchQuerySql, tpchSchema } from '@vixen/bench';
 import { formatValue, type Row, type ScalarType } from '@vixen/queryplan';
 import { useTblData } from './helpers/tbl-data.js';
@@ -18,6 +18,22 @@ const data = useTblData('tpch-replay', () => tpchSchema(queriesDir), (dir) => {
 });
 
 const lines = (rows: readonly Row[], types: readonly ScalarType[]): string[] => rows.map((r) => r.map((v, i) => formatValue(v, types[i])).join('\t'));
+
+/** Most runs a program takes before one is replayed: the first loads, and a run is recorded once it plans as the one before. */
+const MOST_RUNS = 8;
+
+/**
+ * Runs `run` until it says it replayed (at most MOST_RUNS times), then once more; the answers, each tagged
+ * `planned` or `replayed` (with the submissions of a replay).
+ */
+async function untilReplayed(run: () => Promise<{ replayed: boolean; submissions: number; answer: string }>): Promise<string[]> {
+  const seen: string[] = [];
+  for (let i = 0; i < MOST_RUNS && !seen.at(-1)?.startsWith('replayed'); i++) seen.push(tag(await run()));
+  seen.push(tag(await run()));
+  return seen;
+}
+
+const tag = (r: { replayed: boolean; submissions: number; answer: string }): string => `${r.replayed ? `replayed in ${r.submissions}` : 'planned'} ${r.answer}`;
 
 /** A folder with `files` (name -> text), removed after `f`. */
 async function withDir<T>(files: Record<string, string>, f: (dir: string) => Promise<T>): Promise<T> {
@@ -30,7 +46,7 @@ async function withDir<T>(files: Record<string, string>, f: (dir: string) => Pro
   }
 }
 
-test('every TPC-H query at SF 0.01 replays its fourth and fifth runs in one submission, and each run matches DuckDB', async () => {
+test('every TPC-H query at SF 0.01 is replayed in one submission within a few runs, and each run matches DuckDB', async () => {
   const db = new Database(data.gpu, data.dir);
   const runs: string[] = [];
   try {
@@ -38,21 +54,22 @@ test('every TPC-H query at SF 0.01 replays its fourth and fifth runs in one subm
       const program = compileTpchQuery(queriesDir, q);
       const expected = (await data.duck.query(tpchQuerySql(queriesDir, q))).rows;
       const types = program.relations.find((r) => r.name === 'result')!.columns.map((c) => c.type);
-      // The first run loads the tables; the second guesses from the first's totals for the first time; the third is
-      // recorded (the second where nothing guessed); the fourth and fifth replay it; the last plans again.
-      const options = [{}, {}, {}, {}, {}, { replay: false }];
-      const seen: string[] = [];
-      for (const o of options) {
-        const run = await db.run(program, { outputs: ['result'], ...o });
-        expect(compareAnswers(run.relations.get('result')!, types, expected), `Q${q} run ${seen.length + 1}`).toEqual([]);
-        seen.push(run.stats.replayed ? `replayed in ${run.stats.submissions}` : 'planned');
-      }
-      runs.push(`Q${q}: ${[seen[0], ...seen.slice(3)].join(', ')}`);
+      const run = async (replay = true): Promise<{ replayed: boolean; submissions: number; answer: string }> => {
+        const r = await db.run(program, { outputs: ['result'], replay });
+        const diffs = compareAnswers(r.relations.get('result')!, types, expected);
+        return { replayed: r.stats.replayed, submissions: r.stats.submissions, answer: diffs.length === 0 ? 'matches' : diffs.join('; ') };
+      };
+      const seen = await untilReplayed(run);
+      // replay: false plans again, and the record stays for the next run.
+      seen.push(tag(await run(false)), tag(await run()));
+      expect(seen.filter((t) => !t.endsWith(' matches')), `Q${q}`).toEqual([]);
+      runs.push(`Q${q}: ${seen.slice(-4).join(', ')}`);
     }
   } finally {
     db.clear();
   }
-  expect(runs).toEqual(TPCH_QUERIES.map((q) => `Q${q}: planned, replayed in 1, replayed in 1, planned`));
+  const m = 'matches';
+  expect(runs).toEqual(TPCH_QUERIES.map((q) => `Q${q}: replayed in 1 ${m}, replayed in 1 ${m}, planned ${m}, replayed in 1 ${m}`));
 }, 600_000);
 
 test('golden cases on a Database: runs replayed or not give the reference answers', async () => {
@@ -63,13 +80,13 @@ test('golden cases on a Database: runs replayed or not give the reference answer
       const dir = join(casesDir, name);
       const program = compileFile(join(dir, 'program.logic'));
       const factsDir = existsSync(join(dir, 'facts')) ? join(dir, 'facts') : empty;
-      // A Database reads every base relation from its folder: a case whose program gives some no facts runs without one.
+      // A Database reads every base relation without inline facts from its folder: cases that give one none are left out.
       if (program.relationsWithoutFacts({ facts: {} }).length > 0 && factsDir === empty) continue;
       const reference = await program.interpret(factsDir === empty ? {} : { factsDir });
       const types = new Map(program.relations.map((r) => [r.name, r.columns.map((c) => c.type)]));
       const db = new Database(data.gpu, factsDir);
       try {
-        for (let i = 0; i < 3; i++) {
+        for (let i = 0; i < 4; i++) {
           const run = await db.run(program);
           if (run.stats.replayed) replayed++;
           for (const [rel, rows] of reference) expect(lines(run.relations.get(rel)!, types.get(rel)!), `${name} run ${i + 1}: ${rel}`).toEqual(lines(rows, types.get(rel)!));
@@ -79,7 +96,8 @@ test('golden cases on a Database: runs replayed or not give the reference answer
       }
     }
   });
-  expect(replayed).toBeGreaterThan(20);
+  // Cases whose runs sync with the host more than once (fixpoint loops) plan every run; the others replay.
+  expect(replayed).toBeGreaterThan(40);
 }, 600_000);
 
 describe('runs that must not replay', () => {
@@ -90,27 +108,25 @@ describe('runs that must not replay', () => {
     p(1). p(2).
     e(x, y) -> int32(x), int32(y).
     q(x, y) <- p(x), e(x, y).`;
+  const query = (db: Database, program: Program) => async () => {
+    const run = await db.run(program, { outputs: ['q'] });
+    return { replayed: run.stats.replayed, submissions: run.stats.submissions, answer: JSON.stringify(run.relations.get('q')) };
+  };
 
   test('a run whose run-only facts changed plans its kernels, and sees the new rows', async () => {
     await withDir({ 'p.csv': '3\n', 'e.csv': '1,10\n2,20\n3,30\n4,40\n' }, async (dir) => {
-      const program = compile(source);
       const db = new Database(data.gpu, dir, { hostCache: false });
-      const q = async (): Promise<string> => {
-        const run = await db.run(program, { outputs: ['q'] });
-        return `${run.stats.replayed ? 'replayed' : 'planned'} ${JSON.stringify(run.relations.get('q'))}`;
-      };
+      const q = query(db, compile(source));
       try {
-        // The join's output is guessed from the run before: the third run is recorded, the fourth replays.
-        const before = [await q(), await q(), await q(), await q()];
+        const before = await untilReplayed(q);
         writeFileSync(join(dir, 'p.csv'), '4\n');
-        const after = [await q(), await q()];
-        expect([...before, ...after]).toEqual([
-          'planned [[1,10],[2,20],[3,30]]',
-          'planned [[1,10],[2,20],[3,30]]',
-          'planned [[1,10],[2,20],[3,30]]',
-          'replayed [[1,10],[2,20],[3,30]]',
+        const after = [tag(await q()), ...(await untilReplayed(q))];
+        expect([...before.slice(-2), ...after.slice(0, 1), ...after.slice(-2)]).toEqual([
+          'replayed in 1 [[1,10],[2,20],[3,30]]',
+          'replayed in 1 [[1,10],[2,20],[3,30]]',
           'planned [[1,10],[2,20],[4,40]]',
-          'replayed [[1,10],[2,20],[4,40]]',
+          'replayed in 1 [[1,10],[2,20],[4,40]]',
+          'replayed in 1 [[1,10],[2,20],[4,40]]',
         ]);
       } finally {
         db.clear();
@@ -120,19 +136,14 @@ describe('runs that must not replay', () => {
 
   test('a run on relations loaded again after Database.clear plans its kernels, and sees the new rows', async () => {
     await withDir({ 'p.csv': '', 'e.csv': '1,10\n2,20\n' }, async (dir) => {
-      const program = compile(source);
       const db = new Database(data.gpu, dir, { hostCache: false });
+      const q = query(db, compile(source));
       try {
-        const q = async (): Promise<string> => {
-          const run = await db.run(program, { outputs: ['q'] });
-          return `${run.stats.replayed ? 'replayed' : 'planned'} ${JSON.stringify(run.relations.get('q'))}`;
-        };
-        const before = [await q(), await q(), await q(), await q()];
+        const before = await untilReplayed(q);
         db.clear();
         writeFileSync(join(dir, 'e.csv'), '1,11\n2,22\n');
-        // Loaded again; the program guessed before, so its next run is recorded.
-        const after = [await q(), await q(), await q()];
-        expect([before[3], ...after]).toEqual(['replayed [[1,10],[2,20]]', 'planned [[1,11],[2,22]]', 'planned [[1,11],[2,22]]', 'replayed [[1,11],[2,22]]']);
+        const after = [tag(await q()), ...(await untilReplayed(q))];
+        expect([before.at(-1), after[0], after.at(-1)]).toEqual(['replayed in 1 [[1,10],[2,20]]', 'planned [[1,11],[2,22]]', 'replayed in 1 [[1,11],[2,22]]']);
       } finally {
         db.clear();
       }
@@ -140,11 +151,11 @@ describe('runs that must not replay', () => {
   });
 });
 
-test('a replay whose group table guess the device finds too small is dropped, and the run plans its kernels', async () => {
-  // The aggregate's output is sized by the groups of the run before (a guess; the first run that may guess has no
-  // total yet and takes a group per row, so the run after it is recorded). The resident rows are then rewritten in
-  // place (same relation, same buffer, as the record sees it) with a group per row: the replay's readback finds its
-  // guess failed, and the program runs as usual on the new rows.
+test('a replay whose group room the device finds too small is dropped, and the run plans its kernels', async () => {
+  // The aggregate's output is sized by the groups of the run before (a guess; a first run with no total yet takes a
+  // group per row). Once a run replays, the resident rows are rewritten in place (same relation, same buffer, as the
+  // record sees it) with a group per row: the replay's readback finds its guess failed, and the program runs as usual
+  // on the new rows.
   const rows = 64;
   const sale = Array.from({ length: rows }, (_, i) => `${1 + (i % 2)},${i + 1}`).join('\n');
   await withDir({ 'sale.csv': sale + '\n' }, async (dir) => {
@@ -152,28 +163,20 @@ test('a replay whose group table guess the device finds too small is dropped, an
       sale(c, v) -> int32(c), int32(v).
       total(c, t) <- agg<<t = sum(v)>> sale(c, v), v > 0.`);
     const db = new Database(data.gpu, dir);
-    const run = async (): Promise<string> => {
+    const run = async () => {
       const r = await db.run(program, { outputs: ['total'] });
-      return `${r.stats.replayed ? 'replayed' : 'planned'} ${r.relations.get('total')!.length} groups`;
+      const totals = [...r.relations.get('total')!].map((row) => row.join(','));
+      return { replayed: r.stats.replayed, submissions: r.stats.submissions, answer: totals.length === 2 ? `2 groups` : totals.join(' ') };
     };
     try {
-      const before = [await run(), await run(), await run(), await run()];
+      const before = await untilReplayed(run);
       const resident = db.resident.find((r) => r.name === 'sale')!.relation;
       expect([resident.count, resident.width]).toEqual([rows, 2]);
       // Canonical rows (sorted, distinct), one group each: (c, v) = (i, 1), int32 words their bits.
       const words = new Uint32Array(2 * rows);
       for (let i = 0; i < rows; i++) [words[2 * i], words[2 * i + 1]] = [i + 1, 1];
       (data.gpu as Gpu).device.queue.writeBuffer(resident.buffer!, 0, words);
-      const after = await db.run(program, { outputs: ['total'] });
-      const totals = [...after.relations.get('total')!].map((r) => r.join(','));
-      expect([...before, `${after.stats.replayed ? 'replayed' : 'planned'} ${totals.length} groups`]).toEqual([
-        'planned 2 groups',
-        'planned 2 groups',
-        'planned 2 groups',
-        'replayed 2 groups',
-        `planned ${rows} groups`,
-      ]);
-      expect(totals).toEqual(Array.from({ length: rows }, (_, i) => `${i + 1},1`));
+      expect([before.at(-1), tag(await run())]).toEqual(['replayed in 1 2 groups', `planned ${Array.from({ length: rows }, (_, i) => `${i + 1},1`).join(' ')}`]);
     } finally {
       db.clear();
     }

@@ -22,7 +22,10 @@ import { syncCounts, type DeviceRelation, type DeviceWord, type Guess } from './
 import type { ExecuteOptions, ExecuteResult, ExecuteStats } from './executor.js';
 import type { ResultTable } from './result-table.js';
 
-/** Records a Database keeps: programs run in turn keep theirs; past this, the least recently run ones go. */
+/**
+ * Records a Database keeps: programs run in turn keep theirs; past this many, or past a quarter of the device memory
+ * budget together, the least recently run ones go.
+ */
 const MAX_RECORDS = 8;
 
 /** Run-only facts as a run loads them (words in the run's dictionary), for the replay's comparison. */
@@ -37,6 +40,8 @@ interface Recorded {
   /** The outputs as the readback found them, counts pending on the device. */
   outputs: ReadonlyMap<VarId, DeviceRelation>;
   guesses: ReadonlyArray<Pick<Guess, 'buffer' | 'words' | 'holds'>>;
+  /** The recorded run's device memory budget, if it had one. */
+  limit: number | undefined;
   stats: ExecuteStats;
 }
 
@@ -105,11 +110,12 @@ function fresh(g: GpuImpl, t: DeviceRelation): DeviceRelation {
 export class Replays {
   private readonly records = new Map<KirProgram, Recorded>();
   /**
-   * Programs a run of which could have been recorded but guessed (see Recording.cut): the next such run is recorded.
-   * A first run sizes by bounds what it has no earlier totals for (a group per row), and a record would keep those
-   * sizes for good; the run after it guesses from the totals it read (TPC-H Q18's group table: a quarter of its rows).
+   * Per program, the plan of its last run that could have been recorded (Trace.plan): a run is recorded only when it
+   * planned as that one did. A record keeps its run's sizes for good, and a program's first runs plan differently as
+   * they learn from each other's totals (a first run sizes by bounds what it has no totals for, a group per row; on
+   * llvmpipe at SF 0.1 TPC-H Q12 planned 36, 40, then 36 dispatches, and Q18 18, 19, 105, then 17).
    */
-  readonly guessedOnce = new WeakSet<KirProgram>();
+  readonly lastPlans = new WeakMap<KirProgram, string>();
 
   /**
    * A trace of a run of `program` about to start (executeKir), or undefined where its facts cannot be compared (rows
@@ -210,12 +216,15 @@ export class Replays {
     return { relations, stats };
   }
 
-  /** Keeps `recorded` as `program`'s record, releasing the one it had and the least recently run past MAX_RECORDS. */
+  /** Keeps `recorded` as `program`'s record, releasing the one it had and the least recently run ones past MAX_RECORDS. */
   store(program: KirProgram, recorded: Recorded): void {
     this.drop(program);
     this.records.set(program, recorded);
-    for (const [p] of this.records) {
-      if (this.records.size <= MAX_RECORDS) break;
+    let bytes = [...this.records.values()].reduce((n, r) => n + r.record.bytes, 0);
+    const most = recorded.limit === undefined ? Infinity : recorded.limit / 4;
+    for (const [p, r] of this.records) {
+      if (p === program || (this.records.size <= MAX_RECORDS && bytes <= most)) break;
+      bytes -= r.record.bytes;
       this.drop(p);
     }
   }
@@ -270,18 +279,20 @@ export class Recording {
   /**
    * The run reaches its final readback: the trace ends, and it becomes a record unless `why` says the run cannot be
    * replayed. `outputs`: the output relations now; `guesses`: the run's, unchecked (the readback checks them);
-   * `limit`: the run's device memory budget, a quarter of which a record may hold.
+   * `limit`: the run's device memory budget, a quarter of which the Database's records may hold.
    */
   cut(g: GpuImpl, outputs: ReadonlyMap<VarId, DeviceRelation>, guesses: readonly Guess[], why: string | undefined, limit: number | undefined): void {
     if (why) this.trace.stop(why);
     for (const rel of outputs.values()) if (rel.chunks) this.trace.stop('an output past one binding');
     if (g.batch.trace !== this.trace) return;
-    if (!this.trace.broken && guesses.length > 0 && !this.replays.guessedOnce.has(this.program)) {
-      this.replays.guessedOnce.add(this.program);
-      this.trace.stop('the first run that could be recorded, and it guessed');
+    this.trace.end(g.batch.openArena());
+    if (!this.trace.broken) {
+      const plan = this.trace.plan();
+      if (this.replays.lastPlans.get(this.program) !== plan) this.trace.stop('its plan differs from the last run\'s');
+      this.replays.lastPlans.set(this.program, plan);
     }
     const extra = [...outputs.values(), ...guesses].flatMap((x) => (x.buffer ? [x.buffer] : []));
-    const record = ReplayRecord.make(g, this.trace, extra, g.batch.openArena());
+    const record = ReplayRecord.make(g, this.trace, extra);
     if (typeof record === 'string') return;
     if (limit !== undefined && record.bytes > limit / 4) {
       record.release();
@@ -295,6 +306,7 @@ export class Recording {
       resident: this.resident,
       outputs: new Map([...outputs].map(([id, rel]) => [id, template(rel)])),
       guesses: guesses.map(({ buffer, words, holds }) => ({ buffer, words, holds })),
+      limit,
     };
   }
 

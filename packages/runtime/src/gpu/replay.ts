@@ -30,7 +30,7 @@ export class Trace {
   readonly buffers = new Set<GPUBuffer>();
   /** Why the run cannot be replayed, once it did something a trace cannot hold. */
   broken: string | undefined;
-  /** Set at the cut (ReplayRecord.make): the commands after it (the final readback's) are the run's own. */
+  /** Set at the cut (end): the commands after it (the final readback's) are the run's own. */
   private done = false;
   /** Where the submission being encoded starts in `ops`: its uniform arena is written before it. */
   private submission = 0;
@@ -152,10 +152,60 @@ export class Trace {
     this.buffers.add(buffer);
   }
 
-  /** The cut: commands from now on are not traced. */
-  end(): void {
+  /**
+   * The cut (the final readback comes next): the open submission's uniform arena and its words (CommandBatch.openArena),
+   * if any, are written before it; commands from now on are not traced.
+   */
+  end(openArena: { arena: GPUBuffer; words: Uint32Array } | undefined): void {
+    if (openArena) this.arena(openArena.arena, openArena.words);
     this.done = true;
   }
+
+  /**
+   * What the commands so far do, buffers aside: each command's kind and sizes, its pipeline, and a hash of the words
+   * the host wrote (uniforms hold the sizes a run planned by). Equal for two runs that planned alike.
+   */
+  plan(): string {
+    const parts: string[] = [];
+    let hash = 0x811c9dc5;
+    for (const o of this.ops) {
+      switch (o.op) {
+        case 'pass':
+        case 'end':
+          parts.push(o.op);
+          break;
+        case 'pipeline':
+          parts.push(`p${pipelineId(o.pipeline)}`);
+          break;
+        case 'group':
+          parts.push(`g${o.index}:${o.offsets?.join(',') ?? ''}`);
+          break;
+        case 'dispatch':
+          parts.push(`d${o.x},${o.y},${o.z}`);
+          break;
+        case 'copy':
+          parts.push(`c${o.fromOffset},${o.toOffset},${o.bytes}`);
+          break;
+        case 'clear':
+          parts.push(`z${o.offset},${o.bytes}`);
+          break;
+        case 'write':
+          parts.push(`w${o.offset},${o.words.length}`);
+          for (const w of o.words) hash = Math.imul(hash ^ w, 0x01000193) >>> 0;
+          break;
+      }
+    }
+    return `${parts.join(' ')} #${hash}`;
+  }
+}
+
+const pipelineIds = new WeakMap<GPUComputePipeline, number>();
+let nextPipelineId = 0;
+
+function pipelineId(p: GPUComputePipeline): number {
+  let id = pipelineIds.get(p);
+  if (id === undefined) pipelineIds.set(p, (id = nextPipelineId++));
+  return id;
 }
 
 /** Records alive per device, for the memory they hold (replayBytes) and to free it when memory is needed. */
@@ -193,13 +243,11 @@ export class ReplayRecord {
   }
 
   /**
-   * Cuts `trace` (what is encoded from now on is not traced: the final readback) and makes its record, holding its
-   * buffers and `extra` (the outputs' and guesses', which the readback reads); or says why it cannot be replayed.
-   * Synchronous, so that no other work takes one of the buffers from the pool between the cut and the claims.
+   * The record of `trace`, ended (Trace.end), holding its buffers and `extra` (the outputs' and guesses', which the
+   * readback reads); or why it cannot be replayed. Synchronous, and made at the cut, so that no other work takes one
+   * of the buffers from the pool before the record holds them.
    */
-  static make(g: GpuImpl, trace: Trace, extra: Iterable<GPUBuffer>, openArena: { arena: GPUBuffer; words: Uint32Array } | undefined): ReplayRecord | string {
-    if (openArena) trace.arena(openArena.arena, openArena.words);
-    trace.end();
+  static make(g: GpuImpl, trace: Trace, extra: Iterable<GPUBuffer>): ReplayRecord | string {
     if (trace.broken) return trace.broken;
     const held: GPUBuffer[] = [];
     let bytes = 0;
