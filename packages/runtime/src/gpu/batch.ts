@@ -60,7 +60,7 @@ export class CommandBatch {
     if (!this.encoder) {
       this.opened += 1;
       const encoder = this.spare ?? this.device.createCommandEncoder();
-      this.encoder = this.trace ? this.trace.encoder(encoder) : encoder;
+      this.encoder = this.trace?.tracing ? this.trace.encoder(encoder) : encoder;
       this.spare = null;
       // Buffers released from now on may be used by what gets encoded before the flush.
       this.pool.holdDestroys();

@@ -30,7 +30,10 @@ export class Trace {
   readonly buffers = new Set<GPUBuffer>();
   /** Why the run cannot be replayed, once it did something a trace cannot hold. */
   broken: string | undefined;
-  /** Set at the cut (end): the commands after it (the final readback's) are the run's own. */
+  /**
+   * Set at the cut (end): the commands after it (the final readback's) are the run's own. Set too once the trace
+   * broke: the run's later commands cost no tracing.
+   */
   private done = false;
   /** Where the submission being encoded starts in `ops`: its uniform arena is written before it. */
   private submission = 0;
@@ -38,6 +41,12 @@ export class Trace {
   /** Stops the trace: the run cannot be replayed because of `why`. */
   stop(why: string): void {
     this.broken ??= why;
+    this.done = true;
+  }
+
+  /** Whether commands are still traced (not once the trace broke or was cut). */
+  get tracing(): boolean {
+    return !this.done;
   }
 
   /** `encoder`, whose commands are traced until the cut (a new submission begins). */
