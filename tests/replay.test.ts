@@ -1,15 +1,17 @@
 /**
  * Runs on a Database that replay the device work recorded from the program's last run (runtime replay.ts): the answers
  * of replayed runs against DuckDB (TPC-H at SF 0.01) and the reference interpreter (golden cases), runs that must not
- * replay (changed facts, replay: false), and a replay whose guess the device finds too small, which runs as usual.
+ * replay (changed facts, replay: false), a replay whose guess the device finds too small, which runs as usual, and
+ * the bench's report of replayed runs (--no-replay).
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { compile, compileFile, Database, type Gpu, type Program } from '@vixen/runtime';
 import { compareAnswers, compileTpchQuery, dbgen, TPCH_QUERIES, tpchQuerySql, tpchSchema } from '@vixen/bench';
 import { formatValue, type Row, type ScalarType } from '@vixen/queryplan';
+import { runCli } from '@vixen/cli';
 import { useTblData } from './helpers/tbl-data.js';
 
 const queriesDir = join(import.meta.dirname, '..', 'examples', 'tpch');
@@ -182,3 +184,26 @@ test('a replay whose group room the device finds too small is dropped, and the r
     }
   });
 });
+
+test('vixen bench tpch reports replayed runs, and --no-replay plans every run', async () => {
+  const replayed: Array<boolean | undefined> = [];
+  for (const flags of [[], ['--no-replay']]) {
+    await withDir({}, async (dir) => {
+      const json = join(dir, 'bench.json');
+      let out = '';
+      let err = '';
+      const code = await runCli(
+        ['node', 'vixen', 'bench', 'tpch', '--sf', '0.002', '--queries', '6', '--runs', '4', '--warmup', '2', '--json', json, ...flags],
+        (x) => (out += x),
+        (x) => (err += x),
+      );
+      expect(code, err).toBe(0);
+      const report = JSON.parse(readFileSync(json, 'utf8')) as { queries: Array<{ status: string; replayed: boolean; submissions: number }> };
+      expect(report.queries.map((q) => q.status)).toEqual(['ok']);
+      replayed.push(report.queries[0]!.replayed);
+      expect(out).toMatch(new RegExp(`^Q6 +ok .* ${report.queries[0]!.replayed ? 'yes' : 'no'} +\\d+$`, 'm'));
+      if (report.queries[0]!.replayed) expect(report.queries[0]!.submissions).toBe(1);
+    });
+  }
+  expect(replayed).toEqual([true, false]);
+}, 120_000);
