@@ -65,6 +65,52 @@ describe('BufferPool', () => {
   });
 });
 
+describe('BufferPool claims (replay records)', () => {
+  const usage = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
+
+  it('keeps a claimed free buffer out of the pool, in use, until the claim ends', () => {
+    const pool = new BufferPool(gpu.device, gpu.limits.maxBufferSize, 1 << 20);
+    const a = pool.acquire(1024, usage());
+    pool.release(a);
+    expect([pool.claim(a), pool.inUseBytes, pool.freeBytes]).toEqual(['own', a.size, 0]);
+    const b = pool.acquire(1024, usage());
+    expect(b).not.toBe(a);
+    pool.trim();
+    pool.unclaim(a);
+    expect([pool.inUseBytes, pool.freeBytes]).toEqual([b.size, a.size]);
+    expect(pool.acquire(1024, usage())).toBe(a);
+    pool.dispose();
+  });
+
+  it('keeps a claimed buffer its holder releases out of the pool until every claim ends', () => {
+    const pool = new BufferPool(gpu.device, gpu.limits.maxBufferSize, 1 << 20);
+    const a = pool.acquire(1024, usage());
+    expect([pool.claim(a), pool.claim(a)]).toEqual(['shared', 'shared']);
+    pool.release(a);
+    expect(() => pool.release(a)).toThrow(/released twice/);
+    pool.unclaim(a);
+    // Still claimed once: in use, not free.
+    expect([pool.inUseBytes, pool.freeBytes]).toEqual([a.size, 0]);
+    const b = pool.acquire(1024, usage());
+    expect(b).not.toBe(a);
+    pool.release(b);
+    pool.unclaim(a);
+    expect([pool.inUseBytes, pool.freeBytes]).toEqual([0, a.size + b.size]);
+    // The older of the two free buffers comes first.
+    expect(pool.acquire(1024, usage())).toBe(a);
+    pool.dispose();
+  });
+
+  it('refuses a claim of a buffer it destroyed', () => {
+    const pool = new BufferPool(gpu.device, gpu.limits.maxBufferSize, 1 << 20);
+    const a = pool.acquire(1024, usage());
+    pool.release(a);
+    pool.trim();
+    expect(pool.claim(a)).toBe(false);
+    pool.dispose();
+  });
+});
+
 describe('bind groups of repeated runs', () => {
   it('a run like the one before it creates none, and rows that changed between runs give their own answers', async () => {
     // A join and an aggregate over rows given per run: the same sizes each run, so the same pooled buffers and
