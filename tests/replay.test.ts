@@ -212,3 +212,23 @@ test('vixen bench tpch reports replayed runs, and --no-replay plans every run', 
   }
   expect(replayed).toEqual([true, false]);
 }, 120_000);
+
+test('a run that needs device memory releases the records, and their programs plan their next runs', async () => {
+  const db = new Database(data.gpu, data.dir);
+  const q6 = compileTpchQuery(queriesDir, 6);
+  const expected = (await data.duck.query(tpchQuerySql(queriesDir, 6))).rows;
+  const types = q6.relations.find((r) => r.name === 'result')!.columns.map((c) => c.type);
+  const run = async (program: Program, budget?: string) => {
+    const r = await db.run(program, { outputs: ['result'], ...(budget ? { maxDeviceMemory: budget } : {}) });
+    return { replayed: r.stats.replayed, submissions: r.stats.submissions, answer: compareAnswers(r.relations.get('result')!, types, expected).join('; ') || 'matches' };
+  };
+  try {
+    expect((await untilReplayed(() => run(q6))).at(-1)).toBe('replayed in 1 matches');
+    // Q1 under a budget far below lineitem's columns: its kernels make room, and the records go first.
+    const q1 = await db.run(compileTpchQuery(queriesDir, 1), { outputs: ['result'], maxDeviceMemory: '256KiB' });
+    expect(q1.stats.spills + q1.stats.partitionedLaunches).toBeGreaterThan(0);
+    expect([tag(await run(q6)), ...(await untilReplayed(() => run(q6))).slice(-1)]).toEqual(['planned matches', 'replayed in 1 matches']);
+  } finally {
+    db.clear();
+  }
+}, 300_000);
