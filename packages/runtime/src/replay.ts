@@ -23,10 +23,16 @@ import type { ExecuteOptions, ExecuteResult, ExecuteStats } from './executor.js'
 import type { ResultTable } from './result-table.js';
 
 /**
- * Records a Database keeps: programs run in turn keep theirs; past this many, or past a quarter of the device memory
- * budget together, the least recently run ones go.
+ * Records a Database keeps: programs run in turn keep theirs; past this many, or past RECORDS_SHARE of the device
+ * memory budget together, the least recently run ones go.
  */
 const MAX_RECORDS = 8;
+
+/**
+ * The share of a run's device memory budget a Database's records may hold: the budget bounds the run's relations and
+ * the pool's free buffers, not the resident relations the run does not read, which share the device with them.
+ */
+const RECORDS_SHARE = 1 / 8;
 
 /** Run-only facts as a run loads them (words in the run's dictionary), for the replay's comparison. */
 type FactsPrint = ReadonlyArray<{ name: string; width: number; count: number; words: Uint32Array }>;
@@ -221,7 +227,7 @@ export class Replays {
     this.drop(program);
     this.records.set(program, recorded);
     let bytes = [...this.records.values()].reduce((n, r) => n + r.record.bytes, 0);
-    const most = recorded.limit === undefined ? Infinity : recorded.limit / 4;
+    const most = recorded.limit === undefined ? Infinity : recorded.limit * RECORDS_SHARE;
     for (const [p, r] of this.records) {
       if (p === program || (this.records.size <= MAX_RECORDS && bytes <= most)) break;
       bytes -= r.record.bytes;
@@ -279,7 +285,7 @@ export class Recording {
   /**
    * The run reaches its final readback: the trace ends, and it becomes a record unless `why` says the run cannot be
    * replayed. `outputs`: the output relations now; `guesses`: the run's, unchecked (the readback checks them);
-   * `limit`: the run's device memory budget, a quarter of which the Database's records may hold.
+   * `limit`: the run's device memory budget (of which the Database's records may hold RECORDS_SHARE).
    */
   cut(g: GpuImpl, outputs: ReadonlyMap<VarId, DeviceRelation>, guesses: readonly Guess[], why: string | undefined, limit: number | undefined): void {
     if (why) this.trace.stop(why);
@@ -294,7 +300,7 @@ export class Recording {
     const extra = [...outputs.values(), ...guesses].flatMap((x) => (x.buffer ? [x.buffer] : []));
     const record = ReplayRecord.make(g, this.trace, extra);
     if (typeof record === 'string') return;
-    if (limit !== undefined && record.bytes > limit / 4) {
+    if (limit !== undefined && record.bytes > limit * RECORDS_SHARE) {
       record.release();
       return;
     }
