@@ -8,11 +8,12 @@
  * nothing, and its outputs are single buffers. A later run replays the record when it is of the same program with the
  * same options, on the same resident relations (the same objects: a Database replaces a relation whose words change,
  * and drops its records when a relation or its string tables change), with the same string dictionary and the same
- * run-only facts (inline facts: their words are compared). The replay encodes the recorded commands into one
- * submission with the readback's copies, then reads the outputs back and decodes them as a run does. The guesses the
- * traced run made (a table sized by the run before it) are read with the outputs and checked: where one failed, the
- * replay's answer is dropped with the record, and the program runs as usual. A run that needs device memory releases
- * every record (executor.ts makeRoom), as does a device fault.
+ * run-only facts (inline facts: their words are compared), once a run planned as the one before it. The replay
+ * encodes the recorded commands, submitted where the recorded run's submissions began (the last with the readback's
+ * copies), then reads the outputs back and decodes them as a run does. The guesses the traced run made (a table sized
+ * by the run before it) are read with the outputs and checked: where one failed, the replay's answer is dropped with
+ * the record, and the program runs as usual. A run that needs device memory releases every record (executor.ts
+ * makeRoom), as does a device fault.
  */
 import type { KirProgram, VarId } from '@vixen/kernel-ir';
 import type { EncodedFacts, StringDictionary } from '@vixen/io';
