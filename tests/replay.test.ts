@@ -62,10 +62,13 @@ test.each([
       const types = program.relations.find((r) => r.name === 'result')!.columns.map((c) => c.type);
       /** Submissions of the planned runs, then of the replayed ones. */
       const submissions = { planned: [] as number[], replayed: [] as number[] };
+      /** Every relation's rows (ExecuteStats.relationRows), counted again by a replay's readback: by run kind. */
+      const relationRows = { planned: [] as string[], replayed: [] as string[] };
       const run = async (replay = true): Promise<{ replayed: boolean; answer: string }> => {
         const r = await db.run(program, { outputs: ['result'], replay });
         const diffs = compareAnswers(r.relations.get('result')!, types, expected);
         submissions[r.stats.replayed ? 'replayed' : 'planned'].push(r.stats.submissions);
+        relationRows[r.stats.replayed ? 'replayed' : 'planned'].push(JSON.stringify(r.stats.relationRows));
         return { replayed: r.stats.replayed, answer: diffs.length === 0 ? 'matches' : diffs.join('; ') };
       };
       const seen = await untilReplayed(run);
@@ -75,6 +78,7 @@ test.each([
       expect(seen.filter((t) => !t.endsWith(' matches')), `Q${q}`).toEqual([]);
       // A replay submits where the recorded run did (so the device starts on the first kernels early).
       expect(submissions.replayed, `Q${q} submissions`).toEqual(submissions.replayed.map(() => recorded));
+      expect(relationRows.replayed, `Q${q} relation rows`).toEqual(relationRows.replayed.map(() => relationRows.planned.at(-1)));
       runs.push(`Q${q}: ${seen.slice(-4).join(', ')}`);
     }
   } finally {

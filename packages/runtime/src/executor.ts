@@ -1320,7 +1320,8 @@ async function evaluate(
             : outputs.size !== new Set(ids).size ? 'an output in host memory'
             : g.runsInProgress !== 1 ? 'another run was in progress'
             : undefined;
-          attempt.recording.cut(g, outputs, g.guesses.filter((q) => q.run === attempt.run), why, limit);
+          const relations = [...relationIds.keys()].map((id) => (spilled.has(id) ? undefined : valueOf(id)));
+          attempt.recording.cut(g, outputs, g.guesses.filter((q) => q.run === attempt.run), relations, why, limit);
         }
         g.activity = 'reading back the output relations';
         const relations = await readOutputs(gpu, program, options.outputs, dict, valueOf, attempt.endScopes, (id) => spilled.get(id)?.words);

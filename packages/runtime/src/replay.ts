@@ -47,6 +47,11 @@ interface Recorded {
   /** The outputs as the readback found them, counts pending on the device. */
   outputs: ReadonlyMap<VarId, DeviceRelation>;
   guesses: ReadonlyArray<Pick<Guess, 'buffer' | 'words' | 'holds'>>;
+  /**
+   * Per relation of ExecuteStats.relationRows (in its order), the row counts of its parts at the cut: a pending one's
+   * word, read again by the replay's sync, or a count the host knew. Undefined for one in host memory.
+   */
+  rows: ReadonlyArray<ReadonlyArray<{ count: number; pending?: DeviceWord }> | undefined>;
   /** The recorded run's device memory budget, if it had one. */
   limit: number | undefined;
   stats: ExecuteStats;
@@ -165,17 +170,19 @@ export class Replays {
     const { submitted, submitMilliseconds, dispatched } = g.batch;
     const created = g.pool.created;
     let readStart = 0;
+    let relationRows = r.stats.relationRows;
     const relations = await g.runScoped('replaying the program', async (endScopes) => {
       g.runsInProgress += 1;
       g.batch.beginDeferring();
       const outputs = new Map([...r.outputs].map(([id, t]) => [id, fresh(g, t)]));
-      const guessWords = r.guesses.map((q) =>
-        Array.from({ length: q.words }, (_, i): DeviceWord => {
-          const w = { buffer: q.buffer, offset: 4 * i };
-          g.pending.add(w);
-          return w;
-        }),
-      );
+      const word = (buffer: GPUBuffer, offset: number): DeviceWord => {
+        const w = { buffer, offset };
+        g.pending.add(w);
+        return w;
+      };
+      const guessWords = r.guesses.map((q) => Array.from({ length: q.words }, (_, i) => word(q.buffer, 4 * i)));
+      // Every relation's rows are counted again, as a run's readback counts them (ExecuteStats.relationRows).
+      const rowWords = r.rows.map((parts) => parts?.map((p) => (p.pending ? word(p.pending.buffer, p.pending.offset) : p.count)));
       try {
         r.record.encode();
         readStart = performance.now();
@@ -186,14 +193,18 @@ export class Replays {
         } catch (error) {
           failed = { error };
         }
-        // A readback of nothing (outputs known empty) read no guess either.
-        if (guessWords.some((ws) => ws.some((w) => w.value === undefined))) await syncCounts(g);
+        // A readback of nothing (outputs known empty) read no guess or count either.
+        if ([...guessWords, ...rowWords].some((ws) => ws?.some((w) => typeof w !== 'number' && w.value === undefined))) await syncCounts(g);
         // The answer is only as good as the guesses it rests on: a failed one drops it, whatever the readback did.
         if (!r.guesses.every((q, i) => q.holds(Uint32Array.from(guessWords[i]!, (w) => w.value!)))) return undefined;
         if (failed) throw failed.error;
+        relationRows = r.stats.relationRows.map(({ name, rows }, i) => ({
+          name,
+          rows: rowWords[i]?.reduce<number>((n, w) => n + (typeof w === 'number' ? w : w.value!), 0) ?? rows,
+        }));
         return read_;
       } finally {
-        for (const w of guessWords.flat()) g.pending.delete(w);
+        for (const w of [...guessWords, ...rowWords].flat()) if (w !== undefined && typeof w !== 'number') g.pending.delete(w);
         for (const o of outputs.values()) if (o.pending) g.pending.delete(o.pending);
         g.batch.endDeferring();
         g.runsInProgress -= 1;
@@ -219,6 +230,7 @@ export class Replays {
       hostSyncs: g.hostSyncs - hostSyncs,
       readbackBytes: g.readbackBytes - readbackBytes,
       buffersCreated: g.pool.created - created,
+      relationRows,
     };
     return { relations, stats };
   }
@@ -288,7 +300,15 @@ export class Recording {
    * replayed. `outputs`: the output relations now; `guesses`: the run's, unchecked (the readback checks them);
    * `limit`: the run's device memory budget (of which the Database's records may hold RECORDS_SHARE).
    */
-  cut(g: GpuImpl, outputs: ReadonlyMap<VarId, DeviceRelation>, guesses: readonly Guess[], why: string | undefined, limit: number | undefined): void {
+  cut(
+    g: GpuImpl,
+    outputs: ReadonlyMap<VarId, DeviceRelation>,
+    guesses: readonly Guess[],
+    /** The relations of ExecuteStats.relationRows, in its order; undefined for one in host memory. */
+    relations: ReadonlyArray<DeviceRelation | undefined>,
+    why: string | undefined,
+    limit: number | undefined,
+  ): void {
     if (why) this.trace.stop(why);
     for (const rel of outputs.values()) if (rel.chunks) this.trace.stop('an output past one binding');
     if (g.batch.trace !== this.trace) return;
@@ -298,7 +318,9 @@ export class Recording {
       if (this.replays.lastPlans.get(this.program) !== plan) this.trace.stop('its plan differs from the last run\'s');
       this.replays.lastPlans.set(this.program, plan);
     }
-    const extra = [...outputs.values(), ...guesses].flatMap((x) => (x.buffer ? [x.buffer] : []));
+    const rows = relations.map((rel) => rel && (rel.chunks ?? [rel]).map(({ count, pending }) => ({ count, ...(pending ? { pending: { buffer: pending.buffer, offset: pending.offset } } : {}) })));
+    const counted = rows.flatMap((parts) => parts?.flatMap((p) => (p.pending ? [p.pending.buffer] : [])) ?? []);
+    const extra = [...[...outputs.values(), ...guesses].flatMap((x) => (x.buffer ? [x.buffer] : [])), ...counted];
     const record = ReplayRecord.make(g, this.trace, extra);
     if (typeof record === 'string') return;
     if (limit !== undefined && record.bytes > limit * RECORDS_SHARE) {
@@ -313,6 +335,7 @@ export class Recording {
       resident: this.resident,
       outputs: new Map([...outputs].map(([id, rel]) => [id, template(rel)])),
       guesses: guesses.map(({ buffer, words, holds }) => ({ buffer, words, holds })),
+      rows,
       limit,
     };
   }
