@@ -25,6 +25,7 @@ import { rowWords, wordsOf, type Aggregate, type ScalarType } from '@vixen/query
 import { AGGREGATE_STAGED_WORDS } from '@vixen/kernel-ir';
 import { compareCode, header, workgroupScan } from '../wgsl.js';
 import type { KernelShaders } from '../passes.js';
+import { sortKeyWords } from './sort.js';
 
 /** Consecutive rows per thread of a tile (TILE = AGG_ITEMS * WG rows): more rows per scan of the workgroup. */
 export const AGG_ITEMS = 32;
@@ -196,14 +197,15 @@ function fromWords(type: FieldType, words: string[]): string {
 }
 
 /**
- * State code shared by the three passes: struct St, merge, loadSt / storeSt on buffer `buf` (the scanned counts
- * buffer; tile t's state at tiles + 1 + t * SW) and, with `scan`, scanSt: the segmented inclusive scan of the
- * workgroup's states (heads per thread already scanned into `sums`) with each thread's exclusive prefix. The scan
- * moves fields packed in vec4 slots through workgroup memory `wgm` (component-major: no bank conflicts), SCAN_SLOTS
- * per round of log2(WG) steps, so workgroup memory does not grow with the number of aggregates. `wgm` also has
- * `stageWords` words per thread for the rows of a round (used before the scan, never during it).
+ * State code shared by the three passes: struct St, merge, loadSt on buffer `buf` (the scanned counts buffer; tile
+ * t's state at tiles + 1 + t * SW) and, with `scan` (the passes that write states), storeSt and scanSt: the
+ * segmented inclusive scan of the workgroup's states (heads per thread already scanned into `sums`) with each
+ * thread's exclusive prefix. The scan moves fields packed in vec4 slots through workgroup memory `wgm`
+ * (component-major: no bank conflicts), SCAN_SLOTS per round of log2(WG) steps, so workgroup memory does not grow
+ * with the number of aggregates. `wgm` also has `stageWords` words per thread for the rows of a round (used before
+ * the scan, never during it).
  */
-function stateCode(fields: ReadonlyArray<{ name: string; field: Field }>, buf: string, writes: boolean, scan: boolean, stageWords: number): string {
+function stateCode(fields: ReadonlyArray<{ name: string; field: Field }>, buf: string, scan: boolean, stageWords: number): string {
   const all = [{ name: 'c', field: { type: 'u32' as FieldType, init: '1u', merge: 'a + b' } }, ...fields];
   let at = 0;
   const loads: string[] = [];
@@ -269,7 +271,7 @@ fn merge(a: St, b: St) -> St {
   return St(${all.map(({ name }) => `m_${name}(a.${name}, b.${name})`).join(', ')});
 }
 fn loadSt(at: u32) -> St { return St(${loads.join(', ')}); }
-${writes ? `fn storeSt(at: u32, s: St) {\n${stores.join('\n')}\n}\n` : ''}${wgmWords > 0 ? `var<workgroup> wgm: array<u32, ${wgmWords}u * WG>;\n` : ''}${
+${scan ? `fn storeSt(at: u32, s: St) {\n${stores.join('\n')}\n}\n` : ''}${wgmWords > 0 ? `var<workgroup> wgm: array<u32, ${wgmWords}u * WG>;\n` : ''}${
     scan
       ? `// (inclusive, exclusive) segmented scan; a range merges into a later one only when the later has no head
 // (equal inclusive head counts at both ends). The exclusive prefix of thread 0 is its own state.
@@ -301,7 +303,7 @@ export function aggregateShaders(types: readonly ScalarType[], groupBy: readonly
   const rowWord = (w: number): string => (staged ? `wgm[sb + ${w}u]` : `inp[i * W_IN + ${w}u]`);
   const col: ColumnWords = (c) => Array.from({ length: wordsOf(types[c]!) }, (_, w) => rowWord(at[c]! + w));
   // The group key's words (the group columns' words, in output order).
-  const keyWords = groupBy.flatMap((c) => Array.from({ length: wordsOf(types[c]!) }, (_, w) => at[c]! + w));
+  const keyWords = sortKeyWords(types, groupBy);
   const KW = keyWords.length;
   const outs = aggregates.map((a, k) => output(a, k, types, col));
   const fields = outs.flatMap((o, k) => (o.field ? [{ name: `f${k}`, field: o.field }] : []));
@@ -325,7 +327,7 @@ const ROUNDS: u32 = ${rounds}u;
 const SEG: u32 = ${seg}u;
 const SEGP: u32 = ${segPad}u;
 override TILE: u32 = ITEMS * WG;
-${scan.decls}`;
+`;
   // Round r of the tile's rows into wgm: word o of thread t's rows at t * SEGP + o, consecutive threads loading
   // consecutive words. The barriers are in uniform control flow: every thread runs every round.
   // Each thread loads SEG words of a round (word e * WG + lid; a word past the rows reads word 0 and is never read
@@ -376,9 +378,9 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
 ${body}
 }
 `;
-  const tileState = stateCode(fields, 'counts', true, true, stageWords);
+  const tileState = stateCode(fields, 'counts', true, stageWords);
   const flags = `${header('flags', ['inp', 'counts'])}
-${tilePrelude}${tileState}${main(`  if (t == 0u && lid == 0u) { counts[tiles] = 0u; }
+${tilePrelude}${scan.decls}${tileState}${main(`  if (t == 0u && lid == 0u) { counts[tiles] = 0u; }
   if (base >= n) { return; }
   // Heads among the thread's rows, and the state from the last of them (or its first row) on.
   var s: St;
@@ -400,7 +402,7 @@ ${walk(`        if (head) {
     counts[pre] = sums[lid] - heads;
     storeSt(pre + 1u, scanned[1]);
   }`)}`;
-  const carryState = stateCode(fields, 'offs', true, true, 0);
+  const carryState = stateCode(fields, 'offs', true, 0);
   const carry = `${header('aggCarry', ['offs'])}
 const ITEMS: u32 = ${AGG_ITEMS}u;
 override TILE: u32 = ITEMS * WG;
@@ -432,7 +434,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
   }
 }
 `;
-  const emitState = stateCode(fields, 'offs', false, false, stageWords);
+  const emitState = stateCode(fields, 'offs', false, stageWords);
   const emit = `${header('scatter', ['inp', 'offs', 'outp'])}
 const W_OUT: u32 = ${outWords}u;
 ${tilePrelude}${emitState}
