@@ -12,7 +12,7 @@ test('bench operators --operators/--selectivities/--json', async () => {
   expect(r.code).toBe(0);
   expect(r.out).toMatch(/hashProbe .*probes\/s/);
   const report = JSON.parse(readFileSync(json, 'utf8')) as { subgroups: boolean; results: Array<{ operator: string; variant: string; copyRatio: number }> };
-  expect(report.results.map((x) => x.operator)).toEqual(['copy', ...Array<string>(6).fill('mapFilter'), 'hashProbe', ...Array<string>(6).fill('groupBy')]);
+  expect(report.results.map((x) => x.operator)).toEqual(['copy', ...Array<string>(6).fill('mapFilter'), 'hashProbe', ...Array<string>(8).fill('groupBy')]);
   expect(report.results.filter((x) => x.operator === 'mapFilter').map((x) => x.variant)).toEqual([
     '10% of int32 values',
     '10% of int32 values, any order',
@@ -30,13 +30,16 @@ test('bench operators --groups sets the group counts of groupBy', async () => {
   expect(r.code).toBe(0);
   const report = JSON.parse(readFileSync(json, 'utf8')) as { results: Array<{ operator: string; variant: string; outputRows: number }> };
   const groupBys = report.results.filter((x) => x.operator === 'groupBy');
-  // Each count as the hashed group-by and as the aggregating pipeline, then the two Q1-shaped cases (4 groups).
+  // Each count as the hashed group-by and as the aggregating pipeline, then the two Q1-shaped cases (4 groups), the
+  // Q4-shaped one (5 groups) and the Q13-shaped one (n / 16 groups).
   expect(groupBys.map((x) => x.variant)).toEqual([
     ...[1, 5, 300].flatMap((g) => [`int32 key, ${g} groups: count, sum64, max of int32`, `int32 key, ${g} groups: count, sum, max of int32 (pipeline)`]),
     'int32 key, 4 groups as TPC-H Q1: decimal sums and averages of 4 columns and 2 products, count (pipeline)',
     'int32 key, 4 groups as TPC-H Q1: decimal sums and averages of 4 columns, count, no products (pipeline)',
+    'int32 key, 5 groups as TPC-H Q4: 3.8% of rows by date, semi-join into 0.92n keys, count (pipeline)',
+    'int32 key, 64 groups as TPC-H Q13: anti-join with 1% of the rows, count (pipeline)',
   ]);
-  expect(groupBys.map((x) => x.outputRows)).toEqual([1, 1, 5, 5, 300, 300, 4, 4]);
+  expect(groupBys.map((x) => x.outputRows)).toEqual([1, 1, 5, 5, 300, 300, 4, 4, 5, 64]);
 });
 
 test.each([

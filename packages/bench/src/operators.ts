@@ -563,7 +563,7 @@ function cases(n: number, selectivities: readonly number[], groupCounts: readonl
       });
       out.push(kernelCase('groupBy', `int32 key, ${groups} groups: count, sum, max of int32 (pipeline)`, 'rows/s', pipeline, variables(I2, ['int32', 'int32', 'int32', 'int32']), inputs));
     }
-    out.push(...q1GroupBys(n, r));
+    out.push(...q1GroupBys(n, r), q4GroupBy(n, r), q13GroupBy(n, r));
   }
   if (want('sortedGroupBy')) out.push(sortedGroupBy(n, r));
   if (want('stringSort')) out.push(...stringSorts(n, r));
@@ -695,8 +695,7 @@ function q1GroupBys(n: number, r: () => number): OperatorCase[] {
   ];
   return variants.map(({ variant, project, summed }) => {
     const kernel: KirKernel = { kind: 'pipeline', id: 0, input: 0, output: 1, filter: [], probes: [], check: [], project, aggregate: { groupBy: [0], aggregates }, fused: [0] };
-    const constants = new Uint32Array(kernelConstants(kernel).reduce((w, c) => w + wordsOf(c.type), 0));
-    kernelConstants(kernel).reduce((at, c) => encodeValue(c.type, c.value, new StringDictionary([]), constants, at), 0);
+    const constants = encodedConstants(kernel);
     // The exact answer in bigints.
     const check = (got: Uint32Array): string | undefined => {
       const want = new Map<number, bigint[]>();
@@ -723,6 +722,106 @@ function q1GroupBys(n: number, r: () => number): OperatorCase[] {
     const name = `int32 key, 4 groups as TPC-H Q1: ${variant} (pipeline)`;
     return { ...kernelCase('groupBy', name, 'rows/s', kernel, variables(types, outTypes), [{ words, width: W }], constants), check };
   });
+}
+
+/** A kernel's constants, encoded as runKernel takes them. */
+function encodedConstants(kernel: KirKernel): Uint32Array<ArrayBuffer> {
+  const constants = new Uint32Array(kernelConstants(kernel).reduce((w, c) => w + wordsOf(c.type), 0));
+  kernelConstants(kernel).reduce((at, c) => encodeValue(c.type, c.value, new StringDictionary([]), constants, at), 0);
+  return constants;
+}
+
+/** Per-key counts of `keys` (a group count check). */
+function countsOf(keys: Iterable<number>): Map<number, number> {
+  const counts = new Map<number, number>();
+  for (const k of keys) counts.set(k, (counts.get(k) ?? 0) + 1);
+  return counts;
+}
+
+/** What is wrong with `got` (rows of key, count) as the counts `want`. */
+function countsError(got: Uint32Array, want: ReadonlyMap<number, number>): string | undefined {
+  if (got.length !== 2 * want.size) return `${got.length / 2} groups, not ${want.size}`;
+  for (let g = 0; g < want.size; g++) {
+    if (want.get(got[2 * g]!) !== got[2 * g + 1]) return `group ${got[2 * g]}: count ${got[2 * g + 1]}, not ${want.get(got[2 * g]!) ?? 0}`;
+  }
+  return undefined;
+}
+
+/**
+ * TPC-H Q4's aggregation as the pipeline it compiles to: rows (order key, date, priority) kept by a quarter's dates
+ * (3.8% of them, as Q4's 3 months of 79) and by a semi-join with the distinct order keys of late lines (92% of the
+ * orders, in key order as a unique leaves them), counted by priority (5 groups).
+ */
+function q4GroupBy(n: number, r: () => number): OperatorCase {
+  const below = (k: number): number => Math.floor((r() / 2 ** 32) * k);
+  const rows = table(n, 3, (i, k) => (k === 0 ? i : k === 1 ? below(2406) : below(5)));
+  const late = Uint32Array.from({ length: n }, (_, i) => i).filter(() => r() / 2 ** 32 < 0.92);
+  const date = (value: number): Expr => ({ kind: 'const', type: 'int32', value });
+  const [from, to] = [1000, 1092];
+  const kernel: KirKernel = {
+    kind: 'pipeline',
+    id: 0,
+    input: 0,
+    output: 2,
+    filter: [
+      { kind: 'compare', op: '>=', left: col(1, 'int32'), right: date(from) },
+      { kind: 'compare', op: '<', left: col(1, 'int32'), right: date(to) },
+    ],
+    probes: [{ build: 1, buildKeys: [0], probeKeys: [col(0, 'int32')] }],
+    check: [],
+    project: [col(2, 'int32')],
+    aggregate: { groupBy: [0], aggregates: [{ fn: 'count', type: 'int32' }] },
+    fused: [0],
+  };
+  const isLate = new Uint8Array(n);
+  for (const o of late) isLate[o] = 1;
+  const check = (got: Uint32Array): string | undefined => {
+    const kept = function* (): Generator<number> {
+      for (let i = 0; i < n; i++) if (rows[3 * i + 1]! >= from && rows[3 * i + 1]! < to && isLate[i]) yield rows[3 * i + 2]!;
+    };
+    return countsError(got, countsOf(kept()));
+  };
+  const vars = variables(['int32', 'int32', 'int32'], ['int32'], I2);
+  const inputs: OperatorCase['inputs'] = [
+    { words: rows, width: 3 },
+    { words: late, width: 1, canonical: true },
+  ];
+  return { ...kernelCase('groupBy', 'int32 key, 5 groups as TPC-H Q4: 3.8% of rows by date, semi-join into 0.92n keys, count (pipeline)', 'rows/s', kernel, vars, inputs, encodedConstants(kernel)), check };
+}
+
+/**
+ * TPC-H Q13's first aggregation as the pipeline it compiles to: rows (order key, customer, flag) without the 1% of
+ * orders whose flag marks them (an anti-join with the same rows, filtered: Q13's special requests), counted by
+ * customer (n / 16 groups in no order, as Q13's 1M customers with orders of 15M orders).
+ */
+function q13GroupBy(n: number, r: () => number): OperatorCase {
+  const groups = Math.max(1, n >>> 4);
+  const rows = table(n, 3, (i, k) => (k === 0 ? i : k === 1 ? distinctKey(r() % groups) : r() % 100));
+  const special: Expr = { kind: 'const', type: 'int32', value: 1 };
+  const kernel: KirKernel = {
+    kind: 'pipeline',
+    id: 0,
+    input: 0,
+    output: 2,
+    filter: [],
+    probes: [{ build: 1, buildKeys: [0], probeKeys: [col(0, 'int32')], buildFilter: [{ kind: 'compare', op: '<', left: col(2, 'int32'), right: special }], negated: true }],
+    check: [],
+    project: [col(1, 'int32')],
+    aggregate: { groupBy: [0], aggregates: [{ fn: 'count', type: 'int32' }] },
+    fused: [0],
+  };
+  const check = (got: Uint32Array): string | undefined => {
+    const kept = function* (): Generator<number> {
+      for (let i = 0; i < n; i++) if (rows[3 * i + 2]! >= 1) yield rows[3 * i + 1]!;
+    };
+    return countsError(got, countsOf(kept()));
+  };
+  const I3: ScalarType[] = ['int32', 'int32', 'int32'];
+  const inputs = [
+    { words: rows, width: 3 },
+    { words: rows, width: 3 },
+  ];
+  return { ...kernelCase('groupBy', `int32 key, ${groups} groups as TPC-H Q13: anti-join with 1% of the rows, count (pipeline)`, 'rows/s', kernel, variables(I3, I3, I2), inputs, encodedConstants(kernel)), check };
 }
 
 /**
