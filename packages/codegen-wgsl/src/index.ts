@@ -7,7 +7,7 @@ export { AGG_ITEMS, aggregateScratchWords } from './kernels/aggregate.js';
 export { COMPACT_ITEMS, SELECT_STATE_HEAD, SELECT_UNORDERED } from './kernels/compaction.js';
 export { HASH_ITEMS, JOIN_PAIRS, hashBuildShaders, hashProbeShaders, joinSlotWords, type HashKeyLayout, type JoinOutputWord } from './kernels/hash.js';
 export { GROUP_ITEMS, groupRowWords, groupSlotWords, hashAggregateShaders, type HashAggregate } from './kernels/hash-aggregate.js';
-export { hashJoinLayout, swapHashJoin } from './kernels/hash-join.js';
+export { hashJoinLayout, swapHashJoin, swapPipeline } from './kernels/hash-join.js';
 export { MERGE_ROWS, MERGE_TILE } from './kernels/merge.js';
 export { storeColumnShaders } from './kernels/store-columns.js';
 export { rowsOrderShaders } from './kernels/rows-order.js';

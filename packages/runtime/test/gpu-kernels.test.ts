@@ -662,6 +662,47 @@ describe('pipeline', () => {
   });
 });
 
+describe('pipeline with its sides exchanged', () => {
+  const I3: ScalarType[] = ['int32', 'int32', 'int32'];
+  const I2: ScalarType[] = ['int32', 'int32'];
+  // Scanned rows (key, date, group), kept by a date range; build rows (key, value), some left out by a build filter;
+  // keys repeat on both sides (chains) and the check compares a scanned with a build column. Per group: count and
+  // sum of values. Builds of 5,000 rows take the filtered input as the table instead (the sides exchanged); of 100,
+  // they stay the table.
+  it.each([5000, 100])('aggregates a filtered input joined with %i build rows as the pipeline defines', async (builds) => {
+    const r = rng(1600 + builds);
+    const probe: TestRow[] = Array.from({ length: 2000 }, (_, i) => [Math.floor(r() * 300), Math.floor(r() * 100), i % 7]);
+    const build: TestRow[] = Array.from({ length: builds }, (_, i) => [Math.floor(r() * 300), i % 50]);
+    const kernel: KirKernel = {
+      kind: 'pipeline',
+      id: 0,
+      input: 0,
+      output: 2,
+      filter: [
+        { kind: 'compare', op: '>=', left: col(1, I3), right: c32(20) },
+        { kind: 'compare', op: '<', left: col(1, I3), right: c32(45) },
+      ],
+      probes: [{ build: 1, buildKeys: [0], probeKeys: [col(0, I3)], buildFilter: [{ kind: 'compare', op: '!=', left: col(1, I2), right: c32(3) }] }],
+      check: [{ kind: 'compare', op: '<=', left: col(1, I3), right: { kind: 'col', index: 4, type: 'int32' } }],
+      project: [col(2, I3), { kind: 'col', index: 4, type: 'int32' }],
+      aggregate: { groupBy: [0], aggregates: [{ fn: 'count', type: 'int32' }, { fn: 'sum', column: 1, type: 'int32' }] },
+      fused: [0, 1],
+    };
+    const outTypes: ScalarType[] = ['int32', 'int32', 'int32'];
+    const got = await run(kernel, vars(I3, I2, outTypes), [{ types: I3, rows: probe }, { types: I2, rows: build }]);
+    const groups = new Map<number, [number, number]>();
+    for (const p of probe.filter((p) => Number(p[1]) >= 20 && Number(p[1]) < 45)) {
+      for (const b of build.filter((b) => b[0] === p[0] && b[1] !== 3 && Number(p[1]) <= Number(b[1]))) {
+        const g = groups.get(Number(p[2])) ?? [0, 0];
+        groups.set(Number(p[2]), [g[0] + 1, g[1] + Number(b[1])]);
+      }
+    }
+    expect(groups.size).toBeGreaterThan(0);
+    const want = [...groups].flatMap(([k, [n, sum]]) => [k, n, sum]);
+    expect(sortedRows(got, 3)).toEqual(sortedRows(want, 3));
+  });
+});
+
 describe('limit (top-k on the device)', () => {
   const T: ScalarType[] = ['int64', 'int32', 'string'];
   const typedCompare = (a: TestValue, b: TestValue): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -2,7 +2,7 @@
  * The KIR `hashJoin` kernel on the hash operator skeletons (hash.ts): where its keys and output words are in
  * the rows. Shared by shader generation and the host driver so both read the same layout.
  */
-import { rowWords, wordsOf, type ScalarType } from '@vixen/queryplan';
+import { mapOperands, rowWords, wordsOf, type Expr, type ScalarType } from '@vixen/queryplan';
 import type { KirKernel } from '@vixen/kernel-ir';
 import { sortKeyWords } from './sort.js';
 import { hashBuildShaders, hashProbeShaders, type HashKeyLayout, type JoinOutputWord } from './hash.js';
@@ -19,6 +19,41 @@ export function swapHashJoin(k: HashJoinKernel): HashJoinKernel {
     buildKeys: k.probeKeys,
     probeKeys: k.buildKeys,
     project: k.project.map((c) => ({ side: c.side === 'build' ? 'probe' : 'build', column: c.column })),
+  };
+}
+
+type PipelineKernel = Extract<KirKernel, { kind: 'pipeline' }>;
+
+/**
+ * The same pipeline with its scanned side and its one probe's build side exchanged, where it has one such probe (not
+ * negated, keyed by scanned columns): the scanned row's filter becomes the build filter and the other way round, and
+ * the row (scanned ++ build) becomes build ++ scanned. The driver builds on whichever side keeps fewer rows. Constant
+ * nodes stay the kernel's own, so its encoded constants serve both.
+ */
+export function swapPipeline(k: PipelineKernel, scannedTypes: readonly ScalarType[], buildTypes: readonly ScalarType[]): PipelineKernel | undefined {
+  const pr = k.probes[0];
+  if (k.probes.length !== 1 || !pr || pr.negated) return undefined;
+  const keys = pr.probeKeys.map((e) => (e.kind === 'col' && e.index < scannedTypes.length ? e.index : -1));
+  if (keys.includes(-1)) return undefined;
+  const moved = (e: Expr): Expr => {
+    switch (e.kind) {
+      case 'col':
+        return { ...e, index: e.index < scannedTypes.length ? buildTypes.length + e.index : e.index - scannedTypes.length };
+      case 'const':
+        return e;
+      case 'binary':
+        return { ...e, left: moved(e.left), right: moved(e.right) };
+      case 'call':
+        return { ...e, args: e.args.map(moved) };
+    }
+  };
+  return {
+    ...k,
+    input: pr.build,
+    filter: pr.buildFilter ?? [],
+    probes: [{ build: k.input, buildKeys: keys, probeKeys: pr.buildKeys.map((c): Expr => ({ kind: 'col', index: c, type: buildTypes[c]! })), ...(k.filter.length > 0 ? { buildFilter: k.filter } : {}) }],
+    check: k.check.map((p) => mapOperands(p, moved)),
+    project: k.project.map(moved),
   };
 }
 

@@ -158,6 +158,17 @@ function expectedGroups(seen: { groups: number; rows: number } | undefined, rows
 /** The salt each aggregating kernel last ran with (one no key word met): the next run starts with it. */
 const saltsSeen = new WeakMap<KirKernel, number>();
 
+/** Kernels that aggregate the same rows as another (its sides exchanged, run-kernel.ts), to that one. */
+const groupsKernel = new WeakMap<KirKernel, KirKernel>();
+
+/**
+ * `kernel` aggregates the rows `as` does: they share the groups and salt seen, so a run may launch either (by sizes
+ * that differ from run to run) and still guess from the last.
+ */
+export function sameGroups(kernel: KirKernel, as: KirKernel): void {
+  groupsKernel.set(kernel, as);
+}
+
 /**
  * An aggregating pipeline (codegen-wgsl kernels/pipeline.ts aggregateModules): one pass over the input (each of
  * its chunks: the table outlives them) into a group table, one pass writing the groups; the one readback is the
@@ -186,6 +197,7 @@ export async function pipelineAggregateRows(
   if (launchIsEmpty(kernel, input, builds)) return empty;
   const { slotWords } = groupSlotLayout(kernel.aggregate!, projectTypes);
   const rows = parts.reduce((n, c) => n + c.count, 0);
+  const seenAs = groupsKernel.get(kernel) ?? kernel;
   return withProbeTables(g, kernel, launch, builds, buildTypes, launchSteps, async (hashed, params) => {
     let steps: Recorder | undefined = launchSteps;
     const constants = pipelineConstants(constWords, params);
@@ -199,11 +211,11 @@ export async function pipelineAggregateRows(
       // The largest table one binding holds, whose room (half its slots) of output rows fits one too; more groups
       // than that run sorted (runKernel).
       const maxSlots = 2 ** Math.floor(Math.log2(g.limits.maxStorageBufferBindingSize / 4 / Math.max(slotWords, outWidth / 2)));
-      const seen = groupsSeen.get(kernel);
+      const seen = groupsSeen.get(seenAs);
       const run = g.guessing;
       const guess = mayRunAgain && run !== null && seen !== undefined;
       let room = mayRunAgain ? Math.max(1, Math.min(rows, expectedGroups(seen, rows) ?? FIRST_GROUPS, maxSlots / 2)) : 1;
-      let salt = saltsSeen.get(kernel) ?? 0x5bd1e995;
+      let salt = saltsSeen.get(seenAs) ?? 0x5bd1e995;
       for (;;) {
         // At most half the slots hold groups: linear probing stays short.
         const slots = Math.min(maxSlots, 2 ** Math.ceil(Math.log2(2 * room)));
@@ -236,12 +248,12 @@ export async function pipelineAggregateRows(
                 words: 4,
                 run: run!,
                 holds: ([groups, full, saltHit, overflow]) => {
-                  if (saltHit) saltsSeen.set(kernel, nextSalt(salt));
+                  if (saltHit) saltsSeen.set(seenAs, nextSalt(salt));
                   const held = !(full || saltHit || overflow);
                   // Failed: the run starts again without this guess, whose readback then sizes the table (or reports
                   // the overflow).
-                  if (held) groupsSeen.set(kernel, { groups: groups!, rows });
-                  else groupsSeen.delete(kernel);
+                  if (held) groupsSeen.set(seenAs, { groups: groups!, rows });
+                  else groupsSeen.delete(seenAs);
                   return held;
                 },
               });
@@ -253,7 +265,7 @@ export async function pipelineAggregateRows(
           const [groups, full, saltHit, overflow] = (await syncCounts(g, [{ buffer: meta.buffer, offset: 0, words: 4 }]))[0]!;
           if (saltHit) {
             salt = nextSalt(salt);
-            saltsSeen.set(kernel, salt);
+            saltsSeen.set(seenAs, salt);
             continue;
           }
           if (full) {
@@ -267,7 +279,7 @@ export async function pipelineAggregateRows(
             continue;
           }
           if (overflow) throw new VixenError({ severity: 'error', message: `decimal overflow: a decimal sum or average (kernel ${kernel.id}) is outside the 64-bit decimal range` });
-          groupsSeen.set(kernel, { groups: groups!, rows });
+          groupsSeen.set(seenAs, { groups: groups!, rows });
           if (groups === 0) return empty;
           const result: DeviceRelation = { buffer: out.buffer, count: groups!, width: outWidth };
           out = undefined;
