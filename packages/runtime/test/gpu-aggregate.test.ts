@@ -337,6 +337,24 @@ describe('hashed aggregation on the GPU (workgroup tables, then the global table
     expect(await onGpu({ ...nullary, rows }, 'hashed')).toEqual(reference(nullary));
   });
 
+  it('few groups of decimals of every magnitude: sums in registers and in the tables stay exact', async () => {
+    const r = rng(17);
+    // Magnitudes up to 2^61 (a few of 2^40 rows would overflow 64 bits together), most near 2^46 on either side.
+    const magnitude = (): bigint => {
+      const e = r() < 0.8 ? 44 + Math.floor(r() * 4) : Math.floor(r() * 62);
+      return BigInt(Math.floor(r() * 2 ** 20)) << BigInt(Math.max(0, e - 20));
+    };
+    const types: ScalarType[] = ['int32', 'decimal', 'decimal'];
+    const rows = Array.from({ length: 60_000 }, (_, i): V[] => [i % 3, (r() < 0.5 ? -1n : 1n) * magnitude(), BigInt(i % 1000) * 10000n]);
+    const c: Case = { types, rows: [...rows].sort((a, b) => Number(a[0]) - Number(b[0])), aggregates: [{ fn: 'count' }, { fn: 'sum', column: 1 }, { fn: 'avg', column: 1 }, { fn: 'sum', column: 2 }] };
+    expect(await onGpu({ ...c, rows }, 'hashed')).toEqual(reference(c));
+    // Rows of alternating sign, 2^61 and more in magnitude: every thread's (a thread's rows are a workgroup size
+    // apart) have one sign, and four of them pass 2^63 together.
+    const wide = Array.from({ length: 8192 }, (_, i): V[] => [0, (i % 2 === 0 ? 1n : -1n) * (2n ** 61n + BigInt(i))]);
+    const w: Case = { types: ['int32', 'decimal'], rows: wide, aggregates: [{ fn: 'sum', column: 1 }, { fn: 'count' }] };
+    expect(await onGpu(w, 'hashed')).toEqual(reference(w));
+  });
+
   it('a decimal sum whose running total leaves the 64-bit range but whose total fits; one just past it is an error', async () => {
     const big = 2n ** 62n;
     const rows: V[][] = [...Array.from({ length: 100_000 }, () => [0, big - 1n]), ...Array.from({ length: 100_000 }, () => [0, -big])];
