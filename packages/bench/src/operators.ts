@@ -563,7 +563,7 @@ function cases(n: number, selectivities: readonly number[], groupCounts: readonl
       });
       out.push(kernelCase('groupBy', `int32 key, ${groups} groups: count, sum, max of int32 (pipeline)`, 'rows/s', pipeline, variables(I2, ['int32', 'int32', 'int32', 'int32']), inputs));
     }
-    out.push(...q1GroupBys(n, r), q4GroupBy(n, r), q13GroupBy(n, r));
+    out.push(...q1GroupBys(n, r), q4GroupBy(n, r), q13GroupBy(n, q13Rows(n, r)));
   }
   if (want('sortedGroupBy')) out.push(sortedGroupBy(n, r));
   if (want('stringSort')) out.push(...stringSorts(n, r));
@@ -753,9 +753,17 @@ function countsError(got: Uint32Array, want: ReadonlyMap<number, number>): strin
  * orders, in key order as a unique leaves them), counted by priority (5 groups).
  */
 function q4GroupBy(n: number, r: () => number): OperatorCase {
-  const below = (k: number): number => Math.floor((r() / 2 ** 32) * k);
-  const rows = table(n, 3, (i, k) => (k === 0 ? i : k === 1 ? below(2406) : below(5)));
-  const late = Uint32Array.from({ length: n }, (_, i) => i).filter(() => r() / 2 ** 32 < 0.92);
+  // Plain loops: at 2^26 rows per-word closures took seconds.
+  const rows = new Uint32Array(3 * n);
+  const lateKeys = new Uint32Array(n);
+  let lates = 0;
+  for (let i = 0; i < n; i++) {
+    rows[3 * i] = i;
+    rows[3 * i + 1] = Math.floor((r() / 2 ** 32) * 2406);
+    rows[3 * i + 2] = Math.floor((r() / 2 ** 32) * 5);
+    if (r() / 2 ** 32 < 0.92) lateKeys[lates++] = i;
+  }
+  const late = lateKeys.slice(0, lates);
   const date = (value: number): Expr => ({ kind: 'const', type: 'int32', value });
   const [from, to] = [1000, 1092];
   const kernel: KirKernel = {
@@ -789,14 +797,27 @@ function q4GroupBy(n: number, r: () => number): OperatorCase {
   return { ...kernelCase('groupBy', 'int32 key, 5 groups as TPC-H Q4: 3.8% of rows by date, semi-join into 0.92n keys, count (pipeline)', 'rows/s', kernel, vars, inputs, encodedConstants(kernel)), check };
 }
 
+const q13Groups = (n: number): number => Math.max(1, Math.min(2 ** 20, n >>> 4));
+
+/** Rows (order key, customer, flag) as q13GroupBy describes them. */
+function q13Rows(n: number, r: () => number): Uint32Array<ArrayBuffer> {
+  const groups = q13Groups(n);
+  const rows = new Uint32Array(3 * n);
+  for (let i = 0; i < n; i++) {
+    rows[3 * i] = i;
+    rows[3 * i + 1] = distinctKey(r() % groups);
+    rows[3 * i + 2] = r() % 100;
+  }
+  return rows;
+}
+
 /**
  * TPC-H Q13's first aggregation as the pipeline it compiles to: rows (order key, customer, flag) without the 1% of
  * orders whose flag marks them (an anti-join with the same rows, filtered: Q13's special requests), counted by
  * customer (n / 16 groups in no order, at most 2^20: Q13 at SF 10 counts 15M orders into 1M customers).
  */
-function q13GroupBy(n: number, r: () => number): OperatorCase {
-  const groups = Math.max(1, Math.min(2 ** 20, n >>> 4));
-  const rows = table(n, 3, (i, k) => (k === 0 ? i : k === 1 ? distinctKey(r() % groups) : r() % 100));
+function q13GroupBy(n: number, rows: Uint32Array<ArrayBuffer>): OperatorCase {
+  const groups = q13Groups(n);
   const special: Expr = { kind: 'const', type: 'int32', value: 1 };
   const kernel: KirKernel = {
     kind: 'pipeline',
