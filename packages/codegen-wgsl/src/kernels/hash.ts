@@ -106,14 +106,20 @@ export function hashBuildShaders(build: HashKeyLayout, filter?: BuildFilter): Ke
   checkLayout(build, 'hash build');
   const K = build.keyWords.length;
   const storeKey = build.keyWords.map((_, k) => `atomicStore(&table[at + ${k + 1}u], k${k});`).join(' ');
-  // A filtered build runs twice: u0.z = 0 counts the kept rows (one atomic per workgroup; the host also orders a
-  // pipeline's lookups by them at its next launch), then u0.z = 1 inserts them into the first slots of the table,
-  // as many as keptMask gives (not the capacity u0.y + 1 that all rows would need), so that the lookups of a
-  // selective build side (TPC-H Q9's green parts, Q13's special orders: 1-5% of the rows) stay in a small,
-  // cache-resident part of it.
+  // A filtered build runs three times: u0.z = 0 counts the kept rows (one atomic per workgroup; the host also orders
+  // a pipeline's lookups by them at its next launch), u0.z = 2 clears the slots they take (the host clears only the
+  // count and the repeat flag: a table sized for every row, 256 MB for TPC-H Q13's 15M orders at SF 10, was cleared
+  // whole each launch), then u0.z = 1 inserts them into those first slots of the table, as many as keptMask gives
+  // (not the capacity u0.y + 1 that all rows would need), so that the lookups of a selective build side (TPC-H Q9's
+  // green parts, Q13's special orders: 1-5% of the rows) stay in a small, cache-resident part of it.
   const start = filter
     ? `  let n = u[0].x;
   let cap = u[0].y;
+  if (u[0].z == 2u) {
+    let used = (keptMask(atomicLoad(&table[(cap + 1u) * SW + 1u]), cap) + 1u) * SW;
+    for (var w = i; w < used; w = w + nwg.x * nwg.y * WG) { atomicStore(&table[w], 0u); }
+    return;
+  }
   var keep = false;
   if (i < n) {
     let b = i * WB;

@@ -106,10 +106,16 @@ async function buildTable(g: GpuImpl, build: KeyedRelation, shaders: KernelShade
  */
 export function recordBuild(rec: Recorder, build: KeyedRelation, table: Bound, next: Bound, filtered?: BuildInputs): void {
   const rows = build.relation.count;
-  rec.clear(table.buffer, table.words * 4, 4 * (table.offset ?? 0));
-  const sizes = [sizeOf(build.relation), joinTableSlots(rows) - 1];
-  // A filtered build counts its kept rows first, then inserts them into as many slots as they need (hash.ts keptMask).
-  if (filtered) rec.dispatch('hashBuild', [bound(build.relation), table, next], [...sizes, 0], rows, filtered.constants, filtered.tables);
+  const slots = joinTableSlots(rows);
+  // A filtered build counts its kept rows first, clears the slots they need, then inserts them there (codegen-wgsl
+  // hash.ts keptMask): the host clears only the repeat flag and the count after the slots.
+  const extra = slots * joinSlotWords(build.keyWords.length);
+  if (filtered) rec.clear(table.buffer, 8, 4 * ((table.offset ?? 0) + extra));
+  else rec.clear(table.buffer, table.words * 4, 4 * (table.offset ?? 0));
+  const sizes = [sizeOf(build.relation), slots - 1];
+  if (filtered) {
+    for (const step of [0, 2]) rec.dispatch('hashBuild', [bound(build.relation), table, next], [...sizes, step], rows, filtered.constants, filtered.tables);
+  }
   rec.dispatch('hashBuild', [bound(build.relation), table, next], filtered ? [...sizes, 1] : sizes, rows, filtered?.constants, filtered?.tables);
 }
 
