@@ -76,8 +76,12 @@ test.each([
       const recorded = submissions.planned.at(-1);
       seen.push(tag(await run(false)), tag(await run()));
       expect(seen.filter((t) => !t.endsWith(' matches')), `Q${q}`).toEqual([]);
-      // A replay submits where the recorded run did (so the device starts on the first kernels early).
-      expect(submissions.replayed, `Q${q} submissions`).toEqual(submissions.replayed.map(() => recorded));
+      // A replay submits where the recorded run did (so the device starts on the first kernels early); a recorded
+      // submission that held no traced command is no piece of its own (Trace.encoder), so it may submit fewer.
+      for (const n of submissions.replayed) {
+        expect(n, `Q${q} submissions`).toBeGreaterThanOrEqual(1);
+        expect(n, `Q${q} submissions`).toBeLessThanOrEqual(recorded!);
+      }
       expect(relationRows.replayed, `Q${q} relation rows`).toEqual(relationRows.replayed.map(() => relationRows.planned.at(-1)));
       runs.push(`Q${q}: ${seen.slice(-4).join(', ')}`);
     }
