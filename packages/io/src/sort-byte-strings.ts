@@ -135,10 +135,14 @@ export class ByteStringSort implements ByteSorter {
   }
 }
 
-/** `a` in shared memory (copied where it is not). */
+/**
+ * `a` in shared memory (copied where it is not). The copy is a plain typed array, never `a.constructor`: for a Node
+ * Buffer that is the deprecated `Buffer()` constructor, whose warning would reach the user's stderr.
+ */
 function shared<T extends Uint8Array | Uint32Array>(a: T): T {
   if (a.buffer instanceof SharedArrayBuffer) return a;
-  const b = new (a.constructor as new (buffer: SharedArrayBuffer) => T)(new SharedArrayBuffer(a.byteLength));
+  const memory = new SharedArrayBuffer(a.byteLength);
+  const b = (a instanceof Uint32Array ? new Uint32Array(memory) : new Uint8Array(memory)) as T;
   b.set(a);
   return b;
 }
