@@ -204,7 +204,7 @@ class Session {
       }
     } catch (e) {
       // A failed (or lost) device runs nothing more: the session goes on with a new one, its facts loaded again.
-      if (e instanceof DeviceFault && e.kind !== 'out-of-memory') await this.newDevice();
+      if (e instanceof DeviceFault && e.failsDevice) await this.newDevice();
       throw e;
     }
     if (result.violations.length === 0) return result;

@@ -30,7 +30,7 @@ export function factsLoader(gpu: Gpu, mode: ParseMode, host: FactsFileLoader = l
     if (format && size >= AUTO_DEVICE_BYTES) {
       const columns = factsColumns(decl);
       const kept = decl.pruned?.loadColumns ?? columns.map((_, i) => i);
-      const file = { path, format, types: columnTypes(columns), kept, ...(chunkBytes !== undefined ? { chunkBytes } : {}), ...(onBytes ? { onBytes } : {}) };
+      const file = { path, relation: decl.name, format, types: columnTypes(columns), kept, ...(chunkBytes !== undefined ? { chunkBytes } : {}), ...(onBytes ? { onBytes } : {}) };
       // Its parse passes are asked for first (Dawn compiles in the order asked, and the first chunk waits on them);
       // the passes that load its rows compile while the file parses (a CPU adapter compiles only those that run).
       const parsing = parseTextOnDevice(gpu, file, facts.strings);

@@ -120,12 +120,13 @@ export async function loadFactsDirInto(
 /**
  * Runs `load` on each item, in turn or (`concurrent`) all at once; the diagnostics of every failed load, after
  * `diags` (problems found before), end in one VixenError in the items' order, so a user sees every bad file at once.
+ * An error of a VixenError subclass (the runtime's DeviceFault) says more than its diagnostics: it is thrown as it is.
  */
 export async function loadEach<T>(items: readonly T[], load: (item: T) => Promise<void>, diags: Diagnostic[] = [], concurrent = false): Promise<void> {
   const attempt = (item: T): Promise<Diagnostic[] | Error | undefined> =>
     load(item).then(
       () => undefined,
-      (e: unknown) => (e instanceof VixenError ? e.diagnostics : e instanceof Error ? e : new Error(String(e))),
+      (e: unknown) => (e instanceof VixenError && e.constructor === VixenError ? e.diagnostics : e instanceof Error ? e : new Error(String(e))),
     );
   const outcomes: (Diagnostic[] | Error | undefined)[] = [];
   if (concurrent) outcomes.push(...(await Promise.all(items.map(attempt))));

@@ -18,6 +18,14 @@ export class DeviceFault extends VixenError {
     super({ severity: 'error', message });
     this.name = 'DeviceFault';
   }
+
+  /**
+   * The device runs nothing more (lost, or an internal error): a new one is needed. After running out of memory or
+   * a validation error it goes on (gpu/device.ts `fail`).
+   */
+  get failsDevice(): boolean {
+    return this.kind === 'lost' || this.kind === 'internal';
+  }
 }
 
 /** A buffer the device refused to create: its size and what the run was doing when it asked. */

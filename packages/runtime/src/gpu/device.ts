@@ -1,10 +1,11 @@
 /**
  * The Gpu over a WebGPU device and the per-device state shared by the drivers (pipeline cache, buffer pool,
- * error tracking). Device errors are turned into thrown Errors: every kernel runs inside error scopes,
- * stray errors are recorded by onuncapturederror and device loss is remembered; both fail the next call.
+ * error tracking). Device errors are turned into thrown Errors: every kernel runs inside error scopes, stray
+ * errors are recorded by onuncapturederror (never printed) and fail the next call, and device loss is remembered.
  */
 import { CommandBatch } from './batch.js';
 import { allocationFault, DeviceFault, deviceErrorFault, lostFault } from './device-fault.js';
+import { dropIdleReads } from './mapped-reads.js';
 import { BufferPool } from './pool.js';
 import type { LaunchPart, PassLayout } from './recorder.js';
 import { PassTimer } from './timing.js';
@@ -166,8 +167,13 @@ export class GpuImpl implements Gpu {
    */
   storageCap = Infinity;
   spillableBytes = 0;
-  /** Why the device is unusable (lost, or an internal error); the next call throws it. */
+  /** Why the device is unusable (lost, or an internal error); every later call throws it. */
   private failure: DeviceFault | null = null;
+  /**
+   * An out-of-memory or validation error of work outside any error scope: the next call throws it, once (the
+   * device itself goes on; what the failed work left in caches is dropped, see fail).
+   */
+  private stray: DeviceFault | null = null;
   private lost = false;
   /** Times compute passes while a profile asks for device times (see startTiming). */
   timer: PassTimer | null = null;
@@ -208,8 +214,12 @@ export class GpuImpl implements Gpu {
     // Nobody awaits lostSignal unless a call is in flight; keep its rejection from being "unhandled".
     this.lostSignal.catch(() => undefined);
     device.onuncapturederror = (ev) => {
+      // Handled: dawn.node prints an event nobody cancels ("validation:" and Dawn's text) on the process's stdout.
+      ev.preventDefault();
       const kind = ev.error instanceof GPUOutOfMemoryError ? 'out-of-memory' : ev.error instanceof GPUValidationError ? 'validation' : 'internal';
-      this.failure ??= deviceErrorFault(kind, this.activity, ev.error.message);
+      const fault = deviceErrorFault(kind, this.activity, ev.error.message);
+      if (kind === 'internal') this.failure ??= fault;
+      else this.stray ??= fault;
     };
   }
 
@@ -257,6 +267,7 @@ export class GpuImpl implements Gpu {
   /** Throws if the device is gone or an earlier error went uncaught. */
   check(): void {
     if (this.failure) throw this.failure;
+    if (this.stray) throw this.fail(this.stray);
   }
 
   /** `p`, a pipeline being compiled, counted in `compiled`. */
@@ -340,17 +351,22 @@ export class GpuImpl implements Gpu {
       early = this.popScopes(what);
     };
     const result = await outcome(() => fn(endScopes));
-    // Wrapped: the chain must not wait for the pops to settle.
-    const { errors } = early
-      ? { errors: early }
-      : await this.serial(() => ({ errors: --this.runScopes === 0 ? this.popScopes(what) : Promise.resolve<DeviceFault | undefined>(undefined) }));
-    const error = (await this.orLost(this.unsettled)) ?? (await this.orLost(errors));
-    // A refused buffer explains the run's failure (and a run that stopped on its own error may have met one).
-    const refused = await this.cause(undefined, result.ok ? undefined : result.error);
-    if (refused ?? error) throw this.fail((refused ?? error)!);
-    if (!result.ok) throw result.error;
-    this.check();
-    return result.value;
+    try {
+      // Wrapped: the chain must not wait for the pops to settle.
+      const { errors } = early
+        ? { errors: early }
+        : await this.serial(() => ({ errors: --this.runScopes === 0 ? this.popScopes(what) : Promise.resolve<DeviceFault | undefined>(undefined) }));
+      const error = (await this.orLost(this.unsettled)) ?? (await this.orLost(errors));
+      // A refused buffer explains the run's failure (and a run that stopped on its own error may have met one).
+      const refused = await this.cause(undefined, result.ok ? undefined : result.error);
+      if (refused ?? error) throw this.fail((refused ?? error)!);
+      if (!result.ok) throw result.error;
+      this.check();
+      return result.value;
+    } finally {
+      // What it did is over: a later fault outside any run must not name it.
+      if (this.runScopes === 0) this.activity = '';
+    }
   }
 
   /** Runs `step` after the scoped work started before it (error scopes are a per-device stack). */
@@ -396,18 +412,33 @@ export class GpuImpl implements Gpu {
   }
 
   /**
-   * Records `fault` and returns it. Running out of memory leaves the device usable (the run's buffers are freed,
-   * refused ones destroyed), so the next run can use it; any other fault is a bug or a lost device, and fails it.
+   * Records `fault` and returns it. Running out of memory or a validation error leaves the device usable (WebGPU
+   * errors make only the objects involved invalid): the run's buffers are freed, and whatever the device may have
+   * refused is dropped from what outlives the run (purge), so the next run can use it. An internal error fails it.
    */
-  private fail(fault: DeviceFault, failsDevice = fault.kind !== 'out-of-memory'): DeviceFault {
+  private fail(fault: DeviceFault, failsDevice = fault.failsDevice): DeviceFault {
     if (failsDevice) this.failure ??= fault;
-    // Reported once: later work is not blamed for it.
+    // Reported once: later work is not blamed for it (nor for the stray errors it explains).
     this.unsettled = Promise.resolve(undefined);
+    this.stray = null;
+    this.purge();
     return fault;
+  }
+
+  /**
+   * Drops what outlives a run and may hold an object the device refused during a faulted one: free pooled buffers,
+   * cached bind groups and idle kept read buffers (refused ones are also left out where they are checked: pool.ts
+   * `checked`). Resident relations come only from runs that ended without a fault.
+   */
+  private purge(): void {
+    this.pool.trim();
+    this.bindGroups.clear();
+    dropIdleReads(this);
   }
 
   /** Throws the first GPU error of any scoped work so far (its message names the work). */
   async settle(): Promise<void> {
+    this.check();
     const error = await this.orLost(this.unsettled);
     // Waiting for every creation's scopes would cost each host sync; the run's end waits for them (runScoped).
     const refused = await this.refusal(error !== undefined);

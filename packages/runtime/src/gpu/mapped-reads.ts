@@ -29,9 +29,14 @@ export class MappedReads implements ReadMemory<GPUBuffer> {
     const bytes = Math.ceil(size / 4) * 4;
     this.usual ||= bytes;
     while (bytes <= this.usual && this.spare.length === 0 && this.all.size >= this.limit && this.remapping.size > 0) await Promise.race(this.remapping);
-    const reused = bytes <= this.usual ? this.spare.pop() : undefined;
+    let reused = bytes <= this.usual ? this.spare.pop() : undefined;
+    // One the device refused (found out since it was kept) is dropped: its copies would fail every later load.
+    while (reused && this.g.pool.refused(reused.buffer)) {
+      this.drop(reused.buffer);
+      reused = this.spare.pop();
+    }
     if (reused) return reused;
-    const buffer = this.g.device.createBuffer({ size: Math.max(bytes, this.usual), usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC, mappedAtCreation: true });
+    const buffer = this.g.pool.checked({ size: Math.max(bytes, this.usual), usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC, mappedAtCreation: true });
     this.all.add(buffer);
     this.made += buffer.size;
     return { buffer, bytes: this.range(buffer) };
@@ -44,7 +49,7 @@ export class MappedReads implements ReadMemory<GPUBuffer> {
   }
 
   give(buffer: GPUBuffer): void {
-    if (buffer.size !== this.usual || !this.all.has(buffer)) {
+    if (buffer.size !== this.usual || !this.all.has(buffer) || this.g.pool.refused(buffer)) {
       this.drop(buffer);
       return;
     }

@@ -23,9 +23,10 @@
 import { rowWords, type ScalarType } from '@vixen/queryplan';
 import { PARSE_INTERN, PARSE_SEGMENT_BYTES, deviceParses, parseColumnTable, parseRowsUniform, parseTextShaders, type TextLayout } from '@vixen/codegen-wgsl';
 import { isAscii } from 'node:buffer';
+import { basename } from 'node:path';
 import { asciiList, ByteInterner, stringWordOffsets, warmByteSortWorkers, type ByteStrings, type DeviceRows, type Format, type StringInterner } from '@vixen/io';
 import { chunkedOf } from './chunks.js';
-import { ParsedRows, stringGroups } from './parsed-rows.js';
+import { loadScoped, ParsedRows, stringGroups } from './parsed-rows.js';
 import { internals, type Gpu, type GpuImpl } from './device.js';
 import { encodeScan } from './kernels/scan.js';
 import { memoShaders, precompile, Recorder, type Bound } from './recorder.js';
@@ -44,6 +45,8 @@ export interface TextFile {
   types: readonly ScalarType[];
   /** The columns kept (ascending indices into `types`). */
   kept: readonly number[];
+  /** The relation it holds the facts of, for errors (default: the file's name). */
+  relation?: string;
   /** Bytes read at a time (tests force small ones; at least 4). */
   chunkBytes?: number;
   /** Hears of each chunk's bytes once the device parsed them (a load's progress). */
@@ -87,7 +90,7 @@ export async function parseTextOnDevice(gpu: Gpu, file: TextFile, strings: Strin
   const g = internals(gpu);
   const timing = timeKernels && g.timer === null && g.startTiming();
   try {
-    return await parseFile(gpu, file, strings);
+    return await loadScoped(gpu, `loading the facts of ${file.relation ?? basename(file.path)} (parsed on the device)`, () => parseFile(gpu, file, strings));
   } finally {
     if (timing && g.timer) {
       textParseTimes.kernelMs += (await g.timer.collect()).nanoseconds / 1e6;

@@ -40,6 +40,25 @@ export class ParsedRows implements DeviceRows {
 }
 
 /**
+ * `load` (a file's rows parsed or read onto the device) inside the device's error scopes (GpuImpl.runScoped), as
+ * `activity`: a buffer the device refuses, or work it rejects, fails the load with a DeviceFault saying so (its
+ * rows given back), rather than as errors outside any scope, which Dawn would print and a later call would meet.
+ */
+export async function loadScoped(gpu: Gpu, activity: string, load: () => Promise<DeviceRows | undefined>): Promise<DeviceRows | undefined> {
+  const g = internals(gpu);
+  let rows: DeviceRows | undefined;
+  try {
+    return await g.runScoped(activity, async () => {
+      g.activity = activity;
+      return (rows = await load());
+    });
+  } catch (e) {
+    rows?.release();
+    throw e;
+  }
+}
+
+/**
  * The string columns' row word `offsets` in groups of PARSE_STRING_GROUP, as the passes that write string words take
  * them (parseStringIds, parseStrings): each group's first column, its columns and their offsets (padded).
  */

@@ -1,5 +1,5 @@
 /** Reuses released GPU buffers by (usage, size class) so the executor's many short-lived relations are cheap. */
-import type { AllocationFailure } from './device-fault.js';
+import { allocationFault, type AllocationFailure } from './device-fault.js';
 
 /** Size classes 2^k and 1.5 * 2^k (at least 256 bytes): at most 33% slack. */
 export function sizeClass(bytes: number): number {
@@ -60,6 +60,12 @@ export class BufferPool {
   private failures: AllocationFailure[] = [];
   private readonly checking = new Set<Promise<void>>();
 
+  /**
+   * A test knob (VIXEN_REFUSE_BUFFER, dawn.ts): the first buffer asked for while the activity contains this text asks
+   * the device for twice its largest buffer, which Dawn refuses, so a real device fault is injected where a test wants one.
+   */
+  refuseWhile: string | undefined;
+
   constructor(
     private readonly device: GPUDevice,
     private readonly maxBufferSize: number,
@@ -75,6 +81,10 @@ export class BufferPool {
    * expensive: the driver allocates and Dawn zero-fills them.
    */
   acquire(bytes: number, usage: GPUBufferUsageFlags): GPUBuffer {
+    if (this.refuseWhile !== undefined && this.activity().includes(this.refuseWhile)) {
+      this.refuseWhile = undefined;
+      return this.acquire(2 * this.maxBufferSize, usage);
+    }
     const buffer = this.take(bytes, usage);
     if (usage & GPUBufferUsage.STORAGE) {
       this.handedOut.add(buffer);
@@ -103,32 +113,59 @@ export class BufferPool {
   }
 
   /**
-   * A new buffer, inside error scopes of its own: a buffer the device cannot allocate (or larger than its limit)
-   * is recorded with its size and the activity that asked for it, so that the run's error names them rather than
-   * the invalid-buffer errors its later uses raise. Pool misses are rare and cost an allocation and a zero fill,
-   * so two more scopes do not show.
+   * A new buffer, inside error scopes of its own (see checked). Pool misses are rare and cost an allocation and a
+   * zero fill, so two more scopes do not show.
    */
   private create(size: number, usage: GPUBufferUsageFlags): GPUBuffer {
     this.created += 1;
+    const buffer = this.checked({ size, usage });
+    this.numbered(buffer);
+    return buffer;
+  }
+
+  /**
+   * `device.createBuffer(descriptor)` inside error scopes: a buffer the device cannot allocate (or larger than its
+   * limit) is recorded with its size and the activity that asked for it, so that the run's error names them rather
+   * than the invalid-buffer errors its later uses raise, and it never serves again: destroyed if it sits in the
+   * pool by the time the device says so, refused (see `refused`) by the long-lived holders of buffers made here
+   * (mapped reads, the staging ring). A creation Dawn refuses at once (a mapping it cannot make) throws the fault.
+   */
+  checked(descriptor: GPUBufferDescriptor): GPUBuffer {
+    const activity = this.activity();
     this.device.pushErrorScope('out-of-memory');
     this.device.pushErrorScope('validation');
-    const buffer = this.device.createBuffer({ size, usage });
-    this.numbered(buffer);
+    let buffer: GPUBuffer;
+    try {
+      buffer = this.device.createBuffer(descriptor);
+    } catch (e) {
+      // dawn.node throws a RangeError where it cannot map a buffer at creation; the scopes still hold its error.
+      void this.device.popErrorScope().then(() => this.device.popErrorScope()).catch(() => undefined);
+      throw allocationFault({ bytes: descriptor.size, activity, kind: 'out-of-memory', detail: e instanceof Error ? e.message : String(e) }, 0, this.maxBufferSize);
+    }
     const validation = this.device.popErrorScope();
     const oom = this.device.popErrorScope();
-    const activity = this.activity();
     const check: Promise<void> = Promise.all([oom, validation]).then(
       ([o, v]) => {
         this.checking.delete(check);
         const error = o ?? v;
         if (!error) return;
         this.invalid.add(buffer);
-        this.failures.push({ bytes: size, activity, kind: o ? 'out-of-memory' : 'validation', detail: error.message });
+        // Released before the device answered (a load's chunk buffers go back as soon as its commands are queued).
+        if (this.pooled.has(buffer)) {
+          this.unpool(buffer);
+          this.destroy(buffer);
+        }
+        this.failures.push({ bytes: descriptor.size, activity, kind: o ? 'out-of-memory' : 'validation', detail: error.message });
       },
       () => void this.checking.delete(check),
     );
     this.checking.add(check);
     return buffer;
+  }
+
+  /** Whether the device refused `buffer` (known once its creation's scopes are popped). */
+  refused(buffer: GPUBuffer): boolean {
+    return this.invalid.has(buffer);
   }
 
   /**

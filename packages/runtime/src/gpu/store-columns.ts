@@ -17,7 +17,7 @@ import { bytesPerValue, StoreDictionary, StoreFileReader, storeError, type Devic
 import { chunkedOf, chunkRows } from './chunks.js';
 import { internals, type Gpu } from './device.js';
 import { holdReads } from './mapped-reads.js';
-import { ParsedRows } from './parsed-rows.js';
+import { loadScoped, ParsedRows } from './parsed-rows.js';
 import { memoShaders, Recorder } from './recorder.js';
 import { acquireBound, allocRelation, bound, releaseRelation, syncCounts, type DeviceRelation } from './relations.js';
 
@@ -55,13 +55,17 @@ interface Piece {
  * The kept columns of `read` as rows on the device, strings as ids of `strings`; undefined for rows of no word
  * (the host counts those). `plan`: how the files are read (tests use small pieces).
  */
-export async function loadStoreOnDevice(
+export function loadStoreOnDevice(
   gpu: Gpu,
   read: StoreRelationRead,
   strings: StringInterner,
   step: (bytes: number) => void,
   plan: StoreReadPlan = STORE_READ_PLAN,
 ): Promise<DeviceRows | undefined> {
+  return loadScoped(gpu, `loading the facts of ${read.name} (read from its store onto the device)`, () => loadStore(gpu, read, strings, step, plan));
+}
+
+async function loadStore(gpu: Gpu, read: StoreRelationRead, strings: StringInterner, step: (bytes: number) => void, plan: StoreReadPlan): Promise<DeviceRows | undefined> {
   const g = internals(gpu);
   const widths = read.columns.map((c) => rowWords([c.type]));
   /** Bytes per value in each column's file. */

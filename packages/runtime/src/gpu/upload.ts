@@ -64,15 +64,23 @@ class StagingRing {
   /** The next slot, mapped (a new buffer mapped at creation while the ring is not full). */
   async take(): Promise<Slot> {
     if (this.slots.length < this.size) {
-      const buffer = this.g.device.createBuffer({ size: this.chunkBytes, usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC, mappedAtCreation: true });
-      const slot = { buffer, mapped: Promise.resolve() };
+      const slot = { buffer: this.create(), mapped: Promise.resolve() };
       this.slots.push(slot);
       return slot;
     }
     const slot = this.slots[this.next]!;
     this.next = (this.next + 1) % this.size;
-    await this.g.waitFor(slot.mapped);
+    const mapped = await this.g.waitFor(slot.mapped.then(() => true, () => false));
+    // One the device refused (found out since) is made again: its copies would fail every later upload.
+    if (!mapped || this.g.pool.refused(slot.buffer)) {
+      slot.buffer.destroy();
+      slot.buffer = this.create();
+    }
     return slot;
+  }
+
+  private create(): GPUBuffer {
+    return this.g.pool.checked({ size: this.chunkBytes, usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC, mappedAtCreation: true });
   }
 
   /** Copies `bytes` of `slot` (filled, still mapped) to `dst` at `offset`, then maps it again for a later take. */
