@@ -101,3 +101,32 @@ test('the corpus has a case of every kind', () => {
   const kinds = new Set([...cliCases, ...apiCases].map((c) => c.kind));
   expect([...kinds].sort()).toEqual(['api', 'facts', 'options', 'program-json', 'source', 'store']);
 });
+
+// Device faults: Dawn's real refusal of a buffer, injected (VIXEN_REFUSE_BUFFER) where the run does what it names,
+// through the real binary: a message naming what asked for the buffer and its status, no Dawn text on stdout or
+// stderr (dawn.node itself prints device errors nobody handles), and in one process the next query answers.
+describe('device faults', () => {
+  const examples = join(import.meta.dirname, '../examples');
+  const tc = [join(examples, 'transitive-closure.logic'), '--facts', join(examples, 'transitive-closure')];
+  const DAWN = /validation:|out of memory:|Invalid (Buffer|BindGroup|CommandBuffer)|While (calling|encoding|validating)|VK_ERROR|CreateBuffer/;
+  const binary = (args: string[], refuse: string, input?: string) =>
+    spawnSync(process.execPath, ['--import', 'tsx', main, ...args], { encoding: 'utf8', env: { ...process.env, VIXEN_REFUSE_BUFFER: refuse, VIXEN_DEBUG: '' }, ...(input ? { input } : {}) });
+
+  test('a buffer refused while a facts file is parsed on the device', () => {
+    const r = binary(['run', ...tc, '--parse', 'device'], 'parsed on the device');
+    expect({ status: r.status, stdout: r.stdout }).toEqual({ status: 4, stdout: '' });
+    expect(r.stderr).toMatch(/^error: loading the facts of edge \(parsed on the device\) needed a buffer of 4\.0 GiB \(4294967296 bytes\), more than the device's largest buffer, [\d.]+ GiB \(\d+ bytes\)\n$/);
+  });
+
+  test.each([
+    ['while its facts load', 'loading the facts of edge', /^error: loading the facts of edge \(9 rows\) needed a buffer of 4\.0 GiB/],
+    ['while a kernel runs', 'computing relation path', /^error: kernel k\d+ \(\w+, from block \w+ command \d+\) computing relation path needed a buffer of 4\.0 GiB/],
+  ])('a shell query whose buffer is refused %s fails alone: the next one answers', (_, refuse, message) => {
+    const r = binary(['shell', ...tc], refuse, '?- path(1, x).\n?- path(1, x).\n');
+    expect(r.status).toBe(0);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr.split('\n').filter((l) => l.length > 0)).toHaveLength(1);
+    expect(r.stdout).toMatch(/^query \(3 rows\)\nx\n-\n2\n3\n4\n\(3 rows, [\d.]+ ms\)\n$/);
+    expect(r.stdout + r.stderr).not.toMatch(DAWN);
+  });
+});

@@ -1,11 +1,14 @@
 /**
  * Device faults are user errors (gpu/device-fault.ts): a buffer the device refuses mid-run (Dawn's real refusal of
- * a size past maxBufferSize, injected into one kernel's request) and a lost device end the run with a DeviceFault
- * naming the kernel and relation, never Dawn's text; the device (or, once lost, a new one) runs the next program.
+ * a size past maxBufferSize, injected into one request: each of a load's or a run's in turn), work Dawn rejects
+ * outside any error scope, and a lost device end the run with a DeviceFault naming the kernel and relation, never
+ * Dawn's text (nor printing it); the device (or, once lost, a new one) runs the next program.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderDiagnostics } from '@vixen/queryplan';
 import { compile, Database, DeviceFault, openGpu, type Gpu } from '../src/index.js';
@@ -24,17 +27,28 @@ async function expectedPaths(): Promise<number> {
   return (await tc.interpret({ facts: { edge: edges } })).get('path')!.length;
 }
 
-/** Makes the device refuse the first buffer asked for while `activity` matches: asks for twice its largest buffer. */
-function refuseOnce(gpu: Gpu, activity: RegExp): void {
+/**
+ * Makes the device refuse the `nth` buffer (from 1) asked for while `activity` matches: asks for twice its largest
+ * buffer, which Dawn refuses. Returns how many were asked for so far, and whether one was refused.
+ */
+function refuseOnce(gpu: Gpu, activity: RegExp, nth = 1): () => { asked: number; refused: boolean } {
   const g = internals(gpu);
   const acquire = g.pool.acquire.bind(g.pool);
-  let armed = true;
+  let asked = 0;
   g.pool.acquire = (bytes, usage) => {
-    if (!armed || !activity.test(g.activity)) return acquire(bytes, usage);
-    armed = false;
+    if (!activity.test(g.activity) || ++asked !== nth) return acquire(bytes, usage);
     return acquire(2 * g.limits.maxBufferSize, usage);
   };
+  return () => ({ asked, refused: asked >= nth });
 }
+
+/** Puts the pool's own acquire back (refuseOnce replaced it). */
+function unpatch(gpu: Gpu): void {
+  delete (internals(gpu).pool as { acquire?: unknown }).acquire;
+}
+
+/** What `p` rejected with (undefined if it resolved). */
+const failure = (p: Promise<unknown>): Promise<unknown> => p.then(() => undefined, (e: unknown) => e);
 
 describe('device faults', () => {
   let gpu: Gpu;
@@ -63,6 +77,7 @@ describe('device faults', () => {
     expect(renderDiagnostics(fault.diagnostics)).not.toMatch(DAWN);
     // What Dawn said is kept for debugging.
     expect(fault.detail).toMatch(/exceeds the max buffer size/);
+    unpatch(gpu);
     const again = await tc.run({ gpu, facts: { edge: edges } });
     expect(again.relations.get('path')!.length).toBe(await expectedPaths());
   });
@@ -73,9 +88,93 @@ describe('device faults', () => {
     await expect(db.run(tc)).rejects.toThrow(/^loading the facts of edge \(40 rows\) needed a buffer of/);
     // The relation loaded in the failed run is not kept: the next run loads it again and answers.
     expect(db.resident).toEqual([]);
+    unpatch(gpu);
     const result = await db.run(tc);
     expect(result.relations.get('path')!.length).toBe(await expectedPaths());
     db.clear();
+  });
+
+  // TPC-H SF 30 on the H200: one refused buffer while a query's lineitem was parsed on the device failed every later
+  // query (the parse ran outside error scopes, and a refused chunk buffer went back to the pool).
+  it('each buffer of a load parsed on the device refused in turn: the load names it, the same Database loads and answers next', async () => {
+    const paths = await expectedPaths();
+    let n = 0;
+    for (let nth = 1; ; nth++) {
+      const db = new Database(gpu, dir, { parse: 'device' });
+      const asked = refuseOnce(gpu, /parsed on the device/, nth);
+      const error = await failure(db.run(tc));
+      n = asked().asked;
+      unpatch(gpu);
+      if (!asked().refused) {
+        // Past the parse's last buffer: nothing was refused and the run answered.
+        expect(error).toBeUndefined();
+        break;
+      }
+      expect(error, `buffer ${nth} of the parse`).toBeInstanceOf(DeviceFault);
+      expect((error as DeviceFault).message).toMatch(/^loading the facts of edge \(parsed on the device\) needed a buffer of 4\.0 GiB/);
+      expect(db.resident).toEqual([]);
+      for (let run = 0; run < 2; run++) expect((await db.run(tc)).relations.get('path')!.length, `run ${run} after refusing buffer ${nth}`).toBe(paths);
+      db.clear();
+    }
+    // The chunk's text, counts, rows, spans, string table...: every buffer of the parse was refused once.
+    expect(n).toBeGreaterThanOrEqual(6);
+  });
+
+  it('each buffer of a run on resident relations refused in turn: the same Database answers the next run', async () => {
+    const paths = await expectedPaths();
+    const db = new Database(gpu, dir);
+    // Resident, and its run recorded for replay.
+    expect((await db.run(tc)).relations.get('path')!.length).toBe(paths);
+    let nth = 1;
+    for (; nth <= 60; nth++) {
+      const asked = refuseOnce(gpu, /computing|reading back/, nth);
+      const error = await failure(db.run(tc));
+      unpatch(gpu);
+      if (!asked().refused) {
+        expect(error).toBeUndefined();
+        break;
+      }
+      expect(error, `buffer ${nth} of the run`).toBeInstanceOf(DeviceFault);
+      expect(renderDiagnostics((error as DeviceFault).diagnostics)).not.toMatch(DAWN);
+      for (let run = 0; run < 2; run++) expect((await db.run(tc)).relations.get('path')!.length, `run ${run} after refusing buffer ${nth}`).toBe(paths);
+    }
+    expect(nth).toBeGreaterThan(3);
+    db.clear();
+  });
+
+  it('work the device rejects outside any error scope fails the next run once, and the device goes on', async () => {
+    const g = internals(gpu);
+    const bad = gpu.device.createBuffer({ size: 2 * g.limits.maxBufferSize, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+    const encoder = gpu.device.createCommandEncoder();
+    encoder.clearBuffer(bad);
+    gpu.device.queue.submit([encoder.finish()]);
+    await gpu.device.queue.onSubmittedWorkDone();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const error = await failure(tc.run({ gpu, facts: { edge: edges } }));
+    expect(error).toBeInstanceOf(DeviceFault);
+    expect((error as DeviceFault).kind).toBe('validation');
+    expect((error as DeviceFault).failsDevice).toBe(false);
+    expect((error as DeviceFault).message).toMatch(/^the device refused the run's work/);
+    expect((error as DeviceFault).message).not.toMatch(DAWN);
+    expect((error as DeviceFault).detail).toMatch(/max buffer size/);
+    expect((await tc.run({ gpu, facts: { edge: edges } })).relations.get('path')!.length).toBe(await expectedPaths());
+  });
+
+  it('prints nothing of such an error: dawn.node prints device errors nobody handles on stdout', () => {
+    const script = `
+      import { openGpu } from ${JSON.stringify(pathToFileURL(join(import.meta.dirname, '../src/index.ts')).href)};
+      const gpu = await openGpu();
+      const bad = gpu.device.createBuffer({ size: 2 * gpu.limits.maxBufferSize, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+      const encoder = gpu.device.createCommandEncoder();
+      encoder.clearBuffer(bad);
+      gpu.device.queue.submit([encoder.finish()]);
+      await gpu.device.queue.onSubmittedWorkDone();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      gpu.dispose();
+      console.log('done');`;
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect({ status: r.status, stdout: r.stdout }).toEqual({ status: 0, stdout: 'done\n' });
+    expect(r.stderr).not.toMatch(/validation:|Invalid Buffer|While (calling|encoding)|exceeds the max buffer size/);
   });
 
   it('a lost device fails the next run with a fault, and a new device runs it', async () => {
