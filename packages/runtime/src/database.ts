@@ -298,6 +298,8 @@ export class Database {
     // Strings loaded for this run only (inline facts, e.g. Q22's country codes) may be in the kept dictionary too.
     const reusable = missing.length === 0 ? this.reusableDictionary(kir, used, facts.strings.texts()) : undefined;
     let runDictionary: StringDictionary | undefined;
+    /** Resident relations the run moved to its dictionary (remap): their words read back and rewritten by it, so only as good as it. */
+    const rewritten: Entry[] = [];
     const resident: ResidentRelations = {
       // Read only when the run builds a dictionary: copying them all (a dimension's names) cost a resident SSB
       // query more host time than its kernels.
@@ -308,7 +310,10 @@ export class Database {
       adopt: async (dict, listIds) => {
         runDictionary = dict;
         let k = 0;
-        for (const e of used) await this.remap(e, dict, e.ids && listIds ? listIds[k++] : undefined);
+        for (const e of used) {
+          if (e.dictionary !== dict) rewritten.push(e);
+          await this.remap(e, dict, e.ids && listIds ? listIds[k++] : undefined);
+        }
         return new Map(used.map((e) => [e.decl.name, e.relation]));
       },
       keeps: (name) => fresh.has(name),
@@ -353,9 +358,12 @@ export class Database {
     try {
       return Object.assign(await program.execute(this.gpu, facts, outputs, budget, resident, options.countsOnly), { hostLoadMilliseconds, projectedOnDevice, deviceProjectMilliseconds, wideLoads });
     } catch (e) {
-      // A relation loaded by a run the device failed may sit in a buffer it refused: it is not kept.
+      // A relation loaded by a run the device failed may sit in a buffer it refused: it is not kept, nor is a
+      // resident one whose string words the run rewrote (read back and uploaded by a run whose device work failed),
+      // nor the string tables it made.
       if (e instanceof DeviceFault) {
-        for (const d of [...fresh.values(), ...projected].map((f) => f.decl)) this.drop(keyOf(d));
+        for (const d of [...fresh.values(), ...projected, ...rewritten].map((f) => f.decl)) this.drop(keyOf(d));
+        this.releaseTables();
         this.replays.clear();
       }
       throw e;
@@ -593,6 +601,7 @@ export class Database {
     if (e.ids) e.ids = ids ?? e.ids.map((id) => map[id]!);
     const stringWords = stringWordOffsets(heldTypes(e.decl));
     if (changed && stringWords.length > 0 && e.relation.count > 0) {
+      internals(this.gpu).activity = `rewriting the string ids of resident ${e.decl.name} (${e.relation.count} rows)`;
       const words = await downloadRelation(this.gpu, e.relation);
       const width = e.relation.width;
       for (const off of stringWords) for (let at = off; at < words.length; at += width) words[at] = map[words[at]!]!;

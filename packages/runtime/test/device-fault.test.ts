@@ -142,6 +142,32 @@ describe('device faults', () => {
     db.clear();
   });
 
+  it('each buffer of a run that rewrites a resident relation\'s strings refused in turn: both programs answer next', async () => {
+    const decl = 'edge(x, y) -> string(x), string(y).\npath(x, y) <- edge(x, y).\npath(x, z) <- path(x, y), edge(y, z).\n';
+    const names = compile(decl);
+    // "a0" sorts before every name of the file: the run's dictionary moves the resident edge's string ids (remap).
+    const more = compile(decl + 'extra(x) -> string(x).\nextra("a0").\nboth(x) <- extra(x), path(x, _).\n');
+    const strings = mkdtempSync(join(tmpdir(), 'vixen-fault-strings-'));
+    writeFileSync(join(strings, 'edge.csv'), edges.map(([x, y]) => `n${x},n${y}`).join('\n') + '\n');
+    const paths = await expectedPaths();
+    for (let nth = 1; ; nth++) {
+      const db = new Database(gpu, strings);
+      expect((await db.run(names)).relations.get('path')!.length).toBe(paths);
+      const asked = refuseOnce(gpu, /^/, nth);
+      const error = await failure(db.run(more));
+      unpatch(gpu);
+      if (!asked().refused) {
+        expect(error).toBeUndefined();
+        expect(nth).toBeGreaterThan(10);
+        break;
+      }
+      expect(error, `buffer ${nth} of the run`).toBeInstanceOf(DeviceFault);
+      for (const p of [names, more, names]) expect((await db.run(p)).relations.get('path')!.length, `after refusing buffer ${nth}`).toBe(paths);
+      db.clear();
+    }
+    rmSync(strings, { recursive: true, force: true });
+  });
+
   it('work the device rejects outside any error scope fails the next run once, and the device goes on', async () => {
     const g = internals(gpu);
     const bad = gpu.device.createBuffer({ size: 2 * g.limits.maxBufferSize, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
