@@ -138,8 +138,8 @@ export class BufferPool {
     try {
       buffer = this.device.createBuffer(descriptor);
     } catch (e) {
-      // dawn.node throws a RangeError where it cannot map a buffer at creation; the scopes still hold its error.
-      void this.device.popErrorScope().then(() => this.device.popErrorScope()).catch(() => undefined);
+      // dawn.node throws a RangeError where it cannot map a buffer at creation; its scopes go (popped at once: a stack).
+      void Promise.all([this.device.popErrorScope(), this.device.popErrorScope()]).catch(() => undefined);
       throw allocationFault({ bytes: descriptor.size, activity, kind: 'out-of-memory', detail: e instanceof Error ? e.message : String(e) }, 0, this.maxBufferSize);
     }
     const validation = this.device.popErrorScope();
