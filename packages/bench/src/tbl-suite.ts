@@ -341,6 +341,11 @@ export interface TblBenchOptions<Result> {
    * before the queries (loadTables).
    */
   perQueryLoads?: boolean;
+  /**
+   * Opens a new device where the bench's is lost or failed (DatabaseOptions.reopen): the queries after go on there,
+   * loading what they read.
+   */
+  reopen?: () => Promise<Gpu>;
   onQuery?: (r: Result) => void;
   /** Hears of each table loaded before the queries, as it is. */
   onTableLoad?: (t: TableLoad) => void;
@@ -577,6 +582,7 @@ async function openTblSuite<R>(gpu: Gpu, options: TblBenchOptions<R>, schema: re
   const db = new Database(gpu, options.dataDir, {
     ...(options.maxResidentBytes !== undefined && !first ? { maxResidentBytes: options.maxResidentBytes } : {}),
     ...(options.parse ? { parse: options.parse } : {}),
+    ...(options.reopen ? { reopen: options.reopen } : {}),
     // Loaded first, a table is read once: queries make their relations of it on the device, not from a host copy.
     ...(first ? { project: options.project === 'host' ? 'host' : 'device', hostCache: options.project === 'host' } : options.project ? { project: options.project } : {}),
   });

@@ -173,6 +173,8 @@ async function runTblBench<R>(
       parse: opts.parse,
       project: opts.project,
       perQueryLoads: opts.perQueryLoads,
+      // A lost device fails its query; the next go on on a new one.
+      reopen: () => openGpu({ backend: opts.backend }),
       ...(opts.duckdbThreads !== undefined ? { duckdbThreads: opts.duckdbThreads } : {}),
       onTableLoad: (t) =>
         err(`  ${t.name}: loaded in ${t.ms.toFixed(1)} ms (read ${t.readMs.toFixed(1)} ms), duckdb ${t.duckdbMs.toFixed(1)} ms${t.resident ? '' : `; not resident: ${t.message ?? ''}`}\n`),

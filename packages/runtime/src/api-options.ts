@@ -62,6 +62,7 @@ const databaseOptionsSchema = z.object({
   parse: z.enum(PARSE_MODES).optional(),
   project: z.enum(PARSE_MODES).optional(),
   facts: runOptionsSchema.shape.facts,
+  reopen: callback().optional(),
 });
 
 const compileArgsSchema = z.object({

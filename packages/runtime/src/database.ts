@@ -140,6 +140,12 @@ export interface DatabaseOptions {
    * read from the facts directory; the first run that reads one loads it from here, and it stays resident.
    */
   facts?: Record<string, FactRelation>;
+  /**
+   * Opens a new device for a Database whose device is lost or failed (DeviceFault.failsDevice): the next run
+   * uses it, its base relations loaded again. A device opened so is disposed by the Database (by the next one it
+   * opens, or by clear()). Without it, every run on a failed device fails.
+   */
+  reopen?: () => Promise<Gpu>;
 }
 
 /**
@@ -180,8 +186,13 @@ export class Database {
    */
   private readonly replays = new Replays();
 
+  /** The device the runs use: the one given, or one `options.reopen` opened after it failed. */
+  private device: Gpu;
+  /** A device this Database opened (options.reopen), to dispose. */
+  private opened: Gpu | undefined;
+
   constructor(
-    readonly gpu: Gpu,
+    gpu: Gpu,
     /**
      * Where `<relation>.csv|.tsv|.facts|.tbl|.parquet|.arrow|.feather` files (or a columnar store) are read from, as
      * for `RunOptions.factsDir`.
@@ -190,7 +201,25 @@ export class Database {
     readonly options: DatabaseOptions = {},
   ) {
     checkDatabaseOptions(options);
+    this.device = gpu;
     this.cache = options.hostCache === false ? undefined : new FactsCache();
+  }
+
+  /** The device the runs use (see DatabaseOptions.reopen). */
+  get gpu(): Gpu {
+    return this.device;
+  }
+
+  /**
+   * A new device in place of a failed one (DatabaseOptions.reopen): what the Database kept on the old one is gone
+   * with it (relations, string tables, replay records), so runs load their relations again.
+   */
+  private async reopen(reopen: () => Promise<Gpu>): Promise<void> {
+    this.entries.clear();
+    this.tables = undefined;
+    this.replays.clear();
+    this.opened?.dispose();
+    this.device = this.opened = await reopen();
   }
 
   /** Facts files read from the facts directory so far. */
@@ -225,6 +254,7 @@ export class Database {
       throw new VixenError({ severity: 'error', message: 'a Database runs LogiQL programs; a Soufflé program names its own input files' });
     }
     const kir = program.kir;
+    if (this.options.reopen && internals(this.gpu).failed) await this.reopen(this.options.reopen);
     const run = ++this.runs;
     const used: Entry[] = [];
     const missing: RelationDecl[] = [];
@@ -615,7 +645,7 @@ export class Database {
 
   /**
    * Returns every resident relation's buffer to the device's pool, drops the host cache and the device's kept read
-   * buffers; the database is empty afterwards.
+   * buffers, and disposes a device it opened (DatabaseOptions.reopen); the database is empty afterwards.
    */
   clear(): void {
     dropIdleReads(internals(this.gpu));
@@ -625,6 +655,9 @@ export class Database {
     for (const e of this.entries.values()) releaseRelation(this.gpu, e.relation);
     this.entries.clear();
     this.releaseTables();
+    // A device it opened goes too (a later run opens another: the given one had failed).
+    this.opened?.dispose();
+    this.opened = undefined;
   }
 
   private releaseTables(): void {

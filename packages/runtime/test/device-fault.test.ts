@@ -218,4 +218,19 @@ describe('device faults', () => {
     // Without a device given, a run opens its own.
     expect((await tc.run({ facts: { edge: edges } })).relations.get('path')!.length).toBe(await expectedPaths());
   });
+
+  it('a Database whose device is lost runs the next program on a new one (reopen), its relations loaded again', async () => {
+    const first = await openGpu();
+    const db = new Database(first, dir, { reopen: () => openGpu() });
+    expect((await db.run(tc)).relations.get('path')!.length).toBe(await expectedPaths());
+    first.device.destroy();
+    const error = await failure(db.run(tc));
+    expect(error).toBeInstanceOf(DeviceFault);
+    expect((error as DeviceFault).failsDevice).toBe(true);
+    expect((await db.run(tc)).relations.get('path')!.length).toBe(await expectedPaths());
+    expect(db.gpu).not.toBe(first);
+    expect(db.resident.map((r) => r.name)).toEqual(['edge']);
+    db.clear();
+    first.dispose();
+  });
 });

@@ -264,6 +264,11 @@ export class GpuImpl implements Gpu {
     this.device.destroy();
   }
 
+  /** The device runs nothing more (lost, disposed, or an internal error): a new one is needed. */
+  get failed(): boolean {
+    return this.failure !== null;
+  }
+
   /** Throws if the device is gone or an earlier error went uncaught. */
   check(): void {
     if (this.failure) throw this.failure;
