@@ -432,13 +432,21 @@ export class GpuImpl implements Gpu {
 
   /**
    * Drops what outlives a run and may hold an object the device refused during a faulted one: free pooled buffers,
-   * cached bind groups and idle kept read buffers (refused ones are also left out where they are checked: pool.ts
-   * `checked`). Resident relations come only from runs that ended without a fault.
+   * cached bind groups, idle kept read buffers and the words in refused buffers the next sync would read (refused
+   * ones are also left out where they are checked: pool.ts `checked`). Resident relations come only from runs that
+   * ended without a fault.
    */
   private purge(): void {
     this.pool.trim();
     this.bindGroups.clear();
     dropIdleReads(this);
+    // Counts and guesses the faulted run left for the next sync, in a buffer the device refused: copying them
+    // would fail that sync too.
+    for (const w of this.pending) if (this.pool.refused(w.buffer)) this.pending.delete(w);
+    for (const q of this.guesses.filter((q) => this.pool.refused(q.buffer))) {
+      this.guesses.splice(this.guesses.indexOf(q), 1);
+      this.pool.release(q.buffer);
+    }
   }
 
   /** Throws the first GPU error of any scoped work so far (its message names the work). */
