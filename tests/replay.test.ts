@@ -184,8 +184,10 @@ test('a replay whose group room the device finds too small is dropped, and the r
       sale(c, v) -> int32(c), int32(v).
       total(c, t) <- agg<<t = sum(v)>> sale(c, v), v > 0.`);
     const db = new Database(data.gpu, dir);
+    let missed: string | undefined;
     const run = async () => {
       const r = await db.run(program, { outputs: ['total'] });
+      missed = r.stats.replayMissed;
       const totals = [...r.relations.get('total')!].map((row) => row.join(','));
       return { replayed: r.stats.replayed, answer: totals.length === 2 ? `2 groups` : totals.join(' ') };
     };
@@ -198,6 +200,8 @@ test('a replay whose group room the device finds too small is dropped, and the r
       for (let i = 0; i < rows; i++) [words[2 * i], words[2 * i + 1]] = [i + 1, 1];
       (data.gpu as Gpu).device.queue.writeBuffer(resident.buffer!, 0, words);
       expect([before.at(-1), tag(await run())]).toEqual(['replayed 2 groups', `planned ${Array.from({ length: rows }, (_, i) => `${i + 1},1`).join(' ')}`]);
+      // The run says why it planned (the bench sums these over a query's timed runs).
+      expect(missed).toBe('a guess it rests on failed');
     } finally {
       db.clear();
     }
@@ -231,8 +235,10 @@ test('a run that needs device memory releases the records, and their programs pl
   const q6 = compileTpchQuery(queriesDir, 6);
   const expected = (await data.duck.query(tpchQuerySql(queriesDir, 6))).rows;
   const types = q6.relations.find((r) => r.name === 'result')!.columns.map((c) => c.type);
+  let missed: string | undefined;
   const run = async (program: Program, budget?: string) => {
     const r = await db.run(program, { outputs: ['result'], ...(budget ? { maxDeviceMemory: budget } : {}) });
+    missed = r.stats.replayMissed;
     return { replayed: r.stats.replayed, answer: compareAnswers(r.relations.get('result')!, types, expected).join('; ') || 'matches' };
   };
   try {
@@ -240,7 +246,10 @@ test('a run that needs device memory releases the records, and their programs pl
     // Q1 under a budget far below lineitem's columns: its kernels make room, and the records go first.
     const q1 = await db.run(compileTpchQuery(queriesDir, 1), { outputs: ['result'], maxDeviceMemory: '256KiB' });
     expect(q1.stats.spills + q1.stats.partitionedLaunches).toBeGreaterThan(0);
-    expect([tag(await run(q6)), ...(await untilReplayed(() => run(q6))).slice(-1)]).toEqual(['planned matches', 'replayed matches']);
+    const next = tag(await run(q6));
+    expect([next, missed]).toEqual(['planned matches', 'its record was released for device memory']);
+    expect((await untilReplayed(() => run(q6))).slice(-1)).toEqual(['replayed matches']);
+    expect(missed).toBeUndefined();
   } finally {
     db.clear();
   }

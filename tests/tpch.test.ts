@@ -328,11 +328,29 @@ test('vixen bench tpch generates data, runs both engines and writes JSON', async
   expect(out).toMatch(/power \(3600\*SF\/geomean s\): vixen [\d.]+, duckdb [\d.]+/);
   const report = JSON.parse(readFileSync(json, 'utf8')) as {
     sf: number;
-    queries: Array<{ query: number; status: string; vixenMs: number; duckdbMs: number; hostSyncs: number; causes: { startedAgain: number; dictionaryBuilt: number; gcMs: number } }>;
+    queries: Array<{
+      query: number;
+      status: string;
+      vixenMs: number;
+      duckdbMs: number;
+      hostSyncs: number;
+      vixenRunsWaitMs: number[];
+      causes: { startedAgain: number; dictionaryBuilt: number; gcMs: number; tablesBuilt: number; buffersCreated: number; createdBytes: number; notReplayed: Record<string, number> };
+      held: { residentBytes: number; poolFreeBytes: number; recordBytes: number };
+    }>;
   };
   expect(report.sf).toBe(0.002);
   expect(report.queries.map((q) => [q.query, q.status])).toEqual([[6, 'ok'], [4, 'ok']]);
   for (const q of report.queries) expect(q.vixenMs > 0 && q.duckdbMs > 0 && q.hostSyncs === 1).toBe(true);
   // What slows timed runs: on resident tables none starts again or builds its dictionary anew.
   for (const q of report.queries) expect([q.causes.startedAgain, q.causes.dictionaryBuilt, q.causes.gcMs >= 0]).toEqual([0, 0, true]);
+  // Nor tabulates a string (neither has one); buffers created come with their bytes; the one timed run, set up and
+  // warmed by none, replays no record; the tables loaded first are held on the device as it starts.
+  for (const q of report.queries) {
+    expect(q.causes.tablesBuilt).toBe(0);
+    expect(q.causes.buffersCreated === 0 ? q.causes.createdBytes === 0 : q.causes.createdBytes >= 256 * q.causes.buffersCreated).toBe(true);
+    expect(Object.values(q.causes.notReplayed)).toEqual([1]);
+    expect(q.vixenRunsWaitMs).toHaveLength(1);
+    expect(q.held.residentBytes).toBeGreaterThan(0);
+  }
 }, 120_000);

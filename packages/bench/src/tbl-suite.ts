@@ -14,7 +14,7 @@ import { VixenError, type OutputOrder, type RelationDecl, type Row, type ScalarT
 import { compile, compileFile, Database, type Program, type ResidentRelation } from '@vixen/runtime';
 import type { ExecuteStats, ParseMode } from '@vixen/runtime';
 import { loadFactsDir } from '@vixen/io';
-import { internals, type Gpu } from '@vixen/runtime/gpu';
+import { internals, replayBytes, type Gpu } from '@vixen/runtime/gpu';
 import { copyBandwidth, GPU_WARM_MS, median, warmUp } from './operators.js';
 import { TblDuckDb, type DuckValue } from './tbl-duckdb.js';
 
@@ -123,6 +123,8 @@ export interface VixenTiming {
   queryMs: number;
   /** Each timed run's query time, in run order (their spread says how far the median can be trusted). */
   queryRunsMs: number[];
+  /** Of each: the time it waited for the device. */
+  queryRunsWaitMs: number[];
   /** Median time the timed runs waited for the device (ExecuteStats.waitMilliseconds); the rest is host work. */
   waitMs: number;
   /** Of the rest: median time Dawn took the timed runs' submissions (ExecuteStats.submitMilliseconds). */
@@ -150,6 +152,8 @@ export interface VixenTiming {
   rows: Row[];
   /** What made timed runs slower than their kernels need, summed over them (slowRunCauses). */
   causes: SlowRunCauses;
+  /** Device memory held as the timed runs began. */
+  held: DeviceMemoryHeld;
 }
 
 /**
@@ -161,13 +165,34 @@ export interface SlowRunCauses {
   startedAgain: number;
   /** Runs that built a dictionary (and string tables) instead of keeping the resident relations' one. */
   dictionaryBuilt: number;
-  /** GPU buffers created because the pool had none to reuse (each an allocation and Dawn's zero fill). */
+  /** GPU buffers created because the pool had none to reuse (each an allocation and Dawn's zero fill), and their bytes. */
   buffersCreated: number;
+  createdBytes: number;
+  /** Trims of the pool that destroyed its free buffers (a run near its device memory budget): later runs create them again. */
+  poolTrims: number;
+  /** String built-in tables (LIKE...) made and uploaded: none where the run keeps its dictionary. */
+  tablesBuilt: number;
+  /** Milliseconds the runs took for their dictionaries (ExecuteStats.dictionaryMilliseconds). */
+  dictionaryMs: number;
+  /** Runs that did not replay their program's record, by why (ExecuteStats.replayMissed; replay on). */
+  notReplayed: Record<string, number>;
   /** Bytes spilled to host memory to stay within the device memory budget. */
   spilledBytes: number;
   /** Milliseconds of host garbage collection during the timed runs. */
   gcMs: number;
 }
+
+/**
+ * Device memory held when a query's timed runs begin: resident relations (all, not only the query's), the pool's free
+ * buffers and replay records' buffers. Runs size their room within the budget less these.
+ */
+export interface DeviceMemoryHeld {
+  residentBytes: number;
+  poolFreeBytes: number;
+  recordBytes: number;
+}
+
+const mib = (bytes: number): string => (bytes / 2 ** 20).toFixed(1);
 
 /** `; timed runs: ...` naming each cause that occurred, or nothing. */
 export function formatSlowRunCauses(c: SlowRunCauses | undefined, runs: number): string {
@@ -175,11 +200,27 @@ export function formatSlowRunCauses(c: SlowRunCauses | undefined, runs: number):
   const said = [
     c.startedAgain > 0 ? `${c.startedAgain} started again` : '',
     c.dictionaryBuilt > 0 ? `${c.dictionaryBuilt} built a dictionary` : '',
-    c.buffersCreated > 0 ? `${c.buffersCreated} buffer${c.buffersCreated === 1 ? '' : 's'} created` : '',
-    c.spilledBytes > 0 ? `${(c.spilledBytes / 2 ** 20).toFixed(1)} MiB spilled` : '',
+    c.buffersCreated > 0 ? `${c.buffersCreated} buffer${c.buffersCreated === 1 ? '' : 's'} created (${mib(c.createdBytes)} MiB)` : '',
+    c.poolTrims > 0 ? `${c.poolTrims} pool trim${c.poolTrims === 1 ? '' : 's'}` : '',
+    c.tablesBuilt > 0 ? `${c.tablesBuilt} string table${c.tablesBuilt === 1 ? '' : 's'} built` : '',
+    ...Object.entries(c.notReplayed).map(([why, n]) => `${n} not replayed (${why})`),
+    c.spilledBytes > 0 ? `${mib(c.spilledBytes)} MiB spilled` : '',
     c.gcMs >= 0.05 * runs ? `host GC ${(c.gcMs / runs).toFixed(1)} ms a run` : '',
   ].filter((x) => x !== '');
   return said.length > 0 ? `; timed runs: ${said.join(', ')}` : '';
+}
+
+/**
+ * `; runs a/b/c ms (waiting d/e/f); held: ...`: each timed run's time and device wait, and the device memory held as
+ * they began, to tell a query slowed by its device from one slowed by its host or by a full device.
+ */
+export function formatTimedRuns(ms: readonly number[], waitMs: readonly number[], held: DeviceMemoryHeld | undefined): string {
+  if (ms.length === 0 || !held) return '';
+  const gib = (bytes: number): string => (bytes / 2 ** 30).toFixed(2);
+  return (
+    `; runs ${ms.map((x) => x.toFixed(1)).join('/')} ms (waiting ${waitMs.map((x) => x.toFixed(1)).join('/')}); ` +
+    `held: resident ${gib(held.residentBytes)} GiB, pool ${gib(held.poolFreeBytes)} GiB, records ${gib(held.recordBytes)} GiB`
+  );
 }
 
 /**
@@ -267,7 +308,25 @@ export async function timeVixenQuery(
     await run();
     return performance.now() - t0;
   });
-  const causes: SlowRunCauses = { startedAgain: 0, dictionaryBuilt: 0, buffersCreated: 0, spilledBytes: 0, gcMs: 0 };
+  const causes: SlowRunCauses = {
+    startedAgain: 0,
+    dictionaryBuilt: 0,
+    buffersCreated: 0,
+    createdBytes: 0,
+    poolTrims: 0,
+    tablesBuilt: 0,
+    dictionaryMs: 0,
+    notReplayed: {},
+    spilledBytes: 0,
+    gcMs: 0,
+  };
+  const pool = internals(data.db.gpu).pool;
+  const held: DeviceMemoryHeld = {
+    residentBytes: data.db.resident.reduce((n, r) => n + residentBytes(r), 0),
+    poolFreeBytes: pool.freeBytes,
+    recordBytes: replayBytes(internals(data.db.gpu)),
+  };
+  const trims = pool.trims;
   const gcMs = observeGc();
   for (let i = 0; i < runs; i++) {
     const r = await run();
@@ -280,14 +339,20 @@ export async function timeVixenQuery(
     causes.startedAgain += r.stats.startedAgain ? 1 : 0;
     causes.dictionaryBuilt += r.stats.residentDictionary ? 0 : 1;
     causes.buffersCreated += r.stats.buffersCreated;
+    causes.createdBytes += r.stats.createdBytes;
+    causes.tablesBuilt += r.stats.tablesBuilt;
+    causes.dictionaryMs += r.stats.dictionaryMilliseconds;
+    if (r.stats.replayMissed !== undefined) causes.notReplayed[r.stats.replayMissed] = (causes.notReplayed[r.stats.replayMissed] ?? 0) + 1;
     causes.spilledBytes += r.stats.spilledBytes;
   }
   causes.gcMs = gcMs().ms;
+  causes.poolTrims = pool.trims - trims;
   const rows = last.relations.get('result')!;
   if (profile) profile((await run({ profile: true })).stats);
   return {
     queryMs: median(queryTimes),
     queryRunsMs: queryTimes,
+    queryRunsWaitMs: waitTimes,
     waitMs: median(waitTimes),
     submitMs: median(submitTimes),
     dispatches,
@@ -301,6 +366,7 @@ export async function timeVixenQuery(
     inputBytes: setup.stats.inputs.reduce((n, r) => n + 4 * r.rows * r.width, 0),
     rows,
     causes,
+    held,
   };
 }
 

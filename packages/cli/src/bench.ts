@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { z } from 'zod';
 import { openGpu, parseByteSize, type Gpu } from '@vixen/runtime';
-import { BENCH_OPERATORS, benchCompile, benchEndToEnd, benchGraphs, benchLoad, compileSsbQuery, compileTpchQuery, END_TO_END_FORMATS, formatEndToEndReport, formatLoadReport, ssbQuerySql, ssbSchema, tpchQuerySql, tpchSchema, type EndToEndQuery, benchOperators, benchSsb, benchTpch, dbgenParallel, defaultBenchSizes, examplesDir, formatBenchReport, formatCompileReport, formatGraphBenchReport, formatSlowRunCauses, formatSsbReport, formatTpchReport, GRAPH_KINDS, GRAPH_WORKLOADS, LOOP_DEFAULTS, SSB_QUERIES, ssbgenParallel, TPCH_QUERIES, type TblBenchOptions } from '@vixen/bench';
+import { BENCH_OPERATORS, benchCompile, benchEndToEnd, benchGraphs, benchLoad, compileSsbQuery, compileTpchQuery, END_TO_END_FORMATS, formatEndToEndReport, formatLoadReport, ssbQuerySql, ssbSchema, tpchQuerySql, tpchSchema, type EndToEndQuery, benchOperators, benchSsb, benchTpch, dbgenParallel, defaultBenchSizes, examplesDir, formatBenchReport, formatCompileReport, formatGraphBenchReport, formatSlowRunCauses, formatSsbReport, formatTimedRuns, formatTpchReport, GRAPH_KINDS, GRAPH_WORKLOADS, LOOP_DEFAULTS, SSB_QUERIES, ssbgenParallel, TPCH_QUERIES, type TblBenchOptions } from '@vixen/bench';
 import { VixenError, type RelationDecl } from '@vixen/queryplan';
 import { BENCH_DESCRIPTION, PARSE_MODES, parseOption, parseOptions, writeJsonReport } from './options.js';
 import { formatProfile } from './report.js';
@@ -317,7 +317,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
                   `  Q${q.query}: ${q.status}, vixen ${q.vixenMs.toFixed(1)} ms (host ${q.vixenHostMs.toFixed(1)}, submit ${q.vixenSubmitMs.toFixed(1)}, ` +
                     `${q.dispatches} dispatches in ${q.submissions} submissions; load ${q.vixenLoadMs.toFixed(1)} ms` +
                     `${q.vixenProjected.length > 0 ? `, ${q.vixenProjected.join(', ')} projected on the device` : ''}), duckdb ${q.duckdbMs.toFixed(1)} ms` +
-                    `${formatSlowRunCauses(q.causes, q.vixenRunsMs.length)}\n`,
+                    `${formatSlowRunCauses(q.causes, q.vixenRunsMs.length)}${formatTimedRuns(q.vixenRunsMs, q.vixenRunsWaitMs, q.held)}\n`,
                 ),
             }),
           format: formatTpchReport,

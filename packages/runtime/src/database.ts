@@ -217,7 +217,7 @@ export class Database {
   private async reopen(reopen: () => Promise<Gpu>): Promise<void> {
     this.entries.clear();
     this.tables = undefined;
-    this.replays.clear();
+    this.replays.clear('the device was lost and opened again');
     this.opened?.dispose();
     this.device = this.opened = await reopen();
   }
@@ -394,7 +394,7 @@ export class Database {
       if (e instanceof DeviceFault) {
         for (const d of [...fresh.values(), ...projected, ...rewritten].map((f) => f.decl)) this.drop(keyOf(d));
         this.releaseTables();
-        this.replays.clear();
+        this.replays.clear('a run faulted the device');
       }
       throw e;
     } finally {
@@ -591,7 +591,7 @@ export class Database {
   private drop(key: string): void {
     const e = this.entries.get(key);
     if (!e) return;
-    this.replays.clear();
+    this.replays.clear(`resident ${e.decl.name} was freed`);
     releaseRelation(this.gpu, e.relation);
     this.entries.delete(key);
   }
@@ -636,7 +636,7 @@ export class Database {
       const width = e.relation.width;
       for (const off of stringWords) for (let at = off; at < words.length; at += width) words[at] = map[words[at]!]!;
       const next = await uploadRelationStaged(this.gpu, words, width, e.relation.count);
-      this.replays.clear();
+      this.replays.clear(`resident ${e.decl.name}'s string ids were rewritten`);
       releaseRelation(this.gpu, e.relation);
       e.relation = { ...next, canonical: e.relation.canonical ?? false };
     }
@@ -661,7 +661,7 @@ export class Database {
   }
 
   private releaseTables(): void {
-    this.replays.clear();
+    this.replays.clear('the string tables were released (another dictionary)');
     for (const t of this.tables?.byKey.values() ?? []) releaseRelation(this.gpu, t);
     this.tables = undefined;
   }

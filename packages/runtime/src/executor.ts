@@ -281,6 +281,18 @@ export interface ExecuteStats {
   hostSyncs: number;
   /** GPU buffers the run created because the pool had none to reuse (scratch buffers included). */
   buffersCreated: number;
+  /** Their bytes. */
+  createdBytes: number;
+  /**
+   * String built-in tables (LIKE, strlen...) the run made and uploaded: none where a Database's earlier run with the
+   * same dictionary made them.
+   */
+  tablesBuilt: number;
+  /**
+   * Why a run that could have replayed (a Database's, replay on) did not (replay.ts): no record yet, or the reason
+   * its program's record was not made, released or dropped. Absent where it replayed or could not.
+   */
+  replayMissed?: string;
   /** Rows of each base and derived relation when the run ended (or stopped), in program order. */
   relationRows: Array<{ name: string; rows: number }>;
 }
@@ -477,6 +489,7 @@ export async function executeKir(
   // Runs that may start again on resident relations replay or are recorded (replay.ts); not profiled ones, whose
   // times are per kernel, nor those reporting progress between iterations.
   const replays = restartable && options.replay !== false && !options.profile && !options.onProgress ? resident?.replays : undefined;
+  let replayMissed: string | undefined;
   try {
     if (replays) {
       const replayed = await replays.replay(gpu, program, dict, initial, runOptions, (valueOf, submitted) =>
@@ -487,6 +500,7 @@ export async function executeKir(
         replayed.stats.dictionaryMilliseconds = dictionaryMilliseconds;
         return replayed;
       }
+      replayMissed = replays.missed(program);
     }
     for (let again = false; ; again = true) {
       const run: GuessingRun | null = restartable && !again ? { missed: false } : null;
@@ -499,6 +513,7 @@ export async function executeKir(
         // The run's time includes settling its error scopes.
         result.stats.milliseconds = performance.now() - started;
         result.stats.dictionaryMilliseconds = dictionaryMilliseconds;
+        if (replayMissed !== undefined) result.stats.replayMissed = replayMissed;
         return result;
       } catch (e) {
         recording?.discard();
@@ -534,6 +549,8 @@ async function evaluate(
   const syncStart = g.hostSyncs;
   const waitStart = g.waitMilliseconds;
   const createdStart = g.pool.created;
+  const createdBytesStart = g.pool.createdBytes;
+  let tablesBuilt = 0;
   // The run's storage buffers at once, from what it starts with (resident relations of others included).
   g.pool.peakInUseBytes = g.pool.inUseBytes;
   const encodersAtStart = g.batch.opened;
@@ -555,7 +572,10 @@ async function evaluate(
     if (specs.length === 0) return undefined;
     let t = tables.get(kernel.id);
     if (!t) {
-      const upload = (): DeviceRelation => uploadRelation(gpu, kernelTableWords(specs, dict), 1);
+      const upload = (): DeviceRelation => {
+        tablesBuilt += 1;
+        return uploadRelation(gpu, kernelTableWords(specs, dict), 1);
+      };
       tables.set(kernel.id, (t = options.resident?.table ? options.resident.table(specs, dict, upload) : upload()));
     }
     return t;
@@ -679,6 +699,8 @@ async function evaluate(
     readbackBytes: g.readbackBytes - readbackStart,
     hostSyncs: g.hostSyncs - syncStart,
     buffersCreated: g.pool.created - createdStart,
+    createdBytes: g.pool.createdBytes - createdBytesStart,
+    tablesBuilt,
     relationRows: [...relationIds].map(([id, name]) => ({ name, rows: valueOf(id).count })),
   });
 

@@ -128,6 +128,18 @@ export class Replays {
    * llvmpipe at SF 0.1 TPC-H Q12 planned 36, 40, then 36 dispatches, and Q18 18, 19, 105, then 17).
    */
   readonly lastPlans = new WeakMap<KirProgram, string>();
+  /** Per program without a record (or whose record did not replay), why: ExecuteStats.replayMissed. */
+  private readonly why = new WeakMap<KirProgram, string>();
+
+  /** Why `program`'s run did not replay, asked once replay() declined it. */
+  missed(program: KirProgram): string {
+    return this.why.get(program) ?? 'no record yet';
+  }
+
+  /** Notes why `program` has no record now. */
+  note(program: KirProgram, why: string): void {
+    this.why.set(program, why);
+  }
 
   /**
    * A trace of a run of `program` about to start (executeKir), or undefined where its facts cannot be compared (rows
@@ -153,14 +165,27 @@ export class Replays {
     const r = this.records.get(program);
     const g = internals(gpu);
     // Another run in flight shares the device's counters and command batch: this one plans its kernels.
-    if (!r || g.runsInProgress > 0 || g.batch.trace) return undefined;
-    if (!r.record.live || !sameDictionary(r.dict, dict) || r.key !== optionsKey(options) || !sameFacts(r.facts, factsPrint(initial))) {
-      this.drop(program);
+    if (!r) return undefined;
+    if (g.runsInProgress > 0 || g.batch.trace) {
+      this.note(program, 'another run was in progress');
+      return undefined;
+    }
+    const changed = !r.record.live
+      ? 'its record was released for device memory'
+      : !sameDictionary(r.dict, dict)
+        ? 'the string dictionary changed'
+        : r.key !== optionsKey(options)
+          ? 'its options changed'
+          : !sameFacts(r.facts, factsPrint(initial))
+            ? 'its run-only facts changed'
+            : undefined;
+    if (changed) {
+      this.drop(program, changed);
       return undefined;
     }
     const adopted = (await options.resident?.adopt(dict)) ?? new Map<string, DeviceRelation>();
     if (!sameRelations(adopted, r.resident)) {
-      this.drop(program);
+      this.drop(program, 'its resident relations changed');
       return undefined;
     }
     this.records.delete(program);
@@ -168,7 +193,7 @@ export class Replays {
     const started = performance.now();
     const { hostSyncs, waitMilliseconds, readbackBytes } = g;
     const { submitted, submitMilliseconds, dispatched } = g.batch;
-    const created = g.pool.created;
+    const { created, createdBytes } = g.pool;
     let readStart = 0;
     let relationRows = r.stats.relationRows;
     const relations = await g.runScoped('replaying the program', async (endScopes) => {
@@ -211,7 +236,7 @@ export class Replays {
       }
     });
     if (!relations) {
-      this.drop(program);
+      this.drop(program, 'a guess it rests on failed');
       return undefined;
     }
     const now = performance.now();
@@ -230,33 +255,40 @@ export class Replays {
       hostSyncs: g.hostSyncs - hostSyncs,
       readbackBytes: g.readbackBytes - readbackBytes,
       buffersCreated: g.pool.created - created,
+      createdBytes: g.pool.createdBytes - createdBytes,
+      tablesBuilt: 0,
       relationRows,
     };
+    delete stats.replayMissed;
     return { relations, stats };
   }
 
   /** Keeps `recorded` as `program`'s record, releasing the one it had and the least recently run ones past MAX_RECORDS. */
   store(program: KirProgram, recorded: Recorded): void {
-    this.drop(program);
+    this.drop(program, '');
+    this.why.delete(program);
     this.records.set(program, recorded);
     let bytes = [...this.records.values()].reduce((n, r) => n + r.record.bytes, 0);
     const most = recorded.limit === undefined ? Infinity : recorded.limit * RECORDS_SHARE;
     for (const [p, r] of this.records) {
       if (p === program || (this.records.size <= MAX_RECORDS && bytes <= most)) break;
       bytes -= r.record.bytes;
-      this.drop(p);
+      this.drop(p, `released for a later record (at most ${MAX_RECORDS}, within ${RECORDS_SHARE * 100}% of the budget)`);
     }
   }
 
-  drop(program: KirProgram): void {
-    this.records.get(program)?.record.release();
+  /** Releases `program`'s record, noting `why`. */
+  drop(program: KirProgram, why: string): void {
+    const r = this.records.get(program);
+    if (!r) return;
+    r.record.release();
     this.records.delete(program);
+    this.note(program, why);
   }
 
-  /** Releases every record (a resident relation or the string tables changed, or the Database is cleared). */
-  clear(): void {
-    for (const r of this.records.values()) r.record.release();
-    this.records.clear();
+  /** Releases every record, noting `why` (a resident relation or the string tables changed, the Database is cleared). */
+  clear(why: string): void {
+    for (const program of [...this.records.keys()]) this.drop(program, why);
   }
 
   /** Whether `program` has a record (tests). */
@@ -311,7 +343,10 @@ export class Recording {
   ): void {
     if (why) this.trace.stop(why);
     for (const rel of outputs.values()) if (rel.chunks) this.trace.stop('an output past one binding');
-    if (g.batch.trace !== this.trace) return;
+    if (g.batch.trace !== this.trace) {
+      this.replays.note(this.program, `not recorded: ${this.trace.broken ?? 'not traced'}`);
+      return;
+    }
     this.trace.end(g.batch.openArena());
     if (!this.trace.broken) {
       const plan = this.trace.plan();
@@ -322,9 +357,13 @@ export class Recording {
     const counted = rows.flatMap((parts) => parts?.flatMap((p) => (p.pending ? [p.pending.buffer] : [])) ?? []);
     const extra = [...[...outputs.values(), ...guesses].flatMap((x) => (x.buffer ? [x.buffer] : [])), ...counted];
     const record = ReplayRecord.make(g, this.trace, extra);
-    if (typeof record === 'string') return;
+    if (typeof record === 'string') {
+      this.replays.note(this.program, `not recorded: ${record}`);
+      return;
+    }
     if (limit !== undefined && record.bytes > limit * RECORDS_SHARE) {
       record.release();
+      this.replays.note(this.program, `not recorded: its buffers hold more than ${RECORDS_SHARE * 100}% of the budget`);
       return;
     }
     this.made = {

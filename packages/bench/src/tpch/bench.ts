@@ -22,6 +22,7 @@ import {
   suiteSchema,
   timeDuckQuery,
   timeVixenQuery,
+  type DeviceMemoryHeld,
   type SlowRunCauses,
   type TblBenchOptions,
   type TblBenchReportBase,
@@ -68,8 +69,9 @@ export interface TpchQueryResult {
   vixenProjected: string[];
   /** Median whole-run time of the timed runs (with the run's dictionary and readback). */
   vixenWallMs: number;
-  /** Each timed run's query time, in run order. */
+  /** Each timed run's query time, in run order, and of it the time it waited for the device. */
   vixenRunsMs: number[];
+  vixenRunsWaitMs: number[];
   /** Of vixenMs: the median time the host waited for the device (the rest is host work). */
   vixenWaitMs: number;
   /** Of vixenMs: the host's work, vixenMs less vixenWaitMs (what bounds small queries on a fast GPU). */
@@ -95,6 +97,8 @@ export interface TpchQueryResult {
   rows: number;
   /** What made the timed runs slower than their kernels need (absent when Vixen failed). */
   causes?: SlowRunCauses;
+  /** Device memory held as the timed runs began (absent when Vixen failed). */
+  held?: DeviceMemoryHeld;
   message?: string;
 }
 
@@ -134,7 +138,7 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
     try {
       const program = compileOnce(q);
       if (program instanceof Error) throw program;
-      const { queryMs: vixenMs, queryRunsMs, waitMs, submitMs, dispatches, submissions, replayed, hostSyncs, loadMs, projectedOnDevice, wallMs, uploads, inputBytes, rows, causes } = await timeVixenQuery(
+      const { queryMs: vixenMs, queryRunsMs, queryRunsWaitMs, waitMs, submitMs, dispatches, submissions, replayed, hostSyncs, loadMs, projectedOnDevice, wallMs, uploads, inputBytes, rows, causes, held } = await timeVixenQuery(
         program,
         data,
         warmup,
@@ -151,6 +155,7 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
         vixenProjected: projectedOnDevice,
         vixenWallMs: wallMs,
         vixenRunsMs: queryRunsMs,
+        vixenRunsWaitMs: queryRunsWaitMs,
         vixenWaitMs: waitMs,
         vixenHostMs: vixenMs - waitMs,
         vixenSubmitMs: submitMs,
@@ -165,10 +170,11 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
         readRatio: vixenMs / readMs,
         rows: rows.length,
         causes,
+        held,
         ...(diffs.length > 0 ? { message: diffs.join('; ') } : {}),
       };
     } catch (e) {
-      const failed = { vixenMs: NaN, vixenLoadMs: NaN, vixenProjected: [], vixenWallMs: NaN, vixenRunsMs: [], vixenWaitMs: NaN, vixenHostMs: NaN, vixenSubmitMs: NaN, dispatches: NaN, submissions: NaN, replayed: false, hostSyncs: NaN, uploads: [], speedup: NaN, readMs: NaN, readRatio: NaN };
+      const failed = { vixenMs: NaN, vixenLoadMs: NaN, vixenProjected: [], vixenWallMs: NaN, vixenRunsMs: [], vixenRunsWaitMs: [], vixenWaitMs: NaN, vixenHostMs: NaN, vixenSubmitMs: NaN, dispatches: NaN, submissions: NaN, replayed: false, hostSyncs: NaN, uploads: [], speedup: NaN, readMs: NaN, readRatio: NaN };
       return { query: q, status: 'error', ...failed, duckdbMs, rows: duckRows.length, message: firstLine(e) };
     }
   };

@@ -8,6 +8,7 @@ export { openGpu } from './dawn.js';
 export { chunkRows, fitsOneChunk } from './chunks.js';
 export { DeviceLimitError, downloadRelation, downloadRelations, exactRows, releaseRelation, settle, uploadRelation, uploadRelationStaged, type DeviceRelation } from './relations.js';
 export { loadStoreOnDevice } from './store-columns.js';
+export { replayBytes } from './replay.js';
 export { runKernel } from './kernels/run-kernel.js';
 export { sortRows, type SortPath } from './kernels/sort.js';
 export { byteSorter, DeviceByteStringSort } from './string-sort.js';

@@ -32,6 +32,10 @@ export class BufferPool {
   private pooledBytes = 0;
   /** Buffers acquire() had to create so far (pool misses): each costs an allocation and Dawn's zero fill. */
   created = 0;
+  /** Their bytes: a large one's zero fill costs device time. */
+  createdBytes = 0;
+  /** Trims that destroyed free buffers (trim), whose sizes later runs create again. */
+  trims = 0;
   /**
    * Bytes of storage buffers handed out and not yet released (relations and kernels' scratch), and the most at once
    * since a caller last set peakInUseBytes: what a device memory budget must hold besides the pool's free buffers.
@@ -118,6 +122,7 @@ export class BufferPool {
    */
   private create(size: number, usage: GPUBufferUsageFlags): GPUBuffer {
     this.created += 1;
+    this.createdBytes += size;
     const buffer = this.checked({ size, usage });
     this.numbered(buffer);
     return buffer;
@@ -292,6 +297,7 @@ export class BufferPool {
 
   /** Destroys every pooled buffer: device memory for a run near its budget (see executor.ts makeRoom). */
   trim(): void {
+    if (this.pooled.size > 0) this.trims += 1;
     for (const b of this.pooled) this.destroy(b);
     this.pooled.clear();
     this.free.clear();
