@@ -397,6 +397,11 @@ export interface TblBenchOptions<Result> {
   /** false: no run replays the device work recorded from an earlier one (RunOptions.replay; default true). */
   replay?: boolean;
   /**
+   * Milliseconds each engine runs a query untimed at least (default: GPU_WARM_MS on a GPU, 0 on a CPU adapter): less
+   * fits a run of every query into a short slot on the device.
+   */
+  warmMs?: number;
+  /**
    * Where the Database makes column sets that resident ones hold (DatabaseOptions.project; default auto, and with the
    * tables loaded first, the device: each query's relations are made from the tables' loads).
    */
@@ -676,7 +681,7 @@ async function openTblSuite<R>(gpu: Gpu, options: TblBenchOptions<R>, schema: re
     ...(first && residentCap !== undefined ? { residentCap } : {}),
     duckdbLoadMs,
     copyGbps,
-    warmMs: gpu.software ? 0 : GPU_WARM_MS,
+    warmMs: options.warmMs ?? (gpu.software ? 0 : GPU_WARM_MS),
     ...(options.maxDeviceMemory !== undefined ? { maxDeviceMemory: options.maxDeviceMemory } : {}),
     tablesWallMs: performance.now() - tablesStart,
     ...(options.replay !== undefined ? { replay: options.replay } : {}),

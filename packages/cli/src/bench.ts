@@ -63,6 +63,7 @@ const tblBenchOptions = {
   perQueryLoads: z.boolean().default(false),
   duckdbThreads: z.coerce.number().int().min(1).optional(),
   replay: z.boolean().default(true),
+  warmMs: z.coerce.number().min(0).optional(),
 };
 
 const tpchOptionsSchema = z.object({
@@ -90,6 +91,7 @@ function addTblBenchOptions(command: Command, examples: string, queriesHelp: str
     .option('--json <file>', 'also write the report as JSON')
     .option('--runs <n>', runsHelp, '3')
     .option('--warmup <n>', 'untimed runs first', '1')
+    .option('--warm-ms <ms>', 'untimed runs for at least this long per engine and query (default: 2000 on a GPU, 0 on a CPU adapter)')
     .option('--seed <n>', 'generator seed', '1')
     .option('--max-resident-memory <size>', 'most device memory resident tables keep between queries, e.g. 40GiB (default: no limit)')
     .option('--max-device-memory <size>', "device memory budget of each run (as run's): tables past it stay in host memory, kernels run in partitions")
@@ -179,6 +181,7 @@ async function runTblBench<R>(
       onTableLoad: (t) =>
         err(`  ${t.name}: loaded in ${t.ms.toFixed(1)} ms (read ${t.readMs.toFixed(1)} ms), duckdb ${t.duckdbMs.toFixed(1)} ms${t.resident ? '' : `; not resident: ${t.message ?? ''}`}\n`),
       replay: opts.replay,
+      ...(opts.warmMs !== undefined ? { warmMs: opts.warmMs } : {}),
       ...(opts.profile ? { onProfile: (query, stats, program) => err(`profile of ${query}:\n${formatProfile(stats, program.plan)}\n`) } : {}),
     });
     out(suite.format(report) + '\n');
