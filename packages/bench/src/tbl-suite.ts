@@ -326,7 +326,7 @@ export async function timeVixenQuery(
     poolFreeBytes: pool.freeBytes,
     recordBytes: replayBytes(internals(data.db.gpu)),
   };
-  const trims = pool.trims;
+  const { trims, createdBytes } = pool;
   const gcMs = observeGc();
   for (let i = 0; i < runs; i++) {
     const r = await run();
@@ -339,7 +339,6 @@ export async function timeVixenQuery(
     causes.startedAgain += r.stats.startedAgain ? 1 : 0;
     causes.dictionaryBuilt += r.stats.residentDictionary ? 0 : 1;
     causes.buffersCreated += r.stats.buffersCreated;
-    causes.createdBytes += r.stats.createdBytes;
     causes.tablesBuilt += r.stats.tablesBuilt;
     causes.dictionaryMs += r.stats.dictionaryMilliseconds;
     if (r.stats.replayMissed !== undefined) causes.notReplayed[r.stats.replayMissed] = (causes.notReplayed[r.stats.replayMissed] ?? 0) + 1;
@@ -347,6 +346,7 @@ export async function timeVixenQuery(
   }
   causes.gcMs = gcMs().ms;
   causes.poolTrims = pool.trims - trims;
+  causes.createdBytes = pool.createdBytes - createdBytes;
   const rows = last.relations.get('result')!;
   if (profile) profile((await run({ profile: true })).stats);
   return {

@@ -281,8 +281,6 @@ export interface ExecuteStats {
   hostSyncs: number;
   /** GPU buffers the run created because the pool had none to reuse (scratch buffers included). */
   buffersCreated: number;
-  /** Their bytes. */
-  createdBytes: number;
   /**
    * String built-in tables (LIKE, strlen...) the run made and uploaded: none where a Database's earlier run with the
    * same dictionary made them.
@@ -549,7 +547,6 @@ async function evaluate(
   const syncStart = g.hostSyncs;
   const waitStart = g.waitMilliseconds;
   const createdStart = g.pool.created;
-  const createdBytesStart = g.pool.createdBytes;
   let tablesBuilt = 0;
   // The run's storage buffers at once, from what it starts with (resident relations of others included).
   g.pool.peakInUseBytes = g.pool.inUseBytes;
@@ -699,7 +696,6 @@ async function evaluate(
     readbackBytes: g.readbackBytes - readbackStart,
     hostSyncs: g.hostSyncs - syncStart,
     buffersCreated: g.pool.created - createdStart,
-    createdBytes: g.pool.createdBytes - createdBytesStart,
     tablesBuilt,
     relationRows: [...relationIds].map(([id, name]) => ({ name, rows: valueOf(id).count })),
   });

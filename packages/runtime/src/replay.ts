@@ -193,7 +193,7 @@ export class Replays {
     const started = performance.now();
     const { hostSyncs, waitMilliseconds, readbackBytes } = g;
     const { submitted, submitMilliseconds, dispatched } = g.batch;
-    const { created, createdBytes } = g.pool;
+    const created = g.pool.created;
     let readStart = 0;
     let relationRows = r.stats.relationRows;
     const relations = await g.runScoped('replaying the program', async (endScopes) => {
@@ -255,7 +255,6 @@ export class Replays {
       hostSyncs: g.hostSyncs - hostSyncs,
       readbackBytes: g.readbackBytes - readbackBytes,
       buffersCreated: g.pool.created - created,
-      createdBytes: g.pool.createdBytes - createdBytes,
       tablesBuilt: 0,
       relationRows,
     };

@@ -32,10 +32,8 @@ export class BufferPool {
   private pooledBytes = 0;
   /** Buffers acquire() had to create so far (pool misses): each costs an allocation and Dawn's zero fill. */
   created = 0;
-  /** Their bytes: a large one's zero fill costs device time. */
+  /** Bytes of the buffers it created. */
   createdBytes = 0;
-  /** Trims that destroyed free buffers (trim), whose sizes later runs create again. */
-  trims = 0;
   /**
    * Bytes of storage buffers handed out and not yet released (relations and kernels' scratch), and the most at once
    * since a caller last set peakInUseBytes: what a device memory budget must hold besides the pool's free buffers.
@@ -294,6 +292,9 @@ export class BufferPool {
   get freeBytes(): number {
     return this.pooledBytes;
   }
+
+  /** Trims that destroyed free buffers, whose sizes later runs create again. */
+  trims = 0;
 
   /** Destroys every pooled buffer: device memory for a run near its budget (see executor.ts makeRoom). */
   trim(): void {
