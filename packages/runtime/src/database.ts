@@ -85,6 +85,11 @@ export interface DatabaseRunResult extends RunResult {
    * each holds (absent: all), its rows and words per row, and its load's time (in hostLoadMilliseconds).
    */
   wideLoads: Array<{ name: string; loadColumns?: readonly number[]; rows: number; width: number; milliseconds: number }>;
+  /**
+   * Resident relations freed during the run and after it to keep the device within its budget and the resident ones
+   * within maxResidentBytes (Database.evictions), and their bytes: later runs that read one load it again.
+   */
+  evictions: { relations: number; bytes: number };
 }
 
 /** Device bytes of a resident relation's buffers. */
@@ -114,7 +119,9 @@ function neededBase(kir: KirProgram, outputs: readonly string[]): RelationDecl[]
 export interface DatabaseOptions {
   /**
    * Most bytes resident relations may hold after a run: past it the least recently used ones that run did not
-   * read are freed (default: no limit). Each set of kept columns of a table is its own resident relation.
+   * read are freed, those that can be made again from another resident one first (default: half the device's memory
+   * budget, GpuOptions.maxDeviceMemory; Infinity: no limit). Each set of kept columns of a table is its own resident
+   * relation. Whatever the limit, a buffer a run or load needs past the device's budget frees idle ones first.
    */
   maxResidentBytes?: number;
   /**
@@ -185,6 +192,10 @@ export class Database {
    * their runs read (a record also checks the relations it was made on before it replays).
    */
   private readonly replays = new Replays();
+  /** Runs in progress, by number: relations they use (lastRun at least the oldest's) are never evicted. */
+  private readonly inProgress = new Set<number>();
+  /** Resident relations freed so far to stay within the device memory budget or maxResidentBytes, and their bytes. */
+  readonly evictions = { relations: 0, bytes: 0 };
 
   /** The device the runs use: the one given, or one `options.reopen` opened after it failed. */
   private device: Gpu;
@@ -203,6 +214,15 @@ export class Database {
     checkDatabaseOptions(options);
     this.device = gpu;
     this.cache = options.hostCache === false ? undefined : new FactsCache();
+    // Held weakly: a Database nobody holds frees nothing and is not kept alive by its device.
+    const pool = internals(gpu).pool;
+    const self = new WeakRef(this);
+    const relieve = (bytes: number): number => {
+      const db = self.deref();
+      if (!db) pool.relievers.delete(relieve);
+      return db?.relieve(bytes) ?? 0;
+    };
+    pool.relievers.add(relieve);
   }
 
   /** The device the runs use (see DatabaseOptions.reopen). */
@@ -256,6 +276,26 @@ export class Database {
     const kir = program.kir;
     if (this.options.reopen && internals(this.gpu).failed) await this.reopen(this.options.reopen);
     const run = ++this.runs;
+    this.inProgress.add(run);
+    const evictedBefore = { ...this.evictions };
+    try {
+      return await this.runNumbered(program, options, run, startedAt, limits, outputs, evictedBefore);
+    } finally {
+      this.inProgress.delete(run);
+      this.evict(run);
+    }
+  }
+
+  private async runNumbered(
+    program: Program,
+    options: DatabaseRunOptions,
+    run: number,
+    startedAt: number,
+    limits: ReturnType<typeof runLimits>,
+    outputs: readonly string[],
+    evictedBefore: { relations: number; bytes: number },
+  ): Promise<DatabaseRunResult> {
+    const kir = program.kir;
     const used: Entry[] = [];
     const missing: RelationDecl[] = [];
     const perRun: RelationDecl[] = [];
@@ -386,7 +426,9 @@ export class Database {
     const idle = [...this.entries.values()].filter((e) => !used.includes(e)).reduce((n, e) => n + entryBytes(e), 0);
     const budget = limits.maxDeviceMemory === undefined && limit !== undefined && idle > 0 ? { ...limits, maxDeviceMemory: Math.max(0, limit - idle) } : limits;
     try {
-      return Object.assign(await program.execute(this.gpu, facts, outputs, budget, resident, options.countsOnly), { hostLoadMilliseconds, projectedOnDevice, deviceProjectMilliseconds, wideLoads });
+      const result = await program.execute(this.gpu, facts, outputs, budget, resident, options.countsOnly);
+      const evictions = { relations: this.evictions.relations - evictedBefore.relations, bytes: this.evictions.bytes - evictedBefore.bytes };
+      return Object.assign(result, { hostLoadMilliseconds, projectedOnDevice, deviceProjectMilliseconds, wideLoads, evictions });
     } catch (e) {
       // A relation loaded by a run the device failed may sit in a buffer it refused: it is not kept, nor is a
       // resident one whose string words the run rewrote (read back and uploaded by a run whose device work failed),
@@ -397,8 +439,6 @@ export class Database {
         this.replays.clear('a run faulted the device');
       }
       throw e;
-    } finally {
-      this.evict(run);
     }
   }
 
@@ -434,11 +474,9 @@ export class Database {
       const bytes = loadedBytes(decl, source.relation.count);
       if (limit !== undefined && 3 * bytes > limit) continue;
       source.lastRun = run;
-      // The pool's free buffers count against the budget, as a run's makeRoom counts them, and so do the resident
-      // relations, which the device holds as well.
-      const pool = internals(this.gpu).pool;
-      const resident = [...this.entries.values()].reduce((n, e) => n + entryBytes(e), 0);
-      if (limit !== undefined && pool.freeBytes + resident + 3 * bytes > limit) pool.trim();
+      // Every buffer the device holds counts against the budget (the pool's free ones, resident relations): room is
+      // made before the projection's buffers, while Dawn can still be given the time to free what goes.
+      if (limit !== undefined) await this.makeRoom(3 * bytes, limit);
       // Its strings: the source's when it loads the same string columns, none when it loads none, else found on the device.
       const strings = loadedStringColumns(decl);
       const same = strings.join() === loadedStringColumns(source.decl).join();
@@ -494,6 +532,7 @@ export class Database {
     const rows = Math.max(...same.map((e) => e.relation.count));
     // Where it would be the relation itself, the run loads that, its keys checked.
     if (this.entries.has(keyOf(wide)) || keyOf(wide) === keyOf(decl) || (limit !== undefined && 3 * loadedBytes(wide, rows) > limit)) return undefined;
+    if (limit !== undefined) await this.makeRoom(3 * loadedBytes(wide, rows), limit);
     const facts = new EncodedFacts();
     try {
       const given = this.options.facts ?? {};
@@ -575,17 +614,67 @@ export class Database {
     return dict;
   }
 
-  /** Frees least recently used relations not read by run `run` while they hold more than maxResidentBytes. */
+  /**
+   * Frees idle relations (victims) while they hold more than maxResidentBytes (default: half the device's memory
+   * budget) once run `run` is done.
+   */
   private evict(run: number): void {
-    const limit = this.options.maxResidentBytes;
+    const budget = internals(this.gpu).memoryBudget;
+    const limit = this.options.maxResidentBytes ?? (budget === undefined ? undefined : budget / 2);
     if (limit === undefined) return;
     let total = [...this.entries.values()].reduce((n, e) => n + entryBytes(e), 0);
-    const victims = [...this.entries].filter(([, e]) => e.lastRun < run).sort(([, a], [, b]) => a.lastRun - b.lastRun);
-    for (const [key, e] of victims) {
+    for (const [key, e] of this.victims(Math.min(run, ...this.inProgress))) {
       if (total <= limit) break;
       total -= entryBytes(e);
-      this.drop(key);
+      this.evictEntry(key, e);
     }
+  }
+
+  /**
+   * Resident relations no run in progress (nor one numbered `before` or later) uses, in the order to free them: those
+   * another resident relation can give again on the device (projectionFrom) first, then the least recently used.
+   */
+  private victims(before = Math.min(Infinity, ...this.inProgress)): Array<[string, Entry]> {
+    const idle = [...this.entries].filter(([, e]) => e.lastRun < before);
+    const remade = (e: Entry): number => ([...this.entries.values()].some((o) => o !== e && projectionFrom(e.decl, o.decl)) ? 0 : 1);
+    return idle.sort(([, a], [, b]) => remade(a) - remade(b) || a.lastRun - b.lastRun);
+  }
+
+  private evictEntry(key: string, e: Entry): void {
+    this.evictions.relations++;
+    this.evictions.bytes += entryBytes(e);
+    this.drop(key);
+  }
+
+  /**
+   * The device's reliever (BufferPool.relievers): a buffer about to be created for one of this Database's runs does
+   * not fit the budget beside the others; frees idle resident relations until `bytes` are released. None while one of
+   * its records is replayed (a replay frees nothing: its record holds the buffers it encodes).
+   */
+  private relieve(bytes: number): number {
+    // Outside its runs, a buffer is created for a caller that may be reading any resident relation (downloadRelation).
+    if (this.replays.replaying > 0 || this.inProgress.size === 0) return 0;
+    let freed = 0;
+    for (const [key, e] of this.victims()) {
+      if (freed >= bytes) break;
+      freed += entryBytes(e);
+      this.evictEntry(key, e);
+    }
+    return freed;
+  }
+
+  /**
+   * Room for `bytes` more buffers within `budget` before work that needs them: the pool's free buffers and idle
+   * resident relations freed as needed, then the device given the time to free their memory (GpuImpl.reclaim).
+   */
+  private async makeRoom(bytes: number, budget: number): Promise<void> {
+    const g = internals(this.gpu);
+    if (g.pool.allocatedBytes + bytes <= budget) return;
+    g.pool.trim();
+    const over = g.pool.allocatedBytes + bytes - budget;
+    if (over > 0) this.relieve(over);
+    g.pool.trim();
+    await g.reclaim();
   }
 
   private drop(key: string): void {

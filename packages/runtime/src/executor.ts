@@ -241,6 +241,12 @@ export interface ExecuteStats {
    * pool's free buffers; where runs share the device at once, theirs too.
    */
   peakStorageBytes: number;
+  /**
+   * Most bytes of device buffers allocated at once during the run (BufferPool.allocatedBytes): besides the storage
+   * buffers in use, the pool's free ones, staging buffers and resident relations the run does not read. What the
+   * device held for Vixen, less Dawn's own.
+   */
+  peakAllocatedBytes: number;
   /** The device memory budget the run kept to (ExecuteOptions.maxDeviceMemory or the default), if any. */
   deviceMemoryBudget?: number;
   /** Bytes of relations spilled to host memory to stay within the budget, in how many spills, and uploaded again. */
@@ -550,6 +556,7 @@ async function evaluate(
   let tablesBuilt = 0;
   // The run's storage buffers at once, from what it starts with (resident relations of others included).
   g.pool.peakInUseBytes = g.pool.inUseBytes;
+  g.pool.peakAllocatedBytes = g.pool.allocatedBytes;
   const encodersAtStart = g.batch.opened;
   const { dispatched: dispatchStart, submitted: submitStart, submitMilliseconds: submitMsStart } = g.batch;
   const variables = program.variables;
@@ -679,6 +686,7 @@ async function evaluate(
     dispatches: g.batch.dispatched - dispatchStart,
     peakDeviceBytes: peakBytes,
     peakStorageBytes: g.pool.peakInUseBytes,
+    peakAllocatedBytes: g.pool.peakAllocatedBytes,
     ...(limit !== undefined ? { deviceMemoryBudget: limit } : {}),
     spilledBytes: spills.bytes,
     spills: spills.relations,
@@ -798,6 +806,7 @@ async function evaluate(
     }
     // The spilled relations' buffers went to the pool: give their memory back to the device.
     g.pool.trim();
+    await g.reclaim();
     return liveBytes + bytes <= limit;
   };
 

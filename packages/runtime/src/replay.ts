@@ -121,6 +121,8 @@ function fresh(g: GpuImpl, t: DeviceRelation): DeviceRelation {
 /** The replay records of one Database (ResidentRelations.replays), by program. */
 export class Replays {
   private readonly records = new Map<KirProgram, Recorded>();
+  /** Replays in progress: their records must stay (a Database frees no resident relation meanwhile). */
+  replaying = 0;
   /**
    * Per program, the plan of its last run that could have been recorded (Trace.plan): a run is recorded only when it
    * planned as that one did. A record keeps its run's sizes for good, and a program's first runs plan differently as
@@ -196,6 +198,7 @@ export class Replays {
     const created = g.pool.created;
     let readStart = 0;
     let relationRows = r.stats.relationRows;
+    this.replaying++;
     const relations = await g.runScoped('replaying the program', async (endScopes) => {
       g.runsInProgress += 1;
       g.batch.beginDeferring();
@@ -234,7 +237,7 @@ export class Replays {
         g.batch.endDeferring();
         g.runsInProgress -= 1;
       }
-    });
+    }).finally(() => this.replaying--);
     if (!relations) {
       this.drop(program, 'a guess it rests on failed');
       return undefined;

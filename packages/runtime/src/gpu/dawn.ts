@@ -63,7 +63,7 @@ export async function openGpu(options: GpuOptions = {}): Promise<Gpu> {
   // A test knob: the CLI and the benches then run the segmented paths of relations past one binding on small data.
   const cap = process.env.VIXEN_MAX_BINDING_BYTES;
   const capped = options.maxStorageBufferBindingSize === undefined && cap ? { ...options, maxStorageBufferBindingSize: parseByteSize(cap, 'VIXEN_MAX_BINDING_BYTES') } : options;
-  const gpu = await openDevice(instance, adapter, backend, capped, defaultBudget(deviceMemoryBytes(!isRealGpu(adapter))));
+  const gpu = await openDevice(instance, adapter, backend, capped, options.maxDeviceMemory ?? defaultBudget(deviceMemoryBytes(!isRealGpu(adapter))));
   // A test knob: a real device fault where the run does what this names (`loading the facts of lineitem`), once.
   const refuse = process.env.VIXEN_REFUSE_BUFFER;
   if (refuse) internals(gpu).pool.refuseWhile = refuse;

@@ -9,10 +9,13 @@ import { totalmem } from 'node:os';
 
 let gpuMemory: number | null | undefined;
 
-/** The smallest GPU's memory in bytes (the adapter may be any of them), or null where no tool says. */
+/**
+ * The least memory a GPU has free in bytes (the adapter may be any of them; other processes' allocations are not
+ * ours to take), or null where no tool says.
+ */
 function gpuMemoryBytes(): number | null {
   try {
-    const out = execFileSync('nvidia-smi', ['--query-gpu=memory.total', '--format=csv,noheader,nounits'], { encoding: 'utf8', timeout: 5000, stdio: ['ignore', 'pipe', 'ignore'] });
+    const out = execFileSync('nvidia-smi', ['--query-gpu=memory.free', '--format=csv,noheader,nounits'], { encoding: 'utf8', timeout: 5000, stdio: ['ignore', 'pipe', 'ignore'] });
     const mib = out.split('\n').map((l) => Number(l.trim())).filter((n) => Number.isFinite(n) && n > 0);
     if (mib.length > 0) return Math.min(...mib) * 2 ** 20;
   } catch {

@@ -40,6 +40,12 @@ export interface GpuOptions {
   maxStorageBufferBindingSize?: number;
   /** Use subgroup operations where the adapter has them (default true); false runs the fallbacks everywhere. */
   subgroups?: boolean;
+  /**
+   * Bytes of device memory everything Vixen keeps on this device may take: runs, loads, resident relations, free
+   * buffers kept for reuse (default: the device's free memory less a margin, where the host can tell it). Also the
+   * budget of a run that names none (RunOptions.maxDeviceMemory). Tests and benches simulate a smaller device so.
+   */
+  maxDeviceMemory?: number;
 }
 
 const SOFTWARE_ADAPTER = /swiftshader|llvmpipe|lavapipe|softpipe|software/i;
@@ -205,6 +211,7 @@ export class GpuImpl implements Gpu {
     this.subgroups = device.features.has('subgroups');
     // Past one binding a fixpoint's working set is larger: up to half the memory budget (makeRoom trims the pool first).
     this.pool = new BufferPool(device, limits.maxBufferSize, software ? 256 * 2 ** 20 : Math.max(16 * 2 ** 30, (memoryBudget ?? 0) / 2), () => this.activity);
+    this.pool.budget = memoryBudget ?? Infinity;
     this.batch = new CommandBatch(device, this.pool);
     this.lostSignal = device.lost.then((info) => {
       this.lost = true;
@@ -250,6 +257,17 @@ export class GpuImpl implements Gpu {
   idle(): Promise<undefined> {
     this.batch.flush();
     return this.device.queue.onSubmittedWorkDone();
+  }
+
+  /**
+   * Lets Dawn free the memory of buffers destroyed since the device last finished its work: it frees a buffer once
+   * the commands submitted before its destruction ran, at a device tick (which waiting for the queue gives). A load or
+   * run about to need much memory calls it after freeing much, so that the device has it back.
+   */
+  async reclaim(): Promise<void> {
+    if (this.pool.unreclaimedBytes === 0) return;
+    this.pool.unreclaimedBytes = 0;
+    await this.waitFor(this.idle());
   }
 
   dispose(): void {

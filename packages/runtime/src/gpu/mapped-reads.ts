@@ -36,7 +36,7 @@ export class MappedReads implements ReadMemory<GPUBuffer> {
       reused = this.spare.pop();
     }
     if (reused) return reused;
-    const buffer = this.g.pool.checked({ size: Math.max(bytes, this.usual), usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC, mappedAtCreation: true });
+    const buffer = this.g.pool.createMapped(Math.max(bytes, this.usual));
     this.all.add(buffer);
     this.made += buffer.size;
     return { buffer, bytes: this.range(buffer) };
@@ -75,12 +75,12 @@ export class MappedReads implements ReadMemory<GPUBuffer> {
   private drop(buffer: GPUBuffer): void {
     if (this.all.delete(buffer)) this.made -= buffer.size;
     this.ranges.delete(buffer);
-    buffer.destroy();
+    this.g.pool.destroyMapped(buffer);
   }
 
   /** Every buffer destroyed (the file is read; a buffer still being mapped is destroyed too). */
   destroy(): void {
-    for (const b of this.all) b.destroy();
+    for (const b of this.all) this.g.pool.destroyMapped(b);
     this.all.clear();
     this.made = 0;
     this.ranges.clear();

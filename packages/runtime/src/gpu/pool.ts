@@ -1,5 +1,16 @@
-/** Reuses released GPU buffers by (usage, size class) so the executor's many short-lived relations are cheap. */
+/**
+ * Reuses released GPU buffers by (usage, size class) so the executor's many short-lived relations are cheap. Every
+ * device buffer is created and destroyed here (the mapped staging buffers through createMapped / destroyMapped), so
+ * that the bytes the device holds for Vixen are known exactly (allocatedBytes) and kept within a budget: a creation
+ * past it first destroys free buffers, then asks the relievers (a Database's idle resident relations) for room.
+ */
 import { allocationFault, type AllocationFailure } from './device-fault.js';
+
+/**
+ * Frees at least `bytes` of device buffers it holds and can do without (by releasing them to the pool), where it can;
+ * returns the bytes it released.
+ */
+export type Reliever = (bytes: number) => number;
 
 /** Size classes 2^k and 1.5 * 2^k (at least 256 bytes): at most 33% slack. */
 export function sizeClass(bytes: number): number {
@@ -41,6 +52,24 @@ export class BufferPool {
   inUseBytes = 0;
   peakInUseBytes = 0;
   private readonly handedOut = new WeakSet<GPUBuffer>();
+  /**
+   * Bytes of every device buffer created and not yet destroyed (in use, free in the pool, doomed, mapped staging
+   * buffers): what the device holds for this process, less Dawn's own. The most at once since a caller last set
+   * peakAllocatedBytes.
+   */
+  allocatedBytes = 0;
+  peakAllocatedBytes = 0;
+  /**
+   * Bytes destroyed since the device last finished its work: Dawn frees a destroyed buffer's memory only once the
+   * commands submitted before it ran and the device ticked (see GpuImpl.reclaim).
+   */
+  unreclaimedBytes = 0;
+  /** Most bytes of buffers a creation may bring allocatedBytes to before free buffers and relievers give room. */
+  budget = Infinity;
+  /** Who can give memory back under pressure (Database: idle resident relations, least recently used first). */
+  readonly relievers = new Set<Reliever>();
+  /** Buffers freed (free buffers destroyed, or relievers' releases) to keep creations within the budget. */
+  readonly relieved = { buffers: 0, bytes: 0, relieverBytes: 0 };
   /**
    * Buffers to destroy once recorded commands that may use them are submitted (see holdDestroys); null when
    * nothing is recorded but unsubmitted, and buffers are destroyed at once.
@@ -121,6 +150,7 @@ export class BufferPool {
   private create(size: number, usage: GPUBufferUsageFlags): GPUBuffer {
     this.created += 1;
     this.createdBytes += size;
+    this.makeRoom(size);
     const buffer = this.checked({ size, usage });
     this.numbered(buffer);
     return buffer;
@@ -145,6 +175,7 @@ export class BufferPool {
       void Promise.all([this.device.popErrorScope(), this.device.popErrorScope()]).catch(() => undefined);
       throw allocationFault({ bytes: descriptor.size, activity, kind: 'out-of-memory', detail: e instanceof Error ? e.message : String(e) }, 0, this.maxBufferSize);
     }
+    this.counted(buffer.size);
     const validation = this.device.popErrorScope();
     const oom = this.device.popErrorScope();
     const check: Promise<void> = Promise.all([oom, validation]).then(
@@ -172,6 +203,62 @@ export class BufferPool {
   }
 
   /**
+   * Room for `bytes` more within the budget: free buffers destroyed, oldest first, then what relievers release (and
+   * the pool then frees). Never fails: a creation past the budget is tried (the device may hold it), and a refusal
+   * is reported as one (takeFailure).
+   */
+  private makeRoom(bytes: number): void {
+    const over = (): number => this.allocatedBytes + bytes - this.budget;
+    if (over() <= 0) return;
+    this.shed(over());
+    for (const relieve of this.relievers) {
+      if (over() <= 0) return;
+      this.relieved.relieverBytes += relieve(over());
+      this.shed(over());
+    }
+  }
+
+  /** Destroys free buffers, oldest first, until `bytes` are freed or none is left. */
+  private shed(bytes: number): void {
+    let freed = 0;
+    for (const old of this.pooled) {
+      if (freed >= bytes) break;
+      freed += old.size;
+      this.relieved.buffers++;
+      this.relieved.bytes += old.size;
+      this.unpool(old);
+      this.destroy(old);
+    }
+  }
+
+  private counted(bytes: number): void {
+    this.allocatedBytes += bytes;
+    this.peakAllocatedBytes = Math.max(this.peakAllocatedBytes, this.allocatedBytes);
+  }
+
+  /**
+   * A buffer mapped at creation (staging: MAP_WRITE | COPY_SRC), counted with the others: on a GPU whose memory the
+   * host can map (resizable BAR), Dawn may place it in device memory. Never pooled; destroyMapped destroys it.
+   */
+  createMapped(size: number): GPUBuffer {
+    this.makeRoom(size);
+    return this.checked({ size, usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC, mappedAtCreation: true });
+  }
+
+  /** Destroys a buffer of createMapped (once: a second call is ignored). */
+  destroyMapped(buffer: GPUBuffer): void {
+    if (this.destroyed.has(buffer)) return;
+    this.destroyed.add(buffer);
+    this.freed(buffer);
+    buffer.destroy();
+  }
+
+  private freed(buffer: GPUBuffer): void {
+    this.allocatedBytes -= buffer.size;
+    this.unreclaimedBytes += buffer.size;
+  }
+
+  /**
    * The first buffer the device refused since the last call, if any: once every creation so far is checked when
    * `wait`, else among those checked already (a host sync need not wait for the scopes of the others).
    */
@@ -194,7 +281,8 @@ export class BufferPool {
       return;
     }
     if (this.handedOut.delete(buffer)) this.inUseBytes -= buffer.size;
-    if (buffer.size > this.maxPooledBytes || this.invalid.has(buffer)) {
+    // Past the budget a free buffer only takes memory a creation will want.
+    if (buffer.size > this.maxPooledBytes || this.invalid.has(buffer) || this.allocatedBytes > this.budget) {
       this.destroy(buffer);
       return;
     }
@@ -279,13 +367,19 @@ export class BufferPool {
   destroysReleased(): void {
     const doomed = this.doomed;
     this.doomed = null;
-    for (const b of doomed ?? []) b.destroy();
+    for (const b of doomed ?? []) {
+      this.freed(b);
+      b.destroy();
+    }
   }
 
   private destroy(buffer: GPUBuffer): void {
     this.destroyed.add(buffer);
     if (this.doomed) this.doomed.push(buffer);
-    else buffer.destroy();
+    else {
+      this.freed(buffer);
+      buffer.destroy();
+    }
   }
 
   /** Bytes of free buffers kept for reuse. */

@@ -73,14 +73,14 @@ class StagingRing {
     const mapped = await this.g.waitFor(slot.mapped.then(() => true, () => false));
     // One the device refused (found out since) is made again: its copies would fail every later upload.
     if (!mapped || this.g.pool.refused(slot.buffer)) {
-      slot.buffer.destroy();
+      this.g.pool.destroyMapped(slot.buffer);
       slot.buffer = this.create();
     }
     return slot;
   }
 
   private create(): GPUBuffer {
-    return this.g.pool.checked({ size: this.chunkBytes, usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC, mappedAtCreation: true });
+    return this.g.pool.createMapped(this.chunkBytes);
   }
 
   /** Copies `bytes` of `slot` (filled, still mapped) to `dst` at `offset`, then maps it again for a later take. */
@@ -94,7 +94,7 @@ class StagingRing {
   }
 
   destroy(): void {
-    for (const s of this.slots) s.buffer.destroy();
+    for (const s of this.slots) this.g.pool.destroyMapped(s.buffer);
     this.slots.length = 0;
   }
 }
