@@ -8,6 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { compileFile, Database, openGpu } from '@vixen/runtime';
+import { internals } from '@vixen/runtime/gpu';
 import { compareAnswers, compileTpchQuery, dbgen, dbgenParallel, dbgenText, factsFor, TblDuckDb, TPCH_QUERIES, TPCH_TABLES, tpchQuerySql, tpchSchema } from '@vixen/bench';
 import { runCli } from '@vixen/cli';
 import { importStore } from '@vixen/io';
@@ -196,6 +197,38 @@ test.each([
   }
   expect(syncs).toEqual(TPCH_QUERIES.flatMap((q) => [`Q${q} 1`, `Q${q} 1`]));
 }, 600_000);
+
+test('on a device of 6 MiB a Database evicts idle resident relations and gives the answers; its buffers all go with clear', async () => {
+  // lineitem's column sets alone hold about 1.5 MiB each: five queries and Q1 again do not fit resident together.
+  const gpu = await openGpu({ maxDeviceMemory: 6 * 2 ** 20 });
+  const pool = internals(gpu).pool;
+  const queries = [1, 3, 6, 12, 14, 1];
+  try {
+    // What the device keeps for any load (its staging buffers), once a Database has come and gone.
+    const first = new Database(gpu, data.dir);
+    await first.run(compileTpchQuery(queriesDir, 6), { outputs: ['result'] });
+    first.clear();
+    pool.trim();
+    const baseline = { allocated: pool.allocatedBytes, inUse: pool.inUseBytes };
+    const db = new Database(gpu, data.dir);
+    const evicted: number[] = [];
+    for (const q of queries) {
+      const program = compileTpchQuery(queriesDir, q);
+      const run = await db.run(program, { outputs: ['result'] });
+      evicted.push(run.evictions.relations);
+      expect(run.stats.peakAllocatedBytes).toBeGreaterThan(0);
+      const types = program.relations.find((r) => r.name === 'result')!.columns.map((c) => c.type);
+      expect(compareAnswers(run.relations.get('result')!, types, (await data.duck.query(tpchQuerySql(queriesDir, q))).rows), `Q${q}`).toEqual([]);
+    }
+    expect(evicted.reduce((n, e) => n + e, 0)).toBeGreaterThan(0);
+    expect(db.evictions.bytes).toBeGreaterThan(0);
+    db.clear();
+    pool.trim();
+    expect({ allocated: pool.allocatedBytes, inUse: pool.inUseBytes }).toEqual(baseline);
+  } finally {
+    gpu.dispose();
+  }
+}, 240_000);
 
 test('a query compiled again on tables another program made resident keeps its guesses past its first run (2 MiB bindings)', async () => {
   // Q9's first run guesses a row per input row, so its `amount` (lineitem's chunks' rows) passes one binding and the

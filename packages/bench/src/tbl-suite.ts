@@ -154,6 +154,12 @@ export interface VixenTiming {
   causes: SlowRunCauses;
   /** Device memory held as the timed runs began. */
   held: DeviceMemoryHeld;
+  /**
+   * Most bytes of device buffers at once in any of its runs (ExecuteStats.peakAllocatedBytes: resident relations,
+   * free buffers and staging included), and the resident relations its runs freed (Database evictions).
+   */
+  peakDeviceBytes: number;
+  evictions: number;
 }
 
 /**
@@ -298,6 +304,8 @@ export async function timeVixenQuery(
   // left garbage whose collections fell inside later runs (25 ms a run at SF 10 on the H200).
   let last = setup;
   let { hostSyncs, dispatches, submissions, replayed } = setup.stats;
+  let peakDeviceBytes = setup.stats.peakAllocatedBytes;
+  let evictions = setup.evictions.relations;
   // Collected before the warm-up, not after it: on the H200 a query's first runs after a full collection ran
   // 1.5-3x slower (TPC-H Q12 at SF 3: 10-20 ms against 5-7), which 3-5 timed runs right after it took as their median.
   collectGarbage();
@@ -305,7 +313,8 @@ export async function timeVixenQuery(
   // warmed up for 20 s (TPC-H Q13 at SF 10 on the H200: 10 s more than its runs needed).
   await warmUp(warmup, data.warmMs, async () => {
     const t0 = performance.now();
-    await run();
+    const r = await run();
+    evictions += r.evictions.relations;
     return performance.now() - t0;
   });
   const causes: SlowRunCauses = {
@@ -336,6 +345,8 @@ export async function timeVixenQuery(
     submitTimes.push(r.stats.submitMilliseconds);
     last = r;
     ({ hostSyncs, dispatches, submissions, replayed } = r.stats);
+    peakDeviceBytes = Math.max(peakDeviceBytes, r.stats.peakAllocatedBytes);
+    evictions += r.evictions.relations;
     causes.startedAgain += r.stats.startedAgain ? 1 : 0;
     causes.dictionaryBuilt += r.stats.residentDictionary ? 0 : 1;
     causes.buffersCreated += r.stats.buffersCreated;
@@ -367,6 +378,8 @@ export async function timeVixenQuery(
     rows,
     causes,
     held,
+    peakDeviceBytes,
+    evictions,
   };
 }
 
@@ -382,14 +395,15 @@ export interface TblBenchOptions<Result> {
   /** DuckDB threads (default: DuckDB's choice, all cores). */
   duckdbThreads?: number;
   /**
-   * Device memory resident tables may keep between queries (default: no limit, or with the tables loaded first, half
-   * the device's memory budget). With the tables loaded first, the relations made for queries are freed past it,
-   * oldest first, and the tables' own loads are kept; otherwise it is the Database's maxResidentBytes.
+   * Device memory resident tables may keep between queries (default: half the device's memory budget). With the
+   * tables loaded first, the relations made for queries are freed past it, oldest first, and the tables' own loads
+   * are kept; otherwise it is the Database's maxResidentBytes. Under pressure the Database frees idle ones itself.
    */
   maxResidentBytes?: number;
   /**
    * Device memory budget of each run (RunOptions.maxDeviceMemory): tables past it stay in host memory and kernels
-   * whose relations do not fit it run in partitions (default: the device's less a margin).
+   * whose relations do not fit it run in partitions (default: the device's less a margin). The CLI opens the device
+   * with it as the device's budget too (GpuOptions.maxDeviceMemory), as if the device had that much memory.
    */
   maxDeviceMemory?: number;
   /** Where the Database parses the `.tbl` files (DatabaseOptions.parse; default auto). */
@@ -480,6 +494,14 @@ export interface TblBenchReportBase {
   wideLoads: string[];
   /** Relations made for queries that were freed to keep resident memory within maxResidentBytes (tables loaded first). */
   releasedRelations: number;
+  /**
+   * Resident relations the Database freed itself (Database.evictions): under device memory pressure, or past its
+   * maxResidentBytes after a run; their bytes. Later runs that read one made it again.
+   */
+  evictedRelations: number;
+  evictedBytes: number;
+  /** The device's memory budget (GpuOptions.maxDeviceMemory or the device's less a margin), where known. */
+  deviceBudgetBytes?: number;
   /** DuckDB's load of every table (with the tables loaded first, the same columns as Vixen's: tablesDuckdbLoadMs). */
   duckdbLoadMs: number;
   /** The device's copy bandwidth, measured at the start of the run (copyBandwidth). */
@@ -513,6 +535,9 @@ function reportBase<R>(gpu: Gpu, options: TblBenchOptions<R>, data: TblSuiteData
     deviceProjections: data.deviceProjections,
     wideLoads: data.wideLoads,
     releasedRelations: data.releasedRelations,
+    evictedRelations: data.db.evictions.relations,
+    evictedBytes: data.db.evictions.bytes,
+    ...(internals(gpu).memoryBudget !== undefined ? { deviceBudgetBytes: internals(gpu).memoryBudget } : {}),
     duckdbLoadMs: data.duckdbLoadMs,
     copyGbps: data.copyGbps,
     wallMs,
@@ -718,7 +743,9 @@ export function reportHeader(suite: string, r: TblBenchReportBase): string[] {
       : []),
     `host parse of .tbl files by the queries (each once; kept columns projected; of which loads of several column sets at once: ${formatProjections(r.wideLoads)}) ${fmt(r.hostLoadMs, 0)} ms; ` +
       `kept columns projected on the device from resident ones ${fmt(r.deviceProjectMs, 0)} ms (${formatProjections(r.deviceProjections)})` +
-      (loads ? `; relations freed to keep resident memory within its limit: ${r.releasedRelations}` : `; DuckDB load ${fmt(r.duckdbLoadMs, 0)} ms`),
+      (loads ? `; relations freed to keep resident memory within its limit: ${r.releasedRelations}` : `; DuckDB load ${fmt(r.duckdbLoadMs, 0)} ms`) +
+      `; evicted by the Database (device memory pressure, resident limit): ${r.evictedRelations} (${fmt(r.evictedBytes / 2 ** 30, 2)} GiB)` +
+      (r.deviceBudgetBytes !== undefined ? ` of a device budget of ${fmt(r.deviceBudgetBytes / 2 ** 30, 2)} GiB` : ''),
     `wall time: opening (copy bandwidth, DuckDB) ${fmt(r.wallMs.open / 1000)} s, tables ${fmt(r.wallMs.tables / 1000)} s, queries ${fmt(r.wallMs.queries.reduce((n, x) => n + x, 0) / 1000)} s ` +
       `(both engines: first runs, warm-ups, timed runs; the longest ${fmt(Math.max(0, ...r.wallMs.queries) / 1000)} s)`,
     'vixen ms: median query time on resident tables; load ms: the first run making its tables resident (parse, upload, sort; or projection on the device)',

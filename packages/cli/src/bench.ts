@@ -93,8 +93,8 @@ function addTblBenchOptions(command: Command, examples: string, queriesHelp: str
     .option('--warmup <n>', 'untimed runs first', '1')
     .option('--warm-ms <ms>', 'untimed runs for at least this long per engine and query (default: 2000 on a GPU, 0 on a CPU adapter)')
     .option('--seed <n>', 'generator seed', '1')
-    .option('--max-resident-memory <size>', 'most device memory resident tables keep between queries, e.g. 40GiB (default: no limit)')
-    .option('--max-device-memory <size>', "device memory budget of each run (as run's): tables past it stay in host memory, kernels run in partitions")
+    .option('--max-resident-memory <size>', 'most device memory resident tables keep between queries, e.g. 40GiB (default: half the device memory budget)')
+    .option('--max-device-memory <size>', "device memory budget of the device and each run (as run's), as if the device had that much: idle resident tables are evicted, tables past it stay in host memory, kernels run in partitions")
     .option('--profile', 'after the timed runs, profile one more run of each query and print it on stderr (as run --profile)', false)
     .option('--no-replay', "plan every run's kernels: no run replays the device work recorded from the query's last run")
     .option('--end-to-end', 'from files to answers instead: each query in a fresh Database, against DuckDB loading the same files', false)
@@ -142,7 +142,7 @@ async function runTblBench<R>(
     opts.maxResidentMemory === undefined ? undefined : parseByteSize(opts.maxResidentMemory, 'option --max-resident-memory');
   const maxDeviceMemory = opts.maxDeviceMemory === undefined ? undefined : parseByteSize(opts.maxDeviceMemory, 'option --max-device-memory');
   const generated = opts.data === undefined ? mkdtempSync(join(tmpdir(), `vixen-${suite.examples}-`)) : undefined;
-  const gpu = await openGpu({ backend: opts.backend });
+  const gpu = await openGpu({ backend: opts.backend, ...(maxDeviceMemory !== undefined ? { maxDeviceMemory } : {}) });
   try {
     if (generated !== undefined) err(await suite.generate(generated));
     err(`adapter: ${gpu.adapterName}\n`);
@@ -319,7 +319,8 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
                 err(
                   `  Q${q.query}: ${q.status}, vixen ${q.vixenMs.toFixed(1)} ms (host ${q.vixenHostMs.toFixed(1)}, submit ${q.vixenSubmitMs.toFixed(1)}, ` +
                     `${q.dispatches} dispatches in ${q.submissions} submissions; load ${q.vixenLoadMs.toFixed(1)} ms` +
-                    `${q.vixenProjected.length > 0 ? `, ${q.vixenProjected.join(', ')} projected on the device` : ''}), duckdb ${q.duckdbMs.toFixed(1)} ms` +
+                    `${q.vixenProjected.length > 0 ? `, ${q.vixenProjected.join(', ')} projected on the device` : ''}; ` +
+                    `device buffers at most ${(q.peakDeviceBytes / 2 ** 30).toFixed(2)} GiB${q.evictions > 0 ? `, ${q.evictions} resident relations evicted` : ''}), duckdb ${q.duckdbMs.toFixed(1)} ms` +
                     `${formatSlowRunCauses(q.causes, q.vixenRunsMs.length)}${formatTimedRuns(q.vixenRunsMs, q.vixenRunsWaitMs, q.held)}\n`,
                 ),
             }),

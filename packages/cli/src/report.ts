@@ -41,7 +41,7 @@ export function formatStats(s: ExecuteStats, hostLoadMs?: number): string {
       `(load ${s.loadMilliseconds.toFixed(1)} ms, evaluation ${(s.milliseconds - s.loadMilliseconds - s.readbackMilliseconds).toFixed(1)} ms, ` +
       `readback ${s.readbackMilliseconds.toFixed(1)} ms, with the wait for the last kernels; ${s.waitMilliseconds.toFixed(1)} ms of it all waiting for the device)`,
     `peak device memory: ${formatBytes(s.peakDeviceBytes)}${s.deviceMemoryBudget !== undefined ? ` of a ${formatBytes(s.deviceMemoryBudget)} budget` : ''} ` +
-      `(${formatBytes(s.peakStorageBytes)} with kernels' scratch), ` +
+      `(${formatBytes(s.peakStorageBytes)} with kernels' scratch, ${formatBytes(s.peakAllocatedBytes)} of device buffers in all), ` +
       `host syncs: ${s.hostSyncs}, buffers created: ${s.buffersCreated}, read back: ${formatBytes(s.readbackBytes)}`,
     ...(s.spills > 0
       ? [`spilled to host memory: ${formatBytes(s.spilledBytes)} in ${s.spills} spill${s.spills === 1 ? '' : 's'}, uploaded again: ${formatBytes(s.reloadedBytes)}`]

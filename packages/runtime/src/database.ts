@@ -37,6 +37,7 @@ import { leaves } from './gpu/chunks.js';
 import { DeviceFault } from './gpu/device-fault.js';
 import { internals } from './gpu/device.js';
 import { dropIdleReads } from './gpu/mapped-reads.js';
+import { dropBuildCounts } from './gpu/kernels/lookup-order.js';
 import { heldColumns, heldTypes, loadedBytes, loadedColumns, loadedStringColumns, projectionFrom, projectResident, sameFacts, uploadCanonical } from './project-resident.js';
 import { dictionaryOfFacts } from './tables.js';
 import { checkDeclaredKeys } from './keys.js';
@@ -214,13 +215,19 @@ export class Database {
     checkDatabaseOptions(options);
     this.device = gpu;
     this.cache = options.hostCache === false ? undefined : new FactsCache();
-    // Held weakly: a Database nobody holds frees nothing and is not kept alive by its device.
+    this.listen(gpu);
+  }
+
+  /** Becomes a reliever of `gpu`'s pool (BufferPool.relievers): its idle resident relations give way under pressure. */
+  private listen(gpu: Gpu): void {
+    // Held weakly: a Database nobody holds frees nothing and is not kept alive by its device; nor one that reopened.
     const pool = internals(gpu).pool;
     const self = new WeakRef(this);
     const relieve = (bytes: number): number => {
       const db = self.deref();
-      if (!db) pool.relievers.delete(relieve);
-      return db?.relieve(bytes) ?? 0;
+      if (db?.gpu === gpu) return db.relieve(bytes);
+      pool.relievers.delete(relieve);
+      return 0;
     };
     pool.relievers.add(relieve);
   }
@@ -240,6 +247,7 @@ export class Database {
     this.replays.clear('the device was lost and opened again');
     this.opened?.dispose();
     this.device = this.opened = await reopen();
+    this.listen(this.device);
   }
 
   /** Facts files read from the facts directory so far. */
@@ -733,11 +741,13 @@ export class Database {
   }
 
   /**
-   * Returns every resident relation's buffer to the device's pool, drops the host cache and the device's kept read
-   * buffers, and disposes a device it opened (DatabaseOptions.reopen); the database is empty afterwards.
+   * Returns every resident relation's buffer to the device's pool, drops the host cache, the device's kept read
+   * buffers and the pipelines' last build counts, and disposes a device it opened (DatabaseOptions.reopen); the
+   * database is empty afterwards.
    */
   clear(): void {
     dropIdleReads(internals(this.gpu));
+    dropBuildCounts(internals(this.gpu));
     this.cache?.clear();
     this.noWide.clear();
     this.checkedKeys.clear();

@@ -99,6 +99,10 @@ export interface TpchQueryResult {
   causes?: SlowRunCauses;
   /** Device memory held as the timed runs began (absent when Vixen failed). */
   held?: DeviceMemoryHeld;
+  /** Most bytes of device buffers at once in the query's runs (VixenTiming.peakDeviceBytes; NaN when Vixen failed). */
+  peakDeviceBytes: number;
+  /** Resident relations the Database freed during or after the query's runs (VixenTiming.evictions). */
+  evictions: number;
   message?: string;
 }
 
@@ -138,7 +142,7 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
     try {
       const program = compileOnce(q);
       if (program instanceof Error) throw program;
-      const { queryMs: vixenMs, queryRunsMs, queryRunsWaitMs, waitMs, submitMs, dispatches, submissions, replayed, hostSyncs, loadMs, projectedOnDevice, wallMs, uploads, inputBytes, rows, causes, held } = await timeVixenQuery(
+      const { queryMs: vixenMs, queryRunsMs, queryRunsWaitMs, waitMs, submitMs, dispatches, submissions, replayed, hostSyncs, loadMs, projectedOnDevice, wallMs, uploads, inputBytes, rows, causes, held, peakDeviceBytes, evictions } = await timeVixenQuery(
         program,
         data,
         warmup,
@@ -171,10 +175,12 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
         rows: rows.length,
         causes,
         held,
+        peakDeviceBytes,
+        evictions,
         ...(diffs.length > 0 ? { message: diffs.join('; ') } : {}),
       };
     } catch (e) {
-      const failed = { vixenMs: NaN, vixenLoadMs: NaN, vixenProjected: [], vixenWallMs: NaN, vixenRunsMs: [], vixenRunsWaitMs: [], vixenWaitMs: NaN, vixenHostMs: NaN, vixenSubmitMs: NaN, dispatches: NaN, submissions: NaN, replayed: false, hostSyncs: NaN, uploads: [], speedup: NaN, readMs: NaN, readRatio: NaN };
+      const failed = { vixenMs: NaN, vixenLoadMs: NaN, vixenProjected: [], vixenWallMs: NaN, vixenRunsMs: [], vixenRunsWaitMs: [], vixenWaitMs: NaN, vixenHostMs: NaN, vixenSubmitMs: NaN, dispatches: NaN, submissions: NaN, replayed: false, hostSyncs: NaN, uploads: [], speedup: NaN, readMs: NaN, readRatio: NaN, peakDeviceBytes: NaN, evictions: 0 };
       return { query: q, status: 'error', ...failed, duckdbMs, rows: duckRows.length, message: firstLine(e) };
     }
   };

@@ -13,7 +13,29 @@ const reorderedShaders = new WeakMap<KirKernel, Map<string, KernelShaders>>();
  * counts (a filtered build's: from the rows its build pass kept), which the run's next host sync reads (every run
  * ends with one), in a small pooled buffer.
  */
-const buildsSeen = new WeakMap<GpuImpl, WeakMap<KirKernel, { buffer: GPUBuffer; words: Array<DeviceWord | undefined> }>>();
+const buildsSeen = new WeakMap<GpuImpl, WeakMap<KirKernel, BuildCounts>>();
+
+interface BuildCounts {
+  /** Null once released (dropBuildCounts): the words a sync read keep their values. */
+  buffer: GPUBuffer | null;
+  words: Array<DeviceWord | undefined>;
+}
+
+/** Per device, the counts whose buffers are still held: a kernel's program may be dropped without another launch. */
+const heldCounts = new WeakMap<GpuImpl, Set<BuildCounts>>();
+
+function releaseCounts(g: GpuImpl, counts: BuildCounts): void {
+  if (!counts.buffer) return;
+  for (const w of counts.words) if (w && w.value === undefined) g.pending.delete(w);
+  g.pool.release(counts.buffer);
+  counts.buffer = null;
+  heldCounts.get(g)?.delete(counts);
+}
+
+/** Releases the buffers of every pipeline's last build counts on `g` (Database.clear); the counts read stay known. */
+export function dropBuildCounts(g: GpuImpl): void {
+  for (const c of [...(heldCounts.get(g) ?? [])]) releaseCounts(g, c);
+}
 
 /**
  * A pipeline's passes with its lookups ordered so that the rows a lookup drops skip the rest: by the share of its
@@ -42,8 +64,8 @@ export function orderedLookups(
   if (!seenHere) buildsSeen.set(g, (seenHere = new WeakMap()));
   const last = seenHere.get(kernel);
   if (last) {
+    releaseCounts(g, last);
     for (const w of last.words) if (w) g.pending.delete(w);
-    g.pool.release(last.buffer);
     seenHere.delete(kernel);
   }
   // A filtered side's kept rows are counted by its build pass, which copies them into `words` (keptTo).
@@ -66,7 +88,11 @@ export function orderedLookups(
       g.pending.add(w);
       return w;
     });
-    seenHere.set(kernel, { buffer, words });
+    const counts = { buffer, words };
+    seenHere.set(kernel, counts);
+    let held = heldCounts.get(g);
+    if (!held) heldCounts.set(g, (held = new Set()));
+    held.add(counts);
     keptTo = words.map((w, j) => (filtered[j] ? w : undefined));
   }
   const order = builds.map((_, j) => j).sort((x, y) => rank[x]!.share - rank[y]!.share || rank[x]!.rows - rank[y]!.rows || x - y);
