@@ -14,7 +14,7 @@ import { VixenError, type OutputOrder, type RelationDecl, type Row, type ScalarT
 import { compile, compileFile, Database, type Program, type ResidentRelation } from '@vixen/runtime';
 import type { ExecuteStats, ParseMode } from '@vixen/runtime';
 import { loadFactsDir } from '@vixen/io';
-import { internals, replayBytes, type Gpu } from '@vixen/runtime/gpu';
+import { deviceMemoryUsed, internals, replayBytes, type Gpu } from '@vixen/runtime/gpu';
 import { copyBandwidth, GPU_WARM_MS, median, warmUp } from './operators.js';
 import { TblDuckDb, type DuckValue } from './tbl-duckdb.js';
 
@@ -464,6 +464,8 @@ export interface TableLoad {
   resident: boolean;
   /** Why it did not: the load's error, or its rows past the device memory budget. */
   message?: string;
+  /** Most bytes of device buffers at once during the run that loaded it (ExecuteStats.peakAllocatedBytes; 0 where it failed). */
+  peakDeviceBytes: number;
   duckdbMs: number;
 }
 
@@ -511,11 +513,23 @@ export interface TblBenchReportBase {
    * query in order (both engines: first run, warm-up, timed runs), for planning runs within a time limit.
    */
   wallMs: { open: number; tables: number; queries: number[] };
+  /**
+   * After each query (in order), the bytes of device buffers Vixen holds (BufferPool.allocatedBytes), of which its
+   * resident relations', and the driver's count of device memory in use (nvidia-smi, all processes; absent elsewhere):
+   * the accounting against what the device reports.
+   */
+  memoryAfterQueries: Array<{ allocatedBytes: number; residentBytes: number; deviceUsedBytes?: number }>;
   /** The tables resident on the device at the end: columns kept (absent: all), rows and words per row. */
   resident: Array<{ name: string; loadColumns?: readonly number[]; rows: number; width: number }>;
 }
 
-function reportBase<R>(gpu: Gpu, options: TblBenchOptions<R>, data: TblSuiteData, wallMs: TblBenchReportBase['wallMs']): TblBenchReportBase {
+function reportBase<R>(
+  gpu: Gpu,
+  options: TblBenchOptions<R>,
+  data: TblSuiteData,
+  wallMs: TblBenchReportBase['wallMs'],
+  memoryAfterQueries: TblBenchReportBase['memoryAfterQueries'],
+): TblBenchReportBase {
   return {
     sf: options.sf,
     adapter: gpu.adapterName,
@@ -541,6 +555,7 @@ function reportBase<R>(gpu: Gpu, options: TblBenchOptions<R>, data: TblSuiteData
     duckdbLoadMs: data.duckdbLoadMs,
     copyGbps: data.copyGbps,
     wallMs,
+    memoryAfterQueries,
     resident: data.db.resident.map((r) => ({ name: r.name, ...(r.loadColumns ? { loadColumns: r.loadColumns } : {}), rows: r.relation.count, width: r.relation.width })),
   };
 }
@@ -641,13 +656,14 @@ async function loadTogether<R>(db: Database, options: TblBenchOptions<R>, tables
         rows: held?.relation.count ?? 0,
         width: held?.relation.width ?? 0,
         resident: held !== undefined,
+        peakDeviceBytes: run.stats.peakAllocatedBytes,
         ...(held ? {} : { message: `not kept on the device (${run.stats.spilledBytes > 0 ? 'spilled: ' : ''}past the device memory budget)` }),
       };
     });
   } catch (e) {
     if (tables.length > 1) return undefined;
     const [[r, columns]] = tables as [readonly [RelationDecl, readonly number[]]];
-    return [{ name: r.name, columns: [...columns], ms: performance.now() - t0, readMs: 0, rows: 0, width: 0, resident: false, message: firstLine(e) }];
+    return [{ name: r.name, columns: [...columns], ms: performance.now() - t0, readMs: 0, rows: 0, width: 0, resident: false, peakDeviceBytes: 0, message: firstLine(e) }];
   }
 }
 
@@ -725,6 +741,20 @@ function formatProjections(tables: readonly string[]): string {
   return counts.size === 0 ? 'none' : [...counts].map(([t, n]) => `${t} ${n}`).join(', ');
 }
 
+const gib = (bytes: number): string => `${fmt(bytes / 2 ** 30, 2)} GiB`;
+
+/** Device memory after the queries: Vixen's own count of its buffers, and the driver's where it says. */
+function memoryLine(r: TblBenchReportBase): string[] {
+  const m = r.memoryAfterQueries;
+  if (m.length === 0) return [];
+  const used = m.flatMap((x) => (x.deviceUsedBytes !== undefined ? [x.deviceUsedBytes] : []));
+  return [
+    `device memory after each query: Vixen's buffers at most ${gib(Math.max(...m.map((x) => x.allocatedBytes)))} (resident relations at most ${gib(Math.max(...m.map((x) => x.residentBytes)))})` +
+      (used.length > 0 ? `, in use by the driver's count at most ${gib(Math.max(...used))}` : '') +
+      (r.tableLoads ? `; the tables' load held at most ${gib(Math.max(0, ...r.tableLoads.map((t) => t.peakDeviceBytes)))}` : ''),
+  ];
+}
+
 /** The lines a bench report table starts with: what ran where, and the load times. */
 export function reportHeader(suite: string, r: TblBenchReportBase): string[] {
   const loads = r.tableLoads;
@@ -748,6 +778,7 @@ export function reportHeader(suite: string, r: TblBenchReportBase): string[] {
       (r.deviceBudgetBytes !== undefined ? ` of a device budget of ${fmt(r.deviceBudgetBytes / 2 ** 30, 2)} GiB` : ''),
     `wall time: opening (copy bandwidth, DuckDB) ${fmt(r.wallMs.open / 1000)} s, tables ${fmt(r.wallMs.tables / 1000)} s, queries ${fmt(r.wallMs.queries.reduce((n, x) => n + x, 0) / 1000)} s ` +
       `(both engines: first runs, warm-ups, timed runs; the longest ${fmt(Math.max(0, ...r.wallMs.queries) / 1000)} s)`,
+    ...memoryLine(r),
     'vixen ms: median query time on resident tables; load ms: the first run making its tables resident (parse, upload, sort; or projection on the device)',
     `x read: a query's time over the time to read its device columns once at the copy bandwidth measured in this run, ${fmt(r.copyGbps)} GB/s`,
   ];
@@ -772,6 +803,7 @@ export async function runTblSuite<Q, R>(
   const open = performance.now() - t0 - data.tablesWallMs;
   const results: R[] = [];
   const queryWallMs: number[] = [];
+  const memory: TblBenchReportBase['memoryAfterQueries'] = [];
   try {
     for (const q of queries) {
       const q0 = performance.now();
@@ -780,8 +812,13 @@ export async function runTblSuite<Q, R>(
       results.push(result);
       options.onQuery?.(result);
       trimResident(data);
+      // The driver's count, once the device is idle and Dawn had its tick to free what was destroyed.
+      await internals(gpu).reclaim();
+      const used = deviceMemoryUsed(gpu.software);
+      const held = data.db.resident.reduce((n, r) => n + residentBytes(r), 0);
+      memory.push({ allocatedBytes: internals(gpu).pool.allocatedBytes, residentBytes: held, ...(used !== undefined ? { deviceUsedBytes: used } : {}) });
     }
-    return { base: reportBase(gpu, options, data, { open, tables: data.tablesWallMs, queries: queryWallMs }), results };
+    return { base: reportBase(gpu, options, data, { open, tables: data.tablesWallMs, queries: queryWallMs }, memory), results };
   } finally {
     data.duck.close();
     data.db.clear();

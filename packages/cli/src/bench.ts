@@ -179,7 +179,10 @@ async function runTblBench<R>(
       reopen: () => openGpu({ backend: opts.backend }),
       ...(opts.duckdbThreads !== undefined ? { duckdbThreads: opts.duckdbThreads } : {}),
       onTableLoad: (t) =>
-        err(`  ${t.name}: loaded in ${t.ms.toFixed(1)} ms (read ${t.readMs.toFixed(1)} ms), duckdb ${t.duckdbMs.toFixed(1)} ms${t.resident ? '' : `; not resident: ${t.message ?? ''}`}\n`),
+        err(
+          `  ${t.name}: loaded in ${t.ms.toFixed(1)} ms (read ${t.readMs.toFixed(1)} ms; device buffers at most ${(t.peakDeviceBytes / 2 ** 30).toFixed(2)} GiB), ` +
+            `duckdb ${t.duckdbMs.toFixed(1)} ms${t.resident ? '' : `; not resident: ${t.message ?? ''}`}\n`,
+        ),
       replay: opts.replay,
       ...(opts.warmMs !== undefined ? { warmMs: opts.warmMs } : {}),
       ...(opts.profile ? { onProfile: (query, stats, program) => err(`profile of ${query}:\n${formatProfile(stats, program.plan)}\n`) } : {}),

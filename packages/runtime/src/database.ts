@@ -286,6 +286,9 @@ export class Database {
     const run = ++this.runs;
     this.inProgress.add(run);
     const evictedBefore = { ...this.evictions };
+    // The run's peak of device buffers counts its loads and projections too (the executor's starts at its evaluation).
+    const pool = internals(this.gpu).pool;
+    pool.peakAllocatedBytes = pool.allocatedBytes;
     try {
       return await this.runNumbered(program, options, run, startedAt, limits, outputs, evictedBefore);
     } finally {
@@ -434,7 +437,9 @@ export class Database {
     const idle = [...this.entries.values()].filter((e) => !used.includes(e)).reduce((n, e) => n + entryBytes(e), 0);
     const budget = limits.maxDeviceMemory === undefined && limit !== undefined && idle > 0 ? { ...limits, maxDeviceMemory: Math.max(0, limit - idle) } : limits;
     try {
+      const loadPeak = internals(this.gpu).pool.peakAllocatedBytes;
       const result = await program.execute(this.gpu, facts, outputs, budget, resident, options.countsOnly);
+      result.stats.peakAllocatedBytes = Math.max(loadPeak, result.stats.peakAllocatedBytes);
       const evictions = { relations: this.evictions.relations - evictedBefore.relations, bytes: this.evictions.bytes - evictedBefore.bytes };
       return Object.assign(result, { hostLoadMilliseconds, projectedOnDevice, deviceProjectMilliseconds, wideLoads, evictions });
     } catch (e) {
@@ -656,13 +661,16 @@ export class Database {
 
   /**
    * The device's reliever (BufferPool.relievers): a buffer about to be created for one of this Database's runs does
-   * not fit the budget beside the others; frees idle resident relations until `bytes` are released. None while one of
-   * its records is replayed (a replay frees nothing: its record holds the buffers it encodes).
+   * not fit the budget beside the others; frees its replay records, then idle resident relations, until `bytes` are
+   * released. None while one of its records is replayed (a replay frees nothing: its record holds the buffers it
+   * encodes).
    */
   private relieve(bytes: number): number {
     // Outside its runs, a buffer is created for a caller that may be reading any resident relation (downloadRelation).
     if (this.replays.replaying > 0 || this.inProgress.size === 0) return 0;
-    let freed = 0;
+    // Records go first: one run makes a record again, where a relation is loaded or projected again.
+    let freed = this.replays.bytes;
+    if (freed > 0) this.replays.clear('a buffer needed device memory past the budget');
     for (const [key, e] of this.victims()) {
       if (freed >= bytes) break;
       freed += entryBytes(e);

@@ -288,6 +288,13 @@ export class Replays {
     this.note(program, why);
   }
 
+  /** Bytes of the buffers its records alone hold. */
+  get bytes(): number {
+    let n = 0;
+    for (const r of this.records.values()) n += r.record.bytes;
+    return n;
+  }
+
   /** Releases every record, noting `why` (a resident relation or the string tables changed, the Database is cleared). */
   clear(why: string): void {
     for (const program of [...this.records.keys()]) this.drop(program, why);

@@ -39,6 +39,25 @@ function gpuMemoryBytes(): number | null {
   return null;
 }
 
+let noSmi = false;
+
+/**
+ * Bytes of device memory in use on the GPU that uses the most, all processes' (the driver's count, which Vixen's own
+ * BufferPool.allocatedBytes is compared with), or undefined for a CPU adapter or where nvidia-smi does not say.
+ */
+export function deviceMemoryUsed(software: boolean): number | undefined {
+  if (software || noSmi) return undefined;
+  try {
+    const out = execFileSync('nvidia-smi', ['--query-gpu=memory.used', '--format=csv,noheader,nounits'], { encoding: 'utf8', timeout: 5000, stdio: ['ignore', 'pipe', 'ignore'] });
+    const mib = out.split('\n').filter((l) => l.trim() !== '').map((l) => Number(l.trim())).filter((n) => Number.isFinite(n) && n >= 0);
+    if (mib.length > 0) return Math.max(...mib) * 2 ** 20;
+  } catch {
+    // No NVIDIA driver tools.
+  }
+  noSmi = true;
+  return undefined;
+}
+
 /** Device memory in bytes (host memory for a CPU adapter), or undefined where unknown; asked once per process. */
 export function deviceMemoryBytes(software: boolean): number | undefined {
   if (software) return totalmem();
