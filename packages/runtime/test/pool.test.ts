@@ -68,6 +68,37 @@ describe('BufferPool', () => {
 describe('BufferPool claims (replay records)', () => {
   const usage = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
 
+  it('counts every buffer it creates, mapped ones too, and keeps creations within its budget: free buffers go first, then what relievers release', () => {
+    const pool = new BufferPool(gpu.device, gpu.limits.maxBufferSize, 1 << 20);
+    pool.budget = 8192;
+    const [a, b] = [pool.acquire(2048, usage()), pool.acquire(2048, usage())];
+    const mapped = pool.createMapped(1024);
+    expect([pool.allocatedBytes, pool.peakAllocatedBytes]).toEqual([5120, 5120]);
+    pool.release(a);
+    // Free in the pool, still allocated.
+    expect(pool.allocatedBytes).toBe(5120);
+    // 4096 more pass the budget: the free buffer goes.
+    const c = pool.acquire(4096, GPUBufferUsage.STORAGE);
+    expect([pool.allocatedBytes, pool.freeBytes, pool.relieved.buffers]).toEqual([7168, 0, 1]);
+    // Past the budget with no free buffer, a reliever gives back what it holds (here b), which the pool frees.
+    const asked: number[] = [];
+    pool.relievers.add((bytes) => {
+      asked.push(bytes);
+      pool.release(b);
+      return b.size;
+    });
+    pool.acquire(2048, GPUBufferUsage.STORAGE);
+    expect(asked).toEqual([1024]);
+    expect([pool.allocatedBytes, pool.peakAllocatedBytes]).toEqual([7168, 7168]);
+    pool.destroyMapped(mapped);
+    pool.release(c);
+    expect([pool.allocatedBytes, pool.freeBytes]).toEqual([6144, 4096]);
+    pool.trim();
+    // The buffer acquired last alone.
+    expect(pool.allocatedBytes).toBe(2048);
+    pool.dispose();
+  });
+
   it('keeps a claimed free buffer out of the pool, in use, until the claim ends', () => {
     const pool = new BufferPool(gpu.device, gpu.limits.maxBufferSize, 1 << 20);
     const a = pool.acquire(1024, usage());

@@ -5,8 +5,8 @@
  */
 import { CommandBatch } from './batch.js';
 import { allocationFault, DeviceFault, deviceErrorFault, lostFault } from './device-fault.js';
-import { dropIdleReads } from './mapped-reads.js';
 import { BufferPool } from './pool.js';
+import { dropIdleReads, keptReadBytes } from './mapped-reads.js';
 import type { LaunchPart, PassLayout } from './recorder.js';
 import { PassTimer } from './timing.js';
 import type { DeviceWord, Guess, GuessingRun } from './relations.js';
@@ -212,6 +212,12 @@ export class GpuImpl implements Gpu {
     // Past one binding a fixpoint's working set is larger: up to half the memory budget (makeRoom trims the pool first).
     this.pool = new BufferPool(device, limits.maxBufferSize, software ? 256 * 2 ** 20 : Math.max(16 * 2 ** 30, (memoryBudget ?? 0) / 2), () => this.activity);
     this.pool.budget = memoryBudget ?? Infinity;
+    // Read buffers kept for the next load go first under pressure: a load maps new ones at a small cost.
+    this.pool.relievers.add(() => {
+      const kept = keptReadBytes(this);
+      dropIdleReads(this);
+      return kept - keptReadBytes(this);
+    });
     this.batch = new CommandBatch(device, this.pool);
     this.lostSignal = device.lost.then((info) => {
       this.lost = true;
