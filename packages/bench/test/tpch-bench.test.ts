@@ -49,6 +49,13 @@ it('loads each table its queries read once, with the columns they read, and answ
   expect(report.wallMs.tables).toBeGreaterThanOrEqual(report.tablesLoadMs! + report.tablesDuckdbLoadMs!);
   expect(formatTpchReport(report)).toMatch(/^wall time: opening \(copy bandwidth, DuckDB\) [\d.]+ s, tables [\d.]+ s, queries [\d.]+ s /m);
   expect(formatTpchReport(report)).toMatch(/^ {2}lineitem: \d+ columns, vixen \d+ ms \(read \d+\), duckdb \d+ ms; resident \d+x\d+$/m);
+  // Device memory: each query's peak of all buffers holds at least its tables' resident rows; after each query, Vixen's
+  // count of its buffers holds the resident relations' words.
+  for (const q of report.queries) expect(q.peakDeviceBytes).toBeGreaterThan(0);
+  for (const t of report.tableLoads!) expect(t.peakDeviceBytes).toBeGreaterThan(0);
+  expect(report.memoryAfterQueries.length).toBe(queries.length);
+  for (const m of report.memoryAfterQueries) expect(m.allocatedBytes).toBeGreaterThanOrEqual(m.residentBytes);
+  expect(formatTpchReport(report)).toMatch(/^device memory after each query: Vixen's buffers at most [\d.]+ GiB \(resident relations at most [\d.]+ GiB\)/m);
 }, 120_000);
 
 it('leaves a table past the device memory budget to the queries, with the same answers, and frees what they made', async () => {

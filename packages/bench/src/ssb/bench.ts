@@ -78,6 +78,10 @@ export interface SsbQueryResult {
   readMs: number;
   /** fusedMs / readMs: 1 would be a scan of those columns at the copy bandwidth. */
   readRatio: number;
+  /** Most bytes of device buffers at once in either variant's runs (VixenTiming.peakDeviceBytes; NaN where none ran). */
+  peakDeviceBytes: number;
+  /** Resident relations the Database freed during or after the query's runs (VixenTiming.evictions). */
+  evictions: number;
   rows: number;
   message?: string;
 }
@@ -108,6 +112,8 @@ export async function benchSsb(gpu: Gpu, options: SsbBenchOptions): Promise<SsbB
     let fusedHostSyncs = NaN;
     let loadMs = NaN;
     let readMs = NaN;
+    let peakDeviceBytes = NaN;
+    let evictions = 0;
     let rows = expected.rows.length;
     const diffs: string[] = [];
     let error: string | undefined;
@@ -118,6 +124,8 @@ export async function benchSsb(gpu: Gpu, options: SsbBenchOptions): Promise<SsbB
         const r = await timeVixenQuery(program, data, warmup, runs, profile);
         times[v.name] = r.queryMs;
         runTimes[v.name] = r.queryRunsMs;
+        peakDeviceBytes = Number.isNaN(peakDeviceBytes) ? r.peakDeviceBytes : Math.max(peakDeviceBytes, r.peakDeviceBytes);
+        evictions += r.evictions;
         if (v.name === 'fused') {
           loadMs = r.loadMs;
           fusedWaitMs = r.waitMs;
@@ -144,6 +152,8 @@ export async function benchSsb(gpu: Gpu, options: SsbBenchOptions): Promise<SsbB
       ratio: expected.ms / times.fused,
       readMs,
       readRatio: times.fused / readMs,
+      peakDeviceBytes,
+      evictions,
       rows,
       ...(error !== undefined || diffs.length > 0 ? { message: [error, ...diffs].filter((x) => x !== undefined).join('; ') } : {}),
     };
