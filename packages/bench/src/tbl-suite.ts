@@ -431,7 +431,8 @@ export interface TblBenchOptions<Result> {
    * loading what they read.
    */
   reopen?: () => Promise<Gpu>;
-  onQuery?: (r: Result) => void;
+  /** Hears of each query's result, with the device memory after it (TblBenchReportBase.memoryAfterQueries). */
+  onQuery?: (r: Result, memory: MemoryAfterQuery) => void;
   /** Hears of each table loaded before the queries, as it is. */
   onTableLoad?: (t: TableLoad) => void;
   /** Profiles one more run of each query (its label, e.g. `Q6`) after the timed ones (fused plans only for SSB). */
@@ -467,6 +468,19 @@ export interface TableLoad {
   /** Most bytes of device buffers at once during the run that loaded it (ExecuteStats.peakAllocatedBytes; 0 where it failed). */
   peakDeviceBytes: number;
   duckdbMs: number;
+}
+
+/** Device memory after a query: Vixen's count of its buffers, its resident relations' words, the driver's count. */
+export interface MemoryAfterQuery {
+  allocatedBytes: number;
+  residentBytes: number;
+  deviceUsedBytes?: number;
+}
+
+/** `Vixen's buffers 1.20 GiB (resident 0.80), the driver's count 1.50 GiB`, for a query's progress line. */
+export function formatMemoryAfterQuery(m: MemoryAfterQuery): string {
+  const gb = (bytes: number): string => (bytes / 2 ** 30).toFixed(2);
+  return `Vixen's buffers ${gb(m.allocatedBytes)} GiB (resident ${gb(m.residentBytes)})${m.deviceUsedBytes !== undefined ? `, the driver's count ${gb(m.deviceUsedBytes)} GiB` : ''}`;
 }
 
 /** What every `.tbl` bench report starts with. */
@@ -518,7 +532,7 @@ export interface TblBenchReportBase {
    * resident relations', and the driver's count of device memory in use (nvidia-smi, all processes; absent elsewhere):
    * the accounting against what the device reports.
    */
-  memoryAfterQueries: Array<{ allocatedBytes: number; residentBytes: number; deviceUsedBytes?: number }>;
+  memoryAfterQueries: MemoryAfterQuery[];
   /** The tables resident on the device at the end: columns kept (absent: all), rows and words per row. */
   resident: Array<{ name: string; loadColumns?: readonly number[]; rows: number; width: number }>;
 }
@@ -810,13 +824,16 @@ export async function runTblSuite<Q, R>(
       const result = await measure(q, data);
       queryWallMs.push(performance.now() - q0);
       results.push(result);
-      options.onQuery?.(result);
       trimResident(data);
-      // The driver's count, once the device is idle and Dawn had its tick to free what was destroyed.
-      await internals(gpu).reclaim();
-      const used = deviceMemoryUsed(gpu.software);
+      // The driver's count, once the device is idle and Dawn had its tick to free what was destroyed (on the device the
+      // Database uses now: it may have reopened one; a failed one is not waited for).
+      const device = internals(data.db.gpu);
+      await device.reclaim().catch(() => undefined);
+      const used = deviceMemoryUsed(data.db.gpu.software);
       const held = data.db.resident.reduce((n, r) => n + residentBytes(r), 0);
-      memory.push({ allocatedBytes: internals(gpu).pool.allocatedBytes, residentBytes: held, ...(used !== undefined ? { deviceUsedBytes: used } : {}) });
+      const after = { allocatedBytes: device.pool.allocatedBytes, residentBytes: held, ...(used !== undefined ? { deviceUsedBytes: used } : {}) };
+      memory.push(after);
+      options.onQuery?.(result, after);
     }
     return { base: reportBase(gpu, options, data, { open, tables: data.tablesWallMs, queries: queryWallMs }, memory), results };
   } finally {
