@@ -169,6 +169,15 @@ const SEEK_ALL = 8;
  */
 const WIDE_STRINGS = 2 ** 16;
 
+/**
+ * A run that starts with device buffers past HEADROOM_HIGH of the device's budget first frees the pool's free ones
+ * down to HEADROOM_LOW and lets the device free their memory: a creation at the budget's edge frees buffers that Dawn
+ * gives back only at a later device tick, while the new one needs the memory at once (the margin below the device's
+ * memory is all it has).
+ */
+const HEADROOM_HIGH = 0.9;
+const HEADROOM_LOW = 0.8;
+
 export class Database {
   private readonly entries = new Map<string, Entry>();
   private runs = 0;
@@ -307,6 +316,11 @@ export class Database {
     evictedBefore: { relations: number; bytes: number },
   ): Promise<DatabaseRunResult> {
     const kir = program.kir;
+    const g = internals(this.gpu);
+    if (g.pool.allocatedBytes > HEADROOM_HIGH * g.pool.budget) {
+      g.pool.trimTo(HEADROOM_LOW * g.pool.budget);
+      await g.reclaim();
+    }
     const used: Entry[] = [];
     const missing: RelationDecl[] = [];
     const perRun: RelationDecl[] = [];

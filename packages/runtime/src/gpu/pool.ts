@@ -218,6 +218,11 @@ export class BufferPool {
     }
   }
 
+  /** Destroys free buffers, oldest first, until allocatedBytes is at most `bytes` or none is left. */
+  trimTo(bytes: number): void {
+    this.shed(this.allocatedBytes - bytes);
+  }
+
   /** Destroys free buffers, oldest first, until `bytes` are freed or none is left. */
   private shed(bytes: number): void {
     let freed = 0;
