@@ -216,13 +216,15 @@ export function formatSlowRunCauses(c: SlowRunCauses | undefined, runs: number):
   return said.length > 0 ? `; timed runs: ${said.join(', ')}` : '';
 }
 
+/** Bytes in GiB, to two places (no unit). */
+const gib = (bytes: number): string => (bytes / 2 ** 30).toFixed(2);
+
 /**
  * `; runs a/b/c ms (waiting d/e/f); held: ...`: each timed run's time and device wait, and the device memory held as
  * they began, to tell a query slowed by its device from one slowed by its host or by a full device.
  */
 export function formatTimedRuns(ms: readonly number[], waitMs: readonly number[], held: DeviceMemoryHeld | undefined): string {
   if (ms.length === 0 || !held) return '';
-  const gib = (bytes: number): string => (bytes / 2 ** 30).toFixed(2);
   return (
     `; runs ${ms.map((x) => x.toFixed(1)).join('/')} ms (waiting ${waitMs.map((x) => x.toFixed(1)).join('/')}); ` +
     `held: resident ${gib(held.residentBytes)} GiB, pool ${gib(held.poolFreeBytes)} GiB, records ${gib(held.recordBytes)} GiB`
@@ -477,10 +479,14 @@ export interface MemoryAfterQuery {
   deviceUsedBytes?: number;
 }
 
+/** `device buffers at most 1.20 GiB, 3 resident relations evicted`, for a progress line. */
+export function formatDevicePeak(peakBytes: number, evictions = 0): string {
+  return `device buffers at most ${gib(peakBytes)} GiB${evictions > 0 ? `, ${evictions} resident relations evicted` : ''}`;
+}
+
 /** `Vixen's buffers 1.20 GiB (resident 0.80), the driver's count 1.50 GiB`, for a query's progress line. */
 export function formatMemoryAfterQuery(m: MemoryAfterQuery): string {
-  const gb = (bytes: number): string => (bytes / 2 ** 30).toFixed(2);
-  return `Vixen's buffers ${gb(m.allocatedBytes)} GiB (resident ${gb(m.residentBytes)})${m.deviceUsedBytes !== undefined ? `, the driver's count ${gb(m.deviceUsedBytes)} GiB` : ''}`;
+  return `Vixen's buffers ${gib(m.allocatedBytes)} GiB (resident ${gib(m.residentBytes)})${m.deviceUsedBytes !== undefined ? `, the driver's count ${gib(m.deviceUsedBytes)} GiB` : ''}`;
 }
 
 /** What every `.tbl` bench report starts with. */
@@ -755,17 +761,15 @@ function formatProjections(tables: readonly string[]): string {
   return counts.size === 0 ? 'none' : [...counts].map(([t, n]) => `${t} ${n}`).join(', ');
 }
 
-const gib = (bytes: number): string => `${fmt(bytes / 2 ** 30, 2)} GiB`;
-
 /** Device memory after the queries: Vixen's own count of its buffers, and the driver's where it says. */
 function memoryLine(r: TblBenchReportBase): string[] {
   const m = r.memoryAfterQueries;
   if (m.length === 0) return [];
   const used = m.flatMap((x) => (x.deviceUsedBytes !== undefined ? [x.deviceUsedBytes] : []));
   return [
-    `device memory after each query: Vixen's buffers at most ${gib(Math.max(...m.map((x) => x.allocatedBytes)))} (resident relations at most ${gib(Math.max(...m.map((x) => x.residentBytes)))})` +
-      (used.length > 0 ? `, in use by the driver's count at most ${gib(Math.max(...used))}` : '') +
-      (r.tableLoads ? `; the tables' load held at most ${gib(Math.max(0, ...r.tableLoads.map((t) => t.peakDeviceBytes)))}` : ''),
+    `device memory after each query: Vixen's buffers at most ${gib(Math.max(...m.map((x) => x.allocatedBytes)))} GiB (resident relations at most ${gib(Math.max(...m.map((x) => x.residentBytes)))} GiB)` +
+      (used.length > 0 ? `, in use by the driver's count at most ${gib(Math.max(...used))} GiB` : '') +
+      (r.tableLoads ? `; the tables' load held at most ${gib(Math.max(0, ...r.tableLoads.map((t) => t.peakDeviceBytes)))} GiB` : ''),
   ];
 }
 
@@ -788,8 +792,8 @@ export function reportHeader(suite: string, r: TblBenchReportBase): string[] {
     `host parse of .tbl files by the queries (each once; kept columns projected; of which loads of several column sets at once: ${formatProjections(r.wideLoads)}) ${fmt(r.hostLoadMs, 0)} ms; ` +
       `kept columns projected on the device from resident ones ${fmt(r.deviceProjectMs, 0)} ms (${formatProjections(r.deviceProjections)})` +
       (loads ? `; relations freed to keep resident memory within its limit: ${r.releasedRelations}` : `; DuckDB load ${fmt(r.duckdbLoadMs, 0)} ms`) +
-      `; evicted by the Database (device memory pressure, resident limit): ${r.evictedRelations} (${fmt(r.evictedBytes / 2 ** 30, 2)} GiB)` +
-      (r.deviceBudgetBytes !== undefined ? ` of a device budget of ${fmt(r.deviceBudgetBytes / 2 ** 30, 2)} GiB` : ''),
+      `; evicted by the Database (device memory pressure, resident limit): ${r.evictedRelations} (${gib(r.evictedBytes)} GiB)` +
+      (r.deviceBudgetBytes !== undefined ? ` of a device budget of ${gib(r.deviceBudgetBytes)} GiB` : ''),
     `wall time: opening (copy bandwidth, DuckDB) ${fmt(r.wallMs.open / 1000)} s, tables ${fmt(r.wallMs.tables / 1000)} s, queries ${fmt(r.wallMs.queries.reduce((n, x) => n + x, 0) / 1000)} s ` +
       `(both engines: first runs, warm-ups, timed runs; the longest ${fmt(Math.max(0, ...r.wallMs.queries) / 1000)} s)`,
     ...memoryLine(r),

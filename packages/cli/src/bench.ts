@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { z } from 'zod';
 import { openGpu, parseByteSize, type Gpu } from '@vixen/runtime';
-import { BENCH_OPERATORS, benchCompile, benchEndToEnd, benchGraphs, benchLoad, compileSsbQuery, compileTpchQuery, END_TO_END_FORMATS, formatEndToEndReport, formatLoadReport, ssbQuerySql, ssbSchema, tpchQuerySql, tpchSchema, type EndToEndQuery, benchOperators, benchSsb, benchTpch, dbgenParallel, defaultBenchSizes, examplesDir, formatBenchReport, formatCompileReport, formatGraphBenchReport, formatMemoryAfterQuery, formatSlowRunCauses, formatSsbReport, formatTimedRuns, formatTpchReport, GRAPH_KINDS, GRAPH_WORKLOADS, LOOP_DEFAULTS, SSB_QUERIES, ssbgenParallel, TPCH_QUERIES, type TblBenchOptions } from '@vixen/bench';
+import { BENCH_OPERATORS, benchCompile, benchEndToEnd, benchGraphs, benchLoad, compileSsbQuery, compileTpchQuery, END_TO_END_FORMATS, formatEndToEndReport, formatLoadReport, ssbQuerySql, ssbSchema, tpchQuerySql, tpchSchema, type EndToEndQuery, benchOperators, benchSsb, benchTpch, dbgenParallel, defaultBenchSizes, examplesDir, formatBenchReport, formatCompileReport, formatGraphBenchReport, formatDevicePeak, formatMemoryAfterQuery, formatSlowRunCauses, formatSsbReport, formatTimedRuns, formatTpchReport, GRAPH_KINDS, GRAPH_WORKLOADS, LOOP_DEFAULTS, SSB_QUERIES, ssbgenParallel, TPCH_QUERIES, type TblBenchOptions } from '@vixen/bench';
 import { VixenError, type RelationDecl } from '@vixen/queryplan';
 import { BENCH_DESCRIPTION, PARSE_MODES, parseOption, parseOptions, writeJsonReport } from './options.js';
 import { formatProfile } from './report.js';
@@ -180,7 +180,7 @@ async function runTblBench<R>(
       ...(opts.duckdbThreads !== undefined ? { duckdbThreads: opts.duckdbThreads } : {}),
       onTableLoad: (t) =>
         err(
-          `  ${t.name}: loaded in ${t.ms.toFixed(1)} ms (read ${t.readMs.toFixed(1)} ms; device buffers at most ${(t.peakDeviceBytes / 2 ** 30).toFixed(2)} GiB), ` +
+          `  ${t.name}: loaded in ${t.ms.toFixed(1)} ms (read ${t.readMs.toFixed(1)} ms; ${formatDevicePeak(t.peakDeviceBytes)}), ` +
             `duckdb ${t.duckdbMs.toFixed(1)} ms${t.resident ? '' : `; not resident: ${t.message ?? ''}`}\n`,
         ),
       replay: opts.replay,
@@ -323,7 +323,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
                   `  Q${q.query}: ${q.status}, vixen ${q.vixenMs.toFixed(1)} ms (host ${q.vixenHostMs.toFixed(1)}, submit ${q.vixenSubmitMs.toFixed(1)}, ` +
                     `${q.dispatches} dispatches in ${q.submissions} submissions; load ${q.vixenLoadMs.toFixed(1)} ms` +
                     `${q.vixenProjected.length > 0 ? `, ${q.vixenProjected.join(', ')} projected on the device` : ''}; ` +
-                    `device buffers at most ${(q.peakDeviceBytes / 2 ** 30).toFixed(2)} GiB${q.evictions > 0 ? `, ${q.evictions} resident relations evicted` : ''}), duckdb ${q.duckdbMs.toFixed(1)} ms` +
+                    `${formatDevicePeak(q.peakDeviceBytes, q.evictions)}), duckdb ${q.duckdbMs.toFixed(1)} ms` +
                     `${formatSlowRunCauses(q.causes, q.vixenRunsMs.length)}${formatTimedRuns(q.vixenRunsMs, q.vixenRunsWaitMs, q.held)}; after it: ${formatMemoryAfterQuery(memory)}\n`,
                 ),
             }),
@@ -390,7 +390,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
               onQuery: (q, memory) =>
                 err(
                   `  Q${q.query}: ${q.status}, fused ${q.fusedMs.toFixed(1)} ms (waiting for the device ${q.fusedWaitMs.toFixed(1)}), unfused ${q.unfusedMs.toFixed(1)} ms, duckdb ${q.duckdbMs.toFixed(1)} ms; ` +
-                    `device buffers at most ${(q.peakDeviceBytes / 2 ** 30).toFixed(2)} GiB${q.evictions > 0 ? `, ${q.evictions} resident relations evicted` : ''}; after it: ${formatMemoryAfterQuery(memory)}\n`,
+                    `${formatDevicePeak(q.peakDeviceBytes, q.evictions)}; after it: ${formatMemoryAfterQuery(memory)}\n`,
                 ),
             }),
           format: formatSsbReport,
