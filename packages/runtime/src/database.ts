@@ -290,7 +290,6 @@ export class Database {
     if (program.souffleIo) {
       throw new VixenError({ severity: 'error', message: 'a Database runs LogiQL programs; a Soufflé program names its own input files' });
     }
-    const kir = program.kir;
     if (this.options.reopen && internals(this.gpu).failed) await this.reopen(this.options.reopen);
     const run = ++this.runs;
     this.inProgress.add(run);
