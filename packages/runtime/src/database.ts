@@ -649,6 +649,8 @@ export class Database {
     const limit = this.options.maxResidentBytes ?? (budget === undefined ? undefined : budget / 2);
     if (limit === undefined) return;
     let total = [...this.entries.values()].reduce((n, e) => n + entryBytes(e), 0);
+    // Most runs end within the limit: no victims to order.
+    if (total <= limit) return;
     for (const [key, e] of this.victims(Math.min(run, ...this.inProgress))) {
       if (total <= limit) break;
       total -= entryBytes(e);
@@ -661,9 +663,10 @@ export class Database {
    * another resident relation can give again on the device (projectionFrom) first, then the least recently used.
    */
   private victims(before = Math.min(Infinity, ...this.inProgress)): Array<[string, Entry]> {
+    const all = [...this.entries.values()];
     const idle = [...this.entries].filter(([, e]) => e.lastRun < before);
-    const remade = (e: Entry): number => ([...this.entries.values()].some((o) => o !== e && projectionFrom(e.decl, o.decl)) ? 0 : 1);
-    return idle.sort(([, a], [, b]) => remade(a) - remade(b) || a.lastRun - b.lastRun);
+    const remade = new Map(idle.map(([, e]) => [e, all.some((o) => o !== e && projectionFrom(e.decl, o.decl)) ? 0 : 1]));
+    return idle.sort(([, a], [, b]) => remade.get(a)! - remade.get(b)! || a.lastRun - b.lastRun);
   }
 
   private evictEntry(key: string, e: Entry): void {
