@@ -93,9 +93,10 @@ export class BufferPool {
 
   /**
    * A test knob (VIXEN_REFUSE_BUFFER, dawn.ts): the first buffer asked for while the activity contains this text asks
-   * the device for twice its largest buffer, which Dawn refuses, so a real device fault is injected where a test wants one.
+   * the device for `bytes` (past its memory or its largest buffer), which it refuses, so a real device fault is
+   * injected where a test wants one.
    */
-  refuseWhile: string | undefined;
+  refuseWhile: { activity: string; bytes: number } | undefined;
 
   constructor(
     private readonly device: GPUDevice,
@@ -112,9 +113,10 @@ export class BufferPool {
    * expensive: the driver allocates and Dawn zero-fills them.
    */
   acquire(bytes: number, usage: GPUBufferUsageFlags): GPUBuffer {
-    if (this.refuseWhile !== undefined && this.activity().includes(this.refuseWhile)) {
+    const refuse = this.refuseWhile;
+    if (refuse !== undefined && this.activity().includes(refuse.activity)) {
       this.refuseWhile = undefined;
-      return this.acquire(2 * this.maxBufferSize, usage);
+      return this.acquire(refuse.bytes, usage);
     }
     const buffer = this.take(bytes, usage);
     if (usage & GPUBufferUsage.STORAGE) {
