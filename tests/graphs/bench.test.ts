@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { cli } from '../helpers/cli.js';
-import type { GraphBenchReport } from '@vixen/bench';
+import { benchGraphs, type GraphBenchReport } from '@vixen/bench';
+import { openGpu } from '@vixen/runtime';
 
 describe('vixen bench graphs', () => {
   test('a 5 x 4 grid: every workload agrees with DuckDB (lattice ones on their values too); iterations and tuple counts follow the grid', { timeout: 120_000 }, async () => {
@@ -58,6 +59,25 @@ describe('vixen bench graphs', () => {
     expect(stopped.out).toMatch(/^stopped: cc: device memory limit exceeded: .* rule cc\.logic:\d+: .*; the limit is 512 bytes/m);
     expect(stopped.err).toMatch(/error: stopped: tc, cc \(the reasons are above\)/);
     expect(stopped.err).not.toMatch(/Dawn|Invalid Buffer|\n\s+at /);
+  });
+
+  test('a workload that loses the device is reported stopped, and the workloads after run on a new one', { timeout: 120_000 }, async () => {
+    const first = await openGpu();
+    const report = await benchGraphs(first, {
+      graph: { kind: 'grid', width: 5, height: 4 },
+      workloads: ['tc', 'reach', 'cc'],
+      duckdb: false,
+      // The device goes once tc is measured: reach meets it lost.
+      onResult: (r) => void (r.workload === 'tc' && first.device.destroy()),
+      reopen: () => openGpu(),
+    });
+    expect(report.stopped.map((s) => s.workload)).toEqual(['reach']);
+    expect(report.stopped[0]!.message).toMatch(/^the GPU device was closed/);
+    expect(report.results.map((r) => [r.workload, r.checked])).toEqual([
+      ['tc', { path: 15 * 10 - 20 }],
+      ['cc', { component: 20, 'component sum': 0 }],
+    ]);
+    first.dispose();
   });
 
   test('the loop workloads: reach along a chain and a long grid, count-up; per-iteration cost and loop figures', { timeout: 120_000 }, async () => {

@@ -459,6 +459,8 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
         err(`adapter: ${gpu.adapterName}\n`);
         const report = await benchGraphs(gpu, {
           workloads: o.workload,
+          // A workload that loses the device stops; the next run on a new one.
+          reopen: () => openGpu({ backend: o.backend }),
           graph,
           source: o.source,
           ...defined({ chainNodes: o.chainNodes, gridWidth: o.gridWidth, gridHeight: o.gridHeight, countTo: o.countTo }),

@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { VixenError } from '@vixen/queryplan';
-import { compile, type Program } from '@vixen/runtime';
+import { compile, DeviceFault, type Program } from '@vixen/runtime';
 import type { Gpu } from '@vixen/runtime/gpu';
 import type { ColumnFacts } from '@vixen/io';
 import { binaryTree, chain, cycle, grid, rmatInWorkers, uniformRandom } from './generators.js';
@@ -255,6 +255,11 @@ export interface GraphBenchOptions {
   onResult?: (r: GraphBenchResult) => void;
   /** Called with each workload a user error stopped (progress). */
   onStopped?: (s: GraphBenchStopped) => void;
+  /**
+   * Opens a new device where a workload lost or failed the bench's (DeviceFault.failsDevice): the workloads after
+   * run there (a device opened so is disposed at the end).
+   */
+  reopen?: () => Promise<Gpu>;
 }
 
 /** A workload that a run limit, the device memory budget or a device fault stopped: the bench goes on. */
@@ -449,7 +454,7 @@ function load(dir: string, def: WorkloadDef): Program {
   return compile(text, { filename });
 }
 
-export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise<GraphBenchReport> {
+export async function benchGraphs(first: Gpu, options: GraphBenchOptions): Promise<GraphBenchReport> {
   let t = performance.now();
   const { graph: directed, description } = await makeGraph(options.graph);
   const graphMilliseconds = performance.now() - t;
@@ -463,8 +468,11 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
   const duck = options.duckdb === false ? undefined : await openDuckDb('run without DuckDB (--no-duckdb)');
   const results: GraphBenchResult[] = [];
   const stopped: GraphBenchStopped[] = [];
+  /** A device opened in place of a failed one (options.reopen). */
+  let opened: Gpu | undefined;
   try {
     for (const workload of options.workloads) {
+      const gpu = opened ?? first;
       const def = WORKLOADS[workload];
       const own = def.graph?.(options);
       const g = own?.graph ?? (def.undirected ? undirected : directed);
@@ -501,6 +509,10 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
         const s = { workload, message: e.message };
         stopped.push(s);
         options.onStopped?.(s);
+        if (e instanceof DeviceFault && e.failsDevice && options.reopen) {
+          opened?.dispose();
+          opened = await options.reopen();
+        }
         continue;
       }
       if (stats === undefined) throw new Error('benchGraphs: runs must be >= 1');
@@ -565,11 +577,12 @@ export async function benchGraphs(gpu: Gpu, options: GraphBenchOptions): Promise
     }
   } finally {
     duck?.close();
+    opened?.dispose();
   }
   return {
-    adapter: gpu.adapterName,
-    backend: gpu.backend,
-    software: gpu.software,
+    adapter: first.adapterName,
+    backend: first.backend,
+    software: first.software,
     date: new Date().toISOString(),
     graph: { ...options.graph, description, nodes: directed.nodes, edges: directed.src.length },
     setup,
