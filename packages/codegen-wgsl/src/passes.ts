@@ -278,6 +278,12 @@ export const PASS_LAYOUTS = {
    */
   strSortDistinct: ['read', 'read', 'write', 'write', 'uniform'],
   /**
+   * A list's spans from its starts (a device parse's distinct strings, gathered on the device, kept there):
+   * spans[2 (at + s)] = base + starts[s], spans[2 (at + s) + 1] = base + starts[s + 1]. (starts, spans, u) u0 =
+   * (strings, base, at).
+   */
+  strSortSpans: ['read', 'write', 'uniform'],
+  /**
    * A store column's values into rows (kernels/store-columns.ts). (column, rows, state, u) u0 = (rows, row width,
    * word offset in a row, words per value), u1 = (string id base, dictionary size, is a string column, the rows' first
    * row), u2 = (bytes per narrow value, 0 for words; the frame's base lo, base hi, step).

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
-import { decodeRow, EncodedRelation, factsFormat, loadFactsFileInto, StringInterner } from '@vixen/io';
+import { byteSortTimes, decodeRow, EncodedRelation, factsFormat, loadFactsFileInto, StringInterner } from '@vixen/io';
 import { VixenError, type Column, type Row, type ScalarType } from '@vixen/queryplan';
 import { compile, Database, openGpu, type Gpu } from '../src/index.js';
 import { internals } from '../src/gpu/device.js';
@@ -268,12 +268,26 @@ test('files parsed at once share the chunk slots; mostly distinct strings, a lin
   });
   const types: ScalarType[] = ['int32', 'string', 'string'];
   const columns = types.map((type, i) => ({ name: `c${i}`, type }));
-  for (const chunkBytes of [1 << 16, 1000]) {
-    const hosts = await Promise.all(paths.map((p) => hostRows(p, columns, [0, 1, 2])));
-    const devices = await Promise.all(paths.map((p) => deviceRows(p, types, [0, 1, 2], chunkBytes)));
-    expect(devices).toEqual(hosts);
-    expect((hosts[4] as Row[])[200]![2]).toBe('y'.repeat(60_000));
+  // Sorted by the workers (a CPU adapter's default) and by the device, which takes the strings the parse left there.
+  const inUse = internals(gpu).pool.inUseBytes;
+  for (const sort of ['workers', 'device']) {
+    vi.stubEnv('VIXEN_STRING_SORT', sort);
+    try {
+      for (const chunkBytes of [1 << 16, 1000]) {
+        const sorts = byteSortTimes.deviceSorts;
+        const hosts = await Promise.all(paths.map((p) => hostRows(p, columns, [0, 1, 2])));
+        const devices = await Promise.all(paths.map((p) => deviceRows(p, types, [0, 1, 2], chunkBytes)));
+        expect(devices).toEqual(hosts);
+        expect((hosts[4] as Row[])[200]![2]).toBe('y'.repeat(60_000));
+        // The ASCII files' strings (two .tbl files: the CSV ones have doubled quotes) are sorted as bytes, on the device
+        // where forced.
+        expect(byteSortTimes.deviceSorts - sorts).toBe(sort === 'device' ? 2 : 0);
+      }
+    } finally {
+      vi.unstubAllEnvs();
+    }
   }
+  expect(internals(gpu).pool.inUseBytes).toBe(inUse);
 });
 
 test('invalid UTF-8 is left to the host, which says where; valid forms of every length are taken', async () => {

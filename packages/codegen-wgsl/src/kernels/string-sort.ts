@@ -16,7 +16,8 @@
  * into its distinct string's position and lists each distinct string's start and end (the bytes of one of its
  * strings, where the lists hold them: the host has those bytes, so none is gathered or read back).
  * Strings are bytes (little-endian in u32 words) with their spans (string s is bytes [spans[2s], spans[2s + 1])): lists
- * whose bytes the host uploaded apart lie at word boundaries, with gaps between them. `ranks` holds each string's rank
+ * whose bytes the host uploaded apart lie at word boundaries, with gaps between them; a list whose bytes a device parse
+ * gathered (and kept on the device) comes with its starts, which strSortSpans turns into spans. `ranks` holds each string's rank
  * (words [0, strings)), then per rank the string that marked it (words [strings, 2 strings)).
  */
 import { SCAN_ADD, scanBlock } from '../scan.js';
@@ -108,12 +109,17 @@ export function stringSortShaders(): Record<string, string> {
     distinct[d] = spans[2u * s];
     distinct[n + d] = spans[2u * s + 1u];
   }`)}`;
+  const spans = `${header('strSortSpans', ['starts', 'spans'])}${threadMain(`  if (i >= u[0].x) { return; }
+  let s = u[0].z + i;
+  spans[2u * s] = u[0].y + starts[i];
+  spans[2u * s + 1u] = u[0].y + starts[i + 1u];`)}`;
   return {
     strSortNext: next,
     strSortHeads: heads,
     strSortStarts: starts,
     strSortRefine: refine,
     strSortDistinct: distinct,
+    strSortSpans: spans,
     scanBlock: scanBlock(false),
     [`scanBlock${SUBGROUP_VARIANT}`]: scanBlock(true),
     scanAdd: SCAN_ADD,

@@ -5,9 +5,10 @@
  * while the host waits for the oldest one's answer. The device checks the text (UTF-8 included), finds the records,
  * splits them and converts the kept columns into row words, one relation chunk per file chunk. It also finds each
  * chunk's distinct string fields (hashing their bytes), writes each field's distinct index into its row word and
- * gathers the distinct strings' bytes back to back; only those come back, with their spans, and the host interns them
+ * gathers the distinct strings' bytes back to back; only those come back, with their starts, and the host interns them
  * by bytes across chunks or (most distinct: names, comments) keeps them as they came, so no row costs host work. At the
- * end of the file its distinct strings are sorted as bytes (byteSorter: on the device, string-sort.ts; or on workers,
+ * end of the file its distinct strings are sorted as bytes (byteSorter: on the device, string-sort.ts, which takes a
+ * mostly-distinct chunk's strings where the parse left them on the device, none uploaded again; or on workers,
  * ByteStringSort, each mostly-distinct chunk's strings copied into shared memory as they come) into one list of the
  * run's interner (ASCII text; other text is decoded into JS strings), which the run's dictionary merges undecoded, as
  * it does a store's. One host round trip per chunk: its rows, spans and string table are sized by a room for the
@@ -32,7 +33,7 @@ import { encodeScan } from './kernels/scan.js';
 import { memoShaders, precompile, Recorder, type Bound } from './recorder.js';
 import { HostParses, TextChunkReader, TextChunkSlots, type TextChunk } from './text-chunks.js';
 import { holdReads } from './mapped-reads.js';
-import { byteSorter } from './string-sort.js';
+import { byteSorter, DeviceByteStringSort, type DeviceStrings } from './string-sort.js';
 import { acquireBound, allocRelation, bound, DeviceLimitError, readWords, releaseRelation, submitAndSync, type DeviceRelation } from './relations.js';
 
 /** Default bytes read and parsed at a time. */
@@ -117,7 +118,7 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
   const parts: DeviceRelation[] = [];
   /**
    * Per part, its distinct strings: ids of `interner`, or (a chunk of mostly distinct strings) their bytes back to
-   * back with their spans in the chunk (the lengths).
+   * back with their starts.
    */
   const maps: Array<Uint32Array | Loose> = [];
   /**
@@ -157,7 +158,7 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
    */
   const inFlight: { lead: number; parsed: Promise<ParsedChunk> }[] = [];
   /** Distinct strings read back with a chunk's answer (more cost a second readback): the most a chunk had so far. */
-  const guess: DistinctGuess = { spans: 256, words: 4096 };
+  const guess: DistinctGuess = { strings: 256, words: 4096 };
   /**
    * Bytes and records of the file's chunks parsed so far: a chunk's room is its bytes at their bytes per record (none
    * yet: its count is read first). Not the fewest bytes a record of one chunk took: a chunk of short lines would size
@@ -195,6 +196,8 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
       if (!oldest) break;
       const part = await timed('syncWaitMs', oldest.parsed);
       const t0 = performance.now();
+      // Its strings on the device, until the sort takes them (a chunk of mostly distinct ASCII strings).
+      let onDevice = part.onDevice;
       const length = part.bytesParsed - oldest.lead;
       textParseTimes.chunks++;
       textParseTimes.bytes += length;
@@ -203,28 +206,27 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
         seen.bytes += part.bytesParsed;
         seen.records += part.rows.count;
         parts.push(part.rows);
-        const { spans, bytes } = part;
+        const { starts, bytes } = part;
         bytesOnly &&= part.ascii && !(format.quoting && bytes.includes(34));
-        const distinct = spans.length / 2;
-        guess.spans = Math.max(guess.spans, distinct + (distinct >> 2));
+        const distinct = starts.length - 1;
+        guess.strings = Math.max(guess.strings, distinct + (distinct >> 2));
         guess.words = Math.max(guess.words, (bytes.length + (bytes.length >> 2)) >> 2);
         if (distinct > DISTINCT_SHARE * part.rows.count) {
           // Names, comments: strings seldom seen in another chunk, so interning them across chunks (hashing and
           // copying each) would merge next to none; they are sorted with the others at the end (once the file is
-          // known good), which merges the few repeats.
-          const starts = new Uint32Array(distinct + 1);
-          for (let d = 0; d < distinct; d++) starts[d + 1] = starts[d]! + spans[2 * d + 1]! - spans[2 * d]!;
-          maps.push(bytesOnly ? sort.add(bytes, starts) : { bytes, starts });
+          // known good), which merges the few repeats. The device's sort takes the copy on the device.
+          if (!bytesOnly) maps.push({ bytes, starts });
+          else if (onDevice && sort instanceof DeviceByteStringSort) {
+            maps.push(sort.add(bytes, starts, onDevice));
+            onDevice = undefined;
+          } else maps.push(sort.add(bytes, starts));
         } else {
           const map = new Uint32Array(distinct);
-          for (let d = 0, at = 0; d < distinct; d++) {
-            const end = at + spans[2 * d + 1]! - spans[2 * d]!;
-            map[d] = interner.id(bytes, at, end, 0);
-            at = end;
-          }
+          for (let d = 0; d < distinct; d++) map[d] = interner.id(bytes, starts[d]!, starts[d + 1]!, 0);
           maps.push(map);
         }
       }
+      if (onDevice) releaseStrings(g, onDevice);
       textParseTimes.stringsMs += performance.now() - t0;
     }
   } catch (e) {
@@ -232,6 +234,7 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
     for (const { parsed } of inFlight.splice(0)) {
       const part = await parsed.catch(() => undefined);
       if (part) releaseRelation(gpu, part.rows);
+      if (part?.onDevice) releaseStrings(g, part.onDevice);
     }
     for (const p of parts) releaseRelation(gpu, p);
     await sort.abandon();
@@ -307,14 +310,26 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
 /** A mostly-distinct chunk's distinct strings: string d is bytes [starts[d], starts[d + 1]). */
 type Loose = ByteStrings;
 
+function releaseStrings(g: GpuImpl, strings: DeviceStrings): void {
+  g.pool.release(strings.bytes.buffer);
+  g.pool.release(strings.starts.buffer);
+}
+
 /**
- * One chunk's rows on the device, string words as indices of the chunk's distinct strings: `spans` holds their
- * (start, end) in the chunk, `bytes` their bytes back to back in that order.
+ * A chunk's distinct strings: string d is bytes [starts[d], starts[d + 1]) of `bytes`; `onDevice`, where the chunk's
+ * strings are mostly distinct (DISTINCT_SHARE), the same on the device (the holder gives them back).
  */
-interface ParsedChunk {
-  rows: DeviceRelation;
-  spans: Uint32Array;
+interface ChunkStrings {
+  starts: Uint32Array;
   bytes: Buffer;
+  onDevice?: DeviceStrings;
+}
+
+const NO_STRINGS: ChunkStrings = { starts: new Uint32Array(1), bytes: Buffer.alloc(0) };
+
+/** One chunk's rows on the device, string words as indices of the chunk's distinct strings (ChunkStrings). */
+interface ParsedChunk extends ChunkStrings {
+  rows: DeviceRelation;
   /** The chunk's bytes, its aligning lead included. */
   bytesParsed: number;
   /** No byte of the chunk is past ASCII: its strings decode as latin1. */
@@ -323,7 +338,7 @@ interface ParsedChunk {
 
 /** Words of the chunk's distinct strings read back with its answer (DistinctGuess). */
 interface DistinctGuess {
-  spans: number;
+  strings: number;
   words: number;
 }
 
@@ -415,15 +430,15 @@ async function parseChunk(
       if (flag![0] !== 0 || (quoted && quoted[0]! % 2 !== 0)) throw new HostParses();
       return { records: total![0]!, ascii: flag![2] === 0 };
     };
-    /** Records `records` parse at most, and the words read back with them (the distinct strings' spans and bytes). */
-    const parse = (records: number): { rows: DeviceRelation; reads: Array<{ buffer: GPUBuffer; offset: number; words: number }>; finish: (read: Uint32Array[]) => Promise<{ spans: Uint32Array; bytes: Buffer }> } => {
+    /** Records `records` parse at most, and the words read back with them (the distinct strings' starts and bytes). */
+    const parse = (records: number): { rows: DeviceRelation; reads: Array<{ buffer: GPUBuffer; offset: number; words: number }>; finish: (read: Uint32Array[]) => Promise<ChunkStrings> } => {
       const out = allocRelation(g, records, width);
       const ends = acquire(records, 'record ends');
       const fields = records * offsets.length;
       const spans = acquire(Math.max(1, 2 * fields), 'string spans');
       rec.dispatch('parseEnds', [text, quotes, counts, ends], [n, segments, records], segments);
       rec.dispatch('parseRows', [text, ends, rowsLayout.columns, bound(out), spans, state, counts], [n, segments, records], records, rowsLayout.uniform);
-      if (!internShaders || fields === 0) return { rows: out, reads: [{ buffer: state.buffer, offset: 0, words: 1 }], finish: () => Promise.resolve({ spans: new Uint32Array(0), bytes: Buffer.alloc(0) }) };
+      if (!internShaders || fields === 0) return { rows: out, reads: [{ buffer: state.buffer, offset: 0, words: 1 }], finish: () => Promise.resolve(NO_STRINGS) };
       // Twice as many slots as fields at least, so probes stay short.
       const slots = 2 ** Math.ceil(Math.log2(2 * fields));
       const table = acquire(2 * slots, 'string table');
@@ -443,24 +458,27 @@ async function parseChunk(
       interning.dispatch('parseSpanLengths', [distinct, state, starts], [fields], fields + 1);
       encodeScan(rec, starts, fields + 1);
       interning.dispatch('parseGather', [text, distinct, starts, state, gathered], [words, fields], words);
-      // The distinct strings' spans and bytes come back with the state where a chunk has no more than the file's
+      // The distinct strings' starts and bytes come back with the state where a chunk has no more than the file's
       // chunks had so far (a second readback otherwise).
-      const spanGuess = Math.min(fields, guess.spans);
+      const startGuess = Math.min(fields, guess.strings) + 1;
       const wordGuess = Math.min(words, guess.words);
       return {
         rows: out,
         reads: [
           { buffer: state.buffer, offset: 0, words: 2 },
-          { buffer: starts.buffer, offset: 4 * fields, words: 1 },
-          { buffer: distinct.buffer, offset: 0, words: 2 * spanGuess },
+          { buffer: starts.buffer, offset: 0, words: startGuess },
           { buffer: gathered.buffer, offset: 0, words: wordGuess },
         ],
-        finish: async ([read, byteTotal, spans0, words0]) => {
+        finish: async ([read, starts0, words0]) => {
           const found = read![1]!;
-          const byteCount = byteTotal![0]!;
-          const spanWords = await rest(g, spans0!, distinct.buffer, 2 * found);
+          const startWords = await rest(g, starts0!, starts.buffer, found + 1);
+          const byteCount = startWords[found]!;
           const byteWords = await rest(g, words0!, gathered.buffer, Math.ceil(byteCount / 4));
-          return { spans: spanWords, bytes: Buffer.from(byteWords.buffer, byteWords.byteOffset, byteCount) };
+          // A mostly-distinct chunk's strings stay on the device too, for the file's sort (string-sort.ts): not
+          // uploaded again from the copy read back.
+          const keep = found > DISTINCT_SHARE * records;
+          if (keep) for (const b of [gathered, starts]) held.splice(held.indexOf(b), 1);
+          return { starts: startWords, bytes: Buffer.from(byteWords.buffer, byteWords.byteOffset, byteCount), ...(keep ? { onDevice: { bytes: gathered, starts } } : {}) };
         },
       };
     };
@@ -490,7 +508,7 @@ async function parseChunk(
     }
     if (!parsed) {
       dropTooSmall();
-      if (records === 0) return { rows: allocRelation(g, 0, width), spans: new Uint32Array(0), bytes: Buffer.alloc(0), bytesParsed: n, ascii };
+      if (records === 0) return { rows: allocRelation(g, 0, width), ...NO_STRINGS, bytesParsed: n, ascii };
       // A parse at too small a room counted its distinct strings already.
       rec.clear(state.buffer, 4, 4);
       parsed = parse(records);
@@ -498,14 +516,14 @@ async function parseChunk(
       read = await submitAndSync(g, rec, parsed.reads);
     }
     if (read[0]![0] !== 0) throw new HostParses();
-    const { spans, bytes } = await parsed.finish(read);
+    const strings = await parsed.finish(read);
     // Rows past the count are room left unused.
     rows!.count = records;
     if (records === 0) {
       releaseRelation(g, rows!);
       rows = allocRelation(g, 0, width);
     }
-    return { rows: rows!, spans, bytes, bytesParsed: n, ascii };
+    return { rows: rows!, ...strings, bytesParsed: n, ascii };
   } catch (e) {
     if (rows) releaseRelation(g, rows);
     dropTooSmall();

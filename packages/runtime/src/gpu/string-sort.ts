@@ -42,7 +42,8 @@ export function byteSorter(gpu: Gpu, mode: StringSortMode = stringSortMode()): B
 /**
  * Lists of byte strings sorted on the device where they number `least` or more and fit its bindings, else on workers.
  * Each list's bytes and spans are uploaded as it is added, so they are on the device by the time the last list comes
- * (a device parse adds a chunk's strings while later chunks parse).
+ * (a device parse adds a chunk's strings while later chunks parse); a list a device parse gathered comes on the device
+ * already, with its starts, and is not uploaded again.
  */
 export class DeviceByteStringSort implements ByteSorter {
   private readonly lists: ByteStrings[] = [];
@@ -69,19 +70,16 @@ export class DeviceByteStringSort implements ByteSorter {
     precompile(g, keys, radixSortPasses(g, STRING_SORT_ROW));
   }
 
-  add(bytes: Uint8Array, starts: Uint32Array): ByteStrings {
+  /**
+   * Adds a list (ByteSorter.add); `onDevice`: its bytes and starts on the device already (a device parse gathered
+   * them), which the sort then owns: they are not uploaded again.
+   */
+  add(bytes: Uint8Array, starts: Uint32Array, onDevice?: DeviceStrings): ByteStrings {
     const list = { bytes, starts };
     this.lists.push(list);
     const count = starts.length - 1;
     const first = starts[0]!;
     const size = starts[count]! - first;
-    // Spans in the bytes of all lists, this list's at word `words`.
-    const spans = new Uint32Array(2 * count);
-    const base = 4 * this.words - first;
-    for (let i = 0; i < count; i++) {
-      spans[2 * i] = base + starts[i]!;
-      spans[2 * i + 1] = base + starts[i + 1]!;
-    }
     const own = bytes.subarray(first, first + size);
     const at = 4 * this.words;
     if (at + size > this.joined.length) {
@@ -90,10 +88,22 @@ export class DeviceByteStringSort implements ByteSorter {
       this.joined = bigger;
     }
     this.joined.set(own, at);
-    const upload = uploadList(internals(this.gpu), own, spans);
-    // Awaited by finish or abandon; until then a failure must not go unhandled.
-    upload.catch(() => undefined);
-    this.uploads.push(upload);
+    if (onDevice) {
+      if (first !== 0) throw new Error('internal: a list on the device starts at its first byte');
+      this.uploads.push(Promise.resolve({ bytes: onDevice.bytes, starts: onDevice.starts }));
+    } else {
+      // Spans in the bytes of all lists, this list's at word `words`.
+      const spans = new Uint32Array(2 * count);
+      const base = at - first;
+      for (let i = 0; i < count; i++) {
+        spans[2 * i] = base + starts[i]!;
+        spans[2 * i + 1] = base + starts[i + 1]!;
+      }
+      const upload = uploadList(internals(this.gpu), own, spans);
+      // Awaited by finish or abandon; until then a failure must not go unhandled.
+      upload.catch(() => undefined);
+      this.uploads.push(upload);
+    }
     this.count += count;
     this.words += Math.ceil(size / 4);
     return list;
@@ -130,11 +140,14 @@ export class DeviceByteStringSort implements ByteSorter {
   }
 }
 
-/** A list's bytes (padded to whole words) and spans on the device. */
-interface Resident {
+/** A list's bytes (padded to whole words) and starts on the device (string i is bytes [starts[i], starts[i + 1])). */
+export interface DeviceStrings {
   bytes: Bound;
-  spans: Bound;
+  starts: Bound;
 }
+
+/** A list's bytes (padded to whole words) on the device, with its spans (uploaded) or its starts (DeviceStrings). */
+type Resident = { bytes: Bound; spans: Bound } | DeviceStrings;
 
 const all = (lists: ReadonlyArray<Resident | undefined>): lists is Resident[] => lists.every((l) => l !== undefined);
 
@@ -165,7 +178,7 @@ function release(g: GpuImpl, lists: ReadonlyArray<Resident | undefined>): void {
   for (const l of lists) {
     if (!l) continue;
     g.pool.release(l.bytes.buffer);
-    g.pool.release(l.spans.buffer);
+    g.pool.release('spans' in l ? l.spans.buffer : l.starts.buffer);
   }
 }
 
@@ -212,8 +225,10 @@ async function sortOnDevice(g: GpuImpl, lists: readonly ByteStrings[], resident:
     resident.forEach((r, k) => {
       const l = lists[k]!;
       const size = l.starts[l.starts.length - 1]! - l.starts[0]!;
+      const count = l.starts.length - 1;
       rec.copy(r.bytes.buffer, 0, bytes.buffer, 4 * wordsAt, 4 * Math.ceil(size / 4));
-      rec.copy(r.spans.buffer, 0, spans.buffer, 4 * spansAt, 8 * (l.starts.length - 1));
+      if ('spans' in r) rec.copy(r.spans.buffer, 0, spans.buffer, 4 * spansAt, 8 * count);
+      else if (count > 0) rec.dispatch('strSortSpans', [r.starts, spans], [count, 4 * wordsAt, spansAt / 2], count);
       wordsAt += Math.ceil(size / 4);
       spansAt += 2 * (l.starts.length - 1);
     });
