@@ -129,4 +129,25 @@ describe('device byte string sort', () => {
       small.dispose();
     }
   }, 60_000);
+
+  it('sorts lists that fit a binding each but not together in runs that do, merged, as the workers sort them', async () => {
+    // 4,000 strings (repeats across runs) in lists of 1,000: each list's bytes and rows fit 32 KiB, all of them not.
+    const strings = Array.from({ length: 4000 }, (_, i) => utf8.encode(`${(i * 7919) % 1999} note ${i % 3 ? 'x' : ''}`));
+    const { bytes, starts } = list(strings);
+    const small = await openGpu({ maxStorageBufferBindingSize: 32 * 1024 });
+    try {
+      const inUse = internals(small).pool.inUseBytes;
+      const sorts = byteSortTimes.deviceSorts;
+      const runs = byteSorter(small, 'device');
+      const workers = new ByteStringSort();
+      for (let at = 0; at < strings.length; at += 1000) for (const s of [runs, workers]) s.add(bytes, starts.subarray(at, at + 1001));
+      const [byRuns, byWorkers] = await Promise.all([runs.finish(), workers.finish()]);
+      expect(byteSortTimes.deviceSorts - sorts).toBeGreaterThan(1);
+      expect({ sorted: texts(byRuns.sorted), ranks: byRuns.ranks.map((r) => Array.from(r)) }).toEqual({ sorted: texts(byWorkers.sorted), ranks: byWorkers.ranks.map((r) => Array.from(r)) });
+      expect(asciiCount(byRuns.sorted)).toBeLessThan(strings.length);
+      expect(internals(small).pool.inUseBytes).toBe(inUse);
+    } finally {
+      small.dispose();
+    }
+  }, 60_000);
 });

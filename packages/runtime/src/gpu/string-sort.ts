@@ -7,7 +7,7 @@
  * of the lists' bytes laid out as on the device, in which the sorted list names its strings. The host lists each
  * string's span and reads the answer back; a round costs a host round trip, to learn how many strings are left.
  */
-import { ByteStringSort, byteSortTimes, type AsciiStrings, type ByteSorter, type ByteStrings } from '@vixen/io';
+import { asciiCount, asciiEnd, ByteStringSort, byteSortTimes, compareBytes, type AsciiStrings, type ByteSorter, type ByteStrings } from '@vixen/io';
 import { STRING_SORT_BYTES, STRING_SORT_ROW, stringSortShaders, sortShaders, type KernelShaders } from '@vixen/codegen-wgsl';
 import type { ScalarType } from '@vixen/queryplan';
 import { internals, type Gpu, type GpuImpl } from './device.js';
@@ -48,7 +48,9 @@ export function byteSorter(gpu: Gpu, mode: StringSortMode = stringSortMode()): B
 export class DeviceByteStringSort implements ByteSorter {
   private readonly lists: ByteStrings[] = [];
   /** Per list, its strings on the device, or undefined where they did not fit one binding. */
-  private readonly uploads: Array<Promise<Resident | undefined>> = [];
+  private readonly uploads: Array<Promise<DeviceStrings | undefined>> = [];
+  /** Per list, the word of `joined` its bytes start at. */
+  private readonly wordAt: number[] = [];
   private count = 0;
   /** Words of the lists' bytes so far, each list's starting at a word (as a device copy of them needs). */
   private words = 0;
@@ -77,6 +79,7 @@ export class DeviceByteStringSort implements ByteSorter {
   add(bytes: Uint8Array, starts: Uint32Array, onDevice?: DeviceStrings): ByteStrings {
     const list = { bytes, starts };
     this.lists.push(list);
+    this.wordAt.push(this.words);
     const count = starts.length - 1;
     const first = starts[0]!;
     const size = starts[count]! - first;
@@ -88,22 +91,11 @@ export class DeviceByteStringSort implements ByteSorter {
       this.joined = bigger;
     }
     this.joined.set(own, at);
-    if (onDevice) {
-      if (first !== 0) throw new Error('internal: a list on the device starts at its first byte');
-      this.uploads.push(Promise.resolve({ bytes: onDevice.bytes, starts: onDevice.starts }));
-    } else {
-      // Spans in the bytes of all lists, this list's at word `words`.
-      const spans = new Uint32Array(2 * count);
-      const base = at - first;
-      for (let i = 0; i < count; i++) {
-        spans[2 * i] = base + starts[i]!;
-        spans[2 * i + 1] = base + starts[i + 1]!;
-      }
-      const upload = uploadList(internals(this.gpu), own, spans);
-      // Awaited by finish or abandon; until then a failure must not go unhandled.
-      upload.catch(() => undefined);
-      this.uploads.push(upload);
-    }
+    if (onDevice && first !== 0) throw new Error('internal: a list on the device starts at its first byte');
+    const upload = onDevice ? Promise.resolve(onDevice) : uploadList(internals(this.gpu), own, starts);
+    // Awaited by finish or abandon; until then a failure must not go unhandled.
+    upload.catch(() => undefined);
+    this.uploads.push(upload);
     this.count += count;
     this.words += Math.ceil(size / 4);
     return list;
@@ -113,17 +105,26 @@ export class DeviceByteStringSort implements ByteSorter {
     const t0 = performance.now();
     const resident = await this.resident();
     const waited = performance.now() - t0;
+    const g = internals(this.gpu);
     try {
-      if (this.count >= this.least && all(resident)) {
-        const sorted = await sortOnDevice(internals(this.gpu), this.lists, resident, this.words, this.joined);
+      const groups = this.count >= this.least && all(resident) ? this.groups(g.limits.maxStorageBufferBindingSize) : undefined;
+      if (groups) {
+        // Each group of lists sorted on its own (past one binding: more bytes than one holds), then merged.
+        const parts = [];
+        const wordOf = (k: number): number => this.wordAt[k] ?? this.words;
+        for (const [lo, hi] of groups) {
+          const from = wordOf(lo);
+          const to = wordOf(hi);
+          parts.push(await sortOnDevice(g, this.lists.slice(lo, hi), resident.slice(lo, hi) as DeviceStrings[], to - from, this.joined.subarray(4 * from, 4 * to)));
+        }
         byteSortTimes.deviceUploadMs += waited;
-        return sorted;
+        return parts.length === 1 ? parts[0]! : mergeSorted(this.joined.subarray(0, 4 * this.words), parts, groups.map(([lo]) => 4 * wordOf(lo)));
       }
     } catch (e) {
       // More bytes or strings than one binding holds: the workers sort them.
       if (!(e instanceof DeviceLimitError)) throw e;
     } finally {
-      release(internals(this.gpu), resident);
+      release(g, resident);
     }
     const sort = new ByteStringSort();
     for (const { bytes, starts } of this.lists) sort.add(bytes, starts);
@@ -134,30 +135,55 @@ export class DeviceByteStringSort implements ByteSorter {
     release(internals(this.gpu), await this.resident());
   }
 
+  /**
+   * The lists cut into runs [lo, hi) of consecutive lists whose bytes, spans and rows each fit a binding of `limit`
+   * bytes, or undefined where one list alone does not.
+   */
+  private groups(limit: number): Array<[number, number]> | undefined {
+    const groups: Array<[number, number]> = [[0, 0]];
+    let words = 0;
+    let strings = 0;
+    const fits = (w: number, n: number): boolean => 4 * w <= limit && 4 * STRING_SORT_ROW * n <= limit;
+    for (let k = 0; k < this.lists.length; k++) {
+      const w = (this.wordAt[k + 1] ?? this.words) - this.wordAt[k]!;
+      const n = this.lists[k]!.starts.length - 1;
+      if (!fits(w, n)) return undefined;
+      if (k > 0 && !fits(words + w, strings + n)) {
+        groups.push([k, k]);
+        words = 0;
+        strings = 0;
+      }
+      groups[groups.length - 1]![1] = k + 1;
+      words += w;
+      strings += n;
+    }
+    return groups;
+  }
+
   /** The lists on the device, once uploaded (each once: finish or abandon). */
-  private async resident(): Promise<Array<Resident | undefined>> {
+  private async resident(): Promise<Array<DeviceStrings | undefined>> {
     return Promise.all(this.uploads.splice(0));
   }
 }
 
-/** A list's bytes (padded to whole words) and starts on the device (string i is bytes [starts[i], starts[i + 1])). */
+/**
+ * A list's bytes (padded to whole words) and starts on the device: string i is bytes [starts[i] - starts[0],
+ * starts[i + 1] - starts[0]) of them.
+ */
 export interface DeviceStrings {
   bytes: Bound;
   starts: Bound;
 }
 
-/** A list's bytes (padded to whole words) on the device, with its spans (uploaded) or its starts (DeviceStrings). */
-type Resident = { bytes: Bound; spans: Bound } | DeviceStrings;
+const all = (lists: ReadonlyArray<DeviceStrings | undefined>): lists is DeviceStrings[] => lists.every((l) => l !== undefined);
 
-const all = (lists: ReadonlyArray<Resident | undefined>): lists is Resident[] => lists.every((l) => l !== undefined);
-
-/** A list's bytes and spans uploaded into buffers of their own, or undefined where they do not fit one binding. */
-async function uploadList(g: GpuImpl, bytes: Uint8Array, spans: Uint32Array): Promise<Resident | undefined> {
+/** A list's bytes and starts uploaded into buffers of their own, or undefined where they do not fit one binding. */
+async function uploadList(g: GpuImpl, bytes: Uint8Array, starts: Uint32Array): Promise<DeviceStrings | undefined> {
   const words = Math.ceil(bytes.length / 4);
   const held: Bound[] = [];
   try {
     held.push(acquireBound(g, Math.max(1, words), `${bytes.length} bytes of strings to sort`));
-    held.push(acquireBound(g, Math.max(1, spans.length), `the spans of ${spans.length / 2} strings to sort`));
+    held.push(acquireBound(g, starts.length, `the starts of ${starts.length - 1} strings to sort`));
   } catch (e) {
     for (const b of held) g.pool.release(b.buffer);
     if (e instanceof DeviceLimitError) return undefined;
@@ -166,20 +192,66 @@ async function uploadList(g: GpuImpl, bytes: Uint8Array, spans: Uint32Array): Pr
   const [b, s] = held as [Bound, Bound];
   try {
     await uploadBytes(g, b.buffer, 0, 4 * words, fromWords([bytes, new Uint8Array(4 * words - bytes.length)]));
-    await uploadWords(g, s.buffer, 0, [spans]);
+    await uploadWords(g, s.buffer, 0, [starts]);
   } catch (e) {
     for (const h of held) g.pool.release(h.buffer);
     throw e;
   }
-  return { bytes: b, spans: s };
+  return { bytes: b, starts: s };
 }
 
-function release(g: GpuImpl, lists: ReadonlyArray<Resident | undefined>): void {
+function release(g: GpuImpl, lists: ReadonlyArray<DeviceStrings | undefined>): void {
   for (const l of lists) {
     if (!l) continue;
     g.pool.release(l.bytes.buffer);
-    g.pool.release('spans' in l ? l.spans.buffer : l.starts.buffer);
+    g.pool.release(l.starts.buffer);
   }
+}
+
+/**
+ * Sorted distinct lists (`parts`, each sortOnDevice's of a run of lists, its strings named in its window of `joined`,
+ * which starts at byte `offsets[p]`) merged into one, named in `joined`, with each list's ranks among the merged
+ * strings: past one binding, where each run of lists was sorted on its own.
+ */
+export function mergeSorted(joined: Uint8Array, parts: ReadonlyArray<{ sorted: AsciiStrings; ranks: Uint32Array[] }>, offsets: readonly number[]): { sorted: AsciiStrings; ranks: Uint32Array[] } {
+  const k = parts.length;
+  const sizes = parts.map((p) => asciiCount(p.sorted));
+  const total = sizes.reduce((n, m) => n + m, 0);
+  const starts = new Uint32Array(total);
+  const ends = new Uint32Array(total);
+  /** Per part, per string, its position among the merged ones. */
+  const maps = sizes.map((n) => new Uint32Array(n));
+  const at = new Uint32Array(k);
+  let n = 0;
+  for (;;) {
+    let best = -1;
+    let bs = 0;
+    let be = 0;
+    for (let p = 0; p < k; p++) {
+      const i = at[p]!;
+      if (i === sizes[p]) continue;
+      const s = offsets[p]! + parts[p]!.sorted.starts[i]!;
+      const e = offsets[p]! + asciiEnd(parts[p]!.sorted, i);
+      if (best < 0 || compareBytes(joined, s, e, joined, bs, be) < 0) {
+        best = p;
+        bs = s;
+        be = e;
+      }
+    }
+    if (best < 0) break;
+    // Parts are distinct each; a string in two of them comes out of each in turn.
+    if (n > 0 && compareBytes(joined, starts[n - 1]!, ends[n - 1]!, joined, bs, be) === 0) maps[best]![at[best]!] = n - 1;
+    else {
+      starts[n] = bs;
+      ends[n] = be;
+      maps[best]![at[best]!] = n++;
+    }
+    at[best]!++;
+  }
+  return {
+    sorted: { bytes: joined, starts: starts.subarray(0, n), ends: ends.subarray(0, n) },
+    ranks: parts.flatMap((p, q) => p.ranks.map((r) => r.map((rank) => maps[q]![rank]!))),
+  };
 }
 
 const ROW_TYPES: ScalarType[] = Array.from({ length: STRING_SORT_ROW }, () => 'uint32');
@@ -197,7 +269,7 @@ function sortShadersOf(): { shaders: KernelShaders; keys: KernelShaders } {
  * bytes (`words` in all) and spans on the device already (`resident`, uploadList's), copied from there into one buffer
  * each; the sorted strings are named in `joined`, the lists' bytes on the host laid out as on the device.
  */
-async function sortOnDevice(g: GpuImpl, lists: readonly ByteStrings[], resident: readonly Resident[], words: number, joined: Uint8Array): Promise<{ sorted: AsciiStrings; ranks: Uint32Array[] }> {
+async function sortOnDevice(g: GpuImpl, lists: readonly ByteStrings[], resident: readonly DeviceStrings[], words: number, joined: Uint8Array): Promise<{ sorted: AsciiStrings; ranks: Uint32Array[] }> {
   const t0 = performance.now();
   const n = lists.reduce((k, l) => k + l.starts.length - 1, 0);
   const byteCount = lists.reduce((k, l) => k + l.starts[l.starts.length - 1]! - l.starts[0]!, 0);
@@ -227,8 +299,8 @@ async function sortOnDevice(g: GpuImpl, lists: readonly ByteStrings[], resident:
       const size = l.starts[l.starts.length - 1]! - l.starts[0]!;
       const count = l.starts.length - 1;
       rec.copy(r.bytes.buffer, 0, bytes.buffer, 4 * wordsAt, 4 * Math.ceil(size / 4));
-      if ('spans' in r) rec.copy(r.spans.buffer, 0, spans.buffer, 4 * spansAt, 8 * count);
-      else if (count > 0) rec.dispatch('strSortSpans', [r.starts, spans], [count, 4 * wordsAt, spansAt / 2], count);
+      // Spans from the starts: the list's first byte lies at word wordsAt (u32 sums wrap, as the base may be below 0).
+      if (count > 0) rec.dispatch('strSortSpans', [r.starts, spans], [count, (4 * wordsAt - l.starts[0]!) >>> 0, spansAt / 2], count);
       wordsAt += Math.ceil(size / 4);
       spansAt += 2 * (l.starts.length - 1);
     });
