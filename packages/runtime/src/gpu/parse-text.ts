@@ -310,6 +310,28 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
 /** A mostly-distinct chunk's distinct strings: string d is bytes [starts[d], starts[d + 1]). */
 type Loose = ByteStrings;
 
+/**
+ * A chunk's `count` distinct strings (`byteCount` bytes in `bytes`, their starts in `starts`) copied on the device into
+ * buffers of their size: kept until the file's sort, the parse's buffers (sized by the chunk) would hold twice that.
+ */
+function compacted(g: GpuImpl, bytes: Bound, starts: Bound, byteCount: number, count: number): DeviceStrings {
+  const words = Math.ceil(byteCount / 4);
+  const b = acquireBound(g, Math.max(1, words), `${byteCount} bytes of distinct strings`);
+  let s: Bound;
+  try {
+    s = acquireBound(g, count + 1, `the starts of ${count} distinct strings`);
+  } catch (e) {
+    g.pool.release(b.buffer);
+    throw e;
+  }
+  const commands = g.batch.commands();
+  if (words > 0) commands.copyBufferToBuffer(bytes.buffer, 0, b.buffer, 0, 4 * words);
+  commands.copyBufferToBuffer(starts.buffer, 0, s.buffer, 0, 4 * (count + 1));
+  // Submitted now: the parse's buffers go back to the pool right after.
+  g.batch.flush();
+  return { bytes: b, starts: s };
+}
+
 function releaseStrings(g: GpuImpl, strings: DeviceStrings): void {
   g.pool.release(strings.bytes.buffer);
   g.pool.release(strings.starts.buffer);
@@ -476,9 +498,8 @@ async function parseChunk(
           const byteWords = await rest(g, words0!, gathered.buffer, Math.ceil(byteCount / 4));
           // A mostly-distinct chunk's strings stay on the device too, for the file's sort (string-sort.ts): not
           // uploaded again from the copy read back.
-          const keep = found > DISTINCT_SHARE * records;
-          if (keep) for (const b of [gathered, starts]) held.splice(held.indexOf(b), 1);
-          return { starts: startWords, bytes: Buffer.from(byteWords.buffer, byteWords.byteOffset, byteCount), ...(keep ? { onDevice: { bytes: gathered, starts } } : {}) };
+          const onDevice = found > DISTINCT_SHARE * records ? compacted(g, gathered, starts, byteCount, found) : undefined;
+          return { starts: startWords, bytes: Buffer.from(byteWords.buffer, byteWords.byteOffset, byteCount), ...(onDevice ? { onDevice } : {}) };
         },
       };
     };
