@@ -53,6 +53,16 @@ export const asciiCount = (a: AsciiStrings): number => (a.ends ? a.ends.length :
 /** Where string i of `a` ends. */
 export const asciiEnd = (a: AsciiStrings, i: number): number => (a.ends ? a.ends[i]! : a.starts[i + 1]!);
 
+/**
+ * Where each string of a dictionary merged from ASCII lists lies (runtime sort-strings.ts mergeSortedLists): string `id`
+ * is entry entryOf[id] of lists[listOf[id]]. Tables over every id (LIKE) read the bytes, decoding no string.
+ */
+export interface DictionaryBytes {
+  readonly lists: readonly AsciiStrings[];
+  readonly listOf: Uint8Array;
+  readonly entryOf: Uint32Array;
+}
+
 /** Lookups a dictionary answers by binary search before it builds its map (kernel constants, a few inline facts). */
 const SEARCHED_LOOKUPS = 4096;
 
@@ -67,6 +77,8 @@ export class StringDictionary implements StringIds {
   private texts: Array<string | undefined>;
   /** Decodes a string not decoded yet (`lazy`); undefined once all are. */
   private decode: ((id: number) => string) | undefined;
+  /** Every string's bytes, where they are ASCII (`lazy`). */
+  bytes: DictionaryBytes | undefined;
 
   /**
    * Ids follow JS code-unit order, the same order the reference interpreter uses (sortDistinct). `sortedDistinct`: `values` is already an array in that order, without
@@ -85,13 +97,15 @@ export class StringDictionary implements StringIds {
 
   /**
    * A dictionary of `size` distinct strings in code-unit order, string `id` being `decode(id)`, each decoded when first
-   * asked for: a run that shows few strings decodes few (a store's dictionaries, merged).
+   * asked for: a run that shows few strings decodes few (a store's dictionaries, merged). `bytes`: where each one's
+   * bytes lie, where all are ASCII.
    */
-  static lazy(size: number, decode: (id: number) => string, shardLimit?: number): StringDictionary {
+  static lazy(size: number, decode: (id: number) => string, shardLimit?: number, bytes?: DictionaryBytes): StringDictionary {
     if (size > MAX_DISTINCT_STRINGS) throw tooManyStrings('the run\'s string dictionary');
     const dict = new StringDictionary([], true, shardLimit);
     dict.texts = new Array<string | undefined>(size);
     dict.decode = decode;
+    dict.bytes = bytes;
     return dict;
   }
 

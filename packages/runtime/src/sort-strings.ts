@@ -203,5 +203,5 @@ export function mergeSortedLists(lists: readonly SortedStrings[]): { dict: Strin
     if (heap.length > 0) siftDown(0);
   }
   const decode = ascii ? (id: number) => lists[listOf[id]!]!.text(entryOf[id]!) : (id: number) => texts[listOf[id]!]![entryOf[id]!]!;
-  return { dict: StringDictionary.lazy(n, decode), ids };
+  return { dict: StringDictionary.lazy(n, decode, undefined, ascii ? { lists: ascii, listOf, entryOf } : undefined), ids };
 }

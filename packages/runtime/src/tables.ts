@@ -4,7 +4,7 @@
  */
 import type { TableSpec } from '@vixen/codegen-wgsl';
 import { builtinTable, evalBuiltin, makesStrings, type Value } from '@vixen/queryplan';
-import { runInWorker, StringDictionary, type EncodedFacts, type SortedStrings } from '@vixen/io';
+import { asciiEnd, runInWorker, StringDictionary, type EncodedFacts, type SortedStrings } from '@vixen/io';
 import { MERGED_LISTS, mergeSortedLists, sortDistinctInWorkers, sortedList, sortWithIds } from './sort-strings.js';
 
 /**
@@ -106,8 +106,75 @@ export function closedUnder(dict: StringDictionary, specs: readonly TableSpec[])
   return specs.every((s) => !makesStrings(s.fn) || (closed?.has(specKey(s)) ?? false));
 }
 
+/** A test of bytes [s, e) of `bytes`. */
+type ByteTest = (bytes: Uint8Array, s: number, e: number) => boolean;
+
+/** Whether `piece` (ASCII codes) is at byte `at` of `bytes`. */
+function bytesAt(bytes: Uint8Array, at: number, piece: Uint8Array): boolean {
+  for (let k = 0; k < piece.length; k++) if (bytes[at + k] !== piece[k]) return false;
+  return true;
+}
+
+/** Where `piece` first lies in bytes [from, to) of `bytes`, or -1. */
+function findBytes(bytes: Uint8Array, from: number, to: number, piece: Uint8Array): number {
+  for (let at = from; at + piece.length <= to; at++) if (bytesAt(bytes, at, piece)) return at;
+  return -1;
+}
+
+/**
+ * The test of `spec` (LIKE without `_`, startswith, endswith, contains, over ASCII constants) on ASCII bytes, as
+ * queryplan's evalBuiltin gives it on their strings (their code points are their bytes); undefined for the others.
+ */
+function byteTest(spec: TableSpec): ByteTest | undefined {
+  const [arg] = spec.args;
+  if (typeof arg !== 'string' || !/^[\x00-\x7f]*$/.test(arg)) return undefined;
+  const piece = Buffer.from(arg, 'latin1');
+  switch (spec.fn) {
+    case 'string:startswith':
+      return (b, s, e) => e - s >= piece.length && bytesAt(b, s, piece);
+    case 'string:endswith':
+      return (b, s, e) => e - s >= piece.length && bytesAt(b, e - piece.length, piece);
+    case 'string:contains':
+      return (b, s, e) => findBytes(b, s, e, piece) >= 0;
+    case 'string:like': {
+      if (arg.includes('_')) return undefined;
+      // As builtins.ts likeLiteral: the pieces between the `%`s in order, the first at the start and the last at the end.
+      const pieces = arg.split('%').map((p) => Buffer.from(p, 'latin1'));
+      const first = pieces[0]!;
+      if (pieces.length === 1) return (b, s, e) => e - s === first.length && bytesAt(b, s, first);
+      const last = pieces[pieces.length - 1]!;
+      const middle = pieces.slice(1, -1).filter((p) => p.length > 0);
+      return (b, s, e) => {
+        if (e - s < first.length + last.length || !bytesAt(b, s, first)) return false;
+        let at = s + first.length;
+        const end = e - last.length;
+        for (const p of middle) {
+          const found = findBytes(b, at, end, p);
+          if (found < 0) return false;
+          at = found + p.length;
+        }
+        return bytesAt(b, end, last);
+      };
+    }
+    default:
+      return undefined;
+  }
+}
+
 /** One table's words: bit id of word id >> 5 for tests, else one word per id (a length, or a result's id). */
 function tableWords(spec: TableSpec, dict: StringDictionary): Uint32Array {
+  const test = dict.bytes && builtinTable(spec.fn) === 'bits' ? byteTest(spec) : undefined;
+  if (test) {
+    // Over the dictionary's bytes: millions of comments tested without a JS string each.
+    const { lists, listOf, entryOf } = dict.bytes!;
+    const bits = new Uint32Array(Math.ceil(dict.size / 32));
+    for (let id = 0; id < dict.size; id++) {
+      const list = lists[listOf[id]!]!;
+      const entry = entryOf[id]!;
+      if (test(list.bytes, list.starts[entry]!, asciiEnd(list, entry))) bits[id >>> 5]! |= 1 << (id & 31);
+    }
+    return bits;
+  }
   const n = dict.strings.length;
   // One argument array for every call: tables are built over millions of ids.
   const args: Value[] = ['', ...spec.args];

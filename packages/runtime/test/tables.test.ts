@@ -1,7 +1,8 @@
 /** Host side of the string built-ins: the dictionary closed over substrings, and the tables kernels read. */
 import { describe, expect, it } from 'vitest';
-import { StringDictionary } from '@vixen/io';
+import { sortDistinct, StringDictionary } from '@vixen/io';
 import { closeOverSubstrings, kernelTableWords } from '../src/tables.js';
+import { mergeSortedLists, sortedList } from '../src/sort-strings.js';
 
 describe('string tables', () => {
   it('closes the strings over every substring call, repeatedly', () => {
@@ -30,5 +31,32 @@ describe('string tables', () => {
     expect([...words.slice(4, 12)]).toEqual([0, 1, 2, 1, 1, 5, 1, 3]);
     expect([...words.slice(12, 20)].map((id) => ids[id])).toEqual(['', 'a', 'a', 'b', 'h', 'h', 'x', 'x']);
     expect(words).toHaveLength(20);
+  });
+
+  it('tabulates LIKE, startswith, endswith and contains over the bytes of a dictionary merged from ASCII lists, as over its strings', () => {
+    const parts = ['', 'a', 'ab', 'special', 'requests', ' ', '%', 'x'];
+    let seed = 5;
+    const next = (n: number): number => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n);
+    const strings = Array.from({ length: 3000 }, () => Array.from({ length: next(6) }, () => parts[next(parts.length)]).join(''));
+    const half = sortDistinct(strings.slice(0, 1500));
+    let decoded = 0;
+    const lists = [half, sortDistinct(strings.slice(1000))].map((l) => {
+      const list = sortedList(l);
+      return { ...list, text: (i: number) => (decoded++, list.text(i)) };
+    });
+    const { dict } = mergeSortedLists(lists);
+    expect(dict.bytes).toBeDefined();
+    const byBytes = [
+      ...['%special%requests%', 'ab%', '%ab', 'ab', '%', '', '%a%a%', 'special%x'].map((p) => ({ fn: 'string:like' as const, args: [p] })),
+      ...['ab', '', ' x'].flatMap((p) => (['string:startswith', 'string:endswith', 'string:contains'] as const).map((fn) => ({ fn, args: [p] }))),
+    ];
+    // Decoded: LIKE with `_`, a pattern past ASCII.
+    const byStrings = [{ fn: 'string:like' as const, args: ['a_%'] }, { fn: 'string:contains' as const, args: ['é'] }];
+    const plain = new StringDictionary(strings);
+    expect(plain.bytes).toBeUndefined();
+    expect(kernelTableWords(byBytes, dict)).toEqual(kernelTableWords(byBytes, plain));
+    expect(decoded).toBe(0);
+    expect(kernelTableWords(byStrings, dict)).toEqual(kernelTableWords(byStrings, plain));
+    expect(dict.strings).toEqual(plain.strings);
   });
 });
