@@ -113,6 +113,27 @@ export class StringDictionary implements StringIds {
     return this.texts.length;
   }
 
+  /**
+   * The strings `ids` (ascending) as bytes where they all lie in one of the ASCII lists this dictionary was merged
+   * from (a resident relation's strings, which came from one file's list): a run's dictionary merges them undecoded.
+   */
+  asciiOf(ids: Uint32Array): AsciiStrings | undefined {
+    const b = this.bytes;
+    if (!b || ids.length === 0) return undefined;
+    const l = b.listOf[ids[0]!]!;
+    const list = b.lists[l]!;
+    const starts = new Uint32Array(ids.length);
+    const ends = new Uint32Array(ids.length);
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!;
+      if (b.listOf[id] !== l) return undefined;
+      const entry = b.entryOf[id]!;
+      starts[i] = list.starts[entry]!;
+      ends[i] = asciiEnd(list, entry);
+    }
+    return { bytes: list.bytes, starts, ends };
+  }
+
   /** Every string, in id order (decoding those not decoded yet). */
   get strings(): readonly string[] {
     if (this.decode) {

@@ -399,7 +399,11 @@ export class Database {
       // query more host time than its kernels.
       strings: { *[Symbol.iterator]() { for (const e of used) if (!e.ids) yield* e.strings ?? []; } },
       // A relation's strings in the order of its ids are sorted: merged into the run's dictionary, not sorted again.
-      lists: used.filter((e) => e.ids).map(({ ids, dictionary }) => ({ size: ids!.length, text: (i: number) => dictionary.text(ids![i]!) })),
+      // Their bytes where the dictionary has them (device-parsed files, stores): compared, not decoded.
+      lists: used.filter((e) => e.ids).map(({ ids, dictionary }) => {
+        const ascii = dictionary.asciiOf(ids!);
+        return { size: ids!.length, text: (i: number) => dictionary.text(ids![i]!), ...(ascii ? { ascii } : {}) };
+      }),
       ...(reusable ? { dictionary: reusable } : {}),
       adopt: async (dict, listIds) => {
         runDictionary = dict;

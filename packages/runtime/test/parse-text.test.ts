@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
-import { byteSortTimes, decodeRow, EncodedRelation, factsFormat, loadFactsFileInto, StringInterner } from '@vixen/io';
+import { byteSortTimes, decodeRow, EncodedRelation, factsFormat, loadFactsFileInto, StringDictionary, StringInterner } from '@vixen/io';
 import { VixenError, type Column, type Row, type ScalarType } from '@vixen/queryplan';
 import { compile, Database, openGpu, type Gpu } from '../src/index.js';
 import { internals } from '../src/gpu/device.js';
@@ -366,6 +366,28 @@ tag(id, label) -> int32(id), string(label).
       // Resident now: the second run reads no file.
       expect((await db.run(program)).relations).toEqual(host.relations);
     } finally {
+      db.clear();
+    }
+  });
+
+  test('a later run\'s dictionary merges a resident relation\'s strings as bytes, decoding none', async () => {
+    // 3,000 distinct ASCII names; the second program's constant is in no dictionary yet, so its run builds its own.
+    const many = Array.from({ length: 3000 }, (_, i) => `${i}|name ${(i * 7919) % 3000}|1.00|2024-02-01|true|`);
+    const facts = write('resident-bytes', { 'item.tbl': many.join('\n') + '\n', 'tag.tsv': '1\tx\n' });
+    const later = compile(`${schema}below(id) <- item(id, name, _, _, _), name < "name 15x", name > "name 149".`);
+    const want = await later.run({ gpu, factsDir: facts, parse: 'host' });
+    const db = new Database(gpu, facts, { parse: 'device' });
+    const text = vi.spyOn(StringDictionary.prototype, 'text');
+    try {
+      await db.run(compile(`${schema}all(id, name) <- item(id, name, _, _, _).`));
+      text.mockClear();
+      const got = await db.run(later);
+      expect(got.relations).toEqual(want.relations);
+      expect(got.relations.get('below')!.length).toBeGreaterThan(5);
+      // Far fewer than the relation's strings (the constants' lookups search a few).
+      expect(text.mock.calls.length).toBeLessThan(100);
+    } finally {
+      text.mockRestore();
       db.clear();
     }
   });
