@@ -49,16 +49,11 @@ export class DeviceByteStringSort implements ByteSorter {
   private readonly lists: ByteStrings[] = [];
   /** Per list, its strings on the device, or undefined where they did not fit one binding. */
   private readonly uploads: Array<Promise<DeviceStrings | undefined>> = [];
-  /** Per list, the word of `joined` its bytes start at. */
+  /** Per list, the word its bytes start at on the device (each list's at a word, as a device copy of them needs). */
   private readonly wordAt: number[] = [];
   private count = 0;
   /** Words of the lists' bytes so far, each list's starting at a word (as a device copy of them needs). */
   private words = 0;
-  /**
-   * The lists' bytes as the device holds them (each at word `words` as it came), copied as each list is added: the
-   * sorted list's strings are named in them, so none is read back.
-   */
-  private joined = new Uint8Array(0);
 
   constructor(
     private readonly gpu: Gpu,
@@ -84,13 +79,6 @@ export class DeviceByteStringSort implements ByteSorter {
     const first = starts[0]!;
     const size = starts[count]! - first;
     const own = bytes.subarray(first, first + size);
-    const at = 4 * this.words;
-    if (at + size > this.joined.length) {
-      const bigger = new Uint8Array(Math.max(at + size, 2 * this.joined.length));
-      bigger.set(this.joined.subarray(0, at));
-      this.joined = bigger;
-    }
-    this.joined.set(own, at);
     if (onDevice && first !== 0) throw new Error('internal: a list on the device starts at its first byte');
     const upload = onDevice ? Promise.resolve(onDevice) : uploadList(internals(this.gpu), own, starts);
     // Awaited by finish or abandon; until then a failure must not go unhandled.
@@ -112,13 +100,20 @@ export class DeviceByteStringSort implements ByteSorter {
         // Each group of lists sorted on its own (past one binding: more bytes than one holds), then merged.
         const parts = [];
         const wordOf = (k: number): number => this.wordAt[k] ?? this.words;
-        for (const [lo, hi] of groups) {
+        /**
+         * The lists' bytes laid out as the device holds them: the sorted strings are named in them, so none is read
+         * back. Copied once, while the device sorts (copied as each list came, it grew by doubling, copying again).
+         */
+        const joined = new Uint8Array(4 * this.words);
+        for (const [i, [lo, hi]] of groups.entries()) {
           const from = wordOf(lo);
           const to = wordOf(hi);
-          parts.push(await sortOnDevice(g, this.lists.slice(lo, hi), resident.slice(lo, hi) as DeviceStrings[], to - from, this.joined.subarray(4 * from, 4 * to)));
+          const sorting = sortOnDevice(g, this.lists.slice(lo, hi), resident.slice(lo, hi) as DeviceStrings[], to - from, joined.subarray(4 * from, 4 * to));
+          if (i === 0) this.lists.forEach(({ bytes, starts }, k) => joined.set(bytes.subarray(starts[0]!, starts[starts.length - 1]!), 4 * this.wordAt[k]!));
+          parts.push(await sorting);
         }
         byteSortTimes.deviceUploadMs += waited;
-        return parts.length === 1 ? parts[0]! : mergeSorted(this.joined.subarray(0, 4 * this.words), parts, groups.map(([lo]) => 4 * wordOf(lo)));
+        return parts.length === 1 ? parts[0]! : mergeSorted(joined, parts, groups.map(([lo]) => 4 * wordOf(lo)));
       }
     } catch (e) {
       // More bytes or strings than one binding holds: the workers sort them.
