@@ -705,9 +705,9 @@ export class Database {
    */
   private async makeRoom(bytes: number, budget: number): Promise<void> {
     const g = internals(this.gpu);
-    if (g.pool.allocatedBytes + bytes <= budget) return;
+    if (g.pool.liveBytes + bytes <= budget) return;
     g.pool.trim();
-    const over = g.pool.allocatedBytes + bytes - budget;
+    const over = g.pool.liveBytes + bytes - budget;
     if (over > 0) this.relieve(over);
     g.pool.trim();
     await g.reclaim();

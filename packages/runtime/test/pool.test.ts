@@ -91,11 +91,58 @@ describe('BufferPool claims (replay records)', () => {
     expect(asked).toEqual([1024]);
     expect([pool.allocatedBytes, pool.peakAllocatedBytes]).toEqual([7168, 7168]);
     pool.destroyMapped(mapped);
+    // Free buffers are kept within half of what the buffers in use leave of the budget: 16 KiB keeps c.
+    pool.budget = 16384;
     pool.release(c);
     expect([pool.allocatedBytes, pool.freeBytes]).toEqual([6144, 4096]);
     // Down to 5000 bytes: the free buffer of 4096 goes, leaving the buffer acquired last.
     pool.trimTo(5000);
     expect(pool.allocatedBytes).toBe(2048);
+    pool.dispose();
+  });
+
+  it('counts free buffers destroyed while commands are recorded as room: relievers are not asked for what they gave', () => {
+    const pool = new BufferPool(gpu.device, gpu.limits.maxBufferSize, 1 << 20);
+    pool.budget = 32768;
+    // In use: half the budget, so up to 8 KiB of free buffers are kept.
+    const held = pool.acquire(16384, usage());
+    const free = [pool.acquire(4096, usage()), pool.acquire(4096, usage())];
+    for (const b of free) pool.release(b);
+    expect([pool.allocatedBytes, pool.freeBytes]).toEqual([24576, 8192]);
+    const asked: number[] = [];
+    pool.relievers.add((bytes) => {
+      asked.push(bytes);
+      return 0;
+    });
+    // Commands are recorded: destroyed buffers are kept until the submission, yet their memory is room.
+    pool.holdDestroys();
+    const big = pool.acquire(16384, GPUBufferUsage.STORAGE);
+    expect(asked).toEqual([]);
+    expect([pool.freeBytes, pool.liveBytes, pool.allocatedBytes]).toEqual([0, 32768, 40960]);
+    pool.destroysReleased();
+    expect(pool.allocatedBytes).toBe(32768);
+    // Past the budget with no free buffer left, the relievers are asked for the rest only.
+    pool.holdDestroys();
+    pool.release(held);
+    pool.acquire(24576, GPUBufferUsage.STORAGE);
+    expect(asked).toEqual([8192]);
+    pool.destroysReleased();
+    pool.release(big);
+    pool.dispose();
+  });
+
+  it('keeps fewer free buffers as the buffers in use take more of its budget', () => {
+    const pool = new BufferPool(gpu.device, gpu.limits.maxBufferSize, 1 << 20);
+    pool.budget = 1 << 16;
+    const resident = pool.acquire(40960, usage());
+    const scratch = [pool.acquire(8192, usage()), pool.acquire(8192, usage())];
+    for (const b of scratch) pool.release(b);
+    // Half of what the resident buffer leaves (12 KiB): one of the two free buffers is kept.
+    expect(pool.freeBytes).toBe(8192);
+    // With nothing in use, half the budget: both are kept.
+    pool.release(resident);
+    for (const b of [pool.acquire(8192, usage()), pool.acquire(8192, usage())]) pool.release(b);
+    expect(pool.freeBytes).toBe(16384);
     pool.dispose();
   });
 

@@ -75,6 +75,13 @@ export class BufferPool {
    * nothing is recorded but unsubmitted, and buffers are destroyed at once.
    */
   private doomed: GPUBuffer[] | null = null;
+  /**
+   * Bytes of the doomed buffers: freed at the next submission, so a creation's room counts them as free. Counted as
+   * held, a creation while commands are recorded found the free buffers it destroyed still over the budget and had
+   * the relievers evict resident relations whose buffers were doomed too (TPC-H SF 30 on the H200: up to 20
+   * relations evicted and reloaded from the host in a query, beside 58-63 GiB of free pooled buffers).
+   */
+  private doomedBytes = 0;
 
   /**
    * Buffers replay records hold (gpu/replay.ts), by how many hold them: their other holder's release() keeps them out
@@ -210,7 +217,7 @@ export class BufferPool {
    * is reported as one (takeFailure).
    */
   private makeRoom(bytes: number): void {
-    const over = (): number => this.allocatedBytes + bytes - this.budget;
+    const over = (): number => this.liveBytes + bytes - this.budget;
     if (over() <= 0) return;
     this.shed(over());
     for (const relieve of this.relievers) {
@@ -222,7 +229,12 @@ export class BufferPool {
 
   /** Destroys free buffers, oldest first, until allocatedBytes is at most `bytes` or none is left. */
   trimTo(bytes: number): void {
-    this.shed(this.allocatedBytes - bytes);
+    this.shed(this.liveBytes - bytes);
+  }
+
+  /** Bytes allocated and not doomed: what the device holds once the recorded commands are submitted. */
+  get liveBytes(): number {
+    return this.allocatedBytes - this.doomedBytes;
   }
 
   /** Destroys free buffers, oldest first, until `bytes` are freed or none is left. */
@@ -289,12 +301,13 @@ export class BufferPool {
     }
     if (this.handedOut.delete(buffer)) this.inUseBytes -= buffer.size;
     // Past the budget a free buffer only takes memory a creation will want.
-    if (buffer.size > this.maxPooledBytes || this.invalid.has(buffer) || this.allocatedBytes > this.budget) {
+    const cap = this.freeCap();
+    if (buffer.size > cap || this.invalid.has(buffer) || this.allocatedBytes > this.budget) {
       this.destroy(buffer);
       return;
     }
     for (const old of this.pooled) {
-      if (this.pooledBytes + buffer.size <= this.maxPooledBytes) break;
+      if (this.pooledBytes + buffer.size <= cap) break;
       this.unpool(old);
       this.destroy(old);
     }
@@ -314,6 +327,16 @@ export class BufferPool {
     list.splice(lo, 0, buffer);
     this.pooled.add(buffer);
     this.pooledBytes += buffer.size;
+  }
+
+  /**
+   * Most bytes of free buffers to keep: maxPooledBytes, within a budget at most half of what the buffers in use (a
+   * Database's resident relations among them) leave, and at least an eighth of it. Free buffers that the budget's
+   * edge must destroy are freed by Dawn only at a later device tick, while the creation that wanted them needs the
+   * memory at once (the SF 30 run kept 58-63 GiB free beside 18-34 GiB resident, with a cap of half the budget).
+   */
+  private freeCap(): number {
+    return Math.min(this.maxPooledBytes, Math.max(this.budget / 8, (this.budget - this.inUseBytes) / 2));
   }
 
   /** Takes a free buffer out of its list. */
@@ -374,6 +397,7 @@ export class BufferPool {
   destroysReleased(): void {
     const doomed = this.doomed;
     this.doomed = null;
+    this.doomedBytes = 0;
     for (const b of doomed ?? []) {
       this.freed(b);
       b.destroy();
@@ -382,8 +406,10 @@ export class BufferPool {
 
   private destroy(buffer: GPUBuffer): void {
     this.destroyed.add(buffer);
-    if (this.doomed) this.doomed.push(buffer);
-    else {
+    if (this.doomed) {
+      this.doomed.push(buffer);
+      this.doomedBytes += buffer.size;
+    } else {
       this.freed(buffer);
       buffer.destroy();
     }
