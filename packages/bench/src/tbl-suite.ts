@@ -467,8 +467,13 @@ export interface TableLoad {
   resident: boolean;
   /** Why it did not: the load's error, or its rows past the device memory budget. */
   message?: string;
-  /** Most bytes of device buffers at once during the run that loaded it (ExecuteStats.peakAllocatedBytes; 0 where it failed). */
+  /**
+   * Most bytes of device buffers at once during the run that loaded it (ExecuteStats.peakAllocatedBytes; where it
+   * failed, the pool's peak since the run or its evaluation began), and of them mapped staging buffers' (reads and
+   * uploads: BufferPool.peakMappedBytes).
+   */
   peakDeviceBytes: number;
+  peakMappedBytes: number;
   duckdbMs: number;
 }
 
@@ -480,8 +485,8 @@ export interface MemoryAfterQuery {
 }
 
 /** `device buffers at most 1.20 GiB, 3 resident relations evicted`, for a progress line. */
-export function formatDevicePeak(peakBytes: number, evictions = 0): string {
-  return `device buffers at most ${gib(peakBytes)} GiB${evictions > 0 ? `, ${evictions} resident relations evicted` : ''}`;
+export function formatDevicePeak(peakBytes: number, evictions = 0, mappedBytes = 0): string {
+  return `device buffers at most ${gib(peakBytes)} GiB${mappedBytes > 0 ? ` (mapped staging at most ${gib(mappedBytes)})` : ''}${evictions > 0 ? `, ${evictions} resident relations evicted` : ''}`;
 }
 
 /** `Vixen's buffers 1.20 GiB (resident 0.80), the driver's count 1.50 GiB`, for a query's progress line. */
@@ -656,6 +661,7 @@ async function loadTogether<R>(db: Database, options: TblBenchOptions<R>, tables
   const budget = options.maxDeviceMemory !== undefined ? { maxDeviceMemory: options.maxDeviceMemory } : {};
   // The run reads the files at once (loadFactsDirInto): each one's read ends with its last progress.
   const readEnd = new Map<string, number>();
+  const pool = internals(db.gpu).pool;
   const t0 = performance.now();
   try {
     const run = await db.run(tableLoadProgram(options.queriesDir, tables), {
@@ -677,13 +683,15 @@ async function loadTogether<R>(db: Database, options: TblBenchOptions<R>, tables
         width: held?.relation.width ?? 0,
         resident: held !== undefined,
         peakDeviceBytes: run.stats.peakAllocatedBytes,
+        peakMappedBytes: pool.peakMappedBytes,
         ...(held ? {} : { message: `not kept on the device (${run.stats.spilledBytes > 0 ? 'spilled: ' : ''}past the device memory budget)` }),
       };
     });
   } catch (e) {
     if (tables.length > 1) return undefined;
     const [[r, columns]] = tables as [readonly [RelationDecl, readonly number[]]];
-    return [{ name: r.name, columns: [...columns], ms: performance.now() - t0, readMs: 0, rows: 0, width: 0, resident: false, peakDeviceBytes: 0, message: firstLine(e) }];
+    const peaks = { peakDeviceBytes: pool.peakAllocatedBytes, peakMappedBytes: pool.peakMappedBytes };
+    return [{ name: r.name, columns: [...columns], ms: performance.now() - t0, readMs: (readEnd.get(r.name) ?? t0) - t0, rows: 0, width: 0, resident: false, ...peaks, message: firstLine(e) }];
   }
 }
 

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openGpu, type Gpu } from '@vixen/runtime';
+import { internals } from '@vixen/runtime/gpu';
 import { benchTpch, columnsRead, compileTpchQuery, dbgen, examplesDir, formatTpchReport, TPCH_TABLES, tpchSchema, type TpchQueryResult } from '../src/index.js';
 
 const queriesDir = examplesDir('tpch');
@@ -53,6 +54,7 @@ it('loads each table its queries read once, with the columns they read, and answ
   // count of its buffers holds the resident relations' words.
   for (const q of report.queries) expect(q.peakDeviceBytes).toBeGreaterThan(0);
   for (const t of report.tableLoads!) expect(t.peakDeviceBytes).toBeGreaterThan(0);
+  for (const t of report.tableLoads!) expect(t.peakMappedBytes).toBeLessThanOrEqual(t.peakDeviceBytes);
   expect(report.memoryAfterQueries.length).toBe(queries.length);
   for (const m of report.memoryAfterQueries) expect(m.allocatedBytes).toBeGreaterThanOrEqual(m.residentBytes);
   expect(formatTpchReport(report)).toMatch(/^device memory after each query: Vixen's buffers at most [\d.]+ GiB \(resident relations at most [\d.]+ GiB\)/m);
@@ -69,6 +71,23 @@ it('leaves a table past the device memory budget to the queries, with the same a
   expect(report.releasedRelations).toBeGreaterThan(0);
   expect(report.resident.map((r) => r.name).sort()).toEqual(['customer', 'orders']);
   expect(formatTpchReport(report)).toMatch(/^ {2}lineitem: .*not resident \(.*device memory budget.*\): its queries load it$/m);
+}, 120_000);
+
+it('reports the device buffers a failed table load held, and its queries load the table themselves', async () => {
+  // A real refusal of a buffer of lineitem's load (as the SF 30 run's out of memory), on a device of its own.
+  const refusing = await openGpu();
+  try {
+    internals(refusing).pool.refuseWhile = { activity: 'loading the facts of lineitem', bytes: 2 * refusing.limits.maxBufferSize };
+    const report = await benchTpch(refusing, { ...options(), queries: [6] });
+    const [load] = report.tableLoads!;
+    expect([load!.name, load!.resident]).toEqual(['lineitem', false]);
+    expect(load!.message).toMatch(/lineitem/);
+    // Its buffers before the refusal are counted: the SF 30 run printed 0.00 GiB here.
+    expect(load!.peakDeviceBytes).toBeGreaterThan(0);
+    expect(report.queries.map((q) => q.status)).toEqual(['ok']);
+  } finally {
+    refusing.dispose();
+  }
 }, 120_000);
 
 it('loads per query instead when asked', async () => {

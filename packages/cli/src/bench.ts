@@ -180,7 +180,7 @@ async function runTblBench<R>(
       ...(opts.duckdbThreads !== undefined ? { duckdbThreads: opts.duckdbThreads } : {}),
       onTableLoad: (t) =>
         err(
-          `  ${t.name}: loaded in ${t.ms.toFixed(1)} ms (read ${t.readMs.toFixed(1)} ms; ${formatDevicePeak(t.peakDeviceBytes)}), ` +
+          `  ${t.name}: loaded in ${t.ms.toFixed(1)} ms (read ${t.readMs.toFixed(1)} ms; ${formatDevicePeak(t.peakDeviceBytes, 0, t.peakMappedBytes)}), ` +
             `duckdb ${t.duckdbMs.toFixed(1)} ms${t.resident ? '' : `; not resident: ${t.message ?? ''}`}\n`,
         ),
       replay: opts.replay,

@@ -297,6 +297,7 @@ export class Database {
     // The run's peak of device buffers counts its loads and projections too (the executor's starts at its evaluation).
     const pool = internals(this.gpu).pool;
     pool.peakAllocatedBytes = pool.allocatedBytes;
+    pool.peakMappedBytes = pool.mappedBytes;
     try {
       return await this.runNumbered(program, options, run, startedAt, limits, outputs, evictedBefore);
     } finally {

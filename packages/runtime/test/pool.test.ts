@@ -90,7 +90,9 @@ describe('BufferPool claims (replay records)', () => {
     pool.acquire(2048, GPUBufferUsage.STORAGE);
     expect(asked).toEqual([1024]);
     expect([pool.allocatedBytes, pool.peakAllocatedBytes]).toEqual([7168, 7168]);
+    expect([pool.mappedBytes, pool.peakMappedBytes]).toEqual([1024, 1024]);
     pool.destroyMapped(mapped);
+    expect([pool.mappedBytes, pool.peakMappedBytes]).toEqual([0, 1024]);
     // Free buffers are kept within half of what the buffers in use leave of the budget: 16 KiB keeps c.
     pool.budget = 16384;
     pool.release(c);

@@ -60,6 +60,12 @@ export class BufferPool {
   allocatedBytes = 0;
   peakAllocatedBytes = 0;
   /**
+   * Of allocatedBytes, the mapped staging buffers' (createMapped), and the most at once since a caller last set
+   * peakMappedBytes: Dawn places them in the largest host-visible heap, which need not be the device's memory.
+   */
+  mappedBytes = 0;
+  peakMappedBytes = 0;
+  /**
    * Bytes destroyed since the device last finished its work: Dawn frees a destroyed buffer's memory only once the
    * commands submitted before it ran and the device ticked (see GpuImpl.reclaim).
    */
@@ -261,6 +267,8 @@ export class BufferPool {
    */
   createMapped(size: number): GPUBuffer {
     this.makeRoom(size);
+    this.mappedBytes += size;
+    this.peakMappedBytes = Math.max(this.peakMappedBytes, this.mappedBytes);
     return this.checked({ size, usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC, mappedAtCreation: true });
   }
 
@@ -268,6 +276,7 @@ export class BufferPool {
   destroyMapped(buffer: GPUBuffer): void {
     if (this.destroyed.has(buffer)) return;
     this.destroyed.add(buffer);
+    this.mappedBytes -= buffer.size;
     this.freed(buffer);
     buffer.destroy();
   }
