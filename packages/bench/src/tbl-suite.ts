@@ -469,11 +469,13 @@ export interface TableLoad {
   message?: string;
   /**
    * Most bytes of device buffers at once during the run that loaded it (ExecuteStats.peakAllocatedBytes; where it
-   * failed, the pool's peak since the run or its evaluation began), and of them mapped staging buffers' (reads and
+   * failed, the pool's peak since the run or its evaluation began, the refused buffer counted), and of them mapped staging buffers' (reads and
    * uploads: BufferPool.peakMappedBytes).
    */
   peakDeviceBytes: number;
   peakMappedBytes: number;
+  /** Where the load failed, the device memory right after (the driver's count against Vixen's, as after a query). */
+  memoryAtFailure?: MemoryAfterQuery;
   duckdbMs: number;
 }
 
@@ -622,6 +624,13 @@ export interface TblSuiteData {
 /** Words of a resident relation, in bytes. */
 const residentBytes = (r: ResidentRelation): number => 4 * r.relation.count * r.relation.width;
 
+/** Vixen's count of its device buffers now, its resident relations' words and the driver's count (nvidia-smi). */
+function memoryNow(db: Database): MemoryAfterQuery {
+  const used = deviceMemoryUsed(db.gpu.software);
+  const held = db.resident.reduce((n, r) => n + residentBytes(r), 0);
+  return { allocatedBytes: internals(db.gpu).pool.allocatedBytes, residentBytes: held, ...(used !== undefined ? { deviceUsedBytes: used } : {}) };
+}
+
 /** Whether resident relation `r` is the load of a table (TableLoad), which queries project from. */
 const isTableLoad = (r: ResidentRelation, loads: readonly TableLoad[]): boolean =>
   loads.some((t) => t.resident && t.name === r.name && (r.loadColumns ?? t.columns).join() === t.columns.join());
@@ -690,7 +699,7 @@ async function loadTogether<R>(db: Database, options: TblBenchOptions<R>, tables
   } catch (e) {
     if (tables.length > 1) return undefined;
     const [[r, columns]] = tables as [readonly [RelationDecl, readonly number[]]];
-    const peaks = { peakDeviceBytes: pool.peakAllocatedBytes, peakMappedBytes: pool.peakMappedBytes };
+    const peaks = { peakDeviceBytes: pool.peakAllocatedBytes, peakMappedBytes: pool.peakMappedBytes, memoryAtFailure: memoryNow(db) };
     return [{ name: r.name, columns: [...columns], ms: performance.now() - t0, readMs: (readEnd.get(r.name) ?? t0) - t0, rows: 0, width: 0, resident: false, ...peaks, message: firstLine(e) }];
   }
 }
@@ -841,9 +850,7 @@ export async function runTblSuite<Q, R>(
       // Database uses now: it may have reopened one; a failed one is not waited for).
       const device = internals(data.db.gpu);
       await device.reclaim().catch(() => undefined);
-      const used = deviceMemoryUsed(data.db.gpu.software);
-      const held = data.db.resident.reduce((n, r) => n + residentBytes(r), 0);
-      const after = { allocatedBytes: device.pool.allocatedBytes, residentBytes: held, ...(used !== undefined ? { deviceUsedBytes: used } : {}) };
+      const after = memoryNow(data.db);
       memory.push(after);
       options.onQuery?.(result, after);
     }

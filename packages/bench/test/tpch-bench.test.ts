@@ -84,6 +84,7 @@ it('reports the device buffers a failed table load held, and its queries load th
     expect(load!.message).toMatch(/lineitem/);
     // Its buffers before the refusal are counted: the SF 30 run printed 0.00 GiB here.
     expect(load!.peakDeviceBytes).toBeGreaterThan(0);
+    expect(load!.memoryAtFailure!.allocatedBytes).toBeGreaterThanOrEqual(load!.memoryAtFailure!.residentBytes);
     expect(report.queries.map((q) => q.status)).toEqual(['ok']);
   } finally {
     refusing.dispose();

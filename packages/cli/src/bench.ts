@@ -181,7 +181,8 @@ async function runTblBench<R>(
       onTableLoad: (t) =>
         err(
           `  ${t.name}: loaded in ${t.ms.toFixed(1)} ms (read ${t.readMs.toFixed(1)} ms; ${formatDevicePeak(t.peakDeviceBytes, 0, t.peakMappedBytes)}), ` +
-            `duckdb ${t.duckdbMs.toFixed(1)} ms${t.resident ? '' : `; not resident: ${t.message ?? ''}`}\n`,
+            `duckdb ${t.duckdbMs.toFixed(1)} ms${t.resident ? '' : `; not resident: ${t.message ?? ''}`}` +
+            `${t.memoryAtFailure ? `; at its failure: ${formatMemoryAfterQuery(t.memoryAtFailure)}` : ''}\n`,
         ),
       replay: opts.replay,
       ...(opts.warmMs !== undefined ? { warmMs: opts.warmMs } : {}),
