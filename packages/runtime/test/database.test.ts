@@ -189,6 +189,40 @@ describe('Database', () => {
     }
   });
 
+  it("gives the pool's free buffers up before an idle resident relation, also those destroyed while commands are recorded", async () => {
+    const small = await openGpu();
+    const pool = internals(small).pool;
+    const db = new Database(small, dir);
+    try {
+      // person's id and note stay resident, idle while museum runs on its own resident relations.
+      await db.run(notes);
+      await db.run(museum);
+      // What museum's run creates from an empty pool.
+      pool.trim();
+      const before = pool.allocatedBytes;
+      expect((await db.run(museum)).relations).toEqual(await fresh(museum));
+      const need = pool.peakAllocatedBytes - before;
+      expect(need).toBeGreaterThan(0);
+      // Free buffers no run takes (a usage none asks for), twice that, then a budget half the run's need short.
+      pool.trim();
+      const odd = Array.from({ length: 2 }, () => pool.acquire(need, GPUBufferUsage.STORAGE | GPUBufferUsage.INDIRECT));
+      for (const b of odd) pool.release(b);
+      expect(pool.freeBytes).toBeGreaterThanOrEqual(2 * need);
+      pool.budget = pool.allocatedBytes + need / 2;
+      // Not so near the budget that the run trims the pool before it starts: its creations make the room.
+      expect(pool.allocatedBytes).toBeLessThan(0.9 * pool.budget);
+      const r = await db.run(museum);
+      expect(r.relations).toEqual(await fresh(museum));
+      expect(pool.relieved.buffers).toBeGreaterThan(0);
+      expect(r.evictions.relations).toBe(0);
+      // notes' person, museum's person and visit.
+      expect(db.resident).toHaveLength(3);
+    } finally {
+      db.clear();
+      small.dispose();
+    }
+  });
+
   it("gives a run the device's memory budget less the resident relations it does not read, or the budget given", async () => {
     const small = await openGpu();
     // As if the device had 1 MiB: person's resident rows then hold part of it.
