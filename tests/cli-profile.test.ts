@@ -53,6 +53,11 @@ describe('run --profile and --stats', () => {
     expect(Number(batches)).toBeGreaterThanOrEqual(1);
     expect(Number(batches)).toBeLessThanOrEqual(12);
     expect(Number(syncs)).toBeLessThanOrEqual(Number(/host syncs: (\d+)/.exec(r.err)![1]));
+    // Copies, clears and readbacks besides the compute passes: every host sync is a readback, and so is the final read.
+    const work = /device work outside compute passes: (\d+) copies \([\d.]+ MiB\), (\d+) clears \([\d.]+ MiB\), \d+ buffers created \([\d.]+ MiB\), (\d+) readbacks \((\d+) besides the host syncs\)/.exec(r.err);
+    expect(work).not.toBeNull();
+    expect(Number(work![2])).toBeGreaterThan(0);
+    expect(Number(work![4])).toBeGreaterThanOrEqual(0);
   });
 });
 

@@ -4,7 +4,7 @@
  */
 import { cfgToDot, kirDotCfg, printKir, terminatorEdges, type DotCfg } from '@vixen/kernel-ir';
 import { printCommand, printOrigin, printPlan, printTerminator, type PassEntry, type QpProgram } from '@vixen/queryplan';
-import { formatBytes, type ExecuteStats, type FixpointProgress, type LoopStats, type Program } from '@vixen/runtime';
+import { formatBytes, formatWork, type ExecuteStats, type FixpointProgress, type LoopStats, type Program } from '@vixen/runtime';
 
 const ms = (x: number): string => x.toFixed(2);
 
@@ -54,6 +54,7 @@ export function formatStats(s: ExecuteStats, hostLoadMs?: number): string {
         ]
       : []),
     ...s.loops.map((l) => `fixpoint loop ${l.block} (${l.relations.join(', ')}): ${loopSummary(l)}`),
+    `device work outside compute passes: ${formatWork(s)}`,
     ...(s.startedAgain ? ['started again without guesses: a kernel guessed from its last run, and the guess failed'] : []),
     ...(s.replayed ? [`replayed the device work recorded from an earlier run of the program: ${s.dispatches} dispatches in ${s.submissions} submission${s.submissions === 1 ? '' : 's'}, no kernel planned`] : []),
   ];
@@ -109,6 +110,7 @@ export function formatProfile(s: ExecuteStats, plan: QpProgram | undefined): str
     'kernels:',
     ...kernels,
     ...s.loops.map((l) => `fixpoint loop ${l.block} (${l.relations.join(', ')}): ${loopSummary(l)}`),
+    `device work outside compute passes: ${formatWork(s)}`,
   ].join('\n') + '\n';
 }
 

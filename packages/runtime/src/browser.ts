@@ -17,8 +17,8 @@ export {
   type OperatorProfile,
   type ResidentRelations,
 } from './executor.js';
-export { formatBytes, parseByteSize, RunLimitError } from './limits.js';
-export { openDevice, type Gpu, type GpuOptions } from './gpu/device.js';
+export { formatBytes, formatWork, parseByteSize, RunLimitError } from './limits.js';
+export { openDevice, type Gpu, type GpuOptions, type RunWork } from './gpu/device.js';
 export { openDefaultGpu as openBrowserGpu } from './host-browser.js';
 export { PROGRAM_FORMAT, PROGRAM_VERSION, type ProgramFile } from './program-file.js';
 export { DeviceFault, type DeviceFaultKind } from './gpu/device-fault.js';

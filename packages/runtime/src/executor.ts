@@ -22,7 +22,7 @@ import { runKernel } from './gpu/kernels/run-kernel.js';
 import { selectHashed } from './gpu/kernels/select.js';
 import type { RowsOrder } from './gpu/kernels/rows-order.js';
 import { canonicalOnDevice, keptColumns, uploadLoaded } from './canonical-load.js';
-import { internals, type Gpu } from './gpu/device.js';
+import { internals, workMark, workSince, type Gpu, type RunWork } from './gpu/device.js';
 import { keyPrefix, precompileLoad } from './load-passes.js';
 import { encodeValue, runInWorker, StringDictionary, type SortedStrings } from '@vixen/io';
 import { DeviceLimitError, exactCount, GuessMissed, OutputRoomError, settle, syncCounts, type GuessingRun } from './gpu/relations.js';
@@ -297,6 +297,12 @@ export interface ExecuteStats {
    * its program's record was not made, released or dropped. Absent where it replayed or could not.
    */
   replayMissed?: string;
+  /**
+   * Device work of the run that a profile's kernel times (compute passes) leave out: buffer copies and clears, the
+   * bytes of the buffers created (each an allocation and Dawn's zero fill), and readbacks (host round trips, the host
+   * syncs and the reads of rows, such as a chunked sort's samples, among them).
+   */
+  work: RunWork;
   /** Rows of each base and derived relation when the run ended (or stopped), in program order. */
   relationRows: Array<{ name: string; rows: number }>;
 }
@@ -554,6 +560,7 @@ async function evaluate(
   const waitStart = g.waitMilliseconds;
   const createdStart = g.pool.created;
   let tablesBuilt = 0;
+  const workStart = workMark(g);
   // The run's storage buffers at once, from what it starts with (resident relations of others included).
   g.pool.peakInUseBytes = g.pool.inUseBytes;
   g.pool.peakAllocatedBytes = g.pool.allocatedBytes;
@@ -705,6 +712,7 @@ async function evaluate(
     hostSyncs: g.hostSyncs - syncStart,
     buffersCreated: g.pool.created - createdStart,
     tablesBuilt,
+    work: workSince(g, workStart),
     relationRows: [...relationIds].map(([id, name]) => ({ name, rows: valueOf(id).count })),
   });
 

@@ -75,3 +75,16 @@ export function formatBytes(bytes: number): string {
   }
   return `${value.toFixed(1)} ${units[u]} (${bytes} bytes)`;
 }
+
+/**
+ * A run's copies, clears, buffers created and readbacks (ExecuteStats.work): device time that the kernels' compute
+ * passes (a profile's times) do not cover. Sizes in MiB.
+ */
+export function formatWork(s: Pick<ExecuteStats, 'work' | 'buffersCreated' | 'hostSyncs'>): string {
+  const w = s.work;
+  const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+  return (
+    `${w.copies} copies (${mib(w.copyBytes)}), ${w.clears} clears (${mib(w.clearBytes)}), ` +
+    `${s.buffersCreated} buffers created (${mib(w.createdBytes)}), ${w.readbacks} readbacks (${w.readbacks - s.hostSyncs} besides the host syncs)`
+  );
+}

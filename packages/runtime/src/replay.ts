@@ -17,7 +17,7 @@
  */
 import type { KirProgram, VarId } from '@vixen/kernel-ir';
 import type { EncodedFacts, StringDictionary } from '@vixen/io';
-import { internals, type Gpu, type GpuImpl } from './gpu/device.js';
+import { internals, workMark, workSince, type Gpu, type GpuImpl } from './gpu/device.js';
 import { ReplayRecord, Trace } from './gpu/replay.js';
 import { syncCounts, type DeviceRelation, type DeviceWord, type Guess } from './gpu/relations.js';
 import type { ExecuteOptions, ExecuteResult, ExecuteStats } from './executor.js';
@@ -196,6 +196,7 @@ export class Replays {
     const { hostSyncs, waitMilliseconds, readbackBytes } = g;
     const { submitted, submitMilliseconds, dispatched } = g.batch;
     const created = g.pool.created;
+    const work = workMark(g);
     let readStart = 0;
     let relationRows = r.stats.relationRows;
     this.replaying++;
@@ -259,6 +260,7 @@ export class Replays {
       readbackBytes: g.readbackBytes - readbackBytes,
       buffersCreated: g.pool.created - created,
       tablesBuilt: 0,
+      work: workSince(g, work),
       relationRows,
     };
     delete stats.replayMissed;

@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { VixenError } from '@vixen/queryplan';
-import { compile, DeviceFault, type Program } from '@vixen/runtime';
+import { compile, DeviceFault, formatWork, type Program, type RunWork } from '@vixen/runtime';
 import type { Gpu } from '@vixen/runtime/gpu';
 import type { ColumnFacts } from '@vixen/io';
 import { binaryTree, chain, cycle, grid, rmatInWorkers, uniformRandom } from './generators.js';
@@ -289,6 +289,11 @@ export interface GraphBenchResult {
   microsecondsPerIteration: number;
   /** GPU buffers the run created (ExecuteStats.buffersCreated): pool misses. */
   buffersCreated: number;
+  /**
+   * Of the last timed run: its copies, clears, created bytes and readbacks (ExecuteStats.work), its evaluation time
+   * and the part of it the host waited for the device: what the kernels' compute passes leave out.
+   */
+  lastRun: { work: RunWork; milliseconds: number; waitMilliseconds: number };
   /** Rows of all derived (idb) relations at the end. */
   tuples: number;
   /** Row counts of the relations compared with DuckDB, and `<relation> sum`: a lattice relation's value sum. */
@@ -542,6 +547,7 @@ export async function benchGraphs(first: Gpu, options: GraphBenchOptions): Promi
         dispatchesPerIteration: iterations > 0 ? stats.loops.reduce((n, l) => n + l.dispatches, 0) / iterations : 0,
         microsecondsPerIteration: iterations > 0 ? (milliseconds * 1000) / iterations : 0,
         buffersCreated: stats.buffersCreated,
+        lastRun: { work: stats.work, milliseconds: runsMs.at(-1)!, waitMilliseconds: stats.waitMilliseconds },
         tuples,
         checked,
         milliseconds,
@@ -624,6 +630,11 @@ export function formatGraphBenchReport(report: GraphBenchReport): string {
     'ms: evaluation on the device (median of the runs after the warm-up); load ms: the edges handed to the run made device relations; DuckDB ms: its query on tables loaded beforehand (>=: stopped at --duckdb-timeout)',
     'us/iter: evaluation time over the fixpoint iterations; batches: loop exit tests decided on the host; host check: the same figures by union-find or Dial on the host',
     ...alignedTable(head, rows, 2),
+    ...report.results.map(
+      (r) =>
+        `${r.workload}, last timed run: ${r.lastRun.milliseconds.toFixed(1)} ms, ${r.lastRun.waitMilliseconds.toFixed(1)} of them waiting for the device; ` +
+        `device work outside compute passes: ${formatWork({ work: r.lastRun.work, buffersCreated: r.buffersCreated, hostSyncs: r.hostSyncs })}`,
+    ),
     ...report.stopped.map((x) => `stopped: ${x.workload}: ${x.message}`),
     ...(chainRun ? [`per-iteration cost of a one-tuple delta: ${chainRun.microsecondsPerIteration.toFixed(1)} us (reach along a ${chainRun.graph})`] : []),
   ].join('\n');

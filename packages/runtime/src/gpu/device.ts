@@ -100,6 +100,38 @@ export async function openDevice(
   });
 }
 
+/** Counters of GpuImpl.work. */
+export interface DeviceWork {
+  copies: number;
+  copyBytes: number;
+  clears: number;
+  clearBytes: number;
+  readbacks: number;
+}
+
+/** GpuImpl.work and the pool's created bytes now: workSince tells what was done after. */
+export function workMark(g: GpuImpl): RunWork {
+  return { ...g.work, createdBytes: g.pool.createdBytes };
+}
+
+/** The device work done since `mark` (workMark). */
+export function workSince(g: GpuImpl, mark: RunWork): RunWork {
+  const now = workMark(g);
+  return {
+    copies: now.copies - mark.copies,
+    copyBytes: now.copyBytes - mark.copyBytes,
+    clears: now.clears - mark.clears,
+    clearBytes: now.clearBytes - mark.clearBytes,
+    readbacks: now.readbacks - mark.readbacks,
+    createdBytes: now.createdBytes - mark.createdBytes,
+  };
+}
+
+/** A run's device work besides its compute passes (ExecuteStats.work): GpuImpl.work, and the bytes of buffers created. */
+export interface RunWork extends DeviceWork {
+  createdBytes: number;
+}
+
 /** What `fn` returned or threw: scoped work settles its error scopes before either goes to its caller. */
 async function outcome<T>(fn: () => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
   try {
@@ -141,6 +173,12 @@ export class GpuImpl implements Gpu {
   hostSyncs = 0;
   /** Milliseconds the host spent waiting for the device to hand back mapped readbacks so far (see waitFor). */
   waitMilliseconds = 0;
+  /**
+   * Device work that no compute pass's timestamps cover, so far: buffer copies and clears the recorders encoded, and
+   * readbacks (each a host round trip, host syncs among them). With the pool's creations (BufferPool.created), what a
+   * profile's kernel times leave out of a run's wall time.
+   */
+  readonly work: DeviceWork = { copies: 0, copyBytes: 0, clears: 0, clearBytes: 0, readbacks: 0 };
   /**
    * Compute pipelines compiled so far, and the wall time in which at least one was compiling (see compiling): a
    * first run's load compiles its parse, sort and key check passes, which `vixen bench load` tells apart.

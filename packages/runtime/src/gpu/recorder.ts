@@ -451,8 +451,15 @@ export class Recorder {
       if (s.kind === 'copy' || s.kind === 'clear') {
         pass?.end();
         pass = null;
-        if (s.kind === 'copy') encoder.copyBufferToBuffer(s.from, s.fromOffset, s.to, s.toOffset, s.bytes);
-        else encoder.clearBuffer(s.buffer, s.offset, s.bytes);
+        if (s.kind === 'copy') {
+          encoder.copyBufferToBuffer(s.from, s.fromOffset, s.to, s.toOffset, s.bytes);
+          g.work.copies += 1;
+          g.work.copyBytes += s.bytes;
+        } else {
+          encoder.clearBuffer(s.buffer, s.offset, s.bytes);
+          g.work.clears += 1;
+          g.work.clearBytes += s.bytes;
+        }
         continue;
       }
       const slot = slotOf[k]!;

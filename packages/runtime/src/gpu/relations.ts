@@ -135,6 +135,7 @@ export async function syncCounts(
   if (total === 0) return [];
   g.hostSyncs += 1;
   g.readbackBytes += total * 4;
+  g.work.readbacks += 1;
   const staging = g.pool.acquire(total * 4, stagingUsage());
   try {
     // The copies join the commands encoded so far (the kernels writing these words): one submission.
@@ -360,6 +361,7 @@ export async function readWords(
   const out = new Uint32Array(words);
   const total = words * 4;
   g.readbackBytes += total;
+  g.work.readbacks += 1;
   const chunk = Math.min(total, chunkBytes);
   const staging = [g.pool.acquire(chunk, stagingUsage()), g.pool.acquire(chunk, stagingUsage())];
   const copy = (done: number, to: GPUBuffer): Promise<void> => {
