@@ -40,6 +40,9 @@ describe('run --profile and --stats', () => {
     expect(r.err).toMatch(/QP operators:/);
     expect(r.err).toMatch(/loop_path\s+0\s+12\s+[\d.]+\s+\d+\s+\d+\s+\d+\s+\d+\s+\$t\d+ := mapJoin \$delta_path, edge/);
     expect(r.err).toMatch(/device times/);
+    // Per kernel, its copies', clears' and created buffers' MiB and its readbacks: what the device times leave out.
+    expect(section).toMatch(/bytes out\s+copied MiB\s+cleared MiB\s+created MiB\s+readbacks\s+rules/);
+    for (const k of kernels) expect(section).toMatch(new RegExp(`^  k${k.id}\\s.*\\s\\d+\\.\\d\\s+\\d+\\.\\d\\s+\\d+\\.\\d\\s+\\d+\\s+\\S+$`, 'm'));
     expect(r.err).not.toContain('\r');
   });
 

@@ -89,7 +89,7 @@ export function formatProfile(s: ExecuteStats, plan: QpProgram | undefined): str
     [false, true, true, true, true, true, true, true, false],
   );
   const kernels = table(
-    ['kernel', 'kind', 'from', 'launches', 'time ms', 'wall ms', 'rows in', 'rows out', 'bytes in', 'bytes out', 'rules'],
+    ['kernel', 'kind', 'from', 'launches', 'time ms', 'wall ms', 'rows in', 'rows out', 'bytes in', 'bytes out', 'copied MiB', 'cleared MiB', 'created MiB', 'readbacks', 'rules'],
     s.kernels.map((k) => [
       `k${k.kernel}`,
       k.kind,
@@ -98,10 +98,12 @@ export function formatProfile(s: ExecuteStats, plan: QpProgram | undefined): str
       ms(k.milliseconds),
       ms(k.wallMilliseconds),
       ...traffic(k),
+      ...[k.work.copyBytes, k.work.clearBytes, k.work.createdBytes].map((b) => (b / 2 ** 20).toFixed(1)),
+      String(k.work.readbacks),
       // Where only: the kernel IR (`plan --ir kernel`) prints the rules' text.
       (k.rules ?? []).map((r) => printOrigin({ ...r, text: '' })).join(', ') || '-',
     ]),
-    [false, false, false, true, true, true, true, true, true, true, false],
+    [false, false, false, true, true, true, true, true, true, true, true, true, true, true, false],
   );
   const total = s.kernels.reduce((n, k) => n + k.milliseconds, 0);
   return [
@@ -110,7 +112,6 @@ export function formatProfile(s: ExecuteStats, plan: QpProgram | undefined): str
     'kernels:',
     ...kernels,
     ...s.loops.map((l) => `fixpoint loop ${l.block} (${l.relations.join(', ')}): ${loopSummary(l)}`),
-    `device work outside compute passes: ${formatWork(s)}`,
   ].join('\n') + '\n';
 }
 

@@ -22,7 +22,7 @@ import { runKernel } from './gpu/kernels/run-kernel.js';
 import { selectHashed } from './gpu/kernels/select.js';
 import type { RowsOrder } from './gpu/kernels/rows-order.js';
 import { canonicalOnDevice, keptColumns, uploadLoaded } from './canonical-load.js';
-import { internals, workMark, workSince, type Gpu, type RunWork } from './gpu/device.js';
+import { internals, noWork, workMark, workSince, type Gpu, type RunWork } from './gpu/device.js';
 import { keyPrefix, precompileLoad } from './load-passes.js';
 import { encodeValue, runInWorker, StringDictionary, type SortedStrings } from '@vixen/io';
 import { DeviceLimitError, exactCount, GuessMissed, OutputRoomError, settle, syncCounts, type GuessingRun } from './gpu/relations.js';
@@ -151,6 +151,9 @@ export interface KernelProfile extends Traffic {
   origin?: KirOrigin;
   /** The source rules the kernel computes (KirKernel's), for the profile's table. */
   rules?: RuleOrigin[];
+  /** Its launches' device work besides their compute passes (as ExecuteStats.work), and the buffers they created. */
+  work: RunWork;
+  buffersCreated: number;
 }
 
 /**
@@ -598,6 +601,8 @@ async function evaluate(
     ...(k.rules ? { rules: k.rules } : {}),
     ...noTraffic(),
     wallMilliseconds: 0,
+    work: noWork(),
+    buffersCreated: 0,
   }));
   const { operators, byKernel } = operatorProfiles(program);
   const loops = fixpointLoops(program);
@@ -1275,6 +1280,7 @@ async function evaluate(
             for (const id of [...inputIds, kernel.output]) lastUse.set(id, ++uses);
             const inputs = inputIds.map(valueOf);
             const t0 = performance.now();
+            const [workStart, createdStart] = [workMark(g), g.pool.created];
             g.activity = `${describeKernel(kernel)} computing ${describeOutput(program, kernel)}`;
             const table = tablesOf(kernel);
             const bound = table?.buffer ? { buffer: table.buffer, words: table.count } : undefined;
@@ -1291,6 +1297,10 @@ async function evaluate(
               await inPartsNow();
               break;
             }
+            // Its own work, not a profile's sync below.
+            const work = workSince(g, workStart);
+            for (const key of Object.keys(work) as Array<keyof RunWork>) p.work[key] += work[key];
+            p.buffersCreated += g.pool.created - createdStart;
             // A kernel over many rows goes to the device at once, to run while the host encodes the ones after it.
             if (inputs.reduce((n, r) => n + r.count, 0) >= EARLY_SUBMIT_ROWS) batch.flush();
             // A profile counts exact rows (and times the kernel with its count): resolve now.

@@ -114,6 +114,11 @@ export function workMark(g: GpuImpl): RunWork {
   return { ...g.work, createdBytes: g.pool.createdBytes };
 }
 
+/** No device work (a counter's start). */
+export function noWork(): RunWork {
+  return { copies: 0, copyBytes: 0, clears: 0, clearBytes: 0, readbacks: 0, createdBytes: 0 };
+}
+
 /** The device work done since `mark` (workMark). */
 export function workSince(g: GpuImpl, mark: RunWork): RunWork {
   const now = workMark(g);
