@@ -105,6 +105,30 @@ describe('segments: merge and difference past one binding', () => {
     for (const x of [a, b, out]) releaseRelation(small, x);
   });
 
+  it('a join of two relations in one buffer each whose rows pass one binding writes them window by window: no copies', async () => {
+    const r = rng(12);
+    // 400 left rows over 20 keys, 200 right rows over the same: ~4000 output rows of 3 words, past 341 a chunk.
+    const left = canonical(INT2, randomRows(r, INT2, 400, 1 << 12).map((row): TestRow => [Number(row[0]) % 20, row[1]!]));
+    const right = canonical(INT2, randomRows(r, INT2, 200, 1 << 12).map((row): TestRow => [Number(row[0]) % 20, row[1]!]));
+    const col = (index: number) => ({ kind: 'col' as const, index, type: 'int32' as const });
+    const join: KirKernel = { kind: 'mergeJoin', id: 0, left: 0, right: 1, output: 2, leftKeys: [0], rightKeys: [0], filter: [], project: [col(0), col(1), col(3)] };
+    const vars: KirVariable[] = [...variables.slice(0, 2), { id: 2, name: 'v2', columns: ['int32', 'int32', 'int32'] }];
+    const [a, b] = [left, right].map((rows) => uploadRelation(small, encode(INT2, rows), 2));
+    const g = internals(small);
+    const copies = g.work.copies;
+    const out = await runKernel(small, join, generateKernelShaders(join, vars), [a!, b!], new Uint32Array(0), vars);
+    expect(g.work.copies).toBe(copies);
+    const per = chunkRows(g, 3);
+    expect(out.chunks!.length).toBe(Math.ceil(out.count / per));
+    expect(out.chunks!.every((c) => c.count <= per)).toBe(true);
+    const words = await downloadRelation(small, out);
+    const got = Array.from({ length: words.length / 3 }, (_, i) => Array.from(words.subarray(3 * i, 3 * i + 3), (w) => w | 0).join());
+    const want = left.flatMap((l) => right.filter((x) => x[0] === l[0]).map((x) => [l[0], l[1], x[1]].join()));
+    expect(want.length).toBeGreaterThan(4 * per);
+    expect(got.sort()).toEqual(want.sort());
+    for (const x of [a!, b!, out]) releaseRelation(small, x);
+  });
+
   it.each([
     ['unsorted left rows in one buffer', 300, false],
     ['left chunks sorted by the key (range-partitioned)', 1500, true],

@@ -162,15 +162,18 @@ fn leftOf(o: u32, lo0: u32, hi0: u32) -> u32 {
   return lo;
 }
 ${tiled(
-  'leftOf(ROW, 0u, n - 1u)',
-  'total',
+  'leftOf(first + ROW, 0u, n - 1u)',
+  'count',
   `  let n = u[0].x;
-  // Rows past the output's room (u0.w, a guess's) are not written.
-  let total = min(offs[n], u[0].w);`,
-  `    if (i >= total) { break; }
-    let l = leftOf(i, edges[k], edges[k + 1u]);
+  // Output rows from u0.z (a window of the join's rows: an output past one binding is written in chunks), at most
+  // the output's room (u0.w; past it, a guess's, rows are not written).
+  let first = u[0].z;
+  let count = select(0u, min(offs[n] - first, u[0].w), offs[n] > first);`,
+  `    if (i >= count) { break; }
+    let o = first + i;
+    let l = leftOf(o, edges[k], edges[k + 1u]);
     let lb = l * WL;
-    let rb = (starts[l] + i - offs[l]) * WR;
+    let rb = (starts[l] + o - offs[l]) * WR;
     let ob = i * WO;
 ${projectCode(project, 'outp', 'ob', cols, constOffsets)}`,
 )}`

@@ -48,9 +48,12 @@ function encodeCounts(g: GpuImpl, rec: Recorder, c: Compaction, offsets: Bound, 
   addBlockTotals(rec, offsets, c.rows + 1, totals);
 }
 
-/** Records joinWrite into `out`, which has room for `room` rows (u0.w: rows past it are not written). */
-function encodeWrite(g: GpuImpl, rec: Recorder, c: Compaction, offsets: Bound, starts: Bound, out: DeviceRelation, room: number): void {
-  rec.dispatch(c.write.pass, [...c.write.inputs, offsets, starts, bound(out)], [...passSizes(c), room], writeThreads(g, c, room), c.constants, c.tables);
+/**
+ * Records joinWrite into `out`, which has room for `room` rows (u0.w: rows past it are not written); a write per
+ * output row writes the join's rows from `first` (u0.z) on.
+ */
+function encodeWrite(g: GpuImpl, rec: Recorder, c: Compaction, offsets: Bound, starts: Bound, out: DeviceRelation, room: number, first = 0): void {
+  rec.dispatch(c.write.pass, [...c.write.inputs, offsets, starts, bound(out)], [c.sizes[0]!, c.sizes[1]!, first, room], writeThreads(g, c, room), c.constants, c.tables);
 }
 
 /**
@@ -142,8 +145,12 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
           `past the 32-bit row offsets of one relation`,
       );
     }
-    checkResultSize(g, total! * c.outWidth, `relation of ${total} rows x ${c.outWidth} words`, total);
+    // Rows of one chunk (gpu/chunks.ts chunkRows): an output past it is written window by window into chunks, from
+    // the offsets this sync counted, where a write runs per output row; else the caller splits the left rows.
+    const chunk = Math.floor((g.limits.maxStorageBufferBindingSize / 4 - 1) / Math.max(1, c.outWidth));
+    if (!(c.perOutputRow && c.outWidth > 0 && total! > chunk)) checkResultSize(g, total! * c.outWidth, `relation of ${total} rows x ${c.outWidth} words`, total);
     if (!fitsCap(g, total! * c.outWidth * 4, true)) throw new OutputRoomError(`a join's ${total} rows need more than the device memory budget leaves`);
+    if (c.perOutputRow && total! > chunk && c.outWidth > 0) return await writeWindows(g, shaders, c, offsets, starts, total!, chunk);
     const out = allocRelation(g, total!, c.outWidth);
     if (total === 0) return out;
     const writing = new Recorder(g, shaders);
@@ -154,6 +161,22 @@ export async function compact(g: GpuImpl, shaders: KernelShaders, c: Compaction)
     g.pool.release(offsets.buffer);
     g.pool.release(starts.buffer);
   }
+}
+
+/**
+ * The join's `total` rows (offsets counted) written `chunk` rows a chunk, each chunk by one write over its window of
+ * output rows: a join past one binding without a count pass over each of the left side's parts, or copies of them.
+ */
+async function writeWindows(g: GpuImpl, shaders: KernelShaders, c: Compaction, offsets: Bound, starts: Bound, total: number, chunk: number): Promise<DeviceRelation> {
+  const chunks: DeviceRelation[] = [];
+  const writing = new Recorder(g, shaders);
+  for (let first = 0; first < total; first += chunk) {
+    const out = allocRelation(g, Math.min(chunk, total - first), c.outWidth);
+    chunks.push(out);
+    encodeWrite(g, writing, c, offsets, starts, out, out.count, first);
+  }
+  await writing.submit();
+  return { buffer: null, count: total, width: c.outWidth, chunks };
 }
 
 /**
