@@ -96,7 +96,7 @@ describe('vixen bench graphs', () => {
       // The last timed run's device work besides its compute passes: each host sync is a readback.
       expect(x.lastRun.work.readbacks, x.workload).toBeGreaterThanOrEqual(x.hostSyncs);
       expect(x.lastRun.waitMilliseconds, x.workload).toBeLessThanOrEqual(x.lastRun.milliseconds + x.loadMilliseconds + 1);
-      expect(r.out).toMatch(new RegExp(`${x.workload}, last timed run: [\\d.]+ ms, [\\d.]+ of them waiting for the device; device work outside compute passes: \\d+ copies`));
+      expect(r.out).toMatch(new RegExp(`${x.workload}, last timed run: [\\d.]+ ms, [\\d.]+ of them waiting for the device, [\\d.]+ in Dawn's \\d+ submissions; device work outside compute passes: \\d+ copies`));
     }
     // One iteration per node along the chain (the last finds nothing new), one per anti-diagonal of the grid.
     expect(by.get('chain')).toMatchObject({ graph: 'chain of 40 nodes', iterations: 40, checked: { reach: 40 } });

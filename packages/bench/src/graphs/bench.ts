@@ -290,10 +290,11 @@ export interface GraphBenchResult {
   /** GPU buffers the run created (ExecuteStats.buffersCreated): pool misses. */
   buffersCreated: number;
   /**
-   * Of the last timed run: its copies, clears, created bytes and readbacks (ExecuteStats.work), its evaluation time
-   * and the part of it the host waited for the device: what the kernels' compute passes leave out.
+   * Of the last timed run: its copies, clears, created bytes and readbacks (ExecuteStats.work), its evaluation time,
+   * the part of it the host waited for the device and the part Dawn took handing its submissions over (where it
+   * records their native commands): what the kernels' compute passes leave out.
    */
-  lastRun: { work: RunWork; milliseconds: number; waitMilliseconds: number };
+  lastRun: { work: RunWork; milliseconds: number; waitMilliseconds: number; submitMilliseconds: number; submissions: number };
   /** Rows of all derived (idb) relations at the end. */
   tuples: number;
   /** Row counts of the relations compared with DuckDB, and `<relation> sum`: a lattice relation's value sum. */
@@ -547,7 +548,7 @@ export async function benchGraphs(first: Gpu, options: GraphBenchOptions): Promi
         dispatchesPerIteration: iterations > 0 ? stats.loops.reduce((n, l) => n + l.dispatches, 0) / iterations : 0,
         microsecondsPerIteration: iterations > 0 ? (milliseconds * 1000) / iterations : 0,
         buffersCreated: stats.buffersCreated,
-        lastRun: { work: stats.work, milliseconds: runsMs.at(-1)!, waitMilliseconds: stats.waitMilliseconds },
+        lastRun: { work: stats.work, milliseconds: runsMs.at(-1)!, waitMilliseconds: stats.waitMilliseconds, submitMilliseconds: stats.submitMilliseconds, submissions: stats.submissions },
         tuples,
         checked,
         milliseconds,
@@ -632,7 +633,8 @@ export function formatGraphBenchReport(report: GraphBenchReport): string {
     ...alignedTable(head, rows, 2),
     ...report.results.map(
       (r) =>
-        `${r.workload}, last timed run: ${r.lastRun.milliseconds.toFixed(1)} ms, ${r.lastRun.waitMilliseconds.toFixed(1)} of them waiting for the device; ` +
+        `${r.workload}, last timed run: ${r.lastRun.milliseconds.toFixed(1)} ms, ${r.lastRun.waitMilliseconds.toFixed(1)} of them waiting for the device, ` +
+        `${r.lastRun.submitMilliseconds.toFixed(1)} in Dawn's ${r.lastRun.submissions} submissions; ` +
         `device work outside compute passes: ${formatWork({ work: r.lastRun.work, buffersCreated: r.buffersCreated, hostSyncs: r.hostSyncs })}`,
     ),
     ...report.stopped.map((x) => `stopped: ${x.workload}: ${x.message}`),
