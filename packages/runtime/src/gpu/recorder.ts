@@ -281,15 +281,17 @@ export function noteTotal(g: GpuImpl, shaders: KernelShaders, total: number, row
 
 /**
  * Leaves a guessed room to the run's next sync: the total in `counter`'s first word must not pass `room` (else the
- * run starts again without guesses); it is noted with the input's `rows` either way.
+ * run starts again without guesses); it is noted with the input's `rows` either way. `wraps`: the second word is
+ * set where the total wrapped past 32 bits (a join's scanWrapped), which fails the guess and notes nothing.
  */
-export function checkGuessAtSync(g: GpuImpl, run: GuessingRun, counter: GPUBuffer, shaders: KernelShaders, room: number, rows: number): void {
+export function checkGuessAtSync(g: GpuImpl, run: GuessingRun, counter: GPUBuffer, shaders: KernelShaders, room: number, rows: number, wraps = false): void {
   const part = g.part;
   g.guesses.push({
     buffer: counter,
-    words: 1,
+    words: wraps ? 2 : 1,
     run,
-    holds: ([total]) => {
+    holds: ([total, wrapped]) => {
+      if (wrapped) return guessHeld(shaders, false);
       note(shaders, total!, rows, part);
       return guessHeld(shaders, total! <= room);
     },
