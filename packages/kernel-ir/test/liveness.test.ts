@@ -107,11 +107,11 @@ describe('insertFrees', () => {
       [block('b', [mapJoin('t', 'r', 's', [1], [1], cols(0, 2))])],
     );
     const kir = planToKernels(plan, { joinStrategy: 'sort-merge' });
-    // The join searches r's rows in their own order (skip-unneeded-order): only s is sorted by the join key.
     expect(shape(kir, 'b')).toEqual([
+      '%k3 := sort',
       '%k4 := sort',
       '%k5 := mergeJoin',
-      'free %k4',
+      'free %k3, %k4',
       '%k6 := sort',
       'free %k5',
       't := unique',

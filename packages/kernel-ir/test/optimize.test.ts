@@ -441,42 +441,6 @@ describe('skip-unneeded-order', () => {
   });
 });
 
-describe('skip-unneeded-order for merge joins', () => {
-  /** $p := {(#1, #0) | r, #0 > 1} (out of order for a join on its first column), joined with s on it as `side`. */
-  const joinPlan = (side: 'left' | 'right'): QpProgram =>
-    program(
-      [rel('r', ['int32', 'int32'], 'edb'), rel('s', ['int32', 'int32'], 'edb'), rel('$p', ['int32', 'int32'], 'temp'), rel('out', ['int32', 'int32'])],
-      [block('b', [mapFilter('$p', 'r', cols(1, 0), [cmp(col(0), '>', lit(1))]), side === 'left' ? mapJoin('out', '$p', 's', [0], [0], cols(1, 3)) : mapJoin('out', 's', '$p', [0], [0], cols(1, 3))])],
-      { r: [[2, 5], [3, 1], [4, 5], [5, 2], [1, 5], [6, 9]], s: [[5, 50], [1, 10], [9, 90], [2, 20], [5, 55]] },
-    );
-  const sortMerge = (plan: QpProgram): KirProgram => planToKernels(plan, { joinStrategy: 'sort-merge' });
-  const expectSortMergeResults = (plan: QpProgram): void => {
-    const kir = sortMerge(plan);
-    expect(validateKir(kir)).toEqual([]);
-    expect(runKir(kir).relations.get('out')).toEqual(interpret(plan, plan.facts).get('out'));
-  };
-  /** The kernel line writing the value `line` (a kernel line) joins as its `side`. */
-  const joined = (lines: readonly string[], side: 'left' | 'right'): string | undefined => {
-    const m = lines.find((l) => l.includes('mergeJoin'))?.match(/mergeJoin (\S+) on \(#0\), (\S+) on/);
-    const v = m?.[side === 'left' ? 1 : 2];
-    return lines.find((l) => l.startsWith(`${v} := `));
-  };
-
-  it('lets a merge join search its left rows in any order: the sort that canonicalized them goes', () => {
-    const plan = joinPlan('left');
-    // Lowered, the join reads $p canonical: sorted by all its columns, then unique.
-    expect(joined(kernelLines(lowered(plan), 'b'), 'left')).toMatch(/^\$p := unique %k\d+$/);
-    expect(joined(kernelLines(sortMerge(plan), 'b'), 'left')).toMatch(/:= mapFilter r where #0 > 1 -> \(#1, #0\)/);
-    expectSortMergeResults(plan);
-  });
-
-  it('keeps the sort of a right side, which the join searches by its keys', () => {
-    const plan = joinPlan('right');
-    expect(joined(kernelLines(sortMerge(plan), 'b'), 'right')).toMatch(/:= sort \S+ by \(#0, #1\)/);
-    expectSortMergeResults(plan);
-  });
-});
-
 describe('hash-unique', () => {
   /** $p := {#1 | r} (a projection with duplicates, out of order: lowering sorts it for the unique), then `reader` over $p. */
   const projectThen = (reader: QpCommand, out: RelationDecl): QpProgram =>

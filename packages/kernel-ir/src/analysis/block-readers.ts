@@ -5,7 +5,6 @@
  * ('order') or multiplicity ('set').
  */
 import type { KirBlock, KirKernel, KirProgram, VarId } from '../ir.js';
-import { loopBlocks } from '../lower/join-strategy.js';
 import { commandUseDef, freeableVariable, terminatorUses, type UseDef } from './liveness.js';
 
 export type Need = 'order' | 'set';
@@ -29,8 +28,6 @@ export class BlockReaders {
   private readonly useDef: UseDef[];
   private readonly liveAtEnd: ReadonlySet<VarId>;
   private readonly freeable: (v: VarId) => boolean;
-  /** The block is the body of a fixpoint loop (or part of one). */
-  private readonly inLoop: boolean;
 
   constructor(
     private readonly p: KirProgram,
@@ -40,7 +37,6 @@ export class BlockReaders {
     this.useDef = b.commands.map((c) => commandUseDef(p, c));
     this.liveAtEnd = new Set([...liveOut, ...terminatorUses(b.terminator)]);
     this.freeable = freeableVariable(p);
-    this.inLoop = loopBlocks(p.blocks).has(b.label);
   }
 
   /** Indices of the commands reading the value command `i` writes, or undefined when it may be read after the block. */
@@ -92,9 +88,7 @@ export class BlockReaders {
   /** Whether results depend on the value command `i` writes only up to `need`. */
   free(i: number, need: Need): boolean {
     const readers = this.readers(i);
-    const c = this.b.commands[i]!;
-    const v = c.kind === 'launch' ? this.p.kernels[c.kernel]!.output : undefined;
-    return readers !== undefined && v !== undefined && readers.every((n) => this.readerIgnores(n, need, v));
+    return readers !== undefined && readers.every((n) => this.readerIgnores(n, need));
   }
 
   /** Whether only aggregates by `keys` (in any order of rows within a group) read the value command `n` writes. */
@@ -105,8 +99,7 @@ export class BlockReaders {
     );
   }
 
-  /** Whether the results command `n` leads to depend on `v`, which it reads, only up to `need`. */
-  private readerIgnores(n: number, need: Need, v: VarId): boolean {
+  private readerIgnores(n: number, need: Need): boolean {
     const k = this.kernelAt(n);
     if (!k) return false;
     const temporary = this.p.variables[k.output]!.relation === undefined;
@@ -132,11 +125,6 @@ export class BlockReaders {
         if (k.hashed) return need === 'set' || this.free(n, need);
         return false;
       case 'mergeJoin':
-        // The left rows are searched for in the right side one by one, in any order (ir.ts), so a sort only for the
-        // join is work (a radix sort of TPC-H Q12's 310K lines at SF 10) where a few more search steps do; the right
-        // side must stay sorted by its keys. Not in fixpoint loops, whose deltas' joins the graph workloads were
-        // tuned with sorted left sides (as hash-joins keeps their merge joins).
-        return need === 'order' && !this.inLoop && k.left === v && k.right !== v && temporary && this.free(n, need);
       case 'difference':
       case 'concat':
       case 'merge':

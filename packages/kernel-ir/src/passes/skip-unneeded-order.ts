@@ -1,10 +1,9 @@
 /**
  * Drops sorts and uniques whose work nothing downstream needs. A value is
  * - order-free when the program's results depend only on the multiset of its rows: every reader is a mapFilter,
- *   hash join or copy whose (temporary) result is order-free, a merge join reading it as its left side alone (whose
- *   rows it searches for one by one) with an order-free result, a sort by all columns (ties are equal rows), a
- *   hashed unique whose result is order-free, or an aggregate without group-by (one group: any order; not float32
- *   sums, whose rounding depends on it);
+ *   hash join or copy whose (temporary) result is order-free, a sort by all columns (ties are equal rows), a hashed
+ *   unique whose result is order-free, or an aggregate without group-by (one group: any order; not float32 sums,
+ *   whose rounding depends on it);
  * - set-free when they depend only on its set of rows: every reader is a mapFilter, hash join or copy whose
  *   (temporary) result is set-free, a sort by all columns whose rows only uniques read, a hashed unique, or an
  *   aggregate without group-by of min/max only.
