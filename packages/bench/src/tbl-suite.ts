@@ -437,6 +437,8 @@ export interface TblBenchOptions<Result> {
   onQuery?: (r: Result, memory: MemoryAfterQuery) => void;
   /** Hears of each table loaded before the queries, as it is. */
   onTableLoad?: (t: TableLoad) => void;
+  /** Hears of the one run loading every table failing, with its error's first line, before each table loads alone. */
+  onTablesTogetherFailure?: (message: string) => void;
   /** Profiles one more run of each query (its label, e.g. `Q6`) after the timed ones (fused plans only for SSB). */
   onProfile?: (query: string, stats: ExecuteStats, program: Program) => void;
 }
@@ -510,6 +512,8 @@ export interface TblBenchReportBase {
   /** Their load time in all: Vixen's (its wall time: one run loads them all) and DuckDB's. */
   tablesLoadMs?: number;
   tablesDuckdbLoadMs?: number;
+  /** Where the one run loading every table failed, its error's first line (each table was then loaded alone). */
+  tablesTogetherFailure?: string;
   /**
    * Host load of the `.tbl` files by the queries' first runs: each table's file parsed once, then each set of kept
    * columns projected (those resident columns hold excepted: see deviceProjectMs); with the tables loaded first, only
@@ -569,6 +573,7 @@ function reportBase<R>(
           tableLoads: data.tableLoads,
           tablesLoadMs: data.tablesLoadMs!,
           tablesDuckdbLoadMs: data.tableLoads.reduce((n, t) => n + t.duckdbMs, 0),
+          ...(data.tablesTogetherFailure !== undefined ? { tablesTogetherFailure: data.tablesTogetherFailure } : {}),
         }
       : {}),
     hostLoadMs: data.hostLoadMs,
@@ -594,6 +599,8 @@ export interface TblSuiteData {
   /** The tables loaded before the queries (absent with perQueryLoads), and Vixen's wall time loading them. */
   tableLoads?: TableLoad[];
   tablesLoadMs?: number;
+  /** The error of the one run loading every table, where it failed (TblBenchReportBase.tablesTogetherFailure). */
+  tablesTogetherFailure?: string;
   /** Host load of `.tbl` files so far (the Database parses a file at first use and projects kept columns). */
   hostLoadMs: number;
   /** Kept columns made on the device from resident ones so far: time, and the table of each. */
@@ -640,15 +647,26 @@ const isTableLoad = (r: ResidentRelation, loads: readonly TableLoad[]): boolean 
  * one run of tableLoadProgram on `db` for them all (the relations then stay resident, their strings in one
  * dictionary, which the relations made from them share: a query's run then builds no dictionary and remaps no
  * string), then DuckDB into `duck`, one table after the other. Where that run fails, each table is loaded by a run of
- * its own; a table whose load fails or does not stay resident (past the device memory budget) is reported so, and
+ * its own (the run's error kept as togetherFailure); a table whose load fails or does not stay resident (past the device memory budget) is reported so, and
  * the queries load it themselves.
  */
-async function loadTables<R>(db: Database, duck: TblDuckDb, options: TblBenchOptions<R>, schema: readonly RelationDecl[], programs: readonly Program[]): Promise<{ loads: TableLoad[]; vixenMs: number }> {
+async function loadTables<R>(
+  db: Database,
+  duck: TblDuckDb,
+  options: TblBenchOptions<R>,
+  schema: readonly RelationDecl[],
+  programs: readonly Program[],
+): Promise<{ loads: TableLoad[]; vixenMs: number; togetherFailure?: string }> {
   const keep = columnsRead(programs, schema);
   const tables = schema.flatMap((r) => (keep.has(r.name) ? [[r, keep.get(r.name)!] as const] : []));
   const t0 = performance.now();
-  const vixen = (await loadTogether(db, options, tables)) ?? [];
-  for (const [r, columns] of tables.slice(vixen.length)) vixen.push(...((await loadTogether(db, options, [[r, columns]])) ?? []));
+  const together = await loadTogether(db, options, tables);
+  const vixen = 'failure' in together ? [] : together;
+  if ('failure' in together) options.onTablesTogetherFailure?.(together.failure);
+  for (const [r, columns] of tables.slice(vixen.length)) {
+    const alone = await loadTogether(db, options, [[r, columns]]);
+    vixen.push(...('failure' in alone ? [] : alone));
+  }
   const vixenMs = performance.now() - t0;
   const loads: TableLoad[] = [];
   for (const [[r, columns], load] of tables.map((t, i) => [t, vixen[i]!] as const)) {
@@ -658,15 +676,19 @@ async function loadTables<R>(db: Database, duck: TblDuckDb, options: TblBenchOpt
     loads.push(t);
     options.onTableLoad?.(t);
   }
-  return { loads, vixenMs };
+  return { loads, vixenMs, ...('failure' in together ? { togetherFailure: together.failure } : {}) };
 }
 
 /**
  * One run loading `tables` on `db`: each table's load (its time the read of its file, to the load's last progress of
  * it, and its upload, sort and key checks), or undefined where the run failed with several tables (each then loads
- * alone).
+ * alone), with the first line of its error: the failure that sent the tables to runs of their own.
  */
-async function loadTogether<R>(db: Database, options: TblBenchOptions<R>, tables: ReadonlyArray<readonly [RelationDecl, readonly number[]]>): Promise<Array<Omit<TableLoad, 'duckdbMs'>> | undefined> {
+async function loadTogether<R>(
+  db: Database,
+  options: TblBenchOptions<R>,
+  tables: ReadonlyArray<readonly [RelationDecl, readonly number[]]>,
+): Promise<Array<Omit<TableLoad, 'duckdbMs'>> | { failure: string }> {
   const budget = options.maxDeviceMemory !== undefined ? { maxDeviceMemory: options.maxDeviceMemory } : {};
   // The run reads the files at once (loadFactsDirInto): each one's read ends with its last progress.
   const readEnd = new Map<string, number>();
@@ -697,7 +719,7 @@ async function loadTogether<R>(db: Database, options: TblBenchOptions<R>, tables
       };
     });
   } catch (e) {
-    if (tables.length > 1) return undefined;
+    if (tables.length > 1) return { failure: firstLine(e) };
     const [[r, columns]] = tables as [readonly [RelationDecl, readonly number[]]];
     const peaks = { peakDeviceBytes: pool.peakAllocatedBytes, peakMappedBytes: pool.peakMappedBytes, memoryAtFailure: memoryNow(db) };
     return [{ name: r.name, columns: [...columns], ms: performance.now() - t0, readMs: (readEnd.get(r.name) ?? t0) - t0, rows: 0, width: 0, resident: false, ...peaks, message: firstLine(e) }];
@@ -740,9 +762,10 @@ async function openTblSuite<R>(gpu: Gpu, options: TblBenchOptions<R>, schema: re
   let duckdbLoadMs = performance.now() - t0;
   let tableLoads: TableLoad[] | undefined;
   let tablesLoadMs = 0;
+  let tablesTogetherFailure: string | undefined;
   const tablesStart = performance.now();
   if (first) {
-    ({ loads: tableLoads, vixenMs: tablesLoadMs } = await loadTables(db, duck, options, schema, programs()));
+    ({ loads: tableLoads, vixenMs: tablesLoadMs, togetherFailure: tablesTogetherFailure } = await loadTables(db, duck, options, schema, programs()));
     duckdbLoadMs += tableLoads.reduce((n, t) => n + t.duckdbMs, 0);
   }
   const budget = options.maxDeviceMemory ?? internals(gpu).memoryBudget;
@@ -751,6 +774,7 @@ async function openTblSuite<R>(gpu: Gpu, options: TblBenchOptions<R>, schema: re
     db,
     duck,
     ...(tableLoads ? { tableLoads, tablesLoadMs } : {}),
+    ...(tablesTogetherFailure !== undefined ? { tablesTogetherFailure } : {}),
     hostLoadMs: 0,
     deviceProjectMs: 0,
     deviceProjections: [],
@@ -799,6 +823,7 @@ export function reportHeader(suite: string, r: TblBenchReportBase): string[] {
       ? [
           `tables loaded once before the queries (the columns they read) in ${fmt(r.tablesLoadMs!, 0)} ms (the longest read of a file ${fmt(Math.max(0, ...loads.map((t) => t.readMs)), 0)} ms); ` +
             `DuckDB loaded the same columns in ${fmt(r.tablesDuckdbLoadMs!, 0)} ms`,
+          ...(r.tablesTogetherFailure !== undefined ? [`  one run loading every table failed (${r.tablesTogetherFailure}); each table was then loaded by a run of its own`] : []),
           ...loads.map(
             (t) =>
               `  ${t.name}: ${t.columns.length} columns, vixen ${fmt(t.ms, 0)} ms (read ${fmt(t.readMs, 0)}), duckdb ${fmt(t.duckdbMs, 0)} ms; ` +

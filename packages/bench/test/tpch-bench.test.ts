@@ -91,6 +91,24 @@ it('reports the device buffers a failed table load held, and its queries load th
   }
 }, 120_000);
 
+it('keeps the error of a failed run loading every table, then loads each table alone', async () => {
+  // One real refusal (refuseWhile serves once) of lineitem's buffer in the run loading all three tables.
+  const refusing = await openGpu();
+  try {
+    internals(refusing).pool.refuseWhile = { activity: 'loading the facts of lineitem', bytes: 2 * refusing.limits.maxBufferSize };
+    const heard: string[] = [];
+    const report = await benchTpch(refusing, { ...options(), onTablesTogetherFailure: (m: string) => heard.push(m) });
+    expect(report.tablesTogetherFailure).toMatch(/lineitem/);
+    expect(heard).toEqual([report.tablesTogetherFailure]);
+    // The refusal served once: each table's own run loads it, and the queries answer.
+    expect(report.tableLoads!.map((t) => [t.name, t.resident])).toEqual([['customer', true], ['orders', true], ['lineitem', true]]);
+    expect(report.queries.map((q) => q.status)).toEqual(queries.map(() => 'ok'));
+    expect(formatTpchReport(report)).toMatch(/^ {2}one run loading every table failed \(.*lineitem.*\); each table was then loaded by a run of its own$/m);
+  } finally {
+    refusing.dispose();
+  }
+}, 120_000);
+
 it('loads per query instead when asked', async () => {
   const report = await benchTpch(gpu, { ...options(), queries: [6], perQueryLoads: true });
   expect(report.queries.map((q) => q.status)).toEqual(['ok']);

@@ -184,6 +184,7 @@ async function runTblBench<R>(
             `duckdb ${t.duckdbMs.toFixed(1)} ms${t.resident ? '' : `; not resident: ${t.message ?? ''}`}` +
             `${t.memoryAtFailure ? `; at its failure: ${formatMemoryAfterQuery(t.memoryAtFailure)}` : ''}\n`,
         ),
+      onTablesTogetherFailure: (message) => err(`  one run loading every table failed (${message}); each table loads in a run of its own\n`),
       replay: opts.replay,
       ...(opts.warmMs !== undefined ? { warmMs: opts.warmMs } : {}),
       ...(opts.profile ? { onProfile: (query, stats, program) => err(`profile of ${query}:\n${formatProfile(stats, program.plan)}\n`) } : {}),
