@@ -9,18 +9,24 @@ import { totalmem } from 'node:os';
 
 let gpuMemory: number | null | undefined;
 
+/** nvidia-smi's `field` (a MiB figure) of each GPU, a number per line it prints, or undefined where it does not run. */
+function nvidiaSmiMiB(field: string): number[] | undefined {
+  try {
+    const out = execFileSync('nvidia-smi', [`--query-gpu=${field}`, '--format=csv,noheader,nounits'], { encoding: 'utf8', timeout: 5000, stdio: ['ignore', 'pipe', 'ignore'] });
+    return out.split('\n').filter((l) => l.trim() !== '').map((l) => Number(l.trim()));
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The least memory a GPU has free in bytes (the adapter may be any of them; other processes' allocations are not
  * ours to take), or null where no tool says.
  */
 function gpuMemoryBytes(): number | null {
-  try {
-    const out = execFileSync('nvidia-smi', ['--query-gpu=memory.free', '--format=csv,noheader,nounits'], { encoding: 'utf8', timeout: 5000, stdio: ['ignore', 'pipe', 'ignore'] });
-    const mib = out.split('\n').map((l) => Number(l.trim())).filter((n) => Number.isFinite(n) && n > 0);
-    if (mib.length > 0) return Math.min(...mib) * 2 ** 20;
-  } catch {
-    // No NVIDIA driver tools: try sysfs.
-  }
+  // Without NVIDIA's driver tools, sysfs.
+  const free = (nvidiaSmiMiB('memory.free') ?? []).filter((n) => Number.isFinite(n) && n > 0);
+  if (free.length > 0) return Math.min(...free) * 2 ** 20;
   try {
     const sizes = readdirSync('/sys/class/drm')
       .filter((d) => /^card\d+$/.test(d))
@@ -47,13 +53,8 @@ let noSmi = false;
  */
 export function deviceMemoryUsed(software: boolean): number | undefined {
   if (software || noSmi) return undefined;
-  try {
-    const out = execFileSync('nvidia-smi', ['--query-gpu=memory.used', '--format=csv,noheader,nounits'], { encoding: 'utf8', timeout: 5000, stdio: ['ignore', 'pipe', 'ignore'] });
-    const mib = out.split('\n').filter((l) => l.trim() !== '').map((l) => Number(l.trim())).filter((n) => Number.isFinite(n) && n >= 0);
-    if (mib.length > 0) return Math.max(...mib) * 2 ** 20;
-  } catch {
-    // No NVIDIA driver tools.
-  }
+  const used = (nvidiaSmiMiB('memory.used') ?? []).filter((n) => Number.isFinite(n) && n >= 0);
+  if (used.length > 0) return Math.max(...used) * 2 ** 20;
   noSmi = true;
   return undefined;
 }
