@@ -177,6 +177,25 @@ describe('string dictionary size', () => {
     expect(() => dict.text(distinct.length)).toThrow(/out of range/);
   });
 
+  it('a lazy dictionary asked for more strings than its Map keeps decodes each once, and all when asked', () => {
+    // Past 2^20 strings decoded (StringDictionary.text), they move to an array of its size.
+    const size = 2 ** 20 + 3;
+    const name = (id: number): string => String(id).padStart(8, '0');
+    let decoded = 0;
+    const dict = StringDictionary.lazy(size, (id) => (decoded++, name(id)));
+    expect(dict.size).toBe(size);
+    let wrong = 0;
+    // Every other string from the last down, then the others from the first up.
+    for (let id = size - 1; id >= 0; id -= 2) if (dict.text(id) !== name(id)) wrong++;
+    for (let id = size % 2; id < size; id += 2) if (dict.text(id) !== name(id)) wrong++;
+    expect(wrong).toBe(0);
+    expect(decoded).toBe(size);
+    expect(dict.id(name(77))).toBe(77);
+    expect(dict.strings.length).toBe(size);
+    expect([dict.strings[0], dict.strings[12345], dict.strings[size - 1]]).toEqual([name(0), name(12345), name(size - 1)]);
+    expect(() => dict.text(size)).toThrow(/out of range/);
+  });
+
   it('seeks strings in order from an id below them, and misses absent ones', () => {
     const dict = new StringDictionary(distinct);
     let at = 0;
