@@ -34,7 +34,7 @@ import { memoShaders, precompile, Recorder, type Bound } from './recorder.js';
 import { HostParses, TextChunkReader, TextChunkSlots, type TextChunk } from './text-chunks.js';
 import { holdReads } from './mapped-reads.js';
 import { byteSorter, DeviceByteStringSort, type DeviceStrings } from './string-sort.js';
-import { acquireBound, allocRelation, bound, DeviceLimitError, readWords, releaseRelation, submitAndSync, type DeviceRelation } from './relations.js';
+import { acquireBound, allocRelation, bound, DeviceLimitError, readWords, releaseRelation, submitAndSync, type DeviceRelation, type ReadRange } from './relations.js';
 
 /** Default bytes read and parsed at a time. */
 export const PARSE_CHUNK_BYTES = 64 * 2 ** 20;
@@ -259,9 +259,11 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
   tableStarts.set(table.ends, 1);
   const loose = maps.filter((m): m is Loose => !(m instanceof Uint32Array));
   const byteCount = loose.reduce((n, m) => n + m.bytes.length, table.bytes.length);
-  /** Per interned string, and per mostly-distinct chunk per string, its id among the run's strings. */
+  /** Per interned string, its id among the run's strings. */
   let tableIds: Uint32Array;
+  /** Per mostly-distinct chunk per string, its id less `looseBase` (added as they are gathered into `all`). */
   let looseIds: Uint32Array[];
+  let looseBase = 0;
   if (bytesOnly && byteCount < 2 ** 32) {
     // Every distinct string as bytes, sorted and deduplicated on workers into the list the run's dictionary merges
     // without decoding (as a store's dictionaries): millions of names and comments never become JS strings, unless
@@ -270,9 +272,9 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
     const t1 = performance.now();
     const { sorted, ranks } = await sort.finish();
     textParseTimes.sortMs += performance.now() - t1;
-    const first = strings.addSorted(asciiList(sorted));
-    for (const r of ranks) for (let i = 0; i < r.length; i++) r[i]! += first;
+    looseBase = strings.addSorted(asciiList(sorted));
     tableIds = ranks.pop()!;
+    for (let i = 0; i < tableIds.length; i++) tableIds[i]! += looseBase;
     looseIds = ranks;
   } else {
     await sort.abandon();
@@ -300,8 +302,9 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
       at += m.length;
       continue;
     }
-    all.set(looseIds[next++]!, at);
-    at += m.starts.length - 1;
+    const ids = looseIds[next++]!;
+    for (let i = 0; i < ids.length; i++) all[at + i] = ids[i]! + looseBase;
+    at += ids.length;
   }
   textParseTimes.dictionaryMs += performance.now() - t0;
   return new ParsedRows(gpu, chunkedOf(parts, width), all, mapStarts);
@@ -362,6 +365,12 @@ interface ParsedChunk extends ChunkStrings {
 interface DistinctGuess {
   strings: number;
   words: number;
+}
+
+/** Words of a chunk's string bytes a readback keeps, given its state and the starts kept (all, past those). */
+function keptBytes(state: Uint32Array, starts: Uint32Array): number {
+  const found = state[1]!;
+  return found < starts.length ? Math.ceil(starts[found]! / 4) : Infinity;
 }
 
 /** The first `count` words of `buffer`, of which `first` came back already (a second readback for the others). */
@@ -453,7 +462,7 @@ async function parseChunk(
       return { records: total![0]!, ascii: flag![2] === 0 };
     };
     /** Records `records` parse at most, and the words read back with them (the distinct strings' starts and bytes). */
-    const parse = (records: number): { rows: DeviceRelation; reads: Array<{ buffer: GPUBuffer; offset: number; words: number }>; finish: (read: Uint32Array[]) => Promise<ChunkStrings> } => {
+    const parse = (records: number): { rows: DeviceRelation; reads: ReadRange[]; finish: (read: Uint32Array[]) => Promise<ChunkStrings> } => {
       const out = allocRelation(g, records, width);
       const ends = acquire(records, 'record ends');
       const fields = records * offsets.length;
@@ -486,10 +495,12 @@ async function parseChunk(
       const wordGuess = Math.min(words, guess.words);
       return {
         rows: out,
+        // Of the guess, only the words the chunk's strings take are copied out (the state's count, then the starts'
+        // last, say how many): a copy of room left unused is host memory the next major GC is sooner for.
         reads: [
           { buffer: state.buffer, offset: 0, words: 2 },
-          { buffer: starts.buffer, offset: 0, words: startGuess },
-          { buffer: gathered.buffer, offset: 0, words: wordGuess },
+          { buffer: starts.buffer, offset: 0, words: startGuess, keep: (before) => before[before.length - 1]![1]! + 1 },
+          { buffer: gathered.buffer, offset: 0, words: wordGuess, keep: (before) => keptBytes(before[before.length - 2]!, before[before.length - 1]!) },
         ],
         finish: async ([read, starts0, words0]) => {
           const found = read![1]!;

@@ -109,6 +109,14 @@ export function pendingRelation(g: GpuImpl, buffer: GPUBuffer, capacity: number,
   return { buffer, count: capacity, width, pending };
 }
 
+/** Words of a buffer read back (syncCounts); `keep`: how many of them the caller wants, given the ranges before. */
+export interface ReadRange {
+  buffer: GPUBuffer;
+  offset: number;
+  words: number;
+  keep?: (before: readonly Uint32Array[]) => number;
+}
+
 /**
  * One host round trip: copies every registered pending count word, every guess's words and the `extra` ranges
  * (buffer, byte offset, words) into one staging buffer, maps it, resolves the pending counts, checks the guesses
@@ -117,10 +125,11 @@ export function pendingRelation(g: GpuImpl, buffer: GPUBuffer, capacity: number,
 export async function syncCounts(
   g: GpuImpl,
   /**
-   * Words read along with the counts; `keep`, asked once the counts are resolved, says how many of a range's words
-   * the caller wants (the rest are not copied out of the mapped staging buffer).
+   * Words read along with the counts; `keep`, asked once the counts are resolved and given the words kept of the
+   * ranges before, says how many of a range's words the caller wants (the rest are not copied out of the mapped
+   * staging buffer).
    */
-  extra: ReadonlyArray<{ buffer: GPUBuffer; offset: number; words: number; keep?: () => number }> = [],
+  extra: ReadonlyArray<ReadRange> = [],
   /** Called once the copies and the map request are queued, before the wait. */
   submitted?: () => void,
 ): Promise<Uint32Array[]> {
@@ -165,7 +174,7 @@ export async function syncCounts(
         at += q.words;
       }
       for (const r of extra) {
-        out.push(mappedWords.slice(at, at + Math.min(r.words, r.keep?.() ?? r.words)));
+        out.push(mappedWords.slice(at, at + Math.min(r.words, r.keep?.(out) ?? r.words)));
         at += r.words;
       }
     } finally {
@@ -182,7 +191,7 @@ export async function syncCounts(
  * Submits what `rec` recorded and reads `extra` back (syncCounts) in one submission: a submission for the recorder
  * and another for the readback's copies would cost a second command buffer and queue submit of host time.
  */
-export async function submitAndSync(g: GpuImpl, rec: Recorder, extra: ReadonlyArray<{ buffer: GPUBuffer; offset: number; words: number }>): Promise<Uint32Array[]> {
+export async function submitAndSync(g: GpuImpl, rec: Recorder, extra: ReadonlyArray<ReadRange>): Promise<Uint32Array[]> {
   g.batch.beginDeferring();
   try {
     await rec.submit();
