@@ -65,12 +65,30 @@ const SOFTWARE_CHUNK_SLOTS = { total: 4, perFile: 2 };
 const slotsOf = new WeakMap<GpuImpl, TextChunkSlots>();
 
 /**
- * Host time of the device parser so far (all files): waiting for reads, handing chunks to the device, waiting for
- * the device's answers, interning each chunk's strings, and sorting each file's distinct strings into its list (of
- * which `sortMs` the sort's, byteSortTimes; `vixen bench load` prints it); and of the chunks, those counted and
- * parsed in one round trip (`oneTrip`), and of those, the ones with more records than their room (`roomMissed`).
+ * Host time of the device parser so far (all files): issuing reads (`fillMs`), waiting for them, handing chunks to the
+ * device (the copy, `uploadMs`, and encoding the chunk's passes, `encodeMs`, with the buffers the pool had to create
+ * for them, `buffersCreated`, `createdBytes`), waiting for the device's answers, interning each chunk's strings, and
+ * sorting each file's distinct strings into its list (of which `sortMs` the sort's, byteSortTimes; `vixen bench load`
+ * prints it); and of the chunks, those counted and parsed in one round trip (`oneTrip`), and of those, the ones with
+ * more records than their room (`roomMissed`).
  */
-export const textParseTimes = { chunks: 0, bytes: 0, oneTrip: 0, roomMissed: 0, readWaitMs: 0, uploadMs: 0, syncWaitMs: 0, stringsMs: 0, dictionaryMs: 0, sortMs: 0, kernelMs: 0 };
+export const textParseTimes = {
+  chunks: 0,
+  bytes: 0,
+  oneTrip: 0,
+  roomMissed: 0,
+  fillMs: 0,
+  readWaitMs: 0,
+  uploadMs: 0,
+  encodeMs: 0,
+  buffersCreated: 0,
+  createdBytes: 0,
+  syncWaitMs: 0,
+  stringsMs: 0,
+  dictionaryMs: 0,
+  sortMs: 0,
+  kernelMs: 0,
+};
 
 let timeKernels = false;
 
@@ -177,12 +195,21 @@ async function parseFile(gpu: Gpu, file: TextFile, strings: StringInterner): Pro
   };
   try {
     for (;;) {
+      const f0 = performance.now();
       await reader.fill(limits.perFile);
+      textParseTimes.fillMs += performance.now() - f0;
       if (inFlight.length < limits.perFile && (reader.queued > 0 || inFlight.length === 0)) {
         const chunk = await timed('readWaitMs', reader.next());
         if (chunk) {
           const room = seen.records === 0 ? undefined : Math.min(maxRoom, Math.ceil((ROOM_MARGIN * chunk.bytes.length * seen.records) / seen.bytes) + 16);
+          // Its synchronous part: the copy and the passes encoded and submitted, up to the wait for its answer.
+          const e0 = performance.now();
+          const upload0 = textParseTimes.uploadMs;
+          const { created, createdBytes } = g.pool;
           const parsed = parseChunk(g, shaders, internShaders, chunk, format.quoting, rowsLayout, width, offsets, { ...guess }, room);
+          textParseTimes.encodeMs += performance.now() - e0 - (textParseTimes.uploadMs - upload0);
+          textParseTimes.buffersCreated += g.pool.created - created;
+          textParseTimes.createdBytes += g.pool.createdBytes - createdBytes;
           // Awaited in order below; until then a failure must not go unhandled.
           parsed.catch(() => undefined);
           // parseChunk copied the chunk to the device before its first await: its memory takes the next reads while
