@@ -98,7 +98,8 @@ export class StringInterner implements StringIds {
    * strings.
    */
   idMap(added: Uint32Array, listed: readonly Uint32Array[]): Uint32Array {
-    const map = new Uint32Array(this.size);
+    // Shared where there is shared memory: EncodedFacts.remapStrings hands it to the worker pool as it is, not a copy.
+    const map = typeof SharedArrayBuffer === 'function' ? new Uint32Array(new SharedArrayBuffer(4 * this.size)) : new Uint32Array(this.size);
     let k = 0;
     this.lists.forEach(({ start, before, list }, l) => {
       map.set(added.subarray(k, before), start - (before - k));
@@ -383,10 +384,14 @@ export class EncodedFacts {
     // Shared where the pool reads it, so every task sees it without a copy (a page that is not cross-origin isolated
     // has no SharedArrayBuffer, and its pool runs tasks in turn on its own thread).
     const shared = run !== undefined && typeof SharedArrayBuffer === 'function';
-    const map = shared ? new Uint32Array(new SharedArrayBuffer(4 * this.strings.size)) : new Uint32Array(this.strings.size);
+    const size = this.strings.size;
+    // A map of every id in shared memory already (StringInterner.idMap's) is taken as it is: a copy of millions of ids.
+    const given = ids instanceof Uint32Array && ids.length >= size && (!shared || ids.buffer instanceof SharedArrayBuffer);
+    const map = given ? ids.subarray(0, size) : shared ? new Uint32Array(new SharedArrayBuffer(4 * size)) : new Uint32Array(size);
     this.remapped = map;
-    if (ids instanceof Uint32Array) map.set(ids.subarray(0, map.length));
-    else for (let i = 0; i < map.length; i++) map[i] = ids.id(this.strings.text(i));
+    if (ids instanceof Uint32Array) {
+      if (!given) map.set(ids.subarray(0, map.length));
+    } else for (let i = 0; i < map.length; i++) map[i] = ids.id(this.strings.text(i));
     await Promise.all([...this.relations.values()].map((rel) => rel.remapStrings(map, run)));
     this.strings = new StringInterner();
   }
