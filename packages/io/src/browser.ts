@@ -4,7 +4,7 @@
  * Node resolves index.ts. Bundling the browser entry (packages/web/test/browser-bundle.test.ts) fails on any name
  * a browser-bound module imports that is missing here.
  */
-export { asciiCount, asciiEnd, decodeRow, encodeRows, encodeValue, sortDistinct, StringDictionary, type AsciiStrings, type SortedStrings, type StringIds } from './encoding.js';
+export { asciiCount, asciiEnd, decodeRow, dictionaryRun, encodeRows, encodeValue, sortDistinct, StringDictionary, type AsciiStrings, type SortedStrings, type StringIds } from './encoding.js';
 export { EncodedFacts, EncodedRelation, StringInterner, columnTypes, factsColumns, stringWordOffsets, type DeviceRows } from './facts/encoded.js';
 export { addApiFacts, addInlineFacts, type ColumnFacts, type FactColumn, type FactRelation } from './facts/rows.js';
 export { convert, quoted } from './facts/convert.js';
@@ -14,3 +14,4 @@ export { runAllInWorkers, runInWorker, workerCount } from './parallel/pool-inlin
 export { parquetRowCount, parquetRows } from './facts/parquet-decode.js';
 export { souffleRecordView } from './souffle-values.js';
 export { compareBytes, PARALLEL_STRINGS, sortedOrder, sortedOrderTask } from './sorted-order.js';
+export { grow } from './facts/byte-strings.js';

@@ -2,12 +2,13 @@
  * Facts in and results out: the word encoding of values, readers of facts files and columnar stores into encoded columns, the
  * sources a run's facts come from, writers of output files, and the worker pool that host-side work scales on.
  */
-export { asciiCount, asciiEnd, decodeRow, encodeRows, encodeValue, sortDistinct, StringDictionary, type AsciiStrings, type DictionaryBytes, type SortedStrings, type StringIds } from './encoding.js';
+export { asciiCount, asciiEnd, decodeRow, dictionaryRun, encodeRows, encodeValue, sortDistinct, StringDictionary, type AsciiStrings, type DictionaryBytes, type SortedStrings, type StringIds } from './encoding.js';
 export { asciiList, ByteStringSort, byteSortTimes, sortByteStrings, warmByteSortWorkers, type ByteSorter } from './sort-byte-strings.js';
 export { compareBytes, PARALLEL_STRINGS, sortedOrder, sortedOrderTask, type ByteStrings } from './sorted-order.js';
 export { MAX_DISTINCT_STRINGS, StringMap } from './string-map.js';
 export {
   ByteInterner,
+  grow,
   columnTypes,
   distinctAscending,
   EncodedFacts,

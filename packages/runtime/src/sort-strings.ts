@@ -8,7 +8,7 @@
  * its own thread (a Map of 2M strings took seconds there).
  * A prefix shared by most strings leaves most of them to one worker: no faster than sorting on one thread.
  */
-import { asciiEnd, compareBytes, PARALLEL_STRINGS, runAllInWorkers, sortDistinct, sortedOrder, sortedOrderTask, StringDictionary, workerCount, type SortedStrings } from '@vixen/io';
+import { asciiEnd, compareBytes, dictionaryRun, grow, PARALLEL_STRINGS, runAllInWorkers, sortDistinct, sortedOrder, sortedOrderTask, StringDictionary, workerCount, type SortedStrings } from '@vixen/io';
 
 /** Bins of prefixBin: the empty string, 129 per ASCII first unit (no second unit, then each, 127+ together), the rest. */
 const BINS = 1 + 128 * 129 + (65536 - 128);
@@ -112,9 +112,28 @@ export function mergeSortedLists(lists: readonly SortedStrings[]): { dict: Strin
   const sizes = lists.map((l) => l.size);
   const total = sizes.reduce((n, m) => n + m, 0);
   const ids = sizes.map((n) => new Uint32Array(n));
-  /** Per dictionary id, the list and the entry of its string. */
-  const listOf = new Uint8Array(total);
-  const entryOf = new Uint32Array(total);
+  /** Runs of ids whose strings are consecutive entries of one list (DictionaryBytes): first id, list, first entry. */
+  let runIds = new Uint32Array(64);
+  let runLists = new Uint8Array(64);
+  let runEntries = new Uint32Array(64);
+  let runs = 0;
+  /** Ids given so far. */
+  let n = 0;
+  /** The list and entry of id n - 1's string (as its run says). */
+  let lastList = -1;
+  let lastEntry = -1;
+  /** Ids n... are entries e... of list l: a new run unless they go on from the last one. */
+  const note = (l: number, e: number): void => {
+    if (l === lastList && e === lastEntry + 1) return;
+    if (runs === runIds.length) {
+      runIds = grow(runIds, runs + 1);
+      runLists = grow(runLists, runs + 1);
+      runEntries = grow(runEntries, runs + 1);
+    }
+    runIds[runs] = n;
+    runLists[runs] = l;
+    runEntries[runs++] = e;
+  };
   const ascii = lists.every((l) => l.ascii) ? lists.map((l) => l.ascii!) : undefined;
   const texts = ascii ? [] : lists.map((l) => Array.from({ length: l.size }, (_, i) => l.text(i)));
   /** < 0, 0 or > 0 as string i of list a is below, equal to or above string j of list b. */
@@ -173,7 +192,6 @@ export function mergeSortedLists(lists: readonly SortedStrings[]): { dict: Strin
   };
   for (let l = 0; l < k; l++) if (sizes[l]! > 0) heap.push(l);
   for (let h = (heap.length >> 1) - 1; h >= 0; h--) siftDown(h);
-  let n = 0;
   while (heap.length > 0) {
     // The list with the least head, and the one with the next least: strings come from the first while they stay below
     // the second's head (lists of other ranges, a name column and a comment column, run long).
@@ -183,18 +201,20 @@ export function mergeSortedLists(lists: readonly SortedStrings[]): { dict: Strin
     const size = sizes[best]!;
     let e = at[best]!;
     // Lists share strings (a name in two columns): the same string comes out of each in turn.
-    if (n > 0 && listOf[n - 1] !== best && compare(best, e, listOf[n - 1]!, entryOf[n - 1]!) === 0) own[e++] = n - 1;
+    if (n > 0 && lastList !== best && compare(best, e, lastList, lastEntry) === 0) own[e++] = n - 1;
     else {
-      listOf[n] = best;
-      entryOf[n] = e;
+      note(best, e);
+      lastList = best;
+      lastEntry = e;
       own[e++] = n++;
     }
     const end = second < 0 ? size : below(best, e, second, at[second]!);
-    listOf.fill(best, n, n + end - e);
-    for (; e < end; e++) {
-      entryOf[n] = e;
-      own[e] = n++;
+    if (end > e) {
+      note(best, e);
+      lastList = best;
+      lastEntry = end - 1;
     }
+    for (; e < end; e++) own[e] = n++;
     at[best] = e;
     if (e === size) {
       const last = heap.pop()!;
@@ -202,6 +222,11 @@ export function mergeSortedLists(lists: readonly SortedStrings[]): { dict: Strin
     }
     if (heap.length > 0) siftDown(0);
   }
-  const decode = ascii ? (id: number) => lists[listOf[id]!]!.text(entryOf[id]!) : (id: number) => texts[listOf[id]!]![entryOf[id]!]!;
-  return { dict: StringDictionary.lazy(n, decode, undefined, ascii ? { lists: ascii, listOf, entryOf } : undefined), ids };
+  const bytes = { lists: ascii ?? [], runIds: runIds.subarray(0, runs), runLists: runLists.subarray(0, runs), runEntries: runEntries.subarray(0, runs) };
+  const decode = (id: number): string => {
+    const r = dictionaryRun(bytes, id);
+    const entry = bytes.runEntries[r]! + (id - bytes.runIds[r]!);
+    return ascii ? lists[bytes.runLists[r]!]!.text(entry) : texts[bytes.runLists[r]!]![entry]!;
+  };
+  return { dict: StringDictionary.lazy(n, decode, undefined, ascii ? bytes : undefined), ids };
 }

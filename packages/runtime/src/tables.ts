@@ -166,12 +166,14 @@ function tableWords(spec: TableSpec, dict: StringDictionary): Uint32Array {
   const test = dict.bytes && builtinTable(spec.fn) === 'bits' ? byteTest(spec) : undefined;
   if (test) {
     // Over the dictionary's bytes: millions of comments tested without a JS string each.
-    const { lists, listOf, entryOf } = dict.bytes!;
+    const { lists, runIds, runLists, runEntries } = dict.bytes!;
     const bits = new Uint32Array(Math.ceil(dict.size / 32));
-    for (let id = 0; id < dict.size; id++) {
-      const list = lists[listOf[id]!]!;
-      const entry = entryOf[id]!;
-      if (test(list.bytes, list.starts[entry]!, asciiEnd(list, entry))) bits[id >>> 5]! |= 1 << (id & 31);
+    for (let r = 0; r < runIds.length; r++) {
+      const list = lists[runLists[r]!]!;
+      const end = r + 1 < runIds.length ? runIds[r + 1]! : dict.size;
+      for (let id = runIds[r]!, entry = runEntries[r]!; id < end; id++, entry++) {
+        if (test(list.bytes, list.starts[entry]!, asciiEnd(list, entry))) bits[id >>> 5]! |= 1 << (id & 31);
+      }
     }
     return bits;
   }
