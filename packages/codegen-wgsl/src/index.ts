@@ -20,5 +20,5 @@ export { isProjection } from './kernels/project.js';
 export { rangeSelectShaders } from './kernels/range-select.js';
 export { hashSelectShaders } from './kernels/hash-select.js';
 export { MERGE_RANK_FAN, RADIX_BITS, RADIX_COUNT_WORDS, RADIX_ROWS_IN_HIST, RADIX_STATE_HEAD, RADIX_WINDOWS, radixItems, SORT_TILE_ITEMS, sortKeyWords, sortShaders } from './kernels/sort.js';
-export { TOPK_BINS, TOPK_STATE_HEAD, topKLevels } from './kernels/top-k.js';
+export { TOPK_BINS, TOPK_STATE_HEAD, TOPK_TILE_ITEMS, topKLevels } from './kernels/top-k.js';
 export { SMALL_LOOP_STATUS, smallLoopConstants, smallLoopLayout, smallLoopShaders, type SmallLoopLayout } from './kernels/small-loop.js';

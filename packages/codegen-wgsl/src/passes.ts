@@ -24,6 +24,12 @@ export const PASS_LAYOUTS = {
    * u0 = (n, P, room).
    */
   topkRank: ['read', 'write', 'uniform'],
+  /**
+   * Top-k round r of tiles (kernels/top-k.ts): each workgroup's tile of the round's rows writes its first k at
+   * output row tile * k; thread 0 writes the round's output count after `capacity` rows. (input, output, u)
+   * u0 = (n of round 0, k, capacity, r).
+   */
+  topkTile: ['read', 'write', 'uniform'],
   /** In-place exclusive scan of each WG-element block; block totals to `sums`. u0 = (n). */
   scanBlock: ['write', 'write', 'uniform'],
   /** data[i] += sums[block of i]. u0 = (n). */

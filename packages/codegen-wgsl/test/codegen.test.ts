@@ -180,7 +180,7 @@ const expectedPasses: Record<KirKernel['kind'], ExpectedPass[]> = {
   copy: [],
   aggregate: ['flags', 'aggCarry', 'scatter', 'scanBlock', `scanBlock${SUBGROUP_VARIANT}`, 'scanAdd'],
   // A top-k, then the sort of the rows it keeps.
-  limit: ['topkHist', 'topkPick', 'topkWrite', 'topkRank', ...sortPasses],
+  limit: ['topkHist', 'topkPick', 'topkWrite', 'topkTile', 'topkRank', ...sortPasses],
 };
 /** Sorts generate only the passes of their row width: wide rows (above), no words, one word. */
 const expectedById: Record<number, string[]> = {

@@ -706,6 +706,19 @@ describe('pipeline with its sides exchanged', () => {
 describe('limit (top-k on the device)', () => {
   const T: ScalarType[] = ['int64', 'int32', 'string'];
   const typedCompare = (a: TestValue, b: TestValue): number => (a < b ? -1 : a > b ? 1 : 0);
+  /** The first k of `rows` by `keys`, ties by all columns ascending (QP limit's order). */
+  const firstRows = (rows: readonly TestRow[], keys: OutputOrder['keys'], k: number): TestRow[] => {
+    const typed = [...keys, ...T.map((_, column) => ({ column, descending: false }))];
+    return [...rows]
+      .sort((a, b) => {
+        for (const { column, descending } of typed) {
+          const c = typedCompare(a[column]!, b[column]!);
+          if (c !== 0) return descending ? -c : c;
+        }
+        return 0;
+      })
+      .slice(0, k);
+  };
   // Small domains: many rows tie on the order's keys, and the tie order (all columns ascending) decides.
   it.each([
     [0, 3, [{ column: 0, descending: true }]],
@@ -724,17 +737,39 @@ describe('limit (top-k on the device)', () => {
     const input = [...rows].reverse();
     const kernel: KirKernel = { kind: 'limit', id: 0, input: 0, output: 1, keys, count: k };
     const got = await run(kernel, vars(T, T), [{ types: T, rows: input }]);
-    const typed = [...keys, ...T.map((_, column) => ({ column, descending: false }))];
-    const first = [...rows]
-      .sort((a, b) => {
-        for (const { column, descending } of typed) {
-          const c = typedCompare(a[column]!, b[column]!);
-          if (c !== 0) return descending ? -c : c;
-        }
-        return 0;
-      })
-      .slice(0, k);
-    expect(got).toEqual(Array.from(encode(T, canonical(T, first))));
+    expect(got).toEqual(Array.from(encode(T, canonical(T, firstRows(rows, keys, k)))));
+  });
+
+  // Past the rows ranked in one pass and for k up to a quarter of a tile: rounds of tiles (one round when one tile
+  // holds the rows, several past it), with wider domains so that tiles hold many distinct rows.
+  it.each([
+    [1500, 1, 40, [{ column: 0, descending: true }]],
+    [5000, 7, 40, [{ column: 2, descending: true }, { column: 1, descending: false }]],
+    [20_000, 20, 60, [{ column: 1, descending: true }]],
+    [20_000, 64, 30, [{ column: 2, descending: false }]],
+    [40_000, 256, 60, [{ column: 0, descending: false }, { column: 2, descending: true }]],
+  ] as Array<[number, number, number, OutputOrder['keys']]>)('keeps the first k of %i rows, k = %i (domain %i), by %j, in tile rounds', async (n, k, domain, keys) => {
+    const rows = canonical(T, randomRows(rng(1700 + n + k), T, n, domain));
+    const kernel: KirKernel = { kind: 'limit', id: 0, input: 0, output: 1, keys, count: k };
+    expect(await run(kernel, vars(T, T), [{ types: T, rows: [...rows].reverse() }])).toEqual(Array.from(encode(T, canonical(T, firstRows(rows, keys, k)))));
+  });
+
+  it('takes a pending row count through the tile rounds with no host sync', async () => {
+    const rows = canonical(T, randomRows(rng(1800), T, 30_000, 60));
+    const filter: KirKernel = { kind: 'mapFilter', id: 0, input: 0, output: 1, filter: [{ kind: 'compare', op: '<', left: col(1, T), right: c32(40) }], project: T.map((_, c) => col(c, T)) };
+    const keys: OutputOrder['keys'] = [{ column: 0, descending: true }];
+    const limit: KirKernel = { kind: 'limit', id: 1, input: 1, output: 2, keys, count: 30 };
+    const vs = vars(T, T, T);
+    const input = uploadRelation(gpu, encode(T, rows), rowWords(T));
+    const kept = await runKernel(gpu, filter, generateKernelShaders(filter, vs), [input], constWords(kernelConstants(filter)), vs);
+    expect(kept.pending).toBeDefined();
+    const g = internals(gpu);
+    const syncs = g.hostSyncs;
+    const out = await runKernel(gpu, limit, generateKernelShaders(limit, vs), [kept], new Uint32Array(0), vs);
+    expect(g.hostSyncs).toBe(syncs);
+    const want = firstRows(rows.filter((r) => (r[1] as number) < 40), keys, 30);
+    expect(Array.from(await downloadRelation(gpu, out))).toEqual(Array.from(encode(T, canonical(T, want))));
+    for (const rel of new Set([input, kept, out])) releaseRelation(gpu, rel);
   });
 
   it('generates the device passes for every type but float32, whose rows the host limits', () => {

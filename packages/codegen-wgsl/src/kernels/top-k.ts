@@ -15,6 +15,7 @@
  * Few rows (TPC-H Q18 keeps 100 of 216) take one pass instead (topkRank): each row's rank is the rows whose typed
  * key is smaller, counted by P threads a row as rankSort counts (kernels/sort.ts), and a row ranked below k is
  * written at its rank. The levels' two dispatches each (88 for Q18's 11 key words) cost 0.37 ms on the H200.
+ * A small k takes rounds of topkTile instead: the same select within each workgroup's tile, one dispatch a round.
  */
 import { rowWords, wordsOf, type OutputOrder, type ScalarType } from '@vixen/queryplan';
 import type { KernelShaders } from '../passes.js';
@@ -159,7 +160,125 @@ ${threadMain(`  let n = u[0].x;
   if (o >= capacity) { return; }
   atomicMax(&state[4], o + 1u);
 ${Array.from({ length: width }, (_, w) => `  outp[o * RW + ${w}u] = inp[i * RW + ${w}u];`).join('\n')}`)}`;
-  return { topkHist: hist, topkPick: pick, topkWrite: write, ...(W <= TOPK_RANK_KEY_WORDS ? { topkRank: rankPass(width, types, keys) } : {}) };
+  return {
+    topkHist: hist,
+    topkPick: pick,
+    topkWrite: write,
+    topkTile: tilePass(width, words),
+    ...(W <= TOPK_RANK_KEY_WORDS ? { topkRank: rankPass(width, types, keys) } : {}),
+  };
+}
+
+/** Rows of a topkTile tile per thread (a tile is TOPK_TILE_ITEMS * WG rows). */
+export const TOPK_TILE_ITEMS = 16;
+
+/**
+ * topkTile: the radix select above within each workgroup's tile of TILE rows, its levels separated by workgroup
+ * barriers instead of dispatches: each tile writes its first min(k, its rows) rows in typed order, in no particular
+ * order, at row tile * k of the output, so the output is compact and holds the input's first k. Rounds repeat it on
+ * the previous round's rows until one tile holds them; round r's row count is the input's n taken through
+ * n -> (n / TILE) * k + min(k, n % TILE) r times (u0 = (n, k, capacity, r)), so the rounds need no count of
+ * their own; each writes its count after its capacity's rows. A thread keeps its rows' states in registers: out,
+ * in (below the chosen digits), or undecided (equal to them so far), and a run of equal digits among them costs one
+ * workgroup atomic (a digit all rows share, as a decimal's high word, would otherwise serialize them on one bin).
+ */
+function tilePass(width: number, words: readonly string[]): string {
+  const W = words.length;
+  return `${header('topkTile', ['inp', 'outp'])}
+const RW: u32 = ${width}u;
+const ITEMS: u32 = ${TOPK_TILE_ITEMS}u;
+const BINS: u32 = ${TOPK_BINS}u;
+const LEVELS: u32 = ${4 * W}u;
+var<workgroup> lh: array<atomic<u32>, ${TOPK_BINS}>;
+var<workgroup> written: atomic<u32>;
+var<workgroup> chosen: u32;
+var<workgroup> rest: u32;
+var<workgroup> done: u32;
+
+// Typed key word j of the row at word i * RW.
+fn keyWord(i: u32, j: u32) -> u32 {
+  switch j {
+${words.map((x, k) => `    case ${k}u: { return ${x}; }`).join('\n')}
+    default: { return 0u; }
+  }
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let k = u[0].y;
+  let capacity = u[0].z;
+  let TILE = ITEMS * WG;
+  var n = u[0].x;
+  for (var r = 0u; r < u[0].w; r = r + 1u) { n = (n / TILE) * k + min(k, n % TILE); }
+  let tile = wid.x + wid.y * nwg.x;
+  if (tile == 0u && lid == 0u) { outp[capacity * RW] = (n / TILE) * k + min(k, n % TILE); }
+  let start = tile * TILE;
+  if (start >= n) { return; }
+  let rows = min(TILE, n - start);
+  let keep = min(k, rows);
+  if (lid == 0u) { atomicStore(&written, 0u); }
+  // 0: out, 1: in, 2: undecided.
+  var st: array<u32, ${TOPK_TILE_ITEMS}>;
+  var dg: array<u32, ${TOPK_TILE_ITEMS}>;
+  for (var j = 0u; j < ITEMS; j = j + 1u) { st[j] = select(0u, 2u, lid + j * WG < rows); }
+  if (rows > k) {
+    var remaining = k;
+    for (var l = 0u; l < LEVELS; l = l + 1u) {
+      for (var b = lid; b < BINS; b = b + WG) { atomicStore(&lh[b], 0u); }
+      workgroupBarrier();
+      let shift = 24u - 8u * (l % 4u);
+      var run = 0u;
+      var last = 0u;
+      for (var j = 0u; j < ITEMS; j = j + 1u) {
+        if (st[j] == 2u) {
+          let x = (keyWord(start + lid + j * WG, l / 4u) >> shift) & 0xffu;
+          dg[j] = x;
+          if (run != 0u && x != last) {
+            atomicAdd(&lh[last], run);
+            run = 0u;
+          }
+          last = x;
+          run = run + 1u;
+        }
+      }
+      if (run != 0u) { atomicAdd(&lh[last], run); }
+      workgroupBarrier();
+      if (lid == 0u) {
+        var before = 0u;
+        var b = 0u;
+        loop {
+          let c = atomicLoad(&lh[b]);
+          if (b + 1u >= BINS || before + c >= remaining) { break; }
+          before = before + c;
+          b = b + 1u;
+        }
+        chosen = b;
+        rest = remaining - before;
+        done = select(0u, 1u, atomicLoad(&lh[b]) == remaining - before);
+      }
+      let c = workgroupUniformLoad(&chosen);
+      remaining = workgroupUniformLoad(&rest);
+      for (var j = 0u; j < ITEMS; j = j + 1u) {
+        if (st[j] == 2u) {
+          if (dg[j] < c) { st[j] = 1u; } else if (dg[j] > c) { st[j] = 0u; }
+        }
+      }
+      if (workgroupUniformLoad(&done) != 0u) { break; }
+    }
+  }
+  workgroupBarrier();
+  for (var j = 0u; j < ITEMS; j = j + 1u) {
+    if (st[j] != 0u) {
+      let o = atomicAdd(&written, 1u);
+      if (o < keep) {
+        let at = (start + lid + j * WG) * RW;
+        let to = (tile * k + o) * RW;
+        for (var w = 0u; w < RW; w = w + 1u) { outp[to + w] = inp[at + w]; }
+      }
+    }
+  }
+}
+`;
 }
 
 /** Typed key words up to which a top-k has a topkRank pass (a thread holds its row's in registers). */
