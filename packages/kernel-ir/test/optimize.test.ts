@@ -341,6 +341,19 @@ describe('limit-outputs', () => {
     ]);
   });
 
+  it('keeps the first rows of a limited output that copies duplicate-free rows (an aggregate result, TPC-H Q21)', () => {
+    const pair = ['int32', 'int32'] as const;
+    const plan = program([rel('r', [...pair], 'edb'), rel('t', [...pair])], [block('b', [copy('t', 'r')])], {
+      r: [[1, 5], [2, 7], [3, 7], [4, 1], [5, 9]],
+    });
+    const kir = planToKernels({ ...plan, orders: { t: { keys: [{ column: 1, descending: true }], limit: 2 } } });
+    expect(kernelLines(kir, 'b')).toEqual(['t := limit r by (#1 desc) to 2']);
+    expect(runKir(kir).relations.get('t')).toEqual([
+      [2, 7],
+      [5, 9],
+    ]);
+  });
+
   it('leaves outputs that kernels read, and limits past TOP_K_MAX, sorted whole', () => {
     for (const plan of [ranked(2, true), ranked(TOP_K_MAX + 1)]) expect(kernelLines(planToKernels(plan), 'b').some((l) => l.includes('limit'))).toBe(false);
   });

@@ -2,9 +2,10 @@
  * Top-k for limited outputs. `order P by ... limit N` prints P's first N rows; the runtime applies the order and
  * the limit when it hands P back. Where no kernel reads P (rules reading a limited P get a QP limit already) and
  * its one write is the sort that makes it canonical (`P := sort x by all columns`: x holds P's rows,
- * duplicate-free), that sort becomes `P := limit x`: a device top-k keeps the N rows that come first, sorted, and
- * the rest of x is neither sorted nor read back (TPC-H Q10 sorted 381K rows to print 20). What P hands back is
- * the same N rows. Only for N up to TOP_K_MAX (the kept rows then sort in one pass) and outside fixpoint loops.
+ * duplicate-free), or a copy of such rows (`P := copy x`, TPC-H Q21's result of an aggregate), that write becomes
+ * `P := limit x`: a device top-k keeps the N rows that come first, sorted, and the rest of x is neither sorted nor
+ * read back (TPC-H Q10 sorted 381K rows to print 20). What P hands back is the same N rows. Only for N up to
+ * TOP_K_MAX (the kept rows then sort in one pass) and outside fixpoint loops.
  */
 import type { KirBlock, KirKernel, KirProgram, VarId } from '../ir.js';
 import { variablesRead } from '../ir.js';
@@ -42,20 +43,21 @@ function run(p: KirProgram): KirProgram {
       ),
     );
     const only = writes.length === 1 ? writes[0]! : undefined;
-    const sort = only?.k?.kind === 'sort' && !loops.has(only.b.label) && allColumns(p, only.k) ? only.k : undefined;
-    // The top-k tells rows apart by all their columns: x must be known duplicate-free where the sort reads it.
-    if (!sort || !distinctBefore(p, entry, only!.b, sort.id, sort.input)) continue;
+    const k = only?.k;
+    const write = k && !loops.has(only.b.label) && ((k.kind === 'sort' && allColumns(p, k)) || k.kind === 'copy') ? k : undefined;
+    // The top-k tells rows apart by all their columns: x must be known duplicate-free where the write reads it.
+    if (!write || !distinctBefore(p, entry, only!.b, write.id, write.input)) continue;
     const limit: KirKernel = {
       kind: 'limit',
-      id: sort.id,
-      ...(sort.origin ? { origin: sort.origin } : {}),
-      ...(sort.rules ? { rules: sort.rules } : {}),
-      input: sort.input,
+      id: write.id,
+      ...(write.origin ? { origin: write.origin } : {}),
+      ...(write.rules ? { rules: write.rules } : {}),
+      input: write.input,
       output: v,
       keys: order.keys,
       count: order.limit,
     };
-    kernels[sort.id] = limit;
+    kernels[write.id] = limit;
     changed = true;
   }
   return changed ? { ...p, kernels } : p;
