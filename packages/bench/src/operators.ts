@@ -320,7 +320,7 @@ interface OperatorCase {
 }
 
 /** Operator names the bench can run (besides copy). */
-export const BENCH_OPERATORS = ['mapFilter', 'project', 'sort', 'unique', 'mergeJoin', 'merge', 'difference', 'hashBuild', 'hashProbe', 'groupBy', 'sortedGroupBy', 'stringSort'] as const;
+export const BENCH_OPERATORS = ['mapFilter', 'project', 'sort', 'unique', 'topK', 'mergeJoin', 'merge', 'difference', 'hashBuild', 'hashProbe', 'groupBy', 'sortedGroupBy', 'stringSort'] as const;
 
 const col = (index: number, type: ScalarType): Expr => ({ kind: 'col', index, type });
 const I2: ScalarType[] = ['int32', 'int32'];
@@ -439,6 +439,29 @@ function cases(n: number, selectivities: readonly number[], groupCounts: readonl
   if (want('unique')) {
     const kernel: KirKernel = { kind: 'unique', id: 0, input: 0, output: 1 };
     out.push(kernelCase('unique', 'int32 pairs, each row twice', 'rows/s', kernel, variables(I2, I2), [{ words: table(n, 2, (i, k) => (k === 0 ? i >>> 1 : 0)), width: 2 }]));
+  }
+  if (want('topK')) {
+    // As TPC-H Q10's and Q3's results: the first k rows by a decimal descending (a constant high word, 2^16 values
+    // of the low one: ties), rows of (int32 key i, decimal, string, date), distinct by i; ties go by all columns
+    // ascending, so by i. k = 20 and 1,000 take the rounds of tiles, 4,096 the radix select over all rows.
+    const types: ScalarType[] = ['int32', 'decimal', 'string', 'date'];
+    const words = table(n, 5, (i, k) => (k === 0 ? i : k === 1 ? r() >>> 16 : k === 2 ? 0 : r() & 0xffff));
+    for (const k of [20, 1000, 4096]) {
+      const kernel: KirKernel = { kind: 'limit', id: 0, input: 0, output: 1, keys: [{ column: 1, descending: true }], count: k };
+      out.push({
+        ...kernelCase('topK', `first ${k} by decimal desc, rows of 5 words`, 'rows/s', kernel, variables(types, types), [{ words, width: 5 }]),
+        // The kept rows in canonical order: the k first by (value desc, i), sorted by i.
+        check: (got) => {
+          const want = Array.from({ length: n }, (_, i) => i)
+            .sort((a, b) => words[5 * b + 1]! - words[5 * a + 1]! || a - b)
+            .slice(0, k)
+            .sort((a, b) => a - b);
+          if (got.length !== 5 * want.length) return `${got.length / 5} rows, not ${want.length}`;
+          const bad = want.findIndex((i, j) => got[5 * j] !== i);
+          return bad < 0 ? undefined : `row ${bad} is row ${got[5 * bad]} of the input, not ${want[bad]}`;
+        },
+      });
+    }
   }
   if (want('mergeJoin')) {
     // Left keys 0..n-1, right keys the even numbers: every other probe finds one match.

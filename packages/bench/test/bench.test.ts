@@ -83,6 +83,13 @@ it('benches radix sorts of 32-, 64- and 96-bit keys, each output checked, in key
   expect(formatBenchReport(report)).toMatch(/sort +int32 keys, random +2\^13 .* keys\/s .*%/);
 });
 
+it('benches top-k by tile rounds and by the radix select, each output checked against the host\'s first rows', async () => {
+  const report = await benchOperators(gpu, { sizes: [13], runs: 1, warmup: 0, operators: ['topK'] });
+  const tops = report.results.filter((r) => r.operator === 'topK');
+  expect(tops.map((r) => `${r.variant}: ${r.outputRows}`)).toEqual([20, 1000, 4096].map((k) => `first ${k} by decimal desc, rows of 5 words: ${k}`));
+  expect(formatBenchReport(report)).toMatch(/topK +first 20 by decimal desc, rows of 5 words +2\^13 .* rows\/s/);
+});
+
 it('warms up for the runs asked and on until the time asked has passed, and not at all with no runs asked', async () => {
   const runs = async (warmup: number, minMs: number): Promise<number> => {
     let k = 0;
