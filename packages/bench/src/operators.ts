@@ -11,7 +11,7 @@ import type { KirKernel, KirVariable } from '@vixen/kernel-ir';
 import { rowWords, wordsOf, type Aggregate, type Expr, type ScalarType } from '@vixen/queryplan';
 import { asciiCount, asciiEnd, ByteStringSort, compareBytes, encodeValue, StringDictionary, type ByteSorter } from '@vixen/io';
 import { Gen } from './tpch/dbgen.js';
-import { buildHashTable, DeviceByteStringSort, DeviceFault, type DeviceRelation, downloadRelation, exactRows, type Gpu, hashGroupBy, internals, probeHashTable, releaseHashTable, releaseRelation, runKernel, settle, sortRows, type SortPath, uploadRelation } from '@vixen/runtime/gpu';
+import { buildHashTable, DeviceByteStringSort, DeviceFault, type DeviceRelation, downloadRelation, exactRows, type Gpu, hashGroupBy, internals, limitOnDevice, probeHashTable, releaseHashTable, releaseRelation, runKernel, settle, sortRows, type SortPath, uploadRelation } from '@vixen/runtime/gpu';
 
 export interface BenchOptions {
   /** log2 of the row counts; default 20..22 on a software adapter, 20..26 on a GPU. */
@@ -443,13 +443,18 @@ function cases(n: number, selectivities: readonly number[], groupCounts: readonl
   if (want('topK')) {
     // As TPC-H Q10's and Q3's results: the first k rows by a decimal descending (a constant high word, 2^16 values
     // of the low one: ties), rows of (int32 key i, decimal, string, date), distinct by i; ties go by all columns
-    // ascending, so by i. k = 20 and 1,000 take the rounds of tiles, 4,096 the radix select over all rows.
+    // ascending, so by i. k = 20 and 1,000 take the rounds of tiles, 4,096 the radix select over all rows; k = 20
+    // by the radix select too, as before the tiles (same run, same rows).
     const types: ScalarType[] = ['int32', 'decimal', 'string', 'date'];
     const words = table(n, 5, (i, k) => (k === 0 ? i : k === 1 ? r() >>> 16 : k === 2 ? 0 : r() & 0xffff));
-    for (const k of [20, 1000, 4096]) {
-      const kernel: KirKernel = { kind: 'limit', id: 0, input: 0, output: 1, keys: [{ column: 1, descending: true }], count: k };
+    const keys = [{ column: 1, descending: true }];
+    for (const [k, path] of [[20, 'auto'], [20, 'radix'], [1000, 'auto'], [4096, 'auto']] as const) {
+      const kernel: KirKernel = { kind: 'limit', id: 0, input: 0, output: 1, keys, count: k };
+      const vars = variables(types, types);
+      const shaders = generateKernelShaders(kernel, vars);
       out.push({
-        ...kernelCase('topK', `first ${k} by decimal desc, rows of 5 words`, 'rows/s', kernel, variables(types, types), [{ words, width: 5 }]),
+        ...kernelCase('topK', `first ${k} by decimal desc, rows of 5 words${path === 'auto' ? '' : `, ${path} select`}`, 'rows/s', kernel, vars, [{ words, width: 5 }]),
+        prepare: async (gpu, [rel]) => ({ body: () => limitOnDevice(internals(gpu), shaders, rel!, types, keys, k, path), dispose: () => undefined }),
         // The kept rows in canonical order: the k first by (value desc, i), sorted by i.
         check: (got) => {
           const want = Array.from({ length: n }, (_, i) => i)

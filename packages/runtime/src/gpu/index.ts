@@ -12,6 +12,7 @@ export { loadStoreOnDevice } from './store-columns.js';
 export { replayBytes } from './replay.js';
 export { runKernel } from './kernels/run-kernel.js';
 export { sortRows, type SortPath } from './kernels/sort.js';
+export { limitOnDevice, type TopKPath } from './limit.js';
 export { byteSorter, DeviceByteStringSort } from './string-sort.js';
 export { buildHashTable, hashGroupBy, hashJoin, HASH_GROUPS, probeHashTable, releaseHashTable, type HashTable, type KeyedRelation } from './hash.js';
 export { defaultUploadPlan, uploadBytes, uploadWords, type UploadFill, type UploadMethod, type UploadPlan } from './upload.js';

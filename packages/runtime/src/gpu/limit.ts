@@ -4,10 +4,12 @@
  * cannot order (float32), read the rows back, pick the first `count` in typed order, upload them in canonical
  * (word) order.
  */
-import { TOPK_BINS, TOPK_STATE_HEAD, TOPK_TILE_ITEMS, type KernelShaders } from '@vixen/codegen-wgsl';
+import { sortKeyWords, TOPK_BINS, TOPK_STATE_HEAD, TOPK_TILE_ITEMS, topKLevels, type KernelShaders } from '@vixen/codegen-wgsl';
 import { wordsOf, type OutputOrder, type ScalarType } from '@vixen/queryplan';
+import { releaseUnshared } from './chunks.js';
 import type { GpuImpl } from './device.js';
 import { rankSlices } from './kernels/rank-sort.js';
+import { sortRows } from './kernels/sort.js';
 import { Recorder, type Bound } from './recorder.js';
 import { acquireBound, bound, pendingRelation, readWords, sizeOf, uploadRelation, type DeviceRelation } from './relations.js';
 
@@ -19,16 +21,38 @@ import { acquireBound, bound, pendingRelation, readWords, sizeOf, uploadRelation
 const TOPK_RANK_ROWS = 2 ** 12;
 const TOPK_RANK_ROWS_SOFTWARE = 2 ** 10;
 
+/** Which top-k runs: the driver's choice by rows and count, or (benches) the rounds of tiles or the radix select. */
+export type TopKPath = 'auto' | 'tiles' | 'radix';
+
+/**
+ * The limit kernel on the device: the first `count` rows of `input` (duplicate-free, rows of `types`) by `keys`,
+ * then every column ascending, in canonical order; the count stays pending.
+ */
+export async function limitOnDevice(
+  g: GpuImpl,
+  shaders: KernelShaders,
+  input: DeviceRelation,
+  types: readonly ScalarType[],
+  keys: OutputOrder['keys'],
+  count: number,
+  path: TopKPath = 'auto',
+): Promise<DeviceRelation> {
+  const picked = await topKRows(g, shaders, input, topKLevels(types, keys), count, path);
+  const sorted = await sortRows(g, shaders, picked, sortKeyWords(types, types.map((_, c) => c)));
+  releaseUnshared(g, picked, sorted);
+  return sorted;
+}
+
 /**
  * The first `count` rows of `input` (duplicate-free, any order) in the kernel's typed order, in no particular order:
  * for few rows one ranking pass; for a small count rounds of tiles (topKTiles); else `levels` radix select levels
  * (topKLevels) and the write pass in one submission. The count stays pending.
  */
-export async function topKRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelation, levels: number, count: number): Promise<DeviceRelation> {
+async function topKRows(g: GpuImpl, shaders: KernelShaders, input: DeviceRelation, levels: number, count: number, path: TopKPath): Promise<DeviceRelation> {
   const { width } = input;
   const rows = input.count;
   const capacity = Math.min(count, rows);
-  if (shaders.topkRank !== undefined && rows <= (g.software ? TOPK_RANK_ROWS_SOFTWARE : TOPK_RANK_ROWS)) {
+  if (path === 'auto' && shaders.topkRank !== undefined && rows <= (g.software ? TOPK_RANK_ROWS_SOFTWARE : TOPK_RANK_ROWS)) {
     const out = acquireBound(g, capacity * width + 1, `top-k output of ${capacity} rows`);
     try {
       const rec = new Recorder(g, shaders);
@@ -43,7 +67,9 @@ export async function topKRows(g: GpuImpl, shaders: KernelShaders, input: Device
     return pendingRelation(g, out.buffer, capacity, width);
   }
   const tile = g.limits.workgroupSize * TOPK_TILE_ITEMS;
-  if (shaders.topkTile !== undefined && TOPK_TILE_SHARE * count <= tile) return topKTiles(g, shaders, input, count, tile);
+  const tiles = shaders.topkTile !== undefined && TOPK_TILE_SHARE * count <= tile;
+  if (path === 'tiles' && !tiles) throw new Error(`internal: a top-k of ${count} rows by tiles of ${tile}`);
+  if (tiles && path !== 'radix') return topKTiles(g, shaders, input, count, tile);
   const state = acquireBound(g, TOPK_STATE_HEAD + levels, 'top-k state');
   const hist = acquireBound(g, TOPK_BINS, 'top-k histogram');
   let out: ReturnType<typeof acquireBound> | undefined = acquireBound(g, capacity * width + 1, `top-k output of ${capacity} rows`);

@@ -6,13 +6,13 @@
  * one binding, and results that would pass one, run through gpu/chunks.ts.
  */
 import { rowWords, wordsOf, type Expr, type ScalarType } from '@vixen/queryplan';
-import { generateKernelShaders, hashJoinLayout, isProjection, joinWritesPerOutputRow, kernelConstants, kernelTables, sortKeyWords, swapHashJoin, swapPipeline, topKLevels, type KernelShaders } from '@vixen/codegen-wgsl';
+import { generateKernelShaders, hashJoinLayout, isProjection, joinWritesPerOutputRow, kernelConstants, kernelTables, sortKeyWords, swapHashJoin, swapPipeline, type KernelShaders } from '@vixen/codegen-wgsl';
 import { kernelInputs, type KirKernel, type KirVariable, type VarId } from '@vixen/kernel-ir';
 import { aggregateRows } from '../aggregate.js';
 import { mergesPastBinding, pipelinePastBinding, releaseUnshared, runChunked, sortedAlready } from '../chunks.js';
 import { internals, type Gpu, type GpuImpl } from '../device.js';
 import { hashJoinRows } from '../hash.js';
-import { limitRows, topKRows } from '../limit.js';
+import { limitOnDevice, limitRows } from '../limit.js';
 import { launchIsEmpty, pipelineAggregateRows, pipelineRows, sameGroups } from '../pipeline.js';
 import { madeUpShaders, Recorder, type Bound } from '../recorder.js';
 import { bound, DeviceLimitError, exactCount, ResultLimitError, sizeOf, type DeviceRelation } from '../relations.js';
@@ -179,12 +179,7 @@ async function run(
     case 'limit': {
       if (a.count === 0 || kernel.count === 0) return empty;
       const types = columns(kernel.input);
-      if (shaders.topkHist !== undefined) {
-        const picked = await topKRows(g, shaders, a, topKLevels(types, kernel.keys), kernel.count);
-        const sorted = await sortRows(g, shaders, picked, sortKeyWords(types, types.map((_, c) => c)));
-        releaseUnshared(g, picked, sorted);
-        return sorted;
-      }
+      if (shaders.topkHist !== undefined) return limitOnDevice(g, shaders, a, types, kernel.keys, kernel.count);
       await exactCount(g, a);
       if (a.count <= kernel.count) return concatenate(g, [a], outWidth);
       return limitRows(g, a, types, kernel.keys, kernel.count);
