@@ -19,7 +19,7 @@
  */
 import { rowWords, wordsOf, type OutputOrder, type ScalarType } from '@vixen/queryplan';
 import type { KernelShaders } from '../passes.js';
-import { atomicBinding, header, threadMain } from '../wgsl.js';
+import { atomicBinding, header, threadMain, workgroupScan } from '../wgsl.js';
 import { rankCount } from './sort.js';
 
 /** Words of the state before the chosen digits. */
@@ -189,6 +189,7 @@ const RW: u32 = ${width}u;
 const ITEMS: u32 = ${TOPK_TILE_ITEMS}u;
 const BINS: u32 = ${TOPK_BINS}u;
 const LEVELS: u32 = ${4 * W}u;
+${workgroupScan(false).decls}
 var<workgroup> lh: array<atomic<u32>, ${TOPK_BINS}>;
 var<workgroup> written: atomic<u32>;
 var<workgroup> chosen: u32;
@@ -208,6 +209,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   let k = u[0].y;
   let capacity = u[0].z;
   let TILE = ITEMS * WG;
+  let PER = (BINS + WG - 1u) / WG;
   var n = u[0].x;
   for (var r = 0u; r < u[0].w; r = r + 1u) { n = (n / TILE) * k + min(k, n % TILE); }
   let tile = wid.x + wid.y * nwg.x;
@@ -243,18 +245,25 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
       }
       if (run != 0u) { atomicAdd(&lh[last], run); }
       workgroupBarrier();
-      if (lid == 0u) {
-        var before = 0u;
-        var b = 0u;
-        loop {
+      // The bin of the remaining-th row: a scan of the bins, each thread taking PER of them; the one bin whose rows
+      // before it are fewer than remaining and with it are not fewer is chosen by its thread.
+      var x = 0u;
+      for (var q = 0u; q < PER; q = q + 1u) {
+        if (lid * PER + q < BINS) { x = x + atomicLoad(&lh[lid * PER + q]); }
+      }
+      scanSums(lid, x, vec2<u32>(0u, 1u));
+      var before = sums[lid] - x;
+      for (var q = 0u; q < PER; q = q + 1u) {
+        let b = lid * PER + q;
+        if (b < BINS) {
           let c = atomicLoad(&lh[b]);
-          if (b + 1u >= BINS || before + c >= remaining) { break; }
+          if (before < remaining && before + c >= remaining) {
+            chosen = b;
+            rest = remaining - before;
+            done = select(0u, 1u, c == remaining - before);
+          }
           before = before + c;
-          b = b + 1u;
         }
-        chosen = b;
-        rest = remaining - before;
-        done = select(0u, 1u, atomicLoad(&lh[b]) == remaining - before);
       }
       let c = workgroupUniformLoad(&chosen);
       remaining = workgroupUniformLoad(&rest);
