@@ -14,7 +14,7 @@ import { importStore } from '../src/store/import.js';
 import type { LoadProgress } from '../src/load-progress.js';
 import { STORE_MANIFEST } from '../src/store/manifest.js';
 import { StoreDictionary, writeDictionary } from '../src/store/dictionary.js';
-import { readStoreFile, writeStoreFile } from '../src/store/files.js';
+import { readStoreFile, StoreFileReader, writeStoreFile } from '../src/store/files.js';
 
 const root = mkdtempSync(join(tmpdir(), 'vixen-store-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -214,6 +214,26 @@ describe('columnar store', () => {
       bad[at]! ^= 1;
       writeFileSync(path, bad);
       await expect(readStoreFile(dir, file)).rejects.toThrow(/f\.bin is corrupt: its CRC-32 differs from the manifest's/);
+    }
+    // Pieces read one at a time and all at once (finishing in any order) give the same bytes and checksum.
+    writeFileSync(path, bytes);
+    for (const inFlight of [1, 2, 3, 8]) {
+      const into = new Uint8Array(new SharedArrayBuffer(bytes.length));
+      const reader = await StoreFileReader.open(dir, file);
+      try {
+        await reader.readChecked(into, inFlight);
+      } finally {
+        await reader.close();
+      }
+      expect(Buffer.from(into.buffer, 0, into.length).equals(bytes)).toBe(true);
+    }
+    // A file cut short once opened: its last pieces end early, named, whichever read meets the end.
+    const reader = await StoreFileReader.open(dir, file);
+    try {
+      truncateSync(path, 12 << 20);
+      await expect(reader.readChecked(new Uint8Array(new SharedArrayBuffer(bytes.length)), 3)).rejects.toThrow(/store file .*f\.bin ended after \d+ of 20000003 bytes/);
+    } finally {
+      await reader.close();
     }
   });
 
