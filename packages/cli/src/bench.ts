@@ -348,9 +348,10 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
     .option('--formats <list>', `the inputs loaded, of ${END_TO_END_FORMATS.join(', ')} (tbl: parsed on the host and on the device)`, END_TO_END_FORMATS.join(','))
     .option('--upload-bytes <size>', 'bytes of the upload rows (host -> device GB/s by method), e.g. 1GiB; 0: none (default 1GiB, 16MiB on a CPU adapter)')
     .addOption(new Option('--parse <where>', 'the .tbl loads: parsed on the host, on the device, or auto (both)').choices(PARSE_MODES).default('auto'))
+    .option('--store-dir <dir>', 'keep the store there: imported when the folder holds none, else read as it is (it must come from the same --data; default: a temporary folder)')
     .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
     .action(async (raw: unknown) => {
-      const opts = parseOptions(z.object({ ...tblBenchOptions, uploadBytes: z.string().min(1).optional() }), raw);
+      const opts = parseOptions(z.object({ ...tblBenchOptions, uploadBytes: z.string().min(1).optional(), storeDir: z.string().min(1).optional() }), raw);
       const uploadBytes = opts.uploadBytes === undefined ? undefined : opts.uploadBytes === '0' ? 0 : parseByteSize(opts.uploadBytes, 'option --upload-bytes');
       await runTblBench(
         opts,
@@ -362,6 +363,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
               formats: opts.formats,
               ...(opts.parse !== 'auto' ? { parse: opts.parse } : {}),
               ...(uploadBytes !== undefined ? { uploadBytes } : {}),
+              ...(opts.storeDir !== undefined ? { storeDir: opts.storeDir } : {}),
               onUpload: (c) => err(`  upload ${c.method} (${c.source}): ${c.gbPerSecond.toFixed(2)} GB/s\n`),
             }),
           format: formatLoadReport,

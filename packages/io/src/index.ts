@@ -38,7 +38,7 @@ export { importStore, type ImportedStore, type ImportStoreOptions } from './stor
 export { StoreDictionary } from './store/dictionary.js';
 export { StoreFileReader } from './store/files.js';
 export type { StoreDeviceLoader, StoreRelationRead } from './store/load.js';
-export { storeError, type StoreColumn } from './store/manifest.js';
+export { STORE_MANIFEST, storeError, type StoreColumn } from './store/manifest.js';
 export { bytesPerValue, type ColumnEncoding } from './store/column-encoding.js';
 export { writeFilesAtomically, writeLines, type OutputFile } from './output-files.js';
 export { souffleLines, writeSouffleOutputs } from './souffle-output.js';

@@ -9,10 +9,11 @@
  * parsing, upload, the sort and duplicate removal that make relations canonical, and the key checks. The comment
  * columns no query reads are left out, and each table is its own run, as the queries load them.
  */
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { byteSortTimes } from '@vixen/io';
+import { byteSortTimes, STORE_MANIFEST } from '@vixen/io';
 import { Database, storeLoadTimes, textParseTimes, timeTextParseKernels, type Gpu, type ParseMode, type Program } from '@vixen/runtime';
 import { internals } from '@vixen/runtime/gpu';
 import type { RelationDecl } from '@vixen/queryplan';
@@ -34,6 +35,11 @@ export type LoadBenchOptions = Pick<TblBenchOptions<never>, 'sf' | 'dataDir' | '
   formats?: readonly EndToEndFormat[];
   /** The .tbl loads: parsed on the host or on the device only; default (auto) both. */
   parse?: ParseMode;
+  /**
+   * Where the store is kept: imported there when it holds no store, else read as it is (an SF 10 import takes
+   * minutes; it must be of the same `dataDir`); default a temporary folder, removed after.
+   */
+  storeDir?: string;
 };
 
 export interface LoadTiming {
@@ -62,6 +68,8 @@ export interface LoadTiming {
   storeLoad?: typeof storeLoadTimes;
   /** Per table of the last timed load, the executor's load of it (ExecuteStats.uploads ms). */
   tables: Array<{ name: string; ms: number; inOrder: boolean }>;
+  /** Per table of the last timed load, its run's wall time: the table from its files into device memory. */
+  tableMs: Array<{ name: string; ms: number }>;
   /** Compute pipelines compiled per timed load, and the wall time in which one was compiling. */
   compiled: { pipelines: number; milliseconds: number };
   /** The host's garbage collection pauses per timed load. */
@@ -78,8 +86,8 @@ export interface LoadBenchReport {
   /** Rows of the formats below (absent: a format not asked for). */
   host?: LoadTiming;
   device?: LoadTiming;
-  /** The same columns from a store (`vixen import --columns read` of the .tbl files). */
-  store?: LoadTiming & { bytes: number; prepareMs: number };
+  /** The same columns from a store (`vixen import --columns read` of the .tbl files; prepareMs 0: one kept from before). */
+  store?: LoadTiming & { bytes: number; prepareMs: number; floor: ReadFloor };
   /** The same columns from Parquet files DuckDB wrote from its .tbl load, and DuckDB's read_parquet of them. */
   parquet?: LoadTiming & { bytes: number; prepareMs: number; duckdbMs: number };
   /** Host-to-device upload bandwidth by method, measured first. */
@@ -94,6 +102,7 @@ async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOpti
   let parsedOnDevice: string[] = [];
   let inOrder: string[] = [];
   let tables: LoadTiming['tables'] = [];
+  let tableMs: LoadTiming['tableMs'] = [];
   let rows = 0;
   const parseTimes = { ...textParseTimes };
   const storeTimes = { ...storeLoadTimes };
@@ -115,7 +124,13 @@ async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOpti
     try {
       const t0 = performance.now();
       const runs = [];
-      for (const program of programs) runs.push(await db.run(program, { outputs: program.relations.filter((r) => r.name.startsWith('load_')).map((r) => r.name) }));
+      const perTable: LoadTiming['tableMs'] = [];
+      for (const program of programs) {
+        const outputs = program.relations.filter((r) => r.name.startsWith('load_')).map((r) => r.name);
+        const t1 = performance.now();
+        runs.push(await db.run(program, { outputs }));
+        perTable.push({ name: outputs.map((n) => n.slice('load_'.length)).join(', '), ms: performance.now() - t1 });
+      }
       const wall = performance.now() - t0;
       if (i < (o.warmup ?? 1)) continue;
       walls.push(wall);
@@ -126,6 +141,7 @@ async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOpti
       parsedOnDevice = uploads.filter((u) => u.parsedOnDevice).map((u) => u.name);
       inOrder = uploads.filter((u) => u.inOrder).map((u) => u.name);
       tables = uploads.map((u) => ({ name: u.name, ms: u.ms, inOrder: u.inOrder ?? false }));
+      tableMs = perTable;
       rows = uploads.reduce((n, u) => n + u.rows, 0);
     } finally {
       db.clear();
@@ -141,7 +157,7 @@ async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOpti
   const [ms, parseMs, dictionaryMs, deviceLoadMs] = [walls, parses, dictionaries, loads].map(median) as [number, number, number, number];
   const otherMs = ms - parseMs - dictionaryMs - deviceLoadMs;
   return {
-    timing: { ms, parseMs, dictionaryMs, deviceLoadMs, otherMs, parsedOnDevice, inOrder, tables, compiled: compiledPerLoad, gc, byteSort, ...(deviceParse.chunks > 0 ? { deviceParse } : {}), ...(storeLoad.relations > 0 ? { storeLoad } : {}) },
+    timing: { ms, parseMs, dictionaryMs, deviceLoadMs, otherMs, parsedOnDevice, inOrder, tables, tableMs, compiled: compiledPerLoad, gc, byteSort, ...(deviceParse.chunks > 0 ? { deviceParse } : {}), ...(storeLoad.relations > 0 ? { storeLoad } : {}) },
     rows,
   };
 }
@@ -174,14 +190,21 @@ export async function benchLoad(gpu: Gpu, o: LoadBenchOptions): Promise<LoadBenc
     const dirs: FormatDirs = { dataDir: o.dataDir, workDir: work, schema, ...(o.duckdbThreads !== undefined ? { duckdbThreads: o.duckdbThreads } : {}) };
     for (const format of ['store', 'parquet'] as const) {
       if (!formats.has(format)) continue;
-      const t0 = performance.now();
-      await prepareFormat(dirs, format, keep);
-      const prepareMs = performance.now() - t0;
-      const dir = formatDir(dirs, format);
+      // A kept store is read as it is; otherwise imported (into the kept folder, or the temporary one).
+      const kept = format === 'store' && o.storeDir !== undefined;
+      const made: FormatDirs = kept ? { ...dirs, workDir: o.storeDir! } : dirs;
+      let prepareMs = 0;
+      if (!kept || !existsSync(join(formatDir(made, format), STORE_MANIFEST))) {
+        const t0 = performance.now();
+        mkdirSync(made.workDir, { recursive: true });
+        await prepareFormat(made, format, keep);
+        prepareMs = performance.now() - t0;
+      }
+      const dir = formatDir(made, format);
       const { timing, rows } = await timeLoad(gpu, programs, { ...o, dataDir: dir }, 'auto');
       report.rows ||= rows;
       const files = { ...timing, bytes: folderBytes(dir), prepareMs };
-      if (format === 'store') report.store = files;
+      if (format === 'store') report.store = { ...files, floor: await readFloor(dir, o) };
       else report.parquet = { ...files, duckdbMs: await timeDuckLoad(o, dir, 'parquet', schema, keep) };
     }
     return report;
@@ -202,11 +225,64 @@ async function timeDuckLoad(o: LoadBenchOptions, dir: string, format: 'tbl' | 'p
   return median(times);
 }
 
+/** The files under `dir`. */
+const folderFiles = (dir: string): string[] =>
+  readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name));
+
 /** Bytes of the files under `dir`. */
 function folderBytes(dir: string): number {
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile())
-    .reduce((n, e) => n + statSync(join(e.parentPath, e.name)).size, 0);
+  return folderFiles(dir).reduce((n, f) => n + statSync(f).size, 0);
+}
+
+/**
+ * The floor of a store load: median ms to read every file of the store (all of them the load reads, the bench's
+ * store holding only those columns) into host memory, warm in the page cache, no device: in 32 MiB reads, 8 in
+ * flight as the store loader reads its columns (gpu/store-columns.ts), and one read at a time.
+ */
+export interface ReadFloor {
+  bytes: number;
+  inFlightMs: number;
+  oneAtATimeMs: number;
+}
+
+const FLOOR_PIECE = 32 * 2 ** 20;
+
+async function readFloor(dir: string, o: LoadBenchOptions): Promise<ReadFloor> {
+  const files = folderFiles(dir).map((path) => ({ path, bytes: statSync(path).size }));
+  const pieces = files.flatMap((f) => Array.from({ length: Math.ceil(f.bytes / FLOOR_PIECE) }, (_, k) => ({ path: f.path, at: k * FLOOR_PIECE, bytes: Math.min(FLOOR_PIECE, f.bytes - k * FLOOR_PIECE) })));
+  const readAll = async (inFlight: number): Promise<number> => {
+    const handles = new Map(await Promise.all(files.map(async (f) => [f.path, await open(f.path, 'r')] as const)));
+    try {
+      const t0 = performance.now();
+      let next = 0;
+      const lane = async (): Promise<void> => {
+        const buffer = Buffer.allocUnsafe(FLOOR_PIECE);
+        while (next < pieces.length) {
+          const p = pieces[next++]!;
+          for (let done = 0; done < p.bytes; ) {
+            const { bytesRead } = await handles.get(p.path)!.read(buffer, done, p.bytes - done, p.at + done);
+            if (bytesRead === 0) throw new Error(`bench: ${p.path} ended early`);
+            done += bytesRead;
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: inFlight }, lane));
+      return performance.now() - t0;
+    } finally {
+      await Promise.all([...handles.values()].map((h) => h.close()));
+    }
+  };
+  const inFlight: number[] = [];
+  const oneAtATime: number[] = [];
+  for (let i = 0; i < (o.warmup ?? 1) + (o.runs ?? 3); i++) {
+    const [a, b] = [await readAll(8), await readAll(1)];
+    if (i < (o.warmup ?? 1)) continue;
+    inFlight.push(a);
+    oneAtATime.push(b);
+  }
+  return { bytes: files.reduce((n, f) => n + f.bytes, 0), inFlightMs: median(inFlight), oneAtATimeMs: median(oneAtATime) };
 }
 
 export function formatLoadReport(r: LoadBenchReport): string {
@@ -224,7 +300,7 @@ export function formatLoadReport(r: LoadBenchReport): string {
     f ? [`${what}: ${(f.bytes / 1e6).toFixed(1)} MB (${how} in ${fmt(f.prepareMs, 0)} ms)`] : [];
   return [
     `TPC-H load at SF ${r.sf}: ${(r.bytes / 1e6).toFixed(1)} MB of .tbl (the columns the 22 queries read), ${r.rows} rows; adapter: ${r.adapter}`,
-    ...made('store', r.store, 'vixen import --columns read'),
+    ...(r.store ? [`store: ${(r.store.bytes / 1e6).toFixed(1)} MB (${r.store.prepareMs > 0 ? `vixen import --columns read in ${fmt(r.store.prepareMs, 0)} ms` : 'kept from before'})`] : []),
     ...made('Parquet', r.parquet, 'written by DuckDB'),
     `${'load'.padEnd(16)}${'total ms'.padStart(11)}${'read ms'.padStart(11)}${'dict ms'.padStart(9)}${'device ms'.padStart(13)}${'other ms'.padStart(10)}${'MB/s'.padStart(8)}${'x duckdb'.padStart(10)}`,
     ...(r.host ? [line('vixen host', r.host, r.host.ms, r.bytes, r.duckdbMs)] : []),
@@ -235,12 +311,15 @@ export function formatLoadReport(r: LoadBenchReport): string {
     ...(r.device?.deviceParse ? [phases(r.device.deviceParse, r.device.parseMs)] : []),
     ...(r.store?.storeLoad
       ? [
+          `store files into host memory (the floor: page cache, no device): ${fmt(r.store.floor.inFlightMs, 1)} ms (${mbps(r.store.floor.bytes, r.store.floor.inFlightMs)} MB/s) with 8 reads of 32 MiB in flight, ` +
+            `${fmt(r.store.floor.oneAtATimeMs, 1)} ms (${mbps(r.store.floor.bytes, r.store.floor.oneAtATimeMs)} MB/s) one at a time; the store load: ${fmt(r.store.ms / (r.store.floor.inFlightMs || 1), 2)}x the floor`,
           `store, host ms per load: dictionaries ${fmt(r.store.storeLoad.dictionariesMs, 1)}, opening files ${fmt(r.store.storeLoad.openMs, 1)}, reading and sending pieces ${fmt(r.store.storeLoad.piecesMs, 1)} ` +
             `(reads ${fmt(r.store.storeLoad.readsMs, 1)} summed over those in flight, handing to the device ${fmt(r.store.storeLoad.sendMs, 1)}), waiting for checksums ${fmt(r.store.storeLoad.verifyWaitMs, 1)}, ` +
             `for the device ${fmt(r.store.storeLoad.deviceWaitMs, 1)} (${fmt(r.store.storeLoad.relations, 0)} relations, ${fmt(r.store.storeLoad.bytes / 1e6, 1)} MB of columns)`,
         ]
       : []),
     ...loads.flatMap(([name, t]) => (t ? [`${name}: tables in canonical order as loaded (not sorted again): ${t.inOrder.join(', ') || 'none'}`] : [])),
+    ...loads.flatMap(([name, t]) => (t ? [`${name}: ms by table from its files into device memory (last load): ${t.tableMs.map((x) => `${x.name} ${fmt(x.ms, 1)}`).join(', ')}`] : [])),
     ...loads.flatMap(([name, t]) =>
       t
         ? [
