@@ -313,9 +313,11 @@ export function formatLoadReport(r: LoadBenchReport): string {
       ? [
           `store files into host memory (the floor: page cache, no device): ${fmt(r.store.floor.inFlightMs, 1)} ms (${mbps(r.store.floor.bytes, r.store.floor.inFlightMs)} MB/s) with 8 reads of 32 MiB in flight, ` +
             `${fmt(r.store.floor.oneAtATimeMs, 1)} ms (${mbps(r.store.floor.bytes, r.store.floor.oneAtATimeMs)} MB/s) one at a time; the store load: ${fmt(r.store.ms / (r.store.floor.inFlightMs || 1), 2)}x the floor`,
-          `store, host ms per load: dictionaries ${fmt(r.store.storeLoad.dictionariesMs, 1)}, opening files ${fmt(r.store.storeLoad.openMs, 1)}, reading and sending pieces ${fmt(r.store.storeLoad.piecesMs, 1)} ` +
-            `(reads ${fmt(r.store.storeLoad.readsMs, 1)} summed over those in flight, handing to the device ${fmt(r.store.storeLoad.sendMs, 1)}), waiting for checksums ${fmt(r.store.storeLoad.verifyWaitMs, 1)}, ` +
-            `for the device ${fmt(r.store.storeLoad.deviceWaitMs, 1)} (${fmt(r.store.storeLoad.relations, 0)} relations, ${fmt(r.store.storeLoad.bytes / 1e6, 1)} MB of columns)`,
+          `store, host ms per load: dictionaries ${fmt(r.store.storeLoad.dictionariesMs, 1)} (of which waiting for their reads ${fmt(r.store.storeLoad.dictionaryWaitMs, 1)}), opening files ${fmt(r.store.storeLoad.openMs, 1)}, ` +
+            `reading and sending pieces ${fmt(r.store.storeLoad.piecesMs, 1)} (summed over the lanes in flight: reads ${fmt(r.store.storeLoad.readsMs, 1)}, handing to the device ${fmt(r.store.storeLoad.sendMs, 1)}, ` +
+            `waiting for a mapped buffer ${fmt(r.store.storeLoad.bufferWaitMs, 1)}), waiting for checksums ${fmt(r.store.storeLoad.verifyWaitMs, 1)}, ` +
+            `for the device ${fmt(r.store.storeLoad.deviceWaitMs, 1)} (${fmt(r.store.storeLoad.relations, 0)} relations, ${fmt(r.store.storeLoad.bytes / 1e6, 1)} MB of columns in ${fmt(r.store.storeLoad.pieces, 0)} pieces, ` +
+            `${fmt(r.store.storeLoad.dictionaryBytes / 1e6, 1)} MB of dictionaries)`,
         ]
       : []),
     ...loads.flatMap(([name, t]) => (t ? [`${name}: tables in canonical order as loaded (not sorted again): ${t.inOrder.join(', ') || 'none'}`] : [])),

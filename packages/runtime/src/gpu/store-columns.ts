@@ -36,11 +36,26 @@ export const STORE_READ_PLAN: StoreReadPlan = { pieceBytes: 32 * 2 ** 20, inFlig
 
 /**
  * Host time of store loads so far, in ms (`vixen bench load` prints it per load): handing the dictionaries (read
- * meanwhile) to the interner, opening the files, reading and sending the pieces (and of that, the reads summed over
- * those in flight, so more than the time they took, and handing pieces to the device), then waiting for the last
- * checksums and for the device.
+ * meanwhile) to the interner, and of that the wait for their reads; opening the files, reading and sending the pieces
+ * (and of that, summed over the lanes in flight, so more than the time they took: the reads, handing pieces to the
+ * device, and waiting for a mapped buffer), then waiting for the last checksums and for the device. `bytes`: of
+ * column files, in `pieces`; `dictionaryBytes`: of their dictionaries' files.
  */
-export const storeLoadTimes = { relations: 0, bytes: 0, dictionariesMs: 0, openMs: 0, readsMs: 0, sendMs: 0, piecesMs: 0, verifyWaitMs: 0, deviceWaitMs: 0 };
+export const storeLoadTimes = {
+  relations: 0,
+  bytes: 0,
+  pieces: 0,
+  dictionaryBytes: 0,
+  dictionariesMs: 0,
+  dictionaryWaitMs: 0,
+  openMs: 0,
+  readsMs: 0,
+  sendMs: 0,
+  bufferWaitMs: 0,
+  piecesMs: 0,
+  verifyWaitMs: 0,
+  deviceWaitMs: 0,
+};
 
 /** A piece of a column file: `rows` values from row `row` of relation chunk `part`, at byte `at` of the file. */
 interface Piece {
@@ -137,9 +152,11 @@ async function loadStore(gpu: Gpu, read: StoreRelationRead, strings: StringInter
       // A narrow piece is copied in whole words, its last one partly past the piece (lanes the pass does not read).
       const words = Math.ceil(bytes / 4);
       // Every read takes a buffer of the plan's size, so buffers are reused whatever piece they held.
+      const w0 = performance.now();
       const { buffer, bytes: mem } = await g.orLost(memory.take(plan.pieceBytes));
       try {
         const r0 = performance.now();
+        times.bufferWaitMs += r0 - w0;
         await readers[p.column]!.readAt(mem.subarray(0, bytes), p.at);
         const s0 = performance.now();
         times.readsMs += s0 - r0;
@@ -183,7 +200,9 @@ async function loadStore(gpu: Gpu, read: StoreRelationRead, strings: StringInter
     times.deviceWaitMs += performance.now() - t0;
     if (flag![0] !== 0) throw storeError(`store ${read.dir}: relation ${read.name} holds a string id outside its column's dictionary (corrupt store: import the facts again)`);
     t0 = performance.now();
-    for (const [k, dictionary] of (await dictionaries).entries()) {
+    const dictionaryList = await dictionaries;
+    times.dictionaryWaitMs += performance.now() - t0;
+    for (const [k, dictionary] of dictionaryList.entries()) {
       const c = read.columns[k]!;
       if (!c.dictionary || !dictionary) continue;
       // Sorted and distinct already: the run's dictionary merges it with the others, undecoded (StringInterner.addSorted).
@@ -194,6 +213,8 @@ async function loadStore(gpu: Gpu, read: StoreRelationRead, strings: StringInter
     times.dictionariesMs += performance.now() - t0;
     times.relations++;
     times.bytes += read.columns.reduce((n, c) => n + c.bytes, 0);
+    times.pieces += pieces.length;
+    times.dictionaryBytes += read.columns.reduce((n, c) => n + (c.dictionary ? c.dictionary.bytes.bytes + c.dictionary.offsets.bytes : 0), 0);
   } catch (e) {
     for (const p of parts) releaseRelation(g, p);
     throw e;
