@@ -61,6 +61,7 @@ const databaseOptionsSchema = z.object({
   hostCache: z.boolean().optional(),
   parse: z.enum(PARSE_MODES).optional(),
   project: z.enum(PARSE_MODES).optional(),
+  storeReads: z.object({ pieceBytes: z.number().int().min(4), inFlight: z.number().int().min(1) }).strict().optional(),
   facts: runOptionsSchema.shape.facts,
   reopen: callback().optional(),
 });

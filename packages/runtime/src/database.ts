@@ -26,7 +26,7 @@ import { closedUnder, tablesKey } from './tables.js';
 import { variablesRead, type KirProgram, type VarId } from '@vixen/kernel-ir';
 import { VixenError, type DeclaredKey, type RelationDecl } from '@vixen/queryplan';
 import { addApiFacts, addInlineFacts, columnTypes, EncodedFacts, factsColumns, FactsCache, loadFactsDirInto, loadKeptColumns, StringDictionary, stringWordOffsets, type FactRelation, type FactsFileLoader, type StoreDeviceLoader } from '@vixen/io';
-import { loadStoreOnDevice } from './gpu/store-columns.js';
+import { loadStoreOnDevice, type StoreReadPlan } from './gpu/store-columns.js';
 import { checkDatabaseOptions } from './api-options.js';
 import { factsLoader } from './facts-parse.js';
 import type { ParseMode } from './parse-mode.js';
@@ -143,6 +143,8 @@ export interface DatabaseOptions {
    * sorts cost more than the host's projection.
    */
   project?: ParseMode;
+  /** How a store's column files are read: bytes per read and reads in flight (default STORE_READ_PLAN; benches vary it). */
+  storeReads?: StoreReadPlan;
   /**
    * Facts given through the API (rows or columns, as `RunOptions.facts`) for some base relations: these are not
    * read from the facts directory; the first run that reads one loads it from here, and it stays resident.
@@ -343,7 +345,7 @@ export class Database {
     const host: FactsFileLoader = this.cache?.load ?? ((decl, path, into) => (this.uncachedReads++, loadKeptColumns(decl, path, into)));
     const loadFile = factsLoader(this.gpu, this.options.parse ?? 'auto', host);
     // A store's columns go straight to the device (gpu/store-columns.ts).
-    const storeOnDevice: StoreDeviceLoader = (read, strings, step) => loadStoreOnDevice(this.gpu, read, strings, step);
+    const storeOnDevice: StoreDeviceLoader = (read, strings, step) => loadStoreOnDevice(this.gpu, read, strings, step, this.options.storeReads);
     const projectStart = performance.now();
     const wideLoads: DatabaseRunResult['wideLoads'] = [];
     const limit = limits.maxDeviceMemory ?? internals(this.gpu).memoryBudget;
