@@ -1,5 +1,5 @@
 /** `vixen bench operators` end to end on a tiny size: the table, the JSON report, and option errors. */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
@@ -86,7 +86,7 @@ test('bench load times host and device parsing against DuckDB and writes JSON', 
   expect(r.out).toMatch(/^vixen parquet +[\d.]+/m);
   expect(r.out).toMatch(/^duckdb parquet +[\d.]+/m);
   expect(r.out).toMatch(/^staging ring 4 MiB x 4 +memory +[\d.]+ +[\d.]+$/m);
-  expect(r.out).toMatch(/^store, host ms per load: dictionaries [\d.]+, .* \(8 relations, [\d.]+ MB of columns\)$/m);
+  expect(r.out).toMatch(/^store, host ms per load \(reads of 32 MiB x 8\): dictionaries [\d.]+ \(of which waiting for their reads [\d.]+\), .* \(8 relations, [\d.]+ MB of columns in \d+ pieces, [\d.]+ MB of dictionaries\)$/m);
   expect(r.out).toMatch(/^vixen store: tables in canonical order as loaded \(not sorted again\): /m);
   type Timing = { ms: number; parsedOnDevice: string[] };
   const report = JSON.parse(readFileSync(json, 'utf8')) as {
@@ -108,4 +108,33 @@ test('bench load times host and device parsing against DuckDB and writes JSON', 
   expect(report.upload.bytes).toBe(16 * 2 ** 20);
   expect(report.upload.cases.length).toBeGreaterThanOrEqual(8);
   for (const c of report.upload.cases) expect(c.gbPerSecond).toBeCloseTo(report.upload.bytes / c.medianMs / 1e6, 6);
+}, 300_000);
+
+test('bench load keeps a store for a later call, and prints its read floor and each table', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'vixen-bench-store-'));
+  const load = (json: string, ...more: string[]) =>
+    cli('bench', 'load', '--sf', '0.01', '--runs', '1', '--warmup', '0', '--formats', 'store', '--upload-bytes', '0', '--store-dir', dir, '--json', join(dir, json), ...more);
+  const first = await load('first.json');
+  expect(first.code).toBe(0);
+  expect(first.out).toMatch(/^store: [\d.]+ MB \(vixen import --columns read in [\d,]+ ms\)$/m);
+  expect(first.out).toMatch(/^store files into host memory \(the floor: page cache, no device\): [\d.]+ ms \([\d.]+ MB\/s\) with 8 reads of 32 MiB in flight, [\d.]+ ms \([\d.]+ MB\/s\) one at a time; /m);
+  const tables = first.out.match(/^vixen store: ms by table from its files into device memory \(last load\): (.*)$/m)?.[1];
+  expect(tables?.split(', ').map((t) => t.split(' ')[0])).toEqual(['region', 'nation', 'supplier', 'customer', 'part', 'partsupp', 'orders', 'lineitem']);
+  const manifest = join(dir, 'store', 'vixen-store.json');
+  const made = statSync(manifest).mtimeMs;
+  // The second call reads the kept store: not imported again; a store row per read plan.
+  const second = await load('second.json', '--store-reads', '1MiBx2,64KiBx3');
+  expect(second.code).toBe(0);
+  expect(second.out).toMatch(/^store: [\d.]+ MB \(kept from before\)$/m);
+  expect(second.out).toMatch(/^store, host ms per load \(reads of 1 MiB x 2\): /m);
+  expect(second.out).toMatch(/^ {2}64 KiB x 3 +[\d.]+ +[\d.]+/m);
+  expect((await load('bad.json', '--store-reads', '16MiB')).err).toMatch(/option --store-reads: expected bytes per read x reads in flight, e.g. 16MiBx8, got 16MiB/);
+  expect(statSync(manifest).mtimeMs).toBe(made);
+  type Store = { ms: number; bytes: number; prepareMs: number; floor: { bytes: number; inFlightMs: number; oneAtATimeMs: number }; tableMs: Array<{ name: string; ms: number }> };
+  const [a, b] = ['first.json', 'second.json'].map((f) => (JSON.parse(readFileSync(join(dir, f), 'utf8')) as { store: Store }).store);
+  expect(a!.prepareMs > 0 && b!.prepareMs === 0).toBe(true);
+  // The floor reads every file of the store: the bytes the report gives it.
+  expect(a!.floor.bytes).toBe(a!.bytes);
+  expect(b!.floor.inFlightMs > 0 && b!.floor.oneAtATimeMs > 0).toBe(true);
+  expect(b!.tableMs.reduce((n, t) => n + t.ms, 0)).toBeLessThanOrEqual(b!.ms);
 }, 300_000);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { z } from 'zod';
-import { openGpu, parseByteSize, type Gpu } from '@vixen/runtime';
+import { openGpu, parseByteSize, type Gpu, type StoreReadPlan } from '@vixen/runtime';
 import { BENCH_OPERATORS, benchCompile, benchEndToEnd, benchGraphs, benchLoad, compileSsbQuery, compileTpchQuery, END_TO_END_FORMATS, formatEndToEndReport, formatLoadReport, ssbQuerySql, ssbSchema, tpchQuerySql, tpchSchema, type EndToEndQuery, benchOperators, benchSsb, benchTpch, dbgenParallel, defaultBenchSizes, examplesDir, formatBenchReport, formatCompileReport, formatGraphBenchReport, formatDevicePeak, formatMemoryAfterQuery, formatSlowRunCauses, formatSsbReport, formatTimedRuns, formatTpchReport, GRAPH_KINDS, GRAPH_WORKLOADS, LOOP_DEFAULTS, SSB_QUERIES, ssbgenParallel, TPCH_QUERIES, type TblBenchOptions } from '@vixen/bench';
 import { VixenError, type RelationDecl } from '@vixen/queryplan';
 import { BENCH_DESCRIPTION, PARSE_MODES, parseOption, parseOptions, writeJsonReport } from './options.js';
@@ -22,6 +22,13 @@ const sizesSchema = z
   .refine((xs) => xs.length > 0 && xs.every((x) => x >= 1 && x <= 31), 'sizes must be a non-empty range within 1..31');
 
 const listSchema = z.string().transform((s) => s.split(',').map((x) => x.trim()).filter((x) => x.length > 0));
+
+/** A store read plan of --store-reads: `SIZExN`, bytes per read (e.g. 16MiB) and reads in flight. */
+function storeReadPlan(text: string): StoreReadPlan {
+  const m = /^(.+)x(\d+)$/.exec(text);
+  if (!m || Number(m[2]) < 1) throw new VixenError({ severity: 'error', message: `option --store-reads: expected bytes per read x reads in flight, e.g. 16MiBx8, got ${text}` });
+  return { pieceBytes: parseByteSize(m[1]!, 'option --store-reads'), inFlight: Number(m[2]) };
+}
 
 const benchOptionsSchema = z.object({
   sizes: sizesSchema.optional(),
@@ -348,10 +355,11 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
     .option('--formats <list>', `the inputs loaded, of ${END_TO_END_FORMATS.join(', ')} (tbl: parsed on the host and on the device)`, END_TO_END_FORMATS.join(','))
     .option('--upload-bytes <size>', 'bytes of the upload rows (host -> device GB/s by method), e.g. 1GiB; 0: none (default 1GiB, 16MiB on a CPU adapter)')
     .addOption(new Option('--parse <where>', 'the .tbl loads: parsed on the host, on the device, or auto (both)').choices(PARSE_MODES).default('auto'))
+    .option('--store-reads <list>', 'how the store\'s column files are read, each a store row: bytes per read x reads in flight, e.g. 32MiBx8,16MiBx16 (default: 32MiBx8)')
     .option('--store-dir <dir>', 'keep the store there: imported when the folder holds none, else read as it is (it must come from the same --data; default: a temporary folder)')
     .addOption(new Option('--backend <backend>', 'WebGPU backend').choices(['auto', 'vulkan', 'opengles']).default('auto'))
     .action(async (raw: unknown) => {
-      const opts = parseOptions(z.object({ ...tblBenchOptions, uploadBytes: z.string().min(1).optional(), storeDir: z.string().min(1).optional() }), raw);
+      const opts = parseOptions(z.object({ ...tblBenchOptions, uploadBytes: z.string().min(1).optional(), storeDir: z.string().min(1).optional(), storeReads: listSchema.optional() }), raw);
       const uploadBytes = opts.uploadBytes === undefined ? undefined : opts.uploadBytes === '0' ? 0 : parseByteSize(opts.uploadBytes, 'option --upload-bytes');
       await runTblBench(
         opts,
@@ -364,6 +372,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
               ...(opts.parse !== 'auto' ? { parse: opts.parse } : {}),
               ...(uploadBytes !== undefined ? { uploadBytes } : {}),
               ...(opts.storeDir !== undefined ? { storeDir: opts.storeDir } : {}),
+              ...(opts.storeReads !== undefined ? { storeReads: opts.storeReads.map(storeReadPlan) } : {}),
               onUpload: (c) => err(`  upload ${c.method} (${c.source}): ${c.gbPerSecond.toFixed(2)} GB/s\n`),
             }),
           format: formatLoadReport,

@@ -14,7 +14,7 @@ import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { byteSortTimes, STORE_MANIFEST } from '@vixen/io';
-import { Database, storeLoadTimes, textParseTimes, timeTextParseKernels, type Gpu, type ParseMode, type Program } from '@vixen/runtime';
+import { Database, STORE_READ_PLAN, storeLoadTimes, textParseTimes, timeTextParseKernels, type Gpu, type ParseMode, type Program, type StoreReadPlan } from '@vixen/runtime';
 import { internals } from '@vixen/runtime/gpu';
 import type { RelationDecl } from '@vixen/queryplan';
 import { END_TO_END_FORMATS, formatDir, prepareFormat, type EndToEndFormat, type FormatDirs } from '../end-to-end.js';
@@ -40,6 +40,8 @@ export type LoadBenchOptions = Pick<TblBenchOptions<never>, 'sf' | 'dataDir' | '
    * minutes; it must be of the same `dataDir`); default a temporary folder, removed after.
    */
   storeDir?: string;
+  /** How the store's column files are read, each plan a store row (the first the `store` one); default STORE_READ_PLAN. */
+  storeReads?: readonly StoreReadPlan[];
 };
 
 export interface LoadTiming {
@@ -87,14 +89,16 @@ export interface LoadBenchReport {
   host?: LoadTiming;
   device?: LoadTiming;
   /** The same columns from a store (`vixen import --columns read` of the .tbl files; prepareMs 0: one kept from before). */
-  store?: LoadTiming & { bytes: number; prepareMs: number; floor: ReadFloor };
+  store?: LoadTiming & { bytes: number; prepareMs: number; floor: ReadFloor; reads: StoreReadPlan };
+  /** The store read by the other plans of `storeReads`. */
+  storePlans?: Array<LoadTiming & { reads: StoreReadPlan }>;
   /** The same columns from Parquet files DuckDB wrote from its .tbl load, and DuckDB's read_parquet of them. */
   parquet?: LoadTiming & { bytes: number; prepareMs: number; duckdbMs: number };
   /** Host-to-device upload bandwidth by method, measured first. */
   upload?: UploadReport;
 }
 
-async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOptions, parse: ParseMode): Promise<{ timing: LoadTiming; rows: number }> {
+async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOptions, parse: ParseMode, storeReads?: StoreReadPlan): Promise<{ timing: LoadTiming; rows: number }> {
   const walls: number[] = [];
   const parses: number[] = [];
   const dictionaries: number[] = [];
@@ -120,7 +124,7 @@ async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOpti
     }
     // No host cache: it would parse every column of each file for later programs (comments included), where a run
     // of a program parses the columns it reads.
-    const db = new Database(gpu, o.dataDir, { parse, hostCache: false });
+    const db = new Database(gpu, o.dataDir, { parse, hostCache: false, ...(storeReads ? { storeReads } : {}) });
     try {
       const t0 = performance.now();
       const runs = [];
@@ -201,11 +205,16 @@ export async function benchLoad(gpu: Gpu, o: LoadBenchOptions): Promise<LoadBenc
         prepareMs = performance.now() - t0;
       }
       const dir = formatDir(made, format);
-      const { timing, rows } = await timeLoad(gpu, programs, { ...o, dataDir: dir }, 'auto');
+      const [reads, ...others] = format === 'store' ? (o.storeReads ?? [STORE_READ_PLAN]) : [undefined];
+      const { timing, rows } = await timeLoad(gpu, programs, { ...o, dataDir: dir }, 'auto', reads);
       report.rows ||= rows;
       const files = { ...timing, bytes: folderBytes(dir), prepareMs };
-      if (format === 'store') report.store = { ...files, floor: await readFloor(dir, o) };
-      else report.parquet = { ...files, duckdbMs: await timeDuckLoad(o, dir, 'parquet', schema, keep) };
+      if (format === 'parquet') report.parquet = { ...files, duckdbMs: await timeDuckLoad(o, dir, 'parquet', schema, keep) };
+      else {
+        report.store = { ...files, floor: await readFloor(dir, o), reads: reads! };
+        if (others.length > 0) report.storePlans = [];
+        for (const plan of others) report.storePlans!.push({ ...(await timeLoad(gpu, programs, { ...o, dataDir: dir }, 'auto', plan!)).timing, reads: plan! });
+      }
     }
     return report;
   } finally {
@@ -285,6 +294,9 @@ async function readFloor(dir: string, o: LoadBenchOptions): Promise<ReadFloor> {
   return { bytes: files.reduce((n, f) => n + f.bytes, 0), inFlightMs: median(inFlight), oneAtATimeMs: median(oneAtATime) };
 }
 
+/** A store read plan as the report names it: `32 MiB x 8` (bytes per read, reads in flight). */
+const readsLabel = (p: StoreReadPlan): string => `${p.pieceBytes >= 2 ** 20 ? `${fmt(p.pieceBytes / 2 ** 20, 0)} MiB` : `${fmt(p.pieceBytes / 2 ** 10, 0)} KiB`} x ${p.inFlight}`;
+
 export function formatLoadReport(r: LoadBenchReport): string {
   const mbps = (bytes: number, ms: number): string => fmt(bytes / 1e6 / (ms / 1000), 1);
   const cell = (t: LoadTiming | undefined, ms: (t: LoadTiming) => number, width: number): string => (t ? fmt(ms(t), 1) : '-').padStart(width);
@@ -307,13 +319,14 @@ export function formatLoadReport(r: LoadBenchReport): string {
     ...(r.device ? [line('vixen device', r.device, r.device.ms, r.bytes, r.duckdbMs)] : []),
     line('duckdb', undefined, r.duckdbMs, r.bytes, r.duckdbMs),
     ...(r.store ? [line('vixen store', r.store, r.store.ms, r.store.bytes, r.duckdbMs)] : []),
+    ...(r.store ? (r.storePlans ?? []).map((p) => line(`  ${readsLabel(p.reads)}`, p, p.ms, r.store!.bytes, r.duckdbMs)) : []),
     ...(r.parquet ? [line('vixen parquet', r.parquet, r.parquet.ms, r.parquet.bytes, r.parquet.duckdbMs), line('duckdb parquet', undefined, r.parquet.duckdbMs, r.parquet.bytes, r.parquet.duckdbMs)] : []),
     ...(r.device?.deviceParse ? [phases(r.device.deviceParse, r.device.parseMs)] : []),
     ...(r.store?.storeLoad
       ? [
           `store files into host memory (the floor: page cache, no device): ${fmt(r.store.floor.inFlightMs, 1)} ms (${mbps(r.store.floor.bytes, r.store.floor.inFlightMs)} MB/s) with 8 reads of 32 MiB in flight, ` +
             `${fmt(r.store.floor.oneAtATimeMs, 1)} ms (${mbps(r.store.floor.bytes, r.store.floor.oneAtATimeMs)} MB/s) one at a time; the store load: ${fmt(r.store.ms / (r.store.floor.inFlightMs || 1), 2)}x the floor`,
-          `store, host ms per load: dictionaries ${fmt(r.store.storeLoad.dictionariesMs, 1)} (of which waiting for their reads ${fmt(r.store.storeLoad.dictionaryWaitMs, 1)}), opening files ${fmt(r.store.storeLoad.openMs, 1)}, ` +
+          `store, host ms per load (reads of ${readsLabel(r.store.reads)}): dictionaries ${fmt(r.store.storeLoad.dictionariesMs, 1)} (of which waiting for their reads ${fmt(r.store.storeLoad.dictionaryWaitMs, 1)}), opening files ${fmt(r.store.storeLoad.openMs, 1)}, ` +
             `reading and sending pieces ${fmt(r.store.storeLoad.piecesMs, 1)} (summed over the lanes in flight: reads ${fmt(r.store.storeLoad.readsMs, 1)}, handing to the device ${fmt(r.store.storeLoad.sendMs, 1)}, ` +
             `waiting for a mapped buffer ${fmt(r.store.storeLoad.bufferWaitMs, 1)}), waiting for checksums ${fmt(r.store.storeLoad.verifyWaitMs, 1)}, ` +
             `for the device ${fmt(r.store.storeLoad.deviceWaitMs, 1)} (${fmt(r.store.storeLoad.relations, 0)} relations, ${fmt(r.store.storeLoad.bytes / 1e6, 1)} MB of columns in ${fmt(r.store.storeLoad.pieces, 0)} pieces, ` +
