@@ -120,6 +120,8 @@ describe('facts given as columns', () => {
     expect(message(() => new Database(gpu, '.', { facts: { edge: { columns: [x, new DataView(y.buffer)] } } } as never))).toBe(
       'invalid Database options: facts.edge.columns.1: expected an array or a typed array, received object',
     );
+    // How a store is read (DatabaseOptions.storeReads): whole bytes per read and reads in flight.
+    expect(message(() => new Database(gpu, '.', { storeReads: { pieceBytes: 2 ** 20, inFlight: 0 } }))).toMatch(/^invalid Database options: storeReads\.inFlight: /);
     expect(await rejection(program.interpret({ facts: { item: { columns: itemColumns.map((c, i) => (i === 7 ? Uint32Array.from(day) : c)) } } }))).toBe(
       'facts for item, column 8 (day): a date column takes an Int32Array (days since 1970-01-01) or an array of numbers, found Uint32Array',
     );
