@@ -243,6 +243,56 @@ describe('Parquet', () => {
     }
   });
 
+  it('ByteInterner.appendPlain keeps a plain page\'s strings in order beside looked-up ones, and nothing of a cut page', () => {
+    let seed = 3;
+    const next = (n: number): number => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n;
+    const utf8 = new TextEncoder();
+    const plain = (strings: string[]): Uint8Array => {
+      const parts = strings.map((s) => utf8.encode(s));
+      const page = new Uint8Array(parts.reduce((n, p) => n + 4 + p.length, 0));
+      let at = 0;
+      for (const p of parts) {
+        new DataView(page.buffer).setUint32(at, p.length, true);
+        page.set(p, at + 4);
+        at += 4 + p.length;
+      }
+      return page;
+    };
+    const interner = new ByteInterner();
+    const expected: string[] = [];
+    const ids: number[] = [];
+    // Pages of short and long strings (a byte loop and a copy), some repeated, between lookups (which rehash).
+    for (let round = 0; round < 60; round++) {
+      const strings = Array.from({ length: next(200) }, () => `s${next(50)}`.padEnd(next(3) === 0 ? 70 + next(40) : next(20), 'é'));
+      const into = new Uint32Array(strings.length);
+      expect(interner.appendPlain(plain(strings), 0, strings.length, 1, into)).toBe(strings.length);
+      ids.push(...into);
+      expected.push(...strings);
+      for (let k = next(100); k > 0; k--) {
+        const s = `looked ${next(300)}`;
+        const b = utf8.encode(s);
+        ids.push(interner.id(b, 0, b.length, 2));
+        expected.push(s);
+      }
+    }
+    const table = interner.table();
+    const text = (id: number): string => new TextDecoder().decode(table.bytes.subarray(id === 0 ? 0 : table.ends[id - 1], table.ends[id]));
+    expect(ids.map(text)).toEqual(expected);
+    // Looked-up strings once each, appended ones as often as they came.
+    const looked = new Set(expected.filter((s) => s.startsWith('looked')));
+    expect(new Set(ids.filter((_, i) => expected[i]!.startsWith('looked'))).size).toBe(looked.size);
+    expect(table.ends.length).toBe(looked.size + expected.filter((s) => !s.startsWith('looked')).length);
+    expect(ids.every((id, i) => table.columns[id] === (expected[i]!.startsWith('looked') ? 2 : 1))).toBe(true);
+    // A page that ends inside its third value, or whose length has the top bit set: none of its strings are kept.
+    const page = plain(['a', 'bc', 'def']);
+    const size = table.ends.length;
+    expect(interner.appendPlain(page.subarray(0, page.length - 1), 0, 3, 1, new Uint32Array(3))).toBe(2);
+    const huge = plain(['a', 'b']);
+    huge[8] = 0xff;
+    expect(interner.appendPlain(huge, 0, 2, 1, new Uint32Array(2))).toBe(1);
+    expect(interner.table().ends.length).toBe(size);
+  });
+
   /** A random RLE / bit-packed hybrid stream of `width`-bit values (`value` draws one) and how many values it holds. */
   const hybrid = (width: number, next: (n: number) => number, value: () => number): { page: Uint8Array; n: number } => {
     const varint = (v: number, out: number[]): void => {

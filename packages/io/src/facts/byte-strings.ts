@@ -19,6 +19,8 @@ export class ByteInterner {
   private hashes = new Uint32Array(1 << 10);
   private columns = new Uint32Array(1 << 10);
   count = 0;
+  /** Of those, the strings in `slots` (looked up). */
+  private hashed = 0;
   private slots = new Int32Array(1 << 11).fill(-1);
 
   /** The id of buf[s, e), noted as held by the string column(s) of `bit`. */
@@ -40,7 +42,7 @@ export class ByteInterner {
         const added = this.add(buf, s, e, h);
         this.slots[slot] = added;
         // Half full at most, so probes stay short.
-        if (2 * this.count > this.slots.length) this.rehash();
+        if (2 * ++this.hashed > this.slots.length) this.rehash();
         return added;
       }
       if (this.hashes[id] !== h) continue;
@@ -68,10 +70,50 @@ export class ByteInterner {
     return id;
   }
 
+  /**
+   * The `n` strings of a PLAIN BYTE_ARRAY page (each a 4-byte little-endian length, then its bytes) from `page[at]`
+   * on, added without a lookup, their ids into `ids`, noted as held by the string column(s) of `bit`: for columns
+   * of mostly distinct strings (a writer keeps a dictionary for the others), where hashing each one cost more than
+   * the rest of its decode; the run's sort finds the repeats. Returns how many were whole: `n`, or the index of
+   * the value the page ends inside (none of the page's are then kept).
+   */
+  appendPlain(page: Uint8Array, at: number, n: number, bit: number, ids: Uint32Array): number {
+    // At most the page's bytes, lengths excluded.
+    if (this.used + page.length - at > this.bytes.length) this.bytes = grow(this.bytes, this.used + page.length - at);
+    if (this.count + n > this.ends.length) {
+      this.ends = grow(this.ends, this.count + n);
+      this.hashes = grow(this.hashes, this.count + n);
+      this.columns = grow(this.columns, this.count + n);
+    }
+    const { bytes, ends, columns } = this;
+    let used = this.used;
+    for (let i = 0, id = this.count; i < n; i++, id++) {
+      const start = at + 4;
+      const end = start + ((page[at]! | (page[at + 1]! << 8) | (page[at + 2]! << 16) | (page[at + 3]! << 24)) >>> 0);
+      if (!(end <= page.length)) return i;
+      // A byte loop for short strings: a view per string for `set` cost more than the copy.
+      if (end - start < 64) for (let k = start; k < end; k++) bytes[used++] = page[k]!;
+      else {
+        bytes.set(page.subarray(start, end), used);
+        used += end - start;
+      }
+      ends[id] = used;
+      columns[id] = bit;
+      ids[i] = id;
+      at = end;
+    }
+    this.used = used;
+    this.count += n;
+    return n;
+  }
+
+  /** Twice the slots, holding the ids the old ones held (strings added by appendPlain are in none). */
   private rehash(): void {
-    this.slots = new Int32Array(this.slots.length * 2).fill(-1);
+    const old = this.slots;
+    this.slots = new Int32Array(old.length * 2).fill(-1);
     const mask = this.slots.length - 1;
-    for (let id = 0; id < this.count; id++) {
+    for (const id of old) {
+      if (id < 0) continue;
       let slot = this.hashes[id]! & mask;
       while (this.slots[slot]! >= 0) slot = (slot + 1) & mask;
       this.slots[slot] = id;

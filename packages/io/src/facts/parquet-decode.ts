@@ -3,7 +3,8 @@
  * Snappy) from any AsyncBuffer: which column types fit the declaration, and row groups into row words
  * (column-words.ts) a column chunk at a time. No Node API, so the playground reads a dropped file with the same rules
  * and messages as `--facts` (parquet.ts adds the files and the worker pool). Strings are interned by their bytes
- * (byte-strings.ts), a dictionary page's entries once each; the caller gives them the run's ids (parquet.ts sorts
+ * (byte-strings.ts), a dictionary page's entries once each, a plain page's copied without a lookup (the run's sort
+ * finds repeats); the caller gives them the run's ids (parquet.ts sorts
  * ASCII ones as bytes; `addStrings` decodes the others) and the rows those ids (encoded.ts `remapWords`).
  */
 import { parquetMetadataAsync, parquetSchema, type AsyncBuffer, type CompressionCodec, type DataPageHeader, type DecodedArray, type FileMetaData, type SchemaElement, type SchemaTree } from 'hyparquet';
@@ -252,14 +253,9 @@ class ChunkDecoder {
       else readRleBitPackedHybrid(reader, bitWidth, into, bytes.length - reader.offset);
       this.segments.push({ row, n, dictionary: this.dictionaryWords, entries: this.dictionaryValues });
     } else if (header.encoding === 'PLAIN' && this.decoder.type === 'BYTE_ARRAY') {
-      // Each string interned from the page's bytes where it lies: no array of a view per value.
-      for (let i = 0, at = reader.offset; i < n; i++) {
-        const start = at + 4;
-        const end = start + (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24));
-        if (!(end <= bytes.length)) throw new Error(`column "${this.decoder.element.name}" has a page that ends inside its value ${i + 1} of ${n}`);
-        into[i] = this.strings.id(bytes, start, end, 1);
-        at = end;
-      }
+      // Each string copied from the page's bytes where it lies: no array of a view per value, no lookup.
+      const whole = this.strings.appendPlain(bytes, reader.offset, n, 1, into);
+      if (whole < n) throw new Error(`column "${this.decoder.element.name}" has a page that ends inside its value ${whole + 1} of ${n}`);
       this.segments.push({ row, n, values: into });
     } else {
       this.page(header.encoding, readDataPage(bytes.subarray(reader.offset), header, this.required).dataPage, n, row);
