@@ -88,6 +88,7 @@ test('bench load times host and device parsing against DuckDB and writes JSON', 
   expect(r.out).toMatch(/^staging ring 4 MiB x 4 +memory +[\d.]+ +[\d.]+$/m);
   expect(r.out).toMatch(/^store, host ms per load \(reads of 32 MiB x 8\): dictionaries [\d.]+ \(of which waiting for their reads [\d.]+\), .* \(8 relations, [\d.]+ MB of columns in \d+ pieces, [\d.]+ MB of dictionaries\)$/m);
   expect(r.out).toMatch(/^vixen store: tables in canonical order as loaded \(not sorted again\): /m);
+  expect(r.out).toMatch(/^parquet, host ms per load: read ms [\d.]+, of which the Parquet loader [\d.]+ = .*; 8 files, \d+ tasks on \d+ workers /m);
   type Timing = { ms: number; parsedOnDevice: string[] };
   const report = JSON.parse(readFileSync(json, 'utf8')) as {
     sf: number;

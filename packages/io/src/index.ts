@@ -33,6 +33,7 @@ export { externalFacts, type FactSources } from './sources.js';
 export { addApiFacts, addInlineFacts, type ColumnFacts, type FactColumn, type FactRelation } from './facts/rows.js';
 export { convert, quoted } from './facts/convert.js';
 export { parquetRowCount, parquetRows } from './facts/parquet-decode.js';
+export { parquetLoadTimes } from './facts/parquet.js';
 export type { LoadProgress, LoadProgressListener } from './load-progress.js';
 export { importStore, type ImportedStore, type ImportStoreOptions } from './store/import.js';
 export { StoreDictionary } from './store/dictionary.js';

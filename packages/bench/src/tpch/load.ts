@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } fro
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { byteSortTimes, STORE_MANIFEST } from '@vixen/io';
+import { byteSortTimes, parquetLoadTimes, STORE_MANIFEST, workerCount } from '@vixen/io';
 import { Database, STORE_READ_PLAN, storeLoadTimes, textParseTimes, timeTextParseKernels, type Gpu, type ParseMode, type Program, type StoreReadPlan } from '@vixen/runtime';
 import { internals } from '@vixen/runtime/gpu';
 import type { RelationDecl } from '@vixen/queryplan';
@@ -66,6 +66,8 @@ export interface LoadTiming {
   deviceParse?: typeof textParseTimes;
   /** The byte string sorts' time by phase over the timed loads, per load (io ByteStringSort, runtime gpu/string-sort.ts). */
   byteSort: typeof byteSortTimes;
+  /** The Parquet loader's host time by phase over the timed loads, per load (io facts/parquet.ts parquetLoadTimes). */
+  parquetLoad?: typeof parquetLoadTimes;
   /** The store loader's host time by phase over the timed loads, per load (gpu/store-columns.ts storeLoadTimes). */
   storeLoad?: typeof storeLoadTimes;
   /** Per table of the last timed load, the executor's load of it (ExecuteStats.uploads ms). */
@@ -81,6 +83,8 @@ export interface LoadTiming {
 export interface LoadBenchReport {
   sf: number;
   adapter: string;
+  /** Threads of the host's worker pool (parsing, Parquet decodes, string sorts). */
+  workers: number;
   bytes: number;
   rows: number;
   /** DuckDB loading the same columns of the .tbl files (read_csv): the peer of the .tbl and store rows. */
@@ -110,6 +114,7 @@ async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOpti
   let rows = 0;
   const parseTimes = { ...textParseTimes };
   const storeTimes = { ...storeLoadTimes };
+  const parquetTimes = { ...parquetLoadTimes };
   const sortTimes = { ...byteSortTimes };
   const compiled = internals(gpu).compiled;
   const compiledBefore = { ...compiled };
@@ -118,6 +123,7 @@ async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOpti
     if (i === (o.warmup ?? 1)) {
       Object.assign(parseTimes, textParseTimes);
       Object.assign(storeTimes, storeLoadTimes);
+      Object.assign(parquetTimes, parquetLoadTimes);
       Object.assign(sortTimes, byteSortTimes);
       Object.assign(compiledBefore, compiled);
       gcPauses = observeGc();
@@ -155,13 +161,14 @@ async function timeLoad(gpu: Gpu, programs: readonly Program[], o: LoadBenchOpti
   const perLoad = <T extends Record<string, number>>(now: T, before: T): T => Object.fromEntries(Object.entries(now).map(([k, v]) => [k, (v - before[k]!) / runs])) as T;
   const deviceParse = perLoad(textParseTimes, parseTimes);
   const storeLoad = perLoad(storeLoadTimes, storeTimes);
+  const parquetLoad = perLoad(parquetLoadTimes, parquetTimes);
   const compiledPerLoad = perLoad(compiled, compiledBefore);
   const byteSort = perLoad(byteSortTimes, sortTimes);
   const gc = perLoad({ ...gcPauses!() }, { ms: 0, count: 0, majorMs: 0, major: 0 });
   const [ms, parseMs, dictionaryMs, deviceLoadMs] = [walls, parses, dictionaries, loads].map(median) as [number, number, number, number];
   const otherMs = ms - parseMs - dictionaryMs - deviceLoadMs;
   return {
-    timing: { ms, parseMs, dictionaryMs, deviceLoadMs, otherMs, parsedOnDevice, inOrder, tables, tableMs, compiled: compiledPerLoad, gc, byteSort, ...(deviceParse.chunks > 0 ? { deviceParse } : {}), ...(storeLoad.relations > 0 ? { storeLoad } : {}) },
+    timing: { ms, parseMs, dictionaryMs, deviceLoadMs, otherMs, parsedOnDevice, inOrder, tables, tableMs, compiled: compiledPerLoad, gc, byteSort, ...(deviceParse.chunks > 0 ? { deviceParse } : {}), ...(storeLoad.relations > 0 ? { storeLoad } : {}), ...(parquetLoad.files > 0 ? { parquetLoad } : {}) },
     rows,
   };
 }
@@ -186,7 +193,7 @@ export async function benchLoad(gpu: Gpu, o: LoadBenchOptions): Promise<LoadBenc
     }
   }
   const duckdbMs = await timeDuckLoad(o, o.dataDir, 'tbl', schema, keep);
-  const report: LoadBenchReport = { sf: o.sf, adapter: gpu.adapterName, bytes, rows: device?.rows ?? host?.rows ?? 0, duckdbMs, ...(upload ? { upload } : {}) };
+  const report: LoadBenchReport = { sf: o.sf, adapter: gpu.adapterName, workers: workerCount(), bytes, rows: device?.rows ?? host?.rows ?? 0, duckdbMs, ...(upload ? { upload } : {}) };
   if (host) report.host = host.timing;
   if (device) report.device = device.timing;
   const work = mkdtempSync(join(tmpdir(), 'vixen-load-'));
@@ -331,6 +338,13 @@ export function formatLoadReport(r: LoadBenchReport): string {
             `waiting for a mapped buffer ${fmt(r.store.storeLoad.bufferWaitMs, 1)}), waiting for checksums ${fmt(r.store.storeLoad.verifyWaitMs, 1)}, ` +
             `for the device ${fmt(r.store.storeLoad.deviceWaitMs, 1)} (${fmt(r.store.storeLoad.relations, 0)} relations, ${fmt(r.store.storeLoad.bytes / 1e6, 1)} MB of columns in ${fmt(r.store.storeLoad.pieces, 0)} pieces, ` +
             `${fmt(r.store.storeLoad.dictionaryBytes / 1e6, 1)} MB of dictionaries)`,
+        ]
+      : []),
+    ...(r.parquet?.parquetLoad
+      ? [
+          `parquet, host ms per load: read ms ${fmt(r.parquet.parseMs, 1)}, of which the Parquet loader ${fmt(r.parquet.parquetLoad.ms, 1)} = waiting for tasks ${fmt(r.parquet.parquetLoad.waitMs, 1)} ` +
+            `+ adding strings to the sort ${fmt(r.parquet.parquetLoad.stringsMs, 1)} + the sort ${fmt(r.parquet.parquetLoad.sortMs, 1)} + other; ${fmt(r.parquet.parquetLoad.files, 0)} files, ${fmt(r.parquet.parquetLoad.tasks, 0)} tasks on ${r.workers} workers ` +
+            `taking ${fmt(r.parquet.parquetLoad.taskMs, 1)} ms summed (${fmt(r.parquet.parquetLoad.taskMs / Math.max(1, r.workers), 1)} per worker), the longest of each file's summed ${fmt(r.parquet.parquetLoad.longestTaskMs, 1)}`,
         ]
       : []),
     ...loads.flatMap(([name, t]) => (t ? [`${name}: tables in canonical order as loaded (not sorted again): ${t.inOrder.join(', ') || 'none'}`] : [])),

@@ -50,14 +50,15 @@ interface GroupsTask {
  * A worker's rows (string words as ids of its own distinct strings, `ascii` where all of those are ASCII); or the
  * diagnostics of the VixenError it met (a plain object crosses threads, an error's class does not).
  */
-type GroupsResult = ({ ok: true; ascii: boolean } & DecodedGroups) | { ok: false; diagnostics: Diagnostic[] };
+type GroupsResult = ({ ok: true; ascii: boolean; ms: number } & DecodedGroups) | { ok: false; diagnostics: Diagnostic[] };
 
 async function decodeGroupsOfFile(task: GroupsTask): Promise<GroupsResult> {
+  const t0 = performance.now();
   const { handle, size } = await openFactsFile(task.path);
   try {
     const opened = await openParquet(task.path, fileBuffer(handle, size, true), task.columns, task.relation, task.kept, task.metadata);
     const decoded = await decodeGroups(opened, task.path, 0, task.metadata.row_groups.length, task.firstRow);
-    return { ok: true, ascii: isAscii(decoded.strings.bytes), ...decoded };
+    return { ok: true, ascii: isAscii(decoded.strings.bytes), ms: performance.now() - t0, ...decoded };
   } catch (e) {
     if (e instanceof VixenError) return { ok: false, diagnostics: e.diagnostics };
     throw e;
@@ -68,6 +69,13 @@ async function decodeGroupsOfFile(task: GroupsTask): Promise<GroupsResult> {
 
 /** decodeGroupsOfFile on the worker pool. */
 const decodeGroupsTask = defineTask<GroupsTask, GroupsResult>('io/parquet-groups', import.meta.url, decodeGroupsOfFile);
+
+/**
+ * Time of the Parquet loads so far, in ms (`vixen bench load` prints them per load): files read, tasks on the worker
+ * pool, their time there (summed, and the longest of each file's, summed), the calling thread's wait for them,
+ * adding each decode's strings to the sort, the sort, and the whole of loadParquetInto.
+ */
+export const parquetLoadTimes = { files: 0, tasks: 0, taskMs: 0, longestTaskMs: 0, waitMs: 0, stringsMs: 0, sortMs: 0, ms: 0 };
 
 /** Files whose kept columns take fewer compressed bytes than this are decoded on the calling thread. */
 const PARALLEL_BYTES = 1 << 20;
@@ -124,6 +132,9 @@ class TaskStrings {
  * every task's strings get the run's ids together (TaskStrings), which the rows take with the run's dictionary.
  */
 export const loadParquetInto: BinaryFactsLoader = async (path, columns, target, strings, relation, kept, onBytes) => {
+  const times = parquetLoadTimes;
+  const t0 = performance.now();
+  times.files++;
   const { handle, size } = await openFactsFile(path);
   try {
     const opened = await openParquet(path, fileBuffer(handle, size), columns, relation, kept);
@@ -138,7 +149,9 @@ export const loadParquetInto: BinaryFactsLoader = async (path, columns, target, 
       if (!parallel) {
         const d = await decodeGroups(opened, path, 0, groups);
         decoded.push(d);
+        const t1 = performance.now();
         ids.add(d.strings, isAscii(d.strings.bytes));
+        times.stringsMs += performance.now() - t1;
         for (const b of d.bytes) onBytes?.(b);
       } else {
         const results: Array<Promise<GroupsResult>> = [];
@@ -147,20 +160,31 @@ export const loadParquetInto: BinaryFactsLoader = async (path, columns, target, 
           const task: GroupsTask = { path, columns, relation, kept, metadata: { ...metadata, row_groups: metadata.row_groups.slice(first, end) }, firstRow: rowsBefore(metadata, first) };
           results.push(handled(runInWorker(decodeGroupsTask, task)));
         }
+        times.tasks += tasks;
+        let longest = 0;
         for (const pending of results) {
+          const t1 = performance.now();
           const r = await pending;
+          const t2 = performance.now();
+          times.waitMs += t2 - t1;
           if (!r.ok) throw new VixenError(r.diagnostics);
           decoded.push(r);
           ids.add(r.strings, r.ascii);
+          times.stringsMs += performance.now() - t2;
+          times.taskMs += r.ms;
+          longest = Math.max(longest, r.ms);
           for (const b of r.bytes) onBytes?.(b);
         }
+        times.longestTaskMs += longest;
       }
     } catch (e) {
       await ids.abandon();
       throw e;
     }
     // Rows are adopted once every task has ended well: nothing is half-loaded after an error.
+    const t1 = performance.now();
     const tableIds = await ids.ids();
+    times.sortMs += performance.now() - t1;
     decoded.forEach((d, i) => {
       // The task's strings are noted with its first group, so the run lists them without reading the rows; the rows
       // get their ids when the run's dictionary is known, in the same pass as the dictionary's (EncodedRelation.adopt).
@@ -168,6 +192,7 @@ export const loadParquetInto: BinaryFactsLoader = async (path, columns, target, 
     });
   } finally {
     await handle.close();
+    times.ms += performance.now() - t0;
   }
 };
 
