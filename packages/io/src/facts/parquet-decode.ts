@@ -73,10 +73,16 @@ function bigEndian(bytes: Uint8Array): bigint {
   return BigInt.asIntN(bytes.length * 8, v);
 }
 
+/**
+ * A Parquet file as hyparquet reads it, and as decodeGroups reads column chunks where it can: into a given array (a
+ * worker's file, read on its thread), which each column's decoder keeps, rather than a new one per chunk.
+ */
+export type ParquetFile = AsyncBuffer & { readInto?: (bytes: Uint8Array, start: number) => Uint8Array };
+
 /** The file's metadata, its columns' writer (checked against the declaration), and the file as hyparquet reads it. */
 export async function openParquet(
   path: string,
-  file: AsyncBuffer,
+  file: ParquetFile,
   columns: readonly Column[],
   relation: string,
   kept: readonly number[],
@@ -111,10 +117,9 @@ function unsigned(e: SchemaElement): boolean {
  * Signed or unsigned 64-bit integers as numbers where every one is a safe integer (decimals and keys nearly always
  * are): the writer's number arithmetic is much cheaper than a BigInt per value. Else the BigInts.
  */
-function int64Values(raw: BigInt64Array, isUnsigned: boolean): Float64Array | BigInt64Array | BigUint64Array {
+function int64Values(raw: BigInt64Array, isUnsigned: boolean, out: Float64Array): Float64Array | BigInt64Array | BigUint64Array {
   // Low and high halves, little-endian: no BigInt is made for a value that fits.
   const halves = new Int32Array(raw.buffer, raw.byteOffset, raw.length * 2);
-  const out = new Float64Array(raw.length);
   for (let i = 0; i < raw.length; i++) {
     const hi = halves[2 * i + 1]!;
     // |value| < 2^53 exactly when -2^21 < hi < 2^21 (unsigned: hi < 2^21).
@@ -154,6 +159,14 @@ class ChunkDecoder {
   /** The chunk's pages, decoded, and the first not yet written whole. */
   private segments: Segment[] = [];
   private next = 0;
+  /** The chunk's bytes where the file reads into a given array (`chunk`), kept for the next chunk. */
+  private bytes = new Uint8Array(0);
+  /**
+   * Memory for the chunk's plain values (`room`), from byte `used` on, kept for the next chunk: a page per column
+   * chunk of a row group, each a few new arrays, made the workers collect garbage for some 15% of their time.
+   */
+  private arena = new ArrayBuffer(0);
+  private used = 0;
 
   constructor(
     private readonly writer: ColumnWriter,
@@ -166,6 +179,24 @@ class ChunkDecoder {
     this.isUnsigned = unsigned(decoder.element);
     const [root, leaf] = decoder.schemaPath;
     this.required = { ...decoder, schemaPath: [root!, { ...leaf!, element: { ...leaf!.element, repetition_type: 'REQUIRED' } }] };
+  }
+
+  /** `n` bytes to read the next column chunk into (valid until the chunk after it). */
+  chunk(n: number): Uint8Array {
+    if (this.bytes.length < n) this.bytes = new Uint8Array(Math.max(n, 2 * this.bytes.length));
+    return this.bytes.subarray(0, n);
+  }
+
+  /** `bytes` bytes of 8-byte-aligned memory, valid until the next chunk is decoded: [offset, offset + bytes) of `buffer`. */
+  private room(bytes: number): { buffer: ArrayBuffer; offset: number } {
+    if (this.used + bytes > this.arena.byteLength) {
+      // Earlier pages' values stay in the old one until the chunk is written.
+      this.arena = new ArrayBuffer(Math.max(bytes, 2 * this.arena.byteLength));
+      this.used = 0;
+    }
+    const offset = this.used;
+    this.used += (bytes + 7) & ~7;
+    return { buffer: this.arena, offset };
   }
 
   /** Raw values as ColumnWriter.write takes them for the column's kind (strings as ids of `strings`). */
@@ -182,7 +213,9 @@ class ChunkDecoder {
       case 'FIXED_LEN_BYTE_ARRAY':
         return Array.from(raw as Uint8Array[], bigEndian);
       case 'INT64':
-        return raw instanceof BigInt64Array ? int64Values(raw, this.isUnsigned) : raw;
+        if (!(raw instanceof BigInt64Array)) return raw;
+        const { buffer, offset } = this.room(8 * raw.length);
+        return int64Values(raw, this.isUnsigned, new Float64Array(buffer, offset, raw.length));
       case 'INT32':
         return this.isUnsigned && raw instanceof Int32Array ? new Uint32Array(raw.buffer, raw.byteOffset, raw.length) : raw;
       default:
@@ -198,6 +231,7 @@ class ChunkDecoder {
     this.column = fit(this.column, rows);
     this.segments = [];
     this.next = 0;
+    this.used = 0;
     const { type, element } = this.decoder;
     const reader = { view: new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength), offset: 0 };
     let row = 0;
@@ -257,6 +291,14 @@ class ChunkDecoder {
       const whole = this.strings.appendPlain(bytes, reader.offset, n, 1, into);
       if (whole < n) throw new Error(`column "${this.decoder.element.name}" has a page that ends inside its value ${whole + 1} of ${n}`);
       this.segments.push({ row, n, values: into });
+    } else if (header.encoding === 'PLAIN' && (this.decoder.type === 'INT32' || this.decoder.type === 'INT64')) {
+      // As hyparquet's readPlain, but into the chunk's memory: it copies values that are not aligned (they follow
+      // the levels) into a new array per page.
+      const size = this.decoder.type === 'INT32' ? 4 : 8;
+      if (reader.offset + n * size > bytes.length) throw new Error(`column "${this.decoder.element.name}" has a page that ends inside its ${n} values`);
+      const { buffer, offset } = this.room(n * size);
+      new Uint8Array(buffer, offset, n * size).set(bytes.subarray(reader.offset, reader.offset + n * size));
+      this.segments.push({ row, n, values: this.values(size === 4 ? new Int32Array(buffer, offset, n) : new BigInt64Array(buffer, offset, n)) });
     } else {
       this.page(header.encoding, readDataPage(bytes.subarray(reader.offset), header, this.required).dataPage, n, row);
     }
@@ -446,7 +488,8 @@ export async function decodeGroups({ file, metadata, top, writer }: OpenedParque
       await fromReader(path, 'Parquet', async () => {
         if (!meta) throw new Error(`row group ${g} has no metadata for column "${top[kept[k]!]!.element.name}"`);
         const start = Number(meta.dictionary_page_offset || meta.data_page_offset);
-        const chunk = new Uint8Array(await file.slice(start, start + Number(meta.total_compressed_size)));
+        const size = Number(meta.total_compressed_size);
+        const chunk = file.readInto ? file.readInto(decoders[k]!.chunk(size), start) : new Uint8Array(await file.slice(start, start + size));
         decoders[k]!.decode(chunk, rows, firstRow, meta.codec);
       });
     }

@@ -4,7 +4,7 @@
  */
 import { isAscii } from 'node:buffer';
 import type { FileHandle } from 'node:fs/promises';
-import type { AsyncBuffer, FileMetaData } from 'hyparquet';
+import type { FileMetaData } from 'hyparquet';
 import { VixenError, type Column, type Diagnostic } from '@vixen/queryplan';
 import { runInWorker, workerCount } from '../parallel/pool.js';
 import { defineTask } from '../parallel/tasks.js';
@@ -12,7 +12,7 @@ import type { BinaryFactsLoader } from './column-words.js';
 import { openFactsFile } from './open-file.js';
 import { readExactly, readExactlySync } from '../read-exactly.js';
 import type { StringInterner } from './encoded.js';
-import { addStrings, checkParquet, decodeGroups, keptBytes, openParquet, rowsBefore, type DecodedGroups } from './parquet-decode.js';
+import { addStrings, checkParquet, decodeGroups, keptBytes, openParquet, rowsBefore, type DecodedGroups, type ParquetFile } from './parquet-decode.js';
 import type { InternedStrings } from './byte-strings.js';
 import { asciiList, ByteStringSort, type ByteSorter } from '../sort-byte-strings.js';
 
@@ -20,17 +20,21 @@ import { asciiList, ByteStringSort, type ByteSorter } from '../sort-byte-strings
  * An open file of `size` bytes as hyparquet reads it: read asynchronously, or on this thread where `sync` (a
  * worker's task: readExactlySync).
  */
-function fileBuffer(handle: FileHandle, size: number, sync = false): AsyncBuffer {
+function fileBuffer(handle: FileHandle, size: number, sync = false): ParquetFile {
+  const ended = (end: number) => (at: number): Error => new Error(`the file ended at byte ${at}, before byte ${end}`);
   const slice = (start: number, end = size): ArrayBuffer | Promise<ArrayBuffer> => {
     const bytes = new Uint8Array(end - start);
-    const ended = (at: number): Error => new Error(`the file ended at byte ${at}, before byte ${end}`);
     if (sync) {
-      readExactlySync(handle, bytes, start, ended);
+      readExactlySync(handle, bytes, start, ended(end));
       return bytes.buffer;
     }
-    return readExactly(handle, bytes, start, ended).then(() => bytes.buffer);
+    return readExactly(handle, bytes, start, ended(end)).then(() => bytes.buffer);
   };
-  return { byteLength: size, slice };
+  const readInto = (bytes: Uint8Array, start: number): Uint8Array => {
+    readExactlySync(handle, bytes, start, ended(start + bytes.length));
+    return bytes;
+  };
+  return sync ? { byteLength: size, slice, readInto } : { byteLength: size, slice };
 }
 
 /**
