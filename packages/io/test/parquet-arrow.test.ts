@@ -17,6 +17,8 @@ import { EncodedRelation, StringInterner, columnTypes, loadFactsDir, loadFactsFi
 import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
 import { addStrings, firstNull, parquetRowCount, parquetRows, readIndices } from '../src/facts/parquet-decode.js';
 import { ByteInterner } from '../src/facts/byte-strings.js';
+import { parquetLoadTimes } from '../src/facts/parquet.js';
+import { workerCount } from '../src/parallel/pool.js';
 
 const root = mkdtempSync(join(tmpdir(), 'vixen-binary-facts-'));
 let instance: DuckDBInstance;
@@ -207,6 +209,29 @@ describe('Parquet', () => {
     expect(await message(loadFactsFile(nulls, cols('a:int64 s:string m:string d:decimal')))).toBe(
       `${nulls}: row 100001: expected string in column 2 (s; Parquet "s") of wide-null, found null (Vixen has no nulls)`,
     );
+  });
+
+  it('splits the columns of a file of few row groups among tasks: the same rows, strings and messages', async () => {
+    // One or two row groups: each group's columns are decoded by several tasks and joined, string ids moved past
+    // the strings of the tasks before.
+    const select = `SELECT 'name ' || (i * 7919 % 100003) s, i::BIGINT a, ['AIR', 'RAIL', 'TRUCK'][i % 3 + 1] m, (i * 0.25)::DECIMAL(15,2) d, 'c' || (i % 1000) c
+      FROM range(120000) t(i)`;
+    const columns = cols('s:string a:int64 m:string d:decimal c:string');
+    const expected = (await duck.runAndReadAll(select)).getRows().map((r) => [r[0] as string, r[1] as bigint, r[2] as string, (r[3] as { value: bigint }).value * 100n, r[4] as string]);
+    for (const groups of [1, 2]) {
+      const path = await parquet(`split-${groups}.parquet`, select, `COMPRESSION uncompressed, ROW_GROUP_SIZE ${120000 / groups}`);
+      expect(parquetMetadata(readFileSync(path).buffer).row_groups.length).toBe(groups);
+      const tasks = parquetLoadTimes.tasks;
+      expect(await loadFactsFile(path, columns)).toEqual(expected);
+      // Covers what it says: more tasks than groups, where the pool has two workers or more.
+      if (workerCount() >= 2) expect(parquetLoadTimes.tasks - tasks).toBeGreaterThan(groups);
+      const strings = new StringInterner();
+      const target = new EncodedRelation(['string', 'decimal', 'string']);
+      await loadFactsFileInto(path, columns, target, strings, 'split', undefined, [0, 3, 4]);
+      expect(target.rows(strings)).toEqual(expected.map((r) => [r[0], r[3], r[4]]));
+    }
+    const nulls = await parquet('split-null.parquet', `SELECT * REPLACE (CASE WHEN a = 100000 THEN NULL ELSE c END AS c) FROM (${select})`, 'COMPRESSION uncompressed, ROW_GROUP_SIZE 120000');
+    expect(await message(loadFactsFile(nulls, columns))).toBe(`${nulls}: row 100001: expected string in column 5 (c; Parquet "c") of split-null, found null (Vixen has no nulls)`);
   });
 
   it('parquetRows reads a file\'s bytes into API rows as loadFactsFile reads it, with the same messages', async () => {
