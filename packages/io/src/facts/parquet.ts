@@ -14,7 +14,7 @@ import { readExactly, readExactlySync } from '../read-exactly.js';
 import { columnTypes, columnWordOffsets, type StringInterner } from './encoded.js';
 import { addStrings, checkParquet, decodeGroups, keptBytes, openParquet, rowsBefore, type DecodedGroups, type ParquetFile } from './parquet-decode.js';
 import type { InternedStrings } from './byte-strings.js';
-import { asciiList, ByteStringSort, type ByteSorter } from '../sort-byte-strings.js';
+import { asciiList, ByteStringSort, warmByteSortWorkers, type ByteSorter } from '../sort-byte-strings.js';
 
 /**
  * An open file of `size` bytes as hyparquet reads it: read asynchronously, or on this thread where `sync` (a
@@ -139,6 +139,9 @@ export const loadParquetInto: BinaryFactsLoader = async (path, columns, target, 
   const times = parquetLoadTimes;
   const t0 = performance.now();
   times.files++;
+  // The pool's threads start loading with a run's first file, often a small one decoded here, rather than with the
+  // first large one, whose tasks would wait for them.
+  warmByteSortWorkers();
   const { handle, size } = await openFactsFile(path);
   try {
     const opened = await openParquet(path, fileBuffer(handle, size), columns, relation, kept);
