@@ -13,7 +13,7 @@ export interface InternedStrings {
 
 /** Strings deduplicated by their bytes (open addressing on FNV-1a hashes). */
 export class ByteInterner {
-  private bytes = new Uint8Array(1 << 16);
+  private bytes: Uint8Array;
   private used = 0;
   private ends = new Uint32Array(1 << 10);
   private hashes = new Uint32Array(1 << 10);
@@ -22,6 +22,14 @@ export class ByteInterner {
   /** Of those, the strings in `slots` (looked up). */
   private hashed = 0;
   private slots = new Int32Array(1 << 11).fill(-1);
+
+  /**
+   * `bytes`: room for the strings' bytes at first, where the caller knows about how many they take (a Parquet
+   * decode, from its column chunks' sizes): each doubling copied them all again.
+   */
+  constructor(bytes = 1 << 16) {
+    this.bytes = new Uint8Array(Math.max(1, bytes));
+  }
 
   /** The id of buf[s, e), noted as held by the string column(s) of `bit`. */
   id(buf: Uint8Array, s: number, e: number, bit: number): number {
@@ -120,10 +128,15 @@ export class ByteInterner {
     }
   }
 
-  /** The table, trimmed to its contents. */
+  /** The table, its arrays trimmed to their contents (views of the interner's where those are mostly full). */
   table(): InternedStrings {
-    return { bytes: this.bytes.slice(0, this.used), ends: this.ends.slice(0, this.count), columns: this.columns.slice(0, this.count) };
+    return { bytes: trimmed(this.bytes, this.used), ends: trimmed(this.ends, this.count), columns: trimmed(this.columns, this.count) };
   }
+}
+
+/** `a`'s first `n` elements: a view where they fill three quarters of it or more (no copy), else a copy (no waste). */
+function trimmed<T extends Uint8Array | Uint32Array>(a: T, n: number): T {
+  return (4 * n >= 3 * a.length ? a.subarray(0, n) : a.slice(0, n)) as T;
 }
 
 export function grow<T extends Uint8Array | Uint32Array>(a: T, need: number): T {

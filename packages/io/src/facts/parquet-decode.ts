@@ -463,8 +463,11 @@ export interface DecodedGroups {
  * row of group `first`'s first row (by default counted from the metadata).
  */
 export async function decodeGroups({ file, metadata, top, writer }: OpenedParquet, path: string, first: number, end: number, firstRow = rowsBefore(metadata, first)): Promise<DecodedGroups> {
-  const strings = new ByteInterner();
   const kept = writer.kept;
+  // The string columns' chunks hold at least their strings' bytes (a plain page's, or its dictionary's).
+  let stringBytes = 0;
+  for (let g = first; g < end; g++) for (const c of kept) if (top[c]!.element.type === 'BYTE_ARRAY') stringBytes += Number(metadata.row_groups[g]!.columns[c]?.meta_data?.total_uncompressed_size ?? 0);
+  const strings = new ByteInterner(Math.min(stringBytes, 2 ** 31));
   const decoders = kept.map((c, k) => {
     const element = top[c]!.element;
     const decoder: ColumnDecoder = {
