@@ -1,6 +1,7 @@
 /**
  * Parquet facts files, decoded by parquet-decode.ts: row groups on the worker pool (a few tasks per worker, so they
- * finish together), only the columns the program reads, written column-wise into row words (column-words.ts).
+ * finish together; a file of few groups splits their columns among tasks too), only the columns the program reads,
+ * written column-wise into row words (column-words.ts).
  */
 import { isAscii } from 'node:buffer';
 import type { FileHandle } from 'node:fs/promises';
@@ -131,9 +132,10 @@ class TaskStrings {
 }
 
 /**
- * Appends the rows of the Parquet file `path` to `target` (see `loadFactsFileInto`): row groups on the worker
- * pool, a few tasks per worker so they finish together, where the file has several and enough bytes to read; then
- * every task's strings get the run's ids together (TaskStrings), which the rows take with the run's dictionary.
+ * Appends the rows of the Parquet file `path` to `target` (see `loadFactsFileInto`): runs of row groups on the
+ * worker pool, a few tasks per worker so they finish together (each run's columns split among tasks where the file
+ * has few groups), where it has enough bytes to read; then every task's strings get the run's ids together
+ * (TaskStrings), which the rows take with the run's dictionary.
  */
 export const loadParquetInto: BinaryFactsLoader = async (path, columns, target, strings, relation, kept, onBytes) => {
   const times = parquetLoadTimes;
