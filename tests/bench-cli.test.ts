@@ -1,5 +1,5 @@
 /** `vixen bench operators` end to end on a tiny size: the table, the JSON report, and option errors. */
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
@@ -70,6 +70,19 @@ test('bench tpch --end-to-end: each query from .tbl and from the store, answers 
   expect(report.loadAll.every((l) => l.vixenMs > 0)).toBe(true);
   expect(report.queries.map((q) => `${q.query} ${q.format} ${q.status} ${q.rows}`)).toEqual(['Q6 tbl ok 1', 'Q6 store ok 1']);
   expect(report.queries.every((q) => q.vixenMs > 0 && q.duckdbMs > 0)).toBe(true);
+});
+
+test('bench tpch --data: a folder without .tbl files is generated into and kept; a later run reads it', async () => {
+  const data = join(mkdtempSync(join(tmpdir(), 'vixen-bench-')), 'sf');
+  const args = ['bench', 'tpch', '--sf', '0.01', '--queries', '6', '--runs', '1', '--warmup', '0', '--data', data];
+  const first = await cli(...args);
+  expect(first.code).toBe(0);
+  expect(first.err).toMatch(/^generated SF 0\.01 /m);
+  expect(readdirSync(data).filter((f) => f.endsWith('.tbl')).sort()).toEqual(['customer', 'lineitem', 'nation', 'orders', 'part', 'partsupp', 'region', 'supplier'].map((t) => `${t}.tbl`));
+  const second = await cli(...args);
+  expect(second.code).toBe(0);
+  expect(second.err).not.toMatch(/generated SF/);
+  expect(second.out).toMatch(/^Q6 +ok /m);
 });
 
 test('bench load times host and device parsing against DuckDB and writes JSON', async () => {

@@ -1,5 +1,5 @@
 /** `vixen bench operators`: the operator benchmark of @vixen/runtime, as a table and optionally JSON. */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
@@ -92,7 +92,7 @@ const ssbOptionsSchema = z.object({
 function addTblBenchOptions(command: Command, examples: string, queriesHelp: string, runsHelp: string): Command {
   return command
     .requiredOption('--sf <n>', 'scale factor')
-    .option('--data <dir>', 'folder of .tbl files (default: generate SF n data into a temporary folder)')
+    .option('--data <dir>', 'folder of .tbl files; one without any is generated into and kept, for later runs (default: generate SF n data into a temporary folder)')
     .option('--queries <list>', queriesHelp)
     .option('--queries-dir <dir>', `folder with schema.logic, q*.logic and sql/q*.sql (default: examples/${examples})`)
     .option('--json <file>', 'also write the report as JSON')
@@ -148,7 +148,11 @@ async function runTblBench<R>(
   const maxResidentBytes =
     opts.maxResidentMemory === undefined ? undefined : parseByteSize(opts.maxResidentMemory, 'option --max-resident-memory');
   const maxDeviceMemory = opts.maxDeviceMemory === undefined ? undefined : parseByteSize(opts.maxDeviceMemory, 'option --max-device-memory');
-  const generated = opts.data === undefined ? mkdtempSync(join(tmpdir(), `vixen-${suite.examples}-`)) : undefined;
+  // A --data folder without .tbl files is generated into and kept: an A/B of two bundles on the device then reads one
+  // generation (TPC-H SF 10: 30 s a run) instead of making its own.
+  const keep = opts.data !== undefined && !hasTblFiles(opts.data);
+  if (keep) mkdirSync(opts.data!, { recursive: true });
+  const generated = opts.data === undefined ? mkdtempSync(join(tmpdir(), `vixen-${suite.examples}-`)) : keep ? opts.data : undefined;
   const gpu = await openGpu({ backend: opts.backend, ...(maxDeviceMemory !== undefined ? { maxDeviceMemory } : {}) });
   try {
     if (generated !== undefined) err(await suite.generate(generated));
@@ -200,9 +204,12 @@ async function runTblBench<R>(
     if (opts.json !== undefined) writeJsonReport(opts.json, report, err);
   } finally {
     gpu.dispose();
-    if (generated !== undefined) rmSync(generated, { recursive: true, force: true });
+    if (generated !== undefined && !keep) rmSync(generated, { recursive: true, force: true });
   }
 }
+
+/** Whether `dir` holds any .tbl file. */
+const hasTblFiles = (dir: string): boolean => existsSync(dir) && readdirSync(dir).some((f) => f.endsWith('.tbl'));
 
 /** The TPC-H suite's name, folder, data (dbgen at the options' scale and seed) and end-to-end queries, for `tpch` and `load`. */
 function tpchData(opts: { sf: number; seed: number; queries?: readonly number[] | undefined }): Pick<TblBenchSuite<unknown>, 'name' | 'examples' | 'generate' | 'endToEnd'> {
