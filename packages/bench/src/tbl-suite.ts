@@ -14,7 +14,7 @@ import { VixenError, type OutputOrder, type RelationDecl, type Row, type ScalarT
 import { compile, compileFile, Database, type Program, type ResidentRelation } from '@vixen/runtime';
 import type { ExecuteStats, ParseMode } from '@vixen/runtime';
 import { loadFactsDir } from '@vixen/io';
-import { deviceMemoryUsed, internals, replayBytes, type Gpu } from '@vixen/runtime/gpu';
+import { deviceMemoryUsed, gpuClockMHz, internals, replayBytes, type Gpu } from '@vixen/runtime/gpu';
 import { copyBandwidth, GPU_WARM_MS, median, warmUp } from './operators.js';
 import { TblDuckDb, type DuckValue } from './tbl-duckdb.js';
 
@@ -154,6 +154,8 @@ export interface VixenTiming {
   causes: SlowRunCauses;
   /** Device memory held as the timed runs began. */
   held: DeviceMemoryHeld;
+  /** The GPU's SM clock and its most (MHz) right after the timed runs (gpuClockMHz), where nvidia-smi says. */
+  smClock?: { sm: number; max: number };
   /**
    * Most bytes of device buffers at once in any of its runs (ExecuteStats.peakAllocatedBytes: resident relations,
    * free buffers and staging included), and the resident relations its runs freed (Database evictions).
@@ -220,13 +222,15 @@ export function formatSlowRunCauses(c: SlowRunCauses | undefined, runs: number):
 const gib = (bytes: number): string => (bytes / 2 ** 30).toFixed(2);
 
 /**
- * `; runs a/b/c ms (waiting d/e/f); held: ...`: each timed run's time and device wait, and the device memory held as
- * they began, to tell a query slowed by its device from one slowed by its host or by a full device.
+ * `; runs a/b/c ms (waiting d/e/f; SM clock ...); held: ...`: each timed run's time and device wait, the GPU's clock
+ * after them, and the device memory held as they began, to tell a query slowed by its device (or its clock) from one
+ * slowed by its host or by a full device.
  */
-export function formatTimedRuns(ms: readonly number[], waitMs: readonly number[], held: DeviceMemoryHeld | undefined): string {
+export function formatTimedRuns(ms: readonly number[], waitMs: readonly number[], held: DeviceMemoryHeld | undefined, smClock?: { sm: number; max: number }): string {
   if (ms.length === 0 || !held) return '';
   return (
-    `; runs ${ms.map((x) => x.toFixed(1)).join('/')} ms (waiting ${waitMs.map((x) => x.toFixed(1)).join('/')}); ` +
+    `; runs ${ms.map((x) => x.toFixed(1)).join('/')} ms (waiting ${waitMs.map((x) => x.toFixed(1)).join('/')}` +
+    `${smClock ? `; SM clock ${smClock.sm} of ${smClock.max} MHz after them` : ''}); ` +
     `held: resident ${gib(held.residentBytes)} GiB, pool ${gib(held.poolFreeBytes)} GiB, records ${gib(held.recordBytes)} GiB`
   );
 }
@@ -357,6 +361,8 @@ export async function timeVixenQuery(
     if (r.stats.replayMissed !== undefined) causes.notReplayed[r.stats.replayMissed] = (causes.notReplayed[r.stats.replayMissed] ?? 0) + 1;
     causes.spilledBytes += r.stats.spilledBytes;
   }
+  // Before the profile's run and DuckDB's, while the device has just worked: the clock the timed runs ended at.
+  const smClock = gpuClockMHz(data.db.gpu.software);
   causes.gcMs = gcMs().ms;
   causes.poolTrims = pool.trims - trims;
   causes.createdBytes = pool.createdBytes - createdBytes;
@@ -380,6 +386,7 @@ export async function timeVixenQuery(
     rows,
     causes,
     held,
+    ...(smClock ? { smClock } : {}),
     peakDeviceBytes,
     evictions,
   };

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openGpu, type Gpu } from '@vixen/runtime';
 import { internals } from '@vixen/runtime/gpu';
-import { benchTpch, columnsRead, compileTpchQuery, dbgen, examplesDir, formatTpchReport, TPCH_TABLES, tpchSchema, type TpchQueryResult } from '../src/index.js';
+import { benchTpch, columnsRead, compileTpchQuery, dbgen, examplesDir, formatTimedRuns, formatTpchReport, TPCH_TABLES, tpchSchema, type TpchQueryResult } from '../src/index.js';
 
 const queriesDir = examplesDir('tpch');
 const queries = [3, 6, 12];
@@ -115,3 +115,11 @@ it('loads per query instead when asked', async () => {
   expect(report.tableLoads).toBeUndefined();
   expect(tablesUploaded(report.queries[0]!)).toEqual(['lineitem']);
 }, 60_000);
+
+it("says the GPU's SM clock after a query's timed runs where nvidia-smi gave it", () => {
+  const held = { residentBytes: 2 ** 30, poolFreeBytes: 0, recordBytes: 0 };
+  expect(formatTimedRuns([5.9, 5.8], [4.8, 4.8], held, { sm: 345, max: 1980 })).toBe(
+    '; runs 5.9/5.8 ms (waiting 4.8/4.8; SM clock 345 of 1980 MHz after them); held: resident 1.00 GiB, pool 0.00 GiB, records 0.00 GiB',
+  );
+  expect(formatTimedRuns([5.9], [4.8], held)).toBe('; runs 5.9 ms (waiting 4.8); held: resident 1.00 GiB, pool 0.00 GiB, records 0.00 GiB');
+});

@@ -340,7 +340,7 @@ export function benchCommand(out: (s: string) => void, err: (s: string) => void)
                     `${q.dispatches} dispatches in ${q.submissions} submissions; load ${q.vixenLoadMs.toFixed(1)} ms` +
                     `${q.vixenProjected.length > 0 ? `, ${q.vixenProjected.join(', ')} projected on the device` : ''}; ` +
                     `${formatDevicePeak(q.peakDeviceBytes, q.evictions)}), duckdb ${q.duckdbMs.toFixed(1)} ms` +
-                    `${formatSlowRunCauses(q.causes, q.vixenRunsMs.length)}${formatTimedRuns(q.vixenRunsMs, q.vixenRunsWaitMs, q.held)}; after it: ${formatMemoryAfterQuery(memory)}\n`,
+                    `${formatSlowRunCauses(q.causes, q.vixenRunsMs.length)}${formatTimedRuns(q.vixenRunsMs, q.vixenRunsWaitMs, q.held, q.smClock)}; after it: ${formatMemoryAfterQuery(memory)}\n`,
                 ),
             }),
           format: formatTpchReport,

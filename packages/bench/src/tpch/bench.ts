@@ -99,6 +99,8 @@ export interface TpchQueryResult {
   causes?: SlowRunCauses;
   /** Device memory held as the timed runs began (absent when Vixen failed). */
   held?: DeviceMemoryHeld;
+  /** The GPU's SM clock and its most (MHz) right after the timed runs (VixenTiming.smClock), where nvidia-smi says. */
+  smClock?: { sm: number; max: number };
   /** Most bytes of device buffers at once in the query's runs (VixenTiming.peakDeviceBytes; NaN when Vixen failed). */
   peakDeviceBytes: number;
   /** Resident relations the Database freed during or after the query's runs (VixenTiming.evictions). */
@@ -142,7 +144,7 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
     try {
       const program = compileOnce(q);
       if (program instanceof Error) throw program;
-      const { queryMs: vixenMs, queryRunsMs, queryRunsWaitMs, waitMs, submitMs, dispatches, submissions, replayed, hostSyncs, loadMs, projectedOnDevice, wallMs, uploads, inputBytes, rows, causes, held, peakDeviceBytes, evictions } = await timeVixenQuery(
+      const { queryMs: vixenMs, queryRunsMs, queryRunsWaitMs, waitMs, submitMs, dispatches, submissions, replayed, hostSyncs, loadMs, projectedOnDevice, wallMs, uploads, inputBytes, rows, causes, held, smClock, peakDeviceBytes, evictions } = await timeVixenQuery(
         program,
         data,
         warmup,
@@ -175,6 +177,7 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
         rows: rows.length,
         causes,
         held,
+        ...(smClock ? { smClock } : {}),
         peakDeviceBytes,
         evictions,
         ...(diffs.length > 0 ? { message: diffs.join('; ') } : {}),

@@ -9,15 +9,21 @@ import { totalmem } from 'node:os';
 
 let gpuMemory: number | null | undefined;
 
-/** nvidia-smi's `field` (a MiB figure) of each GPU, a number per line it prints, or undefined where it does not run. */
-function nvidiaSmiMiB(field: string): number[] | undefined {
+/**
+ * nvidia-smi's `fields` (comma-separated: MiB or MHz figures) of each GPU, a row of numbers per line it prints, or
+ * undefined where it does not run.
+ */
+function nvidiaSmi(fields: string): number[][] | undefined {
   try {
-    const out = execFileSync('nvidia-smi', [`--query-gpu=${field}`, '--format=csv,noheader,nounits'], { encoding: 'utf8', timeout: 5000, stdio: ['ignore', 'pipe', 'ignore'] });
-    return out.split('\n').filter((l) => l.trim() !== '').map((l) => Number(l.trim()));
+    const out = execFileSync('nvidia-smi', [`--query-gpu=${fields}`, '--format=csv,noheader,nounits'], { encoding: 'utf8', timeout: 5000, stdio: ['ignore', 'pipe', 'ignore'] });
+    return out.split('\n').filter((l) => l.trim() !== '').map((l) => l.split(',').map((x) => Number(x.trim())));
   } catch {
     return undefined;
   }
 }
+
+/** nvidia-smi's `field` (a MiB figure) of each GPU, or undefined where it does not run. */
+const nvidiaSmiMiB = (field: string): number[] | undefined => nvidiaSmi(field)?.map((row) => row[0]!);
 
 /**
  * The least memory a GPU has free in bytes (the adapter may be any of them; other processes' allocations are not
@@ -57,6 +63,20 @@ export function deviceMemoryUsed(software: boolean): number | undefined {
   if (used.length > 0) return Math.max(...used) * 2 ** 20;
   noSmi = true;
   return undefined;
+}
+
+/**
+ * The SM clock of the busiest GPU now and its most, in MHz (nvidia-smi's clocks.sm and clocks.max.sm of the GPU with
+ * the highest clock: the adapter's, where others idle), or undefined for a CPU adapter or where nvidia-smi does not
+ * say. An idle GPU lowers it, and a short warm-up may not raise it again: TPC-H at SF 10 on the H200 was 2-4x slower
+ * on nine queries after 300 ms of warm-up each, with the same device work (issue #43).
+ */
+export function gpuClockMHz(software: boolean): { sm: number; max: number } | undefined {
+  if (software || noSmi) return undefined;
+  const rows = (nvidiaSmi('clocks.sm,clocks.max.sm') ?? []).filter((r) => r.length === 2 && r.every((n) => Number.isFinite(n) && n > 0));
+  if (rows.length === 0) return undefined;
+  const [sm, max] = rows.reduce((a, b) => (b[0]! > a[0]! ? b : a));
+  return { sm: sm!, max: max! };
 }
 
 /** Device memory in bytes (host memory for a CPU adapter), or undefined where unknown; asked once per process. */

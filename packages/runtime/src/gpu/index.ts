@@ -5,7 +5,7 @@
 export { DeviceFault } from './device-fault.js';
 export { internals, openDevice, type Gpu, type GpuLimits, type GpuOptions } from './device.js';
 export { openGpu } from './dawn.js';
-export { deviceMemoryUsed } from './device-memory.js';
+export { deviceMemoryUsed, gpuClockMHz } from './device-memory.js';
 export { chunkRows, fitsOneChunk } from './chunks.js';
 export { DeviceLimitError, downloadRelation, downloadRelations, exactRows, releaseRelation, settle, uploadRelation, uploadRelationStaged, type DeviceRelation } from './relations.js';
 export { loadStoreOnDevice } from './store-columns.js';
