@@ -173,7 +173,7 @@ async function probeTable(g: GpuImpl, t: HashTable, probe: KeyedRelation, output
  * (GpuImpl.guessing) that room is a guess: the counter, clamped to the room, becomes the output's pending count
  * and the counter is a Guess the run's next sync checks, so the host goes on without a round trip. Otherwise the
  * counter is the one readback, and only when it exceeds that room does the pass run again with room for exactly
- * that many.
+ * that many. A pass that writes at most a row per input row (`atMostRows`) has its exact room: its count stays pending.
  */
 export async function countedOutput(
   g: GpuImpl,
@@ -183,6 +183,8 @@ export async function countedOutput(
   record: (rec: Recorder, out: Bound, capacity: number, counter: Bound) => void,
   /** Where the first run records (the caller's steps before it: they go to the device together); default a new recorder. */
   first?: Recorder,
+  /** The pass writes at most one row per input row (a pipeline whose probes are all negated): no room to outgrow. */
+  atMostRows = false,
 ): Promise<DeviceRelation> {
   const empty: DeviceRelation = { buffer: null, count: 0, width };
   const counter = acquireBound(g, 1, 'output counter');
@@ -206,6 +208,18 @@ export async function countedOutput(
       await rec.submit();
       checkGuessAtSync(g, run, counter.buffer, shaders, capacity, rows);
       counterHeld = false;
+      return pendingRelation(g, out.buffer, capacity, width);
+    }
+    if (atMostRows && rows <= most) {
+      // The counter never passes the room: it becomes the output's pending count, with no readback. (A run that
+      // guesses takes the guess above: its room, sized by the last run's rows, is tighter for the passes after.)
+      checkResultSize(g, width * capacity + 1, `output of ${capacity} rows x ${width} words`);
+      const out = acquireBound(g, width * capacity + 1, `output of ${capacity} rows x ${width} words`);
+      const rec = first ?? new Recorder(g, shaders);
+      rec.clear(counter.buffer, 4);
+      record(rec, { buffer: out.buffer, words: width * capacity }, capacity, counter);
+      rec.copy(counter.buffer, 0, out.buffer, width * capacity * 4, 4);
+      await rec.submit();
       return pendingRelation(g, out.buffer, capacity, width);
     }
     for (;;) {

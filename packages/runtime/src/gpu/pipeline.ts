@@ -2,12 +2,12 @@
  * Host driver of the fused `pipeline` kernel (codegen-wgsl kernels/pipeline.ts): copy each probe's build rows into
  * one buffer and build its join table and chains there (hash.ts recordBuild, with the kernel's own build pass),
  * then one probe pass over the input writes the output rows (hash.ts countedOutput: one readback, a second run
- * only when the rows outgrow one per input row; no readback in a run that may start again), or, for an aggregating
- * pipeline, aggregates them into groups.
+ * only when the rows outgrow one per input row; no readback in a run that may start again, nor where every probe is
+ * negated, which only drops rows), or, for an aggregating pipeline, aggregates them into groups.
  * A launch records into one recorder: the builds and the probe or aggregation passes share a compute pass.
  */
 import { aggregateSlotWords, groupSlotLayout, HASH_ITEMS, pipelineBuildLayouts, pipelineBuildPass, pipelineParamsAt, type KernelShaders } from '@vixen/codegen-wgsl';
-import type { KirKernel } from '@vixen/kernel-ir';
+import { rowProbes, type KirKernel } from '@vixen/kernel-ir';
 import { VixenError, type ScalarType } from '@vixen/queryplan';
 import type { GpuImpl } from './device.js';
 import { countedOutput, joinTableSlots, joinTableWords, keptRowsWord, recordBuild } from './hash.js';
@@ -131,7 +131,8 @@ export async function pipelineRows(
     const tiles = Math.ceil(input.count / (HASH_ITEMS * g.limits.workgroupSize));
     const record = (r: Recorder, out: Bound, capacity: number, counter: Bound): void =>
       r.dispatch('pipelineProbe', [bound(input), hashed, out, counter], [sizeOf(input), capacity], tiles * g.limits.workgroupSize, constants, tables);
-    return countedOutput(g, outWidth, input.count, shaders, record, rec);
+    // Negated probes only drop rows: at most one output row per input row.
+    return countedOutput(g, outWidth, input.count, shaders, record, rec, rowProbes(kernel.probes).length === 0);
   });
 }
 
