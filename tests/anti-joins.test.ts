@@ -1,0 +1,65 @@
+/**
+ * Which negated atoms the anti-joins pass makes negated probes of fused pipelines (kernel-ir's anti-joins.ts), on
+ * the golden cases of negation shapes (tests/cases/negation-*, whose answers golden.test.ts checks on the device
+ * under every join strategy): every shape with a key, outside fixpoint loops and inside them, leaves no join of the
+ * negated relation and no difference with its matches; a negated atom without a key still does.
+ */
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import type { KirKernel, KirProgram } from '@vixen/kernel-ir';
+import { compileFile, type JoinStrategy } from '@vixen/runtime';
+
+const caseFile = (name: string): string => join(import.meta.dirname, 'cases', name, 'program.logic');
+
+/** The kernels each block launches, by block label. */
+function launched(p: KirProgram): Map<string, KirKernel[]> {
+  return new Map(p.blocks.map((b) => [b.label, b.commands.flatMap((c) => (c.kind === 'launch' ? [p.kernels[c.kernel]!] : []))]));
+}
+
+/** Blocks that branch back to themselves: the bodies of fixpoint loops. */
+const loopBodies = (p: KirProgram): string[] => p.blocks.filter((b) => b.terminator.kind === 'branch' && b.terminator.ifFalse === b.label).map((b) => b.label);
+
+/** The names of the variables difference kernels write. */
+const differences = (ks: readonly KirKernel[], p: KirProgram): string[] => ks.filter((k) => k.kind === 'difference').map((k) => p.variables[k.output]!.name);
+
+const negatedProbes = (ks: readonly KirKernel[]): number => ks.reduce((n, k) => n + (k.kind === 'pipeline' ? k.probes.filter((pr) => pr.negated).length : 0), 0);
+
+describe.each<JoinStrategy>(['auto', 'hash'])('anti-joins under %s joins', (joinStrategy) => {
+  test('every keyed negation shape becomes a negated probe; only the keyless ones keep a difference', () => {
+    const p = compileFile(caseFile('negation-shapes'), { joinStrategy }).kir;
+    const entry = launched(p).get(p.entry)!;
+    expect(differences(entry, p).sort()).toEqual(['nokey', 'nokeyconst']);
+    // One for each rule from prefix to twoatoms, two in twonegs (whose `!n(x, _)` the plan shares with prefix's rows).
+    expect(negatedProbes(entry)).toBe(13);
+  });
+
+  test("negations inside fixpoint loops are probes of the loops' pipelines: each loop keeps only its new-rows difference", () => {
+    const p = compileFile(caseFile('negation-in-recursion'), { joinStrategy }).kir;
+    const blocks = launched(p);
+    const loops = loopBodies(p);
+    expect(loops).toHaveLength(5);
+    for (const label of loops) {
+      const ks = blocks.get(label)!;
+      expect(differences(ks, p), label).toEqual([expect.stringMatching(/^\$new_/)]);
+      expect(negatedProbes(ks), label).toBeGreaterThan(0);
+    }
+  });
+
+  test('a negated relation without rows is probed like any other', () => {
+    const p = compileFile(caseFile('negation-empty'), { joinStrategy }).kir;
+    const blocks = launched(p);
+    expect(differences(blocks.get(p.entry)!, p)).toEqual([]);
+    const [loop] = loopBodies(p);
+    expect(differences(blocks.get(loop!)!, p)).toEqual(['$new_walk']);
+  });
+});
+
+test('a loop launches fewer kernels an iteration with its anti-joins as probes than sort-merge joins and differences', () => {
+  const file = caseFile('negation-in-recursion');
+  const perLoop = (strategy: JoinStrategy): number[] => {
+    const p = compileFile(file, { joinStrategy: strategy }).kir;
+    return loopBodies(p).map((l) => launched(p).get(l)!.length);
+  };
+  const [probed, merged] = [perLoop('auto'), perLoop('sort-merge')];
+  probed.forEach((n, i) => expect(n).toBeLessThan(merged[i]!));
+});
