@@ -1211,7 +1211,9 @@ async function evaluate(
         loopStats.get(label)!.iterations += 1;
         const small = smallLoops.get(label);
         const most = (options.maxIterations ?? 2 ** 31) - iteration;
-        if (small && most > 0 && !guessesOpen() && small.ready(iteration, valueOf, limit === undefined ? Infinity : limit - liveBytes) && (await small.available())) {
+        const spare = limit === undefined ? Infinity : limit - liveBytes;
+        if (small && most > 0 && !guessesOpen() && small.awaitsCounts(iteration, valueOf, spare)) await resolveCounts();
+        if (small && most > 0 && !guessesOpen() && small.ready(iteration, valueOf, spare) && (await small.available())) {
           g.activity = `the small-delta kernel of the fixpoint loop computing ${loop.relations.join(', ')}`;
           // Past the time limit the kernel hands back at its next sync; the next launch's check stops the run, with
           // the kernel's iterations and rows in the statistics.

@@ -71,9 +71,23 @@ export class SmallLoop {
    * the run's device memory budget leaves: they copy the relations the loop reads).
    */
   ready(iteration: number, valueOf: (id: VarId) => DeviceRelation, spareBytes = Infinity): boolean {
+    return this.fits(iteration, valueOf, spareBytes, false);
+  }
+
+  /**
+   * Whether iteration `iteration` would be `ready` but for row counts still pending on the device (a pipeline of
+   * negated probes keeps its count there: a loop's rows before it often come from one): the caller resolves them,
+   * one host sync, and asks again. Sized by their bounds, so a delta that may be large costs no sync.
+   */
+  awaitsCounts(iteration: number, valueOf: (id: VarId) => DeviceRelation, spareBytes = Infinity): boolean {
+    const pending = [...this.plan.carried, ...this.layout.packed].some((v) => valueOf(v).pending !== undefined);
+    return pending && this.fits(iteration, valueOf, spareBytes, true);
+  }
+
+  private fits(iteration: number, valueOf: (id: VarId) => DeviceRelation, spareBytes: number, pendingToo: boolean): boolean {
     if (iteration < this.waitUntil) return false;
     const enter = this.g.software ? ENTER_ROWS.software : ENTER_ROWS.gpu;
-    const onDevice = (r: DeviceRelation): boolean => !r.pending && !r.chunks && (r.count === 0 || r.buffer !== null);
+    const onDevice = (r: DeviceRelation): boolean => (pendingToo || !r.pending) && !r.chunks && (r.count === 0 || r.buffer !== null);
     if (!this.plan.carried.every((v) => onDevice(valueOf(v)) && valueOf(v).count <= enter)) return false;
     if (!this.layout.packed.every((v) => onDevice(valueOf(v)))) return false;
     const bytes = 4 * (this.fixedWords(valueOf) + this.rowsWords() + this.layout.controlWords + 4 * this.logRows * this.plan.recursive.length);
