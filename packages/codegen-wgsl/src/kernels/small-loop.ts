@@ -2,7 +2,7 @@ import { rowWords, type Expr, type ScalarType } from '@vixen/queryplan';
 import type { KirProgram, SmallLoopPlan, SmallLoopStep, VarId } from '@vixen/kernel-ir';
 import { constantLayout } from '../constants.js';
 import type { KernelShaders } from '../passes.js';
-import { atomicBinding, columnWords, filterCode, header, lexCompareFn, projectCode, withArithHelpers, type ColumnResolver } from '../wgsl.js';
+import { atomicBinding, columnWords, exprWords, filterCode, header, lexCompareFn, projectCode, withArithHelpers, type ColumnResolver } from '../wgsl.js';
 
 /** Control words before the carried variables' and logs' words: status, iterations, started, overflow. */
 const CONTROL_HEAD = 4;
@@ -162,12 +162,43 @@ ${rowWordsCode}${extra}
       case 'map': {
         const input = view(s.input);
         const cols: ColumnResolver = (c) => columnWords(input.buffer, 'b', input.types, c);
+        // Each negated probe: the first row of its relation with the row's key (a binary search by the key words),
+        // then the rows from there with that key until one passes the probe's filter (a hit drops the row).
+        const searches = (s.absent ?? []).map((a, j) => {
+          const right = view(a.right);
+          const wr = rowWords(right.types);
+          const keyCols: ColumnResolver = (c) => columnWords(input.buffer, 'a', input.types, c);
+          const pairs = a.keys.flatMap((e, k) => {
+            const theirs = columnWords('rd', 'b', right.types, a.rightKeys[k]!);
+            return exprWords(e, keyCols, offsets).map((w, x) => [w, theirs[x]!] as const);
+          });
+          const cmp = `cmpAbsent${index}_${j}`;
+          helpers.push(lexCompareFn(cmp, pairs));
+          const rowCols: ColumnResolver = (c) => columnWords('rd', 'rb', right.types, c);
+          return `      if (!hit) {
+        let r0 = ${right.base};
+        let m = ${right.count};
+        var lo = 0u;
+        var hi = m;
+        while (lo < hi) {
+          let mid = lo + (hi - lo) / 2u;
+          if (${cmp}(b, r0 + mid * ${wr}u) > 0) { lo = mid + 1u; } else { hi = mid; }
+        }
+        for (var q = lo; q < m; q = q + 1u) {
+          let rb = r0 + q * ${wr}u;
+          if (${cmp}(b, rb) != 0) { break; }
+          if (${filterCode(a.filter, rowCols, offsets)}) { hit = true; break; }
+        }
+      }`;
+        });
         return [`  {
     let n = ${input.count};
     let b0 = ${input.base};
     for (var i = lid; i < n; i = i + WG) {
       let b = b0 + i * ${rowWords(input.types)}u;
-      if (${filterCode(s.filter, cols, offsets)}) ${emit(s.output, projectCode(s.project, 'dt', 'ob', cols, offsets))}
+      var hit = !(${filterCode(s.filter, cols, offsets)});
+${searches.join('\n')}
+      if (!hit) ${emit(s.output, projectCode(s.project, 'dt', 'ob', cols, offsets))}
     }
   }`];
       }

@@ -11,8 +11,12 @@ import { kernelInputs, type KirKernel, type KirProgram, type VarId } from '../ir
 
 /** One command of the loop block as the loop kernel runs it; `kernel`: the KIR kernel (its constants). */
 export type SmallLoopStep =
-  /** output := project(t) for t in input where filter(t). */
-  | { kind: 'map'; kernel: number; input: VarId; output: VarId; filter: Predicate[]; project: Expr[] }
+  /**
+   * output := project(t) for t in input where filter(t) and t misses every `absent` probe (a pipeline of negated
+   * probes, anti-joins.ts): no row of `right` (invariant, canonical, its first columns `rightKeys`) has t's `keys`
+   * there and passes `filter` (over that row).
+   */
+  | { kind: 'map'; kernel: number; input: VarId; output: VarId; filter: Predicate[]; project: Expr[]; absent?: AbsentProbe[] }
   /** output := project(l ++ r) for l in left, r in `right` (invariant, sorted by rightKeys) with equal keys, where filter. */
   | { kind: 'join'; kernel: number; left: VarId; right: VarId; output: VarId; leftKeys: number[]; rightKeys: number[]; filter: Predicate[]; project: Expr[] }
   /** output := the rows of the inputs (sort, unique, copy, concat and merge of rows the kernel holds as multisets). */
@@ -24,6 +28,14 @@ export type SmallLoopStep =
    * each once; they are appended to the relation's log (the block's `relation := merge relation, output`).
    */
   | { kind: 'insert'; input: VarId; relation: VarId; output: VarId };
+
+/** A negated probe the loop kernel runs as a binary search of an invariant relation by a prefix of its columns. */
+export interface AbsentProbe {
+  right: VarId;
+  rightKeys: number[];
+  keys: Expr[];
+  filter: Predicate[];
+}
 
 export interface SmallLoopPlan {
   block: string;
@@ -50,11 +62,12 @@ export interface SmallLoopPlan {
 const tabled = (e: Expr): boolean =>
   e.kind === 'call' ? builtinTable(e.fn) !== undefined || e.args.some(tabled) : e.kind === 'binary' ? tabled(e.left) || tabled(e.right) : false;
 const predicateTabled = (p: Predicate): boolean => (p.kind === 'any' ? p.alternatives.some((a) => a.some(predicateTabled)) : tabled(p.left) || tabled(p.right));
+const isPrefix = (keys: readonly number[]): boolean => keys.every((c, i) => c === i);
 
 /**
  * The plan of the loop branching at `label` whose body is `body`, or undefined where its block is not one the loop
  * kernel can run: one block looping to itself whose commands are launches of row-wise kernels (no aggregates,
- * limits, hash joins or pipelines, no string tables), joins only against variables the loop does not change, and
+ * limits, hash joins or pipelines but those of negated probes alone, no string tables), joins only against variables the loop does not change, and
  * recursive relations read only by the difference that finds their new rows.
  */
 export function smallLoopPlan(program: KirProgram, label: string, body: ReadonlySet<string>): SmallLoopPlan | undefined {
@@ -128,8 +141,19 @@ export function smallLoopPlan(program: KirProgram, label: string, body: Readonly
         else if (invariants.includes(k.right)) steps.push({ kind: 'absent', input: k.left, right: k.right, output: k.output });
         else return undefined;
         break;
+      case 'pipeline': {
+        // Negated probes alone (anti-joins.ts) of relations the loop does not change, keyed by a prefix of their
+        // columns: their canonical order sorts them by the keys, so the kernel binary-searches them where they are.
+        const searchable = k.probes.every((pr) => pr.negated && invariants.includes(pr.build) && isRelation(pr.build) && isPrefix(pr.buildKeys));
+        const predicates = [...k.filter, ...k.check, ...k.probes.flatMap((pr) => pr.buildFilter ?? [])];
+        if (k.aggregate || !searchable || predicates.some(predicateTabled) || [...k.project, ...k.probes.flatMap((pr) => pr.probeKeys)].some(tabled)) return undefined;
+        // Without joined probes the check reads the scanned row alone: a filter.
+        const absent = k.probes.map((pr): AbsentProbe => ({ right: pr.build, rightKeys: pr.buildKeys, keys: pr.probeKeys, filter: pr.buildFilter ?? [] }));
+        steps.push({ kind: 'map', kernel: k.id, input: k.input, output: k.output, filter: [...k.filter, ...k.check], project: k.project, absent });
+        kernels.push(k.id);
+        break;
+      }
       case 'hashJoin':
-      case 'pipeline':
       case 'aggregate':
       case 'limit':
         return undefined;
