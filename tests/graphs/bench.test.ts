@@ -10,14 +10,14 @@ import { openGpu } from '@vixen/runtime';
 describe('vixen bench graphs', () => {
   test('a 5 x 4 grid: every workload agrees with DuckDB (lattice ones on their values too); iterations and tuple counts follow the grid', { timeout: 120_000 }, async () => {
     const json = join(mkdtempSync(join(tmpdir(), 'vixen-bench-')), 'report.json');
-    const r = await cli('bench', 'graphs', '--graph', 'grid', '--width', '5', '--height', '4', '--workload', 'tc,tc-nonlinear,reach,sg,cc,sssp,bfs,widest', '--json', json);
+    const r = await cli('bench', 'graphs', '--graph', 'grid', '--width', '5', '--height', '4', '--workload', 'tc,tc-nonlinear,reach,reach-avoid,sg,cc,sssp,bfs,widest', '--json', json);
     expect(r.err).not.toMatch(/error/i);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/workload\s+graph\s+iterations\s+in-kernel\s+batches\s+us\/iter\s+dispatches\/iter\s+tuples/);
     const report = JSON.parse(readFileSync(json, 'utf8')) as GraphBenchReport;
     expect(report.graph).toMatchObject({ kind: 'grid', nodes: 20, edges: 4 * 4 + 5 * 3 });
     const by = new Map(report.results.map((x) => [x.workload, x]));
-    expect([...by.keys()]).toEqual(['tc', 'tc-nonlinear', 'reach', 'sg', 'cc', 'sssp', 'bfs', 'widest']);
+    expect([...by.keys()]).toEqual(['tc', 'tc-nonlinear', 'reach', 'reach-avoid', 'sg', 'cc', 'sssp', 'bfs', 'widest']);
     for (const x of report.results) {
       expect(x.duckdb?.agrees, x.workload).toBe(true);
       expect(x.milliseconds).toBeGreaterThan(0);
@@ -27,6 +27,9 @@ describe('vixen bench graphs', () => {
     expect(by.get('tc')!.checked.path).toBe(15 * 10 - 20);
     expect(by.get('tc')!.iterations).toBe(4 + 3);
     expect(by.get('reach')!.checked.reach).toBe(20);
+    // Every fourth node blocked cuts some off (the count is DuckDB's, checked above).
+    expect(by.get('reach-avoid')!.checked.reach).toBeGreaterThan(1);
+    expect(by.get('reach-avoid')!.checked.reach).toBeLessThan(20);
     // Undirected grid: one component of 20 nodes, all labelled 0, one row per node.
     expect(by.get('cc')!.checked).toEqual({ component: 20, 'component sum': 0 });
     expect(by.get('cc')!.iterations).toBe(4 + 3 + 1);
@@ -80,9 +83,9 @@ describe('vixen bench graphs', () => {
     first.dispose();
   });
 
-  test('the loop workloads: reach along a chain and a long grid, count-up; per-iteration cost and loop figures', { timeout: 120_000 }, async () => {
+  test('the loop workloads: reach along a chain, a comb with blocked teeth and a long grid, count-up; per-iteration cost and loop figures', { timeout: 120_000 }, async () => {
     const json = join(mkdtempSync(join(tmpdir(), 'vixen-bench-')), 'report.json');
-    const r = await cli('bench', 'graphs', '--workload', 'chain,grid,count-up', '--chain-nodes', '40', '--grid-width', '30', '--grid-height', '3', '--count-to', '20', '--json', json);
+    const r = await cli('bench', 'graphs', '--workload', 'chain,comb-avoid,grid,count-up', '--chain-nodes', '40', '--grid-width', '30', '--grid-height', '3', '--count-to', '20', '--json', json);
     expect(r.err).not.toMatch(/error/i);
     expect(r.code).toBe(0);
     const report = JSON.parse(readFileSync(json, 'utf8')) as GraphBenchReport;
@@ -101,11 +104,13 @@ describe('vixen bench graphs', () => {
     // One iteration per node along the chain (the last finds nothing new), one per anti-diagonal of the grid.
     expect(by.get('chain')).toMatchObject({ graph: 'chain of 40 nodes', iterations: 40, checked: { reach: 40 } });
     expect(by.get('grid')).toMatchObject({ graph: '30 x 3 grid', iterations: 30 + 3 - 1, checked: { reach: 90 } });
+    // The 40 chain nodes and the 20 teeth not blocked (the last node's is, so the iterations are the chain's).
+    expect(by.get('comb-avoid')).toMatchObject({ graph: 'comb of 40 teeth', iterations: 40, checked: { reach: 60 } });
     // a = 0..20 and b = 1..20, one new tuple every iteration.
     expect(by.get('count-up')).toMatchObject({ checked: { a: 21, b: 20 }, iterations: 2 * 20 + 1 });
     expect(r.out).toMatch(/per-iteration cost of a one-tuple delta: [\d.]+ us \(reach along a chain of 40 nodes\)/);
     // One-tuple deltas run inside the small-loop kernel, all but the general path's first few and last.
-    for (const w of ['chain', 'count-up'] as const) expect(by.get(w)!.inKernel, w).toBeGreaterThan(by.get(w)!.iterations - 10);
+    for (const w of ['chain', 'comb-avoid', 'count-up'] as const) expect(by.get(w)!.inKernel, w).toBeGreaterThan(by.get(w)!.iterations - 10);
     // Without loop control's batches and the small-loop kernel every exit test is the host's: one batch per
     // iteration, more host syncs.
     const json2 = join(mkdtempSync(join(tmpdir(), 'vixen-bench-')), 'report.json');

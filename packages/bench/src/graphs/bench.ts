@@ -13,7 +13,7 @@ import { VixenError } from '@vixen/queryplan';
 import { compile, DeviceFault, formatWork, type Program, type RunWork } from '@vixen/runtime';
 import type { Gpu } from '@vixen/runtime/gpu';
 import type { ColumnFacts } from '@vixen/io';
-import { binaryTree, chain, cycle, grid, rmatInWorkers, uniformRandom } from './generators.js';
+import { binaryTree, chain, comb, cycle, grid, rmatInWorkers, uniformRandom } from './generators.js';
 import { edgeWeights, symmetricInWorkers, type Graph } from './graph.js';
 import { componentsOnHost, distancesOnHost } from './host-answers.js';
 import { alignedTable, GPU_WARM_MS, median, si, warmUp } from '../operators.js';
@@ -25,7 +25,7 @@ import { examplesDir } from '../examples-dir.js';
 /** Rows a relation held at the end of the run. */
 const rowsOf = (stats: ExecuteStats, relation: string): number => stats.relationRows.find((r) => r.name === relation)?.rows ?? 0;
 
-export const GRAPH_WORKLOADS = ['tc', 'tc-nonlinear', 'reach', 'sg', 'cc', 'sssp', 'bfs', 'widest', 'chain', 'grid', 'count-up'] as const;
+export const GRAPH_WORKLOADS = ['tc', 'tc-nonlinear', 'reach', 'reach-avoid', 'sg', 'cc', 'sssp', 'bfs', 'widest', 'chain', 'comb-avoid', 'grid', 'count-up'] as const;
 export type GraphWorkload = (typeof GRAPH_WORKLOADS)[number];
 
 export const GRAPH_KINDS = ['rmat', 'chain', 'cycle', 'grid', 'tree', 'uniform'] as const;
@@ -90,12 +90,24 @@ const REACH_SQL = `WITH RECURSIVE reach(x) AS (
   SELECT edge.y FROM reach JOIN edge ON reach.x = edge.x)
 SELECT count(*) FROM reach`;
 
+const REACH_AVOID_SQL = `WITH RECURSIVE reach(x) AS (
+  SELECT x FROM source
+  UNION
+  SELECT edge.y FROM reach JOIN edge ON reach.x = edge.x WHERE NOT EXISTS (SELECT 1 FROM blocked WHERE blocked.x = edge.y))
+SELECT count(*) FROM reach`;
+
 /** A relation's facts as int32 columns. */
 type Facts = ColumnFacts & { columns: Int32Array[] };
 const one = (v: number): Facts => ({ columns: [Int32Array.of(v)] });
 const edges = (g: Graph): Facts => ({ columns: [g.src, g.dst] });
 const weighted = (g: Graph): Facts => ({ columns: [g.src, g.dst, edgeWeights(g)] });
 const reachFacts = (g: Graph, source: number): Record<string, Facts> => ({ edge: edges(g), source: one(source) });
+/** reachFacts and the nodes `blocked` picks (the source never). */
+const avoidFacts = (g: Graph, source: number, blocked: (node: number) => boolean): Record<string, Facts> => {
+  const nodes = Array.from({ length: g.nodes }, (_, v) => v).filter((v) => v !== source && blocked(v));
+  return { ...reachFacts(g, source), blocked: { columns: [Int32Array.from(nodes)] } };
+};
+const AVOID_TABLES = { edge: ['x', 'y'], source: ['x'], blocked: ['x'] };
 
 /** Nodes of the `chain` workload's chain, and the `grid` workload's grid, unless given. */
 export const LOOP_DEFAULTS = { chainNodes: 3000, gridWidth: 1000, gridHeight: 10, countTo: 1000 } as const;
@@ -115,6 +127,21 @@ const WORKLOADS: Record<GraphWorkload, WorkloadDef> = {
     facts: (g) => reachFacts(g, 0),
     checked: ['reach'],
     sql: REACH_SQL,
+  },
+  // Reach avoiding every fourth node (negation inside the recursion).
+  'reach-avoid': { file: 'reach-avoid.logic', facts: (g, source) => avoidFacts(g, source, (v) => v % 4 === 3), checked: ['reach'], tables: AVOID_TABLES, sql: REACH_AVOID_SQL },
+  // Reach along a chain whose every node has a tooth, every other tooth blocked: one iteration per chain node, each
+  // delta a chain node and a tooth, each probing the blocked teeth (a loop of small deltas with a negation).
+  'comb-avoid': {
+    file: 'reach-avoid.logic',
+    graph: (o) => {
+      const n = o.chainNodes ?? LOOP_DEFAULTS.chainNodes;
+      return { graph: comb(n), description: `comb of ${n} teeth` };
+    },
+    facts: (g) => avoidFacts(g, 0, (v) => v >= g.nodes / 2 && v % 2 === 1),
+    checked: ['reach'],
+    tables: AVOID_TABLES,
+    sql: REACH_AVOID_SQL,
   },
   // Reach over a long, narrow grid from its corner: width + height - 1 iterations, deltas of up to height nodes.
   grid: {

@@ -17,6 +17,12 @@ export function chain(n: number): Graph {
   return fromPairs(n, Math.max(0, n - 1), (i) => [i, i + 1]);
 }
 
+/** A chain 0 -> 1 -> ... -> n-1 with a tooth i -> n + i off every node: 2n - 1 edges, 2n nodes. */
+export function comb(n: number): Graph {
+  checkInt('comb length', n, 1, MAX_NODES / 2);
+  return fromPairs(2 * n, 2 * n - 1, (i) => (i < n - 1 ? [i, i + 1] : [i - (n - 1), i + 1]));
+}
+
 /** 0 -> 1 -> ... -> n-1 -> 0: n edges; cycle(1) is a single self-loop. */
 export function cycle(n: number): Graph {
   checkInt('cycle length', n, 1, MAX_NODES);
