@@ -9,6 +9,7 @@ import { checkSafety } from './check/safety.js';
 import { resolve } from './check/resolve.js';
 import { checkTypes } from './check/types.js';
 import { unstratifiedCycles, stratify, withoutLatticeChecks } from './lower/stratify.js';
+import { pushSemiJoins } from './lower/push-semi-joins.js';
 import { toPlan } from './lower/to-plan.js';
 import { isSouffleFile, loadSouffle, souffleOutputs, type SouffleIo } from './souffle/index.js';
 import { loadProgram, type SourceFile } from './syntax/load.js';
@@ -62,7 +63,9 @@ export function compileLogic(files: SourceFile[], options: FrontendOptions = {})
   let plan: QpProgram;
   try {
     const ctx = { ...(options.outputs ? { outputs: options.outputs } : {}), seeded: Object.keys(souffle.io.inputs) };
-    const lowered = withoutLatticeChecks(checked, strata);
+    const external = [...Object.keys(souffle.io.inputs), ...Object.keys(souffle.io.outputs), ...Object.keys(orders)];
+    const pushed = pushSemiJoins(checked, { ...(options.outputs ? { outputs: options.outputs } : {}), external });
+    const lowered = withoutLatticeChecks(pushed, pushed === checked ? strata : stratify(pushed));
     plan = runPipeline(qpPipeline, souffleOutputs(toPlan(lowered.program, lowered.strata, orders), souffle), ctx, options.passes);
   } catch (e) {
     // Outputs the program lacks (restrict-outputs), bad pass options.
