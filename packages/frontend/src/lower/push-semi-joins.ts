@@ -3,8 +3,10 @@
  * rule) whose column k that reading rule joins with a small atom S (one the rule filters by a constant, or a
  * derived relation made only of such atoms) keeps, of its rows, only those the join can match:
  * `$semijoin_T_k(v) <- S, <the rule's comparisons over S's variables>` and every rule of T gains the atom
- * `$semijoin_T_k(<its head's column k>)`. TPC-H Q7 built all 15M order-nation pairs at SF 10 and joined 18M
- * lines with them before its two-nation filter; Q2 took the minimum cost of every part before the part filter.
+ * `$semijoin_T_k(<its head's column k>)`, first, so that T's joins start from it. T's rules must join (see
+ * `joins`). Repeated until nothing applies: a key set pushed into an aggregate goes on into the join it sums.
+ * TPC-H Q7 built all 15M order-nation pairs at SF 10 and joined 18M lines with them before its two-nation
+ * filter; Q2 took the minimum cost of every part before the part filter.
  *
  * Why the answer is the same: T's rows are read only by that atom, where a row without a match in S joins with
  * nothing. The added atom binds no new variable, so an aggregated rule of T (grouping by column k) keeps its
@@ -13,27 +15,14 @@
  * rule, which can never break it. S joins on its key (see `keyed`), so the key set is no larger than S.
  */
 import type { Column } from '@vixen/queryplan';
-import type { CheckedProgram, Relation, TypedAtom, TypedRule, TypedTerm } from '../check/program.js';
+import type { CheckedProgram, Relation, TypedAtom, TypedRule } from '../check/program.js';
+import { termVars } from './rule-chain.js';
 
 export interface SemiJoinScope {
   /** The relations a run reads back; without them every derived relation is an output and nothing is pushed. */
   outputs?: readonly string[];
   /** Relations read or written outside the rules (Soufflé `.input`/`.output`, order clauses). */
   external: readonly string[];
-}
-
-function termVars(t: TypedTerm): string[] {
-  switch (t.kind) {
-    case 'var':
-      return [t.name];
-    case 'binary':
-      return [...termVars(t.left), ...termVars(t.right)];
-    case 'call':
-      return t.args.flatMap(termVars);
-    case 'const':
-    case 'wildcard':
-      return [];
-  }
 }
 
 const semiJoinName = (t: string, k: number): string => `$semijoin_${t}_${k}`;

@@ -18,7 +18,8 @@ export interface ChainResult {
   result: string;
 }
 
-function termVars(t: TypedTerm): string[] {
+/** The variables of `t`, in order (repeats kept). */
+export function termVars(t: TypedTerm): string[] {
   switch (t.kind) {
     case 'var':
       return [t.name];
