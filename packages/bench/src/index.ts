@@ -7,7 +7,7 @@ export { compareAnswers } from './answers.js';
 export { benchCompile, formatCompileReport, type CompileReport } from './compile.js';
 export { examplesDir } from './examples-dir.js';
 export { TblDuckDb, type DuckResult, type DuckValue } from './tbl-duckdb.js';
-export { columnsRead, factsFor, formatDevicePeak, formatMemoryAfterQuery, formatSlowRunCauses, formatTimedRuns, loadTblFacts, type DeviceMemoryHeld, type MemoryAfterQuery, type SlowRunCauses, type TableLoad, type TblBenchOptions } from './tbl-suite.js';
+export { columnsRead, factsFor, formatDevicePeak, formatMemoryAfterQuery, formatSlowRunCauses, formatTimedRuns, loadTblFacts, tableLoadProgram, type DeviceMemoryHeld, type MemoryAfterQuery, type SlowRunCauses, type TableLoad, type TblBenchOptions } from './tbl-suite.js';
 export { benchEndToEnd, END_TO_END_FORMATS, formatEndToEndReport, type EndToEndFormat, type EndToEndQuery, type EndToEndReport } from './end-to-end.js';
 export * from './graphs/index.js';
 export * from './tpch/index.js';

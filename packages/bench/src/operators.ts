@@ -91,7 +91,7 @@ export interface BenchReport {
 }
 
 export function defaultBenchSizes(gpu: Gpu): number[] {
-  const top = gpu.software ? 22 : 26;
+  const top = gpu.cpuAdapter ? 22 : 26;
   return Array.from({ length: top - 19 }, (_, k) => 20 + k);
 }
 
@@ -143,7 +143,7 @@ async function measure(gpu: Gpu, runs: number, warmup: number, body: () => Promi
     await after?.();
     return ms;
   };
-  await warmUp(warmup, gpu.software ? 0 : GPU_WARM_MS, once);
+  await warmUp(warmup, gpu.cpuAdapter ? 0 : GPU_WARM_MS, once);
   const times: number[] = [];
   for (let k = 0; k < runs; k++) times.push(await once());
   return times;
@@ -156,7 +156,7 @@ async function measure(gpu: Gpu, runs: number, warmup: number, body: () => Promi
  */
 async function deviceTime(gpu: Gpu, runs: number, body: () => Promise<void>, after: () => Promise<void>): Promise<{ deviceMs?: number }> {
   const g = internals(gpu);
-  if (gpu.software || !g.startTiming()) return {};
+  if (gpu.cpuAdapter || !g.startTiming()) return {};
   try {
     const times: number[] = [];
     for (let k = 0; k < runs; k++) {
@@ -266,8 +266,8 @@ const copyGbPerSecond = (words: number, ms: number): number => (8 * words) / ms 
 export async function copyBandwidth(gpu: Gpu, runs = 10): Promise<number> {
   const { maxStorageBufferBindingSize, maxBufferSize } = internals(gpu).limits;
   const fits = 2 ** Math.floor(Math.log2(Math.min(maxStorageBufferBindingSize, maxBufferSize) / 4));
-  const words = Math.min(gpu.software ? 2 ** 20 : 2 ** 28, fits);
-  return copyGbPerSecond(words, median(await benchCopy(gpu, words, runs, 1, gpu.software ? 0 : 2 ** 33)));
+  const words = Math.min(gpu.cpuAdapter ? 2 ** 20 : 2 ** 28, fits);
+  return copyGbPerSecond(words, median(await benchCopy(gpu, words, runs, 1, gpu.cpuAdapter ? 0 : 2 ** 33)));
 }
 
 /** Median time of a submit + 4-byte readback (what every host-side row count costs), in microseconds. */
@@ -963,7 +963,7 @@ export async function benchOperators(gpu: Gpu, options: BenchOptions = {}): Prom
     results.push(r);
     options.onResult?.(r);
   };
-  if (!gpu.software) await warmDevice(gpu);
+  if (!gpu.cpuAdapter) await warmDevice(gpu);
   const roundTripMicros = await benchRoundTrip(gpu, 200);
   for (const log2n of sizes) {
     const n = 2 ** log2n;
@@ -1021,7 +1021,7 @@ export async function benchOperators(gpu: Gpu, options: BenchOptions = {}): Prom
   return {
     adapter: gpu.adapterName,
     backend: gpu.backend,
-    software: gpu.software,
+    software: gpu.cpuAdapter,
     subgroups: gpu.subgroups,
     workgroupSize: gpu.limits.workgroupSize,
     runs,

@@ -362,7 +362,7 @@ export async function timeVixenQuery(
     causes.spilledBytes += r.stats.spilledBytes;
   }
   // Before the profile's run and DuckDB's, while the device has just worked: the clock the timed runs ended at.
-  const smClock = gpuClockMHz(data.db.gpu.software);
+  const smClock = gpuClockMHz(data.db.gpu.cpuAdapter);
   causes.gcMs = gcMs().ms;
   causes.poolTrims = pool.trims - trims;
   causes.createdBytes = pool.createdBytes - createdBytes;
@@ -640,7 +640,7 @@ const residentBytes = (r: ResidentRelation): number => 4 * r.relation.count * r.
 
 /** Vixen's count of its device buffers now, its resident relations' words and the driver's count (nvidia-smi). */
 function memoryNow(db: Database): MemoryAfterQuery {
-  const used = deviceMemoryUsed(db.gpu.software);
+  const used = deviceMemoryUsed(db.gpu.cpuAdapter);
   const held = db.resident.reduce((n, r) => n + residentBytes(r), 0);
   return { allocatedBytes: internals(db.gpu).pool.allocatedBytes, residentBytes: held, ...(used !== undefined ? { deviceUsedBytes: used } : {}) };
 }
@@ -790,7 +790,7 @@ async function openTblSuite<R>(gpu: Gpu, options: TblBenchOptions<R>, schema: re
     ...(first && residentCap !== undefined ? { residentCap } : {}),
     duckdbLoadMs,
     copyGbps,
-    warmMs: options.warmMs ?? (gpu.software ? 0 : GPU_WARM_MS),
+    warmMs: options.warmMs ?? (gpu.cpuAdapter ? 0 : GPU_WARM_MS),
     ...(options.maxDeviceMemory !== undefined ? { maxDeviceMemory: options.maxDeviceMemory } : {}),
     tablesWallMs: performance.now() - tablesStart,
     ...(options.replay !== undefined ? { replay: options.replay } : {}),

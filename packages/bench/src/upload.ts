@@ -53,8 +53,8 @@ function cases(gpu: Gpu): Array<{ method: string; source: UploadCase['source']; 
       base += d.size;
     }
   };
-  const small = gpu.software ? 1 : 16;
-  const large = gpu.software ? 4 : 64;
+  const small = gpu.cpuAdapter ? 1 : 16;
+  const large = gpu.cpuAdapter ? 4 : 64;
   return [
     { method: 'writeBuffer, one call per buffer', source: 'memory', body: words(plan('write', 0)) },
     { method: `writeBuffer, ${small} MiB calls`, source: 'memory', body: words(plan('write', small)) },

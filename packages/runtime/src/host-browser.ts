@@ -14,7 +14,7 @@ export async function openDefaultGpu(options: GpuOptions = {}): Promise<Gpu> {
   if (!gpu) throw new VixenError({ severity: 'error', message: 'this browser has no WebGPU (navigator.gpu is missing)' });
   const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
   if (!adapter) throw new VixenError({ severity: 'error', message: "this browser's WebGPU offers no adapter: it may be turned off or blocked" });
-  return openDevice(gpu, adapter, 'webgpu', { ...(options.subgroups !== undefined ? { subgroups: options.subgroups } : {}) });
+  return openDevice(gpu, adapter, 'webgpu', { ...(options.subgroups !== undefined ? { subgroups: options.subgroups } : {}), ...(options.gpuPaths !== undefined ? { gpuPaths: options.gpuPaths } : {}) });
 }
 
 /**

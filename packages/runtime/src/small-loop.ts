@@ -22,7 +22,10 @@ const SCRATCH_ROWS = { gpu: 8192, software: 512 };
  * 8 times larger. The log's hash set (4 slots a row) is cleared on every entry.
  */
 const FIRST_LOG_ROWS = { gpu: 2 ** 16, software: 2 ** 12 };
-/** Iterations one dispatch may run (a bound on one dispatch's time), and dispatches per host sync at most. */
+/**
+ * Iterations one dispatch may run (a bound on one dispatch's time), and dispatches per host sync at most. A CPU
+ * adapter's bound holds whatever paths it takes: llvmpipe ends a shader's loops after 65,535 iterations in all.
+ */
 const DISPATCH_ITERATIONS = { gpu: 4096, software: 256 };
 const MAX_DISPATCHES_PER_SYNC = 32;
 
@@ -149,7 +152,7 @@ export class SmallLoop {
         if (rel.count > 0) rec.copy(rel.buffer!, 0, rows, tcap * layout.carriedAt[c]! * 4, rel.count * rel.width * 4);
       });
       rec.clear(control, controlWords * 4);
-      const perDispatch = g.software ? DISPATCH_ITERATIONS.software : DISPATCH_ITERATIONS.gpu;
+      const perDispatch = g.cpuAdapter ? DISPATCH_ITERATIONS.software : DISPATCH_ITERATIONS.gpu;
       const bind = [
         { buffer: fixed, words: at },
         { buffer: rows, words: this.rowsWords() },

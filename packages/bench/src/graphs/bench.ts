@@ -528,7 +528,7 @@ export async function benchGraphs(first: Gpu, options: GraphBenchOptions): Promi
       let stats: ExecuteStats | undefined;
       try {
         // A tiny graph compiled too few: R-MAT scale 18 reach then compiled 10 more pipelines in its timed run.
-        await warmUp(options.warmup ?? 1, gpu.software ? 0 : GPU_WARM_MS, async () => (await program.run({ ...run, facts })).stats.milliseconds);
+        await warmUp(options.warmup ?? 1, gpu.cpuAdapter ? 0 : GPU_WARM_MS, async () => (await program.run({ ...run, facts })).stats.milliseconds);
         for (let k = 0; k < (options.runs ?? 1); k++) {
           const t0 = performance.now();
           stats = (await program.run({ ...run, facts })).stats;

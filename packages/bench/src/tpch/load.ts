@@ -178,7 +178,7 @@ export async function benchLoad(gpu: Gpu, o: LoadBenchOptions): Promise<LoadBenc
   const keep = columnsRead(TPCH_QUERIES.map((q) => compileTpchQuery(o.queriesDir, q)), schema);
   const programs = schema.map((r) => tableLoadProgram(o.queriesDir, [[r, keep.get(r.name) ?? [0]]]));
   const bytes = TPCH_TABLES.reduce((n, t) => n + statSync(join(o.dataDir, `${t}.tbl`)).size, 0);
-  const uploadSize = o.uploadBytes ?? (gpu.software ? 16 : 1024) * 2 ** 20;
+  const uploadSize = o.uploadBytes ?? (gpu.cpuAdapter ? 16 : 1024) * 2 ** 20;
   const upload = uploadSize > 0 ? await benchUpload(gpu, uploadSize, o.runs ?? 3, o.warmup ?? 1, o.onUpload) : undefined;
   const formats = new Set(o.formats ?? END_TO_END_FORMATS);
   const host = formats.has('tbl') && o.parse !== 'device' ? await timeLoad(gpu, programs, o, 'host') : undefined;

@@ -63,8 +63,10 @@ export async function openGpu(options: GpuOptions = {}): Promise<Gpu> {
   // A test knob: the CLI and the benches then run the segmented paths of relations past one binding on small data.
   const cap = process.env.VIXEN_MAX_BINDING_BYTES;
   const capped = options.maxStorageBufferBindingSize === undefined && cap ? { ...options, maxStorageBufferBindingSize: parseByteSize(cap, 'VIXEN_MAX_BINDING_BYTES') } : options;
+  // A test knob: a CPU adapter takes the paths a GPU takes (GpuOptions.gpuPaths), in the CLI and the benches.
+  const chosen = capped.gpuPaths === undefined && process.env.VIXEN_GPU_PATHS === '1' ? { ...capped, gpuPaths: true } : capped;
   const memory = deviceMemoryBytes(!isRealGpu(adapter));
-  const gpu = await openDevice(instance, adapter, backend, capped, options.maxDeviceMemory ?? defaultBudget(memory));
+  const gpu = await openDevice(instance, adapter, backend, chosen, options.maxDeviceMemory ?? defaultBudget(memory));
   // A test knob: a real device fault where the run does what this names (`loading the facts of lineitem`), once: a
   // buffer past the device's memory but within its largest (the driver runs out of memory: a GPU's 141 GB against
   // its 1 TiB), else past its largest buffer (Dawn refuses the size: llvmpipe's 2 GiB against the host's memory).

@@ -26,8 +26,16 @@ export interface Gpu {
   adapterName: string;
   /** 'vulkan' or 'opengles' (Dawn), or 'webgpu' (a browser's own). */
   backend: string;
-  /** A CPU implementation (llvmpipe, SwiftShader, lavapipe) rather than a GPU. */
+  /**
+   * Takes the paths tuned for a CPU adapter (host projections and parses of small files, string sorts on workers,
+   * smaller thresholds): a CPU adapter unless opened with GpuOptions.gpuPaths.
+   */
   software: boolean;
+  /**
+   * The adapter is a CPU implementation (llvmpipe, SwiftShader, lavapipe) rather than a GPU, whatever paths it
+   * takes: its shaders' loops end after 65,535 iterations in all and its workgroups are run a few at a time.
+   */
+  cpuAdapter: boolean;
   /** The device has the 'subgroups' feature: passes with a subgroup variant run that. */
   subgroups: boolean;
   limits: GpuLimits;
@@ -46,6 +54,12 @@ export interface GpuOptions {
    * budget of a run that names none (RunOptions.maxDeviceMemory). Tests and benches simulate a smaller device so.
    */
   maxDeviceMemory?: number;
+  /**
+   * On a CPU adapter, take the paths a GPU takes (software false) where they do not depend on a GPU's loops and
+   * scheduling (cpuAdapter stays true): tests and benches run the H200's code paths on llvmpipe so. No effect on a
+   * GPU. VIXEN_GPU_PATHS=1 sets it for the CLI and the benches.
+   */
+  gpuPaths?: boolean;
 }
 
 const SOFTWARE_ADAPTER = /swiftshader|llvmpipe|lavapipe|softpipe|software/i;
@@ -72,7 +86,7 @@ export async function openDevice(
   instance: GPU,
   adapter: GPUAdapter,
   backend: string,
-  options: Pick<GpuOptions, 'maxStorageBufferBindingSize' | 'subgroups'> = {},
+  options: Pick<GpuOptions, 'maxStorageBufferBindingSize' | 'subgroups' | 'gpuPaths'> = {},
   memoryBudget?: number,
 ): Promise<Gpu> {
   const a = adapter.limits;
@@ -90,7 +104,8 @@ export async function openDevice(
     },
   });
   const d = device.limits;
-  return new GpuImpl(instance, device, describe(adapter, backend), backend, !isRealGpu(adapter), memoryBudget, {
+  const cpuAdapter = !isRealGpu(adapter);
+  return new GpuImpl(instance, device, describe(adapter, backend), backend, cpuAdapter && options.gpuPaths !== true, cpuAdapter, memoryBudget, {
     workgroupSize,
     maxStorageBufferBindingSize: Math.min(d.maxStorageBufferBindingSize, options.maxStorageBufferBindingSize ?? Infinity),
     maxBufferSize: d.maxBufferSize,
@@ -242,6 +257,7 @@ export class GpuImpl implements Gpu {
     readonly adapterName: string,
     readonly backend: string,
     readonly software: boolean,
+    readonly cpuAdapter: boolean,
     /**
      * Device memory a run's relations may hold when the run names no budget (RunOptions.maxDeviceMemory): the
      * device's memory less a margin, or undefined where nothing reports it (gpu/device-memory.ts).
@@ -253,7 +269,7 @@ export class GpuImpl implements Gpu {
     // enough free memory pooled for a fixpoint's working set at 2^28 rows; on a CPU adapter it is host memory.
     this.subgroups = device.features.has('subgroups');
     // Past one binding a fixpoint's working set is larger: up to half the memory budget (makeRoom trims the pool first).
-    this.pool = new BufferPool(device, limits.maxBufferSize, software ? 256 * 2 ** 20 : Math.max(16 * 2 ** 30, (memoryBudget ?? 0) / 2), () => this.activity);
+    this.pool = new BufferPool(device, limits.maxBufferSize, cpuAdapter ? 256 * 2 ** 20 : Math.max(16 * 2 ** 30, (memoryBudget ?? 0) / 2), () => this.activity);
     this.pool.budget = memoryBudget ?? Infinity;
     // Read buffers kept for the next load go first under pressure: a load maps new ones at a small cost.
     this.pool.relievers.add(() => {

@@ -30,7 +30,7 @@ const STATE_REGION_BYTES = 16 * 2 ** 20;
  */
 export function radixSortPasses(g: GpuImpl, width: number): PassName[] {
   const sweeps: PassName[] = width === 1 ? ['radixSweepKeys'] : width === 2 ? ['radixSweep'] : ['radixSweep', 'radixKeys', 'radixSweepRows'];
-  return ['radixCount', ...(g.software ? (['radixTiles', 'radixTilePrefix'] as const) : []), ...sweeps];
+  return ['radixCount', ...(g.cpuAdapter ? (['radixTiles', 'radixTilePrefix'] as const) : []), ...sweeps];
 }
 
 /** Words of a radix sort's digit counts, key mask and pending row count for `keys` key words (one binding). */
@@ -118,7 +118,7 @@ async function sortPasses(g: GpuImpl, rec: Recorder, input: DeviceRelation, keyW
     const state0 = regions ? stateWords * passes++ : 0;
     const sizes: Size[] = [rows, shift, (k * RADIX_WINDOWS + shift / RADIX_BITS) * RADIX, state0];
     if (!regions) rec.clear(state.buffer, state.words * 4);
-    if (g.software) {
+    if (g.cpuAdapter) {
       // llvmpipe ends a shader's loops after 65,535 iterations in all (Mesa's LP_MAX_TGSI_LOOP_ITERATIONS), so a
       // look-back polling a tile the OS had not run for a while gave up with a wrong offset (1 run in 5 of a
       // 200,003-key sort on a loaded 2-core machine): there every tile's statuses are published before the pass,
