@@ -28,6 +28,7 @@ describe('vixen plan --passes', () => {
     const rows = r.out.trim().split('\n').map((l) => l.trim().split(/ {2,}/));
     expect(rows[0]).toEqual(['stage', 'pass', 'kind', 'runs within']);
     expect(rows.slice(1).map((row) => row.slice(0, 3).join(' '))).toEqual([
+      'rules push-semi-joins optional',
       'QP restrict-outputs required',
       'QP eliminate-common-subexpressions optional',
       'QP merge-unioned-selects optional',
@@ -112,6 +113,6 @@ describe('vixen plan --disable-pass', () => {
     expect(required.err).toBe('error: pass insert-frees is required for correct results and cannot be disabled\n');
     const unknown = await cli('plan', ssb, '--print-after', 'fuse-pipeline');
     expect(unknown.code).toBe(1);
-    expect(unknown.err).toMatch(/^error: unknown pass fuse-pipeline \(known: restrict-outputs, eliminate-common-subexpressions, .*, fuse-pipelines, .*, insert-frees\)\n$/);
+    expect(unknown.err).toMatch(/^error: unknown pass fuse-pipeline \(known: push-semi-joins, restrict-outputs, eliminate-common-subexpressions, .*, fuse-pipelines, .*, insert-frees\)\n$/);
   });
 });

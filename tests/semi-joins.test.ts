@@ -32,13 +32,20 @@ beforeAll(async () => {
 });
 afterAll(() => gpu?.dispose());
 
-const semiJoins = (source: string, outputs?: string[]): string[] =>
-  compile(source, outputs ? { outputs } : {}).plan!.relations.map((r) => r.name).filter((n) => n.startsWith('$semijoin_'));
+const semiJoins = (source: string, outputs?: string[], disable?: string[]): string[] =>
+  compile(source, { ...(outputs ? { outputs } : {}), ...(disable ? { passes: { disable } } : {}) })
+    .plan!.relations.map((r) => r.name)
+    .filter((n) => n.startsWith('$semijoin_'));
 
 describe('semi-join pushdown across rules', () => {
   test('restricts a read-once temporary and, through its aggregate, the join it sums; answers unchanged', async () => {
     const program = compile(PROGRAM, { outputs: ['result'] });
     expect(semiJoins(PROGRAM, ['result'])).toEqual(['$semijoin_spent_0', '$semijoin_placed_1']);
+    // A named pass: switched off, the plan has no key sets.
+    expect(semiJoins(PROGRAM, ['result'], ['push-semi-joins'])).toEqual([]);
+    expect(() => compile(PROGRAM, { outputs: ['result'], passes: { printAfter: ['push-semi-joins'], onPrint: () => {} } })).toThrow(
+      /pass push-semi-joins rewrites rules, which have no printer/,
+    );
     // Both rules of placed read the key set first (their smallest input): the join starts from the key set.
     const text = printPlan(program.plan!);
     expect(text).toMatch(/mapJoin \$semijoin_placed_1, cust on/);

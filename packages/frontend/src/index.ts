@@ -3,13 +3,13 @@
  * All problems come back as located diagnostics; a plan is produced only when there are no errors.
  * Soufflé files (`.dl`) are parsed by their own parser into the same AST and take the same path from there.
  */
-import { qpPipeline, runPipeline, VixenError, type Diagnostic, type PassOptions, type QpProgram } from '@vixen/queryplan';
+import { errorAt, listPasses, qpPipeline, runPipeline, VixenError, type Diagnostic, type PassOptions, type QpProgram } from '@vixen/queryplan';
 import { resolveOrders } from './check/order.js';
 import { checkSafety } from './check/safety.js';
 import { resolve } from './check/resolve.js';
 import { checkTypes } from './check/types.js';
 import { unstratifiedCycles, stratify, withoutLatticeChecks } from './lower/stratify.js';
-import { pushSemiJoins } from './lower/push-semi-joins.js';
+import { rulesPipeline } from './lower/rules-pipeline.js';
 import { toPlan } from './lower/to-plan.js';
 import { isSouffleFile, loadSouffle, souffleOutputs, type SouffleIo } from './souffle/index.js';
 import { loadProgram, type SourceFile } from './syntax/load.js';
@@ -20,6 +20,7 @@ export { parse } from './syntax/parse.js';
 export { layoutWidth, parseSouffle, type PrintLayout, type RecordLayouts, type SouffleInput, type SouffleIo, type SouffleOutput } from './souffle/index.js';
 export type * from './souffle/ast.js';
 export { stratify, type Stratum } from './lower/stratify.js';
+export { rulesPipeline } from './lower/rules-pipeline.js';
 export type { SourceFile };
 
 /** `logiql` for `.logic` source, `souffle` for Soufflé `.dl` programs. */
@@ -64,7 +65,11 @@ export function compileLogic(files: SourceFile[], options: FrontendOptions = {})
   try {
     const ctx = { ...(options.outputs ? { outputs: options.outputs } : {}), seeded: Object.keys(souffle.io.inputs) };
     const external = [...Object.keys(souffle.io.inputs), ...Object.keys(souffle.io.outputs), ...Object.keys(orders)];
-    const pushed = pushSemiJoins(checked, { ...(options.outputs ? { outputs: options.outputs } : {}), external });
+    const unprinted = listPasses(rulesPipeline).find((e) => options.passes?.printAfter?.includes(e.name));
+    // The checked rules have no printer: the plan the QP pipeline starts from shows what such a pass did.
+    if (unprinted) throw new VixenError(errorAt(`pass ${unprinted.name} rewrites rules, which have no printer; print the plan after restrict-outputs to see its effect`));
+    const scope = { ...(options.outputs ? { outputs: options.outputs } : {}), external };
+    const pushed = runPipeline(rulesPipeline, checked, scope, options.passes?.disable ? { disable: options.passes.disable } : {});
     const lowered = withoutLatticeChecks(pushed, pushed === checked ? strata : stratify(pushed));
     plan = runPipeline(qpPipeline, souffleOutputs(toPlan(lowered.program, lowered.strata, orders), souffle), ctx, options.passes);
   } catch (e) {

@@ -2,7 +2,7 @@
  * The programmatic API: compile LogiQL source into a Program (QP, KIR and WGSL), run it on WebGPU,
  * run the reference interpreter on the same plan, and save/load the compiled form.
  */
-import { compileLogic, type Dialect, type SourceFile, type SouffleIo } from '@vixen/frontend';
+import { compileLogic, rulesPipeline, type Dialect, type SourceFile, type SouffleIo } from '@vixen/frontend';
 import { generateProgramShaders, type KernelShaders } from '@vixen/codegen-wgsl';
 import { kirPipeline, planToKernels, printKir, validateKir, type JoinStrategy, type KirProgram } from '@vixen/kernel-ir';
 import {
@@ -73,7 +73,7 @@ export interface CompilePassOptions {
 
 /** Every pass of the compiler in the order they run: the QP pipeline's, then the KIR pipeline's. */
 export function compilerPasses(): PassEntry[] {
-  return [...listPasses(qpPipeline), ...listPasses(kirPipeline)];
+  return [...listPasses(rulesPipeline), ...listPasses(qpPipeline), ...listPasses(kirPipeline)];
 }
 
 /** The pass switches for one stage, its IR printed by `print`. */

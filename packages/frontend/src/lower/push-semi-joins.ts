@@ -14,7 +14,7 @@
  * reads, nor limited by an order clause; its own functional check counts as a reader unless T is one aggregate
  * rule, which can never break it. S joins on its key (see `keyed`), so the key set is no larger than S.
  */
-import type { Column } from '@vixen/queryplan';
+import type { Column, Pass } from '@vixen/queryplan';
 import type { CheckedProgram, Relation, TypedAtom, TypedRule } from '../check/program.js';
 import { termVars } from './rule-chain.js';
 
@@ -26,6 +26,9 @@ export interface SemiJoinScope {
 }
 
 const semiJoinName = (t: string, k: number): string => `$semijoin_${t}_${k}`;
+
+/** The pass (rulesPipeline, before lowering), so `--disable-pass push-semi-joins` can compare plans with and without it. */
+export const pushSemiJoinsPass: Pass<CheckedProgram, SemiJoinScope> = { name: 'push-semi-joins', required: false, run: pushSemiJoins };
 
 export function pushSemiJoins(program: CheckedProgram, scope: SemiJoinScope): CheckedProgram {
   if (!scope.outputs) return program;
