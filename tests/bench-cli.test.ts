@@ -85,6 +85,24 @@ test('bench tpch --data: a folder without .tbl files is generated into and kept;
   expect(second.out).toMatch(/^Q6 +ok /m);
 });
 
+test('bench tpch --disable-pass compiles the queries without a pass; a misspelt one is a user error', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'vixen-bench-'));
+  const data = join(dir, 'sf');
+  const dispatches = async (...more: string[]): Promise<number> => {
+    const json = join(dir, `q7${more.length}.json`);
+    const r = await cli('bench', 'tpch', '--sf', '0.01', '--queries', '7', '--runs', '1', '--warmup', '0', '--data', data, '--json', json, ...more);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(readFileSync(json, 'utf8')) as { queries: { status: string; dispatches: number }[] };
+    expect(report.queries[0]!.status).toBe('ok');
+    return report.queries[0]!.dispatches;
+  };
+  // Q7's order nations restricted to the two nations first (push-semi-joins) is a kernel more than without.
+  expect(await dispatches()).not.toBe(await dispatches('--disable-pass', 'push-semi-joins'));
+  const bad = await cli('bench', 'tpch', '--sf', '0.01', '--queries', '7', '--data', data, '--disable-pass', 'push-semi-join');
+  expect(bad.code).toBe(1);
+  expect(bad.err).toMatch(/^error: unknown pass push-semi-join \(known: push-semi-joins, /);
+});
+
 test('bench load times host and device parsing against DuckDB and writes JSON', async () => {
   const json = join(mkdtempSync(join(tmpdir(), 'vixen-bench-')), 'load.json');
   // SF 0.01: smaller scales repeat partsupp keys (4 suppliers per part out of too few), which the load rejects.

@@ -417,6 +417,8 @@ export interface TblBenchOptions<Result> {
   maxDeviceMemory?: number;
   /** Where the Database parses the `.tbl` files (DatabaseOptions.parse; default auto). */
   parse?: ParseMode;
+  /** Optional compiler passes the queries are compiled without (CompilePassOptions.disable): A/B runs of one build. */
+  disablePasses?: readonly string[];
   /** false: no run replays the device work recorded from an earlier one (RunOptions.replay; default true). */
   replay?: boolean;
   /**

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { z } from 'zod';
-import { openGpu, parseByteSize, type Gpu, type StoreReadPlan } from '@vixen/runtime';
+import { compilerPasses, openGpu, parseByteSize, type Gpu, type StoreReadPlan } from '@vixen/runtime';
 import { BENCH_OPERATORS, benchCompile, benchEndToEnd, benchGraphs, benchLoad, compileSsbQuery, compileTpchQuery, END_TO_END_FORMATS, formatEndToEndReport, formatLoadReport, ssbQuerySql, ssbSchema, tpchQuerySql, tpchSchema, type EndToEndQuery, benchOperators, benchSsb, benchTpch, dbgenParallel, defaultBenchSizes, examplesDir, formatBenchReport, formatCompileReport, formatGraphBenchReport, formatDevicePeak, formatMemoryAfterQuery, formatSlowRunCauses, formatSsbReport, formatTimedRuns, formatTpchReport, GRAPH_KINDS, GRAPH_WORKLOADS, LOOP_DEFAULTS, SSB_QUERIES, ssbgenParallel, TPCH_QUERIES, type TblBenchOptions } from '@vixen/bench';
-import { VixenError, type RelationDecl } from '@vixen/queryplan';
+import { checkPassOptions, VixenError, type RelationDecl } from '@vixen/queryplan';
 import { BENCH_DESCRIPTION, PARSE_MODES, parseOption, parseOptions, writeJsonReport } from './options.js';
 import { formatProfile } from './report.js';
 
@@ -71,6 +71,7 @@ const tblBenchOptions = {
   duckdbThreads: z.coerce.number().int().min(1).optional(),
   replay: z.boolean().default(true),
   warmMs: z.coerce.number().min(0).optional(),
+  disablePass: listSchema.optional(),
 };
 
 const tpchOptionsSchema = z.object({
@@ -108,6 +109,7 @@ function addTblBenchOptions(command: Command, examples: string, queriesHelp: str
     .option('--formats <list>', `with --end-to-end: the inputs, of ${END_TO_END_FORMATS.join(', ')}`, END_TO_END_FORMATS.join(','))
     .option('--per-query-loads', "each query's first run loads the columns it reads, instead of each table loaded once first with the columns all the queries read", false)
     .option('--duckdb-threads <n>', "DuckDB's threads (default: DuckDB's choice, every core)")
+    .option('--disable-pass <names>', 'compile the queries without these optional passes (comma-separated, as plan --disable-pass): an A/B of one build')
     .addOption(parseOption())
     .addOption(
       new Option('--project <where>', "a query's column sets that earlier queries' resident tables hold: made of those on the device, read from the host, or auto (the device on a GPU)")
@@ -148,6 +150,8 @@ async function runTblBench<R>(
   const maxResidentBytes =
     opts.maxResidentMemory === undefined ? undefined : parseByteSize(opts.maxResidentMemory, 'option --max-resident-memory');
   const maxDeviceMemory = opts.maxDeviceMemory === undefined ? undefined : parseByteSize(opts.maxDeviceMemory, 'option --max-device-memory');
+  // Before any data or device: a misspelt pass is the user's error, not 22 failed queries.
+  if (opts.disablePass) checkPassOptions({ disable: opts.disablePass }, compilerPasses());
   // A --data folder without .tbl files is generated into and kept: an A/B of two bundles on the device then reads one
   // generation (TPC-H SF 10: 30 s a run) instead of making its own.
   const keep = opts.data !== undefined && !hasTblFiles(opts.data);
@@ -198,6 +202,7 @@ async function runTblBench<R>(
       onTablesTogetherFailure: (message) => err(`  one run loading every table failed (${message}); each table loads in a run of its own\n`),
       replay: opts.replay,
       ...(opts.warmMs !== undefined ? { warmMs: opts.warmMs } : {}),
+      ...(opts.disablePass ? { disablePasses: opts.disablePass } : {}),
       ...(opts.profile ? { onProfile: (query, stats, program) => err(`profile of ${query}:\n${formatProfile(stats, program.plan)}\n`) } : {}),
     });
     out(suite.format(report) + '\n');

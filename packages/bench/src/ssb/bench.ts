@@ -100,6 +100,11 @@ const VARIANTS: readonly { name: 'fused' | 'unfused'; options: SsbCompileOptions
   { name: 'unfused', options: { fusion: false } },
 ];
 
+/** A variant's compile options, also without the passes the bench's options disable. */
+function withDisabled(options: SsbCompileOptions, disable: readonly string[] = []): SsbCompileOptions {
+  return disable.length > 0 ? { ...options, passes: { ...options.passes, disable: [...(options.passes?.disable ?? []), ...disable] } } : options;
+}
+
 export async function benchSsb(gpu: Gpu, options: SsbBenchOptions): Promise<SsbBenchReport> {
   const runs = options.runs ?? 3;
   const warmup = options.warmup ?? 1;
@@ -119,7 +124,7 @@ export async function benchSsb(gpu: Gpu, options: SsbBenchOptions): Promise<SsbB
     let error: string | undefined;
     for (const v of VARIANTS) {
       try {
-        const program = compileSsbQuery(options.queriesDir, q, v.options);
+        const program = compileSsbQuery(options.queriesDir, q, withDisabled(v.options, options.disablePasses));
         const profile = v.name === 'fused' && options.onProfile ? (stats: ExecuteStats) => options.onProfile!(q, stats, program) : undefined;
         const r = await timeVixenQuery(program, data, warmup, runs, profile);
         times[v.name] = r.queryMs;
@@ -162,7 +167,7 @@ export async function benchSsb(gpu: Gpu, options: SsbBenchOptions): Promise<SsbB
   const programsOf = (q: SsbQuery): Program[] =>
     VARIANTS.flatMap((v) => {
       try {
-        return [compileSsbQuery(options.queriesDir, q, v.options)];
+        return [compileSsbQuery(options.queriesDir, q, withDisabled(v.options, options.disablePasses))];
       } catch {
         return [];
       }

@@ -44,9 +44,9 @@ export function tpchQuerySql(queriesDir: string, q: number): string {
   return readFileSync(join(queriesDir, 'sql', `q${q}.sql`), 'utf8');
 }
 
-/** Query `q`, compiled to return only `result` (its other relations are intermediates). */
-export function compileTpchQuery(queriesDir: string, q: number): Program {
-  return compileFile(join(queriesDir, `q${q}.logic`), { outputs: ['result'] });
+/** Query `q`, compiled to return only `result` (its other relations are intermediates), without the passes `disable` names. */
+export function compileTpchQuery(queriesDir: string, q: number, disable: readonly string[] = []): Program {
+  return compileFile(join(queriesDir, `q${q}.logic`), { outputs: ['result'], ...(disable.length > 0 ? { passes: { disable } } : {}) });
 }
 
 export interface TpchBenchOptions extends TblBenchOptions<TpchQueryResult> {
@@ -129,7 +129,7 @@ export async function benchTpch(gpu: Gpu, options: TpchBenchOptions): Promise<Tp
     let p = compiled.get(q);
     if (!p) {
       try {
-        p = compileTpchQuery(options.queriesDir, q);
+        p = compileTpchQuery(options.queriesDir, q, options.disablePasses);
       } catch (e) {
         p = e instanceof Error ? e : new Error(String(e));
       }
