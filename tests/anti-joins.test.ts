@@ -1,8 +1,8 @@
 /**
  * Which negated atoms the anti-joins pass makes negated probes of fused pipelines (kernel-ir's anti-joins.ts), on
  * the golden cases of negation shapes (tests/cases/negation-*, whose answers golden.test.ts checks on the device
- * under every join strategy): every shape with a key, outside fixpoint loops and inside them, leaves no join of the
- * negated relation and no difference with its matches; a negated atom without a key still does.
+ * under every join strategy): every shape, with a key or without (a probe of a key of no words: "any row?"),
+ * outside fixpoint loops and inside them, leaves no join of the negated relation and no difference with its matches.
  */
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -24,13 +24,34 @@ const differences = (ks: readonly KirKernel[], p: KirProgram): string[] => ks.fi
 
 const negatedProbes = (ks: readonly KirKernel[]): number => ks.reduce((n, k) => n + (k.kind === 'pipeline' ? k.probes.filter((pr) => pr.negated).length : 0), 0);
 
+/** Negated probes without key columns: "does the negated relation (of the rows its filter keeps) have any row?". */
+const keylessProbes = (ks: readonly KirKernel[]): number => ks.reduce((n, k) => n + (k.kind === 'pipeline' ? k.probes.filter((pr) => pr.negated && pr.buildKeys.length === 0).length : 0), 0);
+
 describe.each<JoinStrategy>(['auto', 'hash'])('anti-joins under %s joins', (joinStrategy) => {
-  test('every keyed negation shape becomes a negated probe; only the keyless ones keep a difference', () => {
+  test('every negation shape becomes a negated probe, the keyless ones too', () => {
     const p = compileFile(caseFile('negation-shapes'), { joinStrategy }).kir;
     const entry = launched(p).get(p.entry)!;
-    expect(differences(entry, p).sort()).toEqual(['nokey', 'nokeyconst']);
-    // One for each rule from prefix to twoatoms, two in twonegs (whose `!n(x, _)` the plan shares with prefix's rows).
-    expect(negatedProbes(entry)).toBe(13);
+    expect(differences(entry, p)).toEqual([]);
+    // One for each rule but twonegs, two in twonegs (whose `!n(x, _)` the plan shares with prefix's rows).
+    expect(negatedProbes(entry)).toBe(15);
+    expect(keylessProbes(entry)).toBe(2);
+  });
+
+  test('a keyless negation is a probe of no key words, with no join of its relation, inside loops too', () => {
+    const flat = compileFile(caseFile('negation-keyless'), { joinStrategy }).kir;
+    const entry = launched(flat).get(flat.entry)!;
+    expect(differences(entry, flat)).toEqual([]);
+    expect(entry.filter((k) => k.kind === 'mergeJoin' || k.kind === 'hashJoin')).toEqual([]);
+    // unflagged to noloop4 one each (keyedtoo's `!nothing(_)` is unnothing's rows: the plan shares them).
+    expect(keylessProbes(entry)).toBe(8);
+
+    const p = compileFile(caseFile('negation-keyless-recursion'), { joinStrategy }).kir;
+    const blocks = launched(p);
+    const loops = loopBodies(p);
+    expect(loops).toHaveLength(5);
+    for (const label of loops) expect(differences(blocks.get(label)!, p), label).toEqual([expect.stringMatching(/^\$new_/)]);
+    // far's own loop negates nothing; path's negates two relations.
+    expect(loops.map((l) => keylessProbes(blocks.get(l)!))).toEqual([0, 1, 1, 1, 2]);
   });
 
   test("negations inside fixpoint loops are probes of the loops' pipelines: each loop keeps only its new-rows difference", () => {

@@ -167,7 +167,9 @@ class Validator {
         k.probes.forEach((pr, j) => {
           const build = this.columnsOf(pr.build);
           const at = `${where} probe ${j}`;
-          if (pr.buildKeys.length === 0) this.error(`${at}: a hash probe needs at least one key`);
+          // A negated probe may have no key (a negation with anonymous variables only): it drops every row where its
+          // build side keeps any.
+          if (pr.buildKeys.length === 0 && !pr.negated) this.error(`${at}: a hash probe needs at least one key`);
           if (pr.buildKeys.length !== pr.probeKeys.length) {
             this.error(`${at}: ${pr.buildKeys.length} build keys but ${pr.probeKeys.length} probe keys`);
           } else if (this.keys(pr.buildKeys, build, at)) {

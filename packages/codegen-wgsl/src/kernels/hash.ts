@@ -70,15 +70,15 @@ export function loadKey(buf: string, base: string, layout: HashKeyLayout): strin
   return layout.keyWords.map((off, k) => `let k${k} = ${buf}[${base} + ${off}u];`).join(' ');
 }
 
-/** WGSL bool: the key words k0.. equal words `at(k)` for every k. */
+/** WGSL bool: the key words k0.. equal words `at(k)` for every k (true for a key of no words). */
 export function keyEquals(keyWords: number, at: (k: number) => string): string {
-  return Array.from({ length: keyWords }, (_, k) => `${at(k)} == k${k}`).join(' && ');
+  return keyWords === 0 ? 'true' : Array.from({ length: keyWords }, (_, k) => `${at(k)} == k${k}`).join(' && ');
 }
 
 export const keyArgs = (keyWords: number): string => Array.from({ length: keyWords }, (_, k) => `k${k}`).join(', ');
 
-function checkLayout(layout: HashKeyLayout, what: string): void {
-  if (layout.keyWords.length === 0) throw new Error(`internal: ${what} has no key words`);
+function checkLayout(layout: HashKeyLayout, what: string, keyless = false): void {
+  if (layout.keyWords.length === 0 && !keyless) throw new Error(`internal: ${what} has no key words`);
   for (const off of layout.keyWords) {
     if (!Number.isInteger(off) || off < 0 || off >= layout.width) throw new Error(`internal: ${what} key word ${off} outside a ${layout.width}-word row`);
   }
@@ -101,9 +101,23 @@ export const KEPT_MASK = `fn keptMask(kept: u32, cap: u32) -> u32 {
 }
 `;
 
-/** The build pass for rows laid out as `build`, of the rows where `filter` holds (all by default). */
+/** A keyless build's insert (hashBuildShaders): the first row to claim slot `s` keeps it; the others leave. */
+const KEYLESS_INSERT = `loop {
+    if (atomicLoad(&table[s * SW]) != 0u) { return; }
+    // A weak exchange may fail spuriously: the load above then sees the slot still free.
+    if (atomicCompareExchangeWeak(&table[s * SW], 0u, i + 1u).exchanged) {
+      next[i] = 0u;
+      return;
+    }
+  }`;
+
+/**
+ * The build pass for rows laid out as `build`, of the rows where `filter` holds (all by default). A key of no words
+ * (a pipeline's keyless negated probe, which asks only whether the table holds any row) keeps one row in one slot,
+ * without chains: the other rows leave once they see that slot taken, rather than all swap its head in turn.
+ */
 export function hashBuildShaders(build: HashKeyLayout, filter?: BuildFilter): KernelShaders {
-  checkLayout(build, 'hash build');
+  checkLayout(build, 'hash build', true);
   const K = build.keyWords.length;
   const storeKey = build.keyWords.map((_, k) => `atomicStore(&table[at + ${k + 1}u], k${k});`).join(' ');
   // A filtered build runs three times: u0.z = 0 counts the kept rows (one atomic per workgroup; the host also orders
@@ -157,7 +171,7 @@ const SW: u32 = ${joinSlotWords(K)}u;
 ${hashFunction(K)}${filter ? KEPT_MASK : ''}${main(`${start}
   ${loadKey('build', 'i * WB', build)}
   var s = hashKey(${keyArgs(K)}) & mask;
-  // The table has at least twice as many slots as rows, so the probe sequence reaches a free slot.
+  ${K === 0 ? KEYLESS_INSERT : `// The table has at least twice as many slots as rows, so the probe sequence reaches a free slot.
   loop {
     let at = s * SW;
     let r = atomicCompareExchangeWeak(&table[at], 0u, i + 1u);
@@ -176,7 +190,7 @@ ${hashFunction(K)}${filter ? KEPT_MASK : ''}${main(`${start}
       return;
     }
     s = (s + 1u) & mask;
-  }`)}`;
+  }`}`)}`;
   return { hashBuild };
 }
 

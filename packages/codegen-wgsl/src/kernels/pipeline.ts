@@ -13,7 +13,7 @@ import type { KirKernel } from '@vixen/kernel-ir';
 import { atomicBinding, columnWords, exprValue, exprWords, filterCode, header, projectCode, SUBGROUP_VARIANT, threadMain, tileKeepMask, vectorRows, vectorWidth, workgroupScan, type ColumnResolver } from '../wgsl.js';
 import { as64 } from './aggregate.js';
 import type { KernelShaders } from '../passes.js';
-import { HASH_ITEMS, hashBuildShaders, hashFunctions, joinSlotWords, KEPT_MASK, keyArgs, keyEquals, type HashKeyLayout } from './hash.js';
+import { HASH_ITEMS, hashBuildShaders, hashFunctions, joinSlotWords, KEPT_MASK, keyEquals, type HashKeyLayout } from './hash.js';
 import { sortKeyWords } from './sort.js';
 
 export type PipelineKernel = Extract<KirKernel, { kind: 'pipeline' }>;
@@ -28,6 +28,9 @@ export const pipelineBuildPass = (j: number): string => `hashBuild.${j}`;
 export function pipelineParamsAt(constWords: number): number {
   return Math.ceil(constWords / 4) * 4;
 }
+
+/** WGSL bool: each of words `xs` equals the one of `ys` at its index (true for none: a key of no words). */
+const wordsEqual = (xs: readonly string[], ys: readonly string[]): string => (xs.length === 0 ? 'true' : xs.map((x, k) => `${x} == ${ys[k]}`).join(' && '));
 
 /** pipelineBuildLayouts' last answer per kernel (the runtime asks at every launch), with the column lists it was for. */
 const layoutsByKernel = new WeakMap<PipelineKernel, { types: readonly (readonly ScalarType[])[]; layouts: HashKeyLayout[] }>();
@@ -137,7 +140,7 @@ function probeParts({ kernel, inputTypes, buildTypes, builds, constOffsets, cons
   const lookups = builds.map((layout, j) => {
     const K = layout.keyWords.length;
     return `// Chain head (build row + 1; 0: no match) of key k0.. in probe ${j}'s table, probing from slot s0.
-fn lookup${j}(${keyArgs(K).split(', ').map((k) => `${k}: u32`).join(', ')}, s0: u32, mask: u32) -> u32 {
+fn lookup${j}(${[...Array.from({ length: K }, (_, k) => `k${k}: u32`), 's0: u32', 'mask: u32'].join(', ')}) -> u32 {
   let p = u[${params + j}u];
   var s = s0;
   loop {
@@ -157,7 +160,7 @@ fn lookup${j}(${keyArgs(K).split(', ').map((k) => `${k}: u32`).join(', ')}, s0: 
   };
   const slotLoads = (j: number, slot: string, at: string, head: string, words: readonly string[]): string =>
     `let ${at} = p${j}.y + ${slot} * ${joinSlotWords(widths[j]!)}u; ${head} = hashed[${at}]; ${words.map((w, k) => `${w} = hashed[${at} + ${k + 1}u];`).join(' ')}`;
-  const probeOn = (j: number, keys: readonly string[], slot: string): string => `lookup${j}(${keys.join(', ')}, (${slot} + 1u) & m${j}, m${j})`;
+  const probeOn = (j: number, keys: readonly string[], slot: string): string => `lookup${j}(${[...keys, `(${slot} + 1u) & m${j}`, `m${j}`].join(', ')})`;
   // With `together`, every probe's first slot of the row's key is read before any is looked at (the lookups are
   // independent), so a row's lookups wait for one table read, not one per probe: for rows every earlier lookup but
   // the last matched already (an aggregating pipeline's last list). Else a miss skips the later probes' reads.
@@ -170,7 +173,7 @@ fn lookup${j}(${keyArgs(K).split(', ').map((k) => `${k}: u32`).join(', ')}, s0: 
     );
     const resolve = joined.map(
       (j) => `      var x${j} = fh${j};
-      if (x${j} != 0u && !(${keys(j).map((k, w) => `fw${j}_${w} == ${k}`).join(' && ')})) { x${j} = ${probeOn(j, keys(j), `fs${j}`)}; }
+      if (x${j} != 0u && !(${wordsEqual(keys(j).map((_, w) => `fw${j}_${w}`), keys(j))})) { x${j} = ${probeOn(j, keys(j), `fs${j}`)}; }
       if (x${j} == 0u) { continue; }${
         counts
           ? `
@@ -199,7 +202,7 @@ fn lookup${j}(${keyArgs(K).split(', ').map((k) => `${k}: u32`).join(', ')}, s0: 
         ${keyOf(j).map((w, k) => `let ${keys[k]} = ${w};`).join(' ')}
         let ns${j} = hashKey${widths[j]}(${keys.join(', ')}) & m${j};
         ${slotLoads(j, `ns${j}`, `na${j}`, `var nh${j}`, keys.map((_, k) => `let nw${j}_${k}`))}
-        if (nh${j} != 0u && !(${keys.map((k, w) => `nw${j}_${w} == ${k}`).join(' && ')})) { nh${j} = ${probeOn(j, keys, `ns${j}`)}; }
+        if (nh${j} != 0u && !(${wordsEqual(keys.map((_, w) => `nw${j}_${w}`), keys)})) { nh${j} = ${probeOn(j, keys, `ns${j}`)}; }
         if (nh${j} != 0u) { continue; }
       }`;
     })
@@ -570,7 +573,7 @@ ${keyStores}
       }`;
     const words = Array.from({ length: G }, (_, w) => `      let w${w} = atomicLoad(&${arr}[at + ${keyAt + w}u]);`).join('\n');
     const unwritten = G === 0 ? 'false' : Array.from({ length: G }, (_, w) => `w${w} == 0u`).join(' || ');
-    const equal = G === 0 ? 'true' : Array.from({ length: G }, (_, w) => `w${w} == e${w}`).join(' && ');
+    const equal = wordsEqual(Array.from({ length: G }, (_, w) => `w${w}`), Array.from({ length: G }, (_, w) => `e${w}`));
     const mask = local ? '(LS - 1u)' : 'u[0].y';
     const probesLimit = local ? 'LPROBES' : `min(${mask} + 1u, GPROBES)`;
     const name = local ? 'localSlot' : 'globalSlot';
@@ -761,7 +764,7 @@ ${G === 0 ? '' : '}'}`;
     }`,
     );
     const matches = items.map((r) => {
-      const equal = words(r, 'lw').map((w, k) => `${w} == lk${r}_${k}`).join(' && ');
+      const equal = wordsEqual(words(r, 'lw'), words(r, 'lk'));
       const match = `lh${r} != 0u && ((${equal}) || ${probeOn(j, words(r, 'lk'), `ls${r}`)} != 0u)`;
       return negated
         ? `    if ((live & ${1 << r}u) != 0u && !(${match})) { found = found | ${1 << r}u; }`

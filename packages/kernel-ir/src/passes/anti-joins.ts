@@ -56,7 +56,6 @@ function joinView(p: KirProgram, j: KirKernel, map?: Extract<KirKernel, { kind: 
 function negatedProbe(p: KirProgram, view: JoinView, kept: 'left' | 'right'): PipelineProbe | undefined {
   const [k, n] = kept === 'left' ? [view.left, view.right] : [view.right, view.left];
   const [probeKeys, buildKeys] = kept === 'left' ? [view.leftKeys, view.rightKeys] : [view.rightKeys, view.leftKeys];
-  if (probeKeys.length === 0) return undefined;
   const leftArity = p.variables[view.left]!.columns.length;
   const keptAt = kept === 'left' ? 0 : leftArity;
   const negAt = kept === 'left' ? leftArity : 0;
