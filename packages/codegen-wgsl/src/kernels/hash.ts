@@ -101,14 +101,14 @@ export const KEPT_MASK = `fn keptMask(kept: u32, cap: u32) -> u32 {
 }
 `;
 
-/** A keyless build's insert (hashBuildShaders): the first row to claim slot `s` keeps it; the others leave. */
+/**
+ * A keyless build's insert (hashBuildShaders): the first row to claim slot `s` keeps it; the others leave. It writes
+ * no chain (the repeat flag stays clear), so `next` may hold fewer words than the rows.
+ */
 const KEYLESS_INSERT = `loop {
     if (atomicLoad(&table[s * SW]) != 0u) { return; }
     // A weak exchange may fail spuriously: the load above then sees the slot still free.
-    if (atomicCompareExchangeWeak(&table[s * SW], 0u, i + 1u).exchanged) {
-      next[i] = 0u;
-      return;
-    }
+    if (atomicCompareExchangeWeak(&table[s * SW], 0u, i + 1u).exchanged) { return; }
   }`;
 
 /**

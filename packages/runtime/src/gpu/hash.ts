@@ -106,7 +106,8 @@ async function buildTable(g: GpuImpl, build: KeyedRelation, shaders: KernelShade
  */
 export function recordBuild(rec: Recorder, build: KeyedRelation, table: Bound, next: Bound, filtered?: BuildInputs): void {
   const rows = build.relation.count;
-  const slots = joinTableSlots(rows);
+  // The slots `table` has room for (a keyless table's are fewer than the rows': it keeps one row).
+  const slots = (table.words - 2) / joinSlotWords(build.keyWords.length);
   // A filtered build counts its kept rows first, clears the slots they need, then inserts them there (codegen-wgsl
   // hash.ts keptMask): the host clears only the repeat flag and the count after the slots.
   const extra = slots * joinSlotWords(build.keyWords.length);

@@ -16,6 +16,15 @@ import { Recorder } from './recorder.js';
 import { leaves } from './chunks.js';
 import { acquireBound, bound, pendingRelation, ResultLimitError, sizeOf, syncCounts, type DeviceRelation, type DeviceWord, type Size } from './relations.js';
 
+/** Whether probe j is keyless (a negated probe asking whether its build side has any row): nothing reads its rows. */
+const keyless = (kernel: Extract<KirKernel, { kind: 'pipeline' }>, j: number): boolean => kernel.probes[j]!.buildKeys.length === 0;
+
+/**
+ * The rows probe j's table and chains are sized for: a keyless one's hold one row at most and no chain (codegen-wgsl
+ * hash.ts), sized so whether the build side's count is exact or a pending bound, so that runs plan alike and replay.
+ */
+const tableRows = (kernel: Extract<KirKernel, { kind: 'pipeline' }>, j: number, build: DeviceRelation): number => (keyless(kernel, j) ? Math.min(build.count, 1) : build.count);
+
 /**
  * Where pipelineRows packs these build sides into one buffer: per probe the word offsets of its table, chains and
  * rows, each at an offset a storage binding may start at (the build pass binds the table and chains), and the
@@ -33,9 +42,9 @@ export function pipelineTableOffsets(
   let words = 0;
   const offsets = builds.map((b, j) => {
     const table = words;
-    const next = aligned(table + joinTableWords(b.count, layouts[j]!.keyWords.length));
-    const rows = aligned(next + b.count);
-    words = aligned(rows + b.count * b.width);
+    const next = aligned(table + joinTableWords(tableRows(kernel, j, b), layouts[j]!.keyWords.length));
+    const rows = aligned(next + tableRows(kernel, j, b));
+    words = aligned(rows + (keyless(kernel, j) ? 0 : b.count * b.width));
     return { table, next, rows };
   });
   return { offsets, words };
@@ -84,17 +93,17 @@ async function withProbeTables<T>(
     const params: number[] = [];
     for (const [j, build] of builds.entries()) {
       const at = offsets[j]!;
-      const slots = joinTableSlots(build.count);
+      const slots = joinTableSlots(tableRows(kernel, j, build));
       const keyWords = layouts[j]!.keyWords;
       params.push(slots - 1, at.table, at.next, at.rows);
       if (build.count === 0) {
         // A negated probe of no rows: an empty table (its kept-row count 0 too), which holds no key.
         rec.clear(hashed.buffer, joinTableWords(0, keyWords.length) * 4, at.table * 4);
       } else {
-        rec.copy(build.buffer!, 0, hashed.buffer, at.rows * 4, build.count * build.width * 4);
+        if (!keyless(kernel, j)) rec.copy(build.buffer!, 0, hashed.buffer, at.rows * 4, build.count * build.width * 4);
         const filtered = kernel.probes[j]!.buildFilter?.length ? { constants: launch.constWords, tables: launch.tables } : undefined;
-        const table = { buffer: hashed.buffer, offset: at.table, words: joinTableWords(build.count, keyWords.length) };
-        const next = { buffer: hashed.buffer, offset: at.next, words: build.count };
+        const table = { buffer: hashed.buffer, offset: at.table, words: joinTableWords(tableRows(kernel, j, build), keyWords.length) };
+        const next = { buffer: hashed.buffer, offset: at.next, words: tableRows(kernel, j, build) };
         recordBuild(rec.using({ hashBuild: launch.shaders[pipelineBuildPass(j)]! }), { relation: build, keyWords }, table, next, filtered);
       }
       const kept = launch.keptTo[j];
