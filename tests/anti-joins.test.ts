@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import type { KirKernel, KirProgram } from '@vixen/kernel-ir';
+import { validateKir, type KirKernel, type KirProgram } from '@vixen/kernel-ir';
 import { compileFile, type JoinStrategy } from '@vixen/runtime';
 
 const caseFile = (name: string): string => join(import.meta.dirname, 'cases', name, 'program.logic');
@@ -73,6 +73,15 @@ describe.each<JoinStrategy>(['auto', 'hash'])('anti-joins under %s joins', (join
     const [loop] = loopBodies(p);
     expect(differences(blocks.get(loop!)!, p)).toEqual(['$new_walk']);
   });
+});
+
+test('a probe may lack a key only where it is negated', () => {
+  const p = compileFile(caseFile('negation-keyless')).kir;
+  expect(validateKir(p)).toEqual([]);
+  const keyless = p.kernels.find((k) => k.kind === 'pipeline' && k.probes.some((pr) => pr.buildKeys.length === 0))!;
+  const joined = (k: KirKernel): KirKernel => (k.kind === 'pipeline' ? { ...k, probes: k.probes.map(({ negated: _, ...pr }) => pr) } : k);
+  const errors = validateKir({ ...p, kernels: p.kernels.map((k) => (k === keyless ? joined(k) : k)) });
+  expect(errors.map((d) => d.message)).toEqual([`kernel ${keyless.id} (pipeline) probe 0: a hash probe needs at least one key`]);
 });
 
 test('a loop launches fewer kernels an iteration with its anti-joins as probes than sort-merge joins and differences', () => {
