@@ -147,6 +147,34 @@ const kernels: KirKernel[] = [
   },
   // The first 5 rows of a by its int64 descending (ties: all columns): a device top-k, then a sort of those rows.
   { kind: 'limit', id: 18, input: 0, output: 3, keys: [{ column: 1, descending: true }], count: 5 },
+  // A keyless anti-join (a row of a goes on only where the filtered a2 has no row: a key of no words) before a join.
+  {
+    kind: 'pipeline',
+    id: 19,
+    input: 0,
+    output: 2,
+    filter: [],
+    probes: [
+      { build: 3, buildKeys: [], probeKeys: [], buildFilter: [{ kind: 'compare', op: '!=', left: col(1, 'int64'), right: { ...i64 } }], negated: true },
+      { build: 1, buildKeys: [0, 1], probeKeys: [col(2, 'string'), col(1, 'int64')] },
+    ],
+    check: [],
+    project: [col(4, 'int64'), col(3, 'string'), col(0, 'int32'), { ...i64 }],
+    fused: [1, 2, 3],
+  },
+  // Only a keyless anti-join, aggregated: per string of a, its count, where b has no row.
+  {
+    kind: 'pipeline',
+    id: 20,
+    input: 0,
+    output: 6,
+    filter: [{ kind: 'compare', op: '>=', left: col(0, 'int32'), right: { ...i32 } }],
+    probes: [{ build: 1, buildKeys: [], probeKeys: [], negated: true }],
+    check: [],
+    project: [col(2, 'string'), col(1, 'int64')],
+    aggregate: { groupBy: [0], aggregates: [{ fn: 'count', type: 'int32' }, { fn: 'sum', column: 1, type: 'int64' }] },
+    fused: [1, 2],
+  },
 ];
 
 type ExpectedPass = PassName | `${PassName}${typeof SUBGROUP_VARIANT}` | `hashBuild.${number}`;
@@ -189,6 +217,7 @@ const expectedById: Record<number, string[]> = {
   14: ['hashBuild.0', 'hashBuild.1', 'pipelineAggregate', 'pipelineGroups'],
   15: ['project'],
   17: ['hashBuild.0', 'pipelineAggregate', 'pipelineGroups'],
+  20: ['hashBuild.0', 'pipelineAggregate', 'pipelineGroups'],
 };
 
 let gpu: CompileDevice;
