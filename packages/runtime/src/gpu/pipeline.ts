@@ -1,6 +1,6 @@
 /**
- * Host driver of the fused `pipeline` kernel (codegen-wgsl kernels/pipeline.ts): copy each probe's build rows into
- * one buffer and build its join table and chains there (hash.ts recordBuild, with the kernel's own build pass),
+ * Host driver of the fused `pipeline` kernel (codegen-wgsl kernels/pipeline.ts): copy each joined probe's build rows
+ * into one buffer and build its join table and chains there (hash.ts recordBuild, with the kernel's own build pass),
  * then one probe pass over the input writes the output rows (hash.ts countedOutput: one readback, a second run
  * only when the rows outgrow one per input row; no readback in a run that may start again, nor where every probe is
  * negated, which only drops rows), or, for an aggregating pipeline, aggregates them into groups.
@@ -16,7 +16,7 @@ import { Recorder } from './recorder.js';
 import { leaves } from './chunks.js';
 import { acquireBound, bound, pendingRelation, ResultLimitError, sizeOf, syncCounts, type DeviceRelation, type DeviceWord, type Size } from './relations.js';
 
-/** Whether probe j is keyless (a negated probe asking whether its build side has any row): nothing reads its rows. */
+/** Whether probe j is keyless (a negated probe asking whether its build side has any row). */
 const keyless = (kernel: Extract<KirKernel, { kind: 'pipeline' }>, j: number): boolean => kernel.probes[j]!.buildKeys.length === 0;
 
 /**
@@ -44,7 +44,8 @@ export function pipelineTableOffsets(
     const table = words;
     const next = aligned(table + joinTableWords(tableRows(kernel, j, b), layouts[j]!.keyWords.length));
     const rows = aligned(next + tableRows(kernel, j, b));
-    words = aligned(rows + (keyless(kernel, j) ? 0 : b.count * b.width));
+    // A negated probe's lookups read its table's keys alone (its build pass reads the rows where they are): no copy.
+    words = aligned(rows + (kernel.probes[j]!.negated ? 0 : b.count * b.width));
     return { table, next, rows };
   });
   return { offsets, words };
@@ -71,7 +72,7 @@ export interface PipelineLaunch {
 }
 
 /**
- * Records, into `rec`, the copy of each probe's build rows into one buffer (`hashed`) and the build of its join
+ * Records, into `rec`, the copy of each joined (not negated) probe's build rows into one buffer (`hashed`) and the build of its join
  * table (of the rows its build filter keeps) and chains there, then runs `body` with it and the probe parameters
  * (per probe: mask, then the word offsets of its table, chains and rows); `body` records into `rec` and submits
  * it. Every build side has rows.
@@ -100,7 +101,7 @@ async function withProbeTables<T>(
         // A negated probe of no rows: an empty table (its kept-row count 0 too), which holds no key.
         rec.clear(hashed.buffer, joinTableWords(0, keyWords.length) * 4, at.table * 4);
       } else {
-        if (!keyless(kernel, j)) rec.copy(build.buffer!, 0, hashed.buffer, at.rows * 4, build.count * build.width * 4);
+        if (!kernel.probes[j]!.negated) rec.copy(build.buffer!, 0, hashed.buffer, at.rows * 4, build.count * build.width * 4);
         const filtered = kernel.probes[j]!.buildFilter?.length ? { constants: launch.constWords, tables: launch.tables } : undefined;
         const table = { buffer: hashed.buffer, offset: at.table, words: joinTableWords(tableRows(kernel, j, build), keyWords.length) };
         const next = { buffer: hashed.buffer, offset: at.next, words: tableRows(kernel, j, build) };
