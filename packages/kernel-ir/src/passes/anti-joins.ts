@@ -8,7 +8,9 @@
  * needs that order; fuse-pipelines then folds l's producer and d's readers into the scan. The join may be a merge
  * join (its sides possibly sorted by its keys for it alone: the probe reads them unsorted), a hash join with l on
  * either side, or a hash join whose filter and projection a mapFilter of its rows applies (a constant of the
- * negated atom that is not a key). Inside fixpoint loops too, under every join strategy but sort-merge: there the
+ * negated atom that is not a key). A negated atom without a key (its variables all anonymous: TPC-H Q14's
+ * `!promoted[] = _`) joins on no columns: its probe has a key of no words, asking whether n has any row its filter
+ * keeps. Inside fixpoint loops too, under every join strategy but sort-merge: there the
  * chain sorted the kept rows twice an iteration (for the join, then its matches), and the probe's table over the
  * negated relation (a lower stratum's, unchanged in the loop) is rebuilt each iteration instead.
  */
