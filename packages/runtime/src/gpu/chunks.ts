@@ -660,11 +660,15 @@ async function splitMerge(
   return withSplits(outs, [key], x.width, keyWords);
 }
 
-/** A pipeline whose build sides' hash tables (with their rows) would not fit one buffer (runChunked splits one). */
+/**
+ * A pipeline whose build sides' hash tables (with the joined probes' rows) would not fit one buffer, or with a build
+ * side past one binding (a negated probe's build pass reads its rows where they are): runChunked splits one.
+ */
 export function pipelinePastBinding(g: GpuImpl, kernel: KirKernel, inputs: readonly DeviceRelation[], variables: readonly KirVariable[]): boolean {
   if (kernel.kind !== 'pipeline') return false;
   const types = kernel.probes.map((pr) => variables.find((v) => v.id === pr.build)!.columns);
-  return pipelineTableOffsets(g, inputs.slice(1), types, kernel).words * 4 > g.limits.maxStorageBufferBindingSize;
+  const past = (words: number): boolean => words * 4 > g.limits.maxStorageBufferBindingSize;
+  return past(pipelineTableOffsets(g, inputs.slice(1), types, kernel).words) || inputs.slice(1).some((b) => past(b.count * b.width));
 }
 
 /** A merge of relations in one buffer each whose rows together would not fit one (runChunked's merge). */
