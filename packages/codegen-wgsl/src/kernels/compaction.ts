@@ -45,6 +45,16 @@ export const SELECT_STATE_HEAD = 2;
  */
 export const SELECT_UNORDERED = 4;
 
+/**
+ * Bit of the select pass's mode: publish the tile statuses and stop, before a run of the pass (tile counter zeroed
+ * between) whose look-back then never waits. CPU adapters take it: llvmpipe ends a shader's loops after 65,535
+ * iterations in all (Mesa's LP_MAX_TGSI_LOOP_ITERATIONS), so a look-back waiting on a tile whose thread the OS has
+ * not run would give up with a wrong offset. Each of its rounds costs about 4 us there (256 threads, three
+ * barriers), a wait of about 0.25 s; a 2,000,003-row select under load (load average 7 on 2 cores) ran 100 times
+ * waited over 1,024 rounds in 53 runs and never over 8,192, so this is a margin made certain, not a failure seen.
+ */
+export const SELECT_PUBLISH = 8;
+
 /** A select pass's kernel-specific parts. */
 export interface Selection {
   /** `select` (one input) or `selectAbsent` (left and right), see PASS_LAYOUTS. */
@@ -148,8 +158,9 @@ override LOOK: u32 = min(WG, 32u);
 const AGGREGATE: u32 = 0x40000000u;
 const PREFIX: u32 = 0x80000000u;
 const COUNT: u32 = 0x3fffffffu;
-// u0.z bit: rows may leave in any order across tiles.
+// u0.z bits: rows may leave in any order across tiles; publish the tile statuses only.
 const UNORDERED: u32 = ${SELECT_UNORDERED}u;
+const PUBLISH: u32 = ${SELECT_PUBLISH}u;
 var<workgroup> tileId: u32;
 var<workgroup> tileStart: u32;
 var<workgroup> tileTotal: atomic<u32>;${held && lean ? '\nvar<workgroup> rowsHeld: u32;' : ''}
@@ -193,6 +204,7 @@ ${keepMask}
     total = atomicLoad(&tileTotal);
     atomicStore(&state[HEAD + t], select(AGGREGATE, PREFIX, t == 0u) | total);
   }
+  if ((u[0].z & PUBLISH) != 0u) { return; }
   var w = 0u;
   if (lid < WORDS) {
     // Word lid = bit k of threads 32g.. 32g + 31 (tile rows k * WG + 32g..); from thread lid % 32 of the run on, so

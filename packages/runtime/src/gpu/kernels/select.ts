@@ -1,5 +1,5 @@
 /** The select pass: mapFilter, unique and difference, and the range selections that partition a chunked sort (chunks.ts). */
-import { COMPACT_ITEMS, hashSelectShaders, rangeSelectShaders, SELECT_STATE_HEAD, SELECT_UNORDERED, type KernelShaders } from '@vixen/codegen-wgsl';
+import { COMPACT_ITEMS, hashSelectShaders, rangeSelectShaders, SELECT_PUBLISH, SELECT_STATE_HEAD, SELECT_UNORDERED, type KernelShaders } from '@vixen/codegen-wgsl';
 import type { GpuImpl } from '../device.js';
 import { memoShaders, Recorder, type Bound } from '../recorder.js';
 import { acquireBound, allocPending, allocRelation, bound, checkResultSize, DeviceLimitError, sizeOf, submitAndSync, type DeviceRelation, type Size } from '../relations.js';
@@ -37,7 +37,14 @@ export async function select(g: GpuImpl, shaders: KernelShaders, c: Selection): 
     rec.clear(state.buffer, stateWords * 4);
     // Unordered, no tile knows the total when it writes: the total word is copied to the count word after the pass.
     const mode = (out === undefined ? 0 : countAt === undefined || c.unordered ? 1 : 2) | (c.unordered ? SELECT_UNORDERED : 0);
-    rec.dispatch(c.pass, [...c.inputs, state, out ?? rec.scratch(1)], [c.sizes[0]!, c.sizes[1] ?? 0, mode, countAt ?? 0], tiles * wg, c.constants, c.tables);
+    const bind = [...c.inputs, state, out ?? rec.scratch(1)];
+    const sizes = (m: number): Size[] => [c.sizes[0]!, c.sizes[1] ?? 0, m, countAt ?? 0];
+    if (g.cpuAdapter && !c.unordered) {
+      // Every tile's status first, the tile counter zeroed after: the look-back never waits (SELECT_PUBLISH says why).
+      rec.dispatch(c.pass, bind, sizes(mode | SELECT_PUBLISH), tiles * wg, c.constants, c.tables);
+      rec.clear(state.buffer, 4);
+    }
+    rec.dispatch(c.pass, bind, sizes(mode), tiles * wg, c.constants, c.tables);
   };
   try {
     const rec = new Recorder(g, shaders);
