@@ -5,7 +5,7 @@ export { PASS_LAYOUTS, TABLES_GROUP, type KernelShaders, type PassName } from '.
 export { APPEND_ROWS, COUNT_CLAMP, SUBGROUP_VARIANT, uniformVec4s } from './wgsl.js';
 export { AGG_ITEMS, aggregateScratchWords } from './kernels/aggregate.js';
 export { COMPACT_ITEMS, SELECT_PUBLISH, SELECT_STATE_HEAD, SELECT_UNORDERED } from './kernels/compaction.js';
-export { HASH_ITEMS, JOIN_PAIRS, hashBuildShaders, hashProbeShaders, joinSlotWords, type HashKeyLayout, type JoinOutputWord } from './kernels/hash.js';
+export { CHAIN_OVERFLOW, CHAIN_STEPS, CPU_CHAIN_STEPS, HASH_ITEMS, JOIN_PAIRS, hashBuildShaders, hashProbeShaders, joinSlotWords, type HashKeyLayout, type JoinOutputWord } from './kernels/hash.js';
 export { GROUP_ITEMS, groupRowWords, groupSlotWords, hashAggregateShaders, type HashAggregate } from './kernels/hash-aggregate.js';
 export { hashJoinLayout, swapHashJoin, swapPipeline } from './kernels/hash-join.js';
 export { MERGE_ROWS, MERGE_TILE } from './kernels/merge.js';

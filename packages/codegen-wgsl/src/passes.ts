@@ -165,7 +165,7 @@ export const PASS_LAYOUTS = {
    * Hash table build (kernels/hash.ts): build row i goes into the linear-probing table of mask + 1 slots of
    * 1 + K words (head row + 1, then the key words; 0 = empty); an equal key already there makes row i the
    * new head of that key's chain (next[i] = the old head + 1, 0 ends a chain) and sets the word after the
-   * slots (duplicates). The host zeroes the table. (build, table, next, u) u0 = (n, mask). A filtered build (a
+   * slots (duplicates). The host zeroes the table. (build, table, next, u) u0 = (n, mask, first row). A filtered build (a
    * pipeline probe's build filter) runs twice, u0 = (n, mask, phase): phase 0 counts the kept rows into the word
    * after the duplicates word, phase 1 inserts them into the first slots, as many as keptMask gives for them.
    */
@@ -179,7 +179,8 @@ export const PASS_LAYOUTS = {
   /**
    * Probe of the table: for tile t of TILE = HASH_ITEMS * WG probe rows, one output row per (probe row, build
    * row) with equal keys, at counter[0] (atomically advanced by the tile's matches) onwards; rows at or past
-   * `capacity` are counted, not written. (probe, build, table, next, output, counter, u) u0 = (n, mask, capacity).
+   * `capacity` are counted, not written; a thread whose chains pass the override CHAIN_STEPS writes nothing and
+   * sets CHAIN_OVERFLOW in counter[0]. (probe, build, table, next, output, counter, u) u0 = (n, mask, capacity).
    */
   hashProbe: ['read', 'read', 'read', 'read', 'write', 'write', 'uniform'],
   /**

@@ -14,6 +14,20 @@ import type { KernelShaders } from '../passes.js';
 /** Probe rows per thread of a probe tile (TILE = HASH_ITEMS * WG rows, one workgroup). */
 export const HASH_ITEMS = 4;
 
+/**
+ * The override constant that bounds the chain steps a hash probe thread counts (no bound by default). CPU adapters
+ * end a shader invocation's loops after 65,535 iterations in all, silently: the runtime sets it there (the probe
+ * walks each chain twice, to count and to write), and a thread whose chains pass it writes nothing and sets
+ * CHAIN_OVERFLOW in the counter, so the host runs the join again over parts of the build side.
+ */
+export const CHAIN_STEPS = 'CHAIN_STEPS';
+
+/** The counter bit a probe thread sets whose chains passed CHAIN_STEPS (no output count comes near it). */
+export const CHAIN_OVERFLOW = 0x80000000;
+
+/** CHAIN_STEPS on a CPU adapter: counting and writing twice as many steps, and the table lookups, stay below 65,535. */
+export const CPU_CHAIN_STEPS = 16384;
+
 /** Where a relation's key is: row width in u32 words and the row offsets of the key words, in key order. */
 export interface HashKeyLayout {
   width: number;
@@ -154,7 +168,8 @@ export function hashBuildShaders(build: HashKeyLayout, filter?: BuildFilter): Ke
     : `  let n = u[0].x;
   let cap = u[0].y;
   let mask = cap;
-  if (i >= n) { return; }`;
+  // Rows from u0.z on: a CPU adapter's probe whose chains passed CHAIN_STEPS builds over parts of the rows.
+  if (i >= n || i < u[0].z) { return; }`;
   const main = (body: string): string =>
     filter
       ? `var<workgroup> keptHere: atomic<u32>;
@@ -238,6 +253,7 @@ const OW: u32 = ${outWidth}u;
 const SW: u32 = ${joinSlotWords(K)}u;
 const ITEMS: u32 = ${HASH_ITEMS}u;
 override TILE: u32 = ITEMS * WG;
+override ${CHAIN_STEPS}: u32 = 0xffffffffu;
 ${hashFunction(K)}
 ${scan.decls}var<workgroup> start: u32;
 
@@ -251,6 +267,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   let chained = table[(mask + 1u) * SW] != 0u;
   var head: array<u32, ITEMS>;
   var total = 0u;
+  var steps = 0u;
   for (var k = 0u; k < ITEMS; k = k + 1u) {
     head[k] = 0u;
     let i = base + k * WG + lid;
@@ -267,9 +284,14 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     if (head[k] != 0u) {
       total = total + 1u;
       if (chained) {
-        for (var x = next[head[k] - 1u]; x != 0u; x = next[x - 1u]) { total = total + 1u; }
+        for (var x = next[head[k] - 1u]; x != 0u && steps <= ${CHAIN_STEPS}; x = next[x - 1u]) { total = total + 1u; steps = steps + 1u; }
       }
     }
+  }
+  if (steps > ${CHAIN_STEPS}) {
+    atomicOr(&counter[0], ${CHAIN_OVERFLOW}u);
+    total = 0u;
+    for (var k = 0u; k < ITEMS; k = k + 1u) { head[k] = 0u; }
   }
   // Inclusive scan of the per-thread totals; the last thread reserves the tile's range.
   scanSums(lid, total, ${scan.sg});

@@ -6,6 +6,8 @@
  * (and reuse one built table across probes) without a kernel kind of its own.
  */
 import {
+  CHAIN_OVERFLOW,
+  CPU_CHAIN_STEPS,
   GROUP_ITEMS,
   HASH_ITEMS,
   JOIN_PAIRS,
@@ -42,8 +44,9 @@ export interface HashTable {
   next: Bound | null;
   slots: number;
   keyWords: number;
-  /** The build side (not owned: the caller keeps it alive while probing). */
+  /** The build side (not owned: the caller keeps it alive while probing) and the row offsets of its key words. */
   build: DeviceRelation;
+  buildKeys: readonly number[];
 }
 
 /** Smallest power of two >= x (x >= 1). */
@@ -87,7 +90,7 @@ async function buildTable(g: GpuImpl, build: KeyedRelation, shaders: KernelShade
   // A pending count: the table is sized for the bound, the pass reads the count from the device.
   const n = build.relation.count;
   const K = layoutOf(build, 'hash build').keyWords.length;
-  if (n === 0) return { table: null, next: null, slots: 0, keyWords: K, build: build.relation };
+  if (n === 0) return { table: null, next: null, slots: 0, keyWords: K, build: build.relation, buildKeys: build.keyWords };
   const slots = joinTableSlots(n);
   // A table past one binding for a build side within one: the join runs per part of the build side (gpu/chunks.ts).
   checkResultSize(g, joinTableWords(n, K), `hash table of ${slots} slots`);
@@ -96,16 +99,17 @@ async function buildTable(g: GpuImpl, build: KeyedRelation, shaders: KernelShade
   const rec = new Recorder(g, shaders);
   recordBuild(rec, build, table, next);
   await rec.submit();
-  return { table, next, slots, keyWords: K, build: build.relation };
+  return { table, next, slots, keyWords: K, build: build.relation, buildKeys: build.keyWords };
 }
 
 /**
  * Records the build of the join table over `build` (at least one row) into `table` (joinTableWords, cleared
  * first) and `next` (a word per row), with the recorder's `hashBuild` pass; with `filtered`, that pass has a filter
- * (a pipeline probe's build filter) and reads the kernel's constants and tables.
+ * (a pipeline probe's build filter) and reads the kernel's constants and tables. `range` (unfiltered builds) inserts
+ * only the rows from its first to before its second.
  */
-export function recordBuild(rec: Recorder, build: KeyedRelation, table: Bound, next: Bound, filtered?: BuildInputs): void {
-  const rows = build.relation.count;
+export function recordBuild(rec: Recorder, build: KeyedRelation, table: Bound, next: Bound, filtered?: BuildInputs, range?: readonly [number, number]): void {
+  const rows = range ? range[1] : build.relation.count;
   // The slots `table` has room for (a keyless table's are fewer than the rows': it keeps one row).
   const slots = (table.words - 2) / joinSlotWords(build.keyWords.length);
   // A filtered build counts its kept rows first, clears the slots they need, then inserts them there (codegen-wgsl
@@ -113,7 +117,7 @@ export function recordBuild(rec: Recorder, build: KeyedRelation, table: Bound, n
   const extra = slots * joinSlotWords(build.keyWords.length);
   if (filtered) rec.clear(table.buffer, 8, 4 * ((table.offset ?? 0) + extra));
   else rec.clear(table.buffer, table.words * 4, 4 * (table.offset ?? 0));
-  const sizes = [sizeOf(build.relation), slots - 1];
+  const sizes = range ? [range[1], slots - 1, range[0]] : [sizeOf(build.relation), slots - 1];
   if (filtered) {
     for (const step of [0, 2]) rec.dispatch('hashBuild', [bound(build.relation), table, next], [...sizes, step], rows, filtered.constants, filtered.tables);
   }
@@ -157,15 +161,65 @@ async function probeTable(g: GpuImpl, t: HashTable, probe: KeyedRelation, output
   const empty: DeviceRelation = { buffer: null, count: 0, width };
   const { table, next } = t;
   if (n === 0 || !table || !next) return empty;
+  try {
+    return await probeRows(g, t, table, next, probe, width, shaders);
+  } catch (e) {
+    if (!(e instanceof ChainOverflow)) throw e;
+    return probeParts(g, t, table, probe, width, shaders);
+  }
+}
+
+/** The probe pass's output over `table` and `next` (countedOutput). */
+function probeRows(g: GpuImpl, t: HashTable, table: Bound, next: Bound, probe: KeyedRelation, width: number, shaders: KernelShaders): Promise<DeviceRelation> {
+  const n = probe.relation.count;
   const tiles = Math.ceil(n / (HASH_ITEMS * g.limits.workgroupSize));
-  return countedOutput(
-    g,
-    width,
-    n,
-    shaders,
-    (rec, out, capacity, counter) =>
-      rec.dispatch('hashProbe', [bound(probe.relation), bound(t.build), table, next, out, counter], [sizeOf(probe.relation), t.slots - 1, capacity], tiles * g.limits.workgroupSize),
+  return countedOutput(g, width, n, shaders, (rec, out, capacity, counter) =>
+    rec.dispatch('hashProbe', [bound(probe.relation), bound(t.build), table, next, out, counter], [sizeOf(probe.relation), t.slots - 1, capacity], tiles * g.limits.workgroupSize),
   );
+}
+
+/** A probe thread's chains passed CHAIN_STEPS (CPU adapters: codegen-wgsl hash.ts). */
+class ChainOverflow extends Error {}
+
+/**
+ * probeRows where a CPU adapter's probe threads met chains longer than CHAIN_STEPS allows: the build rows in parts
+ * of CPU_CHAIN_STEPS / HASH_ITEMS rows, so that no chain is longer than that, each built into a table of its own and
+ * probed; the parts' outputs concatenated. Slow (a probe of every probe row per part), and only for such skew.
+ */
+async function probeParts(g: GpuImpl, t: HashTable, like: Bound, probe: KeyedRelation, width: number, shaders: KernelShaders): Promise<DeviceRelation> {
+  const n = await exactCount(g, t.build);
+  const rows = CPU_CHAIN_STEPS / HASH_ITEMS;
+  const layout: HashKeyLayout = { width: t.build.width, keyWords: t.buildKeys };
+  const builds = memoShaders(['build', layout], () => hashBuildShaders(layout));
+  const table = acquireBound(g, like.words, `hash table of ${t.slots} slots`);
+  const outs: DeviceRelation[] = [];
+  let next: Bound | undefined;
+  try {
+    next = acquireBound(g, n, `hash chains of ${n} rows`);
+    for (let first = 0; first < n; first += rows) {
+      const rec = new Recorder(g, builds);
+      recordBuild(rec, { relation: t.build, keyWords: t.buildKeys }, table, next, undefined, [first, Math.min(n, first + rows)]);
+      await rec.submit();
+      outs.push(await probeRows(g, t, table, next, probe, width, shaders));
+    }
+    let total = 0;
+    for (const o of outs) total += await exactCount(g, o);
+    if (total === 0) return { buffer: null, count: 0, width };
+    checkResultSize(g, total * width, `output of ${total} rows x ${width} words`);
+    const out = acquireBound(g, total * width, `output of ${total} rows x ${width} words`);
+    const rec = new Recorder(g, shaders);
+    let at = 0;
+    for (const o of outs) {
+      if (o.buffer && o.count > 0) rec.copy(o.buffer, 0, out.buffer, at * width * 4, o.count * width * 4);
+      at += o.count;
+    }
+    await rec.submit();
+    return { buffer: out.buffer, count: total, width };
+  } finally {
+    g.pool.release(table.buffer);
+    if (next) g.pool.release(next.buffer);
+    for (const o of outs) if (o.buffer) g.pool.release(o.buffer);
+  }
 }
 
 /**
@@ -231,6 +285,10 @@ export async function countedOutput(
       rec.clear(counter.buffer, 4);
       record(rec, out, capacity, counter);
       const total = (await submitAndSync(g, rec, [{ buffer: counter.buffer, offset: 0, words: 1 }]))[0]![0]!;
+      if (total >= CHAIN_OVERFLOW) {
+        g.pool.release(out.buffer);
+        throw new ChainOverflow();
+      }
       if (total <= capacity) {
         // Once a launch (a part's total is summed with the other parts': splitSide).
         noteTotal(g, shaders, total, rows);

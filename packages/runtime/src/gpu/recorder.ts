@@ -3,7 +3,7 @@
  * (sizes + constants) of all dispatches of a submission share one buffer bound with dynamic offsets. Pipelines are
  * compiled once per (pass, WGSL text, workgroup size) and cached on the device.
  */
-import { COUNT_CLAMP, generateKernelShaders, PASS_LAYOUTS, SUBGROUP_VARIANT, TABLES_GROUP, uniformVec4s, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
+import { CHAIN_OVERFLOW, CHAIN_STEPS, COUNT_CLAMP, CPU_CHAIN_STEPS, generateKernelShaders, PASS_LAYOUTS, SUBGROUP_VARIANT, TABLES_GROUP, uniformVec4s, type KernelShaders, type PassName } from '@vixen/codegen-wgsl';
 import { kernelInputs, type KirKernel, type KirVariable } from '@vixen/kernel-ir';
 import type { GpuImpl } from './device.js';
 import { bindingBytes, relationUsage, type DeviceWord, type GuessingRun, type Size } from './relations.js';
@@ -81,7 +81,8 @@ async function compile(g: GpuImpl, pass: PassName, code: string, withTables: boo
       g.device.createComputePipelineAsync({
         label: pass,
         layout: layoutFor(g, pass, withTables).pipeline,
-        compute: { module, entryPoint: 'main', constants: { WG: g.limits.workgroupSize } },
+        // A CPU adapter ends an invocation's loops after 65,535 iterations: hash probes bound their chain walks there.
+        compute: { module, entryPoint: 'main', constants: { WG: g.limits.workgroupSize, ...(g.cpuAdapter && code.includes(`override ${CHAIN_STEPS}`) ? { [CHAIN_STEPS]: CPU_CHAIN_STEPS } : {}) } },
       }),
     );
   } catch (e) {
@@ -291,7 +292,8 @@ export function checkGuessAtSync(g: GpuImpl, run: GuessingRun, counter: GPUBuffe
     words: wraps ? 2 : 1,
     run,
     holds: ([total, wrapped]) => {
-      if (wrapped) return guessHeld(shaders, false);
+      // A hash probe whose chains passed CHAIN_STEPS (CPU adapters) wrote nothing: run again without the guess.
+      if (wrapped || total! >= CHAIN_OVERFLOW) return guessHeld(shaders, false);
       note(shaders, total!, rows, part);
       return guessHeld(shaders, total! <= room);
     },
