@@ -13,7 +13,7 @@ import type { KirKernel } from '@vixen/kernel-ir';
 import { atomicBinding, columnWords, exprValue, exprWords, filterCode, header, projectCode, SUBGROUP_VARIANT, threadMain, tileKeepMask, vectorRows, vectorWidth, workgroupScan, type ColumnResolver } from '../wgsl.js';
 import { as64 } from './aggregate.js';
 import type { KernelShaders } from '../passes.js';
-import { HASH_ITEMS, hashBuildShaders, hashFunctions, joinSlotWords, KEPT_MASK, keyEquals, type HashKeyLayout } from './hash.js';
+import { CHAIN_OVERFLOW, CHAIN_STEPS, HASH_ITEMS, hashBuildShaders, hashFunctions, joinSlotWords, KEPT_MASK, keyEquals, type HashKeyLayout } from './hash.js';
 import { sortKeyWords } from './sort.js';
 
 export type PipelineKernel = Extract<KirKernel, { kind: 'pipeline' }>;
@@ -116,8 +116,11 @@ interface ProbeParts {
    * c<j> = its chain's length; with `together`, all their first table reads before any lookup goes on.
    */
   probes(counts: boolean, together: boolean): string;
-  /** `body` once per combination of the row's matches (of the joined probes), starting from chain heads `head(j)`. */
-  combinations(body: string, head: (j: number) => string): string;
+  /**
+   * `body` once per combination of the row's matches (of the joined probes), starting from chain heads `head(j)`;
+   * `bounded` (the count of a row probe) counts the chain steps in `steps` and stops past CHAIN_BUDGET.
+   */
+  combinations(body: string, head: (j: number) => string, bounded?: boolean): string;
 }
 
 function probeParts({ kernel, inputTypes, buildTypes, builds, constOffsets, constWords, lookupOrder }: PipelineSource): ProbeParts {
@@ -178,7 +181,7 @@ fn lookup${j}(${[...Array.from({ length: K }, (_, k) => `k${k}: u32`), 's0: u32'
         counts
           ? `
       var c${j} = 1u;
-      if (chained${j}) { for (var x = hashed[p${j}.z + x${j} - 1u]; x != 0u; x = hashed[p${j}.z + x - 1u]) { c${j} = c${j} + 1u; } }`
+      if (chained${j}) { for (var x = hashed[p${j}.z + x${j} - 1u]; x != 0u && steps / 3u <= ${CHAIN_STEPS}; x = hashed[p${j}.z + x - 1u]) { c${j} = c${j} + 1u; steps = steps + 1u; } }`
           : ''
       }`,
     );
@@ -209,7 +212,7 @@ fn lookup${j}(${[...Array.from({ length: K }, (_, k) => `k${k}: u32`), 's0: u32'
     .join('\n');
   const buildRows = joined.map((j) => `let bo${j} = p${j}.w + (x${j} - 1u) * ${builds[j]!.width}u;`).join('\n');
   // One loop per probe, innermost the last, each walking its chain, around `body` (which sees the build rows at bo<j>).
-  const combinations = (body: string, head: (j: number) => string): string => {
+  const combinations = (body: string, head: (j: number) => string, bounded = false): string => {
     let nested = `${buildRows}\n${body}`;
     for (const j of [...rowSides].reverse()) {
       nested = `var x${j} = ${head(j)};
@@ -217,7 +220,7 @@ loop {
 ${nested.replace(/^/gm, '  ')}
   if (!chained${j}) { break; }
   x${j} = hashed[p${j}.z + x${j} - 1u];
-  if (x${j} == 0u) { break; }
+  if (x${j} == 0u) { break; }${bounded ? `\n  steps = steps + 1u;\n  if (steps / 3u > ${CHAIN_STEPS}) { break; }` : ''}
 }`;
     }
     return `{\n${nested.replace(/^/gm, '  ')}\n}`;
@@ -275,12 +278,14 @@ o = o + 1u;`;
   // Without a check every combination is an output row: the count is the product of the chain lengths.
   const count =
     kernel.check.length > 0
-      ? `var c = 0u;\n${combinations(`if (${check}) { c = c + 1u; }`, head)}\ntotal = total + c;`
+      ? `var c = 0u;\n${combinations(`if (${check}) { c = c + 1u; }`, head, true)}\ntotal = total + c;`
       : `total = total + ${joined.length > 0 ? joined.map((j) => `c${j}`).join(' * ') : '1u'};`;
   const decls = `${scan.enable}${inputBinding(atomicBinding(header('pipelineProbe', ['inp', 'hashed', 'outp', 'counter'], pipelineParamsAt(constWords) + 4 * builds.length), 'counter'))}
 const OW: u32 = ${rowWords(kernel.project.map((e) => e.type))}u;
 const ITEMS: u32 = ${HASH_ITEMS}u;
 override TILE: u32 = ITEMS * WG;
+// The chain steps a thread may count, a third of its loop budget (CPU adapters: codegen-wgsl hash.ts CHAIN_STEPS).
+override ${CHAIN_STEPS}: u32 = 0xffffffffu;
 ${hashFunctions(widths)}
 ${lookups}
 ${scan.decls}var<workgroup> start: u32;`;
@@ -290,8 +295,26 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   let capacity = u[0].y;
   let base = (wid.x + wid.y * nwg.x) * TILE;
   if (base >= n) { return; }
+  // Chain steps counted, and twice the rows to write: the loop iterations the thread spends (see overBudget).
+  var steps = 0u;
 ${consts}`;
   return { write, count, decls, entry };
+}
+
+/**
+ * A row probe's thread whose counted chain steps and rows to write (each written row takes up to two loop
+ * iterations) pass three times CHAIN_STEPS (set on CPU adapters only, whose invocations end their loops after
+ * 65,535 iterations in all, silently) writes nothing (`drop` clears its rows) and sets CHAIN_OVERFLOW in the counter.
+ */
+function overBudget(drop: string): string {
+  return `  if (${CHAIN_STEPS} != 0xffffffffu) {
+    steps = steps + 2u * total;
+    if (steps / 3u > ${CHAIN_STEPS}) {
+      atomicOr(&counter[0], ${CHAIN_OVERFLOW}u);
+      total = 0u;
+      ${drop}
+    }
+  }`;
 }
 
 function probeModule(src: PipelineSource, subgroups: boolean): string {
@@ -321,6 +344,7 @@ ${joined.map((j) => `    h${j}[k] = x${j};`).join('\n')}
     passed = passed | (1u << k);
 ${count.replace(/^/gm, '    ')}
   }
+${overBudget('passed = 0u;')}
   // Inclusive scan of the per-thread totals; the last thread reserves the tile's range.
   scanSums(lid, total, ${scan.sg});
   if (lid == WG - 1u) { start = atomicAdd(&counter[0], sums[lid]); }
@@ -373,6 +397,7 @@ ${joined.map((j) => `      h${j} = x${j};`).join('\n')}
       passed = true;
 ${count.replace(/^/gm, '      ')}
     }
+${overBudget('passed = false;').replace(/^/gm, '  ')}
     // Inclusive scan of the per-thread totals; the last thread reserves the step's range.
     scanSums(lid, total, ${scan.sg});
     if (lid == WG - 1u) { start = atomicAdd(&counter[0], sums[lid]); }

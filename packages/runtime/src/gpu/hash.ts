@@ -179,7 +179,7 @@ function probeRows(g: GpuImpl, t: HashTable, table: Bound, next: Bound, probe: K
 }
 
 /** A probe thread's chains passed CHAIN_STEPS (CPU adapters: codegen-wgsl hash.ts). */
-class ChainOverflow extends Error {}
+export class ChainOverflow extends Error {}
 
 /**
  * probeRows where a CPU adapter's probe threads met chains longer than CHAIN_STEPS allows: the build rows in parts

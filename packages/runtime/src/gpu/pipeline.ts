@@ -10,11 +10,11 @@ import { aggregateSlotWords, groupSlotLayout, HASH_ITEMS, pipelineBuildLayouts, 
 import { rowProbes, type KirKernel } from '@vixen/kernel-ir';
 import { VixenError, type ScalarType } from '@vixen/queryplan';
 import type { GpuImpl } from './device.js';
-import { countedOutput, joinTableSlots, joinTableWords, keptRowsWord, recordBuild } from './hash.js';
+import { ChainOverflow, countedOutput, joinTableSlots, joinTableWords, keptRowsWord, recordBuild } from './hash.js';
 import type { Bound } from './recorder.js';
 import { Recorder } from './recorder.js';
 import { leaves } from './chunks.js';
-import { acquireBound, bound, pendingRelation, ResultLimitError, sizeOf, syncCounts, type DeviceRelation, type DeviceWord, type Size } from './relations.js';
+import { acquireBound, bound, DeviceLimitError, pendingRelation, ResultLimitError, sizeOf, syncCounts, type DeviceRelation, type DeviceWord, type Size } from './relations.js';
 
 /** Whether probe j is keyless (a negated probe asking whether its build side has any row). */
 const keyless = (kernel: Extract<KirKernel, { kind: 'pipeline' }>, j: number): boolean => kernel.probes[j]!.buildKeys.length === 0;
@@ -142,7 +142,11 @@ export async function pipelineRows(
     const record = (r: Recorder, out: Bound, capacity: number, counter: Bound): void =>
       r.dispatch('pipelineProbe', [bound(input), hashed, out, counter], [sizeOf(input), capacity], tiles * g.limits.workgroupSize, constants, tables);
     // Negated probes only drop rows: at most one output row per input row.
-    return countedOutput(g, outWidth, input.count, shaders, record, rec, rowProbes(kernel.probes).length === 0);
+    return countedOutput(g, outWidth, input.count, shaders, record, rec, rowProbes(kernel.probes).length === 0).catch((e: unknown) => {
+      // No pipeline runs over parts of its build sides yet (a plain hash join does: hash.ts probeParts).
+      if (e instanceof ChainOverflow) throw new DeviceLimitError(`a join key repeats more often than one shader invocation of a CPU adapter can walk (its loops end after 65,535 iterations)`);
+      throw e;
+    });
   });
 }
 
