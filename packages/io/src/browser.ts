@@ -15,3 +15,4 @@ export { parquetRowCount, parquetRows } from './facts/parquet-decode.js';
 export { souffleRecordView } from './souffle-values.js';
 export { compareBytes, PARALLEL_STRINGS, sortedOrder, sortedOrderTask } from './sorted-order.js';
 export { grow } from './facts/byte-strings.js';
+export { concatWords } from './words.js';

@@ -46,6 +46,7 @@ export { souffleLines, writeSouffleOutputs } from './souffle-output.js';
 export { formatSouffleFloat, souffleRecordView } from './souffle-values.js';
 export { firstInvalidUtf8, readTextFile, watchUtf8 } from './utf8.js';
 export { readExactly } from './read-exactly.js';
+export { concatWords } from './words.js';
 export { runAllInWorkers, runInWorker, workerCount } from './parallel/pool.js';
 export { defineTask, type Task } from './parallel/tasks.js';
 export { locateFileFacts } from './facts/locate.js';

@@ -11,7 +11,7 @@
  */
 import type { KirKernel, KirProgram, KirVariable, VarId } from '@vixen/kernel-ir';
 import { rowWords, type RelationDecl, type ScalarType } from '@vixen/queryplan';
-import { columnTypes, distinctAscending, factsColumns, type EncodedRelation, type StringDictionary } from '@vixen/io';
+import { columnTypes, concatWords, distinctAscending, factsColumns, type EncodedRelation, type StringDictionary } from '@vixen/io';
 import { canonicalOnDevice, keptColumns, uploadLoaded } from './canonical-load.js';
 import { checkDeclaredKeys } from './keys.js';
 import { keyPrefix } from './load-passes.js';
@@ -131,9 +131,7 @@ async function distinctStrings(gpu: Gpu, variables: readonly KirVariable[], id: 
   }
   if (lists.length === 1) return lists[0]!;
   // Ascending lists, one after another: merged, not sorted again.
-  const all = new Uint32Array(lists.reduce((n, l) => n + l.length, 0));
-  lists.reduce((at, l) => (all.set(l, at), at + l.length), 0);
-  return distinctAscending(all);
+  return distinctAscending(concatWords(lists));
 }
 
 /** Device bytes of `decl`'s loaded rows for `rows` rows: what a projection's gathered rows take before their sort. */

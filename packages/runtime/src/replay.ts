@@ -16,7 +16,7 @@
  * makeRoom), as does a device fault.
  */
 import type { KirProgram, VarId } from '@vixen/kernel-ir';
-import type { EncodedFacts, StringDictionary } from '@vixen/io';
+import { concatWords, type EncodedFacts, type StringDictionary } from '@vixen/io';
 import { internals, workMark, workSince, type Gpu, type GpuImpl } from './gpu/device.js';
 import { ReplayRecord, Trace } from './gpu/replay.js';
 import { syncCounts, type DeviceRelation, type DeviceWord, type Guess } from './gpu/relations.js';
@@ -68,14 +68,7 @@ function factsPrint(initial: EncodedFacts): FactsPrint | undefined {
   for (const [name, rel] of initial.relations) {
     if (rel.empty) continue;
     if (rel.device.length > 0) return undefined;
-    const pieces = rel.pieces();
-    const words = new Uint32Array(pieces.reduce((n, p) => n + p.length, 0));
-    let at = 0;
-    for (const p of pieces) {
-      words.set(p, at);
-      at += p.length;
-    }
-    out.push({ name, width: rel.width, count: rel.count, words });
+    out.push({ name, width: rel.width, count: rel.count, words: concatWords(rel.pieces()) });
   }
   return out;
 }

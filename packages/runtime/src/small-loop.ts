@@ -7,6 +7,7 @@
  * kernel's room was undone there, so the general path runs it instead.
  */
 import { rowWords } from '@vixen/queryplan';
+import { concatWords } from '@vixen/io';
 import { generateKernelShaders, SMALL_LOOP_STATUS, smallLoopLayout, smallLoopShaders, type KernelShaders, type SmallLoopLayout } from '@vixen/codegen-wgsl';
 import type { KirKernel, KirProgram, SmallLoopPlan, VarId } from '@vixen/kernel-ir';
 import type { Gpu, GpuImpl } from './gpu/device.js';
@@ -244,13 +245,6 @@ export class SmallLoop {
 
 /** The loop kernel's constants: the plan's kernels' encoded constants one after another (smallLoopConstants). */
 export function smallLoopConstantWords(plan: SmallLoopPlan, constWords: readonly Uint32Array[]): Uint32Array {
-  const parts = plan.kernels.map((k) => constWords[k]!);
-  const out = new Uint32Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return concatWords(plan.kernels.map((k) => constWords[k]!));
 }
 

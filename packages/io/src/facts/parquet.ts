@@ -13,6 +13,7 @@ import type { BinaryFactsLoader } from './column-words.js';
 import { openFactsFile } from './open-file.js';
 import { readExactly, readExactlySync } from '../read-exactly.js';
 import { columnTypes, columnWordOffsets, type StringInterner } from './encoded.js';
+import { concatWords } from '../words.js';
 import { addStrings, checkParquet, decodeGroups, keptBytes, openParquet, rowsBefore, type DecodedGroups, type ParquetFile } from './parquet-decode.js';
 import type { InternedStrings } from './byte-strings.js';
 import { asciiList, ByteStringSort, warmByteSortWorkers, type ByteSorter } from '../sort-byte-strings.js';
@@ -206,7 +207,7 @@ export const loadParquetInto: BinaryFactsLoader = async (path, columns, target, 
     const tableIds = await ids.ids();
     times.sortMs += performance.now() - t1;
     for (const d of decoded) {
-      const runIds = d.tables.length === 1 ? tableIds[d.tables[0]!]! : joined(d.tables.map((t) => tableIds[t]!));
+      const runIds = d.tables.length === 1 ? tableIds[d.tables[0]!]! : concatWords(d.tables.map((t) => tableIds[t]!));
       // The run's strings are noted with its first group, so the run lists them without reading the rows; the rows
       // get their ids when the run's dictionary is known, in the same pass as the dictionary's (EncodedRelation.adopt).
       d.words.forEach((w, k) => target.adopt(w, k === 0 ? runIds : NONE, runIds));
@@ -261,17 +262,6 @@ function joinColumns(parts: readonly DecodedGroups[], sets: readonly number[][],
     });
     return words;
   });
-}
-
-/** Lists of ids one after another. */
-function joined(lists: readonly Uint32Array[]): Uint32Array {
-  const out = new Uint32Array(lists.reduce((n, l) => n + l.length, 0));
-  let at = 0;
-  for (const l of lists) {
-    out.set(l, at);
-    at += l.length;
-  }
-  return out;
 }
 
 const NONE = new Uint32Array(0);
