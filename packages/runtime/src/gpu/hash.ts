@@ -26,6 +26,7 @@ import { internals, type Gpu, type GpuImpl } from './device.js';
 import { CLAMP_PASSES, checkGuessAtSync, guessedRoom, mayGuess, memoShaders, noteTotal, Recorder, type Bound } from './recorder.js';
 import { acquireBound, bound, checkResultSize, DeviceLimitError, exactCount, pendingRelation, sizeOf, submitAndSync, type DeviceRelation } from './relations.js';
 import { combineGroups, leaves, mapChunks } from './chunks.js';
+import { concatenate } from './kernels/concat.js';
 
 /** A relation and the row offsets of its key words, in key order (an int64 key column is two words). */
 export interface KeyedRelation {
@@ -204,17 +205,8 @@ async function probeParts(g: GpuImpl, t: HashTable, like: Bound, probe: KeyedRel
     }
     let total = 0;
     for (const o of outs) total += await exactCount(g, o);
-    if (total === 0) return { buffer: null, count: 0, width };
     checkResultSize(g, total * width, `output of ${total} rows x ${width} words`);
-    const out = acquireBound(g, total * width, `output of ${total} rows x ${width} words`);
-    const rec = new Recorder(g, shaders);
-    let at = 0;
-    for (const o of outs) {
-      if (o.buffer && o.count > 0) rec.copy(o.buffer, 0, out.buffer, at * width * 4, o.count * width * 4);
-      at += o.count;
-    }
-    await rec.submit();
-    return { buffer: out.buffer, count: total, width };
+    return await concatenate(g, outs, width);
   } finally {
     g.pool.release(table.buffer);
     if (next) g.pool.release(next.buffer);
