@@ -57,8 +57,8 @@ let noSmi = false;
  * Bytes of device memory in use on the GPU that uses the most, all processes' (the driver's count, which Vixen's own
  * BufferPool.allocatedBytes is compared with), or undefined for a CPU adapter or where nvidia-smi does not say.
  */
-export function deviceMemoryUsed(software: boolean): number | undefined {
-  if (software || noSmi) return undefined;
+export function deviceMemoryUsed(cpuAdapter: boolean): number | undefined {
+  if (cpuAdapter || noSmi) return undefined;
   const used = (nvidiaSmiMiB('memory.used') ?? []).filter((n) => Number.isFinite(n) && n >= 0);
   if (used.length > 0) return Math.max(...used) * 2 ** 20;
   noSmi = true;
@@ -71,8 +71,8 @@ export function deviceMemoryUsed(software: boolean): number | undefined {
  * say. An idle GPU lowers it, and a short warm-up may not raise it again: TPC-H at SF 10 on the H200 was 2-4x slower
  * on nine queries after 300 ms of warm-up each, with the same device work (issue #43).
  */
-export function gpuClockMHz(software: boolean): { sm: number; max: number } | undefined {
-  if (software || noSmi) return undefined;
+export function gpuClockMHz(cpuAdapter: boolean): { sm: number; max: number } | undefined {
+  if (cpuAdapter || noSmi) return undefined;
   const rows = (nvidiaSmi('clocks.sm,clocks.max.sm') ?? []).filter((r) => r.length === 2 && r.every((n) => Number.isFinite(n) && n > 0));
   if (rows.length === 0) return undefined;
   const [sm, max] = rows.reduce((a, b) => (b[0]! > a[0]! ? b : a));
@@ -80,8 +80,8 @@ export function gpuClockMHz(software: boolean): { sm: number; max: number } | un
 }
 
 /** Device memory in bytes (host memory for a CPU adapter), or undefined where unknown; asked once per process. */
-export function deviceMemoryBytes(software: boolean): number | undefined {
-  if (software) return totalmem();
+export function deviceMemoryBytes(cpuAdapter: boolean): number | undefined {
+  if (cpuAdapter) return totalmem();
   if (gpuMemory === undefined) gpuMemory = gpuMemoryBytes();
   return gpuMemory ?? undefined;
 }
